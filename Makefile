@@ -1,0 +1,51 @@
+# Two commands matter: `make run` (demo shop on a bare machine) and `make test` (the suite).
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test bench worker beat lint fmt migrate demo clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || "$$(sh scripts/find_python.sh)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+migrate: $(STAMP)
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py seed_demo
+	$(PY) manage.py ensure_demo_admin
+
+run: demo
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(VENV)/bin/uvicorn shop.asgi:application --host $(HOST) --port $(PORT)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	@sh scripts/ensure_chromium.sh
+	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
+		$(VENV)/bin/pytest tests/bench -p no:cacheprovider -s -o testpaths=tests/bench -o norecursedirs=
+
+worker: $(STAMP)
+	$(VENV)/bin/celery -A shop worker --loglevel=INFO
+
+beat: $(STAMP)
+	$(VENV)/bin/celery -A shop beat --loglevel=INFO
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var staticfiles

@@ -1,0 +1,74 @@
+"""ASGI entry point: a small path router in front of Django.
+
+`/bcp/mcp` and `/bcp/a2a` (+ the A2A agent card) are served by the protocol transports, mounted by
+dotted path from `settings.ASGI_MOUNTS` so the project package never imports the protocol app;
+everything else goes to Django. Lifespan events are forwarded to every mounted app.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shop.settings")
+
+from django.core.asgi import get_asgi_application
+
+django_app = get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+from django.utils.module_loading import import_string  # noqa: E402
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class PathRouter:
+    def __init__(self, default: ASGIApp, mounts: dict[str, ASGIApp]) -> None:
+        self.default = default
+        # Longest prefix first so `/bcp/a2a` never shadows a more specific mount.
+        self.mounts = sorted(mounts.items(), key=lambda item: len(item[0]), reverse=True)
+
+    def resolve(self, path: str) -> ASGIApp:
+        for prefix, app in self.mounts:
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                return app
+        return self.default
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
+        await self.resolve(scope.get("path", ""))(scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hooks = [getattr(app, "startup", None) for _, app in self.mounts]
+        shutdowns = [getattr(app, "shutdown", None) for _, app in self.mounts]
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    for hook in hooks:
+                        if hook is not None:
+                            await hook()
+                except Exception as exc:  # startup failure must be reported to the server
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for hook in shutdowns:
+                    if hook is not None:
+                        await hook()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def build_application() -> PathRouter:
+    mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
+    return PathRouter(django_app, mounts)
+
+
+application = build_application()

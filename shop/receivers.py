@@ -1,0 +1,1 @@
+"""Signal receivers of the shop. Connected in ShopConfig.ready()."""

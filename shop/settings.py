@@ -1,0 +1,266 @@
+"""Django settings for the shop. Configuration comes only from environment variables (README)."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+from celery.schedules import crontab
+from django.utils.translation import gettext_lazy as _
+
+from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("SHOP_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DJANGO_DEBUG", default=True)
+RUNNING_IN_CI = env_bool("CI", default=False)
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ConfigError("DJANGO_SECRET_KEY is required when DJANGO_DEBUG is off")
+    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# Absolute base of every URL we hand out (continue_url, permalinks, BCP profile, webhooks).
+BCP_PUBLIC_URL = env_str("BCP_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "orders",
+    "payments",
+    "shop",
+    "bcp_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "shop.urls"
+ASGI_APPLICATION = "shop.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "shop.context_processors.shop",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------
+# No DATABASE_URL: an embedded SQLite file so that `make run` works on a bare machine.
+DATABASE_URL = env_str("DATABASE_URL", "")
+_db = parse_database_url(DATABASE_URL or f"sqlite:///{VAR_DIR / 'shop.sqlite3'}")
+if RUNNING_IN_CI and _db.engine.endswith("sqlite3") and not env_bool("SHOP_ALLOW_SQLITE_IN_CI"):
+    raise ConfigError("CI=true requires PostgreSQL: set DATABASE_URL=postgres://… (SQLite fallback refused)")
+DATABASES = {
+    "default": {
+        "ENGINE": _db.engine,
+        "NAME": _db.name,
+        "USER": _db.user,
+        "PASSWORD": _db.password,
+        "HOST": _db.host,
+        "PORT": _db.port,
+        "OPTIONS": dict(_db.options or {}),
+    }
+}
+if _db.engine.endswith("postgresql"):
+    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it.
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": env_int("DATABASE_POOL_MIN", 1, minimum=0),
+        "max_size": env_int("DATABASE_POOL_MAX", 10, minimum=1),
+        "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
+    }
+else:
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
+USING_POSTGRES = _db.engine.endswith("postgresql")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
+        if env_str("REDIS_URL")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# --- Auth, i18n, static -----------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "pt-br"
+LANGUAGES = [("pt-br", _("Português")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "America/Sao_Paulo"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+MEDIA_URL = "/media/"
+MEDIA_ROOT = VAR_DIR / "media"
+
+# --- E-mail -----------------------------------------------------------------------------------------
+# Django 6.1 mailers; console in development, SMTP in production.
+_email_backend = env_str(
+    "DJANGO_EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+)
+MAILERS = {
+    "default": {
+        "BACKEND": _email_backend,
+        "OPTIONS": (
+            {
+                "host": env_str("EMAIL_HOST", "localhost"),
+                "port": env_int("EMAIL_PORT", 25),
+                "username": env_str("EMAIL_HOST_USER"),
+                "password": env_str("EMAIL_HOST_PASSWORD"),
+                "use_tls": env_bool("EMAIL_USE_TLS", False),
+                "timeout": 10,
+            }
+            if _email_backend.endswith("smtp.EmailBackend")
+            else {}
+        ),
+    }
+}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Loja Exemplo <pedidos@loja.example.com.br>")
+
+# --- Production hardening (DEBUG off) ------------------------------------------------------------------
+if not DEBUG:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+    X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+# --- Celery -------------------------------------------------------------------------------------------
+# No broker: tasks run eagerly in-process (embedded default for `make run`).
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "expire-checkouts": {"task": "shop.tasks.expire_checkouts", "schedule": timedelta(minutes=1)},
+    "reconcile-pix-charges": {"task": "payments.tasks.reconcile_pix_charges", "schedule": timedelta(minutes=1)},
+    "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
+    "purge-idempotency-records": {
+        "task": "bcp_app.tasks.purge_idempotency_records",
+        "schedule": crontab(minute=17),
+    },
+}
+
+# --- Shop ---------------------------------------------------------------------------------------------
+SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")
+SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+
+# --- Pix / payments -----------------------------------------------------------------------------------
+BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)
+BCP_PIX_SANDBOX_FORCE = env_bool("BCP_PIX_SANDBOX_FORCE", default=False)
+if BCP_PIX_SANDBOX and not DEBUG and not BCP_PIX_SANDBOX_FORCE:
+    raise ConfigError("BCP_PIX_SANDBOX is refused with DJANGO_DEBUG off (set BCP_PIX_SANDBOX_FORCE=true to insist)")
+PIX_SANDBOX_WEBHOOK_SECRET = env_str("PIX_SANDBOX_WEBHOOK_SECRET", "sandbox-webhook-secret" if DEBUG else "")
+PIX_HANDLER_ID = env_str("PIX_HANDLER_ID", "pix_recebedor_001")
+PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
+PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
+PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
+PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
+PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
+PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)
+PIX_PSP_BASE_URL = env_str("PIX_PSP_BASE_URL", "")
+PIX_PSP_TOKEN_URL = env_str("PIX_PSP_TOKEN_URL", "")
+PIX_PSP_CLIENT_ID = env_str("PIX_PSP_CLIENT_ID", "")
+PIX_PSP_CLIENT_SECRET = env_str("PIX_PSP_CLIENT_SECRET", "")
+PIX_PSP_CERT_FILE = env_str("PIX_PSP_CERT_FILE", "")
+PIX_PSP_KEY_FILE = env_str("PIX_PSP_KEY_FILE", "")
+PIX_PSP_CA_FILE = env_str("PIX_PSP_CA_FILE", "")
+
+# --- BCP --------------------------------------------------------------------------------------------------
+BCP_ALLOW_ANONYMOUS = env_bool("BCP_ALLOW_ANONYMOUS", default=True)
+# Hosts or CIDRs the outbound client may reach although they are private/loopback (dev and tests).
+BCP_OUTBOUND_ALLOWLIST = env_list("BCP_OUTBOUND_ALLOWLIST", [])
+# PEM of the shop's ES256 signing key; development generates one under var/ when unset.
+BCP_SIGNING_KEY_FILE = env_str("BCP_SIGNING_KEY_FILE", str(VAR_DIR / "bcp_signing_key.pem"))
+BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
+BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
+BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
+# ASGI mounts are named by dotted path so the project package does not import the protocol app.
+ASGI_MOUNTS: dict[str, str] = {}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+}
+
+os.makedirs(VAR_DIR, exist_ok=True)
