@@ -1,0 +1,1 @@
+"""Admin for checkouts, shipping methods and coupons (checkout engine)."""
