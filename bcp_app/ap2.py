@@ -1,0 +1,380 @@
+"""AP2 mandates (PIX.md §7, BCP.md §11.5): merchant authorization and checkout mandate checks.
+
+- `merchant_authorization(checkout, ...)`: ES256 detached-content JWS (`<header>..<signature>`) over the
+  JCS (RFC 8785) canonical form of the checkout response without its `ap2` member (PIX.md §7.1).
+- `verify_merchant_authorization(checkout, keys)`: the §7.2 check (platform side; our own tests).
+- `verify_checkout_mandate(...)`: the §7.3 check of the platform's SD-JWT+KB `ap2.checkout_mandate`
+  at completion, before any payment. Every failure raises `Ap2Error(code, content)` with a BCP code
+  (`mandate_required`, `agent_missing_key`, `mandate_invalid_signature`, `mandate_expired`,
+  `mandate_scope_mismatch`, `merchant_authorization_invalid`).
+
+Only `cryptography` and `rfc8785` are used so the runtime needs no JOSE library; the tests check the
+results against `joserfc`, an independent implementation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import rfc8785
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+AP2_CAPABILITY = "br.dev.bcp.shopping.ap2_mandate"
+ALLOWED_ALGORITHMS = frozenset({"ES256"})
+CHECKOUT_MANDATE_VCT = "mandate.checkout.1"
+# Clock skew tolerated on `iat`/`exp` of mandates (seconds).
+CLOCK_SKEW_SECONDS = 300
+
+
+class Ap2Error(Exception):
+    """A mandate or signature problem, carrying the BCP message code and a pt-BR explanation."""
+
+    def __init__(self, code: str, content: str) -> None:
+        super().__init__(f"{code}: {content}")
+        self.code = code
+        self.content = content
+
+
+# --- encoding helpers -----------------------------------------------------------------------------------
+
+
+def b64url_encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    if not isinstance(text, str) or any(ch in text for ch in "+/= \n"):
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jcs(value: Any) -> bytes:
+    """RFC 8785 canonical JSON bytes (not `json.dumps(sort_keys=True)`: numbers and escapes differ)."""
+    return rfc8785.dumps(value)
+
+
+def checkout_payload(checkout: Mapping[str, Any]) -> bytes:
+    """The signed payload P: JCS of the checkout without its top-level `ap2` member."""
+    return jcs({key: value for key, value in checkout.items() if key != "ap2"})
+
+
+def _sha256_b64url(data: bytes) -> str:
+    return b64url_encode(hashlib.sha256(data).digest())
+
+
+# --- keys ------------------------------------------------------------------------------------------------
+
+
+def public_key_from_jwk(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
+    if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256":
+        raise ValueError("only EC P-256 keys are supported")
+    x = int.from_bytes(b64url_decode(str(jwk["x"])), "big")
+    y = int.from_bytes(b64url_decode(str(jwk["y"])), "big")
+    return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+
+
+def public_jwk(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey, *, kid: str) -> dict[str, str]:
+    public = key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key
+    numbers = public.public_numbers()
+    return {
+        "kid": kid,
+        "kty": "EC",
+        "crv": "P-256",
+        "alg": "ES256",
+        "use": "sig",
+        "x": b64url_encode(numbers.x.to_bytes(32, "big")),
+        "y": b64url_encode(numbers.y.to_bytes(32, "big")),
+    }
+
+
+def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCurvePublicKey | None:
+    for jwk in keys:
+        if jwk.get("kid") == kid and jwk.get("use", "sig") != "enc":
+            try:
+                return public_key_from_jwk(jwk)
+            except (ValueError, KeyError, TypeError, binascii.Error):
+                return None
+    return None
+
+
+# --- JWS (ES256, raw r||s) -----------------------------------------------------------------------------------
+
+
+def _es256_sign(private_key: ec.EllipticCurvePrivateKey, signing_input: bytes) -> bytes:
+    r, s = decode_dss_signature(private_key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+
+def _es256_verify(public_key: ec.EllipticCurvePublicKey, signing_input: bytes, signature: bytes) -> bool:
+    if len(signature) != 64:
+        return False
+    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    try:
+        public_key.verify(der, signing_input, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _protected_header(encoded: str) -> dict[str, Any]:
+    try:
+        header = json.loads(b64url_decode(encoded))
+    except (ValueError, binascii.Error) as exc:
+        raise ValueError("protected header is not base64url JSON") from exc
+    if not isinstance(header, dict):
+        raise ValueError("protected header is not a JSON object")
+    if header.get("alg") not in ALLOWED_ALGORITHMS:
+        raise ValueError(f"algorithm {header.get('alg')!r} is not allowed")
+    if "crit" in header or header.get("b64") is False:
+        raise ValueError("crit/b64 headers are not supported")
+    return header
+
+
+def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid: str, typ: str = "") -> str:
+    """Compact JWS `H.P.S` (ES256) over `payload`."""
+    header: dict[str, str] = {"alg": "ES256", "kid": kid}
+    if typ:
+        header["typ"] = typ
+    encoded_header = b64url_encode(json.dumps(header, separators=(",", ":")).encode())
+    signing_input = f"{encoded_header}.{b64url_encode(payload)}".encode("ascii")
+    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(_es256_sign(private_key, signing_input))}"
+
+
+def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
+                   keys: Iterable[Mapping[str, Any]] = ()) -> tuple[dict[str, Any], bytes]:
+    """Verify a compact JWS with `key`, or with the `kid`-matched key of `keys`; returns (header, payload)."""
+    segments = token.split(".") if isinstance(token, str) else []
+    if len(segments) != 3 or not segments[0] or not segments[2]:
+        raise ValueError("not a compact JWS")
+    header = _protected_header(segments[0])
+    if key is None:
+        key = _signing_keys(keys, str(header.get("kid", "")))
+        if key is None:
+            raise LookupError(f"no signing key with kid {header.get('kid')!r}")
+    try:
+        payload = b64url_decode(segments[1])
+        signature = b64url_decode(segments[2])
+    except (ValueError, binascii.Error) as exc:
+        raise ValueError("payload or signature is not base64url") from exc
+    if not _es256_verify(key, f"{segments[0]}.{segments[1]}".encode("ascii"), signature):
+        raise ValueError("signature does not verify")
+    return header, payload
+
+
+# --- merchant authorization (PIX.md §7.1 / §7.2) ------------------------------------------------------------------
+
+
+def merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey, kid: str) -> str:
+    """Detached-content JWS `H..S` over JCS(checkout without `ap2`)."""
+    header, _payload, signature = sign_compact(checkout_payload(checkout), private_key=private_key, kid=kid).split(".")
+    return f"{header}..{signature}"
+
+
+def with_merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey,
+                                kid: str) -> dict[str, Any]:
+    """A copy of `checkout` with `ap2.merchant_authorization` set (other `ap2` members are dropped)."""
+    signed = {key: value for key, value in checkout.items() if key != "ap2"}
+    signed["ap2"] = {"merchant_authorization": merchant_authorization(signed, private_key=private_key, kid=kid)}
+    return signed
+
+
+def attach_payload(detached: str, checkout: Mapping[str, Any]) -> str:
+    """Re-attach JCS(checkout without `ap2`) to a detached JWS: the `checkout_jwt` of AP2 (PIX.md D7)."""
+    segments = detached.split(".")
+    if len(segments) != 3 or segments[1]:
+        raise ValueError("not a detached JWS")
+    return f"{segments[0]}.{b64url_encode(checkout_payload(checkout))}.{segments[2]}"
+
+
+def verify_merchant_authorization(checkout: Mapping[str, Any], keys: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """PIX.md §7.2: verify `checkout.ap2.merchant_authorization` against the business `keys`; returns the header."""
+    ap2 = checkout.get("ap2")
+    token = ap2.get("merchant_authorization") if isinstance(ap2, Mapping) else None
+    if not isinstance(token, str) or token.count(".") != 2 or token.split(".")[1]:
+        raise Ap2Error("merchant_authorization_invalid", "ap2.merchant_authorization ausente ou malformado.")
+    try:
+        header, _ = verify_compact(attach_payload(token, checkout), keys=keys)
+    except (ValueError, LookupError) as exc:
+        raise Ap2Error("merchant_authorization_invalid", f"Assinatura do lojista inválida: {exc}.") from exc
+    return header
+
+
+# --- checkout mandate (PIX.md §7.3) ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifiedMandate:
+    """What a verified checkout mandate binds: the signed checkout it carries and its claims."""
+
+    mandate: str
+    checkout: dict[str, Any]
+    claims: dict[str, Any] = field(default_factory=dict)
+
+
+def _json_segment(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(b64url_decode(text))
+    except (ValueError, binascii.Error) as exc:
+        raise Ap2Error("mandate_invalid_signature", f"{what} não é JSON base64url válido.") from exc
+    if not isinstance(value, dict):
+        raise Ap2Error("mandate_invalid_signature", f"{what} não é um objeto JSON.")
+    return value
+
+
+def _check_times(claims: Mapping[str, Any], now: datetime, what: str) -> None:
+    timestamp = now.timestamp()
+    exp, iat = claims.get("exp"), claims.get("iat")
+    if exp is not None and (not isinstance(exp, int | float) or exp + CLOCK_SKEW_SECONDS < timestamp):
+        raise Ap2Error("mandate_expired", f"{what} expirou.")
+    if iat is not None and (not isinstance(iat, int | float) or iat - CLOCK_SKEW_SECONDS > timestamp):
+        raise Ap2Error("mandate_expired", f"{what} tem 'iat' no futuro.")
+
+
+def _sd_digests(value: Any) -> set[str]:
+    """Every digest listed in any `_sd` array of the issuer payload (nested objects included)."""
+    found: set[str] = set()
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if key == "_sd" and isinstance(item, list):
+                found.update(str(digest) for digest in item)
+            else:
+                found |= _sd_digests(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _sd_digests(item)
+    return found
+
+
+def _disclosed_claims(issuer_payload: Mapping[str, Any], disclosures: list[str]) -> dict[str, Any]:
+    if issuer_payload.get("_sd_alg", "sha-256") != "sha-256":
+        raise Ap2Error("mandate_invalid_signature", "O mandato usa um '_sd_alg' diferente de sha-256.")
+    digests = _sd_digests(issuer_payload)
+    claims = {key: value for key, value in issuer_payload.items() if key not in {"_sd", "_sd_alg"}}
+    for disclosure in disclosures:
+        if _sha256_b64url(disclosure.encode("ascii", "replace")) not in digests:
+            raise Ap2Error("mandate_invalid_signature", "Uma divulgação do mandato não consta do '_sd' assinado.")
+        try:
+            decoded = json.loads(b64url_decode(disclosure))
+        except (ValueError, binascii.Error) as exc:
+            raise Ap2Error("mandate_invalid_signature", "Divulgação do mandato malformada.") from exc
+        if not (isinstance(decoded, list) and len(decoded) == 3 and isinstance(decoded[1], str)):
+            raise Ap2Error("mandate_invalid_signature", "Divulgação do mandato não é [salt, nome, valor].")
+        claims[decoded[1]] = decoded[2]
+    return claims
+
+
+def _scope_value(checkout: Mapping[str, Any]) -> dict[str, Any]:
+    """The terms a mandate must match (PIX.md §7.3 step 6): id, currency, totals, lines, the Pix instrument."""
+    instruments = (checkout.get("payment") or {}).get("instruments") or []
+    selected = [inst for inst in instruments if isinstance(inst, Mapping) and inst.get("selected", True)]
+    instrument: dict[str, Any] = {}
+    if selected:
+        pix = selected[0].get("pix") or {}
+        instrument = {"handler_id": selected[0].get("handler_id"), "txid": pix.get("txid"), "amount": pix.get("amount")}
+    return {
+        "id": checkout.get("id"),
+        "currency": checkout.get("currency"),
+        "totals": checkout.get("totals"),
+        "line_items": checkout.get("line_items"),
+        "instrument": instrument,
+    }
+
+
+def verify_checkout_mandate(
+    mandate: Any,
+    *,
+    platform_keys: Iterable[Mapping[str, Any]],
+    shop_keys: Iterable[Mapping[str, Any]],
+    audience: str,
+    checkout: Mapping[str, Any],
+    now: datetime | None = None,
+) -> VerifiedMandate:
+    """Verify an SD-JWT+KB checkout mandate (PIX.md §7.3) against the current `checkout` response.
+
+    `platform_keys` are the `keys[]` of the platform profile named by `BCP-Agent`; `shop_keys` ours;
+    `audience` our profile URL; the KB-JWT `nonce` must be the checkout id (PIX.md D3).
+    """
+    now = now or datetime.now(UTC)
+    if not isinstance(mandate, str) or not mandate:
+        raise Ap2Error("mandate_required", "Envie ap2.checkout_mandate para concluir esta compra (AP2 ativo).")
+    segments = mandate.split("~")
+    if len(segments) < 2 or not segments[-1]:
+        raise Ap2Error("mandate_invalid_signature", "O mandato precisa ser um SD-JWT com KB-JWT ('~' final).")
+    issuer_jwt, disclosures, kb_jwt = segments[0], segments[1:-1], segments[-1]
+
+    # Step 2: issuer JWT signed by a key of the platform profile.
+    issuer_segments = issuer_jwt.split(".")
+    if len(issuer_segments) != 3:
+        raise Ap2Error("mandate_invalid_signature", "O JWT do emissor do mandato está malformado.")
+    try:
+        issuer_header = _protected_header(issuer_segments[0])
+    except ValueError as exc:
+        raise Ap2Error("mandate_invalid_signature", f"Cabeçalho do mandato inválido: {exc}.") from exc
+    issuer_key = _signing_keys(platform_keys, str(issuer_header.get("kid", "")))
+    if issuer_key is None:
+        raise Ap2Error("agent_missing_key",
+                       f"A chave {issuer_header.get('kid')!r} do mandato não está em keys[] do perfil da plataforma.")
+    try:
+        _, issuer_raw = verify_compact(issuer_jwt, issuer_key)
+    except ValueError as exc:
+        raise Ap2Error("mandate_invalid_signature", "A assinatura do mandato não confere.") from exc
+    issuer_payload = _json_segment(b64url_encode(issuer_raw), "O payload do mandato")
+    _check_times(issuer_payload, now, "O mandato")
+    if "vct" in issuer_payload and issuer_payload["vct"] != CHECKOUT_MANDATE_VCT:
+        raise Ap2Error("mandate_scope_mismatch", f"O mandato não é um mandato de checkout ({CHECKOUT_MANDATE_VCT}).")
+
+    # Step 3: disclosures must be committed to in `_sd`.
+    claims = _disclosed_claims(issuer_payload, disclosures)
+
+    # Step 4: key binding JWT signed by the holder key in `cnf.jwk`.
+    cnf = issuer_payload.get("cnf")
+    try:
+        holder_key = public_key_from_jwk(cnf["jwk"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise Ap2Error("mandate_invalid_signature", "O mandato não traz cnf.jwk (P-256) para o KB-JWT.") from exc
+    try:
+        kb_header, kb_raw = verify_compact(kb_jwt, holder_key)
+    except ValueError as exc:
+        raise Ap2Error("mandate_invalid_signature", "A assinatura do KB-JWT do mandato não confere.") from exc
+    if kb_header.get("typ") != "kb+jwt":
+        raise Ap2Error("mandate_invalid_signature", "O KB-JWT precisa ter typ 'kb+jwt'.")
+    kb_claims = _json_segment(b64url_encode(kb_raw), "O KB-JWT")
+    _check_times(kb_claims, now, "O KB-JWT")
+    if kb_claims.get("sd_hash") != _sha256_b64url(mandate[: mandate.rfind("~") + 1].encode("ascii", "replace")):
+        raise Ap2Error("mandate_invalid_signature", "O sd_hash do KB-JWT não corresponde ao mandato.")
+    audiences = kb_claims.get("aud")
+    if audience not in (audiences if isinstance(audiences, list) else [audiences]):
+        raise Ap2Error("mandate_scope_mismatch", f"O KB-JWT do mandato não é destinado a {audience}.")
+    if kb_claims.get("nonce") != checkout.get("id"):
+        raise Ap2Error("mandate_scope_mismatch", "O nonce do KB-JWT não é o id deste checkout.")
+
+    # Step 5: the checkout the buyer approved is our own signed checkout, bound by its hash.
+    checkout_jwt, checkout_hash = claims.get("checkout_jwt"), claims.get("checkout_hash")
+    if not isinstance(checkout_jwt, str) or not isinstance(checkout_hash, str):
+        raise Ap2Error("mandate_scope_mismatch", "O mandato não traz checkout_jwt e checkout_hash.")
+    if _sha256_b64url(checkout_jwt.encode("ascii", "replace")) != checkout_hash:
+        raise Ap2Error("mandate_scope_mismatch", "checkout_hash não corresponde a checkout_jwt.")
+    try:
+        _, signed_raw = verify_compact(checkout_jwt, keys=shop_keys)
+        signed_checkout = json.loads(signed_raw)
+    except (ValueError, LookupError) as exc:
+        raise Ap2Error("merchant_authorization_invalid",
+                       "checkout_jwt não traz uma assinatura válida desta loja.") from exc
+    if not isinstance(signed_checkout, dict):
+        raise Ap2Error("merchant_authorization_invalid", "checkout_jwt não contém um checkout.")
+
+    # Step 6: the signed terms equal the live session (a replaced Pix charge invalidates the mandate).
+    if _scope_value(signed_checkout) != _scope_value(checkout):
+        raise Ap2Error("mandate_scope_mismatch",
+                       "O checkout assinado no mandato difere do checkout atual (itens, totais ou cobrança Pix).")
+    return VerifiedMandate(mandate=mandate, checkout=signed_checkout, claims={**claims, "kb": kb_claims})
