@@ -1,0 +1,65 @@
+"""Admin for BCP platforms (revoke action), order webhook deliveries and idempotency records (read-only)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from bcp_app.models import IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
+from bcp_app.platforms import platform_revoke
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Platform)
+class PlatformAdmin(admin.ModelAdmin):
+    list_display = ["name", "public_id", "profile_url", "active", "created_at", "revoked_at"]
+    list_filter = ["active"]
+    search_fields = ["name", "public_id", "profile_url"]
+    readonly_fields = ["public_id", "key_prefix", "active", "revoked_at", "created_at"]
+    fields = ["name", "profile_url", "public_id", "key_prefix", "active", "revoked_at", "created_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # New platforms need a key shown once: `manage.py bcp_platform add` does that.
+        return False
+
+    @admin.action(description=_("Revogar a chave de API das plataformas selecionadas"))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Platform]) -> None:
+        for platform in queryset:
+            platform_revoke(public_id=platform.public_id)
+        self.message_user(request, _("%d plataforma(s) revogada(s).") % queryset.count(), messages.SUCCESS)
+
+
+class WebhookAttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    extra = 0
+    can_delete = False
+    readonly_fields = ["number", "attempted_at", "status_code", "error", "duration_ms"]
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ["webhook_id", "order_id", "event", "platform_id", "status", "attempts", "last_status_code",
+                    "next_attempt_at", "delivered_at", "created_at"]
+    list_filter = ["status", "event"]
+    search_fields = ["order_id", "platform_id", "webhook_id"]
+    inlines = [WebhookAttemptInline]
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(ReadOnlyAdmin):
+    list_display = ["operation", "key", "principal", "state", "response_status", "created_at", "expires_at"]
+    list_filter = ["operation", "state"]
+    search_fields = ["key", "principal"]

@@ -1,0 +1,140 @@
+"""`RequestContext`: who is calling and what was negotiated, shared by the REST, MCP and A2A transports.
+
+`resolve_context` runs BCP §3 (profile URL, fetch/cache/validate, version, negotiation) plus
+platform identity (API key first, then an RFC 9421 signature verified with the keys of the
+caller's profile). It is synchronous (ORM + outbound HTTP); async transports wrap it with
+`asgiref.sync.sync_to_async`. Protocol failures raise `bcp_app.errors.ProtocolError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from bcp_app import negotiation
+from bcp_app.constants import PROTOCOL_VERSION
+from bcp_app.errors import ProtocolError
+from bcp_app.models import Platform
+from bcp_app.platforms import platform_for_api_key, platform_for_profile
+from bcp_app.signatures import HttpMessage, SignatureError, verify_message
+
+KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
+
+
+@dataclass
+class SignedRequest:
+    """What an HTTP transport hands over when the request carries `Signature-Input`."""
+
+    message: HttpMessage
+    body: bytes
+
+
+@dataclass
+class RequestContext:
+    transport: str  # "rest" | "mcp" | "a2a"
+    profile_url: str
+    profile: dict[str, Any]
+    capabilities: dict[str, str]  # active capability/extension name -> negotiated version
+    platform: Platform | None = None  # authenticated platform (API key or signature), else None
+    signature_keyid: str | None = None  # set when an RFC 9421 signature verified
+    idempotency_key: str | None = None
+    language: str = "pt-br"  # "pt-br" | "en"
+    request_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # transport-specific bits (e.g. A2A contextId)
+
+    @property
+    def platform_id(self) -> str | None:
+        return self.platform.public_id if self.platform else None
+
+    @property
+    def authenticated(self) -> bool:
+        return self.platform is not None or self.signature_keyid is not None
+
+    @property
+    def principal(self) -> str:
+        """Idempotency scope (BCP §12: per platform profile): the platform, else the profile URL."""
+        if self.platform is not None:
+            return f"platform:{self.platform.public_id}"
+        return "profile:" + negotiation._url_hash(self.profile_url)
+
+    def has(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def ucp_capabilities(self, *names: str) -> dict[str, list[dict[str, str]]]:
+        """`ucp.capabilities` limited to the active ones among `names`, in that order (BCP-NEG-07)."""
+        return {name: [{"version": self.capabilities[name]}] for name in names if name in self.capabilities}
+
+    def platform_payment_handlers(self) -> dict[str, Any]:
+        handlers = self.profile.get("ucp", {}).get("payment_handlers")
+        return handlers if isinstance(handlers, dict) else {}
+
+
+def normalize_language(value: str | None) -> str:
+    """BCP content is pt-BR by default; English when asked (first tag of Accept-Language wins)."""
+    first = (value or "").split(",")[0].split(";")[0].strip().lower()
+    return "en" if first.startswith("en") else "pt-br"
+
+
+def resolve_context(
+    *,
+    transport: str,
+    profile_url: str | None,
+    api_key: str | None = None,
+    signed: SignedRequest | None = None,
+    idempotency_key: str | None = None,
+    language: str | None = None,
+    request_id: str | None = None,
+) -> RequestContext:
+    """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None)."""
+    url = negotiation.validate_profile_url(profile_url)
+    platform: Platform | None = None
+    if api_key is not None:
+        platform = platform_for_api_key(api_key)
+        if platform is None:
+            raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
+        if platform.profile_url and platform.profile_url != url:
+            raise ProtocolError("profile_not_trusted", "Esta credencial não pode usar o perfil informado em BCP-Agent.")
+    profile = negotiation.get_platform_profile(url)
+    negotiation.check_version(profile)
+    keyid = None
+    if signed is not None:
+        keyid = _verify_signature(url, profile, signed)
+        if platform is None:
+            platform = platform_for_profile(url)
+    elif getattr(settings, "BCP_REQUIRE_SIGNATURES", False) and platform is None:
+        raise ProtocolError("signature_missing", "Esta loja exige requisições assinadas (RFC 9421).")
+    if platform is None and keyid is None and not getattr(settings, "BCP_ALLOW_ANONYMOUS", True):
+        raise ProtocolError("unauthenticated", "Autentique-se com uma chave de API ou uma assinatura HTTP.")
+    return RequestContext(
+        transport=transport,
+        profile_url=url,
+        profile=profile,
+        capabilities=negotiation.negotiate(profile),
+        platform=platform,
+        signature_keyid=keyid,
+        idempotency_key=idempotency_key,
+        language=normalize_language(language),
+        request_id=request_id,
+    )
+
+
+def _verify_signature(url: str, profile: dict[str, Any], signed: SignedRequest) -> str:
+    try:
+        return verify_message(signed.message, signed.body, profile.get("keys") or []).keyid
+    except SignatureError as exc:
+        if exc.code != "key_not_found":
+            raise ProtocolError(exc.code, exc.message) from exc
+        age = negotiation.profile_age_seconds(url)
+        if age is not None and age < KEY_REFRESH_INTERVAL:
+            raise ProtocolError(exc.code, exc.message) from exc
+    # Unknown kid: the platform may have rotated keys; refresh its profile once and retry.
+    fresh = negotiation.get_platform_profile(url, force_refresh=True)
+    try:
+        return verify_message(signed.message, signed.body, fresh.get("keys") or []).keyid
+    except SignatureError as exc:
+        raise ProtocolError(exc.code, exc.message) from exc
+
+
+__all__ = ["PROTOCOL_VERSION", "RequestContext", "SignedRequest", "normalize_language", "resolve_context"]

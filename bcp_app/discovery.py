@@ -1,0 +1,157 @@
+"""Our business profile (`GET /.well-known/bcp`, BCP §2) built from settings and the enabled transports.
+
+The same registries feed negotiation (what we offer) and every response's `ucp` envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from bcp_app import keys
+from bcp_app.constants import (
+    AP2_MANDATE,
+    CATALOG_LOOKUP,
+    CATALOG_SEARCH,
+    CHECKOUT,
+    DISCOUNT,
+    FULFILLMENT,
+    ORDER,
+    PIX_HANDLER,
+    PROTOCOL_VERSION,
+    SCHEMA_BASE,
+    SERVICE,
+    SERVICES_BASE,
+    SPEC_BASE,
+)
+
+CARD_HANDLER = "com.google.pay"
+PIX_SPEC = f"{SPEC_BASE}/payment/pix"  # PIX.md §10 D2
+PIX_SCHEMA = f"{SCHEMA_BASE}/payment/pix.json"
+
+
+def public_url(path: str = "") -> str:
+    return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}"
+
+
+def profile_url() -> str:
+    return public_url("/.well-known/bcp")
+
+
+def capability_registry() -> dict[str, list[dict[str, Any]]]:
+    """Every capability and extension the shop offers (name → entries), in display order."""
+
+    def entry(spec: str, schema: str, extends: str | None = None) -> dict[str, Any]:
+        item: dict[str, Any] = {"version": PROTOCOL_VERSION, "spec": f"{SPEC_BASE}/{spec}",
+                                "schema": f"{SCHEMA_BASE}/{schema}"}
+        if extends:
+            item["extends"] = extends
+        return item
+
+    registry = {
+        CHECKOUT: [entry("shopping/checkout", "shopping/checkout.json")],
+        FULFILLMENT: [entry("fulfillment", "shopping/fulfillment.json", CHECKOUT)],
+        DISCOUNT: [entry("discount", "shopping/discount.json", CHECKOUT)],
+        ORDER: [entry("order", "shopping/order.json")],
+        CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
+        CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
+    }
+    if getattr(settings, "BCP_AP2_ENABLED", False):
+        registry[AP2_MANDATE] = [entry("ap2-mandates", "shopping/ap2_mandate.json", CHECKOUT)]
+    return registry
+
+
+def _pix_key_type(key: str) -> str:
+    digits = "".join(ch for ch in key if ch.isdigit())
+    if "@" in key:
+        return "email"
+    if key.startswith("+"):
+        return "phone"
+    if len(key) == 36 and key.count("-") == 4:
+        return "evp"
+    return {11: "cpf", 14: "cnpj"}.get(len(digits), "evp")
+
+
+def pix_handler_entry() -> dict[str, Any]:
+    """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
+    return {
+        "id": settings.PIX_HANDLER_ID,
+        "version": PROTOCOL_VERSION,
+        "spec": PIX_SPEC,
+        "schema": PIX_SCHEMA,
+        "available_instruments": [{"type": "pix"}],
+        "config": {
+            "environment": "sandbox" if settings.BCP_PIX_SANDBOX else "production",
+            "charge_kind": "cob",
+            "key_type": _pix_key_type(settings.PIX_KEY),
+            "expiration_seconds": settings.PIX_EXPIRATION_SECONDS,
+            "merchant_name": settings.PIX_MERCHANT_NAME[:25],
+            "merchant_city": settings.PIX_MERCHANT_CITY[:15],
+            "min_amount": settings.PIX_MIN_AMOUNT,
+            "max_amount": settings.PIX_MAX_AMOUNT,
+        },
+    }
+
+
+def card_handler_entry() -> dict[str, Any]:
+    """A Google Pay style card handler (seed 004): the platform sends a gateway token at complete."""
+    return {
+        "id": getattr(settings, "BCP_CARD_HANDLER_ID", "gpay"),
+        "version": "2026-01-11",
+        "spec": "https://pay.google.com/gp/p/ucp/2026-01-11/",
+        "schema": "https://pay.google.com/gp/p/ucp/2026-01-11/schemas/gpay_config.json",
+        "available_instruments": [{"type": "card"}],
+        "config": {
+            "api_version": 2,
+            "api_version_minor": 0,
+            "environment": "TEST" if settings.BCP_PIX_SANDBOX else "PRODUCTION",
+            "merchant_info": {"merchant_name": settings.SHOP_NAME},
+            "allowed_payment_methods": [
+                {
+                    "type": "CARD",
+                    "parameters": {
+                        "allowed_auth_methods": ["PAN_ONLY", "CRYPTOGRAM_3DS"],
+                        "allowed_card_networks": ["VISA", "MASTERCARD", "ELO", "AMEX"],
+                    },
+                    "tokenization_specification": {
+                        "type": "PAYMENT_GATEWAY",
+                        "parameters": {"gateway": "example", "gatewayMerchantId": "loja-exemplo"},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def payment_handler_registry() -> dict[str, list[dict[str, Any]]]:
+    registry: dict[str, list[dict[str, Any]]] = {PIX_HANDLER: [pix_handler_entry()]}
+    if getattr(settings, "BCP_CARD_ENABLED", True):
+        registry[CARD_HANDLER] = [card_handler_entry()]
+    return registry
+
+
+def service_entries() -> list[dict[str, Any]]:
+    mounts = getattr(settings, "ASGI_MOUNTS", {}) or {}
+    spec = f"{SPEC_BASE}/overview"
+    services = [{"version": PROTOCOL_VERSION, "spec": spec, "transport": "rest", "endpoint": public_url("/bcp/v1"),
+                 "schema": f"{SERVICES_BASE}/rest.openapi.json"}]
+    if "/bcp/mcp" in mounts:
+        services.append({"version": PROTOCOL_VERSION, "spec": spec, "transport": "mcp",
+                         "endpoint": public_url("/bcp/mcp"), "schema": f"{SERVICES_BASE}/mcp.openrpc.json"})
+    if "/bcp/a2a" in mounts or "/.well-known/agent-card.json" in mounts:
+        services.append({"version": PROTOCOL_VERSION, "spec": spec, "transport": "a2a",
+                         "endpoint": public_url("/.well-known/agent-card.json")})
+    return services
+
+
+def business_profile() -> dict[str, Any]:
+    return {
+        "ucp": {
+            "version": PROTOCOL_VERSION,
+            "services": {SERVICE: service_entries()},
+            "capabilities": capability_registry(),
+            "payment_handlers": payment_handler_registry(),
+        },
+        "keys": [keys.public_jwk()],
+    }

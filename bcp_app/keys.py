@@ -1,0 +1,113 @@
+"""The shop's ES256 signing key (webhooks, response signatures, AP2) and its public JWK for `keys[]`.
+
+The PEM comes from `settings.BCP_SIGNING_KEY_FILE`. With DEBUG on a missing file is generated once
+(0600); in production a missing or unreadable key is a configuration error, never silently replaced.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+_lock = threading.Lock()
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64url_decode(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _generate(path: Path) -> ec.EllipticCurvePrivateKey:
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(pem)
+    return key
+
+
+@lru_cache(maxsize=4)
+def _load(path_text: str, debug: bool) -> ec.EllipticCurvePrivateKey:
+    path = Path(path_text)
+    with _lock:
+        if not path.exists():
+            if not debug:
+                raise ImproperlyConfigured(f"BCP_SIGNING_KEY_FILE {path} does not exist (required with DEBUG off)")
+            try:
+                return _generate(path)
+            except FileExistsError:
+                pass  # another process generated it first: read theirs
+        try:
+            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        except (OSError, ValueError) as exc:
+            raise ImproperlyConfigured(f"BCP_SIGNING_KEY_FILE {path} is not a readable PEM private key") from exc
+    if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+        raise ImproperlyConfigured("BCP_SIGNING_KEY_FILE must hold an EC P-256 key (ES256)")
+    return key
+
+
+def signing_key() -> ec.EllipticCurvePrivateKey:
+    return _load(str(settings.BCP_SIGNING_KEY_FILE), bool(settings.DEBUG))
+
+
+def signing_key_id() -> str:
+    return str(settings.BCP_SIGNING_KEY_ID)
+
+
+def public_jwk(key: ec.EllipticCurvePublicKey | None = None, kid: str | None = None) -> dict[str, str]:
+    public = key or signing_key().public_key()
+    numbers = public.public_numbers()
+    return {
+        "kid": kid or signing_key_id(),
+        "kty": "EC",
+        "crv": "P-256",
+        "alg": "ES256",
+        "use": "sig",
+        "x": b64url(numbers.x.to_bytes(32, "big")),
+        "y": b64url(numbers.y.to_bytes(32, "big")),
+    }
+
+
+def public_key_from_jwk(jwk: dict) -> ec.EllipticCurvePublicKey:
+    """Load an EC P-256 public JWK; ValueError for anything else (the caller maps it to algorithm_unsupported)."""
+    if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256" or jwk.get("alg", "ES256") != "ES256":
+        raise ValueError("only EC P-256 / ES256 keys are supported")
+    try:
+        x = int.from_bytes(b64url_decode(str(jwk["x"])), "big")
+        y = int.from_bytes(b64url_decode(str(jwk["y"])), "big")
+        return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError("malformed EC public key") from exc
+
+
+def es256_sign(data: bytes, key: ec.EllipticCurvePrivateKey | None = None) -> bytes:
+    """ECDSA P-256/SHA-256 signature as raw r||s (64 bytes), as JOSE and RFC 9421 require."""
+    der = (key or signing_key()).sign(data, ec.ECDSA(hashes.SHA256()))
+    r, s = decode_dss_signature(der)
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+
+def es256_verify(public: ec.EllipticCurvePublicKey, signature: bytes, data: bytes) -> bool:
+    if len(signature) != 64:
+        return False
+    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    try:
+        public.verify(der, data, ec.ECDSA(hashes.SHA256()))
+    except Exception:  # InvalidSignature and malformed points alike mean "does not verify"
+        return False
+    return True

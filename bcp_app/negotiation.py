@@ -1,0 +1,225 @@
+"""Platform profile resolution and capability negotiation (BCP §3).
+
+`parse_agent_header` reads `BCP-Agent: profile="…"` (RFC 8941 Dictionary); `get_platform_profile`
+fetches through the outbound client with a Postgres cache (TTL ≥ 60 s, longer `Cache-Control`
+honoured, failures backed off) and validates against `profile.json#/$defs/platform_schema`;
+`negotiate` intersects capabilities and prunes orphan extensions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from bcp_app import outbound
+from bcp_app.constants import PROTOCOL_VERSION
+from bcp_app.discovery import capability_registry
+from bcp_app.errors import ProtocolError
+from bcp_app.models import ProfileCacheEntry
+from bcp_app.sfv import Item, SFVError, parse_dictionary
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
+PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
+TTL_FLOOR = 60
+TTL_CEILING = 24 * 3600
+STALE_GRACE = timedelta(hours=1)  # serve a known-good profile this long past expiry when a refresh fails
+CACHE_MAX_ENTRIES = 10_000
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?", re.IGNORECASE)
+
+
+def parse_agent_header(value: str | None) -> str:
+    """Profile URL from `BCP-Agent`; `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
+    if not value or not value.strip():
+        raise ProtocolError("invalid_profile_url", "O cabeçalho BCP-Agent com profile=\"https://…\" é obrigatório.")
+    try:
+        parsed = parse_dictionary(value.strip())
+    except SFVError as exc:
+        raise ProtocolError("invalid_profile_url", f"BCP-Agent não é um dicionário RFC 8941 válido: {exc}") from exc
+    member = parsed.get("profile")
+    if not isinstance(member, Item) or not isinstance(member.value, str):
+        raise ProtocolError("invalid_profile_url", "BCP-Agent precisa do membro profile com uma URL entre aspas.")
+    return validate_profile_url(member.value)
+
+
+def validate_profile_url(url: Any) -> str:
+    if not isinstance(url, str) or not url or len(url) > 2048:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é inválida.") from exc
+    host = (parts.hostname or "").lower()
+    if not host or parts.username or parts.password or parts.fragment:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é inválida.")
+    if parts.scheme == "https":
+        return url
+    allowed = {h.strip().lower() for h in getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])}
+    if parts.scheme == "http" and host in allowed:
+        return url  # development and tests only (allow-listed host)
+    raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma precisa usar https.")
+
+
+@lru_cache(maxsize=1)
+def _platform_validator() -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in SCHEMA_DIR.rglob("*.json"):
+        document = json.loads(path.read_text())
+        if "$id" in document:
+            resources.append((document["$id"], Resource.from_contents(document)))
+    registry = Registry().with_resources(resources)
+    schema = {"$ref": "https://bcp.dev.br/draft/schemas/profile.json#/$defs/platform_schema"}
+    return Draft202012Validator(schema, registry=registry)
+
+
+def validate_platform_profile(document: Any) -> None:
+    """Raise `profile_malformed` naming the first offending member."""
+    error = next(iter(sorted(_platform_validator().iter_errors(document), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "(raiz)"
+        raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {error.message[:200]}")
+
+
+def _ttl(cache_control: str) -> int:
+    match = _MAX_AGE.search(cache_control or "")
+    max_age = int(match.group(1)) if match else 0
+    return max(TTL_FLOOR, min(max_age, TTL_CEILING))
+
+
+def _url_hash(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+def _fetch(url: str) -> tuple[dict[str, Any], int]:
+    try:
+        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES)
+    except outbound.OutboundError as exc:
+        raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {exc.message}") from exc
+    if response.status_code != 200:
+        raise ProtocolError("profile_unreachable", f"Perfil da plataforma respondeu HTTP {response.status_code}.")
+    try:
+        document = json.loads(response.body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError("profile_malformed", "O perfil da plataforma não é JSON.") from exc
+    validate_platform_profile(document)
+    return document, _ttl(response.headers.get("cache-control", ""))
+
+
+def _record_failure(url: str, error: ProtocolError) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        entry, _ = ProfileCacheEntry.objects.select_for_update().get_or_create(
+            url_hash=_url_hash(url), defaults={"url": url, "fetched_at": now, "expires_at": now}
+        )
+        entry.failure_count += 1
+        entry.failed_until = now + timedelta(seconds=min(300, 5 * 2 ** min(entry.failure_count - 1, 8)))
+        entry.last_error_code, entry.last_error = error.code, error.content[:300]
+        entry.save()
+
+
+def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
+    """The validated platform profile at `url` (BCP-NEG-02/03), from cache when fresh."""
+    now = timezone.now()
+    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()
+    if entry is not None and not force_refresh:
+        if entry.body is not None and entry.expires_at > now:
+            return entry.body
+        if entry.failed_until and entry.failed_until > now:
+            if entry.body is not None and entry.expires_at + STALE_GRACE > now:
+                return entry.body
+            code = entry.last_error_code or "profile_unreachable"
+            raise ProtocolError(code, entry.last_error or "Perfil da plataforma inacessível.")
+    try:
+        document, ttl = _fetch(url)
+    except ProtocolError as exc:
+        _record_failure(url, exc)
+        if entry is not None and entry.body is not None and entry.expires_at + STALE_GRACE > now:
+            return entry.body
+        raise
+    ProfileCacheEntry.objects.update_or_create(
+        url_hash=_url_hash(url),
+        defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
+                  "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
+    )
+    _prune_cache(now)
+    return document
+
+
+def profile_age_seconds(url: str) -> float | None:
+    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).only("fetched_at").first()
+    return None if entry is None else (timezone.now() - entry.fetched_at).total_seconds()
+
+
+def _prune_cache(now: Any) -> None:
+    # Bounded cache: old rows go first; the cap protects against profile-URL floods.
+    ProfileCacheEntry.objects.filter(fetched_at__lt=now - timedelta(days=2)).delete()
+    limit = getattr(settings, "BCP_PROFILE_CACHE_MAX", CACHE_MAX_ENTRIES)
+    extra = ProfileCacheEntry.objects.count() - limit
+    if extra > 0:
+        old = ProfileCacheEntry.objects.order_by("fetched_at").values_list("id", flat=True)[:extra]
+        ProfileCacheEntry.objects.filter(id__in=list(old)).delete()
+
+
+def check_version(profile: dict[str, Any]) -> None:
+    version = profile.get("ucp", {}).get("version")
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            "version_unsupported",
+            f"Versão {version!r} do protocolo não suportada; esta loja fala {PROTOCOL_VERSION}.",
+            continue_url=f"{settings.BCP_PUBLIC_URL}/.well-known/bcp",
+        )
+
+
+def _parents(entry: dict[str, Any]) -> list[str]:
+    extends = entry.get("extends")
+    if isinstance(extends, str):
+        return [extends]
+    return [p for p in extends or [] if isinstance(p, str)]
+
+
+def negotiate(profile: dict[str, Any], ours: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, str]:
+    """Active capabilities (name → version), BCP-NEG-05: name match, highest exact shared version, pruning."""
+    ours = capability_registry() if ours is None else ours
+    theirs = profile.get("ucp", {}).get("capabilities") or {}
+    active: dict[str, str] = {}
+    parents: dict[str, list[str]] = {}
+    for name, entries in ours.items():
+        their_entries = theirs.get(name)
+        if not isinstance(their_entries, list):
+            continue
+        shared = {e.get("version") for e in entries} & {
+            e.get("version") for e in their_entries if isinstance(e, dict)
+        }
+        shared.discard(None)
+        if shared:
+            active[name] = max(shared)  # YYYY-MM-DD strings sort chronologically
+            parents[name] = [p for e in entries for p in _parents(e)]
+    changed = True
+    while changed:
+        changed = False
+        for name in list(active):
+            if parents[name] and not any(p in active for p in parents[name]):
+                del active[name]
+                changed = True
+    return active
+
+
+def platform_capability_config(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    entries = profile.get("ucp", {}).get("capabilities", {}).get(name) or []
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("config"), dict):
+            return entry["config"]
+    return {}
