@@ -6,4 +6,6 @@ app_name = "shop"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("produtos/", views.product_list, name="product_list"),
+    path("produtos/<slug:slug>/", views.product_detail, name="product_detail"),
 ]

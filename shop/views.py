@@ -1,6 +1,293 @@
-from django.http import HttpRequest, HttpResponse
+"""Storefront browsing pages: home, product list, product detail. Thin: parse → selector → template."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from shop.models import Category, Product, Variant
+from shop.schema_org import product_schema_org
+from shop.selectors import (
+    MAX_PER_PAGE,
+    CatalogQueryError,
+    ProductPage,
+    product_availability,
+    product_get,
+    product_price_range,
+    product_search,
+)
+from shop.templatetags.money import format_brl
+
+DEFAULT_PER_PAGE = 24
+FIELD_LABELS = {
+    "q": gettext_lazy("Busca"),
+    "category": gettext_lazy("Categoria"),
+    "in_stock": gettext_lazy("Em estoque"),
+    "price_min": gettext_lazy("Preço mínimo"),
+    "price_max": gettext_lazy("Preço máximo"),
+    "sort": gettext_lazy("Ordenação"),
+    "page": gettext_lazy("Página"),
+    "per_page": gettext_lazy("Itens por página"),
+}
+SORT_LABELS = [
+    ("relevance", gettext_lazy("Relevância")),
+    ("price_asc", gettext_lazy("Menor preço")),
+    ("price_desc", gettext_lazy("Maior preço")),
+    ("newest", gettext_lazy("Novidades")),
+    ("title", gettext_lazy("Nome (A–Z)")),
+]
+AVAILABILITY_LABELS = {
+    "InStock": gettext_lazy("Em estoque"),
+    "PreOrder": gettext_lazy("Sob encomenda"),
+    "OutOfStock": gettext_lazy("Esgotado"),
+}
+_TRUE = {"1", "true", "on", "yes", "sim"}
+_FALSE = {"", "0", "false", "off", "no", "nao", "não"}
+# "59,90", "59.90", "1.234,56", "1,234.56", "59" (optionally prefixed by "R$").
+_PRICE_BR = re.compile(r"^\d{1,3}(\.\d{3})+(,\d{1,2})?$")
+_PRICE_EN = re.compile(r"^\d{1,3}(,\d{3})+(\.\d{1,2})?$")
+_PRICE_PLAIN = re.compile(r"^\d+([.,]\d{1,2})?$")
+
+
+@dataclass(frozen=True)
+class ParamError:
+    field: str
+    message: str
+
+    @property
+    def label(self) -> str:
+        return str(FIELD_LABELS.get(self.field, self.field))
+
+
+def parse_price_to_cents(raw: str) -> int:
+    """Reais as a buyer types them ("59,90", "59.90", "R$ 1.234,56") → exact integer centavos.
+
+    Raises ValueError for anything else (negative, letters, more than two decimals).
+    """
+    text = raw.strip().replace("R$", "").replace("\xa0", "").replace(" ", "")
+    if _PRICE_BR.match(text):
+        text = text.replace(".", "").replace(",", ".")
+    elif _PRICE_EN.match(text):
+        text = text.replace(",", "")
+    elif _PRICE_PLAIN.match(text):
+        text = text.replace(",", ".")
+    else:
+        raise ValueError(raw)
+    try:
+        return int(Decimal(text) * 100)
+    except InvalidOperation as exc:  # pragma: no cover - the patterns above only admit decimals
+        raise ValueError(raw) from exc
+
+
+def _parse_list_params(params: QueryDict) -> tuple[dict[str, object], list[ParamError]]:
+    """Read the product list's query string; a bad value is dropped and reported, never raised."""
+    errors: list[ParamError] = []
+    args: dict[str, object] = {
+        "query": params.get("q", "").strip(),
+        "category_slug": params.get("category", "").strip(),
+    }
+    raw_stock = params.get("in_stock", "").strip().lower()
+    if raw_stock in _TRUE:
+        args["in_stock"] = True
+    elif raw_stock not in _FALSE:
+        errors.append(ParamError("in_stock", _("Use 1 ou 0 (sim ou não).")))
+    for field in ("price_min", "price_max"):
+        raw = params.get(field, "").strip()
+        if not raw:
+            continue
+        try:
+            args[field] = parse_price_to_cents(raw)
+        except ValueError:
+            errors.append(
+                ParamError(field, _("“%(value)s” não é um preço válido; use por exemplo 59,90.") % {"value": raw})
+            )
+    sort = params.get("sort", "").strip() or "relevance"
+    args["sort"] = sort
+    for field, default in (("page", 1), ("per_page", DEFAULT_PER_PAGE)):
+        raw = params.get(field, "").strip()
+        if not raw:
+            args[field] = default
+            continue
+        try:
+            args[field] = int(raw)
+        except ValueError:
+            errors.append(ParamError(field, _("“%(value)s” não é um número inteiro.") % {"value": raw}))
+            args[field] = default
+    if args["per_page"] > MAX_PER_PAGE or args["per_page"] < 1:  # type: ignore[operator]
+        errors.append(ParamError("per_page", _("Itens por página deve estar entre 1 e %(n)d.") % {"n": MAX_PER_PAGE}))
+        args["per_page"] = DEFAULT_PER_PAGE
+    return args, errors
+
+
+# What to drop when the selector rejects a field, so the page can still show products.
+_RESET_ON_ERROR: dict[str, dict[str, object]] = {
+    "q": {"query": ""},
+    "category": {"category_slug": ""},
+    "price_min": {"price_min": None, "price_max": None},
+    "price_max": {"price_min": None, "price_max": None},
+    "sort": {"sort": "relevance"},
+    "page": {"page": 1},
+    "per_page": {"per_page": DEFAULT_PER_PAGE},
+}
+
+
+def _search_reporting_errors(args: dict[str, object], errors: list[ParamError]) -> ProductPage:
+    # Each retry resets one more rejected field, so this ends after at most len(_RESET_ON_ERROR) rounds.
+    for _attempt in range(len(_RESET_ON_ERROR) + 1):
+        try:
+            return product_search(**args)  # type: ignore[arg-type]
+        except CatalogQueryError as exc:
+            errors.append(ParamError(exc.field, exc.message))
+            args = {**args, **_RESET_ON_ERROR.get(exc.field, {})}
+    return product_search()
+
+
+def _product_cards(products: list[Product]) -> list[dict[str, object]]:
+    cards = []
+    for product in products:
+        variants = list(product.variants.all())
+        images = list(product.images.all())
+        price_range = product_price_range(product)
+        availability = product_availability(product)
+        compare = max((v.compare_at_price or 0 for v in variants), default=0)
+        cards.append(
+            {
+                "product": product,
+                "image": images[0] if images else None,
+                "min_price": price_range[0] if price_range else None,
+                "varies": bool(price_range and price_range[0] != price_range[1]),
+                "compare_at": compare if price_range and compare > price_range[0] else None,
+                "availability": availability,
+                "availability_label": AVAILABILITY_LABELS[availability],
+            }
+        )
+    return cards
+
+
+def _nav_categories() -> list[Category]:
+    return list(
+        Category.objects.filter(parent__isnull=True)
+        .annotate(product_count=Count("products", filter=Q(products__active=True)))
+        .order_by("position", "name")
+    )
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "shop/home.html", {})
+    featured = product_search(sort="newest", in_stock=True, per_page=8)
+    return render(
+        request,
+        "shop/home.html",
+        {"featured": _product_cards(featured.products), "categories": _nav_categories()},
+    )
+
+
+def product_list(request: HttpRequest) -> HttpResponse:
+    args, errors = _parse_list_params(request.GET)
+    page = _search_reporting_errors(args, errors)
+    categories = _nav_categories()
+    current_category = next((c for c in categories if c.slug == args["category_slug"]), None)
+    if current_category is None and args["category_slug"] and not any(e.field == "category" for e in errors):
+        current_category = Category.objects.filter(slug=args["category_slug"]).first()
+    return render(
+        request,
+        "shop/product_list.html",
+        {
+            "page": page,
+            "cards": _product_cards(page.products),
+            "errors": errors,
+            "categories": categories,
+            "current_category": current_category,
+            "sort_options": SORT_LABELS,
+            "form": {
+                "q": request.GET.get("q", ""),
+                "category": request.GET.get("category", ""),
+                "in_stock": args.get("in_stock", False),
+                "price_min": request.GET.get("price_min", ""),
+                "price_max": request.GET.get("price_max", ""),
+                "sort": args["sort"] if not any(e.field == "sort" for e in errors) else "relevance",
+            },
+        },
+    )
+
+
+def _select_variant(variants: list[Variant], params: QueryDict) -> Variant | None:
+    """?sku= wins; otherwise option values in the query (?tamanho=M); otherwise the first available one."""
+    if not variants:
+        return None
+    sku = params.get("sku", "")
+    for variant in variants:
+        if variant.sku == sku:
+            return variant
+    chosen = {name: params[name] for name in {k for v in variants for k in v.options} if params.get(name)}
+    if chosen:
+        for variant in variants:
+            if all(str(variant.options.get(name)) == value for name, value in chosen.items()):
+                return variant
+    return next((v for v in variants if v.availability != "OutOfStock"), variants[0])
+
+
+def _option_groups(variants: list[Variant], selected: Variant | None) -> list[dict[str, object]]:
+    groups: dict[str, list[str]] = {}
+    for variant in variants:
+        for name, value in variant.options.items():
+            values = groups.setdefault(name, [])
+            if str(value) not in values:
+                values.append(str(value))
+    chosen = selected.options if selected else {}
+    return [
+        {"name": name, "values": [{"value": v, "checked": str(chosen.get(name)) == v} for v in values]}
+        for name, values in groups.items()
+    ]
+
+
+def _json_ld(data: dict[str, object]) -> str:
+    # Escape HTML-significant characters so product text can never close the <script> element.
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    product = product_get(slug=slug)
+    if product is None:
+        raise Http404(_("Produto não encontrado."))
+    variants = list(product.variants.all())
+    selected = _select_variant(variants, request.GET)
+    variant_data = [
+        {
+            "sku": v.sku,
+            "title": v.title,
+            "options": {k: str(val) for k, val in v.options.items()},
+            "price": format_brl(v.price),
+            "compare_at": format_brl(v.compare_at_price) if v.compare_at_price else "",
+            "availability": v.availability,
+            "availability_label": str(AVAILABILITY_LABELS[v.availability]),
+            "low_stock": v.is_low_stock,
+            "stock": v.stock,
+        }
+        for v in variants
+    ]
+    schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
+    return render(
+        request,
+        "shop/product_detail.html",
+        {
+            "product": product,
+            "images": list(product.images.all()),
+            "variants": variants,
+            "selected": selected,
+            "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
+            "option_groups": _option_groups(variants, selected),
+            "variant_data": variant_data,
+            "json_ld": _json_ld(schema),
+            "canonical_url": schema["url"],
+        },
+    )

@@ -1,0 +1,16 @@
+"""Load the demo shop (idempotent): catalog from shop.demo, then the checkout engine's demo data."""
+
+from django.core.management.base import BaseCommand
+
+from shop.demo import seed_catalog
+from shop.demo_checkout import seed_checkout_demo
+
+
+class Command(BaseCommand):
+    help = "Create or refresh the demo shop (categories, products, variants, images, shipping, coupons)."
+
+    def handle(self, *args: object, **options: object) -> None:
+        written = seed_catalog()
+        seed_checkout_demo()
+        summary = ", ".join(f"{kind}: {count}" for kind, count in written.items())
+        self.stdout.write(self.style.SUCCESS(f"Demo shop ready (rows written — {summary})."))

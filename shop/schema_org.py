@@ -1,0 +1,87 @@
+"""schema.org `Product` JSON-LD for product pages (seed 002: same vocabulary on every surface).
+
+Prices leave the process here as decimal strings ("59.90"), the only place besides the PSP boundary
+where centavos become decimals; availability is always a schema.org URL, never free text.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from shop.models import Product, Variant
+from shop.selectors import product_availability
+
+SCHEMA_ORG = "https://schema.org"
+CURRENCY = "BRL"
+
+
+def cents_to_decimal_string(cents: int) -> str:
+    """4290 → "42.90" without floats."""
+    sign = "-" if cents < 0 else ""
+    reais, centavos = divmod(abs(int(cents)), 100)
+    return f"{sign}{reais}.{centavos:02d}"
+
+
+def availability_url(name: str) -> str:
+    return f"{SCHEMA_ORG}/{name}"
+
+
+def _absolute(base_url: str, path_or_url: str) -> str:
+    if path_or_url.startswith(("http://", "https://")):
+        return path_or_url
+    return base_url.rstrip("/") + "/" + path_or_url.lstrip("/")
+
+
+def _variant_url(product_url: str, variant: Variant) -> str:
+    return f"{product_url}?sku={quote(variant.sku, safe='')}"
+
+
+def _offer(variant: Variant, *, url: str) -> dict[str, object]:
+    return {
+        "@type": "Offer",
+        "sku": variant.sku,
+        "price": cents_to_decimal_string(variant.price),
+        "priceCurrency": CURRENCY,
+        "availability": availability_url(variant.availability),
+        "url": url,
+    }
+
+
+def product_schema_org(product: Product, *, base_url: str) -> dict[str, object]:
+    """schema.org Product with one `Offer` (single variant) or an `AggregateOffer` listing each variant.
+
+    Uses the prefetched active variants and images of `product` (see shop.selectors), so it runs no query.
+    """
+    variants = list(product.variants.all())
+    url = _absolute(base_url, product.get_absolute_url())
+    data: dict[str, object] = {
+        "@context": SCHEMA_ORG,
+        "@type": "Product",
+        "productID": product.public_id,
+        "name": product.title,
+        "description": product.description,
+        "url": url,
+    }
+    if variants:
+        data["sku"] = variants[0].sku
+    images = [_absolute(base_url, image.url) for image in product.images.all()]
+    if images:
+        data["image"] = images[0] if len(images) == 1 else images
+    if product.brand:
+        data["brand"] = {"@type": "Brand", "name": product.brand}
+    data["category"] = product.category.name
+    if len(variants) == 1:
+        data["offers"] = _offer(variants[0], url=url)
+    elif variants:
+        prices = [variant.price for variant in variants]
+        data["offers"] = {
+            "@type": "AggregateOffer",
+            "lowPrice": cents_to_decimal_string(min(prices)),
+            "highPrice": cents_to_decimal_string(max(prices)),
+            "priceCurrency": CURRENCY,
+            "offerCount": len(variants),
+            "availability": availability_url(product_availability(product)),
+            "url": url,
+            "offers": [_offer(variant, url=_variant_url(url, variant)) for variant in variants],
+        }
+    return data

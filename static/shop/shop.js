@@ -1,0 +1,49 @@
+/* Storefront enhancements. Everything works without JavaScript; this only makes variant choice instant. */
+(function () {
+  "use strict";
+  var picker = document.querySelector("[data-role=variant-picker]");
+  var dataEl = document.getElementById("variant-data");
+  if (!picker || !dataEl) return;
+  var variants = JSON.parse(dataEl.textContent);
+  var q = function (role) { return document.querySelector("[data-role=" + role + "]"); };
+
+  function chosenOptions() {
+    var chosen = {};
+    picker.querySelectorAll("input[type=radio]:checked").forEach(function (input) {
+      chosen[input.name] = input.value;
+    });
+    return chosen;
+  }
+
+  function findVariant(chosen) {
+    return variants.find(function (v) {
+      return Object.keys(chosen).every(function (name) { return v.options[name] === chosen[name]; });
+    });
+  }
+
+  function render(variant) {
+    var availability = q("availability");
+    var button = q("add-button");
+    if (!variant) {
+      availability.textContent = picker.dataset.unavailable;
+      availability.className = "availability availability-outofstock";
+      button.disabled = true;
+      return;
+    }
+    q("price").textContent = variant.price;
+    var compare = q("compare-at");
+    compare.textContent = variant.compare_at;
+    compare.hidden = !variant.compare_at;
+    availability.textContent = variant.availability_label;
+    availability.className = "availability availability-" + variant.availability.toLowerCase();
+    q("low-stock").hidden = !variant.low_stock;
+    q("sku").value = variant.sku;
+    q("sku-text").textContent = variant.sku;
+    button.disabled = variant.availability === "OutOfStock";
+    var url = new URL(window.location.href);
+    url.search = "?sku=" + encodeURIComponent(variant.sku);
+    window.history.replaceState(null, "", url);
+  }
+
+  picker.addEventListener("change", function () { render(findVariant(chosenOptions())); });
+})();
