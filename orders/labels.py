@@ -1,0 +1,44 @@
+"""Buyer-facing words for statuses and types (translated at render time: pt-BR source, English catalog)."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from orders.models import AdjustmentType, FulfillmentEventType, LineStatus, OrderStatus, PaymentStatus
+
+_ORDER = {choice.value: choice.label for choice in OrderStatus}
+_PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
+_LINE = {choice.value: choice.label for choice in LineStatus}
+_EVENT = {choice.value: choice.label for choice in FulfillmentEventType}
+_ADJUSTMENT = {choice.value: choice.label for choice in AdjustmentType}
+_ADJUSTMENT_STATUS = {
+    "pending": gettext_noop("em andamento"),
+    "completed": gettext_noop("concluído"),
+    "failed": gettext_noop("não concluído"),
+}
+
+
+def order_status_label(value: str) -> str:
+    return str(_ORDER.get(value, value))
+
+
+def payment_status_label(value: str) -> str:
+    return str(_PAYMENT.get(value, value))
+
+
+def line_status_label(value: str) -> str:
+    return str(_LINE.get(value, value))
+
+
+def event_label(value: str) -> str:
+    # Unknown (custom) types read as words: "ready_for_pickup" → "ready for pickup".
+    return str(_EVENT.get(value, value.replace("_", " ")))
+
+
+def adjustment_label(value: str) -> str:
+    return str(_ADJUSTMENT.get(value, value.replace("_", " ")))
+
+
+def adjustment_status_label(value: str) -> str:
+    return _(_ADJUSTMENT_STATUS[value]) if value in _ADJUSTMENT_STATUS else value

@@ -1,0 +1,348 @@
+"""What was sold: orders, lines, fulfillment expectations and events, adjustments, timeline, e-mails.
+
+Money is integer centavos. Public ids are prefixed and random; primary keys never leave the process.
+Fulfillment events, adjustments and timeline events are append-only (BCP §7): services insert them and
+only an adjustment's status may move `pending → completed|failed` in place.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+from orders.ids import new_permalink_token, new_public_id
+
+
+def new_order_id() -> str:
+    return new_public_id("order")
+
+
+def new_expectation_id() -> str:
+    return new_public_id("exp")
+
+
+def new_event_id() -> str:
+    return new_public_id("evt")
+
+
+def new_adjustment_id() -> str:
+    return new_public_id("adj")
+
+
+class AppendOnlyError(RuntimeError):
+    """Raised when code tries to edit or delete an append-only record."""
+
+
+class OrderStatus(models.TextChoices):
+    PLACED = "placed", _("Pedido recebido")
+    PARTIALLY_SHIPPED = "partially_shipped", _("Enviado em parte")
+    SHIPPED = "shipped", _("Enviado")
+    DELIVERED = "delivered", _("Entregue")
+    CANCELED = "canceled", _("Cancelado")
+    RETURNED = "returned", _("Devolvido")
+
+
+class PaymentStatus(models.TextChoices):
+    PENDING = "pending", _("Aguardando pagamento")
+    PAID = "paid", _("Pago")
+    PARTIALLY_REFUNDED = "partially_refunded", _("Reembolsado em parte")
+    REFUNDED = "refunded", _("Reembolsado")
+
+
+class Order(models.Model):
+    public_id = models.CharField(max_length=40, unique=True, default=new_order_id, editable=False)
+    # Human number from a database sequence (orders_order_number_seq, starts at 1001).
+    number = models.BigIntegerField(_("número"), unique=True, editable=False)
+    checkout_id = models.CharField(_("checkout"), max_length=64, unique=True, editable=False)
+    status = models.CharField(_("situação"), max_length=20, choices=OrderStatus.choices, default=OrderStatus.PLACED)
+    payment_status = models.CharField(
+        _("pagamento"), max_length=20, choices=PaymentStatus.choices, default=PaymentStatus.PENDING
+    )
+    # None = storefront (contracts.md): kept distinct from an empty string.
+    platform_id = models.CharField(_("plataforma BCP"), max_length=64, null=True, blank=True)  # noqa: DJ001
+    language = models.CharField(_("idioma"), max_length=8, default="pt-br")
+    currency = models.CharField(_("moeda"), max_length=3, default="BRL")
+
+    buyer_first_name = models.CharField(_("nome"), max_length=120, blank=True)
+    buyer_last_name = models.CharField(_("sobrenome"), max_length=120, blank=True)
+    buyer_email = models.EmailField(_("e-mail"), max_length=254, blank=True)
+    buyer_phone = models.CharField(_("telefone"), max_length=32, blank=True)
+    buyer_tax_id = models.CharField(_("CPF/CNPJ"), max_length=14, blank=True)
+
+    fulfillment_method = models.CharField(_("forma de entrega"), max_length=20, blank=True)
+    fulfillment_title = models.CharField(_("opção de entrega"), max_length=120, blank=True)
+    fulfillment_description = models.CharField(_("prazo"), max_length=255, blank=True)
+    # street, number, complement, neighborhood, city, state, postal_code, country (+ name for pickup).
+    destination = models.JSONField(_("endereço"), default=dict, blank=True)
+
+    # The checkout totals, copied: [{"type", "amount", "display_text"?}] in BCP §6 order.
+    totals = models.JSONField(_("totais"), default=list)
+    total_amount = models.BigIntegerField(_("total"), default=0)
+
+    payment_handler_id = models.CharField(_("meio de pagamento"), max_length=64, blank=True)
+    payment_type = models.CharField(_("tipo de pagamento"), max_length=16, blank=True)
+    payment_reference = models.CharField(_("referência do pagamento"), max_length=64, blank=True)
+    payment_txid = models.CharField(_("txid Pix"), max_length=64, blank=True)
+    paid_amount = models.BigIntegerField(_("valor pago"), default=0)
+    refunded_amount = models.BigIntegerField(_("valor reembolsado"), default=0)
+
+    permalink_token = models.CharField(max_length=64, unique=True, default=new_permalink_token, editable=False)
+    placed_at = models.DateTimeField(_("data"), auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    canceled_at = models.DateTimeField(_("cancelado em"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("pedido")
+        verbose_name_plural = _("pedidos")
+        ordering = ["-number"]
+        permissions = [
+            ("ship_order", _("Pode registrar envios e entregas")),
+            ("refund_order", _("Pode reembolsar e cancelar pedidos")),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(paid_amount__gte=0), name="order_paid_amount_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(refunded_amount__gte=0) & Q(refunded_amount__lte=F("paid_amount")),
+                name="order_refunded_within_paid",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "payment_status"]), models.Index(fields=["buyer_email"])]
+
+    def __str__(self) -> str:
+        return f"#{self.number}"
+
+    @property
+    def permalink_url(self) -> str:
+        return f"{settings.BCP_PUBLIC_URL}/orders/{self.permalink_token}"
+
+    @property
+    def buyer_name(self) -> str:
+        return f"{self.buyer_first_name} {self.buyer_last_name}".strip()
+
+    @property
+    def is_canceled(self) -> bool:
+        return self.status == OrderStatus.CANCELED
+
+
+class LineStatus(models.TextChoices):
+    PROCESSING = "processing", _("Em preparação")
+    PARTIAL = "partial", _("Parcialmente atendido")
+    FULFILLED = "fulfilled", _("Atendido")
+    REMOVED = "removed", _("Removido")
+
+
+def derive_line_status(*, total: int, fulfilled: int) -> str:
+    """BCP §7: total == 0 → removed; fulfilled == total → fulfilled; fulfilled > 0 → partial; else processing."""
+    if total == 0:
+        return LineStatus.REMOVED
+    if fulfilled == total:
+        return LineStatus.FULFILLED
+    if fulfilled > 0:
+        return LineStatus.PARTIAL
+    return LineStatus.PROCESSING
+
+
+class OrderLine(models.Model):
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="lines")
+    # The checkout line public id (li_…) is kept as the order line id (BCP §7 lines keep their ids).
+    public_id = models.CharField(max_length=64, unique=True, editable=False)
+    position = models.PositiveIntegerField(default=0)
+    sku = models.CharField(_("SKU"), max_length=64, db_index=True)
+    title = models.CharField(_("título"), max_length=255)
+    unit_price = models.BigIntegerField(_("preço unitário"))
+    image_url = models.CharField(_("imagem"), max_length=500, blank=True)
+    quantity_original = models.PositiveIntegerField(_("quantidade original"))
+    quantity_total = models.PositiveIntegerField(_("quantidade atual"))
+    # Handed to the carrier (or picked up) and received by the buyer; `fulfilled` = max of both.
+    quantity_shipped = models.PositiveIntegerField(_("enviada"), default=0)
+    quantity_delivered = models.PositiveIntegerField(_("entregue"), default=0)
+    quantity_fulfilled = models.PositiveIntegerField(_("atendida"), default=0)
+
+    class Meta:
+        verbose_name = _("item do pedido")
+        verbose_name_plural = _("itens do pedido")
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(unit_price__gte=0), name="orderline_price_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(quantity_fulfilled__lte=F("quantity_total")), name="orderline_fulfilled_le_total"
+            ),
+            models.CheckConstraint(
+                condition=Q(quantity_shipped__lte=F("quantity_total")) & Q(quantity_delivered__lte=F("quantity_total")),
+                name="orderline_shipped_delivered_le_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quantity_total}× {self.title}"
+
+    @property
+    def status(self) -> str:
+        return derive_line_status(total=self.quantity_total, fulfilled=self.quantity_fulfilled)
+
+    @property
+    def line_total(self) -> int:
+        return self.unit_price * self.quantity_total
+
+
+class FulfillmentExpectation(models.Model):
+    """A promise to the buyer (BCP §7 expectation); may be split, merged or re-described."""
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="expectations")
+    public_id = models.CharField(max_length=40, unique=True, default=new_expectation_id, editable=False)
+    position = models.PositiveIntegerField(default=0)
+    method_type = models.CharField(_("forma"), max_length=20)
+    destination = models.JSONField(_("destino"), default=dict, blank=True)
+    description = models.CharField(_("descrição"), max_length=255, blank=True)
+    fulfillable_on = models.CharField(_("disponível em"), max_length=40, blank=True, default="now")
+    # [{"id": "li_…", "quantity": n ≥ 1}]
+    line_items = models.JSONField(_("itens"), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("expectativa de entrega")
+        verbose_name_plural = _("expectativas de entrega")
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class AppendOnlyModel(models.Model):
+    """Rows are inserted once; edits and deletes are refused (append-only ledger)."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None and not getattr(self, "_allow_update", False):
+            raise AppendOnlyError(f"{type(self).__name__} is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(f"{type(self).__name__} is append-only")
+
+
+class FulfillmentEventType(models.TextChoices):
+    PROCESSING = "processing", _("Em preparação")
+    SHIPPED = "shipped", _("Enviado")
+    IN_TRANSIT = "in_transit", _("Em trânsito")
+    DELIVERED = "delivered", _("Entregue")
+    FAILED_ATTEMPT = "failed_attempt", _("Tentativa de entrega sem sucesso")
+    CANCELED = "canceled", _("Envio cancelado")
+    UNDELIVERABLE = "undeliverable", _("Não foi possível entregar")
+    RETURNED_TO_SENDER = "returned_to_sender", _("Devolvido ao remetente")
+
+
+class FulfillmentEvent(AppendOnlyModel):
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="fulfillment_events")
+    public_id = models.CharField(max_length=40, unique=True, default=new_event_id, editable=False)
+    # An open string (BCP §7 lists well-known values; others may be used).
+    type = models.CharField(_("tipo"), max_length=40)
+    line_items = models.JSONField(_("itens"), default=list)  # [{"id": "li_…", "quantity": n ≥ 1}]
+    tracking_number = models.CharField(_("código de rastreio"), max_length=64, blank=True, db_index=True)
+    tracking_url = models.URLField(_("link de rastreio"), max_length=500, blank=True)
+    carrier = models.CharField(_("transportadora"), max_length=80, blank=True)
+    description = models.CharField(_("descrição"), max_length=255, blank=True)
+    occurred_at = models.DateTimeField(_("ocorrido em"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("evento de entrega")
+        verbose_name_plural = _("eventos de entrega")
+        ordering = ["occurred_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.public_id}"
+
+
+class AdjustmentType(models.TextChoices):
+    REFUND = "refund", _("Reembolso")
+    RETURN = "return", _("Devolução")
+    CREDIT = "credit", _("Crédito")
+    PRICE_ADJUSTMENT = "price_adjustment", _("Ajuste de preço")
+    DISPUTE = "dispute", _("Contestação")
+    CANCELLATION = "cancellation", _("Cancelamento")
+
+
+class AdjustmentStatus(models.TextChoices):
+    PENDING = "pending", _("Pendente")
+    COMPLETED = "completed", _("Concluído")
+    FAILED = "failed", _("Falhou")
+
+
+class Adjustment(AppendOnlyModel):
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="adjustments")
+    public_id = models.CharField(max_length=40, unique=True, default=new_adjustment_id, editable=False)
+    type = models.CharField(_("tipo"), max_length=40)
+    status = models.CharField(_("situação"), max_length=16, choices=AdjustmentStatus.choices)
+    line_items = models.JSONField(_("itens"), default=list, blank=True)  # signed quantities
+    totals = models.JSONField(_("totais"), default=list, blank=True)  # signed; negative = money back
+    # Signed money of the adjustment (the `total` entry of `totals`); negative = money back to the buyer.
+    amount = models.BigIntegerField(_("valor"), default=0)
+    description = models.CharField(_("descrição"), max_length=255, blank=True)
+    occurred_at = models.DateTimeField(_("ocorrido em"))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("ajuste")
+        verbose_name_plural = _("ajustes")
+        ordering = ["occurred_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.public_id}"
+
+
+class OrderEvent(AppendOnlyModel):
+    """The order timeline: every state change and every note, in order."""
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="timeline")
+    kind = models.CharField(_("tipo"), max_length=40)
+    message = models.TextField(_("mensagem"), blank=True)
+    # Internal notes are for staff only: never on the permalink page, e-mails or BCP.
+    internal = models.BooleanField(_("interno"), default=False)
+    actor = models.CharField(_("autor"), max_length=150, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(_("data"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("evento do pedido")
+        verbose_name_plural = _("linha do tempo")
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class EmailKind(models.TextChoices):
+    PLACED = "placed", _("Pedido recebido")
+    PAYMENT_CONFIRMED = "payment_confirmed", _("Pagamento confirmado")
+    SHIPPED = "shipped", _("Pedido enviado")
+    DELIVERED = "delivered", _("Pedido entregue")
+    REFUNDED = "refunded", _("Reembolso feito")
+    CANCELED = "canceled", _("Pedido cancelado")
+
+
+class EmailDelivery(models.Model):
+    """One buyer e-mail; unique (order, kind, ref) so a replayed event never sends twice."""
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="email_deliveries")
+    kind = models.CharField(_("tipo"), max_length=32, choices=EmailKind.choices)
+    # What the e-mail is about (event or adjustment id); "" for once-per-order e-mails; "resend:<n>" on resend.
+    ref = models.CharField(max_length=64, blank=True, default="")
+    to_email = models.EmailField(max_length=254)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("e-mail enviado")
+        verbose_name_plural = _("e-mails enviados")
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["order", "kind", "ref"], name="emaildelivery_once")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} → {self.to_email}"

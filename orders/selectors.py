@@ -1,0 +1,176 @@
+"""Reads of orders with a fixed number of queries (one per relation, whatever the sizes)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
+
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
+
+
+def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
+    return queryset.prefetch_related(
+        Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
+        Prefetch("expectations", queryset=FulfillmentExpectation.objects.order_by("position", "id")),
+        Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
+        Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
+    )
+
+
+def order_for_bcp(order_id: str) -> Order | None:
+    """Everything the BCP order (§7) needs: 5 queries (order, lines, expectations, events, adjustments)."""
+    if not isinstance(order_id, str) or not order_id:
+        return None
+    return _with_relations(Order.objects.filter(public_id=order_id)).first()
+
+
+def order_by_checkout(checkout_id: str) -> Order | None:
+    if not isinstance(checkout_id, str) or not checkout_id:
+        return None
+    return _with_relations(Order.objects.filter(checkout_id=checkout_id)).first()
+
+
+def order_for_permalink(token: str) -> Order | None:
+    """The buyer's page: the order of an unguessable token (no other lookup is possible there)."""
+    if not isinstance(token, str) or not TOKEN_RE.match(token):
+        return None
+    return _with_relations(Order.objects.filter(permalink_token=token)).first()
+
+
+def order_for_admin(order_id: str) -> Order | None:
+    """Order with relations and its full timeline (internal notes included): staff only."""
+    queryset = _with_relations(Order.objects.filter(public_id=order_id)).prefetch_related(
+        Prefetch("timeline", queryset=OrderEvent.objects.order_by("created_at", "id"))
+    )
+    return queryset.first()
+
+
+def order_search(*, query: str = "") -> QuerySet[Order]:
+    """Staff search: number, e-mail, CPF/CNPJ, phone, SKU or tracking code."""
+    queryset = Order.objects.all()
+    query = (query or "").strip()
+    if not query:
+        return queryset
+    digits = re.sub(r"\D", "", query)
+    condition = (
+        Q(buyer_email__iexact=query)
+        | Q(buyer_email__icontains=query)
+        | Q(lines__sku__iexact=query)
+        | Q(fulfillment_events__tracking_number__iexact=query.replace(" ", ""))
+        | Q(public_id=query)
+    )
+    if digits:
+        condition |= Q(buyer_tax_id=digits) | Q(buyer_phone__contains=digits)
+        if digits == query.lstrip("#") and len(digits) < 18:
+            condition |= Q(number=int(digits))
+    matching = Order.objects.filter(condition).values("pk")
+    return queryset.filter(pk__in=matching)
+
+
+# --- BCP §7 shape (plain dicts; bcp_app presenters wrap them with `ucp`) --------------------------------
+
+
+def rfc3339(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def postal_address(destination: dict[str, str]) -> dict[str, str]:
+    """Stored Brazilian address columns → BCP PostalAddress (number in street_address, bairro in extended)."""
+    street = destination.get("street", "")
+    number = destination.get("number", "")
+    parts = (destination.get("complement", ""), destination.get("neighborhood", ""))
+    extended = " - ".join(part for part in parts if part)
+    address = {
+        "street_address": f"{street}, {number}" if street and number else street,
+        "extended_address": extended,
+        "address_locality": destination.get("city", ""),
+        "address_region": destination.get("state", ""),
+        "address_country": destination.get("country", "") or "BR",
+        "postal_code": destination.get("postal_code", ""),
+        "first_name": destination.get("first_name", ""),
+        "last_name": destination.get("last_name", ""),
+    }
+    return {key: value for key, value in address.items() if value}
+
+
+def line_payload(line: OrderLine) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": line.sku, "title": line.title, "price": line.unit_price}
+    if line.image_url:
+        item["image_url"] = line.image_url
+    quantity: dict[str, int] = {"total": line.quantity_total, "fulfilled": line.quantity_fulfilled}
+    if line.quantity_original != line.quantity_total:
+        quantity = {"original": line.quantity_original, **quantity}
+    amount = line.unit_price * line.quantity_total
+    return {
+        "id": line.public_id,
+        "item": item,
+        "quantity": quantity,
+        "totals": [{"type": "subtotal", "amount": amount}, {"type": "total", "amount": amount}],
+        "status": line.status,
+    }
+
+
+def expectation_payload(expectation: FulfillmentExpectation) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "id": expectation.public_id,
+        "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in expectation.line_items],
+        "method_type": expectation.method_type,
+        "destination": postal_address(expectation.destination),
+    }
+    if expectation.description:
+        payload["description"] = expectation.description
+    if expectation.fulfillable_on:
+        payload["fulfillable_on"] = expectation.fulfillable_on
+    return payload
+
+
+def event_payload(event: FulfillmentEvent) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "id": event.public_id,
+        "occurred_at": rfc3339(event.occurred_at),
+        "type": event.type,
+        "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in event.line_items],
+    }
+    for key in ("tracking_number", "tracking_url", "carrier", "description"):
+        if getattr(event, key):
+            payload[key] = getattr(event, key)
+    return payload
+
+
+def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "id": adjustment.public_id,
+        "type": adjustment.type,
+        "occurred_at": rfc3339(adjustment.occurred_at),
+        "status": adjustment.status,
+    }
+    if adjustment.line_items:
+        payload["line_items"] = adjustment.line_items
+    if adjustment.totals:
+        payload["totals"] = adjustment.totals
+    if adjustment.description:
+        payload["description"] = adjustment.description
+    return payload
+
+
+def order_bcp_payload(order: Order) -> dict[str, Any]:
+    """The BCP §7 order without the `ucp` envelope. Uses only prefetched relations (see order_for_bcp)."""
+    return {
+        "id": order.public_id,
+        "label": f"#{order.number}",
+        "checkout_id": order.checkout_id,
+        "permalink_url": order.permalink_url,
+        "currency": order.currency,
+        "line_items": [line_payload(line) for line in order.lines.all()],
+        "fulfillment": {
+            "expectations": [expectation_payload(exp) for exp in order.expectations.all()],
+            "events": [event_payload(event) for event in order.fulfillment_events.all()],
+        },
+        "adjustments": [adjustment_payload(adj) for adj in order.adjustments.all()],
+        "totals": list(order.totals),
+    }

@@ -1,0 +1,39 @@
+"""Every write to orders (services: keyword-only, one transaction, timeline event in the same transaction).
+
+Split into modules by concern; import from `orders.services`.
+"""
+
+from orders.errors import OrderError, OrderNotFound
+from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
+from orders.services.fulfillment import (
+    correios_tracking_url,
+    expectation_merge,
+    expectation_split,
+    expectation_update,
+    fulfillment_event_create,
+    order_mark_delivered,
+    order_ship,
+)
+from orders.services.notes import email_delivery_send, order_email_resend, order_note_add
+from orders.services.placement import order_payment_confirm, order_place_from_checkout
+
+__all__ = [
+    "OrderError",
+    "OrderNotFound",
+    "adjustment_mark_refund_result",
+    "correios_tracking_url",
+    "email_delivery_send",
+    "expectation_merge",
+    "expectation_split",
+    "expectation_update",
+    "fulfillment_event_create",
+    "order_cancel",
+    "order_email_resend",
+    "order_mark_delivered",
+    "order_note_add",
+    "order_payment_confirm",
+    "order_place_from_checkout",
+    "order_refund",
+    "order_return",
+    "order_ship",
+]

@@ -1,0 +1,176 @@
+"""Helpers shared by the orders services: locking, validation of line quantities, timeline, side effects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Sum
+from django.dispatch import Signal
+
+from orders.errors import OrderError, OrderNotFound
+from orders.models import (
+    Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
+    EmailDelivery,
+    Order,
+    OrderEvent,
+    OrderLine,
+    OrderStatus,
+    PaymentStatus,
+)
+from orders.signals import order_changed
+from orders.types import LineQuantity
+
+MAX_QUANTITY = 2**31 - 1
+TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+def lock_order(order_id: str, *, field: str = "order_id") -> Order:
+    """Row-lock the order (always first, then its lines by primary key: a fixed order avoids deadlocks)."""
+    if not isinstance(order_id, str) or not order_id:
+        raise OrderNotFound(field)
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound(field)
+    return order
+
+
+def lock_lines(order: Order) -> dict[str, OrderLine]:
+    lines = OrderLine.objects.select_for_update().filter(order=order).order_by("id")
+    return {line.public_id: line for line in lines}
+
+
+def refuse_if_canceled(order: Order) -> None:
+    if order.status == OrderStatus.CANCELED:
+        raise OrderError("order_id", f"order #{order.number} is canceled", code="order_canceled")
+
+
+def clean_text(value: object, *, field: str, max_length: int, required: bool = False) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise OrderError(field, "must be a string")
+    value = value.strip()
+    if required and not value:
+        raise OrderError(field, "is required")
+    if len(value) > max_length:
+        raise OrderError(field, f"must have at most {max_length} characters")
+    if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
+        raise OrderError(field, "must not contain control characters")
+    return value
+
+
+def clean_type(value: object, *, field: str = "type") -> str:
+    if not isinstance(value, str) or not TYPE_RE.match(value):
+        raise OrderError(field, "must be a lowercase word such as 'shipped' (letters, digits, underscore)")
+    return value
+
+
+def clean_line_quantities(
+    lines: Iterable[LineQuantity], known: dict[str, OrderLine], *, field: str = "lines"
+) -> list[tuple[OrderLine, int]]:
+    """Validate `[LineQuantity]` against the order's lines: known ids, quantity ≥ 1, no duplicates."""
+    result: list[tuple[OrderLine, int]] = []
+    seen: set[str] = set()
+    for index, item in enumerate(lines):
+        where = f"{field}[{index}]"
+        line_id = getattr(item, "line_id", None)
+        quantity = getattr(item, "quantity", None)
+        if not isinstance(line_id, str) or line_id not in known:
+            raise OrderError(f"{where}.id", f"unknown line item {line_id!r} for this order")
+        if line_id in seen:
+            raise OrderError(f"{where}.id", f"line item {line_id} is listed twice")
+        if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
+            raise OrderError(f"{where}.quantity", "must be an integer ≥ 1")
+        seen.add(line_id)
+        result.append((known[line_id], quantity))
+    return result
+
+
+def line_items_json(pairs: Sequence[tuple[OrderLine, int]], *, sign: int = 1) -> list[dict[str, Any]]:
+    return [{"id": line.public_id, "quantity": sign * quantity} for line, quantity in pairs]
+
+
+def refresh_line(line: OrderLine) -> None:
+    # `fulfilled` counts what left the shop (shipped) or reached the buyer (delivered, pickup), once.
+    line.quantity_fulfilled = min(line.quantity_total, max(line.quantity_shipped, line.quantity_delivered))
+
+
+def refresh_order_status(order: Order, lines: Iterable[OrderLine], *, empty_status: str | None = None) -> None:
+    active = [line for line in lines if line.quantity_total > 0]
+    if not active:
+        order.status = empty_status or (
+            order.status if order.status in (OrderStatus.CANCELED, OrderStatus.RETURNED) else OrderStatus.CANCELED
+        )
+    elif all(line.quantity_delivered >= line.quantity_total for line in active):
+        order.status = OrderStatus.DELIVERED
+    elif all(line.quantity_fulfilled >= line.quantity_total for line in active):
+        order.status = OrderStatus.SHIPPED
+    elif any(line.quantity_fulfilled > 0 for line in active):
+        order.status = OrderStatus.PARTIALLY_SHIPPED
+    else:
+        order.status = OrderStatus.PLACED
+
+
+def refresh_payment_status(order: Order) -> None:
+    if order.paid_amount <= 0:
+        order.payment_status = PaymentStatus.REFUNDED if order.refunded_amount > 0 else PaymentStatus.PENDING
+    elif order.refunded_amount <= 0:
+        order.payment_status = PaymentStatus.PAID
+    elif order.refunded_amount >= order.paid_amount:
+        order.payment_status = PaymentStatus.REFUNDED
+    else:
+        order.payment_status = PaymentStatus.PARTIALLY_REFUNDED
+
+
+def refundable_amount(order: Order) -> int:
+    """Paid minus every refund not failed (pending ones are money already promised back)."""
+    promised = (
+        Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND)
+        .exclude(status=AdjustmentStatus.FAILED)
+        .aggregate(total=Sum("amount"))["total"]
+        or 0
+    )
+    return max(0, order.paid_amount + promised)  # refund amounts are stored negative
+
+
+def timeline(
+    order: Order,
+    kind: str,
+    message: str,
+    *,
+    actor: str = "",
+    internal: bool = False,
+    data: dict[str, Any] | None = None,
+) -> OrderEvent:
+    return OrderEvent.objects.create(
+        order=order, kind=kind, message=message, actor=actor, internal=internal, data=data or {}
+    )
+
+
+def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery | None:
+    """Record the e-mail in this transaction; the Celery task sends it after commit, once."""
+    if not order.buyer_email:
+        return None
+    delivery, created = EmailDelivery.objects.get_or_create(
+        order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
+    )
+    if created:
+        from orders.tasks import send_order_email  # tasks import services: import here to avoid a cycle
+
+        delivery_pk = delivery.pk
+        # robust: a broker hiccup must not turn a committed change into an error page; the row stays unsent.
+        transaction.on_commit(lambda: send_order_email.delay(delivery_pk), robust=True)
+    return delivery
+
+
+def send_on_commit(signal: Signal, order: Order, **kwargs: Any) -> None:
+    transaction.on_commit(lambda: signal.send(sender=Order, order_id=order.public_id, **kwargs), robust=True)
+
+
+def notify_changed(order: Order, event: str) -> None:
+    send_on_commit(order_changed, order, event=event)

@@ -1,0 +1,259 @@
+"""Adjustments ledger: refunds (Pix devolução through `refund_requested`), cancellations and returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from orders.errors import OrderError
+from orders.models import (
+    Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
+    EmailKind,
+    Order,
+    OrderLine,
+    OrderStatus,
+)
+from orders.money import format_brl
+from orders.services._common import (
+    MAX_QUANTITY,
+    clean_line_quantities,
+    clean_text,
+    line_items_json,
+    lock_lines,
+    lock_order,
+    notify_changed,
+    refresh_line,
+    refresh_order_status,
+    refresh_payment_status,
+    refundable_amount,
+    refuse_if_canceled,
+    schedule_email,
+    send_on_commit,
+    timeline,
+)
+from orders.signals import refund_requested, stock_return_requested
+from orders.types import LineQuantity
+
+REFUND_RESULTS = (AdjustmentStatus.COMPLETED, AdjustmentStatus.FAILED)
+
+
+def _clean_amount(amount: object, *, field: str = "amount") -> int:
+    if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= MAX_QUANTITY * 100:
+        raise OrderError(field, "must be an integer number of centavos > 0")
+    return amount
+
+
+def _create_refund(
+    order: Order, *, amount: int, reason: str, pairs: Sequence[tuple[OrderLine, int]], actor: str
+) -> Adjustment:
+    """Inside the caller's transaction, with the order locked: the refund adjustment and its side effects."""
+    available = refundable_amount(order)
+    if amount > available:
+        raise OrderError(
+            "amount",
+            f"cannot refund {format_brl(amount)}: only {format_brl(available)} of the paid amount is refundable",
+            code="refund_exceeds_paid",
+        )
+    adjustment = Adjustment.objects.create(
+        order=order,
+        type=AdjustmentType.REFUND,
+        status=AdjustmentStatus.PENDING,
+        line_items=line_items_json(pairs, sign=-1),
+        totals=[{"type": "total", "amount": -amount}],
+        amount=-amount,
+        description=reason,
+        occurred_at=timezone.now(),
+    )
+    timeline(
+        order,
+        "refund_requested",
+        f"Reembolso de {format_brl(amount)} solicitado: {reason}",
+        actor=actor,
+        data={"adjustment_id": adjustment.public_id, "amount": amount},
+    )
+    if order.payment_type == "pix" and order.payment_reference:
+        # The shop forwards this to payments (Pix devolução); the result comes back via adjustment_mark_refund_result.
+        send_on_commit(
+            refund_requested,
+            order,
+            adjustment_id=adjustment.public_id,
+            payment_reference=order.payment_reference,
+            amount=amount,
+            reason=reason,
+        )
+    notify_changed(order, "refund_requested")
+    return adjustment
+
+
+@transaction.atomic
+def order_refund(
+    *, order_id: str, amount: int, reason: str, lines: Sequence[LineQuantity] = (), actor: str = ""
+) -> Adjustment:
+    """Refund money (pending until the PSP answers). `lines` only say what the money is for."""
+    amount = _clean_amount(amount)
+    reason = clean_text(reason, field="reason", max_length=255, required=True)
+    order = lock_order(order_id)
+    known = lock_lines(order)
+    pairs = clean_line_quantities(lines, known)
+    for index, (line, quantity) in enumerate(pairs):
+        if quantity > line.quantity_original:
+            raise OrderError(f"lines[{index}].quantity", f"only {line.quantity_original} of {line.public_id} ordered")
+    if order.paid_amount <= 0:
+        raise OrderError("amount", f"order #{order.number} has no payment to refund", code="refund_exceeds_paid")
+    return _create_refund(order, amount=amount, reason=reason, pairs=pairs, actor=actor)
+
+
+@transaction.atomic
+def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustment:
+    """Final result of a refund ("completed" | "failed"). Replays of the same result change nothing."""
+    if status not in REFUND_RESULTS:
+        raise OrderError("status", "must be 'completed' or 'failed'")
+    found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
+    if found is None:
+        raise OrderError("adjustment_id", "unknown adjustment", code="not_found")
+    order = lock_order(found)
+    adjustment = Adjustment.objects.select_for_update().get(public_id=adjustment_id)
+    if adjustment.type != AdjustmentType.REFUND:
+        raise OrderError("adjustment_id", f"adjustment is a {adjustment.type}, not a refund")
+    if adjustment.status == status:
+        return adjustment
+    if adjustment.status != AdjustmentStatus.PENDING:
+        raise OrderError("status", f"refund is already {adjustment.status}", code="invalid_status")
+    adjustment.status = status
+    adjustment._allow_update = True  # the one in-place change BCP §7 allows: pending → completed|failed
+    adjustment.save(update_fields=["status", "updated_at"])
+    amount = -adjustment.amount
+    if status == AdjustmentStatus.COMPLETED:
+        order.refunded_amount = min(order.paid_amount, order.refunded_amount + amount)
+        refresh_payment_status(order)
+        order.save(update_fields=["refunded_amount", "payment_status", "updated_at"])
+        timeline(
+            order,
+            "refund_completed",
+            f"Reembolso de {format_brl(amount)} concluído.",
+            data={"adjustment_id": adjustment.public_id},
+        )
+        schedule_email(order, EmailKind.REFUNDED, ref=adjustment.public_id)
+        notify_changed(order, "refunded")
+    else:
+        timeline(
+            order,
+            "refund_failed",
+            f"Reembolso de {format_brl(amount)} falhou; verifique com o PSP.",
+            data={"adjustment_id": adjustment.public_id},
+        )
+        notify_changed(order, "refund_failed")
+    return adjustment
+
+
+@transaction.atomic
+def order_cancel(
+    *, order_id: str, reason: str, restock: bool = True, refund: bool = True, actor: str = ""
+) -> Adjustment:
+    """Cancel what has not shipped: lines shrink to what left the shop, stock comes back, money goes back."""
+    reason = clean_text(reason, field="reason", max_length=255, required=True)
+    order = lock_order(order_id)
+    refuse_if_canceled(order)
+    known = lock_lines(order)
+    removed = [(line, line.quantity_total - line.quantity_fulfilled) for line in known.values()]
+    removed = [(line, quantity) for line, quantity in removed if quantity > 0]
+    if not removed:
+        raise OrderError("order_id", f"everything on order #{order.number} has shipped; register a return instead")
+    anything_shipped = any(line.quantity_fulfilled > 0 for line in known.values())
+    for line, quantity in removed:
+        line.quantity_total -= quantity
+        refresh_line(line)
+    OrderLine.objects.bulk_update([line for line, _ in removed], ["quantity_total", "quantity_fulfilled"])
+    adjustment = Adjustment.objects.create(
+        order=order,
+        type=AdjustmentType.CANCELLATION,
+        status=AdjustmentStatus.COMPLETED,
+        line_items=line_items_json(removed, sign=-1),
+        description=reason,
+        occurred_at=timezone.now(),
+    )
+    order.canceled_at = timezone.now()
+    refresh_order_status(order, known.values(), empty_status=OrderStatus.CANCELED)
+    order.save(update_fields=["status", "canceled_at", "updated_at"])
+    timeline(
+        order,
+        "canceled",
+        f"Pedido cancelado ({', '.join(f'{q}× {line.sku}' for line, q in removed)}): {reason}",
+        actor=actor,
+        data={"adjustment_id": adjustment.public_id},
+    )
+    if restock:
+        send_on_commit(stock_return_requested, order, items=[(line.sku, quantity) for line, quantity in removed])
+    if refund and order.paid_amount > 0:
+        available = refundable_amount(order)
+        # Nothing shipped: everything paid goes back (freight included); else the value of what was removed.
+        value = available if not anything_shipped else sum(line.unit_price * q for line, q in removed)
+        amount = min(available, value)
+        if amount > 0:
+            _create_refund(order, amount=amount, reason=reason, pairs=removed, actor=actor)
+    schedule_email(order, EmailKind.CANCELED)
+    notify_changed(order, "canceled")
+    return adjustment
+
+
+@transaction.atomic
+def order_return(
+    *,
+    order_id: str,
+    lines: Sequence[LineQuantity],
+    reason: str,
+    restock: bool = False,
+    refund_amount: int = 0,
+    actor: str = "",
+) -> Adjustment:
+    """The buyer sent items back: lines shrink, stock optionally returns, optionally money goes back."""
+    reason = clean_text(reason, field="reason", max_length=255, required=True)
+    if refund_amount:
+        _clean_amount(refund_amount, field="refund_amount")
+    order = lock_order(order_id)
+    known = lock_lines(order)
+    if not lines:
+        raise OrderError("lines", "name the returned line quantities")
+    pairs = clean_line_quantities(lines, known)
+    for index, (line, quantity) in enumerate(pairs):
+        if quantity > line.quantity_fulfilled:
+            raise OrderError(
+                f"lines[{index}].quantity",
+                f"cannot return {quantity} of {line.public_id}: only {line.quantity_fulfilled} shipped",
+                code="quantity_exceeded",
+            )
+    for line, quantity in pairs:
+        line.quantity_total -= quantity
+        line.quantity_shipped = max(0, min(line.quantity_shipped - quantity, line.quantity_total))
+        line.quantity_delivered = max(0, min(line.quantity_delivered - quantity, line.quantity_total))
+        refresh_line(line)
+    OrderLine.objects.bulk_update(
+        [line for line, _ in pairs], ["quantity_total", "quantity_shipped", "quantity_delivered", "quantity_fulfilled"]
+    )
+    adjustment = Adjustment.objects.create(
+        order=order,
+        type=AdjustmentType.RETURN,
+        status=AdjustmentStatus.COMPLETED,
+        line_items=line_items_json(pairs, sign=-1),
+        description=reason,
+        occurred_at=timezone.now(),
+    )
+    refresh_order_status(order, known.values(), empty_status=OrderStatus.RETURNED)
+    order.save(update_fields=["status", "updated_at"])
+    timeline(
+        order,
+        "returned",
+        f"Devolução ({', '.join(f'{q}× {line.sku}' for line, q in pairs)}): {reason}",
+        actor=actor,
+        data={"adjustment_id": adjustment.public_id, "restock": restock},
+    )
+    if restock:
+        send_on_commit(stock_return_requested, order, items=[(line.sku, quantity) for line, quantity in pairs])
+    if refund_amount:
+        _create_refund(order, amount=refund_amount, reason=reason, pairs=pairs, actor=actor)
+    notify_changed(order, "returned")
+    return adjustment

@@ -1,0 +1,52 @@
+"""Internal notes, buyer e-mail (re)sending."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from orders.emails import build_order_email
+from orders.errors import OrderError
+from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
+from orders.services._common import clean_text, lock_order, schedule_email, timeline
+
+
+@transaction.atomic
+def order_note_add(*, order_id: str, text: str, actor: str = "", internal: bool = True) -> OrderEvent:
+    """Add a note to the timeline. Internal notes are never shown to the buyer."""
+    text = clean_text(text, field="text", max_length=4000, required=True)
+    order = lock_order(order_id)
+    return timeline(order, "note", text, actor=actor, internal=internal)
+
+
+@transaction.atomic
+def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDelivery:
+    """Send a buyer e-mail again on request (a new delivery row: the once-rule guards replays, not staff)."""
+    if kind not in EmailKind.values:
+        raise OrderError("kind", f"must be one of {', '.join(EmailKind.values)}")
+    order = lock_order(order_id)
+    if not order.buyer_email:
+        raise OrderError("kind", f"order #{order.number} has no buyer e-mail")
+    count = EmailDelivery.objects.filter(order=order, kind=kind, ref__startswith="resend:").count()
+    delivery = schedule_email(order, kind, ref=f"resend:{count + 1}")
+    assert delivery is not None
+    timeline(order, "email_resend", f"E-mail '{kind}' reenviado.", actor=actor, internal=True, data={"kind": kind})
+    return delivery
+
+
+def email_delivery_send(*, delivery_id: int) -> str:
+    """Send one recorded e-mail unless already sent. The row lock makes concurrent task runs send once."""
+    with transaction.atomic():
+        delivery = EmailDelivery.objects.select_for_update().select_related("order").filter(pk=delivery_id).first()
+        if delivery is None:
+            return "missing"
+        if delivery.sent_at is not None:
+            return "already_sent"
+        order: Order = delivery.order
+        message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
+        delivery.attempts += 1
+        message.send()
+        delivery.sent_at = timezone.now()
+        delivery.save(update_fields=["attempts", "sent_at"])
+        timeline(order, "email_sent", f"E-mail '{delivery.kind}' enviado para {delivery.to_email}.", internal=True)
+    return "sent"

@@ -1,0 +1,177 @@
+"""Order placement from a completed checkout (contracts.md) and payment confirmation."""
+
+from __future__ import annotations
+
+import re
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+
+from orders.errors import OrderError
+from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, PaymentStatus
+from orders.services._common import (
+    MAX_QUANTITY,
+    clean_text,
+    lock_order,
+    notify_changed,
+    refresh_payment_status,
+    schedule_email,
+    timeline,
+)
+from orders.types import PlacedCheckout
+
+LANGUAGES = {"pt-br": "pt-br", "pt": "pt-br", "en": "en"}
+CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
+METHODS = {"shipping", "pickup", "digital"}
+
+
+def _next_number() -> int:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT nextval('orders_order_number_seq')")
+            return int(cursor.fetchone()[0])
+    # SQLite fallback (embedded `make run`): writers are serialised by the database file lock.
+    return max(1000, Order.objects.aggregate(m=Max("number"))["m"] or 0) + 1
+
+
+def _validate(checkout: PlacedCheckout) -> None:
+    if not isinstance(checkout, PlacedCheckout):
+        raise OrderError("checkout", "must be a PlacedCheckout")
+    clean_text(checkout.checkout_id, field="checkout_id", max_length=64, required=True)
+    if not CURRENCY_RE.match(checkout.currency or ""):
+        raise OrderError("currency", "must be an ISO 4217 code such as BRL")
+    if not checkout.lines:
+        raise OrderError("lines", "an order needs at least one line")
+    seen: set[str] = set()
+    for index, line in enumerate(checkout.lines):
+        where = f"lines[{index}]"
+        clean_text(line.line_id, field=f"{where}.line_id", max_length=64, required=True)
+        if line.line_id in seen:
+            raise OrderError(f"{where}.line_id", "duplicate line id")
+        seen.add(line.line_id)
+        clean_text(line.title, field=f"{where}.title", max_length=255, required=True)
+        clean_text(line.sku, field=f"{where}.sku", max_length=64, required=True)
+        if isinstance(line.unit_price, bool) or not isinstance(line.unit_price, int) or line.unit_price < 0:
+            raise OrderError(f"{where}.unit_price", "must be an integer number of centavos ≥ 0")
+        quantity = line.quantity
+        if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
+            raise OrderError(f"{where}.quantity", "must be an integer ≥ 1")
+    totals = list(checkout.totals)
+    if sum(1 for entry in totals if entry[0] == "total") != 1:
+        raise OrderError("totals", "must contain exactly one 'total' entry")
+    for index, entry in enumerate(totals):
+        if len(entry) != 3 or not isinstance(entry[1], int) or isinstance(entry[1], bool):
+            raise OrderError(f"totals[{index}]", "must be (type, amount in centavos, display_text)")
+    if checkout.fulfillment_method and checkout.fulfillment_method not in METHODS:
+        raise OrderError("fulfillment_method", "must be shipping, pickup or digital")
+    if not isinstance(checkout.paid_amount, int) or checkout.paid_amount < 0:
+        raise OrderError("paid_amount", "must be an integer number of centavos ≥ 0")
+
+
+def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
+    result: list[dict[str, object]] = []
+    for kind, amount, display_text in checkout.totals:
+        entry: dict[str, object] = {"type": kind, "amount": amount}
+        if display_text:
+            entry["display_text"] = display_text
+        result.append(entry)
+    return result
+
+
+def order_place_from_checkout(*, checkout: PlacedCheckout) -> Order:
+    """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever."""
+    _validate(checkout)
+    existing = Order.objects.filter(checkout_id=checkout.checkout_id).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            order = _create(checkout)
+    except IntegrityError:
+        # A concurrent placement of the same checkout won the unique constraint: return its order.
+        existing = Order.objects.filter(checkout_id=checkout.checkout_id).first()
+        if existing is None:
+            raise
+        return existing
+    return order
+
+
+def _create(checkout: PlacedCheckout) -> Order:
+    totals = _totals_json(checkout)
+    total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
+    order = Order(
+        number=_next_number(),
+        checkout_id=checkout.checkout_id,
+        platform_id=checkout.platform_id or None,
+        language=LANGUAGES.get((checkout.language or "").lower(), "pt-br"),
+        currency=checkout.currency,
+        buyer_first_name=checkout.buyer_first_name or "",
+        buyer_last_name=checkout.buyer_last_name or "",
+        buyer_email=checkout.buyer_email or "",
+        buyer_phone=checkout.buyer_phone or "",
+        buyer_tax_id=checkout.buyer_tax_id or "",
+        fulfillment_method=checkout.fulfillment_method or "",
+        fulfillment_title=checkout.fulfillment_title or "",
+        fulfillment_description=checkout.fulfillment_description or "",
+        destination={str(k): str(v) for k, v in (checkout.destination or {}).items() if v is not None},
+        totals=totals,
+        total_amount=total_amount,
+        payment_handler_id=checkout.payment_handler_id or "",
+        payment_type=checkout.payment_type or "",
+        payment_reference=checkout.payment_reference or "",
+        payment_txid=checkout.payment_txid or "",
+        paid_amount=checkout.paid_amount,
+    )
+    refresh_payment_status(order)
+    order.save()
+    OrderLine.objects.bulk_create(
+        OrderLine(
+            order=order,
+            public_id=line.line_id,
+            position=index,
+            sku=line.sku,
+            title=line.title,
+            unit_price=line.unit_price,
+            image_url=line.image_url or "",
+            quantity_original=line.quantity,
+            quantity_total=line.quantity,
+        )
+        for index, line in enumerate(checkout.lines)
+    )
+    FulfillmentExpectation.objects.create(
+        order=order,
+        method_type=order.fulfillment_method or "shipping",
+        destination=order.destination,
+        description=order.fulfillment_description or order.fulfillment_title,
+        fulfillable_on="now",
+        line_items=[{"id": line.line_id, "quantity": line.quantity} for line in checkout.lines],
+    )
+    timeline(
+        order,
+        "placed",
+        f"Pedido #{order.number} recebido.",
+        data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
+    )
+    schedule_email(order, EmailKind.PLACED)
+    notify_changed(order, "placed")
+    return order
+
+
+@transaction.atomic
+def order_payment_confirm(*, order_id: str, paid_amount: int, txid: str = "", actor: str = "") -> Order:
+    """For orders placed before the money arrived: record the payment once and tell the buyer."""
+    order = lock_order(order_id)
+    if isinstance(paid_amount, bool) or not isinstance(paid_amount, int) or paid_amount <= 0:
+        raise OrderError("paid_amount", "must be an integer number of centavos > 0")
+    if order.payment_status != PaymentStatus.PENDING:
+        if order.paid_amount == paid_amount:
+            return order  # replay
+        raise OrderError("paid_amount", f"order #{order.number} is already {order.payment_status}")
+    order.paid_amount = paid_amount
+    order.payment_txid = clean_text(txid, field="txid", max_length=64) or order.payment_txid
+    refresh_payment_status(order)
+    order.save(update_fields=["paid_amount", "payment_txid", "payment_status", "updated_at"])
+    timeline(order, "payment_confirmed", "Pagamento confirmado.", actor=actor, data={"paid_amount": paid_amount})
+    schedule_email(order, EmailKind.PAYMENT_CONFIRMED)
+    notify_changed(order, "payment_confirmed")
+    return order

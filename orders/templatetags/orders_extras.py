@@ -1,0 +1,31 @@
+"""Template helpers for order pages and e-mails (`{% load orders_extras %}`)."""
+
+from __future__ import annotations
+
+from django import template
+
+from orders.labels import (
+    adjustment_label,
+    adjustment_status_label,
+    event_label,
+    line_status_label,
+    order_status_label,
+    payment_status_label,
+)
+from orders.money import format_brl
+
+register = template.Library()
+
+
+@register.filter
+def cents_brl(value: int | None) -> str:
+    """12345 → "R$ 123,45"."""
+    return format_brl(value)
+
+
+register.filter("event_label", event_label)
+register.filter("adjustment_label", adjustment_label)
+register.filter("adjustment_status_label", adjustment_status_label)
+register.filter("line_status_label", line_status_label)
+register.filter("order_status_label", order_status_label)
+register.filter("payment_status_label", payment_status_label)
