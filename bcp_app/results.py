@@ -1,0 +1,18 @@
+"""`OperationResult`, the one result type of every BCP operation (see the top of `operations.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    status_code: int  # REST status of the business outcome: 200, or 201 for a created checkout
+    body: dict[str, Any]  # the BCP response object (checkout, order, catalog, or §5.3 Error Response)
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (rarely used)
+    replayed: bool = False  # True when served from the idempotency store (BCP §12)
+
+    @property
+    def is_error_response(self) -> bool:
+        return self.body.get("ucp", {}).get("status") == "error"
