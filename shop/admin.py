@@ -1,3 +1,167 @@
 """Admin for the shop. Catalog admin lives here; checkout admin in shop/checkout_admin.py."""
 
 import shop.checkout_admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+
+# isort: split
+from django.contrib import admin
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Sum
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from shop.models import Category, Product, ProductImage, Variant
+from shop.templatetags.money import format_brl
+
+STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
+
+
+def _variant_stock_q(state: str) -> dict[str, object]:
+    """Variant filter for a stock state: low = 0 < stock <= threshold; out = stock 0."""
+    return {
+        "in": {"stock__gt": 0},
+        "low": {"stock__gt": 0, "stock__lte": F("low_stock_threshold")},
+        "out": {"stock": 0},
+    }[state]
+
+
+class ProductStockStateFilter(admin.SimpleListFilter):
+    title = _("estoque")
+    parameter_name = "stock_state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, object], ...]:
+        return STOCK_STATES
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Product]) -> QuerySet[Product] | None:
+        value = self.value()
+        if value not in {"in", "low", "out"}:
+            return queryset
+        active = Variant.objects.filter(product=OuterRef("pk"), active=True)
+        if value == "out":
+            # Out of stock: no active variant has units left.
+            return queryset.exclude(Exists(active.filter(stock__gt=0)))
+        return queryset.filter(Exists(active.filter(**_variant_stock_q(value))))
+
+
+class VariantStockStateFilter(admin.SimpleListFilter):
+    title = _("estoque")
+    parameter_name = "stock_state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, object], ...]:
+        return STOCK_STATES
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Variant]) -> QuerySet[Variant] | None:
+        value = self.value()
+        if value not in {"in", "low", "out"}:
+            return queryset
+        return queryset.filter(**_variant_stock_q(value))
+
+
+class VariantInline(admin.TabularInline):
+    model = Variant
+    extra = 0
+    fields = (
+        "sku",
+        "title",
+        "options",
+        "price",
+        "compare_at_price",
+        "stock",
+        "low_stock_threshold",
+        "allow_backorder",
+        "active",
+        "position",
+    )
+
+
+class ProductImageInline(admin.TabularInline):
+    model = ProductImage
+    extra = 0
+    fields = ("source", "alt_text", "position", "preview")
+    readonly_fields = ("preview",)
+
+    @admin.display(description=_("prévia"))
+    def preview(self, obj: ProductImage) -> str:
+        if not obj.pk or not obj.source:
+            return ""
+        return format_html('<img src="{}" alt="" style="height:48px;border-radius:6px">', obj.url)
+
+
+@admin.register(Category)
+class CategoryAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "parent", "position")
+    list_editable = ("position",)
+    list_select_related = ("parent",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Product)
+class ProductAdmin(admin.ModelAdmin):
+    list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active", "updated_at")
+    list_filter = ("category", "active", ProductStockStateFilter)
+    list_select_related = ("category",)
+    search_fields = ("title", "slug", "brand", "variants__sku")
+    search_help_text = _("Busca por título, marca, slug ou SKU.")
+    prepopulated_fields = {"slug": ("title",)}
+    readonly_fields = ("public_id", "created_at", "updated_at")
+    inlines = (VariantInline, ProductImageInline)
+    actions = ("make_active", "make_inactive")
+    fieldsets = (
+        (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
+        (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
+        (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Product]:
+        # Annotations keep the changelist at a fixed number of queries (no per-row variant queries).
+        active = Variant.objects.filter(product=OuterRef("pk"), active=True)
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                min_price=Subquery(active.order_by("price").values("price")[:1]),
+                stock_sum=Sum("variants__stock"),
+                has_stock=Exists(active.filter(stock__gt=0)),
+                has_low=Exists(active.filter(**_variant_stock_q("low"))),
+            )
+        )
+
+    @admin.display(description=_("preço"), ordering="min_price")
+    def price_display(self, obj: Product) -> str:
+        return format_brl(obj.min_price) if obj.min_price is not None else "—"
+
+    @admin.display(description=_("estoque total"), ordering="stock_sum")
+    def stock_total(self, obj: Product) -> int:
+        return obj.stock_sum or 0
+
+    @admin.display(description=_("situação"))
+    def stock_state(self, obj: Product) -> str:
+        if not obj.has_stock:
+            return format_html('<span style="color:#b3261e;font-weight:600">{}</span>', _("Esgotado"))
+        if obj.has_low:
+            return format_html('<span style="color:#8a5a00;font-weight:600">{}</span>', _("Estoque baixo"))
+        return format_html('<span style="color:#1c7c43">{}</span>', _("Em estoque"))
+
+    @admin.action(description=_("Ativar produtos selecionados"))
+    def make_active(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
+        queryset.update(active=True)
+
+    @admin.action(description=_("Desativar produtos selecionados"))
+    def make_inactive(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
+        queryset.update(active=False)
+
+
+@admin.register(Variant)
+class VariantAdmin(admin.ModelAdmin):
+    """All variants; with the "Estoque baixo" filter this is the low-stock list merchants restock from."""
+
+    list_display = ("sku", "product", "title", "price_display", "stock", "low_stock_threshold", "active")
+    list_filter = (VariantStockStateFilter, "active", "product__category")
+    list_select_related = ("product",)
+    search_fields = ("sku", "title", "product__title")
+    autocomplete_fields = ("product",)
+    ordering = ("stock", "sku")
+
+    @admin.display(description=_("preço"), ordering="price")
+    def price_display(self, obj: Variant) -> str:
+        return format_brl(obj.price)

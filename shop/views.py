@@ -54,7 +54,8 @@ _TRUE = {"1", "true", "on", "yes", "sim"}
 _FALSE = {"", "0", "false", "off", "no", "nao", "não"}
 # "59,90", "59.90", "1.234,56", "1,234.56", "59" (optionally prefixed by "R$").
 _PRICE_BR = re.compile(r"^\d{1,3}(\.\d{3})+(,\d{1,2})?$")
-_PRICE_EN = re.compile(r"^\d{1,3}(,\d{3})+(\.\d{1,2})?$")
+# English grouping only with its decimal part: a lone "59,999" is a pt-BR decimal typo, not 59 thousand.
+_PRICE_EN = re.compile(r"^\d{1,3}(,\d{3})+\.\d{1,2}$")
 _PRICE_PLAIN = re.compile(r"^\d+([.,]\d{1,2})?$")
 
 

@@ -1,0 +1,202 @@
+"""Storefront browsing: home and product list pages over the demo catalog (shop.demo)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from shop.demo import seed_catalog
+from shop.templatetags.money import brl
+from shop.views import parse_price_to_cents
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo() -> None:
+    seed_catalog()
+
+
+def _titles(html: str) -> list[str]:
+    return re.findall(r'<h3 class="product-card-title">(.*?)</h3>', html)
+
+
+def _errors(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<li data-field="([a-z_]+)">(.*?)</li>', html, flags=re.S))
+
+
+def _get(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_home_shows_categories_featured_products_and_site_chrome(client: Client, demo: None) -> None:
+    html = _get(client, "/")
+    for category in ("Cafés", "Camisetas", "Casa &amp; Cozinha", "Papelaria", "Eletrônicos"):
+        assert category in html
+    assert len(_titles(html)) == 8
+    assert 'href="/carrinho/"' in html and 'data-testid="cart-count">0<' in html
+    assert 'href="/termos"' in html and 'href="/privacidade"' in html
+    assert 'action="/i18n/setlang/"' in html
+    assert 'name="q"' in html  # header search box
+    assert '<html lang="pt-BR">' in html
+
+
+def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/")
+    assert "29 produtos encontrados" in html
+    assert len(_titles(html)) == 24
+    assert "Página 1 de 2" in html
+    assert _errors(html) == {}
+
+
+def test_product_list_second_page_has_the_rest(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?page=2")
+    assert len(_titles(html)) == 5
+    assert "Página 2 de 2" in html
+
+
+def test_product_list_per_page_50_shows_everything_and_page_3_of_10(client: Client, demo: None) -> None:
+    assert len(_titles(_get(client, "/produtos/?per_page=50"))) == 29
+    html = _get(client, "/produtos/?per_page=10&page=3")
+    assert len(_titles(html)) == 9
+    assert "Página 3 de 3" in html
+
+
+def test_product_list_pagination_links_keep_filters(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?sort=title&per_page=10")
+    assert 'href="?sort=title&amp;per_page=10&amp;page=2"' in html
+
+
+@pytest.mark.postgres
+def test_search_ignores_accents(client: Client, demo: None) -> None:
+    # "cafe" without the accent finds every "Café … especial" product and nothing else
+    html = _get(client, "/produtos/?q=cafe+especial&sort=title")
+    assert _titles(html) == ["Café especial 250 g", "Café especial 500 g", "E-book Guia do Café Especial"]
+
+
+def test_search_by_sku_finds_one_product(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?q=SKU-CAFE-500G")
+    assert _titles(html) == ["Café especial 500 g"]
+    assert "1 produto encontrado" in html
+
+
+def test_category_filter(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?category=camisetas&sort=title")
+    assert _titles(html) == [
+        "Camiseta Básica Branca",
+        "Camiseta Básica Preta",
+        "Camiseta Café com Leite",
+        "Camiseta Estampa Ipê Amarelo",
+        "Camiseta Infantil Arara",
+        "Regata Calçadão de Copacabana",
+    ]
+    assert "<h1>Camisetas</h1>" in html
+
+
+def test_in_stock_filter_hides_sold_out_and_backorder_only_products(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?in_stock=1&per_page=50")
+    titles = _titles(html)
+    assert len(titles) == 22
+    for sold_out in ("Camiseta Infantil Arara", "Agenda 2027 Semanal", "Cabo USB-C Trançado 2 m"):
+        assert sold_out not in titles
+
+
+@pytest.mark.parametrize("price_min", ["59,90", "59.90", "R$ 59,90"])
+def test_price_range_in_reais_as_typed(client: Client, demo: None, price_min: str) -> None:
+    html = _get(client, f"/produtos/?price_min={price_min}&price_max=60&sort=title")
+    assert _titles(html) == ["Camiseta Básica Branca", "Camiseta Básica Preta"]
+    assert _errors(html) == {}
+
+
+def test_sort_by_price(client: Client, demo: None) -> None:
+    assert _titles(_get(client, "/produtos/?sort=price_asc"))[:2] == [
+        "Bloco de Notas Cordel",
+        "Coador de Pano para Café (kit com 3)",
+    ]
+    assert _titles(_get(client, "/produtos/?sort=price_desc"))[0] == "Pixel 10 Pro"
+
+
+def test_cards_show_brl_prices_and_badges(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?q=Pixel")
+    assert "R$ 6.999,00" in html and "R$ 7.999,00" in html
+    html = _get(client, "/produtos/?category=casa-cozinha&sort=title")
+    assert '<span class="badge badge-out">Esgotado</span>' in html
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "fragment"),
+    [
+        ("price_min=abc", "price_min", "“abc” não é um preço válido"),
+        ("price_max=-5", "price_max", "“-5” não é um preço válido"),
+        ("price_min=59,999", "price_min", "não é um preço válido"),
+        ("price_min=100&price_max=10", "price_min", "O preço mínimo não pode ser maior que o preço máximo."),
+        ("in_stock=talvez", "in_stock", "Use 1 ou 0"),
+        ("page=abc", "page", "“abc” não é um número inteiro."),
+        ("page=0", "page", "A página deve ser um número inteiro a partir de 1."),
+        ("page=99", "page", "A página 99 não existe; há 2 página(s)."),
+        ("per_page=51", "per_page", "Itens por página deve estar entre 1 e 50."),
+        ("per_page=x", "per_page", "“x” não é um número inteiro."),
+        ("sort=cheap", "sort", "Ordenação desconhecida."),
+        ("category=nao-existe", "category", "Categoria desconhecida: “nao-existe”."),
+        ("q=" + "x" * 201, "q", "A busca pode ter no máximo 200 caracteres."),
+    ],
+)
+def test_bad_parameter_shows_message_naming_it_and_still_lists(
+    client: Client, demo: None, query: str, field: str, fragment: str
+) -> None:
+    # given a bad query parameter; when the list is requested; then 200, a message naming it, products still shown
+    html = _get(client, f"/produtos/?{query}")
+    errors = _errors(html)
+    assert list(errors) == [field]
+    assert f"<code>{field}</code>" in errors[field]
+    assert fragment in errors[field]
+    assert "29 produtos encontrados" in html
+
+
+def test_several_bad_parameters_are_all_reported(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?price_min=x&page=y&sort=z&category=w")
+    assert set(_errors(html)) == {"price_min", "page", "sort", "category"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "cents"),
+    [
+        ("59,90", 5990),
+        ("59.90", 5990),
+        ("59", 5900),
+        ("0,5", 50),
+        ("1.234,56", 123456),
+        ("1,234.56", 123456),
+        ("1.234", 123400),
+        ("R$ 42,90", 4290),
+        ("  7,00 ", 700),
+    ],
+)
+def test_parse_price_to_cents_is_exact(raw: str, cents: int) -> None:
+    assert parse_price_to_cents(raw) == cents
+
+
+@pytest.mark.parametrize("raw", ["", "abc", "-5", "59,999", "1.2.3", "5e3", "59,9,0"])
+def test_parse_price_to_cents_rejects_garbage(raw: str) -> None:
+    with pytest.raises(ValueError):
+        parse_price_to_cents(raw)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (123456, "R$ 1.234,56"),
+        (0, "R$ 0,00"),
+        (5, "R$ 0,05"),
+        (100_000_000, "R$ 1.000.000,00"),
+        (-150, "-R$ 1,50"),
+        (None, ""),
+        ("4290", "R$ 42,90"),
+    ],
+)
+def test_brl_filter(value: object, text: str) -> None:
+    assert brl(value) == text
