@@ -1,1 +1,60 @@
-"""Signal receivers of the shop. Connected in ShopConfig.ready()."""
+"""Signal receivers of the shop: the shop mediates between the leaf apps (contracts.md).
+
+- payments.charge_settled → complete the checkout → orders.order_place_from_checkout ("accepted"),
+  or "rejected" for a checkout that is canceled/expired/changed (payments then refunds in full).
+- orders.refund_requested → payments.refund_request.
+- payments.refund_finished → orders.adjustment_mark_refund_result.
+- orders.stock_return_requested → put the units back on sale.
+Connected in ShopConfig.ready().
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.dispatch import receiver
+
+from orders.signals import refund_requested, stock_return_requested
+from payments.signals import charge_settled, refund_finished
+
+
+@receiver(charge_settled, dispatch_uid="shop.charge_settled")
+def on_charge_settled(
+    sender: Any,
+    *,
+    reference: str,
+    txid: str,
+    amount: int,
+    end_to_end_id: str,
+    paid_at: datetime | None = None,
+    **_: Any,
+) -> str:
+    from shop.services import checkout_settle_pix
+
+    return checkout_settle_pix(
+        reference=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id, paid_at=paid_at
+    )
+
+
+@receiver(refund_requested, dispatch_uid="shop.refund_requested")
+def on_refund_requested(
+    sender: Any, *, order_id: str, adjustment_id: str, payment_reference: str, amount: int, reason: str = "", **_: Any
+) -> None:
+    from payments.services import refund_request
+
+    refund_request(reference=payment_reference, amount=amount, refund_id=adjustment_id, reason=reason)
+
+
+@receiver(refund_finished, dispatch_uid="shop.refund_finished")
+def on_refund_finished(sender: Any, *, refund_id: str, status: str, **_: Any) -> None:
+    from orders.services import adjustment_mark_refund_result
+
+    adjustment_mark_refund_result(adjustment_id=refund_id, status=status)
+
+
+@receiver(stock_return_requested, dispatch_uid="shop.stock_return_requested")
+def on_stock_return_requested(sender: Any, *, order_id: str, items: list[tuple[str, int]], **_: Any) -> None:
+    from shop.services import variants_restock
+
+    variants_restock(items=[(sku, int(quantity)) for sku, quantity in items])

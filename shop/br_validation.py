@@ -1,0 +1,69 @@
+"""Brazilian buyer data checks: CPF/CNPJ check digits, E.164 phones, e-mail."""
+
+from __future__ import annotations
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+_E164_RE = re.compile(r"^\+[1-9]\d{7,14}$")
+
+
+def digits_only(raw: str) -> str:
+    return re.sub(r"\D", "", raw or "")
+
+
+def cpf_valid(digits: str) -> bool:
+    if len(digits) != 11 or not digits.isdigit() or digits == digits[0] * 11:
+        return False
+    for size in (9, 10):
+        total = sum(int(d) * w for d, w in zip(digits[:size], range(size + 1, 1, -1), strict=True))
+        check = (total * 10) % 11 % 10
+        if check != int(digits[size]):
+            return False
+    return True
+
+
+def cnpj_valid(digits: str) -> bool:
+    if len(digits) != 14 or not digits.isdigit() or digits == digits[0] * 14:
+        return False
+    weights_1 = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
+    weights_2 = (6, *weights_1)
+    for size, weights in ((12, weights_1), (13, weights_2)):
+        total = sum(int(d) * w for d, w in zip(digits[:size], weights, strict=True))
+        rest = total % 11
+        check = 0 if rest < 2 else 11 - rest
+        if check != int(digits[size]):
+            return False
+    return True
+
+
+def tax_id_valid(digits: str) -> bool:
+    """CPF (11 digits) or CNPJ (14 digits) with valid check digits."""
+    return cpf_valid(digits) if len(digits) == 11 else cnpj_valid(digits)
+
+
+def phone_normalize(raw: str) -> str:
+    """Storefront-friendly: "(11) 98765-4321" → "+5511987654321"; E.164 input is kept as is."""
+    value = (raw or "").strip()
+    if not value:
+        return ""
+    if value.startswith("+"):
+        return "+" + digits_only(value)
+    digits = digits_only(value)
+    if len(digits) in (10, 11):  # DDD + number, Brazil implied
+        return "+55" + digits
+    return value
+
+
+def phone_valid(value: str) -> bool:
+    return bool(_E164_RE.match(value))
+
+
+def email_valid(value: str) -> bool:
+    try:
+        validate_email(value)
+    except ValidationError:
+        return False
+    return True

@@ -1,0 +1,390 @@
+"""Completion (BCP §4.3, §11; PIX.md §2–§3): Pix charge attachment, complete, settlement, order placement.
+
+- While a checkout is `ready_for_complete` with the Pix instrument selected, it carries an active
+  charge for exactly its total (`pix_charge_ensure`, PIX.md §2.2–2.4); any other state revokes it.
+- Complete (only from `ready_for_complete`, exactly one instrument): re-evaluates the stored state,
+  reserves stock and coupon uses, then Pix → `complete_in_progress` (the charge stays payable until
+  settled, canceled or expired); card → synchronous authorization → `completed` or `incomplete`
+  with `payment_failed` (stock and coupon uses released).
+- Settlement (`payments.charge_settled` via shop.receivers): `complete_in_progress` → order placed →
+  `completed`; a payment for a still `ready_for_complete` checkout completes it at once (PIX.md
+  §10 D1 without AP2: the Pix itself is the buyer's authorization); anything else is "rejected"
+  so that payments refunds it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from shop.checkout_core import (
+    PIX_SETTLEMENT_GRACE,
+    apply,
+    event,
+    expire_if_due,
+    input_from_checkout,
+    lock,
+    reload,
+    status_error,
+    stored_messages,
+    with_status,
+)
+from shop.checkout_eval import Evaluation, evaluate
+from shop.checkout_selectors import CheckoutNotFound
+from shop.checkout_types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    PaymentInput,
+)
+from shop.coupons import coupon_redemptions_record
+from shop.models import Checkout, CheckoutLine, CouponRedemption, PickupLocation
+from shop.stock import StockUnavailable, stock_release, stock_reserve
+
+logger = logging.getLogger(__name__)
+
+INSTRUMENT_PATH = "$.payment.instruments[0]"
+
+
+def _err(code: str, content: str, path: str) -> CheckoutMessage:
+    return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
+
+
+def card_handler_id() -> str:
+    return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+
+
+def _is_pix(instrument: dict[str, object] | None) -> bool:
+    return (
+        bool(instrument) and instrument.get("type") == "pix" and instrument.get("handler_id") == settings.PIX_HANDLER_ID
+    )  # type: ignore[union-attr]
+
+
+def _instrument_problem(payment: PaymentInput) -> CheckoutMessage | None:
+    """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a known handler and matching type."""
+    if len(payment.instruments) != 1:
+        return _err("payment_failed", "Informe exatamente um meio de pagamento.", "$.payment.instruments")
+    instrument = payment.instruments[0]
+    if instrument.handler_id == settings.PIX_HANDLER_ID:
+        if instrument.type != "pix":
+            return _err("pix_instrument_mismatch", "Instrumento incompatível com o Pix.", f"{INSTRUMENT_PATH}.type")
+        return None
+    if instrument.handler_id == card_handler_id() and getattr(settings, "BCP_CARD_ENABLED", True):
+        if instrument.type != "card":
+            return _err("payment_failed", "Instrumento incompatível com o cartão.", f"{INSTRUMENT_PATH}.type")
+        if not (instrument.credential or {}).get("token"):
+            return _err("payment_failed", "Informe o token do cartão.", f"{INSTRUMENT_PATH}.credential")
+        return None
+    return _err("payment_failed", "Meio de pagamento desconhecido.", f"{INSTRUMENT_PATH}.handler_id")
+
+
+def _lines(checkout: Checkout) -> list[CheckoutLine]:
+    return list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+
+
+def _stock_items(lines: list[CheckoutLine]) -> list[tuple[int, int]]:
+    return [(line.variant_id, line.quantity) for line in lines if line.variant_id is not None]
+
+
+def _save_status(checkout: Checkout, status: str, kind: str, extra: list[CheckoutMessage] | None = None) -> None:
+    previous = checkout.status
+    checkout.status = status
+    if extra:
+        checkout.messages = [*checkout.messages, *(m.as_dict() for m in extra)]
+    checkout.save()
+    event(checkout, kind, previous)
+
+
+def _reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
+    """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
+    try:
+        with transaction.atomic():
+            stock_reserve(items=_stock_items(lines))
+            exhausted = coupon_redemptions_record(
+                checkout_pk=checkout.pk, email=checkout.buyer_email, evaluation=ev.coupons
+            )
+            if exhausted:
+                raise _CouponsExhausted(exhausted)
+    except StockUnavailable as exc:
+        failed = set(exc.variant_pks)
+        return [
+            _err("out_of_stock", f"{line.title} esgotou enquanto você finalizava.", f"$.line_items[{index}]")
+            for index, line in enumerate(lines)
+            if line.variant_id in failed
+        ]
+    except _CouponsExhausted as exc:
+        return [
+            _err("discount_code_invalid", f"O cupom {code} esgotou; revise o pedido.", "$.discounts.codes")
+            for code in exc.codes
+        ]
+    checkout.stock_reserved = True
+    return []
+
+
+class _CouponsExhausted(Exception):
+    def __init__(self, codes: list[str]) -> None:
+        super().__init__(", ".join(codes))
+        self.codes = codes
+
+
+def _unreserve(checkout: Checkout, lines: list[CheckoutLine]) -> None:
+    if checkout.stock_reserved:
+        stock_release(items=_stock_items(lines))
+        checkout.stock_reserved = False
+    CouponRedemption.objects.filter(checkout=checkout).delete()
+
+
+def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult:
+    from payments.exceptions import PaymentInputError
+    from payments.psp import PSPRejected, PSPUnavailable
+
+    now = timezone.now()
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
+            return status_error(checkout, "concluir")
+        if checkout.status != STATUS_READY:
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        problem = _instrument_problem(data.payment)
+        if problem is not None:
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
+        chosen = data.payment.instruments[0]
+        existing = _lines(checkout)
+        state = input_from_checkout(checkout, existing)
+        state = replace(
+            state,
+            payment=PaymentInput(instruments=(InstrumentInput(chosen.id, chosen.handler_id, chosen.type),)),
+            signals={**state.signals, **data.signals},
+        )
+        ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
+        previous_total = checkout.total_amount
+        status, messages = with_status(ev, ev.rejections)
+        checkout.status = status
+        apply(checkout, ev, messages, existing)
+        if status != STATUS_READY or ev.total_amount != previous_total:
+            # Something changed since the platform last looked (stock, prices, coupon): no payment.
+            event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
+            changed = CheckoutMessage(
+                type="warning",
+                code="checkout_changed",
+                content="O checkout mudou; revise o total antes de concluir.",
+                path="$.totals",
+            )
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*messages, changed])
+        lines = _lines(checkout)
+        blocking = _reserve(checkout, lines, ev)
+        if blocking:
+            _save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+
+        if chosen.type == "pix":
+            try:
+                charge = _ensure_charge(checkout)
+            except (PSPUnavailable, PSPRejected, PaymentInputError):
+                logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
+                _unreserve(checkout, lines)
+                checkout.save()
+                message = _err("pix_psp_unavailable", "Pix indisponível no momento; tente novamente.", INSTRUMENT_PATH)
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), message])
+            waiting = CheckoutMessage(
+                type="info",
+                code="pix_awaiting_payment",
+                content="Aguardando o pagamento do Pix.",
+                path=INSTRUMENT_PATH,
+            )
+            checkout.expires_at = max(checkout.expires_at or now, charge.expires_at + PIX_SETTLEMENT_GRACE)
+            checkout.payment_txid = charge.txid
+            _save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+
+        from payments.services import card_payment_authorize
+
+        result = card_payment_authorize(
+            reference=checkout.public_id,
+            amount=checkout.total_amount,
+            handler_id=chosen.handler_id,
+            token=str((chosen.credential or {}).get("token", "")),
+        )
+        if not result.approved:
+            _unreserve(checkout, lines)
+            failed = _err("payment_failed", result.message or "Pagamento recusado.", INSTRUMENT_PATH)
+            _save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        checkout.payment_txid = result.payment_id
+        place_order(checkout, payment_type="card", paid_amount=checkout.total_amount)
+    return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+
+
+def _ensure_charge(checkout: Checkout):
+    from payments.services import pix_charge_ensure
+
+    return pix_charge_ensure(
+        reference=checkout.public_id,
+        amount=checkout.total_amount,
+        description=f"Pedido {checkout.public_id}",
+        payer_name=f"{checkout.buyer_first_name} {checkout.buyer_last_name}".strip(),
+        payer_tax_id=checkout.buyer_tax_id,
+    )
+
+
+def sync_pix(checkout: Checkout, *, previous_instrument: dict[str, object] | None) -> list[CheckoutMessage]:
+    """Keep the Pix charge consistent with the checkout after create/update (PIX.md §2.2–2.4)."""
+    is_pix = _is_pix(checkout.payment_instrument)
+    if not is_pix and not _is_pix(previous_instrument):
+        return []
+    if is_pix and checkout.status == STATUS_READY:
+        if not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
+            return []  # handler not offered for this total (PIX.md §1.3): nothing to attach
+        from payments.exceptions import PaymentInputError
+        from payments.psp import PSPRejected, PSPUnavailable
+
+        try:
+            charge = _ensure_charge(checkout)
+        except (PSPUnavailable, PSPRejected, PaymentInputError):
+            logger.warning("Pix charge could not be issued for %s", checkout.public_id, exc_info=True)
+            down = _err("pix_psp_unavailable", "Pix indisponível no momento; tente novamente.", INSTRUMENT_PATH)
+            _save_status(checkout, STATUS_INCOMPLETE, "pix_unavailable", [down])
+            return []
+        if checkout.expires_at is None or checkout.expires_at < charge.expires_at:
+            checkout.expires_at = charge.expires_at + PIX_SETTLEMENT_GRACE
+            checkout.save(update_fields=["expires_at", "updated_at"])
+        return []
+    from payments.services import pix_charge_revoke_for_reference
+
+    pix_charge_revoke_for_reference(reference=checkout.public_id)
+    return []
+
+
+def _destination(checkout: Checkout) -> dict[str, str]:
+    if checkout.fulfillment_type == "shipping":
+        return {
+            "first_name": checkout.ship_first_name,
+            "last_name": checkout.ship_last_name,
+            "street": checkout.ship_street,
+            "number": checkout.ship_number,
+            "complement": checkout.ship_complement,
+            "neighborhood": checkout.ship_neighborhood,
+            "city": checkout.ship_city,
+            "state": checkout.ship_uf,
+            "postal_code": checkout.ship_cep,
+            "country": checkout.ship_country or "BR",
+        }
+    if checkout.fulfillment_type == "pickup":
+        location = PickupLocation.objects.filter(public_id=checkout.selected_destination_id).first()
+        if location is not None:
+            return {
+                "name": location.name,
+                "first_name": checkout.buyer_first_name,
+                "last_name": checkout.buyer_last_name,
+                "street": location.street,
+                "number": location.number,
+                "complement": location.complement,
+                "neighborhood": location.neighborhood,
+                "city": location.city,
+                "state": location.uf,
+                "postal_code": location.cep,
+                "country": "BR",
+            }
+    return {}
+
+
+def _selected_option(checkout: Checkout) -> dict[str, object]:
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        for group in method["groups"]:
+            for option in group["options"]:
+                if option["id"] == checkout.selected_option_id:
+                    return option
+    return {}
+
+
+def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> None:
+    """Create the order from the checkout as it is now and mark the checkout completed (same transaction)."""
+    from orders.services import order_place_from_checkout
+    from orders.types import PlacedCheckout, PlacedLine
+
+    lines = _lines(checkout)
+    option = _selected_option(checkout)
+    placed = PlacedCheckout(
+        checkout_id=checkout.public_id,
+        currency=checkout.currency,
+        buyer_first_name=checkout.buyer_first_name,
+        buyer_last_name=checkout.buyer_last_name,
+        buyer_email=checkout.buyer_email,
+        buyer_phone=checkout.buyer_phone,
+        buyer_tax_id=checkout.buyer_tax_id,
+        lines=[
+            PlacedLine(
+                line_id=line.public_id,
+                sku=line.sku,
+                title=line.title,
+                unit_price=line.unit_price,
+                quantity=line.quantity,
+                image_url=line.image_url,
+            )
+            for line in lines
+        ],
+        totals=[(str(t["type"]), int(t["amount"]), str(t.get("display_text", ""))) for t in checkout.totals],
+        fulfillment_method=checkout.fulfillment_type or "digital",
+        fulfillment_title=str(option.get("title", "")) or ("Entrega digital" if not checkout.fulfillment_type else ""),
+        fulfillment_description=str(option.get("description", "")),
+        destination=_destination(checkout),
+        platform_id=checkout.platform_id,
+        language=checkout.language,
+        payment_handler_id=str((checkout.payment_instrument or {}).get("handler_id", "")),
+        payment_type=payment_type,
+        payment_reference=checkout.public_id,
+        payment_txid=checkout.payment_txid,
+        paid_amount=paid_amount,
+    )
+    order = order_place_from_checkout(checkout=placed)
+    checkout.order_id = order.public_id
+    checkout.order_permalink_url = order.permalink_url
+    checkout.completed_at = timezone.now()
+    checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+    _save_status(checkout, STATUS_COMPLETED, "completed", None)
+
+
+def checkout_settle_pix(
+    *, reference: str, amount: int, txid: str, end_to_end_id: str, paid_at: datetime | None = None
+) -> str:
+    """A Pix for `reference` settled (inside payments' transaction): "accepted" or "rejected"."""
+    try:
+        checkout = lock(reference)
+    except CheckoutNotFound:
+        return "rejected"
+    if checkout.status == STATUS_COMPLETED:
+        # The same charge reported again is fine; any other payment of a completed checkout is refunded.
+        return "accepted" if checkout.payment_txid == txid else "rejected"
+    if checkout.status == STATUS_IN_PROGRESS:
+        if amount != checkout.total_amount or (checkout.payment_txid and checkout.payment_txid != txid):
+            return "rejected"
+        place_order(checkout, payment_type="pix", paid_amount=amount)
+        return "accepted"
+    if checkout.status == STATUS_READY and _is_pix(checkout.payment_instrument) and amount == checkout.total_amount:
+        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for).
+        lines = _lines(checkout)
+        existing = list(lines)
+        ev = evaluate(
+            checkout=checkout, existing_lines=existing, data=input_from_checkout(checkout, existing), now=timezone.now()
+        )
+        if ev.total_amount != amount or with_status(ev, [])[0] != STATUS_READY:
+            return "rejected"
+        blocking = _reserve(checkout, lines, ev)
+        if blocking:
+            _save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
+            return "rejected"
+        checkout.payment_txid = txid
+        place_order(checkout, payment_type="pix", paid_amount=amount)
+        return "accepted"
+    return "rejected"

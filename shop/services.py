@@ -1,0 +1,187 @@
+"""Checkout engine: the one code path for storefront buyers and BCP agents (BCP.md §4–§6, §9–§11).
+
+API (all keyword-only; every call is one transaction; ids are public ids, never primary keys)::
+
+    checkout_create(*, data: CheckoutInput, platform_id: str | None = None, session_key: str = "",
+                    language: str = "pt-br") -> CheckoutResult
+        # raises CheckoutCreateImpossible(messages) when nothing can be created (BCP §4.3: every item
+        # unavailable, no lines) → BCP Error Response; CheckoutInputError(path, content) for bad input.
+    checkout_update(*, checkout_id: str, data: CheckoutInput) -> CheckoutResult
+        # full replacement (BCP-CHK-06): lines matched by `line_id`, unlisted lines removed, omitted
+        # fields cleared. A rejected selection / unknown line id → unchanged checkout + recoverable error.
+    checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
+    checkout_cancel(*, checkout_id: str) -> CheckoutResult
+    checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult
+    checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int   # beat task
+    checkout_settle_pix(*, reference: str, amount: int, txid: str, end_to_end_id: str) -> str
+        # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
+    variants_restock(*, items: list[tuple[str, int]]) -> None     # orders' stock_return_requested
+
+    CheckoutNotFound is raised for unknown ids (BCP `not_found`).
+
+`CheckoutResult(checkout, messages)`: the checkout model with `lines` prefetched and the messages
+of the response (the stored state's messages, plus call-only ones such as
+`invalid_checkout_status` or a rejected selection). `shop.checkout_selectors.checkout_view()`
+turns the checkout into everything a BCP response needs (totals in §6 order, line totals,
+fulfillment methods/destinations/groups/options with stable ids, applied discounts, links,
+continue_url, expires_at, the Pix charge, the order reference); the presenter only maps names.
+
+Statuses (§4.2): the evaluation (shop/checkout_eval.py) sets `incomplete` while any error message
+exists and `ready_for_complete` otherwise; `complete_in_progress` while a Pix payment is awaited
+(stock reserved); `completed` once the order is placed; `canceled` on cancel or expiry. Operations
+not allowed in a status return the unchanged checkout with `invalid_checkout_status`
+(`recoverable` during `complete_in_progress`, `unrecoverable` on terminal checkouts).
+
+Stock is reserved at complete — see the docstring of shop/stock.py for why and how.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from shop.checkout_completion import checkout_complete, checkout_settle_pix, sync_pix
+from shop.checkout_core import (
+    apply,
+    cancel,
+    event,
+    expire_if_due,
+    lock,
+    reload,
+    status_error,
+    stored_messages,
+    with_status,
+)
+from shop.checkout_eval import CheckoutInputError, evaluate
+from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout_types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
+from shop.models import Checkout, Variant
+from shop.stock import stock_release
+
+__all__ = [
+    "CheckoutCreateImpossible",
+    "CheckoutInputError",
+    "CheckoutNotFound",
+    "checkout_cancel",
+    "checkout_complete",
+    "checkout_create",
+    "checkout_expire_due",
+    "checkout_get",
+    "checkout_settle_pix",
+    "checkout_update",
+    "variants_restock",
+]
+
+
+class CheckoutCreateImpossible(Exception):
+    """Nothing could be created (BCP §4.3) → BCP Error Response with these messages."""
+
+    def __init__(self, messages: list[CheckoutMessage]) -> None:
+        super().__init__("; ".join(m.content for m in messages))
+        self.messages = messages
+
+
+# --- create / update / get -----------------------------------------------------------------------------
+
+
+def checkout_create(
+    *, data: CheckoutInput, platform_id: str | None = None, session_key: str = "", language: str = "pt-br"
+) -> CheckoutResult:
+    if not data.lines:
+        raise CheckoutCreateImpossible(
+            [CheckoutMessage("error", "field_required", "Adicione ao menos um item.", "unrecoverable", "$.line_items")]
+        )
+    now = timezone.now()
+    with transaction.atomic():
+        ev = evaluate(checkout=None, existing_lines=[], data=data, now=now)
+        if len(ev.unavailable_line_ids) == len(ev.lines):
+            raise CheckoutCreateImpossible(
+                [
+                    CheckoutMessage(m.type, m.code, m.content, "unrecoverable")
+                    for m in ev.messages
+                    if m.code in ("item_unavailable", "out_of_stock")
+                ]
+            )
+        status, messages = with_status(ev, ev.rejections)
+        checkout = Checkout(
+            status=status,
+            platform_id=platform_id,
+            session_key=session_key,
+            language=language,
+            expires_at=now + timedelta(seconds=settings.SHOP_CHECKOUT_TTL_SECONDS),
+        )
+        apply(checkout, ev, messages, [])
+        event(checkout, "created", "", {"platform_id": platform_id or ""})
+        extra = sync_pix(checkout, previous_instrument=None)
+    return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), *extra])
+
+
+def checkout_update(*, checkout_id: str, data: CheckoutInput) -> CheckoutResult:
+    now = timezone.now()
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        if expire_if_due(checkout, now):
+            return status_error(checkout, "alterar")
+        if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS:
+            return status_error(checkout, "alterar")
+        existing = list(checkout.lines.all())
+        ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
+        if ev.rejections:
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *ev.rejections])
+        previous_status, previous_instrument = checkout.status, checkout.payment_instrument
+        checkout.status, messages = with_status(ev, [])
+        apply(checkout, ev, messages, existing)
+        if checkout.status != previous_status:
+            event(checkout, "status_changed", previous_status)
+        extra = sync_pix(checkout, previous_instrument=previous_instrument)
+    return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *extra])
+
+
+def checkout_get(*, checkout_id: str) -> CheckoutResult:
+    checkout = checkout_by_public_id(checkout_id)
+    if checkout.status not in TERMINAL_STATUSES and checkout.expires_at and checkout.expires_at <= timezone.now():
+        with transaction.atomic():
+            locked = lock(checkout_id)
+            expire_if_due(locked, timezone.now())
+        checkout = checkout_by_public_id(checkout_id)
+    return CheckoutResult(checkout=checkout, messages=stored_messages(checkout))
+
+
+# --- cancel / expiry ----------------------------------------------------------------------------------
+
+
+def checkout_cancel(*, checkout_id: str) -> CheckoutResult:
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        if checkout.status in TERMINAL_STATUSES:
+            return status_error(checkout, "cancelar")
+        cancel(checkout, kind="canceled")
+    return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+
+
+def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Cancel non-terminal checkouts past `expires_at`, releasing stock; returns how many."""
+    now = now or timezone.now()
+    due = list(
+        Checkout.objects.filter(expires_at__lte=now)
+        .exclude(status__in=TERMINAL_STATUSES)
+        .order_by("expires_at")
+        .values_list("public_id", flat=True)[:limit]
+    )
+    expired = 0
+    for public_id in due:
+        with transaction.atomic():
+            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            if checkout is not None and expire_if_due(checkout, now):
+                expired += 1
+    return expired
+
+
+def variants_restock(*, items: list[tuple[str, int]]) -> None:
+    """Put units back on sale (order canceled or returned): SKU → quantity, primary-key order."""
+    by_sku = dict(Variant.objects.filter(sku__in=[sku for sku, _ in items]).values_list("sku", "pk"))
+    with transaction.atomic():
+        stock_release(items=[(by_sku[sku], qty) for sku, qty in items if sku in by_sku and qty > 0])

@@ -1,0 +1,105 @@
+"""Shipping quotes: which methods serve a CEP, at what price and with which delivery estimate.
+
+Rules (per `ShippingMethod`): a CEP-range rate wins over a UF rate (narrowest range first), a UF
+rate wins over the flat price; no match = the method does not serve that CEP. A method with
+`free_above` costs 0 once the subtotal after discounts reaches it. Pure functions over preloaded
+rows so that the checkout evaluation keeps a fixed number of queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch
+
+from shop.checkout_types import OptionView
+from shop.models import PickupLocation, ShippingMethod, ShippingRate
+
+
+@dataclass(frozen=True)
+class ShippingConfig:
+    shipping_methods: tuple[ShippingMethod, ...]  # kind=shipping, rates prefetched
+    pickup_methods: tuple[ShippingMethod, ...]  # kind=pickup
+    pickup_locations: tuple[PickupLocation, ...]
+
+
+def shipping_config_load() -> ShippingConfig:
+    """Active methods (with rates) and pickup locations: 3 queries."""
+    methods = list(
+        ShippingMethod.objects.filter(active=True).prefetch_related(
+            Prefetch("rates", queryset=ShippingRate.objects.order_by("id"))
+        )
+    )
+    locations = tuple(PickupLocation.objects.filter(active=True))
+    return ShippingConfig(
+        shipping_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_SHIPPING),
+        pickup_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_PICKUP),
+        pickup_locations=locations,
+    )
+
+
+def days_text(days_min: int, days_max: int, *, verb: str = "Chega em") -> str:
+    unit = "dia útil" if days_max == 1 else "dias úteis"
+    if days_min == days_max:
+        return f"{verb} {days_max} {unit}"
+    return f"{verb} {days_min} a {days_max} {unit}"
+
+
+def _rate_for(method: ShippingMethod, cep: int, uf: str) -> tuple[int, int, int] | None:
+    """(price, days_min, days_max) of the rule that applies, or None."""
+    rates = list(method.rates.all())
+    by_range = [r for r in rates if r.cep_start is not None and r.cep_start <= cep <= (r.cep_end or -1)]
+    if by_range:
+        rate = min(by_range, key=lambda r: ((r.cep_end or 0) - (r.cep_start or 0), r.id))
+    else:
+        by_uf = [r for r in rates if r.uf and r.uf == uf]
+        rate = by_uf[0] if by_uf else None
+    if rate is not None:
+        return rate.price, rate.days_min or method.days_min, rate.days_max or method.days_max
+    if method.flat_price is not None:
+        return method.flat_price, method.days_min, method.days_max
+    return None
+
+
+def _price_after_threshold(method: ShippingMethod, price: int, subtotal_after_discounts: int) -> int:
+    if method.free_above is not None and subtotal_after_discounts >= method.free_above:
+        return 0
+    return price
+
+
+def shipping_options(
+    *, config: ShippingConfig, cep: str, uf: str, subtotal_after_discounts: int
+) -> tuple[OptionView, ...]:
+    """Options for a delivery to `cep` (8 digits) in `uf`; empty when no method serves it."""
+    cep_int = int(cep)
+    options: list[OptionView] = []
+    for method in config.shipping_methods:
+        rule = _rate_for(method, cep_int, uf)
+        if rule is None:
+            continue
+        price, days_min, days_max = rule
+        options.append(
+            OptionView(
+                id=method.code,
+                title=method.title,
+                description=days_text(days_min, days_max),
+                amount=_price_after_threshold(method, price, subtotal_after_discounts),
+                carrier=method.carrier,
+            )
+        )
+    return tuple(options)
+
+
+def pickup_options(*, config: ShippingConfig, location: PickupLocation | None) -> tuple[OptionView, ...]:
+    """Options of the pickup method (usually one, free: "Retirada na loja")."""
+    days = location.preparation_days if location is not None else 1
+    return tuple(
+        OptionView(
+            id=method.code,
+            title=method.title,
+            description=days_text(days, days, verb="Pronto para retirada em"),
+            amount=method.flat_price or 0,
+            carrier=method.carrier,
+        )
+        for method in config.pickup_methods
+    )

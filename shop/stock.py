@@ -1,0 +1,70 @@
+"""Stock: reserved at complete, never oversold.
+
+Why reserve-at-complete (not at add-to-cart): checkouts are cheap to create, also anonymously by
+agents over BCP, and live for hours (SHOP_CHECKOUT_TTL_SECONDS, default 6 h). Reserving at add
+would let abandoned carts and idle agents lock the last units for that long. At complete the buyer
+has committed to paying, so that is where the units are taken; until then every evaluation checks
+availability and reports `out_of_stock` / `quantity_adjusted`. A Pix checkout holds its units while
+`complete_in_progress` (until settled, canceled or expired), so a paid Pix always has its goods.
+
+How: one conditional `UPDATE variant SET stock = stock - q WHERE id = … AND stock >= q` per
+variant, in primary-key order (a fixed lock order, so concurrent reservations cannot deadlock),
+inside the caller's transaction. A zero row count means not enough stock: the caller's savepoint
+rolls back the units taken so far. Releasing adds the quantities back in the same order.
+Variants that accept backorders (`allow_backorder`) are made to order and are not decremented.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import F
+
+from shop.models import Variant
+
+
+class StockUnavailable(Exception):
+    """Not enough stock for some variants (pks); nothing was taken."""
+
+    def __init__(self, variant_pks: list[int]) -> None:
+        super().__init__(f"insufficient stock for variants {variant_pks}")
+        self.variant_pks = variant_pks
+
+
+def _aggregate(items: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    totals: dict[int, int] = defaultdict(int)
+    for variant_pk, quantity in items:
+        totals[variant_pk] += quantity
+    return sorted(totals.items())
+
+
+def stock_reserve(*, items: Iterable[tuple[int, int]]) -> None:
+    """Take `(variant_pk, quantity)` units all-or-nothing; raises StockUnavailable."""
+    wanted = _aggregate(items)
+    backorder = set(
+        Variant.objects.filter(pk__in=[pk for pk, _ in wanted], allow_backorder=True).values_list("pk", flat=True)
+    )
+    failed: list[int] = []
+    with transaction.atomic():
+        for variant_pk, quantity in wanted:
+            if variant_pk in backorder:
+                continue
+            taken = Variant.objects.filter(pk=variant_pk, stock__gte=quantity).update(stock=F("stock") - quantity)
+            if taken != 1:
+                failed.append(variant_pk)
+        if failed:
+            # Leave the atomic block by exception so the savepoint undoes the units taken above.
+            raise StockUnavailable(failed)
+
+
+def stock_release(*, items: Iterable[tuple[int, int]]) -> None:
+    """Give back units taken by `stock_reserve` (cancel, expiry, failed payment, restock)."""
+    wanted = _aggregate(items)
+    backorder = set(
+        Variant.objects.filter(pk__in=[pk for pk, _ in wanted], allow_backorder=True).values_list("pk", flat=True)
+    )
+    for variant_pk, quantity in wanted:
+        if variant_pk not in backorder:
+            Variant.objects.filter(pk=variant_pk).update(stock=F("stock") + quantity)
