@@ -1,0 +1,95 @@
+"""Read operations of the typed catalogue tools over `shop.selectors` (no business rule of their own).
+
+Each returns the tool's result model ("ok" or the seed's error envelope); constructing the model
+validates the output, so a corrupt mapping fails here instead of reaching the agent.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from bcp_app.catalogue.contracts import (
+    CatalogueListInput,
+    CatalogueListOk,
+    ErrorResult,
+    InventoryCheckInput,
+    InventoryCheckOk,
+    InventoryLine,
+    Product,
+    ProductDetailInput,
+    ProductDetailOk,
+    error_result,
+)
+from shop import selectors
+from shop.schema_org import availability_url, product_schema_org
+
+
+def _base_url() -> str:
+    return settings.BCP_PUBLIC_URL
+
+
+def catalogue_list(args: CatalogueListInput) -> CatalogueListOk | ErrorResult:
+    try:
+        page = selectors.product_search(
+            query=args.query or "",
+            category_slug=args.category or "",
+            in_stock=bool(args.in_stock),
+            price_min=args.price_min,
+            price_max=args.price_max,
+            page=args.page,
+            per_page=args.per_page,
+        )
+    except selectors.CatalogQueryError as exc:
+        # Input that is well-formed but names nothing here (unknown category, page past the end).
+        field = {"q": "query"}.get(exc.field, exc.field)
+        return error_result("not_found", exc.message, fields={field: exc.message})
+    base_url = _base_url()
+    return CatalogueListOk(
+        status="ok",
+        results=[Product.model_validate(product_schema_org(p, base_url=base_url)) for p in page.products],
+        total=page.total,
+        page=page.page,
+        per_page=page.per_page,
+    )
+
+
+def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
+    if args.sku is not None:
+        variant = selectors.variants_by_sku([args.sku]).get(args.sku)
+        product = selectors.product_get(public_id=variant.product.public_id) if variant else None
+        field, value = "sku", args.sku
+    elif args.slug is not None:
+        product = selectors.product_get(slug=args.slug)
+        field, value = "slug", args.slug
+    else:
+        product = selectors.product_get(public_id=args.product_id)
+        field, value = "product_id", args.product_id or ""
+    if product is None:
+        message = f"Produto não encontrado: {value}."
+        return error_result("not_found", message, fields={field: message})
+    return ProductDetailOk(
+        status="ok", product=Product.model_validate(product_schema_org(product, base_url=_base_url()))
+    )
+
+
+def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
+    variants = selectors.variants_by_sku(item.sku for item in args.items)
+    unknown = {
+        f"items.{index}.sku": f"SKU desconhecido: {item.sku}."
+        for index, item in enumerate(args.items)
+        if item.sku not in variants
+    }
+    if unknown:
+        return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
+    lines = []
+    for item in args.items:
+        variant = variants[item.sku]
+        lines.append(
+            InventoryLine(
+                sku=item.sku,
+                quantity=item.quantity,
+                availability=availability_url(variant.availability),  # type: ignore[arg-type]
+                can_fulfill=variant.stock >= item.quantity or variant.allow_backorder,
+            )
+        )
+    return InventoryCheckOk(status="ok", items=lines)

@@ -1,0 +1,1 @@
+"""Protocol transports over the transport-neutral BCP operations."""

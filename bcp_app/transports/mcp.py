@@ -1,0 +1,239 @@
+"""MCP binding of BCP (§13.2) plus the typed catalogue tools (seed 002), on the official `mcp` SDK.
+
+Mounted by `shop/asgi.py` at `/bcp/mcp` (`settings.ASGI_MOUNTS`): streamable HTTP, stateless, JSON
+responses, serving both the 2026-07-28 per-request revision and the earlier initialize-handshake
+revisions. Host/Origin are checked against `BCP_MCP_ALLOWED_HOSTS` / `BCP_MCP_ALLOWED_ORIGINS`.
+JSON-RPC errors leave with the HTTP status BCP §5.4 gives their `data.code`. The same tools are
+served over stdio by `manage.py mcp_stdio`. Nothing is kept in memory between requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import mcp_types as types
+from asgiref.sync import ThreadSensitiveContext
+from django.conf import settings
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+
+from bcp_app.errors import PROTOCOL_ERRORS, ProtocolError
+from bcp_app.transports.mcp_core import CallInfo, McpTool, protocol_error_to_mcp, run_tool
+
+logger = logging.getLogger("bcp_app.transports.mcp")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+SERVER_NAME = "loja-bcp"
+SERVER_VERSION = "2026-07-28"
+# JSON-RPC codes without a BCP `data.code`: the status the MCP 2026-07-28 transport table gives them.
+_JSONRPC_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32601: 404, -32603: 500}
+
+
+def all_tools() -> list[McpTool]:
+    # Imported late: the tool modules pull in the ORM-backed operations.
+    from bcp_app.transports.mcp_tools import all_tools as _all
+
+    return _all()
+
+
+def build_server(tools: list[McpTool] | None = None) -> Server[Any]:
+    """A low-level MCP server listing `tools` and dispatching `tools/call` to them."""
+    registry = {tool.name: tool for tool in (tools if tools is not None else all_tools())}
+    listed = [tool.as_tool() for tool in registry.values()]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = registry.get(params.name)
+        if tool is None:
+            raise protocol_error_to_mcp(ProtocolError("invalid_request", f"Ferramenta desconhecida: {params.name}."))
+        call = await _call_info(ctx, params)
+        return await run_tool(tool, call)
+
+    return Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        title=f"{settings.SHOP_NAME} (BCP)",
+        instructions=(
+            "Loja brasileira com BCP. Ferramentas BCP (create_checkout, get_order, …) exigem "
+            "arguments.meta['ucp-agent'].profile; as ferramentas tipadas (catalogue.list, product.detail, "
+            "inventory.check, order.intent, order.status) não. Valores em centavos de real."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def _call_info(ctx: Any, params: types.CallToolRequestParams) -> CallInfo:
+    arguments = params.arguments or {}
+    request = getattr(ctx, "request", None)
+    if request is None or not hasattr(request, "headers"):
+        return CallInfo(
+            name=params.name, arguments=arguments, transport="stdio", protocol_version=ctx.protocol_version
+        )
+    body = await request.body()  # already read by the transport; Starlette caches it
+    return CallInfo(
+        name=params.name,
+        arguments=arguments,
+        transport="http",
+        method=request.method,
+        authority=request.headers.get("host", ""),
+        path=request.url.path,
+        query=request.url.query or None,
+        headers={key.lower(): value for key, value in request.headers.items()},
+        body=body,
+        protocol_version=ctx.protocol_version,
+    )
+
+
+def security_settings() -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(settings.BCP_MCP_ALLOWED_HOSTS),
+        allowed_origins=list(settings.BCP_MCP_ALLOWED_ORIGINS),
+    )
+
+
+def error_status(body: bytes) -> tuple[int, dict[str, str]] | None:
+    """HTTP status (and headers) for a JSON-RPC error body, per BCP §5.4; None if it is not an error."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    error = message.get("error") if isinstance(message, dict) else None
+    if not isinstance(error, dict):
+        return None
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    headers: dict[str, str] = {}
+    if isinstance(data.get("retry_after"), int):
+        headers["retry-after"] = str(data["retry_after"])
+    if data.get("code") in PROTOCOL_ERRORS:
+        status = PROTOCOL_ERRORS[data["code"]][0]
+        if data["code"] == "unauthenticated":
+            headers["www-authenticate"] = 'Bearer realm="bcp"'
+        return status, headers
+    code = error.get("code")
+    return (_JSONRPC_STATUS.get(code, 200) if isinstance(code, int) else 200), headers
+
+
+class _StatusFromError:
+    """Wraps `send`: a JSON body holding a JSON-RPC error leaves with its BCP §5.4 HTTP status."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            content_type = dict(message.get("headers") or []).get(b"content-type", b"")
+            if content_type.startswith(b"application/json"):
+                self.start = message
+                return
+            await self.send(message)
+            return
+        if message["type"] == "http.response.body" and self.start is not None:
+            self.chunks.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            body = b"".join(self.chunks)
+            start, self.start = self.start, None
+            mapped = error_status(body)
+            if mapped is not None:
+                status, extra = mapped
+                headers = [(k, v) for k, v in start.get("headers", []) if k.decode().lower() not in extra]
+                headers += [(k.encode(), v.encode()) for k, v in extra.items()]
+                start = {**start, "status": status, "headers": headers}
+            await self.send(start)
+            await self.send({"type": "http.response.body", "body": body, "more_body": False})
+            return
+        await self.send(message)
+
+
+class McpAsgiApp:
+    """The `/bcp/mcp` ASGI app. `startup()`/`shutdown()` run the SDK session manager (lifespan)."""
+
+    def __init__(self) -> None:
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+
+    async def startup(self) -> None:
+        if self._runner is not None:
+            return
+        # A session manager runs once; each lifespan gets a fresh one (tests start several servers).
+        manager = StreamableHTTPSessionManager(
+            app=build_server(), json_response=True, stateless=True, security_settings=security_settings()
+        )
+        started = asyncio.Event()
+        stop = asyncio.Event()
+
+        async def run() -> None:
+            async with manager.run():
+                started.set()
+                await stop.wait()
+
+        self._runner = asyncio.get_running_loop().create_task(run())
+        started_task = asyncio.ensure_future(started.wait())
+        done, _ = await asyncio.wait({started_task, self._runner}, return_when=asyncio.FIRST_COMPLETED)
+        if self._runner in done:
+            started_task.cancel()
+            self._runner.result()  # re-raise the start-up failure
+        self._manager, self._stop = manager, stop
+
+    async def shutdown(self) -> None:
+        runner, stop = self._runner, self._stop
+        self._manager = self._runner = self._stop = None
+        if stop is not None:
+            stop.set()
+        if runner is not None:
+            await runner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        manager = self._manager
+        if manager is None:
+            body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"MCP server not started"}}'
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        # One executor thread per request for the ORM work (as Django's own ASGI handler does).
+        async with ThreadSensitiveContext():
+            await manager.handle_request(scope, receive, _StatusFromError(send))
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        # Used only when this app is served on its own (the shop's router calls startup/shutdown itself).
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:  # the server must hear about it, not hang
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+asgi_app = McpAsgiApp()
+
+__all__ = ["MCPError", "McpAsgiApp", "asgi_app", "build_server", "error_status", "security_settings"]

@@ -1,0 +1,126 @@
+"""Transport-level pieces of the MCP binding shared by HTTP and stdio: the tool type, the call envelope,
+and the bridge from the async MCP server into Django's synchronous ORM.
+
+A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs in a Django thread
+(`sync_to_async(thread_sensitive=True)`), with the database connection closed afterwards so no
+connection outlives the call (the executor thread of a request context dies with the request).
+Protocol failures are raised as `bcp_app.errors.ProtocolError` and rendered as JSON-RPC errors
+with `data{code, content}`; any other exception becomes a bare -32603 (no internals leaked).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections, connections
+from mcp.shared.exceptions import MCPError
+
+from bcp_app.errors import ProtocolError
+
+logger = logging.getLogger("bcp_app.transports.mcp")
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """One `tools/call`: the tool name, raw arguments and, over HTTP, what identifies the caller."""
+
+    name: str
+    arguments: dict[str, Any]
+    transport: str = "http"  # "http" | "stdio"
+    method: str = "POST"
+    authority: str = ""
+    path: str = "/bcp/mcp"
+    query: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)  # lower-case names
+    body: bytes = b""
+    protocol_version: str = ""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """`structuredContent` and the text of the single `content` block (its JSON unless said otherwise)."""
+
+    structured: dict[str, Any]
+    text: str | None = None
+
+    def as_result(self) -> types.CallToolResult:
+        text = self.text if self.text is not None else compact_json(self.structured)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=self.structured
+        )
+
+
+@dataclass(frozen=True)
+class McpTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    run: Callable[[CallInfo], ToolOutcome]
+
+    def as_tool(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+        )
+
+
+class OutputContractError(Exception):
+    """Our own output broke its published `outputSchema`: a bug, logged and answered as -32603."""
+
+
+def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
+    """Validate a result against the exact `outputSchema` clients check it with, before it leaves."""
+    if schema is None:
+        return lambda value: None
+    from jsonschema.validators import validator_for
+
+    validator_cls = validator_for(schema)
+    validator_cls.check_schema(schema)
+    validator = validator_cls(schema)
+
+    def validate(value: dict[str, Any]) -> None:
+        error = next(iter(validator.iter_errors(value)), None)
+        if error is not None:
+            raise OutputContractError(f"{name}: output violates outputSchema at {error.json_path}: {error.message}")
+
+    return validate
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
+    close_old_connections()
+    try:
+        return tool.run(call)
+    finally:
+        # The request's executor thread ends with the request: hand its connection back now.
+        connections.close_all()
+
+
+def protocol_error_to_mcp(exc: ProtocolError) -> MCPError:
+    return MCPError(exc.jsonrpc_code, exc.content, exc.jsonrpc_data())
+
+
+async def run_tool(tool: McpTool, call: CallInfo) -> types.CallToolResult:
+    try:
+        outcome = await sync_to_async(_run_in_django, thread_sensitive=True)(tool, call)
+    except ProtocolError as exc:
+        raise protocol_error_to_mcp(exc) from None
+    except MCPError:
+        raise
+    except Exception:
+        logger.exception("MCP tool %s failed", call.name)
+        error = ProtocolError("internal_error", "Erro interno; nada foi alterado. Tente novamente.")
+        raise protocol_error_to_mcp(error) from None
+    return outcome.as_result()

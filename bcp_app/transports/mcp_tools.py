@@ -1,0 +1,39 @@
+"""Every tool the MCP server lists: the BCP tools of §13.2 and the typed catalogue tools of seed 002."""
+
+from __future__ import annotations
+
+from bcp_app.catalogue import Caller
+from bcp_app.errors import ProtocolError
+from bcp_app.transports.mcp_core import CallInfo, McpTool
+from bcp_app.transports.mcp_typed import typed_tools
+
+
+def api_key_from(call: CallInfo) -> str | None:
+    """`Authorization: Bearer <key>` or `X-API-Key: <key>`; None when neither is sent."""
+    authorization = call.headers.get("authorization", "").strip()
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
+        return token.strip()
+    api_key = call.headers.get("x-api-key", "").strip()
+    return api_key or None
+
+
+def typed_caller(call: CallInfo) -> Caller:
+    """Typed tools carry no BCP profile, so only an API key identifies the caller (anonymous otherwise)."""
+    from bcp_app.platforms import platform_for_api_key
+
+    api_key = api_key_from(call)
+    if api_key is None:
+        return Caller()
+    platform = platform_for_api_key(api_key)
+    if platform is None:
+        raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
+    return Caller(platform_id=platform.public_id)
+
+
+def all_tools() -> list[McpTool]:
+    from bcp_app.transports.mcp_bcp import bcp_tools
+
+    return [*bcp_tools(), *typed_tools(typed_caller)]

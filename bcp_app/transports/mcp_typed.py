@@ -1,0 +1,58 @@
+"""The typed catalogue tools of seed 002 as MCP tools: strict input, validated output, domain errors
+in the seed's envelope (`status: "error"`), protocol errors as JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from bcp_app.catalogue import TYPED_TOOLS, Caller, TypedTool
+from bcp_app.catalogue.contracts import describe_validation_error, input_schema, output_schema
+from bcp_app.errors import PROTOCOL_ERRORS
+from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome, output_validator
+
+
+def invalid_params(content: str, fields: dict[str, str]) -> MCPError:
+    """-32602 naming every offending argument (BCP-MCP-05; seed 002 `categria`)."""
+    return MCPError(PROTOCOL_ERRORS["invalid_request"][1], content, {
+        "code": "invalid_request", "content": content, "fields": fields,
+    })
+
+
+def _runner(
+    tool: TypedTool, resolve_caller: Callable[[CallInfo], Caller], validate_output: Callable[[dict], None]
+) -> Callable[[CallInfo], ToolOutcome]:
+    def run(call: CallInfo) -> ToolOutcome:
+        try:
+            args = tool.input_model.model_validate(call.arguments)
+        except ValidationError as exc:
+            summary, fields = describe_validation_error(exc)
+            raise invalid_params(f"Argumentos inválidos para {tool.name}: {summary}", fields) from None
+        caller = resolve_caller(call)
+        result = tool.operation(args, caller)
+        structured = tool.result.dump_python(result, mode="json", by_alias=True, exclude_none=True)
+        # Seed 002: the output is parsed against its contract before it leaves the server.
+        tool.result.validate_python(structured)
+        validate_output(structured)
+        return ToolOutcome(structured=structured)
+
+    return run
+
+
+def typed_tools(resolve_caller: Callable[[CallInfo], Caller]) -> list[McpTool]:
+    tools = []
+    for tool in TYPED_TOOLS:
+        output = output_schema(tool.result)
+        tools.append(
+            McpTool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=input_schema(tool.input_model),
+                output_schema=output,
+                run=_runner(tool, resolve_caller, output_validator(tool.name, output)),
+            )
+        )
+    return tools

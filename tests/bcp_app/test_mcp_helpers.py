@@ -1,0 +1,173 @@
+"""Shared fixtures and helpers of the MCP tests: a live uvicorn running `shop.asgi:application` in a
+thread of the test process (so it sees the pytest database and committed data), the official `mcp`
+client, raw JSON-RPC over httpx, and small catalog factories. Unit tests of the transport glue that
+need no server live here too.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from bcp_app.transports.mcp import error_status
+
+PROFILE = "https://agente.example/.well-known/bcp"
+
+
+class LiveServer:
+    def __init__(self) -> None:
+        from shop.asgi import build_application
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn.Config(build_application(), lifespan="on", log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base_url}/bcp/mcp"
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+@pytest.fixture(scope="session")
+def live_mcp(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
+    """One uvicorn for the session; tests using it take `transactional_db` so it sees their rows."""
+    with django_db_blocker.unblock():
+        server = LiveServer()
+        server.start()
+    yield server
+    server.stop()
+
+
+# --- clients ----------------------------------------------------------------------------------------
+
+
+def run(coro_fn: Any, *args: Any) -> Any:
+    return anyio.run(coro_fn, *args)
+
+
+def mcp_client(url: str, *, headers: dict[str, str] | None = None, mode: str = "auto") -> Client:
+    http_client = httpx2.AsyncClient(headers=headers or {}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http_client), mode=mode, cache=None)
+
+
+def call(
+    url: str, name: str, arguments: dict[str, Any], *, headers: dict[str, str] | None = None, mode: str = "auto"
+) -> Any:
+    """`tools/call` through the official client; returns the CallToolResult or raises MCPError."""
+
+    async def go() -> Any:
+        async with mcp_client(url, headers=headers, mode=mode) as client:
+            try:
+                return await client.call_tool(name, arguments)
+            except MCPError as exc:  # returned, so it does not leave wrapped in the client's task group
+                return exc
+
+    outcome = run(go)
+    if isinstance(outcome, MCPError):
+        raise outcome
+    return outcome
+
+
+def call_error(url: str, name: str, arguments: dict[str, Any], **kwargs: Any) -> MCPError:
+    with pytest.raises(MCPError) as caught:
+        call(url, name, arguments, **kwargs)
+    return caught.value
+
+
+def raw_post(url: str, body: bytes | dict[str, Any], *, headers: dict[str, str] | None = None) -> httpx.Response:
+    """A bare JSON-RPC POST as a 2025-11-25 client would send it after initialize (stateless server)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    base = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    return httpx.post(url, content=data, headers={**base, **(headers or {})}, timeout=30)
+
+
+def tools_call(name: str, arguments: Any, request_id: int = 1) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def bcp_meta(*, key: str | None = None, profile: str = PROFILE) -> dict[str, Any]:
+    meta: dict[str, Any] = {"ucp-agent": {"profile": profile}}
+    if key is not None:
+        meta["idempotency-key"] = key
+    return meta
+
+
+# --- catalog factories --------------------------------------------------------------------------------
+
+
+def make_product(
+    *,
+    title: str = "Café especial 500 g",
+    slug: str = "cafe-especial-500g",
+    category_slug: str = "cafes",
+    variants: tuple[tuple[str, int, int], ...] = (("SKU-CAFE-500G", 4290, 10),),
+    brand: str = "Torra Boa",
+) -> Any:
+    from shop.models import Category, Product, Variant
+
+    category, _ = Category.objects.get_or_create(slug=category_slug, defaults={"name": category_slug.title()})
+    product = Product.objects.create(
+        title=title, slug=slug, description=f"{title}, descrição.", brand=brand, category=category
+    )
+    for position, (sku, price, stock) in enumerate(variants):
+        Variant.objects.create(
+            product=product, sku=sku, title=sku, price=price, stock=stock, position=position
+        )
+    return product
+
+
+# --- unit tests of the status mapping (no server needed) -------------------------------------------------
+
+
+def test_error_status_maps_bcp_data_code_to_http_status_bcp_err_04() -> None:
+    # given JSON-RPC error bodies as the SDK writes them
+    profile = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"x","data":{"code":"profile_unreachable"}}}'
+    limited = (
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x",'
+        b'"data":{"code":"rate_limited","retry_after":7}}}'
+    )
+    unknown = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+    # when / then
+    assert error_status(profile) == (424, {})
+    assert error_status(limited) == (429, {"retry-after": "7"})
+    assert error_status(unknown) == (404, {})
+    assert error_status(b'{"jsonrpc":"2.0","id":1,"result":{}}') is None
+    assert error_status(b"not json") is None
