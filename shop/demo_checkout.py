@@ -1,5 +1,131 @@
-"""Demo data of the checkout engine (shipping methods, pickup locations, coupons)."""
+"""Demo data of the checkout engine (shipping methods, pickup locations, coupons). Idempotent."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from shop.models import Coupon, PickupLocation, ShippingMethod, ShippingRate
+
+# (UF, PAC price, PAC days, SEDEX price, SEDEX days): Correios-like tables from a São Paulo sender.
+_UF_TABLE: list[tuple[str, int, tuple[int, int], int, tuple[int, int]]] = [
+    ("SP", 1890, (3, 5), 3290, (1, 2)),
+    ("RJ", 2290, (4, 6), 3990, (2, 3)),
+    ("MG", 2290, (4, 7), 3990, (2, 3)),
+    ("ES", 2490, (5, 7), 4290, (2, 4)),
+    ("PR", 2390, (4, 7), 4190, (2, 3)),
+    ("SC", 2590, (5, 8), 4490, (2, 4)),
+    ("RS", 2790, (5, 9), 4790, (2, 4)),
+    ("DF", 2690, (5, 8), 4590, (2, 4)),
+    ("GO", 2690, (5, 8), 4590, (2, 4)),
+    ("MS", 2790, (6, 9), 4790, (3, 4)),
+    ("MT", 2990, (6, 10), 5190, (3, 5)),
+    ("BA", 2990, (6, 10), 5290, (3, 5)),
+    ("SE", 3190, (7, 11), 5490, (3, 5)),
+    ("AL", 3190, (7, 11), 5490, (3, 5)),
+    ("PE", 3190, (7, 11), 5490, (3, 5)),
+    ("PB", 3290, (7, 12), 5690, (3, 6)),
+    ("RN", 3290, (7, 12), 5690, (3, 6)),
+    ("CE", 3290, (7, 12), 5690, (3, 6)),
+    ("PI", 3390, (8, 12), 5890, (4, 6)),
+    ("MA", 3390, (8, 12), 5890, (4, 6)),
+    ("TO", 3290, (8, 12), 5790, (4, 6)),
+    ("PA", 3590, (8, 13), 6190, (4, 7)),
+    ("AP", 3890, (9, 15), 6590, (5, 8)),
+    ("AM", 3890, (9, 15), 6590, (5, 8)),
+    ("RR", 3990, (10, 16), 6790, (5, 8)),
+    ("AC", 3990, (10, 16), 6790, (5, 8)),
+    ("RO", 3690, (9, 14), 6390, (4, 7)),
+]
 
 
+def _method(code: str, **fields: object) -> ShippingMethod:
+    method, _ = ShippingMethod.objects.update_or_create(code=code, defaults=fields)
+    return method
+
+
+@transaction.atomic
 def seed_checkout_demo() -> None:
     """Idempotent: called at the end of `seed_demo`."""
+    pac = _method(
+        "pac", title="PAC", carrier="Correios", free_above=29900, days_min=5, days_max=10, position=1, active=True
+    )
+    sedex = _method("sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=4, position=2, active=True)
+    for method in (pac, sedex):
+        method.rates.all().delete()
+    ShippingRate.objects.bulk_create(
+        [
+            ShippingRate(method=pac, uf=uf, price=pac_price, days_min=pac_days[0], days_max=pac_days[1])
+            for uf, pac_price, pac_days, _, _ in _UF_TABLE
+        ]
+        + [
+            ShippingRate(method=sedex, uf=uf, price=sedex_price, days_min=sedex_days[0], days_max=sedex_days[1])
+            for uf, _, _, sedex_price, sedex_days in _UF_TABLE
+        ]
+    )
+    moto = _method("motoboy", title="Motoboy", carrier="Entrega local", days_min=1, days_max=1, position=3, active=True)
+    moto.rates.all().delete()
+    ShippingRate.objects.bulk_create(
+        [
+            # São Paulo capital: centro/zona sul closer and cheaper than the rest of the city.
+            ShippingRate(method=moto, cep_start=1_000_000, cep_end=1_599_999, price=1290, days_min=0, days_max=1),
+            ShippingRate(method=moto, cep_start=1_000_000, cep_end=5_999_999, price=1790, days_min=1, days_max=1),
+            ShippingRate(method=moto, cep_start=8_000_000, cep_end=8_499_999, price=2290, days_min=1, days_max=1),
+        ]
+    )
+    _method(
+        "retirada",
+        title="Retirada na loja",
+        kind=ShippingMethod.KIND_PICKUP,
+        flat_price=0,
+        days_min=1,
+        days_max=1,
+        position=4,
+        active=True,
+    )
+    locations = [
+        {
+            "name": "Loja Paulista",
+            "street": "Avenida Paulista",
+            "number": "1578",
+            "complement": "Loja 12",
+            "neighborhood": "Bela Vista",
+            "city": "São Paulo",
+            "uf": "SP",
+            "cep": "01310-200",
+            "opening_hours": "Seg a Sex 9h–19h, Sáb 10h–16h",
+            "preparation_days": 1,
+            "position": 1,
+        },
+        {
+            "name": "Loja Pinheiros",
+            "street": "Rua dos Pinheiros",
+            "number": "870",
+            "complement": "",
+            "neighborhood": "Pinheiros",
+            "city": "São Paulo",
+            "uf": "SP",
+            "cep": "05422-001",
+            "opening_hours": "Seg a Sáb 10h–20h",
+            "preparation_days": 2,
+            "position": 2,
+        },
+    ]
+    for data in locations:
+        PickupLocation.objects.update_or_create(name=data["name"], defaults=data)
+    now = timezone.now()
+    coupons = [
+        {"code": "BEMVINDO10", "title": "10% de boas-vindas", "kind": "percent", "percent": 10, "amount": None,
+         "usage_limit_per_email": 1, "stackable": False},
+        {"code": "DESCONTO20", "title": "R$ 20 off acima de R$ 150", "kind": "fixed", "percent": None, "amount": 2000,
+         "min_subtotal": 15000, "stackable": True},
+        {"code": "FRETE5", "title": "R$ 5 de desconto", "kind": "fixed", "percent": None, "amount": 500,
+         "stackable": True},
+        {"code": "BLACKFRIDAY", "title": "Black Friday 25%", "kind": "percent", "percent": 25, "amount": None,
+         "starts_at": now - timedelta(days=30), "ends_at": now - timedelta(days=1)},
+    ]  # fmt: skip
+    for data in coupons:
+        code = str(data.pop("code"))
+        Coupon.objects.update_or_create(code=code, defaults=data)
