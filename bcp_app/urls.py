@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from bcp_app.api import api
+from bcp_app.views import well_known_bcp
+
+urlpatterns = [
+    path(".well-known/bcp", well_known_bcp, name="bcp_profile"),
+    path("bcp/v1/", api.urls),
+]

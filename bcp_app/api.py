@@ -1,0 +1,248 @@
+"""REST binding (BCP §13.1) with django-ninja under `/bcp/v1`: a thin translation to `operations`.
+
+Each view: resolve the `RequestContext` (BCP-Agent, API key or signature), apply idempotency
+(fingerprint = SHA-256 of the raw body), call the operation, render JSON. Protocol errors are
+the §5.4 status + `{code, content}`; a present `Request-Id` is echoed on every response.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.utils.encoding import escape_uri_path
+from ninja import Header, NinjaAPI
+from ninja.errors import HttpError, ValidationError
+
+from bcp_app import idempotency, operations
+from bcp_app.context import RequestContext, SignedRequest, resolve_context
+from bcp_app.errors import ProtocolError
+from bcp_app.negotiation import parse_agent_header
+from bcp_app.operations import field_path
+from bcp_app.results import OperationResult
+from bcp_app.schemas import (
+    CheckoutCompleteRequest,
+    CheckoutCreateRequest,
+    CheckoutResponse,
+    CheckoutUpdateRequest,
+    ErrorResponse,
+    GetProductRequest,
+    LookupRequest,
+    LookupResponse,
+    OrderResponse,
+    ProductResponse,
+    ProtocolErrorBody,
+    SearchRequest,
+    SearchResponse,
+)
+from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+
+logger = logging.getLogger("bcp_app.api")
+
+api = NinjaAPI(
+    title="BCP REST",
+    version="2026-07-28",
+    description="Brazilian Commerce Protocol (UCP for Brazil) REST binding of this shop: checkout, order, catalog.",
+    urls_namespace="bcp_v1",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+ERRORS: dict[int, Any] = {400: ProtocolErrorBody, 401: ProtocolErrorBody, 403: ProtocolErrorBody,
+                          409: ProtocolErrorBody, 422: ProtocolErrorBody, 424: ProtocolErrorBody,
+                          503: ProtocolErrorBody}
+AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
+KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
+
+
+def _json(
+    body: dict[str, Any], status: int, request: HttpRequest, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    response = HttpResponse(raw, status=status, content_type="application/json; charset=utf-8")
+    for name, value in (headers or {}).items():
+        response[name] = value
+    request_id = request.headers.get("Request-Id")
+    if request_id and len(request_id) <= 200 and request_id.isprintable():
+        response["Request-Id"] = request_id
+    return response
+
+
+def _protocol_error(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
+    return _json(exc.body(), exc.http_status, request, exc.http_headers())
+
+
+def _signed(request: HttpRequest) -> SignedRequest | None:
+    if "Signature-Input" not in request.headers and "Signature" not in request.headers:
+        return None
+    scope = getattr(request, "scope", None) or {}
+    raw_path = scope.get("raw_path")
+    path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) else escape_uri_path(request.path)
+    query = request.META.get("QUERY_STRING") or None
+    message = HttpMessage(method=request.method or "GET", authority=request.META.get("HTTP_HOST", ""), path=path,
+                          query=query, headers=dict(request.headers))
+    return SignedRequest(message=message, body=request.body)
+
+
+def _api_key(request: HttpRequest) -> str | None:
+    authorization = request.headers.get("Authorization")
+    if authorization is not None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
+        return token.strip()
+    return request.headers.get("X-API-Key")
+
+
+def context_from_request(request: HttpRequest) -> RequestContext:
+    return resolve_context(
+        transport="rest",
+        profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
+        api_key=_api_key(request),
+        signed=_signed(request),
+        idempotency_key=request.headers.get("Idempotency-Key"),
+        language=request.headers.get("Accept-Language"),
+        request_id=request.headers.get("Request-Id"),
+    )
+
+
+def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
+         *, sign: bool = False) -> HttpResponse:
+    try:
+        if operation in idempotency.KEY_REQUIRED:
+            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+        ctx = context_from_request(request)
+        if operation in idempotency.IDEMPOTENT_OPERATIONS:
+            result = idempotency.run(
+                principal=ctx.principal, operation=operation, key=ctx.idempotency_key,
+                fingerprint=idempotency.fingerprint_bytes(request.body), execute=lambda: call(ctx),
+            )
+        else:
+            result = call(ctx)
+    except ProtocolError as exc:
+        return _protocol_error(request, exc)
+    response = _json(result.body, result.status_code, request, result.headers)
+    if sign:
+        _sign_response(response)
+    return response
+
+
+def _sign_response(response: HttpResponse) -> None:
+    """BCP-SIG-06: our response signatures cover `@status content-digest content-type`."""
+    response["Content-Digest"] = content_digest(response.content)
+    message = HttpMessage(status=response.status_code, headers={
+        "content-digest": response["Content-Digest"], "content-type": response["Content-Type"]})
+    for name, value in sign_message(message, RESPONSE_COMPONENTS).items():
+        response[name] = value
+
+
+# --- error handlers: never a 500 for bad input, never internals -------------------------------------------
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    first = exc.errors[0] if exc.errors else {"loc": (), "msg": "inválido"}
+    loc = tuple(first.get("loc", ()))
+    if loc and loc[0] in ("body", "path", "query", "header"):
+        loc = loc[2:] if loc[0] == "body" and len(loc) > 1 else loc[1:]
+    message = f"Campo inválido {field_path(loc)}: {first.get('msg', 'inválido')}"
+    return _protocol_error(request, ProtocolError("invalid_request", message))
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:
+        return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
+    return _json({"code": "invalid_request", "content": str(exc)}, exc.status_code, request)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return _protocol_error(request, ProtocolError("request_too_large", "O corpo da requisição é grande demais."))
+
+
+@api.exception_handler(ProtocolError)
+def _protocol(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
+    return _protocol_error(request, exc)
+
+
+@api.exception_handler(Exception)
+def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.exception("unexpected error in BCP REST %s %s", request.method, request.path)
+    return _json({"code": "internal_error", "content": "Erro interno; nada foi alterado."}, 500, request)
+
+
+# --- checkout ---------------------------------------------------------------------------------------------
+
+CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutResponse, **ERRORS}
+
+
+@api.post("/checkout-sessions", response=CHECKOUT_RESPONSES, summary="Create checkout", tags=["checkout"])
+def create_checkout(request: HttpRequest, payload: CheckoutCreateRequest, bcp_agent: str | None = AgentHeader,
+                    idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "create_checkout", lambda ctx: operations.create_checkout(ctx, payload))
+
+
+@api.get("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Get checkout", tags=["checkout"])
+def get_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id))
+
+
+@api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout",
+         tags=["checkout"])
+def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpdateRequest,
+                    bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload))
+
+
+@api.post("/checkout-sessions/{checkout_id}/complete", response=CHECKOUT_RESPONSES, summary="Complete checkout",
+          tags=["checkout"])
+def complete_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutCompleteRequest,
+                      bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "complete_checkout", lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
+                sign=True)
+
+
+@api.post("/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout",
+          tags=["checkout"])
+def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader,
+                    idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    if request.body:
+        try:
+            body = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
+    else:
+        body = {}
+    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body))
+
+
+# --- order and catalog ------------------------------------------------------------------------------------
+
+
+@api.get("/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order",
+         tags=["order"])
+def get_order(request: HttpRequest, order_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id))
+
+
+@api.post("/catalog/search", response={200: SearchResponse | ErrorResponse, **ERRORS}, summary="Search catalog",
+          tags=["catalog"])
+def search_catalog(request: HttpRequest, payload: SearchRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "search_catalog", lambda ctx: operations.search_catalog(ctx, payload))
+
+
+@api.post("/catalog/lookup", response={200: LookupResponse | ErrorResponse, **ERRORS}, summary="Lookup catalog",
+          tags=["catalog"])
+def lookup_catalog(request: HttpRequest, payload: LookupRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "lookup_catalog", lambda ctx: operations.lookup_catalog(ctx, payload))
+
+
+@api.post("/catalog/product", response={200: ProductResponse | ErrorResponse, **ERRORS}, summary="Get product",
+          tags=["catalog"])
+def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
