@@ -1,0 +1,83 @@
+"""Back-office views of payments: read-only money, no deletes (history is evidence)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from payments.models import CardPayment, PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows are written by services only; the admin looks, never edits or deletes."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+class PixPaymentInline(admin.TabularInline):
+    model = PixPayment
+    extra = 0
+    can_delete = False
+    fields = ("end_to_end_id", "amount", "paid_at", "outcome", "source")
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+@admin.register(PixCharge)
+class PixChargeAdmin(ReadOnlyAdmin):
+    list_display = ("txid", "reference", "amount", "status", "status_reason", "expires_at", "paid_at", "created_at")
+    list_filter = ("status", "status_reason")
+    search_fields = ("txid", "reference", "end_to_end_id")
+    date_hierarchy = "created_at"
+    inlines = [PixPaymentInline]
+
+
+@admin.register(PixPayment)
+class PixPaymentAdmin(ReadOnlyAdmin):
+    list_display = ("end_to_end_id", "txid", "amount", "outcome", "source", "paid_at")
+    list_filter = ("outcome", "source")
+    search_fields = ("end_to_end_id", "txid")
+
+
+@admin.register(PixWebhookEvent)
+class PixWebhookEventAdmin(ReadOnlyAdmin):
+    list_display = ("end_to_end_id", "txid", "source", "refund_state", "received_at", "processed_at", "outcome")
+    list_filter = ("source", "outcome")
+    search_fields = ("end_to_end_id", "txid", "body_sha256")
+    exclude = ("raw_body",)
+    readonly_fields = ("raw_body_text",)
+
+    @admin.display(description="corpo recebido")
+    def raw_body_text(self, obj: PixWebhookEvent) -> str:
+        return bytes(obj.raw_body).decode("utf-8", "replace")
+
+
+@admin.register(PixRefund)
+class PixRefundAdmin(ReadOnlyAdmin):
+    list_display = ("refund_id", "reference", "end_to_end_id", "amount", "status", "kind", "attempts", "created_at")
+    list_filter = ("status", "kind")
+    search_fields = ("refund_id", "psp_refund_id", "reference", "end_to_end_id", "rtr_id")
+
+
+@admin.register(CardPayment)
+class CardPaymentAdmin(ReadOnlyAdmin):
+    list_display = ("payment_id", "reference", "handler_id", "amount", "status", "code", "attempts", "created_at")
+    list_filter = ("status", "handler_id", "gateway")
+    search_fields = ("payment_id", "reference", "gateway_reference")
+
+
+@admin.register(PaymentEvent)
+class PaymentEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "reference", "kind", "txid")
+    list_filter = ("kind",)
+    search_fields = ("reference", "txid")

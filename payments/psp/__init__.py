@@ -1,0 +1,51 @@
+"""PSP selection: the sandbox when `BCP_PIX_SANDBOX` is on, else the Bacen API Pix adapter (PIX_PSP_*)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from payments.psp.base import (
+    PixPayer,
+    PixPSP,
+    PSPCharge,
+    PSPError,
+    PSPInvalidResponse,
+    PSPNotFound,
+    PSPPayment,
+    PSPRefund,
+    PSPRejected,
+    PSPUnavailable,
+)
+
+__all__ = [
+    "PSPCharge",
+    "PSPError",
+    "PSPInvalidResponse",
+    "PSPNotFound",
+    "PSPPayment",
+    "PSPRefund",
+    "PSPRejected",
+    "PSPUnavailable",
+    "PixPSP",
+    "PixPayer",
+    "get_psp",
+]
+
+
+def get_psp() -> PixPSP:
+    if settings.BCP_PIX_SANDBOX:
+        from payments.sandbox.psp import SandboxPixPSP
+
+        return SandboxPixPSP()
+    from payments.psp.bacen import BacenPixPSP
+
+    return BacenPixPSP(
+        base_url=settings.PIX_PSP_BASE_URL,
+        token_url=settings.PIX_PSP_TOKEN_URL,
+        client_id=settings.PIX_PSP_CLIENT_ID,
+        client_secret=settings.PIX_PSP_CLIENT_SECRET,
+        pix_key=settings.PIX_KEY,
+        cert_file=settings.PIX_PSP_CERT_FILE,
+        key_file=settings.PIX_PSP_KEY_FILE,
+        ca_file=settings.PIX_PSP_CA_FILE,
+    )

@@ -1,0 +1,243 @@
+"""`BacenPixPSP`: the Bacen-standard API Pix over httpx (PIX.md §4.2).
+
+OAuth2 client credentials (token cached until `expires_in - 60 s`, refreshed once on 401), mTLS with
+the PSP-issued client certificate, retries only for idempotent calls (GET, PUT with our ids) on
+timeouts/5xx/429. PATCH is never retried blindly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import ssl
+import threading
+import time
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from payments.money import cents_to_decimal
+from payments.psp.base import (
+    PixPayer,
+    PSPCharge,
+    PSPError,
+    PSPInvalidResponse,
+    PSPNotFound,
+    PSPPayment,
+    PSPRefund,
+    PSPRejected,
+    PSPUnavailable,
+    charge_from_bacen,
+    format_datetime,
+    payment_from_bacen,
+    refund_from_bacen,
+)
+
+logger = logging.getLogger(__name__)
+
+SCOPES = "cob.write cob.read pix.write pix.read webhook.write webhook.read"
+_RETRY_STATUSES = {429, 500, 502, 503, 504}
+# Process-wide token cache: one token per (token URL, client id), shared by every adapter instance.
+_TOKENS: dict[str, tuple[str, float]] = {}
+_TOKENS_LOCK = threading.Lock()
+
+
+class BacenPixPSP:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        token_url: str,
+        client_id: str,
+        client_secret: str,
+        pix_key: str,
+        cert_file: str = "",
+        key_file: str = "",
+        ca_file: str = "",
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        scopes: str = SCOPES,
+    ) -> None:
+        if not base_url or not token_url or not client_id:
+            raise PSPError("BacenPixPSP needs PIX_PSP_BASE_URL, PIX_PSP_TOKEN_URL and PIX_PSP_CLIENT_ID")
+        self.base_url = base_url.rstrip("/")
+        self.token_url = token_url
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.pix_key = pix_key
+        self.retries = max(1, retries)
+        self.backoff = backoff
+        self.scopes = scopes
+        self._cache_key = hashlib.sha256(f"{token_url}\0{client_id}".encode()).hexdigest()
+        self._client = httpx.Client(
+            timeout=timeout, verify=self._ssl_context(cert_file, key_file, ca_file), follow_redirects=False
+        )
+
+    @staticmethod
+    def _ssl_context(cert_file: str, key_file: str, ca_file: str) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=ca_file or None)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        if cert_file:
+            # mTLS: the PSP-issued client certificate (PEM), key separate or bundled in the cert file.
+            context.load_cert_chain(cert_file, key_file or None)
+        return context
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- OAuth2 ---------------------------------------------------------------------------------------------------
+
+    def _token(self, *, refresh: bool = False) -> str:
+        with _TOKENS_LOCK:
+            cached = _TOKENS.get(self._cache_key)
+            if cached and not refresh and cached[1] > time.monotonic():
+                return cached[0]
+            try:
+                response = self._client.post(
+                    self.token_url,
+                    auth=(self.client_id, self.client_secret),
+                    data={"grant_type": "client_credentials", "scope": self.scopes},
+                )
+            except httpx.HTTPError as exc:
+                raise PSPUnavailable(f"token endpoint unreachable: {exc.__class__.__name__}") from exc
+            if response.status_code >= 500:
+                raise PSPUnavailable(f"token endpoint answered {response.status_code}")
+            if response.status_code != 200:
+                raise PSPRejected(self._problem(response), response.status_code)
+            body = self._json(response)
+            token = body.get("access_token") if isinstance(body, dict) else None
+            expires_in = body.get("expires_in", 300) if isinstance(body, dict) else 300
+            if not isinstance(token, str) or not token or not isinstance(expires_in, int):
+                raise PSPInvalidResponse("token endpoint answered without access_token/expires_in")
+            _TOKENS[self._cache_key] = (token, time.monotonic() + max(0, expires_in - 60))
+            return token
+
+    # --- HTTP -----------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _json(response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise PSPInvalidResponse(f"PSP answered {response.status_code} with a non-JSON body") from exc
+
+    @staticmethod
+    def _problem(response: httpx.Response) -> dict[str, Any]:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            return body
+        return {"type": "", "title": response.reason_phrase, "status": response.status_code}
+
+    def _request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+        idempotent = method in {"GET", "PUT"}
+        attempts = self.retries if idempotent else 1
+        refreshed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            headers = {"Authorization": f"Bearer {self._token()}"}
+            try:
+                response = self._client.request(method, self.base_url + path, json=json, params=params, headers=headers)
+            except httpx.TimeoutException as exc:
+                error: PSPError = PSPUnavailable(f"{method} {path}: timeout")
+                cause: Exception | None = exc
+            except httpx.HTTPError as exc:
+                error, cause = PSPUnavailable(f"{method} {path}: {exc.__class__.__name__}"), exc
+            else:
+                if response.status_code == 401 and not refreshed:
+                    # Token revoked or expired early: refresh once, then let a second 401 surface.
+                    refreshed = True
+                    self._token(refresh=True)
+                    attempt -= 1
+                    continue
+                if response.status_code < 300:
+                    return self._json(response) if response.content else {}
+                if response.status_code == 404:
+                    raise PSPNotFound(f"{method} {path}: not found")
+                if response.status_code not in _RETRY_STATUSES:
+                    raise PSPRejected(self._problem(response), response.status_code)
+                error, cause = PSPUnavailable(f"{method} {path}: PSP answered {response.status_code}"), None
+            if attempt >= attempts:
+                raise error from cause
+            time.sleep(self.backoff * (2 ** (attempt - 1)))
+
+    # --- PixPSP ---------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _charge(body: Any) -> PSPCharge:
+        try:
+            return charge_from_bacen(body)
+        except ValueError as exc:
+            raise PSPInvalidResponse(f"unusable cob body: {exc}") from exc
+
+    def create_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        expires_in: int,
+        payer: PixPayer | None,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge:
+        body: dict[str, Any] = {
+            "calendario": {"expiracao": expires_in},
+            "valor": {"original": cents_to_decimal(amount_cents), "modalidadeAlteracao": 0},
+            "chave": self.pix_key,
+        }
+        if payer is not None:
+            tax_key = "cpf" if len(payer.tax_id) == 11 else "cnpj"
+            body["devedor"] = {tax_key: payer.tax_id, "nome": payer.name}
+        if message:
+            body["solicitacaoPagador"] = message[:140]
+        if extra:
+            body["infoAdicionais"] = [{"nome": name[:50], "valor": value[:200]} for name, value in extra]
+        return self._charge(self._request("PUT", f"/cob/{quote(txid)}", json=body))
+
+    def get_charge(self, txid: str) -> PSPCharge:
+        return self._charge(self._request("GET", f"/cob/{quote(txid)}"))
+
+    def cancel_charge(self, txid: str) -> PSPCharge:
+        body = self._request("PATCH", f"/cob/{quote(txid)}", json={"status": "REMOVIDA_PELO_USUARIO_RECEBEDOR"})
+        return self._charge(body)
+
+    def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund:
+        body: dict[str, Any] = {"valor": cents_to_decimal(amount_cents), "natureza": "ORIGINAL"}
+        if description:
+            body["descricao"] = description[:140]
+        answer = self._request("PUT", f"/pix/{quote(e2eid)}/devolucao/{quote(refund_id)}", json=body)
+        return self._refund(answer)
+
+    def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund:
+        return self._refund(self._request("GET", f"/pix/{quote(e2eid)}/devolucao/{quote(refund_id)}"))
+
+    @staticmethod
+    def _refund(body: Any) -> PSPRefund:
+        try:
+            return refund_from_bacen(body)
+        except (ValueError, KeyError) as exc:
+            raise PSPInvalidResponse(f"unusable devolucao body: {exc}") from exc
+
+    def list_received(self, start: datetime, end: datetime) -> list[PSPPayment]:
+        payments: list[PSPPayment] = []
+        page = 0
+        while True:
+            params = {"inicio": format_datetime(start), "fim": format_datetime(end), "paginacao.paginaAtual": page}
+            body = self._request("GET", "/pix", params=params)
+            try:
+                payments.extend(payment_from_bacen(item) for item in body.get("pix") or [])
+                pages = int(body.get("parametros", {}).get("paginacao", {}).get("quantidadeDePaginas", 1))
+            except (ValueError, AttributeError, TypeError) as exc:
+                raise PSPInvalidResponse(f"unusable /pix body: {exc}") from exc
+            page += 1
+            if page >= pages:
+                return payments
+
+    def register_webhook(self, key: str, url: str) -> None:
+        self._request("PUT", f"/webhook/{quote(key)}", json={"webhookUrl": url})

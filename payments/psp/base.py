@@ -1,0 +1,229 @@
+"""The PSP boundary (PIX.md §4.1): protocol, value objects, exceptions, and the Bacen JSON shapes.
+
+Every implementation speaks centavos and aware datetimes to the rest of the app; decimal strings
+and RFC 3339 text exist only at this boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from payments.money import decimal_to_cents
+
+CHARGE_STATUSES = {
+    "ATIVA": "ACTIVE",
+    "CONCLUIDA": "COMPLETED",
+    "REMOVIDA_PELO_USUARIO_RECEBEDOR": "REMOVED_BY_RECEIVER",
+    "REMOVIDA_PELO_PSP": "REMOVED_BY_PSP",
+}
+REFUND_STATUSES = {"EM_PROCESSAMENTO": "PROCESSING", "DEVOLVIDO": "RETURNED", "NAO_REALIZADO": "FAILED"}
+
+
+class PSPError(Exception):
+    """Base of every PSP failure."""
+
+
+class PSPUnavailable(PSPError):
+    """Timeout, connection failure, 5xx/429 after retries, or an unusable answer: retry later."""
+
+
+class PSPInvalidResponse(PSPUnavailable):
+    """The PSP answered 2xx with something we must not use (bad JSON, invalid BR Code)."""
+
+
+class PSPNotFound(PSPError):
+    """404: the charge, Pix or devolução does not exist at the PSP."""
+
+
+class PSPRejected(PSPError):
+    """4xx with an RFC 7807 problem body; `name` is the API Pix error name (e.g. CobOperacaoInvalida)."""
+
+    def __init__(self, problem: dict[str, Any], status_code: int = 400) -> None:
+        self.problem = problem
+        self.status_code = status_code
+        self.name = str(problem.get("type", "")).rstrip("/").rsplit("/", 1)[-1]
+        super().__init__(f"{status_code} {self.name}: {problem.get('detail') or problem.get('title') or ''}".strip())
+
+
+@dataclass(frozen=True)
+class PixPayer:
+    name: str
+    tax_id: str  # CPF (11 digits) or CNPJ (14 digits)
+
+
+@dataclass(frozen=True)
+class PSPRefund:
+    refund_id: str
+    rtr_id: str
+    amount_cents: int
+    status: str  # PROCESSING | RETURNED | FAILED
+    reason: str = ""
+    requested_at: datetime | None = None
+    settled_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PSPPayment:
+    end_to_end_id: str
+    txid: str
+    amount_cents: int
+    paid_at: datetime
+    payer_message: str = ""
+    refunds: tuple[PSPRefund, ...] = ()
+
+
+@dataclass(frozen=True)
+class PSPCharge:
+    txid: str
+    revision: int
+    status: str  # ACTIVE | COMPLETED | REMOVED_BY_RECEIVER | REMOVED_BY_PSP
+    amount_cents: int
+    created_at: datetime
+    expires_in: int
+    br_code: str
+    location: str
+    payments: tuple[PSPPayment, ...] = field(default=())
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+class PixPSP(Protocol):
+    def create_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        expires_in: int,
+        payer: PixPayer | None,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge: ...
+
+    def get_charge(self, txid: str) -> PSPCharge: ...
+
+    def cancel_charge(self, txid: str) -> PSPCharge: ...
+
+    def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund: ...
+
+    def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund: ...
+
+    def list_received(self, start: datetime, end: datetime) -> list[PSPPayment]: ...
+
+    def register_webhook(self, key: str, url: str) -> None: ...
+
+
+# --- Bacen JSON shapes -> value objects (shared by the HTTP adapter, the sandbox and the webhook) ------------------
+
+
+def parse_datetime(value: Any, *, field_name: str) -> datetime:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{field_name}: expected an RFC 3339 timestamp")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"{field_name}: {value!r} is not an RFC 3339 timestamp") from exc
+    if parsed.tzinfo is None:
+        raise ValueError(f"{field_name}: timestamp must carry a UTC offset")
+    return parsed.astimezone(UTC)
+
+
+def format_datetime(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _text(item: dict[str, Any], key: str, *, required: bool = True, max_length: int = 140) -> str:
+    value = item.get(key, "")
+    if value is None:
+        value = ""
+    if not isinstance(value, str) or (required and not value) or len(value) > max_length:
+        raise ValueError(f"{key}: expected a string of 1..{max_length} characters")
+    return value
+
+
+def refund_from_bacen(item: dict[str, Any]) -> PSPRefund:
+    if not isinstance(item, dict):
+        raise ValueError("devolucoes[]: expected an object")
+    horario = item.get("horario") or {}
+    if not isinstance(horario, dict):
+        raise ValueError("devolucoes[].horario: expected an object")
+    status = REFUND_STATUSES.get(str(item.get("status", "")))
+    if status is None:
+        raise ValueError(f"devolucoes[].status: unknown {item.get('status')!r}")
+    return PSPRefund(
+        refund_id=_text(item, "id", max_length=35),
+        rtr_id=_text(item, "rtrId", required=False, max_length=32),
+        amount_cents=decimal_to_cents(item.get("valor")),
+        status=status,
+        reason=_text(item, "motivo", required=False) or _text(item, "descricao", required=False),
+        requested_at=parse_datetime(horario["solicitacao"], field_name="horario.solicitacao")
+        if horario.get("solicitacao")
+        else None,
+        settled_at=parse_datetime(horario["liquidacao"], field_name="horario.liquidacao")
+        if horario.get("liquidacao")
+        else None,
+    )
+
+
+def payment_from_bacen(item: dict[str, Any]) -> PSPPayment:
+    if not isinstance(item, dict):
+        raise ValueError("pix[]: expected an object")
+    e2eid = _text(item, "endToEndId", max_length=32)
+    if len(e2eid) != 32 or not e2eid.isalnum() or not e2eid.isascii():
+        raise ValueError("endToEndId: expected 32 alphanumeric characters")
+    refunds_raw = item.get("devolucoes") or []
+    # The official API Pix example shows `devolucoes` as an object instead of an array: accept both.
+    if isinstance(refunds_raw, dict):
+        refunds_raw = [refunds_raw]
+    if not isinstance(refunds_raw, list):
+        raise ValueError("devolucoes: expected an array")
+    amount = decimal_to_cents(item.get("valor"))
+    if amount <= 0:
+        raise ValueError("valor: must be positive")
+    return PSPPayment(
+        end_to_end_id=e2eid,
+        txid=_text(item, "txid", required=False, max_length=35),
+        amount_cents=amount,
+        paid_at=parse_datetime(item.get("horario"), field_name="horario"),
+        payer_message=_text(item, "infoPagador", required=False),
+        refunds=tuple(refund_from_bacen(refund) for refund in refunds_raw),
+    )
+
+
+def parse_notification(body: Any) -> list[PSPPayment]:
+    """Webhook body `{"pix": [...]}`; some PSPs (Inter) post a bare array. Raises ValueError when malformed."""
+    items = body.get("pix") if isinstance(body, dict) else body
+    if not isinstance(items, list) or not items:
+        raise ValueError("pix: expected a non-empty array")
+    return [payment_from_bacen(item) for item in items]
+
+
+def charge_from_bacen(body: Any) -> PSPCharge:
+    if not isinstance(body, dict):
+        raise ValueError("cob: expected an object")
+    calendario = body.get("calendario") or {}
+    valor = body.get("valor") or {}
+    if not isinstance(calendario, dict) or not isinstance(valor, dict):
+        raise ValueError("cob: calendario and valor must be objects")
+    status = CHARGE_STATUSES.get(str(body.get("status", "")))
+    if status is None:
+        raise ValueError(f"status: unknown {body.get('status')!r}")
+    expires_in = calendario.get("expiracao", 86400)
+    if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
+        raise ValueError("calendario.expiracao: expected a positive integer")
+    revision = body.get("revisao", 0)
+    pix = body.get("pix") or []
+    if not isinstance(pix, list):
+        raise ValueError("pix: expected an array")
+    return PSPCharge(
+        txid=_text(body, "txid", max_length=35),
+        revision=revision if isinstance(revision, int) else 0,
+        status=status,
+        amount_cents=decimal_to_cents(valor.get("original")),
+        created_at=parse_datetime(calendario.get("criacao"), field_name="calendario.criacao"),
+        expires_in=expires_in,
+        br_code=_text(body, "pixCopiaECola", required=False, max_length=512),
+        location=_text(body, "location", required=False, max_length=200),
+        payments=tuple(payment_from_bacen(item) for item in pix),
+        raw=body,
+    )

@@ -1,0 +1,82 @@
+"""`SandboxPixPSP`: the PixPSP interface over the sandbox tables, in-process (no HTTP needed).
+
+It produces the Bacen JSON shapes and parses them with the same functions as the HTTP adapter, so
+the parsing path is exercised in development and tests too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from payments.money import cents_to_decimal
+from payments.psp.base import (
+    PixPayer,
+    PSPCharge,
+    PSPNotFound,
+    PSPPayment,
+    PSPRefund,
+    PSPRejected,
+    charge_from_bacen,
+    payment_from_bacen,
+    refund_from_bacen,
+)
+from payments.sandbox import services
+
+
+def _call[T](function: Callable[[], T]) -> T:
+    try:
+        return function()
+    except services.SandboxError as exc:
+        if exc.status == 404:
+            raise PSPNotFound(exc.detail) from exc
+        raise PSPRejected(exc.problem(), exc.status) from exc
+
+
+class SandboxPixPSP:
+    def create_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        expires_in: int,
+        payer: PixPayer | None,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge:
+        body: dict[str, Any] = {
+            "calendario": {"expiracao": expires_in},
+            "valor": {"original": cents_to_decimal(amount_cents), "modalidadeAlteracao": 0},
+            "chave": settings.PIX_KEY,
+            "solicitacaoPagador": (message or "")[:140],
+            "infoAdicionais": [{"nome": name, "valor": value} for name, value in extra],
+        }
+        if payer is not None:
+            body["devedor"] = {"cpf" if len(payer.tax_id) == 11 else "cnpj": payer.tax_id, "nome": payer.name}
+        cob = _call(lambda: services.cob_put(txid=txid, body=body))
+        return charge_from_bacen(services.cob_body(cob))
+
+    def get_charge(self, txid: str) -> PSPCharge:
+        return charge_from_bacen(services.cob_body(_call(lambda: services.get_cob(txid))))
+
+    def cancel_charge(self, txid: str) -> PSPCharge:
+        return charge_from_bacen(services.cob_body(_call(lambda: services.cob_patch_removed(txid=txid))))
+
+    def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund:
+        body = {"valor": cents_to_decimal(amount_cents), "natureza": "ORIGINAL", "descricao": description or ""}
+        refund = _call(lambda: services.refund_put(e2eid=e2eid, refund_id=refund_id, body=body))
+        return refund_from_bacen(services.refund_body(refund))
+
+    def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund:
+        refund = _call(lambda: services.get_refund(e2eid=e2eid, refund_id=refund_id))
+        return refund_from_bacen(services.refund_body(refund))
+
+    def list_received(self, start: datetime, end: datetime) -> list[PSPPayment]:
+        return [payment_from_bacen(item) for item in services.list_received(start=start, end=end)]
+
+    def register_webhook(self, key: str, url: str) -> None:
+        # The sandbox always delivers to PIX_SANDBOX_WEBHOOK_URL; nothing to register.
+        return None

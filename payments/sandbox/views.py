@@ -1,0 +1,137 @@
+"""HTTP control API of the sandbox PSP (PIX.md §4.3), mounted under `/_sandbox/psp/` when BCP_PIX_SANDBOX.
+
+Guarded by the sandbox secret: header `BCP-Sandbox-Secret: <PIX_SANDBOX_WEBHOOK_SECRET>`. With DEBUG on,
+a same-site browser form with a valid CSRF token is accepted too (the "pay" button beside the QR).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from payments.money import decimal_to_cents
+from payments.psp.base import parse_datetime
+from payments.qr import qr_svg
+from payments.sandbox import services
+from payments.sandbox.models import SandboxCob
+
+SECRET_HEADER = "BCP-Sandbox-Secret"  # noqa: S105 - a header name
+
+
+def _enabled() -> None:
+    if not settings.BCP_PIX_SANDBOX:
+        raise Http404("sandbox disabled")
+
+
+def _authorized(request: HttpRequest) -> bool:
+    secret = settings.PIX_SANDBOX_WEBHOOK_SECRET
+    given = request.headers.get(SECRET_HEADER, "")
+    if secret and given and hmac.compare_digest(given.encode(), secret.encode()):
+        return True
+    if settings.DEBUG and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {}) is None
+    return False
+
+
+def _params(request: HttpRequest) -> dict[str, Any]:
+    params: dict[str, Any] = dict(request.GET.items())
+    if request.content_type == "application/json" and request.body:
+        body = json.loads(request.body)
+        if not isinstance(body, dict):
+            raise ValueError("body must be a JSON object")
+        params.update(body)
+    else:
+        params.update({key: value for key, value in request.POST.items() if key != "csrfmiddlewaretoken"})
+    return params
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in {"1", "true", "yes", "on"}
+
+
+def control(view: Callable[..., dict[str, Any]]) -> Callable[..., HttpResponse]:
+    @csrf_exempt
+    @require_POST
+    def wrapper(request: HttpRequest, **kwargs: str) -> HttpResponse:
+        _enabled()
+        if not _authorized(request):
+            return JsonResponse({"error": "forbidden", "detail": f"missing or wrong {SECRET_HEADER}"}, status=403)
+        try:
+            params = _params(request)
+            result = view(params, **kwargs)
+        except ValueError as exc:
+            return JsonResponse({"error": "invalid_request", "detail": str(exc)}, status=400)
+        except services.SandboxError as exc:
+            return JsonResponse(exc.problem(), status=exc.status)
+        nxt = params.get("next", "")
+        if nxt and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}):
+            return HttpResponseRedirect(nxt)
+        return JsonResponse(result)
+
+    wrapper.__name__ = view.__name__
+    return wrapper
+
+
+def pay_options(params: dict[str, Any]) -> services.PayOptions:
+    amount = params.get("amount")
+    at = params.get("at")
+    try:
+        delay_s = int(params.get("delay_s", 0) or 0)
+    except (TypeError, ValueError):
+        raise ValueError("delay_s: expected an integer number of seconds") from None
+    return services.PayOptions(
+        amount=decimal_to_cents(str(amount)) if amount not in (None, "") else None,
+        at=parse_datetime(at, field_name="at") if at else None,
+        payer_message=str(params.get("payer_message", "")),
+        deliver=str(params.get("deliver", "once") or "once"),
+        delay_s=delay_s,
+        wrong_amount=_flag(params.get("wrong_amount", "")),
+        batch_with=str(params.get("batch_with", "") or ""),
+        refund_first=_flag(params.get("refund_first", "")),
+    )
+
+
+@control
+def pay(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
+    paid = services.pay(txid=txid, options=pay_options(params))
+    return {"pix": [services.pix_item(pix) for pix in paid]}
+
+
+@control
+def expire(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
+    return services.cob_body(services.expire(txid=txid))
+
+
+@control
+def redeliver(params: dict[str, Any]) -> dict[str, Any]:
+    e2eid = params.get("e2eid")
+    if not isinstance(e2eid, str) or not e2eid:
+        raise ValueError("e2eid: required")
+    return {"redelivered": services.pix_item(services.redeliver(e2eid=e2eid))}
+
+
+@control
+def refund_settle(params: dict[str, Any], *, e2eid: str, refund_id: str) -> dict[str, Any]:
+    status = str(params.get("status", "DEVOLVIDO"))
+    return services.refund_body(services.refund_settle(e2eid=e2eid, refund_id=refund_id, status=status))
+
+
+@require_GET
+def charge_page(request: HttpRequest, txid: str) -> HttpResponse:
+    """Developer page: the sandbox's view of a charge with its QR and "pay" buttons."""
+    _enabled()
+    cob = SandboxCob.objects.filter(txid=txid).first()
+    if cob is None:
+        raise Http404("unknown txid")
+    context = {"cob": cob, "body": services.cob_body(cob), "qr": qr_svg(cob.br_code)}
+    return render(request, "payments/sandbox_charge.html", context)

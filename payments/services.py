@@ -1,0 +1,186 @@
+"""Payments writes other apps call (contracts.md). Settlement lives in `settlement.py`, refunds in `refunds.py`.
+
+PSP network calls are made outside row locks where possible: a charge is created at the PSP first
+and inserted afterwards; a revoked charge is cancelled at the PSP by a task after commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from payments.brcode import BRCodeError, validate_psp_br_code
+from payments.card import CardPaymentResult, get_card_gateway
+from payments.exceptions import PaymentInputError
+from payments.ids import new_public_id, new_txid
+from payments.models import CardPayment, PixCharge
+from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
+from payments.refunds import refund_request
+from payments.timeline import record_event
+
+__all__ = [
+    "card_payment_authorize",
+    "pix_charge_ensure",
+    "pix_charge_revoke_for_reference",
+    "refund_request",
+]
+
+logger = logging.getLogger(__name__)
+_REFERENCE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+def _check_reference(reference: str) -> None:
+    if not isinstance(reference, str) or not _REFERENCE.match(reference):
+        raise PaymentInputError("reference", "must be 1..64 characters [A-Za-z0-9_-]")
+
+
+def _check_amount(amount: int) -> None:
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise PaymentInputError("amount", "must be a positive integer of centavos")
+
+
+def _revoke_locked(charge: PixCharge, *, reason: str) -> None:
+    """Mark an active (locked) charge revoked and cancel it at the PSP after commit."""
+    from payments.tasks import revoke_pix_charge_at_psp
+
+    charge.status = PixCharge.Status.REVOKED
+    charge.status_reason = reason
+    charge.save(update_fields=["status", "status_reason", "updated_at"])
+    record_event(reference=charge.reference, kind="charge_revoked", txid=charge.txid, reason=reason)
+    revoke_pix_charge_at_psp.delay_on_commit(charge.txid)
+
+
+def pix_charge_ensure(
+    *, reference: str, amount: int, description: str = "", payer_name: str = "", payer_tax_id: str = ""
+) -> PixCharge:
+    """Return the active charge of `reference` when it has this amount; otherwise replace it.
+
+    Raises PaymentInputError for bad arguments and `payments.psp.PSPUnavailable` (incl.
+    PSPInvalidResponse for an invalid BR Code) / `PSPRejected` when the PSP cannot issue the charge:
+    the caller answers `pix_psp_unavailable`.
+    """
+    _check_reference(reference)
+    _check_amount(amount)
+    if not settings.PIX_MIN_AMOUNT <= amount <= settings.PIX_MAX_AMOUNT:
+        raise PaymentInputError("amount", f"must be between {settings.PIX_MIN_AMOUNT} and {settings.PIX_MAX_AMOUNT}")
+    digits = re.sub(r"\D", "", payer_tax_id or "")
+    if payer_tax_id and len(digits) not in (11, 14):
+        raise PaymentInputError("payer_tax_id", "must be a CPF (11 digits) or CNPJ (14 digits)")
+    with transaction.atomic():
+        active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
+        if active is not None:
+            if active.amount == amount and active.expires_at > timezone.now():
+                return active
+            _revoke_locked(active, reason="replaced" if active.amount != amount else "expired_locally")
+
+    txid = new_txid()
+    payer = PixPayer(name=payer_name[:200], tax_id=digits) if payer_name and digits else None
+    message = (description or f"Pedido {reference}")[:140]
+    psp_charge: PSPCharge = get_psp().create_charge(
+        txid=txid,
+        amount_cents=amount,
+        expires_in=settings.PIX_EXPIRATION_SECONDS,
+        payer=payer,
+        message=message,
+        extra=[("checkout", reference)],
+    )
+    try:
+        validate_psp_br_code(psp_charge.br_code, amount_cents=amount)
+    except BRCodeError as exc:
+        logger.error("PSP returned an invalid BR Code for txid %s: %s", txid, exc.reason)
+        raise PSPInvalidResponse(f"invalid pixCopiaECola: {exc.reason}") from exc
+    if psp_charge.amount_cents != amount or psp_charge.txid != txid:
+        raise PSPInvalidResponse("PSP answered a cob with another txid or amount")
+    try:
+        with transaction.atomic():
+            charge = PixCharge.objects.create(
+                txid=txid,
+                reference=reference,
+                amount=amount,
+                description=message,
+                br_code=psp_charge.br_code,
+                location=psp_charge.location,
+                psp_created_at=psp_charge.created_at,
+                expires_at=psp_charge.created_at + timedelta(seconds=psp_charge.expires_in),
+                psp_payload=psp_charge.raw,
+            )
+            record_event(reference=reference, kind="charge_created", txid=txid, amount=amount)
+    except IntegrityError:
+        # A concurrent ensure won the race: drop ours at the PSP and return theirs.
+        from payments.tasks import revoke_pix_charge_at_psp
+
+        revoke_pix_charge_at_psp.delay(txid)
+        winner = PixCharge.objects.filter(reference=reference, status="active").first()
+        if winner is None or winner.amount != amount:
+            raise
+        return winner
+    return charge
+
+
+def pix_charge_revoke_for_reference(*, reference: str) -> None:
+    """Revoke the active charge of `reference` (instrument switched away, checkout canceled). Idempotent."""
+    with transaction.atomic():
+        active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
+        if active is not None:
+            _revoke_locked(active, reason="canceled")
+
+
+def _result(payment: CardPayment) -> CardPaymentResult:
+    return CardPaymentResult(
+        approved=payment.status == CardPayment.Status.APPROVED,
+        code=payment.code,
+        message=payment.message,
+        payment_id=payment.payment_id,
+    )
+
+
+def card_payment_authorize(*, reference: str, amount: int, handler_id: str, token: str) -> CardPaymentResult:
+    """Synchronous card authorization through the configured gateway; idempotent per reference.
+
+    An approved reference answers its stored approval again without charging; a declined one may be
+    retried (e.g. with another card). The gateway gets `reference` as its idempotency key.
+    """
+    _check_reference(reference)
+    _check_amount(amount)
+    if not handler_id:
+        raise PaymentInputError("handler_id", "is required")
+    if not isinstance(token, str) or not token:
+        raise PaymentInputError("token", "is required")
+    fingerprint = hashlib.sha256(token.encode()).hexdigest()
+    existing = CardPayment.objects.filter(reference=reference).first()
+    if existing is not None and existing.status == CardPayment.Status.APPROVED:
+        if existing.amount != amount:
+            return CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
+        return _result(existing)
+    gateway = get_card_gateway()
+    if gateway is None:
+        return CardPaymentResult(False, "payment_failed", "no card gateway is configured", "")
+    answer = gateway.authorize(reference=reference, amount=amount, token=token, idempotency_key=reference)
+    status = CardPayment.Status.APPROVED if answer.approved else CardPayment.Status.DECLINED
+    try:
+        with transaction.atomic():
+            payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
+            if payment is not None and payment.status == CardPayment.Status.APPROVED:
+                return _result(payment)  # a concurrent attempt approved first
+            if payment is None:
+                payment = CardPayment(payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
+            payment.handler_id = handler_id
+            payment.amount = amount
+            payment.status = status
+            payment.code = answer.code
+            payment.message = answer.message
+            payment.gateway = gateway.name
+            payment.gateway_reference = answer.gateway_reference
+            payment.token_fingerprint = fingerprint
+            payment.attempts += 1
+            payment.save()
+            record_event(reference=reference, kind=f"card_{status}", amount=amount, code=answer.code)
+    except IntegrityError:
+        return _result(CardPayment.objects.get(reference=reference))
+    return _result(payment)

@@ -1,0 +1,13 @@
+"""The payments app's two business signals (contracts.md). Receivers live in `shop/receivers.py`."""
+
+from django.dispatch import Signal
+
+# send(sender=PixCharge, reference=str, txid=str, amount=int, end_to_end_id=str, paid_at=datetime)
+# Sent INSIDE the settling transaction (charge row locked). A receiver returns "accepted" or
+# "rejected"; any "rejected" makes payments record the payment and refund it in full automatically.
+# A receiver that raises rolls the settlement back; the Celery task retries it.
+charge_settled = Signal()
+
+# send(sender=PixRefund, reference=str, refund_id=str, status="completed"|"failed", amount=int)
+# Sent on commit, once, when a refund requested through `refund_request` reaches a final state.
+refund_finished = Signal()

@@ -1,0 +1,109 @@
+"""Celery tasks of payments (PIX.md §5): thin wrappers that take ids and call a service. All idempotent."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError
+
+from payments import settlement
+from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable, get_psp
+from payments.refunds import pix_refund_apply
+from payments.sandbox.tasks import deliver_sandbox_webhook
+
+__all__ = [
+    "deliver_sandbox_webhook",
+    "execute_pix_refund",
+    "expire_pix_charges",
+    "poll_pix_refund",
+    "process_pix_webhook",
+    "reconcile_pix_charges",
+    "revoke_pix_charge_at_psp",
+]
+
+logger = logging.getLogger(__name__)
+_RETRYABLE = (PSPUnavailable, OperationalError)  # OperationalError covers deadlocks/serialization failures
+
+
+@shared_task(
+    name="payments.tasks.process_pix_webhook",
+    autoretry_for=_RETRYABLE,
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=8,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def process_pix_webhook(event_id: int) -> str:
+    return settlement.pix_webhook_event_process(event_id=event_id)
+
+
+@shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)
+def reconcile_pix_charges() -> int:
+    return settlement.pix_charges_reconcile()
+
+
+@shared_task(name="payments.tasks.expire_pix_charges", acks_late=True)
+def expire_pix_charges() -> int:
+    return settlement.pix_charges_expire_due()
+
+
+@shared_task(
+    name="payments.tasks.revoke_pix_charge_at_psp",
+    autoretry_for=(PSPUnavailable,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=8,
+    acks_late=True,
+)
+def revoke_pix_charge_at_psp(txid: str) -> bool:
+    return settlement.pix_charge_cancel_at_psp(txid=txid)
+
+
+@shared_task(bind=True, name="payments.tasks.execute_pix_refund", max_retries=8, acks_late=True)
+def execute_pix_refund(self, refund_pk: int) -> str:
+    """`PUT /pix/{e2eid}/devolucao/{id}`; retried with backoff; the final status is recorded."""
+    from payments.models import PixRefund
+
+    refund = PixRefund.objects.get(pk=refund_pk)
+    if refund.status != PixRefund.Status.PENDING:
+        return refund.status
+    PixRefund.objects.filter(pk=refund_pk).update(attempts=refund.attempts + 1)
+    try:
+        answer = get_psp().refund(
+            e2eid=refund.end_to_end_id,
+            refund_id=refund.psp_refund_id,
+            amount_cents=refund.amount,
+            description=refund.reason,
+        )
+    except PSPUnavailable as exc:
+        if self.request.retries >= self.max_retries:
+            return pix_refund_apply(refund_pk=refund_pk, status="FAILED", error=f"PSP unavailable: {exc}").status
+        PixRefund.objects.filter(pk=refund_pk).update(last_error=str(exc)[:500])
+        raise self.retry(exc=exc, countdown=min(30 * 2**self.request.retries, 3600)) from exc
+    except (PSPRejected, PSPNotFound) as exc:
+        return pix_refund_apply(refund_pk=refund_pk, status="FAILED", error=str(exc)[:500]).status
+    result = pix_refund_apply(refund_pk=refund_pk, status=answer.status, rtr_id=answer.rtr_id, psp_status=answer.status)
+    if result.status == PixRefund.Status.PENDING and not settings.CELERY_TASK_ALWAYS_EAGER:
+        # The webhook usually reports the outcome first; polling covers a lost one.
+        poll_pix_refund.apply_async(args=[refund_pk], countdown=30)
+    return result.status
+
+
+@shared_task(bind=True, name="payments.tasks.poll_pix_refund", max_retries=12, acks_late=True)
+def poll_pix_refund(self, refund_pk: int) -> str:
+    from payments.models import PixRefund
+
+    refund = PixRefund.objects.get(pk=refund_pk)
+    if refund.status != PixRefund.Status.PENDING:
+        return refund.status
+    try:
+        answer = get_psp().get_refund(refund.end_to_end_id, refund.psp_refund_id)
+    except (PSPUnavailable, PSPNotFound) as exc:
+        raise self.retry(exc=exc, countdown=min(30 * 2**self.request.retries, 3600)) from exc
+    result = pix_refund_apply(refund_pk=refund_pk, status=answer.status, rtr_id=answer.rtr_id, psp_status=answer.status)
+    if result.status == PixRefund.Status.PENDING:
+        raise self.retry(countdown=min(30 * 2**self.request.retries, 3600))
+    return result.status

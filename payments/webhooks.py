@@ -1,0 +1,72 @@
+"""Receiving PSP callbacks (PIX.md §4.4, §5): authenticate, store raw in the inbox, enqueue, answer fast.
+
+Sandbox (`BCP_PIX_SANDBOX`): HMAC `BCP-Sandbox-Signature` over the exact bytes received.
+Bacen PSPs: mTLS is terminated at the reverse proxy (`ssl_verify_client on`, CA of the PSP); the
+proxy forwards the verification result in the header named by `PIX_WEBHOOK_MTLS_HEADER` (e.g.
+`X-SSL-Client-Verify: SUCCESS`), which only it can set. The body itself is only a hint: the task
+confirms every Pix with `GET /cob/{txid}` before settling, so a forged callback cannot settle.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+
+from payments import webhook_auth
+from payments.psp.base import parse_notification
+from payments.settlement import pix_webhook_events_store
+
+MAX_BODY_BYTES = 256 * 1024
+_KEPT_HEADERS = ("content-type", "user-agent", "x-forwarded-for", webhook_auth.HEADER.lower())
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    lowered = name.lower()
+    for key, value in headers.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+def authenticate(raw_body: bytes, headers: Mapping[str, str]) -> str | None:
+    """Return None when the delivery is authentic, else the reason it is refused."""
+    if settings.BCP_PIX_SANDBOX:
+        try:
+            webhook_auth.verify(
+                _header(headers, webhook_auth.HEADER),
+                raw_body,
+                secrets=[settings.PIX_SANDBOX_WEBHOOK_SECRET, getattr(settings, "PIX_SANDBOX_WEBHOOK_SECRET_OLD", "")],
+            )
+        except webhook_auth.SignatureError as exc:
+            return str(exc)
+        return None
+    mtls_header = getattr(settings, "PIX_WEBHOOK_MTLS_HEADER", "")
+    if mtls_header:
+        value = _header(headers, mtls_header) or ""
+        if not hmac.compare_digest(value.encode(), getattr(settings, "PIX_WEBHOOK_MTLS_VALUE", "SUCCESS").encode()):
+            return "client certificate not verified by the proxy"
+    return None
+
+
+def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body). 401 forged, 400 malformed (nothing stored), 200 stored or duplicate."""
+    if len(raw_body) > MAX_BODY_BYTES:
+        return 413, {"error": "body_too_large"}
+    refusal = authenticate(raw_body, headers)
+    if refusal is not None:
+        return 401, {"error": "unauthenticated", "detail": refusal}
+    try:
+        body = json.loads(raw_body)
+        payments = parse_notification(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    items = body.get("pix") if isinstance(body, dict) else body
+    kept = {key: value for key, value in headers.items() if key.lower() in _KEPT_HEADERS}
+    stored, duplicates = pix_webhook_events_store(
+        items=list(zip(payments, items, strict=True)), raw_body=raw_body, headers=kept, source="webhook"
+    )
+    return 200, {"received": stored, "duplicates": duplicates}
