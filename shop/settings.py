@@ -232,6 +232,16 @@ PIX_PSP_CLIENT_SECRET = env_str("PIX_PSP_CLIENT_SECRET", "")
 PIX_PSP_CERT_FILE = env_str("PIX_PSP_CERT_FILE", "")
 PIX_PSP_KEY_FILE = env_str("PIX_PSP_KEY_FILE", "")
 PIX_PSP_CA_FILE = env_str("PIX_PSP_CA_FILE", "")
+# Seconds past expires_at before a charge is expired locally (absorbs webhook latency, PIX.md §3.2).
+PIX_EXPIRY_GRACE_SECONDS = env_int("PIX_EXPIRY_GRACE_SECONDS", 120, minimum=0)
+# Bacen PSPs: header the TLS proxy sets after verifying the PSP client certificate ("" = not checked).
+PIX_WEBHOOK_MTLS_HEADER = env_str("PIX_WEBHOOK_MTLS_HEADER", "")
+PIX_WEBHOOK_MTLS_VALUE = env_str("PIX_WEBHOOK_MTLS_VALUE", "SUCCESS")
+# Sandbox: where it delivers webhooks (default {BCP_PUBLIC_URL}/payments/pix/webhook/pix); refunds settle at once.
+PIX_SANDBOX_WEBHOOK_URL = env_str("PIX_SANDBOX_WEBHOOK_URL", "")
+PIX_SANDBOX_REFUND_AUTOSETTLE = env_bool("PIX_SANDBOX_REFUND_AUTOSETTLE", True)
+# Dotted path of the card gateway class; empty = sandbox gateway when BCP_PIX_SANDBOX, else none.
+PAYMENTS_CARD_GATEWAY = env_str("PAYMENTS_CARD_GATEWAY", "")
 
 # --- BCP --------------------------------------------------------------------------------------------------
 BCP_ALLOW_ANONYMOUS = env_bool("BCP_ALLOW_ANONYMOUS", default=True)
@@ -243,7 +253,11 @@ BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
-ASGI_MOUNTS: dict[str, str] = {}
+ASGI_MOUNTS: dict[str, str] = {
+    "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",
+    "/bcp/a2a": "bcp_app.transports.a2a.asgi_app",
+    "/.well-known/agent-card.json": "bcp_app.transports.a2a.asgi_app",
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
