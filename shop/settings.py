@@ -206,6 +206,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "bcp_app.tasks.purge_idempotency_records",
         "schedule": crontab(minute=17),
     },
+    "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------

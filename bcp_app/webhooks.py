@@ -1,0 +1,158 @@
+"""Signed order webhooks to the originating platform (BCP §8, PIX.md §8).
+
+`orders.signals.order_changed` (sent on commit) → Celery `prepare_order_webhook` builds the full
+order snapshot once, stores it as a `WebhookDelivery` (stable `Webhook-Id`, exact body bytes) and
+tries it at once; failures are retried with backoff for more than 24 h by the beat sweep
+`retry_order_webhooks`. Every attempt is recorded (`WebhookAttempt`, visible in the admin).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import transaction
+from django.utils import timezone
+
+from bcp_app import negotiation, outbound, presenters
+from bcp_app.constants import ORDER
+from bcp_app.context import RequestContext
+from bcp_app.discovery import profile_url as our_profile_url
+from bcp_app.errors import ProtocolError
+from bcp_app.models import WebhookAttempt, WebhookDelivery
+from bcp_app.platforms import platform_get
+from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, content_digest, sign_message
+
+logger = logging.getLogger("bcp_app.webhooks")
+
+BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
+GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
+LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
+
+
+class WebhookNotReady(Exception):
+    """The platform profile could not be read; the caller retries later."""
+
+
+def next_delay(attempts: int) -> int:
+    return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
+
+
+def order_webhook_prepare(*, order_id: str, event: str) -> WebhookDelivery | None:
+    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01)."""
+    from orders.selectors import order_for_bcp
+
+    order = order_for_bcp(order_id)
+    if order is None or not order.platform_id:
+        return None
+    platform = platform_get(order.platform_id)
+    if platform is None or not platform.active or not platform.profile_url:
+        return None
+    try:
+        profile = negotiation.get_platform_profile(platform.profile_url)
+    except ProtocolError as exc:
+        raise WebhookNotReady(exc.content) from exc
+    active = negotiation.negotiate(profile)
+    if ORDER not in active:
+        return None
+    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
+    if not isinstance(url, str) or not url:
+        return None
+    ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
+    body = json.dumps(presenters.order(order, ctx), ensure_ascii=False, separators=(",", ":"))
+    return WebhookDelivery.objects.create(
+        order_id=order_id, platform_id=platform.public_id, url=url, event=event, body=body,
+        next_attempt_at=timezone.now(),
+    )
+
+
+def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = None) -> dict[str, str]:
+    parts = urlsplit(delivery.url)
+    timestamp = str(int(now if now is not None else time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        "BCP-Agent": f'profile="{our_profile_url()}"',
+        "Webhook-Id": str(delivery.webhook_id),
+        "Webhook-Timestamp": timestamp,
+        "Content-Digest": content_digest(raw),
+    }
+    components = list(WEBHOOK_COMPONENTS)
+    if parts.query:
+        components.insert(3, "@query")
+    message = HttpMessage(method="POST", authority=parts.netloc.rsplit("@", 1)[-1], path=parts.path or "/",
+                          query=parts.query or None, headers=headers)
+    headers.update(sign_message(message, components, created=int(timestamp)))
+    return headers
+
+
+def _claim(delivery_id: int) -> WebhookDelivery | None:
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+            .first()
+        )
+        if delivery is None:
+            return None
+        delivery.attempts += 1
+        delivery.next_attempt_at = now + LEASE
+        delivery.save(update_fields=["attempts", "next_attempt_at"])
+    return delivery
+
+
+def webhook_deliver(*, delivery_id: int) -> str:
+    """One attempt (if due); returns the delivery status afterwards."""
+    delivery = _claim(delivery_id)
+    if delivery is None:
+        return "skipped"
+    raw = delivery.body.encode()
+    status_code: int | None = None
+    error = ""
+    started = time.monotonic()
+    try:
+        response = outbound.post(delivery.url, raw, signed_headers(delivery, raw), max_bytes=64 * 1024)
+        status_code = response.status_code
+    except outbound.OutboundError as exc:
+        error = f"{exc.kind}: {exc.message}"[:300]
+    duration = int((time.monotonic() - started) * 1000)
+    now = timezone.now()
+    with transaction.atomic():
+        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts, status_code=status_code,
+                                      error=error, duration_ms=duration)
+        delivery.last_status_code = status_code
+        delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
+        if status_code is not None and 200 <= status_code < 300:
+            delivery.status = WebhookDelivery.Status.DELIVERED
+            delivery.delivered_at = now
+            delivery.next_attempt_at = None
+        elif now - delivery.created_at > GIVE_UP_AFTER:
+            delivery.status = WebhookDelivery.Status.FAILED
+            delivery.next_attempt_at = None
+            logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
+        else:
+            delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
+        delivery.save(update_fields=["last_status_code", "last_error", "status", "delivered_at", "next_attempt_at"])
+    return delivery.status
+
+
+def due_deliveries(*, limit: int = 100) -> list[int]:
+    return list(
+        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=timezone.now())
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def on_order_changed(sender: Any, order_id: str, event: str, **kwargs: Any) -> None:
+    """Receiver of `orders.signals.order_changed` (already sent after commit)."""
+    from bcp_app.tasks import prepare_order_webhook
+
+    try:
+        prepare_order_webhook.delay(order_id, event)
+    except Exception:  # a broker outage must not break the order flow; the event is logged for replay
+        logger.exception("could not enqueue the order webhook for %s (%s)", order_id, event)
