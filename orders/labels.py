@@ -42,3 +42,22 @@ def adjustment_label(value: str) -> str:
 
 def adjustment_status_label(value: str) -> str:
     return _(_ADJUSTMENT_STATUS[value]) if value in _ADJUSTMENT_STATUS else value
+
+
+_TOTALS = {
+    "subtotal": gettext_noop("Subtotal"),
+    "fulfillment": gettext_noop("Frete"),
+    "tax": gettext_noop("Impostos"),
+    "fee": gettext_noop("Taxa"),
+    "discount": gettext_noop("Desconto"),
+    "items_discount": gettext_noop("Desconto nos itens"),
+    "total": gettext_noop("Total"),
+}
+
+
+def total_label(entry: dict[str, object]) -> str:
+    """A totals entry's words: its own display_text when it has one (BCP §6), else the type in words."""
+    if entry.get("display_text"):
+        return str(entry["display_text"])
+    kind = str(entry.get("type", ""))
+    return _(_TOTALS[kind]) if kind in _TOTALS else kind.replace("_", " ")

@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import include, path
 
-urlpatterns: list = []
+from orders import views
+
+app_name = "orders"
+
+urlpatterns = [
+    path("orders/<str:token>", views.order_permalink, name="permalink"),
+    path("api/v1/", include("orders.api_urls")),
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from orders.models import (
 from orders.signals import order_changed
 from orders.types import LineQuantity
 
+logger = logging.getLogger(__name__)
 MAX_QUANTITY = 2**31 - 1
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -169,7 +171,15 @@ def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery |
 
 
 def send_on_commit(signal: Signal, order: Order, **kwargs: Any) -> None:
-    transaction.on_commit(lambda: signal.send(sender=Order, order_id=order.public_id, **kwargs), robust=True)
+    """After commit, every receiver runs even if another fails (a failure is logged, the change stands)."""
+    order_id = order.public_id
+
+    def send() -> None:
+        for receiver, result in signal.send_robust(sender=Order, order_id=order_id, **kwargs):
+            if isinstance(result, Exception):
+                logger.error("orders signal receiver %r failed for %s", receiver, order_id, exc_info=result)
+
+    transaction.on_commit(send)
 
 
 def notify_changed(order: Order, event: str) -> None:

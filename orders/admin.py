@@ -1,0 +1,402 @@
+"""Staff back-office for orders. Read-only data; every change goes through an action page → a service.
+
+Permissions: `orders.view_order` to look, `orders.ship_order` to register shipments and deliveries,
+`orders.refund_order` to refund and cancel, `orders.change_order` to add notes and resend e-mails.
+Pix charges live in `payments` (which orders may not import): the order shows its payment reference/txid.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext_lazy as _
+
+from orders import admin_forms as forms
+from orders.errors import OrderError
+from orders.labels import line_status_label
+from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
+from orders.money import format_brl
+from orders.selectors import order_search
+from orders.services import (
+    order_cancel,
+    order_email_resend,
+    order_mark_delivered,
+    order_note_add,
+    order_refund,
+    order_ship,
+)
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Whoever may view the order sees all of it (no separate view permission per child model).
+        return request.user.has_perm("orders.view_order")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class OrderLineInline(ReadOnlyInline):
+    model = OrderLine
+    fields = [
+        "public_id",
+        "sku",
+        "title",
+        "price",
+        "quantity_original",
+        "quantity_total",
+        "quantity_fulfilled",
+        "status",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description=_("preço"))
+    def price(self, line: OrderLine) -> str:
+        return format_brl(line.unit_price)
+
+    @admin.display(description=_("situação"))
+    def status(self, line: OrderLine) -> str:
+        return line_status_label(line.status)
+
+
+class ExpectationInline(ReadOnlyInline):
+    model = FulfillmentExpectation
+    fields = ["public_id", "method_type", "description", "fulfillable_on", "line_items"]
+    readonly_fields = fields
+
+
+class FulfillmentEventInline(ReadOnlyInline):
+    model = FulfillmentEvent
+    fields = ["occurred_at", "type", "line_items", "tracking", "carrier", "description"]
+    readonly_fields = fields
+    ordering = ["occurred_at", "id"]
+
+    @admin.display(description=_("rastreio"))
+    def tracking(self, event: FulfillmentEvent) -> str:
+        if event.tracking_url:
+            return format_html(
+                '<a href="{}" rel="noreferrer" target="_blank">{}</a>', event.tracking_url, event.tracking_number
+            )
+        return event.tracking_number
+
+
+class AdjustmentInline(ReadOnlyInline):
+    model = Adjustment
+    fields = ["occurred_at", "public_id", "type", "status", "money", "line_items", "description"]
+    readonly_fields = fields
+
+    @admin.display(description=_("valor"))
+    def money(self, adjustment: Adjustment) -> str:
+        return format_brl(adjustment.amount) if adjustment.amount else ""
+
+
+class TimelineInline(ReadOnlyInline):
+    model = OrderEvent
+    verbose_name_plural = _("linha do tempo (notas internas incluídas)")
+    fields = ["created_at", "kind", "message", "actor", "internal"]
+    readonly_fields = fields
+    ordering = ["created_at", "id"]
+
+
+ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
+    # slug: (permission, title, form)
+    "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
+    "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
+    "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
+    "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
+    "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
+    "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
+}
+
+
+def _perform(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
+    data = form.cleaned_data
+    if slug == "ship":
+        event = order_ship(
+            order_id=order.public_id,
+            tracking_number=data["tracking_number"],
+            carrier=data.get("carrier", ""),
+            tracking_url=data.get("tracking_url", ""),
+            description=data.get("description", ""),
+            lines=form.line_quantities(),
+            actor=actor,
+        )
+        return str(_("Envio registrado: %(code)s")) % {"code": event.tracking_number}
+    if slug == "deliver":
+        order_mark_delivered(
+            order_id=order.public_id, lines=form.line_quantities(), description=data.get("description", ""), actor=actor
+        )
+        return str(_("Entrega registrada."))
+    if slug == "refund":
+        adjustment = order_refund(order_id=order.public_id, amount=data["amount"], reason=data["reason"], actor=actor)
+        return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
+    if slug == "cancel":
+        order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
+        return str(_("Pedido cancelado."))
+    if slug == "note":
+        order_note_add(order_id=order.public_id, text=data["text"], actor=actor)
+        return str(_("Nota adicionada."))
+    order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
+    return str(_("E-mail reenviado."))
+
+
+def _csv_safe(value: object) -> str:
+    # Spreadsheet formula injection: a cell starting with = + - @ is prefixed with a quote.
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _decimal(cents: int) -> str:
+    # Exact integer arithmetic (no floats): 12345 → "123.45".
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+@admin.register(Order)
+class OrderAdmin(admin.ModelAdmin):
+    list_display = ["number_display", "placed_at", "buyer", "total_display", "payment_status", "status"]
+    list_display_links = ["number_display"]
+    list_filter = ["status", "payment_status", "fulfillment_method", "payment_type", "placed_at"]
+    show_facets = admin.ShowFacets.ALWAYS
+    search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
+    search_help_text = _("Número, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")
+    date_hierarchy = "placed_at"
+    list_per_page = 50
+    change_form_template = "orders/admin/change_form.html"
+    change_list_template = "orders/admin/change_list.html"
+    inlines = [OrderLineInline, ExpectationInline, FulfillmentEventInline, AdjustmentInline, TimelineInline]
+    actions = ["mark_delivered_action"]
+    fieldsets = [
+        (
+            _("Pedido"),
+            {
+                "fields": [
+                    "number",
+                    "public_id",
+                    "status",
+                    "placed_at",
+                    "checkout_id",
+                    "platform_id",
+                    "language",
+                    "permalink",
+                ]
+            },
+        ),
+        (
+            _("Comprador"),
+            {"fields": ["buyer_first_name", "buyer_last_name", "buyer_email", "buyer_phone", "buyer_tax_id"]},
+        ),
+        (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
+        (_("Valores"), {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status"]}),
+        (
+            _("Pagamento (cobrança Pix no app de pagamentos)"),
+            {"fields": ["payment_type", "payment_handler_id", "payment_reference", "payment_txid"]},
+        ),
+    ]
+
+    # --- read-only data: changes happen only through the action pages (services) ---------------------
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field for _name, options in self.fieldsets for field in options["fields"]]
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Order], search_term: str):
+        if not search_term.strip():
+            return queryset, False
+        return queryset.filter(pk__in=order_search(query=search_term).values("pk")), False
+
+    # --- columns ------------------------------------------------------------------------------------------
+    @admin.display(description=_("número"), ordering="number")
+    def number_display(self, order: Order) -> str:
+        return f"#{order.number}"
+
+    @admin.display(description=_("comprador"), ordering="buyer_email")
+    def buyer(self, order: Order) -> str:
+        return f"{order.buyer_name} <{order.buyer_email}>" if order.buyer_email else order.buyer_name
+
+    @admin.display(description=_("total"), ordering="total_amount")
+    def total_display(self, order: Order) -> str:
+        return format_brl(order.total_amount)
+
+    @admin.display(description=_("pago"))
+    def paid_display(self, order: Order) -> str:
+        return format_brl(order.paid_amount)
+
+    @admin.display(description=_("reembolsado"))
+    def refunded_display(self, order: Order) -> str:
+        return format_brl(order.refunded_amount)
+
+    @admin.display(description=_("totais"))
+    def totals_display(self, order: Order) -> str:
+        return format_html_join(
+            "",
+            "<div>{}: {}</div>",
+            ((e.get("display_text") or e["type"], format_brl(e["amount"])) for e in order.totals),
+        )
+
+    @admin.display(description=_("endereço"))
+    def address(self, order: Order) -> str:
+        d = order.destination
+        parts = [
+            d.get("name", ""),
+            f"{d.get('street', '')}, {d.get('number', '')} {d.get('complement', '')}".strip(" ,"),
+            d.get("neighborhood", ""),
+            f"{d.get('city', '')}/{d.get('state', '')}".strip("/"),
+            d.get("postal_code", ""),
+        ]
+        return ", ".join(part for part in parts if part)
+
+    @admin.display(description=_("página do comprador"))
+    def permalink(self, order: Order) -> str:
+        return format_html('<a href="{}" target="_blank" rel="noreferrer">{}</a>', order.permalink_url, _("abrir"))
+
+    # --- bulk action without input ------------------------------------------------------------------------
+    @admin.action(description=_("Marcar como entregue (tudo o que foi enviado)"), permissions=["ship"])
+    def mark_delivered_action(self, request: HttpRequest, queryset: QuerySet[Order]) -> None:
+        done = 0
+        for order in queryset.order_by("pk"):
+            try:
+                order_mark_delivered(order_id=order.public_id, actor=request.user.get_username())
+                done += 1
+            except OrderError as error:
+                self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
+        if done:
+            self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
+
+    def has_ship_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("orders.ship_order")
+
+    # --- URLs: action pages and CSV export ----------------------------------------------------------------
+    def get_urls(self) -> list:
+        wrap: Callable = self.admin_site.admin_view
+        custom = [
+            path("export.csv", wrap(self.export_csv_view), name="orders_order_export_csv"),
+            path("<str:public_id>/action/<slug:slug>/", wrap(self.action_view), name="orders_order_action"),
+        ]
+        return custom + super().get_urls()
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None):
+        order = self.get_object(request, object_id)
+        allowed = []
+        if order is not None:
+            for slug, (perm, title, _form) in ACTIONS.items():
+                if request.user.has_perm(perm):
+                    allowed.append((reverse("admin:orders_order_action", args=[order.public_id, slug]), title))
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "order_actions": allowed})
+
+    def action_view(self, request: HttpRequest, public_id: str, slug: str) -> HttpResponse:
+        if slug not in ACTIONS:
+            raise Http404
+        perm, title, form_class = ACTIONS[slug]
+        if not request.user.has_perm(perm):
+            raise PermissionDenied
+        order = Order.objects.prefetch_related("lines").filter(public_id=public_id).first()
+        if order is None:
+            raise Http404
+        form = form_class(request.POST or None, order=order)
+        if request.method == "POST" and form.is_valid():
+            try:
+                message = _perform(slug, order, form, request.user.get_username())
+            except OrderError as error:
+                form.add_service_error(error)
+            else:
+                self.message_user(request, message, messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "order": order,
+            "form": form,
+            "title": f"{title} — #{order.number}",
+            "action_title": title,
+            "change_url": reverse("admin:orders_order_change", args=[order.pk]),
+        }
+        return TemplateResponse(request, "orders/admin/action_form.html", context)
+
+    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        changelist = self.get_changelist_instance(request)
+        queryset = changelist.get_queryset(request).prefetch_related(
+            Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id"))
+        )
+        writer = csv.writer(_Echo())
+
+        def rows() -> Iterator[str]:
+            yield writer.writerow(
+                [
+                    "numero",
+                    "id",
+                    "data",
+                    "situacao",
+                    "pagamento",
+                    "comprador",
+                    "email",
+                    "telefone",
+                    "cpf_cnpj",
+                    "entrega",
+                    "total",
+                    "pago",
+                    "reembolsado",
+                    "rastreio",
+                ]
+            )
+            for order in queryset.iterator(chunk_size=500):
+                tracking = " ".join(e.tracking_number for e in order.fulfillment_events.all() if e.tracking_number)
+                yield writer.writerow(
+                    [
+                        _csv_safe(v)
+                        for v in [
+                            order.number,
+                            order.public_id,
+                            timezone.localtime(order.placed_at).strftime("%Y-%m-%d %H:%M"),
+                            order.status,
+                            order.payment_status,
+                            order.buyer_name,
+                            order.buyer_email,
+                            order.buyer_phone,
+                            order.buyer_tax_id,
+                            order.fulfillment_title or order.fulfillment_method,
+                            _decimal(order.total_amount),
+                            _decimal(order.paid_amount),
+                            _decimal(order.refunded_amount),
+                            tracking,
+                        ]
+                    ]
+                )
+
+        response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
+        return response

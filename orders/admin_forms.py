@@ -1,0 +1,107 @@
+"""Forms of the admin action pages (register shipment, mark delivered, refund, cancel, note, resend e-mail)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from orders.errors import OrderError
+from orders.models import EmailKind, Order, OrderLine
+from orders.money import format_brl, parse_brl
+from orders.services._common import refundable_amount
+from orders.types import LineQuantity
+
+
+class OrderActionForm(forms.Form):
+    """Base: knows its order; maps a service OrderError back onto the form field it names."""
+
+    line_limit_attr: str = ""  # "shipped" / "delivered": which quantity per line is still possible
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.order = order
+        self.lines: list[OrderLine] = list(order.lines.all()) if self.line_limit_attr else []
+        for line in self.lines:
+            remaining = max(0, line.quantity_total - getattr(line, f"quantity_{self.line_limit_attr}"))
+            self.fields[f"qty_{line.public_id}"] = forms.IntegerField(
+                label=f"{line.title} ({line.sku})",
+                min_value=0,
+                max_value=remaining,
+                initial=remaining,
+                required=False,
+                help_text=_("até %(n)s") % {"n": remaining},
+            )
+
+    def line_quantities(self) -> list[LineQuantity]:
+        result = []
+        for line in self.lines:
+            quantity = self.cleaned_data.get(f"qty_{line.public_id}") or 0
+            if quantity > 0:
+                result.append(LineQuantity(line.public_id, quantity))
+        return result
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.lines and not self.errors and not self.line_quantities():
+            raise forms.ValidationError(_("Informe a quantidade de pelo menos um item."))
+        return cleaned
+
+    def add_service_error(self, error: OrderError) -> None:
+        field = error.field
+        if field.startswith("lines[") and "]" in field:
+            index = int(field[6 : field.index("]")])
+            chosen = self.line_quantities()
+            if index < len(chosen):
+                field = f"qty_{chosen[index].line_id}"
+        self.add_error(field if field in self.fields else None, error.message)
+
+
+class ShipmentForm(OrderActionForm):
+    line_limit_attr = "shipped"
+    tracking_number = forms.CharField(label=_("Código de rastreio"), max_length=64)
+    carrier = forms.CharField(label=_("Transportadora"), max_length=80, initial="Correios", required=False)
+    tracking_url = forms.URLField(
+        label=_("Link de rastreio"),
+        required=False,
+        assume_scheme="https",
+        help_text=_("Vazio: para os Correios o link é montado a partir do código."),
+    )
+    description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
+
+
+class DeliveredForm(OrderActionForm):
+    line_limit_attr = "delivered"
+    description = forms.CharField(label=_("Descrição"), max_length=255, required=False, initial="Entregue")
+
+
+class RefundForm(OrderActionForm):
+    amount = forms.CharField(label=_("Valor (R$)"), max_length=20)
+    reason = forms.CharField(label=_("Motivo"), max_length=255)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
+            "amount": format_brl(refundable_amount(order))
+        }
+
+    def clean_amount(self) -> int:
+        try:
+            return parse_brl(self.cleaned_data["amount"])
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+
+
+class CancelForm(OrderActionForm):
+    reason = forms.CharField(label=_("Motivo"), max_length=255)
+    restock = forms.BooleanField(label=_("Devolver ao estoque o que não foi enviado"), initial=True, required=False)
+    confirm = forms.BooleanField(label=_("Confirmo o cancelamento (o valor pago é reembolsado)"))
+
+
+class NoteForm(OrderActionForm):
+    text = forms.CharField(label=_("Nota interna"), widget=forms.Textarea(attrs={"rows": 4}), max_length=4000)
+
+
+class ResendEmailForm(OrderActionForm):
+    kind = forms.ChoiceField(label=_("E-mail"), choices=EmailKind.choices)

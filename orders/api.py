@@ -1,0 +1,161 @@
+"""Merchant back-office API (`/api/v1/`, DRF, token auth, browsable). Thin: validate → service → selector.
+
+Permissions mirror the admin: staff with `orders.view_order` read; `orders.ship_order` posts fulfillment
+events; `orders.refund_order` posts adjustments; `orders.change_order` adds notes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
+from rest_framework import generics, permissions, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from orders import serializers as s
+from orders.errors import OrderError
+from orders.models import Order, OrderStatus, PaymentStatus
+from orders.selectors import adjustment_payload, event_payload, order_for_bcp, order_search
+from orders.services import fulfillment_event_create, order_cancel, order_note_add, order_refund, order_return
+
+
+class StaffWithPermission(permissions.BasePermission):
+    """Staff user holding the view's `required_perm` (Django model permission)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.required_perm))
+
+
+def _service_error(error: OrderError) -> ValidationError:
+    # The service names the input at fault: line indexes follow the request's `line_items` array.
+    field = error.field.replace("lines[", "line_items[", 1) if error.field.startswith("lines[") else error.field
+    if field == "lines":
+        field = "line_items"
+    return ValidationError({field: [error.message]}, code=error.code)
+
+
+def _parse_when(value: str | None, field: str) -> datetime | None:
+    if not value:
+        return None
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise ValidationError({field: ["use an ISO 8601 date-time, e.g. 2026-07-28T12:00:00-03:00"]})
+    return parsed
+
+
+class OrderList(generics.ListAPIView):
+    """Orders, newest first. Filters: status, payment_status, fulfillment_method, placed_after, placed_before, q."""
+
+    required_perm = "orders.view_order"
+    permission_classes = [StaffWithPermission]
+    serializer_class = s.OrderListSerializer
+
+    def get_queryset(self) -> QuerySet[Order]:
+        params = self.request.query_params
+        queryset = order_search(query=params.get("q", "")).order_by("-number")
+        for name, allowed in (("status", OrderStatus.values), ("payment_status", PaymentStatus.values)):
+            value = params.get(name)
+            if value:
+                if value not in allowed:
+                    raise ValidationError({name: [f"must be one of {', '.join(allowed)}"]})
+                queryset = queryset.filter(**{name: value})
+        if params.get("fulfillment_method"):
+            queryset = queryset.filter(fulfillment_method=params["fulfillment_method"])
+        after = _parse_when(params.get("placed_after"), "placed_after")
+        before = _parse_when(params.get("placed_before"), "placed_before")
+        if after:
+            queryset = queryset.filter(placed_at__gte=after)
+        if before:
+            queryset = queryset.filter(placed_at__lt=before)
+        return queryset
+
+
+class OrderDetail(APIView):
+    required_perm = "orders.view_order"
+    permission_classes = [StaffWithPermission]
+
+    def get(self, request: Request, order_id: str) -> Response:
+        order = order_for_bcp(order_id)
+        if order is None:
+            raise NotFound("order not found")
+        return Response(s.OrderDetailSerializer().to_representation(order))
+
+
+class _OrderWrite(APIView):
+    input_serializer: type[s.serializers.Serializer]
+
+    def post(self, request: Request, order_id: str) -> Response:
+        if not Order.objects.filter(public_id=order_id).exists():
+            raise NotFound("order not found")
+        serializer = self.input_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        actor = f"api:{request.user.get_username()}"
+        try:
+            payload = self.perform(order_id, serializer.validated_data, actor)
+        except OrderError as error:
+            raise _service_error(error) from None
+        return Response(payload, status=status.HTTP_201_CREATED)
+
+    def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class FulfillmentEventCreate(_OrderWrite):
+    required_perm = "orders.ship_order"
+    permission_classes = [StaffWithPermission]
+    input_serializer = s.FulfillmentEventCreateSerializer
+
+    def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+        event = fulfillment_event_create(
+            order_id=order_id,
+            type=data["type"],
+            lines=s.to_line_quantities(data.get("line_items")),
+            tracking_number=data["tracking_number"],
+            tracking_url=data["tracking_url"],
+            carrier=data["carrier"],
+            description=data["description"],
+            occurred_at=data["occurred_at"],
+            actor=actor,
+        )
+        return event_payload(event)
+
+
+class AdjustmentCreate(_OrderWrite):
+    required_perm = "orders.refund_order"
+    permission_classes = [StaffWithPermission]
+    input_serializer = s.AdjustmentCreateSerializer
+
+    def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+        lines = s.to_line_quantities(data.get("line_items"))
+        if data["type"] == "refund":
+            adjustment = order_refund(
+                order_id=order_id, amount=data["amount"], reason=data["reason"], lines=lines, actor=actor
+            )
+        elif data["type"] == "cancellation":
+            adjustment = order_cancel(order_id=order_id, reason=data["reason"], restock=data["restock"], actor=actor)
+        else:
+            adjustment = order_return(
+                order_id=order_id,
+                lines=lines,
+                reason=data["reason"],
+                restock=data["restock"],
+                refund_amount=data.get("amount", 0),
+                actor=actor,
+            )
+        return adjustment_payload(adjustment)
+
+
+class NoteCreate(_OrderWrite):
+    required_perm = "orders.change_order"
+    permission_classes = [StaffWithPermission]
+    input_serializer = s.NoteCreateSerializer
+
+    def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+        note = order_note_add(order_id=order_id, text=data["text"], actor=actor)
+        return {"kind": note.kind, "text": note.message, "actor": note.actor, "created_at": note.created_at.isoformat()}

@@ -1,0 +1,92 @@
+"""DRF serializers of the merchant back-office API: input validation names the field; output is plain data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from orders.models import Order
+from orders.selectors import order_bcp_payload, rfc3339
+from orders.types import LineQuantity
+
+
+class LineQuantitySerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=64)
+    quantity = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+
+
+def to_line_quantities(items: list[dict[str, Any]] | None) -> list[LineQuantity]:
+    return [LineQuantity(item["id"], item["quantity"]) for item in items or []]
+
+
+class OrderListSerializer(serializers.Serializer):
+    def to_representation(self, order: Order) -> dict[str, Any]:
+        return {
+            "id": order.public_id,
+            "number": order.number,
+            "placed_at": rfc3339(order.placed_at),
+            "status": order.status,
+            "payment_status": order.payment_status,
+            "buyer": {"name": order.buyer_name, "email": order.buyer_email},
+            "currency": order.currency,
+            "total": order.total_amount,
+            "fulfillment_method": order.fulfillment_method,
+        }
+
+
+class OrderDetailSerializer(serializers.Serializer):
+    def to_representation(self, order: Order) -> dict[str, Any]:
+        return {
+            **OrderListSerializer().to_representation(order),
+            "buyer": {
+                "first_name": order.buyer_first_name,
+                "last_name": order.buyer_last_name,
+                "email": order.buyer_email,
+                "phone": order.buyer_phone,
+                "tax_id": order.buyer_tax_id,
+            },
+            "destination": order.destination,
+            "payment": {
+                "type": order.payment_type,
+                "handler_id": order.payment_handler_id,
+                "reference": order.payment_reference,
+                "txid": order.payment_txid,
+                "paid": order.paid_amount,
+                "refunded": order.refunded_amount,
+            },
+            "platform_id": order.platform_id,
+            "language": order.language,
+            "bcp": order_bcp_payload(order),
+        }
+
+
+class FulfillmentEventCreateSerializer(serializers.Serializer):
+    type = serializers.RegexField(r"^[a-z][a-z0-9_]{0,39}$", help_text="shipped, delivered, in_transit, …")
+    line_items = LineQuantitySerializer(many=True, required=False, help_text="omit: everything still possible")
+    tracking_number = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    tracking_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    carrier = serializers.CharField(max_length=80, required=False, allow_blank=True, default="")
+    description = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class AdjustmentCreateSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["refund", "cancellation", "return"])
+    amount = serializers.IntegerField(
+        min_value=1, required=False, help_text="centavos: required for refund; optional refund on return"
+    )
+    reason = serializers.CharField(max_length=255)
+    line_items = LineQuantitySerializer(many=True, required=False)
+    restock = serializers.BooleanField(required=False, default=True)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["type"] == "refund" and "amount" not in data:
+            raise serializers.ValidationError({"amount": ["required for a refund"]})
+        if data["type"] == "return" and not data.get("line_items"):
+            raise serializers.ValidationError({"line_items": ["required for a return"]})
+        return data
+
+
+class NoteCreateSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=4000)

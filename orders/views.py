@@ -1,0 +1,67 @@
+"""The buyer's order page `/orders/<token>`: no login, unguessable token, noindex, pt-BR or English."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils import translation
+from django.views.decorators.http import require_GET
+
+from orders.labels import total_label
+from orders.selectors import order_for_permalink
+
+SUPPORTED = {"pt-br", "en"}
+
+
+def _language(request: HttpRequest, order_language: str) -> str:
+    """An explicit choice (?lang= or the language switch cookie) wins; else the language the buyer ordered in."""
+    asked = (request.GET.get("lang") or "").lower()
+    if asked in SUPPORTED:
+        return asked
+    cookie = (request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME) or "").lower()
+    if cookie in SUPPORTED:
+        return cookie
+    return order_language if order_language in SUPPORTED else settings.LANGUAGE_CODE
+
+
+def _private(response: HttpResponse) -> HttpResponse:
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Cache-Control"] = "private, no-store"
+    # The token is the key to the page: never leak it to the carrier's tracking site through Referer.
+    response["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+@require_GET
+def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
+    order = order_for_permalink(token)
+    if order is None:
+        # Same plain answer for malformed and unknown tokens (no hint, even with DEBUG on).
+        return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
+    language = _language(request, order.language)
+    lines = list(order.lines.all())
+    titles = {line.public_id: line.title for line in lines}
+    with translation.override(language):
+        context = {
+            "order": order,
+            "lines": lines,
+            "totals": [{**entry, "label": total_label(entry)} for entry in order.totals],
+            "expectations": [
+                {"expectation": exp, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items]}
+                for exp in order.expectations.all()
+            ],
+            "events": [
+                {"event": event, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items]}
+                for event in reversed(list(order.fulfillment_events.all()))
+            ],
+            "adjustments": [
+                {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount}
+                for adj in order.adjustments.all()
+            ],
+            "page_language": language,
+        }
+        response = render(request, "orders/permalink.html", context)
+    response["Content-Language"] = language
+    return _private(response)

@@ -1,0 +1,242 @@
+"""Fulfillment events, line status derivation (BCP §7) and expectation services."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from orders.errors import OrderError
+from orders.models import AppendOnlyError, FulfillmentEvent, derive_line_status
+from orders.selectors import order_bcp_payload, order_for_bcp
+from orders.services import (
+    expectation_merge,
+    expectation_split,
+    expectation_update,
+    fulfillment_event_create,
+    order_cancel,
+    order_mark_delivered,
+    order_ship,
+)
+from orders.types import LineQuantity
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("total", "fulfilled", "expected"),
+    [
+        (0, 0, "removed"),
+        (2, 2, "fulfilled"),
+        (3, 1, "partial"),
+        (3, 0, "processing"),
+        (1, 1, "fulfilled"),
+    ],
+)
+def test_line_status_derivation_bcp_ord_06(total, fulfilled, expected):
+    """BCP-ORD-06: total == 0 → removed; fulfilled == total → fulfilled; fulfilled > 0 → partial; else processing."""
+    assert derive_line_status(total=total, fulfilled=fulfilled) == expected
+
+
+def test_partial_shipment_then_rest_moves_statuses(place_order, django_capture_on_commit_callbacks):
+    # given an order of 3 shirts and 1 cap
+    order = place_order(lines=[("CAM", 3000, 3), ("BONE", 2000, 1)])
+    shirt, cap = order.lines.all()
+    # when 1 shirt ships
+    with django_capture_on_commit_callbacks(execute=True):
+        event = order_ship(
+            order_id=order.public_id, tracking_number="br123456784br", lines=[LineQuantity(shirt.public_id, 1)]
+        )
+    # then the shirt is partial, the cap processing, the order partially shipped, the Correios URL built
+    shirt.refresh_from_db()
+    cap.refresh_from_db()
+    order.refresh_from_db()
+    assert (shirt.quantity_fulfilled, shirt.status, cap.status) == (1, "partial", "processing")
+    assert order.status == "partially_shipped"
+    assert event.tracking_number == "BR123456784BR"
+    assert event.carrier == "Correios"
+    assert event.tracking_url == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"
+    # when the rest ships without naming lines
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR987654321BR")
+    order.refresh_from_db()
+    assert [(line.quantity_fulfilled, line.status) for line in order.lines.all()] == [
+        (3, "fulfilled"),
+        (1, "fulfilled"),
+    ]
+    assert order.status == "shipped"
+    # when everything is delivered
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    order.refresh_from_db()
+    assert order.status == "delivered"
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
+        f"Recebemos seu pedido #{order.number}",
+        f"Seu pedido #{order.number} foi enviado",
+        f"Seu pedido #{order.number} foi enviado",
+        f"Seu pedido #{order.number} foi entregue",
+    ]
+    assert "BR123456784BR" in mail.outbox[1].body
+
+
+def test_shipping_more_than_ordered_is_refused(place_order):
+    order = place_order(lines=[("CAM", 3000, 2)])
+    line = order.lines.get()
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 3)])
+    assert error.value.field == "lines[0].quantity"
+    assert error.value.code == "quantity_exceeded"
+    assert "cannot ship 3" in error.value.message
+    assert FulfillmentEvent.objects.filter(order=order).count() == 0
+    line.refresh_from_db()
+    assert line.quantity_shipped == 0
+
+
+def test_shipping_twice_the_same_items_is_refused(place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    assert error.value.field == "lines"
+
+
+def test_shipment_needs_a_tracking_code(place_order):
+    order = place_order()
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="")
+    assert error.value.field == "tracking_number"
+
+
+def test_unknown_line_and_zero_quantity_are_named(place_order):
+    order = place_order()
+    line = order.lines.get()
+    with pytest.raises(OrderError) as error:
+        fulfillment_event_create(order_id=order.public_id, type="processing", lines=[LineQuantity("li_nope", 1)])
+    assert error.value.field == "lines[0].id"
+    with pytest.raises(OrderError) as error:
+        fulfillment_event_create(order_id=order.public_id, type="processing", lines=[LineQuantity(line.public_id, 0)])
+    assert error.value.field == "lines[0].quantity"
+    with pytest.raises(OrderError) as error:
+        fulfillment_event_create(order_id=order.public_id, type="Shipped!", lines=[LineQuantity(line.public_id, 1)])
+    assert error.value.field == "type"
+
+
+def test_acting_on_a_canceled_order_is_refused(place_order):
+    order = place_order()
+    order_cancel(order_id=order.public_id, reason="Cliente desistiu")
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    assert error.value.code == "order_canceled"
+    with pytest.raises(OrderError) as error:
+        order_cancel(order_id=order.public_id, reason="de novo")
+    assert error.value.code == "order_canceled"
+
+
+def test_returned_to_sender_allows_shipping_again(place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    fulfillment_event_create(order_id=order.public_id, type="returned_to_sender", description="Endereço não encontrado")
+    line.refresh_from_db()
+    assert (line.quantity_shipped, line.status) == (0, "processing")
+    order_ship(order_id=order.public_id, tracking_number="BR111111111BR")
+    line.refresh_from_db()
+    assert line.status == "fulfilled"
+
+
+def test_pickup_delivered_directly_fulfils(place_order):
+    order = place_order(method="pickup", lines=[("CAM", 3000, 2)])
+    order_mark_delivered(order_id=order.public_id, description="Retirado na loja")
+    order.refresh_from_db()
+    assert order.status == "delivered"
+    assert order.lines.get().status == "fulfilled"
+
+
+def test_fulfillment_events_are_append_only_bcp_ord_08(place_order):
+    order = place_order()
+    event = fulfillment_event_create(order_id=order.public_id, type="processing")
+    event.description = "changed"
+    with pytest.raises(AppendOnlyError):
+        event.save()
+    with pytest.raises(AppendOnlyError):
+        event.delete()
+
+
+def test_expectation_split_merge_update_bcp_ord_07(place_order):
+    order = place_order(lines=[("CAM", 3000, 2), ("BONE", 2000, 1)])
+    shirt, cap = order.lines.all()
+    original = order.expectations.get()
+    # when the cap is back-ordered into its own expectation
+    split = expectation_split(
+        order_id=order.public_id,
+        expectation_id=original.public_id,
+        lines=[LineQuantity(cap.public_id, 1)],
+        description="Chega em 10 dias úteis",
+        fulfillable_on="2026-12-10T12:00:00-03:00",
+    )
+    original.refresh_from_db()
+    assert original.line_items == [{"id": shirt.public_id, "quantity": 2}]
+    assert split.line_items == [{"id": cap.public_id, "quantity": 1}]
+    assert split.fulfillable_on == "2026-12-10T15:00:00Z"
+    # when the date changes
+    expectation_update(order_id=order.public_id, expectation_id=split.public_id, fulfillable_on="now")
+    split.refresh_from_db()
+    assert split.fulfillable_on == "now"
+    # when both are merged again
+    merged = expectation_merge(order_id=order.public_id, expectation_ids=[original.public_id, split.public_id])
+    assert merged.line_items == [{"id": shirt.public_id, "quantity": 2}, {"id": cap.public_id, "quantity": 1}]
+    assert order.expectations.count() == 1
+
+
+def test_split_cannot_empty_the_source(place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    line = order.lines.get()
+    expectation = order.expectations.get()
+    with pytest.raises(OrderError) as error:
+        expectation_split(
+            order_id=order.public_id, expectation_id=expectation.public_id, lines=[LineQuantity(line.public_id, 1)]
+        )
+    assert error.value.field == "lines"
+
+
+def test_bcp_payload_matches_the_seed_shape_bcp_ord_04(place_order):
+    """The seed's order (000_3534cee046400045): one shoe line, delivered, totals subtotal/fulfillment/tax/total."""
+    order = place_order(lines=[("prod_shoes", 3000, 1)], freight=800)
+    line = order.lines.get()
+    event = order_mark_delivered(order_id=order.public_id, description="Entregue na portaria")
+    expectation_update(
+        order_id=order.public_id, expectation_id=order.expectations.get().public_id, description="Entregue"
+    )
+    payload = order_bcp_payload(order_for_bcp(order.public_id))
+    assert payload["line_items"] == [
+        {
+            "id": line.public_id,
+            "item": {"id": "prod_shoes", "title": "Produto prod_shoes", "price": 3000, "image_url": line.image_url},
+            "quantity": {"total": 1, "fulfilled": 1},
+            "totals": [{"type": "subtotal", "amount": 3000}, {"type": "total", "amount": 3000}],
+            "status": "fulfilled",
+        }
+    ]
+    assert payload["fulfillment"]["expectations"][0]["destination"] == {
+        "street_address": "Rua das Flores, 123",
+        "extended_address": "Apto 45 - Jardim Paulista",
+        "address_locality": "São Paulo",
+        "address_region": "SP",
+        "address_country": "BR",
+        "postal_code": "01310-100",
+        "first_name": "Ana",
+        "last_name": "Souza",
+    }
+    assert payload["fulfillment"]["expectations"][0]["description"] == "Entregue"
+    assert payload["fulfillment"]["events"] == [
+        {
+            "id": event.public_id,
+            "occurred_at": event.occurred_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "type": "delivered",
+            "line_items": [{"id": line.public_id, "quantity": 1}],
+            "description": "Entregue na portaria",
+        }
+    ]
+    assert payload["checkout_id"] == order.checkout_id
+    assert payload["currency"] == "BRL"
+    assert payload["adjustments"] == []
+    assert payload["totals"][-1] == {"type": "total", "amount": 3800}
