@@ -1,0 +1,81 @@
+"""`manage.py seed_demo`: a believable demo shop, idempotent (a re-run writes nothing)."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from shop.models import Category, Product, ProductImage, Variant
+
+pytestmark = pytest.mark.django_db
+
+
+def _snapshot() -> dict[str, object]:
+    return {
+        "counts": (
+            Category.objects.count(),
+            Product.objects.count(),
+            Variant.objects.count(),
+            ProductImage.objects.count(),
+        ),
+        "updated_at": dict(Product.objects.values_list("slug", "updated_at")),
+        "variants": sorted(Variant.objects.values_list("sku", "price", "stock", "compare_at_price", "options")),
+    }
+
+
+def test_seed_demo_twice_changes_nothing() -> None:
+    # given a first run
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    first = _snapshot()
+    # when it runs again
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    # then the same rows exist, none was saved again, and the command says it wrote nothing
+    assert _snapshot() == first
+    assert "categories: 0, products: 0, variants: 0, images: 0" in out.getvalue()
+
+
+def test_seed_demo_keeps_stock_moved_by_sales() -> None:
+    call_command("seed_demo", stdout=StringIO())
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=7)
+    call_command("seed_demo", stdout=StringIO())
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 7
+
+
+def test_seed_demo_repairs_a_changed_price() -> None:
+    call_command("seed_demo", stdout=StringIO())
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=1)
+    call_command("seed_demo", stdout=StringIO())
+    assert Variant.objects.get(sku="SKU-CAFE-500G").price == 4290
+
+
+def test_seed_demo_content_is_a_believable_shop() -> None:
+    call_command("seed_demo", stdout=StringIO())
+    assert Product.objects.filter(active=True).count() >= 24
+    assert Category.objects.count() >= 4
+    assert Variant.objects.filter(stock=0, allow_backorder=False).count() >= 3
+    assert Variant.objects.filter(stock=0, allow_backorder=True).exists()
+    # the fixtures other engineers and the BCP examples rely on
+    cafe = Variant.objects.select_related("product").get(sku="SKU-CAFE-500G")
+    assert (cafe.product.title, cafe.price) == ("Café especial 500 g", 4290)
+    pixel = Variant.objects.select_related("product").get(sku="PIXEL-10-PRO")
+    assert pixel.product.title == "Pixel 10 Pro"
+    assert sorted(
+        Variant.objects.filter(product__title="Camiseta Básica Preta").values_list("sku", "options__tamanho")
+    ) == [("CAM-BAS-PRETA-G", "G"), ("CAM-BAS-PRETA-M", "M"), ("CAM-BAS-PRETA-P", "P")]
+
+
+def test_seed_demo_images_are_shipped_static_files() -> None:
+    call_command("seed_demo", stdout=StringIO())
+    static_root = Path(settings.BASE_DIR) / "static"
+    sources = list(ProductImage.objects.values_list("source", flat=True))
+    assert len(sources) == Product.objects.count()
+    for source in sources:
+        path = static_root / source
+        assert path.is_file(), source
+        assert path.read_text(encoding="utf-8").startswith("<svg")
