@@ -18,7 +18,9 @@ from shop.checkout_types import (
 from shop.models import Category, Coupon, PickupLocation, Product, ShippingMethod, ShippingRate, Variant
 
 
-def make_variant(sku: str = "SKU-CAFE-500G", *, price: int = 4290, stock: int = 10, **product_kwargs: object) -> Variant:
+def make_variant(
+    sku: str = "SKU-CAFE-500G", *, price: int = 4290, stock: int = 10, **product_kwargs: object
+) -> Variant:
     category, _ = Category.objects.get_or_create(slug="cafes", defaults={"name": "Cafés"})
     product = Product.objects.create(
         title=product_kwargs.pop("title", f"Produto {sku}"),
@@ -36,7 +38,9 @@ def make_shipping() -> dict[str, ShippingMethod]:
     )
     ShippingRate.objects.create(method=pac, uf="SP", price=1890, days_min=3, days_max=5)
     ShippingRate.objects.create(method=pac, uf="RJ", price=2490)
-    sedex = ShippingMethod.objects.create(code="sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=3, position=2)
+    sedex = ShippingMethod.objects.create(
+        code="sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=3, position=2
+    )
     ShippingRate.objects.create(method=sedex, uf="SP", price=3290, days_min=1, days_max=2)
     ShippingRate.objects.create(method=sedex, uf="RJ", price=4190)
     moto = ShippingMethod.objects.create(code="motoboy", title="Motoboy", days_min=1, days_max=1, position=3)
@@ -83,7 +87,9 @@ SP_ADDRESS = AddressInput(
 )
 
 
-def shipping(address: AddressInput = SP_ADDRESS, option: str | None = None, dest: str | None = None) -> FulfillmentInput:
+def shipping(
+    address: AddressInput = SP_ADDRESS, option: str | None = None, dest: str | None = None
+) -> FulfillmentInput:
     return FulfillmentInput(
         methods=(
             FulfillmentMethodInput(
