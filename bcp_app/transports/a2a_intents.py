@@ -86,6 +86,7 @@ _PT_MARKERS = frozenset({
 _EN_MARKERS = frozenset({
     "add", "to", "my", "checkout", "cart", "remove", "the", "please", "complete", "place", "order", "cancel",
     "coupon", "apply", "show", "a", "an", "of", "and", "buy", "want", "finish", "pay", "what", "in",
+    "hello", "hi", "help", "can", "you", "i", "thanks", "there", "is", "it",
 })
 _EVERYTHING = [["tudo"], ["todos"], ["todas"], ["everything"], ["all"], ["all", "items"], ["todos", "os", "itens"]]
 _SKU = re.compile(r"^(prod_[a-z0-9]+|[A-Z0-9][A-Z0-9._-]*[-_][A-Z0-9._-]+|[A-Z]{2,}[0-9][A-Z0-9]*)$")

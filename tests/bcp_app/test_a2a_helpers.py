@@ -77,3 +77,167 @@ def build_checkout_mandate(
     }
     kb_jwt = jws.serialize_compact({"alg": "ES256", "typ": "kb+jwt"}, json.dumps(kb_claims).encode(), holder_key)
     return sd_jwt + kb_jwt
+
+
+# --- live server, platform profile and clients ------------------------------------------------------------
+
+SEED_PROFILE = "https://agent.example/profiles/v2026-07/shopping-agent.json"
+EXTENSION = "https://bcp.dev.br/draft/specification/reference"
+SEED_HEADERS = {
+    "BCP-Agent": f'profile="{SEED_PROFILE}"',
+    "A2A-Version": "1.0",
+    "A2A-Extensions": EXTENSION,
+    "Content-Type": "application/json",
+}
+_DRAFT = "https://bcp.dev.br/draft"
+CHECKOUT = "br.dev.bcp.shopping.checkout"
+
+
+def _capability(name: str, schema: str, extends: str | None = None) -> list[dict[str, Any]]:
+    entry: dict[str, Any] = {"version": "2026-07-28", "spec": f"{_DRAFT}/specification/{name}",
+                             "schema": f"{_DRAFT}/schemas/shopping/{schema}.json"}
+    if extends:
+        entry["extends"] = extends
+    return [entry]
+
+
+def platform_profile(*, keys: list[dict[str, Any]] | None = None, ap2: bool = False,
+                     handlers: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A valid platform profile (BCP §3) with checkout + fulfillment + order (and AP2 when asked)."""
+    capabilities = {
+        CHECKOUT: _capability("checkout", "checkout"),
+        "br.dev.bcp.shopping.fulfillment": _capability("fulfillment", "fulfillment", CHECKOUT),
+        "br.dev.bcp.shopping.discount": _capability("discount", "discount", CHECKOUT),
+        "br.dev.bcp.shopping.order": _capability("order", "order"),
+    }
+    if ap2:
+        capabilities["br.dev.bcp.shopping.ap2_mandate"] = _capability("ap2-mandates", "ap2_mandate", CHECKOUT)
+    profile: dict[str, Any] = {
+        "ucp": {"version": "2026-07-28", "services": {}, "capabilities": capabilities,
+                "payment_handlers": handlers if handlers is not None else {}},
+    }
+    if keys:
+        profile["keys"] = keys
+    return profile
+
+
+def cache_profile(url: str, profile: dict[str, Any]) -> None:
+    """Put a platform profile in the shop's profile cache (BCP §3 step 2), as if fetched a moment ago."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bcp_app.models import ProfileCacheEntry
+    from bcp_app.negotiation import _url_hash, validate_platform_profile
+
+    validate_platform_profile(profile)
+    now = timezone.now()
+    ProfileCacheEntry.objects.update_or_create(
+        url_hash=_url_hash(url),
+        defaults={"url": url, "body": profile, "fetched_at": now, "expires_at": now + timedelta(hours=1)},
+    )
+
+
+class LiveServer:
+    """uvicorn in a thread of the test process, on a free 127.0.0.1 port (sees the test database)."""
+
+    def __init__(self, app: Any = None) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        if app is None:
+            from shop.asgi import build_application
+
+            app = build_application()
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def a2a_url(self) -> str:
+        return f"{self.base_url}/bcp/a2a"
+
+    def start(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+def separate_a2a_app() -> Any:
+    """A second, independent A2A application instance (its own SDK handler) in front of Django."""
+    from bcp_app.transports.a2a import A2AApplication
+    from shop.asgi import PathRouter, django_app
+
+    app = A2AApplication()
+    return PathRouter(django_app, {"/bcp/a2a": app, "/.well-known/agent-card.json": app})
+
+
+def rpc(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """A raw JSON-RPC POST with httpx; returns the decoded JSON body (HTTP 200 expected)."""
+    import httpx
+
+    response = httpx.post(url, content=json.dumps(body).encode(), headers=SEED_HEADERS if headers is None else headers,
+                          timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def send_message(parts: list[dict[str, Any]], *, message_id: str | None = None, context_id: str | None = None,
+                 request_id: int = 1) -> dict[str, Any]:
+    import uuid
+
+    message: dict[str, Any] = {"role": "ROLE_USER", "parts": parts, "messageId": message_id or str(uuid.uuid4())}
+    if context_id:
+        message["contextId"] = context_id
+    message["extensions"] = [EXTENSION]
+    return {"jsonrpc": "2.0", "id": request_id, "method": "SendMessage", "params": {"message": message}}
+
+
+def sdk_send(base_url: str, parts: list[dict[str, Any]], *, headers: dict[str, str] | None = None,
+             context_id: str = "", message_id: str | None = None) -> Any:
+    """Send one message with the official a2a-sdk client (card resolved from the server); returns the Message."""
+    import asyncio
+    import uuid
+
+    import httpx
+    from a2a.client import ClientConfig, create_client
+    from a2a.types import Message, Part, Role, SendMessageRequest
+    from google.protobuf import struct_pb2
+    from google.protobuf.json_format import ParseDict
+
+    sent_headers = {"BCP-Agent": SEED_HEADERS["BCP-Agent"], "A2A-Extensions": EXTENSION} if headers is None else headers
+
+    async def go() -> Any:
+        async with httpx.AsyncClient(headers=sent_headers, timeout=30) as http:
+            client = await create_client(base_url, client_config=ClientConfig(streaming=False, httpx_client=http))
+            message = Message(role=Role.ROLE_USER, message_id=message_id or str(uuid.uuid4()), context_id=context_id,
+                              extensions=[EXTENSION])
+            for part in parts:
+                if "data" in part:
+                    message.parts.append(Part(data=ParseDict(part["data"], struct_pb2.Value()),
+                                              media_type="application/json"))
+                else:
+                    message.parts.append(Part(text=part["text"]))
+            async for event in client.send_message(SendMessageRequest(message=message)):
+                return event.message
+            return None
+
+    return asyncio.run(go())

@@ -1,0 +1,291 @@
+"""A2A transport against a live uvicorn: Agent Card, headers, errors, contexts and messageId replays.
+
+Seed 004; BCP.md §13.3; checklist BCP-A2A-01…08. Requests are the seed's, sent with raw httpx and with
+the official a2a-sdk client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from a2a.client import A2ACardResolver
+from a2a.types import Role
+
+from tests.bcp_app.test_a2a_helpers import (
+    EXTENSION,
+    SEED_HEADERS,
+    SEED_PROFILE,
+    LiveServer,
+    cache_profile,
+    platform_profile,
+    rpc,
+    sdk_send,
+    send_message,
+)
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+
+
+@pytest.fixture(scope="module")
+def live(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
+    with django_db_blocker.unblock():
+        server = LiveServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(live: LiveServer, transactional_db: None, settings: Any) -> LiveServer:
+    settings.BCP_PUBLIC_URL = live.base_url
+    cache_profile(SEED_PROFILE, platform_profile())
+    return live
+
+
+def error_of(body: dict[str, Any]) -> tuple[int, str, dict[str, Any]]:
+    error = body["error"]
+    return error["code"], error["message"], error["data"][0]["metadata"]
+
+
+def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
+    response = httpx.get(f"{server.base_url}/.well-known/agent-card.json", timeout=10)
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    card = response.json()
+    assert list(card) == ["name", "description", "version", "supportedInterfaces", "capabilities",
+                          "defaultInputModes", "defaultOutputModes", "skills"]
+    assert card == {
+        "name": "Loja Exemplo business agent",
+        "description": "Business agent with BCP checkout",
+        "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": f"{server.base_url}/bcp/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {
+            "streaming": False,
+            "pushNotifications": False,
+            "extensions": [
+                {
+                    "uri": "https://bcp.dev.br/draft/specification/reference",
+                    "description": "Brazilian Commerce Protocol structured types",
+                    "required": False,
+                    "params": {
+                        "capabilities": {
+                            "br.dev.bcp.shopping.checkout": [{"version": "2026-07-28"}],
+                            "br.dev.bcp.shopping.fulfillment": [
+                                {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.checkout"}
+                            ],
+                            "br.dev.bcp.shopping.discount": [
+                                {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.checkout"}
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": [
+            {
+                "id": "bcp-checkout",
+                "name": "BCP checkout",
+                "description": "Creates, updates, and completes BCP checkout sessions",
+                "tags": ["commerce", "checkout", "bcp"],
+            }
+        ],
+    }
+
+
+def test_sdk_card_resolver_reads_the_card(server: LiveServer):
+    async def resolve() -> Any:
+        async with httpx.AsyncClient(timeout=10) as http:
+            return await A2ACardResolver(http, server.base_url).get_agent_card()
+
+    card = asyncio.run(resolve())
+
+    assert card.supported_interfaces[0].url == server.a2a_url
+    assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
+    assert card.supported_interfaces[0].protocol_version == "1.0"
+    assert card.capabilities.extensions[0].uri == EXTENSION
+    assert [skill.id for skill in card.skills] == ["bcp-checkout"]
+
+
+def test_bcp_profile_advertises_the_agent_card(server: LiveServer):
+    """BCP-DISC-03: the a2a service's endpoint is the Agent Card URL."""
+    profile = httpx.get(f"{server.base_url}/.well-known/bcp", timeout=10).json()
+
+    services = profile["ucp"]["services"]["br.dev.bcp.shopping"]
+    assert {"version": "2026-07-28", "spec": "https://bcp.dev.br/draft/specification/overview", "transport": "a2a",
+            "endpoint": f"{server.base_url}/.well-known/agent-card.json"} in services
+
+
+@pytest.mark.parametrize(
+    ("drop", "override", "expected_code", "expected_reason"),
+    [
+        ("A2A-Version", {}, -32009, "VERSION_NOT_SUPPORTED"),
+        (None, {"A2A-Version": "0.3"}, -32009, "VERSION_NOT_SUPPORTED"),
+        (None, {"A2A-Version": "1.1"}, -32009, "VERSION_NOT_SUPPORTED"),
+        ("A2A-Extensions", {}, -32008, "EXTENSION_SUPPORT_REQUIRED"),
+        (None, {"A2A-Extensions": "https://example.com/other-extension"}, -32008, "EXTENSION_SUPPORT_REQUIRED"),
+    ],
+)
+def test_a2a_version_and_extension_headers_are_required_bcp_a2a_03(
+    server: LiveServer, drop: str | None, override: dict[str, str], expected_code: int, expected_reason: str
+):
+    headers = {k: v for k, v in SEED_HEADERS.items() if k != drop} | override
+
+    body = rpc(server.a2a_url, send_message([{"text": "carrinho"}], request_id=9), headers)
+
+    assert body["id"] == 9
+    assert body["error"]["code"] == expected_code
+    assert body["error"]["data"][0]["reason"] == expected_reason
+    assert ("A2A-Version" if expected_code == -32009 else "A2A-Extensions") in body["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "agent_header",
+    [None, "", 'profile="http://agent.example/profile.json"', "profile=not-a-string", 'other="x"'],
+)
+def test_missing_or_bad_bcp_agent_is_invalid_profile_url_bcp_neg_01(server: LiveServer, agent_header: str | None):
+    headers = {k: v for k, v in SEED_HEADERS.items() if k != "BCP-Agent"}
+    if agent_header is not None:
+        headers["BCP-Agent"] = agent_header
+
+    code, message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "carrinho"}]), headers))
+
+    assert code == -32600
+    assert metadata["code"] == "invalid_profile_url"
+    assert message == metadata["content"]
+
+
+def test_unsupported_platform_version_bcp_neg_04(server: LiveServer):
+    profile = platform_profile()
+    profile["ucp"]["version"] = "2025-01-01"
+    other = "https://agent.example/old-profile.json"
+    cache_profile_unvalidated(other, profile)
+
+    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "carrinho"}]),
+                                            {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'}))
+
+    assert (code, metadata["code"]) == (-32600, "version_unsupported")
+
+
+def cache_profile_unvalidated(url: str, profile: dict[str, Any]) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bcp_app.models import ProfileCacheEntry
+    from bcp_app.negotiation import _url_hash
+
+    now = timezone.now()
+    ProfileCacheEntry.objects.create(url_hash=_url_hash(url), url=url, body=profile, fetched_at=now,
+                                     expires_at=now + timedelta(hours=1))
+
+
+def test_sdk_client_gets_the_version_error_when_bcp_extension_missing(server: LiveServer):
+    from a2a.utils.errors import ExtensionSupportRequiredError
+
+    with pytest.raises(ExtensionSupportRequiredError) as excinfo:
+        sdk_send(server.base_url, [{"text": "carrinho"}], headers={"BCP-Agent": SEED_HEADERS["BCP-Agent"]})
+
+    assert "A2A-Extensions" in str(excinfo.value)
+
+
+def test_unrecognised_text_gets_help_and_a_new_shop_context_bcp_a2a_04(server: LiveServer):
+    from bcp_app.models import A2AContext
+
+    body = rpc(server.a2a_url, send_message([{"text": "olá, tudo bem?"}], request_id=5))
+
+    message = body["result"]["message"]
+    assert body["id"] == 5
+    assert list(body["result"]) == ["message"]
+    assert list(message) == ["contextId", "messageId", "parts", "role", "extensions"]
+    assert message["role"] == "ROLE_AGENT"
+    assert message["extensions"] == [EXTENSION]
+    assert message["parts"][0]["text"].startswith("Não entendi.")
+    assert uuid.UUID(message["contextId"])
+    assert list(A2AContext.objects.values_list("context_id", "checkout_id")) == [(message["contextId"], "")]
+
+
+def test_sdk_client_round_trip(server: LiveServer):
+    reply = sdk_send(server.base_url, [{"text": "hello there"}])
+
+    assert reply.role == Role.ROLE_AGENT
+    assert list(reply.extensions) == [EXTENSION]
+    assert reply.parts[0].text.startswith("Sorry, I did not understand.")
+
+
+def test_repeated_message_id_returns_the_original_reply_bcp_a2a_07(server: LiveServer):
+    from bcp_app.models import A2AContext
+
+    request = send_message([{"text": "olá"}], message_id="69da8f87-991b-479e-80dc-ed92fcb57cbe")
+
+    first = rpc(server.a2a_url, request)
+    second = rpc(server.a2a_url, {**request, "id": 2})
+
+    assert second["result"] == first["result"]
+    assert second["id"] == 2
+    assert A2AContext.objects.count() == 1
+
+
+def test_same_message_id_with_another_message_is_a_conflict_bcp_idem_05(server: LiveServer):
+    rpc(server.a2a_url, send_message([{"text": "olá"}], message_id="m-1"))
+
+    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="m-1")))
+
+    assert (code, metadata["code"]) == (-32602, "idempotency_conflict")
+
+
+def test_message_ids_are_scoped_per_caller(server: LiveServer):
+    other = "https://other-agent.example/profile.json"
+    cache_profile(other, platform_profile())
+
+    first = rpc(server.a2a_url, send_message([{"text": "olá"}], message_id="shared-id"))
+    second = rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="shared-id"),
+                 {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'})
+
+    assert second["result"]["message"]["contextId"] != first["result"]["message"]["contextId"]
+
+
+def test_context_of_another_caller_is_refused(server: LiveServer):
+    other = "https://other-agent.example/profile.json"
+    cache_profile(other, platform_profile())
+    context_id = rpc(server.a2a_url, send_message([{"text": "olá"}]))["result"]["message"]["contextId"]
+
+    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "carrinho"}],
+                                                                        context_id=context_id),
+                                            {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'}))
+
+    assert (code, metadata["code"]) == (-32600, "forbidden")
+
+
+def test_unknown_action_names_the_vocabulary(server: LiveServer):
+    code, message, metadata = error_of(rpc(server.a2a_url, send_message([{"data": {"action": "buy_now"},
+                                                                           "mediaType": "application/json"}])))
+
+    assert code == -32602
+    assert metadata["code"] == "invalid_request"
+    assert "add_to_checkout" in message
+
+
+def test_task_id_of_unknown_task_is_rejected_bcp_a2a_08(server: LiveServer):
+    request = send_message([{"text": "carrinho"}])
+    request["params"]["message"]["taskId"] = "task-that-does-not-exist"
+
+    body = rpc(server.a2a_url, request)
+
+    assert body["error"]["code"] == -32001
+
+
+def test_bad_json_and_unknown_method_are_json_rpc_errors(server: LiveServer):
+    bad = httpx.post(server.a2a_url, content=b"{not json", headers=SEED_HEADERS, timeout=10).json()
+    unknown = rpc(server.a2a_url, {"jsonrpc": "2.0", "id": 3, "method": "tasks/teleport", "params": {}})
+
+    assert bad["error"]["code"] == -32700
+    assert unknown["error"]["code"] == -32601
