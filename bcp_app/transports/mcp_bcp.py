@@ -19,6 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, Valid
 from bcp_app.catalogue.contracts import describe_validation_error, input_schema
 from bcp_app.errors import ProtocolError
 from bcp_app.results import OperationResult
+from bcp_app.schemas.catalog import (
+    GetProductRequest,
+    LookupRequest,
+    LookupResponse,
+    ProductResponse,
+    SearchRequest,
+    SearchResponse,
+)
 from bcp_app.schemas.checkout import (
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
@@ -74,8 +82,16 @@ class CompleteCheckoutArgs(IdArgs):
     checkout: CheckoutCompleteRequest = Field(description="`payment` com exatamente um instrumento; `signals`, `ap2`.")
 
 
-class CatalogArgs(Args):
-    catalog: dict[str, Any] = Field(description="Requisição de catálogo (BCP §16).")
+class SearchCatalogArgs(Args):
+    catalog: SearchRequest = Field(description="Busca (BCP §16): query e/ou filters, pagination opcional.")
+
+
+class LookupCatalogArgs(Args):
+    catalog: LookupRequest = Field(description="Consulta em lote (BCP §16): ids de produto ou SKU.")
+
+
+class GetProductArgs(Args):
+    catalog: GetProductRequest = Field(description="Produto (BCP §16): id, selected e preferences opcionais.")
 
 
 @dataclass(frozen=True)
@@ -103,7 +119,7 @@ def _specs() -> list[BcpToolSpec]:
         BcpToolSpec(
             "create_checkout", "Cria uma sessão de checkout BCP (line_items com item.id = SKU e quantity).",
             CreateCheckoutArgs, CheckoutResult,
-            lambda ctx, a: _ops().create_checkout(ctx, a.checkout.model_dump(exclude_unset=True)),
+            lambda ctx, a: _ops().create_checkout(ctx, a.checkout),
         ),
         BcpToolSpec(
             "get_checkout", "Devolve o estado atual de um checkout.", IdArgs, CheckoutResult,
@@ -112,12 +128,12 @@ def _specs() -> list[BcpToolSpec]:
         BcpToolSpec(
             "update_checkout", "Substitui todo o estado gravável de um checkout (campos omitidos são limpos).",
             UpdateCheckoutArgs, CheckoutResult,
-            lambda ctx, a: _ops().update_checkout(ctx, a.id, a.checkout.model_dump(exclude_unset=True)),
+            lambda ctx, a: _ops().update_checkout(ctx, a.id, a.checkout),
         ),
         BcpToolSpec(
             "complete_checkout", "Conclui o checkout com um instrumento de pagamento (Pix); exige "
             "meta['idempotency-key'].", CompleteCheckoutArgs, CheckoutResult,
-            lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout.model_dump(exclude_unset=True)),
+            lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout),
             key_required=True,
         ),
         BcpToolSpec(
@@ -129,16 +145,16 @@ def _specs() -> list[BcpToolSpec]:
             lambda ctx, a: _ops().get_order(ctx, a.id),
         ),
         BcpToolSpec(
-            "search_catalog", "Busca produtos por texto e filtros, com paginação por cursor.", CatalogArgs,
-            None, lambda ctx, a: _ops().search_catalog(ctx, a.catalog),
+            "search_catalog", "Busca produtos por texto e filtros, com paginação por cursor (padrão 10).",
+            SearchCatalogArgs, SearchResponse | ErrorResponse, lambda ctx, a: _ops().search_catalog(ctx, a.catalog),
         ),
         BcpToolSpec(
-            "lookup_catalog", "Consulta produtos ou variantes por id (lote).", CatalogArgs, None,
-            lambda ctx, a: _ops().lookup_catalog(ctx, a.catalog),
+            "lookup_catalog", "Consulta produtos ou variantes por id (lote); ids desconhecidos são omitidos.",
+            LookupCatalogArgs, LookupResponse | ErrorResponse, lambda ctx, a: _ops().lookup_catalog(ctx, a.catalog),
         ),
         BcpToolSpec(
-            "get_product", "Detalhe de um produto por id, com seleção de opções.", CatalogArgs, None,
-            lambda ctx, a: _ops().get_product(ctx, a.catalog),
+            "get_product", "Detalhe de um produto por id ou SKU (variante pedida primeiro), com seleção de opções.",
+            GetProductArgs, ProductResponse | ErrorResponse, lambda ctx, a: _ops().get_product(ctx, a.catalog),
         ),
     ]
 

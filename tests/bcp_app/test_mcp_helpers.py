@@ -11,6 +11,8 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anyio
@@ -25,6 +27,102 @@ from mcp.shared.exceptions import MCPError
 from bcp_app.transports.mcp import error_status
 
 PROFILE = "https://agente.example/.well-known/bcp"
+V = "2026-07-28"
+
+
+def _capability(name: str, extends: str | None = None) -> list[dict[str, str]]:
+    short = name.rsplit(".", 1)[-1]
+    entry = {
+        "version": V,
+        "spec": f"https://bcp.dev.br/draft/specification/{short}",
+        "schema": f"https://bcp.dev.br/draft/schemas/shopping/{short}.json",
+    }
+    if extends:
+        entry["extends"] = extends
+    return [entry]
+
+
+def platform_profile() -> dict[str, Any]:
+    """A platform profile (validates against profile.json#/$defs/platform_schema) asking for everything."""
+    checkout = "br.dev.bcp.shopping.checkout"
+    return {
+        "ucp": {
+            "version": V,
+            "services": {"br.dev.bcp.shopping": [{
+                "version": V, "transport": "mcp", "spec": "https://bcp.dev.br/draft/specification/overview",
+                "schema": "https://bcp.dev.br/draft/services/shopping/mcp.openrpc.json",
+            }]},
+            "capabilities": {
+                checkout: _capability(checkout),
+                "br.dev.bcp.shopping.fulfillment": _capability("br.dev.bcp.shopping.fulfillment", checkout),
+                "br.dev.bcp.shopping.order": _capability("br.dev.bcp.shopping.order"),
+                "br.dev.bcp.shopping.catalog.search": _capability("br.dev.bcp.shopping.catalog.search"),
+                "br.dev.bcp.shopping.catalog.lookup": _capability("br.dev.bcp.shopping.catalog.lookup"),
+            },
+            "payment_handlers": {},
+        }
+    }
+
+
+class _ProfileHandler(BaseHTTPRequestHandler):
+    documents: dict[str, bytes] = {}
+
+    def do_GET(self) -> None:
+        body = self.documents.get(self.path)
+        if body is None:
+            self.send_response(404)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Cache-Control", "public, max-age=300")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def profile_host() -> Iterator[str]:
+    """A fake agent platform on 127.0.0.1 serving profiles (the network boundary, never our code)."""
+    _ProfileHandler.documents = {
+        "/.well-known/bcp": json.dumps(platform_profile()).encode(),
+        "/other/.well-known/bcp": json.dumps(platform_profile()).encode(),
+        "/old/.well-known/bcp": json.dumps({**platform_profile(), "ucp": {
+            **platform_profile()["ucp"], "version": "2025-01-01"}}).encode(),
+    }
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ProfileHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass(frozen=True)
+class Agent:
+    profile_url: str
+    api_key: str
+    platform_id: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    def meta(self, key: str | None = None) -> dict[str, Any]:
+        return bcp_meta(key=key, profile=self.profile_url)
+
+
+@pytest.fixture
+def agent(profile_host: str, settings: Any, transactional_db: None) -> Agent:
+    """A registered platform with an API key whose profile is served by `profile_host`."""
+    from bcp_app.platforms import platform_create
+
+    settings.BCP_OUTBOUND_ALLOWLIST = ["127.0.0.1"]
+    created = platform_create(name="Agente Teste", profile_url=f"{profile_host}/.well-known/bcp")
+    return Agent(created.platform.profile_url, created.api_key, created.platform.public_id)
 
 
 class LiveServer:
