@@ -378,3 +378,46 @@ def verify_checkout_mandate(
         raise Ap2Error("mandate_scope_mismatch",
                        "O checkout assinado no mandato difere do checkout atual (itens, totais ou cobrança Pix).")
     return VerifiedMandate(mandate=mandate, checkout=signed_checkout, claims={**claims, "kb": kb_claims})
+
+
+# --- integration with the BCP operations (BCP-PAY-09) ---------------------------------------------------------
+
+
+def _is_checkout(body: Mapping[str, Any]) -> bool:
+    return isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error"
+
+
+def sign_response(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """Every checkout response carries `ap2.merchant_authorization` while AP2 is negotiated (BCP.md §11.5)."""
+    from bcp_app import keys
+    from bcp_app.constants import AP2_MANDATE
+
+    if not ctx.has(AP2_MANDATE) or not _is_checkout(body):
+        return body
+    return with_merchant_authorization(body, private_key=keys.signing_key(), kid=keys.signing_key_id())
+
+
+def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """At complete under AP2 (PIX.md §7.3), before any payment: None when the checkout mandate verifies,
+    else the unchanged checkout with a recoverable error naming the problem (no order, no charge)."""
+    from bcp_app import discovery, keys
+    from bcp_app.constants import AP2_MANDATE
+
+    if not ctx.has(AP2_MANDATE) or not _is_checkout(current):
+        return None
+    mandate = ap2_member.get("checkout_mandate") if isinstance(ap2_member, Mapping) else None
+    try:
+        verify_checkout_mandate(
+            mandate,
+            platform_keys=ctx.profile.get("keys") or [],
+            shop_keys=[keys.public_jwk()],
+            audience=discovery.profile_url(),
+            checkout=current,
+        )
+    except Ap2Error as exc:
+        refused = {key: value for key, value in current.items() if key != "ap2"}
+        message = {"type": "error", "code": exc.code, "severity": "recoverable", "path": "$.ap2.checkout_mandate",
+                   "content": exc.content}
+        refused["messages"] = [*(current.get("messages") or []), message]
+        return sign_response(ctx, refused)
+    return None

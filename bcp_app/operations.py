@@ -31,8 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bcp_app import catalog, presenters
-from bcp_app.constants import CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
+from bcp_app import ap2, catalog, presenters
+from bcp_app.constants import AP2_MANDATE, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
 from bcp_app.results import OperationResult
@@ -113,7 +113,8 @@ def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operati
 def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
     from shop.checkout_selectors import checkout_view
 
-    return OperationResult(status, presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
+    body = presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx)
+    return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
 
 
 def _not_found_checkout(ctx: RequestContext) -> OperationResult:
@@ -275,6 +276,10 @@ def complete_checkout(
         return _incompatible(ctx, CHECKOUT)
     if (refused := _guarded(ctx, checkout_id)) is not None:
         return refused
+    if ctx.has(AP2_MANDATE):  # AP2 (PIX.md §7.3): the checkout mandate is verified before any payment
+        current = get_checkout(ctx, checkout_id).body
+        if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
+            return OperationResult(200, refusal)
     payment = _payment(request.payment) or ct.PaymentInput()
     try:
         result = services.checkout_complete(
