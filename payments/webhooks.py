@@ -65,7 +65,7 @@ def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[in
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
     items = body.get("pix") if isinstance(body, dict) else body
-    kept = {key: value for key, value in headers.items() if key.lower() in _KEPT_HEADERS}
+    kept = {key.lower(): value for key, value in headers.items() if key.lower() in _KEPT_HEADERS}
     stored, duplicates = pix_webhook_events_store(
         items=list(zip(payments, items, strict=True)), raw_body=raw_body, headers=kept, source="webhook"
     )
