@@ -132,11 +132,19 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
 
 
 def _sign_response(response: HttpResponse) -> None:
-    """BCP-SIG-06: our response signatures cover `@status content-digest content-type`."""
+    """BCP-SIG-06: our response signatures cover `@status content-digest content-type`.
+
+    Best effort: the operation already happened, so a signing failure must not turn it into an error.
+    """
     response["Content-Digest"] = content_digest(response.content)
     message = HttpMessage(status=response.status_code, headers={
         "content-digest": response["Content-Digest"], "content-type": response["Content-Type"]})
-    for name, value in sign_message(message, RESPONSE_COMPONENTS).items():
+    try:
+        headers = sign_message(message, RESPONSE_COMPONENTS)
+    except Exception:
+        logger.exception("could not sign the BCP response (check BCP_SIGNING_KEY_FILE)")
+        return
+    for name, value in headers.items():
         response[name] = value
 
 
