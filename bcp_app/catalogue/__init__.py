@@ -31,9 +31,10 @@ from bcp_app.catalogue.contracts import (
 
 @dataclass(frozen=True)
 class Caller:
-    """Who calls a typed tool: the authenticated platform's public id, or None when anonymous."""
+    """Who calls a typed tool: the authenticated platform's public id (None when anonymous) and language."""
 
     platform_id: str | None = None
+    language: str = "pt-br"  # "pt-br" | "en"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def _orders(name: str) -> Callable[[Any, Caller], BaseModel]:
     def run(args: Any, caller: Caller) -> BaseModel:
         from bcp_app.catalogue import orders
 
-        return getattr(orders, name)(args, caller)
+        return getattr(orders, name)(args, caller, language=caller.language)
 
     return run
 

@@ -155,8 +155,9 @@ class OrderIntentInput(StrictInput):
         description="Preferência de entrega: \"shipping\" (envio) ou \"pickup\" (retirada). Endereço e opção de "
         "frete são escolhidos pelo comprador no continue_url.",
     )
-    notes: Annotated[StrictStr, Field(max_length=1000)] | None = Field(
-        default=None, description="Observações do comprador (até 1000 caracteres); não alteram preços."
+    notes: Annotated[StrictStr, Field(max_length=500)] | None = Field(
+        default=None,
+        description="Observações do comprador (até 500 caracteres), levadas como context.intent; não alteram preços.",
     )
     idempotency_key: StrictStr | None = Field(
         default=None,

@@ -139,3 +139,88 @@ def test_inventory_check_rejects_wrong_types(live_mcp, transactional_db) -> None
     assert wrong.code == -32602
     assert list(wrong.data["fields"]) == ["items.0.quantity"]
     assert list(empty.data["fields"]) == ["items"]
+
+
+KEY = "5b0c8f7e-2a4d-4c1e-9f3a-7d6b5e4c3b2a"
+CUSTOMER = {"email": "ana@example.com.br", "name": "Ana Souza"}
+
+
+def test_order_intent_creates_a_draft_checkout_and_replays_by_key(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given
+    from shop.models import Checkout
+
+    make_product()
+    arguments = {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 2}], "idempotency_key": KEY}
+    # when the same call is made twice
+    first = call(live_mcp.mcp_url, "order.intent", arguments)
+    again = call(live_mcp.mcp_url, "order.intent", arguments)
+    # then one draft exists and both answers are the original draft
+    draft = first.structured_content
+    assert draft["status"] == "ok"
+    assert draft["draft_order_id"].startswith("checkout_")
+    assert draft["checkout_status"] == "incomplete"
+    assert (draft["total"], draft["currency"]) == (8580, "BRL")
+    assert draft["continue_url"].endswith(draft["draft_order_id"])
+    assert again.structured_content == draft
+    assert Checkout.objects.count() == 1
+
+
+def test_order_intent_same_key_other_arguments_is_a_conflict(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given a draft made with a key
+    from shop.models import Checkout
+
+    make_product()
+    base = {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}], "idempotency_key": KEY}
+    call(live_mcp.mcp_url, "order.intent", base)
+    # when the key is reused for another request
+    error = call_error(live_mcp.mcp_url, "order.intent", {**base, "items": [{"sku": "SKU-CAFE-500G", "quantity": 3}]})
+    # then nothing new is created (BCP-IDEM-05 semantics)
+    assert (error.code, error.data["code"]) == (-32000, "idempotency_conflict")
+    assert Checkout.objects.count() == 1
+
+
+def test_order_intent_out_of_stock_and_unknown_sku_are_domain_errors(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given
+    from shop.models import Checkout
+
+    make_product(variants=(("SKU-A", 1000, 1),))
+    # when
+    short = call(live_mcp.mcp_url, "order.intent", {"customer": CUSTOMER, "items": [{"sku": "SKU-A", "quantity": 2}]})
+    unknown = call(live_mcp.mcp_url, "order.intent", {"customer": CUSTOMER, "items": [{"sku": "NOPE", "quantity": 1}]})
+    # then
+    assert short.structured_content == {"status": "error", "error": {
+        "code": "out_of_stock", "message": "Há itens sem estoque suficiente.",
+        "fields": {"items.0.quantity": "Disponível agora: 1."},
+    }}
+    assert unknown.structured_content["error"]["code"] == "not_found"
+    assert unknown.structured_content["error"]["fields"] == {"items.0.sku": "SKU desconhecido: NOPE."}
+    assert Checkout.objects.count() == 0
+
+
+def test_order_intent_rejects_bad_key_and_nested_extra_keys(live_mcp, transactional_db) -> None:  # noqa: F811
+    # when
+    error = call_error(live_mcp.mcp_url, "order.intent", {
+        "customer": {**CUSTOMER, "phone": "1"}, "items": [{"sku": "A", "quantity": 1}], "idempotency_key": "abc",
+    })
+    # then both problems are named
+    assert error.code == -32602
+    assert set(error.data["fields"]) == {"customer.phone", "idempotency_key"}
+
+
+def test_order_status_follows_a_draft(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given a draft
+    make_product()
+    draft = call(live_mcp.mcp_url, "order.intent",
+                 {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}]}).structured_content
+    # when
+    status = call(live_mcp.mcp_url, "order.status", {"id": draft["draft_order_id"]}).structured_content
+    missing = call(live_mcp.mcp_url, "order.status", {"id": "checkout_nope"}).structured_content
+    order = call(live_mcp.mcp_url, "order.status", {"id": "order_nope"}).structured_content
+    # then
+    assert status == {
+        "status": "ok", "id": draft["draft_order_id"], "kind": "draft", "state": "incomplete", "total": 4290,
+        "currency": "BRL", "continue_url": draft["continue_url"],
+    }
+    assert missing["error"]["code"] == "not_found"
+    # orders are readable only by their platform's API key (BCP-ORD-02)
+    assert order["error"]["code"] == "forbidden"
