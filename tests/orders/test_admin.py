@@ -1,0 +1,188 @@
+"""Django admin for orders: list, search, CSV, read-only page, action pages with and without permission."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.core import mail
+from django.test import Client
+
+from orders.models import Adjustment, FulfillmentEvent, Order, OrderEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def _action(order: Order, slug: str) -> str:
+    return f"/admin/orders/order/{order.public_id}/action/{slug}/"
+
+
+@pytest.fixture
+def viewer_client() -> Client:
+    """Staff who may only look at orders."""
+    user = User.objects.create_user("viewer", password="pw-viewer-123", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_order"))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _staff_with(*codenames: str) -> Client:
+    user = User.objects.create_user("staff-" + "-".join(codenames), password="pw-12345678", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="orders", codename__in=codenames))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_changelist_shows_formatted_columns_and_no_delete(admin_client, place_order):
+    order = place_order(lines=[("CAM", 123456, 1)], freight=0)
+    response = admin_client.get("/admin/orders/order/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"#{order.number}" in html
+    assert "R$ 1.234,56" in html
+    assert "ana@example.com.br" in html
+    assert "delete_selected" not in html
+    assert "Exportar CSV" in html
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["{number}", "ana@example.com.br", "390.533.447-05", "11987654321", "cam-x", "BR123456784BR"],
+)
+def test_search_by_number_email_cpf_phone_sku_tracking(admin_client, place_order, query):
+    from orders.services import order_ship
+
+    order = place_order(lines=[("CAM-X", 3000, 1)])
+    other = place_order(lines=[("OUTRO", 3000, 1)], email="bruno@example.com.br")
+    other.buyer_tax_id = "11144477735"
+    other.buyer_phone = "+5521999990000"
+    other.save()
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    response = admin_client.get("/admin/orders/order/", {"q": query.format(number=order.number)})
+    html = response.content.decode()
+    assert f"#{order.number}<" in html
+    assert f"#{other.number}<" not in html
+
+
+def test_csv_export_follows_the_filter(admin_client, place_order):
+    paid = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    place_order(paid=False)
+    response = admin_client.get("/admin/orders/order/export.csv", {"payment_status__exact": "paid"})
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0][:3] == ["numero", "id", "data"]
+    assert [row[0] for row in rows[1:]] == [str(paid.number)]
+    assert rows[1][10:13] == ["38.00", "38.00", "0.00"]
+
+
+def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, place_order):
+    order = place_order()
+    response = admin_client.get(f"/admin/orders/order/{order.pk}/change/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'name="buyer_email"' not in html  # read-only: no input
+    assert order.payment_txid in html
+    for slug in ("ship", "deliver", "refund", "cancel", "note", "resend-email"):
+        assert _action(order, slug) in html
+    assert "Pedido #" in html or "placed" in html  # timeline inline
+
+
+def test_register_shipment_through_the_action_page(admin_client, place_order):
+    order = place_order(lines=[("CAM", 3000, 2)])
+    line = order.lines.get()
+    page = admin_client.get(_action(order, "ship"))
+    assert page.status_code == 200
+    response = admin_client.post(
+        _action(order, "ship"),
+        {"tracking_number": "BR123456784BR", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+    )
+    assert response.status_code == 302
+    event = FulfillmentEvent.objects.get(order=order)
+    assert (event.type, event.tracking_number, event.line_items) == (
+        "shipped",
+        "BR123456784BR",
+        [{"id": line.public_id, "quantity": 1}],
+    )
+    assert OrderEvent.objects.filter(order=order, kind="fulfillment_shipped", actor="admin").exists()
+
+
+def test_shipment_over_quantity_shows_the_field_error(admin_client, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    line = order.lines.get()
+    response = admin_client.post(_action(order, "ship"), {"tracking_number": "BR1", f"qty_{line.public_id}": "5"})
+    assert response.status_code == 200
+    assert FulfillmentEvent.objects.count() == 0
+    assert "errorlist" in response.content.decode()
+
+
+def test_mark_delivered_refund_cancel_note_resend(admin_client, place_order):
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    assert admin_client.post(_action(order, "deliver"), {f"qty_{line.public_id}": "1"}).status_code == 302
+    assert admin_client.post(_action(order, "refund"), {"amount": "10,50", "reason": "Avaria"}).status_code == 302
+    assert Adjustment.objects.get(order=order, type="refund").amount == -1050
+    assert admin_client.post(_action(order, "note"), {"text": "Ligar para a cliente"}).status_code == 302
+    assert OrderEvent.objects.get(order=order, kind="note").internal is True
+    sent = len(mail.outbox)
+    assert admin_client.post(_action(order, "resend-email"), {"kind": "placed"}).status_code == 302
+    assert admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque", "confirm": "on"}).status_code == 302
+    order.refresh_from_db()
+    line.refresh_from_db()
+    assert (line.quantity_total, line.status) == (1, "fulfilled")
+    assert order.canceled_at is not None
+    assert len(mail.outbox) == sent  # e-mails go after commit (not captured in this test)
+
+
+def test_refund_more_than_paid_shows_the_error(admin_client, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    response = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"})
+    assert response.status_code == 200
+    assert "R$ 38,00" in response.content.decode()
+    assert Adjustment.objects.count() == 0
+
+
+def test_viewer_sees_but_cannot_act(viewer_client, place_order):
+    order = place_order()
+    assert viewer_client.get("/admin/orders/order/").status_code == 200
+    page = viewer_client.get(f"/admin/orders/order/{order.pk}/change/")
+    assert page.status_code == 200
+    assert _action(order, "ship") not in page.content.decode()
+    for slug in ("ship", "deliver", "refund", "cancel", "note", "resend-email"):
+        assert viewer_client.get(_action(order, slug)).status_code == 403
+    response = viewer_client.post(_action(order, "ship"), {"tracking_number": "BR123456784BR"})
+    assert response.status_code == 403
+    assert FulfillmentEvent.objects.count() == 0
+
+
+def test_shipping_staff_cannot_refund_and_refunding_staff_cannot_ship(place_order):
+    order = place_order()
+    shipper = _staff_with("view_order", "ship_order")
+    refunder = _staff_with("view_order", "refund_order")
+    assert shipper.get(_action(order, "ship")).status_code == 200
+    assert shipper.post(_action(order, "refund"), {"amount": "1,00", "reason": "x"}).status_code == 403
+    assert refunder.get(_action(order, "refund")).status_code == 200
+    assert refunder.post(_action(order, "ship"), {"tracking_number": "BR123456784BR"}).status_code == 403
+    assert Adjustment.objects.count() == 0 and FulfillmentEvent.objects.count() == 0
+
+
+def test_bulk_mark_delivered_action_needs_ship_permission(admin_client, viewer_client, place_order):
+    order = place_order(method="pickup")
+    response = viewer_client.post(
+        "/admin/orders/order/", {"action": "mark_delivered_action", "_selected_action": [order.pk]}
+    )
+    assert FulfillmentEvent.objects.count() == 0
+    assert response.status_code in (200, 302)
+    admin_client.post("/admin/orders/order/", {"action": "mark_delivered_action", "_selected_action": [order.pk]})
+    order.refresh_from_db()
+    assert order.status == "delivered"
+
+
+def test_orders_cannot_be_added_or_deleted(admin_client, place_order):
+    order = place_order()
+    assert admin_client.get("/admin/orders/order/add/").status_code == 403
+    assert admin_client.post(f"/admin/orders/order/{order.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Order.objects.filter(pk=order.pk).exists()
