@@ -1,0 +1,193 @@
+"""Completion: Pix (async via sandbox PSP + webhook + signal) and card (sync) (BCP §4.3, §11; PIX.md §2–§3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from django.conf import settings
+
+from orders.models import Order
+from payments.models import PixCharge, PixRefund
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_active_for_reference, pix_charge_latest_for_reference
+from shop.checkout_selectors import checkout_view
+from shop.checkout_types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, Variant
+from shop.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+PIX = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
+CARD_OK = InstrumentInput(
+    id="instr_c", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "success_token"}
+)
+CARD_FAIL = replace(CARD_OK, credential={"type": "PAYMENT_GATEWAY", "token": "fail_token"})
+
+
+def ready_checkout(*, stock: int = 10, quantity: int = 2, payment: PaymentInput | None = None) -> Checkout:
+    make_variant(price=4290, stock=stock)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", quantity), option="pac"), payment=payment)
+    result = checkout_create(data=data)
+    assert result.checkout.status == "ready_for_complete", result.messages
+    return result.checkout
+
+
+def stock() -> int:
+    return Variant.objects.get(sku="SKU-CAFE-500G").stock
+
+
+def complete(checkout: Checkout, *instruments: InstrumentInput):
+    return checkout_complete(
+        checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=instruments))
+    )
+
+
+def test_card_success_completes_synchronously_with_order_bcp_chk_11():
+    checkout = ready_checkout()
+    result = complete(checkout, CARD_OK)
+    view = checkout_view(result.checkout)
+    assert view.status == "completed"
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert (view.order.id, view.order.permalink_url) == (order.public_id, order.permalink_url)
+    assert (view.continue_url, view.expires_at) == (None, None)
+    assert stock() == 8
+    assert order.lines.count() == 1
+
+
+def test_card_decline_is_payment_failed_and_releases_stock_bcp_pay_06():
+    checkout = ready_checkout()
+    result = complete(checkout, CARD_FAIL)
+    assert result.checkout.status == "incomplete"
+    failed = [m for m in result.messages if m.code == "payment_failed"]
+    assert [(m.type, m.severity, m.path) for m in failed] == [("error", "recoverable", "$.payment.instruments[0]")]
+    assert stock() == 10
+    assert not Order.objects.exists()
+
+
+def test_complete_needs_exactly_one_known_instrument_bcp_chk_10_pay_03():
+    checkout = ready_checkout()
+    cases = [
+        ((), "$.payment.instruments"),
+        ((PIX, CARD_OK), "$.payment.instruments"),
+        ((replace(PIX, handler_id="nope"),), "$.payment.instruments[0].handler_id"),
+        ((replace(PIX, type="card"),), "$.payment.instruments[0].type"),
+        ((replace(CARD_OK, credential=None),), "$.payment.instruments[0].credential"),
+    ]
+    for instruments, path in cases:
+        result = complete(checkout, *instruments)
+        assert result.checkout.status == "ready_for_complete"
+        assert (result.messages[-1].severity, result.messages[-1].path) == ("recoverable", path)
+    assert not Order.objects.exists()
+    assert stock() == 10
+
+
+def test_complete_from_incomplete_returns_blocking_errors():
+    make_variant()
+    created = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)))
+    result = complete(created.checkout, CARD_OK)
+    assert result.checkout.status == "incomplete"
+    assert [m.code for m in result.messages] == ["field_required", "field_required", "field_required", "field_required"]
+    assert not Order.objects.exists()
+
+
+def test_selecting_pix_on_a_ready_checkout_attaches_a_charge_pix_2_2():
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    assert (charge.amount, charge.status) == (10470, "active")
+    view = checkout_view(checkout_get(checkout_id=checkout.public_id).checkout)
+    assert view.pix_charge.txid == charge.txid
+    assert [(i.id, i.handler_id, i.type) for i in view.instruments] == [("instr_1", "pix_recebedor_001", "pix")]
+    assert view.expires_at >= charge.expires_at
+
+
+def test_total_change_replaces_the_pix_charge_pix_2_4():
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    first = pix_charge_active_for_reference(checkout.public_id)
+    lid = checkout.lines.all()[0].public_id
+    data = replace(
+        full_input(LineInput("SKU-CAFE-500G", 3, lid), option="pac"), payment=PaymentInput(instruments=(PIX,))
+    )
+    checkout_update(checkout_id=checkout.public_id, data=data)
+    second = pix_charge_active_for_reference(checkout.public_id)
+    assert second.txid != first.txid and second.amount == 3 * 4290 + 1890
+    assert PixCharge.objects.get(txid=first.txid).status == "revoked"
+    # same total again: the same charge is kept
+    checkout_update(checkout_id=checkout.public_id, data=data)
+    assert pix_charge_active_for_reference(checkout.public_id).txid == second.txid
+
+
+def test_switching_away_from_pix_revokes_the_charge():
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    lid = checkout.lines.all()[0].public_id
+    checkout_update(checkout_id=checkout.public_id, data=full_input(LineInput("SKU-CAFE-500G", 2, lid), option="pac"))
+    assert pix_charge_active_for_reference(checkout.public_id) is None
+
+
+def test_pix_complete_then_settlement_places_the_order(django_capture_on_commit_callbacks):
+    # given a ready checkout completed with Pix
+    checkout = ready_checkout()
+    result = complete(checkout, PIX)
+    # then it waits for the payment, holding the stock
+    assert result.checkout.status == "complete_in_progress"
+    assert [(m.type, m.code, m.path) for m in result.messages] == [
+        ("info", "pix_awaiting_payment", "$.payment.instruments[0]")
+    ]
+    assert stock() == 8
+    assert checkout_view(result.checkout).order is None
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    # and updates/completes are refused as recoverable (BCP-CHK-12)
+    again = complete(checkout, PIX)
+    assert (again.messages[-1].code, again.messages[-1].severity) == ("invalid_checkout_status", "recoverable")
+    update = checkout_update(checkout_id=checkout.public_id, data=full_input(LineInput("SKU-CAFE-500G", 1)))
+    assert (update.messages[-1].code, update.messages[-1].severity) == ("invalid_checkout_status", "recoverable")
+    # when the buyer pays (sandbox PSP → signed webhook → task → settlement → charge_settled)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    # then the checkout is completed with its order
+    done = checkout_get(checkout_id=checkout.public_id).checkout
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert (done.status, done.order_id, done.order_permalink_url) == ("completed", order.public_id, order.permalink_url)
+    assert [m["code"] for m in done.messages] == []
+    assert stock() == 8
+
+
+def test_paid_before_complete_completes_at_settlement_pix_3_1(django_capture_on_commit_callbacks):
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    done = checkout_get(checkout_id=checkout.public_id).checkout
+    assert done.status == "completed"
+    assert Order.objects.filter(checkout_id=checkout.public_id).count() == 1
+    assert stock() == 8
+
+
+def test_cancel_during_pix_releases_stock_and_late_payment_is_refunded(django_capture_on_commit_callbacks):
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    assert stock() == 8
+    with django_capture_on_commit_callbacks(execute=True):
+        canceled = checkout_cancel(checkout_id=checkout.public_id)
+    assert canceled.checkout.status == "canceled"
+    assert stock() == 10
+    assert PixCharge.objects.get(txid=charge.txid).status == "revoked"
+
+
+def test_settlement_of_a_canceled_checkout_is_rejected_and_refunded(django_capture_on_commit_callbacks):
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    # the checkout is canceled locally while the PSP still accepts the charge (revoke not yet at the PSP)
+    Checkout.objects.filter(pk=checkout.pk).update(status="canceled")
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    assert not Order.objects.exists()
+    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
+
+
+def test_pix_handler_id_comes_from_settings():
+    assert PIX.handler_id == settings.PIX_HANDLER_ID
