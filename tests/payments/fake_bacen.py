@@ -1,0 +1,227 @@
+"""A local fake PSP speaking the Bacen API Pix shape over HTTP (127.0.0.1, random port), for adapter tests.
+
+It is the network boundary, not a mock of our code: the adapter talks real HTTP to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from payments.brcode import build_dynamic
+
+CLIENT_ID = "client-abc"
+CLIENT_SECRET = "s3cr3t"
+
+
+@dataclass
+class FakeBacenState:
+    cobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refunds: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    received: list[dict[str, Any]] = field(default_factory=list)
+    webhooks: dict[str, str] = field(default_factory=dict)
+    valid_tokens: set[str] = field(default_factory=set)
+    tokens_issued: int = 0
+    requests: list[tuple[str, str, Any]] = field(default_factory=list)
+    # Forced answers for the next API calls: (status, body or None). Consumed in order.
+    forced: list[tuple[int, Any]] = field(default_factory=list)
+    sleep_seconds: float = 0.0
+    br_code_override: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _problem(status: int, name: str, detail: str) -> dict[str, Any]:
+    return {"type": f"https://pix.bcb.gov.br/api/v2/error/{name}", "title": name, "status": status, "detail": detail}
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: FakeBacenState
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, status: int, body: Any) -> None:
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.headers.get("Content-Type", "").startswith("application/json") and raw:
+            return json.loads(raw)
+        return parse_qs(raw.decode()) if raw else None
+
+    def _handle(self, method: str) -> None:
+        state = self.state
+        url = urlsplit(self.path)
+        body = self._body()
+        with state.lock:
+            state.requests.append((method, url.path + (f"?{url.query}" if url.query else ""), body))
+        if url.path == "/oauth/token":
+            expected = "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+            if self.headers.get("Authorization") != expected:
+                self._send(401, {"error": "invalid_client"})
+                return
+            with state.lock:
+                state.tokens_issued += 1
+                token = f"token-{state.tokens_issued}"
+                state.valid_tokens.add(token)
+            self._send(
+                200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": body["scope"][0]}
+            )
+            return
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("Bearer ") or auth[7:] not in state.valid_tokens:
+            self._send(401, _problem(401, "AcessoNegado", "invalid token"))
+            return
+        if state.sleep_seconds:
+            time.sleep(state.sleep_seconds)
+        with state.lock:
+            forced = state.forced.pop(0) if state.forced else None
+        if forced is not None:
+            self._send(forced[0], forced[1] if forced[1] is not None else b"<html>oops</html>")
+            return
+        parts = [part for part in url.path.split("/") if part]
+        if parts[:1] == ["cob"] and len(parts) == 2:
+            self._cob(method, parts[1], body)
+        elif parts[:1] == ["pix"] and len(parts) == 4 and parts[2] == "devolucao":
+            self._refund(method, parts[1], parts[3], body)
+        elif parts == ["pix"] and method == "GET":
+            self._list(parse_qs(url.query))
+        elif parts[:1] == ["webhook"] and method == "PUT":
+            state.webhooks[parts[1]] = body["webhookUrl"]
+            self._send(200, {})
+        else:
+            self._send(404, _problem(404, "NaoEncontrado", self.path))
+
+    def _cob(self, method: str, txid: str, body: Any) -> None:
+        state = self.state
+        cob = state.cobs.get(txid)
+        if method == "PUT":
+            if cob is not None and cob["status"] != "ATIVA":
+                self._send(400, _problem(400, "CobOperacaoInvalida", "cob is not ATIVA"))
+                return
+            location = f"pix.example.com/qr/v2/{txid}"
+            cob = {
+                "calendario": {"criacao": "2026-07-28T15:00:00.000Z", "expiracao": body["calendario"]["expiracao"]},
+                "txid": txid,
+                "revisao": 0 if cob is None else cob["revisao"] + 1,
+                "location": location,
+                "status": "ATIVA",
+                "valor": body["valor"],
+                "chave": body["chave"],
+                "pixCopiaECola": state.br_code_override
+                or build_dynamic(location=location, merchant_name="LOJA EXEMPLO LTDA", merchant_city="SAO PAULO"),
+            }
+            state.cobs[txid] = cob
+            self._send(201, cob)
+        elif cob is None:
+            self._send(404, _problem(404, "CobNaoEncontrado", txid))
+        elif method == "GET":
+            self._send(200, cob)
+        elif method == "PATCH":
+            if cob["status"] == "CONCLUIDA":
+                self._send(400, _problem(400, "CobOperacaoInvalida", "cob is CONCLUIDA"))
+                return
+            cob["status"] = body["status"]
+            cob["revisao"] += 1
+            self._send(200, cob)
+
+    def _refund(self, method: str, e2eid: str, refund_id: str, body: Any) -> None:
+        key = (e2eid, refund_id)
+        if method == "PUT":
+            refund = self.state.refunds.setdefault(
+                key,
+                {
+                    "id": refund_id,
+                    "rtrId": "D99999999202607281600abcdefghijk",
+                    "valor": body["valor"],
+                    "horario": {"solicitacao": "2026-07-28T16:00:00.000Z"},
+                    "status": "EM_PROCESSAMENTO",
+                },
+            )
+            self._send(201, refund)
+        elif key in self.state.refunds:
+            self._send(200, self.state.refunds[key])
+        else:
+            self._send(404, _problem(404, "DevolucaoNaoEncontrada", refund_id))
+
+    def _list(self, query: dict[str, list[str]]) -> None:
+        page = int(query.get("paginacao.paginaAtual", ["0"])[0])
+        per_page = 2
+        items = self.state.received[page * per_page : (page + 1) * per_page]
+        pages = max(1, -(-len(self.state.received) // per_page))
+        self._send(
+            200,
+            {
+                "parametros": {
+                    "inicio": query["inicio"][0],
+                    "fim": query["fim"][0],
+                    "paginacao": {
+                        "paginaAtual": page,
+                        "itensPorPagina": per_page,
+                        "quantidadeDePaginas": pages,
+                        "quantidadeTotalDeItens": len(self.state.received),
+                    },
+                },
+                "pix": items,
+            },
+        )
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+
+class FakeBacenServer:
+    def __init__(self) -> None:
+        self.state = FakeBacenState()
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeBacenServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def pay(self, txid: str, *, e2eid: str, valor: str | None = None) -> dict[str, Any]:
+        cob = self.state.cobs[txid]
+        pix = {
+            "endToEndId": e2eid,
+            "txid": txid,
+            "valor": valor or cob["valor"]["original"],
+            "horario": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        cob["status"] = "CONCLUIDA"
+        cob.setdefault("pix", []).append(pix)
+        self.state.received.append(pix)
+        return pix
