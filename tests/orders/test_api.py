@@ -1,0 +1,156 @@
+"""Merchant back-office API `/api/v1/` (DRF): token auth, permissions, each endpoint, validation errors."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from orders.models import Adjustment, FulfillmentEvent, OrderEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def _client_for(*codenames: str, staff: bool = True) -> APIClient:
+    user = User.objects.create_user(f"erp-{'-'.join(codenames) or 'none'}-{staff}", is_staff=staff)
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="orders", codename__in=codenames))
+    token = Token.objects.create(user=user)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def erp() -> APIClient:
+    return _client_for("view_order", "ship_order", "refund_order", "change_order")
+
+
+def test_auth_is_required(client, place_order):
+    order = place_order()
+    assert client.get("/api/v1/orders/").status_code == 401
+    assert client.get(f"/api/v1/orders/{order.public_id}/").status_code == 401
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert bad.get("/api/v1/orders/").status_code == 401
+
+
+def test_non_staff_and_missing_permission_are_forbidden(place_order):
+    order = place_order()
+    assert _client_for("view_order", staff=False).get("/api/v1/orders/").status_code == 403
+    assert _client_for().get("/api/v1/orders/").status_code == 403
+    viewer = _client_for("view_order")
+    assert viewer.get("/api/v1/orders/").status_code == 200
+    url = f"/api/v1/orders/{order.public_id}"
+    assert viewer.post(f"{url}/fulfillment-events/", {"type": "processing"}, format="json").status_code == 403
+    assert viewer.post(f"{url}/adjustments/", {"type": "refund"}, format="json").status_code == 403
+    assert viewer.post(f"{url}/notes/", {"text": "x"}, format="json").status_code == 403
+
+
+def test_list_with_filters(erp, place_order):
+    paid = place_order()
+    pending = place_order(paid=False, email="bruno@example.com.br")
+    body = erp.get("/api/v1/orders/").json()
+    assert [row["number"] for row in body["results"]] == [pending.number, paid.number]
+    body = erp.get("/api/v1/orders/", {"payment_status": "paid"}).json()
+    assert [row["id"] for row in body["results"]] == [paid.public_id]
+    assert body["results"][0]["total"] == 3800
+    body = erp.get("/api/v1/orders/", {"q": "bruno@example.com.br"}).json()
+    assert [row["id"] for row in body["results"]] == [pending.public_id]
+    response = erp.get("/api/v1/orders/", {"status": "lost"})
+    assert response.status_code == 400
+    assert "status" in response.json()
+
+
+def test_detail_has_bcp_shape_and_404(erp, place_order):
+    order = place_order()
+    body = erp.get(f"/api/v1/orders/{order.public_id}/").json()
+    assert body["id"] == order.public_id
+    assert body["bcp"]["permalink_url"] == order.permalink_url
+    assert body["payment"]["txid"] == order.payment_txid
+    assert body["bcp"]["line_items"][0]["status"] == "processing"
+    assert erp.get("/api/v1/orders/order_nope/").status_code == 404
+
+
+def test_create_fulfillment_event(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 2)])
+    line = order.lines.get()
+    response = erp.post(
+        f"/api/v1/orders/{order.public_id}/fulfillment-events/",
+        {"type": "shipped", "tracking_number": "BR123456784BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
+        format="json",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["type"] == "shipped"
+    assert body["tracking_url"] == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"
+    assert body["line_items"] == [{"id": line.public_id, "quantity": 2}]
+    assert FulfillmentEvent.objects.get(order=order).public_id == body["id"]
+
+
+def test_fulfillment_event_validation_errors_name_the_field(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    line = order.lines.get()
+    url = f"/api/v1/orders/{order.public_id}/fulfillment-events/"
+    response = erp.post(url, {"type": "Shipped!"}, format="json")
+    assert response.status_code == 400 and "type" in response.json()
+    response = erp.post(url, {"type": "shipped", "line_items": [{"id": line.public_id, "quantity": 0}]}, format="json")
+    assert response.status_code == 400 and "line_items" in response.json()
+    response = erp.post(
+        url,
+        {"type": "shipped", "tracking_number": "BR123456784BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert list(response.json()) == ["line_items[0].quantity"]
+    assert (
+        erp.post("/api/v1/orders/order_nope/fulfillment-events/", {"type": "shipped"}, format="json").status_code == 404
+    )
+    assert FulfillmentEvent.objects.count() == 0
+
+
+def test_create_refund_adjustment_and_guard(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    url = f"/api/v1/orders/{order.public_id}/adjustments/"
+    response = erp.post(url, {"type": "refund", "amount": 1000, "reason": "Avaria"}, format="json")
+    assert response.status_code == 201
+    assert response.json()["totals"] == [{"type": "total", "amount": -1000}]
+    assert response.json()["status"] == "pending"
+    response = erp.post(url, {"type": "refund", "amount": 2801, "reason": "Demais"}, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == ["amount"]
+    response = erp.post(url, {"type": "refund", "reason": "Sem valor"}, format="json")
+    assert response.status_code == 400 and list(response.json()) == ["amount"]
+    response = erp.post(url, {"type": "gift", "reason": "x"}, format="json")
+    assert response.status_code == 400 and "type" in response.json()
+    assert Adjustment.objects.filter(order=order).count() == 1
+
+
+def test_create_cancellation_adjustment(erp, place_order):
+    order = place_order()
+    response = erp.post(
+        f"/api/v1/orders/{order.public_id}/adjustments/", {"type": "cancellation", "reason": "ERP"}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["type"] == "cancellation"
+    order.refresh_from_db()
+    assert order.status == "canceled"
+
+
+def test_add_note(erp, place_order):
+    order = place_order()
+    url = f"/api/v1/orders/{order.public_id}/notes/"
+    response = erp.post(url, {"text": "Separado no galpão 2"}, format="json")
+    assert response.status_code == 201
+    note = OrderEvent.objects.get(order=order, kind="note")
+    assert (note.message, note.internal, note.actor) == ("Separado no galpão 2", True, note.actor)
+    assert note.actor.startswith("api:erp-")
+    response = erp.post(url, {"text": ""}, format="json")
+    assert response.status_code == 400 and "text" in response.json()
+
+
+def test_api_is_browsable_for_staff_sessions(admin_client, place_order):
+    place_order()
+    response = admin_client.get("/api/v1/orders/", HTTP_ACCEPT="text/html")
+    assert response.status_code == 200
+    assert "text/html" in response["Content-Type"]
