@@ -11,8 +11,10 @@ import hashlib
 import json
 import secrets
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from joserfc import jws
 from joserfc.jwk import ECKey
 
@@ -241,3 +243,53 @@ def sdk_send(base_url: str, parts: list[dict[str, Any]], *, headers: dict[str, s
             return None
 
     return asyncio.run(go())
+
+
+PIX_HANDLERS = {"br.dev.bcp.pix": [{"id": "platform_pix", "version": "2026-07-28",
+                                    "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+                                    "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json", "config": {}}]}
+
+
+@pytest.fixture(scope="module", name="live")
+def live_fixture(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
+    """One uvicorn per test module; tests take `server` (transactional_db) so it sees their rows."""
+    with django_db_blocker.unblock():
+        started = LiveServer().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture(name="server")
+def server_fixture(live: LiveServer, transactional_db: None, settings: Any) -> LiveServer:
+    settings.BCP_PUBLIC_URL = live.base_url
+    settings.BCP_OUTBOUND_ALLOWLIST = ["127.0.0.1"]
+    cache_profile(SEED_PROFILE, platform_profile(handlers=PIX_HANDLERS))
+    return live
+
+
+def make_product(title: str, sku: str, price: int, *, requires_shipping: bool = False, stock: int = 10,
+                 variants: tuple[tuple[str, str, dict[str, str]], ...] = ()) -> Any:
+    """A product with one variant `sku`, or with `variants` = ((sku, title, options), …) at `price`."""
+    from django.utils.text import slugify
+
+    from shop.models import Category, Product, Variant
+
+    category, _ = Category.objects.get_or_create(slug="geral", defaults={"name": "Geral"})
+    product = Product.objects.create(title=title, slug=slugify(f"{title}-{sku}"), category=category,
+                                     description=f"{title}.", requires_shipping=requires_shipping)
+    for position, (variant_sku, variant_title, options) in enumerate(variants or ((sku, "", {}),)):
+        Variant.objects.create(product=product, sku=variant_sku, title=variant_title, options=options, price=price,
+                               stock=stock, position=position)
+    return product
+
+
+def data(payload: dict[str, Any]) -> dict[str, Any]:
+    return {"data": payload, "mediaType": "application/json"}
+
+
+def checkout_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The `a2a.bcp.checkout` data of a SendMessage result."""
+    for part in body["result"]["message"]["parts"]:
+        if "data" in part and "a2a.bcp.checkout" in part["data"]:
+            return part["data"]["a2a.bcp.checkout"]
+    raise AssertionError(f"no a2a.bcp.checkout in {body}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -19,31 +18,17 @@ from a2a.types import Role
 from tests.bcp_app.test_a2a_helpers import (
     EXTENSION,
     SEED_HEADERS,
-    SEED_PROFILE,
     LiveServer,
     cache_profile,
+    live_fixture,  # noqa: F401 (fixture "live")
     platform_profile,
     rpc,
     sdk_send,
     send_message,
+    server_fixture,  # noqa: F401 (fixture "server")
 )
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
-
-
-@pytest.fixture(scope="module")
-def live(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
-    with django_db_blocker.unblock():
-        server = LiveServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def server(live: LiveServer, transactional_db: None, settings: Any) -> LiveServer:
-    settings.BCP_PUBLIC_URL = live.base_url
-    cache_profile(SEED_PROFILE, platform_profile())
-    return live
 
 
 def error_of(body: dict[str, Any]) -> tuple[int, str, dict[str, Any]]:

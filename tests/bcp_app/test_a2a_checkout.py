@@ -1,0 +1,304 @@
+"""Checkout over A2A against a live uvicorn: the seed's structured and natural-language requests, context
+continuation (also across two server instances), remove/update/cancel, ambiguity, Pix completion.
+
+Seed 004; BCP.md §13.3; BCP-A2A-02/04/05/06/07, BCP-CHK-01.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.bcp_app.test_a2a_helpers import (
+    EXTENSION,
+    SEED_HEADERS,
+    LiveServer,
+    checkout_of,
+    data,
+    live_fixture,  # noqa: F401 (fixture "live")
+    make_product,
+    rpc,
+    sdk_send,
+    send_message,
+    separate_a2a_app,
+    server_fixture,  # noqa: F401 (fixture "server")
+)
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+
+SEED_CONTEXT = "aad14abc-4082-4748-84ca-4afff85aedfa"
+SEED_STRUCTURED = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "SendMessage",
+    "params": {
+        "message": {
+            "role": "ROLE_USER",
+            "parts": [
+                {
+                    "data": {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1},
+                    "mediaType": "application/json",
+                }
+            ],
+            "messageId": "e94a8c10-69f4-4c4c-b988-21a298302da6",
+            "contextId": SEED_CONTEXT,
+            "extensions": [EXTENSION],
+        }
+    },
+}
+SEED_NATURAL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendMessage",
+    "params": {
+        "message": {
+            "role": "ROLE_USER",
+            "parts": [{"text": "add a Pixel 10 Pro to my checkout"}],
+            "messageId": "69da8f87-991b-479e-80dc-ed92fcb57cbe",
+            "extensions": [EXTENSION],
+        }
+    },
+}
+SEED_LINE_ITEM_ITEM = {"id": "PIXEL-10-PRO", "title": "Pixel 10 Pro", "price": 599900}
+BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
+PIX_INSTRUMENT = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
+
+
+@pytest.fixture
+def pixel() -> Any:
+    return make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+
+
+@pytest.fixture
+def shirts() -> Any:
+    return make_product("Camiseta Básica", "CAM", 4990, requires_shipping=False, variants=(
+        ("CAM-PRETA-M", "Preta / M", {"cor": "Preta", "tamanho": "M"}),
+        ("CAM-PRETA-G", "Preta / G", {"cor": "Preta", "tamanho": "G"}),
+        ("CAM-BRANCA-M", "Branca / M", {"cor": "Branca", "tamanho": "M"}),
+    ))
+
+
+def lines(checkout: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(line["item"]["id"], line["quantity"]) for line in checkout["line_items"]]
+
+
+def test_seed_structured_add_reply_bcp_a2a_05(server: LiveServer, pixel: Any):
+    from bcp_app.models import A2AContext
+
+    response = httpx.post(server.a2a_url, content=json.dumps(SEED_STRUCTURED), headers=SEED_HEADERS, timeout=30)
+
+    body = response.json()
+    message = body["result"]["message"]
+    checkout = checkout_of(body)
+    assert list(body) == ["jsonrpc", "id", "result"] and body["id"] == 2
+    assert list(message) == ["contextId", "messageId", "parts", "role", "extensions"]
+    assert message["contextId"] == SEED_CONTEXT
+    assert message["role"] == "ROLE_AGENT"
+    assert message["extensions"] == [EXTENSION]
+    assert len(message["parts"]) == 1 and message["parts"][0]["mediaType"] == "application/json"
+    assert list(message["parts"][0]["data"]) == ["a2a.bcp.checkout"]
+    assert checkout["line_items"][0]["item"] == SEED_LINE_ITEM_ITEM
+    assert checkout["line_items"][0]["quantity"] == 1
+    assert checkout["currency"] == "BRL"
+    assert checkout["totals"] == [{"type": "subtotal", "amount": 599900}, {"type": "total", "amount": 599900}]
+    assert checkout["ucp"]["version"] == "2026-07-28"
+    assert {"type": "terms_of_service", "url": f"{server.base_url}/termos", "title": "Termos de uso"} in checkout[
+        "links"]
+    # Integers stay integers on the wire (the SDK's protobuf Struct would say 599900.0).
+    assert '"amount":599900' in response.text.replace(" ", "") and "599900.0" not in response.text
+    assert A2AContext.objects.get(context_id=SEED_CONTEXT).checkout_id == checkout["id"]
+
+
+def test_seed_natural_language_add_picks_the_exact_title(server: LiveServer, pixel: Any):
+    make_product("Pixel 10 Pro XL", "PIXEL-10-PRO-XL", 699900)
+
+    body = rpc(server.a2a_url, SEED_NATURAL)
+
+    message = body["result"]["message"]
+    assert lines(checkout_of(body)) == [("PIXEL-10-PRO", 1)]
+    assert message["parts"][0]["text"].startswith("Added 1 × Pixel 10 Pro to your checkout.")
+    assert message["contextId"] != ""
+
+
+def test_portuguese_add_with_colour_and_size(server: LiveServer, shirts: Any):
+    body = rpc(server.a2a_url, send_message([{"text": "adicione 2 camisetas pretas M ao carrinho"}]))
+
+    assert lines(checkout_of(body)) == [("CAM-PRETA-M", 2)]
+    assert body["result"]["message"]["parts"][0]["text"].startswith(
+        "Adicionei 2 × Camiseta Básica — Preta / M ao carrinho."
+    )
+
+
+def test_ambiguous_text_asks_with_candidates_and_creates_nothing(server: LiveServer, shirts: Any):
+    from shop.models import Checkout
+
+    body = rpc(server.a2a_url, send_message([{"text": "adicione uma camiseta preta"}]))
+
+    parts = body["result"]["message"]["parts"]
+    assert parts[0]["text"] == (
+        "Encontrei mais de uma opção para \"camiseta\". Qual delas você quer? Responda com o id do item."
+    )
+    assert parts[1] == data({"a2a.bcp.candidates": [
+        {"id": "CAM-PRETA-M", "title": "Camiseta Básica — Preta / M", "price": 4990},
+        {"id": "CAM-PRETA-G", "title": "Camiseta Básica — Preta / G", "price": 4990},
+    ]})
+    assert len(parts) == 2
+    assert Checkout.objects.count() == 0
+
+
+def test_unknown_product_text_is_not_found(server: LiveServer, pixel: Any):
+    body = rpc(server.a2a_url, send_message([{"text": "add a flux capacitor"}]))
+
+    assert body["result"]["message"]["parts"] == [
+        {"text": "I could not find any product for \"flux capacitor\". Could you describe it differently?"}
+    ]
+
+
+def test_context_continues_the_checkout_and_remove_and_update(server: LiveServer, pixel: Any, shirts: Any):
+    first = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]))
+    context_id = first["result"]["message"]["contextId"]
+    checkout_id = checkout_of(first)["id"]
+
+    second = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "variant_id": "CAM-BRANCA-M",
+                                                     "quantity": 3})], context_id=context_id))
+    removed = rpc(server.a2a_url, send_message([{"text": "remova 1 camiseta do carrinho"}], context_id=context_id))
+    updated = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER})],
+                                               context_id=context_id))
+    fetched = rpc(server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=context_id))
+
+    assert checkout_of(second)["id"] == checkout_id
+    assert lines(checkout_of(second)) == [("PIXEL-10-PRO", 1), ("CAM-BRANCA-M", 3)]
+    assert lines(checkout_of(removed)) == [("PIXEL-10-PRO", 1), ("CAM-BRANCA-M", 2)]
+    assert checkout_of(updated)["buyer"] == BUYER
+    assert lines(checkout_of(updated)) == [("PIXEL-10-PRO", 1), ("CAM-BRANCA-M", 2)]
+    assert checkout_of(fetched) == checkout_of(updated)
+
+
+def test_remove_structured_and_cancel(server: LiveServer, pixel: Any, shirts: Any):
+    first = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]))
+    context_id = first["result"]["message"]["contextId"]
+    rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "CAM-PRETA-G"})],
+                                     context_id=context_id))
+
+    removed = rpc(server.a2a_url, send_message([data({"action": "remove_from_checkout", "product_id": "PIXEL-10-PRO"})],
+                                               context_id=context_id))
+    canceled = rpc(server.a2a_url, send_message([data({"action": "cancel_checkout"})], context_id=context_id))
+    again = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})],
+                                             context_id=context_id))
+
+    assert lines(checkout_of(removed)) == [("CAM-PRETA-G", 1)]
+    assert checkout_of(canceled)["status"] == "canceled"
+    # A finished checkout lets the same context start a new one (BCP-A2A-08 analogue for direct messages).
+    assert checkout_of(again)["id"] != checkout_of(canceled)["id"]
+    assert lines(checkout_of(again)) == [("PIXEL-10-PRO", 1)]
+
+
+def test_context_continues_across_two_server_instances(server: LiveServer, live: LiveServer, pixel: Any,
+                                                       shirts: Any):
+    other = LiveServer(separate_a2a_app()).start()
+    try:
+        first = rpc(server.a2a_url, send_message([{"text": "add a Pixel 10 Pro to my checkout"}]))
+        context_id = first["result"]["message"]["contextId"]
+        second = rpc(other.a2a_url, send_message([{"text": "add camiseta branca tamanho M"}], context_id=context_id))
+    finally:
+        other.stop()
+
+    assert checkout_of(second)["id"] == checkout_of(first)["id"]
+    assert lines(checkout_of(second)) == [("PIXEL-10-PRO", 1), ("CAM-BRANCA-M", 1)]
+
+
+def test_sdk_client_structured_add_keeps_integers(server: LiveServer, pixel: Any):
+    from google.protobuf.json_format import MessageToDict
+
+    reply = sdk_send(server.base_url, [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO",
+                                             "quantity": 2})])
+
+    checkout = MessageToDict(reply.parts[0].data)["a2a.bcp.checkout"]
+    assert reply.context_id != ""
+    assert checkout["line_items"][0]["item"] == SEED_LINE_ITEM_ITEM
+    assert checkout["totals"][-1] == {"type": "total", "amount": 1199800}
+
+
+def test_bad_quantity_names_the_field(server: LiveServer, pixel: Any):
+    body = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO",
+                                                   "quantity": 0})]))
+
+    assert body["error"]["code"] == -32602
+    assert "quantity" in body["error"]["message"]
+
+
+def pix_ready_checkout(server: LiveServer) -> tuple[str, dict[str, Any]]:
+    """Seed add, then buyer + Pix selected through update_checkout (PIX.md §2.1, A2A binding)."""
+    rpc(server.a2a_url, SEED_STRUCTURED)
+    body = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER}),
+                                             data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
+                                            context_id=SEED_CONTEXT))
+    return SEED_CONTEXT, checkout_of(body)
+
+
+SEED_COMPLETE = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "SendMessage",
+    "params": {
+        "message": {
+            "role": "ROLE_USER",
+            "parts": [
+                {"data": {"action": "complete_checkout"}, "mediaType": "application/json"},
+                {
+                    "data": {
+                        "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]},
+                        "a2a.bcp.checkout.signals": {
+                            "br.dev.bcp.buyer_ip": "203.0.113.42",
+                            "br.dev.bcp.user_agent": "Mozilla/5.0 ...",
+                        },
+                    },
+                    "mediaType": "application/json",
+                },
+            ],
+            "messageId": "fcdd5da7-e593-414c-aa1a-3208e0551ba7",
+            "contextId": SEED_CONTEXT,
+            "extensions": [EXTENSION],
+        }
+    },
+}
+
+
+def test_pix_completion_seed_request_then_settlement_carries_the_order_bcp_a2a_06(server: LiveServer, pixel: Any):
+    from payments.sandbox.services import PayOptions, pay
+
+    _context, ready = pix_ready_checkout(server)
+    txid = ready["payment"]["instruments"][0]["pix"]["txid"]
+    assert ready["status"] == "ready_for_complete"
+
+    completing = rpc(server.a2a_url, SEED_COMPLETE)
+    pay(txid=txid, options=PayOptions())  # the sandbox PSP pays and delivers the webhook (Celery, eager)
+    settled = rpc(server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=SEED_CONTEXT))
+    replayed = rpc(server.a2a_url, SEED_COMPLETE)
+
+    assert checkout_of(completing)["status"] == "complete_in_progress"
+    assert "order" not in checkout_of(completing)
+    completed = checkout_of(settled)
+    assert completed["status"] == "completed"
+    assert list(completed["order"]) == ["id", "permalink_url"]
+    assert completed["order"]["id"].startswith("order_")
+    assert completed["order"]["permalink_url"].startswith(f"{server.base_url}/orders/")
+    # BCP-A2A-07: the retried complete gets its original reply, nothing re-executed.
+    assert replayed["result"] == completing["result"]
+
+
+def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pixel: Any):
+    from orders.selectors import order_by_checkout
+    from payments.sandbox.services import PayOptions, pay
+
+    _context, ready = pix_ready_checkout(server)
+    pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+
+    completed = checkout_of(rpc(server.a2a_url, SEED_COMPLETE))
+
+    assert completed["status"] == "completed"
+    assert completed["order"] == {"id": order_by_checkout(completed["id"]).public_id,
+                                  "permalink_url": completed["order"]["permalink_url"]}
