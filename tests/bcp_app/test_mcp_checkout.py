@@ -1,0 +1,210 @@
+"""BCP checkout, order and catalog tools over MCP (BCP §13.2) against a live uvicorn with the official
+`mcp` client: a full agent purchase paid by Pix in the sandbox PSP, idempotent replays, errors.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.bcp_app.test_mcp_helpers import call, call_error, live_mcp, raw_post, tools_call  # noqa: F401
+from tests.shop.checkout_factories import make_shipping, make_variant
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+
+SP = {"street_address": "Rua das Flores, 123", "extended_address": "Apto 45 - Jardim Paulista",
+      "address_locality": "São Paulo", "address_region": "SP", "postal_code": "01310-100", "address_country": "BR"}
+PIX = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
+
+
+class Shopper:
+    """An agent platform talking MCP: its profile (fake platform), API key and the live endpoint."""
+
+    def __init__(self, url: str, profile_url: str, api_key: str) -> None:
+        self.url = url
+        self.profile_url = profile_url
+        self.headers = {"Authorization": f"Bearer {api_key}"}
+
+    def meta(self, key: str | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"ucp-agent": {"profile": self.profile_url}}
+        if key:
+            meta["idempotency-key"] = key
+        return meta
+
+    def tool(self, name: str, key: str | None = None, **arguments: Any) -> dict[str, Any]:
+        return call(self.url, name, {"meta": self.meta(key), **arguments}, headers=self.headers).structured_content
+
+    def error(self, name: str, key: str | None = None, **arguments: Any) -> Any:
+        return call_error(self.url, name, {"meta": self.meta(key), **arguments}, headers=self.headers)
+
+
+@pytest.fixture
+def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Shopper:  # noqa: F811
+    from bcp_app.platforms import platform_create
+
+    profile_url = fake_platform.publish()
+    created = platform_create(name="Agente MCP", profile_url=profile_url)
+    make_variant("SKU-CAFE-500G", price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    return Shopper(live_mcp.mcp_url, profile_url, created.api_key)
+
+
+def ready_checkout(shopper: Shopper) -> dict[str, Any]:
+    """create → update (buyer, address) → update (destination, option, Pix): `ready_for_complete`."""
+    created = shopper.tool("create_checkout", checkout={
+        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": {"email": "ana@example.com.br"},
+    })
+    state = {
+        "line_items": [{"id": created["line_items"][0]["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"},
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [dict(SP)]}]},
+    }
+    updated = shopper.tool("update_checkout", id=created["id"], checkout=state)
+    method = updated["fulfillment"]["methods"][0]
+    state["fulfillment"]["methods"][0].update({
+        "id": method["id"], "selected_destination_id": method["destinations"][0]["id"],
+        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": method["groups"][0]["options"][0]["id"]}],
+    })
+    state["fulfillment"]["methods"][0]["destinations"][0]["id"] = method["destinations"][0]["id"]
+    state["payment"] = {"instruments": [PIX]}
+    return shopper.tool("update_checkout", id=created["id"], checkout=state)
+
+
+def test_full_agent_purchase_over_mcp_paid_by_pix_bcp_chk_01(shopper: Shopper) -> None:
+    # given a shopper that found the coffee by searching the catalog
+    from orders.services import order_ship
+    from payments.sandbox import services as sandbox
+    from payments.selectors import pix_charge_active_for_reference
+
+    found = shopper.tool("search_catalog", catalog={"query": "café"})
+    assert [p["title"] for p in found["products"]] == ["Café especial 500 g"]
+    checkout = ready_checkout(shopper)
+    assert checkout["status"] == "ready_for_complete"
+    # when it completes with Pix (key required) and the buyer pays in the sandbox PSP
+    key = str(uuid.uuid4())
+    completing = shopper.tool("complete_checkout", key=key, id=checkout["id"],
+                              checkout={"payment": {"instruments": [PIX]}})
+    assert completing["status"] == "complete_in_progress"
+    charge = pix_charge_active_for_reference(checkout["id"])
+    sandbox.pay(txid=charge.txid, options=sandbox.PayOptions())
+    # then the checkout is completed with its order, and get_order shows the order
+    completed = shopper.tool("get_checkout", id=checkout["id"])
+    assert completed["status"] == "completed"
+    order_id = completed["order"]["id"]
+    order = shopper.tool("get_order", id=order_id)
+    assert order["id"] == order_id
+    assert order["checkout_id"] == checkout["id"]
+    assert order["permalink_url"] == completed["order"]["permalink_url"]
+    assert [(li["item"]["id"], li["quantity"]["total"], li["status"]) for li in order["line_items"]] == [
+        ("SKU-CAFE-500G", 2, "processing")
+    ]
+    assert order["fulfillment"]["events"] == []
+    # and later a shipment appears in get_order
+    order_ship(order_id=order_id, tracking_number="BR123456784BR")
+    shipped = shopper.tool("get_order", id=order_id)
+    assert [(e["type"], e["tracking_number"]) for e in shipped["fulfillment"]["events"]] == [
+        ("shipped", "BR123456784BR")
+    ]
+
+
+def test_complete_checkout_replay_returns_the_stored_response_bcp_idem_04(shopper: Shopper) -> None:
+    # given a ready checkout completed once with a key
+    from payments.models import PixCharge
+
+    checkout = ready_checkout(shopper)
+    key = str(uuid.uuid4())
+    arguments = {"id": checkout["id"], "checkout": {"payment": {"instruments": [PIX]}}}
+    first = shopper.tool("complete_checkout", key=key, **arguments)
+    # when the same call is retried (new JSON-RPC id, same name + arguments)
+    again = shopper.tool("complete_checkout", key=key, **arguments)
+    # then the stored response comes back and nothing runs twice (one charge, BCP-PAY-05)
+    assert again == first
+    assert PixCharge.objects.filter(reference=checkout["id"]).count() == 1
+
+
+def test_complete_checkout_key_rules_bcp_idem_02_05(shopper: Shopper) -> None:
+    # given
+    checkout = ready_checkout(shopper)
+    arguments = {"id": checkout["id"], "checkout": {"payment": {"instruments": [PIX]}}}
+    key = str(uuid.uuid4())
+    shopper.tool("complete_checkout", key=key, **arguments)
+    # when without a key, and with the same key for another request
+    missing = shopper.error("complete_checkout", **arguments)
+    conflict = shopper.error("complete_checkout", key=key, id=checkout["id"],
+                             checkout={"payment": {"instruments": [{**PIX, "id": "instr_2"}]}})
+    # then
+    assert (missing.code, missing.data["code"]) == (-32602, "idempotency_key_required")
+    assert (conflict.code, conflict.data["code"]) == (-32000, "idempotency_conflict")
+
+
+def test_cancel_checkout_requires_a_key_and_cancels(shopper: Shopper) -> None:
+    # given
+    created = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"},
+                                                                         "quantity": 1}]})
+    # when
+    missing = shopper.error("cancel_checkout", id=created["id"])
+    canceled = shopper.tool("cancel_checkout", key=str(uuid.uuid4()), id=created["id"])
+    # then
+    assert (missing.code, missing.data["code"]) == (-32602, "idempotency_key_required")
+    assert canceled["status"] == "canceled"
+    assert "continue_url" not in canceled
+
+
+def test_create_checkout_is_replayed_by_key_and_strict_on_arguments_bcp_mcp_05(shopper: Shopper) -> None:
+    # given
+    from shop.models import Checkout
+
+    key = str(uuid.uuid4())
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    # when
+    first = shopper.tool("create_checkout", key=key, checkout=body)
+    again = shopper.tool("create_checkout", key=key, checkout=body)
+    typo = shopper.error("create_checkout", chekout=body)
+    wrong = shopper.error("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"},
+                                                                        "quantity": "1"}]})
+    # then
+    assert again == first
+    assert Checkout.objects.count() == 1
+    assert typo.code == -32602
+    assert set(typo.data["fields"]) == {"chekout", "checkout"}
+    assert wrong.code == -32602
+    assert list(wrong.data["fields"]) == ["checkout.line_items.0.quantity"]
+
+
+def test_update_checkout_ignores_an_id_inside_checkout_bcp_mcp_04(shopper: Shopper) -> None:
+    # given two checkouts
+    one = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
+    two = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
+    # when the update names `two` inside checkout but targets `one`
+    updated = shopper.tool("update_checkout", id=one["id"], checkout={
+        "id": two["id"], "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 3}],
+    })
+    # then the target comes from the `id` argument
+    assert updated["id"] == one["id"]
+    assert updated["line_items"][0]["quantity"] == 3
+    assert shopper.tool("get_checkout", id=two["id"])["line_items"][0]["quantity"] == 1
+
+
+def test_get_checkout_unknown_is_an_error_response_bcp_chk_13(shopper: Shopper) -> None:
+    # when
+    body = shopper.tool("get_checkout", id="checkout_nope")
+    # then a business outcome, not a JSON-RPC error
+    assert body["ucp"]["status"] == "error"
+    assert body["messages"][0]["code"] == "not_found"
+
+
+def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
+    # when
+    lookup = shopper.tool("lookup_catalog", catalog={"ids": ["SKU-CAFE-500G", "nope"]})
+    product = shopper.tool("get_product", catalog={"id": "SKU-CAFE-500G"})
+    missing = shopper.tool("get_product", catalog={"id": "nope"})
+    too_many = shopper.error("lookup_catalog", catalog={"ids": [f"id-{i}" for i in range(51)]})
+    empty = shopper.error("search_catalog", catalog={})
+    # then
+    assert [v["id"] for p in lookup["products"] for v in p["variants"]] == ["SKU-CAFE-500G"]
+    assert product["product"]["variants"][0]["id"] == "SKU-CAFE-500G"
+    assert missing["messages"][0]["code"] == "not_found"
+    assert (too_many.code, too_many.data["code"]) == (-32602, "request_too_large")
+    assert (empty.code, empty.data["code"]) == (-32602, "invalid_request")
