@@ -1,0 +1,244 @@
+"""REST checkout (BCP §4, §13.1) through the real checkout engine; exact JSON where the shop decides it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from bcp_app.keys import public_jwk
+from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
+from payments.sandbox import services as sandbox
+from shop.models import Checkout
+from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
+from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+CHECKOUT_CAPS = {"br.dev.bcp.shopping.checkout": [{"version": VERSION}],
+                 "br.dev.bcp.shopping.fulfillment": [{"version": VERSION}],
+                 "br.dev.bcp.shopping.discount": [{"version": VERSION}]}
+PIX_HANDLERS = {"br.dev.bcp.pix": [{
+    "id": "pix_recebedor_001", "version": VERSION, "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+    "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json", "available_instruments": [{"type": "pix"}],
+    "config": {"environment": "sandbox", "charge_kind": "cob", "key_type": "evp", "expiration_seconds": 1800,
+               "merchant_name": "LOJA EXEMPLO LTDA", "merchant_city": "SAO PAULO", "min_amount": 1,
+               "max_amount": 10000000}}]}
+LINKS = [{"type": "terms_of_service", "url": "https://loja.example.com.br/termos", "title": "Termos de uso"},
+         {"type": "privacy_policy", "url": "https://loja.example.com.br/privacidade",
+          "title": "Política de privacidade"}]
+
+
+@pytest.fixture
+def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    return agent(fake_platform.publish())
+
+
+def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client, headers: dict[str, str]) -> None:
+    # when the agent creates a checkout like BCP §4.4
+    response = create(client, headers)
+    body = response.json()
+    checkout = Checkout.objects.get()
+    line_id = body["line_items"][0]["id"]
+    # then: 201 and exactly the shop-decided checkout
+    assert response.status_code == 201
+    assert body == {
+        "ucp": {"version": VERSION, "capabilities": CHECKOUT_CAPS, "payment_handlers": PIX_HANDLERS},
+        "id": checkout.public_id,
+        "status": "incomplete",
+        "currency": "BRL",
+        "line_items": [{"id": line_id, "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290},
+                        "quantity": 2, "totals": [{"type": "subtotal", "amount": 8580},
+                                                  {"type": "total", "amount": 8580}]}],
+        "buyer": {"email": "ana@example.com.br"},
+        "fulfillment": {"methods": [], "available_methods": [
+            {"type": "shipping", "line_item_ids": [line_id], "fulfillable_on": "now",
+             "description": {"plain": "Entrega no endereço (Correios ou motoboy)"}}]},
+        "discounts": {"codes": [], "applied": []},
+        "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
+        "messages": [
+            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.buyer.first_name",
+             "content": "Informe o nome."},
+            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.buyer.last_name",
+             "content": "Informe o sobrenome."},
+            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.fulfillment",
+             "content": "Informe o endereço de entrega ou escolha retirada na loja."},
+        ],
+        "links": LINKS,
+        "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}",
+        "expires_at": checkout.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    assert body["id"].startswith("checkout_") and line_id.startswith("li_")
+
+
+def test_response_only_input_is_ignored_bcp_chk_04_sec_03(client: Client, headers: dict[str, str]) -> None:
+    body = {"id": "chk_mine", "status": "completed", "currency": "USD", "totals": [{"type": "total", "amount": 1}],
+            "line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G", "title": "Grátis", "price": 1},
+                            "quantity": 1, "totals": [{"type": "total", "amount": 1}]}]}
+    data = create(client, headers, body).json()
+    assert data["id"] != "chk_mine" and data["status"] == "incomplete" and data["currency"] == "BRL"
+    assert data["line_items"][0]["id"] != "li_x"
+    assert data["line_items"][0]["item"] == {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290}
+    assert data["totals"] == [{"type": "subtotal", "amount": 4290}, {"type": "total", "amount": 4290}]
+
+
+def test_impossible_create_is_an_error_response_and_stores_nothing_bcp_chk_05(
+    client: Client, headers: dict[str, str]
+) -> None:
+    response = create(client, headers, {"line_items": [{"item": {"id": "SKU-NAO-EXISTE"}, "quantity": 1}]})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ucp"] == {"version": VERSION, "status": "error",
+                           "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}}
+    assert [(m["type"], m["code"], m["severity"]) for m in body["messages"]] == [
+        ("error", "item_unavailable", "unrecoverable")]
+    assert set(body) == {"ucp", "messages"}
+    assert Checkout.objects.count() == 0
+
+
+def test_unknown_checkout_is_not_found_with_http_200_bcp_chk_13(client: Client, headers: dict[str, str]) -> None:
+    response = call(client, "get", "/checkout-sessions/checkout_desconhecido", headers)
+    assert response.status_code == 200
+    assert response.json() == {
+        "ucp": {"version": VERSION, "status": "error",
+                "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}},
+        "messages": [{"type": "error", "code": "not_found", "severity": "unrecoverable",
+                      "content": "Checkout não encontrado."}],
+    }
+
+
+def test_update_is_full_replacement_bcp_chk_06(client: Client, headers: dict[str, str]) -> None:
+    created = create(client, headers).json()
+    line = created["line_items"][0]
+    body = {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]}
+    updated = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    assert "buyer" not in updated  # omitted writable field cleared
+    assert [(li["id"], li["quantity"]) for li in updated["line_items"]] == [(line["id"], 3)]
+    assert updated["totals"] == [{"type": "subtotal", "amount": 12870}, {"type": "total", "amount": 12870}]
+
+
+def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Client, headers: dict[str, str]) -> None:
+    checkout = ready_checkout(client, headers)
+    instrument = checkout["payment"]["instruments"][0]
+    pix = instrument.pop("pix")
+    assert instrument == {**PIX, "display": {"description": "Pix"}}
+    assert (pix["status"], pix["amount"], pix["currency"], pix["paid_at"], pix["end_to_end_id"]) == (
+        "active", 10470, "BRL", None, None)
+    assert pix["br_code"].startswith("000201") and pix["qr_code"]["data_uri"].startswith("data:image/png;base64,")
+    assert checkout["totals"] == [{"type": "subtotal", "amount": 8580},
+                                  {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
+                                  {"type": "total", "amount": 10470}]
+    assert checkout["ucp"]["payment_handlers"] == PIX_HANDLERS
+    assert "messages" not in checkout
+
+
+def test_complete_and_cancel_require_an_idempotency_key_bcp_idem_02(client: Client, headers: dict[str, str]) -> None:
+    checkout = ready_checkout(client, headers)
+    for path in (f"/checkout-sessions/{checkout['id']}/complete", f"/checkout-sessions/{checkout['id']}/cancel"):
+        response = call(client, "post", path, headers, {"payment": {"instruments": [PIX]}})
+        assert response.status_code == 400
+        assert response.json()["code"] == "idempotency_key_required"
+    assert Checkout.objects.get().status == "ready_for_complete"
+
+
+def test_pix_complete_is_async_and_the_response_is_signed_bcp_chk_11_sig_06(
+    client: Client, headers: dict[str, str]
+) -> None:
+    checkout = ready_checkout(client, headers)
+    response = complete(client, checkout["id"], headers)
+    body = response.json()
+    assert response.status_code == 200
+    assert body["status"] == "complete_in_progress"
+    assert "order" not in body
+    assert [m["code"] for m in body.get("messages", [])] == ["pix_awaiting_payment"]
+    message = HttpMessage(status=200, headers=dict(response.headers))
+    verified = verify_message(message, response.content, [public_jwk()], required=RESPONSE_COMPONENTS)
+    assert verified.components == RESPONSE_COMPONENTS
+
+
+def test_update_or_complete_during_in_progress_is_recoverable_bcp_chk_12(
+    client: Client, headers: dict[str, str]
+) -> None:
+    checkout = ready_checkout(client, headers)
+    in_progress = complete(client, checkout["id"], headers).json()
+    updated = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(in_progress)).json()
+    again = complete(client, checkout["id"], headers, key="k-complete-2").json()
+    for body in (updated, again):
+        assert body["status"] == "complete_in_progress"
+        assert body["messages"][-1]["code"] == "invalid_checkout_status"
+        assert body["messages"][-1]["severity"] == "recoverable"
+
+
+def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(
+    client: Client, headers: dict[str, str]
+) -> None:
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    canceled = call(client, "post", f"/checkout-sessions/{checkout['id']}/cancel",
+                    {**headers, "Idempotency-Key": "k-cancel"}, {}).json()
+    assert canceled["status"] == "canceled"
+    assert "continue_url" not in canceled and "expires_at" not in canceled
+    refused = [
+        call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json(),
+        complete(client, checkout["id"], headers, key="k-complete-3").json(),
+        call(client, "post", f"/checkout-sessions/{checkout['id']}/cancel", {**headers, "Idempotency-Key": "k-2"},
+             {}).json(),
+    ]
+    for body in refused:
+        assert body["status"] == "canceled"
+        assert (body["messages"][-1]["code"], body["messages"][-1]["severity"]) == (
+            "invalid_checkout_status", "unrecoverable")
+
+
+def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(
+    client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
+) -> None:
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    # when the buyer pays in the sandbox PSP and its webhook settles the charge
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    body = call(client, "get", f"/checkout-sessions/{checkout['id']}", headers).json()
+    assert body["status"] == "completed"
+    assert set(body["order"]) == {"id", "permalink_url"}
+    assert body["order"]["id"].startswith("order_")
+    assert body["order"]["permalink_url"].startswith("https://loja.example.com.br/")
+    assert "continue_url" not in body and "expires_at" not in body
+    assert body["payment"]["instruments"][0]["pix"]["status"] == "paid"
+
+
+def test_other_platforms_cannot_see_a_platforms_checkout(
+    client: Client, headers: dict[str, str], fake_platform: FakePlatform
+) -> None:
+    from bcp_app.platforms import platform_create
+
+    owner = platform_create(name="Agente A", profile_url=fake_platform.url("/perfil.json"))
+    created = create(client, {**headers, "Authorization": f"Bearer {owner.api_key}"}).json()
+    other = call(client, "get", f"/checkout-sessions/{created['id']}", headers).json()
+    mine = call(client, "get", f"/checkout-sessions/{created['id']}",
+                {**headers, "Authorization": f"Bearer {owner.api_key}"}).json()
+    assert other["messages"][0]["code"] == "not_found"
+    assert mine["id"] == created["id"]
+
+
+def test_request_id_is_echoed_and_optional_bcp_rest_05(client: Client, headers: dict[str, str]) -> None:
+    with_id = create(client, {**headers, "Request-Id": "req-123"})
+    without = create(client, headers)
+    assert with_id["Request-Id"] == "req-123"
+    assert "Request-Id" not in without
+    error = call(client, "get", "/checkout-sessions/x", {"Request-Id": "req-9"})
+    assert (error.status_code, error["Request-Id"]) == (400, "req-9")
+
+
+def test_no_trailing_slash_redirects_bcp_rest_01(client: Client, headers: dict[str, str]) -> None:
+    response = client.post("/bcp/v1/checkout-sessions/", data="{}", content_type="application/json", headers=headers)
+    assert response.status_code == 404
+
+
+def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]) -> None:
+    created = create(client, headers).json()
+    updated = call(client, "put", f"/checkout-sessions/{created['id']}", headers, full_update(created, pix=False))
+    assert updated.json()["buyer"] == BUYER
