@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +39,13 @@ def _isolated_signals() -> Iterator[None]:
 class Receiver:
     answer: str = "accepted"
     calls: list[dict[str, Any]] = field(default_factory=list)
+    # Seconds to hold the settling transaction (concurrency tests widen the race window with it).
+    hold_seconds: float = 0.0
 
     def __call__(self, sender: Any, **kwargs: Any) -> str:
         kwargs.pop("signal", None)
+        if self.hold_seconds:
+            time.sleep(self.hold_seconds)
         self.calls.append(kwargs)
         return self.answer
 
