@@ -13,7 +13,6 @@ urlpatterns = [
     path("carrinho/cupom", views.cart_coupon, name="cart_coupon"),
     path("checkout/", views.checkout_start, name="start"),
     path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
-    path("checkout/<str:checkout_id>/pagar", views.checkout_pay, name="pay"),
     path("checkout/<str:checkout_id>/pix", views.pix_page, name="pix"),
     path("checkout/<str:checkout_id>/status", views.checkout_status, name="status"),
     path("termos", views.terms, name="terms"),

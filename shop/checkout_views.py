@@ -1,14 +1,359 @@
-"""Storefront cart and checkout views (thin: forms → shop.services → templates)."""
+"""Storefront cart, one-page checkout and "Pagar com Pix" page (thin: session/forms → shop.services → templates)."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from shop.cart import (
+    CHECKOUT_KEY,
+    CartError,
+    cart_clear,
+    cart_coupons,
+    cart_lines,
+    cart_set,
+    cart_set_coupons,
+)
+from shop.cart import (
+    cart_add as cart_add_item,
+)
+from shop.checkout_core import input_from_checkout
+from shop.checkout_fulfillment import SEL_OPT
+from shop.checkout_selectors import checkout_view
+from shop.checkout_types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutInput,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    LineInput,
+    PaymentInput,
+)
+from shop.coupons import coupons_evaluate, coupons_load
+from shop.forms import CheckoutForm, initial_from_view
+from shop.models import Checkout
+from shop.services import (
+    CheckoutCreateImpossible,
+    CheckoutNotFound,
+    checkout_complete,
+    checkout_create,
+    checkout_get,
+    checkout_update,
+)
+
+STOREFRONT_INSTRUMENT_ID = "pix_storefront"
 
 
-def _todo(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-    return render(request, "shop/checkout/placeholder.html", {}, status=200)
+def _pix_instrument() -> InstrumentInput:
+    return InstrumentInput(id=STOREFRONT_INSTRUMENT_ID, handler_id=settings.PIX_HANDLER_ID, type="pix")
 
 
-cart_detail = cart_add = cart_change = cart_coupon = checkout_start = checkout_resume = _todo
-checkout_pay = pix_page = checkout_status = terms = privacy = _todo
+def _back(request: HttpRequest, default: str) -> str:
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
+        return referer
+    return default
+
+
+def _local(url: str) -> str:
+    """The path of one of our absolute URLs (BCP_PUBLIC_URL may differ from the request host)."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+# --- cart ------------------------------------------------------------------------------------------------
+
+
+@require_GET
+def cart_detail(request: HttpRequest) -> HttpResponse:
+    lines = cart_lines(request.session)
+    subtotal = sum(line.amount for line in lines)
+    codes = tuple(cart_coupons(request.session))
+    evaluation = coupons_evaluate(
+        codes=codes,
+        subtotal=subtotal,
+        email="",
+        now=timezone.now(),
+        loaded=coupons_load(codes, email="", exclude_checkout_pk=None),
+    )
+    coupon_notes = {m.path: m for m in evaluation.messages}
+    coupons = [(code, coupon_notes.get(f"$.discounts.codes[{i}]")) for i, code in enumerate(codes)]
+    return render(
+        request,
+        "shop/cart/cart.html",
+        {
+            "lines": lines,
+            "subtotal": subtotal,
+            "discount": evaluation.total,
+            "estimate": subtotal - evaluation.total,
+            "coupons": coupons,
+        },
+    )
+
+
+@require_POST
+def cart_add(request: HttpRequest) -> HttpResponse:
+    try:
+        variant = cart_add_item(
+            request.session, sku=request.POST.get("sku", ""), quantity=request.POST.get("quantity", "1")
+        )
+    except CartError as exc:
+        messages.error(request, exc.message)
+        return redirect(_back(request, reverse("checkout:cart")))
+    messages.success(request, f"{variant.display_title} adicionado ao carrinho.")
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_change(request: HttpRequest) -> HttpResponse:
+    quantity = "0" if "remove" in request.POST else request.POST.get("quantity", "")
+    try:
+        cart_set(request.session, sku=request.POST.get("sku", ""), quantity=quantity)
+    except CartError as exc:
+        messages.error(request, exc.message)
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_coupon(request: HttpRequest) -> HttpResponse:
+    codes = cart_coupons(request.session)
+    if "remove" in request.POST:
+        codes = [c for c in codes if c.upper() != request.POST["remove"].strip().upper()]
+    else:
+        code = request.POST.get("code", "").strip()
+        if not code:
+            messages.error(request, "Informe o código do cupom.")
+            return redirect("checkout:cart")
+        codes.append(code)
+    cart_set_coupons(request.session, codes)
+    return redirect("checkout:cart")
+
+
+# --- checkout --------------------------------------------------------------------------------------------
+
+
+def _cart_input_lines(checkout: Checkout | None, session: object) -> tuple[LineInput, ...]:
+    by_sku = {line.sku: line.public_id for line in checkout.lines.all()} if checkout is not None else {}
+    return tuple(
+        LineInput(sku=line.variant.sku, quantity=line.quantity, line_id=by_sku.get(line.variant.sku))
+        for line in cart_lines(session)
+    )  # type: ignore[arg-type]
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_start(request: HttpRequest) -> HttpResponse:
+    """From the session cart to the engine: create the storefront checkout or refresh its lines."""
+    if not cart_lines(request.session):
+        messages.info(request, "Seu carrinho está vazio.")
+        return redirect("checkout:cart")
+    codes = tuple(cart_coupons(request.session))
+    existing_id = request.session.get(CHECKOUT_KEY)
+    checkout = Checkout.objects.filter(public_id=existing_id).prefetch_related("lines").first() if existing_id else None
+    if checkout is not None and checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout.public_id)
+    if checkout is not None and checkout.status not in TERMINAL_STATUSES:
+        state = input_from_checkout(checkout, list(checkout.lines.all()))
+        data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
+        checkout_update(checkout_id=checkout.public_id, data=data)
+        return redirect("checkout:resume", checkout_id=checkout.public_id)
+    if not request.session.session_key:
+        request.session.save()
+    try:
+        result = checkout_create(
+            data=CheckoutInput(lines=_cart_input_lines(None, request.session), discount_codes=codes),
+            session_key=request.session.session_key or "",
+            language=getattr(request, "LANGUAGE_CODE", "pt-br") or "pt-br",
+        )
+    except CheckoutCreateImpossible as exc:
+        for message in exc.messages:
+            messages.error(request, message.content)
+        return redirect("checkout:cart")
+    request.session[CHECKOUT_KEY] = result.checkout.public_id
+    return redirect("checkout:resume", checkout_id=result.checkout.public_id)
+
+
+def _render_checkout(
+    request: HttpRequest, checkout: Checkout, form: CheckoutForm, general: list[CheckoutMessage], *, status: int = 200
+) -> HttpResponse:
+    view = checkout_view(checkout)
+    line_messages: dict[int, list[CheckoutMessage]] = {}
+    for message in view.messages:
+        if message.path.startswith("$.line_items[") and message.type != "info":
+            index = int(message.path[len("$.line_items[") :].split("]")[0])
+            line_messages.setdefault(index, []).append(message)
+    lines = [(line, line_messages.get(i, [])) for i, line in enumerate(view.lines)]
+    method = view.fulfillment_methods[0] if view.fulfillment_methods else None
+    return render(
+        request,
+        "shop/checkout/checkout.html",
+        {
+            "view": view,
+            "form": form,
+            "general": general,
+            "lines": lines,
+            "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
+            "pickup_locations": _pickup_locations(),
+            "ready": view.status == STATUS_READY,
+        },
+        status=status,
+    )
+
+
+def _pickup_locations() -> list[object]:
+    from shop.models import PickupLocation
+
+    return list(PickupLocation.objects.filter(active=True))
+
+
+def _get_or_404(checkout_id: str) -> Checkout:
+    try:
+        return checkout_get(checkout_id=checkout_id).checkout
+    except CheckoutNotFound:
+        raise Http404("checkout não encontrado") from None
+
+
+def _done_redirect(checkout: Checkout) -> HttpResponse | None:
+    if checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout.public_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        return redirect(_local(checkout.order_permalink_url))
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
+    checkout = _get_or_404(checkout_id)
+    done = _done_redirect(checkout)
+    if done is not None:
+        return done
+    if checkout.status in TERMINAL_STATUSES:
+        return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
+    if request.method == "GET":
+        view = checkout_view(checkout)
+        form = CheckoutForm(data=initial_from_view(view))
+        form.is_valid()
+        # A fresh storefront checkout shows no "required" errors until the buyer submits once.
+        general = form.attach_messages(view.messages) if checkout.buyer_given else []
+        if not checkout.buyer_given:
+            form = CheckoutForm(initial=initial_from_view(view))
+        return _render_checkout(request, checkout, form, general)
+
+    form = CheckoutForm(request.POST)
+    if not form.is_valid():
+        return _render_checkout(request, checkout, form, [], status=400)
+    lines = list(checkout.lines.all())
+    pickup_option = "retirada"
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
+            pickup_option = method["groups"][0]["options"][0]["id"]
+    state = input_from_checkout(checkout, lines)
+    paying = request.POST.get("action") == "pay"
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, list(form.discount_codes()))
+
+    def update(with_option: bool) -> CheckoutResult:
+        data = replace(
+            state,
+            buyer=form.buyer(),
+            fulfillment=form.fulfillment(pickup_option_id=pickup_option, with_option=with_option),
+            discount_codes=form.discount_codes(),
+            payment=PaymentInput(instruments=(_pix_instrument(),)) if paying else state.payment,
+        )
+        return checkout_update(checkout_id=checkout_id, data=data)
+
+    result = update(with_option=True)
+    if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):
+        # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
+        result = update(with_option=False)
+    if paying and result.checkout.status == STATUS_READY:
+        result = checkout_complete(
+            checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput(instruments=(_pix_instrument(),)))
+        )
+        if result.checkout.status == STATUS_IN_PROGRESS:
+            return redirect("checkout:pix", checkout_id=checkout_id)
+    general = form.attach_messages(result.messages)
+    return _render_checkout(request, result.checkout, form, general, status=200)
+
+
+# --- Pix ------------------------------------------------------------------------------------------------
+
+
+def _sandbox_pay_url(txid: str) -> str:
+    if not settings.BCP_PIX_SANDBOX:
+        return ""
+    try:
+        return reverse("sandbox-psp-pay", kwargs={"txid": txid})
+    except NoReverseMatch:
+        return ""
+
+
+@require_GET
+def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
+    from payments.qr import qr_svg
+    from payments.selectors import pix_charge_latest_for_reference
+
+    checkout = _get_or_404(checkout_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        if checkout.session_key and checkout.session_key == request.session.session_key:
+            cart_clear(request.session)
+        return redirect(_local(checkout.order_permalink_url))
+    if checkout.status != STATUS_IN_PROGRESS:
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    charge = pix_charge_latest_for_reference(checkout_id)
+    if charge is None:
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    payable = charge.status == "active" and charge.expires_at > timezone.now()
+    return render(
+        request,
+        "shop/checkout/pix.html",
+        {
+            "checkout": checkout,
+            "charge": charge,
+            "payable": payable,
+            "qr_svg": qr_svg(charge.br_code) if payable else "",
+            "status_url": reverse("checkout:status", kwargs={"checkout_id": checkout_id}),
+            "sandbox_pay_url": _sandbox_pay_url(charge.txid) if payable else "",
+            "expires_at_iso": charge.expires_at.isoformat(),
+        },
+    )
+
+
+@require_GET
+def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
+    """Small JSON polled by the Pix page: status and, once completed, where the order is."""
+    try:
+        checkout = checkout_get(checkout_id=checkout_id).checkout
+    except CheckoutNotFound:
+        return JsonResponse({"error": "not_found"}, status=404)
+    order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
+    response = JsonResponse({"status": checkout.status, "order_url": order_url})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+# --- policies ----------------------------------------------------------------------------------------
+
+
+@require_GET
+def terms(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/terms.html", {})
+
+
+@require_GET
+def privacy(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/privacy.html", {})

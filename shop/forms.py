@@ -1,0 +1,159 @@
+"""Storefront checkout form: raw buyer input → `CheckoutInput`; engine messages → errors next to fields.
+
+The form itself only bounds lengths: every business rule (required fields, CEP, CPF, options) is
+decided by the checkout engine, and its messages are attached back to the fields by their BCP
+JSONPath, so buyers and agents see the same rules in the same words.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout_types import (
+    AddressInput,
+    BuyerInput,
+    CheckoutMessage,
+    CheckoutView,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    GroupInput,
+)
+
+# Most specific first: the first prefix that matches a message path names the field.
+PATH_TO_FIELD: list[tuple[str, str]] = [
+    ("$.buyer.email", "email"),
+    ("$.buyer.first_name", "first_name"),
+    ("$.buyer.last_name", "last_name"),
+    ("$.buyer.phone_number", "phone"),
+    ("$.buyer.tax_id", "tax_id"),
+    (f"{DEST0}.postal_code", "cep"),
+    (f"{DEST0}.address_region", "uf"),
+    (f"{DEST0}.address_locality", "city"),
+    (f"{DEST0}.street_address", "street"),
+    (f"{DEST0}.address_country", "cep"),
+    (DEST0, "cep"),
+    (f"{M0}.destinations", "cep"),
+    (SEL_DEST, "pickup_location"),
+    (SEL_OPT, "shipping_option"),
+    (f"{M0}.type", "method"),
+    ("$.fulfillment", "method"),
+    ("$.discounts.codes", "coupon"),
+]
+
+
+def field_for_path(path: str) -> str | None:
+    for prefix, field in PATH_TO_FIELD:
+        if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
+            return field
+    return None
+
+
+class CheckoutForm(forms.Form):
+    email = forms.CharField(label="E-mail", max_length=254, required=False)
+    first_name = forms.CharField(label="Nome", max_length=100, required=False)
+    last_name = forms.CharField(label="Sobrenome", max_length=100, required=False)
+    phone = forms.CharField(label="Celular", max_length=30, required=False)
+    tax_id = forms.CharField(label="CPF (opcional)", max_length=20, required=False)
+    method = forms.ChoiceField(
+        label="Entrega", choices=[("shipping", "Receber em casa"), ("pickup", "Retirar na loja")], required=False
+    )
+    cep = forms.CharField(label="CEP", max_length=12, required=False)
+    street = forms.CharField(label="Rua", max_length=200, required=False)
+    number = forms.CharField(label="Número", max_length=20, required=False)
+    complement = forms.CharField(label="Complemento", max_length=100, required=False)
+    neighborhood = forms.CharField(label="Bairro", max_length=100, required=False)
+    city = forms.CharField(label="Cidade", max_length=100, required=False)
+    uf = forms.CharField(label="UF", max_length=2, required=False)
+    shipping_option = forms.CharField(label="Forma de entrega", max_length=60, required=False)
+    pickup_location = forms.CharField(label="Loja", max_length=60, required=False)
+    coupon = forms.CharField(label="Cupom de desconto", max_length=200, required=False)
+
+    def buyer(self) -> BuyerInput:
+        d = self.cleaned_data
+        return BuyerInput(
+            first_name=d["first_name"],
+            last_name=d["last_name"],
+            email=d["email"],
+            phone_number=d["phone"],
+            tax_id=d["tax_id"],
+        )
+
+    def discount_codes(self) -> tuple[str, ...]:
+        return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())
+
+    def fulfillment(self, *, pickup_option_id: str, with_option: bool = True) -> FulfillmentInput:
+        d = self.cleaned_data
+        method = d["method"] or "shipping"
+        if method == "pickup":
+            location = d["pickup_location"] or None
+            option = pickup_option_id if location else None
+            return FulfillmentInput(
+                methods=(
+                    FulfillmentMethodInput(
+                        type="pickup", selected_destination_id=location, groups=(GroupInput(selected_option_id=option),)
+                    ),
+                )
+            )
+        address_given = any(d[f] for f in ("cep", "street", "number", "city"))
+        option = d["shipping_option"] if with_option else ""
+        destinations = (
+            (
+                AddressInput(
+                    first_name=d["first_name"],
+                    last_name=d["last_name"],
+                    postal_code=d["cep"],
+                    address_region=d["uf"],
+                    address_locality=d["city"],
+                    street=d["street"],
+                    number=d["number"],
+                    complement=d["complement"],
+                    neighborhood=d["neighborhood"],
+                ),
+            )
+            if address_given
+            else ()
+        )
+        return FulfillmentInput(
+            methods=(
+                FulfillmentMethodInput(
+                    type="shipping", destinations=destinations, groups=(GroupInput(selected_option_id=option or None),)
+                ),
+            )
+        )
+
+    def attach_messages(self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...]) -> list[CheckoutMessage]:
+        """Put each error/warning next to its field; returns those that belong to no field."""
+        general: list[CheckoutMessage] = []
+        for message in messages:
+            if message.type == "info":
+                continue
+            field = field_for_path(message.path)
+            if field is None or field not in self.fields:
+                general.append(message)
+                continue
+            if message.content not in self.errors.get(field, []):
+                self.add_error(field, message.content)
+        return general
+
+
+def initial_from_view(view: CheckoutView) -> dict[str, str]:
+    checkout = view.checkout
+    return {
+        "email": checkout.buyer_email,
+        "first_name": checkout.buyer_first_name,
+        "last_name": checkout.buyer_last_name,
+        "phone": checkout.buyer_phone,
+        "tax_id": checkout.buyer_tax_id,
+        "method": checkout.fulfillment_type or "shipping",
+        "cep": checkout.ship_cep,
+        "street": checkout.ship_street,
+        "number": checkout.ship_number,
+        "complement": checkout.ship_complement,
+        "neighborhood": checkout.ship_neighborhood,
+        "city": checkout.ship_city,
+        "uf": checkout.ship_uf,
+        "shipping_option": checkout.selected_option_id if checkout.fulfillment_type == "shipping" else "",
+        "pickup_location": checkout.selected_destination_id if checkout.fulfillment_type == "pickup" else "",
+        "coupon": ", ".join(view.discount_codes),
+    }

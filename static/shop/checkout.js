@@ -1,0 +1,52 @@
+/* Checkout enhancements; every page works without JavaScript. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  // One-page checkout: show only the panel of the chosen delivery method.
+  var radios = document.querySelectorAll("[data-role=method]");
+  function syncPanels() {
+    var chosen = document.querySelector("[data-role=method]:checked");
+    document.querySelectorAll(".method-panel").forEach(function (panel) {
+      panel.hidden = chosen && panel.dataset.method !== chosen.value;
+    });
+  }
+  radios.forEach(function (r) { r.addEventListener("change", syncPanels); });
+  if (radios.length) syncPanels();
+
+  // Pix page: copy button, countdown, status polling.
+  document.querySelectorAll("[data-role=copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var target = document.getElementById(button.dataset.target);
+      var label = button.textContent;
+      var done = function () { button.textContent = button.dataset.done; setTimeout(function () { button.textContent = label; }, 2000); };
+      if (navigator.clipboard) { navigator.clipboard.writeText(target.value).then(done); }
+      else { target.select(); document.execCommand("copy"); done(); }
+    });
+  });
+  var page = document.querySelector("[data-role=pix-page]");
+  if (!page) return;
+  var countdown = page.querySelector("[data-role=countdown]");
+  var expiresAt = new Date(page.dataset.expiresAt).getTime();
+  function tick() {
+    if (!countdown) return;
+    var left = Math.max(0, Math.floor((expiresAt - Date.now()) / 1000));
+    var m = Math.floor(left / 60), s = left % 60;
+    countdown.textContent = m + ":" + (s < 10 ? "0" : "") + s;
+  }
+  tick();
+  setInterval(tick, 1000);
+  var delay = 2000;
+  function poll() {
+    fetch(page.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
+      .then(function (r) { return r.json(); })
+      .then(function (data) {
+        if (data.status === "completed" && data.order_url) { window.location.href = data.order_url; return; }
+        if (data.status === "canceled") { window.location.reload(); return; }
+        delay = Math.min(delay * 1.3, 10000);
+        setTimeout(poll, delay);
+      })
+      .catch(function () { setTimeout(poll, 10000); });
+  }
+  setTimeout(poll, delay);
+})();

@@ -1,0 +1,255 @@
+"""Storefront flow through the Django test client: product → cart → one-page checkout → Pix → order."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orders.models import Order
+from payments.selectors import pix_charge_latest_for_reference
+from shop.checkout_types import CheckoutInput, LineInput
+from shop.models import Checkout, Variant
+from shop.services import checkout_create
+from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+CONTACT = {
+    "email": "ana@example.com.br",
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "phone": "(11) 98765-4321",
+    "tax_id": "529.982.247-25",
+}
+ADDRESS = {
+    "method": "shipping",
+    "cep": "01310-100",
+    "street": "Rua das Flores",
+    "number": "123",
+    "complement": "Apto 45",
+    "neighborhood": "Jardim Paulista",
+    "city": "São Paulo",
+    "uf": "SP",
+}
+
+
+@pytest.fixture
+def shop_ready():
+    variant = make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    location = make_location()
+    make_coupon("BEMVINDO10", percent=10)
+    return variant, location
+
+
+def errors(response) -> dict[str, str]:
+    html = response.content.decode()
+    return {m.group(1): m.group(2) for m in re.finditer(r'data-testid="error-(\w+)">([^<]*)<', html)}
+
+
+def start_checkout(client) -> str:
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "2"})
+    response = client.get("/checkout/")
+    assert response.status_code == 302
+    return response["Location"].rsplit("/", 1)[1]
+
+
+def test_add_to_cart_and_cart_page(client, shop_ready):
+    # when the product page form posts sku and quantity
+    response = client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "2"})
+    assert (response.status_code, response["Location"]) == (302, "/carrinho/")
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    # then the cart shows the line and the header counts units
+    page = client.get("/carrinho/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'data-testid="cart-count">3<' in html
+    assert 'data-testid="cart-subtotal">R$ 128,70<' in html
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        ({"sku": "NOPE", "quantity": "1"}, "Produto indisponível."),
+        ({"sku": "SKU-CAFE-500G", "quantity": "0"}, "A quantidade deve estar entre 1 e 99."),
+        ({"sku": "SKU-CAFE-500G", "quantity": "abc"}, "Quantidade inválida."),
+        ({}, "Produto indisponível."),
+    ],
+)
+def test_bad_add_to_cart_is_a_clear_error_never_a_500(client, shop_ready, data, text):
+    response = client.post("/carrinho/adicionar", data, follow=True)
+    assert response.status_code == 200
+    assert text in response.content.decode()
+    assert client.session.get("cart", {}) == {}
+
+
+def test_cart_change_remove_and_coupon(client, shop_ready):
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "2"})
+    client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "quantity": "4"})
+    assert client.session["cart"] == {"SKU-CAFE-500G": 4}
+    client.post("/carrinho/cupom", {"code": "bemvindo10"})
+    html = client.get("/carrinho/").content.decode()
+    assert "Cupom BEMVINDO10 aplicado: -R$ 17,16." in html
+    client.post("/carrinho/cupom", {"code": "NADA"})
+    assert "Cupom &#x27;NADA&#x27; não encontrado." in client.get("/carrinho/").content.decode()
+    client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "remove": "1"})
+    assert client.session["cart"] == {}
+
+
+def test_empty_cart_checkout_goes_back_to_cart(client, shop_ready):
+    response = client.get("/checkout/")
+    assert (response.status_code, response["Location"]) == (302, "/carrinho/")
+
+
+def test_checkout_form_shows_every_error_next_to_its_field(client, shop_ready):
+    checkout_id = start_checkout(client)
+    first = client.get(f"/checkout/{checkout_id}")
+    assert first.status_code == 200
+    assert errors(first) == {}  # a fresh checkout does not shout before the first submit
+    # when the buyer submits an empty form
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", "method": "shipping"})
+    assert response.status_code == 200
+    assert errors(response) == {
+        "email": "Informe o e-mail.",
+        "first_name": "Informe o nome.",
+        "last_name": "Informe o sobrenome.",
+        "cep": "Informe o endereço de entrega.",
+    }
+    # when the values are wrong
+    bad = {
+        "email": "ana@",
+        "first_name": "Ana",
+        "last_name": "Souza",
+        "phone": "123",
+        "tax_id": "111.111.111-11",
+        "method": "shipping",
+        "cep": "1234",
+        "street": "",
+        "city": "",
+    }
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", **bad})
+    assert errors(response) == {
+        "email": "E-mail inválido.",
+        "phone": "Telefone inválido: use o formato +5511987654321.",
+        "tax_id": "CPF/CNPJ inválido.",
+        "cep": "CEP inválido: use o formato 00000-000.",
+        "street": "Informe a rua.",
+        "city": "Informe a cidade.",
+    }
+    # when the UF does not match the CEP
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "uf": "RJ"})
+    assert errors(response) == {"uf": "A UF não corresponde ao CEP (o CEP é de SP)."}
+    # when the address is right but no option is chosen yet
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS})
+    assert errors(response) == {"shipping_option": "Escolha a forma de entrega."}
+    html = response.content.decode()
+    assert 'value="pac"' in html and 'value="sedex"' in html and 'value="motoboy"' in html
+    # and a bad coupon is reported next to the coupon field
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac", "coupon": "NADA"},
+    )
+    assert errors(response) == {"coupon": "Cupom &#x27;NADA&#x27; não encontrado."}
+
+
+def test_pay_too_early_stays_on_the_form(client, shop_ready):
+    checkout_id = start_checkout(client)
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **CONTACT})
+    assert response.status_code == 200
+    assert errors(response) == {"cep": "Informe o endereço de entrega."}
+    assert Checkout.objects.get(public_id=checkout_id).status == "incomplete"
+
+
+def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_commit_callbacks, settings):
+    settings.DEBUG = True  # the sandbox "pay" button is a development tool
+    # given a cart with 2 coffees and the buyer's data with SEDEX and a coupon
+    checkout_id = start_checkout(client)
+    form = {**CONTACT, **ADDRESS, "shipping_option": "sedex", "coupon": "BEMVINDO10"}
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    assert errors(response) == {}
+    html = response.content.decode()
+    assert 'data-testid="total">R$ 110,12<' in html  # 85,80 - 8,58 + 32,90
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
+    # when the buyer clicks "Pagar com Pix"
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    assert (response.status_code, response["Location"]) == (302, f"/checkout/{checkout_id}/pix")
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 8
+    # then the Pix page shows the QR code, copia-e-cola, amount and the sandbox button
+    page = client.get(f"/checkout/{checkout_id}/pix")
+    html = page.content.decode()
+    charge = pix_charge_latest_for_reference(checkout_id)
+    assert page.status_code == 200
+    assert "<svg" in html and charge.br_code in html
+    assert 'data-testid="pix-amount">R$ 110,12<' in html
+    assert f'action="/_sandbox/psp/cob/{charge.txid}/pay"' in html
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "complete_in_progress", "order_url": ""}
+    # when the sandbox bank pays (form post from the Pix page)
+    with django_capture_on_commit_callbacks(execute=True):
+        paid = client.post(f"/_sandbox/psp/cob/{charge.txid}/pay", {"next": f"/checkout/{checkout_id}/pix"})
+    assert paid.status_code == 302
+    # then the status endpoint points at the order and the Pix page moves there
+    order = Order.objects.get(checkout_id=checkout_id)
+    order_path = order.permalink_url.replace("http://127.0.0.1:8000", "")
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "completed", "order_url": order_path}
+    final = client.get(f"/checkout/{checkout_id}/pix")
+    assert (final.status_code, final["Location"]) == (302, order_path)
+    assert client.session.get("cart") is None
+    assert client.get(f"/checkout/{checkout_id}")["Location"] == order_path
+
+
+def test_pickup_flow_is_ready(client, shop_ready):
+    _, location = shop_ready
+    checkout_id = start_checkout(client)
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "update", **CONTACT, "method": "pickup", "pickup_location": location.public_id},
+    )
+    assert errors(response) == {}
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.status, checkout.fulfillment_type, checkout.selected_option_id) == (
+        "ready_for_complete",
+        "pickup",
+        "retirada",
+    )
+    assert 'data-testid="total">R$ 85,80<' in response.content.decode()
+
+
+def test_changing_cep_drops_an_option_the_new_cep_lacks(client, shop_ready):
+    checkout_id = start_checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "motoboy"})
+    rio = {**ADDRESS, "cep": "20040-002", "uf": "RJ", "city": "Rio de Janeiro", "shipping_option": "motoboy"}
+    response = client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **rio})
+    assert errors(response) == {"shipping_option": "Escolha a forma de entrega."}
+    assert Checkout.objects.get(public_id=checkout_id).ship_cep == "20040-002"
+
+
+def test_continue_url_resumes_an_agent_checkout(client, shop_ready):
+    # given a checkout an agent created over BCP
+    result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)), platform_id="plat_x")
+    checkout_id = result.checkout.public_id
+    # when the buyer opens the continue_url
+    response = client.get(f"/checkout/{checkout_id}")
+    # then the same checkout is shown, with its line, and can be completed
+    assert response.status_code == 200
+    assert "1 × Café especial 500 g" in response.content.decode()
+    response = client.post(
+        f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac"}
+    )
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
+
+
+def test_unknown_and_closed_checkouts(client, shop_ready):
+    assert client.get("/checkout/checkout_nope").status_code == 404
+    assert client.get("/checkout/checkout_nope/status").status_code == 404
+    checkout_id = start_checkout(client)
+    Checkout.objects.filter(public_id=checkout_id).update(status="canceled")
+    assert client.get(f"/checkout/{checkout_id}").status_code == 410
+    # a new visit to /checkout/ starts a fresh checkout from the cart
+    response = client.get("/checkout/")
+    assert response["Location"] != f"/checkout/{checkout_id}"
+
+
+def test_policy_pages(client):
+    assert "Termos de uso" in client.get("/termos").content.decode()
+    assert "LGPD" in client.get("/privacidade").content.decode()
