@@ -50,6 +50,13 @@ AVAILABILITY_LABELS = {
     "PreOrder": gettext_lazy("Sob encomenda"),
     "OutOfStock": gettext_lazy("Esgotado"),
 }
+# Option names are data ("tamanho"); the usual ones get a translated label, others show as typed.
+OPTION_LABELS = {
+    "tamanho": gettext_lazy("Tamanho"),
+    "cor": gettext_lazy("Cor"),
+    "moagem": gettext_lazy("Moagem"),
+    "voltagem": gettext_lazy("Voltagem"),
+}
 _TRUE = {"1", "true", "on", "yes", "sim"}
 _FALSE = {"", "0", "false", "off", "no", "nao", "não"}
 # "59,90", "59.90", "1.234,56", "1,234.56", "59" (optionally prefixed by "R$").
@@ -245,7 +252,11 @@ def _option_groups(variants: list[Variant], selected: Variant | None) -> list[di
                 values.append(str(value))
     chosen = selected.options if selected else {}
     return [
-        {"name": name, "values": [{"value": v, "checked": str(chosen.get(name)) == v} for v in values]}
+        {
+            "name": name,
+            "label": OPTION_LABELS.get(name, name.capitalize()),
+            "values": [{"value": v, "checked": str(chosen.get(name)) == v} for v in values],
+        }
         for name, values in groups.items()
     ]
 

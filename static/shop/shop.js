@@ -1,6 +1,15 @@
 /* Storefront enhancements. Everything works without JavaScript; this only makes variant choice instant. */
 (function () {
   "use strict";
+  // Filters start folded on phones (results first), unless the page reports a bad parameter.
+  var filters = document.querySelector("[data-role=filters]");
+  if (filters && window.matchMedia("(max-width: 899px)").matches && !document.querySelector("[data-testid=query-errors]")) {
+    filters.open = false;
+  }
+})();
+
+(function () {
+  "use strict";
   var picker = document.querySelector("[data-role=variant-picker]");
   var dataEl = document.getElementById("variant-data");
   if (!picker || !dataEl) return;
