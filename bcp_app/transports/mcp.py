@@ -105,8 +105,11 @@ def security_settings() -> TransportSecuritySettings:
     )
 
 
-def error_status(body: bytes) -> tuple[int, dict[str, str]] | None:
-    """HTTP status (and headers) for a JSON-RPC error body, per BCP §5.4; None if it is not an error."""
+def error_status(body: bytes) -> tuple[int | None, dict[str, str]] | None:
+    """HTTP status (and headers) for a JSON-RPC error body, per BCP §5.4; None if it is not an error.
+
+    The status is None for codes this table does not know: the SDK's own choice then stands.
+    """
     try:
         message = json.loads(body)
     except ValueError:
@@ -124,7 +127,7 @@ def error_status(body: bytes) -> tuple[int, dict[str, str]] | None:
             headers["www-authenticate"] = 'Bearer realm="bcp"'
         return status, headers
     code = error.get("code")
-    return (_JSONRPC_STATUS.get(code, 200) if isinstance(code, int) else 200), headers
+    return (_JSONRPC_STATUS.get(code) if isinstance(code, int) else None), headers
 
 
 class _StatusFromError:
@@ -154,7 +157,7 @@ class _StatusFromError:
                 status, extra = mapped
                 headers = [(k, v) for k, v in start.get("headers", []) if k.decode().lower() not in extra]
                 headers += [(k.encode(), v.encode()) for k, v in extra.items()]
-                start = {**start, "status": status, "headers": headers}
+                start = {**start, "status": status or start["status"], "headers": headers}
             await self.send(start)
             await self.send({"type": "http.response.body", "body": body, "more_body": False})
             return

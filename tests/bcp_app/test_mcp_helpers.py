@@ -267,5 +267,6 @@ def test_error_status_maps_bcp_data_code_to_http_status_bcp_err_04() -> None:
     assert error_status(profile) == (424, {})
     assert error_status(limited) == (429, {"retry-after": "7"})
     assert error_status(unknown) == (404, {})
+    assert error_status(b'{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch"}}') == (None, {})
     assert error_status(b'{"jsonrpc":"2.0","id":1,"result":{}}') is None
     assert error_status(b"not json") is None

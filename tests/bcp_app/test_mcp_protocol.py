@@ -1,0 +1,185 @@
+"""MCP protocol surface of `/bcp/mcp`: initialize on both protocol eras, `tools/list` contracts, raw
+JSON-RPC failures with their HTTP statuses (never a 500, never a change), Host/Origin checks.
+BCP-MCP-01/02/05/07, BCP-ERR-04/05.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.bcp_app.test_mcp_helpers import live_mcp, mcp_client, raw_post, run, tools_call  # noqa: F401
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+
+BCP_TOOLS = {"create_checkout", "get_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
+             "get_order", "search_catalog", "lookup_catalog", "get_product"}
+TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
+
+
+def list_tools(url: str, mode: str) -> tuple[str, Any, list[Any]]:
+    async def go() -> tuple[str, Any, list[Any]]:
+        async with mcp_client(url, mode=mode) as client:
+            tools = await client.list_tools()
+            return client.protocol_version, client.server_info, tools.tools
+
+    return run(go)
+
+
+def undescribed(schema: Any, where: str = "$") -> list[str]:
+    """Every property (recursively, through $defs) that has no description."""
+    missing: list[str] = []
+    if isinstance(schema, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            if isinstance(prop, dict) and "description" not in prop:
+                missing.append(f"{where}.{name}")
+        for key, value in schema.items():
+            missing += undescribed(value, f"{where}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            missing += undescribed(value, f"{where}[{index}]")
+    return missing
+
+
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_initialize_and_tools_list_on_both_protocol_eras_bcp_mcp_01(live_mcp, mode: str, version: str) -> None:  # noqa: F811
+    # when a 2026-07-28 client (discover) and a handshake-era client (initialize) connect
+    negotiated, server_info, tools = list_tools(live_mcp.mcp_url, mode)
+    # then both see the same tools
+    assert negotiated == version
+    assert server_info.name == "loja-bcp"
+    assert {tool.name for tool in tools} == BCP_TOOLS | TYPED_TOOLS
+
+
+def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> None:  # noqa: F811
+    # when
+    _, _, tools = list_tools(live_mcp.mcp_url, "auto")
+    by_name = {tool.name: tool for tool in tools}
+    # then every tool, argument and output field is described, arguments are closed, outputs declared
+    for tool in tools:
+        assert tool.description, tool.name
+        assert tool.input_schema["type"] == "object"
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert undescribed(tool.input_schema) == [], tool.name
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
+    for name in TYPED_TOOLS:
+        assert undescribed(by_name[name].output_schema) == [], name
+    # BCP tools require meta (with ucp-agent); complete/cancel also require the idempotency key
+    for name in BCP_TOOLS:
+        schema = by_name[name].input_schema
+        assert "meta" in schema["required"], name
+        meta = schema["$defs"][schema["properties"]["meta"]["$ref"].rsplit("/", 1)[-1]]
+        keyed = name in ("complete_checkout", "cancel_checkout")
+        expected = ["ucp-agent", "idempotency-key"] if keyed else ["ucp-agent"]
+        assert meta["required"] == expected, name
+    assert by_name["catalogue.list"].input_schema["properties"]["per_page"] == {
+        "default": 12, "description": "Resultados por página, de 1 a 50 (padrão 12).", "maximum": 50, "minimum": 1,
+        "type": "integer",
+    }
+
+
+def test_malformed_json_is_parse_error_400_bcp_err_05(live_mcp) -> None:  # noqa: F811
+    # when
+    response = raw_post(live_mcp.mcp_url, b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {')
+    # then
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"query": 123}, "query"),
+        ({"page": True}, "page"),
+        ({"query": "café", "categria": "cafes"}, "categria"),
+        ({"in_stock": "yes"}, "in_stock"),
+    ],
+)
+def test_wrong_types_and_extra_keys_are_invalid_params_400(
+    live_mcp, transactional_db, arguments: dict[str, Any], field: str  # noqa: F811
+) -> None:
+    # when
+    response = raw_post(live_mcp.mcp_url, tools_call("catalogue.list", arguments, request_id=7))
+    # then
+    body = response.json()
+    assert response.status_code == 400
+    assert body["id"] == 7
+    assert body["error"]["code"] == -32602
+    assert body["error"]["data"]["code"] == "invalid_request"
+    assert list(body["error"]["data"]["fields"]) == [field]
+
+
+def test_unknown_tool_and_unknown_method_never_500(live_mcp, transactional_db) -> None:  # noqa: F811
+    # when
+    tool = raw_post(live_mcp.mcp_url, tools_call("catalog.list", {}))
+    method = raw_post(live_mcp.mcp_url, {"jsonrpc": "2.0", "id": 2, "method": "tools/destroy", "params": {}})
+    not_object = raw_post(live_mcp.mcp_url, tools_call("catalogue.list", ["query"]))
+    # then
+    assert (tool.status_code, tool.json()["error"]["code"]) == (400, -32602)
+    assert "catalog.list" in tool.json()["error"]["message"]
+    assert (method.status_code, method.json()["error"]["code"]) == (404, -32601)
+    assert not_object.status_code == 400
+    assert not_object.json()["error"]["code"] == -32602
+
+
+def test_bad_bcp_arguments_change_nothing_bcp_err_05(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given
+    from shop.models import Checkout
+
+    meta = {"ucp-agent": {"profile": "https://agente.example/.well-known/bcp"}}
+    # when create_checkout gets a wrong type, an extra key, or no meta
+    responses = [
+        raw_post(live_mcp.mcp_url, tools_call("create_checkout", {"meta": meta, "checkout": {"line_items": "x"}})),
+        raw_post(live_mcp.mcp_url, tools_call("create_checkout", {"meta": meta, "checkout": {}, "extra": 1})),
+        raw_post(live_mcp.mcp_url, tools_call("create_checkout", {"checkout": {}})),
+    ]
+    # then JSON-RPC errors with §5.4 statuses, and no checkout exists
+    assert [(r.status_code, r.json()["error"]["code"]) for r in responses] == [
+        (400, -32602), (400, -32602), (400, -32001)
+    ]
+    assert Checkout.objects.count() == 0
+
+
+def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given a self-contained 2026-07-28 request (no initialize, envelope in _meta)
+    body = tools_call("catalogue.list", {"per_page": 0})
+    body["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    # when
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "catalogue.list"}
+    response = raw_post(live_mcp.mcp_url, body, headers=headers)
+    # then it is served directly, with the same error and status
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32602
+    assert response.json()["error"]["data"]["fields"] == {"per_page": "Input should be greater than or equal to 1"}
+
+
+def test_host_and_origin_are_checked(live_mcp, settings) -> None:  # noqa: F811
+    # given the defaults (loopback hosts, no cross-origin browser callers)
+    body = tools_call("catalogue.list", {})
+    # when
+    bad_host = raw_post(live_mcp.mcp_url, body, headers={"host": "evil.example"})
+    bad_origin = raw_post(live_mcp.mcp_url, body, headers={"origin": "https://evil.example"})
+    # then DNS-rebinding and cross-site requests are refused before any tool runs
+    assert bad_host.status_code == 421
+    assert bad_origin.status_code == 403
+
+
+def test_initialize_result_over_raw_http(live_mcp) -> None:  # noqa: F811
+    # when a handshake-era client initializes by hand
+    response = raw_post(live_mcp.mcp_url, {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    })
+    # then a JSON (not SSE) answer with the tools capability and no session id (stateless)
+    result = response.json()["result"]
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in response.headers
+    assert result["protocolVersion"] == "2025-06-18"
+    assert "tools" in result["capabilities"]
+    assert json.dumps(result["serverInfo"]).count("loja-bcp") == 1
