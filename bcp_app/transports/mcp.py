@@ -46,8 +46,11 @@ def all_tools() -> list[McpTool]:
     return _all()
 
 
-def build_server(tools: list[McpTool] | None = None) -> Server[Any]:
-    """A low-level MCP server listing `tools` and dispatching `tools/call` to them."""
+def build_server(tools: list[McpTool] | None = None, *, stdio_headers: dict[str, str] | None = None) -> Server[Any]:
+    """A low-level MCP server listing `tools` and dispatching `tools/call` to them.
+
+    `stdio_headers` stand in for HTTP headers on stdio (e.g. the operator's API key and language).
+    """
     registry = {tool.name: tool for tool in (tools if tools is not None else all_tools())}
     listed = [tool.as_tool() for tool in registry.values()]
 
@@ -58,7 +61,7 @@ def build_server(tools: list[McpTool] | None = None) -> Server[Any]:
         tool = registry.get(params.name)
         if tool is None:
             raise protocol_error_to_mcp(ProtocolError("invalid_request", f"Ferramenta desconhecida: {params.name}."))
-        call = await _call_info(ctx, params)
+        call = await _call_info(ctx, params, stdio_headers or {})
         return await run_tool(tool, call)
 
     return Server(
@@ -75,12 +78,13 @@ def build_server(tools: list[McpTool] | None = None) -> Server[Any]:
     )
 
 
-async def _call_info(ctx: Any, params: types.CallToolRequestParams) -> CallInfo:
+async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_headers: dict[str, str]) -> CallInfo:
     arguments = params.arguments or {}
     request = getattr(ctx, "request", None)
     if request is None or not hasattr(request, "headers"):
         return CallInfo(
-            name=params.name, arguments=arguments, transport="stdio", protocol_version=ctx.protocol_version
+            name=params.name, arguments=arguments, transport="stdio", headers=stdio_headers,
+            protocol_version=ctx.protocol_version,
         )
     body = await request.body()  # already read by the transport; Starlette caches it
     return CallInfo(
