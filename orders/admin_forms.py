@@ -23,13 +23,17 @@ class OrderActionForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.order = order
         self.lines: list[OrderLine] = list(order.lines.all()) if self.line_limit_attr else []
+        in_transit = any(line.quantity_shipped > line.quantity_delivered for line in self.lines)
         for line in self.lines:
             remaining = max(0, line.quantity_total - getattr(line, f"quantity_{self.line_limit_attr}"))
+            suggested = remaining
+            if self.line_limit_attr == "delivered" and in_transit:
+                suggested = line.quantity_shipped - line.quantity_delivered  # deliver what is on its way
             self.fields[f"qty_{line.public_id}"] = forms.IntegerField(
                 label=f"{line.title} ({line.sku})",
                 min_value=0,
                 max_value=remaining,
-                initial=remaining,
+                initial=suggested,
                 required=False,
                 help_text=_("até %(n)s") % {"n": remaining},
             )

@@ -61,6 +61,11 @@ def correios_tracking_url(code: str) -> str:
 def _default_lines(kind: str, lines: dict[str, OrderLine]) -> list[LineQuantity]:
     """Without explicit lines, an event covers everything it may still cover (e.g. ship all that is left)."""
     limit = _LIMITS.get(kind, lambda line: line.quantity_total)
+    if kind == FulfillmentEventType.DELIVERED and any(
+        line.quantity_shipped > line.quantity_delivered for line in lines.values()
+    ):
+        # Something is on its way: "delivered" means what was shipped, not what is still in the shop.
+        limit = _LIMITS[FulfillmentEventType.IN_TRANSIT]
     return [LineQuantity(line_id, limit(line)) for line_id, line in lines.items() if limit(line) > 0]
 
 

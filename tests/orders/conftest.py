@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from orders.models import Order
 from orders.services import order_place_from_checkout
+from orders.signals import order_changed, refund_requested, stock_return_requested
 from orders.types import PlacedCheckout, PlacedLine
 
 DESTINATION = {
@@ -23,6 +24,19 @@ DESTINATION = {
     "postal_code": "01310-100",
     "country": "BR",
 }
+
+
+@pytest.fixture(autouse=True)
+def _orders_signals_isolated() -> Iterator[None]:
+    """orders is a leaf app: its tests see only their own receivers (the shop's wiring is tested in shop)."""
+    saved = {signal: list(signal.receivers) for signal in (order_changed, refund_requested, stock_return_requested)}
+    for signal in saved:
+        signal.receivers = []
+        signal.sender_receivers_cache.clear()
+    yield
+    for signal, receivers in saved.items():
+        signal.receivers = receivers
+        signal.sender_receivers_cache.clear()
 
 
 def make_checkout(

@@ -1,0 +1,102 @@
+"""Buyer e-mails: every kind, HTML + text, pt-BR and English, after commit, once."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from orders.models import EmailDelivery
+from orders.services import (
+    adjustment_mark_refund_result,
+    order_cancel,
+    order_email_resend,
+    order_mark_delivered,
+    order_payment_confirm,
+    order_refund,
+    order_ship,
+)
+
+pytestmark = pytest.mark.django_db
+
+SUBJECTS = {
+    "pt-br": [
+        "Recebemos seu pedido #{n}",
+        "Pagamento confirmado: pedido #{n}",
+        "Seu pedido #{n} foi enviado",
+        "Seu pedido #{n} foi entregue",
+        "Reembolso do pedido #{n}",
+        "Pedido #{n} cancelado",
+    ],
+    "en": [
+        "We received your order #{n}",
+        "Payment confirmed: order #{n}",
+        "Your order #{n} has shipped",
+        "Your order #{n} was delivered",
+        "Refund for order #{n}",
+        "Order #{n} canceled",
+    ],
+}
+
+
+@pytest.mark.parametrize("language", ["pt-br", "en"])
+def test_every_email_kind_in_both_languages(place_order, django_capture_on_commit_callbacks, language):
+    # given an order placed before its payment arrived (2 items so that one can still be canceled)
+    order = place_order(language=language, paid=False, lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    from orders.types import LineQuantity
+
+    with django_capture_on_commit_callbacks(execute=True):
+        order_payment_confirm(order_id=order.public_id, paid_amount=6800, txid="txid-confirmado")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 1)])
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund = order_refund(order_id=order.public_id, amount=500, reason="Avaria")
+    with django_capture_on_commit_callbacks(execute=True):
+        adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Sem estoque", refund=False)
+    # then six e-mails, one per kind, in the order's language, each with text and HTML
+    expected = [f"Loja Exemplo: {subject.format(n=order.number)}" for subject in SUBJECTS[language]]
+    assert [message.subject for message in mail.outbox] == expected
+    for message in mail.outbox:
+        assert message.to == ["ana@example.com.br"]
+        assert order.permalink_url in message.body
+        html, mimetype = message.alternatives[0]
+        assert mimetype == "text/html"
+        assert order.permalink_url in html
+        assert "&amp;" not in message.body  # the text part is not HTML-escaped
+    shipped = mail.outbox[2]
+    assert "BR123456784BR" in shipped.body
+    assert "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR" in shipped.alternatives[0][0]
+    assert "R$ 5,00" in mail.outbox[4].body
+
+
+def test_replayed_event_does_not_send_twice(place_order, django_capture_on_commit_callbacks):
+    order = place_order()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_payment_confirm(order_id=order.public_id, paid_amount=order.paid_amount)  # already paid: replay
+    refund = order_refund(order_id=order.public_id, amount=100, reason="x")
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
+        f"Recebemos seu pedido #{order.number}",
+        f"Reembolso do pedido #{order.number}",
+    ]
+    assert EmailDelivery.objects.filter(order=order).count() == 2
+
+
+def test_resend_sends_again_on_request(place_order, django_capture_on_commit_callbacks):
+    order = place_order()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_email_resend(order_id=order.public_id, kind="placed", actor="staff")
+    assert len(mail.outbox) == 2
+    assert mail.outbox[0].subject == mail.outbox[1].subject
+
+
+def test_orders_without_email_send_nothing(place_order):
+    order = place_order(email="")
+    assert len(mail.outbox) == 0
+    assert EmailDelivery.objects.filter(order=order).count() == 0
