@@ -83,7 +83,11 @@ def _signed(request: HttpRequest) -> SignedRequest | None:
     raw_path = scope.get("raw_path")
     path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) else escape_uri_path(request.path)
     query = request.META.get("QUERY_STRING") or None
-    message = HttpMessage(method=request.method or "GET", authority=request.META.get("HTTP_HOST", ""), path=path,
+    authority = request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME", "")
+    port = str(request.META.get("SERVER_PORT", ""))
+    if "HTTP_HOST" not in request.META and port and port not in ("80", "443"):
+        authority = f"{authority}:{port}"
+    message = HttpMessage(method=request.method or "GET", authority=authority, path=path,
                           query=query, headers=dict(request.headers))
     return SignedRequest(message=message, body=request.body)
 
