@@ -371,8 +371,14 @@ def checkout_settle_pix(
             return "rejected"
         place_order(checkout, payment_type="pix", paid_amount=amount)
         return "accepted"
-    if checkout.status == STATUS_READY and _is_pix(checkout.payment_instrument) and amount == checkout.total_amount:
-        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for).
+    reopened = checkout.status == STATUS_INCOMPLETE and bool(checkout.payment_txid) and checkout.payment_txid == txid
+    if (
+        (checkout.status == STATUS_READY or reopened)
+        and _is_pix(checkout.payment_instrument)
+        and amount == checkout.total_amount
+    ):
+        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for). Also an on-time
+        # payment of a charge whose checkout was moved back to incomplete at expiry (PIX.md §3.2).
         lines = _lines(checkout)
         existing = list(lines)
         ev = evaluate(
@@ -388,3 +394,39 @@ def checkout_settle_pix(
         place_order(checkout, payment_type="pix", paid_amount=amount)
         return "accepted"
     return "rejected"
+
+
+def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> int:
+    """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table).
+
+    Stock and coupon uses are released and `pix_charge_expired` tells the platform to select Pix again
+    for a fresh charge. A payment made in time but reported late still completes (checkout_settle_pix).
+    """
+    from payments.selectors import pix_charge_latest_for_reference
+
+    now = now or timezone.now()
+    lapsed = 0
+    candidates = list(
+        Checkout.objects.filter(status=STATUS_IN_PROGRESS)
+        .order_by("updated_at")
+        .values_list("public_id", flat=True)[:limit]
+    )
+    for public_id in candidates:
+        with transaction.atomic():
+            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            if checkout is None or checkout.status != STATUS_IN_PROGRESS or not _is_pix(checkout.payment_instrument):
+                continue
+            charge = pix_charge_latest_for_reference(public_id)
+            expired = (
+                charge is None
+                or charge.status in ("expired", "revoked")
+                or (charge.status == "active" and charge.expires_at + PIX_SETTLEMENT_GRACE <= now)
+            )
+            if not expired:
+                continue
+            _unreserve(checkout, _lines(checkout))
+            checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+            message = _err("pix_charge_expired", "O Pix expirou sem pagamento; escolha o Pix de novo.", INSTRUMENT_PATH)
+            _save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
+            lapsed += 1
+    return lapsed

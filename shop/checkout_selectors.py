@@ -113,7 +113,9 @@ def _pix_charge(checkout: Checkout) -> object | None:
         return None
     from payments.selectors import pix_charge_latest_for_reference
 
-    return pix_charge_latest_for_reference(checkout.public_id)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    # A revoked charge was replaced or withdrawn (total changed, checkout no longer ready): not shown.
+    return charge if charge is not None and charge.status != "revoked" else None
 
 
 def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None = None) -> CheckoutView:

@@ -10,6 +10,7 @@ Connected in ShopConfig.ready().
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,8 @@ from django.dispatch import receiver
 
 from orders.signals import refund_requested, stock_return_requested
 from payments.signals import charge_settled, refund_finished
+
+logger = logging.getLogger(__name__)
 
 
 @receiver(charge_settled, dispatch_uid="shop.charge_settled")
@@ -41,9 +44,18 @@ def on_charge_settled(
 def on_refund_requested(
     sender: Any, *, order_id: str, adjustment_id: str, payment_reference: str, amount: int, reason: str = "", **_: Any
 ) -> None:
+    from payments.exceptions import PaymentInputError
     from payments.services import refund_request
 
-    refund_request(reference=payment_reference, amount=amount, refund_id=adjustment_id, reason=reason)
+    try:
+        refund_request(reference=payment_reference, amount=amount, refund_id=adjustment_id, reason=reason)
+    except PaymentInputError:
+        # Not refundable through Pix (e.g. a card order, or above what is left): the merchant sees a failed
+        # adjustment instead of a refund that silently never happens.
+        logger.warning("refund %s for %s refused by payments", adjustment_id, payment_reference, exc_info=True)
+        from orders.services import adjustment_mark_refund_result
+
+        adjustment_mark_refund_result(adjustment_id=adjustment_id, status="failed")
 
 
 @receiver(refund_finished, dispatch_uid="shop.refund_finished")

@@ -43,7 +43,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from shop.checkout_completion import checkout_complete, checkout_settle_pix, sync_pix
+from shop.checkout_completion import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
 from shop.checkout_core import (
     apply,
     cancel,
@@ -163,7 +163,8 @@ def checkout_cancel(*, checkout_id: str) -> CheckoutResult:
 
 
 def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int:
-    """Cancel non-terminal checkouts past `expires_at`, releasing stock; returns how many."""
+    """Cancel non-terminal checkouts past `expires_at` and move in-progress ones whose Pix expired back to
+    `incomplete`, releasing stock in both cases; returns how many checkouts changed."""
     now = now or timezone.now()
     due = list(
         Checkout.objects.filter(expires_at__lte=now)
@@ -171,7 +172,7 @@ def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int
         .order_by("expires_at")
         .values_list("public_id", flat=True)[:limit]
     )
-    expired = 0
+    expired = checkout_pix_lapse_due(now=now)
     for public_id in due:
         with transaction.atomic():
             checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()

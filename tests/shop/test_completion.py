@@ -191,3 +191,56 @@ def test_settlement_of_a_canceled_checkout_is_rejected_and_refunded(django_captu
 
 def test_pix_handler_id_comes_from_settings():
     assert PIX.handler_id == settings.PIX_HANDLER_ID
+
+
+def test_expiry_of_a_pix_in_progress_checkout_releases_stock_bcp_chk_15(django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from shop.tasks import expire_checkouts
+
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    assert stock() == 8
+    Checkout.objects.filter(pk=checkout.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert expire_checkouts.delay().get() == 1
+    assert Checkout.objects.get(pk=checkout.pk).status == "canceled"
+    assert stock() == 10
+
+
+def test_unpaid_expired_charge_moves_checkout_back_to_incomplete_pix_3():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from shop.services import checkout_expire_due
+
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    PixCharge.objects.filter(pk=charge.pk).update(expires_at=timezone.now() - timedelta(minutes=10))
+    assert checkout_expire_due() == 1
+    lapsed = checkout_get(checkout_id=checkout.public_id)
+    assert lapsed.checkout.status == "incomplete"
+    assert [(m.code, m.severity, m.path) for m in lapsed.messages] == [
+        ("pix_charge_expired", "recoverable", "$.payment.instruments[0]")
+    ]
+    assert stock() == 10
+    # selecting Pix again on a fresh update gets a new charge and the checkout is ready again
+    lid = lapsed.checkout.lines.all()[0].public_id
+    data = replace(
+        full_input(LineInput("SKU-CAFE-500G", 2, lid), option="pac"), payment=PaymentInput(instruments=(PIX,))
+    )
+    again = checkout_update(checkout_id=checkout.public_id, data=data)
+    assert again.checkout.status == "ready_for_complete"
+    assert pix_charge_active_for_reference(checkout.public_id).txid != charge.txid
+
+
+def test_stock_return_signal_restocks_variants():
+    from orders.signals import stock_return_requested
+
+    make_variant(stock=3)
+    stock_return_requested.send(sender=Order, order_id="order_x", items=[("SKU-CAFE-500G", 2), ("UNKNOWN", 1)])
+    assert stock() == 5
