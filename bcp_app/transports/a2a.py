@@ -162,7 +162,11 @@ class BcpAgentExecutor(AgentExecutor):
         language_given = bool(state["headers"].get("accept-language"))
         try:
             reply = await sync_to_async(_handle, thread_sensitive=True)(state["bcp_context"], incoming, language_given)
-        except ProtocolError as exc:
+        except Exception as exc:
+            if not isinstance(exc, ProtocolError):
+                # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
+                logger.exception("A2A message failed")
+                exc = ProtocolError("internal_error", "Erro interno ao processar a mensagem; tente novamente.")
             # Reported as a JSON-RPC error by the handler; the SDK still needs one event to finish.
             state[STATE_ERROR] = exc
             reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
