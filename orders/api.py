@@ -1,14 +1,19 @@
 """Merchant back-office API (`/api/v1/`, DRF, token auth, browsable). Thin: validate → service → selector.
 
+Writes accept an `Idempotency-Key` header: a replay (same key, same request) returns the stored response
+without running again; the same key with another request is a 409.
 Permissions mirror the admin: staff with `orders.view_order` read; `orders.ship_order` posts fulfillment
 events; `orders.refund_order` posts adjustments; `orders.change_order` adds notes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime
 from typing import Any
 
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 from rest_framework import generics, permissions, status
@@ -19,7 +24,7 @@ from rest_framework.views import APIView
 
 from orders import serializers as s
 from orders.errors import OrderError
-from orders.models import Order, OrderStatus, PaymentStatus
+from orders.models import ApiIdempotencyRecord, Order, OrderStatus, PaymentStatus
 from orders.selectors import adjustment_payload, event_payload, order_for_bcp, order_search
 from orders.services import fulfillment_event_create, order_cancel, order_note_add, order_refund, order_return
 
@@ -96,11 +101,45 @@ class _OrderWrite(APIView):
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         actor = f"api:{request.user.get_username()}"
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if not key:
+            return Response(self._perform(order_id, serializer.validated_data, actor), status=status.HTTP_201_CREATED)
+        if len(key) > 255:
+            raise ValidationError({"Idempotency-Key": ["must have at most 255 characters"]})
+        body = json.dumps(request.data, sort_keys=True, separators=(",", ":"), default=str)
+        fingerprint = hashlib.sha256(f"POST {request.path}\n{body}".encode()).hexdigest()
+        stored = self._replay(request, key, fingerprint)
+        if stored is not None:
+            return stored
         try:
-            payload = self.perform(order_id, serializer.validated_data, actor)
+            with transaction.atomic():
+                payload = self._perform(order_id, serializer.validated_data, actor)
+                ApiIdempotencyRecord.objects.create(
+                    user=request.user, key=key, fingerprint=fingerprint, status_code=201, response=payload
+                )
+        except IntegrityError:
+            # A concurrent request with the same key committed first: its change stands, ours rolled back.
+            stored = self._replay(request, key, fingerprint)
+            if stored is None:
+                raise
+            return stored
+        return Response(payload, status=status.HTTP_201_CREATED)
+
+    def _replay(self, request: Request, key: str, fingerprint: str) -> Response | None:
+        record = ApiIdempotencyRecord.objects.filter(user=request.user, key=key).first()
+        if record is None:
+            return None
+        if record.fingerprint != fingerprint:
+            return Response(
+                {"Idempotency-Key": ["already used for a different request"]}, status=status.HTTP_409_CONFLICT
+            )
+        return Response(record.response, status=record.status_code, headers={"Idempotent-Replayed": "true"})
+
+    def _perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+        try:
+            return self.perform(order_id, data, actor)
         except OrderError as error:
             raise _service_error(error) from None
-        return Response(payload, status=status.HTTP_201_CREATED)
 
     def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
         raise NotImplementedError

@@ -346,3 +346,22 @@ class EmailDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} → {self.to_email}"
+
+
+class ApiIdempotencyRecord(models.Model):
+    """A back-office API write done under an `Idempotency-Key`: a replay returns this response, never runs twice."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # sha256 of method, path and canonical body
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("chave de idempotência da API")
+        verbose_name_plural = _("chaves de idempotência da API")
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="api_idempotency_user_key")]
+
+    def __str__(self) -> str:
+        return self.key

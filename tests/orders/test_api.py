@@ -154,3 +154,30 @@ def test_api_is_browsable_for_staff_sessions(admin_client, place_order):
     response = admin_client.get("/api/v1/orders/", HTTP_ACCEPT="text/html")
     assert response.status_code == 200
     assert "text/html" in response["Content-Type"]
+
+
+def test_idempotency_key_replays_never_double(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    url = f"/api/v1/orders/{order.public_id}/adjustments/"
+    body = {"type": "refund", "amount": 1000, "reason": "Avaria"}
+    first = erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="erp-42")
+    again = erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="erp-42")
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert Adjustment.objects.filter(order=order).count() == 1
+    conflict = erp.post(url, {**body, "amount": 999}, format="json", HTTP_IDEMPOTENCY_KEY="erp-42")
+    assert conflict.status_code == 409
+    assert list(conflict.json()) == ["Idempotency-Key"]
+    assert Adjustment.objects.filter(order=order).count() == 1
+
+
+def test_failed_request_under_a_key_is_not_stored(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    url = f"/api/v1/orders/{order.public_id}/adjustments/"
+    too_much = erp.post(
+        url, {"type": "refund", "amount": 9999, "reason": "x"}, format="json", HTTP_IDEMPOTENCY_KEY="k1"
+    )
+    assert too_much.status_code == 400
+    fixed = erp.post(url, {"type": "refund", "amount": 100, "reason": "x"}, format="json", HTTP_IDEMPOTENCY_KEY="k2")
+    assert fixed.status_code == 201
