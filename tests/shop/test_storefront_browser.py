@@ -1,0 +1,72 @@
+"""A real browser (Playwright driving Debian's chromium) on the storefront: variant choice without reload,
+language switch, and the product list on a phone-sized screen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shop.demo import seed_catalog
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason="chromium missing (install Debian's 'chromium')"),
+]
+
+
+def test_variant_picker_updates_price_stock_and_sku_then_english(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    # given the demo catalog (database work before the browser's event loop starts)
+    seed_catalog()
+    url = f"{live_server.url}/produtos/camiseta-basica-preta/"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR")
+            page.goto(url)
+            expect(page.get_by_test_id("availability")).to_have_text("Em estoque")
+            # when the buyer picks the sold-out size G
+            page.click("label.option-chip:has(input[value=G])")
+            # then the page says so, the button is disabled and the form carries G's SKU
+            expect(page.get_by_test_id("availability")).to_have_text("Esgotado")
+            expect(page.locator("[data-role=add-button]")).to_be_disabled()
+            expect(page.locator("input[name=sku]")).to_have_value("CAM-BAS-PRETA-G")
+            assert page.url == f"{url}?sku=CAM-BAS-PRETA-G"
+            # when M is picked, it can be added again
+            page.click("label.option-chip:has(input[value=M])")
+            expect(page.locator("[data-role=add-button]")).to_be_enabled()
+            expect(page.locator("input[name=sku]")).to_have_value("CAM-BAS-PRETA-M")
+            expect(page.locator("[data-role=price]")).to_have_text("R$ 59,90")
+            # when the buyer switches the language to English
+            page.select_option("#lang-select", "en")
+            page.click(".lang-switch button")
+            expect(page.locator("[data-role=add-button]")).to_have_text("Add to cart")
+            expect(page.locator("html")).to_have_attribute("lang", "en")
+        finally:
+            browser.close()
+
+
+def test_phone_sized_list_folds_filters_unless_a_parameter_is_bad(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    seed_catalog()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 390, "height": 844})
+            page.goto(f"{live_server.url}/produtos/")
+            expect(page.locator("[data-role=filters]")).not_to_have_attribute("open", "")
+            expect(page.get_by_test_id("product-card")).to_have_count(24)
+            page.goto(f"{live_server.url}/produtos/?price_min=abc")
+            expect(page.locator("[data-role=filters]")).to_have_attribute("open", "")
+            expect(page.get_by_test_id("query-errors")).to_contain_text("price_min")
+        finally:
+            browser.close()
