@@ -1,0 +1,115 @@
+"""Discovery profile `GET /.well-known/bcp` (BCP §2, BCP-DISC-*)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from bcp_app.keys import public_jwk
+from tests.bcp_app.schema_check import errors
+
+pytestmark = [pytest.mark.usefixtures("bcp_settings")]
+VERSION = "2026-07-28"
+
+
+def profile(client: Client) -> dict[str, Any]:
+    response = client.get("/.well-known/bcp")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_profile_has_version_services_and_handlers_bcp_disc_01(client: Client) -> None:
+    body = profile(client)
+    assert body["ucp"]["version"] == VERSION
+    assert set(body["ucp"]) == {"version", "services", "capabilities", "payment_handlers"}
+    assert errors(body, "profile.json#/$defs/business_schema") == []
+
+
+def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
+    spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
+    assert profile(client)["ucp"]["capabilities"] == {
+        "br.dev.bcp.shopping.checkout": [{"version": VERSION, "spec": f"{spec}/shopping/checkout",
+                                          "schema": f"{schema}/shopping/checkout.json"}],
+        "br.dev.bcp.shopping.fulfillment": [{"version": VERSION, "spec": f"{spec}/fulfillment",
+                                             "schema": f"{schema}/shopping/fulfillment.json",
+                                             "extends": "br.dev.bcp.shopping.checkout"}],
+        "br.dev.bcp.shopping.discount": [{"version": VERSION, "spec": f"{spec}/discount",
+                                          "schema": f"{schema}/shopping/discount.json",
+                                          "extends": "br.dev.bcp.shopping.checkout"}],
+        "br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
+                                       "schema": f"{schema}/shopping/order.json"}],
+        "br.dev.bcp.shopping.catalog.search": [{"version": VERSION, "spec": f"{spec}/catalog/search",
+                                                "schema": f"{schema}/shopping/catalog_search.json"}],
+        "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
+                                                "schema": f"{schema}/shopping/catalog_lookup.json"}],
+    }
+
+
+def test_bcp_entries_are_versioned_and_on_bcp_dev_br_bcp_disc_02(client: Client) -> None:
+    ucp = profile(client)["ucp"]
+    for registry in ("services", "capabilities", "payment_handlers"):
+        for name, entries in ucp[registry].items():
+            for entry in entries:
+                if name.startswith("br.dev.bcp."):
+                    assert entry["version"] == VERSION, name
+                    for key in ("spec", "schema"):
+                        if key in entry:
+                            assert entry[key].startswith("https://bcp.dev.br/"), (name, key)
+
+
+def test_services_rest_mcp_a2a_with_absolute_endpoints_bcp_disc_03(client: Client, settings: Any) -> None:
+    settings.ASGI_MOUNTS = {"/bcp/mcp": "x", "/bcp/a2a": "y", "/.well-known/agent-card.json": "y"}
+    services = profile(client)["ucp"]["services"]["br.dev.bcp.shopping"]
+    assert [(s["transport"], s["endpoint"], s.get("schema")) for s in services] == [
+        ("rest", "https://loja.example.com.br/bcp/v1", "https://bcp.dev.br/draft/services/shopping/rest.openapi.json"),
+        ("mcp", "https://loja.example.com.br/bcp/mcp", "https://bcp.dev.br/draft/services/shopping/mcp.openrpc.json"),
+        ("a2a", "https://loja.example.com.br/.well-known/agent-card.json", None),
+    ]
+    assert all(not s["endpoint"].endswith("/") for s in services)
+
+
+def test_unmounted_transports_are_not_advertised_bcp_disc_07(client: Client, settings: Any) -> None:
+    settings.ASGI_MOUNTS = {}
+    services = profile(client)["ucp"]["services"]["br.dev.bcp.shopping"]
+    assert [s["transport"] for s in services] == ["rest"]
+
+
+def test_cache_headers_and_etag_bcp_disc_04(client: Client) -> None:
+    response = client.get("/.well-known/bcp")
+    assert response["Cache-Control"] == "public, max-age=300"
+    assert re.fullmatch(r'"[0-9a-f]{32}"', response["ETag"])
+    again = client.get("/.well-known/bcp", headers={"If-None-Match": response["ETag"]})
+    assert again.status_code == 304
+    assert again["ETag"] == response["ETag"]
+
+
+def test_keys_are_public_es256_jwks_with_unique_kid_bcp_disc_05(client: Client) -> None:
+    keys = profile(client)["keys"]
+    assert keys == [public_jwk()]
+    assert keys[0]["kid"] == "loja-2026-07"
+    assert "d" not in keys[0]
+
+
+def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client) -> None:
+    handlers = profile(client)["ucp"]["payment_handlers"]
+    pix = handlers["br.dev.bcp.pix"][0]
+    assert pix == {
+        "id": "pix_recebedor_001", "version": VERSION,
+        "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+        "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
+        "available_instruments": [{"type": "pix"}],
+        "config": {"environment": "sandbox", "charge_kind": "cob", "key_type": "evp", "expiration_seconds": 1800,
+                   "merchant_name": "LOJA EXEMPLO LTDA", "merchant_city": "SAO PAULO", "min_amount": 1,
+                   "max_amount": 10000000},
+    }
+    card = handlers["com.google.pay"][0]
+    assert (card["id"], card["available_instruments"]) == ("gpay", [{"type": "card"}])
+    ids = [entry["id"] for entries in handlers.values() for entry in entries]
+    assert len(ids) == len(set(ids))
+
+
+def test_post_is_not_allowed(client: Client) -> None:
+    assert client.post("/.well-known/bcp").status_code == 405

@@ -1,0 +1,208 @@
+"""Get Order over REST (BCP §7, BCP-ORD-*) and signed order webhooks (BCP §8, BCP-WH-*)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from bcp_app.keys import public_jwk
+from bcp_app.models import WebhookAttempt, WebhookDelivery
+from bcp_app.platforms import NewPlatform, platform_create
+from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
+from bcp_app.tasks import retry_order_webhooks
+from orders.models import Order
+from orders.services.fulfillment import order_ship
+from payments.sandbox import services as sandbox
+from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
+from tests.bcp_app.schema_check import errors
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+ORDER_CAPS = {"br.dev.bcp.shopping.order": [{"version": VERSION}]}
+WEBHOOK_PATH = "/webhooks/bcp/pedidos"
+
+
+@pytest.fixture
+def platform(fake_platform: FakePlatform, settings: Any) -> NewPlatform:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    return platform_create(name="Agente", profile_url=fake_platform.publish())
+
+
+def auth(fake_platform: FakePlatform, platform: NewPlatform) -> dict[str, str]:
+    return agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {platform.api_key}")
+
+
+def place_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    with capture(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    return Order.objects.get(checkout_id=checkout["id"])
+
+
+def test_originating_platform_reads_the_full_order_bcp_ord_01_04_05(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    response = call(client, "get", f"/orders/{order.public_id}", headers)
+    body = response.json()
+    line = order.lines.get()
+    expectation = order.expectations.get()
+    assert response.status_code == 200
+    assert body == {
+        "ucp": {"version": VERSION, "capabilities": ORDER_CAPS},
+        "id": order.public_id,
+        "label": f"#{order.number}",
+        "checkout_id": order.checkout_id,
+        "permalink_url": order.permalink_url,
+        "currency": "BRL",
+        "line_items": [{"id": line.public_id, "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g",
+                                                       "price": 4290},
+                        "quantity": {"total": 2, "fulfilled": 0},
+                        "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
+                        "status": "processing"}],
+        "fulfillment": {"expectations": [{
+            "id": expectation.public_id, "line_items": [{"id": line.public_id, "quantity": 2}],
+            "method_type": "shipping",
+            "destination": {"street_address": "Rua das Flores, 123", "extended_address": "Apto 45 - Jardim Paulista",
+                            "address_locality": "São Paulo", "address_region": "SP", "address_country": "BR",
+                            "postal_code": "01310-100", "first_name": "Ana", "last_name": "Souza"},
+            "description": expectation.description, "fulfillable_on": "now"}], "events": []},
+        "adjustments": [],
+        "totals": [{"type": "subtotal", "amount": 8580}, {"type": "fulfillment", "display_text": "PAC",
+                                                          "amount": 1890}, {"type": "total", "amount": 10470}],
+    }
+    checkout = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
+    assert checkout["order"] == {"id": body["id"], "permalink_url": body["permalink_url"]}  # BCP-ORD-05
+    assert errors(body, "shopping/order.json") == []
+
+
+def test_anonymous_caller_is_unauthorized_like_seed_000_bcp_ord_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    response = call(client, "get", f"/orders/{order.public_id}",
+                    agent(fake_platform.url("/perfil.json"), **{"Accept-Language": "en"}))
+    assert response.status_code == 200
+    assert response.json() == {
+        "ucp": {"version": VERSION, "status": "error", "capabilities": ORDER_CAPS},
+        "messages": [{"type": "error", "code": "unauthorized", "severity": "unrecoverable",
+                      "content": "Not authorized to access this order."}],
+    }
+
+
+def test_another_platform_is_unauthorized_bcp_ord_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    other = platform_create(name="Outro agente")
+    body = call(client, "get", f"/orders/{order.public_id}", auth(fake_platform, other)).json()
+    assert body["messages"][0]["code"] == "unauthorized"
+    assert body["messages"][0]["content"] == "Sem autorização para acessar este pedido."
+
+
+def test_unknown_order_is_not_found_like_seed_000_bcp_ord_03(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform
+) -> None:
+    response = call(client, "get", "/orders/order_abc123", {**auth(fake_platform, platform), "Accept-Language": "en"})
+    assert response.status_code == 200
+    assert response.json() == {
+        "ucp": {"version": VERSION, "status": "error", "capabilities": ORDER_CAPS},
+        "messages": [{"type": "error", "code": "not_found", "severity": "unrecoverable",
+                      "content": "Order not found."}],
+    }
+
+
+def _verify_webhook(received: Any, port: int) -> dict[str, Any]:
+    message = HttpMessage(method="POST", authority=f"127.0.0.1:{port}", path=WEBHOOK_PATH, headers=received.headers)
+    verify_message(message, received.body, [public_jwk()], required=WEBHOOK_COMPONENTS)
+    return json.loads(received.body)
+
+
+def test_placed_and_shipped_orders_are_sent_signed_to_the_platform_bcp_wh_01_06(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", carrier="Correios")
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert [d.event for d in WebhookDelivery.objects.order_by("id")] == ["placed", "shipped"]
+    assert len(hooks) == 2
+    for received, delivery in zip(hooks, WebhookDelivery.objects.order_by("id"), strict=True):
+        headers = received.headers
+        assert headers["content-type"] == "application/json"
+        assert headers["bcp-agent"] == 'profile="https://loja.example.com.br/.well-known/bcp"'
+        assert headers["webhook-id"] == str(delivery.webhook_id)
+        assert uuid.UUID(headers["webhook-id"]).version == 4
+        assert headers["webhook-timestamp"].isdigit()
+        assert 'keyid="loja-2026-07"' in headers["signature-input"]
+        body = _verify_webhook(received, fake_platform.port)
+        assert body["ucp"] == {"version": VERSION, "capabilities": ORDER_CAPS}  # BCP-WH-06
+        assert body["id"] == order.public_id
+        assert errors(body, "shopping/order.json") == []
+        assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 1, 200)
+    shipped = json.loads(hooks[1].body)
+    assert shipped["fulfillment"]["events"][0]["type"] == "shipped"  # full snapshot after the change (WH-02)
+    assert shipped["fulfillment"]["events"][0]["tracking_number"] == "BR123456784BR"
+
+
+def test_failed_deliveries_are_retried_with_the_same_webhook_id_bcp_wh_03_05(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    fake_platform.post_statuses = [500]
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get(order_id=order.public_id)
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 500)
+    assert timedelta(seconds=29) < delivery.next_attempt_at - timezone.now() <= timedelta(seconds=30)
+    WebhookDelivery.objects.update(next_attempt_at=timezone.now())
+    assert retry_order_webhooks() == 1
+    delivery.refresh_from_db()
+    hooks = [r for r in fake_platform.received if r.method == "POST"]
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+    assert hooks[0].headers["webhook-id"] == hooks[1].headers["webhook-id"] == str(delivery.webhook_id)
+    assert hooks[0].body == hooks[1].body
+    assert list(WebhookAttempt.objects.values_list("number", "status_code")) == [(1, 500), (2, 200)]
+
+
+def test_deliveries_give_up_only_after_more_than_24_hours_bcp_wh_05(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    fake_platform.post_statuses = [503, 503, 503]
+    place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    WebhookDelivery.objects.update(created_at=timezone.now() - timedelta(hours=23), next_attempt_at=timezone.now())
+    retry_order_webhooks()
+    assert WebhookDelivery.objects.get().status == "pending"
+    WebhookDelivery.objects.update(created_at=timezone.now() - timedelta(hours=27), next_attempt_at=timezone.now())
+    retry_order_webhooks()
+    assert (WebhookDelivery.objects.get().status, WebhookDelivery.objects.get().attempts) == ("failed", 3)
+
+
+def test_no_webhook_without_negotiated_order_capability_bcp_wh_01(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    document = fake_platform.profile()
+    del document["ucp"]["capabilities"]["br.dev.bcp.shopping.order"]
+    url = fake_platform.serve_json("/perfil.json", document)
+    created = platform_create(name="Sem pedidos", profile_url=url)
+    place_order(client, agent(url, Authorization=f"Bearer {created.api_key}"), django_capture_on_commit_callbacks)
+    assert WebhookDelivery.objects.count() == 0
+    assert [r for r in fake_platform.received if r.method == "POST"] == []
+
+
+def test_anonymous_checkouts_send_no_webhooks_bcp_wh_01(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    place_order(client, agent(fake_platform.url("/perfil.json")), django_capture_on_commit_callbacks)
+    assert WebhookDelivery.objects.count() == 0
