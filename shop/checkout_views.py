@@ -341,6 +341,8 @@ def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
     except CheckoutNotFound:
         return JsonResponse({"error": "not_found"}, status=404)
     order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
+    if order_url and checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_clear(request.session)  # bought: the next visit starts with an empty cart
     response = JsonResponse({"status": checkout.status, "order_url": order_url})
     response["Cache-Control"] = "no-store"
     return response

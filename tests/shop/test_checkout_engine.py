@@ -329,3 +329,15 @@ def test_messages_keep_bcp_required_fields_bcp_chk_18():
             assert data["severity"] == "recoverable"
         else:
             assert "severity" not in data
+
+
+def test_checkout_view_has_a_fixed_query_count(django_assert_num_queries):
+    from shop.checkout_selectors import checkout_by_public_id
+
+    make_variant("SKU-A")
+    make_variant("SKU-B")
+    make_shipping()
+    created = checkout_create(data=full_input(LineInput("SKU-A", 1), LineInput("SKU-B", 2), option="pac"))
+    with django_assert_num_queries(2):  # checkout + lines; nothing else for a non-Pix checkout
+        view = checkout_view(checkout_by_public_id(created.checkout.public_id))
+    assert len(view.lines) == 2

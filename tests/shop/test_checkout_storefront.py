@@ -161,7 +161,7 @@ def test_pay_too_early_stays_on_the_form(client, shop_ready):
     assert Checkout.objects.get(public_id=checkout_id).status == "incomplete"
 
 
-def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_commit_callbacks, settings):
+def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_commit_callbacks, settings, mailoutbox):
     settings.DEBUG = True  # the sandbox "pay" button is a development tool
     # given a cart with 2 coffees and the buyer's data with SEDEX and a coupon
     checkout_id = start_checkout(client)
@@ -196,6 +196,9 @@ def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_com
     assert (final.status_code, final["Location"]) == (302, order_path)
     assert client.session.get("cart") is None
     assert client.get(f"/checkout/{checkout_id}")["Location"] == order_path
+    # and the buyer got the order e-mail with the permalink (BCP-CHK-24)
+    assert [m.to for m in mailoutbox] == [["ana@example.com.br"]]
+    assert order.permalink_url in mailoutbox[0].body
 
 
 def test_pickup_flow_is_ready(client, shop_ready):

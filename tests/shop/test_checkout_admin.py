@@ -1,0 +1,34 @@
+"""Checkout admin: read-only checkouts with a cancel action; shipping and coupon admin pages render."""
+
+import pytest
+
+from shop.checkout_types import CheckoutInput, LineInput
+from shop.models import Checkout
+from shop.services import checkout_create
+from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+
+def test_admin_pages_render_and_cancel_action_releases_checkout(admin_client):
+    make_variant()
+    make_shipping()
+    make_location()
+    make_coupon("DEZ")
+    checkout = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),))).checkout
+    for url in [
+        "/admin/shop/checkout/",
+        f"/admin/shop/checkout/{checkout.pk}/change/",
+        "/admin/shop/shippingmethod/",
+        "/admin/shop/shippingmethod/1/change/",
+        "/admin/shop/pickuplocation/",
+        "/admin/shop/coupon/",
+        "/admin/shop/couponredemption/",
+    ]:
+        assert admin_client.get(url).status_code == 200, url
+    assert admin_client.get("/admin/shop/checkout/add/").status_code == 403
+    response = admin_client.post(
+        "/admin/shop/checkout/", {"action": "cancel_checkouts", "_selected_action": [checkout.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    assert Checkout.objects.get(pk=checkout.pk).status == "canceled"

@@ -1,0 +1,53 @@
+"""Demo data of the checkout engine: idempotent, and usable by the engine as seeded."""
+
+import pytest
+
+from shop.checkout_selectors import checkout_view
+from shop.checkout_types import CheckoutInput, LineInput
+from shop.demo_checkout import seed_checkout_demo
+from shop.models import Coupon, PickupLocation, ShippingMethod, ShippingRate
+from shop.services import checkout_create
+from tests.shop.checkout_factories import BUYER, make_variant, shipping
+
+pytestmark = pytest.mark.django_db
+
+
+def counts():
+    return (
+        ShippingMethod.objects.count(),
+        ShippingRate.objects.count(),
+        PickupLocation.objects.count(),
+        Coupon.objects.count(),
+    )
+
+
+def test_seed_is_idempotent():
+    seed_checkout_demo()
+    first = counts()
+    seed_checkout_demo()
+    assert counts() == first == (4, 27 * 2 + 3, 2, 4)
+
+
+def test_seeded_rules_quote_sao_paulo_and_apply_coupons():
+    seed_checkout_demo()
+    make_variant(price=8000, stock=5)
+    result = checkout_create(
+        data=CheckoutInput(
+            lines=(LineInput("SKU-CAFE-500G", 2),),
+            buyer=BUYER,
+            fulfillment=shipping(option="motoboy"),
+            discount_codes=("desconto20", "BLACKFRIDAY"),
+        )
+    )
+    view = checkout_view(result.checkout)
+    options = [(o.id, o.amount) for o in view.fulfillment_methods[0].groups[0].options]
+    assert options == [("pac", 1890), ("sedex", 3290), ("motoboy", 1290)]
+    assert [(t.type, t.amount) for t in view.totals] == [
+        ("subtotal", 16000),
+        ("discount", -2000),
+        ("fulfillment", 1290),
+        ("total", 15290),
+    ]
+    assert [(m.code, m.path) for m in view.messages if m.type == "warning"] == [
+        ("discount_code_expired", "$.discounts.codes[1]")
+    ]
