@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
@@ -39,36 +39,56 @@ def _refund_state(payment: PSPPayment) -> str:
     return state if len(state) <= 255 else hashlib.sha256(state.encode()).hexdigest()
 
 
+def _insert_event_once(event: PixWebhookEvent) -> int | None:
+    """`INSERT … ON CONFLICT DO NOTHING RETURNING id`: one round trip, no savepoint; None for a duplicate."""
+    meta = PixWebhookEvent._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    quote = connection.ops.quote_name
+    # Identifiers come from the model's own metadata; every value is a query parameter.
+    columns = ", ".join(quote(field.column) for field in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    conflict = f"{quote('end_to_end_id')}, {quote('refund_state')}"
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders}) ON CONFLICT ({conflict}) DO NOTHING"  # noqa: S608
+    sql += f" RETURNING {quote(meta.pk.column)}"
+    values = [field.get_db_prep_save(getattr(event, field.attname), connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
 def pix_webhook_events_store(
     *, items: list[tuple[PSPPayment, dict[str, Any]]], raw_body: bytes, headers: Mapping[str, str], source: str
 ) -> tuple[int, int]:
     """Insert one inbox row per `pix[]` item (unique on endToEndId); enqueue processing after commit.
 
-    Returns (stored, duplicates). Duplicates are not re-processed.
+    Returns (stored, duplicates). Duplicates are not re-processed. Items are independent, so each is
+    its own statement (autocommit when called outside a transaction): the PSP gets its 200 sooner.
     """
     from payments.tasks import process_pix_webhook
 
     digest = hashlib.sha256(raw_body).hexdigest()
+    received_at = timezone.now()
     stored = duplicates = 0
-    with transaction.atomic():
-        for payment, item in items:
-            try:
-                with transaction.atomic():
-                    event = PixWebhookEvent.objects.create(
-                        source=source,
-                        end_to_end_id=payment.end_to_end_id,
-                        refund_state=_refund_state(payment),
-                        txid=payment.txid,
-                        payload=item,
-                        raw_body=raw_body,
-                        body_sha256=digest,
-                        headers=dict(headers),
-                    )
-            except IntegrityError:
-                duplicates += 1
-                continue
-            stored += 1
-            process_pix_webhook.delay_on_commit(event.pk)
+    for payment, item in items:
+        event_id = _insert_event_once(
+            PixWebhookEvent(
+                source=source,
+                end_to_end_id=payment.end_to_end_id,
+                refund_state=_refund_state(payment),
+                txid=payment.txid,
+                payload=item,
+                raw_body=raw_body,
+                body_sha256=digest,
+                headers=dict(headers),
+                received_at=received_at,
+            )
+        )
+        if event_id is None:
+            duplicates += 1
+            continue
+        stored += 1
+        process_pix_webhook.delay_on_commit(event_id)
     return stored, duplicates
 
 
