@@ -28,6 +28,7 @@ from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, 
 from orders.money import format_brl
 from orders.selectors import order_search
 from orders.services import (
+    adjustment_mark_refund_result,
     order_cancel,
     order_email_resend,
     order_mark_delivered,
@@ -123,6 +124,7 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
     "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
+    "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
@@ -150,6 +152,9 @@ def _perform(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -
     if slug == "refund":
         adjustment = order_refund(order_id=order.public_id, amount=data["amount"], reason=data["reason"], actor=actor)
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
+    if slug == "refund-result":
+        adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"])
+        return str(_("Resultado do reembolso registrado."))
     if slug == "cancel":
         order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
         return str(_("Pedido cancelado."))

@@ -109,3 +109,17 @@ class NoteForm(OrderActionForm):
 
 class ResendEmailForm(OrderActionForm):
     kind = forms.ChoiceField(label=_("E-mail"), choices=EmailKind.choices)
+
+
+class RefundResultForm(OrderActionForm):
+    """For refunds settled outside the Pix flow (e.g. a card gateway's dashboard): record the final result."""
+
+    adjustment = forms.ChoiceField(label=_("Reembolso pendente"))
+    status = forms.ChoiceField(label=_("Resultado"), choices=[("completed", _("Concluído")), ("failed", _("Falhou"))])
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        pending = order.adjustments.filter(type="refund", status="pending").order_by("occurred_at", "id")
+        self.fields["adjustment"].choices = [
+            (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in pending
+        ]

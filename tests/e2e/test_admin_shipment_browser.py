@@ -27,7 +27,6 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 @pytest.mark.e2e
-@pytest.mark.postgres
 @pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason="chromium missing (install Debian's 'chromium')")
 def test_staff_registers_shipment_and_buyer_sees_tracking(live_server, transactional_db) -> None:
     from playwright.sync_api import expect, sync_playwright

@@ -186,3 +186,17 @@ def test_orders_cannot_be_added_or_deleted(admin_client, place_order):
     assert admin_client.get("/admin/orders/order/add/").status_code == 403
     assert admin_client.post(f"/admin/orders/order/{order.pk}/delete/", {"post": "yes"}).status_code == 403
     assert Order.objects.filter(pk=order.pk).exists()
+
+
+def test_refund_result_page_records_a_manual_refund(admin_client, place_order):
+    order = place_order(payment_type="card")
+    admin_client.post(_action(order, "refund"), {"amount": "5,00", "reason": "Cartão"})
+    refund = Adjustment.objects.get(order=order, type="refund")
+    assert refund.status == "pending"
+    response = admin_client.post(
+        _action(order, "refund-result"), {"adjustment": refund.public_id, "status": "completed"}
+    )
+    assert response.status_code == 302
+    refund.refresh_from_db()
+    order.refresh_from_db()
+    assert (refund.status, order.refunded_amount, order.payment_status) == ("completed", 500, "partially_refunded")

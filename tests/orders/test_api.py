@@ -181,3 +181,7 @@ def test_failed_request_under_a_key_is_not_stored(erp, place_order):
     assert too_much.status_code == 400
     fixed = erp.post(url, {"type": "refund", "amount": 100, "reason": "x"}, format="json", HTTP_IDEMPOTENCY_KEY="k2")
     assert fixed.status_code == 201
+
+
+def test_staff_tokens_are_managed_in_the_admin(admin_client):
+    assert admin_client.get("/admin/authtoken/tokenproxy/").status_code == 200
