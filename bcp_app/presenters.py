@@ -133,7 +133,7 @@ def fulfillment(view: CheckoutView) -> dict[str, Any]:
     if view.available_methods:
         out["available_methods"] = [
             {"type": a.type, "line_item_ids": list(a.line_item_ids), "fulfillable_on": a.fulfillable_on,
-             "description": {"plain": a.description}}
+             "description": a.description}
             for a in view.available_methods
         ]
     return out

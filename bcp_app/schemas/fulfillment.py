@@ -91,7 +91,7 @@ class AvailableMethodOut(ResponseModel):
     type: str = Field(description="Tipo do método alternativo.")
     line_item_ids: list[str] = Field(description="Linhas que ele pode atender.")
     fulfillable_on: str | None = Field(default=None, description="`now` ou data.")
-    description: Description | None = Field(default=None, description="Descrição.")
+    description: str | None = Field(default=None, description="Descrição da alternativa (texto).")
 
 
 class FulfillmentOut(ResponseModel):

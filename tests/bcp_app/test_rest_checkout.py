@@ -56,7 +56,7 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
         "buyer": {"email": "ana@example.com.br"},
         "fulfillment": {"methods": [], "available_methods": [
             {"type": "shipping", "line_item_ids": [line_id], "fulfillable_on": "now",
-             "description": {"plain": "Entrega no endereço (Correios ou motoboy)"}}]},
+             "description": "Entrega no endereço (Correios ou motoboy)"}]},
         "discounts": {"codes": [], "applied": []},
         "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
         "messages": [
