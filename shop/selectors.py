@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from shop.models import Category, Product, ProductImage, Variant
 
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,140}$")
 SORT_OPTIONS: tuple[str, ...] = ("relevance", "price_asc", "price_desc", "newest", "title")
 MAX_PER_PAGE = 50
 MAX_QUERY_LENGTH = 200
@@ -79,6 +81,9 @@ def _sellable_products() -> QuerySet[Product]:
 def _validate(
     *, query: str, in_stock: bool, price_min: int | None, price_max: int | None, sort: str, page: int, per_page: int
 ) -> None:
+    if "\x00" in query:
+        # PostgreSQL text cannot hold NUL; refuse it here instead of failing in the driver.
+        raise CatalogQueryError("q", _("A busca contém caracteres inválidos."))
     if len(query) > MAX_QUERY_LENGTH:
         raise CatalogQueryError("q", _("A busca pode ter no máximo %(n)d caracteres.") % {"n": MAX_QUERY_LENGTH})
     for field, value in (("price_min", price_min), ("price_max", price_max)):
@@ -147,7 +152,7 @@ def product_search(
     )
     qs = _sellable_products()
     if category_slug:
-        if not Category.objects.filter(slug=category_slug).exists():
+        if not _SLUG.match(category_slug) or not Category.objects.filter(slug=category_slug).exists():
             raise CatalogQueryError("category", _("Categoria desconhecida: “%(slug)s”.") % {"slug": category_slug})
         # Sub-categories are included: "Casa & Cozinha" lists its children's products too.
         qs = qs.filter(Q(category__slug=category_slug) | Q(category__parent__slug=category_slug))
@@ -191,6 +196,8 @@ def product_get(*, slug: str | None = None, public_id: str | None = None) -> Pro
     if (slug is None) == (public_id is None):
         raise ValueError("product_get needs exactly one of slug= or public_id=")
     lookup = {"slug": slug} if slug is not None else {"public_id": public_id}
+    if "\x00" in (slug or public_id or ""):
+        return None  # no row can match, and PostgreSQL would refuse the parameter
     return _prefetched(Product.objects.filter(active=True, **lookup)).first()
 
 
@@ -199,7 +206,7 @@ def variants_by_sku(skus: Iterable[str]) -> dict[str, Variant]:
 
     Unknown or inactive SKUs are simply absent from the result.
     """
-    wanted = {sku for sku in skus if sku}
+    wanted = {sku for sku in skus if sku and "\x00" not in sku}
     if not wanted:
         return {}
     variants = Variant.objects.filter(sku__in=wanted, active=True, product__active=True).select_related("product")

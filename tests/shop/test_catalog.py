@@ -188,6 +188,7 @@ def test_product_get_returns_none_for_unknown_or_inactive(catalog: dict[str, Pro
     assert product_get(slug="bule-agata") is None
     assert product_get(slug="nao-existe") is None
     assert product_get(public_id="prod_000") is None
+    assert product_get(public_id="prod_\x00") is None  # PostgreSQL cannot even receive a NUL
     with pytest.raises(ValueError, match="exactly one"):
         product_get()
 
@@ -201,3 +202,4 @@ def test_variants_by_sku_one_query_skips_unknown_and_inactive(
         titles = {sku: v.product.title for sku, v in found.items()}
     assert titles == {"CAFE-TORRADO-0": "Café Torrado Especial", "CANECA-AZUL-0": "Caneca Azul"}
     assert variants_by_sku([]) == {}
+    assert variants_by_sku(["SKU\x00"]) == {}

@@ -143,6 +143,8 @@ def test_cards_show_brl_prices_and_badges(client: Client, demo: None) -> None:
         ("sort=cheap", "sort", "Ordenação desconhecida."),
         ("category=nao-existe", "category", "Categoria desconhecida: “nao-existe”."),
         ("q=" + "x" * 201, "q", "A busca pode ter no máximo 200 caracteres."),
+        ("q=%00", "q", "A busca contém caracteres inválidos."),
+        ("category=%00", "category", "Categoria desconhecida"),
     ],
 )
 def test_bad_parameter_shows_message_naming_it_and_still_lists(
