@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bcp_app.transports.a2a_intents import Intent, fold
+from bcp_app.transports.a2a_intents import COLORS, Intent, fold
 
 TERMINAL = frozenset({"completed", "canceled"})
 _BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "tax_id")
@@ -170,13 +170,17 @@ def lines_matching(lines: list[dict[str, Any]], intent: Intent) -> list[dict[str
     """Checkout lines a natural-language remove names: by typed id, else by the words of the title."""
     if intent.ids:
         return [line for line in lines if line["item"]["id"] in intent.ids or line["id"] in intent.ids]
-    wanted = [_stem(word) for word in fold(" ".join([intent.query, *intent.sizes, *intent.colors])).split()]
-    if not wanted:
+    wanted = [_stem(word) for word in fold(" ".join([intent.query, *intent.sizes])).split()]
+    if not wanted and not intent.colors:
         return list(lines) if len(lines) == 1 else []
     found = []
     for line in lines:
-        title = {_stem(word) for word in fold(str(line["item"].get("title", ""))).replace("/", " ").split()}
-        if all(any(word == candidate or candidate.startswith(word) for candidate in title) for word in wanted):
+        words = fold(str(line["item"].get("title", ""))).replace("/", " ").split()
+        title = {_stem(word) for word in words}
+        colors = {COLORS[word] for word in words if word in COLORS}
+        if all(any(word == candidate or candidate.startswith(word) for candidate in title) for word in wanted) and all(
+            color in colors for color in intent.colors
+        ):
             found.append(line)
     return found
 

@@ -90,6 +90,10 @@ def reply_text(key: str, language: str, *, checkout: dict[str, Any] | None = Non
         contents = [m.get("content", "") for m in checkout.get("messages") or [] if isinstance(m, dict)]
         return " ".join([text, *contents]).strip()
     extra = [_STATUS.get(str(status), {}).get(lang, "")]
+    if status in {"incomplete", "requires_escalation"}:
+        # Say what is missing: the checkout's own error messages (already in the checkout's language).
+        extra += [str(m.get("content", "")) for m in checkout.get("messages") or []
+                  if isinstance(m, dict) and m.get("type") == "error"][:3]
     total = _total(checkout)
     if total is not None:
         extra.append(f"Total: {brl(total)}.")

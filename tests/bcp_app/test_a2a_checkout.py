@@ -302,3 +302,47 @@ def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pi
     assert completed["status"] == "completed"
     assert completed["order"] == {"id": order_by_checkout(completed["id"]).public_id,
                                   "permalink_url": completed["order"]["permalink_url"]}
+
+
+ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",
+           "extended_address": "Apto 45 - Jardim Paulista", "address_locality": "São Paulo", "address_region": "SP",
+           "postal_code": "01310-100", "address_country": "BR"}
+
+
+def test_update_address_shipping_choice_and_coupon_keep_the_rest_bcp_chk_06(server: LiveServer):
+    from shop.models import Coupon, ShippingMethod
+
+    ShippingMethod.objects.create(code="pac", title="PAC", flat_price=1890, days_min=3, days_max=8)
+    Coupon.objects.create(code="BEMVINDO10", title="10%", kind="percent", percent=10)
+    make_product("Caneca", "CANECA-1", 3990, requires_shipping=True)
+    first = rpc(server.a2a_url, send_message([{"text": "adicione 2 canecas ao carrinho"}]))
+    context_id = first["result"]["message"]["contextId"]
+
+    addressed = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER,
+                                                        "address": ADDRESS})], context_id=context_id))
+    chosen = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "fulfillment_option_id": "pac"})],
+                                              context_id=context_id))
+    discounted = rpc(server.a2a_url, send_message([{"text": "aplique o cupom bemvindo10"}], context_id=context_id))
+
+    assert first["result"]["message"]["parts"][0]["text"].startswith(
+        "Adicionei 2 × Caneca ao carrinho. Ainda faltam dados para finalizar."
+    )
+    method = checkout_of(addressed)["fulfillment"]["methods"][0]
+    assert {k: v for k, v in method["destinations"][0].items() if k not in {"id", "type"}} == ADDRESS
+    assert method["selected_destination_id"] == method["destinations"][0]["id"]
+    assert checkout_of(addressed)["status"] == "incomplete"
+    assert addressed["result"]["message"]["parts"] == [data({"a2a.bcp.checkout": checkout_of(addressed)})]
+    assert checkout_of(chosen)["status"] == "ready_for_complete"
+    assert checkout_of(chosen)["totals"] == [
+        {"type": "subtotal", "amount": 7980},
+        {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
+        {"type": "total", "amount": 9870},
+    ]
+    final = checkout_of(discounted)
+    assert final["discounts"]["codes"] == ["BEMVINDO10"]
+    assert final["totals"][-1] == {"type": "total", "amount": 9072}
+    assert final["buyer"] == BUYER
+    assert final["fulfillment"]["methods"][0]["groups"][0]["selected_option_id"] == "pac"
+    assert discounted["result"]["message"]["parts"][0]["text"] == (
+        "Carrinho atualizado. Pronto para finalizar. Total: R$ 90,72."
+    )
