@@ -49,7 +49,7 @@ def _validate(checkout: PlacedCheckout) -> None:
         if line.line_id in seen:
             raise OrderError(f"{where}.line_id", "duplicate line id")
         seen.add(line.line_id)
-        clean_text(line.title, field=f"{where}.title", max_length=255, required=True)
+        clean_text(line.title, field=f"{where}.title", max_length=10_000, required=True)  # truncated below
         clean_text(line.sku, field=f"{where}.sku", max_length=64, required=True)
         if isinstance(line.unit_price, bool) or not isinstance(line.unit_price, int) or line.unit_price < 0:
             raise OrderError(f"{where}.unit_price", "must be an integer number of centavos ≥ 0")
@@ -96,6 +96,11 @@ def order_place_from_checkout(*, checkout: PlacedCheckout) -> Order:
     return order
 
 
+def _cut(value: str | None, length: int) -> str:
+    # Placement must not fail on cosmetic data (the money is already in): over-long text is truncated.
+    return (value or "")[:length]
+
+
 def _create(checkout: PlacedCheckout) -> Order:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
@@ -105,14 +110,14 @@ def _create(checkout: PlacedCheckout) -> Order:
         platform_id=checkout.platform_id or None,
         language=LANGUAGES.get((checkout.language or "").lower(), "pt-br"),
         currency=checkout.currency,
-        buyer_first_name=checkout.buyer_first_name or "",
-        buyer_last_name=checkout.buyer_last_name or "",
-        buyer_email=checkout.buyer_email or "",
-        buyer_phone=checkout.buyer_phone or "",
-        buyer_tax_id=checkout.buyer_tax_id or "",
+        buyer_first_name=_cut(checkout.buyer_first_name, 120),
+        buyer_last_name=_cut(checkout.buyer_last_name, 120),
+        buyer_email=_cut(checkout.buyer_email, 254),
+        buyer_phone=_cut(checkout.buyer_phone, 32),
+        buyer_tax_id=_cut(checkout.buyer_tax_id, 14),
         fulfillment_method=checkout.fulfillment_method or "",
-        fulfillment_title=checkout.fulfillment_title or "",
-        fulfillment_description=checkout.fulfillment_description or "",
+        fulfillment_title=_cut(checkout.fulfillment_title, 120),
+        fulfillment_description=_cut(checkout.fulfillment_description, 255),
         destination={str(k): str(v) for k, v in (checkout.destination or {}).items() if v is not None},
         totals=totals,
         total_amount=total_amount,
@@ -130,9 +135,9 @@ def _create(checkout: PlacedCheckout) -> Order:
             public_id=line.line_id,
             position=index,
             sku=line.sku,
-            title=line.title,
+            title=_cut(line.title, 255),
             unit_price=line.unit_price,
-            image_url=line.image_url or "",
+            image_url=_cut(line.image_url, 500),
             quantity_original=line.quantity,
             quantity_total=line.quantity,
         )
