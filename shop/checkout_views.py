@@ -285,6 +285,10 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         )
         if result.checkout.status == STATUS_IN_PROGRESS:
             return redirect("checkout:pix", checkout_id=checkout_id)
+    if len(result.messages) == len(result.checkout.messages):
+        # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
+        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
+        form.is_valid()
     general = form.attach_messages(result.messages)
     return _render_checkout(request, result.checkout, form, general, status=200)
 

@@ -8,6 +8,7 @@ JSONPath, so buyers and agents see the same rules in the same words.
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout_types import (
@@ -50,24 +51,26 @@ def field_for_path(path: str) -> str | None:
 
 
 class CheckoutForm(forms.Form):
-    email = forms.CharField(label="E-mail", max_length=254, required=False)
-    first_name = forms.CharField(label="Nome", max_length=100, required=False)
-    last_name = forms.CharField(label="Sobrenome", max_length=100, required=False)
-    phone = forms.CharField(label="Celular", max_length=30, required=False)
-    tax_id = forms.CharField(label="CPF (opcional)", max_length=20, required=False)
+    email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
+    first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
+    last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
+    phone = forms.CharField(label=_("Celular"), max_length=30, required=False)
+    tax_id = forms.CharField(label=_("CPF (opcional)"), max_length=20, required=False)
     method = forms.ChoiceField(
-        label="Entrega", choices=[("shipping", "Receber em casa"), ("pickup", "Retirar na loja")], required=False
+        label=_("Entrega"),
+        choices=[("shipping", _("Receber em casa")), ("pickup", _("Retirar na loja"))],
+        required=False,
     )
-    cep = forms.CharField(label="CEP", max_length=12, required=False)
-    street = forms.CharField(label="Rua", max_length=200, required=False)
-    number = forms.CharField(label="Número", max_length=20, required=False)
-    complement = forms.CharField(label="Complemento", max_length=100, required=False)
-    neighborhood = forms.CharField(label="Bairro", max_length=100, required=False)
-    city = forms.CharField(label="Cidade", max_length=100, required=False)
-    uf = forms.CharField(label="UF", max_length=2, required=False)
-    shipping_option = forms.CharField(label="Forma de entrega", max_length=60, required=False)
-    pickup_location = forms.CharField(label="Loja", max_length=60, required=False)
-    coupon = forms.CharField(label="Cupom de desconto", max_length=200, required=False)
+    cep = forms.CharField(label=_("CEP"), max_length=12, required=False)
+    street = forms.CharField(label=_("Rua"), max_length=200, required=False)
+    number = forms.CharField(label=_("Número"), max_length=20, required=False)
+    complement = forms.CharField(label=_("Complemento"), max_length=100, required=False)
+    neighborhood = forms.CharField(label=_("Bairro"), max_length=100, required=False)
+    city = forms.CharField(label=_("Cidade"), max_length=100, required=False)
+    uf = forms.CharField(label=_("UF"), max_length=2, required=False)
+    shipping_option = forms.CharField(label=_("Forma de entrega"), max_length=60, required=False)
+    pickup_location = forms.CharField(label=_("Loja"), max_length=60, required=False)
+    coupon = forms.CharField(label=_("Cupom de desconto"), max_length=200, required=False)
 
     def buyer(self) -> BuyerInput:
         d = self.cleaned_data
