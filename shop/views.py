@@ -9,7 +9,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -270,7 +270,8 @@ def _json_ld(data: dict[str, object]) -> str:
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     product = product_get(slug=slug)
     if product is None:
-        raise Http404(_("Produto não encontrado."))
+        # A shop page (header, search) rather than the bare 404, so the buyer can keep browsing.
+        return render(request, "shop/product_not_found.html", status=404)
     variants = list(product.variants.all())
     selected = _select_variant(variants, request.GET)
     variant_data = [

@@ -88,7 +88,9 @@ def test_backorder_variant_shows_pre_order(client: Client, demo: None) -> None:
 
 
 def test_unknown_or_inactive_product_is_404(client: Client, demo: None) -> None:
-    assert client.get("/produtos/nao-existe/").status_code == 404
+    response = client.get("/produtos/nao-existe/")
+    assert response.status_code == 404
+    assert 'data-testid="product-not-found"' in response.content.decode()
     Product.objects.filter(slug="bule-agata-branco-1l").update(active=False)
     assert client.get("/produtos/bule-agata-branco-1l/").status_code == 404
 
