@@ -76,7 +76,7 @@ def product_payload(product: Product, variants: list[Variant] | None = None) -> 
              for img in product.images.all()]
     if media:
         payload["media"] = media
-    options = _options(variants)
+    options = _options(list(product.variants.all()))  # natural option order, whatever variant comes first
     if options:
         payload["options"] = options
     payload["variants"] = [variant_payload(product, v) for v in variants]
