@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_BACEN: dict[tuple[object, ...], PixPSP] = {}
+
+
 def get_psp() -> PixPSP:
     if settings.BCP_PIX_SANDBOX:
         from payments.sandbox.psp import SandboxPixPSP
@@ -39,13 +42,19 @@ def get_psp() -> PixPSP:
         return SandboxPixPSP()
     from payments.psp.bacen import BacenPixPSP
 
-    return BacenPixPSP(
-        base_url=settings.PIX_PSP_BASE_URL,
-        token_url=settings.PIX_PSP_TOKEN_URL,
-        client_id=settings.PIX_PSP_CLIENT_ID,
-        client_secret=settings.PIX_PSP_CLIENT_SECRET,
-        pix_key=settings.PIX_KEY,
-        cert_file=settings.PIX_PSP_CERT_FILE,
-        key_file=settings.PIX_PSP_KEY_FILE,
-        ca_file=settings.PIX_PSP_CA_FILE,
-    )
+    options = {
+        "base_url": settings.PIX_PSP_BASE_URL,
+        "token_url": settings.PIX_PSP_TOKEN_URL,
+        "client_id": settings.PIX_PSP_CLIENT_ID,
+        "client_secret": settings.PIX_PSP_CLIENT_SECRET,
+        "pix_key": settings.PIX_KEY,
+        "cert_file": settings.PIX_PSP_CERT_FILE,
+        "key_file": settings.PIX_PSP_KEY_FILE,
+        "ca_file": settings.PIX_PSP_CA_FILE,
+        "backoff": float(getattr(settings, "PIX_PSP_BACKOFF_SECONDS", 0.5)),
+    }
+    # One adapter (one httpx connection pool, one TLS context) per process and configuration.
+    key = tuple(options.values())
+    if key not in _BACEN:
+        _BACEN[key] = BacenPixPSP(**options)
+    return _BACEN[key]

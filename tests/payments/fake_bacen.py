@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -219,7 +219,10 @@ class FakeBacenServer:
             "endToEndId": e2eid,
             "txid": txid,
             "valor": valor or cob["valor"]["original"],
-            "horario": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            # One minute after the charge was created: on time, whatever the wall clock says.
+            "horario": (datetime.fromisoformat(cob["calendario"]["criacao"]) + timedelta(minutes=1))
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
         }
         cob["status"] = "CONCLUIDA"
         cob.setdefault("pix", []).append(pix)
