@@ -80,17 +80,29 @@ class OrderLineInline(ReadOnlyInline):
         return line_status_label(line.status)
 
 
+def _items(line_items: list[dict[str, object]]) -> str:
+    return ", ".join(f"{item['quantity']}× {item['id']}" for item in line_items)
+
+
 class ExpectationInline(ReadOnlyInline):
     model = FulfillmentExpectation
-    fields = ["public_id", "method_type", "description", "fulfillable_on", "line_items"]
+    fields = ["public_id", "method_type", "description", "fulfillable_on", "items"]
     readonly_fields = fields
+
+    @admin.display(description=_("itens"))
+    def items(self, expectation: FulfillmentExpectation) -> str:
+        return _items(expectation.line_items)
 
 
 class FulfillmentEventInline(ReadOnlyInline):
     model = FulfillmentEvent
-    fields = ["occurred_at", "type", "line_items", "tracking", "carrier", "description"]
+    fields = ["occurred_at", "type", "items", "tracking", "carrier", "description"]
     readonly_fields = fields
     ordering = ["occurred_at", "id"]
+
+    @admin.display(description=_("itens"))
+    def items(self, event: FulfillmentEvent) -> str:
+        return _items(event.line_items)
 
     @admin.display(description=_("rastreio"))
     def tracking(self, event: FulfillmentEvent) -> str:
@@ -103,8 +115,12 @@ class FulfillmentEventInline(ReadOnlyInline):
 
 class AdjustmentInline(ReadOnlyInline):
     model = Adjustment
-    fields = ["occurred_at", "public_id", "type", "status", "money", "line_items", "description"]
+    fields = ["occurred_at", "public_id", "type", "status", "money", "items", "description"]
     readonly_fields = fields
+
+    @admin.display(description=_("itens"))
+    def items(self, adjustment: Adjustment) -> str:
+        return _items(adjustment.line_items)
 
     @admin.display(description=_("valor"))
     def money(self, adjustment: Adjustment) -> str:
