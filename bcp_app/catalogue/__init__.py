@@ -45,6 +45,13 @@ class TypedTool:
     result: TypeAdapter[Any]
     operation: Callable[[Any, Caller], BaseModel]
     mutates: bool = False
+    # Seed 002 versioning: a breaking change ships as a new name; the old tool stays ≥ 90 days with this
+    # set, e.g. "use catalogue.list_v2; removida após 2027-03-01".
+    deprecated: str = ""
+
+    @property
+    def full_description(self) -> str:
+        return f"[OBSOLETA: {self.deprecated}] {self.description}" if self.deprecated else self.description
 
 
 def _reads(name: str) -> Callable[[Any, Caller], BaseModel]:

@@ -39,6 +39,7 @@ from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
+READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product"})
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
@@ -259,6 +260,7 @@ def bcp_tools() -> list[McpTool]:
                 input_schema=schema,
                 output_schema=output,
                 run=_runner(spec, output_validator(spec.name, output)),
+                read_only=spec.name in READ_ONLY,
             )
         )
     return tools

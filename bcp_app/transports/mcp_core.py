@@ -63,6 +63,7 @@ class McpTool:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     run: Callable[[CallInfo], ToolOutcome]
+    read_only: bool = False
 
     def as_tool(self) -> types.Tool:
         return types.Tool(
@@ -70,6 +71,7 @@ class McpTool:
             description=self.description,
             input_schema=self.input_schema,
             output_schema=self.output_schema,
+            annotations=types.ToolAnnotations(read_only_hint=self.read_only, destructive_hint=False),
         )
 
 

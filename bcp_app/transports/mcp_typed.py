@@ -49,10 +49,11 @@ def typed_tools(resolve_caller: Callable[[CallInfo], Caller]) -> list[McpTool]:
         tools.append(
             McpTool(
                 name=tool.name,
-                description=tool.description,
+                description=tool.full_description,
                 input_schema=input_schema(tool.input_model),
                 output_schema=output,
                 run=_runner(tool, resolve_caller, output_validator(tool.name, output)),
+                read_only=not tool.mutates,
             )
         )
     return tools

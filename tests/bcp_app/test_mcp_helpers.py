@@ -270,3 +270,17 @@ def test_error_status_maps_bcp_data_code_to_http_status_bcp_err_04() -> None:
     assert error_status(b'{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"header mismatch"}}') == (None, {})
     assert error_status(b'{"jsonrpc":"2.0","id":1,"result":{}}') is None
     assert error_status(b"not json") is None
+
+
+def test_deprecated_typed_tool_is_marked_in_its_description() -> None:
+    # given seed 002's rule: a breaking change gets a new name and the old tool is marked obsolete
+    from dataclasses import replace
+
+    from bcp_app.catalogue import TYPED_TOOLS
+
+    listing = next(tool for tool in TYPED_TOOLS if tool.name == "catalogue.list")
+    # when
+    old = replace(listing, deprecated="use catalogue.list_v2; removida após 2027-03-01")
+    # then
+    assert listing.full_description == listing.description
+    assert old.full_description.startswith("[OBSOLETA: use catalogue.list_v2; removida após 2027-03-01] ")

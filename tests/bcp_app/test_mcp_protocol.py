@@ -183,3 +183,49 @@ def test_initialize_result_over_raw_http(live_mcp) -> None:  # noqa: F811
     assert result["protocolVersion"] == "2025-06-18"
     assert "tools" in result["capabilities"]
     assert json.dumps(result["serverInfo"]).count("loja-bcp") == 1
+
+
+def test_tools_carry_read_only_hints(live_mcp) -> None:  # noqa: F811
+    # when
+    _, _, tools = list_tools(live_mcp.mcp_url, "auto")
+    # then reads are marked read-only and writes are not
+    read_only = {tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == {"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product",
+                         "catalogue.list", "product.detail", "inventory.check", "order.status"}
+
+
+def test_concurrent_calls_leak_no_database_connections(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given
+    import anyio
+    import httpx
+    from django.conf import settings
+    from django.db import connection
+
+    from tests.bcp_app.test_mcp_helpers import make_product
+
+    make_product()
+    body = json.dumps(tools_call("catalogue.list", {"query": "café"})).encode()
+    headers = {"content-type": "application/json", "accept": "application/json", "mcp-protocol-version": "2025-11-25"}
+
+    async def burst() -> list[int]:
+        async with httpx.AsyncClient(timeout=60) as client:
+            statuses: list[int] = []
+
+            async def one() -> None:
+                statuses.append((await client.post(live_mcp.mcp_url, content=body, headers=headers)).status_code)
+
+            async with anyio.create_task_group() as group:
+                for _ in range(40):
+                    group.start_soon(one)
+            return statuses
+
+    # when 40 calls run at once (each request gets its own ORM thread)
+    statuses = run(burst)
+    # then all succeed and the server holds no more connections than its pool allows
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        (open_connections,) = cursor.fetchone()
+    assert statuses == [200] * 40
+    assert open_connections <= settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"]
