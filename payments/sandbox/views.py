@@ -1,7 +1,8 @@
 """HTTP control API of the sandbox PSP (PIX.md §4.3), mounted under `/_sandbox/psp/` when BCP_PIX_SANDBOX.
 
-Guarded by the sandbox secret: header `BCP-Sandbox-Secret: <PIX_SANDBOX_WEBHOOK_SECRET>`. With DEBUG on,
-a same-site browser form with a valid CSRF token is accepted too (the "pay" button beside the QR).
+Guarded by the sandbox secret: header `BCP-Sandbox-Secret: <PIX_SANDBOX_WEBHOOK_SECRET>`. A same-site
+browser form with a valid CSRF token is accepted too (the "pay" button beside the QR): the sandbox itself
+only runs with DEBUG on, or when explicitly forced (BCP_PIX_SANDBOX_FORCE) for a demo/staging site.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _authorized(request: HttpRequest) -> bool:
     given = request.headers.get(SECRET_HEADER, "")
     if secret and given and hmac.compare_digest(given.encode(), secret.encode()):
         return True
-    if settings.DEBUG and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {}) is None
     return False
 

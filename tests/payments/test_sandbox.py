@@ -120,11 +120,8 @@ def test_charge_page_shows_the_qr_and_pay_buttons(client: Client) -> None:
     assert 'data-testid="sandbox-pay"' in content
 
 
-def test_browser_form_with_csrf_pays_and_redirects_back(
-    settings: Any, settled: Any, django_capture_on_commit_callbacks: Any
-) -> None:
-    # given DEBUG (development) and a browser that loaded the sandbox page (CSRF cookie + token)
-    settings.DEBUG = True
+def test_browser_form_with_csrf_pays_and_redirects_back(settled: Any, django_capture_on_commit_callbacks: Any) -> None:
+    # given a browser that loaded the sandbox page (CSRF cookie + token)
     browser = Client(enforce_csrf_checks=True)
     charge = pix_charge_ensure(reference="checkout_s", amount=100)
     page = browser.get(f"/_sandbox/psp/cob/{charge.txid}")
@@ -142,8 +139,7 @@ def test_browser_form_with_csrf_pays_and_redirects_back(
     assert len(settled.calls) == 1
 
 
-def test_browser_form_without_csrf_is_refused(settings: Any) -> None:
-    settings.DEBUG = True
+def test_browser_form_without_csrf_is_refused() -> None:
     browser = Client(enforce_csrf_checks=True)
     charge = pix_charge_ensure(reference="checkout_s", amount=100)
 
