@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from shop.models import Category, Product, Variant
-from shop.schema_org import product_schema_org
+from shop.schema_org import cents_to_decimal_string, product_schema_org
 from shop.selectors import (
     MAX_PER_PAGE,
     CatalogQueryError,
@@ -289,6 +289,9 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         for v in variants
     ]
     schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
+    og_image = schema.get("image", "")
+    if isinstance(og_image, list):
+        og_image = og_image[0]
     return render(
         request,
         "shop/product_detail.html",
@@ -302,5 +305,7 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "variant_data": variant_data,
             "json_ld": _json_ld(schema),
             "canonical_url": schema["url"],
+            "og_image": og_image,
+            "og_price": cents_to_decimal_string(selected.price) if selected else "",
         },
     )

@@ -53,9 +53,12 @@ def test_detail_shows_price_availability_and_add_to_cart_form(client: Client, de
     assert _hidden_sku(html) == "SKU-CAFE-500G"
 
 
-def test_detail_shows_compare_at_price(client: Client, demo: None) -> None:
+@override_settings(BCP_PUBLIC_URL=BASE)
+def test_detail_shows_compare_at_price_and_open_graph(client: Client, demo: None) -> None:
     html = _html(client, "/produtos/pixel-10-pro/")
     assert "R$ 6.999,00" in html
+    assert f'<meta property="og:image" content="{BASE}/static/shop/demo/pixel-10-pro.svg">' in html
+    assert '<meta property="product:price:amount" content="6999.00">' in html
     assert '<s class="price-was" data-role="compare-at">R$ 7.999,00</s>' in html
 
 
