@@ -4,15 +4,21 @@ in the seed's envelope (`status: "error"`), protocol errors as JSON-RPC errors.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from bcp_app.catalogue import TYPED_TOOLS, Caller, TypedTool
-from bcp_app.catalogue.contracts import describe_validation_error, input_schema, output_schema
-from bcp_app.errors import PROTOCOL_ERRORS
+from bcp_app.catalogue.contracts import describe_validation_error, error_result, input_schema, output_schema
+from bcp_app.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome, output_validator
+
+logger = logging.getLogger("bcp_app.transports.mcp")
+INTERNAL = error_result("internal", "Erro interno; nada foi alterado. Tente novamente em instantes.").model_dump(
+    mode="json", exclude_none=True
+)
 
 
 def invalid_params(content: str, fields: dict[str, str]) -> MCPError:
@@ -32,11 +38,19 @@ def _runner(
             summary, fields = describe_validation_error(exc)
             raise invalid_params(f"Argumentos inválidos para {tool.name}: {summary}", fields) from None
         caller = resolve_caller(call)
-        result = tool.operation(args, caller)
-        structured = tool.result.dump_python(result, mode="json", by_alias=True, exclude_none=True)
-        # Seed 002: the output is parsed against its contract before it leaves the server.
-        tool.result.validate_python(structured)
-        validate_output(structured)
+        try:
+            result = tool.operation(args, caller)
+            structured = tool.result.dump_python(result, mode="json", by_alias=True, exclude_none=True)
+            # Seed 002: the output is parsed against its contract before it leaves the server.
+            tool.result.validate_python(structured)
+            validate_output(structured)
+        except (ProtocolError, MCPError):
+            raise
+        except Exception:
+            # The agent never sees corrupt data: the developer gets the typed error in the log,
+            # the agent the seed's `internal` envelope.
+            logger.exception("typed tool %s failed", tool.name)
+            structured = INTERNAL
         return ToolOutcome(structured=structured)
 
     return run

@@ -224,3 +224,28 @@ def test_order_status_follows_a_draft(live_mcp, transactional_db) -> None:  # no
     assert missing["error"]["code"] == "not_found"
     # orders are readable only by their platform's API key (BCP-ORD-02)
     assert order["error"]["code"] == "forbidden"
+
+
+def test_corrupt_output_never_reaches_the_agent(live_mcp, transactional_db, settings) -> None:  # noqa: F811
+    # given a misconfigured public URL, so product URLs would not be absolute
+    settings.BCP_PUBLIC_URL = "loja.example.com.br"
+    make_product()
+    # when
+    result = call(live_mcp.mcp_url, "catalogue.list", {"query": "café"})
+    # then the output contract stops it and the seed's `internal` envelope is answered
+    assert result.structured_content == {"status": "error", "error": {
+        "code": "internal", "message": "Erro interno; nada foi alterado. Tente novamente em instantes.",
+    }}
+
+
+def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None:  # noqa: F811
+    # given
+    make_product()
+    # when the agent states a pickup preference and notes
+    result = call(live_mcp.mcp_url, "order.intent", {
+        "customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}], "shipping_method": "pickup",
+        "notes": "Retiro no sábado.",
+    })
+    # then a draft exists and the buyer finishes it at continue_url
+    assert result.structured_content["status"] == "ok"
+    assert result.structured_content["checkout_status"] == "incomplete"
