@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from orders.models import EmailDelivery
 from orders.services import (
@@ -12,9 +15,13 @@ from orders.services import (
     order_email_resend,
     order_mark_delivered,
     order_payment_confirm,
+    order_place_from_checkout,
     order_refund,
     order_ship,
 )
+from orders.tasks import send_pending_emails
+from orders.types import LineQuantity
+from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +50,6 @@ def test_every_email_kind_in_both_languages(place_order, django_capture_on_commi
     # given an order placed before its payment arrived (2 items so that one can still be canceled)
     order = place_order(language=language, paid=False, lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
-    from orders.types import LineQuantity
-
     with django_capture_on_commit_callbacks(execute=True):
         order_payment_confirm(order_id=order.public_id, paid_amount=6800, txid="txid-confirmado")
     with django_capture_on_commit_callbacks(execute=True):
@@ -100,3 +105,16 @@ def test_orders_without_email_send_nothing(place_order):
     order = place_order(email="")
     assert len(mail.outbox) == 0
     assert EmailDelivery.objects.filter(order=order).count() == 0
+
+
+def test_sweep_sends_emails_whose_enqueue_was_lost():
+    # given an order whose after-commit e-mail task never ran (callbacks not executed = lost enqueue)
+    order = order_place_from_checkout(checkout=make_checkout())
+    delivery = EmailDelivery.objects.get(order=order, kind="placed")
+    assert delivery.sent_at is None
+    EmailDelivery.objects.filter(pk=delivery.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    # when the beat sweep runs twice
+    assert send_pending_emails.delay().get() == 1
+    assert send_pending_emails.delay().get() == 0
+    # then the e-mail went out exactly once
+    assert len(mail.outbox) == 1
