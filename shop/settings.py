@@ -207,6 +207,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute=17),
     },
     "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
+    # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
+    "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
