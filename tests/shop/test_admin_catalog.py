@@ -66,6 +66,12 @@ def test_product_changelist_shows_formatted_price_and_searches_by_sku(admin_clie
     assert '<td class="field-price_display">R$ 6.999,00</td>' in html
 
 
+def test_searching_one_sku_still_sums_every_variant_stock(admin_client: Client, demo: None) -> None:
+    html = admin_client.get("/admin/shop/product/?q=CAM-BAS-PRETA-M").content.decode()
+    assert _result_rows(html) == ["Camiseta Básica Preta"]
+    assert '<td class="field-stock_total">58</td>' in html  # P 18 + M 40 + G 0
+
+
 def test_product_stock_state_filters(admin_client: Client, demo: None) -> None:
     out = _result_rows(admin_client.get("/admin/shop/product/?stock_state=out").content.decode())
     assert set(out) == {
