@@ -237,8 +237,10 @@ class A2AApplication:
         self._build()
 
     async def shutdown(self) -> None:
-        if self._handler is not None:
-            await self._handler.aclose()
+        # Forget the closed handler: a later server in the same process (tests) builds a fresh one.
+        handler, self._handler, self._app = self._handler, None, None
+        if handler is not None:
+            await handler.aclose()
 
 
 asgi_app = A2AApplication()
