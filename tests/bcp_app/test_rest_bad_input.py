@@ -1,0 +1,120 @@
+"""Bad input over REST: 4xx naming the field, nothing changed, never a 500 (BCP-ERR-01/05, house rules)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import schemathesis
+from django.core.wsgi import get_wsgi_application
+from django.test import Client
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+
+from shop.models import Checkout
+from tests.bcp_app.bcp_fixtures import FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog
+
+pytestmark = [pytest.mark.usefixtures("bcp_settings")]
+
+
+@pytest.fixture
+def headers(fake_platform: FakePlatform) -> dict[str, str]:
+    catalog()
+    return agent(fake_platform.publish())
+
+
+def assert_invalid(response: Any, field: str) -> None:
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["code"] == "invalid_request"
+    assert field in body["content"], body["content"]
+    assert Checkout.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ('{"line_items": [', "JSON"),
+        (b"\xff\xfe{}", "JSON"),
+        ("[1, 2]", "(corpo)"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": "2"}]}', "line_items[0].quantity"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2.5}]}', "line_items[0].quantity"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 9007199254740992}]}',
+         "line_items[0].quantity"),
+        ('{"line_items": [{"item": "SKU-CAFE-500G", "quantity": 1}]}', "line_items[0].item"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": ["a"]}}',
+         "buyer.email"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "payment": {"instruments": {}}}',
+         "payment.instruments"),
+        ('{"buyer": {}}', "line_items"),
+        ("{}", "line_items"),
+    ],
+)
+def test_malformed_json_and_wrong_types_name_the_field_bcp_err_05(
+    client: Client, headers: dict[str, str], raw: str | bytes, field: str
+) -> None:
+    assert_invalid(call(client, "post", "/checkout-sessions", headers, raw), field)
+
+
+@pytest.mark.django_db
+def test_huge_string_names_the_field(client: Client, headers: dict[str, str]) -> None:
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "buyer": {"first_name": "x" * 100_000}}
+    assert_invalid(call(client, "post", "/checkout-sessions", headers, body), "buyer.first_name")
+
+
+@pytest.mark.django_db
+def test_huge_bodies_are_refused(client: Client, headers: dict[str, str]) -> None:
+    body = json.dumps({"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "pad": "x" * 3_000_000})
+    response = call(client, "post", "/checkout-sessions", headers, body)
+    assert response.status_code == 400
+    assert response.json()["code"] in ("request_too_large", "invalid_request")
+    assert Checkout.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_too_many_lines_names_the_field(client: Client, headers: dict[str, str]) -> None:
+    lines = [{"item": {"id": f"SKU-{n}"}, "quantity": 1} for n in range(101)]
+    assert_invalid(call(client, "post", "/checkout-sessions", headers, {"line_items": lines}), "line_items")
+
+
+@pytest.mark.django_db
+def test_wrong_types_on_update_and_complete(client: Client, headers: dict[str, str]) -> None:
+    update = call(client, "put", "/checkout-sessions/checkout_x", headers, {"line_items": [{"quantity": 1}]})
+    assert_invalid(update, "line_items[0].item")
+    done = call(client, "post", "/checkout-sessions/checkout_x/complete", {**headers, "Idempotency-Key": "k"},
+                {"payment": {"instruments": [{"id": "i", "handler_id": "h"}]}})
+    assert_invalid(done, "payment.instruments[0].type")
+    cancel = call(client, "post", "/checkout-sessions/checkout_x/cancel", {**headers, "Idempotency-Key": "k"}, "{")
+    assert_invalid(cancel, "JSON")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # real WSGI requests: each one commits and closes like production
+def test_schemathesis_finds_no_server_errors_bcp_err_06(fake_platform: FakePlatform) -> None:
+    """Fuzz every operation of the ninja OpenAPI (bounded examples); no response may be a 5xx."""
+    catalog()
+    agent_header = f'profile="{fake_platform.publish()}"'
+    schema = schemathesis.openapi.from_wsgi("/bcp/v1/openapi.json", get_wsgi_application())
+    failures: list[str] = []
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) == 9
+
+    for operation in operations:
+        _fuzz(operation, agent_header, failures)
+    assert failures == []
+
+
+def _fuzz(operation: Any, agent_header: str, failures: list[str]) -> None:
+    @given(case=operation.as_strategy())
+    @hypothesis_settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def run(case: Any) -> None:
+        case.headers = {**(case.headers or {}), "BCP-Agent": agent_header}
+        response = case.call()
+        if response.status_code >= 500:
+            failures.append(f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}")
+
+    run()
