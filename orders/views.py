@@ -27,7 +27,7 @@ def _language(request: HttpRequest, order_language: str) -> str:
 
 
 def _private(response: HttpResponse) -> HttpResponse:
-    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["X-Robots-Tag"] = "noindex"
     response["Cache-Control"] = "private, no-store"
     # The token is the key to the page: never leak it to the carrier's tracking site through Referer.
     response["Referrer-Policy"] = "no-referrer"

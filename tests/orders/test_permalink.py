@@ -37,8 +37,8 @@ def test_permalink_shows_the_order_in_portuguese(client, place_order):
     assert "Chega em 3 a 5 dias úteis" in html
     assert 'href="https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"' in html
     assert "Reembolso de R$ 15,00" in html and "em andamento" in html and "Desconto combinado" in html
-    assert '<meta name="robots" content="noindex, nofollow">' in html
-    assert response["X-Robots-Tag"] == "noindex, nofollow"
+    assert '<meta name="robots" content="noindex">' in html
+    assert response["X-Robots-Tag"] == "noindex"
     assert response["Content-Language"] == "pt-br"
     assert response["Referrer-Policy"] == "no-referrer"
 
@@ -70,7 +70,7 @@ def test_unknown_tokens_are_404_without_hint(client, place_order, token):
     body = response.content.decode()
     assert "order" not in body.lower().replace("<html>", "")
     assert "Pedido" not in body
-    assert response["X-Robots-Tag"] == "noindex, nofollow"
+    assert response["X-Robots-Tag"] == "noindex"
 
 
 def test_page_shows_no_data_of_other_orders(client, place_order):
