@@ -1,0 +1,118 @@
+"""End to end with a real Celery worker on Redis and a live server: sandbox pay → task delivers the signed
+webhook over HTTP → inbox → worker settles → (no such checkout: the shop rejects) → automatic refund.
+
+Nothing runs eagerly here: every hop goes through the broker, as in production.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from payments.models import PixCharge, PixPayment, PixRefund, PixWebhookEvent
+from payments.services import pix_charge_ensure
+from shop.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(condition: Callable[[], bool], *, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture
+def real_worker(live_server: Any, settings: Any, tmp_path: Path) -> Iterator[Path]:
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis://"):
+        pytest.skip("needs CELERY_BROKER_URL=redis://… for a real worker")
+    db = connection.settings_dict
+    credentials = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    webhook_url = f"{live_server.url}/payments/pix/webhook/pix"
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{credentials}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": broker,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "DJANGO_DEBUG": "true",
+        "BCP_PIX_SANDBOX": "true",
+        "PIX_SANDBOX_WEBHOOK_SECRET": "sandbox-secret",
+        "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
+        "BCP_PUBLIC_URL": live_server.url,
+    }
+    # This process (the live server's threads) enqueues to the broker too.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.PIX_SANDBOX_WEBHOOK_URL = webhook_url
+    saved = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    celery_app.control.purge()
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "shop",
+                "worker",
+                "--pool=solo",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield log
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        celery_app.control.purge()
+        celery_app.conf.task_always_eager = saved
+
+
+@pytest.mark.e2e
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_real_worker_settles_and_refunds_through_the_broker(live_server: Any, real_worker: Path) -> None:
+    # given an active charge for a reference the shop does not know (so its receiver answers "rejected")
+    charge = pix_charge_ensure(reference="checkout_worker_e2e", amount=4321)
+    # when the sandbox PSP is paid through its HTTP control API
+    response = httpx.post(
+        f"{live_server.url}/_sandbox/psp/cob/{charge.txid}/pay",
+        json={},
+        headers={"BCP-Sandbox-Secret": "sandbox-secret"},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    e2e = response.json()["pix"][0]["endToEndId"]
+    # then the worker delivers the webhook over HTTP, settles it, and refunds the rejected payment
+    refunded = _wait_for(lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(), timeout=90)
+    assert refunded, real_worker.read_text()[-3000:]
+    payment = PixPayment.objects.get(end_to_end_id=e2e)
+    assert (payment.outcome, payment.amount, payment.source) == ("refunded_rejected", 4321, "webhook")
+    assert PixWebhookEvent.objects.get(end_to_end_id=e2e, refund_state="").outcome == "refunded_rejected"
+    assert PixRefund.objects.get(end_to_end_id=e2e).kind == "automatic"
+    assert _wait_for(lambda: PixCharge.objects.get(pk=charge.pk).status == "refunded", timeout=30)
