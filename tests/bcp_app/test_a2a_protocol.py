@@ -7,6 +7,7 @@ the official a2a-sdk client.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -18,6 +19,7 @@ from a2a.types import Role
 from tests.bcp_app.test_a2a_helpers import (
     EXTENSION,
     SEED_HEADERS,
+    SEED_PROFILE,
     LiveServer,
     cache_profile,
     live_fixture,  # noqa: F401 (fixture "live")
@@ -274,3 +276,33 @@ def test_bad_json_and_unknown_method_are_json_rpc_errors(server: LiveServer):
 
     assert bad["error"]["code"] == -32700
     assert unknown["error"]["code"] == -32601
+
+
+def signed_request(server: LiveServer, key: Any, body: bytes, *, kid: str = "plat-1") -> dict[str, str]:
+    from bcp_app.signatures import HttpMessage, content_digest, sign_message
+
+    headers = {**SEED_HEADERS, "Content-Digest": content_digest(body)}
+    message = HttpMessage(method="POST", authority=f"127.0.0.1:{server.port}", path="/bcp/a2a", headers=headers)
+    components = ("@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent")
+    return {**headers, **sign_message(message, components, key=key, keyid=kid)}
+
+
+def test_rfc9421_signed_message_is_verified_with_the_platform_keys_bcp_sig_01(server: LiveServer):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from bcp_app import ap2
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    cache_profile(SEED_PROFILE, platform_profile(keys=[ap2.public_jwk(key, kid="plat-1")]))
+    body = json.dumps(send_message([{"text": "olá"}])).encode()
+
+    accepted = httpx.post(server.a2a_url, content=body, headers=signed_request(server, key, body), timeout=30).json()
+    tampered = httpx.post(server.a2a_url, content=body.replace(b"ol\\u00e1", b"oi"),
+                          headers=signed_request(server, key, body), timeout=30).json()
+    wrong_key = httpx.post(server.a2a_url, content=body,
+                           headers=signed_request(server, ec.generate_private_key(ec.SECP256R1()), body),
+                           timeout=30).json()
+
+    assert "result" in accepted
+    assert error_of(tampered)[2]["code"] == "digest_mismatch"
+    assert error_of(wrong_key)[2]["code"] == "signature_invalid"
