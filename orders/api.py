@@ -20,6 +20,7 @@ from rest_framework import generics, permissions, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from orders import serializers as s
@@ -52,6 +53,16 @@ def _parse_when(value: str | None, field: str) -> datetime | None:
     if parsed is None:
         raise ValidationError({field: ["use an ISO 8601 date-time, e.g. 2026-07-28T12:00:00-03:00"]})
     return parsed
+
+
+class ApiRoot(APIView):
+    """Merchant back-office API: orders, their fulfillment events, adjustments (refund, cancellation, return), notes."""
+
+    required_perm = "orders.view_order"
+    permission_classes = [StaffWithPermission]
+
+    def get(self, request: Request) -> Response:
+        return Response({"orders": reverse("orders:api-orders", request=request)})
 
 
 class OrderList(generics.ListAPIView):

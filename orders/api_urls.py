@@ -5,6 +5,7 @@ from django.urls import path
 from orders import api
 
 urlpatterns = [
+    path("", api.ApiRoot.as_view(), name="api-root"),
     path("orders/", api.OrderList.as_view(), name="api-orders"),
     path("orders/<str:order_id>/", api.OrderDetail.as_view(), name="api-order"),
     path("orders/<str:order_id>/fulfillment-events/", api.FulfillmentEventCreate.as_view(), name="api-order-events"),

@@ -185,3 +185,7 @@ def test_failed_request_under_a_key_is_not_stored(erp, place_order):
 
 def test_staff_tokens_are_managed_in_the_admin(admin_client):
     assert admin_client.get("/admin/authtoken/tokenproxy/").status_code == 200
+
+
+def test_api_root_lists_orders_endpoint(erp):
+    assert erp.get("/api/v1/").json() == {"orders": "http://testserver/api/v1/orders/"}
