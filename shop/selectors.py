@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -101,14 +102,30 @@ def _validate(
         raise CatalogQueryError("page", _("A página deve ser um número inteiro a partir de 1."))
 
 
+def _fold(text: str | None) -> str:
+    """ "Café" → "cafe": strip accents and case so the SQLite fallback matches like unaccent() does."""
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def _sqlite_fold_search(qs: QuerySet[Product], query: str, sku_match: Exists) -> QuerySet[Product]:
+    # SQLite has no unaccent(); register ours on this connection (cheap, idempotent) before using it.
+    connection.ensure_connection()
+    connection.connection.create_function("shop_fold", 1, _fold, deterministic=True)
+    folded = _fold(query)
+    fields = {f"_fold_{name}": Func(F(name), function="shop_fold") for name in ("title", "brand", "description")}
+    match = Q()
+    for alias in fields:
+        match |= Q(**{f"{alias}__contains": folded})
+    return qs.alias(**fields).filter(match | sku_match)
+
+
 def _apply_search(qs: QuerySet[Product], query: str) -> tuple[QuerySet[Product], bool]:
     """Filter by the free-text query; returns the queryset and whether a `rank` annotation exists."""
     sku_match = Exists(Variant.objects.filter(product=OuterRef("pk"), active=True, sku__iexact=query))
     if connection.vendor != "postgresql":
-        # Simple fallback for the embedded SQLite database: substring match, no ranking.
-        return qs.filter(
-            Q(title__icontains=query) | Q(brand__icontains=query) | Q(description__icontains=query) | sku_match
-        ), False
+        # Simple fallback for the embedded SQLite database: accent- and case-folded substring match, no ranking.
+        return _sqlite_fold_search(qs, query, sku_match), False
     # Accents ignored on both sides ("cafe" finds "Café"); title weighs more than brand and description.
     vector = (
         SearchVector(Func(F("title"), function="unaccent"), weight="A", config="portuguese")

@@ -106,6 +106,14 @@ def test_product_search_matches_exact_sku(catalog: dict[str, Product]) -> None:
     assert [p.slug for p in product_search(query="caneca-azul-1").products] == ["caneca-azul"]
 
 
+def test_product_search_ignores_accents_and_case_on_every_backend(catalog: dict[str, Product]) -> None:
+    # Postgres uses unaccent + full-text search; the SQLite fallback folds accents and case itself.
+    assert [p.slug for p in product_search(query="CAFE").products] == ["cafe-torrado"]
+    assert [p.slug for p in product_search(query="ágata").products] == ["bule-agata"]
+    assert [p.slug for p in product_search(query="Agata").products] == ["bule-agata"]
+    assert product_search(query="chá").total == 0
+
+
 @pytest.mark.postgres
 def test_product_search_ignores_accents_and_plurals_on_postgres(catalog: dict[str, Product]) -> None:
     # "cafe" (no accent) finds "Café", "agata" finds "Ágata", plural "canecas" finds "Caneca"

@@ -71,7 +71,6 @@ def test_product_list_pagination_links_keep_filters(client: Client, demo: None) 
     assert 'href="?sort=title&amp;per_page=10&amp;page=2"' in html
 
 
-@pytest.mark.postgres
 def test_search_ignores_accents(client: Client, demo: None) -> None:
     # "cafe" without the accent finds every "Café … especial" product and nothing else
     html = _get(client, "/produtos/?q=cafe+especial&sort=title")
