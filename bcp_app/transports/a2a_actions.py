@@ -203,6 +203,13 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
     complete_body: dict[str, Any] = {}
     if PAYMENT_KEY in extra:
         complete_body["payment"] = extra[PAYMENT_KEY]
+    else:
+        # "finalizar compra" without a payment part: complete with the instrument already selected.
+        selected = [i for i in ops.writable_state(current).get("payment", {}).get("instruments", [])
+                    if i.get("selected", True)]
+        if not selected:
+            return Reply(text=reply_text("payment_needed", language), checkout=current)
+        complete_body["payment"] = {"instruments": selected[:1]}
     if SIGNALS_KEY in extra:
         complete_body["signals"] = extra[SIGNALS_KEY]
     if isinstance(extra.get("ap2"), dict):

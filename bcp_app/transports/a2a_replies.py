@@ -43,6 +43,12 @@ _TEXTS: dict[str, dict[str, str]] = {
         "pt-br": "Seu carrinho está vazio. Diga o que deseja comprar.",
         "en": "Your checkout is empty. Tell me what you would like to buy.",
     },
+    "payment_needed": {
+        "pt-br": "Para finalizar, escolha a forma de pagamento (por exemplo Pix) com update_checkout e "
+        "a2a.bcp.checkout.payment.",
+        "en": "To complete, choose the payment method (for example Pix) with update_checkout and "
+        "a2a.bcp.checkout.payment.",
+    },
     "added": {
         "pt-br": "Adicionei {quantity} × {title} ao carrinho.",
         "en": "Added {quantity} × {title} to your checkout.",

@@ -346,3 +346,23 @@ def test_update_address_shipping_choice_and_coupon_keep_the_rest_bcp_chk_06(serv
     assert discounted["result"]["message"]["parts"][0]["text"] == (
         "Carrinho atualizado. Pronto para finalizar. Total: R$ 90,72."
     )
+
+
+def test_finalizar_compra_uses_the_selected_pix_instrument(server: LiveServer, pixel: Any):
+    from payments.sandbox.services import PayOptions, pay
+
+    rpc(server.a2a_url, SEED_STRUCTURED)
+    before_payment = rpc(server.a2a_url, send_message([{"text": "finalizar compra"}], context_id=SEED_CONTEXT))
+    ready = checkout_of(rpc(server.a2a_url, send_message(
+        [data({"action": "update_checkout", "buyer": BUYER}),
+         data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})], context_id=SEED_CONTEXT)))
+    pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+
+    completed = rpc(server.a2a_url, send_message([{"text": "finalizar compra"}], context_id=SEED_CONTEXT))
+
+    assert before_payment["result"]["message"]["parts"][0]["text"].startswith("Para finalizar, escolha a forma")
+    assert checkout_of(before_payment)["status"] == "incomplete"
+    assert checkout_of(completed)["status"] == "completed"
+    assert completed["result"]["message"]["parts"][0]["text"].startswith(
+        "Pedido enviado para finalização. Pedido confirmado. Total: R$ 5.999,00. Acompanhe o pedido: "
+    )
