@@ -7,8 +7,7 @@ Pix charges live in `payments` (which orders may not import): the order shows it
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -21,20 +20,14 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from orders import admin_forms as forms
+from orders.admin_actions import ACTIONS, csv_rows, perform_action
 from orders.errors import OrderError
 from orders.labels import line_status_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
 from orders.money import format_brl
 from orders.selectors import order_search
 from orders.services import (
-    adjustment_mark_refund_result,
-    order_cancel,
-    order_email_resend,
     order_mark_delivered,
-    order_note_add,
-    order_refund,
-    order_ship,
 )
 
 
@@ -133,69 +126,6 @@ class TimelineInline(ReadOnlyInline):
     fields = ["created_at", "kind", "message", "actor", "internal"]
     readonly_fields = fields
     ordering = ["created_at", "id"]
-
-
-ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
-    # slug: (permission, title, form)
-    "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
-    "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
-    "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
-    "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
-    "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
-    "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
-    "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
-}
-
-
-def _perform(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
-    data = form.cleaned_data
-    if slug == "ship":
-        event = order_ship(
-            order_id=order.public_id,
-            tracking_number=data["tracking_number"],
-            carrier=data.get("carrier", ""),
-            tracking_url=data.get("tracking_url", ""),
-            description=data.get("description", ""),
-            lines=form.line_quantities(),
-            actor=actor,
-        )
-        return str(_("Envio registrado: %(code)s")) % {"code": event.tracking_number}
-    if slug == "deliver":
-        order_mark_delivered(
-            order_id=order.public_id, lines=form.line_quantities(), description=data.get("description", ""), actor=actor
-        )
-        return str(_("Entrega registrada."))
-    if slug == "refund":
-        adjustment = order_refund(order_id=order.public_id, amount=data["amount"], reason=data["reason"], actor=actor)
-        return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
-    if slug == "refund-result":
-        adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"])
-        return str(_("Resultado do reembolso registrado."))
-    if slug == "cancel":
-        order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
-        return str(_("Pedido cancelado."))
-    if slug == "note":
-        order_note_add(order_id=order.public_id, text=data["text"], actor=actor)
-        return str(_("Nota adicionada."))
-    order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
-    return str(_("E-mail reenviado."))
-
-
-def _csv_safe(value: object) -> str:
-    # Spreadsheet formula injection: a cell starting with = + - @ is prefixed with a quote.
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _decimal(cents: int) -> str:
-    # Exact integer arithmetic (no floats): 12345 → "123.45".
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
 
 
 @admin.register(Order)
@@ -349,7 +279,7 @@ class OrderAdmin(admin.ModelAdmin):
         form = form_class(request.POST or None, order=order)
         if request.method == "POST" and form.is_valid():
             try:
-                message = _perform(slug, order, form, request.user.get_username())
+                message = perform_action(slug, order, form, request.user.get_username())
             except OrderError as error:
                 form.add_service_error(error)
             else:
@@ -373,51 +303,8 @@ class OrderAdmin(admin.ModelAdmin):
         queryset = changelist.get_queryset(request).prefetch_related(
             Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id"))
         )
-        writer = csv.writer(_Echo())
-
-        def rows() -> Iterator[str]:
-            yield writer.writerow(
-                [
-                    "numero",
-                    "id",
-                    "data",
-                    "situacao",
-                    "pagamento",
-                    "comprador",
-                    "email",
-                    "telefone",
-                    "cpf_cnpj",
-                    "entrega",
-                    "total",
-                    "pago",
-                    "reembolsado",
-                    "rastreio",
-                ]
-            )
-            for order in queryset.iterator(chunk_size=500):
-                tracking = " ".join(e.tracking_number for e in order.fulfillment_events.all() if e.tracking_number)
-                yield writer.writerow(
-                    [
-                        _csv_safe(v)
-                        for v in [
-                            order.number,
-                            order.public_id,
-                            timezone.localtime(order.placed_at).strftime("%Y-%m-%d %H:%M"),
-                            order.status,
-                            order.payment_status,
-                            order.buyer_name,
-                            order.buyer_email,
-                            order.buyer_phone,
-                            order.buyer_tax_id,
-                            order.fulfillment_title or order.fulfillment_method,
-                            _decimal(order.total_amount),
-                            _decimal(order.paid_amount),
-                            _decimal(order.refunded_amount),
-                            tracking,
-                        ]
-                    ]
-                )
-
-        response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(
+            csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
+        )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
         return response
