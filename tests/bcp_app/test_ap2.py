@@ -15,7 +15,7 @@ import pytest
 from joserfc import jws
 from joserfc.errors import BadSignatureError
 
-from bcp_app import ap2
+from bcp_app import ap2, ap2_mandate
 from tests.bcp_app.test_a2a_helpers import b64url, build_checkout_mandate, disclosure, ec_key, public_jwk
 
 SHOP_KID = "loja-2026-07"
@@ -161,7 +161,7 @@ def parties(shop_key):
     return {"shop": shop_key, "platform": ec_key(), "holder": ec_key()}
 
 
-def verify(mandate: str, parties: dict, checkout: dict[str, Any], **overrides: Any) -> ap2.VerifiedMandate:
+def verify(mandate: str, parties: dict, checkout: dict[str, Any], **overrides: Any) -> ap2_mandate.VerifiedMandate:
     arguments: dict[str, Any] = {
         "platform_keys": [public_jwk(parties["platform"], PLATFORM_KID)],
         "shop_keys": [public_jwk(parties["shop"], SHOP_KID)],
@@ -169,7 +169,7 @@ def verify(mandate: str, parties: dict, checkout: dict[str, Any], **overrides: A
         "checkout": checkout,
         **overrides,
     }
-    return ap2.verify_checkout_mandate(mandate, **arguments)
+    return ap2_mandate.verify_checkout_mandate(mandate, **arguments)
 
 
 def mandate_for(signed: dict[str, Any], parties: dict, **kwargs: Any) -> str:
