@@ -97,7 +97,7 @@ class CategoryAdmin(admin.ModelAdmin):
 
 @admin.register(Product)
 class ProductAdmin(admin.ModelAdmin):
-    list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active", "updated_at")
+    list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active")
     list_filter = ("category", "active", ProductStockStateFilter)
     list_select_related = ("category",)
     search_fields = ("title", "slug", "brand", "variants__sku")
@@ -128,7 +128,9 @@ class ProductAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("preço"), ordering="min_price")
     def price_display(self, obj: Product) -> str:
-        return format_brl(obj.min_price) if obj.min_price is not None else "—"
+        if obj.min_price is None:
+            return "—"
+        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.min_price))
 
     @admin.display(description=_("estoque total"), ordering="stock_sum")
     def stock_total(self, obj: Product) -> int:
@@ -164,4 +166,4 @@ class VariantAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("preço"), ordering="price")
     def price_display(self, obj: Variant) -> str:
-        return format_brl(obj.price)
+        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.price))
