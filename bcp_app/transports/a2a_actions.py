@@ -38,6 +38,7 @@ from bcp_app.transports.a2a_wire import (
 OPERATION = "a2a_send_message"
 TERMINAL = frozenset({"completed", "canceled"})
 _CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_EXTRA_KEYS = frozenset({PAYMENT_KEY, SIGNALS_KEY, "ap2"})
 ACTIONS = frozenset({intents.ADD, intents.REMOVE, intents.UPDATE, intents.GET, intents.CANCEL, intents.COMPLETE})
 
 
@@ -108,6 +109,8 @@ def _parts(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str
         if isinstance(data, dict):
             if "action" in data and not action:
                 action = data
+                # Payment, signals or ap2 may ride in the intent's own part.
+                extra.update({key: value for key, value in data.items() if key in _EXTRA_KEYS})
             else:
                 extra.update(data)
         elif isinstance(part.get("text"), str):

@@ -366,3 +366,29 @@ def test_finalizar_compra_uses_the_selected_pix_instrument(server: LiveServer, p
     assert completed["result"]["message"]["parts"][0]["text"].startswith(
         "Pedido enviado para finalização. Pedido confirmado. Total: R$ 5.999,00. Acompanhe o pedido: "
     )
+
+
+def test_sdk_client_natural_language_add_and_pix_completion(server: LiveServer, shirts: Any):
+    from google.protobuf.json_format import MessageToDict
+
+    from bcp_app.transports.a2a_wire import intify
+    from payments.sandbox.services import PayOptions, pay
+
+    added = sdk_send(server.base_url, [{"text": "adicione 2 camisetas pretas M ao carrinho"}])
+    context_id = added.context_id
+    ready = intify(MessageToDict(sdk_send(server.base_url, [
+        data({"action": "update_checkout", "buyer": BUYER,
+              "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
+        context_id=context_id).parts[0].data))["a2a.bcp.checkout"]
+    pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+    completed = sdk_send(server.base_url, [data({"action": "complete_checkout"}),
+                                           data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
+                         context_id=context_id)
+
+    assert added.parts[0].text.startswith("Adicionei 2 × Camiseta Básica — Preta / M ao carrinho.")
+    assert ready["status"] == "ready_for_complete"
+    assert ready["totals"][-1] == {"type": "total", "amount": 9980}
+    checkout = intify(MessageToDict(completed.parts[0].data))["a2a.bcp.checkout"]
+    assert completed.context_id == context_id
+    assert checkout["status"] == "completed"
+    assert list(checkout["order"]) == ["id", "permalink_url"]
