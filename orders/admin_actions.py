@@ -13,6 +13,7 @@ from orders.models import Order
 from orders.money import format_brl
 from orders.services import (
     adjustment_mark_refund_result,
+    expectation_update,
     order_cancel,
     order_email_resend,
     order_mark_delivered,
@@ -25,6 +26,7 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # slug: (permission, title, form)
     "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
     "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
+    "expectation": ("orders.ship_order", _("Alterar previsão"), forms.ExpectationForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
@@ -54,6 +56,16 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     if slug == "refund":
         adjustment = order_refund(order_id=order.public_id, amount=data["amount"], reason=data["reason"], actor=actor)
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
+    if slug == "expectation":
+        when = data.get("fulfillable_on")
+        expectation_update(
+            order_id=order.public_id,
+            expectation_id=data["expectation"],
+            description=data.get("description", ""),
+            fulfillable_on=when.isoformat() if when else "now",
+            actor=actor,
+        )
+        return str(_("Previsão alterada."))
     if slug == "refund-result":
         adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"])
         return str(_("Resultado do reembolso registrado."))

@@ -123,3 +123,26 @@ class RefundResultForm(OrderActionForm):
         self.fields["adjustment"].choices = [
             (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in pending
         ]
+
+
+class ExpectationForm(OrderActionForm):
+    """Change what the buyer is promised: description and/or the date the items can ship (backorder)."""
+
+    expectation = forms.ChoiceField(label=_("Previsão"))
+    description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
+    fulfillable_on = forms.DateTimeField(
+        label=_("Disponível em"), required=False, help_text=_("Vazio: disponível agora.")
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        expectations = list(order.expectations.order_by("position", "id"))
+        self.fields["expectation"].choices = [
+            (e.public_id, f"{e.description or e.method_type} ({_items_text(e.line_items)})") for e in expectations
+        ]
+        if expectations:
+            self.fields["description"].initial = expectations[0].description
+
+
+def _items_text(line_items: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{item['quantity']}× {item['id']}" for item in line_items)

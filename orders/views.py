@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
 from django.shortcuts import render
@@ -24,6 +26,16 @@ def _language(request: HttpRequest, order_language: str) -> str:
     if cookie in SUPPORTED:
         return cookie
     return order_language if order_language in SUPPORTED else settings.LANGUAGE_CODE
+
+
+def _when(fulfillable_on: str) -> datetime | None:
+    """An expectation's future date ("now" or empty means no date to show)."""
+    if not fulfillable_on or fulfillable_on == "now":
+        return None
+    try:
+        return datetime.fromisoformat(fulfillable_on.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _private(response: HttpResponse) -> HttpResponse:
@@ -49,7 +61,11 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             "lines": lines,
             "totals": [{**entry, "label": total_label(entry)} for entry in order.totals],
             "expectations": [
-                {"expectation": exp, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items]}
+                {
+                    "expectation": exp,
+                    "when": _when(exp.fulfillable_on),
+                    "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items],
+                }
                 for exp in order.expectations.all()
             ],
             "events": [

@@ -200,3 +200,20 @@ def test_refund_result_page_records_a_manual_refund(admin_client, place_order):
     refund.refresh_from_db()
     order.refresh_from_db()
     assert (refund.status, order.refunded_amount, order.payment_status) == ("completed", 500, "partially_refunded")
+
+
+def test_change_expectation_date_and_description(admin_client, place_order):
+    order = place_order()
+    expectation = order.expectations.get()
+    response = admin_client.post(
+        _action(order, "expectation"),
+        {
+            "expectation": expectation.public_id,
+            "description": "Chega em 10 dias úteis",
+            "fulfillable_on": "2026-12-10 12:00",
+        },
+    )
+    assert response.status_code == 302
+    expectation.refresh_from_db()
+    # the admin works in America/Sao_Paulo: 12:00 local is 15:00 UTC
+    assert (expectation.description, expectation.fulfillable_on) == ("Chega em 10 dias úteis", "2026-12-10T15:00:00Z")

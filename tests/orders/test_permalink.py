@@ -95,3 +95,18 @@ def test_permalink_url_is_the_bcp_permalink(place_order, settings):
     settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
     order = place_order()
     assert order.permalink_url == f"https://loja.example.com.br/orders/{order.permalink_token}"
+
+
+def test_backordered_expectation_shows_its_date(client, place_order):
+    from orders.services import expectation_update
+
+    order = place_order()
+    expectation_update(
+        order_id=order.public_id,
+        expectation_id=order.expectations.get().public_id,
+        description="Sob encomenda",
+        fulfillable_on="2026-12-10T15:00:00Z",
+    )
+    html = client.get(_path(order)).content.decode()
+    assert "Sob encomenda" in html
+    assert "Previsão de envio: 10/12/2026" in html
