@@ -157,12 +157,16 @@ class ProductAdmin(admin.ModelAdmin):
 class VariantAdmin(admin.ModelAdmin):
     """All variants; with the "Estoque baixo" filter this is the low-stock list merchants restock from."""
 
-    list_display = ("sku", "product", "title", "price_display", "stock", "low_stock_threshold", "active")
+    list_display = ("sku", "product_title", "title", "price_display", "stock", "low_stock_threshold", "active")
     list_filter = (VariantStockStateFilter, "active", "product__category")
     list_select_related = ("product",)
     search_fields = ("sku", "title", "product__title")
     autocomplete_fields = ("product",)
     ordering = ("stock", "sku")
+
+    @admin.display(description=_("produto"), ordering="product__title")
+    def product_title(self, obj: Variant) -> str:
+        return obj.product.title
 
     @admin.display(description=_("preço"), ordering="price")
     def price_display(self, obj: Variant) -> str:
