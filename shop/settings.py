@@ -253,6 +253,8 @@ BCP_OUTBOUND_ALLOWLIST = env_list("BCP_OUTBOUND_ALLOWLIST", [])
 # PEM of the shop's ES256 signing key; development generates one under var/ when unset.
 BCP_SIGNING_KEY_FILE = env_str("BCP_SIGNING_KEY_FILE", str(VAR_DIR / "bcp_signing_key.pem"))
 BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
+# AP2 mandates extension (PIX.md §7): offered in /.well-known/bcp and the A2A Agent Card when true.
+BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
