@@ -1,0 +1,100 @@
+"""A real browser on the checkout: product page → cart → one-page checkout → Pix page that moves to the order
+by itself once the (sandbox) bank pays. Playwright drives Debian's chromium against the live server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from orders.models import Order
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_latest_for_reference
+from shop.models import Checkout
+from tests.shop.checkout_factories import make_location, make_shipping, make_variant
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason="chromium missing (install Debian's 'chromium')"),
+]
+
+
+def off_loop(function):
+    """Run ORM work outside Playwright's event loop (Django refuses sync DB calls inside one)."""
+
+    def run():
+        try:
+            return function()
+        finally:
+            connections.close_all()  # the worker thread's connection must not outlive the test database
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()
+
+
+def fill_contact_and_address(page) -> None:
+    page.fill("#id_email", "ana@example.com.br")
+    page.fill("#id_first_name", "Ana")
+    page.fill("#id_last_name", "Souza")
+    page.fill("#id_phone", "(11) 98765-4321")
+    page.fill("#id_cep", "01310-100")
+    page.fill("#id_street", "Rua das Flores")
+    page.fill("#id_number", "123")
+    page.fill("#id_city", "São Paulo")
+
+
+def test_buyer_pays_with_pix_and_the_page_moves_to_the_order(live_server, transactional_db, settings) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    # given a product, shipping methods and a pickup point (database work before the browser starts)
+    make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    make_location()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR")
+            # when the buyer adds 2 units from the product page
+            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
+            page.fill("#qty", "2")
+            page.click("[data-role=add-button]")
+            expect(page.get_by_test_id("cart-count")).to_have_text("2")
+            page.click("[data-testid=go-checkout]")
+            # and pays too early, the errors are next to the fields
+            page.click("[data-testid=pay-pix]")
+            expect(page.get_by_test_id("error-email")).to_have_text("Informe o e-mail.")
+            # when the pickup method is chosen, only its panel shows (JS), and back to delivery
+            page.check("input[name=method][value=pickup]")
+            expect(page.get_by_test_id("pickup-locations")).to_be_visible()
+            expect(page.get_by_test_id("shipping-options")).to_be_hidden()
+            page.check("input[name=method][value=shipping]")
+            # when the address is filled and the shipping is calculated
+            fill_contact_and_address(page)
+            page.click("[data-testid=calc-shipping]")
+            expect(page.locator("#id_uf")).to_have_value("SP")  # filled from the CEP table
+            page.check("input[name=shipping_option][value=sedex]")
+            page.click("[data-testid=pay-pix]")
+            # then the Pix page shows the QR code and the amount
+            expect(page).to_have_url(re.compile(r"/checkout/checkout_[0-9a-f]+/pix$"))
+            expect(page.get_by_test_id("pix-amount")).to_have_text("R$ 118,70")
+            expect(page.locator("[data-testid=pix-qr] svg")).to_be_visible()
+            checkout = off_loop(lambda: Checkout.objects.get(status="complete_in_progress"))
+            charge = off_loop(lambda: pix_charge_latest_for_reference(checkout.public_id))
+            expect(page.get_by_test_id("pix-brcode")).to_have_value(charge.br_code)
+            # when the bank pays (outside the page), the page polls and moves to the order by itself
+            off_loop(lambda: pay(txid=charge.txid, options=PayOptions()))
+            order = off_loop(lambda: Order.objects.get(checkout_id=checkout.public_id))
+            token = order.permalink_url.split("/orders/")[1]
+            expect(page).to_have_url(re.compile(re.escape(token) + "$"), timeout=20000)
+        finally:
+            browser.close()
+    assert Checkout.objects.get(pk=checkout.pk).status == "completed"
