@@ -1,0 +1,50 @@
+"""Admin for payments: every list and detail page renders; nothing can be added, edited or deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib import admin
+from django.test import Client
+from django.urls import reverse
+
+from payments.models import CardPayment, PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent
+from payments.services import card_payment_authorize, pix_charge_ensure
+from tests.payments.helpers import body, e2eid, item, post_signed
+
+pytestmark = pytest.mark.django_db
+MODELS = [PixCharge, PixPayment, PixWebhookEvent, PixRefund, CardPayment, PaymentEvent]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_changelist_and_detail_render_read_only(admin_client: Client, client: Client, model: Any) -> None:
+    # given one row of every kind
+    charge = pix_charge_ensure(reference="checkout_admin", amount=1000)
+    card_payment_authorize(reference="checkout_card", amount=500, handler_id="gpay", token="success_token")
+    post_signed(client, body(item(e2e=e2eid(), txid=charge.txid, valor="10.00")))
+    if model in (PixPayment, PixRefund):
+        from django.utils import timezone
+
+        from payments.refunds import refund_automatic
+
+        payment = PixPayment.objects.create(
+            end_to_end_id=e2eid(),
+            charge=charge,
+            txid=charge.txid,
+            amount=1000,
+            paid_at=timezone.now(),
+            outcome="refunded_late",
+        )
+        refund_automatic(payment=payment, reference="checkout_admin", reason="Pagamento recebido após expiração")
+    row = model.objects.first()
+    opts = model._meta
+    model_admin = admin.site._registry[model]
+    # when the back office opens the list and the row
+    listing = admin_client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
+    detail = admin_client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[row.pk]))
+    # then both render and money cannot be touched
+    assert (listing.status_code, detail.status_code) == (200, 200)
+    assert model_admin.has_add_permission(listing.wsgi_request) is False
+    assert model_admin.has_change_permission(detail.wsgi_request, row) is False
+    assert model_admin.has_delete_permission(detail.wsgi_request, row) is False
