@@ -22,7 +22,9 @@ from shop.checkout_types import (
     STATUS_REQUIRES_ESCALATION,
     BuyerInput,
     CheckoutInput,
+    CheckoutInputError,
     CheckoutMessage,
+    bounded,
 )
 from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
 from shop.models import Checkout, CheckoutLine, ProductImage, Variant, new_line_id
@@ -30,15 +32,6 @@ from shop.shipping import shipping_config_load
 
 MAX_LINES = 100
 MAX_LINE_QUANTITY = 999
-
-
-class CheckoutInputError(ValueError):
-    """Structurally invalid input (a protocol error for BCP: `invalid_request`); nothing changes."""
-
-    def __init__(self, path: str, content: str) -> None:
-        super().__init__(f"{path}: {content}")
-        self.path = path
-        self.content = content
 
 
 def _err(code: str, content: str, path: str) -> CheckoutMessage:
@@ -98,7 +91,7 @@ def _plan_lines(
     for index, line in enumerate(data.lines):
         if not isinstance(line.quantity, int) or line.quantity < 1:
             raise CheckoutInputError(f"$.line_items[{index}].quantity", "A quantidade deve ser um inteiro ≥ 1.")
-        if not line.sku.strip():
+        if not bounded(line.sku, 64, f"$.line_items[{index}].item.id"):
             raise CheckoutInputError(f"$.line_items[{index}].item.id", "Informe o id do item.")
         if line.line_id and is_update:
             if line.line_id in seen_ids:
@@ -173,13 +166,15 @@ def _plan_lines(
 def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMessage]]:
     given = buyer is not None
     buyer = buyer or BuyerInput()
+    tax_digits = digits_only(bounded(buyer.tax_id, 20, "$.buyer.tax_id"))
     fields: dict[str, object] = {
         "buyer_given": given,
-        "buyer_first_name": buyer.first_name.strip()[:100],
-        "buyer_last_name": buyer.last_name.strip()[:100],
-        "buyer_email": buyer.email.strip()[:254],
-        "buyer_phone": phone_normalize(buyer.phone_number)[:20],
-        "buyer_tax_id": digits_only(buyer.tax_id)[:14] if buyer.tax_id.strip() else "",
+        "buyer_first_name": bounded(buyer.first_name, 100, "$.buyer.first_name"),
+        "buyer_last_name": bounded(buyer.last_name, 100, "$.buyer.last_name"),
+        "buyer_email": bounded(buyer.email, 254, "$.buyer.email"),
+        "buyer_phone": phone_normalize(bounded(buyer.phone_number, 20, "$.buyer.phone_number")),
+        # Too many digits is invalid, never truncated into a valid-looking number.
+        "buyer_tax_id": tax_digits if len(tax_digits) <= 14 else "",
     }
     messages: list[CheckoutMessage] = []
     if not fields["buyer_email"]:
@@ -194,7 +189,7 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
         messages.append(
             _err("field_invalid", "Telefone inválido: use o formato +5511987654321.", "$.buyer.phone_number")
         )
-    if buyer.tax_id.strip() and not tax_id_valid(str(fields["buyer_tax_id"])):
+    if buyer.tax_id.strip() and not tax_id_valid(tax_digits):
         messages.append(_err("field_invalid", "CPF/CNPJ inválido.", "$.buyer.tax_id"))
     return fields, messages
 
@@ -217,6 +212,10 @@ def evaluate(
     buyer_fields, buyer_messages = _buyer(data.buyer)
     subtotal = sum(line.amount for line in planned)
     codes = tuple(data.discount_codes) if data.discount_codes is not None else ()
+    if len(codes) > 20:
+        raise CheckoutInputError("$.discounts.codes", "No máximo 20 cupons.")
+    for index, code in enumerate(codes):
+        bounded(code, 40, f"$.discounts.codes[{index}]")
     loaded = coupons_load(
         codes, email=str(buyer_fields["buyer_email"]), exclude_checkout_pk=checkout.pk if checkout else None
     )

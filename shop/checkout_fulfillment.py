@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shop.cep import UFS, cep_digits, cep_format, cep_uf
-from shop.checkout_types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView
+from shop.checkout_types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView, bounded
 from shop.models import Checkout, PickupLocation, new_destination_id
 from shop.shipping import ShippingConfig, pickup_options, shipping_options
 
@@ -104,27 +104,33 @@ def _option_dict(option: OptionView) -> dict[str, object]:
 
 
 def _address_fields(address: AddressInput, *, destination_id: str, buyer_first: str, buyer_last: str) -> dict[str, str]:
-    street, number = address.street.strip(), address.number.strip()
+    def b(value: str, limit: int, member: str) -> str:
+        return bounded(value, limit, f"{DEST0}.{member}")
+
+    street, number = b(address.street, 200, "street_address"), b(address.number, 20, "street_address")
     if not street and not number and address.street_address:
-        street, number = split_street_address(address.street_address)
-    complement, neighborhood = address.complement.strip(), address.neighborhood.strip()
+        street, number = split_street_address(b(address.street_address, 222, "street_address"))
+        street, number = b(street, 200, "street_address"), b(number, 20, "street_address")
+    complement = b(address.complement, 100, "extended_address")
+    neighborhood = b(address.neighborhood, 100, "extended_address")
     if not complement and not neighborhood and address.extended_address:
-        complement, neighborhood = split_extended_address(address.extended_address)
-    raw_cep = address.postal_code.strip()
+        complement, neighborhood = split_extended_address(b(address.extended_address, 203, "extended_address"))
+        complement, neighborhood = b(complement, 100, "extended_address"), b(neighborhood, 100, "extended_address")
+    raw_cep = b(address.postal_code, 12, "postal_code")
     digits = cep_digits(raw_cep)
     return {
         "ship_destination_id": destination_id,
-        "ship_first_name": address.first_name.strip() or buyer_first,
-        "ship_last_name": address.last_name.strip() or buyer_last,
-        "ship_phone": address.phone_number.strip(),
+        "ship_first_name": b(address.first_name, 100, "first_name") or buyer_first,
+        "ship_last_name": b(address.last_name, 100, "last_name") or buyer_last,
+        "ship_phone": b(address.phone_number, 20, "phone_number"),
         "ship_cep": cep_format(digits) if digits else raw_cep[:9],
-        "ship_uf": address.address_region.strip().upper()[:2],
-        "ship_city": address.address_locality.strip(),
+        "ship_uf": b(address.address_region, 30, "address_region").upper()[:2],
+        "ship_city": b(address.address_locality, 100, "address_locality"),
         "ship_street": street,
         "ship_number": number,
         "ship_complement": complement,
         "ship_neighborhood": neighborhood,
-        "ship_country": (address.address_country or "BR").strip().upper()[:2],
+        "ship_country": b(address.address_country or "BR", 2, "address_country").upper(),
     }
 
 

@@ -45,6 +45,23 @@ MethodType = Literal["shipping", "pickup"]
 # --- inputs ----------------------------------------------------------------------------------------
 
 
+class CheckoutInputError(ValueError):
+    """Structurally invalid input (a protocol error for BCP: `invalid_request`); nothing changes."""
+
+    def __init__(self, path: str, content: str) -> None:
+        super().__init__(f"{path}: {content}")
+        self.path = path
+        self.content = content
+
+
+def bounded(value: str, limit: int, path: str) -> str:
+    """`value` stripped; CheckoutInputError naming `path` when longer than the column holding it."""
+    value = (value or "").strip()
+    if len(value) > limit:
+        raise CheckoutInputError(path, f"No máximo {limit} caracteres.")
+    return value
+
+
 @dataclass(frozen=True)
 class LineInput:
     """One `line_items[]` entry: `item.id` (= variant SKU), `quantity`, and on update the line `id`."""

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from shop.checkout_selectors import checkout_view
-from shop.checkout_types import BuyerInput, CheckoutInput, LineInput
+from shop.checkout_types import AddressInput, BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CheckoutEvent, CheckoutLine, Variant
 from shop.services import (
     CheckoutCreateImpossible,
@@ -341,3 +341,31 @@ def test_checkout_view_has_a_fixed_query_count(django_assert_num_queries):
     with django_assert_num_queries(2):  # checkout + lines; nothing else for a non-Pix checkout
         view = checkout_view(checkout_by_public_id(created.checkout.public_id))
     assert len(view.lines) == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        (CheckoutInput(lines=(LineInput("X" * 65, 1),)), "$.line_items[0].item.id"),
+        (CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=BuyerInput(email="a" * 255)), "$.buyer.email"),
+        (
+            CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), fulfillment=shipping(AddressInput(street="R" * 201))),
+            "$.fulfillment.methods[0].destinations[0].street_address",
+        ),
+        (CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), discount_codes=("C" * 41,)), "$.discounts.codes[0]"),
+    ],
+)
+def test_overlong_values_are_input_errors_never_500(data, path):
+    make_variant()
+    make_shipping()
+    with pytest.raises(CheckoutInputError) as caught:
+        checkout_create(data=data)
+    assert caught.value.path == path
+    assert Checkout.objects.count() == 0
+
+
+def test_tax_id_with_too_many_digits_is_invalid_not_truncated():
+    make_variant()
+    buyer = BuyerInput(first_name="A", last_name="B", email="a@example.com", tax_id="11222333000181999")
+    result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=buyer))
+    assert ("error", "field_invalid", "$.buyer.tax_id") in triples(result.messages)
