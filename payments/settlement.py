@@ -244,6 +244,25 @@ def pix_charges_reconcile(*, now: datetime | None = None, min_age_seconds: int =
     return settled
 
 
+def pix_received_reconcile(*, start: datetime, end: datetime) -> int:
+    """`GET /pix?inicio&fim`: settle (or refund) every received Pix we never recorded; returns how many.
+
+    Covers what the per-charge poll cannot see: a lost webhook for a charge that is no longer active
+    (paid after revocation/expiry), so that no money is kept without an order.
+    """
+    known = set(
+        PixPayment.objects.filter(paid_at__gte=start - timedelta(days=1)).values_list("end_to_end_id", flat=True)
+    )
+    handled = 0
+    for payment in get_psp().list_received(start, end):
+        if payment.end_to_end_id in known:
+            continue
+        if pix_payment_settle(payment=payment, source="poll") != "duplicate":
+            handled += 1
+        refunds_apply_from_psp(e2eid=payment.end_to_end_id, refunds=payment.refunds)
+    return handled
+
+
 def pix_charges_expire_due(*, now: datetime | None = None, limit: int = 200) -> int:
     """Expire active charges past `expires_at + grace` after a last look at the PSP; returns how many."""
     now = now or timezone.now()

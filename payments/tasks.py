@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
+from django.utils import timezone
 
 from payments import settlement
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable, get_psp
@@ -20,6 +22,7 @@ __all__ = [
     "poll_pix_refund",
     "process_pix_webhook",
     "reconcile_pix_charges",
+    "reconcile_received_pix",
     "revoke_pix_charge_at_psp",
 ]
 
@@ -43,6 +46,13 @@ def process_pix_webhook(event_id: int) -> str:
 @shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)
 def reconcile_pix_charges() -> int:
     return settlement.pix_charges_reconcile()
+
+
+@shared_task(name="payments.tasks.reconcile_received_pix", acks_late=True)
+def reconcile_received_pix(hours: int = 3) -> int:
+    """Hourly: every Pix the PSP received in the last `hours` is known to us (lost webhooks of non-active charges)."""
+    end = timezone.now()
+    return settlement.pix_received_reconcile(start=end - timedelta(hours=hours), end=end)
 
 
 @shared_task(name="payments.tasks.expire_pix_charges", acks_late=True)

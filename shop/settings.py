@@ -202,6 +202,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-checkouts": {"task": "shop.tasks.expire_checkouts", "schedule": timedelta(minutes=1)},
     "reconcile-pix-charges": {"task": "payments.tasks.reconcile_pix_charges", "schedule": timedelta(minutes=1)},
     "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
+    "reconcile-received-pix": {"task": "payments.tasks.reconcile_received_pix", "schedule": crontab(minute=41)},
     "purge-idempotency-records": {
         "task": "bcp_app.tasks.purge_idempotency_records",
         "schedule": crontab(minute=17),
@@ -257,6 +258,8 @@ BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
+# MCP tool calls per caller (API key, else client IP) per minute; 0 disables. Counted in the Django cache.
+BCP_MCP_RATE_LIMIT = env_int("BCP_MCP_RATE_LIMIT", 300, minimum=0)
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",

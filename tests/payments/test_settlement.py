@@ -297,3 +297,25 @@ def test_expire_task_settles_a_last_moment_payment_instead(
     assert expired == 0
     assert PixCharge.objects.get().status == "paid"
     assert len(settled.calls) == 1
+
+
+def test_lost_webhook_of_a_revoked_charge_is_found_by_the_received_list(
+    settled: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from payments.settlement import pix_received_reconcile
+    from payments.tasks import reconcile_received_pix
+
+    # given a revoked charge paid anyway (the PATCH had not reached the PSP) and a lost webhook
+    charge = pix_charge_ensure(reference="checkout_hidden", amount=777)
+    pix_charge_revoke_for_reference(reference="checkout_hidden")
+    sandbox.pay(txid=charge.txid, options=sandbox.PayOptions(deliver="none"))
+    # when the per-charge poll runs (it only looks at active charges) and then the hourly list of received Pix
+    with django_capture_on_commit_callbacks(execute=True):
+        polled = pix_charges_reconcile(min_age_seconds=0)
+        found = reconcile_received_pix.apply().get()
+        again = pix_received_reconcile(start=timezone.now() - timedelta(hours=3), end=timezone.now())
+    # then the Pix is found once and refunded, never settled
+    assert (polled, found, again) == (0, 1, 0)
+    assert PixPayment.objects.get().outcome == "refunded_late"
+    assert PixRefund.objects.get().status == "completed"
+    assert settled.calls == []
