@@ -183,6 +183,10 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
                 path="$.totals",
             )
             return CheckoutResult(checkout=reload(checkout_id), messages=[*messages, changed])
+        if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
+            # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
+            outside = _err("payment_failed", "O Pix não está disponível para este valor.", INSTRUMENT_PATH)
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
         lines = _lines(checkout)
         blocking = _reserve(checkout, lines, ev)
         if blocking:

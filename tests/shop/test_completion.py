@@ -244,3 +244,13 @@ def test_stock_return_signal_restocks_variants():
     make_variant(stock=3)
     stock_return_requested.send(sender=Order, order_id="order_x", items=[("SKU-CAFE-500G", 2), ("UNKNOWN", 1)])
     assert stock() == 5
+
+
+def test_pix_outside_its_amount_window_is_payment_failed(settings):
+    settings.PIX_MAX_AMOUNT = 10000
+    checkout = ready_checkout()  # total 10470
+    result = complete(checkout, PIX)
+    assert result.checkout.status == "ready_for_complete"
+    assert (result.messages[-1].code, result.messages[-1].path) == ("payment_failed", "$.payment.instruments[0]")
+    assert pix_charge_latest_for_reference(checkout.public_id) is None
+    assert stock() == 10
