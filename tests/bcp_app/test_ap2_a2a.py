@@ -188,3 +188,14 @@ def test_mandate_for_an_earlier_checkout_state_is_scope_mismatch(ap2_server: Liv
 
     assert refused["status"] == "ready_for_complete"
     assert refused["messages"][-1]["code"] == "mandate_scope_mismatch"
+
+
+def test_agent_card_and_profile_advertise_ap2_when_enabled(ap2_server: LiveServer):
+    card = httpx.get(f"{ap2_server.base_url}/.well-known/agent-card.json", timeout=10).json()
+    profile = httpx.get(f"{ap2_server.base_url}/.well-known/bcp", timeout=10).json()
+
+    capabilities = card["capabilities"]["extensions"][0]["params"]["capabilities"]
+    assert capabilities["br.dev.bcp.shopping.ap2_mandate"] == [
+        {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.checkout"}
+    ]
+    assert "br.dev.bcp.shopping.ap2_mandate" in profile["ucp"]["capabilities"]
