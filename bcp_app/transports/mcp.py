@@ -98,6 +98,7 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
         headers={key.lower(): value for key, value in request.headers.items()},
         body=body,
         protocol_version=ctx.protocol_version,
+        client=request.client.host if request.client else "",
     )
 
 

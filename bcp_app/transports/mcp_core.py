@@ -10,14 +10,18 @@ with `data{code, content}`; any other exception becomes a bare -32603 (no intern
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.cache import cache
 from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
@@ -40,6 +44,7 @@ class CallInfo:
     headers: Mapping[str, str] = field(default_factory=dict)  # lower-case names
     body: bytes = b""
     protocol_version: str = ""
+    client: str = ""  # client IP over HTTP
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,8 @@ class McpTool:
     output_schema: dict[str, Any] | None
     run: Callable[[CallInfo], ToolOutcome]
     read_only: bool = False
+    # Typed tools answer a rate limit in the seed's envelope; BCP tools raise the §5.4 protocol error.
+    on_rate_limited: Callable[[int], ToolOutcome] | None = None
 
     def as_tool(self) -> types.Tool:
         return types.Tool(
@@ -101,9 +108,37 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def rate_limit_retry_after(call: CallInfo) -> int | None:
+    """Seconds to wait when the caller spent this minute's `BCP_MCP_RATE_LIMIT` calls; None otherwise.
+
+    A fixed one-minute window in the Django cache (Redis in production), keyed by a hash of the
+    credential or, for anonymous callers, the client IP. Stdio has a single local caller: no limit.
+    """
+    limit = getattr(settings, "BCP_MCP_RATE_LIMIT", 0)
+    if not limit or call.transport != "http":
+        return None
+    credential = call.headers.get("authorization") or call.headers.get("x-api-key")
+    who = "key:" + hashlib.sha256(credential.encode()).hexdigest()[:32] if credential else f"ip:{call.client}"
+    now = time.time()
+    key = f"bcp:mcp:rl:{who}:{int(now // 60)}"
+    cache.add(key, 0, timeout=61)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr: this call opens the window
+        cache.set(key, 1, timeout=61)
+        count = 1
+    return max(1, 60 - int(now % 60)) if count > limit else None
+
+
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
     close_old_connections()
     try:
+        retry_after = rate_limit_retry_after(call)
+        if retry_after is not None:
+            if tool.on_rate_limited is not None:
+                return tool.on_rate_limited(retry_after)
+            message = "Muitas chamadas; tente novamente em instantes."
+            raise ProtocolError("rate_limited", message, retry_after=retry_after)
         return tool.run(call)
     finally:
         # The request's executor thread ends with the request: hand its connection back now.

@@ -28,6 +28,12 @@ def invalid_params(content: str, fields: dict[str, str]) -> MCPError:
     })
 
 
+def _rate_limited(retry_after: int) -> ToolOutcome:
+    envelope = error_result("rate_limited", "Muitas chamadas; tente novamente depois do intervalo indicado.",
+                            retry_after_seconds=retry_after)
+    return ToolOutcome(structured=envelope.model_dump(mode="json", exclude_none=True))
+
+
 def _runner(
     tool: TypedTool, resolve_caller: Callable[[CallInfo], Caller], validate_output: Callable[[dict], None]
 ) -> Callable[[CallInfo], ToolOutcome]:
@@ -68,6 +74,7 @@ def typed_tools(resolve_caller: Callable[[CallInfo], Caller]) -> list[McpTool]:
                 output_schema=output,
                 run=_runner(tool, resolve_caller, output_validator(tool.name, output)),
                 read_only=not tool.mutates,
+                on_rate_limited=_rate_limited,
             )
         )
     return tools

@@ -229,3 +229,30 @@ def test_concurrent_calls_leak_no_database_connections(live_mcp, transactional_d
         (open_connections,) = cursor.fetchone()
     assert statuses == [200] * 40
     assert open_connections <= settings.DATABASES["default"]["OPTIONS"]["pool"]["max_size"]
+
+
+def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
+    live_mcp, transactional_db, settings  # noqa: F811
+) -> None:
+    # given a limit of 2 calls per minute for a caller identified by its (fresh) API key
+    from bcp_app.platforms import platform_create
+
+    settings.BCP_MCP_RATE_LIMIT = 2
+    headers = {"authorization": f"Bearer {platform_create(name='Apressada').api_key}"}
+    typed = tools_call("catalogue.list", {"query": "café"})
+    bcp = tools_call("get_order", {"meta": {"ucp-agent": {"profile": "https://agente.example/p"}}, "id": "order_x"})
+    # when a third and a fourth call arrive within the minute
+    first = raw_post(live_mcp.mcp_url, typed, headers=headers)
+    raw_post(live_mcp.mcp_url, typed, headers=headers)
+    limited_typed = raw_post(live_mcp.mcp_url, typed, headers=headers)
+    limited_bcp = raw_post(live_mcp.mcp_url, bcp, headers=headers)
+    # then typed tools answer the seed's envelope, BCP tools the §5.4 protocol error with Retry-After
+    assert first.json()["result"]["structuredContent"]["status"] == "ok"
+    envelope = limited_typed.json()["result"]["structuredContent"]
+    assert envelope["status"] == "error"
+    assert envelope["error"]["code"] == "rate_limited"
+    assert 1 <= envelope["error"]["retry_after_seconds"] <= 60
+    assert limited_bcp.status_code == 429
+    assert limited_bcp.json()["error"]["code"] == -32000
+    assert limited_bcp.json()["error"]["data"]["code"] == "rate_limited"
+    assert limited_bcp.headers["retry-after"] == str(limited_bcp.json()["error"]["data"]["retry_after"])
