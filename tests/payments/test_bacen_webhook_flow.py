@@ -142,3 +142,20 @@ def test_sandbox_delivers_over_http_with_a_valid_signature(settings: Any) -> Non
     assert raw == body.encode()
     assert headers["Content-Type"] == "application/json"
     assert webhook_auth.verify(headers["BCP-Sandbox-Signature"], raw, secrets=["sandbox-secret"]) > 0
+
+
+def test_register_webhook_command_puts_our_url_at_the_psp(bacen: FakeBacenServer, settings: Any) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
+    out = StringIO()
+
+    call_command("pix_register_webhook", stdout=out)
+
+    assert bacen.state.webhooks == {settings.PIX_KEY: "https://loja.example.com.br/payments/pix/webhook"}
+    assert (
+        out.getvalue().strip()
+        == f"webhook for key {settings.PIX_KEY}: https://loja.example.com.br/payments/pix/webhook"
+    )
