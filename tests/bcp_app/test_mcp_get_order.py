@@ -161,3 +161,20 @@ def test_get_order_without_ucp_agent_answers_http_400_on_the_wire_bcp_err_04(liv
     assert response.json()["error"]["code"] == -32001
     assert response.json()["error"]["data"]["code"] == "invalid_profile_url"
     assert response.json()["id"] == 1
+
+
+def test_get_order_on_the_wire_matches_the_seed_envelope(live_mcp, agent) -> None:  # noqa: F811
+    # given
+    order = place_seed_order(agent.platform_id)
+    # when the seed's request is POSTed verbatim (JSON-RPC id 1, tools/call get_order)
+    response = raw_post(live_mcp.mcp_url, tools_call("get_order", {"meta": agent.meta(), "id": order.public_id}),
+                        headers=agent.headers)
+    # then the JSON-RPC response carries result.structuredContent and one text content block with its JSON
+    message = response.json()
+    assert response.status_code == 200
+    assert (message["jsonrpc"], message["id"]) == ("2.0", 1)
+    result = message["result"]
+    assert result["structuredContent"]["id"] == order.public_id
+    assert result["content"] == [{"type": "text", "text": result["content"][0]["text"]}]
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert result.get("isError", False) is False
