@@ -169,20 +169,25 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
             signals={**state.signals, **data.signals},
         )
         ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
-        previous_total = checkout.total_amount
+        previous_total, previous_instrument = checkout.total_amount, checkout.payment_instrument
         status, messages = with_status(ev, ev.rejections)
         checkout.status = status
         apply(checkout, ev, messages, existing)
         if status != STATUS_READY or ev.total_amount != previous_total:
-            # Something changed since the platform last looked (stock, prices, coupon): no payment.
+            # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
+            # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
             event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
+            sync_pix(checkout, previous_instrument=previous_instrument)
+            pix = chosen.type == "pix" and checkout.status == STATUS_READY
             changed = CheckoutMessage(
                 type="warning",
-                code="checkout_changed",
-                content="O checkout mudou; revise o total antes de concluir.",
-                path="$.totals",
+                code="pix_charge_replaced" if pix else "checkout_changed",
+                content="O total mudou; um novo Pix foi gerado, confira antes de concluir."
+                if pix
+                else "O checkout mudou; revise o total antes de concluir.",
+                path=INSTRUMENT_PATH if pix else "$.totals",
             )
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*messages, changed])
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
         if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
             # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
             outside = _err("payment_failed", "O Pix não está disponível para este valor.", INSTRUMENT_PATH)

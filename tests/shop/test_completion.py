@@ -254,3 +254,17 @@ def test_pix_outside_its_amount_window_is_payment_failed(settings):
     assert (result.messages[-1].code, result.messages[-1].path) == ("payment_failed", "$.payment.instruments[0]")
     assert pix_charge_latest_for_reference(checkout.public_id) is None
     assert stock() == 10
+
+
+def test_price_change_before_complete_replaces_the_charge_pix_3_step_4():
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    old = pix_charge_active_for_reference(checkout.public_id)
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=5000)
+    result = complete(checkout, PIX)
+    assert result.checkout.status == "ready_for_complete"
+    assert (result.messages[-1].code, result.messages[-1].path) == ("pix_charge_replaced", "$.payment.instruments[0]")
+    new = pix_charge_active_for_reference(checkout.public_id)
+    assert (new.amount, new.txid != old.txid) == (2 * 5000 + 1890, True)
+    assert stock() == 10
+    # the platform completes again with the new total shown
+    assert complete(checkout, PIX).checkout.status == "complete_in_progress"
