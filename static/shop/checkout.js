@@ -42,7 +42,8 @@
       .then(function (r) { return r.json(); })
       .then(function (data) {
         if (data.status === "completed" && data.order_url) { window.location.href = data.order_url; return; }
-        if (data.status === "canceled") { window.location.reload(); return; }
+        // Expired, canceled or moved back to the form: the server-side page knows where to go.
+        if (data.status && data.status !== "complete_in_progress") { window.location.reload(); return; }
         delay = Math.min(delay * 1.3, 10000);
         setTimeout(poll, delay);
       })
