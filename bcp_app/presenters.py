@@ -7,6 +7,7 @@ handlers appear); every business decision was already taken by the checkout engi
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -154,17 +155,22 @@ def discounts(view: CheckoutView) -> dict[str, Any]:
     return {"codes": list(view.discount_codes), "applied": applied}
 
 
-def pix_charge(charge: Any) -> dict[str, Any]:
+@lru_cache(maxsize=512)
+def qr_png_data_uri(br_code: str) -> str:
+    """PNG of the BR Code (PIX.md §2.3). Pure function of the string, so memoized: encoding costs ~0.1 s."""
     import segno
 
-    qr = segno.make(charge.br_code, error="m")
+    return segno.make(br_code, error="m").png_data_uri(scale=4, border=2)
+
+
+def pix_charge(charge: Any) -> dict[str, Any]:
     return {
         "txid": charge.txid,
         "status": PIX_STATUS.get(charge.status, charge.status),
         "amount": charge.amount,
         "currency": "BRL",
         "br_code": charge.br_code,
-        "qr_code": {"media_type": "image/png", "data_uri": qr.png_data_uri(scale=4, border=2)},
+        "qr_code": {"media_type": "image/png", "data_uri": qr_png_data_uri(charge.br_code)},
         "created_at": rfc3339(charge.created_at),
         "expires_at": rfc3339(charge.expires_at),
         "paid_at": rfc3339(getattr(charge, "paid_at", None)),
