@@ -169,6 +169,8 @@ def pix_payment_settle(*, payment: PSPPayment, source: str) -> str:
                 charge.status = PixCharge.Status.REVOKED
                 charge.status_reason = "amount_mismatch"
                 charge.save(update_fields=["status", "status_reason", "updated_at"])
+                reference = charge.reference
+                record_event(reference=reference, kind="charge_revoked", txid=charge.txid, reason="amount_mismatch")
             return _record_refund(row, Outcome.REFUNDED_MISMATCH, reference=charge.reference, charge=charge)
         late = _lateness(charge, payment)
         if late is not None:

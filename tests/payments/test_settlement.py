@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from payments.models import PixCharge, PixPayment, PixRefund, PixWebhookEvent, SandboxCob
+from payments.models import PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent, SandboxCob
 from payments.sandbox import services as sandbox
 from payments.services import pix_charge_ensure, pix_charge_revoke_for_reference
 from payments.settlement import pix_charges_expire_due, pix_charges_reconcile
@@ -114,6 +114,7 @@ def test_wrong_amount_is_refunded_once_and_the_charge_is_revoked(
     assert PixPayment.objects.get().outcome == "refunded_amount_mismatch"
     assert (refund.amount, refund.status) == (5001, "completed")
     assert (charge.status, charge.status_reason) == ("revoked", "amount_mismatch")
+    assert PaymentEvent.objects.filter(kind="charge_revoked", detail__reason="amount_mismatch").count() == 1
     # the checkout can get a fresh charge for the same total
     assert pix_charge_ensure(reference="checkout_wrong", amount=5000).txid != charge.txid
 
