@@ -254,6 +254,13 @@ BCP_OUTBOUND_ALLOWLIST = env_list("BCP_OUTBOUND_ALLOWLIST", [])
 # PEM of the shop's ES256 signing key; development generates one under var/ when unset.
 BCP_SIGNING_KEY_FILE = env_str("BCP_SIGNING_KEY_FILE", str(VAR_DIR / "bcp_signing_key.pem"))
 BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
+# Refuse unsigned agent requests unless they carry an API key (RFC 9421 signatures are otherwise optional).
+BCP_REQUIRE_SIGNATURES = env_bool("BCP_REQUIRE_SIGNATURES", default=False)
+# Upper bound of cached platform profiles (Postgres rows); the oldest go first.
+BCP_PROFILE_CACHE_MAX = env_int("BCP_PROFILE_CACHE_MAX", 10_000, minimum=10)
+# The card handler advertised next to Pix (Google Pay style, seed 004) and the id instruments reference.
+BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
+BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 # AP2 mandates extension (PIX.md §7): offered in /.well-known/bcp and the A2A Agent Card when true.
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
