@@ -75,6 +75,8 @@ def build_server(tools: list[McpTool] | None = None, *, stdio_headers: dict[str,
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        # Lets the 2026-07-28 transport check Mcp-Param-* headers without re-running tools/list per call.
+        get_tool_input_schema=lambda name: registry[name].input_schema if name in registry else None,
     )
 
 
