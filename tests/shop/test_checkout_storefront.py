@@ -256,3 +256,29 @@ def test_unknown_and_closed_checkouts(client, shop_ready):
 def test_policy_pages(client):
     assert "Termos de uso" in client.get("/termos").content.decode()
     assert "LGPD" in client.get("/privacidade").content.decode()
+
+
+def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payments.models import PixCharge
+    from shop.services import checkout_expire_due
+
+    checkout_id = start_checkout(client)
+    form = {**CONTACT, **ADDRESS, "shipping_option": "pac"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    PixCharge.objects.filter(reference=checkout_id).update(expires_at=timezone.now() - timedelta(minutes=10))
+    page = client.get(f"/checkout/{checkout_id}/pix").content.decode()
+    assert "Este Pix expirou sem pagamento." in page and 'data-testid="pix-qr"' not in page
+    assert checkout_expire_due() == 1
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "incomplete", "order_url": ""}
+    assert client.get(f"/checkout/{checkout_id}/pix")["Location"] == f"/checkout/{checkout_id}"
+    html = client.get(f"/checkout/{checkout_id}").content.decode()
+    assert "O Pix expirou sem pagamento; escolha o Pix de novo." in html
+    # paying again issues a fresh charge
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    assert response["Location"] == f"/checkout/{checkout_id}/pix"
+    assert PixCharge.objects.filter(reference=checkout_id, status="active").count() == 1
