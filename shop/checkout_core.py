@@ -77,6 +77,18 @@ def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, obj
 
 
 def lock(checkout_id: str) -> Checkout:
+    """Row-lock the checkout; its active Pix charge is locked first.
+
+    Settlement locks the charge and then (through charge_settled) the checkout; taking them in the same
+    order here keeps a payment arriving during update/complete from deadlocking with it.
+    """
+    from payments.models import PixCharge
+
+    list(PixCharge.objects.select_for_update().filter(reference=checkout_id, status="active").only("pk"))
+    return _lock_checkout(checkout_id)
+
+
+def _lock_checkout(checkout_id: str) -> Checkout:
     try:
         return Checkout.objects.select_for_update().get(public_id=checkout_id)
     except Checkout.DoesNotExist as exc:

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 def test_admin_pages_render_and_cancel_action_releases_checkout(admin_client):
     make_variant()
-    make_shipping()
+    methods = make_shipping()
     make_location()
     make_coupon("DEZ")
     checkout = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),))).checkout
@@ -20,7 +20,7 @@ def test_admin_pages_render_and_cancel_action_releases_checkout(admin_client):
         "/admin/shop/checkout/",
         f"/admin/shop/checkout/{checkout.pk}/change/",
         "/admin/shop/shippingmethod/",
-        "/admin/shop/shippingmethod/1/change/",
+        f"/admin/shop/shippingmethod/{methods['pac'].pk}/change/",
         "/admin/shop/pickuplocation/",
         "/admin/shop/coupon/",
         "/admin/shop/couponredemption/",
