@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 from django.db import connection, connections
@@ -95,3 +96,31 @@ def test_reserve_is_all_or_nothing(db):
         stock_reserve(items=[(a.pk, 2), (b.pk, 2)])
     assert caught.value.variant_pks == [b.pk]
     assert list(Variant.objects.order_by("sku").values_list("stock", flat=True)) == [5, 1]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_payment_settling_while_complete_runs_places_one_order_pix_3():
+    """Settlement (charge → checkout locks) racing complete (same order): no deadlock, one order."""
+    from payments.sandbox.services import PayOptions, pay
+    from payments.selectors import pix_charge_active_for_reference
+
+    make_variant(stock=50)
+    make_shipping()
+    pix = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
+    for _ in range(3):
+        data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), payment=PaymentInput(instruments=(pix,)))
+        checkout_id = checkout_create(data=data).checkout.public_id
+        txid = pix_charge_active_for_reference(checkout_id).txid
+
+        def act(index: int, checkout_id: str = checkout_id, txid: str = txid) -> str:
+            if index == 0:
+                complete = CompleteInput(payment=PaymentInput(instruments=(pix,)))
+                return checkout_complete(checkout_id=checkout_id, data=complete).checkout.status
+            pay(txid=txid, options=PayOptions())
+            return "paid"
+
+        results = _race(act, 2)
+        assert [r for r in results if isinstance(r, Exception)] == []
+        assert Checkout.objects.get(public_id=checkout_id).status == "completed"
+        assert Order.objects.filter(checkout_id=checkout_id).count() == 1
