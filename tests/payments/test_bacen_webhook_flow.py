@@ -159,3 +159,65 @@ def test_register_webhook_command_puts_our_url_at_the_psp(bacen: FakeBacenServer
         out.getvalue().strip()
         == f"webhook for key {settings.PIX_KEY}: https://loja.example.com.br/payments/pix/webhook"
     )
+
+
+def test_refund_the_psp_never_accepts_ends_failed_after_retries(
+    client: Client,
+    bacen: FakeBacenServer,
+    settled: Any,
+    refunds_finished: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from payments.models import PixRefund
+    from payments.services import refund_request
+
+    # given a settled Pix and a PSP whose devolução endpoint stays down
+    charge = pix_charge_ensure(reference="checkout_b", amount=5000)
+    pix = bacen.pay(charge.txid, e2eid=E2E)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, pix)
+    bacen.state.forced = [(503, None)] * 100
+    # when the order asks for a refund
+    with django_capture_on_commit_callbacks(execute=True):
+        refund = refund_request(reference="checkout_b", amount=5000, refund_id="adj_down", reason="Cancelado")
+    # then it was tried 9 times (1 + 8 retries, 3 HTTP tries each) and ends failed, reported once
+    refund = PixRefund.objects.get(pk=refund.pk)
+    assert (refund.status, refund.attempts) == ("failed", 9)
+    assert refund.last_error.startswith("PSP unavailable:")
+    assert refunds_finished == [
+        {"reference": "checkout_b", "refund_id": "adj_down", "status": "failed", "amount": 5000}
+    ]
+    assert PixCharge.objects.get().status == "paid"
+
+
+def test_refund_accepted_as_processing_then_returned_by_webhook(
+    client: Client,
+    bacen: FakeBacenServer,
+    settled: Any,
+    refunds_finished: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from payments.services import refund_request
+
+    # given a settled Pix and a refund the PSP accepted as EM_PROCESSAMENTO
+    charge = pix_charge_ensure(reference="checkout_b", amount=5000)
+    pix = bacen.pay(charge.txid, e2eid=E2E)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, pix)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund = refund_request(reference="checkout_b", amount=5000, refund_id="adj_ok", reason="Cancelado")
+    refund.refresh_from_db()
+    assert (refund.status, refund.psp_status) == ("pending", "PROCESSING")
+    # when the PSP reports DEVOLVIDO in `pix[].devolucoes` (its GET /cob shows the same)
+    returned = dict(bacen.state.refunds[(E2E, refund.psp_refund_id)], status="DEVOLVIDO")
+    bacen.state.refunds[(E2E, refund.psp_refund_id)] = returned
+    bacen.state.cobs[charge.txid]["pix"][0]["devolucoes"] = [returned]
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, dict(pix, devolucoes=[returned]))
+    # then the refund completes, the charge is refunded and the order hears it once
+    refund.refresh_from_db()
+    assert refund.status == "completed"
+    assert PixCharge.objects.get().status == "refunded"
+    assert refunds_finished == [
+        {"reference": "checkout_b", "refund_id": "adj_ok", "status": "completed", "amount": 5000}
+    ]

@@ -276,3 +276,21 @@ def test_refund_refused_by_the_psp_finishes_failed(
     assert refund.status == "failed"
     assert refunds_finished == [{"reference": "checkout_r", "refund_id": "adj_no", "status": "failed", "amount": 3000}]
     assert PixCharge.objects.get().status == "paid"
+
+
+def test_reconcile_beat_resumes_a_refund_whose_task_was_lost() -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payments.tasks import reconcile_pix_charges
+
+    # given a requested refund whose Celery task never ran (its on_commit was lost with the worker)
+    _settled_charge(amount=3000)
+    refund = refund_request(reference="checkout_r", amount=1000, refund_id="adj_lost", reason="")
+    PixRefund.objects.filter(pk=refund.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
+    # when the reconcile beat runs
+    reconcile_pix_charges.apply()
+    # then the devolução ran and finished
+    refund.refresh_from_db()
+    assert (refund.status, refund.attempts) == ("completed", 1)
