@@ -83,6 +83,13 @@ def test_search_by_sku_finds_one_product(client: Client, demo: None) -> None:
     assert "1 produto encontrado" in html
 
 
+def test_no_result_says_so(client: Client, demo: None) -> None:
+    html = _get(client, "/produtos/?q=bicicleta")
+    assert 'data-testid="result-count">Nenhum produto encontrado</p>' in html
+    assert "Nenhum produto encontrado com esses filtros." in html
+    assert _titles(html) == []
+
+
 def test_category_filter(client: Client, demo: None) -> None:
     html = _get(client, "/produtos/?category=camisetas&sort=title")
     assert _titles(html) == [
