@@ -109,7 +109,8 @@ def test_payment_settling_while_complete_runs_places_one_order_pix_3():
     make_shipping()
     pix = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
     for _ in range(3):
-        data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), payment=PaymentInput(instruments=(pix,)))
+        base = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+        data = replace(base, payment=PaymentInput(instruments=(pix,)))
         checkout_id = checkout_create(data=data).checkout.public_id
         txid = pix_charge_active_for_reference(checkout_id).txid
 
