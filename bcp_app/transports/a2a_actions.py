@@ -12,6 +12,7 @@ this module only turns an intent into the operation's request body and the resul
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from typing import Any
@@ -55,10 +56,13 @@ def handle_message(ctx: Any, message: dict[str, Any], *, language_given: bool = 
         operation=OPERATION,
         key=message_id,
         fingerprint=fingerprint,
-        execute=lambda: OperationResult(status_code=200, body=_dispatch(ctx, message, language_given)),
+        # Stored as JSON text: Postgres jsonb would reorder the members of a replayed reply.
+        execute=lambda: OperationResult(
+            status_code=200, body={"message_json": json.dumps(_dispatch(ctx, message, language_given))}
+        ),
         field_name="messageId",
     )
-    return result.body
+    return json.loads(result.body["message_json"])
 
 
 # --- context ---------------------------------------------------------------------------------------------

@@ -213,10 +213,12 @@ def test_repeated_message_id_returns_the_original_reply_bcp_a2a_07(server: LiveS
 
     request = send_message([{"text": "olá"}], message_id="69da8f87-991b-479e-80dc-ed92fcb57cbe")
 
-    first = rpc(server.a2a_url, request)
-    second = rpc(server.a2a_url, {**request, "id": 2})
+    first = httpx.post(server.a2a_url, content=json.dumps(request), headers=SEED_HEADERS, timeout=30)
+    second = httpx.post(server.a2a_url, content=json.dumps({**request, "id": 2}), headers=SEED_HEADERS, timeout=30)
 
-    assert second["result"] == first["result"]
+    # Byte for byte, apart from the JSON-RPC id.
+    assert second.text == first.text.replace('"id":1,', '"id":2,')
+    second = second.json()
     assert second["id"] == 2
     assert A2AContext.objects.count() == 1
 
