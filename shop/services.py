@@ -33,6 +33,20 @@ not allowed in a status return the unchanged checkout with `invalid_checkout_sta
 (`recoverable` during `complete_in_progress`, `unrecoverable` on terminal checkouts).
 
 Stock is reserved at complete — see the docstring of shop/stock.py for why and how.
+
+Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test_checkout*.py):
+- Ready needs lines, buyer e-mail + first and last name, and for physical items one fulfillment
+  method (shipping or pickup) with a selected destination and a selected option (BCP §9).
+- One method covers every physical line; a single platform-written shipping address is selected
+  automatically; options are never chosen for the caller. Option ids are `ShippingMethod.code`.
+- Totals: subtotal, one `discount` per accepted coupon ("Cupom CODE"), `fulfillment` (option
+  title as display text), total. Free-shipping thresholds look at the subtotal after discounts.
+- Pix: a ready checkout with the Pix instrument carries an active charge for its total; a
+  payment that arrives before complete completes the checkout at once (PIX.md §10 D1, no AP2);
+  an unpaid expired charge moves `complete_in_progress` back to `incomplete` (`pix_charge_expired`).
+- Message `content` is pt-BR (BCP §5.1); `requires_escalation` is not produced by any rule yet.
+- Locks: the active Pix charge, then the checkout (the order settlement uses), then variants in
+  primary-key order.
 """
 
 from __future__ import annotations
