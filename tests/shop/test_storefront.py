@@ -45,6 +45,13 @@ def test_home_shows_categories_featured_products_and_site_chrome(client: Client,
     assert '<html lang="pt-BR">' in html
 
 
+def test_empty_shop_pages_still_render(client: Client) -> None:
+    # given no catalog at all (a fresh install before seed_demo)
+    assert "Nenhum produto disponível no momento." in _get(client, "/")
+    assert 'data-testid="result-count">Nenhum produto encontrado</p>' in _get(client, "/produtos/")
+    assert list(_errors(_get(client, "/produtos/?page=2"))) == ["page"]
+
+
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:
     html = _get(client, "/produtos/")
     assert "29 produtos encontrados" in html
