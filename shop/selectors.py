@@ -103,7 +103,7 @@ def _validate(
 
 
 def _fold(text: str | None) -> str:
-    """ "Café" → "cafe": strip accents and case so the SQLite fallback matches like unaccent() does."""
+    """Strip accents and case ("Café" → "cafe") so the SQLite fallback matches like unaccent() does."""
     decomposed = unicodedata.normalize("NFKD", text or "")
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
