@@ -37,6 +37,7 @@ from bcp_app.transports.a2a_wire import (
 )
 
 OPERATION = "a2a_send_message"
+MAX_TEXT = 2000
 TERMINAL = frozenset({"completed", "canceled"})
 _CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _EXTRA_KEYS = frozenset({PAYMENT_KEY, SIGNALS_KEY, "ap2"})
@@ -119,7 +120,8 @@ def _parts(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str
                 extra.update(data)
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
-    return action, extra, "\n".join(texts)
+    # Intents are short sentences; a cap keeps parsing cheap whatever a caller sends.
+    return action, extra, "\n".join(texts)[:MAX_TEXT]
 
 
 def _int(value: Any, name: str, *, default: int | None = None) -> int:
