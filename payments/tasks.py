@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from datetime import timedelta
 
 from celery import shared_task
@@ -30,16 +31,19 @@ _RETRYABLE = (PSPUnavailable, OperationalError)  # OperationalError covers deadl
 
 
 @shared_task(
-    name="payments.tasks.process_pix_webhook",
-    autoretry_for=_RETRYABLE,
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=8,
-    acks_late=True,
-    reject_on_worker_lost=True,
+    bind=True, name="payments.tasks.process_pix_webhook", max_retries=8, acks_late=True, reject_on_worker_lost=True
 )
-def process_pix_webhook(event_id: int) -> str:
-    return settlement.pix_webhook_event_process(event_id=event_id)
+def process_pix_webhook(self, event_id: int) -> str:
+    try:
+        return settlement.pix_webhook_event_process(event_id=event_id)
+    except _RETRYABLE as exc:
+        if self.request.is_eager:
+            # No broker (development): the reconcile beat re-processes inbox rows left unprocessed.
+            logger.warning("Pix inbox event %s left for the reconcile beat: %s", event_id, exc)
+            return "retry_later"
+        # Exponential backoff with jitter (1 s … 10 min); after 8 retries the row waits for reconcile.
+        countdown = min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)
+        raise self.retry(exc=exc, countdown=countdown) from exc
 
 
 @shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)
