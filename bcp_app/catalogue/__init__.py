@@ -72,7 +72,7 @@ def _orders(name: str) -> Callable[[Any, Caller], BaseModel]:
     return run
 
 
-_CHECK_STATUS = " Verifique `status` antes de ler os demais campos: \"ok\" traz os dados, \"error\" traz `error`."
+_CHECK_STATUS = ' Verifique `status` antes de ler os demais campos: "ok" traz os dados, "error" traz `error`.'
 
 TYPED_TOOLS: tuple[TypedTool, ...] = (
     TypedTool(

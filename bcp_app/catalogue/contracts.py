@@ -36,7 +36,7 @@ DecimalPrice = Annotated[
     str,
     Field(
         pattern=r"^\d+\.\d{2}$",
-        description="Preço em reais como string decimal com dois dígitos (\"42.90\"); nunca float.",
+        description='Preço em reais como string decimal com dois dígitos ("42.90"); nunca float.',
     ),
 ]
 Sku = Annotated[StrictStr, Field(min_length=1, max_length=64, description="SKU da variante (o `item.id` do BCP).")]
@@ -152,7 +152,7 @@ class OrderIntentInput(StrictInput):
     items: list[ItemInput] = Field(min_length=1, max_length=50, description="Itens do pedido (1 a 50).")
     shipping_method: Annotated[StrictStr, Field(min_length=1, max_length=40)] | None = Field(
         default=None,
-        description="Preferência de entrega: \"shipping\" (envio) ou \"pickup\" (retirada). Endereço e opção de "
+        description='Preferência de entrega: "shipping" (envio) ou "pickup" (retirada). Endereço e opção de '
         "frete são escolhidos pelo comprador no continue_url.",
     )
     notes: Annotated[StrictStr, Field(max_length=500)] | None = Field(
@@ -180,7 +180,7 @@ class OrderIntentInput(StrictInput):
     @classmethod
     def _method(cls, value: str | None) -> str | None:
         if value is not None and value not in ("shipping", "pickup"):
-            raise ValueError("shipping_method deve ser \"shipping\" ou \"pickup\"")
+            raise ValueError('shipping_method deve ser "shipping" ou "pickup"')
         return value
 
 
@@ -196,24 +196,24 @@ class OrderStatusInput(StrictInput):
 
 
 class Brand(Output):
-    type_: Literal["Brand"] = Field(alias="@type", description="Tipo schema.org, sempre \"Brand\".")
+    type_: Literal["Brand"] = Field(alias="@type", description='Tipo schema.org, sempre "Brand".')
     name: str = Field(description="Nome da marca.")
 
 
 class Offer(Output):
-    type_: Literal["Offer"] = Field(alias="@type", description="Tipo schema.org, sempre \"Offer\".")
+    type_: Literal["Offer"] = Field(alias="@type", description='Tipo schema.org, sempre "Offer".')
     sku: str = Field(description="SKU da variante ofertada (use-o como item em order.intent).")
     price: DecimalPrice
-    priceCurrency: Literal["BRL"] = Field(description="Moeda ISO 4217, sempre \"BRL\".")
+    priceCurrency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     availability: Availability = Field(description="Disponibilidade como URL schema.org (InStock/OutOfStock/PreOrder).")
     url: str = Field(pattern=r"^https?://", description="URL absoluta da oferta na loja.")
 
 
 class AggregateOffer(Output):
-    type_: Literal["AggregateOffer"] = Field(alias="@type", description="Tipo schema.org, sempre \"AggregateOffer\".")
+    type_: Literal["AggregateOffer"] = Field(alias="@type", description='Tipo schema.org, sempre "AggregateOffer".')
     lowPrice: DecimalPrice
     highPrice: DecimalPrice
-    priceCurrency: Literal["BRL"] = Field(description="Moeda ISO 4217, sempre \"BRL\".")
+    priceCurrency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     offerCount: int = Field(ge=1, description="Número de variantes ofertadas.")
     availability: Availability = Field(description="Melhor disponibilidade entre as variantes (URL schema.org).")
     url: str = Field(pattern=r"^https?://", description="URL absoluta do produto na loja.")
@@ -222,7 +222,7 @@ class AggregateOffer(Output):
 
 class Product(Output):
     context: Literal["https://schema.org"] = Field(alias="@context", description="Vocabulário, sempre schema.org.")
-    type_: Literal["Product"] = Field(alias="@type", description="Tipo schema.org, sempre \"Product\".")
+    type_: Literal["Product"] = Field(alias="@type", description='Tipo schema.org, sempre "Product".')
     productID: str = Field(description="Id público do produto (`prod_…`).")
     name: str = Field(description="Nome do produto.")
     description: str = Field(description="Descrição do produto em texto simples.")
@@ -251,12 +251,12 @@ class ToolError(Output):
 
 
 class ErrorResult(Output):
-    status: Literal["error"] = Field(description="\"error\": leia `error` e não espere outros campos.")
+    status: Literal["error"] = Field(description='"error": leia `error` e não espere outros campos.')
     error: ToolError = Field(description="O erro de domínio.")
 
 
 class CatalogueListOk(Output):
-    status: Literal["ok"] = Field(description="\"ok\": os demais campos estão presentes.")
+    status: Literal["ok"] = Field(description='"ok": os demais campos estão presentes.')
     results: list[Product] = Field(description="Produtos da página, no vocabulário schema.org Product.")
     total: int = Field(ge=0, description="Total de produtos que satisfazem os filtros.")
     page: int = Field(ge=1, description="Página devolvida.")
@@ -264,7 +264,7 @@ class CatalogueListOk(Output):
 
 
 class ProductDetailOk(Output):
-    status: Literal["ok"] = Field(description="\"ok\": `product` está presente.")
+    status: Literal["ok"] = Field(description='"ok": `product` está presente.')
     product: Product = Field(description="O produto no vocabulário schema.org Product.")
 
 
@@ -276,28 +276,28 @@ class InventoryLine(Output):
 
 
 class InventoryCheckOk(Output):
-    status: Literal["ok"] = Field(description="\"ok\": `items` está presente.")
+    status: Literal["ok"] = Field(description='"ok": `items` está presente.')
     items: list[InventoryLine] = Field(description="Um resultado por item pedido, na mesma ordem.")
 
 
 class OrderIntentOk(Output):
-    status: Literal["ok"] = Field(description="\"ok\": o rascunho foi criado (ou devolvido pela idempotency_key).")
+    status: Literal["ok"] = Field(description='"ok": o rascunho foi criado (ou devolvido pela idempotency_key).')
     draft_order_id: str = Field(description="Id do rascunho (um checkout BCP, `checkout_…`).")
     checkout_status: str = Field(description="Situação do checkout BCP (por exemplo incomplete).")
     total: int = Field(ge=0, description="Total atual em centavos de real (sem frete até o comprador escolher).")
-    currency: Literal["BRL"] = Field(description="Moeda ISO 4217, sempre \"BRL\".")
+    currency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     continue_url: str | None = Field(default=None, description="Onde o comprador conclui a compra (endereço e Pix).")
     expires_at: str | None = Field(default=None, description="Quando o rascunho expira (RFC 3339, UTC).")
     estimated_delivery: str | None = Field(default=None, description="Previsão de entrega (RFC 3339), se conhecida.")
 
 
 class OrderStatusOk(Output):
-    status: Literal["ok"] = Field(description="\"ok\": os demais campos estão presentes.")
+    status: Literal["ok"] = Field(description='"ok": os demais campos estão presentes.')
     id: str = Field(description="O id consultado.")
-    kind: Literal["draft", "order"] = Field(description="\"draft\" (checkout ainda não pago) ou \"order\" (pedido).")
+    kind: Literal["draft", "order"] = Field(description='"draft" (checkout ainda não pago) ou "order" (pedido).')
     state: str = Field(description="Situação: a do checkout BCP para rascunhos, a do pedido para pedidos.")
     total: int = Field(ge=0, description="Total em centavos de real.")
-    currency: Literal["BRL"] = Field(description="Moeda ISO 4217, sempre \"BRL\".")
+    currency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     order_id: str | None = Field(default=None, description="Id do pedido (`order_…`) quando o rascunho virou pedido.")
     permalink_url: str | None = Field(default=None, description="Página oficial do pedido na loja.")
     continue_url: str | None = Field(default=None, description="Onde o comprador continua um rascunho em aberto.")

@@ -168,14 +168,27 @@ def order_status(args: OrderStatusInput, caller: Caller, *, language: str = "pt-
         if (problem := _refused(body)) is not None:
             return problem
         return OrderStatusOk(
-            status="ok", id=args.id, kind="order", state=_line_state(body), total=_total(body), currency="BRL",
-            order_id=body["id"], permalink_url=body.get("permalink_url"),
+            status="ok",
+            id=args.id,
+            kind="order",
+            state=_line_state(body),
+            total=_total(body),
+            currency="BRL",
+            order_id=body["id"],
+            permalink_url=body.get("permalink_url"),
         )
     body = operations.get_checkout(ctx, args.id).body
     if (problem := _refused(body)) is not None:
         return problem
     order = body.get("order") or {}
     return OrderStatusOk(
-        status="ok", id=args.id, kind="draft", state=body["status"], total=_total(body), currency="BRL",
-        order_id=order.get("id"), permalink_url=order.get("permalink_url"), continue_url=body.get("continue_url"),
+        status="ok",
+        id=args.id,
+        kind="draft",
+        state=body["status"],
+        total=_total(body),
+        currency="BRL",
+        order_id=order.get("id"),
+        permalink_url=order.get("permalink_url"),
+        continue_url=body.get("continue_url"),
     )

@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -85,7 +86,10 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
     request = getattr(ctx, "request", None)
     if request is None or not hasattr(request, "headers"):
         return CallInfo(
-            name=params.name, arguments=arguments, transport="stdio", headers=stdio_headers,
+            name=params.name,
+            arguments=arguments,
+            transport="stdio",
+            headers=stdio_headers,
             protocol_version=ctx.protocol_version,
         )
     body = await request.body()  # already read by the transport; Starlette caches it
@@ -171,18 +175,28 @@ class _StatusFromError:
         await self.send(message)
 
 
+@dataclass
+class _Running:
+    manager: StreamableHTTPSessionManager
+    runner: asyncio.Task[None]
+    stop: asyncio.Event
+
+
 class McpAsgiApp:
-    """The `/bcp/mcp` ASGI app. `startup()`/`shutdown()` run the SDK session manager (lifespan)."""
+    """The `/bcp/mcp` ASGI app. `startup()`/`shutdown()` run the SDK session manager (lifespan).
+
+    The manager's task group lives in the event loop that started it, so a manager is kept per
+    running loop: several servers in one process (e.g. test servers in threads) never share one.
+    """
 
     def __init__(self) -> None:
-        self._manager: StreamableHTTPSessionManager | None = None
-        self._runner: asyncio.Task[None] | None = None
-        self._stop: asyncio.Event | None = None
+        self._running: dict[asyncio.AbstractEventLoop, _Running] = {}
 
     async def startup(self) -> None:
-        if self._runner is not None:
+        loop = asyncio.get_running_loop()
+        if loop in self._running:
             return
-        # A session manager runs once; each lifespan gets a fresh one (tests start several servers).
+        # A session manager runs only once, so every lifespan gets a fresh one.
         manager = StreamableHTTPSessionManager(
             app=build_server(), json_response=True, stateless=True, security_settings=security_settings()
         )
@@ -194,21 +208,19 @@ class McpAsgiApp:
                 started.set()
                 await stop.wait()
 
-        self._runner = asyncio.get_running_loop().create_task(run())
+        runner = loop.create_task(run())
         started_task = asyncio.ensure_future(started.wait())
-        done, _ = await asyncio.wait({started_task, self._runner}, return_when=asyncio.FIRST_COMPLETED)
-        if self._runner in done:
+        done, _ = await asyncio.wait({started_task, runner}, return_when=asyncio.FIRST_COMPLETED)
+        if runner in done:
             started_task.cancel()
-            self._runner.result()  # re-raise the start-up failure
-        self._manager, self._stop = manager, stop
+            runner.result()  # re-raise the start-up failure
+        self._running[loop] = _Running(manager, runner, stop)
 
     async def shutdown(self) -> None:
-        runner, stop = self._runner, self._stop
-        self._manager = self._runner = self._stop = None
-        if stop is not None:
-            stop.set()
-        if runner is not None:
-            await runner
+        running = self._running.pop(asyncio.get_running_loop(), None)
+        if running is not None:
+            running.stop.set()
+            await running.runner
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -216,16 +228,21 @@ class McpAsgiApp:
             return
         if scope["type"] != "http":
             return
-        manager = self._manager
-        if manager is None:
+        running = self._running.get(asyncio.get_running_loop())
+        if running is None:
             body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"MCP server not started"}}'
-            await send({"type": "http.response.start", "status": 503,
-                        "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         # One executor thread per request for the ORM work (as Django's own ASGI handler does).
         async with ThreadSensitiveContext():
-            await manager.handle_request(scope, receive, _StatusFromError(send))
+            await running.manager.handle_request(scope, receive, _StatusFromError(send))
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         # Used only when this app is served on its own (the shop's router calls startup/shutdown itself).

@@ -118,44 +118,69 @@ OrderResult = OrderResponse | ErrorResponse
 def _specs() -> list[BcpToolSpec]:
     return [
         BcpToolSpec(
-            "create_checkout", "Cria uma sessão de checkout BCP (line_items com item.id = SKU e quantity).",
-            CreateCheckoutArgs, CheckoutResult,
+            "create_checkout",
+            "Cria uma sessão de checkout BCP (line_items com item.id = SKU e quantity).",
+            CreateCheckoutArgs,
+            CheckoutResult,
             lambda ctx, a: _ops().create_checkout(ctx, a.checkout),
         ),
         BcpToolSpec(
-            "get_checkout", "Devolve o estado atual de um checkout.", IdArgs, CheckoutResult,
+            "get_checkout",
+            "Devolve o estado atual de um checkout.",
+            IdArgs,
+            CheckoutResult,
             lambda ctx, a: _ops().get_checkout(ctx, a.id),
         ),
         BcpToolSpec(
-            "update_checkout", "Substitui todo o estado gravável de um checkout (campos omitidos são limpos).",
-            UpdateCheckoutArgs, CheckoutResult,
+            "update_checkout",
+            "Substitui todo o estado gravável de um checkout (campos omitidos são limpos).",
+            UpdateCheckoutArgs,
+            CheckoutResult,
             lambda ctx, a: _ops().update_checkout(ctx, a.id, a.checkout),
         ),
         BcpToolSpec(
-            "complete_checkout", "Conclui o checkout com um instrumento de pagamento (Pix); exige "
-            "meta['idempotency-key'].", CompleteCheckoutArgs, CheckoutResult,
+            "complete_checkout",
+            "Conclui o checkout com um instrumento de pagamento (Pix); exige meta['idempotency-key'].",
+            CompleteCheckoutArgs,
+            CheckoutResult,
             lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout),
             key_required=True,
         ),
         BcpToolSpec(
-            "cancel_checkout", "Cancela um checkout não terminal; exige meta['idempotency-key'].", IdArgs,
-            CheckoutResult, lambda ctx, a: _ops().cancel_checkout(ctx, a.id), key_required=True,
+            "cancel_checkout",
+            "Cancela um checkout não terminal; exige meta['idempotency-key'].",
+            IdArgs,
+            CheckoutResult,
+            lambda ctx, a: _ops().cancel_checkout(ctx, a.id),
+            key_required=True,
         ),
         BcpToolSpec(
-            "get_order", "Obtém o estado atual de um pedido (instantâneo completo).", IdArgs, OrderResult,
+            "get_order",
+            "Obtém o estado atual de um pedido (instantâneo completo).",
+            IdArgs,
+            OrderResult,
             lambda ctx, a: _ops().get_order(ctx, a.id),
         ),
         BcpToolSpec(
-            "search_catalog", "Busca produtos por texto e filtros, com paginação por cursor (padrão 10).",
-            SearchCatalogArgs, SearchResponse | ErrorResponse, lambda ctx, a: _ops().search_catalog(ctx, a.catalog),
+            "search_catalog",
+            "Busca produtos por texto e filtros, com paginação por cursor (padrão 10).",
+            SearchCatalogArgs,
+            SearchResponse | ErrorResponse,
+            lambda ctx, a: _ops().search_catalog(ctx, a.catalog),
         ),
         BcpToolSpec(
-            "lookup_catalog", "Consulta produtos ou variantes por id (lote); ids desconhecidos são omitidos.",
-            LookupCatalogArgs, LookupResponse | ErrorResponse, lambda ctx, a: _ops().lookup_catalog(ctx, a.catalog),
+            "lookup_catalog",
+            "Consulta produtos ou variantes por id (lote); ids desconhecidos são omitidos.",
+            LookupCatalogArgs,
+            LookupResponse | ErrorResponse,
+            lambda ctx, a: _ops().lookup_catalog(ctx, a.catalog),
         ),
         BcpToolSpec(
-            "get_product", "Detalhe de um produto por id ou SKU (variante pedida primeiro), com seleção de opções.",
-            GetProductArgs, ProductResponse | ErrorResponse, lambda ctx, a: _ops().get_product(ctx, a.catalog),
+            "get_product",
+            "Detalhe de um produto por id ou SKU (variante pedida primeiro), com seleção de opções.",
+            GetProductArgs,
+            ProductResponse | ErrorResponse,
+            lambda ctx, a: _ops().get_product(ctx, a.catalog),
         ),
     ]
 
@@ -166,7 +191,7 @@ def _check_meta(arguments: dict[str, Any]) -> None:
     profile = agent.get("profile") if isinstance(agent, dict) else None
     if not isinstance(profile, str) or not profile:
         raise ProtocolError(
-            "invalid_profile_url", "meta[\"ucp-agent\"].profile com a URL do perfil da plataforma é obrigatório."
+            "invalid_profile_url", 'meta["ucp-agent"].profile com a URL do perfil da plataforma é obrigatório.'
         )
 
 

@@ -23,14 +23,23 @@ INTERNAL = error_result("internal", "Erro interno; nada foi alterado. Tente nova
 
 def invalid_params(content: str, fields: dict[str, str]) -> MCPError:
     """-32602 naming every offending argument (BCP-MCP-05; seed 002 `categria`)."""
-    return MCPError(PROTOCOL_ERRORS["invalid_request"][1], content, {
-        "code": "invalid_request", "content": content, "fields": fields,
-    })
+    return MCPError(
+        PROTOCOL_ERRORS["invalid_request"][1],
+        content,
+        {
+            "code": "invalid_request",
+            "content": content,
+            "fields": fields,
+        },
+    )
 
 
 def _rate_limited(retry_after: int) -> ToolOutcome:
-    envelope = error_result("rate_limited", "Muitas chamadas; tente novamente depois do intervalo indicado.",
-                            retry_after_seconds=retry_after)
+    envelope = error_result(
+        "rate_limited",
+        "Muitas chamadas; tente novamente depois do intervalo indicado.",
+        retry_after_seconds=retry_after,
+    )
     return ToolOutcome(structured=envelope.model_dump(mode="json", exclude_none=True))
 
 

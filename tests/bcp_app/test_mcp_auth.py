@@ -10,9 +10,13 @@ from typing import Any
 
 import pytest
 
+from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import PLATFORM_KID
 from tests.bcp_app.test_mcp_get_order import place_seed_order
-from tests.bcp_app.test_mcp_helpers import live_mcp, raw_post, tools_call  # noqa: F401
+from tests.bcp_app.test_mcp_helpers import raw_post, tools_call
+
+# Shared fixtures (pytest finds them by name in this module).
+live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bcp_settings")]
 
@@ -33,7 +37,9 @@ def get_order_body(profile_url: str, order_id: str) -> bytes:
 
 
 def test_signed_request_identifies_the_platform_without_api_key_bcp_sig_01(
-    live_mcp, fake_platform, transactional_db  # noqa: F811
+    live_mcp,
+    fake_platform,
+    transactional_db,
 ) -> None:
     # given a platform known by its profile URL and an order it created
     from bcp_app.platforms import platform_create
@@ -50,7 +56,9 @@ def test_signed_request_identifies_the_platform_without_api_key_bcp_sig_01(
 
 
 def test_tampered_body_and_wrong_key_are_refused_bcp_sig_03_04(
-    live_mcp, fake_platform, transactional_db  # noqa: F811
+    live_mcp,
+    fake_platform,
+    transactional_db,
 ) -> None:
     # given
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -69,11 +77,14 @@ def test_tampered_body_and_wrong_key_are_refused_bcp_sig_03_04(
     assert wrong_key.json()["error"]["data"]["code"] == "signature_invalid"
 
 
-def test_unknown_api_key_is_unauthenticated_401(live_mcp, fake_platform, transactional_db) -> None:  # noqa: F811
+def test_unknown_api_key_is_unauthenticated_401(live_mcp, fake_platform, transactional_db) -> None:
     # when
     profile_url = fake_platform.publish()
-    response = raw_post(live_mcp.mcp_url, get_order_body(profile_url, "order_abc123"),
-                        headers={"authorization": "Bearer bcp_000000000000_not-a-real-key-at-all"})
+    response = raw_post(
+        live_mcp.mcp_url,
+        get_order_body(profile_url, "order_abc123"),
+        headers={"authorization": "Bearer bcp_000000000000_not-a-real-key-at-all"},
+    )
     # then
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="bcp"'
@@ -82,25 +93,31 @@ def test_unknown_api_key_is_unauthenticated_401(live_mcp, fake_platform, transac
 
 
 def test_api_key_bound_to_another_profile_is_not_trusted_bcp_neg_09(
-    live_mcp, fake_platform, transactional_db  # noqa: F811
+    live_mcp,
+    fake_platform,
+    transactional_db,
 ) -> None:
     # given a key registered for one profile
     from bcp_app.platforms import platform_create
 
     created = platform_create(name="Outra", profile_url="https://outra.example/.well-known/bcp")
     # when it is used with a different profile
-    response = raw_post(live_mcp.mcp_url, get_order_body(fake_platform.publish(), "order_abc123"),
-                        headers={"authorization": f"Bearer {created.api_key}"})
+    response = raw_post(
+        live_mcp.mcp_url,
+        get_order_body(fake_platform.publish(), "order_abc123"),
+        headers={"authorization": f"Bearer {created.api_key}"},
+    )
     # then
     assert response.status_code == 403
     assert response.json()["error"]["data"]["code"] == "profile_not_trusted"
 
 
-def test_unreachable_and_outdated_profiles_bcp_neg_03_04(live_mcp, fake_platform, transactional_db) -> None:  # noqa: F811
+def test_unreachable_and_outdated_profiles_bcp_neg_03_04(live_mcp, fake_platform, transactional_db) -> None:
     # when the profile cannot be fetched, or speaks another protocol version
     missing = raw_post(live_mcp.mcp_url, get_order_body(fake_platform.url("/nao-existe.json"), "order_abc123"))
-    old = raw_post(live_mcp.mcp_url, get_order_body(fake_platform.publish("/velho.json", version="2025-01-01"),
-                                                    "order_abc123"))
+    old = raw_post(
+        live_mcp.mcp_url, get_order_body(fake_platform.publish("/velho.json", version="2025-01-01"), "order_abc123")
+    )
     # then -32001 with the §5.4 statuses
     assert (missing.status_code, missing.json()["error"]["code"]) == (424, -32001)
     assert missing.json()["error"]["data"]["code"] == "profile_unreachable"

@@ -9,13 +9,23 @@ from typing import Any
 
 import pytest
 
-from tests.bcp_app.test_mcp_helpers import call, call_error, live_mcp, raw_post, tools_call  # noqa: F401
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.test_mcp_helpers import call, call_error
 from tests.shop.checkout_factories import make_shipping, make_variant
+
+# Shared fixtures (pytest finds them by name in this module).
+live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
-SP = {"street_address": "Rua das Flores, 123", "extended_address": "Apto 45 - Jardim Paulista",
-      "address_locality": "São Paulo", "address_region": "SP", "postal_code": "01310-100", "address_country": "BR"}
+SP = {
+    "street_address": "Rua das Flores, 123",
+    "extended_address": "Apto 45 - Jardim Paulista",
+    "address_locality": "São Paulo",
+    "address_region": "SP",
+    "postal_code": "01310-100",
+    "address_country": "BR",
+}
 PIX = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
 
 
@@ -41,7 +51,7 @@ class Shopper:
 
 
 @pytest.fixture
-def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Shopper:  # noqa: F811
+def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Shopper:
     from bcp_app.platforms import platform_create
 
     profile_url = fake_platform.publish()
@@ -53,9 +63,13 @@ def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Shopper:
 
 def ready_checkout(shopper: Shopper) -> dict[str, Any]:
     """create → update (buyer, address) → update (destination, option, Pix): `ready_for_complete`."""
-    created = shopper.tool("create_checkout", checkout={
-        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": {"email": "ana@example.com.br"},
-    })
+    created = shopper.tool(
+        "create_checkout",
+        checkout={
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+            "buyer": {"email": "ana@example.com.br"},
+        },
+    )
     state = {
         "line_items": [{"id": created["line_items"][0]["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
         "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"},
@@ -63,10 +77,15 @@ def ready_checkout(shopper: Shopper) -> dict[str, Any]:
     }
     updated = shopper.tool("update_checkout", id=created["id"], checkout=state)
     method = updated["fulfillment"]["methods"][0]
-    state["fulfillment"]["methods"][0].update({
-        "id": method["id"], "selected_destination_id": method["destinations"][0]["id"],
-        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": method["groups"][0]["options"][0]["id"]}],
-    })
+    state["fulfillment"]["methods"][0].update(
+        {
+            "id": method["id"],
+            "selected_destination_id": method["destinations"][0]["id"],
+            "groups": [
+                {"id": method["groups"][0]["id"], "selected_option_id": method["groups"][0]["options"][0]["id"]}
+            ],
+        }
+    )
     state["fulfillment"]["methods"][0]["destinations"][0]["id"] = method["destinations"][0]["id"]
     state["payment"] = {"instruments": [PIX]}
     return shopper.tool("update_checkout", id=created["id"], checkout=state)
@@ -84,8 +103,9 @@ def test_full_agent_purchase_over_mcp_paid_by_pix_bcp_chk_01(shopper: Shopper) -
     assert checkout["status"] == "ready_for_complete"
     # when it completes with Pix (key required) and the buyer pays in the sandbox PSP
     key = str(uuid.uuid4())
-    completing = shopper.tool("complete_checkout", key=key, id=checkout["id"],
-                              checkout={"payment": {"instruments": [PIX]}})
+    completing = shopper.tool(
+        "complete_checkout", key=key, id=checkout["id"], checkout={"payment": {"instruments": [PIX]}}
+    )
     assert completing["status"] == "complete_in_progress"
     charge = pix_charge_active_for_reference(checkout["id"])
     sandbox.pay(txid=charge.txid, options=sandbox.PayOptions())
@@ -132,8 +152,12 @@ def test_complete_checkout_key_rules_bcp_idem_02_05(shopper: Shopper) -> None:
     shopper.tool("complete_checkout", key=key, **arguments)
     # when without a key, and with the same key for another request
     missing = shopper.error("complete_checkout", **arguments)
-    conflict = shopper.error("complete_checkout", key=key, id=checkout["id"],
-                             checkout={"payment": {"instruments": [{**PIX, "id": "instr_2"}]}})
+    conflict = shopper.error(
+        "complete_checkout",
+        key=key,
+        id=checkout["id"],
+        checkout={"payment": {"instruments": [{**PIX, "id": "instr_2"}]}},
+    )
     # then
     assert (missing.code, missing.data["code"]) == (-32602, "idempotency_key_required")
     assert (conflict.code, conflict.data["code"]) == (-32000, "idempotency_conflict")
@@ -141,8 +165,9 @@ def test_complete_checkout_key_rules_bcp_idem_02_05(shopper: Shopper) -> None:
 
 def test_cancel_checkout_requires_a_key_and_cancels(shopper: Shopper) -> None:
     # given
-    created = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"},
-                                                                         "quantity": 1}]})
+    created = shopper.tool(
+        "create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    )
     # when
     missing = shopper.error("cancel_checkout", id=created["id"])
     canceled = shopper.tool("cancel_checkout", key=str(uuid.uuid4()), id=created["id"])
@@ -162,8 +187,9 @@ def test_create_checkout_is_replayed_by_key_and_strict_on_arguments_bcp_mcp_05(s
     first = shopper.tool("create_checkout", key=key, checkout=body)
     again = shopper.tool("create_checkout", key=key, checkout=body)
     typo = shopper.error("create_checkout", chekout=body)
-    wrong = shopper.error("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"},
-                                                                        "quantity": "1"}]})
+    wrong = shopper.error(
+        "create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": "1"}]}
+    )
     # then
     assert again == first
     assert Checkout.objects.count() == 1
@@ -178,9 +204,14 @@ def test_update_checkout_ignores_an_id_inside_checkout_bcp_mcp_04(shopper: Shopp
     one = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
     two = shopper.tool("create_checkout", checkout={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
     # when the update names `two` inside checkout but targets `one`
-    updated = shopper.tool("update_checkout", id=one["id"], checkout={
-        "id": two["id"], "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 3}],
-    })
+    updated = shopper.tool(
+        "update_checkout",
+        id=one["id"],
+        checkout={
+            "id": two["id"],
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 3}],
+        },
+    )
     # then the target comes from the `id` argument
     assert updated["id"] == one["id"]
     assert updated["line_items"][0]["quantity"] == 3

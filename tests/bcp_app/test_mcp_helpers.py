@@ -48,10 +48,16 @@ def platform_profile() -> dict[str, Any]:
     return {
         "ucp": {
             "version": V,
-            "services": {"br.dev.bcp.shopping": [{
-                "version": V, "transport": "mcp", "spec": "https://bcp.dev.br/draft/specification/overview",
-                "schema": "https://bcp.dev.br/draft/services/shopping/mcp.openrpc.json",
-            }]},
+            "services": {
+                "br.dev.bcp.shopping": [
+                    {
+                        "version": V,
+                        "transport": "mcp",
+                        "spec": "https://bcp.dev.br/draft/specification/overview",
+                        "schema": "https://bcp.dev.br/draft/services/shopping/mcp.openrpc.json",
+                    }
+                ]
+            },
             "capabilities": {
                 checkout: _capability(checkout),
                 "br.dev.bcp.shopping.fulfillment": _capability("br.dev.bcp.shopping.fulfillment", checkout),
@@ -90,8 +96,9 @@ def profile_host() -> Iterator[str]:
     _ProfileHandler.documents = {
         "/.well-known/bcp": json.dumps(platform_profile()).encode(),
         "/other/.well-known/bcp": json.dumps(platform_profile()).encode(),
-        "/old/.well-known/bcp": json.dumps({**platform_profile(), "ucp": {
-            **platform_profile()["ucp"], "version": "2025-01-01"}}).encode(),
+        "/old/.well-known/bcp": json.dumps(
+            {**platform_profile(), "ucp": {**platform_profile()["ucp"], "version": "2025-01-01"}}
+        ).encode(),
     }
     server = ThreadingHTTPServer(("127.0.0.1", 0), _ProfileHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -136,6 +143,7 @@ class LiveServer:
         config = uvicorn.Config(build_application(), lifespan="on", log_level="warning", access_log=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.users = 0
 
     @property
     def base_url(self) -> str:
@@ -159,14 +167,28 @@ class LiveServer:
         self.sock.close()
 
 
+_shared: list[LiveServer] = []
+
+
 @pytest.fixture(scope="session")
 def live_mcp(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
-    """One uvicorn for the session; tests using it take `transactional_db` so it sees their rows."""
-    with django_db_blocker.unblock():
-        server = LiveServer()
-        server.start()
+    """One uvicorn for the session; tests using it take `transactional_db` so it sees their rows.
+
+    Test modules re-export this fixture, which gives each module its own session fixture
+    definition, so the server itself is shared here and stopped by the last one to finish.
+    """
+    if not _shared:
+        with django_db_blocker.unblock():
+            server = LiveServer()
+            server.start()
+        _shared.append(server)
+    server = _shared[0]
+    server.users += 1
     yield server
-    server.stop()
+    server.users -= 1
+    if server.users == 0:
+        _shared.clear()
+        server.stop()
 
 
 # --- clients ----------------------------------------------------------------------------------------
@@ -246,9 +268,7 @@ def make_product(
         title=title, slug=slug, description=f"{title}, descrição.", brand=brand, category=category
     )
     for position, (sku, price, stock) in enumerate(variants):
-        Variant.objects.create(
-            product=product, sku=sku, title=sku, price=price, stock=stock, position=position
-        )
+        Variant.objects.create(product=product, sku=sku, title=sku, price=price, stock=stock, position=position)
     return product
 
 
@@ -259,8 +279,7 @@ def test_error_status_maps_bcp_data_code_to_http_status_bcp_err_04() -> None:
     # given JSON-RPC error bodies as the SDK writes them
     profile = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"x","data":{"code":"profile_unreachable"}}}'
     limited = (
-        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x",'
-        b'"data":{"code":"rate_limited","retry_after":7}}}'
+        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x","data":{"code":"rate_limited","retry_after":7}}}'
     )
     unknown = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
     # when / then

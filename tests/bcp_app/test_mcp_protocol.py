@@ -10,12 +10,25 @@ from typing import Any
 
 import pytest
 
-from tests.bcp_app.test_mcp_helpers import live_mcp, mcp_client, raw_post, run, tools_call  # noqa: F401
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.test_mcp_helpers import mcp_client, raw_post, run, tools_call
+
+# Shared fixtures (pytest finds them by name in this module).
+live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
-BCP_TOOLS = {"create_checkout", "get_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-             "get_order", "search_catalog", "lookup_catalog", "get_product"}
+BCP_TOOLS = {
+    "create_checkout",
+    "get_checkout",
+    "update_checkout",
+    "complete_checkout",
+    "cancel_checkout",
+    "get_order",
+    "search_catalog",
+    "lookup_catalog",
+    "get_product",
+}
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
 
@@ -44,7 +57,7 @@ def undescribed(schema: Any, where: str = "$") -> list[str]:
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
-def test_initialize_and_tools_list_on_both_protocol_eras_bcp_mcp_01(live_mcp, mode: str, version: str) -> None:  # noqa: F811
+def test_initialize_and_tools_list_on_both_protocol_eras_bcp_mcp_01(live_mcp, mode: str, version: str) -> None:
     # when a 2026-07-28 client (discover) and a handshake-era client (initialize) connect
     negotiated, server_info, tools = list_tools(live_mcp.mcp_url, mode)
     # then both see the same tools
@@ -53,7 +66,7 @@ def test_initialize_and_tools_list_on_both_protocol_eras_bcp_mcp_01(live_mcp, mo
     assert {tool.name for tool in tools} == BCP_TOOLS | TYPED_TOOLS
 
 
-def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> None:  # noqa: F811
+def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> None:
     # when
     _, _, tools = list_tools(live_mcp.mcp_url, "auto")
     by_name = {tool.name: tool for tool in tools}
@@ -75,12 +88,15 @@ def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> N
         expected = ["ucp-agent", "idempotency-key"] if keyed else ["ucp-agent"]
         assert meta["required"] == expected, name
     assert by_name["catalogue.list"].input_schema["properties"]["per_page"] == {
-        "default": 12, "description": "Resultados por página, de 1 a 50 (padrão 12).", "maximum": 50, "minimum": 1,
+        "default": 12,
+        "description": "Resultados por página, de 1 a 50 (padrão 12).",
+        "maximum": 50,
+        "minimum": 1,
         "type": "integer",
     }
 
 
-def test_malformed_json_is_parse_error_400_bcp_err_05(live_mcp) -> None:  # noqa: F811
+def test_malformed_json_is_parse_error_400_bcp_err_05(live_mcp) -> None:
     # when
     response = raw_post(live_mcp.mcp_url, b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {')
     # then
@@ -98,7 +114,10 @@ def test_malformed_json_is_parse_error_400_bcp_err_05(live_mcp) -> None:  # noqa
     ],
 )
 def test_wrong_types_and_extra_keys_are_invalid_params_400(
-    live_mcp, transactional_db, arguments: dict[str, Any], field: str  # noqa: F811
+    live_mcp,
+    transactional_db,
+    arguments: dict[str, Any],
+    field: str,
 ) -> None:
     # when
     response = raw_post(live_mcp.mcp_url, tools_call("catalogue.list", arguments, request_id=7))
@@ -111,7 +130,7 @@ def test_wrong_types_and_extra_keys_are_invalid_params_400(
     assert list(body["error"]["data"]["fields"]) == [field]
 
 
-def test_unknown_tool_and_unknown_method_never_500(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_unknown_tool_and_unknown_method_never_500(live_mcp, transactional_db) -> None:
     # when
     tool = raw_post(live_mcp.mcp_url, tools_call("catalog.list", {}))
     method = raw_post(live_mcp.mcp_url, {"jsonrpc": "2.0", "id": 2, "method": "tools/destroy", "params": {}})
@@ -124,7 +143,7 @@ def test_unknown_tool_and_unknown_method_never_500(live_mcp, transactional_db) -
     assert not_object.json()["error"]["code"] == -32602
 
 
-def test_bad_bcp_arguments_change_nothing_bcp_err_05(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_bad_bcp_arguments_change_nothing_bcp_err_05(live_mcp, transactional_db) -> None:
     # given
     from shop.models import Checkout
 
@@ -137,12 +156,14 @@ def test_bad_bcp_arguments_change_nothing_bcp_err_05(live_mcp, transactional_db)
     ]
     # then JSON-RPC errors with §5.4 statuses, and no checkout exists
     assert [(r.status_code, r.json()["error"]["code"]) for r in responses] == [
-        (400, -32602), (400, -32602), (400, -32001)
+        (400, -32602),
+        (400, -32602),
+        (400, -32001),
     ]
     assert Checkout.objects.count() == 0
 
 
-def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -> None:
     # given a self-contained 2026-07-28 request (no initialize, envelope in _meta)
     body = tools_call("catalogue.list", {"per_page": 0})
     body["params"]["_meta"] = {
@@ -158,7 +179,7 @@ def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -
     assert response.json()["error"]["data"]["fields"] == {"per_page": "Input should be greater than or equal to 1"}
 
 
-def test_host_and_origin_are_checked(live_mcp, settings) -> None:  # noqa: F811
+def test_host_and_origin_are_checked(live_mcp, settings) -> None:
     # given the defaults (loopback hosts, no cross-origin browser callers)
     body = tools_call("catalogue.list", {})
     # when
@@ -169,12 +190,21 @@ def test_host_and_origin_are_checked(live_mcp, settings) -> None:  # noqa: F811
     assert bad_origin.status_code == 403
 
 
-def test_initialize_result_over_raw_http(live_mcp) -> None:  # noqa: F811
+def test_initialize_result_over_raw_http(live_mcp) -> None:
     # when a handshake-era client initializes by hand
-    response = raw_post(live_mcp.mcp_url, {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    })
+    response = raw_post(
+        live_mcp.mcp_url,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
     # then a JSON (not SSE) answer with the tools capability and no session id (stateless)
     result = response.json()["result"]
     assert response.status_code == 200
@@ -185,16 +215,25 @@ def test_initialize_result_over_raw_http(live_mcp) -> None:  # noqa: F811
     assert json.dumps(result["serverInfo"]).count("loja-bcp") == 1
 
 
-def test_tools_carry_read_only_hints(live_mcp) -> None:  # noqa: F811
+def test_tools_carry_read_only_hints(live_mcp) -> None:
     # when
     _, _, tools = list_tools(live_mcp.mcp_url, "auto")
     # then reads are marked read-only and writes are not
     read_only = {tool.name for tool in tools if tool.annotations and tool.annotations.read_only_hint}
-    assert read_only == {"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product",
-                         "catalogue.list", "product.detail", "inventory.check", "order.status"}
+    assert read_only == {
+        "get_checkout",
+        "get_order",
+        "search_catalog",
+        "lookup_catalog",
+        "get_product",
+        "catalogue.list",
+        "product.detail",
+        "inventory.check",
+        "order.status",
+    }
 
 
-def test_concurrent_calls_leak_no_database_connections(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_concurrent_calls_leak_no_database_connections(live_mcp, transactional_db) -> None:
     # given
     import anyio
     import httpx
@@ -232,7 +271,9 @@ def test_concurrent_calls_leak_no_database_connections(live_mcp, transactional_d
 
 
 def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
-    live_mcp, transactional_db, settings  # noqa: F811
+    live_mcp,
+    transactional_db,
+    settings,
 ) -> None:
     # given a limit of 2 calls per minute for a caller identified by its (fresh) API key
     from bcp_app.platforms import platform_create
@@ -256,3 +297,22 @@ def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
     assert limited_bcp.json()["error"]["code"] == -32000
     assert limited_bcp.json()["error"]["data"]["code"] == "rate_limited"
     assert limited_bcp.headers["retry-after"] == str(limited_bcp.json()["error"]["data"]["retry_after"])
+
+
+def test_a_second_server_in_the_process_runs_its_own_session_manager(live_mcp, transactional_db) -> None:
+    # given another uvicorn (own thread, own event loop) serving the same ASGI app objects
+    from tests.bcp_app.test_mcp_helpers import LiveServer
+
+    second = LiveServer()
+    second.start()
+    try:
+        # when both answer a handshake-era call (the path that uses the manager's task group)
+        answers = [
+            raw_post(server.mcp_url, tools_call("catalogue.list", {"per_page": 0})) for server in (live_mcp, second)
+        ]
+    finally:
+        second.stop()
+    # and the first still answers after the second one shut its manager down
+    answers.append(raw_post(live_mcp.mcp_url, tools_call("catalogue.list", {"per_page": 0})))
+    # then each server answered through its own manager
+    assert [(r.status_code, r.json()["error"]["code"]) for r in answers] == [(400, -32602)] * 3

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bcp_app.test_mcp_helpers import call, call_error, live_mcp, make_product  # noqa: F401
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.test_mcp_helpers import call, call_error, make_product
+
+# Shared fixtures (pytest finds them by name in this module).
+live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
 
 def test_catalogue_list_returns_schema_org_products_with_offer_and_availability_urls(
-    live_mcp, transactional_db, settings  # noqa: F811
+    live_mcp,
+    transactional_db,
+    settings,
 ) -> None:
     # given one single-variant product in stock
     settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
@@ -39,7 +45,7 @@ def test_catalogue_list_returns_schema_org_products_with_offer_and_availability_
     }
 
 
-def test_catalogue_list_rejects_a_misspelled_key_naming_it(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_catalogue_list_rejects_a_misspelled_key_naming_it(live_mcp, transactional_db) -> None:
     # when an agent sends `categria` instead of `category`
     error = call_error(live_mcp.mcp_url, "catalogue.list", {"query": "botas", "categria": "homem"})
     # then a -32602 names the key
@@ -49,7 +55,7 @@ def test_catalogue_list_rejects_a_misspelled_key_naming_it(live_mcp, transaction
     assert error.data["fields"] == {"categria": "chave desconhecida (não faz parte do contrato)"}
 
 
-def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_db) -> None:
     # when price_min > price_max, and per_page above 50
     price = call_error(live_mcp.mcp_url, "catalogue.list", {"price_min": 5000, "price_max": 1000})
     per_page = call_error(live_mcp.mcp_url, "catalogue.list", {"per_page": 51})
@@ -61,7 +67,7 @@ def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_
     assert set(short.data["fields"]) == {"query"}
 
 
-def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, transactional_db) -> None:
     # when
     result = call(live_mcp.mcp_url, "catalogue.list", {"category": "nao-existe"})
     # then it is a successful tool result carrying the seed's error envelope
@@ -71,10 +77,12 @@ def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, tr
     assert list(result.structured_content["error"]["fields"]) == ["category"]
 
 
-def test_product_detail_by_sku_with_variants_is_aggregate_offer(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_product_detail_by_sku_with_variants_is_aggregate_offer(live_mcp, transactional_db) -> None:
     # given a product with two variants, one sold out
     make_product(
-        title="Camiseta", slug="camiseta", category_slug="roupas",
+        title="Camiseta",
+        slug="camiseta",
+        category_slug="roupas",
         variants=(("CAM-P", 5990, 0), ("CAM-M", 6990, 3)),
     )
     # when
@@ -91,7 +99,8 @@ def test_product_detail_by_sku_with_variants_is_aggregate_offer(live_mcp, transa
 
 
 def test_product_detail_needs_exactly_one_identifier_and_reports_unknown(
-    live_mcp, transactional_db  # noqa: F811
+    live_mcp,
+    transactional_db,
 ) -> None:
     # when two identifiers are given, and when the product does not exist
     both = call_error(live_mcp.mcp_url, "product.detail", {"sku": "X", "slug": "y"})
@@ -109,12 +118,13 @@ def test_product_detail_needs_exactly_one_identifier_and_reports_unknown(
     }
 
 
-def test_inventory_check_reports_each_item(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_inventory_check_reports_each_item(live_mcp, transactional_db) -> None:
     # given
     make_product(variants=(("SKU-A", 1000, 2), ("SKU-B", 1000, 0)))
     # when
     result = call(
-        live_mcp.mcp_url, "inventory.check",
+        live_mcp.mcp_url,
+        "inventory.check",
         {"items": [{"sku": "SKU-A", "quantity": 2}, {"sku": "SKU-A", "quantity": 3}, {"sku": "SKU-B", "quantity": 1}]},
     )
     unknown = call(live_mcp.mcp_url, "inventory.check", {"items": [{"sku": "NOPE", "quantity": 1}]})
@@ -131,7 +141,7 @@ def test_inventory_check_reports_each_item(live_mcp, transactional_db) -> None: 
     assert unknown.structured_content["error"]["fields"] == {"items.0.sku": "SKU desconhecido: NOPE."}
 
 
-def test_inventory_check_rejects_wrong_types(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_inventory_check_rejects_wrong_types(live_mcp, transactional_db) -> None:
     # when quantity is a string and items is empty
     wrong = call_error(live_mcp.mcp_url, "inventory.check", {"items": [{"sku": "SKU-A", "quantity": "2"}]})
     empty = call_error(live_mcp.mcp_url, "inventory.check", {"items": []})
@@ -145,7 +155,7 @@ KEY = "5b0c8f7e-2a4d-4c1e-9f3a-7d6b5e4c3b2a"
 CUSTOMER = {"email": "ana@example.com.br", "name": "Ana Souza"}
 
 
-def test_order_intent_creates_a_draft_checkout_and_replays_by_key(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_intent_creates_a_draft_checkout_and_replays_by_key(live_mcp, transactional_db) -> None:
     # given
     from shop.models import Checkout
 
@@ -165,7 +175,7 @@ def test_order_intent_creates_a_draft_checkout_and_replays_by_key(live_mcp, tran
     assert Checkout.objects.count() == 1
 
 
-def test_order_intent_same_key_other_arguments_is_a_conflict(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_intent_same_key_other_arguments_is_a_conflict(live_mcp, transactional_db) -> None:
     # given a draft made with a key
     from shop.models import Checkout
 
@@ -179,7 +189,7 @@ def test_order_intent_same_key_other_arguments_is_a_conflict(live_mcp, transacti
     assert Checkout.objects.count() == 1
 
 
-def test_order_intent_out_of_stock_and_unknown_sku_are_domain_errors(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_intent_out_of_stock_and_unknown_sku_are_domain_errors(live_mcp, transactional_db) -> None:
     # given
     from shop.models import Checkout
 
@@ -188,64 +198,90 @@ def test_order_intent_out_of_stock_and_unknown_sku_are_domain_errors(live_mcp, t
     short = call(live_mcp.mcp_url, "order.intent", {"customer": CUSTOMER, "items": [{"sku": "SKU-A", "quantity": 2}]})
     unknown = call(live_mcp.mcp_url, "order.intent", {"customer": CUSTOMER, "items": [{"sku": "NOPE", "quantity": 1}]})
     # then
-    assert short.structured_content == {"status": "error", "error": {
-        "code": "out_of_stock", "message": "Há itens sem estoque suficiente.",
-        "fields": {"items.0.quantity": "Disponível agora: 1."},
-    }}
+    assert short.structured_content == {
+        "status": "error",
+        "error": {
+            "code": "out_of_stock",
+            "message": "Há itens sem estoque suficiente.",
+            "fields": {"items.0.quantity": "Disponível agora: 1."},
+        },
+    }
     assert unknown.structured_content["error"]["code"] == "not_found"
     assert unknown.structured_content["error"]["fields"] == {"items.0.sku": "SKU desconhecido: NOPE."}
     assert Checkout.objects.count() == 0
 
 
-def test_order_intent_rejects_bad_key_and_nested_extra_keys(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_intent_rejects_bad_key_and_nested_extra_keys(live_mcp, transactional_db) -> None:
     # when
-    error = call_error(live_mcp.mcp_url, "order.intent", {
-        "customer": {**CUSTOMER, "phone": "1"}, "items": [{"sku": "A", "quantity": 1}], "idempotency_key": "abc",
-    })
+    error = call_error(
+        live_mcp.mcp_url,
+        "order.intent",
+        {
+            "customer": {**CUSTOMER, "phone": "1"},
+            "items": [{"sku": "A", "quantity": 1}],
+            "idempotency_key": "abc",
+        },
+    )
     # then both problems are named
     assert error.code == -32602
     assert set(error.data["fields"]) == {"customer.phone", "idempotency_key"}
 
 
-def test_order_status_follows_a_draft(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_status_follows_a_draft(live_mcp, transactional_db) -> None:
     # given a draft
     make_product()
-    draft = call(live_mcp.mcp_url, "order.intent",
-                 {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}]}).structured_content
+    draft = call(
+        live_mcp.mcp_url, "order.intent", {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}]}
+    ).structured_content
     # when
     status = call(live_mcp.mcp_url, "order.status", {"id": draft["draft_order_id"]}).structured_content
     missing = call(live_mcp.mcp_url, "order.status", {"id": "checkout_nope"}).structured_content
     order = call(live_mcp.mcp_url, "order.status", {"id": "order_nope"}).structured_content
     # then
     assert status == {
-        "status": "ok", "id": draft["draft_order_id"], "kind": "draft", "state": "incomplete", "total": 4290,
-        "currency": "BRL", "continue_url": draft["continue_url"],
+        "status": "ok",
+        "id": draft["draft_order_id"],
+        "kind": "draft",
+        "state": "incomplete",
+        "total": 4290,
+        "currency": "BRL",
+        "continue_url": draft["continue_url"],
     }
     assert missing["error"]["code"] == "not_found"
     # orders are readable only by their platform's API key (BCP-ORD-02)
     assert order["error"]["code"] == "forbidden"
 
 
-def test_corrupt_output_never_reaches_the_agent(live_mcp, transactional_db, settings) -> None:  # noqa: F811
+def test_corrupt_output_never_reaches_the_agent(live_mcp, transactional_db, settings) -> None:
     # given a misconfigured public URL, so product URLs would not be absolute
     settings.BCP_PUBLIC_URL = "loja.example.com.br"
     make_product()
     # when
     result = call(live_mcp.mcp_url, "catalogue.list", {"query": "café"})
     # then the output contract stops it and the seed's `internal` envelope is answered
-    assert result.structured_content == {"status": "error", "error": {
-        "code": "internal", "message": "Erro interno; nada foi alterado. Tente novamente em instantes.",
-    }}
+    assert result.structured_content == {
+        "status": "error",
+        "error": {
+            "code": "internal",
+            "message": "Erro interno; nada foi alterado. Tente novamente em instantes.",
+        },
+    }
 
 
-def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None:  # noqa: F811
+def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None:
     # given
     make_product()
     # when the agent states a pickup preference and notes
-    result = call(live_mcp.mcp_url, "order.intent", {
-        "customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}], "shipping_method": "pickup",
-        "notes": "Retiro no sábado.",
-    })
+    result = call(
+        live_mcp.mcp_url,
+        "order.intent",
+        {
+            "customer": CUSTOMER,
+            "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}],
+            "shipping_method": "pickup",
+            "notes": "Retiro no sábado.",
+        },
+    )
     # then a draft exists and the buyer finishes it at continue_url
     assert result.structured_content["status"] == "ok"
     assert result.structured_content["checkout_status"] == "incomplete"

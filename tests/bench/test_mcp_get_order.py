@@ -18,8 +18,13 @@ from django.http import HttpRequest, JsonResponse
 from django.test.utils import CaptureQueriesContext
 from django.urls import include, path
 
-from tests.bcp_app.bcp_fixtures import bcp_settings, fake_platform  # noqa: F401
-from tests.bcp_app.test_mcp_helpers import live_mcp, tools_call  # noqa: F401
+from tests.bcp_app import bcp_fixtures, test_mcp_helpers
+from tests.bcp_app.test_mcp_helpers import tools_call
+
+# Shared fixtures (pytest finds them by name in this module).
+bcp_settings = bcp_fixtures.bcp_settings
+fake_platform = bcp_fixtures.fake_platform
+live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
@@ -40,19 +45,42 @@ def place_order(platform_id: str, lines: int) -> str:
     from orders.services import order_place_from_checkout
     from orders.types import PlacedCheckout, PlacedLine
 
-    placed = [PlacedLine(line_id=f"li_{lines}_{i}", sku=f"SKU-{i}", title=f"Item {i}", unit_price=1000, quantity=1)
-              for i in range(lines)]
+    placed = [
+        PlacedLine(line_id=f"li_{lines}_{i}", sku=f"SKU-{i}", title=f"Item {i}", unit_price=1000, quantity=1)
+        for i in range(lines)
+    ]
     amount = 1000 * lines
-    order = order_place_from_checkout(checkout=PlacedCheckout(
-        checkout_id=f"checkout_bench{lines}", currency="BRL", buyer_first_name="Ana", buyer_last_name="Souza",
-        buyer_email="ana@example.com.br", buyer_phone="", buyer_tax_id="", lines=placed,
-        totals=[("subtotal", amount, ""), ("total", amount, "")], fulfillment_method="shipping",
-        fulfillment_title="PAC", fulfillment_description="Chega em 3 a 5 dias úteis",
-        destination={"street": "Rua das Flores", "number": "123", "city": "São Paulo", "state": "SP",
-                     "postal_code": "01310-100", "country": "BR"},
-        platform_id=platform_id, language="pt-br", payment_handler_id="pix_recebedor_001", payment_type="pix",
-        payment_reference=f"checkout_bench{lines}", payment_txid="", paid_amount=amount,
-    ))
+    order = order_place_from_checkout(
+        checkout=PlacedCheckout(
+            checkout_id=f"checkout_bench{lines}",
+            currency="BRL",
+            buyer_first_name="Ana",
+            buyer_last_name="Souza",
+            buyer_email="ana@example.com.br",
+            buyer_phone="",
+            buyer_tax_id="",
+            lines=placed,
+            totals=[("subtotal", amount, ""), ("total", amount, "")],
+            fulfillment_method="shipping",
+            fulfillment_title="PAC",
+            fulfillment_description="Chega em 3 a 5 dias úteis",
+            destination={
+                "street": "Rua das Flores",
+                "number": "123",
+                "city": "São Paulo",
+                "state": "SP",
+                "postal_code": "01310-100",
+                "country": "BR",
+            },
+            platform_id=platform_id,
+            language="pt-br",
+            payment_handler_id="pix_recebedor_001",
+            payment_type="pix",
+            payment_reference=f"checkout_bench{lines}",
+            payment_txid="",
+            paid_amount=amount,
+        )
+    )
     return order.public_id
 
 
@@ -76,7 +104,7 @@ async def _measure(send: Any, clients: int, total: int) -> float:
         return total / (time.perf_counter() - started)
 
 
-def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, transactional_db) -> None:  # noqa: F811
+def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, transactional_db) -> None:
     from bcp_app.platforms import platform_create
     from bcp_app.transports.mcp_core import CallInfo
     from bcp_app.transports.mcp_tools import all_tools
@@ -85,8 +113,12 @@ def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, 
     profile_url = fake_platform.publish()
     created = platform_create(name="Bench", profile_url=profile_url)
     small, large = place_order(created.platform.public_id, 1), place_order(created.platform.public_id, 20)
-    headers = {"authorization": f"Bearer {created.api_key}", "content-type": "application/json",
-               "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    headers = {
+        "authorization": f"Bearer {created.api_key}",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+    }
     arguments = {"meta": {"ucp-agent": {"profile": profile_url}}, "id": small}
     mcp_body = json.dumps(tools_call("get_order", arguments)).encode()
 
@@ -106,8 +138,11 @@ def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, 
     get_order = next(tool for tool in all_tools() if tool.name == "get_order")
     counts = []
     for order_id in (small, large):
-        call = CallInfo(name="get_order", arguments={**arguments, "id": order_id},
-                        headers={"authorization": headers["authorization"]})
+        call = CallInfo(
+            name="get_order",
+            arguments={**arguments, "id": order_id},
+            headers={"authorization": headers["authorization"]},
+        )
         with CaptureQueriesContext(connection) as queries:
             outcome = get_order.run(call)
         assert outcome.structured["id"] == order_id

@@ -19,7 +19,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--api-key", default=os.environ.get("BCP_MCP_API_KEY", ""),
+            "--api-key",
+            default=os.environ.get("BCP_MCP_API_KEY", ""),
             help="API key of the BCP platform this process acts for (default: $BCP_MCP_API_KEY).",
         )
         parser.add_argument("--language", default="pt-BR", help="Language of messages: pt-BR (default) or en.")
