@@ -189,3 +189,15 @@ def test_inactive_extensions_are_not_shown_and_their_input_ignored_bcp_neg_08(
     assert data["ucp"]["capabilities"] == {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}
     assert "discounts" not in data and "fulfillment" not in data
     assert Checkout.objects.get().discount_codes in ([], None)
+
+
+def test_profile_cache_is_bounded(client: Client, fake_platform: FakePlatform, settings: Any) -> None:
+    settings.BCP_PROFILE_CACHE_MAX = 10
+    now = timezone.now()
+    for n in range(12):
+        ProfileCacheEntry.objects.create(url_hash=f"{n:064d}", url=f"https://x/{n}", body={}, fetched_at=now,
+                                         expires_at=now + timedelta(minutes=5))
+    make_variant("SKU-CAFE-500G")
+    create(client, agent(fake_platform.publish()))
+    assert ProfileCacheEntry.objects.count() == 10
+    assert ProfileCacheEntry.objects.filter(url=fake_platform.url("/perfil.json")).exists()

@@ -144,3 +144,31 @@ def test_admin_lists_platforms_deliveries_and_records(client: Client) -> None:
     response = client.post("/admin/bcp_app/platform/", {"action": "revoke", "_selected_action": [created.platform.pk]})
     assert response.status_code == 302
     assert Platform.objects.get().active is False
+
+
+def test_rotated_key_is_found_after_one_profile_refresh_bcp_sig_05(
+    client: Client, fake_platform: FakePlatform
+) -> None:
+    from datetime import timedelta
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from django.utils import timezone
+
+    from bcp_app.keys import public_jwk
+    from bcp_app.models import ProfileCacheEntry
+
+    catalog()
+    url = fake_platform.publish()
+    registered = platform_create(name="Agente", profile_url=url)
+    client.get("/bcp/v1/checkout-sessions/x", headers=agent(url))  # profile cached with the old key
+    # the platform rotates: a new key in its profile, requests signed with it
+    fake_platform.key = ec.generate_private_key(ec.SECP256R1())
+    document = fake_platform.profile()
+    document["keys"] = [public_jwk(fake_platform.key.public_key(), kid="plataforma-2027")]
+    fake_platform.serve_json("/perfil.json", document)
+    ProfileCacheEntry.objects.update(fetched_at=timezone.now() - timedelta(seconds=61))
+    headers = _signed_headers(fake_platform, url, kid="plataforma-2027")
+    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json", headers=headers)
+    assert response.status_code == 201
+    assert Checkout.objects.get().platform_id == registered.platform.public_id
+    assert fake_platform.hits == {"/perfil.json": 2}
