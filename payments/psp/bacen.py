@@ -71,7 +71,7 @@ class BacenPixPSP:
         self.retries = max(1, retries)
         self.backoff = backoff
         self.scopes = scopes
-        self._cache_key = hashlib.sha256(f"{token_url}\0{client_id}".encode()).hexdigest()
+        self._cache_key = hashlib.sha256(f"{token_url}\0{client_id}\0{client_secret}".encode()).hexdigest()
         self._client = httpx.Client(
             timeout=timeout, verify=self._ssl_context(cert_file, key_file, ca_file), follow_redirects=False
         )

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from payments.sandbox import views
+from payments.sandbox import api, views
 
 urlpatterns = [
+    # Control API (PIX.md §4.3) and the developer page.
     path("_sandbox/psp/cob/<str:txid>", views.charge_page, name="sandbox-psp-charge"),
     path("_sandbox/psp/cob/<str:txid>/pay", views.pay, name="sandbox-psp-pay"),
     path("_sandbox/psp/cob/<str:txid>/expire", views.expire, name="sandbox-psp-expire"),
@@ -12,4 +13,10 @@ urlpatterns = [
         views.refund_settle,
         name="sandbox-psp-refund-settle",
     ),
+    # Bacen-shaped API Pix of the sandbox (what BacenPixPSP speaks).
+    path("_sandbox/psp/api/oauth/token", api.token, name="sandbox-psp-api-token"),
+    path("_sandbox/psp/api/cob/<str:txid>", api.cob, name="sandbox-psp-api-cob"),
+    path("_sandbox/psp/api/pix", api.pix_list, name="sandbox-psp-api-pix"),
+    path("_sandbox/psp/api/pix/<str:e2eid>/devolucao/<str:refund_id>", api.devolucao, name="sandbox-psp-api-devolucao"),
+    path("_sandbox/psp/api/webhook/<str:key>", api.webhook, name="sandbox-psp-api-webhook"),
 ]
