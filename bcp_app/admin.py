@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bcp_app.models import IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
@@ -56,6 +58,18 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_filter = ["status", "event"]
     search_fields = ["order_id", "platform_id", "webhook_id"]
     inlines = [WebhookAttemptInline]
+    actions = ["retry_now"]
+
+    @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"))
+    def retry_now(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
+        from bcp_app.tasks import deliver_order_webhook
+
+        ids = list(queryset.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("pk", flat=True))
+        WebhookDelivery.objects.filter(pk__in=ids).update(status=WebhookDelivery.Status.PENDING,
+                                                          next_attempt_at=timezone.now())
+        for delivery_id in ids:
+            transaction.on_commit(lambda pk=delivery_id: deliver_order_webhook.delay(pk))
+        self.message_user(request, _("%d entrega(s) reagendada(s).") % len(ids), messages.SUCCESS)
 
 
 @admin.register(IdempotencyRecord)

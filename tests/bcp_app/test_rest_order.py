@@ -206,3 +206,23 @@ def test_anonymous_checkouts_send_no_webhooks_bcp_wh_01(
 ) -> None:
     place_order(client, agent(fake_platform.url("/perfil.json")), django_capture_on_commit_callbacks)
     assert WebhookDelivery.objects.count() == 0
+
+
+def test_admin_retries_a_failed_delivery_with_the_same_webhook_id(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.contrib.auth.models import User
+
+    fake_platform.post_statuses = [500]
+    place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get()
+    WebhookDelivery.objects.update(status="failed", next_attempt_at=None)
+    client.force_login(User.objects.create_superuser("admin", "admin@example.com", "senha-forte-123"))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/admin/bcp_app/webhookdelivery/",
+                               {"action": "retry_now", "_selected_action": [delivery.pk]})
+    assert response.status_code == 302
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+    hooks = [r for r in fake_platform.received if r.method == "POST"]
+    assert {r.headers["webhook-id"] for r in hooks} == {str(delivery.webhook_id)}
