@@ -2,15 +2,15 @@
 
 Rules (per `ShippingMethod`): a CEP-range rate wins over a UF rate (narrowest range first), a UF
 rate wins over the flat price; no match = the method does not serve that CEP. A method with
-`free_above` costs 0 once the subtotal after discounts reaches it. Pure functions over preloaded
-rows so that the checkout evaluation keeps a fixed number of queries.
+`free_above` costs 0 once the subtotal after discounts reaches it. Queries are fixed: methods and
+pickup locations (2), plus the rates that can apply to one CEP (1) when a CEP is known.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch
+from django.db.models import Q
 
 from shop.checkout_types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
@@ -18,18 +18,14 @@ from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 @dataclass(frozen=True)
 class ShippingConfig:
-    shipping_methods: tuple[ShippingMethod, ...]  # kind=shipping, rates prefetched
+    shipping_methods: tuple[ShippingMethod, ...]  # kind=shipping
     pickup_methods: tuple[ShippingMethod, ...]  # kind=pickup
     pickup_locations: tuple[PickupLocation, ...]
 
 
 def shipping_config_load() -> ShippingConfig:
-    """Active methods (with rates) and pickup locations: 3 queries."""
-    methods = list(
-        ShippingMethod.objects.filter(active=True).prefetch_related(
-            Prefetch("rates", queryset=ShippingRate.objects.order_by("id"))
-        )
-    )
+    """Active methods and pickup locations: 2 queries."""
+    methods = list(ShippingMethod.objects.filter(active=True))
     locations = tuple(PickupLocation.objects.filter(active=True))
     return ShippingConfig(
         shipping_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_SHIPPING),
@@ -40,14 +36,28 @@ def shipping_config_load() -> ShippingConfig:
 
 def days_text(days_min: int, days_max: int, *, verb: str = "Chega em") -> str:
     unit = "dia útil" if days_max == 1 else "dias úteis"
+    if days_max == 0:
+        return f"{verb.split()[0]} hoje"
     if days_min == days_max:
         return f"{verb} {days_max} {unit}"
+    if days_min == 0:
+        return f"{verb} até {days_max} {unit}"
     return f"{verb} {days_min} a {days_max} {unit}"
 
 
-def _rate_for(method: ShippingMethod, cep: int, uf: str) -> tuple[int, int, int] | None:
+def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:
+    """The rates that can apply to this CEP/UF, by method id: 1 query."""
+    found: dict[int, list[ShippingRate]] = {m.pk: [] for m in methods}
+    candidates = ShippingRate.objects.filter(method_id__in=list(found)).filter(
+        Q(uf=uf) | Q(cep_start__lte=cep, cep_end__gte=cep)
+    )
+    for rate in candidates.order_by("id"):
+        found[rate.method_id].append(rate)
+    return found
+
+
+def _rate_for(method: ShippingMethod, rates: list[ShippingRate], cep: int, uf: str) -> tuple[int, int, int] | None:
     """(price, days_min, days_max) of the rule that applies, or None."""
-    rates = list(method.rates.all())
     by_range = [r for r in rates if r.cep_start is not None and r.cep_start <= cep <= (r.cep_end or -1)]
     if by_range:
         rate = min(by_range, key=lambda r: ((r.cep_end or 0) - (r.cep_start or 0), r.id))
@@ -55,7 +65,9 @@ def _rate_for(method: ShippingMethod, cep: int, uf: str) -> tuple[int, int, int]
         by_uf = [r for r in rates if r.uf and r.uf == uf]
         rate = by_uf[0] if by_uf else None
     if rate is not None:
-        return rate.price, rate.days_min or method.days_min, rate.days_max or method.days_max
+        days_min = rate.days_min if rate.days_min is not None else method.days_min
+        days_max = rate.days_max if rate.days_max is not None else method.days_max
+        return rate.price, days_min, days_max
     if method.flat_price is not None:
         return method.flat_price, method.days_min, method.days_max
     return None
@@ -72,9 +84,10 @@ def shipping_options(
 ) -> tuple[OptionView, ...]:
     """Options for a delivery to `cep` (8 digits) in `uf`; empty when no method serves it."""
     cep_int = int(cep)
+    rates = _rates(config.shipping_methods, cep_int, uf) if config.shipping_methods else {}
     options: list[OptionView] = []
     for method in config.shipping_methods:
-        rule = _rate_for(method, cep_int, uf)
+        rule = _rate_for(method, rates.get(method.pk, []), cep_int, uf)
         if rule is None:
             continue
         price, days_min, days_max = rule

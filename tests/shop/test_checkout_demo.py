@@ -40,8 +40,12 @@ def test_seeded_rules_quote_sao_paulo_and_apply_coupons():
         )
     )
     view = checkout_view(result.checkout)
-    options = [(o.id, o.amount) for o in view.fulfillment_methods[0].groups[0].options]
-    assert options == [("pac", 1890), ("sedex", 3290), ("motoboy", 1290)]
+    options = [(o.id, o.amount, o.description) for o in view.fulfillment_methods[0].groups[0].options]
+    assert options == [
+        ("pac", 1890, "Chega em 3 a 5 dias úteis"),
+        ("sedex", 3290, "Chega em 1 a 2 dias úteis"),
+        ("motoboy", 1290, "Chega em até 1 dia útil"),  # the narrowest CEP range wins: centro, same day possible
+    ]
     assert [(t.type, t.amount) for t in view.totals] == [
         ("subtotal", 16000),
         ("discount", -2000),
