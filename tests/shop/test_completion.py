@@ -268,3 +268,28 @@ def test_price_change_before_complete_replaces_the_charge_pix_3_step_4():
     assert stock() == 10
     # the platform completes again with the new total shown
     assert complete(checkout, PIX).checkout.status == "complete_in_progress"
+
+
+def test_coupon_use_is_recorded_at_complete_and_released_on_cancel():
+    from shop.models import CouponRedemption
+    from tests.shop.checkout_factories import make_coupon
+
+    make_coupon("BEMVINDO10", percent=10, usage_limit_per_email=1)
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac", codes=("bemvindo10",))
+    first = checkout_create(data=data).checkout
+    complete(first, PIX)
+    assert list(CouponRedemption.objects.values_list("checkout__public_id", "email", "amount")) == [
+        (first.public_id, "ana@example.com.br", 429)
+    ]
+    # while it is held, the same e-mail cannot use the coupon again
+    second = checkout_create(data=data)
+    assert [(m.code, m.path) for m in second.messages if m.type == "warning"] == [
+        ("discount_code_user_ineligible", "$.discounts.codes[0]")
+    ]
+    # canceling the first gives the use back
+    checkout_cancel(checkout_id=first.public_id)
+    assert not CouponRedemption.objects.exists()
+    third = checkout_create(data=data)
+    assert [m.code for m in third.messages if m.type == "warning"] == []
