@@ -258,3 +258,9 @@ def lookup_catalog(request: HttpRequest, payload: LookupRequest, bcp_agent: str 
           tags=["catalog"])
 def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
+
+
+@api.api_operation(["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:unknown}", include_in_schema=False)
+def unknown_route(request: HttpRequest, unknown: str) -> HttpResponse:
+    """Unknown paths (including trailing-slash variants) answer JSON 404, never an HTML page or a redirect."""
+    return _json({"code": "not_found", "content": "Recurso BCP desconhecido."}, 404, request)

@@ -235,7 +235,8 @@ def test_request_id_is_echoed_and_optional_bcp_rest_05(client: Client, headers: 
 
 def test_no_trailing_slash_redirects_bcp_rest_01(client: Client, headers: dict[str, str]) -> None:
     response = client.post("/bcp/v1/checkout-sessions/", data="{}", content_type="application/json", headers=headers)
-    assert response.status_code == 404
+    assert (response.status_code, response.json()["code"]) == (404, "not_found")
+    assert Checkout.objects.count() == 0
 
 
 def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]) -> None:

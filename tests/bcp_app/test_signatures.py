@@ -166,3 +166,22 @@ def test_public_jwk_is_a_p256_es256_signing_key_bcp_disc_05() -> None:
     assert sorted(jwk) == ["alg", "crv", "kid", "kty", "use", "x", "y"]
     assert (jwk["kty"], jwk["crv"], jwk["alg"], jwk["use"]) == ("EC", "P-256", "ES256", "sig")
     assert int.from_bytes(b64url_decode(jwk["x"]), "big") == KEY.public_key().public_numbers().x
+
+
+def test_signing_key_is_generated_in_development_and_required_in_production(settings: object, tmp_path: object) -> None:
+    import os
+
+    from django.core.exceptions import ImproperlyConfigured
+
+    from bcp_app import keys
+
+    path = tmp_path / "nova-chave.pem"  # type: ignore[operator]
+    settings.BCP_SIGNING_KEY_FILE = str(path)  # type: ignore[attr-defined]
+    settings.DEBUG = False  # type: ignore[attr-defined]
+    with pytest.raises(ImproperlyConfigured):
+        keys.signing_key()
+    assert not path.exists()
+    settings.DEBUG = True  # type: ignore[attr-defined]
+    generated = keys.signing_key()
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    assert keys.public_jwk()["x"] == public_jwk(generated.public_key())["x"]
