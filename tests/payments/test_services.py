@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -105,16 +106,18 @@ def test_payer_is_sent_as_devedor() -> None:
 
 
 def test_success_token_is_approved() -> None:
+    """BCP-PAY-04: the card token is never stored, only its SHA-256 fingerprint."""
     result = card_payment_authorize(reference="checkout_c", amount=5000, handler_id="gpay", token="success_token")
 
     payment = CardPayment.objects.get()
     assert result == CardPaymentResult(True, "", "Pagamento aprovado (sandbox)", payment.payment_id)
     assert payment.payment_id.startswith("cardpay_")
     assert (payment.status, payment.amount, payment.handler_id) == ("approved", 5000, "gpay")
-    assert "success_token" not in payment.token_fingerprint
+    assert payment.token_fingerprint == hashlib.sha256(b"success_token").hexdigest()
 
 
 def test_fail_token_is_declined_with_payment_failed() -> None:
+    """BCP-PAY-06: a decline is `payment_failed`."""
     result = card_payment_authorize(reference="checkout_c", amount=5000, handler_id="gpay", token="fail_token")
 
     assert (result.approved, result.code, result.message) == (

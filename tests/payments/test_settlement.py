@@ -1,4 +1,5 @@
-"""Settlement idempotency (PIX.md §3.2): duplicates, out of order, late, wrong amount, rejection, lost webhooks.
+"""Settlement idempotency (PIX.md §3.2, BCP-PAY-07): duplicates, out of order, late, wrong amount, rejection,
+lost webhooks.
 
 Every scenario ends with exactly one `charge_settled` or exactly one recorded refund, never two.
 """

@@ -1,4 +1,4 @@
-"""Webhook endpoint (PIX.md §4.4, §5): authentication good/forged/replayed/malformed, inbox dedupe."""
+"""Webhook endpoint (PIX.md §4.4, §5; BCP-PAY-07): authentication good/forged/replayed/malformed, inbox dedupe."""
 
 from __future__ import annotations
 
