@@ -282,3 +282,20 @@ def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
     assert response["Location"] == f"/checkout/{checkout_id}/pix"
     assert PixCharge.objects.filter(reference=checkout_id, status="active").count() == 1
+
+
+def test_from_product_page_to_ready_checkout(client, shop_ready):
+    # given the product page with its add-to-cart form
+    page = client.get("/produtos/sku-cafe-500g/").content.decode()
+    assert 'action="/carrinho/adicionar"' in page and 'name="sku" value="SKU-CAFE-500G"' in page
+    # when the buyer adds, goes to checkout and fills everything once the options are shown
+    checkout_id = start_checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS})
+    filled = {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac"}
+    response = client.post(f"/checkout/{checkout_id}", filled)
+    # then the checkout is ready with the engine's totals on the summary
+    assert errors(response) == {}
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
+    html = response.content.decode()
+    assert 'data-testid="total">R$ 104,70<' in html  # 85,80 + 18,90 PAC
+    assert 'name="uf" type="text" value="SP"' in html  # normalized state shown back
