@@ -243,3 +243,16 @@ def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]
     created = create(client, headers).json()
     updated = call(client, "put", f"/checkout-sessions/{created['id']}", headers, full_update(created, pix=False))
     assert updated.json()["buyer"] == BUYER
+
+
+def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers: dict[str, str]) -> None:
+    created = create(client, headers).json()
+    body = full_update(created, pix=False)
+    body["payment"] = {"instruments": [{"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+                                        "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_segredo_123"}}]}
+    response = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body)
+    assert b"tok_segredo_123" not in response.content
+    instrument = response.json()["payment"]["instruments"][0]
+    assert instrument == {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+                          "display": {"description": "Cartão"}}
+    assert "tok_segredo_123" not in str(Checkout.objects.values().get())
