@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from django.db import connection
 
 from payments.models import PixCharge, PixPayment, PixRefund, PixWebhookEvent
@@ -39,6 +40,10 @@ def real_worker(live_server: Any, settings: Any, tmp_path: Path) -> Iterator[Pat
     broker = os.environ.get("CELERY_BROKER_URL", "")
     if not broker.startswith("redis://"):
         pytest.skip("needs CELERY_BROKER_URL=redis://… for a real worker")
+    try:
+        redis.Redis.from_url(broker, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis at {broker} unreachable: {exc}")
     db = connection.settings_dict
     credentials = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
     webhook_url = f"{live_server.url}/payments/pix/webhook/pix"
