@@ -166,3 +166,20 @@ def test_concurrent_duplicates_execute_once_bcp_idem_06() -> None:
     assert len(executions) == 1
     assert outcomes[0].body == replay.body == {"ran": True}
     assert replay.replayed is True
+
+
+@pytest.mark.django_db
+def test_key_store_down_fails_closed_with_503_bcp_idem_07(client: Client, headers: dict[str, str]) -> None:
+    from django.db import OperationalError
+
+    def store_down(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if "bcp_app_idempotencyrecord" in sql:
+            raise OperationalError("connection refused")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(store_down):
+        response = call(client, "post", "/checkout-sessions", headers, BODY)
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["code"] == "unavailable"
+    assert Checkout.objects.count() == 0
