@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
+import segno
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import cache_control
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
+from payments.qr import qr_svg
+from payments.selectors import pix_charge_by_txid
 from payments.webhooks import receive_pix_webhook
 
 
@@ -15,3 +19,18 @@ def pix_webhook(request: HttpRequest) -> JsonResponse:
     # request.body is read before any JSON parsing: the HMAC covers the exact bytes received.
     status, body = receive_pix_webhook(request.body, request.headers)
     return JsonResponse(body, status=status)
+
+
+@require_GET
+@cache_control(public=True, max_age=3600)
+def pix_qr(request: HttpRequest, txid: str, extension: str) -> HttpResponse:
+    """The charge's QR as an image (PIX.md §2.3 `qr_code.url`), for platforms that cannot inline data URIs."""
+    charge = pix_charge_by_txid(txid)
+    if charge is None:
+        raise Http404("unknown txid")
+    if extension == "svg":
+        return HttpResponse(qr_svg(charge.br_code), content_type="image/svg+xml")
+    png = segno.make(charge.br_code, error="m", micro=False)
+    response = HttpResponse(content_type="image/png")
+    png.save(response, kind="png", scale=4, border=4)
+    return response

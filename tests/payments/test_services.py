@@ -297,3 +297,16 @@ def test_reconcile_beat_resumes_a_refund_whose_task_was_lost() -> None:
     # then the devolução ran and finished
     refund.refresh_from_db()
     assert (refund.status, refund.attempts) == ("completed", 1)
+
+
+def test_qr_image_of_a_charge_is_served_as_png_and_svg(client: Any) -> None:
+    charge = pix_charge_ensure(reference="checkout_qr", amount=100)
+
+    png = client.get(f"/payments/pix/qr/{charge.txid}.png")
+    svg = client.get(f"/payments/pix/qr/{charge.txid}.svg")
+    missing = client.get(f"/payments/pix/qr/{'0' * 32}.png")
+
+    assert (png.status_code, png["Content-Type"], png.content[:8]) == (200, "image/png", b"\x89PNG\r\n\x1a\n")
+    assert (svg.status_code, svg["Content-Type"]) == (200, "image/svg+xml")
+    assert svg.content.decode().startswith("<svg")
+    assert missing.status_code == 404
