@@ -118,3 +118,20 @@ def _fuzz(operation: Any, agent_header: str, failures: list[str]) -> None:
             failures.append(f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}")
 
     run()
+
+
+@pytest.mark.django_db
+def test_unexpected_failure_is_500_without_internals_bcp_err_06(client: Client, headers: dict[str, str]) -> None:
+    from django.db import connection
+
+    def crash(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith("INSERT") and "checkout" in sql:
+            raise RuntimeError("segredo interno: /srv/app/settings.py")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(crash):
+        response = call(client, "post", "/checkout-sessions", headers,
+                        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
+    assert response.status_code == 500
+    assert response.json() == {"code": "internal_error", "content": "Erro interno; nada foi alterado."}
+    assert Checkout.objects.count() == 0
