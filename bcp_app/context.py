@@ -14,7 +14,6 @@ from typing import Any
 from django.conf import settings
 
 from bcp_app import negotiation
-from bcp_app.constants import PROTOCOL_VERSION
 from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
 from bcp_app.platforms import platform_for_api_key, platform_for_profile
@@ -137,4 +136,4 @@ def _verify_signature(url: str, profile: dict[str, Any], signed: SignedRequest) 
         raise ProtocolError(exc.code, exc.message) from exc
 
 
-__all__ = ["PROTOCOL_VERSION", "RequestContext", "SignedRequest", "normalize_language", "resolve_context"]
+__all__ = ["RequestContext", "SignedRequest", "normalize_language", "resolve_context"]
