@@ -99,7 +99,8 @@ def test_rest_flow_rate_vs_bare_insert(bcp_settings: Any, fake_platform: FakePla
             baseline = _rate(clients, BASELINE[clients], _insert, base_url, {})
             flows = _rate(clients, FLOWS[clients], _flow, base_url, headers)
             print(f"  {clients} client(s): {flows:7.1f} flows/s | baseline {baseline:7.1f} inserts/s | "
-                  f"ratio {flows / baseline:.3f} (1 flow = 4 requests)")
+                  f"ratio {flows / baseline:.3f} (1 flow = 3 requests)")
+        print("  (every flow buys the same SKU, so completes serialize on its stock row lock)")
     finally:
         server.terminate()
         try:
