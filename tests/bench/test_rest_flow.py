@@ -94,13 +94,13 @@ def test_rest_flow_rate_vs_bare_insert(bcp_settings: Any, fake_platform: FakePla
         wait_for(lambda: _up(base_url), timeout=300, interval=1)  # 4 processes import the whole stack
         headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
         _flow(httpx.Client(base_url=base_url, headers=headers, timeout=60))  # warm-up: profile cache, imports
-        print("\nBCP REST flow (create → update → complete) vs bare one-INSERT Django JSON view, same server:")
+        print("\nBCP REST flow (create → update → complete) vs bare one-INSERT Django JSON view, same server")
+        print("(every flow buys the same SKU, so completes serialize on its stock row lock):")
         for clients in (1, 8):
             baseline = _rate(clients, BASELINE[clients], _insert, base_url, {})
             flows = _rate(clients, FLOWS[clients], _flow, base_url, headers)
             print(f"  {clients} client(s): {flows:7.1f} flows/s | baseline {baseline:7.1f} inserts/s | "
                   f"ratio {flows / baseline:.3f} (1 flow = 3 requests)")
-        print("  (every flow buys the same SKU, so completes serialize on its stock row lock)")
     finally:
         server.terminate()
         try:
