@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Absolute URLs (BCP profile, continue_url, e-mails) must name the port actually served.
+export BCP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: run test bench worker beat lint fmt migrate demo clean
 
@@ -22,7 +24,9 @@ demo: migrate
 
 run: demo
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(VENV)/bin/uvicorn shop.asgi:application --host $(HOST) --port $(PORT)
+	@echo "Shop: $(BCP_PUBLIC_URL)/   admin: $(BCP_PUBLIC_URL)/admin/   BCP profile: $(BCP_PUBLIC_URL)/.well-known/bcp"
+	BCP_OUTBOUND_ALLOWLIST=$${BCP_OUTBOUND_ALLOWLIST-127.0.0.1,localhost} \
+		$(VENV)/bin/uvicorn shop.asgi:application --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
