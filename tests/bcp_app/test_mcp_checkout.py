@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -51,14 +52,20 @@ class Shopper:
 
 
 @pytest.fixture
-def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Shopper:
+def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Iterator[Shopper]:
     from bcp_app.platforms import platform_create
+    from shop.celery import app as celery_app
 
     profile_url = fake_platform.publish()
     created = platform_create(name="Agente MCP", profile_url=profile_url)
     make_variant("SKU-CAFE-500G", price=4290, stock=10, title="Café especial 500 g")
     make_shipping()
-    return Shopper(live_mcp.mcp_url, profile_url, created.api_key)
+    # Settlement runs as Celery tasks in-process; Celery keeps its own copy of the eager flag, which
+    # worker e2e tests elsewhere in the suite may have left off.
+    saved = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield Shopper(live_mcp.mcp_url, profile_url, created.api_key)
+    celery_app.conf.task_always_eager = saved
 
 
 def ready_checkout(shopper: Shopper) -> dict[str, Any]:
