@@ -57,6 +57,16 @@ def phone_normalize(raw: str) -> str:
     return value
 
 
+def phone_display(value: str) -> str:
+    """For Brazilian buyers: "+5511987654321" → "(11) 98765-4321"; other numbers are shown as stored."""
+    if not value.startswith("+55"):
+        return value
+    national = value[3:]
+    if not national.isdigit() or len(national) not in (10, 11):
+        return value
+    return f"({national[:2]}) {national[2:-4]}-{national[-4:]}"
+
+
 def phone_valid(value: str) -> bool:
     return bool(_E164_RE.match(value))
 

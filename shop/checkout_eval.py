@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import Prefetch
 
 from shop.br_validation import digits_only, email_valid, phone_normalize, phone_valid, tax_id_valid
@@ -28,6 +29,7 @@ from shop.checkout_types import (
 )
 from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
 from shop.models import Checkout, CheckoutLine, ProductImage, Variant, new_line_id
+from shop.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.shipping import shipping_config_load
 
 MAX_LINES = 100
@@ -78,8 +80,9 @@ def _variant_title(variant: Variant) -> str:
 
 
 def _image_url(variant: Variant) -> str:
+    """Absolute (the BCP item schema requires a URI): static paths are joined to BCP_PUBLIC_URL."""
     images = list(variant.product.images.all())
-    return images[0].url if images else ""
+    return absolute_url(settings.BCP_PUBLIC_URL, images[0].url) if images else ""
 
 
 def _plan_lines(

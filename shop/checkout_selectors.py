@@ -33,6 +33,7 @@ from shop.checkout_types import (
     Total,
 )
 from shop.models import Checkout
+from shop.schema_org import _absolute as absolute_url_of
 
 
 class CheckoutNotFound(LookupError):
@@ -128,7 +129,8 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
             title=line.title,
             price=line.unit_price,
             quantity=line.quantity,
-            image_url=line.image_url,
+            # Lines stored before image URLs were made absolute still hold a path.
+            image_url=absolute_url_of(settings.BCP_PUBLIC_URL, line.image_url) if line.image_url else "",
             totals=(
                 Total("subtotal", line.unit_price * line.quantity),
                 Total("total", line.unit_price * line.quantity),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from shop.br_validation import phone_display
 from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout_types import (
     AddressInput,
@@ -146,7 +147,7 @@ def initial_from_view(view: CheckoutView) -> dict[str, str]:
         "email": checkout.buyer_email,
         "first_name": checkout.buyer_first_name,
         "last_name": checkout.buyer_last_name,
-        "phone": checkout.buyer_phone,
+        "phone": phone_display(checkout.buyer_phone),  # stored E.164, shown as a Brazilian buyer types it
         "tax_id": checkout.buyer_tax_id,
         "method": checkout.fulfillment_type or "shipping",
         "cep": checkout.ship_cep,
