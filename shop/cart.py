@@ -1,14 +1,18 @@
 """Session cart of the storefront: {SKU: quantity} under session["cart"], coupon codes under session["cart_coupons"].
 
-The cart is only a list of wishes; prices, stock and discounts are decided by the checkout engine
-when the buyer goes to /checkout/ (the same engine agents use).
+Adding or changing a quantity caps it at the stock on sale (backorder variants excepted) and says so;
+prices, discounts and the final stock check are decided by the checkout engine when the buyer goes to
+/checkout/ (the same engine agents use), whose quantities the cart then takes (`cart_sync_quantities`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.sessions.backends.base import SessionBase
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from shop.models import Variant
 from shop.selectors import variants_by_sku
@@ -39,6 +43,28 @@ class CartLine:
         return self.variant.price * self.quantity
 
 
+@dataclass(frozen=True)
+class CartChange:
+    """What a cart write did: `quantity` units are now in the cart, fewer than asked when `capped`."""
+
+    variant: Variant
+    quantity: int
+    capped: bool
+
+    @property
+    def capped_message(self) -> str:
+        return ngettext(
+            "Só temos %(count)d unidade de %(title)s; a quantidade no carrinho foi ajustada.",
+            "Só temos %(count)d unidades de %(title)s; a quantidade no carrinho foi ajustada.",
+            self.quantity,
+        ) % {"count": self.quantity, "title": self.variant.display_title}
+
+
+def _capped(variant: Variant, wanted: int) -> int:
+    # Backorder variants sell beyond stock; the others never hold more than is on sale now.
+    return wanted if variant.allow_backorder else min(wanted, max(variant.stock, 0))
+
+
 def cart_items(session: SessionBase) -> dict[str, int]:
     raw = session.get(CART_KEY, {})
     if not isinstance(raw, dict):
@@ -50,40 +76,60 @@ def _parse_quantity(raw: object, *, allow_zero: bool) -> int:
     try:
         quantity = int(str(raw).strip())
     except (TypeError, ValueError):
-        raise CartError("quantity", "Quantidade inválida.") from None
+        raise CartError("quantity", _("Quantidade inválida.")) from None
     low = 0 if allow_zero else 1
     if not low <= quantity <= MAX_QUANTITY:
-        raise CartError("quantity", f"A quantidade deve estar entre {low} e {MAX_QUANTITY}.")
+        raise CartError(
+            "quantity", _("A quantidade deve estar entre %(low)d e %(high)d.") % {"low": low, "high": MAX_QUANTITY}
+        )
     return quantity
 
 
-def cart_add(session: SessionBase, *, sku: str, quantity: object) -> Variant:
-    """Add units of a sellable variant; raises CartError naming the field."""
+def cart_add(session: SessionBase, *, sku: str, quantity: object) -> CartChange:
+    """Add units of a sellable variant, capped at its stock; raises CartError naming the field."""
     qty = _parse_quantity(quantity, allow_zero=False)
     sku = (sku or "").strip()
     variant = variants_by_sku([sku]).get(sku)
     if variant is None:
-        raise CartError("sku", "Produto indisponível.")
+        raise CartError("sku", _("Produto indisponível."))
     if variant.stock <= 0 and not variant.allow_backorder:
-        raise CartError("sku", "Produto esgotado.")
+        raise CartError("sku", _("Produto esgotado."))
     items = cart_items(session)
     if sku not in items and len(items) >= MAX_LINES:
-        raise CartError("sku", f"O carrinho aceita até {MAX_LINES} produtos diferentes.")
-    items[sku] = min(items.get(sku, 0) + qty, MAX_QUANTITY)
+        raise CartError("sku", _("O carrinho aceita até %(max)d produtos diferentes.") % {"max": MAX_LINES})
+    wanted = min(items.get(sku, 0) + qty, MAX_QUANTITY)
+    items[sku] = _capped(variant, wanted)
     session[CART_KEY] = items
-    return variant
+    return CartChange(variant, items[sku], capped=items[sku] < wanted)
 
 
-def cart_set(session: SessionBase, *, sku: str, quantity: object) -> None:
-    """Change a line's quantity; 0 removes it."""
+def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange | None:
+    """Change a line's quantity, capped at stock; 0 (or nothing left on sale) removes it → None."""
     qty = _parse_quantity(quantity, allow_zero=True)
     items = cart_items(session)
     if sku not in items:
-        raise CartError("sku", "Este produto não está no carrinho.")
-    if qty == 0:
+        raise CartError("sku", _("Este produto não está no carrinho."))
+    variant = variants_by_sku([sku]).get(sku) if qty else None
+    capped = _capped(variant, qty) if variant is not None else 0
+    if capped == 0:
         items.pop(sku)
     else:
-        items[sku] = qty
+        items[sku] = capped
+    session[CART_KEY] = items
+    if qty and variant is None:
+        raise CartError("sku", _("Produto indisponível."))
+    if qty and capped == 0:
+        raise CartError("sku", _("Produto esgotado."))
+    return CartChange(variant, capped, capped=capped < qty) if variant is not None else None
+
+
+def cart_sync_quantities(session: SessionBase, quantities: Iterable[tuple[str, int]]) -> None:
+    """Take the quantities the checkout engine settled on (stock adjustments), so the cart and its
+    header badge count what the checkout holds."""
+    items = cart_items(session)
+    for sku, quantity in quantities:
+        if sku in items and 0 < quantity <= MAX_QUANTITY:
+            items[sku] = quantity
     session[CART_KEY] = items
 
 

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from shop.cart import (
@@ -22,6 +23,7 @@ from shop.cart import (
     cart_lines,
     cart_set,
     cart_set_coupons,
+    cart_sync_quantities,
 )
 from shop.cart import (
     cart_add as cart_add_item,
@@ -107,13 +109,16 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
 @require_POST
 def cart_add(request: HttpRequest) -> HttpResponse:
     try:
-        variant = cart_add_item(
+        change = cart_add_item(
             request.session, sku=request.POST.get("sku", ""), quantity=request.POST.get("quantity", "1")
         )
     except CartError as exc:
         messages.error(request, exc.message)
         return redirect(_back(request, reverse("checkout:cart")))
-    messages.success(request, f"{variant.display_title} adicionado ao carrinho.")
+    if change.capped:
+        messages.warning(request, change.capped_message)
+    else:
+        messages.success(request, _("%(title)s adicionado ao carrinho.") % {"title": change.variant.display_title})
     return redirect("checkout:cart")
 
 
@@ -121,9 +126,12 @@ def cart_add(request: HttpRequest) -> HttpResponse:
 def cart_change(request: HttpRequest) -> HttpResponse:
     quantity = "0" if "remove" in request.POST else request.POST.get("quantity", "")
     try:
-        cart_set(request.session, sku=request.POST.get("sku", ""), quantity=quantity)
+        change = cart_set(request.session, sku=request.POST.get("sku", ""), quantity=quantity)
     except CartError as exc:
         messages.error(request, exc.message)
+    else:
+        if change is not None and change.capped:
+            messages.warning(request, change.capped_message)
     return redirect("checkout:cart")
 
 
@@ -135,7 +143,7 @@ def cart_coupon(request: HttpRequest) -> HttpResponse:
     else:
         code = request.POST.get("code", "").strip()
         if not code:
-            messages.error(request, "Informe o código do cupom.")
+            messages.error(request, _("Informe o código do cupom."))
             return redirect("checkout:cart")
         codes.append(code)
     cart_set_coupons(request.session, codes)
@@ -157,7 +165,7 @@ def _cart_input_lines(checkout: Checkout | None, session: object) -> tuple[LineI
 def checkout_start(request: HttpRequest) -> HttpResponse:
     """From the session cart to the engine: create the storefront checkout or refresh its lines."""
     if not cart_lines(request.session):
-        messages.info(request, "Seu carrinho está vazio.")
+        messages.info(request, _("Seu carrinho está vazio."))
         return redirect("checkout:cart")
     codes = tuple(cart_coupons(request.session))
     existing_id = request.session.get(CHECKOUT_KEY)
@@ -167,7 +175,8 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
     if checkout is not None and checkout.status not in TERMINAL_STATUSES:
         state = input_from_checkout(checkout, list(checkout.lines.all()))
         data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
-        checkout_update(checkout_id=checkout.public_id, data=data)
+        result = checkout_update(checkout_id=checkout.public_id, data=data)
+        _sync_cart(request, result.checkout)
         return redirect("checkout:resume", checkout_id=checkout.public_id)
     if not request.session.session_key:
         request.session.save()
@@ -182,7 +191,14 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
             messages.error(request, message.content)
         return redirect("checkout:cart")
     request.session[CHECKOUT_KEY] = result.checkout.public_id
+    _sync_cart(request, result.checkout)
     return redirect("checkout:resume", checkout_id=result.checkout.public_id)
+
+
+def _sync_cart(request: HttpRequest, checkout: Checkout) -> None:
+    """The engine may lower quantities to the stock on sale; the cart (and its badge) follows it."""
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_sync_quantities(request.session, [(line.sku, line.quantity) for line in checkout.lines.all()])
 
 
 def _render_checkout(
@@ -279,6 +295,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):
         # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
         result = update(with_option=False)
+    _sync_cart(request, result.checkout)
     if paying and result.checkout.status == STATUS_READY:
         result = checkout_complete(
             checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput(instruments=(_pix_instrument(),)))

@@ -91,3 +91,56 @@ def test_phone_display(stored, shown):
     from shop.br_validation import phone_display
 
     assert phone_display(stored) == shown
+
+
+def test_cart_add_is_capped_at_stock_with_a_message(client, shop_ready):
+    # given a variant with 2 units on sale
+    shop_ready.stock = 2
+    shop_ready.save()
+    # when the buyer adds 5
+    page = client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "5"}, follow=True)
+    # then the cart holds 2, says so, and the header counts 2
+    html = page.content.decode()
+    assert client.session["cart"] == {"SKU-CAFE-500G": 2}
+    assert "Só temos 2 unidades de Café especial 500 g; a quantidade no carrinho foi ajustada." in html
+    assert 'data-testid="cart-count">2<' in html
+    # and adding more, or changing the quantity above the stock, stays at 2
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    assert client.session["cart"] == {"SKU-CAFE-500G": 2}
+    page = client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "quantity": "9"}, follow=True)
+    assert client.session["cart"] == {"SKU-CAFE-500G": 2}
+    assert "a quantidade no carrinho foi ajustada." in page.content.decode()
+
+
+def test_cart_backorder_variant_is_not_capped(client, shop_ready):
+    shop_ready.stock = 2
+    shop_ready.allow_backorder = True
+    shop_ready.save()
+    page = client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "5"}, follow=True)
+    assert client.session["cart"] == {"SKU-CAFE-500G": 5}
+    assert "ajustada" not in page.content.decode()
+
+
+def test_cart_change_of_a_sold_out_variant_removes_it(client, shop_ready):
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    shop_ready.stock = 0
+    shop_ready.save()
+    page = client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "quantity": "3"}, follow=True)
+    assert client.session["cart"] == {}
+    assert "Produto esgotado." in page.content.decode()
+
+
+def test_badge_follows_the_checkout_after_a_stock_adjustment(client, shop_ready):
+    # given 5 in the cart while 5 were on sale, and a second product
+    make_variant("SKU-CHA-100G", price=1990, stock=10)
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "5"})
+    client.post("/carrinho/adicionar", {"sku": "SKU-CHA-100G", "quantity": "2"})
+    # when the stock drops to 2 before the buyer goes to the checkout
+    shop_ready.stock = 2
+    shop_ready.save()
+    checkout_page = client.get("/checkout/", follow=True)
+    # then the checkout adjusted to 2 + 2 and the cart and its badge count the same 4
+    html = checkout_page.content.decode()
+    assert "a quantidade foi ajustada." in html
+    assert client.session["cart"] == {"SKU-CAFE-500G": 2, "SKU-CHA-100G": 2}
+    assert 'data-testid="cart-count">4<' in html
