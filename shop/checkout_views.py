@@ -306,7 +306,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
         form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
         form.is_valid()
-    general = form.attach_messages(result.messages)
+    # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet.
+    general = form.attach_messages(result.messages, filled_only=request.POST.get("action") == "shipping")
     return _render_checkout(request, result.checkout, form, general, status=200)
 
 

@@ -126,8 +126,14 @@ class CheckoutForm(forms.Form):
             )
         )
 
-    def attach_messages(self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...]) -> list[CheckoutMessage]:
-        """Put each error/warning next to its field; returns those that belong to no field."""
+    def attach_messages(
+        self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...], *, filled_only: bool = False
+    ) -> list[CheckoutMessage]:
+        """Put each error/warning next to its field; returns those that belong to no field.
+
+        `filled_only` ("Calcular frete"): the buyer is midway, so fields left empty and the option not chosen
+        yet are not reported; the CEP, which that button needs, always is. The final submit shows everything.
+        """
         general: list[CheckoutMessage] = []
         for message in messages:
             if message.type == "info":
@@ -136,9 +142,14 @@ class CheckoutForm(forms.Form):
             if field is None or field not in self.fields:
                 general.append(message)
                 continue
+            if filled_only and field != "cep" and (field == "shipping_option" or not self._filled(field)):
+                continue
             if message.content not in self.errors.get(field, []):
                 self.add_error(field, message.content)
         return general
+
+    def _filled(self, field: str) -> bool:
+        return bool(str(self.data.get(self.add_prefix(field), "")).strip())
 
 
 def initial_from_view(view: CheckoutView) -> dict[str, str]:

@@ -144,3 +144,31 @@ def test_badge_follows_the_checkout_after_a_stock_adjustment(client, shop_ready)
     assert "a quantidade foi ajustada." in html
     assert client.session["cart"] == {"SKU-CAFE-500G": 2, "SKU-CHA-100G": 2}
     assert 'data-testid="cart-count">4<' in html
+
+
+def test_calcular_frete_reports_only_what_the_buyer_filled(client, shop_ready):
+    checkout_id = start_checkout(client)
+    # when the buyer types only the CEP and presses "Calcular frete"
+    response = client.post(f"/checkout/{checkout_id}", {"action": "shipping", "method": "shipping", "cep": "01310-100"})
+    # then the options are shown and nothing the buyer has not filled yet is an error
+    html = response.content.decode()
+    assert errors(response) == {}
+    assert 'value="pac"' in html and 'value="sedex"' in html
+    # when a filled field is wrong, it is reported
+    response = client.post(
+        f"/checkout/{checkout_id}", {"action": "shipping", "method": "shipping", "cep": "01310-100", "uf": "RJ"}
+    )
+    assert errors(response) == {"uf": "A UF não corresponde ao CEP (o CEP é de SP)."}
+    # and a bad or missing CEP is reported, since the button needs it
+    response = client.post(f"/checkout/{checkout_id}", {"action": "shipping", "method": "shipping", "cep": "1234"})
+    assert errors(response) == {"cep": "CEP inválido: use o formato 00000-000."}
+    # when the buyer submits for good, every missing field is reported
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", "method": "shipping", "cep": "01310-100"})
+    assert errors(response) == {
+        "email": "Informe o e-mail.",
+        "first_name": "Informe o nome.",
+        "last_name": "Informe o sobrenome.",
+        "street": "Informe a rua.",
+        "city": "Informe a cidade.",
+        "shipping_option": "Escolha a forma de entrega.",
+    }
