@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
@@ -56,6 +57,8 @@ class PixCharge(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("cobrança Pix")
+        verbose_name_plural = _("cobranças Pix")
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
@@ -95,6 +98,8 @@ class PixPayment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("Pix recebido")
+        verbose_name_plural = _("Pix recebidos")
         ordering = ["-created_at", "-id"]
         constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_pixpayment_amount_positive")]
 
@@ -128,6 +133,8 @@ class PixWebhookEvent(models.Model):
     last_error = models.TextField(blank=True, default="")
 
     class Meta:
+        verbose_name = _("evento de webhook Pix")
+        verbose_name_plural = _("eventos de webhook Pix")
         ordering = ["-received_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["end_to_end_id", "refund_state"], name="payments_webhookevent_e2e_unique")
@@ -168,6 +175,8 @@ class PixRefund(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("devolução Pix")
+        verbose_name_plural = _("devoluções Pix")
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="payments_pixrefund_amount_positive"),
@@ -204,6 +213,8 @@ class CardPayment(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("pagamento com cartão")
+        verbose_name_plural = _("pagamentos com cartão")
         ordering = ["-created_at", "-id"]
         constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_cardpayment_amount_positive")]
 
@@ -221,6 +232,8 @@ class PaymentEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("evento de pagamento")
+        verbose_name_plural = _("eventos de pagamento")
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
