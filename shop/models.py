@@ -412,6 +412,8 @@ class CheckoutLine(models.Model):
     requires_shipping = models.BooleanField(default=True)
 
     class Meta:
+        verbose_name = _("item do checkout")
+        verbose_name_plural = _("itens do checkout")
         ordering = ["position", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(quantity__gte=1), name="checkout_line_quantity_positive"),
@@ -433,6 +435,8 @@ class CheckoutEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("evento do checkout")
+        verbose_name_plural = _("eventos do checkout")
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -449,6 +453,8 @@ class CouponRedemption(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("uso de cupom")
+        verbose_name_plural = _("usos de cupom")
         constraints = [models.UniqueConstraint(fields=["coupon", "checkout"], name="coupon_redemption_once")]
 
     def __str__(self) -> str:
