@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from orders.models import AdjustmentType, FulfillmentEventType, LineStatus, OrderStatus, PaymentStatus
+from orders.models import (
+    AdjustmentType,
+    FulfillmentEventType,
+    FulfillmentMethod,
+    LineStatus,
+    OrderLine,
+    OrderStatus,
+    PaymentStatus,
+    PaymentType,
+)
 
 _ORDER = {choice.value: choice.label for choice in OrderStatus}
 _PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
@@ -27,8 +40,45 @@ def payment_status_label(value: str) -> str:
     return str(_PAYMENT.get(value, value))
 
 
-def line_status_label(value: str) -> str:
+def line_status_label(value: str, method: str = "") -> str:
+    """Buyer words for a line status; a pickup order's items are picked up, not shipped."""
+    if method == FulfillmentMethod.PICKUP:
+        if value == LineStatus.FULFILLED:
+            return _("Retirado")
+        if value == LineStatus.PARTIAL:
+            return _("Parcialmente retirado")
     return str(_LINE.get(value, value))
+
+
+def fulfillment_method_label(value: str) -> str:
+    return str(FulfillmentMethod(value).label) if value in FulfillmentMethod.values else value
+
+
+def payment_type_label(value: str) -> str:
+    return str(PaymentType(value).label) if value in PaymentType.values else value
+
+
+def fulfillable_on_label(value: str) -> str:
+    """An expectation's "now" or ISO timestamp, in words and in the active time zone."""
+    if not value or value == "now":
+        return _("Agora")
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if timezone.is_naive(when):
+        return value
+    return formats.date_format(timezone.localtime(when), "SHORT_DATETIME_FORMAT")
+
+
+def line_items_text(line_items: Iterable[Mapping[str, object]], lines: Mapping[str, OrderLine]) -> str:
+    """[{"id": "li_…", "quantity": 2}] → "2× Café especial 500 g (SKU-CAFE-500G)"; an unknown id stays as is."""
+    parts = []
+    for item in line_items:
+        line = lines.get(str(item["id"]))
+        name = f"{line.title} ({line.sku})" if line else str(item["id"])
+        parts.append(f"{item['quantity']}× {name}")
+    return ", ".join(parts)
 
 
 def event_label(value: str) -> str:

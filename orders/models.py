@@ -51,8 +51,19 @@ class PaymentStatus(models.TextChoices):
     REFUNDED = "refunded", _("Reembolsado")
 
 
+class FulfillmentMethod(models.TextChoices):
+    SHIPPING = "shipping", _("Entrega")
+    PICKUP = "pickup", _("Retirada")
+    DIGITAL = "digital", _("Digital")
+
+
+class PaymentType(models.TextChoices):
+    PIX = "pix", _("Pix")
+    CARD = "card", _("Cartão")
+
+
 class Order(models.Model):
-    public_id = models.CharField(max_length=40, unique=True, default=new_order_id, editable=False)
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_order_id, editable=False)
     # Human number from a database sequence (orders_order_number_seq, starts at 1001).
     number = models.BigIntegerField(_("número"), unique=True, editable=False)
     checkout_id = models.CharField(_("checkout"), max_length=64, unique=True, editable=False)
@@ -71,7 +82,9 @@ class Order(models.Model):
     buyer_phone = models.CharField(_("telefone"), max_length=32, blank=True)
     buyer_tax_id = models.CharField(_("CPF/CNPJ"), max_length=14, blank=True)
 
-    fulfillment_method = models.CharField(_("forma de entrega"), max_length=20, blank=True)
+    fulfillment_method = models.CharField(
+        _("forma de entrega"), max_length=20, blank=True, choices=FulfillmentMethod.choices
+    )
     fulfillment_title = models.CharField(_("opção de entrega"), max_length=120, blank=True)
     fulfillment_description = models.CharField(_("prazo"), max_length=255, blank=True)
     # street, number, complement, neighborhood, city, state, postal_code, country (+ name for pickup).
@@ -82,7 +95,7 @@ class Order(models.Model):
     total_amount = models.BigIntegerField(_("total"), default=0)
 
     payment_handler_id = models.CharField(_("meio de pagamento"), max_length=64, blank=True)
-    payment_type = models.CharField(_("tipo de pagamento"), max_length=16, blank=True)
+    payment_type = models.CharField(_("tipo de pagamento"), max_length=16, blank=True, choices=PaymentType.choices)
     payment_reference = models.CharField(_("referência do pagamento"), max_length=64, blank=True)
     payment_txid = models.CharField(_("txid Pix"), max_length=64, blank=True)
     paid_amount = models.BigIntegerField(_("valor pago"), default=0)
@@ -127,9 +140,10 @@ class Order(models.Model):
 
 
 class LineStatus(models.TextChoices):
+    # Buyer words (BCP §7 line statuses); for pickup orders see orders.labels.line_status_label.
     PROCESSING = "processing", _("Em preparação")
-    PARTIAL = "partial", _("Parcialmente atendido")
-    FULFILLED = "fulfilled", _("Atendido")
+    PARTIAL = "partial", _("Parcialmente enviado")
+    FULFILLED = "fulfilled", _("Enviado")
     REMOVED = "removed", _("Removido")
 
 
@@ -147,7 +161,7 @@ def derive_line_status(*, total: int, fulfilled: int) -> str:
 class OrderLine(models.Model):
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="lines")
     # The checkout line public id (li_…) is kept as the order line id (BCP §7 lines keep their ids).
-    public_id = models.CharField(max_length=64, unique=True, editable=False)
+    public_id = models.CharField(_("ID do item"), max_length=64, unique=True, editable=False)
     position = models.PositiveIntegerField(default=0)
     sku = models.CharField(_("SKU"), max_length=64, db_index=True)
     title = models.CharField(_("título"), max_length=255)
@@ -191,7 +205,9 @@ class FulfillmentExpectation(models.Model):
     """A promise to the buyer (BCP §7 expectation); may be split, merged or re-described."""
 
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="expectations")
-    public_id = models.CharField(max_length=40, unique=True, default=new_expectation_id, editable=False)
+    public_id = models.CharField(
+        _("ID da previsão"), max_length=40, unique=True, default=new_expectation_id, editable=False
+    )
     position = models.PositiveIntegerField(default=0)
     method_type = models.CharField(_("forma"), max_length=20)
     destination = models.JSONField(_("destino"), default=dict, blank=True)
@@ -239,7 +255,7 @@ class FulfillmentEventType(models.TextChoices):
 
 class FulfillmentEvent(AppendOnlyModel):
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="fulfillment_events")
-    public_id = models.CharField(max_length=40, unique=True, default=new_event_id, editable=False)
+    public_id = models.CharField(_("ID do evento"), max_length=40, unique=True, default=new_event_id, editable=False)
     # An open string (BCP §7 lists well-known values; others may be used).
     type = models.CharField(_("tipo"), max_length=40)
     line_items = models.JSONField(_("itens"), default=list)  # [{"id": "li_…", "quantity": n ≥ 1}]
@@ -256,7 +272,7 @@ class FulfillmentEvent(AppendOnlyModel):
         ordering = ["occurred_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.type} {self.public_id}"
+        return str(FulfillmentEventType(self.type).label) if self.type in FulfillmentEventType.values else self.type
 
 
 class AdjustmentType(models.TextChoices):
@@ -276,7 +292,9 @@ class AdjustmentStatus(models.TextChoices):
 
 class Adjustment(AppendOnlyModel):
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="adjustments")
-    public_id = models.CharField(max_length=40, unique=True, default=new_adjustment_id, editable=False)
+    public_id = models.CharField(
+        _("ID do ajuste"), max_length=40, unique=True, default=new_adjustment_id, editable=False
+    )
     type = models.CharField(_("tipo"), max_length=40)
     status = models.CharField(_("situação"), max_length=16, choices=AdjustmentStatus.choices)
     line_items = models.JSONField(_("itens"), default=list, blank=True)  # signed quantities
@@ -293,7 +311,36 @@ class Adjustment(AppendOnlyModel):
         ordering = ["occurred_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.type} {self.public_id}"
+        return str(AdjustmentType(self.type).label) if self.type in AdjustmentType.values else self.type
+
+
+# Staff words for the timeline kinds written by orders.services (`fulfillment_<type>` use the event type's label).
+TIMELINE_KINDS = {
+    "placed": _("Pedido recebido"),
+    "payment_confirmed": _("Pagamento confirmado"),
+    "expectation_changed": _("Previsão alterada"),
+    "expectation_split": _("Previsão dividida"),
+    "expectation_merged": _("Previsões unidas"),
+    "refund_requested": _("Reembolso solicitado"),
+    "refund_completed": _("Reembolso concluído"),
+    "refund_failed": _("Reembolso falhou"),
+    "canceled": _("Pedido cancelado"),
+    "returned": _("Devolução"),
+    "note": _("Nota"),
+    "email_sent": _("E-mail enviado"),
+    "email_resend": _("E-mail reenviado"),
+}
+
+
+def timeline_kind_label(kind: str) -> str:
+    """ "fulfillment_shipped" → "Enviado"; an unknown kind reads as words."""
+    if kind in TIMELINE_KINDS:
+        return str(TIMELINE_KINDS[kind])
+    if kind.startswith("fulfillment_"):
+        kind = kind.removeprefix("fulfillment_")
+        if kind in FulfillmentEventType.values:
+            return str(FulfillmentEventType(kind).label)
+    return kind.replace("_", " ")
 
 
 class OrderEvent(AppendOnlyModel):
@@ -314,7 +361,7 @@ class OrderEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.kind} @ {self.created_at:%Y-%m-%d %H:%M}"
+        return timeline_kind_label(self.kind)
 
 
 class EmailKind(models.TextChoices):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
+from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import translation
@@ -18,10 +18,7 @@ SUPPORTED = {"pt-br", "en"}
 
 
 def _language(request: HttpRequest, order_language: str) -> str:
-    """An explicit choice (?lang= or the language switch cookie) wins; else the language the buyer ordered in."""
-    asked = (request.GET.get("lang") or "").lower()
-    if asked in SUPPORTED:
-        return asked
+    """The site's language switch (its cookie) wins; else the language the buyer ordered in."""
     cookie = (request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME) or "").lower()
     if cookie in SUPPORTED:
         return cookie
@@ -52,6 +49,21 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
     if order is None:
         # Same plain answer for malformed and unknown tokens (no hint, even with DEBUG on).
         return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
+    asked = (request.GET.get("lang") or "").lower()
+    if asked in SUPPORTED:
+        # ?lang= (old links) becomes the site's language choice: one switch (the footer's) then rules the page.
+        response = HttpResponseRedirect(request.path)
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            asked,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            path=settings.LANGUAGE_COOKIE_PATH,
+            domain=settings.LANGUAGE_COOKIE_DOMAIN,
+            secure=settings.LANGUAGE_COOKIE_SECURE,
+            httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+            samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        )
+        return _private(response)
     language = _language(request, order.language)
     lines = list(order.lines.all())
     titles = {line.public_id: line.title for line in lines}
@@ -76,7 +88,6 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
                 {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount}
                 for adj in order.adjustments.all()
             ],
-            "page_language": language,
         }
         response = render(request, "orders/permalink.html", context)
     response["Content-Language"] = language

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.conf import settings
 
-from orders.services import order_refund, order_ship
+from orders.services import order_mark_delivered, order_refund, order_return, order_ship
 from orders.types import LineQuantity
 
 pytestmark = pytest.mark.django_db
@@ -54,12 +56,63 @@ def test_permalink_follows_the_order_language_english(client, place_order):
     assert "We are preparing your order." in html
 
 
-def test_language_switch_wins_over_the_order_language(client, place_order):
+def test_site_language_switch_wins_over_the_order_language(client, place_order):
+    # given a Portuguese order and a buyer who chose English with the site's (footer) language switch
     order = place_order(language="pt-br")
-    assert "Order received" in client.get(_path(order) + "?lang=en").content.decode()
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-    assert client.get(_path(order)).headers["Content-Language"] == "en"
-    assert "Pedido recebido" in client.get(_path(order) + "?lang=pt-br").content.decode()
+    # when the page is opened, then it is in English
+    response = client.get(_path(order))
+    assert response.headers["Content-Language"] == "en"
+    assert "Order received" in response.content.decode()
+    # and switching back to Portuguese there gives Portuguese
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "pt-br"
+    assert "Pedido recebido" in client.get(_path(order)).content.decode()
+
+
+def test_old_lang_links_become_the_site_choice_and_redirect_to_the_clean_link(client, place_order):
+    order = place_order(language="pt-br")
+    response = client.get(_path(order) + "?lang=en")
+    assert (response.status_code, response["Location"]) == (302, _path(order))
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "en"
+    assert response["Referrer-Policy"] == "no-referrer"
+    assert "Order received" in client.get(_path(order)).content.decode()
+
+
+def test_one_language_switch_only_the_sites_footer(client, place_order):
+    """QA: the page had its own "English" link above the title besides the footer's switch."""
+    html = client.get(_path(place_order())).content.decode()
+    assert html.count('class="lang-switch"') == 1
+    assert 'action="/i18n/setlang/"' in html or "setlang" in html
+    assert "?lang=" not in html
+
+
+@pytest.mark.parametrize(
+    ("language", "method", "expected"),
+    [
+        ("pt-br", "shipping", ["Enviado", "Parcialmente enviado", "Em preparação", "Removido"]),
+        ("pt-br", "pickup", ["Retirado", "Parcialmente retirado", "Em preparação", "Removido"]),
+        ("en", "shipping", ["Shipped", "Partially shipped", "Preparing", "Removed"]),
+        ("en", "pickup", ["Picked up", "Partially picked up", "Preparing", "Removed"]),
+    ],
+)
+def test_line_statuses_in_buyer_words(client, place_order, language, method, expected):
+    # given four lines: fulfilled, partly fulfilled, untouched, and one sent back in full (removed)
+    order = place_order(
+        lines=[("A", 1000, 1), ("B", 1000, 2), ("C", 1000, 1), ("D", 1000, 1)], language=language, method=method
+    )
+    a, b, _c, d = order.lines.order_by("position")
+    lines = [LineQuantity(a.public_id, 1), LineQuantity(b.public_id, 1), LineQuantity(d.public_id, 1)]
+    if method == "shipping":
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=lines)
+    else:
+        order_mark_delivered(order_id=order.public_id, lines=lines)
+    order_return(order_id=order.public_id, lines=[LineQuantity(d.public_id, 1)], reason="Arrependimento")
+    # when the buyer opens the page
+    html = client.get(_path(order)).content.decode()
+    # then each line says what happened in words a buyer understands
+    statuses = re.findall(r'data-testid="line-status">([^<]*)<', html)
+    assert statuses == expected
+    assert "Atendido" not in html and "Fulfilled" not in html
 
 
 @pytest.mark.parametrize("token", ["x" * 32, "abc", "order_123", "%2e%2e"])
