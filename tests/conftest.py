@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.conf import settings
 from django.db import connection
+
+from shop.celery import app as celery_app
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -17,14 +21,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _test_settings(settings: pytest.FixtureRequest) -> None:
+def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     # Unit tests run Celery tasks in-process; e2e tests start a real worker and override this.
+    # Celery caches its config when first read, so the app's own flag is set too, and reset after
+    # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    celery_app.conf.task_always_eager = True
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    yield
+    celery_app.conf.task_always_eager = True
 
 
 @pytest.fixture
