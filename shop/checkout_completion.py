@@ -21,15 +21,18 @@ from datetime import datetime
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from shop.checkout_core import (
     PIX_SETTLEMENT_GRACE,
     apply,
     event,
     expire_if_due,
+    in_checkout_language,
     input_from_checkout,
     lock,
     reload,
+    speak,
     status_error,
     stored_messages,
     with_status,
@@ -75,19 +78,19 @@ def _is_pix(instrument: dict[str, object] | None) -> bool:
 def _instrument_problem(payment: PaymentInput) -> CheckoutMessage | None:
     """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a known handler and matching type."""
     if len(payment.instruments) != 1:
-        return _err("payment_failed", "Informe exatamente um meio de pagamento.", "$.payment.instruments")
+        return _err("payment_failed", _("Informe exatamente um meio de pagamento."), "$.payment.instruments")
     instrument = payment.instruments[0]
     if instrument.handler_id == settings.PIX_HANDLER_ID:
         if instrument.type != "pix":
-            return _err("pix_instrument_mismatch", "Instrumento incompatível com o Pix.", f"{INSTRUMENT_PATH}.type")
+            return _err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")
         return None
     if instrument.handler_id == card_handler_id() and getattr(settings, "BCP_CARD_ENABLED", True):
         if instrument.type != "card":
-            return _err("payment_failed", "Instrumento incompatível com o cartão.", f"{INSTRUMENT_PATH}.type")
+            return _err("payment_failed", _("Instrumento incompatível com o cartão."), f"{INSTRUMENT_PATH}.type")
         if not (instrument.credential or {}).get("token"):
-            return _err("payment_failed", "Informe o token do cartão.", f"{INSTRUMENT_PATH}.credential")
+            return _err("payment_failed", _("Informe o token do cartão."), f"{INSTRUMENT_PATH}.credential")
         return None
-    return _err("payment_failed", "Meio de pagamento desconhecido.", f"{INSTRUMENT_PATH}.handler_id")
+    return _err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
 
 
 def _lines(checkout: Checkout) -> list[CheckoutLine]:
@@ -126,7 +129,11 @@ def _reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> l
         ]
     except _CouponsExhausted as exc:
         return [
-            _err("discount_code_invalid", f"O cupom {code} esgotou; revise o pedido.", "$.discounts.codes")
+            _err(
+                "discount_code_invalid",
+                _("O cupom %(code)s esgotou; revise o pedido.") % {"code": code},
+                "$.discounts.codes",
+            )
             for code in exc.codes
         ]
     checkout.stock_reserved = True
@@ -146,6 +153,7 @@ def _unreserve(checkout: Checkout, lines: list[CheckoutLine]) -> None:
     CouponRedemption.objects.filter(checkout=checkout).delete()
 
 
+@in_checkout_language
 def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult:
     from payments.exceptions import PaymentInputError
     from payments.psp import PSPRejected, PSPUnavailable
@@ -153,6 +161,7 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
     now = timezone.now()
     with transaction.atomic():
         checkout = lock(checkout_id)
+        speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
         if checkout.status != STATUS_READY:
@@ -182,15 +191,15 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
             changed = CheckoutMessage(
                 type="warning",
                 code="pix_charge_replaced" if pix else "checkout_changed",
-                content="O total mudou; um novo Pix foi gerado, confira antes de concluir."
+                content=_("O total mudou; um novo Pix foi gerado, confira antes de concluir.")
                 if pix
-                else "O checkout mudou; revise o total antes de concluir.",
+                else _("O checkout mudou; revise o total antes de concluir."),
                 path=INSTRUMENT_PATH if pix else "$.totals",
             )
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
         if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
             # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
-            outside = _err("payment_failed", "O Pix não está disponível para este valor.", INSTRUMENT_PATH)
+            outside = _err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
         lines = _lines(checkout)
         blocking = _reserve(checkout, lines, ev)
@@ -205,12 +214,14 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
                 logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
                 _unreserve(checkout, lines)
                 checkout.save()
-                message = _err("pix_psp_unavailable", "Pix indisponível no momento; tente novamente.", INSTRUMENT_PATH)
+                message = _err(
+                    "pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH
+                )
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), message])
             waiting = CheckoutMessage(
                 type="info",
                 code="pix_awaiting_payment",
-                content="Aguardando o pagamento do Pix.",
+                content=_("Aguardando o pagamento do Pix."),
                 path=INSTRUMENT_PATH,
             )
             checkout.expires_at = max(checkout.expires_at or now, charge.expires_at + PIX_SETTLEMENT_GRACE)
@@ -228,7 +239,7 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
         )
         if not result.approved:
             _unreserve(checkout, lines)
-            failed = _err("payment_failed", result.message or "Pagamento recusado.", INSTRUMENT_PATH)
+            failed = _err("payment_failed", result.message or _("Pagamento recusado."), INSTRUMENT_PATH)
             _save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
         checkout.payment_txid = result.payment_id
@@ -263,7 +274,7 @@ def sync_pix(checkout: Checkout, *, previous_instrument: dict[str, object] | Non
             charge = _ensure_charge(checkout)
         except (PSPUnavailable, PSPRejected, PaymentInputError):
             logger.warning("Pix charge could not be issued for %s", checkout.public_id, exc_info=True)
-            down = _err("pix_psp_unavailable", "Pix indisponível no momento; tente novamente.", INSTRUMENT_PATH)
+            down = _err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
             _save_status(checkout, STATUS_INCOMPLETE, "pix_unavailable", [down])
             return []
         if checkout.expires_at is None or checkout.expires_at < charge.expires_at:
@@ -276,6 +287,7 @@ def sync_pix(checkout: Checkout, *, previous_instrument: dict[str, object] | Non
     return []
 
 
+@in_checkout_language
 def checkout_settle_pix(
     *, reference: str, amount: int, txid: str, end_to_end_id: str, paid_at: datetime | None = None
 ) -> str:
@@ -284,6 +296,7 @@ def checkout_settle_pix(
         checkout = lock(reference)
     except CheckoutNotFound:
         return "rejected"
+    speak(checkout.language)
     if checkout.status == STATUS_COMPLETED:
         # The same charge reported again is fine; any other payment of a completed checkout is refunded.
         return "accepted" if checkout.payment_txid == txid else "rejected"
@@ -317,6 +330,7 @@ def checkout_settle_pix(
     return "rejected"
 
 
+@in_checkout_language
 def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> int:
     """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table).
 
@@ -345,9 +359,12 @@ def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> 
             )
             if not expired:
                 continue
+            speak(checkout.language)
             _unreserve(checkout, _lines(checkout))
             checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
-            message = _err("pix_charge_expired", "O Pix expirou sem pagamento; escolha o Pix de novo.", INSTRUMENT_PATH)
+            message = _err(
+                "pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH
+            )
             _save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
             lapsed += 1
     return lapsed

@@ -5,11 +5,14 @@ Public entry points are in shop/services.py; completion and Pix in shop/checkout
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from shop.checkout_eval import Evaluation
 from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
@@ -45,18 +48,39 @@ PIX_SETTLEMENT_GRACE = timedelta(minutes=5)
 # --- helpers ---------------------------------------------------------------------------------------
 
 
+def in_checkout_language[**P, R](func: Callable[P, R]) -> Callable[P, R]:
+    """Message texts are written in the checkout's language (BCP §5.1: pt-BR unless the caller asked for
+    English); the service activates it once known and this restores the caller's language afterwards."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with translation.override(translation.get_language()):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def speak(language: str | None) -> None:
+    """Activate a checkout language; only inside an `in_checkout_language` service."""
+    translation.activate("en" if (language or "").lower().startswith("en") else "pt-br")
+
+
 def stored_messages(checkout: Checkout) -> list[CheckoutMessage]:
     return [CheckoutMessage.from_dict(m) for m in checkout.messages]
 
 
 def status_error(checkout: Checkout, operation: str) -> CheckoutResult:
+    """`operation` is one of "alterar", "cancelar", "concluir" (the verb of the message)."""
     in_progress = checkout.status == STATUS_IN_PROGRESS
-    state = "concluído" if checkout.status == STATUS_COMPLETED else "cancelado"
-    content = (
-        f"Não é possível {operation}: o pagamento está em processamento; consulte o checkout."
-        if in_progress
-        else f"Não é possível {operation}: o checkout está {state}."
-    )
+    with translation.override(checkout.language or "pt-br"):
+        verb = {"alterar": _("alterar"), "cancelar": _("cancelar"), "concluir": _("concluir")}.get(operation, operation)
+        if in_progress:
+            content = _("Não é possível %(operation)s: o pagamento está em processamento; consulte o checkout.")
+        elif checkout.status == STATUS_COMPLETED:
+            content = _("Não é possível %(operation)s: o checkout está concluído.")
+        else:
+            content = _("Não é possível %(operation)s: o checkout está cancelado.")
+        content %= {"operation": verb}
     message = CheckoutMessage(
         type="error",
         code="invalid_checkout_status",

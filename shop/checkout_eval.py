@@ -14,6 +14,8 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from shop.br_validation import digits_only, email_valid, phone_normalize, phone_valid, tax_id_valid
 from shop.checkout_fulfillment import evaluate_fulfillment
@@ -89,16 +91,16 @@ def _plan_lines(
     data: CheckoutInput, existing: dict[str, CheckoutLine], *, is_update: bool
 ) -> tuple[list[PlannedLine], list[CheckoutMessage], list[CheckoutMessage], list[str]]:
     if len(data.lines) > MAX_LINES:
-        raise CheckoutInputError("$.line_items", f"No máximo {MAX_LINES} itens por checkout.")
+        raise CheckoutInputError("$.line_items", _("No máximo %(max)d itens por checkout.") % {"max": MAX_LINES})
     seen_ids: set[str] = set()
     for index, line in enumerate(data.lines):
         if not isinstance(line.quantity, int) or line.quantity < 1:
-            raise CheckoutInputError(f"$.line_items[{index}].quantity", "A quantidade deve ser um inteiro ≥ 1.")
+            raise CheckoutInputError(f"$.line_items[{index}].quantity", _("A quantidade deve ser um inteiro ≥ 1."))
         if not bounded(line.sku, 64, f"$.line_items[{index}].item.id"):
-            raise CheckoutInputError(f"$.line_items[{index}].item.id", "Informe o id do item.")
+            raise CheckoutInputError(f"$.line_items[{index}].item.id", _("Informe o id do item."))
         if line.line_id and is_update:
             if line.line_id in seen_ids:
-                raise CheckoutInputError(f"$.line_items[{index}].id", "Id de linha repetido.")
+                raise CheckoutInputError(f"$.line_items[{index}].id", _("Id de linha repetido."))
             seen_ids.add(line.line_id)
     variants = variants_for([line.sku.strip() for line in data.lines])
     remaining: dict[int, int] = defaultdict(int)
@@ -113,14 +115,14 @@ def _plan_lines(
         public_id = new_line_id()
         if is_update and line.line_id:
             if line.line_id not in existing:
-                rejections.append(_err("field_invalid", "Linha desconhecida neste checkout.", f"{path}.id"))
+                rejections.append(_err("field_invalid", _("Linha desconhecida neste checkout."), f"{path}.id"))
             else:
                 public_id = line.line_id
         sku = line.sku.strip()
         variant = variants.get(sku)
         quantity = line.quantity
         if variant is None or not variant.active or not variant.product.active:
-            messages.append(_err("item_unavailable", f"O item {sku} não está disponível.", path))
+            messages.append(_err("item_unavailable", _("O item %(sku)s não está disponível.") % {"sku": sku}, path))
             unavailable.append(public_id)
             planned.append(PlannedLine(public_id, None, sku, "Item indisponível", "", 0, quantity, False))
             continue
@@ -130,14 +132,16 @@ def _plan_lines(
                 CheckoutMessage(
                     type="warning",
                     code="quantity_adjusted",
-                    content=f"Quantidade limitada a {MAX_LINE_QUANTITY} por item.",
+                    content=_("Quantidade limitada a %(max)d por item.") % {"max": MAX_LINE_QUANTITY},
                     path=f"{path}.quantity",
                 )
             )
         if not variant.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
-                messages.append(_err("out_of_stock", f"{_variant_title(variant)} está esgotado.", path))
+                messages.append(
+                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": _variant_title(variant)}, path)
+                )
                 unavailable.append(public_id)
             elif quantity > available:
                 quantity = available
@@ -145,8 +149,12 @@ def _plan_lines(
                     CheckoutMessage(
                         type="warning",
                         code="quantity_adjusted",
-                        content=f"Só temos {available} unidade{'s' if available > 1 else ''} de "
-                        f"{_variant_title(variant)}; a quantidade foi ajustada.",
+                        content=ngettext(
+                            "Só temos %(count)d unidade de %(title)s; a quantidade foi ajustada.",
+                            "Só temos %(count)d unidades de %(title)s; a quantidade foi ajustada.",
+                            available,
+                        )
+                        % {"count": available, "title": _variant_title(variant)},
                         path=f"{path}.quantity",
                     )
                 )
@@ -181,20 +189,26 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
     }
     messages: list[CheckoutMessage] = []
     if not fields["buyer_email"]:
-        messages.append(_err("field_required", "Informe o e-mail.", "$.buyer.email"))
+        messages.append(_err("field_required", _("Informe o e-mail."), "$.buyer.email"))
     elif not email_valid(str(fields["buyer_email"])):
-        messages.append(_err("field_invalid", "E-mail inválido.", "$.buyer.email"))
+        messages.append(_err("field_invalid", _("E-mail inválido."), "$.buyer.email"))
     if not fields["buyer_first_name"]:
-        messages.append(_err("field_required", "Informe o nome.", "$.buyer.first_name"))
+        messages.append(_err("field_required", _("Informe o nome."), "$.buyer.first_name"))
     if not fields["buyer_last_name"]:
-        messages.append(_err("field_required", "Informe o sobrenome.", "$.buyer.last_name"))
+        messages.append(_err("field_required", _("Informe o sobrenome."), "$.buyer.last_name"))
     if fields["buyer_phone"] and not phone_valid(str(fields["buyer_phone"])):
         messages.append(
-            _err("field_invalid", "Telefone inválido: use o formato +5511987654321.", "$.buyer.phone_number")
+            _err("field_invalid", _("Telefone inválido: use o formato +5511987654321."), "$.buyer.phone_number")
         )
     if buyer.tax_id.strip() and not tax_id_valid(tax_digits):
-        messages.append(_err("field_invalid", "CPF/CNPJ inválido.", "$.buyer.tax_id"))
+        messages.append(_err("field_invalid", _("CPF/CNPJ inválido."), "$.buyer.tax_id"))
     return fields, messages
+
+
+def checkout_language(data: CheckoutInput | None, fallback: str | None) -> str:
+    """The checkout's language: the caller's `context.language`, else `fallback`; pt-BR by default (BCP §5.1)."""
+    asked = (data.context.language if data is not None and data.context is not None else "") or fallback or ""
+    return "en" if asked.lower().startswith("en") else "pt-br"
 
 
 def _status(messages: list[CheckoutMessage]) -> str:
@@ -216,7 +230,7 @@ def evaluate(
     subtotal = sum(line.amount for line in planned)
     codes = tuple(data.discount_codes) if data.discount_codes is not None else ()
     if len(codes) > 20:
-        raise CheckoutInputError("$.discounts.codes", "No máximo 20 cupons.")
+        raise CheckoutInputError("$.discounts.codes", _("No máximo 20 cupons."))
     for index, code in enumerate(codes):
         bounded(code, 40, f"$.discounts.codes[{index}]")
     loaded = coupons_load(
@@ -239,7 +253,7 @@ def evaluate(
     rejections.extend(ful.rejections)
     messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]
     if not planned:
-        messages.insert(0, _err("field_required", "Adicione ao menos um item.", "$.line_items"))
+        messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
 
     totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
     for applied in coupon_eval.applied:

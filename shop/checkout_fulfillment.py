@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from shop.cep import UFS, cep_digits, cep_format, cep_uf
 from shop.checkout_types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView, bounded
 from shop.models import Checkout, PickupLocation, new_destination_id
@@ -156,13 +158,13 @@ def _validate_address(fields: dict[str, str]) -> tuple[list[CheckoutMessage], st
     digits = cep_digits(fields["ship_cep"])
     usable: str | None = None
     if fields["ship_country"] not in ("", "BR"):
-        messages.append(_err("address_undeliverable", "Entregamos apenas no Brasil.", f"{DEST0}.address_country"))
+        messages.append(_err("address_undeliverable", _("Entregamos apenas no Brasil."), f"{DEST0}.address_country"))
     if not fields["ship_cep"]:
-        messages.append(_err("field_required", "Informe o CEP.", f"{DEST0}.postal_code"))
+        messages.append(_err("field_required", _("Informe o CEP."), f"{DEST0}.postal_code"))
     elif digits is None:
-        messages.append(_err("field_invalid", "CEP inválido: use o formato 00000-000.", f"{DEST0}.postal_code"))
+        messages.append(_err("field_invalid", _("CEP inválido: use o formato 00000-000."), f"{DEST0}.postal_code"))
     elif cep_uf(digits) is None:
-        messages.append(_err("field_invalid", "CEP inexistente.", f"{DEST0}.postal_code"))
+        messages.append(_err("field_invalid", _("CEP inexistente."), f"{DEST0}.postal_code"))
     else:
         uf = cep_uf(digits) or ""
         if not fields["ship_uf"]:
@@ -171,25 +173,29 @@ def _validate_address(fields: dict[str, str]) -> tuple[list[CheckoutMessage], st
                 CheckoutMessage(
                     type="info",
                     code="address_region_filled",
-                    content=f"UF {uf} preenchida pelo CEP.",
+                    content=_("UF %(uf)s preenchida pelo CEP.") % {"uf": uf},
                     path=f"{DEST0}.address_region",
                 )
             )
             usable = digits
         elif fields["ship_uf"] not in UFS:
-            messages.append(_err("field_invalid", "UF inválida.", f"{DEST0}.address_region"))
+            messages.append(_err("field_invalid", _("UF inválida."), f"{DEST0}.address_region"))
         elif fields["ship_uf"] != uf:
             messages.append(
-                _err("field_invalid", f"A UF não corresponde ao CEP (o CEP é de {uf}).", f"{DEST0}.address_region")
+                _err(
+                    "field_invalid",
+                    _("A UF não corresponde ao CEP (o CEP é de %(uf)s).") % {"uf": uf},
+                    f"{DEST0}.address_region",
+                )
             )
         else:
             usable = digits
     if not fields["ship_street"]:
-        messages.append(_err("field_required", "Informe a rua.", f"{DEST0}.street_address"))
+        messages.append(_err("field_required", _("Informe a rua."), f"{DEST0}.street_address"))
     elif not fields["ship_number"]:
-        messages.append(_err("field_required", "Informe o número (ou S/N).", f"{DEST0}.street_address"))
+        messages.append(_err("field_required", _("Informe o número (ou S/N)."), f"{DEST0}.street_address"))
     if not fields["ship_city"]:
-        messages.append(_err("field_required", "Informe a cidade.", f"{DEST0}.address_locality"))
+        messages.append(_err("field_required", _("Informe a cidade."), f"{DEST0}.address_locality"))
     return messages, usable
 
 
@@ -215,7 +221,7 @@ def evaluate_fulfillment(
         result.rejections.append(
             _err(
                 "fulfillment_method_unsupported",
-                "Use um único método de entrega para todos os itens.",
+                _("Use um único método de entrega para todos os itens."),
                 f"$.fulfillment.methods[{index}]",
             )
         )
@@ -223,7 +229,11 @@ def evaluate_fulfillment(
         (chosen.type == "shipping" and can_ship) or (chosen.type == "pickup" and can_pickup)
     ):
         result.rejections.append(
-            _err("fulfillment_method_unsupported", f"Método {chosen.type!r} não disponível.", f"{M0}.type")
+            _err(
+                "fulfillment_method_unsupported",
+                _("Método %(method)r não disponível.") % {"method": chosen.type},
+                f"{M0}.type",
+            )
         )
         chosen = None
     available = []
@@ -237,7 +247,7 @@ def evaluate_fulfillment(
     ]
     if chosen is None:
         result.messages.append(
-            _err("field_required", "Informe o endereço de entrega ou escolha retirada na loja.", "$.fulfillment")
+            _err("field_required", _("Informe o endereço de entrega ou escolha retirada na loja."), "$.fulfillment")
         )
         return result
 
@@ -250,7 +260,7 @@ def evaluate_fulfillment(
         stored_id = checkout.ship_destination_id if checkout is not None else ""
         if len(chosen.destinations) > 1:
             result.rejections.append(
-                _err("field_invalid", "Informe um único endereço de entrega.", f"{M0}.destinations[1]")
+                _err("field_invalid", _("Informe um único endereço de entrega."), f"{M0}.destinations[1]")
             )
         if chosen.destinations:
             given = chosen.destinations[0]
@@ -261,7 +271,7 @@ def evaluate_fulfillment(
             if wanted_dest is None or wanted_dest in (dest_id, given.id):
                 selected_destination = dest_id
             else:
-                result.rejections.append(_err("field_invalid", "Destino de entrega desconhecido.", SEL_DEST))
+                result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
         elif wanted_dest is not None and checkout is not None and stored_id and wanted_dest == stored_id:
             # The caller references the address it wrote earlier by its id (BCP §9 selection).
             for key in EMPTY_FIELDS:
@@ -269,7 +279,7 @@ def evaluate_fulfillment(
                     fields[key] = getattr(checkout, key)
             selected_destination = stored_id
         elif wanted_dest is not None:
-            result.rejections.append(_err("field_invalid", "Destino de entrega desconhecido.", SEL_DEST))
+            result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
         if fields["ship_destination_id"]:
             address_messages, usable_cep = _validate_address(fields)
             result.messages.extend(address_messages)
@@ -283,28 +293,32 @@ def evaluate_fulfillment(
                 )
                 if not options:
                     result.messages.append(
-                        _err("address_undeliverable", f"Não entregamos no CEP {fields['ship_cep']}.", DEST0)
+                        _err(
+                            "address_undeliverable",
+                            _("Não entregamos no CEP %(cep)s.") % {"cep": fields["ship_cep"]},
+                            DEST0,
+                        )
                     )
         else:
-            result.messages.append(_err("field_required", "Informe o endereço de entrega.", f"{M0}.destinations"))
+            result.messages.append(_err("field_required", _("Informe o endereço de entrega."), f"{M0}.destinations"))
     else:
         destinations = [location_destination(loc) for loc in config.pickup_locations]
         location = next((loc for loc in config.pickup_locations if loc.public_id == wanted_dest), None)
         if wanted_dest is not None and location is None:
-            result.rejections.append(_err("field_invalid", "Loja de retirada desconhecida.", SEL_DEST))
+            result.rejections.append(_err("field_invalid", _("Loja de retirada desconhecida."), SEL_DEST))
         elif location is not None:
             selected_destination = location.public_id
         else:
-            result.messages.append(_err("field_required", "Escolha a loja para retirada.", SEL_DEST))
+            result.messages.append(_err("field_required", _("Escolha a loja para retirada."), SEL_DEST))
         options = pickup_options(config=config, location=location)
 
     fields["selected_destination_id"] = selected_destination or ""
     wanted_option = chosen.groups[0].selected_option_id if chosen.groups else None
     selected_option = next((o for o in options if o.id == wanted_option), None) if wanted_option else None
     if wanted_option and selected_option is None:
-        result.rejections.append(_err("field_invalid", "Opção de entrega indisponível para este destino.", SEL_OPT))
+        result.rejections.append(_err("field_invalid", _("Opção de entrega indisponível para este destino."), SEL_OPT))
     elif selected_option is None and options and selected_destination:
-        result.messages.append(_err("field_required", "Escolha a forma de entrega.", SEL_OPT))
+        result.messages.append(_err("field_required", _("Escolha a forma de entrega."), SEL_OPT))
     if selected_option is not None and not selected_destination:
         selected_option = None  # an option only counts for a selected destination
     fields["selected_option_id"] = selected_option.id if selected_option else ""

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from django.utils.translation import gettext
+
 if TYPE_CHECKING:
     from shop.models import Checkout
 
@@ -58,7 +60,7 @@ def bounded(value: str, limit: int, path: str) -> str:
     """`value` stripped; CheckoutInputError naming `path` when longer than the column holding it."""
     value = (value or "").strip()
     if len(value) > limit:
-        raise CheckoutInputError(path, f"No máximo {limit} caracteres.")
+        raise CheckoutInputError(path, gettext("No máximo %(max)d caracteres.") % {"max": limit})
     return value
 
 

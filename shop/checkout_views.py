@@ -70,6 +70,11 @@ def _back(request: HttpRequest, default: str) -> str:
     return default
 
 
+def _language(request: HttpRequest) -> str:
+    """The storefront language the buyer is reading (engine messages follow it)."""
+    return getattr(request, "LANGUAGE_CODE", "") or settings.LANGUAGE_CODE
+
+
 def _local(url: str) -> str:
     """The path of one of our absolute URLs (BCP_PUBLIC_URL may differ from the request host)."""
     parts = urlsplit(url)
@@ -175,7 +180,7 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
     if checkout is not None and checkout.status not in TERMINAL_STATUSES:
         state = input_from_checkout(checkout, list(checkout.lines.all()))
         data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
-        result = checkout_update(checkout_id=checkout.public_id, data=data)
+        result = checkout_update(checkout_id=checkout.public_id, data=data, language=_language(request))
         _sync_cart(request, result.checkout)
         return redirect("checkout:resume", checkout_id=checkout.public_id)
     if not request.session.session_key:
@@ -184,7 +189,7 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
         result = checkout_create(
             data=CheckoutInput(lines=_cart_input_lines(None, request.session), discount_codes=codes),
             session_key=request.session.session_key or "",
-            language=getattr(request, "LANGUAGE_CODE", "pt-br") or "pt-br",
+            language=_language(request),
         )
     except CheckoutCreateImpossible as exc:
         for message in exc.messages:
@@ -289,7 +294,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             discount_codes=form.discount_codes(),
             payment=PaymentInput(instruments=(_pix_instrument(),)) if paying else state.payment,
         )
-        return checkout_update(checkout_id=checkout_id, data=data)
+        return checkout_update(checkout_id=checkout_id, data=data, language=_language(request))
 
     result = update(with_option=True)
     if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Q, Value
+from django.utils.translation import gettext as _
 
 from shop.checkout_types import AppliedDiscountView, CheckoutMessage
 from shop.models import Coupon, CouponRedemption
@@ -71,32 +72,47 @@ def coupons_evaluate(
     for index, raw in enumerate(codes):
         code = raw.strip().upper()
         if code in seen:
-            messages.append(_warning(index, "discount_code_already_applied", f"O cupom {code} já foi informado."))
+            messages.append(
+                _warning(
+                    index, "discount_code_already_applied", _("O cupom %(code)s já foi informado.") % {"code": code}
+                )
+            )
             continue
         seen.add(code)
         row = loaded.get(code)
         if row is None or not row[0].active:
-            messages.append(_warning(index, "discount_code_invalid", f"Cupom {code or raw!r} não encontrado."))
+            messages.append(
+                _warning(index, "discount_code_invalid", _("Cupom %(code)r não encontrado.") % {"code": code or raw})
+            )
             continue
         coupon, used, used_by_email = row
         if (coupon.starts_at and now < coupon.starts_at) or (coupon.ends_at and now >= coupon.ends_at):
-            messages.append(_warning(index, "discount_code_expired", f"O cupom {code} não está válido nesta data."))
+            messages.append(
+                _warning(
+                    index, "discount_code_expired", _("O cupom %(code)s não está válido nesta data.") % {"code": code}
+                )
+            )
             continue
         if subtotal < coupon.min_subtotal:
             messages.append(
                 _warning(
                     index,
                     "discount_code_invalid",
-                    f"O cupom {code} exige compras a partir de {brl(coupon.min_subtotal)}.",
+                    _("O cupom %(code)s exige compras a partir de %(amount)s.")
+                    % {"code": code, "amount": brl(coupon.min_subtotal)},
                 )
             )
             continue
         if coupon.usage_limit is not None and used >= coupon.usage_limit:
-            messages.append(_warning(index, "discount_code_invalid", f"O cupom {code} esgotou."))
+            messages.append(_warning(index, "discount_code_invalid", _("O cupom %(code)s esgotou.") % {"code": code}))
             continue
         if email and coupon.usage_limit_per_email is not None and used_by_email >= coupon.usage_limit_per_email:
             messages.append(
-                _warning(index, "discount_code_user_ineligible", f"O cupom {code} já foi usado com este e-mail.")
+                _warning(
+                    index,
+                    "discount_code_user_ineligible",
+                    _("O cupom %(code)s já foi usado com este e-mail.") % {"code": code},
+                )
             )
             continue
         if accepted and (not coupon.stackable or not all(c.stackable for c in accepted)):
@@ -104,14 +120,20 @@ def coupons_evaluate(
                 _warning(
                     index,
                     "discount_code_combination_disallowed",
-                    f"O cupom {code} não pode ser combinado com outro cupom.",
+                    _("O cupom %(code)s não pode ser combinado com outro cupom.") % {"code": code},
                 )
             )
             continue
         value = subtotal * coupon.percent // 100 if coupon.kind == Coupon.KIND_PERCENT else coupon.amount or 0
         value = min(value, remaining)
         if value <= 0:
-            messages.append(_warning(index, "discount_code_invalid", f"O cupom {code} não gera desconto neste pedido."))
+            messages.append(
+                _warning(
+                    index,
+                    "discount_code_invalid",
+                    _("O cupom %(code)s não gera desconto neste pedido.") % {"code": code},
+                )
+            )
             continue
         remaining -= value
         accepted.append(coupon)
@@ -120,7 +142,7 @@ def coupons_evaluate(
             CheckoutMessage(
                 type="info",
                 code="discount_code_applied",
-                content=f"Cupom {coupon.code} aplicado: {brl(-value)}.",
+                content=_("Cupom %(code)s aplicado: %(amount)s.") % {"code": coupon.code, "amount": brl(-value)},
                 path=f"$.discounts.codes[{index}]",
             )
         )

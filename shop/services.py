@@ -56,6 +56,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from shop.checkout_completion import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
 from shop.checkout_core import (
@@ -63,13 +64,15 @@ from shop.checkout_core import (
     cancel,
     event,
     expire_if_due,
+    in_checkout_language,
     lock,
     reload,
+    speak,
     status_error,
     stored_messages,
     with_status,
 )
-from shop.checkout_eval import CheckoutInputError, evaluate
+from shop.checkout_eval import CheckoutInputError, checkout_language, evaluate
 from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
 from shop.checkout_types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
@@ -101,12 +104,19 @@ class CheckoutCreateImpossible(Exception):
 # --- create / update / get -----------------------------------------------------------------------------
 
 
+@in_checkout_language
 def checkout_create(
     *, data: CheckoutInput, platform_id: str | None = None, session_key: str = "", language: str = "pt-br"
 ) -> CheckoutResult:
+    language = checkout_language(data, language)
+    speak(language)
     if not data.lines:
         raise CheckoutCreateImpossible(
-            [CheckoutMessage("error", "field_required", "Adicione ao menos um item.", "unrecoverable", "$.line_items")]
+            [
+                CheckoutMessage(
+                    "error", "field_required", _("Adicione ao menos um item."), "unrecoverable", "$.line_items"
+                )
+            ]
         )
     now = timezone.now()
     with transaction.atomic():
@@ -133,16 +143,21 @@ def checkout_create(
     return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), *extra])
 
 
-def checkout_update(*, checkout_id: str, data: CheckoutInput) -> CheckoutResult:
+@in_checkout_language
+def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None) -> CheckoutResult:
+    """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins."""
     now = timezone.now()
     with transaction.atomic():
         checkout = lock(checkout_id)
+        language = checkout_language(data, language or checkout.language)
+        speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS:
             return status_error(checkout, "alterar")
         existing = list(checkout.lines.all())
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
+        ev.fields["language"] = language
         if ev.rejections:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *ev.rejections])
         previous_status, previous_instrument = checkout.status, checkout.payment_instrument

@@ -172,3 +172,50 @@ def test_calcular_frete_reports_only_what_the_buyer_filled(client, shop_ready):
         "city": "Informe a cidade.",
         "shipping_option": "Escolha a forma de entrega.",
     }
+
+
+def test_engine_messages_in_english_when_the_checkout_language_is_en_bcp_5_1(shop_ready):
+    """BCP §5.1: content is pt-BR by default; a caller that asks for English gets English."""
+    from django.utils import translation
+
+    from shop.checkout_types import ContextInput
+
+    with translation.override("pt-br"):
+        # when a checkout is created in English (Accept-Language: en, or context.language "en")
+        english = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)), language="en")
+        by_context = checkout_create(
+            data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), context=ContextInput(language="en-US"))
+        )
+        portuguese = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)))
+        # then the caller's language is left as it was
+        assert translation.get_language() == "pt-br"
+    by_path = {m.path: m.content for m in english.messages}
+    assert by_path["$.buyer.email"] == "Enter your email."
+    assert by_path["$.buyer.first_name"] == "Enter your first name."
+    assert by_path["$.buyer.last_name"] == "Enter your last name."
+    assert english.checkout.language == "en"
+    assert {m.path: m.content for m in by_context.messages}["$.buyer.email"] == "Enter your email."
+    assert by_context.checkout.language == "en"
+    assert {m.path: m.content for m in portuguese.messages}["$.buyer.email"] == "Informe o e-mail."
+    assert portuguese.checkout.language == "pt-br"
+
+
+def test_english_storefront_checkout_errors_and_labels(client, settings, shop_ready):
+    # given a buyer who switched the storefront to English
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    checkout_id = start_checkout(client)
+    # when the empty form is submitted
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", "method": "shipping"})
+    # then the errors and labels are English
+    assert errors(response) == {
+        "email": "Enter your email.",
+        "first_name": "Enter your first name.",
+        "last_name": "Enter your last name.",
+        "cep": "Enter the delivery address.",
+    }
+    assert '<label for="id_uf">State (UF)</label>' in response.content.decode()
+    # and the cart speaks English too
+    page = client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "50"}, follow=True)
+    assert "We only have 10 units of Café especial 500 g; the quantity in the cart was adjusted." in (
+        page.content.decode()
+    )
