@@ -8,6 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
+from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine
 from orders.money import format_brl, parse_brl
 from orders.services._common import refundable_amount
@@ -18,6 +19,7 @@ class OrderActionForm(forms.Form):
     """Base: knows its order; maps a service OrderError back onto the form field it names."""
 
     line_limit_attr: str = ""  # "shipped" / "delivered": which quantity per line is still possible
+    required_css_class = "required"  # bold labels, like the rest of the admin
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -137,12 +139,13 @@ class ExpectationForm(OrderActionForm):
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
         expectations = list(order.expectations.order_by("position", "id"))
+        lines = {line.public_id: line for line in order.lines.all()}
         self.fields["expectation"].choices = [
-            (e.public_id, f"{e.description or e.method_type} ({_items_text(e.line_items)})") for e in expectations
+            (
+                e.public_id,
+                f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(e.line_items, lines)})",
+            )
+            for e in expectations
         ]
         if expectations:
             self.fields["description"].initial = expectations[0].description
-
-
-def _items_text(line_items: list[dict[str, Any]]) -> str:
-    return ", ".join(f"{item['quantity']}× {item['id']}" for item in line_items)
