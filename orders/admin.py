@@ -8,6 +8,7 @@ Pix charges live in `payments` (which orders may not import): the order shows it
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin, messages
@@ -16,14 +17,30 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from orders.admin_actions import ACTIONS, csv_rows, perform_action
 from orders.errors import OrderError
-from orders.labels import line_status_label
-from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
+from orders.labels import (
+    adjustment_label,
+    event_label,
+    fulfillable_on_label,
+    fulfillment_method_label,
+    line_items_text,
+    line_status_label,
+    total_label,
+)
+from orders.models import (
+    Adjustment,
+    FulfillmentEvent,
+    FulfillmentExpectation,
+    Order,
+    OrderEvent,
+    OrderLine,
+    timeline_kind_label,
+)
 from orders.money import format_brl
 from orders.selectors import order_search
 from orders.services import (
@@ -31,10 +48,21 @@ from orders.services import (
 )
 
 
+def _short(value: datetime | None) -> str:
+    """One compact time, in the active time zone (settings.TIME_ZONE unless a request changes it)."""
+    return formats.date_format(timezone.localtime(value), "SHORT_DATETIME_FORMAT") if value else ""
+
+
 class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
     show_change_link = False
+    # Rows without the "original" caption (str(obj) above each row): every column is already shown.
+    template = "orders/admin/readonly_tabular.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Line titles for the "items" columns: one query for all rows.
+        return super().get_queryset(request).select_related("order").prefetch_related("order__lines")
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Whoever may view the order sees all of it (no separate view permission per child model).
@@ -50,10 +78,13 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+def _items(row: FulfillmentExpectation | FulfillmentEvent | Adjustment) -> str:
+    return line_items_text(row.line_items, {line.public_id: line for line in row.order.lines.all()})
+
+
 class OrderLineInline(ReadOnlyInline):
     model = OrderLine
     fields = [
-        "public_id",
         "sku",
         "title",
         "price",
@@ -61,8 +92,12 @@ class OrderLineInline(ReadOnlyInline):
         "quantity_total",
         "quantity_fulfilled",
         "status",
+        "public_id",
     ]
     readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return admin.TabularInline.get_queryset(self, request).select_related("order")
 
     @admin.display(description=_("preço"))
     def price(self, line: OrderLine) -> str:
@@ -70,32 +105,44 @@ class OrderLineInline(ReadOnlyInline):
 
     @admin.display(description=_("situação"))
     def status(self, line: OrderLine) -> str:
-        return line_status_label(line.status)
-
-
-def _items(line_items: list[dict[str, object]]) -> str:
-    return ", ".join(f"{item['quantity']}× {item['id']}" for item in line_items)
+        return line_status_label(line.status, line.order.fulfillment_method)
 
 
 class ExpectationInline(ReadOnlyInline):
     model = FulfillmentExpectation
-    fields = ["public_id", "method_type", "description", "fulfillable_on", "items"]
+    fields = ["description", "method", "available", "items"]
     readonly_fields = fields
+
+    @admin.display(description=_("forma"))
+    def method(self, expectation: FulfillmentExpectation) -> str:
+        return fulfillment_method_label(expectation.method_type)
+
+    @admin.display(description=_("disponível em"))
+    def available(self, expectation: FulfillmentExpectation) -> str:
+        return fulfillable_on_label(expectation.fulfillable_on)
 
     @admin.display(description=_("itens"))
     def items(self, expectation: FulfillmentExpectation) -> str:
-        return _items(expectation.line_items)
+        return _items(expectation)
 
 
 class FulfillmentEventInline(ReadOnlyInline):
     model = FulfillmentEvent
-    fields = ["occurred_at", "type", "items", "tracking", "carrier", "description"]
+    fields = ["when", "kind", "items", "tracking", "carrier", "description"]
     readonly_fields = fields
     ordering = ["occurred_at", "id"]
 
+    @admin.display(description=_("quando"))
+    def when(self, event: FulfillmentEvent) -> str:
+        return _short(event.occurred_at)
+
+    @admin.display(description=_("tipo"))
+    def kind(self, event: FulfillmentEvent) -> str:
+        return event_label(event.type)
+
     @admin.display(description=_("itens"))
     def items(self, event: FulfillmentEvent) -> str:
-        return _items(event.line_items)
+        return _items(event)
 
     @admin.display(description=_("rastreio"))
     def tracking(self, event: FulfillmentEvent) -> str:
@@ -108,12 +155,20 @@ class FulfillmentEventInline(ReadOnlyInline):
 
 class AdjustmentInline(ReadOnlyInline):
     model = Adjustment
-    fields = ["occurred_at", "public_id", "type", "status", "money", "items", "description"]
+    fields = ["when", "kind", "status", "money", "items", "description"]
     readonly_fields = fields
+
+    @admin.display(description=_("quando"))
+    def when(self, adjustment: Adjustment) -> str:
+        return _short(adjustment.occurred_at)
+
+    @admin.display(description=_("tipo"))
+    def kind(self, adjustment: Adjustment) -> str:
+        return adjustment_label(adjustment.type)
 
     @admin.display(description=_("itens"))
     def items(self, adjustment: Adjustment) -> str:
-        return _items(adjustment.line_items)
+        return _items(adjustment)
 
     @admin.display(description=_("valor"))
     def money(self, adjustment: Adjustment) -> str:
@@ -123,14 +178,26 @@ class AdjustmentInline(ReadOnlyInline):
 class TimelineInline(ReadOnlyInline):
     model = OrderEvent
     verbose_name_plural = _("linha do tempo (notas internas incluídas)")
-    fields = ["created_at", "kind", "message", "actor", "internal"]
+    fields = ["when", "what", "message", "actor", "internal"]
     readonly_fields = fields
     ordering = ["created_at", "id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return admin.TabularInline.get_queryset(self, request)
+
+    @admin.display(description=_("quando"))
+    def when(self, event: OrderEvent) -> str:
+        return _short(event.created_at)
+
+    @admin.display(description=_("evento"))
+    def what(self, event: OrderEvent) -> str:
+        return timeline_kind_label(event.kind)
 
 
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
-    list_display = ["number_display", "placed_at", "buyer", "total_display", "payment_status", "status"]
+    # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
+    list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]
     list_filter = ["status", "payment_status", "fulfillment_method", "payment_type", "placed_at"]
     show_facets = admin.ShowFacets.ALWAYS
@@ -153,7 +220,7 @@ class OrderAdmin(admin.ModelAdmin):
                     "placed_at",
                     "checkout_id",
                     "platform_id",
-                    "language",
+                    "language_display",
                     "permalink",
                 ]
             },
@@ -189,13 +256,40 @@ class OrderAdmin(admin.ModelAdmin):
         return queryset.filter(pk__in=order_search(query=search_term).values("pk")), False
 
     # --- columns ------------------------------------------------------------------------------------------
-    @admin.display(description=_("número"), ordering="number")
+    @admin.display(description=_("nº"), ordering="number")
     def number_display(self, order: Order) -> str:
         return f"#{order.number}"
 
+    @admin.display(description=_("data"), ordering="placed_at")
+    def placed_display(self, order: Order) -> str:
+        local = timezone.localtime(order.placed_at)
+        return format_html(
+            "{}<small>{}</small>",
+            formats.date_format(local, "SHORT_DATE_FORMAT"),
+            formats.time_format(local, "TIME_FORMAT"),
+        )
+
+    @admin.display(description=_("situação"), ordering="status")
+    def situation(self, order: Order) -> str:
+        return format_html(
+            '{}<small class="orders-payment-{}">{}</small>',
+            order.get_status_display(),
+            order.payment_status,
+            order.get_payment_status_display(),
+        )
+
     @admin.display(description=_("comprador"), ordering="buyer_email")
     def buyer(self, order: Order) -> str:
-        return f"{order.buyer_name} <{order.buyer_email}>" if order.buyer_email else order.buyer_name
+        return format_html(
+            '<span class="orders-buyer">{}<small title="{}">{}</small></span>',
+            order.buyer_name,
+            order.buyer_email,
+            order.buyer_email,
+        )
+
+    @admin.display(description=_("idioma"))
+    def language_display(self, order: Order) -> str:
+        return {"pt-br": "Português (Brasil)", "en": "English"}.get(order.language, order.language)
 
     @admin.display(description=_("total"), ordering="total_amount")
     def total_display(self, order: Order) -> str:
@@ -214,7 +308,7 @@ class OrderAdmin(admin.ModelAdmin):
         return format_html_join(
             "",
             "<div>{}: {}</div>",
-            ((e.get("display_text") or e["type"], format_brl(e["amount"])) for e in order.totals),
+            ((total_label(e), format_brl(e["amount"])) for e in order.totals),
         )
 
     @admin.display(description=_("endereço"))

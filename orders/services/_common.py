@@ -7,9 +7,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.dispatch import Signal
+from django.utils import translation
 
 from orders.errors import OrderError, OrderNotFound
 from orders.models import (
@@ -138,6 +140,12 @@ def refundable_amount(order: Order) -> int:
         or 0
     )
     return max(0, order.paid_amount + promised)  # refund amounts are stored negative
+
+
+def staff_words(label: object) -> str:
+    """A choice label in the shop's language: timeline messages are stored text, whatever the caller's language."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return str(label)
 
 
 def timeline(

@@ -30,6 +30,7 @@ from orders.services._common import (
     refresh_order_status,
     refuse_if_canceled,
     schedule_email,
+    staff_words,
     timeline,
 )
 from orders.types import LineQuantity
@@ -153,7 +154,7 @@ def fulfillment_event_create(
     timeline(
         order,
         f"fulfillment_{kind}",
-        f"{FulfillmentEventType(kind).label if kind in FulfillmentEventType.values else kind}: {summary}"
+        f"{staff_words(FulfillmentEventType(kind).label) if kind in FulfillmentEventType.values else kind}: {summary}"
         + (f" — {number}" if number else ""),
         actor=actor,
         data={"event_id": event.public_id, "tracking_number": number},
@@ -212,6 +213,11 @@ def _lock_expectation(order_id: str, expectation_id: str, *, field: str = "expec
     return order, expectation
 
 
+def _local_date(iso: str) -> str:
+    """ "2026-12-10T15:00:00Z" → "10/12/2026 12:00" in the shop's time zone (timeline text for staff)."""
+    return timezone.localtime(datetime.fromisoformat(iso.replace("Z", "+00:00"))).strftime("%d/%m/%Y %H:%M")
+
+
 def _clean_fulfillable_on(value: str | None) -> str | None:
     if value is None:
         return None
@@ -246,7 +252,12 @@ def expectation_update(
     timeline(
         order,
         "expectation_changed",
-        f"Previsão {expectation.public_id}: {expectation.description} ({expectation.fulfillable_on})",
+        f"{expectation.description or 'Previsão'} — "
+        + (
+            "disponível agora"
+            if expectation.fulfillable_on in ("", "now")
+            else f"disponível em {_local_date(expectation.fulfillable_on)}"
+        ),
         actor=actor,
         data={"expectation_id": expectation.public_id},
     )
@@ -297,7 +308,7 @@ def expectation_split(
     timeline(
         order,
         "expectation_split",
-        f"Previsão {source.public_id} dividida: {split.public_id}",
+        f"Previsão dividida: {split.description or source.description}",
         actor=actor,
         data={"from": source.public_id, "to": split.public_id},
     )
@@ -334,7 +345,7 @@ def expectation_merge(*, order_id: str, expectation_ids: Sequence[str], actor: s
     timeline(
         order,
         "expectation_merged",
-        f"Previsões unidas em {target.public_id}",
+        f"Previsões unidas: {target.description}".rstrip(": "),
         actor=actor,
         data={"into": target.public_id, "merged": ids[1:]},
     )

@@ -8,7 +8,7 @@ from django.utils import timezone
 from orders.emails import build_order_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
-from orders.services._common import clean_text, lock_order, schedule_email, timeline
+from orders.services._common import clean_text, lock_order, schedule_email, staff_words, timeline
 
 
 @transaction.atomic
@@ -30,7 +30,14 @@ def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDel
     count = EmailDelivery.objects.filter(order=order, kind=kind, ref__startswith="resend:").count()
     delivery = schedule_email(order, kind, ref=f"resend:{count + 1}")
     assert delivery is not None
-    timeline(order, "email_resend", f"E-mail '{kind}' reenviado.", actor=actor, internal=True, data={"kind": kind})
+    timeline(
+        order,
+        "email_resend",
+        f"E-mail “{staff_words(EmailKind(kind).label)}” reenviado.",
+        actor=actor,
+        internal=True,
+        data={"kind": kind},
+    )
     return delivery
 
 
@@ -48,5 +55,12 @@ def email_delivery_send(*, delivery_id: int) -> str:
         message.send()
         delivery.sent_at = timezone.now()
         delivery.save(update_fields=["attempts", "sent_at"])
-        timeline(order, "email_sent", f"E-mail '{delivery.kind}' enviado para {delivery.to_email}.", internal=True)
+        label = staff_words(EmailKind(delivery.kind).label) if delivery.kind in EmailKind.values else delivery.kind
+        timeline(
+            order,
+            "email_sent",
+            f"E-mail “{label}” enviado para {delivery.to_email}.",
+            internal=True,
+            data={"kind": delivery.kind},
+        )
     return "sent"

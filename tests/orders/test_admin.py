@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 
 from orders.models import Adjustment, FulfillmentEvent, Order, OrderEvent
 
@@ -217,3 +218,62 @@ def test_change_expectation_date_and_description(admin_client, place_order):
     expectation.refresh_from_db()
     # the admin works in America/Sao_Paulo: 12:00 local is 15:00 UTC
     assert (expectation.description, expectation.fulfillable_on) == ("Chega em 10 dias úteis", "2026-12-10T15:00:00Z")
+
+
+def test_action_page_breadcrumbs_are_the_django_61_list(admin_client, place_order):
+    """QA: the action pages had an unstyled <div class="breadcrumbs"> (Django 6.1 styles ol.breadcrumbs)."""
+    order = place_order()
+    html = admin_client.get(_action(order, "ship")).content.decode()
+    assert '<div class="breadcrumbs">' not in html
+    assert '<ol class="breadcrumbs">' in html
+    assert f'<li><a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a></li>' in html
+    assert '<li aria-current="page">Registrar envio</li>' in html
+
+
+def test_order_page_shows_labels_not_codes(admin_client, place_order):
+    # given a shipped Pix order whose e-mails were sent
+    from orders.services import order_ship
+    from orders.types import LineQuantity
+
+    order = place_order(lines=[("CAM-AZUL", 3000, 2)])
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 2)])
+    placed = OrderEvent.objects.get(order=order, kind="placed")
+    # when staff open the order
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    # then method, payment type, availability, items and line status are words, not codes
+    assert '<div class="readonly">Entrega</div>' in html
+    assert '<div class="readonly">Pix</div>' in html
+    assert "<p>Agora</p>" in html
+    assert "<p>2× Produto CAM-AZUL (CAM-AZUL)</p>" in html
+    assert f"2× {line.public_id}" not in html
+    assert "<p>Enviado</p>" in html and "Atendido" not in html
+    assert "Public id" not in html and "ID público" in html
+    # and the timeline shows one local time (America/Sao_Paulo) with a human label, no "placed @ <UTC>" caption
+    local = timezone.localtime(placed.created_at).strftime("%d/%m/%Y %H:%M")
+    assert f"<p>{local}</p>" in html
+    assert "<p>Pedido recebido</p>" in html
+    assert "placed @" not in html
+    assert "E-mail “Pedido recebido” enviado para ana@example.com.br." in html
+    assert "E-mail 'placed'" not in html
+
+
+def test_changelist_filters_and_columns_are_labelled_and_compact(admin_client, place_order):
+    place_order(method="shipping")
+    place_order(method="pickup", payment_type="card")
+    html = admin_client.get("/admin/orders/order/").content.decode()
+    for label in ("Entrega", "Retirada", "Pix", "Cartão"):
+        assert f"{label} (1)" in html
+    assert "shipping (1)" not in html and "pix (1)" not in html
+    # status and payment share one column; no separate payment column to overflow 1280 px
+    assert 'class="field-situation">Pedido recebido<small class="orders-payment-paid">Pago</small>' in html
+    assert "column-payment_status" not in html
+    assert "orders/admin.css" in html
+
+
+def test_admin_sidebar_names_are_portuguese(admin_client):
+    html = admin_client.get("/admin/").content.decode()
+    for english in ("Coupon redemptions", "Card payments", "Payment events", "Pix charges", "Pix refunds"):
+        assert english not in html
+    for portuguese in ("Usos de cupom", "Pagamentos com cartão", "Eventos de pagamento", "Cobranças Pix"):
+        assert portuguese in html
