@@ -6,9 +6,10 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
                     language: str = "pt-br") -> CheckoutResult
         # raises CheckoutCreateImpossible(messages) when nothing can be created (BCP §4.3: every item
         # unavailable, no lines) → BCP Error Response; CheckoutInputError(path, content) for bad input.
-    checkout_update(*, checkout_id: str, data: CheckoutInput) -> CheckoutResult
+    checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None) -> CheckoutResult
         # full replacement (BCP-CHK-06): lines matched by `line_id`, unlisted lines removed, omitted
         # fields cleared. A rejected selection / unknown line id → unchanged checkout + recoverable error.
+        # `language` switches the checkout's message language (None keeps it).
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
     checkout_cancel(*, checkout_id: str) -> CheckoutResult
     checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult
@@ -44,7 +45,9 @@ Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test
 - Pix: a ready checkout with the Pix instrument carries an active charge for its total; a
   payment that arrives before complete completes the checkout at once (PIX.md §10 D1, no AP2);
   an unpaid expired charge moves `complete_in_progress` back to `incomplete` (`pix_charge_expired`).
-- Message `content` is pt-BR (BCP §5.1); `requires_escalation` is not produced by any rule yet.
+- Message `content` is in the checkout's language (BCP §5.1): pt-BR by default, English when the caller
+  asks (create's `language`, `context.language`, update's `language`); texts are gettext msgids
+  translated in locale/en. `requires_escalation` is not produced by any rule yet.
 - Locks: the active Pix charge, then the checkout (the order settlement uses), then variants in
   primary-key order.
 """
