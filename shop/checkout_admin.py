@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from shop.models import (
     Checkout,
@@ -94,7 +96,7 @@ class CheckoutAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    @admin.action(description="Cancelar checkouts selecionados (libera estoque)")
+    @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
         from shop.services import checkout_cancel
 
@@ -102,4 +104,5 @@ class CheckoutAdmin(admin.ModelAdmin):
         for public_id in queryset.values_list("public_id", flat=True):
             if checkout_cancel(checkout_id=public_id).checkout.status == "canceled":
                 done += 1
-        self.message_user(request, f"{done} checkout(s) cancelado(s).", messages.SUCCESS)
+        text = ngettext("%(n)d checkout cancelado.", "%(n)d checkouts cancelados.", done) % {"n": done}
+        self.message_user(request, text, messages.SUCCESS)
