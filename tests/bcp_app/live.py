@@ -10,7 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,42 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: flo
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         time.sleep(interval)
+
+
+@contextmanager
+def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str] | None = None
+                         ) -> Iterator[tuple[LiveServer, CeleryWorker]]:
+    """A live uvicorn plus a real Celery worker, with the sandbox PSP delivering webhooks over HTTP.
+
+    Nothing runs eagerly: the live server's threads enqueue to the broker and the worker settles.
+    """
+    from django.conf import settings as django_settings
+
+    from shop.celery import app
+
+    server = LiveServer().start()
+    settings.BCP_PUBLIC_URL = server.url
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_SECRET = secret
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    app.conf.task_always_eager = False
+    worker = CeleryWorker({
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": str(app.conf.broker_url),
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "DJANGO_DEBUG": "true",
+        "BCP_PUBLIC_URL": server.url,
+        "BCP_SIGNING_KEY_FILE": str(django_settings.BCP_SIGNING_KEY_FILE),
+        "BCP_PIX_SANDBOX": "true",
+        "PIX_SANDBOX_WEBHOOK_SECRET": secret,
+        "PIX_SANDBOX_WEBHOOK_URL": "",
+        **(extra_env or {}),
+    })
+    try:
+        worker.start()
+        yield server, worker
+    finally:
+        app.conf.task_always_eager = True
+        worker.stop()
+        server.stop()

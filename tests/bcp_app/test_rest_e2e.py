@@ -14,12 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
-from django.conf import settings as django_settings
 
 from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
 from orders.services.fulfillment import order_ship
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform
-from tests.bcp_app.live import CeleryWorker, LiveServer, database_url, wait_for
+from tests.bcp_app.live import CeleryWorker, LiveServer, pix_settlement_stack, wait_for
 from tests.bcp_app.rest_helpers import PIX, SP, catalog
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
@@ -28,35 +27,8 @@ SECRET = "e2e-sandbox-secret"
 
 @pytest.fixture
 def stack(transactional_db: Any, settings: Any) -> Iterator[tuple[LiveServer, CeleryWorker]]:
-    from shop.celery import app
-
-    server = LiveServer().start()
-    settings.BCP_PUBLIC_URL = server.url
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_SECRET = SECRET
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = False  # the live server hands work to the real worker
-    worker = CeleryWorker({
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": str(app.conf.broker_url),
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DJANGO_DEBUG": "true",
-        "BCP_PUBLIC_URL": server.url,
-        "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1",
-        "BCP_SIGNING_KEY_FILE": str(django_settings.BCP_SIGNING_KEY_FILE),
-        "BCP_PIX_SANDBOX": "true",
-        "PIX_SANDBOX_WEBHOOK_SECRET": SECRET,
-        "PIX_SANDBOX_WEBHOOK_URL": "",
-    })
-    try:
-        worker.start()
-        yield server, worker
-    finally:
-        app.conf.task_always_eager = eager
-        worker.stop()
-        server.stop()
+    with pix_settlement_stack(settings, secret=SECRET, extra_env={"BCP_OUTBOUND_ALLOWLIST": "127.0.0.1"}) as stack:
+        yield stack
 
 
 def test_full_rest_agent_flow_with_pix_settlement_and_signed_webhooks(
