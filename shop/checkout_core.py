@@ -15,7 +15,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from shop.checkout_eval import Evaluation
-from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout_selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id
 from shop.checkout_types import (
     STATUS_CANCELED,
     STATUS_COMPLETED,
@@ -24,7 +24,6 @@ from shop.checkout_types import (
     STATUS_READY,
     TERMINAL_STATUSES,
     AddressInput,
-    BuyerInput,
     CheckoutInput,
     CheckoutMessage,
     CheckoutResult,
@@ -192,17 +191,7 @@ def input_from_checkout(checkout: Checkout, lines: list[CheckoutLine]) -> Checko
     context = ContextInput(**checkout.context) if checkout.context else None
     return CheckoutInput(
         lines=tuple(LineInput(sku=line.sku, quantity=line.quantity, line_id=line.public_id) for line in lines),
-        buyer=(
-            BuyerInput(
-                first_name=checkout.buyer_first_name,
-                last_name=checkout.buyer_last_name,
-                email=checkout.buyer_email,
-                phone_number=checkout.buyer_phone,
-                tax_id=checkout.buyer_tax_id,
-            )
-            if checkout.buyer_given
-            else None
-        ),
+        buyer=buyer_input_of(checkout),
         fulfillment=fulfillment,
         discount_codes=tuple(checkout.discount_codes) if checkout.discount_codes is not None else None,
         payment=payment,

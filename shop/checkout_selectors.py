@@ -119,6 +119,19 @@ def _pix_charge(checkout: Checkout) -> object | None:
     return charge if charge is not None and charge.status != "revoked" else None
 
 
+def buyer_input_of(checkout: Checkout) -> BuyerInput | None:
+    """The stored buyer as input, or None when the buyer was never given (shared by view and re-evaluation)."""
+    if not checkout.buyer_given:
+        return None
+    return BuyerInput(
+        first_name=checkout.buyer_first_name,
+        last_name=checkout.buyer_last_name,
+        email=checkout.buyer_email,
+        phone_number=checkout.buyer_phone,
+        tax_id=checkout.buyer_tax_id,
+    )
+
+
 def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None = None) -> CheckoutView:
     """Everything a BCP checkout response needs. `messages` defaults to the stored ones."""
     terminal = checkout.status in TERMINAL_STATUSES
@@ -139,17 +152,7 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
         )
         for line in checkout.lines.all()
     )
-    buyer = (
-        BuyerInput(
-            first_name=checkout.buyer_first_name,
-            last_name=checkout.buyer_last_name,
-            email=checkout.buyer_email,
-            phone_number=checkout.buyer_phone,
-            tax_id=checkout.buyer_tax_id,
-        )
-        if checkout.buyer_given
-        else None
-    )
+    buyer = buyer_input_of(checkout)
     snapshot = checkout.fulfillment_snapshot or {}
     instrument = checkout.payment_instrument
     instruments = (
