@@ -30,6 +30,7 @@ from payments.psp.base import (
     PSPRejected,
     PSPUnavailable,
     charge_from_bacen,
+    cob_request_body,
     format_datetime,
     payment_from_bacen,
     refund_from_bacen,
@@ -186,14 +187,7 @@ class BacenPixPSP:
         message: str | None,
         extra: list[tuple[str, str]],
     ) -> PSPCharge:
-        body: dict[str, Any] = {
-            "calendario": {"expiracao": expires_in},
-            "valor": {"original": cents_to_decimal(amount_cents), "modalidadeAlteracao": 0},
-            "chave": self.pix_key,
-        }
-        if payer is not None:
-            tax_key = "cpf" if len(payer.tax_id) == 11 else "cnpj"
-            body["devedor"] = {tax_key: payer.tax_id, "nome": payer.name}
+        body = cob_request_body(pix_key=self.pix_key, amount_cents=amount_cents, expires_in=expires_in, payer=payer)
         if message:
             body["solicitacaoPagador"] = message[:140]
         if extra:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from payments.money import decimal_to_cents
+from payments.money import cents_to_decimal, decimal_to_cents
 
 CHARGE_STATUSES = {
     "ATIVA": "ACTIVE",
@@ -196,6 +196,18 @@ def parse_notification(body: Any) -> list[PSPPayment]:
     if not isinstance(items, list) or not items:
         raise ValueError("pix: expected a non-empty array")
     return [payment_from_bacen(item) for item in items]
+
+
+def cob_request_body(*, pix_key: str, amount_cents: int, expires_in: int, payer: PixPayer | None) -> dict[str, Any]:
+    """The common part of a `PUT /cob/{txid}` body (expiry, immediate amount, key, debtor); callers add the texts."""
+    body: dict[str, Any] = {
+        "calendario": {"expiracao": expires_in},
+        "valor": {"original": cents_to_decimal(amount_cents), "modalidadeAlteracao": 0},
+        "chave": pix_key,
+    }
+    if payer is not None:
+        body["devedor"] = {"cpf" if len(payer.tax_id) == 11 else "cnpj": payer.tax_id, "nome": payer.name}
+    return body
 
 
 def charge_from_bacen(body: Any) -> PSPCharge:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 
@@ -21,6 +20,7 @@ from payments.psp.base import (
     PSPRefund,
     PSPRejected,
     charge_from_bacen,
+    cob_request_body,
     payment_from_bacen,
     refund_from_bacen,
 )
@@ -47,15 +47,9 @@ class SandboxPixPSP:
         message: str | None,
         extra: list[tuple[str, str]],
     ) -> PSPCharge:
-        body: dict[str, Any] = {
-            "calendario": {"expiracao": expires_in},
-            "valor": {"original": cents_to_decimal(amount_cents), "modalidadeAlteracao": 0},
-            "chave": settings.PIX_KEY,
-            "solicitacaoPagador": (message or "")[:140],
-            "infoAdicionais": [{"nome": name, "valor": value} for name, value in extra],
-        }
-        if payer is not None:
-            body["devedor"] = {"cpf" if len(payer.tax_id) == 11 else "cnpj": payer.tax_id, "nome": payer.name}
+        body = cob_request_body(pix_key=settings.PIX_KEY, amount_cents=amount_cents, expires_in=expires_in, payer=payer)
+        body["solicitacaoPagador"] = (message or "")[:140]
+        body["infoAdicionais"] = [{"nome": name, "valor": value} for name, value in extra]
         cob = _call(lambda: services.cob_put(txid=txid, body=body))
         return charge_from_bacen(services.cob_body(cob))
 
