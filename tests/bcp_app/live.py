@@ -19,7 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class LiveServer:
-    def __init__(self, app: Any = None) -> None:
+    """uvicorn in a thread of the test process on a free 127.0.0.1 port; Django alone unless `app` is given.
+
+    `lifespan="on"` is for apps whose lifespan starts something (the MCP session manager, A2A).
+    """
+
+    def __init__(self, app: Any = None, *, lifespan: str = "off") -> None:
         import uvicorn
 
         if app is None:
@@ -30,12 +35,16 @@ class LiveServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False))
+        self.server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, log_level="warning", access_log=False))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url
 
     def start(self) -> LiveServer:
         self.thread.start()

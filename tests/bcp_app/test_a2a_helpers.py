@@ -19,6 +19,7 @@ from joserfc import jws
 from joserfc.jwk import ECKey
 
 from bcp_app import ap2
+from tests.bcp_app.live import LiveServer as BaseLiveServer
 
 
 def b64url(data: bytes) -> str:
@@ -140,47 +141,19 @@ def cache_profile(url: str, profile: dict[str, Any]) -> None:
     )
 
 
-class LiveServer:
-    """uvicorn in a thread of the test process, on a free 127.0.0.1 port (sees the test database)."""
+class LiveServer(BaseLiveServer):
+    """The whole ASGI application (Django, MCP, A2A) with its lifespan on, via `tests.bcp_app.live`."""
 
     def __init__(self, app: Any = None) -> None:
-        import socket
-        import threading
-
-        import uvicorn
-
         if app is None:
             from shop.asgi import build_application
 
             app = build_application()
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(app, lifespan="on")
 
     @property
     def a2a_url(self) -> str:
         return f"{self.base_url}/bcp/a2a"
-
-    def start(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 def separate_a2a_app() -> Any:

@@ -7,9 +7,7 @@ need no server live here too.
 from __future__ import annotations
 
 import json
-import socket
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,12 +17,12 @@ import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.transports.mcp import error_status
+from tests.bcp_app.live import LiveServer as BaseLiveServer
 
 PROFILE = "https://agente.example/.well-known/bcp"
 V = "2026-07-28"
@@ -132,39 +130,18 @@ def agent(profile_host: str, settings: Any, transactional_db: None) -> Agent:
     return Agent(created.platform.profile_url, created.api_key, created.platform.public_id)
 
 
-class LiveServer:
+class LiveServer(BaseLiveServer):
+    """The whole ASGI application (Django, MCP, A2A) with its lifespan on, via `tests.bcp_app.live`."""
+
     def __init__(self) -> None:
         from shop.asgi import build_application
 
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(build_application(), lifespan="on", log_level="warning", access_log=False)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        super().__init__(build_application(), lifespan="on")
         self.users = 0
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def mcp_url(self) -> str:
         return f"{self.base_url}/bcp/mcp"
-
-    def start(self) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 _shared: list[LiveServer] = []
