@@ -65,6 +65,11 @@ def signing_key() -> ec.EllipticCurvePrivateKey:
     return _load(str(settings.BCP_SIGNING_KEY_FILE), bool(settings.DEBUG))
 
 
+def ensure_signing_key() -> None:
+    """Create the development key file if it is missing (tests and `make run`; never in production)."""
+    _load(str(settings.BCP_SIGNING_KEY_FILE), True)
+
+
 def signing_key_id() -> str:
     return str(settings.BCP_SIGNING_KEY_ID)
 

@@ -20,6 +20,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shop_signing_key() -> None:
+    # The test runner turns DEBUG off, where a missing signing key is (rightly) a configuration error.
+    # A fresh clone has none yet: create the development key once, as `make run` would.
+    from bcp_app.keys import ensure_signing_key
+
+    ensure_signing_key()
+
+
 @pytest.fixture(autouse=True)
 def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     # Unit tests run Celery tasks in-process; e2e tests start a real worker and override this.
