@@ -118,21 +118,27 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: flo
 
 
 @contextmanager
-def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str] | None = None
+def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str] | None = None,
+                         server: LiveServer | None = None, webhook_path: str = ""
                          ) -> Iterator[tuple[LiveServer, CeleryWorker]]:
     """A live uvicorn plus a real Celery worker, with the sandbox PSP delivering webhooks over HTTP.
 
     Nothing runs eagerly: the live server's threads enqueue to the broker and the worker settles.
+    `server`: an already started server to use (the caller stops it); otherwise one is started here.
+    `webhook_path`: deliver webhooks to `<server><webhook_path>` (PIX_SANDBOX_WEBHOOK_URL) instead of the default.
     """
     from django.conf import settings as django_settings
 
     from shop.celery import app
 
-    server = LiveServer().start()
+    owned = server is None
+    if server is None:
+        server = LiveServer().start()
+    webhook_url = f"{server.url}{webhook_path}" if webhook_path else ""
     settings.BCP_PUBLIC_URL = server.url
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_SECRET = secret
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    settings.PIX_SANDBOX_WEBHOOK_URL = webhook_url
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
     worker = CeleryWorker({
@@ -144,7 +150,7 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
         "BCP_SIGNING_KEY_FILE": str(django_settings.BCP_SIGNING_KEY_FILE),
         "BCP_PIX_SANDBOX": "true",
         "PIX_SANDBOX_WEBHOOK_SECRET": secret,
-        "PIX_SANDBOX_WEBHOOK_URL": "",
+        "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
         **(extra_env or {}),
     })
     try:
@@ -153,4 +159,6 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
     finally:
         app.conf.task_always_eager = True
         worker.stop()
-        server.stop()
+        app.control.purge()  # nothing this test enqueued is left for the next worker
+        if owned:
+            server.stop()

@@ -25,6 +25,7 @@ from payments.sandbox import services as sandbox
 from payments.services import pix_charge_ensure
 from payments.tasks import process_pix_webhook
 from shop.celery import app as celery_app
+from tests.bcp_app.live import LiveServer
 from tests.payments.test_worker_e2e import real_worker  # noqa: F401 - fixture
 
 SAMPLES = 30
@@ -66,7 +67,7 @@ def _settle_once(client: Client, index: int) -> float:
 @pytest.mark.django_db(transaction=True)
 def test_settlement_latency_through_the_real_worker(
     result_backend_env: str,
-    real_worker: Path,  # noqa: F811
+    real_worker: tuple[LiveServer, Path],  # noqa: F811
     settings: Any,
 ) -> None:
     backend = result_backend_env

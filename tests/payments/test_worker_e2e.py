@@ -7,8 +7,6 @@ Nothing runs eagerly here: every hop goes through the broker, as in production.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,13 +15,10 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from django.db import connection
 
 from payments.models import PixCharge, PixPayment, PixRefund, PixWebhookEvent
 from payments.services import pix_charge_ensure
-from shop.celery import app as celery_app
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bcp_app.live import LiveServer, pix_settlement_stack
 
 
 def _wait_for(condition: Callable[[], bool], *, timeout: float = 60.0) -> bool:
@@ -36,7 +31,7 @@ def _wait_for(condition: Callable[[], bool], *, timeout: float = 60.0) -> bool:
 
 
 @pytest.fixture
-def real_worker(live_server: Any, settings: Any, tmp_path: Path) -> Iterator[Path]:
+def real_worker(settings: Any) -> Iterator[tuple[LiveServer, Path]]:
     broker = os.environ.get("CELERY_BROKER_URL", "")
     if not broker.startswith("redis://"):
         pytest.skip("needs CELERY_BROKER_URL=redis://… for a real worker")
@@ -44,69 +39,23 @@ def real_worker(live_server: Any, settings: Any, tmp_path: Path) -> Iterator[Pat
         redis.Redis.from_url(broker, socket_connect_timeout=3).ping()
     except redis.RedisError as exc:
         pytest.skip(f"Redis at {broker} unreachable: {exc}")
-    db = connection.settings_dict
-    credentials = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    webhook_url = f"{live_server.url}/payments/pix/webhook/pix"
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{credentials}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
-        "CELERY_BROKER_URL": broker,
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DJANGO_DEBUG": "true",
-        "BCP_PIX_SANDBOX": "true",
-        "PIX_SANDBOX_WEBHOOK_SECRET": "sandbox-secret",
-        "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
-        "BCP_PUBLIC_URL": live_server.url,
-    }
-    # This process (the live server's threads) enqueues to the broker too.
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    settings.PIX_SANDBOX_WEBHOOK_URL = webhook_url
-    saved = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False
-    celery_app.control.purge()
-    log = tmp_path / "worker.log"
-    with log.open("wb") as out:
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "shop",
-                "worker",
-                "--pool=solo",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=INFO",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield log
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        celery_app.control.purge()
-        celery_app.conf.task_always_eager = saved
+    with pix_settlement_stack(settings, secret="sandbox-secret", webhook_path="/payments/pix/webhook/pix") as (
+        server,
+        worker,
+    ):
+        yield server, worker.log
 
 
 @pytest.mark.e2e
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_real_worker_settles_and_refunds_through_the_broker(live_server: Any, real_worker: Path) -> None:
+def test_real_worker_settles_and_refunds_through_the_broker(real_worker: tuple[LiveServer, Path]) -> None:
+    server, worker_log = real_worker
     # given an active charge for a reference the shop does not know (so its receiver answers "rejected")
     charge = pix_charge_ensure(reference="checkout_worker_e2e", amount=4321)
     # when the sandbox PSP is paid through its HTTP control API
     response = httpx.post(
-        f"{live_server.url}/_sandbox/psp/cob/{charge.txid}/pay",
+        f"{server.url}/_sandbox/psp/cob/{charge.txid}/pay",
         json={},
         headers={"BCP-Sandbox-Secret": "sandbox-secret"},
         timeout=30,
@@ -115,7 +64,7 @@ def test_real_worker_settles_and_refunds_through_the_broker(live_server: Any, re
     e2e = response.json()["pix"][0]["endToEndId"]
     # then the worker delivers the webhook over HTTP, settles it, and refunds the rejected payment
     refunded = _wait_for(lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(), timeout=90)
-    assert refunded, real_worker.read_text()[-3000:]
+    assert refunded, worker_log.read_text()[-3000:]
     payment = PixPayment.objects.get(end_to_end_id=e2e)
     assert (payment.outcome, payment.amount, payment.source) == ("refunded_rejected", 4321, "webhook")
     assert PixWebhookEvent.objects.get(end_to_end_id=e2e, refund_state="").outcome == "refunded_rejected"
