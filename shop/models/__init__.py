@@ -1,0 +1,37 @@
+"""Models of the shop, split by concern; import them from `shop.models`."""
+
+from shop.models.catalog import Category, Product, ProductImage, Variant, new_product_id
+from shop.models.checkout import (
+    Checkout,
+    CheckoutEvent,
+    CheckoutLine,
+    Coupon,
+    CouponRedemption,
+    PickupLocation,
+    ShippingMethod,
+    ShippingRate,
+    new_checkout_id,
+    new_destination_id,
+    new_line_id,
+    new_location_id,
+)
+
+__all__ = [
+    "Category",
+    "Checkout",
+    "CheckoutEvent",
+    "CheckoutLine",
+    "Coupon",
+    "CouponRedemption",
+    "PickupLocation",
+    "Product",
+    "ProductImage",
+    "ShippingMethod",
+    "ShippingRate",
+    "Variant",
+    "new_checkout_id",
+    "new_destination_id",
+    "new_line_id",
+    "new_location_id",
+    "new_product_id",
+]
