@@ -12,6 +12,17 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from orders.choices import (
+    AdjustmentStatus,
+    AdjustmentType,
+    EmailKind,
+    FulfillmentEventType,
+    FulfillmentMethod,
+    LineStatus,
+    OrderStatus,
+    PaymentStatus,
+    PaymentType,
+)
 from orders.ids import new_permalink_token, new_public_id
 
 
@@ -33,33 +44,6 @@ def new_adjustment_id() -> str:
 
 class AppendOnlyError(RuntimeError):
     """Raised when code tries to edit or delete an append-only record."""
-
-
-class OrderStatus(models.TextChoices):
-    PLACED = "placed", _("Pedido recebido")
-    PARTIALLY_SHIPPED = "partially_shipped", _("Enviado em parte")
-    SHIPPED = "shipped", _("Enviado")
-    DELIVERED = "delivered", _("Entregue")
-    CANCELED = "canceled", _("Cancelado")
-    RETURNED = "returned", _("Devolvido")
-
-
-class PaymentStatus(models.TextChoices):
-    PENDING = "pending", _("Aguardando pagamento")
-    PAID = "paid", _("Pago")
-    PARTIALLY_REFUNDED = "partially_refunded", _("Reembolsado em parte")
-    REFUNDED = "refunded", _("Reembolsado")
-
-
-class FulfillmentMethod(models.TextChoices):
-    SHIPPING = "shipping", _("Entrega")
-    PICKUP = "pickup", _("Retirada")
-    DIGITAL = "digital", _("Digital")
-
-
-class PaymentType(models.TextChoices):
-    PIX = "pix", _("Pix")
-    CARD = "card", _("Cartão")
 
 
 class Order(models.Model):
@@ -137,14 +121,6 @@ class Order(models.Model):
     @property
     def is_canceled(self) -> bool:
         return self.status == OrderStatus.CANCELED
-
-
-class LineStatus(models.TextChoices):
-    # Buyer words (BCP §7 line statuses); for pickup orders see orders.labels.line_status_label.
-    PROCESSING = "processing", _("Em preparação")
-    PARTIAL = "partial", _("Parcialmente enviado")
-    FULFILLED = "fulfilled", _("Enviado")
-    REMOVED = "removed", _("Removido")
 
 
 def derive_line_status(*, total: int, fulfilled: int) -> str:
@@ -242,17 +218,6 @@ class AppendOnlyModel(models.Model):
         raise AppendOnlyError(f"{type(self).__name__} is append-only")
 
 
-class FulfillmentEventType(models.TextChoices):
-    PROCESSING = "processing", _("Em preparação")
-    SHIPPED = "shipped", _("Enviado")
-    IN_TRANSIT = "in_transit", _("Em trânsito")
-    DELIVERED = "delivered", _("Entregue")
-    FAILED_ATTEMPT = "failed_attempt", _("Tentativa de entrega sem sucesso")
-    CANCELED = "canceled", _("Envio cancelado")
-    UNDELIVERABLE = "undeliverable", _("Não foi possível entregar")
-    RETURNED_TO_SENDER = "returned_to_sender", _("Devolvido ao remetente")
-
-
 class FulfillmentEvent(AppendOnlyModel):
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="fulfillment_events")
     public_id = models.CharField(_("ID do evento"), max_length=40, unique=True, default=new_event_id, editable=False)
@@ -273,21 +238,6 @@ class FulfillmentEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return str(FulfillmentEventType(self.type).label) if self.type in FulfillmentEventType.values else self.type
-
-
-class AdjustmentType(models.TextChoices):
-    REFUND = "refund", _("Reembolso")
-    RETURN = "return", _("Devolução")
-    CREDIT = "credit", _("Crédito")
-    PRICE_ADJUSTMENT = "price_adjustment", _("Ajuste de preço")
-    DISPUTE = "dispute", _("Contestação")
-    CANCELLATION = "cancellation", _("Cancelamento")
-
-
-class AdjustmentStatus(models.TextChoices):
-    PENDING = "pending", _("Pendente")
-    COMPLETED = "completed", _("Concluído")
-    FAILED = "failed", _("Falhou")
 
 
 class Adjustment(AppendOnlyModel):
@@ -362,15 +312,6 @@ class OrderEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return timeline_kind_label(self.kind)
-
-
-class EmailKind(models.TextChoices):
-    PLACED = "placed", _("Pedido recebido")
-    PAYMENT_CONFIRMED = "payment_confirmed", _("Pagamento confirmado")
-    SHIPPED = "shipped", _("Pedido enviado")
-    DELIVERED = "delivered", _("Pedido entregue")
-    REFUNDED = "refunded", _("Reembolso feito")
-    CANCELED = "canceled", _("Pedido cancelado")
 
 
 class EmailDelivery(models.Model):

@@ -1,0 +1,177 @@
+"""Read-only inlines of the order page: lines, expectations, fulfillment events, adjustments, timeline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import formats, timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from orders.labels import (
+    adjustment_label,
+    event_label,
+    fulfillable_on_label,
+    fulfillment_method_label,
+    line_items_text,
+    line_status_label,
+)
+from orders.models import (
+    Adjustment,
+    FulfillmentEvent,
+    FulfillmentExpectation,
+    OrderEvent,
+    OrderLine,
+    timeline_kind_label,
+)
+from orders.money import format_brl
+
+
+def _short(value: datetime | None) -> str:
+    """One compact time, in the active time zone (settings.TIME_ZONE unless a request changes it)."""
+    return formats.date_format(timezone.localtime(value), "SHORT_DATETIME_FORMAT") if value else ""
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = False
+    # Rows without the "original" caption (str(obj) above each row): every column is already shown.
+    template = "orders/admin/readonly_tabular.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Line titles for the "items" columns: one query for all rows.
+        return super().get_queryset(request).select_related("order").prefetch_related("order__lines")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Whoever may view the order sees all of it (no separate view permission per child model).
+        return request.user.has_perm("orders.view_order")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _items(row: FulfillmentExpectation | FulfillmentEvent | Adjustment) -> str:
+    return line_items_text(row.line_items, {line.public_id: line for line in row.order.lines.all()})
+
+
+class OrderLineInline(ReadOnlyInline):
+    model = OrderLine
+    fields = [
+        "sku",
+        "title",
+        "price",
+        "quantity_original",
+        "quantity_total",
+        "quantity_fulfilled",
+        "status",
+        "public_id",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return admin.TabularInline.get_queryset(self, request).select_related("order")
+
+    @admin.display(description=_("preço"))
+    def price(self, line: OrderLine) -> str:
+        return format_brl(line.unit_price)
+
+    @admin.display(description=_("situação"))
+    def status(self, line: OrderLine) -> str:
+        return line_status_label(line.status, line.order.fulfillment_method)
+
+
+class ExpectationInline(ReadOnlyInline):
+    model = FulfillmentExpectation
+    fields = ["description", "method", "available", "items"]
+    readonly_fields = fields
+
+    @admin.display(description=_("forma"))
+    def method(self, expectation: FulfillmentExpectation) -> str:
+        return fulfillment_method_label(expectation.method_type)
+
+    @admin.display(description=_("disponível em"))
+    def available(self, expectation: FulfillmentExpectation) -> str:
+        return fulfillable_on_label(expectation.fulfillable_on)
+
+    @admin.display(description=_("itens"))
+    def items(self, expectation: FulfillmentExpectation) -> str:
+        return _items(expectation)
+
+
+class FulfillmentEventInline(ReadOnlyInline):
+    model = FulfillmentEvent
+    fields = ["when", "kind", "items", "tracking", "carrier", "description"]
+    readonly_fields = fields
+    ordering = ["occurred_at", "id"]
+
+    @admin.display(description=_("quando"))
+    def when(self, event: FulfillmentEvent) -> str:
+        return _short(event.occurred_at)
+
+    @admin.display(description=_("tipo"))
+    def kind(self, event: FulfillmentEvent) -> str:
+        return event_label(event.type)
+
+    @admin.display(description=_("itens"))
+    def items(self, event: FulfillmentEvent) -> str:
+        return _items(event)
+
+    @admin.display(description=_("rastreio"))
+    def tracking(self, event: FulfillmentEvent) -> str:
+        if event.tracking_url:
+            return format_html(
+                '<a href="{}" rel="noreferrer" target="_blank">{}</a>', event.tracking_url, event.tracking_number
+            )
+        return event.tracking_number
+
+
+class AdjustmentInline(ReadOnlyInline):
+    model = Adjustment
+    fields = ["when", "kind", "status", "money", "items", "description"]
+    readonly_fields = fields
+
+    @admin.display(description=_("quando"))
+    def when(self, adjustment: Adjustment) -> str:
+        return _short(adjustment.occurred_at)
+
+    @admin.display(description=_("tipo"))
+    def kind(self, adjustment: Adjustment) -> str:
+        return adjustment_label(adjustment.type)
+
+    @admin.display(description=_("itens"))
+    def items(self, adjustment: Adjustment) -> str:
+        return _items(adjustment)
+
+    @admin.display(description=_("valor"))
+    def money(self, adjustment: Adjustment) -> str:
+        return format_brl(adjustment.amount) if adjustment.amount else ""
+
+
+class TimelineInline(ReadOnlyInline):
+    model = OrderEvent
+    verbose_name_plural = _("linha do tempo (notas internas incluídas)")
+    fields = ["when", "what", "message", "actor", "internal"]
+    readonly_fields = fields
+    ordering = ["created_at", "id"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return admin.TabularInline.get_queryset(self, request)
+
+    @admin.display(description=_("quando"))
+    def when(self, event: OrderEvent) -> str:
+        return _short(event.created_at)
+
+    @admin.display(description=_("evento"))
+    def what(self, event: OrderEvent) -> str:
+        return timeline_kind_label(event.kind)

@@ -1,0 +1,74 @@
+"""Choices of the order domain (statuses and kinds), with their pt-BR labels."""
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class OrderStatus(models.TextChoices):
+    PLACED = "placed", _("Pedido recebido")
+    PARTIALLY_SHIPPED = "partially_shipped", _("Enviado em parte")
+    SHIPPED = "shipped", _("Enviado")
+    DELIVERED = "delivered", _("Entregue")
+    CANCELED = "canceled", _("Cancelado")
+    RETURNED = "returned", _("Devolvido")
+
+
+class PaymentStatus(models.TextChoices):
+    PENDING = "pending", _("Aguardando pagamento")
+    PAID = "paid", _("Pago")
+    PARTIALLY_REFUNDED = "partially_refunded", _("Reembolsado em parte")
+    REFUNDED = "refunded", _("Reembolsado")
+
+
+class FulfillmentMethod(models.TextChoices):
+    SHIPPING = "shipping", _("Entrega")
+    PICKUP = "pickup", _("Retirada")
+    DIGITAL = "digital", _("Digital")
+
+
+class PaymentType(models.TextChoices):
+    PIX = "pix", _("Pix")
+    CARD = "card", _("Cartão")
+
+
+class LineStatus(models.TextChoices):
+    # Buyer words (BCP §7 line statuses); for pickup orders see orders.labels.line_status_label.
+    PROCESSING = "processing", _("Em preparação")
+    PARTIAL = "partial", _("Parcialmente enviado")
+    FULFILLED = "fulfilled", _("Enviado")
+    REMOVED = "removed", _("Removido")
+
+
+class FulfillmentEventType(models.TextChoices):
+    PROCESSING = "processing", _("Em preparação")
+    SHIPPED = "shipped", _("Enviado")
+    IN_TRANSIT = "in_transit", _("Em trânsito")
+    DELIVERED = "delivered", _("Entregue")
+    FAILED_ATTEMPT = "failed_attempt", _("Tentativa de entrega sem sucesso")
+    CANCELED = "canceled", _("Envio cancelado")
+    UNDELIVERABLE = "undeliverable", _("Não foi possível entregar")
+    RETURNED_TO_SENDER = "returned_to_sender", _("Devolvido ao remetente")
+
+
+class AdjustmentType(models.TextChoices):
+    REFUND = "refund", _("Reembolso")
+    RETURN = "return", _("Devolução")
+    CREDIT = "credit", _("Crédito")
+    PRICE_ADJUSTMENT = "price_adjustment", _("Ajuste de preço")
+    DISPUTE = "dispute", _("Contestação")
+    CANCELLATION = "cancellation", _("Cancelamento")
+
+
+class AdjustmentStatus(models.TextChoices):
+    PENDING = "pending", _("Pendente")
+    COMPLETED = "completed", _("Concluído")
+    FAILED = "failed", _("Falhou")
+
+
+class EmailKind(models.TextChoices):
+    PLACED = "placed", _("Pedido recebido")
+    PAYMENT_CONFIRMED = "payment_confirmed", _("Pagamento confirmado")
+    SHIPPED = "shipped", _("Pedido enviado")
+    DELIVERED = "delivered", _("Pedido entregue")
+    REFUNDED = "refunded", _("Reembolso feito")
+    CANCELED = "canceled", _("Pedido cancelado")
