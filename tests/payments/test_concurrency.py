@@ -55,9 +55,11 @@ def test_webhook_task_and_reconcile_task_settle_once(settled: Any) -> None:
             end_to_end_id=pix.end_to_end_id, txid=charge.txid, payload=item, raw_body=b"{}", body_sha256="0" * 64
         )
         # when the webhook task and the reconcile beat run at the same moment
+        # (`.result` with throw=True, not `.get()`: eager apply_async in one thread flips Celery's
+        # process-global "join would block" flag, which makes a concurrent `.get()` raise)
         results = _run_together(
-            lambda event_id=event.pk: process_pix_webhook.apply(args=[event_id]).get(),
-            lambda: reconcile_pix_charges.apply().get(),
+            lambda event_id=event.pk: process_pix_webhook.apply(args=[event_id], throw=True).result,
+            lambda: reconcile_pix_charges.apply(throw=True).result,
         )
         # then exactly one of them settled it, and the shop heard once
         assert not [r for r in results if isinstance(r, Exception)], results
