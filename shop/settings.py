@@ -83,7 +83,7 @@ TEMPLATES = [
 # No DATABASE_URL: an embedded SQLite file so that `make run` works on a bare machine.
 DATABASE_URL = env_str("DATABASE_URL", "")
 _db = parse_database_url(DATABASE_URL or f"sqlite:///{VAR_DIR / 'shop.sqlite3'}")
-if RUNNING_IN_CI and _db.engine.endswith("sqlite3") and not env_bool("SHOP_ALLOW_SQLITE_IN_CI"):
+if RUNNING_IN_CI and _db.engine.endswith("sqlite3"):
     raise ConfigError("CI=true requires PostgreSQL: set DATABASE_URL=postgres://… (SQLite fallback refused)")
 DATABASES = {
     "default": {

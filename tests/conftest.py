@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from shop.celery import app as celery_app
 
@@ -43,8 +42,3 @@ def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     }
     yield
     celery_app.conf.task_always_eager = True
-
-
-@pytest.fixture
-def on_postgres() -> bool:
-    return connection.vendor == "postgresql"

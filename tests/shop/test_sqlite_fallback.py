@@ -38,7 +38,7 @@ def _unused_port() -> int:
 def _run(tmp_path: Path, *, ci: bool) -> subprocess.CompletedProcess[str]:
     probe = tmp_path / "test_probe.py"
     probe.write_text(PROBE, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in {"CI", "DATABASE_URL", "SHOP_ALLOW_SQLITE_IN_CI"}}
+    env = {k: v for k, v in os.environ.items() if k not in {"CI", "DATABASE_URL"}}
     env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{_unused_port()}/unreachable"
     env["SHOP_VAR_DIR"] = str(tmp_path / "var")
     if ci:
