@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from celery._state import _set_task_join_will_block
 from django.conf import settings
 from django.core.cache import caches
 
@@ -36,6 +37,7 @@ def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,
@@ -43,6 +45,15 @@ def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     }
     yield
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
+
+
+def _allow_eager_result_get() -> None:
+    # Celery marks "inside a task" in one process-global flag that every eager task sets and then restores.
+    # Threads running eager tasks at once (concurrency tests, live servers) can restore it in the wrong order
+    # and leave it set, after which any `.apply().get()` in a later test raises "Never call result.get()
+    # within a task!" — found by running the suite in random order (issue 19).
+    _set_task_join_will_block(False)
 
 
 @pytest.fixture(autouse=True)
