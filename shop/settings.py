@@ -215,6 +215,8 @@ CELERY_BEAT_SCHEDULE = {
     "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
     # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
+    # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
+    "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
