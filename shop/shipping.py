@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from shop.checkout_types import OptionView
+from shop.checkout.types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 
