@@ -40,6 +40,7 @@ from bcp_app.schemas import (
     SearchResponse,
 )
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from shop.ops.access_log import annotate
 
 logger = logging.getLogger("bcp_app.api")
 
@@ -116,6 +117,7 @@ def context_from_request(request: HttpRequest) -> RequestContext:
 
 def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
          *, sign: bool = False) -> HttpResponse:
+    annotate(transport="rest", operation=operation)
     try:
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)

@@ -66,9 +66,11 @@ class PathRouter:
                 return
 
 
-def build_application() -> PathRouter:
+def build_application() -> ASGIApp:
+    from shop.ops.access_log import AccessLog
+
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
-    return PathRouter(django_app, mounts)
+    return AccessLog(PathRouter(django_app, mounts))
 
 
 application = build_application()
