@@ -1,6 +1,6 @@
-"""Admin for the shop. Catalog admin lives here; checkout admin in shop/checkout_admin.py."""
+"""Admin for the shop. Catalog admin lives here; checkout admin in shop/checkout/admin.py."""
 
-import shop.checkout_admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+import shop.checkout.admin  # noqa: F401  (registers checkout, shipping and coupon admin)
 
 # isort: split
 from django.contrib import admin

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.db.models import Count, Q, Value
 from django.utils.translation import gettext as _
 
-from shop.checkout_types import AppliedDiscountView, CheckoutMessage
+from shop.checkout.types import AppliedDiscountView, CheckoutMessage
 from shop.models import Coupon, CouponRedemption
 
 

@@ -11,8 +11,8 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_display
-from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
-from shop.checkout_types import (
+from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout.types import (
     AddressInput,
     BuyerInput,
     CheckoutMessage,

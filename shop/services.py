@@ -22,12 +22,12 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
 
 `CheckoutResult(checkout, messages)`: the checkout model with `lines` prefetched and the messages
 of the response (the stored state's messages, plus call-only ones such as
-`invalid_checkout_status` or a rejected selection). `shop.checkout_selectors.checkout_view()`
+`invalid_checkout_status` or a rejected selection). `shop.checkout.selectors.checkout_view()`
 turns the checkout into everything a BCP response needs (totals in §6 order, line totals,
 fulfillment methods/destinations/groups/options with stable ids, applied discounts, links,
 continue_url, expires_at, the Pix charge, the order reference); the presenter only maps names.
 
-Statuses (§4.2): the evaluation (shop/checkout_eval.py) sets `incomplete` while any error message
+Statuses (§4.2): the evaluation (shop/checkout/evaluate.py) sets `incomplete` while any error message
 exists and `ready_for_complete` otherwise; `complete_in_progress` while a Pix payment is awaited
 (stock reserved); `completed` once the order is placed; `canceled` on cancel or expiry. Operations
 not allowed in a status return the unchanged checkout with `invalid_checkout_status`
@@ -61,8 +61,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout_completion import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
-from shop.checkout_core import (
+from shop.checkout.complete import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
+from shop.checkout.core import (
     apply,
     cancel,
     event,
@@ -75,9 +75,9 @@ from shop.checkout_core import (
     stored_messages,
     with_status,
 )
-from shop.checkout_eval import CheckoutInputError, checkout_language, evaluate
-from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
-from shop.checkout_types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
+from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
 from shop.stock import stock_release
 

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from shop.checkout_types import OptionView
+from shop.checkout.types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 

@@ -11,7 +11,7 @@ urlpatterns = [
     path("", include("payments.urls")),
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
-    path("", include("shop.checkout_urls")),
+    path("", include("shop.checkout.urls")),
     path("", include("shop.storefront_urls")),
 ]
 

@@ -8,7 +8,7 @@ import pytest
 
 from orders.models import Order
 from payments.selectors import pix_charge_latest_for_reference
-from shop.checkout_types import CheckoutInput, LineInput
+from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_create
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant

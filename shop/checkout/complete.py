@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout_core import (
+from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     apply,
     event,
@@ -37,10 +37,10 @@ from shop.checkout_core import (
     stored_messages,
     with_status,
 )
-from shop.checkout_eval import Evaluation, evaluate
-from shop.checkout_orders import place_order
-from shop.checkout_selectors import CheckoutNotFound
-from shop.checkout_types import (
+from shop.checkout.evaluate import Evaluation, evaluate
+from shop.checkout.place import place_order
+from shop.checkout.selectors import CheckoutNotFound
+from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_INCOMPLETE,

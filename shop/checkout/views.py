@@ -28,10 +28,10 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
-from shop.checkout_core import input_from_checkout
-from shop.checkout_fulfillment import SEL_OPT
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import (
+from shop.checkout.core import input_from_checkout
+from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_READY,
