@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, LineInput
 from shop.services import checkout_create
 from shop.shipping import days_text
 from tests.shop.checkout_factories import BUYER, make_location, make_shipping, make_variant, pickup, shipping
