@@ -7,10 +7,13 @@ JSONPath, so buyers and agents see the same rules in the same words.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_display
+from shop.cep import cep_digits
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout.types import (
     AddressInput,
@@ -42,6 +45,9 @@ PATH_TO_FIELD: list[tuple[str, str]] = [
     ("$.fulfillment", "method"),
     ("$.discounts.codes", "coupon"),
 ]
+
+
+PHONE_HINT = _("Celular inválido: informe DDD e número, como (11) 98765-4321.")
 
 
 def field_for_path(path: str) -> str | None:
@@ -86,8 +92,13 @@ class CheckoutForm(forms.Form):
     def discount_codes(self) -> tuple[str, ...]:
         return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())
 
-    def fulfillment(self, *, pickup_option_id: str, with_option: bool = True) -> FulfillmentInput:
-        d = self.cleaned_data
+    def fulfillment(
+        self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""
+    ) -> FulfillmentInput:
+        d = dict(self.cleaned_data)
+        if previous_cep and cep_digits(d["cep"]) != cep_digits(previous_cep):
+            # A new CEP: the UF shown was the old CEP's; the engine fills the new one from the CEP.
+            d["uf"] = ""
         method = d["method"] or "shipping"
         if method == "pickup":
             location = d["pickup_location"] or None
@@ -127,18 +138,28 @@ class CheckoutForm(forms.Form):
         )
 
     def attach_messages(
-        self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...], *, filled_only: bool = False
+        self,
+        messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...],
+        *,
+        filled_only: bool = False,
+        only_fields: tuple[str, ...] | None = None,
     ) -> list[CheckoutMessage]:
         """Put each error/warning next to its field; returns those that belong to no field.
 
         `filled_only` ("Calcular frete"): the buyer is midway, so fields left empty and the option not chosen
         yet are not reported; the CEP, which that button needs, always is. The final submit shows everything.
+        `only_fields` ("Aplicar cupom"): report the messages of these fields and nothing else.
         """
         general: list[CheckoutMessage] = []
         for message in messages:
             if message.type == "info":
                 continue
             field = field_for_path(message.path)
+            if only_fields is not None and field not in only_fields:
+                continue
+            if field == "phone" and message.code == "field_invalid":
+                # The engine's text shows E.164 for agents; a buyer types the number the Brazilian way.
+                message = replace(message, content=str(PHONE_HINT))
             if field is None or field not in self.fields:
                 general.append(message)
                 continue
