@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
+    "easy_thumbnails",
     "orders",
     "payments",
     "shop",
@@ -134,8 +135,29 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploaded media (product photos, the store logo): local files by default; an S3-compatible bucket
+# (AWS S3, Cloudflare R2, MinIO, DigitalOcean Spaces…) when SHOP_MEDIA_S3_BUCKET is set.
+SHOP_MEDIA_S3_BUCKET = env_str("SHOP_MEDIA_S3_BUCKET", "")
+if SHOP_MEDIA_S3_BUCKET:
+    _media_storage: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": SHOP_MEDIA_S3_BUCKET,
+            "endpoint_url": env_str("SHOP_MEDIA_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("SHOP_MEDIA_S3_REGION", "") or None,
+            "access_key": env_str("SHOP_MEDIA_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("SHOP_MEDIA_S3_SECRET_ACCESS_KEY", "") or None,
+            # Public photos: plain URLs (a CDN or the bucket's public domain), no expiring signatures.
+            "custom_domain": env_str("SHOP_MEDIA_S3_CUSTOM_DOMAIN", "") or None,
+            "querystring_auth": env_bool("SHOP_MEDIA_S3_QUERYSTRING_AUTH", False),
+            "file_overwrite": False,
+            "location": env_str("SHOP_MEDIA_S3_PREFIX", "media"),
+        },
+    }
+else:
+    _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media_storage,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -144,8 +166,16 @@ STORAGES = {
         )
     },
 }
-MEDIA_URL = "/media/"
-MEDIA_ROOT = VAR_DIR / "media"
+MEDIA_URL = env_str("SHOP_MEDIA_URL", "/media/")
+MEDIA_ROOT = Path(env_str("SHOP_MEDIA_ROOT", str(VAR_DIR / "media")))
+# WhiteNoise serves static files only. Local media are served by Django itself when this is true
+# (development and `make run` under uvicorn); in production put the media on a bucket or let the
+# reverse proxy serve MEDIA_ROOT at MEDIA_URL and set it to false.
+SHOP_SERVE_MEDIA = env_bool("SHOP_SERVE_MEDIA", default=DEBUG)
+# Product photos: one thumbnail per photo, made once when the photo is saved.
+SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
+SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}
 
 # --- E-mail -----------------------------------------------------------------------------------------
 # Django 6.1 mailers; console in development, SMTP in production.

@@ -1,0 +1,9 @@
+"""Admin for the shop: catalog (with photos and prices in reais), store settings, the dashboard home.
+
+Checkout, shipping and coupon admin live with the checkout engine (shop/checkout_admin.py).
+"""
+
+import shop.checkout_admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+
+# isort: split
+from shop.admin import catalog  # noqa: F401  (registers the catalog admin)
