@@ -75,6 +75,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "shop.context_processors.shop",
+                "shop.context_processors.store",
             ],
         },
     },
@@ -243,7 +244,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
-SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")
+SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
+# The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
+ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 
 # --- Pix / payments -----------------------------------------------------------------------------------
@@ -256,6 +259,8 @@ PIX_HANDLER_ID = env_str("PIX_HANDLER_ID", "pix_recebedor_001")
 PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
 PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
 PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
+# Merchant name/city come from the store settings row (legal name, city) once it exists.
+PIX_MERCHANT_PROVIDER = "shop.store.pix_merchant"
 PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
 PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
 PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
     path("", include("shop.checkout_urls")),
+    path("", include("shop.store_urls")),
     path("", include("shop.storefront_urls")),
 ]
 

@@ -51,5 +51,12 @@ def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterato
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # The store settings are cached per process; a test's row rolls back, its cached copy must go too.
+    from django.core.cache import cache
+
+    from shop.models.store import CACHE_KEY as STORE_CACHE_KEY
+
+    cache.delete(STORE_CACHE_KEY)
     yield
+    cache.delete(STORE_CACHE_KEY)
     celery_app.conf.task_always_eager = True

@@ -6,4 +6,7 @@ Checkout, shipping and coupon admin live with the checkout engine (shop/checkout
 import shop.checkout_admin  # noqa: F401  (registers checkout, shipping and coupon admin)
 
 # isort: split
-from shop.admin import catalog  # noqa: F401  (registers the catalog admin)
+from shop.admin import (
+    catalog,  # noqa: F401  (registers the catalog admin)
+    store,  # noqa: F401  (registers the store settings admin)
+)
