@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from orders.models import Adjustment, FulfillmentEvent, Order
+
+
+def _shop_context() -> dict[str, Any]:
+    """The shop's name and identity for header and footer, from the provider the project names."""
+    provider = getattr(settings, "ORDERS_EMAIL_CONTEXT_PROVIDER", "")
+    return dict(import_string(provider)()) if provider else {}
 
 
 def _subject(kind: str, number: int, shop: str) -> str:
@@ -42,9 +51,10 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,
         "shop_name": settings.SHOP_NAME,
+        **_shop_context(),
     }
     with translation.override(order.language or settings.LANGUAGE_CODE):
-        subject = _subject(kind, order.number, settings.SHOP_NAME)
+        subject = _subject(kind, order.number, context["shop_name"])
         text = render_to_string(f"orders/email/{kind}.txt", context)
         html = render_to_string(f"orders/email/{kind}.html", context)
     message = EmailMultiAlternatives(subject=subject, body=text, to=[to])

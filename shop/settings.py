@@ -34,7 +34,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 BCP_PUBLIC_URL = env_str("BCP_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "shop.admin_site.ShopAdminConfig",  # django.contrib.admin with our site (header, dashboard)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
+    "easy_thumbnails",
     "orders",
     "payments",
     "shop",
@@ -80,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "shop.context_processors.shop",
+                "shop.context_processors.store",
             ],
         },
     },
@@ -140,8 +142,29 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [SITE_DIR / "static"]
+# Uploaded media (product photos, the store logo): local files by default; an S3-compatible bucket
+# (AWS S3, Cloudflare R2, MinIO, DigitalOcean Spaces…) when SHOP_MEDIA_S3_BUCKET is set.
+SHOP_MEDIA_S3_BUCKET = env_str("SHOP_MEDIA_S3_BUCKET", "")
+if SHOP_MEDIA_S3_BUCKET:
+    _media_storage: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": SHOP_MEDIA_S3_BUCKET,
+            "endpoint_url": env_str("SHOP_MEDIA_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("SHOP_MEDIA_S3_REGION", "") or None,
+            "access_key": env_str("SHOP_MEDIA_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("SHOP_MEDIA_S3_SECRET_ACCESS_KEY", "") or None,
+            # Public photos: plain URLs (a CDN or the bucket's public domain), no expiring signatures.
+            "custom_domain": env_str("SHOP_MEDIA_S3_CUSTOM_DOMAIN", "") or None,
+            "querystring_auth": env_bool("SHOP_MEDIA_S3_QUERYSTRING_AUTH", False),
+            "file_overwrite": False,
+            "location": env_str("SHOP_MEDIA_S3_PREFIX", "media"),
+        },
+    }
+else:
+    _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media_storage,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -150,8 +173,16 @@ STORAGES = {
         )
     },
 }
-MEDIA_URL = "/media/"
-MEDIA_ROOT = VAR_DIR / "media"
+MEDIA_URL = env_str("SHOP_MEDIA_URL", "/media/")
+MEDIA_ROOT = Path(env_str("SHOP_MEDIA_ROOT", str(VAR_DIR / "media")))
+# WhiteNoise serves static files only. Local media are served by Django itself when this is true
+# (development and `make run` under uvicorn); in production put the media on a bucket or let the
+# reverse proxy serve MEDIA_ROOT at MEDIA_URL and set it to false.
+SHOP_SERVE_MEDIA = env_bool("SHOP_SERVE_MEDIA", default=DEBUG)
+# Product photos: one thumbnail per photo, made once when the photo is saved.
+SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
+SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}
 
 # --- E-mail -----------------------------------------------------------------------------------------
 # Django 6.1 mailers; console in development, SMTP in production.
@@ -221,7 +252,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
-SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")
+SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
+# The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
+ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 
 # --- Pix / payments -----------------------------------------------------------------------------------
@@ -234,6 +267,8 @@ PIX_HANDLER_ID = env_str("PIX_HANDLER_ID", "pix_recebedor_001")
 PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
 PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
 PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
+# Merchant name/city come from the store settings row (legal name, city) once it exists.
+PIX_MERCHANT_PROVIDER = "shop.store.pix_merchant"
 PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
 PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
 PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)

@@ -12,10 +12,14 @@ urlpatterns = [
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
     path("", include("shop.checkout.urls")),
+    path("", include("shop.store_urls")),
     path("", include("shop.storefront_urls")),
 ]
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
+if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):
+    # Development and `make run` (uvicorn): Django serves uploaded media, which WhiteNoise does not.
+    from django.urls import re_path
 
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+    from shop.media import serve_media
+
+    urlpatterns.insert(0, re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.+)$", serve_media))

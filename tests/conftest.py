@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -30,19 +32,29 @@ def _shop_signing_key() -> None:
     ensure_signing_key()
 
 
+@pytest.fixture(scope="session")
+def _media_root() -> Iterator[str]:
+    # Uploaded photos and demo photos go to a directory of this run, removed at its end.
+    path = tempfile.mkdtemp(prefix="shop-media-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
+def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterator[None]:
     # Unit tests run Celery tasks in-process; e2e tests start a real worker and override this.
     # Celery caches its config when first read, so the app's own flag is set too, and reset after
     # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
     celery_app.conf.task_always_eager = True
     _allow_eager_result_get()
+    settings.MEDIA_ROOT = _media_root
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # (the cached store settings row goes with every cache in _fresh_caches)
     yield
     celery_app.conf.task_always_eager = True
     _allow_eager_result_get()

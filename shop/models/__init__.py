@@ -15,6 +15,7 @@ from shop.models.checkout import (
     new_line_id,
     new_location_id,
 )
+from shop.models.store import StoreSettings
 
 __all__ = [
     "Category",
@@ -28,6 +29,7 @@ __all__ = [
     "ProductImage",
     "ShippingMethod",
     "ShippingRate",
+    "StoreSettings",
     "Variant",
     "new_checkout_id",
     "new_destination_id",

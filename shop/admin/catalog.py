@@ -1,16 +1,19 @@
-"""Admin for the shop. Catalog admin lives here; checkout admin in shop/checkout/admin.py."""
+"""Catalog admin: products with photos and variants (prices in reais), categories, the low-stock list."""
 
-import shop.checkout.admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+from __future__ import annotations
 
-# isort: split
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from orders.money import format_brl
+from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
+from shop.images import product_image_thumbnail_make
 from shop.models import Category, Product, ProductImage, Variant
-from shop.templatetags.money import format_brl
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
 
@@ -56,34 +59,38 @@ class VariantStockStateFilter(admin.SimpleListFilter):
         return queryset.filter(**_variant_stock_q(value))
 
 
-class VariantInline(admin.TabularInline):
+class VariantInline(admin.StackedInline):
     model = Variant
+    form = VariantForm
     extra = 0
-    fields = (
-        "sku",
-        "title",
-        "options",
-        "price",
-        "compare_at_price",
-        "stock",
-        "low_stock_threshold",
-        "allow_backorder",
-        "active",
-        "position",
+    fieldsets = (
+        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price"))}),
+        (_("Estoque"), {"fields": (("stock", "low_stock_threshold"), ("allow_backorder", "active", "position"))}),
+        (
+            _("Embalagem (para o frete)"),
+            {
+                "fields": (("weight_grams", "length_cm", "width_cm", "height_cm"),),
+                "description": _("Peso vazio: vale o peso do produto."),
+            },
+        ),
     )
 
 
 class ProductImageInline(admin.TabularInline):
     model = ProductImage
-    extra = 0
-    fields = ("source", "alt_text", "position", "preview")
+    form = ProductImageForm
+    formset = ProductImageFormSet
+    extra = 1
+    fields = ("preview", "image", "alt_text", "is_main", "position", "source")
     readonly_fields = ("preview",)
 
     @admin.display(description=_("prévia"))
     def preview(self, obj: ProductImage) -> str:
-        if not obj.pk or not obj.source:
+        if not obj.pk or not (obj.image or obj.source):
             return ""
-        return format_html('<img src="{}" alt="" style="height:48px;border-radius:6px">', obj.url)
+        return format_html(
+            '<img src="{}" alt="{}" style="height:64px;border-radius:6px">', obj.thumbnail_url, obj.alt_text
+        )
 
 
 @admin.register(Category)
@@ -126,6 +133,21 @@ class ProductAdmin(admin.ModelAdmin):
             )
         )
 
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not ProductImage:
+            super().save_formset(request, form, formset, change)
+            return
+        main = next(
+            (f.instance for f in formset.forms if f.cleaned_data.get("is_main") and not f.cleaned_data.get("DELETE")),
+            None,
+        )
+        if main is not None:
+            # Move the "main" mark first: the database allows one main photo per product at any moment.
+            form.instance.images.filter(is_main=True).exclude(pk=main.pk).update(is_main=False)
+        super().save_formset(request, form, formset, change)
+        for image in form.instance.images.filter(thumbnail="").exclude(image=""):
+            product_image_thumbnail_make(image=image)
+
     @admin.display(description=_("preço"), ordering="min_price")
     def price_display(self, obj: Product) -> str:
         if obj.min_price is None:
@@ -156,6 +178,9 @@ class ProductAdmin(admin.ModelAdmin):
 @admin.register(Variant)
 class VariantAdmin(admin.ModelAdmin):
     """All variants; with the "Estoque baixo" filter this is the low-stock list merchants restock from."""
+
+    form = VariantForm
+    fieldsets = ((None, {"fields": ("product",)}), *VariantInline.fieldsets)
 
     list_display = ("sku", "product_title", "title", "price_display", "stock", "low_stock_threshold", "active")
     list_filter = (VariantStockStateFilter, "active", "product__category")
