@@ -39,6 +39,7 @@ from bcp_app.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 
 logger = logging.getLogger("bcp_app.api")
@@ -115,8 +116,12 @@ def context_from_request(request: HttpRequest) -> RequestContext:
 
 
 def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
-         *, sign: bool = False) -> HttpResponse:
+         *, sign: bool = False, path_ids: dict[str, str] | None = None) -> HttpResponse:
     try:
+        for name, value in (path_ids or {}).items():
+            problem = identifier_problem(value, field=name)
+            if problem is not None:
+                raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
         ctx = context_from_request(request)
@@ -201,14 +206,16 @@ def create_checkout(request: HttpRequest, payload: CheckoutCreateRequest, bcp_ag
 
 @api.get("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Get checkout", tags=["checkout"])
 def get_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id))
+    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id),
+                path_ids={"checkout_id": checkout_id})
 
 
 @api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout",
          tags=["checkout"])
 def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpdateRequest,
                     bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload))
+    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
+                path_ids={"checkout_id": checkout_id})
 
 
 @api.post("/checkout-sessions/{checkout_id}/complete", response=CHECKOUT_RESPONSES, summary="Complete checkout",
@@ -216,7 +223,7 @@ def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpd
 def complete_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutCompleteRequest,
                       bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
     return _run(request, "complete_checkout", lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
-                sign=True)
+                sign=True, path_ids={"checkout_id": checkout_id})
 
 
 @api.post("/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout",
@@ -230,7 +237,8 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
             return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
     else:
         body = {}
-    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body))
+    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+                path_ids={"checkout_id": checkout_id})
 
 
 # --- order and catalog ------------------------------------------------------------------------------------
@@ -239,7 +247,8 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
 @api.get("/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order",
          tags=["order"])
 def get_order(request: HttpRequest, order_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id))
+    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id),
+                path_ids={"order_id": order_id})
 
 
 @api.post("/catalog/search", response={200: SearchResponse | ErrorResponse, **ERRORS}, summary="Search catalog",

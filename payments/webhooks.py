@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from payments import webhook_auth
+from payments.json_limits import find_control_character
 from payments.psp.base import parse_notification
 from payments.settlement import pix_webhook_events_store
 
@@ -61,6 +62,9 @@ def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[in
         return 401, {"error": "unauthenticated", "detail": refusal}
     try:
         body = json.loads(raw_body)
+        found = find_control_character(body, "")
+        if found is not None:  # Postgres refuses U+0000; no PSP sends control characters
+            raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
         payments = parse_notification(body)
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
