@@ -12,11 +12,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
 from ninja import Header, NinjaAPI
 from ninja.errors import HttpError, ValidationError
+from ninja.parser import Parser
 
 from bcp_app import idempotency, operations
 from bcp_app.context import RequestContext, SignedRequest, resolve_context
@@ -41,10 +43,19 @@ from bcp_app.schemas import (
 )
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from payments.json_limits import JsonLimitError, loads_bounded
 
 logger = logging.getLogger("bcp_app.api")
 
+class BoundedParser(Parser):
+    """JSON bodies nested deeper than `MAX_DEPTH` are refused before parsing (no RecursionError, issue 13 §4)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+
+
 api = NinjaAPI(
+    parser=BoundedParser(),
     title="BCP REST",
     version="2026-07-28",
     description="Brazilian Commerce Protocol (UCP for Brazil) REST binding of this shop: checkout, order, catalog.",
@@ -232,8 +243,8 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
                     idempotency_key: str | None = KeyHeader) -> HttpResponse:
     if request.body:
         try:
-            body = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
+            body = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        except JsonLimitError:
             return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
     else:
         body = {}

@@ -1,4 +1,8 @@
-"""Guards for JSON that arrives from outside: control characters inside decoded values.
+"""Guards for JSON that arrives from outside: size and nesting depth before parsing, control characters after.
+
+`json.loads` recurses once per nesting level, so `[[[[…]]]]` ×100k raises `RecursionError` (a 500)
+in whatever parses it; `nesting_depth` measures the depth of raw bytes without parsing (regex + C-level
+accumulate, no Python loop per byte), so every entry point can refuse such a body first.
 
 Lives in `payments` because it is the leaf every other app may import (`bcp_app → shop → payments`):
 the Pix webhook needs it and cannot import the others, so this is the one implementation; the BCP
@@ -7,9 +11,47 @@ schemas (`bcp_app/schemas/text.py`) and the ASGI router reuse it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
+
+MAX_DEPTH = 64  # no document we accept (BCP bodies, profiles, PSP callbacks) comes near this
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = b"[]{}"
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
+_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # opening +1, closing -1 (after subtracting 1)
+
+
+class JsonLimitError(ValueError):
+    """`kind`: too_large, too_deep or not_json; the message names no parser internals."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def nesting_depth(raw: bytes) -> int:
+    """Deepest `[`/`{` nesting of the JSON text `raw`, ignoring brackets inside strings."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).translate(_STEPS)
+    return max(accumulate(step - 1 for step in brackets), default=0)
+
+
+def loads_bounded(raw: bytes | str, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads(raw)` after refusing bodies larger than `max_bytes` or nested deeper than `max_depth`."""
+    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    if len(data) > max_bytes:
+        raise JsonLimitError("too_large", f"body larger than {max_bytes} bytes")
+    if nesting_depth(data) > max_depth:
+        raise JsonLimitError("too_deep", f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:  # says where the syntax breaks, nothing about the parser itself
+        raise JsonLimitError("not_json", str(exc)) from exc
+    except (ValueError, RecursionError) as exc:  # codec errors and the like: no internals in the message
+        raise JsonLimitError("not_json", "not valid UTF-8 JSON") from exc
+
 
 # Text may keep tab, line feed and carriage return; identifiers keep no C0 control at all.
 IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")

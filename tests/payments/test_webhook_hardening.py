@@ -36,3 +36,12 @@ def test_newline_in_info_pagador_is_still_accepted(client: Client) -> None:
     raw = body(item(e2e=e2eid(), txid="a" * 32, valor="10.00", infoPagador="linha 1\nlinha 2"))
     assert post_signed(client, raw).status_code == 200
     assert PixWebhookEvent.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000, b'{"pix": [' + b"[" * 100 + b"]" * 100 + b"]}"])
+def test_deeply_nested_signed_delivery_is_a_400(client: Client, raw: bytes) -> None:
+    response = post_signed(client, raw)
+    assert response.status_code == 400
+    assert response.json() == {"error": "malformed", "detail": "JSON nested deeper than 64 levels"}
+    assert PixWebhookEvent.objects.count() == 0
