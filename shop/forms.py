@@ -8,10 +8,13 @@ JSONPath, so buyers and agents see the same rules in the same words.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from payments.json_limits import control_in
 from shop.br_validation import phone_display
 from shop.cep import cep_digits
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
@@ -57,7 +60,27 @@ def field_for_path(path: str) -> str | None:
     return None
 
 
-class CheckoutForm(forms.Form):
+def reject_control_characters(value: str) -> None:
+    # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character.
+    char = control_in(value)
+    if char:
+        raise ValidationError(_("Caractere de controle não permitido (%(char)s)."), params={"char": char},
+                              code="control_character")
+
+
+class NoControlCharactersMixin:
+    """Every text field of the form refuses control characters (tab and line feed aside), with a field error."""
+
+    fields: dict[str, forms.Field]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField):
+                field.validators = [*field.validators, reject_control_characters]
+
+
+class CheckoutForm(NoControlCharactersMixin, forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
     last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
