@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
+from django.core.cache import caches
 
 from shop.celery import app as celery_app
 
@@ -42,3 +43,14 @@ def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     }
     yield
     celery_app.conf.task_always_eager = True
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> Iterator[None]:
+    # Every cache the shop uses (rate-limit counters, cached profiles and catalog data) starts empty and is
+    # emptied after the test: no test can see what an earlier one cached, whatever the order they run in.
+    for cache in caches.all():
+        cache.clear()
+    yield
+    for cache in caches.all():
+        cache.clear()
