@@ -61,7 +61,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.complete import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
+from shop.checkout.complete import checkout_complete
 from shop.checkout.core import (
     apply,
     cancel,
@@ -76,7 +76,9 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout.settle import checkout_pending_due, checkout_pix_lapse_due, checkout_settle_pix
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
 from shop.stock import stock_release
@@ -142,8 +144,8 @@ def checkout_create(
         )
         apply(checkout, ev, messages, [])
         event(checkout, "created", "", {"platform_id": platform_id or ""})
-        extra = sync_pix(checkout, previous_instrument=None)
-    return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), *extra])
+        issue = pix_charge_plan(checkout, previous_instrument=None)
+    return _after_write(checkout, issue)
 
 
 @in_checkout_language
@@ -168,8 +170,17 @@ def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | No
         apply(checkout, ev, messages, existing)
         if checkout.status != previous_status:
             event(checkout, "status_changed", previous_status)
-        extra = sync_pix(checkout, previous_instrument=previous_instrument)
-    return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *extra])
+        issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
+    return _after_write(checkout, issue)
+
+
+def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:
+    """The write committed; a new Pix charge is issued now, with no transaction (and no lock) open."""
+    if not issue:
+        return CheckoutResult(checkout=reload(checkout.public_id), messages=stored_messages(checkout))
+    pix_charge_issue(checkout)
+    fresh = reload(checkout.public_id)
+    return CheckoutResult(checkout=fresh, messages=stored_messages(fresh))
 
 
 def checkout_get(*, checkout_id: str) -> CheckoutResult:
@@ -204,7 +215,7 @@ def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int
         .order_by("expires_at")
         .values_list("public_id", flat=True)[:limit]
     )
-    expired = checkout_pix_lapse_due(now=now)
+    expired = checkout_pix_lapse_due(now=now) + checkout_pending_due(now=now)
     for public_id in due:
         with transaction.atomic():
             checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()

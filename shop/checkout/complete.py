@@ -1,22 +1,27 @@
-"""Completion (BCP §4.3, §11; PIX.md §2–§3): Pix charge attachment, complete, settlement, order placement.
+"""Complete (BCP §4.3, §11; PIX.md §3) in three steps, so that no PSP or gateway call runs under a lock.
 
-- While a checkout is `ready_for_complete` with the Pix instrument selected, it carries an active
-  charge for exactly its total (`pix_charge_ensure`, PIX.md §2.2–2.4); any other state revokes it.
-- Complete (only from `ready_for_complete`, exactly one instrument): re-evaluates the stored state,
-  reserves stock and coupon uses, then Pix → `complete_in_progress` (the charge stays payable until
-  settled, canceled or expired); card → synchronous authorization → `completed` or `incomplete`
-  with `payment_failed` (stock and coupon uses released).
-- Settlement (`payments.charge_settled` via shop.receivers): `complete_in_progress` → order placed →
-  `completed`; a payment for a still `ready_for_complete` checkout completes it at once (PIX.md
-  §10 D1 without AP2: the Pix itself is the buyer's authorization); anything else is "rejected"
-  so that payments refunds it.
+The way Saleor's `complete_checkout` does it:
+
+1. `_begin`, one short transaction: lock the checkout, re-evaluate the stored state, reserve stock and
+   coupon uses, and record `complete_in_progress` with no payment attached yet (`payment_txid` empty,
+   event `payment_pending`). The usual Pix case ends here: the charge attached on update still fits, so
+   the checkout waits for the payment at once, with no PSP call at all.
+2. The PSP (Pix charge) or card gateway call, with no transaction open. A second buyer of the same SKU
+   is not blocked by it: the stock rows were committed in step 1.
+3. `_finish_*`, one short transaction: Pix → waiting for the payment (`pix_awaiting_payment`); card
+   approved → order placed → `completed`; failure or decline → stock and coupon uses given back
+   (`ready_for_complete` + `pix_psp_unavailable`, or `incomplete` + `payment_failed`).
+
+A worker killed during step 2 leaves `complete_in_progress` with stock reserved and no payment attached:
+`shop.checkout.settle.checkout_pending_due` (run by `shop.tasks.expire_checkouts` every minute) finishes it
+once `PAYMENT_PENDING_GRACE` has passed (see shop/checkout/settle.py for every state and its task).
+Settlement and the Pix expiry sweep live in shop/checkout/settle.py.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -37,11 +42,20 @@ from shop.checkout.core import (
     stored_messages,
     with_status,
 )
-from shop.checkout.evaluate import Evaluation, evaluate
+from shop.checkout.evaluate import evaluate
+from shop.checkout.hold import instrument_problem, lines_of, reserve, unreserve
+from shop.checkout.pix import (
+    INSTRUMENT_PATH,
+    charge_errors,
+    ensure_charge,
+    err,
+    pix_charge_issue,
+    pix_charge_plan,
+    save_status,
+    usable_charge,
+)
 from shop.checkout.place import place_order
-from shop.checkout.selectors import CheckoutNotFound
 from shop.checkout.types import (
-    STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_INCOMPLETE,
     STATUS_READY,
@@ -52,112 +66,59 @@ from shop.checkout.types import (
     InstrumentInput,
     PaymentInput,
 )
-from shop.coupons import coupon_redemptions_record
-from shop.models import Checkout, CheckoutLine, CouponRedemption
-from shop.stock import StockUnavailable, stock_release, stock_reserve
+from shop.models import Checkout
 
 logger = logging.getLogger(__name__)
-
-INSTRUMENT_PATH = "$.payment.instruments[0]"
-
-
-def _err(code: str, content: str, path: str) -> CheckoutMessage:
-    return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
-
-
-def card_handler_id() -> str:
-    return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
-
-
-def _is_pix(instrument: dict[str, object] | None) -> bool:
-    return (
-        bool(instrument) and instrument.get("type") == "pix" and instrument.get("handler_id") == settings.PIX_HANDLER_ID
-    )  # type: ignore[union-attr]
-
-
-def _instrument_problem(payment: PaymentInput) -> CheckoutMessage | None:
-    """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a known handler and matching type."""
-    if len(payment.instruments) != 1:
-        return _err("payment_failed", _("Informe exatamente um meio de pagamento."), "$.payment.instruments")
-    instrument = payment.instruments[0]
-    if instrument.handler_id == settings.PIX_HANDLER_ID:
-        if instrument.type != "pix":
-            return _err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")
-        return None
-    if instrument.handler_id == card_handler_id() and getattr(settings, "BCP_CARD_ENABLED", True):
-        if instrument.type != "card":
-            return _err("payment_failed", _("Instrumento incompatível com o cartão."), f"{INSTRUMENT_PATH}.type")
-        if not (instrument.credential or {}).get("token"):
-            return _err("payment_failed", _("Informe o token do cartão."), f"{INSTRUMENT_PATH}.credential")
-        return None
-    return _err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
-
-
-def _lines(checkout: Checkout) -> list[CheckoutLine]:
-    return list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
-
-
-def _stock_items(lines: list[CheckoutLine]) -> list[tuple[int, int]]:
-    return [(line.variant_id, line.quantity) for line in lines if line.variant_id is not None]
-
-
-def _save_status(checkout: Checkout, status: str, kind: str, extra: list[CheckoutMessage] | None = None) -> None:
-    previous = checkout.status
-    checkout.status = status
-    if extra:
-        checkout.messages = [*checkout.messages, *(m.as_dict() for m in extra)]
-    checkout.save()
-    event(checkout, kind, previous)
-
-
-def _reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
-    """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
-    try:
-        with transaction.atomic():
-            stock_reserve(items=_stock_items(lines))
-            exhausted = coupon_redemptions_record(
-                checkout_pk=checkout.pk, email=checkout.buyer_email, evaluation=ev.coupons
-            )
-            if exhausted:
-                raise _CouponsExhausted(exhausted)
-    except StockUnavailable as exc:
-        failed = set(exc.variant_pks)
-        return [
-            _err("out_of_stock", f"{line.title} esgotou enquanto você finalizava.", f"$.line_items[{index}]")
-            for index, line in enumerate(lines)
-            if line.variant_id in failed
-        ]
-    except _CouponsExhausted as exc:
-        return [
-            _err(
-                "discount_code_invalid",
-                _("O cupom %(code)s esgotou; revise o pedido.") % {"code": code},
-                "$.discounts.codes",
-            )
-            for code in exc.codes
-        ]
-    checkout.stock_reserved = True
-    return []
-
-
-class _CouponsExhausted(Exception):
-    def __init__(self, codes: list[str]) -> None:
-        super().__init__(", ".join(codes))
-        self.codes = codes
-
-
-def _unreserve(checkout: Checkout, lines: list[CheckoutLine]) -> None:
-    if checkout.stock_reserved:
-        stock_release(items=_stock_items(lines))
-        checkout.stock_reserved = False
-    CouponRedemption.objects.filter(checkout=checkout).delete()
 
 
 @in_checkout_language
 def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult:
-    from payments.exceptions import PaymentInputError
-    from payments.psp import PSPRejected, PSPUnavailable
+    begun = _begin(checkout_id, data)
+    if isinstance(begun, CheckoutResult):
+        return begun
+    chosen = data.payment.instruments[0]  # _begin refused anything but exactly one instrument
+    if chosen.type == "pix":
+        try:
+            charge = ensure_charge(begun)
+        except charge_errors():
+            logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
+            charge = None
+        return _finish_pix(checkout_id, charge)
+    from payments.services import card_payment_authorize
 
+    try:
+        result = card_payment_authorize(
+            reference=begun.public_id,
+            amount=begun.total_amount,
+            handler_id=chosen.handler_id,
+            token=str((chosen.credential or {}).get("token", "")),
+        )
+    except Exception:
+        # Gateway down or an unexpected answer: give the stock back now. A retry sends the same reference as
+        # the gateway's idempotency key, so an authorization that did happen is not charged twice.
+        logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
+        result = None
+    return _finish_card(checkout_id, result)
+
+
+def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
+    fresh = reload(checkout_id)
+    return CheckoutResult(checkout=fresh, messages=[*stored_messages(fresh), *extra])
+
+
+def _changed_message(pix: bool) -> CheckoutMessage:
+    return CheckoutMessage(
+        type="warning",
+        code="pix_charge_replaced" if pix else "checkout_changed",
+        content=_("O total mudou; um novo Pix foi gerado, confira antes de concluir.")
+        if pix
+        else _("O checkout mudou; revise o total antes de concluir."),
+        path=INSTRUMENT_PATH if pix else "$.totals",
+    )
+
+
+def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
+    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow."""
     now = timezone.now()
     with transaction.atomic():
         checkout = lock(checkout_id)
@@ -166,11 +127,11 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
             return status_error(checkout, "concluir")
         if checkout.status != STATUS_READY:
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
-        problem = _instrument_problem(data.payment)
+        problem = instrument_problem(data.payment)
         if problem is not None:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
         chosen = data.payment.instruments[0]
-        existing = _lines(checkout)
+        existing = lines_of(checkout)
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
@@ -186,185 +147,77 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
             # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
             # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
             event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
-            sync_pix(checkout, previous_instrument=previous_instrument)
-            pix = chosen.type == "pix" and checkout.status == STATUS_READY
-            changed = CheckoutMessage(
-                type="warning",
-                code="pix_charge_replaced" if pix else "checkout_changed",
-                content=_("O total mudou; um novo Pix foi gerado, confira antes de concluir.")
-                if pix
-                else _("O checkout mudou; revise o total antes de concluir."),
-                path=INSTRUMENT_PATH if pix else "$.totals",
-            )
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
-        if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
-            # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
-            outside = _err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
-        lines = _lines(checkout)
-        blocking = _reserve(checkout, lines, ev)
-        if blocking:
-            _save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
-            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+            issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
+            changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
+            if not issue:
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
+        else:
+            if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
+                # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
+                outside = err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
+            blocking = reserve(checkout, existing, ev)
+            if blocking:
+                save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
+                return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+            if chosen.type == "pix" and (charge := usable_charge(checkout)) is not None:
+                _await_pix(checkout, charge, previous=STATUS_READY)  # the usual case: no PSP call at all
+                return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+            checkout.payment_txid = ""  # "no payment attached yet": what step 3 and the pending sweep look for
+            save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
+            return checkout
+    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
+    pix_charge_issue(checkout)
+    return _refresh(checkout_id, changed)
 
-        if chosen.type == "pix":
-            try:
-                charge = _ensure_charge(checkout)
-            except (PSPUnavailable, PSPRejected, PaymentInputError):
-                logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
-                _unreserve(checkout, lines)
-                checkout.save()
-                message = _err(
-                    "pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH
-                )
-                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), message])
-            waiting = CheckoutMessage(
-                type="info",
-                code="pix_awaiting_payment",
-                content=_("Aguardando o pagamento do Pix."),
-                path=INSTRUMENT_PATH,
-            )
-            checkout.expires_at = max(checkout.expires_at or now, charge.expires_at + PIX_SETTLEMENT_GRACE)
-            checkout.payment_txid = charge.txid
-            _save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
-            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
 
-        from payments.services import card_payment_authorize
+def _await_pix(checkout: Checkout, charge, *, previous: str) -> None:
+    waiting = CheckoutMessage(
+        type="info", code="pix_awaiting_payment", content=_("Aguardando o pagamento do Pix."), path=INSTRUMENT_PATH
+    )
+    checkout.expires_at = max(checkout.expires_at or timezone.now(), charge.expires_at + PIX_SETTLEMENT_GRACE)
+    checkout.payment_txid = charge.txid
+    checkout.status = previous
+    save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
 
-        result = card_payment_authorize(
-            reference=checkout.public_id,
-            amount=checkout.total_amount,
-            handler_id=chosen.handler_id,
-            token=str((chosen.credential or {}).get("token", "")),
-        )
-        if not result.approved:
-            _unreserve(checkout, lines)
-            failed = _err("payment_failed", result.message or _("Pagamento recusado."), INSTRUMENT_PATH)
-            _save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
-            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+
+def _pending(checkout_id: str) -> Checkout | None:
+    """Lock the checkout for step 3; None when it no longer waits for this payment (a Pix settled meanwhile,
+    or the pending sweep already released it): then its current state is the answer."""
+    checkout = lock(checkout_id)
+    speak(checkout.language)
+    if checkout.status != STATUS_IN_PROGRESS or not checkout.stock_reserved or checkout.payment_txid:
+        return None
+    return checkout
+
+
+def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
+    """Step 3 (Pix): wait for the payment, or give the stock back."""
+    with transaction.atomic():
+        checkout = _pending(checkout_id)
+        if checkout is None:
+            return _refresh(checkout_id)
+        if charge is None or charge.amount != checkout.total_amount:
+            unreserve(checkout, lines_of(checkout))
+            save_status(checkout, STATUS_READY, "pix_unavailable")
+            down = err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), down])
+        _await_pix(checkout, charge, previous=STATUS_IN_PROGRESS)
+    return _refresh(checkout_id)
+
+
+def _finish_card(checkout_id: str, result) -> CheckoutResult:
+    """Step 3 (card): place the order, or give the stock back."""
+    with transaction.atomic():
+        checkout = _pending(checkout_id)
+        if checkout is None:
+            return _refresh(checkout_id)
+        if result is None or not result.approved:
+            unreserve(checkout, lines_of(checkout))
+            content = (result.message if result is not None else "") or _("Pagamento recusado.")
+            failed = err("payment_failed", content, INSTRUMENT_PATH)
+            save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
+            return _refresh(checkout_id)
         checkout.payment_txid = result.payment_id
         place_order(checkout, payment_type="card", paid_amount=checkout.total_amount)
-    return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
-
-
-def _ensure_charge(checkout: Checkout):
-    from payments.services import pix_charge_ensure
-
-    return pix_charge_ensure(
-        reference=checkout.public_id,
-        amount=checkout.total_amount,
-        description=f"Pedido {checkout.public_id}",
-        payer_name=f"{checkout.buyer_first_name} {checkout.buyer_last_name}".strip(),
-        payer_tax_id=checkout.buyer_tax_id,
-    )
-
-
-def sync_pix(checkout: Checkout, *, previous_instrument: dict[str, object] | None) -> list[CheckoutMessage]:
-    """Keep the Pix charge consistent with the checkout after create/update (PIX.md §2.2–2.4)."""
-    is_pix = _is_pix(checkout.payment_instrument)
-    if not is_pix and not _is_pix(previous_instrument):
-        return []
-    if is_pix and checkout.status == STATUS_READY:
-        if not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
-            return []  # handler not offered for this total (PIX.md §1.3): nothing to attach
-        from payments.exceptions import PaymentInputError
-        from payments.psp import PSPRejected, PSPUnavailable
-
-        try:
-            charge = _ensure_charge(checkout)
-        except (PSPUnavailable, PSPRejected, PaymentInputError):
-            logger.warning("Pix charge could not be issued for %s", checkout.public_id, exc_info=True)
-            down = _err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
-            _save_status(checkout, STATUS_INCOMPLETE, "pix_unavailable", [down])
-            return []
-        if checkout.expires_at is None or checkout.expires_at < charge.expires_at:
-            checkout.expires_at = charge.expires_at + PIX_SETTLEMENT_GRACE
-            checkout.save(update_fields=["expires_at", "updated_at"])
-        return []
-    from payments.services import pix_charge_revoke_for_reference
-
-    pix_charge_revoke_for_reference(reference=checkout.public_id)
-    return []
-
-
-@in_checkout_language
-def checkout_settle_pix(
-    *, reference: str, amount: int, txid: str, end_to_end_id: str, paid_at: datetime | None = None
-) -> str:
-    """A Pix for `reference` settled (inside payments' transaction): "accepted" or "rejected"."""
-    try:
-        checkout = lock(reference)
-    except CheckoutNotFound:
-        return "rejected"
-    speak(checkout.language)
-    if checkout.status == STATUS_COMPLETED:
-        # The same charge reported again is fine; any other payment of a completed checkout is refunded.
-        return "accepted" if checkout.payment_txid == txid else "rejected"
-    if checkout.status == STATUS_IN_PROGRESS:
-        if amount != checkout.total_amount or (checkout.payment_txid and checkout.payment_txid != txid):
-            return "rejected"
-        place_order(checkout, payment_type="pix", paid_amount=amount)
-        return "accepted"
-    reopened = checkout.status == STATUS_INCOMPLETE and bool(checkout.payment_txid) and checkout.payment_txid == txid
-    if (
-        (checkout.status == STATUS_READY or reopened)
-        and _is_pix(checkout.payment_instrument)
-        and amount == checkout.total_amount
-    ):
-        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for). Also an on-time
-        # payment of a charge whose checkout was moved back to incomplete at expiry (PIX.md §3.2).
-        lines = _lines(checkout)
-        existing = list(lines)
-        ev = evaluate(
-            checkout=checkout, existing_lines=existing, data=input_from_checkout(checkout, existing), now=timezone.now()
-        )
-        if ev.total_amount != amount or with_status(ev, [])[0] != STATUS_READY:
-            return "rejected"
-        blocking = _reserve(checkout, lines, ev)
-        if blocking:
-            _save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
-            return "rejected"
-        checkout.payment_txid = txid
-        place_order(checkout, payment_type="pix", paid_amount=amount)
-        return "accepted"
-    return "rejected"
-
-
-@in_checkout_language
-def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> int:
-    """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table).
-
-    Stock and coupon uses are released and `pix_charge_expired` tells the platform to select Pix again
-    for a fresh charge. A payment made in time but reported late still completes (checkout_settle_pix).
-    """
-    from payments.selectors import pix_charge_latest_for_reference
-
-    now = now or timezone.now()
-    lapsed = 0
-    candidates = list(
-        Checkout.objects.filter(status=STATUS_IN_PROGRESS)
-        .order_by("updated_at")
-        .values_list("public_id", flat=True)[:limit]
-    )
-    for public_id in candidates:
-        with transaction.atomic():
-            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
-            if checkout is None or checkout.status != STATUS_IN_PROGRESS or not _is_pix(checkout.payment_instrument):
-                continue
-            charge = pix_charge_latest_for_reference(public_id)
-            expired = (
-                charge is None
-                or charge.status in ("expired", "revoked")
-                or (charge.status == "active" and charge.expires_at + PIX_SETTLEMENT_GRACE <= now)
-            )
-            if not expired:
-                continue
-            speak(checkout.language)
-            _unreserve(checkout, _lines(checkout))
-            checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
-            message = _err(
-                "pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH
-            )
-            _save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
-            lapsed += 1
-    return lapsed
+    return _refresh(checkout_id)
