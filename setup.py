@@ -20,5 +20,7 @@ setup(
         **{name: ["**/*"] for name in SITE_FOLDERS},
         "bcp_app": ["jsonschemas/**/*"],
         "orders": ["locale/**/*"],
+        # form widget templates are found through the app (the form renderer does not read TEMPLATES DIRS)
+        "shop": ["templates/**/*"],
     },
 )
