@@ -60,7 +60,8 @@ def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> li
     """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
     try:
         with transaction.atomic():
-            stock_reserve(items=_stock_items(lines), backorder=_made_to_order(lines))
+            # this block's savepoint gives back the units taken so far if anything below fails
+            stock_reserve(items=_stock_items(lines), backorder=_made_to_order(lines), savepoint=False)
             exhausted = coupon_redemptions_record(
                 checkout_pk=checkout.pk, email=checkout.buyer_email, evaluation=ev.coupons
             )
