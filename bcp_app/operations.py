@@ -237,13 +237,13 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
 
 def _guarded(ctx: RequestContext, checkout_id: str) -> OperationResult | None:
     """Existence and ownership check before a write; the engine re-checks under its row lock."""
-    from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+    from shop.checkout.selectors import CheckoutNotFound, checkout_platform_id
 
     try:
-        checkout = checkout_by_public_id(str(checkout_id))
+        platform_id = checkout_platform_id(str(checkout_id))
     except CheckoutNotFound:
         return _not_found_checkout(ctx)
-    return None if _owned(ctx, checkout) else _not_found_checkout(ctx)
+    return None if not platform_id or platform_id == ctx.platform_id else _not_found_checkout(ctx)
 
 
 def update_checkout(
@@ -314,14 +314,14 @@ def cancel_checkout(
 
 def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
     """BCP §7 Get Order: only the originating platform may read it (BCP-ORD-02)."""
-    from orders.selectors import order_for_bcp
+    from orders.selectors import order_presented
 
     if not ctx.has(ORDER):
         return _incompatible(ctx, ORDER)
     caps = ctx.ucp_capabilities(ORDER)
     if not ctx.authenticated or ctx.platform_id is None:
         return OperationResult(200, error_response("unauthorized", _text(ctx, "order_unauthorized"), capabilities=caps))
-    order = order_for_bcp(str(order_id))
+    order = order_presented(str(order_id))
     if order is None:
         return OperationResult(200, error_response("not_found", _text(ctx, "order_not_found"), capabilities=caps))
     if order.platform_id != ctx.platform_id:

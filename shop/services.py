@@ -65,6 +65,7 @@ from shop.checkout.complete import checkout_complete
 from shop.checkout.core import (
     apply,
     cancel,
+    current,
     event,
     expire_if_due,
     in_checkout_language,
@@ -177,7 +178,7 @@ def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | No
 def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:
     """The write committed; a new Pix charge is issued now, with no transaction (and no lock) open."""
     if not issue:
-        return CheckoutResult(checkout=reload(checkout.public_id), messages=stored_messages(checkout))
+        return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
     pix_charge_issue(checkout)
     fresh = reload(checkout.public_id)
     return CheckoutResult(checkout=fresh, messages=stored_messages(fresh))

@@ -105,9 +105,11 @@ DATABASES = {
     }
 }
 if _db.engine.endswith("postgresql"):
-    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it.
+    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it. The minimum covers one process's usual
+    # concurrency (uvicorn worker: the requests in flight; Celery prefork child: 1) so a burst does not pay
+    # for new connections; the test runner lowers it (many short-lived processes share one server).
     DATABASES["default"]["OPTIONS"]["pool"] = {
-        "min_size": env_int("DATABASE_POOL_MIN", 1, minimum=0),
+        "min_size": env_int("DATABASE_POOL_MIN", 4, minimum=0),
         "max_size": env_int("DATABASE_POOL_MAX", 10, minimum=1),
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
     }
@@ -316,6 +318,16 @@ ASGI_MOUNTS: dict[str, str] = {
     "/bcp/a2a": "bcp_app.transports.a2a.asgi_app",
     "/.well-known/agent-card.json": "bcp_app.transports.a2a.asgi_app",
 }
+# Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
+# files, session, CSRF, auth and messages middleware (shop/asgi.py), which they never use.
+ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
+ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+})
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -2,15 +2,15 @@
 
 Rules (per `ShippingMethod`): a CEP-range rate wins over a UF rate (narrowest range first), a UF
 rate wins over the flat price; no match = the method does not serve that CEP. A method with
-`free_above` costs 0 once the subtotal after discounts reaches it. Queries are fixed: methods and
-pickup locations (2), plus the rates that can apply to one CEP (1) when a CEP is known.
+`free_above` costs 0 once the subtotal after discounts reaches it. Methods, pickup locations and rates
+are read once (3 queries) and cached until one of them is saved or deleted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.core.cache import cache
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -25,15 +25,43 @@ class ShippingConfig:
     pickup_locations: tuple[PickupLocation, ...]
 
 
-def shipping_config_load() -> ShippingConfig:
-    """Active methods and pickup locations: 2 queries."""
+# Read-mostly: methods, rates and pickup locations change when the merchant edits them, and every checkout
+# evaluation needs them. Cached (Django's cache: per process by default, shared with REDIS_URL) and dropped
+# after any save or delete of those models commits (`shipping_cache_clear`, wired in shop/receivers.py).
+CACHE_KEY = "shop:shipping:v1"
+CACHE_SECONDS = 300  # a bound for caches that cannot hear another process's invalidation (local memory)
+
+
+@dataclass(frozen=True)
+class _Cached:
+    config: ShippingConfig
+    rates: tuple[ShippingRate, ...]  # every rate of the active shipping methods
+
+
+def _load() -> _Cached:
+    cached = cache.get(CACHE_KEY)
+    if isinstance(cached, _Cached):
+        return cached
     methods = list(ShippingMethod.objects.filter(active=True))
-    locations = tuple(PickupLocation.objects.filter(active=True))
-    return ShippingConfig(
+    config = ShippingConfig(
         shipping_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_SHIPPING),
         pickup_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_PICKUP),
-        pickup_locations=locations,
+        pickup_locations=tuple(PickupLocation.objects.filter(active=True)),
     )
+    ids = [m.pk for m in config.shipping_methods]
+    rates = tuple(ShippingRate.objects.filter(method_id__in=ids).order_by("id")) if ids else ()
+    loaded = _Cached(config=config, rates=rates)
+    cache.set(CACHE_KEY, loaded, CACHE_SECONDS)
+    return loaded
+
+
+def shipping_cache_clear() -> None:
+    cache.delete(CACHE_KEY)
+
+
+def shipping_config_load() -> ShippingConfig:
+    """Active methods and pickup locations: 3 queries (with the rates) when not cached, else none."""
+    return _load().config
 
 
 def days_text(days_min: int, days_max: int, *, pickup: bool = False) -> str:
@@ -61,13 +89,15 @@ def days_text(days_min: int, days_max: int, *, pickup: bool = False) -> str:
 
 
 def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:
-    """The rates that can apply to this CEP/UF, by method id: 1 query."""
+    """The rates that can apply to this CEP/UF, by method id (from the cached rate table)."""
     found: dict[int, list[ShippingRate]] = {m.pk: [] for m in methods}
-    candidates = ShippingRate.objects.filter(method_id__in=list(found)).filter(
-        Q(uf=uf) | Q(cep_start__lte=cep, cep_end__gte=cep)
-    )
-    for rate in candidates.order_by("id"):
-        found[rate.method_id].append(rate)
+    for rate in _load().rates:
+        if rate.method_id not in found:
+            continue
+        by_uf = bool(rate.uf) and rate.uf == uf
+        by_range = rate.cep_start is not None and rate.cep_end is not None and rate.cep_start <= cep <= rate.cep_end
+        if by_uf or by_range:
+            found[rate.method_id].append(rate)
     return found
 
 

@@ -162,7 +162,7 @@ class BcpAgentExecutor(AgentExecutor):
         incoming = state[STATE_INCOMING]
         language_given = bool(state["headers"].get("accept-language"))
         try:
-            reply = await sync_to_async(_handle, thread_sensitive=True)(state["bcp_context"], incoming, language_given)
+            reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
         except Exception as exc:
             if not isinstance(exc, ProtocolError):
                 # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
@@ -187,7 +187,7 @@ class BcpRequestHandler(DefaultRequestHandler):
             raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
                                                              f"{control_character_message(*found)}"))
         try:
-            context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=True)(context.state)
+            context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
         except ProtocolError as exc:
             raise a2a_error(exc) from exc
         result = await super().on_message_send(params, context)

@@ -1,9 +1,10 @@
 """Transport-level pieces of the MCP binding shared by HTTP and stdio: the tool type, the call envelope,
 and the bridge from the async MCP server into Django's synchronous ORM.
 
-A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs in a Django thread
-(`sync_to_async(thread_sensitive=True)`), with the database connection closed afterwards so no
-connection outlives the call (the executor thread of a request context dies with the request).
+A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs on the event loop's bounded
+default executor (`sync_to_async(thread_sensitive=False)`: calls run side by side instead of queueing on
+one thread-sensitive thread, and no thread is started per call), with the database connection handed
+back to the pool afterwards so no connection outlives the call.
 Protocol failures are raised as `bcp_app.errors.ProtocolError` and rendered as JSON-RPC errors
 with `data{code, content}`; any other exception becomes a bare -32603 (no internals leaked).
 """
@@ -141,7 +142,7 @@ def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
             raise ProtocolError("rate_limited", message, retry_after=retry_after)
         return tool.run(call)
     finally:
-        # The request's executor thread ends with the request: hand its connection back now.
+        # The executor thread is reused by other calls: hand its connection back to the pool now.
         connections.close_all()
 
 
@@ -151,7 +152,7 @@ def protocol_error_to_mcp(exc: ProtocolError) -> MCPError:
 
 async def run_tool(tool: McpTool, call: CallInfo) -> types.CallToolResult:
     try:
-        outcome = await sync_to_async(_run_in_django, thread_sensitive=True)(tool, call)
+        outcome = await sync_to_async(_run_in_django, thread_sensitive=False)(tool, call)
     except ProtocolError as exc:
         raise protocol_error_to_mcp(exc) from None
     except MCPError:

@@ -17,6 +17,7 @@ from orders.services._common import (
     refresh_payment_status,
     schedule_email,
     timeline,
+    with_relations,
 )
 from orders.types import PlacedCheckout
 
@@ -81,9 +82,7 @@ def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
 def order_place_from_checkout(*, checkout: PlacedCheckout) -> Order:
     """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever."""
     _validate(checkout)
-    existing = Order.objects.filter(checkout_id=checkout.checkout_id).first()
-    if existing is not None:
-        return existing
+    # No "does it exist" read first: the unique checkout_id decides (a replay lands in the except branch).
     try:
         with transaction.atomic():
             order = _create(checkout)
@@ -129,7 +128,7 @@ def _create(checkout: PlacedCheckout) -> Order:
     )
     refresh_payment_status(order)
     order.save()
-    OrderLine.objects.bulk_create(
+    lines = OrderLine.objects.bulk_create(
         OrderLine(
             order=order,
             public_id=line.line_id,
@@ -143,7 +142,7 @@ def _create(checkout: PlacedCheckout) -> Order:
         )
         for index, line in enumerate(checkout.lines)
     )
-    FulfillmentExpectation.objects.create(
+    expectation = FulfillmentExpectation.objects.create(
         order=order,
         method_type=order.fulfillment_method or "shipping",
         destination=order.destination,
@@ -158,7 +157,8 @@ def _create(checkout: PlacedCheckout) -> Order:
         data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
     )
     schedule_email(order, EmailKind.PLACED)
-    notify_changed(order, "placed")
+    with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
+    notify_changed(order, "placed", relations_loaded=True)
     return order
 
 

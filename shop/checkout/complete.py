@@ -31,6 +31,7 @@ from django.utils.translation import gettext as _
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     apply,
+    current,
     event,
     expire_if_due,
     in_checkout_language,
@@ -156,13 +157,14 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
                 # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
                 outside = err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
-            blocking = reserve(checkout, existing, ev)
+            lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+            blocking = reserve(checkout, lines, ev)
             if blocking:
                 save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
                 return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
             if chosen.type == "pix" and (charge := usable_charge(checkout)) is not None:
                 _await_pix(checkout, charge, previous=STATUS_READY)  # the usual case: no PSP call at all
-                return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+                return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
             checkout.payment_txid = ""  # "no payment attached yet": what step 3 and the pending sweep look for
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
@@ -220,4 +222,4 @@ def _finish_card(checkout_id: str, result) -> CheckoutResult:
             return _refresh(checkout_id)
         checkout.payment_txid = result.payment_id
         place_order(checkout, payment_type="card", paid_amount=checkout.total_amount)
-    return _refresh(checkout_id)
+    return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))

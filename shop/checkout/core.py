@@ -147,6 +147,24 @@ def apply(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage], e
         CheckoutLine.objects.bulk_update(to_update, fields)
     if to_create:
         CheckoutLine.objects.bulk_create(to_create)
+    with_lines(checkout, sorted([*to_update, *to_create], key=lambda row: row.position))
+
+
+def with_lines(checkout: Checkout, lines: list[CheckoutLine]) -> Checkout:
+    """Remember the lines just written or read (in position order) as `checkout.lines`: the response is
+    rendered from memory instead of reading the checkout and its lines again."""
+    rows = checkout.lines.all()
+    rows._result_cache = list(lines)
+    rows._prefetch_done = True
+    checkout._prefetched_objects_cache = {"lines": rows}
+    return checkout
+
+
+def current(checkout: Checkout) -> Checkout:
+    """The checkout as written in this operation when its lines are known, else read again (2 queries)."""
+    if "lines" in getattr(checkout, "_prefetched_objects_cache", {}):
+        return checkout
+    return reload(checkout.public_id)
 
 
 def input_from_checkout(checkout: Checkout, lines: list[CheckoutLine]) -> CheckoutInput:

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 
 from shop.cep import UFS, cep_digits, cep_format, cep_uf
-from shop.checkout.types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView, bounded
+from shop.checkout.types import (
+    AddressInput,
+    CheckoutMessage,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    OptionView,
+    bounded,
+)
 from shop.models import Checkout, PickupLocation, new_destination_id
 from shop.shipping import ShippingConfig, pickup_options, shipping_options
 
@@ -209,10 +216,33 @@ def evaluate_fulfillment(
     buyer_first: str,
     buyer_last: str,
 ) -> FulfillmentEvaluation:
+    """Method → destination → options → selected option → snapshot, one function per step."""
     fields = dict(EMPTY_FIELDS)
     result = FulfillmentEvaluation(fields=fields, snapshot={"methods": [], "available_methods": []})
     if not physical_line_ids:
         return result  # digital-only: nothing to fulfill physically
+    chosen = _choose_method(data, config, physical_line_ids, result)
+    if chosen is None:
+        return result
+    fields["fulfillment_type"] = chosen.type
+    if chosen.type == "shipping":
+        selected_destination = _shipping_destination(chosen, checkout, buyer_first, buyer_last, result)
+        destinations, options = _shipping_quote(config, subtotal_after_discounts, result)
+    else:
+        destinations, selected_destination, options = _pickup_destination(chosen, config, result)
+    fields["selected_destination_id"] = selected_destination or ""
+    result.selected_option = _select_option(chosen, options, selected_destination, result)
+    fields["selected_option_id"] = result.selected_option.id if result.selected_option else ""
+    result.snapshot["methods"] = [
+        _method_snapshot(chosen, physical_line_ids, destinations, selected_destination, options, fields)
+    ]
+    return result
+
+
+def _choose_method(
+    data: FulfillmentInput | None, config: ShippingConfig, physical_line_ids: list[str], result: FulfillmentEvaluation
+) -> FulfillmentMethodInput | None:
+    """The one method asked for, if the shop offers it; the others are listed as available."""
     can_ship = bool(config.shipping_methods)
     can_pickup = bool(config.pickup_methods and config.pickup_locations)
     methods = data.methods if data is not None else ()
@@ -249,70 +279,89 @@ def evaluate_fulfillment(
         result.messages.append(
             _err("field_required", _("Informe o endereço de entrega ou escolha retirada na loja."), "$.fulfillment")
         )
-        return result
+    return chosen
 
-    fields["fulfillment_type"] = chosen.type
-    destinations: list[dict[str, object]] = []
-    options: tuple[OptionView, ...] = ()
-    selected_destination: str | None = None
+
+def _shipping_destination(
+    chosen: FulfillmentMethodInput,
+    checkout: Checkout | None,
+    buyer_first: str,
+    buyer_last: str,
+    result: FulfillmentEvaluation,
+) -> str | None:
+    """The delivery address (given now, or the stored one referenced by id) into `fields`; its id if selected."""
+    fields = result.fields
     wanted_dest = chosen.selected_destination_id or None
-    if chosen.type == "shipping":
-        stored_id = checkout.ship_destination_id if checkout is not None else ""
-        if len(chosen.destinations) > 1:
-            result.rejections.append(
-                _err("field_invalid", _("Informe um único endereço de entrega."), f"{M0}.destinations[1]")
-            )
-        if chosen.destinations:
-            given = chosen.destinations[0]
-            dest_id = stored_id or new_destination_id()
-            fields.update(
-                _address_fields(given, destination_id=dest_id, buyer_first=buyer_first, buyer_last=buyer_last)
-            )
-            if wanted_dest is None or wanted_dest in (dest_id, given.id):
-                selected_destination = dest_id
-            else:
-                result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
-        elif wanted_dest is not None and checkout is not None and stored_id and wanted_dest == stored_id:
-            # The caller references the address it wrote earlier by its id (BCP §9 selection).
-            for key in EMPTY_FIELDS:
-                if key.startswith("ship_"):
-                    fields[key] = getattr(checkout, key)
-            selected_destination = stored_id
-        elif wanted_dest is not None:
-            result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
-        if fields["ship_destination_id"]:
-            address_messages, usable_cep = _validate_address(fields)
-            result.messages.extend(address_messages)
-            destinations.append(shipping_destination_dict(fields))
-            if usable_cep is not None:
-                options = shipping_options(
-                    config=config,
-                    cep=usable_cep,
-                    uf=fields["ship_uf"],
-                    subtotal_after_discounts=subtotal_after_discounts,
-                )
-                if not options:
-                    result.messages.append(
-                        _err(
-                            "address_undeliverable",
-                            _("Não entregamos no CEP %(cep)s.") % {"cep": fields["ship_cep"]},
-                            DEST0,
-                        )
-                    )
-        else:
-            result.messages.append(_err("field_required", _("Informe o endereço de entrega."), f"{M0}.destinations"))
-    else:
-        destinations = [location_destination(loc) for loc in config.pickup_locations]
-        location = next((loc for loc in config.pickup_locations if loc.public_id == wanted_dest), None)
-        if wanted_dest is not None and location is None:
-            result.rejections.append(_err("field_invalid", _("Loja de retirada desconhecida."), SEL_DEST))
-        elif location is not None:
-            selected_destination = location.public_id
-        else:
-            result.messages.append(_err("field_required", _("Escolha a loja para retirada."), SEL_DEST))
-        options = pickup_options(config=config, location=location)
+    stored_id = checkout.ship_destination_id if checkout is not None else ""
+    if len(chosen.destinations) > 1:
+        result.rejections.append(
+            _err("field_invalid", _("Informe um único endereço de entrega."), f"{M0}.destinations[1]")
+        )
+    if chosen.destinations:
+        given = chosen.destinations[0]
+        dest_id = stored_id or new_destination_id()
+        fields.update(_address_fields(given, destination_id=dest_id, buyer_first=buyer_first, buyer_last=buyer_last))
+        if wanted_dest is None or wanted_dest in (dest_id, given.id):
+            return dest_id
+        result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
+    elif wanted_dest is not None and checkout is not None and stored_id and wanted_dest == stored_id:
+        # The caller references the address it wrote earlier by its id (BCP §9 selection).
+        for key in EMPTY_FIELDS:
+            if key.startswith("ship_"):
+                fields[key] = getattr(checkout, key)
+        return stored_id
+    elif wanted_dest is not None:
+        result.rejections.append(_err("field_invalid", _("Destino de entrega desconhecido."), SEL_DEST))
+    return None
 
-    fields["selected_destination_id"] = selected_destination or ""
+
+def _shipping_quote(
+    config: ShippingConfig, subtotal_after_discounts: int, result: FulfillmentEvaluation
+) -> tuple[list[dict[str, object]], tuple[OptionView, ...]]:
+    """The address checked and presented, and the shipping options for its CEP."""
+    fields = result.fields
+    if not fields["ship_destination_id"]:
+        result.messages.append(_err("field_required", _("Informe o endereço de entrega."), f"{M0}.destinations"))
+        return [], ()
+    address_messages, usable_cep = _validate_address(fields)
+    result.messages.extend(address_messages)
+    destinations = [shipping_destination_dict(fields)]
+    if usable_cep is None:
+        return destinations, ()
+    options = shipping_options(
+        config=config, cep=usable_cep, uf=fields["ship_uf"], subtotal_after_discounts=subtotal_after_discounts
+    )
+    if not options:
+        result.messages.append(
+            _err("address_undeliverable", _("Não entregamos no CEP %(cep)s.") % {"cep": fields["ship_cep"]}, DEST0)
+        )
+    return destinations, options
+
+
+def _pickup_destination(
+    chosen: FulfillmentMethodInput, config: ShippingConfig, result: FulfillmentEvaluation
+) -> tuple[list[dict[str, object]], str | None, tuple[OptionView, ...]]:
+    """Every pickup location as a destination, the chosen one, and its pickup options."""
+    wanted_dest = chosen.selected_destination_id or None
+    destinations = [location_destination(loc) for loc in config.pickup_locations]
+    location = next((loc for loc in config.pickup_locations if loc.public_id == wanted_dest), None)
+    selected: str | None = None
+    if wanted_dest is not None and location is None:
+        result.rejections.append(_err("field_invalid", _("Loja de retirada desconhecida."), SEL_DEST))
+    elif location is not None:
+        selected = location.public_id
+    else:
+        result.messages.append(_err("field_required", _("Escolha a loja para retirada."), SEL_DEST))
+    return destinations, selected, pickup_options(config=config, location=location)
+
+
+def _select_option(
+    chosen: FulfillmentMethodInput,
+    options: tuple[OptionView, ...],
+    selected_destination: str | None,
+    result: FulfillmentEvaluation,
+) -> OptionView | None:
+    """The option asked for, when it is offered for the selected destination."""
     wanted_option = chosen.groups[0].selected_option_id if chosen.groups else None
     selected_option = next((o for o in options if o.id == wanted_option), None) if wanted_option else None
     if wanted_option and selected_option is None:
@@ -320,23 +369,29 @@ def evaluate_fulfillment(
     elif selected_option is None and options and selected_destination:
         result.messages.append(_err("field_required", _("Escolha a forma de entrega."), SEL_OPT))
     if selected_option is not None and not selected_destination:
-        selected_option = None  # an option only counts for a selected destination
-    fields["selected_option_id"] = selected_option.id if selected_option else ""
-    result.selected_option = selected_option
+        return None  # an option only counts for a selected destination
+    return selected_option
+
+
+def _method_snapshot(
+    chosen: FulfillmentMethodInput,
+    physical_line_ids: list[str],
+    destinations: list[dict[str, object]],
+    selected_destination: str | None,
+    options: tuple[OptionView, ...],
+    fields: dict[str, str],
+) -> dict[str, object]:
     group = {
         "id": GROUP_IDS[chosen.type],
         "line_item_ids": list(physical_line_ids),
         "options": [_option_dict(o) for o in options],
         "selected_option_id": fields["selected_option_id"] or None,
     }
-    result.snapshot["methods"] = [
-        {
-            "id": METHOD_IDS[chosen.type],
-            "type": chosen.type,
-            "line_item_ids": list(physical_line_ids),
-            "destinations": destinations,
-            "selected_destination_id": selected_destination,
-            "groups": [group],
-        }
-    ]
-    return result
+    return {
+        "id": METHOD_IDS[chosen.type],
+        "type": chosen.type,
+        "line_item_ids": list(physical_line_ids),
+        "destinations": destinations,
+        "selected_destination_id": selected_destination,
+        "groups": [group],
+    }

@@ -48,11 +48,20 @@ def _stock_items(lines: list[CheckoutLine]) -> list[tuple[int, int]]:
     return [(line.variant_id, line.quantity) for line in lines if line.variant_id is not None]
 
 
+def _made_to_order(lines: list[CheckoutLine]) -> set[int] | None:
+    """Backorder variants, known without a query when the evaluation loaded every line's variant."""
+    cache = [line._state.fields_cache.get("variant") for line in lines if line.variant_id is not None]
+    if any(variant is None for variant in cache):
+        return None
+    return {variant.pk for variant in cache if variant.allow_backorder}
+
+
 def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
     """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
     try:
         with transaction.atomic():
-            stock_reserve(items=_stock_items(lines))
+            # this block's savepoint gives back the units taken so far if anything below fails
+            stock_reserve(items=_stock_items(lines), backorder=_made_to_order(lines), savepoint=False)
             exhausted = coupon_redemptions_record(
                 checkout_pk=checkout.pk, email=checkout.buyer_email, evaluation=ev.coupons
             )

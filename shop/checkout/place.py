@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from shop.checkout.core import event
+from shop.checkout.core import event, with_lines
 from shop.checkout.types import STATUS_COMPLETED
 from shop.models import Checkout, CheckoutLine, PickupLocation
 
@@ -57,6 +57,7 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
     from orders.types import PlacedCheckout, PlacedLine
 
     lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+    with_lines(checkout, lines)
     option = _selected_option(checkout)
     placed = PlacedCheckout(
         checkout_id=checkout.public_id,
