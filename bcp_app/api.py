@@ -18,7 +18,7 @@ from django.utils.encoding import escape_uri_path
 from ninja import Header, NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
-from bcp_app import idempotency, operations
+from bcp_app import idempotency, operations, ratelimit
 from bcp_app.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.errors import ProtocolError
 from bcp_app.negotiation import parse_agent_header
@@ -55,7 +55,7 @@ api = NinjaAPI(
 
 ERRORS: dict[int, Any] = {400: ProtocolErrorBody, 401: ProtocolErrorBody, 403: ProtocolErrorBody,
                           409: ProtocolErrorBody, 422: ProtocolErrorBody, 424: ProtocolErrorBody,
-                          503: ProtocolErrorBody}
+                          429: ProtocolErrorBody, 503: ProtocolErrorBody}
 AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
 KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
 
@@ -119,9 +119,14 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
          *, sign: bool = False) -> HttpResponse:
     annotate(transport="rest", operation=operation)
     try:
+        caller, authenticated = ratelimit.caller_from_headers(
+            {name.lower(): value for name, value in request.headers.items()}, request.META.get("REMOTE_ADDR")
+        )
+        ratelimit.enforce(op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated)
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
         ctx = context_from_request(request)
+        ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
                 principal=ctx.principal, operation=operation, key=ctx.idempotency_key,
