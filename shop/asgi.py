@@ -68,7 +68,9 @@ class PathRouter:
 
 def build_application() -> ASGIApp:
     from shop.ops.access_log import AccessLog
+    from shop.ops.scheduler import start_if_enabled
 
+    start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
     return AccessLog(PathRouter(django_app, mounts))
 

@@ -76,6 +76,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
@@ -90,6 +91,8 @@ __all__ = [
     "checkout_create",
     "checkout_expire_due",
     "checkout_get",
+    "checkout_pix_refresh",
+    "checkout_pix_regenerate",
     "checkout_settle_pix",
     "checkout_update",
     "variants_restock",
