@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bcp_app import ap2, catalog, presenters
+from bcp_app import ap2, catalog, presenters, ratelimit
 from bcp_app.constants import AP2_MANDATE, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
@@ -206,6 +206,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     request = validate(CheckoutCreateRequest, body)
     if not ctx.has(CHECKOUT):
         return _incompatible(ctx, CHECKOUT)
+    # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
+    ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request))

@@ -22,11 +22,13 @@ from payments.ids import new_public_id, new_txid
 from payments.models import CardPayment, PixCharge
 from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
 from payments.refunds import refund_request
+from payments.settlement import pix_charge_expire
 from payments.timeline import record_event
 
 __all__ = [
     "card_payment_authorize",
     "pix_charge_ensure",
+    "pix_charge_expire",
     "pix_charge_revoke_for_reference",
     "refund_request",
 ]

@@ -89,7 +89,9 @@ class ApiHandler(ASGIHandler):
 
 def build_application() -> ASGIApp:
     from shop.ops.access_log import AccessLog
+    from shop.ops.scheduler import start_if_enabled
 
+    start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
     api = ApiHandler()
     mounts.update({prefix: api for prefix in getattr(settings, "ASGI_API_PREFIXES", ())})

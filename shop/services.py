@@ -77,6 +77,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
 from shop.checkout.settle import checkout_pending_due, checkout_pix_lapse_due, checkout_settle_pix
@@ -93,6 +94,8 @@ __all__ = [
     "checkout_create",
     "checkout_expire_due",
     "checkout_get",
+    "checkout_pix_refresh",
+    "checkout_pix_regenerate",
     "checkout_settle_pix",
     "checkout_update",
     "variants_restock",

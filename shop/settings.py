@@ -118,10 +118,11 @@ else:
 USING_POSTGRES = _db.engine.endswith("postgresql")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+REDIS_URL = env_str("REDIS_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
-        if env_str("REDIS_URL")
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
@@ -253,6 +254,9 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
 }
 
+# `make run` only (no broker): run the interval sweeps above in a thread of the web process (shop/ops/scheduler.py).
+SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
+
 # --- Shop ---------------------------------------------------------------------------------------------
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
 # The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
@@ -310,8 +314,23 @@ BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
-# MCP tool calls per caller (API key, else client IP) per minute; 0 disables. Counted in the Django cache.
-BCP_MCP_RATE_LIMIT = env_int("BCP_MCP_RATE_LIMIT", 300, minimum=0)
+# Rate limits of every BCP transport (bcp_app/ratelimit.py): operation class -> (per platform credential,
+# per anonymous client IP), in `limits` notation ("60/minute"); "" = unlimited. Redis-backed with REDIS_URL.
+BCP_RATE_LIMITS = {
+    "read": (env_str("BCP_RATE_LIMIT_READ", "600/minute"), env_str("BCP_RATE_LIMIT_ANONYMOUS_READ", "300/minute")),
+    "write": (env_str("BCP_RATE_LIMIT_WRITE", "300/minute"), env_str("BCP_RATE_LIMIT_ANONYMOUS_WRITE", "120/minute")),
+    "checkout_create": (
+        env_str("BCP_RATE_LIMIT_CHECKOUT_CREATE", "60/minute"),
+        env_str("BCP_RATE_LIMIT_ANONYMOUS_CHECKOUT_CREATE", "10/minute"),
+    ),
+}
+for _limit in (text for pair in BCP_RATE_LIMITS.values() for text in pair if text):
+    try:
+        from limits import parse as _parse_limit
+
+        _parse_limit(_limit)
+    except ValueError as _exc:
+        raise ConfigError(f"BCP_RATE_LIMIT_*: {_limit!r} is not a rate such as 60/minute") from _exc
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",

@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bcp_app import ratelimit
 from bcp_app.constants import A2A_EXTENSION_URI
 from bcp_app.errors import ProtocolError
 from bcp_app.schemas.text import control_character_message, find_control_character
@@ -123,6 +124,9 @@ def _resolve(state: dict[str, Any]) -> Any:
     from bcp_app.signatures import HttpMessage
 
     headers: dict[str, str] = state["headers"]
+    # Every A2A message may change a checkout: the `write` class (bcp_app/ratelimit.py).
+    caller, authenticated = ratelimit.caller_from_headers(headers, None)
+    ratelimit.enforce(op_class="write", caller=caller, authenticated=authenticated)
     signed = None
     if "signature-input" in headers:
         message = HttpMessage(

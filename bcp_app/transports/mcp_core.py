@@ -11,18 +11,14 @@ with `data{code, content}`; any other exception becomes a bare -32603 (no intern
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.core.cache import cache
 from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
@@ -109,32 +105,24 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def rate_limit_retry_after(call: CallInfo) -> int | None:
-    """Seconds to wait when the caller spent this minute's `BCP_MCP_RATE_LIMIT` calls; None otherwise.
+def rate_limit_retry_after(call: CallInfo, tool: McpTool) -> int | None:
+    """Seconds to wait when the caller is over its limit for this tool's class (bcp_app/ratelimit.py).
 
-    A fixed one-minute window in the Django cache (Redis in production), keyed by a hash of the
-    credential or, for anonymous callers, the client IP. Stdio has a single local caller: no limit.
+    Read-only tools count as `read`, the others as `write`; stdio has a single local caller: no limit.
     """
-    limit = getattr(settings, "BCP_MCP_RATE_LIMIT", 0)
-    if not limit or call.transport != "http":
+    from bcp_app import ratelimit
+
+    if call.transport != "http":
         return None
-    credential = call.headers.get("authorization") or call.headers.get("x-api-key")
-    who = "key:" + hashlib.sha256(credential.encode()).hexdigest()[:32] if credential else f"ip:{call.client}"
-    now = time.time()
-    key = f"bcp:mcp:rl:{who}:{int(now // 60)}"
-    cache.add(key, 0, timeout=61)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr: this call opens the window
-        cache.set(key, 1, timeout=61)
-        count = 1
-    return max(1, 60 - int(now % 60)) if count > limit else None
+    caller, authenticated = ratelimit.caller_from_headers(call.headers, call.client or None)
+    op_class = "read" if tool.read_only else "write"
+    return ratelimit.retry_after(op_class=op_class, caller=caller, authenticated=authenticated)
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
     close_old_connections()
     try:
-        retry_after = rate_limit_retry_after(call)
+        retry_after = rate_limit_retry_after(call, tool)
         if retry_after is not None:
             if tool.on_rate_limited is not None:
                 return tool.on_rate_limited(retry_after)

@@ -87,39 +87,41 @@ def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> 
     Stock and coupon uses are released and `pix_charge_expired` tells the platform to select Pix again
     for a fresh charge. A payment made in time but reported late still completes (checkout_settle_pix).
     """
-    from payments.selectors import pix_charge_latest_for_reference
-
     now = now or timezone.now()
-    lapsed = 0
     candidates = list(
         Checkout.objects.filter(status=STATUS_IN_PROGRESS)
         .order_by("updated_at")
         .values_list("public_id", flat=True)[:limit]
     )
-    for public_id in candidates:
-        with transaction.atomic():
-            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
-            if checkout is None or checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument):
-                continue
-            if not checkout.payment_txid:
-                continue  # still waiting for the PSP in checkout_complete: checkout_pending_due finishes it
-            charge = pix_charge_latest_for_reference(public_id)
-            expired = (
-                charge is None
-                or charge.status in ("expired", "revoked")
-                or (charge.status == "active" and charge.expires_at + PIX_SETTLEMENT_GRACE <= now)
-            )
-            if not expired:
-                continue
-            speak(checkout.language)
-            unreserve(checkout, lines_of(checkout))
-            checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
-            message = err(
-                "pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH
-            )
-            save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
-            lapsed += 1
-    return lapsed
+    return sum(checkout_pix_lapse(checkout_id=public_id, now=now) for public_id in candidates)
+
+
+@in_checkout_language
+def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool:
+    """One checkout of `checkout_pix_lapse_due` (also run lazily when its Pix page is read); True if it lapsed."""
+    from payments.selectors import pix_charge_latest_for_reference
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=checkout_id).first()
+        if checkout is None or checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument):
+            return False
+        if not checkout.payment_txid:
+            return False  # still waiting for the PSP in checkout_complete: checkout_pending_due finishes it
+        charge = pix_charge_latest_for_reference(checkout_id)
+        expired = (
+            charge is None
+            or charge.status in ("expired", "revoked")
+            or (charge.status == "active" and charge.expires_at + PIX_SETTLEMENT_GRACE <= now)
+        )
+        if not expired:
+            return False
+        speak(checkout.language)
+        unreserve(checkout, lines_of(checkout))
+        checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+        message = err("pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH)
+        save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
+    return True
 
 
 @in_checkout_language

@@ -14,6 +14,7 @@ urlpatterns = [
     path("checkout/", views.checkout_start, name="start"),
     path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
     path("checkout/<str:checkout_id>/pix", views.pix_page, name="pix"),
+    path("checkout/<str:checkout_id>/pix/novo", views.pix_regenerate, name="pix_new"),
     path("checkout/<str:checkout_id>/status", views.checkout_status, name="status"),
     path("termos", views.terms, name="terms"),
     path("privacidade", views.privacy, name="privacy"),

@@ -34,6 +34,7 @@ from shop.checkout.selectors import checkout_view
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
     STATUS_READY,
     TERMINAL_STATUSES,
     CheckoutInput,
@@ -53,6 +54,8 @@ from shop.services import (
     checkout_complete,
     checkout_create,
     checkout_get,
+    checkout_pix_refresh,
+    checkout_pix_regenerate,
     checkout_update,
 )
 
@@ -262,6 +265,8 @@ def _done_redirect(checkout: Checkout) -> HttpResponse | None:
 def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
     checkout = _get_or_404(checkout_id)
+    if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
+        checkout = _get_or_404(checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
     done = _done_redirect(checkout)
     if done is not None:
         return done
@@ -356,16 +361,21 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     from payments.selectors import pix_charge_latest_for_reference
 
     checkout = _get_or_404(checkout_id)
+    lapsed = checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id)
+    if lapsed:
+        checkout = _get_or_404(checkout_id)
     if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
         if checkout.session_key and checkout.session_key == request.session.session_key:
             cart_clear(request.session)
         return redirect(_local(checkout.order_permalink_url))
-    if checkout.status != STATUS_IN_PROGRESS:
-        return redirect("checkout:resume", checkout_id=checkout_id)
     charge = pix_charge_latest_for_reference(checkout_id)
-    if charge is None:
+    # An expired Pix keeps its page (with "Gerar novo Pix") while the checkout waits for a new one.
+    expired_pix = checkout.status == STATUS_INCOMPLETE and any(
+        message.get("code") == "pix_charge_expired" for message in checkout.messages
+    )
+    if charge is None or (checkout.status != STATUS_IN_PROGRESS and not expired_pix):
         return redirect("checkout:resume", checkout_id=checkout_id)
-    payable = charge.status == "active" and charge.expires_at > timezone.now()
+    payable = checkout.status == STATUS_IN_PROGRESS and charge.status == "active" and charge.expires_at > timezone.now()
     return render(
         request,
         "shop/checkout/pix.html",
@@ -379,6 +389,18 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
             "expires_at_iso": charge.expires_at.isoformat(),
         },
     )
+
+
+@require_POST
+def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The "Gerar novo Pix" button: a new charge for the same checkout, re-validating stock and prices."""
+    checkout = _get_or_404(checkout_id)
+    if checkout.status in TERMINAL_STATUSES:
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    result = checkout_pix_regenerate(checkout_id=checkout_id, instrument=_pix_instrument(), language=_language(request))
+    if result.checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout_id)
+    return redirect("checkout:resume", checkout_id=checkout_id)  # the form shows what blocks it (stock, price…)
 
 
 @require_GET

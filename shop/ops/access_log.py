@@ -42,6 +42,12 @@ def current_request_id() -> str | None:
     return record.get("request_id") if record else None
 
 
+def current_client_ip() -> str | None:
+    """The client address of the current HTTP request (after uvicorn's trusted proxy headers)."""
+    record = _current.get()
+    return record.get("client") if record else None
+
+
 def _incoming_request_id(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name in (b"x-request-id", b"request-id"):
@@ -65,6 +71,7 @@ class AccessLog:
             "method": scope.get("method", ""),
             "path": scope.get("path", ""),
             "status": 500,  # stays 500 if the app dies before answering
+            "client": (scope.get("client") or (None, None))[0],
         }
         token = _current.set(record)
         started = time.perf_counter()

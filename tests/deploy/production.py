@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -78,8 +79,35 @@ def _write_secrets(folder: Path) -> dict[str, str]:
     }
 
 
+def clean_source(folder: Path) -> Path:
+    """The tracked and new (not ignored) files of the work tree, as a clean clone would have them.
+
+    Building from the work tree itself would reuse its `build/` folder, where setuptools keeps files
+    that were since deleted from the source and would put them in the wheel.
+    """
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    source = folder / "src"
+    for name in filter(None, listed):
+        path = ROOT / name
+        if path.is_file():
+            target = source / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+    return source
+
+
 def build_venv(folder: Path) -> Path:
     venv = folder / "venv"
+    source = clean_source(folder)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # Not editable: the wheel alone must carry templates, static files, locale and JSON schemas.
     # PIP_* of the caller would leak an editable or constrained setup; only the index settings are kept.
@@ -87,7 +115,7 @@ def build_venv(folder: Path) -> Path:
         k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k in {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"}
     }
     subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
         check=True,
         env=env,
         cwd=folder,

@@ -274,9 +274,9 @@ def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     PixCharge.objects.filter(reference=checkout_id).update(expires_at=timezone.now() - timedelta(minutes=10))
     page = client.get(f"/checkout/{checkout_id}/pix").content.decode()
     assert "Este Pix expirou sem pagamento." in page and 'data-testid="pix-qr"' not in page
-    assert checkout_expire_due() == 1
+    assert checkout_expire_due() == 0  # reading the page already lapsed it: no beat needed (issue 12)
     assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "incomplete", "order_url": ""}
-    assert client.get(f"/checkout/{checkout_id}/pix")["Location"] == f"/checkout/{checkout_id}"
+    assert "Gerar novo Pix" in client.get(f"/checkout/{checkout_id}/pix").content.decode()
     html = client.get(f"/checkout/{checkout_id}").content.decode()
     assert "O Pix expirou sem pagamento; escolha o Pix de novo." in html
     # paying again issues a fresh charge
