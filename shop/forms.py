@@ -13,7 +13,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_display
-from shop.cep import cep_digits
+from shop.cep import CepAddress, cep_digits, cep_lookup
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout.types import (
     AddressInput,
@@ -88,6 +88,33 @@ class CheckoutForm(forms.Form):
             phone_number=d["phone"],
             tax_id=d["tax_id"],
         )
+
+    def autofill_from_cep(self, *, previous_cep: str, asked: bool) -> None:
+        """Look the CEP up when it is new or "Calcular frete" was pressed, and fill what it tells (works without JS).
+
+        The provider call (short timeout, cached) happens before any transaction, so it never holds a lock.
+        """
+        digits = cep_digits(self.cleaned_data.get("cep", ""))
+        if digits is None or self.cleaned_data.get("method") == "pickup":
+            return
+        if not asked and digits == cep_digits(previous_cep or ""):
+            return
+        address = cep_lookup(digits)
+        if address is not None and address.found:
+            self.autofill_address(address)
+
+    def autofill_address(self, address: CepAddress) -> None:
+        """Fill street, bairro and city the buyer left empty, and the UF, from a CEP lookup (also without JS)."""
+        values = {"street": address.street, "neighborhood": address.neighborhood, "city": address.city}
+        changed = {name: value for name, value in values.items() if value and not self.cleaned_data[name].strip()}
+        if address.uf:
+            changed["uf"] = address.uf
+        if not changed:
+            return
+        self.cleaned_data.update(changed)
+        self.data = self.data.copy()
+        for name, value in changed.items():
+            self.data[self.add_prefix(name)] = value
 
     def discount_codes(self) -> tuple[str, ...]:
         return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())

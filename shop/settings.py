@@ -215,6 +215,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- Shop ---------------------------------------------------------------------------------------------
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")
+# CEP → address lookup (ViaCEP's JSON shape; "{cep}" is replaced by the 8 digits). Empty: offline UF table only.
+CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
+CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
+CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 
 # --- Pix / payments -----------------------------------------------------------------------------------

@@ -8,4 +8,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("produtos/", views.product_list, name="product_list"),
     path("produtos/<slug:slug>/", views.product_detail, name="product_detail"),
+    path("cep/<str:cep>", views.cep_address, name="cep"),
 ]

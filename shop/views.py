@@ -9,11 +9,13 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET
 
+from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
 from shop.schema_org import cents_to_decimal_string, product_schema_org
 from shop.selectors import (
@@ -309,3 +311,16 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "og_price": cents_to_decimal_string(selected.price) if selected else "",
         },
     )
+
+
+@require_GET
+def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
+    """`/cep/<cep>`: the address of a CEP as JSON for the checkout's autofill (never a 500, offline fallback)."""
+    address = cep_lookup(cep)
+    if address is None:
+        message = _("CEP inválido: use o formato 00000-000.")
+        return JsonResponse({"error": "cep_invalid", "message": message}, status=400)
+    response = JsonResponse(address.as_dict(), status=200 if address.found else 404)
+    # A provider answer can be kept a day by the browser; the offline fallback should be asked again soon.
+    response["Cache-Control"] = "private, max-age=86400" if address.source == "provider" else "no-store"
+    return response

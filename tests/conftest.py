@@ -36,6 +36,8 @@ def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
     # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
     celery_app.conf.task_always_eager = True
+    # Never the real CEP service: tests that need one start a fake on loopback (tests/shop/test_cep_lookup.py).
+    settings.CEP_PROVIDER_URL = ""
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,

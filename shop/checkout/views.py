@@ -288,6 +288,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     state = input_from_checkout(checkout, lines)
     action = request.POST.get("action", "")
     paying = action == "pay"
+    # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
+    form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
     if checkout.session_key and checkout.session_key == request.session.session_key:
         cart_set_coupons(request.session, list(form.discount_codes()))
 
