@@ -27,6 +27,7 @@ from shop.selectors import (
     product_price_range,
     product_search,
 )
+from shop.shipping import free_shipping_threshold, freight_quote, shipping_config_load
 from shop.templatetags.money import format_brl
 
 DEFAULT_PER_PAGE = 24
@@ -290,6 +291,9 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for v in variants
     ]
+    freight: dict[str, object] = {}
+    if selected is not None and product.requires_shipping:
+        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=[("sku", selected.sku)])
     schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
     og_image = schema.get("image", "")
     if isinstance(og_image, list):
@@ -309,8 +313,33 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "canonical_url": schema["url"],
             "og_image": og_image,
             "og_price": cents_to_decimal_string(selected.price) if selected else "",
+            "show_freight": bool(freight),
+            **freight,
         },
     )
+
+
+def freight_context(
+    request: HttpRequest, *, subtotal: int, action: str, hidden: list[tuple[str, str]]
+) -> dict[str, object]:
+    """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`)."""
+    config = shipping_config_load()
+    context: dict[str, object] = {
+        "free_threshold": free_shipping_threshold(config),
+        "freight_action": action,
+        "freight_hidden": hidden,
+        "freight_cep": "",
+        "freight": None,
+        "freight_error": "",
+    }
+    cep = request.GET.get("cep", "").strip()[:12]
+    if cep:
+        context["freight_cep"] = cep
+        try:
+            context["freight"] = freight_quote(cep=cep, subtotal_after_discounts=subtotal, config=config)
+        except ValueError as exc:
+            context["freight_error"] = str(exc)
+    return context
 
 
 @require_GET

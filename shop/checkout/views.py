@@ -55,6 +55,7 @@ from shop.services import (
     checkout_get,
     checkout_update,
 )
+from shop.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
 
@@ -102,6 +103,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
     kept = [code for code, note in coupons if note is None or note.type == "info"]
     if len(kept) != len(codes):
         cart_set_coupons(request.session, kept)
+    # Same subtotal as the engine's free-shipping rule: all items after discounts.
+    freight = freight_context(request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[])
     return render(
         request,
         "shop/cart/cart.html",
@@ -111,6 +114,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "discount": evaluation.total,
             "estimate": subtotal - evaluation.total,
             "coupons": coupons,
+            "show_freight": any(line.variant.product.requires_shipping for line in lines),
+            **freight,
         },
     )
 
