@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from orders.labels import total_label
+from orders.labels import line_status_label, total_label
 from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, OrderLine, OrderStatus
 
 
@@ -51,3 +51,12 @@ def all_delivered(lines: list[OrderLine]) -> bool:
 def is_closed(order: Order) -> bool:
     """Cancelled: no "preparing", no delivery estimate."""
     return order.status == OrderStatus.CANCELED
+
+
+def line_words(line: OrderLine, order: Order) -> str:
+    """A line's state for the buyer, one step past the BCP line status: delivered, or cancelled with its order."""
+    if line.quantity_total == 0 and order.status == OrderStatus.CANCELED and line.quantity_shipped == 0:
+        return _("Cancelado")
+    if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
+        return _("Entregue")
+    return line_status_label(line.status, order.fulfillment_method)
