@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import translation
-from django.views.decorators.http import require_GET
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET, require_http_methods
 
+from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import AdjustmentType
 from orders.selectors import order_for_permalink
 from orders.summary import is_closed, line_words, money_rows, pickup_hours
@@ -100,4 +103,29 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
         }
         response = render(request, "orders/permalink.html", context)
     response["Content-Language"] = language
+    return _private(response)
+
+
+class LookupForm(forms.Form):
+    email = forms.EmailField(label=_("E-mail usado na compra"), max_length=254)
+    number = forms.IntegerField(label=_("Número do pedido"), min_value=1, max_value=10**12)
+
+
+@require_http_methods(["GET", "POST"])
+def order_lookup(request: HttpRequest) -> HttpResponse:
+    """`/pedido`: the same answer whether or not the order exists; rate-limited per client and e-mail."""
+    form = LookupForm(request.POST or None)
+    status, sent = 200, False
+    if request.method == "POST" and form.is_valid():
+        email = form.cleaned_data["email"]
+        client = request.META.get("REMOTE_ADDR", "")
+        if lookup_allowed(client=client, email=email):
+            order_lookup_request(number=form.cleaned_data["number"], email=email)
+            sent = True
+        else:
+            status = 429
+            form.add_error(None, _("Muitas tentativas. Tente de novo em alguns minutos."))
+    elif request.method == "POST":
+        status = 400
+    response = render(request, "orders/lookup.html", {"form": form, "sent": sent}, status=status)
     return _private(response)
