@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
@@ -353,3 +353,15 @@ def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
     # A provider answer can be kept a day by the browser; the offline fallback should be asked again soon.
     response["Cache-Control"] = "private, max-age=86400" if address.source == "provider" else "no-store"
     return response
+
+
+@require_http_methods(["GET", "POST"])
+def reminder_optout_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The reminder e-mail's opt-out link: GET asks (mail scanners open links), POST stops the reminders."""
+    from shop.reminders import optout_email, reminder_optout
+
+    email = optout_email(token)
+    if email is None:
+        return render(request, "shop/reminder_optout.html", {"invalid": True}, status=400)
+    done = request.method == "POST" and reminder_optout(token=token)
+    return render(request, "shop/reminder_optout.html", {"email": email, "done": done})

@@ -15,17 +15,20 @@ from shop.models.checkout import (
     new_line_id,
     new_location_id,
 )
+from shop.models.reminders import CheckoutReminder, ReminderOptOut
 
 __all__ = [
     "Category",
     "Checkout",
     "CheckoutEvent",
     "CheckoutLine",
+    "CheckoutReminder",
     "Coupon",
     "CouponRedemption",
     "PickupLocation",
     "Product",
     "ProductImage",
+    "ReminderOptOut",
     "ShippingMethod",
     "ShippingRate",
     "Variant",
