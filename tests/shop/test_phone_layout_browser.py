@@ -145,6 +145,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "pix": f"/checkout/{pix_checkout}/pix",
         "order": f"/orders/{order.permalink_token}",
         "order-cancelled": f"/orders/{cancelled.permalink_token}",
+        "order-lookup": "/pedido",
         "terms": "/termos",
         "privacy": "/privacidade",
         "not-found": "/nao-existe/",
