@@ -97,17 +97,19 @@ class CheckoutForm(forms.Form):
         digits = cep_digits(self.cleaned_data.get("cep", ""))
         if digits is None or self.cleaned_data.get("method") == "pickup":
             return
-        if not asked and digits == cep_digits(previous_cep or ""):
+        new_cep = digits != cep_digits(previous_cep or "")
+        if not asked and not new_cep:
             return
         address = cep_lookup(digits)
         if address is not None and address.found:
-            self.autofill_address(address)
+            self.autofill_address(address, replace_uf=new_cep)
 
-    def autofill_address(self, address: CepAddress) -> None:
-        """Fill street, bairro and city the buyer left empty, and the UF, from a CEP lookup (also without JS)."""
+    def autofill_address(self, address: CepAddress, *, replace_uf: bool = True) -> None:
+        """Fill street, bairro and city the buyer left empty from a CEP lookup (also without JS); the UF too,
+        replacing the old one when the CEP is new (a UF typed for the same CEP stays, and the engine checks it)."""
         values = {"street": address.street, "neighborhood": address.neighborhood, "city": address.city}
         changed = {name: value for name, value in values.items() if value and not self.cleaned_data[name].strip()}
-        if address.uf:
+        if address.uf and (replace_uf or not self.cleaned_data["uf"].strip()):
             changed["uf"] = address.uf
         if not changed:
             return

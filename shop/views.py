@@ -276,7 +276,11 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         # A shop page (header, search) rather than the bare 404, so the buyer can keep browsing.
         return render(request, "shop/product_not_found.html", status=404)
     variants = list(product.variants.all())
-    selected = _select_variant(variants, request.GET)
+    query = request.GET
+    if "variante" in query and "sku" not in query:  # the "Calcular frete" form keeps the chosen variant
+        query = query.copy()
+        query["sku"] = query["variante"]
+    selected = _select_variant(variants, query)
     variant_data = [
         {
             "sku": v.sku,
@@ -293,7 +297,9 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     ]
     freight: dict[str, object] = {}
     if selected is not None and product.requires_shipping:
-        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=[("sku", selected.sku)])
+        # "variante", not "sku": the add-to-cart form owns the page's one `sku` input (the picker updates both).
+        hidden = [("variante", selected.sku)]
+        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=hidden)
     schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
     og_image = schema.get("image", "")
     if isinstance(og_image, list):

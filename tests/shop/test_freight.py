@@ -37,7 +37,7 @@ def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(c
     assert 'data-testid="freight-box"' in html
     assert "Frete grátis acima de R$ 200,00" in html
     # when the buyer types a São Paulo CEP
-    html = client.get("/produtos/sku-cafe-500g/", {"sku": "SKU-CAFE-500G", "cep": "01310100"}).content.decode()
+    html = client.get("/produtos/sku-cafe-500g/", {"variante": "SKU-CAFE-500G", "cep": "01310100"}).content.decode()
     assert box(html) == [
         ("pac", "Chega em 3 a 5 dias úteis", "R$ 18,90"),
         ("sedex", "Chega em 1 a 2 dias úteis", "R$ 32,90"),
@@ -46,6 +46,7 @@ def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(c
     assert "Entrega para o CEP 01310-100 (SP)" in html
     assert "Faltam R$ 157,10 para o frete grátis." in html  # 200,00 - 42,90
     assert 'value="01310100"' in html  # the CEP stays in the box
+    assert 'name="variante" value="SKU-CAFE-500G"' in html
 
 
 def test_cart_reaches_free_shipping_and_matches_the_checkout(client, shop_ready) -> None:
