@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from payments.json_limits import control_in
 from shop.br_validation import phone_display
-from shop.cep import cep_digits
+from shop.cep import CepAddress, cep_digits, cep_lookup
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout.types import (
     AddressInput,
@@ -111,6 +111,35 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
             phone_number=d["phone"],
             tax_id=d["tax_id"],
         )
+
+    def autofill_from_cep(self, *, previous_cep: str, asked: bool) -> None:
+        """Look the CEP up when it is new or "Calcular frete" was pressed, and fill what it tells (works without JS).
+
+        The provider call (short timeout, cached) happens before any transaction, so it never holds a lock.
+        """
+        digits = cep_digits(self.cleaned_data.get("cep", ""))
+        if digits is None or self.cleaned_data.get("method") == "pickup":
+            return
+        new_cep = digits != cep_digits(previous_cep or "")
+        if not asked and not new_cep:
+            return
+        address = cep_lookup(digits)
+        if address is not None and address.found:
+            self.autofill_address(address, replace_uf=new_cep)
+
+    def autofill_address(self, address: CepAddress, *, replace_uf: bool = True) -> None:
+        """Fill street, bairro and city the buyer left empty from a CEP lookup (also without JS); the UF too,
+        replacing the old one when the CEP is new (a UF typed for the same CEP stays, and the engine checks it)."""
+        values = {"street": address.street, "neighborhood": address.neighborhood, "city": address.city}
+        changed = {name: value for name, value in values.items() if value and not self.cleaned_data[name].strip()}
+        if address.uf and (replace_uf or not self.cleaned_data["uf"].strip()):
+            changed["uf"] = address.uf
+        if not changed:
+            return
+        self.cleaned_data.update(changed)
+        self.data = self.data.copy()
+        for name, value in changed.items():
+            self.data[self.add_prefix(name)] = value
 
     def discount_codes(self) -> tuple[str, ...]:
         return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())

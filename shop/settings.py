@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "easy_thumbnails",
+    "ninja",  # serves Swagger UI / ReDoc from its own static files: /bcp/v1/docs works offline (no CDN)
     "orders",
     "payments",
     "shop",
@@ -252,6 +253,7 @@ CELERY_BEAT_SCHEDULE = {
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
     # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
+    "remind-abandoned-checkouts": {"task": "shop.tasks.remind_abandoned_checkouts", "schedule": timedelta(minutes=10)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (shop/ops/scheduler.py).
@@ -261,7 +263,13 @@ SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
 # The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
 ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
+# CEP → address lookup (ViaCEP's JSON shape; "{cep}" is replaced by the 8 digits). Empty: offline UF table only.
+CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
+CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
+CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+# Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
+SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)

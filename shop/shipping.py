@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from shop.cep import cep_digits, cep_format, cep_lookup, cep_uf
 from shop.checkout.types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
@@ -160,4 +161,53 @@ def pickup_options(*, config: ShippingConfig, location: PickupLocation | None) -
             carrier=method.carrier,
         )
         for method in config.pickup_methods
+    )
+
+
+# --- freight before checkout (product page, cart) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FreightQuote:
+    """What "Calcular frete" shows: the same options the checkout will offer for this CEP and subtotal."""
+
+    cep: str  # "01310-100"
+    uf: str
+    city: str
+    options: tuple[OptionView, ...]
+    free_above: int | None  # lowest free-shipping threshold among the methods serving this CEP
+    missing_for_free: int  # centavos still missing for it (0 when reached or without a threshold)
+
+
+def free_shipping_threshold(config: ShippingConfig) -> int | None:
+    """The lowest "frete grátis a partir de" among active shipping methods (for the notice), or None."""
+    thresholds = [m.free_above for m in config.shipping_methods if m.free_above is not None]
+    return min(thresholds) if thresholds else None
+
+
+def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
+    """Options for `cep` (any format the buyer types). Raises ValueError with a buyer message for a bad CEP.
+
+    The UF comes from the offline CEP table exactly as in the checkout (so the prices are the ones the checkout
+    will charge); the city, when the CEP provider answers, is only shown.
+    """
+    digits = cep_digits(cep)
+    if digits is None:
+        raise ValueError(_("CEP inválido: use o formato 00000-000."))
+    uf = cep_uf(digits)
+    if uf is None:
+        raise ValueError(_("CEP %(cep)s não existe.") % {"cep": cep_format(digits)})
+    config = config or shipping_config_load()
+    options = shipping_options(config=config, cep=digits, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
+    serving = {option.id for option in options}
+    thresholds = [m.free_above for m in config.shipping_methods if m.code in serving and m.free_above is not None]
+    free_above = min(thresholds) if thresholds else None
+    address = cep_lookup(digits)
+    return FreightQuote(
+        cep=cep_format(digits),
+        uf=uf,
+        city=address.city if address is not None and address.found else "",
+        options=options,
+        free_above=free_above,
+        missing_for_free=max(0, free_above - subtotal_after_discounts) if free_above is not None else 0,
     )

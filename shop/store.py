@@ -122,4 +122,7 @@ def pix_merchant() -> tuple[str, str]:
 def email_context() -> dict[str, Any]:
     """What the buyer e-mails' header and footer show (orders calls this by dotted path)."""
     store = store_get()
-    return {"shop_name": store.trade_name, "store": store}
+    context: dict[str, Any] = {"shop_name": store.trade_name, "store": store, "shop_tax_id": store.cnpj}
+    if store.contact_email:
+        context["shop_contact"] = store.contact_email
+    return context

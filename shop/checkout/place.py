@@ -38,6 +38,7 @@ def _destination(checkout: Checkout) -> dict[str, str]:
                 "state": location.uf,
                 "postal_code": location.cep,
                 "country": "BR",
+                "opening_hours": location.opening_hours,  # the buyer's e-mail and order page show it
             }
     return {}
 

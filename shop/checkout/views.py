@@ -58,6 +58,7 @@ from shop.services import (
     checkout_pix_regenerate,
     checkout_update,
 )
+from shop.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
 
@@ -105,6 +106,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
     kept = [code for code, note in coupons if note is None or note.type == "info"]
     if len(kept) != len(codes):
         cart_set_coupons(request.session, kept)
+    # Same subtotal as the engine's free-shipping rule: all items after discounts.
+    freight = freight_context(request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[])
     return render(
         request,
         "shop/cart/cart.html",
@@ -114,6 +117,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "discount": evaluation.total,
             "estimate": subtotal - evaluation.total,
             "coupons": coupons,
+            "show_freight": any(line.variant.product.requires_shipping for line in lines),
+            **freight,
         },
     )
 
@@ -293,6 +298,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     state = input_from_checkout(checkout, lines)
     action = request.POST.get("action", "")
     paying = action == "pay"
+    # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
+    form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
     if checkout.session_key and checkout.session_key == request.session.session_key:
         cart_set_coupons(request.session, list(form.discount_codes()))
 

@@ -15,6 +15,7 @@ from shop.models.checkout import (
     new_line_id,
     new_location_id,
 )
+from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
 
 __all__ = [
@@ -22,11 +23,13 @@ __all__ = [
     "Checkout",
     "CheckoutEvent",
     "CheckoutLine",
+    "CheckoutReminder",
     "Coupon",
     "CouponRedemption",
     "PickupLocation",
     "Product",
     "ProductImage",
+    "ReminderOptOut",
     "ShippingMethod",
     "ShippingRate",
     "StoreSettings",

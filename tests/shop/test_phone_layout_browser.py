@@ -16,6 +16,7 @@ from django.db import connections
 from django.test import Client
 
 from orders.models import Order
+from orders.services import order_cancel
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_latest_for_reference
 from shop.demo import seed_catalog
@@ -126,15 +127,25 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
     paying.post(f"/checkout/{paid_checkout}", {"action": "pay", **BUYER_FORM})
     pay(txid=pix_charge_latest_for_reference(paid_checkout).txid, options=PayOptions())
     order = Order.objects.get(checkout_id=paid_checkout)
+    cancelling = Client()
+    cancelled_checkout = _ready_checkout(cancelling)
+    cancelling.post(f"/checkout/{cancelled_checkout}", {"action": "pay", **BUYER_FORM})
+    pay(txid=pix_charge_latest_for_reference(cancelled_checkout).txid, options=PayOptions())
+    cancelled = Order.objects.get(checkout_id=cancelled_checkout)
+    order_cancel(order_id=cancelled.public_id, reason="Sem estoque")
     pages = {
         "home": "/",
         "list": "/produtos/",
         "search": "/produtos/?q=camiseta+preta",
         "product": "/produtos/camiseta-basica-preta/",
+        "product-freight": "/produtos/camiseta-basica-preta/?sku=CAM-BAS-PRETA-M&cep=01310-100",
         "cart": "/carrinho/",
+        "cart-freight": "/carrinho/?cep=20040-002",
         "checkout": f"/checkout/{cart_checkout}",
         "pix": f"/checkout/{pix_checkout}/pix",
         "order": f"/orders/{order.permalink_token}",
+        "order-cancelled": f"/orders/{cancelled.permalink_token}",
+        "order-lookup": "/pedido",
         "terms": "/termos",
         "privacy": "/privacidade",
         "not-found": "/nao-existe/",
