@@ -20,7 +20,8 @@ from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from orders.admin_actions import ACTIONS, csv_rows, perform_action
+from orders.admin_actions import ACTIONS, available_actions, csv_rows, perform_action
+from orders.admin_errors import staff_message
 from orders.admin_inlines import (
     AdjustmentInline,
     ExpectationInline,
@@ -185,7 +186,7 @@ class OrderAdmin(admin.ModelAdmin):
                 order_mark_delivered(order_id=order.public_id, actor=request.user.get_username())
                 done += 1
             except OrderError as error:
-                self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
+                self.message_user(request, f"#{order.number}: {staff_message(error)}", messages.WARNING)
         if done:
             self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
 
@@ -205,8 +206,9 @@ class OrderAdmin(admin.ModelAdmin):
         order = self.get_object(request, object_id)
         allowed = []
         if order is not None:
+            offered = available_actions(order)
             for slug, (perm, title, _form) in ACTIONS.items():
-                if request.user.has_perm(perm):
+                if slug in offered and request.user.has_perm(perm):
                     allowed.append((reverse("admin:orders_order_action", args=[order.public_id, slug]), title))
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), "order_actions": allowed})
 
@@ -219,7 +221,22 @@ class OrderAdmin(admin.ModelAdmin):
         order = Order.objects.prefetch_related("lines").filter(public_id=public_id).first()
         if order is None:
             raise Http404
-        form = form_class(request.POST or None, order=order)
+        change_url = reverse("admin:orders_order_change", args=[order.pk])
+        if slug not in available_actions(order):
+            # A stale page or a typed URL: refuse in words, change nothing.
+            self.message_user(
+                request,
+                _("“%(action)s” não se aplica ao pedido #%(n)s na situação atual (%(status)s, %(payment)s).")
+                % {
+                    "action": title,
+                    "n": order.number,
+                    "status": order.get_status_display(),
+                    "payment": order.get_payment_status_display(),
+                },
+                messages.ERROR,
+            )
+            return HttpResponseRedirect(change_url)
+        form = form_class(request.POST if request.method == "POST" else None, order=order)
         if request.method == "POST" and form.is_valid():
             try:
                 message = perform_action(slug, order, form, request.user.get_username())

@@ -18,14 +18,22 @@ from orders.services import (
     order_email_resend,
     order_mark_delivered,
     order_note_add,
+    order_pickup_done,
+    order_pickup_ready,
     order_refund,
     order_ship,
+    order_tracking_correct,
 )
+from orders.services._common import refundable_amount
+from orders.services.handover import READY_FOR_PICKUP
 
 ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # slug: (permission, title, form)
     "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
+    "tracking-fix": ("orders.ship_order", _("Corrigir rastreio"), forms.TrackingFixForm),
     "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
+    "pickup-ready": ("orders.ship_order", _("Pronto para retirada"), forms.PickupReadyForm),
+    "pickup-done": ("orders.ship_order", _("Marcar como retirado"), forms.PickupDoneForm),
     "expectation": ("orders.ship_order", _("Alterar previsão"), forms.ExpectationForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
@@ -35,8 +43,52 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
 }
 
 
+def available_actions(order: Order) -> list[str]:
+    """The action slugs that make sense for the order as it is now (the rest are neither offered nor run)."""
+    lines = list(order.lines.all())
+    events = {e.type for e in order.fulfillment_events.all()}
+    canceled = order.status == "canceled"
+    paid = order.payment_status in ("paid", "partially_refunded")
+    method = order.fulfillment_method
+    offered: list[str] = []
+    if not canceled and method == "shipping" and paid and any(ln.quantity_total > ln.quantity_shipped for ln in lines):
+        offered.append("ship")
+    if not canceled and "shipped" in events and any(e.tracking_number for e in order.fulfillment_events.all()):
+        offered.append("tracking-fix")
+    if not canceled and method == "shipping" and any(ln.quantity_shipped > ln.quantity_delivered for ln in lines):
+        offered.append("deliver")
+    if not canceled and method == "digital" and any(ln.quantity_total > ln.quantity_delivered for ln in lines):
+        offered.append("deliver")
+    undelivered = any(ln.quantity_total > ln.quantity_delivered for ln in lines)
+    if not canceled and method == "pickup" and paid and undelivered:
+        offered.append("pickup-done" if READY_FOR_PICKUP in events else "pickup-ready")
+    if not canceled and order.status not in ("delivered", "returned") and order.expectations.exists():
+        offered.append("expectation")
+    if refundable_amount(order) > 0:
+        offered.append("refund")
+    if order.adjustments.filter(type="refund", status="pending").exists():
+        offered.append("refund-result")
+    if order.status in ("placed", "partially_shipped"):
+        offered.append("cancel")
+    offered += ["note", "resend-email"]
+    return offered
+
+
 def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
     data = form.cleaned_data
+    if slug == "tracking-fix":
+        event = order_tracking_correct(
+            order_id=order.public_id, event_id=data["event"], tracking_number=data["tracking_number"], actor=actor
+        )
+        return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
+            "code": event.tracking_number
+        }
+    if slug == "pickup-ready":
+        order_pickup_ready(order_id=order.public_id, description=data.get("description", ""), actor=actor)
+        return str(_("Pedido pronto para retirada; o comprador foi avisado por e-mail."))
+    if slug == "pickup-done":
+        order_pickup_done(order_id=order.public_id, actor=actor)
+        return str(_("Retirada registrada."))
     if slug == "ship":
         event = order_ship(
             order_id=order.public_id,

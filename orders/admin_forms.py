@@ -7,12 +7,16 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from orders.admin_errors import staff_message
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine
-from orders.money import format_brl, parse_brl
+from orders.money import MoneyField, format_brl
+from orders.services import correios_code_valid
 from orders.services._common import refundable_amount
 from orders.types import LineQuantity
+
+CORREIOS_INVALID = _("Código dos Correios inválido: 2 letras, 9 números e “BR” (ex.: BR123456785BR); confira o dígito.")
 
 
 class OrderActionForm(forms.Form):
@@ -28,6 +32,8 @@ class OrderActionForm(forms.Form):
         in_transit = any(line.quantity_shipped > line.quantity_delivered for line in self.lines)
         for line in self.lines:
             remaining = max(0, line.quantity_total - getattr(line, f"quantity_{self.line_limit_attr}"))
+            if self.line_limit_attr == "delivered" and order.fulfillment_method == "shipping":
+                remaining = max(0, line.quantity_shipped - line.quantity_delivered)  # only what was shipped
             suggested = remaining
             if self.line_limit_attr == "delivered" and in_transit:
                 suggested = line.quantity_shipped - line.quantity_delivered  # deliver what is on its way
@@ -61,7 +67,7 @@ class OrderActionForm(forms.Form):
             chosen = self.line_quantities()
             if index < len(chosen):
                 field = f"qty_{chosen[index].line_id}"
-        self.add_error(field if field in self.fields else None, error.message)
+        self.add_error(field if field in self.fields else None, staff_message(error))
 
 
 class ShipmentForm(OrderActionForm):
@@ -76,6 +82,56 @@ class ShipmentForm(OrderActionForm):
     )
     description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
+        carrier = (cleaned.get("carrier") or "").strip()
+        if code and carrier.lower() == "correios" and not correios_code_valid(code):
+            self.add_error(
+                "tracking_number",
+                CORREIOS_INVALID,
+            )
+        cleaned["tracking_number"] = code
+        return cleaned
+
+
+class TrackingFixForm(OrderActionForm):
+    """Correct a shipment's tracking code (the buyer gets the shipment e-mail again, once)."""
+
+    event = forms.ChoiceField(label=_("Envio"))
+    tracking_number = forms.CharField(label=_("Código de rastreio correto"), max_length=64)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        shipments = order.fulfillment_events.filter(type="shipped").exclude(tracking_number="")
+        self.carriers = {e.public_id: e.carrier for e in shipments}
+        self.fields["event"].choices = [
+            (e.public_id, f"{e.tracking_number} ({e.carrier or _('sem transportadora')})")
+            for e in shipments.order_by("occurred_at", "id")
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
+        carrier = self.carriers.get(cleaned.get("event", ""), "")
+        if code and carrier.lower() == "correios" and not correios_code_valid(code):
+            self.add_error(
+                "tracking_number",
+                CORREIOS_INVALID,
+            )
+        cleaned["tracking_number"] = code
+        return cleaned
+
+
+class PickupReadyForm(OrderActionForm):
+    description = forms.CharField(
+        label=_("Recado ao comprador"), max_length=255, required=False, initial="Pronto para retirada"
+    )
+
+
+class PickupDoneForm(OrderActionForm):
+    confirm = forms.BooleanField(label=_("Confirmo que o comprador retirou o pedido"))
+
 
 class DeliveredForm(OrderActionForm):
     line_limit_attr = "delivered"
@@ -83,7 +139,7 @@ class DeliveredForm(OrderActionForm):
 
 
 class RefundForm(OrderActionForm):
-    amount = forms.CharField(label=_("Valor (R$)"), max_length=20)
+    amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
@@ -91,12 +147,6 @@ class RefundForm(OrderActionForm):
         self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
             "amount": format_brl(refundable_amount(order))
         }
-
-    def clean_amount(self) -> int:
-        try:
-            return parse_brl(self.cleaned_data["amount"])
-        except ValueError as error:
-            raise forms.ValidationError(str(error)) from None
 
 
 class CancelForm(OrderActionForm):
