@@ -20,8 +20,9 @@ from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from orders.admin_actions import ACTIONS, available_actions, csv_rows, perform_action
+from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_errors import staff_message
+from orders.admin_export import csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
     ExpectationInline,
@@ -36,6 +37,7 @@ from orders.labels import (
 from orders.models import (
     FulfillmentEvent,
     Order,
+    OrderLine,
 )
 from orders.money import format_brl
 from orders.selectors import order_search
@@ -198,6 +200,7 @@ class OrderAdmin(admin.ModelAdmin):
         wrap: Callable = self.admin_site.admin_view
         custom = [
             path("export.csv", wrap(self.export_csv_view), name="orders_order_export_csv"),
+            path("export.xlsx", wrap(self.export_xlsx_view), name="orders_order_export_xlsx"),
             path("<str:public_id>/action/<slug:slug>/", wrap(self.action_view), name="orders_order_action"),
         ]
         return custom + super().get_urls()
@@ -256,15 +259,28 @@ class OrderAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "orders/admin/action_form.html", context)
 
-    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        changelist = self.get_changelist_instance(request)
-        queryset = changelist.get_queryset(request).prefetch_related(
-            Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id"))
+        changelist = self.get_changelist_instance(request)  # the export follows the list's filters
+        return changelist.get_queryset(request).prefetch_related(
+            Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
+            Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
         )
+
+    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        queryset = self._export_queryset(request)
         response = StreamingHttpResponse(
             csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
+        return response
+
+    def export_xlsx_view(self, request: HttpRequest) -> HttpResponse:
+        queryset = self._export_queryset(request)
+        response = HttpResponse(
+            xlsx_bytes(queryset.iterator(chunk_size=500)),
+            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        )
+        response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.xlsx"'
         return response

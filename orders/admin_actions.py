@@ -1,11 +1,7 @@
-"""Admin action pages (each calls one service) and the CSV export rows, used by orders/admin.py."""
+"""Admin action pages (each calls one service) and which of them an order may take, used by orders/admin.py."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable, Iterator
-
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from orders import admin_forms as forms
@@ -129,63 +125,3 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Nota adicionada."))
     order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
     return str(_("E-mail reenviado."))
-
-
-def _csv_safe(value: object) -> str:
-    # Spreadsheet formula injection: a cell starting with = + - @ is prefixed with a quote.
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _decimal(cents: int) -> str:
-    # Exact integer arithmetic (no floats): 12345 → "123.45".
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-CSV_HEADER = [
-    "numero",
-    "id",
-    "data",
-    "situacao",
-    "pagamento",
-    "comprador",
-    "email",
-    "telefone",
-    "cpf_cnpj",
-    "entrega",
-    "total",
-    "pago",
-    "reembolsado",
-    "rastreio",
-]
-
-
-def csv_rows(queryset: Iterable[Order]) -> Iterator[str]:
-    """CSV lines of orders (fulfillment_events prefetched), streamed."""
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_HEADER)
-    for order in queryset:
-        tracking = " ".join(e.tracking_number for e in order.fulfillment_events.all() if e.tracking_number)
-        row = [
-            order.number,
-            order.public_id,
-            timezone.localtime(order.placed_at).strftime("%Y-%m-%d %H:%M"),
-            order.status,
-            order.payment_status,
-            order.buyer_name,
-            order.buyer_email,
-            order.buyer_phone,
-            order.buyer_tax_id,
-            order.fulfillment_title or order.fulfillment_method,
-            _decimal(order.total_amount),
-            _decimal(order.paid_amount),
-            _decimal(order.refunded_amount),
-            tracking,
-        ]
-        yield writer.writerow([_csv_safe(value) for value in row])

@@ -74,10 +74,10 @@ def test_csv_export_follows_the_filter(admin_client, place_order):
     place_order(paid=False)
     response = admin_client.get("/admin/orders/order/export.csv", {"payment_status__exact": "paid"})
     assert response.status_code == 200
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0][:3] == ["numero", "id", "data"]
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    assert rows[0][:3] == ["Pedido", "Data", "Situação"]
     assert [row[0] for row in rows[1:]] == [str(paid.number)]
-    assert rows[1][10:13] == ["38.00", "38.00", "0.00"]
+    assert rows[1][20:23] == ["38,00", "38,00", "0,00"]
 
 
 def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, place_order):
