@@ -7,7 +7,7 @@ PORT ?= 8000
 # Absolute URLs (BCP profile, continue_url, e-mails) must name the port actually served.
 export BCP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: run test bench worker beat lint fmt migrate demo clean
+.PHONY: run test test-random bench worker beat lint fmt migrate demo clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || "$$(sh scripts/find_python.sh)" -m venv $(VENV)
@@ -32,6 +32,12 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	@sh scripts/ensure_chromium.sh
 	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
+
+# The suite in a random order (pytest-random-order; not part of CI): proves no test depends on another.
+# The seed is printed in the header; repeat an order with PYTEST_ARGS=--random-order-seed=N.
+test-random: $(STAMP)
+	@sh scripts/ensure_chromium.sh
+	$(PY) scripts/run_tests.py --random-order $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \

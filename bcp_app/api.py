@@ -12,11 +12,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
 from ninja import Header, NinjaAPI
 from ninja.errors import HttpError, ValidationError
+from ninja.parser import Parser
 
 from bcp_app import idempotency, operations
 from bcp_app.context import RequestContext, SignedRequest, resolve_context
@@ -39,11 +41,22 @@ from bcp_app.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from payments.json_limits import JsonLimitError, loads_bounded
+from shop.ops.access_log import annotate
 
 logger = logging.getLogger("bcp_app.api")
 
+class BoundedParser(Parser):
+    """JSON bodies nested deeper than `MAX_DEPTH` are refused before parsing (no RecursionError, issue 13 §4)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+
+
 api = NinjaAPI(
+    parser=BoundedParser(),
     title="BCP REST",
     version="2026-07-28",
     description="Brazilian Commerce Protocol (UCP for Brazil) REST binding of this shop: checkout, order, catalog.",
@@ -115,8 +128,13 @@ def context_from_request(request: HttpRequest) -> RequestContext:
 
 
 def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
-         *, sign: bool = False) -> HttpResponse:
+         *, sign: bool = False, path_ids: dict[str, str] | None = None) -> HttpResponse:
+    annotate(transport="rest", operation=operation)
     try:
+        for name, value in (path_ids or {}).items():
+            problem = identifier_problem(value, field=name)
+            if problem is not None:
+                raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
         ctx = context_from_request(request)
@@ -201,14 +219,16 @@ def create_checkout(request: HttpRequest, payload: CheckoutCreateRequest, bcp_ag
 
 @api.get("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Get checkout", tags=["checkout"])
 def get_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id))
+    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id),
+                path_ids={"checkout_id": checkout_id})
 
 
 @api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout",
          tags=["checkout"])
 def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpdateRequest,
                     bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload))
+    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
+                path_ids={"checkout_id": checkout_id})
 
 
 @api.post("/checkout-sessions/{checkout_id}/complete", response=CHECKOUT_RESPONSES, summary="Complete checkout",
@@ -216,7 +236,7 @@ def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpd
 def complete_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutCompleteRequest,
                       bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
     return _run(request, "complete_checkout", lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
-                sign=True)
+                sign=True, path_ids={"checkout_id": checkout_id})
 
 
 @api.post("/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout",
@@ -225,12 +245,13 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
                     idempotency_key: str | None = KeyHeader) -> HttpResponse:
     if request.body:
         try:
-            body = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
+            body = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        except JsonLimitError:
             return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
     else:
         body = {}
-    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body))
+    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+                path_ids={"checkout_id": checkout_id})
 
 
 # --- order and catalog ------------------------------------------------------------------------------------
@@ -239,7 +260,8 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
 @api.get("/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order",
          tags=["order"])
 def get_order(request: HttpRequest, order_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id))
+    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id),
+                path_ids={"order_id": order_id})
 
 
 @api.post("/catalog/search", response={200: SearchResponse | ErrorResponse, **ERRORS}, summary="Search catalog",

@@ -27,6 +27,7 @@ from bcp_app.discovery import capability_registry
 from bcp_app.errors import ProtocolError
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.sfv import Item, SFVError, parse_dictionary
+from payments.json_limits import JsonLimitError, loads_bounded
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
@@ -111,9 +112,10 @@ def _fetch(url: str) -> tuple[dict[str, Any], int]:
     if response.status_code != 200:
         raise ProtocolError("profile_unreachable", f"Perfil da plataforma respondeu HTTP {response.status_code}.")
     try:
-        document = json.loads(response.body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError("profile_malformed", "O perfil da plataforma não é JSON.") from exc
+        document = loads_bounded(response.body, max_bytes=PROFILE_MAX_BYTES)
+    except JsonLimitError as exc:
+        reason = "aninhado demais" if exc.kind == "too_deep" else "não é JSON"
+        raise ProtocolError("profile_malformed", f"O perfil da plataforma {reason}.") from exc
     validate_platform_profile(document)
     return document, _ttl(response.headers.get("cache-control", ""))
 

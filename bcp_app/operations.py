@@ -45,7 +45,7 @@ from bcp_app.schemas.checkout import (
     CheckoutWrite,
 )
 from bcp_app.schemas.payment import PaymentIn
-from shop import checkout_types as ct
+from shop.checkout import types as ct
 
 __all__ = [
     "OperationResult",
@@ -111,7 +111,7 @@ def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operati
 
 
 def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
-    from shop.checkout_selectors import checkout_view
+    from shop.checkout.selectors import checkout_view
 
     body = presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx)
     return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
@@ -237,7 +237,7 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
 
 def _guarded(ctx: RequestContext, checkout_id: str) -> OperationResult | None:
     """Existence and ownership check before a write; the engine re-checks under its row lock."""
-    from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
+    from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
 
     try:
         checkout = checkout_by_public_id(str(checkout_id))

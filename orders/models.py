@@ -353,3 +353,6 @@ class ApiIdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+from orders.outbox_models import OutboxMessage  # noqa: E402, F401  (registered with the orders app)

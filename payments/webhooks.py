@@ -10,13 +10,13 @@ confirms every Pix with `GET /cob/{txid}` before settling, so a forged callback 
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 
 from payments import webhook_auth
+from payments.json_limits import find_control_character, loads_bounded
 from payments.psp.base import parse_notification
 from payments.settlement import pix_webhook_events_store
 
@@ -60,7 +60,10 @@ def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[in
     if refusal is not None:
         return 401, {"error": "unauthenticated", "detail": refusal}
     try:
-        body = json.loads(raw_body)
+        body = loads_bounded(raw_body, max_bytes=MAX_BODY_BYTES)
+        found = find_control_character(body, "")
+        if found is not None:  # Postgres refuses U+0000; no PSP sends control characters
+            raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
         payments = parse_notification(body)
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}

@@ -2,7 +2,8 @@
 
 `/bcp/mcp` and `/bcp/a2a` (+ the A2A agent card) are served by the protocol transports, mounted by
 dotted path from `settings.ASGI_MOUNTS` so the project package never imports the protocol app;
-everything else goes to Django. Lifespan events are forwarded to every mounted app.
+everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
+get Django's body cap and a JSON depth/UTF-8 check first (`shop.asgi_guard`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ django_app = get_asgi_application()
 
 from django.conf import settings  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
+
+from shop.asgi_guard import guarded  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -42,7 +45,11 @@ class PathRouter:
         if scope["type"] == "lifespan":
             await self._lifespan(scope, receive, send)
             return
-        await self.resolve(scope.get("path", ""))(scope, receive, send)
+        app = self.resolve(scope.get("path", ""))
+        if app is self.default:
+            await app(scope, receive, send)  # Django applies its own body cap and security headers
+            return
+        await guarded(app, scope, receive, send, [])
 
     async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         hooks = [getattr(app, "startup", None) for _, app in self.mounts]
@@ -66,9 +73,11 @@ class PathRouter:
                 return
 
 
-def build_application() -> PathRouter:
+def build_application() -> ASGIApp:
+    from shop.ops.access_log import AccessLog
+
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
-    return PathRouter(django_app, mounts)
+    return AccessLog(PathRouter(django_app, mounts))
 
 
 application = build_application()

@@ -56,13 +56,22 @@ def tax_id_valid(value: str) -> bool:
 
 
 def phone_normalize(raw: str) -> str:
-    """Storefront-friendly: "(11) 98765-4321" → "+5511987654321"; E.164 input is kept as is."""
+    """Storefront-friendly: "(11) 98765-4321", "11987654321", "011 98765-4321", "55 11 98765-4321" →
+    "+5511987654321"; E.164 input is kept as is; anything else is returned unchanged (and then invalid)."""
     value = (raw or "").strip()
     if not value:
         return ""
     if value.startswith("+"):
         return "+" + digits_only(value)
     digits = digits_only(value)
+    if digits.startswith("0"):
+        # No DDD starts with 0: it is the trunk prefix ("011 98765-4321"), maybe with a carrier code
+        # ("0 21 11 98765-4321", "0xx11…" once the x's are gone).
+        digits = digits[1:]
+        if len(digits) in (12, 13):
+            digits = digits[2:]
+    elif digits.startswith("55") and len(digits) in (12, 13):
+        digits = digits[2:]  # "55 11 98765-4321": the country code without its "+"
     if len(digits) in (10, 11):  # DDD + number, Brazil implied
         return "+55" + digits
     return value

@@ -15,7 +15,7 @@ from django.db.models import Count, Q, Value
 from django.utils.translation import gettext as _
 
 from orders.money import format_brl as brl
-from shop.checkout_types import AppliedDiscountView, CheckoutMessage
+from shop.checkout.types import AppliedDiscountView, CheckoutMessage
 from shop.models import Coupon, CouponRedemption
 
 

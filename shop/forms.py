@@ -7,12 +7,18 @@ JSONPath, so buyers and agents see the same rules in the same words.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from payments.json_limits import control_in
 from shop.br_validation import phone_display
-from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
-from shop.checkout_types import (
+from shop.cep import cep_digits
+from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout.types import (
     AddressInput,
     BuyerInput,
     CheckoutMessage,
@@ -44,6 +50,9 @@ PATH_TO_FIELD: list[tuple[str, str]] = [
 ]
 
 
+PHONE_HINT = _("Celular inválido: informe DDD e número, como (11) 98765-4321.")
+
+
 def field_for_path(path: str) -> str | None:
     for prefix, field in PATH_TO_FIELD:
         if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
@@ -51,7 +60,27 @@ def field_for_path(path: str) -> str | None:
     return None
 
 
-class CheckoutForm(forms.Form):
+def reject_control_characters(value: str) -> None:
+    # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character.
+    char = control_in(value)
+    if char:
+        raise ValidationError(_("Caractere de controle não permitido (%(char)s)."), params={"char": char},
+                              code="control_character")
+
+
+class NoControlCharactersMixin:
+    """Every text field of the form refuses control characters (tab and line feed aside), with a field error."""
+
+    fields: dict[str, forms.Field]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField):
+                field.validators = [*field.validators, reject_control_characters]
+
+
+class CheckoutForm(NoControlCharactersMixin, forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
     last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
@@ -86,8 +115,13 @@ class CheckoutForm(forms.Form):
     def discount_codes(self) -> tuple[str, ...]:
         return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())
 
-    def fulfillment(self, *, pickup_option_id: str, with_option: bool = True) -> FulfillmentInput:
-        d = self.cleaned_data
+    def fulfillment(
+        self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""
+    ) -> FulfillmentInput:
+        d = dict(self.cleaned_data)
+        if previous_cep and cep_digits(d["cep"]) != cep_digits(previous_cep):
+            # A new CEP: the UF shown was the old CEP's; the engine fills the new one from the CEP.
+            d["uf"] = ""
         method = d["method"] or "shipping"
         if method == "pickup":
             location = d["pickup_location"] or None
@@ -127,18 +161,28 @@ class CheckoutForm(forms.Form):
         )
 
     def attach_messages(
-        self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...], *, filled_only: bool = False
+        self,
+        messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...],
+        *,
+        filled_only: bool = False,
+        only_fields: tuple[str, ...] | None = None,
     ) -> list[CheckoutMessage]:
         """Put each error/warning next to its field; returns those that belong to no field.
 
         `filled_only` ("Calcular frete"): the buyer is midway, so fields left empty and the option not chosen
         yet are not reported; the CEP, which that button needs, always is. The final submit shows everything.
+        `only_fields` ("Aplicar cupom"): report the messages of these fields and nothing else.
         """
         general: list[CheckoutMessage] = []
         for message in messages:
             if message.type == "info":
                 continue
             field = field_for_path(message.path)
+            if only_fields is not None and field not in only_fields:
+                continue
+            if field == "phone" and message.code == "field_invalid":
+                # The engine's text shows E.164 for agents; a buyer types the number the Brazilian way.
+                message = replace(message, content=str(PHONE_HINT))
             if field is None or field not in self.fields:
                 general.append(message)
                 continue

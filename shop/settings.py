@@ -12,6 +12,10 @@ from django.utils.translation import gettext_lazy as _
 from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Templates, static sources and locale: top-level folders of the source tree; a non-editable install
+# (`pip install .`, the image) carries them as package data under shop/_site (setup.py).
+_INSTALLED_SITE_DIR = Path(__file__).resolve().parent / "_site"
+SITE_DIR = _INSTALLED_SITE_DIR if _INSTALLED_SITE_DIR.is_dir() else BASE_DIR
 VAR_DIR = Path(env_str("SHOP_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DJANGO_DEBUG", default=True)
@@ -49,6 +53,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shop.ops.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -58,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "shop.error_pages.MethodNotAllowedPage",
 ]
 
 ROOT_URLCONF = "shop.urls"
@@ -66,7 +72,7 @@ ASGI_APPLICATION = "shop.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -128,14 +134,14 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "pt-br"
 LANGUAGES = [("pt-br", _("Português")), ("en", _("English"))]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [SITE_DIR / "locale"]
 TIME_ZONE = "America/Sao_Paulo"
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SITE_DIR / "static"]
 # Uploaded media (product photos, the store logo): local files by default; an S3-compatible bucket
 # (AWS S3, Cloudflare R2, MinIO, DigitalOcean Spaces…) when SHOP_MEDIA_S3_BUCKET is set.
 SHOP_MEDIA_S3_BUCKET = env_str("SHOP_MEDIA_S3_BUCKET", "")
@@ -241,6 +247,8 @@ CELERY_BEAT_SCHEDULE = {
     "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
     # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
+    # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
+    "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
@@ -319,12 +327,40 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
 }
 
+# Production logs are JSON, one object a line (python-json-logger); one line per request comes from
+# shop/ops/access_log.py with request_id, platform, operation, status and duration_ms.
+DJANGO_LOG_FORMAT = env_str("DJANGO_LOG_FORMAT", "plain" if DEBUG else "json")
+if DJANGO_LOG_FORMAT not in {"plain", "json"}:
+    raise ConfigError(f"DJANGO_LOG_FORMAT must be plain or json, not {DJANGO_LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": DJANGO_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+    # uvicorn's own lines through the same handler (its access log is off: ours carries more).
+    "loggers": {"uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }
+
+# --- Error reporting ---------------------------------------------------------------------------------
+# Sentry only when a DSN is configured; no personal data is sent.
+SENTRY_DSN = env_str("SENTRY_DSN", "")
+if SENTRY_DSN:
+    import sentry_sdk
+
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "production" if not DEBUG else "development"),
+        release=env_str("SENTRY_RELEASE", "") or None,
+        traces_sample_rate=env_int("SENTRY_TRACES_SAMPLE_PERCENT", 0, minimum=0) / 100,
+        send_default_pii=False,
+    )
 
 os.makedirs(VAR_DIR, exist_ok=True)

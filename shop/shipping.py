@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
-from shop.checkout_types import OptionView
+from shop.checkout.types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 
@@ -34,15 +36,28 @@ def shipping_config_load() -> ShippingConfig:
     )
 
 
-def days_text(days_min: int, days_max: int, *, verb: str = "Chega em") -> str:
-    unit = "dia útil" if days_max == 1 else "dias úteis"
+def days_text(days_min: int, days_max: int, *, pickup: bool = False) -> str:
+    """The delivery (or pickup) estimate in the active language: the engine speaks the checkout's language."""
     if days_max == 0:
-        return f"{verb.split()[0]} hoje"
+        return _("Pronto para retirada hoje") if pickup else _("Chega hoje")
+    if pickup:
+        if days_min == days_max:
+            return ngettext(
+                "Pronto para retirada em %(n)d dia útil", "Pronto para retirada em %(n)d dias úteis", days_max
+            ) % {"n": days_max}
+        return ngettext(
+            "Pronto para retirada em %(min)d a %(max)d dia útil",
+            "Pronto para retirada em %(min)d a %(max)d dias úteis",
+            days_max,
+        ) % {"min": days_min, "max": days_max}
     if days_min == days_max:
-        return f"{verb} {days_max} {unit}"
+        return ngettext("Chega em %(n)d dia útil", "Chega em %(n)d dias úteis", days_max) % {"n": days_max}
     if days_min == 0:
-        return f"{verb} até {days_max} {unit}"
-    return f"{verb} {days_min} a {days_max} {unit}"
+        return ngettext("Chega em até %(n)d dia útil", "Chega em até %(n)d dias úteis", days_max) % {"n": days_max}
+    return ngettext("Chega em %(min)d a %(max)d dia útil", "Chega em %(min)d a %(max)d dias úteis", days_max) % {
+        "min": days_min,
+        "max": days_max,
+    }
 
 
 def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:
@@ -110,7 +125,7 @@ def pickup_options(*, config: ShippingConfig, location: PickupLocation | None) -
         OptionView(
             id=method.code,
             title=method.title,
-            description=days_text(days, days, verb="Pronto para retirada em"),
+            description=days_text(days, days, pickup=True),
             amount=method.flat_price or 0,
             carrier=method.carrier,
         )

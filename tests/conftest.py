@@ -7,7 +7,9 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+from celery._state import _set_task_join_will_block
 from django.conf import settings
+from django.core.cache import caches
 
 from shop.celery import app as celery_app
 
@@ -45,18 +47,33 @@ def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterato
     # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
     settings.MEDIA_ROOT = _media_root
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
-    # The store settings are cached per process; a test's row rolls back, its cached copy must go too.
-    from django.core.cache import cache
-
-    from shop.models.store import CACHE_KEY as STORE_CACHE_KEY
-
-    cache.delete(STORE_CACHE_KEY)
+    # (the cached store settings row goes with every cache in _fresh_caches)
     yield
-    cache.delete(STORE_CACHE_KEY)
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
+
+
+def _allow_eager_result_get() -> None:
+    # Celery marks "inside a task" in one process-global flag that every eager task sets and then restores.
+    # Threads running eager tasks at once (concurrency tests, live servers) can restore it in the wrong order
+    # and leave it set, after which any `.apply().get()` in a later test raises "Never call result.get()
+    # within a task!" — found by running the suite in random order (issue 19).
+    _set_task_join_will_block(False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> Iterator[None]:
+    # Every cache the shop uses (rate-limit counters, cached profiles and catalog data) starts empty and is
+    # emptied after the test: no test can see what an earlier one cached, whatever the order they run in.
+    for cache in caches.all():
+        cache.clear()
+    yield
+    for cache in caches.all():
+        cache.clear()

@@ -30,6 +30,8 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from bcp_app.schemas.text import NoControlCharacters
+
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
 Availability = Literal["https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder"]
 DecimalPrice = Annotated[
@@ -52,7 +54,7 @@ class CrossFieldError(ValueError):
         self.fields = fields
 
 
-class StrictInput(BaseModel):
+class StrictInput(NoControlCharacters):
     # Unknown keys fail at the protocol boundary instead of being silently ignored (seed 002 `.strict()`).
     model_config = ConfigDict(extra="forbid")
 

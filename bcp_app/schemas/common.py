@@ -6,17 +6,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bcp_app.schemas.text import NoControlCharacters
+
 MAX_SAFE = 2**53 - 1
 Amount = Annotated[int, Field(ge=0, le=MAX_SAFE, description="Valor em centavos de BRL (inteiro ≥ 0).")]
 SignedAmount = Annotated[int, Field(ge=-MAX_SAFE, le=MAX_SAFE, description="Valor em centavos, com sinal.")]
 ShortText = Annotated[str, Field(max_length=500)]
 
 
-class RequestModel(BaseModel):
+class RequestModel(NoControlCharacters):
     """Objects a platform sends: strictly typed, unknown members ignored (BCP §1: schemas are open).
 
     Response-only members (prices, totals, status, ids) are simply not declared here, so they are
-    dropped on input and can never reach the engine (BCP-SEC-03).
+    dropped on input and can never reach the engine (BCP-SEC-03). Control characters are refused
+    before anything else (`NoControlCharacters`).
     """
 
     model_config = ConfigDict(extra="ignore", strict=True)

@@ -44,6 +44,7 @@ from starlette.routing import Route
 
 from bcp_app.constants import A2A_EXTENSION_URI
 from bcp_app.errors import ProtocolError
+from bcp_app.schemas.text import control_character_message, find_control_character
 from bcp_app.transports.a2a_card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
 from bcp_app.transports.a2a_wire import intify, message_to_dict, to_proto
 
@@ -181,6 +182,10 @@ class BcpRequestHandler(DefaultRequestHandler):
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:  # type: ignore[override]
         # Keep the message exactly as sent: the SDK fills in contextId/taskId when they are missing.
         context.state[STATE_INCOMING] = message_to_dict(params.message)
+        found = find_control_character(context.state[STATE_INCOMING], "message")
+        if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
+            raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
+                                                             f"{control_character_message(*found)}"))
         try:
             context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=True)(context.state)
         except ProtocolError as exc:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
 from bcp_app.catalogue.contracts import describe_validation_error, input_schema
 from bcp_app.errors import ProtocolError
@@ -35,6 +35,7 @@ from bcp_app.schemas.checkout import (
 )
 from bcp_app.schemas.common import ErrorResponse
 from bcp_app.schemas.order import OrderResponse
+from bcp_app.schemas.text import NoControlCharacters
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 
@@ -43,12 +44,12 @@ READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_ca
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
-class UcpAgent(BaseModel):
+class UcpAgent(NoControlCharacters):
     model_config = ConfigDict(extra="allow")
     profile: StrictStr = Field(description="URL https do perfil BCP da plataforma (equivale ao cabeçalho BCP-Agent).")
 
 
-class Meta(BaseModel):
+class Meta(NoControlCharacters):
     """Request metadata; extra members are allowed (BCP §13.2)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
@@ -60,7 +61,7 @@ class Meta(BaseModel):
     )
 
 
-class Args(BaseModel):
+class Args(NoControlCharacters):
     model_config = ConfigDict(extra="forbid")
     meta: Meta = Field(description="Metadados BCP: meta['ucp-agent'].profile e meta['idempotency-key'].")
 

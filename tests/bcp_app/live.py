@@ -47,6 +47,7 @@ class LiveServer:
         return self.url
 
     def start(self) -> LiveServer:
+        require_committed_data("a live server")
         self.thread.start()
         deadline = time.monotonic() + 20
         while not self.server.started:
@@ -69,15 +70,53 @@ def database_url() -> str:
     return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
+def require_committed_data(what: str) -> None:
+    """Refuse to start `what` inside a test transaction.
+
+    A server thread or subprocess uses its own connection: inside a test transaction it cannot see the
+    test's rows, and what it writes is committed behind the rollback and leaks into later tests. With
+    `transactional_db` both sides see the same committed data and Django flushes it after the test.
+    """
+    from django.db import connection
+
+    if connection.in_atomic_block:
+        raise RuntimeError(f"{what} needs the `transactional_db` fixture (or django_db(transaction=True))")
+
+
+def subprocess_env(**overrides: str) -> dict[str, str]:
+    """The environment of a subprocess that must behave as this test process is configured right now.
+
+    Built from the live Django settings (which fixtures such as `bcp_settings` change), not from
+    `os.environ`: a subprocess that allowed what the test process refused (or the other way round) would
+    read the other's committed decisions, e.g. a profile-fetch failure cached with a backoff, and pass or
+    fail with how fast it started.
+    """
+    from django.conf import settings
+
+    from shop.celery import app
+
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": str(app.conf.broker_url),
+        "BCP_OUTBOUND_ALLOWLIST": ",".join(settings.BCP_OUTBOUND_ALLOWLIST),
+        "BCP_SIGNING_KEY_FILE": str(settings.BCP_SIGNING_KEY_FILE),
+        "BCP_PUBLIC_URL": settings.BCP_PUBLIC_URL,
+        "BCP_PIX_SANDBOX": "true" if settings.BCP_PIX_SANDBOX else "false",
+        **overrides,
+    }
+
+
 class CeleryWorker:
     """`celery -A shop worker` (solo pool) with the given environment; stopped by its own pid."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env = {**os.environ, **env}
+        self.env = subprocess_env(**env)
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = ROOT / "var" / f"e2e-worker-{os.getpid()}.log"
 
     def start(self) -> CeleryWorker:
+        require_committed_data("a Celery worker")
         celery = str(Path(sys.executable).parent / "celery")
         subprocess.run([celery, "-A", "shop", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
                        capture_output=True, timeout=60)
@@ -105,15 +144,20 @@ class CeleryWorker:
                 self.proc.wait(timeout=10)
 
 
-def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: float = 0.3) -> Any:
-    """Poll until `predicate()` is truthy (an eventually-consistent outcome, not a timing assertion)."""
+def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: float = 0.3,
+             log: Path | None = None) -> Any:
+    """Poll until `predicate()` is truthy (an eventually-consistent outcome, not a timing assertion).
+
+    `log`: a worker's log file, whose tail is the failure message when the outcome never comes.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
+            tail = log.read_text(errors="replace")[-3000:] if log is not None and log.exists() else ""
+            raise AssertionError(f"condition not reached in time\n{tail}".rstrip())
         time.sleep(interval)
 
 
@@ -127,8 +171,6 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
     `server`: an already started server to use (the caller stops it); otherwise one is started here.
     `webhook_path`: deliver webhooks to `<server><webhook_path>` (PIX_SANDBOX_WEBHOOK_URL) instead of the default.
     """
-    from django.conf import settings as django_settings
-
     from shop.celery import app
 
     owned = server is None
@@ -142,13 +184,8 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
     worker = CeleryWorker({
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": str(app.conf.broker_url),
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "DJANGO_DEBUG": "true",
-        "BCP_PUBLIC_URL": server.url,
-        "BCP_SIGNING_KEY_FILE": str(django_settings.BCP_SIGNING_KEY_FILE),
-        "BCP_PIX_SANDBOX": "true",
         "PIX_SANDBOX_WEBHOOK_SECRET": secret,
         "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
         **(extra_env or {}),

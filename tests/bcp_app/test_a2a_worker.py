@@ -7,14 +7,13 @@ Seed 004 "Checkout completion"; PIX.md §3/§5; BCP-A2A-06.
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bcp_app.live import pix_settlement_stack
+from tests.bcp_app.live import pix_settlement_stack, wait_for
 from tests.bcp_app.test_a2a_checkout import SEED_COMPLETE, SEED_CONTEXT, pix_ready_checkout
 from tests.bcp_app.test_a2a_helpers import (
     LiveServer,
@@ -28,15 +27,6 @@ from tests.bcp_app.test_a2a_helpers import (
 )
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
-
-
-def wait_for(condition: Callable[[], bool], *, timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.5)
-    return False
 
 
 @pytest.fixture
@@ -62,7 +52,7 @@ def test_worker_settles_and_the_next_reply_carries_the_order_bcp_a2a_06(server: 
         return checkout_of(body)["status"] == "completed"
 
     assert completing["status"] == "complete_in_progress"
-    assert wait_for(completed), real_worker.read_text()[-3000:]
+    wait_for(completed, timeout=90, interval=0.5, log=real_worker)
     final = checkout_of(rpc(server.a2a_url, send_message([{"text": "show my cart"}], context_id=SEED_CONTEXT)))
     assert list(final["order"]) == ["id", "permalink_url"]
     assert final["order"]["permalink_url"].startswith(f"{server.base_url}/orders/")

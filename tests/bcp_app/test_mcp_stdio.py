@@ -2,42 +2,39 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from mcp import Client, StdioServerParameters
 
+from tests.bcp_app.live import ROOT, require_committed_data, subprocess_env
 from tests.bcp_app.test_mcp_get_order import SEED_ORDER_CAPABILITIES, place_seed_order
 from tests.bcp_app.test_mcp_helpers import run
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def stdio_params(api_key: str = "") -> StdioServerParameters:
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
-        "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1",
-        "CELERY_TASK_ALWAYS_EAGER": "true",
-    }
+    # The subprocess is configured as this test process is (same allowlist, key, database): placing the
+    # order here already fetched the platform profile, and both processes must agree on what it allows.
+    require_committed_data("the stdio MCP subprocess")
+    env = subprocess_env(CELERY_TASK_ALWAYS_EAGER="true")
     args = ["manage.py", "mcp_stdio", "--language", "en", *(["--api-key", api_key] if api_key else [])]
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
 
 
-def test_stdio_lists_tools_and_answers_get_order(fake_platform, transactional_db) -> None:
+def test_stdio_lists_tools_and_answers_get_order(fake_platform, bcp_settings, transactional_db) -> None:
     # given an order of a platform whose API key the operator configured
+    from bcp_app.models import ProfileCacheEntry
     from bcp_app.platforms import platform_create
 
     profile_url = fake_platform.publish()
     created = platform_create(name="Agente de desktop", profile_url=profile_url)
     order = place_seed_order(created.platform.public_id)
+    # (placing it fetched the loopback profile in this process: a refusal would be cached with a backoff that
+    # the subprocess then reads, passing or failing with how fast it starts — issue 19)
+    assert not ProfileCacheEntry.objects.filter(failed_until__isnull=False).exists()
     meta = {"ucp-agent": {"profile": profile_url}}
 
     async def go() -> tuple[list[str], Any, Any]:

@@ -27,7 +27,7 @@ SECRET = "e2e-sandbox-secret"
 
 @pytest.fixture
 def stack(transactional_db: Any, settings: Any) -> Iterator[tuple[LiveServer, CeleryWorker]]:
-    with pix_settlement_stack(settings, secret=SECRET, extra_env={"BCP_OUTBOUND_ALLOWLIST": "127.0.0.1"}) as stack:
+    with pix_settlement_stack(settings, secret=SECRET) as stack:
         yield stack
 
 

@@ -7,8 +7,7 @@ Nothing runs eagerly here: every hop goes through the broker, as in production.
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +17,7 @@ import redis
 
 from payments.models import PixCharge, PixPayment, PixRefund, PixWebhookEvent
 from payments.services import pix_charge_ensure
-from tests.bcp_app.live import LiveServer, pix_settlement_stack
-
-
-def _wait_for(condition: Callable[[], bool], *, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
+from tests.bcp_app.live import LiveServer, pix_settlement_stack, wait_for
 
 
 @pytest.fixture
@@ -63,10 +53,10 @@ def test_real_worker_settles_and_refunds_through_the_broker(real_worker: tuple[L
     assert response.status_code == 200
     e2e = response.json()["pix"][0]["endToEndId"]
     # then the worker delivers the webhook over HTTP, settles it, and refunds the rejected payment
-    refunded = _wait_for(lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(), timeout=90)
-    assert refunded, worker_log.read_text()[-3000:]
+    wait_for(lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(), timeout=90,
+             interval=0.2, log=worker_log)
     payment = PixPayment.objects.get(end_to_end_id=e2e)
     assert (payment.outcome, payment.amount, payment.source) == ("refunded_rejected", 4321, "webhook")
     assert PixWebhookEvent.objects.get(end_to_end_id=e2e, refund_state="").outcome == "refunded_rejected"
     assert PixRefund.objects.get(end_to_end_id=e2e).kind == "automatic"
-    assert _wait_for(lambda: PixCharge.objects.get(pk=charge.pk).status == "refunded", timeout=30)
+    wait_for(lambda: PixCharge.objects.get(pk=charge.pk).status == "refunded", timeout=30, interval=0.2)

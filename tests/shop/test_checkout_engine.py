@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import AddressInput, BuyerInput, CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import AddressInput, BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CheckoutEvent, CheckoutLine, Variant
 from shop.services import (
     CheckoutCreateImpossible,
@@ -332,7 +332,7 @@ def test_messages_keep_bcp_required_fields_bcp_chk_18():
 
 
 def test_checkout_view_has_a_fixed_query_count(django_assert_num_queries):
-    from shop.checkout_selectors import checkout_by_public_id
+    from shop.checkout.selectors import checkout_by_public_id
 
     make_variant("SKU-A")
     make_variant("SKU-B")

@@ -1,6 +1,6 @@
 """Shared internals of the checkout engine (locking, writing evaluations, events, releasing holdings).
 
-Public entry points are in shop/services.py; completion and Pix in shop/checkout_completion.py.
+Public entry points are in shop/services.py; completion and Pix in shop/checkout/complete.py.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from shop.checkout_eval import Evaluation
-from shop.checkout_selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id
-from shop.checkout_types import (
+from shop.checkout.evaluate import Evaluation
+from shop.checkout.selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id
+from shop.checkout.types import (
     STATUS_CANCELED,
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,

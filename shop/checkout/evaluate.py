@@ -18,8 +18,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from shop.br_validation import digits_only, email_valid, phone_normalize, phone_valid, tax_id_valid
-from shop.checkout_fulfillment import evaluate_fulfillment
-from shop.checkout_types import (
+from shop.checkout.fulfillment import evaluate_fulfillment
+from shop.checkout.types import (
     STATUS_INCOMPLETE,
     STATUS_READY,
     STATUS_REQUIRES_ESCALATION,

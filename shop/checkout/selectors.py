@@ -12,7 +12,7 @@ from datetime import datetime
 from django.conf import settings
 from django.urls import reverse
 
-from shop.checkout_types import (
+from shop.checkout.types import (
     STATUS_COMPLETED,
     TERMINAL_STATUSES,
     AllocationView,

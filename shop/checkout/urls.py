@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from shop import checkout_views as views
+from shop.checkout import views
 
 app_name = "checkout"
 

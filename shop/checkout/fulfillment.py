@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 
 from shop.cep import UFS, cep_digits, cep_format, cep_uf
-from shop.checkout_types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView, bounded
+from shop.checkout.types import AddressInput, CheckoutMessage, FulfillmentInput, OptionView, bounded
 from shop.models import Checkout, PickupLocation, new_destination_id
 from shop.shipping import ShippingConfig, pickup_options, shipping_options
 

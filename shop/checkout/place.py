@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from shop.checkout_core import event
-from shop.checkout_types import STATUS_COMPLETED
+from shop.checkout.core import event
+from shop.checkout.types import STATUS_COMPLETED
 from shop.models import Checkout, CheckoutLine, PickupLocation
 
 

@@ -28,10 +28,10 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
-from shop.checkout_core import input_from_checkout
-from shop.checkout_fulfillment import SEL_OPT
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import (
+from shop.checkout.core import input_from_checkout
+from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_READY,
@@ -98,6 +98,10 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
     )
     coupon_notes = {m.path: m for m in evaluation.messages}
     coupons = [(code, coupon_notes.get(f"$.discounts.codes[{i}]")) for i, code in enumerate(codes)]
+    # A refused code is shown once with its reason, then leaves the cart (it would re-error on every action).
+    kept = [code for code, note in coupons if note is None or note.type == "info"]
+    if len(kept) != len(codes):
+        cart_set_coupons(request.session, kept)
     return render(
         request,
         "shop/cart/cart.html",
@@ -282,7 +286,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
             pickup_option = method["groups"][0]["options"][0]["id"]
     state = input_from_checkout(checkout, lines)
-    paying = request.POST.get("action") == "pay"
+    action = request.POST.get("action", "")
+    paying = action == "pay"
     if checkout.session_key and checkout.session_key == request.session.session_key:
         cart_set_coupons(request.session, list(form.discount_codes()))
 
@@ -290,7 +295,9 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         data = replace(
             state,
             buyer=form.buyer(),
-            fulfillment=form.fulfillment(pickup_option_id=pickup_option, with_option=with_option),
+            fulfillment=form.fulfillment(
+                pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
+            ),
             discount_codes=form.discount_codes(),
             payment=PaymentInput(instruments=(_pix_instrument(),)) if paying else state.payment,
         )
@@ -311,8 +318,22 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
         form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
         form.is_valid()
-    # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet.
-    general = form.attach_messages(result.messages, filled_only=request.POST.get("action") == "shipping")
+    codes = form.discount_codes()
+    refused = {m.path for m in result.messages if m.path.startswith("$.discounts.codes[") and m.type != "info"}
+    kept = [code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused]
+    if refused:
+        # The refused code is reported now and then dropped, from the form and the cart alike.
+        form.data = form.data.copy()
+        form.data[form.add_prefix("coupon")] = ", ".join(kept)
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, kept)
+    # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
+    # "Aplicar cupom" reports only what concerns the coupon.
+    general = form.attach_messages(
+        result.messages,
+        filled_only=action == "shipping",
+        only_fields=("coupon",) if action == "coupon" else None,
+    )
     return _render_checkout(request, result.checkout, form, general, status=200)
 
 

@@ -1,0 +1,47 @@
+"""Pix webhook against hostile bodies (issue 13 §3, §4, §10): control characters, deep nesting, size.
+
+Each case answered 500 before (a `DataError` for U+0000, a `RecursionError` for deep nesting); now a
+clean 400/413 and nothing is stored. PIX.md §4.4, §5.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from payments.models import PixWebhookEvent
+from tests.payments.helpers import body, e2eid, item, post_signed
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ({"infoPagador": "pagamento\x00"}, "pix[0].infoPagador"),
+        ({"infoPagador": "sino\x07"}, "pix[0].infoPagador"),
+        ({"devolucoes": [{"id": "d\x00"}]}, "pix[0].devolucoes[0].id"),
+    ],
+)
+def test_control_characters_in_a_signed_delivery_are_a_400(client: Client, extra: dict, where: str) -> None:
+    raw = body(item(e2e=e2eid(), txid="a" * 32, valor="10.00", **extra))
+    response = post_signed(client, raw)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "malformed"
+    assert where in response.json()["detail"]
+    assert PixWebhookEvent.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_newline_in_info_pagador_is_still_accepted(client: Client) -> None:
+    raw = body(item(e2e=e2eid(), txid="a" * 32, valor="10.00", infoPagador="linha 1\nlinha 2"))
+    assert post_signed(client, raw).status_code == 200
+    assert PixWebhookEvent.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000, b'{"pix": [' + b"[" * 100 + b"]" * 100 + b"]}"])
+def test_deeply_nested_signed_delivery_is_a_400(client: Client, raw: bytes) -> None:
+    response = post_signed(client, raw)
+    assert response.status_code == 400
+    assert response.json() == {"error": "malformed", "detail": "JSON nested deeper than 64 levels"}
+    assert PixWebhookEvent.objects.count() == 0
