@@ -9,6 +9,8 @@ from orders.models import Order
 from orders.money import format_brl
 from orders.services import (
     adjustment_mark_refund_result,
+    expectation_merge,
+    expectation_split,
     expectation_update,
     order_cancel,
     order_email_resend,
@@ -17,6 +19,7 @@ from orders.services import (
     order_pickup_done,
     order_pickup_ready,
     order_refund,
+    order_return,
     order_ship,
     order_tracking_correct,
 )
@@ -31,6 +34,9 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "pickup-ready": ("orders.ship_order", _("Pronto para retirada"), forms.PickupReadyForm),
     "pickup-done": ("orders.ship_order", _("Marcar como retirado"), forms.PickupDoneForm),
     "expectation": ("orders.ship_order", _("Alterar previsão"), forms.ExpectationForm),
+    "split": ("orders.ship_order", _("Dividir previsão"), forms.SplitForm),
+    "merge": ("orders.ship_order", _("Juntar previsões"), forms.MergeForm),
+    "return": ("orders.refund_order", _("Registrar devolução"), forms.ReturnForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
@@ -58,8 +64,15 @@ def available_actions(order: Order) -> list[str]:
     undelivered = any(ln.quantity_total > ln.quantity_delivered for ln in lines)
     if not canceled and method == "pickup" and paid and undelivered:
         offered.append("pickup-done" if READY_FOR_PICKUP in events else "pickup-ready")
-    if not canceled and order.status not in ("delivered", "returned") and order.expectations.exists():
+    expectations = list(order.expectations.all())
+    if not canceled and order.status not in ("delivered", "returned") and expectations:
         offered.append("expectation")
+        if any(sum(int(i["quantity"]) for i in e.line_items) >= 2 for e in expectations):
+            offered.append("split")
+        if len(expectations) >= 2:
+            offered.append("merge")
+    if not canceled and any(ln.quantity_fulfilled > 0 for ln in lines):
+        offered.append("return")
     if refundable_amount(order) > 0:
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():
@@ -79,6 +92,30 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
             "code": event.tracking_number
         }
+    if slug == "return":
+        order_return(
+            order_id=order.public_id,
+            lines=form.line_quantities(),
+            reason=form.reason_text(),
+            restock=data.get("restock", False),
+            refund_amount=data.get("refund_amount") or 0,
+            actor=actor,
+        )
+        return str(_("Devolução registrada."))
+    if slug == "split":
+        when = data.get("fulfillable_on")
+        expectation_split(
+            order_id=order.public_id,
+            expectation_id=data["expectation"],
+            lines=form.line_quantities(),
+            description=data.get("description") or None,
+            fulfillable_on=when.isoformat() if when else None,
+            actor=actor,
+        )
+        return str(_("Previsão dividida."))
+    if slug == "merge":
+        expectation_merge(order_id=order.public_id, expectation_ids=data["expectations"], actor=actor)
+        return str(_("Previsões juntadas."))
     if slug == "pickup-ready":
         order_pickup_ready(order_id=order.public_id, description=data.get("description", ""), actor=actor)
         return str(_("Pedido pronto para retirada; o comprador foi avisado por e-mail."))

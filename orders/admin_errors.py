@@ -40,6 +40,18 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"order #(?P<n>\d+) was already picked up"), "O pedido #%(n)s já foi retirado."),
     (re.compile(r"order #(?P<n>\d+) is not ready for pickup yet"), "O pedido #%(n)s ainda não está pronto."),
     (re.compile(r"order #(?P<n>\d+) is already (?P<s>\w+)"), "O pedido #%(n)s já tem o pagamento registrado."),
+    (
+        re.compile(r"cannot return (?P<q>\d+) of \S+: only (?P<m>\d+) shipped"),
+        "Não é possível devolver %(q)s: só %(m)s foram entregues ao comprador.",
+    ),
+    (re.compile(r"must be between 1 and (?P<m>\d+)"), "Informe de 1 a %(m)s."),
+    (re.compile(r"is not in exp_\w+"), "Este item não está na previsão escolhida."),
+    (re.compile(r"a split must leave something"), "A divisão precisa deixar algo na previsão original."),
+    (
+        re.compile(r"only expectations with the same method and destination"),
+        "Só é possível juntar previsões com a mesma forma de entrega e o mesmo destino.",
+    ),
+    (re.compile(r"name at least two different expectations"), "Marque pelo menos duas previsões."),
     (re.compile(r"must have at most (?P<m>\d+) characters"), "Use no máximo %(m)s caracteres."),
     (re.compile(r"is required"), "Campo obrigatório."),
     (re.compile(r"unknown"), "Item não encontrado neste pedido."),
