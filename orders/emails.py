@@ -45,6 +45,7 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
         "placed": _("Recebemos seu pedido #%(number)s"),
         "payment_confirmed": _("Pagamento confirmado: pedido #%(number)s"),
         "shipped": _("Seu pedido #%(number)s foi enviado"),
+        "ready_for_pickup": _("Seu pedido #%(number)s está pronto para retirada"),
         "delivered": _("Seu pedido #%(number)s foi entregue"),
         "refunded": _("Reembolso do pedido #%(number)s"),
         "canceled": _("Pedido #%(number)s cancelado"),
@@ -61,7 +62,8 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
 def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[FulfillmentEvent | None, Adjustment | None]:
     event = adjustment = None
     if ref.startswith("evt_"):
-        event = FulfillmentEvent.objects.filter(order=order, public_id=ref).first()
+        # "<event id>:<code>" is the e-mail of a corrected tracking code.
+        event = FulfillmentEvent.objects.filter(order=order, public_id=ref.split(":")[0]).first()
     elif ref.startswith("adj_"):
         adjustment = Adjustment.objects.filter(order=order, public_id=ref).first()
     elif kind in ("shipped", "delivered"):  # a resend: the latest event of that kind
@@ -100,6 +102,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,
+        "tracking_corrected": ref.startswith("evt_") and ":" in ref,
         "shop_name": settings.SHOP_NAME,
         "shop_contact": contact,
         "shop_tax_id": "",

@@ -34,11 +34,16 @@ def on_charge_settled(
     paid_at: datetime | None = None,
     **_: Any,
 ) -> str:
+    from orders.services import order_payment_record
     from shop.services import checkout_settle_pix
 
-    return checkout_settle_pix(
+    outcome = checkout_settle_pix(
         reference=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id, paid_at=paid_at
     )
+    if outcome == "accepted":
+        # The order's timeline names the payment (staff match it with the bank statement by endToEndId).
+        order_payment_record(checkout_id=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id)
+    return outcome
 
 
 @receiver(refund_requested, dispatch_uid="shop.refund_requested")

@@ -9,6 +9,7 @@ from django.db.models import Max
 
 from orders.errors import OrderError
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, PaymentStatus
+from orders.money import format_brl
 from orders.services._common import (
     MAX_QUANTITY,
     clean_text,
@@ -180,3 +181,24 @@ def order_payment_confirm(*, order_id: str, paid_amount: int, txid: str = "", ac
     schedule_email(order, EmailKind.PAYMENT_CONFIRMED)
     notify_changed(order, "payment_confirmed")
     return order
+
+
+@transaction.atomic
+def order_payment_record(*, checkout_id: str, amount: int, txid: str, end_to_end_id: str) -> bool:
+    """Timeline "Pagamento confirmado" with the Pix end-to-end id, once per payment (a replay adds nothing).
+
+    Called by the shop when payments settles a Pix for the order's checkout; False when no order matches.
+    """
+    order = Order.objects.select_for_update().filter(checkout_id=checkout_id).first()
+    if order is None:
+        return False
+    e2e = clean_text(end_to_end_id, field="end_to_end_id", max_length=64)
+    if order.timeline.filter(kind="payment_confirmed", data__end_to_end_id=e2e).exists():
+        return True
+    timeline(
+        order,
+        "payment_confirmed",
+        f"Pagamento Pix confirmado: {format_brl(amount)} (endToEndId {e2e}).",
+        data={"paid_amount": amount, "txid": txid, "end_to_end_id": e2e},
+    )
+    return True

@@ -8,6 +8,13 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from shop.admin.money_forms import (
+    CHECKOUT_STATUS_LABELS,
+    brl_column,
+    coupon_rules,
+    money_model_form,
+    shipping_rules,
+)
 from shop.models import (
     Checkout,
     CheckoutEvent,
@@ -22,13 +29,18 @@ from shop.models import (
 
 class ShippingRateInline(admin.TabularInline):
     model = ShippingRate
+    form = money_model_form(ShippingRate, "price")
     extra = 1
     fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
 
 
 @admin.register(ShippingMethod)
 class ShippingMethodAdmin(admin.ModelAdmin):
-    list_display = ["title", "code", "kind", "carrier", "flat_price", "free_above", "days_min", "days_max", "active"]
+    # Prices typed and shown in reais (the model keeps centavos).
+    form = money_model_form(ShippingMethod, "flat_price", "free_above", rules=shipping_rules)
+    list_display = ["title", "code", "kind", "carrier", "flat_brl", "free_above_brl", "days_min", "days_max", "active"]
+    flat_brl = brl_column("flat_price", _("preço fixo"))
+    free_above_brl = brl_column("free_above", _("frete grátis a partir de"))
     list_editable = ["active"]
     list_filter = ["kind", "active"]
     inlines = [ShippingRateInline]
@@ -43,14 +55,28 @@ class PickupLocationAdmin(admin.ModelAdmin):
 
 @admin.register(Coupon)
 class CouponAdmin(admin.ModelAdmin):
-    list_display = ["code", "title", "kind", "percent", "amount", "min_subtotal", "ends_at", "stackable", "active"]
+    form = money_model_form(Coupon, "amount", "min_subtotal", rules=coupon_rules)
+    list_display = [
+        "code",
+        "title",
+        "kind",
+        "percent",
+        "amount_brl",
+        "min_subtotal_brl",
+        "ends_at",
+        "stackable",
+        "active",
+    ]
+    amount_brl = brl_column("amount", _("valor"))
+    min_subtotal_brl = brl_column("min_subtotal", _("subtotal mínimo"))
     list_filter = ["kind", "active", "stackable"]
     search_fields = ["code", "title"]
 
 
 @admin.register(CouponRedemption)
 class CouponRedemptionAdmin(admin.ModelAdmin):
-    list_display = ["coupon", "checkout", "email", "amount", "created_at"]
+    list_display = ["coupon", "checkout", "email", "amount_brl", "created_at"]
+    amount_brl = brl_column("amount", _("valor"))
     list_select_related = ["coupon", "checkout"]
     search_fields = ["coupon__code", "email", "checkout__public_id"]
 
@@ -84,7 +110,13 @@ class CheckoutEventInline(admin.TabularInline):
 class CheckoutAdmin(admin.ModelAdmin):
     """Checkouts change only through the engine; the admin shows them and can cancel."""
 
-    list_display = ["public_id", "status", "buyer_email", "total_amount", "platform_id", "expires_at", "created_at"]
+    list_display = ["public_id", "status_label", "buyer_email", "total_brl", "platform_id", "expires_at", "created_at"]
+    total_brl = brl_column("total_amount", _("total"))
+
+    @admin.display(description=_("situação"), ordering="status")
+    def status_label(self, obj: Checkout) -> str:
+        return str(CHECKOUT_STATUS_LABELS.get(obj.status, obj.status))
+
     list_filter = ["status", "fulfillment_type"]
     search_fields = ["public_id", "buyer_email", "order_id"]
     inlines = [CheckoutLineInline, CheckoutEventInline]

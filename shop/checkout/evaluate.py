@@ -17,7 +17,7 @@ from django.db.models import Prefetch
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from shop.br_validation import digits_only, email_valid, phone_normalize, phone_valid, tax_id_valid
+from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.checkout.fulfillment import evaluate_fulfillment
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
@@ -177,7 +177,8 @@ def _plan_lines(
 def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMessage]]:
     given = buyer is not None
     buyer = buyer or BuyerInput()
-    tax_digits = digits_only(bounded(buyer.tax_id, 20, "$.buyer.tax_id"))
+    # Letters kept: an alphanumeric CNPJ (valid from July 2026) is a valid tax id.
+    tax_digits = tax_id_normalize(bounded(buyer.tax_id, 20, "$.buyer.tax_id"))
     fields: dict[str, object] = {
         "buyer_given": given,
         "buyer_first_name": bounded(buyer.first_name, 100, "$.buyer.first_name"),

@@ -68,6 +68,9 @@ def checkout_links() -> tuple[LinkView, ...]:
     return (
         LinkView("terms_of_service", absolute_url(reverse("checkout:terms")), "Termos de uso"),
         LinkView("privacy_policy", absolute_url(reverse("checkout:privacy")), "Política de privacidade"),
+        # BCP §4 optional link types, pages edited in the store settings.
+        LinkView("refund_policy", absolute_url(reverse("store:returns")), "Trocas e devoluções"),
+        LinkView("shipping_policy", absolute_url(reverse("store:shipping")), "Política de entrega"),
     )
 
 

@@ -41,7 +41,7 @@ class Category(models.Model):
 
 
 class Product(models.Model):
-    public_id = models.CharField(max_length=40, unique=True, default=new_product_id, editable=False)
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_product_id, editable=False)
     title = models.CharField(_("título"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=220, unique=True)
     description = models.TextField(_("descrição"), blank=True)
@@ -53,8 +53,8 @@ class Product(models.Model):
     requires_shipping = models.BooleanField(_("exige entrega"), default=True)
     weight_grams = models.PositiveIntegerField(_("peso (g)"), default=500)
     active = models.BooleanField(_("ativo"), default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:
         verbose_name = _("produto")

@@ -63,7 +63,7 @@ class StoreSettings(models.Model):
     dpo_email = models.EmailField(_("e-mail do encarregado"), blank=True)
     returns_text = models.TextField(_("trocas e devoluções"), blank=True)
     shipping_text = models.TextField(_("política de entrega"), blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:
         verbose_name = _("dados da loja")
