@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from celery.schedules import crontab
+from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
 from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -74,6 +76,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "shop.context_processors.shop",
+                "django.template.context_processors.csp",
             ],
         },
     },
@@ -185,6 +188,24 @@ if not DEBUG:
     X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content Security Policy (Django's built-in CSP) for the storefront, buyer pages and admin: scripts and
+# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`.
+# Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
+# SecurityMiddleware headers from the ASGI router (shop/asgi_guard.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    # style="…" attributes (admin list badges) only: they cannot run code; <style> blocks still need the nonce.
+    "style-src-attr": [CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:", "https:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 # --- Celery -------------------------------------------------------------------------------------------
 # No broker: tasks run eagerly in-process (embedded default for `make run`).
