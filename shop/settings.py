@@ -279,6 +279,8 @@ BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
 BCP_REQUIRE_SIGNATURES = env_bool("BCP_REQUIRE_SIGNATURES", default=False)
 # Upper bound of cached platform profiles (Postgres rows); the oldest go first.
 BCP_PROFILE_CACHE_MAX = env_int("BCP_PROFILE_CACHE_MAX", 10_000, minimum=10)
+# Total deadline in seconds for fetching an agent profile (connect + headers + body; a drip cannot stretch it).
+BCP_PROFILE_FETCH_TIMEOUT = env_int("BCP_PROFILE_FETCH_TIMEOUT", 5, minimum=1)
 # The card handler advertised next to Pix (Google Pay style, seed 004) and the id instruments reference.
 BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
 BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
