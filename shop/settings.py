@@ -213,8 +213,17 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Every task is idempotent (unique keys, conditional updates), so a task whose worker died is run again:
+# acknowledged only after it ran, re-queued when its worker process is lost. A task left unacknowledged
+# by a killed worker goes back to the queue once it is older than the visibility timeout, which must be
+# longer than any task may run (the hard time limit) or a running task would be handed out twice.
+# Beat (`celery -A shop beat`) must run in production: its sweeps re-drive whatever is still stranded.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3 * CELERY_TASK_TIME_LIMIT, minimum=1),
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
