@@ -100,8 +100,12 @@ DATABASES = {
     }
 }
 if _db.engine.endswith("postgresql"):
-    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it.
+    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it. The pool tests each connection it hands
+    # out, so a backend killed by a restart or an admin is replaced instead of answering with a 500.
+    from shop.db_pool import check_connection
+
     DATABASES["default"]["OPTIONS"]["pool"] = {
+        "check": check_connection,
         "min_size": env_int("DATABASE_POOL_MIN", 1, minimum=0),
         "max_size": env_int("DATABASE_POOL_MAX", 10, minimum=1),
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
