@@ -19,13 +19,14 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from bcp_app import outbound
 from bcp_app.constants import PROTOCOL_VERSION
 from bcp_app.discovery import capability_registry
 from bcp_app.errors import ProtocolError
+from bcp_app.flight import single_flight
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.sfv import Item, SFVError, parse_dictionary
 from payments.json_limits import JsonLimitError, loads_bounded
@@ -107,7 +108,8 @@ def _url_hash(url: str) -> str:
 
 def _fetch(url: str) -> tuple[dict[str, Any], int]:
     try:
-        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES)
+        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES,
+                                deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5)))
     except outbound.OutboundError as exc:
         raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {exc.message}") from exc
     if response.status_code != 200:
@@ -150,7 +152,11 @@ def cached_platform_profile(url: str) -> dict[str, Any] | None:
 
 
 def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
-    """The validated platform profile at `url` (BCP-NEG-02/03), from cache when fresh."""
+    """The validated platform profile at `url` (BCP-NEG-02/03), from cache when fresh.
+
+    A fetch holds no database connection (it goes back to the pool first) and no transaction; the
+    cache row is written after it. Concurrent fetches of one URL in this process share one request.
+    """
     if not force_refresh and (memo := cache.get(_memo_key(url))) is not None:
         return memo
     now = timezone.now()
@@ -164,13 +170,26 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
                 return entry.body
             code = entry.last_error_code or "profile_unreachable"
             raise ProtocolError(code, entry.last_error or "Perfil da plataforma inacessível.")
+    usable = entry is not None and entry.body is not None and entry.expires_at + STALE_GRACE > now
+    stale = entry.body if usable and entry is not None else None
+    _release_connection()
+    try:
+        document, _ = single_flight(url, lambda: _fetch_and_store(url))
+    except ProtocolError:
+        if stale is not None:
+            return stale
+        raise
+    return document
+
+
+def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
+    """Fetch (no connection held), then write the cache row, success or failure."""
     try:
         document, ttl = _fetch(url)
     except ProtocolError as exc:
         _record_failure(url, exc)
-        if entry is not None and entry.body is not None and entry.expires_at + STALE_GRACE > now:
-            return entry.body
         raise
+    now = timezone.now()
     ProfileCacheEntry.objects.update_or_create(
         url_hash=_url_hash(url),
         defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
@@ -178,7 +197,15 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
     )
     _prune_cache(now)
     _memo(url, document, now + timedelta(seconds=ttl), now)
-    return document
+    return document, ttl
+
+
+def _release_connection() -> None:
+    # Hand the pooled connection back before waiting on the network (a slow profile must not starve the
+    # pool); the next query takes one again. Callers fetch before opening any transaction; inside one
+    # (only a test's own transaction) the connection cannot be let go and is kept.
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 def profile_age_seconds(url: str) -> float | None:

@@ -1,4 +1,8 @@
-"""The one outbound HTTP client (agent profiles, order webhooks): timeouts, size cap, no redirects, SSRF guard.
+"""The one outbound HTTP client (agent profiles, order webhooks): deadline, size cap, no redirects, SSRF guard.
+
+Every call has a total deadline (connect + TLS + request + headers + body): the socket layer gets
+only the time left on each read and write, so a peer that drips one byte a second cannot hold a
+worker or a request thread longer than the deadline (a per-read timeout never trips on a drip).
 
 Hosts resolving to loopback, private, link-local, reserved or otherwise non-global addresses are
 refused unless the host, or the address it resolves to, is in `settings.BCP_OUTBOUND_ALLOWLIST`
@@ -13,13 +17,16 @@ import ipaddress
 import socket
 import time
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 from django.conf import settings
 
 DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+DEFAULT_DEADLINE = 10.0  # seconds for the whole call
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -30,6 +37,67 @@ class OutboundError(Exception):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def left(self, timeout: float | None, error: type[Exception]) -> float:
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise error("total deadline exceeded")
+        return remaining if timeout is None else min(timeout, remaining)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream, deadline: _Deadline) -> None:
+        self._inner, self._deadline = inner, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._deadline.left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._deadline.left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sync backend with every socket operation bounded by the time left on one deadline."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        self._inner, self._deadline = httpcore.SyncBackend(), deadline
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
+        stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:  # pragma: no cover - unused
+        raise httpcore.ConnectError("unix sockets are not used for outbound calls")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__(trust_env=False, retries=0)
+        # httpx has no public hook for the network backend; its pool is rebuilt with ours (same TLS context).
+        self._pool = httpcore.ConnectionPool(ssl_context=self._pool._ssl_context, max_connections=1,
+                                             network_backend=_DeadlineBackend(deadline))
 
 
 @dataclass(frozen=True)
@@ -124,7 +192,9 @@ def request(
     headers: dict[str, str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> OutboundResponse:
+    """One call; `timeout` bounds each phase, `deadline` (seconds) the whole call including the body."""
     target = check_url(url)
     parts = urlsplit(url)
     ip_text = f"[{target.ip}]" if target.ip.version == 6 else str(target.ip)
@@ -134,8 +204,9 @@ def request(
     send_headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
     extensions = {"sni_hostname": target.host} if parts.scheme == "https" else {}
     started = time.monotonic()
+    transport = _DeadlineTransport(_Deadline(deadline))
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport) as client:
             req = client.build_request(method, pinned, content=body, headers=send_headers, extensions=extensions)
             resp = client.send(req, stream=True)
             try:

@@ -10,12 +10,16 @@ from django.views.decorators.http import require_GET, require_POST
 
 from payments.qr import qr_svg
 from payments.selectors import pix_charge_by_txid
-from payments.webhooks import receive_pix_webhook
+from payments.webhooks import MAX_BODY_BYTES, receive_pix_webhook
 
 
 @csrf_exempt
 @require_POST
 def pix_webhook(request: HttpRequest) -> JsonResponse:
+    # A declared oversize body is refused before it is read at all (PSP callbacks are a few KiB).
+    declared = request.META.get("CONTENT_LENGTH", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return JsonResponse({"error": "body_too_large"}, status=413)
     # request.body is read before any JSON parsing: the HMAC covers the exact bytes received.
     status, body = receive_pix_webhook(request.body, request.headers)
     return JsonResponse(body, status=status)

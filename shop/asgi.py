@@ -4,7 +4,8 @@
 dotted path from `settings.ASGI_MOUNTS` so the project package never imports the protocol app;
 `settings.ASGI_API_PREFIXES` (`/bcp/v1`) go to a second Django handler without the page-only middleware;
 everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
-get Django's body cap and a JSON depth/UTF-8 check first (`shop.asgi_guard`).
+get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers and HTTPS rule
+(`shop.asgi_guard`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class PathRouter:
         if isinstance(app, ASGIHandler):  # the site or the API handler (/bcp/v1)
             await app(scope, receive, send)  # Django applies its own body cap and security headers
             return
-        await guarded(app, scope, receive, send, [])
+        await guarded(app, scope, receive, send)
 
     async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         hooks = [getattr(app, "startup", None) for _, app in self.mounts]

@@ -7,7 +7,10 @@ mounted protocol apps do not pass through Django, so the router applies the same
   (HTTP 413 with a JSON-RPC error when a body is larger, checked while reading, before any parsing);
 - a body that is not UTF-8 or is nested deeper than `payments.json_limits.MAX_DEPTH` is a JSON-RPC
   parse error / invalid request with a plain message: no parser internals ("maximum recursion
-  depth", codec errors) ever reach the caller.
+  depth", codec errors) ever reach the caller;
+- SecurityMiddleware's headers from the same settings (HSTS on secure requests, nosniff, referrer and
+  cross-origin-opener policy) and its HTTPS rule: with `SECURE_SSL_REDIRECT` a plain-HTTP GET is
+  redirected, any other plain-HTTP request is refused (a redirect would drop a POST body).
 """
 
 from __future__ import annotations
@@ -61,6 +64,72 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return b"".join(chunks)
 
 
+def is_secure(scope: Scope) -> bool:
+    """Django's `request.is_secure()` for an ASGI scope, honouring `SECURE_PROXY_SSL_HEADER`."""
+    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if proxy:
+        header, expected = proxy
+        name = header.removeprefix("HTTP_").replace("_", "-").lower().encode()
+        value = dict(scope.get("headers") or []).get(name)
+        if value is not None:
+            return value.decode("latin-1").split(",", 1)[0].strip() == expected
+    return scope.get("scheme") == "https"
+
+
+def security_headers(secure: bool) -> list[tuple[bytes, bytes]]:
+    """The headers `django.middleware.security.SecurityMiddleware` would add, from the same settings."""
+    headers: list[tuple[bytes, bytes]] = []
+    seconds = getattr(settings, "SECURE_HSTS_SECONDS", 0)
+    if secure and seconds:
+        value = f"max-age={seconds}"
+        if getattr(settings, "SECURE_HSTS_INCLUDE_SUBDOMAINS", False):
+            value += "; includeSubDomains"
+        if getattr(settings, "SECURE_HSTS_PRELOAD", False):
+            value += "; preload"
+        headers.append((b"strict-transport-security", value.encode()))
+    if getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", True):
+        headers.append((b"x-content-type-options", b"nosniff"))
+    referrer = getattr(settings, "SECURE_REFERRER_POLICY", None)
+    if referrer:
+        value = referrer if isinstance(referrer, str) else ",".join(referrer)
+        headers.append((b"referrer-policy", value.encode()))
+    coop = getattr(settings, "SECURE_CROSS_ORIGIN_OPENER_POLICY", None)
+    if coop:
+        headers.append((b"cross-origin-opener-policy", coop.encode()))
+    return headers
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    names = {name for name, _ in extra}
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers") or [] if k.lower() not in names]
+            message = {**message, "headers": [*kept, *extra]}
+        await send(message)
+
+    return wrapped
+
+
+async def _insecure(scope: Scope, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+    if scope.get("method") in ("GET", "HEAD"):
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        target = getattr(settings, "SECURE_SSL_HOST", None) or host
+        query = scope.get("query_string", b"").decode("latin-1")
+        location = f"https://{target}{scope.get('raw_path', b'').decode('latin-1') or scope['path']}"
+        location += f"?{query}" if query else ""
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 301,
+                "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0"), *headers],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    await json_rpc_error(send, 403, -32600, "Invalid Request: use HTTPS.", headers)
+
+
 def body_problem(body: bytes) -> tuple[int, str] | None:
     """(JSON-RPC code, message) when `body` must not reach a JSON parser, else None."""
     if not body:
@@ -74,9 +143,18 @@ def body_problem(body: bytes) -> tuple[int, str] | None:
     return None
 
 
-async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send, headers: list[tuple[bytes, bytes]]) -> None:
-    """Run `app` with its body read and checked first; `headers` go on the refusals too."""
-    if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS", "DELETE"):
+async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Run a mounted `app` behind the HTTPS rule, the security headers and the body checks."""
+    if scope["type"] != "http":
+        await app(scope, receive, send)
+        return
+    secure = is_secure(scope)
+    headers = security_headers(secure)
+    if getattr(settings, "SECURE_SSL_REDIRECT", False) and not secure:
+        await _insecure(scope, send, headers)
+        return
+    send = _with_headers(send, headers)
+    if scope.get("method") in ("GET", "HEAD", "OPTIONS", "DELETE"):
         await app(scope, receive, send)
         return
     limit = int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 2_621_440)

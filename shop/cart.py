@@ -14,6 +14,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from payments.json_limits import control_in
 from shop.models import Variant
 from shop.selectors import variants_by_sku
 
@@ -22,6 +23,8 @@ COUPONS_KEY = "cart_coupons"
 CHECKOUT_KEY = "checkout_id"
 MAX_QUANTITY = 99
 MAX_LINES = 50
+COUPON_MAX_LENGTH = 40  # the engine's limit for one code (`$.discounts.codes[i]`)
+MAX_COUPONS = 5
 
 
 class CartError(ValueError):
@@ -142,18 +145,25 @@ def cart_lines(session: SessionBase) -> list[CartLine]:
     return [CartLine(variants[sku], qty) for sku, qty in items.items() if sku in variants]
 
 
+def coupon_usable(code: str) -> bool:
+    """A code the engine can look up: 1–40 characters, no control character (U+0000 breaks Postgres)."""
+    return 0 < len(code) <= COUPON_MAX_LENGTH and control_in(code, identifier=True) is None
+
+
 def cart_coupons(session: SessionBase) -> list[str]:
+    # Codes stored before the limits existed are dropped here too, so no session can stay broken.
     raw = session.get(COUPONS_KEY, [])
-    return [str(c) for c in raw] if isinstance(raw, list) else []
+    return [code for code in map(str, raw) if coupon_usable(code)][:MAX_COUPONS] if isinstance(raw, list) else []
 
 
 def cart_set_coupons(session: SessionBase, codes: list[str]) -> None:
+    """Keep the usable codes (unusable ones are dropped, not cut short into another code), once each."""
     cleaned: list[str] = []
     for code in codes:
-        code = code.strip()[:40]
-        if code and code.upper() not in (c.upper() for c in cleaned):
+        code = code.strip()
+        if coupon_usable(code) and code.upper() not in (c.upper() for c in cleaned):
             cleaned.append(code)
-    session[COUPONS_KEY] = cleaned[:5]
+    session[COUPONS_KEY] = cleaned[:MAX_COUPONS]
 
 
 def cart_clear(session: SessionBase) -> None:

@@ -84,7 +84,7 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
     last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
-    phone = forms.CharField(label=_("Celular"), max_length=30, required=False)
+    phone = forms.CharField(label=_("Celular"), max_length=20, required=False)  # the engine's limit
     tax_id = forms.CharField(label=_("CPF (opcional)"), max_length=20, required=False)
     method = forms.ChoiceField(
         label=_("Entrega"),
@@ -141,8 +141,22 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
         for name, value in changed.items():
             self.data[self.add_prefix(name)] = value
 
+    def clean_coupon(self) -> str:
+        # The engine's limits (`$.discounts.codes`): at most 20 codes of at most 40 characters each.
+        value: str = self.cleaned_data["coupon"]
+        codes = self._split_codes(value)
+        if len(codes) > 20:
+            raise ValidationError(_("No máximo 20 cupons."), code="too_many")
+        if any(len(code) > 40 for code in codes):
+            raise ValidationError(_("Cada cupom tem no máximo 40 caracteres."), code="too_long")
+        return value
+
+    @staticmethod
+    def _split_codes(value: str) -> tuple[str, ...]:
+        return tuple(code.strip() for code in value.replace(";", ",").split(",") if code.strip())
+
     def discount_codes(self) -> tuple[str, ...]:
-        return tuple(code.strip() for code in self.cleaned_data["coupon"].replace(";", ",").split(",") if code.strip())
+        return self._split_codes(self.cleaned_data["coupon"])
 
     def fulfillment(
         self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""

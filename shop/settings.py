@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from celery.schedules import crontab
+from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
 from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
@@ -56,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "shop.ops.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -83,6 +85,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "shop.context_processors.shop",
                 "shop.context_processors.store",
+                "django.template.context_processors.csp",
             ],
         },
     },
@@ -108,8 +111,13 @@ DATABASES = {
 if _db.engine.endswith("postgresql"):
     # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it. The minimum covers one process's usual
     # concurrency (uvicorn worker: the requests in flight; Celery prefork child: 1) so a burst does not pay
-    # for new connections; the test runner lowers it (many short-lived processes share one server).
+    # for new connections; the test runner lowers it (many short-lived processes share one server). The
+    # pool tests each connection it hands out, so a backend killed by a restart or an admin is replaced
+    # instead of answering with a 500.
+    from shop.db_pool import check_connection
+
     DATABASES["default"]["OPTIONS"]["pool"] = {
+        "check": check_connection,
         "min_size": env_int("DATABASE_POOL_MIN", 4, minimum=0),
         "max_size": env_int("DATABASE_POOL_MAX", 10, minimum=1),
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
@@ -226,6 +234,24 @@ if not DEBUG:
     X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content Security Policy (Django's built-in CSP) for the storefront, buyer pages and admin: scripts and
+# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`.
+# Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
+# SecurityMiddleware headers from the ASGI router (shop/asgi_guard.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    # style="…" attributes (admin list badges) only: they cannot run code; <style> blocks still need the nonce.
+    "style-src-attr": [CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:", "https:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 # --- Celery -------------------------------------------------------------------------------------------
 # No broker: tasks run eagerly in-process (embedded default for `make run`).
@@ -233,8 +259,17 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Every task is idempotent (unique keys, conditional updates), so a task whose worker died is run again:
+# acknowledged only after it ran, re-queued when its worker process is lost. A task left unacknowledged
+# by a killed worker goes back to the queue once it is older than the visibility timeout, which must be
+# longer than any task may run (the hard time limit) or a running task would be handed out twice.
+# Beat (`celery -A shop beat`) must run in production: its sweeps re-drive whatever is still stranded.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3 * CELERY_TASK_TIME_LIMIT, minimum=1),
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -315,6 +350,8 @@ BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
 BCP_REQUIRE_SIGNATURES = env_bool("BCP_REQUIRE_SIGNATURES", default=False)
 # Upper bound of cached platform profiles (Postgres rows); the oldest go first.
 BCP_PROFILE_CACHE_MAX = env_int("BCP_PROFILE_CACHE_MAX", 10_000, minimum=10)
+# Total deadline in seconds for fetching an agent profile (connect + headers + body; a drip cannot stretch it).
+BCP_PROFILE_FETCH_TIMEOUT = env_int("BCP_PROFILE_FETCH_TIMEOUT", 5, minimum=1)
 # The card handler advertised next to Pix (Google Pay style, seed 004) and the id instruments reference.
 BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
 BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")

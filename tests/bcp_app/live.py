@@ -115,11 +115,13 @@ class CeleryWorker:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = ROOT / "var" / f"e2e-worker-{os.getpid()}.log"
 
-    def start(self) -> CeleryWorker:
+    def start(self, *, purge: bool = True) -> CeleryWorker:
+        """`purge=False` keeps what is queued (a worker restarted after a crash must find it)."""
         require_committed_data("a Celery worker")
         celery = str(Path(sys.executable).parent / "celery")
-        subprocess.run([celery, "-A", "shop", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
-                       capture_output=True, timeout=60)
+        if purge:
+            subprocess.run([celery, "-A", "shop", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
+                           capture_output=True, timeout=60)
         self.log.parent.mkdir(exist_ok=True)
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
@@ -133,6 +135,12 @@ class CeleryWorker:
                 raise RuntimeError("celery worker did not start:\n" + self.log.read_text()[-3000:])
             time.sleep(0.2)
         return self
+
+    def kill(self) -> None:
+        """SIGKILL, as the OOM killer or a lost host would: no warm shutdown, nothing acknowledged."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -45,3 +45,29 @@ def test_deeply_nested_signed_delivery_is_a_400(client: Client, raw: bytes) -> N
     assert response.status_code == 400
     assert response.json() == {"error": "malformed", "detail": "JSON nested deeper than 64 levels"}
     assert PixWebhookEvent.objects.count() == 0
+
+
+def deploy_check_ids() -> set[str]:
+    from django.core.checks import run_checks
+
+    return {message.id for message in run_checks(include_deployment_checks=True)}
+
+
+def test_bacen_mode_without_the_mtls_header_fails_the_deploy_check(settings) -> None:
+    # Before: `check --deploy` was clean while the webhook accepted anyone's deliveries.
+    settings.BCP_PIX_SANDBOX = False
+    settings.PIX_WEBHOOK_MTLS_HEADER = ""
+    assert "payments.E001" in deploy_check_ids()
+    settings.PIX_WEBHOOK_MTLS_HEADER = "X-SSL-Client-Verify"
+    assert "payments.E001" not in deploy_check_ids()
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_WEBHOOK_MTLS_HEADER = ""
+    assert "payments.E001" not in deploy_check_ids()
+
+
+@pytest.mark.django_db
+def test_a_declared_oversize_body_is_refused_unread(client: Client) -> None:
+    raw = b'{"pix": [' + b" " * 300_000 + b"]}"
+    response = post_signed(client, raw)
+    assert (response.status_code, response.json()) == (413, {"error": "body_too_large"})
+    assert PixWebhookEvent.objects.count() == 0
