@@ -43,6 +43,10 @@ class Store:
     dpo_email: str
     returns_text: str
     shipping_text: str
+    # Who receives the Pix (BR Code merchant name and city): the row's legal name and city; without a saved
+    # row (or with them empty), the PIX_MERCHANT_* settings stay in force.
+    pix_name: str
+    pix_city: str
 
 
 def cnpj_format(value: str) -> str:
@@ -57,7 +61,7 @@ def _default_contact_email() -> str:
     return parseaddr(settings.DEFAULT_FROM_EMAIL)[1]
 
 
-def _store_of(row: StoreSettings) -> Store:
+def _store_of(row: StoreSettings, *, saved: bool) -> Store:
     street = ", ".join(part for part in (row.street, row.number) if part)
     if row.complement:
         street = f"{street} — {row.complement}" if street else row.complement
@@ -87,6 +91,8 @@ def _store_of(row: StoreSettings) -> Store:
         dpo_email=row.dpo_email,
         returns_text=row.returns_text,
         shipping_text=row.shipping_text,
+        pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
+        pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
     )
 
 
@@ -101,22 +107,21 @@ def store_get() -> Store:
     cached = cache.get(CACHE_KEY)
     if isinstance(cached, Store):
         return cached
-    row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first() or StoreSettings(trade_name=settings.SHOP_NAME)
-    store = _store_of(row)
+    row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first()
+    saved = row is not None
+    store = _store_of(row if row is not None else StoreSettings(trade_name=settings.SHOP_NAME), saved=saved)
     cache.set(CACHE_KEY, store, CACHE_SECONDS)
     return store
 
 
 def pix_merchant() -> tuple[str, str]:
-    """(merchant name, city) for the Pix BR Code: the legal name and city of the settings row.
+    """(merchant name, city) for the Pix BR Code and the handler config: the settings row's legal name and city.
 
-    A plain query, no cache: the PSP code calls it inside its transaction, where a cache round trip
-    would be network I/O under a lock. Without a row, the PIX_MERCHANT_* settings stay in force.
+    From the cached store settings like every other reader (the BCP profile and every checkout response name
+    the merchant, so a query here would be paid on each of them).
     """
-    row = StoreSettings.objects.filter(pk=STORE_ROW_ID).values("legal_name", "city").first()
-    if row is None:
-        return settings.PIX_MERCHANT_NAME, settings.PIX_MERCHANT_CITY
-    return row["legal_name"] or settings.PIX_MERCHANT_NAME, row["city"] or settings.PIX_MERCHANT_CITY
+    store = store_get()
+    return store.pix_name, store.pix_city
 
 
 def email_context() -> dict[str, Any]:
