@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,7 +26,6 @@ from orders.models import (
     OrderStatus,
     PaymentStatus,
 )
-from orders.signals import order_changed
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -191,4 +191,12 @@ def send_on_commit(signal: Signal, order: Order, **kwargs: Any) -> None:
 
 
 def notify_changed(order: Order, event: str) -> None:
-    send_on_commit(order_changed, order, event=event)
+    """Tell the platform (order webhook) through an outbox row of this transaction: a lost enqueue or
+    a failed first run is re-driven by the sweep, never dropped."""
+    from orders.services.outbox import ORDER_CHANGED, outbox_add
+
+    outbox_add(
+        kind=ORDER_CHANGED,
+        key=f"order_changed:{uuid.uuid4().hex}",
+        payload={"order_id": order.public_id, "event": event},
+    )
