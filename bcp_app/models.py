@@ -131,6 +131,8 @@ class WebhookDelivery(models.Model):
     platform_id = models.CharField(_("plataforma"), max_length=40)
     url = models.TextField(_("URL"))
     event = models.CharField(_("evento"), max_length=40)
+    # The orders outbox row this delivery comes from: a re-run of that row finds this delivery.
+    source_key = models.CharField(max_length=120, null=True, blank=True, unique=True)
     body = models.TextField(_("corpo"))
     attempts = models.PositiveIntegerField(_("tentativas"), default=0)
     status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)

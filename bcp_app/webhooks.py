@@ -1,6 +1,6 @@
 """Signed order webhooks to the originating platform (BCP §8, PIX.md §8).
 
-`orders.signals.order_changed` (sent on commit) → Celery `prepare_order_webhook` builds the full
+`orders.signals.order_changed` (sent by the orders outbox) → Celery `prepare_order_webhook` builds the full
 order snapshot once, stores it as a `WebhookDelivery` (stable `Webhook-Id`, exact body bytes) and
 tries it at once; failures are retried with backoff for more than 24 h by the beat sweep
 `retry_order_webhooks`. Every attempt is recorded (`WebhookAttempt`, visible in the admin).
@@ -42,9 +42,17 @@ def next_delay(attempts: int) -> int:
     return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
 
 
-def order_webhook_prepare(*, order_id: str, event: str) -> WebhookDelivery | None:
-    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01)."""
+def order_webhook_prepare(*, order_id: str, event: str, source_key: str | None = None) -> WebhookDelivery | None:
+    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01).
+
+    `source_key` (the orders outbox row) makes a re-run return the delivery made the first time.
+    """
     from orders.selectors import order_for_bcp
+
+    if source_key:
+        existing = WebhookDelivery.objects.filter(source_key=source_key).first()
+        if existing is not None:
+            return existing
 
     order = order_for_bcp(order_id)
     if order is None or not order.platform_id:
@@ -64,10 +72,12 @@ def order_webhook_prepare(*, order_id: str, event: str) -> WebhookDelivery | Non
         return None
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     body = json.dumps(presenters.order(order, ctx), ensure_ascii=False, separators=(",", ":"))
-    return WebhookDelivery.objects.create(
-        order_id=order_id, platform_id=platform.public_id, url=url, event=event, body=body,
-        next_attempt_at=timezone.now(),
-    )
+    fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
+              "next_attempt_at": timezone.now()}
+    if source_key:
+        delivery, _ = WebhookDelivery.objects.get_or_create(source_key=source_key, defaults=fields)
+        return delivery
+    return WebhookDelivery.objects.create(**fields)
 
 
 def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = None) -> dict[str, str]:
@@ -165,13 +175,15 @@ def webhook_may_be_due(platform_id: str | None) -> bool:
     return isinstance(url, str) and bool(url)
 
 
-def on_order_changed(sender: Any, order_id: str, event: str, **kwargs: Any) -> None:
-    """Receiver of `orders.signals.order_changed` (already sent after commit)."""
+def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:
+    """Receiver of `orders.signals.order_changed`, sent by the orders outbox after commit.
+
+    An enqueue failure (broker down) propagates: the outbox row stays pending and its sweep sends it
+    again; `outbox_key` makes that re-run find the delivery a first, half-finished run made. No task when
+    the platform's profile asks for no order webhook.
+    """
     from bcp_app.tasks import prepare_order_webhook
 
     if "platform_id" in kwargs and not webhook_may_be_due(kwargs["platform_id"]):
         return
-    try:
-        prepare_order_webhook.delay(order_id, event)
-    except Exception:  # a broker outage must not break the order flow; the event is logged for replay
-        logger.exception("could not enqueue the order webhook for %s (%s)", order_id, event)
+    prepare_order_webhook.delay(order_id, event, outbox_key)

@@ -21,6 +21,8 @@ class OutboxMessage(models.Model):
     status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True, default="")
+    # Set while one process runs the side effect (no lock is held meanwhile); a crashed run expires.
+    claimed_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     processed_at = models.DateTimeField(null=True, blank=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,7 +26,6 @@ from orders.models import (
     OrderStatus,
     PaymentStatus,
 )
-from orders.signals import order_changed
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -204,12 +204,20 @@ def with_relations(order: Order, **rows: list[Any]) -> Order:
 
 def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) -> None:
     """Every service that changes what a platform sees of the order calls this last, in its transaction:
-    the presented BCP order is rewritten here (Get Order reads only that) and the change is announced.
+    the presented BCP order is rewritten here (Get Order reads only that), and a platform's order is
+    announced through an outbox row of the same transaction (a lost enqueue or a failed first run is
+    re-driven by the sweep, never dropped). Storefront orders have no platform to tell: no row.
     `relations_loaded`: `order` carries all its relations as written (placement), so nothing is re-read."""
     from orders.selectors import order_bcp_json, order_for_bcp
+    from orders.services.outbox import ORDER_CHANGED, outbox_add
 
     fresh = order if relations_loaded else order_for_bcp(order.public_id)
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
-    send_on_commit(order_changed, order, event=event, platform_id=order.platform_id or "")
+    if order.platform_id:
+        outbox_add(
+            kind=ORDER_CHANGED,
+            key=f"order_changed:{uuid.uuid4().hex}",
+            payload={"order_id": order.public_id, "event": event, "platform_id": order.platform_id},
+        )

@@ -1,11 +1,12 @@
 """Outbox services: record a side effect inside the caller's transaction; process it exactly once.
 
+Kinds: `refund_requested` (Pix devolução through payments) and `order_changed` (signed order webhooks
+to the platform, through bcp_app).
+
 `outbox_add` runs inside the transaction of the change (the adjustment); after commit it enqueues
 `orders.tasks.process_outbox_message`. If that enqueue is lost (broker down) or processing fails (a
 database error in a receiver), the row stays `pending` and `orders.tasks.sweep_outbox` (beat) runs it
-again. Processing dispatches the row's signal synchronously inside one transaction that also marks the
-row done, so the side effect and "done" commit together or not at all; receivers are idempotent on the
-row's key (payments' refund_request on `refund_id`), so a crash after their commit cannot double it.
+again. Processing dispatches the row's signal synchronously (outbox_process).
 """
 
 from __future__ import annotations
@@ -16,23 +17,34 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from orders.models import Order, OutboxMessage
-from orders.signals import refund_requested
+from orders.signals import order_changed, refund_requested
 
 logger = logging.getLogger(__name__)
 
 REFUND_REQUESTED = "refund_requested"
 
 
-def _send_refund_requested(payload: dict[str, Any]) -> None:
-    # `send`, not `send_robust`: a receiver's failure must roll the row back to pending.
+ORDER_CHANGED = "order_changed"
+CLAIM_LEASE = timedelta(minutes=5)
+
+
+# `send`, not `send_robust`: a receiver's failure must leave the row pending.
+def _send_refund_requested(key: str, payload: dict[str, Any]) -> None:
     refund_requested.send(sender=Order, **payload)
 
 
-HANDLERS: dict[str, Callable[[dict[str, Any]], None]] = {REFUND_REQUESTED: _send_refund_requested}
+def _send_order_changed(key: str, payload: dict[str, Any]) -> None:
+    order_changed.send(sender=Order, outbox_key=key, **payload)
+
+
+HANDLERS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    REFUND_REQUESTED: _send_refund_requested,
+    ORDER_CHANGED: _send_order_changed,
+}
 
 
 def outbox_add(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage:
@@ -55,28 +67,33 @@ def outbox_add(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage
 
 
 def outbox_process(*, message_id: int) -> str:
-    """Run one pending row's side effect; "done", "skipped" (already done or being run) or "failed"."""
+    """Run one pending row's side effect; "done", "skipped" (done, or being run elsewhere) or "failed".
+
+    The row is claimed with a lease in its own short transaction, the handler runs outside any
+    transaction of ours (it may enqueue to the broker or reach the network), then the row is marked
+    done. A crash in between leaves the claim to expire and the sweep runs the row again; handlers
+    are idempotent on the row's key (refund_request on `refund_id`, order webhooks on `source_key`).
+    """
+    now = timezone.now()
+    claimed = (
+        OutboxMessage.objects.filter(pk=message_id, status=OutboxMessage.Status.PENDING)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .update(claimed_until=now + CLAIM_LEASE, attempts=F("attempts") + 1)
+    )
+    if not claimed:
+        return "skipped"
+    message = OutboxMessage.objects.get(pk=message_id)
     try:
-        with transaction.atomic():
-            message = (
-                OutboxMessage.objects.select_for_update(skip_locked=True)
-                .filter(pk=message_id, status=OutboxMessage.Status.PENDING)
-                .first()
-            )
-            if message is None:
-                return "skipped"
-            HANDLERS[message.kind](message.payload)
-            message.status = OutboxMessage.Status.DONE
-            message.attempts += 1
-            message.processed_at = timezone.now()
-            message.last_error = ""
-            message.save(update_fields=["status", "attempts", "processed_at", "last_error"])
+        HANDLERS[message.kind](message.key, message.payload)
     except Exception as exc:  # any failure leaves the row pending for the sweep; it is recorded on the row
         logger.warning("outbox message %s failed; the sweep will retry it", message_id, exc_info=True)
-        OutboxMessage.objects.filter(pk=message_id, status=OutboxMessage.Status.PENDING).update(
-            attempts=F("attempts") + 1, last_error=f"{exc.__class__.__name__}: {exc}"[:500]
+        OutboxMessage.objects.filter(pk=message_id).update(
+            claimed_until=None, last_error=f"{exc.__class__.__name__}: {exc}"[:500]
         )
         return "failed"
+    OutboxMessage.objects.filter(pk=message_id).update(
+        status=OutboxMessage.Status.DONE, processed_at=timezone.now(), last_error="", claimed_until=None
+    )
     return "done"
 
 

@@ -41,7 +41,7 @@ def allow_refund_inserts() -> None:
 
 
 def age_outbox() -> None:
-    OutboxMessage.objects.update(created_at=timezone.now() - timedelta(minutes=5))
+    OutboxMessage.objects.filter(status="pending").update(created_at=timezone.now() - timedelta(minutes=5))
 
 
 def test_a_failed_first_attempt_is_completed_by_the_sweep_exactly_once(django_capture_on_commit_callbacks) -> None:
@@ -51,7 +51,7 @@ def test_a_failed_first_attempt_is_completed_by_the_sweep_exactly_once(django_ca
     with django_capture_on_commit_callbacks(execute=True):
         adjustment = order_refund(order_id=order.public_id, amount=1000, reason="Cliente desistiu de um item")
     # then nothing reached payments, and the outbox row waits with the error recorded
-    message = OutboxMessage.objects.get()
+    message = OutboxMessage.objects.get(kind="refund_requested")
     assert (message.kind, message.key, message.status, message.attempts) == (
         "refund_requested",
         f"refund:{adjustment.public_id}",
@@ -81,7 +81,7 @@ def test_a_refund_is_processed_after_commit_without_the_sweep(django_capture_on_
     order = paid_order(django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         adjustment = order_refund(order_id=order.public_id, amount=500, reason="Brinde")
-    assert OutboxMessage.objects.get().status == "done"
+    assert OutboxMessage.objects.get(kind="refund_requested").status == "done"
     assert PixRefund.objects.get().refund_id == adjustment.public_id
 
 
@@ -90,9 +90,14 @@ def test_the_sweep_leaves_young_rows_to_their_own_task(django_capture_on_commit_
     # when the after-commit enqueue is lost (callbacks not run: the broker was down)
     with django_capture_on_commit_callbacks(execute=False):
         order_refund(order_id=order.public_id, amount=500, reason="Brinde")
-    # then a sweep right away leaves the young row alone; once it is old enough, the sweep runs it
+    # then a sweep right away leaves the young rows alone; once they are old enough, the sweep runs them:
+    # the refund request and the order webhook of the same change
     assert sweep_outbox() == 0
+    assert sorted(OutboxMessage.objects.filter(status="pending").values_list("kind", flat=True)) == [
+        "order_changed",
+        "refund_requested",
+    ]
     age_outbox()
     with django_capture_on_commit_callbacks(execute=True):
-        assert sweep_outbox() == 1
+        assert sweep_outbox() == 2
     assert PixRefund.objects.count() == 1

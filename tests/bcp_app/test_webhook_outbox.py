@@ -1,0 +1,88 @@
+"""Order webhooks go through the orders outbox: a dead broker at commit time loses nothing (issue 13 item 8).
+
+The broker is really unreachable (a bound socket that never listens); the sweep later sends the webhook,
+once, and its delivery carries the outbox key so a re-run finds it instead of making a second one.
+BCP-WH-01/03: the platform still gets each order change.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from bcp_app.models import WebhookDelivery
+from bcp_app.platforms import NewPlatform
+from orders.models import OutboxMessage
+from orders.services.fulfillment import order_ship
+from orders.tasks import sweep_outbox
+from shop.celery import app as celery_app
+from tests.bcp_app.bcp_fixtures import FakePlatform
+from tests.bcp_app.test_rest_order import WEBHOOK_PATH, auth, place_order, platform  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+
+
+def _forget_connections() -> None:
+    # What Celery itself resets after a fork (Celery._after_fork), without its signal.
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def dead_broker(settings: Any) -> Iterator[None]:
+    """Tasks go to a broker that refuses connections, as when Redis is down."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    saved = celery_app.conf.broker_write_url
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    celery_app.conf.task_always_eager = False
+    celery_app.conf.broker_write_url = f"redis://127.0.0.1:{sock.getsockname()[1]}/0"
+    celery_app.conf.task_publish_retry = False
+    _forget_connections()  # the connection and producer pools were bound to the real broker
+    yield
+    celery_app.conf.broker_write_url = saved
+    celery_app.conf.task_publish_retry = True
+    _forget_connections()
+    celery_app.conf.task_always_eager = True
+    sock.close()
+
+
+def shipped_hooks(fake_platform: FakePlatform) -> list[Any]:
+    return [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH and b"shipped" in r.body]
+
+
+def test_a_webhook_whose_enqueue_failed_is_sent_by_the_sweep_once(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+    request: pytest.FixtureRequest,
+) -> None:
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    # when the order ships while the broker is down
+    request.getfixturevalue("dead_broker")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", carrier="Correios")
+    # then the enqueue failed, the change is kept as a pending outbox row and nothing reached the platform
+    pending = OutboxMessage.objects.get(kind="order_changed", status="pending")
+    assert pending.payload == {"order_id": order.public_id, "event": "shipped"}
+    assert shipped_hooks(fake_platform) == []
+    # when the broker is back (tasks run, here in-process) and beat runs the sweep
+    celery_app.conf.task_always_eager = True
+    OutboxMessage.objects.filter(pk=pending.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_outbox() == 1
+    # then the platform got the shipped webhook once, from a delivery keyed by the outbox row
+    assert len(shipped_hooks(fake_platform)) == 1
+    delivery = WebhookDelivery.objects.get(event="shipped")
+    assert (delivery.source_key, delivery.status) == (pending.key, "delivered")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_outbox() == 0
+    assert len(shipped_hooks(fake_platform)) == 1
+    assert WebhookDelivery.objects.filter(event="shipped").count() == 1
