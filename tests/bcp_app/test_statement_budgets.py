@@ -124,3 +124,27 @@ def test_pix_complete_stays_within_its_statement_budget(client: Client, headers:
     print("statements per request:", counts)
     for name, count in counts.items():
         assert count <= BUDGET[name], (name, count, BUDGET[name])
+
+
+def test_mcp_get_order_is_one_query_with_identity(client: Client, headers: dict[str, str]) -> None:
+    """MCP `get_order` (BCP-ORD-01) through the transport's synchronous entry, in steady state: one SELECT."""
+    from bcp_app.transports.mcp_bcp import bcp_tools
+    from bcp_app.transports.mcp_core import CallInfo, _run_in_django
+
+    ready, _ = _ready(client, headers, CARD)
+    done, _ = _counted(
+        "post", f"/checkout-sessions/{ready['id']}/complete", headers, {"payment": {"instruments": [CARD]}}, client
+    )
+    tool = next(t for t in bcp_tools() if t.name == "get_order")
+    profile = headers["BCP-Agent"].split('"')[1]
+    call_info = CallInfo(
+        name="get_order",
+        arguments={"meta": {"ucp-agent": {"profile": profile}}, "id": done["order"]["id"]},
+        headers={"authorization": headers["Authorization"]},
+    )
+    assert _run_in_django(tool, call_info).as_result().structured_content["id"] == done["order"]["id"]  # warm
+    with CaptureQueriesContext(connection) as queries:
+        outcome = _run_in_django(tool, call_info)
+    assert outcome.as_result().structured_content["id"] == done["order"]["id"]
+    # the issue's budget is 3; identity and the profile come from the caches, the order is one row
+    assert [q["sql"].split(" FROM ")[1].split()[0] for q in queries] == ['"orders_order"']
