@@ -13,9 +13,9 @@ def purge_idempotency_records() -> int:
 
 
 @shared_task(name="bcp_app.tasks.prepare_order_webhook", bind=True, max_retries=50)
-def prepare_order_webhook(self: object, order_id: str, event: str) -> str:
+def prepare_order_webhook(self: object, order_id: str, event: str, snapshot: str = "") -> str:
     try:
-        delivery = webhooks.order_webhook_prepare(order_id=order_id, event=event)
+        delivery = webhooks.order_webhook_prepare(order_id=order_id, event=event, snapshot=snapshot)
     except webhooks.WebhookNotReady as exc:
         if self.request.is_eager:  # type: ignore[attr-defined]  # in-process mode: no broker to retry with
             return "profile_unreachable"

@@ -42,13 +42,18 @@ def next_delay(attempts: int) -> int:
     return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
 
 
-def order_webhook_prepare(*, order_id: str, event: str) -> WebhookDelivery | None:
-    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01)."""
+def order_webhook_prepare(*, order_id: str, event: str, snapshot: str = "") -> WebhookDelivery | None:
+    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01).
+
+    `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook of an
+    event shows that moment even when a later change was made before this task ran."""
     from orders.selectors import order_for_bcp
 
     order = order_for_bcp(order_id)
     if order is None or not order.platform_id:
         return None
+    if snapshot:
+        order.bcp_json = snapshot
     platform = platform_get(order.platform_id)
     if platform is None or not platform.active or not platform.profile_url:
         return None
@@ -172,6 +177,6 @@ def on_order_changed(sender: Any, order_id: str, event: str, **kwargs: Any) -> N
     if "platform_id" in kwargs and not webhook_may_be_due(kwargs["platform_id"]):
         return
     try:
-        prepare_order_webhook.delay(order_id, event)
+        prepare_order_webhook.delay(order_id, event, kwargs.get("snapshot", ""))
     except Exception:  # a broker outage must not break the order flow; the event is logged for replay
         logger.exception("could not enqueue the order webhook for %s (%s)", order_id, event)

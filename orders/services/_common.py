@@ -212,4 +212,4 @@ def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) 
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
-    send_on_commit(order_changed, order, event=event, platform_id=order.platform_id or "")
+    send_on_commit(order_changed, order, event=event, platform_id=order.platform_id or "", snapshot=order.bcp_json)
