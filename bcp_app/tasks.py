@@ -13,9 +13,13 @@ def purge_idempotency_records() -> int:
 
 
 @shared_task(name="bcp_app.tasks.prepare_order_webhook", bind=True, max_retries=50)
-def prepare_order_webhook(self: object, order_id: str, event: str, source_key: str | None = None) -> str:
+def prepare_order_webhook(
+    self: object, order_id: str, event: str, source_key: str | None = None, snapshot: str = ""
+) -> str:
     try:
-        delivery = webhooks.order_webhook_prepare(order_id=order_id, event=event, source_key=source_key)
+        delivery = webhooks.order_webhook_prepare(
+            order_id=order_id, event=event, source_key=source_key, snapshot=snapshot
+        )
     except webhooks.WebhookNotReady as exc:
         if self.request.is_eager:  # type: ignore[attr-defined]  # in-process mode: no broker to retry with
             return "profile_unreachable"

@@ -42,11 +42,14 @@ def next_delay(attempts: int) -> int:
     return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
 
 
-def order_webhook_prepare(*, order_id: str, event: str, source_key: str | None = None) -> WebhookDelivery | None:
+def order_webhook_prepare(
+    *, order_id: str, event: str, source_key: str | None = None, snapshot: str = ""
+) -> WebhookDelivery | None:
     """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01).
 
     `source_key` (the orders outbox row) makes a re-run return the delivery made the first time.
-    """
+    `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook of an
+    event shows that moment even when a later change was made before this task ran."""
     from orders.selectors import order_for_bcp
 
     if source_key:
@@ -57,6 +60,8 @@ def order_webhook_prepare(*, order_id: str, event: str, source_key: str | None =
     order = order_for_bcp(order_id)
     if order is None or not order.platform_id:
         return None
+    if snapshot:
+        order.bcp_json = snapshot
     platform = platform_get(order.platform_id)
     if platform is None or not platform.active or not platform.profile_url:
         return None
@@ -186,4 +191,4 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
 
     if "platform_id" in kwargs and not webhook_may_be_due(kwargs["platform_id"]):
         return
-    prepare_order_webhook.delay(order_id, event, outbox_key)
+    prepare_order_webhook.delay(order_id, event, outbox_key, kwargs.get("snapshot", ""))

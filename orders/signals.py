@@ -1,6 +1,7 @@
 """The only ways `orders` talks outward (contracts.md). Every signal is sent after commit.
 
-order_changed          send(sender=Order, order_id=str, event=str, platform_id=str)  # "": no platform
+order_changed          send(sender=Order, order_id=str, event=str, platform_id=str, snapshot=str)
+                       # platform_id "": none; snapshot: the presented order at this change (Order.bcp_json)
 refund_requested       send(sender=Order, order_id=str, adjustment_id=str, payment_reference=str, amount=int,
                             reason=str)   # amount in centavos, positive
 stock_return_requested send(sender=Order, order_id=str, items=list[tuple[str, int]])   # (sku, quantity)

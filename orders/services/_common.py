@@ -219,5 +219,10 @@ def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) 
         outbox_add(
             kind=ORDER_CHANGED,
             key=f"order_changed:{uuid.uuid4().hex}",
-            payload={"order_id": order.public_id, "event": event, "platform_id": order.platform_id},
+            payload={
+                "order_id": order.public_id,
+                "event": event,
+                "platform_id": order.platform_id,
+                "snapshot": order.bcp_json,
+            },
         )
