@@ -29,6 +29,7 @@ class FulfillmentMethod(models.TextChoices):
 class PaymentType(models.TextChoices):
     PIX = "pix", _("Pix")
     CARD = "card", _("Cartão")
+    MANUAL = "manual", _("Pago fora da loja")
 
 
 class LineStatus(models.TextChoices):

@@ -40,6 +40,14 @@ class ShopAdminSite(admin.AdminSite):
         }
         return super().index(request, context)
 
+    def get_urls(self) -> list[Any]:
+        from django.urls import path
+
+        from shop.admin.manual_order import manual_order_view
+
+        view = self.admin_view(lambda request: manual_order_view(self, request))
+        return [path("venda-manual/", view, name="shop_manual_order"), *super().get_urls()]
+
 
 class ShopAdminConfig(AdminConfig):
     default_site = "shop.admin_site.ShopAdminSite"

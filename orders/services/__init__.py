@@ -17,7 +17,12 @@ from orders.services.fulfillment import (
 )
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
 from orders.services.notes import email_delivery_send, order_email_resend, order_note_add
-from orders.services.placement import order_payment_confirm, order_payment_record, order_place_from_checkout
+from orders.services.placement import (
+    order_payment_confirm,
+    order_payment_record,
+    order_payment_record_manual,
+    order_place_from_checkout,
+)
 
 __all__ = [
     "OrderError",
@@ -36,6 +41,7 @@ __all__ = [
     "order_note_add",
     "order_payment_confirm",
     "order_payment_record",
+    "order_payment_record_manual",
     "order_pickup_done",
     "order_pickup_ready",
     "order_place_from_checkout",

@@ -202,3 +202,27 @@ def order_payment_record(*, checkout_id: str, amount: int, txid: str, end_to_end
         data={"paid_amount": amount, "txid": txid, "end_to_end_id": e2e},
     )
     return True
+
+
+MANUAL_METHOD_LABELS = {
+    "dinheiro": "dinheiro",
+    "transferencia": "transferência bancária",
+    "maquininha": "cartão na maquininha",
+    "pix_direto": "Pix direto na conta",
+}
+
+
+@transaction.atomic
+def order_payment_record_manual(*, order_id: str, method: str, reason: str, actor: str = "") -> Order:
+    """Timeline "Pagamento confirmado" for a payment staff received outside the shop (who, how, why)."""
+    reason = clean_text(reason, field="reason", max_length=255, required=True)
+    order = lock_order(order_id)
+    label = MANUAL_METHOD_LABELS.get(method, method)
+    timeline(
+        order,
+        "payment_confirmed",
+        f"Pagamento registrado pela loja ({label}): {format_brl(order.paid_amount)} — {reason}",
+        actor=actor,
+        data={"paid_amount": order.paid_amount, "manual_method": method, "reason": reason},
+    )
+    return order

@@ -1,0 +1,242 @@
+""" "Nova venda": staff enter a sale made on WhatsApp or at the counter. Everything goes through the
+checkout engine (shop.services) like any other checkout: the buyer then pays by the Pix link (the
+storefront Pix page, same settlement), or staff record a payment received elsewhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.admin import AdminSite
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from shop.br_validation import phone_normalize
+from shop.checkout.types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_READY,
+    AddressInput,
+    BuyerInput,
+    CheckoutInput,
+    CheckoutInputError,
+    CheckoutMessage,
+    CompleteInput,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    GroupInput,
+    InstrumentInput,
+    LineInput,
+    PaymentInput,
+)
+from shop.models import PickupLocation, ShippingMethod, Variant
+
+ITEM_ROWS = 4
+PAID_METHODS = [
+    ("dinheiro", _("Dinheiro")),
+    ("transferencia", _("Transferência bancária")),
+    ("maquininha", _("Cartão na maquininha")),
+    ("pix_direto", _("Pix direto na conta")),
+]
+# Engine message paths → the field that shows them.
+_PATHS = {
+    "$.buyer.email": "email",
+    "$.buyer.first_name": "first_name",
+    "$.buyer.last_name": "last_name",
+    "$.buyer.phone_number": "phone",
+    "$.buyer.tax_id": "tax_id",
+    "$.discounts.codes[0]": "coupon",
+}
+
+
+class ManualOrderForm(forms.Form):
+    required_css_class = "required"
+    first_name = forms.CharField(label=_("Nome"), max_length=100)
+    last_name = forms.CharField(label=_("Sobrenome"), max_length=100)
+    email = forms.EmailField(label=_("E-mail"), help_text=_("O comprador recebe o pedido e o link por e-mail."))
+    phone = forms.CharField(label=_("Celular/WhatsApp"), max_length=20, required=False)
+    tax_id = forms.CharField(label=_("CPF/CNPJ"), max_length=20, required=False)
+    delivery = forms.ChoiceField(label=_("Entrega"), choices=[("pickup", _("Retirada")), ("shipping", _("Envio"))])
+    location = forms.ChoiceField(label=_("Local de retirada"), required=False)
+    option = forms.ChoiceField(label=_("Forma de envio"), required=False)
+    postal_code = forms.CharField(label=_("CEP"), max_length=9, required=False)
+    street = forms.CharField(label=_("Rua"), max_length=200, required=False)
+    number = forms.CharField(label=_("Número"), max_length=20, required=False)
+    complement = forms.CharField(label=_("Complemento"), max_length=100, required=False)
+    neighborhood = forms.CharField(label=_("Bairro"), max_length=100, required=False)
+    city = forms.CharField(label=_("Cidade"), max_length=100, required=False)
+    state = forms.CharField(label=_("UF"), max_length=2, required=False)
+    coupon = forms.CharField(label=_("Cupom de desconto"), max_length=40, required=False)
+    payment = forms.ChoiceField(
+        label=_("Pagamento"),
+        choices=[("pix", _("Enviar link Pix ao comprador")), ("paid", _("Já pago (fora da loja)"))],
+        widget=forms.RadioSelect,
+    )
+    paid_method = forms.ChoiceField(label=_("Como foi pago"), choices=PAID_METHODS, required=False)
+    paid_reason = forms.CharField(label=_("Observação do pagamento"), max_length=200, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        variants = [("", "—")] + [
+            (v.sku, f"{v} ({v.sku})")
+            for v in Variant.objects.filter(active=True, product__active=True).select_related("product")
+        ]
+        for row in range(ITEM_ROWS):
+            self.fields[f"sku_{row}"] = forms.ChoiceField(
+                label=_("Produto %(n)d") % {"n": row + 1}, choices=variants, required=False
+            )
+            self.fields[f"qty_{row}"] = forms.IntegerField(
+                label=_("Quantidade %(n)d") % {"n": row + 1}, min_value=1, max_value=999, required=False
+            )
+        self.fields["location"].choices = [("", "—")] + [
+            (loc.public_id, loc.name) for loc in PickupLocation.objects.filter(active=True)
+        ]
+        self.fields["option"].choices = [("", "—")] + [
+            (m.code, m.title) for m in ShippingMethod.objects.filter(active=True, kind="shipping")
+        ]
+
+    def item_lines(self) -> list[LineInput]:
+        lines = []
+        for row in range(ITEM_ROWS):
+            sku, quantity = self.cleaned_data.get(f"sku_{row}"), self.cleaned_data.get(f"qty_{row}")
+            if sku:
+                lines.append(LineInput(sku, quantity or 1))
+        return lines
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if not self.errors and not self.item_lines():
+            self.add_error("sku_0", _("Escolha pelo menos um produto."))
+        if cleaned.get("delivery") == "pickup" and not cleaned.get("location"):
+            self.add_error("location", _("Escolha o local de retirada."))
+        if cleaned.get("delivery") == "shipping":
+            for name in ("option", "postal_code", "street", "number", "city", "state"):
+                if not cleaned.get(name):
+                    self.add_error(name, _("Obrigatório para envio."))
+        if cleaned.get("payment") == "paid":
+            if not cleaned.get("paid_method"):
+                self.add_error("paid_method", _("Diga como foi pago."))
+            if not (cleaned.get("paid_reason") or "").strip():
+                self.add_error("paid_reason", _("Conte o motivo (ex.: pago em dinheiro no balcão)."))
+        return cleaned
+
+    def checkout_input(self) -> CheckoutInput:
+        data = self.cleaned_data
+        phone = phone_normalize(data.get("phone", ""))
+        buyer = BuyerInput(data["first_name"], data["last_name"], data["email"], phone, data.get("tax_id", ""))
+        if data["delivery"] == "pickup":
+            method = FulfillmentMethodInput(
+                type="pickup",
+                selected_destination_id=data["location"],
+                groups=(GroupInput(selected_option_id=_pickup_option()),),
+            )
+        else:
+            address = AddressInput(
+                first_name=data["first_name"],
+                last_name=data["last_name"],
+                street=data["street"],
+                number=data["number"],
+                complement=data.get("complement", ""),
+                neighborhood=data.get("neighborhood", ""),
+                address_locality=data["city"],
+                address_region=data["state"].upper(),
+                postal_code=data["postal_code"],
+                address_country="BR",
+            )
+            method = FulfillmentMethodInput(
+                type="shipping", destinations=(address,), groups=(GroupInput(selected_option_id=data["option"]),)
+            )
+        codes = (data["coupon"].strip(),) if data.get("coupon", "").strip() else ()
+        return CheckoutInput(
+            lines=tuple(self.item_lines()),
+            buyer=buyer,
+            fulfillment=FulfillmentInput(methods=(method,)),
+            discount_codes=codes,
+        )
+
+    def attach(self, errors: list[CheckoutMessage]) -> None:
+        for message in errors:
+            field = _PATHS.get(message.path or "")
+            if field is None and (message.path or "").startswith("$.line_items["):
+                field = f"sku_{int(message.path.split('[')[1].split(']')[0])}"
+            if field is None and (message.path or "").startswith("$.fulfillment"):
+                field = "location" if self.cleaned_data.get("delivery") == "pickup" else "street"
+            self.add_error(field if field in self.fields else None, message.content)
+
+
+def _pickup_option() -> str:
+    method = ShippingMethod.objects.filter(active=True, kind="pickup").first()
+    return method.code if method else "retirada"
+
+
+def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
+    from shop.services import checkout_cancel, checkout_complete, checkout_complete_paid_elsewhere, checkout_create
+
+    if not request.user.has_perm("orders.add_order") and not request.user.is_superuser:
+        raise PermissionDenied
+    form = ManualOrderForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        actor = request.user.get_username()
+        checkout = None
+        try:
+            result = checkout_create(data=form.checkout_input(), session_key=f"admin:{request.user.pk}")
+        except CheckoutInputError as error:
+            form.add_error(None, error.content)
+        else:
+            checkout = result.checkout
+            # Staff see every adjustment the engine made (quantity capped to stock, coupon refused) as a
+            # refusal: a sale typed by a person must not silently differ from what they typed.
+            errors = [
+                m
+                for m in result.messages
+                if m.type == "error"
+                or (m.type == "warning" and (m.path or "").startswith(("$.line_items", "$.discounts")))
+            ]
+            if checkout.status != STATUS_READY or errors:
+                form.attach(errors or list(result.messages))
+            elif form.cleaned_data["payment"] == "paid":
+                done = checkout_complete_paid_elsewhere(
+                    checkout_id=checkout.public_id,
+                    method=form.cleaned_data["paid_method"],
+                    reason=form.cleaned_data["paid_reason"],
+                    actor=actor,
+                )
+                if done.checkout.status == STATUS_COMPLETED:
+                    messages.success(request, _("Venda registrada e paga: pedido criado."))
+                    return HttpResponseRedirect(_order_change_url(done.checkout.order_id))
+                form.attach([m for m in done.messages if m.type == "error"])
+            else:
+                pix = InstrumentInput(id="instr_manual", handler_id=settings.PIX_HANDLER_ID, type="pix")
+                done = checkout_complete(
+                    checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(pix,)))
+                )
+                if done.checkout.status == STATUS_IN_PROGRESS:
+                    link = f"{settings.BCP_PUBLIC_URL}{reverse('checkout:pix', args=[checkout.public_id])}"
+                    return TemplateResponse(
+                        request,
+                        "admin/shop/manual_order_link.html",
+                        {
+                            **site.each_context(request),
+                            "title": _("Link Pix da venda"),
+                            "link": link,
+                            "checkout": done.checkout,
+                        },
+                    )
+                form.attach([m for m in done.messages if m.type == "error"])
+        if form.errors and checkout is not None:
+            # A refused sale leaves no open checkout behind (no stock held, not an "abandoned cart").
+            checkout_cancel(checkout_id=checkout.public_id)
+    context = {**site.each_context(request), "title": _("Nova venda (WhatsApp, balcão)"), "form": form}
+    return TemplateResponse(request, "admin/shop/manual_order.html", context)
+
+
+def _order_change_url(order_public_id: str) -> str:
+    from orders.models import Order
+
+    order = Order.objects.get(public_id=order_public_id)
+    return reverse("admin:orders_order_change", args=[order.pk])
