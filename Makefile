@@ -26,6 +26,7 @@ run: demo
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	@echo "Shop: $(BCP_PUBLIC_URL)/   admin: $(BCP_PUBLIC_URL)/admin/   BCP profile: $(BCP_PUBLIC_URL)/.well-known/bcp"
 	BCP_OUTBOUND_ALLOWLIST=$${BCP_OUTBOUND_ALLOWLIST-127.0.0.1,localhost} \
+		SHOP_INPROCESS_SCHEDULER=$${SHOP_INPROCESS_SCHEDULER-true} \
 		$(VENV)/bin/uvicorn shop.asgi:application --host $(HOST) --port $(PORT)
 
 test: $(STAMP)

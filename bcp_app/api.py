@@ -20,7 +20,7 @@ from ninja import Header, NinjaAPI
 from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
-from bcp_app import idempotency, operations
+from bcp_app import idempotency, operations, ratelimit
 from bcp_app.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.errors import ProtocolError
 from bcp_app.negotiation import parse_agent_header
@@ -44,6 +44,7 @@ from bcp_app.schemas import (
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from payments.json_limits import JsonLimitError, loads_bounded
+from shop.ops.access_log import annotate
 
 logger = logging.getLogger("bcp_app.api")
 
@@ -66,7 +67,7 @@ api = NinjaAPI(
 
 ERRORS: dict[int, Any] = {400: ProtocolErrorBody, 401: ProtocolErrorBody, 403: ProtocolErrorBody,
                           409: ProtocolErrorBody, 422: ProtocolErrorBody, 424: ProtocolErrorBody,
-                          503: ProtocolErrorBody}
+                          429: ProtocolErrorBody, 503: ProtocolErrorBody}
 AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
 KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
 
@@ -128,14 +129,20 @@ def context_from_request(request: HttpRequest) -> RequestContext:
 
 def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
          *, sign: bool = False, path_ids: dict[str, str] | None = None) -> HttpResponse:
+    annotate(transport="rest", operation=operation)
     try:
         for name, value in (path_ids or {}).items():
             problem = identifier_problem(value, field=name)
             if problem is not None:
                 raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
+        caller, authenticated = ratelimit.caller_from_headers(
+            {name.lower(): value for name, value in request.headers.items()}, request.META.get("REMOTE_ADDR")
+        )
+        ratelimit.enforce(op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated)
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
         ctx = context_from_request(request)
+        ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
                 principal=ctx.principal, operation=operation, key=ctx.idempotency_key,

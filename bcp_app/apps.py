@@ -6,7 +6,22 @@ class BcpAppConfig(AppConfig):
     verbose_name = "BCP"
 
     def ready(self) -> None:
+        from django.db import transaction
+        from django.db.models.signals import post_delete, post_save
+
+        from bcp_app.models import Platform
+        from bcp_app.platforms import platform_cache_drop
         from bcp_app.webhooks import on_order_changed
         from orders.signals import order_changed
 
         order_changed.connect(on_order_changed, dispatch_uid="bcp_app.order_webhooks")
+
+        def drop_cached_platform(sender: type, instance: Platform, **_: object) -> None:
+            # Now and after commit (a concurrent request may re-cache the old row before the commit).
+            platform_cache_drop(instance)
+            transaction.on_commit(lambda: platform_cache_drop(instance))
+
+        for name, signal in (("save", post_save), ("delete", post_delete)):
+            signal.connect(
+                drop_cached_platform, sender=Platform, dispatch_uid=f"bcp_app.platform_cache.{name}", weak=False
+            )

@@ -18,6 +18,7 @@ from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
 from bcp_app.platforms import platform_for_api_key, platform_for_profile
 from bcp_app.signatures import HttpMessage, SignatureError, verify_message
+from shop.ops.access_log import annotate
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
 
@@ -106,6 +107,7 @@ def resolve_context(
         raise ProtocolError("signature_missing", "Esta loja exige requisições assinadas (RFC 9421).")
     if platform is None and keyid is None and not getattr(settings, "BCP_ALLOW_ANONYMOUS", True):
         raise ProtocolError("unauthenticated", "Autentique-se com uma chave de API ou uma assinatura HTTP.")
+    annotate(transport=transport, platform=platform.public_id if platform else "anonymous")
     return RequestContext(
         transport=transport,
         profile_url=url,

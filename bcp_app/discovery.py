@@ -25,6 +25,8 @@ from bcp_app.constants import (
     SERVICES_BASE,
     SPEC_BASE,
 )
+from payments.merchant import pix_merchant
+from shop.store import store_get
 
 CARD_HANDLER = "com.google.pay"
 PIX_SPEC = f"{SPEC_BASE}/payment/pix"  # PIX.md §10 D2
@@ -75,6 +77,7 @@ def _pix_key_type(key: str) -> str:
 
 def pix_handler_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
+    merchant_name, merchant_city = pix_merchant()
     return {
         "id": settings.PIX_HANDLER_ID,
         "version": PROTOCOL_VERSION,
@@ -86,8 +89,8 @@ def pix_handler_entry() -> dict[str, Any]:
             "charge_kind": "cob",
             "key_type": _pix_key_type(settings.PIX_KEY),
             "expiration_seconds": settings.PIX_EXPIRATION_SECONDS,
-            "merchant_name": settings.PIX_MERCHANT_NAME[:25],
-            "merchant_city": settings.PIX_MERCHANT_CITY[:15],
+            "merchant_name": merchant_name[:25],
+            "merchant_city": merchant_city[:15],
             "min_amount": settings.PIX_MIN_AMOUNT,
             "max_amount": settings.PIX_MAX_AMOUNT,
         },
@@ -106,7 +109,7 @@ def card_handler_entry() -> dict[str, Any]:
             "api_version": 2,
             "api_version_minor": 0,
             "environment": "TEST" if settings.BCP_PIX_SANDBOX else "PRODUCTION",
-            "merchant_info": {"merchant_name": settings.SHOP_NAME},
+            "merchant_info": {"merchant_name": store_get().trade_name},
             "allowed_payment_methods": [
                 {
                     "type": "CARD",

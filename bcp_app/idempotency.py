@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 import rfc8785
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from bcp_app.errors import ProtocolError
@@ -61,19 +61,40 @@ def _unavailable(exc: Exception) -> ProtocolError:
     return ProtocolError("unavailable", "Armazenamento de idempotência indisponível; tente novamente.", retry_after=5)
 
 
+def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: Any) -> IdempotencyRecord | None:
+    """The usual case in one statement: INSERT … ON CONFLICT DO NOTHING (no savepoints, no second read).
+
+    Outside a transaction it commits at once, so a concurrent duplicate sees the claim; None when the key
+    is already taken (then `begin` reads the existing row under a lock)."""
+    record = IdempotencyRecord(
+        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
+        state=IdempotencyRecord.State.IN_PROGRESS, response_headers={}, created_at=now, expires_at=now + RETENTION,
+    )
+    table = IdempotencyRecord._meta.db_table
+    empty = "'{}'::jsonb" if connection.vendor == "postgresql" else "'{}'"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (principal, operation, key, fingerprint, state, response_headers, created_at,"  # noqa: S608
+            f" expires_at) VALUES (%s, %s, %s, %s, %s, {empty}, %s, %s)"
+            " ON CONFLICT (principal, operation, key) DO NOTHING RETURNING id",
+            [principal, operation, key, fingerprint, record.state, now, record.expires_at],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    record.pk = row[0]
+    record._state.adding = False
+    return record
+
+
 def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> IdempotencyRecord | OperationResult:
     """Claim `key` (returns the record) or answer from the store (returns the stored result)."""
     now = timezone.now()
     try:
+        claimed = _claim(principal=principal, operation=operation, key=key, fingerprint=fingerprint, now=now)
+        if claimed is not None:
+            return claimed
         with transaction.atomic():
-            try:
-                with transaction.atomic():
-                    return IdempotencyRecord.objects.create(
-                        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
-                        expires_at=now + RETENTION,
-                    )
-            except IntegrityError:
-                pass
             record = IdempotencyRecord.objects.select_for_update().get(
                 principal=principal, operation=operation, key=key
             )

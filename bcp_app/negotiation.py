@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -137,16 +138,35 @@ def _record_failure(url: str, error: ProtocolError) -> None:
     _prune_cache(now)  # failures add rows too: a flood of unreachable profile URLs stays within the cap
 
 
+def _memo_key(url: str) -> str:
+    return f"bcp:profile:{_url_hash(url)}"
+
+
+def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
+    # Per process (or Redis) in front of the Postgres cache, for the profile's own remaining TTL.
+    seconds = int((expires_at - now).total_seconds())
+    if seconds > 0:
+        cache.set(_memo_key(url), body, seconds)
+
+
+def cached_platform_profile(url: str) -> dict[str, Any] | None:
+    """The profile when this process (or Redis) has it fresh, else None; never a query or a fetch."""
+    return cache.get(_memo_key(url))
+
+
 def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
     """The validated platform profile at `url` (BCP-NEG-02/03), from cache when fresh.
 
     A fetch holds no database connection (it goes back to the pool first) and no transaction; the
     cache row is written after it. Concurrent fetches of one URL in this process share one request.
     """
+    if not force_refresh and (memo := cache.get(_memo_key(url))) is not None:
+        return memo
     now = timezone.now()
     entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()
     if entry is not None and not force_refresh:
         if entry.body is not None and entry.expires_at > now:
+            _memo(url, entry.body, entry.expires_at, now)
             return entry.body
         if entry.failed_until and entry.failed_until > now:
             if entry.body is not None and entry.expires_at + STALE_GRACE > now:
@@ -179,6 +199,7 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
                   "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
     )
     _prune_cache(now)
+    _memo(url, document, now + timedelta(seconds=ttl), now)
     return document, ttl
 
 

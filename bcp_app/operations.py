@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bcp_app import ap2, catalog, presenters
+from bcp_app import ap2, catalog, presenters, ratelimit
 from bcp_app.constants import AP2_MANDATE, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
@@ -45,7 +45,7 @@ from bcp_app.schemas.checkout import (
     CheckoutWrite,
 )
 from bcp_app.schemas.payment import PaymentIn
-from shop import checkout_types as ct
+from shop.checkout import types as ct
 
 __all__ = [
     "OperationResult",
@@ -111,7 +111,7 @@ def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operati
 
 
 def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
-    from shop.checkout_selectors import checkout_view
+    from shop.checkout.selectors import checkout_view
 
     body = presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx)
     return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
@@ -206,6 +206,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     request = validate(CheckoutCreateRequest, body)
     if not ctx.has(CHECKOUT):
         return _incompatible(ctx, CHECKOUT)
+    # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
+    ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request))
@@ -237,13 +239,13 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
 
 def _guarded(ctx: RequestContext, checkout_id: str) -> OperationResult | None:
     """Existence and ownership check before a write; the engine re-checks under its row lock."""
-    from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
+    from shop.checkout.selectors import CheckoutNotFound, checkout_platform_id
 
     try:
-        checkout = checkout_by_public_id(str(checkout_id))
+        platform_id = checkout_platform_id(str(checkout_id))
     except CheckoutNotFound:
         return _not_found_checkout(ctx)
-    return None if _owned(ctx, checkout) else _not_found_checkout(ctx)
+    return None if not platform_id or platform_id == ctx.platform_id else _not_found_checkout(ctx)
 
 
 def update_checkout(
@@ -314,14 +316,14 @@ def cancel_checkout(
 
 def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
     """BCP §7 Get Order: only the originating platform may read it (BCP-ORD-02)."""
-    from orders.selectors import order_for_bcp
+    from orders.selectors import order_presented
 
     if not ctx.has(ORDER):
         return _incompatible(ctx, ORDER)
     caps = ctx.ucp_capabilities(ORDER)
     if not ctx.authenticated or ctx.platform_id is None:
         return OperationResult(200, error_response("unauthorized", _text(ctx, "order_unauthorized"), capabilities=caps))
-    order = order_for_bcp(str(order_id))
+    order = order_presented(str(order_id))
     if order is None:
         return OperationResult(200, error_response("not_found", _text(ctx, "order_not_found"), capabilities=caps))
     if order.platform_id != ctx.platform_id:

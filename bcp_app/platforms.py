@@ -8,6 +8,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -50,16 +51,35 @@ def platform_revoke(*, public_id: str) -> Platform:
     return platform
 
 
+# Platforms by API-key hash, cached briefly: every agent request authenticates. A save (revoke) drops the
+# entry at once (`platform_cache_drop`, on post_save); a cache that cannot hear other processes (local
+# memory) keeps a revoked key usable there for at most this long.
+PLATFORM_CACHE_SECONDS = 30
+
+
+def _platform_key(key_hash: str) -> str:
+    return f"bcp:platform:{key_hash}"
+
+
+def platform_cache_drop(platform: Platform) -> None:
+    cache.delete(_platform_key(platform.key_hash))
+
+
 def platform_for_api_key(api_key: str) -> Platform | None:
     """The active platform owning `api_key`, or None (unknown, malformed or revoked)."""
     match = _KEY_RE.match(api_key.strip())
     if not match:
         return None
+    key_hash = _hash_key(api_key.strip())
+    cached = cache.get(_platform_key(key_hash))
+    if isinstance(cached, Platform):
+        return cached
     platform = Platform.objects.filter(key_prefix=match.group(1)).first()
     if platform is None or not platform.active:
         return None
-    if not hmac.compare_digest(platform.key_hash, _hash_key(api_key.strip())):
+    if not hmac.compare_digest(platform.key_hash, key_hash):
         return None
+    cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
     return platform
 
 

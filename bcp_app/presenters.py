@@ -15,7 +15,7 @@ from django.conf import settings
 from bcp_app.constants import AP2_MANDATE, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER, PIX_HANDLER, PROTOCOL_VERSION
 from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
-from shop.checkout_types import (
+from shop.checkout.types import (
     CheckoutMessage,
     CheckoutView,
     DestinationView,

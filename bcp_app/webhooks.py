@@ -148,10 +148,29 @@ def due_deliveries(*, limit: int = 100) -> list[int]:
     )
 
 
+def webhook_may_be_due(platform_id: str | None) -> bool:
+    """Whether a Celery task is worth enqueuing: not for orders without a platform (the storefront's),
+    nor when the platform's cached profile asks for no order webhook. Unknown → True (the task decides)."""
+    if not platform_id:
+        return False
+    platform = platform_get(platform_id)
+    if platform is None or not platform.active or not platform.profile_url:
+        return False
+    profile = negotiation.cached_platform_profile(platform.profile_url)
+    if profile is None:
+        return True
+    if ORDER not in negotiation.negotiate(profile):
+        return False
+    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
+    return isinstance(url, str) and bool(url)
+
+
 def on_order_changed(sender: Any, order_id: str, event: str, **kwargs: Any) -> None:
     """Receiver of `orders.signals.order_changed` (already sent after commit)."""
     from bcp_app.tasks import prepare_order_webhook
 
+    if "platform_id" in kwargs and not webhook_may_be_due(kwargs["platform_id"]):
+        return
     try:
         prepare_order_webhook.delay(order_id, event)
     except Exception:  # a broker outage must not break the order flow; the event is logged for replay

@@ -20,7 +20,9 @@ from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
-from orders.admin_actions import ACTIONS, csv_rows, perform_action
+from orders.admin_actions import ACTIONS, available_actions, perform_action
+from orders.admin_errors import staff_message
+from orders.admin_export import csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
     ExpectationInline,
@@ -35,6 +37,7 @@ from orders.labels import (
 from orders.models import (
     FulfillmentEvent,
     Order,
+    OrderLine,
 )
 from orders.money import format_brl
 from orders.selectors import order_search
@@ -185,7 +188,7 @@ class OrderAdmin(admin.ModelAdmin):
                 order_mark_delivered(order_id=order.public_id, actor=request.user.get_username())
                 done += 1
             except OrderError as error:
-                self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
+                self.message_user(request, f"#{order.number}: {staff_message(error)}", messages.WARNING)
         if done:
             self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
 
@@ -197,6 +200,7 @@ class OrderAdmin(admin.ModelAdmin):
         wrap: Callable = self.admin_site.admin_view
         custom = [
             path("export.csv", wrap(self.export_csv_view), name="orders_order_export_csv"),
+            path("export.xlsx", wrap(self.export_xlsx_view), name="orders_order_export_xlsx"),
             path("<str:public_id>/action/<slug:slug>/", wrap(self.action_view), name="orders_order_action"),
         ]
         return custom + super().get_urls()
@@ -205,8 +209,9 @@ class OrderAdmin(admin.ModelAdmin):
         order = self.get_object(request, object_id)
         allowed = []
         if order is not None:
+            offered = available_actions(order)
             for slug, (perm, title, _form) in ACTIONS.items():
-                if request.user.has_perm(perm):
+                if slug in offered and request.user.has_perm(perm):
                     allowed.append((reverse("admin:orders_order_action", args=[order.public_id, slug]), title))
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), "order_actions": allowed})
 
@@ -219,7 +224,22 @@ class OrderAdmin(admin.ModelAdmin):
         order = Order.objects.prefetch_related("lines").filter(public_id=public_id).first()
         if order is None:
             raise Http404
-        form = form_class(request.POST or None, order=order)
+        change_url = reverse("admin:orders_order_change", args=[order.pk])
+        if slug not in available_actions(order):
+            # A stale page or a typed URL: refuse in words, change nothing.
+            self.message_user(
+                request,
+                _("“%(action)s” não se aplica ao pedido #%(n)s na situação atual (%(status)s, %(payment)s).")
+                % {
+                    "action": title,
+                    "n": order.number,
+                    "status": order.get_status_display(),
+                    "payment": order.get_payment_status_display(),
+                },
+                messages.ERROR,
+            )
+            return HttpResponseRedirect(change_url)
+        form = form_class(request.POST if request.method == "POST" else None, order=order)
         if request.method == "POST" and form.is_valid():
             try:
                 message = perform_action(slug, order, form, request.user.get_username())
@@ -239,15 +259,28 @@ class OrderAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "orders/admin/action_form.html", context)
 
-    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        changelist = self.get_changelist_instance(request)
-        queryset = changelist.get_queryset(request).prefetch_related(
-            Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id"))
+        changelist = self.get_changelist_instance(request)  # the export follows the list's filters
+        return changelist.get_queryset(request).prefetch_related(
+            Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
+            Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
         )
+
+    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        queryset = self._export_queryset(request)
         response = StreamingHttpResponse(
             csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
+        return response
+
+    def export_xlsx_view(self, request: HttpRequest) -> HttpResponse:
+        queryset = self._export_queryset(request)
+        response = HttpResponse(
+            xlsx_bytes(queryset.iterator(chunk_size=500)),
+            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        )
+        response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.xlsx"'
         return response

@@ -1,11 +1,7 @@
-"""Admin action pages (each calls one service) and the CSV export rows, used by orders/admin.py."""
+"""Admin action pages (each calls one service) and which of them an order may take, used by orders/admin.py."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable, Iterator
-
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from orders import admin_forms as forms
@@ -13,20 +9,34 @@ from orders.models import Order
 from orders.money import format_brl
 from orders.services import (
     adjustment_mark_refund_result,
+    expectation_merge,
+    expectation_split,
     expectation_update,
     order_cancel,
     order_email_resend,
     order_mark_delivered,
     order_note_add,
+    order_pickup_done,
+    order_pickup_ready,
     order_refund,
+    order_return,
     order_ship,
+    order_tracking_correct,
 )
+from orders.services._common import refundable_amount
+from orders.services.handover import READY_FOR_PICKUP
 
 ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # slug: (permission, title, form)
     "ship": ("orders.ship_order", _("Registrar envio"), forms.ShipmentForm),
+    "tracking-fix": ("orders.ship_order", _("Corrigir rastreio"), forms.TrackingFixForm),
     "deliver": ("orders.ship_order", _("Marcar como entregue"), forms.DeliveredForm),
+    "pickup-ready": ("orders.ship_order", _("Pronto para retirada"), forms.PickupReadyForm),
+    "pickup-done": ("orders.ship_order", _("Marcar como retirado"), forms.PickupDoneForm),
     "expectation": ("orders.ship_order", _("Alterar previsão"), forms.ExpectationForm),
+    "split": ("orders.ship_order", _("Dividir previsão"), forms.SplitForm),
+    "merge": ("orders.ship_order", _("Juntar previsões"), forms.MergeForm),
+    "return": ("orders.refund_order", _("Registrar devolução"), forms.ReturnForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
@@ -35,8 +45,83 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
 }
 
 
+def available_actions(order: Order) -> list[str]:
+    """The action slugs that make sense for the order as it is now (the rest are neither offered nor run)."""
+    lines = list(order.lines.all())
+    events = {e.type for e in order.fulfillment_events.all()}
+    canceled = order.status == "canceled"
+    paid = order.payment_status in ("paid", "partially_refunded")
+    method = order.fulfillment_method
+    offered: list[str] = []
+    if not canceled and method == "shipping" and paid and any(ln.quantity_total > ln.quantity_shipped for ln in lines):
+        offered.append("ship")
+    if not canceled and "shipped" in events and any(e.tracking_number for e in order.fulfillment_events.all()):
+        offered.append("tracking-fix")
+    if not canceled and method == "shipping" and any(ln.quantity_shipped > ln.quantity_delivered for ln in lines):
+        offered.append("deliver")
+    if not canceled and method == "digital" and any(ln.quantity_total > ln.quantity_delivered for ln in lines):
+        offered.append("deliver")
+    undelivered = any(ln.quantity_total > ln.quantity_delivered for ln in lines)
+    if not canceled and method == "pickup" and paid and undelivered:
+        offered.append("pickup-done" if READY_FOR_PICKUP in events else "pickup-ready")
+    expectations = list(order.expectations.all())
+    if not canceled and order.status not in ("delivered", "returned") and expectations:
+        offered.append("expectation")
+        if any(sum(int(i["quantity"]) for i in e.line_items) >= 2 for e in expectations):
+            offered.append("split")
+        if len(expectations) >= 2:
+            offered.append("merge")
+    if not canceled and any(ln.quantity_fulfilled > 0 for ln in lines):
+        offered.append("return")
+    if refundable_amount(order) > 0:
+        offered.append("refund")
+    if order.adjustments.filter(type="refund", status="pending").exists():
+        offered.append("refund-result")
+    if order.status in ("placed", "partially_shipped"):
+        offered.append("cancel")
+    offered += ["note", "resend-email"]
+    return offered
+
+
 def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
     data = form.cleaned_data
+    if slug == "tracking-fix":
+        event = order_tracking_correct(
+            order_id=order.public_id, event_id=data["event"], tracking_number=data["tracking_number"], actor=actor
+        )
+        return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
+            "code": event.tracking_number
+        }
+    if slug == "return":
+        order_return(
+            order_id=order.public_id,
+            lines=form.line_quantities(),
+            reason=form.reason_text(),
+            restock=data.get("restock", False),
+            refund_amount=data.get("refund_amount") or 0,
+            actor=actor,
+        )
+        return str(_("Devolução registrada."))
+    if slug == "split":
+        when = data.get("fulfillable_on")
+        expectation_split(
+            order_id=order.public_id,
+            expectation_id=data["expectation"],
+            lines=form.line_quantities(),
+            description=data.get("description") or None,
+            fulfillable_on=when.isoformat() if when else None,
+            actor=actor,
+        )
+        return str(_("Previsão dividida."))
+    if slug == "merge":
+        expectation_merge(order_id=order.public_id, expectation_ids=data["expectations"], actor=actor)
+        return str(_("Previsões juntadas."))
+    if slug == "pickup-ready":
+        order_pickup_ready(order_id=order.public_id, description=data.get("description", ""), actor=actor)
+        return str(_("Pedido pronto para retirada; o comprador foi avisado por e-mail."))
+    if slug == "pickup-done":
+        order_pickup_done(order_id=order.public_id, actor=actor)
+        return str(_("Retirada registrada."))
     if slug == "ship":
         event = order_ship(
             order_id=order.public_id,
@@ -77,63 +162,3 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Nota adicionada."))
     order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
     return str(_("E-mail reenviado."))
-
-
-def _csv_safe(value: object) -> str:
-    # Spreadsheet formula injection: a cell starting with = + - @ is prefixed with a quote.
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _decimal(cents: int) -> str:
-    # Exact integer arithmetic (no floats): 12345 → "123.45".
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-CSV_HEADER = [
-    "numero",
-    "id",
-    "data",
-    "situacao",
-    "pagamento",
-    "comprador",
-    "email",
-    "telefone",
-    "cpf_cnpj",
-    "entrega",
-    "total",
-    "pago",
-    "reembolsado",
-    "rastreio",
-]
-
-
-def csv_rows(queryset: Iterable[Order]) -> Iterator[str]:
-    """CSV lines of orders (fulfillment_events prefetched), streamed."""
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_HEADER)
-    for order in queryset:
-        tracking = " ".join(e.tracking_number for e in order.fulfillment_events.all() if e.tracking_number)
-        row = [
-            order.number,
-            order.public_id,
-            timezone.localtime(order.placed_at).strftime("%Y-%m-%d %H:%M"),
-            order.status,
-            order.payment_status,
-            order.buyer_name,
-            order.buyer_email,
-            order.buyer_phone,
-            order.buyer_tax_id,
-            order.fulfillment_title or order.fulfillment_method,
-            _decimal(order.total_amount),
-            _decimal(order.paid_amount),
-            _decimal(order.refunded_amount),
-            tracking,
-        ]
-        yield writer.writerow([_csv_safe(value) for value in row])

@@ -7,12 +7,16 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from orders.admin_errors import staff_message
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine
-from orders.money import format_brl, parse_brl
+from orders.money import MoneyField, format_brl
+from orders.services import correios_code_valid
 from orders.services._common import refundable_amount
 from orders.types import LineQuantity
+
+CORREIOS_INVALID = _("Código dos Correios inválido: 2 letras, 9 números e “BR” (ex.: BR123456785BR); confira o dígito.")
 
 
 class OrderActionForm(forms.Form):
@@ -27,8 +31,15 @@ class OrderActionForm(forms.Form):
         self.lines: list[OrderLine] = list(order.lines.all()) if self.line_limit_attr else []
         in_transit = any(line.quantity_shipped > line.quantity_delivered for line in self.lines)
         for line in self.lines:
-            remaining = max(0, line.quantity_total - getattr(line, f"quantity_{self.line_limit_attr}"))
-            suggested = remaining
+            if self.line_limit_attr == "returnable":
+                remaining = line.quantity_fulfilled  # only what reached the buyer can come back
+            elif self.line_limit_attr == "split":
+                remaining = line.quantity_total
+            else:
+                remaining = max(0, line.quantity_total - getattr(line, f"quantity_{self.line_limit_attr}"))
+            if self.line_limit_attr == "delivered" and order.fulfillment_method == "shipping":
+                remaining = max(0, line.quantity_shipped - line.quantity_delivered)  # only what was shipped
+            suggested = 0 if self.line_limit_attr in ("returnable", "split") else remaining
             if self.line_limit_attr == "delivered" and in_transit:
                 suggested = line.quantity_shipped - line.quantity_delivered  # deliver what is on its way
             self.fields[f"qty_{line.public_id}"] = forms.IntegerField(
@@ -61,7 +72,7 @@ class OrderActionForm(forms.Form):
             chosen = self.line_quantities()
             if index < len(chosen):
                 field = f"qty_{chosen[index].line_id}"
-        self.add_error(field if field in self.fields else None, error.message)
+        self.add_error(field if field in self.fields else None, staff_message(error))
 
 
 class ShipmentForm(OrderActionForm):
@@ -76,6 +87,56 @@ class ShipmentForm(OrderActionForm):
     )
     description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
+        carrier = (cleaned.get("carrier") or "").strip()
+        if code and carrier.lower() == "correios" and not correios_code_valid(code):
+            self.add_error(
+                "tracking_number",
+                CORREIOS_INVALID,
+            )
+        cleaned["tracking_number"] = code
+        return cleaned
+
+
+class TrackingFixForm(OrderActionForm):
+    """Correct a shipment's tracking code (the buyer gets the shipment e-mail again, once)."""
+
+    event = forms.ChoiceField(label=_("Envio"))
+    tracking_number = forms.CharField(label=_("Código de rastreio correto"), max_length=64)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        shipments = order.fulfillment_events.filter(type="shipped").exclude(tracking_number="")
+        self.carriers = {e.public_id: e.carrier for e in shipments}
+        self.fields["event"].choices = [
+            (e.public_id, f"{e.tracking_number} ({e.carrier or _('sem transportadora')})")
+            for e in shipments.order_by("occurred_at", "id")
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
+        carrier = self.carriers.get(cleaned.get("event", ""), "")
+        if code and carrier.lower() == "correios" and not correios_code_valid(code):
+            self.add_error(
+                "tracking_number",
+                CORREIOS_INVALID,
+            )
+        cleaned["tracking_number"] = code
+        return cleaned
+
+
+class PickupReadyForm(OrderActionForm):
+    description = forms.CharField(
+        label=_("Recado ao comprador"), max_length=255, required=False, initial="Pronto para retirada"
+    )
+
+
+class PickupDoneForm(OrderActionForm):
+    confirm = forms.BooleanField(label=_("Confirmo que o comprador retirou o pedido"))
+
 
 class DeliveredForm(OrderActionForm):
     line_limit_attr = "delivered"
@@ -83,7 +144,7 @@ class DeliveredForm(OrderActionForm):
 
 
 class RefundForm(OrderActionForm):
-    amount = forms.CharField(label=_("Valor (R$)"), max_length=20)
+    amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
@@ -91,12 +152,6 @@ class RefundForm(OrderActionForm):
         self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
             "amount": format_brl(refundable_amount(order))
         }
-
-    def clean_amount(self) -> int:
-        try:
-            return parse_brl(self.cleaned_data["amount"])
-        except ValueError as error:
-            raise forms.ValidationError(str(error)) from None
 
 
 class CancelForm(OrderActionForm):
@@ -149,3 +204,83 @@ class ExpectationForm(OrderActionForm):
         ]
         if expectations:
             self.fields["description"].initial = expectations[0].description
+
+
+RETURN_CONDITIONS = [
+    ("novo", _("Novo, na embalagem")),
+    ("usado", _("Usado, em bom estado")),
+    ("avariado", _("Avariado")),
+]
+
+
+class ReturnForm(OrderActionForm):
+    """The buyer sent items back: which, why, in what state; back to stock or not; money back or not."""
+
+    line_limit_attr = "returnable"
+    reason = forms.CharField(label=_("Motivo"), max_length=200)
+    condition = forms.ChoiceField(label=_("Estado dos itens"), choices=RETURN_CONDITIONS)
+    restock = forms.BooleanField(label=_("Devolver ao estoque"), initial=True, required=False)
+    refund_amount = MoneyField(
+        label=_("Reembolso por Pix (R$)"),
+        required=False,
+        help_text=_("Vazio: sem reembolso agora (por exemplo, troca por outro produto)."),
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["refund_amount"].help_text = _("Reembolsável: %(amount)s. Vazio: sem reembolso (troca).") % {
+            "amount": format_brl(refundable_amount(order))
+        }
+
+    def clean_refund_amount(self) -> int:
+        amount = self.cleaned_data.get("refund_amount") or 0
+        if amount > refundable_amount(self.order):
+            raise forms.ValidationError(
+                _("Só %(amount)s do valor pago pode ser reembolsado.")
+                % {"amount": format_brl(refundable_amount(self.order))}
+            )
+        return amount
+
+    def reason_text(self) -> str:
+        condition = dict(RETURN_CONDITIONS)[self.cleaned_data["condition"]]
+        return f"{self.cleaned_data['reason']} (estado: {condition})"
+
+
+class SplitForm(OrderActionForm):
+    """Move some items of a promise to a new one (e.g. a back-ordered item ships later)."""
+
+    line_limit_attr = "split"
+    expectation = forms.ChoiceField(label=_("Previsão de origem"))
+    description = forms.CharField(label=_("Descrição da nova previsão"), max_length=255, required=False)
+    fulfillable_on = forms.DateTimeField(label=_("Disponível em"), required=False, help_text=_("Vazio: agora."))
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["expectation"].choices = _expectation_choices(order)
+
+
+class MergeForm(OrderActionForm):
+    expectations = forms.MultipleChoiceField(
+        label=_("Previsões a juntar"), widget=forms.CheckboxSelectMultiple, help_text=_("Marque pelo menos duas.")
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["expectations"].choices = _expectation_choices(order)
+
+    def clean_expectations(self) -> list[str]:
+        chosen = self.cleaned_data.get("expectations") or []
+        if len(chosen) < 2:
+            raise forms.ValidationError(_("Marque pelo menos duas previsões."))
+        return chosen
+
+
+def _expectation_choices(order: Order) -> list[tuple[str, str]]:
+    lines = {line.public_id: line for line in order.lines.all()}
+    return [
+        (
+            e.public_id,
+            f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(e.line_items, lines)})",
+        )
+        for e in order.expectations.order_by("position", "id")
+    ]

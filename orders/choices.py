@@ -48,6 +48,7 @@ class FulfillmentEventType(models.TextChoices):
     CANCELED = "canceled", _("Envio cancelado")
     UNDELIVERABLE = "undeliverable", _("Não foi possível entregar")
     RETURNED_TO_SENDER = "returned_to_sender", _("Devolvido ao remetente")
+    READY_FOR_PICKUP = "ready_for_pickup", _("Pronto para retirada")
 
 
 class AdjustmentType(models.TextChoices):
@@ -69,6 +70,7 @@ class EmailKind(models.TextChoices):
     PLACED = "placed", _("Pedido recebido")
     PAYMENT_CONFIRMED = "payment_confirmed", _("Pagamento confirmado")
     SHIPPED = "shipped", _("Pedido enviado")
+    READY_FOR_PICKUP = "ready_for_pickup", _("Pronto para retirada")
     DELIVERED = "delivered", _("Pedido entregue")
     REFUNDED = "refunded", _("Reembolso feito")
     CANCELED = "canceled", _("Pedido cancelado")

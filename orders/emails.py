@@ -1,52 +1,124 @@
-"""Buyer e-mails: subject, text and HTML rendered in the order's language (pt-BR or English)."""
+"""Buyer e-mails: subject, text and HTML rendered in the order's language (pt-BR or English).
+
+Every e-mail carries the order as it stands (items, every totals line, refunds), the address or the pickup
+store with its hours, and the payment; shipment and delivery e-mails list what that event covered. Bodies go
+out as UTF-8 `8bit` (not quoted-printable) wherever the backend allows, so the development console is readable.
+"""
 
 from __future__ import annotations
+
+import email.policy
+from email.message import EmailMessage as PyEmailMessage
+from email.policy import Policy
+from email.utils import parseaddr
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
+from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, Order
+from orders.summary import all_delivered, money_rows, pickup_hours
+
+# SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
+_READABLE = email.policy.default.clone(max_line_length=998)
 
 
-def _subject(kind: str, number: int, shop: str) -> str:
+def _shop_context() -> dict[str, Any]:
+    """The shop's name and identity for header and footer, from the provider the project names."""
+    provider = getattr(settings, "ORDERS_EMAIL_CONTEXT_PROVIDER", "")
+    return dict(import_string(provider)()) if provider else {}
+
+
+class OrderEmail(EmailMultiAlternatives):
+    def message(self, *, policy: Policy = email.policy.default) -> PyEmailMessage:
+        # The SMTP backend asks for its strict policy explicitly and keeps it; console/file/locmem get 8bit.
+        return super().message(policy=_READABLE if policy is email.policy.default else policy)
+
+
+def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str:
     subjects = {
         "placed": _("Recebemos seu pedido #%(number)s"),
         "payment_confirmed": _("Pagamento confirmado: pedido #%(number)s"),
         "shipped": _("Seu pedido #%(number)s foi enviado"),
+        "ready_for_pickup": _("Seu pedido #%(number)s está pronto para retirada"),
         "delivered": _("Seu pedido #%(number)s foi entregue"),
         "refunded": _("Reembolso do pedido #%(number)s"),
         "canceled": _("Pedido #%(number)s cancelado"),
     }
-    return f"{shop}: " + subjects[kind] % {"number": number}
+    if partial and kind == "shipped":
+        subject = _("Parte do seu pedido #%(number)s foi enviada")
+    elif partial and kind == "delivered":
+        subject = _("Parte do seu pedido #%(number)s foi entregue")
+    else:
+        subject = subjects[kind]
+    return f"{shop}: " + subject % {"number": number}
 
 
-def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
+def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[FulfillmentEvent | None, Adjustment | None]:
     event = adjustment = None
     if ref.startswith("evt_"):
-        event = FulfillmentEvent.objects.filter(order=order, public_id=ref).first()
+        # "<event id>:<code>" is the e-mail of a corrected tracking code.
+        event = FulfillmentEvent.objects.filter(order=order, public_id=ref.split(":")[0]).first()
     elif ref.startswith("adj_"):
         adjustment = Adjustment.objects.filter(order=order, public_id=ref).first()
     elif kind in ("shipped", "delivered"):  # a resend: the latest event of that kind
         event = FulfillmentEvent.objects.filter(order=order, type=kind).order_by("-occurred_at", "-id").first()
     elif kind == "refunded":
         adjustment = Adjustment.objects.filter(order=order, type="refund").order_by("-occurred_at", "-id").first()
+    return event, adjustment
+
+
+def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
+    event, adjustment = _event_and_adjustment(order, kind, ref)
+    lines = list(order.lines.all())
+    by_id = {line.public_id: line for line in lines}
+    adjustments = list(order.adjustments.order_by("occurred_at", "id"))
+    # What this shipment / delivery covered, and whether something of the order is still to come.
+    event_items = [(by_id[i["id"]], i["quantity"]) for i in (event.line_items if event else []) if i["id"] in by_id]
+    live = [line for line in lines if line.quantity_total]
+    if kind == "shipped":
+        partial = any(line.quantity_shipped < line.quantity_total for line in live)
+    elif kind == "delivered":
+        partial = not all_delivered(lines)
+    else:
+        partial = False
+    if kind in ("shipped", "delivered"):
+        items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
+    else:
+        items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
+    _, contact = parseaddr(settings.DEFAULT_FROM_EMAIL)
     context = {
         "order": order,
         "kind": kind,
-        "lines": list(order.lines.all()),
+        "lines": lines,
         "event": event,
+        "items": items,
+        "partial": partial,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,
+        "tracking_corrected": ref.startswith("evt_") and ":" in ref,
         "shop_name": settings.SHOP_NAME,
+        "shop_contact": contact,
+        "shop_tax_id": "",
+        "pickup_hours": pickup_hours(order),
+        **_shop_context(),
     }
     with translation.override(order.language or settings.LANGUAGE_CODE):
-        subject = _subject(kind, order.number, settings.SHOP_NAME)
+        context["money_rows"] = money_rows(order, adjustments)
+        context["payment_text"] = (
+            f"{payment_type_label(order.payment_type)} — {payment_status_label(order.payment_status)}"
+            if order.payment_type
+            else payment_status_label(order.payment_status)
+        )
+        subject = _subject(kind, order.number, context["shop_name"], partial=partial)
         text = render_to_string(f"orders/email/{kind}.txt", context)
         html = render_to_string(f"orders/email/{kind}.html", context)
-    message = EmailMultiAlternatives(subject=subject, body=text, to=[to])
+    message = OrderEmail(subject=subject, body=text, to=[to])
     message.attach_alternative(html, "text/html")
     return message

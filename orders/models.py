@@ -88,6 +88,10 @@ class Order(models.Model):
     permalink_token = models.CharField(max_length=64, unique=True, default=new_permalink_token, editable=False)
     placed_at = models.DateTimeField(_("data"), auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The BCP §7 order as presented (without `permalink_url`, which follows BCP_PUBLIC_URL), as JSON text in
+    # key order; rewritten by every order service in its own transaction (services._common.notify_changed),
+    # so Get Order is one read. Empty for orders written before it existed: they are rendered on read.
+    bcp_json = models.TextField(blank=True, default="", editable=False)
     canceled_at = models.DateTimeField(_("cancelado em"), null=True, blank=True)
 
     class Meta:
@@ -353,3 +357,6 @@ class ApiIdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+from orders.outbox_models import OutboxMessage  # noqa: E402, F401  (registered with the orders app)

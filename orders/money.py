@@ -1,27 +1,115 @@
-"""Formatting of centavos for the admin, CSV and e-mails (templates of `shop` are not ours to import)."""
+"""The one money module: integer centavos ↔ "R$ 1.234,56" (display) and typed amounts (parsing).
+
+It lives in `orders`, the leaf every other app may import (`orders` and `payments` import nothing of
+ours), so the storefront filter, the admin, e-mails, CSV, coupons and agent replies share one rule.
+Never floats: every conversion is integer arithmetic on the digits.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext as _
+
 
 def format_brl(cents: int | None) -> str:
-    """12345678 → "R$ 123.456,78"; -500 → "-R$ 5,00"."""
+    """12345678 → "R$ 123.456,78"; -500 → "-R$ 5,00"; None → ""."""
     if cents is None:
         return ""
     sign = "-" if cents < 0 else ""
     reais, centavos = divmod(abs(int(cents)), 100)
+    # Thousands grouped with "." as Brazilians write them.
     return f"{sign}R$ {reais:,}".replace(",", ".") + f",{centavos:02d}"
 
 
-def parse_brl(text: str) -> int:
-    """ "1.234,56" / "1234.56" / "R$ 10" → centavos. Raises ValueError on anything else."""
-    raw = text.strip().replace("R$", "").replace(" ", "")
-    if not raw or raw.startswith("-"):
-        raise ValueError("enter a positive amount, e.g. 12,34")
+def format_decimal_comma(cents: int) -> str:
+    """12345 → "123,45" (spreadsheets in pt-BR: no currency sign, no thousands separator)."""
+    sign = "-" if cents < 0 else ""
+    reais, centavos = divmod(abs(int(cents)), 100)
+    return f"{sign}{reais},{centavos:02d}"
+
+
+def format_decimal_point(cents: int) -> str:
+    """4290 → "42.90" (machine formats: schema.org, APIs)."""
+    sign = "-" if cents < 0 else ""
+    reais, centavos = divmod(abs(int(cents)), 100)
+    return f"{sign}{reais}.{centavos:02d}"
+
+
+def format_amount_input(cents: int | None) -> str:
+    """The value shown back in a form field: 3590 → "35,90" (what the merchant typed)."""
+    if cents is None:
+        return ""
+    return format_decimal_comma(cents)
+
+
+def parse_brl(text: str, *, allow_zero: bool = True) -> int:
+    """ "35,90" / "35.90" / "R$ 35,90" / "1.234,56" / "1.234" / "10" → centavos.
+
+    Brazilian first: "," is the decimal separator and "." groups thousands; "35.90" (one or two
+    digits after a lone ".") is read as decimals too, because that is how a keyboard's numpad types it.
+    Raises ValueError with a Portuguese message a person can act on (shown on the form field).
+    """
+    raw = (text or "").strip().replace("R$", "").replace("\xa0", "").replace(" ", "")
+    if not raw:
+        raise ValueError(_("Informe um valor, por exemplo 35,90."))
+    if raw.startswith("-"):
+        raise ValueError(_("O valor não pode ser negativo."))
     if "," in raw:
-        raw = raw.replace(".", "").replace(",", ".")
-    whole, _, frac = raw.partition(".")
-    if not whole.isdigit() and not (whole == "" and frac):
-        raise ValueError("enter an amount such as 12,34")
+        whole, _sep, frac = raw.rpartition(",")
+        groups = whole.split(".")
+    elif raw.count(".") == 1 and len(raw.rpartition(".")[2]) in (1, 2):
+        whole, _sep, frac = raw.partition(".")
+        groups = [whole]
+    else:
+        whole, frac = raw, ""
+        groups = raw.split(".")
+    grouped_ok = len(groups) == 1 or (1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]))
+    digits = "".join(groups)
+    if not grouped_ok or not (digits or frac) or not (digits.isdigit() or digits == ""):
+        raise ValueError(_("Valor inválido: use reais e centavos, por exemplo 35,90."))
     if frac and (not frac.isdigit() or len(frac) > 2):
-        raise ValueError("use at most two decimal places")
-    return int(whole or "0") * 100 + int((frac + "00")[:2] or "0")
+        raise ValueError(_("Use no máximo duas casas decimais, por exemplo 35,90."))
+    if len(digits) > 12:
+        raise ValueError(_("Valor grande demais."))
+    cents = int(digits or "0") * 100 + int(frac.ljust(2, "0") or "0")
+    if cents == 0 and not allow_zero:
+        raise ValueError(_("O valor deve ser maior que zero."))
+    return cents
+
+
+class MoneyField(forms.Field):
+    """A form field for reais: accepts "35,90", "35.90", "R$ 35,90"; cleans to integer centavos."""
+
+    widget = forms.TextInput
+
+    def __init__(self, *args: Any, allow_zero: bool = True, **kwargs: Any) -> None:
+        self.allow_zero = allow_zero
+        super().__init__(*args, **kwargs)
+        self.widget.attrs.update({"inputmode": "decimal", "placeholder": "0,00", "size": 10, "maxlength": 20})
+
+    def prepare_value(self, value: Any) -> Any:
+        # Stored centavos come back as "35,90"; a re-shown bad input stays as typed.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return format_amount_input(value)
+        return value
+
+    def to_python(self, value: Any) -> int | None:  # type: ignore[override]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value).strip() if value is not None else ""
+        if not text:
+            return None
+        if len(text) > 20:
+            raise forms.ValidationError(_("Valor grande demais."), code="invalid")
+        try:
+            return parse_brl(text, allow_zero=self.allow_zero)
+        except ValueError as error:
+            raise forms.ValidationError(str(error), code="invalid") from None
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        try:
+            return self.to_python(data) != (initial if initial not in ("", None) else None)
+        except forms.ValidationError:
+            return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -158,8 +159,37 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
     return payload
 
 
+def order_presented(order_id: str) -> Order | None:
+    """The order for Get Order: one query when its presented JSON is stored (else with its relations)."""
+    if not isinstance(order_id, str) or not order_id:
+        return None
+    order = Order.objects.filter(public_id=order_id).first()
+    if order is None or order.bcp_json:
+        return order
+    return order_for_bcp(order_id)
+
+
 def order_bcp_payload(order: Order) -> dict[str, Any]:
-    """The BCP §7 order without the `ucp` envelope. Uses only prefetched relations (see order_for_bcp)."""
+    """The BCP §7 order without the `ucp` envelope: the stored presentation, else rendered (order_for_bcp)."""
+    if not order.bcp_json:
+        return order_bcp_render(order)
+    payload: dict[str, Any] = {}
+    for key, value in json.loads(order.bcp_json).items():
+        payload[key] = value
+        if key == "checkout_id":
+            payload["permalink_url"] = order.permalink_url
+    return payload
+
+
+def order_bcp_json(order: Order) -> str:
+    """What `Order.bcp_json` holds: the rendering without `permalink_url` (it follows BCP_PUBLIC_URL)."""
+    payload = order_bcp_render(order)
+    payload.pop("permalink_url")
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def order_bcp_render(order: Order) -> dict[str, Any]:
+    """The BCP §7 order rendered from the rows. Uses only prefetched relations (see order_for_bcp)."""
     return {
         "id": order.public_id,
         "label": f"#{order.number}",

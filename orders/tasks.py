@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from orders.models import EmailDelivery
 from orders.services import email_delivery_send
+from orders.services.outbox import outbox_pending_ids, outbox_process
 
 SWEEP_MIN_AGE = timedelta(minutes=2)  # younger rows are still in their normal after-commit path
 SWEEP_MAX_AGE = timedelta(days=2)  # an e-mail that old is stale: leave it to staff ("resend e-mail")
@@ -42,3 +43,19 @@ def send_pending_emails() -> int:
     for delivery_id in pending:
         send_order_email.delay(delivery_id)
     return len(pending)
+
+
+OUTBOX_SWEEP_MIN_AGE = timedelta(minutes=1)  # younger rows are still in their after-commit task
+
+
+@shared_task(name="orders.tasks.process_outbox_message", acks_late=True)
+def process_outbox_message(message_id: int) -> str:
+    """Run one outbox row (refund request, …); a duplicate task finds it done and does nothing."""
+    return outbox_process(message_id=message_id)
+
+
+@shared_task(name="orders.tasks.sweep_outbox")
+def sweep_outbox() -> int:
+    """Beat sweep: run outbox rows whose task was lost or failed. Returns how many it completed."""
+    ids = outbox_pending_ids(older_than=OUTBOX_SWEEP_MIN_AGE, limit=SWEEP_BATCH)
+    return sum(outbox_process(message_id=message_id) == "done" for message_id in ids)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import translation
-from django.views.decorators.http import require_GET
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET, require_http_methods
 
-from orders.labels import total_label
+from orders.lookup import lookup_allowed, order_lookup_request
+from orders.models import AdjustmentType
 from orders.selectors import order_for_permalink
+from orders.summary import is_closed, line_words, money_rows, pickup_hours
 
 SUPPORTED = {"pt-br", "en"}
 
@@ -67,28 +71,61 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
     language = _language(request, order.language)
     lines = list(order.lines.all())
     titles = {line.public_id: line.title for line in lines}
+    # Only what is still to be sent has an estimate: cancelled lines and a cancelled order have none.
+    pending = {line.public_id for line in lines if line.quantity_shipped < line.quantity_total}
+    closed = is_closed(order)
+    adjustments = list(order.adjustments.all())
     with translation.override(language):
+        for line in lines:
+            line.buyer_status = line_words(line, order)  # type: ignore[attr-defined]
+        expectations = []
+        for exp in [] if closed else order.expectations.all():
+            items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
+            if items:
+                expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
+        refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
         context = {
             "order": order,
             "lines": lines,
-            "totals": [{**entry, "label": total_label(entry)} for entry in order.totals],
-            "expectations": [
-                {
-                    "expectation": exp,
-                    "when": _when(exp.fulfillable_on),
-                    "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items],
-                }
-                for exp in order.expectations.all()
-            ],
+            "closed": closed,
+            "money_rows": money_rows(order, adjustments),
+            "refund_done": sum(-a.amount for a in refunds if a.status == "completed"),
+            "refund_pending": sum(-a.amount for a in refunds if a.status == "pending"),
+            "pickup_hours": pickup_hours(order),
+            "expectations": expectations,
             "events": [
                 {"event": event, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items]}
                 for event in reversed(list(order.fulfillment_events.all()))
             ],
             "adjustments": [
-                {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount}
-                for adj in order.adjustments.all()
+                {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount} for adj in adjustments
             ],
         }
         response = render(request, "orders/permalink.html", context)
     response["Content-Language"] = language
+    return _private(response)
+
+
+class LookupForm(forms.Form):
+    email = forms.EmailField(label=_("E-mail usado na compra"), max_length=254)
+    number = forms.IntegerField(label=_("Número do pedido"), min_value=1, max_value=10**12)
+
+
+@require_http_methods(["GET", "POST"])
+def order_lookup(request: HttpRequest) -> HttpResponse:
+    """`/pedido`: the same answer whether or not the order exists; rate-limited per client and e-mail."""
+    form = LookupForm(request.POST or None)
+    status, sent = 200, False
+    if request.method == "POST" and form.is_valid():
+        email = form.cleaned_data["email"]
+        client = request.META.get("REMOTE_ADDR", "")
+        if lookup_allowed(client=client, email=email):
+            order_lookup_request(number=form.cleaned_data["number"], email=email)
+            sent = True
+        else:
+            status = 429
+            form.add_error(None, _("Muitas tentativas. Tente de novo em alguns minutos."))
+    elif request.method == "POST":
+        status = 400
+    response = render(request, "orders/lookup.html", {"form": form, "sent": sent}, status=status)
     return _private(response)

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils import formats
+from django.utils.translation import gettext_lazy as _
 
 from payments.models import CardPayment, PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent
+
+
+def _brl(cents: int | None) -> str:
+    # payments imports nothing of ours (not even the shop's money module): Django's own pt-BR number
+    # format gives the same "R$ 6.999,00"; Decimal keeps it exact.
+    if cents is None:
+        return "—"
+    return "R$ " + formats.number_format(Decimal(cents) / 100, 2, use_l10n=True, force_grouping=True)
+
+
+class MoneyColumns:
+    @admin.display(description=_("valor"), ordering="amount")
+    def amount_brl(self, obj: object) -> str:
+        return _brl(getattr(obj, "amount", None))
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -25,8 +43,13 @@ class PixPaymentInline(admin.TabularInline):
     model = PixPayment
     extra = 0
     can_delete = False
-    fields = ("end_to_end_id", "amount", "paid_at", "outcome", "source")
+    fields = ("end_to_end_id", "amount_brl", "paid_at", "outcome", "source")
     readonly_fields = fields
+
+    @admin.display(description=_("valor"))
+    def amount_brl(self, obj: PixPayment) -> str:
+        return _brl(obj.amount)
+
     show_change_link = True
 
     def has_add_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
@@ -34,8 +57,8 @@ class PixPaymentInline(admin.TabularInline):
 
 
 @admin.register(PixCharge)
-class PixChargeAdmin(ReadOnlyAdmin):
-    list_display = ("txid", "reference", "amount", "status", "status_reason", "expires_at", "paid_at", "created_at")
+class PixChargeAdmin(MoneyColumns, ReadOnlyAdmin):
+    list_display = ("txid", "reference", "amount_brl", "status", "status_reason", "expires_at", "paid_at", "created_at")
     list_filter = ("status", "status_reason")
     search_fields = ("txid", "reference", "end_to_end_id")
     date_hierarchy = "created_at"
@@ -43,8 +66,8 @@ class PixChargeAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PixPayment)
-class PixPaymentAdmin(ReadOnlyAdmin):
-    list_display = ("end_to_end_id", "txid", "amount", "outcome", "source", "paid_at")
+class PixPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
+    list_display = ("end_to_end_id", "txid", "amount_brl", "outcome", "source", "paid_at")
     list_filter = ("outcome", "source")
     search_fields = ("end_to_end_id", "txid")
 
@@ -63,15 +86,15 @@ class PixWebhookEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PixRefund)
-class PixRefundAdmin(ReadOnlyAdmin):
-    list_display = ("refund_id", "reference", "end_to_end_id", "amount", "status", "kind", "attempts", "created_at")
+class PixRefundAdmin(MoneyColumns, ReadOnlyAdmin):
+    list_display = ("refund_id", "reference", "end_to_end_id", "amount_brl", "status", "kind", "attempts", "created_at")
     list_filter = ("status", "kind")
     search_fields = ("refund_id", "psp_refund_id", "reference", "end_to_end_id", "rtr_id")
 
 
 @admin.register(CardPayment)
-class CardPaymentAdmin(ReadOnlyAdmin):
-    list_display = ("payment_id", "reference", "handler_id", "amount", "status", "code", "attempts", "created_at")
+class CardPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
+    list_display = ("payment_id", "reference", "handler_id", "amount_brl", "status", "code", "attempts", "created_at")
     list_filter = ("status", "handler_id", "gateway")
     search_fields = ("payment_id", "reference", "gateway_reference")
 

@@ -35,26 +35,26 @@ class PixCharge(models.Model):
         EXPIRED = "expired", "expirada"
         REFUNDED = "refunded", "devolvida"
 
-    txid = models.CharField(max_length=35, unique=True)
-    reference = models.CharField(max_length=64, db_index=True)
-    amount = models.BigIntegerField()
-    currency = models.CharField(max_length=3, default="BRL")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    txid = models.CharField(max_length=35, unique=True, verbose_name=_("txid"))
+    reference = models.CharField(max_length=64, db_index=True, verbose_name=_("referência"))
+    amount = models.BigIntegerField(verbose_name=_("valor"))
+    currency = models.CharField(max_length=3, default="BRL", verbose_name=_("moeda"))
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE, verbose_name=_("situação"))
     # Why the charge left `active` without a payment (replaced, canceled, amount_mismatch, expired).
-    status_reason = models.CharField(max_length=64, blank=True, default="")
-    description = models.CharField(max_length=140, blank=True, default="")
-    br_code = models.TextField()
-    location = models.CharField(max_length=200, blank=True, default="")
-    psp_created_at = models.DateTimeField()
-    expires_at = models.DateTimeField()
-    paid_amount = models.BigIntegerField(null=True, blank=True)
-    end_to_end_id = models.CharField(max_length=32, blank=True, default="")
-    paid_at = models.DateTimeField(null=True, blank=True)
+    status_reason = models.CharField(max_length=64, blank=True, default="", verbose_name=_("motivo da situação"))
+    description = models.CharField(max_length=140, blank=True, default="", verbose_name=_("descrição"))
+    br_code = models.TextField(verbose_name=_("BR Code (copia e cola)"))
+    location = models.CharField(max_length=200, blank=True, default="", verbose_name=_("location"))
+    psp_created_at = models.DateTimeField(verbose_name=_("criada no PSP em"))
+    expires_at = models.DateTimeField(verbose_name=_("expira em"))
+    paid_amount = models.BigIntegerField(null=True, blank=True, verbose_name=_("valor pago"))
+    end_to_end_id = models.CharField(max_length=32, blank=True, default="", verbose_name=_("endToEndId"))
+    paid_at = models.DateTimeField(null=True, blank=True, verbose_name=_("pago em"))
     # True once the PSP acknowledged the PATCH to REMOVIDA_PELO_USUARIO_RECEBEDOR.
-    psp_removed = models.BooleanField(default=False)
-    psp_payload = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    psp_removed = models.BooleanField(default=False, verbose_name=_("removida no PSP"))
+    psp_payload = models.JSONField(default=dict, blank=True, verbose_name=_("resposta do PSP"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("atualizado em"))
 
     class Meta:
         verbose_name = _("cobrança Pix")
@@ -87,15 +87,17 @@ class PixPayment(models.Model):
         REFUNDED_DUPLICATE = "refunded_duplicate", "devolvido: pagamento em duplicidade"
         UNKNOWN_CHARGE = "unknown_charge", "cobrança desconhecida"
 
-    end_to_end_id = models.CharField(max_length=32, unique=True)
-    charge = models.ForeignKey(PixCharge, null=True, blank=True, on_delete=models.PROTECT, related_name="payments")
-    txid = models.CharField(max_length=35, blank=True, default="")
-    amount = models.BigIntegerField()
-    paid_at = models.DateTimeField()
-    payer_message = models.CharField(max_length=140, blank=True, default="")
-    outcome = models.CharField(max_length=32, choices=Outcome.choices)
-    source = models.CharField(max_length=16, default="webhook")
-    created_at = models.DateTimeField(auto_now_add=True)
+    end_to_end_id = models.CharField(max_length=32, unique=True, verbose_name=_("endToEndId"))
+    charge = models.ForeignKey(
+        PixCharge, null=True, blank=True, on_delete=models.PROTECT, related_name="payments", verbose_name=_("cobrança")
+    )
+    txid = models.CharField(max_length=35, blank=True, default="", verbose_name=_("txid"))
+    amount = models.BigIntegerField(verbose_name=_("valor"))
+    paid_at = models.DateTimeField(verbose_name=_("pago em"))
+    payer_message = models.CharField(max_length=140, blank=True, default="", verbose_name=_("mensagem do pagador"))
+    outcome = models.CharField(max_length=32, choices=Outcome.choices, verbose_name=_("resultado"))
+    source = models.CharField(max_length=16, default="webhook", verbose_name=_("origem"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
 
     class Meta:
         verbose_name = _("Pix recebido")
@@ -118,19 +120,19 @@ class PixWebhookEvent(models.Model):
         WEBHOOK = "webhook", "webhook"
         POLL = "poll", "consulta"
 
-    source = models.CharField(max_length=16, choices=Source.choices, default=Source.WEBHOOK)
-    end_to_end_id = models.CharField(max_length=32)
-    refund_state = models.CharField(max_length=255, blank=True, default="")
-    txid = models.CharField(max_length=35, blank=True, default="")
-    payload = models.JSONField()
-    raw_body = models.BinaryField()
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.WEBHOOK, verbose_name=_("origem"))
+    end_to_end_id = models.CharField(max_length=32, verbose_name=_("endToEndId"))
+    refund_state = models.CharField(max_length=255, blank=True, default="", verbose_name=_("situação da devolução"))
+    txid = models.CharField(max_length=35, blank=True, default="", verbose_name=_("txid"))
+    payload = models.JSONField(verbose_name=_("conteúdo"))
+    raw_body = models.BinaryField(verbose_name=_("corpo recebido"))
     body_sha256 = models.CharField(max_length=64)
-    headers = models.JSONField(default=dict, blank=True)
-    received_at = models.DateTimeField(auto_now_add=True)
-    processed_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(max_length=64, blank=True, default="")
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
+    headers = models.JSONField(default=dict, blank=True, verbose_name=_("cabeçalhos"))
+    received_at = models.DateTimeField(auto_now_add=True, verbose_name=_("recebido em"))
+    processed_at = models.DateTimeField(null=True, blank=True, verbose_name=_("processado em"))
+    outcome = models.CharField(max_length=64, blank=True, default="", verbose_name=_("resultado"))
+    attempts = models.PositiveIntegerField(default=0, verbose_name=_("tentativas"))
+    last_error = models.TextField(blank=True, default="", verbose_name=_("último erro"))
 
     class Meta:
         verbose_name = _("evento de webhook Pix")
@@ -156,23 +158,25 @@ class PixRefund(models.Model):
         REQUESTED = "requested", "solicitada"
         AUTOMATIC = "automatic", "automática"
 
-    refund_id = models.CharField(max_length=64, unique=True)
+    refund_id = models.CharField(max_length=64, unique=True, verbose_name=_("ID do reembolso"))
     # Our id at the PSP, `[a-zA-Z0-9]{1,35}`, generated and stored before calling it (PIX.md §4.5).
-    psp_refund_id = models.CharField(max_length=35, unique=True)
-    payment = models.ForeignKey(PixPayment, on_delete=models.PROTECT, related_name="refunds")
-    reference = models.CharField(max_length=64, db_index=True)
-    end_to_end_id = models.CharField(max_length=32)
-    amount = models.BigIntegerField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REQUESTED)
-    reason = models.CharField(max_length=140, blank=True, default="")
-    attempts = models.PositiveIntegerField(default=0)
-    rtr_id = models.CharField(max_length=32, blank=True, default="")
-    psp_status = models.CharField(max_length=32, blank=True, default="")
-    last_error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    psp_refund_id = models.CharField(max_length=35, unique=True, verbose_name=_("ID da devolução no PSP"))
+    payment = models.ForeignKey(
+        PixPayment, on_delete=models.PROTECT, related_name="refunds", verbose_name=_("pagamento")
+    )
+    reference = models.CharField(max_length=64, db_index=True, verbose_name=_("referência"))
+    end_to_end_id = models.CharField(max_length=32, verbose_name=_("endToEndId"))
+    amount = models.BigIntegerField(verbose_name=_("valor"))
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, verbose_name=_("situação"))
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REQUESTED, verbose_name=_("tipo"))
+    reason = models.CharField(max_length=140, blank=True, default="", verbose_name=_("motivo"))
+    attempts = models.PositiveIntegerField(default=0, verbose_name=_("tentativas"))
+    rtr_id = models.CharField(max_length=32, blank=True, default="", verbose_name=_("rtrId"))
+    psp_status = models.CharField(max_length=32, blank=True, default="", verbose_name=_("situação no PSP"))
+    last_error = models.TextField(blank=True, default="", verbose_name=_("último erro"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("atualizado em"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finalizado em"))
 
     class Meta:
         verbose_name = _("devolução Pix")
@@ -196,21 +200,21 @@ class CardPayment(models.Model):
         APPROVED = "approved", "aprovado"
         DECLINED = "declined", "recusado"
 
-    payment_id = models.CharField(max_length=40, unique=True)
-    reference = models.CharField(max_length=64, unique=True)
-    handler_id = models.CharField(max_length=64)
-    amount = models.BigIntegerField()
-    currency = models.CharField(max_length=3, default="BRL")
-    status = models.CharField(max_length=16, choices=Status.choices)
-    code = models.CharField(max_length=32, blank=True, default="")
-    message = models.CharField(max_length=200, blank=True, default="")
-    gateway = models.CharField(max_length=64)
-    gateway_reference = models.CharField(max_length=64, blank=True, default="")
+    payment_id = models.CharField(max_length=40, unique=True, verbose_name=_("ID do pagamento"))
+    reference = models.CharField(max_length=64, unique=True, verbose_name=_("referência"))
+    handler_id = models.CharField(max_length=64, verbose_name=_("meio de pagamento"))
+    amount = models.BigIntegerField(verbose_name=_("valor"))
+    currency = models.CharField(max_length=3, default="BRL", verbose_name=_("moeda"))
+    status = models.CharField(max_length=16, choices=Status.choices, verbose_name=_("situação"))
+    code = models.CharField(max_length=32, blank=True, default="", verbose_name=_("código"))
+    message = models.CharField(max_length=200, blank=True, default="", verbose_name=_("mensagem"))
+    gateway = models.CharField(max_length=64, verbose_name=_("gateway"))
+    gateway_reference = models.CharField(max_length=64, blank=True, default="", verbose_name=_("referência no gateway"))
     # Never the token itself: a SHA-256 fingerprint is enough to recognise a replay.
-    token_fingerprint = models.CharField(max_length=64)
-    attempts = models.PositiveIntegerField(default=1)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    token_fingerprint = models.CharField(max_length=64, verbose_name=_("impressão do token"))
+    attempts = models.PositiveIntegerField(default=1, verbose_name=_("tentativas"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("atualizado em"))
 
     class Meta:
         verbose_name = _("pagamento com cartão")
@@ -225,11 +229,11 @@ class CardPayment(models.Model):
 class PaymentEvent(models.Model):
     """Append-only payments timeline, written in the same transaction as each status change."""
 
-    reference = models.CharField(max_length=64, db_index=True)
-    kind = models.CharField(max_length=48)
-    txid = models.CharField(max_length=35, blank=True, default="")
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    reference = models.CharField(max_length=64, db_index=True, verbose_name=_("referência"))
+    kind = models.CharField(max_length=48, verbose_name=_("tipo"))
+    txid = models.CharField(max_length=35, blank=True, default="", verbose_name=_("txid"))
+    detail = models.JSONField(default=dict, blank=True, verbose_name=_("detalhe"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
 
     class Meta:
         verbose_name = _("evento de pagamento")

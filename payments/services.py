@@ -22,11 +22,13 @@ from payments.ids import new_public_id, new_txid
 from payments.models import CardPayment, PixCharge
 from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
 from payments.refunds import refund_request
+from payments.settlement import pix_charge_expire
 from payments.timeline import record_event
 
 __all__ = [
     "card_payment_authorize",
     "pix_charge_ensure",
+    "pix_charge_expire",
     "pix_charge_revoke_for_reference",
     "refund_request",
 ]
@@ -69,9 +71,12 @@ def pix_charge_ensure(
     _check_amount(amount)
     if not settings.PIX_MIN_AMOUNT <= amount <= settings.PIX_MAX_AMOUNT:
         raise PaymentInputError("amount", f"must be between {settings.PIX_MIN_AMOUNT} and {settings.PIX_MAX_AMOUNT}")
-    digits = re.sub(r"\D", "", payer_tax_id or "")
-    if payer_tax_id and len(digits) not in (11, 14):
-        raise PaymentInputError("payer_tax_id", "must be a CPF (11 digits) or CNPJ (14 digits)")
+    # CPF: 11 digits; CNPJ: 14 characters, the first 12 may be letters (alphanumeric CNPJ, July 2026).
+    digits = re.sub(r"[^0-9A-Z]", "", (payer_tax_id or "").upper())
+    if payer_tax_id and not (re.fullmatch(r"\d{11}", digits) or re.fullmatch(r"[0-9A-Z]{12}\d{2}", digits)):
+        raise PaymentInputError(
+            "payer_tax_id", "must be a CPF (11 digits) or CNPJ (14 characters, alphanumeric allowed)"
+        )
     with transaction.atomic():
         active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
         if active is not None:

@@ -269,35 +269,49 @@ def pix_charges_expire_due(*, now: datetime | None = None, limit: int = 200) -> 
     """Expire active charges past `expires_at + grace` after a last look at the PSP; returns how many."""
     now = now or timezone.now()
     due = PixCharge.objects.filter(status=PixCharge.Status.ACTIVE, expires_at__lt=now - expiry_grace())
-    expired = 0
+    txids = list(due.order_by("expires_at").values_list("txid", flat=True)[:limit])
+    return sum(pix_charge_expire(txid=txid, now=now) == "expired" for txid in txids)
+
+
+def pix_charge_expire(*, txid: str, now: datetime | None = None) -> str:
+    """One active charge past its `expires_at`: a last look at the PSP, then settle or expire it.
+
+    Returns "expired", "settled" (paid at the last moment), "active" (not past expiry yet) or
+    "unavailable" (the PSP could not be asked or refused: looked at again later). The PSP calls run
+    outside any transaction; the local change is one short locked transaction. No grace is needed
+    here: the PSP was asked about payments and told to remove the charge before it is expired.
+    """
+    charge = PixCharge.objects.filter(txid=txid).first()
+    if charge is None or charge.status != PixCharge.Status.ACTIVE:
+        return charge.status if charge is not None else "unavailable"
+    if charge.expires_at > (now or timezone.now()):
+        return "active"
     psp = get_psp()
-    for txid in list(due.order_by("expires_at").values_list("txid", flat=True)[:limit]):
-        try:
-            psp_charge = psp.get_charge(txid)
-            if psp_charge.payments:
-                _settle_from_charge(psp_charge)  # paid at the last moment: settle, do not expire
-                continue
-            psp.cancel_charge(txid)
-            removed = True
-        except PSPNotFound:
-            removed = True
-        except PSPRejected as exc:
-            logger.warning("expire: PATCH /cob/%s refused (%s); looking again next beat", txid, exc)
-            continue
-        except PSPUnavailable as exc:
-            logger.warning("expire: PSP unavailable for %s: %s", txid, exc)
-            continue
-        with transaction.atomic():
-            charge = PixCharge.objects.select_for_update().get(txid=txid)
-            if charge.status != PixCharge.Status.ACTIVE:
-                continue
-            charge.status = PixCharge.Status.EXPIRED
-            charge.status_reason = "expired"
-            charge.psp_removed = removed
-            charge.save(update_fields=["status", "status_reason", "psp_removed", "updated_at"])
-            record_event(reference=charge.reference, kind="charge_expired", txid=txid)
-            expired += 1
-    return expired
+    try:
+        psp_charge = psp.get_charge(txid)
+        if psp_charge.payments:
+            _settle_from_charge(psp_charge)  # paid at the last moment: settle, do not expire
+            return "settled"
+        psp.cancel_charge(txid)
+        removed = True
+    except PSPNotFound:
+        removed = True
+    except PSPRejected as exc:
+        logger.warning("expire: PATCH /cob/%s refused (%s); looking again next beat", txid, exc)
+        return "unavailable"
+    except PSPUnavailable as exc:
+        logger.warning("expire: PSP unavailable for %s: %s", txid, exc)
+        return "unavailable"
+    with transaction.atomic():
+        charge = PixCharge.objects.select_for_update().get(txid=txid)
+        if charge.status != PixCharge.Status.ACTIVE:
+            return charge.status
+        charge.status = PixCharge.Status.EXPIRED
+        charge.status_reason = "expired"
+        charge.psp_removed = removed
+        charge.save(update_fields=["status", "status_reason", "psp_removed", "updated_at"])
+        record_event(reference=charge.reference, kind="charge_expired", txid=txid)
+    return "expired"
 
 
 def pix_charge_cancel_at_psp(*, txid: str) -> bool:

@@ -27,6 +27,7 @@ def main(argv: list[str]) -> int:
     env = os.environ
     env.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     env.setdefault("CELERY_BROKER_URL", DEFAULT_BROKER_URL)
+    env.setdefault("DATABASE_POOL_MIN", "1")  # live servers and workers are many small processes
     in_ci = env.get("CI", "").lower() in {"1", "true", "yes"}
     pytest_args = list(argv)
     if env["DATABASE_URL"].startswith("postgres"):

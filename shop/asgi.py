@@ -2,6 +2,7 @@
 
 `/bcp/mcp` and `/bcp/a2a` (+ the A2A agent card) are served by the protocol transports, mounted by
 dotted path from `settings.ASGI_MOUNTS` so the project package never imports the protocol app;
+`settings.ASGI_API_PREFIXES` (`/bcp/v1`) go to a second Django handler without the page-only middleware;
 everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
 get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers and HTTPS rule
 (`shop.asgi_guard`).
@@ -20,6 +21,7 @@ from django.core.asgi import get_asgi_application
 django_app = get_asgi_application()
 
 from django.conf import settings  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
 from shop.asgi_guard import guarded  # noqa: E402
@@ -47,7 +49,7 @@ class PathRouter:
             await self._lifespan(scope, receive, send)
             return
         app = self.resolve(scope.get("path", ""))
-        if app is self.default:
+        if isinstance(app, ASGIHandler):  # the site or the API handler (/bcp/v1)
             await app(scope, receive, send)  # Django applies its own body cap and security headers
             return
         await guarded(app, scope, receive, send)
@@ -74,9 +76,27 @@ class PathRouter:
                 return
 
 
-def build_application() -> PathRouter:
+class ApiHandler(ASGIHandler):
+    """Django for `settings.ASGI_API_PREFIXES`: the same project minus the page-only middleware."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        full = settings.MIDDLEWARE
+        settings.MIDDLEWARE = [m for m in full if m not in settings.ASGI_API_SKIPPED_MIDDLEWARE]
+        try:
+            super().load_middleware(is_async=is_async)
+        finally:
+            settings.MIDDLEWARE = full
+
+
+def build_application() -> ASGIApp:
+    from shop.ops.access_log import AccessLog
+    from shop.ops.scheduler import start_if_enabled
+
+    start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
-    return PathRouter(django_app, mounts)
+    api = ApiHandler()
+    mounts.update({prefix: api for prefix in getattr(settings, "ASGI_API_PREFIXES", ())})
+    return AccessLog(PathRouter(django_app, mounts))
 
 
 application = build_application()

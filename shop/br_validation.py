@@ -1,4 +1,4 @@
-"""Brazilian buyer data checks: CPF/CNPJ check digits, E.164 phones, e-mail."""
+"""Brazilian data checks: CPF/CNPJ check digits (alphanumeric CNPJ too), E.164 phones, e-mail."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 _E164_RE = re.compile(r"^\+[1-9]\d{7,14}$")
+_CNPJ_RE = re.compile(r"^[0-9A-Z]{12}[0-9]{2}$")
 
 
 def digits_only(raw: str) -> str:
@@ -25,33 +26,52 @@ def cpf_valid(digits: str) -> bool:
     return True
 
 
-def cnpj_valid(digits: str) -> bool:
-    if len(digits) != 14 or not digits.isdigit() or digits == digits[0] * 14:
+def cnpj_valid(value: str) -> bool:
+    """CNPJ check digits, numeric or alphanumeric (Receita Federal, valid from July 2026).
+
+    The first 12 characters may be digits or capital letters, the last 2 are digits; each character
+    counts as its ASCII code minus 48 ("0" → 0, "A" → 17), so numeric CNPJs keep their old digits.
+    """
+    if len(value) != 14 or not _CNPJ_RE.match(value) or value == value[0] * 14:
         return False
     weights_1 = (5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2)
     weights_2 = (6, *weights_1)
     for size, weights in ((12, weights_1), (13, weights_2)):
-        total = sum(int(d) * w for d, w in zip(digits[:size], weights, strict=True))
+        total = sum((ord(c) - 48) * w for c, w in zip(value[:size], weights, strict=True))
         rest = total % 11
         check = 0 if rest < 2 else 11 - rest
-        if check != int(digits[size]):
+        if check != int(value[size]):
             return False
     return True
 
 
-def tax_id_valid(digits: str) -> bool:
-    """CPF (11 digits) or CNPJ (14 digits) with valid check digits."""
-    return cpf_valid(digits) if len(digits) == 11 else cnpj_valid(digits)
+def tax_id_normalize(raw: str) -> str:
+    """ "123.456.789-09" → "12345678909"; "12.abc.345/01de-35" → "12ABC34501DE35" (letters kept, upper case)."""
+    return re.sub(r"[^0-9A-Z]", "", (raw or "").upper())
+
+
+def tax_id_valid(value: str) -> bool:
+    """CPF (11 digits) or CNPJ (14 characters, numeric or alphanumeric) with valid check digits."""
+    return cpf_valid(value) if len(value) == 11 else cnpj_valid(value)
 
 
 def phone_normalize(raw: str) -> str:
-    """Storefront-friendly: "(11) 98765-4321" → "+5511987654321"; E.164 input is kept as is."""
+    """Storefront-friendly: "(11) 98765-4321", "11987654321", "011 98765-4321", "55 11 98765-4321" →
+    "+5511987654321"; E.164 input is kept as is; anything else is returned unchanged (and then invalid)."""
     value = (raw or "").strip()
     if not value:
         return ""
     if value.startswith("+"):
         return "+" + digits_only(value)
     digits = digits_only(value)
+    if digits.startswith("0"):
+        # No DDD starts with 0: it is the trunk prefix ("011 98765-4321"), maybe with a carrier code
+        # ("0 21 11 98765-4321", "0xx11…" once the x's are gone).
+        digits = digits[1:]
+        if len(digits) in (12, 13):
+            digits = digits[2:]
+    elif digits.startswith("55") and len(digits) in (12, 13):
+        digits = digits[2:]  # "55 11 98765-4321": the country code without its "+"
     if len(digits) in (10, 11):  # DDD + number, Brazil implied
         return "+55" + digits
     return value

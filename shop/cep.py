@@ -1,12 +1,23 @@
-"""CEP (Brazilian postal code) validation and the local CEP-prefix → UF table (no internet).
+"""CEP (Brazilian postal code): validation, the offline CEP-prefix → UF table, and the address lookup.
 
-The table is the Correios range allocation by state. It fills the UF; the buyer confirms street
-and city themselves, since a street-level lookup would need a remote service.
+The table is the Correios range allocation by state: it always answers, with the UF only. The lookup asks a
+CEP provider speaking ViaCEP's public JSON shape (`CEP_PROVIDER_URL`, `{cep}` replaced by the 8 digits) for
+street, bairro and city, with a short timeout and a cache; when the provider is unreachable, slow or answers
+nonsense, the lookup falls back to the table, so the checkout never waits on it nor breaks because of it.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+from dataclasses import asdict, dataclass
+
+import httpx
+from django.conf import settings
+from django.core.cache import cache
+
+logger = logging.getLogger(__name__)
 
 _CEP_RE = re.compile(r"^\s*(\d{5})-?(\d{3})\s*$")
 
@@ -69,3 +80,113 @@ def cep_uf(digits: str) -> str | None:
         if start <= value <= end:
             return uf
     return None
+
+
+# --- address lookup (provider boundary) --------------------------------------------------------------
+
+_CACHE_PREFIX = "cep:v1:"
+_MAX_BODY = 16 * 1024  # a ViaCEP answer is ~300 bytes; anything much larger is not one
+
+
+@dataclass(frozen=True)
+class CepAddress:
+    """What a CEP tells: `found` False = no such CEP (the provider said so); `source` "provider" or "offline"."""
+
+    cep: str  # "01310-100"
+    uf: str
+    city: str = ""
+    neighborhood: str = ""
+    street: str = ""
+    found: bool = True
+    source: str = "provider"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class _ProviderUnavailable(Exception):
+    """Timeout, network error, HTTP error or an answer that is not ViaCEP's JSON: use the offline table."""
+
+
+def _text(payload: dict[str, object], key: str, limit: int) -> str:
+    value = payload.get(key, "")
+    return value.strip()[:limit] if isinstance(value, str) else ""
+
+
+def _parse(digits: str, payload: object) -> CepAddress:
+    """ViaCEP shape: {"cep", "logradouro", "bairro", "localidade", "uf", …} or {"erro": true} (also "true")."""
+    if not isinstance(payload, dict):
+        raise _ProviderUnavailable("answer is not a JSON object")
+    if payload.get("erro") in (True, "true"):
+        return CepAddress(cep=cep_format(digits), uf="", found=False)
+    uf = _text(payload, "uf", 2).upper()
+    if uf not in UFS:
+        raise _ProviderUnavailable(f"no valid UF in the answer: {uf!r}")
+    return CepAddress(
+        cep=cep_format(digits),
+        uf=uf,
+        city=_text(payload, "localidade", 100),
+        neighborhood=_text(payload, "bairro", 100),
+        street=_text(payload, "logradouro", 200),
+    )
+
+
+def _ask_provider(digits: str) -> CepAddress:
+    url = settings.CEP_PROVIDER_URL.replace("{cep}", digits)
+    timeout = settings.CEP_PROVIDER_TIMEOUT_MS / 1000
+    try:
+        # No redirects, no proxy from the environment, a small body: the provider is a fixed, known host.
+        with (
+            httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client,
+            client.stream("GET", url, headers={"Accept": "application/json"}) as response,
+        ):
+            if response.status_code != 200:
+                raise _ProviderUnavailable(f"HTTP {response.status_code}")
+            body = b""
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > _MAX_BODY:
+                    raise _ProviderUnavailable("answer too large")
+    except httpx.HTTPError as exc:
+        raise _ProviderUnavailable(exc.__class__.__name__) from exc
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        raise _ProviderUnavailable("answer is not JSON") from exc
+    return _parse(digits, payload)
+
+
+def _offline(digits: str) -> CepAddress:
+    uf = cep_uf(digits)
+    return CepAddress(cep=cep_format(digits), uf=uf or "", found=uf is not None, source="offline")
+
+
+def cep_lookup(raw: str) -> CepAddress | None:
+    """The address of a CEP (None when the format is wrong). Never raises for provider trouble.
+
+    Cached: a provider answer (found or not) for `CEP_CACHE_SECONDS`; the offline fallback is not cached,
+    so the next buyer gets the street again as soon as the provider is back.
+    """
+    digits = cep_digits(raw)
+    if digits is None:
+        return None
+    key = _CACHE_PREFIX + digits
+    cached = cache.get(key)
+    if isinstance(cached, dict):
+        return CepAddress(**cached)
+    if not settings.CEP_PROVIDER_URL:
+        return _offline(digits)
+    try:
+        address = _ask_provider(digits)
+    except _ProviderUnavailable as exc:
+        logger.warning("CEP provider unavailable for %s (%s): offline CEP table used", digits, exc)
+        return _offline(digits)
+    cache.set(key, address.as_dict(), settings.CEP_CACHE_SECONDS)
+    return address
+
+
+def cep_cache_forget(raw: str) -> None:
+    """Drop a cached answer (tests, or a merchant correcting a wrong street)."""
+    digits = cep_digits(raw)
+    if digits is not None:
+        cache.delete(_CACHE_PREFIX + digits)

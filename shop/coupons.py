@@ -14,7 +14,8 @@ from datetime import datetime
 from django.db.models import Count, Q, Value
 from django.utils.translation import gettext as _
 
-from shop.checkout_types import AppliedDiscountView, CheckoutMessage
+from orders.money import format_brl as brl
+from shop.checkout.types import AppliedDiscountView, CheckoutMessage
 from shop.models import Coupon, CouponRedemption
 
 
@@ -27,13 +28,6 @@ class CouponEvaluation:
     @property
     def total(self) -> int:
         return sum(a.amount for a in self.applied)
-
-
-def brl(cents: int) -> str:
-    """ "R$ 1.234,56" for message content (templates use the `brl` filter)."""
-    sign = "-" if cents < 0 else ""
-    reais, centavos = divmod(abs(cents), 100)
-    return f"{sign}R$ {reais:,}".replace(",", ".") + f",{centavos:02d}"
 
 
 def _warning(index: int, code: str, content: str) -> CheckoutMessage:

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import models, transaction
 
 from shop.demo_catalog import CATEGORIES, PRODUCTS
+from shop.images import demo_photo_ensure, product_image_thumbnail_make
 from shop.models import Category, Product, ProductImage, Variant
 
 
@@ -34,6 +35,21 @@ def _upsert[M: models.Model](
     auto_now = [f.name for f in model._meta.concrete_fields if getattr(f, "auto_now", False)]
     obj.save(update_fields=[*changed, *auto_now])
     return obj, True
+
+
+def _seed_photo(product: Product, slug: str, title: str) -> int:
+    """The demo photo (a real JPEG drawn with Pillow) as the main image; older SVG rows stay behind it."""
+    name = demo_photo_ensure(slug=slug, title=title)
+    has_main = product.images.filter(is_main=True).exclude(image=name).exists()
+    photo, was_written = _upsert(
+        ProductImage,
+        {"product": product, "image": name},
+        {"alt_text": title, "position": 0},
+        create_only={"is_main": not has_main},  # a main photo the merchant chose stays main
+    )
+    if not photo.thumbnail:
+        product_image_thumbnail_make(image=photo)
+    return int(was_written)
 
 
 @transaction.atomic
@@ -61,10 +77,7 @@ def seed_catalog() -> dict[str, int]:
             },
         )
         written["products"] += was_written
-        _, was_written = _upsert(
-            ProductImage, {"product": product, "source": item.image}, {"alt_text": item.title, "position": 0}
-        )
-        written["images"] += was_written
+        written["images"] += _seed_photo(product, item.slug, item.title)
         for position, variant in enumerate(item.variants):
             _, was_written = _upsert(
                 Variant,

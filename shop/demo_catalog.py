@@ -29,10 +29,6 @@ class DemoProduct:
     weight_grams: int = 500
     requires_shipping: bool = True
 
-    @property
-    def image(self) -> str:
-        return f"shop/demo/{self.slug}.svg"
-
 
 CATEGORIES: tuple[tuple[str, str, str], ...] = (
     ("cafes", "Cafés", "Cafés especiais de pequenos produtores, torrados na semana."),

@@ -7,6 +7,7 @@ JSONPath, so buyers and agents see the same rules in the same words.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django import forms
@@ -15,8 +16,9 @@ from django.utils.translation import gettext_lazy as _
 
 from payments.json_limits import control_in
 from shop.br_validation import phone_display
-from shop.checkout_fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
-from shop.checkout_types import (
+from shop.cep import CepAddress, cep_digits, cep_lookup
+from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout.types import (
     AddressInput,
     BuyerInput,
     CheckoutMessage,
@@ -46,6 +48,9 @@ PATH_TO_FIELD: list[tuple[str, str]] = [
     ("$.fulfillment", "method"),
     ("$.discounts.codes", "coupon"),
 ]
+
+
+PHONE_HINT = _("Celular inválido: informe DDD e número, como (11) 98765-4321.")
 
 
 def field_for_path(path: str) -> str | None:
@@ -107,6 +112,35 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
             tax_id=d["tax_id"],
         )
 
+    def autofill_from_cep(self, *, previous_cep: str, asked: bool) -> None:
+        """Look the CEP up when it is new or "Calcular frete" was pressed, and fill what it tells (works without JS).
+
+        The provider call (short timeout, cached) happens before any transaction, so it never holds a lock.
+        """
+        digits = cep_digits(self.cleaned_data.get("cep", ""))
+        if digits is None or self.cleaned_data.get("method") == "pickup":
+            return
+        new_cep = digits != cep_digits(previous_cep or "")
+        if not asked and not new_cep:
+            return
+        address = cep_lookup(digits)
+        if address is not None and address.found:
+            self.autofill_address(address, replace_uf=new_cep)
+
+    def autofill_address(self, address: CepAddress, *, replace_uf: bool = True) -> None:
+        """Fill street, bairro and city the buyer left empty from a CEP lookup (also without JS); the UF too,
+        replacing the old one when the CEP is new (a UF typed for the same CEP stays, and the engine checks it)."""
+        values = {"street": address.street, "neighborhood": address.neighborhood, "city": address.city}
+        changed = {name: value for name, value in values.items() if value and not self.cleaned_data[name].strip()}
+        if address.uf and (replace_uf or not self.cleaned_data["uf"].strip()):
+            changed["uf"] = address.uf
+        if not changed:
+            return
+        self.cleaned_data.update(changed)
+        self.data = self.data.copy()
+        for name, value in changed.items():
+            self.data[self.add_prefix(name)] = value
+
     def clean_coupon(self) -> str:
         # The engine's limits (`$.discounts.codes`): at most 20 codes of at most 40 characters each.
         value: str = self.cleaned_data["coupon"]
@@ -124,8 +158,13 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     def discount_codes(self) -> tuple[str, ...]:
         return self._split_codes(self.cleaned_data["coupon"])
 
-    def fulfillment(self, *, pickup_option_id: str, with_option: bool = True) -> FulfillmentInput:
-        d = self.cleaned_data
+    def fulfillment(
+        self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""
+    ) -> FulfillmentInput:
+        d = dict(self.cleaned_data)
+        if previous_cep and cep_digits(d["cep"]) != cep_digits(previous_cep):
+            # A new CEP: the UF shown was the old CEP's; the engine fills the new one from the CEP.
+            d["uf"] = ""
         method = d["method"] or "shipping"
         if method == "pickup":
             location = d["pickup_location"] or None
@@ -165,18 +204,28 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
         )
 
     def attach_messages(
-        self, messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...], *, filled_only: bool = False
+        self,
+        messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...],
+        *,
+        filled_only: bool = False,
+        only_fields: tuple[str, ...] | None = None,
     ) -> list[CheckoutMessage]:
         """Put each error/warning next to its field; returns those that belong to no field.
 
         `filled_only` ("Calcular frete"): the buyer is midway, so fields left empty and the option not chosen
         yet are not reported; the CEP, which that button needs, always is. The final submit shows everything.
+        `only_fields` ("Aplicar cupom"): report the messages of these fields and nothing else.
         """
         general: list[CheckoutMessage] = []
         for message in messages:
             if message.type == "info":
                 continue
             field = field_for_path(message.path)
+            if only_fields is not None and field not in only_fields:
+                continue
+            if field == "phone" and message.code == "field_invalid":
+                # The engine's text shows E.164 for agents; a buyer types the number the Brazilian way.
+                message = replace(message, content=str(PHONE_HINT))
             if field is None or field not in self.fields:
                 general.append(message)
                 continue

@@ -5,6 +5,7 @@
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - orders.stock_return_requested → put the units back on sale.
+- saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 Connected in ShopConfig.ready().
 """
 
@@ -33,11 +34,16 @@ def on_charge_settled(
     paid_at: datetime | None = None,
     **_: Any,
 ) -> str:
+    from orders.services import order_payment_record
     from shop.services import checkout_settle_pix
 
-    return checkout_settle_pix(
+    outcome = checkout_settle_pix(
         reference=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id, paid_at=paid_at
     )
+    if outcome == "accepted":
+        # The order's timeline names the payment (staff match it with the bank statement by endToEndId).
+        order_payment_record(checkout_id=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id)
+    return outcome
 
 
 @receiver(refund_requested, dispatch_uid="shop.refund_requested")
@@ -70,3 +76,27 @@ def on_stock_return_requested(sender: Any, *, order_id: str, items: list[tuple[s
     from shop.services import variants_restock
 
     variants_restock(items=[(sku, int(quantity)) for sku, quantity in items])
+
+
+def _drop_shipping_cache(sender: Any, **_: Any) -> None:
+    # Now (this process sees its own change at once) and again after commit: a concurrent reader may have
+    # cached the old rows between the save and the commit.
+    from django.db import transaction
+
+    from shop.shipping import shipping_cache_clear
+
+    shipping_cache_clear()
+    transaction.on_commit(shipping_cache_clear)
+
+
+def _connect_cache_invalidation() -> None:
+    from django.db.models.signals import post_delete, post_save
+
+    from shop.models import PickupLocation, ShippingMethod, ShippingRate
+
+    for model in (ShippingMethod, ShippingRate, PickupLocation):
+        for name, signal in (("save", post_save), ("delete", post_delete)):
+            signal.connect(_drop_shipping_cache, sender=model, dispatch_uid=f"shop.cache.{model.__name__}.{name}")
+
+
+_connect_cache_invalidation()

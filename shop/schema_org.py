@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from orders.money import format_decimal_point
 from shop.models import Product, Variant
 from shop.selectors import product_availability
 
@@ -15,11 +16,8 @@ SCHEMA_ORG = "https://schema.org"
 CURRENCY = "BRL"
 
 
-def cents_to_decimal_string(cents: int) -> str:
-    """4290 → "42.90" without floats."""
-    sign = "-" if cents < 0 else ""
-    reais, centavos = divmod(abs(int(cents)), 100)
-    return f"{sign}{reais}.{centavos:02d}"
+# Decimal strings for schema.org come from the one money module.
+cents_to_decimal_string = format_decimal_point
 
 
 def availability_url(name: str) -> str:

@@ -11,10 +11,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
 from django.db import connection
-from django.db.models import Exists, F, Func, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import Case, Exists, F, Func, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models.functions import Concat
 from django.utils.translation import gettext as _
 
 from shop.models import Category, Product, ProductImage, Variant
@@ -108,37 +110,114 @@ def _fold(text: str | None) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
+# Words that carry no meaning in a product search ("café *de* Minas"); dropped before word-by-word matching.
+_STOPWORDS = frozenset({"a", "o", "as", "os", "e", "de", "da", "do", "das", "dos", "com", "em", "na", "no", "para"})
+_WORD = re.compile(r"\w+")
+# pg_trgm word_similarity from which a word counts as a typo of a word of the title ("camizeta" ~ "camiseta").
+TYPO_SIMILARITY = 0.45
+_SEARCHED_FIELDS = ("title", "brand", "category__name", "description")
+
+
+def search_words(query: str) -> list[str]:
+    """The query's words, accent- and case-folded, stopwords dropped ("Café de Minas" → ["cafe", "minas"])."""
+    words = [word for word in _WORD.findall(_fold(query)) if word not in _STOPWORDS]
+    return list(dict.fromkeys(words))
+
+
 def _sqlite_fold_search(qs: QuerySet[Product], query: str, sku_match: Exists) -> QuerySet[Product]:
+    """Every word somewhere in title, brand, category or description, in any order; ranked by title hits."""
     # SQLite has no unaccent(); register ours on this connection (cheap, idempotent) before using it.
     connection.ensure_connection()
     connection.connection.create_function("shop_fold", 1, _fold, deterministic=True)
-    folded = _fold(query)
-    fields = {f"_fold_{name}": Func(F(name), function="shop_fold") for name in ("title", "brand", "description")}
+    fields = {f"_fold_{name}": Func(F(name), function="shop_fold") for name in _SEARCHED_FIELDS}
+    words = search_words(query)
+    if not words:
+        return qs.filter(sku_match).annotate(rank=Value(0.0)), True
     match = Q()
-    for alias in fields:
-        match |= Q(**{f"{alias}__contains": folded})
-    return qs.alias(**fields).filter(match | sku_match)
+    for word in words:
+        anywhere = Q()
+        for alias in fields:
+            anywhere |= Q(**{f"{alias}__contains": word})
+        match &= anywhere
+    # Relevance: how many words are in the title (then brand), like the weights of the Postgres document.
+    rank: Any = Value(0.0)
+    for word in words:
+        rank = rank + Case(When(_fold_title__contains=word, then=Value(1.0)), default=Value(0.0))
+        rank = rank + Case(When(_fold_brand__contains=word, then=Value(0.4)), default=Value(0.0))
+    return qs.alias(**fields).filter(match | sku_match).annotate(rank=rank), True
+
+
+def _unaccent(expression: Any) -> Func:
+    return Func(expression, function="unaccent")
 
 
 def _apply_search(qs: QuerySet[Product], query: str) -> tuple[QuerySet[Product], bool]:
     """Filter by the free-text query; returns the queryset and whether a `rank` annotation exists."""
     sku_match = Exists(Variant.objects.filter(product=OuterRef("pk"), active=True, sku__iexact=query))
     if connection.vendor != "postgresql":
-        # Simple fallback for the embedded SQLite database: accent- and case-folded substring match, no ranking.
-        return _sqlite_fold_search(qs, query, sku_match), False
+        # The embedded SQLite database: accent- and case-folded words, in any order.
+        return _sqlite_fold_search(qs, query, sku_match)
     # Accents ignored on both sides ("cafe" finds "Café"); title weighs more than brand and description.
     vector = (
-        SearchVector(Func(F("title"), function="unaccent"), weight="A", config="portuguese")
-        + SearchVector(Func(F("brand"), function="unaccent"), weight="B", config="portuguese")
-        + SearchVector(Func(F("category__name"), function="unaccent"), weight="B", config="portuguese")
-        + SearchVector(Func(F("description"), function="unaccent"), weight="C", config="portuguese")
+        SearchVector(_unaccent(F("title")), weight="A", config="portuguese")
+        + SearchVector(_unaccent(F("brand")), weight="B", config="portuguese")
+        + SearchVector(_unaccent(F("category__name")), weight="B", config="portuguese")
+        + SearchVector(_unaccent(F("description")), weight="C", config="portuguese")
     )
-    search = SearchQuery(Func(Value(query), function="unaccent"), config="portuguese", search_type="websearch")
-    qs = qs.annotate(document=vector, rank=SearchRank(vector, search)).filter(
+    search = SearchQuery(_unaccent(Value(query)), config="portuguese", search_type="websearch")
+    qs = qs.annotate(document=vector, rank=SearchRank(vector, search))
+    return qs.filter(
         # Full-text match (@@; ts_rank alone is not a match test), a prefix typed so far ("camis"), or a SKU.
         Q(document=search) | Q(title__unaccent__icontains=query) | sku_match
+    ), True
+
+
+def _typo_search(qs: QuerySet[Product], query: str) -> QuerySet[Product] | None:
+    """Postgres, when the query found nothing: every word found as typed (title, brand, category, description)
+    or close to a word of the title (pg_trgm), "camizeta preta" → "Camiseta Básica Preta"; ranked by closeness.
+
+    Only a fallback: trigram closeness cannot tell a typo from another word ("caneca" is as close to "canetas"
+    as "camizeta" is to "camiseta"), so it never adds hits to a query that already found something.
+    """
+    words = [word for word in search_words(query) if len(word) >= 3]
+    if connection.vendor != "postgresql" or not words:
+        return None
+    # Closeness to the title only: a short brand word ("Bom") would be as close to "bourbom" as "Bourbon" is.
+    title = _unaccent(F("title"))
+    text = _unaccent(
+        Concat(
+            F("title"),
+            Value(" "),
+            F("brand"),
+            Value(" "),
+            F("category__name"),
+            Value(" "),
+            F("description"),
+            output_field=TextField(),
+        )
     )
-    return qs, True
+    similar = {f"_typo_{i}": TrigramWordSimilarity(Value(word), title) for i, word in enumerate(words)}
+    qs = qs.annotate(_text=text, **similar)
+    for i, word in enumerate(words):
+        qs = qs.filter(Q(_text__icontains=word) | Q(**{f"_typo_{i}__gte": TYPO_SIMILARITY}))
+    rank: Any = Value(0.0)
+    for alias in similar:
+        rank = rank + F(alias)
+    return qs.annotate(rank=rank)
+
+
+def _ordered(qs: QuerySet[Product], *, sort: str, ranked: bool) -> QuerySet[Product]:
+    qs = qs.annotate(
+        min_price=Subquery(_active_variants().filter(product=OuterRef("pk")).order_by("price").values("price")[:1])
+    )
+    ordering = {
+        "relevance": ["-rank", "title", "id"] if ranked else ["title", "id"],
+        "price_asc": ["min_price", "title", "id"],
+        "price_desc": ["-min_price", "title", "id"],
+        "newest": ["-created_at", "-id"],
+        "title": ["title", "id"],
+    }[sort]
+    return qs.order_by(*ordering)
 
 
 def product_search(
@@ -155,7 +234,8 @@ def product_search(
     """One page of active products matching the filters. Prices are centavos; filters apply to variant prices.
 
     Raises CatalogQueryError(field, message) for bad input (unknown sort or category, price_min > price_max,
-    page out of range, per_page outside 1..50). Queries: category check (if any), count, page, variants, images.
+    page out of range, per_page outside 1..50). Queries: category check (if any), count, page, variants, images;
+    one more count only when a query found nothing (the typo retry).
     """
     query = (query or "").strip()
     _validate(
@@ -182,22 +262,16 @@ def product_search(
         if price_max is not None:
             priced = priced.filter(price__lte=price_max)
         qs = qs.filter(Exists(priced))
-    ranked = False
-    if query:
-        qs, ranked = _apply_search(qs, query)
-    qs = qs.annotate(
-        min_price=Subquery(_active_variants().filter(product=OuterRef("pk")).order_by("price").values("price")[:1])
-    )
-    ordering = {
-        "relevance": ["-rank", "title", "id"] if ranked else ["title", "id"],
-        "price_asc": ["min_price", "title", "id"],
-        "price_desc": ["-min_price", "title", "id"],
-        "newest": ["-created_at", "-id"],
-        "title": ["title", "id"],
-    }[sort]
-    qs = qs.order_by(*ordering)
-
-    total = qs.count()
+    searched, ranked = _apply_search(qs, query) if query else (qs, False)
+    searched = _ordered(searched, sort=sort, ranked=ranked)
+    total = searched.count()
+    if total == 0 and query:
+        # Nothing as typed: one more count, only then, to try the query as a typo.
+        typo = _typo_search(qs, query)
+        if typo is not None:
+            searched = _ordered(typo, sort=sort, ranked=True)
+            total = searched.count()
+    qs = searched
     num_pages = max(1, math.ceil(total / per_page))
     if page > num_pages:
         raise CatalogQueryError(

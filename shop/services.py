@@ -22,12 +22,12 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
 
 `CheckoutResult(checkout, messages)`: the checkout model with `lines` prefetched and the messages
 of the response (the stored state's messages, plus call-only ones such as
-`invalid_checkout_status` or a rejected selection). `shop.checkout_selectors.checkout_view()`
+`invalid_checkout_status` or a rejected selection). `shop.checkout.selectors.checkout_view()`
 turns the checkout into everything a BCP response needs (totals in §6 order, line totals,
 fulfillment methods/destinations/groups/options with stable ids, applied discounts, links,
 continue_url, expires_at, the Pix charge, the order reference); the presenter only maps names.
 
-Statuses (§4.2): the evaluation (shop/checkout_eval.py) sets `incomplete` while any error message
+Statuses (§4.2): the evaluation (shop/checkout/evaluate.py) sets `incomplete` while any error message
 exists and `ready_for_complete` otherwise; `complete_in_progress` while a Pix payment is awaited
 (stock reserved); `completed` once the order is placed; `canceled` on cancel or expiry. Operations
 not allowed in a status return the unchanged checkout with `invalid_checkout_status`
@@ -61,10 +61,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout_completion import checkout_complete, checkout_pix_lapse_due, checkout_settle_pix, sync_pix
-from shop.checkout_core import (
+from shop.checkout.complete import checkout_complete
+from shop.checkout.core import (
     apply,
     cancel,
+    current,
     event,
     expire_if_due,
     in_checkout_language,
@@ -75,9 +76,12 @@ from shop.checkout_core import (
     stored_messages,
     with_status,
 )
-from shop.checkout_eval import CheckoutInputError, checkout_language, evaluate
-from shop.checkout_selectors import CheckoutNotFound, checkout_by_public_id
-from shop.checkout_types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
+from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
+from shop.checkout.pix import pix_charge_issue, pix_charge_plan
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout.settle import checkout_pending_due, checkout_pix_lapse_due, checkout_settle_pix
+from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
 from shop.stock import stock_release
 
@@ -90,6 +94,8 @@ __all__ = [
     "checkout_create",
     "checkout_expire_due",
     "checkout_get",
+    "checkout_pix_refresh",
+    "checkout_pix_regenerate",
     "checkout_settle_pix",
     "checkout_update",
     "variants_restock",
@@ -142,8 +148,8 @@ def checkout_create(
         )
         apply(checkout, ev, messages, [])
         event(checkout, "created", "", {"platform_id": platform_id or ""})
-        extra = sync_pix(checkout, previous_instrument=None)
-    return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), *extra])
+        issue = pix_charge_plan(checkout, previous_instrument=None)
+    return _after_write(checkout, issue)
 
 
 @in_checkout_language
@@ -168,8 +174,17 @@ def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | No
         apply(checkout, ev, messages, existing)
         if checkout.status != previous_status:
             event(checkout, "status_changed", previous_status)
-        extra = sync_pix(checkout, previous_instrument=previous_instrument)
-    return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *extra])
+        issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
+    return _after_write(checkout, issue)
+
+
+def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:
+    """The write committed; a new Pix charge is issued now, with no transaction (and no lock) open."""
+    if not issue:
+        return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
+    pix_charge_issue(checkout)
+    fresh = reload(checkout.public_id)
+    return CheckoutResult(checkout=fresh, messages=stored_messages(fresh))
 
 
 def checkout_get(*, checkout_id: str) -> CheckoutResult:
@@ -204,7 +219,7 @@ def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int
         .order_by("expires_at")
         .values_list("public_id", flat=True)[:limit]
     )
-    expired = checkout_pix_lapse_due(now=now)
+    expired = checkout_pix_lapse_due(now=now) + checkout_pending_due(now=now)
     for public_id in due:
         with transaction.atomic():
             checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()

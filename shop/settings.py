@@ -13,6 +13,10 @@ from django.utils.translation import gettext_lazy as _
 from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Templates, static sources and locale: top-level folders of the source tree; a non-editable install
+# (`pip install .`, the image) carries them as package data under shop/_site (setup.py).
+_INSTALLED_SITE_DIR = Path(__file__).resolve().parent / "_site"
+SITE_DIR = _INSTALLED_SITE_DIR if _INSTALLED_SITE_DIR.is_dir() else BASE_DIR
 VAR_DIR = Path(env_str("SHOP_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DJANGO_DEBUG", default=True)
@@ -31,7 +35,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 BCP_PUBLIC_URL = env_str("BCP_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "shop.admin_site.ShopAdminConfig",  # django.contrib.admin with our site (header, dashboard)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -42,6 +46,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
+    "easy_thumbnails",
+    "ninja",  # serves Swagger UI / ReDoc from its own static files: /bcp/v1/docs works offline (no CDN)
     "orders",
     "payments",
     "shop",
@@ -49,6 +55,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shop.ops.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -59,6 +66,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "shop.error_pages.MethodNotAllowedPage",
 ]
 
 ROOT_URLCONF = "shop.urls"
@@ -67,7 +75,7 @@ ASGI_APPLICATION = "shop.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -76,6 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "shop.context_processors.shop",
+                "shop.context_processors.store",
                 "django.template.context_processors.csp",
             ],
         },
@@ -100,13 +109,16 @@ DATABASES = {
     }
 }
 if _db.engine.endswith("postgresql"):
-    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it. The pool tests each connection it hands
-    # out, so a backend killed by a restart or an admin is replaced instead of answering with a 500.
+    # psycopg 3 connection pool; CONN_MAX_AGE must stay 0 with it. The minimum covers one process's usual
+    # concurrency (uvicorn worker: the requests in flight; Celery prefork child: 1) so a burst does not pay
+    # for new connections; the test runner lowers it (many short-lived processes share one server). The
+    # pool tests each connection it hands out, so a backend killed by a restart or an admin is replaced
+    # instead of answering with a 500.
     from shop.db_pool import check_connection
 
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "check": check_connection,
-        "min_size": env_int("DATABASE_POOL_MIN", 1, minimum=0),
+        "min_size": env_int("DATABASE_POOL_MIN", 4, minimum=0),
         "max_size": env_int("DATABASE_POOL_MAX", 10, minimum=1),
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
     }
@@ -115,10 +127,11 @@ else:
 USING_POSTGRES = _db.engine.endswith("postgresql")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+REDIS_URL = env_str("REDIS_URL", "")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
-        if env_str("REDIS_URL")
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
@@ -133,16 +146,37 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "pt-br"
 LANGUAGES = [("pt-br", _("Português")), ("en", _("English"))]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [SITE_DIR / "locale"]
 TIME_ZONE = "America/Sao_Paulo"
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SITE_DIR / "static"]
+# Uploaded media (product photos, the store logo): local files by default; an S3-compatible bucket
+# (AWS S3, Cloudflare R2, MinIO, DigitalOcean Spaces…) when SHOP_MEDIA_S3_BUCKET is set.
+SHOP_MEDIA_S3_BUCKET = env_str("SHOP_MEDIA_S3_BUCKET", "")
+if SHOP_MEDIA_S3_BUCKET:
+    _media_storage: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": SHOP_MEDIA_S3_BUCKET,
+            "endpoint_url": env_str("SHOP_MEDIA_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("SHOP_MEDIA_S3_REGION", "") or None,
+            "access_key": env_str("SHOP_MEDIA_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("SHOP_MEDIA_S3_SECRET_ACCESS_KEY", "") or None,
+            # Public photos: plain URLs (a CDN or the bucket's public domain), no expiring signatures.
+            "custom_domain": env_str("SHOP_MEDIA_S3_CUSTOM_DOMAIN", "") or None,
+            "querystring_auth": env_bool("SHOP_MEDIA_S3_QUERYSTRING_AUTH", False),
+            "file_overwrite": False,
+            "location": env_str("SHOP_MEDIA_S3_PREFIX", "media"),
+        },
+    }
+else:
+    _media_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media_storage,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -151,8 +185,16 @@ STORAGES = {
         )
     },
 }
-MEDIA_URL = "/media/"
-MEDIA_ROOT = VAR_DIR / "media"
+MEDIA_URL = env_str("SHOP_MEDIA_URL", "/media/")
+MEDIA_ROOT = Path(env_str("SHOP_MEDIA_ROOT", str(VAR_DIR / "media")))
+# WhiteNoise serves static files only. Local media are served by Django itself when this is true
+# (development and `make run` under uvicorn); in production put the media on a bucket or let the
+# reverse proxy serve MEDIA_ROOT at MEDIA_URL and set it to false.
+SHOP_SERVE_MEDIA = env_bool("SHOP_SERVE_MEDIA", default=DEBUG)
+# Product photos: one thumbnail per photo, made once when the photo is saved.
+SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
+SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}
 
 # --- E-mail -----------------------------------------------------------------------------------------
 # Django 6.1 mailers; console in development, SMTP in production.
@@ -244,11 +286,25 @@ CELERY_BEAT_SCHEDULE = {
     "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
     # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
+    # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
+    "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
+    "remind-abandoned-checkouts": {"task": "shop.tasks.remind_abandoned_checkouts", "schedule": timedelta(minutes=10)},
 }
 
+# `make run` only (no broker): run the interval sweeps above in a thread of the web process (shop/ops/scheduler.py).
+SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
+
 # --- Shop ---------------------------------------------------------------------------------------------
-SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")
+SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
+# The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
+ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
+# CEP → address lookup (ViaCEP's JSON shape; "{cep}" is replaced by the 8 digits). Empty: offline UF table only.
+CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
+CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
+CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+# Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
+SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)
@@ -260,6 +316,8 @@ PIX_HANDLER_ID = env_str("PIX_HANDLER_ID", "pix_recebedor_001")
 PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
 PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
 PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
+# Merchant name/city come from the store settings row (legal name, city) once it exists.
+PIX_MERCHANT_PROVIDER = "shop.store.pix_merchant"
 PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
 PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
 PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)
@@ -301,14 +359,39 @@ BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
-# MCP tool calls per caller (API key, else client IP) per minute; 0 disables. Counted in the Django cache.
-BCP_MCP_RATE_LIMIT = env_int("BCP_MCP_RATE_LIMIT", 300, minimum=0)
+# Rate limits of every BCP transport (bcp_app/ratelimit.py): operation class -> (per platform credential,
+# per anonymous client IP), in `limits` notation ("60/minute"); "" = unlimited. Redis-backed with REDIS_URL.
+BCP_RATE_LIMITS = {
+    "read": (env_str("BCP_RATE_LIMIT_READ", "600/minute"), env_str("BCP_RATE_LIMIT_ANONYMOUS_READ", "300/minute")),
+    "write": (env_str("BCP_RATE_LIMIT_WRITE", "300/minute"), env_str("BCP_RATE_LIMIT_ANONYMOUS_WRITE", "120/minute")),
+    "checkout_create": (
+        env_str("BCP_RATE_LIMIT_CHECKOUT_CREATE", "60/minute"),
+        env_str("BCP_RATE_LIMIT_ANONYMOUS_CHECKOUT_CREATE", "10/minute"),
+    ),
+}
+for _limit in (text for pair in BCP_RATE_LIMITS.values() for text in pair if text):
+    try:
+        from limits import parse as _parse_limit
+
+        _parse_limit(_limit)
+    except ValueError as _exc:
+        raise ConfigError(f"BCP_RATE_LIMIT_*: {_limit!r} is not a rate such as 60/minute") from _exc
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",
     "/bcp/a2a": "bcp_app.transports.a2a.asgi_app",
     "/.well-known/agent-card.json": "bcp_app.transports.a2a.asgi_app",
 }
+# Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
+# files, session, CSRF, auth and messages middleware (shop/asgi.py), which they never use.
+ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
+ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+})
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -320,12 +403,40 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
 }
 
+# Production logs are JSON, one object a line (python-json-logger); one line per request comes from
+# shop/ops/access_log.py with request_id, platform, operation, status and duration_ms.
+DJANGO_LOG_FORMAT = env_str("DJANGO_LOG_FORMAT", "plain" if DEBUG else "json")
+if DJANGO_LOG_FORMAT not in {"plain", "json"}:
+    raise ConfigError(f"DJANGO_LOG_FORMAT must be plain or json, not {DJANGO_LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": DJANGO_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+    # uvicorn's own lines through the same handler (its access log is off: ours carries more).
+    "loggers": {"uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }
+
+# --- Error reporting ---------------------------------------------------------------------------------
+# Sentry only when a DSN is configured; no personal data is sent.
+SENTRY_DSN = env_str("SENTRY_DSN", "")
+if SENTRY_DSN:
+    import sentry_sdk
+
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "production" if not DEBUG else "development"),
+        release=env_str("SENTRY_RELEASE", "") or None,
+        traces_sample_rate=env_int("SENTRY_TRACES_SAMPLE_PERCENT", 0, minimum=0) / 100,
+        send_default_pii=False,
+    )
 
 os.makedirs(VAR_DIR, exist_ok=True)

@@ -2,17 +2,20 @@
 
 Rules (per `ShippingMethod`): a CEP-range rate wins over a UF rate (narrowest range first), a UF
 rate wins over the flat price; no match = the method does not serve that CEP. A method with
-`free_above` costs 0 once the subtotal after discounts reaches it. Queries are fixed: methods and
-pickup locations (2), plus the rates that can apply to one CEP (1) when a CEP is known.
+`free_above` costs 0 once the subtotal after discounts reaches it. Methods, pickup locations and rates
+are read once (3 queries) and cached until one of them is saved or deleted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.core.cache import cache
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
-from shop.checkout_types import OptionView
+from shop.cep import cep_digits, cep_format, cep_lookup, cep_uf
+from shop.checkout.types import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 
@@ -23,36 +26,79 @@ class ShippingConfig:
     pickup_locations: tuple[PickupLocation, ...]
 
 
-def shipping_config_load() -> ShippingConfig:
-    """Active methods and pickup locations: 2 queries."""
+# Read-mostly: methods, rates and pickup locations change when the merchant edits them, and every checkout
+# evaluation needs them. Cached (Django's cache: per process by default, shared with REDIS_URL) and dropped
+# after any save or delete of those models commits (`shipping_cache_clear`, wired in shop/receivers.py).
+CACHE_KEY = "shop:shipping:v1"
+CACHE_SECONDS = 300  # a bound for caches that cannot hear another process's invalidation (local memory)
+
+
+@dataclass(frozen=True)
+class _Cached:
+    config: ShippingConfig
+    rates: tuple[ShippingRate, ...]  # every rate of the active shipping methods
+
+
+def _load() -> _Cached:
+    cached = cache.get(CACHE_KEY)
+    if isinstance(cached, _Cached):
+        return cached
     methods = list(ShippingMethod.objects.filter(active=True))
-    locations = tuple(PickupLocation.objects.filter(active=True))
-    return ShippingConfig(
+    config = ShippingConfig(
         shipping_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_SHIPPING),
         pickup_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_PICKUP),
-        pickup_locations=locations,
+        pickup_locations=tuple(PickupLocation.objects.filter(active=True)),
     )
+    ids = [m.pk for m in config.shipping_methods]
+    rates = tuple(ShippingRate.objects.filter(method_id__in=ids).order_by("id")) if ids else ()
+    loaded = _Cached(config=config, rates=rates)
+    cache.set(CACHE_KEY, loaded, CACHE_SECONDS)
+    return loaded
 
 
-def days_text(days_min: int, days_max: int, *, verb: str = "Chega em") -> str:
-    unit = "dia útil" if days_max == 1 else "dias úteis"
+def shipping_cache_clear() -> None:
+    cache.delete(CACHE_KEY)
+
+
+def shipping_config_load() -> ShippingConfig:
+    """Active methods and pickup locations: 3 queries (with the rates) when not cached, else none."""
+    return _load().config
+
+
+def days_text(days_min: int, days_max: int, *, pickup: bool = False) -> str:
+    """The delivery (or pickup) estimate in the active language: the engine speaks the checkout's language."""
     if days_max == 0:
-        return f"{verb.split()[0]} hoje"
+        return _("Pronto para retirada hoje") if pickup else _("Chega hoje")
+    if pickup:
+        if days_min == days_max:
+            return ngettext(
+                "Pronto para retirada em %(n)d dia útil", "Pronto para retirada em %(n)d dias úteis", days_max
+            ) % {"n": days_max}
+        return ngettext(
+            "Pronto para retirada em %(min)d a %(max)d dia útil",
+            "Pronto para retirada em %(min)d a %(max)d dias úteis",
+            days_max,
+        ) % {"min": days_min, "max": days_max}
     if days_min == days_max:
-        return f"{verb} {days_max} {unit}"
+        return ngettext("Chega em %(n)d dia útil", "Chega em %(n)d dias úteis", days_max) % {"n": days_max}
     if days_min == 0:
-        return f"{verb} até {days_max} {unit}"
-    return f"{verb} {days_min} a {days_max} {unit}"
+        return ngettext("Chega em até %(n)d dia útil", "Chega em até %(n)d dias úteis", days_max) % {"n": days_max}
+    return ngettext("Chega em %(min)d a %(max)d dia útil", "Chega em %(min)d a %(max)d dias úteis", days_max) % {
+        "min": days_min,
+        "max": days_max,
+    }
 
 
 def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:
-    """The rates that can apply to this CEP/UF, by method id: 1 query."""
+    """The rates that can apply to this CEP/UF, by method id (from the cached rate table)."""
     found: dict[int, list[ShippingRate]] = {m.pk: [] for m in methods}
-    candidates = ShippingRate.objects.filter(method_id__in=list(found)).filter(
-        Q(uf=uf) | Q(cep_start__lte=cep, cep_end__gte=cep)
-    )
-    for rate in candidates.order_by("id"):
-        found[rate.method_id].append(rate)
+    for rate in _load().rates:
+        if rate.method_id not in found:
+            continue
+        by_uf = bool(rate.uf) and rate.uf == uf
+        by_range = rate.cep_start is not None and rate.cep_end is not None and rate.cep_start <= cep <= rate.cep_end
+        if by_uf or by_range:
+            found[rate.method_id].append(rate)
     return found
 
 
@@ -110,9 +156,58 @@ def pickup_options(*, config: ShippingConfig, location: PickupLocation | None) -
         OptionView(
             id=method.code,
             title=method.title,
-            description=days_text(days, days, verb="Pronto para retirada em"),
+            description=days_text(days, days, pickup=True),
             amount=method.flat_price or 0,
             carrier=method.carrier,
         )
         for method in config.pickup_methods
+    )
+
+
+# --- freight before checkout (product page, cart) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FreightQuote:
+    """What "Calcular frete" shows: the same options the checkout will offer for this CEP and subtotal."""
+
+    cep: str  # "01310-100"
+    uf: str
+    city: str
+    options: tuple[OptionView, ...]
+    free_above: int | None  # lowest free-shipping threshold among the methods serving this CEP
+    missing_for_free: int  # centavos still missing for it (0 when reached or without a threshold)
+
+
+def free_shipping_threshold(config: ShippingConfig) -> int | None:
+    """The lowest "frete grátis a partir de" among active shipping methods (for the notice), or None."""
+    thresholds = [m.free_above for m in config.shipping_methods if m.free_above is not None]
+    return min(thresholds) if thresholds else None
+
+
+def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
+    """Options for `cep` (any format the buyer types). Raises ValueError with a buyer message for a bad CEP.
+
+    The UF comes from the offline CEP table exactly as in the checkout (so the prices are the ones the checkout
+    will charge); the city, when the CEP provider answers, is only shown.
+    """
+    digits = cep_digits(cep)
+    if digits is None:
+        raise ValueError(_("CEP inválido: use o formato 00000-000."))
+    uf = cep_uf(digits)
+    if uf is None:
+        raise ValueError(_("CEP %(cep)s não existe.") % {"cep": cep_format(digits)})
+    config = config or shipping_config_load()
+    options = shipping_options(config=config, cep=digits, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
+    serving = {option.id for option in options}
+    thresholds = [m.free_above for m in config.shipping_methods if m.code in serving and m.free_above is not None]
+    free_above = min(thresholds) if thresholds else None
+    address = cep_lookup(digits)
+    return FreightQuote(
+        cep=cep_format(digits),
+        uf=uf,
+        city=address.city if address is not None and address.found else "",
+        options=options,
+        free_above=free_above,
+        missing_for_free=max(0, free_above - subtotal_after_discounts) if free_above is not None else 0,
     )

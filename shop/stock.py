@@ -40,14 +40,20 @@ def _aggregate(items: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return sorted(totals.items())
 
 
-def stock_reserve(*, items: Iterable[tuple[int, int]]) -> None:
-    """Take `(variant_pk, quantity)` units all-or-nothing; raises StockUnavailable."""
+def stock_reserve(
+    *, items: Iterable[tuple[int, int]], backorder: set[int] | None = None, savepoint: bool = True
+) -> None:
+    """Take `(variant_pk, quantity)` units all-or-nothing; raises StockUnavailable.
+
+    `backorder`: the variants among them made to order, when the caller has them in hand (else read).
+    `savepoint=False` when the caller's own savepoint already undoes the units taken on failure."""
     wanted = _aggregate(items)
-    backorder = set(
-        Variant.objects.filter(pk__in=[pk for pk, _ in wanted], allow_backorder=True).values_list("pk", flat=True)
-    )
+    if backorder is None:
+        backorder = set(
+            Variant.objects.filter(pk__in=[pk for pk, _ in wanted], allow_backorder=True).values_list("pk", flat=True)
+        )
     failed: list[int] = []
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         for variant_pk, quantity in wanted:
             if variant_pk in backorder:
                 continue

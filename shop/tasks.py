@@ -11,3 +11,18 @@ from shop.services import checkout_expire_due
 def expire_checkouts() -> int:
     """Beat, every minute: cancel checkouts past `expires_at` and release what they hold."""
     return checkout_expire_due()
+
+
+@shared_task(name="shop.tasks.remind_abandoned_checkouts")
+def remind_abandoned_checkouts() -> int:
+    """Beat, every 10 minutes: write the due reminders (once per checkout) and queue their e-mails."""
+    from shop.reminders import reminders_queue_due
+
+    return reminders_queue_due()
+
+
+@shared_task(name="shop.tasks.send_checkout_reminder")
+def send_checkout_reminder(reminder_id: int) -> str:
+    from shop.reminders import reminder_send
+
+    return reminder_send(reminder_id=reminder_id)

@@ -3,17 +3,23 @@ from django.conf.urls.i18n import i18n_patterns  # noqa: F401
 from django.contrib import admin
 from django.urls import include, path
 
+handler500 = "shop.error_pages.server_error"
+
 urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
-    path("", include("shop.checkout_urls")),
+    path("", include("shop.checkout.urls")),
+    path("", include("shop.store_urls")),
     path("", include("shop.storefront_urls")),
 ]
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
+if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):
+    # Development and `make run` (uvicorn): Django serves uploaded media, which WhiteNoise does not.
+    from django.urls import re_path
 
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+    from shop.media import serve_media
+
+    urlpatterns.insert(0, re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.+)$", serve_media))

@@ -9,11 +9,13 @@ from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
 
+from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
 from shop.schema_org import cents_to_decimal_string, product_schema_org
 from shop.selectors import (
@@ -25,6 +27,7 @@ from shop.selectors import (
     product_price_range,
     product_search,
 )
+from shop.shipping import free_shipping_threshold, freight_quote, shipping_config_load
 from shop.templatetags.money import format_brl
 
 DEFAULT_PER_PAGE = 24
@@ -273,7 +276,11 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         # A shop page (header, search) rather than the bare 404, so the buyer can keep browsing.
         return render(request, "shop/product_not_found.html", status=404)
     variants = list(product.variants.all())
-    selected = _select_variant(variants, request.GET)
+    query = request.GET
+    if "variante" in query and "sku" not in query:  # the "Calcular frete" form keeps the chosen variant
+        query = query.copy()
+        query["sku"] = query["variante"]
+    selected = _select_variant(variants, query)
     variant_data = [
         {
             "sku": v.sku,
@@ -288,6 +295,11 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for v in variants
     ]
+    freight: dict[str, object] = {}
+    if selected is not None and product.requires_shipping:
+        # "variante", not "sku": the add-to-cart form owns the page's one `sku` input (the picker updates both).
+        hidden = [("variante", selected.sku)]
+        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=hidden)
     schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
     og_image = schema.get("image", "")
     if isinstance(og_image, list):
@@ -307,5 +319,55 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "canonical_url": schema["url"],
             "og_image": og_image,
             "og_price": cents_to_decimal_string(selected.price) if selected else "",
+            "show_freight": bool(freight),
+            **freight,
         },
     )
+
+
+def freight_context(
+    request: HttpRequest, *, subtotal: int, action: str, hidden: list[tuple[str, str]]
+) -> dict[str, object]:
+    """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`)."""
+    config = shipping_config_load()
+    context: dict[str, object] = {
+        "free_threshold": free_shipping_threshold(config),
+        "freight_action": action,
+        "freight_hidden": hidden,
+        "freight_cep": "",
+        "freight": None,
+        "freight_error": "",
+    }
+    cep = request.GET.get("cep", "").strip()[:12]
+    if cep:
+        context["freight_cep"] = cep
+        try:
+            context["freight"] = freight_quote(cep=cep, subtotal_after_discounts=subtotal, config=config)
+        except ValueError as exc:
+            context["freight_error"] = str(exc)
+    return context
+
+
+@require_GET
+def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
+    """`/cep/<cep>`: the address of a CEP as JSON for the checkout's autofill (never a 500, offline fallback)."""
+    address = cep_lookup(cep)
+    if address is None:
+        message = _("CEP inválido: use o formato 00000-000.")
+        return JsonResponse({"error": "cep_invalid", "message": message}, status=400)
+    response = JsonResponse(address.as_dict(), status=200 if address.found else 404)
+    # A provider answer can be kept a day by the browser; the offline fallback should be asked again soon.
+    response["Cache-Control"] = "private, max-age=86400" if address.source == "provider" else "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def reminder_optout_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The reminder e-mail's opt-out link: GET asks (mail scanners open links), POST stops the reminders."""
+    from shop.reminders import optout_email, reminder_optout
+
+    email = optout_email(token)
+    if email is None:
+        return render(request, "shop/reminder_optout.html", {"invalid": True}, status=400)
+    done = request.method == "POST" and reminder_optout(token=token)
+    return render(request, "shop/reminder_optout.html", {"email": email, "done": done})

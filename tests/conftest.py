@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
+from celery._state import _set_task_join_will_block
 from django.conf import settings
 from django.core.cache import caches
 
@@ -29,20 +32,52 @@ def _shop_signing_key() -> None:
     ensure_signing_key()
 
 
+@pytest.fixture(scope="session")
+def _media_root() -> Iterator[str]:
+    # Uploaded photos and demo photos go to a directory of this run, removed at its end.
+    path = tempfile.mkdtemp(prefix="shop-media-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
-def _test_settings(settings: pytest.FixtureRequest) -> Iterator[None]:
+def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterator[None]:
     # Unit tests run Celery tasks in-process; e2e tests start a real worker and override this.
     # Celery caches its config when first read, so the app's own flag is set too, and reset after
     # every test: a real-worker test that turns it off can never leak that into the next test.
     settings.CELERY_TASK_ALWAYS_EAGER = True
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
+    settings.MEDIA_ROOT = _media_root
+    # Never the real CEP service: tests that need one start a fake on loopback (tests/shop/test_cep_lookup.py).
+    settings.CEP_PROVIDER_URL = ""
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    # (the cached store settings row goes with every cache in _fresh_caches)
     yield
     celery_app.conf.task_always_eager = True
+    _allow_eager_result_get()
+
+
+def _allow_eager_result_get() -> None:
+    # Celery marks "inside a task" in one process-global flag that every eager task sets and then restores.
+    # Threads running eager tasks at once (concurrency tests, live servers) can restore it in the wrong order
+    # and leave it set, after which any `.apply().get()` in a later test raises "Never call result.get()
+    # within a task!" — found by running the suite in random order (issue 19).
+    _set_task_join_will_block(False)
+
+
+@pytest.fixture(autouse=True)
+def _rate_limits_reset() -> Iterator[None]:
+    # The limiter counts in process memory in tests (no REDIS_URL): every test starts with full budgets.
+    from bcp_app import ratelimit
+
+    ratelimit.reset()
+    yield
+    ratelimit.reset()
 
 
 @pytest.fixture(autouse=True)

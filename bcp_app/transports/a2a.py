@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bcp_app import ratelimit
 from bcp_app.constants import A2A_EXTENSION_URI
 from bcp_app.errors import ProtocolError
 from bcp_app.schemas.text import control_character_message, find_control_character
@@ -123,6 +124,9 @@ def _resolve(state: dict[str, Any]) -> Any:
     from bcp_app.signatures import HttpMessage
 
     headers: dict[str, str] = state["headers"]
+    # Every A2A message may change a checkout: the `write` class (bcp_app/ratelimit.py).
+    caller, authenticated = ratelimit.caller_from_headers(headers, None)
+    ratelimit.enforce(op_class="write", caller=caller, authenticated=authenticated)
     signed = None
     if "signature-input" in headers:
         message = HttpMessage(
@@ -162,7 +166,7 @@ class BcpAgentExecutor(AgentExecutor):
         incoming = state[STATE_INCOMING]
         language_given = bool(state["headers"].get("accept-language"))
         try:
-            reply = await sync_to_async(_handle, thread_sensitive=True)(state["bcp_context"], incoming, language_given)
+            reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
         except Exception as exc:
             if not isinstance(exc, ProtocolError):
                 # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
@@ -187,7 +191,7 @@ class BcpRequestHandler(DefaultRequestHandler):
             raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
                                                              f"{control_character_message(*found)}"))
         try:
-            context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=True)(context.state)
+            context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
         except ProtocolError as exc:
             raise a2a_error(exc) from exc
         result = await super().on_message_send(params, context)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from orders.money import format_brl
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -69,10 +71,7 @@ _STATUS: dict[str, dict[str, str]] = {
 }
 
 
-def brl(cents: int) -> str:
-    reais, centavos = divmod(abs(int(cents)), 100)
-    sign = "-" if cents < 0 else ""
-    return f"{sign}R$ {reais:,}".replace(",", ".") + f",{centavos:02d}"
+brl = format_brl  # the one money module
 
 
 def _total(checkout: dict[str, Any]) -> int | None:

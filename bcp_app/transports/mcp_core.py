@@ -1,27 +1,24 @@
 """Transport-level pieces of the MCP binding shared by HTTP and stdio: the tool type, the call envelope,
 and the bridge from the async MCP server into Django's synchronous ORM.
 
-A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs in a Django thread
-(`sync_to_async(thread_sensitive=True)`), with the database connection closed afterwards so no
-connection outlives the call (the executor thread of a request context dies with the request).
+A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs on the event loop's bounded
+default executor (`sync_to_async(thread_sensitive=False)`: calls run side by side instead of queueing on
+one thread-sensitive thread, and no thread is started per call), with the database connection handed
+back to the pool afterwards so no connection outlives the call.
 Protocol failures are raised as `bcp_app.errors.ProtocolError` and rendered as JSON-RPC errors
 with `data{code, content}`; any other exception becomes a bare -32603 (no internals leaked).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.core.cache import cache
 from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
@@ -108,32 +105,24 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def rate_limit_retry_after(call: CallInfo) -> int | None:
-    """Seconds to wait when the caller spent this minute's `BCP_MCP_RATE_LIMIT` calls; None otherwise.
+def rate_limit_retry_after(call: CallInfo, tool: McpTool) -> int | None:
+    """Seconds to wait when the caller is over its limit for this tool's class (bcp_app/ratelimit.py).
 
-    A fixed one-minute window in the Django cache (Redis in production), keyed by a hash of the
-    credential or, for anonymous callers, the client IP. Stdio has a single local caller: no limit.
+    Read-only tools count as `read`, the others as `write`; stdio has a single local caller: no limit.
     """
-    limit = getattr(settings, "BCP_MCP_RATE_LIMIT", 0)
-    if not limit or call.transport != "http":
+    from bcp_app import ratelimit
+
+    if call.transport != "http":
         return None
-    credential = call.headers.get("authorization") or call.headers.get("x-api-key")
-    who = "key:" + hashlib.sha256(credential.encode()).hexdigest()[:32] if credential else f"ip:{call.client}"
-    now = time.time()
-    key = f"bcp:mcp:rl:{who}:{int(now // 60)}"
-    cache.add(key, 0, timeout=61)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr: this call opens the window
-        cache.set(key, 1, timeout=61)
-        count = 1
-    return max(1, 60 - int(now % 60)) if count > limit else None
+    caller, authenticated = ratelimit.caller_from_headers(call.headers, call.client or None)
+    op_class = "read" if tool.read_only else "write"
+    return ratelimit.retry_after(op_class=op_class, caller=caller, authenticated=authenticated)
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
     close_old_connections()
     try:
-        retry_after = rate_limit_retry_after(call)
+        retry_after = rate_limit_retry_after(call, tool)
         if retry_after is not None:
             if tool.on_rate_limited is not None:
                 return tool.on_rate_limited(retry_after)
@@ -141,7 +130,7 @@ def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
             raise ProtocolError("rate_limited", message, retry_after=retry_after)
         return tool.run(call)
     finally:
-        # The request's executor thread ends with the request: hand its connection back now.
+        # The executor thread is reused by other calls: hand its connection back to the pool now.
         connections.close_all()
 
 
@@ -151,7 +140,7 @@ def protocol_error_to_mcp(exc: ProtocolError) -> MCPError:
 
 async def run_tool(tool: McpTool, call: CallInfo) -> types.CallToolResult:
     try:
-        outcome = await sync_to_async(_run_in_django, thread_sensitive=True)(tool, call)
+        outcome = await sync_to_async(_run_in_django, thread_sensitive=False)(tool, call)
     except ProtocolError as exc:
         raise protocol_error_to_mcp(exc) from None
     except MCPError:

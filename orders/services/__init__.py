@@ -6,6 +6,7 @@ Split into modules by concern; import from `orders.services`.
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
 from orders.services.fulfillment import (
+    correios_code_valid,
     correios_tracking_url,
     expectation_merge,
     expectation_split,
@@ -14,13 +15,15 @@ from orders.services.fulfillment import (
     order_mark_delivered,
     order_ship,
 )
+from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
 from orders.services.notes import email_delivery_send, order_email_resend, order_note_add
-from orders.services.placement import order_payment_confirm, order_place_from_checkout
+from orders.services.placement import order_payment_confirm, order_payment_record, order_place_from_checkout
 
 __all__ = [
     "OrderError",
     "OrderNotFound",
     "adjustment_mark_refund_result",
+    "correios_code_valid",
     "correios_tracking_url",
     "email_delivery_send",
     "expectation_merge",
@@ -32,8 +35,12 @@ __all__ = [
     "order_mark_delivered",
     "order_note_add",
     "order_payment_confirm",
+    "order_payment_record",
+    "order_pickup_done",
+    "order_pickup_ready",
     "order_place_from_checkout",
     "order_refund",
     "order_return",
     "order_ship",
+    "order_tracking_correct",
 ]

@@ -190,5 +190,26 @@ def send_on_commit(signal: Signal, order: Order, **kwargs: Any) -> None:
     transaction.on_commit(send)
 
 
-def notify_changed(order: Order, event: str) -> None:
-    send_on_commit(order_changed, order, event=event)
+def with_relations(order: Order, **rows: list[Any]) -> Order:
+    """Remember relations just written (lines, expectations, fulfillment_events, adjustments) as prefetched."""
+    cache: dict[str, Any] = {}
+    for name, items in rows.items():
+        queryset = getattr(order, name).all()
+        queryset._result_cache = list(items)
+        queryset._prefetch_done = True
+        cache[name] = queryset
+    order._prefetched_objects_cache = cache
+    return order
+
+
+def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) -> None:
+    """Every service that changes what a platform sees of the order calls this last, in its transaction:
+    the presented BCP order is rewritten here (Get Order reads only that) and the change is announced.
+    `relations_loaded`: `order` carries all its relations as written (placement), so nothing is re-read."""
+    from orders.selectors import order_bcp_json, order_for_bcp
+
+    fresh = order if relations_loaded else order_for_bcp(order.public_id)
+    if fresh is not None:
+        order.bcp_json = order_bcp_json(fresh)
+        Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
+    send_on_commit(order_changed, order, event=event, platform_id=order.platform_id or "")

@@ -35,7 +35,8 @@ from orders.services._common import (
     send_on_commit,
     timeline,
 )
-from orders.signals import refund_requested, stock_return_requested
+from orders.services.outbox import REFUND_REQUESTED, outbox_add
+from orders.signals import stock_return_requested
 from orders.types import LineQuantity
 
 REFUND_RESULTS = (AdjustmentStatus.COMPLETED, AdjustmentStatus.FAILED)
@@ -77,13 +78,17 @@ def _create_refund(
     )
     if order.payment_type == "pix" and order.payment_reference:
         # The shop forwards this to payments (Pix devolução); the result comes back via adjustment_mark_refund_result.
-        send_on_commit(
-            refund_requested,
-            order,
-            adjustment_id=adjustment.public_id,
-            payment_reference=order.payment_reference,
-            amount=amount,
-            reason=reason,
+        # An outbox row in this transaction, not a signal after commit: a failure is retried by the sweep.
+        outbox_add(
+            kind=REFUND_REQUESTED,
+            key=f"refund:{adjustment.public_id}",
+            payload={
+                "order_id": order.public_id,
+                "adjustment_id": adjustment.public_id,
+                "payment_reference": order.payment_reference,
+                "amount": amount,
+                "reason": reason,
+            },
         )
     notify_changed(order, "refund_requested")
     return adjustment

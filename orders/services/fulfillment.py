@@ -55,6 +55,16 @@ _VERB = {
 }
 
 
+def correios_code_valid(code: str) -> bool:
+    """UPU S10 code as the Correios print it (AA123456785BR): the 9th digit checks the first eight."""
+    if not CORREIOS_CODE_RE.match(code):
+        return False
+    digits = [int(d) for d in code[2:10]]
+    rest = sum(d * w for d, w in zip(digits, (8, 6, 4, 2, 3, 5, 9, 7), strict=True)) % 11
+    check = 5 if rest == 0 else 0 if rest == 1 else 11 - rest
+    return check == int(code[10])
+
+
 def correios_tracking_url(code: str) -> str:
     return CORREIOS_TRACKING_URL.format(code=quote(code, safe=""))
 

@@ -9,6 +9,7 @@ from django.db.models import Max
 
 from orders.errors import OrderError
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, PaymentStatus
+from orders.money import format_brl
 from orders.services._common import (
     MAX_QUANTITY,
     clean_text,
@@ -17,6 +18,7 @@ from orders.services._common import (
     refresh_payment_status,
     schedule_email,
     timeline,
+    with_relations,
 )
 from orders.types import PlacedCheckout
 
@@ -81,9 +83,7 @@ def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
 def order_place_from_checkout(*, checkout: PlacedCheckout) -> Order:
     """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever."""
     _validate(checkout)
-    existing = Order.objects.filter(checkout_id=checkout.checkout_id).first()
-    if existing is not None:
-        return existing
+    # No "does it exist" read first: the unique checkout_id decides (a replay lands in the except branch).
     try:
         with transaction.atomic():
             order = _create(checkout)
@@ -129,7 +129,7 @@ def _create(checkout: PlacedCheckout) -> Order:
     )
     refresh_payment_status(order)
     order.save()
-    OrderLine.objects.bulk_create(
+    lines = OrderLine.objects.bulk_create(
         OrderLine(
             order=order,
             public_id=line.line_id,
@@ -143,7 +143,7 @@ def _create(checkout: PlacedCheckout) -> Order:
         )
         for index, line in enumerate(checkout.lines)
     )
-    FulfillmentExpectation.objects.create(
+    expectation = FulfillmentExpectation.objects.create(
         order=order,
         method_type=order.fulfillment_method or "shipping",
         destination=order.destination,
@@ -158,7 +158,8 @@ def _create(checkout: PlacedCheckout) -> Order:
         data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
     )
     schedule_email(order, EmailKind.PLACED)
-    notify_changed(order, "placed")
+    with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
+    notify_changed(order, "placed", relations_loaded=True)
     return order
 
 
@@ -180,3 +181,24 @@ def order_payment_confirm(*, order_id: str, paid_amount: int, txid: str = "", ac
     schedule_email(order, EmailKind.PAYMENT_CONFIRMED)
     notify_changed(order, "payment_confirmed")
     return order
+
+
+@transaction.atomic
+def order_payment_record(*, checkout_id: str, amount: int, txid: str, end_to_end_id: str) -> bool:
+    """Timeline "Pagamento confirmado" with the Pix end-to-end id, once per payment (a replay adds nothing).
+
+    Called by the shop when payments settles a Pix for the order's checkout; False when no order matches.
+    """
+    order = Order.objects.select_for_update().filter(checkout_id=checkout_id).first()
+    if order is None:
+        return False
+    e2e = clean_text(end_to_end_id, field="end_to_end_id", max_length=64)
+    if order.timeline.filter(kind="payment_confirmed", data__end_to_end_id=e2e).exists():
+        return True
+    timeline(
+        order,
+        "payment_confirmed",
+        f"Pagamento Pix confirmado: {format_brl(amount)} (endToEndId {e2e}).",
+        data={"paid_amount": amount, "txid": txid, "end_to_end_id": e2e},
+    )
+    return True

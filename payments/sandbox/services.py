@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.brcode import build_dynamic, merchant_text
+from payments.merchant import pix_merchant
 from payments.money import cents_to_decimal, decimal_to_cents
 from payments.psp.base import format_datetime
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
@@ -156,10 +157,11 @@ def cob_put(*, txid: str, body: dict[str, Any]) -> SandboxCob:
         existing.save()
         return existing
     location = f"sandbox.bcp.local/qr/v2/{uuid.uuid4().hex}"
+    merchant_name, merchant_city = pix_merchant()
     br_code = build_dynamic(
         location=location,
-        merchant_name=merchant_text(settings.PIX_MERCHANT_NAME, 25),
-        merchant_city=merchant_text(settings.PIX_MERCHANT_CITY, 15),
+        merchant_name=merchant_text(merchant_name, 25),
+        merchant_city=merchant_text(merchant_city, 15),
     )
     return SandboxCob.objects.create(txid=txid, criacao=timezone.now(), location=location, br_code=br_code, **fields)
 

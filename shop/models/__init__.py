@@ -15,19 +15,24 @@ from shop.models.checkout import (
     new_line_id,
     new_location_id,
 )
+from shop.models.reminders import CheckoutReminder, ReminderOptOut
+from shop.models.store import StoreSettings
 
 __all__ = [
     "Category",
     "Checkout",
     "CheckoutEvent",
     "CheckoutLine",
+    "CheckoutReminder",
     "Coupon",
     "CouponRedemption",
     "PickupLocation",
     "Product",
     "ProductImage",
+    "ReminderOptOut",
     "ShippingMethod",
     "ShippingRate",
+    "StoreSettings",
     "Variant",
     "new_checkout_id",
     "new_destination_id",

@@ -41,7 +41,7 @@ class Category(models.Model):
 
 
 class Product(models.Model):
-    public_id = models.CharField(max_length=40, unique=True, default=new_product_id, editable=False)
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_product_id, editable=False)
     title = models.CharField(_("título"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=220, unique=True)
     description = models.TextField(_("descrição"), blank=True)
@@ -53,8 +53,8 @@ class Product(models.Model):
     requires_shipping = models.BooleanField(_("exige entrega"), default=True)
     weight_grams = models.PositiveIntegerField(_("peso (g)"), default=500)
     active = models.BooleanField(_("ativo"), default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:
         verbose_name = _("produto")
@@ -69,28 +69,68 @@ class Product(models.Model):
         return reverse("shop:product_detail", kwargs={"slug": self.slug})
 
 
+def _product_image_upload_to(image: ProductImage, filename: str) -> str:
+    # One folder per product public id: easy to find in a bucket, no collisions between products.
+    return f"produtos/{image.product.public_id}/{filename}"
+
+
 class ProductImage(models.Model):
+    """A product photo: an uploaded file (thumbnail made once at upload) or, for old rows, a path/URL."""
+
     product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="images")
-    # A path under static/ (shipped with the project) or an absolute https URL.
-    source = models.CharField(_("imagem (caminho estático ou URL)"), max_length=500)
-    alt_text = models.CharField(_("texto alternativo"), max_length=200, blank=True)
-    position = models.PositiveIntegerField(_("posição"), default=0)
+    image = models.ImageField(
+        _("foto"),
+        upload_to=_product_image_upload_to,
+        max_length=300,
+        blank=True,
+        help_text=_("JPEG, PNG ou WebP, até 5 MB."),
+    )
+    # Storage name of the thumbnail, written once when the photo is saved (no lookup per page view).
+    thumbnail = models.CharField(max_length=400, blank=True, editable=False)
+    # Older rows: a path under static/ (shipped with the project) or an absolute https URL.
+    source = models.CharField(_("endereço da imagem (opcional)"), max_length=500, blank=True)
+    alt_text = models.CharField(
+        _("texto alternativo"),
+        max_length=200,
+        blank=True,
+        help_text=_("Descreva a foto para quem usa leitor de tela, ex.: camiseta preta dobrada."),
+    )
+    is_main = models.BooleanField(_("principal"), default=False)
+    position = models.PositiveIntegerField(_("ordem"), default=0)
 
     class Meta:
-        verbose_name = _("imagem")
-        verbose_name_plural = _("imagens")
-        ordering = ["position", "id"]
+        verbose_name = _("foto")
+        verbose_name_plural = _("fotos")
+        # The main photo first: every surface (storefront, BCP image_url, schema.org) takes images[0].
+        ordering = ["-is_main", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["product"],
+                condition=Q(is_main=True),
+                name="product_image_one_main",
+                violation_error_message=_("Só uma foto pode ser a principal."),
+            ),
+        ]
 
     def __str__(self) -> str:
-        return self.source
+        return self.image.name if self.image else self.source
 
     @property
     def url(self) -> str:
+        if self.image:
+            return self.image.url
         if self.source.startswith(("http://", "https://", "/")):
             return self.source
         from django.templatetags.static import static
 
         return static(self.source)
+
+    @property
+    def thumbnail_url(self) -> str:
+        """The small version for lists and galleries; the full photo when none was made."""
+        if self.thumbnail:
+            return self.image.storage.url(self.thumbnail)
+        return self.url
 
 
 class Variant(models.Model):
@@ -98,27 +138,47 @@ class Variant(models.Model):
     # The SKU is the variant's public id: BCP checkout `item.id` (e.g. "SKU-CAFE-500G").
     sku = models.CharField(_("SKU"), max_length=64, unique=True)
     title = models.CharField(_("título da variante"), max_length=120, blank=True)
-    # Option values such as {"tamanho": "M", "cor": "Preta"}.
+    # Option values such as {"tamanho": "M", "cor": "Preta"} (edited in the admin as name/value rows).
     options = models.JSONField(_("opções"), default=dict, blank=True)
-    price = models.BigIntegerField(_("preço (centavos)"))
-    compare_at_price = models.BigIntegerField(_("preço de (centavos)"), null=True, blank=True)
+    # Integer centavos; the admin types and shows them as "R$ 35,90".
+    price = models.BigIntegerField(_("preço"))
+    compare_at_price = models.BigIntegerField(
+        _('preço "de" (riscado)'),
+        null=True,
+        blank=True,
+        help_text=_("Opcional: o preço antigo, maior que o preço atual."),
+    )
     stock = models.IntegerField(_("estoque"), default=0)
     low_stock_threshold = models.PositiveIntegerField(_("alerta de estoque baixo"), default=3)
     # Accept orders beyond stock (encomenda): shown as PreOrder.
     allow_backorder = models.BooleanField(_("aceita encomenda"), default=False)
     active = models.BooleanField(_("ativa"), default=True)
     position = models.PositiveIntegerField(_("posição"), default=0)
+    # Package size for freight quotes; empty weight = the product's weight.
+    weight_grams = models.PositiveIntegerField(_("peso (g)"), null=True, blank=True)
+    length_cm = models.PositiveIntegerField(_("comprimento (cm)"), null=True, blank=True)
+    width_cm = models.PositiveIntegerField(_("largura (cm)"), null=True, blank=True)
+    height_cm = models.PositiveIntegerField(_("altura (cm)"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("variante")
         verbose_name_plural = _("variantes")
         ordering = ["position", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(stock__gte=0), name="variant_stock_non_negative"),
-            models.CheckConstraint(condition=Q(price__gte=0), name="variant_price_non_negative"),
+            models.CheckConstraint(
+                condition=Q(stock__gte=0),
+                name="variant_stock_non_negative",
+                violation_error_message=_("O estoque não pode ser negativo."),
+            ),
+            models.CheckConstraint(
+                condition=Q(price__gte=0),
+                name="variant_price_non_negative",
+                violation_error_message=_("O preço não pode ser negativo."),
+            ),
             models.CheckConstraint(
                 condition=Q(compare_at_price__isnull=True) | Q(compare_at_price__gte=F("price")),
                 name="variant_compare_at_not_below_price",
+                violation_error_message=_('O preço "de" deve ser maior ou igual ao preço.'),
             ),
         ]
 
@@ -136,6 +196,10 @@ class Variant(models.Model):
     @property
     def is_low_stock(self) -> bool:
         return 0 < self.stock <= self.low_stock_threshold
+
+    @property
+    def shipping_weight_grams(self) -> int:
+        return self.weight_grams if self.weight_grams is not None else self.product.weight_grams
 
     @property
     def availability(self) -> str:

@@ -206,7 +206,7 @@ class Checkout(models.Model):
     payment_instrument = models.JSONField(null=True, blank=True)
     context = models.JSONField(null=True, blank=True)
     signals = models.JSONField(default=dict, blank=True)
-    # Evaluation snapshot, written with the status in the same transaction (see shop/checkout_eval.py).
+    # Evaluation snapshot, written with the status in the same transaction (see shop/checkout/evaluate.py).
     totals = models.JSONField(default=list, blank=True)
     total_amount = models.BigIntegerField(default=0)
     messages = models.JSONField(default=list, blank=True)

@@ -1,19 +1,14 @@
-"""Money formatting for templates: integer centavos → "R$ 1.234,56" (ARCHITECTURE.md: format only here)."""
+"""The `brl` template filter; the formatting itself is the one money module, `orders.money`."""
 
 from __future__ import annotations
 
 from django import template
 
+from orders.money import format_brl
+
+__all__ = ["brl", "format_brl"]
+
 register = template.Library()
-
-
-def format_brl(cents: int) -> str:
-    """Format integer centavos as Brazilian reais, e.g. 123456 → "R$ 1.234,56"."""
-    sign = "-" if cents < 0 else ""
-    reais, centavos = divmod(abs(int(cents)), 100)
-    # Group thousands with "." as Brazilians write them; never via float.
-    grouped = f"{reais:,}".replace(",", ".")
-    return f"{sign}R$ {grouped},{centavos:02d}"
 
 
 @register.filter(name="brl")

@@ -14,6 +14,43 @@
   radios.forEach(function (r) { r.addEventListener("change", syncPanels); });
   if (radios.length) syncPanels();
 
+  // CEP → address: street, bairro, city and UF appear once the 8 digits are typed (without JS, "Calcular
+  // frete" fills them on the server). What the buyer typed is never overwritten; the UF always follows the CEP.
+  var cepForm = document.querySelector("[data-cep-url]");
+  var cepInput = cepForm && cepForm.querySelector("input[name=cep]");
+  if (cepInput) {
+    var filled = {};
+    var asked = "";
+    var cepStatus = cepForm.querySelector("[data-role=cep-status]");
+    var setField = function (name, value) {
+      var input = cepForm.querySelector("input[name=" + name + "]");
+      if (!input || !value) return;
+      if (name === "uf" || input.value.trim() === "" || input.value === filled[name]) {
+        input.value = value;
+        filled[name] = value;
+      }
+    };
+    var lookup = function () {
+      var digits = cepInput.value.replace(/\D/g, "");
+      if (digits.length !== 8 || digits === asked) return;
+      asked = digits;
+      fetch(cepForm.dataset.cepUrl.replace("00000000", digits), { headers: { Accept: "application/json" } })
+        .then(function (r) { return r.status === 200 || r.status === 404 ? r.json() : null; })
+        .then(function (data) {
+          if (!data || cepInput.value.replace(/\D/g, "") !== digits) return;  // the buyer typed on meanwhile
+          if (cepStatus) cepStatus.textContent = data.found ? "" : cepForm.dataset.cepNotFound;
+          if (!data.found) return;
+          setField("street", data.street);
+          setField("neighborhood", data.neighborhood);
+          setField("city", data.city);
+          setField("uf", data.uf);
+        })
+        .catch(function () { /* offline: the buyer types the address, the server checks it */ });
+    };
+    cepInput.addEventListener("input", lookup);
+    cepInput.addEventListener("change", lookup);
+  }
+
   // Pix page: copy button, countdown, status polling.
   document.querySelectorAll("[data-role=copy]").forEach(function (button) {
     button.addEventListener("click", function () {

@@ -47,6 +47,8 @@
     availability.className = "availability availability-" + variant.availability.toLowerCase();
     q("low-stock").hidden = !variant.low_stock;
     q("sku").value = variant.sku;
+    var freightSku = document.querySelector("[data-role=freight-variante]");
+    if (freightSku) freightSku.value = variant.sku;  // "Calcular frete" quotes the variant on screen
     q("sku-text").textContent = variant.sku;
     button.disabled = variant.availability === "OutOfStock";
     var url = new URL(window.location.href);

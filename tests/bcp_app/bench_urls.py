@@ -1,20 +1,25 @@
-"""URLconf of the REST benchmark server: the shop's URLs plus the bare one-INSERT baseline view."""
+"""URLconf of the REST benchmark server: the shop's URLs plus bare baseline views.
+
+The bare flow does the minimal SQL of the same purchase (issue 11): create = SELECT variant + INSERT
+checkout + INSERT line; update = 1 UPDATE; complete = lock + conditional stock UPDATE + INSERT order +
+UPDATE checkout; GET order = 1 SELECT. Plain JSON in, plain JSON out, no protocol, no engine.
+"""
 
 from __future__ import annotations
 
 import json
 
-from django.db import connection
+from django.db import connection, transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 
-from tests.bcp_app.bench_site import BASELINE_TABLE
+from tests.bcp_app.bench_site import BARE_CHECKOUT, BARE_LINE, BARE_ORDER, BASELINE_TABLE
 
 
 @csrf_exempt
 def bare_insert(request: HttpRequest) -> JsonResponse:
-    """The baseline: parse a JSON body, one INSERT, answer JSON — no protocol, no engine."""
+    """The one-INSERT baseline: parse a JSON body, one INSERT, answer JSON."""
     payload = json.loads(request.body or b"{}")
     with connection.cursor() as cursor:
         cursor.execute(f"INSERT INTO {BASELINE_TABLE} (payload) VALUES (%s) RETURNING id", [json.dumps(payload)])  # noqa: S608
@@ -22,7 +27,67 @@ def bare_insert(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"id": row_id}, status=201)
 
 
+@csrf_exempt
+def bare_create(request: HttpRequest) -> JsonResponse:
+    body = json.loads(request.body)
+    sku, quantity = body["sku"], int(body["quantity"])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT id, price FROM shop_variant WHERE sku = %s", [sku])
+        variant_id, price = cursor.fetchone()
+        cursor.execute(
+            f"INSERT INTO {BARE_CHECKOUT} (status, total, payload) VALUES ('incomplete', %s, '{{}}') RETURNING id",  # noqa: S608
+            [price * quantity],
+        )
+        (checkout_id,) = cursor.fetchone()
+        cursor.execute(
+            f"INSERT INTO {BARE_LINE} (checkout_id, variant_id, quantity, price) VALUES (%s, %s, %s, %s)",  # noqa: S608
+            [checkout_id, variant_id, quantity, price],
+        )
+    return JsonResponse({"id": checkout_id, "status": "incomplete", "total": price * quantity}, status=201)
+
+
+@csrf_exempt
+def bare_update(request: HttpRequest, checkout_id: int) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {BARE_CHECKOUT} SET status = 'ready_for_complete', payload = %s WHERE id = %s",  # noqa: S608
+            [request.body.decode(), checkout_id],
+        )
+    return JsonResponse({"id": checkout_id, "status": "ready_for_complete"})
+
+
+@csrf_exempt
+def bare_complete(request: HttpRequest, checkout_id: int) -> JsonResponse:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.total, l.variant_id, l.quantity FROM {BARE_CHECKOUT} c JOIN {BARE_LINE} l"  # noqa: S608
+            " ON l.checkout_id = c.id WHERE c.id = %s FOR UPDATE OF c",
+            [checkout_id],
+        )
+        total, variant_id, quantity = cursor.fetchone()
+        cursor.execute(
+            "UPDATE shop_variant SET stock = stock - %s WHERE id = %s AND stock >= %s", [quantity, variant_id, quantity]
+        )
+        cursor.execute(
+            f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (%s, %s) RETURNING id", [checkout_id, total]  # noqa: S608
+        )
+        (order_id,) = cursor.fetchone()
+        cursor.execute(f"UPDATE {BARE_CHECKOUT} SET status = 'completed' WHERE id = %s", [checkout_id])  # noqa: S608
+    return JsonResponse({"id": checkout_id, "status": "completed", "order": {"id": order_id}})
+
+
+def bare_order(request: HttpRequest, order_id: int) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, checkout_id, total FROM {BARE_ORDER} WHERE id = %s", [order_id])  # noqa: S608
+        row = cursor.fetchone()
+    return JsonResponse({"id": row[0], "checkout_id": row[1], "total": row[2]})
+
+
 urlpatterns = [
     path("_bench/insert", bare_insert),
+    path("_bench/checkouts", bare_create),
+    path("_bench/checkouts/<int:checkout_id>", bare_update),
+    path("_bench/checkouts/<int:checkout_id>/complete", bare_complete),
+    path("_bench/orders/<int:order_id>", bare_order),
     path("", include("shop.urls")),
 ]

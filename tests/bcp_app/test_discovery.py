@@ -11,7 +11,8 @@ from django.test import Client
 from bcp_app.keys import public_jwk
 from tests.bcp_app.schema_check import errors
 
-pytestmark = [pytest.mark.usefixtures("bcp_settings")]
+# The Pix handler entry names the merchant from the store settings row: the profile reads the database.
+pytestmark = [pytest.mark.usefixtures("bcp_settings"), pytest.mark.django_db]
 VERSION = "2026-07-28"
 
 

@@ -7,9 +7,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from bcp_app import negotiation
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.negotiation import negotiate
 from shop.models import Checkout
@@ -72,8 +76,18 @@ def test_expired_cache_entry_is_refetched(client: Client, fake_platform: FakePla
     url = fake_platform.publish()
     create(client, agent(url))
     ProfileCacheEntry.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    cache.delete(negotiation._memo_key(url))  # the per-process copy expires at the same moment as the row
     create(client, agent(url))
     assert fake_platform.hits == {"/perfil.json": 2}
+
+
+def test_fresh_profile_is_served_from_the_process_cache(client: Client, fake_platform: FakePlatform) -> None:
+    make_variant("SKU-CAFE-500G")
+    url = fake_platform.publish()
+    create(client, agent(url))
+    with CaptureQueriesContext(connection) as queries:
+        assert negotiation.get_platform_profile(url)["ucp"]["version"]
+    assert (len(queries), fake_platform.hits) == (0, {"/perfil.json": 1})
 
 
 def test_unreachable_profile_bcp_neg_03(client: Client) -> None:

@@ -26,7 +26,10 @@ PIX_HANDLERS = {"br.dev.bcp.pix": [{
                "max_amount": 10000000}}]}
 LINKS = [{"type": "terms_of_service", "url": "https://loja.example.com.br/termos", "title": "Termos de uso"},
          {"type": "privacy_policy", "url": "https://loja.example.com.br/privacidade",
-          "title": "Política de privacidade"}]
+          "title": "Política de privacidade"},
+         {"type": "refund_policy", "url": "https://loja.example.com.br/trocas-e-devolucoes",
+          "title": "Trocas e devoluções"},
+         {"type": "shipping_policy", "url": "https://loja.example.com.br/entrega", "title": "Política de entrega"}]
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, 
     from bcp_app.transports.mcp_tools import all_tools
 
     bcp_settings.ROOT_URLCONF = __name__
-    bcp_settings.BCP_MCP_RATE_LIMIT = 0  # measure the transport, not the limiter
+    bcp_settings.BCP_RATE_LIMITS = {"read": ("", "")}  # measure the transport, not the limiter
     profile_url = fake_platform.publish()
     created = platform_create(name="Bench", profile_url=profile_url)
     small, large = place_order(created.platform.public_id, 1), place_order(created.platform.public_id, 20)

@@ -1,16 +1,20 @@
-"""Benchmark: the BCP REST flow create → update → complete (Pix) in flows per second, at 1 and 8 concurrent
-clients, side by side with a bare Django JSON view doing one INSERT, measured in the same run against the
-same uvicorn (4 worker processes). Prints ratios; asserts only correctness, never time. `make bench`.
+"""Benchmark (issue 11): the BCP REST flow create → update → complete (card sandbox) in flows per second at
+1 and 8 clients, with distinct SKUs and with one shared SKU, side by side with a bare Django view doing the
+minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicorn (4 workers); GET order
+against a bare SELECT. Prints ratios, SQL statements per request and the server's CPU per flow; asserts
+only correctness (0 failed flows), never time. `make bench`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,16 +22,23 @@ from typing import Any
 import httpx
 import pytest
 from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
+from bcp_app.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
-from tests.bcp_app.bench_site import BASELINE_TABLE
+from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.live import database_url, wait_for
-from tests.bcp_app.rest_helpers import PIX, SP
+from tests.bcp_app.rest_helpers import SP
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOWS = {1: 15, 8: 6}  # flows per client
-BASELINE = {1: 150, 8: 60}  # requests per client
+FLOWS = {1: 12, 8: 5}  # flows per client
+ORDER_READS = {1: 100, 8: 40}  # GET order requests per client
+CLIENTS = (1, 8)
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
 
 
 def _free_port() -> int:
@@ -36,55 +47,99 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _flow(client: httpx.Client) -> str:
-    created = client.post("/bcp/v1/checkout-sessions",
-                          json={"line_items": [{"item": {"id": "SKU-BENCH"}, "quantity": 1}]}).json()
-    line = created["line_items"][0]
-    update = {"line_items": [{"id": line["id"], "item": {"id": "SKU-BENCH"}, "quantity": 1}],
-              "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"},
+def _shop_requests(client: Any, sku: str, counts: list[int] | None = None) -> list[Any]:
+    """The three requests of one flow (httpx, or Django's test client counting each request's statements)."""
+
+    def send(method: str, path: str, body: dict[str, Any], key: str | None = None) -> Any:
+        headers = {"Idempotency-Key": key} if key else {}
+        if not isinstance(client, Client):
+            return getattr(client, method)(f"/bcp/v1{path}", json=body, headers=headers)
+        with CaptureQueriesContext(connection) as queries:
+            response = getattr(client, method)(
+                f"/bcp/v1{path}", data=json.dumps(body), content_type="application/json", headers=headers
+            )
+        if counts is not None:
+            counts.append(len(queries))
+        return response
+
+    responses = [send("post", "/checkout-sessions", {"line_items": [{"item": {"id": sku}, "quantity": 1}]})]
+    created = responses[0].json()
+    update = {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
+              "buyer": BUYER,
               "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP],
                                            "groups": [{"selected_option_id": "pac"}]}]},
-              "payment": {"instruments": [PIX]}}
-    ready = client.put(f"/bcp/v1/checkout-sessions/{created['id']}", json=update).json()
-    assert ready["status"] == "ready_for_complete", ready.get("messages")
-    done = client.post(f"/bcp/v1/checkout-sessions/{created['id']}/complete", json={"payment": {"instruments": [PIX]}},
-                       headers={"Idempotency-Key": str(uuid.uuid4())}).json()
-    return str(done["status"])
+              "payment": {"instruments": [CARD]}}
+    responses.append(send("put", f"/checkout-sessions/{created['id']}", update))
+    assert responses[1].json()["status"] == "ready_for_complete", responses[1].json().get("messages")
+    responses.append(send("post", f"/checkout-sessions/{created['id']}/complete",
+                          {"payment": {"instruments": [CARD]}}, key=str(uuid.uuid4())))
+    return responses
 
 
-def _rate(clients: int, per_client: int, work: Any, base_url: str, headers: dict[str, str]) -> float:
-    def run(_: int) -> list[str]:
-        with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
-            return [work(client) for _ in range(per_client)]
+def _shop_flow(client: httpx.Client, sku: str) -> str:
+    done = _shop_requests(client, sku)[-1].json()
+    assert done["status"] == "completed", done.get("messages")
+    return str(done["order"]["id"])
+
+
+def _bare_flow(client: httpx.Client, sku: str) -> str:
+    created = client.post("/_bench/checkouts", json={"sku": sku, "quantity": 1}).json()
+    client.put(f"/_bench/checkouts/{created['id']}", json={"buyer": BUYER, "address": SP}).raise_for_status()
+    done = client.post(f"/_bench/checkouts/{created['id']}/complete", json={}).json()
+    assert done["status"] == "completed"
+    return str(done["order"]["id"])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of the server process and its children (the uvicorn workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str,
+          headers: dict[str, str]) -> tuple[float, list[str]]:
+    def run(index: int) -> list[str]:
+        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as client:
+            return [work(client, index) for _ in range(per_client)]
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients) as pool:
         results = [r for batch in pool.map(run, range(clients)) for r in batch]
     elapsed = time.perf_counter() - started
-    assert len(results) == clients * per_client
-    return len(results) / elapsed
-
-
-def _insert(client: httpx.Client) -> str:
-    response = client.post("/_bench/insert", json={"line_items": [{"item": {"id": "SKU-BENCH"}, "quantity": 1}]})
-    assert response.status_code == 201
-    return "ok"
+    assert len(results) == clients * per_client  # 0 failed flows (a failure raised above)
+    return len(results) / elapsed, results
 
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_rest_flow_rate_vs_bare_insert(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
-    make_variant("SKU-BENCH", price=4290, stock=1_000_000, title="Café de benchmark")
+def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
+    skus = ["SKU-BENCH", *(f"SKU-BENCH-{i}" for i in range(max(CLIENTS)))]
+    for sku in skus:
+        make_variant(sku, price=4290, stock=1_000_000, title=f"Café de benchmark {sku}")
     make_shipping()
+    platform = platform_create(name="Bench", profile_url=fake_platform.publish())
+    headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"',
+               "Authorization": f"Bearer {platform.api_key}"}
     with connection.cursor() as cursor:
-        cursor.execute(f"CREATE TABLE IF NOT EXISTS {BASELINE_TABLE} (id bigserial primary key, payload jsonb)")
+        for sql in BARE_TABLES_SQL:
+            cursor.execute(sql)
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
            "DJANGO_DEBUG": "true", "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
            "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
            "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": "", "CELERY_TASK_ALWAYS_EAGER": "true",
-           "DATABASE_POOL_MAX": "4"}
+           "DATABASE_POOL_MIN": "2", "DATABASE_POOL_MAX": "4"}
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--workers", "4", "--log-level", "warning", "--no-access-log"],
@@ -92,15 +147,40 @@ def test_rest_flow_rate_vs_bare_insert(bcp_settings: Any, fake_platform: FakePla
     )
     try:
         wait_for(lambda: _up(base_url), timeout=300, interval=1)  # 4 processes import the whole stack
-        headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
-        _flow(httpx.Client(base_url=base_url, headers=headers, timeout=60))  # warm-up: profile cache, imports
-        print("\nBCP REST flow (create → update → complete) vs bare one-INSERT Django JSON view, same server")
-        print("(every flow buys the same SKU, so completes serialize on its stock row lock):")
-        for clients in (1, 8):
-            baseline = _rate(clients, BASELINE[clients], _insert, base_url, {})
-            flows = _rate(clients, FLOWS[clients], _flow, base_url, headers)
-            print(f"  {clients} client(s): {flows:7.1f} flows/s | baseline {baseline:7.1f} inserts/s | "
-                  f"ratio {flows / baseline:.3f} (1 flow = 3 requests)")
+        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as warm:
+            for _ in range(8):  # every worker: profile cache, imports, shipping cache
+                _shop_flow(warm, "SKU-BENCH")
+                _bare_flow(warm, "SKU-BENCH")
+        print("\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL, same server")
+        orders: list[str] = []
+        bare_orders: list[str] = []
+        for clients in CLIENTS:
+            for mode in ("distinct", "shared"):
+                def sku_of(index: int, mode: str = mode) -> str:
+                    return "SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{index}"
+
+                bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
+                cpu = _cpu_seconds(server.pid)
+                shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
+                                  headers)
+                cpu_per_flow = (_cpu_seconds(server.pid) - cpu) / len(ids) * 1000
+                orders += ids
+                bare_orders += bare_ids
+                print(f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
+                      f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow")
+        for clients in CLIENTS:
+            bare, _ = _rate(clients, ORDER_READS[clients],
+                            lambda c, i: str(c.get(f"/_bench/orders/{bare_orders[i % len(bare_orders)]}").json()["id"]),
+                            base_url, {})
+            shop, _ = _rate(clients, ORDER_READS[clients],
+                            lambda c, i: str(c.get(f"/bcp/v1/orders/{orders[i % len(orders)]}").json()["id"]),
+                            base_url, headers)
+            print(f"  GET order, {clients} client(s): shop {shop:6.1f} req/s | bare SELECT {bare:6.1f} req/s |"
+                  f" ratio {shop / bare:.2f}")
+        counts = _per_request_statements(headers)
+        print(f"  SQL statements per request (create / update / complete incl. its eager e-mail and webhook tasks"
+              f" / GET order): shop "
+              f"{' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
     finally:
         server.terminate()
         try:
@@ -109,7 +189,18 @@ def test_rest_flow_rate_vs_bare_insert(bcp_settings: Any, fake_platform: FakePla
             server.kill()
             server.wait(timeout=10)
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP TABLE IF EXISTS {BASELINE_TABLE}")
+            for table in BARE_TABLES:
+                cursor.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _per_request_statements(headers: dict[str, str]) -> list[int]:
+    """Statements of each request of one more flow plus a GET order, through Django's test client here."""
+    client = Client(headers=headers)
+    counts: list[int] = []
+    done = _shop_requests(client, "SKU-BENCH", counts)[-1].json()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/bcp/v1/orders/{done['order']['id']}").status_code == 200
+    return [*counts, len(queries)]
 
 
 def _up(base_url: str) -> bool:
@@ -117,4 +208,3 @@ def _up(base_url: str) -> bool:
         return httpx.get(f"{base_url}/.well-known/bcp", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
-

@@ -49,21 +49,21 @@ def test_staff_registers_shipment_and_buyer_sees_tracking(live_server, transacti
             page.wait_for_url(change_url)
             # and registers a shipment with a tracking code on the action page
             page.click("a.orders-action:has-text('Registrar envio')")
-            page.fill("#id_tracking_number", "BR123456784BR")
+            page.fill("#id_tracking_number", "BR123456785BR")
             page.click("input[name=_submit]")
             page.wait_for_url(change_url)
-            expect(page.locator("ul.messagelist")).to_contain_text("BR123456784BR")
+            expect(page.locator("ul.messagelist")).to_contain_text("BR123456785BR")
             # then the buyer, without logging in, sees the tracking link on the permalink page
             buyer = browser.new_context(locale="pt-BR").new_page()
             buyer.goto(permalink)
             link = buyer.get_by_test_id("tracking-link")
-            expect(link).to_have_text("BR123456784BR")
+            expect(link).to_have_text("BR123456785BR")
             expect(link).to_have_attribute(
-                "href", "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"
+                "href", "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR"
             )
             expect(buyer.get_by_test_id("order-status")).to_contain_text("Enviado")
         finally:
             browser.close()
 
     event = FulfillmentEvent.objects.get(order=order)
-    assert (event.type, event.tracking_number, event.line_items[0]["quantity"]) == ("shipped", "BR123456784BR", 2)
+    assert (event.type, event.tracking_number, event.line_items[0]["quantity"]) == ("shipped", "BR123456785BR", 2)

@@ -74,10 +74,10 @@ def test_csv_export_follows_the_filter(admin_client, place_order):
     place_order(paid=False)
     response = admin_client.get("/admin/orders/order/export.csv", {"payment_status__exact": "paid"})
     assert response.status_code == 200
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0][:3] == ["numero", "id", "data"]
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    assert rows[0][:3] == ["Pedido", "Data", "Situação"]
     assert [row[0] for row in rows[1:]] == [str(paid.number)]
-    assert rows[1][10:13] == ["38.00", "38.00", "0.00"]
+    assert rows[1][20:23] == ["38,00", "38,00", "0,00"]
 
 
 def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, place_order):
@@ -87,8 +87,11 @@ def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, pla
     assert response.status_code == 200
     assert 'name="buyer_email"' not in html  # read-only: no input
     assert order.payment_txid in html
-    for slug in ("ship", "deliver", "refund", "cancel", "note", "resend-email"):
+    for slug in ("ship", "refund", "cancel", "note", "resend-email"):
         assert _action(order, slug) in html
+    # nothing shipped yet, not a pickup order: neither "entregue" nor the pickup steps are offered
+    for slug in ("deliver", "tracking-fix", "pickup-ready", "pickup-done", "refund-result"):
+        assert _action(order, slug) not in html
     assert "Pedido #" in html or "placed" in html  # timeline inline
 
 
@@ -99,13 +102,13 @@ def test_register_shipment_through_the_action_page(admin_client, place_order):
     assert page.status_code == 200
     response = admin_client.post(
         _action(order, "ship"),
-        {"tracking_number": "BR123456784BR", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        {"tracking_number": "BR123456785BR", "carrier": "Correios", f"qty_{line.public_id}": "1"},
     )
     assert response.status_code == 302
     event = FulfillmentEvent.objects.get(order=order)
     assert (event.type, event.tracking_number, event.line_items) == (
         "shipped",
-        "BR123456784BR",
+        "BR123456785BR",
         [{"id": line.public_id, "quantity": 1}],
     )
     assert OrderEvent.objects.filter(order=order, kind="fulfillment_shipped", actor="admin").exists()
@@ -123,6 +126,8 @@ def test_shipment_over_quantity_shows_the_field_error(admin_client, place_order)
 def test_mark_delivered_refund_cancel_note_resend(admin_client, place_order):
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
+    shipment = {"tracking_number": "BR123456785BR", "carrier": "Correios", f"qty_{line.public_id}": "1"}
+    assert admin_client.post(_action(order, "ship"), shipment).status_code == 302
     assert admin_client.post(_action(order, "deliver"), {f"qty_{line.public_id}": "1"}).status_code == 302
     assert admin_client.post(_action(order, "refund"), {"amount": "10,50", "reason": "Avaria"}).status_code == 302
     assert Adjustment.objects.get(order=order, type="refund").amount == -1050

@@ -29,16 +29,16 @@ SUBJECTS = {
     "pt-br": [
         "Recebemos seu pedido #{n}",
         "Pagamento confirmado: pedido #{n}",
-        "Seu pedido #{n} foi enviado",
-        "Seu pedido #{n} foi entregue",
+        "Parte do seu pedido #{n} foi enviada",  # 1 of the 2 shirts
+        "Parte do seu pedido #{n} foi entregue",  # the other one never shipped
         "Reembolso do pedido #{n}",
         "Pedido #{n} cancelado",
     ],
     "en": [
         "We received your order #{n}",
         "Payment confirmed: order #{n}",
-        "Your order #{n} has shipped",
-        "Your order #{n} was delivered",
+        "Part of your order #{n} has shipped",
+        "Part of your order #{n} was delivered",
         "Refund for order #{n}",
         "Order #{n} canceled",
     ],

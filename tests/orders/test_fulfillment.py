@@ -71,11 +71,14 @@ def test_partial_shipment_then_rest_moves_statuses(place_order, django_capture_o
     assert order.status == "delivered"
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
         f"Recebemos seu pedido #{order.number}",
-        f"Seu pedido #{order.number} foi enviado",
+        f"Parte do seu pedido #{order.number} foi enviada",  # the cap and 2 shirts were still here
         f"Seu pedido #{order.number} foi enviado",
         f"Seu pedido #{order.number} foi entregue",
     ]
     assert "BR123456784BR" in mail.outbox[1].body
+    # each shipment e-mail lists what that shipment carried, nothing else
+    assert "1× Produto CAM (CAM)" in mail.outbox[1].body and "BONE" not in mail.outbox[1].body
+    assert "2× Produto CAM (CAM)" in mail.outbox[2].body and "1× Produto BONE (BONE)" in mail.outbox[2].body
 
 
 def test_shipping_more_than_ordered_is_refused(place_order):

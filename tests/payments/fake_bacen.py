@@ -6,7 +6,9 @@ It is the network boundary, not a mock of our code: the adapter talks real HTTP 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,6 +37,12 @@ class FakeBacenState:
     sleep_seconds: float = 0.0
     br_code_override: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Charge creation (PUT /cob) faults: `cob_entered` is set when one arrives; with `cob_gate` it then waits
+    # until the test opens the gate (a PSP call in flight for as long as the test needs, with no sleep);
+    # `cob_die` drops the connection without an answer (a PSP dying mid-call).
+    cob_entered: threading.Event = field(default_factory=threading.Event)
+    cob_gate: threading.Event | None = None
+    cob_die: bool = False
 
 
 def _problem(status: int, name: str, detail: str) -> dict[str, Any]:
@@ -93,6 +101,15 @@ class Handler(BaseHTTPRequestHandler):
             self._send(forced[0], forced[1] if forced[1] is not None else b"<html>oops</html>")
             return
         parts = [part for part in url.path.split("/") if part]
+        if parts[:1] == ["cob"] and len(parts) == 2 and method == "PUT":
+            state.cob_entered.set()
+            if state.cob_gate is not None:
+                state.cob_gate.wait(timeout=120)
+            if state.cob_die:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.wfile = io.BytesIO()  # nothing more reaches the client
+                return
         if parts[:1] == ["cob"] and len(parts) == 2:
             self._cob(method, parts[1], body)
         elif parts[:1] == ["pix"] and len(parts) == 4 and parts[2] == "devolucao":

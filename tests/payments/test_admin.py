@@ -48,3 +48,11 @@ def test_changelist_and_detail_render_read_only(admin_client: Client, client: Cl
     assert model_admin.has_add_permission(listing.wsgi_request) is False
     assert model_admin.has_change_permission(detail.wsgi_request, row) is False
     assert model_admin.has_delete_permission(detail.wsgi_request, row) is False
+
+
+def test_pix_charges_list_money_in_reais_and_statuses_in_portuguese(admin_client) -> None:
+    pix_charge_ensure(reference="checkout_brl", amount=699900)
+    html = admin_client.get("/admin/payments/pixcharge/").content.decode()
+    assert '<td class="field-amount_brl">R$ 6.999,00</td>' in html
+    assert '<td class="field-status">ativa</td>' in html
+    assert "699900" not in html

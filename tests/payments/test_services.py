@@ -83,6 +83,7 @@ def test_revoke_for_reference_is_idempotent(django_capture_on_commit_callbacks: 
         ({"reference": "checkout_1", "amount": 10.5}, "amount"),
         ({"reference": "checkout_1", "amount": 10_000_001}, "amount"),
         ({"reference": "checkout_1", "amount": 100, "payer_name": "Ana", "payer_tax_id": "123"}, "payer_tax_id"),
+        ({"reference": "c_1", "amount": 100, "payer_name": "A", "payer_tax_id": "12ABC34501DEAB"}, "payer_tax_id"),
     ],
 )
 def test_ensure_bad_input_names_the_field_and_changes_nothing(kwargs: dict[str, Any], field: str) -> None:
@@ -100,6 +101,15 @@ def test_payer_is_sent_as_devedor() -> None:
     )
 
     assert SandboxCob.objects.get(txid=charge.txid).devedor == {"cpf": "12345678909", "nome": "Ana Souza"}
+
+
+def test_alphanumeric_cnpj_payer_is_sent_as_devedor() -> None:
+    """Alphanumeric CNPJ (valid from July 2026): letters are kept, punctuation dropped."""
+    charge = pix_charge_ensure(
+        reference="checkout_2", amount=100, payer_name="Caju Ltda", payer_tax_id="12.abc.345/01de-35"
+    )
+
+    assert SandboxCob.objects.get(txid=charge.txid).devedor == {"cnpj": "12ABC34501DE35", "nome": "Caju Ltda"}
 
 
 # --- cards ---------------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from shop.checkout_types import (
+from shop.checkout.types import (
     AddressInput,
     BuyerInput,
     CheckoutInput,

@@ -57,7 +57,7 @@ def test_product_change_page_has_variant_and_image_inlines(admin_client: Client,
     html = admin_client.get(f"/admin/shop/product/{product.pk}/change/").content.decode()
     for sku in ("CAM-BAS-PRETA-P", "CAM-BAS-PRETA-M", "CAM-BAS-PRETA-G"):
         assert f'value="{sku}"' in html
-    assert 'value="shop/demo/camiseta-basica-preta.svg"' in html
+    assert 'href="/media/demo/camiseta-basica-preta.jpg"' in html  # the current photo's link
 
 
 def test_product_changelist_shows_formatted_price_and_searches_by_sku(admin_client: Client, demo: None) -> None:

@@ -55,7 +55,16 @@ def test_cpf_check_digits(cpf, valid):
 
 
 @pytest.mark.parametrize(
-    ("cnpj", "valid"), [("11222333000181", True), ("11222333000180", False), ("00000000000000", False)]
+    ("cnpj", "valid"),
+    [
+        ("11222333000181", True),
+        ("11222333000180", False),
+        ("00000000000000", False),
+        # alphanumeric CNPJ (Receita Federal example, valid from July 2026)
+        ("12ABC34501DE35", True),
+        ("12ABC34501DE36", False),
+        ("12ABC34501DEX5", False),
+    ],
 )
 def test_cnpj_check_digits(cnpj, valid):
     assert cnpj_valid(cnpj) is valid

@@ -2,8 +2,8 @@
 
 import pytest
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, LineInput
 from shop.demo_checkout import seed_checkout_demo
 from shop.models import Coupon, PickupLocation, ShippingMethod, ShippingRate
 from shop.services import checkout_create

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import AddressInput, BuyerInput, CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import AddressInput, BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CheckoutEvent, CheckoutLine, Variant
 from shop.services import (
     CheckoutCreateImpossible,
@@ -75,6 +75,8 @@ def test_ready_for_complete_with_all_data_and_view_fields_bcp_chk_09_15_21():
     assert [(link.type, link.url) for link in view.links] == [
         ("terms_of_service", "http://127.0.0.1:8000/termos"),
         ("privacy_policy", "http://127.0.0.1:8000/privacidade"),
+        ("refund_policy", "http://127.0.0.1:8000/trocas-e-devolucoes"),
+        ("shipping_policy", "http://127.0.0.1:8000/entrega"),
     ]
     ttl = view.expires_at - result.checkout.created_at
     assert timedelta(hours=5, minutes=59) < ttl <= timedelta(hours=6)
@@ -186,6 +188,15 @@ def test_valid_cpf_and_storefront_phone_are_accepted_and_normalized():
     result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=buyer))
     assert [t for t in triples(result.messages) if t[2].startswith("$.buyer")] == []
     assert (result.checkout.buyer_phone, result.checkout.buyer_tax_id) == ("+5511987654321", "52998224725")
+
+
+def test_alphanumeric_cnpj_is_a_valid_buyer_tax_id():
+    """From July 2026 a CNPJ may have letters in its first 12 characters (Receita Federal example)."""
+    make_variant()
+    buyer = BuyerInput(first_name="Caju", last_name="Ltda", email="caju@example.com.br", tax_id="12.abc.345/01de-35")
+    result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=buyer))
+    assert [t for t in triples(result.messages) if t[2].startswith("$.buyer")] == []
+    assert result.checkout.buyer_tax_id == "12ABC34501DE35"
 
 
 def test_update_is_full_replacement_bcp_chk_06():
@@ -332,7 +343,7 @@ def test_messages_keep_bcp_required_fields_bcp_chk_18():
 
 
 def test_checkout_view_has_a_fixed_query_count(django_assert_num_queries):
-    from shop.checkout_selectors import checkout_by_public_id
+    from shop.checkout.selectors import checkout_by_public_id
 
     make_variant("SKU-A")
     make_variant("SKU-B")

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import ProductImage
 from shop.services import checkout_create
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant
@@ -178,7 +178,7 @@ def test_engine_messages_in_english_when_the_checkout_language_is_en_bcp_5_1(sho
     """BCP §5.1: content is pt-BR by default; a caller that asks for English gets English."""
     from django.utils import translation
 
-    from shop.checkout_types import ContextInput
+    from shop.checkout.types import ContextInput
 
     with translation.override("pt-br"):
         # when a checkout is created in English (Accept-Language: en, or context.language "en")

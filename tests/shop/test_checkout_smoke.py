@@ -1,7 +1,7 @@
 import pytest
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, LineInput
 from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 

@@ -11,8 +11,8 @@ from orders.models import Order
 from payments.models import PixCharge, PixRefund
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference, pix_charge_latest_for_reference
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant

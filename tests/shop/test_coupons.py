@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import BuyerInput, CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CouponRedemption, Variant
 from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import BUYER, expired_window, make_coupon, make_shipping, make_variant, shipping

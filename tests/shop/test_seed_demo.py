@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from io import StringIO
-from pathlib import Path
 
 import pytest
-from django.conf import settings
+from django.core.files.storage import default_storage
 from django.core.management import call_command
+from PIL import Image
 
 from shop.models import Category, Product, ProductImage, Variant
 
@@ -70,12 +70,20 @@ def test_seed_demo_content_is_a_believable_shop() -> None:
     ) == [("CAM-BAS-PRETA-G", "G"), ("CAM-BAS-PRETA-M", "M"), ("CAM-BAS-PRETA-P", "P")]
 
 
-def test_seed_demo_images_are_shipped_static_files() -> None:
+def test_seed_demo_photos_are_raster_jpegs_with_a_thumbnail() -> None:
+    """Demo products get a real photo (JPEG drawn at seed time), marked main, thumbnail made once."""
     call_command("seed_demo", stdout=StringIO())
-    static_root = Path(settings.BASE_DIR) / "static"
-    sources = list(ProductImage.objects.values_list("source", flat=True))
-    assert len(sources) == Product.objects.count()
-    for source in sources:
-        path = static_root / source
-        assert path.is_file(), source
-        assert path.read_text(encoding="utf-8").startswith("<svg")
+    photos = list(ProductImage.objects.select_related("product"))
+    assert len(photos) == Product.objects.count()
+    for photo in photos:
+        assert photo.is_main is True
+        assert photo.image.name == f"demo/{photo.product.slug}.jpg"
+        assert photo.url == f"/media/demo/{photo.product.slug}.jpg"
+        with Image.open(photo.image.path) as picture:
+            assert (picture.format, picture.size) == ("JPEG", (800, 800))
+        with Image.open(default_storage.path(photo.thumbnail)) as thumb:
+            assert thumb.size == (480, 480)
+    # a re-seed reuses the files and the thumbnails: nothing new is written
+    names = sorted(default_storage.listdir("demo")[1])
+    call_command("seed_demo", stdout=StringIO())
+    assert sorted(default_storage.listdir("demo")[1]) == names

@@ -2,8 +2,8 @@
 
 import pytest
 
-from shop.checkout_selectors import checkout_view
-from shop.checkout_types import AddressInput, CheckoutInput, LineInput
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import AddressInput, CheckoutInput, LineInput
 from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import (
     BUYER,
@@ -195,7 +195,7 @@ def test_destination_id_is_kept_across_updates_and_can_be_referenced_bcp_ful_04(
     created = create(fulfillment=shipping(option="pac"))
     dest_id = created.checkout.ship_destination_id
     lid = created.checkout.lines.all()[0].public_id
-    from shop.checkout_types import FulfillmentInput, FulfillmentMethodInput, GroupInput
+    from shop.checkout.types import FulfillmentInput, FulfillmentMethodInput, GroupInput
 
     by_reference = FulfillmentInput(
         methods=(

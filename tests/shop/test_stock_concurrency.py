@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from orders.models import Order
-from shop.checkout_types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_complete, checkout_create
 from shop.stock import StockUnavailable, stock_release, stock_reserve

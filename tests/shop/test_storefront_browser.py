@@ -45,6 +45,8 @@ def test_variant_picker_updates_price_stock_and_sku_then_english(live_server, tr
             expect(page.locator("[data-role=add-button]")).to_be_enabled()
             expect(page.locator("input[name=sku]")).to_have_value("CAM-BAS-PRETA-M")
             expect(page.locator("[data-role=price]")).to_have_text("R$ 59,90")
+            # and "Calcular frete" quotes the variant on screen
+            expect(page.locator("[data-role=freight-variante]")).to_have_value("CAM-BAS-PRETA-M")
             # when the buyer switches the language to English
             page.select_option("#lang-select", "en")
             page.click(".lang-switch button")

@@ -57,7 +57,7 @@ def test_detail_shows_price_availability_and_add_to_cart_form(client: Client, de
 def test_detail_shows_compare_at_price_and_open_graph(client: Client, demo: None) -> None:
     html = _html(client, "/produtos/pixel-10-pro/")
     assert "R$ 6.999,00" in html
-    assert f'<meta property="og:image" content="{BASE}/static/shop/demo/pixel-10-pro.svg">' in html
+    assert f'<meta property="og:image" content="{BASE}/media/demo/pixel-10-pro.jpg">' in html
     assert '<meta property="product:price:amount" content="6999.00">' in html
     assert '<s class="price-was" data-role="compare-at">R$ 7.999,00</s>' in html
 
@@ -111,7 +111,7 @@ def test_json_ld_single_offer_matches_product(client: Client, demo: None) -> Non
         "description": product.description,
         "url": url,
         "sku": "SKU-CAFE-500G",
-        "image": f"{BASE}/static/shop/demo/cafe-especial-500g.svg",
+        "image": f"{BASE}/media/demo/cafe-especial-500g.jpg",
         "brand": {"@type": "Brand", "name": "Torra Mineira"},
         "category": "Cafés",
         "offers": {

@@ -1,0 +1,51 @@
+"""Order lookup `/pedido`: e-mail + order number → the permalink goes by e-mail to the order's address.
+
+The answer never says whether such an order exists (the same page either way, the e-mail sent later by the
+worker), and attempts are counted per client address and per e-mail in the cache, so the form cannot be
+used to guess order numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.core.cache import cache
+from django.db import transaction
+
+from orders.models import Order
+from orders.services import order_email_resend
+
+WINDOW_SECONDS = 15 * 60
+MAX_PER_CLIENT = 5
+MAX_PER_EMAIL = 3
+_PREFIX = "order-lookup:v1:"
+
+
+def _key(kind: str, value: str) -> str:
+    return _PREFIX + kind + ":" + hashlib.sha256(value.encode()).hexdigest()[:32]
+
+
+def lookup_keys(*, client: str, email: str) -> list[str]:
+    return [_key("client", client), _key("email", email.strip().lower())]
+
+
+def lookup_allowed(*, client: str, email: str) -> bool:
+    """Count this attempt; False once the client or the e-mail used up its attempts in the window."""
+    allowed = True
+    for key, limit in zip(lookup_keys(client=client, email=email), (MAX_PER_CLIENT, MAX_PER_EMAIL), strict=True):
+        cache.add(key, 0, WINDOW_SECONDS)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, WINDOW_SECONDS)
+            count = 1
+        allowed = allowed and count <= limit
+    return allowed
+
+
+@transaction.atomic
+def order_lookup_request(*, number: int, email: str) -> None:
+    """Queue the order e-mail (with its permalink) if an order has this number and e-mail; else nothing."""
+    order = Order.objects.filter(number=number, buyer_email__iexact=email.strip()).only("public_id").first()
+    if order is not None:
+        order_email_resend(order_id=order.public_id, kind="placed", actor="buyer:order-lookup")

@@ -1,0 +1,62 @@
+"""What an order amounts to now, in words a buyer reads: for the e-mails and the permalink page alike.
+
+The placed totals (items, discounts, shipping, total) never change (BCP §6); what happened since — cancelled
+items, refunds done or under way — is added as rows after them, so the money shown is always the truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+
+from orders.labels import line_status_label, total_label
+from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, OrderLine, OrderStatus
+
+
+@dataclass(frozen=True)
+class MoneyRow:
+    kind: str  # subtotal, discount, fulfillment, total, …, then paid, refunded, refund_pending, net
+    label: str
+    amount: int  # centavos, signed as shown (money back is negative)
+
+
+def money_rows(order: Order, adjustments: list[Adjustment]) -> list[MoneyRow]:
+    """The order's totals lines, then what was paid, refunded (done / under way) and what it comes to."""
+    rows = [MoneyRow(str(entry["type"]), total_label(entry), int(entry["amount"])) for entry in order.totals]
+    refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
+    done = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.COMPLETED)
+    pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
+    if order.paid_amount and (done or pending):
+        rows.append(MoneyRow("paid", _("Pago"), order.paid_amount))
+    if done:
+        rows.append(MoneyRow("refunded", _("Reembolsado"), -done))
+    if pending:
+        rows.append(MoneyRow("refund_pending", _("Reembolso em andamento"), -pending))
+    if order.paid_amount and (done or pending):
+        rows.append(MoneyRow("net", _("Valor final do pedido"), order.paid_amount - done - pending))
+    return rows
+
+
+def pickup_hours(order: Order) -> str:
+    return str((order.destination or {}).get("opening_hours", ""))
+
+
+def all_delivered(lines: list[OrderLine]) -> bool:
+    """Every item still in the order was delivered (or picked up): only then "your order was delivered"."""
+    live = [line for line in lines if line.quantity_total]
+    return bool(live) and all(line.quantity_delivered >= line.quantity_total for line in live)
+
+
+def is_closed(order: Order) -> bool:
+    """Cancelled: no "preparing", no delivery estimate."""
+    return order.status == OrderStatus.CANCELED
+
+
+def line_words(line: OrderLine, order: Order) -> str:
+    """A line's state for the buyer, one step past the BCP line status: delivered, or cancelled with its order."""
+    if line.quantity_total == 0 and order.status == OrderStatus.CANCELED and line.quantity_shipped == 0:
+        return _("Cancelado")
+    if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
+        return _("Entregue")
+    return line_status_label(line.status, order.fulfillment_method)

@@ -1,0 +1,12 @@
+"""Admin for the shop: catalog (with photos and prices in reais), store settings, the dashboard home.
+
+Checkout, shipping and coupon admin live with the checkout engine (shop/checkout/admin.py).
+"""
+
+import shop.checkout.admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+
+# isort: split
+from shop.admin import (
+    catalog,  # noqa: F401  (registers the catalog admin)
+    store,  # noqa: F401  (registers the store settings admin)
+)

@@ -1,0 +1,198 @@
+"""Catalog admin: products with photos and variants (prices in reais), categories, the low-stock list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Sum
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from orders.money import format_brl
+from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
+from shop.images import product_image_thumbnail_make
+from shop.models import Category, Product, ProductImage, Variant
+
+STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
+
+
+def _variant_stock_q(state: str) -> dict[str, object]:
+    """Variant filter for a stock state: low = 0 < stock <= threshold; out = stock 0."""
+    return {
+        "in": {"stock__gt": 0},
+        "low": {"stock__gt": 0, "stock__lte": F("low_stock_threshold")},
+        "out": {"stock": 0},
+    }[state]
+
+
+class ProductStockStateFilter(admin.SimpleListFilter):
+    title = _("estoque")
+    parameter_name = "stock_state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, object], ...]:
+        return STOCK_STATES
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Product]) -> QuerySet[Product] | None:
+        value = self.value()
+        if value not in {"in", "low", "out"}:
+            return queryset
+        active = Variant.objects.filter(product=OuterRef("pk"), active=True)
+        if value == "out":
+            # Out of stock: no active variant has units left.
+            return queryset.exclude(Exists(active.filter(stock__gt=0)))
+        return queryset.filter(Exists(active.filter(**_variant_stock_q(value))))
+
+
+class VariantStockStateFilter(admin.SimpleListFilter):
+    title = _("estoque")
+    parameter_name = "stock_state"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, object], ...]:
+        return STOCK_STATES
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Variant]) -> QuerySet[Variant] | None:
+        value = self.value()
+        if value not in {"in", "low", "out"}:
+            return queryset
+        return queryset.filter(**_variant_stock_q(value))
+
+
+class VariantInline(admin.StackedInline):
+    model = Variant
+    form = VariantForm
+    extra = 0
+    fieldsets = (
+        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price"))}),
+        (_("Estoque"), {"fields": (("stock", "low_stock_threshold"), ("allow_backorder", "active", "position"))}),
+        (
+            _("Embalagem (para o frete)"),
+            {
+                "fields": (("weight_grams", "length_cm", "width_cm", "height_cm"),),
+                "description": _("Peso vazio: vale o peso do produto."),
+            },
+        ),
+    )
+
+
+class ProductImageInline(admin.TabularInline):
+    model = ProductImage
+    form = ProductImageForm
+    formset = ProductImageFormSet
+    extra = 1
+    fields = ("preview", "image", "alt_text", "is_main", "position", "source")
+    readonly_fields = ("preview",)
+
+    @admin.display(description=_("prévia"))
+    def preview(self, obj: ProductImage) -> str:
+        if not obj.pk or not (obj.image or obj.source):
+            return ""
+        return format_html(
+            '<img src="{}" alt="{}" style="height:64px;border-radius:6px">', obj.thumbnail_url, obj.alt_text
+        )
+
+
+@admin.register(Category)
+class CategoryAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "parent", "position")
+    list_editable = ("position",)
+    list_select_related = ("parent",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Product)
+class ProductAdmin(admin.ModelAdmin):
+    list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active")
+    list_filter = ("category", "active", ProductStockStateFilter)
+    list_select_related = ("category",)
+    search_fields = ("title", "slug", "brand", "variants__sku")
+    search_help_text = _("Busca por título, marca, slug ou SKU.")
+    prepopulated_fields = {"slug": ("title",)}
+    readonly_fields = ("public_id", "created_at", "updated_at")
+    inlines = (VariantInline, ProductImageInline)
+    actions = ("make_active", "make_inactive")
+    fieldsets = (
+        (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
+        (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
+        (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Product]:
+        # Annotations keep the changelist at a fixed number of queries (no per-row variant queries).
+        active = Variant.objects.filter(product=OuterRef("pk"), active=True)
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                min_price=Subquery(active.order_by("price").values("price")[:1]),
+                stock_sum=Sum("variants__stock"),
+                has_stock=Exists(active.filter(stock__gt=0)),
+                has_low=Exists(active.filter(**_variant_stock_q("low"))),
+            )
+        )
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not ProductImage:
+            super().save_formset(request, form, formset, change)
+            return
+        main = next(
+            (f.instance for f in formset.forms if f.cleaned_data.get("is_main") and not f.cleaned_data.get("DELETE")),
+            None,
+        )
+        if main is not None:
+            # Move the "main" mark first: the database allows one main photo per product at any moment.
+            form.instance.images.filter(is_main=True).exclude(pk=main.pk).update(is_main=False)
+        super().save_formset(request, form, formset, change)
+        for image in form.instance.images.filter(thumbnail="").exclude(image=""):
+            product_image_thumbnail_make(image=image)
+
+    @admin.display(description=_("preço"), ordering="min_price")
+    def price_display(self, obj: Product) -> str:
+        if obj.min_price is None:
+            return "—"
+        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.min_price))
+
+    @admin.display(description=_("estoque total"), ordering="stock_sum")
+    def stock_total(self, obj: Product) -> int:
+        return obj.stock_sum or 0
+
+    @admin.display(description=_("situação"))
+    def stock_state(self, obj: Product) -> str:
+        if not obj.has_stock:
+            return format_html('<span style="color:#b3261e;font-weight:600">{}</span>', _("Esgotado"))
+        if obj.has_low:
+            return format_html('<span style="color:#8a5a00;font-weight:600">{}</span>', _("Estoque baixo"))
+        return format_html('<span style="color:#1c7c43">{}</span>', _("Em estoque"))
+
+    @admin.action(description=_("Ativar produtos selecionados"))
+    def make_active(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
+        queryset.update(active=True)
+
+    @admin.action(description=_("Desativar produtos selecionados"))
+    def make_inactive(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
+        queryset.update(active=False)
+
+
+@admin.register(Variant)
+class VariantAdmin(admin.ModelAdmin):
+    """All variants; with the "Estoque baixo" filter this is the low-stock list merchants restock from."""
+
+    form = VariantForm
+    fieldsets = ((None, {"fields": ("product",)}), *VariantInline.fieldsets)
+
+    list_display = ("sku", "product_title", "title", "price_display", "stock", "low_stock_threshold", "active")
+    list_filter = (VariantStockStateFilter, "active", "product__category")
+    list_select_related = ("product",)
+    search_fields = ("sku", "title", "product__title")
+    autocomplete_fields = ("product",)
+    ordering = ("stock", "sku")
+
+    @admin.display(description=_("produto"), ordering="product__title")
+    def product_title(self, obj: Variant) -> str:
+        return obj.product.title
+
+    @admin.display(description=_("preço"), ordering="price")
+    def price_display(self, obj: Variant) -> str:
+        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.price))

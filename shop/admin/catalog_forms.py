@@ -1,0 +1,143 @@
+"""Catalog forms for people: prices in reais, options as name/value rows, photos with a main one.
+
+Every rule the database enforces (constraints) is checked here first, on the field it concerns, so
+the merchant reads a Portuguese sentence next to the field instead of a constraint name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
+from django.utils.translation import gettext_lazy as _
+
+from orders.money import MoneyField
+from shop.models import ProductImage, Variant
+
+OPTION_ROWS = 3  # name/value pairs offered per variant ("tamanho: M", "cor: Preta", …)
+
+
+class OptionsWidget(forms.MultiWidget):
+    """Name/value text boxes, one pair per row, instead of a JSON box."""
+
+    template_name = "shop/widgets/options.html"
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        widgets = []
+        for _row in range(OPTION_ROWS):
+            widgets.append(forms.TextInput(attrs={"placeholder": _("nome, ex.: tamanho"), "size": 12}))
+            widgets.append(forms.TextInput(attrs={"placeholder": _("valor, ex.: M"), "size": 12}))
+        super().__init__(widgets, attrs)
+
+    def decompress(self, value: Any) -> list[str]:
+        pairs = list(value.items()) if isinstance(value, dict) else []
+        flat: list[str] = []
+        for name, option in pairs[:OPTION_ROWS]:
+            flat += [str(name), str(option)]
+        return flat + [""] * (2 * OPTION_ROWS - len(flat))
+
+
+class OptionsField(forms.MultiValueField):
+    def __init__(self, **kwargs: Any) -> None:
+        fields = tuple(forms.CharField(max_length=60, required=False) for _i in range(2 * OPTION_ROWS))
+        kwargs.setdefault("widget", OptionsWidget())
+        super().__init__(fields, require_all_fields=False, required=False, **kwargs)
+
+    def compress(self, data_list: list[str]) -> dict[str, str]:
+        options: dict[str, str] = {}
+        values = list(data_list) + [""] * (2 * OPTION_ROWS - len(data_list))
+        for row in range(OPTION_ROWS):
+            name, value = (values[2 * row] or "").strip(), (values[2 * row + 1] or "").strip()
+            if not name and not value:
+                continue
+            if not name or not value:
+                raise ValidationError(_("Linha %(n)d: informe o nome e o valor da opção.") % {"n": row + 1})
+            if name.lower() in {key.lower() for key in options}:
+                raise ValidationError(_("A opção “%(name)s” aparece duas vezes.") % {"name": name})
+            options[name] = value
+        return options
+
+
+class VariantForm(forms.ModelForm):
+    price = MoneyField(label=_("Preço (R$)"), help_text=_("Ex.: 35,90"))
+    compare_at_price = MoneyField(
+        label=_("Preço “de” (R$)"),
+        required=False,
+        help_text=_("Opcional: o preço antigo, riscado na loja."),
+    )
+    options = OptionsField(label=_("Opções"), help_text=_("Ex.: tamanho = M, cor = Preta."))
+    stock = forms.IntegerField(
+        label=_("Estoque"),
+        min_value=0,
+        initial=0,
+        error_messages={"min_value": _("O estoque não pode ser negativo.")},
+    )
+
+    class Meta:
+        model = Variant
+        fields = (
+            "product",
+            "sku",
+            "title",
+            "options",
+            "price",
+            "compare_at_price",
+            "stock",
+            "low_stock_threshold",
+            "allow_backorder",
+            "active",
+            "position",
+            "weight_grams",
+            "length_cm",
+            "width_cm",
+            "height_cm",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        price, compare_at = cleaned.get("price"), cleaned.get("compare_at_price")
+        if price is not None and compare_at is not None and compare_at < price:
+            self.add_error("compare_at_price", _("O preço “de” deve ser maior ou igual ao preço."))
+        return cleaned
+
+
+class ProductImageForm(forms.ModelForm):
+    class Meta:
+        model = ProductImage
+        fields = ("image", "source", "alt_text", "is_main", "position")
+
+    def _get_validation_exclusions(self) -> set[str]:
+        # "One main photo" is checked across the whole formset (ProductImageFormSet); per form it would
+        # see the old main photo still in the database while the merchant is moving the mark.
+        return {*super()._get_validation_exclusions(), "product"}
+
+    def clean_image(self) -> Any:
+        image = self.cleaned_data.get("image")
+        if image and getattr(image, "size", 0) > settings.SHOP_IMAGE_MAX_BYTES:
+            limit = settings.SHOP_IMAGE_MAX_BYTES // (1024 * 1024)
+            raise ValidationError(_("A foto passa de %(mb)d MB: envie uma versão menor.") % {"mb": limit})
+        return image
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if not self.cleaned_data.get("DELETE") and not cleaned.get("image") and not cleaned.get("source"):
+            self.add_error("image", _("Envie uma foto (ou informe o endereço de uma imagem)."))
+        return cleaned
+
+
+class ProductImageFormSet(BaseInlineFormSet):
+    """One main photo per product: the first one when none is marked, an error when two are."""
+
+    def clean(self) -> None:
+        super().clean()
+        kept = [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        mains = [f for f in kept if f.cleaned_data.get("is_main")]
+        if len(mains) > 1:
+            raise ValidationError(_("Marque só uma foto como principal."))
+        if kept and not mains:
+            first = min(kept, key=lambda f: f.cleaned_data.get("position") or 0)
+            first.instance.is_main = True
+            first.cleaned_data["is_main"] = True

@@ -1,0 +1,87 @@
+"""Admin ModelForms whose centavos fields are typed and shown in reais ("35,90"), for any model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from orders.money import MoneyField, format_brl
+
+CHECKOUT_STATUS_LABELS = {
+    "incomplete": _("Incompleto"),
+    "requires_escalation": _("Precisa do comprador"),
+    "ready_for_complete": _("Pronto para finalizar"),
+    "complete_in_progress": _("Aguardando pagamento"),
+    "completed": _("Concluído"),
+    "canceled": _("Cancelado"),
+}
+
+
+def money_model_form(
+    model: type[models.Model],
+    *money_fields: str,
+    rules: Callable[[forms.ModelForm, dict[str, Any]], None] | None = None,
+) -> type[forms.ModelForm]:
+    """A ModelForm of `model` where each named integer-centavos field is a MoneyField labelled in R$.
+
+    `rules` checks the model's constraints first, on the right field, so nobody reads a constraint name.
+    """
+    attrs: dict[str, Any] = {}
+    for name in money_fields:
+        field = model._meta.get_field(name)
+        label = str(field.verbose_name).replace(" (centavos)", "")
+        attrs[name] = MoneyField(
+            label=f"{label[:1].upper()}{label[1:]} (R$)",
+            required=not (field.null or field.has_default()),
+            help_text=field.help_text,
+        )
+
+    def clean(self: forms.ModelForm) -> dict[str, Any]:
+        cleaned = forms.ModelForm.clean(self)
+        for name in money_fields:
+            field = model._meta.get_field(name)
+            if cleaned.get(name) is None and field.has_default() and not field.null:
+                cleaned[name] = field.get_default()  # an empty optional amount means its default (e.g. 0)
+        if rules is not None:
+            rules(self, cleaned)
+        return cleaned
+
+    meta = type("Meta", (), {"model": model, "exclude": ()})
+    return type(f"{model.__name__}MoneyForm", (forms.ModelForm,), {**attrs, "Meta": meta, "clean": clean})
+
+
+def brl_column(name: str, description: str) -> Any:
+    """A changelist column showing an integer-centavos field as "R$ 1.234,56"."""
+
+    def column(self: Any, obj: Any) -> str:
+        value = getattr(obj, name)
+        return format_brl(value) if value is not None else "—"
+
+    column.short_description = description  # type: ignore[attr-defined]
+    column.admin_order_field = name  # type: ignore[attr-defined]
+    return column
+
+
+def coupon_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
+    """The rule of the `coupon_kind_value` constraint, said on the field."""
+    kind, percent, amount = cleaned.get("kind"), cleaned.get("percent"), cleaned.get("amount")
+    if kind == "percent":
+        if percent is None or not 1 <= percent <= 100:
+            form.add_error("percent", _("Informe um percentual de 1 a 100."))
+        if amount is not None:
+            form.add_error("amount", _("Cupom percentual não tem valor em reais: deixe vazio."))
+    elif kind == "fixed":
+        if not amount:
+            form.add_error("amount", _("Informe o valor do desconto, ex.: 10,00."))
+        if percent is not None:
+            form.add_error("percent", _("Cupom de valor fixo não tem percentual: deixe vazio."))
+
+
+def shipping_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
+    days_min, days_max = cleaned.get("days_min"), cleaned.get("days_max")
+    if days_min is not None and days_max is not None and days_max < days_min:
+        form.add_error("days_max", _("O prazo máximo não pode ser menor que o mínimo."))

@@ -1,0 +1,87 @@
+"""Store settings admin: one row, opened directly (no list, no add, no delete)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from shop.br_validation import phone_normalize, phone_valid, tax_id_normalize
+from shop.models import StoreSettings
+from shop.store import cnpj_format, store_row
+
+
+class StoreSettingsForm(forms.ModelForm):
+    class Meta:
+        model = StoreSettings
+        exclude: tuple[str, ...] = ()
+
+    def clean_cnpj(self) -> str:
+        value = self.cleaned_data.get("cnpj", "")
+        return cnpj_format(tax_id_normalize(value)) if value else ""
+
+    def clean_postal_code(self) -> str:
+        digits = "".join(c for c in self.cleaned_data.get("postal_code", "") if c.isdigit())
+        if self.cleaned_data.get("postal_code") and len(digits) != 8:
+            raise forms.ValidationError(_("CEP inválido: informe os 8 números, ex.: 01310-100."))
+        return f"{digits[:5]}-{digits[5:]}" if digits else ""
+
+    def clean_state(self) -> str:
+        value = self.cleaned_data.get("state", "").strip().upper()
+        if value and (len(value) != 2 or not value.isalpha()):
+            raise forms.ValidationError(_("UF inválida: use a sigla de 2 letras, ex.: SP."))
+        return value
+
+    def _phone(self, name: str) -> str:
+        value = self.cleaned_data.get(name, "").strip()
+        if value and not phone_valid(phone_normalize(value)):
+            raise forms.ValidationError(_("Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."))
+        return value
+
+    def clean_phone(self) -> str:
+        return self._phone("phone")
+
+    def clean_whatsapp(self) -> str:
+        return self._phone("whatsapp")
+
+
+@admin.register(StoreSettings)
+class StoreSettingsAdmin(admin.ModelAdmin):
+    form = StoreSettingsForm
+    fieldsets = (
+        (_("Identificação"), {"fields": ("trade_name", "legal_name", "cnpj", "logo")}),
+        (
+            _("Endereço"),
+            {"fields": ("postal_code", ("street", "number"), "complement", "neighborhood", ("city", "state"))},
+        ),
+        (_("Atendimento"), {"fields": ("contact_email", ("phone", "whatsapp"), "business_hours")}),
+        (
+            _("Políticas (vazio = texto padrão da loja)"),
+            {
+                "fields": (
+                    "terms_text",
+                    "privacy_text",
+                    "privacy_controller",
+                    ("dpo_name", "dpo_email"),
+                    "returns_text",
+                    "shipping_text",
+                ),
+                "description": _("Texto simples; uma linha em branco separa os parágrafos."),
+            },
+        ),
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponseRedirect:
+        # One row: the list would be a page with one link; open the row instead.
+        row = store_row()
+        return HttpResponseRedirect(reverse("admin:shop_storesettings_change", args=[row.pk]))

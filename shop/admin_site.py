@@ -1,0 +1,45 @@
+"""The admin site: "<trade name> — administração" in the header, the dashboard as its home page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.apps import AdminConfig
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext as _
+
+from orders.money import format_brl
+
+
+class ShopAdminSite(admin.AdminSite):
+    index_template = "admin/shop_dashboard.html"
+
+    def each_context(self, request: HttpRequest) -> dict[str, Any]:
+        from shop.store import store_get
+
+        context = super().each_context(request)
+        name = store_get().trade_name
+        context["site_header"] = _("%(name)s — administração") % {"name": name}
+        context["site_title"] = _("%(name)s — administração") % {"name": name}
+        return context
+
+    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
+        from shop.dashboard import chart_svg_bars, dashboard_get
+
+        dashboard = dashboard_get()
+        bars = chart_svg_bars(dashboard.chart)
+        for bar in bars:
+            bar["title"] = f"{bar['day']:%d/%m}: {format_brl(int(bar['revenue']))}"
+        context = {
+            "dashboard": dashboard,
+            "chart_bars": bars,
+            "chart_total": format_brl(sum(bar.revenue for bar in dashboard.chart)),
+            **(extra_context or {}),
+        }
+        return super().index(request, context)
+
+
+class ShopAdminConfig(AdminConfig):
+    default_site = "shop.admin_site.ShopAdminSite"

@@ -1,0 +1,225 @@
+"""Complete (BCP §4.3, §11; PIX.md §3) in three steps, so that no PSP or gateway call runs under a lock.
+
+The way Saleor's `complete_checkout` does it:
+
+1. `_begin`, one short transaction: lock the checkout, re-evaluate the stored state, reserve stock and
+   coupon uses, and record `complete_in_progress` with no payment attached yet (`payment_txid` empty,
+   event `payment_pending`). The usual Pix case ends here: the charge attached on update still fits, so
+   the checkout waits for the payment at once, with no PSP call at all.
+2. The PSP (Pix charge) or card gateway call, with no transaction open. A second buyer of the same SKU
+   is not blocked by it: the stock rows were committed in step 1.
+3. `_finish_*`, one short transaction: Pix → waiting for the payment (`pix_awaiting_payment`); card
+   approved → order placed → `completed`; failure or decline → stock and coupon uses given back
+   (`ready_for_complete` + `pix_psp_unavailable`, or `incomplete` + `payment_failed`).
+
+A worker killed during step 2 leaves `complete_in_progress` with stock reserved and no payment attached:
+`shop.checkout.settle.checkout_pending_due` (run by `shop.tasks.expire_checkouts` every minute) finishes it
+once `PAYMENT_PENDING_GRACE` has passed (see shop/checkout/settle.py for every state and its task).
+Settlement and the Pix expiry sweep live in shop/checkout/settle.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from shop.checkout.core import (
+    PIX_SETTLEMENT_GRACE,
+    apply,
+    current,
+    event,
+    expire_if_due,
+    in_checkout_language,
+    input_from_checkout,
+    lock,
+    reload,
+    speak,
+    status_error,
+    stored_messages,
+    with_status,
+)
+from shop.checkout.evaluate import evaluate
+from shop.checkout.hold import instrument_problem, lines_of, reserve, unreserve
+from shop.checkout.pix import (
+    INSTRUMENT_PATH,
+    charge_errors,
+    ensure_charge,
+    err,
+    pix_charge_issue,
+    pix_charge_plan,
+    save_status,
+    usable_charge,
+)
+from shop.checkout.place import place_order
+from shop.checkout.types import (
+    STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    PaymentInput,
+)
+from shop.models import Checkout
+
+logger = logging.getLogger(__name__)
+
+
+@in_checkout_language
+def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult:
+    begun = _begin(checkout_id, data)
+    if isinstance(begun, CheckoutResult):
+        return begun
+    chosen = data.payment.instruments[0]  # _begin refused anything but exactly one instrument
+    if chosen.type == "pix":
+        try:
+            charge = ensure_charge(begun)
+        except charge_errors():
+            logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
+            charge = None
+        return _finish_pix(checkout_id, charge)
+    from payments.services import card_payment_authorize
+
+    try:
+        result = card_payment_authorize(
+            reference=begun.public_id,
+            amount=begun.total_amount,
+            handler_id=chosen.handler_id,
+            token=str((chosen.credential or {}).get("token", "")),
+        )
+    except Exception:
+        # Gateway down or an unexpected answer: give the stock back now. A retry sends the same reference as
+        # the gateway's idempotency key, so an authorization that did happen is not charged twice.
+        logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
+        result = None
+    return _finish_card(checkout_id, result)
+
+
+def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
+    fresh = reload(checkout_id)
+    return CheckoutResult(checkout=fresh, messages=[*stored_messages(fresh), *extra])
+
+
+def _changed_message(pix: bool) -> CheckoutMessage:
+    return CheckoutMessage(
+        type="warning",
+        code="pix_charge_replaced" if pix else "checkout_changed",
+        content=_("O total mudou; um novo Pix foi gerado, confira antes de concluir.")
+        if pix
+        else _("O checkout mudou; revise o total antes de concluir."),
+        path=INSTRUMENT_PATH if pix else "$.totals",
+    )
+
+
+def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
+    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow."""
+    now = timezone.now()
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        speak(checkout.language)
+        if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
+            return status_error(checkout, "concluir")
+        if checkout.status != STATUS_READY:
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        problem = instrument_problem(data.payment)
+        if problem is not None:
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
+        chosen = data.payment.instruments[0]
+        existing = lines_of(checkout)
+        state = input_from_checkout(checkout, existing)
+        state = replace(
+            state,
+            payment=PaymentInput(instruments=(InstrumentInput(chosen.id, chosen.handler_id, chosen.type),)),
+            signals={**state.signals, **data.signals},
+        )
+        ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
+        previous_total, previous_instrument = checkout.total_amount, checkout.payment_instrument
+        status, messages = with_status(ev, ev.rejections)
+        checkout.status = status
+        apply(checkout, ev, messages, existing)
+        if status != STATUS_READY or ev.total_amount != previous_total:
+            # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
+            # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
+            event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
+            issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
+            changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
+            if not issue:
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
+        else:
+            if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
+                # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
+                outside = err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
+            lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+            blocking = reserve(checkout, lines, ev)
+            if blocking:
+                save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
+                return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+            if chosen.type == "pix" and (charge := usable_charge(checkout)) is not None:
+                _await_pix(checkout, charge, previous=STATUS_READY)  # the usual case: no PSP call at all
+                return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
+            checkout.payment_txid = ""  # "no payment attached yet": what step 3 and the pending sweep look for
+            save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
+            return checkout
+    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
+    pix_charge_issue(checkout)
+    return _refresh(checkout_id, changed)
+
+
+def _await_pix(checkout: Checkout, charge, *, previous: str) -> None:
+    waiting = CheckoutMessage(
+        type="info", code="pix_awaiting_payment", content=_("Aguardando o pagamento do Pix."), path=INSTRUMENT_PATH
+    )
+    checkout.expires_at = max(checkout.expires_at or timezone.now(), charge.expires_at + PIX_SETTLEMENT_GRACE)
+    checkout.payment_txid = charge.txid
+    checkout.status = previous
+    save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
+
+
+def _pending(checkout_id: str) -> Checkout | None:
+    """Lock the checkout for step 3; None when it no longer waits for this payment (a Pix settled meanwhile,
+    or the pending sweep already released it): then its current state is the answer."""
+    checkout = lock(checkout_id)
+    speak(checkout.language)
+    if checkout.status != STATUS_IN_PROGRESS or not checkout.stock_reserved or checkout.payment_txid:
+        return None
+    return checkout
+
+
+def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
+    """Step 3 (Pix): wait for the payment, or give the stock back."""
+    with transaction.atomic():
+        checkout = _pending(checkout_id)
+        if checkout is None:
+            return _refresh(checkout_id)
+        if charge is None or charge.amount != checkout.total_amount:
+            unreserve(checkout, lines_of(checkout))
+            save_status(checkout, STATUS_READY, "pix_unavailable")
+            down = err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), down])
+        _await_pix(checkout, charge, previous=STATUS_IN_PROGRESS)
+    return _refresh(checkout_id)
+
+
+def _finish_card(checkout_id: str, result) -> CheckoutResult:
+    """Step 3 (card): place the order, or give the stock back."""
+    with transaction.atomic():
+        checkout = _pending(checkout_id)
+        if checkout is None:
+            return _refresh(checkout_id)
+        if result is None or not result.approved:
+            unreserve(checkout, lines_of(checkout))
+            content = (result.message if result is not None else "") or _("Pagamento recusado.")
+            failed = err("payment_failed", content, INSTRUMENT_PATH)
+            save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
+            return _refresh(checkout_id)
+        checkout.payment_txid = result.payment_id
+        place_order(checkout, payment_type="card", paid_amount=checkout.total_amount)
+    return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))

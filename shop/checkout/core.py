@@ -1,0 +1,263 @@
+"""Shared internals of the checkout engine (locking, writing evaluations, events, releasing holdings).
+
+Public entry points are in shop/services.py; completion and Pix in shop/checkout/complete.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from shop.checkout.evaluate import Evaluation
+from shop.checkout.selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id
+from shop.checkout.types import (
+    STATUS_CANCELED,
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    AddressInput,
+    CheckoutInput,
+    CheckoutMessage,
+    CheckoutResult,
+    ContextInput,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    GroupInput,
+    InstrumentInput,
+    LineInput,
+    PaymentInput,
+)
+from shop.models import Checkout, CheckoutEvent, CheckoutLine, CouponRedemption
+from shop.stock import stock_release
+
+logger = logging.getLogger(__name__)
+
+# Pix charges may be paid until their expiry; the checkout lives at least this long after it.
+PIX_SETTLEMENT_GRACE = timedelta(minutes=5)
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def in_checkout_language[**P, R](func: Callable[P, R]) -> Callable[P, R]:
+    """Message texts are written in the checkout's language (BCP §5.1: pt-BR unless the caller asked for
+    English); the service activates it once known and this restores the caller's language afterwards."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with translation.override(translation.get_language()):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def speak(language: str | None) -> None:
+    """Activate a checkout language; only inside an `in_checkout_language` service."""
+    translation.activate("en" if (language or "").lower().startswith("en") else "pt-br")
+
+
+def stored_messages(checkout: Checkout) -> list[CheckoutMessage]:
+    return [CheckoutMessage.from_dict(m) for m in checkout.messages]
+
+
+def status_error(checkout: Checkout, operation: str) -> CheckoutResult:
+    """`operation` is one of "alterar", "cancelar", "concluir" (the verb of the message)."""
+    in_progress = checkout.status == STATUS_IN_PROGRESS
+    with translation.override(checkout.language or "pt-br"):
+        verb = {"alterar": _("alterar"), "cancelar": _("cancelar"), "concluir": _("concluir")}.get(operation, operation)
+        if in_progress:
+            content = _("Não é possível %(operation)s: o pagamento está em processamento; consulte o checkout.")
+        elif checkout.status == STATUS_COMPLETED:
+            content = _("Não é possível %(operation)s: o checkout está concluído.")
+        else:
+            content = _("Não é possível %(operation)s: o checkout está cancelado.")
+        content %= {"operation": verb}
+    message = CheckoutMessage(
+        type="error",
+        code="invalid_checkout_status",
+        content=content,
+        severity="recoverable" if in_progress else "unrecoverable",
+    )
+    return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), message])
+
+
+def reload(public_id: str) -> Checkout:
+    return checkout_by_public_id(public_id)
+
+
+def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None = None) -> None:
+    CheckoutEvent.objects.create(
+        checkout=checkout, kind=kind, from_status=from_status, to_status=checkout.status, detail=detail or {}
+    )
+
+
+def lock(checkout_id: str) -> Checkout:
+    """Row-lock the checkout; its active Pix charge is locked first.
+
+    Settlement locks the charge and then (through charge_settled) the checkout; taking them in the same
+    order here keeps a payment arriving during update/complete from deadlocking with it.
+    """
+    from payments.models import PixCharge
+
+    list(PixCharge.objects.select_for_update().filter(reference=checkout_id, status="active").only("pk"))
+    return _lock_checkout(checkout_id)
+
+
+def _lock_checkout(checkout_id: str) -> Checkout:
+    try:
+        return Checkout.objects.select_for_update().get(public_id=checkout_id)
+    except Checkout.DoesNotExist as exc:
+        raise CheckoutNotFound(checkout_id) from exc
+
+
+def apply(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage], existing: list[CheckoutLine]) -> None:
+    """Write an evaluation: columns, snapshot, lines (3 statements whatever the line count)."""
+    for name, value in ev.fields.items():
+        setattr(checkout, name, value)
+    checkout.messages = [m.as_dict() for m in messages]
+    checkout.save()
+    keep = {line.public_id for line in ev.lines}
+    stale = [line.pk for line in existing if line.public_id not in keep]
+    if stale:
+        CheckoutLine.objects.filter(pk__in=stale).delete()
+    by_id = {line.public_id: line for line in existing}
+    to_update: list[CheckoutLine] = []
+    to_create: list[CheckoutLine] = []
+    for position, planned in enumerate(ev.lines):
+        row = by_id.get(planned.public_id) or CheckoutLine(checkout=checkout, public_id=planned.public_id)
+        row.position = position
+        row.variant = planned.variant
+        row.sku = planned.sku
+        row.title = planned.title[:300]
+        row.image_url = planned.image_url[:500]
+        row.unit_price = planned.unit_price
+        row.quantity = planned.quantity
+        row.requires_shipping = planned.requires_shipping
+        (to_update if row.pk else to_create).append(row)
+    fields = ["position", "variant", "sku", "title", "image_url", "unit_price", "quantity", "requires_shipping"]
+    if to_update:
+        CheckoutLine.objects.bulk_update(to_update, fields)
+    if to_create:
+        CheckoutLine.objects.bulk_create(to_create)
+    with_lines(checkout, sorted([*to_update, *to_create], key=lambda row: row.position))
+
+
+def with_lines(checkout: Checkout, lines: list[CheckoutLine]) -> Checkout:
+    """Remember the lines just written or read (in position order) as `checkout.lines`: the response is
+    rendered from memory instead of reading the checkout and its lines again."""
+    rows = checkout.lines.all()
+    rows._result_cache = list(lines)
+    rows._prefetch_done = True
+    checkout._prefetched_objects_cache = {"lines": rows}
+    return checkout
+
+
+def current(checkout: Checkout) -> Checkout:
+    """The checkout as written in this operation when its lines are known, else read again (2 queries)."""
+    if "lines" in getattr(checkout, "_prefetched_objects_cache", {}):
+        return checkout
+    return reload(checkout.public_id)
+
+
+def input_from_checkout(checkout: Checkout, lines: list[CheckoutLine]) -> CheckoutInput:
+    """The stored writable state as input, to re-evaluate it (complete, storefront, expiry of data)."""
+    fulfillment = None
+    if checkout.fulfillment_type:
+        destinations: tuple[AddressInput, ...] = ()
+        if checkout.fulfillment_type == "shipping" and checkout.ship_destination_id:
+            destinations = (
+                AddressInput(
+                    id=checkout.ship_destination_id,
+                    first_name=checkout.ship_first_name,
+                    last_name=checkout.ship_last_name,
+                    phone_number=checkout.ship_phone,
+                    postal_code=checkout.ship_cep,
+                    address_region=checkout.ship_uf,
+                    address_locality=checkout.ship_city,
+                    address_country=checkout.ship_country or "BR",
+                    street=checkout.ship_street,
+                    number=checkout.ship_number,
+                    complement=checkout.ship_complement,
+                    neighborhood=checkout.ship_neighborhood,
+                ),
+            )
+        group = GroupInput(selected_option_id=checkout.selected_option_id or None)
+        fulfillment = FulfillmentInput(
+            methods=(
+                FulfillmentMethodInput(
+                    type=checkout.fulfillment_type,  # type: ignore[arg-type]
+                    destinations=destinations,
+                    selected_destination_id=checkout.selected_destination_id or None,
+                    groups=(group,),
+                ),
+            )
+        )
+    payment = None
+    if checkout.payment_instrument:
+        pi = checkout.payment_instrument
+        payment = PaymentInput(
+            instruments=(InstrumentInput(id=pi["id"], handler_id=pi["handler_id"], type=pi["type"]),)
+        )
+    context = ContextInput(**checkout.context) if checkout.context else None
+    return CheckoutInput(
+        lines=tuple(LineInput(sku=line.sku, quantity=line.quantity, line_id=line.public_id) for line in lines),
+        buyer=buyer_input_of(checkout),
+        fulfillment=fulfillment,
+        discount_codes=tuple(checkout.discount_codes) if checkout.discount_codes is not None else None,
+        payment=payment,
+        context=context,
+        signals=dict(checkout.signals or {}),
+    )
+
+
+def with_status(ev: Evaluation, extra: list[CheckoutMessage]) -> tuple[str, list[CheckoutMessage]]:
+    messages = [*ev.messages, *extra]
+    errors = [m for m in messages if m.type == "error"]
+    if any(m.severity in ("requires_buyer_input", "requires_buyer_review") for m in errors):
+        return "requires_escalation", messages
+    return (STATUS_INCOMPLETE if errors else STATUS_READY), messages
+
+
+def release_holdings(checkout: Checkout) -> None:
+    """Give back what a checkout holds: reserved stock, coupon uses, an active Pix charge."""
+    if checkout.stock_reserved:
+        lines = CheckoutLine.objects.filter(checkout=checkout, variant__isnull=False)
+        stock_release(items=[(line.variant_id, line.quantity) for line in lines])
+        checkout.stock_reserved = False
+    CouponRedemption.objects.filter(checkout=checkout).delete()
+    if (checkout.payment_instrument or {}).get("type") == "pix":
+        from payments.services import pix_charge_revoke_for_reference
+
+        transaction.on_commit(lambda ref=checkout.public_id: revoke_quietly(ref, pix_charge_revoke_for_reference))
+
+
+def revoke_quietly(reference: str, revoke: object) -> None:
+    # After commit: the PSP call must not undo the cancel; a failed revoke is retried by payments' expiry task.
+    try:
+        revoke(reference=reference)  # type: ignore[operator]
+    except Exception:
+        logger.warning("Pix charge revoke failed for %s", reference, exc_info=True)
+
+
+def cancel(checkout: Checkout, *, kind: str) -> None:
+    previous = checkout.status
+    release_holdings(checkout)
+    checkout.status = STATUS_CANCELED
+    checkout.canceled_at = timezone.now()
+    checkout.save()
+    event(checkout, kind, previous)
+
+
+def expire_if_due(checkout: Checkout, now: datetime) -> bool:
+    if checkout.status in TERMINAL_STATUSES or checkout.expires_at is None or checkout.expires_at > now:
+        return False
+    cancel(checkout, kind="expired")
+    return True

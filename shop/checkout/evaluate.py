@@ -1,0 +1,304 @@
+"""Evaluation of a checkout's writable state: lines, buyer, fulfillment, discounts, totals, status.
+
+`evaluate()` is deterministic for a given database state and input (BCP-CHK-23) and runs a fixed
+number of queries whatever the number of lines (variants 2, shipping 3, coupons ≤ 2). The services
+persist its result (columns + snapshot JSON) with the status in one transaction, so reads and the
+BCP presenter only map what is stored.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Prefetch
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from shop.checkout.fulfillment import evaluate_fulfillment
+from shop.checkout.types import (
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    STATUS_REQUIRES_ESCALATION,
+    BuyerInput,
+    CheckoutInput,
+    CheckoutInputError,
+    CheckoutMessage,
+    bounded,
+)
+from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
+from shop.models import Checkout, CheckoutLine, ProductImage, Variant, new_line_id
+from shop.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
+from shop.shipping import shipping_config_load
+
+MAX_LINES = 100
+MAX_LINE_QUANTITY = 999
+
+
+def _err(code: str, content: str, path: str) -> CheckoutMessage:
+    return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
+
+
+@dataclass
+class PlannedLine:
+    public_id: str
+    variant: Variant | None
+    sku: str
+    title: str
+    image_url: str
+    unit_price: int
+    quantity: int
+    requires_shipping: bool
+
+    @property
+    def amount(self) -> int:
+        return self.unit_price * self.quantity
+
+
+@dataclass
+class Evaluation:
+    lines: list[PlannedLine]
+    fields: dict[str, object]  # Checkout columns to write
+    messages: list[CheckoutMessage]
+    rejections: list[CheckoutMessage]
+    status: str
+    total_amount: int
+    coupons: CouponEvaluation
+    unavailable_line_ids: list[str] = field(default_factory=list)
+
+
+def variants_for(skus: list[str]) -> dict[str, Variant]:
+    """Variants by SKU with product and images: 2 queries."""
+    images = Prefetch("product__images", queryset=ProductImage.objects.order_by("position", "id"))
+    rows = Variant.objects.filter(sku__in=set(skus)).select_related("product").prefetch_related(images)
+    return {v.sku: v for v in rows}
+
+
+def _variant_title(variant: Variant) -> str:
+    return f"{variant.product.title} — {variant.title}" if variant.title else variant.product.title
+
+
+def _image_url(variant: Variant) -> str:
+    """Absolute (the BCP item schema requires a URI): static paths are joined to BCP_PUBLIC_URL."""
+    images = list(variant.product.images.all())
+    return absolute_url(settings.BCP_PUBLIC_URL, images[0].url) if images else ""
+
+
+def _plan_lines(
+    data: CheckoutInput, existing: dict[str, CheckoutLine], *, is_update: bool
+) -> tuple[list[PlannedLine], list[CheckoutMessage], list[CheckoutMessage], list[str]]:
+    if len(data.lines) > MAX_LINES:
+        raise CheckoutInputError("$.line_items", _("No máximo %(max)d itens por checkout.") % {"max": MAX_LINES})
+    seen_ids: set[str] = set()
+    for index, line in enumerate(data.lines):
+        if not isinstance(line.quantity, int) or line.quantity < 1:
+            raise CheckoutInputError(f"$.line_items[{index}].quantity", _("A quantidade deve ser um inteiro ≥ 1."))
+        if not bounded(line.sku, 64, f"$.line_items[{index}].item.id"):
+            raise CheckoutInputError(f"$.line_items[{index}].item.id", _("Informe o id do item."))
+        if line.line_id and is_update:
+            if line.line_id in seen_ids:
+                raise CheckoutInputError(f"$.line_items[{index}].id", _("Id de linha repetido."))
+            seen_ids.add(line.line_id)
+    variants = variants_for([line.sku.strip() for line in data.lines])
+    remaining: dict[int, int] = defaultdict(int)
+    for variant in variants.values():
+        remaining[variant.pk] = variant.stock
+    planned: list[PlannedLine] = []
+    messages: list[CheckoutMessage] = []
+    rejections: list[CheckoutMessage] = []
+    unavailable: list[str] = []
+    for index, line in enumerate(data.lines):
+        path = f"$.line_items[{index}]"
+        public_id = new_line_id()
+        if is_update and line.line_id:
+            if line.line_id not in existing:
+                rejections.append(_err("field_invalid", _("Linha desconhecida neste checkout."), f"{path}.id"))
+            else:
+                public_id = line.line_id
+        sku = line.sku.strip()
+        variant = variants.get(sku)
+        quantity = line.quantity
+        if variant is None or not variant.active or not variant.product.active:
+            messages.append(_err("item_unavailable", _("O item %(sku)s não está disponível.") % {"sku": sku}, path))
+            unavailable.append(public_id)
+            planned.append(PlannedLine(public_id, None, sku, "Item indisponível", "", 0, quantity, False))
+            continue
+        if quantity > MAX_LINE_QUANTITY:
+            quantity = MAX_LINE_QUANTITY
+            messages.append(
+                CheckoutMessage(
+                    type="warning",
+                    code="quantity_adjusted",
+                    content=_("Quantidade limitada a %(max)d por item.") % {"max": MAX_LINE_QUANTITY},
+                    path=f"{path}.quantity",
+                )
+            )
+        if not variant.allow_backorder:
+            available = remaining[variant.pk]
+            if available <= 0:
+                messages.append(
+                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": _variant_title(variant)}, path)
+                )
+                unavailable.append(public_id)
+            elif quantity > available:
+                quantity = available
+                messages.append(
+                    CheckoutMessage(
+                        type="warning",
+                        code="quantity_adjusted",
+                        content=ngettext(
+                            "Só temos %(count)d unidade de %(title)s; a quantidade foi ajustada.",
+                            "Só temos %(count)d unidades de %(title)s; a quantidade foi ajustada.",
+                            available,
+                        )
+                        % {"count": available, "title": _variant_title(variant)},
+                        path=f"{path}.quantity",
+                    )
+                )
+            remaining[variant.pk] = max(0, available - quantity)
+        planned.append(
+            PlannedLine(
+                public_id=public_id,
+                variant=variant,
+                sku=sku,
+                title=_variant_title(variant),
+                image_url=_image_url(variant),
+                unit_price=variant.price,
+                quantity=quantity,
+                requires_shipping=variant.product.requires_shipping,
+            )
+        )
+    return planned, messages, rejections, unavailable
+
+
+def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMessage]]:
+    given = buyer is not None
+    buyer = buyer or BuyerInput()
+    # Letters kept: an alphanumeric CNPJ (valid from July 2026) is a valid tax id.
+    tax_digits = tax_id_normalize(bounded(buyer.tax_id, 20, "$.buyer.tax_id"))
+    fields: dict[str, object] = {
+        "buyer_given": given,
+        "buyer_first_name": bounded(buyer.first_name, 100, "$.buyer.first_name"),
+        "buyer_last_name": bounded(buyer.last_name, 100, "$.buyer.last_name"),
+        "buyer_email": bounded(buyer.email, 254, "$.buyer.email"),
+        "buyer_phone": phone_normalize(bounded(buyer.phone_number, 20, "$.buyer.phone_number")),
+        # Too many digits is invalid, never truncated into a valid-looking number.
+        "buyer_tax_id": tax_digits if len(tax_digits) <= 14 else "",
+    }
+    messages: list[CheckoutMessage] = []
+    if not fields["buyer_email"]:
+        messages.append(_err("field_required", _("Informe o e-mail."), "$.buyer.email"))
+    elif not email_valid(str(fields["buyer_email"])):
+        messages.append(_err("field_invalid", _("E-mail inválido."), "$.buyer.email"))
+    if not fields["buyer_first_name"]:
+        messages.append(_err("field_required", _("Informe o nome."), "$.buyer.first_name"))
+    if not fields["buyer_last_name"]:
+        messages.append(_err("field_required", _("Informe o sobrenome."), "$.buyer.last_name"))
+    if fields["buyer_phone"] and not phone_valid(str(fields["buyer_phone"])):
+        messages.append(
+            _err("field_invalid", _("Telefone inválido: use o formato +5511987654321."), "$.buyer.phone_number")
+        )
+    if buyer.tax_id.strip() and not tax_id_valid(tax_digits):
+        messages.append(_err("field_invalid", _("CPF/CNPJ inválido."), "$.buyer.tax_id"))
+    return fields, messages
+
+
+def checkout_language(data: CheckoutInput | None, fallback: str | None) -> str:
+    """The checkout's language: the caller's `context.language`, else `fallback`; pt-BR by default (BCP §5.1)."""
+    asked = (data.context.language if data is not None and data.context is not None else "") or fallback or ""
+    return "en" if asked.lower().startswith("en") else "pt-br"
+
+
+def _status(messages: list[CheckoutMessage]) -> str:
+    errors = [m for m in messages if m.type == "error"]
+    if any(m.severity in ("requires_buyer_input", "requires_buyer_review") for m in errors):
+        return STATUS_REQUIRES_ESCALATION
+    return STATUS_INCOMPLETE if errors else STATUS_READY
+
+
+def evaluate(
+    *, checkout: Checkout | None, existing_lines: list[CheckoutLine], data: CheckoutInput, now: datetime
+) -> Evaluation:
+    """Evaluate `data` as the full writable state of `checkout` (None on create)."""
+    is_update = checkout is not None
+    planned, line_messages, rejections, unavailable = _plan_lines(
+        data, {line.public_id: line for line in existing_lines}, is_update=is_update
+    )
+    buyer_fields, buyer_messages = _buyer(data.buyer)
+    subtotal = sum(line.amount for line in planned)
+    codes = tuple(data.discount_codes) if data.discount_codes is not None else ()
+    if len(codes) > 20:
+        raise CheckoutInputError("$.discounts.codes", _("No máximo 20 cupons."))
+    for index, code in enumerate(codes):
+        bounded(code, 40, f"$.discounts.codes[{index}]")
+    loaded = coupons_load(
+        codes, email=str(buyer_fields["buyer_email"]), exclude_checkout_pk=checkout.pk if checkout else None
+    )
+    coupon_eval = coupons_evaluate(
+        codes=codes, subtotal=subtotal, email=str(buyer_fields["buyer_email"]), now=now, loaded=loaded
+    )
+    config = shipping_config_load()
+    physical = [line.public_id for line in planned if line.requires_shipping]
+    ful = evaluate_fulfillment(
+        checkout=checkout,
+        data=data.fulfillment,
+        physical_line_ids=physical,
+        config=config,
+        subtotal_after_discounts=subtotal - coupon_eval.total,
+        buyer_first=str(buyer_fields["buyer_first_name"]),
+        buyer_last=str(buyer_fields["buyer_last_name"]),
+    )
+    rejections.extend(ful.rejections)
+    messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]
+    if not planned:
+        messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
+
+    totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
+    for applied in coupon_eval.applied:
+        totals.append({"type": "discount", "amount": -applied.amount, "display_text": f"Cupom {applied.code}"})
+    shipping_cost = 0
+    if ful.selected_option is not None:
+        shipping_cost = ful.selected_option.amount
+        label = ful.selected_option.title
+        totals.append({"type": "fulfillment", "amount": shipping_cost, "display_text": label})
+    total = subtotal - coupon_eval.total + shipping_cost
+    totals.append({"type": "total", "amount": total})
+
+    payment_instrument = None
+    if data.payment is not None and data.payment.instruments:
+        instruments = data.payment.instruments
+        chosen = next((i for i in instruments if i.selected), instruments[0])
+        payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
+    context = None
+    if data.context is not None:
+        context = {k: v for k, v in vars(data.context).items() if v}
+
+    fields: dict[str, object] = {
+        **buyer_fields,
+        **ful.fields,
+        "discount_codes": list(data.discount_codes) if data.discount_codes is not None else None,
+        "payment_instrument": payment_instrument,
+        "context": context,
+        "signals": dict(data.signals),
+        "totals": totals,
+        "total_amount": total,
+        "fulfillment_snapshot": ful.snapshot,
+        "discounts_applied": [
+            {"code": a.code, "title": a.title, "amount": a.amount, "method": a.method} for a in coupon_eval.applied
+        ],
+    }
+    if data.context is not None and data.context.language:
+        fields["language"] = "en" if data.context.language.lower().startswith("en") else "pt-br"
+    return Evaluation(
+        lines=planned,
+        fields=fields,
+        messages=messages,
+        rejections=rejections,
+        status=_status(messages),
+        total_amount=total,
+        coupons=coupon_eval,
+        unavailable_line_ids=unavailable,
+    )

@@ -1,0 +1,100 @@
+"""What a complete holds: the instrument check, stock and coupon uses taken and given back (BCP §11.3, PIX.md §3).
+
+Stock is reserved at complete (shop/stock.py explains why) in the caller's transaction, in a savepoint,
+all-or-nothing; `unreserve` gives back what `reserve` took.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from shop.checkout.evaluate import Evaluation
+from shop.checkout.pix import INSTRUMENT_PATH, err
+from shop.checkout.types import CheckoutMessage, PaymentInput
+from shop.coupons import coupon_redemptions_record
+from shop.models import Checkout, CheckoutLine, CouponRedemption
+from shop.stock import StockUnavailable, stock_release, stock_reserve
+
+
+def card_handler_id() -> str:
+    return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+
+
+def instrument_problem(payment: PaymentInput) -> CheckoutMessage | None:
+    """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a known handler and matching type."""
+    if len(payment.instruments) != 1:
+        return err("payment_failed", _("Informe exatamente um meio de pagamento."), "$.payment.instruments")
+    instrument = payment.instruments[0]
+    if instrument.handler_id == settings.PIX_HANDLER_ID:
+        if instrument.type != "pix":
+            return err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")
+        return None
+    if instrument.handler_id == card_handler_id() and getattr(settings, "BCP_CARD_ENABLED", True):
+        if instrument.type != "card":
+            return err("payment_failed", _("Instrumento incompatível com o cartão."), f"{INSTRUMENT_PATH}.type")
+        if not (instrument.credential or {}).get("token"):
+            return err("payment_failed", _("Informe o token do cartão."), f"{INSTRUMENT_PATH}.credential")
+        return None
+    return err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
+
+
+def lines_of(checkout: Checkout) -> list[CheckoutLine]:
+    return list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+
+
+def _stock_items(lines: list[CheckoutLine]) -> list[tuple[int, int]]:
+    return [(line.variant_id, line.quantity) for line in lines if line.variant_id is not None]
+
+
+def _made_to_order(lines: list[CheckoutLine]) -> set[int] | None:
+    """Backorder variants, known without a query when the evaluation loaded every line's variant."""
+    cache = [line._state.fields_cache.get("variant") for line in lines if line.variant_id is not None]
+    if any(variant is None for variant in cache):
+        return None
+    return {variant.pk for variant in cache if variant.allow_backorder}
+
+
+def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
+    """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
+    try:
+        with transaction.atomic():
+            # this block's savepoint gives back the units taken so far if anything below fails
+            stock_reserve(items=_stock_items(lines), backorder=_made_to_order(lines), savepoint=False)
+            exhausted = coupon_redemptions_record(
+                checkout_pk=checkout.pk, email=checkout.buyer_email, evaluation=ev.coupons
+            )
+            if exhausted:
+                raise _CouponsExhausted(exhausted)
+    except StockUnavailable as exc:
+        failed = set(exc.variant_pks)
+        return [
+            err("out_of_stock", f"{line.title} esgotou enquanto você finalizava.", f"$.line_items[{index}]")
+            for index, line in enumerate(lines)
+            if line.variant_id in failed
+        ]
+    except _CouponsExhausted as exc:
+        return [
+            err(
+                "discount_code_invalid",
+                _("O cupom %(code)s esgotou; revise o pedido.") % {"code": code},
+                "$.discounts.codes",
+            )
+            for code in exc.codes
+        ]
+    checkout.stock_reserved = True
+    return []
+
+
+class _CouponsExhausted(Exception):
+    def __init__(self, codes: list[str]) -> None:
+        super().__init__(", ".join(codes))
+        self.codes = codes
+
+
+def unreserve(checkout: Checkout, lines: list[CheckoutLine]) -> None:
+    if checkout.stock_reserved:
+        stock_release(items=_stock_items(lines))
+        checkout.stock_reserved = False
+    CouponRedemption.objects.filter(checkout=checkout).delete()

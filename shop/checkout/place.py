@@ -1,0 +1,103 @@
+"""From a checkout to its order: the `PlacedCheckout` handed to `orders.services.order_place_from_checkout`."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+
+from shop.checkout.core import event, with_lines
+from shop.checkout.types import STATUS_COMPLETED
+from shop.models import Checkout, CheckoutLine, PickupLocation
+
+
+def _destination(checkout: Checkout) -> dict[str, str]:
+    if checkout.fulfillment_type == "shipping":
+        return {
+            "first_name": checkout.ship_first_name,
+            "last_name": checkout.ship_last_name,
+            "street": checkout.ship_street,
+            "number": checkout.ship_number,
+            "complement": checkout.ship_complement,
+            "neighborhood": checkout.ship_neighborhood,
+            "city": checkout.ship_city,
+            "state": checkout.ship_uf,
+            "postal_code": checkout.ship_cep,
+            "country": checkout.ship_country or "BR",
+        }
+    if checkout.fulfillment_type == "pickup":
+        location = PickupLocation.objects.filter(public_id=checkout.selected_destination_id).first()
+        if location is not None:
+            return {
+                "name": location.name,
+                "first_name": checkout.buyer_first_name,
+                "last_name": checkout.buyer_last_name,
+                "street": location.street,
+                "number": location.number,
+                "complement": location.complement,
+                "neighborhood": location.neighborhood,
+                "city": location.city,
+                "state": location.uf,
+                "postal_code": location.cep,
+                "country": "BR",
+                "opening_hours": location.opening_hours,  # the buyer's e-mail and order page show it
+            }
+    return {}
+
+
+def _selected_option(checkout: Checkout) -> dict[str, object]:
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        for group in method["groups"]:
+            for option in group["options"]:
+                if option["id"] == checkout.selected_option_id:
+                    return option
+    return {}
+
+
+def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> None:
+    """Create the order from the checkout as it is now and mark the checkout completed (same transaction)."""
+    from orders.services import order_place_from_checkout
+    from orders.types import PlacedCheckout, PlacedLine
+
+    lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+    with_lines(checkout, lines)
+    option = _selected_option(checkout)
+    placed = PlacedCheckout(
+        checkout_id=checkout.public_id,
+        currency=checkout.currency,
+        buyer_first_name=checkout.buyer_first_name,
+        buyer_last_name=checkout.buyer_last_name,
+        buyer_email=checkout.buyer_email,
+        buyer_phone=checkout.buyer_phone,
+        buyer_tax_id=checkout.buyer_tax_id,
+        lines=[
+            PlacedLine(
+                line_id=line.public_id,
+                sku=line.sku,
+                title=line.title,
+                unit_price=line.unit_price,
+                quantity=line.quantity,
+                image_url=line.image_url,
+            )
+            for line in lines
+        ],
+        totals=[(str(t["type"]), int(t["amount"]), str(t.get("display_text", ""))) for t in checkout.totals],
+        fulfillment_method=checkout.fulfillment_type or "digital",
+        fulfillment_title=str(option.get("title", "")) or ("Entrega digital" if not checkout.fulfillment_type else ""),
+        fulfillment_description=str(option.get("description", "")),
+        destination=_destination(checkout),
+        platform_id=checkout.platform_id,
+        language=checkout.language,
+        payment_handler_id=str((checkout.payment_instrument or {}).get("handler_id", "")),
+        payment_type=payment_type,
+        payment_reference=checkout.public_id,
+        payment_txid=checkout.payment_txid,
+        paid_amount=paid_amount,
+    )
+    order = order_place_from_checkout(checkout=placed)
+    checkout.order_id = order.public_id
+    checkout.order_permalink_url = order.permalink_url
+    checkout.completed_at = timezone.now()
+    checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+    previous = checkout.status
+    checkout.status = STATUS_COMPLETED
+    checkout.save()
+    event(checkout, "completed", previous, {"order_id": order.public_id, "payment_type": payment_type})

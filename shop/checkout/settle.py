@@ -1,0 +1,161 @@
+"""After complete (PIX.md §3, §10): Pix settlement, and the sweeps that finish what complete left waiting.
+
+Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minute → `checkout_expire_due`):
+
+- `complete_in_progress`, stock reserved, no payment attached yet (the worker died during the PSP or
+  gateway call of checkout_complete, step 2) → `checkout_pending_due`, once `PAYMENT_PENDING_GRACE` has
+  passed since step 1: a card approved at the gateway (its `CardPayment`) places the order; anything
+  else gives the stock and coupon uses back (`incomplete` + `payment_failed` / `pix_psp_unavailable`)
+  and revokes a Pix charge issued meanwhile.
+- `complete_in_progress` with a Pix charge attached, unpaid past its expiry → `checkout_pix_lapse_due`
+  → `incomplete` + `pix_charge_expired`, stock released.
+- Any non-terminal checkout past `expires_at` → `checkout_expire_due` cancels it, releasing what it holds.
+- A Pix paid but its notice lost → `payments.tasks.reconcile_pix_charges` re-reads the PSP and settles it
+  (`checkout_settle_pix`), also while the checkout still waits in step 2.
+- A charge issued at the PSP but never recorded here holds nothing: it expires at the PSP unpaid.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from shop.checkout.core import PIX_SETTLEMENT_GRACE, in_checkout_language, input_from_checkout, lock, speak, with_status
+from shop.checkout.evaluate import evaluate
+from shop.checkout.hold import lines_of, reserve, unreserve
+from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix, save_status
+from shop.checkout.place import place_order
+from shop.checkout.selectors import CheckoutNotFound
+from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, STATUS_READY
+from shop.models import Checkout
+
+# Longer than any PSP or gateway call of checkout_complete can take (the Bacen client: 3 tries × 10 s).
+PAYMENT_PENDING_GRACE = timedelta(minutes=2)
+
+
+@in_checkout_language
+def checkout_settle_pix(
+    *, reference: str, amount: int, txid: str, end_to_end_id: str, paid_at: datetime | None = None
+) -> str:
+    """A Pix for `reference` settled (inside payments' transaction): "accepted" or "rejected"."""
+    try:
+        checkout = lock(reference)
+    except CheckoutNotFound:
+        return "rejected"
+    speak(checkout.language)
+    if checkout.status == STATUS_COMPLETED:
+        # The same charge reported again is fine; any other payment of a completed checkout is refunded.
+        return "accepted" if checkout.payment_txid == txid else "rejected"
+    if checkout.status == STATUS_IN_PROGRESS:
+        if amount != checkout.total_amount or (checkout.payment_txid and checkout.payment_txid != txid):
+            return "rejected"
+        checkout.payment_txid = checkout.payment_txid or txid  # paid while complete was still issuing the charge
+        place_order(checkout, payment_type="pix", paid_amount=amount)
+        return "accepted"
+    reopened = checkout.status == STATUS_INCOMPLETE and bool(checkout.payment_txid) and checkout.payment_txid == txid
+    if (
+        (checkout.status == STATUS_READY or reopened)
+        and is_pix(checkout.payment_instrument)
+        and amount == checkout.total_amount
+    ):
+        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for). Also an on-time
+        # payment of a charge whose checkout was moved back to incomplete at expiry (PIX.md §3.2).
+        lines = lines_of(checkout)
+        existing = list(lines)
+        ev = evaluate(
+            checkout=checkout, existing_lines=existing, data=input_from_checkout(checkout, existing), now=timezone.now()
+        )
+        if ev.total_amount != amount or with_status(ev, [])[0] != STATUS_READY:
+            return "rejected"
+        blocking = reserve(checkout, lines, ev)
+        if blocking:
+            save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
+            return "rejected"
+        checkout.payment_txid = txid
+        place_order(checkout, payment_type="pix", paid_amount=amount)
+        return "accepted"
+    return "rejected"
+
+
+@in_checkout_language
+def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> int:
+    """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table).
+
+    Stock and coupon uses are released and `pix_charge_expired` tells the platform to select Pix again
+    for a fresh charge. A payment made in time but reported late still completes (checkout_settle_pix).
+    """
+    now = now or timezone.now()
+    candidates = list(
+        Checkout.objects.filter(status=STATUS_IN_PROGRESS)
+        .order_by("updated_at")
+        .values_list("public_id", flat=True)[:limit]
+    )
+    return sum(checkout_pix_lapse(checkout_id=public_id, now=now) for public_id in candidates)
+
+
+@in_checkout_language
+def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool:
+    """One checkout of `checkout_pix_lapse_due` (also run lazily when its Pix page is read); True if it lapsed."""
+    from payments.selectors import pix_charge_latest_for_reference
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=checkout_id).first()
+        if checkout is None or checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument):
+            return False
+        if not checkout.payment_txid:
+            return False  # still waiting for the PSP in checkout_complete: checkout_pending_due finishes it
+        charge = pix_charge_latest_for_reference(checkout_id)
+        expired = (
+            charge is None
+            or charge.status in ("expired", "revoked")
+            or (charge.status == "active" and charge.expires_at + PIX_SETTLEMENT_GRACE <= now)
+        )
+        if not expired:
+            return False
+        speak(checkout.language)
+        unreserve(checkout, lines_of(checkout))
+        checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+        message = err("pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH)
+        save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])
+    return True
+
+
+@in_checkout_language
+def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> int:
+    """Finish completes whose worker died during the payment call (step 2 of checkout_complete)."""
+    from payments.selectors import card_payment_for_reference
+    from payments.services import pix_charge_revoke_for_reference
+
+    now = now or timezone.now()
+    finished = 0
+    candidates = list(
+        Checkout.objects.filter(status=STATUS_IN_PROGRESS, payment_txid="", updated_at__lte=now - PAYMENT_PENDING_GRACE)
+        .order_by("updated_at")
+        .values_list("public_id", flat=True)[:limit]
+    )
+    for public_id in candidates:
+        with transaction.atomic():
+            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            if checkout is None or checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid:
+                continue
+            speak(checkout.language)
+            card = card_payment_for_reference(public_id)
+            pix = is_pix(checkout.payment_instrument)
+            if not pix and card is not None and card.status == "approved" and card.amount == checkout.total_amount:
+                checkout.payment_txid = card.payment_id
+                place_order(checkout, payment_type="card", paid_amount=card.amount)
+            else:
+                unreserve(checkout, lines_of(checkout))
+                if pix:
+                    pix_charge_revoke_for_reference(reference=public_id)
+                    text = _("Pix indisponível no momento; tente novamente.")
+                    down = err("pix_psp_unavailable", text, INSTRUMENT_PATH)
+                else:
+                    down = err("payment_failed", _("Pagamento recusado."), INSTRUMENT_PATH)
+                save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
+            finished += 1
+    return finished

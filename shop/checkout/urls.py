@@ -1,0 +1,21 @@
+"""Storefront cart and checkout pages (app_name "checkout"). Literal paths are part of the contracts."""
+
+from django.urls import path
+
+from shop.checkout import views
+
+app_name = "checkout"
+
+urlpatterns = [
+    path("carrinho/", views.cart_detail, name="cart"),
+    path("carrinho/adicionar", views.cart_add, name="cart_add"),
+    path("carrinho/alterar", views.cart_change, name="cart_change"),
+    path("carrinho/cupom", views.cart_coupon, name="cart_coupon"),
+    path("checkout/", views.checkout_start, name="start"),
+    path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
+    path("checkout/<str:checkout_id>/pix", views.pix_page, name="pix"),
+    path("checkout/<str:checkout_id>/pix/novo", views.pix_regenerate, name="pix_new"),
+    path("checkout/<str:checkout_id>/status", views.checkout_status, name="status"),
+    path("termos", views.terms, name="terms"),
+    path("privacidade", views.privacy, name="privacy"),
+]

@@ -1,0 +1,438 @@
+"""Storefront cart, one-page checkout and "Pagar com Pix" page (thin: session/forms → shop.services → templates)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from shop.cart import (
+    CHECKOUT_KEY,
+    CartError,
+    cart_clear,
+    cart_coupons,
+    cart_lines,
+    cart_set,
+    cart_set_coupons,
+    cart_sync_quantities,
+)
+from shop.cart import (
+    cart_add as cart_add_item,
+)
+from shop.checkout.core import input_from_checkout
+from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutInput,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    LineInput,
+    PaymentInput,
+)
+from shop.coupons import coupons_evaluate, coupons_load
+from shop.forms import CheckoutForm, initial_from_view
+from shop.models import Checkout
+from shop.services import (
+    CheckoutCreateImpossible,
+    CheckoutNotFound,
+    checkout_complete,
+    checkout_create,
+    checkout_get,
+    checkout_pix_refresh,
+    checkout_pix_regenerate,
+    checkout_update,
+)
+from shop.views import freight_context
+
+STOREFRONT_INSTRUMENT_ID = "pix_storefront"
+
+
+def _pix_instrument() -> InstrumentInput:
+    return InstrumentInput(id=STOREFRONT_INSTRUMENT_ID, handler_id=settings.PIX_HANDLER_ID, type="pix")
+
+
+def _back(request: HttpRequest, default: str) -> str:
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
+        return referer
+    return default
+
+
+def _language(request: HttpRequest) -> str:
+    """The storefront language the buyer is reading (engine messages follow it)."""
+    return getattr(request, "LANGUAGE_CODE", "") or settings.LANGUAGE_CODE
+
+
+def _local(url: str) -> str:
+    """The path of one of our absolute URLs (BCP_PUBLIC_URL may differ from the request host)."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+# --- cart ------------------------------------------------------------------------------------------------
+
+
+@require_GET
+def cart_detail(request: HttpRequest) -> HttpResponse:
+    lines = cart_lines(request.session)
+    subtotal = sum(line.amount for line in lines)
+    codes = tuple(cart_coupons(request.session))
+    evaluation = coupons_evaluate(
+        codes=codes,
+        subtotal=subtotal,
+        email="",
+        now=timezone.now(),
+        loaded=coupons_load(codes, email="", exclude_checkout_pk=None),
+    )
+    coupon_notes = {m.path: m for m in evaluation.messages}
+    coupons = [(code, coupon_notes.get(f"$.discounts.codes[{i}]")) for i, code in enumerate(codes)]
+    # A refused code is shown once with its reason, then leaves the cart (it would re-error on every action).
+    kept = [code for code, note in coupons if note is None or note.type == "info"]
+    if len(kept) != len(codes):
+        cart_set_coupons(request.session, kept)
+    # Same subtotal as the engine's free-shipping rule: all items after discounts.
+    freight = freight_context(request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[])
+    return render(
+        request,
+        "shop/cart/cart.html",
+        {
+            "lines": lines,
+            "subtotal": subtotal,
+            "discount": evaluation.total,
+            "estimate": subtotal - evaluation.total,
+            "coupons": coupons,
+            "show_freight": any(line.variant.product.requires_shipping for line in lines),
+            **freight,
+        },
+    )
+
+
+@require_POST
+def cart_add(request: HttpRequest) -> HttpResponse:
+    try:
+        change = cart_add_item(
+            request.session, sku=request.POST.get("sku", ""), quantity=request.POST.get("quantity", "1")
+        )
+    except CartError as exc:
+        messages.error(request, exc.message)
+        return redirect(_back(request, reverse("checkout:cart")))
+    if change.capped:
+        messages.warning(request, change.capped_message)
+    else:
+        messages.success(request, _("%(title)s adicionado ao carrinho.") % {"title": change.variant.display_title})
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_change(request: HttpRequest) -> HttpResponse:
+    quantity = "0" if "remove" in request.POST else request.POST.get("quantity", "")
+    try:
+        change = cart_set(request.session, sku=request.POST.get("sku", ""), quantity=quantity)
+    except CartError as exc:
+        messages.error(request, exc.message)
+    else:
+        if change is not None and change.capped:
+            messages.warning(request, change.capped_message)
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_coupon(request: HttpRequest) -> HttpResponse:
+    codes = cart_coupons(request.session)
+    if "remove" in request.POST:
+        codes = [c for c in codes if c.upper() != request.POST["remove"].strip().upper()]
+    else:
+        code = request.POST.get("code", "").strip()
+        if not code:
+            messages.error(request, _("Informe o código do cupom."))
+            return redirect("checkout:cart")
+        codes.append(code)
+    cart_set_coupons(request.session, codes)
+    return redirect("checkout:cart")
+
+
+# --- checkout --------------------------------------------------------------------------------------------
+
+
+def _cart_input_lines(checkout: Checkout | None, session: object) -> tuple[LineInput, ...]:
+    by_sku = {line.sku: line.public_id for line in checkout.lines.all()} if checkout is not None else {}
+    return tuple(
+        LineInput(sku=line.variant.sku, quantity=line.quantity, line_id=by_sku.get(line.variant.sku))
+        for line in cart_lines(session)
+    )  # type: ignore[arg-type]
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_start(request: HttpRequest) -> HttpResponse:
+    """From the session cart to the engine: create the storefront checkout or refresh its lines."""
+    if not cart_lines(request.session):
+        messages.info(request, _("Seu carrinho está vazio."))
+        return redirect("checkout:cart")
+    codes = tuple(cart_coupons(request.session))
+    existing_id = request.session.get(CHECKOUT_KEY)
+    checkout = Checkout.objects.filter(public_id=existing_id).prefetch_related("lines").first() if existing_id else None
+    if checkout is not None and checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout.public_id)
+    if checkout is not None and checkout.status not in TERMINAL_STATUSES:
+        state = input_from_checkout(checkout, list(checkout.lines.all()))
+        data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
+        result = checkout_update(checkout_id=checkout.public_id, data=data, language=_language(request))
+        _sync_cart(request, result.checkout)
+        return redirect("checkout:resume", checkout_id=checkout.public_id)
+    if not request.session.session_key:
+        request.session.save()
+    try:
+        result = checkout_create(
+            data=CheckoutInput(lines=_cart_input_lines(None, request.session), discount_codes=codes),
+            session_key=request.session.session_key or "",
+            language=_language(request),
+        )
+    except CheckoutCreateImpossible as exc:
+        for message in exc.messages:
+            messages.error(request, message.content)
+        return redirect("checkout:cart")
+    request.session[CHECKOUT_KEY] = result.checkout.public_id
+    _sync_cart(request, result.checkout)
+    return redirect("checkout:resume", checkout_id=result.checkout.public_id)
+
+
+def _sync_cart(request: HttpRequest, checkout: Checkout) -> None:
+    """The engine may lower quantities to the stock on sale; the cart (and its badge) follows it."""
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_sync_quantities(request.session, [(line.sku, line.quantity) for line in checkout.lines.all()])
+
+
+def _render_checkout(
+    request: HttpRequest, checkout: Checkout, form: CheckoutForm, general: list[CheckoutMessage], *, status: int = 200
+) -> HttpResponse:
+    view = checkout_view(checkout)
+    line_messages: dict[int, list[CheckoutMessage]] = {}
+    for message in view.messages:
+        if message.path.startswith("$.line_items[") and message.type != "info":
+            index = int(message.path[len("$.line_items[") :].split("]")[0])
+            line_messages.setdefault(index, []).append(message)
+    lines = [(line, line_messages.get(i, [])) for i, line in enumerate(view.lines)]
+    method = view.fulfillment_methods[0] if view.fulfillment_methods else None
+    return render(
+        request,
+        "shop/checkout/checkout.html",
+        {
+            "view": view,
+            "form": form,
+            "general": general,
+            "lines": lines,
+            "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
+            "pickup_locations": _pickup_locations(),
+            "ready": view.status == STATUS_READY,
+        },
+        status=status,
+    )
+
+
+def _pickup_locations() -> list[object]:
+    from shop.models import PickupLocation
+
+    return list(PickupLocation.objects.filter(active=True))
+
+
+def _get_or_404(checkout_id: str) -> Checkout:
+    try:
+        return checkout_get(checkout_id=checkout_id).checkout
+    except CheckoutNotFound:
+        raise Http404("checkout não encontrado") from None
+
+
+def _done_redirect(checkout: Checkout) -> HttpResponse | None:
+    if checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout.public_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        return redirect(_local(checkout.order_permalink_url))
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
+    checkout = _get_or_404(checkout_id)
+    if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
+        checkout = _get_or_404(checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
+    done = _done_redirect(checkout)
+    if done is not None:
+        return done
+    if checkout.status in TERMINAL_STATUSES:
+        return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
+    if request.method == "GET":
+        view = checkout_view(checkout)
+        form = CheckoutForm(data=initial_from_view(view))
+        form.is_valid()
+        # A fresh storefront checkout shows no "required" errors until the buyer submits once.
+        general = form.attach_messages(view.messages) if checkout.buyer_given else []
+        if not checkout.buyer_given:
+            form = CheckoutForm(initial=initial_from_view(view))
+        return _render_checkout(request, checkout, form, general)
+
+    form = CheckoutForm(request.POST)
+    if not form.is_valid():
+        return _render_checkout(request, checkout, form, [], status=400)
+    lines = list(checkout.lines.all())
+    pickup_option = "retirada"
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
+            pickup_option = method["groups"][0]["options"][0]["id"]
+    state = input_from_checkout(checkout, lines)
+    action = request.POST.get("action", "")
+    paying = action == "pay"
+    # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
+    form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, list(form.discount_codes()))
+
+    def update(with_option: bool) -> CheckoutResult:
+        data = replace(
+            state,
+            buyer=form.buyer(),
+            fulfillment=form.fulfillment(
+                pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
+            ),
+            discount_codes=form.discount_codes(),
+            payment=PaymentInput(instruments=(_pix_instrument(),)) if paying else state.payment,
+        )
+        return checkout_update(checkout_id=checkout_id, data=data, language=_language(request))
+
+    result = update(with_option=True)
+    if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):
+        # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
+        result = update(with_option=False)
+    _sync_cart(request, result.checkout)
+    if paying and result.checkout.status == STATUS_READY:
+        result = checkout_complete(
+            checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput(instruments=(_pix_instrument(),)))
+        )
+        if result.checkout.status == STATUS_IN_PROGRESS:
+            return redirect("checkout:pix", checkout_id=checkout_id)
+    if len(result.messages) == len(result.checkout.messages):
+        # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
+        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
+        form.is_valid()
+    codes = form.discount_codes()
+    refused = {m.path for m in result.messages if m.path.startswith("$.discounts.codes[") and m.type != "info"}
+    kept = [code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused]
+    if refused:
+        # The refused code is reported now and then dropped, from the form and the cart alike.
+        form.data = form.data.copy()
+        form.data[form.add_prefix("coupon")] = ", ".join(kept)
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, kept)
+    # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
+    # "Aplicar cupom" reports only what concerns the coupon.
+    general = form.attach_messages(
+        result.messages,
+        filled_only=action == "shipping",
+        only_fields=("coupon",) if action == "coupon" else None,
+    )
+    return _render_checkout(request, result.checkout, form, general, status=200)
+
+
+# --- Pix ------------------------------------------------------------------------------------------------
+
+
+def _sandbox_pay_url(txid: str) -> str:
+    if not settings.BCP_PIX_SANDBOX:
+        return ""
+    try:
+        return reverse("sandbox-psp-pay", kwargs={"txid": txid})
+    except NoReverseMatch:
+        return ""
+
+
+@require_GET
+def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
+    from payments.qr import qr_svg
+    from payments.selectors import pix_charge_latest_for_reference
+
+    checkout = _get_or_404(checkout_id)
+    lapsed = checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id)
+    if lapsed:
+        checkout = _get_or_404(checkout_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        if checkout.session_key and checkout.session_key == request.session.session_key:
+            cart_clear(request.session)
+        return redirect(_local(checkout.order_permalink_url))
+    charge = pix_charge_latest_for_reference(checkout_id)
+    # An expired Pix keeps its page (with "Gerar novo Pix") while the checkout waits for a new one.
+    expired_pix = checkout.status == STATUS_INCOMPLETE and any(
+        message.get("code") == "pix_charge_expired" for message in checkout.messages
+    )
+    if charge is None or (checkout.status != STATUS_IN_PROGRESS and not expired_pix):
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    payable = checkout.status == STATUS_IN_PROGRESS and charge.status == "active" and charge.expires_at > timezone.now()
+    return render(
+        request,
+        "shop/checkout/pix.html",
+        {
+            "checkout": checkout,
+            "charge": charge,
+            "payable": payable,
+            "qr_svg": qr_svg(charge.br_code) if payable else "",
+            "status_url": reverse("checkout:status", kwargs={"checkout_id": checkout_id}),
+            "sandbox_pay_url": _sandbox_pay_url(charge.txid) if payable else "",
+            "expires_at_iso": charge.expires_at.isoformat(),
+        },
+    )
+
+
+@require_POST
+def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The "Gerar novo Pix" button: a new charge for the same checkout, re-validating stock and prices."""
+    checkout = _get_or_404(checkout_id)
+    if checkout.status in TERMINAL_STATUSES:
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    result = checkout_pix_regenerate(checkout_id=checkout_id, instrument=_pix_instrument(), language=_language(request))
+    if result.checkout.status == STATUS_IN_PROGRESS:
+        return redirect("checkout:pix", checkout_id=checkout_id)
+    return redirect("checkout:resume", checkout_id=checkout_id)  # the form shows what blocks it (stock, price…)
+
+
+@require_GET
+def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
+    """Small JSON polled by the Pix page: status and, once completed, where the order is."""
+    try:
+        checkout = checkout_get(checkout_id=checkout_id).checkout
+    except CheckoutNotFound:
+        return JsonResponse({"error": "not_found"}, status=404)
+    order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
+    if order_url and checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_clear(request.session)  # bought: the next visit starts with an empty cart
+    response = JsonResponse({"status": checkout.status, "order_url": order_url})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+# --- policies ----------------------------------------------------------------------------------------
+
+
+@require_GET
+def terms(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/terms.html", {})
+
+
+@require_GET
+def privacy(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/privacy.html", {})

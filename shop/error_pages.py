@@ -1,0 +1,42 @@
+"""Styled error pages with the shop's header: 405 for a browser that opens a POST-only address, and 500.
+
+404 needs nothing here: Django's default handler renders `templates/404.html` with the request's context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.shortcuts import render
+from django.template import loader
+from django.utils import translation
+
+# Machine clients get the plain 405 they expect (JSON APIs and protocol endpoints).
+_API_PREFIXES = ("/bcp/", "/api/", "/.well-known/", "/_sandbox/", "/admin/")
+
+
+class MethodNotAllowedPage:
+    """Turn the empty 405 of `require_POST` views into a page a buyer understands (status and Allow kept)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or response.content or request.path.startswith(_API_PREFIXES):
+            return response
+        if "text/html" not in request.headers.get("Accept", "text/html"):
+            return response
+        page = render(request, "405.html", status=405)
+        if response.has_header("Allow"):
+            page["Allow"] = response["Allow"]
+        return page
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: no context processors and no database (either may be what failed)."""
+    template = loader.get_template("500.html")
+    context = {"SHOP_NAME": settings.SHOP_NAME, "LANGUAGE_CODE": translation.get_language() or "pt-br"}
+    return HttpResponseServerError(template.render(context))

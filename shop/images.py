@@ -1,0 +1,63 @@
+"""Product photos: the thumbnail made once when a photo is saved, and the demo shop's raster photos.
+
+Thumbnails are made by easy-thumbnails on the configured media storage (local or bucket) and their
+storage name is kept on the row, so pages never look a thumbnail up or render one on a request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from easy_thumbnails.files import get_thumbnailer
+from PIL import Image, ImageDraw, ImageFont
+
+from shop.models import ProductImage
+
+
+def product_image_thumbnail_make(*, image: ProductImage) -> str:
+    """Make the thumbnail of an uploaded photo if it has none yet; returns its storage name ("" for URLs)."""
+    if not image.image or image.thumbnail:
+        return image.thumbnail
+    thumbnail = get_thumbnailer(image.image).get_thumbnail(dict(settings.SHOP_THUMBNAIL_OPTIONS), save=True)
+    ProductImage.objects.filter(pk=image.pk).update(thumbnail=thumbnail.name)
+    image.thumbnail = thumbnail.name
+    return thumbnail.name
+
+
+def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    # Stable colours per product: the same slug always draws the same photo.
+    digest = hashlib.sha256(slug.encode()).digest()
+    light = (200 + digest[0] % 56, 200 + digest[1] % 56, 180 + digest[2] % 76)
+    dark = (digest[3] % 120, 60 + digest[4] % 100, 40 + digest[5] % 120)
+    return light, dark
+
+
+def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
+    """A believable raster product photo for the demo shop (JPEG): gradient, product shape, name."""
+    light, dark = _palette(slug)
+    picture = Image.new("RGB", (size, size), light)
+    draw = ImageDraw.Draw(picture)
+    for y in range(size):  # vertical gradient towards a slightly darker bottom
+        shade = tuple(max(0, c - y * 40 // size) for c in light)
+        draw.line([(0, y), (size, y)], fill=shade)
+    draw.ellipse([size * 0.72, size * 0.06, size * 0.94, size * 0.28], fill=(255, 255, 255))
+    draw.rounded_rectangle([size * 0.3, size * 0.2, size * 0.7, size * 0.68], radius=size // 24, fill=dark)
+    draw.rectangle([size * 0.3, size * 0.2, size * 0.36, size * 0.68], fill=tuple(c // 2 for c in dark))
+    font = ImageFont.load_default(size=size // 22)
+    text_width = draw.textlength(title, font=font)
+    draw.text(((size - text_width) / 2, size * 0.8), title, fill=(29, 37, 33), font=font)
+    buffer = io.BytesIO()
+    picture.save(buffer, format="JPEG", quality=85)
+    return buffer.getvalue()
+
+
+def demo_photo_ensure(*, slug: str, title: str) -> str:
+    """Storage name of the demo photo of a product, written once (a re-seed reuses the file)."""
+    name = f"demo/{slug}.jpg"
+    if not default_storage.exists(name):
+        name = default_storage.save(name, ContentFile(demo_photo_render(slug=slug, title=title)))
+    return name

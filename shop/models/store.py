@@ -1,0 +1,86 @@
+"""The shop's own identity: one row of store settings, edited in the admin (`shop.store.store_get`)."""
+
+from __future__ import annotations
+
+from django.core.cache import cache
+from django.db import models, transaction
+from django.utils.translation import gettext_lazy as _
+
+from shop.br_validation import cnpj_valid, tax_id_normalize
+
+STORE_ROW_ID = 1
+CACHE_KEY = "shop:store-settings:v1"  # read by shop.store.store_get
+
+
+def _invalidate() -> None:
+    cache.delete(CACHE_KEY)
+
+
+def _validate_cnpj(value: str) -> None:
+    from django.core.exceptions import ValidationError
+
+    if value and not cnpj_valid(tax_id_normalize(value)):
+        raise ValidationError(
+            _("CNPJ inválido: confira os 14 caracteres e os dígitos verificadores (ex.: 12.ABC.345/01DE-35).")
+        )
+
+
+class StoreSettings(models.Model):
+    """Exactly one row (pk 1). Defaults are what the shop showed before it existed, so nothing changes
+    until the merchant edits it. Empty policy texts keep the shop's standard texts."""
+
+    trade_name = models.CharField(_("nome fantasia"), max_length=120, default="Loja Exemplo")
+    legal_name = models.CharField(_("razão social"), max_length=200, default="Loja Exemplo Ltda")
+    cnpj = models.CharField(
+        _("CNPJ"),
+        max_length=18,
+        blank=True,
+        validators=[_validate_cnpj],
+        help_text=_("Numérico ou alfanumérico (a partir de julho de 2026), com ou sem pontuação."),
+    )
+    # Address (Brazilian order: CEP, street, number, complement, bairro, city, UF).
+    postal_code = models.CharField(_("CEP"), max_length=9, blank=True)
+    street = models.CharField(_("logradouro"), max_length=200, blank=True)
+    number = models.CharField(_("número"), max_length=20, blank=True)
+    complement = models.CharField(_("complemento"), max_length=100, blank=True)
+    neighborhood = models.CharField(_("bairro"), max_length=100, blank=True)
+    city = models.CharField(_("cidade"), max_length=100, default="São Paulo")
+    state = models.CharField(_("UF"), max_length=2, default="SP")
+    contact_email = models.EmailField(_("e-mail de atendimento"), blank=True)
+    phone = models.CharField(_("telefone"), max_length=20, blank=True)
+    whatsapp = models.CharField(_("WhatsApp"), max_length=20, blank=True, help_text=_("Ex.: (11) 98765-4321"))
+    business_hours = models.CharField(
+        _("horário de atendimento"), max_length=200, blank=True, help_text=_("Ex.: seg. a sex., 9h às 18h")
+    )
+    logo = models.ImageField(_("logotipo"), upload_to="loja/", blank=True)
+    # Policies: empty = the shop's standard text. Plain text; blank lines separate paragraphs.
+    terms_text = models.TextField(_("termos de uso"), blank=True)
+    privacy_text = models.TextField(_("política de privacidade (LGPD)"), blank=True)
+    privacy_controller = models.CharField(
+        _("controlador dos dados"), max_length=200, blank=True, help_text=_("Vazio: a razão social.")
+    )
+    dpo_name = models.CharField(_("encarregado (DPO)"), max_length=200, blank=True)
+    dpo_email = models.EmailField(_("e-mail do encarregado"), blank=True)
+    returns_text = models.TextField(_("trocas e devoluções"), blank=True)
+    shipping_text = models.TextField(_("política de entrega"), blank=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("dados da loja")
+        verbose_name_plural = _("dados da loja")
+
+    def __str__(self) -> str:
+        return self.trade_name
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.pk = STORE_ROW_ID  # one row, whatever the caller did
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+        # Now and again after commit: a page rendered meanwhile may have cached the old row.
+        _invalidate()
+        transaction.on_commit(_invalidate)
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        result = super().delete(*args, **kwargs)  # type: ignore[arg-type]
+        _invalidate()
+        transaction.on_commit(_invalidate)
+        return result

@@ -1,0 +1,126 @@
+"""SQL statements per BCP request over REST, counted the way Django counts them (issue 11).
+
+Each request carries an Idempotency-Key and a platform's API key, so identity and idempotency are part of
+the count. The budgets are ceilings: a change that adds a statement to a hot path fails here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from celery.signals import task_postrun, task_prerun
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from bcp_app.platforms import NewPlatform, platform_create
+from orders.models import Order
+from tests.bcp_app.bcp_fixtures import FakePlatform, agent
+from tests.bcp_app.rest_helpers import PIX, call, catalog, full_update
+
+# Real transactions, so the count is what production runs (BEGIN/COMMIT, not the test's savepoints).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
+
+CARD = {
+    "id": "instr_card",
+    "handler_id": "gpay",
+    "type": "card",
+    "selected": True,
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
+
+# Ceilings, counted as Django counts them (BEGIN, COMMIT and savepoints included) for the request itself,
+# in steady state (profile, identity and shipping table already cached). Before issue 11 the same requests
+# took create 19, update 25, update with a new Pix charge 38, complete 52 (card) or 37 (Pix), GET order 7
+# (measured inside the test transaction, i.e. savepoints where production has BEGIN/COMMIT). The issue's
+# targets (create 8, update 8, complete card 15, complete Pix 12, GET order 3) hold for GET order only.
+# "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
+BUDGET = {"create": 9, "update": 13, "update_pix": 33, "complete_card": 43, "complete_pix": 19, "get_order": 1}
+
+
+@pytest.fixture
+def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    platform: NewPlatform = platform_create(name="Agente", profile_url=fake_platform.publish())
+    return agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {platform.api_key}")
+
+
+def _counted(method: str, path: str, headers: dict[str, str], body: Any, client: Client) -> tuple[Any, int]:
+    """Statements of the request itself: Celery tasks it enqueues run eagerly here after commit (a worker's
+    work in production), so what they execute is left out, told apart by Celery's task signals."""
+    in_tasks: list[int] = []
+    started: list[int] = []
+
+    def prerun(**_: Any) -> None:
+        started.append(len(queries))
+
+    def postrun(**_: Any) -> None:
+        in_tasks.append(len(queries) - started.pop())
+
+    task_prerun.connect(prerun, weak=False)
+    task_postrun.connect(postrun, weak=False)
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            response = call(client, method, path, {**headers, "Idempotency-Key": str(uuid.uuid4())}, body)
+    finally:
+        task_prerun.disconnect(prerun)
+        task_postrun.disconnect(postrun)
+    assert response.status_code in (200, 201), response.content
+    return response.json(), len(queries) - sum(in_tasks)
+
+
+def _ready(client: Client, headers: dict[str, str], instrument: dict[str, Any]) -> tuple[dict[str, Any], dict]:
+    counts: dict[str, int] = {}
+    # steady state: the platform's profile and identity, and the shipping table, were read by earlier requests
+    warm = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": "ana@example.com.br"}}
+    assert call(client, "post", "/checkout-sessions", headers, warm).status_code == 201
+    created, counts["create"] = _counted(
+        "post",
+        "/checkout-sessions",
+        headers,
+        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": {"email": "ana@example.com.br"}},
+        client,
+    )
+    body = full_update(created, pix=False)
+    addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    body = full_update(addressed, pix=False)
+    body["payment"] = {"instruments": [instrument]}
+    name = "update_pix" if instrument["type"] == "pix" else "update"
+    ready, counts[name] = _counted("put", f"/checkout-sessions/{created['id']}", headers, body, client)
+    assert ready["status"] == "ready_for_complete", ready.get("messages")
+    return ready, counts
+
+
+def test_card_flow_stays_within_its_statement_budget(
+    client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
+) -> None:
+    ready, counts = _ready(client, headers, CARD)
+    with django_capture_on_commit_callbacks(execute=False):
+        done, counts["complete_card"] = _counted(
+            "post",
+            f"/checkout-sessions/{ready['id']}/complete",
+            headers,
+            {"payment": {"instruments": [CARD]}},
+            client,
+        )
+    assert done["status"] == "completed"
+    order = Order.objects.get(checkout_id=ready["id"])
+    _, counts["get_order"] = _counted("get", f"/orders/{order.public_id}", headers, None, client)
+    print("statements per request:", counts)
+    for name, count in counts.items():
+        assert count <= BUDGET[name], (name, count, BUDGET[name])
+
+
+def test_pix_complete_stays_within_its_statement_budget(client: Client, headers: dict[str, str]) -> None:
+    ready, counts = _ready(client, headers, PIX)
+    done, counts["complete_pix"] = _counted(
+        "post", f"/checkout-sessions/{ready['id']}/complete", headers, {"payment": {"instruments": [PIX]}}, client
+    )
+    assert done["status"] == "complete_in_progress"
+    print("statements per request:", counts)
+    for name, count in counts.items():
+        assert count <= BUDGET[name], (name, count, BUDGET[name])

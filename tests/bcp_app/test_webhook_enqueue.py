@@ -1,0 +1,78 @@
+"""One Celery task per placed order at most: the order-webhook task only when a webhook can be due (BCP §8).
+
+Tasks are observed through Celery's own `task_prerun` signal (eager mode runs them in-process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from celery.signals import task_prerun
+from django.test import Client
+
+from bcp_app.platforms import platform_create
+from bcp_app.tasks import prepare_order_webhook
+from tests.bcp_app.bcp_fixtures import FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog, create, full_update
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+
+
+@pytest.fixture
+def tasks_run() -> Iterator[list[str]]:
+    names: list[str] = []
+
+    def record(sender: Any = None, task: Any = None, **_: Any) -> None:
+        names.append(task.name)
+
+    task_prerun.connect(record, weak=False)
+    yield names
+    task_prerun.disconnect(record)
+
+
+def _place_by_card(client: Client, headers: dict[str, str], capture: Any) -> dict[str, Any]:
+    created = create(client, headers).json()
+    body = full_update(created, pix=False)
+    addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    body = full_update(addressed, pix=False)
+    body["payment"] = {"instruments": [CARD]}
+    ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    with capture(execute=True):
+        done = call(client, "post", f"/checkout-sessions/{ready['id']}/complete",
+                    {**headers, "Idempotency-Key": "k-1"}, {"payment": {"instruments": [CARD]}}).json()
+    assert done["status"] == "completed", done.get("messages")
+    return done
+
+
+def _headers(fake_platform: FakePlatform, profile: dict[str, Any]) -> dict[str, str]:
+    url = fake_platform.serve_json("/perfil.json", profile, headers={"Cache-Control": "public, max-age=300"})
+    platform = platform_create(name="Agente", profile_url=url)
+    return agent(url, Authorization=f"Bearer {platform.api_key}")
+
+
+def test_no_webhook_task_when_the_profile_asks_for_none(
+    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    # given a platform whose profile negotiates orders without a webhook_url
+    catalog()
+    profile = fake_platform.profile()
+    del profile["ucp"]["capabilities"]["br.dev.bcp.shopping.order"][0]["config"]
+    headers = _headers(fake_platform, profile)
+    # when it places an order
+    _place_by_card(client, headers, django_capture_on_commit_callbacks)
+    # then the order e-mail goes out but no webhook task is started
+    assert prepare_order_webhook.name not in tasks_run
+    assert "orders.tasks.send_order_email" in tasks_run
+
+
+def test_webhook_task_when_the_profile_has_a_webhook_url(
+    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    catalog()
+    headers = _headers(fake_platform, fake_platform.profile())
+    _place_by_card(client, headers, django_capture_on_commit_callbacks)
+    assert tasks_run.count(prepare_order_webhook.name) == 1

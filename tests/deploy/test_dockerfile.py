@@ -1,0 +1,57 @@
+"""The image definition read against the settings and the packaging (no Docker engine runs here)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.deploy.config_names import readme_names, settings_names
+from tests.deploy.dockerfile import ROOT, parse
+
+
+def test_two_stages_slim_runtime_and_a_non_root_user() -> None:
+    build, runtime = parse()
+    assert (build.base, build.name) == ("python:3.13-slim", "build")
+    assert (runtime.base, runtime.name) == ("python:3.13-slim", "runtime")
+    assert any("pip wheel" in run for run in build.all("RUN"))
+    # The runtime installs the wheels only: no source tree is copied into it.
+    assert runtime.all("COPY") == []
+    assert any("--no-index --find-links /wheels loja-bcp" in run for run in runtime.all("RUN"))
+    assert runtime.all("USER") == ["loja"]
+
+
+def test_collectstatic_runs_with_production_settings_so_the_manifest_exists() -> None:
+    line = parse()[-1].run_with("collectstatic")
+    assert "DJANGO_DEBUG=false" in line.split()
+    assert "DJANGO_DEBUG=true" not in line
+
+
+def test_the_build_stage_copies_everything_the_wheel_maps() -> None:
+    copied = {source for args in parse()[0].all("COPY") for source in args.split()[:-1]}
+    assert {"shop", "orders", "payments", "bcp_app", "templates", "static", "locale", "setup.py"} <= copied
+
+
+def test_healthcheck_probes_healthz_and_cmd_serves_the_asgi_app() -> None:
+    runtime = parse()[-1]
+    (healthcheck,) = runtime.all("HEALTHCHECK")
+    assert "http://127.0.0.1:8000/healthz" in healthcheck
+    command = json.loads(runtime.all("CMD")[-1])
+    assert command[:2] == ["uvicorn", "shop.asgi:application"]
+    assert "--proxy-headers" in command
+
+
+def test_every_env_name_of_the_image_is_a_setting_or_documented() -> None:
+    names = set(parse()[-1].env()) - {
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "PIP_NO_CACHE_DIR",
+        "PIP_DISABLE_PIP_VERSION_CHECK",
+    }
+    assert names == {"DJANGO_SETTINGS_MODULE", "SHOP_VAR_DIR", "DJANGO_STATIC_ROOT"}
+    assert names - {"DJANGO_SETTINGS_MODULE"} <= settings_names()
+
+
+def test_dockerignore_keeps_secrets_state_and_caches_out() -> None:
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
+    assert {".env", ".env.*", "var/", ".venv/", ".git/", "**/__pycache__/", "secrets/", "staticfiles/"} <= ignored
+    # the uvicorn variables the image reads from the environment are documented
+    assert {"WEB_CONCURRENCY", "FORWARDED_ALLOW_IPS"} <= readme_names()

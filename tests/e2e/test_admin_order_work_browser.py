@@ -1,0 +1,91 @@
+"""A real browser in the admin: a pickup order through "pronto para retirada" → "retirado", and a wrong
+Correios code refused, then a shipment's code corrected with one new e-mail to the buyer."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core import mail
+
+from orders.models import EmailDelivery, Order
+from orders.services import order_place_from_checkout
+from tests.e2e.admin_browser import STAFF, launch, needs_chromium, staff_login
+from tests.orders.conftest import make_checkout
+
+
+def _open_order(page, base: str, order: Order) -> None:
+    path = f"/admin/orders/order/{order.pk}/change/"
+    staff_login(page, base, path)
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_pickup_order_ready_then_picked_up(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    order = order_place_from_checkout(checkout=make_checkout(lines=[("CAF", 3590, 1)], freight=0, method="pickup"))
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    mail.outbox.clear()
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR")
+            _open_order(page, live_server.url, order)
+            actions = page.locator("a.orders-action")
+            expect(actions.filter(has_text="Registrar envio")).to_have_count(0)
+            page.click("a.orders-action:has-text('Pronto para retirada')")
+            page.click("input[name=_submit]")
+            expect(page.locator("ul.messagelist")).to_contain_text("Pedido pronto para retirada")
+            expect(actions.filter(has_text="Pronto para retirada")).to_have_count(0)
+            page.click("a.orders-action:has-text('Marcar como retirado')")
+            page.check("#id_confirm")
+            page.click("input[name=_submit]")
+            expect(page.locator("ul.messagelist")).to_contain_text("Retirada registrada.")
+        finally:
+            browser.close()
+    order.refresh_from_db()
+    assert order.status == "delivered"
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
+        f"Seu pedido #{order.number} está pronto para retirada",
+        f"Seu pedido #{order.number} foi entregue",
+    ]
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_wrong_tracking_code_refused_then_corrected_once(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    order = order_place_from_checkout(checkout=make_checkout(lines=[("CAM", 3000, 1)]))
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    mail.outbox.clear()
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR")
+            _open_order(page, live_server.url, order)
+            page.click("a.orders-action:has-text('Registrar envio')")
+            page.fill("#id_tracking_number", "XYZ")
+            page.click("input[name=_submit]")
+            expect(page.locator(".field-tracking_number .errorlist")).to_contain_text("Código dos Correios inválido")
+            page.fill("#id_tracking_number", "BR123456785BR")  # valid, but the wrong parcel
+            page.click("input[name=_submit]")
+            expect(page.locator("ul.messagelist")).to_contain_text("BR123456785BR")
+            page.click("a.orders-action:has-text('Corrigir rastreio')")
+            page.fill("#id_tracking_number", "AA473124829GB")
+            page.click("input[name=_submit]")
+            expect(page.locator("ul.messagelist")).to_contain_text("Código de rastreio corrigido: AA473124829GB")
+            # the same correction submitted again (a second tab, a double click) changes and sends nothing
+            page.click("a.orders-action:has-text('Corrigir rastreio')")
+            page.fill("#id_tracking_number", "AA473124829GB")
+            page.click("input[name=_submit]")
+            expect(page.locator(".field-tracking_number .errorlist")).to_contain_text("Este já é o código do envio.")
+            buyer = browser.new_context(locale="pt-BR").new_page()
+            buyer.goto(f"{live_server.url}/orders/{order.permalink_token}")
+            expect(buyer.get_by_test_id("tracking-link")).to_have_text("AA473124829GB")
+        finally:
+            browser.close()
+    shipped = [m for m in mail.outbox if "foi enviado" in m.subject]
+    assert len(shipped) == 2  # the shipment, then exactly one correction
+    assert "Corrigimos o código de rastreio do seu envio." in shipped[1].body
+    assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 2

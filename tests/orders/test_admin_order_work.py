@@ -1,0 +1,164 @@
+"""Order work in the admin as it happens: only valid actions, pickup steps, Correios codes with their
+check digit and a correction that re-notifies once, "entregue" only for what shipped, Portuguese refusals,
+"Pagamento confirmado" with the Pix endToEndId on the timeline."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
+from orders.services import correios_code_valid, order_cancel, order_ship
+from orders.types import LineQuantity
+from payments.models import PixPayment
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_latest_for_reference
+
+pytestmark = pytest.mark.django_db
+
+
+def _action(order: Order, slug: str) -> str:
+    return f"/admin/orders/order/{order.public_id}/action/{slug}/"
+
+
+def _page(client: Client, order: Order) -> str:
+    return client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+
+def test_correios_check_digit() -> None:
+    # UPU S10: weights 8 6 4 2 3 5 9 7, mod 11 (0 → 5, 1 → 0)
+    assert [correios_code_valid(c) for c in ("BR123456785BR", "AA473124829GB", "BR123456784BR", "XYZ")] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_canceled_order_offers_no_work_and_refuses_a_forced_action(admin_client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)], freight=0)
+    order_cancel(order_id=order.public_id, reason="Desistiu", refund=False)
+    html = _page(admin_client, order)
+    for slug in ("ship", "deliver", "cancel", "pickup-ready", "expectation"):
+        assert _action(order, slug) not in html
+    for slug in ("note", "resend-email"):
+        assert _action(order, slug) in html
+    response = admin_client.post(_action(order, "ship"), {"tracking_number": "BR123456785BR"}, follow=True)
+    assert response.status_code == 200
+    assert "“Registrar envio” não se aplica ao pedido" in response.content.decode()
+    assert "Cancelado" in response.content.decode()
+    assert FulfillmentEvent.objects.filter(order=order).count() == 0
+
+
+def test_pickup_order_goes_through_ready_then_picked_up(
+    admin_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    order = place_order(lines=[("CAF", 3590, 1)], freight=0, method="pickup")
+    html = _page(admin_client, order)
+    assert _action(order, "ship") not in html and _action(order, "deliver") not in html
+    assert _action(order, "pickup-ready") in html and _action(order, "pickup-done") not in html
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin_client.post(_action(order, "pickup-ready"), {"description": ""}).status_code == 302
+    assert [m.subject for m in mail.outbox] == [f"Loja Exemplo: Seu pedido #{order.number} está pronto para retirada"]
+    assert "Leve o número do pedido e um documento com foto." in mail.outbox[0].body
+    html = _page(admin_client, order)
+    assert _action(order, "pickup-ready") not in html and _action(order, "pickup-done") in html
+    # forcing "ready" again is refused and sends nothing
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(_action(order, "pickup-ready"), {})
+    assert len(mail.outbox) == 1
+    # picking up needs the confirmation box
+    refused = admin_client.post(_action(order, "pickup-done"), {})
+    assert "Este campo é obrigatório." in refused.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin_client.post(_action(order, "pickup-done"), {"confirm": "on"}).status_code == 302
+    order.refresh_from_db()
+    assert order.status == "delivered"
+    assert [e.type for e in order.fulfillment_events.order_by("occurred_at", "id")] == ["ready_for_pickup", "delivered"]
+    assert mail.outbox[-1].subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["XYZ", "BR123456784BR", "BR12345678BR"],
+)
+def test_wrong_correios_code_is_refused_in_portuguese(admin_client: Client, place_order, code: str) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)])
+    line = order.lines.get()
+    response = admin_client.post(
+        _action(order, "ship"), {"tracking_number": code, "carrier": "Correios", f"qty_{line.public_id}": "1"}
+    )
+    assert response.status_code == 200
+    assert "Código dos Correios inválido" in response.content.decode()
+    assert FulfillmentEvent.objects.count() == 0
+
+
+def test_tracking_correction_renotifies_the_buyer_once(
+    admin_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)])
+    with django_capture_on_commit_callbacks(execute=True):
+        shipment = order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    assert _action(order, "tracking-fix") in _page(admin_client, order)
+    mail.outbox.clear()
+    bad = admin_client.post(_action(order, "tracking-fix"), {"event": shipment.public_id, "tracking_number": "BR1"})
+    assert "Código dos Correios inválido" in bad.content.decode()
+    form = {"event": shipment.public_id, "tracking_number": "AA473124829GB"}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin_client.post(_action(order, "tracking-fix"), form).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        again = admin_client.post(_action(order, "tracking-fix"), form)
+    assert "Este já é o código do envio." in again.content.decode()
+    shipment.refresh_from_db()
+    assert (shipment.tracking_number, shipment.tracking_url) == (
+        "AA473124829GB",
+        "https://rastreamento.correios.com.br/app/index.php?objeto=AA473124829GB",
+    )
+    assert len(mail.outbox) == 1
+    assert "Corrigimos o código de rastreio do seu envio." in mail.outbox[0].body
+    assert "AA473124829GB" in mail.outbox[0].body
+    assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 2  # original + one correction
+    event = OrderEvent.objects.get(order=order, kind="tracking_corrected")
+    assert event.message == "Código de rastreio corrigido: BR123456785BR → AA473124829GB"
+
+
+def test_delivered_offers_only_shipped_quantities(admin_client: Client, place_order) -> None:
+    other = place_order(lines=[("CAM", 3000, 3)])
+    other_line = other.lines.get()
+    order_ship(order_id=other.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(other_line.public_id, 1)])
+    page = admin_client.get(_action(other, "deliver")).content.decode()
+    assert f'name="qty_{other_line.public_id}"' in page and 'max="1"' in page
+    response = admin_client.post(_action(other, "deliver"), {f"qty_{other_line.public_id}": "2"})
+    assert response.status_code == 200
+    assert "Certifique-se que este valor seja menor ou igual a 1." in response.content.decode()
+    assert other.fulfillment_events.filter(type="delivered").count() == 0
+
+
+def test_refund_refusals_are_in_portuguese(admin_client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    html = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"}).content.decode()
+    assert "Não é possível reembolsar R$ 38,01: só R$ 38,00 do valor pago pode ser reembolsado." in html
+    html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x"}).content.decode()
+    assert "O valor deve ser maior que zero." in html
+    html = admin_client.post(_action(order, "refund"), {"amount": "dez", "reason": "x"}).content.decode()
+    assert "Valor inválido: use reais e centavos, por exemplo 35,90." in html
+    assert order.adjustments.count() == 0
+
+
+def test_pix_payment_is_on_the_timeline_with_its_end_to_end_id(
+    admin_client: Client, django_capture_on_commit_callbacks
+) -> None:
+    from tests.shop.test_completion import PIX, complete, ready_checkout
+
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    e2e = PixPayment.objects.get(txid=charge.txid).end_to_end_id
+    event = OrderEvent.objects.get(order=order, kind="payment_confirmed")
+    assert event.message == f"Pagamento Pix confirmado: R$ 104,70 (endToEndId {e2e})."  # 2 × 42,90 + frete
+    assert e2e in _page(admin_client, order)

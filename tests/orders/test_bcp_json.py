@@ -1,0 +1,96 @@
+"""The presented BCP order stored on the order row stays in step with a fresh rendering (issue 11, BCP §7).
+
+After every order service, `order_bcp_payload` of the row alone (what Get Order reads, one query) equals
+the rendering from the order's relations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from orders.models import Adjustment, Order
+from orders.selectors import order_bcp_payload, order_bcp_render, order_for_bcp, order_presented
+from orders.services import (
+    adjustment_mark_refund_result,
+    expectation_merge,
+    expectation_split,
+    expectation_update,
+    order_cancel,
+    order_mark_delivered,
+    order_payment_confirm,
+    order_refund,
+    order_return,
+    order_ship,
+)
+from orders.types import LineQuantity
+
+pytestmark = pytest.mark.django_db
+
+
+def _assert_in_step(order_id: str) -> dict[str, Any]:
+    stored = Order.objects.get(public_id=order_id)
+    assert stored.bcp_json
+    fresh = order_bcp_render(order_for_bcp(order_id))
+    assert order_bcp_payload(stored) == fresh
+    assert list(order_bcp_payload(stored)) == list(fresh)  # same key order on the wire
+    return fresh
+
+
+def test_placement_and_fulfillment_services_keep_it_in_step(place_order: Callable[..., Order]) -> None:
+    order = place_order(lines=[("CAM", 3000, 2), ("CANECA", 4500, 1)])
+    oid = order.public_id
+    _assert_in_step(oid)
+    lines = {line.sku: line for line in order.lines.all()}
+    first = order.expectations.get()
+    split = expectation_split(
+        order_id=oid,
+        expectation_id=first.public_id,
+        lines=[LineQuantity(lines["CANECA"].public_id, 1)],
+        description="Segunda remessa",
+    )
+    _assert_in_step(oid)
+    expectation_update(order_id=oid, expectation_id=split.public_id, description="Sai amanhã")
+    _assert_in_step(oid)
+    expectation_merge(order_id=oid, expectation_ids=[first.public_id, split.public_id])
+    _assert_in_step(oid)
+    order_ship(order_id=oid, tracking_number="BR123456784BR", lines=[LineQuantity(lines["CAM"].public_id, 1)])
+    _assert_in_step(oid)
+    order_mark_delivered(order_id=oid, lines=[LineQuantity(lines["CAM"].public_id, 1)])
+    payload = _assert_in_step(oid)
+    assert [e["type"] for e in payload["fulfillment"]["events"]] == ["shipped", "delivered"]
+
+
+def test_money_services_keep_it_in_step(place_order: Callable[..., Order]) -> None:
+    unpaid = place_order(lines=[("CAM", 3000, 1)], freight=800, paid=False)
+    order_payment_confirm(order_id=unpaid.public_id, paid_amount=3800)
+    _assert_in_step(unpaid.public_id)
+
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    oid = order.public_id
+    line = order.lines.get()
+    refund = order_refund(order_id=oid, amount=1000, reason="Item com defeito")
+    _assert_in_step(oid)
+    adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    _assert_in_step(oid)
+    order_ship(order_id=oid, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 1)])
+    order_return(order_id=oid, lines=[LineQuantity(line.public_id, 1)], reason="Tamanho errado", refund_amount=500)
+    _assert_in_step(oid)
+    order_cancel(order_id=oid, reason="Cliente desistiu")
+    payload = _assert_in_step(oid)
+    assert {a["type"] for a in payload["adjustments"]} >= {"refund", "return", "cancellation"}
+    assert Adjustment.objects.filter(order__public_id=oid).count() == len(payload["adjustments"])
+
+
+def test_get_order_reads_one_row(place_order: Callable[..., Order]) -> None:
+    order = place_order()
+    with CaptureQueriesContext(connection) as queries:
+        presented = order_presented(order.public_id)
+        payload = order_bcp_payload(presented)
+    assert len(queries) == 1
+    assert payload["permalink_url"] == order.permalink_url
+    assert payload == order_bcp_render(order_for_bcp(order.public_id))

@@ -1,0 +1,154 @@
+"""What the buyer's e-mails say (issue 16, item 4): every totals line, the address or the pickup store with its
+hours, the payment; shipment e-mails list what shipped; "delivered" only when everything was; cancellation and
+refund with amounts; readable 8bit UTF-8 on the console; English too.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+from django.core import mail
+from django.core.mail.backends.console import EmailBackend as ConsoleBackend
+
+from orders.emails import build_order_email
+from orders.services import (
+    adjustment_mark_refund_result,
+    order_cancel,
+    order_mark_delivered,
+    order_place_from_checkout,
+    order_refund,
+    order_ship,
+)
+from orders.types import LineQuantity
+from tests.orders.conftest import make_checkout
+
+pytestmark = pytest.mark.django_db
+
+STORE = {
+    "name": "Loja Paulista",
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "street": "Avenida Paulista",
+    "number": "1000",
+    "complement": "",
+    "neighborhood": "Bela Vista",
+    "city": "São Paulo",
+    "state": "SP",
+    "postal_code": "01310-100",
+    "country": "BR",
+    "opening_hours": "Seg a Sex 9h–18h",
+}
+
+
+def _place(django_capture_on_commit_callbacks, **kwargs):
+    placed = make_checkout(lines=[("CAM", 3000, 2), ("BONE", 2000, 1)], freight=800, **kwargs)
+    # 80,00 of items, 10% coupon, SEDEX 8,00 → 80,00
+    placed = replace(
+        placed,
+        totals=[
+            ("subtotal", 8000, ""),
+            ("discount", -800, "Cupom BEMVINDO10"),
+            ("fulfillment", 800, "Frete SEDEX"),
+            ("total", 8000, ""),
+        ],
+        paid_amount=8000,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        return order_place_from_checkout(checkout=placed)
+
+
+def test_confirmation_has_every_totals_line_the_address_and_the_payment(django_capture_on_commit_callbacks):
+    order = _place(django_capture_on_commit_callbacks)
+    (message,) = mail.outbox
+    body = message.body
+    for text in (
+        "- 2× Produto CAM (CAM) — R$ 60,00",
+        "- 1× Produto BONE (BONE) — R$ 20,00",
+        "Subtotal: R$ 80,00",
+        "Cupom BEMVINDO10: -R$ 8,00",
+        "Frete SEDEX: R$ 8,00",
+        "Total: R$ 80,00",
+        "Entrega: SEDEX (Chega em 3 a 5 dias úteis)",
+        "Rua das Flores, 123 — Apto 45",
+        "Jardim Paulista · São Paulo/SP · CEP 01310-100",
+        "Pagamento: Pix — Pago",
+        order.permalink_url,
+        "Loja Exemplo · pedidos@loja.example.com.br",
+    ):
+        assert text in body, text
+    html = message.alternatives[0][0]
+    assert "Cupom BEMVINDO10" in html and "-R$ 8,00" in html and "Rua das Flores, 123" in html
+
+
+def test_pickup_confirmation_names_the_store_and_its_hours(django_capture_on_commit_callbacks):
+    placed = replace(make_checkout(method="pickup"), destination=STORE, fulfillment_title="Retirada na loja")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_place_from_checkout(checkout=placed)
+    body = mail.outbox[0].body
+    assert "Retirada na loja: Loja Paulista" in body
+    assert "Avenida Paulista, 1000 — Bela Vista, São Paulo/SP" in body
+    assert "Horário: Seg a Sex 9h–18h" in body
+    assert "Entrega:" not in body
+    assert "Seg a Sex 9h–18h" in mail.outbox[0].alternatives[0][0]
+
+
+def test_shipment_lists_only_what_shipped_and_delivery_is_partial_until_all_is(django_capture_on_commit_callbacks):
+    order = _place(django_capture_on_commit_callbacks)
+    shirt = order.lines.get(sku="CAM")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(shirt.public_id, 2)])
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    shipped, delivered = mail.outbox[1:]
+    assert shipped.subject == f"Loja Exemplo: Parte do seu pedido #{order.number} foi enviada"
+    assert "Itens enviados:\n- 2× Produto CAM (CAM) — R$ 60,00\n\n" in shipped.body
+    assert "BONE" not in shipped.body.split("Subtotal")[0]
+    assert delivered.subject == f"Loja Exemplo: Parte do seu pedido #{order.number} foi entregue"
+    assert "foi entregue. Esperamos que goste" not in delivered.body
+    # when the cap ships and arrives too, then "your order was delivered"
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR987654321BR")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    assert mail.outbox[3].subject == f"Loja Exemplo: Seu pedido #{order.number} foi enviado"
+    assert "Itens enviados:\n- 1× Produto BONE (BONE) — R$ 20,00\n\n" in mail.outbox[3].body
+    assert mail.outbox[4].subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
+
+
+def test_refund_and_cancellation_e_mails_carry_the_amounts(django_capture_on_commit_callbacks):
+    order = _place(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund = order_refund(order_id=order.public_id, amount=1500, reason="Avaria")
+    with django_capture_on_commit_callbacks(execute=True):
+        adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    refunded = mail.outbox[-1]
+    assert "Devolvemos R$ 15,00" in refunded.body
+    assert "Pago: R$ 80,00\nReembolsado: -R$ 15,00\nValor final do pedido: R$ 65,00" in refunded.body
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Sem estoque", refund=False)
+    canceled = mail.outbox[-1]
+    assert canceled.subject == f"Loja Exemplo: Pedido #{order.number} cancelado"
+    assert f"Seu pedido #{order.number} foi cancelado. Você pagou R$ 80,00" in canceled.body
+    assert "Reembolsado: -R$ 15,00" in canceled.body
+
+
+def test_english_e_mail(django_capture_on_commit_callbacks):
+    _place(django_capture_on_commit_callbacks, language="en")
+    body = mail.outbox[0].body
+    assert "Items:" in body and "Payment: Pix — Paid" in body and "Follow your order" in body
+    assert "Total: R$ 80,00" in body
+
+
+def test_console_output_is_readable_utf8_8bit(django_capture_on_commit_callbacks):
+    order = _place(django_capture_on_commit_callbacks)
+    message = build_order_email(order, "placed", to="ana@example.com.br")
+    stream = io.StringIO()
+    ConsoleBackend(stream=stream).send_messages([message])
+    output = stream.getvalue()
+    assert "Content-Transfer-Encoding: quoted-printable" not in output
+    assert "Content-Transfer-Encoding: base64" not in output
+    assert output.count("Content-Transfer-Encoding: 8bit") == 2  # text and HTML
+    assert "Olá, Ana!" in output and "Jardim Paulista · São Paulo/SP" in output
+    assert order.permalink_url in output  # a long line, still whole

@@ -1,0 +1,213 @@
+"""Catalog admin for people: photos uploaded with a thumbnail, prices typed in reais, options as rows,
+Portuguese messages on the field for bad input, and nothing saved when the input is bad."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from PIL import Image
+
+from orders.money import format_brl, parse_brl
+from shop.models import Category, Product, ProductImage, Variant
+
+pytestmark = pytest.mark.django_db
+
+
+def _jpeg(colour: str = "red", size: tuple[int, int] = (900, 600)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def _management(prefix: str, total: int, initial: int = 0) -> dict[str, str]:
+    return {
+        f"{prefix}-TOTAL_FORMS": str(total),
+        f"{prefix}-INITIAL_FORMS": str(initial),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000",
+    }
+
+
+def _variant(i: int, sku: str, price: str, compare: str = "", options: tuple[str, ...] = ()) -> dict[str, str]:
+    data = {
+        f"variants-{i}-sku": sku,
+        f"variants-{i}-title": sku,
+        f"variants-{i}-price": price,
+        f"variants-{i}-compare_at_price": compare,
+        f"variants-{i}-stock": "5",
+        f"variants-{i}-low_stock_threshold": "3",
+        f"variants-{i}-active": "on",
+        f"variants-{i}-position": str(i),
+    }
+    for n in range(6):
+        data[f"variants-{i}-options_{n}"] = options[n] if n < len(options) else ""
+    return data
+
+
+def _product_post(category: Category, variants: list[dict[str, str]], photos: list[dict[str, object]]) -> dict:
+    data: dict[str, object] = {
+        "title": "Camiseta Caju",
+        "slug": "camiseta-caju",
+        "category": str(category.pk),
+        "brand": "Caju",
+        "description": "Algodão.",
+        "active": "on",
+        "requires_shipping": "on",
+        "weight_grams": "300",
+        **_management("variants", len(variants)),
+        **_management("images", len(photos)),
+    }
+    for variant in variants:
+        data.update(variant)
+    for i, photo in enumerate(photos):
+        data.update({f"images-{i}-{key}": value for key, value in photo.items()})
+    return data
+
+
+@pytest.fixture
+def category() -> Category:
+    return Category.objects.create(name="Camisetas", slug="camisetas")
+
+
+def test_parse_brl_accepts_what_people_type() -> None:
+    typed = ["35,90", "35.90", "R$ 35,90", "R$\xa035,90", "1.234,56", "1.234", "10", "0,5"]
+    assert [parse_brl(text) for text in typed] == [3590, 3590, 3590, 3590, 123456, 123400, 1000, 50]
+    assert format_brl(123456) == "R$ 1.234,56"
+    for bad, message in [
+        ("-1", "O valor não pode ser negativo."),
+        ("abc", "Valor inválido: use reais e centavos, por exemplo 35,90."),
+        ("35,901", "Use no máximo duas casas decimais, por exemplo 35,90."),
+        ("1.23.4", "Valor inválido: use reais e centavos, por exemplo 35,90."),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_brl(bad)
+
+
+def test_product_with_two_photos_and_two_variants_priced_in_reais(admin_client: Client, category: Category) -> None:
+    data = _product_post(
+        category,
+        [
+            _variant(0, "CAJU-P", "35,90", "R$ 49,90", ("tamanho", "P", "cor", "Caju")),
+            _variant(1, "CAJU-M", "35.90", "", ("tamanho", "M")),
+        ],
+        [
+            {
+                "image": SimpleUploadedFile("frente.jpg", _jpeg("red"), "image/jpeg"),
+                "alt_text": "Frente",
+                "position": 0,
+            },
+            {
+                "image": SimpleUploadedFile("costas.jpg", _jpeg("blue"), "image/jpeg"),
+                "alt_text": "Costas",
+                "position": 1,
+                "is_main": "on",
+            },
+        ],
+    )
+    response = admin_client.post("/admin/shop/product/add/", data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    product = Product.objects.get(slug="camiseta-caju")
+    variants = list(product.variants.order_by("sku").values_list("sku", "price", "compare_at_price", "options"))
+    assert variants == [
+        ("CAJU-M", 3590, None, {"tamanho": "M"}),
+        ("CAJU-P", 3590, 4990, {"tamanho": "P", "cor": "Caju"}),
+    ]
+    photos = list(product.images.all())
+    # the photo marked main comes first on every surface
+    assert [(p.alt_text, p.is_main) for p in photos] == [("Costas", True), ("Frente", False)]
+    for photo in photos:
+        assert photo.image.name.startswith(f"produtos/{product.public_id}/")
+        assert photo.thumbnail and photo.thumbnail_url != photo.url
+        with Image.open(photo.image.storage.path(photo.thumbnail)) as thumb:
+            assert thumb.size == (480, 480)
+    # the change page shows the prices as typed in reais and the options as rows
+    html = admin_client.get(f"/admin/shop/product/{product.pk}/change/").content.decode()
+    assert 'name="variants-0-price" value="35,90"' in html
+    assert 'value="49,90"' in html
+    # (jsonb keeps keys shortest first: "cor" before "tamanho")
+    assert 'name="variants-0-options_0" value="cor"' in html
+    assert 'name="variants-0-options_2" value="tamanho"' in html
+    assert 'name="variants-0-options_3" value="P"' in html
+    # and the media are served (development / make run)
+    assert admin_client.get(photos[0].url).status_code == 200
+
+
+def test_first_photo_becomes_main_when_none_is_marked(admin_client: Client, category: Category) -> None:
+    data = _product_post(
+        category,
+        [_variant(0, "CAJU-U", "10")],
+        [{"image": SimpleUploadedFile("a.jpg", _jpeg(), "image/jpeg"), "alt_text": "A", "position": 0}],
+    )
+    assert admin_client.post("/admin/shop/product/add/", data).status_code == 302
+    assert list(ProductImage.objects.values_list("alt_text", "is_main")) == [("A", True)]
+
+
+@pytest.mark.parametrize(
+    ("variant", "photos", "field_message"),
+    [
+        (_variant(0, "X-1", "-5,00"), [], "O valor não pode ser negativo."),
+        (_variant(0, "X-1", "abc"), [], "Valor inválido: use reais e centavos, por exemplo 35,90."),
+        (_variant(0, "X-1", "35,90", "20,00"), [], "O preço “de” deve ser maior ou igual ao preço."),
+        (_variant(0, "X-1", "35,90", "", ("tamanho",)), [], "Linha 1: informe o nome e o valor da opção."),
+        (_variant(0, "X-1", "35,90", "", ("cor", "A", "Cor", "B")), [], "A opção “Cor” aparece duas vezes."),
+        ({**_variant(0, "X-1", "35,90"), "variants-0-stock": "-2"}, [], "O estoque não pode ser negativo."),
+        (
+            _variant(0, "X-1", "35,90"),
+            [{"image": SimpleUploadedFile("x.jpg", b"not an image", "image/jpeg"), "position": 0}],
+            "Faça upload de uma imagem válida.",
+        ),
+        (_variant(0, "X-1", "35,90"), [{"alt_text": "sem foto", "position": 0}], "Envie uma foto"),
+    ],
+)
+def test_bad_input_is_refused_in_portuguese_and_nothing_saved(
+    admin_client: Client, category: Category, variant: dict, photos: list, field_message: str
+) -> None:
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [variant], photos))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert field_message in html
+    assert "violada" not in html and "constraint" not in html.lower()
+    assert (Product.objects.count(), Variant.objects.count(), ProductImage.objects.count()) == (0, 0, 0)
+
+
+def test_two_main_photos_are_refused(admin_client: Client, category: Category) -> None:
+    photos = [
+        {"image": SimpleUploadedFile(f"{n}.jpg", _jpeg(), "image/jpeg"), "position": n, "is_main": "on"}
+        for n in range(2)
+    ]
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [_variant(0, "Y", "1")], photos))
+    assert response.status_code == 200
+    assert "Marque só uma foto como principal." in response.content.decode()
+    assert Product.objects.count() == 0
+
+
+def test_moving_the_main_mark_to_another_photo(admin_client: Client, category: Category) -> None:
+    product = Product.objects.create(title="P", slug="p", category=category)
+    first = ProductImage.objects.create(product=product, source="shop/demo/a.svg", is_main=True, position=0)
+    second = ProductImage.objects.create(product=product, source="shop/demo/b.svg", position=1)
+    data = {
+        "title": "P",
+        "slug": "p",
+        "category": str(category.pk),
+        "weight_grams": "500",
+        "active": "on",
+        **_management("variants", 0),
+        **_management("images", 2, initial=2),
+        "images-0-id": str(first.pk),
+        "images-0-product": str(product.pk),
+        "images-0-source": first.source,
+        "images-0-position": "0",
+        "images-1-id": str(second.pk),
+        "images-1-product": str(product.pk),
+        "images-1-source": second.source,
+        "images-1-position": "1",
+        "images-1-is_main": "on",
+    }
+    response = admin_client.post(f"/admin/shop/product/{product.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert [image.pk for image in product.images.all()] == [second.pk, first.pk]
+    # an old row's static path still gives a working URL
+    assert product.images.get(pk=first.pk).url == "/static/shop/demo/a.svg"

@@ -1,0 +1,85 @@
+"""The admin home is a dashboard: exact numbers after three orders, each linking to the rows it counts."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from orders.models import Order
+from orders.services import order_place_from_checkout
+from payments.services import pix_charge_ensure
+from shop.dashboard import dashboard_get
+from shop.models import Category, Checkout, Product, Variant
+from tests.orders.conftest import make_checkout
+
+pytestmark = pytest.mark.django_db
+
+
+def three_orders() -> list[Order]:
+    """Today: 2 paid (R$ 60,00 delivery, R$ 35,90 pickup) + 1 unpaid; 10 days ago: 1 paid R$ 100,00."""
+    first = order_place_from_checkout(checkout=make_checkout(lines=[("CAM-A", 3000, 2)], freight=0))
+    second = order_place_from_checkout(checkout=make_checkout(lines=[("CAF-B", 3590, 1)], freight=0, method="pickup"))
+    unpaid = order_place_from_checkout(checkout=make_checkout(lines=[("CAF-C", 1000, 1)], freight=0, paid=False))
+    old = order_place_from_checkout(checkout=make_checkout(lines=[("CAM-D", 10000, 1)], freight=0))
+    Order.objects.filter(pk=old.pk).update(placed_at=timezone.now() - timedelta(days=10))
+    return [first, second, unpaid, old]
+
+
+def _rows(html: str) -> int:
+    """Rows of an admin changelist's result table (0 when the list is empty)."""
+    table = re.search(r'<table id="result_list">.*?<tbody>(.*?)</tbody>', html, re.S)
+    return table.group(1).count("<tr") if table else 0
+
+
+def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
+    orders = three_orders()
+    assert [o.total_amount for o in orders] == [6000, 3590, 1000, 10000]
+    category = Category.objects.create(name="C", slug="c")
+    product = Product.objects.create(title="P", slug="p", category=category)
+    Variant.objects.create(product=product, sku="LOW-1", price=100, stock=2, low_stock_threshold=3)
+    Variant.objects.create(product=product, sku="OK-1", price=100, stock=9, low_stock_threshold=3)
+    Checkout.objects.create(status="incomplete")
+    pix_charge_ensure(reference="checkout_dash", amount=1000)
+
+    dashboard = dashboard_get()
+    assert [(s.days, s.count, s.revenue, s.average_ticket) for s in dashboard.sales] == [
+        (1, 2, 9590, 4795),
+        (7, 2, 9590, 4795),
+        (30, 3, 19590, 6530),
+    ]
+    assert {c.key: c.value for c in dashboard.counters} == {
+        "to_ship": 2,  # today's delivery order and the one of 10 days ago
+        "pickups": 1,
+        "pix_pending": 1,
+        "refunds_pending": 0,
+        "low_stock": 1,
+        "abandoned": 1,
+    }
+    assert sum(bar.revenue for bar in dashboard.chart) == 19590
+    assert dashboard.chart[-1].revenue == 9590
+
+    html = admin_client.get("/admin/").content.decode()
+    assert "Loja Exemplo — administração" in html
+    card = re.search(r'data-testid="sales-1".*?</a>', html, re.S).group(0)
+    assert "R$ 95,90" in card and "2 vendas" in card and "ticket médio R$ 47,95" in card
+    # every number links to the list that shows exactly what it counts
+    for counter in dashboard.counters:
+        href = re.search(rf'href="([^"]+)" data-testid="counter-{counter.key}"', html).group(1)
+        listing = admin_client.get(href.replace("&amp;", "&"))
+        assert listing.status_code == 200, counter.key
+        assert _rows(listing.content.decode()) == counter.value, counter.key
+    sales_href = re.search(r'href="([^"]+)" data-testid="sales-30"', html).group(1).replace("&amp;", "&")
+    listing = admin_client.get(sales_href).content.decode()
+    assert _rows(listing) == 3
+    assert all(f"#{o.number}" in listing for o in (orders[0], orders[1], orders[3]))
+    assert f"#{orders[2].number}<" not in listing
+
+
+def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, django_assert_max_num_queries) -> None:
+    three_orders()
+    with django_assert_max_num_queries(14):
+        assert admin_client.get("/admin/").status_code == 200

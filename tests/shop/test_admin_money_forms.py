@@ -1,0 +1,83 @@
+"""Coupons, shipping methods and checkouts in the admin speak reais and Portuguese: amounts typed as
+"10,00", constraint rules said on the field, checkout statuses and totals readable."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from shop.models import Checkout, Coupon, ShippingMethod
+
+pytestmark = pytest.mark.django_db
+
+COUPON = {
+    "code": "caju10",
+    "title": "Dez reais",
+    "kind": "fixed",
+    "percent": "",
+    "amount": "R$ 10,00",
+    "min_subtotal": "50",
+    "active": "on",
+}
+
+
+def test_coupon_amounts_typed_in_reais(admin_client: Client) -> None:
+    assert admin_client.post("/admin/shop/coupon/add/", COUPON).status_code == 302
+    coupon = Coupon.objects.get()
+    assert (coupon.code, coupon.amount, coupon.min_subtotal) == ("CAJU10", 1000, 5000)
+    html = admin_client.get("/admin/shop/coupon/").content.decode()
+    assert "R$ 10,00" in html and "R$ 50,00" in html
+    page = admin_client.get(f"/admin/shop/coupon/{coupon.pk}/change/").content.decode()
+    assert 'name="amount" value="10,00"' in page
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"amount": "dez"}, "Valor inválido: use reais e centavos, por exemplo 35,90."),
+        ({"amount": ""}, "Informe o valor do desconto, ex.: 10,00."),
+        ({"percent": "10"}, "Cupom de valor fixo não tem percentual: deixe vazio."),
+        ({"kind": "percent", "amount": "", "percent": "150"}, "Informe um percentual de 1 a 100."),
+        ({"kind": "percent", "percent": "10"}, "Cupom percentual não tem valor em reais: deixe vazio."),
+        ({"min_subtotal": "-5"}, "O valor não pode ser negativo."),
+    ],
+)
+def test_bad_coupon_is_refused_on_the_field(admin_client: Client, changes: dict[str, str], message: str) -> None:
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, **changes})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert message in html
+    assert "coupon_kind_value" not in html and "violada" not in html
+    assert Coupon.objects.count() == 0
+
+
+def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) -> None:
+    form = {
+        "code": "motoboy",
+        "title": "Motoboy",
+        "kind": "shipping",
+        "carrier": "",
+        "flat_price": "15,90",
+        "free_above": "",
+        "days_min": "1",
+        "days_max": "2",
+        "position": "0",
+        "active": "on",
+        "rates-TOTAL_FORMS": "0",
+        "rates-INITIAL_FORMS": "0",
+        "rates-MIN_NUM_FORMS": "0",
+        "rates-MAX_NUM_FORMS": "1000",
+    }
+    bad = admin_client.post("/admin/shop/shippingmethod/add/", {**form, "days_min": "5"})
+    assert "O prazo máximo não pode ser menor que o mínimo." in bad.content.decode()
+    assert ShippingMethod.objects.count() == 0
+    response = admin_client.post("/admin/shop/shippingmethod/add/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert ShippingMethod.objects.get().flat_price == 1590
+
+
+def test_checkout_list_in_reais_and_portuguese(admin_client: Client) -> None:
+    Checkout.objects.create(status="incomplete", total_amount=699900)
+    html = admin_client.get("/admin/shop/checkout/").content.decode()
+    assert "R$ 6.999,00" in html and "Incompleto" in html
+    assert "699900" not in html

@@ -1,0 +1,48 @@
+"""The admin speaks Portuguese: our header, Django's own strings missing from its pt-BR catalog, field
+labels of every model; English still comes from locale/en."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.utils import translation
+from django.utils.translation import gettext
+
+from orders.services import order_place_from_checkout
+from shop.models import Category, Product
+from tests.orders.conftest import make_checkout
+
+pytestmark = pytest.mark.django_db
+
+
+def test_django_strings_missing_in_its_pt_br_catalog_are_provided() -> None:
+    with translation.override("pt-br"):
+        assert gettext("Filter by %(field_name)s") == "Filtrar por %(field_name)s"
+        assert gettext("- Select an option -") == "- Selecione uma opção -"
+        assert gettext("Home") == "Início"
+
+
+def test_admin_pages_in_portuguese(admin_client: Client) -> None:
+    order_place_from_checkout(checkout=make_checkout())
+    home = admin_client.get("/admin/").content.decode()
+    assert '<div id="site-name"><a href="/admin/">Loja Exemplo — administração</a></div>' in home
+    assert "Administração do Django" not in home
+    orders = admin_client.get("/admin/orders/order/").content.decode()
+    assert "Filtrar por data" in orders and "Filter by" not in orders
+    assert "Início" in orders
+    category = Category.objects.create(name="C", slug="c")
+    product = Product.objects.create(title="P", slug="p", category=category)
+    page = admin_client.get(f"/admin/shop/product/{product.pk}/change/").content.decode()
+    for label in ("ID público", "Criado em", "Atualizado em"):
+        assert label in page
+    for english in ("Public id", "Created at", "Updated at"):
+        assert english not in page
+    charges = admin_client.get("/admin/payments/pixcharge/").content.decode()
+    assert "Status reason" not in charges and "Expires at" not in charges
+
+
+def test_english_admin_uses_locale_en(admin_client: Client) -> None:
+    admin_client.cookies["django_language"] = "en"
+    home = admin_client.get("/admin/", headers={"accept-language": "en"}).content.decode()
+    assert "Loja Exemplo — administration" in home
+    assert "Orders to ship" in home

@@ -1,0 +1,118 @@
+"""Returns, exchanges and expectation split/merge from the admin: each a page calling its service,
+bad input refused in Portuguese on the field, nothing changed. In tests/shop because a return's
+restock goes through the shop's receiver (orders tests isolate orders' signals)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from orders.models import Adjustment, Order
+from orders.services import order_place_from_checkout, order_ship
+from orders.types import LineQuantity
+from shop.models import Category, Product, Variant
+from tests.orders.conftest import make_checkout
+
+pytestmark = pytest.mark.django_db
+
+
+def _action(order: Order, slug: str) -> str:
+    return f"/admin/orders/order/{order.public_id}/action/{slug}/"
+
+
+@pytest.fixture
+def place_order(django_capture_on_commit_callbacks):
+    def _place(**kwargs: object) -> Order:
+        with django_capture_on_commit_callbacks(execute=True):
+            return order_place_from_checkout(checkout=make_checkout(**kwargs))
+
+    return _place
+
+
+@pytest.fixture
+def variant() -> Variant:
+    category = Category.objects.create(name="C", slug="c")
+    product = Product.objects.create(title="Camiseta", slug="camiseta", category=category)
+    return Variant.objects.create(product=product, sku="CAM", price=3000, stock=5)
+
+
+def test_return_with_restock_and_pix_refund(
+    admin_client: Client, place_order, variant: Variant, django_capture_on_commit_callbacks
+) -> None:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert _action(order, "return") not in html  # nothing reached the buyer yet
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
+    assert _action(order, "return") in admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    form = {
+        f"qty_{line.public_id}": "1",
+        "reason": "Tamanho errado",
+        "condition": "novo",
+        "restock": "on",
+        "refund_amount": "30,00",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(_action(order, "return"), form)
+    assert response.status_code == 302
+    line.refresh_from_db()
+    variant.refresh_from_db()
+    assert (line.quantity_total, variant.stock) == (1, 6)
+    returned = Adjustment.objects.get(order=order, type="return")
+    assert returned.description == "Tamanho errado (estado: Novo, na embalagem)"
+    refund = Adjustment.objects.get(order=order, type="refund")
+    assert refund.amount == -3000
+    # the buyer sees it on the permalink page
+    permalink = Client().get(f"/orders/{order.permalink_token}").content.decode()
+    assert "Itens devolvidos" in permalink and "(Tamanho errado (estado: Novo, na embalagem))" in permalink
+    assert "Reembolso de R$ 30,00" in permalink
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"qty": "3"}, "Certifique-se que este valor seja menor ou igual a 2."),
+        ({"reason": ""}, "Este campo é obrigatório."),
+        ({"refund_amount": "99,00"}, "Só R$ 68,00 do valor pago pode ser reembolsado."),
+        ({"refund_amount": "-1"}, "O valor não pode ser negativo."),
+        ({"qty": "0"}, "Informe a quantidade de pelo menos um item."),
+    ],
+)
+def test_bad_return_is_refused_and_changes_nothing(
+    admin_client: Client, place_order, variant: Variant, changes: dict[str, str], message: str
+) -> None:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    form = {
+        f"qty_{line.public_id}": changes.get("qty", "1"),
+        "reason": changes.get("reason", "Defeito"),
+        "condition": "avariado",
+        "refund_amount": changes.get("refund_amount", ""),
+    }
+    response = admin_client.post(_action(order, "return"), form)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert order.adjustments.count() == 0
+    variant.refresh_from_db()
+    assert variant.stock == 5
+
+
+def test_split_then_merge_expectations(admin_client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 2), ("CAF", 4290, 1)], freight=0)
+    cam = order.lines.get(sku="CAM")
+    source = order.expectations.get()
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert _action(order, "split") in html and _action(order, "merge") not in html
+    form = {"expectation": source.public_id, f"qty_{cam.public_id}": "1", "description": "Segue depois"}
+    assert admin_client.post(_action(order, "split"), form).status_code == 302
+    expectations = list(order.expectations.order_by("position", "id"))
+    assert [e.description for e in expectations][1] == "Segue depois"
+    assert expectations[1].line_items == [{"id": cam.public_id, "quantity": 1}]
+    # merging needs two of them
+    refused = admin_client.post(_action(order, "merge"), {"expectations": [expectations[0].public_id]})
+    assert "Marque pelo menos duas previsões." in refused.content.decode()
+    both = {"expectations": [e.public_id for e in expectations]}
+    assert admin_client.post(_action(order, "merge"), both).status_code == 302
+    assert order.expectations.count() == 1
+    assert sum(i["quantity"] for i in order.expectations.get().line_items) == 3

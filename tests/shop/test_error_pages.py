@@ -1,0 +1,60 @@
+"""404, 405 and 500 are pages of the shop (its header, a way back), never a blank or Django's bare page."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_unknown_address_is_a_styled_404_with_the_shop_header(client, settings):
+    settings.DEBUG = False
+    response = client.get("/nao-existe/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert 'class="site-header"' in html and settings.SHOP_NAME in html
+    assert "<h1>Página não encontrada</h1>" in html
+    assert 'action="/produtos/"' in html  # a search box to carry on
+    assert '<meta name="robots" content="noindex">' in html
+
+
+def test_unknown_order_token_is_the_styled_404_without_hint(client, settings):
+    response = client.get("/orders/" + "x" * 32)
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert 'class="site-header"' in html
+    assert "Confira o link que você recebeu por e-mail." in html
+    assert "Pedido" not in html
+
+
+def test_opening_add_to_cart_in_the_browser_is_a_styled_405(client):
+    response = client.get("/carrinho/adicionar", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    html = response.content.decode()
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert 'class="site-header"' in html
+    assert "Esta ação não pode ser aberta como página" in html
+    assert 'href="/carrinho/"' in html
+
+
+def test_api_clients_keep_the_plain_405(client):
+    response = client.get("/carrinho/adicionar", HTTP_ACCEPT="application/json")
+    assert (response.status_code, response.content) == (405, b"")
+
+
+def test_405_page_in_english(client):
+    client.cookies["django_language"] = "en"
+    html = client.get("/carrinho/adicionar").content.decode()
+    assert "This action cannot be opened as a page" in html
+
+
+@pytest.mark.urls("tests.shop.error_urls")
+def test_a_bug_is_a_styled_500_that_says_nothing_was_charged(client, settings):
+    settings.DEBUG = False
+    client.raise_request_exception = False
+    response = client.get("/falha/")
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert 'class="site-header"' in html and settings.SHOP_NAME in html
+    assert "Algo deu errado do nosso lado" in html
+    assert "RuntimeError" not in html and "Traceback" not in html

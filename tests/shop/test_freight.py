@@ -1,0 +1,100 @@
+"""Freight before checkout (issue 16, item 3): "Calcular frete" on the product page and the cart gives the
+options the checkout will offer (same engine, `shop/shipping.py`), with the free-shipping threshold shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from shop.checkout.selectors import checkout_view
+from shop.checkout.types import CheckoutInput, LineInput
+from shop.services import checkout_create
+from shop.shipping import freight_quote
+from tests.shop.checkout_factories import BUYER, make_shipping, make_variant, shipping
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def shop_ready() -> None:
+    make_variant(price=4290, stock=10, title="Café especial 500 g")  # slug sku-cafe-500g
+    make_variant("EBOOK-1", price=2990, stock=99, title="E-book", requires_shipping=False)
+    make_shipping()  # PAC free from R$ 200,00
+
+
+def box(html: str) -> list[tuple[str, str, str]]:
+    """(option id, estimate, price) of the freight box."""
+    return re.findall(
+        r'<li data-option="(\w+)">.*?class="option-desc">([^<]*)<.*?class="option-price money">([^<]*)<', html
+    )
+
+
+def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(client, shop_ready) -> None:
+    html = client.get("/produtos/sku-cafe-500g/").content.decode()
+    # before a CEP: the box and the notice
+    assert 'data-testid="freight-box"' in html
+    assert "Frete grátis acima de R$ 200,00" in html
+    # when the buyer types a São Paulo CEP
+    html = client.get("/produtos/sku-cafe-500g/", {"variante": "SKU-CAFE-500G", "cep": "01310100"}).content.decode()
+    assert box(html) == [
+        ("pac", "Chega em 3 a 5 dias úteis", "R$ 18,90"),
+        ("sedex", "Chega em 1 a 2 dias úteis", "R$ 32,90"),
+        ("motoboy", "Chega em 1 dia útil", "R$ 15,00"),
+    ]
+    assert "Entrega para o CEP 01310-100 (SP)" in html
+    assert "Faltam R$ 157,10 para o frete grátis." in html  # 200,00 - 42,90
+    assert 'value="01310100"' in html  # the CEP stays in the box
+    assert 'name="variante" value="SKU-CAFE-500G"' in html
+
+
+def test_cart_reaches_free_shipping_and_matches_the_checkout(client, shop_ready) -> None:
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "5"})  # R$ 214,50
+    html = client.get("/carrinho/", {"cep": "20040-002"}).content.decode()
+    assert box(html) == [
+        ("pac", "Chega em 5 a 8 dias úteis", "Grátis"),
+        ("sedex", "Chega em 1 a 3 dias úteis", "R$ 41,90"),
+    ]
+    assert "Faltam" not in html
+    # the checkout offers exactly the same for the same cart and CEP
+    data = CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 5),), buyer=BUYER, fulfillment=shipping())
+    result = checkout_create(data=data)
+    view = checkout_view(result.checkout)
+    quote = freight_quote(cep="01310-100", subtotal_after_discounts=21450)
+    assert [(o.id, o.amount, o.description) for o in quote.options] == [
+        (o.id, o.amount, o.description) for o in view.fulfillment_methods[0].groups[0].options
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cep", "message"),
+    [
+        ("123", "CEP inválido: use o formato 00000-000."),
+        ("00000-000", "CEP 00000-000 não existe."),
+    ],
+)
+def test_bad_cep_is_a_clear_message_next_to_the_box(client, shop_ready, cep, message) -> None:
+    response = client.get("/produtos/sku-cafe-500g/", {"cep": cep})
+    assert response.status_code == 200
+    assert f'data-testid="freight-error">{message}<' in response.content.decode()
+
+
+def test_cep_nobody_serves_says_so(client, shop_ready) -> None:
+    html = client.get("/produtos/sku-cafe-500g/", {"cep": "69900-000"}).content.decode()  # Acre: no rate
+    assert box(html) == []
+    assert "Ainda não entregamos neste CEP." in html
+
+
+def test_in_english(client, shop_ready) -> None:
+    client.cookies["django_language"] = "en"
+    html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310-100"}).content.decode()
+    assert box(html)[0] == ("pac", "Arrives in 3 to 5 business days", "R$ 18,90")
+    assert "Free shipping over R$ 200,00" in html
+    assert "R$ 157,10 more for free shipping." in html
+
+
+def test_no_freight_box_for_what_is_not_shipped(client, shop_ready) -> None:
+    assert 'data-testid="freight-box"' not in client.get("/produtos/ebook-1/").content.decode()
+    client.post("/carrinho/adicionar", {"sku": "EBOOK-1", "quantity": "1"})
+    assert 'data-testid="freight-box"' not in client.get("/carrinho/").content.decode()

@@ -1,0 +1,130 @@
+"""Store settings: one row edited in the admin, cached, shown in the footer, the policy pages, the
+e-mails, the BCP profile and the Pix BR Code; defaults are what the shop showed before."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from orders.services import order_place_from_checkout
+from payments.brcode import parse
+from payments.services import pix_charge_ensure
+from shop.models import StoreSettings
+from shop.store import store_get
+from tests.orders.conftest import make_checkout
+
+pytestmark = pytest.mark.django_db
+
+FORM = {
+    "trade_name": "Caju Café",
+    "legal_name": "Caju Comércio de Cafés Ltda",
+    "cnpj": "12.abc.345/01de-35",
+    "postal_code": "01310100",
+    "street": "Av. Paulista",
+    "number": "1000",
+    "complement": "loja 3",
+    "neighborhood": "Bela Vista",
+    "city": "São Paulo",
+    "state": "sp",
+    "contact_email": "oi@caju.com.br",
+    "phone": "(11) 3333-4444",
+    "whatsapp": "(11) 98765-4321",
+    "business_hours": "seg. a sex., 9h às 18h",
+    "terms_text": "",
+    "privacy_text": "",
+    "privacy_controller": "",
+    "dpo_name": "Maria Encarregada",
+    "dpo_email": "dpo@caju.com.br",
+    "returns_text": "Troca em 30 dias.\n\nDevolução grátis.",
+    "shipping_text": "",
+}
+
+
+def _save(admin_client: Client, **changes: str) -> object:
+    url = admin_client.get("/admin/shop/storesettings/")["Location"]
+    return admin_client.post(url, {**FORM, **changes})
+
+
+def test_defaults_are_what_the_shop_showed_before(client: Client) -> None:
+    html = client.get("/privacidade").content.decode()
+    assert "A Loja Exemplo trata seus dados pessoais" in html
+    assert "Controlador dos dados: Loja Exemplo Ltda." in html
+    assert "Atendimento: pedidos@loja.example.com.br." in html
+    assert "Loja Exemplo Ltda" in client.get("/").content.decode()
+    assert "7 dias do recebimento" in client.get("/trocas-e-devolucoes").content.decode()
+    assert StoreSettings.objects.count() == 0  # reading never writes
+
+
+def test_admin_edits_the_one_row_and_every_surface_follows(admin_client: Client, client: Client) -> None:
+    assert store_get().trade_name == "Loja Exemplo"  # warm the cache with the defaults
+    response = _save(admin_client)
+    assert response.status_code == 302
+    row = StoreSettings.objects.get()
+    assert (row.pk, row.cnpj, row.postal_code, row.state) == (1, "12.ABC.345/01DE-35", "01310-100", "SP")
+    # the cached copy was dropped on save: the footer shows the new identity at once
+    home = client.get("/").content.decode()
+    assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35" in home
+    assert "Av. Paulista, 1000 — loja 3, Bela Vista, São Paulo / SP, CEP 01310-100" in home
+    assert '<a href="https://wa.me/5511987654321" rel="noopener">WhatsApp (11) 98765-4321</a>' in home
+    privacy = client.get("/privacidade").content.decode()
+    assert "Controlador dos dados: Caju Comércio de Cafés Ltda (CNPJ 12.ABC.345/01DE-35)." in privacy
+    assert "Encarregado (DPO): Maria Encarregada" in privacy and "dpo@caju.com.br" in privacy
+    returns = client.get("/trocas-e-devolucoes").content.decode()
+    assert "<p>Troca em 30 dias.</p>\n\n<p>Devolução grátis.</p>" in returns
+    # BCP profile: the card handler's merchant, the Pix handler's merchant name (legal name, ≤ 25)
+    profile = client.get("/.well-known/bcp").json()
+    handlers = profile["ucp"]["payment_handlers"] if "ucp" in profile else profile["payment_handlers"]
+    pix = next(iter(handlers.values()))[0]["config"]
+    assert pix["merchant_name"] == "Caju Comércio de Cafés Ltda"[:25]
+    # Pix BR Code: merchant name from the legal name, without accents, upper case, 25 characters
+    charge = pix_charge_ensure(reference="checkout_store", amount=1000)
+    fields = parse(charge.br_code).fields
+    assert fields["59"] == "CAJU COMERCIO DE CAFES LTD"[:25]
+    assert fields["60"] == "SAO PAULO"
+
+
+def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_capture_on_commit_callbacks) -> None:
+    _save(admin_client)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_place_from_checkout(checkout=make_checkout(lines=[("CAM", 3000, 1)]))
+    message = mail.outbox[-1]
+    assert message.subject.startswith("Caju Café: ")
+    html = message.alternatives[0][0]
+    assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35 · oi@caju.com.br · WhatsApp (11) 98765-4321" in html
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("cnpj", "12.ABC.345/01DE-36", "CNPJ inválido: confira os 14 caracteres e os dígitos verificadores"),
+        ("cnpj", "123", "CNPJ inválido"),
+        ("postal_code", "0131", "CEP inválido: informe os 8 números, ex.: 01310-100."),
+        ("state", "S1", "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ("whatsapp", "98765", "Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."),
+        ("contact_email", "oi@", "Insira um endereço de email válido."),
+        ("trade_name", "", "Este campo é obrigatório."),
+    ],
+)
+def test_bad_input_is_refused_on_the_field_and_nothing_saved(
+    admin_client: Client, field: str, value: str, message: str
+) -> None:
+    response = _save(admin_client, **{field: value})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert message in html
+    assert html.index(message) > html.index(f'id="id_{field}"') - 2000  # next to its field
+    assert StoreSettings.objects.get().trade_name == "Loja Exemplo"  # the row exists, unchanged
+
+
+def test_warm_cache_costs_no_query(django_assert_num_queries) -> None:
+    store_get()
+    with django_assert_num_queries(0):
+        assert store_get().legal_name == "Loja Exemplo Ltda"
+
+
+def test_store_settings_cannot_be_added_or_deleted(admin_client: Client) -> None:
+    _save(admin_client)
+    assert admin_client.get("/admin/shop/storesettings/add/").status_code == 403
+    assert admin_client.post("/admin/shop/storesettings/1/delete/", {"post": "yes"}).status_code == 403
+    assert StoreSettings.objects.count() == 1
