@@ -90,7 +90,9 @@ def _platform_validator() -> Any:
 
 def validate_platform_profile(document: Any) -> None:
     """Raise `profile_malformed` naming the first offending member."""
-    error = next(iter(sorted(_platform_validator().iter_errors(document), key=lambda e: list(e.path))), None)
+    # The first error found, not all of them sorted: a profile with thousands of bad members is refused
+    # as fast as one with a single bad member.
+    error = next(iter(_platform_validator().iter_errors(document)), None)
     if error is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "(raiz)"
         raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {error.message[:200]}")
@@ -133,6 +135,7 @@ def _record_failure(url: str, error: ProtocolError) -> None:
         entry.failed_until = now + timedelta(seconds=min(300, 5 * 2 ** min(entry.failure_count - 1, 8)))
         entry.last_error_code, entry.last_error = error.code, error.content[:300]
         entry.save()
+    _prune_cache(now)  # failures add rows too: a flood of unreachable profile URLs stays within the cap
 
 
 def _memo_key(url: str) -> str:

@@ -175,6 +175,66 @@ class _StatusFromError:
         await self.send(message)
 
 
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
+    raw = json.dumps(body, ensure_ascii=False).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": raw, "more_body": False})
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body (already capped by the ASGI router) and a `receive` that replays it."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+_JSON_KINDS = {float: "número decimal", dict: "objeto", list: "lista"}
+
+
+def _bad_request_id(body: bytes) -> str | None:
+    """Why a request's `id` is unusable, or None. MCP: a request id is a string or an integer, never null.
+
+    The SDK treats a message with an id of another type as a notification and answers an empty 202.
+    """
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None  # the SDK answers the parse error itself
+    for item in message if isinstance(message, list) else [message]:
+        if isinstance(item, dict) and "method" in item and "id" in item:
+            request_id = item["id"]
+            if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+                kind = _JSON_KINDS.get(type(request_id), "null" if request_id is None else "booleano")
+                return f"Invalid Request: o id de uma requisição MCP é texto ou inteiro (recebido: {kind})."
+    return None
+
+
 @dataclass
 class _Running:
     manager: StreamableHTTPSessionManager
@@ -239,6 +299,21 @@ class McpAsgiApp:
                 }
             )
             await send({"type": "http.response.body", "body": body})
+            return
+        if scope.get("method") in ("GET", "DELETE"):
+            # Stateless: there is no session whose SSE stream a GET could open or a DELETE could end
+            # (the SDK would keep an idle GET stream open for ever).
+            await _send_json(
+                send,
+                405,
+                _error(None, -32600, "Method Not Allowed: use POST (stateless server)."),
+                [(b"allow", b"POST")],
+            )
+            return
+        body, receive = await _buffered(receive)
+        bad_id = _bad_request_id(body)
+        if bad_id is not None:
+            await _send_json(send, 400, _error(None, -32600, bad_id), [])
             return
         # One executor thread per request for the ORM work (as Django's own ASGI handler does).
         async with ThreadSensitiveContext():

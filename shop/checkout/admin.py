@@ -15,6 +15,7 @@ from shop.admin.money_forms import (
     money_model_form,
     shipping_rules,
 )
+from shop.checkout.types import TERMINAL_STATUSES
 from shop.models import (
     Checkout,
     CheckoutEvent,
@@ -127,6 +128,24 @@ class CheckoutAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Checkout | None = None) -> bool:
+        # A checkout holding stock or awaiting its payment is cancelled (which releases both), never
+        # deleted: a deleted row would leak its reserved units and orphan its Pix charge.
+        if obj is not None and (obj.stock_reserved or obj.status not in TERMINAL_STATUSES):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
+        # The bulk "delete selected" action skips the per-object check above: apply it here too.
+        kept = queryset.filter(stock_reserved=False, status__in=TERMINAL_STATUSES)
+        refused = queryset.count() - kept.count()
+        super().delete_queryset(request, kept)
+        if refused:
+            self.message_user(request, ngettext(
+                "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
+                "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
+                refused) % {"n": refused}, messages.WARNING)
 
     @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
