@@ -206,7 +206,8 @@ def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) 
     """Every service that changes what a platform sees of the order calls this last, in its transaction:
     the presented BCP order is rewritten here (Get Order reads only that), and a platform's order is
     announced through an outbox row of the same transaction (a lost enqueue or a failed first run is
-    re-driven by the sweep, never dropped). Storefront orders have no platform to tell: no row.
+    re-driven by the sweep, never dropped). The row carries the platform (the webhook receiver skips
+    storefront orders without a task) and the presented order at this moment (the webhook's body).
     `relations_loaded`: `order` carries all its relations as written (placement), so nothing is re-read."""
     from orders.selectors import order_bcp_json, order_for_bcp
     from orders.services.outbox import ORDER_CHANGED, outbox_add
@@ -215,14 +216,13 @@ def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) 
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
-    if order.platform_id:
-        outbox_add(
-            kind=ORDER_CHANGED,
-            key=f"order_changed:{uuid.uuid4().hex}",
-            payload={
-                "order_id": order.public_id,
-                "event": event,
-                "platform_id": order.platform_id,
-                "snapshot": order.bcp_json,
-            },
-        )
+    outbox_add(
+        kind=ORDER_CHANGED,
+        key=f"order_changed:{uuid.uuid4().hex}",
+        payload={
+            "order_id": order.public_id,
+            "event": event,
+            "platform_id": order.platform_id or "",
+            "snapshot": order.bcp_json,
+        },
+    )

@@ -71,7 +71,13 @@ def test_a_webhook_whose_enqueue_failed_is_sent_by_the_sweep_once(
         order_ship(order_id=order.public_id, tracking_number="BR123456784BR", carrier="Correios")
     # then the enqueue failed, the change is kept as a pending outbox row and nothing reached the platform
     pending = OutboxMessage.objects.get(kind="order_changed", status="pending")
-    assert pending.payload == {"order_id": order.public_id, "event": "shipped"}
+    order.refresh_from_db()
+    assert pending.payload == {
+        "order_id": order.public_id,
+        "event": "shipped",
+        "platform_id": platform.platform.public_id,
+        "snapshot": order.bcp_json,  # the order as shipped: the webhook's body even if it changes again
+    }
     assert shipped_hooks(fake_platform) == []
     # when the broker is back (tasks run, here in-process) and beat runs the sweep
     celery_app.conf.task_always_eager = True
