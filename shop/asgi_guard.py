@@ -174,6 +174,11 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
     if problem is not None:
         await json_rpc_error(send, 400, *problem, headers)
         return
+    await app(scope, replaying(body, receive), send)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the app the body already read, once, then the real channel (the disconnect)."""
     replayed = False
 
     async def replay() -> Message:
@@ -181,6 +186,6 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
         if not replayed:
             replayed = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()  # after the body: the disconnect, when it comes
+        return await receive()
 
-    await app(scope, replay, send)
+    return replay

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from bcp_app.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp_core import CallInfo, McpTool, protocol_error_to_mcp, run_tool
+from shop.asgi_guard import replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp")
 
@@ -202,16 +203,7 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return body, replay
+    return body, replaying(body, receive)
 
 
 _JSON_KINDS = {float: "número decimal", dict: "objeto", list: "lista"}
