@@ -21,6 +21,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "expire-checkouts",
         "expire-pix-charges",
         "reconcile-pix-charges",
+        "remind-abandoned-checkouts",
         "retry-order-webhooks",
         "send-pending-order-emails",
         "sweep-outbox",
