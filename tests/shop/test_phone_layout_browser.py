@@ -148,6 +148,8 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "order-lookup": "/pedido",
         "terms": "/termos",
         "privacy": "/privacidade",
+        "returns-policy": "/trocas-e-devolucoes",
+        "shipping-policy": "/entrega",
         "not-found": "/nao-existe/",
     }
     too_wide: dict[str, tuple[int, int, str]] = {}
