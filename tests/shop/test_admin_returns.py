@@ -150,3 +150,28 @@ def test_return_refund_is_a_pix_devolucao_settled_by_the_psp(
     assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 8  # not restocked: damaged
     order.refresh_from_db()
     assert (order.refunded_amount, order.payment_status) == (4290, "partially_refunded")
+
+
+def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, variant: Variant) -> None:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    form = {f"qty_{line.public_id}": "1", "reason": "Troca de tamanho", "condition": "novo", "restock": "on"}
+    both = admin_client.post(_action(order, "return"), {**form, "refund_amount": "10", "credit_amount": "10"})
+    assert "Escolha reembolso por Pix ou vale-troca, não os dois." in both.content.decode()
+    assert order.adjustments.count() == 0
+    assert admin_client.post(_action(order, "return"), {**form, "credit_amount": "30,00"}).status_code == 302
+    credit = Adjustment.objects.get(order=order, type="credit")
+    assert (credit.amount, credit.status, credit.description) == (
+        -3000,
+        "completed",
+        "Vale-troca: Troca de tamanho (estado: Novo, na embalagem)",
+    )
+    assert not Adjustment.objects.filter(order=order, type="refund").exists()
+    permalink = Client().get(f"/orders/{order.permalink_token}").content.decode()
+    assert "R$ 30,00" in permalink and "Vale-troca: Troca de tamanho" in permalink
+    # and BCP get_order shows it like any adjustment
+    from orders.selectors import order_bcp_payload, order_for_bcp
+
+    kinds = [a["type"] for a in order_bcp_payload(order_for_bcp(order.public_id))["adjustments"]]
+    assert kinds == ["return", "credit"]
