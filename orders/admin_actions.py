@@ -99,6 +99,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             reason=form.reason_text(),
             restock=data.get("restock", False),
             refund_amount=data.get("refund_amount") or 0,
+            credit_amount=data.get("credit_amount") or 0,
             actor=actor,
         )
         return str(_("Devolução registrada."))

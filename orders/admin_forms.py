@@ -232,14 +232,32 @@ class ReturnForm(OrderActionForm):
             "amount": format_brl(refundable_amount(order))
         }
 
-    def clean_refund_amount(self) -> int:
-        amount = self.cleaned_data.get("refund_amount") or 0
+    credit_amount = MoneyField(
+        label=_("Vale-troca (R$)"),
+        required=False,
+        help_text=_("Crédito na loja em vez de dinheiro de volta; aparece na página do pedido."),
+    )
+
+    def _within_paid(self, name: str) -> int:
+        amount = self.cleaned_data.get(name) or 0
         if amount > refundable_amount(self.order):
             raise forms.ValidationError(
                 _("Só %(amount)s do valor pago pode ser reembolsado.")
                 % {"amount": format_brl(refundable_amount(self.order))}
             )
         return amount
+
+    def clean_refund_amount(self) -> int:
+        return self._within_paid("refund_amount")
+
+    def clean_credit_amount(self) -> int:
+        return self._within_paid("credit_amount")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("refund_amount") and cleaned.get("credit_amount"):
+            self.add_error("credit_amount", _("Escolha reembolso por Pix ou vale-troca, não os dois."))
+        return cleaned
 
     def reason_text(self) -> str:
         condition = dict(RETURN_CONDITIONS)[self.cleaned_data["condition"]]

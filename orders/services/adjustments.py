@@ -48,6 +48,34 @@ def _clean_amount(amount: object, *, field: str = "amount") -> int:
     return amount
 
 
+def _create_credit_note(order: Order, *, amount: int, reason: str, actor: str) -> Adjustment:
+    """A store credit (vale-troca) instead of money back: at most what was paid and not refunded."""
+    available = refundable_amount(order)
+    if amount > available:
+        raise OrderError(
+            "credit_amount",
+            f"cannot refund {format_brl(amount)}: only {format_brl(available)} of the paid amount is refundable",
+            code="refund_exceeds_paid",
+        )
+    adjustment = Adjustment.objects.create(
+        order=order,
+        type=AdjustmentType.CREDIT,
+        status=AdjustmentStatus.COMPLETED,
+        totals=[{"type": "total", "amount": -amount}],
+        amount=-amount,
+        description=f"Vale-troca: {reason}"[:255],
+        occurred_at=timezone.now(),
+    )
+    timeline(
+        order,
+        "credit_note",
+        f"Vale-troca de {format_brl(amount)} emitido: {reason}",
+        actor=actor,
+        data={"adjustment_id": adjustment.public_id, "amount": amount},
+    )
+    return adjustment
+
+
 def _create_refund(
     order: Order, *, amount: int, reason: str, pairs: Sequence[tuple[OrderLine, int]], actor: str
 ) -> Adjustment:
@@ -213,12 +241,16 @@ def order_return(
     reason: str,
     restock: bool = False,
     refund_amount: int = 0,
+    credit_amount: int = 0,
     actor: str = "",
 ) -> Adjustment:
-    """The buyer sent items back: lines shrink, stock optionally returns, optionally money goes back."""
+    """The buyer sent items back: lines shrink, stock optionally returns, optionally money goes back
+    (a Pix refund) or a store credit note (vale-troca) is issued."""
     reason = clean_text(reason, field="reason", max_length=255, required=True)
     if refund_amount:
         _clean_amount(refund_amount, field="refund_amount")
+    if credit_amount:
+        _clean_amount(credit_amount, field="credit_amount")
     order = lock_order(order_id)
     known = lock_lines(order)
     if not lines:
@@ -260,5 +292,7 @@ def order_return(
         send_on_commit(stock_return_requested, order, items=[(line.sku, quantity) for line, quantity in pairs])
     if refund_amount:
         _create_refund(order, amount=refund_amount, reason=reason, pairs=pairs, actor=actor)
+    if credit_amount:
+        _create_credit_note(order, amount=credit_amount, reason=reason, actor=actor)
     notify_changed(order, "returned")
     return adjustment

@@ -116,3 +116,62 @@ def test_split_then_merge_expectations(admin_client: Client, place_order) -> Non
     assert admin_client.post(_action(order, "merge"), both).status_code == 302
     assert order.expectations.count() == 1
     assert sum(i["quantity"] for i in order.expectations.get().line_items) == 3
+
+
+def test_return_refund_is_a_pix_devolucao_settled_by_the_psp(
+    admin_client: Client, django_capture_on_commit_callbacks
+) -> None:
+    """A Pix-paid order: the return's refund goes to the PSP (sandbox) and the adjustment settles."""
+    from payments.models import PixRefund
+    from payments.sandbox.services import PayOptions, pay
+    from payments.selectors import pix_charge_latest_for_reference
+    from tests.shop.test_completion import PIX, complete, ready_checkout
+
+    checkout = ready_checkout(quantity=2)
+    complete(checkout, PIX)
+    charge = pix_charge_latest_for_reference(checkout.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    line = order.lines.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    form = {
+        f"qty_{line.public_id}": "1",
+        "reason": "Defeito",
+        "condition": "avariado",
+        "refund_amount": "42,90",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin_client.post(_action(order, "return"), form).status_code == 302
+    refund = Adjustment.objects.get(order=order, type="refund")
+    assert (refund.amount, refund.status) == (-4290, "completed")
+    assert PixRefund.objects.get(refund_id=refund.public_id).amount == 4290
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 8  # not restocked: damaged
+    order.refresh_from_db()
+    assert (order.refunded_amount, order.payment_status) == (4290, "partially_refunded")
+
+
+def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, variant: Variant) -> None:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    form = {f"qty_{line.public_id}": "1", "reason": "Troca de tamanho", "condition": "novo", "restock": "on"}
+    both = admin_client.post(_action(order, "return"), {**form, "refund_amount": "10", "credit_amount": "10"})
+    assert "Escolha reembolso por Pix ou vale-troca, não os dois." in both.content.decode()
+    assert order.adjustments.count() == 0
+    assert admin_client.post(_action(order, "return"), {**form, "credit_amount": "30,00"}).status_code == 302
+    credit = Adjustment.objects.get(order=order, type="credit")
+    assert (credit.amount, credit.status, credit.description) == (
+        -3000,
+        "completed",
+        "Vale-troca: Troca de tamanho (estado: Novo, na embalagem)",
+    )
+    assert not Adjustment.objects.filter(order=order, type="refund").exists()
+    permalink = Client().get(f"/orders/{order.permalink_token}").content.decode()
+    assert "R$ 30,00" in permalink and "Vale-troca: Troca de tamanho" in permalink
+    # and BCP get_order shows it like any adjustment
+    from orders.selectors import order_bcp_payload, order_for_bcp
+
+    kinds = [a["type"] for a in order_bcp_payload(order_for_bcp(order.public_id))["adjustments"]]
+    assert kinds == ["return", "credit"]
