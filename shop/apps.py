@@ -7,4 +7,4 @@ class ShopConfig(AppConfig):
 
     def ready(self) -> None:
         # The one business signal: payments tells the shop a charge was paid (ARCHITECTURE.md).
-        from shop import receivers  # noqa: F401
+        from shop import checks, receivers  # noqa: F401 (deployment checks; the payment receiver)
