@@ -115,8 +115,19 @@ def pix_charge_issue(checkout: Checkout) -> None:
         charge = None
     with transaction.atomic():
         current = lock(checkout.public_id)
-        if current.status != STATUS_READY or current.total_amount != amount or not is_pix(current.payment_instrument):
-            return  # changed meanwhile: that write planned its own charge
+        wants_pix = current.status == STATUS_READY and is_pix(current.payment_instrument)
+        if not wants_pix or current.total_amount != amount:
+            # Changed meanwhile by another write, which planned its own charge. But ours, issued later, may
+            # have replaced the one that write made: never leave an active charge that does not fit the
+            # checkout. Revoke it (rows; the PSP cancel runs after commit) and, if the checkout still wants
+            # Pix, issue for its current total after this commit — as that write would have.
+            if charge is not None and usable_charge(current) is None:
+                from payments.services import pix_charge_revoke_for_reference
+
+                pix_charge_revoke_for_reference(reference=current.public_id)
+                if wants_pix:
+                    transaction.on_commit(lambda: pix_charge_issue(current))
+            return
         if charge is None:
             down = err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
             save_status(current, STATUS_INCOMPLETE, "pix_unavailable", [down])
