@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "easy_thumbnails",
     "orders",
     "payments",
+    "fiscal",
     "shop",
     "bcp_app",
 ]
@@ -249,6 +250,8 @@ CELERY_BEAT_SCHEDULE = {
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
     # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
+    # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
+    "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------
@@ -256,6 +259,15 @@ SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the st
 # The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
 ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+
+# --- Fiscal (NF-e) ------------------------------------------------------------------------------------
+FISCAL_PROVIDER = env_str("FISCAL_PROVIDER", "sandbox")  # "sandbox" | "focusnfe"
+FISCAL_ISSUE_ON = env_str("FISCAL_ISSUE_ON", "paid")  # "paid" | "shipped" | "off"
+if FISCAL_PROVIDER not in ("sandbox", "focusnfe") or FISCAL_ISSUE_ON not in ("paid", "shipped", "off"):
+    raise ConfigError("FISCAL_PROVIDER must be sandbox|focusnfe and FISCAL_ISSUE_ON paid|shipped|off")
+FISCAL_FOCUSNFE_TOKEN = env_str("FISCAL_FOCUSNFE_TOKEN", "")
+FISCAL_FOCUSNFE_BASE_URL = env_str("FISCAL_FOCUSNFE_BASE_URL", "")  # empty: Focus NFe's URL for the environment
+FISCAL_WEBHOOK_SECRET = env_str("FISCAL_WEBHOOK_SECRET", "")
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)

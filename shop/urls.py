@@ -9,6 +9,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
+    path("fiscal/", include("fiscal.urls")),
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
     path("", include("shop.checkout.urls")),
