@@ -252,6 +252,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
     # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
     "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
+    "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
 }
 
 # --- Shop ---------------------------------------------------------------------------------------------

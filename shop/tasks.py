@@ -11,3 +11,11 @@ from shop.services import checkout_expire_due
 def expire_checkouts() -> int:
     """Beat, every minute: cancel checkouts past `expires_at` and release what they hold."""
     return checkout_expire_due()
+
+
+@shared_task(name="shop.tasks.sweep_fiscal_requests")
+def sweep_fiscal_requests() -> int:
+    """Beat: paid recent orders whose NF-e request was never written (a lost after-commit receiver)."""
+    from shop.fiscal.lifecycle import sweep_missing_documents
+
+    return sweep_missing_documents()

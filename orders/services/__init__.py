@@ -14,7 +14,7 @@ from orders.services.fulfillment import (
     order_mark_delivered,
     order_ship,
 )
-from orders.services.notes import email_delivery_send, order_email_resend, order_note_add
+from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
 from orders.services.placement import order_payment_confirm, order_place_from_checkout
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "fulfillment_event_create",
     "order_cancel",
     "order_email_resend",
+    "order_event_record",
     "order_mark_delivered",
     "order_note_add",
     "order_payment_confirm",
