@@ -85,6 +85,7 @@ def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str
         order_event_record(
             order_id=order_ref, kind=f"fiscal_{event}", message=message,
             internal=event not in BUYER_VISIBLE_EVENTS, data=data,
+            notify=event in BUYER_VISIBLE_EVENTS,  # order webhooks carry fiscal_documents when negotiated
         )  # fmt: skip
     except OrderNotFound:
         logger.warning("fiscal document for unknown order %s", order_ref)
