@@ -12,6 +12,7 @@ from django.utils import translation
 from django.views.decorators.http import require_GET
 
 from orders.labels import total_label
+from orders.panels import render_panels
 from orders.selectors import order_for_permalink
 
 SUPPORTED = {"pt-br", "en"}
@@ -89,6 +90,7 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
                 for adj in order.adjustments.all()
             ],
         }
+        context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
         response = render(request, "orders/permalink.html", context)
     response["Content-Language"] = language
     return _private(response)

@@ -259,6 +259,9 @@ CELERY_BEAT_SCHEDULE = {
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
 # The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
 ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
+# Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
+ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel"]
+ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 
 # --- Fiscal (NF-e) ------------------------------------------------------------------------------------

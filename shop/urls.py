@@ -3,10 +3,13 @@ from django.conf.urls.i18n import i18n_patterns  # noqa: F401
 from django.contrib import admin
 from django.urls import include, path
 
+from shop.fiscal import panels as fiscal_panels
+
 handler500 = "shop.error_pages.server_error"
 
 urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
     path("fiscal/", include("fiscal.urls")),
