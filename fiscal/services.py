@@ -267,7 +267,7 @@ def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
     if leased is None:
         return "skipped"
     job, document, mode = leased
-    provider = provider or get_provider()
+    provider = provider or get_provider(document.environment)
     try:
         result = _call(provider, job, document, mode)
         files = _store_files(provider, document, result)
@@ -321,8 +321,8 @@ def webhook_process(*, webhook_id: int, provider: FiscalProvider | None = None) 
     row = FiscalWebhook.objects.filter(pk=webhook_id, processed_at__isnull=True).first()
     if row is None:
         return "skipped"
-    provider = provider or get_provider()
     document = FiscalDocument.objects.filter(provider_ref=row.provider_ref).first()
+    provider = provider or get_provider(document.environment if document else "homologacao")
     if document is None:
         FiscalWebhook.objects.filter(pk=row.pk).update(processed_at=timezone.now())
         return "unknown_ref"

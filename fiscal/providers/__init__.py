@@ -65,12 +65,13 @@ class FiscalProvider(Protocol):
     def result_from_webhook(self, *, body: dict[str, Any]) -> ProviderResult: ...
 
 
-def get_provider() -> FiscalProvider:
+def get_provider(environment: str = "homologacao") -> FiscalProvider:
+    """`environment` ("homologacao" | "producao") is the document's: it picks the provider's endpoint."""
     name = getattr(settings, "FISCAL_PROVIDER", "sandbox")
     if name == "focusnfe":
         from fiscal.providers.focusnfe import FocusNFeProvider
 
-        return FocusNFeProvider.from_settings()
+        return FocusNFeProvider.from_settings(environment)
     from fiscal.providers.sandbox import SandboxProvider
 
     return SandboxProvider()

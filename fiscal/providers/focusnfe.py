@@ -116,8 +116,7 @@ class FocusNFeProvider:
         self.transport = transport
 
     @classmethod
-    def from_settings(cls) -> FocusNFeProvider:
-        environment = getattr(settings, "FISCAL_ENVIRONMENT", "homologacao")
+    def from_settings(cls, environment: str = "homologacao") -> FocusNFeProvider:
         return cls(
             base_url=getattr(settings, "FISCAL_FOCUSNFE_BASE_URL", "")
             or BASE_URLS.get(environment, BASE_URLS["homologacao"]),

@@ -38,8 +38,15 @@ def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocume
 
 
 def on_order_placed(order: Order) -> None:
-    if settings.FISCAL_ISSUE_ON == "paid" and order.payment_status == PaymentStatus.PAID:
-        fiscal_request_issue(order=order)
+    """Inside the placement's transaction. A savepoint: an unexpected failure here must not lose the
+    order (the money is in); it is logged and `sweep_missing_documents` asks again."""
+    if settings.FISCAL_ISSUE_ON != "paid" or order.payment_status != PaymentStatus.PAID:
+        return
+    try:
+        with transaction.atomic():
+            fiscal_request_issue(order=order)
+    except Exception:
+        logger.exception("NF-e request for order %s failed at placement; the sweep retries", order.public_id)
 
 
 @transaction.atomic
@@ -60,7 +67,7 @@ def _cancel(order: Order) -> str:
 def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
     """Receiver of `orders.signals.order_changed` (sent after commit)."""
     wanted = {"paid": {"payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
-    if event not in wanted and event != "canceled":
+    if event not in wanted and event not in ("canceled", "returned"):
         return
     try:
         with transaction.atomic():
@@ -70,10 +77,25 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> Non
             if event == "canceled":
                 if order.status == OrderStatus.CANCELED:
                     _cancel(order)
+            elif event == "returned":
+                _note_return(order)
             elif order.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
                 fiscal_request_issue(order=order)
     except Exception:  # never break the sender's other receivers; the beat sweep asks again
         logger.exception("fiscal request for %s after %s failed", order_id, event)
+
+
+def _note_return(order: Order) -> None:
+    """A return after an authorized NF-e: the merchant issues an NF-e de devolução (entrada); say so."""
+    from orders.services import order_event_record
+
+    document = FiscalDocument.objects.filter(order_ref=order.public_id, status=FiscalDocument.Status.AUTHORIZED).first()
+    if document is not None:
+        order_event_record(
+            order_id=order.public_id, kind="fiscal_return_note",
+            message=f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}.",
+            data={"access_key": document.access_key},
+        )  # fmt: skip
 
 
 def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str, data: dict, **_: Any) -> None:

@@ -147,3 +147,12 @@ def test_cancel_through_delete(focus) -> None:
     assert _run(provider) == "cancelled"
     assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
     assert FiscalDocument.objects.get().status == "cancelled"
+
+
+def test_the_documents_environment_picks_focus_endpoint(settings) -> None:
+    settings.FISCAL_PROVIDER = "focusnfe"
+    settings.FISCAL_FOCUSNFE_BASE_URL = ""
+    from fiscal.providers import get_provider
+
+    assert get_provider("producao").base_url == "https://api.focusnfe.com.br"
+    assert get_provider("homologacao").base_url == "https://homologacao.focusnfe.com.br"

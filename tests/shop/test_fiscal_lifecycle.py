@@ -115,3 +115,21 @@ def test_a_placement_replay_adds_no_second_job(fiscal_store) -> None:
     with transaction.atomic():
         on_order_placed(Order.objects.get(pk=order.pk))
     assert FiscalJob.objects.count() == 1
+
+
+def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_capture_on_commit_callbacks) -> None:
+    from orders.services import order_mark_delivered, order_return, order_ship
+    from orders.types import LineQuantity
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    key = FiscalDocument.objects.get().access_key
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="tamanho errado")
+    note = OrderEvent.objects.get(order=order, kind="fiscal_return_note")
+    assert note.message == f"Devolução registrada: emita a NF-e de devolução referenciando a chave {key}."
+    assert note.internal is True
+    assert FiscalDocument.objects.get().status == "authorized"  # a return never cancels the note
