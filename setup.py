@@ -14,7 +14,7 @@ SITE_FOLDERS = {
 }
 
 setup(
-    packages=[*find_packages(include=["shop*", "bcp_app*", "orders*", "payments*"]), *SITE_FOLDERS],
+    packages=[*find_packages(include=["shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]), *SITE_FOLDERS],
     package_dir=SITE_FOLDERS,
     package_data={
         **{name: ["**/*"] for name in SITE_FOLDERS},

@@ -16,6 +16,7 @@ from bcp_app.constants import (
     CATALOG_SEARCH,
     CHECKOUT,
     DISCOUNT,
+    FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
     PIX_HANDLER,
@@ -45,8 +46,11 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
     """Every capability and extension the shop offers (name → entries), in display order."""
 
     def entry(spec: str, schema: str, extends: str | None = None) -> dict[str, Any]:
-        item: dict[str, Any] = {"version": PROTOCOL_VERSION, "spec": f"{SPEC_BASE}/{spec}",
-                                "schema": f"{SCHEMA_BASE}/{schema}"}
+        item: dict[str, Any] = {
+            "version": PROTOCOL_VERSION,
+            "spec": f"{SPEC_BASE}/{spec}",
+            "schema": f"{SCHEMA_BASE}/{schema}",
+        }
         if extends:
             item["extends"] = extends
         return item
@@ -56,6 +60,7 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         FULFILLMENT: [entry("fulfillment", "shopping/fulfillment.json", CHECKOUT)],
         DISCOUNT: [entry("discount", "shopping/discount.json", CHECKOUT)],
         ORDER: [entry("order", "shopping/order.json")],
+        FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }
@@ -137,14 +142,34 @@ def payment_handler_registry() -> dict[str, list[dict[str, Any]]]:
 def service_entries() -> list[dict[str, Any]]:
     mounts = getattr(settings, "ASGI_MOUNTS", {}) or {}
     spec = f"{SPEC_BASE}/overview"
-    services = [{"version": PROTOCOL_VERSION, "spec": spec, "transport": "rest", "endpoint": public_url("/bcp/v1"),
-                 "schema": f"{SERVICES_BASE}/rest.openapi.json"}]
+    services = [
+        {
+            "version": PROTOCOL_VERSION,
+            "spec": spec,
+            "transport": "rest",
+            "endpoint": public_url("/bcp/v1"),
+            "schema": f"{SERVICES_BASE}/rest.openapi.json",
+        }
+    ]
     if "/bcp/mcp" in mounts:
-        services.append({"version": PROTOCOL_VERSION, "spec": spec, "transport": "mcp",
-                         "endpoint": public_url("/bcp/mcp"), "schema": f"{SERVICES_BASE}/mcp.openrpc.json"})
+        services.append(
+            {
+                "version": PROTOCOL_VERSION,
+                "spec": spec,
+                "transport": "mcp",
+                "endpoint": public_url("/bcp/mcp"),
+                "schema": f"{SERVICES_BASE}/mcp.openrpc.json",
+            }
+        )
     if "/bcp/a2a" in mounts or "/.well-known/agent-card.json" in mounts:
-        services.append({"version": PROTOCOL_VERSION, "spec": spec, "transport": "a2a",
-                         "endpoint": public_url("/.well-known/agent-card.json")})
+        services.append(
+            {
+                "version": PROTOCOL_VERSION,
+                "spec": spec,
+                "transport": "a2a",
+                "endpoint": public_url("/.well-known/agent-card.json"),
+            }
+        )
     return services
 
 

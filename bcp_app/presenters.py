@@ -12,7 +12,16 @@ from typing import Any
 
 from django.conf import settings
 
-from bcp_app.constants import AP2_MANDATE, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER, PIX_HANDLER, PROTOCOL_VERSION
+from bcp_app.constants import (
+    AP2_MANDATE,
+    CHECKOUT,
+    DISCOUNT,
+    FISCAL_DOCUMENT,
+    FULFILLMENT,
+    ORDER,
+    PIX_HANDLER,
+    PROTOCOL_VERSION,
+)
 from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
 from shop.checkout.types import (
@@ -25,8 +34,14 @@ from shop.checkout.types import (
 
 CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, AP2_MANDATE)
 # payments' charge statuses → PIX.md §2.3 wire values
-PIX_STATUS = {"active": "active", "paid": "paid", "revoked": "canceled", "expired": "expired",
-              "refunded": "refunded", "partially_refunded": "partially_refunded"}
+PIX_STATUS = {
+    "active": "active",
+    "paid": "paid",
+    "revoked": "canceled",
+    "expired": "expired",
+    "refunded": "refunded",
+    "partially_refunded": "partially_refunded",
+}
 
 
 def rfc3339(value: datetime | None) -> str | None:
@@ -87,12 +102,19 @@ def payment_handlers(view: CheckoutView | None, ctx: RequestContext) -> dict[str
 
 
 def _destination(d: DestinationView) -> dict[str, Any]:
-    address = _compact({
-        "first_name": d.first_name, "last_name": d.last_name, "phone_number": d.phone_number,
-        "street_address": d.street_address, "extended_address": d.extended_address,
-        "address_locality": d.address_locality, "address_region": d.address_region,
-        "postal_code": d.postal_code, "address_country": d.address_country,
-    })
+    address = _compact(
+        {
+            "first_name": d.first_name,
+            "last_name": d.last_name,
+            "phone_number": d.phone_number,
+            "street_address": d.street_address,
+            "extended_address": d.extended_address,
+            "address_locality": d.address_locality,
+            "address_region": d.address_region,
+            "postal_code": d.postal_code,
+            "address_country": d.address_country,
+        }
+    )
     if d.type == "business_location":
         out: dict[str, Any] = {"id": d.id, "type": d.type, "name": d.name}
         if address:
@@ -117,8 +139,14 @@ def _method(m: MethodView) -> dict[str, Any]:
             if o.latest_fulfillment_time:
                 option["latest_fulfillment_time"] = rfc3339(o.latest_fulfillment_time)
             options.append(option)
-        groups.append({"id": g.id, "line_item_ids": list(g.line_item_ids), "options": options,
-                       "selected_option_id": g.selected_option_id})
+        groups.append(
+            {
+                "id": g.id,
+                "line_item_ids": list(g.line_item_ids),
+                "options": options,
+                "selected_option_id": g.selected_option_id,
+            }
+        )
     return {
         "id": m.id,
         "type": m.type,
@@ -133,8 +161,12 @@ def fulfillment(view: CheckoutView) -> dict[str, Any]:
     out: dict[str, Any] = {"methods": [_method(m) for m in view.fulfillment_methods]}
     if view.available_methods:
         out["available_methods"] = [
-            {"type": a.type, "line_item_ids": list(a.line_item_ids), "fulfillable_on": a.fulfillable_on,
-             "description": a.description}
+            {
+                "type": a.type,
+                "line_item_ids": list(a.line_item_ids),
+                "fulfillable_on": a.fulfillable_on,
+                "description": a.description,
+            }
             for a in view.available_methods
         ]
     return out
@@ -181,8 +213,13 @@ def pix_charge(charge: Any) -> dict[str, Any]:
 def payment(view: CheckoutView) -> dict[str, Any]:
     instruments = []
     for i in view.instruments:
-        entry: dict[str, Any] = {"id": i.id, "handler_id": i.handler_id, "type": i.type, "selected": i.selected,
-                                 "display": {"description": "Pix" if i.type == "pix" else "Cartão"}}
+        entry: dict[str, Any] = {
+            "id": i.id,
+            "handler_id": i.handler_id,
+            "type": i.type,
+            "selected": i.selected,
+            "display": {"description": "Pix" if i.type == "pix" else "Cartão"},
+        }
         if i.type == "pix" and view.pix_charge is not None:
             entry["pix"] = pix_charge(view.pix_charge)
         instruments.append(entry)
@@ -203,8 +240,9 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
         "line_items": [
             {
                 "id": line.id,
-                "item": _compact({"id": line.sku, "title": line.title, "price": line.price,
-                                  "image_url": line.image_url}),
+                "item": _compact(
+                    {"id": line.sku, "title": line.title, "price": line.price, "image_url": line.image_url}
+                ),
                 "quantity": line.quantity,
                 "totals": totals(line.totals),
             }
@@ -212,16 +250,27 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
         ],
     }
     if view.buyer is not None:
-        buyer = _compact({"first_name": view.buyer.first_name, "last_name": view.buyer.last_name,
-                          "email": view.buyer.email, "phone_number": view.buyer.phone_number,
-                          "tax_id": view.buyer.tax_id})
+        buyer = _compact(
+            {
+                "first_name": view.buyer.first_name,
+                "last_name": view.buyer.last_name,
+                "email": view.buyer.email,
+                "phone_number": view.buyer.phone_number,
+                "tax_id": view.buyer.tax_id,
+            }
+        )
         if buyer:
             body["buyer"] = buyer
     if view.context is not None:
-        context = _compact({"address_country": view.context.address_country,
-                            "address_region": view.context.address_region,
-                            "postal_code": view.context.postal_code, "language": view.context.language,
-                            "intent": view.context.intent})
+        context = _compact(
+            {
+                "address_country": view.context.address_country,
+                "address_region": view.context.address_region,
+                "postal_code": view.context.postal_code,
+                "language": view.context.language,
+                "intent": view.context.intent,
+            }
+        )
         if context:
             body["context"] = context
     if ctx.has(FULFILLMENT):
@@ -250,4 +299,10 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
 
     version = ctx.capabilities.get(ORDER, PROTOCOL_VERSION) if ctx is not None else PROTOCOL_VERSION
     payload = order_bcp_payload(order_model)
-    return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": {ORDER: [{"version": version}]}}, **payload}
+    capabilities: dict[str, list[dict[str, str]]] = {ORDER: [{"version": version}]}
+    if ctx is not None and ctx.has(FISCAL_DOCUMENT):
+        from shop.fiscal.selectors import fiscal_documents_bcp
+
+        capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
+        payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
+    return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": capabilities}, **payload}

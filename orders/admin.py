@@ -40,6 +40,7 @@ from orders.models import (
     OrderLine,
 )
 from orders.money import format_brl
+from orders.panels import render_panels
 from orders.selectors import order_search
 from orders.services import (
     order_mark_delivered,
@@ -213,7 +214,9 @@ class OrderAdmin(admin.ModelAdmin):
             for slug, (perm, title, _form) in ACTIONS.items():
                 if slug in offered and request.user.has_perm(perm):
                     allowed.append((reverse("admin:orders_order_action", args=[order.public_id, slug]), title))
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "order_actions": allowed})
+        panels = render_panels("ORDERS_ADMIN_PANELS", request, order) if order is not None else []
+        context = {**(extra_context or {}), "order_actions": allowed, "order_panels": panels}
+        return super().change_view(request, object_id, form_url, context)
 
     def action_view(self, request: HttpRequest, public_id: str, slug: str) -> HttpResponse:
         if slug not in ACTIONS:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import AdjustmentType
+from orders.panels import render_panels
 from orders.selectors import order_for_permalink
 from orders.summary import is_closed, line_words, money_rows, pickup_hours
 
@@ -101,6 +102,7 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
                 {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount} for adj in adjustments
             ],
         }
+        context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
         response = render(request, "orders/permalink.html", context)
     response["Content-Language"] = language
     return _private(response)

@@ -11,9 +11,10 @@ from typing import Any
 
 from django.db import models, transaction
 
-from shop.demo_catalog import CATEGORIES, PRODUCTS
+from shop.demo_catalog import CATEGORIES, DEMO_NCM, DEMO_STORE_FISCAL, PRODUCTS
 from shop.images import demo_photo_ensure, product_image_thumbnail_make
 from shop.models import Category, Product, ProductImage, Variant
+from shop.models.store import STORE_ROW_ID, StoreSettings
 
 
 def _upsert[M: models.Model](
@@ -73,6 +74,7 @@ def seed_catalog() -> dict[str, int]:
                 "category": categories[item.category],
                 "weight_grams": item.weight_grams,
                 "requires_shipping": item.requires_shipping,
+                "ncm": DEMO_NCM[item.category],
                 "active": True,
             },
         )
@@ -97,3 +99,16 @@ def seed_catalog() -> dict[str, int]:
             )
             written["variants"] += was_written
     return written
+
+
+def seed_store_fiscal() -> bool:
+    """Fill the store's fiscal identity where it is empty (never overwrites what the merchant typed)."""
+    store = StoreSettings.objects.filter(pk=STORE_ROW_ID).first() or StoreSettings()
+    changed = False
+    for field, value in DEMO_STORE_FISCAL.items():
+        if not getattr(store, field):
+            setattr(store, field, value)
+            changed = True
+    if changed:
+        store.save()
+    return changed

@@ -38,6 +38,22 @@ CATEGORIES: tuple[tuple[str, str, str], ...] = (
     ("eletronicos", "Eletrônicos", "Celulares, fones e acessórios com garantia."),
 )
 
+# NCM per demo category (TIPI): torrado em grão/moído, camisetas de algodão, louça de cerâmica,
+# cadernos, telefones celulares. The demo catalog issues NF-e with no staff action (issue 18).
+DEMO_NCM: dict[str, str] = {
+    "cafes": "09012100",
+    "camisetas": "61091000",
+    "casa-cozinha": "69120000",
+    "papelaria": "48202000",
+    "eletronicos": "85171300",
+}
+# The demo store's fiscal identity (homologação: no fiscal value). A valid CNPJ check digit; a SP-shaped IE.
+DEMO_STORE_FISCAL: dict[str, str] = {
+    "cnpj": "11.222.333/0001-81",
+    "state_registration": "110042490114",
+    "cnae": "4781400",
+}
+
 
 def _v(sku: str, price: int, stock: int, **kwargs: Any) -> DemoVariant:
     return DemoVariant(sku=sku, price=price, stock=stock, **kwargs)

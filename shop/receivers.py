@@ -6,6 +6,8 @@
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - orders.stock_return_requested → put the units back on sale.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
+- orders.order_changed (payment_confirmed / shipped / canceled) → request or cancel the NF-e
+  (`shop.fiscal.lifecycle`); fiscal.document_changed → the order's timeline event.
 Connected in ShopConfig.ready().
 """
 
@@ -17,7 +19,8 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from orders.signals import refund_requested, stock_return_requested
+from fiscal.signals import document_changed
+from orders.signals import order_changed, refund_requested, stock_return_requested
 from payments.signals import charge_settled, refund_finished
 
 logger = logging.getLogger(__name__)
@@ -100,3 +103,17 @@ def _connect_cache_invalidation() -> None:
 
 
 _connect_cache_invalidation()
+
+
+@receiver(order_changed, dispatch_uid="shop.fiscal.order_changed")
+def on_order_changed_fiscal(sender: Any, **kwargs: Any) -> None:
+    from shop.fiscal.lifecycle import on_order_changed
+
+    on_order_changed(sender, **kwargs)
+
+
+@receiver(document_changed, dispatch_uid="shop.fiscal.document_changed")
+def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
+    from shop.fiscal.lifecycle import on_document_changed
+
+    on_document_changed(sender, **kwargs)

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "ninja",  # serves Swagger UI / ReDoc from its own static files: /bcp/v1/docs works offline (no CDN)
     "orders",
     "payments",
+    "fiscal",
     "shop",
     "bcp_app",
 ]
@@ -289,6 +290,9 @@ CELERY_BEAT_SCHEDULE = {
     # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
     "remind-abandoned-checkouts": {"task": "shop.tasks.remind_abandoned_checkouts", "schedule": timedelta(minutes=10)},
+    # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
+    "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
+    "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (shop/ops/scheduler.py).
@@ -302,9 +306,21 @@ ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
 CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
 CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
 CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
+# Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
+ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel"]
+ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
+
+# --- Fiscal (NF-e) ------------------------------------------------------------------------------------
+FISCAL_PROVIDER = env_str("FISCAL_PROVIDER", "sandbox")  # "sandbox" | "focusnfe"
+FISCAL_ISSUE_ON = env_str("FISCAL_ISSUE_ON", "paid")  # "paid" | "shipped" | "off"
+if FISCAL_PROVIDER not in ("sandbox", "focusnfe") or FISCAL_ISSUE_ON not in ("paid", "shipped", "off"):
+    raise ConfigError("FISCAL_PROVIDER must be sandbox|focusnfe and FISCAL_ISSUE_ON paid|shipped|off")
+FISCAL_FOCUSNFE_TOKEN = env_str("FISCAL_FOCUSNFE_TOKEN", "")
+FISCAL_FOCUSNFE_BASE_URL = env_str("FISCAL_FOCUSNFE_BASE_URL", "")  # empty: Focus NFe's URL for the environment
+FISCAL_WEBHOOK_SECRET = env_str("FISCAL_WEBHOOK_SECRET", "")
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)

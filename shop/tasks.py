@@ -26,3 +26,11 @@ def send_checkout_reminder(reminder_id: int) -> str:
     from shop.reminders import reminder_send
 
     return reminder_send(reminder_id=reminder_id)
+
+
+@shared_task(name="shop.tasks.sweep_fiscal_requests")
+def sweep_fiscal_requests() -> int:
+    """Beat: paid recent orders whose NF-e request was never written (a lost after-commit receiver)."""
+    from shop.fiscal.lifecycle import sweep_missing_documents
+
+    return sweep_missing_documents()

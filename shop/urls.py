@@ -3,12 +3,16 @@ from django.conf.urls.i18n import i18n_patterns  # noqa: F401
 from django.contrib import admin
 from django.urls import include, path
 
+from shop.fiscal import panels as fiscal_panels
+
 handler500 = "shop.error_pages.server_error"
 
 urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
+    path("fiscal/", include("fiscal.urls")),
     path("", include("orders.urls")),
     path("", include("bcp_app.urls")),
     path("", include("shop.checkout.urls")),

@@ -62,6 +62,19 @@ class OrderFulfillment(ResponseModel):
     events: list[FulfillmentEvent] | None = Field(default=None, description="Eventos (somente acréscimo).")
 
 
+class FiscalDocumentOut(ResponseModel):
+    """Extension br.dev.bcp.shopping.fiscal_document (shopping/fiscal_document.json)."""
+
+    type: str = Field(description='Tipo do documento fiscal: "nfe" (NF-e modelo 55).')
+    status: str = Field(description="pending, processing, authorized, rejected ou cancelled.")
+    access_key: str | None = Field(default=None, description="Chave de acesso, 44 dígitos (quando autorizada).")
+    number: int | None = Field(default=None, description="Número da NF-e.")
+    series: int | None = Field(default=None, description="Série da NF-e.")
+    issued_at: str | None = Field(default=None, description="Autorização pela SEFAZ, RFC 3339.")
+    danfe_url: str | None = Field(default=None, description="DANFE em PDF (URL absoluta).")
+    xml_url: str | None = Field(default=None, description="XML autorizado (URL absoluta).")
+
+
 class OrderResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão e capacidade order.")
     id: str = Field(description="Id do pedido.")
@@ -74,3 +87,6 @@ class OrderResponse(ResponseModel):
     currency: str = Field(description="BRL.")
     totals: list[Total] = Field(description="Totais do pedido.")
     messages: list[Message] | None = Field(default=None, description="Mensagens.")
+    fiscal_documents: list[FiscalDocumentOut] | None = Field(
+        default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
+    )

@@ -16,7 +16,7 @@ from orders.services.fulfillment import (
     order_ship,
 )
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
-from orders.services.notes import email_delivery_send, order_email_resend, order_note_add
+from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
 from orders.services.placement import (
     order_payment_confirm,
     order_payment_record,
@@ -37,6 +37,7 @@ __all__ = [
     "fulfillment_event_create",
     "order_cancel",
     "order_email_resend",
+    "order_event_record",
     "order_mark_delivered",
     "order_note_add",
     "order_payment_confirm",

@@ -8,7 +8,15 @@ from django.utils import timezone
 from orders.emails import build_order_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
-from orders.services._common import clean_text, lock_order, schedule_email, staff_words, timeline
+from orders.services._common import (
+    clean_text,
+    clean_type,
+    lock_order,
+    notify_changed,
+    schedule_email,
+    staff_words,
+    timeline,
+)
 
 
 @transaction.atomic
@@ -17,6 +25,27 @@ def order_note_add(*, order_id: str, text: str, actor: str = "", internal: bool 
     text = clean_text(text, field="text", max_length=4000, required=True)
     order = lock_order(order_id)
     return timeline(order, "note", text, actor=actor, internal=internal)
+
+
+@transaction.atomic
+def order_event_record(
+    *,
+    order_id: str,
+    kind: str,
+    message: str,
+    internal: bool = True,
+    data: dict[str, object] | None = None,
+    notify: bool = False,
+) -> OrderEvent:
+    """A timeline event told by another part of the shop (e.g. NF-e steps), in the caller's transaction.
+    `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks."""
+    kind = clean_type(kind, field="kind")
+    message = clean_text(message, field="message", max_length=4000, required=True)
+    order = lock_order(order_id)
+    event = timeline(order, kind, message, internal=internal, data=data or {})
+    if notify:
+        notify_changed(order, kind)
+    return event
 
 
 @transaction.atomic

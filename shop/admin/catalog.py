@@ -73,6 +73,7 @@ class VariantInline(admin.StackedInline):
                 "description": _("Peso vazio: vale o peso do produto."),
             },
         ),
+        (_("Dados fiscais (NF-e)"), {"fields": ("ncm",)}),
     )
 
 
@@ -116,6 +117,7 @@ class ProductAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
         (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
+        (_("Dados fiscais (NF-e)"), {"fields": (("ncm", "cfop"), ("origin", "unit"))}),
         (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
     )
 

@@ -94,6 +94,7 @@ class VariantForm(forms.ModelForm):
             "length_cm",
             "width_cm",
             "height_cm",
+            "ncm",
         )
 
     def clean(self) -> dict[str, Any]:

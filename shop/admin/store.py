@@ -20,6 +20,15 @@ class StoreSettingsForm(forms.ModelForm):
         model = StoreSettings
         exclude: tuple[str, ...] = ()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "nfe_series" in self.fields:
+            self.fields["nfe_series"].required = False  # empty = série 1
+
+    def clean_nfe_series(self) -> int:
+        value = self.cleaned_data.get("nfe_series")
+        return 1 if value is None else value
+
     def clean_cnpj(self) -> str:
         value = self.cleaned_data.get("cnpj", "")
         return cnpj_format(tax_id_normalize(value)) if value else ""
@@ -59,6 +68,10 @@ class StoreSettingsAdmin(admin.ModelAdmin):
             {"fields": ("postal_code", ("street", "number"), "complement", "neighborhood", ("city", "state"))},
         ),
         (_("Atendimento"), {"fields": ("contact_email", ("phone", "whatsapp"), "business_hours")}),
+        (
+            _("Dados fiscais (NF-e)"),
+            {"fields": (("state_registration", "tax_regime"), ("cnae", "nfe_series"), "fiscal_environment")},
+        ),
         (
             _("Políticas (vazio = texto padrão da loja)"),
             {

@@ -93,6 +93,10 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
         paid_amount=paid_amount,
     )
     order = order_place_from_checkout(checkout=placed)
+    # NF-e job row in this same transaction (outbox rule); a replayed placement finds the document.
+    from shop.fiscal.lifecycle import on_order_placed
+
+    on_order_placed(order)
     checkout.order_id = order.public_id
     checkout.order_permalink_url = order.permalink_url
     checkout.completed_at = timezone.now()

@@ -7,6 +7,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from shop.fiscal.validators import ORIGINS, validate_cfop, validate_ncm
 from shop.ids import new_public_id
 
 
@@ -52,6 +53,12 @@ class Product(models.Model):
     # Physical goods need shipping or pickup; digital goods do not (BCP §9).
     requires_shipping = models.BooleanField(_("exige entrega"), default=True)
     weight_grams = models.PositiveIntegerField(_("peso (g)"), default=500)
+    # Fiscal data for the NF-e: an empty NCM blocks issuing (with a message naming the product).
+    ncm = models.CharField(_("NCM"), max_length=10, blank=True, validators=[validate_ncm], help_text=_("8 dígitos."))
+    # blank allowed (forms that predate these fields post without them); empty blocks issuing, named.
+    cfop = models.CharField(_("CFOP"), max_length=5, blank=True, default="5102", validators=[validate_cfop])
+    origin = models.CharField(_("origem da mercadoria"), max_length=1, blank=True, choices=ORIGINS, default="0")
+    unit = models.CharField(_("unidade comercial"), max_length=6, blank=True, default="UN")
     active = models.BooleanField(_("ativo"), default=True)
     created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
@@ -159,6 +166,10 @@ class Variant(models.Model):
     length_cm = models.PositiveIntegerField(_("comprimento (cm)"), null=True, blank=True)
     width_cm = models.PositiveIntegerField(_("largura (cm)"), null=True, blank=True)
     height_cm = models.PositiveIntegerField(_("altura (cm)"), null=True, blank=True)
+    # Empty: the product's NCM (a variant of another material may classify differently).
+    ncm = models.CharField(
+        _("NCM da variante"), max_length=10, blank=True, validators=[validate_ncm], help_text=_("Vazio: o do produto.")
+    )
 
     class Meta:
         verbose_name = _("variante")

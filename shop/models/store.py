@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.core.validators import MaxValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import cnpj_valid, tax_id_normalize
+from shop.fiscal.validators import TAX_REGIMES, validate_cnae, validate_state_registration
 
 STORE_ROW_ID = 1
 CACHE_KEY = "shop:store-settings:v1"  # read by shop.store.store_get
@@ -63,6 +65,27 @@ class StoreSettings(models.Model):
     dpo_email = models.EmailField(_("e-mail do encarregado"), blank=True)
     returns_text = models.TextField(_("trocas e devoluções"), blank=True)
     shipping_text = models.TextField(_("política de entrega"), blank=True)
+    # Fiscal data for the NF-e (issue 18); CNPJ, razão social and address above are the issuer's too.
+    state_registration = models.CharField(
+        _("inscrição estadual"), max_length=20, blank=True, validators=[validate_state_registration]
+    )
+    tax_regime = models.CharField(
+        _("regime tributário"), max_length=16, blank=True, choices=TAX_REGIMES, default="simples"
+    )
+    cnae = models.CharField(_("CNAE"), max_length=10, blank=True, validators=[validate_cnae])
+    nfe_series = models.PositiveSmallIntegerField(
+        _("série da NF-e"),
+        default=1,
+        validators=[MaxValueValidator(889, _("Série da NF-e inválida: use um número de 0 a 889."))],
+        help_text=_("De 0 a 889."),
+    )
+    fiscal_environment = models.CharField(
+        _("ambiente da NF-e"),
+        max_length=12,
+        blank=True,  # empty = homologação
+        choices=[("homologacao", _("homologação (testes, sem valor fiscal)")), ("producao", _("produção"))],
+        default="homologacao",
+    )
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from shop.demo import seed_catalog
+from shop.demo import seed_catalog, seed_store_fiscal
 from shop.demo_checkout import seed_checkout_demo
 
 
@@ -12,5 +12,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         written = seed_catalog()
         seed_checkout_demo()
+        seed_store_fiscal()  # the demo's paid orders get an NF-e from the sandbox provider
         summary = ", ".join(f"{kind}: {count}" for kind, count in written.items())
         self.stdout.write(self.style.SUCCESS(f"Demo shop ready (rows written — {summary})."))

@@ -1,0 +1,146 @@
+"""Fiscal documents (one NF-e per order), the provider webhook inbox and the job outbox.
+
+The app knows an order only by its public id (`order_ref`): it imports nothing of ours. The shop writes
+a `FiscalJob` in the same transaction as the payment/placement that causes it; a Celery task runs it
+outside any transaction; the unique `key` makes issue and cancel happen once per (order, action, attempt).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+def _download_token() -> str:
+    return secrets.token_urlsafe(24)  # 192 bits: the buyer's DANFE link is unguessable, like the permalink
+
+
+class FiscalDocument(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pendente")
+        PROCESSING = "processing", _("em processamento")
+        AUTHORIZED = "authorized", _("autorizada")
+        REJECTED = "rejected", _("rejeitada")
+        CANCELLED = "cancelled", _("cancelada")
+
+    class Environment(models.TextChoices):
+        HOMOLOGATION = "homologacao", _("homologação")
+        PRODUCTION = "producao", _("produção")
+
+    order_ref = models.CharField(_("pedido"), max_length=64, unique=True)
+    order_number = models.PositiveIntegerField(_("número do pedido"), null=True, blank=True)
+    doc_type = models.CharField(_("tipo"), max_length=8, default="nfe")
+    status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
+    provider = models.CharField(_("emissor"), max_length=32, blank=True)
+    provider_ref = models.CharField(_("referência no emissor"), max_length=80, blank=True)
+    attempt = models.PositiveIntegerField(_("tentativa"), default=1)
+    environment = models.CharField(
+        _("ambiente"), max_length=12, choices=Environment.choices, default=Environment.HOMOLOGATION
+    )
+    access_key = models.CharField(_("chave de acesso"), max_length=44, blank=True)
+    number = models.PositiveIntegerField(_("número"), null=True, blank=True)
+    series = models.PositiveIntegerField(_("série"), null=True, blank=True)
+    protocol = models.CharField(_("protocolo"), max_length=32, blank=True)
+    sefaz_status = models.CharField(_("código SEFAZ"), max_length=8, blank=True)
+    sefaz_reason = models.CharField(_("motivo SEFAZ"), max_length=500, blank=True)
+    xml = models.FileField(_("XML"), upload_to="fiscal/xml/", blank=True)
+    danfe = models.FileField(_("DANFE"), upload_to="fiscal/danfe/", blank=True)
+    download_token = models.CharField(max_length=40, unique=True, default=_download_token, editable=False)
+    issued_at = models.DateTimeField(_("autorizada em"), null=True, blank=True)
+    cancelled_at = models.DateTimeField(_("cancelada em"), null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("nota fiscal")
+        verbose_name_plural = _("notas fiscais")
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(status="authorized") | models.Q(access_key__regex=r"^\d{44}$"),
+                name="fiscal_authorized_has_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"NF-e {self.number or '—'} ({self.order_ref}, {self.status})"
+
+
+class FiscalJob(models.Model):
+    """Outbox row: one provider call to make. `key` = "<order_ref>:<action>:<attempt>", unique."""
+
+    class Action(models.TextChoices):
+        ISSUE = "issue", _("emitir")
+        CANCEL = "cancel", _("cancelar")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pendente")  # to call (again) at `next_run_at`
+        WAITING = "waiting", _("aguardando emissor")  # accepted by the provider: poll or webhook
+        DONE = "done", _("concluída")
+
+    document = models.ForeignKey(FiscalDocument, on_delete=models.CASCADE, related_name="jobs")
+    action = models.CharField(max_length=8, choices=Action.choices)
+    key = models.CharField(max_length=120, unique=True)
+    payload = models.JSONField(default=dict)  # the invoice (issue) or the justification (cancel)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_run_at = models.DateTimeField()
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("tarefa fiscal")
+        verbose_name_plural = _("tarefas fiscais")
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["status", "next_run_at"], name="fiscal_job_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"
+
+
+class FiscalWebhook(models.Model):
+    """Inbox: a provider notification stored raw before processing; one row per provider event id."""
+
+    provider = models.CharField(max_length=32)
+    event_id = models.CharField(max_length=128)
+    provider_ref = models.CharField(max_length=80)
+    body = models.JSONField()
+    received_at = models.DateTimeField(auto_now_add=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("notificação do emissor")
+        verbose_name_plural = _("notificações do emissor")
+        constraints = [models.UniqueConstraint(fields=["provider", "event_id"], name="fiscal_webhook_once")]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.event_id}"
+
+
+class SandboxSequence(models.Model):
+    """The sandbox provider's NF-e numbering per series (a real provider numbers the notes itself)."""
+
+    series = models.PositiveIntegerField(unique=True)
+    last_number = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"série {self.series}: {self.last_number}"
+
+
+class SandboxNote(models.Model):
+    """What the sandbox provider "authorized", by reference: a repeated issue returns the same note."""
+
+    ref = models.CharField(max_length=80, unique=True)
+    access_key = models.CharField(max_length=44)
+    number = models.PositiveIntegerField()
+    series = models.PositiveIntegerField()
+    protocol = models.CharField(max_length=32)
+    invoice = models.JSONField(default=dict)
+    issued_at = models.DateTimeField()
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.ref

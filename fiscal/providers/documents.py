@@ -1,0 +1,109 @@
+"""The XML (nfeProc) and DANFE PDF the sandbox provider hands back, generated locally.
+
+The DANFE uses fpdf2 (pure Python, maintained, already-present Pillow is its only heavy dependency):
+a hand-written PDF would need our own text layout and font metrics; reportlab is far larger for one page.
+Not a legally valid DANFE layout (no barcode); plausible enough for development and for buyers to see.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from fpdf import FPDF
+
+NFE_NS = "http://www.portalfiscal.inf.br/nfe"
+
+
+def _reais(centavos: int) -> str:
+    return f"{centavos // 100}.{centavos % 100:02d}"
+
+
+def _br_money(centavos: int) -> str:
+    whole = f"{centavos // 100:,}".replace(",", ".")
+    return f"R$ {whole},{centavos % 100:02d}"
+
+
+def nfe_xml(
+    *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
+) -> bytes:
+    issuer = invoice.get("issuer", {})
+    recipient = invoice.get("recipient", {})
+    ET.register_namespace("", NFE_NS)
+    proc = ET.Element(f"{{{NFE_NS}}}nfeProc", versao="4.00")
+    nfe = ET.SubElement(proc, f"{{{NFE_NS}}}NFe")
+    inf = ET.SubElement(nfe, f"{{{NFE_NS}}}infNFe", Id=f"NFe{access_key}", versao="4.00")
+    ide = ET.SubElement(inf, f"{{{NFE_NS}}}ide")
+    for tag, value in (("mod", "55"), ("serie", str(series)), ("nNF", str(number)), ("dhEmi", at.isoformat())):
+        ET.SubElement(ide, f"{{{NFE_NS}}}{tag}").text = value
+    ET.SubElement(ide, f"{{{NFE_NS}}}tpAmb").text = "1" if invoice.get("environment") == "producao" else "2"
+    emit = ET.SubElement(inf, f"{{{NFE_NS}}}emit")
+    ET.SubElement(emit, f"{{{NFE_NS}}}CNPJ").text = str(issuer.get("cnpj", ""))
+    ET.SubElement(emit, f"{{{NFE_NS}}}xNome").text = str(issuer.get("legal_name", ""))
+    ET.SubElement(emit, f"{{{NFE_NS}}}IE").text = str(issuer.get("state_registration", ""))
+    dest = ET.SubElement(inf, f"{{{NFE_NS}}}dest")
+    tax_id = str(recipient.get("tax_id", ""))
+    ET.SubElement(dest, f"{{{NFE_NS}}}{'CNPJ' if len(tax_id) == 14 else 'CPF'}").text = tax_id
+    ET.SubElement(dest, f"{{{NFE_NS}}}xNome").text = str(recipient.get("name", ""))
+    for index, item in enumerate(invoice.get("items", []), start=1):
+        det = ET.SubElement(inf, f"{{{NFE_NS}}}det", nItem=str(index))
+        prod = ET.SubElement(det, f"{{{NFE_NS}}}prod")
+        for tag, key in (
+            ("cProd", "sku"),
+            ("xProd", "description"),
+            ("NCM", "ncm"),
+            ("CFOP", "cfop"),
+            ("uCom", "unit"),
+        ):
+            ET.SubElement(prod, f"{{{NFE_NS}}}{tag}").text = str(item.get(key, ""))
+        ET.SubElement(prod, f"{{{NFE_NS}}}qCom").text = str(item.get("quantity", 0))
+        ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = _reais(int(item.get("unit_price", 0)))
+        ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = _reais(int(item.get("total", 0)))
+    total = ET.SubElement(ET.SubElement(inf, f"{{{NFE_NS}}}total"), f"{{{NFE_NS}}}ICMSTot")
+    ET.SubElement(total, f"{{{NFE_NS}}}vNF").text = _reais(int(invoice.get("total_amount", 0)))
+    prot = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}protNFe", versao="4.00"), f"{{{NFE_NS}}}infProt")
+    for tag, value in (("chNFe", access_key), ("dhRecbto", at.isoformat()), ("nProt", protocol), ("cStat", "100")):
+        ET.SubElement(prot, f"{{{NFE_NS}}}{tag}").text = value
+    ET.SubElement(prot, f"{{{NFE_NS}}}xMotivo").text = "Autorizado o uso da NF-e"
+    return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
+
+
+def _latin(text: object) -> str:
+    # The core PDF fonts are Latin-1: Portuguese fits; anything else is replaced rather than failing.
+    return str(text).encode("latin-1", "replace").decode("latin-1")
+
+
+def danfe_pdf(
+    *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
+) -> bytes:
+    issuer = invoice.get("issuer", {})
+    recipient = invoice.get("recipient", {})
+    pdf = FPDF(format="A4")
+    pdf.set_creation_date(at)
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(0, 8, "DANFE - Documento Auxiliar da Nota Fiscal Eletrônica", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    if invoice.get("environment") != "producao":
+        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO - SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
+    lines = [
+        f"Nº {number:09d}  Série {series:03d}  Emissão {at:%d/%m/%Y %H:%M}",
+        f"Emitente: {issuer.get('legal_name', '')}  CNPJ {issuer.get('cnpj', '')}",
+        f"Inscrição estadual: {issuer.get('state_registration', '')}",
+        f"Destinatário: {recipient.get('name', '')}  CPF/CNPJ {recipient.get('tax_id', '')}",
+        f"Chave de acesso: {' '.join(access_key[i : i + 4] for i in range(0, 44, 4))}",
+        f"Protocolo de autorização: {protocol}",
+        "",
+    ]
+    for item in invoice.get("items", []):
+        lines.append(
+            f"{item.get('sku', '')}  {item.get('description', '')}"
+            f"  NCM {item.get('ncm', '')}  CFOP {item.get('cfop', '')}"
+            f"  {item.get('quantity', 0)} {item.get('unit', '')} x {_br_money(int(item.get('unit_price', 0)))}"
+            f" = {_br_money(int(item.get('total', 0)))}"
+        )
+    lines += ["", f"Valor total da nota: {_br_money(int(invoice.get('total_amount', 0)))}"]
+    for line in lines:
+        pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())

@@ -1,0 +1,240 @@
+"""Adapter for Focus NFe's REST API v2 (https://focusnfe.com.br/doc/#nfe).
+
+- `POST /v2/nfe?ref=REF` with the note as JSON → 202 `{"status": "processando_autorizacao"}`; the
+  authorization is asynchronous: `GET /v2/nfe/REF` (poll) or the "gatilho" webhook tells the outcome.
+- `GET /v2/nfe/REF` → `status` autorizado | erro_autorizacao | denegado | cancelado | processando_autorizacao,
+  with `chave_nfe`, `numero`, `serie`, `protocolo`, `status_sefaz`, `mensagem_sefaz`,
+  `caminho_xml_nota_fiscal`, `caminho_danfe` (paths on the same host).
+- `DELETE /v2/nfe/REF` with `{"justificativa": …}` (15–255 characters) cancels.
+- Authentication: HTTP Basic with the token as user and an empty password.
+- Webhook (gatilho, `POST /v2/hooks` with `authorization`/`authorization_header`): the same body as the
+  GET, sent with our secret in the configured header; Focus may deliver it more than once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import datetime
+from typing import Any
+
+import httpx
+from django.conf import settings
+
+from fiscal.providers import ProviderResult, ProviderUnavailable, WebhookEvent, WebhookRejected
+
+BASE_URLS = {"homologacao": "https://homologacao.focusnfe.com.br", "producao": "https://api.focusnfe.com.br"}
+TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+MAX_FILE_BYTES = 5 * 1024 * 1024
+WEBHOOK_HEADER = "X-Fiscal-Webhook-Secret"
+STATUSES = {
+    "autorizado": "authorized",
+    "processando_autorizacao": "processing",
+    "erro_autorizacao": "rejected",
+    "denegado": "rejected",
+    "cancelado": "cancelled",
+}
+TAX_REGIMES = {"simples": "1", "simples_excesso": "2", "normal": "3", "mei": "4"}
+
+
+def _reais(centavos: int) -> str:
+    return f"{centavos // 100}.{centavos % 100:02d}"
+
+
+def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
+    """Our neutral invoice (built by the shop) in Focus NFe's field names."""
+    issuer, recipient = invoice["issuer"], invoice["recipient"]
+    address = recipient.get("address", {})
+    tax_id = str(recipient.get("tax_id", ""))
+    simples = issuer.get("tax_regime") in ("simples", "simples_excesso", "mei")
+    body: dict[str, Any] = {
+        "natureza_operacao": "Venda de mercadoria",
+        "data_emissao": invoice["issued_at"],
+        "tipo_documento": 1,
+        "finalidade_emissao": 1,
+        "consumidor_final": 1,
+        "presenca_comprador": 2,  # operação não presencial, pela internet
+        "cnpj_emitente": issuer["cnpj"],
+        "inscricao_estadual_emitente": issuer.get("state_registration", ""),
+        "regime_tributario_emitente": TAX_REGIMES.get(str(issuer.get("tax_regime")), "1"),
+        "nome_destinatario": recipient.get("name", ""),
+        "cnpj_destinatario" if len(tax_id) == 14 else "cpf_destinatario": tax_id,
+        "email_destinatario": recipient.get("email", ""),
+        "indicador_inscricao_estadual_destinatario": 9,
+        "logradouro_destinatario": address.get("street", ""),
+        "numero_destinatario": address.get("number", "") or "S/N",
+        "bairro_destinatario": address.get("neighborhood", ""),
+        "municipio_destinatario": address.get("city", ""),
+        "uf_destinatario": address.get("state", ""),
+        "cep_destinatario": str(address.get("postal_code", "")).replace("-", ""),
+        "local_destino": 1 if address.get("state", issuer.get("state")) == issuer.get("state") else 2,
+        "modalidade_frete": 0 if invoice.get("shipping_amount") else 9,
+        "valor_frete": _reais(int(invoice.get("shipping_amount", 0))),
+        "valor_desconto": _reais(int(invoice.get("discount_amount", 0))),
+        "valor_total": _reais(int(invoice.get("total_amount", 0))),
+        "items": [],
+    }
+    for index, item in enumerate(invoice["items"], start=1):
+        quantity, unit_price = int(item["quantity"]), int(item["unit_price"])
+        body["items"].append(
+            {
+                "numero_item": index,
+                "codigo_produto": item["sku"],
+                "descricao": item["description"],
+                "codigo_ncm": item["ncm"],
+                "cfop": item["cfop"],
+                "unidade_comercial": item["unit"],
+                "quantidade_comercial": quantity,
+                "valor_unitario_comercial": _reais(unit_price),
+                "unidade_tributavel": item["unit"],
+                "quantidade_tributavel": quantity,
+                "valor_unitario_tributavel": _reais(unit_price),
+                "valor_bruto": _reais(int(item["total"])),
+                "icms_origem": int(item["origin"]),
+                "icms_situacao_tributaria": "102" if simples else "00",
+                "pis_situacao_tributaria": "07",
+                "cofins_situacao_tributaria": "07",
+            }
+        )
+    return body
+
+
+def _int_or_none(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+class FocusNFeProvider:
+    name = "focusnfe"
+
+    def __init__(self, *, base_url: str, token: str, webhook_secret: str, transport: httpx.BaseTransport | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.webhook_secret = webhook_secret
+        self.transport = transport
+
+    @classmethod
+    def from_settings(cls, environment: str = "homologacao") -> FocusNFeProvider:
+        return cls(
+            base_url=getattr(settings, "FISCAL_FOCUSNFE_BASE_URL", "")
+            or BASE_URLS.get(environment, BASE_URLS["homologacao"]),
+            token=getattr(settings, "FISCAL_FOCUSNFE_TOKEN", ""),
+            webhook_secret=getattr(settings, "FISCAL_WEBHOOK_SECRET", ""),
+        )
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            with httpx.Client(
+                base_url=self.base_url, auth=(self.token, ""), timeout=TIMEOUT, follow_redirects=False,
+                transport=self.transport,
+            ) as client:  # fmt: skip
+                response = client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:  # timeout, refused, reset: the outcome is unknown, ask again later
+            raise ProviderUnavailable(f"Focus NFe inacessível: {exc.__class__.__name__}") from exc
+        if response.status_code in (401, 403):
+            raise ProviderUnavailable(
+                f"Focus NFe recusou o token (HTTP {response.status_code}): confira FISCAL_FOCUSNFE_TOKEN"
+            )
+        if response.status_code == 429 or response.status_code >= 500:
+            raise ProviderUnavailable(f"Focus NFe indisponível (HTTP {response.status_code})")
+        return response
+
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise ProviderUnavailable(f"resposta ilegível do Focus NFe (HTTP {response.status_code})") from exc
+        if not isinstance(data, dict):
+            raise ProviderUnavailable("resposta inesperada do Focus NFe")
+        return data
+
+    def result_from_webhook(self, *, body: dict[str, Any]) -> ProviderResult:
+        status = STATUSES.get(str(body.get("status", "")))
+        if status is None:
+            raise ProviderUnavailable(f"situação desconhecida do Focus NFe: {body.get('status')!r}")
+        issued_at = None
+        protocol = body.get("protocolo") or ""
+        if isinstance(body.get("protocolo_nota_fiscal"), dict):
+            protocol = protocol or body["protocolo_nota_fiscal"].get("numero_protocolo", "")
+        if body.get("data_emissao"):
+            try:
+                issued_at = datetime.fromisoformat(str(body["data_emissao"]))
+            except ValueError:
+                issued_at = None
+        key = str(body.get("chave_nfe", "")).removeprefix("NFe")
+        return ProviderResult(
+            status=status,  # type: ignore[arg-type]
+            access_key=key,
+            number=_int_or_none(body.get("numero")),
+            series=_int_or_none(body.get("serie")),
+            protocol=str(protocol)[:32],
+            sefaz_status=str(body.get("status_sefaz", ""))[:8],
+            sefaz_reason=str(body.get("mensagem_sefaz", "") or body.get("mensagem", ""))[:500],
+            issued_at=issued_at,
+            xml_path=str(body.get("caminho_xml_nota_fiscal", "")),
+            danfe_path=str(body.get("caminho_danfe", "")),
+        )
+
+    def issue(self, *, ref: str, invoice: dict[str, Any]) -> ProviderResult:
+        response = self._request("POST", "/v2/nfe", params={"ref": ref}, json=focus_body(invoice))
+        data = self._json(response)
+        if response.status_code in (200, 201, 202):
+            return self.result_from_webhook(body=data)
+        # 4xx with {"codigo", "mensagem"}: the request itself was refused (our data), a definitive answer.
+        return ProviderResult(
+            status="rejected", sefaz_status=str(data.get("codigo", response.status_code))[:8],
+            sefaz_reason=str(data.get("mensagem", "recusada pelo Focus NFe"))[:500],
+        )  # fmt: skip
+
+    def status(self, *, ref: str) -> ProviderResult | None:
+        response = self._request("GET", f"/v2/nfe/{ref}")
+        if response.status_code == 404:
+            return None
+        data = self._json(response)
+        if response.status_code != 200:
+            raise ProviderUnavailable(f"consulta recusada pelo Focus NFe (HTTP {response.status_code})")
+        return self.result_from_webhook(body=data)
+
+    def cancel(self, *, ref: str, justification: str) -> ProviderResult:
+        response = self._request("DELETE", f"/v2/nfe/{ref}", json={"justificativa": justification})
+        data = self._json(response)
+        if response.status_code == 200 and data.get("status") == "cancelado":
+            return ProviderResult(
+                status="cancelled", sefaz_status=str(data.get("status_sefaz", ""))[:8],
+                sefaz_reason=str(data.get("mensagem_sefaz", ""))[:500],
+            )  # fmt: skip
+        # Refused (e.g. outside the window): the note stays authorized and the reason is shown to staff.
+        return ProviderResult(
+            status="authorized", sefaz_status=str(data.get("codigo", data.get("status_sefaz", "")))[:8],
+            sefaz_reason=str(data.get("mensagem", data.get("mensagem_sefaz", "")))[:500],
+        )  # fmt: skip
+
+    def download(self, *, path: str) -> bytes:
+        if not path.startswith("/") or path.startswith("//"):
+            raise ProviderUnavailable("caminho de arquivo inesperado do Focus NFe")
+        response = self._request("GET", path)
+        if response.status_code != 200 or len(response.content) > MAX_FILE_BYTES:
+            raise ProviderUnavailable(f"arquivo indisponível no Focus NFe (HTTP {response.status_code})")
+        return response.content
+
+    def parse_webhook(self, *, headers: dict[str, str], body: bytes) -> WebhookEvent:
+        given = headers.get(WEBHOOK_HEADER.lower(), "")
+        if not self.webhook_secret or not hmac.compare_digest(given.encode(), self.webhook_secret.encode()):
+            raise WebhookRejected("segredo do webhook ausente ou incorreto")
+        import json
+
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise WebhookRejected("corpo não é JSON") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("ref"), str) or not data["ref"]:
+            raise WebhookRejected("notificação sem ref")
+        # Focus sends no event id: the same state of the same note is the same event (re-deliveries dedupe).
+        fingerprint = "|".join(
+            str(data.get(k, "")) for k in ("ref", "status", "chave_nfe", "protocolo", "status_sefaz", "mensagem_sefaz")
+        )
+        return WebhookEvent(
+            event_id=hashlib.sha256(fingerprint.encode()).hexdigest(), provider_ref=data["ref"][:80], body=data
+        )

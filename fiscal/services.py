@@ -1,0 +1,360 @@
+"""Every write of the fiscal app. Requests run inside the caller's transaction (the outbox rule); the
+job runner calls the provider between two short transactions, never inside one.
+
+    document_request_issue  (caller's txn)  document + issue job, or "blocked" with the missing data
+    document_request_cancel (caller's txn)  cancel job when authorized less than 24 h ago
+    job_run                 (Celery)        lease the job → provider call → record the outcome
+    webhook_store / webhook_process         inbox of provider notifications, applied once
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from fiscal.access_key import is_valid
+from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
+from fiscal.signals import document_changed
+
+logger = logging.getLogger(__name__)
+CANCEL_WINDOW = timedelta(hours=24)  # SEFAZ: cancelamento até 24 h após a autorização
+Status = FiscalDocument.Status
+
+
+def _retry_delay(attempts: int) -> timedelta:
+    return timedelta(seconds=min(30 * 2 ** max(attempts - 1, 0), 3600))
+
+
+def _poll_delay(attempts: int) -> timedelta:
+    return timedelta(seconds=min(20 * attempts, 600))
+
+
+def _changed(document: FiscalDocument, event: str, message: str, **data: Any) -> None:
+    document_changed.send(
+        sender=FiscalDocument, order_ref=document.order_ref, event=event, message=message,
+        data={"status": document.status, **data},
+    )  # fmt: skip
+
+
+def _enqueue(job_id: int) -> None:
+    def run() -> None:
+        from fiscal.tasks import run_fiscal_job
+
+        try:
+            run_fiscal_job.delay(job_id)
+        except Exception:  # broker down: the beat sweep runs the job
+            logger.warning("fiscal job %s not enqueued; the sweep will run it", job_id, exc_info=True)
+
+    transaction.on_commit(run)
+
+
+def document_request_issue(
+    *, order_ref: str, order_number: int | None, invoice: dict[str, Any], problems: list[str], reissue: bool = False
+) -> FiscalDocument:
+    """Inside the caller's transaction. Once per order (and per re-issue after a rejection).
+
+    `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
+    document is "rejected" with them as the reason, no provider call, and the order is untouched.
+    """
+    document, created = FiscalDocument.objects.select_for_update().get_or_create(
+        order_ref=order_ref,
+        defaults={"order_number": order_number, "environment": invoice.get("environment") or "homologacao"},
+    )
+    if not created:
+        if document.status != Status.REJECTED or not reissue:
+            return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add
+        if FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).exists():
+            document.attempt += 1  # a new reference: the provider keeps the rejected one as it was
+    ref = f"{order_ref}-{document.attempt}"
+    document.provider_ref = ref
+    document.environment = invoice.get("environment") or document.environment
+    if problems:
+        document.status = Status.REJECTED
+        document.sefaz_status = ""
+        document.sefaz_reason = ("Dados fiscais incompletos: " + "; ".join(problems))[:500]
+        document.save()
+        _changed(document, "blocked", f"NF-e não emitida. {document.sefaz_reason}", problems=problems)
+        return document
+    document.status = Status.PENDING
+    document.sefaz_status = document.sefaz_reason = ""
+    document.save()
+    job, job_created = FiscalJob.objects.get_or_create(
+        key=f"{order_ref}:issue:{document.attempt}",
+        defaults={
+            "document": document,
+            "action": FiscalJob.Action.ISSUE,
+            "payload": invoice,
+            "next_run_at": timezone.now(),
+        },
+    )
+    if job_created:
+        _changed(document, "requested", "Emissão da NF-e solicitada.", attempt=document.attempt)
+        _enqueue(job.pk)
+    return document
+
+
+def document_request_cancel(*, order_ref: str, justification: str) -> str:
+    """Inside the caller's transaction: "requested", "window_closed", "not_issued" or "already"."""
+    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).first()
+    if document is None or document.status in (Status.REJECTED, Status.PENDING):
+        # Not issued: a pending issue job still runs; the sweep of the shop is not told (see the report).
+        return "not_issued"
+    if document.status == Status.CANCELLED:
+        return "already"
+    if document.status != Status.AUTHORIZED or document.issued_at is None:
+        return "not_issued"
+    if timezone.now() - document.issued_at > CANCEL_WINDOW:
+        _changed(
+            document, "cancel_window_closed",
+            "NF-e autorizada há mais de 24 horas: não pode ser cancelada; registre uma NF-e de devolução.",
+        )  # fmt: skip
+        return "window_closed"
+    text = (justification or "").strip()
+    if len(text) < 15:  # SEFAZ asks 15 to 255 characters
+        text = f"Pedido cancelado a pedido do cliente. {text}".strip()
+    job, created = FiscalJob.objects.get_or_create(
+        key=f"{order_ref}:cancel:{document.attempt}",
+        defaults={"document": document, "action": FiscalJob.Action.CANCEL, "payload": {"justification": text[:255]},
+                  "next_run_at": timezone.now()},
+    )  # fmt: skip
+    if created:
+        _changed(document, "cancel_requested", "Cancelamento da NF-e solicitado.")
+        _enqueue(job.pk)
+    return "requested" if created else "already"
+
+
+def _lease(job_id: int) -> tuple[FiscalJob, FiscalDocument, str] | None:
+    """Short transaction: take the job and push its next run out, so a crash mid-call is retried later."""
+    with transaction.atomic():
+        job = (
+            FiscalJob.objects.select_for_update(skip_locked=True)
+            .select_related("document")
+            .filter(pk=job_id, status__in=[FiscalJob.Status.PENDING, FiscalJob.Status.WAITING])
+            .first()
+        )
+        if job is None:
+            return None
+        mode = "poll" if job.status == FiscalJob.Status.WAITING or job.attempts > 0 else "call"
+        job.attempts += 1
+        job.next_run_at = timezone.now() + _retry_delay(job.attempts)
+        job.save(update_fields=["attempts", "next_run_at"])
+        return job, job.document, mode
+
+
+def _call(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mode: str) -> ProviderResult:
+    ref = document.provider_ref
+    if job.action == FiscalJob.Action.ISSUE:
+        # After a crash or a timeout the provider may already have the note: ask before sending again.
+        result = provider.status(ref=ref) if mode == "poll" else None
+        return result if result is not None else provider.issue(ref=ref, invoice=job.payload)
+    if mode == "poll":
+        current = provider.status(ref=ref)
+        if current is not None and current.status == "cancelled":
+            return current
+    return provider.cancel(ref=ref, justification=str(job.payload.get("justification", "")))
+
+
+def _store_files(provider: FiscalProvider, document: FiscalDocument, result: ProviderResult) -> dict[str, str]:
+    """Outside any transaction: fetch (when needed) and store the XML and the DANFE; names to record."""
+    if result.status != "authorized" or not result.access_key or document.status == Status.AUTHORIZED:
+        return {}  # nothing to store, or a repeated answer about a note already stored
+    xml = (
+        result.xml if result.xml is not None else (provider.download(path=result.xml_path) if result.xml_path else None)
+    )
+    danfe = (
+        result.danfe
+        if result.danfe is not None
+        else (provider.download(path=result.danfe_path) if result.danfe_path else None)
+    )
+    names: dict[str, str] = {}
+    if xml:
+        names["xml"] = default_storage.save(f"fiscal/xml/{result.access_key}-nfe.xml", ContentFile(xml))
+    if danfe:
+        names["danfe"] = default_storage.save(f"fiscal/danfe/{result.access_key}.pdf", ContentFile(danfe))
+    return names
+
+
+def _apply(document: FiscalDocument, job: FiscalJob | None, result: ProviderResult, files: dict[str, str]) -> str:
+    """Inside the record transaction, with the document locked."""
+    now = timezone.now()
+    if result.status == "processing":
+        if job is not None:
+            job.status = FiscalJob.Status.WAITING
+            job.next_run_at = now + _poll_delay(job.attempts)
+            job.save(update_fields=["status", "next_run_at"])
+        if document.status == Status.PENDING:
+            document.status = Status.PROCESSING
+            document.save(update_fields=["status", "updated_at"])
+            _changed(document, "processing", "NF-e enviada; aguardando a SEFAZ.")
+        return "processing"
+    if job is not None:
+        job.status = FiscalJob.Status.DONE
+        job.finished_at = now
+        job.last_error = ""
+        job.save(update_fields=["status", "finished_at", "last_error"])
+    if result.status == "authorized" and document.status in (Status.PENDING, Status.PROCESSING):
+        if not is_valid(result.access_key):
+            document.status = Status.REJECTED
+            document.sefaz_reason = f"Chave de acesso inválida devolvida pelo emissor: {result.access_key!r}"[:500]
+            document.save()
+            _changed(document, "rejected", document.sefaz_reason)
+            return "rejected"
+        document.status = Status.AUTHORIZED
+        document.access_key = result.access_key
+        document.number, document.series = result.number, result.series
+        document.protocol, document.sefaz_status, document.sefaz_reason = (
+            result.protocol,
+            result.sefaz_status,
+            result.sefaz_reason,
+        )
+        document.issued_at = result.issued_at or now
+        document.xml.name = files.get("xml", document.xml.name)
+        document.danfe.name = files.get("danfe", document.danfe.name)
+        document.save()
+        _changed(
+            document, "authorized", f"NF-e nº {document.number} série {document.series} autorizada.",
+            access_key=document.access_key, protocol=document.protocol,
+        )  # fmt: skip
+        return "authorized"
+    if (
+        result.status == "authorized"
+        and document.status == Status.AUTHORIZED
+        and job is not None
+        and job.action == "cancel"
+    ):
+        document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
+        document.save(update_fields=["sefaz_status", "sefaz_reason", "updated_at"])
+        _changed(document, "cancel_refused", f"Cancelamento da NF-e recusado: {result.sefaz_reason}")
+        return "cancel_refused"
+    if result.status == "rejected" and document.status in (Status.PENDING, Status.PROCESSING):
+        document.status = Status.REJECTED
+        document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
+        document.save()
+        _changed(
+            document, "rejected", f"NF-e rejeitada pela SEFAZ ({result.sefaz_status}): {result.sefaz_reason}",
+            sefaz_status=result.sefaz_status,
+        )  # fmt: skip
+        return "rejected"
+    if result.status == "cancelled" and document.status == Status.AUTHORIZED:
+        document.status = Status.CANCELLED
+        document.cancelled_at = now
+        document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
+        document.save()
+        _changed(document, "cancelled", f"NF-e nº {document.number} cancelada.")
+        return "cancelled"
+    return "unchanged"  # a late or repeated answer about a state already recorded
+
+
+def _record(job_id: int, document_id: int, result: ProviderResult, files: dict[str, str]) -> str:
+    with transaction.atomic():
+        document = FiscalDocument.objects.select_for_update().get(pk=document_id)
+        job = FiscalJob.objects.select_for_update().filter(pk=job_id).exclude(status=FiscalJob.Status.DONE).first()
+        if job is None:
+            return "skipped"
+        return _apply(document, job, result, files)
+
+
+def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
+    """Run one due job: the outcome recorded ("authorized", "processing", …), "retry" or "skipped"."""
+    leased = _lease(job_id)
+    if leased is None:
+        return "skipped"
+    job, document, mode = leased
+    provider = provider or get_provider(document.environment)
+    try:
+        result = _call(provider, job, document, mode)
+        files = _store_files(provider, document, result)
+    except ProviderUnavailable as exc:
+        with transaction.atomic():
+            FiscalJob.objects.filter(pk=job.pk).update(last_error=str(exc)[:500])
+            locked = FiscalDocument.objects.select_for_update().get(pk=document.pk)
+            _changed(
+                locked,
+                "retry",
+                f"Emissor fiscal indisponível; nova tentativa automática. ({exc})",
+                attempts=job.attempts,
+            )
+        return "retry"
+    return _record(job.pk, document.pk, result, files)
+
+
+def jobs_due(*, limit: int = 100) -> list[int]:
+    return list(
+        FiscalJob.objects.filter(
+            status__in=[FiscalJob.Status.PENDING, FiscalJob.Status.WAITING], next_run_at__lte=timezone.now()
+        )
+        .order_by("next_run_at", "id")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def webhook_store(*, provider: str, event_id: str, provider_ref: str, body: dict[str, Any]) -> FiscalWebhook | None:
+    """The raw notification, once per provider event id; None for a duplicate delivery."""
+    try:
+        with transaction.atomic():
+            row = FiscalWebhook.objects.create(
+                provider=provider, event_id=event_id, provider_ref=provider_ref, body=body
+            )
+    except IntegrityError:
+        return None
+
+    def run() -> None:
+        from fiscal.tasks import process_fiscal_webhook
+
+        try:
+            process_fiscal_webhook.delay(row.pk)
+        except Exception:
+            logger.warning("fiscal webhook %s not enqueued; the sweep will process it", row.pk, exc_info=True)
+
+    transaction.on_commit(run)
+    return row
+
+
+def webhook_process(*, webhook_id: int, provider: FiscalProvider | None = None) -> str:
+    row = FiscalWebhook.objects.filter(pk=webhook_id, processed_at__isnull=True).first()
+    if row is None:
+        return "skipped"
+    document = FiscalDocument.objects.filter(provider_ref=row.provider_ref).first()
+    provider = provider or get_provider(document.environment if document else "homologacao")
+    if document is None:
+        FiscalWebhook.objects.filter(pk=row.pk).update(processed_at=timezone.now())
+        return "unknown_ref"
+    try:
+        result = provider.result_from_webhook(body=row.body)
+        files = _store_files(provider, document, result)  # outside the transaction
+    except ProviderUnavailable:
+        logger.warning("fiscal webhook %s could not be applied yet", row.pk, exc_info=True)
+        return "retry"
+    with transaction.atomic():
+        locked_row = FiscalWebhook.objects.select_for_update().filter(pk=row.pk, processed_at__isnull=True).first()
+        if locked_row is None:
+            return "skipped"
+        document = FiscalDocument.objects.select_for_update().get(pk=document.pk)
+        action = FiscalJob.Action.CANCEL if result.status == "cancelled" else FiscalJob.Action.ISSUE
+        job = (
+            FiscalJob.objects.select_for_update()
+            .filter(document=document, action=action)
+            .exclude(status=FiscalJob.Status.DONE)
+            .order_by("-id")
+            .first()
+        )
+        outcome = _apply(document, job, result, files)
+        locked_row.processed_at = timezone.now()
+        locked_row.save(update_fields=["processed_at"])
+    return outcome
+
+
+def webhooks_unprocessed(*, older_than: timedelta, limit: int = 100) -> list[int]:
+    cutoff = timezone.now() - older_than
+    return list(
+        FiscalWebhook.objects.filter(processed_at__isnull=True, received_at__lt=cutoff)
+        .order_by("id")
+        .values_list("pk", flat=True)[:limit]
+    )

@@ -1,0 +1,12 @@
+"""The only way `fiscal` talks outward.
+
+document_changed  send(sender=FiscalDocument, order_ref=str, event=str, message=str, data=dict)
+    Sent synchronously INSIDE the transaction that changed the document, so the shop's receiver writes
+    the order timeline event in that same transaction (a failing receiver rolls the change back and the
+    job is retried). events: requested, blocked, processing, authorized, rejected, cancel_requested,
+    cancelled, cancel_refused, cancel_window_closed, retry.
+"""
+
+from django.dispatch import Signal
+
+document_changed = Signal()

@@ -1,0 +1,42 @@
+"""Provider webhooks (inbox) and the document downloads behind the unguessable per-document token."""
+
+from __future__ import annotations
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from fiscal.models import FiscalDocument
+from fiscal.providers import WebhookRejected, get_provider
+from fiscal.services import webhook_store
+
+MAX_BODY = 256 * 1024
+
+
+@csrf_exempt
+@require_POST
+def provider_webhook(request: HttpRequest) -> HttpResponse:
+    if len(request.body) > MAX_BODY:
+        return JsonResponse({"erro": "notificação grande demais"}, status=413)
+    provider = get_provider()
+    try:
+        event = provider.parse_webhook(headers={k.lower(): v for k, v in request.headers.items()}, body=request.body)
+    except WebhookRejected as exc:
+        return JsonResponse({"erro": str(exc)}, status=401)
+    stored = webhook_store(
+        provider=provider.name, event_id=event.event_id, provider_ref=event.provider_ref, body=event.body
+    )
+    return JsonResponse({"recebido": True, "duplicado": stored is None})
+
+
+@require_GET
+def document_file(request: HttpRequest, token: str, kind: str) -> FileResponse:
+    document = FiscalDocument.objects.filter(download_token=token, status__in=["authorized", "cancelled"]).first()
+    field = None if document is None else (document.danfe if kind == "danfe" else document.xml)
+    if document is None or not field:
+        raise Http404("documento fiscal não encontrado")
+    extension, content_type = ("pdf", "application/pdf") if kind == "danfe" else ("xml", "application/xml")
+    return FileResponse(
+        field.open("rb"), as_attachment=kind != "danfe", filename=f"nfe-{document.access_key}.{extension}",
+        content_type=content_type,
+    )  # fmt: skip

@@ -1,0 +1,29 @@
+"""Extra sections other parts of the project add to the order pages, without `orders` importing them.
+
+`settings.ORDERS_ADMIN_PANELS` / `ORDERS_PERMALINK_PANELS`: dotted paths of callables
+`(request, order) -> str` returning safe HTML (e.g. the shop's NF-e box). A failing panel is left out
+and logged: it must never take the order page down.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+
+from orders.models import Order
+
+logger = logging.getLogger(__name__)
+
+
+def render_panels(setting: str, request: HttpRequest, order: Order) -> list[Any]:
+    panels = []
+    for path in getattr(settings, setting, ()):
+        try:
+            panels.append(import_string(path)(request, order))
+        except Exception:
+            logger.exception("order panel %s failed for %s", path, order.public_id)
+    return [panel for panel in panels if panel]

@@ -1,0 +1,146 @@
+"""When an order asks for an NF-e, and what the NF-e steps write on the order's timeline.
+
+- Placement of a paid order (`shop.checkout.place.place_order`): the issue job is written in the same
+  transaction (`on_order_placed`).
+- Payment confirmed later (admin), shipped (`FISCAL_ISSUE_ON=shipped`), fully cancelled: `order_changed`
+  arrives after commit; the job is written in its own transaction, and `sweep_missing_documents` (beat)
+  covers a receiver that never ran.
+- `fiscal.signals.document_changed` (inside the fiscal transaction) → an order timeline event.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from fiscal.models import FiscalDocument
+from fiscal.services import document_request_cancel, document_request_issue
+from orders.errors import OrderNotFound
+from orders.models import Order, OrderStatus, PaymentStatus
+from shop.fiscal.invoice import build_invoice
+
+logger = logging.getLogger(__name__)
+BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
+SWEEP_WINDOW = timedelta(days=2)
+
+
+def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocument:
+    """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e."""
+    invoice, problems = build_invoice(order)
+    return document_request_issue(
+        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems, reissue=reissue
+    )
+
+
+def on_order_placed(order: Order) -> None:
+    """Inside the placement's transaction. A savepoint: an unexpected failure here must not lose the
+    order (the money is in); it is logged and `sweep_missing_documents` asks again."""
+    if settings.FISCAL_ISSUE_ON != "paid" or order.payment_status != PaymentStatus.PAID:
+        return
+    try:
+        with transaction.atomic():
+            fiscal_request_issue(order=order)
+    except Exception:
+        logger.exception("NF-e request for order %s failed at placement; the sweep retries", order.public_id)
+
+
+@transaction.atomic
+def fiscal_reissue(*, order_id: str) -> FiscalDocument:
+    """Admin: issue again after a rejection (the merchant fixed the data). Raises OrderNotFound."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    return fiscal_request_issue(order=order, reissue=True)
+
+
+def _cancel(order: Order) -> str:
+    return document_request_cancel(
+        order_ref=order.public_id, justification=f"Pedido #{order.number} cancelado antes da entrega."
+    )
+
+
+def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
+    """Receiver of `orders.signals.order_changed` (sent after commit)."""
+    wanted = {"paid": {"payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
+    if event not in wanted and event not in ("canceled", "returned"):
+        return
+    try:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().filter(public_id=order_id).first()
+            if order is None:
+                return
+            if event == "canceled":
+                if order.status == OrderStatus.CANCELED:
+                    _cancel(order)
+            elif event == "returned":
+                _note_return(order)
+            elif order.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
+                fiscal_request_issue(order=order)
+    except Exception:  # never break the sender's other receivers; the beat sweep asks again
+        logger.exception("fiscal request for %s after %s failed", order_id, event)
+
+
+def _note_return(order: Order) -> None:
+    """A return after an authorized NF-e: the merchant issues an NF-e de devolução (entrada); say so."""
+    from orders.services import order_event_record
+
+    document = FiscalDocument.objects.filter(order_ref=order.public_id, status=FiscalDocument.Status.AUTHORIZED).first()
+    if document is not None:
+        order_event_record(
+            order_id=order.public_id, kind="fiscal_return_note",
+            message=f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}.",
+            data={"access_key": document.access_key},
+        )  # fmt: skip
+
+
+def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str, data: dict, **_: Any) -> None:
+    """Receiver of `fiscal.signals.document_changed`: inside the fiscal transaction, so the timeline event
+    commits with the fiscal change."""
+    from orders.services import order_event_record
+
+    try:
+        order_event_record(
+            order_id=order_ref, kind=f"fiscal_{event}", message=message,
+            internal=event not in BUYER_VISIBLE_EVENTS, data=data,
+            notify=event in BUYER_VISIBLE_EVENTS,  # order webhooks carry fiscal_documents when negotiated
+        )  # fmt: skip
+    except OrderNotFound:
+        logger.warning("fiscal document for unknown order %s", order_ref)
+        return
+    if event == "authorized":
+        # Cancelled while the NF-e was being issued: cancel the note now that it exists.
+        order = Order.objects.filter(public_id=order_ref).only("status", "number", "public_id").first()
+        if order is not None and order.status == OrderStatus.CANCELED:
+            transaction.on_commit(lambda: _cancel_after_commit(order_ref))
+
+
+def _cancel_after_commit(order_ref: str) -> None:
+    with transaction.atomic():
+        order = Order.objects.select_for_update().filter(public_id=order_ref).first()
+        if order is not None:
+            _cancel(order)
+
+
+def sweep_missing_documents(*, limit: int = 200) -> int:
+    """Beat: paid (or shipped) recent orders without a fiscal document — a receiver that never ran."""
+    if settings.FISCAL_ISSUE_ON == "off":
+        return 0
+    orders = Order.objects.filter(placed_at__gte=timezone.now() - SWEEP_WINDOW).exclude(
+        public_id__in=FiscalDocument.objects.values("order_ref")
+    )
+    if settings.FISCAL_ISSUE_ON == "paid":
+        orders = orders.filter(payment_status=PaymentStatus.PAID).exclude(status=OrderStatus.CANCELED)
+    else:
+        orders = orders.filter(status__in=[OrderStatus.SHIPPED, OrderStatus.DELIVERED])
+    count = 0
+    for order_id in orders.order_by("id").values_list("public_id", flat=True)[:limit]:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().get(public_id=order_id)
+            fiscal_request_issue(order=order)
+            count += 1
+    return count

@@ -1,0 +1,36 @@
+"""Fiscal documents as the buyer and agents see them (BCP extension br.dev.bcp.shopping.fiscal_document)."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+from django.conf import settings
+
+from fiscal.models import FiscalDocument
+from fiscal.selectors import document_for_order, file_path
+
+
+def _absolute(path: str) -> str | None:
+    return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}" if path else None
+
+
+def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
+    return {
+        "type": document.doc_type,
+        "status": document.status,
+        "access_key": document.access_key or None,
+        "number": document.number,
+        "series": document.series,
+        "issued_at": document.issued_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if document.issued_at else None,
+        "danfe_url": _absolute(file_path(document, "danfe")),
+        "xml_url": _absolute(file_path(document, "xml")),
+    }
+
+
+def fiscal_documents_bcp(order_ref: str) -> list[dict[str, Any]]:
+    """One query. Absent values are omitted (the schema's style: optional members are left out)."""
+    document = document_for_order(order_ref)
+    if document is None:
+        return []
+    return [{key: value for key, value in fiscal_document_view(document).items() if value is not None}]

@@ -1,0 +1,116 @@
+"""The br.dev.bcp.shopping.fiscal_document extension of the order capability over REST (issue 18):
+advertised in the profile, present in order responses only when negotiated, valid against its schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.test import Client
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from bcp_app.platforms import NewPlatform, platform_create
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import document_request_issue, job_run
+from orders.models import Order
+from payments.sandbox import services as sandbox
+from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
+from tests.fiscal.helpers import invoice
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+FISCAL = "br.dev.bcp.shopping.fiscal_document"
+ORDER = "br.dev.bcp.shopping.order"
+SCHEMAS = Path(__file__).resolve().parents[2] / "bcp_app" / "jsonschemas"
+SPEC, SCHEMA = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
+
+
+def schema_errors(document: Any, ref: str) -> list[str]:
+    # Our vendored copy plus the shop's own extension schema (not in the shared spec).
+    resources = [
+        (d["$id"], Resource.from_contents(d)) for d in (json.loads(p.read_text()) for p in SCHEMAS.rglob("*.json"))
+    ]
+    validator = Draft202012Validator({"$ref": SCHEMA + "/" + ref}, registry=Registry().with_resources(resources))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def _profile_caps(fake_platform: FakePlatform, *, fiscal: bool) -> dict[str, list[dict[str, Any]]]:
+    caps = fake_platform.profile()["ucp"]["capabilities"]
+    if fiscal:
+        caps[FISCAL] = [{"version": VERSION, "spec": f"{SPEC}/fiscal-document",
+                         "schema": f"{SCHEMA}/shopping/fiscal_document.json", "extends": ORDER}]  # fmt: skip
+    return caps
+
+
+def _setup(fake_platform: FakePlatform, settings: Any, *, fiscal: bool) -> tuple[NewPlatform, dict[str, str]]:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    url = fake_platform.publish(capabilities=_profile_caps(fake_platform, fiscal=fiscal))
+    platform = platform_create(name="Agente", profile_url=url)
+    return platform, agent(url, Authorization=f"Bearer {platform.api_key}")
+
+
+def _authorized_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    with capture(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    order = Order.objects.get(checkout_id=checkout["id"])
+    # The demo store of this test has no CNPJ, so the shop's request was blocked; issue as the merchant
+    # would after filling in the data (the invoice's content is not what this test is about).
+    with transaction.atomic():
+        document_request_issue(
+            order_ref=order.public_id, order_number=order.number, invoice=invoice(order_ref=order.public_id),
+            problems=[], reissue=True,
+        )  # fmt: skip
+    assert job_run(job_id=FiscalJob.objects.get(key__startswith=order.public_id).pk) == "authorized"
+    return order
+
+
+def test_profile_advertises_the_extension_of_order(client: Client) -> None:
+    capabilities = client.get("/.well-known/bcp").json()["ucp"]["capabilities"]
+    assert capabilities[FISCAL] == [
+        {"version": VERSION, "spec": f"{SPEC}/fiscal-document",
+         "schema": f"{SCHEMA}/shopping/fiscal_document.json", "extends": ORDER}
+    ]  # fmt: skip
+
+
+def test_negotiated_order_carries_the_fiscal_documents(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    _platform, headers = _setup(fake_platform, settings, fiscal=True)
+    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
+    body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    document = FiscalDocument.objects.get()
+    assert body["ucp"]["capabilities"] == {ORDER: [{"version": VERSION}], FISCAL: [{"version": VERSION}]}
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+    assert body["fiscal_documents"] == [
+        {
+            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
+            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
+            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
+        }
+    ]  # fmt: skip
+    assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    danfe = client.get(body["fiscal_documents"][0]["danfe_url"].removeprefix(base))
+    assert danfe.status_code == 200 and b"".join(danfe.streaming_content).startswith(b"%PDF-")
+
+
+def test_without_negotiation_there_is_no_fiscal_member(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    _platform, headers = _setup(fake_platform, settings, fiscal=False)
+    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
+    body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert "fiscal_documents" not in body
+    assert body["ucp"]["capabilities"] == {ORDER: [{"version": VERSION}]}
+
+
+def test_bad_document_token_is_404(client: Client) -> None:
+    assert client.get("/fiscal/d/nao-existe/danfe").status_code == 404

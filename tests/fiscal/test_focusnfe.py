@@ -1,0 +1,158 @@
+"""The Focus NFe v2 adapter against a local fake Focus NFe on 127.0.0.1 (real HTTP, Basic auth)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+
+import pytest
+from django.utils import timezone
+
+from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.providers.focusnfe import WEBHOOK_HEADER, FocusNFeProvider
+from fiscal.services import job_run, webhook_process
+from tests.fiscal.fake_focus import REJECT_REASON, TOKEN, FakeFocusState, fake_focus
+from tests.fiscal.helpers import request_issue
+
+pytestmark = pytest.mark.django_db
+SECRET = "webhook-secret-xyz"
+
+
+@pytest.fixture
+def focus(settings) -> Iterator[tuple[FocusNFeProvider, FakeFocusState]]:
+    with fake_focus() as (url, state):
+        settings.FISCAL_PROVIDER = "focusnfe"
+        settings.FISCAL_FOCUSNFE_BASE_URL = url
+        settings.FISCAL_FOCUSNFE_TOKEN = TOKEN
+        settings.FISCAL_WEBHOOK_SECRET = SECRET
+        yield FocusNFeProvider.from_settings(), state
+
+
+def _run(provider: FocusNFeProvider) -> str:
+    job = FiscalJob.objects.exclude(status="done").get()
+    return job_run(job_id=job.pk, provider=provider)
+
+
+def test_authorized_after_one_poll(focus) -> None:
+    provider, state = focus
+    request_issue()
+    assert _run(provider) == "processing"  # POST → 202 processando_autorizacao
+    document = FiscalDocument.objects.get()
+    assert document.status == "processing"
+    sent = state.bodies["order_test-1"]
+    assert (sent["cnpj_emitente"], sent["cpf_destinatario"], sent["valor_total"]) == (
+        "11222333000181",
+        "52998224725",
+        "114.80",
+    )
+    assert sent["items"][0]["codigo_ncm"] == "61091000"
+    assert sent["items"][0]["icms_situacao_tributaria"] == "102"
+
+    assert _run(provider) == "authorized"  # GET /v2/nfe/order_test-1
+    document.refresh_from_db()
+    assert document.status == "authorized"
+    assert (document.number, document.series, document.protocol) == (1, 1, "135260000000001")
+    assert document.danfe.read() == b"%PDF-1.4 fake danfe"
+    assert state.requests[:2] == [("POST", "/v2/nfe"), ("GET", "/v2/nfe/order_test-1")]
+
+
+def test_rejected_with_the_sefaz_reason(focus) -> None:
+    provider, state = focus
+    state.mode = "reject"
+    request_issue()
+    _run(provider)
+    assert _run(provider) == "rejected"
+    document = FiscalDocument.objects.get()
+    assert (document.status, document.sefaz_status, document.sefaz_reason) == ("rejected", "778", REJECT_REASON)
+    assert FiscalJob.objects.get().status == "done"
+
+
+def _webhook(client, body: dict, secret: str = SECRET):
+    return client.post(
+        "/fiscal/webhooks/provider/", data=json.dumps(body), content_type="application/json",
+        headers={WEBHOOK_HEADER: secret},
+    )  # fmt: skip
+
+
+def test_slow_then_webhook_and_the_duplicate_is_ignored(focus, client, django_capture_on_commit_callbacks) -> None:
+    provider, state = focus
+    state.mode = "slow"
+    request_issue()
+    assert _run(provider) == "processing"
+    assert _run(provider) == "processing"  # still processing at the SEFAZ: the job waits, polled later
+    job = FiscalJob.objects.get()
+    assert job.status == "waiting" and job.next_run_at > timezone.now()
+
+    body = state.finish("order_test-1")
+    with django_capture_on_commit_callbacks(execute=False):
+        first = _webhook(client, body)
+        second = _webhook(client, body)  # Focus re-delivers the gatilho
+    assert first.json() == {"recebido": True, "duplicado": False}
+    assert second.json() == {"recebido": True, "duplicado": True}
+    row = FiscalWebhook.objects.get()
+    assert webhook_process(webhook_id=row.pk, provider=provider) == "authorized"
+    assert webhook_process(webhook_id=row.pk, provider=provider) == "skipped"
+    document = FiscalDocument.objects.get()
+    assert document.status == "authorized" and document.access_key == body["chave_nfe"].removeprefix("NFe")
+    assert FiscalJob.objects.get().status == "done"
+
+
+def test_webhook_with_a_wrong_secret_is_refused_and_not_stored(focus, client) -> None:
+    response = _webhook(client, {"ref": "order_test-1", "status": "autorizado"}, secret="wrong")
+    assert response.status_code == 401
+    assert FiscalWebhook.objects.count() == 0
+
+
+def test_provider_down_is_retried_later(focus) -> None:
+    provider, state = focus
+    state.mode = "down"
+    request_issue()
+    assert _run(provider) == "retry"
+    job = FiscalJob.objects.get()
+    assert (job.status, job.attempts) == ("pending", 1)
+    assert job.last_error == "Focus NFe indisponível (HTTP 503)"
+    assert job.next_run_at > timezone.now()
+    assert FiscalDocument.objects.get().status == "pending"
+
+    state.mode = "authorize"
+    assert _run(provider) == "processing"  # asks first (404: never received), then sends
+    assert state.requests[-2:] == [("GET", "/v2/nfe/order_test-1"), ("POST", "/v2/nfe")]
+    assert _run(provider) == "authorized"
+
+
+def test_connection_refused_is_retried_later() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed when the block ends: nothing listens there
+    provider = FocusNFeProvider(base_url=f"http://127.0.0.1:{port}", token=TOKEN, webhook_secret=SECRET)
+    request_issue()
+    assert _run(provider) == "retry"
+    assert FiscalJob.objects.get().last_error == "Focus NFe inacessível: ConnectError"
+
+
+def test_cancel_through_delete(focus) -> None:
+    provider, state = focus
+    request_issue()
+    _run(provider)
+    _run(provider)
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel
+
+    with transaction.atomic():
+        assert (
+            document_request_cancel(order_ref="order_test", justification="Cliente desistiu da compra") == "requested"
+        )
+    assert _run(provider) == "cancelled"
+    assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
+    assert FiscalDocument.objects.get().status == "cancelled"
+
+
+def test_the_documents_environment_picks_focus_endpoint(settings) -> None:
+    settings.FISCAL_PROVIDER = "focusnfe"
+    settings.FISCAL_FOCUSNFE_BASE_URL = ""
+    from fiscal.providers import get_provider
+
+    assert get_provider("producao").base_url == "https://api.focusnfe.com.br"
+    assert get_provider("homologacao").base_url == "https://homologacao.focusnfe.com.br"

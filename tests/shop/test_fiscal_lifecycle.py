@@ -1,0 +1,135 @@
+"""NF-e lifecycle from the shop's side (issue 18): the job row is written with the order, the sandbox
+authorizes it outside any transaction, every step lands on the order timeline, bad data blocks with a
+clear message and leaves the order alone, a full cancellation within 24 h cancels the note."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from django.db import transaction
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import job_run
+from orders.models import Order, OrderEvent
+from orders.services import order_cancel
+from shop.checkout.types import CompleteInput, LineInput, PaymentInput
+from shop.fiscal.lifecycle import fiscal_reissue, sweep_missing_documents
+from shop.models import Product, StoreSettings
+from shop.services import checkout_complete, checkout_create
+from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
+from tests.shop.test_completion import CARD_OK
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fiscal_store(settings) -> None:
+    settings.FISCAL_ISSUE_ON = "paid"
+    settings.FISCAL_PROVIDER = "sandbox"
+    StoreSettings.objects.create(cnpj="11.222.333/0001-81", state_registration="110042490114", state="SP")
+
+
+def paid_order(*, ncm: str = "09012100", tax_id: str = "52998224725") -> Order:
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm=ncm)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), buyer=replace(BUYER, tax_id=tax_id))
+    checkout = checkout_create(data=data).checkout
+    result = checkout_complete(
+        checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,)))
+    )
+    assert result.checkout.status == "completed", result.messages
+    return Order.objects.get(checkout_id=checkout.public_id)
+
+
+def kinds(order: Order) -> list[str]:
+    return list(OrderEvent.objects.filter(order=order, kind__startswith="fiscal_").values_list("kind", flat=True))
+
+
+def test_paid_order_gets_an_authorized_nfe_with_no_staff_action(fiscal_store) -> None:
+    order = paid_order()
+    job = FiscalJob.objects.get()  # written by the placement itself
+    assert (job.key, job.status) == (f"{order.public_id}:issue:1", "pending")
+    assert job.payload["items"] == [
+        {"sku": "SKU-CAFE-500G", "description": "Café Especial 500 g", "ncm": "09012100", "cfop": "5102",
+         "origin": "0", "unit": "UN", "quantity": 2, "unit_price": 4290, "total": 8580}
+    ]  # fmt: skip
+    assert job.payload["recipient"]["tax_id"] == "52998224725"
+    assert job.payload["issuer"]["cnpj"] == "11222333000181"
+
+    assert job_run(job_id=job.pk) == "authorized"
+    document = FiscalDocument.objects.get(order_ref=order.public_id)
+    assert document.status == "authorized" and len(document.access_key) == 44
+    assert kinds(order) == ["fiscal_requested", "fiscal_authorized"]
+    authorized = OrderEvent.objects.get(order=order, kind="fiscal_authorized")
+    assert authorized.internal is False  # the buyer sees it on the permalink timeline
+    assert authorized.message == f"NF-e nº {document.number} série 1 autorizada."
+    assert order.status == "placed" and Order.objects.get(pk=order.pk).status == "placed"
+
+
+def test_missing_ncm_blocks_with_the_product_named_and_the_order_untouched(fiscal_store) -> None:
+    order = paid_order(ncm="")
+    document = FiscalDocument.objects.get(order_ref=order.public_id)
+    assert document.status == "rejected"
+    assert document.sefaz_reason == (
+        "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
+    )
+    assert FiscalJob.objects.count() == 0
+    assert kinds(order) == ["fiscal_blocked"]
+    assert (order.status, order.payment_status) == ("placed", "paid")
+
+    Product.objects.update(ncm="0901.21.00")  # the merchant fixes the product, then re-issues
+    document = fiscal_reissue(order_id=order.public_id)
+    assert document.status == "pending"
+    assert job_run(job_id=FiscalJob.objects.get().pk) == "authorized"
+
+
+def test_full_cancellation_within_24h_cancels_the_nfe(fiscal_store, django_capture_on_commit_callbacks) -> None:
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    # After commit: order_changed → the shop writes the cancel job → its task runs (eager in tests).
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="cliente desistiu", actor="staff")
+    cancel = FiscalJob.objects.get(action="cancel")
+    assert cancel.payload == {"justification": f"Pedido #{order.number} cancelado antes da entrega."}
+    assert cancel.status == "done"
+    assert job_run(job_id=cancel.pk) == "skipped"  # a duplicate task run changes nothing
+    assert FiscalDocument.objects.get().status == "cancelled"
+    assert kinds(order) == ["fiscal_requested", "fiscal_authorized", "fiscal_cancel_requested", "fiscal_cancelled"]
+
+
+def test_the_sweep_requests_what_a_lost_receiver_never_did(fiscal_store, settings) -> None:
+    settings.FISCAL_ISSUE_ON = "off"
+    order = paid_order()
+    assert FiscalDocument.objects.count() == 0
+    settings.FISCAL_ISSUE_ON = "paid"
+    assert sweep_missing_documents() == 1
+    assert sweep_missing_documents() == 0
+    assert FiscalJob.objects.get().key == f"{order.public_id}:issue:1"
+
+
+def test_a_placement_replay_adds_no_second_job(fiscal_store) -> None:
+    order = paid_order()
+    from shop.fiscal.lifecycle import on_order_placed
+
+    with transaction.atomic():
+        on_order_placed(Order.objects.get(pk=order.pk))
+    assert FiscalJob.objects.count() == 1
+
+
+def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_capture_on_commit_callbacks) -> None:
+    from orders.services import order_mark_delivered, order_return, order_ship
+    from orders.types import LineQuantity
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    key = FiscalDocument.objects.get().access_key
+    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="tamanho errado")
+    note = OrderEvent.objects.get(order=order, kind="fiscal_return_note")
+    assert note.message == f"Devolução registrada: emita a NF-e de devolução referenciando a chave {key}."
+    assert note.internal is True
+    assert FiscalDocument.objects.get().status == "authorized"  # a return never cancels the note

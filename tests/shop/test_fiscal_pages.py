@@ -1,0 +1,62 @@
+"""Where the NF-e shows (issue 18): the admin order page (status, key, SEFAZ reason, files, re-issue)
+and the buyer permalink (DANFE link)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import job_run
+from shop.models import Product
+from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def test_admin_shows_the_blocking_reason_and_reissues_after_the_fix(admin_client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Nota fiscal (NF-e)" in page
+    assert 'data-testid="fiscal-status">rejeitada<' in page
+    reason = "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
+    assert f'data-testid="fiscal-reason">{reason}<' in page
+    assert 'data-testid="fiscal-reissue"' in page
+
+    # Re-issue before the fix: still blocked, said again in the message, nothing sent to the provider.
+    response = admin_client.post(f"/admin/fiscal/{order.public_id}/reissue/", follow=True)
+    assert [str(m) for m in response.context["messages"]] == [f"NF-e não emitida. {reason}"]
+    assert FiscalJob.objects.count() == 0
+
+    Product.objects.update(ncm="09012100")
+    response = admin_client.post(f"/admin/fiscal/{order.public_id}/reissue/", follow=True)
+    assert [str(m) for m in response.context["messages"]] == ["Emissão da NF-e solicitada."]
+    assert job_run(job_id=FiscalJob.objects.get().pk) == "authorized"
+    document = FiscalDocument.objects.get()
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert f'data-testid="fiscal-key">{document.access_key}<' in page
+    assert f"/fiscal/d/{document.download_token}/danfe" in page
+    assert 'data-testid="fiscal-reissue"' not in page  # authorized: nothing to re-issue
+
+
+def test_reissue_needs_staff(client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    response = client.post(f"/admin/fiscal/{order.public_id}/reissue/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert FiscalDocument.objects.get().attempt == 1
+
+
+def test_permalink_links_the_danfe_once_authorized(client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    page = client.get(order.permalink_url).content.decode()
+    assert "A nota fiscal está sendo emitida" in page
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    page = client.get(order.permalink_url).content.decode()
+    key = document.access_key
+    assert f'data-testid="fiscal-access-key">{" ".join(key[i : i + 4] for i in range(0, 44, 4))}<' in page
+    assert f'href="/fiscal/d/{document.download_token}/danfe" data-testid="danfe-link"' in page
+
+
+def test_permalink_hides_a_rejected_document(client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    assert 'data-testid="order-fiscal"' not in client.get(order.permalink_url).content.decode()
