@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from shop.checkout import views
+from shop.checkout import pix_page, views
 
 app_name = "checkout"
 
@@ -13,9 +13,9 @@ urlpatterns = [
     path("carrinho/cupom", views.cart_coupon, name="cart_coupon"),
     path("checkout/", views.checkout_start, name="start"),
     path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
-    path("checkout/<str:checkout_id>/pix", views.pix_page, name="pix"),
-    path("checkout/<str:checkout_id>/pix/novo", views.pix_regenerate, name="pix_new"),
-    path("checkout/<str:checkout_id>/status", views.checkout_status, name="status"),
+    path("checkout/<str:checkout_id>/pix", pix_page.pix_page, name="pix"),
+    path("checkout/<str:checkout_id>/pix/novo", pix_page.pix_regenerate, name="pix_new"),
+    path("checkout/<str:checkout_id>/status", pix_page.checkout_status, name="status"),
     path("termos", views.terms, name="terms"),
     path("privacidade", views.privacy, name="privacy"),
 ]

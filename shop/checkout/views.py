@@ -1,4 +1,7 @@
-"""Storefront cart, one-page checkout and "Pagar com Pix" page (thin: session/forms → shop.services → templates)."""
+"""Storefront cart and one-page checkout (thin: session/forms → shop.services → templates).
+
+The "Pagar com Pix" page and its status poll are in `pix_page.py`.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -18,7 +21,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
-    cart_clear,
     cart_coupons,
     cart_lines,
     cart_set,
@@ -34,7 +36,6 @@ from shop.checkout.selectors import checkout_view
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
-    STATUS_INCOMPLETE,
     STATUS_READY,
     TERMINAL_STATUSES,
     CheckoutInput,
@@ -55,7 +56,6 @@ from shop.services import (
     checkout_create,
     checkout_get,
     checkout_pix_refresh,
-    checkout_pix_regenerate,
     checkout_update,
 )
 from shop.views import freight_context
@@ -350,79 +350,6 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
 
 
 # --- Pix ------------------------------------------------------------------------------------------------
-
-
-def _sandbox_pay_url(txid: str) -> str:
-    if not settings.BCP_PIX_SANDBOX:
-        return ""
-    try:
-        return reverse("sandbox-psp-pay", kwargs={"txid": txid})
-    except NoReverseMatch:
-        return ""
-
-
-@require_GET
-def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
-    """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
-    from payments.qr import qr_svg
-    from payments.selectors import pix_charge_latest_for_reference
-
-    checkout = _get_or_404(checkout_id)
-    lapsed = checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id)
-    if lapsed:
-        checkout = _get_or_404(checkout_id)
-    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
-        if checkout.session_key and checkout.session_key == request.session.session_key:
-            cart_clear(request.session)
-        return redirect(_local(checkout.order_permalink_url))
-    charge = pix_charge_latest_for_reference(checkout_id)
-    # An expired Pix keeps its page (with "Gerar novo Pix") while the checkout waits for a new one.
-    expired_pix = checkout.status == STATUS_INCOMPLETE and any(
-        message.get("code") == "pix_charge_expired" for message in checkout.messages
-    )
-    if charge is None or (checkout.status != STATUS_IN_PROGRESS and not expired_pix):
-        return redirect("checkout:resume", checkout_id=checkout_id)
-    payable = checkout.status == STATUS_IN_PROGRESS and charge.status == "active" and charge.expires_at > timezone.now()
-    return render(
-        request,
-        "shop/checkout/pix.html",
-        {
-            "checkout": checkout,
-            "charge": charge,
-            "payable": payable,
-            "qr_svg": qr_svg(charge.br_code) if payable else "",
-            "status_url": reverse("checkout:status", kwargs={"checkout_id": checkout_id}),
-            "sandbox_pay_url": _sandbox_pay_url(charge.txid) if payable else "",
-            "expires_at_iso": charge.expires_at.isoformat(),
-        },
-    )
-
-
-@require_POST
-def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
-    """The "Gerar novo Pix" button: a new charge for the same checkout, re-validating stock and prices."""
-    checkout = _get_or_404(checkout_id)
-    if checkout.status in TERMINAL_STATUSES:
-        return redirect("checkout:resume", checkout_id=checkout_id)
-    result = checkout_pix_regenerate(checkout_id=checkout_id, instrument=_pix_instrument(), language=_language(request))
-    if result.checkout.status == STATUS_IN_PROGRESS:
-        return redirect("checkout:pix", checkout_id=checkout_id)
-    return redirect("checkout:resume", checkout_id=checkout_id)  # the form shows what blocks it (stock, price…)
-
-
-@require_GET
-def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
-    """Small JSON polled by the Pix page: status and, once completed, where the order is."""
-    try:
-        checkout = checkout_get(checkout_id=checkout_id).checkout
-    except CheckoutNotFound:
-        return JsonResponse({"error": "not_found"}, status=404)
-    order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
-    if order_url and checkout.session_key and checkout.session_key == request.session.session_key:
-        cart_clear(request.session)  # bought: the next visit starts with an empty cart
-    response = JsonResponse({"status": checkout.status, "order_url": order_url})
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 # --- policies ----------------------------------------------------------------------------------------

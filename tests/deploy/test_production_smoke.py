@@ -195,6 +195,7 @@ def test_buyer_merchant_and_agent_pages_answer_without_errors(stack: ProductionS
         201,
     )
     assert (line["transport"], line["operation"], line["platform"]) == ("rest", "create_checkout", "anonymous")
-    assert isinstance(line["duration_ms"], float)
+    took_ms = line["duration_ms"]  # a number in the log line (not a timing assertion)
+    assert isinstance(took_ms, float) and took_ms >= 0
     assert (line["level"], line["logger"]) == ("INFO", "shop.access")
     assert not [line for line in stack.log_lines() if line.get("level") == "ERROR"]

@@ -114,3 +114,16 @@ def pickup(location_id: str | None, option: str | None = "retirada") -> Fulfillm
 
 def full_input(*lines: LineInput, option: str | None = "pac", codes: tuple[str, ...] | None = None) -> CheckoutInput:
     return CheckoutInput(lines=lines, buyer=BUYER, fulfillment=shipping(option=option), discount_codes=codes)
+
+
+# The storefront checkout form's contact and SP address fields, as a buyer fills them.
+FORM_CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321"}
+FORM_ADDRESS = {
+    "method": "shipping",
+    "cep": "01310-100",
+    "street": "Rua das Flores",
+    "number": "123",
+    "neighborhood": "Jardim Paulista",
+    "city": "São Paulo",
+    "uf": "SP",
+}

@@ -10,20 +10,19 @@ import pytest
 
 from shop.br_validation import phone_normalize, phone_valid
 from shop.models import Checkout
-from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
+from tests.shop.checkout_factories import (
+    FORM_ADDRESS,
+    FORM_CONTACT,
+    make_coupon,
+    make_location,
+    make_shipping,
+    make_variant,
+)
 
 pytestmark = pytest.mark.django_db
 
-CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321"}
-ADDRESS = {
-    "method": "shipping",
-    "cep": "01310-100",
-    "street": "Rua das Flores",
-    "number": "123",
-    "neighborhood": "Jardim Paulista",
-    "city": "São Paulo",
-    "uf": "SP",
-}
+CONTACT = FORM_CONTACT
+ADDRESS = FORM_ADDRESS
 
 
 @pytest.fixture

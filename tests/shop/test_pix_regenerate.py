@@ -13,21 +13,12 @@ from django.utils import timezone
 from payments.models import PixCharge
 from payments.selectors import pix_charge_latest_for_reference
 from shop.models import Checkout, Variant
-from tests.shop.checkout_factories import make_shipping, make_variant
+from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
 
-CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321"}
-ADDRESS = {
-    "method": "shipping",
-    "cep": "01310-100",
-    "street": "Rua das Flores",
-    "number": "123",
-    "neighborhood": "Jardim Paulista",
-    "city": "São Paulo",
-    "uf": "SP",
-    "shipping_option": "sedex",
-}
+CONTACT = FORM_CONTACT
+ADDRESS = {**FORM_ADDRESS, "shipping_option": "sedex"}
 
 
 @pytest.fixture
