@@ -24,6 +24,8 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "remind-abandoned-checkouts",
         "retry-order-webhooks",
         "send-pending-order-emails",
+        "sweep-fiscal",
+        "sweep-fiscal-requests",
         "sweep-outbox",
     ]
 
