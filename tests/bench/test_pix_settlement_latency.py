@@ -40,6 +40,13 @@ def result_backend_env(monkeypatch: pytest.MonkeyPatch) -> str:
     return broker
 
 
+def _forget_backend() -> None:
+    # Celery keeps the backend it built first (thread-safe ones app-wide, others per thread); a changed
+    # `result_backend` is read only by a new one.
+    celery_app._backend_cache = None
+    celery_app._local.__dict__.pop("backend", None)
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -73,6 +80,7 @@ def test_settlement_latency_through_the_real_worker(
     backend = result_backend_env
     saved_backend = celery_app.conf.result_backend
     celery_app.conf.result_backend = backend  # results only for the baseline round trip
+    _forget_backend()  # the app caches its backend once read (disabled, before this test)
     settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_SECRET = "sandbox-secret"  # what the worker fixture gives the worker
@@ -92,6 +100,7 @@ def test_settlement_latency_through_the_real_worker(
             ours.append(_settle_once(client, index))
     finally:
         celery_app.conf.result_backend = saved_backend
+        _forget_backend()
     b50, b95 = _percentile(baseline, 0.5), _percentile(baseline, 0.95)
     o50, o95 = _percentile(ours, 0.5), _percentile(ours, 0.95)
     print(f"\nPix settlement latency through a real worker, {SAMPLES} samples:")
