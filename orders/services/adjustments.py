@@ -48,15 +48,20 @@ def _clean_amount(amount: object, *, field: str = "amount") -> int:
     return amount
 
 
-def _create_credit_note(order: Order, *, amount: int, reason: str, actor: str) -> Adjustment:
-    """A store credit (vale-troca) instead of money back: at most what was paid and not refunded."""
+def _check_refundable(order: Order, amount: int, *, field: str) -> None:
+    """Money back (refund or credit note) is at most what was paid and not refunded yet."""
     available = refundable_amount(order)
     if amount > available:
         raise OrderError(
-            "credit_amount",
+            field,
             f"cannot refund {format_brl(amount)}: only {format_brl(available)} of the paid amount is refundable",
             code="refund_exceeds_paid",
         )
+
+
+def _create_credit_note(order: Order, *, amount: int, reason: str, actor: str) -> Adjustment:
+    """A store credit (vale-troca) instead of money back: at most what was paid and not refunded."""
+    _check_refundable(order, amount, field="credit_amount")
     adjustment = Adjustment.objects.create(
         order=order,
         type=AdjustmentType.CREDIT,
@@ -80,13 +85,7 @@ def _create_refund(
     order: Order, *, amount: int, reason: str, pairs: Sequence[tuple[OrderLine, int]], actor: str
 ) -> Adjustment:
     """Inside the caller's transaction, with the order locked: the refund adjustment and its side effects."""
-    available = refundable_amount(order)
-    if amount > available:
-        raise OrderError(
-            "amount",
-            f"cannot refund {format_brl(amount)}: only {format_brl(available)} of the paid amount is refundable",
-            code="refund_exceeds_paid",
-        )
+    _check_refundable(order, amount, field="amount")
     adjustment = Adjustment.objects.create(
         order=order,
         type=AdjustmentType.REFUND,

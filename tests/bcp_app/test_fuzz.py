@@ -34,6 +34,7 @@ from tests.bcp_app.test_a2a_helpers import (
     live_fixture,  # noqa: F401 (fixture "live")
     server_fixture,  # noqa: F401 (fixture "server")
 )
+from tests.bcp_app.test_mcp_protocol import BCP_TOOLS, TYPED_TOOLS
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
@@ -62,22 +63,7 @@ JSON = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(HOSTILE_TEXT, children, max_size=4),
     max_leaves=12,
 )
-MCP_TOOLS = [
-    "create_checkout",
-    "get_checkout",
-    "update_checkout",
-    "complete_checkout",
-    "cancel_checkout",
-    "get_order",
-    "search_catalog",
-    "lookup_catalog",
-    "get_product",
-    "catalogue.list",
-    "product.detail",
-    "inventory.check",
-    "order.intent",
-    "order.status",
-]
+MCP_TOOLS = sorted(BCP_TOOLS | TYPED_TOOLS)  # every tool the server lists
 DEEP = b"[" * 5000 + b"]" * 5000
 INTERNALS = ("Traceback", "recursion", "codec can't")
 
