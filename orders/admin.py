@@ -21,7 +21,6 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from orders.admin_actions import ACTIONS, available_actions, perform_action
-from orders.admin_errors import staff_message
 from orders.admin_export import csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
@@ -189,7 +188,7 @@ class OrderAdmin(admin.ModelAdmin):
                 order_mark_delivered(order_id=order.public_id, actor=request.user.get_username())
                 done += 1
             except OrderError as error:
-                self.message_user(request, f"#{order.number}: {staff_message(error)}", messages.WARNING)
+                self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
         if done:
             self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from orders.labels import fulfillment_method_label, line_status_label, order_status_label, payment_status_label
 from orders.models import Order
 from orders.money import format_decimal_comma
+from orders.summary import superseded_tracking
 
 BOM = "\ufeff"
 
@@ -67,7 +68,9 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
         street = ", ".join(p for p in (d.get("street", ""), d.get("number", "")) if p)
         if d.get("complement"):
             street = f"{street} — {d['complement']}"
-        tracking = " ".join(e.tracking_number for e in order.fulfillment_events.all() if e.tracking_number)
+        events = list(order.fulfillment_events.all())
+        replaced = superseded_tracking(events)  # a corrected code is left out: only the right one is useful
+        tracking = " ".join(e.tracking_number for e in events if e.tracking_number and e.pk not in replaced)
         head = [
             order.number,
             timezone.localtime(order.placed_at).replace(tzinfo=None),

@@ -7,20 +7,17 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from orders.admin_errors import staff_message
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine
 from orders.money import MoneyField, format_brl
-from orders.services import correios_code_valid
 from orders.services._common import refundable_amount
+from orders.summary import current_tracking
 from orders.types import LineQuantity
-
-CORREIOS_INVALID = _("Código dos Correios inválido: 2 letras, 9 números e “BR” (ex.: BR123456785BR); confira o dígito.")
 
 
 class OrderActionForm(forms.Form):
-    """Base: knows its order; maps a service OrderError back onto the form field it names."""
+    """Base: knows its order; puts a service OrderError (its message is the staff's words) on the field it names."""
 
     line_limit_attr: str = ""  # "shipped" / "delivered": which quantity per line is still possible
     required_css_class = "required"  # bold labels, like the rest of the admin
@@ -72,7 +69,7 @@ class OrderActionForm(forms.Form):
             chosen = self.line_quantities()
             if index < len(chosen):
                 field = f"qty_{chosen[index].line_id}"
-        self.add_error(field if field in self.fields else None, staff_message(error))
+        self.add_error(field if field in self.fields else None, error.message)
 
 
 class ShipmentForm(OrderActionForm):
@@ -87,18 +84,6 @@ class ShipmentForm(OrderActionForm):
     )
     description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
 
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
-        carrier = (cleaned.get("carrier") or "").strip()
-        if code and carrier.lower() == "correios" and not correios_code_valid(code):
-            self.add_error(
-                "tracking_number",
-                CORREIOS_INVALID,
-            )
-        cleaned["tracking_number"] = code
-        return cleaned
-
 
 class TrackingFixForm(OrderActionForm):
     """Correct a shipment's tracking code (the buyer gets the shipment e-mail again, once)."""
@@ -108,24 +93,12 @@ class TrackingFixForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        shipments = order.fulfillment_events.filter(type="shipped").exclude(tracking_number="")
-        self.carriers = {e.public_id: e.carrier for e in shipments}
-        self.fields["event"].choices = [
-            (e.public_id, f"{e.tracking_number} ({e.carrier or _('sem transportadora')})")
-            for e in shipments.order_by("occurred_at", "id")
-        ]
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        code = (cleaned.get("tracking_number") or "").replace(" ", "").upper()
-        carrier = self.carriers.get(cleaned.get("event", ""), "")
-        if code and carrier.lower() == "correios" and not correios_code_valid(code):
-            self.add_error(
-                "tracking_number",
-                CORREIOS_INVALID,
-            )
-        cleaned["tracking_number"] = code
-        return cleaned
+        events = list(order.fulfillment_events.order_by("occurred_at", "id"))
+        choices = []
+        for shipment in (e for e in events if e.type == "shipped" and e.tracking_number):
+            now = current_tracking(shipment, events)  # the code as last corrected
+            choices.append((shipment.public_id, f"{now.tracking_number} ({now.carrier or _('sem transportadora')})"))
+        self.fields["event"].choices = choices
 
 
 class PickupReadyForm(OrderActionForm):

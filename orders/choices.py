@@ -50,6 +50,7 @@ class FulfillmentEventType(models.TextChoices):
     UNDELIVERABLE = "undeliverable", _("Não foi possível entregar")
     RETURNED_TO_SENDER = "returned_to_sender", _("Devolvido ao remetente")
     READY_FOR_PICKUP = "ready_for_pickup", _("Pronto para retirada")
+    TRACKING_CORRECTED = "tracking_corrected", _("Rastreio corrigido")
 
 
 class AdjustmentType(models.TextChoices):

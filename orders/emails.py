@@ -21,7 +21,7 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from orders.labels import payment_status_label, payment_type_label
-from orders.models import Adjustment, FulfillmentEvent, Order
+from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order
 from orders.summary import all_delivered, money_rows, pickup_hours
 
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
@@ -62,8 +62,8 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
 def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[FulfillmentEvent | None, Adjustment | None]:
     event = adjustment = None
     if ref.startswith("evt_"):
-        # "<event id>:<code>" is the e-mail of a corrected tracking code.
-        event = FulfillmentEvent.objects.filter(order=order, public_id=ref.split(":")[0]).first()
+        # The shipment, the delivery, or a tracking correction (its own event, with the shipment's items).
+        event = FulfillmentEvent.objects.filter(order=order, public_id=ref).first()
     elif ref.startswith("adj_"):
         adjustment = Adjustment.objects.filter(order=order, public_id=ref).first()
     elif kind in ("shipped", "delivered"):  # a resend: the latest event of that kind
@@ -102,7 +102,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,
-        "tracking_corrected": ref.startswith("evt_") and ":" in ref,
+        "tracking_corrected": event is not None and event.type == FulfillmentEventType.TRACKING_CORRECTED,
         "shop_name": settings.SHOP_NAME,
         "shop_contact": contact,
         "shop_tax_id": "",

@@ -232,6 +232,10 @@ class FulfillmentEvent(AppendOnlyModel):
     tracking_url = models.URLField(_("link de rastreio"), max_length=500, blank=True)
     carrier = models.CharField(_("transportadora"), max_length=80, blank=True)
     description = models.CharField(_("descrição"), max_length=255, blank=True)
+    # A `tracking_corrected` event names the shipment whose code it corrects (the shipment is never edited).
+    corrects = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="corrections", editable=False
+    )
     occurred_at = models.DateTimeField(_("ocorrido em"))
     created_at = models.DateTimeField(auto_now_add=True)
 

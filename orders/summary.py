@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from orders.labels import line_status_label, total_label
-from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, OrderLine, OrderStatus
+from orders.models import (
+    Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
+    FulfillmentEvent,
+    Order,
+    OrderLine,
+    OrderStatus,
+)
 
 
 @dataclass(frozen=True)
@@ -60,3 +68,18 @@ def line_words(line: OrderLine, order: Order) -> str:
     if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
         return _("Entregue")
     return line_status_label(line.status, order.fulfillment_method)
+
+
+def current_tracking(shipment: FulfillmentEvent, events: list[FulfillmentEvent]) -> FulfillmentEvent:
+    """The event holding a shipment's tracking code now: its latest correction (`tracking_corrected`, an
+    event of its own that names the shipment), or the shipment itself."""
+    corrections = [e for e in events if e.corrects_id == shipment.pk]
+    return max(corrections, key=lambda e: (e.occurred_at, e.pk)) if corrections else shipment
+
+
+def superseded_tracking(events: list[FulfillmentEvent]) -> set[int]:
+    """Primary keys of the shipments and corrections whose code a later correction replaced."""
+    by_pk = {event.pk: event for event in events}
+    corrected = {event.corrects_id for event in events if event.corrects_id in by_pk}
+    current = {current_tracking(by_pk[pk], events).pk for pk in corrected}
+    return corrected | {event.pk for event in events if event.corrects_id in corrected and event.pk not in current}

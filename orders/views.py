@@ -17,7 +17,7 @@ from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import AdjustmentType
 from orders.panels import render_panels
 from orders.selectors import order_for_permalink
-from orders.summary import is_closed, line_words, money_rows, pickup_hours
+from orders.summary import is_closed, line_words, money_rows, pickup_hours, superseded_tracking
 
 SUPPORTED = {"pt-br", "en"}
 
@@ -85,6 +85,8 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
+        events = list(order.fulfillment_events.all())
+        replaced = superseded_tracking(events)
         context = {
             "order": order,
             "lines": lines,
@@ -95,8 +97,12 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             "pickup_hours": pickup_hours(order),
             "expectations": expectations,
             "events": [
-                {"event": event, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items]}
-                for event in reversed(list(order.fulfillment_events.all()))
+                {
+                    "event": event,
+                    "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items],
+                    "superseded": event.pk in replaced,  # a later correction holds the right code
+                }
+                for event in reversed(events)
             ],
             "adjustments": [
                 {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount} for adj in adjustments

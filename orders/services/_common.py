@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.dispatch import Signal
 from django.utils import translation
+from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError, OrderNotFound
 from orders.models import (
@@ -50,27 +51,31 @@ def lock_lines(order: Order) -> dict[str, OrderLine]:
 
 def refuse_if_canceled(order: Order) -> None:
     if order.status == OrderStatus.CANCELED:
-        raise OrderError("order_id", f"order #{order.number} is canceled", code="order_canceled")
+        raise OrderError(
+            "order_id", _("O pedido #%(number)s está cancelado."), code="order_canceled", number=order.number
+        )
 
 
 def clean_text(value: object, *, field: str, max_length: int, required: bool = False) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
-        raise OrderError(field, "must be a string")
+        raise OrderError(field, _("Informe um texto."), code="not_text")
     value = value.strip()
     if required and not value:
-        raise OrderError(field, "is required")
+        raise OrderError(field, _("Campo obrigatório."), code="required")
     if len(value) > max_length:
-        raise OrderError(field, f"must have at most {max_length} characters")
+        raise OrderError(field, _("Use no máximo %(max)s caracteres."), code="too_long", max=max_length)
     if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
-        raise OrderError(field, "must not contain control characters")
+        raise OrderError(field, _("Não use caracteres de controle."), code="control_character")
     return value
 
 
 def clean_type(value: object, *, field: str = "type") -> str:
     if not isinstance(value, str) or not TYPE_RE.match(value):
-        raise OrderError(field, "must be a lowercase word such as 'shipped' (letters, digits, underscore)")
+        raise OrderError(
+            field, _("Use uma palavra em minúsculas, como “shipped” (letras, números e _)."), code="invalid_type"
+        )
     return value
 
 
@@ -85,11 +90,17 @@ def clean_line_quantities(
         line_id = getattr(item, "line_id", None)
         quantity = getattr(item, "quantity", None)
         if not isinstance(line_id, str) or line_id not in known:
-            raise OrderError(f"{where}.id", f"unknown line item {line_id!r} for this order")
+            raise OrderError(
+                f"{where}.id", _("Item %(line)s não encontrado neste pedido."), code="unknown_line", line=line_id
+            )
         if line_id in seen:
-            raise OrderError(f"{where}.id", f"line item {line_id} is listed twice")
+            raise OrderError(
+                f"{where}.id", _("O item %(line)s aparece duas vezes."), code="duplicate_line", line=line_id
+            )
         if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
-            raise OrderError(f"{where}.quantity", "must be an integer ≥ 1")
+            raise OrderError(
+                f"{where}.quantity", _("Informe uma quantidade inteira, a partir de 1."), code="bad_quantity"
+            )
         seen.add(line_id)
         result.append((known[line_id], quantity))
     return result

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
 from orders.models import (
@@ -44,7 +45,7 @@ REFUND_RESULTS = (AdjustmentStatus.COMPLETED, AdjustmentStatus.FAILED)
 
 def _clean_amount(amount: object, *, field: str = "amount") -> int:
     if isinstance(amount, bool) or not isinstance(amount, int) or not 1 <= amount <= MAX_QUANTITY * 100:
-        raise OrderError(field, "must be an integer number of centavos > 0")
+        raise OrderError(field, _("Informe um valor maior que zero."), code="bad_amount")
     return amount
 
 
@@ -54,8 +55,10 @@ def _check_refundable(order: Order, amount: int, *, field: str) -> None:
     if amount > available:
         raise OrderError(
             field,
-            f"cannot refund {format_brl(amount)}: only {format_brl(available)} of the paid amount is refundable",
+            _("Não é possível reembolsar %(amount)s: só %(available)s do valor pago pode ser reembolsado."),
             code="refund_exceeds_paid",
+            amount=format_brl(amount),
+            available=format_brl(available),
         )
 
 
@@ -133,9 +136,20 @@ def order_refund(
     pairs = clean_line_quantities(lines, known)
     for index, (line, quantity) in enumerate(pairs):
         if quantity > line.quantity_original:
-            raise OrderError(f"lines[{index}].quantity", f"only {line.quantity_original} of {line.public_id} ordered")
+            raise OrderError(
+                f"lines[{index}].quantity",
+                _("Só %(ordered)s unidade(s) de %(sku)s foram compradas."),
+                code="quantity_exceeded",
+                ordered=line.quantity_original,
+                sku=line.sku,
+            )
     if order.paid_amount <= 0:
-        raise OrderError("amount", f"order #{order.number} has no payment to refund", code="refund_exceeds_paid")
+        raise OrderError(
+            "amount",
+            _("O pedido #%(number)s não tem pagamento a reembolsar."),
+            code="refund_exceeds_paid",
+            number=order.number,
+        )
     return _create_refund(order, amount=amount, reason=reason, pairs=pairs, actor=actor)
 
 
@@ -143,18 +157,18 @@ def order_refund(
 def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustment:
     """Final result of a refund ("completed" | "failed"). Replays of the same result change nothing."""
     if status not in REFUND_RESULTS:
-        raise OrderError("status", "must be 'completed' or 'failed'")
+        raise OrderError("status", _("Use “completed” ou “failed”."), code="bad_status")
     found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
     if found is None:
-        raise OrderError("adjustment_id", "unknown adjustment", code="not_found")
+        raise OrderError("adjustment_id", _("Ajuste não encontrado."), code="not_found")
     order = lock_order(found)
     adjustment = Adjustment.objects.select_for_update().get(public_id=adjustment_id)
     if adjustment.type != AdjustmentType.REFUND:
-        raise OrderError("adjustment_id", f"adjustment is a {adjustment.type}, not a refund")
+        raise OrderError("adjustment_id", _("Este ajuste não é um reembolso."), code="not_a_refund")
     if adjustment.status == status:
         return adjustment
     if adjustment.status != AdjustmentStatus.PENDING:
-        raise OrderError("status", f"refund is already {adjustment.status}", code="invalid_status")
+        raise OrderError("status", _("Este reembolso já foi finalizado."), code="invalid_status")
     adjustment.status = status
     adjustment._allow_update = True  # the one in-place change BCP §7 allows: pending → completed|failed
     adjustment.save(update_fields=["status", "updated_at"])
@@ -194,7 +208,12 @@ def order_cancel(
     removed = [(line, line.quantity_total - line.quantity_fulfilled) for line in known.values()]
     removed = [(line, quantity) for line, quantity in removed if quantity > 0]
     if not removed:
-        raise OrderError("order_id", f"everything on order #{order.number} has shipped; register a return instead")
+        raise OrderError(
+            "order_id",
+            _("Tudo do pedido #%(number)s já foi enviado: registre uma devolução."),
+            code="all_shipped",
+            number=order.number,
+        )
     anything_shipped = any(line.quantity_fulfilled > 0 for line in known.values())
     for line, quantity in removed:
         line.quantity_total -= quantity
@@ -253,14 +272,20 @@ def order_return(
     order = lock_order(order_id)
     known = lock_lines(order)
     if not lines:
-        raise OrderError("lines", "name the returned line quantities")
+        raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
     pairs = clean_line_quantities(lines, known)
     for index, (line, quantity) in enumerate(pairs):
         if quantity > line.quantity_fulfilled:
             raise OrderError(
                 f"lines[{index}].quantity",
-                f"cannot return {quantity} of {line.public_id}: only {line.quantity_fulfilled} shipped",
+                _(
+                    "Não é possível devolver %(quantity)s unidade(s) de %(sku)s: só %(sent)s foram entregues "
+                    "ao comprador."
+                ),
                 code="quantity_exceeded",
+                quantity=quantity,
+                sku=line.sku,
+                sent=line.quantity_fulfilled,
             )
     for line, quantity in pairs:
         line.quantity_total -= quantity

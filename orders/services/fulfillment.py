@@ -9,6 +9,7 @@ from urllib.parse import quote, urlsplit
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
 from orders.models import (
@@ -40,7 +41,8 @@ CORREIOS_TRACKING_URL = "https://rastreamento.correios.com.br/app/index.php?obje
 TRACKING_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{2,63}$")
 CORREIOS_CODE_RE = re.compile(r"^[A-Z]{2}\d{9}[A-Z]{2}$")
 
-# Which quantities each event type may name, as (line) -> maximum.
+# Which quantities each event type may name, as (line) -> maximum. "Delivered" is what was shipped and not
+# delivered yet when the order ships by carrier; pickup and digital orders hand everything over at once.
 _LIMITS = {
     FulfillmentEventType.SHIPPED: lambda line: line.quantity_total - line.quantity_shipped,
     FulfillmentEventType.DELIVERED: lambda line: line.quantity_total - line.quantity_delivered,
@@ -49,10 +51,15 @@ _LIMITS = {
     FulfillmentEventType.IN_TRANSIT: lambda line: line.quantity_shipped - line.quantity_delivered,
     FulfillmentEventType.FAILED_ATTEMPT: lambda line: line.quantity_shipped - line.quantity_delivered,
 }
-_VERB = {
-    FulfillmentEventType.SHIPPED: "ship",
-    FulfillmentEventType.DELIVERED: "deliver",
-}
+_ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]
+_TOO_MANY_SHIPPED = _("Não é possível enviar %(quantity)s unidade(s) de %(sku)s: no máximo %(allowed)s.")
+_TOO_MANY_DELIVERED = _(
+    "Não é possível marcar como entregue %(quantity)s unidade(s) de %(sku)s: só %(allowed)s foram enviadas e "
+    "ainda não entregues."
+)
+_TOO_MANY_OTHER = _(
+    "Não é possível registrar “%(kind)s” para %(quantity)s unidade(s) de %(sku)s: no máximo %(allowed)s."
+)
 
 
 def correios_code_valid(code: str) -> bool:
@@ -69,31 +76,59 @@ def correios_tracking_url(code: str) -> str:
     return CORREIOS_TRACKING_URL.format(code=quote(code, safe=""))
 
 
-def _default_lines(kind: str, lines: dict[str, OrderLine]) -> list[LineQuantity]:
+def _limit(kind: str, method: str):
+    """The most an event of `kind` may name per line, on an order fulfilled by `method`."""
+    if kind == FulfillmentEventType.DELIVERED and method == "shipping":
+        return _ON_ITS_WAY  # a carrier delivers only what was shipped
+    return _LIMITS.get(kind, lambda line: line.quantity_total)
+
+
+def _too_many(kind: str, method: str):
+    if kind == FulfillmentEventType.SHIPPED:
+        return _TOO_MANY_SHIPPED
+    if kind == FulfillmentEventType.DELIVERED and method == "shipping":
+        return _TOO_MANY_DELIVERED
+    return _TOO_MANY_OTHER
+
+
+def _default_lines(kind: str, lines: dict[str, OrderLine], method: str) -> list[LineQuantity]:
     """Without explicit lines, an event covers everything it may still cover (e.g. ship all that is left)."""
-    limit = _LIMITS.get(kind, lambda line: line.quantity_total)
+    limit = _limit(kind, method)
     if kind == FulfillmentEventType.DELIVERED and any(
         line.quantity_shipped > line.quantity_delivered for line in lines.values()
     ):
         # Something is on its way: "delivered" means what was shipped, not what is still in the shop.
-        limit = _LIMITS[FulfillmentEventType.IN_TRANSIT]
+        limit = _ON_ITS_WAY
     return [LineQuantity(line_id, limit(line)) for line_id, line in lines.items() if limit(line) > 0]
 
 
-def _clean_tracking(tracking_number: str, tracking_url: str, carrier: str) -> tuple[str, str, str]:
+def clean_tracking(tracking_number: str, tracking_url: str, carrier: str) -> tuple[str, str, str]:
+    """(code, url, carrier) as stored. A Correios code (the carrier named, or the code's S10 shape with no
+    carrier) must carry its check digit: a wrong code would e-mail the buyer a broken tracking link."""
     number = clean_text(tracking_number, field="tracking_number", max_length=64).replace(" ", "").upper()
     if number and not TRACKING_RE.match(number):
-        raise OrderError("tracking_number", "use letters, digits and dashes only (e.g. BR123456784BR)")
+        raise OrderError(
+            "tracking_number", _("Use só letras, números e hífens (ex.: BR123456785BR)."), code="bad_tracking"
+        )
     url = clean_text(tracking_url, field="tracking_url", max_length=500)
     if url:
         parts = urlsplit(url)
         if parts.scheme not in ("https", "http") or not parts.netloc:
-            raise OrderError("tracking_url", "must be an absolute http(s) URL")
+            raise OrderError(
+                "tracking_url", _("Informe um link completo, começando com https://."), code="bad_tracking_url"
+            )
     carrier = clean_text(carrier, field="carrier", max_length=80)
     if number and not carrier and CORREIOS_CODE_RE.match(number):
         carrier = CORREIOS
-    if number and not url and carrier.lower() == CORREIOS.lower():
-        url = correios_tracking_url(number)
+    if number and carrier.lower() == CORREIOS.lower():
+        if not correios_code_valid(number):
+            raise OrderError(
+                "tracking_number",
+                _("Código dos Correios inválido: 2 letras, 9 números e “BR” (ex.: BR123456785BR); confira o dígito."),
+                code="bad_tracking",
+            )
+        carrier = CORREIOS
+        url = url or correios_tracking_url(number)
     return number, url, carrier
 
 
@@ -115,25 +150,33 @@ def fulfillment_event_create(
     order = lock_order(order_id)
     refuse_if_canceled(order)
     known = lock_lines(order)
-    requested = list(lines) if lines else _default_lines(kind, known)
+    requested = list(lines) if lines else _default_lines(kind, known, order.fulfillment_method)
     if not requested:
-        raise OrderError("lines", f"nothing left to mark as {kind} on order #{order.number}")
+        message = (
+            _("Nada foi enviado ainda no pedido #%(number)s: registre o envio antes da entrega.")
+            if kind == FulfillmentEventType.DELIVERED and order.fulfillment_method == "shipping"
+            else _("Não há itens para isso no pedido #%(number)s.")
+        )
+        raise OrderError("lines", message, code="nothing_left", number=order.number)
     pairs = clean_line_quantities(requested, known)
-    limit = _LIMITS.get(kind, lambda line: line.quantity_total)
+    limit = _limit(kind, order.fulfillment_method)
     for index, (line, quantity) in enumerate(pairs):
         allowed = limit(line)
         if quantity > allowed:
-            verb = _VERB.get(kind, f"mark as {kind}")
             raise OrderError(
                 f"lines[{index}].quantity",
-                f"cannot {verb} {quantity} of {line.public_id} ({line.sku}): only {max(allowed, 0)} possible",
+                _too_many(kind, order.fulfillment_method),
                 code="quantity_exceeded",
+                kind=FulfillmentEventType(kind).label if kind in FulfillmentEventType.values else kind,
+                quantity=quantity,
+                sku=line.sku,
+                allowed=max(allowed, 0),
             )
-    number, url, carrier = _clean_tracking(tracking_number, tracking_url, carrier)
+    number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier)
     if kind == FulfillmentEventType.SHIPPED and order.fulfillment_method == "shipping" and not number:
-        raise OrderError("tracking_number", "a shipment needs a tracking code")
+        raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")
     if occurred_at is not None and timezone.is_naive(occurred_at):
-        raise OrderError("occurred_at", "must carry a time zone")
+        raise OrderError("occurred_at", _("Informe a data com fuso horário."), code="naive_datetime")
     event = FulfillmentEvent.objects.create(
         order=order,
         type=kind,
@@ -219,7 +262,7 @@ def _lock_expectation(order_id: str, expectation_id: str, *, field: str = "expec
         FulfillmentExpectation.objects.select_for_update().filter(order=order, public_id=expectation_id).first()
     )
     if expectation is None:
-        raise OrderError(field, "unknown expectation for this order", code="not_found")
+        raise OrderError(field, _("Previsão não encontrada neste pedido."), code="not_found")
     return order, expectation
 
 
@@ -237,9 +280,11 @@ def _clean_fulfillable_on(value: str | None) -> str | None:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise OrderError("fulfillable_on", "must be 'now' or an ISO 8601 timestamp with time zone") from None
+        raise OrderError(
+            "fulfillable_on", _("Use “now” ou uma data ISO 8601 com fuso horário."), code="bad_datetime"
+        ) from None
     if timezone.is_naive(parsed):
-        raise OrderError("fulfillable_on", "must carry a time zone")
+        raise OrderError("fulfillable_on", _("Informe a data com fuso horário."), code="naive_datetime")
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -289,19 +334,23 @@ def expectation_split(
     order, source = _lock_expectation(order_id, expectation_id)
     held = {item["id"]: int(item["quantity"]) for item in source.line_items}
     if not lines:
-        raise OrderError("lines", "name the line quantities to move")
+        raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
     moved: list[dict[str, object]] = []
     for index, item in enumerate(lines):
         quantity = item.quantity
         if item.line_id not in held:
-            raise OrderError(f"lines[{index}].id", f"line item {item.line_id!r} is not in {source.public_id}")
+            raise OrderError(
+                f"lines[{index}].id", _("Este item não está na previsão escolhida."), code="not_in_expectation"
+            )
         if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= held[item.line_id]:
-            raise OrderError(f"lines[{index}].quantity", f"must be between 1 and {held[item.line_id]}")
+            raise OrderError(
+                f"lines[{index}].quantity", _("Informe de 1 a %(max)s."), code="bad_quantity", max=held[item.line_id]
+            )
         held[item.line_id] -= quantity
         moved.append({"id": item.line_id, "quantity": quantity})
     remaining = [{"id": line_id, "quantity": quantity} for line_id, quantity in held.items() if quantity > 0]
     if not remaining:
-        raise OrderError("lines", "a split must leave something in the original expectation")
+        raise OrderError("lines", _("A divisão precisa deixar algo na previsão original."), code="split_leaves_nothing")
     source.line_items = remaining
     source.save()
     split = FulfillmentExpectation.objects.create(
@@ -331,7 +380,7 @@ def expectation_merge(*, order_id: str, expectation_ids: Sequence[str], actor: s
     """Merge expectations (same method and destination) into the first one; the others disappear."""
     ids = list(expectation_ids)
     if len(ids) < 2 or len(set(ids)) != len(ids):
-        raise OrderError("expectation_ids", "name at least two different expectations")
+        raise OrderError("expectation_ids", _("Marque pelo menos duas previsões."), code="merge_needs_two")
     order = lock_order(order_id)
     refuse_if_canceled(order)
     found = {
@@ -340,13 +389,17 @@ def expectation_merge(*, order_id: str, expectation_ids: Sequence[str], actor: s
     }
     for index, exp_id in enumerate(ids):
         if exp_id not in found:
-            raise OrderError(f"expectation_ids[{index}]", "unknown expectation for this order", code="not_found")
+            raise OrderError(f"expectation_ids[{index}]", _("Previsão não encontrada neste pedido."), code="not_found")
     target = found[ids[0]]
     merged: dict[str, int] = {item["id"]: int(item["quantity"]) for item in target.line_items}
     for index, exp_id in enumerate(ids[1:], start=1):
         other = found[exp_id]
         if other.method_type != target.method_type or other.destination != target.destination:
-            raise OrderError(f"expectation_ids[{index}]", "only expectations with the same method and destination")
+            raise OrderError(
+                f"expectation_ids[{index}]",
+                _("Só é possível juntar previsões com a mesma forma de entrega e o mesmo destino."),
+                code="merge_mismatch",
+            )
         for item in other.line_items:
             merged[item["id"]] = merged.get(item["id"], 0) + int(item["quantity"])
     target.line_items = [{"id": line_id, "quantity": quantity} for line_id, quantity in merged.items()]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
 from orders.models import EmailKind, FulfillmentEvent, FulfillmentEventType, Order, OrderStatus
@@ -13,15 +15,10 @@ from orders.services._common import (
     schedule_email,
     timeline,
 )
-from orders.services.fulfillment import (
-    CORREIOS,
-    _clean_tracking,
-    correios_code_valid,
-    fulfillment_event_create,
-    order_mark_delivered,
-)
+from orders.services.fulfillment import clean_tracking, fulfillment_event_create, order_mark_delivered
+from orders.summary import current_tracking
 
-READY_FOR_PICKUP = "ready_for_pickup"  # BCP §7 event types are open strings
+READY_FOR_PICKUP = FulfillmentEventType.READY_FOR_PICKUP  # BCP §7 event types are open strings
 
 
 def pickup_ready_event(order: Order) -> FulfillmentEvent | None:
@@ -30,7 +27,9 @@ def pickup_ready_event(order: Order) -> FulfillmentEvent | None:
 
 def _refuse_unless_pickup(order: Order) -> None:
     if order.fulfillment_method != "pickup":
-        raise OrderError("order_id", f"order #{order.number} is not a pickup order", code="not_pickup")
+        raise OrderError(
+            "order_id", _("O pedido #%(number)s não é de retirada."), code="not_pickup", number=order.number
+        )
 
 
 @transaction.atomic
@@ -40,11 +39,20 @@ def order_pickup_ready(*, order_id: str, description: str = "", actor: str = "")
     refuse_if_canceled(order)
     _refuse_unless_pickup(order)
     if order.payment_status == "pending":
-        raise OrderError("order_id", f"order #{order.number} is not paid yet", code="not_paid")
+        raise OrderError(
+            "order_id", _("O pedido #%(number)s ainda não foi pago."), code="not_paid", number=order.number
+        )
     if pickup_ready_event(order) is not None:
-        raise OrderError("order_id", f"order #{order.number} is already ready for pickup", code="already_ready")
+        raise OrderError(
+            "order_id",
+            _("O pedido #%(number)s já está pronto para retirada."),
+            code="already_ready",
+            number=order.number,
+        )
     if order.status == OrderStatus.DELIVERED:
-        raise OrderError("order_id", f"order #{order.number} was already picked up", code="already_delivered")
+        raise OrderError(
+            "order_id", _("O pedido #%(number)s já foi retirado."), code="already_delivered", number=order.number
+        )
     event = fulfillment_event_create(
         order_id=order_id, type=READY_FOR_PICKUP, description=description or "Pronto para retirada", actor=actor
     )
@@ -59,7 +67,9 @@ def order_pickup_done(*, order_id: str, description: str = "", actor: str = "") 
     refuse_if_canceled(order)
     _refuse_unless_pickup(order)
     if pickup_ready_event(order) is None:
-        raise OrderError("order_id", f"order #{order.number} is not ready for pickup yet", code="not_ready")
+        raise OrderError(
+            "order_id", _("O pedido #%(number)s ainda não está pronto."), code="not_ready", number=order.number
+        )
     return order_mark_delivered(order_id=order_id, description=description or "Retirado na loja", actor=actor)
 
 
@@ -67,39 +77,44 @@ def order_pickup_done(*, order_id: str, description: str = "", actor: str = "") 
 def order_tracking_correct(
     *, order_id: str, event_id: str, tracking_number: str, carrier: str = "", actor: str = ""
 ) -> FulfillmentEvent:
-    """Replace a shipment's wrong tracking code; the buyer gets the shipped e-mail again, once per new code.
+    """Correct a shipment's tracking code with an event of its own (`tracking_corrected`, append-only).
 
-    The shipment event is corrected in place (what the buyer and agents read is the right code), and
-    the timeline keeps the old and the new code: the correction itself is the append-only record.
+    The shipment stays as it was recorded; the correction names it (`corrects`), carries the shipment's
+    items and the right code, and is what the buyer, the admin and agents read as the shipment's tracking
+    from now on. The buyer gets the shipment e-mail again, once per correction.
     """
     order = lock_order(order_id)
     refuse_if_canceled(order)
-    event = (
-        FulfillmentEvent.objects.select_for_update()
-        .filter(order=order, public_id=event_id, type=FulfillmentEventType.SHIPPED)
-        .first()
-    )
-    if event is None:
-        raise OrderError("event_id", "unknown shipment for this order", code="not_found")
-    number, url, carrier = _clean_tracking(tracking_number, "", carrier or event.carrier)
+    shipment = FulfillmentEvent.objects.filter(
+        order=order, public_id=event_id, type=FulfillmentEventType.SHIPPED
+    ).first()
+    if shipment is None:
+        raise OrderError("event_id", _("Envio não encontrado neste pedido."), code="not_found")
+    current = current_tracking(shipment, list(shipment.corrections.all()))
+    number, url, carrier = clean_tracking(tracking_number, "", carrier or current.carrier)
     if not number:
-        raise OrderError("tracking_number", "a shipment needs a tracking code")
-    if carrier.lower() == CORREIOS.lower() and not correios_code_valid(number):
-        raise OrderError("tracking_number", "not a valid Correios code (e.g. BR123456785BR)", code="bad_tracking")
-    if number == event.tracking_number:
-        raise OrderError("tracking_number", "this is already the shipment's code", code="unchanged")
-    old = event.tracking_number
-    event.tracking_number, event.tracking_url, event.carrier = number, url, carrier
-    event._allow_update = True  # a correction of a typo, recorded in the timeline below
-    event.save(update_fields=["tracking_number", "tracking_url", "carrier"])
+        raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")
+    if number == current.tracking_number:
+        raise OrderError("tracking_number", _("Este já é o código do envio."), code="unchanged")
+    correction = FulfillmentEvent.objects.create(
+        order=order,
+        type=FulfillmentEventType.TRACKING_CORRECTED,
+        corrects=shipment,
+        line_items=shipment.line_items,
+        tracking_number=number,
+        tracking_url=url,
+        carrier=carrier,
+        description=f"Código de rastreio corrigido (era {current.tracking_number or '—'})"[:255],
+        occurred_at=timezone.now(),
+    )
     timeline(
         order,
         "tracking_corrected",
-        f"Código de rastreio corrigido: {old or '—'} → {number}",
+        f"Código de rastreio corrigido: {current.tracking_number or '—'} → {number}",
         actor=actor,
-        data={"event_id": event.public_id, "old": old, "new": number},
-    )
-    # One e-mail per corrected code: a double submit finds the same (order, kind, ref) row.
-    schedule_email(order, EmailKind.SHIPPED, ref=f"{event.public_id}:{number}"[:64])
+        data={"event_id": correction.public_id, "shipment_id": shipment.public_id, "old": current.tracking_number,
+              "new": number},
+    )  # fmt: skip
+    schedule_email(order, EmailKind.SHIPPED, ref=correction.public_id)
     notify_changed(order, "tracking_corrected")
-    return event
+    return correction

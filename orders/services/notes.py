@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from orders.emails import build_order_email
 from orders.errors import OrderError
@@ -52,10 +53,12 @@ def order_event_record(
 def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDelivery:
     """Send a buyer e-mail again on request (a new delivery row: the once-rule guards replays, not staff)."""
     if kind not in EmailKind.values:
-        raise OrderError("kind", f"must be one of {', '.join(EmailKind.values)}")
+        raise OrderError("kind", _("Escolha um dos e-mails da lista."), code="bad_email_kind")
     order = lock_order(order_id)
     if not order.buyer_email:
-        raise OrderError("kind", f"order #{order.number} has no buyer e-mail")
+        raise OrderError(
+            "kind", _("O pedido #%(number)s não tem e-mail do comprador."), code="no_buyer_email", number=order.number
+        )
     count = EmailDelivery.objects.filter(order=order, kind=kind, ref__startswith="resend:").count()
     delivery = schedule_email(order, kind, ref=f"resend:{count + 1}")
     assert delivery is not None

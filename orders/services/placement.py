@@ -6,6 +6,7 @@ import re
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
+from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, PaymentStatus
@@ -38,36 +39,38 @@ def _next_number() -> int:
 
 def _validate(checkout: PlacedCheckout) -> None:
     if not isinstance(checkout, PlacedCheckout):
-        raise OrderError("checkout", "must be a PlacedCheckout")
+        raise OrderError("checkout", _("Dados de checkout inválidos."), code="bad_checkout")
     clean_text(checkout.checkout_id, field="checkout_id", max_length=64, required=True)
     if not CURRENCY_RE.match(checkout.currency or ""):
-        raise OrderError("currency", "must be an ISO 4217 code such as BRL")
+        raise OrderError("currency", _("Use um código de moeda ISO 4217, como BRL."), code="bad_currency")
     if not checkout.lines:
-        raise OrderError("lines", "an order needs at least one line")
+        raise OrderError("lines", _("Um pedido precisa de pelo menos um item."), code="lines_required")
     seen: set[str] = set()
     for index, line in enumerate(checkout.lines):
         where = f"lines[{index}]"
         clean_text(line.line_id, field=f"{where}.line_id", max_length=64, required=True)
         if line.line_id in seen:
-            raise OrderError(f"{where}.line_id", "duplicate line id")
+            raise OrderError(f"{where}.line_id", _("Item repetido."), code="duplicate_line")
         seen.add(line.line_id)
         clean_text(line.title, field=f"{where}.title", max_length=10_000, required=True)  # truncated below
         clean_text(line.sku, field=f"{where}.sku", max_length=64, required=True)
         if isinstance(line.unit_price, bool) or not isinstance(line.unit_price, int) or line.unit_price < 0:
-            raise OrderError(f"{where}.unit_price", "must be an integer number of centavos ≥ 0")
+            raise OrderError(f"{where}.unit_price", _("Informe o preço em centavos, a partir de 0."), code="bad_amount")
         quantity = line.quantity
         if isinstance(quantity, bool) or not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
-            raise OrderError(f"{where}.quantity", "must be an integer ≥ 1")
+            raise OrderError(
+                f"{where}.quantity", _("Informe uma quantidade inteira, a partir de 1."), code="bad_quantity"
+            )
     totals = list(checkout.totals)
     if sum(1 for entry in totals if entry[0] == "total") != 1:
-        raise OrderError("totals", "must contain exactly one 'total' entry")
+        raise OrderError("totals", _("Os totais precisam de exatamente uma linha “total”."), code="bad_totals")
     for index, entry in enumerate(totals):
         if len(entry) != 3 or not isinstance(entry[1], int) or isinstance(entry[1], bool):
-            raise OrderError(f"totals[{index}]", "must be (type, amount in centavos, display_text)")
+            raise OrderError(f"totals[{index}]", _("Use (tipo, valor em centavos, texto)."), code="bad_totals")
     if checkout.fulfillment_method and checkout.fulfillment_method not in METHODS:
-        raise OrderError("fulfillment_method", "must be shipping, pickup or digital")
+        raise OrderError("fulfillment_method", _("Use shipping, pickup ou digital."), code="bad_fulfillment_method")
     if not isinstance(checkout.paid_amount, int) or checkout.paid_amount < 0:
-        raise OrderError("paid_amount", "must be an integer number of centavos ≥ 0")
+        raise OrderError("paid_amount", _("Informe o valor pago em centavos, a partir de 0."), code="bad_amount")
 
 
 def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
@@ -168,11 +171,16 @@ def order_payment_confirm(*, order_id: str, paid_amount: int, txid: str = "", ac
     """For orders placed before the money arrived: record the payment once and tell the buyer."""
     order = lock_order(order_id)
     if isinstance(paid_amount, bool) or not isinstance(paid_amount, int) or paid_amount <= 0:
-        raise OrderError("paid_amount", "must be an integer number of centavos > 0")
+        raise OrderError("paid_amount", _("Informe um valor maior que zero."), code="bad_amount")
     if order.payment_status != PaymentStatus.PENDING:
         if order.paid_amount == paid_amount:
             return order  # replay
-        raise OrderError("paid_amount", f"order #{order.number} is already {order.payment_status}")
+        raise OrderError(
+            "paid_amount",
+            _("O pedido #%(number)s já tem o pagamento registrado."),
+            code="already_paid",
+            number=order.number,
+        )
     order.paid_amount = paid_amount
     order.payment_txid = clean_text(txid, field="txid", max_length=64) or order.payment_txid
     refresh_payment_status(order)

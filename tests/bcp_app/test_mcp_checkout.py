@@ -129,10 +129,10 @@ def test_full_agent_purchase_over_mcp_paid_by_pix_bcp_chk_01(shopper: Shopper) -
     ]
     assert order["fulfillment"]["events"] == []
     # and later a shipment appears in get_order
-    order_ship(order_id=order_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order_id, tracking_number="BR123456785BR")
     shipped = shopper.tool("get_order", id=order_id)
     assert [(e["type"], e["tracking_number"]) for e in shipped["fulfillment"]["events"]] == [
-        ("shipped", "BR123456784BR")
+        ("shipped", "BR123456785BR")
     ]
 
 

@@ -64,8 +64,8 @@ def place_seed_order(platform_id: str | None, *, checkout_id: str = "checkout_xy
     fulfillment_event_create(
         order_id=order.public_id,
         type="delivered",
-        tracking_number="BR123456784BR",
-        tracking_url="https://rastreamento.correios.com.br/app/index.php?objetos=BR123456784BR",
+        tracking_number="BR123456785BR",
+        tracking_url="https://rastreamento.correios.com.br/app/index.php?objetos=BR123456785BR",
         description="Entregue na portaria",
         occurred_at=datetime(2026, 1, 8, 10, 30, tzinfo=UTC),
     )
@@ -125,8 +125,8 @@ def test_get_order_reproduces_the_seed_response_field_by_field_bcp_ord_04(live_m
         "occurred_at": "2026-01-08T10:30:00Z",
         "type": "delivered",
         "line_items": [{"id": "li_shoes", "quantity": 1}],
-        "tracking_number": "BR123456784BR",
-        "tracking_url": "https://rastreamento.correios.com.br/app/index.php?objetos=BR123456784BR",
+        "tracking_number": "BR123456785BR",
+        "tracking_url": "https://rastreamento.correios.com.br/app/index.php?objetos=BR123456785BR",
         "description": "Entregue na portaria",
     }
     assert body["adjustments"] == []

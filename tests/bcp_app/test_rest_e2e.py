@@ -88,7 +88,7 @@ def test_full_rest_agent_flow_with_pix_settlement_and_signed_webhooks(
         order_id, checkout["id"], done["order"]["permalink_url"])
     assert order["totals"][-1] == {"type": "total", "amount": 11870}
     # a shipment through the orders services (what the admin action calls)
-    order_ship(order_id=order_id, tracking_number="BR123456784BR", carrier="Correios")
+    order_ship(order_id=order_id, tracking_number="BR123456785BR", carrier="Correios")
     hooks = wait_for(lambda: (lambda r: r if len(r) >= 2 else None)(
         [r for r in fake_platform.received if r.method == "POST" and r.path == "/webhooks/bcp/pedidos"]), timeout=90)
     keys = httpx.get(f"{server.url}/.well-known/bcp", timeout=10).json()["keys"]

@@ -133,7 +133,7 @@ def test_placed_and_shipped_orders_are_sent_signed_to_the_platform_bcp_wh_01_06(
 ) -> None:
     order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", carrier="Correios")
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
     hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
     assert [d.event for d in WebhookDelivery.objects.order_by("id")] == ["placed", "shipped"]
     assert len(hooks) == 2
@@ -152,7 +152,7 @@ def test_placed_and_shipped_orders_are_sent_signed_to_the_platform_bcp_wh_01_06(
         assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 1, 200)
     shipped = json.loads(hooks[1].body)
     assert shipped["fulfillment"]["events"][0]["type"] == "shipped"  # full snapshot after the change (WH-02)
-    assert shipped["fulfillment"]["events"][0]["tracking_number"] == "BR123456784BR"
+    assert shipped["fulfillment"]["events"][0]["tracking_number"] == "BR123456785BR"
 
 
 def test_failed_deliveries_are_retried_with_the_same_webhook_id_bcp_wh_03_05(

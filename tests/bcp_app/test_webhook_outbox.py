@@ -68,7 +68,7 @@ def test_a_webhook_whose_enqueue_failed_is_sent_by_the_sweep_once(
     # when the order ships while the broker is down
     request.getfixturevalue("dead_broker")
     with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", carrier="Correios")
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
     # then the enqueue failed, the change is kept as a pending outbox row and nothing reached the platform
     pending = OutboxMessage.objects.get(kind="order_changed", status="pending")
     order.refresh_from_db()

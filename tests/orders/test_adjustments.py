@@ -191,7 +191,7 @@ def test_cancel_restocks_unshipped_and_refunds_everything(
 def test_cancel_after_partial_shipment_keeps_shipped_part(place_order, stock_returns):
     order = place_order(lines=[("CAM", 3000, 3)], freight=800)
     line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 1)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     order_cancel(order_id=order.public_id, reason="Sem estoque")
     line.refresh_from_db()
     order.refresh_from_db()
@@ -203,17 +203,18 @@ def test_cancel_after_partial_shipment_keeps_shipped_part(place_order, stock_ret
 
 def test_cancel_when_everything_shipped_is_refused(place_order):
     order = place_order()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     with pytest.raises(OrderError) as error:
         order_cancel(order_id=order.public_id, reason="tarde demais")
     assert error.value.field == "order_id"
-    assert "return" in error.value.message
+    assert error.value.code == "all_shipped"
+    assert error.value.message == f"Tudo do pedido #{order.number} já foi enviado: registre uma devolução."
 
 
 def test_return_with_restock_and_refund(place_order, stock_returns):
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     adjustment = order_return(
         order_id=order.public_id,
         lines=[LineQuantity(line.public_id, 1)],

@@ -52,7 +52,7 @@ def test_changelist_shows_formatted_columns_and_no_delete(admin_client, place_or
 
 @pytest.mark.parametrize(
     "query",
-    ["{number}", "ana@example.com.br", "390.533.447-05", "11987654321", "cam-x", "BR123456784BR"],
+    ["{number}", "ana@example.com.br", "390.533.447-05", "11987654321", "cam-x", "BR123456785BR"],
 )
 def test_search_by_number_email_cpf_phone_sku_tracking(admin_client, place_order, query):
     from orders.services import order_ship
@@ -62,7 +62,7 @@ def test_search_by_number_email_cpf_phone_sku_tracking(admin_client, place_order
     other.buyer_tax_id = "11144477735"
     other.buyer_phone = "+5521999990000"
     other.save()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     response = admin_client.get("/admin/orders/order/", {"q": query.format(number=order.number)})
     html = response.content.decode()
     assert f"#{order.number}<" in html
@@ -159,7 +159,7 @@ def test_viewer_sees_but_cannot_act(viewer_client, place_order):
     assert _action(order, "ship") not in page.content.decode()
     for slug in ("ship", "deliver", "refund", "cancel", "note", "resend-email"):
         assert viewer_client.get(_action(order, slug)).status_code == 403
-    response = viewer_client.post(_action(order, "ship"), {"tracking_number": "BR123456784BR"})
+    response = viewer_client.post(_action(order, "ship"), {"tracking_number": "BR123456785BR"})
     assert response.status_code == 403
     assert FulfillmentEvent.objects.count() == 0
 
@@ -171,7 +171,7 @@ def test_shipping_staff_cannot_refund_and_refunding_staff_cannot_ship(place_orde
     assert shipper.get(_action(order, "ship")).status_code == 200
     assert shipper.post(_action(order, "refund"), {"amount": "1,00", "reason": "x"}).status_code == 403
     assert refunder.get(_action(order, "refund")).status_code == 200
-    assert refunder.post(_action(order, "ship"), {"tracking_number": "BR123456784BR"}).status_code == 403
+    assert refunder.post(_action(order, "ship"), {"tracking_number": "BR123456785BR"}).status_code == 403
     assert Adjustment.objects.count() == 0 and FulfillmentEvent.objects.count() == 0
 
 
@@ -242,7 +242,7 @@ def test_order_page_shows_labels_not_codes(admin_client, place_order):
 
     order = place_order(lines=[("CAM-AZUL", 3000, 2)])
     line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 2)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
     placed = OrderEvent.objects.get(order=order, kind="placed")
     # when staff open the order
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()

@@ -9,6 +9,7 @@ from django.core import mail
 from django.test import Client
 
 from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
+from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import correios_code_valid, order_cancel, order_ship
 from orders.types import LineQuantity
 from payments.models import PixPayment
@@ -111,11 +112,21 @@ def test_tracking_correction_renotifies_the_buyer_once(
     with django_capture_on_commit_callbacks(execute=True):
         again = admin_client.post(_action(order, "tracking-fix"), form)
     assert "Este já é o código do envio." in again.content.decode()
+    # the shipment is never edited: the correction is an event of its own, naming it, with its items
     shipment.refresh_from_db()
-    assert (shipment.tracking_number, shipment.tracking_url) == (
+    assert shipment.tracking_number == "BR123456785BR"
+    correction = FulfillmentEvent.objects.get(order=order, type="tracking_corrected")
+    assert (correction.corrects_id, correction.line_items, correction.tracking_number, correction.tracking_url) == (
+        shipment.pk,
+        shipment.line_items,
         "AA473124829GB",
         "https://rastreamento.correios.com.br/app/index.php?objeto=AA473124829GB",
     )
+    events = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["events"]
+    assert [(e["type"], e["tracking_number"]) for e in events] == [
+        ("shipped", "BR123456785BR"),
+        ("tracking_corrected", "AA473124829GB"),
+    ]
     assert len(mail.outbox) == 1
     assert "Corrigimos o código de rastreio do seu envio." in mail.outbox[0].body
     assert "AA473124829GB" in mail.outbox[0].body

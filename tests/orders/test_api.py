@@ -77,13 +77,13 @@ def test_create_fulfillment_event(erp, place_order):
     line = order.lines.get()
     response = erp.post(
         f"/api/v1/orders/{order.public_id}/fulfillment-events/",
-        {"type": "shipped", "tracking_number": "BR123456784BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
+        {"type": "shipped", "tracking_number": "BR123456785BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
         format="json",
     )
     assert response.status_code == 201
     body = response.json()
     assert body["type"] == "shipped"
-    assert body["tracking_url"] == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"
+    assert body["tracking_url"] == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR"
     assert body["line_items"] == [{"id": line.public_id, "quantity": 2}]
     assert FulfillmentEvent.objects.get(order=order).public_id == body["id"]
 
@@ -98,7 +98,7 @@ def test_fulfillment_event_validation_errors_name_the_field(erp, place_order):
     assert response.status_code == 400 and "line_items" in response.json()
     response = erp.post(
         url,
-        {"type": "shipped", "tracking_number": "BR123456784BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
+        {"type": "shipped", "tracking_number": "BR123456785BR", "line_items": [{"id": line.public_id, "quantity": 2}]},
         format="json",
     )
     assert response.status_code == 400

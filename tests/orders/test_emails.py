@@ -53,7 +53,7 @@ def test_every_email_kind_in_both_languages(place_order, django_capture_on_commi
     with django_capture_on_commit_callbacks(execute=True):
         order_payment_confirm(order_id=order.public_id, paid_amount=6800, txid="txid-confirmado")
     with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 1)])
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     with django_capture_on_commit_callbacks(execute=True):
         order_mark_delivered(order_id=order.public_id)
     with django_capture_on_commit_callbacks(execute=True):
@@ -73,8 +73,8 @@ def test_every_email_kind_in_both_languages(place_order, django_capture_on_commi
         assert order.permalink_url in html
         assert "&amp;" not in message.body  # the text part is not HTML-escaped
     shipped = mail.outbox[2]
-    assert "BR123456784BR" in shipped.body
-    assert "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR" in shipped.alternatives[0][0]
+    assert "BR123456785BR" in shipped.body
+    assert "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR" in shipped.alternatives[0][0]
     assert "R$ 5,00" in mail.outbox[4].body
 
 

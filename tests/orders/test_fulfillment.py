@@ -44,7 +44,7 @@ def test_partial_shipment_then_rest_moves_statuses(place_order, django_capture_o
     # when 1 shirt ships
     with django_capture_on_commit_callbacks(execute=True):
         event = order_ship(
-            order_id=order.public_id, tracking_number="br123456784br", lines=[LineQuantity(shirt.public_id, 1)]
+            order_id=order.public_id, tracking_number="br123456785br", lines=[LineQuantity(shirt.public_id, 1)]
         )
     # then the shirt is partial, the cap processing, the order partially shipped, the Correios URL built
     shirt.refresh_from_db()
@@ -52,12 +52,12 @@ def test_partial_shipment_then_rest_moves_statuses(place_order, django_capture_o
     order.refresh_from_db()
     assert (shirt.quantity_fulfilled, shirt.status, cap.status) == (1, "partial", "processing")
     assert order.status == "partially_shipped"
-    assert event.tracking_number == "BR123456784BR"
+    assert event.tracking_number == "BR123456785BR"
     assert event.carrier == "Correios"
-    assert event.tracking_url == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"
+    assert event.tracking_url == "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR"
     # when the rest ships without naming lines
     with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR987654321BR")
+        order_ship(order_id=order.public_id, tracking_number="BR987654326BR")
     order.refresh_from_db()
     assert [(line.quantity_fulfilled, line.status) for line in order.lines.all()] == [
         (3, "fulfilled"),
@@ -75,7 +75,7 @@ def test_partial_shipment_then_rest_moves_statuses(place_order, django_capture_o
         f"Seu pedido #{order.number} foi enviado",
         f"Seu pedido #{order.number} foi entregue",
     ]
-    assert "BR123456784BR" in mail.outbox[1].body
+    assert "BR123456785BR" in mail.outbox[1].body
     # each shipment e-mail lists what that shipment carried, nothing else
     assert "1× Produto CAM (CAM)" in mail.outbox[1].body and "BONE" not in mail.outbox[1].body
     assert "2× Produto CAM (CAM)" in mail.outbox[2].body and "1× Produto BONE (BONE)" in mail.outbox[2].body
@@ -85,10 +85,10 @@ def test_shipping_more_than_ordered_is_refused(place_order):
     order = place_order(lines=[("CAM", 3000, 2)])
     line = order.lines.get()
     with pytest.raises(OrderError) as error:
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 3)])
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 3)])
     assert error.value.field == "lines[0].quantity"
     assert error.value.code == "quantity_exceeded"
-    assert "cannot ship 3" in error.value.message
+    assert error.value.message.startswith("Não é possível enviar 3 unidade(s)")
     assert FulfillmentEvent.objects.filter(order=order).count() == 0
     line.refresh_from_db()
     assert line.quantity_shipped == 0
@@ -96,9 +96,9 @@ def test_shipping_more_than_ordered_is_refused(place_order):
 
 def test_shipping_twice_the_same_items_is_refused(place_order):
     order = place_order(lines=[("CAM", 3000, 1)])
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     with pytest.raises(OrderError) as error:
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     assert error.value.field == "lines"
 
 
@@ -127,7 +127,7 @@ def test_acting_on_a_canceled_order_is_refused(place_order):
     order = place_order()
     order_cancel(order_id=order.public_id, reason="Cliente desistiu")
     with pytest.raises(OrderError) as error:
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     assert error.value.code == "order_canceled"
     with pytest.raises(OrderError) as error:
         order_cancel(order_id=order.public_id, reason="de novo")
@@ -137,11 +137,11 @@ def test_acting_on_a_canceled_order_is_refused(place_order):
 def test_returned_to_sender_allows_shipping_again(place_order):
     order = place_order(lines=[("CAM", 3000, 1)])
     line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     fulfillment_event_create(order_id=order.public_id, type="returned_to_sender", description="Endereço não encontrado")
     line.refresh_from_db()
     assert (line.quantity_shipped, line.status) == (0, "processing")
-    order_ship(order_id=order.public_id, tracking_number="BR111111111BR")
+    order_ship(order_id=order.public_id, tracking_number="BR111111115BR")
     line.refresh_from_db()
     assert line.status == "fulfilled"
 
@@ -205,6 +205,7 @@ def test_bcp_payload_matches_the_seed_shape_bcp_ord_04(place_order):
     """The seed's order (000_3534cee046400045): one shoe line, delivered, totals subtotal/fulfillment/tax/total."""
     order = place_order(lines=[("prod_shoes", 3000, 1)], freight=800)
     line = order.lines.get()
+    shipped = order_ship(order_id=order.public_id, tracking_number="BR123456785BR")  # "entregue" needs it shipped
     event = order_mark_delivered(order_id=order.public_id, description="Entregue na portaria")
     expectation_update(
         order_id=order.public_id, expectation_id=order.expectations.get().public_id, description="Entregue"
@@ -230,7 +231,8 @@ def test_bcp_payload_matches_the_seed_shape_bcp_ord_04(place_order):
         "last_name": "Souza",
     }
     assert payload["fulfillment"]["expectations"][0]["description"] == "Entregue"
-    assert payload["fulfillment"]["events"] == [
+    assert payload["fulfillment"]["events"][0]["id"] == shipped.public_id
+    assert payload["fulfillment"]["events"][1:] == [
         {
             "id": event.public_id,
             "occurred_at": event.occurred_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -243,3 +245,56 @@ def test_bcp_payload_matches_the_seed_shape_bcp_ord_04(place_order):
     assert payload["currency"] == "BRL"
     assert payload["adjustments"] == []
     assert payload["totals"][-1] == {"type": "total", "amount": 3800}
+
+
+def test_delivered_needs_a_shipment_on_a_shipping_order(place_order):
+    """The rule lives in the service (admin, DRF API and any caller alike): a carrier delivers what was shipped."""
+    order = place_order(lines=[("CAM", 3000, 2)])
+    line = order.lines.get()
+    with pytest.raises(OrderError) as error:
+        order_mark_delivered(order_id=order.public_id)
+    assert (error.value.field, error.value.code) == ("lines", "nothing_left")
+    assert error.value.message == f"Nada foi enviado ainda no pedido #{order.number}: registre o envio antes da entrega."
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    with pytest.raises(OrderError) as error:
+        order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)])
+    assert (error.value.field, error.value.code) == ("lines[0].quantity", "quantity_exceeded")
+    assert error.value.message == (
+        "Não é possível marcar como entregue 2 unidade(s) de CAM: só 1 foram enviadas e ainda não entregues."
+    )
+    order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)])
+    line.refresh_from_db()
+    assert (line.quantity_shipped, line.quantity_delivered) == (1, 1)
+
+
+@pytest.mark.parametrize("code", ["BR123456784BR", "BR12345678BR", "XYZ"])
+def test_wrong_correios_code_is_refused_by_the_service(place_order, code):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number=code, carrier="Correios")
+    assert (error.value.field, error.value.code) == ("tracking_number", "bad_tracking")
+    assert error.value.message.startswith("Código dos Correios inválido")
+    assert order.fulfillment_events.count() == 0
+
+
+def test_an_s10_code_without_carrier_is_checked_as_correios(place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    assert error.value.code == "bad_tracking"
+    event = order_ship(order_id=order.public_id, tracking_number="JD123", carrier="Jadlog")  # other carriers: as typed
+    assert (event.tracking_number, event.carrier, event.tracking_url) == ("JD123", "Jadlog", "")
+
+
+def test_service_errors_speak_the_readers_language(place_order):
+    from django.utils import translation
+
+    order = place_order(lines=[("CAM", 3000, 1)])
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    with translation.override("en"):
+        assert error.value.message == (
+            "Invalid Correios code: 2 letters, 9 digits and “BR” (e.g. BR123456785BR); check the check digit."
+        )
+    with translation.override("pt-br"):
+        assert error.value.message.startswith("Código dos Correios inválido")

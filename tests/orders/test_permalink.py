@@ -21,7 +21,7 @@ def test_permalink_shows_the_order_in_portuguese(client, place_order):
     # given a shipped order with a completed refund
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(line.public_id, 1)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     order_refund(order_id=order.public_id, amount=1500, reason="Desconto combinado")
     # when the buyer opens the link without logging in
     response = client.get(_path(order))
@@ -37,7 +37,7 @@ def test_permalink_shows_the_order_in_portuguese(client, place_order):
     assert "Frete SEDEX" in html
     assert "Rua das Flores, 123" in html and "01310-100" in html
     assert "Chega em 3 a 5 dias úteis" in html
-    assert 'href="https://rastreamento.correios.com.br/app/index.php?objeto=BR123456784BR"' in html
+    assert 'href="https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR"' in html
     assert "Reembolso de R$ 15,00" in html and "em andamento" in html and "Desconto combinado" in html
     assert '<meta name="robots" content="noindex">' in html
     assert response["X-Robots-Tag"] == "noindex"
@@ -103,7 +103,7 @@ def test_line_statuses_in_buyer_words(client, place_order, language, method, exp
     a, b, _c, d = order.lines.order_by("position")
     lines = [LineQuantity(a.public_id, 1), LineQuantity(b.public_id, 1), LineQuantity(d.public_id, 1)]
     if method == "shipping":
-        order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=lines)
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=lines)
     else:
         order_mark_delivered(order_id=order.public_id, lines=lines)
     order_return(order_id=order.public_id, lines=[LineQuantity(d.public_id, 1)], reason="Arrependimento")

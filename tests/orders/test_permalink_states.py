@@ -54,7 +54,7 @@ def test_paid_order_is_being_prepared_with_its_estimate(client, place_order):
 
 def test_partially_shipped_keeps_the_estimate_only_for_what_is_still_here(client, place_order):
     order, shirt, _cap = two_items(place_order)
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR", lines=[LineQuantity(shirt.public_id, 2)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)])
     html = page(client, order)
     assert "<strong>Enviado em parte</strong>" in html
     expectations = html.split('data-testid="order-expectations">')[1].split("</ul>")[0]
@@ -63,7 +63,7 @@ def test_partially_shipped_keeps_the_estimate_only_for_what_is_still_here(client
 
 def test_shipped_then_delivered_has_no_estimate_left(client, place_order):
     order, _, _ = two_items(place_order)
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     html = page(client, order)
     assert "<strong>Enviado</strong>" in html and 'data-testid="order-expectations"' not in html
     order_mark_delivered(order_id=order.public_id)

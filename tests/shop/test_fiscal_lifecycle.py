@@ -124,7 +124,7 @@ def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_c
     order = paid_order()
     job_run(job_id=FiscalJob.objects.get().pk)
     key = FiscalDocument.objects.get().access_key
-    order_ship(order_id=order.public_id, tracking_number="BR123456784BR")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     order_mark_delivered(order_id=order.public_id)
     line = order.lines.get()
     with django_capture_on_commit_callbacks(execute=True):
