@@ -254,7 +254,8 @@ def test_delivered_needs_a_shipment_on_a_shipping_order(place_order):
     with pytest.raises(OrderError) as error:
         order_mark_delivered(order_id=order.public_id)
     assert (error.value.field, error.value.code) == ("lines", "nothing_left")
-    assert error.value.message == f"Nada foi enviado ainda no pedido #{order.number}: registre o envio antes da entrega."
+    number = order.number
+    assert error.value.message == f"Nada foi enviado ainda no pedido #{number}: registre o envio antes da entrega."
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     with pytest.raises(OrderError) as error:
         order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)])
