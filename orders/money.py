@@ -45,7 +45,7 @@ def format_amount_input(cents: int | None) -> str:
 
 
 def parse_brl(text: str, *, allow_zero: bool = True) -> int:
-    """ "35,90" / "35.90" / "R$ 35,90" / "1.234,56" / "1.234" / "10" → centavos.
+    """ "35,90" / "35.90" / "R$ 35,90" / "1.234,56" / "1.234" / "1,234.56" / "10" → centavos.
 
     Brazilian first: "," is the decimal separator and "." groups thousands; "35.90" (one or two
     digits after a lone ".") is read as decimals too, because that is how a keyboard's numpad types it.
@@ -56,7 +56,13 @@ def parse_brl(text: str, *, allow_zero: bool = True) -> int:
         raise ValueError(_("Informe um valor, por exemplo 35,90."))
     if raw.startswith("-"):
         raise ValueError(_("O valor não pode ser negativo."))
-    if "," in raw:
+    if "," in raw and "." in raw and raw.rfind(".") > raw.rfind(","):
+        # "1,234.56": English grouping, accepted only with its decimal part (a lone "59,999" is a typo).
+        whole, _sep, frac = raw.rpartition(".")
+        groups = whole.split(",")
+        if len(groups) == 1:
+            groups = ["", ""]  # "1,5.3": not a grouping, refused below
+    elif "," in raw:
         whole, _sep, frac = raw.rpartition(",")
         groups = whole.split(".")
     elif raw.count(".") == 1 and len(raw.rpartition(".")[2]) in (1, 2):

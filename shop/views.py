@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -15,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
+from orders.money import parse_brl
 from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
 from shop.schema_org import cents_to_decimal_string, product_schema_org
@@ -62,11 +61,6 @@ OPTION_LABELS = {
 }
 _TRUE = {"1", "true", "on", "yes", "sim"}
 _FALSE = {"", "0", "false", "off", "no", "nao", "não"}
-# "59,90", "59.90", "1.234,56", "1,234.56", "59" (optionally prefixed by "R$").
-_PRICE_BR = re.compile(r"^\d{1,3}(\.\d{3})+(,\d{1,2})?$")
-# English grouping only with its decimal part: a lone "59,999" is a pt-BR decimal typo, not 59 thousand.
-_PRICE_EN = re.compile(r"^\d{1,3}(,\d{3})+\.\d{1,2}$")
-_PRICE_PLAIN = re.compile(r"^\d+([.,]\d{1,2})?$")
 
 
 @dataclass(frozen=True)
@@ -77,26 +71,6 @@ class ParamError:
     @property
     def label(self) -> str:
         return str(FIELD_LABELS.get(self.field, self.field))
-
-
-def parse_price_to_cents(raw: str) -> int:
-    """Reais as a buyer types them ("59,90", "59.90", "R$ 1.234,56") → exact integer centavos.
-
-    Raises ValueError for anything else (negative, letters, more than two decimals).
-    """
-    text = raw.strip().replace("R$", "").replace("\xa0", "").replace(" ", "")
-    if _PRICE_BR.match(text):
-        text = text.replace(".", "").replace(",", ".")
-    elif _PRICE_EN.match(text):
-        text = text.replace(",", "")
-    elif _PRICE_PLAIN.match(text):
-        text = text.replace(",", ".")
-    else:
-        raise ValueError(raw)
-    try:
-        return int(Decimal(text) * 100)
-    except InvalidOperation as exc:  # pragma: no cover - the patterns above only admit decimals
-        raise ValueError(raw) from exc
 
 
 def _parse_list_params(params: QueryDict) -> tuple[dict[str, object], list[ParamError]]:
@@ -116,7 +90,7 @@ def _parse_list_params(params: QueryDict) -> tuple[dict[str, object], list[Param
         if not raw:
             continue
         try:
-            args[field] = parse_price_to_cents(raw)
+            args[field] = parse_brl(raw)  # the one money parser (admin, coupons, this filter)
         except ValueError:
             errors.append(
                 ParamError(field, _("“%(value)s” não é um preço válido; use por exemplo 59,90.") % {"value": raw})

@@ -7,9 +7,9 @@ import re
 import pytest
 from django.test import Client
 
+from orders.money import parse_brl
 from shop.demo import seed_catalog
 from shop.templatetags.money import brl
-from shop.views import parse_price_to_cents
 
 pytestmark = pytest.mark.django_db
 
@@ -191,14 +191,14 @@ def test_several_bad_parameters_are_all_reported(client: Client, demo: None) -> 
         ("  7,00 ", 700),
     ],
 )
-def test_parse_price_to_cents_is_exact(raw: str, cents: int) -> None:
-    assert parse_price_to_cents(raw) == cents
+def test_the_price_filter_parser_is_exact(raw: str, cents: int) -> None:
+    assert parse_brl(raw) == cents
 
 
 @pytest.mark.parametrize("raw", ["", "abc", "-5", "59,999", "1.2.3", "5e3", "59,9,0"])
-def test_parse_price_to_cents_rejects_garbage(raw: str) -> None:
+def test_the_price_filter_parser_rejects_garbage(raw: str) -> None:
     with pytest.raises(ValueError):
-        parse_price_to_cents(raw)
+        parse_brl(raw)
 
 
 @pytest.mark.parametrize(
