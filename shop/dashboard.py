@@ -8,7 +8,8 @@ Definitions, so every number means one thing and its link opens exactly the rows
 - pickups waiting: the same for store pickup;
 - Pix awaiting payment: active Pix charges; refunds pending: Pix refunds not settled yet;
 - low stock: active variants with 0 < stock ≤ their alert threshold;
-- abandoned today: checkouts created today that did not become an order.
+- abandoned today: checkouts created today that did not become an order;
+- reminders sent: abandoned-checkout reminder e-mails sent (ever); recovered: those checkouts bought after it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from django.utils.translation import gettext as _
 from orders.models import Order
 from payments.models import PixCharge, PixRefund
 from shop.models import Checkout, Variant
+from shop.reminders import reminder_stats
 
 PAID_KEPT = ("paid", "partially_refunded")
 OPEN_TO_FULFIL = ("placed", "partially_shipped")
@@ -74,7 +76,7 @@ def _url(name: str, **params: str) -> str:
 
 
 def dashboard_get(*, now: datetime | None = None) -> Dashboard:
-    """All numbers of the admin home. Queries: 1 sales + 1 chart + 5 counters."""
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 6 counters."""
     now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
     today = now.date()
     since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
@@ -112,6 +114,7 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
     )
     fulfil_params = {"payment_status__in": ",".join(PAID_KEPT), "status__in": ",".join(OPEN_TO_FULFIL)}
     abandoned = Checkout.objects.filter(created_at__gte=since[1]).exclude(status="completed")
+    reminders = reminder_stats()
     counters = (
         Counter(
             "to_ship",
@@ -152,6 +155,18 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
                 created_at__gte=since[1].isoformat(),
                 status__in="incomplete,requires_escalation,ready_for_complete,complete_in_progress,canceled",
             ),
+        ),
+        Counter(
+            "reminders_sent",
+            _("Lembretes de carrinho enviados"),
+            reminders.sent,
+            _url("admin:shop_checkoutreminder_changelist", sent="yes"),
+        ),
+        Counter(
+            "reminders_recovered",
+            _("Carrinhos recuperados após o lembrete"),
+            reminders.recovered,
+            _url("admin:shop_checkoutreminder_changelist", sent="yes", recovered="yes"),
         ),
     )
     return Dashboard(tuple(sales), counters, chart)

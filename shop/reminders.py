@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -138,9 +138,8 @@ class ReminderStats:
 
 
 def reminder_stats() -> ReminderStats:
-    """For the back office: reminders sent and checkouts bought after their reminder (2 queries)."""
-    sent = CheckoutReminder.objects.filter(sent_at__isnull=False)
-    return ReminderStats(
-        sent=sent.count(),
-        recovered=sent.filter(checkout__status=STATUS_COMPLETED).count(),
+    """For the back office: reminders sent and checkouts bought after their reminder (1 query)."""
+    counts = CheckoutReminder.objects.filter(sent_at__isnull=False).aggregate(
+        sent=Count("pk"), recovered=Count("pk", filter=Q(checkout__status=STATUS_COMPLETED))
     )
+    return ReminderStats(sent=counts["sent"], recovered=counts["recovered"])

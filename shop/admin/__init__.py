@@ -8,5 +8,6 @@ import shop.checkout.admin  # noqa: F401  (registers checkout, shipping and coup
 # isort: split
 from shop.admin import (
     catalog,  # noqa: F401  (registers the catalog admin)
+    reminders,  # noqa: F401  (registers the checkout reminders list)
     store,  # noqa: F401  (registers the store settings admin)
 )

@@ -13,7 +13,7 @@ from orders.models import Order
 from orders.services import order_place_from_checkout
 from payments.services import pix_charge_ensure
 from shop.dashboard import dashboard_get
-from shop.models import Category, Checkout, Product, Variant
+from shop.models import Category, Checkout, CheckoutReminder, Product, Variant
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -42,8 +42,13 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
     product = Product.objects.create(title="P", slug="p", category=category)
     Variant.objects.create(product=product, sku="LOW-1", price=100, stock=2, low_stock_threshold=3)
     Variant.objects.create(product=product, sku="OK-1", price=100, stock=9, low_stock_threshold=3)
-    Checkout.objects.create(status="incomplete")
+    abandoned = Checkout.objects.create(status="incomplete", buyer_email="bia@example.com.br")
     pix_charge_ensure(reference="checkout_dash", amount=1000)
+    # reminders: one sent and bought afterwards (the first order's checkout), one sent, one not sent yet
+    bought = Checkout.objects.create(status="completed", buyer_email="ana@example.com.br", order_id="order_x")
+    CheckoutReminder.objects.create(checkout=bought, email="ana@example.com.br", sent_at=timezone.now())
+    CheckoutReminder.objects.create(checkout=abandoned, email="bia@example.com.br", sent_at=timezone.now())
+    CheckoutReminder.objects.create(checkout=Checkout.objects.create(status="canceled"), email="c@example.com.br")
 
     dashboard = dashboard_get()
     assert [(s.days, s.count, s.revenue, s.average_ticket) for s in dashboard.sales] == [
@@ -57,7 +62,9 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
         "pix_pending": 1,
         "refunds_pending": 0,
         "low_stock": 1,
-        "abandoned": 1,
+        "abandoned": 2,  # the reminded one and the cancelled one (created today, no order)
+        "reminders_sent": 2,
+        "reminders_recovered": 1,
     }
     assert sum(bar.revenue for bar in dashboard.chart) == 19590
     assert dashboard.chart[-1].revenue == 9590
@@ -81,5 +88,7 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
 
 def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, django_assert_max_num_queries) -> None:
     three_orders()
+    reminded = Checkout.objects.create(status="completed", buyer_email="ana@example.com.br", order_id="order_x")
+    CheckoutReminder.objects.create(checkout=reminded, email="ana@example.com.br", sent_at=timezone.now())
     with django_assert_max_num_queries(14):
         assert admin_client.get("/admin/").status_code == 200

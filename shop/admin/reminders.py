@@ -1,0 +1,63 @@
+"""Abandoned-checkout reminders in the admin: read-only, filtered the way the dashboard counts them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from shop.checkout.types import STATUS_COMPLETED
+from shop.models import CheckoutReminder
+
+YES_NO = (("yes", _("Sim")), ("no", _("Não")))
+
+
+class SentFilter(admin.SimpleListFilter):
+    title = _("enviado")
+    parameter_name = "sent"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, Any], ...]:
+        return YES_NO
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[CheckoutReminder]) -> QuerySet[CheckoutReminder]:
+        if self.value() in ("yes", "no"):
+            return queryset.filter(sent_at__isnull=self.value() == "no")
+        return queryset
+
+
+class RecoveredFilter(admin.SimpleListFilter):
+    """Recovered: the reminded checkout became an order (the dashboard's "carrinhos recuperados")."""
+
+    title = _("compra concluída")
+    parameter_name = "recovered"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> tuple[tuple[str, Any], ...]:
+        return YES_NO
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[CheckoutReminder]) -> QuerySet[CheckoutReminder]:
+        if self.value() == "yes":
+            return queryset.filter(checkout__status=STATUS_COMPLETED)
+        if self.value() == "no":
+            return queryset.exclude(checkout__status=STATUS_COMPLETED)
+        return queryset
+
+
+@admin.register(CheckoutReminder)
+class CheckoutReminderAdmin(admin.ModelAdmin):
+    list_display = ["email", "checkout", "created_at", "sent_at", "skipped"]
+    list_filter = [SentFilter, RecoveredFilter]
+    list_select_related = ["checkout"]
+    search_fields = ["email"]
+    ordering = ["-created_at", "-id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
