@@ -63,37 +63,43 @@ def document_request_issue(
     `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
     document is "rejected" with them as the reason, no provider call, and the order is untouched.
     """
+    blocked_reason = ("Dados fiscais incompletos: " + "; ".join(problems))[:500] if problems else ""
+    environment = invoice.get("environment") or "homologacao"
+    # The first request writes the document as it will stay (one INSERT); a replay or a re-issue finds it.
     document, created = FiscalDocument.objects.select_for_update().get_or_create(
         order_ref=order_ref,
-        defaults={"order_number": order_number, "environment": invoice.get("environment") or "homologacao"},
+        defaults={
+            "order_number": order_number,
+            "environment": environment,
+            "provider_ref": f"{order_ref}-1",
+            "status": Status.REJECTED if problems else Status.PENDING,
+            "sefaz_reason": blocked_reason,
+        },
     )
     if not created:
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add
         if FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).exists():
             document.attempt += 1  # a new reference: the provider keeps the rejected one as it was
-    ref = f"{order_ref}-{document.attempt}"
-    document.provider_ref = ref
-    document.environment = invoice.get("environment") or document.environment
-    if problems:
-        document.status = Status.REJECTED
-        document.sefaz_status = ""
-        document.sefaz_reason = ("Dados fiscais incompletos: " + "; ".join(problems))[:500]
+        document.provider_ref = f"{order_ref}-{document.attempt}"
+        document.environment = invoice.get("environment") or document.environment
+        document.status = Status.REJECTED if problems else Status.PENDING
+        document.sefaz_status, document.sefaz_reason = "", blocked_reason
         document.save()
+    if problems:
         _changed(document, "blocked", f"NF-e não emitida. {document.sefaz_reason}", problems=problems)
         return document
-    document.status = Status.PENDING
-    document.sefaz_status = document.sefaz_reason = ""
-    document.save()
-    job, job_created = FiscalJob.objects.get_or_create(
-        key=f"{order_ref}:issue:{document.attempt}",
-        defaults={
-            "document": document,
-            "action": FiscalJob.Action.ISSUE,
-            "payload": invoice,
-            "next_run_at": timezone.now(),
-        },
-    )
+    job_fields = {
+        "document": document,
+        "action": FiscalJob.Action.ISSUE,
+        "payload": invoice,
+        "next_run_at": timezone.now(),
+    }
+    key = f"{order_ref}:issue:{document.attempt}"
+    if created:  # a new document has no job yet: no lookup first
+        job, job_created = FiscalJob.objects.create(key=key, **job_fields), True
+    else:
+        job, job_created = FiscalJob.objects.get_or_create(key=key, defaults=job_fields)
     if job_created:
         _changed(document, "requested", "Emissão da NF-e solicitada.", attempt=document.attempt)
         _enqueue(job.pk)

@@ -76,3 +76,4 @@ class EmailKind(models.TextChoices):
     DELIVERED = "delivered", _("Pedido entregue")
     REFUNDED = "refunded", _("Reembolso feito")
     CANCELED = "canceled", _("Pedido cancelado")
+    INVOICE = "invoice", _("Nota fiscal emitida")

@@ -20,6 +20,7 @@ from django.utils import translation
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
+from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order
 from orders.summary import all_delivered, money_rows, pickup_hours
@@ -49,6 +50,7 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
         "delivered": _("Seu pedido #%(number)s foi entregue"),
         "refunded": _("Reembolso do pedido #%(number)s"),
         "canceled": _("Pedido #%(number)s cancelado"),
+        "invoice": _("Nota fiscal do pedido #%(number)s"),
     }
     if partial and kind == "shipped":
         subject = _("Parte do seu pedido #%(number)s foi enviada")
@@ -107,6 +109,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "shop_contact": contact,
         "shop_tax_id": "",
         "pickup_hours": pickup_hours(order),
+        "extras": order_extras(order),  # e.g. the authorized NF-e (DANFE link), from the shop
         **_shop_context(),
     }
     with translation.override(order.language or settings.LANGUAGE_CODE):

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from orders.extras import order_extras
 from orders.models import Order
 from orders.selectors import order_bcp_payload, rfc3339
 from orders.types import LineQuantity
@@ -58,6 +59,7 @@ class OrderDetailSerializer(serializers.Serializer):
             "platform_id": order.platform_id,
             "language": order.language,
             "bcp": order_bcp_payload(order),
+            **order_extras(order),  # e.g. "fiscal_documents" (the shop's NF-e), without orders importing it
         }
 
 

@@ -309,6 +309,8 @@ CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
 ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel"]
 ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
+# Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
+ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.fiscal.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
@@ -401,13 +403,15 @@ ASGI_MOUNTS: dict[str, str] = {
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (shop/asgi.py), which they never use.
 ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
-ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-})
+ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset(
+    {
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.csrf.CsrfViewMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+        "django.contrib.messages.middleware.MessageMiddleware",
+    }
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -30,7 +30,8 @@ def send_checkout_reminder(reminder_id: int) -> str:
 
 @shared_task(name="shop.tasks.sweep_fiscal_requests")
 def sweep_fiscal_requests() -> int:
-    """Beat: paid recent orders whose NF-e request was never written (a lost after-commit receiver)."""
-    from shop.fiscal.lifecycle import sweep_missing_documents
+    """Beat: paid recent orders whose NF-e request was never written, and cancelled orders whose authorized
+    NF-e was never asked to be cancelled (a lost or failed after-commit step)."""
+    from shop.fiscal.lifecycle import sweep_missing_cancellations, sweep_missing_documents
 
-    return sweep_missing_documents()
+    return sweep_missing_documents() + sweep_missing_cancellations()

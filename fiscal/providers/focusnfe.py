@@ -91,9 +91,10 @@ def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
                 "valor_unitario_tributavel": _reais(unit_price),
                 "valor_bruto": _reais(int(item["total"])),
                 "icms_origem": int(item["origin"]),
-                "icms_situacao_tributaria": "102" if simples else "00",
-                "pis_situacao_tributaria": "07",
-                "cofins_situacao_tributaria": "07",
+                # The shop resolves the codes per item (product, else store); older queued jobs lack them.
+                "icms_situacao_tributaria": item.get("icms_cst") or ("102" if simples else "00"),
+                "pis_situacao_tributaria": item.get("pis_cst") or "07",
+                "cofins_situacao_tributaria": item.get("cofins_cst") or "07",
             }
         )
     return body

@@ -37,13 +37,20 @@ def order_event_record(
     internal: bool = True,
     data: dict[str, object] | None = None,
     notify: bool = False,
+    email: str = "",
+    email_ref: str = "",
 ) -> OrderEvent:
     """A timeline event told by another part of the shop (e.g. NF-e steps), in the caller's transaction.
-    `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks."""
+    `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks.
+    `email`: also e-mail the buyer (an `EmailKind`), once per (`email`, `email_ref`)."""
     kind = clean_type(kind, field="kind")
     message = clean_text(message, field="message", max_length=4000, required=True)
+    if email and email not in EmailKind.values:
+        raise OrderError("email", _("Escolha um dos e-mails da lista."), code="bad_email_kind")
     order = lock_order(order_id)
     event = timeline(order, kind, message, internal=internal, data=data or {})
+    if email:
+        schedule_email(order, email, ref=email_ref[:64])
     if notify:
         notify_changed(order, kind)
     return event

@@ -117,7 +117,7 @@ class ProductAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
         (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
-        (_("Dados fiscais (NF-e)"), {"fields": (("ncm", "cfop"), ("origin", "unit"))}),
+        (_("Dados fiscais (NF-e)"), {"fields": (("ncm", "cfop", "icms_cst"), ("origin", "unit"))}),
         (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
     )
 

@@ -70,7 +70,14 @@ class StoreSettingsAdmin(admin.ModelAdmin):
         (_("Atendimento"), {"fields": ("contact_email", ("phone", "whatsapp"), "business_hours")}),
         (
             _("Dados fiscais (NF-e)"),
-            {"fields": (("state_registration", "tax_regime"), ("cnae", "nfe_series"), "fiscal_environment")},
+            {
+                "fields": (
+                    ("state_registration", "tax_regime"),
+                    ("cnae", "nfe_series"),
+                    ("default_cfop", "icms_cst", "pis_cofins_cst"),
+                    "fiscal_environment",
+                )
+            },
         ),
         (
             _("Políticas (vazio = texto padrão da loja)"),

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from orders.models import Order
 from shop.br_validation import tax_id_normalize
-from shop.fiscal.validators import normalize_code
+from shop.fiscal.validators import icms_default, icms_fits_regime, interstate_cfop, normalize_code
 from shop.models import Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 
@@ -28,7 +28,10 @@ def _amount(order: Order, kind: str) -> int:
 
 
 def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
-    """(invoice, problems). Two queries: the store row and the variants of the order's lines."""
+    """(invoice, problems). Two queries: the store row and the variants of the order's lines.
+
+    Tax codes per item: the product's CFOP and ICMS CST/CSOSN, else the store's defaults (CSOSN 102 / CST 00 by
+    regime); a sale to another UF takes the 6xxx CFOP of the same operation; PIS/COFINS CST from the store."""
     store = _store()
     problems: list[str] = []
     cnpj = tax_id_normalize(store.cnpj)
@@ -38,6 +41,14 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         problems.append("dados da loja: inscrição estadual não informada")
     if not store.tax_regime:
         problems.append("dados da loja: regime tributário não informado")
+    regime = store.tax_regime or "simples"
+    destination = order.destination or {}
+    interstate = bool(destination.get("state")) and destination.get("state") != store.state
+    store_cfop = normalize_code(store.default_cfop)
+    store_icms = normalize_code(store.icms_cst) or icms_default(regime)
+    pis_cofins = normalize_code(store.pis_cofins_cst) or "07"
+    if not icms_fits_regime(store_icms, regime):
+        problems.append(f"dados da loja: CST/CSOSN do ICMS {store_icms} não combina com o regime tributário")
     lines = [line for line in order.lines.all() if line.quantity_total > 0]
     variants = {v.sku: v for v in Variant.objects.select_related("product").filter(sku__in=[li.sku for li in lines])}
     items: list[dict[str, Any]] = []
@@ -48,21 +59,26 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
             continue
         product = variant.product
         ncm = normalize_code(variant.ncm or product.ncm)
-        cfop = normalize_code(product.cfop)
+        cfop = normalize_code(product.cfop) or store_cfop
+        icms = normalize_code(product.icms_cst) or store_icms
         where = f"produto “{product.title}” (SKU {line.sku})"
         if not ncm:
             problems.append(f"{where}: NCM não informado")
         if not cfop:
-            problems.append(f"{where}: CFOP não informado")
+            problems.append(f"{where}: CFOP não informado (nem o padrão da loja)")
+        if product.icms_cst and not icms_fits_regime(icms, regime):
+            problems.append(f"{where}: CST/CSOSN do ICMS {icms} não combina com o regime tributário da loja")
         if not product.unit:
             problems.append(f"{where}: unidade comercial não informada")
         if not product.origin:
             problems.append(f"{where}: origem da mercadoria não informada")
         items.append(
             {
-                "sku": line.sku, "description": line.title, "ncm": ncm, "cfop": cfop, "origin": product.origin,
+                "sku": line.sku, "description": line.title, "ncm": ncm,
+                "cfop": interstate_cfop(cfop) if interstate else cfop, "origin": product.origin,
                 "unit": product.unit, "quantity": line.quantity_total, "unit_price": line.unit_price,
                 "total": line.unit_price * line.quantity_total,
+                "icms_cst": icms, "pis_cst": pis_cofins, "cofins_cst": pis_cofins,
             }
         )  # fmt: skip
     if not items and not problems:
@@ -70,7 +86,6 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
     tax_id = tax_id_normalize(order.buyer_tax_id)
     if not tax_id:
         problems.append(f"pedido #{order.number}: CPF/CNPJ do comprador não informado")
-    destination = order.destination or {}
     invoice = {
         "order_ref": order.public_id,
         "order_number": order.number,

@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from fiscal.models import FiscalDocument
-from fiscal.services import document_request_cancel, document_request_issue
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
 from shop.fiscal.invoice import build_invoice
@@ -108,6 +108,9 @@ def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str
             order_id=order_ref, kind=f"fiscal_{event}", message=message,
             internal=event not in BUYER_VISIBLE_EVENTS, data=data,
             notify=event in BUYER_VISIBLE_EVENTS,  # order webhooks carry fiscal_documents when negotiated
+            # The buyer gets the DANFE link once per authorized note (the e-mail outbox row is unique).
+            email="invoice" if event == "authorized" else "",
+            email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",
         )  # fmt: skip
     except OrderNotFound:
         logger.warning("fiscal document for unknown order %s", order_ref)
@@ -143,4 +146,25 @@ def sweep_missing_documents(*, limit: int = 200) -> int:
             order = Order.objects.select_for_update().get(public_id=order_id)
             fiscal_request_issue(order=order)
             count += 1
+    return count
+
+
+def sweep_missing_cancellations(*, limit: int = 200) -> int:
+    """Beat: cancelled orders whose NF-e is authorized, still inside the legal window, and has no cancel job:
+    the `order_changed` receiver failed (it logs and moves on), or the note was authorized after the order
+    was cancelled and the after-commit cancel was lost. Asking again is idempotent (one job per key)."""
+    refs = (
+        FiscalDocument.objects.filter(
+            status=FiscalDocument.Status.AUTHORIZED, issued_at__gte=timezone.now() - CANCEL_WINDOW
+        )
+        .exclude(jobs__action=FiscalJob.Action.CANCEL)
+        .values("order_ref")
+    )
+    orders = Order.objects.filter(status=OrderStatus.CANCELED, public_id__in=refs).order_by("id")
+    count = 0
+    for order_id in orders.values_list("public_id", flat=True)[:limit]:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().get(public_id=order_id)
+            if _cancel(order) == "requested":
+                count += 1
     return count

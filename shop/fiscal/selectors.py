@@ -9,6 +9,7 @@ from django.conf import settings
 
 from fiscal.models import FiscalDocument
 from fiscal.selectors import document_for_order, file_path
+from orders.models import Order
 
 
 def _absolute(path: str) -> str | None:
@@ -34,3 +35,20 @@ def fiscal_documents_bcp(order_ref: str) -> list[dict[str, Any]]:
     if document is None:
         return []
     return [{key: value for key, value in fiscal_document_view(document).items() if value is not None}]
+
+
+def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:
+    """`ORDERS_ORDER_EXTRAS["fiscal_documents"]`: the DRF back-office API and the buyer e-mails (DANFE link).
+    The agents' view plus what staff act on (SEFAZ answer, protocol, environment). One query."""
+    document = document_for_order(order.public_id)
+    if document is None:
+        return []
+    return [
+        {
+            **fiscal_document_view(document),
+            "protocol": document.protocol or None,
+            "sefaz_status": document.sefaz_status or None,
+            "sefaz_reason": document.sefaz_reason or None,
+            "environment": document.environment,
+        }
+    ]

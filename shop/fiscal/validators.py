@@ -51,6 +51,42 @@ def validate_state_registration(value: str) -> None:
         raise ValidationError(_("Inscrição estadual inválida: use só números (até 14) ou ISENTO."))
 
 
+# ICMS: CST for the normal regime, CSOSN for Simples Nacional (and MEI); PIS/COFINS: CST (2 digits).
+ICMS_CST = frozenset({"00", "10", "20", "30", "40", "41", "50", "51", "60", "70", "90"})
+ICMS_CSOSN = frozenset({"101", "102", "103", "201", "202", "203", "300", "400", "500", "900"})
+SIMPLES_REGIMES = frozenset({"simples", "simples_excesso", "mei"})
+PIS_COFINS_CST = frozenset(
+    {f"{n:02d}" for n in (*range(1, 10), 49, *range(50, 57), *range(60, 68), *range(70, 76), 98, 99)}
+)
+
+
+def validate_icms_cst(value: str) -> None:
+    if value and value not in ICMS_CST | ICMS_CSOSN:
+        raise ValidationError(
+            _("CST/CSOSN do ICMS inválido: use 2 dígitos no regime normal (ex.: 00) ou o CSOSN do Simples (ex.: 102).")
+        )
+
+
+def validate_pis_cofins_cst(value: str) -> None:
+    if value and value not in PIS_COFINS_CST:
+        raise ValidationError(_("CST de PIS/COFINS inválido: use 2 dígitos da tabela (ex.: 07, 49 ou 99)."))
+
+
+def icms_default(tax_regime: str) -> str:
+    """The ICMS code when neither product nor store names one: CSOSN 102 (Simples: tributada sem permissão de
+    crédito) or CST 00 (regime normal: tributada integralmente)."""
+    return "102" if tax_regime in SIMPLES_REGIMES else "00"
+
+
+def icms_fits_regime(code: str, tax_regime: str) -> bool:
+    return code in (ICMS_CSOSN if tax_regime in SIMPLES_REGIMES else ICMS_CST)
+
+
+def interstate_cfop(cfop: str) -> str:
+    """A sale to another UF uses the 6xxx CFOP of the same operation (5102 → 6102)."""
+    return f"6{cfop[1:]}" if len(cfop) == 4 and cfop.startswith("5") else cfop
+
+
 def normalize_code(value: str) -> str:
     """What goes into the NF-e: digits only (the admin accepts 6109.10.00 as typed)."""
     return _digits(value).upper()

@@ -7,7 +7,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from shop.fiscal.validators import ORIGINS, validate_cfop, validate_ncm
+from shop.fiscal.validators import ORIGINS, validate_cfop, validate_icms_cst, validate_ncm
 from shop.ids import new_public_id
 
 
@@ -55,8 +55,17 @@ class Product(models.Model):
     weight_grams = models.PositiveIntegerField(_("peso (g)"), default=500)
     # Fiscal data for the NF-e: an empty NCM blocks issuing (with a message naming the product).
     ncm = models.CharField(_("NCM"), max_length=10, blank=True, validators=[validate_ncm], help_text=_("8 dígitos."))
-    # blank allowed (forms that predate these fields post without them); empty blocks issuing, named.
-    cfop = models.CharField(_("CFOP"), max_length=5, blank=True, default="5102", validators=[validate_cfop])
+    # Empty = the store's default CFOP (a sale to another UF takes its 6xxx counterpart automatically).
+    cfop = models.CharField(
+        _("CFOP"), max_length=5, blank=True, validators=[validate_cfop], help_text=_("Vazio: o CFOP padrão da loja.")
+    )
+    icms_cst = models.CharField(
+        _("CST/CSOSN do ICMS"),
+        max_length=3,
+        blank=True,
+        validators=[validate_icms_cst],
+        help_text=_("Vazio: o da loja."),
+    )
     origin = models.CharField(_("origem da mercadoria"), max_length=1, blank=True, choices=ORIGINS, default="0")
     unit = models.CharField(_("unidade comercial"), max_length=6, blank=True, default="UN")
     active = models.BooleanField(_("ativo"), default=True)

@@ -8,7 +8,14 @@ from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import cnpj_valid, tax_id_normalize
-from shop.fiscal.validators import TAX_REGIMES, validate_cnae, validate_state_registration
+from shop.fiscal.validators import (
+    TAX_REGIMES,
+    validate_cfop,
+    validate_cnae,
+    validate_icms_cst,
+    validate_pis_cofins_cst,
+    validate_state_registration,
+)
 
 STORE_ROW_ID = 1
 CACHE_KEY = "shop:store-settings:v1"  # read by shop.store.store_get
@@ -78,6 +85,23 @@ class StoreSettings(models.Model):
         default=1,
         validators=[MaxValueValidator(889, _("Série da NF-e inválida: use um número de 0 a 889."))],
         help_text=_("De 0 a 889."),
+    )
+    default_cfop = models.CharField(
+        _("CFOP padrão"),
+        max_length=5,
+        default="5102",
+        validators=[validate_cfop],
+        help_text=_("Venda dentro do estado (ex.: 5102); para outro estado vale o 6xxx correspondente."),
+    )
+    icms_cst = models.CharField(
+        _("CST/CSOSN do ICMS padrão"),
+        max_length=3,
+        blank=True,
+        validators=[validate_icms_cst],
+        help_text=_("Vazio: 102 no Simples Nacional, 00 no regime normal."),
+    )
+    pis_cofins_cst = models.CharField(
+        _("CST de PIS/COFINS"), max_length=2, default="07", validators=[validate_pis_cofins_cst]
     )
     fiscal_environment = models.CharField(
         _("ambiente da NF-e"),

@@ -1,0 +1,28 @@
+"""Data other parts of the project attach to an order without `orders` importing them (e.g. the NF-e).
+
+`settings.ORDERS_ORDER_EXTRAS`: {name: dotted path of a callable `(order) -> JSON-able value`}. The DRF
+back-office API adds each as a member of the order; buyer e-mails get them as `extras` (the DANFE link).
+A failing provider is left out and logged: it must never take the API or an e-mail down.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from orders.models import Order
+
+logger = logging.getLogger(__name__)
+
+
+def order_extras(order: Order) -> dict[str, Any]:
+    extras: dict[str, Any] = {}
+    for name, path in getattr(settings, "ORDERS_ORDER_EXTRAS", {}).items():
+        try:
+            extras[name] = import_string(path)(order)
+        except Exception:
+            logger.exception("order extra %s failed for %s", name, order.public_id)
+    return extras

@@ -1,0 +1,159 @@
+"""NF-e gaps of issue 18: tax codes per product/store, the DRF API field, the DANFE link in the buyer's
+e-mails, the sweep that re-drives a lost cancel, and the statements the NF-e adds to placement."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from django.core import mail
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import job_run
+from orders.models import EmailDelivery, Order
+from orders.services import order_cancel, order_ship
+from shop.checkout.types import CompleteInput, LineInput, PaymentInput
+from shop.fiscal.invoice import build_invoice
+from shop.fiscal.lifecycle import sweep_missing_cancellations
+from shop.models import Product, StoreSettings
+from shop.services import checkout_complete, checkout_create
+from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
+from tests.shop.test_completion import CARD_OK
+from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_tax_codes_come_from_the_product_else_the_store(fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    item = build_invoice(order)[0]["items"][0]
+    assert (item["cfop"], item["icms_cst"], item["pis_cst"], item["cofins_cst"]) == ("5102", "102", "07", "07")
+    StoreSettings.objects.update(default_cfop="5405", icms_cst="500", pis_cofins_cst="49")
+    item = build_invoice(order)[0]["items"][0]
+    assert (item["cfop"], item["icms_cst"], item["pis_cst"]) == ("5405", "500", "49")
+    Product.objects.update(cfop="5.102", icms_cst="103")  # the product's own codes win (typed with dots)
+    invoice, problems = build_invoice(order)
+    assert (invoice["items"][0]["cfop"], invoice["items"][0]["icms_cst"], problems) == ("5102", "103", [])
+
+
+def test_a_sale_to_another_state_takes_the_interstate_cfop(fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    Order.objects.filter(pk=order.pk).update(destination={**order.destination, "state": "RJ"})
+    item = build_invoice(Order.objects.get(pk=order.pk))[0]["items"][0]
+    assert item["cfop"] == "6102"
+
+
+def test_a_code_that_does_not_fit_the_regime_blocks_naming_the_product(fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    Product.objects.update(icms_cst="00")  # a CST of the normal regime in a Simples Nacional store
+    _invoice, problems = build_invoice(order)
+    assert problems == [
+        "produto “Café Especial 500 g” (SKU SKU-CAFE-500G): CST/CSOSN do ICMS 00 não combina com o regime "
+        "tributário da loja"
+    ]
+    StoreSettings.objects.update(tax_regime="normal")
+    assert build_invoice(order)[1] == []
+
+
+def test_the_back_office_api_shows_the_fiscal_document(fiscal_store, django_user_model, settings) -> None:  # noqa: F811
+    from django.contrib.auth.models import Permission
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    user = django_user_model.objects.create_user("erp", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_order"))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    body = client.get(f"/api/v1/orders/{order.public_id}/").json()
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+    assert body["fiscal_documents"] == [
+        {
+            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
+            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
+            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
+            "protocol": document.protocol, "sefaz_status": document.sefaz_status or None,
+            "sefaz_reason": document.sefaz_reason or None, "environment": "homologacao",
+        }
+    ]  # fmt: skip
+
+
+def test_the_buyer_gets_the_danfe_link_once_and_in_later_emails(
+    fiscal_store,
+    django_capture_on_commit_callbacks: Any,
+    settings,  # noqa: F811
+) -> None:
+    order = paid_order()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert job_run(job_id=FiscalJob.objects.get().pk) == "authorized"
+    document = FiscalDocument.objects.get()
+    danfe = f"{settings.BCP_PUBLIC_URL.rstrip('/')}/fiscal/d/{document.download_token}/danfe"
+    invoice_mail = [m for m in mail.outbox if "Nota fiscal do pedido" in m.subject]
+    assert [m.subject for m in invoice_mail] == [f"Loja Exemplo: Nota fiscal do pedido #{order.number}"]
+    assert danfe in invoice_mail[0].body and document.access_key in invoice_mail[0].body
+    assert danfe in invoice_mail[0].alternatives[0].content
+    assert EmailDelivery.objects.filter(order=order, kind="invoice").count() == 1
+    # a repeated "authorized" answer (webhook after the poll) sends nothing more
+    from fiscal.services import _changed
+
+    with transaction.atomic(), django_capture_on_commit_callbacks(execute=True):
+        _changed(document, "authorized", "NF-e autorizada.", access_key=document.access_key)
+    assert EmailDelivery.objects.filter(order=order, kind="invoice").count() == 1
+    # the shipment e-mail carries the DANFE link too
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    assert danfe in mail.outbox[0].body
+
+
+def test_the_sweep_asks_the_cancel_a_lost_receiver_never_asked(fiscal_store, settings) -> None:  # noqa: F811
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    # the order is cancelled but the after-commit step that asks the NF-e cancel never ran
+    order_cancel(order_id=order.public_id, reason="cliente desistiu")
+    assert not FiscalJob.objects.filter(action="cancel").exists()
+    assert sweep_missing_cancellations() == 1
+    assert sweep_missing_cancellations() == 0  # asked once
+    cancel = FiscalJob.objects.get(action="cancel")
+    assert job_run(job_id=cancel.pk) == "cancelled"
+    assert FiscalDocument.objects.get().status == "cancelled"
+
+
+def _completion_statements() -> int:
+    """Statements of one paid card completion (the placement and, when on, the NF-e request)."""
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    checkout = checkout_create(data=data).checkout
+    payment = CompleteInput(payment=PaymentInput(instruments=(CARD_OK,)))
+    with CaptureQueriesContext(connection) as queries:
+        result = checkout_complete(checkout_id=checkout.public_id, data=payment)
+    assert result.checkout.status == "completed", result.messages
+    return len(queries)
+
+
+@pytest.mark.parametrize(("ncm", "budget"), [("09012100", 13), ("", 12)])
+def test_placement_adds_a_fixed_number_of_statements_for_the_nfe(
+    fiscal_store,
+    settings,
+    ncm: str,
+    budget: int,  # noqa: F811
+) -> None:
+    """The NF-e request rides in the placement's transaction (outbox rule); what it adds is bounded: its
+    savepoint, the store row, the variants, the document (get-or-create), the job (issue path: a plain
+    INSERT) and the timeline event with its order lock — against the same completion with FISCAL_ISSUE_ON=off.
+    Measured before the cut: 17 (issue) and 13 (blocked)."""
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm=ncm)
+    make_shipping()
+    settings.FISCAL_ISSUE_ON = "off"
+    _completion_statements()  # warm caches (store row, shipping table)
+    off = _completion_statements()
+    settings.FISCAL_ISSUE_ON = "paid"
+    added = _completion_statements() - off
+    print(f"statements the NF-e adds to placement ({'issue' if ncm else 'blocked'}):", added)
+    assert 0 < added <= budget
