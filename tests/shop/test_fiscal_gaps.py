@@ -24,12 +24,12 @@ from shop.models import Product, StoreSettings
 from shop.services import checkout_complete, checkout_create
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
-from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F401 (fixture)
+from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F401 (fiscal_store: a fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fiscal_store")]
 
 
-def test_tax_codes_come_from_the_product_else_the_store(fiscal_store) -> None:  # noqa: F811
+def test_tax_codes_come_from_the_product_else_the_store() -> None:
     order = paid_order()
     item = build_invoice(order)[0]["items"][0]
     assert (item["cfop"], item["icms_cst"], item["pis_cst"], item["cofins_cst"]) == ("5102", "102", "07", "07")
@@ -41,14 +41,14 @@ def test_tax_codes_come_from_the_product_else_the_store(fiscal_store) -> None:  
     assert (invoice["items"][0]["cfop"], invoice["items"][0]["icms_cst"], problems) == ("5102", "103", [])
 
 
-def test_a_sale_to_another_state_takes_the_interstate_cfop(fiscal_store) -> None:  # noqa: F811
+def test_a_sale_to_another_state_takes_the_interstate_cfop() -> None:
     order = paid_order()
     Order.objects.filter(pk=order.pk).update(destination={**order.destination, "state": "RJ"})
     item = build_invoice(Order.objects.get(pk=order.pk))[0]["items"][0]
     assert item["cfop"] == "6102"
 
 
-def test_a_code_that_does_not_fit_the_regime_blocks_naming_the_product(fiscal_store) -> None:  # noqa: F811
+def test_a_code_that_does_not_fit_the_regime_blocks_naming_the_product() -> None:
     order = paid_order()
     Product.objects.update(icms_cst="00")  # a CST of the normal regime in a Simples Nacional store
     _invoice, problems = build_invoice(order)
@@ -60,7 +60,7 @@ def test_a_code_that_does_not_fit_the_regime_blocks_naming_the_product(fiscal_st
     assert build_invoice(order)[1] == []
 
 
-def test_the_back_office_api_shows_the_fiscal_document(fiscal_store, django_user_model, settings) -> None:  # noqa: F811
+def test_the_back_office_api_shows_the_fiscal_document(django_user_model, settings) -> None:
     from django.contrib.auth.models import Permission
 
     order = paid_order()
@@ -85,9 +85,8 @@ def test_the_back_office_api_shows_the_fiscal_document(fiscal_store, django_user
 
 
 def test_the_buyer_gets_the_danfe_link_once_and_in_later_emails(
-    fiscal_store,
     django_capture_on_commit_callbacks: Any,
-    settings,  # noqa: F811
+    settings,
 ) -> None:
     order = paid_order()
     mail.outbox.clear()
@@ -113,7 +112,7 @@ def test_the_buyer_gets_the_danfe_link_once_and_in_later_emails(
     assert danfe in mail.outbox[0].body
 
 
-def test_the_sweep_asks_the_cancel_a_lost_receiver_never_asked(fiscal_store, settings) -> None:  # noqa: F811
+def test_the_sweep_asks_the_cancel_a_lost_receiver_never_asked(settings) -> None:
     order = paid_order()
     job_run(job_id=FiscalJob.objects.get().pk)
     # the order is cancelled but the after-commit step that asks the NF-e cancel never ran
@@ -139,10 +138,9 @@ def _completion_statements() -> int:
 
 @pytest.mark.parametrize(("ncm", "budget"), [("09012100", 13), ("", 12)])
 def test_placement_adds_a_fixed_number_of_statements_for_the_nfe(
-    fiscal_store,
     settings,
     ncm: str,
-    budget: int,  # noqa: F811
+    budget: int,
 ) -> None:
     """The NF-e request rides in the placement's transaction (outbox rule); what it adds is bounded: its
     savepoint, the store row, the variants, the document (get-or-create), the job (issue path: a plain
