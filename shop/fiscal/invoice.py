@@ -44,7 +44,7 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
     regime = store.tax_regime or "simples"
     destination = order.destination or {}
     interstate = bool(destination.get("state")) and destination.get("state") != store.state
-    store_cfop = normalize_code(store.default_cfop)
+    store_cfop = normalize_code(store.default_cfop) or "5102"
     store_icms = normalize_code(store.icms_cst) or icms_default(regime)
     pis_cofins = normalize_code(store.pis_cofins_cst) or "07"
     if not icms_fits_regime(store_icms, regime):

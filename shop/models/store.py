@@ -89,9 +89,10 @@ class StoreSettings(models.Model):
     default_cfop = models.CharField(
         _("CFOP padrão"),
         max_length=5,
+        blank=True,
         default="5102",
         validators=[validate_cfop],
-        help_text=_("Venda dentro do estado (ex.: 5102); para outro estado vale o 6xxx correspondente."),
+        help_text=_("Venda dentro do estado (vazio: 5102); para outro estado vale o 6xxx correspondente."),
     )
     icms_cst = models.CharField(
         _("CST/CSOSN do ICMS padrão"),
@@ -101,7 +102,12 @@ class StoreSettings(models.Model):
         help_text=_("Vazio: 102 no Simples Nacional, 00 no regime normal."),
     )
     pis_cofins_cst = models.CharField(
-        _("CST de PIS/COFINS"), max_length=2, default="07", validators=[validate_pis_cofins_cst]
+        _("CST de PIS/COFINS"),
+        max_length=2,
+        blank=True,
+        default="07",
+        validators=[validate_pis_cofins_cst],
+        help_text=_("Vazio: 07."),
     )
     fiscal_environment = models.CharField(
         _("ambiente da NF-e"),
