@@ -76,10 +76,12 @@ def correios_tracking_url(code: str) -> str:
     return CORREIOS_TRACKING_URL.format(code=quote(code, safe=""))
 
 
-def _limit(kind: str, method: str):
-    """The most an event of `kind` may name per line, on an order fulfilled by `method`."""
-    if kind == FulfillmentEventType.DELIVERED and method == "shipping":
-        return _ON_ITS_WAY  # a carrier delivers only what was shipped
+def _limit(kind: str, method: str, *, tracked: bool = False):
+    """The most an event of `kind` may name per line, on an order fulfilled by `method`. A carrier delivers
+    only what was shipped — unless the delivery event carries its own tracking code: the carrier's
+    confirmation that it left and arrived (the seed's order has just that one event), which ships it too."""
+    if kind == FulfillmentEventType.DELIVERED and method == "shipping" and not tracked:
+        return _ON_ITS_WAY
     return _LIMITS.get(kind, lambda line: line.quantity_total)
 
 
@@ -91,9 +93,9 @@ def _too_many(kind: str, method: str):
     return _TOO_MANY_OTHER
 
 
-def _default_lines(kind: str, lines: dict[str, OrderLine], method: str) -> list[LineQuantity]:
+def _default_lines(kind: str, lines: dict[str, OrderLine], method: str, *, tracked: bool) -> list[LineQuantity]:
     """Without explicit lines, an event covers everything it may still cover (e.g. ship all that is left)."""
-    limit = _limit(kind, method)
+    limit = _limit(kind, method, tracked=tracked)
     if kind == FulfillmentEventType.DELIVERED and any(
         line.quantity_shipped > line.quantity_delivered for line in lines.values()
     ):
@@ -150,7 +152,9 @@ def fulfillment_event_create(
     order = lock_order(order_id)
     refuse_if_canceled(order)
     known = lock_lines(order)
-    requested = list(lines) if lines else _default_lines(kind, known, order.fulfillment_method)
+    number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier)
+    tracked = kind == FulfillmentEventType.DELIVERED and bool(number)
+    requested = list(lines) if lines else _default_lines(kind, known, order.fulfillment_method, tracked=tracked)
     if not requested:
         message = (
             _("Nada foi enviado ainda no pedido #%(number)s: registre o envio antes da entrega.")
@@ -159,7 +163,7 @@ def fulfillment_event_create(
         )
         raise OrderError("lines", message, code="nothing_left", number=order.number)
     pairs = clean_line_quantities(requested, known)
-    limit = _limit(kind, order.fulfillment_method)
+    limit = _limit(kind, order.fulfillment_method, tracked=tracked)
     for index, (line, quantity) in enumerate(pairs):
         allowed = limit(line)
         if quantity > allowed:
@@ -172,7 +176,6 @@ def fulfillment_event_create(
                 sku=line.sku,
                 allowed=max(allowed, 0),
             )
-    number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier)
     if kind == FulfillmentEventType.SHIPPED and order.fulfillment_method == "shipping" and not number:
         raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")
     if occurred_at is not None and timezone.is_naive(occurred_at):
@@ -193,6 +196,8 @@ def fulfillment_event_create(
             line.quantity_shipped += quantity
         elif kind == FulfillmentEventType.DELIVERED:
             line.quantity_delivered += quantity
+            if tracked:  # the carrier's confirmation: what it delivered left the shop too
+                line.quantity_shipped = max(line.quantity_shipped, line.quantity_delivered)
         elif kind == FulfillmentEventType.RETURNED_TO_SENDER:
             line.quantity_shipped -= quantity  # back in the shop: may be shipped again
         else:
