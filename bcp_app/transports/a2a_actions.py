@@ -25,10 +25,11 @@ from bcp_app.models import A2AContext
 from bcp_app.results import OperationResult
 from bcp_app.transports import a2a_intents as intents
 from bcp_app.transports.a2a_catalog import resolve_item_id, resolve_text
-from bcp_app.transports.a2a_replies import Reply, reply_text
+from bcp_app.transports.a2a_replies import Reply, order_reply_text, reply_text
 from bcp_app.transports.a2a_wire import (
     CANDIDATES_KEY,
     CHECKOUT_KEY,
+    ORDER_KEY,
     PAYMENT_KEY,
     SIGNALS_KEY,
     agent_message,
@@ -41,7 +42,9 @@ MAX_TEXT = 2000
 TERMINAL = frozenset({"completed", "canceled"})
 _CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _EXTRA_KEYS = frozenset({PAYMENT_KEY, SIGNALS_KEY, "ap2"})
-ACTIONS = frozenset({intents.ADD, intents.REMOVE, intents.UPDATE, intents.GET, intents.CANCEL, intents.COMPLETE})
+ACTIONS = frozenset(
+    {intents.ADD, intents.REMOVE, intents.UPDATE, intents.GET, intents.CANCEL, intents.COMPLETE, intents.GET_ORDER}
+)
 
 
 def handle_message(ctx: Any, message: dict[str, Any], *, language_given: bool = False) -> dict[str, Any]:
@@ -162,6 +165,8 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
         parts.append(data_part({CANDIDATES_KEY: reply.candidates}))
     if reply.checkout is not None:
         parts.append(data_part({CHECKOUT_KEY: reply.checkout}))
+    if reply.order is not None:
+        parts.append(data_part({ORDER_KEY: reply.order}))
     return agent_message(context_id=row.context_id, parts=parts)
 
 
@@ -173,6 +178,8 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
     current = ops.current_checkout(ctx, row.checkout_id) if row.checkout_id else None
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
+    if action == intents.GET_ORDER:
+        return _get_order(ctx, structured, intent)
     if action == intents.ADD:
         if intent is not None:
             match = resolve_text(intent)
@@ -252,6 +259,19 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
         return Reply(text=reply_text("line_not_found", language), checkout=current)
     body = ops.remove_lines(ctx, current, [line["id"] for line in chosen], quantity)
     return Reply(text=_summary("removed", language, body, intent), checkout=body)
+
+
+def _get_order(ctx: Any, structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
+    """BCP §7 Get Order through the same operation as REST and MCP: the same order object (with the
+    negotiated extensions, e.g. `fiscal_documents`) or its Error Response, under `a2a.bcp.order`."""
+    from bcp_app import operations
+
+    order_id = intent.ids[0] if intent is not None else structured.get("order_id", structured.get("id"))
+    if not isinstance(order_id, str) or not order_id:
+        raise ProtocolError("invalid_request", "get_order precisa de order_id.")
+    body = operations.get_order(ctx, order_id).body
+    # Structured intents get the bare data part (as the seed's checkout intents); text also gets a sentence.
+    return Reply(text=order_reply_text(ctx.language, body) if intent is not None else "", order=body)
 
 
 def _summary(key: str, language: str, body: dict[str, Any], intent: intents.Intent | None, **values: Any) -> str:

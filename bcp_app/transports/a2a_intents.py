@@ -21,6 +21,7 @@ UPDATE = "update_checkout"
 GET = "get_checkout"
 CANCEL = "cancel_checkout"
 COMPLETE = "complete_checkout"
+GET_ORDER = "get_order"  # [BCP proposal] read an order (BCP §7 Get Order) over A2A, like REST and MCP
 UNKNOWN = "unknown"
 
 MAX_QUANTITY = 999
@@ -95,6 +96,10 @@ _COUPON = re.compile(
     r"(?:de desconto\s+|code\s+)?([A-Za-z0-9][A-Za-z0-9_-]{1,39})",
     re.IGNORECASE,
 )
+
+
+# An order's public id typed in the text ("status do pedido order_3f9a…"): the one thing A2A reads about orders.
+_ORDER_ID = re.compile(r"\b(order_[A-Za-z0-9]{6,58})\b")
 
 
 def fold(text: str) -> str:
@@ -192,6 +197,9 @@ def parse_intent(text: str) -> Intent:
         if found:
             action = candidate
             break
+    order_id = _ORDER_ID.search(text)
+    if order_id and action in (UNKNOWN, GET):
+        return Intent(action=GET_ORDER, language=language, ids=(order_id.group(1),))
     if found is None:
         return Intent(action=UNKNOWN, language=language)
     if action == UPDATE:

@@ -16,6 +16,7 @@ class Reply:
     text: str = ""
     checkout: dict[str, Any] | None = None
     candidates: list[dict[str, Any]] | None = None
+    order: dict[str, Any] | None = None
 
 
 _TEXTS: dict[str, dict[str, str]] = {
@@ -60,6 +61,8 @@ _TEXTS: dict[str, dict[str, str]] = {
     "current": {"pt-br": "Este é o seu carrinho.", "en": "Here is your checkout."},
     "canceled": {"pt-br": "Compra cancelada.", "en": "Purchase canceled."},
     "completed": {"pt-br": "Pedido enviado para finalização.", "en": "Order submitted for completion."},
+    "order": {"pt-br": "Este é o pedido {label}.", "en": "Here is order {label}."},
+    "order_error": {"pt-br": "Não foi possível mostrar o pedido.", "en": "The order cannot be shown."},
 }
 _STATUS: dict[str, dict[str, str]] = {
     "incomplete": {"pt-br": "Ainda faltam dados para finalizar.", "en": "Some information is still missing."},
@@ -106,3 +109,14 @@ def reply_text(key: str, language: str, *, checkout: dict[str, Any] | None = Non
     if isinstance(order, dict) and order.get("permalink_url"):
         extra.append(("Order page: " if lang == "en" else "Acompanhe o pedido: ") + str(order["permalink_url"]))
     return " ".join(part for part in [text, *extra] if part)
+
+
+def order_reply_text(language: str, order: dict[str, Any]) -> str:
+    """The sentence beside an `a2a.bcp.order` part: the order's label and page, or why it is not shown."""
+    lang = "en" if language == "en" else "pt-br"
+    if not order.get("id"):  # an Error Response (not found, not this platform's order)
+        contents = [str(m.get("content", "")) for m in order.get("messages") or [] if isinstance(m, dict)]
+        return " ".join([_TEXTS["order_error"][lang], *contents]).strip()
+    text = _TEXTS["order"][lang].format(label=order.get("label") or order["id"])
+    page = order.get("permalink_url")
+    return f"{text} " + ("Order page: " if lang == "en" else "Acompanhe: ") + str(page) if page else text

@@ -20,6 +20,7 @@ CHECKOUT_KEY = "a2a.bcp.checkout"
 PAYMENT_KEY = "a2a.bcp.checkout.payment"
 SIGNALS_KEY = "a2a.bcp.checkout.signals"
 CANDIDATES_KEY = "a2a.bcp.candidates"
+ORDER_KEY = "a2a.bcp.order"  # the order (BCP §7) read with the get_order intent, extensions included
 JSON_MEDIA_TYPE = "application/json"
 MAX_SAFE_INTEGER = 2**53 - 1
 
