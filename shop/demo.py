@@ -48,8 +48,7 @@ def _seed_photo(product: Product, slug: str, title: str) -> int:
         {"alt_text": title, "position": 0},
         create_only={"is_main": not has_main},  # a main photo the merchant chose stays main
     )
-    if not photo.thumbnail:
-        product_image_thumbnail_make(image=photo)
+    product_image_thumbnail_make(image=photo)  # once: a no-op when every size exists
     return int(was_written)
 
 

@@ -19,13 +19,17 @@ from shop.models import ProductImage
 
 
 def product_image_thumbnail_make(*, image: ProductImage) -> str:
-    """Make the thumbnail of an uploaded photo if it has none yet; returns its storage name ("" for URLs)."""
-    if not image.image or image.thumbnail:
+    """Make the admin thumbnail and every storefront size (THUMBNAIL_ALIASES) of an uploaded photo, once;
+    their storage names go on the row. Returns the admin thumbnail's name ("" for paths and URLs)."""
+    aliases = list(settings.THUMBNAIL_ALIASES.get("", {}))
+    if not image.image or (image.thumbnail and all(alias in (image.thumbnails or {}) for alias in aliases)):
         return image.thumbnail
-    thumbnail = get_thumbnailer(image.image).get_thumbnail(dict(settings.SHOP_THUMBNAIL_OPTIONS), save=True)
-    ProductImage.objects.filter(pk=image.pk).update(thumbnail=thumbnail.name)
-    image.thumbnail = thumbnail.name
-    return thumbnail.name
+    thumbnailer = get_thumbnailer(image.image)
+    if not image.thumbnail:
+        image.thumbnail = thumbnailer.get_thumbnail(dict(settings.SHOP_THUMBNAIL_OPTIONS), save=True).name
+    image.thumbnails = {alias: thumbnailer[alias].name for alias in aliases}  # generated (and saved) here
+    ProductImage.objects.filter(pk=image.pk).update(thumbnail=image.thumbnail, thumbnails=image.thumbnails)
+    return image.thumbnail
 
 
 def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

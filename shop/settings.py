@@ -195,7 +195,19 @@ SHOP_SERVE_MEDIA = env_bool("SHOP_SERVE_MEDIA", default=DEBUG)
 # Product photos: one thumbnail per photo, made once when the photo is saved.
 SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
 THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
-SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}
+SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}  # the admin's thumbnail
+# What the storefront shows (product cards, the product gallery, cart lines), each at 1× and 2× for srcset.
+# Made once when a photo is saved (shop.images); pages read the stored names, never render one.
+THUMBNAIL_ALIASES = {
+    "": {
+        "card": {"size": (320, 320), "crop": "smart", "quality": 82},
+        "card_2x": {"size": (640, 640), "crop": "smart", "quality": 80},
+        "detail": {"size": (600, 600), "crop": "smart", "quality": 85},
+        "detail_2x": {"size": (1200, 1200), "crop": "smart", "quality": 82},
+        "cart": {"size": (64, 64), "crop": "smart", "quality": 82},
+        "cart_2x": {"size": (128, 128), "crop": "smart", "quality": 80},
+    }
+}
 
 # --- E-mail -----------------------------------------------------------------------------------------
 # Django 6.1 mailers; console in development, SMTP in production.

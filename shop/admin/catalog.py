@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
@@ -147,7 +147,7 @@ class ProductAdmin(admin.ModelAdmin):
             # Move the "main" mark first: the database allows one main photo per product at any moment.
             form.instance.images.filter(is_main=True).exclude(pk=main.pk).update(is_main=False)
         super().save_formset(request, form, formset, change)
-        for image in form.instance.images.filter(thumbnail="").exclude(image=""):
+        for image in form.instance.images.filter(Q(thumbnail="") | Q(thumbnails={})).exclude(image=""):
             product_image_thumbnail_make(image=image)
 
     @admin.display(description=_("preço"), ordering="min_price")

@@ -122,6 +122,11 @@ class ProductImageForm(forms.ModelForm):
             raise ValidationError(_("A foto passa de %(mb)d MB: envie uma versão menor.") % {"mb": limit})
         return image
 
+    def save(self, commit: bool = True) -> ProductImage:
+        if "image" in self.changed_data:  # a new file: its thumbnails are made again after the save
+            self.instance.thumbnail, self.instance.thumbnails = "", {}
+        return super().save(commit)
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         if not self.cleaned_data.get("DELETE") and not cleaned.get("image") and not cleaned.get("source"):

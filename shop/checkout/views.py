@@ -49,6 +49,7 @@ from shop.checkout.types import (
 from shop.coupons import coupons_evaluate, coupons_load
 from shop.forms import CheckoutForm, initial_from_view
 from shop.models import Checkout
+from shop.selectors import product_main_photos
 from shop.services import (
     CheckoutCreateImpossible,
     CheckoutNotFound,
@@ -118,6 +119,7 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "estimate": subtotal - evaluation.total,
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
+            "photos": product_main_photos(line.variant.product_id for line in lines),
             **freight,
         },
     )

@@ -103,6 +103,8 @@ class ProductImage(models.Model):
     )
     # Storage name of the thumbnail, written once when the photo is saved (no lookup per page view).
     thumbnail = models.CharField(max_length=400, blank=True, editable=False)
+    # Storage names of the storefront sizes ({alias: name}, settings.THUMBNAIL_ALIASES), made once at save.
+    thumbnails = models.JSONField(default=dict, blank=True, editable=False)
     # Older rows: a path under static/ (shipped with the project) or an absolute https URL.
     source = models.CharField(_("endereço da imagem (opcional)"), max_length=500, blank=True)
     alt_text = models.CharField(
@@ -140,6 +142,11 @@ class ProductImage(models.Model):
         from django.templatetags.static import static
 
         return static(self.source)
+
+    def alias_url(self, alias: str) -> str:
+        """The URL of a storefront size (e.g. "card"); the full photo when it was not made (paths, URLs)."""
+        name = (self.thumbnails or {}).get(alias)
+        return self.image.storage.url(name) if name else self.url
 
     @property
     def thumbnail_url(self) -> str:

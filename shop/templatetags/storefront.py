@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
-from shop.models import Category
+from shop.models import Category, ProductImage
 from shop.selectors import categories_for_nav
 
 register = template.Library()
@@ -14,3 +16,37 @@ register = template.Library()
 def nav_categories() -> list[Category]:
     """Top-level categories for the header menu (one query)."""
     return categories_for_nav()
+
+
+# Storefront photo sizes: (1× alias, 2× alias, width in px, `sizes` for the browser's pick).
+PHOTO_SIZES = {
+    "card": ("card", "card_2x", 320, "(max-width: 640px) 50vw, 320px"),
+    "detail": ("detail", "detail_2x", 600, "(max-width: 800px) 100vw, 600px"),
+    "cart": ("cart", "cart_2x", 64, ""),
+}
+
+
+@register.filter
+def photo_of(photos: dict[int, ProductImage], product_id: int) -> ProductImage | None:
+    """`{{ photos|photo_of:product.pk }}`: a product's main photo from a `product_main_photos` dict."""
+    return photos.get(product_id)
+
+
+@register.simple_tag
+def product_photo(image: ProductImage, size: str, alt: str, *, lazy: bool = True) -> str:
+    """`<img>` of a product photo at a storefront size, from the thumbnails made at upload: `srcset` with the
+    1× and 2× files, lazy loading, fixed dimensions (no layout shift). Old path/URL photos show as they are."""
+    one, two, width, sizes = PHOTO_SIZES[size]
+    src, src_2x = image.alias_url(one), image.alias_url(two)
+    loading = mark_safe(' loading="lazy"') if lazy else ""
+    if src == src_2x:  # no thumbnails (a path or URL photo): the picture itself
+        return format_html('<img src="{}" alt="{}" width="{}" height="{}"{}>', src, alt, width, width, loading)
+    if sizes:
+        return format_html(
+            '<img src="{}" srcset="{} {}w, {} {}w" sizes="{}" alt="{}" width="{}" height="{}" decoding="async"{}>',
+            src, src, width, src_2x, width * 2, sizes, alt, width, width, loading,
+        )  # fmt: skip
+    return format_html(
+        '<img src="{}" srcset="{} 1x, {} 2x" alt="{}" width="{}" height="{}" decoding="async"{}>',
+        src, src, src_2x, alt, width, width, loading,
+    )  # fmt: skip
