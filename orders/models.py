@@ -364,3 +364,14 @@ class ApiIdempotencyRecord(models.Model):
 
 
 from orders.outbox_models import OutboxMessage  # noqa: E402, F401  (registered with the orders app)
+
+
+class OrderNumberReservation(models.Model):
+    """SQLite only (the embedded `make run` demo): numbers handed out before placement, so the next
+    MAX(number) + 1 skips them. On Postgres every number comes from the `orders_order_number_seq` sequence."""
+
+    number = models.PositiveIntegerField(unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"#{self.number}"

@@ -37,6 +37,7 @@ class PlacedCheckout:
     payment_reference: str  # = checkout_id (payments' reference)
     payment_txid: str
     paid_amount: int
+    order_number: int | None = None  # reserved earlier (`order_number_reserve`, e.g. named in the Pix charge)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,14 @@ from django.db.models import Max
 from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
-from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, PaymentStatus
+from orders.models import (
+    EmailKind,
+    FulfillmentExpectation,
+    Order,
+    OrderLine,
+    OrderNumberReservation,
+    PaymentStatus,
+)
 from orders.money import format_brl
 from orders.services._common import (
     MAX_QUANTITY,
@@ -33,8 +40,21 @@ def _next_number() -> int:
         with connection.cursor() as cursor:
             cursor.execute("SELECT nextval('orders_order_number_seq')")
             return int(cursor.fetchone()[0])
-    # SQLite fallback (embedded `make run`): writers are serialised by the database file lock.
-    return max(1000, Order.objects.aggregate(m=Max("number"))["m"] or 0) + 1
+    # SQLite fallback (embedded `make run`): writers are serialised by the database file lock; reserved
+    # numbers count as taken.
+    placed = Order.objects.aggregate(m=Max("number"))["m"] or 0
+    reserved = OrderNumberReservation.objects.aggregate(m=Max("number"))["m"] or 0
+    return max(1000, placed, reserved) + 1
+
+
+def order_number_reserve() -> int:
+    """The number the order of a checkout will get, handed out before it is placed (the Pix charge tells the
+    payer's bank "pedido #1001"). A checkout abandoned after reserving leaves a gap in the numbering — order
+    numbers are references, not a fiscal sequence (the NF-e numbers itself)."""
+    number = _next_number()
+    if connection.vendor != "postgresql":
+        OrderNumberReservation.objects.create(number=number)
+    return number
 
 
 def _validate(checkout: PlacedCheckout) -> None:
@@ -108,7 +128,7 @@ def _create(checkout: PlacedCheckout) -> Order:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
     order = Order(
-        number=_next_number(),
+        number=checkout.order_number or _next_number(),
         checkout_id=checkout.checkout_id,
         platform_id=checkout.platform_id or None,
         language=LANGUAGES.get((checkout.language or "").lower(), "pt-br"),

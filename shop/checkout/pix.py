@@ -49,6 +49,25 @@ def save_status(checkout: Checkout, status: str, kind: str, extra: list[Checkout
     event(checkout, kind, previous)
 
 
+def reserved_order_number(checkout: Checkout) -> int:
+    """The checkout's future order number, reserved on first need (one UPDATE, no lock held)."""
+    if checkout.order_number is None:
+        from orders.services import order_number_reserve
+
+        number = order_number_reserve()
+        if not Checkout.objects.filter(pk=checkout.pk, order_number__isnull=True).update(order_number=number):
+            number = Checkout.objects.values_list("order_number", flat=True).get(pk=checkout.pk)  # a concurrent one
+        checkout.order_number = number
+    return checkout.order_number
+
+
+def charge_description(checkout: Checkout) -> str:
+    """What the payer's bank app shows: "Loja Exemplo — pedido #1001" (solicitacaoPagador, ≤ 140)."""
+    from shop.store import store_get
+
+    return f"{store_get().trade_name} — pedido #{reserved_order_number(checkout)}"[:140]
+
+
 def ensure_charge(checkout: Checkout):
     """May call the PSP: never inside a transaction that holds a lock."""
     from payments.services import pix_charge_ensure
@@ -56,7 +75,7 @@ def ensure_charge(checkout: Checkout):
     return pix_charge_ensure(
         reference=checkout.public_id,
         amount=checkout.total_amount,
-        description=f"Pedido {checkout.public_id}",
+        description=charge_description(checkout),
         payer_name=f"{checkout.buyer_first_name} {checkout.buyer_last_name}".strip(),
         payer_tax_id=checkout.buyer_tax_id,
     )

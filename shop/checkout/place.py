@@ -91,6 +91,7 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
         payment_reference=checkout.public_id,
         payment_txid=checkout.payment_txid,
         paid_amount=paid_amount,
+        order_number=checkout.order_number,  # the number the Pix charge already told the payer
     )
     order = order_place_from_checkout(checkout=placed)
     # NF-e job row in this same transaction (outbox rule); a replayed placement finds the document.

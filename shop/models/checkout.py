@@ -216,6 +216,8 @@ class Checkout(models.Model):
     stock_reserved = models.BooleanField(default=False)
     payment_txid = models.CharField(max_length=64, blank=True)  # Pix txid or card payment id that paid it
     order_id = models.CharField(max_length=60, blank=True)
+    # The order number reserved when the first Pix charge was made (its description names it).
+    order_number = models.PositiveIntegerField(null=True, blank=True)
     order_permalink_url = models.CharField(max_length=500, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -293,3 +293,40 @@ def test_coupon_use_is_recorded_at_complete_and_released_on_cancel():
     assert not CouponRedemption.objects.exists()
     third = checkout_create(data=data)
     assert [m.code for m in third.messages if m.type == "warning"] == []
+
+
+def test_the_pix_description_names_the_shop_and_the_order_number_it_will_get(django_capture_on_commit_callbacks):
+    """Issue 16 §8: the payer's bank app shows "Loja Exemplo — pedido #1001", and the order gets #1001.
+    The number is reserved when the first charge is made; a new charge (new total) keeps it."""
+    from payments.sandbox.models import SandboxCob
+
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    number = Checkout.objects.get(pk=checkout.pk).order_number
+    assert number is not None
+    first = pix_charge_active_for_reference(checkout.public_id)
+    assert first.description == f"Loja Exemplo — pedido #{number}"
+    assert SandboxCob.objects.get(txid=first.txid).solicitacao_pagador == f"Loja Exemplo — pedido #{number}"
+    # an order placed meanwhile takes the next number, not the reserved one
+    other = ready_checkout_card_order()
+    assert other.number != number
+    lid = checkout.lines.get().public_id
+    checkout_update(
+        checkout_id=checkout.public_id,
+        data=replace(
+            full_input(LineInput("SKU-CAFE-500G", 3, lid), option="pac"), payment=PaymentInput(instruments=(PIX,))
+        ),
+    )
+    second = pix_charge_active_for_reference(checkout.public_id)
+    assert second.txid != first.txid and second.description == f"Loja Exemplo — pedido #{number}"
+    complete(checkout, PIX)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=second.txid, options=PayOptions())
+    assert Order.objects.get(checkout_id=checkout.public_id).number == number
+
+
+def ready_checkout_card_order() -> Order:
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    created = checkout_create(data=data).checkout
+    result = complete(created, CARD_OK)
+    assert result.checkout.status == "completed", result.messages
+    return Order.objects.get(checkout_id=created.public_id)
