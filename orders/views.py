@@ -73,7 +73,8 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
     lines = list(order.lines.all())
     titles = {line.public_id: line.title for line in lines}
     # Only what is still to be sent has an estimate: cancelled lines and a cancelled order have none.
-    pending = {line.public_id for line in lines if line.quantity_shipped < line.quantity_total}
+    # "Still to come" = not handed over yet: shipped, delivered or picked up (a pickup never "ships").
+    pending = {line.public_id for line in lines if line.quantity_fulfilled < line.quantity_total}
     closed = is_closed(order)
     adjustments = list(order.adjustments.all())
     with translation.override(language):

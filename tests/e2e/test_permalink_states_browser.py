@@ -1,0 +1,145 @@
+"""The buyer's order page in every state, rendered by a real browser on a 360 px phone (issue 16 §5): paid,
+partially shipped, shipped, delivered, ready for pickup, picked up, cancelled (refund under way), cancelled
+and refunded, partially refunded, awaiting payment. Each state: the status words, the structure that state
+must (not) show, no horizontal scroll, and a screenshot (kept in SCREENSHOT_DIR when set, for a person).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from orders.models import Order
+from orders.services import (
+    adjustment_mark_refund_result,
+    order_cancel,
+    order_mark_delivered,
+    order_pickup_done,
+    order_pickup_ready,
+    order_place_from_checkout,
+    order_refund,
+    order_ship,
+)
+from orders.types import LineQuantity
+from tests.e2e.admin_browser import launch, needs_chromium
+from tests.orders.conftest import make_checkout
+
+pytestmark = [pytest.mark.e2e, needs_chromium]
+SCREENSHOT_DIR = os.environ.get("SCREENSHOT_DIR", "")
+TWO_ITEMS = [("CAM", 3000, 2), ("BONE", 2000, 1)]
+
+
+def _place(**kwargs: object) -> Order:
+    # A card payment: refunds stay "em andamento" until marked (no PSP in this test).
+    return order_place_from_checkout(checkout=make_checkout(lines=TWO_ITEMS, payment_type="card", **kwargs))
+
+
+def _paid() -> Order:
+    return _place()
+
+
+def _partially_shipped() -> Order:
+    order = _place()
+    shirt = order.lines.get(sku="CAM")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)])
+    return order
+
+
+def _shipped() -> Order:
+    order = _place()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    return order
+
+
+def _delivered() -> Order:
+    order = _shipped()
+    order_mark_delivered(order_id=order.public_id)
+    return order
+
+
+def _ready_for_pickup() -> Order:
+    order = _place(method="pickup", freight=0)
+    order_pickup_ready(order_id=order.public_id)
+    return order
+
+
+def _picked_up() -> Order:
+    order = _ready_for_pickup()
+    order_pickup_done(order_id=order.public_id)
+    return order
+
+
+def _cancelled() -> Order:
+    order = _place()
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    return order
+
+
+def _cancelled_refunded() -> Order:
+    order = _cancelled()
+    refund = order.adjustments.get(type="refund")
+    adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    return order
+
+
+def _partially_refunded() -> Order:
+    order = _place()
+    refund = order_refund(order_id=order.public_id, amount=1500, reason="Desconto combinado")
+    adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    return order
+
+
+def _awaiting_payment() -> Order:
+    return _place(paid=False)
+
+
+# state: (builder, status words, texts the page must show, test ids it must not have)
+STATES: dict[str, tuple[Callable[[], Order], str, list[str], list[str]]] = {
+    "paid": (_paid, "Pedido recebido", ["Estamos preparando seu pedido.", "R$ 88,00"], ["order-closed"]),
+    "partially_shipped": (_partially_shipped, "Enviado em parte", ["BR123456785BR"], ["order-closed"]),
+    "shipped": (_shipped, "Enviado", ["BR123456785BR"], ["order-expectations", "order-closed"]),
+    "delivered": (_delivered, "Entregue", ["Entregue"], ["order-expectations", "order-closed"]),
+    "ready_for_pickup": (_ready_for_pickup, "Pedido recebido", ["Pronto para retirada"], ["order-closed"]),
+    "picked_up": (_picked_up, "Entregue", ["Retirado na loja"], ["order-expectations", "order-closed"]),
+    "cancelled": (
+        _cancelled, "Cancelado",
+        ["Este pedido foi cancelado e não será enviado.", "Reembolso de R$ 88,00 em andamento."],
+        ["order-expectations"],
+    ),
+    "cancelled_refunded": (
+        _cancelled_refunded, "Cancelado", ["Reembolso de R$ 88,00 concluído"], ["order-expectations"],
+    ),
+    "partially_refunded": (
+        _partially_refunded, "Pedido recebido", ["Valor final do pedido", "R$ 73,00"], ["order-closed"],
+    ),
+    "awaiting_payment": (_awaiting_payment, "Pedido recebido", ["Aguardando a confirmação do pagamento."], []),
+}  # fmt: skip
+
+
+def test_every_order_state_renders_on_a_360px_phone(live_server, transactional_db, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    pages = {state: (builder(), words, texts, absent) for state, (builder, words, texts, absent) in STATES.items()}
+    shots = Path(SCREENSHOT_DIR) if SCREENSHOT_DIR else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 740}).new_page()
+            for state, (order, words, texts, absent) in pages.items():
+                page.goto(f"{live_server.url}/orders/{order.permalink_token}")
+                expect(page.get_by_test_id("order-status")).to_contain_text(words)
+                body = page.get_by_test_id("order-page")
+                for text in texts:
+                    expect(body).to_contain_text(text)
+                for test_id in absent:
+                    assert page.get_by_test_id(test_id).count() == 0, (state, test_id)
+                width, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+                assert width <= inner, (state, width, inner)
+                shot = page.screenshot(path=str(shots / f"order-{state}-360.png"), full_page=True)
+                assert shot.startswith(b"\x89PNG"), state
+        finally:
+            browser.close()
