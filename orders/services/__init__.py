@@ -5,12 +5,10 @@ Split into modules by concern; import from `orders.services`.
 
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
+from orders.services.expectations import expectation_merge, expectation_split, expectation_update
 from orders.services.fulfillment import (
     correios_code_valid,
     correios_tracking_url,
-    expectation_merge,
-    expectation_split,
-    expectation_update,
     fulfillment_event_create,
     order_mark_delivered,
     order_ship,

@@ -23,7 +23,7 @@ from tests.bcp_app.test_a2a_helpers import (
     server_fixture,  # noqa: F401 (fixture "server")
 )
 from tests.bcp_app.test_mcp_get_order import place_seed_order
-from tests.fiscal.helpers import invoice
+from tests.fiscal.helpers import authorized_view, invoice
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 FISCAL = "br.dev.bcp.shopping.fiscal_document"
@@ -70,15 +70,7 @@ def test_get_order_over_a2a_carries_the_negotiated_fiscal_documents(server, sett
     body = _order_part(reply)
     assert body["id"] == order.public_id and body["checkout_id"] == "checkout_a2a_fiscal"
     assert body["ucp"]["capabilities"][FISCAL] == [{"version": "2026-07-28"}]
-    base = settings.BCP_PUBLIC_URL.rstrip("/")
-    assert body["fiscal_documents"] == [
-        {
-            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
-            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
-            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
-        }
-    ]  # fmt: skip
+    assert body["fiscal_documents"] == [authorized_view(document, settings.BCP_PUBLIC_URL)]
     # the same object the MCP/REST operation answers (one operation, three transports)
     from bcp_app import operations
     from bcp_app.context import resolve_context

@@ -20,7 +20,7 @@ from orders.models import Order
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
-from tests.fiscal.helpers import invoice
+from tests.fiscal.helpers import authorized_view, invoice
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 FISCAL = "br.dev.bcp.shopping.fiscal_document"
@@ -88,17 +88,9 @@ def test_negotiated_order_carries_the_fiscal_documents(
     body = call(client, "get", f"/orders/{order.public_id}", headers).json()
     document = FiscalDocument.objects.get()
     assert body["ucp"]["capabilities"] == {ORDER: [{"version": VERSION}], FISCAL: [{"version": VERSION}]}
-    base = settings.BCP_PUBLIC_URL.rstrip("/")
-    assert body["fiscal_documents"] == [
-        {
-            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
-            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
-            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
-        }
-    ]  # fmt: skip
+    assert body["fiscal_documents"] == [authorized_view(document, settings.BCP_PUBLIC_URL)]
     assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
-    danfe = client.get(body["fiscal_documents"][0]["danfe_url"].removeprefix(base))
+    danfe = client.get(body["fiscal_documents"][0]["danfe_url"].removeprefix(settings.BCP_PUBLIC_URL.rstrip("/")))
     assert danfe.status_code == 200 and b"".join(danfe.streaming_content).startswith(b"%PDF-")
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.test_mcp_get_order import place_seed_order
 from tests.bcp_app.test_mcp_helpers import Agent, call
-from tests.fiscal.helpers import invoice
+from tests.fiscal.helpers import authorized_view, invoice
 
 agent = test_mcp_helpers.agent
 live_mcp = test_mcp_helpers.live_mcp
@@ -64,15 +64,7 @@ def test_get_order_over_mcp_carries_the_negotiated_fiscal_documents(live_mcp, fi
     )
     body = result.structured_content
     assert body["ucp"]["capabilities"][FISCAL] == [{"version": "2026-07-28"}]
-    base = settings.BCP_PUBLIC_URL.rstrip("/")
-    assert body["fiscal_documents"] == [
-        {
-            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
-            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
-            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
-        }
-    ]  # fmt: skip
+    assert body["fiscal_documents"] == [authorized_view(document, settings.BCP_PUBLIC_URL)]
 
 
 def test_get_order_over_mcp_without_the_extension_has_no_fiscal_member(live_mcp, agent) -> None:

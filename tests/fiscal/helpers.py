@@ -37,3 +37,14 @@ def request_issue(order_ref: str = "order_test", problems: list[str] | None = No
         return document_request_issue(
             order_ref=order_ref, order_number=1001, invoice=invoice(order_ref=order_ref), problems=problems or [], **kw
         )
+
+
+def authorized_view(document: FiscalDocument, base_url: str) -> dict[str, Any]:
+    """What agents get for an authorized NF-e (the `fiscal_documents` entry of the BCP order extension)."""
+    base = base_url.rstrip("/")
+    return {
+        "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
+        "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
+        "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
+    }  # fmt: skip

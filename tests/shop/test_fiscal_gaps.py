@@ -22,6 +22,7 @@ from shop.fiscal.invoice import build_invoice
 from shop.fiscal.lifecycle import sweep_missing_cancellations
 from shop.models import Product, StoreSettings
 from shop.services import checkout_complete, checkout_create
+from tests.fiscal.helpers import authorized_view
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
 from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F401 (fiscal_store: a fixture)
@@ -71,13 +72,9 @@ def test_the_back_office_api_shows_the_fiscal_document(django_user_model, settin
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     body = client.get(f"/api/v1/orders/{order.public_id}/").json()
-    base = settings.BCP_PUBLIC_URL.rstrip("/")
     assert body["fiscal_documents"] == [
         {
-            "type": "nfe", "status": "authorized", "access_key": document.access_key, "number": document.number,
-            "series": 1, "issued_at": document.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "danfe_url": f"{base}/fiscal/d/{document.download_token}/danfe",
-            "xml_url": f"{base}/fiscal/d/{document.download_token}/xml",
+            **authorized_view(document, settings.BCP_PUBLIC_URL),
             "protocol": document.protocol, "sefaz_status": document.sefaz_status or None,
             "sefaz_reason": document.sefaz_reason or None, "environment": "homologacao",
         }
