@@ -283,10 +283,11 @@ def complete_checkout(
         if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
             return OperationResult(200, refusal)
     payment = _payment(request.payment) or ct.PaymentInput()
+    # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
+    offered = tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
+    data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=offered)
     try:
-        result = services.checkout_complete(
-            checkout_id=str(checkout_id), data=ct.CompleteInput(payment=payment, signals=dict(request.signals or {}))
-        )
+        result = services.checkout_complete(checkout_id=str(checkout_id), data=data)
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
     except services.CheckoutInputError as exc:

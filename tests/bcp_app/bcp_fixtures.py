@@ -87,6 +87,15 @@ class FakePlatform:
             "keys": [public_jwk(self.key.public_key(), kid=PLATFORM_KID)],
         }
 
+    def with_card(self) -> dict[str, Any]:
+        """Pix plus the shop's card handler (`com.google.pay`), for platforms that complete by card: a
+        checkout only offers handlers its platform lists (BCP §11.1, BCP-PAY-03)."""
+        pix = self.profile()["ucp"]["payment_handlers"]
+        card = {"com.google.pay": [{"id": "card", "version": VERSION, "spec": "https://pay.google.com/spec",
+                                    "schema": "https://pay.google.com/schema.json",
+                                    "available_instruments": [{"type": "card"}], "config": {}}]}
+        return {**pix, **card}
+
     def publish(self, path: str = "/perfil.json", **kwargs: Any) -> str:
         return self.serve_json(path, self.profile(**kwargs), headers={"Cache-Control": "public, max-age=300"})
 

@@ -291,17 +291,45 @@ def test_pix_completion_seed_request_then_settlement_carries_the_order_bcp_a2a_0
 
 
 def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pixel: Any):
+    """PIX.md §3.1: paid before complete → `ready_for_complete` + info `pix_payment_received`; the
+    platform's complete then returns `completed` synchronously (no `invalid_checkout_status`)."""
     from orders.selectors import order_by_checkout
+    from payments.models import PixCharge
     from payments.sandbox.services import PayOptions, pay
 
     _context, ready = pix_ready_checkout(server)
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+    waiting = checkout_of(rpc(server.a2a_url, send_message([data({"action": "get_checkout"})],
+                                                           context_id=SEED_CONTEXT)))
 
     completed = checkout_of(rpc(server.a2a_url, SEED_COMPLETE))
 
+    assert waiting["status"] == "ready_for_complete"
+    assert [(m["type"], m["code"]) for m in waiting["messages"]] == [("info", "pix_payment_received")]
+    assert "order" not in waiting
     assert completed["status"] == "completed"
+    assert "messages" not in completed
+    assert PixCharge.objects.filter(reference=completed["id"]).count() == 1
     assert completed["order"] == {"id": order_by_checkout(completed["id"]).public_id,
                                   "permalink_url": completed["order"]["permalink_url"]}
+
+
+def test_complete_with_a_handler_not_offered_is_payment_failed(server: LiveServer, pixel: Any):
+    """BCP §11.2 / BCP-PAY-03: the platform is Pix-only, so `gpay` is not a handler of this checkout."""
+    from orders.models import Order
+
+    _context, ready = pix_ready_checkout(server)
+    card = {"id": "instr_c", "handler_id": "gpay", "type": "card",
+            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+    refused = checkout_of(rpc(server.a2a_url, send_message(
+        [data({"action": "complete_checkout"}), data({"a2a.bcp.checkout.payment": {"instruments": [card]}})],
+        context_id=SEED_CONTEXT)))
+
+    assert list(ready["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]
+    assert refused["status"] == "ready_for_complete"
+    assert [(m["code"], m["path"]) for m in refused["messages"]][-1] == (
+        "payment_failed", "$.payment.instruments[0].handler_id")
+    assert not Order.objects.exists()
 
 
 ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",
