@@ -290,6 +290,20 @@ def test_pix_completion_seed_request_then_settlement_carries_the_order_bcp_a2a_0
     assert replayed["result"] == completing["result"]
 
 
+def test_a_repeated_message_id_replays_the_same_bytes(server: LiveServer, pixel: Any):
+    """BCP-A2A-07 / BCP-IDEM-04: a retried `messageId` gets the original reply byte for byte."""
+    import httpx
+
+    pix_ready_checkout(server)
+    raw = json.dumps(SEED_COMPLETE).encode()
+    first = httpx.post(server.a2a_url, content=raw, headers=SEED_HEADERS, timeout=30)
+    again = httpx.post(server.a2a_url, content=raw, headers=SEED_HEADERS, timeout=30)
+
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content
+    assert checkout_of(again.json())["status"] == "complete_in_progress"
+
+
 def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pixel: Any):
     """PIX.md §3.1: paid before complete → `ready_for_complete` + info `pix_payment_received`; the
     platform's complete then returns `completed` synchronously (no `invalid_checkout_status`)."""
