@@ -81,23 +81,22 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
 
 
 def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
-    variants = selectors.variants_by_sku(item.sku for item in args.items)
-    unknown = {
-        f"items.{index}.sku": f"SKU desconhecido: {item.sku}."
-        for index, item in enumerate(args.items)
-        if item.sku not in variants
-    }
+    from bcp_app.operations import stock_check
+
+    lines = stock_check([(item.sku, item.quantity) for item in args.items])
+    unknown = {f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines)
+               if not line.known}
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
-    lines = []
-    for item in args.items:
-        variant = variants[item.sku]
-        lines.append(
+    return InventoryCheckOk(
+        status="ok",
+        items=[
             InventoryLine(
-                sku=item.sku,
-                quantity=item.quantity,
-                availability=availability_url(variant.availability),  # type: ignore[arg-type]
-                can_fulfill=variant.stock >= item.quantity or variant.allow_backorder,
+                sku=line.sku,
+                quantity=line.quantity,
+                availability=availability_url(line.availability),  # type: ignore[arg-type]
+                can_fulfill=line.can_fulfill,
             )
-        )
-    return InventoryCheckOk(status="ok", items=lines)
+            for line in lines
+        ],
+    )

@@ -290,6 +290,25 @@ def test_pix_completion_seed_request_then_settlement_carries_the_order_bcp_a2a_0
     assert replayed["result"] == completing["result"]
 
 
+def test_product_resolution_needs_the_checkout_capability_bcp_neg_06(server: LiveServer, shirts: Any):
+    """BCP §3 step 6 / BCP-NEG-06: A2A catalogue intents go through the operations layer, which checks the
+    negotiation; a platform without checkout gets `capabilities_incompatible`, not a product question."""
+    from tests.bcp_app.test_a2a_helpers import SEED_PROFILE, cache_profile, platform_profile
+
+    profile = platform_profile()
+    profile["ucp"]["capabilities"] = {"br.dev.bcp.shopping.order": profile["ucp"]["capabilities"][
+        "br.dev.bcp.shopping.order"]}
+    cache_profile(SEED_PROFILE, profile)
+
+    reply = rpc(server.a2a_url, send_message([{"text": "adicione uma camiseta preta ao carrinho"}]))
+
+    parts = reply["result"]["message"]["parts"]
+    assert not any("a2a.bcp.candidates" in part.get("data", {}) for part in parts)
+    refused = checkout_of(reply)
+    assert refused["ucp"]["status"] == "error"
+    assert [m["code"] for m in refused["messages"]] == ["capabilities_incompatible"]
+
+
 def test_a_repeated_message_id_replays_the_same_bytes(server: LiveServer, pixel: Any):
     """BCP-A2A-07 / BCP-IDEM-04: a retried `messageId` gets the original reply byte for byte."""
     import httpx
