@@ -43,9 +43,11 @@ from bcp_app.schemas.checkout import (
     CheckoutCancelRequest,
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
+    CheckoutResponse,
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
+from bcp_app.schemas.order import OrderResponse
 from bcp_app.schemas.payment import PaymentIn
 from shop.checkout import types as ct
 
@@ -118,7 +120,7 @@ def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operati
 def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
     from shop.checkout.selectors import checkout_view
 
-    body = presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx)
+    body = CheckoutResponse.produce(presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
     return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
 
 
@@ -334,7 +336,7 @@ def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
         return OperationResult(200, error_response("not_found", _text(ctx, "order_not_found"), capabilities=caps))
     if order.platform_id != ctx.platform_id:
         return OperationResult(200, error_response("unauthorized", _text(ctx, "order_unauthorized"), capabilities=caps))
-    return OperationResult(200, presenters.order(order, ctx))
+    return OperationResult(200, OrderResponse.produce(presenters.order(order, ctx)))
 
 
 # --- catalog --------------------------------------------------------------------------------------------

@@ -309,6 +309,17 @@ def test_product_resolution_needs_the_checkout_capability_bcp_neg_06(server: Liv
     assert [m["code"] for m in refused["messages"]] == ["capabilities_incompatible"]
 
 
+def test_a2a_checkout_data_part_validates_against_the_schemas(server: LiveServer, pixel: Any):
+    """The `a2a.bcp.checkout` data part is the same model output as REST and MCP (BCP-A2A-05, BCP-CHK-02)."""
+    from bcp_app.schemas import CheckoutResponse
+    from tests.bcp_app.schema_check import errors
+
+    _context, ready = pix_ready_checkout(server)
+
+    assert errors(ready, "shopping/checkout.json") == []
+    assert CheckoutResponse.produce(ready) == ready
+
+
 def test_a_repeated_message_id_replays_the_same_bytes(server: LiveServer, pixel: Any):
     """BCP-A2A-07 / BCP-IDEM-04: a retried `messageId` gets the original reply byte for byte."""
     import httpx
