@@ -163,6 +163,16 @@ def bcp_settings(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Any
     return settings
 
 
+@pytest.fixture
+def rest_shop(settings: Any, bcp_settings: Any) -> None:
+    """REST tests that pay: the sandbox PSP settling in-process (no webhook URL) and the coffee catalog."""
+    from tests.bcp_app.rest_helpers import catalog
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+
+
 def agent(profile_url: str, **extra: str) -> dict[str, str]:
     """Request headers of a BCP agent (for Django's test client `headers=`)."""
     return {"BCP-Agent": f'profile="{profile_url}"', **extra}

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
 import pytest
 from django.test import Client
 
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import PIX, call, catalog, ready_checkout
+from tests.bcp_app.rest_helpers import PIX, call, ready_checkout
 from tests.bcp_app.test_mcp_helpers import raw_post, tools_call
 
 live_mcp = test_mcp_checkout.live_mcp
@@ -24,13 +23,10 @@ shopper = test_mcp_checkout.shopper
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("bcp_settings")
+@pytest.mark.usefixtures("rest_shop")
 def test_rest_replays_are_byte_identical_bcp_idem_04(
-    client: Client, fake_platform: FakePlatform, settings: Any
+    client: Client, fake_platform: FakePlatform
 ) -> None:
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    catalog()
     headers = agent(fake_platform.publish())
     body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": {"email": "ana@example.com.br"}}
     keyed = {**headers, "Idempotency-Key": str(uuid.uuid4())}

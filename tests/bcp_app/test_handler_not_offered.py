@@ -18,7 +18,7 @@ from django.test import Client
 from orders.models import Order
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import call, catalog, ready_checkout
+from tests.bcp_app.rest_helpers import call, ready_checkout
 
 live_mcp = test_mcp_checkout.live_mcp
 shopper = test_mcp_checkout.shopper
@@ -34,14 +34,11 @@ def _last(body: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("bcp_settings")
+@pytest.mark.usefixtures("rest_shop")
 def test_rest_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
     client: Client, fake_platform: FakePlatform, settings: Any
 ) -> None:
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
     settings.BCP_CARD_ENABLED = True
-    catalog()
     headers = agent(fake_platform.publish())
     checkout = ready_checkout(client, headers)
     assert list(checkout["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]

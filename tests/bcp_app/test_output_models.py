@@ -16,7 +16,7 @@ from bcp_app.schemas import CheckoutResponse, OrderResponse
 from payments.sandbox import services as sandbox
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import PIX, call, catalog, complete, ready_checkout
+from tests.bcp_app.rest_helpers import PIX, call, complete, ready_checkout
 from tests.bcp_app.schema_check import errors
 
 live_mcp = test_mcp_checkout.live_mcp
@@ -36,15 +36,12 @@ def assert_order(body: dict[str, Any]) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("bcp_settings")
+@pytest.mark.usefixtures("rest_shop")
 def test_rest_checkout_and_order_bodies_are_model_outputs_bcp_chk_02_ord_04(
-    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+    client: Client, fake_platform: FakePlatform, django_capture_on_commit_callbacks: Any
 ) -> None:
     from bcp_app.platforms import platform_create
 
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    catalog()
     url = fake_platform.publish()
     headers = agent(url, Authorization=f"Bearer {platform_create(name='Agente', profile_url=url).api_key}")
     ready = ready_checkout(client, headers)

@@ -19,7 +19,7 @@ from payments.models import PixCharge
 from payments.sandbox import services as sandbox
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import PIX, call, catalog, complete, ready_checkout
+from tests.bcp_app.rest_helpers import PIX, call, complete, ready_checkout
 
 live_mcp = test_mcp_checkout.live_mcp
 shopper = test_mcp_checkout.shopper
@@ -30,13 +30,10 @@ def _pay(checkout: dict[str, Any]) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("bcp_settings")
+@pytest.mark.usefixtures("rest_shop")
 def test_rest_complete_after_payment_is_synchronous_pix_3_1(
-    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+    client: Client, fake_platform: FakePlatform, django_capture_on_commit_callbacks: Any
 ) -> None:
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    catalog()
     headers = agent(fake_platform.publish())
     checkout = ready_checkout(client, headers)
     with django_capture_on_commit_callbacks(execute=True):
