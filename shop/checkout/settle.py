@@ -111,7 +111,7 @@ def _hold_payment(checkout: Checkout) -> None:
     checkout.paid_at = now
     # The checkout must outlive the grace, or the expiry sweep would cancel (and refund) it first.
     checkout.expires_at = max(checkout.expires_at or now, now + completion_grace() + PIX_SETTLEMENT_GRACE)
-    checkout.messages = [m for m in checkout.messages if m.get("code") not in ("pix_charge_expired",)]
+    checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_charge_expired"]
     received = CheckoutMessage(
         type="info",
         code="pix_payment_received",
