@@ -7,7 +7,6 @@ the Â§5.4 status + `{code, content}`; a present `Request-Id` is echoed on every 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +24,7 @@ from bcp_app.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.errors import ProtocolError
 from bcp_app.negotiation import parse_agent_header
 from bcp_app.operations import field_path
-from bcp_app.results import OperationResult
+from bcp_app.results import OperationResult, body_bytes
 from bcp_app.schemas import (
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
@@ -73,9 +72,9 @@ KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotÃ
 
 
 def _json(
-    body: dict[str, Any], status: int, request: HttpRequest, headers: dict[str, str] | None = None
+    body: dict[str, Any] | bytes, status: int, request: HttpRequest, headers: dict[str, str] | None = None
 ) -> HttpResponse:
-    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    raw = body if isinstance(body, bytes) else body_bytes(body)
     response = HttpResponse(raw, status=status, content_type="application/json; charset=utf-8")
     for name, value in (headers or {}).items():
         response[name] = value
@@ -152,7 +151,7 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
             result = call(ctx)
     except ProtocolError as exc:
         return _protocol_error(request, exc)
-    response = _json(result.body, result.status_code, request, result.headers)
+    response = _json(result.encoded, result.status_code, request, result.headers)
     if sign:
         _sign_response(response)
     return response

@@ -46,7 +46,10 @@ class RequestContext:
 
     @property
     def platform_id(self) -> str | None:
-        return self.platform.public_id if self.platform else None
+        """The registered platform, else the profile whose key signed this request (BCP §7, §18), else None."""
+        if self.platform is not None:
+            return self.platform.public_id
+        return signed_platform_id(self.profile_url) if self.signature_keyid is not None else None
 
     @property
     def authenticated(self) -> bool:
@@ -69,6 +72,13 @@ class RequestContext:
     def platform_payment_handlers(self) -> dict[str, Any]:
         handlers = self.profile.get("ucp", {}).get("payment_handlers")
         return handlers if isinstance(handlers, dict) else {}
+
+
+def signed_platform_id(profile_url: str) -> str:
+    """Identity of a platform that signs with a key of its profile but never registered (BCP §7
+    "authenticated (API key, OAuth, mTLS or signature)"): checkouts it creates carry this id, so a later
+    request signed by a key of the same profile may read their orders (BCP-ORD-02, BCP-SIG-08)."""
+    return "sig_" + negotiation._url_hash(profile_url)[:32]
 
 
 def normalize_language(value: str | None) -> str:
@@ -107,8 +117,7 @@ def resolve_context(
         raise ProtocolError("signature_missing", "Esta loja exige requisições assinadas (RFC 9421).")
     if platform is None and keyid is None and not getattr(settings, "BCP_ALLOW_ANONYMOUS", True):
         raise ProtocolError("unauthenticated", "Autentique-se com uma chave de API ou uma assinatura HTTP.")
-    annotate(transport=transport, platform=platform.public_id if platform else "anonymous")
-    return RequestContext(
+    ctx = RequestContext(
         transport=transport,
         profile_url=url,
         profile=profile,
@@ -119,6 +128,8 @@ def resolve_context(
         language=normalize_language(language),
         request_id=request_id,
     )
+    annotate(transport=transport, platform=ctx.platform_id or "anonymous")
+    return ctx
 
 
 def _verify_signature(url: str, profile: dict[str, Any], signed: SignedRequest) -> str:

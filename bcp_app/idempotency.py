@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from datetime import timedelta
@@ -104,7 +105,8 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
             if stale:
                 IdempotencyRecord.objects.filter(pk=record.pk).update(
                     fingerprint=fingerprint, state=IdempotencyRecord.State.IN_PROGRESS, response_status=None,
-                    response_body=None, response_headers={}, created_at=now, expires_at=now + RETENTION,
+                    response_body=None, response_text=None, response_headers={}, created_at=now,
+                    expires_at=now + RETENTION,
                 )
                 record.refresh_from_db()
                 return record
@@ -117,21 +119,28 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
                     "idempotency_in_progress", "A requisição original com esta chave ainda está em andamento.",
                     retry_after=1,
                 )
-            return OperationResult(
-                status_code=record.response_status or 200,
-                body=record.response_body or {},
-                headers=dict(record.response_headers or {}),
-                replayed=True,
-            )
+            return _stored(record)
     except DatabaseError as exc:
         raise _unavailable(exc) from exc
+
+
+def _stored(record: IdempotencyRecord) -> OperationResult:
+    """The stored response: its exact bytes when kept as text (BCP-IDEM-04 "verbatim")."""
+    text = record.response_text
+    return OperationResult(
+        status_code=record.response_status or 200,
+        body=json.loads(text) if text is not None else (record.response_body or {}),
+        headers=dict(record.response_headers or {}),
+        replayed=True,
+        raw=text.encode() if text is not None else None,
+    )
 
 
 def finish(record: IdempotencyRecord, result: OperationResult) -> None:
     try:
         IdempotencyRecord.objects.filter(pk=record.pk).update(
-            state=IdempotencyRecord.State.DONE, response_status=result.status_code, response_body=result.body,
-            response_headers=result.headers,
+            state=IdempotencyRecord.State.DONE, response_status=result.status_code,
+            response_text=result.encoded.decode(), response_headers=result.headers,
         )
     except DatabaseError as exc:
         raise _unavailable(exc) from exc

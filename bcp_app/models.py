@@ -77,7 +77,9 @@ class IdempotencyRecord(models.Model):
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)  # rows written before response_text existed
+    # The response body exactly as sent (text, not jsonb: jsonb reorders keys), replayed byte for byte.
+    response_text = models.TextField(null=True, blank=True)  # noqa: DJ001 (None = not stored as text)
     response_headers = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)

@@ -20,8 +20,9 @@ Contract (for every transport):
   `idempotency.KEY_REQUIRED` says which operations need a key.
 
 Operations: create_checkout, get_checkout, update_checkout, complete_checkout, cancel_checkout,
-get_order, search_catalog, lookup_catalog, get_product. Synchronous (ORM); async transports call
-them through `asgiref.sync.sync_to_async`.
+get_order, search_catalog, lookup_catalog, get_product; and for the agent tools that are not BCP
+objects (A2A intents, seed 002 tools): find_products, stock_check, order_state (written in
+operations_agent.py). Synchronous (ORM); async transports call them through `asgiref.sync.sync_to_async`.
 """
 
 from __future__ import annotations
@@ -41,22 +42,28 @@ from bcp_app.schemas.checkout import (
     CheckoutCancelRequest,
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
+    CheckoutResponse,
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
+from bcp_app.schemas.order import OrderResponse
 from bcp_app.schemas.payment import PaymentIn
 from shop.checkout import types as ct
 
 __all__ = [
     "OperationResult",
+    "StockLine",
     "cancel_checkout",
     "complete_checkout",
     "create_checkout",
+    "find_products",
     "get_checkout",
     "get_order",
     "get_product",
     "lookup_catalog",
+    "order_state",
     "search_catalog",
+    "stock_check",
     "update_checkout",
 ]
 
@@ -113,7 +120,7 @@ def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operati
 def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
     from shop.checkout.selectors import checkout_view
 
-    body = presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx)
+    body = CheckoutResponse.produce(presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
     return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
 
 
@@ -283,10 +290,11 @@ def complete_checkout(
         if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
             return OperationResult(200, refusal)
     payment = _payment(request.payment) or ct.PaymentInput()
+    # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
+    offered = tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
+    data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=offered)
     try:
-        result = services.checkout_complete(
-            checkout_id=str(checkout_id), data=ct.CompleteInput(payment=payment, signals=dict(request.signals or {}))
-        )
+        result = services.checkout_complete(checkout_id=str(checkout_id), data=data)
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
     except services.CheckoutInputError as exc:
@@ -328,7 +336,7 @@ def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
         return OperationResult(200, error_response("not_found", _text(ctx, "order_not_found"), capabilities=caps))
     if order.platform_id != ctx.platform_id:
         return OperationResult(200, error_response("unauthorized", _text(ctx, "order_unauthorized"), capabilities=caps))
-    return OperationResult(200, presenters.order(order, ctx))
+    return OperationResult(200, OrderResponse.produce(presenters.order(order, ctx)))
 
 
 # --- catalog --------------------------------------------------------------------------------------------
@@ -395,3 +403,8 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
         return OperationResult(200, error_response("not_found", _text(ctx, "product_not_found"),
                                                    capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
     return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product})
+
+
+
+# The agent tools' operations (A2A intents, seed 002 tools) live beside this module; they are part of it.
+from bcp_app.operations_agent import StockLine, find_products, order_state, stock_check  # noqa: E402

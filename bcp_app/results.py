@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def body_bytes(body: dict[str, Any]) -> bytes:
+    """The one wire encoding of a BCP body: compact UTF-8 JSON (REST body, MCP text block)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True)
@@ -12,6 +18,11 @@ class OperationResult:
     body: dict[str, Any]  # the BCP response object (checkout, order, catalog, or §5.3 Error Response)
     headers: dict[str, str] = field(default_factory=dict)  # extra response headers (rarely used)
     replayed: bool = False  # True when served from the idempotency store (BCP §12)
+    raw: bytes | None = None  # a replay's stored bytes, sent verbatim (BCP-IDEM-04: "stored response verbatim")
+
+    @property
+    def encoded(self) -> bytes:
+        return self.raw if self.raw is not None else body_bytes(self.body)
 
     @property
     def is_error_response(self) -> bool:

@@ -37,6 +37,9 @@ class Item:
 class InnerList:
     items: list[Item]
     params: dict[str, Any] = field(default_factory=dict)
+    # The member's text exactly as received (dictionary members only): RFC 9421 §3.2 verifies the
+    # signature base with the received `@signature-params` value, not a re-serialization.
+    raw: str = field(default="", compare=False)
 
 
 class _Parser:
@@ -182,7 +185,11 @@ def parse_dictionary(text: str) -> dict[str, Item | InnerList]:
         name = parser.key()
         if parser.peek() == "=":
             parser.i += 1
-            result[name] = parser.item_or_inner_list()
+            start = parser.i
+            member = parser.item_or_inner_list()
+            if isinstance(member, InnerList):
+                member.raw = text[start : parser.i]
+            result[name] = member
         else:
             result[name] = Item(True, parser.params())
         parser.skip_ows()

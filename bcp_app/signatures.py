@@ -29,6 +29,9 @@ WEBHOOK_COMPONENTS = (
     "webhook-timestamp",
 )
 RESPONSE_COMPONENTS = ("@status", "content-digest", "content-type")
+# `created` bounds (UCP reference): older than 5 minutes, or ahead of our clock beyond the skew → invalid.
+MAX_AGE_SECONDS = 300
+CLOCK_SKEW_SECONDS = 60
 
 
 class SignatureError(Exception):
@@ -80,11 +83,20 @@ def digest_matches(header: str, body: bytes) -> bool:
     return hmac.compare_digest(entry.value, hashlib.sha256(body).digest())
 
 
+def normalized_authority(authority: str) -> str:
+    """RFC 9421 §2.2.3: lowercase host, default port removed (`:443` for https, `:80` for http)."""
+    host = authority.strip().lower()
+    for default in (":443", ":80"):
+        if host.endswith(default):
+            return host[: -len(default)]
+    return host
+
+
 def _component_value(msg: HttpMessage, name: str) -> str:
     if name == "@method":
         return msg.method.upper()
     if name == "@authority":
-        return msg.authority.lower()
+        return normalized_authority(msg.authority)
     if name == "@path":
         return msg.path or "/"
     if name == "@query":
@@ -144,7 +156,12 @@ def verify_message(
     required: Iterable[str] | None = None,
     now: float | None = None,
 ) -> VerifiedSignature:
-    """Verify the first signature of `msg` with a `kid`-matched key; raise SignatureError otherwise."""
+    """Verify every signature of `msg` (RFC 9421 §3.2) with `kid`-matched keys; raise SignatureError otherwise.
+
+    Every `Signature-Input` label must have its `Signature` and verify, each covering `required` (BCP §14),
+    with `created` no older than `MAX_AGE_SECONDS` and not ahead of our clock by more than `CLOCK_SKEW_SECONDS`
+    (the UCP reference's bounds). Returns the first label's result.
+    """
     sig_input_header, sig_header = msg.header("signature-input"), msg.header("signature")
     if not sig_input_header or not sig_header:
         raise SignatureError("signature_missing", "Signature and Signature-Input are required")
@@ -152,12 +169,18 @@ def verify_message(
         inputs, signatures = parse_dictionary(sig_input_header), parse_dictionary(sig_header)
     except SFVError as exc:
         raise SignatureError("signature_invalid", f"malformed signature header: {exc}") from exc
-    label = next((name for name in inputs if name in signatures), None)
-    if label is None:
-        raise SignatureError("signature_invalid", "no Signature matches a Signature-Input label")
-    inner, sig_item = inputs[label], signatures[label]
-    if not isinstance(inner, InnerList) or not isinstance(sig_item, Item) or not isinstance(sig_item.value, bytes):
-        raise SignatureError("signature_invalid", "malformed signature entry")
+    if not inputs or set(inputs) != set(signatures):
+        raise SignatureError("signature_invalid", "every Signature-Input label needs its Signature and vice versa")
+    needed = set(required if required is not None else required_request_components(msg))
+    keys = list(jwks)
+    clock = now if now is not None else time.time()
+    verified = [
+        _verify_label(msg, body, keys, label, inputs[label], signatures[label], needed, clock) for label in inputs
+    ]
+    return verified[0]
+
+
+def _covered(inner: InnerList) -> list[str]:
     components: list[str] = []
     for item in inner.items:
         if not isinstance(item.value, str) or item.params or item.value != item.value.lower():
@@ -165,16 +188,43 @@ def verify_message(
         components.append(item.value)
     if len(set(components)) != len(components):
         raise SignatureError("signature_invalid", "duplicate covered component")
-    needed = set(required if required is not None else required_request_components(msg))
+    return components
+
+
+def _check_times(params: Mapping[str, object], now: float) -> int:
+    created = params.get("created")
+    if not isinstance(created, int) or isinstance(created, bool):
+        raise SignatureError("signature_invalid", "created parameter is required")
+    if created < now - MAX_AGE_SECONDS:
+        raise SignatureError("signature_invalid", f"signature created more than {MAX_AGE_SECONDS} s ago")
+    if created > now + CLOCK_SKEW_SECONDS:
+        raise SignatureError("signature_invalid", "signature created in the future")
+    expires = params.get("expires")
+    if isinstance(expires, int) and expires < now:
+        raise SignatureError("signature_invalid", "signature expired")
+    return created
+
+
+def _verify_label(
+    msg: HttpMessage,
+    body: bytes,
+    jwks: list[Mapping],
+    label: str,
+    inner: Item | InnerList,
+    sig_item: Item | InnerList,
+    needed: set[str],
+    now: float,
+) -> VerifiedSignature:
+    if not isinstance(inner, InnerList) or not isinstance(sig_item, Item) or not isinstance(sig_item.value, bytes):
+        raise SignatureError("signature_invalid", f"malformed signature entry {label}")
+    components = _covered(inner)
     missing = sorted(needed - set(components))
     if missing:
         raise SignatureError("signature_invalid", f"signature does not cover {', '.join(missing)}")
     alg = inner.params.get("alg")
     if alg is not None and alg != ES256_ALG:
         raise SignatureError("algorithm_unsupported", f"algorithm {alg!r} is not supported")
-    expires = inner.params.get("expires")
-    if isinstance(expires, int) and expires < (now if now is not None else time.time()):
-        raise SignatureError("signature_invalid", "signature expired")
+    created = _check_times(inner.params, now)
     keyid = inner.params.get("keyid")
     if not isinstance(keyid, str):
         raise SignatureError("signature_invalid", "keyid parameter is required")
@@ -189,8 +239,8 @@ def verify_message(
     body_unbound = digest_header is None and bool(body)
     if body_unbound or (digest_header is not None and not digest_matches(digest_header, body)):
         raise SignatureError("digest_mismatch", "Content-Digest does not match the body (sha-256)")
-    base = signature_base(msg, components, serialize_inner_list(inner))
+    # RFC 9421 §3.2: the base ends with the `@signature-params` value exactly as received.
+    base = signature_base(msg, components, inner.raw or serialize_inner_list(inner))
     if not shop_keys.es256_verify(public, sig_item.value, base):
         raise SignatureError("signature_invalid", "signature does not verify")
-    created = inner.params.get("created")
-    return VerifiedSignature(label, keyid, tuple(components), created if isinstance(created, int) else None)
+    return VerifiedSignature(label, keyid, tuple(components), created)

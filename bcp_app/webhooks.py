@@ -8,7 +8,6 @@ tries it at once; failures are retried with backoff for more than 24 h by the be
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from datetime import timedelta
@@ -25,6 +24,8 @@ from bcp_app.discovery import profile_url as our_profile_url
 from bcp_app.errors import ProtocolError
 from bcp_app.models import WebhookAttempt, WebhookDelivery
 from bcp_app.platforms import platform_get
+from bcp_app.results import body_bytes
+from bcp_app.schemas.order import OrderResponse
 from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, content_digest, sign_message
 
 logger = logging.getLogger("bcp_app.webhooks")
@@ -76,7 +77,7 @@ def order_webhook_prepare(
     if not isinstance(url, str) or not url:
         return None
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
-    body = json.dumps(presenters.order(order, ctx), ensure_ascii=False, separators=(",", ":"))
+    body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
               "next_attempt_at": timezone.now()}
     if source_key:

@@ -99,6 +99,19 @@ def refund_automatic(*, payment: PixPayment, reference: str, reason: str) -> Pix
     return refund
 
 
+def refund_unplaced(*, reference: str, reason: str) -> PixRefund | None:
+    """Full automatic refund of the settled Pix of `reference` when no order will ever take it (a checkout
+    paid before complete, then canceled or expired: PIX.md §3.2 "money must never be kept without an order").
+    In the caller's transaction; None when `reference` holds no settled Pix. Idempotent (refund_automatic)."""
+    payment = (
+        PixPayment.objects.select_for_update()
+        .filter(charge__reference=reference, outcome=PixPayment.Outcome.SETTLED)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return None if payment is None else refund_automatic(payment=payment, reference=reference, reason=reason)
+
+
 def pix_refund_apply(
     *, refund_pk: int, status: str, rtr_id: str = "", psp_status: str = "", error: str = ""
 ) -> PixRefund:

@@ -21,7 +21,7 @@ from payments.exceptions import PaymentInputError
 from payments.ids import new_public_id, new_txid
 from payments.models import CardPayment, PixCharge
 from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
-from payments.refunds import refund_request
+from payments.refunds import refund_request, refund_unplaced
 from payments.settlement import pix_charge_expire
 from payments.timeline import record_event
 
@@ -31,6 +31,7 @@ __all__ = [
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",
     "refund_request",
+    "refund_unplaced",
 ]
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,8 @@
 """schema.org `Product` JSON-LD for product pages (seed 002: same vocabulary on every surface).
 
-Prices leave the process here as decimal strings ("59.90"), the only place besides the PSP boundary
-where centavos become decimals; availability is always a schema.org URL, never free text.
+Prices leave the process here as decimal strings ("59.90") for the product pages' JSON-LD, or as JSON
+numbers of reais for the seed 002 tools (`product_offer`), the only places besides the PSP boundary where
+centavos become decimals; availability is always a schema.org URL, never free text.
 """
 
 from __future__ import annotations
@@ -45,8 +46,29 @@ def _offer(variant: Variant, *, url: str) -> dict[str, object]:
     }
 
 
-def product_schema_org(product: Product, *, base_url: str) -> dict[str, object]:
-    """schema.org Product with one `Offer` (single variant) or an `AggregateOffer` listing each variant.
+def reais(cents: int) -> float:
+    """Centavos → a JSON number of reais for schema.org tools (seed 002: `price: z.number()`). One division of
+    an integer by 100 gives the double nearest the two-decimal value, whose repr is that decimal ("54.9")."""
+    return cents / 100
+
+
+def product_offer(product: Product, *, url: str, variant: Variant | None = None) -> dict[str, object] | None:
+    """One schema.org `Offer` for the product (seed 002 output): the requested `variant`, else the lowest-priced
+    available variant (the lowest-priced of all when none is available). `price` is a JSON number in reais."""
+    variants = list(product.variants.all())
+    if variant is None:
+        available = [v for v in variants if v.availability != "OutOfStock"] or variants
+        if not available:
+            return None
+        variant = min(available, key=lambda v: (v.price, v.pk))
+    offer = _offer(variant, url=url if len(variants) <= 1 else _variant_url(url, variant))
+    offer["price"] = reais(variant.price)
+    return offer
+
+
+def product_schema_org(product: Product, *, base_url: str, offers: bool = True) -> dict[str, object]:
+    """schema.org Product with one `Offer` (single variant) or an `AggregateOffer` listing each variant
+    (`offers=False`: without `offers`, for callers that choose their own offer, see `product_offer`).
 
     Uses the prefetched active variants and images of `product` (see shop.selectors), so it runs no query.
     """
@@ -68,6 +90,8 @@ def product_schema_org(product: Product, *, base_url: str) -> dict[str, object]:
     if product.brand:
         data["brand"] = {"@type": "Brand", "name": product.brand}
     data["category"] = product.category.name
+    if not offers:
+        return data
     if len(variants) == 1:
         data["offers"] = _offer(variants[0], url=url)
     elif variants:

@@ -83,7 +83,12 @@ from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
-from shop.checkout.settle import checkout_pending_due, checkout_pix_lapse_due, checkout_settle_pix
+from shop.checkout.settle import (
+    checkout_paid_complete_due,
+    checkout_pending_due,
+    checkout_pix_lapse_due,
+    checkout_settle_pix,
+)
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
 from shop.stock import stock_release
@@ -167,8 +172,8 @@ def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | No
         speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
-        if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS:
-            return status_error(checkout, "alterar")
+        if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
+            return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
         existing = list(checkout.lines.all())
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
         ev.fields["language"] = language
@@ -224,7 +229,7 @@ def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int
         .order_by("expires_at")
         .values_list("public_id", flat=True)[:limit]
     )
-    expired = checkout_pix_lapse_due(now=now) + checkout_pending_due(now=now)
+    expired = checkout_pix_lapse_due(now=now) + checkout_pending_due(now=now) + checkout_paid_complete_due(now=now)
     for public_id in due:
         with transaction.atomic():
             checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()

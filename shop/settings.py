@@ -360,6 +360,9 @@ PIX_PSP_KEY_FILE = env_str("PIX_PSP_KEY_FILE", "")
 PIX_PSP_CA_FILE = env_str("PIX_PSP_CA_FILE", "")
 # Seconds past expires_at before a charge is expired locally (absorbs webhook latency, PIX.md §3.2).
 PIX_EXPIRY_GRACE_SECONDS = env_int("PIX_EXPIRY_GRACE_SECONDS", 120, minimum=0)
+# An agent checkout paid before complete waits this long for the platform's complete, then the shop
+# completes it itself (PIX.md §3.1, §10 D1).
+PIX_COMPLETION_GRACE_SECONDS = env_int("PIX_COMPLETION_GRACE_SECONDS", 900, minimum=0)
 # Bacen PSPs: header the TLS proxy sets after verifying the PSP client certificate ("" = not checked).
 PIX_WEBHOOK_MTLS_HEADER = env_str("PIX_WEBHOOK_MTLS_HEADER", "")
 PIX_WEBHOOK_MTLS_VALUE = env_str("PIX_WEBHOOK_MTLS_VALUE", "SUCCESS")

@@ -34,11 +34,12 @@ from bcp_app.schemas.text import NoControlCharacters
 
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
 Availability = Literal["https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder"]
-DecimalPrice = Annotated[
-    str,
+ReaisPrice = Annotated[
+    float,
     Field(
-        pattern=r"^\d+\.\d{2}$",
-        description='Preço em reais como string decimal com dois dígitos ("42.90"); nunca float.',
+        ge=0,
+        description="Preço em reais como número JSON (54.9 = R$ 54,90), como no schema.org e no contrato da "
+        "ferramenta; os objetos BCP usam centavos inteiros.",
     ),
 ]
 Sku = Annotated[StrictStr, Field(min_length=1, max_length=64, description="SKU da variante (o `item.id` do BCP).")]
@@ -157,9 +158,10 @@ class OrderIntentInput(StrictInput):
         description='Preferência de entrega: "shipping" (envio) ou "pickup" (retirada). Endereço e opção de '
         "frete são escolhidos pelo comprador no continue_url.",
     )
-    notes: Annotated[StrictStr, Field(max_length=500)] | None = Field(
+    notes: Annotated[StrictStr, Field(max_length=1000)] | None = Field(
         default=None,
-        description="Observações do comprador (até 500 caracteres), levadas como context.intent; não alteram preços.",
+        description="Observações do comprador (até 1000 caracteres), levadas como context.intent; não alteram "
+        "preços.",
     )
     idempotency_key: StrictStr | None = Field(
         default=None,
@@ -205,21 +207,10 @@ class Brand(Output):
 class Offer(Output):
     type_: Literal["Offer"] = Field(alias="@type", description='Tipo schema.org, sempre "Offer".')
     sku: str = Field(description="SKU da variante ofertada (use-o como item em order.intent).")
-    price: DecimalPrice
+    price: ReaisPrice
     priceCurrency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     availability: Availability = Field(description="Disponibilidade como URL schema.org (InStock/OutOfStock/PreOrder).")
     url: str = Field(pattern=r"^https?://", description="URL absoluta da oferta na loja.")
-
-
-class AggregateOffer(Output):
-    type_: Literal["AggregateOffer"] = Field(alias="@type", description='Tipo schema.org, sempre "AggregateOffer".')
-    lowPrice: DecimalPrice
-    highPrice: DecimalPrice
-    priceCurrency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
-    offerCount: int = Field(ge=1, description="Número de variantes ofertadas.")
-    availability: Availability = Field(description="Melhor disponibilidade entre as variantes (URL schema.org).")
-    url: str = Field(pattern=r"^https?://", description="URL absoluta do produto na loja.")
-    offers: list[Offer] = Field(description="Uma Offer por variante ativa.")
 
 
 class Product(Output):
@@ -233,8 +224,10 @@ class Product(Output):
     image: str | list[str] | None = Field(default=None, description="URL absoluta da imagem (ou lista de URLs).")
     brand: Brand | None = Field(default=None, description="Marca, quando conhecida.")
     category: str | None = Field(default=None, description="Nome da categoria.")
-    offers: Offer | AggregateOffer | None = Field(
-        default=None, description="Offer (uma variante) ou AggregateOffer (várias variantes)."
+    offers: Offer | None = Field(
+        default=None,
+        description="Uma Offer por produto: a variante pedida (product.detail por sku) ou a variante disponível "
+        "de menor preço.",
     )
 
 

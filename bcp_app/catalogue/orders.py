@@ -25,7 +25,6 @@ from bcp_app.catalogue.contracts import (
 from bcp_app.constants import AP2_MANDATE
 from bcp_app.context import RequestContext
 from bcp_app.results import OperationResult
-from shop import selectors
 
 OPERATION = "order.intent"
 _LINE_PATH = re.compile(r"^\$\.line_items\[(\d+)\]")
@@ -51,21 +50,14 @@ def _total(body: dict[str, Any]) -> int:
 
 def _stock_problems(args: OrderIntentInput) -> ErrorResult | None:
     """Pre-flight so a draft is never created for items that cannot be sold (the engine re-checks)."""
-    variants = selectors.variants_by_sku(item.sku for item in args.items)
-    unknown = {
-        f"items.{i}.sku": f"SKU desconhecido: {item.sku}."
-        for i, item in enumerate(args.items)
-        if item.sku not in variants
-    }
+    lines = operations.stock_check([(item.sku, item.quantity) for item in args.items], together=True)
+    unknown = {f"items.{i}.sku": f"SKU desconhecido: {line.sku}." for i, line in enumerate(lines) if not line.known}
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
-    wanted: dict[str, int] = {}
-    for item in args.items:
-        wanted[item.sku] = wanted.get(item.sku, 0) + item.quantity
     short = {
-        f"items.{i}.quantity": f"Disponível agora: {variants[item.sku].stock}."
-        for i, item in enumerate(args.items)
-        if not variants[item.sku].allow_backorder and variants[item.sku].stock < wanted[item.sku]
+        f"items.{i}.quantity": f"Disponível agora: {line.in_stock}."
+        for i, line in enumerate(lines)
+        if not line.can_fulfill
     }
     if short:
         return error_result("out_of_stock", "Há itens sem estoque suficiente.", fields=short)
@@ -143,16 +135,6 @@ def order_intent(args: OrderIntentInput, caller: Caller, *, language: str = "pt-
     return ErrorResult.model_validate(body) if body.get("status") == "error" else OrderIntentOk.model_validate(body)
 
 
-def _line_state(body: dict[str, Any]) -> str:
-    statuses = {line.get("status") for line in body.get("line_items", [])}
-    if statuses <= {"removed"}:
-        return "canceled"
-    statuses.discard("removed")
-    if statuses == {"fulfilled"}:
-        return "fulfilled"
-    return "partial" if statuses & {"fulfilled", "partial"} else "processing"
-
-
 def _refused(body: dict[str, Any]) -> ErrorResult | None:
     if body.get("ucp", {}).get("status") != "error":
         return None
@@ -171,7 +153,7 @@ def order_status(args: OrderStatusInput, caller: Caller, *, language: str = "pt-
             status="ok",
             id=args.id,
             kind="order",
-            state=_line_state(body),
+            state=operations.order_state(body),
             total=_total(body),
             currency="BRL",
             order_id=body["id"],

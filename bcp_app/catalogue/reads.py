@@ -21,11 +21,20 @@ from bcp_app.catalogue.contracts import (
     error_result,
 )
 from shop import selectors
-from shop.schema_org import availability_url, product_schema_org
+from shop.models import Product as ShopProduct
+from shop.models import Variant
+from shop.schema_org import availability_url, product_offer, product_schema_org
 
 
 def _base_url() -> str:
     return settings.BCP_PUBLIC_URL
+
+
+def _product(product: ShopProduct, *, base_url: str, variant: Variant | None = None) -> Product:
+    """schema.org Product with one `Offer` (seed 002): the requested variant, else the lowest available."""
+    data = product_schema_org(product, base_url=base_url, offers=False)
+    data["offers"] = product_offer(product, url=str(data["url"]), variant=variant)
+    return Product.model_validate(data)
 
 
 def catalogue_list(args: CatalogueListInput) -> CatalogueListOk | ErrorResult:
@@ -46,7 +55,7 @@ def catalogue_list(args: CatalogueListInput) -> CatalogueListOk | ErrorResult:
     base_url = _base_url()
     return CatalogueListOk(
         status="ok",
-        results=[Product.model_validate(product_schema_org(p, base_url=base_url)) for p in page.products],
+        results=[_product(p, base_url=base_url) for p in page.products],
         total=page.total,
         page=page.page,
         per_page=page.per_page,
@@ -54,6 +63,7 @@ def catalogue_list(args: CatalogueListInput) -> CatalogueListOk | ErrorResult:
 
 
 def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
+    variant = None
     if args.sku is not None:
         variant = selectors.variants_by_sku([args.sku]).get(args.sku)
         product = selectors.product_get(public_id=variant.product.public_id) if variant else None
@@ -67,29 +77,26 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
     if product is None:
         message = f"Produto não encontrado: {value}."
         return error_result("not_found", message, fields={field: message})
-    return ProductDetailOk(
-        status="ok", product=Product.model_validate(product_schema_org(product, base_url=_base_url()))
-    )
+    return ProductDetailOk(status="ok", product=_product(product, base_url=_base_url(), variant=variant))
 
 
 def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
-    variants = selectors.variants_by_sku(item.sku for item in args.items)
-    unknown = {
-        f"items.{index}.sku": f"SKU desconhecido: {item.sku}."
-        for index, item in enumerate(args.items)
-        if item.sku not in variants
-    }
+    from bcp_app.operations import stock_check
+
+    lines = stock_check([(item.sku, item.quantity) for item in args.items])
+    unknown = {f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines)
+               if not line.known}
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
-    lines = []
-    for item in args.items:
-        variant = variants[item.sku]
-        lines.append(
+    return InventoryCheckOk(
+        status="ok",
+        items=[
             InventoryLine(
-                sku=item.sku,
-                quantity=item.quantity,
-                availability=availability_url(variant.availability),  # type: ignore[arg-type]
-                can_fulfill=variant.stock >= item.quantity or variant.allow_backorder,
+                sku=line.sku,
+                quantity=line.quantity,
+                availability=availability_url(line.availability),  # type: ignore[arg-type]
+                can_fulfill=line.can_fulfill,
             )
-        )
-    return InventoryCheckOk(status="ok", items=lines)
+            for line in lines
+        ],
+    )

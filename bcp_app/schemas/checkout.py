@@ -49,7 +49,7 @@ class ContextIn(RequestModel):
     address_region: Annotated[str, Field(max_length=40)] = Field(default="", description="UF (dica).")
     postal_code: Annotated[str, Field(max_length=10)] = Field(default="", description="CEP (dica).")
     language: Annotated[str, Field(max_length=35)] = Field(default="", description="Idioma preferido (BCP 47).")
-    intent: Annotated[str, Field(max_length=500)] = Field(default="", description="Intenção do comprador (dica).")
+    intent: Annotated[str, Field(max_length=1000)] = Field(default="", description="Intenção do comprador (dica).")
     currency: Annotated[str, Field(max_length=3)] = Field(default="", description="Moeda preferida (dica).")
     location: Annotated[str, Field(max_length=100)] = Field(default="", description="Local preferido (dica).")
     eligibility: Annotated[list[Any], Field(max_length=20)] = Field(

@@ -30,6 +30,13 @@ class ResponseModel(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    @classmethod
+    def produce(cls, body: dict[str, Any]) -> dict[str, Any]:
+        """The wire body as this model produces it: the presenter's mapping validated by the model, then
+        dumped with exactly the members that were set. One output set for REST, MCP (`outputSchema`) and
+        A2A (data parts); a presenter bug fails here instead of reaching a platform."""
+        return cls.model_validate(body).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
 
 class VersionRef(ResponseModel):
     version: str = Field(description="Versão negociada (YYYY-MM-DD).")

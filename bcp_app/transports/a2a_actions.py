@@ -182,7 +182,7 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
         return _get_order(ctx, structured, intent)
     if action == intents.ADD:
         if intent is not None:
-            match = resolve_text(intent)
+            match = resolve_text(ctx, intent)
             quantity = intent.quantity or 1
         else:
             item_id = next((structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id")
@@ -190,7 +190,9 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
             if not isinstance(item_id, str):
                 raise ProtocolError("invalid_request", "add_to_checkout precisa de product_id (ou variant_id).")
             quantity = _int(structured.get("quantity"), "quantity", default=1)
-            match = resolve_item_id(item_id)
+            match = resolve_item_id(ctx, item_id)
+        if isinstance(match, OperationResult):  # the checkout capability was not negotiated (BCP-NEG-06)
+            return Reply(checkout=match.body)
         if match.outcome != "matched":
             candidates = [{"id": c.sku, "title": c.title, "price": c.price} for c in match.candidates]
             key = "ambiguous" if candidates else "not_found"

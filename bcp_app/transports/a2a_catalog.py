@@ -1,13 +1,16 @@
 """Product resolution for A2A intents: ids typed or sent by the platform, and catalog full-text search.
 
-Reads only through the storefront selectors (`shop.selectors`, contracts.md); matching is the pure
-`a2a_intents.match_product`.
+Products come from `bcp_app.operations.find_products` (the checkout capability must be negotiated, like
+every other transport's reads); matching is the pure `a2a_intents.match_product`. A refusal (an Error
+Response) is handed back as the `OperationResult`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from bcp_app import operations
+from bcp_app.results import OperationResult
 from bcp_app.transports.a2a_intents import Intent, Match, ProductCandidate, VariantCandidate, match_product
 
 SEARCH_LIMIT = 10
@@ -23,50 +26,46 @@ def _candidate(product: Any) -> ProductCandidate:
     return ProductCandidate(product_id=product.public_id, title=product.title, variants=tuple(variants))
 
 
-def resolve_item_id(item_id: str) -> Match:
-    """A structured `product_id`/`variant_id`: a SKU is the item itself; a `prod_…` id needs one variant."""
-    from shop.selectors import product_get, variants_by_sku
-
-    if variants_by_sku([item_id]).get(item_id) is not None:
+def _by_id(ctx: Any, item_id: str) -> Match | OperationResult | None:
+    """A SKU is the item itself; a `prod_…` id needs one variant; None when the id names nothing."""
+    found = operations.find_products(ctx, item_id=item_id)
+    if isinstance(found, OperationResult) or not found:
+        return found or None
+    candidate = _candidate(found[0])
+    skus = [variant.sku for variant in candidate.variants]
+    if item_id in skus:
         return Match(outcome="matched", sku=item_id)
-    product = product_get(public_id=item_id) if item_id.startswith("prod_") else None
-    if product is None:
-        # Unknown ids go to the checkout engine, which reports them as a business outcome (item_unavailable).
-        return Match(outcome="matched", sku=item_id)
-    candidate = _candidate(product)
-    if len(candidate.variants) == 1:
-        return Match(outcome="matched", sku=candidate.variants[0].sku)
-    if not candidate.variants:
+    if len(skus) == 1:
+        return Match(outcome="matched", sku=skus[0])
+    if not skus:
         return Match(outcome="not_found")
     return Match(outcome="ambiguous", candidates=candidate.variants)
 
 
-def search_candidates(query: str) -> list[ProductCandidate]:
-    from shop.selectors import CatalogQueryError, product_search
-
-    if not query.strip():
-        return []
-    try:
-        page = product_search(query=query[:200], per_page=SEARCH_LIMIT)
-    except CatalogQueryError:
-        return []
-    return [_candidate(product) for product in page.products]
+def resolve_item_id(ctx: Any, item_id: str) -> Match | OperationResult:
+    """A structured `product_id`/`variant_id`. Unknown ids go to the checkout engine, which reports them as a
+    business outcome (item_unavailable)."""
+    match = _by_id(ctx, item_id)
+    return Match(outcome="matched", sku=item_id) if match is None else match
 
 
-def resolve_text(intent: Intent) -> Match:
+def search_candidates(ctx: Any, query: str) -> list[ProductCandidate] | OperationResult:
+    found = operations.find_products(ctx, query=query, limit=SEARCH_LIMIT)
+    return found if isinstance(found, OperationResult) else [_candidate(product) for product in found]
+
+
+def resolve_text(ctx: Any, intent: Intent) -> Match | OperationResult:
     """The variant a natural-language intent names, or candidates to ask about (never a guess)."""
     for typed in intent.ids:
-        match = resolve_item_id(typed)
-        if match.outcome != "matched" or _known_sku(match.sku):
+        match = _by_id(ctx, typed)
+        if match is not None:
             return match
-    candidates = search_candidates(intent.query)
+    candidates = search_candidates(ctx, intent.query)
+    if isinstance(candidates, OperationResult):
+        return candidates
     if not candidates and (intent.colors or intent.sizes):
         # Colour words may be part of the product name ("Café Preto"): search with them too.
-        candidates = search_candidates(" ".join([intent.query, *intent.colors]))
+        candidates = search_candidates(ctx, " ".join([intent.query, *intent.colors]))
+        if isinstance(candidates, OperationResult):
+            return candidates
     return match_product(intent, candidates)
-
-
-def _known_sku(sku: str) -> bool:
-    from shop.selectors import variants_by_sku
-
-    return sku in variants_by_sku([sku])

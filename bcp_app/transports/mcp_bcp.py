@@ -228,7 +228,7 @@ def _render(result: OperationResult) -> ToolOutcome:
     if result.is_error_response and body.get("messages"):
         # Seed 000: an Error Response's text block carries the human message.
         return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")))
-    return ToolOutcome(structured=body)
+    return ToolOutcome(structured=body, text=result.encoded.decode())  # a replay: the stored text verbatim
 
 
 def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]) -> Callable[[CallInfo], ToolOutcome]:

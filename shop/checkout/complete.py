@@ -128,10 +128,12 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
             return status_error(checkout, "concluir")
         if checkout.status != STATUS_READY:
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
-        problem = instrument_problem(data.payment)
+        problem = instrument_problem(data.payment, data.offered_handler_ids)
         if problem is not None:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
         chosen = data.payment.instruments[0]
+        if checkout.paid_at is not None:
+            return _complete_paid(checkout, chosen)
         existing = lines_of(checkout)
         state = input_from_checkout(checkout, existing)
         state = replace(
@@ -171,6 +173,16 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
     # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
     pix_charge_issue(checkout)
     return _refresh(checkout_id, changed)
+
+
+def _complete_paid(checkout: Checkout, chosen: InstrumentInput) -> CheckoutResult:
+    """PIX.md §3.1: the Pix was paid before complete and its stock is held; complete finishes synchronously,
+    with no new charge. Any other instrument would be a second payment."""
+    if chosen.type != "pix":
+        paid = err("payment_failed", _("Este checkout já foi pago com Pix; conclua com o Pix."), INSTRUMENT_PATH)
+        return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), paid])
+    place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)
+    return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
 
 
 def _await_pix(checkout: Checkout, charge, *, previous: str) -> None:

@@ -70,10 +70,14 @@ def stored_messages(checkout: Checkout) -> list[CheckoutMessage]:
 
 def status_error(checkout: Checkout, operation: str) -> CheckoutResult:
     """`operation` is one of "alterar", "cancelar", "concluir" (the verb of the message)."""
-    in_progress = checkout.status == STATUS_IN_PROGRESS
+    paid = checkout.paid_at is not None and checkout.status == STATUS_READY
+    # Paid before complete (PIX.md §3.1) waits for complete like `complete_in_progress`: recoverable.
+    waiting = paid or checkout.status == STATUS_IN_PROGRESS
     with translation.override(checkout.language or "pt-br"):
         verb = {"alterar": _("alterar"), "cancelar": _("cancelar"), "concluir": _("concluir")}.get(operation, operation)
-        if in_progress:
+        if paid:
+            content = _("Não é possível %(operation)s: o Pix já foi pago; conclua o checkout.")
+        elif waiting:
             content = _("Não é possível %(operation)s: o pagamento está em processamento; consulte o checkout.")
         elif checkout.status == STATUS_COMPLETED:
             content = _("Não é possível %(operation)s: o checkout está concluído.")
@@ -84,7 +88,7 @@ def status_error(checkout: Checkout, operation: str) -> CheckoutResult:
         type="error",
         code="invalid_checkout_status",
         content=content,
-        severity="recoverable" if in_progress else "unrecoverable",
+        severity="recoverable" if waiting else "unrecoverable",
     )
     return CheckoutResult(checkout=reload(checkout.public_id), messages=[*stored_messages(checkout), message])
 
@@ -250,6 +254,11 @@ def revoke_quietly(reference: str, revoke: object) -> None:
 def cancel(checkout: Checkout, *, kind: str) -> None:
     previous = checkout.status
     release_holdings(checkout)
+    if checkout.paid_at is not None:
+        # Paid before complete, then canceled or expired: no order will take the money (PIX.md §3.2).
+        from payments.services import refund_unplaced
+
+        refund_unplaced(reference=checkout.public_id, reason="Checkout cancelado antes da conclusão")
     checkout.status = STATUS_CANCELED
     checkout.canceled_at = timezone.now()
     checkout.save()

@@ -22,11 +22,15 @@ def card_handler_id() -> str:
     return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
 
 
-def instrument_problem(payment: PaymentInput) -> CheckoutMessage | None:
-    """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a known handler and matching type."""
+def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = None) -> CheckoutMessage | None:
+    """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a handler this checkout offers (`offered`,
+    BCP §11.2: "a handler `id` of this checkout") and of a matching type."""
     if len(payment.instruments) != 1:
         return err("payment_failed", _("Informe exatamente um meio de pagamento."), "$.payment.instruments")
     instrument = payment.instruments[0]
+    if offered is not None and instrument.handler_id not in offered:
+        text = _("Meio de pagamento não oferecido neste checkout.")
+        return err("payment_failed", text, f"{INSTRUMENT_PATH}.handler_id")
     if instrument.handler_id == settings.PIX_HANDLER_ID:
         if instrument.type != "pix":
             return err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")

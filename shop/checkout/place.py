@@ -101,7 +101,9 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
     checkout.order_id = order.public_id
     checkout.order_permalink_url = order.permalink_url
     checkout.completed_at = timezone.now()
-    checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
+    checkout.messages = [
+        m for m in checkout.messages if m.get("code") not in ("pix_awaiting_payment", "pix_payment_received")
+    ]
     previous = checkout.status
     checkout.status = STATUS_COMPLETED
     checkout.save()

@@ -13,23 +13,40 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - A Pix paid but its notice lost → `payments.tasks.reconcile_pix_charges` re-reads the PSP and settles it
   (`checkout_settle_pix`), also while the checkout still waits in step 2.
 - A charge issued at the PSP but never recorded here holds nothing: it expires at the PSP unpaid.
+- `ready_for_complete` with `paid_at` (an agent checkout paid before complete, PIX.md §3.1) →
+  `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.core import PIX_SETTLEMENT_GRACE, in_checkout_language, input_from_checkout, lock, speak, with_status
+from shop.checkout.core import (
+    PIX_SETTLEMENT_GRACE,
+    event,
+    in_checkout_language,
+    input_from_checkout,
+    lock,
+    speak,
+    with_status,
+)
 from shop.checkout.evaluate import evaluate
 from shop.checkout.hold import lines_of, reserve, unreserve
 from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix, save_status
 from shop.checkout.place import place_order
 from shop.checkout.selectors import CheckoutNotFound
-from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, STATUS_READY
+from shop.checkout.types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
+    STATUS_READY,
+    CheckoutMessage,
+)
 from shop.models import Checkout
 
 # Longer than any PSP or gateway call of checkout_complete can take (the Bacen client: 3 tries × 10 s).
@@ -55,14 +72,16 @@ def checkout_settle_pix(
         checkout.payment_txid = checkout.payment_txid or txid  # paid while complete was still issuing the charge
         place_order(checkout, payment_type="pix", paid_amount=amount)
         return "accepted"
+    if checkout.paid_at is not None:
+        return "rejected"  # already paid, waiting for complete: another payment is refunded
     reopened = checkout.status == STATUS_INCOMPLETE and bool(checkout.payment_txid) and checkout.payment_txid == txid
     if (
         (checkout.status == STATUS_READY or reopened)
         and is_pix(checkout.payment_instrument)
         and amount == checkout.total_amount
     ):
-        # Paid before complete: complete now (PIX.md §10 D1, no AP2 mandate to wait for). Also an on-time
-        # payment of a charge whose checkout was moved back to incomplete at expiry (PIX.md §3.2).
+        # Paid before complete (PIX.md §3.1): hold the payment and the stock for the platform's complete.
+        # Also an on-time payment of a charge whose checkout was moved back to incomplete at expiry (§3.2).
         lines = lines_of(checkout)
         existing = list(lines)
         ev = evaluate(
@@ -75,9 +94,58 @@ def checkout_settle_pix(
             save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
             return "rejected"
         checkout.payment_txid = txid
-        place_order(checkout, payment_type="pix", paid_amount=amount)
+        if checkout.session_key:
+            # A storefront buyer paid on the Pix page: no platform will call complete, so complete now.
+            place_order(checkout, payment_type="pix", paid_amount=amount)
+        else:
+            _hold_payment(checkout)
         return "accepted"
     return "rejected"
+
+
+def _hold_payment(checkout: Checkout) -> None:
+    """PIX.md §3.1: an agent checkout paid before complete keeps the payment (and its stock, reserved above)
+    and stays `ready_for_complete` with `pix_payment_received`; the platform's complete then finishes at
+    once (shop/checkout/complete.py), or `checkout_paid_complete_due` after the completion grace."""
+    now = timezone.now()
+    checkout.paid_at = now
+    # The checkout must outlive the grace, or the expiry sweep would cancel (and refund) it first.
+    checkout.expires_at = max(checkout.expires_at or now, now + completion_grace() + PIX_SETTLEMENT_GRACE)
+    checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_charge_expired"]
+    received = CheckoutMessage(
+        type="info",
+        code="pix_payment_received",
+        content=_("Pix recebido; conclua o checkout para criar o pedido."),
+        path=INSTRUMENT_PATH,
+    )
+    save_status(checkout, STATUS_READY, "pix_paid_before_complete", [received])
+
+
+def completion_grace() -> timedelta:
+    return timedelta(seconds=settings.PIX_COMPLETION_GRACE_SECONDS)
+
+
+@in_checkout_language
+def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200) -> int:
+    """Agent checkouts paid before complete whose platform never completed within the grace: the shop
+    completes them (PIX.md §10 D1 without AP2: the Pix itself is the buyer's authorisation)."""
+    now = now or timezone.now()
+    candidates = list(
+        Checkout.objects.filter(status=STATUS_READY, paid_at__lte=now - completion_grace())
+        .order_by("paid_at")
+        .values_list("public_id", flat=True)[:limit]
+    )
+    finished = 0
+    for public_id in candidates:
+        with transaction.atomic():
+            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            if checkout is None or checkout.status != STATUS_READY or checkout.paid_at is None:
+                continue
+            speak(checkout.language)
+            event(checkout, "completion_grace_elapsed", checkout.status, {"paid_at": checkout.paid_at.isoformat()})
+            place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)
+            finished += 1
+    return finished
 
 
 @in_checkout_language

@@ -186,6 +186,9 @@ class CompleteInput:
 
     payment: PaymentInput
     signals: dict[str, str] = field(default_factory=dict)
+    # Handler ids this checkout offered to the caller (BCP §11.1, `ucp.payment_handlers`); None = every
+    # configured handler (the storefront).
+    offered_handler_ids: tuple[str, ...] | None = None
 
 
 # --- outputs ---------------------------------------------------------------------------------------

@@ -223,6 +223,9 @@ class Checkout(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # An agent checkout's Pix paid before the platform called complete (PIX.md §3.1): it stays
+    # `ready_for_complete` holding the payment and its stock until complete or the completion grace.
+    paid_at = models.DateTimeField(null=True, blank=True)
     canceled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

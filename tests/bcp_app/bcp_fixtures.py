@@ -87,6 +87,15 @@ class FakePlatform:
             "keys": [public_jwk(self.key.public_key(), kid=PLATFORM_KID)],
         }
 
+    def with_card(self) -> dict[str, Any]:
+        """Pix plus the shop's card handler (`com.google.pay`), for platforms that complete by card: a
+        checkout only offers handlers its platform lists (BCP §11.1, BCP-PAY-03)."""
+        pix = self.profile()["ucp"]["payment_handlers"]
+        card = {"com.google.pay": [{"id": "card", "version": VERSION, "spec": "https://pay.google.com/spec",
+                                    "schema": "https://pay.google.com/schema.json",
+                                    "available_instruments": [{"type": "card"}], "config": {}}]}
+        return {**pix, **card}
+
     def publish(self, path: str = "/perfil.json", **kwargs: Any) -> str:
         return self.serve_json(path, self.profile(**kwargs), headers={"Cache-Control": "public, max-age=300"})
 
@@ -152,6 +161,16 @@ def bcp_settings(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Any
     settings.BCP_SIGNING_KEY_FILE = str(key_file)
     settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
     return settings
+
+
+@pytest.fixture
+def rest_shop(settings: Any, bcp_settings: Any) -> None:
+    """REST tests that pay: the sandbox PSP settling in-process (no webhook URL) and the coffee catalog."""
+    from tests.bcp_app.rest_helpers import catalog
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
 
 
 def agent(profile_url: str, **extra: str) -> dict[str, str]:

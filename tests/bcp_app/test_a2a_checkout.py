@@ -290,18 +290,90 @@ def test_pix_completion_seed_request_then_settlement_carries_the_order_bcp_a2a_0
     assert replayed["result"] == completing["result"]
 
 
+def test_product_resolution_needs_the_checkout_capability_bcp_neg_06(server: LiveServer, shirts: Any):
+    """BCP §3 step 6 / BCP-NEG-06: A2A catalogue intents go through the operations layer, which checks the
+    negotiation; a platform without checkout gets `capabilities_incompatible`, not a product question."""
+    from tests.bcp_app.test_a2a_helpers import SEED_PROFILE, cache_profile, platform_profile
+
+    profile = platform_profile()
+    profile["ucp"]["capabilities"] = {"br.dev.bcp.shopping.order": profile["ucp"]["capabilities"][
+        "br.dev.bcp.shopping.order"]}
+    cache_profile(SEED_PROFILE, profile)
+
+    reply = rpc(server.a2a_url, send_message([{"text": "adicione uma camiseta preta ao carrinho"}]))
+
+    parts = reply["result"]["message"]["parts"]
+    assert not any("a2a.bcp.candidates" in part.get("data", {}) for part in parts)
+    refused = checkout_of(reply)
+    assert refused["ucp"]["status"] == "error"
+    assert [m["code"] for m in refused["messages"]] == ["capabilities_incompatible"]
+
+
+def test_a2a_checkout_data_part_validates_against_the_schemas(server: LiveServer, pixel: Any):
+    """The `a2a.bcp.checkout` data part is the same model output as REST and MCP (BCP-A2A-05, BCP-CHK-02)."""
+    from bcp_app.schemas import CheckoutResponse
+    from tests.bcp_app.schema_check import errors
+
+    _context, ready = pix_ready_checkout(server)
+
+    assert errors(ready, "shopping/checkout.json") == []
+    assert CheckoutResponse.produce(ready) == ready
+
+
+def test_a_repeated_message_id_replays_the_same_bytes(server: LiveServer, pixel: Any):
+    """BCP-A2A-07 / BCP-IDEM-04: a retried `messageId` gets the original reply byte for byte."""
+    import httpx
+
+    pix_ready_checkout(server)
+    raw = json.dumps(SEED_COMPLETE).encode()
+    first = httpx.post(server.a2a_url, content=raw, headers=SEED_HEADERS, timeout=30)
+    again = httpx.post(server.a2a_url, content=raw, headers=SEED_HEADERS, timeout=30)
+
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content
+    assert checkout_of(again.json())["status"] == "complete_in_progress"
+
+
 def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pixel: Any):
+    """PIX.md §3.1: paid before complete → `ready_for_complete` + info `pix_payment_received`; the
+    platform's complete then returns `completed` synchronously (no `invalid_checkout_status`)."""
     from orders.selectors import order_by_checkout
+    from payments.models import PixCharge
     from payments.sandbox.services import PayOptions, pay
 
     _context, ready = pix_ready_checkout(server)
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+    waiting = checkout_of(rpc(server.a2a_url, send_message([data({"action": "get_checkout"})],
+                                                           context_id=SEED_CONTEXT)))
 
     completed = checkout_of(rpc(server.a2a_url, SEED_COMPLETE))
 
+    assert waiting["status"] == "ready_for_complete"
+    assert [(m["type"], m["code"]) for m in waiting["messages"]] == [("info", "pix_payment_received")]
+    assert "order" not in waiting
     assert completed["status"] == "completed"
+    assert "messages" not in completed
+    assert PixCharge.objects.filter(reference=completed["id"]).count() == 1
     assert completed["order"] == {"id": order_by_checkout(completed["id"]).public_id,
                                   "permalink_url": completed["order"]["permalink_url"]}
+
+
+def test_complete_with_a_handler_not_offered_is_payment_failed(server: LiveServer, pixel: Any):
+    """BCP §11.2 / BCP-PAY-03: the platform is Pix-only, so `gpay` is not a handler of this checkout."""
+    from orders.models import Order
+
+    _context, ready = pix_ready_checkout(server)
+    card = {"id": "instr_c", "handler_id": "gpay", "type": "card",
+            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+    refused = checkout_of(rpc(server.a2a_url, send_message(
+        [data({"action": "complete_checkout"}), data({"a2a.bcp.checkout.payment": {"instruments": [card]}})],
+        context_id=SEED_CONTEXT)))
+
+    assert list(ready["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]
+    assert refused["status"] == "ready_for_complete"
+    assert [(m["code"], m["path"]) for m in refused["messages"]][-1] == (
+        "payment_failed", "$.payment.instruments[0].handler_id")
+    assert not Order.objects.exists()
 
 
 ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",

@@ -38,7 +38,7 @@ def test_catalogue_list_returns_schema_org_products_with_offer_and_availability_
     assert product["offers"] == {
         "@type": "Offer",
         "sku": "SKU-CAFE-500G",
-        "price": "42.90",
+        "price": 42.9,
         "priceCurrency": "BRL",
         "availability": "https://schema.org/InStock",
         "url": product["url"],
@@ -77,25 +77,33 @@ def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, tr
     assert list(result.structured_content["error"]["fields"]) == ["category"]
 
 
-def test_product_detail_by_sku_with_variants_is_aggregate_offer(live_mcp, transactional_db) -> None:
-    # given a product with two variants, one sold out
+def test_product_detail_and_catalogue_list_give_one_offer_with_a_numeric_price_seed_002(
+    live_mcp, transactional_db, settings
+) -> None:
+    """Seed 002 output schema: `offers: z.object({"@type": z.literal("Offer"), price: z.number().nonnegative(),
+    priceCurrency, availability, url})` — one Offer per product: the lowest-priced available variant, or the
+    requested one; `price` a JSON number in reais (not "59.90", not an AggregateOffer)."""
+    settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
+    # given a product with three variants: the cheapest sold out
     make_product(
         title="Camiseta",
         slug="camiseta",
         category_slug="roupas",
-        variants=(("CAM-P", 5990, 0), ("CAM-M", 6990, 3)),
+        variants=(("CAM-P", 5490, 0), ("CAM-M", 6990, 3), ("CAM-G", 7990, 3)),
     )
     # when
-    result = call(live_mcp.mcp_url, "product.detail", {"sku": "CAM-P"})
+    listed = call(live_mcp.mcp_url, "catalogue.list", {"query": "camiseta"}).structured_content
+    by_product = call(live_mcp.mcp_url, "product.detail", {"slug": "camiseta"}).structured_content
+    by_sku = call(live_mcp.mcp_url, "product.detail", {"sku": "CAM-P"}).structured_content
     # then
-    offers = result.structured_content["product"]["offers"]
-    assert result.structured_content["status"] == "ok"
-    assert offers["@type"] == "AggregateOffer"
-    assert (offers["lowPrice"], offers["highPrice"], offers["offerCount"]) == ("59.90", "69.90", 2)
-    assert [(o["sku"], o["availability"]) for o in offers["offers"]] == [
-        ("CAM-P", "https://schema.org/OutOfStock"),
-        ("CAM-M", "https://schema.org/InStock"),
-    ]
+    url = by_product["product"]["url"]
+    lowest_available = {"@type": "Offer", "sku": "CAM-M", "price": 69.9, "priceCurrency": "BRL",
+                        "availability": "https://schema.org/InStock", "url": f"{url}?sku=CAM-M"}
+    assert listed["results"][0]["offers"] == lowest_available
+    assert by_product["product"]["offers"] == lowest_available
+    assert by_sku["product"]["offers"] == {"@type": "Offer", "sku": "CAM-P", "price": 54.9, "priceCurrency": "BRL",
+                                           "availability": "https://schema.org/OutOfStock", "url": f"{url}?sku=CAM-P"}
+    assert isinstance(by_sku["product"]["offers"]["price"], float)
 
 
 def test_product_detail_needs_exactly_one_identifier_and_reports_unknown(
@@ -266,6 +274,17 @@ def test_corrupt_output_never_reaches_the_agent(live_mcp, transactional_db, sett
             "message": "Erro interno; nada foi alterado. Tente novamente em instantes.",
         },
     }
+
+
+def test_order_intent_accepts_notes_up_to_1000_characters_seed_002(live_mcp, transactional_db) -> None:
+    """Seed 002 `orderIntentInput`: `notes: z.string().max(1000).optional()` (was refused above 500)."""
+    make_product()
+    base = {"customer": CUSTOMER, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}]}
+    accepted = call(live_mcp.mcp_url, "order.intent", {**base, "notes": "n" * 1000})
+    refused = call_error(live_mcp.mcp_url, "order.intent", {**base, "notes": "n" * 1001})
+    assert accepted.structured_content["status"] == "ok"
+    assert refused.code == -32602
+    assert list(refused.data["fields"]) == ["notes"]
 
 
 def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None:

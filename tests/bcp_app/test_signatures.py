@@ -35,9 +35,17 @@ def request(body: bytes = BODY, **headers: str) -> HttpMessage:
 
 
 def signed(msg: HttpMessage, components: tuple[str, ...] | list[str], **kwargs: object) -> HttpMessage:
-    msg.headers = {**msg.headers, **sign_message(msg, components, key=KEY, keyid="plat-1", created=1785254400,
+    msg.headers = {**msg.headers, **sign_message(msg, components, key=KEY, keyid="plat-1", created=CREATED,
                                                  **kwargs)}  # type: ignore[arg-type]
     return msg
+
+
+CREATED = 1785254400
+NOW = CREATED + 10  # the verifier's clock in these tests: 10 s after the signature was made
+
+
+def verify(msg: HttpMessage, body: bytes, jwks: list, **kwargs: object):
+    return verify_message(msg, body, jwks, now=kwargs.pop("now", NOW), **kwargs)  # type: ignore[arg-type]
 
 
 REQUEST_COMPONENTS = ("@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent")
@@ -94,21 +102,21 @@ def test_a_signed_request_verifies_with_the_kid_matched_key_bcp_sig_01() -> None
         'sig1=("@method" "@authority" "@path" "content-digest" "content-type" "bcp-agent")'
         ';created=1785254400;keyid="plat-1"'
     )
-    verified = verify_message(msg, BODY, JWKS)
+    verified = verify(msg, BODY, JWKS)
     assert (verified.label, verified.keyid, verified.components) == ("sig1", "plat-1", REQUEST_COMPONENTS)
 
 
 def test_tampered_body_is_a_digest_mismatch_bcp_sig_03() -> None:
     msg = signed(request(), REQUEST_COMPONENTS)
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY.replace(b"2", b"3"), JWKS)
+        verify(msg, BODY.replace(b"2", b"3"), JWKS)
     assert err.value.code == "digest_mismatch"
 
 
 def test_signature_without_required_coverage_does_not_count_bcp_sig_02() -> None:
     msg = signed(request(), ("@method", "@authority", "@path", "content-digest"))  # content-type, bcp-agent missing
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, JWKS)
+        verify(msg, BODY, JWKS)
     assert err.value.code == "signature_invalid"
     assert err.value.message == "signature does not cover bcp-agent, content-type"
 
@@ -116,17 +124,17 @@ def test_signature_without_required_coverage_does_not_count_bcp_sig_02() -> None
 def test_idempotency_key_must_be_covered_when_present_bcp_sig_02() -> None:
     msg = signed(request(**{"Idempotency-Key": "k-1"}), REQUEST_COMPONENTS)
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, JWKS)
+        verify(msg, BODY, JWKS)
     assert err.value.code == "signature_invalid"
 
 
 def test_unknown_kid_is_key_not_found_and_enc_keys_are_skipped_bcp_sig_04() -> None:
     msg = signed(request(), REQUEST_COMPONENTS)
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, [{**JWKS[0], "kid": "other"}])
+        verify(msg, BODY, [{**JWKS[0], "kid": "other"}])
     assert err.value.code == "key_not_found"
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, [{**JWKS[0], "use": "enc"}])
+        verify(msg, BODY, [{**JWKS[0], "use": "enc"}])
     assert err.value.code == "key_not_found"
 
 
@@ -134,7 +142,7 @@ def test_signature_by_another_key_is_invalid_bcp_sig_04() -> None:
     msg = signed(request(), REQUEST_COMPONENTS)
     other = public_jwk(ec.generate_private_key(ec.SECP256R1()).public_key(), kid="plat-1")
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, [other])
+        verify(msg, BODY, [other])
     assert err.value.code == "signature_invalid"
 
 
@@ -142,17 +150,17 @@ def test_foreign_algorithms_are_unsupported_bcp_sig_04() -> None:
     msg = signed(request(), REQUEST_COMPONENTS)
     msg.headers = {**msg.headers, "Signature-Input": msg.header("signature-input") + ';alg="rsa-pss-sha512"'}
     with pytest.raises(SignatureError) as err:
-        verify_message(msg, BODY, JWKS)
+        verify(msg, BODY, JWKS)
     assert err.value.code == "algorithm_unsupported"
     okp = {"kid": "plat-1", "kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}
     with pytest.raises(SignatureError) as err:
-        verify_message(signed(request(), REQUEST_COMPONENTS), BODY, [okp])
+        verify(signed(request(), REQUEST_COMPONENTS), BODY, [okp])
     assert err.value.code == "algorithm_unsupported"
 
 
 def test_missing_signature_headers_are_signature_missing_bcp_sig_04() -> None:
     with pytest.raises(SignatureError) as err:
-        verify_message(request(), BODY, JWKS)
+        verify(request(), BODY, JWKS)
     assert err.value.code == "signature_missing"
 
 
@@ -185,3 +193,76 @@ def test_signing_key_is_generated_in_development_and_required_in_production(sett
     generated = keys.signing_key()
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"
     assert keys.public_jwk()["x"] == public_jwk(generated.public_key())["x"]
+
+
+# --- RFC 9421 alignment with the UCP reference (issue 14) --------------------------------------------------
+
+
+def _sign_raw(msg: HttpMessage, components: tuple[str, ...], params_text: str, label: str = "sig1") -> dict[str, str]:
+    """Sign over exactly `params_text` as the `@signature-params` value (as a platform's library may write it)."""
+    signature = es256_sign(signature_base(msg, components, params_text), KEY)
+    encoded = base64.b64encode(signature).decode()
+    return {"Signature-Input": f"{label}={params_text}", "Signature": f"{label}=:{encoded}:"}
+
+
+def test_the_received_signature_params_value_is_verified_rfc9421_3_2() -> None:
+    """RFC 9421 §3.2: the base's `@signature-params` line is the received Signature-Input member value; a
+    valid RFC 8941 spelling that re-serializes differently (two spaces between items) still verifies."""
+    msg = request()
+    params = ('("@method"  "@authority" "@path" "content-digest" "content-type" "bcp-agent")'
+              ';created=1785254400;keyid="plat-1"')
+    msg.headers = {**msg.headers, **_sign_raw(msg, REQUEST_COMPONENTS, params)}
+    assert verify(msg, BODY, JWKS).components == REQUEST_COMPONENTS
+
+
+def test_every_label_must_verify_rfc9421_3_2() -> None:
+    """Not only the first: a second signature that does not verify makes the request `signature_invalid`."""
+    msg = signed(request(), REQUEST_COMPONENTS)
+    forged = "sig2=:" + base64.b64encode(bytes(64)).decode() + ":"
+    second = msg.header("signature-input").replace("sig1=", "sig2=", 1)
+    msg.headers = {**msg.headers, "Signature-Input": f"{msg.header('signature-input')}, {second}",
+                   "Signature": f"{msg.header('signature')}, {forged}"}
+    with pytest.raises(SignatureError) as err:
+        verify(msg, BODY, JWKS)
+    assert (err.value.code, err.value.message) == ("signature_invalid", "signature does not verify")
+
+
+def test_a_label_without_its_signature_is_invalid_rfc9421_3_2() -> None:
+    msg = signed(request(), REQUEST_COMPONENTS)
+    second = msg.header("signature-input").replace("sig1=", "sig2=", 1)
+    msg.headers = {**msg.headers, "Signature-Input": f"{msg.header('signature-input')}, {second}"}
+    with pytest.raises(SignatureError) as err:
+        verify(msg, BODY, JWKS)
+    assert err.value.code == "signature_invalid"
+
+
+@pytest.mark.parametrize("port", [":443", ":80"])
+def test_default_ports_are_removed_from_authority_rfc9421_2_2_3(port: str) -> None:
+    """RFC 9421 §2.2.3: `@authority` is the lowercased host without the default port."""
+    msg = signed(request(), REQUEST_COMPONENTS)  # signed for "loja.example.com.br"
+    msg.authority = "LOJA.example.com.br" + port  # received with the default port spelled out
+    assert verify(msg, BODY, JWKS).keyid == "plat-1"
+    msg.authority = "loja.example.com.br:8443"  # another port is another authority
+    with pytest.raises(SignatureError):
+        verify(msg, BODY, JWKS)
+
+
+@pytest.mark.parametrize(("age", "ok"), [(299, True), (301, False), (-59, True), (-61, False)])
+def test_created_is_bounded_to_five_minutes_and_the_clock_skew(age: int, ok: bool) -> None:
+    """UCP reference: `created` older than 5 minutes, or in the future beyond the skew (60 s) → invalid."""
+    msg = signed(request(), REQUEST_COMPONENTS)
+    if ok:
+        assert verify(msg, BODY, JWKS, now=CREATED + age).label == "sig1"
+        return
+    with pytest.raises(SignatureError) as err:
+        verify(msg, BODY, JWKS, now=CREATED + age)
+    assert err.value.code == "signature_invalid"
+
+
+def test_created_is_required() -> None:
+    msg = request()
+    params = '("@method" "@authority" "@path" "content-digest" "content-type" "bcp-agent");keyid="plat-1"'
+    msg.headers = {**msg.headers, **_sign_raw(msg, REQUEST_COMPONENTS, params)}
+    with pytest.raises(SignatureError) as err:
+        verify(msg, BODY, JWKS)
+    assert (err.value.code, err.value.message) == ("signature_invalid", "created parameter is required")

@@ -53,7 +53,8 @@ def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_URL = ""
     catalog()
-    platform: NewPlatform = platform_create(name="Agente", profile_url=fake_platform.publish())
+    profile_url = fake_platform.publish(handlers=fake_platform.with_card())  # complete by card (BCP-PAY-03)
+    platform: NewPlatform = platform_create(name="Agente", profile_url=profile_url)
     return agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {platform.api_key}")
 
 

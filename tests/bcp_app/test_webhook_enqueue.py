@@ -59,7 +59,7 @@ def test_no_webhook_task_when_the_profile_asks_for_none(
 ) -> None:
     # given a platform whose profile negotiates orders without a webhook_url
     catalog()
-    profile = fake_platform.profile()
+    profile = fake_platform.profile(handlers=fake_platform.with_card())
     del profile["ucp"]["capabilities"]["br.dev.bcp.shopping.order"][0]["config"]
     headers = _headers(fake_platform, profile)
     # when it places an order
@@ -73,6 +73,6 @@ def test_webhook_task_when_the_profile_has_a_webhook_url(
     client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
 ) -> None:
     catalog()
-    headers = _headers(fake_platform, fake_platform.profile())
+    headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
     _place_by_card(client, headers, django_capture_on_commit_callbacks)
     assert tasks_run.count(prepare_order_webhook.name) == 1

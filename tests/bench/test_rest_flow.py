@@ -127,7 +127,7 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     for sku in skus:
         make_variant(sku, price=4290, stock=1_000_000, title=f"Café de benchmark {sku}")
     make_shipping()
-    platform = platform_create(name="Bench", profile_url=fake_platform.publish())
+    platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
     headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"',
                "Authorization": f"Bearer {platform.api_key}"}
     with connection.cursor() as cursor:

@@ -154,8 +154,11 @@ def test_pix_complete_then_settlement_places_the_order(django_capture_on_commit_
     assert stock() == 8
 
 
-def test_paid_before_complete_completes_at_settlement_pix_3_1(django_capture_on_commit_callbacks):
+def test_storefront_paid_before_complete_completes_at_settlement_pix_3_1(django_capture_on_commit_callbacks):
+    # A storefront checkout (session key): the buyer's payment is the completion. Agent checkouts wait for
+    # the platform's complete (tests/shop/test_paid_before_complete.py).
     checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    Checkout.objects.filter(pk=checkout.pk).update(session_key="sess-1")
     charge = pix_charge_active_for_reference(checkout.public_id)
     with django_capture_on_commit_callbacks(execute=True):
         pay(txid=charge.txid, options=PayOptions())

@@ -24,7 +24,8 @@ def paid_order(capture) -> Order:
     make_variant(price=4290, stock=10)
     make_shipping()
     data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), payment=PaymentInput(instruments=(PIX,)))
-    checkout = checkout_create(data=data).checkout
+    # a storefront checkout (session key): its buyer's payment completes it (PIX.md §3.1 is for agents)
+    checkout = checkout_create(data=data, session_key="sess-1").checkout
     with capture(execute=True):
         pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
     return Order.objects.get(checkout_id=checkout.public_id)

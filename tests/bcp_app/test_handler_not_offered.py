@@ -1,0 +1,63 @@
+"""Complete with a handler this checkout does not offer (BCP §11.1–11.2, BCP-PAY-03), over REST and MCP
+(A2A: tests/bcp_app/test_a2a_checkout.py::test_complete_with_a_handler_not_offered_is_payment_failed).
+
+BCP §11.2: an instrument's `handler_id` is "a handler `id` of this checkout"; BCP-PAY-03: "Complete checks
+one instrument, known `handler_id`, allowed `type`; else `payment_failed`, no order." The platform here
+is Pix-only, so the checkout offers only the Pix handler; the shop's card handler (`gpay`) is configured
+but not offered to it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from orders.models import Order
+from tests.bcp_app import test_mcp_checkout
+from tests.bcp_app.bcp_fixtures import FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, ready_checkout
+
+live_mcp = test_mcp_checkout.live_mcp
+shopper = test_mcp_checkout.shopper
+
+CARD = {"id": "instr_c", "handler_id": "gpay", "type": "card",
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+REFUSED = ("error", "payment_failed", "recoverable", "$.payment.instruments[0].handler_id")
+
+
+def _last(body: dict[str, Any]) -> tuple[str, str, str, str]:
+    m = body["messages"][-1]
+    return (m["type"], m["code"], m["severity"], m["path"])
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("rest_shop")
+def test_rest_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    settings.BCP_CARD_ENABLED = True
+    headers = agent(fake_platform.publish())
+    checkout = ready_checkout(client, headers)
+    assert list(checkout["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]
+    body = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                {**headers, "Idempotency-Key": str(uuid.uuid4())}, {"payment": {"instruments": [CARD]}}).json()
+    assert body["status"] == "ready_for_complete"
+    assert _last(body) == REFUSED
+    assert "order" not in body
+    assert not Order.objects.exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_mcp_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
+    shopper: test_mcp_checkout.Shopper,
+) -> None:
+    checkout = test_mcp_checkout.ready_checkout(shopper)
+    body = shopper.tool("complete_checkout", key=str(uuid.uuid4()), id=checkout["id"],
+                        checkout={"payment": {"instruments": [CARD]}})
+    assert body["status"] == "ready_for_complete"
+    assert _last(body) == REFUSED
+    assert not Order.objects.exists()

@@ -1,0 +1,135 @@
+"""A Pix paid before complete (PIX.md §3.1, §10 D1): an agent checkout waits for the platform's complete.
+
+PIX.md §3.1: "checkout `ready_for_complete` (buyer paid before complete was called) → keep the payment,
+stay `ready_for_complete` with info `pix_payment_received`; the next complete returns `completed`
+synchronously. If no complete arrives within `completion_grace_seconds` … without AP2: auto-complete".
+A storefront checkout has no platform to call complete: its buyer's payment completes it at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from orders.models import Order
+from payments.models import PixCharge, PixRefund
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, Variant
+from shop.services import checkout_cancel, checkout_complete, checkout_create, checkout_expire_due, checkout_update
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+PIX = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
+CARD = InstrumentInput(
+    id="instr_c", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "success_token"}
+)
+
+
+def paid_checkout(capture, *, session_key: str = "") -> Checkout:
+    """A ready Pix checkout (agent unless `session_key`) whose buyer paid before anyone called complete."""
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), payment=PaymentInput(instruments=(PIX,)))
+    checkout = checkout_create(data=data, session_key=session_key).checkout
+    assert checkout.status == "ready_for_complete"
+    with capture(execute=True):
+        pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
+    return Checkout.objects.get(pk=checkout.pk)
+
+
+def stock() -> int:
+    return Variant.objects.get(sku="SKU-CAFE-500G").stock
+
+
+def complete(checkout: Checkout, instrument: InstrumentInput = PIX):
+    return checkout_complete(
+        checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(instrument,)))
+    )
+
+
+def test_agent_checkout_paid_before_complete_waits_with_pix_payment_received_pix_3_1(
+    django_capture_on_commit_callbacks,
+):
+    """PIX.md §3.1: stays `ready_for_complete` with info `pix_payment_received`; the stock is held for it."""
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    assert checkout.status == "ready_for_complete"
+    assert [(m["type"], m["code"], m["path"]) for m in checkout.messages] == [
+        ("info", "pix_payment_received", "$.payment.instruments[0]")
+    ]
+    assert not Order.objects.exists()
+    assert (checkout.stock_reserved, stock()) == (True, 8)
+    assert checkout.expires_at >= checkout.paid_at + timedelta(minutes=15)
+
+
+def test_complete_after_payment_finishes_synchronously_without_a_new_charge_pix_3_1(
+    django_capture_on_commit_callbacks,
+):
+    """PIX.md §3.1: "the next complete returns `completed` synchronously"."""
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    result = complete(checkout)
+    assert result.checkout.status == "completed"
+    assert [m.code for m in result.messages] == []
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert result.checkout.order_id == order.public_id
+    assert PixCharge.objects.filter(reference=checkout.public_id).count() == 1
+    assert stock() == 8
+    assert not PixRefund.objects.exists()
+
+
+def test_complete_with_another_instrument_after_payment_is_refused_bcp_pay_03(django_capture_on_commit_callbacks):
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    result = complete(checkout, CARD)
+    assert result.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path) for m in result.messages][-1] == ("payment_failed", "$.payment.instruments[0]")
+    assert not Order.objects.exists()
+
+
+def test_update_after_payment_is_refused_recoverably(django_capture_on_commit_callbacks):
+    """The paid total must not change: update is refused like during `complete_in_progress` (BCP-CHK-12)."""
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    result = checkout_update(checkout_id=checkout.public_id, data=full_input(LineInput("SKU-CAFE-500G", 1)))
+    assert result.checkout.status == "ready_for_complete"
+    assert (result.messages[-1].code, result.messages[-1].severity) == ("invalid_checkout_status", "recoverable")
+    assert Checkout.objects.get(pk=checkout.pk).lines.get().quantity == 2
+
+
+def test_the_shop_completes_only_after_the_grace_period_pix_10_d1(django_capture_on_commit_callbacks, settings):
+    """PIX.md §10 D1: no complete within `completion_grace_seconds` → the shop completes it (no AP2)."""
+    settings.PIX_COMPLETION_GRACE_SECONDS = 900
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
+    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
+    with django_capture_on_commit_callbacks(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
+    done = Checkout.objects.get(pk=checkout.pk)
+    assert done.status == "completed"
+    assert done.messages == []
+    assert Order.objects.get(checkout_id=checkout.public_id).public_id == done.order_id
+    assert list(done.events.values_list("kind", flat=True).order_by("id"))[-2:] == [
+        "completion_grace_elapsed",
+        "completed",
+    ]
+
+
+def test_cancel_after_payment_refunds_the_pix_in_full_pix_3_2(django_capture_on_commit_callbacks):
+    """PIX.md §3.2: "Money must never be kept without an order"."""
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        canceled = checkout_cancel(checkout_id=checkout.public_id)
+    assert canceled.checkout.status == "canceled"
+    assert stock() == 10
+    refund = PixRefund.objects.get(reference=checkout.public_id)
+    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
+
+
+def test_storefront_checkout_still_completes_on_payment(django_capture_on_commit_callbacks):
+    """A human buyer's payment on the storefront's Pix page is the completion (no platform calls complete)."""
+    checkout = paid_checkout(django_capture_on_commit_callbacks, session_key="sess-1")
+    assert checkout.status == "completed"
+    assert Order.objects.filter(checkout_id=checkout.public_id).count() == 1
