@@ -37,6 +37,9 @@ class PlacedCheckout:
     payment_reference: str  # = checkout_id (payments' reference)
     payment_txid: str
     paid_amount: int
+    installments: int = 1  # card: the parcelamento chosen
+    installment_amount: int = 0  # each installment (the first may carry the remainder cents)
+    first_installment: int = 0
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
         # a manual sale paid outside the shop (cash, transfer…): stock reserved, order placed paid
     checkout_settle_pix(*, reference: str, amount: int, txid: str, end_to_end_id: str) -> str
         # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
+    checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str
+        # called by shop.receivers on payments.card_payment_settled (card webhook, reconcile)
     variants_restock(*, items: list[tuple[str, int]]) -> None     # orders' stock_return_requested
 
     CheckoutNotFound is raised for unknown ids (BCP `not_found`).
@@ -83,7 +85,12 @@ from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
-from shop.checkout.settle import checkout_pending_due, checkout_pix_lapse_due, checkout_settle_pix
+from shop.checkout.settle import (
+    checkout_pending_due,
+    checkout_pix_lapse_due,
+    checkout_settle_card,
+    checkout_settle_pix,
+)
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
 from shop.stock import stock_release
@@ -101,6 +108,7 @@ __all__ = [
     "checkout_get",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
+    "checkout_settle_card",
     "checkout_settle_pix",
     "checkout_update",
     "variants_restock",

@@ -145,6 +145,7 @@ class InstrumentInput:
     type: str  # "pix" | "card"
     selected: bool = True
     credential: dict[str, str] | None = None  # e.g. {"type": "PAYMENT_GATEWAY", "token": "success_token"}
+    installments: int = 1  # card only: the parcelamento chosen (shop/checkout/card_terms.py)
 
 
 @dataclass(frozen=True)
