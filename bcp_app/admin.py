@@ -53,18 +53,8 @@ class WebhookAttemptInline(admin.TabularInline):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = [
-        "webhook_id",
-        "order_id",
-        "event",
-        "platform_id",
-        "status",
-        "attempts",
-        "last_status_code",
-        "next_attempt_at",
-        "delivered_at",
-        "created_at",
-    ]
+    list_display = ["webhook_id", "order_id", "event", "platform_id", "status", "attempts", "last_status_code",
+                    "next_attempt_at", "delivered_at", "created_at"]
     list_filter = ["status", "event"]
     search_fields = ["order_id", "platform_id", "webhook_id"]
     inlines = [WebhookAttemptInline]
@@ -75,9 +65,8 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         from bcp_app.tasks import deliver_order_webhook
 
         ids = list(queryset.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("pk", flat=True))
-        WebhookDelivery.objects.filter(pk__in=ids).update(
-            status=WebhookDelivery.Status.PENDING, next_attempt_at=timezone.now()
-        )
+        WebhookDelivery.objects.filter(pk__in=ids).update(status=WebhookDelivery.Status.PENDING,
+                                                          next_attempt_at=timezone.now())
         for delivery_id in ids:
             transaction.on_commit(lambda pk=delivery_id: deliver_order_webhook.delay(pk))
         self.message_user(request, _("%d entrega(s) reagendada(s).") % len(ids), messages.SUCCESS)

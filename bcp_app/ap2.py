@@ -145,9 +145,8 @@ def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid
     return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(_es256_sign(private_key, signing_input))}"
 
 
-def verify_compact(
-    token: str, key: ec.EllipticCurvePublicKey | None = None, *, keys: Iterable[Mapping[str, Any]] = ()
-) -> tuple[dict[str, Any], bytes]:
+def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
+                   keys: Iterable[Mapping[str, Any]] = ()) -> tuple[dict[str, Any], bytes]:
     """Verify a compact JWS with `key`, or with the `kid`-matched key of `keys`; returns (header, payload)."""
     segments = token.split(".") if isinstance(token, str) else []
     if len(segments) != 3 or not segments[0] or not segments[2]:
@@ -176,9 +175,8 @@ def merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.Ellip
     return f"{header}..{signature}"
 
 
-def with_merchant_authorization(
-    checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey, kid: str
-) -> dict[str, Any]:
+def with_merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey,
+                                kid: str) -> dict[str, Any]:
     """A copy of `checkout` with `ap2.merchant_authorization` set (other `ap2` members are dropped)."""
     signed = {key: value for key, value in checkout.items() if key != "ap2"}
     signed["ap2"] = {"merchant_authorization": merchant_authorization(signed, private_key=private_key, kid=kid)}
@@ -243,13 +241,8 @@ def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, 
         )
     except Ap2Error as exc:
         refused = {key: value for key, value in current.items() if key != "ap2"}
-        message = {
-            "type": "error",
-            "code": exc.code,
-            "severity": "recoverable",
-            "path": "$.ap2.checkout_mandate",
-            "content": exc.content,
-        }
+        message = {"type": "error", "code": exc.code, "severity": "recoverable", "path": "$.ap2.checkout_mandate",
+                   "content": exc.content}
         refused["messages"] = [*(current.get("messages") or []), message]
         return sign_response(ctx, refused)
     return None

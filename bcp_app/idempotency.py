@@ -67,14 +67,8 @@ def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: A
     Outside a transaction it commits at once, so a concurrent duplicate sees the claim; None when the key
     is already taken (then `begin` reads the existing row under a lock)."""
     record = IdempotencyRecord(
-        principal=principal,
-        operation=operation,
-        key=key,
-        fingerprint=fingerprint,
-        state=IdempotencyRecord.State.IN_PROGRESS,
-        response_headers={},
-        created_at=now,
-        expires_at=now + RETENTION,
+        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
+        state=IdempotencyRecord.State.IN_PROGRESS, response_headers={}, created_at=now, expires_at=now + RETENTION,
     )
     table = IdempotencyRecord._meta.db_table
     empty = "'{}'::jsonb" if connection.vendor == "postgresql" else "'{}'"
@@ -109,13 +103,8 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
             )
             if stale:
                 IdempotencyRecord.objects.filter(pk=record.pk).update(
-                    fingerprint=fingerprint,
-                    state=IdempotencyRecord.State.IN_PROGRESS,
-                    response_status=None,
-                    response_body=None,
-                    response_headers={},
-                    created_at=now,
-                    expires_at=now + RETENTION,
+                    fingerprint=fingerprint, state=IdempotencyRecord.State.IN_PROGRESS, response_status=None,
+                    response_body=None, response_headers={}, created_at=now, expires_at=now + RETENTION,
                 )
                 record.refresh_from_db()
                 return record
@@ -125,8 +114,7 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
                 )
             if record.state == IdempotencyRecord.State.IN_PROGRESS:
                 raise ProtocolError(
-                    "idempotency_in_progress",
-                    "A requisição original com esta chave ainda está em andamento.",
+                    "idempotency_in_progress", "A requisição original com esta chave ainda está em andamento.",
                     retry_after=1,
                 )
             return OperationResult(
@@ -142,9 +130,7 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
 def finish(record: IdempotencyRecord, result: OperationResult) -> None:
     try:
         IdempotencyRecord.objects.filter(pk=record.pk).update(
-            state=IdempotencyRecord.State.DONE,
-            response_status=result.status_code,
-            response_body=result.body,
+            state=IdempotencyRecord.State.DONE, response_status=result.status_code, response_body=result.body,
             response_headers=result.headers,
         )
     except DatabaseError as exc:

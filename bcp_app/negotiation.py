@@ -43,7 +43,7 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?", re.IGNORECASE)
 def parse_agent_header(value: str | None) -> str:
     """Profile URL from `BCP-Agent`; `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
     if not value or not value.strip():
-        raise ProtocolError("invalid_profile_url", 'O cabeçalho BCP-Agent com profile="https://…" é obrigatório.')
+        raise ProtocolError("invalid_profile_url", "O cabeçalho BCP-Agent com profile=\"https://…\" é obrigatório.")
     try:
         parsed = parse_dictionary(value.strip())
     except SFVError as exc:
@@ -110,9 +110,8 @@ def _url_hash(url: str) -> str:
 
 def _fetch(url: str) -> tuple[dict[str, Any], int]:
     try:
-        response = outbound.get(
-            url, max_bytes=PROFILE_MAX_BYTES, deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5))
-        )
+        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES,
+                                deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5)))
     except outbound.OutboundError as exc:
         raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {exc.message}") from exc
     if response.status_code != 200:
@@ -196,16 +195,8 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
     now = timezone.now()
     ProfileCacheEntry.objects.update_or_create(
         url_hash=_url_hash(url),
-        defaults={
-            "url": url,
-            "body": document,
-            "fetched_at": now,
-            "expires_at": now + timedelta(seconds=ttl),
-            "failure_count": 0,
-            "failed_until": None,
-            "last_error_code": "",
-            "last_error": "",
-        },
+        defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
+                  "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
     )
     _prune_cache(now)
     _memo(url, document, now + timedelta(seconds=ttl), now)
@@ -262,7 +253,9 @@ def negotiate(profile: dict[str, Any], ours: dict[str, list[dict[str, Any]]] | N
         their_entries = theirs.get(name)
         if not isinstance(their_entries, list):
             continue
-        shared = {e.get("version") for e in entries} & {e.get("version") for e in their_entries if isinstance(e, dict)}
+        shared = {e.get("version") for e in entries} & {
+            e.get("version") for e in their_entries if isinstance(e, dict)
+        }
         shared.discard(None)
         if shared:
             active[name] = max(shared)  # YYYY-MM-DD strings sort chronologically

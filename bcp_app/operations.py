@@ -63,19 +63,13 @@ __all__ = [
 TEXTS = {
     "checkout_not_found": {"pt-br": "Checkout não encontrado.", "en": "Checkout not found."},
     "order_not_found": {"pt-br": "Pedido não encontrado.", "en": "Order not found."},
-    "order_unauthorized": {
-        "pt-br": "Sem autorização para acessar este pedido.",
-        "en": "Not authorized to access this order.",
-    },
+    "order_unauthorized": {"pt-br": "Sem autorização para acessar este pedido.",
+                           "en": "Not authorized to access this order."},
     "product_not_found": {"pt-br": "Produto não encontrado.", "en": "Product not found."},
-    "incompatible": {
-        "pt-br": "A plataforma não negociou a capacidade necessária ({name}).",
-        "en": "The platform did not negotiate the required capability ({name}).",
-    },
-    "nothing_created": {
-        "pt-br": "Nenhum item pôde ser incluído no checkout.",
-        "en": "None of the items could be added to a checkout.",
-    },
+    "incompatible": {"pt-br": "A plataforma não negociou a capacidade necessária ({name}).",
+                     "en": "The platform did not negotiate the required capability ({name})."},
+    "nothing_created": {"pt-br": "Nenhum item pôde ser incluído no checkout.",
+                        "en": "None of the items could be added to a checkout."},
     "unknown_id": {"pt-br": "Id não encontrado: {id}.", "en": "Unknown id: {id}."},
 }
 
@@ -111,11 +105,8 @@ def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None, *
 def _incompatible(ctx: RequestContext, name: str, *capabilities: str) -> OperationResult:
     return OperationResult(
         200,
-        error_response(
-            "capabilities_incompatible",
-            _text(ctx, "incompatible", name=name),
-            capabilities=ctx.ucp_capabilities(*capabilities) or None,
-        ),
+        error_response("capabilities_incompatible", _text(ctx, "incompatible", name=name),
+                       capabilities=ctx.ucp_capabilities(*capabilities) or None),
     )
 
 
@@ -127,12 +118,8 @@ def _checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int
 
 
 def _not_found_checkout(ctx: RequestContext) -> OperationResult:
-    return OperationResult(
-        200,
-        error_response(
-            "not_found", _text(ctx, "checkout_not_found"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None
-        ),
-    )
+    return OperationResult(200, error_response("not_found", _text(ctx, "checkout_not_found"),
+                                               capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
 
 
 # --- request model → engine input ---------------------------------------------------------------------
@@ -141,51 +128,36 @@ def _not_found_checkout(ctx: RequestContext) -> OperationResult:
 def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
     if payment is None:
         return None
-    return ct.PaymentInput(
-        instruments=tuple(
-            ct.InstrumentInput(
-                id=i.id,
-                handler_id=i.handler_id,
-                type=i.type,
-                selected=i.selected,
-                credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
-            )
-            for i in payment.instruments
+    return ct.PaymentInput(instruments=tuple(
+        ct.InstrumentInput(
+            id=i.id, handler_id=i.handler_id, type=i.type, selected=i.selected,
+            credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
         )
-    )
+        for i in payment.instruments
+    ))
 
 
 def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -> ct.CheckoutInput:
     fulfillment = None
     if ctx.has(FULFILLMENT):  # BCP-NEG-08: inputs of inactive extensions are ignored
         methods = []
-        for m in body.fulfillment.methods if body.fulfillment else []:
+        for m in (body.fulfillment.methods if body.fulfillment else []):
             destinations = tuple(
                 ct.AddressInput(
-                    id=d.id,
-                    first_name=d.first_name,
-                    last_name=d.last_name,
-                    phone_number=d.phone_number,
-                    street_address=d.street_address,
-                    extended_address=d.extended_address,
-                    address_locality=d.address_locality,
-                    address_region=d.address_region,
-                    postal_code=d.postal_code,
-                    address_country=d.address_country or "BR",
+                    id=d.id, first_name=d.first_name, last_name=d.last_name, phone_number=d.phone_number,
+                    street_address=d.street_address, extended_address=d.extended_address,
+                    address_locality=d.address_locality, address_region=d.address_region,
+                    postal_code=d.postal_code, address_country=d.address_country or "BR",
                 )
                 for d in m.destinations
                 if d.type == "shipping_address"  # BCP-FUL-03: platform-written pickup destinations ignored
             )
-            methods.append(
-                ct.FulfillmentMethodInput(
-                    type=m.type,  # type: ignore[arg-type]  # the engine rejects unknown method types
-                    id=m.id,
-                    line_item_ids=tuple(m.line_item_ids),
-                    destinations=destinations,
-                    selected_destination_id=m.selected_destination_id,
-                    groups=tuple(ct.GroupInput(id=g.id, selected_option_id=g.selected_option_id) for g in m.groups),
-                )
-            )
+            methods.append(ct.FulfillmentMethodInput(
+                type=m.type,  # type: ignore[arg-type]  # the engine rejects unknown method types
+                id=m.id, line_item_ids=tuple(m.line_item_ids), destinations=destinations,
+                selected_destination_id=m.selected_destination_id,
+                groups=tuple(ct.GroupInput(id=g.id, selected_option_id=g.selected_option_id) for g in m.groups),
+            ))
         fulfillment = ct.FulfillmentInput(methods=tuple(methods))
     codes = None
     if ctx.has(DISCOUNT):
@@ -193,30 +165,18 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     buyer = None
     if body.buyer is not None:
         b = body.buyer
-        buyer = ct.BuyerInput(
-            first_name=b.first_name, last_name=b.last_name, email=b.email, phone_number=b.phone_number, tax_id=b.tax_id
-        )
+        buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
+                              phone_number=b.phone_number, tax_id=b.tax_id)
     context = None
     if body.context is not None:
         c = body.context
-        context = ct.ContextInput(
-            address_country=c.address_country,
-            address_region=c.address_region,
-            postal_code=c.postal_code,
-            language=c.language,
-            intent=c.intent,
-        )
+        context = ct.ContextInput(address_country=c.address_country, address_region=c.address_region,
+                                  postal_code=c.postal_code, language=c.language, intent=c.intent)
     return ct.CheckoutInput(
-        lines=tuple(
-            ct.LineInput(sku=li.item.id, quantity=li.quantity, line_id=li.id if update else None)
-            for li in body.line_items
-        ),
-        buyer=buyer,
-        fulfillment=fulfillment,
-        discount_codes=codes,
-        payment=_payment(body.payment),
-        context=context,
-        signals=dict(body.signals or {}),
+        lines=tuple(ct.LineInput(sku=li.item.id, quantity=li.quantity, line_id=li.id if update else None)
+                    for li in body.line_items),
+        buyer=buyer, fulfillment=fulfillment, discount_codes=codes, payment=_payment(body.payment),
+        context=context, signals=dict(body.signals or {}),
     )
 
 
@@ -252,9 +212,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request))
     except services.CheckoutCreateImpossible as exc:
-        body_out = error_response(
-            "item_unavailable", _text(ctx, "nothing_created"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None
-        )
+        body_out = error_response("item_unavailable", _text(ctx, "nothing_created"),
+                                  capabilities=ctx.ucp_capabilities(CHECKOUT) or None)
         body_out["messages"] = presenters.messages(exc.messages) or body_out["messages"]
         for message in body_out["messages"]:
             message["severity"] = "unrecoverable"
@@ -300,7 +259,8 @@ def update_checkout(
     if (refused := _guarded(ctx, checkout_id)) is not None:
         return refused
     try:
-        result = services.checkout_update(checkout_id=str(checkout_id), data=_checkout_input(ctx, request, update=True))
+        result = services.checkout_update(checkout_id=str(checkout_id),
+                                          data=_checkout_input(ctx, request, update=True))
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
     except services.CheckoutInputError as exc:
@@ -386,9 +346,8 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         return _incompatible(ctx, CATALOG_SEARCH)
     filters = request.filters
     query = (request.query or "").strip()
-    has_filters = filters is not None and (
-        filters.categories or (filters.price and (filters.price.min is not None or filters.price.max is not None))
-    )
+    has_filters = filters is not None and (filters.categories or (filters.price and (
+        filters.price.min is not None or filters.price.max is not None)))
     if not query and not has_filters:
         raise ProtocolError("invalid_request", "Informe query ou filters (BCP-CAT-01).")
     pagination = request.pagination
@@ -403,14 +362,9 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         )
     except ValueError as exc:
         if isinstance(exc, CatalogQueryError):
-            field = {
-                "q": "query",
-                "category": "filters.categories[0]",
-                "price_min": "filters.price.min",
-                "price_max": "filters.price.max",
-                "page": "pagination.cursor",
-                "per_page": "pagination.limit",
-            }.get(exc.field, exc.field)
+            field = {"q": "query", "category": "filters.categories[0]", "price_min": "filters.price.min",
+                     "price_max": "filters.price.max", "page": "pagination.cursor",
+                     "per_page": "pagination.limit"}.get(exc.field, exc.field)
             raise ProtocolError("invalid_request", f"Campo inválido {field}: {exc.message}") from exc
         raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
     body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info}
@@ -426,9 +380,8 @@ def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any])
     products, missing = catalog.lookup(list(request.ids))
     body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products}
     if missing:
-        body_out["messages"] = [
-            {"type": "info", "code": "not_found", "content": _text(ctx, "unknown_id", id=i)} for i in missing
-        ]
+        body_out["messages"] = [{"type": "info", "code": "not_found", "content": _text(ctx, "unknown_id", id=i)}
+                                for i in missing]
     return OperationResult(200, body_out)
 
 
@@ -436,12 +389,9 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
     request = validate(GetProductRequest, body)
     if not ctx.has(CATALOG_LOOKUP):
         return _incompatible(ctx, CATALOG_LOOKUP)
-    product = catalog.get_product(request.id, [(s.name, s.label) for s in request.selected], list(request.preferences))
+    product = catalog.get_product(request.id, [(s.name, s.label) for s in request.selected],
+                                  list(request.preferences))
     if product is None:
-        return OperationResult(
-            200,
-            error_response(
-                "not_found", _text(ctx, "product_not_found"), capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None
-            ),
-        )
+        return OperationResult(200, error_response("not_found", _text(ctx, "product_not_found"),
+                                                   capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
     return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product})

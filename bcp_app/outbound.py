@@ -63,9 +63,8 @@ class _DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(
-        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.NetworkStream:
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
         timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
         return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._deadline)
 
@@ -79,21 +78,14 @@ class _DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self, deadline: _Deadline) -> None:
         self._inner, self._deadline = httpcore.SyncBackend(), deadline
 
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore.NetworkStream:
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
         timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
         stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
         return _DeadlineStream(stream, self._deadline)
 
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.NetworkStream:  # pragma: no cover - unused
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:  # pragma: no cover - unused
         raise httpcore.ConnectError("unix sockets are not used for outbound calls")
 
     def sleep(self, seconds: float) -> None:
@@ -104,9 +96,8 @@ class _DeadlineTransport(httpx.HTTPTransport):
     def __init__(self, deadline: _Deadline) -> None:
         super().__init__(trust_env=False, retries=0)
         # httpx has no public hook for the network backend; its pool is rebuilt with ours (same TLS context).
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=self._pool._ssl_context, max_connections=1, network_backend=_DeadlineBackend(deadline)
-        )
+        self._pool = httpcore.ConnectionPool(ssl_context=self._pool._ssl_context, max_connections=1,
+                                             network_backend=_DeadlineBackend(deadline))
 
 
 @dataclass(frozen=True)

@@ -77,14 +77,8 @@ def order_webhook_prepare(
         return None
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     body = json.dumps(presenters.order(order, ctx), ensure_ascii=False, separators=(",", ":"))
-    fields = {
-        "order_id": order_id,
-        "platform_id": platform.public_id,
-        "url": url,
-        "event": event,
-        "body": body,
-        "next_attempt_at": timezone.now(),
-    }
+    fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
+              "next_attempt_at": timezone.now()}
     if source_key:
         delivery, _ = WebhookDelivery.objects.get_or_create(source_key=source_key, defaults=fields)
         return delivery
@@ -104,13 +98,8 @@ def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = N
     components = list(WEBHOOK_COMPONENTS)
     if parts.query:
         components.insert(3, "@query")
-    message = HttpMessage(
-        method="POST",
-        authority=parts.netloc.rsplit("@", 1)[-1],
-        path=parts.path or "/",
-        query=parts.query or None,
-        headers=headers,
-    )
+    message = HttpMessage(method="POST", authority=parts.netloc.rsplit("@", 1)[-1], path=parts.path or "/",
+                          query=parts.query or None, headers=headers)
     headers.update(sign_message(message, components, created=int(timestamp)))
     return headers
 
@@ -148,9 +137,8 @@ def webhook_deliver(*, delivery_id: int) -> str:
     duration = int((time.monotonic() - started) * 1000)
     now = timezone.now()
     with transaction.atomic():
-        WebhookAttempt.objects.create(
-            delivery=delivery, number=delivery.attempts, status_code=status_code, error=error, duration_ms=duration
-        )
+        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts, status_code=status_code,
+                                      error=error, duration_ms=duration)
         delivery.last_status_code = status_code
         delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
         if status_code is not None and 200 <= status_code < 300:

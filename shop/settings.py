@@ -412,15 +412,13 @@ ASGI_MOUNTS: dict[str, str] = {
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (shop/asgi.py), which they never use.
 ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
-ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset(
-    {
-        "whitenoise.middleware.WhiteNoiseMiddleware",
-        "django.contrib.sessions.middleware.SessionMiddleware",
-        "django.middleware.csrf.CsrfViewMiddleware",
-        "django.contrib.auth.middleware.AuthenticationMiddleware",
-        "django.contrib.messages.middleware.MessageMiddleware",
-    }
-)
+ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+})
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -124,9 +124,8 @@ class CheckoutResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão, capacidades ativas e handlers de pagamento.")
     id: str = Field(description="Id do checkout.")
     line_items: list[LineItemOut] = Field(description="Linhas.")
-    status: str = Field(
-        description="incomplete, requires_escalation, ready_for_complete, complete_in_progress, completed ou canceled."
-    )
+    status: str = Field(description="incomplete, requires_escalation, ready_for_complete, complete_in_progress, "
+                                    "completed ou canceled.")
     currency: str = Field(description="Sempre BRL.")
     totals: list[Total] = Field(description="Totais (BCP §6).")
     links: list[Link] = Field(description="Termos de uso, privacidade e outras políticas.")

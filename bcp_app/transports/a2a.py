@@ -130,11 +130,8 @@ def _resolve(state: dict[str, Any]) -> Any:
     signed = None
     if "signature-input" in headers:
         message = HttpMessage(
-            method=state.get("method_http", "POST"),
-            authority=state.get("authority", ""),
-            path=state.get("path", A2A_PATH),
-            query=state.get("query"),
-            headers=headers,
+            method=state.get("method_http", "POST"), authority=state.get("authority", ""),
+            path=state.get("path", A2A_PATH), query=state.get("query"), headers=headers,
         )
         signed = SignedRequest(message=message, body=state.get("raw_body", b""))
     close_old_connections()
@@ -191,9 +188,8 @@ class BcpRequestHandler(DefaultRequestHandler):
         context.state[STATE_INCOMING] = message_to_dict(params.message)
         found = find_control_character(context.state[STATE_INCOMING], "message")
         if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
-            raise a2a_error(
-                ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
-            )
+            raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
+                                                             f"{control_character_message(*found)}"))
         try:
             context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
         except ProtocolError as exc:

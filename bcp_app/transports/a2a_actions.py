@@ -165,14 +165,8 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     return agent_message(context_id=row.context_id, parts=parts)
 
 
-def _run(
-    ctx: Any,
-    row: A2AContext,
-    action: str,
-    structured: dict[str, Any],
-    extra: dict[str, Any],
-    intent: intents.Intent | None,
-) -> Reply:
+def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], extra: dict[str, Any],
+         intent: intents.Intent | None) -> Reply:
     from bcp_app.transports import a2a_ops as ops
 
     language = ctx.language
@@ -184,9 +178,8 @@ def _run(
             match = resolve_text(intent)
             quantity = intent.quantity or 1
         else:
-            item_id = next(
-                (structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id") if structured.get(k)), None
-            )
+            item_id = next((structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id")
+                            if structured.get(k)), None)
             if not isinstance(item_id, str):
                 raise ProtocolError("invalid_request", "add_to_checkout precisa de product_id (ou variant_id).")
             quantity = _int(structured.get("quantity"), "quantity", default=1)
@@ -194,11 +187,8 @@ def _run(
         if match.outcome != "matched":
             candidates = [{"id": c.sku, "title": c.title, "price": c.price} for c in match.candidates]
             key = "ambiguous" if candidates else "not_found"
-            return Reply(
-                text=reply_text(key, language, query=intent.query if intent else ""),
-                candidates=candidates or None,
-                checkout=current,
-            )
+            return Reply(text=reply_text(key, language, query=intent.query if intent else ""),
+                         candidates=candidates or None, checkout=current)
         body = ops.add_line(ctx, current, match.sku, quantity)
         return Reply(text=_summary("added", language, body, intent, quantity=quantity, sku=match.sku), checkout=body)
     if current is None:
@@ -224,9 +214,8 @@ def _run(
         complete_body["payment"] = extra[PAYMENT_KEY]
     else:
         # "finalizar compra" without a payment part: complete with the instrument already selected.
-        selected = [
-            i for i in ops.writable_state(current).get("payment", {}).get("instruments", []) if i.get("selected", True)
-        ]
+        selected = [i for i in ops.writable_state(current).get("payment", {}).get("instruments", [])
+                    if i.get("selected", True)]
         if not selected:
             return Reply(text=reply_text("payment_needed", language), checkout=current)
         complete_body["payment"] = {"instruments": selected[:1]}
@@ -249,10 +238,8 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
         else:
             chosen = ops.lines_matching(lines, intent)
             if len(chosen) > 1:
-                candidates = [
-                    {"id": line["item"]["id"], "title": line["item"]["title"], "line_item_id": line["id"]}
-                    for line in chosen
-                ]
+                candidates = [{"id": line["item"]["id"], "title": line["item"]["title"], "line_item_id": line["id"]}
+                              for line in chosen]
                 return Reply(text=reply_text("ambiguous_line", language), candidates=candidates, checkout=current)
         quantity = intent.quantity
     else:

@@ -18,15 +18,8 @@ def _candidate(product: Any) -> ProductCandidate:
     for variant in product.variants.all():
         title = f"{product.title} — {variant.title}" if variant.title else product.title
         options = {str(k): str(v) for k, v in (variant.options or {}).items()}
-        variants.append(
-            VariantCandidate(
-                sku=variant.sku,
-                title=title,
-                price=int(variant.price),
-                options=options,
-                variant_title=variant.title or "",
-            )
-        )
+        variants.append(VariantCandidate(sku=variant.sku, title=title, price=int(variant.price), options=options,
+                                         variant_title=variant.title or ""))
     return ProductCandidate(product_id=product.public_id, title=product.title, variants=tuple(variants))
 
 

@@ -26,73 +26,16 @@ UNKNOWN = "unknown"
 MAX_QUANTITY = 999
 
 NUMBER_WORDS: dict[str, int] = {
-    "um": 1,
-    "uma": 1,
-    "dois": 2,
-    "duas": 2,
-    "tres": 3,
-    "quatro": 4,
-    "cinco": 5,
-    "seis": 6,
-    "sete": 7,
-    "oito": 8,
-    "nove": 9,
-    "dez": 10,
-    "doze": 12,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "twelve": 12,
-    "a": 1,
-    "an": 1,
+    "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4, "cinco": 5, "seis": 6, "sete": 7,
+    "oito": 8, "nove": 9, "dez": 10, "doze": 12, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "a": 1, "an": 1,
 }
 ARTICLES = frozenset({"o", "os", "as", "the", "some", "mais", "more", "another", "outra", "outro", "me", "pra", "para"})
-FILLER = frozenset(
-    {
-        "por",
-        "favor",
-        "please",
-        "pls",
-        "de",
-        "do",
-        "da",
-        "dos",
-        "das",
-        "com",
-        "with",
-        "of",
-        "e",
-        "and",
-        "tamanho",
-        "tam",
-        "size",
-        "cor",
-        "color",
-        "colour",
-        "na",
-        "no",
-        "em",
-        "in",
-        "unidade",
-        "unidades",
-        "unit",
-        "units",
-        "item",
-        "itens",
-        "items",
-        "produto",
-        "produtos",
-        "product",
-        "products",
-    }
-)
+FILLER = frozenset({
+    "por", "favor", "please", "pls", "de", "do", "da", "dos", "das", "com", "with", "of", "e", "and", "tamanho",
+    "tam", "size", "cor", "color", "colour", "na", "no", "em", "in", "unidade", "unidades", "unit", "units",
+    "item", "itens", "items", "produto", "produtos", "product", "products",
+})
 SIZES = frozenset({"pp", "p", "m", "g", "gg", "xg", "xgg", "eg", "xs", "s", "l", "xl", "xxl", "u", "unico"})
 SIZE_WORDS = frozenset({"tamanho", "tam", "size"})
 # Colour words (accents removed) → one canonical name, so "pretas", "Preto" and "black" all match "Preta".
@@ -119,110 +62,32 @@ for _canon, _words in {
 _CART = r"(carrinho|sacola|cesta|checkout|cart|basket|bag|pedido|order|compra|purchase)"
 _ACTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (CANCEL, re.compile(rf"\b(cancel\w*|desist\w*|esvazi\w*|abandon\w*|empty (my |the )?{_CART})\b")),
-    (
-        COMPLETE,
-        re.compile(
-            r"\b(finaliz\w*|conclu\w*|fech(ar|e|a) (o |a |meu |minha )?(pedido|compra|carrinho)|pagar|pague|"
-            r"complete|finish|finalize|place (the |my )?order|pay|check ?out now|complete_checkout)\b"
-        ),
-    ),
+    (COMPLETE, re.compile(
+        r"\b(finaliz\w*|conclu\w*|fech(ar|e|a) (o |a |meu |minha )?(pedido|compra|carrinho)|pagar|pague|"
+        r"complete|finish|finalize|place (the |my )?order|pay|check ?out now|complete_checkout)\b")),
     (REMOVE, re.compile(r"\b(remov\w*|retir\w*|tira|tire|tirar|exclu\w*|delet\w*|apag\w*|take out|drop)\b")),
     (UPDATE, re.compile(r"\b(cupom|cupon|coupon|voucher|promo code|codigo promocional|discount code)\b")),
-    (
-        ADD,
-        re.compile(
-            r"\b(adicion\w*|acrescent\w*|coloc\w*|coloq\w*|ponha|poe|inclu\w*|quero|queria|gostaria( de)?|compr(ar|e|o)|"
-            r"add|put|include|buy|want|get me|i'?d like|id like)\b"
-        ),
-    ),
-    (
-        GET,
-        re.compile(
-            rf"\b(ver|veja|mostr\w*|exib\w*|show|view|see|what'?s in|o que tem|resumo|summary|status)\b|^(meu |minha |my )?"
-            rf"{_CART}\??$"
-        ),
-    ),
+    (ADD, re.compile(
+        r"\b(adicion\w*|acrescent\w*|coloc\w*|coloq\w*|ponha|poe|inclu\w*|quero|queria|gostaria( de)?|compr(ar|e|o)|"
+        r"add|put|include|buy|want|get me|i'?d like|id like)\b")),
+    (GET, re.compile(
+        rf"\b(ver|veja|mostr\w*|exib\w*|show|view|see|what'?s in|o que tem|resumo|summary|status)\b|^(meu |minha |my )?"
+        rf"{_CART}\??$")),
 )
 # "… ao carrinho", "… to my checkout": the product words stop here.
 _DESTINATION = re.compile(
     rf"\b(ao|a|no|na|pro|para o|para a|do|da|de|to|into|in|from|on|off)\s+(meu |minha |o |a |my |the |your )?{_CART}\b"
 )
-_PT_MARKERS = frozenset(
-    {
-        "adicione",
-        "adicionar",
-        "coloque",
-        "quero",
-        "carrinho",
-        "ao",
-        "no",
-        "do",
-        "da",
-        "remova",
-        "remover",
-        "tire",
-        "finalizar",
-        "compra",
-        "pedido",
-        "cancelar",
-        "cupom",
-        "por",
-        "favor",
-        "meu",
-        "minha",
-        "ver",
-        "mostrar",
-        "um",
-        "uma",
-        "dois",
-        "duas",
-        "de",
-        "e",
-        "aplicar",
-        "aplique",
-        "finalize",
-        "concluir",
-    }
-)
-_EN_MARKERS = frozenset(
-    {
-        "add",
-        "to",
-        "my",
-        "checkout",
-        "cart",
-        "remove",
-        "the",
-        "please",
-        "complete",
-        "place",
-        "order",
-        "cancel",
-        "coupon",
-        "apply",
-        "show",
-        "a",
-        "an",
-        "of",
-        "and",
-        "buy",
-        "want",
-        "finish",
-        "pay",
-        "what",
-        "in",
-        "hello",
-        "hi",
-        "help",
-        "can",
-        "you",
-        "i",
-        "thanks",
-        "there",
-        "is",
-        "it",
-    }
-)
+_PT_MARKERS = frozenset({
+    "adicione", "adicionar", "coloque", "quero", "carrinho", "ao", "no", "do", "da", "remova", "remover", "tire",
+    "finalizar", "compra", "pedido", "cancelar", "cupom", "por", "favor", "meu", "minha", "ver", "mostrar", "um",
+    "uma", "dois", "duas", "de", "e", "aplicar", "aplique", "finalize", "concluir",
+})
+_EN_MARKERS = frozenset({
+    "add", "to", "my", "checkout", "cart", "remove", "the", "please", "complete", "place", "order", "cancel",
+    "coupon", "apply", "show", "a", "an", "of", "and", "buy", "want", "finish", "pay", "what", "in",
+    "hello", "hi", "help", "can", "you", "i", "thanks", "there", "is", "it",
+})
 _EVERYTHING = [["tudo"], ["todos"], ["todas"], ["everything"], ["all"], ["all", "items"], ["todos", "os", "itens"]]
 _SKU = re.compile(r"^(prod_[a-z0-9]+|[A-Z0-9][A-Z0-9._-]*[-_][A-Z0-9._-]+|[A-Z]{2,}[0-9][A-Z0-9]*)$")
 _COUPON = re.compile(
@@ -386,9 +251,8 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", fold(text))
 
 
-def _variant_has(
-    variant: VariantCandidate, product: ProductCandidate, sizes: Iterable[str], colors: Iterable[str]
-) -> bool:
+def _variant_has(variant: VariantCandidate, product: ProductCandidate, sizes: Iterable[str],
+                 colors: Iterable[str]) -> bool:
     option_values = [str(value) for value in variant.options.values()]
     size_values = {fold(value).upper() for value in option_values} | {
         word.upper() for word in _words(variant.variant_title)

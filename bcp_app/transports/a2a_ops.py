@@ -13,15 +13,8 @@ from bcp_app.transports.a2a_intents import COLORS, Intent, fold
 TERMINAL = frozenset({"completed", "canceled"})
 _BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "tax_id")
 _ADDRESS_FIELDS = (
-    "first_name",
-    "last_name",
-    "phone_number",
-    "street_address",
-    "extended_address",
-    "address_locality",
-    "address_region",
-    "postal_code",
-    "address_country",
+    "first_name", "last_name", "phone_number", "street_address", "extended_address", "address_locality",
+    "address_region", "postal_code", "address_country",
 )
 
 
@@ -62,12 +55,10 @@ def writable_state(checkout: dict[str, Any]) -> dict[str, Any]:
         state["discounts"] = {"codes": list(discounts["codes"])}
     payment = checkout.get("payment")
     if isinstance(payment, dict) and payment.get("instruments"):
-        state["payment"] = {
-            "instruments": [
-                {key: instrument[key] for key in ("id", "handler_id", "type", "selected") if key in instrument}
-                for instrument in payment["instruments"]
-            ]
-        }
+        state["payment"] = {"instruments": [
+            {key: instrument[key] for key in ("id", "handler_id", "type", "selected") if key in instrument}
+            for instrument in payment["instruments"]
+        ]}
     return state
 
 

@@ -20,18 +20,18 @@ class Reply:
 
 _TEXTS: dict[str, dict[str, str]] = {
     "help": {
-        "pt-br": 'Não entendi. Posso adicionar ou remover produtos ("adicione 2 camisetas pretas M ao carrinho"), '
+        "pt-br": "Não entendi. Posso adicionar ou remover produtos (\"adicione 2 camisetas pretas M ao carrinho\"), "
         "aplicar um cupom, mostrar o carrinho, finalizar ou cancelar a compra.",
-        "en": 'Sorry, I did not understand. I can add or remove products ("add a Pixel 10 Pro to my checkout"), '
+        "en": "Sorry, I did not understand. I can add or remove products (\"add a Pixel 10 Pro to my checkout\"), "
         "apply a coupon, show the checkout, complete or cancel the purchase.",
     },
     "ambiguous": {
-        "pt-br": 'Encontrei mais de uma opção para "{query}". Qual delas você quer? Responda com o id do item.',
-        "en": 'I found more than one option for "{query}". Which one do you want? Reply with the item id.',
+        "pt-br": "Encontrei mais de uma opção para \"{query}\". Qual delas você quer? Responda com o id do item.",
+        "en": "I found more than one option for \"{query}\". Which one do you want? Reply with the item id.",
     },
     "not_found": {
-        "pt-br": 'Não encontrei nenhum produto para "{query}". Pode descrever de outro jeito?',
-        "en": 'I could not find any product for "{query}". Could you describe it differently?',
+        "pt-br": "Não encontrei nenhum produto para \"{query}\". Pode descrever de outro jeito?",
+        "en": "I could not find any product for \"{query}\". Could you describe it differently?",
     },
     "ambiguous_line": {
         "pt-br": "Há mais de um item no carrinho que corresponde. Qual deles devo remover?",
@@ -84,17 +84,9 @@ def _total(checkout: dict[str, Any]) -> int | None:
 def reply_text(key: str, language: str, *, checkout: dict[str, Any] | None = None, **values: Any) -> str:
     lang = "en" if language == "en" else "pt-br"
     if checkout is not None and "sku" in values:
-        values.setdefault(
-            "title",
-            next(
-                (
-                    line["item"].get("title", values["sku"])
-                    for line in checkout.get("line_items") or []
-                    if line.get("item", {}).get("id") == values["sku"]
-                ),
-                values["sku"],
-            ),
-        )
+        values.setdefault("title", next((line["item"].get("title", values["sku"])
+                                         for line in checkout.get("line_items") or []
+                                         if line.get("item", {}).get("id") == values["sku"]), values["sku"]))
     text = _TEXTS[key][lang].format(**{"query": "", **values})
     if checkout is None:
         return text
@@ -105,11 +97,8 @@ def reply_text(key: str, language: str, *, checkout: dict[str, Any] | None = Non
     extra = [_STATUS.get(str(status), {}).get(lang, "")]
     if status in {"incomplete", "requires_escalation"}:
         # Say what is missing: the checkout's own error messages (already in the checkout's language).
-        extra += [
-            str(m.get("content", ""))
-            for m in checkout.get("messages") or []
-            if isinstance(m, dict) and m.get("type") == "error"
-        ][:3]
+        extra += [str(m.get("content", "")) for m in checkout.get("messages") or []
+                  if isinstance(m, dict) and m.get("type") == "error"][:3]
     total = _total(checkout)
     if total is not None:
         extra.append(f"Total: {brl(total)}.")

@@ -142,16 +142,10 @@ class CheckoutAdmin(admin.ModelAdmin):
         refused = queryset.count() - kept.count()
         super().delete_queryset(request, kept)
         if refused:
-            self.message_user(
-                request,
-                ngettext(
-                    "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
-                    "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
-                    refused,
-                )
-                % {"n": refused},
-                messages.WARNING,
-            )
+            self.message_user(request, ngettext(
+                "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
+                "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
+                refused) % {"n": refused}, messages.WARNING)
 
     @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:

@@ -69,8 +69,7 @@ def bare_complete(request: HttpRequest, checkout_id: int) -> JsonResponse:
             "UPDATE shop_variant SET stock = stock - %s WHERE id = %s AND stock >= %s", [quantity, variant_id, quantity]
         )
         cursor.execute(
-            f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (%s, %s) RETURNING id",
-            [checkout_id, total],  # noqa: S608
+            f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (%s, %s) RETURNING id", [checkout_id, total]  # noqa: S608
         )
         (order_id,) = cursor.fetchone()
         cursor.execute(f"UPDATE {BARE_CHECKOUT} SET status = 'completed' WHERE id = %s", [checkout_id])  # noqa: S608

@@ -32,42 +32,23 @@ def test_profile_has_version_services_and_handlers_bcp_disc_01(client: Client) -
 def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
     spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
     assert profile(client)["ucp"]["capabilities"] == {
-        "br.dev.bcp.shopping.checkout": [
-            {"version": VERSION, "spec": f"{spec}/shopping/checkout", "schema": f"{schema}/shopping/checkout.json"}
-        ],
-        "br.dev.bcp.shopping.fulfillment": [
-            {
-                "version": VERSION,
-                "spec": f"{spec}/fulfillment",
-                "schema": f"{schema}/shopping/fulfillment.json",
-                "extends": "br.dev.bcp.shopping.checkout",
-            }
-        ],
-        "br.dev.bcp.shopping.discount": [
-            {
-                "version": VERSION,
-                "spec": f"{spec}/discount",
-                "schema": f"{schema}/shopping/discount.json",
-                "extends": "br.dev.bcp.shopping.checkout",
-            }
-        ],
-        "br.dev.bcp.shopping.order": [
-            {"version": VERSION, "spec": f"{spec}/order", "schema": f"{schema}/shopping/order.json"}
-        ],
-        "br.dev.bcp.shopping.fiscal_document": [
-            {
-                "version": VERSION,
-                "spec": f"{spec}/fiscal-document",
-                "schema": f"{schema}/shopping/fiscal_document.json",
-                "extends": "br.dev.bcp.shopping.order",
-            }
-        ],
-        "br.dev.bcp.shopping.catalog.search": [
-            {"version": VERSION, "spec": f"{spec}/catalog/search", "schema": f"{schema}/shopping/catalog_search.json"}
-        ],
-        "br.dev.bcp.shopping.catalog.lookup": [
-            {"version": VERSION, "spec": f"{spec}/catalog/lookup", "schema": f"{schema}/shopping/catalog_lookup.json"}
-        ],
+        "br.dev.bcp.shopping.checkout": [{"version": VERSION, "spec": f"{spec}/shopping/checkout",
+                                          "schema": f"{schema}/shopping/checkout.json"}],
+        "br.dev.bcp.shopping.fulfillment": [{"version": VERSION, "spec": f"{spec}/fulfillment",
+                                             "schema": f"{schema}/shopping/fulfillment.json",
+                                             "extends": "br.dev.bcp.shopping.checkout"}],
+        "br.dev.bcp.shopping.discount": [{"version": VERSION, "spec": f"{spec}/discount",
+                                          "schema": f"{schema}/shopping/discount.json",
+                                          "extends": "br.dev.bcp.shopping.checkout"}],
+        "br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
+                                       "schema": f"{schema}/shopping/order.json"}],
+        "br.dev.bcp.shopping.fiscal_document": [{"version": VERSION, "spec": f"{spec}/fiscal-document",
+                                                 "schema": f"{schema}/shopping/fiscal_document.json",
+                                                 "extends": "br.dev.bcp.shopping.order"}],
+        "br.dev.bcp.shopping.catalog.search": [{"version": VERSION, "spec": f"{spec}/catalog/search",
+                                                "schema": f"{schema}/shopping/catalog_search.json"}],
+        "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
+                                                "schema": f"{schema}/shopping/catalog_lookup.json"}],
     }
 
 
@@ -120,21 +101,13 @@ def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client
     handlers = profile(client)["ucp"]["payment_handlers"]
     pix = handlers["br.dev.bcp.pix"][0]
     assert pix == {
-        "id": "pix_recebedor_001",
-        "version": VERSION,
+        "id": "pix_recebedor_001", "version": VERSION,
         "spec": "https://bcp.dev.br/draft/specification/payment/pix",
         "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
         "available_instruments": [{"type": "pix"}],
-        "config": {
-            "environment": "sandbox",
-            "charge_kind": "cob",
-            "key_type": "evp",
-            "expiration_seconds": 1800,
-            "merchant_name": "LOJA EXEMPLO LTDA",
-            "merchant_city": "SAO PAULO",
-            "min_amount": 1,
-            "max_amount": 10000000,
-        },
+        "config": {"environment": "sandbox", "charge_kind": "cob", "key_type": "evp", "expiration_seconds": 1800,
+                   "merchant_name": "LOJA EXEMPLO LTDA", "merchant_city": "SAO PAULO", "min_amount": 1,
+                   "max_amount": 10000000},
     }
     card = handlers["com.google.pay"][0]
     assert (card["id"], card["available_instruments"]) == ("gpay", [{"type": "card"}])

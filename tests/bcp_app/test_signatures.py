@@ -27,20 +27,16 @@ BODY = b'{"line_items":[{"item":{"id":"SKU-CAFE-500G"},"quantity":2}]}'
 
 
 def request(body: bytes = BODY, **headers: str) -> HttpMessage:
-    base = {
-        "Content-Type": "application/json",
-        "BCP-Agent": 'profile="https://agente.example/perfil.json"',
-        "Content-Digest": content_digest(body),
-    }
+    base = {"Content-Type": "application/json", "BCP-Agent": 'profile="https://agente.example/perfil.json"',
+            "Content-Digest": content_digest(body)}
     base.update(headers)
-    return HttpMessage(method="POST", authority="loja.example.com.br", path="/bcp/v1/checkout-sessions", headers=base)
+    return HttpMessage(method="POST", authority="loja.example.com.br", path="/bcp/v1/checkout-sessions",
+                       headers=base)
 
 
 def signed(msg: HttpMessage, components: tuple[str, ...] | list[str], **kwargs: object) -> HttpMessage:
-    msg.headers = {
-        **msg.headers,
-        **sign_message(msg, components, key=KEY, keyid="plat-1", created=1785254400, **kwargs),
-    }  # type: ignore[arg-type]
+    msg.headers = {**msg.headers, **sign_message(msg, components, key=KEY, keyid="plat-1", created=1785254400,
+                                                 **kwargs)}  # type: ignore[arg-type]
     return msg
 
 
@@ -83,11 +79,8 @@ def test_es256_signatures_are_raw_r_s_64_bytes_bcp_sig_01() -> None:
 
 def test_signature_base_follows_rfc9421() -> None:
     msg = request()
-    base = signature_base(
-        msg,
-        ["@method", "@authority", "@path", "content-type"],
-        '("@method" "@authority" "@path" "content-type");created=1;keyid="k"',
-    )
+    base = signature_base(msg, ["@method", "@authority", "@path", "content-type"],
+                          '("@method" "@authority" "@path" "content-type");created=1;keyid="k"')
     assert base.decode() == (
         '"@method": POST\n"@authority": loja.example.com.br\n"@path": /bcp/v1/checkout-sessions\n'
         '"content-type": application/json\n'
@@ -164,16 +157,8 @@ def test_missing_signature_headers_are_signature_missing_bcp_sig_04() -> None:
 
 
 def test_webhook_coverage_list_matches_bcp_section_8() -> None:
-    assert WEBHOOK_COMPONENTS == (
-        "@method",
-        "@authority",
-        "@path",
-        "content-digest",
-        "content-type",
-        "bcp-agent",
-        "webhook-id",
-        "webhook-timestamp",
-    )
+    assert WEBHOOK_COMPONENTS == ("@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent",
+                                  "webhook-id", "webhook-timestamp")
 
 
 def test_public_jwk_is_a_p256_es256_signing_key_bcp_disc_05() -> None:

@@ -18,13 +18,8 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, create, full_update
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
-CARD = {
-    "id": "instr_card",
-    "handler_id": "gpay",
-    "type": "card",
-    "selected": True,
-    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
-}
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
 
 
 @pytest.fixture
@@ -47,13 +42,8 @@ def _place_by_card(client: Client, headers: dict[str, str], capture: Any) -> dic
     body["payment"] = {"instruments": [CARD]}
     ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
     with capture(execute=True):
-        done = call(
-            client,
-            "post",
-            f"/checkout-sessions/{ready['id']}/complete",
-            {**headers, "Idempotency-Key": "k-1"},
-            {"payment": {"instruments": [CARD]}},
-        ).json()
+        done = call(client, "post", f"/checkout-sessions/{ready['id']}/complete",
+                    {**headers, "Idempotency-Key": "k-1"}, {"payment": {"instruments": [CARD]}}).json()
     assert done["status"] == "completed", done.get("messages")
     return done
 

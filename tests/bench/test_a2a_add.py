@@ -69,31 +69,22 @@ def test_a2a_add_to_checkout_throughput(django_db_blocker: Any, settings: Any) -
         settings.BCP_PUBLIC_URL = server.base_url
         cache_profile(SEED_PROFILE, platform_profile())
         make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900, stock=100_000)
-        first = httpx.post(
-            server.a2a_url,
-            json=send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]),
-            headers=SEED_HEADERS,
-            timeout=30,
-        ).json()
+        first = httpx.post(server.a2a_url, json=send_message([data({"action": "add_to_checkout",
+                                                                    "product_id": "PIXEL-10-PRO"})]),
+                           headers=SEED_HEADERS, timeout=30).json()
         assert "result" in first, first
         context_id = first["result"]["message"]["contextId"]
         checkout_id = checkout_of(first)["id"]
 
         with httpx.Client(headers=SEED_HEADERS, timeout=30) as http:
-
             def via_a2a() -> None:
-                request = send_message(
-                    [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})],
-                    context_id=context_id,
-                    message_id=str(uuid.uuid4()),
-                )
+                request = send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO",
+                                              "quantity": 1})], context_id=context_id, message_id=str(uuid.uuid4()))
                 assert "result" in http.post(server.a2a_url, json=request).json()
 
             def via_django() -> None:
-                response = http.post(
-                    f"{server.base_url}/bench/add",
-                    json={"checkout_id": checkout_id, "product_id": "PIXEL-10-PRO", "quantity": 1},
-                )
+                response = http.post(f"{server.base_url}/bench/add",
+                                     json={"checkout_id": checkout_id, "product_id": "PIXEL-10-PRO", "quantity": 1})
                 assert response.status_code == 200
 
             via_a2a(), via_django()  # warm both paths
@@ -102,7 +93,5 @@ def test_a2a_add_to_checkout_throughput(django_db_blocker: Any, settings: Any) -
     finally:
         server.stop()
 
-    print(
-        f"\nadd_to_checkout: bare Django view {baseline:.1f} msg/s, A2A (a2a-sdk) {a2a:.1f} msg/s, "
-        f"ratio A2A/Django = {a2a / baseline:.2f}"
-    )
+    print(f"\nadd_to_checkout: bare Django view {baseline:.1f} msg/s, A2A (a2a-sdk) {a2a:.1f} msg/s, "
+          f"ratio A2A/Django = {a2a / baseline:.2f}")

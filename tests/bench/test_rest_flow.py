@@ -36,13 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FLOWS = {1: 12, 8: 5}  # flows per client
 ORDER_READS = {1: 100, 8: 40}  # GET order requests per client
 CLIENTS = (1, 8)
-CARD = {
-    "id": "instr_card",
-    "handler_id": "gpay",
-    "type": "card",
-    "selected": True,
-    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
-}
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
 BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
 
 
@@ -69,24 +64,15 @@ def _shop_requests(client: Any, sku: str, counts: list[int] | None = None) -> li
 
     responses = [send("post", "/checkout-sessions", {"line_items": [{"item": {"id": sku}, "quantity": 1}]})]
     created = responses[0].json()
-    update = {
-        "line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
-        "buyer": BUYER,
-        "fulfillment": {
-            "methods": [{"type": "shipping", "destinations": [SP], "groups": [{"selected_option_id": "pac"}]}]
-        },
-        "payment": {"instruments": [CARD]},
-    }
+    update = {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
+              "buyer": BUYER,
+              "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP],
+                                           "groups": [{"selected_option_id": "pac"}]}]},
+              "payment": {"instruments": [CARD]}}
     responses.append(send("put", f"/checkout-sessions/{created['id']}", update))
     assert responses[1].json()["status"] == "ready_for_complete", responses[1].json().get("messages")
-    responses.append(
-        send(
-            "post",
-            f"/checkout-sessions/{created['id']}/complete",
-            {"payment": {"instruments": [CARD]}},
-            key=str(uuid.uuid4()),
-        )
-    )
+    responses.append(send("post", f"/checkout-sessions/{created['id']}/complete",
+                          {"payment": {"instruments": [CARD]}}, key=str(uuid.uuid4())))
     return responses
 
 
@@ -120,9 +106,8 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-def _rate(
-    clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str, headers: dict[str, str]
-) -> tuple[float, list[str]]:
+def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str,
+          headers: dict[str, str]) -> tuple[float, list[str]]:
     def run(index: int) -> list[str]:
         with httpx.Client(base_url=base_url, headers=headers, timeout=120) as client:
             return [work(client, index) for _ in range(per_client)]
@@ -143,47 +128,22 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         make_variant(sku, price=4290, stock=1_000_000, title=f"Café de benchmark {sku}")
     make_shipping()
     platform = platform_create(name="Bench", profile_url=fake_platform.publish())
-    headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"', "Authorization": f"Bearer {platform.api_key}"}
+    headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"',
+               "Authorization": f"Bearer {platform.api_key}"}
     with connection.cursor() as cursor:
         for sql in BARE_TABLES_SQL:
             cursor.execute(sql)
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site",
-        "DATABASE_URL": database_url(),
-        "DJANGO_DEBUG": "true",
-        "DJANGO_LOG_LEVEL": "WARNING",
-        "BCP_PUBLIC_URL": base_url,
-        "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1",
-        "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
-        "BCP_PIX_SANDBOX": "true",
-        "CELERY_BROKER_URL": "",
-        "CELERY_TASK_ALWAYS_EAGER": "true",
-        "DATABASE_POOL_MIN": "2",
-        "DATABASE_POOL_MAX": "4",
-    }
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
+           "DJANGO_DEBUG": "true", "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
+           "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
+           "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": "", "CELERY_TASK_ALWAYS_EAGER": "true",
+           "DATABASE_POOL_MIN": "2", "DATABASE_POOL_MAX": "4"}
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "shop.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "4",
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "4", "--log-level", "warning", "--no-access-log"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         wait_for(lambda: _up(base_url), timeout=300, interval=1)  # 4 processes import the whole stack
@@ -196,45 +156,31 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         bare_orders: list[str] = []
         for clients in CLIENTS:
             for mode in ("distinct", "shared"):
-
                 def sku_of(index: int, mode: str = mode) -> str:
                     return "SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{index}"
 
                 bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
                 cpu = _cpu_seconds(server.pid)
-                shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url, headers)
+                shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
+                                  headers)
                 cpu_per_flow = (_cpu_seconds(server.pid) - cpu) / len(ids) * 1000
                 orders += ids
                 bare_orders += bare_ids
-                print(
-                    f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
-                    f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow"
-                )
+                print(f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
+                      f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow")
         for clients in CLIENTS:
-            bare, _ = _rate(
-                clients,
-                ORDER_READS[clients],
-                lambda c, i: str(c.get(f"/_bench/orders/{bare_orders[i % len(bare_orders)]}").json()["id"]),
-                base_url,
-                {},
-            )
-            shop, _ = _rate(
-                clients,
-                ORDER_READS[clients],
-                lambda c, i: str(c.get(f"/bcp/v1/orders/{orders[i % len(orders)]}").json()["id"]),
-                base_url,
-                headers,
-            )
-            print(
-                f"  GET order, {clients} client(s): shop {shop:6.1f} req/s | bare SELECT {bare:6.1f} req/s |"
-                f" ratio {shop / bare:.2f}"
-            )
+            bare, _ = _rate(clients, ORDER_READS[clients],
+                            lambda c, i: str(c.get(f"/_bench/orders/{bare_orders[i % len(bare_orders)]}").json()["id"]),
+                            base_url, {})
+            shop, _ = _rate(clients, ORDER_READS[clients],
+                            lambda c, i: str(c.get(f"/bcp/v1/orders/{orders[i % len(orders)]}").json()["id"]),
+                            base_url, headers)
+            print(f"  GET order, {clients} client(s): shop {shop:6.1f} req/s | bare SELECT {bare:6.1f} req/s |"
+                  f" ratio {shop / bare:.2f}")
         counts = _per_request_statements(headers)
-        print(
-            f"  SQL statements per request (create / update / complete incl. its eager e-mail and webhook tasks"
-            f" / GET order): shop "
-            f"{' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1"
-        )
+        print(f"  SQL statements per request (create / update / complete incl. its eager e-mail and webhook tasks"
+              f" / GET order): shop "
+              f"{' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
     finally:
         server.terminate()
         try:
