@@ -92,14 +92,14 @@ class PagarmeGateway:
         base_url: str | None = None,
         timeout: float | None = None,
         retries: int = 3,
-        backoff: float = 0.5,
+        backoff: float | None = None,
     ) -> None:
         self.secret_key = secret_key if secret_key is not None else settings.PAGARME_SECRET_KEY
         self.base_url = (base_url or settings.PAGARME_BASE_URL).rstrip("/")
         if not self.secret_key:
             raise GatewayUnavailable("PagarmeGateway needs PAGARME_SECRET_KEY")
         self.retries = max(1, retries)
-        self.backoff = backoff
+        self.backoff = backoff if backoff is not None else float(getattr(settings, "PAGARME_BACKOFF_SECONDS", 0.5))
         seconds = timeout if timeout is not None else float(settings.PAGARME_TIMEOUT_SECONDS)
         self._client = httpx.Client(timeout=httpx.Timeout(seconds, connect=min(5.0, seconds)), follow_redirects=False)
 
