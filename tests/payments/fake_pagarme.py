@@ -46,6 +46,13 @@ def _transaction(status: str, amount: int, installments: int, code: str) -> dict
     }
 
 
+def charge_with_order(state: FakePagarmeState, charge: dict[str, Any]) -> dict[str, Any]:
+    """A charge as `GET /charges/{id}` and webhooks show it: with its order's id and code."""
+    order = state.orders[charge["order_id"]]
+    view = {key: value for key, value in charge.items() if key != "order_id"}
+    return {**view, "order": {"id": order["id"], "code": order["code"]}}
+
+
 class Handler(BaseHTTPRequestHandler):
     state: FakePagarmeState
 

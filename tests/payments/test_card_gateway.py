@@ -29,7 +29,7 @@ def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
     settings.PAGARME_TIMEOUT_SECONDS = 2
     settings.PAGARME_BACKOFF_SECONDS = 0.0
     settings.PAGARME_WEBHOOK_USER = "pagarme-hook"
-    settings.PAGARME_WEBHOOK_PASSWORD = "s3nha-do-hook"  # noqa: S105 - test credential
+    settings.PAGARME_WEBHOOK_PASSWORD = "s3nha-do-hook"
     yield server
     server.stop()
 
