@@ -348,6 +348,9 @@ class InstrumentView:
     handler_id: str
     type: str
     selected: bool = True
+    installments: int = 1  # card: the chosen plan (shop/checkout/card_terms.py)
+    installment_amount: int = 0
+    first_installment: int = 0
 
 
 @dataclass(frozen=True)

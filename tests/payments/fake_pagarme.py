@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 SECRET_KEY = "sk_test_fake123"
+WEBHOOK_USER = "pagarme-hook"
+WEBHOOK_PASSWORD = "s3nha-do-hook"
 
 
 @dataclass
@@ -226,3 +228,20 @@ class FakePagarmeServer:
             "created_at": "2026-12-01T12:00:00",
             "data": data,
         }
+
+
+def use_fake_pagarme(settings: Any) -> FakePagarmeServer:
+    """Start a fake and point the shop's card gateway at it (`PagarmeGateway`, hook credentials set)."""
+    server = FakePagarmeServer().start()
+    settings.PAYMENTS_CARD_GATEWAY = "payments.card.pagarme.PagarmeGateway"
+    settings.PAGARME_BASE_URL = server.base_url
+    settings.PAGARME_SECRET_KEY = SECRET_KEY
+    settings.PAGARME_TIMEOUT_SECONDS = 2
+    settings.PAGARME_BACKOFF_SECONDS = 0.0
+    settings.PAGARME_WEBHOOK_USER = WEBHOOK_USER
+    settings.PAGARME_WEBHOOK_PASSWORD = WEBHOOK_PASSWORD
+    return server
+
+
+def webhook_authorization() -> str:
+    return "Basic " + base64.b64encode(f"{WEBHOOK_USER}:{WEBHOOK_PASSWORD}".encode()).decode()

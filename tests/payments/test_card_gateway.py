@@ -14,22 +14,15 @@ from django.test import Client
 from payments.card.service import card_payment_authorize, card_payment_reconcile
 from payments.models import CardPayment, CardRefund, CardWebhookEvent
 from payments.refunds import refund_request
-from tests.payments.fake_pagarme import SECRET_KEY, FakePagarmeServer
+from tests.payments.fake_pagarme import SECRET_KEY, FakePagarmeServer, use_fake_pagarme, webhook_authorization
 
 pytestmark = pytest.mark.django_db
-WEBHOOK_AUTH = "Basic " + base64.b64encode(b"pagarme-hook:s3nha-do-hook").decode()
+WEBHOOK_AUTH = webhook_authorization()
 
 
 @pytest.fixture
 def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
-    server = FakePagarmeServer().start()
-    settings.PAYMENTS_CARD_GATEWAY = "payments.card.pagarme.PagarmeGateway"
-    settings.PAGARME_BASE_URL = server.base_url
-    settings.PAGARME_SECRET_KEY = SECRET_KEY
-    settings.PAGARME_TIMEOUT_SECONDS = 2
-    settings.PAGARME_BACKOFF_SECONDS = 0.0
-    settings.PAGARME_WEBHOOK_USER = "pagarme-hook"
-    settings.PAGARME_WEBHOOK_PASSWORD = "s3nha-do-hook"
+    server = use_fake_pagarme(settings)
     yield server
     server.stop()
 
