@@ -365,6 +365,9 @@ PAGARME_STATEMENT_DESCRIPTOR = env_str("PAGARME_STATEMENT_DESCRIPTOR", "")
 # Basic credentials configured on the webhook in Pagar.me's dashboard; without them every delivery is refused.
 PAGARME_WEBHOOK_USER = env_str("PAGARME_WEBHOOK_USER", "")
 PAGARME_WEBHOOK_PASSWORD = env_str("PAGARME_WEBHOOK_PASSWORD", "")
+if "pagarme" in PAYMENTS_CARD_GATEWAY:
+    # The buyer's browser sends the card to Pagar.me's tokens API itself (static/shop/card_tokenizer.js).
+    SECURE_CSP["connect-src"] = [*SECURE_CSP["connect-src"], "https://api.pagar.me"]
 
 # --- BCP --------------------------------------------------------------------------------------------------
 BCP_ALLOW_ANONYMOUS = env_bool("BCP_ALLOW_ANONYMOUS", default=True)

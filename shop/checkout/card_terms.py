@@ -57,7 +57,12 @@ def card_terms(instrument: InstrumentInput | None, amount: int) -> CardTerms:
             path=INSTALLMENTS_PATH,
         )
         return CardTerms(messages=[problem], instrument_fields={"installments": count})
-    fields = {"installments": plan.count, "installment_amount": plan.installment, "first_installment": plan.first}
+    fields = {
+        "installments": plan.count,
+        "installment_amount": plan.installment,
+        "first_installment": plan.first,
+        "interest": plan.interest,
+    }
     if not plan.interest:
         return CardTerms(instrument_fields=fields)
     fee = {
