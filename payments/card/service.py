@@ -46,6 +46,11 @@ class CardPaymentResult:
     pending: bool = False  # sent, outcome not known yet: the webhook or the reconcile sweep decides
 
 
+def card_gateway_configured() -> bool:
+    """Whether a card gateway answers (without building its client): pages ask this on every render."""
+    return bool(getattr(settings, "PAYMENTS_CARD_GATEWAY", "")) or bool(settings.BCP_PIX_SANDBOX)
+
+
 def get_card_gateway() -> CardGateway | None:
     path = getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
     if path:
