@@ -49,7 +49,7 @@ def test_card_purchase_in_3x_with_the_sandbox_tokenizer_on_a_phone(live_server, 
             context = browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 780})
             context.add_cookies([_session_cookie(shopper, live_server.url)])
             page = context.new_page()
-            page.on("request", lambda request: posted.append(request.post_data or "") if request.method == "POST" else None)
+            page.on("request", lambda req: posted.append(req.post_data or "") if req.method == "POST" else None)
             page.goto(f"{live_server.url}/checkout/{checkout_id}")
             # the card section fits the phone: no sideways scroll
             expect(page.get_by_test_id("card-pay")).to_be_visible()
