@@ -242,7 +242,7 @@ def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:
     """
     gateway = get_card_gateway()
     if gateway is None:
-        return None
+        return _record_nothing_charged(reference, "none")  # no gateway: nothing can have been charged
     try:
         charges = gateway.find_charges(reference=reference)
         chosen = next((c for c in charges if c.paid), None) or next((c for c in charges if c.authorized), None)
