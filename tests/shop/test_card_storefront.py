@@ -12,24 +12,11 @@ from django.core import mail
 
 from orders.models import Order
 from shop.models import StoreSettings
-from tests.shop.checkout_factories import make_shipping, make_variant
+from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
 
-FORM = {
-    "email": "ana@example.com.br",
-    "first_name": "Ana",
-    "last_name": "Souza",
-    "phone": "(11) 98765-4321",
-    "method": "shipping",
-    "cep": "01310-100",
-    "street": "Rua das Flores",
-    "number": "123",
-    "neighborhood": "Jardim Paulista",
-    "city": "São Paulo",
-    "uf": "SP",
-    "shipping_option": "pac",
-}
+FORM = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
 # Names a form field carrying a card number, expiry or CVV would have; none may exist in any form.
 PAN_NAMES = re.compile(r"(card|cc|pan|credit).*(number|num|no)|^number_card|cvv|cvc|csc|expir|^pan$", re.I)
 TOKEN = "tok_sbx_ok_1111_0123456789abcdef"
@@ -100,7 +87,7 @@ def test_a_3x_card_purchase_with_a_browser_token(client, phone, caplog, django_c
     total = order.total_amount
     assert (order.installment_amount, order.first_installment) == (total // 3, total // 3 + total % 3)
     page = client.get(response["Location"]).content.decode()
-    assert "data-testid=\"order-installments\"" in page
+    assert 'data-testid="order-installments"' in page
     assert "no cartão" in page
     assert "no cartão" in mail.outbox[-1].body
     assert TOKEN not in caplog.text  # the token is a credential too: never logged
