@@ -240,7 +240,11 @@ def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:
     the two calls) is captured now; no charge, or only failed/canceled ones, is a decline. Sends
     `card_payment_settled` when the outcome became final here.
     """
-    gateway = get_card_gateway()
+    try:
+        gateway = get_card_gateway()
+    except GatewayError as exc:  # misconfigured (no secret key): decide nothing, say why
+        logger.error("card reconcile: no usable gateway: %s", exc)
+        return None
     if gateway is None:
         return _record_nothing_charged(reference, "none")  # no gateway: nothing can have been charged
     try:
