@@ -124,11 +124,28 @@ def card_handler_entry() -> dict[str, Any]:
                     },
                     "tokenization_specification": {
                         "type": "PAYMENT_GATEWAY",
-                        "parameters": {"gateway": "example", "gatewayMerchantId": "loja-exemplo"},
+                        "parameters": {"gateway": _card_gateway_name(), "gatewayMerchantId": "loja-exemplo"},
                     },
                 }
             ],
+            # Parcelamento (README "Connecting an agent"): the instrument's `installments` picks a plan;
+            # above `interest_free_installments` the interest is a `fee` total (Price table, half-up centavos).
+            "installments": _installments_config(),
         },
+    }
+
+
+def _card_gateway_name() -> str:
+    return "pagarme" if "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "") else "sandbox"
+
+
+def _installments_config() -> dict[str, int]:
+    policy = store_get().installment_policy
+    return {
+        "max_installments": policy.max_installments,
+        "interest_free_installments": policy.interest_free,
+        "monthly_interest_rate_bp": policy.monthly_rate_bp,
+        "min_installment_amount": policy.min_installment,
     }
 
 

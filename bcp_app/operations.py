@@ -139,6 +139,7 @@ def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
         ct.InstrumentInput(
             id=i.id, handler_id=i.handler_id, type=i.type, selected=i.selected,
             credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
+            installments=i.installments or 1,
         )
         for i in payment.instruments
     ))

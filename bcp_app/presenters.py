@@ -24,6 +24,7 @@ from bcp_app.constants import (
 )
 from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
+from orders.money import format_brl
 from shop.checkout.types import (
     CheckoutMessage,
     CheckoutView,
@@ -210,6 +211,18 @@ def pix_charge(charge: Any) -> dict[str, Any]:
     }
 
 
+def card_description(instrument: Any) -> str:
+    """ "Cartão em 3x de R$ 33,34 + 2x de R$ 33,33"-style text of the chosen plan (display only)."""
+    count = instrument.installments
+    if count <= 1 or not instrument.installment_amount:
+        return "Cartão à vista"
+    first = instrument.first_installment or instrument.installment_amount
+    if first != instrument.installment_amount:
+        rest = format_brl(instrument.installment_amount)
+        return f"Cartão em {count}x: 1ª de {format_brl(first)} e {count - 1}x de {rest}"
+    return f"Cartão em {count}x de {format_brl(instrument.installment_amount)}"
+
+
 def payment(view: CheckoutView) -> dict[str, Any]:
     instruments = []
     for i in view.instruments:
@@ -218,8 +231,10 @@ def payment(view: CheckoutView) -> dict[str, Any]:
             "handler_id": i.handler_id,
             "type": i.type,
             "selected": i.selected,
-            "display": {"description": "Pix" if i.type == "pix" else "Cartão"},
+            "display": {"description": "Pix" if i.type == "pix" else card_description(i)},
         }
+        if i.type == "card":
+            entry["installments"] = i.installments
         if i.type == "pix" and view.pix_charge is not None:
             entry["pix"] = pix_charge(view.pix_charge)
         instruments.append(entry)

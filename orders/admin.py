@@ -44,6 +44,7 @@ from orders.selectors import order_search
 from orders.services import (
     order_mark_delivered,
 )
+from orders.summary import installments_text
 
 
 @admin.register(Order)
@@ -84,8 +85,16 @@ class OrderAdmin(admin.ModelAdmin):
         (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
         (_("Valores"), {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status"]}),
         (
-            _("Pagamento (cobrança Pix no app de pagamentos)"),
-            {"fields": ["payment_type", "payment_handler_id", "payment_reference", "payment_txid"]},
+            _("Pagamento (cobrança Pix ou cartão no app de pagamentos)"),
+            {
+                "fields": [
+                    "payment_type",
+                    "installments_display",
+                    "payment_handler_id",
+                    "payment_reference",
+                    "payment_txid",
+                ]
+            },
         ),
     ]
 
@@ -150,6 +159,10 @@ class OrderAdmin(admin.ModelAdmin):
     @admin.display(description=_("pago"))
     def paid_display(self, order: Order) -> str:
         return format_brl(order.paid_amount)
+
+    @admin.display(description=_("parcelamento"))
+    def installments_display(self, order: Order) -> str:
+        return installments_text(order) or "—"
 
     @admin.display(description=_("reembolsado"))
     def refunded_display(self, order: Order) -> str:

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order
-from orders.summary import all_delivered, money_rows, pickup_hours
+from orders.summary import all_delivered, installments_text, money_rows, pickup_hours
 
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
 _READABLE = email.policy.default.clone(max_line_length=998)
@@ -119,6 +119,8 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
             if order.payment_type
             else payment_status_label(order.payment_status)
         )
+        if order.payment_type == "card":
+            context["payment_text"] += f" — {installments_text(order)}"  # the parcelamento chosen
         subject = _subject(kind, order.number, context["shop_name"], partial=partial)
         text = render_to_string(f"orders/email/{kind}.txt", context)
         html = render_to_string(f"orders/email/{kind}.html", context)

@@ -84,6 +84,10 @@ class Order(models.Model):
     payment_txid = models.CharField(_("txid Pix"), max_length=64, blank=True)
     paid_amount = models.BigIntegerField(_("valor pago"), default=0)
     refunded_amount = models.BigIntegerField(_("valor reembolsado"), default=0)
+    # Card parcelamento chosen at checkout; 1 for Pix and for 1x ("à vista").
+    installments = models.PositiveSmallIntegerField(_("parcelas"), default=1)
+    installment_amount = models.BigIntegerField(_("valor da parcela"), default=0)
+    first_installment = models.BigIntegerField(_("valor da 1ª parcela"), default=0)
 
     permalink_token = models.CharField(max_length=64, unique=True, default=new_permalink_token, editable=False)
     placed_at = models.DateTimeField(_("data"), auto_now_add=True, db_index=True)
@@ -104,6 +108,9 @@ class Order(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(paid_amount__gte=0), name="order_paid_amount_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(installments__gte=1) & Q(installments__lte=24), name="order_installments_range"
+            ),
             models.CheckConstraint(
                 condition=Q(refunded_amount__gte=0) & Q(refunded_amount__lte=F("paid_amount")),
                 name="order_refunded_within_paid",

@@ -20,6 +20,7 @@ from orders.models import (
     OrderLine,
     OrderStatus,
 )
+from orders.money import format_brl
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,26 @@ def money_rows(order: Order, adjustments: list[Adjustment]) -> list[MoneyRow]:
     if order.paid_amount and (done or pending):
         rows.append(MoneyRow("net", _("Valor final do pedido"), order.paid_amount - done - pending))
     return rows
+
+
+def installments_text(order: Order) -> str:
+    """The card plan in words ("3x de R$ 33,33 no cartão", the first named when it carries remainder cents)."""
+    if order.payment_type != "card":
+        return ""
+    if order.installments <= 1 or not order.installment_amount:
+        return _("cartão à vista")
+    first = order.first_installment or order.installment_amount
+    if first != order.installment_amount:
+        return _("%(count)dx no cartão: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
+            "count": order.installments,
+            "first": format_brl(first),
+            "rest": order.installments - 1,
+            "amount": format_brl(order.installment_amount),
+        }
+    return _("%(count)dx de %(amount)s no cartão") % {
+        "count": order.installments,
+        "amount": format_brl(order.installment_amount),
+    }
 
 
 def pickup_hours(order: Order) -> str:

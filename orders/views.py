@@ -17,7 +17,7 @@ from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import AdjustmentType
 from orders.panels import render_panels
 from orders.selectors import order_for_permalink
-from orders.summary import is_closed, line_words, money_rows, pickup_hours, superseded_tracking
+from orders.summary import installments_text, is_closed, line_words, money_rows, pickup_hours, superseded_tracking
 
 SUPPORTED = {"pt-br", "en"}
 
@@ -93,6 +93,7 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             "lines": lines,
             "closed": closed,
             "money_rows": money_rows(order, adjustments),
+            "installments_text": installments_text(order),
             "refund_done": sum(-a.amount for a in refunds if a.status == "completed"),
             "refund_pending": sum(-a.amount for a in refunds if a.status == "pending"),
             "pickup_hours": pickup_hours(order),

@@ -9,7 +9,16 @@ from django.http import HttpRequest
 from django.utils import formats
 from django.utils.translation import gettext_lazy as _
 
-from payments.models import CardPayment, PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent
+from payments.models import (
+    CardPayment,
+    CardRefund,
+    CardWebhookEvent,
+    PaymentEvent,
+    PixCharge,
+    PixPayment,
+    PixRefund,
+    PixWebhookEvent,
+)
 
 
 def _brl(cents: int | None) -> str:
@@ -94,9 +103,32 @@ class PixRefundAdmin(MoneyColumns, ReadOnlyAdmin):
 
 @admin.register(CardPayment)
 class CardPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
-    list_display = ("payment_id", "reference", "handler_id", "amount_brl", "status", "code", "attempts", "created_at")
+    list_display = (
+        "payment_id",
+        "reference",
+        "amount_brl",
+        "installments",
+        "status",
+        "gateway_status",
+        "refunded_amount",
+        "created_at",
+    )
     list_filter = ("status", "handler_id", "gateway")
-    search_fields = ("payment_id", "reference", "gateway_reference")
+    search_fields = ("payment_id", "reference", "gateway_reference", "gateway_order_id")
+
+
+@admin.register(CardRefund)
+class CardRefundAdmin(MoneyColumns, ReadOnlyAdmin):
+    list_display = ("refund_id", "reference", "amount_brl", "status", "kind", "attempts", "gateway_status")
+    list_filter = ("status", "kind")
+    search_fields = ("refund_id", "reference")
+
+
+@admin.register(CardWebhookEvent)
+class CardWebhookEventAdmin(ReadOnlyAdmin):
+    list_display = ("event_id", "type", "charge_id", "received_at", "processed_at", "outcome", "attempts")
+    list_filter = ("type", "outcome")
+    search_fields = ("event_id", "charge_id")
 
 
 @admin.register(PaymentEvent)

@@ -24,3 +24,25 @@ def pix_webhook_authenticated(app_configs: Any = None, **kwargs: Any) -> list[Er
             id="payments.E001",
         )
     ]
+
+
+@register(Tags.security, deploy=True)
+def card_webhook_authenticated(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    """Pagar.me authenticates its webhook only with the Basic credentials configured on the hook."""
+    if "pagarme" not in getattr(settings, "PAYMENTS_CARD_GATEWAY", ""):
+        return []
+    missing = [
+        name
+        for name in ("PAGARME_SECRET_KEY", "PAGARME_WEBHOOK_USER", "PAGARME_WEBHOOK_PASSWORD")
+        if not getattr(settings, name, "")
+    ]
+    if not missing:
+        return []
+    return [
+        Error(
+            f"The Pagar.me card gateway is configured without {', '.join(missing)}.",
+            hint="Set the secret key (sk_…) and the Basic user/password you configure on the webhook in "
+            "Pagar.me's dashboard; without them every card webhook is refused.",
+            id="payments.E002",
+        )
+    ]

@@ -1,4 +1,4 @@
-"""Payments data: Pix charges, received Pix, webhook inbox, refunds (devoluções), card payments, timeline.
+"""Payments data: Pix charges, received Pix, webhook inbox, refunds (devoluções), timeline; cards in `card/models.py`.
 
 Money is integer centavos (BigIntegerField). Public references are strings owned by the caller
 (`reference` = checkout public id); database primary keys never leave the process.
@@ -10,15 +10,19 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
 __all__ = [
     "CardPayment",
+    "CardRefund",
+    "CardWebhookEvent",
     "PaymentEvent",
     "PixCharge",
     "PixPayment",
     "PixRefund",
     "PixWebhookEvent",
+    "SandboxCardCharge",
     "SandboxCob",
     "SandboxPix",
     "SandboxRefund",
@@ -191,39 +195,6 @@ class PixRefund(models.Model):
 
     def __str__(self) -> str:
         return f"{self.refund_id} ({self.status})"
-
-
-class CardPayment(models.Model):
-    """A tokenized card payment through a gateway; one per reference (a decline may be retried)."""
-
-    class Status(models.TextChoices):
-        APPROVED = "approved", "aprovado"
-        DECLINED = "declined", "recusado"
-
-    payment_id = models.CharField(max_length=40, unique=True, verbose_name=_("ID do pagamento"))
-    reference = models.CharField(max_length=64, unique=True, verbose_name=_("referência"))
-    handler_id = models.CharField(max_length=64, verbose_name=_("meio de pagamento"))
-    amount = models.BigIntegerField(verbose_name=_("valor"))
-    currency = models.CharField(max_length=3, default="BRL", verbose_name=_("moeda"))
-    status = models.CharField(max_length=16, choices=Status.choices, verbose_name=_("situação"))
-    code = models.CharField(max_length=32, blank=True, default="", verbose_name=_("código"))
-    message = models.CharField(max_length=200, blank=True, default="", verbose_name=_("mensagem"))
-    gateway = models.CharField(max_length=64, verbose_name=_("gateway"))
-    gateway_reference = models.CharField(max_length=64, blank=True, default="", verbose_name=_("referência no gateway"))
-    # Never the token itself: a SHA-256 fingerprint is enough to recognise a replay.
-    token_fingerprint = models.CharField(max_length=64, verbose_name=_("impressão do token"))
-    attempts = models.PositiveIntegerField(default=1, verbose_name=_("tentativas"))
-    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
-    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("atualizado em"))
-
-    class Meta:
-        verbose_name = _("pagamento com cartão")
-        verbose_name_plural = _("pagamentos com cartão")
-        ordering = ["-created_at", "-id"]
-        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_cardpayment_amount_positive")]
-
-    def __str__(self) -> str:
-        return f"{self.payment_id} ({self.status})"
 
 
 class PaymentEvent(models.Model):

@@ -13,6 +13,8 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from payments.card.models import CardRefund
+from payments.card.refunds import card_refund_request
 from payments.exceptions import PaymentInputError
 from payments.models import PixCharge, PixPayment, PixRefund
 from payments.psp import PSPRefund
@@ -35,8 +37,9 @@ def _enqueue(refund: PixRefund) -> None:
     execute_pix_refund.delay_on_commit(refund.pk)
 
 
-def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> PixRefund:
-    """Request a devolução of the settled Pix of `reference`; idempotent on `refund_id`.
+def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> PixRefund | CardRefund:
+    """Request a devolução of the settled Pix of `reference` (or the estorno of its card payment,
+    `payments.card.refunds`); idempotent on `refund_id`.
 
     Raises PaymentInputError naming the field (unknown reference, amount above what is left, refund_id
     reused for a different refund). Ends with `refund_finished` on commit of the final status.
@@ -58,7 +61,8 @@ def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) 
             .first()
         )
         if payment is None:
-            raise PaymentInputError("reference", "has no settled Pix payment to refund")
+            # Not a Pix: an approved card payment of the reference is refunded through its gateway.
+            return card_refund_request(reference=reference, amount=amount, refund_id=refund_id, reason=reason)
         available = payment.amount - _refunded_so_far(payment)
         if amount > available:
             raise PaymentInputError("amount", f"exceeds what can still be refunded ({available} centavos)")

@@ -6,7 +6,6 @@ and inserted afterwards; a revoked charge is cancelled at the PSP by a task afte
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from datetime import timedelta
@@ -16,10 +15,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from payments.brcode import BRCodeError, validate_psp_br_code
-from payments.card import CardPaymentResult, get_card_gateway
+from payments.card.service import card_payment_authorize, card_payment_reconcile
 from payments.exceptions import PaymentInputError
-from payments.ids import new_public_id, new_txid
-from payments.models import CardPayment, PixCharge
+from payments.ids import new_txid
+from payments.models import PixCharge
 from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
 from payments.refunds import refund_request, refund_unplaced
 from payments.settlement import pix_charge_expire
@@ -27,6 +26,7 @@ from payments.timeline import record_event
 
 __all__ = [
     "card_payment_authorize",
+    "card_payment_reconcile",
     "pix_charge_ensure",
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",
@@ -135,58 +135,3 @@ def pix_charge_revoke_for_reference(*, reference: str) -> None:
         active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
         if active is not None:
             _revoke_locked(active, reason="canceled")
-
-
-def _result(payment: CardPayment) -> CardPaymentResult:
-    return CardPaymentResult(
-        approved=payment.status == CardPayment.Status.APPROVED,
-        code=payment.code,
-        message=payment.message,
-        payment_id=payment.payment_id,
-    )
-
-
-def card_payment_authorize(*, reference: str, amount: int, handler_id: str, token: str) -> CardPaymentResult:
-    """Synchronous card authorization through the configured gateway; idempotent per reference.
-
-    An approved reference answers its stored approval again without charging; a declined one may be
-    retried (e.g. with another card). The gateway gets `reference` as its idempotency key.
-    """
-    _check_reference(reference)
-    _check_amount(amount)
-    if not handler_id:
-        raise PaymentInputError("handler_id", "is required")
-    if not isinstance(token, str) or not token:
-        raise PaymentInputError("token", "is required")
-    fingerprint = hashlib.sha256(token.encode()).hexdigest()
-    existing = CardPayment.objects.filter(reference=reference).first()
-    if existing is not None and existing.status == CardPayment.Status.APPROVED:
-        if existing.amount != amount:
-            return CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
-        return _result(existing)
-    gateway = get_card_gateway()
-    if gateway is None:
-        return CardPaymentResult(False, "payment_failed", "no card gateway is configured", "")
-    answer = gateway.authorize(reference=reference, amount=amount, token=token, idempotency_key=reference)
-    status = CardPayment.Status.APPROVED if answer.approved else CardPayment.Status.DECLINED
-    try:
-        with transaction.atomic():
-            payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
-            if payment is not None and payment.status == CardPayment.Status.APPROVED:
-                return _result(payment)  # a concurrent attempt approved first
-            if payment is None:
-                payment = CardPayment(payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
-            payment.handler_id = handler_id
-            payment.amount = amount
-            payment.status = status
-            payment.code = answer.code
-            payment.message = answer.message
-            payment.gateway = gateway.name
-            payment.gateway_reference = answer.gateway_reference
-            payment.token_fingerprint = fingerprint
-            payment.attempts += 1
-            payment.save()
-            record_event(reference=reference, kind=f"card_{status}", amount=amount, code=answer.code)
-    except IntegrityError:
-        return _result(CardPayment.objects.get(reference=reference))
-    return _result(payment)

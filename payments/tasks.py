@@ -17,10 +17,13 @@ from payments.sandbox.tasks import deliver_sandbox_webhook
 
 __all__ = [
     "deliver_sandbox_webhook",
+    "execute_card_refund",
     "execute_pix_refund",
     "expire_pix_charges",
     "poll_pix_refund",
+    "process_card_webhook",
     "process_pix_webhook",
+    "reconcile_card_payments",
     "reconcile_pix_charges",
     "reconcile_received_pix",
     "revoke_pix_charge_at_psp",
@@ -149,3 +152,90 @@ def poll_pix_refund(self, refund_pk: int) -> str:
     if result.status == PixRefund.Status.PENDING and not self.request.is_eager:
         raise self.retry(countdown=min(30 * 2**self.request.retries, 3600))
     return result.status
+
+
+# --- cards --------------------------------------------------------------------------------------------------------
+
+CARD_REFUND_MAX_ATTEMPTS = 9
+CARD_PENDING_GRACE = timedelta(minutes=2)  # longer than one authorize + capture with its retries
+
+
+@shared_task(
+    bind=True, name="payments.tasks.process_card_webhook", max_retries=8, acks_late=True, reject_on_worker_lost=True
+)
+def process_card_webhook(self, event_id: int) -> str:
+    from payments.card.gateway import GatewayUnavailable
+    from payments.card.webhook import card_webhook_event_process
+
+    try:
+        return card_webhook_event_process(event_id=event_id)
+    except (GatewayUnavailable, OperationalError) as exc:
+        from payments.models import CardWebhookEvent
+
+        CardWebhookEvent.objects.filter(pk=event_id).update(last_error=str(exc)[:500])
+        if self.request.is_eager:
+            return "retry_later"  # no broker: reconcile_card_payments processes the row again
+        countdown = min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)
+        raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+@shared_task(bind=True, name="payments.tasks.execute_card_refund", max_retries=None, acks_late=True)
+def execute_card_refund(self, refund_pk: int) -> str:
+    """`DELETE /charges/{id}` with the amount, Idempotency-Key = refund_id; retried with backoff."""
+    from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
+    from payments.card.refunds import card_refund_apply
+    from payments.card.service import get_card_gateway
+    from payments.models import CardRefund
+
+    refund = CardRefund.objects.select_related("payment").get(pk=refund_pk)
+    if refund.status != CardRefund.Status.PENDING:
+        return refund.status
+    attempts = refund.attempts + 1
+    CardRefund.objects.filter(pk=refund_pk).update(attempts=attempts, updated_at=timezone.now())
+    gateway = get_card_gateway()
+    if gateway is None:
+        return card_refund_apply(refund_pk=refund_pk, status="failed", error="no card gateway is configured").status
+    try:
+        charge = gateway.refund(
+            charge_id=refund.payment.gateway_reference, amount=refund.amount, idempotency_key=refund.refund_id
+        )
+    except GatewayUnavailable as exc:
+        if attempts >= CARD_REFUND_MAX_ATTEMPTS:
+            return card_refund_apply(refund_pk=refund_pk, status="failed", error=f"gateway unavailable: {exc}").status
+        card_refund_apply(refund_pk=refund_pk, status="pending", error=str(exc))
+        if self.request.is_eager:
+            return "pending"  # no broker: reconcile_card_payments runs it again
+        raise self.retry(exc=exc, countdown=min(30 * 2 ** (attempts - 1), 3600)) from exc
+    except (GatewayRejected, GatewayNotFound) as exc:
+        return card_refund_apply(refund_pk=refund_pk, status="failed", error=str(exc)).status
+    return card_refund_apply(refund_pk=refund_pk, status="completed", charge=charge).status
+
+
+@shared_task(name="payments.tasks.reconcile_card_payments", acks_late=True)
+def reconcile_card_payments(limit: int = 100) -> int:
+    """Every minute: pending card payments asked at the gateway by order code, inbox rows left unprocessed,
+    estornos left pending (task lost). Returns how many payments reached a final outcome."""
+    from payments.card.service import card_payment_reconcile
+    from payments.card.webhook import card_webhook_event_process
+    from payments.models import CardPayment, CardRefund, CardWebhookEvent
+
+    cutoff = timezone.now() - CARD_PENDING_GRACE
+    references = CardPayment.objects.filter(status=CardPayment.Status.PENDING, updated_at__lte=cutoff).values_list(
+        "reference", flat=True
+    )
+    finished = 0
+    for reference in list(references[:limit]):
+        result = card_payment_reconcile(reference=reference)
+        finished += int(result is not None and not result.pending)
+    stale = CardWebhookEvent.objects.filter(processed_at__isnull=True, received_at__lte=cutoff, attempts__lt=10)
+    for event_id in list(stale.values_list("pk", flat=True)[:limit]):
+        try:
+            card_webhook_event_process(event_id=event_id)
+        except Exception:  # one bad row must not stop the sweep; it is counted in `attempts`
+            logger.warning("card inbox event %s still failing", event_id, exc_info=True)
+    stalled = CardRefund.objects.filter(
+        status=CardRefund.Status.PENDING, updated_at__lt=cutoff, attempts__lt=CARD_REFUND_MAX_ATTEMPTS
+    )
+    for refund_pk in list(stalled.values_list("pk", flat=True)[:limit]):
+        execute_card_refund.delay(refund_pk)
+    return finished

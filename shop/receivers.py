@@ -2,6 +2,7 @@
 
 - payments.charge_settled → complete the checkout → orders.order_place_from_checkout ("accepted"),
   or "rejected" for a checkout that is canceled/expired/changed (payments then refunds in full).
+- payments.card_payment_settled (a card outcome learned by webhook or reconcile) → the same for cards.
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - orders.stock_return_requested → put the units back on sale.
@@ -21,7 +22,7 @@ from django.dispatch import receiver
 
 from fiscal.signals import document_changed
 from orders.signals import order_changed, refund_requested, stock_return_requested
-from payments.signals import charge_settled, refund_finished
+from payments.signals import card_payment_settled, charge_settled, refund_finished
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,13 @@ def on_charge_settled(
     return outcome
 
 
+@receiver(card_payment_settled, dispatch_uid="shop.card_payment_settled")
+def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
+    from shop.services import checkout_settle_card
+
+    return checkout_settle_card(reference=reference, payment_id=payment_id, status=status, amount=amount)
+
+
 @receiver(refund_requested, dispatch_uid="shop.refund_requested")
 def on_refund_requested(
     sender: Any, *, order_id: str, adjustment_id: str, payment_reference: str, amount: int, reason: str = "", **_: Any
@@ -59,8 +67,8 @@ def on_refund_requested(
     try:
         refund_request(reference=payment_reference, amount=amount, refund_id=adjustment_id, reason=reason)
     except PaymentInputError:
-        # Not refundable through Pix (e.g. a card order, or above what is left): the merchant sees a failed
-        # adjustment instead of a refund that silently never happens.
+        # Nothing payments can refund (no settled Pix or card payment, or above what is left): the merchant
+        # sees a failed adjustment instead of a refund that silently never happens.
         logger.warning("refund %s for %s refused by payments", adjustment_id, payment_reference, exc_info=True)
         from orders.services import adjustment_mark_refund_result
 

@@ -18,6 +18,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
         # a manual sale paid outside the shop (cash, transfer…): stock reserved, order placed paid
     checkout_settle_pix(*, reference: str, amount: int, txid: str, end_to_end_id: str) -> str
         # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
+    checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str
+        # called by shop.receivers on payments.card_payment_settled (card webhook, reconcile)
     variants_restock(*, items: list[tuple[str, int]]) -> None     # orders' stock_return_requested
 
     CheckoutNotFound is raised for unknown ids (BCP `not_found`).
@@ -87,6 +89,7 @@ from shop.checkout.settle import (
     checkout_paid_complete_due,
     checkout_pending_due,
     checkout_pix_lapse_due,
+    checkout_settle_card,
     checkout_settle_pix,
 )
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
@@ -106,6 +109,7 @@ __all__ = [
     "checkout_get",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
+    "checkout_settle_card",
     "checkout_settle_pix",
     "checkout_update",
     "variants_restock",

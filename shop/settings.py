@@ -291,6 +291,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire-checkouts": {"task": "shop.tasks.expire_checkouts", "schedule": timedelta(minutes=1)},
     "reconcile-pix-charges": {"task": "payments.tasks.reconcile_pix_charges", "schedule": timedelta(minutes=1)},
     "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
+    # Card payments left pending (timeout, lost webhook), card inbox rows and estornos left behind.
+    "reconcile-card-payments": {"task": "payments.tasks.reconcile_card_payments", "schedule": timedelta(minutes=1)},
     "reconcile-received-pix": {"task": "payments.tasks.reconcile_received_pix", "schedule": crontab(minute=41)},
     "purge-idempotency-records": {
         "task": "bcp_app.tasks.purge_idempotency_records",
@@ -370,7 +372,19 @@ PIX_WEBHOOK_MTLS_VALUE = env_str("PIX_WEBHOOK_MTLS_VALUE", "SUCCESS")
 PIX_SANDBOX_WEBHOOK_URL = env_str("PIX_SANDBOX_WEBHOOK_URL", "")
 PIX_SANDBOX_REFUND_AUTOSETTLE = env_bool("PIX_SANDBOX_REFUND_AUTOSETTLE", True)
 # Dotted path of the card gateway class; empty = sandbox gateway when BCP_PIX_SANDBOX, else none.
+# Pagar.me API v5: "payments.card.pagarme.PagarmeGateway" with the PAGARME_* settings below.
 PAYMENTS_CARD_GATEWAY = env_str("PAYMENTS_CARD_GATEWAY", "")
+PAGARME_BASE_URL = env_str("PAGARME_BASE_URL", "https://api.pagar.me/core/v5")
+PAGARME_SECRET_KEY = env_str("PAGARME_SECRET_KEY", "")  # sk_…: HTTP Basic user of every API call
+PAGARME_PUBLIC_KEY = env_str("PAGARME_PUBLIC_KEY", "")  # pk_…: the browser tokenizer's appId (not a secret)
+PAGARME_TIMEOUT_SECONDS = env_int("PAGARME_TIMEOUT_SECONDS", 15, minimum=1)
+PAGARME_STATEMENT_DESCRIPTOR = env_str("PAGARME_STATEMENT_DESCRIPTOR", "")
+# Basic credentials configured on the webhook in Pagar.me's dashboard; without them every delivery is refused.
+PAGARME_WEBHOOK_USER = env_str("PAGARME_WEBHOOK_USER", "")
+PAGARME_WEBHOOK_PASSWORD = env_str("PAGARME_WEBHOOK_PASSWORD", "")
+if "pagarme" in PAYMENTS_CARD_GATEWAY:
+    # The buyer's browser sends the card to Pagar.me's tokens API itself (static/shop/card_tokenizer.js).
+    SECURE_CSP["connect-src"] = [*SECURE_CSP["connect-src"], "https://api.pagar.me"]
 
 # --- BCP --------------------------------------------------------------------------------------------------
 BCP_ALLOW_ANONYMOUS = env_bool("BCP_ALLOW_ANONYMOUS", default=True)

@@ -7,13 +7,14 @@ drops the cached copy (`StoreSettings.save`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parseaddr
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 
+from payments.installments import InstallmentPolicy
 from shop.br_validation import phone_display, phone_normalize, tax_id_normalize
 from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
 
@@ -47,6 +48,8 @@ class Store:
     # row (or with them empty), the PIX_MERCHANT_* settings stay in force.
     pix_name: str
     pix_city: str
+    # Parcelamento no cartão (StoreSettings.card_*).
+    installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
 
 
 def cnpj_format(value: str) -> str:
@@ -93,7 +96,20 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         shipping_text=row.shipping_text,
         pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
         pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
+        installment_policy=_installment_policy(row),
     )
+
+
+def _installment_policy(row: StoreSettings) -> InstallmentPolicy:
+    try:
+        return InstallmentPolicy(
+            max_installments=row.card_max_installments,
+            interest_free=row.card_interest_free_installments,
+            monthly_rate_bp=row.card_monthly_interest_bp,
+            min_installment=row.card_min_installment,
+        )
+    except ValueError:  # a row saved around the admin's validators: no parcelamento rather than a 500
+        return InstallmentPolicy(max_installments=1, interest_free=1)
 
 
 def store_row() -> StoreSettings:

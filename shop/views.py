@@ -27,6 +27,7 @@ from shop.selectors import (
     product_search,
 )
 from shop.shipping import free_shipping_threshold, freight_quote, shipping_config_load
+from shop.templatetags.card_terms import installment_offer
 from shop.templatetags.money import format_brl
 
 DEFAULT_PER_PAGE = 24
@@ -266,6 +267,7 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "availability_label": str(AVAILABILITY_LABELS[v.availability]),
             "low_stock": v.is_low_stock,
             "stock": v.stock,
+            "installments": installment_offer(v.price),  # "ou 12x de R$ 583,25 sem juros" or ""
         }
         for v in variants
     ]

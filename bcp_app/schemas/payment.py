@@ -25,6 +25,11 @@ class InstrumentIn(RequestModel):
     credential: CredentialIn | None = Field(
         default=None, description="Credencial do handler (cartão); Pix não usa. Nunca devolvida."
     )
+    installments: Annotated[int, Field(ge=1, le=24)] | None = Field(
+        default=None,
+        description="Cartão: número de parcelas escolhido (1 = à vista), dentro de "
+        "`config.installments` do handler de cartão; acima das sem juros, os juros entram como total `fee`.",
+    )
 
 
 class PaymentIn(RequestModel):
@@ -60,6 +65,7 @@ class InstrumentOut(ResponseModel):
     type: str = Field(description="`pix` ou `card`.")
     selected: bool | None = Field(default=None, description="Se é o instrumento escolhido.")
     display: dict[str, Any] | None = Field(default=None, description="Informação de exibição (sem credenciais).")
+    installments: int | None = Field(default=None, description="Cartão: parcelas escolhidas (1 = à vista).")
     pix: PixCharge | None = Field(default=None, description="A cobrança Pix, quando emitida (PIX.md §2.3).")
 
 

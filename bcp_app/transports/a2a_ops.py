@@ -56,10 +56,14 @@ def writable_state(checkout: dict[str, Any]) -> dict[str, Any]:
     payment = checkout.get("payment")
     if isinstance(payment, dict) and payment.get("instruments"):
         state["payment"] = {"instruments": [
-            {key: instrument[key] for key in ("id", "handler_id", "type", "selected") if key in instrument}
+            {key: instrument[key] for key in INSTRUMENT_STATE if key in instrument}
             for instrument in payment["instruments"]
         ]}
     return state
+
+
+# What a full-replacement update must repeat of an instrument (a card's installments included).
+INSTRUMENT_STATE = ("id", "handler_id", "type", "selected", "installments")
 
 
 def _method_state(method: dict[str, Any]) -> dict[str, Any]:

@@ -106,8 +106,9 @@ def _create_refund(
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount},
     )
-    if order.payment_type == "pix" and order.payment_reference:
-        # The shop forwards this to payments (Pix devolução); the result comes back via adjustment_mark_refund_result.
+    if order.payment_type in ("pix", "card") and order.payment_reference:
+        # The shop forwards this to payments (Pix devolução, or the card estorno at the gateway); the result comes
+        # back via adjustment_mark_refund_result.
         # An outbox row in this transaction, not a signal after commit: a failure is retried by the sweep.
         outbox_add(
             kind=REFUND_REQUESTED,

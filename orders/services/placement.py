@@ -127,6 +127,7 @@ def _cut(value: str | None, length: int) -> str:
 def _create(checkout: PlacedCheckout) -> Order:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
+    split = checkout.installments > 1
     order = Order(
         number=checkout.order_number or _next_number(),
         checkout_id=checkout.checkout_id,
@@ -149,6 +150,9 @@ def _create(checkout: PlacedCheckout) -> Order:
         payment_reference=checkout.payment_reference or "",
         payment_txid=checkout.payment_txid or "",
         paid_amount=checkout.paid_amount,
+        installments=max(1, min(24, checkout.installments)),
+        installment_amount=checkout.installment_amount if split else 0,
+        first_installment=(checkout.first_installment or checkout.installment_amount) if split else 0,
     )
     refresh_payment_status(order)
     order.save()

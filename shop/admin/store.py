@@ -80,6 +80,19 @@ class StoreSettingsAdmin(admin.ModelAdmin):
             },
         ),
         (
+            _("Parcelamento no cartão"),
+            {
+                "fields": (
+                    ("card_max_installments", "card_interest_free_installments"),
+                    ("card_monthly_interest_bp", "card_min_installment"),
+                ),
+                "description": _(
+                    "Sem juros até o número indicado (o resto dos centavos vai na 1ª parcela); acima dele, "
+                    "juros compostos pela tabela Price, arredondados ao centavo."
+                ),
+            },
+        ),
+        (
             _("Políticas (vazio = texto padrão da loja)"),
             {
                 "fields": (

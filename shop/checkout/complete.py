@@ -85,18 +85,25 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
             logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
             charge = None
         return _finish_pix(checkout_id, charge)
+    from payments.card.gateway import CardCustomer
     from payments.services import card_payment_authorize
 
+    instrument = begun.payment_instrument or {}
+    buyer = " ".join(part for part in (begun.buyer_first_name, begun.buyer_last_name) if part)
     try:
         result = card_payment_authorize(
             reference=begun.public_id,
             amount=begun.total_amount,
             handler_id=chosen.handler_id,
             token=str((chosen.credential or {}).get("token", "")),
+            installments=int(instrument.get("installments") or 1),
+            customer=CardCustomer(name=buyer, email=begun.buyer_email, tax_id=begun.buyer_tax_id),
+            description=f"Pedido {begun.public_id}",
         )
     except Exception:
-        # Gateway down or an unexpected answer: give the stock back now. A retry sends the same reference as
-        # the gateway's idempotency key, so an authorization that did happen is not charged twice.
+        # An unexpected answer: give the stock back now. A gateway timeout is not this: it comes back as
+        # `pending` and the webhook or the reconcile sweep decides (the reference is the gateway's order
+        # code, so an authorization that did happen is found and never charged twice).
         logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
         result = None
     return _finish_card(checkout_id, result)
@@ -138,7 +145,11 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
-            payment=PaymentInput(instruments=(InstrumentInput(chosen.id, chosen.handler_id, chosen.type),)),
+            payment=PaymentInput(
+                instruments=(
+                    InstrumentInput(chosen.id, chosen.handler_id, chosen.type, installments=chosen.installments),
+                )
+            ),
             signals={**state.signals, **data.signals},
         )
         ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
@@ -221,10 +232,19 @@ def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
 
 
 def _finish_card(checkout_id: str, result) -> CheckoutResult:
-    """Step 3 (card): place the order, or give the stock back."""
+    """Step 3 (card): place the order, wait for a pending outcome, or give the stock back."""
     with transaction.atomic():
         checkout = _pending(checkout_id)
         if checkout is None:
+            return _refresh(checkout_id)
+        if result is not None and result.pending:
+            # The gateway did not answer in time: the stock stays reserved until the webhook or the
+            # reconcile sweep (payments.tasks.reconcile_card_payments) says paid or not.
+            waiting = CheckoutMessage(
+                type="info", code="card_payment_pending", content=result.message, path=INSTRUMENT_PATH
+            )
+            checkout.payment_txid = result.payment_id
+            save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
             return _refresh(checkout_id)
         if result is None or not result.approved:
             unreserve(checkout, lines_of(checkout))

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from shop.checkout.card_terms import card_terms
 from shop.checkout.fulfillment import evaluate_fulfillment
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
@@ -265,13 +266,22 @@ def evaluate(
         label = ful.selected_option.title
         totals.append({"type": "fulfillment", "amount": shipping_cost, "display_text": label})
     total = subtotal - coupon_eval.total + shipping_cost
-    totals.append({"type": "total", "amount": total})
 
     payment_instrument = None
+    chosen = None
     if data.payment is not None and data.payment.instruments:
         instruments = data.payment.instruments
         chosen = next((i for i in instruments if i.selected), instruments[0])
         payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
+    # Card installments above the interest-free ones add a fee line, so the card charge is the total.
+    terms = card_terms(chosen, total)
+    if terms.fee is not None:
+        totals.append(terms.fee)
+    total += terms.interest
+    messages.extend(terms.messages)
+    if terms.instrument_fields and payment_instrument is not None:
+        payment_instrument.update(terms.instrument_fields)
+    totals.append({"type": "total", "amount": total})
     context = None
     if data.context is not None:
         context = {k: v for k, v in vars(data.context).items() if v}

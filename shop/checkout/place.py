@@ -52,6 +52,19 @@ def _selected_option(checkout: Checkout) -> dict[str, object]:
     return {}
 
 
+def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
+    """The card plan the buyer chose (shop/checkout/card_terms.py), as the order keeps it."""
+    instrument = checkout.payment_instrument or {}
+    if payment_type != "card" or instrument.get("type") != "card":
+        return {}
+    count = int(instrument.get("installments") or 1)
+    return {
+        "installments": count,
+        "installment_amount": int(instrument.get("installment_amount") or checkout.total_amount // count),
+        "first_installment": int(instrument.get("first_installment") or 0),
+    }
+
+
 def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> None:
     """Create the order from the checkout as it is now and mark the checkout completed (same transaction)."""
     from orders.services import order_place_from_checkout
@@ -92,6 +105,7 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
         payment_txid=checkout.payment_txid,
         paid_amount=paid_amount,
         order_number=checkout.order_number,  # the number the Pix charge already told the payer
+        **_installments(checkout, payment_type),
     )
     order = order_place_from_checkout(checkout=placed)
     # NF-e job row in this same transaction (outbox rule); a replayed placement finds the document.
@@ -101,9 +115,8 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
     checkout.order_id = order.public_id
     checkout.order_permalink_url = order.permalink_url
     checkout.completed_at = timezone.now()
-    checkout.messages = [
-        m for m in checkout.messages if m.get("code") not in ("pix_awaiting_payment", "pix_payment_received")
-    ]
+    waiting = ("pix_awaiting_payment", "pix_payment_received", "card_payment_pending")
+    checkout.messages = [m for m in checkout.messages if m.get("code") not in waiting]
     previous = checkout.status
     checkout.status = STATUS_COMPLETED
     checkout.save()

@@ -167,7 +167,16 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
     snapshot = checkout.fulfillment_snapshot or {}
     instrument = checkout.payment_instrument
     instruments = (
-        (InstrumentView(id=instrument["id"], handler_id=instrument["handler_id"], type=instrument["type"]),)
+        (
+            InstrumentView(
+                id=instrument["id"],
+                handler_id=instrument["handler_id"],
+                type=instrument["type"],
+                installments=int(instrument.get("installments") or 1),
+                installment_amount=int(instrument.get("installment_amount") or 0),
+                first_installment=int(instrument.get("first_installment") or 0),
+            ),
+        )
         if instrument
         else ()
     )

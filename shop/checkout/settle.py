@@ -4,9 +4,11 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 
 - `complete_in_progress`, stock reserved, no payment attached yet (the worker died during the PSP or
   gateway call of checkout_complete, step 2) → `checkout_pending_due`, once `PAYMENT_PENDING_GRACE` has
-  passed since step 1: a card approved at the gateway (its `CardPayment`) places the order; anything
-  else gives the stock and coupon uses back (`incomplete` + `payment_failed` / `pix_psp_unavailable`)
-  and revokes a Pix charge issued meanwhile.
+  passed since step 1: a card checkout is asked at the gateway by order code (paid → the order; not
+  paid → stock back; unreachable → later); a Pix one gives the stock and coupon uses back
+  (`incomplete` + `pix_psp_unavailable`) and revokes a Pix charge issued meanwhile.
+- `complete_in_progress` with a card payment pending (gateway timeout) → the card webhook or
+  `payments.tasks.reconcile_card_payments` → `checkout_settle_card` (order, or stock back).
 - `complete_in_progress` with a Pix charge attached, unpaid past its expiry → `checkout_pix_lapse_due`
   → `incomplete` + `pix_charge_expired`, stock released.
 - Any non-terminal checkout past `expires_at` → `checkout_expire_due` cancels it, releasing what it holds.
@@ -193,37 +195,67 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
 
 
 @in_checkout_language
+def checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str:
+    """A card outcome learned late (webhook, reconcile; inside payments' transaction): "accepted" or "rejected".
+
+    An approval places the order of a checkout still waiting for it; a decline gives its stock back. An
+    approval nobody waits for any more (the checkout expired or was canceled meanwhile) is "rejected", and
+    payments refunds it in full.
+    """
+    try:
+        checkout = lock(reference)
+    except CheckoutNotFound:
+        return "rejected"
+    speak(checkout.language)
+    waiting = checkout.status == STATUS_IN_PROGRESS and checkout.payment_txid in ("", payment_id)
+    card = (checkout.payment_instrument or {}).get("type") == "card"
+    if status != "approved":
+        if waiting and card:
+            unreserve(checkout, lines_of(checkout))
+            checkout.messages = [m for m in checkout.messages if m.get("code") != "card_payment_pending"]
+            down = err("payment_failed", _("Pagamento recusado."), INSTRUMENT_PATH)
+            save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
+        return "accepted"
+    if checkout.status == STATUS_COMPLETED:
+        return "accepted" if checkout.payment_txid == payment_id else "rejected"
+    if not (waiting and card and checkout.stock_reserved) or amount != checkout.total_amount:
+        return "rejected"
+    checkout.payment_txid = payment_id
+    place_order(checkout, payment_type="card", paid_amount=amount)
+    return "accepted"
+
+
+@in_checkout_language
 def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> int:
-    """Finish completes whose worker died during the payment call (step 2 of checkout_complete)."""
-    from payments.selectors import card_payment_for_reference
-    from payments.services import pix_charge_revoke_for_reference
+    """Finish completes whose worker died during the payment call (step 2 of checkout_complete).
+
+    A card checkout is asked at the gateway first (by order code, outside any transaction): paid →
+    the order is placed (through `checkout_settle_card`); not paid → the stock is released; the gateway
+    unreachable → looked at again on the next run. Nothing is released on a guess.
+    """
+    from payments.services import card_payment_reconcile, pix_charge_revoke_for_reference
 
     now = now or timezone.now()
     finished = 0
     candidates = list(
         Checkout.objects.filter(status=STATUS_IN_PROGRESS, payment_txid="", updated_at__lte=now - PAYMENT_PENDING_GRACE)
         .order_by("updated_at")
-        .values_list("public_id", flat=True)[:limit]
+        .values("public_id", "payment_instrument")[:limit]
     )
-    for public_id in candidates:
+    for row in candidates:
+        public_id = row["public_id"]
+        if not is_pix(row["payment_instrument"]):
+            answer = card_payment_reconcile(reference=public_id)  # records and announces; the receiver acts
+            finished += int(answer is not None)
+            continue
         with transaction.atomic():
             checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
             if checkout is None or checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid:
                 continue
             speak(checkout.language)
-            card = card_payment_for_reference(public_id)
-            pix = is_pix(checkout.payment_instrument)
-            if not pix and card is not None and card.status == "approved" and card.amount == checkout.total_amount:
-                checkout.payment_txid = card.payment_id
-                place_order(checkout, payment_type="card", paid_amount=card.amount)
-            else:
-                unreserve(checkout, lines_of(checkout))
-                if pix:
-                    pix_charge_revoke_for_reference(reference=public_id)
-                    text = _("Pix indisponível no momento; tente novamente.")
-                    down = err("pix_psp_unavailable", text, INSTRUMENT_PATH)
-                else:
-                    down = err("payment_failed", _("Pagamento recusado."), INSTRUMENT_PATH)
-                save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
+            unreserve(checkout, lines_of(checkout))
+            pix_charge_revoke_for_reference(reference=public_id)
+            down = err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
+            save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
             finished += 1
     return finished

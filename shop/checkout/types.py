@@ -145,6 +145,7 @@ class InstrumentInput:
     type: str  # "pix" | "card"
     selected: bool = True
     credential: dict[str, str] | None = None  # e.g. {"type": "PAYMENT_GATEWAY", "token": "success_token"}
+    installments: int = 1  # card only: the parcelamento chosen (shop/checkout/card_terms.py)
 
 
 @dataclass(frozen=True)
@@ -350,6 +351,9 @@ class InstrumentView:
     handler_id: str
     type: str
     selected: bool = True
+    installments: int = 1  # card: the chosen plan (shop/checkout/card_terms.py)
+    installment_amount: int = 0
+    first_installment: int = 0
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
+    cart_clear,
     cart_coupons,
     cart_lines,
     cart_set,
@@ -30,6 +31,7 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
+from shop.checkout.card_page import card_context, card_instrument, in_progress_redirect, with_token
 from shop.checkout.core import input_from_checkout
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.selectors import checkout_view
@@ -190,7 +192,7 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
     existing_id = request.session.get(CHECKOUT_KEY)
     checkout = Checkout.objects.filter(public_id=existing_id).prefetch_related("lines").first() if existing_id else None
     if checkout is not None and checkout.status == STATUS_IN_PROGRESS:
-        return redirect("checkout:pix", checkout_id=checkout.public_id)
+        return in_progress_redirect(checkout)
     if checkout is not None and checkout.status not in TERMINAL_STATUSES:
         state = input_from_checkout(checkout, list(checkout.lines.all()))
         data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
@@ -242,6 +244,7 @@ def _render_checkout(
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
+            "card": card_context(view),
         },
         status=status,
     )
@@ -262,7 +265,7 @@ def _get_or_404(checkout_id: str) -> Checkout:
 
 def _done_redirect(checkout: Checkout) -> HttpResponse | None:
     if checkout.status == STATUS_IN_PROGRESS:
-        return redirect("checkout:pix", checkout_id=checkout.public_id)
+        return in_progress_redirect(checkout)
     if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
         return redirect(_local(checkout.order_permalink_url))
     return None
@@ -299,7 +302,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             pickup_option = method["groups"][0]["options"][0]["id"]
     state = input_from_checkout(checkout, lines)
     action = request.POST.get("action", "")
-    paying = action == "pay"
+    paying = action in ("pay", "pay_card")
+    instrument = card_instrument(request.POST) if action == "pay_card" else _pix_instrument()
     # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
     form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
     if checkout.session_key and checkout.session_key == request.session.session_key:
@@ -313,7 +317,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
                 pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
             ),
             discount_codes=form.discount_codes(),
-            payment=PaymentInput(instruments=(_pix_instrument(),)) if paying else state.payment,
+            payment=PaymentInput(instruments=(instrument,)) if paying else state.payment,
         )
         return checkout_update(checkout_id=checkout_id, data=data, language=_language(request))
 
@@ -323,11 +327,17 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         result = update(with_option=False)
     _sync_cart(request, result.checkout)
     if paying and result.checkout.status == STATUS_READY:
-        result = checkout_complete(
-            checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput(instruments=(_pix_instrument(),)))
-        )
-        if result.checkout.status == STATUS_IN_PROGRESS:
-            return redirect("checkout:pix", checkout_id=checkout_id)
+        # A card completes with the token the browser made (card_page.py); Pix with its instrument.
+        paying_with = with_token(instrument, request.POST) if action == "pay_card" else instrument
+        if paying_with is None:
+            missing = CheckoutMessage(type="error", code="payment_failed", content=_("Informe os dados do cartão."))
+            return _render_checkout(request, result.checkout, form, [missing], status=200)
+        result = checkout_complete(checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput((paying_with,))))
+        if result.checkout.status == STATUS_COMPLETED and checkout.session_key == request.session.session_key:
+            cart_clear(request.session)  # paid by card at once: the order page comes next
+        done = _done_redirect(result.checkout)
+        if done is not None:
+            return done
     if len(result.messages) == len(result.checkout.messages):
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
         form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.core.validators import MaxValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
@@ -115,6 +115,27 @@ class StoreSettings(models.Model):
         blank=True,  # empty = homologação
         choices=[("homologacao", _("homologação (testes, sem valor fiscal)")), ("producao", _("produção"))],
         default="homologacao",
+    )
+    # Parcelamento no cartão (payments/installments.py has the arithmetic and its rounding rules).
+    card_max_installments = models.PositiveSmallIntegerField(
+        _("parcelas no cartão (máximo)"),
+        default=12,
+        validators=[MinValueValidator(1), MaxValueValidator(24, _("No máximo 24 parcelas."))],
+    )
+    card_interest_free_installments = models.PositiveSmallIntegerField(
+        _("parcelas sem juros (até)"),
+        default=12,
+        validators=[MinValueValidator(1), MaxValueValidator(24, _("No máximo 24 parcelas."))],
+        help_text=_("Acima deste número cada parcela tem juros (tabela Price) à taxa mensal abaixo."),
+    )
+    card_monthly_interest_bp = models.PositiveIntegerField(
+        _("juros ao mês (centésimos de %)"),
+        default=199,
+        validators=[MaxValueValidator(1000, _("No máximo 10 % ao mês."))],
+        help_text=_("199 = 1,99 % ao mês."),
+    )
+    card_min_installment = models.PositiveIntegerField(
+        _("parcela mínima (centavos)"), default=500, help_text=_("500 = R$ 5,00.")
     )
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 

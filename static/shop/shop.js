@@ -43,6 +43,11 @@
     var compare = q("compare-at");
     compare.textContent = variant.compare_at;
     compare.hidden = !variant.compare_at;
+    var installments = q("installments");  // card parcelamento line (templates/shop/partials/card_installments_line.html)
+    if (installments) {
+      installments.textContent = variant.installments || "";
+      installments.hidden = !variant.installments;
+    }
     availability.textContent = variant.availability_label;
     availability.className = "availability availability-" + variant.availability.toLowerCase();
     q("low-stock").hidden = !variant.low_stock;

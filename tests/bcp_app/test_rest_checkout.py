@@ -257,5 +257,5 @@ def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers:
     assert b"tok_segredo_123" not in response.content
     instrument = response.json()["payment"]["instruments"][0]
     assert instrument == {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-                          "display": {"description": "Cartão"}}
+                          "installments": 1, "display": {"description": "Cartão à vista"}}
     assert "tok_segredo_123" not in str(Checkout.objects.values().get())

@@ -145,7 +145,8 @@ def test_refund_result_replay_and_conflict(place_order):
     assert error.value.field == "adjustment_id"
 
 
-def test_card_orders_do_not_request_a_pix_refund(place_order, django_capture_on_commit_callbacks):
+def test_card_orders_request_their_refund_through_the_outbox_too(place_order, django_capture_on_commit_callbacks):
+    # card refunds go to payments like Pix ones (an estorno at the gateway), no longer recorded by staff
     order = place_order(payment_type="card")
     psp = FakePSP(None)
     _connect(psp)
@@ -154,7 +155,7 @@ def test_card_orders_do_not_request_a_pix_refund(place_order, django_capture_on_
             adjustment = order_refund(order_id=order.public_id, amount=500, reason="Ajuste")
     finally:
         refund_requested.disconnect(psp)
-    assert psp.calls == []
+    assert [(c["adjustment_id"], c["amount"]) for c in psp.calls] == [(adjustment.public_id, 500)]
     assert adjustment.status == "pending"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from payments.signals import charge_settled, refund_finished
+from payments.signals import card_payment_settled, charge_settled, refund_finished
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +25,7 @@ def _sandbox(settings: Any) -> None:
 @pytest.fixture(autouse=True)
 def _isolated_signals() -> Iterator[None]:
     """Payments is a leaf: its tests listen with their own receivers only (the shop's are set aside)."""
-    saved = {signal: signal.receivers[:] for signal in (charge_settled, refund_finished)}
+    saved = {signal: signal.receivers[:] for signal in (charge_settled, refund_finished, card_payment_settled)}
     for signal in saved:
         signal.receivers = []
         signal.sender_receivers_cache.clear()
@@ -70,3 +70,12 @@ def refunds_finished() -> Iterator[list[dict[str, Any]]]:
     refund_finished.connect(receiver, weak=False, dispatch_uid="test-refund-finished")
     yield calls
     refund_finished.disconnect(dispatch_uid="test-refund-finished")
+
+
+@pytest.fixture
+def card_settled() -> Iterator[Receiver]:
+    """A test receiver of `card_payment_settled` (late card outcomes: webhook, reconcile)."""
+    receiver = Receiver()
+    card_payment_settled.connect(receiver, weak=False, dispatch_uid="test-card-settled")
+    yield receiver
+    card_payment_settled.disconnect(dispatch_uid="test-card-settled")

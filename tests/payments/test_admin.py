@@ -9,12 +9,21 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from payments.models import CardPayment, PaymentEvent, PixCharge, PixPayment, PixRefund, PixWebhookEvent
+from payments.models import (
+    CardPayment,
+    CardRefund,
+    CardWebhookEvent,
+    PaymentEvent,
+    PixCharge,
+    PixPayment,
+    PixRefund,
+    PixWebhookEvent,
+)
 from payments.services import card_payment_authorize, pix_charge_ensure
 from tests.payments.helpers import body, e2eid, item, post_signed
 
 pytestmark = pytest.mark.django_db
-MODELS = [PixCharge, PixPayment, PixWebhookEvent, PixRefund, CardPayment, PaymentEvent]
+MODELS = [PixCharge, PixPayment, PixWebhookEvent, PixRefund, CardPayment, CardRefund, CardWebhookEvent, PaymentEvent]
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -23,6 +32,12 @@ def test_changelist_and_detail_render_read_only(admin_client: Client, client: Cl
     charge = pix_charge_ensure(reference="checkout_admin", amount=1000)
     card_payment_authorize(reference="checkout_card", amount=500, handler_id="gpay", token="success_token")
     post_signed(client, body(item(e2e=e2eid(), txid=charge.txid, valor="10.00")))
+    if model is CardRefund:
+        from payments.card.refunds import card_refund_request
+
+        card_refund_request(reference="checkout_card", amount=100, refund_id="adj_admin", reason="Brinde")
+    if model is CardWebhookEvent:
+        CardWebhookEvent.objects.create(event_id="hook_admin", type="charge.paid", payload={}, body_sha256="0" * 64)
     if model in (PixPayment, PixRefund):
         from django.utils import timezone
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from payments.card import CardPaymentResult
+from payments.card.service import CardPaymentResult
 from payments.exceptions import PaymentInputError
 from payments.models import CardPayment, PaymentEvent, PixCharge, PixRefund, SandboxCob
 from payments.psp.base import PSPPayment
@@ -120,7 +120,7 @@ def test_success_token_is_approved() -> None:
     result = card_payment_authorize(reference="checkout_c", amount=5000, handler_id="gpay", token="success_token")
 
     payment = CardPayment.objects.get()
-    assert result == CardPaymentResult(True, "", "Pagamento aprovado (sandbox)", payment.payment_id)
+    assert result == CardPaymentResult(True, "", "Pagamento aprovado", payment.payment_id)
     assert payment.payment_id.startswith("cardpay_")
     assert (payment.status, payment.amount, payment.handler_id) == ("approved", 5000, "gpay")
     assert payment.token_fingerprint == hashlib.sha256(b"success_token").hexdigest()
@@ -133,7 +133,7 @@ def test_fail_token_is_declined_with_payment_failed() -> None:
     assert (result.approved, result.code, result.message) == (
         False,
         "payment_failed",
-        "Cartão recusado pelo emissor (sandbox)",
+        "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix.",
     )
     assert CardPayment.objects.get().status == "declined"
 

@@ -40,7 +40,7 @@ CARD = InstrumentInput(
 def bacen(settings: Any) -> Iterator[FakeBacenServer]:
     server = FakeBacenServer().start()
     settings.BCP_PIX_SANDBOX = False
-    settings.PAYMENTS_CARD_GATEWAY = "payments.card.SandboxCardGateway"
+    settings.PAYMENTS_CARD_GATEWAY = "payments.card.sandbox.SandboxCardGateway"
     settings.PIX_PSP_BASE_URL = server.base_url
     settings.PIX_PSP_TOKEN_URL = server.base_url + "/oauth/token"
     settings.PIX_PSP_CLIENT_ID = CLIENT_ID

@@ -50,7 +50,7 @@ def test_refund_payments_cannot_make_marks_the_adjustment_failed(django_capture_
     from shop.checkout.types import CompleteInput
     from shop.services import checkout_complete
 
-    # given an order paid by card (orders sends no refund_requested for it by itself)
+    # given an order paid by card
     make_variant(price=4290, stock=10)
     make_shipping()
     checkout = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout
@@ -58,13 +58,13 @@ def test_refund_payments_cannot_make_marks_the_adjustment_failed(django_capture_
     checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(card,))))
     order = Order.objects.get(checkout_id=checkout.public_id)
     adjustment = order_refund(order_id=order.public_id, amount=500, reason="Brinde")
-    # when a refund for it reaches the shop, payments has no settled Pix to return
+    # when a refund above what the card payment still has reaches the shop (a second, forged request)
     refund_requested.send(
         sender=Order,
         order_id=order.public_id,
         adjustment_id=adjustment.public_id,
         payment_reference=checkout.public_id,
-        amount=500,
+        amount=order.paid_amount + 1,
         reason="Brinde",
     )
     # then the adjustment is marked failed instead of staying pending forever

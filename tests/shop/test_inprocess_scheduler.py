@@ -20,6 +20,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
     assert sorted(scheduler.entries) == [
         "expire-checkouts",
         "expire-pix-charges",
+        "reconcile-card-payments",
         "reconcile-pix-charges",
         "remind-abandoned-checkouts",
         "retry-order-webhooks",

@@ -38,6 +38,10 @@ FORM = {
     "dpo_email": "dpo@caju.com.br",
     "returns_text": "Troca em 30 dias.\n\nDevolução grátis.",
     "shipping_text": "",
+    "card_max_installments": "12",
+    "card_interest_free_installments": "10",
+    "card_monthly_interest_bp": "199",
+    "card_min_installment": "500",
 }
 
 

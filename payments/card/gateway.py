@@ -1,0 +1,127 @@
+"""The card gateway boundary: value objects, errors, and the protocol every gateway speaks.
+
+The shape is Pagar.me API v5's orders/charges (`payments/card/pagarme.py`); the sandbox gateway
+(`payments/card/sandbox.py`) answers the same objects in-process. Only tokens ever cross it: the card
+number is typed into the gateway's JS in the buyer's browser, never into a form of ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# Pagar.me v5 charge statuses: the charge is money moved (`paid`) or not; `pending` + a transaction
+# `authorized_pending_capture` is an authorization waiting for its capture.
+PAID = "paid"
+PENDING = "pending"
+FAILED = "failed"
+CANCELED = "canceled"
+AUTHORIZED = "authorized_pending_capture"
+NOT_PAID = frozenset({FAILED, CANCELED})
+
+
+class GatewayError(Exception):
+    """Base of every card gateway failure."""
+
+
+class GatewayUnavailable(GatewayError):
+    """Timeout, connection failure, 5xx/429 after retries, or an unusable answer: the outcome is unknown."""
+
+
+class GatewayRejected(GatewayError):
+    """4xx: the gateway refused the request itself (nothing was charged by it)."""
+
+    def __init__(self, status_code: int, detail: str) -> None:
+        self.status_code = status_code
+        super().__init__(f"{status_code}: {detail}"[:300])
+
+
+class GatewayNotFound(GatewayError):
+    """404: no such charge/order at the gateway."""
+
+
+@dataclass(frozen=True)
+class CardCustomer:
+    name: str
+    email: str
+    tax_id: str = ""  # CPF/CNPJ digits
+
+
+@dataclass(frozen=True)
+class GatewayCharge:
+    """One charge as the gateway reports it (Pagar.me `charge` with its `last_transaction`)."""
+
+    charge_id: str
+    order_id: str
+    code: str  # our reference (the order code we sent)
+    status: str  # pending | paid | failed | canceled | processing
+    amount: int
+    paid_amount: int = 0
+    canceled_amount: int = 0  # refunded so far
+    installments: int = 1
+    transaction_status: str = ""  # authorized_pending_capture | captured | not_authorized | refunded | …
+    return_code: str = ""  # acquirer return code (ABECS) of a decline
+    return_message: str = ""
+    card_brand: str = ""
+    card_last_digits: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def paid(self) -> bool:
+        return self.status == PAID
+
+    @property
+    def authorized(self) -> bool:
+        return self.status == PENDING and self.transaction_status == AUTHORIZED
+
+
+class CardGateway(Protocol):
+    name: str
+
+    def create_order(
+        self,
+        *,
+        reference: str,
+        amount: int,
+        installments: int,
+        token: str,
+        idempotency_key: str,
+        customer: CardCustomer | None,
+        description: str,
+    ) -> GatewayCharge:
+        """`POST /orders` with one credit card payment, `capture: false` (authorize only)."""
+        ...
+
+    def capture(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge: ...
+
+    def refund(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
+        """`DELETE /charges/{id}` with `amount`: full or partial estorno."""
+        ...
+
+    def get_charge(self, charge_id: str) -> GatewayCharge: ...
+
+    def find_charges(self, *, reference: str) -> list[GatewayCharge]:
+        """Every charge of the orders whose `code` is `reference` (`GET /orders?code=`), newest first."""
+        ...
+
+
+# The acquirer's return code (ABECS list, as Pagar.me passes it on) → what the buyer reads. The code
+# stays on the payment row for staff; the buyer gets a next step, never a bank's jargon.
+_DECLINE_MESSAGES = {
+    "51": "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix.",
+    "54": "Cartão vencido. Confira a validade ou use outro cartão.",
+    "14": "Número do cartão inválido. Confira os dados digitados.",
+    "82": "Código de segurança (CVV) inválido. Confira o verso do cartão.",
+    "N7": "Código de segurança (CVV) inválido. Confira o verso do cartão.",
+    "57": "Este cartão não permite este tipo de compra. Use outro cartão.",
+    "59": "Pagamento recusado por segurança. Fale com o banco emissor ou use outro cartão.",
+    "62": "Cartão bloqueado. Fale com o banco emissor ou use outro cartão.",
+    "78": "Cartão ainda não desbloqueado. Desbloqueie-o no app do banco ou use outro cartão.",
+    "1": "Pagamento não autorizado: ligue para o banco emissor para liberar a compra.",
+    "01": "Pagamento não autorizado: ligue para o banco emissor para liberar a compra.",
+}
+DEFAULT_DECLINE = "Pagamento não autorizado pelo banco emissor. Use outro cartão ou pague com Pix."
+
+
+def decline_message(return_code: str) -> str:
+    return _DECLINE_MESSAGES.get((return_code or "").strip().upper(), DEFAULT_DECLINE)

@@ -1,0 +1,200 @@
+"""`PagarmeGateway`: Pagar.me API v5 (orders/charges) over httpx.
+
+`POST /orders` (credit card, `card_token`, `installments`, `capture: false`), `POST /charges/{id}/capture`,
+`DELETE /charges/{id}` with `amount` (full or partial estorno), `GET /charges/{id}`, `GET /orders?code=`.
+HTTP Basic auth with the secret key as user and an empty password. Every POST/DELETE carries our
+`Idempotency-Key`, so a retry after a timeout is answered with the first result instead of charging or
+refunding again; that is why timeouts and 5xx are retried here (never inside a database transaction:
+the callers run between short transactions).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from django.conf import settings
+
+from payments.card.gateway import (
+    CardCustomer,
+    GatewayCharge,
+    GatewayNotFound,
+    GatewayRejected,
+    GatewayUnavailable,
+)
+
+logger = logging.getLogger(__name__)
+_RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+def charge_from_pagarme(body: dict[str, Any], *, order: dict[str, Any] | None = None) -> GatewayCharge:
+    """A v5 `charge` object (standalone, inside an order, or a webhook's `data`) as our value object."""
+    if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+        raise GatewayUnavailable("charge without id")
+    transaction = body.get("last_transaction") or {}
+    card = transaction.get("card") or {}
+    order = order or body.get("order") or {}
+    try:
+        return GatewayCharge(
+            charge_id=body["id"],
+            order_id=str(order.get("id") or body.get("order_id") or ""),
+            code=str(order.get("code") or body.get("code") or ""),
+            status=str(body.get("status") or ""),
+            amount=int(body.get("amount") or 0),
+            paid_amount=int(body.get("paid_amount") or 0),
+            canceled_amount=int(body.get("canceled_amount") or 0),
+            installments=int(transaction.get("installments") or 1),
+            transaction_status=str(transaction.get("status") or ""),
+            return_code=str(transaction.get("acquirer_return_code") or ""),
+            return_message=str(transaction.get("acquirer_message") or "")[:200],
+            card_brand=str(card.get("brand") or "")[:20],
+            card_last_digits=str(card.get("last_four_digits") or "")[:4],
+            raw=body,
+        )
+    except (TypeError, ValueError) as exc:
+        raise GatewayUnavailable(f"unusable charge object: {exc}") from exc
+
+
+def order_request_body(
+    *, reference: str, amount: int, installments: int, token: str, customer: CardCustomer | None, description: str
+) -> dict[str, Any]:
+    credit_card: dict[str, Any] = {"card_token": token, "installments": installments, "capture": False}
+    descriptor = str(getattr(settings, "PAGARME_STATEMENT_DESCRIPTOR", ""))[:13]
+    if descriptor:
+        credit_card["statement_descriptor"] = descriptor  # what the buyer's card bill shows
+    body: dict[str, Any] = {
+        "code": reference,
+        "items": [{"amount": amount, "description": description[:256] or reference, "quantity": 1, "code": reference}],
+        "payments": [{"payment_method": "credit_card", "amount": amount, "credit_card": credit_card}],
+        "closed": True,
+    }
+    if customer is not None:
+        document = "".join(ch for ch in customer.tax_id if ch.isalnum())
+        body["customer"] = {
+            "name": customer.name[:64] or "Comprador",
+            "email": customer.email[:64],
+            "type": "company" if len(document) == 14 else "individual",
+            **({"document": document, "document_type": "CNPJ" if len(document) == 14 else "CPF"} if document else {}),
+        }
+    return body
+
+
+class PagarmeGateway:
+    name = "pagarme"
+
+    def __init__(
+        self,
+        *,
+        secret_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = None,
+        retries: int = 3,
+        backoff: float | None = None,
+    ) -> None:
+        self.secret_key = secret_key if secret_key is not None else settings.PAGARME_SECRET_KEY
+        self.base_url = (base_url or settings.PAGARME_BASE_URL).rstrip("/")
+        if not self.secret_key:
+            raise GatewayUnavailable("PagarmeGateway needs PAGARME_SECRET_KEY")
+        self.retries = max(1, retries)
+        self.backoff = backoff if backoff is not None else float(getattr(settings, "PAGARME_BACKOFF_SECONDS", 0.5))
+        seconds = timeout if timeout is not None else float(settings.PAGARME_TIMEOUT_SECONDS)
+        self._client = httpx.Client(timeout=httpx.Timeout(seconds, connect=min(5.0, seconds)), follow_redirects=False)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- HTTP -----------------------------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, *, json: Any = None, idempotency_key: str = "") -> Any:
+        headers = {"Accept": "application/json"}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        url = f"{self.base_url}{path}"
+        last = ""
+        for attempt in range(self.retries):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self._client.request(method, url, json=json, headers=headers, auth=(self.secret_key, ""))
+            except httpx.HTTPError as exc:
+                # Without an idempotency key a POST is not repeated blindly (GETs are harmless).
+                last = f"{method} {path}: {exc.__class__.__name__}"
+                if method != "GET" and not idempotency_key:
+                    break
+                continue
+            if response.status_code in _RETRY_STATUSES:
+                last = f"{method} {path} answered {response.status_code}"
+                continue
+            if response.status_code == 404:
+                raise GatewayNotFound(f"{method} {path}")
+            if response.status_code >= 400:
+                raise GatewayRejected(response.status_code, response.text[:300])
+            try:
+                return response.json()
+            except ValueError as exc:
+                raise GatewayUnavailable(f"{method} {path}: answer is not JSON") from exc
+        logger.warning("Pagar.me unavailable: %s", last)
+        raise GatewayUnavailable(last or "unreachable")
+
+    @staticmethod
+    def _first_charge(order: Any) -> GatewayCharge:
+        if not isinstance(order, dict):
+            raise GatewayUnavailable("order answer is not an object")
+        charges = order.get("charges") or []
+        if not charges:
+            raise GatewayUnavailable("order answered without charges")
+        return charge_from_pagarme(charges[0], order=order)
+
+    # --- the CardGateway protocol -----------------------------------------------------------------------------
+
+    def create_order(
+        self,
+        *,
+        reference: str,
+        amount: int,
+        installments: int,
+        token: str,
+        idempotency_key: str,
+        customer: CardCustomer | None,
+        description: str,
+    ) -> GatewayCharge:
+        body = order_request_body(
+            reference=reference,
+            amount=amount,
+            installments=installments,
+            token=token,
+            customer=customer,
+            description=description,
+        )
+        return self._first_charge(self._request("POST", "/orders", json=body, idempotency_key=idempotency_key))
+
+    def capture(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
+        path = f"/charges/{quote(charge_id, safe='')}/capture"
+        return charge_from_pagarme(
+            self._request("POST", path, json={"amount": amount}, idempotency_key=idempotency_key)
+        )
+
+    def refund(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
+        path = f"/charges/{quote(charge_id, safe='')}"
+        return charge_from_pagarme(
+            self._request("DELETE", path, json={"amount": amount}, idempotency_key=idempotency_key)
+        )
+
+    def get_charge(self, charge_id: str) -> GatewayCharge:
+        return charge_from_pagarme(self._request("GET", f"/charges/{quote(charge_id, safe='')}"))
+
+    def find_charges(self, *, reference: str) -> list[GatewayCharge]:
+        body = self._request("GET", f"/orders?code={quote(reference, safe='')}")
+        orders = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(orders, list):
+            raise GatewayUnavailable("GET /orders answered without data[]")
+        found = [
+            charge_from_pagarme(charge, order=order)
+            for order in orders
+            if isinstance(order, dict) and order.get("code") == reference
+            for charge in order.get("charges") or []
+        ]
+        return found

@@ -1,0 +1,138 @@
+"""The sandbox card gateway: a development and test stand-in answering Pagar.me v5's objects in-process.
+
+Its charges are rows (`SandboxCardCharge`), so authorize → capture → refund → lookup by order code
+behave as at the gateway, across processes. Tokens:
+
+- `success_token` approves, `fail_token` is declined with return code 51 (the BCP test tokens);
+- `tok_sbx_<outcome>_<last4>_<random>` come from the sandbox tokenizer in the buyer's browser
+  (`static/shop/card_tokenizer.js`): outcome `ok` approves, a two-character ABECS code (`51`, `54`,
+  `82`, `05`) is declined with it. The card number itself never leaves the browser.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from payments.card.gateway import (
+    AUTHORIZED,
+    CANCELED,
+    FAILED,
+    PAID,
+    PENDING,
+    CardCustomer,
+    GatewayCharge,
+    GatewayNotFound,
+    GatewayRejected,
+)
+from payments.card.models import SandboxCardCharge
+
+_BROWSER_TOKEN = re.compile(r"^tok_sbx_(?P<outcome>ok|[0-9A-Z]{2})_(?P<last4>\d{4})_[0-9a-f]{8,32}$")
+UNKNOWN_TOKEN_CODE = "14"  # noqa: S105 - ABECS "invalid card", not a secret
+
+
+def _outcome(token: str) -> tuple[str, str]:
+    """(return code, last four digits): code "00" approves."""
+    if token == "success_token":  # noqa: S105 - public test token
+        return "00", "1111"
+    if token == "fail_token":  # noqa: S105 - public test token
+        return "51", "0002"
+    match = _BROWSER_TOKEN.match(token)
+    if match is None:
+        return UNKNOWN_TOKEN_CODE, ""
+    return ("00" if match["outcome"] == "ok" else match["outcome"]), match["last4"]
+
+
+def _charge(row: SandboxCardCharge) -> GatewayCharge:
+    return GatewayCharge(
+        charge_id=row.charge_id,
+        order_id=row.order_id,
+        code=row.code,
+        status=row.status,
+        amount=row.amount,
+        paid_amount=row.paid_amount,
+        canceled_amount=row.canceled_amount,
+        installments=row.installments,
+        transaction_status=row.transaction_status,
+        return_code=row.acquirer_return_code,
+        return_message="Transação aprovada" if row.acquirer_return_code == "00" else "Transação não autorizada",
+        card_brand=row.card_brand,
+        card_last_digits=row.card_last_digits,
+    )
+
+
+class SandboxCardGateway:
+    name = "sandbox"
+
+    def create_order(
+        self,
+        *,
+        reference: str,
+        amount: int,
+        installments: int,
+        token: str,
+        idempotency_key: str,
+        customer: CardCustomer | None,
+        description: str,
+    ) -> GatewayCharge:
+        existing = SandboxCardCharge.objects.filter(idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return _charge(existing)  # an Idempotency-Key replay answers the first result
+        code, last4 = _outcome(token)
+        try:
+            row = SandboxCardCharge.objects.create(
+                charge_id=f"ch_{secrets.token_hex(8)}",
+                order_id=f"or_{secrets.token_hex(8)}",
+                code=reference,
+                idempotency_key=idempotency_key,
+                amount=amount,
+                installments=installments,
+                status=PENDING if code == "00" else FAILED,
+                transaction_status=AUTHORIZED if code == "00" else "not_authorized",
+                acquirer_return_code=code,
+                card_brand="visa" if last4 else "",
+                card_last_digits=last4,
+            )
+        except IntegrityError:
+            row = SandboxCardCharge.objects.get(idempotency_key=idempotency_key)
+        return _charge(row)
+
+    def capture(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
+        with transaction.atomic():
+            row = SandboxCardCharge.objects.select_for_update().filter(charge_id=charge_id).first()
+            if row is None:
+                raise GatewayNotFound(f"charge {charge_id}")
+            if row.status == PENDING and row.transaction_status == AUTHORIZED:
+                row.status, row.transaction_status, row.paid_amount = PAID, "captured", min(amount, row.amount)
+                row.save(update_fields=["status", "transaction_status", "paid_amount"])
+            elif row.status != PAID:
+                raise GatewayRejected(412, f"charge {charge_id} is {row.status}: nothing to capture")
+        return _charge(row)
+
+    def refund(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
+        with transaction.atomic():
+            row = SandboxCardCharge.objects.select_for_update().filter(charge_id=charge_id).first()
+            if row is None:
+                raise GatewayNotFound(f"charge {charge_id}")
+            if row.status not in (PAID, CANCELED) or row.canceled_amount + amount > row.paid_amount:
+                raise GatewayRejected(412, f"charge {charge_id}: cannot refund {amount}")
+            SandboxCardCharge.objects.filter(pk=row.pk).update(canceled_amount=F("canceled_amount") + amount)
+            row.refresh_from_db()
+            if row.canceled_amount >= row.paid_amount:
+                row.status, row.transaction_status = CANCELED, "refunded"
+            else:
+                row.transaction_status = "partial_refunded"
+            row.save(update_fields=["status", "transaction_status"])
+        return _charge(row)
+
+    def get_charge(self, charge_id: str) -> GatewayCharge:
+        row = SandboxCardCharge.objects.filter(charge_id=charge_id).first()
+        if row is None:
+            raise GatewayNotFound(f"charge {charge_id}")
+        return _charge(row)
+
+    def find_charges(self, *, reference: str) -> list[GatewayCharge]:
+        return [_charge(row) for row in SandboxCardCharge.objects.filter(code=reference).order_by("-created_at", "-id")]

@@ -1,0 +1,288 @@
+"""Card authorization (authorize + capture), recording what the gateway said, and the reconcile by order code.
+
+Every gateway call runs outside any transaction; each local change is one short locked transaction on
+the payment row. Whatever path learns a charge's outcome (the complete call, the webhook task, the
+reconcile sweep) ends in `_record`, which never moves an approval back, so an outcome reported twice
+or out of order changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from payments.card.gateway import (
+    NOT_PAID,
+    CardCustomer,
+    CardGateway,
+    GatewayCharge,
+    GatewayError,
+    GatewayRejected,
+    GatewayUnavailable,
+    decline_message,
+)
+from payments.card.models import CardPayment
+from payments.exceptions import PaymentInputError
+from payments.ids import new_public_id
+from payments.timeline import record_event
+
+logger = logging.getLogger(__name__)
+Status = CardPayment.Status
+MAX_INSTALLMENTS = 24  # Pagar.me's ceiling; the shop's own plan is usually lower
+PENDING_MESSAGE = "Pagamento com cartão em análise; avisaremos assim que for confirmado."
+
+
+@dataclass(frozen=True)
+class CardPaymentResult:
+    approved: bool
+    code: str
+    message: str
+    payment_id: str
+    pending: bool = False  # sent, outcome not known yet: the webhook or the reconcile sweep decides
+
+
+def card_gateway_configured() -> bool:
+    """Whether a card gateway answers (without building its client): pages ask this on every render."""
+    return bool(getattr(settings, "PAYMENTS_CARD_GATEWAY", "")) or bool(settings.BCP_PIX_SANDBOX)
+
+
+def get_card_gateway() -> CardGateway | None:
+    path = getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
+    if path:
+        return import_string(path)()
+    if settings.BCP_PIX_SANDBOX:
+        from payments.card.sandbox import SandboxCardGateway
+
+        return SandboxCardGateway()
+    return None
+
+
+def result_of(payment: CardPayment) -> CardPaymentResult:
+    return CardPaymentResult(
+        approved=payment.status == Status.APPROVED,
+        code=payment.code,
+        message=payment.message,
+        payment_id=payment.payment_id,
+        pending=payment.status == Status.PENDING,
+    )
+
+
+def _status_of(charge: GatewayCharge | None) -> str:
+    if charge is None:
+        return Status.PENDING
+    if charge.paid:
+        return Status.APPROVED
+    if charge.status in NOT_PAID:
+        return Status.DECLINED
+    return Status.PENDING  # processing, or authorized and not captured yet
+
+
+def _message_of(status: str, charge: GatewayCharge | None) -> tuple[str, str]:
+    if status == Status.APPROVED:
+        return "", "Pagamento aprovado"
+    if status == Status.DECLINED:
+        return "payment_failed", decline_message(charge.return_code if charge else "")
+    return "payment_pending", PENDING_MESSAGE
+
+
+def record(
+    *,
+    reference: str,
+    charge: GatewayCharge | None,
+    gateway: str,
+    handler_id: str = "",
+    amount: int = 0,
+    installments: int = 1,
+    fingerprint: str = "",
+    attempt: int | None = None,
+    source: str,
+) -> tuple[CardPayment, bool]:
+    """Write what the gateway said about `reference`; returns (payment, became_final_now).
+
+    An approved row is final: a later decline or an unknown outcome of another attempt never undoes it.
+    """
+    status = _status_of(charge)
+    with transaction.atomic():
+        payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
+        if payment is not None and payment.status == Status.APPROVED:
+            if charge is not None and charge.charge_id == payment.gateway_reference:
+                _track_refunds(payment, charge)
+            return payment, False
+        if payment is not None and status == Status.PENDING and payment.status == Status.DECLINED and attempt is None:
+            return payment, False  # an old attempt still processing does not reopen a decline
+        if payment is None:
+            payment = CardPayment(payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
+            payment.handler_id = handler_id or getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+        was = payment.status
+        if handler_id:
+            payment.handler_id = handler_id
+        if charge is not None:
+            payment.amount = charge.paid_amount or charge.amount
+            payment.installments = max(1, min(MAX_INSTALLMENTS, charge.installments))
+            payment.gateway_reference = charge.charge_id
+            payment.gateway_order_id = charge.order_id
+            payment.gateway_status = f"{charge.status}/{charge.transaction_status}"[:40]
+            payment.card_brand, payment.card_last_digits = charge.card_brand, charge.card_last_digits
+        else:
+            payment.amount = amount or payment.amount
+            payment.installments = installments
+        payment.status = status
+        payment.code, payment.message = _message_of(status, charge)
+        if charge is not None and status == Status.DECLINED:
+            payment.code = "payment_failed"
+            payment.gateway_status = f"{payment.gateway_status} {charge.return_code}".strip()[:40]
+        payment.gateway = gateway
+        if fingerprint:
+            payment.token_fingerprint = fingerprint
+        if attempt is not None:
+            payment.attempts = attempt
+        payment.save()
+        record_event(
+            reference=reference,
+            kind=f"card_{status}",
+            amount=payment.amount,
+            code=charge.return_code if charge else "",
+            charge=payment.gateway_reference,
+            source=source,
+        )
+    return payment, was != status and status != Status.PENDING
+
+
+def _track_refunds(payment: CardPayment, charge: GatewayCharge) -> None:
+    """What the gateway reports as refunded (a DELETE answer or a `charge.refunded` notice): a maximum, never a sum."""
+    refunded = min(payment.amount, max(payment.refunded_amount, charge.canceled_amount))
+    if refunded != payment.refunded_amount:
+        payment.refunded_amount = refunded
+        payment.save(update_fields=["refunded_amount", "updated_at"])
+
+
+def card_payment_authorize(
+    *,
+    reference: str,
+    amount: int,
+    handler_id: str,
+    token: str,
+    installments: int = 1,
+    customer: CardCustomer | None = None,
+    description: str = "",
+) -> CardPaymentResult:
+    """Authorize and capture through the configured gateway, outside any transaction; idempotent per reference.
+
+    An approved reference answers its approval again without charging; a pending one (a timeout) answers
+    pending without a second charge; a declined one may be retried (e.g. with another card), as a new
+    attempt with its own Idempotency-Key.
+    """
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        raise PaymentInputError("amount", "must be a positive integer of centavos")
+    if not handler_id:
+        raise PaymentInputError("handler_id", "is required")
+    if not isinstance(token, str) or not token:
+        raise PaymentInputError("token", "is required")
+    if isinstance(installments, bool) or not isinstance(installments, int) or not 1 <= installments <= MAX_INSTALLMENTS:
+        raise PaymentInputError("installments", f"must be an integer from 1 to {MAX_INSTALLMENTS}")
+    existing = CardPayment.objects.filter(reference=reference).first()
+    if existing is not None and existing.status == Status.APPROVED:
+        if existing.amount != amount:
+            return CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
+        return result_of(existing)
+    if existing is not None and existing.status == Status.PENDING:
+        return result_of(existing)  # the first attempt's outcome is still coming: never a second charge
+    gateway = get_card_gateway()
+    if gateway is None:
+        return CardPaymentResult(False, "payment_failed", "no card gateway is configured", "")
+    attempt = (existing.attempts if existing is not None else 0) + 1
+    key = f"{reference}-{attempt}"
+    charge: GatewayCharge | None = None
+    try:
+        charge = gateway.create_order(
+            reference=reference,
+            amount=amount,
+            installments=installments,
+            token=token,
+            idempotency_key=key,
+            customer=customer,
+            description=description or f"Pedido {reference}",
+        )
+        if charge.authorized:
+            charge = gateway.capture(charge_id=charge.charge_id, amount=charge.amount, idempotency_key=f"{key}-capture")
+    except GatewayRejected as exc:
+        # The gateway refused the request itself (a malformed or expired token): nothing was charged.
+        logger.warning("card gateway refused %s: %s", reference, exc)
+        return CardPaymentResult(False, "payment_failed", decline_message(""), "")
+    except GatewayUnavailable as exc:
+        # Outcome unknown (timeout): recorded as pending; the webhook or the reconcile sweep decides.
+        logger.warning("card gateway unavailable for %s: %s", reference, exc)
+    except GatewayError as exc:
+        logger.warning("card gateway error for %s: %s", reference, exc)
+    payment, _ = record(
+        reference=reference,
+        charge=charge,
+        gateway=gateway.name,
+        handler_id=handler_id,
+        amount=amount,
+        installments=installments,
+        fingerprint=hashlib.sha256(token.encode()).hexdigest(),
+        attempt=attempt,
+        source="authorize",
+    )
+    return result_of(payment)
+
+
+def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:
+    """Ask the gateway what became of `reference` (by order code) and record it; None when it cannot be asked.
+
+    A paid charge is recorded as approved; an authorization left uncaptured (a process that died between
+    the two calls) is captured now; no charge, or only failed/canceled ones, is a decline. Sends
+    `card_payment_settled` when the outcome became final here.
+    """
+    try:
+        gateway = get_card_gateway()
+    except GatewayError as exc:  # misconfigured (no secret key): decide nothing, say why
+        logger.error("card reconcile: no usable gateway: %s", exc)
+        return None
+    if gateway is None:
+        return _record_nothing_charged(reference, "none")  # no gateway: nothing can have been charged
+    try:
+        charges = gateway.find_charges(reference=reference)
+        chosen = next((c for c in charges if c.paid), None) or next((c for c in charges if c.authorized), None)
+        if chosen is not None and chosen.authorized:
+            chosen = gateway.capture(
+                charge_id=chosen.charge_id, amount=chosen.amount, idempotency_key=f"{reference}-reconcile-capture"
+            )
+        if chosen is None and charges and not all(c.status in NOT_PAID for c in charges):
+            return None  # still processing at the gateway: ask again later
+        chosen = chosen or (charges[0] if charges else None)
+    except GatewayError as exc:
+        logger.warning("card reconcile: gateway unavailable for %s: %s", reference, exc)
+        return None
+    if chosen is None:
+        return _record_nothing_charged(reference, gateway.name)
+    from payments.card.settle import settle_recorded
+
+    return settle_recorded(reference=reference, charge=chosen, gateway=gateway.name, source="reconcile")
+
+
+def _record_nothing_charged(reference: str, gateway: str) -> CardPaymentResult:
+    """The gateway has no order with this code, or only failed ones: the card was never charged."""
+    from payments.card.settle import announce
+
+    with transaction.atomic():
+        payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
+        if payment is not None and payment.status != Status.PENDING:
+            return result_of(payment)
+        if payment is not None:
+            payment.status, payment.code, payment.message = Status.DECLINED, "payment_failed", decline_message("")
+            payment.save(update_fields=["status", "code", "message", "updated_at"])
+        record_event(reference=reference, kind="card_not_charged", source="reconcile", gateway=gateway)
+        announce(
+            reference=reference,
+            payment_id=payment.payment_id if payment else "",
+            status=Status.DECLINED,
+            amount=payment.amount if payment else 0,
+        )
+    return result_of(payment) if payment else CardPaymentResult(False, "payment_failed", decline_message(""), "")

@@ -1,0 +1,41 @@
+"""Card parcelamento on pages: `{{ cents|installment_offer }}` → "ou 12x de R$ 583,25 sem juros".
+
+The plans come from the shop's policy (StoreSettings, cached) and `payments/installments.py`; the line
+is empty when the card is off or no interest-free plan above 1x exists for the amount.
+"""
+
+from __future__ import annotations
+
+from django import template
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from orders.money import format_brl
+
+register = template.Library()
+
+
+def card_offered() -> bool:
+    from payments.card.service import card_gateway_configured
+
+    return bool(getattr(settings, "BCP_CARD_ENABLED", True)) and card_gateway_configured()
+
+
+def installment_offer(cents: object) -> str:
+    from payments.installments import best_interest_free
+    from shop.checkout.card_terms import installment_policy
+
+    try:
+        amount = int(cents)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return ""
+    if amount <= 0 or not card_offered():
+        return ""
+    plan = best_interest_free(amount, installment_policy())
+    if plan is None:
+        return ""
+    # The largest installment (the first carries the remainder cents): never less than the buyer pays.
+    return _("ou %(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.first)}
+
+
+register.filter("installment_offer", installment_offer)

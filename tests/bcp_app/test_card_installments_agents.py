@@ -1,0 +1,119 @@
+"""Parcelamento over MCP (official `mcp` client, live uvicorn) and A2A (JSON-RPC, live server): the card
+instrument carries `installments`, totals stay exact, the order keeps the plan (BCP-PAY-04)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from orders.models import Order
+from tests.bcp_app import test_mcp_checkout, test_mcp_helpers
+from tests.bcp_app.test_a2a_checkout import BUYER, SEED_CONTEXT, SEED_STRUCTURED
+from tests.bcp_app.test_a2a_helpers import (
+    LiveServer,
+    checkout_of,
+    data,
+    live_fixture,  # noqa: F401 (fixture "live")
+    make_product,
+    rpc,
+    send_message,
+    server_fixture,  # noqa: F401 (fixture "server")
+)
+from tests.bcp_app.test_mcp_checkout import Shopper, ready_checkout
+
+# Shared fixtures (pytest finds them by name in this module).
+shopper = test_mcp_checkout.shopper
+live_mcp = test_mcp_helpers.live_mcp
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True}
+TOKEN = {"type": "PAYMENT_GATEWAY", "token": "success_token"}
+
+
+def test_mcp_card_purchase_in_3x(shopper: Shopper) -> None:
+    checkout = ready_checkout(shopper)
+    state = {
+        "line_items": [
+            {"id": li["id"], "item": {"id": li["item"]["id"]}, "quantity": li["quantity"]}
+            for li in checkout["line_items"]
+        ],
+        "buyer": checkout["buyer"],
+        "fulfillment": {
+            "methods": [
+                {
+                    "id": m["id"],
+                    "type": m["type"],
+                    "destinations": [{k: v for k, v in d.items() if k != "type"} for d in m["destinations"]],
+                    "selected_destination_id": m["selected_destination_id"],
+                    "groups": [{"id": g["id"], "selected_option_id": g["selected_option_id"]} for g in m["groups"]],
+                }
+                for m in checkout["fulfillment"]["methods"]
+            ]
+        },
+        "payment": {"instruments": [{**CARD, "installments": 3}]},
+    }
+    updated = shopper.tool("update_checkout", id=checkout["id"], checkout=state)
+    assert updated["status"] == "ready_for_complete", updated["messages"]
+    assert updated["payment"]["instruments"][0]["installments"] == 3
+    assert updated["totals"][-1]["amount"] == sum(t["amount"] for t in updated["totals"][:-1])
+
+    done = shopper.tool(
+        "complete_checkout",
+        key=str(uuid.uuid4()),
+        id=checkout["id"],
+        checkout={"payment": {"instruments": [{**CARD, "installments": 3, "credential": TOKEN}]}},
+    )
+
+    assert done["status"] == "completed", done["messages"]
+    order = Order.objects.get(checkout_id=checkout["id"])
+    assert (order.installments, order.paid_amount) == (3, updated["totals"][-1]["amount"])
+
+
+@pytest.fixture
+def pixel() -> Any:
+    return make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+
+
+def test_a2a_card_purchase_in_10x(server: LiveServer, pixel: Any, settings: Any) -> None:
+    settings.BCP_PIX_SANDBOX = True
+    rpc(server.a2a_url, SEED_STRUCTURED)
+    ready = checkout_of(
+        rpc(
+            server.a2a_url,
+            send_message(
+                [
+                    data({"action": "update_checkout", "buyer": BUYER}),
+                    data({"a2a.bcp.checkout.payment": {"instruments": [{**CARD, "installments": 10}]}}),
+                ],
+                context_id=SEED_CONTEXT,
+            ),
+        )
+    )
+    assert ready["status"] == "ready_for_complete", ready["messages"]
+    assert ready["payment"]["instruments"][0]["installments"] == 10
+    assert ready["totals"][-1] == {"type": "total", "amount": 599900}  # 10x without interest: R$ 599,90 each
+
+    completed = checkout_of(
+        rpc(
+            server.a2a_url,
+            send_message(
+                [
+                    data({"action": "complete_checkout"}),
+                    data(
+                        {
+                            "a2a.bcp.checkout.payment": {
+                                "instruments": [{**CARD, "installments": 10, "credential": TOKEN}]
+                            }
+                        }
+                    ),
+                ],
+                context_id=SEED_CONTEXT,
+            ),
+        )
+    )
+
+    assert completed["status"] == "completed", completed["messages"]
+    order = Order.objects.get(checkout_id=completed["id"])
+    assert (order.installments, order.installment_amount, order.paid_amount) == (10, 59990, 599900)

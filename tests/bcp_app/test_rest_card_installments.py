@@ -1,0 +1,100 @@
+"""Parcelamento over BCP REST: the card handler advertises `config.installments`, the card instrument carries
+`installments`, interest above the interest-free plans is a `fee` total, totals stay exact and the order is
+paid the total (BCP-CHK-04, BCP-PAY-04)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from orders.models import Order
+from payments.installments import InstallmentPolicy, plan_for
+from payments.models import CardPayment
+from shop.models import StoreSettings
+from tests.bcp_app.bcp_fixtures import FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog, create, full_update
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True}
+TOKEN = {"type": "PAYMENT_GATEWAY", "token": "success_token"}
+
+
+@pytest.fixture
+def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    StoreSettings.objects.create(card_interest_free_installments=3, card_monthly_interest_bp=199)
+    catalog()
+    return agent(fake_platform.publish())
+
+
+def _with_card(client: Client, headers: dict[str, str], installments: int) -> dict[str, Any]:
+    checkout = create(client, headers).json()
+    assert "line_items" in checkout, checkout
+    body = full_update(checkout, pix=False)
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
+    body = full_update(checkout, pix=False)
+    body["payment"] = {"instruments": [{**CARD, "installments": installments}]}
+    return call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
+
+
+def test_the_card_handler_advertises_the_shops_installment_plan(client: Client, headers: dict[str, str]) -> None:
+    profile = client.get("/.well-known/bcp").json()
+    handlers = profile["ucp"]["payment_handlers"] if "ucp" in profile else profile["payment_handlers"]
+    card = next(entry for entries in handlers.values() for entry in entries if entry["id"] == "gpay")
+
+    assert card["config"]["installments"] == {
+        "max_installments": 12,
+        "interest_free_installments": 3,
+        "monthly_interest_rate_bp": 199,
+        "min_installment_amount": 500,
+    }
+
+
+def test_card_in_6x_adds_the_interest_as_a_fee_and_completes_for_the_exact_total(
+    client: Client, headers: dict[str, str]
+) -> None:
+    checkout = _with_card(client, headers, 6)
+    totals = {t["type"]: t for t in checkout["totals"]}
+    plain = totals["subtotal"]["amount"] + totals["fulfillment"]["amount"]
+    plan = plan_for(plain, 6, InstallmentPolicy(12, 3, 199, 500))
+    assert checkout["status"] == "ready_for_complete", checkout["messages"]
+    assert totals["fee"] == {"type": "fee", "amount": plan.interest, "display_text": "Juros do parcelamento (6x)"}
+    assert totals["total"]["amount"] == plan.total == sum(t["amount"] for t in checkout["totals"][:-1])
+    instrument = checkout["payment"]["instruments"][0]
+    assert instrument["installments"] == 6
+    assert instrument["display"]["description"].startswith("Cartão em 6x de R$ ")
+
+    done = call(
+        client,
+        "post",
+        f"/checkout-sessions/{checkout['id']}/complete",
+        {**headers, "Idempotency-Key": "k-card-6x"},
+        {"payment": {"instruments": [{**CARD, "installments": 6, "credential": TOKEN}]}},
+    ).json()
+
+    assert done["status"] == "completed", done["messages"]
+    order = Order.objects.get(checkout_id=checkout["id"])
+    assert (order.installments, order.paid_amount, order.total_amount) == (6, plan.total, plan.total)
+    assert CardPayment.objects.get().amount == plan.total  # the card was charged the total, interest included
+
+
+def test_installments_outside_the_plan_are_a_message_on_the_instrument(client: Client, headers: dict[str, str]) -> None:
+    checkout = _with_card(client, headers, 24)
+
+    assert checkout["status"] == "incomplete"
+    problem = next(m for m in checkout["messages"] if m["type"] == "error")
+    assert problem["path"] == "$.payment.instruments[0].installments"
+    assert problem["code"] == "field_invalid"
+
+
+def test_installments_above_24_are_refused_as_invalid_input(client: Client, headers: dict[str, str]) -> None:
+    checkout = create(client, headers).json()
+    body = full_update(checkout, pix=False)
+    body["payment"] = {"instruments": [{**CARD, "installments": 25}]}
+
+    response = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body)
+
+    assert response.status_code == 400

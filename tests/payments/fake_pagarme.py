@@ -1,0 +1,247 @@
+"""A local fake of Pagar.me API v5 (orders/charges) over HTTP on 127.0.0.1, for the card gateway tests.
+
+It is the network boundary, not a mock of our code: `PagarmeGateway` talks real HTTP to it. Tokens
+decide the outcome like test cards do: `tok_approved` authorizes, `tok_declined_<code>` is refused by the
+"acquirer" with that return code. `Idempotency-Key` replays answer the first result, as the real API.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+SECRET_KEY = "sk_test_fake123"
+WEBHOOK_USER = "pagarme-hook"
+WEBHOOK_PASSWORD = "s3nha-do-hook"
+
+
+@dataclass
+class FakePagarmeState:
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+    charges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    idempotent: dict[str, tuple[int, Any]] = field(default_factory=dict)
+    requests: list[tuple[str, str, Any, dict[str, str]]] = field(default_factory=list)
+    # Drop the connection after doing the work of the next N `POST /orders` / `POST /charges/{id}/capture`
+    # (replays included): a timeout on our side of a call the gateway did carry out.
+    die_after_create: int = 0
+    die_after_capture: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _transaction(status: str, amount: int, installments: int, code: str) -> dict[str, Any]:
+    return {
+        "id": f"tran_{secrets.token_hex(6)}",
+        "transaction_type": "credit_card",
+        "status": status,
+        "success": status != "not_authorized",
+        "amount": amount,
+        "installments": installments,
+        "acquirer_return_code": code,
+        "acquirer_message": "Transação aprovada" if code == "00" else "Transação negada",
+        "card": {"brand": "Visa", "last_four_digits": "1111", "first_six_digits": "411111"},
+    }
+
+
+def charge_with_order(state: FakePagarmeState, charge: dict[str, Any]) -> dict[str, Any]:
+    """A charge as `GET /charges/{id}` and webhooks show it: with its order's id and code."""
+    order = state.orders[charge["order_id"]]
+    view = {key: value for key, value in charge.items() if key != "order_id"}
+    return {**view, "order": {"id": order["id"], "code": order["code"]}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: FakePagarmeState
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, status: int, body: Any) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _charge_view(self, charge: dict[str, Any]) -> dict[str, Any]:
+        order = self.state.orders[charge["order_id"]]
+        return {
+            **{k: v for k, v in charge.items() if k != "order_id"},
+            "order": {"id": order["id"], "code": order["code"]},
+        }
+
+    def _order_view(self, order: dict[str, Any]) -> dict[str, Any]:
+        charges = [{k: v for k, v in self.state.charges[c].items() if k != "order_id"} for c in order["charge_ids"]]
+        return {**{k: v for k, v in order.items() if k != "charge_ids"}, "charges": charges}
+
+    def _handle(self, method: str) -> None:
+        state = self.state
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with state.lock:
+            state.requests.append((method, url.path + (f"?{url.query}" if url.query else ""), body, headers))
+        expected = "Basic " + base64.b64encode(f"{SECRET_KEY}:".encode()).decode()
+        if headers.get("authorization") != expected:
+            return self._send(401, {"message": "Authorization has been denied for this request."})
+        key = headers.get("idempotency-key", "")
+        if key and f"{method}\0{key}" in state.idempotent:
+            status, answer = state.idempotent[f"{method}\0{key}"]  # a replay answers the first result
+        else:
+            status, answer = self._route(method, url.path, parse_qs(url.query), body)
+            if key:
+                state.idempotent[f"{method}\0{key}"] = (status, answer)
+        kind = "create" if url.path == "/core/v5/orders" else ("capture" if url.path.endswith("/capture") else "")
+        if method == "POST" and kind and getattr(state, f"die_after_{kind}") > 0:
+            setattr(state, f"die_after_{kind}", getattr(state, f"die_after_{kind}") - 1)
+            self.close_connection = True
+            return  # no answer at all: the client sees the connection drop, as after a timeout
+        self._send(status, answer)
+
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> tuple[int, Any]:
+        state = self.state
+        parts = path.strip("/").split("/")  # core, v5, …
+        with state.lock:
+            if method == "POST" and parts[2:] == ["orders"]:
+                return self._create_order(body)
+            if method == "GET" and parts[2:] == ["orders"]:
+                code = (query.get("code") or [""])[0]
+                found = [self._order_view(o) for o in state.orders.values() if o["code"] == code]
+                return 200, {"data": list(reversed(found)), "paging": {"total": len(found)}}
+            if len(parts) >= 4 and parts[2] == "charges":
+                charge = state.charges.get(parts[3])
+                if charge is None:
+                    return 404, {"message": "Charge not found."}
+                if method == "GET" and len(parts) == 4:
+                    return 200, self._charge_view(charge)
+                if method == "POST" and parts[4:] == ["capture"]:
+                    if charge["status"] != "pending":
+                        return 412, {"message": f"Charge is {charge['status']}."}
+                    charge["status"], charge["paid_amount"] = "paid", charge["amount"]
+                    charge["last_transaction"]["status"] = "captured"
+                    return 200, self._charge_view(charge)
+                if method == "DELETE" and len(parts) == 4:
+                    amount = int((body or {}).get("amount") or charge["paid_amount"])
+                    if charge["status"] != "paid" or charge["canceled_amount"] + amount > charge["paid_amount"]:
+                        return 412, {"message": "Charge cannot be refunded."}
+                    charge["canceled_amount"] += amount
+                    full = charge["canceled_amount"] == charge["paid_amount"]
+                    charge["last_transaction"]["status"] = "refunded" if full else "partial_refunded"
+                    if full:
+                        charge["status"] = "canceled"
+                    return 200, self._charge_view(charge)
+        return 404, {"message": "Not found."}
+
+    def _create_order(self, body: dict[str, Any]) -> tuple[int, Any]:
+        payment = body["payments"][0]
+        card = payment["credit_card"]
+        token = card.get("card_token", "")
+        if not token.startswith("tok_"):
+            return 422, {"message": "The request is invalid.", "errors": {"card_token": ["invalid"]}}
+        approved = token == "tok_approved"
+        code = "00" if approved else token.rsplit("_", 1)[-1]
+        order_id, charge_id = f"or_{secrets.token_hex(8)}", f"ch_{secrets.token_hex(8)}"
+        amount = int(payment.get("amount") or sum(i["amount"] * i["quantity"] for i in body["items"]))
+        status = "pending" if approved and not card.get("capture", True) else ("paid" if approved else "failed")
+        tran_status = {"pending": "authorized_pending_capture", "paid": "captured", "failed": "not_authorized"}[status]
+        self.state.charges[charge_id] = {
+            "id": charge_id,
+            "code": f"chc_{secrets.token_hex(4)}",  # a charge code of its own, not ours: the order carries ours
+            "amount": amount,
+            "paid_amount": amount if status == "paid" else 0,
+            "canceled_amount": 0,
+            "status": status,
+            "currency": "BRL",
+            "payment_method": "credit_card",
+            "order_id": order_id,
+            "last_transaction": _transaction(tran_status, amount, int(card.get("installments") or 1), code),
+        }
+        order = {
+            "id": order_id,
+            "code": body["code"],
+            "amount": amount,
+            "currency": "BRL",
+            "closed": True,
+            "status": "pending" if status == "pending" else status,
+            "charge_ids": [charge_id],
+        }
+        self.state.orders[order_id] = order
+        return 200, self._order_view(order)
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+
+class FakePagarmeServer:
+    def __init__(self) -> None:
+        self.state = FakePagarmeState()
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/core/v5"
+
+    def start(self) -> FakePagarmeServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self.httpd.socket.fileno() == -1:
+            return  # already stopped (a test that takes the gateway down)
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def charge_of(self, reference: str) -> dict[str, Any]:
+        """The newest charge of the orders whose code is `reference` (as the test sees the gateway)."""
+        orders = [o for o in self.state.orders.values() if o["code"] == reference]
+        return self.state.charges[orders[-1]["charge_ids"][-1]]
+
+    def webhook(self, event_type: str, charge_id: str, *, hook_id: str | None = None) -> dict[str, Any]:
+        """The body Pagar.me posts for a charge event (`data` is the charge, with its order)."""
+        charge = self.state.charges[charge_id]
+        order = self.state.orders[charge["order_id"]]
+        data = {
+            **{k: v for k, v in charge.items() if k != "order_id"},
+            "order": {"id": order["id"], "code": order["code"]},
+        }
+        return {
+            "id": hook_id or f"hook_{secrets.token_hex(8)}",
+            "account": {"id": "acc_fake", "name": "Loja Exemplo"},
+            "type": event_type,
+            "created_at": "2026-12-01T12:00:00",
+            "data": data,
+        }
+
+
+def use_fake_pagarme(settings: Any) -> FakePagarmeServer:
+    """Start a fake and point the shop's card gateway at it (`PagarmeGateway`, hook credentials set)."""
+    server = FakePagarmeServer().start()
+    settings.PAYMENTS_CARD_GATEWAY = "payments.card.pagarme.PagarmeGateway"
+    settings.PAGARME_BASE_URL = server.base_url
+    settings.PAGARME_SECRET_KEY = SECRET_KEY
+    settings.PAGARME_TIMEOUT_SECONDS = 2
+    settings.PAGARME_BACKOFF_SECONDS = 0.0
+    settings.PAGARME_WEBHOOK_USER = WEBHOOK_USER
+    settings.PAGARME_WEBHOOK_PASSWORD = WEBHOOK_PASSWORD
+    return server
+
+
+def webhook_authorization() -> str:
+    return "Basic " + base64.b64encode(f"{WEBHOOK_USER}:{WEBHOOK_PASSWORD}".encode()).decode()

@@ -1,0 +1,239 @@
+"""Card checkouts through the Pagar.me adapter and a fake gateway on 127.0.0.1: parcelamento on the
+instrument (BCP-CHK totals exact, the charge equals the total), a timeout finished by the webhook, a
+process that died before the card payment was written (the sweep asks the gateway), refunds through
+the outbox (BCP-PAY-04, BCP-PAY-06)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from orders.models import Adjustment, Order
+from orders.services import order_cancel, order_refund
+from payments.card.pagarme import PagarmeGateway
+from payments.installments import InstallmentPolicy, plan_for
+from payments.models import CardPayment, CardRefund
+from shop.checkout.complete import _begin
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, StoreSettings, Variant
+from shop.services import checkout_complete, checkout_create, checkout_expire_due
+from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+
+def card(installments: int = 1, token: str = "tok_approved") -> InstrumentInput:  # noqa: S107 - test token
+    credential = {"type": "PAYMENT_GATEWAY", "token": token}
+    return InstrumentInput(
+        id="instr_c", handler_id="gpay", type="card", credential=credential, installments=installments
+    )
+
+
+@pytest.fixture
+def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
+    server = use_fake_pagarme(settings)
+    yield server
+    server.stop()
+
+
+def _ready(instrument: InstrumentInput | None = None, *, price: int = 10000) -> Checkout:
+    make_variant(price=price, stock=5)
+    make_shipping()
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    result = checkout_create(
+        data=replace(data, payment=PaymentInput(instruments=(instrument,)) if instrument else None)
+    )
+    return result.checkout
+
+
+def _complete(checkout: Checkout, instrument: InstrumentInput):
+    return checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput((instrument,))))
+
+
+def _stock() -> int:
+    return Variant.objects.get(sku="SKU-CAFE-500G").stock
+
+
+def test_card_in_3x_without_interest_places_the_order_with_its_plan(pagarme: FakePagarmeServer) -> None:
+    checkout = _ready(card(3))
+    total = checkout.total_amount
+    assert checkout.status == "ready_for_complete"
+    assert [t["type"] for t in checkout.totals] == ["subtotal", "fulfillment", "total"]  # no interest in 3x
+
+    result = _complete(checkout, card(3))
+
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert result.checkout.status == "completed"
+    assert (order.payment_type, order.installments, order.paid_amount) == ("card", 3, total)
+    assert (order.installment_amount, order.first_installment) == (total // 3, total // 3 + total % 3)
+    create = next(r for r in pagarme.state.requests if r[1] == "/core/v5/orders")
+    assert create[2]["payments"][0]["amount"] == total
+    assert create[2]["payments"][0]["credit_card"]["installments"] == 3
+    assert create[2]["customer"]["email"] == "ana@example.com.br"
+
+
+def test_installments_above_the_interest_free_ones_add_a_fee_and_the_card_is_charged_the_total(
+    pagarme: FakePagarmeServer,
+) -> None:
+    StoreSettings.objects.create(card_interest_free_installments=3, card_monthly_interest_bp=199)
+    checkout = _ready(card(6))
+    plain = sum(t["amount"] for t in checkout.totals if t["type"] in ("subtotal", "fulfillment"))
+
+    plan = plan_for(plain, 6, InstallmentPolicy(12, 3, 199, 500))
+    assert checkout.totals[-2] == {"type": "fee", "amount": plan.interest, "display_text": "Juros do parcelamento (6x)"}
+    assert checkout.total_amount == plan.total == plain + plan.interest
+
+    _complete(checkout, card(6))
+
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert (order.total_amount, order.paid_amount, order.installments) == (plan.total, plan.total, 6)
+    assert order.installment_amount * 6 == order.total_amount
+    assert pagarme.charge_of(checkout.public_id)["amount"] == plan.total
+
+
+def test_installments_the_shop_does_not_offer_are_a_field_error(pagarme: FakePagarmeServer) -> None:
+    checkout = _ready(card(20))
+
+    errors = [m for m in checkout.messages if m["type"] == "error"]
+    assert checkout.status == "incomplete"
+    assert errors[0]["path"] == "$.payment.instruments[0].installments"
+    assert errors[0]["content"] == "Parcelamento indisponível para este valor: escolha de 1 a 12 parcelas."
+
+
+def test_completing_with_other_installments_than_selected_asks_for_a_review(pagarme: FakePagarmeServer) -> None:
+    StoreSettings.objects.create(card_interest_free_installments=1)
+    checkout = _ready(card(1))
+
+    result = _complete(checkout, card(4))  # 4x adds interest: the total the platform saw is not the total
+
+    assert result.checkout.status == "ready_for_complete"
+    assert any(m.code == "checkout_changed" for m in result.messages)
+    assert not pagarme.state.requests
+
+
+def test_declined_card_gives_the_stock_back_with_the_reason(pagarme: FakePagarmeServer) -> None:
+    checkout = _ready(card(1, "tok_declined_51"))
+
+    result = _complete(checkout, card(1, "tok_declined_51"))
+
+    assert result.checkout.status == "incomplete"
+    assert [m.content for m in result.messages if m.code == "payment_failed"] == [
+        "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix."
+    ]
+    assert _stock() == 5
+
+
+def test_timeout_keeps_the_stock_and_the_webhook_places_the_order(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    checkout = _ready(card(2))
+    pagarme.state.die_after_capture = 3  # the gateway captures, our side never hears it
+
+    result = _complete(checkout, card(2))
+
+    assert result.checkout.status == "complete_in_progress"
+    assert [m.code for m in result.messages] == ["card_payment_pending"]
+    assert _stock() == 4
+    charge_id = CardPayment.objects.get().gateway_reference
+    with django_capture_on_commit_callbacks(execute=True):
+        response = Client().post(
+            "/payments/card/webhook",
+            data=json.dumps(pagarme.webhook("charge.paid", charge_id)),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=webhook_authorization(),
+        )
+    assert response.status_code == 200
+    checkout.refresh_from_db()
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert (checkout.status, order.payment_type, order.installments) == ("completed", "card", 2)
+    assert not any(m["code"] == "card_payment_pending" for m in checkout.messages)
+
+
+def _died_after_the_gateway(pagarme: FakePagarmeServer, *, charge: bool) -> Checkout:
+    """Step 1 of complete ran (stock reserved), the gateway was called (or not), then the process died."""
+    checkout = _ready(card(1))
+    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))))
+    assert isinstance(begun, Checkout) and begun.status == "complete_in_progress"
+    if charge:
+        gateway = PagarmeGateway()
+        created = gateway.create_order(
+            reference=checkout.public_id,
+            amount=begun.total_amount,
+            installments=1,
+            token="tok_approved",
+            idempotency_key=f"{checkout.public_id}-1",
+            customer=None,
+            description="Pedido",
+        )
+        gateway.capture(charge_id=created.charge_id, amount=created.amount, idempotency_key="cap")
+    Checkout.objects.filter(pk=checkout.pk).update(updated_at=timezone.now() - timedelta(minutes=3))
+    assert not CardPayment.objects.exists()
+    return checkout
+
+
+def test_a_card_approved_whose_process_died_before_recording_it_is_recorded_by_the_sweep(
+    pagarme: FakePagarmeServer,
+) -> None:
+    checkout = _died_after_the_gateway(pagarme, charge=True)
+
+    checkout_expire_due()
+
+    checkout.refresh_from_db()
+    assert checkout.status == "completed"
+    assert CardPayment.objects.get().status == "approved"
+    assert Order.objects.get(checkout_id=checkout.public_id).paid_amount == checkout.total_amount
+    assert _stock() == 4
+
+
+def test_the_sweep_releases_the_stock_only_when_the_gateway_says_not_paid(pagarme: FakePagarmeServer) -> None:
+    checkout = _died_after_the_gateway(pagarme, charge=False)
+    pagarme.stop()
+
+    checkout_expire_due()  # gateway unreachable: nothing is released on a guess
+    checkout.refresh_from_db()
+    assert (checkout.status, _stock()) == ("complete_in_progress", 4)
+
+    server = use_fake_pagarme_again(pagarme)
+    checkout_expire_due()
+    checkout.refresh_from_db()
+    assert (checkout.status, _stock()) == ("incomplete", 5)
+    assert server.state.requests[0][1] == f"/core/v5/orders?code={checkout.public_id}"
+    server.stop()
+
+
+def use_fake_pagarme_again(stopped: FakePagarmeServer) -> FakePagarmeServer:
+    from django.conf import settings
+
+    server = FakePagarmeServer().start()
+    settings.PAGARME_BASE_URL = server.base_url
+    return server
+
+
+def test_card_refunds_go_through_the_gateway_partial_then_full_on_cancel(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    checkout = _ready(card(1))
+    _complete(checkout, card(1))
+    order = Order.objects.get(checkout_id=checkout.public_id)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        partial = order_refund(order_id=order.public_id, amount=1500, reason="Brinde")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Desistiu", restock=True)
+
+    assert Adjustment.objects.get(public_id=partial.public_id).status == "completed"
+    refunds = list(CardRefund.objects.order_by("id").values_list("amount", "status"))
+    assert refunds == [(1500, "completed"), (order.paid_amount - 1500, "completed")]
+    order.refresh_from_db()
+    assert order.refunded_amount == order.paid_amount
+    deletes = [r[2]["amount"] for r in pagarme.state.requests if r[0] == "DELETE"]
+    assert deletes == [1500, order.paid_amount - 1500]
+    assert pagarme.charge_of(checkout.public_id)["status"] == "canceled"

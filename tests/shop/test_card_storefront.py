@@ -1,0 +1,126 @@
+"""The storefront's card payment: installment offers on product, cart and checkout, the tokenized form
+(no input that could carry a card number has a name), a 3x purchase with a sandbox token, the order
+showing its plan on the permalink, in the admin and in the e-mail (BCP-PAY-04)."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+from django.core import mail
+
+from orders.models import Order
+from shop.models import StoreSettings
+from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+FORM = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
+# Names a form field carrying a card number, expiry or CVV would have; none may exist in any form.
+PAN_NAMES = re.compile(r"(card|cc|pan|credit).*(number|num|no)|^number_card|cvv|cvc|csc|expir|^pan$", re.I)
+TOKEN = "tok_sbx_ok_1111_0123456789abcdef"
+
+
+@pytest.fixture
+def phone(settings):
+    settings.BCP_PIX_SANDBOX = True
+    StoreSettings.objects.create()  # the defaults: 12x without interest, at least R$ 5,00 each
+    make_variant(price=699900, stock=5, title="Celular 256 GB")
+    make_shipping()
+
+
+def _input_names(html: str) -> set[str]:
+    return set(re.findall(r"<(?:input|select|textarea)\b[^>]*\bname=\"([^\"]+)\"", html))
+
+
+def _checkout(client) -> str:
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    return client.get("/checkout/")["Location"].rsplit("/", 1)[1]
+
+
+def test_product_page_and_cart_offer_12x_without_interest(client, phone) -> None:
+    product = client.get("/produtos/sku-cafe-500g/").content.decode()
+    assert 'data-testid="card-installments">ou 12x de R$ 583,25 sem juros</p>' in product
+
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    cart = client.get("/carrinho/").content.decode()
+    assert "ou 12x de R$ 583,25 sem juros" in cart
+
+
+def test_no_installment_line_when_the_card_is_off(client, phone, settings) -> None:
+    settings.BCP_CARD_ENABLED = False
+
+    product = client.get("/produtos/sku-cafe-500g/").content.decode()
+
+    assert "sem juros" not in product
+
+
+def test_checkout_card_form_has_no_named_card_inputs_and_offers_the_plans(client, phone) -> None:
+    checkout_id = _checkout(client)
+    html = client.post(f"/checkout/{checkout_id}", {"action": "update", **FORM}).content.decode()
+
+    names = _input_names(html)
+    assert "card_token" in names and "installments" in names
+    assert not [name for name in names if PAN_NAMES.search(name)], names
+    for card_input in ("card-number", "card-expiry", "card-cvv", "card-holder"):
+        tag = re.search(rf"<input id=\"{card_input}\"[^>]*>", html).group(0)
+        assert " name=" not in tag
+    options = re.findall(r'<option value="(\d+)"[^>]*>([^<]+)</option>', html)
+    assert options[0][1].startswith("1x de R$ ")
+    assert len([o for o in options if "sem juros" in o[1]]) == 11  # 2x … 12x
+
+
+def test_a_3x_card_purchase_with_a_browser_token(client, phone, caplog, django_capture_on_commit_callbacks) -> None:
+    caplog.set_level(logging.DEBUG)
+    checkout_id = _checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **FORM})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "3", "card_token": TOKEN, **FORM}
+        )
+
+    order = Order.objects.get(checkout_id=checkout_id)
+    assert response.status_code == 302 and response["Location"] == f"/orders/{order.permalink_token}"
+    assert (order.payment_type, order.installments) == ("card", 3)
+    total = order.total_amount
+    assert (order.installment_amount, order.first_installment) == (total // 3, total // 3 + total % 3)
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-testid="order-installments"' in page
+    assert "no cartão" in page
+    assert "no cartão" in mail.outbox[-1].body
+    assert TOKEN not in caplog.text  # the token is a credential too: never logged
+    assert client.session.get("cart", {}) in ({}, [], None)
+
+
+def test_paying_by_card_without_a_token_is_a_clear_error(client, phone) -> None:
+    checkout_id = _checkout(client)
+
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "2", **FORM})
+
+    assert response.status_code == 200
+    assert "Informe os dados do cartão." in response.content.decode()
+    assert not Order.objects.exists()
+
+
+def test_a_declined_browser_token_shows_the_reason(client, phone) -> None:
+    checkout_id = _checkout(client)
+
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "pay_card", "installments": "1", "card_token": "tok_sbx_51_0002_0123456789abcdef", **FORM},
+    )
+
+    assert "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix." in response.content.decode()
+    assert not Order.objects.exists()
+
+
+def test_the_admin_order_page_shows_the_plan(admin_client, client, phone) -> None:
+    checkout_id = _checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "12", "card_token": TOKEN, **FORM})
+    order = Order.objects.get(checkout_id=checkout_id)
+
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+    assert "12x de R$ 58" in html and "no cartão" in html
