@@ -254,15 +254,14 @@ if not DEBUG:
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
 # Content Security Policy (Django's built-in CSP) for the storefront, buyer pages and admin: scripts and
-# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`.
+# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`;
+# no page uses style="…" attributes (classes instead), so none are allowed.
 # Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
 # SecurityMiddleware headers from the ASGI router (shop/asgi_guard.py).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],
     "style-src": [CSP.SELF, CSP.NONCE],
-    # style="…" attributes (admin list badges) only: they cannot run code; <style> blocks still need the nonce.
-    "style-src-attr": [CSP.UNSAFE_INLINE],
     "img-src": [CSP.SELF, "data:", "https:"],
     "font-src": [CSP.SELF],
     "connect-src": [CSP.SELF],
