@@ -6,7 +6,7 @@ answer 404 (as REST answers `not_found`) unless
 - the browser's session created the checkout (the storefront cart), or
 - the URL carries the checkout's `continue_url` token (`?t=…`): the link an agent hands the buyer and the
   reminder e-mail. The token is the checkout id and an expiry, signed with `SECRET_KEY`
-  (`django.core.signing`, key rotation through `SECRET_KEY_FALLBACKS`); it is valid for
+  (`django.core.signing`); it is valid for
   `SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS` after the checkout was created. A valid token admits the browser's
   session to that checkout, so the next pages (the form's POST, the Pix page, the poll) need no token.
 
