@@ -194,12 +194,13 @@ def test_pix_page_on_a_phone_puts_amount_copy_and_countdown_above_the_qr(live_se
     payer = Client()
     checkout_id = _ready_checkout(payer)
     payer.post(f"/checkout/{checkout_id}", {"action": "pay", **BUYER_FORM})
+    pix_path = _signed_path(checkout_id, "checkout:pix")  # database work before the browser's event loop starts
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(locale="pt-BR", viewport={"width": 390, "height": 844})
             # when the buyer opens the Pix page on a phone
-            page.goto(f"{live_server.url}{_signed_path(checkout_id, 'checkout:pix')}")
+            page.goto(f"{live_server.url}{pix_path}")
             # then amount, copy button and countdown are on the first screen, above the QR code
             qr_top = page.get_by_test_id("pix-qr").bounding_box()["y"]
             for locator in (
