@@ -23,7 +23,7 @@ from shop.services import checkout_create
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer, wait_for
 from tests.bcp_app.rest_helpers import PIX
-from tests.payments.fake_bacen import CLIENT_ID, CLIENT_SECRET, FakeBacenServer
+from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
@@ -33,12 +33,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.usefixtures("bc
 def hanging_psp(settings: Any) -> Iterator[FakeBacenServer]:
     """The fake Bacen PSP, holding every charge creation until the test opens its gate."""
     psp = FakeBacenServer().start()
-    settings.BCP_PIX_SANDBOX = False
-    settings.PIX_PSP_BASE_URL = psp.base_url
-    settings.PIX_PSP_TOKEN_URL = psp.base_url + "/oauth/token"
-    settings.PIX_PSP_CLIENT_ID = CLIENT_ID
-    settings.PIX_PSP_CLIENT_SECRET = CLIENT_SECRET
-    settings.PIX_PSP_BACKOFF_SECONDS = 0.0
+    use_fake_bacen(settings, psp)
     psp.state.cob_gate = threading.Event()
     try:
         yield psp
