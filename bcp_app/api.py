@@ -123,6 +123,7 @@ def context_from_request(request: HttpRequest) -> RequestContext:
         idempotency_key=request.headers.get("Idempotency-Key"),
         language=request.headers.get("Accept-Language"),
         request_id=request.headers.get("Request-Id"),
+        client_ip=request.META.get("REMOTE_ADDR"),
     )
 
 

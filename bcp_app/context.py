@@ -16,7 +16,7 @@ from django.conf import settings
 from bcp_app import negotiation
 from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
-from bcp_app.platforms import platform_for_api_key, platform_for_profile
+from bcp_app.platforms import platform_authenticate, platform_for_profile
 from bcp_app.signatures import HttpMessage, SignatureError, verify_message
 from shop.ops.access_log import annotate
 
@@ -96,14 +96,16 @@ def resolve_context(
     idempotency_key: str | None = None,
     language: str | None = None,
     request_id: str | None = None,
+    client_ip: str | None = None,
 ) -> RequestContext:
-    """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None)."""
+    """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None).
+
+    `client_ip`: the caller's address when the transport knows it better than the request context does.
+    """
     url = negotiation.validate_profile_url(profile_url)
     platform: Platform | None = None
     if api_key is not None:
-        platform = platform_for_api_key(api_key)
-        if platform is None:
-            raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
+        platform = platform_authenticate(api_key, client_ip=client_ip)
         if platform.profile_url and platform.profile_url != url:
             raise ProtocolError("profile_not_trusted", "Esta credencial não pode usar o perfil informado em BCP-Agent.")
     profile = negotiation.get_platform_profile(url)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from bcp_app import outbound
@@ -29,6 +29,7 @@ from bcp_app.errors import ProtocolError
 from bcp_app.flight import single_flight
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.sfv import Item, SFVError, parse_dictionary
+from payments.connections import release_db_connection
 from payments.json_limits import JsonLimitError, loads_bounded
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
@@ -175,7 +176,7 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
             raise ProtocolError(code, entry.last_error or "Perfil da plataforma inacessível.")
     usable = entry is not None and entry.body is not None and entry.expires_at + STALE_GRACE > now
     stale = entry.body if usable and entry is not None else None
-    _release_connection()
+    release_db_connection()  # a slow profile must not starve the pool
     try:
         document, _ = single_flight(url, lambda: _fetch_and_store(url))
     except ProtocolError:
@@ -201,14 +202,6 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
     _prune_cache(now)
     _memo(url, document, now + timedelta(seconds=ttl), now)
     return document, ttl
-
-
-def _release_connection() -> None:
-    # Hand the pooled connection back before waiting on the network (a slow profile must not starve the
-    # pool); the next query takes one again. Callers fetch before opening any transaction; inside one
-    # (only a test's own transaction) the connection cannot be let go and is kept.
-    if not connection.in_atomic_block:
-        connection.close()
 
 
 def profile_age_seconds(url: str) -> float | None:

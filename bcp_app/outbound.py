@@ -1,8 +1,10 @@
 """The one outbound HTTP client (agent profiles, order webhooks): deadline, size cap, no redirects, SSRF guard.
 
-Every call has a total deadline (connect + TLS + request + headers + body): the socket layer gets
+Every call has a total deadline (DNS + connect + TLS + request + headers + body): the socket layer gets
 only the time left on each read and write, so a peer that drips one byte a second cannot hold a
-worker or a request thread longer than the deadline (a per-read timeout never trips on a drip).
+worker or a request thread longer than the deadline (a per-read timeout never trips on a drip). The
+name lookup runs on a small thread pool and is waited for only as long as the deadline leaves
+(`getaddrinfo` itself cannot be interrupted; a hanging lookup ends in its thread, never in the caller).
 
 Hosts resolving to loopback, private, link-local, reserved or otherwise non-global addresses are
 refused unless the host, or the address it resolves to, is in `settings.BCP_OUTBOUND_ALLOWLIST`
@@ -16,6 +18,8 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +32,8 @@ DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 DEFAULT_DEADLINE = 10.0  # seconds for the whole call
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Name lookups (blocking libc calls) off the caller's thread, so the caller waits at most its deadline.
+_RESOLVER = ThreadPoolExecutor(max_workers=8, thread_name_prefix="outbound-dns")
 
 
 class OutboundError(Exception):
@@ -128,13 +134,17 @@ def _is_public(ip: IPAddress) -> bool:
     return ip.is_global and not ip.is_multicast and not ip.is_reserved
 
 
-def _resolve(host: str, port: int) -> list[IPAddress]:
+def _resolve(host: str, port: int, timeout: float | None = None) -> list[IPAddress]:
     try:
         return [ipaddress.ip_address(host)]
     except ValueError:
         pass
+    lookup = _RESOLVER.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = lookup.result(timeout=timeout)
+    except LookupTimeout as exc:
+        lookup.cancel()
+        raise OutboundError("timeout", f"resolving {host} took too long") from exc
     except (socket.gaierror, UnicodeError) as exc:
         raise OutboundError("dns", f"cannot resolve {host}") from exc
     seen: list[IPAddress] = []
@@ -153,8 +163,10 @@ class CheckedTarget:
     allow_listed: bool
 
 
-def check_url(url: str) -> CheckedTarget:
-    """Validate scheme and destination of `url`; return the address to connect to."""
+def check_url(url: str, *, timeout: float | None = None) -> CheckedTarget:
+    """Validate scheme and destination of `url`; return the address to connect to.
+
+    `timeout`: seconds the name lookup may take (None: the resolver's own limits)."""
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -165,7 +177,7 @@ def check_url(url: str) -> CheckedTarget:
         raise OutboundError("invalid_url", "URL must be http(s) with a host and no credentials")
     port = port or (443 if parts.scheme == "https" else 80)
     allowed_hosts, allowed_networks = _allowlist()
-    addresses = _resolve(host, port)
+    addresses = _resolve(host, port, timeout)
     if not addresses:
         raise OutboundError("dns", f"{host} has no address")
     host_listed = host in allowed_hosts
@@ -194,8 +206,9 @@ def request(
     timeout: httpx.Timeout = DEFAULT_TIMEOUT,
     deadline: float = DEFAULT_DEADLINE,
 ) -> OutboundResponse:
-    """One call; `timeout` bounds each phase, `deadline` (seconds) the whole call including the body."""
-    target = check_url(url)
+    """One call; `timeout` bounds each phase, `deadline` (seconds) the whole call, name lookup to body."""
+    total = _Deadline(deadline)
+    target = check_url(url, timeout=total.left(None, httpcore.ConnectTimeout))
     parts = urlsplit(url)
     ip_text = f"[{target.ip}]" if target.ip.version == 6 else str(target.ip)
     netloc = ip_text + (f":{parts.port}" if parts.port else "")
@@ -204,7 +217,7 @@ def request(
     send_headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
     extensions = {"sni_hostname": target.host} if parts.scheme == "https" else {}
     started = time.monotonic()
-    transport = _DeadlineTransport(_Deadline(deadline))
+    transport = _DeadlineTransport(total)
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport) as client:
             req = client.build_request(method, pinned, content=body, headers=send_headers, extensions=extensions)

@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
 
 _KEY_RE = re.compile(r"^bcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
@@ -80,6 +81,19 @@ def platform_for_api_key(api_key: str) -> Platform | None:
     if not hmac.compare_digest(platform.key_hash, key_hash):
         return None
     cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
+    return platform
+
+
+def platform_authenticate(api_key: str, *, client_ip: str | None = None) -> Platform:
+    """The platform owning `api_key`, for every transport: `unauthenticated` when the key is unknown or
+    revoked (counted against the client IP), `rate_limited` while that IP has failed too often."""
+    from bcp_app import ratelimit
+
+    ratelimit.enforce_auth_attempts(client_ip)
+    platform = platform_for_api_key(api_key)
+    if platform is None:
+        ratelimit.count_auth_failure(client_ip)
+        raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
     return platform
 
 

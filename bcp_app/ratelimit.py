@@ -1,7 +1,7 @@
 """One rate limiter for every BCP transport (REST, MCP, A2A), built on the `limits` library.
 
 Counters live in Redis when `REDIS_URL` is set (shared by every web process), else in process
-memory (`make run`). Each call is counted per caller and per operation class:
+memory (`make run`; `shop/ops/ratelimit.py`). Each call is counted per caller and per operation class:
 
 - the caller is a platform credential (a hash of the API key / bearer token) or, anonymously, the
   client IP (the proxy's `X-Forwarded-For` once uvicorn trusts it);
@@ -12,54 +12,33 @@ memory (`make run`). Each call is counted per caller and per operation class:
 Limits come from `settings.BCP_RATE_LIMITS` (class -> (platform limit, anonymous limit), `limits`
 notation such as "60/minute"; "" = unlimited). An unreachable Redis lets calls through (logged):
 rate limiting must never take the shop down.
+
+Failed API-key authentications are counted per client IP whatever the transport
+(`settings.BCP_RATE_LIMIT_AUTH_FAILURES`): once an IP is over it, every key it presents is answered
+`rate_limited` until the window ends, so rotating random keys (each one a fresh credential for the limits
+above) cannot brute-force a key. The counters themselves are `shop/ops/ratelimit.py`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
-import math
-import time
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Literal
 
 from django.conf import settings
-from limits import RateLimitItem, parse
-from limits.storage import Storage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter
 
 from bcp_app.errors import ProtocolError
+from shop.ops import ratelimit as counters
 from shop.ops.access_log import current_client_ip
-
-logger = logging.getLogger(__name__)
 
 OperationClass = Literal["read", "write", "checkout_create"]
 WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout"})
 MESSAGE = "Muitas chamadas; tente novamente em {seconds} s."
+reset = counters.reset  # tests: every counter forgotten
 
 
 def operation_class(operation: str) -> OperationClass:
     return "write" if operation in WRITE_OPERATIONS else "read"
-
-
-@lru_cache(maxsize=1)
-def _limiter() -> tuple[Storage, FixedWindowRateLimiter]:
-    url = getattr(settings, "REDIS_URL", "") or "memory://"
-    storage = storage_from_string(url)
-    return storage, FixedWindowRateLimiter(storage)
-
-
-@lru_cache(maxsize=64)
-def _item(text: str) -> RateLimitItem:
-    return parse(text)
-
-
-def reset() -> None:
-    """Forget every counter and the storage (tests; a changed REDIS_URL)."""
-    storage, _ = _limiter()
-    storage.reset()
-    _limiter.cache_clear()
 
 
 def caller_from_headers(headers: Mapping[str, str], client_ip: str | None) -> tuple[str | None, bool]:
@@ -79,16 +58,7 @@ def retry_after(*, op_class: OperationClass, caller: str | None, authenticated: 
     text = platform_limit if authenticated else anonymous_limit
     if not text:
         return None
-    item = _item(text)
-    try:
-        _, limiter = _limiter()
-        if limiter.hit(item, "bcp", op_class, caller):
-            return None
-        reset_at, _ = limiter.get_window_stats(item, "bcp", op_class, caller)
-    except Exception:  # the counter store is down: let the call through rather than fail it
-        logger.warning("rate limiter storage unavailable; %s call let through", op_class, exc_info=True)
-        return None
-    return max(1, math.ceil(reset_at - time.time()))
+    return counters.hit(text, "bcp", op_class, caller)
 
 
 def enforce(*, op_class: OperationClass, caller: str | None, authenticated: bool) -> None:
@@ -96,6 +66,23 @@ def enforce(*, op_class: OperationClass, caller: str | None, authenticated: bool
     seconds = retry_after(op_class=op_class, caller=caller, authenticated=authenticated)
     if seconds is not None:
         raise ProtocolError("rate_limited", MESSAGE.format(seconds=seconds), retry_after=seconds)
+
+
+def enforce_auth_attempts(client_ip: str | None = None) -> None:
+    """Refuse an API-key attempt from an IP that failed too often (`rate_limited`, 429 + Retry-After)."""
+    ip = current_client_ip() or client_ip
+    if not ip:
+        return  # no network caller (MCP over stdio, in-process calls)
+    seconds = counters.over(settings.BCP_RATE_LIMIT_AUTH_FAILURES, "bcp-auth-failures", ip)
+    if seconds is not None:
+        raise ProtocolError("rate_limited", MESSAGE.format(seconds=seconds), retry_after=seconds)
+
+
+def count_auth_failure(client_ip: str | None = None) -> None:
+    """One more failed API-key authentication from this IP."""
+    ip = current_client_ip() or client_ip
+    if ip:
+        counters.hit(settings.BCP_RATE_LIMIT_AUTH_FAILURES, "bcp-auth-failures", ip)
 
 
 def enforce_checkout_create(*, platform_id: str | None, client_ip: str | None) -> None:

@@ -10,12 +10,14 @@ mounted protocol apps do not pass through Django, so the router applies the same
   depth", codec errors) ever reach the caller;
 - SecurityMiddleware's headers from the same settings (HSTS on secure requests, nosniff, referrer and
   cross-origin-opener policy) and its HTTPS rule: with `SECURE_SSL_REDIRECT` a plain-HTTP GET is
-  redirected, any other plain-HTTP request is refused (a redirect would drop a POST body).
+  redirected, any other plain-HTTP request is refused (a redirect would drop a POST body), except on
+  paths matching `SECURE_REDIRECT_EXEMPT` (searched in the path without its leading "/", as Django does).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -74,6 +76,13 @@ def is_secure(scope: Scope) -> bool:
         if value is not None:
             return value.decode("latin-1").split(",", 1)[0].strip() == expected
     return scope.get("scheme") == "https"
+
+
+def redirect_exempt(path: str) -> bool:
+    """`SECURE_REDIRECT_EXEMPT` as SecurityMiddleware applies it (regexes searched in the path sans "/")."""
+    patterns = getattr(settings, "SECURE_REDIRECT_EXEMPT", None) or ()
+    bare = path.lstrip("/")
+    return any(re.search(pattern, bare) for pattern in patterns)
 
 
 def security_headers(secure: bool) -> list[tuple[bytes, bytes]]:
@@ -150,7 +159,7 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
         return
     secure = is_secure(scope)
     headers = security_headers(secure)
-    if getattr(settings, "SECURE_SSL_REDIRECT", False) and not secure:
+    if getattr(settings, "SECURE_SSL_REDIRECT", False) and not secure and not redirect_exempt(scope.get("path", "")):
         await _insecure(scope, send, headers)
         return
     send = _with_headers(send, headers)

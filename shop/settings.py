@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "easy_thumbnails",
+    "axes",  # admin login lockout (failed attempts in Postgres)
     "ninja",  # serves Swagger UI / ReDoc from its own static files: /bcp/v1/docs works offline (no CDN)
     "orders",
     "payments",
@@ -58,6 +59,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "shop.ops.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "shop.ops.webhook_limits.WebhookRateLimitMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -68,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "shop.error_pages.MethodNotAllowedPage",
+    "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
 
 ROOT_URLCONF = "shop.urls"
@@ -138,6 +141,21 @@ CACHES = {
 }
 
 # --- Auth, i18n, static -----------------------------------------------------------------------------
+# Admin login lockout (django-axes): after SHOP_ADMIN_LOGIN_FAILURE_LIMIT failed logins from one client IP
+# the login answers 429 with a Portuguese page for SHOP_ADMIN_LOGIN_COOLOFF_MINUTES; a correct login after
+# that resets the count. Attempts are rows in the database (AxesDatabaseHandler), so every web process
+# sees them. The IP is REMOTE_ADDR: uvicorn sets it from X-Forwarded-For only for trusted proxies.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = env_int("SHOP_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("SHOP_ADMIN_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "shop.admin.lockout.lockout_response"  # 429, Portuguese page (admin/shop/login_locked.html)
+AXES_VERBOSE = False
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -248,15 +266,14 @@ if not DEBUG:
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
 # Content Security Policy (Django's built-in CSP) for the storefront, buyer pages and admin: scripts and
-# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`.
+# styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`;
+# no page uses style="…" attributes (classes instead), so none are allowed.
 # Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
 # SecurityMiddleware headers from the ASGI router (shop/asgi_guard.py).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],
     "style-src": [CSP.SELF, CSP.NONCE],
-    # style="…" attributes (admin list badges) only: they cannot run code; <style> blocks still need the nonce.
-    "style-src-attr": [CSP.UNSAFE_INLINE],
     "img-src": [CSP.SELF, "data:", "https:"],
     "font-src": [CSP.SELF],
     "connect-src": [CSP.SELF],
@@ -326,6 +343,8 @@ ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.fiscal.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+# How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
+SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 
@@ -416,13 +435,21 @@ BCP_RATE_LIMITS = {
         env_str("BCP_RATE_LIMIT_ANONYMOUS_CHECKOUT_CREATE", "10/minute"),
     ),
 }
-for _limit in (text for pair in BCP_RATE_LIMITS.values() for text in pair if text):
+# Failed API-key authentications per client IP, counted across REST, MCP and A2A: past it every key attempt
+# from that IP answers `rate_limited` (429) until the window ends, so rotating keys cannot brute-force one.
+BCP_RATE_LIMIT_AUTH_FAILURES = env_str("BCP_RATE_LIMIT_AUTH_FAILURES", "30/10minutes")
+# Webhook endpoints (Pix PSP, NF-e provider) per source IP: generous, a PSP retrying a burst is never refused.
+WEBHOOK_RATE_LIMIT = env_str("WEBHOOK_RATE_LIMIT", "600/minute")
+WEBHOOK_RATE_LIMITED_PATHS: tuple[str, ...] = ("/payments/pix/webhook", "/fiscal/webhooks/")
+_all_limits = [*(text for pair in BCP_RATE_LIMITS.values() for text in pair), BCP_RATE_LIMIT_AUTH_FAILURES,
+               WEBHOOK_RATE_LIMIT]
+for _limit in (text for text in _all_limits if text):
     try:
         from limits import parse as _parse_limit
 
         _parse_limit(_limit)
     except ValueError as _exc:
-        raise ConfigError(f"BCP_RATE_LIMIT_*: {_limit!r} is not a rate such as 60/minute") from _exc
+        raise ConfigError(f"BCP_RATE_LIMIT_*/WEBHOOK_RATE_LIMIT: {_limit!r} is not a rate such as 60/minute") from _exc
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",
@@ -438,6 +465,7 @@ ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "axes.middleware.AxesMiddleware",  # no logins on the API
 })
 
 REST_FRAMEWORK = {

@@ -220,6 +220,7 @@ def _context(call: CallInfo, args: Args) -> Any:
         idempotency_key=args.meta.idempotency_key,
         language=call.headers.get("accept-language"),
         request_id=call.headers.get("request-id"),
+        client_ip=call.client or None,
     )
 
 

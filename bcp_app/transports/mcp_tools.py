@@ -23,15 +23,13 @@ def api_key_from(call: CallInfo) -> str | None:
 def typed_caller(call: CallInfo) -> Caller:
     """Typed tools carry no BCP profile, so only an API key identifies the caller (anonymous otherwise)."""
     from bcp_app.context import normalize_language
-    from bcp_app.platforms import platform_for_api_key
+    from bcp_app.platforms import platform_authenticate
 
     language = normalize_language(call.headers.get("accept-language"))
     api_key = api_key_from(call)
     if api_key is None:
         return Caller(language=language)
-    platform = platform_for_api_key(api_key)
-    if platform is None:
-        raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
+    platform = platform_authenticate(api_key, client_ip=call.client or None)
     return Caller(platform_id=platform.public_id, language=language)
 
 

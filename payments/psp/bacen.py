@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
+from payments.connections import release_db_connection
 from payments.money import cents_to_decimal
 from payments.psp.base import (
     PixPayer,
@@ -140,6 +141,9 @@ class BacenPixPSP:
         attempts = self.retries if idempotent else 1
         refreshed = False
         attempt = 0
+        # A PSP that hangs must not hold a pooled database connection for its timeout (× retries): callers
+        # make PSP calls with no transaction open, so the connection goes back to the pool here.
+        release_db_connection()
         while True:
             attempt += 1
             headers = {"Authorization": f"Bearer {self._token()}"}

@@ -90,7 +90,7 @@ class ProductImageInline(admin.TabularInline):
         if not obj.pk or not (obj.image or obj.source):
             return ""
         return format_html(
-            '<img src="{}" alt="{}" style="height:64px;border-radius:6px">', obj.thumbnail_url, obj.alt_text
+            '<img src="{}" alt="{}" class="admin-thumb">', obj.thumbnail_url, obj.alt_text
         )
 
 
@@ -105,6 +105,9 @@ class CategoryAdmin(admin.ModelAdmin):
 
 @admin.register(Product)
 class ProductAdmin(admin.ModelAdmin):
+    class Media:
+        css = {"all": ("shop/admin-catalog.css",)}  # classes instead of style="…" (no inline styles under the CSP)
+
     list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active")
     list_filter = ("category", "active", ProductStockStateFilter)
     list_select_related = ("category",)
@@ -154,7 +157,7 @@ class ProductAdmin(admin.ModelAdmin):
     def price_display(self, obj: Product) -> str:
         if obj.min_price is None:
             return "—"
-        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.min_price))
+        return format_html('<span class="nowrap">{}</span>', format_brl(obj.min_price))
 
     @admin.display(description=_("estoque total"), ordering="stock_sum")
     def stock_total(self, obj: Product) -> int:
@@ -163,10 +166,10 @@ class ProductAdmin(admin.ModelAdmin):
     @admin.display(description=_("situação"))
     def stock_state(self, obj: Product) -> str:
         if not obj.has_stock:
-            return format_html('<span style="color:#b3261e;font-weight:600">{}</span>', _("Esgotado"))
+            return format_html('<span class="stock-badge stock-out">{}</span>', _("Esgotado"))
         if obj.has_low:
-            return format_html('<span style="color:#8a5a00;font-weight:600">{}</span>', _("Estoque baixo"))
-        return format_html('<span style="color:#1c7c43">{}</span>', _("Em estoque"))
+            return format_html('<span class="stock-badge stock-low">{}</span>', _("Estoque baixo"))
+        return format_html('<span class="stock-badge stock-ok">{}</span>', _("Em estoque"))
 
     @admin.action(description=_("Ativar produtos selecionados"))
     def make_active(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
@@ -180,6 +183,9 @@ class ProductAdmin(admin.ModelAdmin):
 @admin.register(Variant)
 class VariantAdmin(admin.ModelAdmin):
     """All variants; with the "Estoque baixo" filter this is the low-stock list merchants restock from."""
+
+    class Media:
+        css = {"all": ("shop/admin-catalog.css",)}
 
     form = VariantForm
     fieldsets = ((None, {"fields": ("product",)}), *VariantInline.fieldsets)
@@ -197,4 +203,4 @@ class VariantAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("preço"), ordering="price")
     def price_display(self, obj: Variant) -> str:
-        return format_html('<span style="white-space:nowrap">{}</span>', format_brl(obj.price))
+        return format_html('<span class="nowrap">{}</span>', format_brl(obj.price))

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_normalize
+from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -216,7 +217,7 @@ def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
                     checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(pix,)))
                 )
                 if done.checkout.status == STATUS_IN_PROGRESS:
-                    link = f"{settings.BCP_PUBLIC_URL}{reverse('checkout:pix', args=[checkout.public_id])}"
+                    link = checkout_continue_url(checkout, page="checkout:pix")
                     return TemplateResponse(
                         request,
                         "admin/shop/manual_order_link.html",

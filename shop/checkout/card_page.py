@@ -96,7 +96,7 @@ def card_pending(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The gateway did not answer in time: the stock is held until the webhook or the sweep decides."""
     from shop.checkout.views import _get_or_404, _local
 
-    checkout = _get_or_404(checkout_id)
+    checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
         return redirect(_local(checkout.order_permalink_url))
     if checkout.status != STATUS_IN_PROGRESS or not is_card(checkout):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from shop.cart import cart_clear
+from shop.checkout.access import may_open
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, TERMINAL_STATUSES
 from shop.checkout.views import _get_or_404, _language, _local, _pix_instrument
 from shop.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
@@ -33,10 +34,10 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     from payments.qr import qr_svg
     from payments.selectors import pix_charge_latest_for_reference
 
-    checkout = _get_or_404(checkout_id)
+    checkout = _get_or_404(request, checkout_id)
     lapsed = checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id)
     if lapsed:
-        checkout = _get_or_404(checkout_id)
+        checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
         if checkout.session_key and checkout.session_key == request.session.session_key:
             cart_clear(request.session)
@@ -67,7 +68,7 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
 @require_POST
 def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The "Gerar novo Pix" button: a new charge for the same checkout, re-validating stock and prices."""
-    checkout = _get_or_404(checkout_id)
+    checkout = _get_or_404(request, checkout_id)
     if checkout.status in TERMINAL_STATUSES:
         return redirect("checkout:resume", checkout_id=checkout_id)
     result = checkout_pix_regenerate(checkout_id=checkout_id, instrument=_pix_instrument(), language=_language(request))
@@ -82,6 +83,8 @@ def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
     try:
         checkout = checkout_get(checkout_id=checkout_id).checkout
     except CheckoutNotFound:
+        checkout = None
+    if checkout is None or not may_open(request, checkout):
         return JsonResponse({"error": "not_found"}, status=404)
     order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
     if order_url and checkout.session_key and checkout.session_key == request.session.session_key:

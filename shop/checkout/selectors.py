@@ -60,8 +60,12 @@ def absolute_url(path: str) -> str:
     return f"{settings.BCP_PUBLIC_URL}{path}"
 
 
-def checkout_continue_url(checkout: Checkout) -> str:
-    return absolute_url(reverse("checkout:resume", kwargs={"checkout_id": checkout.public_id}))
+def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") -> str:
+    """The buyer's link to the checkout (or its Pix page), with the signed token that opens it (access.py)."""
+    from shop.checkout.access import TOKEN_PARAM, continue_token
+
+    path = reverse(page, kwargs={"checkout_id": checkout.public_id})
+    return absolute_url(f"{path}?{TOKEN_PARAM}={continue_token(checkout)}")
 
 
 def checkout_links() -> tuple[LinkView, ...]:

@@ -31,6 +31,7 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
+from shop.checkout.access import require_access
 from shop.checkout.card_page import card_context, card_instrument, in_progress_redirect, with_token
 from shop.checkout.core import input_from_checkout
 from shop.checkout.fulfillment import SEL_OPT
@@ -256,11 +257,13 @@ def _pickup_locations() -> list[object]:
     return list(PickupLocation.objects.filter(active=True))
 
 
-def _get_or_404(checkout_id: str) -> Checkout:
+def _get_or_404(request: HttpRequest, checkout_id: str) -> Checkout:
+    """The checkout when this browser may open it (its session created it, or a signed link): else 404."""
     try:
-        return checkout_get(checkout_id=checkout_id).checkout
+        checkout = checkout_get(checkout_id=checkout_id).checkout
     except CheckoutNotFound:
         raise Http404("checkout não encontrado") from None
+    return require_access(request, checkout)
 
 
 def _done_redirect(checkout: Checkout) -> HttpResponse | None:
@@ -274,9 +277,9 @@ def _done_redirect(checkout: Checkout) -> HttpResponse | None:
 @require_http_methods(["GET", "POST"])
 def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
-    checkout = _get_or_404(checkout_id)
+    checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
-        checkout = _get_or_404(checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
+        checkout = _get_or_404(request, checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
     done = _done_redirect(checkout)
     if done is not None:
         return done

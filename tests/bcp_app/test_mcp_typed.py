@@ -178,7 +178,7 @@ def test_order_intent_creates_a_draft_checkout_and_replays_by_key(live_mcp, tran
     assert draft["draft_order_id"].startswith("checkout_")
     assert draft["checkout_status"] == "incomplete"
     assert (draft["total"], draft["currency"]) == (8580, "BRL")
-    assert draft["continue_url"].endswith(draft["draft_order_id"])
+    assert f"/checkout/{draft['draft_order_id']}?t=" in draft["continue_url"]  # signed: it opens the checkout
     assert again.structured_content == draft
     assert Checkout.objects.count() == 1
 

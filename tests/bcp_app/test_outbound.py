@@ -87,3 +87,38 @@ def test_unreachable_port_is_a_connect_error(settings: object, fake_platform: Fa
     with pytest.raises(outbound.OutboundError) as err:
         outbound.get("http://127.0.0.1:1/x")
     assert err.value.kind == "connect"
+
+
+def test_a_hanging_dns_lookup_is_inside_the_total_deadline(settings: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `getaddrinfo` ran before the deadline started and had no bound of its own (a resolver that
+    never answers held the request for the system's resolver timeout × retries). The resolver is the
+    network boundary here: this stand-in never answers until the test releases it."""
+    import socket
+    import threading
+
+    settings.BCP_OUTBOUND_ALLOWLIST = []  # type: ignore[attr-defined]
+    released = threading.Event()
+    real = socket.getaddrinfo
+
+    def hanging_resolver(host: str, *args: object, **kwargs: object) -> object:
+        if host == "perfil.plataforma.example":
+            released.wait(60)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging_resolver)
+    outcome: dict[str, object] = {}
+
+    def fetch() -> None:
+        try:
+            outbound.get("https://perfil.plataforma.example/perfil.json", deadline=1)
+        except outbound.OutboundError as exc:
+            outcome["kind"] = exc.kind
+
+    caller = threading.Thread(target=fetch)
+    caller.start()
+    caller.join(timeout=30)
+    answered_while_hanging = not caller.is_alive()
+    released.set()
+    caller.join(timeout=60)
+    assert answered_while_hanging
+    assert outcome == {"kind": "timeout"}

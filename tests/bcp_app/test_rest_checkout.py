@@ -10,6 +10,7 @@ from django.test import Client
 from bcp_app.keys import public_jwk
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
 from payments.sandbox import services as sandbox
+from shop.checkout.access import continue_token
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
@@ -71,7 +72,8 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
              "content": "Informe o endereço de entrega ou escolha retirada na loja."},
         ],
         "links": LINKS,
-        "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}",
+        # signed: only this link (not the id alone) opens the storefront page (shop/checkout/access.py)
+        "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}?t={continue_token(checkout)}",
         "expires_at": checkout.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     assert body["id"].startswith("checkout_") and line_id.startswith("li_")

@@ -91,6 +91,23 @@ def test_plain_http_is_redirected_or_refused_in_production(server: LiveServer, p
         assert "strict-transport-security" not in responses[name].headers  # HSTS only over HTTPS, as Django
 
 
+def test_secure_redirect_exempt_paths_are_honoured_like_django(server: LiveServer, production: Any) -> None:
+    # given an exemption, as a proxy that terminates TLS itself for the A2A location would need
+    production.SECURE_REDIRECT_EXEMPT = [r"^bcp/a2a", r"^\.well-known/agent-card\.json$"]
+    # when the mounts are called over plain HTTP
+    responses = requests(server, {})
+    # then the exempt ones answer as Django would let an exempt page answer; MCP is still refused
+    assert responses["agent card"].status_code == 200
+    assert responses["a2a"].status_code == 200, responses["a2a"].text
+    assert responses["mcp"].status_code == 403
+    from django.middleware.security import SecurityMiddleware
+    from django.test import RequestFactory
+
+    django = SecurityMiddleware(lambda r: None)
+    assert django.process_request(RequestFactory().post("/bcp/a2a")) is None  # Django agrees: exempt
+    assert django.process_request(RequestFactory().post("/bcp/mcp")).status_code == 301
+
+
 def test_development_plain_http_still_answers(server: LiveServer) -> None:
     # Without SECURE_SSL_REDIRECT (development, tests) nothing is refused; nosniff is always sent.
     responses = requests(server, {})

@@ -209,6 +209,16 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("PATCH")
 
 
+def use_fake_bacen(settings: Any, server: FakeBacenServer) -> None:
+    """Point the Bacen adapter at `server`: sandbox off, the fake's OAuth client, no backoff between retries."""
+    settings.BCP_PIX_SANDBOX = False
+    settings.PIX_PSP_BASE_URL = server.base_url
+    settings.PIX_PSP_TOKEN_URL = server.base_url + "/oauth/token"
+    settings.PIX_PSP_CLIENT_ID = CLIENT_ID
+    settings.PIX_PSP_CLIENT_SECRET = CLIENT_SECRET
+    settings.PIX_PSP_BACKOFF_SECONDS = 0.0
+
+
 class FakeBacenServer:
     def __init__(self) -> None:
         self.state = FakeBacenState()

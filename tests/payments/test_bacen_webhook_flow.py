@@ -18,7 +18,7 @@ from payments import webhook_auth
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.sandbox.tasks import deliver_sandbox_webhook
 from payments.services import pix_charge_ensure
-from tests.payments.fake_bacen import CLIENT_ID, CLIENT_SECRET, FakeBacenServer
+from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
 
 pytestmark = pytest.mark.django_db
 E2E = "E99999999202607281504xixWhrEFcz1"
@@ -27,12 +27,7 @@ E2E = "E99999999202607281504xixWhrEFcz1"
 @pytest.fixture
 def bacen(settings: Any) -> Iterator[FakeBacenServer]:
     server = FakeBacenServer().start()
-    settings.BCP_PIX_SANDBOX = False
-    settings.PIX_PSP_BASE_URL = server.base_url
-    settings.PIX_PSP_TOKEN_URL = server.base_url + "/oauth/token"
-    settings.PIX_PSP_CLIENT_ID = CLIENT_ID
-    settings.PIX_PSP_CLIENT_SECRET = CLIENT_SECRET
-    settings.PIX_PSP_BACKOFF_SECONDS = 0.0
+    use_fake_bacen(settings, server)
     yield server
     server.stop()
 

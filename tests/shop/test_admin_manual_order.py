@@ -4,6 +4,7 @@ for any order; the buyer pays on the storefront Pix page, or staff record a paym
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from django.core import mail
@@ -78,22 +79,24 @@ def test_sale_with_pix_link_is_paid_on_the_storefront_pix_page(
 ) -> None:
     response = admin_client.post(URL, _form(shop_setup, payment="pix", paid_method="", paid_reason="", coupon=""))
     assert response.status_code == 200
-    link = re.search(
-        r'data-testid="pix-link" onclick="this.select\(\)"|value="([^"]+)" size="70"', response.content.decode()
-    )
     checkout = Checkout.objects.get()
     assert checkout.status == "complete_in_progress"
     assert f"/checkout/{checkout.public_id}/pix" in response.content.decode()
     assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 8  # reserved while the Pix is awaited
-    buyer_page = Client().get(f"/checkout/{checkout.public_id}/pix")
+    # the link shown to the merchant opens the Pix page for the buyer (it carries the signed token)
+    shown = re.search(r'value="(http[^"]+/checkout/[^"]+/pix\?t=[^"]+)"', response.content.decode())
+    assert shown is not None
+    parts = urlsplit(shown.group(1))
+    buyer_page = Client().get(f"{parts.path}?{parts.query}")
     assert buyer_page.status_code == 200
+    assert Client().get(f"/checkout/{checkout.public_id}/pix").status_code == 404  # the id alone opens nothing
     charge = pix_charge_latest_for_reference(checkout.public_id)
     assert charge.amount == 8580
     with django_capture_on_commit_callbacks(execute=True):
         pay(txid=charge.txid, options=PayOptions())
     order = Order.objects.get(checkout_id=checkout.public_id)
     assert (order.payment_status, order.payment_type, order.paid_amount) == ("paid", "pix", 8580)
-    assert link is not None and link.group(1) == f"http://127.0.0.1:8000/checkout/{checkout.public_id}/pix"
+    assert shown.group(1).startswith(f"http://127.0.0.1:8000/checkout/{checkout.public_id}/pix?t=")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 
 from orders.models import Order
 from payments.selectors import pix_charge_latest_for_reference
+from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_create
@@ -228,12 +229,13 @@ def test_changing_cep_drops_an_option_the_new_cep_lacks(client, shop_ready):
     assert Checkout.objects.get(public_id=checkout_id).ship_cep == "20040-002"
 
 
-def test_continue_url_resumes_an_agent_checkout(client, shop_ready):
+def test_continue_url_resumes_an_agent_checkout(client, shop_ready, settings):
     # given a checkout an agent created over BCP
     result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)), platform_id="plat_x")
     checkout_id = result.checkout.public_id
-    # when the buyer opens the continue_url
-    response = client.get(f"/checkout/{checkout_id}")
+    # when the buyer opens the continue_url (signed: the id alone opens nothing, tests/shop/test_checkout_access.py)
+    continue_url = checkout_continue_url(result.checkout)
+    response = client.get(continue_url.removeprefix(settings.BCP_PUBLIC_URL))
     # then the same checkout is shown, with its line, and can be completed
     assert response.status_code == 200
     assert "1 × Café especial 500 g" in response.content.decode()

@@ -99,6 +99,17 @@ OVERFLOW_JS = """() => {
 }"""
 
 
+def _signed_path(checkout_id: str, page: str) -> str:
+    """The buyer's signed link to a checkout page (a browser without the creating session needs it)."""
+    from urllib.parse import urlsplit
+
+    from shop.checkout.selectors import checkout_continue_url
+    from shop.models import Checkout
+
+    parts = urlsplit(checkout_continue_url(Checkout.objects.get(public_id=checkout_id), page=page))
+    return f"{parts.path}?{parts.query}"
+
+
 def _overflow(page) -> tuple[int, int, str]:
     """The page's width, the screen's, and the innermost elements that stick out (for the failure message)."""
     return page.evaluate(OVERFLOW_JS)
@@ -142,7 +153,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "cart": "/carrinho/",
         "cart-freight": "/carrinho/?cep=20040-002",
         "checkout": f"/checkout/{cart_checkout}",
-        "pix": f"/checkout/{pix_checkout}/pix",
+        "pix": _signed_path(pix_checkout, "checkout:pix"),  # another buyer's browser: its signed link
         "order": f"/orders/{order.permalink_token}",
         "order-cancelled": f"/orders/{cancelled.permalink_token}",
         "order-lookup": "/pedido",
@@ -183,12 +194,13 @@ def test_pix_page_on_a_phone_puts_amount_copy_and_countdown_above_the_qr(live_se
     payer = Client()
     checkout_id = _ready_checkout(payer)
     payer.post(f"/checkout/{checkout_id}", {"action": "pay", **BUYER_FORM})
+    pix_path = _signed_path(checkout_id, "checkout:pix")  # database work before the browser's event loop starts
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(locale="pt-BR", viewport={"width": 390, "height": 844})
             # when the buyer opens the Pix page on a phone
-            page.goto(f"{live_server.url}/checkout/{checkout_id}/pix")
+            page.goto(f"{live_server.url}{pix_path}")
             # then amount, copy button and countdown are on the first screen, above the QR code
             qr_top = page.get_by_test_id("pix-qr").bounding_box()["y"]
             for locator in (

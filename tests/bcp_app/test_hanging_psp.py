@@ -1,0 +1,94 @@
+"""A hanging PSP cannot take the shop down (issue 13 §2; PIX.md §3, BCP-PAY).
+
+Before: complete called the PSP outside any transaction but with the request's pooled database
+connection still checked out, so more Pix completes in flight than the pool holds emptied it, and the
+storefront and every other BCP request waited out the pool timeout and answered 500 (`PoolTimeout`).
+Now the PSP adapter hands the connection back to the pool before each HTTP call to the PSP.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from shop.checkout.types import LineInput
+from shop.services import checkout_create
+from tests.bcp_app.bcp_fixtures import FakePlatform
+from tests.bcp_app.live import LiveServer, wait_for
+from tests.bcp_app.rest_helpers import PIX
+from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
+
+
+@pytest.fixture
+def hanging_psp(settings: Any) -> Iterator[FakeBacenServer]:
+    """The fake Bacen PSP, holding every charge creation until the test opens its gate."""
+    psp = FakeBacenServer().start()
+    use_fake_bacen(settings, psp)
+    psp.state.cob_gate = threading.Event()
+    try:
+        yield psp
+    finally:
+        psp.state.cob_gate.set()
+        psp.stop()
+
+
+@pytest.fixture
+def server(transactional_db: Any, settings: Any) -> Iterator[LiveServer]:
+    live = LiveServer().start()
+    settings.BCP_PUBLIC_URL = live.url
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def _in_flight(psp: FakeBacenServer) -> int:
+    with psp.state.lock:
+        return len({path for method, path, _ in psp.state.requests if method == "PUT" and path.startswith("/cob/")})
+
+
+def test_pix_completes_hanging_at_the_psp_leave_the_pool_to_everyone_else(
+    server: LiveServer, hanging_psp: FakeBacenServer, fake_platform: FakePlatform, settings: Any
+) -> None:
+    # given more ready checkouts than the database pool has connections, and a PSP that does not answer
+    pool_size = connection.pool.max_size if connection.pool is not None else 10
+    hanging = pool_size + 2
+    make_variant(stock=hanging + 5)
+    make_shipping()
+    ids = [checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout.public_id
+           for _ in range(hanging + 1)]
+    other = ids.pop()
+    headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
+    api = f"{server.url}/bcp/v1"
+    settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "write": ("", "")}
+
+    def complete(checkout_id: str) -> httpx.Response:
+        return httpx.post(f"{api}/checkout-sessions/{checkout_id}/complete", json={"payment": {"instruments": [PIX]}},
+                          headers={**headers, "Idempotency-Key": str(uuid.uuid4())}, timeout=180)
+
+    with ThreadPoolExecutor(max_workers=hanging) as pool:
+        # when that many buyers complete with Pix at once and every charge creation hangs at the PSP
+        pending = [pool.submit(complete, checkout_id) for checkout_id in ids]
+        wait_for(lambda: _in_flight(hanging_psp) >= pool_size - 2, timeout=60)
+        # then the storefront and another BCP request answer while those charge creations are in flight
+        home = httpx.get(f"{server.url}/", timeout=60)
+        read = httpx.get(f"{api}/checkout-sessions/{other}", headers=headers, timeout=60)
+        # and no complete waits for a connection: every one of them reaches the PSP
+        reached = wait_for(lambda: _in_flight(hanging_psp) >= hanging, timeout=60)
+        hanging_psp.state.cob_gate.set()
+        outcomes = [future.result() for future in pending]
+    assert reached
+    assert home.status_code == 200
+    assert read.status_code == 200, read.text
+    # and once the PSP answers, every complete ends as an answer (awaiting the Pix, or a retry message)
+    assert sorted({response.status_code for response in outcomes}) == [200], [r.text[:200] for r in outcomes]
