@@ -47,6 +47,8 @@ class Store:
     # row (or with them empty), the PIX_MERCHANT_* settings stay in force.
     pix_name: str
     pix_city: str
+    # "Pix: N % off" in basis points (5 % = 500); shop/pix_discount.py has the rule.
+    pix_discount_bp: int = 0
 
 
 def cnpj_format(value: str) -> str:
@@ -93,6 +95,7 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         shipping_text=row.shipping_text,
         pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
         pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
+        pix_discount_bp=int((row.pix_discount_percent or 0) * 100),
     )
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.core.cache import cache
-from django.core.validators import MaxValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
@@ -11,7 +13,7 @@ from shop.br_validation import cnpj_valid, tax_id_normalize
 from shop.fiscal.validators import TAX_REGIMES, validate_cnae, validate_state_registration
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v1"  # read by shop.store.store_get
+CACHE_KEY = "shop:store-settings:v2"  # v2: + pix_discount_bp  # read by shop.store.store_get
 
 
 def _invalidate() -> None:
@@ -85,6 +87,21 @@ class StoreSettings(models.Model):
         blank=True,  # empty = homologação
         choices=[("homologacao", _("homologação (testes, sem valor fiscal)")), ("producao", _("produção"))],
         default="homologacao",
+    )
+    # Payment-method discount (issue 17): the engine applies it while Pix is the selected instrument.
+    pix_discount_percent = models.DecimalField(
+        _("desconto no Pix (%)"),
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[
+            MinValueValidator(Decimal("0"), _("O desconto no Pix não pode ser negativo.")),
+            MaxValueValidator(Decimal("50"), _("Desconto no Pix de no máximo 50%.")),
+        ],
+        help_text=_(
+            "Ex.: 5 = 5% de desconto sobre os produtos (depois dos cupons, sem o frete) quando o comprador paga "
+            "com Pix. 0 = sem desconto."
+        ),
     )
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
