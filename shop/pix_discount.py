@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from payments.money import half_even
+
 MAX_BP = 5000  # 50 %: anything above is a typing mistake, refused in the admin
 
 
@@ -24,10 +26,7 @@ def discount_half_even(base: int, bp: int) -> int:
     """`base` centavos × `bp` basis points / 10 000, rounded half to even; 0 for no base or no rate."""
     if base <= 0 or bp <= 0:
         return 0
-    quotient, remainder = divmod(base * bp, 10_000)
-    if remainder * 2 > 10_000 or (remainder * 2 == 10_000 and quotient % 2 == 1):
-        quotient += 1
-    return min(quotient, base)
+    return min(half_even(base * bp, 10_000), base)
 
 
 def pix_discount_bp() -> int:
