@@ -146,13 +146,18 @@ class Handler(BaseHTTPRequestHandler):
             }
             state.cobs[txid] = cob
             self._send(201, cob)
-        elif cob is None:
-            self._send(404, _problem(404, "CobNaoEncontrado", txid))
+        else:
+            self._read_or_remove(method, cob, body, "Cob", txid)
+
+    def _read_or_remove(self, method: str, cob: dict[str, Any] | None, body: Any, name: str, txid: str) -> None:
+        """GET or PATCH of a `cob` / `cobv` (`name` "Cob" / "CobV" in the problem types)."""
+        if cob is None:
+            self._send(404, _problem(404, f"{name}NaoEncontrad{'a' if name == 'CobV' else 'o'}", txid))
         elif method == "GET":
             self._send(200, cob)
         elif method == "PATCH":
             if cob["status"] == "CONCLUIDA":
-                self._send(400, _problem(400, "CobOperacaoInvalida", "cob is CONCLUIDA"))
+                self._send(400, _problem(400, f"{name}OperacaoInvalida", "charge is CONCLUIDA"))
                 return
             cob["status"] = body["status"]
             cob["revisao"] += 1
@@ -189,17 +194,8 @@ class Handler(BaseHTTPRequestHandler):
             }
             state.cobvs[txid] = cob
             self._send(201, cob)
-        elif cob is None:
-            self._send(404, _problem(404, "CobVNaoEncontrada", txid))
-        elif method == "GET":
-            self._send(200, cob)
-        elif method == "PATCH":
-            if cob["status"] == "CONCLUIDA":
-                self._send(400, _problem(400, "CobVOperacaoInvalida", "cobv is CONCLUIDA"))
-                return
-            cob["status"] = body["status"]
-            cob["revisao"] += 1
-            self._send(200, cob)
+        else:
+            self._read_or_remove(method, cob, body, "CobV", txid)
 
     def _refund(self, method: str, e2eid: str, refund_id: str, body: Any) -> None:
         key = (e2eid, refund_id)

@@ -3,7 +3,6 @@ speaking the cobv shape, the sandbox PSP's cobv, and settlement through the one 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -14,10 +13,15 @@ from payments.due import DueTerms, amount_due
 from payments.exceptions import PaymentInputError
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PixPayer, PSPRejected
-from payments.psp.bacen import BacenPixPSP
 from payments.psp.base import cobv_request_body
 from payments.services import pix_due_charge_ensure
-from tests.payments.fake_bacen import CLIENT_ID, CLIENT_SECRET, FakeBacenServer
+from tests.payments import test_bacen_psp, test_bacen_webhook_flow
+from tests.payments.fake_bacen import FakeBacenServer
+
+# The adapter's fake PSP and the Bacen-mode settings of the neighbouring tests (pytest finds fixtures by name).
+fake = test_bacen_psp.fake
+bacen = test_bacen_webhook_flow.bacen
+_psp = test_bacen_psp._psp
 
 TXID = "9d36b84fc70b478fb95c12729b90ca25"
 E2E = "E99999999202608151500cobvPaid001"
@@ -81,25 +85,6 @@ def test_cobv_body_follows_the_bacen_shape() -> None:
     }
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeBacenServer]:
-    server = FakeBacenServer().start()
-    yield server
-    server.stop()
-
-
-def _psp(fake: FakeBacenServer) -> BacenPixPSP:
-    return BacenPixPSP(
-        base_url=fake.base_url,
-        token_url=fake.base_url + "/oauth/token",
-        client_id=CLIENT_ID,
-        client_secret=CLIENT_SECRET,
-        pix_key=KEY,
-        backoff=0.0,
-        timeout=5.0,
-    )
-
-
 def test_adapter_puts_gets_and_cancels_a_cobv(fake: FakeBacenServer) -> None:
     psp = _psp(fake)
     # when a cobv is created
@@ -133,18 +118,6 @@ def test_adapter_surfaces_the_psps_refusal_of_a_cobv_without_debtor(fake: FakeBa
 
 
 # --- settlement through the one webhook path ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def bacen(settings: Any, fake: FakeBacenServer) -> FakeBacenServer:
-    settings.BCP_PIX_SANDBOX = False
-    settings.PIX_PSP_BASE_URL = fake.base_url
-    settings.PIX_PSP_TOKEN_URL = fake.base_url + "/oauth/token"
-    settings.PIX_PSP_CLIENT_ID = CLIENT_ID
-    settings.PIX_PSP_CLIENT_SECRET = CLIENT_SECRET
-    settings.PIX_PSP_BACKOFF_SECONDS = 0.0
-    settings.PIX_KEY = KEY
-    return fake
 
 
 def _deliver(client: Client, *items: dict[str, Any]) -> Any:
