@@ -37,6 +37,10 @@ class DueTerms:
     discount_bp: int = 0  # desconto, % off until `discount_until` (modalidade 2)
     discount_until: date | None = None
 
+    def __post_init__(self) -> None:
+        if not self.discount_bp:  # no discount, no date: the cobv body carries none, so equal terms compare equal
+            object.__setattr__(self, "discount_until", None)
+
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["due_date"] = self.due_date.isoformat()

@@ -218,3 +218,8 @@ def test_sandbox_api_speaks_cobv_over_http(client: Client, settings: Any) -> Non
         f"/_sandbox/psp/api/cobv/{'a' * 30}", data=no_debtor, content_type="application/json", headers=auth
     )
     assert (refused.status_code, refused.json()["title"]) == (400, "CobVPayloadInvalido")
+
+
+def test_terms_without_a_discount_carry_no_discount_date() -> None:
+    # what the PSP answers for a cobv without `desconto` compares equal to what was asked
+    assert DueTerms(due_date=date(2026, 8, 10), discount_until=date(2026, 8, 5)) == DueTerms(due_date=date(2026, 8, 10))
