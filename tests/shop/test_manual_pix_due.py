@@ -133,3 +133,20 @@ def test_bad_due_terms_are_refused_on_the_field_and_nothing_is_created(
     assert block is not None and message in block.group(1), html[html.find("errornote") :][:3000]
     assert PixCharge.objects.count() == 0
     assert Order.objects.count() == 0
+
+
+def test_completing_with_pix_com_vencimento_has_a_fixed_statement_budget(django_assert_max_num_queries) -> None:
+    # given a ready B2B checkout (caches warm, as in steady state)
+    make_variant("SKU-SACA", price=100000, stock=3)
+    make_shipping()
+    spot = make_location()
+    buyer = BuyerInput(first_name="Caju", last_name="Cafés", email="compras@caju.com.br", tax_id="12ABC34501DE35")
+    data = CheckoutInput(lines=(LineInput("SKU-SACA", 1),), buyer=buyer, fulfillment=pickup(spot.public_id))
+    checkout_create(data=data)
+    created = checkout_create(data=data)
+    # then reserve + PUT /cobv (the sandbox PSP's own rows included) + wait stays within its ceiling
+    with django_assert_max_num_queries(45):
+        done = checkout_complete_pix_due(
+            checkout_id=created.checkout.public_id, due_date=local_date(timezone.now()) + timedelta(days=7)
+        )
+    assert done.checkout.status == "complete_in_progress"
