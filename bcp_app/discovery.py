@@ -80,10 +80,22 @@ def _pix_key_type(key: str) -> str:
     return {11: "cpf", 14: "cnpj"}.get(len(digits), "evp")
 
 
+def pix_discount_config() -> dict[str, Any] | None:
+    """The shop's "Pix: N % off" as handler config (issue 17), so an agent sees it before choosing Pix.
+
+    A BCP extension of the PIX.md §1.1 config: `basis_points` (500 = 5 %) of the items after coupons,
+    freight excluded, rounded half to even per centavo (shop/pix_discount.py). Absent when the shop gives none.
+    """
+    bp = store_get().pix_discount_bp
+    if bp <= 0:
+        return None
+    return {"type": "percentage", "basis_points": bp, "applies_to": "items_after_discounts", "rounding": "half_even"}
+
+
 def pix_handler_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
     merchant_name, merchant_city = pix_merchant()
-    return {
+    entry = {
         "id": settings.PIX_HANDLER_ID,
         "version": PROTOCOL_VERSION,
         "spec": PIX_SPEC,
@@ -100,6 +112,10 @@ def pix_handler_entry() -> dict[str, Any]:
             "max_amount": settings.PIX_MAX_AMOUNT,
         },
     }
+    discount = pix_discount_config()
+    if discount is not None:
+        entry["config"]["discount"] = discount
+    return entry
 
 
 def card_handler_entry() -> dict[str, Any]:

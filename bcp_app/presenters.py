@@ -96,7 +96,12 @@ def payment_handlers(view: CheckoutView | None, ctx: RequestContext) -> dict[str
     handlers: dict[str, list[dict[str, Any]]] = {}
     pix_ok = view is None or (view.pix_available and view.currency == "BRL")
     if PIX_HANDLER in theirs and pix_ok:
-        handlers[PIX_HANDLER] = [pix_handler_entry()]
+        entry = pix_handler_entry()
+        discount = entry["config"].get("discount")
+        if view is not None and discount is not None:
+            # Resolved for this checkout (PIX.md §1.3): what Pix takes off and the total paid by Pix.
+            entry["config"]["discount"] = {**discount, "total_with_pix": view.pix_total}
+        handlers[PIX_HANDLER] = [entry]
     if CARD_HANDLER in theirs and getattr(settings, "BCP_CARD_ENABLED", True):
         handlers[CARD_HANDLER] = [card_handler_entry()]
     return handlers

@@ -67,8 +67,19 @@ class PixPaymentInline(admin.TabularInline):
 
 @admin.register(PixCharge)
 class PixChargeAdmin(MoneyColumns, ReadOnlyAdmin):
-    list_display = ("txid", "reference", "amount_brl", "status", "status_reason", "expires_at", "paid_at", "created_at")
-    list_filter = ("status", "status_reason")
+    list_display = (
+        "txid",
+        "reference",
+        "kind",
+        "amount_brl",
+        "status",
+        "status_reason",
+        "due_date",
+        "expires_at",
+        "paid_at",
+        "created_at",
+    )
+    list_filter = ("status", "kind", "status_reason")
     search_fields = ("txid", "reference", "end_to_end_id")
     date_hierarchy = "created_at"
     inlines = [PixPaymentInline]

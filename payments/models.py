@@ -30,7 +30,11 @@ __all__ = [
 
 
 class PixCharge(models.Model):
-    """An immediate Pix charge (`cob`) issued at the PSP for one checkout (`reference`)."""
+    """A Pix charge issued at the PSP for one checkout (`reference`): immediate (`cob`) or with a due date (`cobv`)."""
+
+    class Kind(models.TextChoices):
+        COB = "cob", "imediata (cob)"
+        COBV = "cobv", "com vencimento (cobv)"
 
     class Status(models.TextChoices):
         ACTIVE = "active", "ativa"
@@ -57,6 +61,10 @@ class PixCharge(models.Model):
     # True once the PSP acknowledged the PATCH to REMOVIDA_PELO_USUARIO_RECEBEDOR.
     psp_removed = models.BooleanField(default=False, verbose_name=_("removida no PSP"))
     psp_payload = models.JSONField(default=dict, blank=True, verbose_name=_("resposta do PSP"))
+    kind = models.CharField(max_length=4, choices=Kind.choices, default=Kind.COB, verbose_name=_("tipo"))
+    # cobv only: payments.due.DueTerms as JSON (due date, validity, fine, interest, discount).
+    due_date = models.DateField(null=True, blank=True, verbose_name=_("vencimento"))
+    due_terms = models.JSONField(default=dict, blank=True, verbose_name=_("condições do vencimento"))
     created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("criado em"))
     updated_at = models.DateTimeField(auto_now=True, verbose_name=_("atualizado em"))
 
@@ -74,10 +82,29 @@ class PixCharge(models.Model):
                 name="payments_pixcharge_status_valid",
             ),
             models.CheckConstraint(condition=Q(txid__regex=r"^[A-Za-z0-9]{26,35}$"), name="payments_pixcharge_txid"),
+            models.CheckConstraint(
+                condition=Q(kind="cob") | Q(kind="cobv", due_date__isnull=False), name="payments_pixcharge_kind_valid"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.txid} ({self.status})"
+
+    @property
+    def terms(self):  # -> payments.due.DueTerms | None
+        from payments.due import DueTerms
+
+        return DueTerms.from_json(self.due_terms) if self.kind == self.Kind.COBV and self.due_terms else None
+
+    def amount_due_on(self, day):  # -> payments.due.AmountDue
+        """What this charge costs paid on `day` (a Brasília date): the original for a cob, with fine/interest/
+        discount for a cobv."""
+        from payments.due import AmountDue, amount_due
+
+        terms = self.terms
+        if terms is None:
+            return AmountDue(original=self.amount, fine=0, interest=0, discount=0, overdue_days=0)
+        return amount_due(self.amount, terms, day)
 
 
 class PixPayment(models.Model):

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from payments.brcode import BRCodeError, validate_psp_br_code
 from payments.card.service import card_payment_authorize, card_payment_reconcile
+from payments.due import DueTerms
 from payments.exceptions import PaymentInputError
 from payments.ids import new_txid
 from payments.models import PixCharge
@@ -30,6 +31,7 @@ __all__ = [
     "pix_charge_ensure",
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",
+    "pix_due_charge_ensure",
     "refund_request",
     "refund_unplaced",
 ]
@@ -59,6 +61,16 @@ def _revoke_locked(charge: PixCharge, *, reason: str) -> None:
     revoke_pix_charge_at_psp.delay_on_commit(charge.txid)
 
 
+def _tax_digits(payer_tax_id: str) -> str:
+    # CPF: 11 digits; CNPJ: 14 characters, the first 12 may be letters (alphanumeric CNPJ, July 2026).
+    digits = re.sub(r"[^0-9A-Z]", "", (payer_tax_id or "").upper())
+    if payer_tax_id and not (re.fullmatch(r"\d{11}", digits) or re.fullmatch(r"[0-9A-Z]{12}\d{2}", digits)):
+        raise PaymentInputError(
+            "payer_tax_id", "must be a CPF (11 digits) or CNPJ (14 characters, alphanumeric allowed)"
+        )
+    return digits
+
+
 def pix_charge_ensure(
     *, reference: str, amount: int, description: str = "", payer_name: str = "", payer_tax_id: str = ""
 ) -> PixCharge:
@@ -72,16 +84,11 @@ def pix_charge_ensure(
     _check_amount(amount)
     if not settings.PIX_MIN_AMOUNT <= amount <= settings.PIX_MAX_AMOUNT:
         raise PaymentInputError("amount", f"must be between {settings.PIX_MIN_AMOUNT} and {settings.PIX_MAX_AMOUNT}")
-    # CPF: 11 digits; CNPJ: 14 characters, the first 12 may be letters (alphanumeric CNPJ, July 2026).
-    digits = re.sub(r"[^0-9A-Z]", "", (payer_tax_id or "").upper())
-    if payer_tax_id and not (re.fullmatch(r"\d{11}", digits) or re.fullmatch(r"[0-9A-Z]{12}\d{2}", digits)):
-        raise PaymentInputError(
-            "payer_tax_id", "must be a CPF (11 digits) or CNPJ (14 characters, alphanumeric allowed)"
-        )
+    digits = _tax_digits(payer_tax_id)
     with transaction.atomic():
         active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
         if active is not None:
-            if active.amount == amount and active.expires_at > timezone.now():
+            if active.amount == amount and active.kind == PixCharge.Kind.COB and active.expires_at > timezone.now():
                 return active
             _revoke_locked(active, reason="replaced" if active.amount != amount else "expired_locally")
 
@@ -96,6 +103,13 @@ def pix_charge_ensure(
         message=message,
         extra=[("checkout", reference)],
     )
+    return _record_charge(psp_charge, txid=txid, reference=reference, amount=amount, message=message)
+
+
+def _record_charge(
+    psp_charge: PSPCharge, *, txid: str, reference: str, amount: int, message: str, terms: DueTerms | None = None
+) -> PixCharge:
+    """Check what the PSP issued and insert it (the one-active-charge race is settled by the unique constraint)."""
     try:
         validate_psp_br_code(psp_charge.br_code, amount_cents=amount)
     except BRCodeError as exc:
@@ -115,8 +129,11 @@ def pix_charge_ensure(
                 psp_created_at=psp_charge.created_at,
                 expires_at=psp_charge.created_at + timedelta(seconds=psp_charge.expires_in),
                 psp_payload=psp_charge.raw,
+                kind=psp_charge.kind,
+                due_date=terms.due_date if terms else None,
+                due_terms=terms.as_json() if terms else {},
             )
-            record_event(reference=reference, kind="charge_created", txid=txid, amount=amount)
+            record_event(reference=reference, kind="charge_created", txid=txid, amount=amount, charge_kind=charge.kind)
     except IntegrityError:
         # A concurrent ensure won the race: drop ours at the PSP and return theirs.
         from payments.tasks import revoke_pix_charge_at_psp
@@ -127,6 +144,52 @@ def pix_charge_ensure(
             raise
         return winner
     return charge
+
+
+def pix_due_charge_ensure(
+    *,
+    reference: str,
+    amount: int,
+    terms: DueTerms,
+    payer_name: str,
+    payer_tax_id: str,
+    description: str = "",
+) -> PixCharge:
+    """The active Pix com vencimento (`cobv`) of `reference` for `amount` and `terms`, issued if needed.
+
+    A cobv requires the debtor (CPF or CNPJ + name). Same contract as `pix_charge_ensure`: one active charge per
+    reference (a different one is revoked and replaced), PaymentInputError for bad input, PSPUnavailable /
+    PSPRejected when the PSP cannot issue it. May call the PSP: never inside a transaction holding a lock.
+    """
+    _check_reference(reference)
+    _check_amount(amount)
+    if not settings.PIX_MIN_AMOUNT <= amount <= settings.PIX_MAX_AMOUNT:
+        raise PaymentInputError("amount", f"must be between {settings.PIX_MIN_AMOUNT} and {settings.PIX_MAX_AMOUNT}")
+    digits = _tax_digits(payer_tax_id)
+    if not digits or not (payer_name or "").strip():
+        raise PaymentInputError("payer_tax_id", "a Pix com vencimento needs the debtor's CPF or CNPJ and name")
+    for name, problem in terms.problems():
+        raise PaymentInputError(name, problem)
+    with transaction.atomic():
+        active = PixCharge.objects.select_for_update().filter(reference=reference, status="active").first()
+        if active is not None:
+            same = active.kind == PixCharge.Kind.COBV and active.amount == amount and active.terms == terms
+            if same and active.expires_at > timezone.now():
+                return active
+            _revoke_locked(active, reason="replaced")
+    txid = new_txid()
+    message = (description or f"Pedido {reference}")[:140]
+    psp_charge = get_psp().create_due_charge(
+        txid=txid,
+        amount_cents=amount,
+        terms=terms,
+        payer=PixPayer(name=payer_name.strip()[:200], tax_id=digits),
+        message=message,
+        extra=[("checkout", reference)],
+    )
+    if psp_charge.kind != "cobv" or psp_charge.due != terms:
+        raise PSPInvalidResponse("PSP answered a cobv with other terms")
+    return _record_charge(psp_charge, txid=txid, reference=reference, amount=amount, message=message, terms=terms)
 
 
 def pix_charge_revoke_for_reference(*, reference: str) -> None:

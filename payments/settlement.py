@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from payments.due import local_date
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PSPCharge, PSPNotFound, PSPPayment, PSPRejected, PSPUnavailable, get_psp
 from payments.psp.base import payment_from_bacen
@@ -96,8 +97,10 @@ def _confirm(notified: PSPPayment) -> tuple[PSPPayment | None, PSPCharge | None]
     """Fetch-to-confirm (PIX.md §4.4): use the PSP's own `GET /cob/{txid}`, never the callback body."""
     if not notified.txid:
         return None, None
+    # A cobv is read at GET /cobv/{txid}; our own row says which kind the txid is (unknown: ask as a cob).
+    kind = PixCharge.objects.filter(txid=notified.txid).values_list("kind", flat=True).first() or "cob"
     try:
-        charge = get_psp().get_charge(notified.txid)
+        charge = get_psp().get_charge(notified.txid, kind=kind)
     except PSPNotFound:
         return None, None
     for payment in charge.payments:
@@ -163,7 +166,9 @@ def pix_payment_settle(*, payment: PSPPayment, source: str) -> str:
         )
         if charge is None:
             return _record_refund(row, Outcome.UNKNOWN_CHARGE, reference=f"txid:{payment.txid}"[:64])
-        if payment.amount_cents != charge.amount:
+        # A cob is paid its amount; a cobv the amount of the day it was paid (fine, interest, discount).
+        owed = charge.amount_due_on(local_date(payment.paid_at))
+        if payment.amount_cents != owed.total:
             if charge.status == PixCharge.Status.ACTIVE:
                 # The cob is CONCLUIDA at the PSP now; a fresh charge is needed for this checkout.
                 charge.status = PixCharge.Status.REVOKED
@@ -183,12 +188,18 @@ def pix_payment_settle(*, payment: PSPPayment, source: str) -> str:
         charge.save()
         row.outcome = Outcome.SETTLED
         row.save()
-        record_event(reference=charge.reference, kind="charge_paid", txid=charge.txid, e2eid=payment.end_to_end_id)
+        detail = {"fine": owed.fine, "interest": owed.interest, "discount": owed.discount} if charge.terms else {}
+        record_event(
+            reference=charge.reference, kind="charge_paid", txid=charge.txid, e2eid=payment.end_to_end_id, **detail
+        )
         answers = charge_settled.send(
             sender=PixCharge,
             reference=charge.reference,
             txid=charge.txid,
-            amount=payment.amount_cents,
+            # The charge's own amount (= the checkout total it was issued for); a cobv's fine/interest/discount
+            # are in `received`, the value that actually arrived.
+            amount=charge.amount,
+            received=payment.amount_cents,
             end_to_end_id=payment.end_to_end_id,
             paid_at=payment.paid_at,
         )
@@ -227,9 +238,9 @@ def pix_charges_reconcile(*, now: datetime | None = None, min_age_seconds: int =
     ).order_by("created_at")[:limit]
     settled = 0
     psp = get_psp()
-    for txid in [charge.txid for charge in charges]:
+    for txid, kind in [(charge.txid, charge.kind) for charge in charges]:
         try:
-            psp_charge = psp.get_charge(txid)
+            psp_charge = psp.get_charge(txid, kind=kind)
         except (PSPUnavailable, PSPNotFound, PSPRejected) as exc:
             logger.warning("reconcile: GET /cob/%s failed: %s", txid, exc)
             continue
@@ -288,11 +299,11 @@ def pix_charge_expire(*, txid: str, now: datetime | None = None) -> str:
         return "active"
     psp = get_psp()
     try:
-        psp_charge = psp.get_charge(txid)
+        psp_charge = psp.get_charge(txid, kind=charge.kind)
         if psp_charge.payments:
             _settle_from_charge(psp_charge)  # paid at the last moment: settle, do not expire
             return "settled"
-        psp.cancel_charge(txid)
+        psp.cancel_charge(txid, kind=charge.kind)
         removed = True
     except PSPNotFound:
         removed = True
@@ -316,8 +327,9 @@ def pix_charge_expire(*, txid: str, now: datetime | None = None) -> str:
 
 def pix_charge_cancel_at_psp(*, txid: str) -> bool:
     """PATCH a revoked charge at the PSP so a stale QR cannot be paid; True once the PSP agreed."""
+    kind = PixCharge.objects.filter(txid=txid).values_list("kind", flat=True).first() or "cob"
     try:
-        get_psp().cancel_charge(txid)
+        get_psp().cancel_charge(txid, kind=kind)
     except PSPNotFound:
         pass
     except PSPRejected as exc:

@@ -36,6 +36,7 @@ def on_charge_settled(
     amount: int,
     end_to_end_id: str,
     paid_at: datetime | None = None,
+    received: int | None = None,
     **_: Any,
 ) -> str:
     from orders.services import order_payment_record
@@ -46,7 +47,9 @@ def on_charge_settled(
     )
     if outcome == "accepted":
         # The order's timeline names the payment (staff match it with the bank statement by endToEndId).
-        order_payment_record(checkout_id=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id)
+        # What arrived: a Pix com vencimento paid late carries its fine and interest on top of the order total.
+        paid = received if received is not None else amount
+        order_payment_record(checkout_id=reference, amount=paid, txid=txid, end_to_end_id=end_to_end_id)
     return outcome
 
 

@@ -16,6 +16,9 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
     checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int   # beat task
     checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult
         # a manual sale paid outside the shop (cash, transfer…): stock reserved, order placed paid
+    checkout_complete_pix_due(*, checkout_id: str, due_date: date, validity_days=30, fine_bp=0, interest_bp=0,
+                              discount_bp=0, discount_until=None) -> CheckoutResult
+        # a manual/B2B sale paid later by Pix com vencimento (cobv): waits in complete_in_progress
     checkout_settle_pix(*, reference: str, amount: int, txid: str, end_to_end_id: str) -> str
         # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
     checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str
@@ -82,7 +85,7 @@ from shop.checkout.core import (
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
-from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere
+from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
 from shop.checkout.settle import (
@@ -104,6 +107,7 @@ __all__ = [
     "checkout_cancel",
     "checkout_complete",
     "checkout_complete_paid_elsewhere",
+    "checkout_complete_pix_due",
     "checkout_create",
     "checkout_expire_due",
     "checkout_get",

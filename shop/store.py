@@ -50,6 +50,8 @@ class Store:
     pix_city: str
     # Parcelamento no cartão (StoreSettings.card_*).
     installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
+    # "Pix: N % off" in basis points (5 % = 500); shop/pix_discount.py has the rule.
+    pix_discount_bp: int = 0
 
 
 def cnpj_format(value: str) -> str:
@@ -97,6 +99,7 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
         pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
         installment_policy=_installment_policy(row),
+        pix_discount_bp=int((row.pix_discount_percent or 0) * 100),
     )
 
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from orders.money import parse_brl
 from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
+from shop.pix_discount import pix_price
 from shop.schema_org import cents_to_decimal_string, product_schema_org
 from shop.selectors import (
     MAX_PER_PAGE,
@@ -262,6 +263,7 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "title": v.title,
             "options": {k: str(val) for k, val in v.options.items()},
             "price": format_brl(v.price),
+            "pix_price": format_brl(pix_price(v.price)),
             "compare_at": format_brl(v.compare_at_price) if v.compare_at_price else "",
             "availability": v.availability,
             "availability_label": str(AVAILABILITY_LABELS[v.availability]),

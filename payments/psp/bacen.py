@@ -19,6 +19,7 @@ from urllib.parse import quote
 import httpx
 
 from payments.connections import release_db_connection
+from payments.due import DueTerms
 from payments.money import cents_to_decimal
 from payments.psp.base import (
     PixPayer,
@@ -32,6 +33,7 @@ from payments.psp.base import (
     PSPUnavailable,
     charge_from_bacen,
     cob_request_body,
+    cobv_request_body,
     format_datetime,
     payment_from_bacen,
     refund_from_bacen,
@@ -198,11 +200,34 @@ class BacenPixPSP:
             body["infoAdicionais"] = [{"nome": name[:50], "valor": value[:200]} for name, value in extra]
         return self._charge(self._request("PUT", f"/cob/{quote(txid)}", json=body))
 
-    def get_charge(self, txid: str) -> PSPCharge:
-        return self._charge(self._request("GET", f"/cob/{quote(txid)}"))
+    def create_due_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        terms: DueTerms,
+        payer: PixPayer,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge:
+        body = cobv_request_body(pix_key=self.pix_key, amount_cents=amount_cents, terms=terms, payer=payer)
+        if message:
+            body["solicitacaoPagador"] = message[:140]
+        if extra:
+            body["infoAdicionais"] = [{"nome": name[:50], "valor": value[:200]} for name, value in extra]
+        return self._charge(self._request("PUT", f"/cobv/{quote(txid)}", json=body))
 
-    def cancel_charge(self, txid: str) -> PSPCharge:
-        body = self._request("PATCH", f"/cob/{quote(txid)}", json={"status": "REMOVIDA_PELO_USUARIO_RECEBEDOR"})
+    @staticmethod
+    def _path(kind: str, txid: str) -> str:
+        if kind not in ("cob", "cobv"):
+            raise PSPError(f"unknown charge kind {kind!r}")
+        return f"/{kind}/{quote(txid)}"
+
+    def get_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
+        return self._charge(self._request("GET", self._path(kind, txid)))
+
+    def cancel_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
+        body = self._request("PATCH", self._path(kind, txid), json={"status": "REMOVIDA_PELO_USUARIO_RECEBEDOR"})
         return self._charge(body)
 
     def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund:

@@ -7,10 +7,11 @@ and RFC 3339 text exist only at this boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Protocol
 
-from payments.money import cents_to_decimal, decimal_to_cents
+from payments.due import DueTerms
+from payments.money import cents_to_decimal, decimal_to_cents, percent_bp, percent_text
 
 CHARGE_STATUSES = {
     "ATIVA": "ACTIVE",
@@ -86,6 +87,8 @@ class PSPCharge:
     location: str
     payments: tuple[PSPPayment, ...] = field(default=())
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    kind: str = "cob"  # "cob" (immediate) | "cobv" (with a due date, `due` set)
+    due: DueTerms | None = None
 
 
 class PixPSP(Protocol):
@@ -100,9 +103,20 @@ class PixPSP(Protocol):
         extra: list[tuple[str, str]],
     ) -> PSPCharge: ...
 
-    def get_charge(self, txid: str) -> PSPCharge: ...
+    def create_due_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        terms: DueTerms,
+        payer: PixPayer,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge: ...  # PUT /cobv/{txid}
 
-    def cancel_charge(self, txid: str) -> PSPCharge: ...
+    def get_charge(self, txid: str, kind: str = "cob") -> PSPCharge: ...  # GET /cob|cobv/{txid}
+
+    def cancel_charge(self, txid: str, kind: str = "cob") -> PSPCharge: ...  # PATCH /cob|cobv/{txid}
 
     def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund: ...
 
@@ -210,6 +224,72 @@ def cob_request_body(*, pix_key: str, amount_cents: int, expires_in: int, payer:
     return body
 
 
+def cobv_request_body(*, pix_key: str, amount_cents: int, terms: DueTerms, payer: PixPayer) -> dict[str, Any]:
+    """The common part of a `PUT /cobv/{txid}` body (Bacen `CobVPayload`); `devedor` is required for a cobv."""
+    valor: dict[str, Any] = {"original": cents_to_decimal(amount_cents)}
+    if terms.fine_bp:
+        valor["multa"] = {"modalidade": 2, "valorPerc": percent_text(terms.fine_bp)}
+    if terms.interest_bp:
+        valor["juros"] = {"modalidade": 3, "valorPerc": percent_text(terms.interest_bp)}
+    if terms.discount_bp and terms.discount_until is not None:
+        valor["desconto"] = {
+            "modalidade": 2,
+            "descontoDataFixa": [
+                {"data": terms.discount_until.isoformat(), "valorPerc": percent_text(terms.discount_bp)}
+            ],
+        }
+    return {
+        "calendario": {
+            "dataDeVencimento": terms.due_date.isoformat(),
+            "validadeAposVencimento": terms.validity_days,
+        },
+        "devedor": {"cpf" if len(payer.tax_id) == 11 else "cnpj": payer.tax_id, "nome": payer.name},
+        "valor": valor,
+        "chave": pix_key,
+    }
+
+
+def _modality(valor: dict[str, Any], name: str, expected: int) -> int:
+    part = valor.get(name)
+    if not part:
+        return 0
+    if not isinstance(part, dict) or part.get("modalidade") != expected:
+        raise ValueError(f"valor.{name}: only modalidade {expected} is supported")
+    return percent_bp(part.get("valorPerc"))
+
+
+def due_terms_from_bacen(calendario: dict[str, Any], valor: dict[str, Any]) -> DueTerms:
+    """`calendario` + `valor` of a `cobv` body → DueTerms (the modalidades we issue; others are refused)."""
+    try:
+        due_date = date.fromisoformat(str(calendario["dataDeVencimento"]))
+    except (KeyError, ValueError) as exc:
+        raise ValueError("calendario.dataDeVencimento: expected YYYY-MM-DD") from exc
+    validity = calendario.get("validadeAposVencimento", 30)
+    if isinstance(validity, bool) or not isinstance(validity, int) or validity < 0:
+        raise ValueError("calendario.validadeAposVencimento: expected a non-negative integer")
+    desconto = valor.get("desconto") or {}
+    discount_bp, until = 0, None
+    if desconto:
+        fixed = desconto.get("descontoDataFixa") if isinstance(desconto, dict) else None
+        if desconto.get("modalidade") != 2 or not isinstance(fixed, list) or len(fixed) != 1:
+            raise ValueError("valor.desconto: only modalidade 2 with one descontoDataFixa date is supported")
+        if not isinstance(fixed[0], dict):
+            raise ValueError("valor.desconto.descontoDataFixa[0]: expected an object")
+        discount_bp = percent_bp(fixed[0].get("valorPerc"))
+        try:
+            until = date.fromisoformat(str(fixed[0].get("data")))
+        except ValueError as exc:
+            raise ValueError("valor.desconto.descontoDataFixa[0].data: expected YYYY-MM-DD") from exc
+    return DueTerms(
+        due_date=due_date,
+        validity_days=validity,
+        fine_bp=_modality(valor, "multa", 2),
+        interest_bp=_modality(valor, "juros", 3),
+        discount_bp=discount_bp,
+        discount_until=until,
+    )
+
+
 def charge_from_bacen(body: Any) -> PSPCharge:
     if not isinstance(body, dict):
         raise ValueError("cob: expected an object")
@@ -220,7 +300,13 @@ def charge_from_bacen(body: Any) -> PSPCharge:
     status = CHARGE_STATUSES.get(str(body.get("status", "")))
     if status is None:
         raise ValueError(f"status: unknown {body.get('status')!r}")
-    expires_in = calendario.get("expiracao", 86400)
+    created_at = parse_datetime(calendario.get("criacao"), field_name="calendario.criacao")
+    due = due_terms_from_bacen(calendario, valor) if "dataDeVencimento" in calendario else None
+    if due is not None:
+        # A cobv has no `expiracao`: it can be paid until the end of its last day of validity.
+        expires_in = max(1, int((due.expires_at - created_at).total_seconds()))
+    else:
+        expires_in = calendario.get("expiracao", 86400)
     if isinstance(expires_in, bool) or not isinstance(expires_in, int) or expires_in <= 0:
         raise ValueError("calendario.expiracao: expected a positive integer")
     revision = body.get("revisao", 0)
@@ -232,10 +318,12 @@ def charge_from_bacen(body: Any) -> PSPCharge:
         revision=revision if isinstance(revision, int) else 0,
         status=status,
         amount_cents=decimal_to_cents(valor.get("original")),
-        created_at=parse_datetime(calendario.get("criacao"), field_name="calendario.criacao"),
+        created_at=created_at,
         expires_in=expires_in,
         br_code=_text(body, "pixCopiaECola", required=False, max_length=512),
         location=_text(body, "location", required=False, max_length=200),
         payments=tuple(payment_from_bacen(item) for item in pix),
         raw=body,
+        kind="cobv" if due is not None else "cob",
+        due=due,
     )

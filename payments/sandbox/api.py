@@ -67,17 +67,28 @@ def api(view: Callable[..., tuple[int, Any]]) -> Callable[..., HttpResponse]:
     return wrapper
 
 
-@api
-def cob(request: HttpRequest, body: dict[str, Any], *, txid: str) -> tuple[int, Any]:
+def _charge(request: HttpRequest, body: dict[str, Any], txid: str, kind: str) -> tuple[int, Any]:
     if request.method == "PUT":
-        return 201, services.cob_body(services.cob_put(txid=txid, body=body))
+        put = services.cobv_put if kind == "cobv" else services.cob_put
+        return 201, services.cob_body(put(txid=txid, body=body))
     if request.method == "GET":
-        return 200, services.cob_body(services.get_cob(txid))
+        return 200, services.cob_body(services.get_cob(txid, kind=kind))
     if request.method == "PATCH":
         if body.get("status") != "REMOVIDA_PELO_USUARIO_RECEBEDOR":
             raise services.SandboxError(400, "CobPayloadInvalido", "only status REMOVIDA_PELO_USUARIO_RECEBEDOR")
-        return 200, services.cob_body(services.cob_patch_removed(txid=txid))
+        return 200, services.cob_body(services.cob_patch_removed(txid=txid, kind=kind))
     raise services.SandboxError(405, "MetodoNaoPermitido", request.method or "")
+
+
+@api
+def cob(request: HttpRequest, body: dict[str, Any], *, txid: str) -> tuple[int, Any]:
+    return _charge(request, body, txid, "cob")
+
+
+@api
+def cobv(request: HttpRequest, body: dict[str, Any], *, txid: str) -> tuple[int, Any]:
+    """`PUT/GET/PATCH /cobv/{txid}`: Pix com vencimento, same shapes as Bacen's CobV."""
+    return _charge(request, body, txid, "cobv")
 
 
 @api

@@ -24,12 +24,17 @@ class SandboxCob(models.Model):
     solicitacao_pagador = models.CharField(max_length=140, blank=True, default="")
     devedor = models.JSONField(default=dict, blank=True)
     info_adicionais = models.JSONField(default=list, blank=True)
+    # Pix com vencimento (`cobv`): due date, days payable after it, and valor.multa/juros/desconto as sent.
+    kind = models.CharField(max_length=4, default="cob")
+    vencimento = models.DateField(null=True, blank=True)
+    validade_apos_vencimento = models.PositiveIntegerField(default=0)
+    regras = models.JSONField(default=dict, blank=True)
 
     class Meta:
         app_label = "payments"
 
     def __str__(self) -> str:
-        return f"sandbox cob {self.txid} {self.status}"
+        return f"sandbox {self.kind} {self.txid} {self.status}"
 
 
 class SandboxPix(models.Model):

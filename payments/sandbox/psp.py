@@ -11,6 +11,7 @@ from datetime import datetime
 
 from django.conf import settings
 
+from payments.due import DueTerms
 from payments.money import cents_to_decimal
 from payments.psp.base import (
     PixPayer,
@@ -21,6 +22,7 @@ from payments.psp.base import (
     PSPRejected,
     charge_from_bacen,
     cob_request_body,
+    cobv_request_body,
     payment_from_bacen,
     refund_from_bacen,
 )
@@ -53,11 +55,27 @@ class SandboxPixPSP:
         cob = _call(lambda: services.cob_put(txid=txid, body=body))
         return charge_from_bacen(services.cob_body(cob))
 
-    def get_charge(self, txid: str) -> PSPCharge:
-        return charge_from_bacen(services.cob_body(_call(lambda: services.get_cob(txid))))
+    def create_due_charge(
+        self,
+        *,
+        txid: str,
+        amount_cents: int,
+        terms: DueTerms,
+        payer: PixPayer,
+        message: str | None,
+        extra: list[tuple[str, str]],
+    ) -> PSPCharge:
+        body = cobv_request_body(pix_key=settings.PIX_KEY, amount_cents=amount_cents, terms=terms, payer=payer)
+        body["solicitacaoPagador"] = (message or "")[:140]
+        body["infoAdicionais"] = [{"nome": name, "valor": value} for name, value in extra]
+        return charge_from_bacen(services.cob_body(_call(lambda: services.cobv_put(txid=txid, body=body))))
 
-    def cancel_charge(self, txid: str) -> PSPCharge:
-        return charge_from_bacen(services.cob_body(_call(lambda: services.cob_patch_removed(txid=txid))))
+    def get_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
+        return charge_from_bacen(services.cob_body(_call(lambda: services.get_cob(txid, kind=kind))))
+
+    def cancel_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
+        cob = _call(lambda: services.cob_patch_removed(txid=txid, kind=kind))
+        return charge_from_bacen(services.cob_body(cob))
 
     def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund:
         body = {"valor": cents_to_decimal(amount_cents), "natureza": "ORIGINAL", "descricao": description or ""}

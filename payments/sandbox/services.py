@@ -19,9 +19,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.brcode import build_dynamic, merchant_text
+from payments.due import DueTerms, amount_due, local_date
 from payments.merchant import pix_merchant
 from payments.money import cents_to_decimal, decimal_to_cents
-from payments.psp.base import format_datetime
+from payments.psp.base import due_terms_from_bacen, format_datetime
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
 ISPB = "99999999"
@@ -64,14 +65,34 @@ def _e2e(prefix: str, at: datetime) -> str:
     return f"{prefix}{ISPB}{at.strftime('%Y%m%d%H%M')}{''.join(secrets.choice(_ALNUM) for _ in range(11))}"
 
 
+def _calendario(cob: SandboxCob) -> dict[str, Any]:
+    if cob.kind == "cobv":
+        return {
+            "criacao": format_datetime(cob.criacao),
+            "dataDeVencimento": cob.vencimento.isoformat(),  # type: ignore[union-attr]
+            "validadeAposVencimento": cob.validade_apos_vencimento,
+        }
+    return {"criacao": format_datetime(cob.criacao), "expiracao": cob.expiracao}
+
+
+def _valor(cob: SandboxCob) -> dict[str, Any]:
+    if cob.kind == "cobv":
+        return {"original": cents_to_decimal(cob.amount), **cob.regras}
+    return {"original": cents_to_decimal(cob.amount), "modalidadeAlteracao": 0}
+
+
+def due_terms(cob: SandboxCob) -> DueTerms:
+    return due_terms_from_bacen(_calendario(cob), _valor(cob))
+
+
 def cob_body(cob: SandboxCob) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "calendario": {"criacao": format_datetime(cob.criacao), "expiracao": cob.expiracao},
+        "calendario": _calendario(cob),
         "txid": cob.txid,
         "revisao": cob.revisao,
         "location": cob.location,
         "status": cob.status,
-        "valor": {"original": cents_to_decimal(cob.amount), "modalidadeAlteracao": 0},
+        "valor": _valor(cob),
         "chave": cob.chave,
         "pixCopiaECola": cob.br_code,
     }
@@ -121,12 +142,14 @@ def pix_item(pix: SandboxPix, *, with_refunds: bool = True) -> dict[str, Any]:
     return item
 
 
-def _cob(txid: str, *, lock: bool = False) -> SandboxCob:
+def _cob(txid: str, *, lock: bool = False, kind: str | None = None) -> SandboxCob:
+    """The charge; with `kind`, only of that kind (`GET /cob/{txid}` of a cobv is a 404, as at a real PSP)."""
     queryset = SandboxCob.objects.select_for_update() if lock else SandboxCob.objects
     try:
-        return queryset.get(txid=txid)
+        return queryset.get(txid=txid, **({"kind": kind} if kind else {}))
     except SandboxCob.DoesNotExist:
-        raise SandboxError(404, "CobNaoEncontrado", f"cob {txid} not found") from None
+        name = "CobVNaoEncontrada" if kind == "cobv" else "CobNaoEncontrado"
+        raise SandboxError(404, name, f"{kind or 'cob'} {txid} not found") from None
 
 
 @transaction.atomic
@@ -139,9 +162,6 @@ def cob_put(*, txid: str, body: dict[str, Any]) -> SandboxCob:
         raise SandboxError(400, "CobPayloadInvalido", f"invalid cob body: {exc}") from exc
     if amount <= 0 or expiracao <= 0:
         raise SandboxError(400, "CobPayloadInvalido", "valor.original and calendario.expiracao must be positive")
-    existing = SandboxCob.objects.select_for_update().filter(txid=txid).first()
-    if existing is not None and existing.status != SandboxCob.Status.ATIVA:
-        raise SandboxError(409, "CobOperacaoInvalida", f"cob {txid} is {existing.status}")
     fields = {
         "amount": amount,
         "expiracao": expiracao,
@@ -150,13 +170,22 @@ def cob_put(*, txid: str, body: dict[str, Any]) -> SandboxCob:
         "devedor": body.get("devedor") or {},
         "info_adicionais": body.get("infoAdicionais") or [],
     }
+    return _put(txid, fields)
+
+
+def _put(txid: str, fields: dict[str, Any]) -> SandboxCob:
+    existing = SandboxCob.objects.select_for_update().filter(txid=txid).first()
+    if existing is not None and existing.status != SandboxCob.Status.ATIVA:
+        raise SandboxError(409, "CobOperacaoInvalida", f"cob {txid} is {existing.status}")
+    if existing is not None and existing.kind != fields.get("kind", "cob"):
+        raise SandboxError(409, "CobOperacaoInvalida", f"txid {txid} is a {existing.kind}")
     if existing is not None:
         for name, value in fields.items():
             setattr(existing, name, value)
         existing.revisao += 1
         existing.save()
         return existing
-    location = f"sandbox.bcp.local/qr/v2/{uuid.uuid4().hex}"
+    location = f"sandbox.bcp.local/qr/v2/{'cobv/' if fields.get('kind') == 'cobv' else ''}{uuid.uuid4().hex}"
     merchant_name, merchant_city = pix_merchant()
     br_code = build_dynamic(
         location=location,
@@ -167,8 +196,37 @@ def cob_put(*, txid: str, body: dict[str, Any]) -> SandboxCob:
 
 
 @transaction.atomic
-def cob_patch_removed(*, txid: str) -> SandboxCob:
-    cob = _cob(txid, lock=True)
+def cobv_put(*, txid: str, body: dict[str, Any]) -> SandboxCob:
+    """`PUT /cobv/{txid}` (Bacen `CobVPayload`): a due date, `devedor` with CPF or CNPJ, fine/interest/discount."""
+    devedor = body.get("devedor")
+    if not isinstance(devedor, dict) or not devedor.get("nome") or not (devedor.get("cpf") or devedor.get("cnpj")):
+        raise SandboxError(400, "CobVPayloadInvalido", "devedor with nome and cpf or cnpj is required for a cobv")
+    valor = body.get("valor")
+    try:
+        amount = decimal_to_cents(valor["original"])  # type: ignore[index]
+        terms = due_terms_from_bacen(body.get("calendario") or {}, valor)  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SandboxError(400, "CobVPayloadInvalido", f"invalid cobv body: {exc}") from exc
+    if amount <= 0:
+        raise SandboxError(400, "CobVPayloadInvalido", "valor.original must be positive")
+    fields = {
+        "kind": "cobv",
+        "amount": amount,
+        "expiracao": 0,
+        "vencimento": terms.due_date,
+        "validade_apos_vencimento": terms.validity_days,
+        "regras": {k: v for k, v in valor.items() if k in ("multa", "juros", "desconto")},  # type: ignore[union-attr]
+        "chave": str(body.get("chave", settings.PIX_KEY))[:77],
+        "solicitacao_pagador": str(body.get("solicitacaoPagador", ""))[:140],
+        "devedor": devedor,
+        "info_adicionais": body.get("infoAdicionais") or [],
+    }
+    return _put(txid, fields)
+
+
+@transaction.atomic
+def cob_patch_removed(*, txid: str, kind: str | None = None) -> SandboxCob:
+    cob = _cob(txid, lock=True, kind=kind)
     if cob.status == SandboxCob.Status.CONCLUIDA:
         raise SandboxError(409, "CobOperacaoInvalida", f"cob {txid} is CONCLUIDA")
     if cob.status == SandboxCob.Status.ATIVA:
@@ -178,17 +236,24 @@ def cob_patch_removed(*, txid: str) -> SandboxCob:
     return cob
 
 
-def get_cob(txid: str) -> SandboxCob:
-    return _cob(txid)
+def get_cob(txid: str, kind: str | None = None) -> SandboxCob:
+    return _cob(txid, kind=kind)
 
 
 def _pay_one(cob: SandboxCob, options: PayOptions, *, now: datetime) -> SandboxPix:
     if cob.status != SandboxCob.Status.ATIVA:
         raise SandboxError(409, "CobOperacaoInvalida", f"cob {cob.txid} is {cob.status}, it cannot be paid")
     at = options.at or now
-    if at > cob.criacao + timedelta(seconds=cob.expiracao):
+    owed = cob.amount
+    if cob.kind == "cobv":
+        # The payer's app computes the value of the day from the published terms (fine, interest, discount).
+        terms = due_terms(cob)
+        if at >= terms.expires_at:
+            raise SandboxError(409, "CobExpirada", f"cobv {cob.txid} is past its validity, the payer app refuses it")
+        owed = amount_due(cob.amount, terms, local_date(at)).total
+    elif at > cob.criacao + timedelta(seconds=cob.expiracao):
         raise SandboxError(409, "CobExpirada", f"cob {cob.txid} expired, the payer app refuses it")
-    amount = options.amount if options.amount is not None else cob.amount
+    amount = options.amount if options.amount is not None else owed
     if options.wrong_amount:
         amount += 1
     if amount <= 0:
@@ -237,6 +302,13 @@ def expire(*, txid: str) -> SandboxCob:
     """Move the sandbox clock of this charge past expiry (plus our grace), so it is due everywhere."""
     cob = _cob(txid, lock=True)
     grace = int(getattr(settings, "PIX_EXPIRY_GRACE_SECONDS", 120))
+    if cob.kind == "cobv":
+        # Due so long ago that its validity ended yesterday (well past our grace).
+        today = local_date(timezone.now())
+        cob.vencimento = today - timedelta(days=cob.validade_apos_vencimento + 2)
+        cob.criacao = min(cob.criacao, timezone.now() - timedelta(days=cob.validade_apos_vencimento + 3))
+        cob.save(update_fields=["vencimento", "criacao"])
+        return cob
     cob.criacao = timezone.now() - timedelta(seconds=cob.expiracao + grace + 1)
     cob.save(update_fields=["criacao"])
     return cob

@@ -16,6 +16,7 @@ urlpatterns = [
     # Bacen-shaped API Pix of the sandbox (what BacenPixPSP speaks).
     path("_sandbox/psp/api/oauth/token", api.token, name="sandbox-psp-api-token"),
     path("_sandbox/psp/api/cob/<str:txid>", api.cob, name="sandbox-psp-api-cob"),
+    path("_sandbox/psp/api/cobv/<str:txid>", api.cobv, name="sandbox-psp-api-cobv"),
     path("_sandbox/psp/api/pix", api.pix_list, name="sandbox-psp-api-pix"),
     path("_sandbox/psp/api/pix/<str:e2eid>/devolucao/<str:refund_id>", api.devolucao, name="sandbox-psp-api-devolucao"),
     path("_sandbox/psp/api/webhook/<str:key>", api.webhook, name="sandbox-psp-api-webhook"),

@@ -4,6 +4,7 @@ storefront Pix page, same settlement), or staff record a payment received elsewh
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -14,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_normalize
@@ -38,6 +40,7 @@ from shop.checkout.types import (
 from shop.models import PickupLocation, ShippingMethod, Variant
 
 ITEM_ROWS = 4
+DATE = forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
 PAID_METHODS = [
     ("dinheiro", _("Dinheiro")),
     ("transferencia", _("Transferência bancária")),
@@ -75,11 +78,30 @@ class ManualOrderForm(forms.Form):
     coupon = forms.CharField(label=_("Cupom de desconto"), max_length=40, required=False)
     payment = forms.ChoiceField(
         label=_("Pagamento"),
-        choices=[("pix", _("Enviar link Pix ao comprador")), ("paid", _("Já pago (fora da loja)"))],
+        choices=[
+            ("pix", _("Enviar link Pix ao comprador")),
+            ("pix_due", _("Pix com vencimento (pagar até a data, depois com multa e juros)")),
+            ("paid", _("Já pago (fora da loja)")),
+        ],
         widget=forms.RadioSelect,
     )
     paid_method = forms.ChoiceField(label=_("Como foi pago"), choices=PAID_METHODS, required=False)
     paid_reason = forms.CharField(label=_("Observação do pagamento"), max_length=200, required=False)
+    # Pix com vencimento (API Pix `cobv`): due date, days still payable after it, fine, monthly interest, discount.
+    due_date = forms.DateField(label=_("Vencimento"), required=False, widget=DATE)
+    due_validity_days = forms.IntegerField(
+        label=_("Aceita pagamento até (dias após o vencimento)"), min_value=0, max_value=365, initial=30, required=False
+    )
+    due_fine_percent = forms.DecimalField(
+        label=_("Multa por atraso (%)"), min_value=0, max_value=100, decimal_places=2, initial=2, required=False
+    )
+    due_interest_percent = forms.DecimalField(
+        label=_("Juros por atraso (% ao mês)"), min_value=0, max_value=100, decimal_places=2, initial=1, required=False
+    )
+    due_discount_percent = forms.DecimalField(
+        label=_("Desconto por pagamento antecipado (%)"), min_value=0, max_value=100, decimal_places=2, required=False
+    )
+    due_discount_until = forms.DateField(label=_("Desconto válido até"), required=False, widget=DATE)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -119,12 +141,48 @@ class ManualOrderForm(forms.Form):
             for name in ("option", "postal_code", "street", "number", "city", "state"):
                 if not cleaned.get(name):
                     self.add_error(name, _("Obrigatório para envio."))
+        if cleaned.get("payment") == "pix_due":
+            self._clean_due(cleaned)
         if cleaned.get("payment") == "paid":
             if not cleaned.get("paid_method"):
                 self.add_error("paid_method", _("Diga como foi pago."))
             if not (cleaned.get("paid_reason") or "").strip():
                 self.add_error("paid_reason", _("Conte o motivo (ex.: pago em dinheiro no balcão)."))
         return cleaned
+
+    def _clean_due(self, cleaned: dict[str, Any]) -> None:
+        from payments.due import local_date
+
+        today = local_date(timezone.now())
+        due = cleaned.get("due_date")
+        if due is None:
+            self.add_error("due_date", _("Informe o vencimento."))
+        elif due < today:
+            self.add_error("due_date", _("O vencimento não pode ser no passado."))
+        if not (cleaned.get("tax_id") or "").strip():
+            self.add_error("tax_id", _("O Pix com vencimento exige o CPF/CNPJ do comprador."))
+        until, percent = cleaned.get("due_discount_until"), cleaned.get("due_discount_percent")
+        if percent and until is None:
+            self.add_error("due_discount_until", _("Diga até quando vale o desconto."))
+        if until is not None and due is not None and not today <= until <= due:
+            self.add_error("due_discount_until", _("O desconto vale de hoje até o vencimento, no máximo."))
+
+    def due_terms(self) -> dict[str, Any]:
+        """Keyword arguments of `checkout_complete_pix_due` (percentages as basis points)."""
+        data = self.cleaned_data
+
+        def bp(name: str) -> int:
+            return int((data.get(name) or Decimal("0")) * 100)
+
+        discount = bp("due_discount_percent")
+        return {
+            "due_date": data["due_date"],
+            "validity_days": 30 if data.get("due_validity_days") is None else data["due_validity_days"],
+            "fine_bp": bp("due_fine_percent"),
+            "interest_bp": bp("due_interest_percent"),
+            "discount_bp": discount,
+            "discount_until": data.get("due_discount_until") if discount else None,
+        }
 
     def checkout_input(self) -> CheckoutInput:
         data = self.cleaned_data
@@ -153,11 +211,15 @@ class ManualOrderForm(forms.Form):
                 type="shipping", destinations=(address,), groups=(GroupInput(selected_option_id=data["option"]),)
             )
         codes = (data["coupon"].strip(),) if data.get("coupon", "").strip() else ()
+        # A Pix link selects Pix now, so the total staff see is the Pix total (the shop's Pix discount included)
+        # and the charge is issued for it at once; the other ways choose their instrument at completion.
+        payment = PaymentInput(instruments=(_pix(),)) if data["payment"] == "pix" else None
         return CheckoutInput(
             lines=tuple(self.item_lines()),
             buyer=buyer,
             fulfillment=FulfillmentInput(methods=(method,)),
             discount_codes=codes,
+            payment=payment,
         )
 
     def attach(self, errors: list[CheckoutMessage]) -> None:
@@ -170,13 +232,24 @@ class ManualOrderForm(forms.Form):
             self.add_error(field if field in self.fields else None, message.content)
 
 
+def _pix() -> InstrumentInput:
+    return InstrumentInput(id="instr_manual", handler_id=settings.PIX_HANDLER_ID, type="pix")
+
+
 def _pickup_option() -> str:
     method = ShippingMethod.objects.filter(active=True, kind="pickup").first()
     return method.code if method else "retirada"
 
 
 def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
-    from shop.services import checkout_cancel, checkout_complete, checkout_complete_paid_elsewhere, checkout_create
+    from payments.selectors import pix_charge_active_for_reference
+    from shop.services import (
+        checkout_cancel,
+        checkout_complete,
+        checkout_complete_paid_elsewhere,
+        checkout_complete_pix_due,
+        checkout_create,
+    )
 
     if not request.user.has_perm("orders.add_order") and not request.user.is_superuser:
         raise PermissionDenied
@@ -212,10 +285,12 @@ def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
                     return HttpResponseRedirect(_order_change_url(done.checkout.order_id))
                 form.attach([m for m in done.messages if m.type == "error"])
             else:
-                pix = InstrumentInput(id="instr_manual", handler_id=settings.PIX_HANDLER_ID, type="pix")
-                done = checkout_complete(
-                    checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(pix,)))
-                )
+                if form.cleaned_data["payment"] == "pix_due":
+                    done = checkout_complete_pix_due(checkout_id=checkout.public_id, **form.due_terms())
+                else:
+                    done = checkout_complete(
+                        checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(_pix(),)))
+                    )
                 if done.checkout.status == STATUS_IN_PROGRESS:
                     link = checkout_continue_url(checkout, page="checkout:pix")
                     return TemplateResponse(
@@ -226,6 +301,7 @@ def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
                             "title": _("Link Pix da venda"),
                             "link": link,
                             "checkout": done.checkout,
+                            "charge": pix_charge_active_for_reference(checkout.public_id),
                         },
                     )
                 form.attach([m for m in done.messages if m.type == "error"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -24,10 +25,16 @@ class StoreSettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "nfe_series" in self.fields:
             self.fields["nfe_series"].required = False  # empty = série 1
+        if "pix_discount_percent" in self.fields:
+            self.fields["pix_discount_percent"].required = False  # empty = no Pix discount
 
     def clean_nfe_series(self) -> int:
         value = self.cleaned_data.get("nfe_series")
         return 1 if value is None else value
+
+    def clean_pix_discount_percent(self) -> Decimal:
+        value = self.cleaned_data.get("pix_discount_percent")
+        return Decimal("0") if value is None else value
 
     def clean_cnpj(self) -> str:
         value = self.cleaned_data.get("cnpj", "")
@@ -68,6 +75,7 @@ class StoreSettingsAdmin(admin.ModelAdmin):
             {"fields": ("postal_code", ("street", "number"), "complement", "neighborhood", ("city", "state"))},
         ),
         (_("Atendimento"), {"fields": ("contact_email", ("phone", "whatsapp"), "business_hours")}),
+        (_("Pagamento"), {"fields": ("pix_discount_percent",)}),
         (
             _("Dados fiscais (NF-e)"),
             {

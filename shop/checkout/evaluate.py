@@ -32,6 +32,7 @@ from shop.checkout.types import (
 )
 from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
 from shop.models import Checkout, CheckoutLine, ProductImage, Variant, new_line_id
+from shop.pix_discount import pix_discount_applied
 from shop.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.shipping import shipping_config_load
 
@@ -257,22 +258,24 @@ def evaluate(
     if not planned:
         messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
 
-    totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
-    for applied in coupon_eval.applied:
-        totals.append({"type": "discount", "amount": -applied.amount, "display_text": f"Cupom {applied.code}"})
-    shipping_cost = 0
-    if ful.selected_option is not None:
-        shipping_cost = ful.selected_option.amount
-        label = ful.selected_option.title
-        totals.append({"type": "fulfillment", "amount": shipping_cost, "display_text": label})
-    total = subtotal - coupon_eval.total + shipping_cost
-
     payment_instrument = None
     chosen = None
     if data.payment is not None and data.payment.instruments:
         instruments = data.payment.instruments
         chosen = next((i for i in instruments if i.selected), instruments[0])
         payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
+    totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
+    for applied in coupon_eval.applied:
+        totals.append({"type": "discount", "amount": -applied.amount, "display_text": f"Cupom {applied.code}"})
+    pix_off = pix_discount_applied(payment_instrument, subtotal - coupon_eval.total)
+    if pix_off is not None:
+        totals.append({"type": "discount", "amount": -pix_off["amount"], "display_text": pix_off["title"]})
+    shipping_cost = 0
+    if ful.selected_option is not None:
+        shipping_cost = ful.selected_option.amount
+        label = ful.selected_option.title
+        totals.append({"type": "fulfillment", "amount": shipping_cost, "display_text": label})
+    total = subtotal - coupon_eval.total - (pix_off["amount"] if pix_off else 0) + shipping_cost
     # Card installments above the interest-free ones add a fee line, so the card charge is the total.
     terms = card_terms(chosen, total)
     if terms.fee is not None:
@@ -297,7 +300,8 @@ def evaluate(
         "total_amount": total,
         "fulfillment_snapshot": ful.snapshot,
         "discounts_applied": [
-            {"code": a.code, "title": a.title, "amount": a.amount, "method": a.method} for a in coupon_eval.applied
+            *({"code": a.code, "title": a.title, "amount": a.amount, "method": a.method} for a in coupon_eval.applied),
+            *([pix_off] if pix_off else []),
         ],
     }
     if data.context is not None and data.context.language:

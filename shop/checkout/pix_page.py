@@ -28,6 +28,27 @@ def _sandbox_pay_url(txid: str) -> str:
         return ""
 
 
+def _due(charge) -> dict[str, object] | None:
+    """A Pix com vencimento's due date and what it costs today (fine and interest once overdue), for the page."""
+    from datetime import timedelta
+
+    from payments.due import local_date
+
+    terms = charge.terms
+    if terms is None:
+        return None
+    owed = charge.amount_due_on(local_date(timezone.now()))
+    return {
+        "terms": terms,
+        "owed": owed,
+        "overdue": owed.overdue_days > 0,
+        "last_day": terms.due_date + timedelta(days=terms.validity_days),
+        "fine_percent": terms.fine_bp / 100,
+        "interest_percent": terms.interest_bp / 100,
+        "discount_percent": terms.discount_bp / 100,
+    }
+
+
 @require_GET
 def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
@@ -61,6 +82,7 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
             "status_url": reverse("checkout:status", kwargs={"checkout_id": checkout_id}),
             "sandbox_pay_url": _sandbox_pay_url(charge.txid) if payable else "",
             "expires_at_iso": charge.expires_at.isoformat(),
+            "due": _due(charge),
         },
     )
 

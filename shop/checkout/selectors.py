@@ -219,6 +219,7 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
                 title=d["title"],
                 amount=d["amount"],
                 method=d.get("method", "across"),
+                automatic=bool(d.get("automatic", False)),
                 allocations=tuple(AllocationView(a["path"], a["amount"]) for a in d.get("allocations", [])),
             )
             for d in checkout.discounts_applied

@@ -389,3 +389,15 @@ class CheckoutView:
     language: str
     signals: dict[str, str]
     context: ContextInput | None
+
+    @property
+    def pix_total(self) -> int:
+        """The total if paid by Pix (the shop's Pix discount applied; the total itself when Pix is selected).
+
+        Lazy: it reads the cached store row, which a non-Pix checkout view otherwise never needs.
+        """
+        from shop.pix_discount import is_pix_instrument, pix_offer
+
+        items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
+        selected = is_pix_instrument(self.checkout.payment_instrument)
+        return pix_offer(items_after_coupons=items, total=self.checkout.total_amount, pix_selected=selected)[1]

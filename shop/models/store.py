@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.core.cache import cache
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
@@ -18,7 +20,7 @@ from shop.fiscal.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v1"  # read by shop.store.store_get
+CACHE_KEY = "shop:store-settings:v3"  # bumped when the cached Store gains fields; read by shop.store.store_get
 
 
 def _invalidate() -> None:
@@ -136,6 +138,21 @@ class StoreSettings(models.Model):
     )
     card_min_installment = models.PositiveIntegerField(
         _("parcela mínima (centavos)"), default=500, help_text=_("500 = R$ 5,00.")
+    )
+    # Payment-method discount (issue 17): the engine applies it while Pix is the selected instrument.
+    pix_discount_percent = models.DecimalField(
+        _("desconto no Pix (%)"),
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[
+            MinValueValidator(Decimal("0"), _("O desconto no Pix não pode ser negativo.")),
+            MaxValueValidator(Decimal("50"), _("Desconto no Pix de no máximo 50%.")),
+        ],
+        help_text=_(
+            "Ex.: 5 = 5% de desconto sobre os produtos (depois dos cupons, sem o frete) quando o comprador paga "
+            "com Pix. 0 = sem desconto."
+        ),
     )
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 

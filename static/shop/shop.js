@@ -40,6 +40,8 @@
       return;
     }
     q("price").textContent = variant.price;
+    var pix = q("pix-price");  // "R$ 94,90 no Pix": only when the shop gives a Pix discount
+    if (pix) pix.textContent = variant.pix_price;
     var compare = q("compare-at");
     compare.textContent = variant.compare_at;
     compare.hidden = !variant.compare_at;

@@ -26,6 +26,7 @@ CLIENT_SECRET = "s3cr3t"
 @dataclass
 class FakeBacenState:
     cobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cobvs: dict[str, dict[str, Any]] = field(default_factory=dict)
     refunds: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     received: list[dict[str, Any]] = field(default_factory=list)
     webhooks: dict[str, str] = field(default_factory=dict)
@@ -112,6 +113,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if parts[:1] == ["cob"] and len(parts) == 2:
             self._cob(method, parts[1], body)
+        elif parts[:1] == ["cobv"] and len(parts) == 2:
+            self._cobv(method, parts[1], body)
         elif parts[:1] == ["pix"] and len(parts) == 4 and parts[2] == "devolucao":
             self._refund(method, parts[1], parts[3], body)
         elif parts == ["pix"] and method == "GET":
@@ -143,17 +146,56 @@ class Handler(BaseHTTPRequestHandler):
             }
             state.cobs[txid] = cob
             self._send(201, cob)
-        elif cob is None:
-            self._send(404, _problem(404, "CobNaoEncontrado", txid))
+        else:
+            self._read_or_remove(method, cob, body, "Cob", txid)
+
+    def _read_or_remove(self, method: str, cob: dict[str, Any] | None, body: Any, name: str, txid: str) -> None:
+        """GET or PATCH of a `cob` / `cobv` (`name` "Cob" / "CobV" in the problem types)."""
+        if cob is None:
+            self._send(404, _problem(404, f"{name}NaoEncontrad{'a' if name == 'CobV' else 'o'}", txid))
         elif method == "GET":
             self._send(200, cob)
         elif method == "PATCH":
             if cob["status"] == "CONCLUIDA":
-                self._send(400, _problem(400, "CobOperacaoInvalida", "cob is CONCLUIDA"))
+                self._send(400, _problem(400, f"{name}OperacaoInvalida", "charge is CONCLUIDA"))
                 return
             cob["status"] = body["status"]
             cob["revisao"] += 1
             self._send(200, cob)
+
+    def _cobv(self, method: str, txid: str, body: Any) -> None:
+        """Pix com vencimento (Bacen `CobV`): `devedor` with CPF or CNPJ required, due-date calendar."""
+        state = self.state
+        cob = state.cobvs.get(txid)
+        if method == "PUT":
+            devedor = body.get("devedor") or {}
+            if not devedor.get("nome") or not (devedor.get("cpf") or devedor.get("cnpj")):
+                self._send(400, _problem(400, "CobVPayloadInvalido", "devedor: cpf ou cnpj e nome obrigatórios"))
+                return
+            if "dataDeVencimento" not in body.get("calendario", {}):
+                self._send(400, _problem(400, "CobVPayloadInvalido", "calendario.dataDeVencimento obrigatório"))
+                return
+            if cob is not None and cob["status"] != "ATIVA":
+                self._send(400, _problem(400, "CobVOperacaoInvalida", "cobv is not ATIVA"))
+                return
+            location = f"pix.example.com/qr/v2/cobv/{txid}"
+            cob = {
+                "calendario": {"criacao": "2026-07-28T15:00:00.000Z", **body["calendario"]},
+                "txid": txid,
+                "revisao": 0 if cob is None else cob["revisao"] + 1,
+                "location": location,
+                "status": "ATIVA",
+                "devedor": devedor,
+                "valor": body["valor"],
+                "chave": body["chave"],
+                "pixCopiaECola": build_dynamic(
+                    location=location, merchant_name="LOJA EXEMPLO LTDA", merchant_city="SAO PAULO"
+                ),
+            }
+            state.cobvs[txid] = cob
+            self._send(201, cob)
+        else:
+            self._read_or_remove(method, cob, body, "CobV", txid)
 
     def _refund(self, method: str, e2eid: str, refund_id: str, body: Any) -> None:
         key = (e2eid, refund_id)
@@ -239,6 +281,15 @@ class FakeBacenServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def pay_cobv(self, txid: str, *, e2eid: str, valor: str, horario: str) -> dict[str, Any]:
+        """The payer's bank paid `valor` (the value of that day, fine and interest included) at `horario`."""
+        cob = self.state.cobvs[txid]
+        pix = {"endToEndId": e2eid, "txid": txid, "valor": valor, "horario": horario}
+        cob["status"] = "CONCLUIDA"
+        cob.setdefault("pix", []).append(pix)
+        self.state.received.append(pix)
+        return pix
 
     def pay(self, txid: str, *, e2eid: str, valor: str | None = None) -> dict[str, Any]:
         cob = self.state.cobs[txid]
