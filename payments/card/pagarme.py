@@ -25,6 +25,7 @@ from payments.card.gateway import (
     GatewayRejected,
     GatewayUnavailable,
 )
+from payments.connections import release_db_connection
 
 logger = logging.getLogger(__name__)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
@@ -114,6 +115,9 @@ class PagarmeGateway:
             headers["Idempotency-Key"] = idempotency_key
         url = f"{self.base_url}{path}"
         last = ""
+        # A slow gateway must not hold a pooled database connection for its timeout × retries (callers
+        # are outside any transaction; the next query takes a connection again).
+        release_db_connection()
         for attempt in range(self.retries):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
