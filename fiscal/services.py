@@ -56,17 +56,31 @@ def _enqueue(job_id: int) -> None:
 
 
 def document_request_issue(
-    *, order_ref: str, order_number: int | None, invoice: dict[str, Any], problems: list[str], reissue: bool = False
+    *,
+    order_ref: str,
+    order_number: int | None,
+    invoice: dict[str, Any],
+    problems: list[str],
+    reissue: bool = False,
+    new_order: bool = False,
 ) -> FiscalDocument:
     """Inside the caller's transaction. Once per order (and per re-issue after a rejection).
 
     `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
     document is "rejected" with them as the reason, no provider call, and the order is untouched.
+    `new_order`: the order was placed in this transaction, so it has no document yet: the row is written
+    once, as decided below, with no lookup first (the unique `order_ref` still guards a replay).
     """
-    document, created = FiscalDocument.objects.select_for_update().get_or_create(
-        order_ref=order_ref,
-        defaults={"order_number": order_number, "environment": invoice.get("environment") or "homologacao"},
-    )
+    if new_order:
+        document, created = (
+            FiscalDocument(order_ref=order_ref, order_number=order_number, environment="homologacao"),
+            True,
+        )
+    else:
+        document, created = FiscalDocument.objects.select_for_update().get_or_create(
+            order_ref=order_ref,
+            defaults={"order_number": order_number, "environment": invoice.get("environment") or "homologacao"},
+        )
     if not created:
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add

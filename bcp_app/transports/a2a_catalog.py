@@ -27,9 +27,11 @@ def resolve_item_id(item_id: str) -> Match:
     """A structured `product_id`/`variant_id`: a SKU is the item itself; a `prod_…` id needs one variant."""
     from shop.selectors import product_get, variants_by_sku
 
-    if variants_by_sku([item_id]).get(item_id) is not None:
+    if not item_id.startswith("prod_") or variants_by_sku([item_id]).get(item_id) is not None:
+        # Anything but a product id goes to the engine as a SKU as it is (no lookup here: the engine prices
+        # it from its catalog cache and reports an unknown one as a business outcome, item_unavailable).
         return Match(outcome="matched", sku=item_id)
-    product = product_get(public_id=item_id) if item_id.startswith("prod_") else None
+    product = product_get(public_id=item_id)
     if product is None:
         # Unknown ids go to the checkout engine, which reports them as a business outcome (item_unavailable).
         return Match(outcome="matched", sku=item_id)

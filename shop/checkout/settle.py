@@ -75,7 +75,7 @@ def checkout_settle_pix(
             save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
             return "rejected"
         checkout.payment_txid = txid
-        place_order(checkout, payment_type="pix", paid_amount=amount)
+        place_order(checkout, payment_type="pix", paid_amount=amount, lines=lines)
         return "accepted"
     return "rejected"
 
