@@ -245,17 +245,6 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
     return _checkout_result(ctx, result)
 
 
-def _guarded(ctx: RequestContext, checkout_id: str) -> OperationResult | None:
-    """Existence and ownership check before a write; the engine re-checks under its row lock."""
-    from shop.checkout.selectors import CheckoutNotFound, checkout_platform_id
-
-    try:
-        platform_id = checkout_platform_id(str(checkout_id))
-    except CheckoutNotFound:
-        return _not_found_checkout(ctx)
-    return None if not platform_id or platform_id == ctx.platform_id else _not_found_checkout(ctx)
-
-
 def update_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutUpdateRequest | Mapping[str, Any]
 ) -> OperationResult:
@@ -264,10 +253,8 @@ def update_checkout(
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
         return _incompatible(ctx, CHECKOUT)
-    if (refused := _guarded(ctx, checkout_id)) is not None:
-        return refused
     try:
-        result = services.checkout_update(checkout_id=str(checkout_id),
+        result = services.checkout_update(checkout_id=str(checkout_id), owner=ctx.platform_id,
                                           data=_checkout_input(ctx, request, update=True))
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
@@ -284,10 +271,11 @@ def complete_checkout(
     request = validate(CheckoutCompleteRequest, body)
     if not ctx.has(CHECKOUT):
         return _incompatible(ctx, CHECKOUT)
-    if (refused := _guarded(ctx, checkout_id)) is not None:
-        return refused
     if ctx.has(AP2_MANDATE):  # AP2 (PIX.md §7.3): the checkout mandate is verified before any payment
-        current = get_checkout(ctx, checkout_id).body
+        seen = get_checkout(ctx, checkout_id)
+        if "id" not in seen.body:  # not found, or another platform's: that answer, before any mandate check
+            return seen
+        current = seen.body
         if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
             return OperationResult(200, refusal)
     payment = _payment(request.payment) or ct.PaymentInput()
@@ -295,7 +283,7 @@ def complete_checkout(
     offered = tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
     data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=offered)
     try:
-        result = services.checkout_complete(checkout_id=str(checkout_id), data=data)
+        result = services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id, data=data)
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
     except services.CheckoutInputError as exc:
@@ -311,10 +299,8 @@ def cancel_checkout(
     validate(CheckoutCancelRequest, body)
     if not ctx.has(CHECKOUT):
         return _incompatible(ctx, CHECKOUT)
-    if (refused := _guarded(ctx, checkout_id)) is not None:
-        return refused
     try:
-        result = services.checkout_cancel(checkout_id=str(checkout_id))
+        result = services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.platform_id)
     except services.CheckoutNotFound:
         return _not_found_checkout(ctx)
     return _checkout_result(ctx, result)

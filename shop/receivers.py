@@ -103,14 +103,27 @@ def _drop_shipping_cache(sender: Any, **_: Any) -> None:
     transaction.on_commit(shipping_cache_clear)
 
 
+def _bump_catalog_cache(sender: Any, **_: Any) -> None:
+    # Same rule as the shipping table: now and after commit.
+    from django.db import transaction
+
+    from shop.checkout.catalog import catalog_cache_bump
+
+    catalog_cache_bump()
+    transaction.on_commit(catalog_cache_bump)
+
+
 def _connect_cache_invalidation() -> None:
     from django.db.models.signals import post_delete, post_save
 
-    from shop.models import PickupLocation, ShippingMethod, ShippingRate
+    from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
 
     for model in (ShippingMethod, ShippingRate, PickupLocation):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_drop_shipping_cache, sender=model, dispatch_uid=f"shop.cache.{model.__name__}.{name}")
+    for model in (Product, Variant, ProductImage):
+        for name, signal in (("save", post_save), ("delete", post_delete)):
+            signal.connect(_bump_catalog_cache, sender=model, dispatch_uid=f"shop.catalog.{model.__name__}.{name}")
 
 
 _connect_cache_invalidation()

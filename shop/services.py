@@ -6,13 +6,15 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
                     language: str = "pt-br") -> CheckoutResult
         # raises CheckoutCreateImpossible(messages) when nothing can be created (BCP §4.3: every item
         # unavailable, no lines) → BCP Error Response; CheckoutInputError(path, content) for bad input.
-    checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None) -> CheckoutResult
+    checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None,
+                    owner: object = ANY_OWNER) -> CheckoutResult
         # full replacement (BCP-CHK-06): lines matched by `line_id`, unlisted lines removed, omitted
         # fields cleared. A rejected selection / unknown line id → unchanged checkout + recoverable error.
         # `language` switches the checkout's message language (None keeps it).
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
-    checkout_cancel(*, checkout_id: str) -> CheckoutResult
-    checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult
+    checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult
+    checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = ANY_OWNER) -> CheckoutResult
+        # `owner`: a BCP platform's id; another platform's checkout is CheckoutNotFound (checked under the lock)
     checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int   # beat task
     checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult
         # a manual sale paid outside the shop (cash, transfer…): stock reserved, order placed paid
@@ -70,6 +72,7 @@ from django.utils.translation import gettext as _
 
 from shop.checkout.complete import checkout_complete
 from shop.checkout.core import (
+    ANY_OWNER,
     apply,
     cancel,
     current,
@@ -84,6 +87,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.hold import lines_of
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
@@ -171,18 +175,21 @@ def checkout_create(
 
 
 @in_checkout_language
-def checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None) -> CheckoutResult:
-    """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins."""
+def checkout_update(
+    *, checkout_id: str, data: CheckoutInput, language: str | None = None, owner: object = ANY_OWNER
+) -> CheckoutResult:
+    """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins.
+    `owner`: a BCP platform's id (another platform's checkout is CheckoutNotFound)."""
     now = timezone.now()
     with transaction.atomic():
-        checkout = lock(checkout_id)
+        checkout = lock(checkout_id, owner=owner)
         language = checkout_language(data, language or checkout.language)
         speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
-        existing = list(checkout.lines.all())
+        existing = lines_of(checkout, with_stock=True)
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
         ev.fields["language"] = language
         if ev.rejections:
@@ -218,9 +225,9 @@ def checkout_get(*, checkout_id: str) -> CheckoutResult:
 # --- cancel / expiry ----------------------------------------------------------------------------------
 
 
-def checkout_cancel(*, checkout_id: str) -> CheckoutResult:
+def checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult:
     with transaction.atomic():
-        checkout = lock(checkout_id)
+        checkout = lock(checkout_id, owner=owner)
         if checkout.status in TERMINAL_STATUSES:
             return status_error(checkout, "cancelar")
         cancel(checkout, kind="canceled")

@@ -16,6 +16,7 @@ Variants that accept backorders (`allow_backorder`) are made to order and are no
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -46,14 +47,16 @@ def stock_reserve(
     """Take `(variant_pk, quantity)` units all-or-nothing; raises StockUnavailable.
 
     `backorder`: the variants among them made to order, when the caller has them in hand (else read).
-    `savepoint=False` when the caller's own savepoint already undoes the units taken on failure."""
+    `savepoint=False` when the caller's own savepoint already undoes the units taken on failure, or when at
+    most one variant is taken (a failed conditional UPDATE takes nothing); it needs an open transaction."""
     wanted = _aggregate(items)
     if backorder is None:
         backorder = set(
             Variant.objects.filter(pk__in=[pk for pk, _ in wanted], allow_backorder=True).values_list("pk", flat=True)
         )
     failed: list[int] = []
-    with transaction.atomic(savepoint=savepoint):
+    # savepoint=False: no atomic block at all (leaving one by exception would doom the caller's transaction)
+    with transaction.atomic() if savepoint else contextlib.nullcontext():
         for variant_pk, quantity in wanted:
             if variant_pk in backorder:
                 continue

@@ -45,6 +45,10 @@ def _by_id(ctx: Any, item_id: str) -> Match | OperationResult | None:
 def resolve_item_id(ctx: Any, item_id: str) -> Match | OperationResult:
     """A structured `product_id`/`variant_id`. Unknown ids go to the checkout engine, which reports them as a
     business outcome (item_unavailable)."""
+    if not item_id.startswith("prod_"):
+        # A SKU goes to the engine as it is, with no lookup here: the add operation checks the negotiation,
+        # prices it from the catalog cache and reports an unknown one as item_unavailable.
+        return Match(outcome="matched", sku=item_id)
     match = _by_id(ctx, item_id)
     return Match(outcome="matched", sku=item_id) if match is None else match
 

@@ -173,13 +173,18 @@ def timeline(
     )
 
 
-def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery | None:
-    """Record the e-mail in this transaction; the Celery task sends it after commit, once."""
+def schedule_email(order: Order, kind: str, *, ref: str = "", new_order: bool = False) -> EmailDelivery | None:
+    """Record the e-mail in this transaction; the Celery task sends it after commit, once.
+    `new_order`: the order was inserted in this transaction, so no delivery can exist yet (one INSERT)."""
     if not order.buyer_email:
         return None
-    delivery, created = EmailDelivery.objects.get_or_create(
-        order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
-    )
+    if new_order:
+        delivery = EmailDelivery.objects.create(order=order, kind=kind, ref=ref, to_email=order.buyer_email)
+        created = True
+    else:
+        delivery, created = EmailDelivery.objects.get_or_create(
+            order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
+        )
     if created:
         from orders.tasks import send_order_email  # tasks import services: import here to avoid a cycle
 
@@ -228,6 +233,7 @@ def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) 
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
     outbox_add(
+        fresh=True,  # a random key: nothing to look up first
         kind=ORDER_CHANGED,
         key=f"order_changed:{uuid.uuid4().hex}",
         payload={

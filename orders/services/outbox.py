@@ -47,11 +47,15 @@ HANDLERS: dict[str, Callable[[str, dict[str, Any]], None]] = {
 }
 
 
-def outbox_add(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage:
-    """Inside the caller's transaction. The same key twice is the same side effect: one row."""
+def outbox_add(*, kind: str, key: str, payload: dict[str, Any], fresh: bool = False) -> OutboxMessage:
+    """Inside the caller's transaction. The same key twice is the same side effect: one row.
+    `fresh`: the key is new by construction (random), so the row is inserted without looking first."""
     if kind not in HANDLERS:
         raise ValueError(f"unknown outbox kind {kind!r}")
-    message, _ = OutboxMessage.objects.get_or_create(key=key, defaults={"kind": kind, "payload": payload})
+    if fresh:
+        message = OutboxMessage.objects.create(key=key, kind=kind, payload=payload)
+    else:
+        message, _ = OutboxMessage.objects.get_or_create(key=key, defaults={"kind": kind, "payload": payload})
     message_id = message.pk
 
     def enqueue() -> None:

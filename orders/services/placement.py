@@ -103,9 +103,14 @@ def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
     return result
 
 
-def order_place_from_checkout(*, checkout: PlacedCheckout) -> Order:
-    """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever."""
+def order_place_from_checkout(*, checkout: PlacedCheckout, checkout_locked: bool = False) -> Order:
+    """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever.
+
+    `checkout_locked`: the caller holds the checkout's row lock and saw it not completed, so no other
+    placement of it can run: the order is inserted without the savepoint that catches a concurrent one."""
     _validate(checkout)
+    if checkout_locked:
+        return _create(checkout)
     # No "does it exist" read first: the unique checkout_id decides (a replay lands in the except branch).
     try:
         with transaction.atomic():
@@ -184,7 +189,7 @@ def _create(checkout: PlacedCheckout) -> Order:
         f"Pedido #{order.number} recebido.",
         data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
     )
-    schedule_email(order, EmailKind.PLACED)
+    schedule_email(order, EmailKind.PLACED, new_order=True)
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
     notify_changed(order, "placed", relations_loaded=True)
     return order

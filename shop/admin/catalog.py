@@ -174,10 +174,22 @@ class ProductAdmin(admin.ModelAdmin):
     @admin.action(description=_("Ativar produtos selecionados"))
     def make_active(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
         queryset.update(active=True)
+        _catalog_changed()
 
     @admin.action(description=_("Desativar produtos selecionados"))
     def make_inactive(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
         queryset.update(active=False)
+        _catalog_changed()
+
+
+def _catalog_changed() -> None:
+    # A bulk update sends no post_save: checkouts must stop pricing the products as they were.
+    from django.db import transaction
+
+    from shop.checkout.catalog import catalog_cache_bump
+
+    catalog_cache_bump()
+    transaction.on_commit(catalog_cache_bump)
 
 
 @admin.register(Variant)

@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from shop.checkout.core import (
+    ANY_OWNER,
     PIX_SETTLEMENT_GRACE,
     apply,
     current,
@@ -67,14 +68,14 @@ from shop.checkout.types import (
     InstrumentInput,
     PaymentInput,
 )
-from shop.models import Checkout
+from shop.models import Checkout, CheckoutLine
 
 logger = logging.getLogger(__name__)
 
 
 @in_checkout_language
-def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResult:
-    begun = _begin(checkout_id, data)
+def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = ANY_OWNER) -> CheckoutResult:
+    begun = _begin(checkout_id, data, owner)
     if isinstance(begun, CheckoutResult):
         return begun
     chosen = data.payment.instruments[0]  # _begin refused anything but exactly one instrument
@@ -106,7 +107,7 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput) -> CheckoutResul
         # code, so an authorization that did happen is found and never charged twice).
         logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
         result = None
-    return _finish_card(checkout_id, result)
+    return _finish_card(checkout_id, result, list(begun.lines.all()))  # lines as step 1 wrote them
 
 
 def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
@@ -125,11 +126,13 @@ def _changed_message(pix: bool) -> CheckoutMessage:
     )
 
 
-def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
-    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow."""
+def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | CheckoutResult:
+    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow.
+
+    The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
     with transaction.atomic():
-        checkout = lock(checkout_id)
+        checkout = lock(checkout_id, owner=owner)
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
@@ -141,7 +144,7 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
         chosen = data.payment.instruments[0]
         if checkout.paid_at is not None:
             return _complete_paid(checkout, chosen)
-        existing = lines_of(checkout)
+        existing = lines_of(checkout, with_stock=True)
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
@@ -156,8 +159,9 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
         previous_total, previous_instrument = checkout.total_amount, checkout.payment_instrument
         status, messages = with_status(ev, ev.rejections)
         checkout.status = status
-        apply(checkout, ev, messages, existing)
+        apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
         if status != STATUS_READY or ev.total_amount != previous_total:
+            checkout.save()
             # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
             # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
             event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
@@ -169,6 +173,7 @@ def _begin(checkout_id: str, data: CompleteInput) -> Checkout | CheckoutResult:
             if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
                 # The handler is not offered for this total (PIX.md §1.3): nothing to charge.
                 outside = err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
+                checkout.save()
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
             lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
             blocking = reserve(checkout, lines, ev)
@@ -206,10 +211,10 @@ def _await_pix(checkout: Checkout, charge, *, previous: str) -> None:
     save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
 
 
-def _pending(checkout_id: str) -> Checkout | None:
+def _pending(checkout_id: str, *, pix: bool = True) -> Checkout | None:
     """Lock the checkout for step 3; None when it no longer waits for this payment (a Pix settled meanwhile,
     or the pending sweep already released it): then its current state is the answer."""
-    checkout = lock(checkout_id)
+    checkout = lock(checkout_id, pix=pix)
     speak(checkout.language)
     if checkout.status != STATUS_IN_PROGRESS or not checkout.stock_reserved or checkout.payment_txid:
         return None
@@ -231,10 +236,11 @@ def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
     return _refresh(checkout_id)
 
 
-def _finish_card(checkout_id: str, result) -> CheckoutResult:
-    """Step 3 (card): place the order, wait for a pending outcome, or give the stock back."""
+def _finish_card(checkout_id: str, result, lines: list[CheckoutLine]) -> CheckoutResult:
+    """Step 3 (card): place the order, wait for a pending outcome, or give the stock back. `lines`: as step 1
+    wrote them (a checkout `complete_in_progress` refuses updates, so they are still the stored ones)."""
     with transaction.atomic():
-        checkout = _pending(checkout_id)
+        checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
         if checkout is None:
             return _refresh(checkout_id)
         if result is not None and result.pending:
@@ -247,11 +253,11 @@ def _finish_card(checkout_id: str, result) -> CheckoutResult:
             save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
             return _refresh(checkout_id)
         if result is None or not result.approved:
-            unreserve(checkout, lines_of(checkout))
+            unreserve(checkout, lines)
             content = (result.message if result is not None else "") or _("Pagamento recusado.")
             failed = err("payment_failed", content, INSTRUMENT_PATH)
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
             return _refresh(checkout_id)
         checkout.payment_txid = result.payment_id
-        place_order(checkout, payment_type="card", paid_amount=checkout.total_amount)
+        place_order(checkout, payment_type="card", paid_amount=checkout.total_amount, lines=lines)
     return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -103,31 +103,59 @@ def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, obj
     )
 
 
-def lock(checkout_id: str) -> Checkout:
+ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout
+
+
+def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True) -> Checkout:
     """Row-lock the checkout; its active Pix charge is locked first.
 
     Settlement locks the charge and then (through charge_settled) the checkout; taking them in the same
-    order here keeps a payment arriving during update/complete from deadlocking with it.
+    order here keeps a payment arriving during update/complete from deadlocking with it. `pix=False` when
+    the caller touches no charge in this transaction (then there is no second lock to order).
+    `owner`: the platform id of a BCP caller; a checkout created by another platform is `CheckoutNotFound`
+    (checked under the lock, so the write needs no ownership read of its own).
     """
     from payments.models import PixCharge
 
-    list(PixCharge.objects.select_for_update().filter(reference=checkout_id, status="active").only("pk"))
-    return _lock_checkout(checkout_id)
-
-
-def _lock_checkout(checkout_id: str) -> Checkout:
+    rows = Checkout.objects.select_for_update()
+    if pix and connection.vendor == "postgresql":
+        # One statement, same order: the uncorrelated subquery is an InitPlan that Postgres runs (locking the
+        # charges) before the LockRows node above the scan locks the checkout row.
+        charges = PixCharge._meta.db_table
+        rows = rows.extra(  # noqa: S610 — constant SQL, the id is a parameter
+            where=[
+                f"(SELECT count(*) FROM (SELECT 1 FROM {charges} WHERE reference = %s AND status = 'active'"  # noqa: S608
+                " ORDER BY id FOR UPDATE) AS locked_charges) >= 0"
+            ],
+            params=[checkout_id],
+        )
+    elif pix:
+        list(PixCharge.objects.select_for_update().filter(reference=checkout_id, status="active").only("pk"))
     try:
-        return Checkout.objects.select_for_update().get(public_id=checkout_id)
+        checkout = rows.get(public_id=checkout_id)
     except Checkout.DoesNotExist as exc:
         raise CheckoutNotFound(checkout_id) from exc
+    if owner is not ANY_OWNER and checkout.platform_id and checkout.platform_id != owner:
+        raise CheckoutNotFound(checkout_id)
+    return checkout
 
 
-def apply(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage], existing: list[CheckoutLine]) -> None:
-    """Write an evaluation: columns, snapshot, lines (3 statements whatever the line count)."""
+def apply(
+    checkout: Checkout,
+    ev: Evaluation,
+    messages: list[CheckoutMessage],
+    existing: list[CheckoutLine],
+    *,
+    save: bool = True,
+) -> None:
+    """Write an evaluation: columns, snapshot, lines (≤ 4 statements whatever the line count; lines whose
+    values did not change are not written). `save=False` leaves the checkout's own UPDATE to the caller,
+    who saves it once with the status it decides next."""
     for name, value in ev.fields.items():
         setattr(checkout, name, value)
     checkout.messages = [m.as_dict() for m in messages]
-    checkout.save()
+    if save or checkout.pk is None:
+        checkout.save()
     keep = {line.public_id for line in ev.lines}
     stale = [line.pk for line in existing if line.public_id not in keep]
     if stale:
@@ -135,23 +163,31 @@ def apply(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage], e
     by_id = {line.public_id: line for line in existing}
     to_update: list[CheckoutLine] = []
     to_create: list[CheckoutLine] = []
+    kept: list[CheckoutLine] = []
     for position, planned in enumerate(ev.lines):
         row = by_id.get(planned.public_id) or CheckoutLine(checkout=checkout, public_id=planned.public_id)
-        row.position = position
-        row.variant = planned.variant
-        row.sku = planned.sku
-        row.title = planned.title[:300]
-        row.image_url = planned.image_url[:500]
-        row.unit_price = planned.unit_price
-        row.quantity = planned.quantity
-        row.requires_shipping = planned.requires_shipping
+        values = {
+            "position": position,
+            "variant_id": planned.variant_id,
+            "sku": planned.sku,
+            "title": planned.title[:300],
+            "image_url": planned.image_url[:500],
+            "unit_price": planned.unit_price,
+            "quantity": planned.quantity,
+            "requires_shipping": planned.requires_shipping,
+        }
+        if row.pk and all(getattr(row, name) == value for name, value in values.items()):
+            kept.append(row)  # as stored: no UPDATE for it
+            continue
+        for name, value in values.items():
+            setattr(row, name, value)
         (to_update if row.pk else to_create).append(row)
     fields = ["position", "variant", "sku", "title", "image_url", "unit_price", "quantity", "requires_shipping"]
     if to_update:
         CheckoutLine.objects.bulk_update(to_update, fields)
     if to_create:
         CheckoutLine.objects.bulk_create(to_create)
-    with_lines(checkout, sorted([*to_update, *to_create], key=lambda row: row.position))
+    with_lines(checkout, sorted([*kept, *to_update, *to_create], key=lambda row: row.position))
 
 
 def with_lines(checkout: Checkout, lines: list[CheckoutLine]) -> Checkout:

@@ -1,7 +1,9 @@
 """Evaluation of a checkout's writable state: lines, buyer, fulfillment, discounts, totals, status.
 
 `evaluate()` is deterministic for a given database state and input (BCP-CHK-23) and runs a fixed
-number of queries whatever the number of lines (variants 2, shipping 3, coupons ≤ 2). The services
+number of queries whatever the number of lines (catalog 2 or none when cached — shop/checkout/catalog.py —,
+price and stock ≤ 1 or none when the caller annotated them on the lines, shipping 3 or none when cached,
+coupons ≤ 2). The services
 persist its result (columns + snapshot JSON) with the status in one transaction, so reads and the
 BCP presenter only map what is stored.
 """
@@ -13,12 +15,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Prefetch
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.checkout.card_terms import card_terms
+from shop.checkout.catalog import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.fulfillment import evaluate_fulfillment
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
@@ -31,7 +33,7 @@ from shop.checkout.types import (
     bounded,
 )
 from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
-from shop.models import Checkout, CheckoutLine, ProductImage, Variant, new_line_id
+from shop.models import Checkout, CheckoutLine, new_line_id
 from shop.pix_discount import pix_discount_applied
 from shop.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.shipping import shipping_config_load
@@ -47,13 +49,14 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
 @dataclass
 class PlannedLine:
     public_id: str
-    variant: Variant | None
+    variant_id: int | None
     sku: str
     title: str
     image_url: str
     unit_price: int
     quantity: int
     requires_shipping: bool
+    allow_backorder: bool
 
     @property
     def amount(self) -> int:
@@ -72,21 +75,24 @@ class Evaluation:
     unavailable_line_ids: list[str] = field(default_factory=list)
 
 
-def variants_for(skus: list[str]) -> dict[str, Variant]:
-    """Variants by SKU with product and images: 2 queries."""
-    images = Prefetch("product__images", queryset=ProductImage.objects.order_by("position", "id"))
-    rows = Variant.objects.filter(sku__in=set(skus)).select_related("product").prefetch_related(images)
-    return {v.sku: v for v in rows}
-
-
-def _variant_title(variant: Variant) -> str:
-    return f"{variant.product.title} — {variant.title}" if variant.title else variant.product.title
-
-
-def _image_url(variant: Variant) -> str:
+def _image_url(snapshot: VariantSnapshot) -> str:
     """Absolute (the BCP item schema requires a URI): static paths are joined to BCP_PUBLIC_URL."""
-    images = list(variant.product.images.all())
-    return absolute_url(settings.BCP_PUBLIC_URL, images[0].url) if images else ""
+    return absolute_url(settings.BCP_PUBLIC_URL, snapshot.image_path) if snapshot.image_path else ""
+
+
+def _live(
+    snapshots: dict[str, VariantSnapshot], read: dict[int, Live] | None, existing: dict[str, CheckoutLine]
+) -> dict[int, Live]:
+    """Price, stock and flags of the variants: read with the catalog rows, annotated on the checkout's lines by
+    the caller (`LIVE_ANNOTATIONS`), else one query for the rest."""
+    if read is not None:
+        return read
+    known = {
+        line.variant_id: live
+        for line in existing.values()
+        if line.variant_id is not None and (live := live_annotated(line)) is not None
+    }
+    return {**known, **live_of({s.pk for s in snapshots.values()} - known.keys())}
 
 
 def _plan_lines(
@@ -104,10 +110,9 @@ def _plan_lines(
             if line.line_id in seen_ids:
                 raise CheckoutInputError(f"$.line_items[{index}].id", _("Id de linha repetido."))
             seen_ids.add(line.line_id)
-    variants = variants_for([line.sku.strip() for line in data.lines])
-    remaining: dict[int, int] = defaultdict(int)
-    for variant in variants.values():
-        remaining[variant.pk] = variant.stock
+    variants, read = catalog_snapshots({line.sku.strip() for line in data.lines})
+    live = _live(variants, read, existing)
+    remaining: dict[int, int] = defaultdict(int, {pk: row.stock for pk, row in live.items()})
     planned: list[PlannedLine] = []
     messages: list[CheckoutMessage] = []
     rejections: list[CheckoutMessage] = []
@@ -122,11 +127,12 @@ def _plan_lines(
                 public_id = line.line_id
         sku = line.sku.strip()
         variant = variants.get(sku)
+        fresh = live.get(variant.pk) if variant is not None else None
         quantity = line.quantity
-        if variant is None or not variant.active or not variant.product.active:
+        if variant is None or fresh is None or not (fresh.active and variant.product_active):
             messages.append(_err("item_unavailable", _("O item %(sku)s não está disponível.") % {"sku": sku}, path))
             unavailable.append(public_id)
-            planned.append(PlannedLine(public_id, None, sku, "Item indisponível", "", 0, quantity, False))
+            planned.append(PlannedLine(public_id, None, sku, "Item indisponível", "", 0, quantity, False, False))
             continue
         if quantity > MAX_LINE_QUANTITY:
             quantity = MAX_LINE_QUANTITY
@@ -138,11 +144,11 @@ def _plan_lines(
                     path=f"{path}.quantity",
                 )
             )
-        if not variant.allow_backorder:
+        if not fresh.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
                 messages.append(
-                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": _variant_title(variant)}, path)
+                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path)
                 )
                 unavailable.append(public_id)
             elif quantity > available:
@@ -156,7 +162,7 @@ def _plan_lines(
                             "Só temos %(count)d unidades de %(title)s; a quantidade foi ajustada.",
                             available,
                         )
-                        % {"count": available, "title": _variant_title(variant)},
+                        % {"count": available, "title": variant.title},
                         path=f"{path}.quantity",
                     )
                 )
@@ -164,13 +170,14 @@ def _plan_lines(
         planned.append(
             PlannedLine(
                 public_id=public_id,
-                variant=variant,
+                variant_id=variant.pk,
                 sku=sku,
-                title=_variant_title(variant),
+                title=variant.title,
                 image_url=_image_url(variant),
-                unit_price=variant.price,
+                unit_price=fresh.price,
                 quantity=quantity,
-                requires_shipping=variant.product.requires_shipping,
+                requires_shipping=variant.requires_shipping,
+                allow_backorder=fresh.allow_backorder,
             )
         )
     return planned, messages, rejections, unavailable

@@ -71,7 +71,7 @@ def checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: s
             save_status(checkout, STATUS_INCOMPLETE, "stock_unavailable", blocking)
             return CheckoutResult(checkout=reload(checkout_id), messages=blocking)
         checkout.payment_instrument = {"type": "manual", "handler_id": "manual", "method": method}
-        place_order(checkout, payment_type="manual", paid_amount=checkout.total_amount)
+        place_order(checkout, payment_type="manual", paid_amount=checkout.total_amount, lines=lines)
         order_payment_record_manual(order_id=checkout.order_id, method=method, reason=reason, actor=actor)
     return CheckoutResult(checkout=reload(checkout_id), messages=[])
 

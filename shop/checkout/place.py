@@ -65,12 +65,16 @@ def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
     }
 
 
-def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> None:
-    """Create the order from the checkout as it is now and mark the checkout completed (same transaction)."""
+def place_order(
+    checkout: Checkout, *, payment_type: str, paid_amount: int, lines: list[CheckoutLine] | None = None
+) -> None:
+    """Create the order from the checkout as it is now and mark the checkout completed (same transaction).
+    `lines`: the checkout's stored lines when the caller has them (else read)."""
     from orders.services import order_place_from_checkout
     from orders.types import PlacedCheckout, PlacedLine
 
-    lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+    if lines is None:
+        lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
     with_lines(checkout, lines)
     option = _selected_option(checkout)
     placed = PlacedCheckout(
@@ -107,7 +111,8 @@ def place_order(checkout: Checkout, *, payment_type: str, paid_amount: int) -> N
         order_number=checkout.order_number,  # the number the Pix charge already told the payer
         **_installments(checkout, payment_type),
     )
-    order = order_place_from_checkout(checkout=placed)
+    # every caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale)
+    order = order_place_from_checkout(checkout=placed, checkout_locked=True)
     # NF-e job row in this same transaction (outbox rule); a replayed placement finds the document.
     from shop.fiscal.lifecycle import on_order_placed
 

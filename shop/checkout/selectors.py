@@ -48,14 +48,6 @@ def checkout_by_public_id(public_id: str) -> Checkout:
     return checkout
 
 
-def checkout_platform_id(public_id: str) -> str | None:
-    """Who owns the checkout (None: anonymous), one narrow query. Raises CheckoutNotFound."""
-    row = Checkout.objects.filter(public_id=public_id).values_list("platform_id").first()
-    if row is None:
-        raise CheckoutNotFound(public_id)
-    return row[0]
-
-
 def absolute_url(path: str) -> str:
     return f"{settings.BCP_PUBLIC_URL}{path}"
 

@@ -98,7 +98,7 @@ def checkout_settle_pix(
         checkout.payment_txid = txid
         if checkout.session_key:
             # A storefront buyer paid on the Pix page: no platform will call complete, so complete now.
-            place_order(checkout, payment_type="pix", paid_amount=amount)
+            place_order(checkout, payment_type="pix", paid_amount=amount, lines=lines)
         else:
             _hold_payment(checkout)
         return "accepted"

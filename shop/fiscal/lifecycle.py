@@ -29,12 +29,13 @@ BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
 SWEEP_WINDOW = timedelta(days=2)
 
 
-def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocument:
+def fiscal_request_issue(*, order: Order, reissue: bool = False, new_order: bool = False) -> FiscalDocument:
     """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e."""
     invoice, problems = build_invoice(order)
     return document_request_issue(
-        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems, reissue=reissue
-    )
+        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems,
+        reissue=reissue, new_order=new_order,
+    )  # fmt: skip
 
 
 def on_order_placed(order: Order) -> None:
@@ -44,7 +45,7 @@ def on_order_placed(order: Order) -> None:
         return
     try:
         with transaction.atomic():
-            fiscal_request_issue(order=order)
+            fiscal_request_issue(order=order, new_order=True)
     except Exception:
         logger.exception("NF-e request for order %s failed at placement; the sweep retries", order.public_id)
 

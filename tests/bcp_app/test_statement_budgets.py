@@ -32,19 +32,22 @@ CARD = {
 }
 
 # Ceilings, counted as Django counts them (BEGIN, COMMIT and savepoints included) for the request itself,
-# in steady state (profile, identity and shipping table already cached). Before issue 11 the same requests
-# took create 19, update 25, update with a new Pix charge 38, complete 52 (card) or 37 (Pix), GET order 7
-# (measured inside the test transaction, i.e. savepoints where production has BEGIN/COMMIT). The issue's
-# targets (create 8, update 8, complete card 15, complete Pix 12, GET order 3) hold for GET order only.
+# in steady state (profile, identity, shipping table and catalog snapshot already cached). Before issue 11 the
+# same requests took create 19, update 25, update with a new Pix charge 38, complete 52 (card) or 37 (Pix),
+# GET order 7 (measured inside the test transaction, i.e. savepoints where production has BEGIN/COMMIT); after
+# its first round create 9, update 13, update_pix 33, complete card 59, complete Pix 19, A2A add 16. The
+# issue's targets (create 8, update 8, complete card 15, complete Pix 12, GET order 3, A2A add 10) hold for all
+# but complete by card (three transactions by design: reserve; the gateway's own rows; place the order with
+# its e-mail, outbox and NF-e rows) and A2A add (it reads the checkout before writing the full replacement).
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
-    "create": 9,
-    "update": 13,
-    "update_pix": 33,
-    "complete_card": 43,
-    "complete_pix": 19,
+    "create": 8,
+    "update": 8,
+    "update_pix": 27,
+    "complete_card": 37,
+    "complete_pix": 11,
     "get_order": 1,
-    "a2a_add_to_checkout": 16,
+    "a2a_add_to_checkout": 11,
 }
 
 
@@ -64,11 +67,15 @@ def _counted(method: str, path: str, headers: dict[str, str], body: Any, client:
     in_tasks: list[int] = []
     started: list[int] = []
 
+    # Only the outermost task counts: an eager task that runs another (the outbox row → the order webhook)
+    # would otherwise have the inner one's statements left out twice.
     def prerun(**_: Any) -> None:
         started.append(len(queries))
 
     def postrun(**_: Any) -> None:
-        in_tasks.append(len(queries) - started.pop())
+        begun = started.pop()
+        if not started:
+            in_tasks.append(len(queries) - begun)
 
     task_prerun.connect(prerun, weak=False)
     task_postrun.connect(postrun, weak=False)
@@ -194,5 +201,6 @@ def test_a2a_add_to_checkout_statements(headers: dict[str, str]) -> None:
     first = add(None)
     with CaptureQueriesContext(connection) as queries:
         second = add(first["contextId"])
+    print("statements per request:", {"a2a_add_to_checkout": len(queries)})
     assert second["contextId"] == first["contextId"]
-    assert len(queries) <= BUDGET["a2a_add_to_checkout"]  # the issue's target is 10: not reached yet
+    assert len(queries) <= BUDGET["a2a_add_to_checkout"]  # the issue's target is 10

@@ -130,10 +130,14 @@ def test_get_order_over_mcp_vs_bare_view(live_mcp, fake_platform, bcp_settings, 
         return await client.get(f"{live_mcp.base_url}/bench/orders/{small}")
 
     print("\nget_order: MCP tools/call vs bare Django JSON view (same server, same run)")
+    rates = {}
     for clients, total in ((1, 100), (8, 240)):
         bare = anyio.run(_measure, via_bare, clients, total)
         mcp = anyio.run(_measure, via_mcp, clients, total)
+        rates[clients] = (bare, mcp)
         print(f"  {clients} client(s): bare {bare:7.1f} req/s | MCP {mcp:7.1f} req/s | MCP/bare {mcp / bare:.2f}")
+    print(f"  MCP throughput 8 clients / 1 client: {rates[8][1] / rates[1][1]:.2f}"
+          f" (bare view: {rates[8][0] / rates[1][0]:.2f})")
 
     # the query count of the whole tool (auth, negotiation from cache, selector) is constant in order size
     get_order = next(tool for tool in all_tools() if tool.name == "get_order")

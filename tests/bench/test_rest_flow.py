@@ -1,8 +1,10 @@
 """Benchmark (issue 11): the BCP REST flow create → update → complete (card sandbox) in flows per second at
 1 and 8 clients, with distinct SKUs and with one shared SKU, side by side with a bare Django view doing the
 minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicorn (4 workers); GET order
-against a bare SELECT. Prints ratios, SQL statements per request and the server's CPU per flow; asserts
-only correctness (0 failed flows), never time. `make bench`.
+against a bare SELECT. Prints ratios (shop/bare, same SKU/distinct SKUs), SQL statements per request, the
+server's CPU per flow and the CPU of the Postgres backends serving it per flow (read from /proc for the
+backends of this database: pg_stat_statements is not preloaded on this machine); asserts only correctness
+(0 failed flows), never time. `make bench`.
 """
 
 from __future__ import annotations
@@ -106,6 +108,30 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
+def _postgres_cpu() -> dict[int, float]:
+    """CPU seconds (utime + stime, from /proc) of every Postgres backend serving this database, by pid: the
+    server's pooled connections (pg_stat_statements is not preloaded here, and exec time is not CPU)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        pids = [row[0] for row in cursor.fetchall()]
+    cpu: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # Postgres on another machine (or the backend just ended): not measurable here
+            continue
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return cpu
+
+
+def _postgres_cpu_since(before: dict[int, float]) -> float:
+    """Postgres CPU seconds used since `before` (backends that started meanwhile count whole)."""
+    return sum(now - before.get(pid, 0.0) for pid, now in _postgres_cpu().items())
+
+
 def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str,
           headers: dict[str, str]) -> tuple[float, list[str]]:
     def run(index: int) -> list[str]:
@@ -121,6 +147,7 @@ def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str
 
 
 @pytest.mark.postgres
+@pytest.mark.timeout(1800)  # four uvicorn workers and ~200 flows: slower than the suite's 300 s per test
 @pytest.mark.django_db(transaction=True)
 def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
     skus = ["SKU-BENCH", *(f"SKU-BENCH-{i}" for i in range(max(CLIENTS)))]
@@ -154,20 +181,30 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         print("\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL, same server")
         orders: list[str] = []
         bare_orders: list[str] = []
+        rates: dict[tuple[int, str], tuple[float, float]] = {}
         for clients in CLIENTS:
             for mode in ("distinct", "shared"):
                 def sku_of(index: int, mode: str = mode) -> str:
                     return "SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{index}"
 
+                pg = _postgres_cpu()
                 bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
-                cpu = _cpu_seconds(server.pid)
+                bare_pg = _postgres_cpu_since(pg) / len(bare_ids) * 1000
+                cpu, pg = _cpu_seconds(server.pid), _postgres_cpu()
                 shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
                                   headers)
                 cpu_per_flow = (_cpu_seconds(server.pid) - cpu) / len(ids) * 1000
+                pg_per_flow = _postgres_cpu_since(pg) / len(ids) * 1000
                 orders += ids
                 bare_orders += bare_ids
+                rates[clients, mode] = (shop, bare)
                 print(f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
-                      f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow")
+                      f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow |"
+                      f" Postgres CPU {pg_per_flow:4.0f} ms/flow (bare {bare_pg:3.0f})")
+        for clients in CLIENTS:
+            (shared, bare_shared), (distinct, bare_distinct) = rates[clients, "shared"], rates[clients, "distinct"]
+            print(f"  {clients} client(s): same SKU / distinct SKUs: shop {shared / distinct:.2f}"
+                  f" | bare {bare_shared / bare_distinct:.2f}")
         for clients in CLIENTS:
             bare, _ = _rate(clients, ORDER_READS[clients],
                             lambda c, i: str(c.get(f"/_bench/orders/{bare_orders[i % len(bare_orders)]}").json()["id"]),

@@ -1,7 +1,9 @@
 """Read-mostly data is cached and a merchant's change is seen by the very next checkout (issue 11).
 
 Shipping methods, rates and pickup locations are cached (shop/shipping.py) and dropped when one of them is
-saved or deleted; prices and stock are read from the database at every evaluation.
+saved or deleted; what a line shows of the catalog (titles, photo, product flags) is cached per SKU under a
+catalog version that any product, variant or photo save bumps (shop/checkout/catalog.py). The variant's price,
+stock and flags decide the sale and are never cached: they come with the stock read or the checkout's lines.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from shop.checkout.selectors import checkout_view
 from shop.checkout.types import CheckoutInput, CheckoutResult, LineInput
-from shop.models import ShippingRate
+from shop.models import Product, ProductImage, ShippingRate, Variant
 from shop.services import checkout_create, checkout_update
 from shop.shipping import shipping_config_load
 from tests.shop.checkout_factories import BUYER, make_location, make_shipping, make_variant, shipping
@@ -69,3 +71,76 @@ def test_admin_price_change_is_seen_by_the_next_checkout(db) -> None:
     updated = checkout_update(checkout_id=created.checkout.public_id, data=_input(2))
     assert [line.unit_price for line in updated.checkout.lines.all()] == [3990]
     assert checkout_create(data=_input(1)).checkout.lines.get().unit_price == 3990
+
+
+def _line(result: CheckoutResult) -> tuple[str, str, int, int]:
+    line = result.checkout.lines.get()
+    return line.title, line.image_url, line.unit_price, line.quantity
+
+
+def test_catalog_is_read_once_and_the_stock_where_it_decides(db) -> None:
+    # given a checkout that loaded (and cached) the catalog rows of its SKU
+    make_variant()
+    make_shipping()
+    first = checkout_create(data=_input())
+    # when the next evaluation runs, it reads neither products nor photos, and the stock comes with the lines
+    with CaptureQueriesContext(connection) as queries:
+        checkout_update(checkout_id=first.checkout.public_id, data=_input())
+    tables = " ".join(q["sql"] for q in queries)
+    assert "shop_product" not in tables.replace("shop_productimage", "x") and "shop_productimage" not in tables
+    assert not [q for q in queries if q["sql"].startswith('SELECT "shop_variant"')]
+    # and a new checkout of that SKU reads only its stock
+    with CaptureQueriesContext(connection) as queries:
+        checkout_create(data=_input())
+    variant_reads = [q["sql"] for q in queries if 'FROM "shop_variant"' in q["sql"]]
+    assert len(variant_reads) == 1 and '"shop_variant"."stock"' in variant_reads[0]
+    assert "shop_product" not in variant_reads[0]
+
+
+def test_stock_and_price_changed_without_a_signal_are_seen_at_once(db) -> None:
+    """Stock changes by conditional UPDATEs (reservations) and a price may be written by a bulk UPDATE: both
+    send no signal, and neither is cached."""
+    variant = make_variant(stock=10, price=4290)
+    make_shipping()
+    created = checkout_create(data=_input(3))
+    Variant.objects.filter(pk=variant.pk).update(stock=2, price=3990)
+    assert _line(checkout_update(checkout_id=created.checkout.public_id, data=_input(3)))[2:] == (3990, 2)
+    assert _line(checkout_create(data=_input(3)))[2:] == (3990, 2)
+
+
+def test_product_title_and_photo_changes_are_seen_by_the_next_checkout(db) -> None:
+    variant = make_variant(title="Café especial")
+    make_shipping()
+    created = checkout_create(data=_input())
+    assert _line(created)[:2] == ("Café especial", "")
+    product = variant.product
+    product.title = "Café especial torra média"
+    product.save()
+    ProductImage.objects.create(product=product, source="https://cdn.example.com.br/cafe.jpg", position=0)
+    updated = checkout_update(checkout_id=created.checkout.public_id, data=_input())
+    assert _line(updated)[:2] == ("Café especial torra média", "https://cdn.example.com.br/cafe.jpg")
+
+
+def test_admin_bulk_deactivation_is_seen_by_the_next_checkout(db, rf) -> None:
+    """The admin's "Desativar" action is a queryset UPDATE (no post_save): it bumps the catalog itself."""
+    from django.contrib.admin.sites import site
+
+    make_variant()
+    make_shipping()
+    created = checkout_create(data=_input())
+    assert not any(m.code == "item_unavailable" for m in created.messages)
+    site._registry[Product].make_inactive(rf.post("/"), Product.objects.all())
+    updated = checkout_update(checkout_id=created.checkout.public_id, data=_input())
+    assert any(m.code == "item_unavailable" for m in updated.messages)
+
+
+def test_a_sku_unknown_at_first_is_sold_once_created(db) -> None:
+    make_variant()
+    make_shipping()
+    data = CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1), LineInput("SKU-NOVO", 1)), buyer=BUYER)
+    created = checkout_create(data=data)
+    assert any(m.code == "item_unavailable" for m in created.messages)  # the miss is cached too
+    make_variant("SKU-NOVO", price=1500)
+    again = checkout_create(data=data)
+    assert not any(m.code == "item_unavailable" for m in again.messages)
+    assert sorted(line.unit_price for line in again.checkout.lines.all()) == [1500, 4290]

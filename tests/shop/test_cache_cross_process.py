@@ -1,0 +1,121 @@
+"""Read caches across processes (issue 11): with Redis (`REDIS_URL`) a merchant's change made in one process is
+seen at once by the next checkout served by another process.
+
+The shipping table and the catalog snapshot are cached in Django's cache and invalidated on save
+(shop/shipping.py, shop/checkout/catalog.py). With the default local-memory cache every process has its own
+copy and another process sees the change only after the cache's TTL (5 min for shipping, 60 s for the
+catalog): production runs several uvicorn workers, so the README tells to set `REDIS_URL`. Here the other
+process is a real uvicorn serving the BCP REST API with `REDIS_URL`; this test process changes a rate and a
+product title through the models' `save()`, as the admin does, on the same Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.core.cache import cache
+
+from shop.checkout.catalog import VERSION_KEY
+from shop.models import Product, ShippingRate
+from shop.shipping import CACHE_KEY as SHIPPING_KEY
+from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
+from tests.bcp_app.live import require_committed_data, subprocess_env, wait_for
+from tests.bcp_app.rest_helpers import SP, catalog
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _redis_url() -> str:
+    """The Redis the test run already uses (its Celery broker), as the cache of both processes."""
+    from shop.celery import app
+
+    url = os.environ.get("REDIS_URL") or str(app.conf.broker_url)
+    if not url.startswith("redis://"):
+        pytest.skip("no Redis configured (REDIS_URL or a redis:// CELERY_BROKER_URL)")
+    return url
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _up(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/.well-known/bcp", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _quote(base_url: str, profile_url: str) -> tuple[str, int]:
+    """Create a checkout in the other process: (line title, PAC price quoted for São Paulo)."""
+    body = {
+        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+    }
+    response = httpx.post(
+        f"{base_url}/bcp/v1/checkout-sessions",
+        json=body,
+        headers={"BCP-Agent": f'profile="{profile_url}"'},
+        timeout=60,
+    )
+    assert response.status_code == 201, response.text[:500]
+    created = response.json()
+    options = created["fulfillment"]["methods"][0]["groups"][0]["options"]
+    pac = next(option for option in options if option["id"] == "pac")
+    total = next(entry["amount"] for entry in pac["totals"] if entry["type"] == "total")
+    return created["line_items"][0]["item"]["title"], total
+
+
+def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+) -> None:
+    require_committed_data("the uvicorn subprocess")
+    redis_url = _redis_url()
+    # given this process and a uvicorn subprocess sharing one Redis cache
+    bcp_settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                       "LOCATION": redis_url}}
+    cache.clear()
+    catalog()
+    profile_url = fake_platform.publish()
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = subprocess_env(REDIS_URL=redis_url, BCP_PUBLIC_URL=base_url, DJANGO_DEBUG="true",
+                         DJANGO_LOG_LEVEL="WARNING", DATABASE_POOL_MIN="1")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--no-access-log"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: _up(base_url), timeout=120, interval=0.5)
+        assert _quote(base_url, profile_url) == ("Café especial 500 g", 1890)
+        # the other process filled the shared cache (this process never evaluated a checkout)
+        assert cache.get(SHIPPING_KEY) is not None and cache.get(VERSION_KEY) is not None
+        # when the merchant changes the PAC rate for SP and the product's title here (as the admin's save does)
+        rate = ShippingRate.objects.get(method__code="pac", uf="SP")
+        rate.price = 2190
+        rate.save()
+        product = Product.objects.get(variants__sku="SKU-CAFE-500G")
+        product.title = "Café da fazenda"
+        product.save()
+        # then the other process's very next checkout quotes and shows them, long before any TTL
+        assert _quote(base_url, profile_url) == ("Café da fazenda", 2190)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+        cache.clear()
