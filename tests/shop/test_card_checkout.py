@@ -21,6 +21,7 @@ from payments.card.pagarme import PagarmeGateway
 from payments.installments import InstallmentPolicy, plan_for
 from payments.models import CardPayment, CardRefund
 from shop.checkout.complete import _begin
+from shop.checkout.core import ANY_OWNER
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
 from shop.services import checkout_complete, checkout_create, checkout_expire_due
@@ -160,7 +161,7 @@ def test_timeout_keeps_the_stock_and_the_webhook_places_the_order(
 def _died_after_the_gateway(pagarme: FakePagarmeServer, *, charge: bool) -> Checkout:
     """Step 1 of complete ran (stock reserved), the gateway was called (or not), then the process died."""
     checkout = _ready(card(1))
-    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))))
+    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))), ANY_OWNER)
     assert isinstance(begun, Checkout) and begun.status == "complete_in_progress"
     if charge:
         gateway = PagarmeGateway()
