@@ -19,6 +19,7 @@ from bcp_app.constants import (
     FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
+    PERMALINK,
     PIX_HANDLER,
     PROTOCOL_VERSION,
     SCHEMA_BASE,
@@ -64,6 +65,10 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }
+    if getattr(settings, "BCP_PERMALINK_ENABLED", True):
+        from bcp_app.permalink.views import endpoint
+
+        registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": {"endpoint": endpoint()}}]
     if getattr(settings, "BCP_AP2_ENABLED", False):
         registry[AP2_MANDATE] = [entry("ap2-mandates", "shopping/ap2_mandate.json", CHECKOUT)]
     return registry

@@ -210,7 +210,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
     try:
-        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request))
+        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
+                                          session_key=ctx.extra.get("session_key") or "")  # permalinks
     except services.CheckoutCreateImpossible as exc:
         body_out = error_response("item_unavailable", _text(ctx, "nothing_created"),
                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None)

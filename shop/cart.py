@@ -166,6 +166,13 @@ def cart_set_coupons(session: SessionBase, codes: list[str]) -> None:
     session[COUPONS_KEY] = cleaned[:MAX_COUPONS]
 
 
+def cart_replace(session: SessionBase, *, items: list[tuple[str, int]], coupons: list[str], checkout_id: str) -> None:
+    """The cart becomes exactly `items` and `coupons`, bound to `checkout_id` (a BCP permalink's checkout)."""
+    session[CART_KEY] = {sku: quantity for sku, quantity in items if 0 < quantity <= MAX_QUANTITY}
+    cart_set_coupons(session, coupons)
+    session[CHECKOUT_KEY] = checkout_id
+
+
 def cart_clear(session: SessionBase) -> None:
     for key in (CART_KEY, COUPONS_KEY, CHECKOUT_KEY):
         session.pop(key, None)

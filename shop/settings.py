@@ -373,6 +373,8 @@ BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
 BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 # AP2 mandates extension (PIX.md §7): offered in /.well-known/bcp and the A2A Agent Card when true.
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
+# BCP §15 buy links at {BCP_PUBLIC_URL}/comprar/{sku}:{qty} (advertised in /.well-known/bcp).
+BCP_PERMALINK_ENABLED = env_bool("BCP_PERMALINK_ENABLED", default=True)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
 # Rate limits of every BCP transport (bcp_app/ratelimit.py): operation class -> (per platform credential,

@@ -49,6 +49,9 @@ def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
                                                 "schema": f"{schema}/shopping/catalog_search.json"}],
         "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
                                                 "schema": f"{schema}/shopping/catalog_lookup.json"}],
+        "br.dev.bcp.shopping.permalink": [{"version": VERSION, "spec": f"{spec}/permalink",
+                                           "schema": f"{schema}/shopping/permalink.json",
+                                           "config": {"endpoint": "https://loja.example.com.br/comprar"}}],
     }
 
 
