@@ -10,6 +10,7 @@ FISCAL_DOCUMENT = "br.dev.bcp.shopping.fiscal_document"  # extends ORDER: NF-e o
 CATALOG_SEARCH = "br.dev.bcp.shopping.catalog.search"
 CATALOG_LOOKUP = "br.dev.bcp.shopping.catalog.lookup"
 AP2_MANDATE = "br.dev.bcp.shopping.ap2_mandate"
+BUYER_CONSENT = "br.dev.bcp.shopping.buyer_consent"  # extends checkout: buyer.consent (LGPD)
 PERMALINK = "br.dev.bcp.shopping.permalink"  # BCP §15: browser buy links (config.endpoint)
 PIX_HANDLER = "br.dev.bcp.pix"
 SPEC_BASE = "https://bcp.dev.br/draft/specification"

@@ -12,6 +12,7 @@ from django.conf import settings
 from bcp_app import keys
 from bcp_app.constants import (
     AP2_MANDATE,
+    BUYER_CONSENT,
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
     CHECKOUT,
@@ -60,6 +61,7 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         CHECKOUT: [entry("shopping/checkout", "shopping/checkout.json")],
         FULFILLMENT: [entry("fulfillment", "shopping/fulfillment.json", CHECKOUT)],
         DISCOUNT: [entry("discount", "shopping/discount.json", CHECKOUT)],
+        BUYER_CONSENT: [entry("buyer-consent", "shopping/buyer_consent.json", CHECKOUT)],
         ORDER: [entry("order", "shopping/order.json")],
         FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],

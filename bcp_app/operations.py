@@ -32,9 +32,19 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app import ap2, catalog, presenters, ratelimit
-from bcp_app.constants import AP2_MANDATE, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
+from bcp_app.constants import (
+    AP2_MANDATE,
+    BUYER_CONSENT,
+    CATALOG_LOOKUP,
+    CATALOG_SEARCH,
+    CHECKOUT,
+    DISCOUNT,
+    FULFILLMENT,
+    ORDER,
+)
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
+from bcp_app.policies import policies_json, search_policies
 from bcp_app.results import OperationResult
 from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
 from bcp_app.schemas.checkout import (
@@ -44,6 +54,7 @@ from bcp_app.schemas.checkout import (
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
+from bcp_app.schemas.consent import consent_decisions
 from bcp_app.schemas.payment import PaymentIn
 from shop.checkout import types as ct
 
@@ -57,6 +68,7 @@ __all__ = [
     "get_product",
     "lookup_catalog",
     "search_catalog",
+    "search_policies",
     "update_checkout",
 ]
 
@@ -137,6 +149,14 @@ def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
     ))
 
 
+def _consent(ctx: RequestContext, buyer: Any) -> dict[str, Any]:
+    """Buyer consent extension input (BCP-NEG-08: ignored unless negotiated), with who captured it."""
+    if not ctx.has(BUYER_CONSENT) or buyer.consent is None:
+        return {}
+    captured_by = "storefront" if ctx.transport == "permalink" else f"platform:{ctx.platform_id or 'anonymous'}"
+    return {"consent": consent_decisions(buyer.consent), "consent_captured_by": captured_by}
+
+
 def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -> ct.CheckoutInput:
     fulfillment = None
     if ctx.has(FULFILLMENT):  # BCP-NEG-08: inputs of inactive extensions are ignored
@@ -166,7 +186,7 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     if body.buyer is not None:
         b = body.buyer
         buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id)
+                              phone_number=b.phone_number, tax_id=b.tax_id, **_consent(ctx, b))
     context = None
     if body.context is not None:
         c = body.context
@@ -368,7 +388,8 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
                      "per_page": "pagination.limit"}.get(exc.field, exc.field)
             raise ProtocolError("invalid_request", f"Campo inválido {field}: {exc.message}") from exc
         raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
-    body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info}
+    body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info,
+                "policies": policies_json(ctx.language)}
     return OperationResult(200, body_out)
 
 
@@ -379,7 +400,8 @@ def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any])
     if not ctx.has(CATALOG_LOOKUP):
         return _incompatible(ctx, CATALOG_LOOKUP)
     products, missing = catalog.lookup(list(request.ids))
-    body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products}
+    body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products,
+                                "policies": policies_json(ctx.language)}
     if missing:
         body_out["messages"] = [{"type": "info", "code": "not_found", "content": _text(ctx, "unknown_id", id=i)}
                                 for i in missing]
@@ -395,4 +417,5 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
     if product is None:
         return OperationResult(200, error_response("not_found", _text(ctx, "product_not_found"),
                                                    capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
-    return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product})
+    return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product,
+                                 "policies": policies_json(ctx.language)})

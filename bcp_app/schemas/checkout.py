@@ -17,6 +17,7 @@ from bcp_app.schemas.common import (
     Total,
     UcpEnvelope,
 )
+from bcp_app.schemas.consent import ConsentIn
 from bcp_app.schemas.discount import DiscountsIn, DiscountsOut
 from bcp_app.schemas.fulfillment import FulfillmentIn, FulfillmentOut
 from bcp_app.schemas.payment import PaymentIn, PaymentOut
@@ -42,6 +43,7 @@ class BuyerIn(RequestModel):
     email: Annotated[str, Field(max_length=254)] = Field(default="", description="E-mail.")
     phone_number: Annotated[str, Field(max_length=20)] = Field(default="", description="Telefone E.164.")
     tax_id: Annotated[str, Field(max_length=20)] = Field(default="", description="CPF ou CNPJ (extensão BCP).")
+    consent: ConsentIn | None = Field(default=None, description="Consentimento LGPD (extensão buyer_consent).")
 
 
 class ContextIn(RequestModel):

@@ -35,12 +35,14 @@ from bcp_app.schemas.checkout import (
 )
 from bcp_app.schemas.common import ErrorResponse
 from bcp_app.schemas.order import OrderResponse
+from bcp_app.schemas.policies import PoliciesSearchResponse
 from bcp_app.schemas.text import NoControlCharacters
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
-READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product"})
+READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product",
+                       "policies.search"})
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
@@ -96,6 +98,13 @@ class GetProductArgs(Args):
     catalog: GetProductRequest = Field(description="Produto (BCP §16): id, selected e preferences opcionais.")
 
 
+class PoliciesSearchArgs(Args):
+    query: Annotated[StrictStr, Field(min_length=1, max_length=500)] = Field(
+        description="A pergunta do comprador sobre as políticas da loja, ex. \"qual é a política de trocas?\"."
+    )
+    language: Annotated[StrictStr, Field(max_length=35)] | None = Field(default=None, description="Idioma (BCP 47).")
+
+
 @dataclass(frozen=True)
 class BcpToolSpec:
     name: str
@@ -104,6 +113,7 @@ class BcpToolSpec:
     result: Any  # the response model union, for outputSchema and server-side validation
     execute: Callable[[Any, Any], OperationResult]  # (ctx, validated args) -> result
     key_required: bool = False
+    text: Callable[[dict[str, Any]], str] | None = None  # the text block, when not the JSON of the result
 
 
 def _ops() -> Any:
@@ -183,6 +193,15 @@ def _specs() -> list[BcpToolSpec]:
             ProductResponse | ErrorResponse,
             lambda ctx, a: _ops().get_product(ctx, a.catalog),
         ),
+        BcpToolSpec(
+            "policies.search",
+            "Responde perguntas sobre as políticas da loja (trocas e devoluções, entrega, privacidade, termos) "
+            "com o texto da política.",
+            PoliciesSearchArgs,
+            PoliciesSearchResponse | ErrorResponse,
+            lambda ctx, a: _ops().search_policies(ctx, {"query": a.query, "language": a.language}),
+            text=lambda body: str(body.get("answer", "")),
+        ),
     ]
 
 
@@ -223,11 +242,13 @@ def _context(call: CallInfo, args: Args) -> Any:
     )
 
 
-def _render(result: OperationResult) -> ToolOutcome:
+def _render(result: OperationResult, spec: BcpToolSpec) -> ToolOutcome:
     body = result.body
     if result.is_error_response and body.get("messages"):
         # Seed 000: an Error Response's text block carries the human message.
         return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")))
+    if spec.text is not None:
+        return ToolOutcome(structured=body, text=spec.text(body))
     return ToolOutcome(structured=body)
 
 
@@ -256,7 +277,7 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]
         else:
             result = spec.execute(ctx, args)
         validate_output(result.body)
-        return _render(result)
+        return _render(result, spec)
 
     return run
 

@@ -120,10 +120,13 @@ def _lock_checkout(checkout_id: str) -> Checkout:
 
 def apply(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage], existing: list[CheckoutLine]) -> None:
     """Write an evaluation: columns, snapshot, lines (3 statements whatever the line count)."""
+    previous_consent = checkout.buyer_consent
     for name, value in ev.fields.items():
         setattr(checkout, name, value)
     checkout.messages = [m.as_dict() for m in messages]
     checkout.save()
+    if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
+        event(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent})
     keep = {line.public_id for line in ev.lines}
     stale = [line.pk for line in existing if line.public_id not in keep]
     if stale:

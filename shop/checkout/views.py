@@ -306,7 +306,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     def update(with_option: bool) -> CheckoutResult:
         data = replace(
             state,
-            buyer=form.buyer(),
+            buyer=form.buyer(previous=state.buyer),
             fulfillment=form.fulfillment(
                 pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
             ),

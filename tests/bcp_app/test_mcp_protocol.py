@@ -28,6 +28,7 @@ BCP_TOOLS = {
     "search_catalog",
     "lookup_catalog",
     "get_product",
+    "policies.search",
 }
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
@@ -226,6 +227,7 @@ def test_tools_carry_read_only_hints(live_mcp) -> None:
         "search_catalog",
         "lookup_catalog",
         "get_product",
+        "policies.search",
         "catalogue.list",
         "product.detail",
         "inventory.check",
