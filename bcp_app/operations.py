@@ -32,9 +32,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app import ap2, catalog, presenters, ratelimit
+from bcp_app.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
 from bcp_app.constants import (
     AP2_MANDATE,
     BUYER_CONSENT,
+    CART,
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
     CHECKOUT,
@@ -54,21 +56,25 @@ from bcp_app.schemas.checkout import (
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
-from bcp_app.schemas.consent import consent_decisions
+from bcp_app.schemas.consent import consent_input
 from bcp_app.schemas.payment import PaymentIn
 from shop.checkout import types as ct
 
 __all__ = [
     "OperationResult",
+    "cancel_cart",
     "cancel_checkout",
     "complete_checkout",
+    "create_cart",
     "create_checkout",
+    "get_cart",
     "get_checkout",
     "get_order",
     "get_product",
     "lookup_catalog",
     "search_catalog",
     "search_policies",
+    "update_cart",
     "update_checkout",
 ]
 
@@ -149,14 +155,6 @@ def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
     ))
 
 
-def _consent(ctx: RequestContext, buyer: Any) -> dict[str, Any]:
-    """Buyer consent extension input (BCP-NEG-08: ignored unless negotiated), with who captured it."""
-    if not ctx.has(BUYER_CONSENT) or buyer.consent is None:
-        return {}
-    captured_by = "storefront" if ctx.transport == "permalink" else f"platform:{ctx.platform_id or 'anonymous'}"
-    return {"consent": consent_decisions(buyer.consent), "consent_captured_by": captured_by}
-
-
 def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -> ct.CheckoutInput:
     fulfillment = None
     if ctx.has(FULFILLMENT):  # BCP-NEG-08: inputs of inactive extensions are ignored
@@ -186,7 +184,8 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     if body.buyer is not None:
         b = body.buyer
         buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id, **_consent(ctx, b))
+                              phone_number=b.phone_number, tax_id=b.tax_id,
+                              **consent_input(ctx.has(BUYER_CONSENT), ctx, b.consent))
     context = None
     if body.context is not None:
         c = body.context
@@ -229,6 +228,13 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
+    if request.cart_id is not None and ctx.has(CART):  # BCP §4.3: the cart wins; its incomplete checkout is reused
+        converted = checkout_from_cart(ctx, request.cart_id, data)
+        if isinstance(converted, str):
+            return get_checkout(ctx, converted)
+        if isinstance(converted, OperationResult):
+            return converted
+        data = converted
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
                                           session_key=ctx.extra.get("session_key") or "")  # permalinks
@@ -241,6 +247,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         return OperationResult(200, body_out)
     except services.CheckoutInputError as exc:
         raise _input_error(exc) from exc
+    if request.cart_id is not None and ctx.has(CART):
+        link_cart(request.cart_id, result.checkout.public_id)
     return _checkout_result(ctx, result, status=201)
 
 

@@ -35,7 +35,8 @@ from shop.ops.access_log import current_client_ip
 logger = logging.getLogger(__name__)
 
 OperationClass = Literal["read", "write", "checkout_create"]
-WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout"})
+WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
+                              "create_cart", "update_cart", "cancel_cart"})
 MESSAGE = "Muitas chamadas; tente novamente em {seconds} s."
 
 

@@ -310,6 +310,8 @@ CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel", "shop.checkout.panels.consent_admin_panel"]
 ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+# A cart (storefront or BCP cart capability) is kept this long after its last change.
+SHOP_CART_TTL_SECONDS = env_int("SHOP_CART_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 

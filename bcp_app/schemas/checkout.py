@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from bcp_app.schemas.common import (
     MAX_SAFE,
@@ -81,6 +82,19 @@ class CheckoutWrite(RequestModel):
 
 class CheckoutCreateRequest(CheckoutWrite):
     """`POST /checkout-sessions` body / MCP `create_checkout.checkout`."""
+
+    line_items: Annotated[list[LineItemIn], Field(max_length=100)] = Field(
+        default_factory=list, description="Itens do checkout (pelo menos um, salvo com `cart_id`)."
+    )
+    cart_id: Annotated[str, Field(min_length=1, max_length=60)] | None = Field(
+        default=None, description="Carrinho a converter (capacidade cart): seus itens, comprador e contexto valem."
+    )
+
+    @model_validator(mode="after")
+    def _lines_or_cart(self) -> CheckoutCreateRequest:
+        if not self.line_items and not self.cart_id:
+            raise PydanticCustomError("missing", "line_items: informe ao menos um item (ou cart_id)")
+        return self
 
 
 class CheckoutUpdateRequest(CheckoutWrite):

@@ -10,7 +10,7 @@ purpose the shop offers, decided ones with `source: "platform"`, the others `gra
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool
 
@@ -65,6 +65,14 @@ def consent_decisions(consent: dict[str, bool | ConsentDecisionIn] | None) -> tu
         else:
             decided[purpose] = value
     return tuple(decided.items())
+
+
+def consent_input(active: bool, ctx: Any, consent: dict[str, bool | ConsentDecisionIn] | None) -> dict[str, Any]:
+    """`BuyerInput` members for the consent (BCP-NEG-08: ignored unless negotiated), with who captured it."""
+    if not active or consent is None:
+        return {}
+    captured_by = "storefront" if ctx.transport == "permalink" else f"platform:{ctx.platform_id or 'anonymous'}"
+    return {"consent": consent_decisions(consent), "consent_captured_by": captured_by}
 
 
 class ConsentPurposeOut(ResponseModel):

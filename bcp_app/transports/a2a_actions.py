@@ -158,7 +158,7 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     row = _context(ctx, message.get("contextId"))
     ctx.extra["a2a_context_id"] = row.context_id
     if action in a2a_more.ACTIONS:
-        return a2a_more.handle(ctx, row.context_id, str(action), structured, text)
+        return a2a_more.handle(ctx, row, str(action), structured, text)
     reply = _run(ctx, row, str(action), structured, extra, intent)
     if reply.checkout is not None:
         _remember(row, reply.checkout)

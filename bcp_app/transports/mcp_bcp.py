@@ -19,6 +19,7 @@ from pydantic import ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 from bcp_app.catalogue.contracts import describe_validation_error, input_schema
 from bcp_app.errors import ProtocolError
 from bcp_app.results import OperationResult
+from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.catalog import (
     GetProductRequest,
     LookupRequest,
@@ -42,7 +43,7 @@ from bcp_app.transports.mcp_typed import invalid_params
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
 READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product",
-                       "policies.search"})
+                       "policies.search", "get_cart"})
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
@@ -96,6 +97,14 @@ class LookupCatalogArgs(Args):
 
 class GetProductArgs(Args):
     catalog: GetProductRequest = Field(description="Produto (BCP §16): id, selected e preferences opcionais.")
+
+
+class CreateCartArgs(Args):
+    cart: CartCreateRequest = Field(description="Estado gravável do novo carrinho (line_items, buyer, context).")
+
+
+class UpdateCartArgs(IdArgs):
+    cart: CartUpdateRequest = Field(description="Estado gravável completo do carrinho (substituição total).")
 
 
 class PoliciesSearchArgs(Args):
@@ -192,6 +201,34 @@ def _specs() -> list[BcpToolSpec]:
             GetProductArgs,
             ProductResponse | ErrorResponse,
             lambda ctx, a: _ops().get_product(ctx, a.catalog),
+        ),
+        BcpToolSpec(
+            "create_cart",
+            "Cria um carrinho (montagem da compra, sem pagamento); converta com create_checkout{cart_id}.",
+            CreateCartArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().create_cart(ctx, a.cart),
+        ),
+        BcpToolSpec(
+            "get_cart",
+            "Devolve um carrinho com preços e totais estimados atuais.",
+            IdArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().get_cart(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "update_cart",
+            "Substitui todo o estado gravável de um carrinho (linhas não listadas saem).",
+            UpdateCartArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().update_cart(ctx, a.id, a.cart),
+        ),
+        BcpToolSpec(
+            "cancel_cart",
+            "Cancela um carrinho; devolve o estado anterior e depois o id passa a não existir.",
+            IdArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().cancel_cart(ctx, a.id),
         ),
         BcpToolSpec(
             "policies.search",

@@ -220,6 +220,9 @@ def _status(messages: list[CheckoutMessage]) -> str:
     return STATUS_INCOMPLETE if errors else STATUS_READY
 
 
+plan_lines = _plan_lines  # carts price their lines with the same rules (shop/carts.py)
+
+
 def evaluate(
     *, checkout: Checkout | None, existing_lines: list[CheckoutLine], data: CheckoutInput, now: datetime
 ) -> Evaluation:

@@ -29,7 +29,8 @@ PURPOSES = ["br.dev.bcp.consent.marketing", "br.dev.bcp.consent.analytics", "br.
             "br.dev.bcp.consent.sale_or_sharing"]
 SPEC, SCHEMA = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
 CONSENT_ENTRY = [{"version": VERSION, "spec": f"{SPEC}/buyer-consent",
-                  "schema": f"{SCHEMA}/shopping/buyer_consent.json", "extends": CHECKOUT}]
+                  "schema": f"{SCHEMA}/shopping/buyer_consent.json",
+                  "extends": [CHECKOUT, "br.dev.bcp.shopping.cart"]}]
 LINES = [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]
 
 

@@ -29,6 +29,10 @@ BCP_TOOLS = {
     "lookup_catalog",
     "get_product",
     "policies.search",
+    "create_cart",
+    "get_cart",
+    "update_cart",
+    "cancel_cart",
 }
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
@@ -228,6 +232,7 @@ def test_tools_carry_read_only_hints(live_mcp) -> None:
         "lookup_catalog",
         "get_product",
         "policies.search",
+        "get_cart",
         "catalogue.list",
         "product.detail",
         "inventory.check",

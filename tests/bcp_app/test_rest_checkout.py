@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from bcp_app.keys import public_jwk
+from bcp_app.policies import policies_json
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
 from payments.sandbox import services as sandbox
 from shop.models import Checkout
@@ -71,6 +72,7 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
              "content": "Informe o endereço de entrega ou escolha retirada na loja."},
         ],
         "links": LINKS,
+        "policies": policies_json("pt-br"),  # tests/bcp_app/test_policies.py checks their content
         "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}",
         "expires_at": checkout.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
