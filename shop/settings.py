@@ -307,7 +307,11 @@ CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/j
 CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
 CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
-ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel", "shop.checkout.panels.consent_admin_panel"]
+ORDERS_ADMIN_PANELS = [
+    "shop.fiscal.panels.admin_panel",
+    "shop.checkout.panels.consent_admin_panel",
+    "bcp_app.ap2_store.admin_panel",
+]
 ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # A cart (storefront or BCP cart capability) is kept this long after its last change.
