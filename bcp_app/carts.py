@@ -18,6 +18,7 @@ from bcp_app.errors import ProtocolError, error_response
 from bcp_app.policies import policies_json
 from bcp_app.results import OperationResult
 from bcp_app.schemas.cart import CartCreateRequest, CartUpdateRequest, CartWrite
+from bcp_app.schemas.consent import consent_input
 from shop.checkout import types as ct
 
 CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
@@ -47,7 +48,8 @@ def _input(ctx: Any, body: CartWrite, *, update: bool) -> ct.CheckoutInput:
     if body.buyer is not None:
         b = body.buyer
         buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id)
+                              phone_number=b.phone_number, tax_id=b.tax_id,
+                              **consent_input(ctx.has(BUYER_CONSENT), ctx, b.consent))
     context = None
     if body.context is not None:
         c = body.context
@@ -82,6 +84,8 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
     if view.buyer is not None:
         buyer = {k: v for k, v in vars(view.buyer).items()
                  if k in ("first_name", "last_name", "email", "phone_number", "tax_id") and v}
+        if ctx.has(BUYER_CONSENT):
+            buyer["consent"] = presenters.consent_json(view.buyer.consent, checkout_links())
         if buyer:
             body["buyer"] = buyer
     if view.context is not None:

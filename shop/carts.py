@@ -85,12 +85,26 @@ class CartView:
 CartResult = CartView
 
 
-def _buyer_json(buyer: BuyerInput | None) -> dict[str, str] | None:
+def _buyer_json(buyer: BuyerInput | None) -> dict[str, object] | None:
     if buyer is None:
         return None
-    return {key: value for key, value in (("first_name", buyer.first_name), ("last_name", buyer.last_name),
-                                          ("email", buyer.email), ("phone_number", buyer.phone_number),
-                                          ("tax_id", buyer.tax_id)) if value}
+    out: dict[str, object] = {key: value for key, value in (
+        ("first_name", buyer.first_name), ("last_name", buyer.last_name), ("email", buyer.email),
+        ("phone_number", buyer.phone_number), ("tax_id", buyer.tax_id)) if value}
+    if buyer.consent is not None:  # buyer consent extension: carried to the checkout the cart converts to
+        out["consent"] = [list(item) for item in buyer.consent]
+        out["consent_captured_by"] = buyer.consent_captured_by
+    return out
+
+
+def _buyer_of(stored: dict[str, object] | None) -> BuyerInput | None:
+    if stored is None:
+        return None
+    fields = {key: value for key, value in stored.items() if key not in ("consent", "consent_captured_by")}
+    consent = stored.get("consent")
+    return BuyerInput(**fields,  # type: ignore[arg-type]
+                      consent=tuple((str(p), bool(g)) for p, g in consent) if isinstance(consent, list) else None,
+                      consent_captured_by=str(stored.get("consent_captured_by", "")))
 
 
 def _context_json(context: ContextInput | None) -> dict[str, str] | None:
@@ -105,7 +119,7 @@ def _estimate(cart: Cart, lines: list[CartLine], *, now: datetime) -> CartView:
                                                               is_update=True)
     subtotal = sum(line.unit_price * line.quantity for line in planned)
     codes = tuple(cart.discount_codes or ())
-    email = (cart.buyer or {}).get("email", "")
+    email = str((cart.buyer or {}).get("email", ""))
     coupons = coupons_evaluate(codes=codes, subtotal=subtotal, email=email, now=now,
                                loaded=coupons_load(codes, email=email, exclude_checkout_pk=None))
     totals = [Total("subtotal", subtotal)]
@@ -116,7 +130,7 @@ def _estimate(cart: Cart, lines: list[CartLine], *, now: datetime) -> CartView:
         id=cart.public_id,
         lines=tuple(CartLineView(id=p.public_id, sku=p.sku, title=p.title, price=p.unit_price,
                                  quantity=p.quantity, image_url=p.image_url) for p in planned),
-        buyer=BuyerInput(**cart.buyer) if cart.buyer is not None else None,
+        buyer=_buyer_of(cart.buyer),
         context=ContextInput(**cart.context) if cart.context else None,
         discount_codes=codes,
         discounts_applied=coupons.applied,
@@ -216,7 +230,7 @@ def cart_checkout_input(cart: Cart, *, signals: dict[str, str] | None = None) ->
     lines = list(cart.lines.all())
     return CheckoutInput(
         lines=tuple(LineInput(sku=line.sku, quantity=line.quantity) for line in lines),
-        buyer=BuyerInput(**cart.buyer) if cart.buyer is not None else None,
+        buyer=_buyer_of(cart.buyer),
         context=ContextInput(**cart.context) if cart.context else None,
         discount_codes=tuple(cart.discount_codes or ()),
         signals=dict(signals or {}),

@@ -30,7 +30,9 @@ CAFE = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}
 
 def with_cart(fake_platform: Any, **kwargs: Any) -> str:
     profile = fake_platform.profile()
-    capabilities = {**profile["ucp"]["capabilities"], CART: CART_ENTRY}
+    consent = [{"version": VERSION, "spec": f"{SPEC}/buyer-consent", "schema": f"{SCHEMA}/shopping/buyer_consent.json",
+                "extends": [CHECKOUT, CART]}]
+    capabilities = {**profile["ucp"]["capabilities"], CART: CART_ENTRY, "br.dev.bcp.shopping.buyer_consent": consent}
     discount = capabilities["br.dev.bcp.shopping.discount"][0]
     capabilities["br.dev.bcp.shopping.discount"] = [{**discount, "extends": [CHECKOUT, CART]}]
     return fake_platform.publish(capabilities=capabilities, **kwargs)
@@ -61,7 +63,9 @@ def test_cart_lifecycle_over_rest_bcp_rest_01(client: Client, rest: dict[str, st
     cart = created.json()
     assert errors(cart, "shopping/cart.json") == []
     assert cart["ucp"]["capabilities"] == {CART: [{"version": VERSION}],
-                                           "br.dev.bcp.shopping.discount": [{"version": VERSION}]}
+                                           "br.dev.bcp.shopping.discount": [{"version": VERSION}],
+                                           "br.dev.bcp.shopping.buyer_consent": [{"version": VERSION}]}
+    assert errors(cart, "shopping/buyer_consent.json#/$defs/br.dev.bcp.shopping.cart") == []
     assert cart["id"].startswith("cart_") and cart["currency"] == "BRL"
     assert cart["line_items"][0]["item"] == {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290}
     assert cart["totals"] == [{"type": "subtotal", "amount": 8580},
@@ -107,8 +111,9 @@ def test_unknown_lines_and_impossible_carts(client: Client, rest: dict[str, str]
 
 
 def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, rest: dict[str, str]) -> None:
-    cart = call(client, "post", "/carts", rest, {"line_items": [CAFE], "buyer": {"email": "ana@example.com.br"}}
-                ).json()
+    cart = call(client, "post", "/carts", rest, {"line_items": [CAFE], "buyer": {
+        "email": "ana@example.com.br", "consent": {"marketing": True}}}).json()
+    assert cart["buyer"]["consent"]["br.dev.bcp.consent.marketing"]["granted"] is True
 
     # The cart wins over overlapping fields of the payload (UCP cart).
     created = call(client, "post", "/checkout-sessions", rest, {
@@ -123,6 +128,9 @@ def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, re
     assert again.status_code == 200 and again.json()["id"] == checkout["id"]  # one active checkout per cart
     assert Checkout.objects.count() == 1
     assert Cart.objects.get().checkout_id == checkout["id"]
+    assert checkout["buyer"]["consent"]["br.dev.bcp.consent.marketing"] == {
+        **checkout["buyer"]["consent"]["br.dev.bcp.consent.marketing"], "granted": True, "source": "platform"}
+    assert Checkout.objects.get().buyer_consent["marketing"]["granted"] is True
 
 
 def test_other_platforms_do_not_see_a_cart(client: Client, rest: dict[str, str], fake_platform: Any) -> None:
