@@ -15,10 +15,10 @@ from typing import Any
 from bcp_app import presenters
 from bcp_app.constants import BUYER_CONSENT, CART, DISCOUNT, PROTOCOL_VERSION
 from bcp_app.errors import ProtocolError, error_response
+from bcp_app.inputs import buyer_input, context_input, line_inputs
 from bcp_app.policies import policies_json
 from bcp_app.results import OperationResult
 from bcp_app.schemas.cart import CartCreateRequest, CartUpdateRequest, CartWrite
-from bcp_app.schemas.consent import consent_input
 from shop.checkout import types as ct
 
 CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
@@ -44,23 +44,10 @@ def _incompatible(ctx: Any) -> OperationResult:
 
 
 def _input(ctx: Any, body: CartWrite, *, update: bool) -> ct.CheckoutInput:
-    buyer = None
-    if body.buyer is not None:
-        b = body.buyer
-        buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id,
-                              **consent_input(ctx.has(BUYER_CONSENT), ctx, b.consent))
-    context = None
-    if body.context is not None:
-        c = body.context
-        context = ct.ContextInput(address_country=c.address_country, address_region=c.address_region,
-                                  postal_code=c.postal_code, language=c.language, intent=c.intent)
     codes = tuple(body.discounts.codes) if ctx.has(DISCOUNT) and body.discounts else ()
-    return ct.CheckoutInput(
-        lines=tuple(ct.LineInput(sku=li.item.id, quantity=li.quantity, line_id=li.id if update else None)
-                    for li in body.line_items),
-        buyer=buyer, context=context, discount_codes=codes, signals=dict(body.signals or {}),
-    )
+    return ct.CheckoutInput(lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer),
+                            context=context_input(body.context), discount_codes=codes,
+                            signals=dict(body.signals or {}))
 
 
 def cart_body(view: Any, ctx: Any) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from bcp_app import ap2, catalog, presenters, ratelimit
 from bcp_app.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
 from bcp_app.constants import (
     AP2_MANDATE,
-    BUYER_CONSENT,
     CART,
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
@@ -46,6 +45,7 @@ from bcp_app.constants import (
 )
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
+from bcp_app.inputs import buyer_input, context_input, line_inputs
 from bcp_app.policies import policies_json, search_policies
 from bcp_app.results import OperationResult
 from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
@@ -56,7 +56,6 @@ from bcp_app.schemas.checkout import (
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
-from bcp_app.schemas.consent import consent_input
 from bcp_app.schemas.payment import PaymentIn
 from shop.checkout import types as ct
 
@@ -180,22 +179,10 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     codes = None
     if ctx.has(DISCOUNT):
         codes = tuple(body.discounts.codes) if body.discounts else ()
-    buyer = None
-    if body.buyer is not None:
-        b = body.buyer
-        buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id,
-                              **consent_input(ctx.has(BUYER_CONSENT), ctx, b.consent))
-    context = None
-    if body.context is not None:
-        c = body.context
-        context = ct.ContextInput(address_country=c.address_country, address_region=c.address_region,
-                                  postal_code=c.postal_code, language=c.language, intent=c.intent)
     return ct.CheckoutInput(
-        lines=tuple(ct.LineInput(sku=li.item.id, quantity=li.quantity, line_id=li.id if update else None)
-                    for li in body.line_items),
-        buyer=buyer, fulfillment=fulfillment, discount_codes=codes, payment=_payment(body.payment),
-        context=context, signals=dict(body.signals or {}),
+        lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer), fulfillment=fulfillment,
+        discount_codes=codes, payment=_payment(body.payment), context=context_input(body.context),
+        signals=dict(body.signals or {}),
     )
 
 
