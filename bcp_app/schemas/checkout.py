@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import Field, model_validator
-from pydantic_core import PydanticCustomError
 
 from bcp_app.schemas.common import (
     MAX_SAFE,
@@ -83,18 +82,23 @@ class CheckoutWrite(RequestModel):
 class CheckoutCreateRequest(CheckoutWrite):
     """`POST /checkout-sessions` body / MCP `create_checkout.checkout`."""
 
-    line_items: Annotated[list[LineItemIn], Field(max_length=100)] = Field(
-        default_factory=list, description="Itens do checkout (pelo menos um, salvo com `cart_id`)."
+    line_items: Annotated[list[LineItemIn], Field(min_length=1, max_length=100)] = Field(
+        default_factory=list, description="Itens do checkout (pelo menos um; com `cart_id`, os do carrinho)."
     )
     cart_id: Annotated[str, Field(min_length=1, max_length=60)] | None = Field(
         default=None, description="Carrinho a converter (capacidade cart): seus itens, comprador e contexto valem."
     )
 
-    @model_validator(mode="after")
-    def _lines_or_cart(self) -> CheckoutCreateRequest:
-        if not self.line_items and not self.cart_id:
-            raise PydanticCustomError("missing", "line_items: informe ao menos um item (ou cart_id)")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _lines_or_cart(cls, data: Any) -> Any:
+        """`line_items` may be empty or absent only with `cart_id` (the cart's lines are used instead)."""
+        if isinstance(data, dict):
+            if data.get("cart_id") is not None and data.get("line_items") in ([], None):
+                return {key: value for key, value in data.items() if key != "line_items"}
+            if "line_items" not in data:
+                return {**data, "line_items": []}  # reported as too short at `line_items`
+        return data
 
 
 class CheckoutUpdateRequest(CheckoutWrite):
