@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from bcp_app.models import IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
+from bcp_app.models import Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
 from bcp_app.platforms import platform_revoke
 
 
@@ -77,3 +77,12 @@ class IdempotencyRecordAdmin(ReadOnlyAdmin):
     list_display = ["operation", "key", "principal", "state", "response_status", "created_at", "expires_at"]
     list_filter = ["operation", "state"]
     search_fields = ["key", "principal"]
+
+
+@admin.register(Ap2Mandate)
+class Ap2MandateAdmin(ReadOnlyAdmin):
+    list_display = ["checkout_id", "platform_id", "issuer_kid", "signed_total", "verified_at"]
+    search_fields = ["checkout_id", "platform_id"]
+    readonly_fields = ["checkout_id", "platform_id", "issuer_kid", "audience", "signed_total", "verified_at",
+                       "mandate", "claims"]
+    fields = readonly_fields

@@ -218,7 +218,14 @@ def sign_response(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
 
     if not ctx.has(AP2_MANDATE) or not _is_checkout(body):
         return body
-    return with_merchant_authorization(body, private_key=keys.signing_key(), kid=keys.signing_key_id())
+    signed = with_merchant_authorization(body, private_key=keys.signing_key(), kid=keys.signing_key_id())
+    if body.get("status") in ("complete_in_progress", "completed"):
+        from bcp_app.ap2_store import latest
+
+        stored = latest(str(body["id"]))  # the verified mandate kept with the order (PIX.md §7.3 step 7)
+        if stored is not None:
+            signed["ap2"] = {**signed["ap2"], "checkout_mandate": stored.mandate}
+    return signed
 
 
 def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -232,7 +239,7 @@ def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, 
         return None
     mandate = ap2_member.get("checkout_mandate") if isinstance(ap2_member, Mapping) else None
     try:
-        verify_checkout_mandate(
+        verified = verify_checkout_mandate(
             mandate,
             platform_keys=ctx.profile.get("keys") or [],
             shop_keys=[keys.public_jwk()],
@@ -245,4 +252,7 @@ def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, 
                    "content": exc.content}
         refused["messages"] = [*(current.get("messages") or []), message]
         return sign_response(ctx, refused)
+    from bcp_app.ap2_store import record
+
+    record(ctx, current, verified, audience=discovery.profile_url())  # evidence, before any payment
     return None

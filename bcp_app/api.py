@@ -40,6 +40,7 @@ from bcp_app.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from payments.json_limits import JsonLimitError, loads_bounded
@@ -257,6 +258,36 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
         body = {}
     return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
                 path_ids={"checkout_id": checkout_id})
+
+
+# --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------
+
+CART_RESPONSES = {200: CartResponse | ErrorResponse, 201: CartResponse, **ERRORS}
+
+
+@api.post("/carts", response=CART_RESPONSES, summary="Create cart", tags=["cart"])
+def create_cart(request: HttpRequest, payload: CartCreateRequest, bcp_agent: str | None = AgentHeader,
+                idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "create_cart", lambda ctx: operations.create_cart(ctx, payload))
+
+
+@api.get("/carts/{cart_id}", response=CART_RESPONSES, summary="Get cart", tags=["cart"])
+def get_cart(request: HttpRequest, cart_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_cart", lambda ctx: operations.get_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
+
+
+@api.put("/carts/{cart_id}", response=CART_RESPONSES, summary="Update cart", tags=["cart"])
+def update_cart(request: HttpRequest, cart_id: str, payload: CartUpdateRequest, bcp_agent: str | None = AgentHeader,
+                idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "update_cart", lambda ctx: operations.update_cart(ctx, cart_id, payload),
+                path_ids={"cart_id": cart_id})
+
+
+@api.post("/carts/{cart_id}/cancel", response=CART_RESPONSES, summary="Cancel cart", tags=["cart"])
+def cancel_cart(request: HttpRequest, cart_id: str, bcp_agent: str | None = AgentHeader,
+                idempotency_key: str | None = KeyHeader) -> HttpResponse:
+    return _run(request, "cancel_cart", lambda ctx: operations.cancel_cart(ctx, cart_id),
+                path_ids={"cart_id": cart_id})
 
 
 # --- order and catalog ------------------------------------------------------------------------------------

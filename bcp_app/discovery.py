@@ -12,6 +12,8 @@ from django.conf import settings
 from bcp_app import keys
 from bcp_app.constants import (
     AP2_MANDATE,
+    BUYER_CONSENT,
+    CART,
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
     CHECKOUT,
@@ -19,6 +21,7 @@ from bcp_app.constants import (
     FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
+    PERMALINK,
     PIX_HANDLER,
     PROTOCOL_VERSION,
     SCHEMA_BASE,
@@ -45,7 +48,7 @@ def profile_url() -> str:
 def capability_registry() -> dict[str, list[dict[str, Any]]]:
     """Every capability and extension the shop offers (name → entries), in display order."""
 
-    def entry(spec: str, schema: str, extends: str | None = None) -> dict[str, Any]:
+    def entry(spec: str, schema: str, extends: str | list[str] | None = None) -> dict[str, Any]:
         item: dict[str, Any] = {
             "version": PROTOCOL_VERSION,
             "spec": f"{SPEC_BASE}/{spec}",
@@ -58,12 +61,18 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
     registry = {
         CHECKOUT: [entry("shopping/checkout", "shopping/checkout.json")],
         FULFILLMENT: [entry("fulfillment", "shopping/fulfillment.json", CHECKOUT)],
-        DISCOUNT: [entry("discount", "shopping/discount.json", CHECKOUT)],
+        CART: [entry("cart", "shopping/cart.json")],
+        DISCOUNT: [entry("discount", "shopping/discount.json", [CHECKOUT, CART])],
+        BUYER_CONSENT: [entry("buyer-consent", "shopping/buyer_consent.json", [CHECKOUT, CART])],
         ORDER: [entry("order", "shopping/order.json")],
         FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }
+    if getattr(settings, "BCP_PERMALINK_ENABLED", True):
+        from bcp_app.permalink.views import endpoint
+
+        registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": {"endpoint": endpoint()}}]
     if getattr(settings, "BCP_AP2_ENABLED", False):
         registry[AP2_MANDATE] = [entry("ap2-mandates", "shopping/ap2_mandate.json", CHECKOUT)]
     return registry

@@ -174,3 +174,32 @@ class WebhookAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.number} {self.status_code or self.error}"
+
+
+class Ap2Mandate(models.Model):
+    """A verified AP2 checkout mandate (PIX.md §7.3 step 7): kept verbatim as evidence with the order it paid.
+
+    Append-only: one row per mandate verified at complete (a retried complete with the same mandate is the
+    same row). The order is found by `checkout_id` (orders are placed from the checkout, after settlement).
+    """
+
+    checkout_id = models.CharField(_("checkout"), max_length=60, db_index=True)
+    platform_id = models.CharField(_("plataforma"), max_length=80, blank=True)
+    mandate = models.TextField(_("mandato (SD-JWT+KB)"))
+    mandate_sha256 = models.CharField(max_length=64)
+    issuer_kid = models.CharField(_("chave do emissor (kid)"), max_length=200, blank=True)
+    audience = models.CharField(_("audiência"), max_length=500, blank=True)
+    signed_total = models.BigIntegerField(_("total assinado (centavos)"), null=True, blank=True)
+    claims = models.JSONField(_("declarações divulgadas"), default=dict, blank=True)
+    verified_at = models.DateTimeField(_("verificado em"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("mandato AP2")
+        verbose_name_plural = _("mandatos AP2")
+        ordering = ["-verified_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["checkout_id", "mandate_sha256"], name="ap2_mandate_once_per_checkout"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.checkout_id} ({self.verified_at:%Y-%m-%d %H:%M})"

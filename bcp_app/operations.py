@@ -33,9 +33,21 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app import ap2, catalog, presenters, ratelimit
-from bcp_app.constants import AP2_MANDATE, CATALOG_LOOKUP, CATALOG_SEARCH, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
+from bcp_app.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
+from bcp_app.constants import (
+    AP2_MANDATE,
+    CART,
+    CATALOG_LOOKUP,
+    CATALOG_SEARCH,
+    CHECKOUT,
+    DISCOUNT,
+    FULFILLMENT,
+    ORDER,
+)
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
+from bcp_app.inputs import buyer_input, context_input, line_inputs
+from bcp_app.policies import policies_json, search_policies
 from bcp_app.results import OperationResult
 from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
 from bcp_app.schemas.checkout import (
@@ -53,17 +65,22 @@ from shop.checkout import types as ct
 __all__ = [
     "OperationResult",
     "StockLine",
+    "cancel_cart",
     "cancel_checkout",
     "complete_checkout",
+    "create_cart",
     "create_checkout",
     "find_products",
+    "get_cart",
     "get_checkout",
     "get_order",
     "get_product",
     "lookup_catalog",
     "order_state",
     "search_catalog",
+    "search_policies",
     "stock_check",
+    "update_cart",
     "update_checkout",
 ]
 
@@ -170,21 +187,10 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     codes = None
     if ctx.has(DISCOUNT):
         codes = tuple(body.discounts.codes) if body.discounts else ()
-    buyer = None
-    if body.buyer is not None:
-        b = body.buyer
-        buyer = ct.BuyerInput(first_name=b.first_name, last_name=b.last_name, email=b.email,
-                              phone_number=b.phone_number, tax_id=b.tax_id)
-    context = None
-    if body.context is not None:
-        c = body.context
-        context = ct.ContextInput(address_country=c.address_country, address_region=c.address_region,
-                                  postal_code=c.postal_code, language=c.language, intent=c.intent)
     return ct.CheckoutInput(
-        lines=tuple(ct.LineInput(sku=li.item.id, quantity=li.quantity, line_id=li.id if update else None)
-                    for li in body.line_items),
-        buyer=buyer, fulfillment=fulfillment, discount_codes=codes, payment=_payment(body.payment),
-        context=context, signals=dict(body.signals or {}),
+        lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer), fulfillment=fulfillment,
+        discount_codes=codes, payment=_payment(body.payment), context=context_input(body.context),
+        signals=dict(body.signals or {}),
     )
 
 
@@ -217,8 +223,16 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
+    if request.cart_id is not None and ctx.has(CART):  # BCP §4.3: the cart wins; its incomplete checkout is reused
+        converted = checkout_from_cart(ctx, request.cart_id, data)
+        if isinstance(converted, str):
+            return get_checkout(ctx, converted)
+        if isinstance(converted, OperationResult):
+            return converted
+        data = converted
     try:
-        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request))
+        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
+                                          session_key=ctx.extra.get("session_key") or "")  # permalinks
     except services.CheckoutCreateImpossible as exc:
         body_out = error_response("item_unavailable", _text(ctx, "nothing_created"),
                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None)
@@ -228,6 +242,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         return OperationResult(200, body_out)
     except services.CheckoutInputError as exc:
         raise _input_error(exc) from exc
+    if request.cart_id is not None and ctx.has(CART):
+        link_cart(request.cart_id, result.checkout.public_id)
     return _checkout_result(ctx, result, status=201)
 
 
@@ -362,7 +378,8 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
                      "per_page": "pagination.limit"}.get(exc.field, exc.field)
             raise ProtocolError("invalid_request", f"Campo inválido {field}: {exc.message}") from exc
         raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
-    body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info}
+    body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info,
+                "policies": policies_json(ctx.language)}
     return OperationResult(200, body_out)
 
 
@@ -373,7 +390,8 @@ def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any])
     if not ctx.has(CATALOG_LOOKUP):
         return _incompatible(ctx, CATALOG_LOOKUP)
     products, missing = catalog.lookup(list(request.ids))
-    body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products}
+    body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products,
+                                "policies": policies_json(ctx.language)}
     if missing:
         body_out["messages"] = [{"type": "info", "code": "not_found", "content": _text(ctx, "unknown_id", id=i)}
                                 for i in missing]
@@ -389,8 +407,8 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
     if product is None:
         return OperationResult(200, error_response("not_found", _text(ctx, "product_not_found"),
                                                    capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
-    return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product})
-
+    return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product,
+                                 "policies": policies_json(ctx.language)})
 
 
 # The agent tools' operations (A2A intents, seed 002 tools) live beside this module; they are part of it.

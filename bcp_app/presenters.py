@@ -14,6 +14,7 @@ from django.conf import settings
 
 from bcp_app.constants import (
     AP2_MANDATE,
+    BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
     FISCAL_DOCUMENT,
@@ -24,6 +25,7 @@ from bcp_app.constants import (
 )
 from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
+from bcp_app.policies import policies_json
 from orders.money import format_brl
 from shop.checkout.types import (
     CheckoutMessage,
@@ -33,7 +35,7 @@ from shop.checkout.types import (
     Total,
 )
 
-CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, AP2_MANDATE)
+CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, AP2_MANDATE)
 # payments' charge statuses → PIX.md §2.3 wire values
 PIX_STATUS = {
     "active": "active",
@@ -246,6 +248,13 @@ def payment(view: CheckoutView) -> dict[str, Any]:
     return {"instruments": instruments}
 
 
+def consent_json(decisions: tuple[tuple[str, bool], ...] | None, links: tuple[Any, ...]) -> dict[str, Any]:
+    from bcp_app.schemas.consent import consent_out
+
+    privacy = next((link.url for link in links if link.type == "privacy_policy"), "")
+    return {key: value.model_dump(exclude_none=True) for key, value in consent_out(decisions, privacy).items()}
+
+
 def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
     """The BCP checkout response (§4.1) for the negotiated capabilities of `ctx`."""
     body: dict[str, Any] = {
@@ -279,6 +288,8 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
                 "tax_id": view.buyer.tax_id,
             }
         )
+        if ctx.has(BUYER_CONSENT):  # every offered purpose, decided or the business default
+            buyer["consent"] = consent_json(view.buyer.consent, view.links)
         if buyer:
             body["buyer"] = buyer
     if view.context is not None:
@@ -304,6 +315,7 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
     if shown:
         body["messages"] = messages(shown)
     body["links"] = [_compact({"type": link.type, "url": link.url, "title": link.title}) for link in view.links]
+    body["policies"] = policies_json(view.language)  # UCP #572: terms, privacy, returns, shipping
     if view.continue_url:
         body["continue_url"] = view.continue_url
     if view.expires_at is not None:
@@ -325,4 +337,5 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
 
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
         payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
+    payload.setdefault("policies", policies_json(getattr(order_model, "language", None)))
     return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": capabilities}, **payload}

@@ -32,7 +32,8 @@ from shop.ops import ratelimit as counters
 from shop.ops.access_log import current_client_ip
 
 OperationClass = Literal["read", "write", "checkout_create"]
-WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout"})
+WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
+                              "create_cart", "update_cart", "cancel_cart"})
 MESSAGE = "Muitas chamadas; tente novamente em {seconds} s."
 reset = counters.reset  # tests: every counter forgotten
 

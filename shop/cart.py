@@ -1,25 +1,32 @@
-"""Session cart of the storefront: {SKU: quantity} under session["cart"], coupon codes under session["cart_coupons"].
+"""Storefront cart: a `Cart` row (shop/models/cart.py) the session points to (session["cart_id"]).
 
-Adding or changing a quantity caps it at the stock on sale (backorder variants excepted) and says so;
-prices, discounts and the final stock check are decided by the checkout engine when the buyer goes to
-/checkout/ (the same engine agents use), whose quantities the cart then takes (`cart_sync_quantities`).
+The same model is the BCP cart capability's (an agent's cart opened by the buyer through its `continue_url`
+becomes the session's cart). Adding or changing a quantity caps it at the stock on sale (backorder variants
+excepted) and says so; prices, discounts and the final stock check are decided by the checkout engine when
+the buyer goes to /checkout/ (the same engine agents use), whose quantities the cart then takes
+(`cart_sync_quantities`). The session also names the storefront checkout (session["checkout_id"]).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
+from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from payments.json_limits import control_in
-from shop.models import Variant
+from shop.models import Cart, Variant
+from shop.models import CartLine as CartLineRow
 from shop.selectors import variants_by_sku
 
-CART_KEY = "cart"
-COUPONS_KEY = "cart_coupons"
+CART_KEY = "cart_id"  # the public id of the session's Cart
+COUPONS_KEY = "cart_coupons"  # before carts were rows; only dropped now
 CHECKOUT_KEY = "checkout_id"
 MAX_QUANTITY = 99
 MAX_LINES = 50
@@ -68,11 +75,51 @@ def _capped(variant: Variant, wanted: int) -> int:
     return wanted if variant.allow_backorder else min(wanted, max(variant.stock, 0))
 
 
-def cart_items(session: SessionBase) -> dict[str, int]:
-    raw = session.get(CART_KEY, {})
-    if not isinstance(raw, dict):
+def session_cart(session: SessionBase | None, *, create: bool = False) -> Cart | None:
+    """The session's active cart (expired or canceled ones are forgotten); a new one when `create`."""
+    cart_id = session.get(CART_KEY) if session is not None else None
+    cart = None
+    if isinstance(cart_id, str):
+        cart = Cart.objects.filter(public_id=cart_id, status=Cart.STATUS_ACTIVE, expires_at__gt=timezone.now()).first()
+    if cart is None and create and session is not None:
+        cart = Cart.objects.create(session_key=session.session_key or "", expires_at=cart_expiry())
+        session[CART_KEY] = cart.public_id
+    return cart
+
+
+def cart_expiry() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.SHOP_CART_TTL_SECONDS)
+
+
+def cart_items(session: SessionBase | None) -> dict[str, int]:
+    """{SKU: quantity} of the session's cart, in cart order (1 query; none without a cart)."""
+    cart_id = session.get(CART_KEY) if session is not None else None
+    if not isinstance(cart_id, str):
         return {}
-    return {str(sku): int(qty) for sku, qty in raw.items() if isinstance(qty, int) and qty > 0}
+    rows = CartLineRow.objects.filter(cart__public_id=cart_id, cart__status=Cart.STATUS_ACTIVE,
+                                   cart__expires_at__gt=timezone.now()).values_list("sku", "quantity")
+    items: dict[str, int] = {}
+    for sku, quantity in rows:
+        items[sku] = items.get(sku, 0) + quantity
+    return items
+
+
+def _write(session: SessionBase, items: dict[str, int], *, coupons: list[str] | None = None,
+           checkout_id: str | None = None) -> None:
+    """The session's cart becomes `items` (and `coupons` when given): one short transaction."""
+    with transaction.atomic():
+        cart = session_cart(session, create=True)
+        assert cart is not None
+        cart = Cart.objects.select_for_update().get(pk=cart.pk)
+        CartLineRow.objects.filter(cart=cart).delete()
+        CartLineRow.objects.bulk_create([CartLineRow(cart=cart, sku=sku, quantity=quantity, position=position)
+                                      for position, (sku, quantity) in enumerate(items.items())])
+        if coupons is not None:
+            cart.discount_codes = coupons
+        if checkout_id is not None:
+            cart.checkout_id = checkout_id
+        cart.expires_at = cart_expiry()
+        cart.save()
 
 
 def _parse_quantity(raw: object, *, allow_zero: bool) -> int:
@@ -102,7 +149,7 @@ def cart_add(session: SessionBase, *, sku: str, quantity: object) -> CartChange:
         raise CartError("sku", _("O carrinho aceita até %(max)d produtos diferentes.") % {"max": MAX_LINES})
     wanted = min(items.get(sku, 0) + qty, MAX_QUANTITY)
     items[sku] = _capped(variant, wanted)
-    session[CART_KEY] = items
+    _write(session, items)
     return CartChange(variant, items[sku], capped=items[sku] < wanted)
 
 
@@ -118,7 +165,7 @@ def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange 
         items.pop(sku)
     else:
         items[sku] = capped
-    session[CART_KEY] = items
+    _write(session, items)
     if qty and variant is None:
         raise CartError("sku", _("Produto indisponível."))
     if qty and capped == 0:
@@ -130,10 +177,12 @@ def cart_sync_quantities(session: SessionBase, quantities: Iterable[tuple[str, i
     """Take the quantities the checkout engine settled on (stock adjustments), so the cart and its
     header badge count what the checkout holds."""
     items = cart_items(session)
+    synced = dict(items)
     for sku, quantity in quantities:
-        if sku in items and 0 < quantity <= MAX_QUANTITY:
-            items[sku] = quantity
-    session[CART_KEY] = items
+        if sku in synced and 0 < quantity <= MAX_QUANTITY:
+            synced[sku] = quantity
+    if synced != items:
+        _write(session, synced)
 
 
 def cart_lines(session: SessionBase) -> list[CartLine]:
@@ -141,7 +190,7 @@ def cart_lines(session: SessionBase) -> list[CartLine]:
     items = cart_items(session)
     variants = variants_by_sku(items)
     if set(variants) != set(items):
-        session[CART_KEY] = {sku: qty for sku, qty in items.items() if sku in variants}
+        _write(session, {sku: qty for sku, qty in items.items() if sku in variants})
     return [CartLine(variants[sku], qty) for sku, qty in items.items() if sku in variants]
 
 
@@ -151,8 +200,9 @@ def coupon_usable(code: str) -> bool:
 
 
 def cart_coupons(session: SessionBase) -> list[str]:
-    # Codes stored before the limits existed are dropped here too, so no session can stay broken.
-    raw = session.get(COUPONS_KEY, [])
+    # Codes stored before the limits existed are dropped here too, so no cart can stay broken.
+    cart = session_cart(session)
+    raw = cart.discount_codes if cart is not None else []
     return [code for code in map(str, raw) if coupon_usable(code)][:MAX_COUPONS] if isinstance(raw, list) else []
 
 
@@ -163,9 +213,41 @@ def cart_set_coupons(session: SessionBase, codes: list[str]) -> None:
         code = code.strip()
         if coupon_usable(code) and code.upper() not in (c.upper() for c in cleaned):
             cleaned.append(code)
-    session[COUPONS_KEY] = cleaned[:MAX_COUPONS]
+    cleaned = cleaned[:MAX_COUPONS]
+    cart = session_cart(session, create=bool(cleaned))
+    if cart is not None and cart.discount_codes != cleaned:
+        Cart.objects.filter(pk=cart.pk).update(discount_codes=cleaned, updated_at=timezone.now())
+
+
+def cart_replace(session: SessionBase, *, items: list[tuple[str, int]], coupons: list[str], checkout_id: str) -> None:
+    """The cart becomes exactly `items` and `coupons`, bound to `checkout_id` (a BCP permalink's checkout)."""
+    lines: dict[str, int] = {}
+    for sku, quantity in items:
+        if 0 < quantity <= MAX_QUANTITY:
+            lines[sku] = min(lines.get(sku, 0) + quantity, MAX_QUANTITY)
+    _write(session, lines, coupons=[code for code in coupons if coupon_usable(code)][:MAX_COUPONS],
+           checkout_id=checkout_id)
+    session[CHECKOUT_KEY] = checkout_id
+
+
+def cart_bind_checkout(session: SessionBase, checkout_id: str) -> None:
+    """The storefront checkout made from the session's cart: named by the session and linked on the cart."""
+    session[CHECKOUT_KEY] = checkout_id
+    cart = session_cart(session)
+    if cart is not None:
+        Cart.objects.filter(pk=cart.pk).update(checkout_id=checkout_id)
+
+
+def cart_adopt(session: SessionBase, cart: Cart) -> None:
+    """The session takes `cart` (a shared or agent cart opened from its `continue_url`) as its own."""
+    session[CART_KEY] = cart.public_id
+    if cart.checkout_id:
+        session[CHECKOUT_KEY] = cart.checkout_id
+    else:
+        session.pop(CHECKOUT_KEY, None)
 
 
 def cart_clear(session: SessionBase) -> None:
+    """After an order: the session starts an empty cart (the old one stays as the order's history)."""
     for key in (CART_KEY, COUPONS_KEY, CHECKOUT_KEY):
         session.pop(key, None)

@@ -5,7 +5,7 @@ from shop.store import store_get
 
 
 def shop(request: HttpRequest) -> dict[str, object]:
-    """Shop name and the mini-cart count (units in the session cart; no query)."""
+    """Shop name and the mini-cart count (units in the session's cart: one query, none without a cart)."""
     session = getattr(request, "session", None)
     cart_count = sum(cart_items(session).values()) if session is not None else 0
     return {"SHOP_NAME": store_get().trade_name, "cart_count": cart_count}

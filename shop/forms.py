@@ -101,15 +101,23 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     shipping_option = forms.CharField(label=_("Forma de entrega"), max_length=60, required=False)
     pickup_location = forms.CharField(label=_("Loja"), max_length=60, required=False)
     coupon = forms.CharField(label=_("Cupom de desconto"), max_length=200, required=False)
+    # LGPD: an explicit, optional choice, unchecked unless the buyer ticked it.
+    marketing_consent = forms.BooleanField(
+        label=_("Quero receber ofertas e novidades da loja por e-mail."), required=False, initial=False
+    )
 
-    def buyer(self) -> BuyerInput:
+    def buyer(self, previous: BuyerInput | None = None) -> BuyerInput:
+        """The buyer as typed; the marketing answer joins the consent already given for other purposes."""
         d = self.cleaned_data
+        others = tuple(item for item in ((previous.consent or ()) if previous else ()) if item[0] != "marketing")
         return BuyerInput(
             first_name=d["first_name"],
             last_name=d["last_name"],
             email=d["email"],
             phone_number=d["phone"],
             tax_id=d["tax_id"],
+            consent=(*others, ("marketing", bool(d.get("marketing_consent")))),
+            consent_captured_by="storefront",
         )
 
     def autofill_from_cep(self, *, previous_cep: str, asked: bool) -> None:
@@ -258,4 +266,5 @@ def initial_from_view(view: CheckoutView) -> dict[str, str]:
         "shipping_option": checkout.selected_option_id if checkout.fulfillment_type == "shipping" else "",
         "pickup_location": checkout.selected_destination_id if checkout.fulfillment_type == "pickup" else "",
         "coupon": ", ".join(view.discount_codes),
+        "marketing_consent": dict(view.buyer.consent or ()).get("marketing", False) if view.buyer else False,
     }

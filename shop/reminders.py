@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from shop.checkout.consent import marketing_refused
 from shop.checkout.selectors import absolute_url, checkout_continue_url
 from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READY
 from shop.models import Checkout, CheckoutReminder, ReminderOptOut
@@ -115,6 +116,8 @@ def reminder_send(*, reminder_id: int) -> str:
             reason = f"status:{checkout.status}"
         elif ReminderOptOut.objects.filter(email__iexact=reminder.email).exists():
             reason = "opted_out"
+        elif marketing_refused(checkout.buyer_consent):  # LGPD: the buyer said no to being contacted
+            reason = "no_marketing_consent"
         if reason:
             reminder.skipped = reason[:40]
             reminder.save(update_fields=["skipped"])

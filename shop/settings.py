@@ -338,13 +338,19 @@ CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/j
 CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
 CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
-ORDERS_ADMIN_PANELS = ["shop.fiscal.panels.admin_panel"]
+ORDERS_ADMIN_PANELS = [
+    "shop.fiscal.panels.admin_panel",
+    "shop.checkout.panels.consent_admin_panel",
+    "bcp_app.ap2_store.admin_panel",
+]
 ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.fiscal.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
 SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
+# A cart (storefront or BCP cart capability) is kept this long after its last change.
+SHOP_CART_TTL_SECONDS = env_int("SHOP_CART_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 
@@ -423,6 +429,8 @@ BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
 BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 # AP2 mandates extension (PIX.md §7): offered in /.well-known/bcp and the A2A Agent Card when true.
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
+# BCP §15 buy links at {BCP_PUBLIC_URL}/comprar/{sku}:{qty} (advertised in /.well-known/bcp).
+BCP_PERMALINK_ENABLED = env_bool("BCP_PERMALINK_ENABLED", default=True)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
 # Rate limits of every BCP transport (bcp_app/ratelimit.py): operation class -> (per platform credential,

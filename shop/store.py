@@ -44,6 +44,11 @@ class Store:
     dpo_email: str
     returns_text: str
     shipping_text: str
+    returns_window_days: int
+    terms_url: str
+    privacy_url: str
+    returns_url: str
+    shipping_url: str
     # Who receives the Pix (BR Code merchant name and city): the row's legal name and city; without a saved
     # row (or with them empty), the PIX_MERCHANT_* settings stay in force.
     pix_name: str
@@ -96,6 +101,11 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         dpo_email=row.dpo_email,
         returns_text=row.returns_text,
         shipping_text=row.shipping_text,
+        returns_window_days=row.returns_window_days,
+        terms_url=row.terms_url,
+        privacy_url=row.privacy_url,
+        returns_url=row.returns_url,
+        shipping_url=row.shipping_url,
         pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
         pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
         installment_policy=_installment_policy(row),

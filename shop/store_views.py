@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 
+from shop.policies import default_body
 from shop.store import store_get
 
 
-def returns_policy(request: HttpRequest) -> HttpResponse:
+def _policy_page(request: HttpRequest, kind: str, title: str, text: str) -> HttpResponse:
     store = store_get()
+    default = "" if text else mark_safe(default_body(kind, store))  # noqa: S308 (our own template's HTML)
     return render(
         request,
         "shop/store/policy.html",
-        {"policy_title": _("Trocas e devoluções"), "policy_text": store.returns_text, "policy_kind": "returns"},
+        {"policy_title": title, "policy_text": text, "policy_default": default, "policy_kind": kind},
     )
+
+
+def returns_policy(request: HttpRequest) -> HttpResponse:
+    return _policy_page(request, "returns", _("Trocas e devoluções"), store_get().returns_text)
 
 
 def shipping_policy(request: HttpRequest) -> HttpResponse:
-    store = store_get()
-    return render(
-        request,
-        "shop/store/policy.html",
-        {"policy_title": _("Política de entrega"), "policy_text": store.shipping_text, "policy_kind": "shipping"},
-    )
+    return _policy_page(request, "shipping", _("Política de entrega"), store_get().shipping_text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bcp_app.schemas.common import (
     MAX_SAFE,
@@ -17,6 +17,7 @@ from bcp_app.schemas.common import (
     Total,
     UcpEnvelope,
 )
+from bcp_app.schemas.consent import ConsentIn
 from bcp_app.schemas.discount import DiscountsIn, DiscountsOut
 from bcp_app.schemas.fulfillment import FulfillmentIn, FulfillmentOut
 from bcp_app.schemas.payment import PaymentIn, PaymentOut
@@ -42,6 +43,7 @@ class BuyerIn(RequestModel):
     email: Annotated[str, Field(max_length=254)] = Field(default="", description="E-mail.")
     phone_number: Annotated[str, Field(max_length=20)] = Field(default="", description="Telefone E.164.")
     tax_id: Annotated[str, Field(max_length=20)] = Field(default="", description="CPF ou CNPJ (extensão BCP).")
+    consent: ConsentIn | None = Field(default=None, description="Consentimento LGPD (extensão buyer_consent).")
 
 
 class ContextIn(RequestModel):
@@ -79,6 +81,24 @@ class CheckoutWrite(RequestModel):
 
 class CheckoutCreateRequest(CheckoutWrite):
     """`POST /checkout-sessions` body / MCP `create_checkout.checkout`."""
+
+    line_items: Annotated[list[LineItemIn], Field(min_length=1, max_length=100)] = Field(
+        default_factory=list, description="Itens do checkout (pelo menos um; com `cart_id`, os do carrinho)."
+    )
+    cart_id: Annotated[str, Field(min_length=1, max_length=60)] | None = Field(
+        default=None, description="Carrinho a converter (capacidade cart): seus itens, comprador e contexto valem."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lines_or_cart(cls, data: Any) -> Any:
+        """`line_items` may be empty or absent only with `cart_id` (the cart's lines are used instead)."""
+        if isinstance(data, dict):
+            if data.get("cart_id") is not None and data.get("line_items") in ([], None):
+                return {key: value for key, value in data.items() if key != "line_items"}
+            if "line_items" not in data:
+                return {**data, "line_items": []}  # reported as too short at `line_items`
+        return data
 
 
 class CheckoutUpdateRequest(CheckoutWrite):

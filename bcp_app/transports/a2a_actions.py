@@ -139,14 +139,19 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
 
 
 def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[str, Any]:
+    from bcp_app.transports import a2a_more
+
     structured, extra, text = _parts(message)
     intent: intents.Intent | None = None
     if structured:
         action = structured.get("action")
-        if action not in ACTIONS:
-            raise ProtocolError(
-                "invalid_request", f"action desconhecida: {action!r}. Use uma de: {', '.join(sorted(ACTIONS))}."
-            )
+        if action not in ACTIONS | a2a_more.ACTIONS:
+            known = ", ".join(sorted(ACTIONS | a2a_more.ACTIONS))
+            raise ProtocolError("invalid_request", f"action desconhecida: {action!r}. Use uma de: {known}.")
+    elif (more := a2a_more.text_action(text)) is not None:
+        action = more
+        if not language_given:
+            ctx.language = intents.detect_language(text)
     else:
         intent = intents.parse_intent(text)
         action = intent.action
@@ -155,6 +160,8 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     ctx.idempotency_key = message["messageId"]
     row = _context(ctx, message.get("contextId"))
     ctx.extra["a2a_context_id"] = row.context_id
+    if action in a2a_more.ACTIONS:
+        return a2a_more.handle(ctx, row, str(action), structured, text)
     reply = _run(ctx, row, str(action), structured, extra, intent)
     if reply.checkout is not None:
         _remember(row, reply.checkout)

@@ -13,7 +13,7 @@ from a2a.types import AgentCard
 from django.conf import settings
 from google.protobuf.json_format import ParseDict
 
-from bcp_app.constants import A2A_EXTENSION_URI, CHECKOUT
+from bcp_app.constants import A2A_EXTENSION_URI, CART, CHECKOUT
 from bcp_app.discovery import capability_registry, public_url
 
 A2A_PATH = "/bcp/a2a"
@@ -23,14 +23,15 @@ AGENT_VERSION = "1.0.0"
 
 
 def card_capabilities() -> dict[str, list[dict[str, Any]]]:
-    """Checkout and its extensions, stripped to what the card shows (seed: version, extends)."""
+    """Checkout and cart (the roots A2A intents serve) and their extensions, as the seed shows them
+    (version, extends)."""
     capabilities: dict[str, list[dict[str, Any]]] = {}
     for name, entries in capability_registry().items():
         shown = []
         for entry in entries:
             extends = entry.get("extends")
             parents = extends if isinstance(extends, list) else [extends]
-            if name != CHECKOUT and CHECKOUT not in parents:
+            if name not in (CHECKOUT, CART) and CHECKOUT not in parents and CART not in parents:
                 continue
             item: dict[str, Any] = {"version": entry["version"]}
             if extends:
@@ -70,7 +71,21 @@ def agent_card_dict() -> dict[str, Any]:
                 "name": "BCP checkout",
                 "description": "Creates, updates, and completes BCP checkout sessions",
                 "tags": ["commerce", "checkout", "bcp"],
-            }
+            },
+            {
+                "id": "bcp-cart",
+                "name": "BCP cart",
+                "description": "Creates, updates and cancels carts (create_cart, get_cart, update_cart, cancel_cart) "
+                "and turns one into a checkout (create_checkout)",
+                "tags": ["commerce", "cart", "bcp"],
+            },
+            {
+                "id": "policies-search",
+                "name": "Store policies",
+                "description": "Answers questions about returns, shipping, privacy and terms (policies.search)",
+                "tags": ["commerce", "policies", "bcp"],
+                "examples": ["qual é a política de trocas?"],
+            },
         ],
     }
 

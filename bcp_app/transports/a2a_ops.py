@@ -11,7 +11,7 @@ from typing import Any
 from bcp_app.transports.a2a_intents import COLORS, Intent, fold
 
 TERMINAL = frozenset({"completed", "canceled"})
-_BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "tax_id")
+_BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "tax_id", "consent")
 _ADDRESS_FIELDS = (
     "first_name", "last_name", "phone_number", "street_address", "extended_address", "address_locality",
     "address_region", "postal_code", "address_country",

@@ -19,6 +19,7 @@ from pydantic import ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 from bcp_app.catalogue.contracts import describe_validation_error, input_schema
 from bcp_app.errors import ProtocolError
 from bcp_app.results import OperationResult
+from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.catalog import (
     GetProductRequest,
     LookupRequest,
@@ -35,12 +36,14 @@ from bcp_app.schemas.checkout import (
 )
 from bcp_app.schemas.common import ErrorResponse
 from bcp_app.schemas.order import OrderResponse
+from bcp_app.schemas.policies import PoliciesSearchResponse
 from bcp_app.schemas.text import NoControlCharacters
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
-READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product"})
+READ_ONLY = frozenset({"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product",
+                       "policies.search", "get_cart"})
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
@@ -96,6 +99,21 @@ class GetProductArgs(Args):
     catalog: GetProductRequest = Field(description="Produto (BCP §16): id, selected e preferences opcionais.")
 
 
+class CreateCartArgs(Args):
+    cart: CartCreateRequest = Field(description="Estado gravável do novo carrinho (line_items, buyer, context).")
+
+
+class UpdateCartArgs(IdArgs):
+    cart: CartUpdateRequest = Field(description="Estado gravável completo do carrinho (substituição total).")
+
+
+class PoliciesSearchArgs(Args):
+    query: Annotated[StrictStr, Field(min_length=1, max_length=500)] = Field(
+        description="A pergunta do comprador sobre as políticas da loja, ex. \"qual é a política de trocas?\"."
+    )
+    language: Annotated[StrictStr, Field(max_length=35)] | None = Field(default=None, description="Idioma (BCP 47).")
+
+
 @dataclass(frozen=True)
 class BcpToolSpec:
     name: str
@@ -104,6 +122,7 @@ class BcpToolSpec:
     result: Any  # the response model union, for outputSchema and server-side validation
     execute: Callable[[Any, Any], OperationResult]  # (ctx, validated args) -> result
     key_required: bool = False
+    text: Callable[[dict[str, Any]], str] | None = None  # the text block, when not the JSON of the result
 
 
 def _ops() -> Any:
@@ -183,6 +202,43 @@ def _specs() -> list[BcpToolSpec]:
             ProductResponse | ErrorResponse,
             lambda ctx, a: _ops().get_product(ctx, a.catalog),
         ),
+        BcpToolSpec(
+            "create_cart",
+            "Cria um carrinho (montagem da compra, sem pagamento); converta com create_checkout{cart_id}.",
+            CreateCartArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().create_cart(ctx, a.cart),
+        ),
+        BcpToolSpec(
+            "get_cart",
+            "Devolve um carrinho com preços e totais estimados atuais.",
+            IdArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().get_cart(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "update_cart",
+            "Substitui todo o estado gravável de um carrinho (linhas não listadas saem).",
+            UpdateCartArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().update_cart(ctx, a.id, a.cart),
+        ),
+        BcpToolSpec(
+            "cancel_cart",
+            "Cancela um carrinho; devolve o estado anterior e depois o id passa a não existir.",
+            IdArgs,
+            CartResponse | ErrorResponse,
+            lambda ctx, a: _ops().cancel_cart(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "policies.search",
+            "Responde perguntas sobre as políticas da loja (trocas e devoluções, entrega, privacidade, termos) "
+            "com o texto da política.",
+            PoliciesSearchArgs,
+            PoliciesSearchResponse | ErrorResponse,
+            lambda ctx, a: _ops().search_policies(ctx, {"query": a.query, "language": a.language}),
+            text=lambda body: str(body.get("answer", "")),
+        ),
     ]
 
 
@@ -224,11 +280,13 @@ def _context(call: CallInfo, args: Args) -> Any:
     )
 
 
-def _render(result: OperationResult) -> ToolOutcome:
+def _render(result: OperationResult, spec: BcpToolSpec) -> ToolOutcome:
     body = result.body
     if result.is_error_response and body.get("messages"):
         # Seed 000: an Error Response's text block carries the human message.
         return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")))
+    if spec.text is not None:
+        return ToolOutcome(structured=body, text=spec.text(body))
     return ToolOutcome(structured=body, text=result.encoded.decode())  # a replay: the stored text verbatim
 
 
@@ -257,7 +315,7 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]
         else:
             result = spec.execute(ctx, args)
         validate_output(result.body)
-        return _render(result)
+        return _render(result, spec)
 
     return run
 

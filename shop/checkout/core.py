@@ -151,11 +151,14 @@ def apply(
     """Write an evaluation: columns, snapshot, lines (≤ 4 statements whatever the line count; lines whose
     values did not change are not written). `save=False` leaves the checkout's own UPDATE to the caller,
     who saves it once with the status it decides next."""
+    previous_consent = checkout.buyer_consent
     for name, value in ev.fields.items():
         setattr(checkout, name, value)
     checkout.messages = [m.as_dict() for m in messages]
     if save or checkout.pk is None:
         checkout.save()
+    if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
+        event(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent})
     keep = {line.public_id for line in ev.lines}
     stale = [line.pk for line in existing if line.public_id not in keep]
     if stale:

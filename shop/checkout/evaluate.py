@@ -21,6 +21,7 @@ from django.utils.translation import ngettext
 from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.checkout.card_terms import card_terms
 from shop.checkout.catalog import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
+from shop.checkout.consent import consent_state
 from shop.checkout.fulfillment import evaluate_fulfillment
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
@@ -228,6 +229,9 @@ def _status(messages: list[CheckoutMessage]) -> str:
     return STATUS_INCOMPLETE if errors else STATUS_READY
 
 
+plan_lines = _plan_lines  # carts price their lines with the same rules (shop/carts.py)
+
+
 def evaluate(
     *, checkout: Checkout | None, existing_lines: list[CheckoutLine], data: CheckoutInput, now: datetime
 ) -> Evaluation:
@@ -237,6 +241,12 @@ def evaluate(
         data, {line.public_id: line for line in existing_lines}, is_update=is_update
     )
     buyer_fields, buyer_messages = _buyer(data.buyer)
+    buyer_fields["buyer_consent"] = consent_state(
+        checkout.buyer_consent if checkout is not None else None,
+        data.buyer.consent if data.buyer is not None else None,
+        data.buyer.consent_captured_by if data.buyer is not None else "",
+        now,
+    )
     subtotal = sum(line.amount for line in planned)
     codes = tuple(data.discount_codes) if data.discount_codes is not None else ()
     if len(codes) > 20:

@@ -12,6 +12,7 @@ from datetime import datetime
 from django.conf import settings
 from django.urls import reverse
 
+from shop.checkout.consent import consent_decisions
 from shop.checkout.types import (
     STATUS_COMPLETED,
     TERMINAL_STATUSES,
@@ -61,13 +62,10 @@ def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") 
 
 
 def checkout_links() -> tuple[LinkView, ...]:
-    return (
-        LinkView("terms_of_service", absolute_url(reverse("checkout:terms")), "Termos de uso"),
-        LinkView("privacy_policy", absolute_url(reverse("checkout:privacy")), "Política de privacidade"),
-        # BCP §4 optional link types, pages edited in the store settings.
-        LinkView("refund_policy", absolute_url(reverse("store:returns")), "Trocas e devoluções"),
-        LinkView("shipping_policy", absolute_url(reverse("store:shipping")), "Política de entrega"),
-    )
+    """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there."""
+    from shop.policies import store_policies
+
+    return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies("pt-br"))
 
 
 def _totals(raw: list[dict[str, object]]) -> tuple[Total, ...]:
@@ -136,6 +134,7 @@ def buyer_input_of(checkout: Checkout) -> BuyerInput | None:
         email=checkout.buyer_email,
         phone_number=checkout.buyer_phone,
         tax_id=checkout.buyer_tax_id,
+        consent=consent_decisions(checkout.buyer_consent),
     )
 
 

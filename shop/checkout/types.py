@@ -82,6 +82,9 @@ class BuyerInput:
     email: str = ""
     phone_number: str = ""  # E.164, e.g. "+5511987654321"
     tax_id: str = ""  # CPF (11 digits) or CNPJ (14 digits); punctuation is stripped
+    # Buyer consent extension: ((purpose, granted), …) decided by the buyer; None = no consent object given.
+    consent: tuple[tuple[str, bool], ...] | None = None
+    consent_captured_by: str = ""  # "storefront" | "platform:<id>" (shop/checkout/consent.py)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Storefront cart and checkout pages (app_name "checkout"). Literal paths are part of the contracts."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from shop.checkout import card_page, pix_page, views
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("carrinho/adicionar", views.cart_add, name="cart_add"),
     path("carrinho/alterar", views.cart_change, name="cart_change"),
     path("carrinho/cupom", views.cart_coupon, name="cart_coupon"),
+    re_path(r"^carrinho/(?P<cart_id>cart_[0-9a-f]{24})$", views.cart_open, name="cart_open"),
     path("checkout/", views.checkout_start, name="start"),
     path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
     path("checkout/<str:checkout_id>/pix", pix_page.pix_page, name="pix"),

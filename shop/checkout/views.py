@@ -21,6 +21,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
+    cart_adopt,
+    cart_bind_checkout,
     cart_clear,
     cart_coupons,
     cart_lines,
@@ -128,6 +130,19 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
     )
 
 
+@require_GET
+def cart_open(request: HttpRequest, cart_id: str) -> HttpResponse:
+    """A cart's `continue_url` (BCP cart capability): the browser takes that cart as its own and shows it."""
+    from shop.models import Cart
+
+    cart = Cart.objects.filter(public_id=cart_id, status=Cart.STATUS_ACTIVE, expires_at__gt=timezone.now()).first()
+    if cart is None:
+        messages.info(request, _("Este carrinho não existe mais ou expirou."))
+        return redirect("checkout:cart")
+    cart_adopt(request.session, cart)
+    return redirect("checkout:cart")
+
+
 @require_POST
 def cart_add(request: HttpRequest) -> HttpResponse:
     try:
@@ -212,7 +227,7 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
         for message in exc.messages:
             messages.error(request, message.content)
         return redirect("checkout:cart")
-    request.session[CHECKOUT_KEY] = result.checkout.public_id
+    cart_bind_checkout(request.session, result.checkout.public_id)
     _sync_cart(request, result.checkout)
     return redirect("checkout:resume", checkout_id=result.checkout.public_id)
 
@@ -315,7 +330,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     def update(with_option: bool) -> CheckoutResult:
         data = replace(
             state,
-            buyer=form.buyer(),
+            buyer=form.buyer(previous=state.buyer),
             fulfillment=form.fulfillment(
                 pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
             ),

@@ -1,5 +1,6 @@
 """Models of the shop, split by concern; import them from `shop.models`."""
 
+from shop.models.cart import Cart, CartLine
 from shop.models.catalog import Category, Product, ProductImage, Variant, new_product_id
 from shop.models.checkout import (
     Checkout,
@@ -19,6 +20,8 @@ from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
 
 __all__ = [
+    "Cart",
+    "CartLine",
     "Category",
     "Checkout",
     "CheckoutEvent",

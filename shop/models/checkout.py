@@ -184,6 +184,8 @@ class Checkout(models.Model):
     buyer_email = models.CharField(max_length=254, blank=True)
     buyer_phone = models.CharField(max_length=20, blank=True)
     buyer_tax_id = models.CharField(max_length=14, blank=True)
+    # LGPD consent decisions with time and channel (shop/checkout/consent.py); None = never given.
+    buyer_consent = models.JSONField(null=True, blank=True)
     # Fulfillment selection: "" (none), "shipping" or "pickup".
     fulfillment_type = models.CharField(max_length=10, blank=True)
     ship_destination_id = models.CharField(max_length=40, blank=True)

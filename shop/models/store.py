@@ -20,11 +20,12 @@ from shop.fiscal.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v3"  # bumped when the cached Store gains fields; read by shop.store.store_get
+CACHE_KEY = "shop:store-settings:v4"  # bumped when the cached Store gains fields; read by shop.store.store_get
+POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.policies.store_policies
 
 
 def _invalidate() -> None:
-    cache.delete(CACHE_KEY)
+    cache.delete_many([CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en"])
 
 
 def _validate_cnpj(value: str) -> None:
@@ -74,6 +75,17 @@ class StoreSettings(models.Model):
     dpo_email = models.EmailField(_("e-mail do encarregado"), blank=True)
     returns_text = models.TextField(_("trocas e devoluções"), blank=True)
     shipping_text = models.TextField(_("política de entrega"), blank=True)
+    returns_window_days = models.PositiveSmallIntegerField(
+        _("prazo para desistir (dias do recebimento)"),
+        default=7,
+        validators=[MinValueValidator(7, _("O Código de Defesa do Consumidor (art. 49) garante ao menos 7 dias."))],
+        help_text=_("Informado aos agentes de compra na política de trocas (BCP)."),
+    )
+    # A policy kept on another site: its address replaces the shop's own page in links and BCP policies.
+    terms_url = models.URLField(_("endereço externo dos termos de uso"), blank=True)
+    privacy_url = models.URLField(_("endereço externo da política de privacidade"), blank=True)
+    returns_url = models.URLField(_("endereço externo da política de trocas"), blank=True)
+    shipping_url = models.URLField(_("endereço externo da política de entrega"), blank=True)
     # Fiscal data for the NF-e (issue 18); CNPJ, razão social and address above are the issuer's too.
     state_registration = models.CharField(
         _("inscrição estadual"), max_length=20, blank=True, validators=[validate_state_registration]

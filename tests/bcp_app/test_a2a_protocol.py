@@ -67,8 +67,14 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                             "br.dev.bcp.shopping.fulfillment": [
                                 {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.checkout"}
                             ],
+                            "br.dev.bcp.shopping.cart": [{"version": "2026-07-28"}],
                             "br.dev.bcp.shopping.discount": [
-                                {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.checkout"}
+                                {"version": "2026-07-28",
+                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}
+                            ],
+                            "br.dev.bcp.shopping.buyer_consent": [
+                                {"version": "2026-07-28",
+                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}
                             ],
                         }
                     },
@@ -83,7 +89,21 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                 "name": "BCP checkout",
                 "description": "Creates, updates, and completes BCP checkout sessions",
                 "tags": ["commerce", "checkout", "bcp"],
-            }
+            },
+            {
+                "id": "bcp-cart",
+                "name": "BCP cart",
+                "description": "Creates, updates and cancels carts (create_cart, get_cart, update_cart, cancel_cart) "
+                "and turns one into a checkout (create_checkout)",
+                "tags": ["commerce", "cart", "bcp"],
+            },
+            {
+                "id": "policies-search",
+                "name": "Store policies",
+                "description": "Answers questions about returns, shipping, privacy and terms (policies.search)",
+                "tags": ["commerce", "policies", "bcp"],
+                "examples": ["qual é a política de trocas?"],
+            },
         ],
     }
 
@@ -99,7 +119,7 @@ def test_sdk_card_resolver_reads_the_card(server: LiveServer):
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
     assert card.capabilities.extensions[0].uri == EXTENSION
-    assert [skill.id for skill in card.skills] == ["bcp-checkout"]
+    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "policies-search"]
 
 
 def test_bcp_profile_advertises_the_agent_card(server: LiveServer):

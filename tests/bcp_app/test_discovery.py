@@ -37,9 +37,15 @@ def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
         "br.dev.bcp.shopping.fulfillment": [{"version": VERSION, "spec": f"{spec}/fulfillment",
                                              "schema": f"{schema}/shopping/fulfillment.json",
                                              "extends": "br.dev.bcp.shopping.checkout"}],
+        "br.dev.bcp.shopping.cart": [{"version": VERSION, "spec": f"{spec}/cart",
+                                      "schema": f"{schema}/shopping/cart.json"}],
         "br.dev.bcp.shopping.discount": [{"version": VERSION, "spec": f"{spec}/discount",
                                           "schema": f"{schema}/shopping/discount.json",
-                                          "extends": "br.dev.bcp.shopping.checkout"}],
+                                          "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}],
+        "br.dev.bcp.shopping.buyer_consent": [{"version": VERSION, "spec": f"{spec}/buyer-consent",
+                                               "schema": f"{schema}/shopping/buyer_consent.json",
+                                               "extends": ["br.dev.bcp.shopping.checkout",
+                                                           "br.dev.bcp.shopping.cart"]}],
         "br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
                                        "schema": f"{schema}/shopping/order.json"}],
         "br.dev.bcp.shopping.fiscal_document": [{"version": VERSION, "spec": f"{spec}/fiscal-document",
@@ -49,6 +55,9 @@ def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
                                                 "schema": f"{schema}/shopping/catalog_search.json"}],
         "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
                                                 "schema": f"{schema}/shopping/catalog_lookup.json"}],
+        "br.dev.bcp.shopping.permalink": [{"version": VERSION, "spec": f"{spec}/permalink",
+                                           "schema": f"{schema}/shopping/permalink.json",
+                                           "config": {"endpoint": "https://loja.example.com.br/comprar"}}],
     }
 
 

@@ -28,6 +28,11 @@ BCP_TOOLS = {
     "search_catalog",
     "lookup_catalog",
     "get_product",
+    "policies.search",
+    "create_cart",
+    "get_cart",
+    "update_cart",
+    "cancel_cart",
 }
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
@@ -226,6 +231,8 @@ def test_tools_carry_read_only_hints(live_mcp) -> None:
         "search_catalog",
         "lookup_catalog",
         "get_product",
+        "policies.search",
+        "get_cart",
         "catalogue.list",
         "product.detail",
         "inventory.check",

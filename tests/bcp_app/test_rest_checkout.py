@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from bcp_app.keys import public_jwk
+from bcp_app.policies import policies_json
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
 from payments.sandbox import services as sandbox
 from shop.checkout.access import continue_token
@@ -72,6 +73,7 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
              "content": "Informe o endereço de entrega ou escolha retirada na loja."},
         ],
         "links": LINKS,
+        "policies": policies_json("pt-br"),  # tests/bcp_app/test_policies.py checks their content
         # signed: only this link (not the id alone) opens the storefront page (shop/checkout/access.py)
         "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}?t={continue_token(checkout)}",
         "expires_at": checkout.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -14,6 +14,7 @@ from django.utils import timezone
 from bcp_app.keys import public_jwk
 from bcp_app.models import WebhookAttempt, WebhookDelivery
 from bcp_app.platforms import NewPlatform, platform_create
+from bcp_app.policies import policies_json
 from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
 from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
@@ -80,6 +81,7 @@ def test_originating_platform_reads_the_full_order_bcp_ord_01_04_05(
         "adjustments": [],
         "totals": [{"type": "subtotal", "amount": 8580}, {"type": "fulfillment", "display_text": "PAC",
                                                           "amount": 1890}, {"type": "total", "amount": 10470}],
+        "policies": policies_json("pt-br"),
     }
     checkout = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
     assert checkout["order"] == {"id": body["id"], "permalink_url": body["permalink_url"]}  # BCP-ORD-05

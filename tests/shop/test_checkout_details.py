@@ -9,6 +9,7 @@ import re
 import pytest
 
 from shop.br_validation import phone_normalize, phone_valid
+from shop.cart import cart_coupons
 from shop.models import Checkout
 from tests.shop.checkout_factories import (
     FORM_ADDRESS,
@@ -65,7 +66,7 @@ def test_a_refused_coupon_is_reported_once_then_dropped(client, shop_ready) -> N
     # then only the coupon message shows, and the field no longer carries the code
     assert errors(response) == {"coupon": "Cupom &#x27;NADA&#x27; não encontrado."}
     assert re.search(r'name="coupon"[^>]*value=""', response.content.decode())
-    assert client.session.get("cart_coupons", []) == []
+    assert cart_coupons(client.session) == []
     # when the buyer then fills the form and submits, the refused code does not come back
     response = client.post(
         f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac", "coupon": ""}

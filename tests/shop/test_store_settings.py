@@ -37,6 +37,7 @@ FORM = {
     "dpo_name": "Maria Encarregada",
     "dpo_email": "dpo@caju.com.br",
     "returns_text": "Troca em 30 dias.\n\nDevolução grátis.",
+    "returns_window_days": "30",
     "shipping_text": "",
     "card_max_installments": "12",
     "card_interest_free_installments": "10",
