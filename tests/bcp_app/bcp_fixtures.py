@@ -31,6 +31,12 @@ class Received:
     body: bytes
 
 
+# The shop's card handler as a platform lists it (a checkout offers only handlers its platform lists).
+CARD_HANDLERS = {"com.google.pay": [{"id": "card", "version": VERSION, "spec": "https://pay.google.com/spec",
+                                     "schema": "https://pay.google.com/schema.json",
+                                     "available_instruments": [{"type": "card"}], "config": {}}]}
+
+
 @dataclass
 class FakePlatform:
     port: int = 0
@@ -91,10 +97,7 @@ class FakePlatform:
         """Pix plus the shop's card handler (`com.google.pay`), for platforms that complete by card: a
         checkout only offers handlers its platform lists (BCP §11.1, BCP-PAY-03)."""
         pix = self.profile()["ucp"]["payment_handlers"]
-        card = {"com.google.pay": [{"id": "card", "version": VERSION, "spec": "https://pay.google.com/spec",
-                                    "schema": "https://pay.google.com/schema.json",
-                                    "available_instruments": [{"type": "card"}], "config": {}}]}
-        return {**pix, **card}
+        return {**pix, **CARD_HANDLERS}
 
     def publish(self, path: str = "/perfil.json", **kwargs: Any) -> str:
         return self.serve_json(path, self.profile(**kwargs), headers={"Cache-Control": "public, max-age=300"})

@@ -10,13 +10,18 @@ import pytest
 
 from orders.models import Order
 from tests.bcp_app import test_mcp_checkout, test_mcp_helpers
+from tests.bcp_app.bcp_fixtures import CARD_HANDLERS, FakePlatform
 from tests.bcp_app.test_a2a_checkout import BUYER, SEED_CONTEXT, SEED_STRUCTURED
 from tests.bcp_app.test_a2a_helpers import (
+    PIX_HANDLERS,
+    SEED_PROFILE,
     LiveServer,
+    cache_profile,
     checkout_of,
     data,
     live_fixture,  # noqa: F401 (fixture "live")
     make_product,
+    platform_profile,
     rpc,
     send_message,
     server_fixture,  # noqa: F401 (fixture "server")
@@ -32,7 +37,9 @@ CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": Tr
 TOKEN = {"type": "PAYMENT_GATEWAY", "token": "success_token"}
 
 
-def test_mcp_card_purchase_in_3x(shopper: Shopper) -> None:
+def test_mcp_card_purchase_in_3x(shopper: Shopper, fake_platform: FakePlatform) -> None:
+    # The platform lists the card handler, or the checkout offers none to complete with (BCP-PAY-03).
+    fake_platform.publish(handlers=fake_platform.with_card())
     checkout = ready_checkout(shopper)
     state = {
         "line_items": [
@@ -78,6 +85,8 @@ def pixel() -> Any:
 
 def test_a2a_card_purchase_in_10x(server: LiveServer, pixel: Any, settings: Any) -> None:
     settings.BCP_PIX_SANDBOX = True
+    # The platform lists the card handler, or the checkout offers none to complete with (BCP-PAY-03).
+    cache_profile(SEED_PROFILE, platform_profile(handlers={**PIX_HANDLERS, **CARD_HANDLERS}))
     rpc(server.a2a_url, SEED_STRUCTURED)
     ready = checkout_of(
         rpc(

@@ -27,7 +27,7 @@ def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
     settings.PIX_SANDBOX_WEBHOOK_URL = ""
     StoreSettings.objects.create(card_interest_free_installments=3, card_monthly_interest_bp=199)
     catalog()
-    return agent(fake_platform.publish())
+    return agent(fake_platform.publish(handlers=fake_platform.with_card()))  # completes by card (BCP-PAY-03)
 
 
 def _with_card(client: Client, headers: dict[str, str], installments: int) -> dict[str, Any]:
