@@ -15,6 +15,7 @@ from orders.models import Order
 from payments.due import local_date
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
+from shop.checkout.access import continue_token
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_complete_pix_due, checkout_create
@@ -72,7 +73,8 @@ def test_staff_sell_with_pix_com_vencimento_and_the_buyer_pays_from_the_pix_page
     assert checkout.expires_at >= charge.expires_at  # the checkout lives as long as its charge can be paid
     assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 8  # reserved while the payment is awaited
     # and the buyer's page shows the due date, the rules after it and the last day it can be paid
-    page = Client().get(f"/checkout/{checkout.public_id}/pix").content.decode()
+    link = f"/checkout/{checkout.public_id}/pix?t={continue_token(checkout)}"  # the link staff send
+    page = Client().get(link).content.decode()
     assert f'<strong data-testid="pix-due-date">{due:%d/%m/%Y}</strong>' in page
     assert "Após o vencimento: multa de 2% e juros de 1% ao mês." in page
     assert f"Pode ser pago até {due + timedelta(days=15):%d/%m/%Y}." in page
@@ -99,7 +101,8 @@ def test_overdue_pix_page_shows_the_amount_with_fine_and_interest(django_capture
     )
     assert done.checkout.status == "complete_in_progress"
     # when the buyer opens the Pix page
-    page = Client().get(f"/checkout/{created.checkout.public_id}/pix").content.decode()
+    link = f"/checkout/{created.checkout.public_id}/pix?t={continue_token(created.checkout)}"
+    page = Client().get(link).content.decode()
     # then it says how late and what is owed today: 1000,00 + 20,00 + 1,67 (5/30 of 1 %)
     assert "Vencido há 5 dias." in page
     assert '<strong class="money" data-testid="pix-due-amount">R$ 1.021,67</strong>' in page
