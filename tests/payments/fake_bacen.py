@@ -13,11 +13,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from payments.brcode import build_dynamic
+from tests.payments.loopback import LoopbackServer
 
 CLIENT_ID = "client-abc"
 CLIENT_SECRET = "s3cr3t"
@@ -261,26 +262,11 @@ def use_fake_bacen(settings: Any, server: FakeBacenServer) -> None:
     settings.PIX_PSP_BACKOFF_SECONDS = 0.0
 
 
-class FakeBacenServer:
+class FakeBacenServer(LoopbackServer):
+    state: FakeBacenState
+
     def __init__(self) -> None:
-        self.state = FakeBacenState()
-        handler = type("BoundHandler", (Handler,), {"state": self.state})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeBacenServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, FakeBacenState())
 
     def pay_cobv(self, txid: str, *, e2eid: str, valor: str, horario: str) -> dict[str, Any]:
         """The payer's bank paid `valor` (the value of that day, fine and interest included) at `horario`."""

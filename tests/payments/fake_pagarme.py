@@ -12,9 +12,11 @@ import json
 import secrets
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.payments.loopback import LoopbackServer
 
 SECRET_KEY = "sk_test_fake123"
 WEBHOOK_USER = "pagarme-hook"
@@ -185,28 +187,12 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("DELETE")
 
 
-class FakePagarmeServer:
+class FakePagarmeServer(LoopbackServer):
+    path_prefix = "/core/v5"
+    state: FakePagarmeState
+
     def __init__(self) -> None:
-        self.state = FakePagarmeState()
-        handler = type("BoundHandler", (Handler,), {"state": self.state})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/core/v5"
-
-    def start(self) -> FakePagarmeServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self.httpd.socket.fileno() == -1:
-            return  # already stopped (a test that takes the gateway down)
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler, FakePagarmeState())
 
     def charge_of(self, reference: str) -> dict[str, Any]:
         """The newest charge of the orders whose code is `reference` (as the test sees the gateway)."""
