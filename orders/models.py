@@ -339,6 +339,8 @@ class EmailDelivery(models.Model):
     to_email = models.EmailField(max_length=254)
     sent_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # A task is sending it until then (claimed in one short transaction, sent with no lock held).
+    claimed_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

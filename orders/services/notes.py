@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -80,20 +82,37 @@ def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDel
     return delivery
 
 
+EMAIL_CLAIM = timedelta(minutes=5)  # longer than one SMTP conversation; a dead sender's claim lapses
+
+
 def email_delivery_send(*, delivery_id: int) -> str:
-    """Send one recorded e-mail unless already sent. The row lock makes concurrent task runs send once."""
+    """Send one recorded e-mail unless already sent: claim it (short transaction), talk SMTP with no
+    transaction or lock held, then record it sent. Concurrent runs: the claim lets one send. A process that
+    dies after SMTP accepted and before the record re-sends once the claim lapses (at least once, never lost)."""
+    now = timezone.now()
     with transaction.atomic():
-        delivery = EmailDelivery.objects.select_for_update().select_related("order").filter(pk=delivery_id).first()
+        delivery = EmailDelivery.objects.select_for_update().filter(pk=delivery_id).first()
         if delivery is None:
             return "missing"
         if delivery.sent_at is not None:
             return "already_sent"
-        order: Order = delivery.order
-        message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
+        if delivery.claimed_until is not None and delivery.claimed_until > now:
+            return "in_flight"
         delivery.attempts += 1
+        delivery.claimed_until = now + EMAIL_CLAIM
+        delivery.save(update_fields=["attempts", "claimed_until"])
+    order: Order = Order.objects.get(pk=delivery.order_id)
+    message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
+    try:
         message.send()
+    except Exception:
+        # Let the task's retry (or the sweep) try again at once, not after the claim lapses.
+        EmailDelivery.objects.filter(pk=delivery_id, sent_at__isnull=True).update(claimed_until=None)
+        raise
+    with transaction.atomic():
         delivery.sent_at = timezone.now()
-        delivery.save(update_fields=["attempts", "sent_at"])
+        delivery.claimed_until = None
+        delivery.save(update_fields=["sent_at", "claimed_until"])
         label = staff_words(EmailKind(delivery.kind).label) if delivery.kind in EmailKind.values else delivery.kind
         timeline(
             order,
