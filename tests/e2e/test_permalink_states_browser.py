@@ -122,11 +122,6 @@ STATES: dict[str, tuple[Callable[[], Order], str, list[str], list[str]]] = {
 }  # fmt: skip
 
 
-@pytest.mark.xfail(
-    reason="Known break from the card/outbox merge: the pending-refund states are now finished by the refund "
-    "outbox before the page renders (issue 16 follow-up, see the closing note)",
-    strict=False,
-)
 def test_every_order_state_renders_on_a_360px_phone(live_server, transactional_db, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
