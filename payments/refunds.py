@@ -18,7 +18,7 @@ from payments.card.refunds import card_refund_request
 from payments.exceptions import PaymentInputError
 from payments.models import PixCharge, PixPayment, PixRefund
 from payments.psp import PSPRefund
-from payments.signals import refund_finished
+from payments.signals import refund_finished_on_commit
 from payments.timeline import record_event
 
 logger = logging.getLogger(__name__)
@@ -138,14 +138,7 @@ def pix_refund_apply(
         record_event(reference=refund.reference, kind=f"refund_{new_status}", txid=txid, refund_id=refund.refund_id)
         if new_status == PixRefund.Status.COMPLETED:
             _mark_charge_refunded(refund.payment)
-        if refund.kind == PixRefund.Kind.REQUESTED:
-            payload = {
-                "reference": refund.reference,
-                "refund_id": refund.refund_id,
-                "status": str(new_status),
-                "amount": refund.amount,
-            }
-            transaction.on_commit(lambda: refund_finished.send(sender=PixRefund, **payload))
+        refund_finished_on_commit(refund, new_status)
     return refund
 
 

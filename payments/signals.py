@@ -1,5 +1,8 @@
-"""The payments app's two business signals (contracts.md). Receivers live in `shop/receivers.py`."""
+"""The payments app's business signals (contracts.md). Receivers live in `shop/receivers.py`."""
 
+from typing import Any
+
+from django.db import transaction
 from django.dispatch import Signal
 
 # send(sender=PixCharge, reference=str, txid=str, amount=int, end_to_end_id=str, paid_at=datetime)
@@ -11,6 +14,16 @@ charge_settled = Signal()
 # send(sender=PixRefund, reference=str, refund_id=str, status="completed"|"failed", amount=int)
 # Sent on commit, once, when a refund requested through `refund_request` reaches a final state.
 refund_finished = Signal()
+
+
+def refund_finished_on_commit(refund: Any, status: str) -> None:
+    """Announce a Pix devolução's or card estorno's final `status` on commit, for refunds someone asked for
+    (automatic ones — late, duplicate, rejected payments — have no adjustment waiting for them)."""
+    if refund.kind != "requested":
+        return
+    payload = {"reference": refund.reference, "refund_id": refund.refund_id, "status": str(status),
+               "amount": refund.amount}
+    transaction.on_commit(lambda: refund_finished.send(sender=type(refund), **payload))
 
 # send(sender=CardPayment, reference=str, payment_id=str, status="approved"|"declined", amount=int)
 # The outcome of a card payment learned after `card_payment_authorize` returned (gateway webhook, or the

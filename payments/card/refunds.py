@@ -15,7 +15,7 @@ from django.utils import timezone
 from payments.card.gateway import GatewayCharge
 from payments.card.models import CardPayment, CardRefund
 from payments.exceptions import PaymentInputError
-from payments.signals import refund_finished
+from payments.signals import refund_finished_on_commit
 from payments.timeline import record_event
 
 logger = logging.getLogger(__name__)
@@ -99,12 +99,5 @@ def card_refund_apply(
             payment.refunded_amount = min(payment.amount, max(int(done or 0), reported, payment.refunded_amount))
             payment.save(update_fields=["refunded_amount", "updated_at"])
         record_event(reference=refund.reference, kind=f"card_refund_{status}", refund_id=refund.refund_id)
-        if refund.kind == CardRefund.Kind.REQUESTED:
-            payload = {
-                "reference": refund.reference,
-                "refund_id": refund.refund_id,
-                "status": str(status),
-                "amount": refund.amount,
-            }
-            transaction.on_commit(lambda: refund_finished.send(sender=CardRefund, **payload))
+        refund_finished_on_commit(refund, status)
     return refund
