@@ -88,12 +88,8 @@ def _live(
     the caller (`LIVE_ANNOTATIONS`), else one query for the rest."""
     if read is not None:
         return read
-    # A cart's lines (shop/carts.py) name a SKU only: they carry no variant and no annotations.
-    known = {
-        line.variant_id: live
-        for line in existing.values()
-        if getattr(line, "variant_id", None) is not None and (live := live_annotated(line)) is not None
-    }
+    # Only lines read with the annotations carry live values (not a cart's lines, nor a line whose variant is gone).
+    known = {line.variant_id: live for line in existing.values() if (live := live_annotated(line)) is not None}
     return {**known, **live_of({s.pk for s in snapshots.values()} - known.keys())}
 
 
