@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.due import local_date
+from shop.checkout.access import continue_token
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Category, Product, StoreSettings, Variant
 from shop.services import checkout_complete_pix_due, checkout_create
@@ -49,7 +50,8 @@ def _overdue_cobv() -> str:
         fine_bp=200,
         interest_bp=100,
     )
-    return created.checkout.public_id
+    # the link staff send: a checkout page opens only for its session or with its signed token
+    return f"/checkout/{created.checkout.public_id}/pix?t={continue_token(created.checkout)}"
 
 
 def test_pix_price_follows_the_variant_and_the_new_lines_fit_a_phone(live_server, transactional_db) -> None:
@@ -61,12 +63,12 @@ def test_pix_price_follows_the_variant_and_the_new_lines_fit_a_phone(live_server
     shopper.post("/carrinho/adicionar", {"sku": "CAFE-1KG", "quantity": "2"})
     checkout_url = shopper.get("/checkout/")["Location"]
     shopper.post(checkout_url, {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac", "action": "shipping"})
-    cobv_checkout = _overdue_cobv()
+    cobv_link = _overdue_cobv()
     pages = {
         "product": "/produtos/cafe-em-graos/",
         "cart": "/carrinho/",
         "checkout": checkout_url,
-        "pix-due": f"/checkout/{cobv_checkout}/pix",
+        "pix-due": cobv_link,
     }
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
