@@ -89,3 +89,14 @@ def _fresh_caches() -> Iterator[None]:
     yield
     for cache in caches.all():
         cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    # A request in English (LocaleMiddleware activates per request, per thread) must not leave later tests
+    # reading English messages: every test starts and ends in the shop's default language.
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
