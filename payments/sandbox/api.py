@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from payments.psp.base import parse_datetime
-from payments.sandbox import services
+from payments.sandbox import bodies, services
 from payments.sandbox.views import _enabled
 
 
@@ -70,13 +70,13 @@ def api(view: Callable[..., tuple[int, Any]]) -> Callable[..., HttpResponse]:
 def _charge(request: HttpRequest, body: dict[str, Any], txid: str, kind: str) -> tuple[int, Any]:
     if request.method == "PUT":
         put = services.cobv_put if kind == "cobv" else services.cob_put
-        return 201, services.cob_body(put(txid=txid, body=body))
+        return 201, bodies.cob_body(put(txid=txid, body=body))
     if request.method == "GET":
-        return 200, services.cob_body(services.get_cob(txid, kind=kind))
+        return 200, bodies.cob_body(services.get_cob(txid, kind=kind))
     if request.method == "PATCH":
         if body.get("status") != "REMOVIDA_PELO_USUARIO_RECEBEDOR":
             raise services.SandboxError(400, "CobPayloadInvalido", "only status REMOVIDA_PELO_USUARIO_RECEBEDOR")
-        return 200, services.cob_body(services.cob_patch_removed(txid=txid, kind=kind))
+        return 200, bodies.cob_body(services.cob_patch_removed(txid=txid, kind=kind))
     raise services.SandboxError(405, "MetodoNaoPermitido", request.method or "")
 
 
@@ -94,9 +94,9 @@ def cobv(request: HttpRequest, body: dict[str, Any], *, txid: str) -> tuple[int,
 @api
 def devolucao(request: HttpRequest, body: dict[str, Any], *, e2eid: str, refund_id: str) -> tuple[int, Any]:
     if request.method == "PUT":
-        return 201, services.refund_body(services.refund_put(e2eid=e2eid, refund_id=refund_id, body=body))
+        return 201, bodies.refund_body(services.refund_put(e2eid=e2eid, refund_id=refund_id, body=body))
     if request.method == "GET":
-        return 200, services.refund_body(services.get_refund(e2eid=e2eid, refund_id=refund_id))
+        return 200, bodies.refund_body(services.get_refund(e2eid=e2eid, refund_id=refund_id))
     raise services.SandboxError(405, "MetodoNaoPermitido", request.method or "")
 
 

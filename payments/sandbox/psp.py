@@ -26,7 +26,7 @@ from payments.psp.base import (
     payment_from_bacen,
     refund_from_bacen,
 )
-from payments.sandbox import services
+from payments.sandbox import bodies, services
 
 
 def _call[T](function: Callable[[], T]) -> T:
@@ -53,7 +53,7 @@ class SandboxPixPSP:
         body["solicitacaoPagador"] = (message or "")[:140]
         body["infoAdicionais"] = [{"nome": name, "valor": value} for name, value in extra]
         cob = _call(lambda: services.cob_put(txid=txid, body=body))
-        return charge_from_bacen(services.cob_body(cob))
+        return charge_from_bacen(bodies.cob_body(cob))
 
     def create_due_charge(
         self,
@@ -68,23 +68,23 @@ class SandboxPixPSP:
         body = cobv_request_body(pix_key=settings.PIX_KEY, amount_cents=amount_cents, terms=terms, payer=payer)
         body["solicitacaoPagador"] = (message or "")[:140]
         body["infoAdicionais"] = [{"nome": name, "valor": value} for name, value in extra]
-        return charge_from_bacen(services.cob_body(_call(lambda: services.cobv_put(txid=txid, body=body))))
+        return charge_from_bacen(bodies.cob_body(_call(lambda: services.cobv_put(txid=txid, body=body))))
 
     def get_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
-        return charge_from_bacen(services.cob_body(_call(lambda: services.get_cob(txid, kind=kind))))
+        return charge_from_bacen(bodies.cob_body(_call(lambda: services.get_cob(txid, kind=kind))))
 
     def cancel_charge(self, txid: str, kind: str = "cob") -> PSPCharge:
         cob = _call(lambda: services.cob_patch_removed(txid=txid, kind=kind))
-        return charge_from_bacen(services.cob_body(cob))
+        return charge_from_bacen(bodies.cob_body(cob))
 
     def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund:
         body = {"valor": cents_to_decimal(amount_cents), "natureza": "ORIGINAL", "descricao": description or ""}
         refund = _call(lambda: services.refund_put(e2eid=e2eid, refund_id=refund_id, body=body))
-        return refund_from_bacen(services.refund_body(refund))
+        return refund_from_bacen(bodies.refund_body(refund))
 
     def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund:
         refund = _call(lambda: services.get_refund(e2eid=e2eid, refund_id=refund_id))
-        return refund_from_bacen(services.refund_body(refund))
+        return refund_from_bacen(bodies.refund_body(refund))
 
     def list_received(self, start: datetime, end: datetime) -> list[PSPPayment]:
         return [payment_from_bacen(item) for item in services.list_received(start=start, end=end)]

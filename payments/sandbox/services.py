@@ -19,10 +19,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.brcode import build_dynamic, merchant_text
-from payments.due import DueTerms, amount_due, local_date
+from payments.due import amount_due, local_date
 from payments.merchant import pix_merchant
-from payments.money import cents_to_decimal, decimal_to_cents
-from payments.psp.base import due_terms_from_bacen, format_datetime
+from payments.money import decimal_to_cents
+from payments.psp.base import due_terms_from_bacen
+from payments.sandbox.bodies import due_terms, pix_item
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
 ISPB = "99999999"
@@ -63,83 +64,6 @@ class PayOptions:
 def _e2e(prefix: str, at: datetime) -> str:
     # "E"/"D" + 8-digit ISPB + yyyyMMddHHmm + 11 random alnum = 32 chars (PIX.md §4.3).
     return f"{prefix}{ISPB}{at.strftime('%Y%m%d%H%M')}{''.join(secrets.choice(_ALNUM) for _ in range(11))}"
-
-
-def _calendario(cob: SandboxCob) -> dict[str, Any]:
-    if cob.kind == "cobv":
-        return {
-            "criacao": format_datetime(cob.criacao),
-            "dataDeVencimento": cob.vencimento.isoformat(),  # type: ignore[union-attr]
-            "validadeAposVencimento": cob.validade_apos_vencimento,
-        }
-    return {"criacao": format_datetime(cob.criacao), "expiracao": cob.expiracao}
-
-
-def _valor(cob: SandboxCob) -> dict[str, Any]:
-    if cob.kind == "cobv":
-        return {"original": cents_to_decimal(cob.amount), **cob.regras}
-    return {"original": cents_to_decimal(cob.amount), "modalidadeAlteracao": 0}
-
-
-def due_terms(cob: SandboxCob) -> DueTerms:
-    return due_terms_from_bacen(_calendario(cob), _valor(cob))
-
-
-def cob_body(cob: SandboxCob) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "calendario": _calendario(cob),
-        "txid": cob.txid,
-        "revisao": cob.revisao,
-        "location": cob.location,
-        "status": cob.status,
-        "valor": _valor(cob),
-        "chave": cob.chave,
-        "pixCopiaECola": cob.br_code,
-    }
-    if cob.devedor:
-        body["devedor"] = cob.devedor
-    if cob.solicitacao_pagador:
-        body["solicitacaoPagador"] = cob.solicitacao_pagador
-    if cob.info_adicionais:
-        body["infoAdicionais"] = cob.info_adicionais
-    pix = [pix_item(item) for item in cob.pix.order_by("horario", "id")]
-    if pix:
-        body["pix"] = pix
-    return body
-
-
-def refund_body(refund: SandboxRefund) -> dict[str, Any]:
-    horario = {"solicitacao": format_datetime(refund.solicitacao)}
-    if refund.liquidacao:
-        horario["liquidacao"] = format_datetime(refund.liquidacao)
-    body: dict[str, Any] = {
-        "id": refund.refund_id,
-        "rtrId": refund.rtr_id,
-        "valor": cents_to_decimal(refund.amount),
-        "natureza": refund.natureza,
-        "horario": horario,
-        "status": refund.status,
-    }
-    if refund.descricao:
-        body["descricao"] = refund.descricao
-    if refund.motivo:
-        body["motivo"] = refund.motivo
-    return body
-
-
-def pix_item(pix: SandboxPix, *, with_refunds: bool = True) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "endToEndId": pix.end_to_end_id,
-        "txid": pix.txid,
-        "valor": cents_to_decimal(pix.amount),
-        "horario": format_datetime(pix.horario),
-    }
-    if pix.info_pagador:
-        item["infoPagador"] = pix.info_pagador
-    refunds = list(pix.refunds.order_by("solicitacao", "id")) if with_refunds else []
-    if refunds:
-        item["devolucoes"] = [refund_body(refund) for refund in refunds]
-    return item
 
 
 def _cob(txid: str, *, lock: bool = False, kind: str | None = None) -> SandboxCob:

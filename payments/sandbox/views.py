@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from payments.money import decimal_to_cents
 from payments.psp.base import parse_datetime
 from payments.qr import qr_svg
-from payments.sandbox import services
+from payments.sandbox import bodies, services
 from payments.sandbox.models import SandboxCob
 
 SECRET_HEADER = "BCP-Sandbox-Secret"  # noqa: S105 - a header name
@@ -105,12 +105,12 @@ def pay_options(params: dict[str, Any]) -> services.PayOptions:
 @control
 def pay(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
     paid = services.pay(txid=txid, options=pay_options(params))
-    return {"pix": [services.pix_item(pix) for pix in paid]}
+    return {"pix": [bodies.pix_item(pix) for pix in paid]}
 
 
 @control
 def expire(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
-    return services.cob_body(services.expire(txid=txid))
+    return bodies.cob_body(services.expire(txid=txid))
 
 
 @control
@@ -118,13 +118,13 @@ def redeliver(params: dict[str, Any]) -> dict[str, Any]:
     e2eid = params.get("e2eid")
     if not isinstance(e2eid, str) or not e2eid:
         raise ValueError("e2eid: required")
-    return {"redelivered": services.pix_item(services.redeliver(e2eid=e2eid))}
+    return {"redelivered": bodies.pix_item(services.redeliver(e2eid=e2eid))}
 
 
 @control
 def refund_settle(params: dict[str, Any], *, e2eid: str, refund_id: str) -> dict[str, Any]:
     status = str(params.get("status", "DEVOLVIDO"))
-    return services.refund_body(services.refund_settle(e2eid=e2eid, refund_id=refund_id, status=status))
+    return bodies.refund_body(services.refund_settle(e2eid=e2eid, refund_id=refund_id, status=status))
 
 
 @require_GET
@@ -134,5 +134,5 @@ def charge_page(request: HttpRequest, txid: str) -> HttpResponse:
     cob = SandboxCob.objects.filter(txid=txid).first()
     if cob is None:
         raise Http404("unknown txid")
-    context = {"cob": cob, "body": services.cob_body(cob), "qr": qr_svg(cob.br_code)}
+    context = {"cob": cob, "body": bodies.cob_body(cob), "qr": qr_svg(cob.br_code)}
     return render(request, "payments/sandbox_charge.html", context)

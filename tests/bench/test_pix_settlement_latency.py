@@ -21,6 +21,7 @@ from django.test import Client
 
 from payments import webhook_auth
 from payments.models import PixPayment, PixWebhookEvent
+from payments.sandbox import bodies as sandbox_bodies
 from payments.sandbox import services as sandbox
 from payments.services import pix_charge_ensure
 from payments.tasks import process_pix_webhook
@@ -55,7 +56,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 def _settle_once(client: Client, index: int) -> float:
     charge = pix_charge_ensure(reference=f"checkout_lat_{index}", amount=1000 + index)
     pix = sandbox.pay(txid=charge.txid, options=sandbox.PayOptions(deliver="none"))[0]
-    raw = json.dumps({"pix": [sandbox.pix_item(pix)]}, separators=(",", ":")).encode()
+    raw = json.dumps({"pix": [sandbox_bodies.pix_item(pix)]}, separators=(",", ":")).encode()
     signature = webhook_auth.sign("sandbox-secret", raw)
     started = time.perf_counter()
     response = client.post(

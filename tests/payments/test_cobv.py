@@ -175,13 +175,15 @@ def test_cobv_needs_the_debtors_cpf_or_cnpj(bacen: FakeBacenServer) -> None:
 def test_sandbox_cobv_is_paid_at_the_value_of_the_day_and_settles_through_the_signed_webhook(
     settled: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
+    from payments.sandbox import bodies as sandbox_bodies
     from payments.sandbox import services as sandbox
 
     # given a cobv at the sandbox PSP (the default in tests)
     charge = pix_due_charge_ensure(
         reference="checkout_b2b", amount=100000, terms=TERMS, payer_name=PAYER.name, payer_tax_id="12ABC34501DE35"
     )
-    assert sandbox.cob_body(sandbox.get_cob(charge.txid, kind="cobv"))["calendario"]["dataDeVencimento"] == "2026-08-10"
+    calendario = sandbox_bodies.cob_body(sandbox.get_cob(charge.txid, kind="cobv"))["calendario"]
+    assert calendario["dataDeVencimento"] == "2026-08-10"
     # when the payer's app pays on 11/08 (Brasília), one day late
     with django_capture_on_commit_callbacks(execute=True):
         (paid,) = sandbox.pay(txid=charge.txid, options=sandbox.PayOptions(at=datetime(2026, 8, 11, 15, tzinfo=UTC)))

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.sandbox import services as sandbox
-from payments.sandbox.services import pix_item
+from payments.sandbox.bodies import pix_item
 from payments.services import pix_charge_ensure
 from payments.tasks import process_pix_webhook, reconcile_pix_charges
 

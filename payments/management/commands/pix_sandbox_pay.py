@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from payments.sandbox import services
+from payments.sandbox import bodies, services
 from payments.sandbox.views import pay_options
 
 
@@ -45,4 +45,4 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.name}: {exc.detail}") from exc
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(json.dumps({"pix": [services.pix_item(pix) for pix in paid]}, ensure_ascii=False))
+        self.stdout.write(json.dumps({"pix": [bodies.pix_item(pix) for pix in paid]}, ensure_ascii=False))
