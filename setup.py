@@ -2,7 +2,7 @@
 
 The templates, static sources and locale live in top-level folders of the source tree; a non-editable
 install (`pip install .`, the Docker image) must carry them, so they are mapped into the wheel as
-package data under `shop/_site/`, where `shop/settings.py` looks first.
+package data under `shop/_site/`, where `shop/settings/base.py` looks first.
 """
 
 from setuptools import find_packages, setup

@@ -1,4 +1,4 @@
-"""docker-compose.yml read against shop/settings.py, .env.example, the Dockerfile and the README."""
+"""docker-compose.yml read against the shop/settings/ package, .env.example, the Dockerfile and the README."""
 
 from __future__ import annotations
 
