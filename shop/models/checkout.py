@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
@@ -256,6 +258,18 @@ class Checkout(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The order number is reserved by a conditional UPDATE outside the engine's row lock
+        # (shop/checkout/pix.py): a full save of a copy loaded before it never writes the column back to NULL.
+        updating_all = not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert")
+        if updating_all and self.order_number is None:
+            kwargs["update_fields"] = [
+                field.attname
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name != "order_number"
+            ]
+        super().save(*args, **kwargs)
 
     @property
     def is_terminal(self) -> bool:

@@ -333,3 +333,18 @@ def ready_checkout_card_order() -> Order:
     result = complete(created, CARD_OK)
     assert result.checkout.status == "completed", result.messages
     return Order.objects.get(checkout_id=created.public_id)
+
+
+def test_a_full_save_of_a_copy_loaded_before_the_reservation_keeps_the_reserved_number() -> None:
+    """Issue 16 §8: the number is reserved by a conditional UPDATE outside the checkout's row lock, so a
+    request that loaded the checkout just before must not write the column back to NULL when it saves."""
+    from shop.checkout.pix import reserved_order_number
+
+    checkout = ready_checkout()
+    Checkout.objects.filter(pk=checkout.pk).update(order_number=None)
+    stale = Checkout.objects.get(pk=checkout.pk)  # loaded before the reservation
+    number = reserved_order_number(Checkout.objects.get(pk=checkout.pk))
+    stale.status = "incomplete"
+    stale.save()
+    saved = Checkout.objects.get(pk=checkout.pk)
+    assert (saved.order_number, saved.status) == (number, "incomplete")
