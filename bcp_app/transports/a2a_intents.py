@@ -127,7 +127,10 @@ class Intent:
 
 
 def detect_language(text: str) -> str:
-    words = re.findall(r"[a-z']+", fold(text))
+    # Only plain words count: an order or checkout id ("ord_a1is2it…") would otherwise lend its random
+    # letters ("is", "it", "a") to English.
+    plain = " ".join(token for token in text.split() if not re.search(r"[\d_]", token))
+    words = re.findall(r"[a-z']+", fold(plain))
     portuguese = sum(word in _PT_MARKERS for word in words)
     english = sum(word in _EN_MARKERS for word in words)
     return "en" if english > portuguese else "pt-br"
