@@ -49,6 +49,8 @@ def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterato
     celery_app.conf.task_always_eager = True
     _allow_eager_result_get()
     settings.MEDIA_ROOT = _media_root
+    # PBKDF2's 1.2 M iterations cost ~0.4 s per staff user a test creates; what is tested is who may log in.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Never the real CEP service: tests that need one start a fake on loopback (tests/shop/test_cep_lookup.py).
     settings.CEP_PROVIDER_URL = ""
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
