@@ -240,7 +240,8 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         data = converted
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
-                                          session_key=ctx.extra.get("session_key") or "")  # permalinks
+                                          session_key=ctx.extra.get("session_key") or "",  # permalinks
+                                          mandate_required=ctx.has(AP2_MANDATE))  # PIX.md §7: locked to AP2
     except services.CheckoutCreateImpossible as exc:
         reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
         return OperationResult(200, error_response("item_unavailable", _text(ctx, "nothing_created"),
