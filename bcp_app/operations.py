@@ -49,15 +49,8 @@ from bcp_app.errors import ProtocolError, error_response
 from bcp_app.inputs import buyer_input, context_input, line_inputs
 from bcp_app.policies import policies_json, search_policies
 from bcp_app.results import OperationResult
-from bcp_app.schemas.catalog import (
-    LOOKUP_MAX_IDS,
-    GetProductRequest,
-    LookupRequest,
-    LookupResponse,
-    ProductResponse,
-    SearchRequest,
-    SearchResponse,
-)
+from bcp_app.schemas import LookupResponse, ProductResponse, SearchResponse
+from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
 from bcp_app.schemas.checkout import (
     CheckoutCancelRequest,
     CheckoutCompleteRequest,

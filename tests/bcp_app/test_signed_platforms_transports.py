@@ -51,6 +51,14 @@ def sign(request: Any, key: ec.EllipticCurvePrivateKey) -> None:
     request.headers.update(sign_message(message, components, key=key, keyid=PLATFORM_KID))
 
 
+def another_platform(fake_platform: FakePlatform) -> tuple[str, ec.EllipticCurvePrivateKey]:
+    """Another platform's profile (URL) and its own signing key, served by the same loopback server."""
+    other = FakePlatform(port=fake_platform.port, routes=fake_platform.routes,
+                         key=ec.generate_private_key(ec.SECP256R1()))
+    url = fake_platform.serve_json("/outro.json", other.profile(), headers={"Cache-Control": "public, max-age=300"})
+    return url, other.key
+
+
 class SignedShopper(test_mcp_checkout.Shopper):
     """An MCP platform with no API key: the official client, every HTTP request signed with `key`."""
 
@@ -103,11 +111,8 @@ def test_a_signed_unregistered_platform_reads_its_own_order_over_mcp_bcp_ord_02_
     # unsigned with the same profile: anonymous; signed by another profile's key: someone else
     unsigned = test_mcp_helpers.call(signed_shopper.url, "get_order", {"meta": signed_shopper.meta(),
                                                                        "id": order["id"]}).structured_content
-    other = FakePlatform(port=fake_platform.port, routes=fake_platform.routes,
-                         key=ec.generate_private_key(ec.SECP256R1()))
-    other_url = fake_platform.serve_json("/outro.json", other.profile(),
-                                         headers={"Cache-Control": "public, max-age=300"})
-    by_other = SignedShopper(signed_shopper.url, other_url, other.key).tool("get_order", id=order["id"])
+    other_url, other_key = another_platform(fake_platform)
+    by_other = SignedShopper(signed_shopper.url, other_url, other_key).tool("get_order", id=order["id"])
     for body in (unsigned, by_other):
         assert [m["code"] for m in body["messages"]] == ["unauthorized"]
 
@@ -179,11 +184,8 @@ def test_a_signed_unregistered_platform_reads_its_own_order_over_a2a_bcp_ord_02_
                          {"action": "get_order", "order_id": order.public_id}), "a2a.bcp.order")
     unsigned = part(a2a_send(live_a2a.base_url, url, None, {"action": "get_order", "order_id": order.public_id}),
                     "a2a.bcp.order")
-    other = FakePlatform(port=fake_platform.port, routes=fake_platform.routes,
-                         key=ec.generate_private_key(ec.SECP256R1()))
-    other_url = fake_platform.serve_json("/outro.json", other.profile(),
-                                         headers={"Cache-Control": "public, max-age=300"})
-    by_other = part(a2a_send(live_a2a.base_url, other_url, other.key,
+    other_url, other_key = another_platform(fake_platform)
+    by_other = part(a2a_send(live_a2a.base_url, other_url, other_key,
                              {"action": "get_order", "order_id": order.public_id}), "a2a.bcp.order")
 
     assert (mine["id"], mine["checkout_id"]) == (order.public_id, checkout.public_id)

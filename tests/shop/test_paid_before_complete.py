@@ -99,15 +99,20 @@ def test_update_after_payment_is_refused_recoverably(django_capture_on_commit_ca
     assert Checkout.objects.get(pk=checkout.pk).lines.get().quantity == 2
 
 
+def after_the_grace(capture, checkout: Checkout) -> Checkout:
+    """The sweeps a second before and a second after a 900 s completion grace; nothing happens before it."""
+    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
+    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
+    with capture(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
+    return Checkout.objects.get(pk=checkout.pk)
+
+
 def test_the_shop_completes_only_after_the_grace_period_pix_10_d1(django_capture_on_commit_callbacks, settings):
     """PIX.md §10 D1: no complete within `completion_grace_seconds` → the shop completes it (no AP2)."""
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     checkout = paid_checkout(django_capture_on_commit_callbacks)
-    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
-    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
-    with django_capture_on_commit_callbacks(execute=True):
-        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
-    done = Checkout.objects.get(pk=checkout.pk)
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
     assert done.status == "completed"
     assert done.messages == []
     assert Order.objects.get(checkout_id=checkout.public_id).public_id == done.order_id
@@ -124,11 +129,7 @@ def test_an_ap2_checkout_is_refunded_not_completed_after_the_grace_pix_10_d1(
     in full"): no verified mandate within the grace → canceled, stock back, the whole Pix in the refund outbox."""
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     checkout = paid_checkout(django_capture_on_commit_callbacks, mandate_required=True)
-    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
-    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
-    with django_capture_on_commit_callbacks(execute=True):
-        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
-    done = Checkout.objects.get(pk=checkout.pk)
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
     assert done.status == "canceled"
     assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
     assert stock() == 10
