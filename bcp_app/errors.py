@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bcp_app.constants import PROTOCOL_VERSION
+from bcp_app.schemas.common import ErrorResponse, ProtocolErrorBody
 
 # code -> (HTTP status, JSON-RPC code)
 PROTOCOL_ERRORS: dict[str, tuple[int, int]] = {
@@ -62,7 +63,7 @@ class ProtocolError(Exception):
         body: dict[str, Any] = {"code": self.code, "content": self.content}
         if self.continue_url:
             body["continue_url"] = self.continue_url
-        return body
+        return ProtocolErrorBody.produce(body)  # the §5.4 output model (one schema set)
 
     def jsonrpc_data(self) -> dict[str, Any]:
         data = self.body()
@@ -94,15 +95,17 @@ def error_response(
     capabilities: dict[str, list[dict[str, str]]] | None = None,
     continue_url: str | None = None,
     severity: str = "unrecoverable",
+    messages: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The §5.3 Error Response: `ucp{version, status:error, capabilities?}`, messages, continue_url?."""
+    """The §5.3 Error Response: `ucp{version, status:error, capabilities?}`, messages, continue_url?, produced
+    by the `ErrorResponse` model. `messages` replaces the single `{code, content}` error message."""
     ucp: dict[str, Any] = {"version": PROTOCOL_VERSION, "status": "error"}
     if capabilities:
         ucp["capabilities"] = capabilities
     body: dict[str, Any] = {
         "ucp": ucp,
-        "messages": [{"type": "error", "code": code, "severity": severity, "content": content}],
+        "messages": messages or [{"type": "error", "code": code, "severity": severity, "content": content}],
     }
     if continue_url:
         body["continue_url"] = continue_url
-    return body
+    return ErrorResponse.produce(body)

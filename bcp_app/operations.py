@@ -49,6 +49,7 @@ from bcp_app.errors import ProtocolError, error_response
 from bcp_app.inputs import buyer_input, context_input, line_inputs
 from bcp_app.policies import policies_json, search_policies
 from bcp_app.results import OperationResult
+from bcp_app.schemas import LookupResponse, ProductResponse, SearchResponse
 from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
 from bcp_app.schemas.checkout import (
     CheckoutCancelRequest,
@@ -232,14 +233,13 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         data = converted
     try:
         result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
-                                          session_key=ctx.extra.get("session_key") or "")  # permalinks
+                                          session_key=ctx.extra.get("session_key") or "",  # permalinks
+                                          mandate_required=ctx.has(AP2_MANDATE))  # PIX.md §7: locked to AP2
     except services.CheckoutCreateImpossible as exc:
-        body_out = error_response("item_unavailable", _text(ctx, "nothing_created"),
-                                  capabilities=ctx.ucp_capabilities(CHECKOUT) or None)
-        body_out["messages"] = presenters.messages(exc.messages) or body_out["messages"]
-        for message in body_out["messages"]:
-            message["severity"] = "unrecoverable"
-        return OperationResult(200, body_out)
+        reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
+        return OperationResult(200, error_response("item_unavailable", _text(ctx, "nothing_created"),
+                                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None,
+                                                   messages=reasons or None))
     except services.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     if request.cart_id is not None and ctx.has(CART):
@@ -380,7 +380,7 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
     body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info,
                 "policies": policies_json(ctx.language)}
-    return OperationResult(200, body_out)
+    return OperationResult(200, SearchResponse.produce(body_out))
 
 
 def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any]) -> OperationResult:
@@ -395,7 +395,7 @@ def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any])
     if missing:
         body_out["messages"] = [{"type": "info", "code": "not_found", "content": _text(ctx, "unknown_id", id=i)}
                                 for i in missing]
-    return OperationResult(200, body_out)
+    return OperationResult(200, LookupResponse.produce(body_out))
 
 
 def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]) -> OperationResult:
@@ -407,8 +407,8 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
     if product is None:
         return OperationResult(200, error_response("not_found", _text(ctx, "product_not_found"),
                                                    capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
-    return OperationResult(200, {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product,
-                                 "policies": policies_json(ctx.language)})
+    return OperationResult(200, ProductResponse.produce({"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product,
+                                                         "policies": policies_json(ctx.language)}))
 
 
 # The agent tools' operations (A2A intents, seed 002 tools) live beside this module; they are part of it.

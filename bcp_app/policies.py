@@ -23,11 +23,24 @@ def _language(value: str | None) -> str:
     return "en" if (value or "").lower().startswith("en") else "pt-br"
 
 
-def policy_models(language: str | None = None) -> list[PolicyOut]:
+def _snapshot(kept: Any) -> tuple[Any, ...] | None:
+    """The policies an order kept at placement (`orders.Order.policies`), or None to use today's."""
+    from shop.policies import Policy
+
+    if not isinstance(kept, list) or not kept:
+        return None  # orders placed before the snapshot existed
+    try:
+        return tuple(Policy(**entry) for entry in kept)
+    except TypeError:
+        return None
+
+
+def policy_models(language: str | None = None, *, kept: Any = None) -> list[PolicyOut]:
+    """`kept`: an order's policy snapshot; its policies win over the current store settings."""
     from shop.policies import store_policies
 
     out = []
-    for policy in store_policies(_language(language)):
+    for policy in _snapshot(kept) or store_policies(_language(language)):
         model = PolicyOut(type=policy.type, description=Description(plain=policy.text), url=policy.url,
                           title=policy.title)
         if policy.return_window_days:
@@ -37,9 +50,9 @@ def policy_models(language: str | None = None) -> list[PolicyOut]:
     return out
 
 
-def policies_json(language: str | None = None) -> list[dict[str, Any]]:
-    """`policies[]` of a response, in the response's language."""
-    return [model.model_dump(exclude_none=True) for model in policy_models(language)]
+def policies_json(language: str | None = None, *, kept: Any = None) -> list[dict[str, Any]]:
+    """`policies[]` of a response, in the response's language (an order: those it was placed under)."""
+    return [model.model_dump(exclude_none=True) for model in policy_models(language, kept=kept)]
 
 
 def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -> OperationResult:

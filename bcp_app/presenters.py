@@ -337,5 +337,7 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
 
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
         payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
-    payload.setdefault("policies", policies_json(getattr(order_model, "language", None)))
+    # UCP #572 on orders: the policies in force when it was placed (snapshot), not today's store settings.
+    payload.setdefault("policies", policies_json(getattr(order_model, "language", None),
+                                                 kept=getattr(order_model, "policies", None)))
     return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": capabilities}, **payload}

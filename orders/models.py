@@ -59,6 +59,9 @@ class Order(models.Model):
     platform_id = models.CharField(_("plataforma BCP"), max_length=64, null=True, blank=True)  # noqa: DJ001
     language = models.CharField(_("idioma"), max_length=8, default="pt-br")
     currency = models.CharField(_("moeda"), max_length=3, default="BRL")
+    # The store policies in force when the order was placed (terms, privacy, returns, shipping), as the shop
+    # read them then; the order's BCP `policies[]` comes from here, not from today's store settings.
+    policies = models.JSONField(_("políticas na compra"), default=list, blank=True)
 
     buyer_first_name = models.CharField(_("nome"), max_length=120, blank=True)
     buyer_last_name = models.CharField(_("sobrenome"), max_length=120, blank=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class PlacedCheckout:
     installments: int = 1  # card: the parcelamento chosen
     installment_amount: int = 0  # each installment (the first may carry the remainder cents)
     first_installment: int = 0
+    # The store policies in force at placement (`shop.policies.Policy` as dicts), kept with the order.
+    policies: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 API (all keyword-only; every call is one transaction; ids are public ids, never primary keys)::
 
     checkout_create(*, data: CheckoutInput, platform_id: str | None = None, session_key: str = "",
-                    language: str = "pt-br") -> CheckoutResult
+                    language: str = "pt-br", mandate_required: bool = False) -> CheckoutResult
         # raises CheckoutCreateImpossible(messages) when nothing can be created (BCP §4.3: every item
         # unavailable, no lines) → BCP Error Response; CheckoutInputError(path, content) for bad input.
     checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None,
@@ -137,8 +137,14 @@ class CheckoutCreateImpossible(Exception):
 
 @in_checkout_language
 def checkout_create(
-    *, data: CheckoutInput, platform_id: str | None = None, session_key: str = "", language: str = "pt-br"
+    *,
+    data: CheckoutInput,
+    platform_id: str | None = None,
+    session_key: str = "",
+    language: str = "pt-br",
+    mandate_required: bool = False,
 ) -> CheckoutResult:
+    """`mandate_required`: the platform negotiated AP2 mandates, so the session is locked to them (PIX.md §7)."""
     language = checkout_language(data, language)
     speak(language)
     if not data.lines:
@@ -167,6 +173,7 @@ def checkout_create(
             session_key=session_key,
             language=language,
             expires_at=now + timedelta(seconds=settings.SHOP_CHECKOUT_TTL_SECONDS),
+            mandate_required=mandate_required,
         )
         apply(checkout, ev, messages, [])
         event(checkout, "created", "", {"platform_id": platform_id or ""})

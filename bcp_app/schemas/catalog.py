@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from bcp_app.schemas.common import Amount, Description, Message, RequestModel, ResponseModel, UcpEnvelope
+from bcp_app.schemas.policies import PolicyOut
 
 LOOKUP_MAX_IDS = 50
 
@@ -140,15 +141,18 @@ class SearchResponse(ResponseModel):
     products: list[Product] = Field(description="Produtos; `[]` quando nada casa.")
     pagination: Pagination = Field(description="Paginação.")
     messages: list[Message] | None = Field(default=None, description="Mensagens.")
+    policies: list[PolicyOut] | None = Field(default=None, description="Políticas da loja (UCP #572).")
 
 
 class LookupResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão e capacidade catalog.lookup.")
     products: list[Product] = Field(description="Produtos encontrados, cada um uma vez.")
     messages: list[Message] | None = Field(default=None, description="Mensagens (ids desconhecidos).")
+    policies: list[PolicyOut] | None = Field(default=None, description="Políticas da loja (UCP #572).")
 
 
 class ProductResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão e capacidade catalog.lookup.")
     product: Product = Field(description="O produto, variante pedida primeiro.")
     messages: list[Message] | None = Field(default=None, description="Mensagens.")
+    policies: list[PolicyOut] | None = Field(default=None, description="Políticas da loja (UCP #572).")

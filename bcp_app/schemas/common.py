@@ -25,10 +25,8 @@ class RequestModel(NoControlCharacters):
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
-class ResponseModel(BaseModel):
-    """Objects the shop sends; extra members allowed so extensions can compose (schemas are open)."""
-
-    model_config = ConfigDict(extra="allow")
+class Produced(BaseModel):
+    """A response model that produces the wire body (mixin of every BCP output model)."""
 
     @classmethod
     def produce(cls, body: dict[str, Any]) -> dict[str, Any]:
@@ -36,6 +34,12 @@ class ResponseModel(BaseModel):
         dumped with exactly the members that were set. One output set for REST, MCP (`outputSchema`) and
         A2A (data parts); a presenter bug fails here instead of reaching a platform."""
         return cls.model_validate(body).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class ResponseModel(Produced):
+    """Objects the shop sends; extra members allowed so extensions can compose (schemas are open)."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class VersionRef(ResponseModel):
@@ -115,14 +119,14 @@ class Description(ResponseModel):
     html: str | None = Field(default=None, description="Texto em HTML.")
 
 
-class ErrorEnvelope(BaseModel):
+class ErrorEnvelope(Produced):
     model_config = ConfigDict(extra="allow")
     version: str = Field(description="Versão do protocolo.")
     status: Literal["error"] = Field(description="Sempre `error`.")
     capabilities: dict[str, list[VersionRef]] | None = Field(default=None, description="Capacidades relevantes.")
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(Produced):
     """BCP §5.3: returned (HTTP 200) when no resource exists to return; no other members allowed."""
 
     model_config = ConfigDict(extra="forbid")
@@ -131,8 +135,9 @@ class ErrorResponse(BaseModel):
     continue_url: str | None = Field(default=None, description="URL para o comprador continuar no site.")
 
 
-class ProtocolErrorBody(BaseModel):
-    """REST body of a protocol error (BCP §5.4): HTTP status + `{code, content}`."""
+class ProtocolErrorBody(Produced):
+    """REST body of a protocol error (BCP §5.4): HTTP status + `{code, content}` (MCP/A2A `error.data` is this
+    body plus `retry_after`)."""
 
     code: str = Field(description="Código do erro de protocolo, ex. `invalid_request`, `idempotency_conflict`.")
     content: str = Field(description="Explicação legível que nomeia o campo ou cabeçalho com problema.")

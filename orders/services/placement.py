@@ -158,6 +158,7 @@ def _create(checkout: PlacedCheckout) -> Order:
         installments=max(1, min(24, checkout.installments)),
         installment_amount=checkout.installment_amount if split else 0,
         first_installment=(checkout.first_installment or checkout.installment_amount) if split else 0,
+        policies=list(checkout.policies),
     )
     refresh_payment_status(order)
     order.save()

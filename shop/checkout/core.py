@@ -291,14 +291,14 @@ def revoke_quietly(reference: str, revoke: object) -> None:
         logger.warning("Pix charge revoke failed for %s", reference, exc_info=True)
 
 
-def cancel(checkout: Checkout, *, kind: str) -> None:
+def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout cancelado antes da conclusão") -> None:
     previous = checkout.status
     release_holdings(checkout)
     if checkout.paid_at is not None:
         # Paid before complete, then canceled or expired: no order will take the money (PIX.md §3.2).
         from payments.services import refund_unplaced
 
-        refund_unplaced(reference=checkout.public_id, reason="Checkout cancelado antes da conclusão")
+        refund_unplaced(reference=checkout.public_id, reason=refund_reason)
     checkout.status = STATUS_CANCELED
     checkout.canceled_at = timezone.now()
     checkout.save()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 
 from shop.checkout.core import event, with_lines
@@ -65,6 +67,15 @@ def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
     }
 
 
+def policies_in_force(language: str) -> list[dict[str, Any]]:
+    """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
+    from dataclasses import asdict
+
+    from shop.policies import store_policies
+
+    return [asdict(policy) for policy in store_policies(language)]
+
+
 def place_order(
     checkout: Checkout, *, payment_type: str, paid_amount: int, lines: list[CheckoutLine] | None = None
 ) -> None:
@@ -109,6 +120,7 @@ def place_order(
         payment_txid=checkout.payment_txid,
         paid_amount=paid_amount,
         order_number=checkout.order_number,  # the number the Pix charge already told the payer
+        policies=policies_in_force(checkout.language),  # the order keeps the policies it was placed under
         **_installments(checkout, payment_type),
     )
     # every caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale)

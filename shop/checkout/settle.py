@@ -16,7 +16,8 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
   (`checkout_settle_pix`), also while the checkout still waits in step 2.
 - A charge issued at the PSP but never recorded here holds nothing: it expires at the PSP unpaid.
 - `ready_for_complete` with `paid_at` (an agent checkout paid before complete, PIX.md §3.1) →
-  `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed.
+  `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed, or, for a
+  checkout locked to AP2 mandates, cancels it and refunds the Pix in full (PIX.md §10 D1).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from django.utils.translation import gettext as _
 
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
+    cancel,
     event,
     in_checkout_language,
     input_from_checkout,
@@ -129,8 +131,10 @@ def completion_grace() -> timedelta:
 
 @in_checkout_language
 def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200) -> int:
-    """Agent checkouts paid before complete whose platform never completed within the grace: the shop
-    completes them (PIX.md §10 D1 without AP2: the Pix itself is the buyer's authorisation)."""
+    """Agent checkouts paid before complete whose platform never completed within the grace (PIX.md §10 D1):
+    without AP2 the shop completes them (the Pix itself is the buyer's authorisation); a checkout locked to
+    AP2 mandates (`mandate_required`) has no verified mandate, so it is canceled and the Pix refunded in full
+    through the refund outbox (§3.1 "with AP2: a mandate is mandatory, so refund in full")."""
     now = now or timezone.now()
     candidates = list(
         Checkout.objects.filter(status=STATUS_READY, paid_at__lte=now - completion_grace())
@@ -145,7 +149,10 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
                 continue
             speak(checkout.language)
             event(checkout, "completion_grace_elapsed", checkout.status, {"paid_at": checkout.paid_at.isoformat()})
-            place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)
+            if checkout.mandate_required:
+                cancel(checkout, kind="mandate_missing_refunded", refund_reason="Sem mandato AP2 válido no prazo")
+            else:
+                place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)
             finished += 1
     return finished
 

@@ -230,6 +230,10 @@ class Checkout(models.Model):
     # An agent checkout's Pix paid before the platform called complete (PIX.md §3.1): it stays
     # `ready_for_complete` holding the payment and its stock until complete or the completion grace.
     paid_at = models.DateTimeField(null=True, blank=True)
+    # Created while the AP2 mandates extension was negotiated (PIX.md §7: the session is locked): only a
+    # verified checkout mandate completes it, so a Pix paid before complete is refunded, never auto-completed
+    # by the shop, when the completion grace passes without one (PIX.md §10 D1).
+    mandate_required = models.BooleanField(default=False)
     canceled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -100,3 +100,24 @@ def test_without_the_extension_there_is_no_fiscal_member_and_others_orders_are_r
     refused = _order_part(sdk_send(server.base_url, [{"data": {"action": "get_order", "order_id": order.public_id}}],
                                    headers=other_headers))  # fmt: skip
     assert refused["messages"][0]["code"] == "unauthorized" and "id" not in refused
+
+
+def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
+    """Issue 14 "one output set": the `a2a.bcp.order` part (the order, or the §5.3 Error Response when the
+    order is not the caller's or does not exist) is the output model's body and validates against the shared
+    JSON Schemas (BCP-ORD-04, BCP-ERR-02, BCP-A2A-05)."""
+    from bcp_app.schemas import ErrorResponse, OrderResponse
+    from tests.bcp_app.schema_check import errors
+
+    platform_id, headers = _agent("https://agente.example/models/bcp.json", fiscal=False)
+    order = place_seed_order(platform_id, checkout_id="checkout_a2a_models")
+    ask = [{"data": {"action": "get_order", "order_id": order.public_id}}]
+    body = _order_part(sdk_send(server.base_url, ask, headers=headers))
+    missing = _order_part(sdk_send(server.base_url, [{"data": {"action": "get_order", "order_id": "order_nada"}}],
+                                   headers=headers))  # fmt: skip
+    assert errors(body, "shopping/order.json") == []
+    # A data part is a protobuf Struct (a map, key order not kept), so the objects are compared, not bytes.
+    assert OrderResponse.produce(body) == body
+    assert [m["code"] for m in missing["messages"]] == ["not_found"]
+    assert errors(missing, "common/types/error_response.json") == []
+    assert ErrorResponse.produce(missing) == missing

@@ -105,6 +105,32 @@ def test_order_carries_the_policies(db: None, bcp_settings: Any) -> None:
     assert errors(body["policies"], "shopping/order.json#/properties/policies") == []
 
 
+def test_order_keeps_the_policies_it_was_placed_under(db: None, bcp_settings: Any) -> None:
+    """UCP #572 on orders: an order's `policies[]` are those in force when it was placed (a snapshot stored
+    with it at placement), not today's store settings; a later order gets the new ones."""
+    from bcp_app import presenters
+    from orders.models import Order
+    from shop.checkout.types import CompleteInput, LineInput, PaymentInput
+    from shop.services import checkout_complete, checkout_create
+    from tests.shop.checkout_factories import full_input
+    from tests.shop.test_completion import CARD_OK
+    from tests.shop.test_fiscal_lifecycle import paid_order
+
+    before = paid_order()
+    StoreSettings.objects.create(returns_text="Trocas em até 30 dias.", returns_window_days=30)
+    checkout = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    after = Order.objects.get(checkout_id=checkout.public_id)
+
+    kept = {p["type"]: p for p in presenters.order(before, None)["policies"]}
+    current = {p["type"]: p for p in presenters.order(after, None)["policies"]}
+    assert kept[RETURN]["description"]["plain"].startswith(CDC)
+    assert kept[RETURN]["window"] == {"days": 7, "anchor": "delivered"}
+    assert current[RETURN]["description"]["plain"] == "Trocas em até 30 dias."
+    assert current[RETURN]["window"] == {"days": 30, "anchor": "delivered"}
+    assert_policies(list(kept.values()))
+
+
 def test_policy_pages_show_the_store_texts_or_the_standard_ones(client: Client, db: None) -> None:
     page = client.get("/trocas-e-devolucoes").content.decode()
     assert CDC in page

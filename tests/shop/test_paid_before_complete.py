@@ -31,12 +31,12 @@ CARD = InstrumentInput(
 )
 
 
-def paid_checkout(capture, *, session_key: str = "") -> Checkout:
+def paid_checkout(capture, *, session_key: str = "", mandate_required: bool = False) -> Checkout:
     """A ready Pix checkout (agent unless `session_key`) whose buyer paid before anyone called complete."""
     make_variant(price=4290, stock=10)
     make_shipping()
     data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), payment=PaymentInput(instruments=(PIX,)))
-    checkout = checkout_create(data=data, session_key=session_key).checkout
+    checkout = checkout_create(data=data, session_key=session_key, mandate_required=mandate_required).checkout
     assert checkout.status == "ready_for_complete"
     with capture(execute=True):
         pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
@@ -99,21 +99,45 @@ def test_update_after_payment_is_refused_recoverably(django_capture_on_commit_ca
     assert Checkout.objects.get(pk=checkout.pk).lines.get().quantity == 2
 
 
+def after_the_grace(capture, checkout: Checkout) -> Checkout:
+    """The sweeps a second before and a second after a 900 s completion grace; nothing happens before it."""
+    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
+    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
+    with capture(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
+    return Checkout.objects.get(pk=checkout.pk)
+
+
 def test_the_shop_completes_only_after_the_grace_period_pix_10_d1(django_capture_on_commit_callbacks, settings):
     """PIX.md §10 D1: no complete within `completion_grace_seconds` → the shop completes it (no AP2)."""
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     checkout = paid_checkout(django_capture_on_commit_callbacks)
-    checkout_expire_due(now=timezone.now() + timedelta(seconds=899))
-    assert Checkout.objects.get(pk=checkout.pk).status == "ready_for_complete"
-    with django_capture_on_commit_callbacks(execute=True):
-        checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
-    done = Checkout.objects.get(pk=checkout.pk)
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
     assert done.status == "completed"
     assert done.messages == []
     assert Order.objects.get(checkout_id=checkout.public_id).public_id == done.order_id
     assert list(done.events.values_list("kind", flat=True).order_by("id"))[-2:] == [
         "completion_grace_elapsed",
         "completed",
+    ]
+
+
+def test_an_ap2_checkout_is_refunded_not_completed_after_the_grace_pix_10_d1(
+    django_capture_on_commit_callbacks, settings
+):
+    """PIX.md §10 D1: "with AP2 active it refunds in full" (§3.1: "with AP2: a mandate is mandatory, so refund
+    in full"): no verified mandate within the grace → canceled, stock back, the whole Pix in the refund outbox."""
+    settings.PIX_COMPLETION_GRACE_SECONDS = 900
+    checkout = paid_checkout(django_capture_on_commit_callbacks, mandate_required=True)
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
+    assert done.status == "canceled"
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert stock() == 10
+    refund = PixRefund.objects.get(reference=checkout.public_id)
+    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
+    assert list(done.events.values_list("kind", flat=True).order_by("id"))[-2:] == [
+        "completion_grace_elapsed",
+        "mandate_missing_refunded",
     ]
 
 
