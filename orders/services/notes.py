@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.db import transaction
@@ -20,6 +21,8 @@ from orders.services._common import (
     staff_words,
     timeline,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -122,3 +125,22 @@ def email_delivery_send(*, delivery_id: int) -> str:
             data={"kind": delivery.kind},
         )
     return "sent"
+
+
+def order_placed_email_send(*, order_id: str) -> str:
+    """The "Pedido recebido" e-mail, from the placed order's outbox row (the one task per placed order), so the
+    placement's transaction writes no e-mail row. Exactly once: the delivery is unique per (order, kind, ref)
+    and `email_delivery_send` finds a sent one sent; a run that dies before this leaves the outbox row pending
+    for `sweep_outbox`. A failed SMTP send leaves the delivery unsent for `send_pending_emails`, and does not
+    hold back the order's webhook."""
+    order = Order.objects.filter(public_id=order_id).only("pk", "buyer_email").first()
+    if order is None or not order.buyer_email:
+        return "skipped"
+    delivery, _created = EmailDelivery.objects.get_or_create(
+        order=order, kind=EmailKind.PLACED, ref="", defaults={"to_email": order.buyer_email}
+    )
+    try:
+        return email_delivery_send(delivery_id=delivery.pk)
+    except Exception:
+        logger.warning("placed e-mail of %s not sent; send_pending_emails retries it", order_id, exc_info=True)
+        return "failed"
