@@ -57,7 +57,8 @@ def test_checkout_create_update_queries_constant_and_rate():
     make_location()
     make_coupon("BEMVINDO10", percent=10)
     skus = _variants(50)
-    _create_update(skus[:1])  # steady state: the shipping table and store settings are cached after one
+    # steady state: the shipping table, store settings and every SKU's catalog snapshot are cached after one
+    _create_update(skus)
     counts = {n: _create_update(skus[:n]) for n in (1, 10, 50)}
     print("\ncheckout engine — queries per operation (create, update):")
     for n, (c, u) in counts.items():
