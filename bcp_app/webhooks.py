@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bcp_app import negotiation, outbound, presenters
@@ -51,14 +51,14 @@ def order_webhook_prepare(
     `source_key` (the orders outbox row) makes a re-run return the delivery made the first time.
     `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook of an
     event shows that moment even when a later change was made before this task ran."""
-    from orders.selectors import order_for_bcp
+    from orders.selectors import order_presented
 
     if source_key:
         existing = WebhookDelivery.objects.filter(source_key=source_key).first()
         if existing is not None:
             return existing
 
-    order = order_for_bcp(order_id)
+    order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
         return None
     if snapshot:
@@ -81,8 +81,12 @@ def order_webhook_prepare(
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
               "next_attempt_at": timezone.now()}
     if source_key:
-        delivery, _ = WebhookDelivery.objects.get_or_create(source_key=source_key, defaults=fields)
-        return delivery
+        # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
+        try:
+            with transaction.atomic():
+                return WebhookDelivery.objects.create(source_key=source_key, **fields)
+        except IntegrityError:
+            return WebhookDelivery.objects.get(source_key=source_key)
     return WebhookDelivery.objects.create(**fields)
 
 

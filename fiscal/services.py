@@ -62,14 +62,11 @@ def document_request_issue(
     invoice: dict[str, Any],
     problems: list[str],
     reissue: bool = False,
-    new_order: bool = False,
 ) -> FiscalDocument:
     """Inside the caller's transaction. Once per order (and per re-issue after a rejection).
 
     `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
     document is "rejected" with them as the reason, no provider call, and the order is untouched.
-    `new_order`: the order was placed in this transaction, so it has no document yet: the row is written
-    once, as decided below, with no lookup first (the unique `order_ref` still guards a replay).
     """
     blocked_reason = ("Dados fiscais incompletos: " + "; ".join(problems))[:500] if problems else ""
     environment = invoice.get("environment") or "homologacao"
@@ -81,12 +78,7 @@ def document_request_issue(
         "status": Status.REJECTED if problems else Status.PENDING,
         "sefaz_reason": blocked_reason,
     }
-    if new_order:
-        document, created = FiscalDocument.objects.create(order_ref=order_ref, **defaults), True
-    else:
-        document, created = FiscalDocument.objects.select_for_update().get_or_create(
-            order_ref=order_ref, defaults=defaults
-        )
+    document, created = FiscalDocument.objects.select_for_update().get_or_create(order_ref=order_ref, defaults=defaults)
     if not created:
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add

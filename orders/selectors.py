@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -183,24 +184,54 @@ def order_bcp_payload(order: Order) -> dict[str, Any]:
 
 def order_bcp_json(order: Order) -> str:
     """What `Order.bcp_json` holds: the rendering without `permalink_url` (it follows BCP_PUBLIC_URL)."""
-    payload = order_bcp_render(order)
+    return order_bcp_json_of(
+        order,
+        lines=order.lines.all(),
+        expectations=order.expectations.all(),
+        events=order.fulfillment_events.all(),
+        adjustments=order.adjustments.all(),
+    )
+
+
+def order_bcp_json_of(
+    order: Order,
+    *,
+    lines: Iterable[OrderLine],
+    expectations: Iterable[FulfillmentExpectation],
+    events: Iterable[FulfillmentEvent] = (),
+    adjustments: Iterable[Adjustment] = (),
+) -> str:
+    """`order_bcp_json` from rows in hand: placement renders it before the order's INSERT (no pk yet)."""
+    payload = _render(order, lines, expectations, events, adjustments)
     payload.pop("permalink_url")
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def order_bcp_render(order: Order) -> dict[str, Any]:
     """The BCP §7 order rendered from the rows. Uses only prefetched relations (see order_for_bcp)."""
+    return _render(
+        order, order.lines.all(), order.expectations.all(), order.fulfillment_events.all(), order.adjustments.all()
+    )
+
+
+def _render(
+    order: Order,
+    lines: Iterable[OrderLine],
+    expectations: Iterable[FulfillmentExpectation],
+    events: Iterable[FulfillmentEvent],
+    adjustments: Iterable[Adjustment],
+) -> dict[str, Any]:
     return {
         "id": order.public_id,
         "label": f"#{order.number}",
         "checkout_id": order.checkout_id,
         "permalink_url": order.permalink_url,
         "currency": order.currency,
-        "line_items": [line_payload(line) for line in order.lines.all()],
+        "line_items": [line_payload(line) for line in lines],
         "fulfillment": {
-            "expectations": [expectation_payload(exp) for exp in order.expectations.all()],
-            "events": [event_payload(event) for event in order.fulfillment_events.all()],
+            "expectations": [expectation_payload(exp) for exp in expectations],
+            "events": [event_payload(event) for event in events],
         },
-        "adjustments": [adjustment_payload(adj) for adj in order.adjustments.all()],
+        "adjustments": [adjustment_payload(adj) for adj in adjustments],
         "totals": list(order.totals),
     }

@@ -7,7 +7,7 @@
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - orders.stock_return_requested → put the units back on sale.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
-- orders.order_changed (payment_confirmed / shipped / canceled) → request or cancel the NF-e
+- orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.fiscal.lifecycle`); fiscal.document_changed → the order's timeline event.
 Connected in ShopConfig.ready().
 """

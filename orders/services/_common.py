@@ -173,18 +173,13 @@ def timeline(
     )
 
 
-def schedule_email(order: Order, kind: str, *, ref: str = "", new_order: bool = False) -> EmailDelivery | None:
-    """Record the e-mail in this transaction; the Celery task sends it after commit, once.
-    `new_order`: the order was inserted in this transaction, so no delivery can exist yet (one INSERT)."""
+def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery | None:
+    """Record the e-mail in this transaction; the Celery task sends it after commit, once."""
     if not order.buyer_email:
         return None
-    if new_order:
-        delivery = EmailDelivery.objects.create(order=order, kind=kind, ref=ref, to_email=order.buyer_email)
-        created = True
-    else:
-        delivery, created = EmailDelivery.objects.get_or_create(
-            order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
-        )
+    delivery, created = EmailDelivery.objects.get_or_create(
+        order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
+    )
     if created:
         from orders.tasks import send_order_email  # tasks import services: import here to avoid a cycle
 
@@ -218,17 +213,18 @@ def with_relations(order: Order, **rows: list[Any]) -> Order:
     return order
 
 
-def notify_changed(order: Order, event: str, *, relations_loaded: bool = False) -> None:
+def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
     """Every service that changes what a platform sees of the order calls this last, in its transaction:
     the presented BCP order is rewritten here (Get Order reads only that), and a platform's order is
     announced through an outbox row of the same transaction (a lost enqueue or a failed first run is
     re-driven by the sweep, never dropped). The row carries the platform (the webhook receiver skips
     storefront orders without a task) and the presented order at this moment (the webhook's body).
-    `relations_loaded`: `order` carries all its relations as written (placement), so nothing is re-read."""
+    `rendered`: `order.bcp_json` was written with the row (placement renders it into the order's INSERT), so
+    nothing is re-read or rewritten."""
     from orders.selectors import order_bcp_json, order_for_bcp
     from orders.services.outbox import ORDER_CHANGED, outbox_add
 
-    fresh = order if relations_loaded else order_for_bcp(order.public_id)
+    fresh = None if rendered else order_for_bcp(order.public_id)
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)

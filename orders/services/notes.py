@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -20,6 +21,8 @@ from orders.services._common import (
     staff_words,
     timeline,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -101,13 +104,17 @@ def email_delivery_send(*, delivery_id: int) -> str:
         delivery.attempts += 1
         delivery.claimed_until = now + EMAIL_CLAIM
         delivery.save(update_fields=["attempts", "claimed_until"])
-    order: Order = Order.objects.get(pk=delivery.order_id)
+    return _send_claimed(delivery, Order.objects.get(pk=delivery.order_id))
+
+
+def _send_claimed(delivery: EmailDelivery, order: Order) -> str:
+    """Talk SMTP for a delivery this run holds the claim of (no transaction open), then record it sent."""
     message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
     try:
         message.send()
     except Exception:
         # Let the task's retry (or the sweep) try again at once, not after the claim lapses.
-        EmailDelivery.objects.filter(pk=delivery_id, sent_at__isnull=True).update(claimed_until=None)
+        EmailDelivery.objects.filter(pk=delivery.pk, sent_at__isnull=True).update(claimed_until=None)
         raise
     with transaction.atomic():
         delivery.sent_at = timezone.now()
@@ -122,3 +129,29 @@ def email_delivery_send(*, delivery_id: int) -> str:
             data={"kind": delivery.kind},
         )
     return "sent"
+
+
+def order_placed_email_send(*, order_id: str) -> str:
+    """The "Pedido recebido" e-mail, from the placed order's outbox row (the one task per placed order), so the
+    placement's transaction writes no e-mail row. Exactly once: the delivery is unique per (order, kind, ref);
+    the first run inserts it already claimed and sends it, a re-run finds it and goes through
+    `email_delivery_send` (sent: nothing; claimed: in flight). A run that dies before the insert leaves the
+    outbox row pending for `sweep_outbox`; a failed SMTP send leaves the delivery unsent for
+    `send_pending_emails`, and does not hold back the order's webhook."""
+    order = Order.objects.filter(public_id=order_id).first()
+    if order is None or not order.buyer_email:
+        return "skipped"
+    try:
+        try:
+            with transaction.atomic():
+                delivery = EmailDelivery.objects.create(
+                    order=order, kind=EmailKind.PLACED, ref="", to_email=order.buyer_email,
+                    attempts=1, claimed_until=timezone.now() + EMAIL_CLAIM,
+                )  # fmt: skip
+        except IntegrityError:  # a re-run of the outbox row: the first run recorded it
+            found = EmailDelivery.objects.get(order=order, kind=EmailKind.PLACED, ref="")
+            return email_delivery_send(delivery_id=found.pk)
+        return _send_claimed(delivery, order)
+    except Exception:
+        logger.warning("placed e-mail of %s not sent; send_pending_emails retries it", order_id, exc_info=True)
+        return "failed"

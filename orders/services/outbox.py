@@ -1,7 +1,8 @@
 """Outbox services: record a side effect inside the caller's transaction; process it exactly once.
 
 Kinds: `refund_requested` (Pix devolução through payments) and `order_changed` (signed order webhooks
-to the platform, through bcp_app).
+to the platform, through bcp_app; for a placed order also the buyer's "Pedido recebido" e-mail and, through
+the shop's receiver, the NF-e request: the one task per placed order).
 
 `outbox_add` runs inside the transaction of the change (the adjustment); after commit it enqueues
 `orders.tasks.process_outbox_message`. If that enqueue is lost (broker down) or processing fails (a
@@ -21,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from orders.models import Order, OutboxMessage
+from orders.services.notes import order_placed_email_send
 from orders.signals import order_changed, refund_requested
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,8 @@ def _send_refund_requested(key: str, payload: dict[str, Any]) -> None:
 
 
 def _send_order_changed(key: str, payload: dict[str, Any]) -> None:
+    if payload.get("event") == "placed":
+        order_placed_email_send(order_id=payload["order_id"])  # the buyer's e-mail, then the receivers
     order_changed.send(sender=Order, outbox_key=key, **payload)
 
 

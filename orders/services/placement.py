@@ -18,6 +18,7 @@ from orders.models import (
     PaymentStatus,
 )
 from orders.money import format_brl
+from orders.selectors import order_bcp_json_of
 from orders.services._common import (
     MAX_QUANTITY,
     clean_text,
@@ -161,8 +162,9 @@ def _create(checkout: PlacedCheckout) -> Order:
         policies=list(checkout.policies),
     )
     refresh_payment_status(order)
-    order.save()
-    lines = OrderLine.objects.bulk_create(
+    # Built before anything is written, so the presented BCP order goes into the order's own INSERT (no
+    # UPDATE of `bcp_json` after it); the rows get the order's id when they are saved.
+    lines = [
         OrderLine(
             order=order,
             public_id=line.line_id,
@@ -175,8 +177,8 @@ def _create(checkout: PlacedCheckout) -> Order:
             quantity_total=line.quantity,
         )
         for index, line in enumerate(checkout.lines)
-    )
-    expectation = FulfillmentExpectation.objects.create(
+    ]
+    expectation = FulfillmentExpectation(
         order=order,
         method_type=order.fulfillment_method or "shipping",
         destination=order.destination,
@@ -184,15 +186,19 @@ def _create(checkout: PlacedCheckout) -> Order:
         fulfillable_on="now",
         line_items=[{"id": line.line_id, "quantity": line.quantity} for line in checkout.lines],
     )
+    order.bcp_json = order_bcp_json_of(order, lines=lines, expectations=[expectation])
+    order.save()
+    OrderLine.objects.bulk_create(lines)
+    expectation.save()
     timeline(
         order,
         "placed",
         f"Pedido #{order.number} recebido.",
         data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
     )
-    schedule_email(order, EmailKind.PLACED, new_order=True)
+    # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox).
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
-    notify_changed(order, "placed", relations_loaded=True)
+    notify_changed(order, "placed", rendered=True)
     return order
 
 

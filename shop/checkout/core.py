@@ -15,7 +15,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from shop.checkout.evaluate import Evaluation
-from shop.checkout.selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id
+from shop.checkout.selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id, with_lines
 from shop.checkout.types import (
     STATUS_CANCELED,
     STATUS_COMPLETED,
@@ -193,18 +193,8 @@ def apply(
     with_lines(checkout, sorted([*kept, *to_update, *to_create], key=lambda row: row.position))
 
 
-def with_lines(checkout: Checkout, lines: list[CheckoutLine]) -> Checkout:
-    """Remember the lines just written or read (in position order) as `checkout.lines`: the response is
-    rendered from memory instead of reading the checkout and its lines again."""
-    rows = checkout.lines.all()
-    rows._result_cache = list(lines)
-    rows._prefetch_done = True
-    checkout._prefetched_objects_cache = {"lines": rows}
-    return checkout
-
-
 def current(checkout: Checkout) -> Checkout:
-    """The checkout as written in this operation when its lines are known, else read again (2 queries)."""
+    """The checkout as written in this operation when its lines are known, else read again (1 query)."""
     if "lines" in getattr(checkout, "_prefetched_objects_cache", {}):
         return checkout
     return reload(checkout.public_id)

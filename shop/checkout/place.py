@@ -124,11 +124,8 @@ def place_order(
         **_installments(checkout, payment_type),
     )
     # every caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale)
+    # The NF-e is asked for by the order's outbox task (shop.fiscal.lifecycle.on_order_changed, "placed").
     order = order_place_from_checkout(checkout=placed, checkout_locked=True)
-    # NF-e job row in this same transaction (outbox rule); a replayed placement finds the document.
-    from shop.fiscal.lifecycle import on_order_placed
-
-    on_order_placed(order)
     checkout.order_id = order.public_id
     checkout.order_permalink_url = order.permalink_url
     checkout.completed_at = timezone.now()

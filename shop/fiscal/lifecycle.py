@@ -1,10 +1,10 @@
 """When an order asks for an NF-e, and what the NF-e steps write on the order's timeline.
 
-- Placement of a paid order (`shop.checkout.place.place_order`): the issue job is written in the same
-  transaction (`on_order_placed`).
-- Payment confirmed later (admin), shipped (`FISCAL_ISSUE_ON=shipped`), fully cancelled: `order_changed`
-  arrives after commit; the job is written in its own transaction, and `sweep_missing_documents` (beat)
-  covers a receiver that never ran.
+- Placement of a paid order, payment confirmed later (admin), shipped (`FISCAL_ISSUE_ON=shipped`), fully
+  cancelled: `order_changed` arrives from the order's outbox row after commit (for a placement, in the one
+  task per placed order, so the request path writes no NF-e rows); the job is written in its own
+  transaction, `sweep_outbox` re-drives a row whose task never ran, and `sweep_missing_documents` (beat)
+  covers a receiver that failed.
 - `fiscal.signals.document_changed` (inside the fiscal transaction) → an order timeline event.
 """
 
@@ -29,25 +29,12 @@ BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
 SWEEP_WINDOW = timedelta(days=2)
 
 
-def fiscal_request_issue(*, order: Order, reissue: bool = False, new_order: bool = False) -> FiscalDocument:
+def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocument:
     """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e."""
     invoice, problems = build_invoice(order)
     return document_request_issue(
-        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems,
-        reissue=reissue, new_order=new_order,
-    )  # fmt: skip
-
-
-def on_order_placed(order: Order) -> None:
-    """Inside the placement's transaction. A savepoint: an unexpected failure here must not lose the
-    order (the money is in); it is logged and `sweep_missing_documents` asks again."""
-    if settings.FISCAL_ISSUE_ON != "paid" or order.payment_status != PaymentStatus.PAID:
-        return
-    try:
-        with transaction.atomic():
-            fiscal_request_issue(order=order, new_order=True)
-    except Exception:
-        logger.exception("NF-e request for order %s failed at placement; the sweep retries", order.public_id)
+        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems, reissue=reissue
+    )
 
 
 @transaction.atomic
@@ -67,7 +54,7 @@ def _cancel(order: Order) -> str:
 
 def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
     """Receiver of `orders.signals.order_changed` (sent after commit)."""
-    wanted = {"paid": {"payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
+    wanted = {"paid": {"placed", "payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
     if event not in wanted and event not in ("canceled", "returned"):
         return
     try:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from celery.signals import task_prerun
+from django.core import mail
 from django.test import Client
 
 from bcp_app.platforms import platform_create
@@ -18,8 +19,13 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, create, full_update
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
-CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+CARD = {
+    "id": "instr_card",
+    "handler_id": "gpay",
+    "type": "card",
+    "selected": True,
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
 
 
 @pytest.fixture
@@ -42,8 +48,13 @@ def _place_by_card(client: Client, headers: dict[str, str], capture: Any) -> dic
     body["payment"] = {"instruments": [CARD]}
     ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
     with capture(execute=True):
-        done = call(client, "post", f"/checkout-sessions/{ready['id']}/complete",
-                    {**headers, "Idempotency-Key": "k-1"}, {"payment": {"instruments": [CARD]}}).json()
+        done = call(
+            client,
+            "post",
+            f"/checkout-sessions/{ready['id']}/complete",
+            {**headers, "Idempotency-Key": "k-1"},
+            {"payment": {"instruments": [CARD]}},
+        ).json()
     assert done["status"] == "completed", done.get("messages")
     return done
 
@@ -64,9 +75,10 @@ def test_no_webhook_task_when_the_profile_asks_for_none(
     headers = _headers(fake_platform, profile)
     # when it places an order
     _place_by_card(client, headers, django_capture_on_commit_callbacks)
-    # then the order e-mail goes out but no webhook task is started
+    # then the order e-mail goes out, from the order's one task, but no webhook task is started
     assert prepare_order_webhook.name not in tasks_run
-    assert "orders.tasks.send_order_email" in tasks_run
+    assert tasks_run == ["orders.tasks.process_outbox_message"]
+    assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
 
 
 def test_webhook_task_when_the_profile_has_a_webhook_url(

@@ -8,7 +8,7 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from orders.models import EmailDelivery
+from orders.models import EmailDelivery, OutboxMessage
 from orders.services import (
     adjustment_mark_refund_result,
     order_cancel,
@@ -19,6 +19,7 @@ from orders.services import (
     order_refund,
     order_ship,
 )
+from orders.services.outbox import outbox_process
 from orders.tasks import send_pending_emails
 from orders.types import LineQuantity
 from tests.orders.conftest import make_checkout
@@ -108,13 +109,29 @@ def test_orders_without_email_send_nothing(place_order):
 
 
 def test_sweep_sends_emails_whose_enqueue_was_lost():
-    # given an order whose after-commit e-mail task never ran (callbacks not executed = lost enqueue)
-    order = order_place_from_checkout(checkout=make_checkout())
-    delivery = EmailDelivery.objects.get(order=order, kind="placed")
+    # given a payment confirmed whose after-commit e-mail task never ran (callbacks not executed = lost enqueue)
+    order = order_place_from_checkout(checkout=make_checkout(paid=False))
+    order_payment_confirm(order_id=order.public_id, paid_amount=order.total_amount)
+    delivery = EmailDelivery.objects.get(order=order, kind="payment_confirmed")
     assert delivery.sent_at is None
     EmailDelivery.objects.filter(pk=delivery.pk).update(created_at=timezone.now() - timedelta(minutes=5))
     # when the beat sweep runs twice
     assert send_pending_emails.delay().get() == 1
     assert send_pending_emails.delay().get() == 0
     # then the e-mail went out exactly once
+    assert len(mail.outbox) == 1
+
+
+def test_the_placed_email_comes_from_the_order_outbox_row_once():
+    # given a placement whose after-commit task never ran: the e-mail is not written with the order
+    order = order_place_from_checkout(checkout=make_checkout())
+    assert EmailDelivery.objects.filter(order=order).count() == 0
+    message = OutboxMessage.objects.get(payload__order_id=order.public_id)
+    assert message.payload["event"] == "placed"
+    # when the outbox sweep runs the row, and a duplicate task runs it again after a lost "done"
+    assert outbox_process(message_id=message.pk) == "done"
+    OutboxMessage.objects.filter(pk=message.pk).update(status=OutboxMessage.Status.PENDING)
+    assert outbox_process(message_id=message.pk) == "done"
+    # then the buyer got "Pedido recebido" exactly once
+    assert EmailDelivery.objects.get(order=order, kind="placed").sent_at is not None
     assert len(mail.outbox) == 1

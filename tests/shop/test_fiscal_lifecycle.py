@@ -1,18 +1,20 @@
-"""NF-e lifecycle from the shop's side (issue 18): the job row is written with the order, the sandbox
+"""NF-e lifecycle from the shop's side (issue 18): the job row is written by the placed order's outbox task, the sandbox
 authorizes it outside any transaction, every step lands on the order timeline, bad data blocks with a
 clear message and leaves the order alone, a full cancellation within 24 h cancels the note."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
-from django.db import transaction
+from django.utils import timezone
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
-from orders.models import Order, OrderEvent
+from orders.models import Order, OrderEvent, OutboxMessage
 from orders.services import order_cancel
+from orders.services.outbox import outbox_process
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.fiscal.lifecycle import fiscal_reissue, sweep_missing_documents
 from shop.models import Product, StoreSettings
@@ -39,7 +41,16 @@ def paid_order(*, ncm: str = "09012100", tax_id: str = "52998224725") -> Order:
         checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,)))
     )
     assert result.checkout.status == "completed", result.messages
-    return Order.objects.get(checkout_id=checkout.public_id)
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    run_placed_outbox(order)
+    return order
+
+
+def run_placed_outbox(order: Order) -> None:
+    """What the worker does after the placement commits: the order's outbox row (e-mail, NF-e request). The
+    NF-e job's own task is left to the test (its after-commit enqueue does not run inside the test)."""
+    message = OutboxMessage.objects.get(payload__order_id=order.public_id, payload__event="placed")
+    assert outbox_process(message_id=message.pk) == "done"
 
 
 def kinds(order: Order) -> list[str]:
@@ -111,11 +122,24 @@ def test_the_sweep_requests_what_a_lost_receiver_never_did(fiscal_store, setting
 
 def test_a_placement_replay_adds_no_second_job(fiscal_store) -> None:
     order = paid_order()
-    from shop.fiscal.lifecycle import on_order_placed
-
-    with transaction.atomic():
-        on_order_placed(Order.objects.get(pk=order.pk))
+    message = OutboxMessage.objects.get(payload__order_id=order.public_id, payload__event="placed")
+    OutboxMessage.objects.filter(pk=message.pk).update(status=OutboxMessage.Status.PENDING)  # "done" was lost
+    assert outbox_process(message_id=message.pk) == "done"
     assert FiscalJob.objects.count() == 1
+
+
+def test_a_lost_placement_task_is_re_driven_by_the_outbox_sweep(fiscal_store) -> None:
+    from orders.tasks import sweep_outbox
+
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
+    make_shipping()
+    checkout = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    assert FiscalDocument.objects.count() == 0  # the placement's after-commit task never ran
+    OutboxMessage.objects.update(created_at=timezone.now() - timedelta(minutes=5))
+    assert sweep_outbox.delay().get() == 1
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert FiscalDocument.objects.filter(order_ref=order.public_id).count() == 1
 
 
 def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_capture_on_commit_callbacks) -> None:
