@@ -1,4 +1,4 @@
-"""`OperationResult`, the one result type of every BCP operation (see the top of `operations.py`)."""
+"""`OperationResult`, the one result type of every BCP operation (see `bcp_app/operations/__init__.py`)."""
 
 from __future__ import annotations
 

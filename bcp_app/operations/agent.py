@@ -18,9 +18,9 @@ def find_products(ctx: RequestContext, *, query: str = "", item_id: str = "", li
     from shop import selectors
 
     if not ctx.has(CHECKOUT):
-        from bcp_app.operations import _incompatible
+        from bcp_app.operations.base import incompatible
 
-        return _incompatible(ctx, CHECKOUT)
+        return incompatible(ctx, CHECKOUT)
     if item_id:
         variant = selectors.variants_by_sku([item_id]).get(item_id)
         public_id = variant.product.public_id if variant else (item_id if item_id.startswith("prod_") else "")
