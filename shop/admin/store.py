@@ -12,8 +12,12 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from shop.br_validation import phone_normalize, phone_valid, tax_id_normalize
+from shop.cep import UFS
 from shop.models import StoreSettings
 from shop.store import cnpj_format, store_row
+
+
+PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
 
 
 class StoreSettingsForm(forms.ModelForm):
@@ -26,7 +30,22 @@ class StoreSettingsForm(forms.ModelForm):
         if "nfe_series" in self.fields:
             self.fields["nfe_series"].required = False  # empty = série 1
         if "pix_discount_percent" in self.fields:
-            self.fields["pix_discount_percent"].required = False  # empty = no Pix discount
+            model_field = self.fields["pix_discount_percent"]
+            # The limits on the form field: the model validator's message ends in a bare "%" and crashed the page
+            # (500) when formatted, and "150" got Django's sentence about digits before the decimal point.
+            # `%%`: Django formats these messages with the limit as a parameter.
+            self.fields["pix_discount_percent"] = forms.DecimalField(
+                label=model_field.label,
+                help_text=model_field.help_text,
+                required=False,  # empty = no Pix discount
+                min_value=Decimal("0"),
+                max_value=PIX_DISCOUNT_MAX,
+                decimal_places=2,
+                error_messages={
+                    "min_value": _("O desconto no Pix não pode ser negativo."),
+                    "max_value": _("Desconto no Pix de no máximo 50%%."),
+                },
+            )
 
     def clean_nfe_series(self) -> int:
         value = self.cleaned_data.get("nfe_series")
@@ -48,7 +67,7 @@ class StoreSettingsForm(forms.ModelForm):
 
     def clean_state(self) -> str:
         value = self.cleaned_data.get("state", "").strip().upper()
-        if value and (len(value) != 2 or not value.isalpha()):
+        if value and value not in UFS:  # "XX" printed on the NF-e and the policies would be refused later
             raise forms.ValidationError(_("UF inválida: use a sigla de 2 letras, ex.: SP."))
         return value
 

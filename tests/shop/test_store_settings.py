@@ -106,6 +106,9 @@ def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_captur
         ("cnpj", "123", "CNPJ inválido"),
         ("postal_code", "0131", "CEP inválido: informe os 8 números, ex.: 01310-100."),
         ("state", "S1", "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ("state", "XX", "UF inválida: use a sigla de 2 letras, ex.: SP."),  # two letters, but no such UF
+        ("pix_discount_percent", "150", "Desconto no Pix de no máximo 50%."),  # not Django's "dígitos" sentence
+        ("pix_discount_percent", "60", "Desconto no Pix de no máximo 50%."),
         ("whatsapp", "98765", "Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."),
         ("contact_email", "oi@", "Insira um endereço de email válido."),
         ("trade_name", "", "Este campo é obrigatório."),
@@ -117,7 +120,7 @@ def test_bad_input_is_refused_on_the_field_and_nothing_saved(
     response = _save(admin_client, **{field: value})
     assert response.status_code == 200
     html = response.content.decode()
-    assert message in html
+    assert message in html and "%%" not in html and html.count(message) == 1
     assert html.index(message) > html.index(f'id="id_{field}"') - 2000  # next to its field
     assert StoreSettings.objects.get().trade_name == "Loja Exemplo"  # the row exists, unchanged
 
