@@ -16,7 +16,6 @@ from shop.cep import UFS
 from shop.models import StoreSettings
 from shop.store import cnpj_format, store_row
 
-
 PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
 
 
