@@ -1,0 +1,89 @@
+"""The buyer's own forms on the order pages work in a real browser (Playwright driving Debian's chromium).
+
+Found walking the shop as a buyer: `/pedido` and the order page sent `Referrer-Policy: no-referrer`, so
+chromium posted their forms (order lookup, the footer's language switch) with `Origin: null`, and Django's
+CSRF check answered with its own half-English 403 page. The Django test client sends no Origin header, so
+only a browser shows it.
+"""
+
+from __future__ import annotations
+
+from django.core import mail
+from django.test import Client
+
+from orders.models import Order
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_latest_for_reference
+from tests.shop.test_phone_layout_browser import (
+    BUYER_FORM,
+    CHROMIUM,
+    LAUNCH_ARGS,
+    _overflow,
+    _ready_checkout,
+    pytestmark,  # noqa: F401 - the same e2e mark and chromium guard
+    seed_demo,
+)
+
+
+def _paid_order() -> Order:
+    buyer = Client()
+    checkout_id = _ready_checkout(buyer)
+    assert buyer.post(f"/checkout/{checkout_id}", {"action": "pay", **BUYER_FORM}).status_code == 302
+    pay(txid=pix_charge_latest_for_reference(checkout_id).txid, options=PayOptions())
+    return Order.objects.get(checkout_id=checkout_id)
+
+
+def test_order_lookup_form_sends_the_link_from_a_real_browser(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    # given a paid order (database work before the browser's event loop starts)
+    seed_demo()
+    order = _paid_order()
+    mail.outbox.clear()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 780})
+            page.goto(f"{live_server.url}/pedido")
+            # when the buyer submits the form empty, then each field says what is missing (no 403)
+            with page.expect_navigation() as empty:
+                page.get_by_role("button", name="Enviar o link").click()
+            assert empty.value.status == 400
+            expect(page.get_by_test_id("error-email")).to_have_text("Este campo é obrigatório.")
+            # when the buyer types the order's e-mail and number
+            page.get_by_label("E-mail usado na compra").fill(order.buyer_email)
+            page.get_by_label("Número do pedido").fill(str(order.number))
+            with page.expect_navigation() as sent:
+                page.get_by_role("button", name="Enviar o link").click()
+            # then the page answers (not Django's CSRF page) and the link goes to the order's e-mail
+            assert sent.value.status == 200
+            expect(page.get_by_test_id("lookup-sent")).to_be_visible()
+            scroll_width, inner_width, culprits = _overflow(page)
+            assert scroll_width <= inner_width, culprits
+        finally:
+            browser.close()
+    assert [m.to for m in mail.outbox] == [[order.buyer_email]]
+    assert order.permalink_url in mail.outbox[0].body
+
+
+def test_language_switch_on_the_order_page_works_in_a_real_browser(live_server, transactional_db) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    seed_demo()
+    path = f"/orders/{_paid_order().permalink_token}"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 780})
+            page.goto(f"{live_server.url}{path}")
+            expect(page.get_by_test_id("order-status")).to_contain_text("Pedido recebido")
+            # when the buyer picks English in the footer's switch
+            page.select_option("#lang-select", "en")
+            with page.expect_navigation() as switched:
+                page.click(".lang-switch button")
+            # then the same order page comes back in English (it was a 403 "Proibido")
+            assert switched.value.status == 200
+            assert page.url == f"{live_server.url}{path}"
+            expect(page.get_by_test_id("order-status")).to_contain_text("Order received")
+        finally:
+            browser.close()
