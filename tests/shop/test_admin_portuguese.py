@@ -46,3 +46,15 @@ def test_english_admin_uses_locale_en(admin_client: Client) -> None:
     home = admin_client.get("/admin/", headers={"accept-language": "en"}).content.decode()
     assert "Loja Exemplo — administration" in home
     assert "Orders to ship" in home
+
+
+def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_client: Client) -> None:
+    """Walk-through: the admin home listed django-axes' "Access attempts", "Access failures" and "Access logs"
+    (no pt-BR catalog), and the coupon dates said "Note: Enter times in the America/Sao_Paulo timezone"."""
+    home = admin_client.get("/admin/").content.decode()
+    for portuguese in ("Tentativas de acesso", "Falhas de acesso", "Registros de acesso"):
+        assert portuguese in home
+    for english in ("Access attempts", "Access failures", "Access logs"):
+        assert english not in home
+    catalog = admin_client.get("/admin/jsi18n/").content.decode()
+    assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
