@@ -87,3 +87,32 @@ def test_language_switch_on_the_order_page_works_in_a_real_browser(live_server, 
             expect(page.get_by_test_id("order-status")).to_contain_text("Order received")
         finally:
             browser.close()
+
+
+def test_quantity_above_stock_is_a_warning_not_a_success(live_server, transactional_db) -> None:
+    """Walk-through: "Só temos 8 unidades…; a quantidade no carrinho foi ajustada" showed in the green of a success."""
+    from playwright.sync_api import expect, sync_playwright
+
+    seed_demo()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 780})
+            page.goto(f"{live_server.url}/produtos/camiseta-basica-preta/")
+            page.fill("#qty", "1")
+            page.click("[data-role=add-button]")
+            success = page.locator(".flash .flash-success")
+            expect(success).to_contain_text("adicionado ao carrinho")
+            success_colour = success.evaluate("el => getComputedStyle(el).backgroundColor")
+            # when the buyer asks for more Pixel phones than the 8 in stock
+            page.goto(f"{live_server.url}/produtos/pixel-10-pro/")
+            page.fill("#qty", "20")
+            page.click("[data-role=add-button]")
+            # then the cart says so in a warning's colours, announced to screen readers
+            warning = page.locator(".flash .flash-warning")
+            expect(warning).to_have_text("Só temos 8 unidades de Pixel 10 Pro; a quantidade no carrinho foi ajustada.")
+            assert warning.evaluate("el => getComputedStyle(el).backgroundColor") not in (success_colour, "")
+            expect(page.locator(".flash")).to_have_attribute("role", "status")
+            expect(page.locator("tr[data-sku=PIXEL-10-PRO] input[name=quantity]")).to_have_value("8")
+        finally:
+            browser.close()
