@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.utils import translation
+from django.utils.html import strip_tags
 from django.utils.translation import gettext
 
 from orders.services import order_place_from_checkout
@@ -58,3 +59,22 @@ def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_clien
         assert english not in home
     catalog = admin_client.get("/admin/jsi18n/").content.decode()
     assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
+
+
+def test_save_messages_do_not_put_o_before_every_model_name(admin_client: Client) -> None:
+    """Walk-through: "O categoria “Chás” foi adicionado com sucesso", "O dados da loja … foi alterado"."""
+    response = admin_client.post(
+        "/admin/shop/category/add/", {"name": "Chás", "slug": "chas", "position": "0"}, follow=True
+    )
+    html = strip_tags(response.content.decode())  # the name is a link to the row
+    assert "Salvo com sucesso: categoria “Chás”." in html
+    assert "O categoria" not in html and "foi adicionado" not in html
+    category = Category.objects.get(slug="chas")
+    response = admin_client.post(
+        f"/admin/shop/category/{category.pk}/change/",
+        {"name": "Chás e Infusões", "slug": "chas", "position": "0", "_continue": "1"},
+        follow=True,
+    )
+    assert "Alterações salvas: categoria “Chás e Infusões”. Você pode continuar editando abaixo." in strip_tags(
+        response.content.decode()
+    )
