@@ -76,6 +76,59 @@ def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) 
     assert ShippingMethod.objects.get().flat_price == 1590
 
 
+METHOD = {
+    "code": "expressa",
+    "title": "Entrega expressa",
+    "kind": "shipping",
+    "carrier": "",
+    "flat_price": "15,00",
+    "free_above": "",
+    "days_min": "1",
+    "days_max": "2",
+    "position": "0",
+    "active": "on",
+    "rates-TOTAL_FORMS": "1",
+    "rates-INITIAL_FORMS": "0",
+    "rates-MIN_NUM_FORMS": "0",
+    "rates-MAX_NUM_FORMS": "1000",
+}
+
+
+def _rate(**fields: str) -> dict[str, str]:
+    base = {"uf": "", "cep_start": "", "cep_end": "", "price": "9,90", "days_min": "", "days_max": ""}
+    return {f"rates-0-{name}": value for name, value in {**base, **fields}.items()}
+
+
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ({"uf": "SP", "cep_start": "1000000", "cep_end": "5999999"}, "Informe a UF ou a faixa de CEP, não as duas."),
+        ({"price": "12,00"}, "Informe a UF ou a faixa de CEP (inicial e final)."),
+        ({"cep_start": "1000000"}, "Informe o CEP inicial e o final da faixa."),
+        ({"cep_start": "5999999", "cep_end": "1000000"}, "O CEP final não pode ser menor que o inicial."),
+        ({"uf": "XX"}, "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ({"uf": "SP", "days_min": "5", "days_max": "2"}, "O prazo máximo não pode ser menor que o mínimo."),
+    ],
+)
+def test_bad_shipping_rate_is_refused_on_its_field(admin_client: Client, rate: dict[str, str], message: str) -> None:
+    """Walk-through: a rate with both a UF and a CEP range answered 'Restrição "shipping_rate_uf_xor_cep_range"
+    foi violada.'"""
+    response = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, **_rate(**rate)})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert message in html
+    assert "shipping_rate_uf_xor_cep_range" not in html and "violada" not in html
+    assert ShippingMethod.objects.count() == 0
+
+
+def test_shipping_rate_by_uf_or_by_cep_range_is_saved(admin_client: Client) -> None:
+    response = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, **_rate(uf="sp")})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert list(ShippingMethod.objects.get().rates.values_list("uf", "price")) == [("SP", 990)]
+    by_range = {**METHOD, "code": "faixa", **_rate(cep_start="1000000", cep_end="5999999")}
+    assert admin_client.post("/admin/shop/shippingmethod/add/", by_range).status_code == 302
+
+
 def test_checkout_list_in_reais_and_portuguese(admin_client: Client) -> None:
     Checkout.objects.create(status="incomplete", total_amount=699900)
     html = admin_client.get("/admin/shop/checkout/").content.decode()
