@@ -68,6 +68,12 @@ def brl_column(name: str, description: str) -> Any:
 
 def coupon_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     """The rule of the `coupon_kind_value` constraint, said on the field."""
+    if cleaned.get("code"):
+        # Coupon.save() upper-cases the code: the unique check must see it so ("maria10" beside "MARIA10" was a 500).
+        cleaned["code"] = cleaned["code"].strip().upper()
+    starts, ends = cleaned.get("starts_at"), cleaned.get("ends_at")
+    if starts is not None and ends is not None and ends <= starts:
+        form.add_error("ends_at", _("O fim da validade deve ser depois do início."))
     kind, percent, amount = cleaned.get("kind"), cleaned.get("percent"), cleaned.get("amount")
     if kind == "percent":
         if percent is None or not 1 <= percent <= 100:

@@ -51,6 +51,20 @@ def test_bad_coupon_is_refused_on_the_field(admin_client: Client, changes: dict[
     assert Coupon.objects.count() == 0
 
 
+def test_coupon_code_taken_in_other_letters_and_reversed_dates_are_refused(admin_client: Client) -> None:
+    """Walk-through: "maria10" beside an existing "MARIA10" was a 500 (IntegrityError), and a coupon could end
+    before it starts."""
+    assert admin_client.post("/admin/shop/coupon/add/", COUPON).status_code == 302
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": " Caju10 "})
+    assert response.status_code == 200
+    assert "Cupom com este Código já existe." in response.content.decode()
+    dates = {"starts_at_0": "31/12/2026", "starts_at_1": "10:00", "ends_at_0": "01/12/2026", "ends_at_1": "10:00"}
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": "NATAL", **dates})
+    assert response.status_code == 200
+    assert "O fim da validade deve ser depois do início." in response.content.decode()
+    assert list(Coupon.objects.values_list("code", flat=True)) == ["CAJU10"]
+
+
 def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) -> None:
     form = {
         "code": "motoboy",
