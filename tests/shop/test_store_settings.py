@@ -70,6 +70,8 @@ def test_admin_edits_the_one_row_and_every_surface_follows(admin_client: Client,
     # the cached copy was dropped on save: the footer shows the new identity at once
     home = client.get("/").content.decode()
     assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35" in home
+    # the home page greets with the new name and no article that only fits "Loja" ("Bem-vindo à Caju…")
+    assert f"<h1>{row.trade_name}</h1>" in home and "Bem-vindo à" not in home
     assert "Av. Paulista, 1000 — loja 3, Bela Vista, São Paulo / SP, CEP 01310-100" in home
     assert '<a href="https://wa.me/5511987654321" rel="noopener">WhatsApp (11) 98765-4321</a>' in home
     privacy = client.get("/privacidade").content.decode()
