@@ -78,3 +78,11 @@ def test_save_messages_do_not_put_o_before_every_model_name(admin_client: Client
     assert "Alterações salvas: categoria “Chás e Infusões”. Você pode continuar editando abaixo." in strip_tags(
         response.content.decode()
     )
+
+
+def test_admin_pages_carry_the_shop_icon(client: Client, admin_client: Client) -> None:
+    """Walk-through: the admin had no icon link, so the browser asked for /favicon.ico (404) on every page."""
+    icon = '<link rel="icon" href="/static/shop/favicon.svg" type="image/svg+xml">'
+    assert icon in client.get("/admin/login/").content.decode()
+    page = admin_client.get("/admin/shop/coupon/add/").content.decode()
+    assert icon in page and "admin/js/calendar.js" in page  # the form's own head scripts are still there
