@@ -116,3 +116,26 @@ def test_quantity_above_stock_is_a_warning_not_a_success(live_server, transactio
             expect(page.locator("tr[data-sku=PIXEL-10-PRO] input[name=quantity]")).to_have_value("8")
         finally:
             browser.close()
+
+
+def test_the_totals_rule_runs_unbroken_under_the_total(live_server, transactional_db) -> None:
+    """Walk-through: the line above "Estimativa"/"Total" had a 12 px break between the label and the amount."""
+    from playwright.sync_api import sync_playwright
+
+    seed_demo()
+    shopper = Client()
+    checkout_id = _ready_checkout(shopper)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            context = browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 780})
+            context.add_cookies(
+                [{"name": "sessionid", "value": shopper.cookies["sessionid"].value, "url": live_server.url}]
+            )
+            page = context.new_page()
+            for path in ("/carrinho/", f"/checkout/{checkout_id}"):
+                page.goto(f"{live_server.url}{path}")
+                label, amount = (page.locator(f".totals {cell}.total").bounding_box() for cell in ("dt", "dd"))
+                assert abs(label["x"] + label["width"] - amount["x"]) < 0.5, path
+        finally:
+            browser.close()
