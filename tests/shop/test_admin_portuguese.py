@@ -86,3 +86,10 @@ def test_admin_pages_carry_the_shop_icon(client: Client, admin_client: Client) -
     assert icon in client.get("/admin/login/").content.decode()
     page = admin_client.get("/admin/shop/coupon/add/").content.decode()
     assert icon in page and "admin/js/calendar.js" in page  # the form's own head scripts are still there
+
+
+def test_inline_add_links_without_outro_a(admin_client: Client) -> None:
+    """Walk-through: the product page offered "Adicionar outro(a) Variante" and "Adicionar outro(a) Foto"."""
+    page = admin_client.get("/admin/shop/product/add/").content.decode()
+    assert "Adicionar Variante" in page and "Adicionar Foto" in page
+    assert "Adicionar outro(a)" not in page
