@@ -111,6 +111,7 @@ def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_captur
         ("state", "XX", "UF inválida: use a sigla de 2 letras, ex.: SP."),  # two letters, but no such UF
         ("pix_discount_percent", "150", "Desconto no Pix de no máximo 50%."),  # not Django's "dígitos" sentence
         ("pix_discount_percent", "60", "Desconto no Pix de no máximo 50%."),
+        ("card_monthly_interest_bp", "1500", "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
         ("whatsapp", "98765", "Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."),
         ("contact_email", "oi@", "Insira um endereço de email válido."),
         ("trade_name", "", "Este campo é obrigatório."),
