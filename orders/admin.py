@@ -80,7 +80,7 @@ class OrderAdmin(admin.ModelAdmin):
         ),
         (
             _("Comprador"),
-            {"fields": ["buyer_first_name", "buyer_last_name", "buyer_email", "buyer_phone", "buyer_tax_id"]},
+            {"fields": ["buyer_first_name", "buyer_last_name", "buyer_email", "phone_display", "tax_id_display"]},
         ),
         (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
         (_("Valores"), {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status"]}),
@@ -187,6 +187,24 @@ class OrderAdmin(admin.ModelAdmin):
             d.get("postal_code", ""),
         ]
         return ", ".join(part for part in parts if part)
+
+    @admin.display(description=_("telefone"))
+    def phone_display(self, order: Order) -> str:
+        # Stored as E.164 ("+5511987654321"); staff read "(11) 98765-4321" and may open the WhatsApp chat.
+        digits = order.buyer_phone.removeprefix("+55")
+        if not order.buyer_phone.startswith("+55") or not digits.isdigit() or len(digits) not in (10, 11):
+            return order.buyer_phone or "-"
+        shown = f"({digits[:2]}) {digits[2:-4]}-{digits[-4:]}"
+        return format_html('<a href="https://wa.me/55{}" target="_blank" rel="noopener">{}</a>', digits, shown)
+
+    @admin.display(description=_("CPF/CNPJ"))
+    def tax_id_display(self, order: Order) -> str:
+        value = order.buyer_tax_id
+        if len(value) == 11 and value.isdigit():
+            return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
+        if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
+            return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
+        return value or "-"
 
     @admin.display(description=_("página do comprador"))
     def permalink(self, order: Order) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 
 from orders import admin_forms as forms
-from orders.models import Order
+from orders.models import Order, OrderStatus
 from orders.money import format_brl
 from orders.services import (
     adjustment_mark_refund_result,
@@ -157,6 +157,9 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Resultado do reembolso registrado."))
     if slug == "cancel":
         order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
+        order.refresh_from_db(fields=["status"])
+        if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
+            return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
         return str(_("Pedido cancelado."))
     if slug == "note":
         order_note_add(order_id=order.public_id, text=data["text"], actor=actor)

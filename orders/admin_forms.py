@@ -132,6 +132,14 @@ class CancelForm(OrderActionForm):
     restock = forms.BooleanField(label=_("Devolver ao estoque o que não foi enviado"), initial=True, required=False)
     confirm = forms.BooleanField(label=_("Confirmo o cancelamento (o valor pago é reembolsado)"))
 
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        if any(line.quantity_fulfilled > 0 for line in order.lines.all()):
+            # Part already left the shop: only the rest is cancelled and refunded (orders.services.order_cancel).
+            self.fields["confirm"].label = _(
+                "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)"
+            )
+
 
 class NoteForm(OrderActionForm):
     text = forms.CharField(label=_("Nota interna"), widget=forms.Textarea(attrs={"rows": 4}), max_length=4000)

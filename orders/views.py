@@ -43,8 +43,10 @@ def _when(fulfillable_on: str) -> datetime | None:
 def _private(response: HttpResponse) -> HttpResponse:
     response["X-Robots-Tag"] = "noindex"
     response["Cache-Control"] = "private, no-store"
-    # The token is the key to the page: never leak it to the carrier's tracking site through Referer.
-    response["Referrer-Policy"] = "no-referrer"
+    # The token is the key to the page: never leak it to the carrier's tracking site (or an image CDN) through
+    # Referer. "same-origin" does that; "no-referrer" also makes the browser send `Origin: null` with the page's
+    # own POST forms (language switch, order lookup), which Django's CSRF check refuses with a 403.
+    response["Referrer-Policy"] = "same-origin"
     return response
 
 

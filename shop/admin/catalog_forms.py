@@ -96,12 +96,19 @@ class VariantForm(forms.ModelForm):
             "height_cm",
             "ncm",
         )
+        help_texts = {"title": _("Vazio: os valores das opções, ex.: M / Preta.")}
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         price, compare_at = cleaned.get("price"), cleaned.get("compare_at_price")
         if price is not None and compare_at is not None and compare_at < price:
             self.add_error("compare_at_price", _("O preço “de” deve ser maior ou igual ao preço."))
+        options = cleaned.get("options")
+        if not (cleaned.get("title") or "").strip() and options:
+            # Cart, checkout, order, e-mail and NF-e name a variant "product — title": without a title two sizes
+            # of one product would read the same there, so the option values ("300 ml", "M / Preta") become it.
+            title_field = Variant._meta.get_field("title")
+            cleaned["title"] = " / ".join(options.values())[: title_field.max_length]
         return cleaned
 
 
@@ -129,7 +136,9 @@ class ProductImageForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
-        if not self.cleaned_data.get("DELETE") and not cleaned.get("image") and not cleaned.get("source"):
+        missing = not cleaned.get("image") and not cleaned.get("source")
+        # A file that is not an image already has its own error on the field: one message is enough.
+        if not self.cleaned_data.get("DELETE") and missing and "image" not in self.errors:
             self.add_error("image", _("Envie uma foto (ou informe o endereço de uma imagem)."))
         return cleaned
 

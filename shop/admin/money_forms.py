@@ -68,6 +68,12 @@ def brl_column(name: str, description: str) -> Any:
 
 def coupon_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     """The rule of the `coupon_kind_value` constraint, said on the field."""
+    if cleaned.get("code"):
+        # Coupon.save() upper-cases the code: the unique check must see it so ("maria10" beside "MARIA10" was a 500).
+        cleaned["code"] = cleaned["code"].strip().upper()
+    starts, ends = cleaned.get("starts_at"), cleaned.get("ends_at")
+    if starts is not None and ends is not None and ends <= starts:
+        form.add_error("ends_at", _("O fim da validade deve ser depois do início."))
     kind, percent, amount = cleaned.get("kind"), cleaned.get("percent"), cleaned.get("amount")
     if kind == "percent":
         if percent is None or not 1 <= percent <= 100:
@@ -85,3 +91,25 @@ def shipping_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     days_min, days_max = cleaned.get("days_min"), cleaned.get("days_max")
     if days_min is not None and days_max is not None and days_max < days_min:
         form.add_error("days_max", _("O prazo máximo não pode ser menor que o mínimo."))
+
+
+def shipping_rate_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
+    """One UF or one CEP range per rate (constraint shipping_rate_uf_xor_cep_range), said on the field: the
+    merchant read 'Restrição "shipping_rate_uf_xor_cep_range" foi violada.'"""
+    from shop.cep import UFS
+
+    shipping_rules(form, cleaned)
+    uf = (cleaned.get("uf") or "").strip().upper()
+    start, end = cleaned.get("cep_start"), cleaned.get("cep_end")
+    if uf:
+        cleaned["uf"] = uf
+        if uf not in UFS:
+            form.add_error("uf", _("UF inválida: use a sigla de 2 letras, ex.: SP."))
+        elif start is not None or end is not None:
+            form.add_error("uf", _("Informe a UF ou a faixa de CEP, não as duas."))
+    elif start is None and end is None:
+        form.add_error("uf", _("Informe a UF ou a faixa de CEP (inicial e final)."))
+    elif start is None or end is None:
+        form.add_error("cep_start" if start is None else "cep_end", _("Informe o CEP inicial e o final da faixa."))
+    elif end < start:
+        form.add_error("cep_end", _("O CEP final não pode ser menor que o inicial."))

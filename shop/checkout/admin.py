@@ -13,6 +13,7 @@ from shop.admin.money_forms import (
     brl_column,
     coupon_rules,
     money_model_form,
+    shipping_rate_rules,
     shipping_rules,
 )
 from shop.checkout.types import TERMINAL_STATUSES
@@ -30,7 +31,7 @@ from shop.models import (
 
 class ShippingRateInline(admin.TabularInline):
     model = ShippingRate
-    form = money_model_form(ShippingRate, "price")
+    form = money_model_form(ShippingRate, "price", rules=shipping_rate_rules)
     extra = 1
     fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
 
@@ -142,10 +143,16 @@ class CheckoutAdmin(admin.ModelAdmin):
         refused = queryset.count() - kept.count()
         super().delete_queryset(request, kept)
         if refused:
-            self.message_user(request, ngettext(
-                "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
-                "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
-                refused) % {"n": refused}, messages.WARNING)
+            self.message_user(
+                request,
+                ngettext(
+                    "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
+                    "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
+                    refused,
+                )
+                % {"n": refused},
+                messages.WARNING,
+            )
 
     @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:

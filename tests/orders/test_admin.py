@@ -282,3 +282,17 @@ def test_admin_sidebar_names_are_portuguese(admin_client):
         assert english not in html
     for portuguese in ("Usos de cupom", "Pagamentos com cartão", "Eventos de pagamento", "Cobranças Pix"):
         assert portuguese in html
+
+
+def test_order_page_shows_phone_and_tax_id_as_people_write_them(admin_client, place_order):
+    """Walk-through: the buyer block read "+5511987654321" and "52998224725"."""
+    order = place_order()
+    order.buyer_phone, order.buyer_tax_id = "+5511987654321", "52998224725"
+    order.save(update_fields=["buyer_phone", "buyer_tax_id"])
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert '<a href="https://wa.me/5511987654321" target="_blank" rel="noopener">(11) 98765-4321</a>' in html
+    assert "529.982.247-25" in html
+    order.buyer_phone, order.buyer_tax_id = "", "12ABC34501DE35"  # no phone; an alphanumeric CNPJ
+    order.save(update_fields=["buyer_phone", "buyer_tax_id"])
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "12.ABC.345/01DE-35" in html and "wa.me" not in html

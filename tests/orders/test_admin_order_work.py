@@ -173,3 +173,27 @@ def test_pix_payment_is_on_the_timeline_with_its_end_to_end_id(
     event = OrderEvent.objects.get(order=order, kind="payment_confirmed")
     assert event.message == f"Pagamento Pix confirmado: R$ 104,70 (endToEndId {e2e})."  # 2 × 42,90 + frete
     assert e2e in _page(admin_client, order)
+
+
+def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client: Client, place_order) -> None:
+    """Walk-through: after one of two units shipped, "Cancelar pedido" answered "Pedido cancelado." while the
+    order stayed "Enviado" and only the unshipped unit was refunded."""
+    order = place_order(lines=[("CAM", 3000, 2)], freight=0)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    form = admin_client.get(_action(order, "cancel")).content.decode()
+    assert "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)" in form
+    response = admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque", "confirm": "on"}, follow=True)
+    html = response.content.decode()
+    assert "Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido." in html
+    assert "Pedido cancelado." not in html
+    order.refresh_from_db()
+    assert order.status == "shipped"
+    # a whole cancellation keeps its short words
+    whole = place_order(lines=[("CAF", 3590, 1)], freight=0)
+    assert (
+        "Confirmo o cancelamento (o valor pago é reembolsado)"
+        in admin_client.get(_action(whole, "cancel")).content.decode()
+    )
+    response = admin_client.post(_action(whole, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
+    assert "Pedido cancelado." in response.content.decode()

@@ -211,3 +211,25 @@ def test_moving_the_main_mark_to_another_photo(admin_client: Client, category: C
     assert [image.pk for image in product.images.all()] == [second.pk, first.pk]
     # an old row's static path still gives a working URL
     assert product.images.get(pk=first.pk).url == "/static/shop/demo/a.svg"
+
+
+def test_variants_without_a_title_are_named_by_their_options(admin_client: Client, category: Category) -> None:
+    """Walk-through: a merchant filled size options but no variant title, and the cart (and order) showed two
+    identical "Camiseta Caju" lines; the option values now become the title, a typed title still wins."""
+    small = {**_variant(0, "CAJU-300", "7,50", "", ("Tamanho", "300 ml")), "variants-0-title": ""}
+    large = {**_variant(1, "CAJU-1L", "12,90", "", ("Tamanho", "1 L", "Sabor", "Limão")), "variants-1-title": ""}
+    named = {**_variant(2, "CAJU-2L", "19,90", "", ("Tamanho", "2 L")), "variants-2-title": "Família"}
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [small, large, named], []))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    titles = dict(Variant.objects.values_list("sku", "title"))
+    assert titles == {"CAJU-300": "300 ml", "CAJU-1L": "1 L / Limão", "CAJU-2L": "Família"}
+    assert Variant.objects.get(sku="CAJU-300").display_title == "Camiseta Caju — 300 ml"
+
+
+def test_a_file_that_is_not_an_image_gets_one_message(admin_client: Client, category: Category) -> None:
+    """Walk-through: the photo field said both "not an image" and "send a photo" for one bad file."""
+    photos = [{"image": SimpleUploadedFile("x.jpg", b"not an image", "image/jpeg"), "position": 0}]
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [_variant(0, "X-1", "1")], photos))
+    html = response.content.decode()
+    assert "Faça upload de uma imagem válida." in html
+    assert "Envie uma foto" not in html

@@ -21,6 +21,14 @@ COUPON = {
 }
 
 
+def _assert_refused(response, message: str, constraint: str) -> None:
+    """The form comes back with the Portuguese sentence on the field, never the constraint's name."""
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert message in html
+    assert constraint not in html and "violada" not in html
+
+
 def test_coupon_amounts_typed_in_reais(admin_client: Client) -> None:
     assert admin_client.post("/admin/shop/coupon/add/", COUPON).status_code == 302
     coupon = Coupon.objects.get()
@@ -43,12 +51,22 @@ def test_coupon_amounts_typed_in_reais(admin_client: Client) -> None:
     ],
 )
 def test_bad_coupon_is_refused_on_the_field(admin_client: Client, changes: dict[str, str], message: str) -> None:
-    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, **changes})
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert message in html
-    assert "coupon_kind_value" not in html and "violada" not in html
+    _assert_refused(admin_client.post("/admin/shop/coupon/add/", {**COUPON, **changes}), message, "coupon_kind_value")
     assert Coupon.objects.count() == 0
+
+
+def test_coupon_code_taken_in_other_letters_and_reversed_dates_are_refused(admin_client: Client) -> None:
+    """Walk-through: "maria10" beside an existing "MARIA10" was a 500 (IntegrityError), and a coupon could end
+    before it starts."""
+    assert admin_client.post("/admin/shop/coupon/add/", COUPON).status_code == 302
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": " Caju10 "})
+    assert response.status_code == 200
+    assert "Cupom com este Código já existe." in response.content.decode()
+    dates = {"starts_at_0": "31/12/2026", "starts_at_1": "10:00", "ends_at_0": "01/12/2026", "ends_at_1": "10:00"}
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": "NATAL", **dates})
+    assert response.status_code == 200
+    assert "O fim da validade deve ser depois do início." in response.content.decode()
+    assert list(Coupon.objects.values_list("code", flat=True)) == ["CAJU10"]
 
 
 def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) -> None:
@@ -74,6 +92,56 @@ def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) 
     response = admin_client.post("/admin/shop/shippingmethod/add/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert ShippingMethod.objects.get().flat_price == 1590
+
+
+METHOD = {
+    "code": "expressa",
+    "title": "Entrega expressa",
+    "kind": "shipping",
+    "carrier": "",
+    "flat_price": "15,00",
+    "free_above": "",
+    "days_min": "1",
+    "days_max": "2",
+    "position": "0",
+    "active": "on",
+    "rates-TOTAL_FORMS": "1",
+    "rates-INITIAL_FORMS": "0",
+    "rates-MIN_NUM_FORMS": "0",
+    "rates-MAX_NUM_FORMS": "1000",
+}
+
+
+def _rate(**fields: str) -> dict[str, str]:
+    base = {"uf": "", "cep_start": "", "cep_end": "", "price": "9,90", "days_min": "", "days_max": ""}
+    return {f"rates-0-{name}": value for name, value in {**base, **fields}.items()}
+
+
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ({"uf": "SP", "cep_start": "1000000", "cep_end": "5999999"}, "Informe a UF ou a faixa de CEP, não as duas."),
+        ({"price": "12,00"}, "Informe a UF ou a faixa de CEP (inicial e final)."),
+        ({"cep_start": "1000000"}, "Informe o CEP inicial e o final da faixa."),
+        ({"cep_start": "5999999", "cep_end": "1000000"}, "O CEP final não pode ser menor que o inicial."),
+        ({"uf": "XX"}, "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ({"uf": "SP", "days_min": "5", "days_max": "2"}, "O prazo máximo não pode ser menor que o mínimo."),
+    ],
+)
+def test_bad_shipping_rate_is_refused_on_its_field(admin_client: Client, rate: dict[str, str], message: str) -> None:
+    """Walk-through: a rate with both a UF and a CEP range answered 'Restrição "shipping_rate_uf_xor_cep_range"
+    foi violada.'"""
+    response = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, **_rate(**rate)})
+    _assert_refused(response, message, "shipping_rate_uf_xor_cep_range")
+    assert ShippingMethod.objects.count() == 0
+
+
+def test_shipping_rate_by_uf_or_by_cep_range_is_saved(admin_client: Client) -> None:
+    response = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, **_rate(uf="sp")})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert list(ShippingMethod.objects.get().rates.values_list("uf", "price")) == [("SP", 990)]
+    by_range = {**METHOD, "code": "faixa", **_rate(cep_start="1000000", cep_end="5999999")}
+    assert admin_client.post("/admin/shop/shippingmethod/add/", by_range).status_code == 302
 
 
 def test_checkout_list_in_reais_and_portuguese(admin_client: Client) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.utils import translation
+from django.utils.html import strip_tags
 from django.utils.translation import gettext
 
 from orders.services import order_place_from_checkout
@@ -46,3 +47,49 @@ def test_english_admin_uses_locale_en(admin_client: Client) -> None:
     home = admin_client.get("/admin/", headers={"accept-language": "en"}).content.decode()
     assert "Loja Exemplo — administration" in home
     assert "Orders to ship" in home
+
+
+def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_client: Client) -> None:
+    """Walk-through: the admin home listed django-axes' "Access attempts", "Access failures" and "Access logs"
+    (no pt-BR catalog), and the coupon dates said "Note: Enter times in the America/Sao_Paulo timezone"."""
+    home = admin_client.get("/admin/").content.decode()
+    for portuguese in ("Tentativas de acesso", "Falhas de acesso", "Registros de acesso"):
+        assert portuguese in home
+    for english in ("Access attempts", "Access failures", "Access logs"):
+        assert english not in home
+    catalog = admin_client.get("/admin/jsi18n/").content.decode()
+    assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
+
+
+def test_save_messages_do_not_put_o_before_every_model_name(admin_client: Client) -> None:
+    """Walk-through: "O categoria “Chás” foi adicionado com sucesso", "O dados da loja … foi alterado"."""
+    response = admin_client.post(
+        "/admin/shop/category/add/", {"name": "Chás", "slug": "chas", "position": "0"}, follow=True
+    )
+    html = strip_tags(response.content.decode())  # the name is a link to the row
+    assert "Salvo com sucesso: categoria “Chás”." in html
+    assert "O categoria" not in html and "foi adicionado" not in html
+    category = Category.objects.get(slug="chas")
+    response = admin_client.post(
+        f"/admin/shop/category/{category.pk}/change/",
+        {"name": "Chás e Infusões", "slug": "chas", "position": "0", "_continue": "1"},
+        follow=True,
+    )
+    assert "Alterações salvas: categoria “Chás e Infusões”. Você pode continuar editando abaixo." in strip_tags(
+        response.content.decode()
+    )
+
+
+def test_admin_pages_carry_the_shop_icon(client: Client, admin_client: Client) -> None:
+    """Walk-through: the admin had no icon link, so the browser asked for /favicon.ico (404) on every page."""
+    icon = '<link rel="icon" href="/static/shop/favicon.svg" type="image/svg+xml">'
+    assert icon in client.get("/admin/login/").content.decode()
+    page = admin_client.get("/admin/shop/coupon/add/").content.decode()
+    assert icon in page and "admin/js/calendar.js" in page  # the form's own head scripts are still there
+
+
+def test_inline_add_links_without_outro_a(admin_client: Client) -> None:
+    """Walk-through: the product page offered "Adicionar outro(a) Variante" and "Adicionar outro(a) Foto"."""
+    page = admin_client.get("/admin/shop/product/add/").content.decode()
+    assert "Adicionar Variante" in page and "Adicionar Foto" in page
+    assert "Adicionar outro(a)" not in page

@@ -1,8 +1,9 @@
-"""404, 405 and 500 are pages of the shop (its header, a way back), never a blank or Django's bare page."""
+"""404, 405, 403 (CSRF) and 500 are pages of the shop (its header, a way back), never a blank or Django's bare page."""
 
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +59,14 @@ def test_a_bug_is_a_styled_500_that_says_nothing_was_charged(client, settings):
     assert 'class="site-header"' in html and settings.SHOP_NAME in html
     assert "Algo deu errado do nosso lado" in html
     assert "RuntimeError" not in html and "Traceback" not in html
+
+
+def test_a_stale_form_gets_a_portuguese_page_in_the_shop_layout() -> None:
+    """A form whose CSRF cookie is gone (another tab logged out, cookies cleared) gets the shop's own page."""
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post("/pedido", {"email": "ana@example.com.br", "number": "1001"})
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "Não foi possível enviar o formulário" in html and "recarregue a página" in html
+    assert 'data-testid="error-page"' in html and 'class="site-header' in html
+    assert "Forbidden" not in html and "Help" not in html and "CSRF" not in html

@@ -70,6 +70,8 @@ def test_admin_edits_the_one_row_and_every_surface_follows(admin_client: Client,
     # the cached copy was dropped on save: the footer shows the new identity at once
     home = client.get("/").content.decode()
     assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35" in home
+    # the home page greets with the new name and no article that only fits "Loja" ("Bem-vindo à Caju…")
+    assert f"<h1>{row.trade_name}</h1>" in home and "Bem-vindo à" not in home
     assert "Av. Paulista, 1000 — loja 3, Bela Vista, São Paulo / SP, CEP 01310-100" in home
     assert '<a href="https://wa.me/5511987654321" rel="noopener">WhatsApp (11) 98765-4321</a>' in home
     privacy = client.get("/privacidade").content.decode()
@@ -106,6 +108,10 @@ def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_captur
         ("cnpj", "123", "CNPJ inválido"),
         ("postal_code", "0131", "CEP inválido: informe os 8 números, ex.: 01310-100."),
         ("state", "S1", "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ("state", "XX", "UF inválida: use a sigla de 2 letras, ex.: SP."),  # two letters, but no such UF
+        ("pix_discount_percent", "150", "Desconto no Pix de no máximo 50%."),  # not Django's "dígitos" sentence
+        ("pix_discount_percent", "60", "Desconto no Pix de no máximo 50%."),
+        ("card_monthly_interest_bp", "1500", "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
         ("whatsapp", "98765", "Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."),
         ("contact_email", "oi@", "Insira um endereço de email válido."),
         ("trade_name", "", "Este campo é obrigatório."),
@@ -117,7 +123,7 @@ def test_bad_input_is_refused_on_the_field_and_nothing_saved(
     response = _save(admin_client, **{field: value})
     assert response.status_code == 200
     html = response.content.decode()
-    assert message in html
+    assert message in html and "%%" not in html and html.count(message) == 1
     assert html.index(message) > html.index(f'id="id_{field}"') - 2000  # next to its field
     assert StoreSettings.objects.get().trade_name == "Loja Exemplo"  # the row exists, unchanged
 
