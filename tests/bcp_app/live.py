@@ -35,7 +35,11 @@ class LiveServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, log_level="warning", access_log=False))
+        # A client's open MCP stream would hold a graceful shutdown until the join below gives up (10 s).
+        config = uvicorn.Config(
+            app, lifespan=lifespan, log_level="warning", access_log=False, timeout_graceful_shutdown=1
+        )
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property
