@@ -3,15 +3,18 @@ e-mails, the BCP profile and the Pix BR Code; defaults are what the shop showed 
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from django.core import mail
+from django.core.exceptions import ValidationError
 from django.test import Client
 
 from orders.services import order_place_from_checkout
 from payments.brcode import parse
 from payments.services import pix_charge_ensure
 from shop.models import StoreSettings
-from shop.store import store_get
+from shop.store import store_get, store_row
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -126,6 +129,22 @@ def test_bad_input_is_refused_on_the_field_and_nothing_saved(
     assert message in html and "%%" not in html and html.count(message) == 1
     assert html.index(message) > html.index(f'id="id_{field}"') - 2000  # next to its field
     assert StoreSettings.objects.get().trade_name == "Loja Exemplo"  # the row exists, unchanged
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("pix_discount_percent", Decimal("60"), "Desconto no Pix de no máximo 50%."),  # was ValueError
+        ("card_monthly_interest_bp", 1500, "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
+    ],
+)
+def test_full_clean_outside_the_admin_gives_the_portuguese_message(field: str, value: object, message: str) -> None:
+    # Any caller of the model (a script, an import, a service) validates with the model's own messages.
+    row = store_row()
+    setattr(row, field, value)
+    with pytest.raises(ValidationError) as raised:
+        row.full_clean()
+    assert raised.value.message_dict[field] == [message]
 
 
 def test_warm_cache_costs_no_query(django_assert_num_queries) -> None:
