@@ -1,4 +1,5 @@
-"""Card parcelamento on pages: `{{ cents|installment_offer }}` → "ou 12x de R$ 583,25 sem juros".
+"""Card parcelamento on pages: `{{ cents|installment_offer }}` → "ou 12x de R$ 583,25 sem juros", or with a
+remainder "ou 11x sem juros: 1ª de R$ 5,50 e 10x de R$ 5,44" (never a figure whose product exceeds the price).
 
 The plans come from the shop's policy (StoreSettings, cached) and `payments/installments.py`; the line
 is empty when the card is off or no interest-free plan above 1x exists for the amount.
@@ -34,8 +35,16 @@ def installment_offer(cents: object) -> str:
     plan = best_interest_free(amount, installment_policy())
     if plan is None:
         return ""
-    # The largest installment (the first carries the remainder cents): never less than the buyer pays.
-    return _("ou %(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.first)}
+    if plan.has_remainder:
+        # The first carries the remainder cents. Showing it alone ("11x de R$ 5,50" for R$ 59,90) multiplies
+        # past the price and reads as hidden interest: name both, exact to the centavo, as the permalink does.
+        return _("ou %(count)dx sem juros: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
+            "count": plan.count,
+            "first": format_brl(plan.first),
+            "rest": plan.count - 1,
+            "amount": format_brl(plan.installment),
+        }
+    return _("ou %(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
 
 
 register.filter("installment_offer", installment_offer)
