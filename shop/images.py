@@ -40,6 +40,20 @@ def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     return light, dark
 
 
+# Pillow's scalable default (Aileron) has no accented letters: "Básica" came out "B□sica". DejaVu Sans ships
+# with most Linux systems (Debian's fonts-dejavu-core); the default font stays the fallback elsewhere.
+DEMO_FONT_PATHS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",)
+
+
+def demo_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    for path in DEMO_FONT_PATHS:
+        try:
+            return ImageFont.truetype(path, size)
+        except OSError:  # not installed here
+            continue
+    return ImageFont.load_default(size=size)
+
+
 def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
     """A believable raster product photo for the demo shop (JPEG): gradient, product shape, name."""
     light, dark = _palette(slug)
@@ -51,7 +65,7 @@ def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
     draw.ellipse([size * 0.72, size * 0.06, size * 0.94, size * 0.28], fill=(255, 255, 255))
     draw.rounded_rectangle([size * 0.3, size * 0.2, size * 0.7, size * 0.68], radius=size // 24, fill=dark)
     draw.rectangle([size * 0.3, size * 0.2, size * 0.36, size * 0.68], fill=tuple(c // 2 for c in dark))
-    font = ImageFont.load_default(size=size // 22)
+    font = demo_font(size // 22)
     text_width = draw.textlength(title, font=font)
     draw.text(((size - text_width) / 2, size * 0.8), title, fill=(29, 37, 33), font=font)
     buffer = io.BytesIO()
