@@ -3,7 +3,9 @@ e-mails, the BCP profile and the Pix BR Code; defaults are what the shop showed 
 
 from __future__ import annotations
 
+import email.policy
 from decimal import Decimal
+from email import message_from_bytes
 
 import pytest
 from django.core import mail
@@ -102,6 +104,21 @@ def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_captur
     assert message.subject.startswith("Caju Café: ")
     html = message.alternatives[0][0]
     assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35 · oi@caju.com.br · WhatsApp (11) 98765-4321" in html
+
+
+@pytest.mark.parametrize("trade_name", ["Caju Café", "Caju, Café & Cia."])
+def test_buyer_emails_come_from_the_store_name_at_the_configured_address(
+    admin_client: Client, django_capture_on_commit_callbacks, trade_name: str
+) -> None:
+    # DEFAULT_FROM_EMAIL is "Loja Exemplo <pedidos@…>": a renamed shop kept sending as "Loja Exemplo".
+    _save(admin_client, trade_name=trade_name)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_place_from_checkout(checkout=make_checkout(lines=[("CAM", 3000, 1)]))
+    wire = message_from_bytes(mail.outbox[-1].message().as_bytes(), policy=email.policy.default)
+    sender = wire["From"]
+    assert sender.addresses[0].display_name == trade_name
+    assert sender.addresses[0].addr_spec == "pedidos@loja.example.com.br"
+    assert "Loja Exemplo" not in str(sender)
 
 
 @pytest.mark.parametrize(
