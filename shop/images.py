@@ -1,4 +1,5 @@
-"""Product photos: the thumbnail made once when a photo is saved, and the demo shop's raster photos.
+"""Product photos: the thumbnail made once when a photo is saved, the store logo's header size, and the demo
+shop's raster photos.
 
 Thumbnails are made by easy-thumbnails on the configured media storage (local or bucket) and their
 storage name is kept on the row, so pages never look a thumbnail up or render one on a request.
@@ -12,6 +13,8 @@ import io
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db.models.fields.files import FieldFile
+from easy_thumbnails.exceptions import InvalidImageFormatError
 from easy_thumbnails.files import get_thumbnailer
 from PIL import Image, ImageDraw, ImageFont
 
@@ -30,6 +33,19 @@ def product_image_thumbnail_make(*, image: ProductImage) -> str:
     image.thumbnails = {alias: thumbnailer[alias].name for alias in aliases}  # generated (and saved) here
     ProductImage.objects.filter(pk=image.pk).update(thumbnail=image.thumbnail, thumbnails=image.thumbnails)
     return image.thumbnail
+
+
+# The header shows the logo at 32 px: 64 px covers 2× screens. No crop (a logo is never cut), no upscale.
+LOGO_THUMBNAIL = {"size": (64, 64), "quality": 90}
+
+
+def logo_thumbnail_url(logo: FieldFile) -> str:
+    """URL of the header-sized copy of the store logo (made on first use, then kept by the store cache);
+    the upload itself if it cannot be read (every page shows the logo: never a 500 for it)."""
+    try:
+        return get_thumbnailer(logo).get_thumbnail(LOGO_THUMBNAIL, save=True).url
+    except (InvalidImageFormatError, OSError):
+        return logo.url
 
 
 def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

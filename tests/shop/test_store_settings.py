@@ -4,6 +4,8 @@ e-mails, the BCP profile and the Pix BR Code; defaults are what the shop showed 
 from __future__ import annotations
 
 import email.policy
+import io
+import re
 from decimal import Decimal
 from email import message_from_bytes
 
@@ -11,6 +13,7 @@ import pytest
 from django.core import mail
 from django.core.exceptions import ValidationError
 from django.test import Client
+from PIL import Image
 
 from orders.services import order_place_from_checkout
 from payments.brcode import parse
@@ -162,6 +165,26 @@ def test_full_clean_outside_the_admin_gives_the_portuguese_message(field: str, v
     with pytest.raises(ValidationError) as raised:
         row.full_clean()
     assert raised.value.message_dict[field] == [message]
+
+
+def test_the_header_logo_is_a_small_copy_of_the_upload(
+    admin_client: Client, client: Client, settings, tmp_path
+) -> None:
+    settings.MEDIA_ROOT = tmp_path
+    upload = io.BytesIO()
+    Image.new("RGBA", (800, 400), (200, 30, 30, 255)).save(upload, format="PNG")
+    upload.name = "logo.png"
+    upload.seek(0)
+    response = _save(admin_client, logo=upload)
+    assert response.status_code == 302, re.findall(r'class="errorlist[^>]*>(.*?)</ul>', response.content.decode())
+
+    home = client.get("/").content.decode()
+
+    src = re.search(r'<img src="([^"]+)" alt="" width="32" height="32">', home).group(1)
+    original = StoreSettings.objects.get().logo
+    assert src != original.url and src.startswith(settings.MEDIA_URL)
+    with Image.open(tmp_path / src.removeprefix(settings.MEDIA_URL)) as header_logo:
+        assert header_logo.size == (64, 32)  # 2× the 32 px slot, proportions kept, not the 800 px upload
 
 
 def test_warm_cache_costs_no_query(django_assert_num_queries) -> None:
