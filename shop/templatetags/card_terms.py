@@ -11,8 +11,6 @@ from django import template
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from orders.money import format_brl
-
 register = template.Library()
 
 
@@ -24,6 +22,7 @@ def card_offered() -> bool:
 
 def installment_offer(cents: object) -> str:
     from payments.installments import best_interest_free
+    from shop.checkout.card_page import plan_label  # it imports card_offered from here
     from shop.checkout.card_terms import installment_policy
 
     try:
@@ -35,16 +34,9 @@ def installment_offer(cents: object) -> str:
     plan = best_interest_free(amount, installment_policy())
     if plan is None:
         return ""
-    if plan.has_remainder:
-        # The first carries the remainder cents. Showing it alone ("11x de R$ 5,50" for R$ 59,90) multiplies
-        # past the price and reads as hidden interest: name both, exact to the centavo, as the permalink does.
-        return _("ou %(count)dx sem juros: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
-            "count": plan.count,
-            "first": format_brl(plan.first),
-            "rest": plan.count - 1,
-            "amount": format_brl(plan.installment),
-        }
-    return _("ou %(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
+    # The checkout's own wording of the plan (card_page.plan_label): with a remainder it names the first and the
+    # regular installment ("11x de R$ 5,50" alone for R$ 59,90 made 60,50 and read as hidden interest).
+    return _("ou %(plan)s") % {"plan": plan_label(plan)}
 
 
 register.filter("installment_offer", installment_offer)
