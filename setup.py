@@ -3,9 +3,14 @@
 The templates, static sources and locale live in top-level folders of the source tree; a non-editable
 install (`pip install .`, the Docker image) must carry them, so they are mapped into the wheel as
 package data under `shop/_site/`, where `shop/settings/base.py` looks first.
+
+Every data folder is named in `packages` too (namespace packages): setuptools otherwise warns, once per folder
+and 40 lines each, that a folder Python could import "would be ignored" (~1000 lines on every install).
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+CODE = ["shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]
 
 SITE_FOLDERS = {
     "shop._site.templates": "templates",
@@ -13,8 +18,18 @@ SITE_FOLDERS = {
     "shop._site.locale": "locale",
 }
 
+
+
+def site_packages() -> list[str]:
+    """Each site folder and every folder under it, as the package name it has in the wheel."""
+    names: list[str] = []
+    for package, folder in SITE_FOLDERS.items():
+        names += [package, *(f"{package}.{sub}" for sub in find_namespace_packages(where=folder))]
+    return names
+
+
 setup(
-    packages=[*find_packages(include=["shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]), *SITE_FOLDERS],
+    packages=[*find_namespace_packages(include=CODE, exclude=["*.__pycache__"]), *site_packages()],
     package_dir=SITE_FOLDERS,
     package_data={
         **{name: ["**/*"] for name in SITE_FOLDERS},

@@ -8,6 +8,7 @@ out as UTF-8 `8bit` (not quoted-printable) wherever the backend allows, so the d
 from __future__ import annotations
 
 import email.policy
+from email.headerregistry import Address
 from email.message import EmailMessage as PyEmailMessage
 from email.policy import Policy
 from email.utils import parseaddr
@@ -124,6 +125,11 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         subject = _subject(kind, order.number, context["shop_name"], partial=partial)
         text = render_to_string(f"orders/email/{kind}.txt", context)
         html = render_to_string(f"orders/email/{kind}.html", context)
-    message = OrderEmail(subject=subject, body=text, to=[to])
+    # The shop's current name shows as the sender (a rename in the admin reaches it), the address stays the
+    # configured one. Address quotes "," or "." in the name; Django encodes "Café" (RFC 2047) on the wire.
+    # (formataddr's pre-encoded word is decoded and re-encoded by Django without its quotes: "Caju, Café"
+    # became two addresses.)
+    sender = str(Address(display_name=context["shop_name"], addr_spec=parseaddr(settings.DEFAULT_FROM_EMAIL)[1]))
+    message = OrderEmail(subject=subject, body=text, from_email=sender, to=[to])
     message.attach_alternative(html, "text/html")
     return message

@@ -7,6 +7,7 @@ JSONPath, so buyers and agents see the same rules in the same words.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -163,8 +164,16 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     def _split_codes(value: str) -> tuple[str, ...]:
         return tuple(code.strip() for code in value.replace(";", ",").split(",") if code.strip())
 
-    def discount_codes(self) -> tuple[str, ...]:
-        return self._split_codes(self.cleaned_data["coupon"])
+    def discount_codes(self, applied: tuple[str, ...] = (), remove: str = "") -> tuple[str, ...]:
+        """The codes already applied (less the one the buyer removed) and the new ones typed, each once.
+
+        The field is for a new code: typing a second (wrong) one used to replace the applied one.
+        """
+        codes: dict[str, str] = {}
+        for code in (*applied, *self._split_codes(self.cleaned_data["coupon"])):
+            if code.upper() != remove.strip().upper():
+                codes.setdefault(code.upper(), code)
+        return tuple(codes.values())
 
     def fulfillment(
         self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""
@@ -247,6 +256,12 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
         return bool(str(self.data.get(self.add_prefix(field), "")).strip())
 
 
+def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) -> tuple[str, ...]:
+    """The checkout's coupon codes the engine did not refuse (a refused one is reported once, then dropped)."""
+    refused = {m.path for m in messages if m.path.startswith("$.discounts.codes[") and m.type != "info"}
+    return tuple(code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused)
+
+
 def initial_from_view(view: CheckoutView) -> dict[str, str]:
     checkout = view.checkout
     return {
@@ -265,6 +280,6 @@ def initial_from_view(view: CheckoutView) -> dict[str, str]:
         "uf": checkout.ship_uf,
         "shipping_option": checkout.selected_option_id if checkout.fulfillment_type == "shipping" else "",
         "pickup_location": checkout.selected_destination_id if checkout.fulfillment_type == "pickup" else "",
-        "coupon": ", ".join(view.discount_codes),
+        "coupon": "",  # for a new code; the applied ones are listed (standing_codes), each with "Remover"
         "marketing_consent": dict(view.buyer.consent or ()).get("marketing", False) if view.buyer else False,
     }

@@ -1,4 +1,5 @@
-"""Product photos: the thumbnail made once when a photo is saved, and the demo shop's raster photos.
+"""Product photos: the thumbnail made once when a photo is saved, the store logo's header size, and the demo
+shop's raster photos.
 
 Thumbnails are made by easy-thumbnails on the configured media storage (local or bucket) and their
 storage name is kept on the row, so pages never look a thumbnail up or render one on a request.
@@ -12,6 +13,8 @@ import io
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db.models.fields.files import FieldFile
+from easy_thumbnails.exceptions import InvalidImageFormatError
 from easy_thumbnails.files import get_thumbnailer
 from PIL import Image, ImageDraw, ImageFont
 
@@ -32,12 +35,39 @@ def product_image_thumbnail_make(*, image: ProductImage) -> str:
     return image.thumbnail
 
 
+# The header shows the logo at 32 px: 64 px covers 2× screens. No crop (a logo is never cut), no upscale.
+LOGO_THUMBNAIL = {"size": (64, 64), "quality": 90}
+
+
+def logo_thumbnail_url(logo: FieldFile) -> str:
+    """URL of the header-sized copy of the store logo (made on first use, then kept by the store cache);
+    the upload itself if it cannot be read (every page shows the logo: never a 500 for it)."""
+    try:
+        return get_thumbnailer(logo).get_thumbnail(LOGO_THUMBNAIL, save=True).url
+    except (InvalidImageFormatError, OSError):
+        return logo.url
+
+
 def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     # Stable colours per product: the same slug always draws the same photo.
     digest = hashlib.sha256(slug.encode()).digest()
     light = (200 + digest[0] % 56, 200 + digest[1] % 56, 180 + digest[2] % 76)
     dark = (digest[3] % 120, 60 + digest[4] % 100, 40 + digest[5] % 120)
     return light, dark
+
+
+# Pillow's scalable default (Aileron) has no accented letters: "Básica" came out "B□sica". DejaVu Sans ships
+# with most Linux systems (Debian's fonts-dejavu-core); the default font stays the fallback elsewhere.
+DEMO_FONT_PATHS = ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",)
+
+
+def demo_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    for path in DEMO_FONT_PATHS:
+        try:
+            return ImageFont.truetype(path, size)
+        except OSError:  # not installed here
+            continue
+    return ImageFont.load_default(size=size)
 
 
 def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
@@ -51,7 +81,7 @@ def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
     draw.ellipse([size * 0.72, size * 0.06, size * 0.94, size * 0.28], fill=(255, 255, 255))
     draw.rounded_rectangle([size * 0.3, size * 0.2, size * 0.7, size * 0.68], radius=size // 24, fill=dark)
     draw.rectangle([size * 0.3, size * 0.2, size * 0.36, size * 0.68], fill=tuple(c // 2 for c in dark))
-    font = ImageFont.load_default(size=size // 22)
+    font = demo_font(size // 22)
     text_width = draw.textlength(title, font=font)
     draw.text(((size - text_width) / 2, size * 0.8), title, fill=(29, 37, 33), font=font)
     buffer = io.BytesIO()

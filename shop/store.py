@@ -16,6 +16,7 @@ from django.core.cache import cache
 
 from payments.installments import InstallmentPolicy
 from shop.br_validation import phone_display, phone_normalize, tax_id_normalize
+from shop.images import logo_thumbnail_url
 from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
 
 CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
@@ -80,7 +81,7 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         line for line in (street, row.neighborhood, city, f"CEP {row.postal_code}" if row.postal_code else "") if line
     )
     whatsapp = phone_normalize(row.whatsapp) if row.whatsapp else ""
-    logo_url = row.logo.url if row.logo else ""
+    logo_url = logo_thumbnail_url(row.logo) if row.logo else ""  # an 800 px upload for a 32 px slot otherwise
     return Store(
         trade_name=row.trade_name,
         legal_name=row.legal_name,

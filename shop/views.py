@@ -333,7 +333,9 @@ def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
     if address is None:
         message = _("CEP inválido: use o formato 00000-000.")
         return JsonResponse({"error": "cep_invalid", "message": message}, status=400)
-    response = JsonResponse(address.as_dict(), status=200 if address.found else 404)
+    # An unknown CEP is an answer (`"found": false`), not a missing resource: a 404 logged a console error in
+    # the buyer's browser for every mistyped CEP.
+    response = JsonResponse(address.as_dict())
     # A provider answer can be kept a day by the browser; the offline fallback should be asked again soon.
     response["Cache-Control"] = "private, max-age=86400" if address.source == "provider" else "no-store"
     return response

@@ -7,7 +7,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.core.validators import MaxValueValidator
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -18,7 +17,6 @@ from shop.models import StoreSettings
 from shop.store import cnpj_format, store_row
 
 PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
-CARD_INTEREST_MAX_BP = 1000  # the model's cap (StoreSettings.card_monthly_interest_bp): 10 % a month
 
 
 class StoreSettingsForm(forms.ModelForm):
@@ -32,9 +30,8 @@ class StoreSettingsForm(forms.ModelForm):
             self.fields["nfe_series"].required = False  # empty = série 1
         if "pix_discount_percent" in self.fields:
             model_field = self.fields["pix_discount_percent"]
-            # The limits on the form field: the model validator's message ends in a bare "%" and crashed the page
-            # (500) when formatted, and "150" got Django's sentence about digits before the decimal point.
-            # `%%`: Django formats these messages with the limit as a parameter.
+            # The limits on the form field: "150" got Django's sentence about digits before the decimal point
+            # (max_digits) before the model's limit could speak. `%%`: Django formats these with the limit.
             self.fields["pix_discount_percent"] = forms.DecimalField(
                 label=model_field.label,
                 help_text=model_field.help_text,
@@ -46,12 +43,6 @@ class StoreSettingsForm(forms.ModelForm):
                     "min_value": _("O desconto no Pix não pode ser negativo."),
                     "max_value": _("Desconto no Pix de no máximo 50%%."),
                 },
-            )
-        if "card_monthly_interest_bp" in self.fields:
-            # Same bare "%" in the model validator ("No máximo 10 % ao mês."): formatted with its limit it read
-            # "10 {'limit_value': 1000, …}o mês." The form's own limit, with "%%", answers first.
-            self.fields["card_monthly_interest_bp"].validators.append(
-                MaxValueValidator(CARD_INTEREST_MAX_BP, _("No máximo 10 %% ao mês."))
             )
 
     def clean_nfe_series(self) -> int:

@@ -52,7 +52,7 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.coupons import coupons_evaluate, coupons_load
-from shop.forms import CheckoutForm, initial_from_view
+from shop.forms import CheckoutForm, initial_from_view, standing_codes
 from shop.models import Checkout
 from shop.selectors import product_main_photos
 from shop.services import (
@@ -261,6 +261,7 @@ def _render_checkout(
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
             "card": card_context(view),
+            "applied_coupons": standing_codes(view.discount_codes, view.messages),
         },
         status=status,
     )
@@ -319,13 +320,17 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
             pickup_option = method["groups"][0]["options"][0]["id"]
     state = input_from_checkout(checkout, lines)
-    action = request.POST.get("action", "")
+    remove = request.POST.get("remove_coupon", "")
+    action = "coupon" if remove else request.POST.get("action", "")  # "Remover" next to an applied code
     paying = action in ("pay", "pay_card")
+    # Applied codes stay unless removed; the field adds new ones.
+    stored = [CheckoutMessage.from_dict(m) for m in checkout.messages]
+    codes = form.discount_codes(standing_codes(checkout.discount_codes or (), stored), remove=remove)
     instrument = card_instrument(request.POST) if action == "pay_card" else _pix_instrument()
     # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
     form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
     if checkout.session_key and checkout.session_key == request.session.session_key:
-        cart_set_coupons(request.session, list(form.discount_codes()))
+        cart_set_coupons(request.session, list(codes))
 
     def update(with_option: bool) -> CheckoutResult:
         data = replace(
@@ -334,7 +339,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             fulfillment=form.fulfillment(
                 pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
             ),
-            discount_codes=form.discount_codes(),
+            discount_codes=codes,
             payment=PaymentInput(instruments=(instrument,)) if paying else state.payment,
         )
         return checkout_update(checkout_id=checkout_id, data=data, language=_language(request))
@@ -360,13 +365,11 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
         form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
         form.is_valid()
-    codes = form.discount_codes()
-    refused = {m.path for m in result.messages if m.path.startswith("$.discounts.codes[") and m.type != "info"}
-    kept = [code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused]
-    if refused:
-        # The refused code is reported now and then dropped, from the form and the cart alike.
-        form.data = form.data.copy()
-        form.data[form.add_prefix("coupon")] = ", ".join(kept)
+    kept = list(standing_codes(codes, result.messages))
+    # The field empties: kept codes are listed as applied, a refused one is reported now and then dropped
+    # from the cart as well.
+    form.data = form.data.copy()
+    form.data[form.add_prefix("coupon")] = ""
     if checkout.session_key and checkout.session_key == request.session.session_key:
         cart_set_coupons(request.session, kept)
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;

@@ -145,7 +145,8 @@ class StoreSettings(models.Model):
     card_monthly_interest_bp = models.PositiveIntegerField(
         _("juros ao mês (centésimos de %)"),
         default=199,
-        validators=[MaxValueValidator(1000, _("No máximo 10 % ao mês."))],
+        # "%%": Django formats a validator message with its params; a bare "%" crashed or garbled it.
+        validators=[MaxValueValidator(1000, _("No máximo 10 %% ao mês."))],
         help_text=_("199 = 1,99 % ao mês."),
     )
     card_min_installment = models.PositiveIntegerField(
@@ -159,7 +160,7 @@ class StoreSettings(models.Model):
         default=Decimal("0"),
         validators=[
             MinValueValidator(Decimal("0"), _("O desconto no Pix não pode ser negativo.")),
-            MaxValueValidator(Decimal("50"), _("Desconto no Pix de no máximo 50%.")),
+            MaxValueValidator(Decimal("50"), _("Desconto no Pix de no máximo 50%%.")),
         ],
         help_text=_(
             "Ex.: 5 = 5% de desconto sobre os produtos (depois dos cupons, sem o frete) quando o comprador paga "

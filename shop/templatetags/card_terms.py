@@ -1,4 +1,5 @@
-"""Card parcelamento on pages: `{{ cents|installment_offer }}` → "ou 12x de R$ 583,25 sem juros".
+"""Card parcelamento on pages: `{{ cents|installment_offer }}` → "ou 12x de R$ 583,25 sem juros", or with a
+remainder "ou 11x sem juros: 1ª de R$ 5,50 e 10x de R$ 5,44" (never a figure whose product exceeds the price).
 
 The plans come from the shop's policy (StoreSettings, cached) and `payments/installments.py`; the line
 is empty when the card is off or no interest-free plan above 1x exists for the amount.
@@ -9,8 +10,6 @@ from __future__ import annotations
 from django import template
 from django.conf import settings
 from django.utils.translation import gettext as _
-
-from orders.money import format_brl
 
 register = template.Library()
 
@@ -23,6 +22,7 @@ def card_offered() -> bool:
 
 def installment_offer(cents: object) -> str:
     from payments.installments import best_interest_free
+    from shop.checkout.card_page import plan_label  # it imports card_offered from here
     from shop.checkout.card_terms import installment_policy
 
     try:
@@ -34,8 +34,9 @@ def installment_offer(cents: object) -> str:
     plan = best_interest_free(amount, installment_policy())
     if plan is None:
         return ""
-    # The largest installment (the first carries the remainder cents): never less than the buyer pays.
-    return _("ou %(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.first)}
+    # The checkout's own wording of the plan (card_page.plan_label): with a remainder it names the first and the
+    # regular installment ("11x de R$ 5,50" alone for R$ 59,90 made 60,50 and read as hidden interest).
+    return _("ou %(plan)s") % {"plan": plan_label(plan)}
 
 
 register.filter("installment_offer", installment_offer)

@@ -35,7 +35,7 @@
       if (digits.length !== 8 || digits === asked) return;
       asked = digits;
       fetch(cepForm.dataset.cepUrl.replace("00000000", digits), { headers: { Accept: "application/json" } })
-        .then(function (r) { return r.status === 200 || r.status === 404 ? r.json() : null; })
+        .then(function (r) { return r.status === 200 ? r.json() : null; })  // unknown CEP: 200, found false
         .then(function (data) {
           if (!data || cepInput.value.replace(/\D/g, "") !== digits) return;  // the buyer typed on meanwhile
           if (cepStatus) cepStatus.textContent = data.found ? "" : cepForm.dataset.cepNotFound;

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.conf import settings
+from django.template import Context, Template
 
 from orders.services import order_mark_delivered, order_refund, order_return, order_ship
 from orders.types import LineQuantity
@@ -165,3 +168,16 @@ def test_backordered_expectation_shows_its_date(client, place_order):
     html = client.get(_path(order)).content.decode()
     assert "Sob encomenda" in html
     assert "Previsão de envio: 10/12/2026" in html
+
+
+def test_dates_read_with_the_month_in_lower_case(client, place_order):
+    # Brazilians write "1 de dezembro de 2026"; Django's pt_BR catalog said "1 de Dezembro de 2026".
+    order = place_order()
+    type(order).objects.filter(pk=order.pk).update(placed_at=datetime(2026, 12, 1, 15, 0, tzinfo=ZoneInfo("UTC")))
+
+    html = client.get(_path(order)).content.decode()
+
+    assert "Feito em 1 de dezembro de 2026" in html
+    assert "Dezembro" not in html
+    months = Template('{{ d|date:"F" }} {{ d|date:"E" }}').render(Context({"d": datetime(2026, 3, 9)}))
+    assert months == "março março"

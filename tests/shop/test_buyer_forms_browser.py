@@ -134,3 +134,40 @@ def test_the_totals_rule_runs_unbroken_under_the_total(live_server, transactiona
             page.goto(f"{live_server.url}{path}")
             label, amount = (page.locator(f".totals {cell}.total").bounding_box() for cell in ("dt", "dd"))
             assert abs(label["x"] + label["width"] - amount["x"]) < 0.5, path
+
+
+def test_a_second_wrong_coupon_keeps_the_applied_one_on_a_phone(live_server, transactional_db) -> None:
+    """Walk-through: typing "FAKE" after "BEMVINDO10" replaced it; only "Cupom 'FAKE' não encontrado." remained."""
+    from playwright.sync_api import expect
+
+    seed_demo()
+    shopper = Client()
+    checkout_id = _ready_checkout(shopper)
+    with _phone(shopper, live_server.url) as page:
+        page.goto(f"{live_server.url}/checkout/{checkout_id}")
+        page.fill("#id_coupon", "BEMVINDO10")
+        page.get_by_test_id("apply-coupon").click()
+        expect(page.get_by_test_id("applied-coupon")).to_have_text(["BEMVINDO10"])
+        expect(page.locator("#id_coupon")).to_have_value("")
+        page.fill("#id_coupon", "FAKE")
+        page.get_by_test_id("apply-coupon").click()
+        expect(page.get_by_test_id("error-coupon")).to_have_text("Cupom 'FAKE' não encontrado.")
+        expect(page.get_by_test_id("applied-coupon")).to_have_text(["BEMVINDO10"])
+        scroll_width, inner_width, culprits = _overflow(page)
+        assert scroll_width <= inner_width, culprits
+        page.get_by_role("button", name="remover").click()
+        expect(page.get_by_test_id("applied-coupons")).to_have_count(0)
+
+
+def test_an_uneven_installment_plan_reads_exactly_on_the_product_page(live_server, transactional_db) -> None:
+    """Walk-through: "ou 11x de R$ 5,50 sem juros" for R$ 59,90 (60,50 in all) read as hidden interest."""
+    from playwright.sync_api import expect
+
+    seed_demo()
+    with _phone() as page:
+        page.goto(f"{live_server.url}/produtos/camiseta-basica-preta/")
+        expect(page.get_by_test_id("card-installments")).to_have_text(
+            "ou 11x sem juros: 1ª de R$ 5,50 e 10x de R$ 5,44"
+        )
+        scroll_width, inner_width, culprits = _overflow(page)
+        assert scroll_width <= inner_width, culprits

@@ -48,6 +48,23 @@ def test_product_page_and_cart_offer_12x_without_interest(client, phone) -> None
     assert "ou 12x de R$ 583,25 sem juros" in cart
 
 
+def test_an_uneven_plan_names_the_first_and_the_regular_installment(client, settings) -> None:
+    # R$ 59,90 in 11x (R$ 5,00 minimum): 1 × 5,50 + 10 × 5,44 = 59,90. "11x de R$ 5,50" alone made 60,50.
+    settings.BCP_PIX_SANDBOX = True
+    StoreSettings.objects.create()
+    make_variant("SKU-CAMISETA", price=5990, stock=5)
+    line = "ou 11x sem juros: 1ª de R$ 5,50 e 10x de R$ 5,44"
+    assert 550 + 10 * 544 == 5990
+
+    product = client.get("/produtos/sku-camiseta/").content.decode()
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAMISETA", "quantity": "1"})
+    cart = client.get("/carrinho/").content.decode()
+
+    for page in (product, cart):
+        assert line in page
+        assert "11x de R$ 5,50" not in page
+
+
 def test_no_installment_line_when_the_card_is_off(client, phone, settings) -> None:
     settings.BCP_CARD_ENABLED = False
 

@@ -46,6 +46,8 @@ def test_typing_the_cep_fills_the_address_without_reload(live_server, transactio
                     cookie = shopper.cookies["sessionid"].value
                     context.add_cookies([{"name": "sessionid", "value": cookie, "url": live_server.url}])
                     page = context.new_page()
+                    console_errors: list[str] = []
+                    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
                     page.goto(f"{live_server.url}/checkout/{checkout_id}")
                     page.evaluate("window.__same_page = true")  # gone if the page reloads
                     # when the buyer types a São Paulo CEP
@@ -71,6 +73,7 @@ def test_typing_the_cep_fills_the_address_without_reload(live_server, transactio
                     if SCREENSHOT_DIR:
                         page.screenshot(path=f"{SCREENSHOT_DIR}/checkout-cep-390.png", full_page=True)
                     assert page.evaluate("window.__same_page") is True
+                    assert console_errors == []  # the unknown CEP was a 404 ("Failed to load resource")
                 finally:
                     browser.close()
         finally:

@@ -137,3 +137,31 @@ def test_an_invalid_phone_is_explained_in_the_format_the_buyer_types(client, sho
     )
     assert "phone" not in errors(response)
     assert 'value="(11) 98765-4321"' in response.content.decode()
+
+
+def applied(response) -> list[str]:
+    return re.findall(r'data-testid="applied-coupon">([^<]*)<', response.content.decode())
+
+
+def test_a_second_wrong_code_keeps_the_applied_one(client, shop_ready) -> None:
+    # given BEMVINDO10 applied at checkout
+    checkout_id = start_checkout(client)
+    url = f"/checkout/{checkout_id}"
+    first = client.post(url, {"action": "coupon", "method": "shipping", "coupon": "BEMVINDO10"})
+    assert applied(first) == ["BEMVINDO10"]
+    assert re.search(r'name="coupon"[^>]*value=""', first.content.decode())  # the field is for a new code
+    # when the buyer types a second, unknown code
+    second = client.post(url, {"action": "coupon", "method": "shipping", "coupon": "FAKE"})
+    # then the error concerns FAKE only, and BEMVINDO10 still discounts
+    assert errors(second) == {"coupon": "Cupom &#x27;FAKE&#x27; não encontrado."}
+    assert applied(second) == ["BEMVINDO10"]
+    assert 'data-testid="total">R$ 77,22<' in second.content.decode()
+    assert Checkout.objects.get(public_id=checkout_id).discount_codes == ["BEMVINDO10", "FAKE"]  # reported once
+    assert cart_coupons(client.session) == ["BEMVINDO10"]
+    # and the next step keeps it without repeating FAKE's message; "remover" takes it off
+    again = client.post(url, {"action": "coupon", "method": "shipping", "coupon": ""})
+    assert errors(again) == {} and applied(again) == ["BEMVINDO10"]
+    removed = client.post(url, {"method": "shipping", "coupon": "", "remove_coupon": "BEMVINDO10"})
+    assert applied(removed) == [] and errors(removed) == {}
+    assert Checkout.objects.get(public_id=checkout_id).discount_codes == []
+    assert cart_coupons(client.session) == []

@@ -3,15 +3,23 @@ e-mails, the BCP profile and the Pix BR Code; defaults are what the shop showed 
 
 from __future__ import annotations
 
+import email.policy
+import io
+import re
+from decimal import Decimal
+from email import message_from_bytes
+
 import pytest
 from django.core import mail
+from django.core.exceptions import ValidationError
 from django.test import Client
+from PIL import Image
 
 from orders.services import order_place_from_checkout
 from payments.brcode import parse
 from payments.services import pix_charge_ensure
 from shop.models import StoreSettings
-from shop.store import store_get
+from shop.store import store_get, store_row
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -101,6 +109,21 @@ def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_captur
     assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35 · oi@caju.com.br · WhatsApp (11) 98765-4321" in html
 
 
+@pytest.mark.parametrize("trade_name", ["Caju Café", "Caju, Café & Cia."])
+def test_buyer_emails_come_from_the_store_name_at_the_configured_address(
+    admin_client: Client, django_capture_on_commit_callbacks, trade_name: str
+) -> None:
+    # DEFAULT_FROM_EMAIL is "Loja Exemplo <pedidos@…>": a renamed shop kept sending as "Loja Exemplo".
+    _save(admin_client, trade_name=trade_name)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_place_from_checkout(checkout=make_checkout(lines=[("CAM", 3000, 1)]))
+    wire = message_from_bytes(mail.outbox[-1].message().as_bytes(), policy=email.policy.default)
+    sender = wire["From"]
+    assert sender.addresses[0].display_name == trade_name
+    assert sender.addresses[0].addr_spec == "pedidos@loja.example.com.br"
+    assert "Loja Exemplo" not in str(sender)
+
+
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
@@ -126,6 +149,42 @@ def test_bad_input_is_refused_on_the_field_and_nothing_saved(
     assert message in html and "%%" not in html and html.count(message) == 1
     assert html.index(message) > html.index(f'id="id_{field}"') - 2000  # next to its field
     assert StoreSettings.objects.get().trade_name == "Loja Exemplo"  # the row exists, unchanged
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("pix_discount_percent", Decimal("60"), "Desconto no Pix de no máximo 50%."),  # was ValueError
+        ("card_monthly_interest_bp", 1500, "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
+    ],
+)
+def test_full_clean_outside_the_admin_gives_the_portuguese_message(field: str, value: object, message: str) -> None:
+    # Any caller of the model (a script, an import, a service) validates with the model's own messages.
+    row = store_row()
+    setattr(row, field, value)
+    with pytest.raises(ValidationError) as raised:
+        row.full_clean()
+    assert raised.value.message_dict[field] == [message]
+
+
+def test_the_header_logo_is_a_small_copy_of_the_upload(
+    admin_client: Client, client: Client, settings, tmp_path
+) -> None:
+    settings.MEDIA_ROOT = tmp_path
+    upload = io.BytesIO()
+    Image.new("RGBA", (800, 400), (200, 30, 30, 255)).save(upload, format="PNG")
+    upload.name = "logo.png"
+    upload.seek(0)
+    response = _save(admin_client, logo=upload)
+    assert response.status_code == 302, re.findall(r'class="errorlist[^>]*>(.*?)</ul>', response.content.decode())
+
+    home = client.get("/").content.decode()
+
+    src = re.search(r'<img src="([^"]+)" alt="" width="32" height="32">', home).group(1)
+    original = StoreSettings.objects.get().logo
+    assert src != original.url and src.startswith(settings.MEDIA_URL)
+    with Image.open(tmp_path / src.removeprefix(settings.MEDIA_URL)) as header_logo:
+        assert header_logo.size == (64, 32)  # 2× the 32 px slot, proportions kept, not the 800 px upload
 
 
 def test_warm_cache_costs_no_query(django_assert_num_queries) -> None:
