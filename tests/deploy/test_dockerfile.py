@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tests.deploy.config_names import readme_names, settings_names
 from tests.deploy.dockerfile import ROOT, parse
@@ -26,8 +27,15 @@ def test_collectstatic_runs_with_production_settings_so_the_manifest_exists() ->
 
 
 def test_the_build_stage_copies_everything_the_wheel_maps() -> None:
+    """Every code package setup.py packs and every site folder it maps: a package left out of the image
+    (the `fiscal` app was) is an ImportError at the first start."""
     copied = {source for args in parse()[0].all("COPY") for source in args.split()[:-1]}
-    assert {"shop", "orders", "payments", "bcp_app", "templates", "static", "locale", "setup.py"} <= copied
+    setup_py = (ROOT / "setup.py").read_text()
+    code = re.search(r"^CODE = \[(.*)\]$", setup_py, re.MULTILINE)
+    assert code, "setup.py names its code packages in CODE"
+    packages = {name.strip().strip('"').rstrip("*") for name in code.group(1).split(",")}
+    assert {"shop", "orders", "payments", "bcp_app", "fiscal"} <= packages
+    assert {*packages, "templates", "static", "locale", "setup.py"} <= copied
 
 
 def test_healthcheck_probes_healthz_and_cmd_serves_the_asgi_app() -> None:
