@@ -107,7 +107,9 @@ def record(
     An approved row is final: a later decline or an unknown outcome of another attempt never undoes it.
     """
     status = _status_of(charge)
-    with transaction.atomic():
+    # No savepoint when nested: both callers (the shop's placement, `settle_recorded`) let a failure fail
+    # their whole transaction, and a savepoint is two statements on every complete.
+    with transaction.atomic(savepoint=False):
         payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
         if payment is not None and payment.status == Status.APPROVED:
             if charge is not None and charge.charge_id == payment.gateway_reference:
@@ -161,6 +163,25 @@ def _track_refunds(payment: CardPayment, charge: GatewayCharge) -> None:
         payment.save(update_fields=["refunded_amount", "updated_at"])
 
 
+@dataclass(frozen=True)
+class CardCharge:
+    """One authorization attempt as the gateway answered it, not recorded yet (`card_payment_record` writes it).
+
+    `answered`: the reference was decided without a charge (already approved or pending, the request
+    refused, no gateway), so there is nothing to record.
+    """
+
+    reference: str
+    answered: CardPaymentResult | None = None
+    charge: GatewayCharge | None = None
+    gateway: str = ""
+    handler_id: str = ""
+    amount: int = 0
+    installments: int = 1
+    fingerprint: str = ""
+    attempt: int = 1
+
+
 def card_payment_authorize(
     *,
     reference: str,
@@ -177,6 +198,28 @@ def card_payment_authorize(
     pending without a second charge; a declined one may be retried (e.g. with another card), as a new
     attempt with its own Idempotency-Key.
     """
+    return card_payment_record(card_payment_charge(
+        reference=reference, amount=amount, handler_id=handler_id, token=token, installments=installments,
+        customer=customer, description=description,
+    ))
+
+
+def card_payment_charge(
+    *,
+    reference: str,
+    amount: int,
+    handler_id: str,
+    token: str,
+    installments: int = 1,
+    customer: CardCustomer | None = None,
+    description: str = "",
+) -> CardCharge:
+    """The gateway half of `card_payment_authorize` (no transaction may be open: it calls the gateway).
+
+    The caller records the answer with `card_payment_record`, in the transaction that acts on it (the shop
+    places the order in the same commit). A process that dies in between leaves no row: the charge is
+    found at the gateway by its order code (`card_payment_reconcile`), as after a crash before recording.
+    """
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise PaymentInputError("amount", "must be a positive integer of centavos")
     if not handler_id:
@@ -188,13 +231,14 @@ def card_payment_authorize(
     existing = CardPayment.objects.filter(reference=reference).first()
     if existing is not None and existing.status == Status.APPROVED:
         if existing.amount != amount:
-            return CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
-        return result_of(existing)
+            answer = CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
+            return CardCharge(reference, answer)
+        return CardCharge(reference, result_of(existing))
     if existing is not None and existing.status == Status.PENDING:
-        return result_of(existing)  # the first attempt's outcome is still coming: never a second charge
+        return CardCharge(reference, result_of(existing))  # the first attempt's outcome is still coming
     gateway = get_card_gateway()
     if gateway is None:
-        return CardPaymentResult(False, "payment_failed", "no card gateway is configured", "")
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", "no card gateway is configured", ""))
     attempt = (existing.attempts if existing is not None else 0) + 1
     key = f"{reference}-{attempt}"
     charge: GatewayCharge | None = None
@@ -213,21 +257,32 @@ def card_payment_authorize(
     except GatewayRejected as exc:
         # The gateway refused the request itself (a malformed or expired token): nothing was charged.
         logger.warning("card gateway refused %s: %s", reference, exc)
-        return CardPaymentResult(False, "payment_failed", decline_message(""), "")
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", decline_message(""), ""))
     except GatewayUnavailable as exc:
         # Outcome unknown (timeout): recorded as pending; the webhook or the reconcile sweep decides.
         logger.warning("card gateway unavailable for %s: %s", reference, exc)
     except GatewayError as exc:
         logger.warning("card gateway error for %s: %s", reference, exc)
+    return CardCharge(
+        reference, None, charge, gateway.name, handler_id, amount, installments,
+        hashlib.sha256(token.encode()).hexdigest(), attempt,
+    )
+
+
+def card_payment_record(charged: CardCharge) -> CardPaymentResult:
+    """Write what `card_payment_charge` learned; inside the caller's transaction when one is open (no
+    savepoint: a failure here fails the caller's transaction, which then acts on nothing)."""
+    if charged.answered is not None:
+        return charged.answered
     payment, _ = record(
-        reference=reference,
-        charge=charge,
-        gateway=gateway.name,
-        handler_id=handler_id,
-        amount=amount,
-        installments=installments,
-        fingerprint=hashlib.sha256(token.encode()).hexdigest(),
-        attempt=attempt,
+        reference=charged.reference,
+        charge=charged.charge,
+        gateway=charged.gateway,
+        handler_id=charged.handler_id,
+        amount=charged.amount,
+        installments=charged.installments,
+        fingerprint=charged.fingerprint,
+        attempt=charged.attempt,
         source="authorize",
     )
     return result_of(payment)

@@ -87,12 +87,12 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             charge = None
         return _finish_pix(checkout_id, charge)
     from payments.card.gateway import CardCustomer
-    from payments.services import card_payment_authorize
+    from payments.services import card_payment_charge
 
     instrument = begun.payment_instrument or {}
     buyer = " ".join(part for part in (begun.buyer_first_name, begun.buyer_last_name) if part)
     try:
-        result = card_payment_authorize(
+        charged = card_payment_charge(
             reference=begun.public_id,
             amount=begun.total_amount,
             handler_id=chosen.handler_id,
@@ -106,8 +106,8 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
         # `pending` and the webhook or the reconcile sweep decides (the reference is the gateway's order
         # code, so an authorization that did happen is found and never charged twice).
         logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
-        result = None
-    return _finish_card(checkout_id, result, list(begun.lines.all()))  # lines as step 1 wrote them
+        charged = None
+    return _finish_card(checkout_id, charged, list(begun.lines.all()))  # lines as step 1 wrote them
 
 
 def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
@@ -236,10 +236,19 @@ def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
     return _refresh(checkout_id)
 
 
-def _finish_card(checkout_id: str, result, lines: list[CheckoutLine]) -> CheckoutResult:
-    """Step 3 (card): place the order, wait for a pending outcome, or give the stock back. `lines`: as step 1
-    wrote them (a checkout `complete_in_progress` refuses updates, so they are still the stored ones)."""
+def _finish_card(checkout_id: str, charged, lines: list[CheckoutLine]) -> CheckoutResult:
+    """Step 3 (card): record the gateway's answer and, in the same commit, place the order, wait for a
+    pending outcome, or give the stock back. `lines`: as step 1 wrote them (a checkout
+    `complete_in_progress` refuses updates, so they are still the stored ones).
+
+    The payment row is locked before the checkout, the order the card webhook and the reconcile sweep
+    take them in (`payments.card.settle.settle_recorded` → `checkout_settle_card`), so they never deadlock.
+    A crash before this commit leaves no payment row and the checkout waiting with no payment attached:
+    `checkout_pending_due` asks the gateway by order code (settle.py)."""
+    from payments.services import card_payment_record
+
     with transaction.atomic():
+        result = card_payment_record(charged) if charged is not None else None
         checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
         if checkout is None:
             return _refresh(checkout_id)

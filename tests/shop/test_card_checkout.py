@@ -20,6 +20,7 @@ from orders.services import order_cancel, order_refund
 from payments.card.pagarme import PagarmeGateway
 from payments.installments import InstallmentPolicy, plan_for
 from payments.models import CardPayment, CardRefund
+from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
@@ -192,6 +193,28 @@ def test_a_card_approved_whose_process_died_before_recording_it_is_recorded_by_t
     assert CardPayment.objects.get().status == "approved"
     assert Order.objects.get(checkout_id=checkout.public_id).paid_amount == checkout.total_amount
     assert _stock() == 4
+
+
+def test_the_card_outcome_is_written_in_the_placement_commit_so_a_crash_before_it_is_swept(
+    pagarme: FakePagarmeServer,
+) -> None:
+    # given step 1 ran and the production gateway half charged the card (card_payment_charge, no row yet)
+    checkout = _ready(card(1))
+    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))), ANY_OWNER)
+    assert isinstance(begun, Checkout)
+    charged = card_payment_charge(reference=checkout.public_id, amount=begun.total_amount, handler_id="gpay",
+                                  token="tok_approved")
+    assert charged.answered is None and charged.charge is not None and charged.charge.paid
+    # when the process dies before the one transaction that records it and places the order
+    assert not CardPayment.objects.exists()  # the outcome is not committed on its own
+    Checkout.objects.filter(pk=checkout.pk).update(updated_at=timezone.now() - timedelta(minutes=3))
+    # then the pending sweep asks the gateway by order code and places the order, charged once
+    checkout_expire_due()
+    checkout.refresh_from_db()
+    assert checkout.status == "completed"
+    assert CardPayment.objects.get().status == "approved"
+    assert len(pagarme.state.orders) == 1
+    assert Order.objects.get(checkout_id=checkout.public_id).paid_amount == checkout.total_amount
 
 
 def test_the_sweep_releases_the_stock_only_when_the_gateway_says_not_paid(pagarme: FakePagarmeServer) -> None:
