@@ -17,7 +17,10 @@ from django.utils import timezone
 from payments.brcode import BRCodeError, validate_psp_br_code
 from payments.card.service import (
     CardCharge,
+    CardPaymentBrief,
     card_payment_authorize,
+    card_payment_brief,
+    card_payment_brief_sql,
     card_payment_charge,
     card_payment_reconcile,
     card_payment_record,
@@ -33,7 +36,10 @@ from payments.timeline import record_event
 
 __all__ = [
     "CardCharge",
+    "CardPaymentBrief",
     "card_payment_authorize",
+    "card_payment_brief",
+    "card_payment_brief_sql",
     "card_payment_charge",
     "card_payment_reconcile",
     "card_payment_record",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -164,6 +165,27 @@ def _track_refunds(payment: CardPayment, charge: GatewayCharge) -> None:
 
 
 @dataclass(frozen=True)
+class CardPaymentBrief:
+    """What `card_payment_charge` must know of a reference's payment before charging (none, or declined
+    after N attempts), read by the caller inside a statement it makes anyway (`card_payment_brief_sql`):
+    then the charge needs no read of its own. Any other status is read again in full."""
+
+    status: str = ""  # "" = no payment row for the reference
+    attempts: int = 0
+
+
+def card_payment_brief_sql() -> str:
+    """A scalar subquery for a SELECT list, one parameter (the reference); `card_payment_brief` reads it."""
+    table = CardPayment._meta.db_table
+    return f"(SELECT status || ':' || attempts FROM {table} WHERE reference = %s)"  # noqa: S608 - constant
+
+
+def card_payment_brief(value: str | None) -> CardPaymentBrief:
+    status, _, attempts = (value or "").partition(":")
+    return CardPaymentBrief(status=status, attempts=int(attempts or 0))
+
+
+@dataclass(frozen=True)
 class CardCharge:
     """One authorization attempt as the gateway answered it, not recorded yet (`card_payment_record` writes it).
 
@@ -182,26 +204,15 @@ class CardCharge:
     attempt: int = 1
 
 
-def card_payment_authorize(
-    *,
-    reference: str,
-    amount: int,
-    handler_id: str,
-    token: str,
-    installments: int = 1,
-    customer: CardCustomer | None = None,
-    description: str = "",
-) -> CardPaymentResult:
+def card_payment_authorize(**request: Any) -> CardPaymentResult:
     """Authorize and capture through the configured gateway, outside any transaction; idempotent per reference.
+    Takes `card_payment_charge`'s arguments and records the answer at once (`card_payment_record`).
 
     An approved reference answers its approval again without charging; a pending one (a timeout) answers
     pending without a second charge; a declined one may be retried (e.g. with another card), as a new
     attempt with its own Idempotency-Key.
     """
-    return card_payment_record(card_payment_charge(
-        reference=reference, amount=amount, handler_id=handler_id, token=token, installments=installments,
-        customer=customer, description=description,
-    ))
+    return card_payment_record(card_payment_charge(**request))
 
 
 def card_payment_charge(
@@ -213,12 +224,15 @@ def card_payment_charge(
     installments: int = 1,
     customer: CardCustomer | None = None,
     description: str = "",
+    brief: CardPaymentBrief | None = None,
 ) -> CardCharge:
     """The gateway half of `card_payment_authorize` (no transaction may be open: it calls the gateway).
 
     The caller records the answer with `card_payment_record`, in the transaction that acts on it (the shop
     places the order in the same commit). A process that dies in between leaves no row: the charge is
     found at the gateway by its order code (`card_payment_reconcile`), as after a crash before recording.
+    `brief`: the reference's payment as the caller read it (`card_payment_brief_sql`) after the last write
+    to it it could race with; none or declined spares the read here.
     """
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise PaymentInputError("amount", "must be a positive integer of centavos")
@@ -228,7 +242,11 @@ def card_payment_charge(
         raise PaymentInputError("token", "is required")
     if isinstance(installments, bool) or not isinstance(installments, int) or not 1 <= installments <= MAX_INSTALLMENTS:
         raise PaymentInputError("installments", f"must be an integer from 1 to {MAX_INSTALLMENTS}")
-    existing = CardPayment.objects.filter(reference=reference).first()
+    if brief is not None and brief.status in ("", Status.DECLINED):
+        existing, attempts = None, brief.attempts  # nothing approved or waiting: charge (a new attempt)
+    else:
+        existing = CardPayment.objects.filter(reference=reference).first()
+        attempts = existing.attempts if existing is not None else 0
     if existing is not None and existing.status == Status.APPROVED:
         if existing.amount != amount:
             answer = CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
@@ -239,7 +257,7 @@ def card_payment_charge(
     gateway = get_card_gateway()
     if gateway is None:
         return CardCharge(reference, CardPaymentResult(False, "payment_failed", "no card gateway is configured", ""))
-    attempt = (existing.attempts if existing is not None else 0) + 1
+    attempt = attempts + 1
     key = f"{reference}-{attempt}"
     charge: GatewayCharge | None = None
     try:

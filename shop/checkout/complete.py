@@ -87,7 +87,7 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             charge = None
         return _finish_pix(checkout_id, charge)
     from payments.card.gateway import CardCustomer
-    from payments.services import card_payment_charge
+    from payments.services import card_payment_brief, card_payment_charge
 
     instrument = begun.payment_instrument or {}
     buyer = " ".join(part for part in (begun.buyer_first_name, begun.buyer_last_name) if part)
@@ -100,6 +100,8 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             installments=int(instrument.get("installments") or 1),
             customer=CardCustomer(name=buyer, email=begun.buyer_email, tax_id=begun.buyer_tax_id),
             description=f"Pedido {begun.public_id}",
+            # read under the checkout lock in step 1; nothing else starts a payment for a checkout in progress
+            brief=card_payment_brief(getattr(begun, "card_payment_brief", None)),
         )
     except Exception:
         # An unexpected answer: give the stock back now. A gateway timeout is not this: it comes back as
@@ -132,7 +134,8 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
     with transaction.atomic():
-        checkout = lock(checkout_id, owner=owner)
+        # The card payment's brief comes with the lock: step 2 then needs no "is this reference paid?" read.
+        checkout = lock(checkout_id, owner=owner, card_brief=True)
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")

@@ -25,7 +25,7 @@ from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
-from shop.services import checkout_complete, checkout_create, checkout_expire_due
+from shop.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
@@ -131,6 +131,36 @@ def test_declined_card_gives_the_stock_back_with_the_reason(pagarme: FakePagarme
         "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix."
     ]
     assert _stock() == 5
+
+
+def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_read(pagarme: FakePagarmeServer) -> None:
+    # given a declined attempt (the checkout's lock read in step 1 brings the payment's status and attempts)
+    checkout = _ready(card(1, "tok_declined_51"))
+    assert _complete(checkout, card(1, "tok_declined_51")).checkout.status == "incomplete"
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    ready = checkout_update(checkout_id=checkout.public_id,
+                            data=replace(data, payment=PaymentInput(instruments=(card(1),))))
+    assert ready.checkout.status == "ready_for_complete"
+    # when the buyer completes again with another card
+    result = _complete(checkout, card(1))
+    # then it is charged as attempt 2, under its own gateway key, and the order is placed
+    assert result.checkout.status == "completed"
+    keys = [r[3].get("idempotency-key") for r in pagarme.state.requests if r[1] == "/core/v5/orders"]
+    assert keys == [f"{checkout.public_id}-1", f"{checkout.public_id}-2"]
+    assert (CardPayment.objects.get().attempts, CardPayment.objects.get().status) == (2, "approved")
+
+
+def test_a_card_payment_still_pending_for_the_checkout_is_never_charged_again(pagarme: FakePagarmeServer) -> None:
+    # given a ready checkout whose reference still has a card payment waiting at the gateway
+    checkout = _ready(card(1))
+    CardPayment.objects.create(payment_id="cardpay_waiting", reference=checkout.public_id, handler_id="gpay",
+                               amount=checkout.total_amount, status="pending", attempts=1)
+    # when it is completed by card
+    result = _complete(checkout, card(1))
+    # then it waits for that payment's outcome: no second charge at the gateway
+    assert result.checkout.status == "complete_in_progress"
+    assert [m.code for m in result.messages] == ["card_payment_pending"]
+    assert not pagarme.state.requests
 
 
 def test_timeout_keeps_the_stock_and_the_webhook_places_the_order(
