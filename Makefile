@@ -42,6 +42,7 @@ test-random: $(STAMP)
 
 bench: $(STAMP)
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
+		CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
 		$(VENV)/bin/pytest tests/bench -p no:cacheprovider -s -o testpaths=tests/bench -o norecursedirs=
 
 worker: $(STAMP)

@@ -15,7 +15,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from payments.brcode import BRCodeError, validate_psp_br_code
-from payments.card.service import card_payment_authorize, card_payment_reconcile
+from payments.card.service import (
+    CardCharge,
+    CardPaymentBrief,
+    card_payment_authorize,
+    card_payment_brief,
+    card_payment_brief_sql,
+    card_payment_charge,
+    card_payment_reconcile,
+    card_payment_record,
+)
 from payments.due import DueTerms
 from payments.exceptions import PaymentInputError
 from payments.ids import new_txid
@@ -26,8 +35,14 @@ from payments.settlement import pix_charge_expire
 from payments.timeline import record_event
 
 __all__ = [
+    "CardCharge",
+    "CardPaymentBrief",
     "card_payment_authorize",
+    "card_payment_brief",
+    "card_payment_brief_sql",
+    "card_payment_charge",
     "card_payment_reconcile",
+    "card_payment_record",
     "pix_charge_ensure",
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -107,7 +108,9 @@ def record(
     An approved row is final: a later decline or an unknown outcome of another attempt never undoes it.
     """
     status = _status_of(charge)
-    with transaction.atomic():
+    # No savepoint when nested: both callers (the shop's placement, `settle_recorded`) let a failure fail
+    # their whole transaction, and a savepoint is two statements on every complete.
+    with transaction.atomic(savepoint=False):
         payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
         if payment is not None and payment.status == Status.APPROVED:
             if charge is not None and charge.charge_id == payment.gateway_reference:
@@ -161,7 +164,58 @@ def _track_refunds(payment: CardPayment, charge: GatewayCharge) -> None:
         payment.save(update_fields=["refunded_amount", "updated_at"])
 
 
-def card_payment_authorize(
+@dataclass(frozen=True)
+class CardPaymentBrief:
+    """What `card_payment_charge` must know of a reference's payment before charging (none, or declined
+    after N attempts), read by the caller inside a statement it makes anyway (`card_payment_brief_sql`):
+    then the charge needs no read of its own. Any other status is read again in full."""
+
+    status: str = ""  # "" = no payment row for the reference
+    attempts: int = 0
+
+
+def card_payment_brief_sql() -> str:
+    """A scalar subquery for a SELECT list, one parameter (the reference); `card_payment_brief` reads it."""
+    table = CardPayment._meta.db_table
+    return f"(SELECT status || ':' || attempts FROM {table} WHERE reference = %s)"  # noqa: S608 - constant
+
+
+def card_payment_brief(value: str | None) -> CardPaymentBrief:
+    status, _, attempts = (value or "").partition(":")
+    return CardPaymentBrief(status=status, attempts=int(attempts or 0))
+
+
+@dataclass(frozen=True)
+class CardCharge:
+    """One authorization attempt as the gateway answered it, not recorded yet (`card_payment_record` writes it).
+
+    `answered`: the reference was decided without a charge (already approved or pending, the request
+    refused, no gateway), so there is nothing to record.
+    """
+
+    reference: str
+    answered: CardPaymentResult | None = None
+    charge: GatewayCharge | None = None
+    gateway: str = ""
+    handler_id: str = ""
+    amount: int = 0
+    installments: int = 1
+    fingerprint: str = ""
+    attempt: int = 1
+
+
+def card_payment_authorize(**request: Any) -> CardPaymentResult:
+    """Authorize and capture through the configured gateway, outside any transaction; idempotent per reference.
+    Takes `card_payment_charge`'s arguments and records the answer at once (`card_payment_record`).
+
+    An approved reference answers its approval again without charging; a pending one (a timeout) answers
+    pending without a second charge; a declined one may be retried (e.g. with another card), as a new
+    attempt with its own Idempotency-Key.
+    """
+    return card_payment_record(card_payment_charge(**request))
+
+
+def card_payment_charge(
     *,
     reference: str,
     amount: int,
@@ -170,12 +224,15 @@ def card_payment_authorize(
     installments: int = 1,
     customer: CardCustomer | None = None,
     description: str = "",
-) -> CardPaymentResult:
-    """Authorize and capture through the configured gateway, outside any transaction; idempotent per reference.
+    brief: CardPaymentBrief | None = None,
+) -> CardCharge:
+    """The gateway half of `card_payment_authorize` (no transaction may be open: it calls the gateway).
 
-    An approved reference answers its approval again without charging; a pending one (a timeout) answers
-    pending without a second charge; a declined one may be retried (e.g. with another card), as a new
-    attempt with its own Idempotency-Key.
+    The caller records the answer with `card_payment_record`, in the transaction that acts on it (the shop
+    places the order in the same commit). A process that dies in between leaves no row: the charge is
+    found at the gateway by its order code (`card_payment_reconcile`), as after a crash before recording.
+    `brief`: the reference's payment as the caller read it (`card_payment_brief_sql`) after the last write
+    to it it could race with; none or declined spares the read here.
     """
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise PaymentInputError("amount", "must be a positive integer of centavos")
@@ -185,17 +242,22 @@ def card_payment_authorize(
         raise PaymentInputError("token", "is required")
     if isinstance(installments, bool) or not isinstance(installments, int) or not 1 <= installments <= MAX_INSTALLMENTS:
         raise PaymentInputError("installments", f"must be an integer from 1 to {MAX_INSTALLMENTS}")
-    existing = CardPayment.objects.filter(reference=reference).first()
+    if brief is not None and brief.status in ("", Status.DECLINED):
+        existing, attempts = None, brief.attempts  # nothing approved or waiting: charge (a new attempt)
+    else:
+        existing = CardPayment.objects.filter(reference=reference).first()
+        attempts = existing.attempts if existing is not None else 0
     if existing is not None and existing.status == Status.APPROVED:
         if existing.amount != amount:
-            return CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
-        return result_of(existing)
+            answer = CardPaymentResult(False, "payment_failed", "reference already paid with another amount", "")
+            return CardCharge(reference, answer)
+        return CardCharge(reference, result_of(existing))
     if existing is not None and existing.status == Status.PENDING:
-        return result_of(existing)  # the first attempt's outcome is still coming: never a second charge
+        return CardCharge(reference, result_of(existing))  # the first attempt's outcome is still coming
     gateway = get_card_gateway()
     if gateway is None:
-        return CardPaymentResult(False, "payment_failed", "no card gateway is configured", "")
-    attempt = (existing.attempts if existing is not None else 0) + 1
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", "no card gateway is configured", ""))
+    attempt = attempts + 1
     key = f"{reference}-{attempt}"
     charge: GatewayCharge | None = None
     try:
@@ -213,21 +275,32 @@ def card_payment_authorize(
     except GatewayRejected as exc:
         # The gateway refused the request itself (a malformed or expired token): nothing was charged.
         logger.warning("card gateway refused %s: %s", reference, exc)
-        return CardPaymentResult(False, "payment_failed", decline_message(""), "")
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", decline_message(""), ""))
     except GatewayUnavailable as exc:
         # Outcome unknown (timeout): recorded as pending; the webhook or the reconcile sweep decides.
         logger.warning("card gateway unavailable for %s: %s", reference, exc)
     except GatewayError as exc:
         logger.warning("card gateway error for %s: %s", reference, exc)
+    return CardCharge(
+        reference, None, charge, gateway.name, handler_id, amount, installments,
+        hashlib.sha256(token.encode()).hexdigest(), attempt,
+    )
+
+
+def card_payment_record(charged: CardCharge) -> CardPaymentResult:
+    """Write what `card_payment_charge` learned; inside the caller's transaction when one is open (no
+    savepoint: a failure here fails the caller's transaction, which then acts on nothing)."""
+    if charged.answered is not None:
+        return charged.answered
     payment, _ = record(
-        reference=reference,
-        charge=charge,
-        gateway=gateway.name,
-        handler_id=handler_id,
-        amount=amount,
-        installments=installments,
-        fingerprint=hashlib.sha256(token.encode()).hexdigest(),
-        attempt=attempt,
+        reference=charged.reference,
+        charge=charged.charge,
+        gateway=charged.gateway,
+        handler_id=charged.handler_id,
+        amount=charged.amount,
+        installments=charged.installments,
+        fingerprint=charged.fingerprint,
+        attempt=charged.attempt,
         source="authorize",
     )
     return result_of(payment)

@@ -87,12 +87,12 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             charge = None
         return _finish_pix(checkout_id, charge)
     from payments.card.gateway import CardCustomer
-    from payments.services import card_payment_authorize
+    from payments.services import card_payment_brief, card_payment_charge
 
     instrument = begun.payment_instrument or {}
     buyer = " ".join(part for part in (begun.buyer_first_name, begun.buyer_last_name) if part)
     try:
-        result = card_payment_authorize(
+        charged = card_payment_charge(
             reference=begun.public_id,
             amount=begun.total_amount,
             handler_id=chosen.handler_id,
@@ -100,14 +100,16 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             installments=int(instrument.get("installments") or 1),
             customer=CardCustomer(name=buyer, email=begun.buyer_email, tax_id=begun.buyer_tax_id),
             description=f"Pedido {begun.public_id}",
+            # read under the checkout lock in step 1; nothing else starts a payment for a checkout in progress
+            brief=card_payment_brief(getattr(begun, "card_payment_brief", None)),
         )
     except Exception:
         # An unexpected answer: give the stock back now. A gateway timeout is not this: it comes back as
         # `pending` and the webhook or the reconcile sweep decides (the reference is the gateway's order
         # code, so an authorization that did happen is found and never charged twice).
         logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
-        result = None
-    return _finish_card(checkout_id, result, list(begun.lines.all()))  # lines as step 1 wrote them
+        charged = None
+    return _finish_card(checkout_id, charged, list(begun.lines.all()))  # lines as step 1 wrote them
 
 
 def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
@@ -132,7 +134,8 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
     with transaction.atomic():
-        checkout = lock(checkout_id, owner=owner)
+        # The card payment's brief comes with the lock: step 2 then needs no "is this reference paid?" read.
+        checkout = lock(checkout_id, owner=owner, card_brief=True)
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
@@ -236,10 +239,19 @@ def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
     return _refresh(checkout_id)
 
 
-def _finish_card(checkout_id: str, result, lines: list[CheckoutLine]) -> CheckoutResult:
-    """Step 3 (card): place the order, wait for a pending outcome, or give the stock back. `lines`: as step 1
-    wrote them (a checkout `complete_in_progress` refuses updates, so they are still the stored ones)."""
+def _finish_card(checkout_id: str, charged, lines: list[CheckoutLine]) -> CheckoutResult:
+    """Step 3 (card): record the gateway's answer and, in the same commit, place the order, wait for a
+    pending outcome, or give the stock back. `lines`: as step 1 wrote them (a checkout
+    `complete_in_progress` refuses updates, so they are still the stored ones).
+
+    The payment row is locked before the checkout, the order the card webhook and the reconcile sweep
+    take them in (`payments.card.settle.settle_recorded` → `checkout_settle_card`), so they never deadlock.
+    A crash before this commit leaves no payment row and the checkout waiting with no payment attached:
+    `checkout_pending_due` asks the gateway by order code (settle.py)."""
+    from payments.services import card_payment_record
+
     with transaction.atomic():
+        result = card_payment_record(charged) if charged is not None else None
         checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
         if checkout is None:
             return _refresh(checkout_id)

@@ -106,7 +106,7 @@ def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, obj
 ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout
 
 
-def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True) -> Checkout:
+def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True, card_brief: bool = False) -> Checkout:
     """Row-lock the checkout; its active Pix charge is locked first.
 
     Settlement locks the charge and then (through charge_settled) the checkout; taking them in the same
@@ -114,6 +114,8 @@ def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True) -> Ch
     the caller touches no charge in this transaction (then there is no second lock to order).
     `owner`: the platform id of a BCP caller; a checkout created by another platform is `CheckoutNotFound`
     (checked under the lock, so the write needs no ownership read of its own).
+    `card_brief`: also read, in the same statement, what payments knows of a card payment for this
+    checkout (`checkout.card_payment_brief`, see `payments.services.card_payment_brief_sql`).
     """
     from payments.models import PixCharge
 
@@ -131,6 +133,10 @@ def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True) -> Ch
         )
     elif pix:
         list(PixCharge.objects.select_for_update().filter(reference=checkout_id, status="active").only("pk"))
+    if card_brief:
+        from payments.services import card_payment_brief_sql
+
+        rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
     try:
         checkout = rows.get(public_id=checkout_id)
     except Checkout.DoesNotExist as exc:

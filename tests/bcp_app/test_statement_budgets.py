@@ -51,12 +51,20 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # reference have a payment?) and its record 5 (BEGIN, payment lock, payment, event, COMMIT); placement 11
 # (BEGIN, checkout lock, order number, order, lines, expectation, timeline, outbox, checkout, event,
 # COMMIT); the stored response 1.
+# Complete by card 26 → 24: the card outcome is recorded in the placement's transaction (one BEGIN/COMMIT
+# fewer; payments.services.card_payment_charge calls the gateway, card_payment_record writes inside the
+# caller's transaction with no savepoint): BEGIN, payment lock, payment, payment event, checkout lock, order
+# number, order, lines, expectation, timeline, outbox, checkout, event, COMMIT.
+# 24 → 23: the "does this reference have a card payment?" read before the gateway call comes with step 1's
+# checkout lock as a scalar subquery (payments.services.card_payment_brief_sql); none or declined charges
+# at once, anything else is read in full as before. Left: idempotency claim 1, reserve 7, the recording
+# placement 14, stored response 1.
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
     "create": 8,
     "update": 8,
     "update_pix": 28,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
-    "complete_card": 26,  # three transactions by design (see above)
+    "complete_card": 23,  # two transactions and the gateway call between them (see above)
     "complete_pix": 11,
     "get_order": 1,
     "a2a_add_to_checkout": 10,

@@ -1,10 +1,13 @@
 """Benchmark (issue 11): the BCP REST flow create → update → complete (card sandbox) in flows per second at
 1 and 8 clients, with distinct SKUs and with one shared SKU, side by side with a bare Django view doing the
 minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicorn (4 workers); GET order
-against a bare SELECT. Prints ratios (shop/bare, same SKU/distinct SKUs), SQL statements per request, the
-server's CPU per flow and the CPU of the Postgres backends serving it per flow (read from /proc for the
-backends of this database: pg_stat_statements is not preloaded on this machine); asserts only correctness
-(0 failed flows), never time. `make bench`.
+against a bare SELECT. Run as in production: nothing is eager, the placed order's task goes through Redis
+(CELERY_BROKER_URL, a redis:// URL, else skipped) to a real Celery worker process, whose CPU per flow is
+printed apart from uvicorn's (read once the worker has drained the flows' outbox rows). Prints ratios (shop/bare,
+same SKU/distinct SKUs), SQL statements per request, the server's CPU per flow and the CPU of the Postgres
+backends serving it per flow (read from /proc for the backends of this database: pg_stat_statements is not
+preloaded on this machine); asserts only correctness (0 failed flows, every order's task run), never time.
+`make bench`.
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from bcp_app.platforms import platform_create
+from orders.models import OutboxMessage
+from shop.celery import app as celery_app
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
-from tests.bcp_app.live import database_url, wait_for
+from tests.bcp_app.live import CeleryWorker, database_url, wait_for
 from tests.bcp_app.rest_helpers import SP
 from tests.shop.checkout_factories import make_shipping, make_variant
 
@@ -132,6 +138,13 @@ def _postgres_cpu_since(before: dict[int, float]) -> float:
     return sum(now - before.get(pid, 0.0) for pid, now in _postgres_cpu().items())
 
 
+def _drained(broker: str) -> bool:
+    """The worker has run everything the flows enqueued: the broker's queue is empty and no outbox row of
+    theirs is pending (a row is marked done at the end of its task)."""
+    return (redis.Redis.from_url(broker).llen("celery") == 0
+            and not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists())
+
+
 def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str,
           headers: dict[str, str]) -> tuple[float, list[str]]:
     def run(index: int) -> list[str]:
@@ -150,6 +163,9 @@ def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str
 @pytest.mark.timeout(1800)  # four uvicorn workers and ~200 flows: slower than the suite's 300 s per test
 @pytest.mark.django_db(transaction=True)
 def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis://"):
+        pytest.skip("needs CELERY_BROKER_URL=redis://… for the real worker the bench runs like production")
     skus = ["SKU-BENCH", *(f"SKU-BENCH-{i}" for i in range(max(CLIENTS)))]
     for sku in skus:
         make_variant(sku, price=4290, stock=1_000_000, title=f"Café de benchmark {sku}")
@@ -165,19 +181,28 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
            "DJANGO_DEBUG": "true", "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
            "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
-           "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": "", "CELERY_TASK_ALWAYS_EAGER": "true",
+           "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": broker, "CELERY_TASK_ALWAYS_EAGER": "false",
            "DATABASE_POOL_MIN": "2", "DATABASE_POOL_MAX": "4"}
+    # The worker gets the server's environment (same settings module, broker and database), solo pool as in
+    # tests/e2e; it is a separate process, so its CPU is read on its own.
+    worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_LOG_LEVEL",
+                                              "BCP_PUBLIC_URL", "BCP_PIX_SANDBOX", "CELERY_BROKER_URL",
+                                              "CELERY_TASK_ALWAYS_EAGER")})
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--workers", "4", "--log-level", "warning", "--no-access-log"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
+        worker.start()
         wait_for(lambda: _up(base_url), timeout=300, interval=1)  # 4 processes import the whole stack
         with httpx.Client(base_url=base_url, headers=headers, timeout=120) as warm:
             for _ in range(8):  # every worker: profile cache, imports, shipping cache
                 _shop_flow(warm, "SKU-BENCH")
                 _bare_flow(warm, "SKU-BENCH")
+        wait_for(lambda: _drained(broker), timeout=300, interval=0.2, log=worker.log)
+        assert worker.proc is not None
+        worker_pid = worker.proc.pid
         print("\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL, same server")
         orders: list[str] = []
         bare_orders: list[str] = []
@@ -190,16 +215,19 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                 pg = _postgres_cpu()
                 bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
                 bare_pg = _postgres_cpu_since(pg) / len(bare_ids) * 1000
-                cpu, pg = _cpu_seconds(server.pid), _postgres_cpu()
+                cpu, worker_cpu, pg = _cpu_seconds(server.pid), _cpu_seconds(worker_pid), _postgres_cpu()
                 shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
                                   headers)
                 cpu_per_flow = (_cpu_seconds(server.pid) - cpu) / len(ids) * 1000
-                pg_per_flow = _postgres_cpu_since(pg) / len(ids) * 1000
+                wait_for(lambda: _drained(broker), timeout=300, interval=0.05, log=worker.log)
+                worker_per_flow = (_cpu_seconds(worker_pid) - worker_cpu) / len(ids) * 1000
+                pg_per_flow = _postgres_cpu_since(pg) / len(ids) * 1000  # incl. the worker's backend
                 orders += ids
                 bare_orders += bare_ids
                 rates[clients, mode] = (shop, bare)
                 print(f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
                       f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow |"
+                      f" worker CPU {worker_per_flow:4.0f} ms/flow |"
                       f" Postgres CPU {pg_per_flow:4.0f} ms/flow (bare {bare_pg:3.0f})")
         for clients in CLIENTS:
             (shared, bare_shared), (distinct, bare_distinct) = rates[clients, "shared"], rates[clients, "distinct"]
@@ -215,10 +243,14 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
             print(f"  GET order, {clients} client(s): shop {shop:6.1f} req/s | bare SELECT {bare:6.1f} req/s |"
                   f" ratio {shop / bare:.2f}")
         counts = _per_request_statements(headers)
-        print(f"  SQL statements per request (create / update / complete incl. its eager e-mail and webhook tasks"
-              f" / GET order): shop "
+        wait_for(lambda: _drained(broker), timeout=300, interval=0.2, log=worker.log)
+        assert not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()  # every task ran
+        print(f"  SQL statements per request (create / update / complete / GET order; the worker's task not"
+              f" counted): shop "
               f"{' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
     finally:
+        worker.stop()
+        celery_app.control.purge()  # nothing this bench enqueued is left for the next worker
         server.terminate()
         try:
             server.wait(timeout=30)
@@ -231,10 +263,15 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
 
 
 def _per_request_statements(headers: dict[str, str]) -> list[int]:
-    """Statements of each request of one more flow plus a GET order, through Django's test client here."""
+    """Statements of each request of one more flow plus a GET order, through Django's test client here; its
+    task goes to the worker, as the server's do (this process is eager otherwise, tests/conftest.py)."""
     client = Client(headers=headers)
     counts: list[int] = []
-    done = _shop_requests(client, "SKU-BENCH", counts)[-1].json()
+    celery_app.conf.task_always_eager = False
+    try:
+        done = _shop_requests(client, "SKU-BENCH", counts)[-1].json()
+    finally:
+        celery_app.conf.task_always_eager = True
     with CaptureQueriesContext(connection) as queries:
         assert client.get(f"/bcp/v1/orders/{done['order']['id']}").status_code == 200
     return [*counts, len(queries)]

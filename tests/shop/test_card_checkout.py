@@ -20,11 +20,12 @@ from orders.services import order_cancel, order_refund
 from payments.card.pagarme import PagarmeGateway
 from payments.installments import InstallmentPolicy, plan_for
 from payments.models import CardPayment, CardRefund
+from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
-from shop.services import checkout_complete, checkout_create, checkout_expire_due
+from shop.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
@@ -132,6 +133,36 @@ def test_declined_card_gives_the_stock_back_with_the_reason(pagarme: FakePagarme
     assert _stock() == 5
 
 
+def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_read(pagarme: FakePagarmeServer) -> None:
+    # given a declined attempt (the checkout's lock read in step 1 brings the payment's status and attempts)
+    checkout = _ready(card(1, "tok_declined_51"))
+    assert _complete(checkout, card(1, "tok_declined_51")).checkout.status == "incomplete"
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    ready = checkout_update(checkout_id=checkout.public_id,
+                            data=replace(data, payment=PaymentInput(instruments=(card(1),))))
+    assert ready.checkout.status == "ready_for_complete"
+    # when the buyer completes again with another card
+    result = _complete(checkout, card(1))
+    # then it is charged as attempt 2, under its own gateway key, and the order is placed
+    assert result.checkout.status == "completed"
+    keys = [r[3].get("idempotency-key") for r in pagarme.state.requests if r[1] == "/core/v5/orders"]
+    assert keys == [f"{checkout.public_id}-1", f"{checkout.public_id}-2"]
+    assert (CardPayment.objects.get().attempts, CardPayment.objects.get().status) == (2, "approved")
+
+
+def test_a_card_payment_still_pending_for_the_checkout_is_never_charged_again(pagarme: FakePagarmeServer) -> None:
+    # given a ready checkout whose reference still has a card payment waiting at the gateway
+    checkout = _ready(card(1))
+    CardPayment.objects.create(payment_id="cardpay_waiting", reference=checkout.public_id, handler_id="gpay",
+                               amount=checkout.total_amount, status="pending", attempts=1)
+    # when it is completed by card
+    result = _complete(checkout, card(1))
+    # then it waits for that payment's outcome: no second charge at the gateway
+    assert result.checkout.status == "complete_in_progress"
+    assert [m.code for m in result.messages] == ["card_payment_pending"]
+    assert not pagarme.state.requests
+
+
 def test_timeout_keeps_the_stock_and_the_webhook_places_the_order(
     pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
 ) -> None:
@@ -192,6 +223,28 @@ def test_a_card_approved_whose_process_died_before_recording_it_is_recorded_by_t
     assert CardPayment.objects.get().status == "approved"
     assert Order.objects.get(checkout_id=checkout.public_id).paid_amount == checkout.total_amount
     assert _stock() == 4
+
+
+def test_the_card_outcome_is_written_in_the_placement_commit_so_a_crash_before_it_is_swept(
+    pagarme: FakePagarmeServer,
+) -> None:
+    # given step 1 ran and the production gateway half charged the card (card_payment_charge, no row yet)
+    checkout = _ready(card(1))
+    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))), ANY_OWNER)
+    assert isinstance(begun, Checkout)
+    charged = card_payment_charge(reference=checkout.public_id, amount=begun.total_amount, handler_id="gpay",
+                                  token="tok_approved")
+    assert charged.answered is None and charged.charge is not None and charged.charge.paid
+    # when the process dies before the one transaction that records it and places the order
+    assert not CardPayment.objects.exists()  # the outcome is not committed on its own
+    Checkout.objects.filter(pk=checkout.pk).update(updated_at=timezone.now() - timedelta(minutes=3))
+    # then the pending sweep asks the gateway by order code and places the order, charged once
+    checkout_expire_due()
+    checkout.refresh_from_db()
+    assert checkout.status == "completed"
+    assert CardPayment.objects.get().status == "approved"
+    assert len(pagarme.state.orders) == 1
+    assert Order.objects.get(checkout_id=checkout.public_id).paid_amount == checkout.total_amount
 
 
 def test_the_sweep_releases_the_stock_only_when_the_gateway_says_not_paid(pagarme: FakePagarmeServer) -> None:
