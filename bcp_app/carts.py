@@ -18,7 +18,7 @@ from bcp_app.errors import ProtocolError, error_response
 from bcp_app.inputs import buyer_input, context_input, line_inputs
 from bcp_app.policies import policies_json
 from bcp_app.results import OperationResult
-from bcp_app.schemas.cart import CartCreateRequest, CartUpdateRequest, CartWrite
+from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest, CartWrite
 from shop.checkout import types as ct
 
 CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
@@ -86,7 +86,7 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
     body["policies"] = policies_json(view.language)
     body["continue_url"] = absolute_url(reverse("checkout:cart_open", kwargs={"cart_id": view.id}))
     body["expires_at"] = presenters.rfc3339(view.expires_at)
-    return body
+    return CartResponse.produce(body)  # the output model's body, as for checkouts and orders (one output set)
 
 
 def _owned(ctx: Any, cart_id: str) -> bool:
@@ -116,9 +116,9 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
         view = carts.cart_create(data=_input(ctx, request, update=False), platform_id=ctx.platform_id,
                                  language=ctx.language)
     except carts.CartEmpty as exc:
-        out = error_response("item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None)
-        out["messages"] = presenters.messages(exc.messages) or out["messages"]
-        return OperationResult(200, out)
+        return OperationResult(200, error_response(
+            "item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None,
+            messages=presenters.messages(exc.messages) or None))  # built by the model, not edited after
     except carts.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     return OperationResult(201, cart_body(view, ctx))

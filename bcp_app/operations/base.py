@@ -73,7 +73,14 @@ def checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int 
     from shop.checkout.selectors import checkout_view
 
     body = CheckoutResponse.produce(presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
-    return OperationResult(status, ap2.sign_response(ctx, body))  # AP2: merchant_authorization (BCP-PAY-09)
+    return OperationResult(status, signed(ctx, body))
+
+
+def signed(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The checkout with `ap2` while AP2 is negotiated (BCP-PAY-09), still the model's output: the signature
+    covers JCS(body without `ap2`), so producing again after signing changes no signed byte."""
+    out = ap2.sign_response(ctx, body)
+    return out if out is body else CheckoutResponse.produce(out)
 
 
 def not_found_checkout(ctx: RequestContext) -> OperationResult:

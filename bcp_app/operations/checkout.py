@@ -23,6 +23,7 @@ from bcp_app.schemas.checkout import (
     CheckoutCancelRequest,
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
+    CheckoutResponse,
     CheckoutUpdateRequest,
     CheckoutWrite,
 )
@@ -172,7 +173,7 @@ def complete_checkout(
             return seen
         current = seen.body
         if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
-            return OperationResult(200, refusal)
+            return OperationResult(200, CheckoutResponse.produce(refusal))  # the unchanged checkout + the error
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
     offered = tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)

@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from bcp_app.schemas.checkout import BuyerIn, ContextIn, LineItemIn, LineItemOut, Signals
-from bcp_app.schemas.common import Link, Message, RequestModel, ResponseModel, Total, UcpEnvelope
+from bcp_app.schemas.checkout import BuyerIn, BuyerOut, ContextIn, ContextOut, LineItemIn, LineItemOut, Signals
+from bcp_app.schemas.common import Link, Message, RequestModel, ResponseModel, SignedAmount, TotalLine
 from bcp_app.schemas.discount import DiscountsIn, DiscountsOut
+from bcp_app.schemas.envelope import UcpEnvelope
 from bcp_app.schemas.policies import PolicyOut
 
 
@@ -35,15 +36,25 @@ class CartUpdateRequest(CartWrite):
     """`PUT /carts/{id}` body / MCP `update_cart.cart`: full replacement."""
 
 
+class CartTotal(ResponseModel):
+    """A cart total. Same members as `Total`, but `display_text` precedes `amount`: the order carts have always
+    been sent in (checkouts send `amount` first); kept so the cart wire stays byte for byte."""
+
+    type: str = Field(description="subtotal, items_discount, discount, fee ou total (BCP §6).")
+    display_text: str | None = Field(default=None, description="Texto exibido junto ao valor.")
+    amount: SignedAmount = Field(description="Valor em centavos; descontos negativos.")
+    lines: list[TotalLine] | None = Field(default=None, description="Detalhamento que soma `amount`.")
+
+
 class CartResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão e capacidades ativas (cart e extensões).")
     id: str = Field(description="Id do carrinho (`cart_…`).")
     line_items: list[LineItemOut] = Field(description="Linhas com título e preço atuais.")
     currency: str = Field(description="Sempre BRL.")
-    totals: list[Total] = Field(description="Totais estimados (sem frete até o checkout).")
-    buyer: dict[str, Any] | None = Field(default=None, description="Comprador.")
-    context: dict[str, Any] | None = Field(default=None, description="Contexto ecoado.")
+    buyer: BuyerOut | None = Field(default=None, description="Comprador (com `consent` se a extensão está ativa).")
+    context: ContextOut | None = Field(default=None, description="Contexto ecoado.")
     discounts: DiscountsOut | None = Field(default=None, description="Cupons (se a extensão está ativa).")
+    totals: list[CartTotal] = Field(description="Totais estimados (sem frete até o checkout).")
     messages: list[Message] | None = Field(default=None, description="Avisos de estoque, itens indisponíveis, cupons.")
     links: list[Link] = Field(description="Termos, privacidade, trocas e entrega.")
     policies: list[PolicyOut] = Field(description="Políticas da loja.")

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from bcp_app.schemas.common import Amount, Description, Message, RequestModel, ResponseModel, UcpEnvelope
+from bcp_app.schemas.common import Amount, Description, Message, RequestModel, ResponseModel
+from bcp_app.schemas.envelope import UcpEnvelope
 from bcp_app.schemas.policies import PolicyOut
 
 LOOKUP_MAX_IDS = 50

@@ -15,12 +15,13 @@ from bcp_app.schemas.common import (
     ResponseModel,
     ShortText,
     Total,
-    UcpEnvelope,
 )
-from bcp_app.schemas.consent import ConsentIn
+from bcp_app.schemas.consent import ConsentIn, ConsentPurposeOut
 from bcp_app.schemas.discount import DiscountsIn, DiscountsOut
+from bcp_app.schemas.envelope import UcpEnvelope
 from bcp_app.schemas.fulfillment import FulfillmentIn, FulfillmentOut
 from bcp_app.schemas.payment import PaymentIn, PaymentOut
+from bcp_app.schemas.policies import PolicyOut
 
 Signals = Annotated[dict[str, Annotated[str, Field(max_length=1000)]], Field(max_length=50)]
 
@@ -140,6 +141,37 @@ class OrderConfirmation(ResponseModel):
     label: str | None = Field(default=None, description="Rótulo humano (número do pedido).")
 
 
+class BuyerOut(ResponseModel):
+    first_name: str | None = Field(default=None, description="Nome.")
+    last_name: str | None = Field(default=None, description="Sobrenome.")
+    email: str | None = Field(default=None, description="E-mail.")
+    phone_number: str | None = Field(default=None, description="Telefone E.164.")
+    tax_id: str | None = Field(default=None, description="CPF ou CNPJ, só dígitos (extensão BCP).")
+    consent: dict[str, ConsentPurposeOut] | None = Field(
+        default=None, description="Extensão buyer_consent: cada finalidade oferecida (`br.dev.bcp.consent.…`), "
+                                  "decidida pelo comprador ou o padrão da loja (sem consentimento).")
+
+
+class ContextOut(ResponseModel):
+    address_country: str | None = Field(default=None, description="País (dica).")
+    address_region: str | None = Field(default=None, description="UF (dica).")
+    postal_code: str | None = Field(default=None, description="CEP (dica).")
+    language: str | None = Field(default=None, description="Idioma preferido (BCP 47).")
+    intent: str | None = Field(default=None, description="Intenção do comprador (dica).")
+
+
+class Ap2Out(ResponseModel):
+    """Extension br.dev.bcp.shopping.ap2_mandate (shopping/ap2_mandate.json), while AP2 is negotiated."""
+
+    merchant_authorization: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$",
+        description="JWS destacado (ES256, `kid`) sobre o JCS do checkout sem `ap2` (BCP-PAY-09).")
+    # No pattern: the shared schema's `(~[A-Za-z0-9_-]+)*` leaves out the dots of the trailing KB-JWT, so no
+    # SD-JWT+kb (RFC 9901 §4: `<jwt>~<disclosures>~<kb-jwt>`) matches it; the mandate is echoed as verified.
+    checkout_mandate: str | None = Field(
+        default=None, description="SD-JWT+kb verificado na conclusão, guardado com o pedido (PIX.md §7.3).")
+
+
 class CheckoutResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão, capacidades ativas e handlers de pagamento.")
     id: str = Field(description="Id do checkout.")
@@ -149,8 +181,8 @@ class CheckoutResponse(ResponseModel):
     currency: str = Field(description="Sempre BRL.")
     totals: list[Total] = Field(description="Totais (BCP §6).")
     links: list[Link] = Field(description="Termos de uso, privacidade e outras políticas.")
-    buyer: dict[str, Any] | None = Field(default=None, description="Comprador.")
-    context: dict[str, Any] | None = Field(default=None, description="Contexto ecoado.")
+    buyer: BuyerOut | None = Field(default=None, description="Comprador.")
+    context: ContextOut | None = Field(default=None, description="Contexto ecoado.")
     messages: list[Message] | None = Field(default=None, description="Erros, avisos e informações.")
     expires_at: str | None = Field(default=None, description="Expiração (RFC 3339); em checkouts não terminais.")
     continue_url: str | None = Field(default=None, description="URL de continuação; em checkouts não terminais.")
@@ -158,3 +190,6 @@ class CheckoutResponse(ResponseModel):
     fulfillment: FulfillmentOut | None = Field(default=None, description="Entrega (se a extensão está ativa).")
     discounts: DiscountsOut | None = Field(default=None, description="Descontos (se a extensão está ativa).")
     order: OrderConfirmation | None = Field(default=None, description="Pedido criado (somente `completed`).")
+    # Last, in the order the wire always had them (they were extras, dumped after the declared members).
+    policies: list[PolicyOut] = Field(description="Termos, privacidade, trocas e entrega (UCP #572).")
+    ap2: Ap2Out | None = Field(default=None, description="Extensão ap2_mandate: assinatura da loja e mandato.")

@@ -46,19 +46,6 @@ class VersionRef(ResponseModel):
     version: str = Field(description="Versão negociada (YYYY-MM-DD).")
 
 
-class UcpEnvelope(ResponseModel):
-    version: str = Field(description="Versão do protocolo BCP desta resposta, `2026-07-28`.")
-    status: Literal["success", "error"] | None = Field(
-        default=None, description="`error` só em Error Responses (BCP §5.3); ausente ou `success` caso contrário."
-    )
-    capabilities: dict[str, list[VersionRef]] | None = Field(
-        default=None, description="Capacidades ativas relevantes para esta resposta (nome → [{version}])."
-    )
-    payment_handlers: dict[str, list[dict[str, Any]]] | None = Field(
-        default=None, description="Handlers de pagamento utilizáveis neste checkout (obrigatório em checkouts)."
-    )
-
-
 class Message(ResponseModel):
     type: Literal["error", "warning", "info"] = Field(description="Tipo da mensagem (BCP §5.1).")
     code: str | None = Field(default=None, description="Código da mensagem (obrigatório em error e warning).")
@@ -101,16 +88,24 @@ class PostalAddressIn(RequestModel):
     phone_number: ShortText = Field(default="", description="Telefone E.164 do destinatário.")
 
 
-class PostalAddress(ResponseModel):
+class AddressLines(ResponseModel):
     street_address: str | None = Field(default=None, description="Logradouro e número.")
     extended_address: str | None = Field(default=None, description="Complemento e bairro.")
     address_locality: str | None = Field(default=None, description="Cidade.")
     address_region: str | None = Field(default=None, description="UF.")
     postal_code: str | None = Field(default=None, description="CEP.")
     address_country: str | None = Field(default=None, description="País ISO 3166-1 alfa-2.")
+
+
+class Recipient(ResponseModel):
     first_name: str | None = Field(default=None, description="Nome do destinatário.")
     last_name: str | None = Field(default=None, description="Sobrenome do destinatário.")
     phone_number: str | None = Field(default=None, description="Telefone E.164.")
+
+
+# pydantic orders members base by base from the last base listed, so the bases give the wire order.
+class PostalAddress(Recipient, AddressLines):
+    """The order's PostalAddress: address lines, then the recipient."""
 
 
 class Description(ResponseModel):

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from bcp_app.schemas.common import Description, RequestModel, ResponseModel, ShortText, Total
+from bcp_app.schemas.common import AddressLines, Description, Recipient, RequestModel, ResponseModel, ShortText, Total
 
 Id = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -55,10 +55,21 @@ class FulfillmentIn(RequestModel):
     )
 
 
-class DestinationOut(ResponseModel):
+class LocationAddress(AddressLines, Recipient):
+    """A destination's address members in wire order (recipient, then address lines): those of a
+    `shipping_address` destination, and the `address` of a `business_location` (pickup point)."""
+
+
+class DestinationHead(ResponseModel):
     id: str = Field(description="Id do destino.")
     type: str = Field(description="`shipping_address` ou `business_location`.")
     name: str | None = Field(default=None, description="Nome do ponto de retirada.")
+    address: LocationAddress | None = Field(default=None, description="Endereço do ponto de retirada.")
+
+
+class DestinationOut(LocationAddress, DestinationHead):
+    """`shipping_address` (id, type and the address members) or `business_location` (id, type, name, address).
+    Bases in this order so the members are `id, type, name, address`, then the address ones (wire order)."""
 
 
 class OptionOut(ResponseModel):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from bcp_app.schemas.checkout import ItemOut
-from bcp_app.schemas.common import Message, PostalAddress, ResponseModel, Total, UcpEnvelope
+from bcp_app.schemas.common import Message, PostalAddress, ResponseModel, Total
+from bcp_app.schemas.envelope import UcpEnvelope
+from bcp_app.schemas.policies import PolicyOut
 
 
 class OrderQuantity(ResponseModel):
@@ -90,3 +92,4 @@ class OrderResponse(ResponseModel):
     fiscal_documents: list[FiscalDocumentOut] | None = Field(
         default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
     )
+    policies: list[PolicyOut] = Field(description="Políticas em vigor quando o pedido foi feito (UCP #572).")

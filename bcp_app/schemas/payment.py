@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from bcp_app.schemas.common import Amount, PostalAddressIn, RequestModel, ResponseModel
 
@@ -59,24 +59,19 @@ class PixCharge(ResponseModel):
     end_to_end_id: str | None = Field(description="endToEndId do Pix recebido ou null.")
 
 
+class InstrumentDisplay(ResponseModel):
+    description: str = Field(description="\"Pix\", \"Cartão à vista\" ou o plano, ex. \"Cartão em 6x de R$ 17,20\".")
+
+
 class InstrumentOut(ResponseModel):
     id: str = Field(description="Id do instrumento.")
     handler_id: str = Field(description="Handler do instrumento.")
     type: str = Field(description="`pix` ou `card`.")
     selected: bool | None = Field(default=None, description="Se é o instrumento escolhido.")
-    display: dict[str, Any] | None = Field(default=None, description="Informação de exibição (sem credenciais).")
+    display: InstrumentDisplay | None = Field(default=None, description="Informação de exibição (sem credenciais).")
     installments: int | None = Field(default=None, description="Cartão: parcelas escolhidas (1 = à vista).")
     pix: PixCharge | None = Field(default=None, description="A cobrança Pix, quando emitida (PIX.md §2.3).")
 
 
 class PaymentOut(ResponseModel):
     instruments: list[InstrumentOut] = Field(description="Instrumentos selecionados, só para exibição.")
-
-
-class PaymentHandler(BaseModel):
-    id: str = Field(description="Id do handler, referenciado por `handler_id`.")
-    version: str = Field(description="Versão do handler.")
-    spec: str | None = Field(default=None, description="URL da especificação do handler.")
-    schema_url: str | None = Field(default=None, alias="schema", description="URL do JSON Schema do handler.")
-    available_instruments: list[dict[str, Any]] | None = Field(default=None, description="Tipos de instrumento.")
-    config: dict[str, Any] = Field(default_factory=dict, description="Configuração em tempo de execução.")

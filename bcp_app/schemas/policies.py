@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from bcp_app.schemas.common import Description, RequestModel, ResponseModel, UcpEnvelope
+from bcp_app.schemas.common import Description, RequestModel, ResponseModel
+from bcp_app.schemas.envelope import UcpEnvelope
 
 
 class ReturnWindow(ResponseModel):

@@ -108,6 +108,7 @@ def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
     JSON Schemas (BCP-ORD-04, BCP-ERR-02, BCP-A2A-05)."""
     from bcp_app.schemas import ErrorResponse, OrderResponse
     from tests.bcp_app.schema_check import errors
+    from tests.bcp_app.undeclared import undeclared
 
     platform_id, headers = _agent("https://agente.example/models/bcp.json", fiscal=False)
     order = place_seed_order(platform_id, checkout_id="checkout_a2a_models")
@@ -118,6 +119,7 @@ def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
     assert errors(body, "shopping/order.json") == []
     # A data part is a protobuf Struct (a map, key order not kept), so the objects are compared, not bytes.
     assert OrderResponse.produce(body) == body
+    assert undeclared(body, OrderResponse) == []  # every member declared (e.g. `policies`), so described
     assert [m["code"] for m in missing["messages"]] == ["not_found"]
     assert errors(missing, "common/types/error_response.json") == []
     assert ErrorResponse.produce(missing) == missing

@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from bcp_app.schemas.cart import CartResponse
 from shop.cart import cart_items
 from shop.models import Cart, Checkout
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import VERSION, agent
 from tests.bcp_app.rest_helpers import call, catalog
 from tests.bcp_app.schema_check import errors
+from tests.bcp_app.undeclared import undeclared
 from tests.shop.checkout_factories import make_coupon, make_variant
 
 CART = "br.dev.bcp.shopping.cart"
@@ -280,6 +282,7 @@ def test_cart_intents_over_a2a_and_conversion(bcp_settings: Any, transactional_d
     finally:
         server.stop()
     assert cart["id"].startswith("cart_") and cart["line_items"][0]["quantity"] == 1
+    assert undeclared(cart, CartResponse) == []  # issue 14: the cart part declares every member it carries
     assert payload(updated, "a2a.bcp.cart")["line_items"][0]["quantity"] == 2
     checkout = payload(converted, "a2a.bcp.checkout")
     assert checkout["line_items"][0]["item"]["id"] == "PIXEL-10-PRO" and checkout["line_items"][0]["quantity"] == 2

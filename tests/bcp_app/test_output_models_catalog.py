@@ -25,6 +25,7 @@ from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call
 from tests.bcp_app.schema_check import errors
+from tests.bcp_app.undeclared import undeclared
 
 live_mcp = test_mcp_checkout.live_mcp
 shopper = test_mcp_checkout.shopper
@@ -35,26 +36,10 @@ PRODUCT = "shopping/catalog_lookup.json#/$defs/get_product_response"
 ERROR = "common/types/error_response.json"
 
 
-def undeclared(value: Any, path: str = "$") -> list[str]:
-    """Members a validated model keeps only as extras (not declared by any output model)."""
-    found: list[str] = []
-    if isinstance(value, BaseModel):
-        found += [f"{path}.{name}" for name in (value.__pydantic_extra__ or {})]
-        for name in type(value).model_fields:
-            found += undeclared(getattr(value, name), f"{path}.{name}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += undeclared(item, f"{path}[{index}]")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            found += undeclared(item, f"{path}.{key}")
-    return found
-
-
 def assert_model_output(body: dict[str, Any], model: type[BaseModel], ref: str | None) -> None:
     if ref is not None:
         assert errors(body, ref) == []
-    assert undeclared(model.model_validate(body)) == []
+    assert undeclared(body, model) == []
     assert body_bytes(model.produce(body)) == body_bytes(body)  # type: ignore[attr-defined]
 
 
