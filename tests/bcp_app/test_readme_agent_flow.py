@@ -1,5 +1,6 @@
 """The README's "Connecting an agent" walk, done as a platform developer who only read the README would
-do it, against a live uvicorn with the official `mcp` client (its README snippet) and httpx for REST.
+do it, against a live uvicorn with the official `mcp` client (its README snippet), the official `a2a-sdk`
+client and httpx for REST.
 
 Register with `bcp_platform add` (the printed key), discover the endpoints at `/.well-known/bcp`, search
 the catalog, create a checkout, set buyer, CEP address, option and coupon, choose Pix, complete, pay
@@ -31,6 +32,7 @@ live_mcp = test_mcp_helpers.live_mcp
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
+EXTENSION = "https://bcp.dev.br/draft/specification/reference"  # the README's A2A-Extensions
 SANDBOX_SECRET = "sandbox-webhook-secret"  # the README's development value of PIX_SANDBOX_WEBHOOK_SECRET
 ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Avenida Paulista, 1000",
            "extended_address": "Bela Vista", "address_locality": "São Paulo", "address_region": "SP",
@@ -179,3 +181,54 @@ def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: Fa
     bad = rest.post("/checkout-sessions", json={"line_items": [{"item": {"id": sku}, "quantity": "dois"}]})
     assert (bad.status_code, bad.json()) == (400, {
         "code": "invalid_request", "content": "Campo inválido line_items[0].quantity: deve ser um número inteiro"})
+
+
+def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: FakePlatform) -> None:
+    """BCP-A2A-03/05/06/07: the README's headers and data intents with the official a2a-sdk client."""
+    from a2a.client import ClientConfig, create_client
+    from a2a.types import Message, Part, Role, SendMessageRequest
+    from google.protobuf import struct_pb2
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    card_url = walk.discover()["a2a"]
+    assert card_url == f"{walk.base_url}/.well-known/agent-card.json"
+    headers = {"BCP-Agent": f'profile="{walk.profile_url}"', "A2A-Version": "1.0", "A2A-Extensions": EXTENSION,
+               "Authorization": f"Bearer {walk.api_key}"}
+
+    async def go() -> dict[str, Any]:
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            client = await create_client(walk.base_url, client_config=ClientConfig(streaming=False, httpx_client=http))
+            context = {"id": ""}
+
+            async def send(data: dict[str, Any], message_id: str | None = None) -> dict[str, Any]:
+                message = Message(role=Role.ROLE_USER, message_id=message_id or str(uuid.uuid4()),
+                                  context_id=context["id"], extensions=[EXTENSION])
+                message.parts.append(Part(data=ParseDict(data, struct_pb2.Value()), media_type="application/json"))
+                async for event in client.send_message(SendMessageRequest(message=message)):
+                    reply = MessageToDict(event.message)
+                    context["id"] = reply["contextId"]
+                    return {k: v for part in reply["parts"] if "data" in part for k, v in part["data"].items()}
+                raise AssertionError("no reply")
+
+            await send({"action": "add_to_checkout", "variant_id": "SKU-CAFE-500G", "quantity": 1})
+            await send({"action": "update_checkout", "buyer": BUYER, "address": ADDRESS, "coupon": "BEMVINDO10"})
+            ready = await send({"action": "update_checkout", "fulfillment_option_id": "pac"})
+            complete = {"action": "complete_checkout", "a2a.bcp.checkout.payment": {"instruments": [PIX]}}
+            message_id = str(uuid.uuid4())
+            completing = await send(complete, message_id)
+            replay = await send(complete, message_id)
+            paid = walk.pay_in_sandbox(completing["a2a.bcp.checkout"]["payment"]["instruments"][0]["pix"]["txid"])
+            completed = await send({"action": "get_checkout"})
+            order = await send({"action": "get_order", "order_id": completed["a2a.bcp.checkout"]["order"]["id"]})
+            return {"ready": ready, "completing": completing, "replay": replay, "paid": paid,
+                    "completed": completed, "order": order}
+
+    seen = test_mcp_helpers.run(go)
+    assert seen["ready"]["a2a.bcp.checkout"]["status"] == "ready_for_complete"
+    assert [d["code"] for d in seen["ready"]["a2a.bcp.checkout"]["discounts"]["applied"]] == ["BEMVINDO10"]
+    assert seen["completing"]["a2a.bcp.checkout"]["status"] == "complete_in_progress"
+    assert seen["replay"] == seen["completing"]
+    assert seen["paid"].status_code == 200
+    order_ref = seen["completed"]["a2a.bcp.checkout"]["order"]
+    assert seen["order"]["a2a.bcp.order"]["permalink_url"] == order_ref["permalink_url"]
+    _assert_signed_order_webhook(fake_platform, order_ref["id"])
