@@ -45,8 +45,10 @@ bench: $(STAMP)
 		CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
 		$(VENV)/bin/pytest tests/bench -p no:cacheprovider -s -o testpaths=tests/bench -o norecursedirs=
 
+# With a broker the worker prepares and sends order webhooks: it allows loopback platforms like `run`.
 worker: $(STAMP)
-	$(VENV)/bin/celery -A shop worker --loglevel=INFO
+	BCP_OUTBOUND_ALLOWLIST=$${BCP_OUTBOUND_ALLOWLIST-127.0.0.1,localhost} \
+		$(VENV)/bin/celery -A shop worker --loglevel=INFO
 
 beat: $(STAMP)
 	$(VENV)/bin/celery -A shop beat --loglevel=INFO

@@ -43,6 +43,7 @@ from bcp_app.schemas import (
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from bcp_app.transports.field_errors import error_text
 from payments.json_limits import JsonLimitError, loads_bounded
 from shop.ops.access_log import annotate
 
@@ -185,7 +186,7 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     loc = tuple(first.get("loc", ()))
     if loc and loc[0] in ("body", "path", "query", "header"):
         loc = loc[2:] if loc[0] == "body" and len(loc) > 1 else loc[1:]
-    message = f"Campo inválido {field_path(loc)}: {first.get('msg', 'inválido')}"
+    message = f"Campo inválido {field_path(loc)}: {error_text(first)}"
     return _protocol_error(request, ProtocolError("invalid_request", message))
 
 

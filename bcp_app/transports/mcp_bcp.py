@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
-from bcp_app.catalogue.contracts import describe_validation_error, input_schema
+from bcp_app.catalogue.contracts import input_schema
 from bcp_app.errors import ProtocolError
 from bcp_app.results import OperationResult
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
@@ -38,6 +38,7 @@ from bcp_app.schemas.common import ErrorResponse
 from bcp_app.schemas.order import OrderResponse
 from bcp_app.schemas.policies import PoliciesSearchResponse
 from bcp_app.schemas.text import NoControlCharacters
+from bcp_app.transports.field_errors import describe
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 
@@ -298,7 +299,7 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]
         try:
             args = spec.args.model_validate(call.arguments)
         except ValidationError as exc:
-            summary, fields = describe_validation_error(exc)
+            summary, fields = describe(exc)  # Portuguese, every offending key named
             raise invalid_params(f"Argumentos inválidos para {spec.name}: {summary}", fields) from None
         if spec.key_required:
             idempotency.check_key(args.meta.idempotency_key, operation=spec.name, field_name=META_KEY_FIELD)

@@ -1,0 +1,76 @@
+"""Portuguese texts for pydantic validation errors of BCP requests (REST bodies, MCP tool arguments).
+
+An agent developer reading `invalid_request` must learn which field is wrong and why, in the shop's
+language: pydantic's own messages are English ("Input should be greater than or equal to 1").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+_FIXED = {
+    "missing": "campo obrigatório",
+    "extra_forbidden": "chave desconhecida (não faz parte do contrato)",
+    "int_type": "deve ser um número inteiro",
+    "int_parsing": "deve ser um número inteiro",
+    "int_from_float": "deve ser um número inteiro",
+    "float_type": "deve ser um número",
+    "float_parsing": "deve ser um número",
+    "string_type": "deve ser um texto",
+    "bool_type": "deve ser true ou false",
+    "bool_parsing": "deve ser true ou false",
+    "dict_type": "deve ser um objeto JSON",
+    "model_type": "deve ser um objeto JSON",
+    "model_attributes_type": "deve ser um objeto JSON",
+    "list_type": "deve ser uma lista",
+    "string_pattern_mismatch": "formato inválido",
+    "uuid_type": "deve ser um UUID",
+    "uuid_parsing": "deve ser um UUID",
+    "url_parsing": "deve ser uma URL válida",
+    "url_scheme": "deve ser uma URL http(s)",
+    "datetime_parsing": "deve ser uma data e hora RFC 3339",
+    "datetime_type": "deve ser uma data e hora RFC 3339",
+}
+
+# Types whose text needs the constraint from the error's ctx.
+_BOUNDED = {
+    "greater_than_equal": ("ge", "deve ser maior ou igual a {}"),
+    "greater_than": ("gt", "deve ser maior que {}"),
+    "less_than_equal": ("le", "deve ser no máximo {}"),
+    "less_than": ("lt", "deve ser menor que {}"),
+    "too_short": ("min_length", "precisa de pelo menos {} item(ns)"),
+    "too_long": ("max_length", "aceita no máximo {} item(ns)"),
+    "string_too_short": ("min_length", "precisa de pelo menos {} caractere(s)"),
+    "string_too_long": ("max_length", "aceita no máximo {} caracteres"),
+    "literal_error": ("expected", "deve ser um de: {}"),
+    "enum": ("expected", "deve ser um de: {}"),
+}
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """One pydantic error (an item of `ValidationError.errors()`) as a short Portuguese phrase."""
+    kind = str(error.get("type", ""))
+    ctx = error.get("ctx") or {}
+    if kind in _FIXED:
+        return _FIXED[kind]
+    if kind in _BOUNDED:
+        key, template = _BOUNDED[kind]
+        if key in ctx:
+            return template.format(ctx[key])
+    cause = ctx.get("error")
+    if isinstance(cause, ValueError) and str(cause):
+        return str(cause)  # our own validators already speak Portuguese
+    # Our custom error types (e.g. control_character) carry their Portuguese text as the message.
+    return str(error.get("msg") or "valor inválido")
+
+
+def describe(exc: ValidationError) -> tuple[str, dict[str, str]]:
+    """("campo: problema; …", {campo: problema}) for MCP's `invalid_params`, every offending key named."""
+    problems: dict[str, str] = {}
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        problems.setdefault(field, error_text(error))
+    return "; ".join(f"{field}: {text}" for field, text in problems.items()), problems
