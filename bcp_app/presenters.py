@@ -27,13 +27,8 @@ from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
 from bcp_app.policies import policies_json
 from orders.money import format_brl
-from shop.checkout.types import (
-    CheckoutMessage,
-    CheckoutView,
-    DestinationView,
-    MethodView,
-    Total,
-)
+from shop.checkout.outputs import CheckoutView, DestinationView, MethodView, Total
+from shop.checkout.types import CheckoutMessage
 
 CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, AP2_MANDATE)
 # payments' charge statuses → PIX.md §2.3 wire values

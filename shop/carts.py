@@ -22,15 +22,8 @@ from django.utils import timezone
 
 from shop.cart import cart_expiry
 from shop.checkout.evaluate import CheckoutInputError, plan_lines
-from shop.checkout.types import (
-    AppliedDiscountView,
-    BuyerInput,
-    CheckoutInput,
-    CheckoutMessage,
-    ContextInput,
-    LineInput,
-    Total,
-)
+from shop.checkout.outputs import AppliedDiscountView, Total
+from shop.checkout.types import BuyerInput, CheckoutInput, CheckoutMessage, ContextInput, LineInput
 from shop.coupons import coupons_evaluate, coupons_load
 from shop.models import Cart, CartLine
 from shop.models.cart import new_cart_line_id

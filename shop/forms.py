@@ -19,11 +19,11 @@ from payments.json_limits import control_in
 from shop.br_validation import phone_display
 from shop.cep import CepAddress, cep_digits, cep_lookup
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout.outputs import CheckoutView
 from shop.checkout.types import (
     AddressInput,
     BuyerInput,
     CheckoutMessage,
-    CheckoutView,
     FulfillmentInput,
     FulfillmentMethodInput,
     GroupInput,

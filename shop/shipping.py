@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from shop.cep import cep_digits, cep_format, cep_lookup, cep_uf
-from shop.checkout.types import OptionView
+from shop.checkout.outputs import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 
 

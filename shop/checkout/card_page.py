@@ -21,7 +21,8 @@ from orders.money import format_brl
 from payments.installments import Installment, plans_for
 from shop.checkout.card_terms import installment_policy
 from shop.checkout.hold import card_handler_id
-from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, CheckoutView, InstrumentInput
+from shop.checkout.outputs import CheckoutView
+from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, InstrumentInput
 from shop.models import Checkout
 from shop.templatetags.card_terms import card_offered
 

@@ -14,14 +14,8 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 
 from shop.cep import UFS, cep_digits, cep_format, cep_uf
-from shop.checkout.types import (
-    AddressInput,
-    CheckoutMessage,
-    FulfillmentInput,
-    FulfillmentMethodInput,
-    OptionView,
-    bounded,
-)
+from shop.checkout.outputs import OptionView
+from shop.checkout.types import AddressInput, CheckoutMessage, FulfillmentInput, FulfillmentMethodInput, bounded
 from shop.models import Checkout, PickupLocation, new_destination_id
 from shop.shipping import ShippingConfig, pickup_options, shipping_options
 

@@ -13,16 +13,11 @@ from django.conf import settings
 from django.urls import reverse
 
 from shop.checkout.consent import consent_decisions
-from shop.checkout.types import (
-    STATUS_COMPLETED,
-    TERMINAL_STATUSES,
+from shop.checkout.outputs import (
     AllocationView,
     AppliedDiscountView,
     AvailableMethodView,
-    BuyerInput,
-    CheckoutMessage,
     CheckoutView,
-    ContextInput,
     DestinationView,
     GroupView,
     InstrumentView,
@@ -33,6 +28,7 @@ from shop.checkout.types import (
     OrderRef,
     Total,
 )
+from shop.checkout.types import STATUS_COMPLETED, TERMINAL_STATUSES, BuyerInput, CheckoutMessage, ContextInput
 from shop.models import Checkout, CheckoutLine
 from shop.schema_org import _absolute as absolute_url_of
 
