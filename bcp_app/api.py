@@ -180,8 +180,24 @@ def _sign_response(response: HttpResponse) -> None:
 # --- error handlers: never a 500 for bad input, never internals -------------------------------------------
 
 
+def _header_problem(request: HttpRequest) -> ProtocolError | None:
+    """BCP §3 / BCP-IDEM-02: the header errors `_run` answers for a valid body come before a body error too
+    (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count."""
+    parts = request.path.rstrip("/").split("/")
+    operation = f"{parts[-1]}_checkout" if request.method == "POST" and "checkout-sessions" in parts else ""
+    try:
+        if operation in idempotency.KEY_REQUIRED:
+            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+        parse_agent_header(request.headers.get("BCP-Agent"))
+    except ProtocolError as exc:
+        return exc
+    return None
+
+
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    if (problem := _header_problem(request)) is not None:
+        return _protocol_error(request, problem)
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "inválido"}
     loc = tuple(first.get("loc", ()))
     if loc and loc[0] in ("body", "path", "query", "header"):
@@ -193,6 +209,8 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if exc.status_code == 400:
+        if (problem := _header_problem(request)) is not None:
+            return _protocol_error(request, problem)
         return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
     return _json({"code": "invalid_request", "content": str(exc)}, exc.status_code, request)
 

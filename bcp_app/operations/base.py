@@ -30,6 +30,8 @@ TEXTS = {
     "nothing_created": {"pt-br": "Nenhum item pôde ser incluído no checkout.",
                         "en": "None of the items could be added to a checkout."},
     "unknown_id": {"pt-br": "Id não encontrado: {id}.", "en": "Unknown id: {id}."},
+    "search_empty": {"pt-br": "Informe {prefix}query (o texto da busca) ou {prefix}filters.",
+                     "en": "Provide {prefix}query (the search text) or {prefix}filters."},
 }
 
 

@@ -74,8 +74,13 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
     return ct.CheckoutInput(
         lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer), fulfillment=fulfillment,
         discount_codes=codes, payment=_payment(body.payment), context=context_input(body.context),
-        signals=dict(body.signals or {}),
+        signals=dict(body.signals or {}), offered_handler_ids=_offered(ctx),
     )
+
+
+def _offered(ctx: RequestContext) -> tuple[str, ...]:
+    """BCP §11.2 / BCP-PAY-03: the handler ids this checkout offers this platform (those its profile lists)."""
+    return tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
 
 
 def _language(ctx: RequestContext, body: CheckoutWrite) -> str:
@@ -176,8 +181,7 @@ def complete_checkout(
             return OperationResult(200, CheckoutResponse.produce(refusal))  # the unchanged checkout + the error
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
-    offered = tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
-    data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=offered)
+    data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=_offered(ctx))
     try:
         result = services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id, data=data)
     except services.CheckoutNotFound:

@@ -58,7 +58,9 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
     has_filters = filters is not None and (filters.categories or (filters.price and (
         filters.price.min is not None or filters.price.max is not None)))
     if not query and not has_filters:
-        raise ProtocolError("invalid_request", "Informe query ou filters (BCP-CAT-01).")
+        # BCP-CAT-01; the field as the caller wrote it: REST's body is the search, MCP/A2A wrap it in `catalog`.
+        prefix = "" if ctx.transport == "rest" else "catalog."
+        raise ProtocolError("invalid_request", text(ctx, "search_empty", prefix=prefix))
     pagination = request.pagination
     try:
         products, page_info = catalog.search(

@@ -47,6 +47,12 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
     return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
 
 
+def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
+    text = _("O perfil da plataforma não lista o meio de pagamento %(handler)s; use um destes: %(offered)s.") % {
+        "handler": handler_id or "''", "offered": ", ".join(offered) or "-"}
+    return _err("payment_failed", text, f"$.payment.instruments[{index}].handler_id")
+
+
 @dataclass
 class PlannedLine:
     public_id: str
@@ -278,6 +284,9 @@ def evaluate(
         instruments = data.payment.instruments
         chosen = next((i for i in instruments if i.selected), instruments[0])
         payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
+        if data.offered_handler_ids is not None and chosen.handler_id not in data.offered_handler_ids:
+            # BCP-PAY-03: said at update, so the checkout is not ready_for_complete only for complete to refuse.
+            messages.append(_unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
     totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
     for applied in coupon_eval.applied:
         totals.append({"type": "discount", "amount": -applied.amount, "display_text": f"Cupom {applied.code}"})

@@ -180,6 +180,9 @@ class CheckoutInput:
     payment: PaymentInput | None = None
     context: ContextInput | None = None
     signals: dict[str, str] = field(default_factory=dict)  # e.g. {"br.dev.bcp.buyer_ip": "203.0.113.42"}
+    # Handler ids offered to the caller (BCP-PAY-03: only those its platform lists); None = every configured
+    # handler (the storefront, and a stored state re-evaluated).
+    offered_handler_ids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

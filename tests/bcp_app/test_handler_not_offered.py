@@ -61,3 +61,39 @@ def test_mcp_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
     assert body["status"] == "ready_for_complete"
     assert _last(body) == REFUSED
     assert not Order.objects.exists()
+
+
+def _with_card_instrument(client: Client, headers: dict[str, str]) -> dict[str, Any]:
+    from tests.bcp_app.rest_helpers import create, full_update
+
+    checkout = create(client, headers).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    body = full_update(checkout, pix=False)
+    body["payment"] = {"instruments": [{"id": "c", "handler_id": "gpay", "type": "card", "installments": 3}]}
+    return call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("rest_shop")
+def test_rest_update_with_a_handler_not_offered_is_flagged_at_once_bcp_pay_03(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    """BCP-PAY-03 / BCP §11.2 (a handler `id` of this checkout): a Pix-only platform choosing the card at
+    update is told then, at the instrument's handler_id, why — not `ready_for_complete` until complete refuses."""
+    settings.BCP_CARD_ENABLED = True
+    body = _with_card_instrument(client, agent(fake_platform.publish()))
+    assert body["status"] == "incomplete"
+    flagged = [m for m in body["messages"] if m["path"] == "$.payment.instruments[0].handler_id"]
+    assert [(m["type"], m["code"], m["severity"]) for m in flagged] == [("error", "payment_failed", "recoverable")]
+    assert "perfil da plataforma não lista" in flagged[0]["content"] and "gpay" in flagged[0]["content"]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("rest_shop")
+def test_rest_update_with_a_listed_card_handler_stays_ready(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    """The same update from a platform whose profile lists the card handler is ready (BCP-PAY-02)."""
+    settings.BCP_CARD_ENABLED = True
+    body = _with_card_instrument(client, agent(fake_platform.publish(handlers=fake_platform.with_card())))
+    assert body["status"] == "ready_for_complete", body.get("messages")

@@ -246,3 +246,4 @@ def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
     assert missing["messages"][0]["code"] == "not_found"
     assert (too_many.code, too_many.data["code"]) == (-32602, "request_too_large")
     assert (empty.code, empty.data["code"]) == (-32602, "invalid_request")
+    assert "catalog.query" in empty.message and "BCP-" not in empty.message  # the field, no spec id (BCP-CAT-01)

@@ -135,3 +135,21 @@ def test_unexpected_failure_is_500_without_internals_bcp_err_06(client: Client, 
     assert response.status_code == 500
     assert response.json() == {"code": "internal_error", "content": "Erro interno; nada foi alterado."}
     assert Checkout.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("raw", ["", "{}", '{"payment": {"instruments": {}}}', '{"payment": '])
+def test_complete_without_key_and_a_bad_body_is_key_required_first_bcp_idem_02(
+    client: Client, headers: dict[str, str], raw: str
+) -> None:
+    """BCP-IDEM-02: complete without key → `idempotency_key_required`, whatever the body (headers before body)."""
+    response = call(client, "post", "/checkout-sessions/chk_x/complete", headers, raw)
+    assert (response.status_code, response.json()["code"]) == (400, "idempotency_key_required"), response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("raw", ["{}", '{"line_items": ['])
+def test_no_bcp_agent_and_a_bad_body_is_the_profile_error_first_bcp_neg_01(client: Client, raw: str) -> None:
+    """BCP §3 / BCP-NEG-01: the profile (BCP-Agent) is checked before the body."""
+    response = call(client, "post", "/checkout-sessions", {}, raw)
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_profile_url"), response.content

@@ -32,6 +32,16 @@ def camiseta() -> Product:
 def test_search_without_query_or_filters_is_rejected_bcp_cat_01(client: Client, headers: dict[str, str]) -> None:
     response = call(client, "post", "/catalog/search", headers, {"pagination": {"limit": 5}})
     assert (response.status_code, response.json()["code"]) == (400, "invalid_request")
+    # Said to a person: the field, no spec id (REST's body is the search itself).
+    assert response.json()["content"] == "Informe query (o texto da busca) ou filters."
+
+
+def test_search_without_query_or_filters_speaks_the_negotiated_language_bcp_cat_01(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-CAT-01 (query or filters) in English when Accept-Language asks for it (BCP §5.1)."""
+    response = call(client, "post", "/catalog/search", {**headers, "Accept-Language": "en"}, {})
+    assert response.json()["content"] == "Provide query (the search text) or filters."
 
 
 def test_search_finds_products_with_prices_as_objects_bcp_cat_06(client: Client, headers: dict[str, str]) -> None:
