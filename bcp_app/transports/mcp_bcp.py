@@ -296,13 +296,14 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]
         from bcp_app import idempotency
 
         _check_meta(call.arguments)
+        if spec.key_required:  # BCP-IDEM-02: the key before the body, as over REST (`_check_meta` made meta a dict)
+            key = call.arguments["meta"].get("idempotency-key")
+            idempotency.check_key(key, operation=spec.name, field_name=META_KEY_FIELD)
         try:
             args = spec.args.model_validate(call.arguments)
         except ValidationError as exc:
             summary, fields = describe(exc)  # Portuguese, every offending key named
             raise invalid_params(f"Argumentos inválidos para {spec.name}: {summary}", fields) from None
-        if spec.key_required:
-            idempotency.check_key(args.meta.idempotency_key, operation=spec.name, field_name=META_KEY_FIELD)
         ctx = _context(call, args)
         if spec.name in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(

@@ -177,9 +177,12 @@ def test_cancel_checkout_requires_a_key_and_cancels(shopper: Shopper) -> None:
     )
     # when
     missing = shopper.error("cancel_checkout", id=created["id"])
+    # BCP-IDEM-02: no key is said before a bad body (here an unknown argument)
+    missing_bad = shopper.error("complete_checkout", id=created["id"], checkout={"payment": 1})
     canceled = shopper.tool("cancel_checkout", key=str(uuid.uuid4()), id=created["id"])
     # then
     assert (missing.code, missing.data["code"]) == (-32602, "idempotency_key_required")
+    assert (missing_bad.code, missing_bad.data["code"]) == (-32602, "idempotency_key_required")
     assert canceled["status"] == "canceled"
     assert "continue_url" not in canceled
 
