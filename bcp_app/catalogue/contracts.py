@@ -31,6 +31,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from bcp_app.schemas.text import NoControlCharacters
+from bcp_app.transports.field_errors import error_text
 
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
 Availability = Literal["https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder"]
@@ -347,12 +348,8 @@ def describe_validation_error(exc: ValidationError) -> tuple[str, dict[str, str]
     lines: list[str] = []
     for error in exc.errors(include_url=False):
         cause = (error.get("ctx") or {}).get("error")
-        if error["type"] == "extra_forbidden":
-            message = "chave desconhecida (não faz parte do contrato)"
-        elif isinstance(cause, ValueError):
-            message = str(cause).split(": ", 1)[-1] if isinstance(cause, CrossFieldError) else str(cause)
-        else:
-            message = error["msg"]
+        # Else the texts every BCP transport uses: Portuguese, not pydantic's English.
+        message = str(cause).split(": ", 1)[-1] if isinstance(cause, CrossFieldError) else error_text(error)
         fields = getattr(cause, "fields", ()) or (".".join(str(part) for part in error["loc"]) or "arguments",)
         for field in fields:
             problems.setdefault(field, message)

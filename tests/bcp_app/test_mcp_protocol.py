@@ -169,6 +169,7 @@ def test_bad_bcp_arguments_change_nothing_bcp_err_05(live_mcp, transactional_db)
 
 
 def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -> None:
+    """A 2026-07-28 request served without initialize; its argument error is the shared Portuguese text."""
     # given a self-contained 2026-07-28 request (no initialize, envelope in _meta)
     body = tools_call("catalogue.list", {"per_page": 0})
     body["params"]["_meta"] = {
@@ -181,7 +182,7 @@ def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -
     # then it is served directly, with the same error and status
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32602
-    assert response.json()["error"]["data"]["fields"] == {"per_page": "Input should be greater than or equal to 1"}
+    assert response.json()["error"]["data"]["fields"] == {"per_page": "deve ser maior ou igual a 1"}
 
 
 def test_host_and_origin_are_checked(live_mcp, settings) -> None:

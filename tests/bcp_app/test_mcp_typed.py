@@ -65,6 +65,9 @@ def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_
     assert set(price.data["fields"]) == {"price_min", "price_max"}
     assert set(per_page.data["fields"]) == {"per_page"}
     assert set(short.data["fields"]) == {"query"}
+    # in Portuguese, as on every BCP transport (house rule: clear Portuguese errors), not pydantic's English
+    assert per_page.data["fields"] == {"per_page": "deve ser no máximo 50"}
+    assert "per_page: deve ser no máximo 50" in per_page.message
 
 
 def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, transactional_db) -> None:
