@@ -72,7 +72,7 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
         buyer = {k: v for k, v in vars(view.buyer).items()
                  if k in ("first_name", "last_name", "email", "phone_number", "tax_id") and v}
         if ctx.has(BUYER_CONSENT):
-            buyer["consent"] = presenters.consent_json(view.buyer.consent, checkout_links())
+            buyer["consent"] = presenters.consent_json(view.buyer.consent, checkout_links(view.language))
         if buyer:
             body["buyer"] = buyer
     if view.context is not None:
@@ -82,7 +82,8 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
     body["totals"] = presenters.totals(view.totals)
     if view.messages:
         body["messages"] = presenters.messages(view.messages)
-    body["links"] = [{"type": link.type, "url": link.url, "title": link.title} for link in checkout_links()]
+    links = checkout_links(view.language)  # titles in the cart's language (BCP §5.1)
+    body["links"] = [{"type": link.type, "url": link.url, "title": link.title} for link in links]
     body["policies"] = policies_json(view.language)
     body["continue_url"] = absolute_url(reverse("checkout:cart_open", kwargs={"cart_id": view.id}))
     body["expires_at"] = presenters.rfc3339(view.expires_at)

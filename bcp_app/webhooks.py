@@ -32,6 +32,8 @@ logger = logging.getLogger("bcp_app.webhooks")
 
 BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
 GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
+# Staff words (the timeline is stored text in the shop's language), as the developer sees it in the admin.
+NO_WEBHOOK_NOTE = "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido."
 LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
 
 
@@ -75,6 +77,7 @@ def order_webhook_prepare(
         return None
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
     if not isinstance(url, str) or not url:
+        note_no_webhook_url(order_id, event)  # the profile was not cached when the task was enqueued
         return None
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
@@ -168,21 +171,37 @@ def due_deliveries(*, limit: int = 100) -> list[int]:
     )
 
 
+def _webhook_outlook(platform_id: str | None) -> str:
+    """"due", "unknown" (profile not cached: the task decides), "no_url" (orders negotiated, no webhook_url)
+    or "none" (no platform — the storefront's —, inactive, or orders not negotiated)."""
+    if not platform_id:
+        return "none"
+    platform = platform_get(platform_id)
+    if platform is None or not platform.active or not platform.profile_url:
+        return "none"
+    profile = negotiation.cached_platform_profile(platform.profile_url)
+    if profile is None:
+        return "unknown"
+    if ORDER not in negotiation.negotiate(profile):
+        return "none"
+    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
+    return "due" if isinstance(url, str) and url else "no_url"
+
+
 def webhook_may_be_due(platform_id: str | None) -> bool:
     """Whether a Celery task is worth enqueuing: not for orders without a platform (the storefront's),
     nor when the platform's cached profile asks for no order webhook. Unknown → True (the task decides)."""
-    if not platform_id:
-        return False
-    platform = platform_get(platform_id)
-    if platform is None or not platform.active or not platform.profile_url:
-        return False
-    profile = negotiation.cached_platform_profile(platform.profile_url)
-    if profile is None:
-        return True
-    if ORDER not in negotiation.negotiate(profile):
-        return False
-    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    return isinstance(url, str) and bool(url)
+    return _webhook_outlook(platform_id) in ("due", "unknown")
+
+
+def note_no_webhook_url(order_id: str, event: str) -> None:
+    """A staff-only timeline line on a placed order whose platform's profile has no `webhook_url` (BCP §8):
+    otherwise nothing says why the developer never got a webhook. Written by the outbox task, never on the
+    request path; once per order (only the "placed" event)."""
+    from orders.services import order_event_record
+
+    if event == "placed":
+        order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE)
 
 
 def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:
@@ -194,6 +213,10 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
     """
     from bcp_app.tasks import prepare_order_webhook
 
-    if "platform_id" in kwargs and not webhook_may_be_due(kwargs["platform_id"]):
-        return
+    if "platform_id" in kwargs:
+        outlook = _webhook_outlook(kwargs["platform_id"])
+        if outlook == "no_url":
+            note_no_webhook_url(order_id, event)
+        if outlook not in ("due", "unknown"):
+            return
     prepare_order_webhook.delay(order_id, event, outbox_key, kwargs.get("snapshot", ""))

@@ -297,6 +297,7 @@ TIMELINE_KINDS = {
     "note": _("Nota"),
     "email_sent": _("E-mail enviado"),
     "email_resend": _("E-mail reenviado"),
+    "webhook_none": _("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
 }
 
 

@@ -74,11 +74,12 @@ def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") 
     return absolute_url(f"{path}?{TOKEN_PARAM}={continue_token(checkout)}")
 
 
-def checkout_links() -> tuple[LinkView, ...]:
-    """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there."""
+def checkout_links(language: str = "pt-br") -> tuple[LinkView, ...]:
+    """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there.
+    Titles in `language`, the checkout's (BCP §5.1), like its `policies[]`."""
     from shop.policies import store_policies
 
-    return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies("pt-br"))
+    return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies(language))
 
 
 def _totals(raw: list[dict[str, object]]) -> tuple[Total, ...]:
@@ -203,7 +204,7 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
         buyer=buyer,
         totals=_totals(checkout.totals),
         messages=tuple(messages if messages is not None else [CheckoutMessage.from_dict(m) for m in checkout.messages]),
-        links=checkout_links(),
+        links=checkout_links(checkout.language),
         expires_at=expires_at,
         continue_url=None if terminal else checkout_continue_url(checkout),
         fulfillment_methods=_methods(snapshot),

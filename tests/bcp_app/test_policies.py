@@ -58,6 +58,18 @@ def test_checkout_carries_the_four_policies_and_links_bcp_chk_21(client: Client,
         ("refund_policy", f"{PUBLIC}/trocas-e-devolucoes"), ("shipping_policy", f"{PUBLIC}/entrega")]
 
 
+def test_an_english_checkout_has_english_link_titles_bcp_chk_21(client: Client, rest: dict[str, str]) -> None:
+    """BCP-CHK-21 links and BCP §5.1 (content in the negotiated language): `links[].title` in the checkout's
+    language, the same titles as its `policies[]`."""
+    english = create(client, {**rest, "Accept-Language": "en"}).json()
+    portuguese = create(client, rest).json()
+
+    titles = [link["title"] for link in english["links"]]
+    assert titles == [p["title"] for p in english["policies"]]
+    assert titles[0] == "Terms of use"
+    assert portuguese["links"][0]["title"] == "Termos de uso"
+
+
 def test_store_settings_change_the_policies_at_once(client: Client, rest: dict[str, str]) -> None:
     create(client, rest)  # warms the cached policies
     row = StoreSettings.objects.create(returns_text="Trocas em até 30 dias, com a etiqueta.", returns_window_days=30,

@@ -81,6 +81,35 @@ def test_no_webhook_task_when_the_profile_asks_for_none(
     assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
 
 
+def test_an_order_without_webhook_url_says_so_on_its_timeline(
+    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP §8 (order webhooks go to the profile's `webhook_url`): when there is none, a staff-only timeline
+    line says no webhook was sent, written by the order's outbox task (not the request)."""
+    from orders.models import OrderEvent
+
+    catalog()
+    profile = fake_platform.profile(handlers=fake_platform.with_card())
+    del profile["ucp"]["capabilities"]["br.dev.bcp.shopping.order"][0]["config"]
+    done = _place_by_card(client, _headers(fake_platform, profile), django_capture_on_commit_callbacks)
+
+    notes = OrderEvent.objects.filter(order__public_id=done["order"]["id"], kind="webhook_none")
+    assert [(e.internal, e.message) for e in notes] == [
+        (True, "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido.")]
+    assert str(notes[0]) == "Sem webhook"
+
+
+def test_an_order_with_a_webhook_url_has_no_such_line(
+    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    from orders.models import OrderEvent
+
+    catalog()
+    headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
+    _place_by_card(client, headers, django_capture_on_commit_callbacks)
+    assert not OrderEvent.objects.filter(kind="webhook_none").exists()
+
+
 def test_webhook_task_when_the_profile_has_a_webhook_url(
     client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
 ) -> None:
