@@ -61,6 +61,16 @@ def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_clien
     assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
 
 
+def test_the_admin_calendar_writes_month_names_in_lower_case(admin_client: Client) -> None:
+    """Portuguese does not capitalise month names ("janeiro", "fev"); Django's pt-BR djangojs catalog does, so
+    the admin's date picker showed "Janeiro 2026" (the project's djangojs catalog overrides it)."""
+    catalog = admin_client.get("/admin/jsi18n/").content.decode()
+    assert '"January": "janeiro"' in catalog and '"December": "dezembro"' in catalog
+    assert '"Janeiro"' not in catalog
+    assert '"abbrev. month February\\u0004Feb": "fev"' in catalog
+    assert '"Previous (%(month)s %(year)s)": "Anterior (%(month)s de %(year)s)"' in catalog
+
+
 def test_save_messages_do_not_put_o_before_every_model_name(admin_client: Client) -> None:
     """Walk-through: "O categoria “Chás” foi adicionado com sucesso", "O dados da loja … foi alterado"."""
     response = admin_client.post(
