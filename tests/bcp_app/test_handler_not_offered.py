@@ -75,25 +75,20 @@ def _with_card_instrument(client: Client, headers: dict[str, str]) -> dict[str, 
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("rest_shop")
+@pytest.mark.parametrize("listed", [False, True])
 def test_rest_update_with_a_handler_not_offered_is_flagged_at_once_bcp_pay_03(
-    client: Client, fake_platform: FakePlatform, settings: Any
+    client: Client, fake_platform: FakePlatform, settings: Any, listed: bool
 ) -> None:
     """BCP-PAY-03 / BCP §11.2 (a handler `id` of this checkout): a Pix-only platform choosing the card at
-    update is told then, at the instrument's handler_id, why — not `ready_for_complete` until complete refuses."""
+    update is told then, at the instrument's handler_id, why — not `ready_for_complete` until complete refuses.
+    A platform whose profile lists the card handler gets the same update ready (BCP-PAY-02)."""
     settings.BCP_CARD_ENABLED = True
-    body = _with_card_instrument(client, agent(fake_platform.publish()))
+    profile = fake_platform.publish(handlers=fake_platform.with_card()) if listed else fake_platform.publish()
+    body = _with_card_instrument(client, agent(profile))
+    flagged = [m for m in body.get("messages", []) if m["path"] == "$.payment.instruments[0].handler_id"]
+    if listed:
+        assert (body["status"], flagged) == ("ready_for_complete", []), body.get("messages")
+        return
     assert body["status"] == "incomplete"
-    flagged = [m for m in body["messages"] if m["path"] == "$.payment.instruments[0].handler_id"]
     assert [(m["type"], m["code"], m["severity"]) for m in flagged] == [("error", "payment_failed", "recoverable")]
     assert "perfil da plataforma não lista" in flagged[0]["content"] and "gpay" in flagged[0]["content"]
-
-
-@pytest.mark.django_db
-@pytest.mark.usefixtures("rest_shop")
-def test_rest_update_with_a_listed_card_handler_stays_ready(
-    client: Client, fake_platform: FakePlatform, settings: Any
-) -> None:
-    """The same update from a platform whose profile lists the card handler is ready (BCP-PAY-02)."""
-    settings.BCP_CARD_ENABLED = True
-    body = _with_card_instrument(client, agent(fake_platform.publish(handlers=fake_platform.with_card())))
-    assert body["status"] == "ready_for_complete", body.get("messages")

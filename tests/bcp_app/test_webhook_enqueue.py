@@ -99,7 +99,7 @@ def test_an_order_without_webhook_url_says_so_on_its_timeline(
     assert str(notes[0]) == "Sem webhook"
 
 
-def test_an_order_with_a_webhook_url_has_no_such_line(
+def test_webhook_task_when_the_profile_has_a_webhook_url(
     client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
 ) -> None:
     from orders.models import OrderEvent
@@ -107,13 +107,5 @@ def test_an_order_with_a_webhook_url_has_no_such_line(
     catalog()
     headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
     _place_by_card(client, headers, django_capture_on_commit_callbacks)
-    assert not OrderEvent.objects.filter(kind="webhook_none").exists()
-
-
-def test_webhook_task_when_the_profile_has_a_webhook_url(
-    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
-) -> None:
-    catalog()
-    headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
-    _place_by_card(client, headers, django_capture_on_commit_callbacks)
     assert tasks_run.count(prepare_order_webhook.name) == 1
+    assert not OrderEvent.objects.filter(kind="webhook_none").exists()  # the "no webhook" line only when none
