@@ -42,5 +42,10 @@ def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
     # Only a valid snapshot fixes the policies; otherwise presenters.order reads today's store settings.
     if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or _snapshot(kept) is None:
         return None
-    return (order.bcp_json, order.permalink_url, ctx.capabilities.get(ORDER, PROTOCOL_VERSION),
-            json.dumps(kept, sort_keys=True, ensure_ascii=False), getattr(order, "language", None))
+    return (
+        order.bcp_json,
+        order.permalink_url,
+        ctx.capabilities.get(ORDER, PROTOCOL_VERSION),
+        json.dumps(kept, sort_keys=True, ensure_ascii=False),
+        getattr(order, "language", None),
+    )
