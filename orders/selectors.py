@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Prefetch, Q, QuerySet
 
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
@@ -164,10 +166,42 @@ def order_presented(order_id: str) -> Order | None:
     """The order for Get Order: one query when its presented JSON is stored (else with its relations)."""
     if not isinstance(order_id, str) or not order_id:
         return None
-    order = Order.objects.filter(public_id=order_id).first()
+    order = _order_by_public_id(order_id)
     if order is None or order.bcp_json:
         return order
     return order_for_bcp(order_id)
+
+
+@functools.cache
+def _order_by_public_id_sql() -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
+    """`Order.objects.filter(public_id=…)[:1]` compiled once per process: SQL, attnames, converters.
+
+    Compiling the queryset was the largest part of a Get Order's CPU (issue 11); the statement is the
+    same for every id, so only the parameter changes. Rows become models through `Model.from_db` with
+    the compiler's own converters, exactly as the queryset would build them.
+    """
+    compiler = Order.objects.filter(public_id="").order_by()[:1].query.get_compiler(DEFAULT_DB_ALIAS)
+    sql, _ = compiler.as_sql()
+    fields = Order._meta.concrete_fields
+    if len(compiler.select) != len(fields):  # the default select is every concrete field, in order
+        raise RuntimeError("unexpected Order select list")
+    converters = compiler.get_converters([column for column, _, _ in compiler.select])
+    return sql, [field.attname for field in fields], [(i, funcs, expr) for i, (funcs, expr) in converters.items()]
+
+
+def _order_by_public_id(order_id: str) -> Order | None:
+    sql, attnames, converters = _order_by_public_id_sql()
+    connection = connections[DEFAULT_DB_ALIAS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [order_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = list(row)
+    for index, funcs, expression in converters:
+        for convert in funcs:
+            values[index] = convert(values[index], expression, connection)
+    return Order.from_db(DEFAULT_DB_ALIAS, attnames, values)
 
 
 def order_bcp_payload(order: Order) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bcp_app import catalog, presenters
+from bcp_app import catalog
 from bcp_app.constants import (
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
@@ -14,11 +14,11 @@ from bcp_app.constants import (
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
 from bcp_app.operations.base import incompatible, text, validate
+from bcp_app.operations.order_body import order_result
 from bcp_app.policies import policies_json
 from bcp_app.results import OperationResult
 from bcp_app.schemas import LookupResponse, ProductResponse, SearchResponse
 from bcp_app.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
-from bcp_app.schemas.order import OrderResponse
 
 # --- order ----------------------------------------------------------------------------------------------
 
@@ -37,7 +37,7 @@ def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
         return OperationResult(200, error_response("not_found", text(ctx, "order_not_found"), capabilities=caps))
     if order.platform_id != ctx.platform_id:
         return OperationResult(200, error_response("unauthorized", text(ctx, "order_unauthorized"), capabilities=caps))
-    return OperationResult(200, OrderResponse.produce(presenters.order(order, ctx)))
+    return order_result(order, ctx)  # remembered per process while the stored order is unchanged
 
 
 # --- catalog --------------------------------------------------------------------------------------------

@@ -281,17 +281,17 @@ def _context(call: CallInfo, args: Args) -> Any:
     )
 
 
-def _render(result: OperationResult, spec: BcpToolSpec) -> ToolOutcome:
+def _render(result: OperationResult, spec: BcpToolSpec, encoded: bytes) -> ToolOutcome:
     body = result.body
     if result.is_error_response and body.get("messages"):
         # Seed 000: an Error Response's text block carries the human message.
         return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")))
     if spec.text is not None:
         return ToolOutcome(structured=body, text=spec.text(body))
-    return ToolOutcome(structured=body, text=result.encoded.decode())  # a replay: the stored text verbatim
+    return ToolOutcome(structured=body, text=encoded.decode())  # a replay: the stored text verbatim
 
 
-def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]) -> Callable[[CallInfo], ToolOutcome]:
+def _runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Callable[[CallInfo], ToolOutcome]:
     def run(call: CallInfo) -> ToolOutcome:
         from bcp_app import idempotency
 
@@ -316,8 +316,9 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[[dict[str, Any]], None]
             )
         else:
             result = spec.execute(ctx, args)
-        validate_output(result.body)
-        return _render(result, spec)
+        encoded = result.encoded  # encoded once: the validation memo's key and the text block
+        validate_output(result.body, encoded)
+        return _render(result, spec, encoded)
 
     return run
 

@@ -11,6 +11,7 @@ with `data{code, content}`; any other exception becomes a bare -32603 (no intern
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -83,20 +84,36 @@ class OutputContractError(Exception):
     """Our own output broke its published `outputSchema`: a bug, logged and answered as -32603."""
 
 
-def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[[dict[str, Any]], None]:
-    """Validate a result against the exact `outputSchema` clients check it with, before it leaves."""
+VALIDATED_MEMO_SIZE = 1024  # distinct outputs remembered as valid per tool and process
+
+
+def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[..., None]:
+    """Validate a result against the exact `outputSchema` clients check it with, before it leaves.
+
+    Outputs already found valid are remembered by a digest of their wire bytes (`encoded`, else their
+    compact JSON): the same order read again is the same JSON, and validating it again was most of a
+    `get_order`'s CPU. A new or changed output is always validated in full.
+    """
     if schema is None:
-        return lambda value: None
+        return lambda value, encoded=None: None
     from jsonschema.validators import validator_for
 
     validator_cls = validator_for(schema)
     validator_cls.check_schema(schema)
     validator = validator_cls(schema)
+    valid: set[bytes] = set()
 
-    def validate(value: dict[str, Any]) -> None:
+    def validate(value: dict[str, Any], encoded: bytes | None = None) -> None:
+        raw = encoded if encoded is not None else compact_json(value).encode()
+        digest = hashlib.blake2b(raw, digest_size=16).digest()
+        if digest in valid:
+            return
         error = next(iter(validator.iter_errors(value)), None)
         if error is not None:
             raise OutputContractError(f"{name}: output violates outputSchema at {error.json_path}: {error.message}")
+        if len(valid) >= VALIDATED_MEMO_SIZE:
+            valid.clear()  # bounded; forgetting only costs a re-validation
+        valid.add(digest)
 
     return validate
 

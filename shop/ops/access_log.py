@@ -89,6 +89,7 @@ class AccessLog:
         finally:
             _current.reset(token)
             record["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
-            if record["path"] not in QUIET_PATHS or record["status"] >= 500:
+            # No formatting when the level is off (the line is built for every request otherwise).
+            if (record["path"] not in QUIET_PATHS or record["status"] >= 500) and logger.isEnabledFor(logging.INFO):
                 message = "{method} {path} {status}".format(**record)
                 logger.info(message, extra={"event": "request", **record})

@@ -24,7 +24,12 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": DJANGO_LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # uvicorn's own lines through the same handler (its access log is off: ours carries more).
-    "loggers": {"uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+    "loggers": {
+        "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # The stateless MCP transport's only INFO line is "Terminating session: None", once per request:
+        # noise next to the access log, and formatting it cost every MCP call (issue 11).
+        "mcp.server.streamable_http": {"level": "WARNING"},
+    },
 }
 
 # --- Error reporting ---------------------------------------------------------------------------------

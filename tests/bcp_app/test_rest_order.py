@@ -228,3 +228,38 @@ def test_admin_retries_a_failed_delivery_with_the_same_webhook_id(
     assert (delivery.status, delivery.attempts) == ("delivered", 2)
     hooks = [r for r in fake_platform.received if r.method == "POST"]
     assert {r.headers["webhook-id"] for r in hooks} == {str(delivery.webhook_id)}
+
+
+def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any,
+    settings: Any,
+) -> None:
+    """Get Order keeps the rendered body per process (bcp_app/operations/order_body.py); a shipped order, a
+    new public URL or a memo that was full must still answer what a fresh rendering gives."""
+    from bcp_app import presenters
+    from bcp_app.operations import order_body
+    from bcp_app.results import body_bytes
+    from bcp_app.schemas.order import OrderResponse
+    from orders.selectors import order_presented
+
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    assert order.policies  # the snapshot makes the body cacheable
+
+    def fresh() -> bytes:
+        return body_bytes(OrderResponse.produce(presenters.order(order_presented(order.public_id), None)))
+
+    first = call(client, "get", f"/orders/{order.public_id}", headers).content
+    assert call(client, "get", f"/orders/{order.public_id}", headers).content == first == fresh()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    shipped = call(client, "get", f"/orders/{order.public_id}", headers)
+    assert shipped.content != first and shipped.content == fresh()
+    assert shipped.json()["fulfillment"]["events"][-1]["tracking_number"] == "BR123456785BR"
+    settings.BCP_PUBLIC_URL = "https://outra.example.com.br"
+    moved = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert moved["permalink_url"].startswith("https://outra.example.com.br/")
+    order_body._memo.clear()
+    for number in range(order_body.MEMO_SIZE):  # a full memo is emptied, never grown
+        order_body._memo[("filler", number)] = b"{}"
+    assert call(client, "get", f"/orders/{order.public_id}", headers).content == fresh()
+    assert len(order_body._memo) <= order_body.MEMO_SIZE

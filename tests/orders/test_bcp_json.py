@@ -94,3 +94,16 @@ def test_get_order_reads_one_row(place_order: Callable[..., Order]) -> None:
     assert len(queries) == 1
     assert payload["permalink_url"] == order.permalink_url
     assert payload == order_bcp_render(order_for_bcp(order.public_id))
+
+
+def test_the_precompiled_order_read_builds_the_same_model_as_the_queryset(place_order: Callable[..., Order]) -> None:
+    """order_presented's SELECT is compiled once per process; every field must come back as the ORM gives it
+    (JSON, dates and choices through the same converters), and an unknown id is None."""
+    order = place_order()
+    presented = order_presented(order.public_id)
+    expected = Order.objects.get(public_id=order.public_id)
+    assert presented is not None and not presented._state.adding and presented._state.db == "default"
+    for field in Order._meta.concrete_fields:
+        assert getattr(presented, field.attname) == getattr(expected, field.attname), field.name
+        assert type(getattr(presented, field.attname)) is type(getattr(expected, field.attname)), field.name
+    assert order_presented("order_does_not_exist") is None
