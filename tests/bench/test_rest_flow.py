@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -179,15 +180,23 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
-           "DJANGO_DEBUG": "true", "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
+           # Production settings (DEBUG off: no per-query recording, compiled templates), plain http on
+           # loopback as behind a TLS-terminating proxy; the sandbox PSP forced, e-mails to the console.
+           "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "false",
+           "BCP_PIX_SANDBOX_FORCE": "true", "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),
+           "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+           "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
            "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
            "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": broker, "CELERY_TASK_ALWAYS_EAGER": "false",
            "DATABASE_POOL_MIN": "2", "DATABASE_POOL_MAX": "4"}
     # The worker gets the server's environment (same settings module, broker and database), solo pool as in
     # tests/e2e; it is a separate process, so its CPU is read on its own.
-    worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_LOG_LEVEL",
-                                              "BCP_PUBLIC_URL", "BCP_PIX_SANDBOX", "CELERY_BROKER_URL",
-                                              "CELERY_TASK_ALWAYS_EAGER")})
+    worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_SECRET_KEY",
+                                              "DJANGO_ALLOWED_HOSTS", "DJANGO_LOG_LEVEL", "BCP_PUBLIC_URL",
+                                              "BCP_PIX_SANDBOX", "BCP_PIX_SANDBOX_FORCE",
+                                              "PIX_SANDBOX_WEBHOOK_SECRET", "DJANGO_EMAIL_BACKEND",
+                                              "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER")})
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--workers", "4", "--log-level", "warning", "--no-access-log"],
