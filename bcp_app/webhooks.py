@@ -197,11 +197,12 @@ def webhook_may_be_due(platform_id: str | None) -> bool:
 def note_no_webhook_url(order_id: str, event: str) -> None:
     """A staff-only timeline line on a placed order whose platform's profile has no `webhook_url` (BCP §8):
     otherwise nothing says why the developer never got a webhook. Written by the outbox task, never on the
-    request path; once per order (only the "placed" event)."""
+    request path; once per order (the "placed" event, and a second run of its task adds nothing)."""
     from orders.services import order_event_record
 
     if event == "placed":
-        order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE)
+        with transaction.atomic():  # the order's lock covers the "already said?" check
+            order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE, once=True)
 
 
 def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:

@@ -44,15 +44,20 @@ def order_event_record(
     notify: bool = False,
     email: str = "",
     email_ref: str = "",
+    once: bool = False,
 ) -> OrderEvent:
     """A timeline event told by another part of the shop (e.g. NF-e steps), in the caller's transaction.
     `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks.
-    `email`: also e-mail the buyer (an `EmailKind`), once per (`email`, `email_ref`)."""
+    `email`: also e-mail the buyer (an `EmailKind`), once per (`email`, `email_ref`).
+    `once`: an order has at most one event of this kind (a task run again adds nothing); checked under
+    the order's lock, so two runs at once still write one."""
     kind = clean_type(kind, field="kind")
     message = clean_text(message, field="message", max_length=4000, required=True)
     if email and email not in EmailKind.values:
         raise OrderError("email", _("Escolha um dos e-mails da lista."), code="bad_email_kind")
     order = lock_order(order_id)
+    if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
+        return earlier
     event = timeline(order, kind, message, internal=internal, data=data or {})
     if email:
         schedule_email(order, email, ref=email_ref[:64])

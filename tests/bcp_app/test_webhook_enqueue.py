@@ -97,6 +97,11 @@ def test_an_order_without_webhook_url_says_so_on_its_timeline(
     assert [(e.internal, e.message) for e in notes] == [
         (True, "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido.")]
     assert str(notes[0]) == "Sem webhook"
+    # and the order's task run again (a redelivered outbox row) adds no second line
+    from bcp_app.webhooks import note_no_webhook_url
+
+    note_no_webhook_url(done["order"]["id"], "placed")
+    assert notes.count() == 1
 
 
 def test_webhook_task_when_the_profile_has_a_webhook_url(
