@@ -83,11 +83,21 @@ def bare_order(request: HttpRequest, order_id: int) -> JsonResponse:
     return JsonResponse({"id": row[0], "checkout_id": row[1], "total": row[2]})
 
 
+def bare_bcp_order(request: HttpRequest, order_id: str) -> JsonResponse:
+    """The MCP bench's baseline: the same selector and presenter as `get_order`, no protocol (no
+    negotiation, auth or JSON-RPC)."""
+    from bcp_app import presenters
+    from orders.selectors import order_for_bcp
+
+    return JsonResponse(presenters.order(order_for_bcp(order_id), None), json_dumps_params={"ensure_ascii": False})
+
+
 urlpatterns = [
     path("_bench/insert", bare_insert),
     path("_bench/checkouts", bare_create),
     path("_bench/checkouts/<int:checkout_id>", bare_update),
     path("_bench/checkouts/<int:checkout_id>/complete", bare_complete),
     path("_bench/orders/<int:order_id>", bare_order),
+    path("_bench/bcp-orders/<str:order_id>", bare_bcp_order),
     path("", include("shop.urls")),
 ]

@@ -1,0 +1,124 @@
+"""The benchmarks' server and client processes (issue 11): uvicorn as its own process with production
+settings (DEBUG off, `tests.bcp_app.bench_site`), and client processes started apart from the test process,
+so the clients' CPU is neither the server's GIL nor counted as server time. CPU is read from /proc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.bcp_app.live import database_url, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[str, str]:
+    """The server's environment: production settings (DEBUG off: no per-query recording, compiled
+    templates), plain http on loopback as behind a TLS-terminating proxy; the sandbox PSP forced, e-mails to
+    the console; loopback platform profiles allowed."""
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
+            "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "false",
+            "BCP_PIX_SANDBOX_FORCE": "true", "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),
+            "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+            "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
+            "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": signing_key_file,
+            "BCP_PIX_SANDBOX": "true", **extra}
+
+
+class Uvicorn:
+    """`uvicorn shop.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
+
+    def __init__(self, env: dict[str, str], port: int, *, workers: int = 1) -> None:
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+             "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def wait_up(self) -> Uvicorn:
+        def up() -> bool:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"uvicorn exited with {self.proc.returncode}")
+            try:
+                return httpx.get(f"{self.base_url}/.well-known/bcp", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(up, timeout=300, interval=0.5)
+        return self
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.proc.pid)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process and its children (the uvicorn workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> tuple[float, list[str]]:
+    """`clients` client processes (tests/bench/bench_client.py), each warmed up, then released together to
+    make `calls` calls; returns calls per second over the whole window and every answer's id."""
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.bench.bench_client", kind, str(calls)], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    try:
+        for index, proc in enumerate(procs):
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps({**job, "index": index}) + "\n")
+            proc.stdin.flush()
+        for proc in procs:  # every client connected and made its warm-up call
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    started, ended = min(r["start"] for r in results), max(r["end"] for r in results)
+    ids = [i for r in results for i in r["ids"]]
+    return len(ids) / (ended - started), ids
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
