@@ -92,6 +92,19 @@ def bare_bcp_order(request: HttpRequest, order_id: str) -> JsonResponse:
     return JsonResponse(presenters.order(order_for_bcp(order_id), None), json_dumps_params={"ensure_ascii": False})
 
 
+@csrf_exempt
+def bare_a2a_add(request: HttpRequest) -> JsonResponse:
+    """The A2A bench's baseline: what the A2A add does (resolve the caller, add one line), minus A2A."""
+    from bcp_app.context import resolve_context
+    from bcp_app.negotiation import parse_agent_header
+    from bcp_app.transports import a2a_ops
+
+    payload = json.loads(request.body)
+    ctx = resolve_context(transport="rest", profile_url=parse_agent_header(request.headers.get("BCP-Agent")))
+    current = a2a_ops.current_checkout(ctx, payload["checkout_id"])
+    return JsonResponse(a2a_ops.add_line(ctx, current, payload["product_id"], payload["quantity"]))
+
+
 urlpatterns = [
     path("_bench/insert", bare_insert),
     path("_bench/checkouts", bare_create),
@@ -99,5 +112,6 @@ urlpatterns = [
     path("_bench/checkouts/<int:checkout_id>/complete", bare_complete),
     path("_bench/orders/<int:order_id>", bare_order),
     path("_bench/bcp-orders/<str:order_id>", bare_bcp_order),
+    path("_bench/a2a-add", bare_a2a_add),
     path("", include("shop.urls")),
 ]
