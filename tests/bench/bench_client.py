@@ -5,7 +5,9 @@ one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {
 (CLOCK_MONOTONIC is one clock for every process of the machine). KIND:
 - `mcp`: `tools/call` of job["tool"] through the official `mcp` client (streamable HTTP, one session);
 - `get`: GET job["url"] (a bare JSON view);
-- `post`: POST job["bodies"][index] to job["url"]; an A2A `SendMessage` body gets a fresh messageId per call.
+- `post`: POST job["bodies"][index] to job["url"] (a bare JSON view);
+- `a2a`: `SendMessage` of job["data"] in conversation job["contexts"][index] through the official a2a-sdk
+  client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call.
 """
 
 from __future__ import annotations
@@ -21,16 +23,6 @@ import httpx
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
-
-def answer_id(body: dict[str, Any]) -> str:
-    """The id an answer is about: the order's, or the checkout's of an A2A `a2a.bcp.checkout` part."""
-    if "result" not in body:
-        return str(body.get("id", body))
-    for part in body["result"]["message"]["parts"]:
-        if "a2a.bcp.checkout" in part.get("data", {}):
-            return str(part["data"]["a2a.bcp.checkout"]["id"])
-    raise AssertionError(f"no a2a.bcp.checkout in {body}")
 
 
 async def mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
@@ -51,12 +43,34 @@ async def http_calls(job: dict[str, Any], calls: int, method: str) -> dict[str, 
             if method == "get":
                 response = await client.get(job["url"])
             else:
-                body = job["bodies"][job["index"]]
-                if body.get("method") == "SendMessage":
-                    body["params"]["message"]["messageId"] = str(uuid.uuid4())
-                response = await client.post(job["url"], json=body)
+                response = await client.post(job["url"], json=job["bodies"][job["index"]])
             assert response.status_code == 200, response.text[:300]
-            return answer_id(response.json())
+            return str(response.json()["id"])
+
+        await one()
+        return await released(one, calls)
+
+
+async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
+    from a2a.client import ClientConfig, create_client
+    from a2a.types import Message, Part, Role, SendMessageRequest
+    from google.protobuf import struct_pb2
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    async with httpx.AsyncClient(headers=job["headers"], timeout=120) as http:
+        client = await create_client(job["base_url"], client_config=ClientConfig(streaming=False, httpx_client=http))
+
+        async def one() -> str:
+            message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()),
+                              context_id=job["contexts"][job["index"]], extensions=job["extensions"])
+            message.parts.append(Part(data=ParseDict(job["data"], struct_pb2.Value()), media_type="application/json"))
+            async for event in client.send_message(SendMessageRequest(message=message)):
+                for part in event.message.parts:
+                    value = MessageToDict(part.data) if part.HasField("data") else None
+                    if isinstance(value, dict) and "a2a.bcp.checkout" in value:
+                        return str(value["a2a.bcp.checkout"]["id"])
+                raise AssertionError(f"no a2a.bcp.checkout in {event}")
+            raise AssertionError("no answer")
 
         await one()
         return await released(one, calls)
@@ -73,7 +87,10 @@ async def released(one: Any, calls: int) -> dict[str, Any]:
 def main() -> None:
     kind, calls = sys.argv[1], int(sys.argv[2])
     job = json.loads(sys.stdin.readline())
-    outcome = anyio.run(mcp_calls, job, calls) if kind == "mcp" else anyio.run(http_calls, job, calls, kind)
+    if kind in ("mcp", "a2a"):
+        outcome = anyio.run(mcp_calls if kind == "mcp" else a2a_calls, job, calls)
+    else:
+        outcome = anyio.run(http_calls, job, calls, kind)
     print(json.dumps(outcome), flush=True)
 
 

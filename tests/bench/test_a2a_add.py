@@ -1,6 +1,6 @@
-"""Benchmark (issue 11): structured `add_to_checkout` over A2A (JSON-RPC `SendMessage`) against the same
-operation behind a bare Django JSON view (tests/bcp_app/bench_urls.py), measured side by side in one run
-(`make bench`).
+"""Benchmark (issue 11): structured `add_to_checkout` over A2A (`SendMessage` through the official a2a-sdk
+client) against the same operation behind a bare Django JSON view (tests/bcp_app/bench_urls.py), measured
+side by side in one run (`make bench`).
 
 Both paths resolve the caller (BCP §3, cached profile) and call `bcp_app.operations.update_checkout` with
 one more unit of the same item; A2A adds the SDK, messageId idempotency and the A2A context. At 1 and 8
@@ -20,6 +20,7 @@ import pytest
 
 from tests.bcp_app.bcp_fixtures import bcp_settings  # noqa: F401
 from tests.bcp_app.test_a2a_helpers import (
+    EXTENSION,
     SEED_HEADERS,
     SEED_PROFILE,
     cache_profile,
@@ -33,7 +34,7 @@ from tests.bench.live_proc import Uvicorn, free_port, load, production_env, run_
 
 pytestmark = [pytest.mark.postgres]
 
-CALLS = {1: 80, 8: 10}  # messages per client
+CALLS = {1: 80, 8: 20}  # messages per client
 WORKERS = 2  # uvicorn workers: one per core of the 2-core bench machine
 ADD = {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1}
 UNLIMITED = {name: "" for name in ("BCP_RATE_LIMIT_READ", "BCP_RATE_LIMIT_ANONYMOUS_READ", "BCP_RATE_LIMIT_WRITE",
@@ -60,13 +61,14 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
                                headers=SEED_HEADERS, timeout=60).json()
             assert "result" in first, first
             conversations.append((first["result"]["message"]["contextId"], checkout_of(first)["id"]))
-        a2a_job = {"url": a2a_url, "headers": SEED_HEADERS,
-                   "bodies": [send_message([data(ADD)], context_id=context) for context, _ in conversations]}
+        a2a_job = {"base_url": server.base_url, "data": ADD, "extensions": [EXTENSION],
+                   "headers": {"BCP-Agent": SEED_HEADERS["BCP-Agent"], "A2A-Extensions": EXTENSION},
+                   "contexts": [context for context, _ in conversations]}
         bare_job = {"url": f"{server.base_url}/_bench/a2a-add", "headers": SEED_HEADERS,
                     "bodies": [{**ADD, "checkout_id": checkout} for _, checkout in conversations]}
-        run_clients("post", WORKERS, 2, a2a_job)  # every worker warm
+        run_clients("a2a", WORKERS, 2, a2a_job)  # every worker warm
         run_clients("post", WORKERS, 2, bare_job)
-        print(f"\nadd_to_checkout: A2A (JSON-RPC SendMessage) vs a bare Django view doing the same operation;"
+        print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
               f" uvicorn {WORKERS} workers, production settings, one process per client")
         rates = {}
         for clients, calls in CALLS.items():
@@ -76,7 +78,7 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
             baseline, bare_ids = run_clients("post", clients, calls, bare_job)
             bare_cpu = (server.cpu() - cpu) / len(bare_ids) * 1000
             cpu = server.cpu()
-            a2a, ids = run_clients("post", clients, calls, a2a_job)
+            a2a, ids = run_clients("a2a", clients, calls, a2a_job)
             a2a_cpu = (server.cpu() - cpu) / len(ids) * 1000
             assert ids == expected and bare_ids == expected  # every message answered, about its own checkout
             rates[clients] = (baseline, a2a)

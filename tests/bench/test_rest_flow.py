@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -37,8 +35,9 @@ from orders.models import OutboxMessage
 from shop.celery import app as celery_app
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
-from tests.bcp_app.live import CeleryWorker, database_url, wait_for
+from tests.bcp_app.live import CeleryWorker, wait_for
 from tests.bcp_app.rest_helpers import SP
+from tests.bench.live_proc import cpu_seconds, free_port, production_env
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,12 +47,6 @@ CLIENTS = (1, 8)
 CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
         "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
 BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _shop_requests(client: Any, sku: str, counts: list[int] | None = None) -> list[Any]:
@@ -97,22 +90,6 @@ def _bare_flow(client: httpx.Client, sku: str) -> str:
     done = client.post(f"/_bench/checkouts/{created['id']}/complete", json={}).json()
     assert done["status"] == "completed"
     return str(done["order"]["id"])
-
-
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of the server process and its children (the uvicorn workers), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def _postgres_cpu() -> dict[int, float]:
@@ -177,19 +154,10 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     with connection.cursor() as cursor:
         for sql in BARE_TABLES_SQL:
             cursor.execute(sql)
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
-           # Production settings (DEBUG off: no per-query recording, compiled templates), plain http on
-           # loopback as behind a TLS-terminating proxy; the sandbox PSP forced, e-mails to the console.
-           "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "false",
-           "BCP_PIX_SANDBOX_FORCE": "true", "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),
-           "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
-           "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
-           "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": str(bcp_settings.BCP_SIGNING_KEY_FILE),
-           "BCP_PIX_SANDBOX": "true", "CELERY_BROKER_URL": broker, "CELERY_TASK_ALWAYS_EAGER": "false",
-           "DATABASE_POOL_MIN": "2", "DATABASE_POOL_MAX": "4"}
+    env = production_env(base_url, str(bcp_settings.BCP_SIGNING_KEY_FILE), CELERY_BROKER_URL=broker,
+                         CELERY_TASK_ALWAYS_EAGER="false", DATABASE_POOL_MIN="2", DATABASE_POOL_MAX="4")
     # The worker gets the server's environment (same settings module, broker and database), solo pool as in
     # tests/e2e; it is a separate process, so its CPU is read on its own.
     worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_SECRET_KEY",
@@ -224,12 +192,12 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                 pg = _postgres_cpu()
                 bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
                 bare_pg = _postgres_cpu_since(pg) / len(bare_ids) * 1000
-                cpu, worker_cpu, pg = _cpu_seconds(server.pid), _cpu_seconds(worker_pid), _postgres_cpu()
+                cpu, worker_cpu, pg = cpu_seconds(server.pid), cpu_seconds(worker_pid), _postgres_cpu()
                 shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
                                   headers)
-                cpu_per_flow = (_cpu_seconds(server.pid) - cpu) / len(ids) * 1000
+                cpu_per_flow = (cpu_seconds(server.pid) - cpu) / len(ids) * 1000
                 wait_for(lambda: _drained(broker), timeout=300, interval=0.05, log=worker.log)
-                worker_per_flow = (_cpu_seconds(worker_pid) - worker_cpu) / len(ids) * 1000
+                worker_per_flow = (cpu_seconds(worker_pid) - worker_cpu) / len(ids) * 1000
                 pg_per_flow = _postgres_cpu_since(pg) / len(ids) * 1000  # incl. the worker's backend
                 orders += ids
                 bare_orders += bare_ids
