@@ -1,7 +1,7 @@
 """One benchmark client process (run by tests/bench/live_proc.run_clients; imports no Django).
 
 `python -m tests.bench.bench_client KIND CALLS`, the job as one JSON line on stdin. It connects and makes
-one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {"start", "end", "ids"}
+one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {"start", "end", "ids", "cpu"}
 (CLOCK_MONOTONIC is one clock for every process of the machine). KIND:
 - `mcp`: `tools/call` of job["tool"] through the official `mcp` client (streamable HTTP, one session);
 - `get`: GET job["url"] (a bare JSON view);
@@ -79,9 +79,9 @@ async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
 async def released(one: Any, calls: int) -> dict[str, Any]:
     print("ready", flush=True)
     assert (await anyio.to_thread.run_sync(sys.stdin.readline)).strip() == "go"
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     ids = [await one() for _ in range(calls)]
-    return {"start": start, "end": time.monotonic(), "ids": ids}
+    return {"start": start, "end": time.monotonic(), "ids": ids, "cpu": time.process_time() - cpu}
 
 
 def main() -> None:

@@ -92,9 +92,26 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> tuple[float, list[str]]:
+class Clients:
+    """What a run of client processes measured: calls per second over the whole window, every answer's id,
+    the clients' own CPU per call and how busy the whole machine was (all cores, /proc/stat)."""
+
+    def __init__(self, rate: float, ids: list[str], client_cpu: float, busy: float) -> None:
+        self.rate, self.ids, self.client_cpu, self.busy = rate, ids, client_cpu, busy
+
+    def __str__(self) -> str:
+        return f"client CPU {self.client_cpu * 1000:4.1f} ms/call, machine {self.busy:3.0%} busy"
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores since boot, from /proc/stat (idle and iowait are not busy)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> Clients:
     """`clients` client processes (tests/bench/bench_client.py), each warmed up, then released together to
-    make `calls` calls; returns calls per second over the whole window and every answer's id."""
+    make `calls` calls."""
     procs = [subprocess.Popen([sys.executable, "-m", "tests.bench.bench_client", kind, str(calls)], cwd=ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(clients)]
     try:
@@ -104,11 +121,13 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> tup
             proc.stdin.flush()
         for proc in procs:  # every client connected and made its warm-up call
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        ticks = machine_ticks()
         for proc in procs:
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.flush()
         results = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
+        busy, total = (now - then for now, then in zip(machine_ticks(), ticks, strict=True))
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -116,7 +135,7 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> tup
                 proc.wait(timeout=10)
     started, ended = min(r["start"] for r in results), max(r["end"] for r in results)
     ids = [i for r in results for i in r["ids"]]
-    return len(ids) / (ended - started), ids
+    return Clients(len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total)
 
 
 def load() -> str:

@@ -99,15 +99,16 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
         for clients, calls in CALLS.items():
             before = load()
             cpu = server.cpu()
-            bare, bare_ids = run_clients("get", clients, calls, bare_job)
-            bare_cpu = (server.cpu() - cpu) / len(bare_ids) * 1e6
+            bare = run_clients("get", clients, calls, bare_job)
+            bare_cpu = (server.cpu() - cpu) / len(bare.ids) * 1e6
             cpu = server.cpu()
-            mcp, ids = run_clients("mcp", clients, calls, mcp_job)
-            mcp_cpu = (server.cpu() - cpu) / len(ids) * 1e6
-            assert ids == [small] * clients * calls and bare_ids == [small] * clients * calls
-            rates[clients] = (bare, mcp)
-            print(f"  {clients} client(s): bare {bare:7.1f} req/s | MCP {mcp:7.1f} req/s | MCP/bare {mcp / bare:.2f}"
-                  f" | server CPU per call: MCP {mcp_cpu:5.0f} µs, bare {bare_cpu:5.0f} µs | {before} → {load()}")
+            mcp = run_clients("mcp", clients, calls, mcp_job)
+            mcp_cpu = (server.cpu() - cpu) / len(mcp.ids) * 1e6
+            assert mcp.ids == [small] * clients * calls and bare.ids == [small] * clients * calls
+            rates[clients] = (bare.rate, mcp.rate)
+            print(f"  {clients} client(s): bare {bare.rate:7.1f} req/s | MCP {mcp.rate:7.1f} req/s |"
+                  f" MCP/bare {mcp.rate / bare.rate:.2f} | server CPU per call: MCP {mcp_cpu:5.0f} µs,"
+                  f" bare {bare_cpu:5.0f} µs | MCP {mcp} | {before} → {load()}")
     finally:
         server.stop()
     print(f"  MCP throughput 8 clients / 1 client: {rates[8][1] / rates[1][1]:.2f}"
