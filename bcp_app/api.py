@@ -22,6 +22,7 @@ from ninja.parser import Parser
 from bcp_app import idempotency, operations, ratelimit
 from bcp_app.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.errors import ProtocolError
+from bcp_app.field_errors import error_text
 from bcp_app.negotiation import parse_agent_header
 from bcp_app.operations import field_path
 from bcp_app.results import OperationResult, body_bytes
@@ -43,7 +44,6 @@ from bcp_app.schemas import (
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
-from bcp_app.transports.field_errors import error_text
 from payments.json_limits import JsonLimitError, loads_bounded
 from shop.ops.access_log import annotate
 

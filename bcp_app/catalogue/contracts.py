@@ -30,8 +30,8 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from bcp_app.field_errors import error_text
 from bcp_app.schemas.text import NoControlCharacters
-from bcp_app.transports.field_errors import error_text
 
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
 Availability = Literal["https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder"]

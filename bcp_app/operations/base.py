@@ -13,6 +13,7 @@ from bcp_app.constants import (
 )
 from bcp_app.context import RequestContext
 from bcp_app.errors import ProtocolError, error_response
+from bcp_app.field_errors import error_text
 from bcp_app.results import OperationResult
 from bcp_app.schemas.checkout import (
     CheckoutResponse,
@@ -60,7 +61,7 @@ def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None, *
         first = exc.errors()[0]
         where = field_path(tuple(first["loc"]))
         where = f"{prefix}.{where}" if prefix else where
-        raise ProtocolError("invalid_request", f"Campo inválido {where}: {first['msg']}") from exc
+        raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc
 
 
 def incompatible(ctx: RequestContext, name: str, *capabilities: str) -> OperationResult:

@@ -18,6 +18,7 @@ from pydantic import ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
 
 from bcp_app.catalogue.contracts import input_schema
 from bcp_app.errors import ProtocolError
+from bcp_app.field_errors import describe
 from bcp_app.results import OperationResult
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.catalog import (
@@ -38,7 +39,6 @@ from bcp_app.schemas.common import ErrorResponse
 from bcp_app.schemas.order import OrderResponse
 from bcp_app.schemas.policies import PoliciesSearchResponse
 from bcp_app.schemas.text import NoControlCharacters
-from bcp_app.transports.field_errors import describe
 from bcp_app.transports.mcp_core import CallInfo, McpTool, ToolOutcome
 from bcp_app.transports.mcp_typed import invalid_params
 

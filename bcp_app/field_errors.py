@@ -1,4 +1,5 @@
-"""Portuguese texts for pydantic validation errors of BCP requests (REST bodies, MCP tool arguments).
+"""Portuguese texts for pydantic validation errors of BCP requests (REST bodies, MCP tool arguments and
+every operation's request model).
 
 An agent developer reading `invalid_request` must learn which field is wrong and why, in the shop's
 language: pydantic's own messages are English ("Input should be greater than or equal to 1").
