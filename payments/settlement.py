@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from payments.due import local_date
@@ -22,6 +22,7 @@ from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PSPCharge, PSPNotFound, PSPPayment, PSPRejected, PSPUnavailable, get_psp
 from payments.psp.base import payment_from_bacen
 from payments.refunds import refund_automatic, refunds_apply_from_psp
+from payments.rows import insert_once
 from payments.signals import charge_settled
 from payments.timeline import record_event
 
@@ -40,24 +41,6 @@ def _refund_state(payment: PSPPayment) -> str:
     return state if len(state) <= 255 else hashlib.sha256(state.encode()).hexdigest()
 
 
-def _insert_event_once(event: PixWebhookEvent) -> int | None:
-    """`INSERT … ON CONFLICT DO NOTHING RETURNING id`: one round trip, no savepoint; None for a duplicate."""
-    meta = PixWebhookEvent._meta
-    fields = [field for field in meta.concrete_fields if not field.primary_key]
-    quote = connection.ops.quote_name
-    # Identifiers come from the model's own metadata; every value is a query parameter.
-    columns = ", ".join(quote(field.column) for field in fields)
-    placeholders = ", ".join(["%s"] * len(fields))
-    conflict = f"{quote('end_to_end_id')}, {quote('refund_state')}"
-    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders}) ON CONFLICT ({conflict}) DO NOTHING"  # noqa: S608
-    sql += f" RETURNING {quote(meta.pk.column)}"
-    values = [field.get_db_prep_save(getattr(event, field.attname), connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row = cursor.fetchone()
-    return None if row is None else int(row[0])
-
-
 def pix_webhook_events_store(
     *, items: list[tuple[PSPPayment, dict[str, Any]]], raw_body: bytes, headers: Mapping[str, str], source: str
 ) -> tuple[int, int]:
@@ -72,24 +55,23 @@ def pix_webhook_events_store(
     received_at = timezone.now()
     stored = duplicates = 0
     for payment, item in items:
-        event_id = _insert_event_once(
-            PixWebhookEvent(
-                source=source,
-                end_to_end_id=payment.end_to_end_id,
-                refund_state=_refund_state(payment),
-                txid=payment.txid,
-                payload=item,
-                raw_body=raw_body,
-                body_sha256=digest,
-                headers=dict(headers),
-                received_at=received_at,
-            )
+        event = PixWebhookEvent(
+            source=source,
+            end_to_end_id=payment.end_to_end_id,
+            refund_state=_refund_state(payment),
+            txid=payment.txid,
+            payload=item,
+            raw_body=raw_body,
+            body_sha256=digest,
+            headers=dict(headers),
+            received_at=received_at,
         )
-        if event_id is None:
+        # the unique (endToEndId, refund state) decides: one round trip, no savepoint; a replay writes nothing
+        if not insert_once(event, conflict=("end_to_end_id", "refund_state")):
             duplicates += 1
             continue
         stored += 1
-        process_pix_webhook.delay_on_commit(event_id)
+        process_pix_webhook.delay_on_commit(event.pk)
     return stored, duplicates
 
 

@@ -87,7 +87,6 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.hold import lines_of
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
@@ -189,14 +188,14 @@ def checkout_update(
     `owner`: a BCP platform's id (another platform's checkout is CheckoutNotFound)."""
     now = timezone.now()
     with transaction.atomic():
-        checkout = lock(checkout_id, owner=owner)
+        checkout = lock(checkout_id, owner=owner, lines=True)
         language = checkout_language(data, language or checkout.language)
         speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
-        existing = lines_of(checkout, with_stock=True)
+        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
         ev.fields["language"] = language
         if ev.rejections:

@@ -17,6 +17,7 @@ from orders.services.handover import order_pickup_done, order_pickup_ready, orde
 from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
 from orders.services.placement import (
     order_number_reserve,
+    order_number_sql,
     order_payment_confirm,
     order_payment_record,
     order_payment_record_manual,
@@ -40,6 +41,7 @@ __all__ = [
     "order_mark_delivered",
     "order_note_add",
     "order_number_reserve",
+    "order_number_sql",
     "order_payment_confirm",
     "order_payment_record",
     "order_payment_record_manual",

@@ -48,6 +48,12 @@ def _next_number() -> int:
     return max(1000, placed, reserved) + 1
 
 
+def order_number_sql() -> str | None:
+    """An SQL expression that reserves the next order number, for a statement the caller makes anyway (the
+    shop's checkout lock on complete); None where numbers come from `_next_number`'s fallback."""
+    return "nextval('orders_order_number_seq')" if connection.vendor == "postgresql" else None
+
+
 def order_number_reserve() -> int:
     """The number the order of a checkout will get, handed out before it is placed (the Pix charge tells the
     payer's bank "pedido #1001"). A checkout abandoned after reserving leaves a gap in the numbering — order

@@ -30,6 +30,7 @@ from payments.card.gateway import (
 from payments.card.models import CardPayment
 from payments.exceptions import PaymentInputError
 from payments.ids import new_public_id
+from payments.rows import insert_once
 from payments.timeline import record_event
 
 logger = logging.getLogger(__name__)
@@ -102,16 +103,20 @@ def record(
     fingerprint: str = "",
     attempt: int | None = None,
     source: str,
+    absent: bool = False,
 ) -> tuple[CardPayment, bool]:
     """Write what the gateway said about `reference`; returns (payment, became_final_now).
 
     An approved row is final: a later decline or an unknown outcome of another attempt never undoes it.
+    `absent`: the caller saw no row for the reference before the gateway call; then the row is inserted
+    with no read first, and the unique reference decides (a webhook that recorded it meanwhile wins, and
+    this answer is weighed against its row as usual).
     """
     status = _status_of(charge)
     # No savepoint when nested: both callers (the shop's placement, `settle_recorded`) let a failure fail
     # their whole transaction, and a savepoint is two statements on every complete.
     with transaction.atomic(savepoint=False):
-        payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
+        payment = None if absent else CardPayment.objects.select_for_update().filter(reference=reference).first()
         if payment is not None and payment.status == Status.APPROVED:
             if charge is not None and charge.charge_id == payment.gateway_reference:
                 _track_refunds(payment, charge)
@@ -144,7 +149,13 @@ def record(
             payment.token_fingerprint = fingerprint
         if attempt is not None:
             payment.attempts = attempt
-        payment.save()
+        if absent:
+            if not insert_once(payment, conflict=("reference",)):
+                return record(reference=reference, charge=charge, gateway=gateway, handler_id=handler_id,
+                              amount=amount, installments=installments, fingerprint=fingerprint, attempt=attempt,
+                              source=source)
+        else:
+            payment.save()
         record_event(
             reference=reference,
             kind=f"card_{status}",
@@ -202,6 +213,7 @@ class CardCharge:
     installments: int = 1
     fingerprint: str = ""
     attempt: int = 1
+    absent: bool = False  # no payment row for the reference when the caller last looked (the brief)
 
 
 def card_payment_authorize(**request: Any) -> CardPaymentResult:
@@ -283,7 +295,7 @@ def card_payment_charge(
         logger.warning("card gateway error for %s: %s", reference, exc)
     return CardCharge(
         reference, None, charge, gateway.name, handler_id, amount, installments,
-        hashlib.sha256(token.encode()).hexdigest(), attempt,
+        hashlib.sha256(token.encode()).hexdigest(), attempt, absent=brief is not None and brief.status == "",
     )
 
 
@@ -302,6 +314,7 @@ def card_payment_record(charged: CardCharge) -> CardPaymentResult:
         fingerprint=charged.fingerprint,
         attempt=charged.attempt,
         source="authorize",
+        absent=charged.absent,
     )
     return result_of(payment)
 

@@ -135,7 +135,7 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     now = timezone.now()
     with transaction.atomic():
         # The card payment's brief comes with the lock: step 2 then needs no "is this reference paid?" read.
-        checkout = lock(checkout_id, owner=owner, card_brief=True)
+        checkout = lock(checkout_id, owner=owner, card_brief=True, number=True, lines=True)
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
@@ -147,7 +147,9 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
         chosen = data.payment.instruments[0]
         if checkout.paid_at is not None:
             return _complete_paid(checkout, chosen)
-        existing = lines_of(checkout, with_stock=True)
+        if checkout.order_number is None:  # drawn by the lock; every branch below saves the checkout
+            checkout.order_number = getattr(checkout, "reserved_number", None)
+        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from shop.checkout.catalog import LIVE_ANNOTATIONS
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.selectors import CheckoutNotFound, buyer_input_of, checkout_by_public_id, with_lines
 from shop.checkout.types import (
@@ -106,7 +108,15 @@ def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, obj
 ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout
 
 
-def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True, card_brief: bool = False) -> Checkout:
+def lock(
+    checkout_id: str,
+    *,
+    owner: object = ANY_OWNER,
+    pix: bool = True,
+    card_brief: bool = False,
+    number: bool = False,
+    lines: bool = False,
+) -> Checkout:
     """Row-lock the checkout; its active Pix charge is locked first.
 
     Settlement locks the charge and then (through charge_settled) the checkout; taking them in the same
@@ -116,10 +126,50 @@ def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True, card_
     (checked under the lock, so the write needs no ownership read of its own).
     `card_brief`: also read, in the same statement, what payments knows of a card payment for this
     checkout (`checkout.card_payment_brief`, see `payments.services.card_payment_brief_sql`).
+    `number`: a checkout ready for complete without an order number gets one reserved in the same statement
+    (`checkout.reserved_number`; complete stores it, so placement draws none and a retry keeps it).
+    `lines`: the lines come in the same statement (`checkout.lines.all()`, in position order, each with its
+    variant's live columns as `lines_of(with_stock=True)` gives them); the checkout's row is the one locked.
     """
+    if lines:
+        rows = (
+            CheckoutLine.objects.select_for_update(of=("checkout",))
+            .select_related("checkout")
+            .filter(checkout__public_id=checkout_id)
+            .annotate(**LIVE_ANNOTATIONS)
+            .order_by("position", "id")
+        )
+        found = list(_with_lock_extras(rows, checkout_id, pix=pix, card_brief=card_brief, number=number))
+        if found:
+            checkout = found[0].checkout
+            for name in ("card_payment_brief", "reserved_number"):
+                if hasattr(found[0], name):
+                    setattr(checkout, name, getattr(found[0], name))
+            for line in found:
+                line.checkout = checkout  # one instance for all of them, as a prefetch would give
+            _check_owner(checkout, owner)
+            return with_lines(checkout, found)
+    rows = _with_lock_extras(
+        Checkout.objects.select_for_update(), checkout_id, pix=pix, card_brief=card_brief, number=number
+    )
+    try:
+        checkout = rows.get(public_id=checkout_id)
+    except Checkout.DoesNotExist as exc:
+        raise CheckoutNotFound(checkout_id) from exc
+    _check_owner(checkout, owner)
+    return with_lines(checkout, []) if lines else checkout  # no lines (rare: removing every line cancels)
+
+
+def _check_owner(checkout: Checkout, owner: object) -> None:
+    if owner is not ANY_OWNER and checkout.platform_id and checkout.platform_id != owner:
+        raise CheckoutNotFound(checkout.public_id)
+
+
+def _with_lock_extras[Q: QuerySet](rows: Q, checkout_id: str, *, pix: bool, card_brief: bool, number: bool) -> Q:
+    """What `lock` adds to the statement that locks the checkout (a `Checkout` or a `CheckoutLine` query)."""
+    from orders.services import order_number_sql
     from payments.models import PixCharge
 
-    rows = Checkout.objects.select_for_update()
     if pix and connection.vendor == "postgresql":
         # One statement, same order: the uncorrelated subquery is an InitPlan that Postgres runs (locking the
         # charges) before the LockRows node above the scan locks the checkout row.
@@ -137,13 +187,15 @@ def lock(checkout_id: str, *, owner: object = ANY_OWNER, pix: bool = True, card_
         from payments.services import card_payment_brief_sql
 
         rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
-    try:
-        checkout = rows.get(public_id=checkout_id)
-    except Checkout.DoesNotExist as exc:
-        raise CheckoutNotFound(checkout_id) from exc
-    if owner is not ANY_OWNER and checkout.platform_id and checkout.platform_id != owner:
-        raise CheckoutNotFound(checkout_id)
-    return checkout
+    if number and (next_number := order_number_sql()) is not None:
+        table = connection.ops.quote_name(Checkout._meta.db_table)
+        # CASE evaluates nextval only for the row that needs it: no number is drawn for a refused status.
+        rows = rows.extra(  # noqa: S610 — constant SQL, the status is a parameter
+            select={"reserved_number": f"CASE WHEN {table}.order_number IS NULL AND {table}.status = %s"
+                                       f" THEN {next_number} END"},
+            select_params=[STATUS_READY],
+        )
+    return rows
 
 
 def apply(

@@ -59,15 +59,20 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # checkout lock as a scalar subquery (payments.services.card_payment_brief_sql); none or declined charges
 # at once, anything else is read in full as before. Left: idempotency claim 1, reserve 7, the recording
 # placement 14, stored response 1.
+# 23 → 20, update 8 → 7, update_pix 28 → 27, complete Pix 11 → 10, A2A add 10 → 9: the lines come with the
+# checkout's lock (one statement: the lines with their checkout joined, `FOR UPDATE OF` the checkout); the
+# order number is drawn by that statement too (a CASE around nextval, only for a checkout ready for complete),
+# so placement draws none; the card payment of a reference step 1 saw no payment for is inserted with
+# `ON CONFLICT (reference) DO NOTHING` instead of being read under a lock first.
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
     "create": 8,
-    "update": 8,
-    "update_pix": 28,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
-    "complete_card": 23,  # two transactions and the gateway call between them (see above)
-    "complete_pix": 11,
+    "update": 7,
+    "update_pix": 27,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
+    "complete_card": 20,  # two transactions and the gateway call between them (see above)
+    "complete_pix": 10,
     "get_order": 1,
-    "a2a_add_to_checkout": 10,
+    "a2a_add_to_checkout": 9,
 }
 
 

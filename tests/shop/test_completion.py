@@ -348,3 +348,29 @@ def test_a_full_save_of_a_copy_loaded_before_the_reservation_keeps_the_reserved_
     stale.save()
     saved = Checkout.objects.get(pk=checkout.pk)
     assert (saved.order_number, saved.status) == (number, "incomplete")
+
+
+def test_a_card_checkout_keeps_the_number_drawn_at_its_first_complete_across_a_decline() -> None:
+    """Issue 11: the order number is drawn by the statement that locks the checkout on complete (none at
+    placement). A declined card keeps it on the checkout, so the retry's order gets that number: no gap."""
+    checkout = ready_checkout()
+    assert Checkout.objects.get(pk=checkout.pk).order_number is None
+    declined = complete(checkout, CARD_FAIL)
+    assert declined.checkout.status == "incomplete"
+    number = Checkout.objects.get(pk=checkout.pk).order_number
+    assert number is not None
+    lid = checkout.lines.get().public_id
+    again = checkout_update(checkout_id=checkout.public_id, data=full_input(LineInput("SKU-CAFE-500G", 2, lid),
+                                                                           option="pac"))
+    assert again.checkout.status == "ready_for_complete", again.messages
+    assert complete(checkout, CARD_OK).checkout.status == "completed"
+    assert Order.objects.get(checkout_id=checkout.public_id).number == number
+    assert Checkout.objects.get(pk=checkout.pk).order_number == number
+
+
+def test_a_refused_status_draws_no_number() -> None:
+    """The CASE in the lock draws a number only for a checkout ready for complete."""
+    checkout = ready_checkout()
+    checkout_cancel(checkout_id=checkout.public_id)
+    assert complete(checkout, CARD_OK).checkout.status == "canceled"
+    assert Checkout.objects.get(pk=checkout.pk).order_number is None
