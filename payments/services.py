@@ -25,6 +25,7 @@ from payments.card.service import (
     card_payment_reconcile,
     card_payment_record,
 )
+from payments.card.settle import card_payment_record_unclaimed
 from payments.due import DueTerms
 from payments.exceptions import PaymentInputError
 from payments.ids import new_txid
@@ -43,6 +44,7 @@ __all__ = [
     "card_payment_charge",
     "card_payment_reconcile",
     "card_payment_record",
+    "card_payment_record_unclaimed",
     "pix_charge_ensure",
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",

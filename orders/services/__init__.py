@@ -16,15 +16,19 @@ from orders.services.fulfillment import (
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
 from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
 from orders.services.placement import (
+    OrderDraft,
+    order_draft_from_checkout,
     order_number_reserve,
     order_number_sql,
     order_payment_confirm,
     order_payment_record,
     order_payment_record_manual,
+    order_place_draft,
     order_place_from_checkout,
 )
 
 __all__ = [
+    "OrderDraft",
     "OrderError",
     "OrderNotFound",
     "adjustment_mark_refund_result",
@@ -36,6 +40,7 @@ __all__ = [
     "expectation_update",
     "fulfillment_event_create",
     "order_cancel",
+    "order_draft_from_checkout",
     "order_email_resend",
     "order_event_record",
     "order_mark_delivered",
@@ -47,6 +52,7 @@ __all__ = [
     "order_payment_record_manual",
     "order_pickup_done",
     "order_pickup_ready",
+    "order_place_draft",
     "order_place_from_checkout",
     "order_refund",
     "order_return",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
@@ -110,6 +111,28 @@ def _totals_json(checkout: PlacedCheckout) -> list[dict[str, object]]:
     return result
 
 
+@dataclass(frozen=True)
+class OrderDraft:
+    """The order of a completed checkout built in memory (public id, permalink, number, presented BCP JSON):
+    the caller can write what refers to it before the order itself (`order_place_draft`)."""
+
+    order: Order
+    lines: list[OrderLine]
+    expectation: FulfillmentExpectation
+
+
+def order_draft_from_checkout(*, checkout: PlacedCheckout) -> OrderDraft:
+    """Validate and build the order; nothing is written (a number is drawn if the checkout reserved none)."""
+    _validate(checkout)
+    return _build(checkout)
+
+
+def order_place_draft(draft: OrderDraft) -> Order:
+    """Write a draft: the caller holds the checkout's row lock, or has just completed it by a conditional
+    UPDATE, so no other placement of it can run (no savepoint to catch a concurrent one)."""
+    return _write(draft)
+
+
 def order_place_from_checkout(*, checkout: PlacedCheckout, checkout_locked: bool = False) -> Order:
     """Create the order of a completed checkout. Idempotent: one checkout gives one order, ever.
 
@@ -137,6 +160,10 @@ def _cut(value: str | None, length: int) -> str:
 
 
 def _create(checkout: PlacedCheckout) -> Order:
+    return _write(_build(checkout))
+
+
+def _build(checkout: PlacedCheckout) -> OrderDraft:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
     split = checkout.installments > 1
@@ -193,6 +220,11 @@ def _create(checkout: PlacedCheckout) -> Order:
         line_items=[{"id": line.line_id, "quantity": line.quantity} for line in checkout.lines],
     )
     order.bcp_json = order_bcp_json_of(order, lines=lines, expectations=[expectation])
+    return OrderDraft(order=order, lines=lines, expectation=expectation)
+
+
+def _write(draft: OrderDraft) -> Order:
+    order, lines, expectation = draft.order, draft.lines, draft.expectation
     order.save()
     OrderLine.objects.bulk_create(lines)
     expectation.save()

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from payments.card.gateway import GatewayCharge
 from payments.card.models import CardPayment
-from payments.card.service import CardPaymentResult, record, result_of
+from payments.card.service import CardCharge, CardPaymentResult, card_payment_record, record, result_of
 from payments.signals import card_payment_settled
 
 Status = CardPayment.Status
@@ -35,4 +35,22 @@ def settle_recorded(*, reference: str, charge: GatewayCharge, gateway: str, sour
         again = source == "reconcile" and payment.status == Status.APPROVED
         if final or again:
             announce(reference=reference, payment_id=payment.payment_id, status=payment.status, amount=payment.amount)
+    return result_of(payment)
+
+
+def card_payment_record_unclaimed(charged: CardCharge) -> CardPaymentResult:
+    """Record an answer whose checkout moved on while the gateway call was out (the pending sweep released
+    it, or a webhook placed it): announced as a late outcome is, so an approval no order takes is refunded
+    (the shop answers "rejected") and one an order already took changes nothing."""
+    if charged.answered is not None or charged.charge is None:
+        return card_payment_record(charged)
+    with transaction.atomic():
+        payment, final = record(
+            reference=charged.reference, charge=charged.charge, gateway=charged.gateway,
+            handler_id=charged.handler_id, amount=charged.amount, installments=charged.installments,
+            fingerprint=charged.fingerprint, attempt=charged.attempt, source="authorize",
+        )
+        if final:
+            announce(reference=charged.reference, payment_id=payment.payment_id, status=payment.status,
+                     amount=payment.amount)
     return result_of(payment)

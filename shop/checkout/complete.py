@@ -56,7 +56,7 @@ from shop.checkout.pix import (
     save_status,
     usable_charge,
 )
-from shop.checkout.place import place_order
+from shop.checkout.place import CheckoutMoved, place_order
 from shop.checkout.types import (
     STATUS_IN_PROGRESS,
     STATUS_INCOMPLETE,
@@ -68,7 +68,7 @@ from shop.checkout.types import (
     InstrumentInput,
     PaymentInput,
 )
-from shop.models import Checkout, CheckoutLine
+from shop.models import Checkout
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
         # code, so an authorization that did happen is found and never charged twice).
         logger.warning("Card authorization failed for %s", checkout_id, exc_info=True)
         charged = None
-    return _finish_card(checkout_id, charged, list(begun.lines.all()))  # lines as step 1 wrote them
+    return _finish_card(begun, charged)
 
 
 def _refresh(checkout_id: str, *extra: CheckoutMessage) -> CheckoutResult:
@@ -241,37 +241,48 @@ def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
     return _refresh(checkout_id)
 
 
-def _finish_card(checkout_id: str, charged, lines: list[CheckoutLine]) -> CheckoutResult:
+def _finish_card(begun: Checkout, charged) -> CheckoutResult:
     """Step 3 (card): record the gateway's answer and, in the same commit, place the order, wait for a
-    pending outcome, or give the stock back. `lines`: as step 1 wrote them (a checkout
-    `complete_in_progress` refuses updates, so they are still the stored ones).
+    pending outcome, or give the stock back. `begun`: the checkout as step 1 wrote it, with its lines (a
+    checkout `complete_in_progress` refuses updates, so they are still the stored ones).
 
-    The payment row is locked before the checkout, the order the card webhook and the reconcile sweep
-    take them in (`payments.card.settle.settle_recorded` → `checkout_settle_card`), so they never deadlock.
-    A crash before this commit leaves no payment row and the checkout waiting with no payment attached:
-    `checkout_pending_due` asks the gateway by order code (settle.py)."""
-    from payments.services import card_payment_record
+    An approval places the order from `begun` with no lock taken first: the checkout is completed by an
+    UPDATE that matches only while it still waits for this payment (`place_order(locked=False)`). Any other
+    answer locks the checkout as before. The payment row is written before the checkout is touched, the
+    order the card webhook and the reconcile sweep take them in (`payments.card.settle.settle_recorded` →
+    `checkout_settle_card`), so they never deadlock. A crash before this commit leaves no payment row and
+    the checkout waiting with no payment attached: `checkout_pending_due` asks the gateway by order code
+    (settle.py)."""
+    from payments.services import card_payment_record, card_payment_record_unclaimed
 
-    with transaction.atomic():
-        result = card_payment_record(charged) if charged is not None else None
-        checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
-        if checkout is None:
-            return _refresh(checkout_id)
-        if result is not None and result.pending:
-            # The gateway did not answer in time: the stock stays reserved until the webhook or the
-            # reconcile sweep (payments.tasks.reconcile_card_payments) says paid or not.
-            waiting = CheckoutMessage(
-                type="info", code="card_payment_pending", content=result.message, path=INSTRUMENT_PATH
-            )
-            checkout.payment_txid = result.payment_id
-            save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
-            return _refresh(checkout_id)
-        if result is None or not result.approved:
-            unreserve(checkout, lines)
+    checkout_id = begun.public_id
+    try:
+        with transaction.atomic():
+            result = card_payment_record(charged) if charged is not None else None
+            if result is not None and result.approved:
+                begun.payment_txid = result.payment_id
+                place_order(begun, payment_type="card", paid_amount=begun.total_amount,
+                            lines=list(begun.lines.all()), locked=False)
+                return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
+            checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
+            if checkout is None:
+                return _refresh(checkout_id)
+            if result is not None and result.pending:
+                # The gateway did not answer in time: the stock stays reserved until the webhook or the
+                # reconcile sweep (payments.tasks.reconcile_card_payments) says paid or not.
+                waiting = CheckoutMessage(
+                    type="info", code="card_payment_pending", content=result.message, path=INSTRUMENT_PATH
+                )
+                checkout.payment_txid = result.payment_id
+                save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
+                return _refresh(checkout_id)
+            unreserve(checkout, list(begun.lines.all()))
             content = (result.message if result is not None else "") or _("Pagamento recusado.")
             failed = err("payment_failed", content, INSTRUMENT_PATH)
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
             return _refresh(checkout_id)
-        checkout.payment_txid = result.payment_id
-        place_order(checkout, payment_type="card", paid_amount=checkout.total_amount, lines=lines)
-    return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
+    except CheckoutMoved:
+        # Finished meanwhile (the pending sweep released it, or a webhook placed it): the approval is kept,
+        # for the order that took it, or announced so that a payment no order takes is refunded.
+        card_payment_record_unclaimed(charged)
+        return _refresh(checkout_id)

@@ -1,4 +1,4 @@
-"""From a checkout to its order: the `PlacedCheckout` handed to `orders.services.order_place_from_checkout`."""
+"""From a checkout to its order: the `PlacedCheckout` that `orders.services` drafts and writes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django.utils import timezone
 
 from shop.checkout.core import event, with_lines
-from shop.checkout.types import STATUS_COMPLETED
+from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS
 from shop.models import Checkout, CheckoutLine, PickupLocation
 
 
@@ -76,12 +76,27 @@ def policies_in_force(language: str) -> list[dict[str, Any]]:
     return [asdict(policy) for policy in store_policies(language)]
 
 
+class CheckoutMoved(Exception):
+    """`place_order(locked=False)`: the checkout no longer waits for this payment (the pending sweep, a
+    webhook or a settlement finished it meanwhile); nothing of the placement was written."""
+
+
 def place_order(
-    checkout: Checkout, *, payment_type: str, paid_amount: int, lines: list[CheckoutLine] | None = None
+    checkout: Checkout,
+    *,
+    payment_type: str,
+    paid_amount: int,
+    lines: list[CheckoutLine] | None = None,
+    locked: bool = True,
 ) -> None:
     """Create the order from the checkout as it is now and mark the checkout completed (same transaction).
-    `lines`: the checkout's stored lines when the caller has them (else read)."""
-    from orders.services import order_place_from_checkout
+    `lines`: the checkout's stored lines when the caller has them (else read).
+
+    `locked=False`: the caller holds no lock on the checkout (complete by card, after the gateway call, with
+    the checkout as step 1 wrote it): the checkout is completed by an UPDATE that matches only while it still
+    waits for this payment (`complete_in_progress`, stock reserved, no payment attached), before the order
+    is written; `CheckoutMoved` when it no longer does. One statement instead of a lock and a full save."""
+    from orders.services import order_draft_from_checkout, order_place_draft
     from orders.types import PlacedCheckout, PlacedLine
 
     if lines is None:
@@ -123,15 +138,29 @@ def place_order(
         policies=policies_in_force(checkout.language),  # the order keeps the policies it was placed under
         **_installments(checkout, payment_type),
     )
-    # every caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale)
+    # The caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale), or
+    # the conditional UPDATE below proves it is still this payment's: no other placement can run.
     # The NF-e is asked for by the order's outbox task (shop.fiscal.lifecycle.on_order_changed, "placed").
-    order = order_place_from_checkout(checkout=placed, checkout_locked=True)
-    checkout.order_id = order.public_id
-    checkout.order_permalink_url = order.permalink_url
+    draft = order_draft_from_checkout(checkout=placed)
+    checkout.order_id = draft.order.public_id
+    checkout.order_permalink_url = draft.order.permalink_url
     checkout.completed_at = timezone.now()
     waiting = ("pix_awaiting_payment", "pix_payment_received", "card_payment_pending")
     checkout.messages = [m for m in checkout.messages if m.get("code") not in waiting]
     previous = checkout.status
     checkout.status = STATUS_COMPLETED
-    checkout.save()
-    event(checkout, "completed", previous, {"order_id": order.public_id, "payment_type": payment_type})
+    if locked:
+        checkout.save()
+    else:
+        completed = Checkout.objects.filter(
+            pk=checkout.pk, status=STATUS_IN_PROGRESS, stock_reserved=True, payment_txid=""
+        ).update(
+            status=STATUS_COMPLETED, order_id=checkout.order_id, order_permalink_url=checkout.order_permalink_url,
+            completed_at=checkout.completed_at, messages=checkout.messages, payment_txid=checkout.payment_txid,
+            updated_at=checkout.completed_at,
+        )
+        if not completed:
+            raise CheckoutMoved(checkout.public_id)
+        checkout.updated_at = checkout.completed_at
+    order_place_draft(draft)
+    event(checkout, "completed", previous, {"order_id": draft.order.public_id, "payment_type": payment_type})

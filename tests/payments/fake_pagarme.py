@@ -11,6 +11,7 @@ import base64
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -33,6 +34,10 @@ class FakePagarmeState:
     # (replays included): a timeout on our side of a call the gateway did carry out.
     die_after_create: int = 0
     die_after_capture: int = 0
+    # Run in the server's thread around the next `POST /orders` (then cleared): what happens elsewhere while
+    # the shop's authorization call is out, before or after the gateway has the order.
+    before_create: Callable[[], None] | None = None
+    after_create: Callable[[], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -93,6 +98,10 @@ class Handler(BaseHTTPRequestHandler):
         expected = "Basic " + base64.b64encode(f"{SECRET_KEY}:".encode()).decode()
         if headers.get("authorization") != expected:
             return self._send(401, {"message": "Authorization has been denied for this request."})
+        creating = method == "POST" and url.path == "/core/v5/orders"
+        if creating and state.before_create is not None:
+            hook, state.before_create = state.before_create, None
+            hook()
         key = headers.get("idempotency-key", "")
         if key and f"{method}\0{key}" in state.idempotent:
             status, answer = state.idempotent[f"{method}\0{key}"]  # a replay answers the first result
@@ -100,6 +109,9 @@ class Handler(BaseHTTPRequestHandler):
             status, answer = self._route(method, url.path, parse_qs(url.query), body)
             if key:
                 state.idempotent[f"{method}\0{key}"] = (status, answer)
+        if creating and state.after_create is not None:
+            hook, state.after_create = state.after_create, None
+            hook()
         kind = "create" if url.path == "/core/v5/orders" else ("capture" if url.path.endswith("/capture") else "")
         if method == "POST" and kind and getattr(state, f"die_after_{kind}") > 0:
             setattr(state, f"die_after_{kind}", getattr(state, f"die_after_{kind}") - 1)

@@ -1,0 +1,85 @@
+"""Complete by card places the order with no lock held across the gateway call (issue 11): what happens
+elsewhere while the authorization is out.
+
+The gateway is the fake Pagar.me v5 on loopback; the pending sweep (`checkout_expire_due`, past the grace)
+runs in the fake's own thread while the shop's `POST /orders` is being answered: before the gateway has
+the order (the sweep finds nothing charged and releases the checkout) or after (the sweep finds it paid
+and places the order itself). Either way there is one outcome for the money: one order, or a refund.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from orders.models import Order
+from payments.card.models import CardPayment
+from shop.checkout.settle import PAYMENT_PENDING_GRACE
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, Variant
+from shop.services import checkout_complete, checkout_create, checkout_expire_due
+from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+CARD = InstrumentInput(
+    id="instr_card", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "tok_approved"}
+)
+
+
+@pytest.fixture
+def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
+    server = use_fake_pagarme(settings)
+    yield server
+    server.stop()
+
+
+def _ready() -> str:
+    make_variant(stock=2)
+    make_shipping()
+    result = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac"))
+    assert result.checkout.status == "ready_for_complete", result.messages
+    return result.checkout.public_id
+
+
+def _sweep_past_the_grace() -> None:
+    """The pending sweep of another worker, as if the grace had passed during the call."""
+    try:
+        checkout_expire_due(now=timezone.now() + PAYMENT_PENDING_GRACE + timedelta(seconds=1))
+    finally:
+        connection.close()  # this thread's own connection
+
+
+def _complete(checkout_id: str) -> Checkout:
+    data = CompleteInput(payment=PaymentInput(instruments=(CARD,)), offered_handler_ids=("gpay",))
+    return checkout_complete(checkout_id=checkout_id, data=data).checkout
+
+
+def test_an_order_the_sweep_placed_during_the_call_is_the_only_order(pagarme: FakePagarmeServer) -> None:
+    checkout_id = _ready()
+    pagarme.state.after_create = _sweep_past_the_grace  # the gateway has the paid order: the sweep places it
+    done = _complete(checkout_id)
+    assert done.status == "completed"
+    order = Order.objects.get(checkout_id=checkout_id)
+    assert done.order_id == order.public_id
+    assert Variant.objects.get().stock == 1
+    payment = CardPayment.objects.get(reference=checkout_id)
+    assert (payment.status, payment.refunded_amount) == ("approved", 0)
+    assert pagarme.charge_of(checkout_id)["canceled_amount"] == 0
+
+
+def test_an_approval_after_the_sweep_released_the_checkout_is_refunded(pagarme: FakePagarmeServer) -> None:
+    checkout_id = _ready()
+    pagarme.state.before_create = _sweep_past_the_grace  # nothing charged yet: the sweep releases the stock
+    done = _complete(checkout_id)
+    assert done.status == "incomplete"
+    assert not Order.objects.filter(checkout_id=checkout_id).exists()
+    assert Variant.objects.get().stock == 2
+    charge = pagarme.charge_of(checkout_id)
+    assert charge["canceled_amount"] == charge["amount"]  # the money no order took went back
