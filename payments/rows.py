@@ -1,40 +1,110 @@
-"""Row writes that let a unique constraint decide instead of a "does it exist?" read."""
+"""Row writes in one statement each: a unique constraint or a condition decides instead of a read first, and
+the row's event (its timeline entry) goes into the same statement as a data-modifying CTE.
+
+Generic over models; it lives here because payments is a leaf app that the shop may import too.
+Identifiers come from the models' own metadata; every value is a query parameter.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from django.db import connection, models
 
 
-def insert_once(instance: models.Model, conflict: Sequence[str]) -> bool:
+def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, adding: bool) -> None:
+    """The timestamps save() would fill: auto_now always, auto_now_add on insert when the caller set none."""
+    for field in fields:
+        if getattr(field, "auto_now", False) or (
+            adding and getattr(field, "auto_now_add", False) and getattr(instance, field.attname) is None
+        ):
+            field.pre_save(instance, add=adding)
+
+
+def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str, list[Any]]:
+    """`INSERT INTO t (cols) VALUES (…)`, or `… SELECT … FROM source` (one row per row of that CTE)."""
+    meta = instance._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    _fill_timestamps(instance, fields, adding=True)
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    rows = f"SELECT {placeholders} FROM {source}" if source else f"VALUES ({placeholders})"  # noqa: S608
+    values = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
+    return f"INSERT INTO {quote(meta.db_table)} ({columns}) {rows}", values
+
+
+def _with_event(main_sql: str, params: list[Any], event: models.Model | None) -> tuple[str, list[Any]]:
+    """`main_sql` (ending in RETURNING pk) with `event` inserted only when it wrote a row; yields the pk."""
+    if event is None:
+        return main_sql, params
+    event_sql, event_params = _insert_sql(event, source="written")
+    sql = f"WITH written AS ({main_sql}), logged AS ({event_sql}) SELECT * FROM written"  # noqa: S608
+    return sql, [*params, *event_params]
+
+
+def _run(sql: str, params: list[Any]) -> Any:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def _run_with_event(main_sql: str, params: list[Any], event: models.Model | None) -> Any:
+    if event is not None and connection.vendor != "postgresql":
+        # SQLite (the embedded `make run`) has no data-modifying CTE: the event is a second statement.
+        pk = _run(main_sql, params)
+        if pk is not None:
+            event.save()
+        return pk
+    return _run(*_with_event(main_sql, params, event))
+
+
+def insert_once(instance: models.Model, conflict: Sequence[str], *, event: models.Model | None = None) -> bool:
     """`INSERT … ON CONFLICT (conflict) DO NOTHING RETURNING pk`: one round trip and no savepoint.
 
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
-    `conflict` columns exists already (then nothing was written)."""
+    `conflict` columns exists already (then nothing was written, `event` neither)."""
     meta = instance._meta
-    fields = [field for field in meta.concrete_fields if not field.primary_key]
     quote = connection.ops.quote_name
-    for field in fields:  # timestamps save() would fill (a value the caller set is kept)
-        if (getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)) and (
-            getattr(instance, field.attname) is None
-        ):
-            field.pre_save(instance, add=True)
-    # Identifiers come from the model's own metadata; every value is a query parameter.
-    columns = ", ".join(quote(field.column) for field in fields)
-    placeholders = ", ".join(["%s"] * len(fields))
+    sql, params = _insert_sql(instance)
     target = ", ".join(quote(meta.get_field(name).column) for name in conflict)
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"  # noqa: S608
-        f" ON CONFLICT ({target}) DO NOTHING RETURNING {quote(meta.pk.column)}"
-    )
-    values = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row = cursor.fetchone()
-    if row is None:
+    sql += f" ON CONFLICT ({target}) DO NOTHING RETURNING {quote(meta.pk.column)}"
+    pk = _run_with_event(sql, params, event)
+    if pk is None:
         return False
-    instance.pk = row[0]
+    instance.pk = pk
     instance._state.adding = False
     instance._state.db = connection.alias
     return True
+
+
+def update_where(
+    instance: models.Model,
+    fields: Iterable[str],
+    *,
+    where: Mapping[str, Any] | None = None,
+    event: models.Model | None = None,
+) -> bool:
+    """`UPDATE … SET fields WHERE pk = … [AND column = value …] RETURNING pk`, with `event` inserted in the
+    same statement when the row matched. The values are the instance's own; auto_now fields are written
+    too. False when no row matched (nothing written: the row moved on)."""
+    meta = instance._meta
+    quote = connection.ops.quote_name
+    chosen = [meta.get_field(name) for name in fields]
+    chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
+    _fill_timestamps(instance, chosen, adding=False)
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in chosen)
+    params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in chosen]
+    conditions = [f"{quote(meta.pk.column)} = %s"]
+    params.append(meta.pk.get_db_prep_value(instance.pk, connection))
+    for name, value in (where or {}).items():
+        field = meta.get_field(name)
+        conditions.append(f"{quote(field.column)} = %s")
+        params.append(field.get_db_prep_value(value, connection))
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
+        f" RETURNING {quote(meta.pk.column)}"
+    )
+    return _run_with_event(sql, params, event) is not None

@@ -7,5 +7,12 @@ from typing import Any
 from payments.models import PaymentEvent
 
 
+def new_event(*, reference: str, kind: str, txid: str = "", **detail: Any) -> PaymentEvent:
+    """An event not written yet: for a statement that writes it with its row (`payments.rows`)."""
+    return PaymentEvent(reference=reference, kind=kind, txid=txid, detail=detail)
+
+
 def record_event(*, reference: str, kind: str, txid: str = "", **detail: Any) -> PaymentEvent:
-    return PaymentEvent.objects.create(reference=reference, kind=kind, txid=txid, detail=detail)
+    event = new_event(reference=reference, kind=kind, txid=txid, **detail)
+    event.save()
+    return event

@@ -31,7 +31,7 @@ from payments.card.models import CardPayment
 from payments.exceptions import PaymentInputError
 from payments.ids import new_public_id
 from payments.rows import insert_once
-from payments.timeline import record_event
+from payments.timeline import new_event, record_event
 
 logger = logging.getLogger(__name__)
 Status = CardPayment.Status
@@ -149,14 +149,7 @@ def record(
             payment.token_fingerprint = fingerprint
         if attempt is not None:
             payment.attempts = attempt
-        if absent:
-            if not insert_once(payment, conflict=("reference",)):
-                return record(reference=reference, charge=charge, gateway=gateway, handler_id=handler_id,
-                              amount=amount, installments=installments, fingerprint=fingerprint, attempt=attempt,
-                              source=source)
-        else:
-            payment.save()
-        record_event(
+        event = new_event(
             reference=reference,
             kind=f"card_{status}",
             amount=payment.amount,
@@ -164,6 +157,13 @@ def record(
             charge=payment.gateway_reference,
             source=source,
         )
+        if not absent:
+            payment.save()
+            event.save()
+        elif not insert_once(payment, conflict=("reference",), event=event):  # the row and its event, or nothing
+            return record(reference=reference, charge=charge, gateway=gateway, handler_id=handler_id,
+                          amount=amount, installments=installments, fingerprint=fingerprint, attempt=attempt,
+                          source=source)
     return payment, was != status and status != Status.PENDING
 
 

@@ -100,9 +100,40 @@ def reload(public_id: str) -> Checkout:
 
 
 def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None = None) -> None:
-    CheckoutEvent.objects.create(
+    _event_of(checkout, kind, from_status, detail).save()
+
+
+def _event_of(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None) -> CheckoutEvent:
+    return CheckoutEvent(
         checkout=checkout, kind=kind, from_status=from_status, to_status=checkout.status, detail=detail or {}
     )
+
+
+def save_with_event(
+    checkout: Checkout,
+    kind: str,
+    from_status: str,
+    detail: dict[str, object] | None = None,
+    *,
+    fields: list[str] | None = None,
+    where: dict[str, object] | None = None,
+) -> bool:
+    """The checkout's UPDATE and its event in one statement (`payments.rows.update_where`). `fields`: the
+    columns to write (default: all of them, as `save()` writes, the unreserved order number left out);
+    `where`: columns the row must still have, else nothing is written and the answer is False."""
+    from payments.rows import update_where
+
+    if checkout.pk is None:
+        checkout.save()
+        event(checkout, kind, from_status, detail)
+        return True
+    if fields is None:
+        fields = [
+            field.name
+            for field in Checkout._meta.concrete_fields
+            if not field.primary_key and not (field.name == "order_number" and checkout.order_number is None)
+        ]
+    return update_where(checkout, fields, where=where, event=_event_of(checkout, kind, from_status, detail))
 
 
 ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.core import PIX_SETTLEMENT_GRACE, event, lock
+from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, save_with_event
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage
 from shop.models import Checkout
 
@@ -45,8 +45,7 @@ def save_status(checkout: Checkout, status: str, kind: str, extra: list[Checkout
     checkout.status = status
     if extra:
         checkout.messages = [*checkout.messages, *(m.as_dict() for m in extra)]
-    checkout.save()
-    event(checkout, kind, previous)
+    save_with_event(checkout, kind, previous)  # one statement
 
 
 def reserved_order_number(checkout: Checkout) -> int:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from shop.checkout.core import event, with_lines
+from shop.checkout.core import save_with_event, with_lines
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS
 from shop.models import Checkout, CheckoutLine, PickupLocation
 
@@ -149,18 +149,12 @@ def place_order(
     checkout.messages = [m for m in checkout.messages if m.get("code") not in waiting]
     previous = checkout.status
     checkout.status = STATUS_COMPLETED
+    detail = {"order_id": draft.order.public_id, "payment_type": payment_type}
     if locked:
-        checkout.save()
+        save_with_event(checkout, "completed", previous, detail)
     else:
-        completed = Checkout.objects.filter(
-            pk=checkout.pk, status=STATUS_IN_PROGRESS, stock_reserved=True, payment_txid=""
-        ).update(
-            status=STATUS_COMPLETED, order_id=checkout.order_id, order_permalink_url=checkout.order_permalink_url,
-            completed_at=checkout.completed_at, messages=checkout.messages, payment_txid=checkout.payment_txid,
-            updated_at=checkout.completed_at,
-        )
-        if not completed:
+        waits = {"status": STATUS_IN_PROGRESS, "stock_reserved": True, "payment_txid": ""}  # …for this payment
+        fields = ["status", "order_id", "order_permalink_url", "completed_at", "messages", "payment_txid"]
+        if not save_with_event(checkout, "completed", previous, detail, fields=fields, where=waits):
             raise CheckoutMoved(checkout.public_id)
-        checkout.updated_at = checkout.completed_at
     order_place_draft(draft)
-    event(checkout, "completed", previous, {"order_id": draft.order.public_id, "payment_type": payment_type})

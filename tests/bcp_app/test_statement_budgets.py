@@ -67,13 +67,19 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # 20 → 19: an approval completes the checkout with no lock taken first — one UPDATE that matches only while
 # the checkout still waits for this payment (`place_order(locked=False)`), written before the order, from
 # the checkout as step 1 left it (tests/shop/test_card_complete_races.py: the sweep that moved it meanwhile).
+# 19 → 16, complete Pix 10 → 9: a row and its timeline event are one statement (a data-modifying CTE,
+# payments.rows): the checkout's status change and its event (step 1 and the placement), the card payment
+# and its event. Left, by design: idempotency claim 1; step 1 5 (BEGIN, lock with the lines, stock, checkout
+# + event, COMMIT); the gateway call; step 3 9 (BEGIN, payment + event, checkout + event, order, lines,
+# expectation, order event, outbox, COMMIT); the stored response 1. The issue's 15 counts one transaction;
+# no lock across the gateway call takes two, and each costs its BEGIN and COMMIT.
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
     "create": 8,
     "update": 7,
     "update_pix": 27,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
-    "complete_card": 19,  # two transactions and the gateway call between them (see above)
-    "complete_pix": 10,
+    "complete_card": 16,  # two transactions and the gateway call between them (see above)
+    "complete_pix": 9,
     "get_order": 1,
     "a2a_add_to_checkout": 9,
 }

@@ -20,11 +20,14 @@ def _charge(status: str = "paid", charge_id: str = "ch_1") -> GatewayCharge:
 
 
 def test_an_absent_reference_is_inserted_without_a_read(django_assert_num_queries) -> None:
-    with django_assert_num_queries(2):  # the INSERT … ON CONFLICT and its event; no SELECT … FOR UPDATE
+    with django_assert_num_queries(1):  # the row and its event in one INSERT … ON CONFLICT; no SELECT first
         payment, final = record(reference="checkout_x", charge=_charge(), gateway="pagarme", amount=4290,
                                 attempt=1, source="authorize", absent=True)
     assert (payment.status, final) == ("approved", True)
     assert CardPayment.objects.get(reference="checkout_x").pk == payment.pk
+    event = PaymentEvent.objects.get(reference="checkout_x")
+    assert (event.kind, event.detail["source"], event.detail["amount"]) == ("card_approved", "authorize", 4290)
+    assert event.created_at is not None
 
 
 def test_a_row_recorded_meanwhile_wins_over_the_blind_insert() -> None:
