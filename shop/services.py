@@ -81,6 +81,7 @@ from shop.checkout.core import (
     in_checkout_language,
     lock,
     reload,
+    save_with_event,
     speak,
     status_error,
     stored_messages,
@@ -202,9 +203,11 @@ def checkout_update(
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *ev.rejections])
         previous_status, previous_instrument = checkout.status, checkout.payment_instrument
         checkout.status, messages = with_status(ev, [])
-        apply(checkout, ev, messages, existing)
+        apply(checkout, ev, messages, existing, save=False)
         if checkout.status != previous_status:
-            event(checkout, "status_changed", previous_status)
+            save_with_event(checkout, "status_changed", previous_status)  # the row and its event: one statement
+        else:
+            checkout.save()
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
     return _after_write(checkout, issue)
 

@@ -33,12 +33,12 @@ from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     apply,
     current,
-    event,
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
     lock,
     reload,
+    save_with_event,
     speak,
     status_error,
     stored_messages,
@@ -166,10 +166,9 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
         checkout.status = status
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
         if status != STATUS_READY or ev.total_amount != previous_total:
-            checkout.save()
             # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
             # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
-            event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
+            save_with_event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
             changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
             if not issue:

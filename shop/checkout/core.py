@@ -380,8 +380,7 @@ def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout canc
         refund_unplaced(reference=checkout.public_id, reason=refund_reason)
     checkout.status = STATUS_CANCELED
     checkout.canceled_at = timezone.now()
-    checkout.save()
-    event(checkout, kind, previous)
+    save_with_event(checkout, kind, previous)
 
 
 def expire_if_due(checkout: Checkout, now: datetime) -> bool:
