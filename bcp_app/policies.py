@@ -23,7 +23,7 @@ def _language(value: str | None) -> str:
     return "en" if (value or "").lower().startswith("en") else "pt-br"
 
 
-def _snapshot(kept: Any) -> tuple[Any, ...] | None:
+def kept_policies(kept: Any) -> tuple[Any, ...] | None:
     """The policies an order kept at placement (`orders.Order.policies`), or None to use today's."""
     from shop.policies import Policy
 
@@ -40,7 +40,7 @@ def policy_models(language: str | None = None, *, kept: Any = None) -> list[Poli
     from shop.policies import store_policies
 
     out = []
-    for policy in _snapshot(kept) or store_policies(_language(language)):
+    for policy in kept_policies(kept) or store_policies(_language(language)):
         model = PolicyOut(type=policy.type, description=Description(plain=policy.text), url=policy.url,
                           title=policy.title)
         if policy.return_window_days:

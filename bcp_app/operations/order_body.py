@@ -16,7 +16,7 @@ from typing import Any
 from bcp_app import presenters
 from bcp_app.constants import FISCAL_DOCUMENT, ORDER, PROTOCOL_VERSION
 from bcp_app.context import RequestContext
-from bcp_app.policies import _snapshot
+from bcp_app.policies import kept_policies
 from bcp_app.results import OperationResult, body_bytes
 from bcp_app.schemas.order import OrderResponse
 
@@ -40,7 +40,7 @@ def order_result(order: Any, ctx: RequestContext) -> OperationResult:
 def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
     kept = getattr(order, "policies", None)
     # Only a valid snapshot fixes the policies; otherwise presenters.order reads today's store settings.
-    if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or _snapshot(kept) is None:
+    if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or kept_policies(kept) is None:
         return None
     return (
         order.bcp_json,
