@@ -4,9 +4,12 @@ minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicor
 settings, tests/bench/live_proc.py); GET order against a bare SELECT. Every client is a process of its own
 (tests/bench/bench_client.py), so the clients share neither the test process's GIL nor its CPU time.
 
-Each case is measured in interleaved rounds (bare and shop alternately, the order flipped every round), every
-window sized from a short pilot of the same case to last about WINDOW_S seconds; the ratio printed is the
-median of the per-round shop/bare ratios (min–max beside it), so one noisy or cold window cannot make it.
+Each client count is measured in ROUNDS rounds, each with one window of bare and shop × distinct and shared
+SKUs (the order reversed every other round), every window sized from a short pilot of the same case to last
+about WINDOW_S seconds; the ratios printed are medians of per-round ratios (min–max beside them), so one
+noisy or cold window cannot make them. This machine is shared, so beside the rates it prints the server-side
+CPU per flow (uvicorn + worker + Postgres) shop/bare, which other load barely moves, and how much of the
+machine other processes took during the windows.
 Run as in production: nothing is eager, the placed order's task goes through Redis (CELERY_BROKER_URL, a
 redis:// URL, else skipped) to a real Celery worker process, whose CPU per flow is printed apart from
 uvicorn's (read once the worker has drained the window's outbox rows). Also prints same SKU/distinct SKUs,
@@ -47,26 +50,37 @@ from tests.shop.checkout_factories import make_shipping, make_variant
 CLIENTS = (1, 8)
 MODES = ("distinct", "shared")
 WORKERS = 4  # uvicorn workers
-ROUNDS = 3  # bare/shop pairs per case
+ROUNDS = 3  # rounds of flows per client count
 WINDOW_S = 1.5  # what a measured window should last; its calls per client come from the pilot's rate
+# GET order windows are cheap but their ratio is the noisier (one read is a few ms, so a burst of other load
+# weighs more): more, shorter rounds for the same time.
+READ_ROUNDS, READ_WINDOW_S = 5, 1.0
 PILOT = {"flow": {1: 10, 8: 3}, "read": {1: 40, 8: 10}}  # calls per client of a case's (discarded) pilot
 # Limits far above what 2 cores can reach: the limiter still runs on every call, but never refuses one (the
 # defaults, 60 checkouts a minute per platform, would stop the bench in its first seconds).
 NO_LIMIT = "1000000/minute"
+CORES = os.cpu_count() or 1
 
 
 @dataclass
 class Window:
-    """One measured window: its rate, length and CPU per call (ms) of each process."""
+    """One measured window: its rate, length, CPU per call (ms) of each process of the bench and the share of
+    the machine's CPU that went to other processes meanwhile (this machine is shared: it says how noisy the
+    window was)."""
 
     clients: Clients
     uvicorn: float
     worker: float
     postgres: float
+    others: float
 
     @property
     def rate(self) -> float:
         return self.clients.rate
+
+    @property
+    def server_cpu(self) -> float:
+        return self.uvicorn + self.worker + self.postgres
 
 
 def _postgres_cpu() -> dict[int, float]:
@@ -122,23 +136,26 @@ class Bench:
         postgres = sum(now - before["pg"].get(pid, 0.0) for pid, now in _postgres_cpu().items())
         count = len(measured.ids)
         assert count == clients * calls  # 0 failed calls (a failed one ends its client without an answer)
-        return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000)
+        ours = (uvicorn + worker + postgres + measured.client_cpu * count) / (measured.seconds * CORES)
+        return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000,
+                      max(0.0, measured.busy - ours))
 
     def rounds(self, clients: int, pilot: int, jobs: dict[str, tuple[str, dict[str, Any]]],
-               check: Callable[[str, Window], None]) -> dict[str, list[Window]]:
-        """`jobs`: "bare" and "shop", each a client kind and its job. A pilot of each (warms the case, sizes its
-        windows), then ROUNDS rounds of one window of each, the order flipped every round so that neither
-        always runs right after the other."""
-        rate = {side: self.window(kind, clients, pilot, job).rate for side, (kind, job) in jobs.items()}
-        windows: dict[str, list[Window]] = {side: [] for side in jobs}
-        for index in range(ROUNDS):
-            for side in ("bare", "shop") if index % 2 == 0 else ("shop", "bare"):
-                kind, job = jobs[side]
-                calls = max(pilot, math.ceil(WINDOW_S * rate[side] / clients))
+               check: Callable[[str, Window], None], rounds: int = ROUNDS,
+               seconds: float = WINDOW_S) -> dict[str, list[Window]]:
+        """`jobs`: label → (client kind, job). A pilot of each (warms the case, sizes its windows), then `rounds`
+        rounds of one window of each label, the order reversed every other round so that no label always runs
+        right after another (a shop window and its bare one are neighbours in every round)."""
+        rate = {label: self.window(kind, clients, pilot, job).rate for label, (kind, job) in jobs.items()}
+        windows: dict[str, list[Window]] = {label: [] for label in jobs}
+        for index in range(rounds):
+            for label in list(jobs) if index % 2 == 0 else list(jobs)[::-1]:
+                kind, job = jobs[label]
+                calls = max(pilot, math.ceil(seconds * rate[label] / clients))
                 measured = self.window(kind, clients, calls, job)
-                check(side, measured)
-                windows[side].append(measured)
-                rate[side] = measured.rate  # the next window is sized from the latest one
+                check(label, measured)
+                windows[label].append(measured)
+                rate[label] = measured.rate  # the next window is sized from the latest one
         return windows
 
 
@@ -146,14 +163,25 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def _ratios(shop: list[Window], bare: list[Window]) -> str:
-    """Median of the per-round shop/bare ratios, with their range."""
-    ratios = [s.rate / b.rate for s, b in zip(shop, bare, strict=True)]
-    return f"{_median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+def _spread(values: list[float], digits: int = 2) -> str:
+    """Median of per-round values, with their range."""
+    return f"{_median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def _rate_ratio(top: list[Window], bottom: list[Window]) -> str:
+    return _spread([t.rate / b.rate for t, b in zip(top, bottom, strict=True)])
+
+
+def _cpu_ratio(shop: list[Window], bare: list[Window]) -> str:
+    """Server-side CPU (uvicorn + worker + Postgres) per shop call over per bare call, round by round: unlike
+    the rates, barely moved by whatever else the machine runs."""
+    return _spread([s.server_cpu / b.server_cpu for s, b in zip(shop, bare, strict=True)], 1)
 
 
 def _seconds(windows: list[Window]) -> str:
-    return f"{_median([w.clients.seconds for w in windows]):.1f} s"
+    """Median window lengths and the CPU other processes of the machine took meanwhile (max over windows)."""
+    return (f"windows {_median([w.clients.seconds for w in windows]):.1f} s,"
+            f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
 
 
 @pytest.mark.postgres
@@ -195,43 +223,44 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         def flow_jobs(mode: str) -> dict[str, tuple[str, dict[str, Any]]]:
             per_client = ["SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{i}" for i in range(max(CLIENTS))]
             job = {"base_url": base_url, "skus": per_client, "address": SP}
-            return {"bare": ("bare_flow", job), "shop": ("shop_flow", {**job, "headers": headers})}
+            return {f"bare {mode}": ("bare_flow", job), f"shop {mode}": ("shop_flow", {**job, "headers": headers})}
 
         # every uvicorn worker warm (8 connections spread over the 4): imports, profile cache, shipping cache
         for kind, job in flow_jobs("distinct").values():
             bench.window(kind, max(CLIENTS), 2, job)
         print(f"\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL; uvicorn"
-              f" {WORKERS} workers, production settings, one process per client; {ROUNDS} interleaved rounds"
-              f" per case, each window ≈ {WINDOW_S} s; medians (per-round min–max)")
+              f" {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds"
+              f" per client count interleaving shop/bare × distinct/shared SKUs, each window ≈ {WINDOW_S} s;"
+              f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s")
         orders: list[str] = []
         bare_orders: list[str] = []
-        medians: dict[tuple[int, str], tuple[float, float]] = {}
 
-        def unique_orders(side: str, window: Window) -> None:
+        def unique_orders(label: str, window: Window) -> None:
             # every flow placed its own order
             assert len(set(window.clients.ids)) == len(window.clients.ids)
-            (orders if side == "shop" else bare_orders).extend(window.clients.ids)
+            (orders if label.startswith("shop") else bare_orders).extend(window.clients.ids)
 
         for clients in CLIENTS:
+            before = load()
+            # both SKU modes in the same rounds: same SKU / distinct SKUs is a per-round ratio too
+            windows = bench.rounds(clients, PILOT["flow"][clients],
+                                   {label: job for mode in MODES for label, job in flow_jobs(mode).items()},
+                                   unique_orders)
             for mode in MODES:
-                before = load()
-                windows = bench.rounds(clients, PILOT["flow"][clients], flow_jobs(mode), unique_orders)
-                shop, bare = windows["shop"], windows["bare"]
-                medians[clients, mode] = (_median([w.rate for w in shop]), _median([w.rate for w in bare]))
-                print(f"  {clients} client(s), {mode:8} SKUs: shop {medians[clients, mode][0]:6.1f} flows/s |"
-                      f" bare {medians[clients, mode][1]:6.1f} flows/s | shop/bare {_ratios(shop, bare)} |"
-                      f" windows {_seconds(shop)} / {_seconds(bare)}")
+                shop, bare = windows[f"shop {mode}"], windows[f"bare {mode}"]
+                print(f"  {clients} client(s), {mode:8} SKUs: shop {_median([w.rate for w in shop]):6.1f} flows/s |"
+                      f" bare {_median([w.rate for w in bare]):6.1f} flows/s | shop/bare {_rate_ratio(shop, bare)} |"
+                      f" server CPU per flow shop/bare ×{_cpu_ratio(shop, bare)}")
                 print(f"      CPU per shop flow: uvicorn {_median([w.uvicorn for w in shop]):4.0f} ms |"
                       f" worker {_median([w.worker for w in shop]):4.0f} ms |"
                       f" Postgres {_median([w.postgres for w in shop]):4.0f} ms"
                       f" (bare: uvicorn {_median([w.uvicorn for w in bare]):3.0f} ms,"
                       f" Postgres {_median([w.postgres for w in bare]):3.0f} ms) |"
                       f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
-                      f" machine {_median([w.clients.busy for w in shop]):3.0%} busy | {before} → {load()}")
-        for clients in CLIENTS:
-            (shared, bare_shared), (distinct, bare_distinct) = medians[clients, "shared"], medians[clients, "distinct"]
-            print(f"  {clients} client(s): same SKU / distinct SKUs: shop {shared / distinct:.2f}"
-                  f" | bare {bare_shared / bare_distinct:.2f}")
+                      f" machine {_median([w.clients.busy for w in shop]):3.0%} busy | {_seconds(shop + bare)}")
+            print(f"  {clients} client(s): same SKU / distinct SKUs: shop"
+                  f" {_rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
+                  f" {_rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}")
         # each client reads an order of its own, the shop's through BCP REST, the bare flow's by one SELECT
         reads = {"bare": ("get", {"urls": [f"{base_url}/_bench/orders/{order}"
                                            for order in bare_orders[:max(CLIENTS)]]}),
@@ -239,17 +268,21 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                                   "headers": headers})}
         for clients in CLIENTS:
 
-            def answered_own_order(side: str, window: Window, clients: int = clients) -> None:
-                read = (orders if side == "shop" else bare_orders)[:clients]
+            def answered_own_order(label: str, window: Window, clients: int = clients) -> None:
+                read = (orders if label == "shop" else bare_orders)[:clients]
                 calls = len(window.clients.ids) // clients
                 assert window.clients.ids == [order for order in read for _ in range(calls)]
 
-            windows = bench.rounds(clients, PILOT["read"][clients], reads, answered_own_order)
+            windows = bench.rounds(clients, PILOT["read"][clients], reads, answered_own_order, READ_ROUNDS,
+                                   READ_WINDOW_S)
             shop, bare = windows["shop"], windows["bare"]
             print(f"  GET order, {clients} client(s): shop {_median([w.rate for w in shop]):6.1f} req/s |"
-                  f" bare SELECT {_median([w.rate for w in bare]):6.1f} req/s | shop/bare {_ratios(shop, bare)} |"
+                  f" bare SELECT {_median([w.rate for w in bare]):6.1f} req/s | shop/bare {_rate_ratio(shop, bare)} |"
+                  f" server CPU per req shop/bare ×{_cpu_ratio(shop, bare)} |"
                   f" uvicorn CPU {_median([w.uvicorn for w in shop]):4.1f} ms/req"
-                  f" (bare {_median([w.uvicorn for w in bare]):3.1f}) | windows {_seconds(shop)} / {_seconds(bare)}")
+                  f" (bare {_median([w.uvicorn for w in bare]):3.1f}) |"
+                  f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
+                  f" {_seconds(shop + bare)}")
         counts = _per_request_statements(headers)
         bench.drain()
         assert not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()  # every task ran
