@@ -8,8 +8,9 @@ Each client count is measured in ROUNDS rounds, each with one window of bare and
 SKUs (the order reversed every other round), every window sized from a short pilot of the same case to last
 about WINDOW_S seconds; the ratios printed are medians of per-round ratios (min–max beside them), so one
 noisy or cold window cannot make them. This machine is shared, so beside the rates it prints the server-side
-CPU per flow (uvicorn + worker + Postgres) shop/bare, which other load barely moves, and how much of the
-machine other processes took during the windows.
+CPU per flow (uvicorn + worker + Postgres) shop/bare, which other load moves less, and roughly how much of the
+machine other processes took during the windows (busy time from /proc/stat minus the bench's own processes;
+Redis and the kernel count as others).
 Run as in production: nothing is eager, the placed order's task goes through Redis (CELERY_BROKER_URL, a
 redis:// URL, else skipped) to a real Celery worker process, whose CPU per flow is printed apart from
 uvicorn's (read once the worker has drained the window's outbox rows). Also prints same SKU/distinct SKUs,
@@ -53,8 +54,8 @@ WORKERS = 4  # uvicorn workers
 ROUNDS = 3  # rounds of flows per client count
 WINDOW_S = 1.5  # what a measured window should last; its calls per client come from the pilot's rate
 # GET order windows are cheap but their ratio is the noisier (one read is a few ms, so a burst of other load
-# weighs more): more, shorter rounds for the same time.
-READ_ROUNDS, READ_WINDOW_S = 5, 1.0
+# weighs more): more, shorter rounds for about the same time.
+READ_ROUNDS, READ_WINDOW_S = 4, 1.0  # an even count: each order of the pair runs as often
 PILOT = {"flow": {1: 10, 8: 3}, "read": {1: 40, 8: 10}}  # calls per client of a case's (discarded) pilot
 # Limits far above what 2 cores can reach: the limiter still runs on every call, but never refuses one (the
 # defaults, 60 checkouts a minute per platform, would stop the bench in its first seconds).
@@ -173,8 +174,8 @@ def _rate_ratio(top: list[Window], bottom: list[Window]) -> str:
 
 
 def _cpu_ratio(shop: list[Window], bare: list[Window]) -> str:
-    """Server-side CPU (uvicorn + worker + Postgres) per shop call over per bare call, round by round: unlike
-    the rates, barely moved by whatever else the machine runs."""
+    """Server-side CPU (uvicorn + worker + Postgres) per shop call over per bare call, round by round: less
+    moved than the rates by whatever else the machine runs."""
     return _spread([s.server_cpu / b.server_cpu for s, b in zip(shop, bare, strict=True)], 1)
 
 
