@@ -4,10 +4,14 @@
 one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {"start", "end", "ids", "cpu"}
 (CLOCK_MONOTONIC is one clock for every process of the machine). KIND:
 - `mcp`: `tools/call` of job["tool"] through the official `mcp` client (streamable HTTP, one session);
-- `get`: GET job["url"] (a bare JSON view);
+- `get`: GET job["url"], or job["urls"][index] (one order per client), with job["headers"] if any;
 - `post`: POST job["bodies"][index] to job["url"] (a bare JSON view);
 - `a2a`: `SendMessage` of job["data"] in conversation job["contexts"][index] through the official a2a-sdk
-  client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call.
+  client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call;
+- `shop_flow`: one BCP REST purchase create → update → complete (card sandbox) of job["skus"][index] against
+  job["base_url"] with job["headers"], shipping to job["address"]; its id is the placed order's;
+- `bare_flow`: the same purchase through the bare views of tests/bcp_app/bench_urls.py (minimal SQL).
+The mcp client and a2a-sdk are imported only by their kinds, so the other clients start quickly.
 """
 
 from __future__ import annotations
@@ -20,12 +24,61 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
+COMPLETE = {"payment": {"instruments": [CARD]}}
+
+
+def create_body(sku: str) -> dict[str, Any]:
+    """The shop flow's bodies, shared with the bench's statement count (Django's test client)."""
+    return {"line_items": [{"item": {"id": sku}, "quantity": 1}]}
+
+
+def update_body(created: dict[str, Any], sku: str, address: dict[str, Any]) -> dict[str, Any]:
+    return {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
+            "buyer": BUYER,
+            "fulfillment": {"methods": [{"type": "shipping", "destinations": [address],
+                                         "groups": [{"selected_option_id": "pac"}]}]},
+            "payment": {"instruments": [CARD]}}
+
+
+async def shop_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]) -> str:
+    created = (await client.post("/bcp/v1/checkout-sessions", json=create_body(sku))).json()
+    updated = (await client.put(f"/bcp/v1/checkout-sessions/{created['id']}",
+                                json=update_body(created, sku, address))).json()
+    assert updated["status"] == "ready_for_complete", updated.get("messages")
+    done = (await client.post(f"/bcp/v1/checkout-sessions/{created['id']}/complete", json=COMPLETE,
+                              headers={"Idempotency-Key": str(uuid.uuid4())})).json()
+    assert done["status"] == "completed", done.get("messages")
+    return str(done["order"]["id"])
+
+
+async def bare_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]) -> str:
+    created = (await client.post("/_bench/checkouts", json={"sku": sku, "quantity": 1})).json()
+    (await client.put(f"/_bench/checkouts/{created['id']}", json={"buyer": BUYER, "address": address})
+     ).raise_for_status()
+    done = (await client.post(f"/_bench/checkouts/{created['id']}/complete", json={})).json()
+    assert done["status"] == "completed", done
+    return str(done["order"]["id"])
+
+
+async def flow_calls(job: dict[str, Any], calls: int, kind: str) -> dict[str, Any]:
+    flow = shop_flow if kind == "shop_flow" else bare_flow
+    async with httpx.AsyncClient(base_url=job["base_url"], headers=job.get("headers", {}), timeout=120) as client:
+        async def one() -> str:
+            return await flow(client, job["skus"][job["index"]], job["address"])
+
+        await one()
+        return await released(one, calls)
 
 
 async def mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     http = httpx2.AsyncClient(headers=job["headers"], timeout=120)
     async with Client(streamable_http_client(job["url"], http_client=http), cache=None) as client:
         async def one() -> str:
@@ -41,7 +94,7 @@ async def http_calls(job: dict[str, Any], calls: int, method: str) -> dict[str, 
     async with httpx.AsyncClient(headers=job.get("headers", {}), timeout=120) as client:
         async def one() -> str:
             if method == "get":
-                response = await client.get(job["url"])
+                response = await client.get(job["urls"][job["index"]] if "urls" in job else job["url"])
             else:
                 response = await client.post(job["url"], json=job["bodies"][job["index"]])
             assert response.status_code == 200, response.text[:300]
@@ -89,6 +142,8 @@ def main() -> None:
     job = json.loads(sys.stdin.readline())
     if kind in ("mcp", "a2a"):
         outcome = anyio.run(mcp_calls if kind == "mcp" else a2a_calls, job, calls)
+    elif kind in ("shop_flow", "bare_flow"):
+        outcome = anyio.run(flow_calls, job, calls, kind)
     else:
         outcome = anyio.run(http_calls, job, calls, kind)
     print(json.dumps(outcome), flush=True)

@@ -11,6 +11,7 @@ import secrets
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +97,8 @@ class Clients:
     """What a run of client processes measured: calls per second over the whole window, every answer's id,
     the clients' own CPU per call and how busy the whole machine was (all cores, /proc/stat)."""
 
-    def __init__(self, rate: float, ids: list[str], client_cpu: float, busy: float) -> None:
-        self.rate, self.ids, self.client_cpu, self.busy = rate, ids, client_cpu, busy
+    def __init__(self, rate: float, ids: list[str], client_cpu: float, busy: float, seconds: float) -> None:
+        self.rate, self.ids, self.client_cpu, self.busy, self.seconds = rate, ids, client_cpu, busy, seconds
 
     def __str__(self) -> str:
         return f"client CPU {self.client_cpu * 1000:4.1f} ms/call, machine {self.busy:3.0%} busy"
@@ -109,9 +110,11 @@ def machine_ticks() -> tuple[int, int]:
     return sum(fields) - fields[3] - fields[4], sum(fields)
 
 
-def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> Clients:
+def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any],
+                before_go: Callable[[], None] | None = None) -> Clients:
     """`clients` client processes (tests/bench/bench_client.py), each warmed up, then released together to
-    make `calls` calls."""
+    make `calls` calls. `before_go` runs once every client is ready, just before the release (a bench reads
+    its CPU counters there, so the clients' warm-up calls are not counted)."""
     procs = [subprocess.Popen([sys.executable, "-m", "tests.bench.bench_client", kind, str(calls)], cwd=ROOT,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(clients)]
     try:
@@ -121,6 +124,8 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> Cli
             proc.stdin.flush()
         for proc in procs:  # every client connected and made its warm-up call
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        if before_go is not None:
+            before_go()
         ticks = machine_ticks()
         for proc in procs:
             assert proc.stdin is not None
@@ -135,7 +140,8 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any]) -> Cli
                 proc.wait(timeout=10)
     started, ended = min(r["start"] for r in results), max(r["end"] for r in results)
     ids = [i for r in results for i in r["ids"]]
-    return Clients(len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total)
+    return Clients(len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total,
+                   ended - started)
 
 
 def load() -> str:

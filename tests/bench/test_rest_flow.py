@@ -1,29 +1,36 @@
 """Benchmark (issue 11): the BCP REST flow create → update → complete (card sandbox) in flows per second at
 1 and 8 clients, with distinct SKUs and with one shared SKU, side by side with a bare Django view doing the
-minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicorn (4 workers); GET order
-against a bare SELECT. Run as in production: nothing is eager, the placed order's task goes through Redis
-(CELERY_BROKER_URL, a redis:// URL, else skipped) to a real Celery worker process, whose CPU per flow is
-printed apart from uvicorn's (read once the worker has drained the flows' outbox rows). Prints ratios (shop/bare,
-same SKU/distinct SKUs), SQL statements per request, the server's CPU per flow and the CPU of the Postgres
-backends serving it per flow (read from /proc for the backends of this database: pg_stat_statements is not
-preloaded on this machine); asserts only correctness (0 failed flows, every order's task run), never time.
-`make bench`.
+minimal SQL of the same flow (tests/bcp_app/bench_urls.py) under the same uvicorn (4 workers, production
+settings, tests/bench/live_proc.py); GET order against a bare SELECT. Every client is a process of its own
+(tests/bench/bench_client.py), so the clients share neither the test process's GIL nor its CPU time.
+
+Each client count is measured in ROUNDS rounds, each with one window of bare and shop × distinct and shared
+SKUs (the order reversed every other round), every window sized from a short pilot of the same case to last
+about WINDOW_S seconds; the ratios printed are medians of per-round ratios (min–max beside them), so one
+noisy or cold window cannot make them. This machine is shared, so beside the rates it prints the server-side
+CPU per flow (uvicorn + worker + Postgres) shop/bare, which other load moves less, and roughly how much of the
+machine other processes took during the windows (busy time from /proc/stat minus the bench's own processes;
+Redis and the kernel count as others).
+Run as in production: nothing is eager, the placed order's task goes through Redis (CELERY_BROKER_URL, a
+redis:// URL, else skipped) to a real Celery worker process, whose CPU per flow is printed apart from
+uvicorn's (read once the worker has drained the window's outbox rows). Also prints same SKU/distinct SKUs,
+SQL statements per request and the CPU of the Postgres backends per flow (read from /proc for the backends of
+this database: pg_stat_statements is not preloaded on this machine); asserts only correctness (0 failed
+flows, every order's task run), never time. `make bench`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import subprocess
-import sys
-import time
+import statistics
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import redis
 from django.db import connection
@@ -37,64 +44,50 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.live import CeleryWorker, wait_for
 from tests.bcp_app.rest_helpers import SP
-from tests.bench.live_proc import cpu_seconds, free_port, production_env
+from tests.bench.bench_client import COMPLETE, create_body, update_body
+from tests.bench.live_proc import Clients, Uvicorn, cpu_seconds, free_port, load, production_env, run_clients
 from tests.shop.checkout_factories import make_shipping, make_variant
 
-ROOT = Path(__file__).resolve().parents[2]
-FLOWS = {1: 12, 8: 5}  # flows per client
-ORDER_READS = {1: 100, 8: 40}  # GET order requests per client
 CLIENTS = (1, 8)
-CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
-BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
+MODES = ("distinct", "shared")
+WORKERS = 4  # uvicorn workers
+ROUNDS = 3  # rounds of flows per client count
+WINDOW_S = 1.5  # what a measured window should last; its calls per client come from the pilot's rate
+# GET order windows are cheap but their ratio is the noisier (one read is a few ms, so a burst of other load
+# weighs more): more, shorter rounds for about the same time.
+READ_ROUNDS, READ_WINDOW_S = 4, 1.0  # an even count: each order of the pair runs as often
+PILOT = {"flow": {1: 10, 8: 3}, "read": {1: 40, 8: 10}}  # calls per client of a case's (discarded) pilot
+# Limits far above what 2 cores can reach: the limiter still runs on every call, but never refuses one (the
+# defaults, 60 checkouts a minute per platform, would stop the bench in its first seconds).
+NO_LIMIT = "1000000/minute"
+CORES = os.cpu_count() or 1
 
 
-def _shop_requests(client: Any, sku: str, counts: list[int] | None = None) -> list[Any]:
-    """The three requests of one flow (httpx, or Django's test client counting each request's statements)."""
+@dataclass
+class Window:
+    """One measured window: its rate, length, CPU per call (ms) of each process of the bench and the share of
+    the machine's CPU that went to other processes meanwhile (this machine is shared: it says how noisy the
+    window was)."""
 
-    def send(method: str, path: str, body: dict[str, Any], key: str | None = None) -> Any:
-        headers = {"Idempotency-Key": key} if key else {}
-        if not isinstance(client, Client):
-            return getattr(client, method)(f"/bcp/v1{path}", json=body, headers=headers)
-        with CaptureQueriesContext(connection) as queries:
-            response = getattr(client, method)(
-                f"/bcp/v1{path}", data=json.dumps(body), content_type="application/json", headers=headers
-            )
-        if counts is not None:
-            counts.append(len(queries))
-        return response
+    clients: Clients
+    uvicorn: float
+    worker: float
+    postgres: float
+    others: float
 
-    responses = [send("post", "/checkout-sessions", {"line_items": [{"item": {"id": sku}, "quantity": 1}]})]
-    created = responses[0].json()
-    update = {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
-              "buyer": BUYER,
-              "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP],
-                                           "groups": [{"selected_option_id": "pac"}]}]},
-              "payment": {"instruments": [CARD]}}
-    responses.append(send("put", f"/checkout-sessions/{created['id']}", update))
-    assert responses[1].json()["status"] == "ready_for_complete", responses[1].json().get("messages")
-    responses.append(send("post", f"/checkout-sessions/{created['id']}/complete",
-                          {"payment": {"instruments": [CARD]}}, key=str(uuid.uuid4())))
-    return responses
+    @property
+    def rate(self) -> float:
+        return self.clients.rate
 
-
-def _shop_flow(client: httpx.Client, sku: str) -> str:
-    done = _shop_requests(client, sku)[-1].json()
-    assert done["status"] == "completed", done.get("messages")
-    return str(done["order"]["id"])
-
-
-def _bare_flow(client: httpx.Client, sku: str) -> str:
-    created = client.post("/_bench/checkouts", json={"sku": sku, "quantity": 1}).json()
-    client.put(f"/_bench/checkouts/{created['id']}", json={"buyer": BUYER, "address": SP}).raise_for_status()
-    done = client.post(f"/_bench/checkouts/{created['id']}/complete", json={}).json()
-    assert done["status"] == "completed"
-    return str(done["order"]["id"])
+    @property
+    def server_cpu(self) -> float:
+        return self.uvicorn + self.worker + self.postgres
 
 
 def _postgres_cpu() -> dict[int, float]:
     """CPU seconds (utime + stime, from /proc) of every Postgres backend serving this database, by pid: the
-    server's pooled connections (pg_stat_statements is not preloaded here, and exec time is not CPU)."""
+    server's pooled connections and the worker's (pg_stat_statements is not preloaded here, and exec time is
+    not CPU)."""
     tick = os.sysconf("SC_CLK_TCK")
     with connection.cursor() as cursor:
         cursor.execute(
@@ -111,11 +104,6 @@ def _postgres_cpu() -> dict[int, float]:
     return cpu
 
 
-def _postgres_cpu_since(before: dict[int, float]) -> float:
-    """Postgres CPU seconds used since `before` (backends that started meanwhile count whole)."""
-    return sum(now - before.get(pid, 0.0) for pid, now in _postgres_cpu().items())
-
-
 def _drained(broker: str) -> bool:
     """The worker has run everything the flows enqueued: the broker's queue is empty and no outbox row of
     theirs is pending (a row is marked done at the end of its task)."""
@@ -123,22 +111,82 @@ def _drained(broker: str) -> bool:
             and not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists())
 
 
-def _rate(clients: int, per_client: int, work: Callable[[httpx.Client, int], str], base_url: str,
-          headers: dict[str, str]) -> tuple[float, list[str]]:
-    def run(index: int) -> list[str]:
-        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as client:
-            return [work(client, index) for _ in range(per_client)]
+class Bench:
+    """The server and worker under test, and how one window of client processes is measured on them."""
 
-    started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        results = [r for batch in pool.map(run, range(clients)) for r in batch]
-    elapsed = time.perf_counter() - started
-    assert len(results) == clients * per_client  # 0 failed flows (a failure raised above)
-    return len(results) / elapsed, results
+    def __init__(self, server: Uvicorn, worker: CeleryWorker, broker: str) -> None:
+        assert worker.proc is not None
+        self.server, self.worker, self.worker_pid, self.broker = server, worker, worker.proc.pid, broker
+
+    def drain(self) -> None:
+        wait_for(lambda: _drained(self.broker), timeout=300, interval=0.05, log=self.worker.log)
+
+    def window(self, kind: str, clients: int, calls: int, job: dict[str, Any]) -> Window:
+        before: dict[str, Any] = {}
+
+        def release() -> None:
+            # the clients' warm-up calls are done and their tasks drained: count from here
+            self.drain()
+            before.update(uvicorn=self.server.cpu(), worker=cpu_seconds(self.worker_pid), pg=_postgres_cpu())
+
+        measured = run_clients(kind, clients, calls, job, before_go=release)
+        uvicorn = self.server.cpu() - before["uvicorn"]
+        self.drain()  # the worker's share of this window is done
+        worker = cpu_seconds(self.worker_pid) - before["worker"]
+        # backends that started meanwhile count whole
+        postgres = sum(now - before["pg"].get(pid, 0.0) for pid, now in _postgres_cpu().items())
+        count = len(measured.ids)
+        assert count == clients * calls  # 0 failed calls (a failed one ends its client without an answer)
+        ours = (uvicorn + worker + postgres + measured.client_cpu * count) / (measured.seconds * CORES)
+        return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000,
+                      max(0.0, measured.busy - ours))
+
+    def rounds(self, clients: int, pilot: int, jobs: dict[str, tuple[str, dict[str, Any]]],
+               check: Callable[[str, Window], None], rounds: int = ROUNDS,
+               seconds: float = WINDOW_S) -> dict[str, list[Window]]:
+        """`jobs`: label → (client kind, job). A pilot of each (warms the case, sizes its windows), then `rounds`
+        rounds of one window of each label, the order reversed every other round so that no label always runs
+        right after another (a shop window and its bare one are neighbours in every round)."""
+        rate = {label: self.window(kind, clients, pilot, job).rate for label, (kind, job) in jobs.items()}
+        windows: dict[str, list[Window]] = {label: [] for label in jobs}
+        for index in range(rounds):
+            for label in list(jobs) if index % 2 == 0 else list(jobs)[::-1]:
+                kind, job = jobs[label]
+                calls = max(pilot, math.ceil(seconds * rate[label] / clients))
+                measured = self.window(kind, clients, calls, job)
+                check(label, measured)
+                windows[label].append(measured)
+                rate[label] = measured.rate  # the next window is sized from the latest one
+        return windows
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _spread(values: list[float], digits: int = 2) -> str:
+    """Median of per-round values, with their range."""
+    return f"{_median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def _rate_ratio(top: list[Window], bottom: list[Window]) -> str:
+    return _spread([t.rate / b.rate for t, b in zip(top, bottom, strict=True)])
+
+
+def _cpu_ratio(shop: list[Window], bare: list[Window]) -> str:
+    """Server-side CPU (uvicorn + worker + Postgres) per shop call over per bare call, round by round: less
+    moved than the rates by whatever else the machine runs."""
+    return _spread([s.server_cpu / b.server_cpu for s, b in zip(shop, bare, strict=True)], 1)
+
+
+def _seconds(windows: list[Window]) -> str:
+    """Median window lengths and the CPU other processes of the machine took meanwhile (max over windows)."""
+    return (f"windows {_median([w.clients.seconds for w in windows]):.1f} s,"
+            f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
 
 
 @pytest.mark.postgres
-@pytest.mark.timeout(1800)  # four uvicorn workers and ~200 flows: slower than the suite's 300 s per test
+@pytest.mark.timeout(900)  # four uvicorn workers, ~60 windows of client processes: above the suite's 300 s
 @pytest.mark.django_db(transaction=True)
 def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
     broker = os.environ.get("CELERY_BROKER_URL", "")
@@ -157,7 +205,9 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     env = production_env(base_url, str(bcp_settings.BCP_SIGNING_KEY_FILE), CELERY_BROKER_URL=broker,
-                         CELERY_TASK_ALWAYS_EAGER="false", DATABASE_POOL_MIN="2", DATABASE_POOL_MAX="4")
+                         CELERY_TASK_ALWAYS_EAGER="false", DATABASE_POOL_MIN="2", DATABASE_POOL_MAX="4",
+                         BCP_RATE_LIMIT_READ=NO_LIMIT, BCP_RATE_LIMIT_WRITE=NO_LIMIT,
+                         BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT)
     # The worker gets the server's environment (same settings module, broker and database), solo pool as in
     # tests/e2e; it is a separate process, so its CPU is read on its own.
     worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_SECRET_KEY",
@@ -165,97 +215,113 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                                               "BCP_PIX_SANDBOX", "BCP_PIX_SANDBOX_FORCE",
                                               "PIX_SANDBOX_WEBHOOK_SECRET", "DJANGO_EMAIL_BACKEND",
                                               "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER")})
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "4", "--log-level", "warning", "--no-access-log"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    server = Uvicorn(env, port, workers=WORKERS)
     try:
         worker.start()
-        wait_for(lambda: _up(base_url), timeout=300, interval=1)  # 4 processes import the whole stack
-        with httpx.Client(base_url=base_url, headers=headers, timeout=120) as warm:
-            for _ in range(8):  # every worker: profile cache, imports, shipping cache
-                _shop_flow(warm, "SKU-BENCH")
-                _bare_flow(warm, "SKU-BENCH")
-        wait_for(lambda: _drained(broker), timeout=300, interval=0.2, log=worker.log)
-        assert worker.proc is not None
-        worker_pid = worker.proc.pid
-        print("\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL, same server")
+        server.wait_up()  # 4 processes import the whole stack
+        bench = Bench(server, worker, broker)
+
+        def flow_jobs(mode: str) -> dict[str, tuple[str, dict[str, Any]]]:
+            per_client = ["SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{i}" for i in range(max(CLIENTS))]
+            job = {"base_url": base_url, "skus": per_client, "address": SP}
+            return {f"bare {mode}": ("bare_flow", job), f"shop {mode}": ("shop_flow", {**job, "headers": headers})}
+
+        # every uvicorn worker warm (8 connections spread over the 4): imports, profile cache, shipping cache
+        for kind, job in flow_jobs("distinct").values():
+            bench.window(kind, max(CLIENTS), 2, job)
+        print(f"\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL; uvicorn"
+              f" {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds"
+              f" per client count interleaving shop/bare × distinct/shared SKUs, each window ≈ {WINDOW_S} s;"
+              f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s")
         orders: list[str] = []
         bare_orders: list[str] = []
-        rates: dict[tuple[int, str], tuple[float, float]] = {}
-        for clients in CLIENTS:
-            for mode in ("distinct", "shared"):
-                def sku_of(index: int, mode: str = mode) -> str:
-                    return "SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{index}"
 
-                pg = _postgres_cpu()
-                bare, bare_ids = _rate(clients, FLOWS[clients], lambda c, i: _bare_flow(c, sku_of(i)), base_url, {})
-                bare_pg = _postgres_cpu_since(pg) / len(bare_ids) * 1000
-                cpu, worker_cpu, pg = cpu_seconds(server.pid), cpu_seconds(worker_pid), _postgres_cpu()
-                shop, ids = _rate(clients, FLOWS[clients], lambda c, i: _shop_flow(c, sku_of(i)), base_url,
-                                  headers)
-                cpu_per_flow = (cpu_seconds(server.pid) - cpu) / len(ids) * 1000
-                wait_for(lambda: _drained(broker), timeout=300, interval=0.05, log=worker.log)
-                worker_per_flow = (cpu_seconds(worker_pid) - worker_cpu) / len(ids) * 1000
-                pg_per_flow = _postgres_cpu_since(pg) / len(ids) * 1000  # incl. the worker's backend
-                orders += ids
-                bare_orders += bare_ids
-                rates[clients, mode] = (shop, bare)
-                print(f"  {clients} client(s), {mode:8} SKUs: shop {shop:6.1f} flows/s | bare {bare:6.1f} flows/s |"
-                      f" ratio {shop / bare:.2f} | uvicorn CPU {cpu_per_flow:5.0f} ms/flow |"
-                      f" worker CPU {worker_per_flow:4.0f} ms/flow |"
-                      f" Postgres CPU {pg_per_flow:4.0f} ms/flow (bare {bare_pg:3.0f})")
+        def unique_orders(label: str, window: Window) -> None:
+            # every flow placed its own order
+            assert len(set(window.clients.ids)) == len(window.clients.ids)
+            (orders if label.startswith("shop") else bare_orders).extend(window.clients.ids)
+
         for clients in CLIENTS:
-            (shared, bare_shared), (distinct, bare_distinct) = rates[clients, "shared"], rates[clients, "distinct"]
-            print(f"  {clients} client(s): same SKU / distinct SKUs: shop {shared / distinct:.2f}"
-                  f" | bare {bare_shared / bare_distinct:.2f}")
+            before = load()
+            # both SKU modes in the same rounds: same SKU / distinct SKUs is a per-round ratio too
+            windows = bench.rounds(clients, PILOT["flow"][clients],
+                                   {label: job for mode in MODES for label, job in flow_jobs(mode).items()},
+                                   unique_orders)
+            for mode in MODES:
+                shop, bare = windows[f"shop {mode}"], windows[f"bare {mode}"]
+                print(f"  {clients} client(s), {mode:8} SKUs: shop {_median([w.rate for w in shop]):6.1f} flows/s |"
+                      f" bare {_median([w.rate for w in bare]):6.1f} flows/s | shop/bare {_rate_ratio(shop, bare)} |"
+                      f" server CPU per flow shop/bare ×{_cpu_ratio(shop, bare)}")
+                print(f"      CPU per shop flow: uvicorn {_median([w.uvicorn for w in shop]):4.0f} ms |"
+                      f" worker {_median([w.worker for w in shop]):4.0f} ms |"
+                      f" Postgres {_median([w.postgres for w in shop]):4.0f} ms"
+                      f" (bare: uvicorn {_median([w.uvicorn for w in bare]):3.0f} ms,"
+                      f" Postgres {_median([w.postgres for w in bare]):3.0f} ms) |"
+                      f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
+                      f" machine {_median([w.clients.busy for w in shop]):3.0%} busy | {_seconds(shop + bare)}")
+            print(f"  {clients} client(s): same SKU / distinct SKUs: shop"
+                  f" {_rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
+                  f" {_rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}")
+        # each client reads an order of its own, the shop's through BCP REST, the bare flow's by one SELECT
+        reads = {"bare": ("get", {"urls": [f"{base_url}/_bench/orders/{order}"
+                                           for order in bare_orders[:max(CLIENTS)]]}),
+                 "shop": ("get", {"urls": [f"{base_url}/bcp/v1/orders/{order}" for order in orders[:max(CLIENTS)]],
+                                  "headers": headers})}
         for clients in CLIENTS:
-            bare, _ = _rate(clients, ORDER_READS[clients],
-                            lambda c, i: str(c.get(f"/_bench/orders/{bare_orders[i % len(bare_orders)]}").json()["id"]),
-                            base_url, {})
-            shop, _ = _rate(clients, ORDER_READS[clients],
-                            lambda c, i: str(c.get(f"/bcp/v1/orders/{orders[i % len(orders)]}").json()["id"]),
-                            base_url, headers)
-            print(f"  GET order, {clients} client(s): shop {shop:6.1f} req/s | bare SELECT {bare:6.1f} req/s |"
-                  f" ratio {shop / bare:.2f}")
+
+            def answered_own_order(label: str, window: Window, clients: int = clients) -> None:
+                read = (orders if label == "shop" else bare_orders)[:clients]
+                calls = len(window.clients.ids) // clients
+                assert window.clients.ids == [order for order in read for _ in range(calls)]
+
+            windows = bench.rounds(clients, PILOT["read"][clients], reads, answered_own_order, READ_ROUNDS,
+                                   READ_WINDOW_S)
+            shop, bare = windows["shop"], windows["bare"]
+            print(f"  GET order, {clients} client(s): shop {_median([w.rate for w in shop]):6.1f} req/s |"
+                  f" bare SELECT {_median([w.rate for w in bare]):6.1f} req/s | shop/bare {_rate_ratio(shop, bare)} |"
+                  f" server CPU per req shop/bare ×{_cpu_ratio(shop, bare)} |"
+                  f" uvicorn CPU {_median([w.uvicorn for w in shop]):4.1f} ms/req"
+                  f" (bare {_median([w.uvicorn for w in bare]):3.1f}) |"
+                  f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
+                  f" {_seconds(shop + bare)}")
         counts = _per_request_statements(headers)
-        wait_for(lambda: _drained(broker), timeout=300, interval=0.2, log=worker.log)
+        bench.drain()
         assert not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()  # every task ran
         print(f"  SQL statements per request (create / update / complete / GET order; the worker's task not"
-              f" counted): shop "
-              f"{' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
+              f" counted): shop {' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
     finally:
         worker.stop()
         celery_app.control.purge()  # nothing this bench enqueued is left for the next worker
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
+        server.stop()
         with connection.cursor() as cursor:
             for table in BARE_TABLES:
                 cursor.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def _per_request_statements(headers: dict[str, str]) -> list[int]:
-    """Statements of each request of one more flow plus a GET order, through Django's test client here; its
-    task goes to the worker, as the server's do (this process is eager otherwise, tests/conftest.py)."""
+    """Statements of each request of one more flow plus a GET order, through Django's test client here (the
+    same bodies as the client processes'); its task goes to the worker, as the server's do (this process is
+    eager otherwise, tests/conftest.py)."""
     client = Client(headers=headers)
     counts: list[int] = []
+
+    def send(method: str, path: str, body: dict[str, Any], **extra: str) -> dict[str, Any]:
+        with CaptureQueriesContext(connection) as queries:
+            response = getattr(client, method)(f"/bcp/v1{path}", data=json.dumps(body),
+                                               content_type="application/json", headers=extra)
+        counts.append(len(queries))
+        return response.json()
+
     celery_app.conf.task_always_eager = False
     try:
-        done = _shop_requests(client, "SKU-BENCH", counts)[-1].json()
+        created = send("post", "/checkout-sessions", create_body("SKU-BENCH"))
+        updated = send("put", f"/checkout-sessions/{created['id']}", update_body(created, "SKU-BENCH", SP))
+        assert updated["status"] == "ready_for_complete", updated.get("messages")
+        done = send("post", f"/checkout-sessions/{created['id']}/complete", COMPLETE,
+                    **{"Idempotency-Key": str(uuid.uuid4())})
+        assert done["status"] == "completed", done.get("messages")
     finally:
         celery_app.conf.task_always_eager = True
     with CaptureQueriesContext(connection) as queries:
         assert client.get(f"/bcp/v1/orders/{done['order']['id']}").status_code == 200
     return [*counts, len(queries)]
-
-
-def _up(base_url: str) -> bool:
-    try:
-        return httpx.get(f"{base_url}/.well-known/bcp", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
