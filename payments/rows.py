@@ -86,10 +86,18 @@ def update_where(
     *,
     where: Mapping[str, Any] | None = None,
     event: models.Model | None = None,
+    guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
     """`UPDATE … SET fields WHERE pk = … [AND column = value …] RETURNING pk`, with `event` inserted in the
     same statement when the row matched. The values are the instance's own; auto_now fields are written
-    too. False when no row matched (nothing written: the row moved on)."""
+    too. False when no row matched (nothing written: the row moved on).
+
+    `guard`: a conditional write of another row (an `UPDATE … WHERE … RETURNING …`, e.g. taking stock) that
+    must succeed first: the row is updated only when the guard wrote its row, all in one statement, so
+    False means neither was written. The caller holds the row's lock (no `where` with a guard: a guard that
+    wrote while the row did not match would be a write without its consequence)."""
+    if guard is not None and where:
+        raise ValueError("update_where: a guard needs the row locked, not a where condition")
     meta = instance._meta
     quote = connection.ops.quote_name
     chosen = [meta.get_field(name) for name in fields]
@@ -103,8 +111,22 @@ def update_where(
         field = meta.get_field(name)
         conditions.append(f"{quote(field.column)} = %s")
         params.append(field.get_db_prep_value(value, connection))
+    if guard is not None and connection.vendor != "postgresql":
+        if _run(*guard) is None:  # SQLite: the guard first, in the caller's transaction
+            return False
+        guard = None
+    if guard is not None:
+        conditions.append("EXISTS (SELECT 1 FROM guard)")
     sql = (
         f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
         f" RETURNING {quote(meta.pk.column)}"
     )
-    return _run_with_event(sql, params, event) is not None
+    if guard is None:
+        return _run_with_event(sql, params, event) is not None
+    if event is None:
+        body, body_params = f"written AS ({sql}) SELECT * FROM written", params  # noqa: S608
+    else:
+        combined, body_params = _with_event(sql, params, event)
+        body = combined.removeprefix("WITH ")
+    guard_sql, guard_params = guard
+    return _run(f"WITH guard AS ({guard_sql}), {body}", [*guard_params, *body_params]) is not None

@@ -20,7 +20,7 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from shop.models import Variant
@@ -66,6 +66,15 @@ def stock_reserve(
         if failed:
             # Leave the atomic block by exception so the savepoint undoes the units taken above.
             raise StockUnavailable(failed)
+
+
+def stock_take_sql(*, variant_pk: int, quantity: int) -> tuple[str, list[int]]:
+    """`stock_reserve` of one variant as a statement for the caller's own (`payments.rows.update_where`'s
+    guard): the same conditional UPDATE, returning the variant's id when the units were taken."""
+    table = connection.ops.quote_name(Variant._meta.db_table)
+    stock, pk = (connection.ops.quote_name(Variant._meta.get_field(name).column) for name in ("stock", "id"))
+    sql = f"UPDATE {table} SET {stock} = {stock} - %s WHERE {pk} = %s AND {stock} >= %s RETURNING {pk}"  # noqa: S608
+    return sql, [quantity, variant_pk, quantity]
 
 
 def stock_release(*, items: Iterable[tuple[int, int]]) -> None:

@@ -45,7 +45,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import evaluate
-from shop.checkout.hold import instrument_problem, lines_of, reserve, unreserve
+from shop.checkout.hold import instrument_problem, lines_of, reserve, reserve_and_save_status, unreserve
 from shop.checkout.pix import (
     INSTRUMENT_PATH,
     charge_errors,
@@ -180,6 +180,11 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
                 checkout.save()
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
             lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+            if chosen.type == "card":
+                attached, checkout.payment_txid = checkout.payment_txid, ""  # "no payment attached yet"
+                if reserve_and_save_status(checkout, lines, ev, STATUS_IN_PROGRESS, "payment_pending"):
+                    return checkout  # stock, checkout and event in one statement
+                checkout.payment_txid = attached  # not enough stock: `reserve` below says which line
             blocking = reserve(checkout, lines, ev)
             if blocking:
                 save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)

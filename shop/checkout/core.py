@@ -9,6 +9,7 @@ import functools
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -117,10 +118,12 @@ def save_with_event(
     *,
     fields: list[str] | None = None,
     where: dict[str, object] | None = None,
+    guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
     """The checkout's UPDATE and its event in one statement (`payments.rows.update_where`). `fields`: the
     columns to write (default: all of them, as `save()` writes, the unreserved order number left out);
-    `where`: columns the row must still have, else nothing is written and the answer is False."""
+    `where`: columns the row must still have, else nothing is written and the answer is False.
+    `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
     from payments.rows import update_where
 
     if checkout.pk is None:
@@ -133,7 +136,8 @@ def save_with_event(
             for field in Checkout._meta.concrete_fields
             if not field.primary_key and not (field.name == "order_number" and checkout.order_number is None)
         ]
-    return update_where(checkout, fields, where=where, event=_event_of(checkout, kind, from_status, detail))
+    event_row = _event_of(checkout, kind, from_status, detail)
+    return update_where(checkout, fields, where=where, event=event_row, guard=guard)
 
 
 ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout

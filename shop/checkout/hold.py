@@ -13,12 +13,13 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from shop.checkout.catalog import LIVE_ANNOTATIONS
+from shop.checkout.core import save_with_event
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.pix import INSTRUMENT_PATH, err
 from shop.checkout.types import CheckoutMessage, PaymentInput
 from shop.coupons import coupon_redemptions_record
 from shop.models import Checkout, CheckoutLine, CouponRedemption
-from shop.stock import StockUnavailable, stock_release, stock_reserve
+from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql
 
 
 def card_handler_id() -> str:
@@ -93,6 +94,37 @@ def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> li
         ]
     checkout.stock_reserved = True
     return []
+
+
+def reserve_and_save_status(
+    checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation, status: str, kind: str
+) -> bool | None:
+    """`reserve` and `save_status` as one statement, when the reservation is one conditional UPDATE (one
+    variant to take, no coupon): the checkout and its event are written only if the units were taken.
+    True: done; False: not enough stock, nothing written (`reserve` then says which line); None: the
+    reservation needs more than one statement (use `reserve`)."""
+    items = _single_take(lines, ev)
+    if items is None:
+        return None
+    previous = checkout.status
+    checkout.status, checkout.stock_reserved = status, True
+    (variant_pk, quantity), = items
+    if save_with_event(checkout, kind, previous, guard=stock_take_sql(variant_pk=variant_pk, quantity=quantity)):
+        return True
+    checkout.status, checkout.stock_reserved = previous, False
+    return False
+
+
+def _single_take(lines: list[CheckoutLine], ev: Evaluation) -> list[tuple[int, int]] | None:
+    """The one `(variant, quantity)` to take when that is all the reservation is, else None."""
+    if ev.coupons.coupons:
+        return None
+    backorder = {line.variant_id for line in ev.lines if line.allow_backorder and line.variant_id is not None}
+    totals: dict[int, int] = {}
+    for variant_pk, quantity in _stock_items(lines):
+        if variant_pk not in backorder:
+            totals[variant_pk] = totals.get(variant_pk, 0) + quantity
+    return list(totals.items()) if len(totals) == 1 else None
 
 
 class _CouponsExhausted(Exception):

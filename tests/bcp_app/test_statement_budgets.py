@@ -40,7 +40,8 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # GET order 7 (measured inside the test transaction, i.e. savepoints where production has BEGIN/COMMIT); after
 # its first round create 9, update 13, update_pix 33, complete card 59, complete Pix 19, A2A add 16; after its
 # second round complete card 43, A2A add 11, update_pix 29. The issue's targets (create 8, update 8, complete
-# card 15, complete Pix 12, GET order 3, A2A add 10) now hold for all but complete by card.
+# card 15, complete Pix 12, GET order 3, A2A add 10) hold for all of them (complete by card since its last
+# round below).
 # A2A add 11 → 10: the checkout it reads before writing the full replacement comes with its lines in one
 # query (shop.checkout.selectors.checkout_by_public_id); update_pix 29 → 28 the same way.
 # Complete by card 43 → 26: counted against the production gateway adapter (Pagar.me v5) on a loopback fake,
@@ -74,12 +75,16 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # expectation, order event, outbox, COMMIT); the stored response 1. The issue's 15 counts one transaction;
 # no lock across the gateway call takes two, and each costs its BEGIN and COMMIT.
 # update 7 → 6, update_pix 27 → 26: a status change on update writes the checkout and its event together.
+# Complete by card 16 → 15, the issue's target: one variant and no coupon are reserved in the statement that
+# writes the checkout and its event (the stock UPDATE is the guard CTE of that UPDATE: none of the three, or
+# all; shop.checkout.hold.reserve_and_save_status). Step 1 is now BEGIN, lock with the lines, stock + checkout
+# + event, COMMIT.
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
     "create": 8,
     "update": 6,
     "update_pix": 26,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
-    "complete_card": 16,  # two transactions and the gateway call between them (see above)
+    "complete_card": 15,  # two transactions and the gateway call between them (see above)
     "complete_pix": 9,
     "get_order": 1,
     "a2a_add_to_checkout": 9,

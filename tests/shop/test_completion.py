@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from orders.models import Order
 from payments.models import PixCharge, PixRefund
@@ -375,3 +376,30 @@ def test_a_refused_status_draws_no_number() -> None:
     checkout_cancel(checkout_id=checkout.public_id)
     assert complete(checkout, CARD_OK).checkout.status == "canceled"
     assert Checkout.objects.get(pk=checkout.pk).order_number is None
+
+
+def test_stock_taken_with_the_checkout_write_is_all_or_nothing() -> None:
+    """Issue 11: one variant and no coupon reserve in the statement that writes the checkout and its event
+    (shop.checkout.hold.reserve_and_save_status); short of stock, none of the three is written."""
+    from shop.checkout.core import lock
+    from shop.checkout.evaluate import evaluate
+    from shop.checkout.hold import reserve_and_save_status
+    from shop.models import CheckoutEvent
+
+    checkout = ready_checkout(stock=10, quantity=2)
+    events = CheckoutEvent.objects.filter(checkout=checkout).count()
+    locked = lock(checkout.public_id, lines=True)
+    lines = list(locked.lines.all())
+    data = full_input(LineInput("SKU-CAFE-500G", 2, lines[0].public_id), option="pac")
+    ev = evaluate(checkout=locked, existing_lines=lines, data=data, now=timezone.now())
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=1)  # taken meanwhile by another buyer
+    assert reserve_and_save_status(locked, lines, ev, "complete_in_progress", "payment_pending") is False
+    stored = Checkout.objects.get(pk=checkout.pk)
+    assert (stored.status, stored.stock_reserved, stock()) == ("ready_for_complete", False, 1)
+    assert (locked.status, locked.stock_reserved) == ("ready_for_complete", False)
+    assert CheckoutEvent.objects.filter(checkout=checkout).count() == events
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=10)
+    assert reserve_and_save_status(locked, lines, ev, "complete_in_progress", "payment_pending") is True
+    stored = Checkout.objects.get(pk=checkout.pk)
+    assert (stored.status, stored.stock_reserved, stock()) == ("complete_in_progress", True, 8)
+    assert CheckoutEvent.objects.filter(checkout=checkout).latest("id").kind == "payment_pending"
