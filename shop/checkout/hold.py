@@ -1,7 +1,9 @@
 """What a complete holds: the instrument check, stock and coupon uses taken and given back (BCP §11.3, PIX.md §3).
 
 Stock is reserved at complete (shop/stock.py explains why) in the caller's transaction, in a savepoint,
-all-or-nothing; `unreserve` gives back what `reserve` took.
+all-or-nothing; `unreserve` gives back what `reserve` took. One variant and no coupon (the usual card
+complete) need no savepoint at all: `reserve_and_save_status` takes the units in the statement that writes
+the checkout and its event.
 """
 
 from __future__ import annotations
