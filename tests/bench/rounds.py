@@ -31,8 +31,9 @@ class Case:
     pilot: int
 
 
-def interleaved[W: Measured](cases: Mapping[str, Case], window: Callable[[str, int], W], rounds: int,
-                             seconds: float) -> dict[str, list[W]]:
+def interleaved[W: Measured](
+    cases: Mapping[str, Case], window: Callable[[str, int], W], rounds: int, seconds: float
+) -> dict[str, list[W]]:
     """`window(label, calls per client)` measures one window of a case. A pilot of each case, then `rounds`
     rounds of one window per case, the order reversed every other round. Each window's calls per client come
     from the case's latest rate, so that it lasts about `seconds`; never fewer than the pilot's."""
