@@ -9,17 +9,21 @@ import json
 import os
 import secrets
 import socket
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+from django.db import connection
 
 from tests.bcp_app.live import database_url, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+CORES = os.cpu_count() or 1
 
 
 def free_port() -> int:
@@ -142,6 +146,81 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any],
     ids = [i for r in results for i in r["ids"]]
     return Clients(len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total,
                    ended - started)
+
+
+def postgres_cpu() -> dict[int, float]:
+    """CPU seconds (utime + stime, from /proc) of every Postgres backend serving this database, by pid: the
+    server's pooled connections and the worker's (pg_stat_statements is not preloaded here, and exec time is
+    not CPU)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        pids = [row[0] for row in cursor.fetchall()]
+    cpu: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # Postgres on another machine (or the backend just ended): not measurable here
+            continue
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return cpu
+
+
+@dataclass
+class Window:
+    """One measured window: its rate, length, CPU per call (ms) of each process of the bench and the share of
+    the machine's CPU that went to other processes meanwhile (this machine is shared: it says how noisy the
+    window was)."""
+
+    clients: Clients
+    uvicorn: float
+    worker: float
+    postgres: float
+    others: float
+
+    @property
+    def rate(self) -> float:
+        return self.clients.rate
+
+    @property
+    def server_cpu(self) -> float:
+        return self.uvicorn + self.worker + self.postgres
+
+
+def measure(server: Uvicorn, kind: str, clients: int, calls: int, job: dict[str, Any], *,
+            worker_pid: int | None = None, settle: Callable[[], None] | None = None) -> Window:
+    """One window of `run_clients` on `server`, with the CPU per call of uvicorn, of the Celery worker
+    `worker_pid` (if any) and of this database's Postgres backends, counted from the release (not the
+    clients' warm-up calls). `settle` (a bench's wait for its worker to drain) runs before the counters are
+    read at the start, and after uvicorn's is read at the end."""
+    before: dict[str, Any] = {}
+
+    def release() -> None:
+        if settle is not None:
+            settle()
+        before.update(uvicorn=server.cpu(), worker=cpu_seconds(worker_pid) if worker_pid else 0.0,
+                      pg=postgres_cpu())
+
+    measured = run_clients(kind, clients, calls, job, before_go=release)
+    uvicorn = server.cpu() - before["uvicorn"]
+    if settle is not None:
+        settle()  # e.g. the worker's share of this window is done
+    worker = cpu_seconds(worker_pid) - before["worker"] if worker_pid else 0.0
+    # backends that started meanwhile count whole
+    postgres = sum(now - before["pg"].get(pid, 0.0) for pid, now in postgres_cpu().items())
+    count = len(measured.ids)
+    assert count == clients * calls  # 0 failed calls (a failed one ends its client without an answer)
+    ours = (uvicorn + worker + postgres + measured.client_cpu * count) / (measured.seconds * CORES)
+    return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000,
+                  max(0.0, measured.busy - ours))
+
+
+def noise(windows: list[Window]) -> str:
+    """Median window length and the most of the machine's CPU that other processes took in a window."""
+    return (f"windows {statistics.median([w.clients.seconds for w in windows]):.1f} s,"
+            f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
 
 
 def load() -> str:

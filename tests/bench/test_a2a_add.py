@@ -6,8 +6,13 @@ Both paths resolve the caller (BCP §3, cached profile) and call `bcp_app.operat
 one more unit of the same item; A2A adds the SDK, messageId idempotency and the A2A context. At 1 and 8
 concurrent clients (one conversation each), so a transport that serialises its requests shows as an 8/1
 ratio near 1 or below. The server is uvicorn in its own process with production settings and every client
-is a process of its own (tests/bench/live_proc.py). Prints msg/s, the ratios, the server's CPU per message
-(from /proc) and the load average; asserts only correctness (every message answered about its own
+is a process of its own (tests/bench/live_proc.py).
+
+The four cases (bare and A2A × 1 and 8 clients) run in ROUNDS interleaved rounds after a discarded pilot
+each (tests/bench/rounds.py), every window sized to last about WINDOW_S seconds, so A2A/bare and the 8/1
+ratios are taken inside each round; the medians of the per-round ratios are printed with their min–max.
+Also prints the server-side CPU per message (uvicorn + Postgres, from /proc), how busy the machine was and
+how much of it other processes took; asserts only correctness (every message answered about its own
 checkout), never time.
 """
 
@@ -30,11 +35,15 @@ from tests.bcp_app.test_a2a_helpers import (
     platform_profile,
     send_message,
 )
-from tests.bench.live_proc import Uvicorn, free_port, load, production_env, run_clients
+from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env, run_clients
+from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 
 pytestmark = [pytest.mark.postgres]
 
-CALLS = {1: 80, 8: 20}  # messages per client
+CLIENTS = (1, 8)
+PILOT = {1: 20, 8: 5}  # messages per client of a case's discarded pilot window
+ROUNDS = 5
+WINDOW_S = 1.5  # what a measured window should last
 WORKERS = 2  # uvicorn workers: one per core of the 2-core bench machine
 ADD = {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1}
 UNLIMITED = {name: "" for name in ("BCP_RATE_LIMIT_READ", "BCP_RATE_LIMIT_ANONYMOUS_READ", "BCP_RATE_LIMIT_WRITE",
@@ -55,7 +64,7 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
         a2a_url = f"{server.base_url}/bcp/a2a"
         # one conversation (and checkout) per client: concurrent clients do not queue on one checkout's lock
         conversations: list[tuple[str, str]] = []
-        for _ in range(max(CALLS)):
+        for _ in range(max(CLIENTS)):
             first = httpx.post(a2a_url, json=send_message([data({"action": "add_to_checkout",
                                                                   "product_id": "PIXEL-10-PRO"})]),
                                headers=SEED_HEADERS, timeout=60).json()
@@ -68,24 +77,32 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
                     "bodies": [{**ADD, "checkout_id": checkout} for _, checkout in conversations]}
         run_clients("a2a", WORKERS, 2, a2a_job)  # every worker warm
         run_clients("post", WORKERS, 2, bare_job)
-        print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
-              f" uvicorn {WORKERS} workers, production settings, one process per client")
-        rates = {}
-        for clients, calls in CALLS.items():
-            expected = [checkout for _, checkout in conversations[:clients] for _ in range(calls)]
-            before = load()
-            cpu = server.cpu()
-            bare = run_clients("post", clients, calls, bare_job)
-            bare_cpu = (server.cpu() - cpu) / len(bare.ids) * 1000
-            cpu = server.cpu()
-            a2a = run_clients("a2a", clients, calls, a2a_job)
-            a2a_cpu = (server.cpu() - cpu) / len(a2a.ids) * 1000
-            assert a2a.ids == expected and bare.ids == expected  # every message answered, about its own checkout
-            rates[clients] = (bare.rate, a2a.rate)
-            print(f"  {clients} client(s): bare {bare.rate:6.1f} msg/s | A2A {a2a.rate:6.1f} msg/s |"
-                  f" ratio A2A/bare {a2a.rate / bare.rate:.2f} | server CPU per message: A2A {a2a_cpu:4.1f} ms,"
-                  f" bare {bare_cpu:4.1f} ms | A2A {a2a} | {before} → {load()}")
+        jobs = {f"{kind} {clients}": (kind, clients) for clients in CLIENTS for kind in ("bare", "A2A")}
+
+        def window(label: str, calls: int) -> Window:
+            kind, clients = jobs[label]
+            measured = measure(server, "a2a" if kind == "A2A" else "post", clients, calls,
+                               a2a_job if kind == "A2A" else bare_job)
+            # every message answered, about its own client's checkout
+            assert measured.clients.ids == [checkout for _, checkout in conversations[:clients] for _ in range(calls)]
+            return measured
+
+        before = load()
+        windows = interleaved({label: Case(clients, PILOT[clients]) for label, (_, clients) in jobs.items()},
+                              window, ROUNDS, WINDOW_S)
     finally:
         server.stop()
-    print(f"  A2A throughput 8 clients / 1 client: {rates[8][1] / rates[1][1]:.2f}"
-          f" (bare view: {rates[8][0] / rates[1][0]:.2f})")
+    print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
+          f" uvicorn {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds interleaving"
+          f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max)")
+    for clients in CLIENTS:
+        bare, a2a = windows[f"bare {clients}"], windows[f"A2A {clients}"]
+        print(f"  {clients} client(s): bare {median([w.rate for w in bare]):6.1f} msg/s |"
+              f" A2A {median([w.rate for w in a2a]):6.1f} msg/s | A2A/bare {rate_ratio(a2a, bare)} |"
+              f" server CPU per message (uvicorn + Postgres): A2A {median([w.server_cpu for w in a2a]):4.1f} ms,"
+              f" bare {median([w.server_cpu for w in bare]):4.1f} ms,"
+              f" A2A/bare ×{spread(ratios([w.server_cpu for w in a2a], [w.server_cpu for w in bare]), 2)} |"
+              f" A2A client CPU {median([w.clients.client_cpu for w in a2a]) * 1000:3.1f} ms/message |"
+              f" machine {median([w.clients.busy for w in a2a + bare]):3.0%} busy | {noise(a2a + bare)}")
+    print(f"  8 clients / 1 client: A2A {rate_ratio(windows['A2A 8'], windows['A2A 1'])}"
+          f" | bare view {rate_ratio(windows['bare 8'], windows['bare 1'])} | {before} → {load()}")

@@ -1,23 +1,33 @@
 """Benchmark (issue 11): `get_order` over MCP (JSON-RPC `tools/call` through the official `mcp`
-streamable-HTTP client) against the same order read by a bare Django JSON view (same selector and
-presenter, tests/bcp_app/bench_urls.py) on the same server, at 1 and 8 concurrent clients, side by side in
-one run. The server is uvicorn in its own process with production settings (tests/bench/live_proc.py) and
-every client is a process of its own, so 8 clients are bound by neither the server's GIL nor one client
-process. Prints req/s, MCP/bare, the 8-client/1-client ratio, the server's CPU per call (from /proc) and the
-load average; asserts only correctness (every call answered with the right order id) and that the query
-count does not grow with the order's size. Run with `make bench`.
+streamable-HTTP client) against the same order read by a bare Django JSON view (tests/bcp_app/bench_urls.py:
+`order_for_bcp` and the presenter on every call, through the site's middleware, whereas `get_order` now
+reads one row and reuses the order's stored body, so MCP can beat it; both query counts are printed) on the
+same server, at 1 and 8 concurrent clients, side by side in one run. The server is uvicorn in its own
+process with production settings (tests/bench/live_proc.py) and every client is a process of its own, so 8
+clients are bound by neither the server's GIL nor one client process.
+
+The four cases (bare and MCP × 1 and 8 clients) run in ROUNDS interleaved rounds after a discarded pilot
+each (tests/bench/rounds.py), every window sized to last about WINDOW_S seconds, so the issue's ratio,
+8-client/1-client throughput, is taken inside each round as MCP/bare is; the medians of the per-round ratios
+are printed with their min–max. Also prints the server-side CPU per call (uvicorn + Postgres, from /proc),
+how busy the machine was and how much of it other processes took; asserts only correctness (every call
+answered with the right order id) and that the query count does not grow with the order's size. Run with
+`make bench`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from tests.bcp_app import bcp_fixtures
-from tests.bench.live_proc import Uvicorn, free_port, load, production_env, run_clients
+from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env, run_clients
+from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 
 # Shared fixtures (pytest finds them by name in this module).
 bcp_settings = bcp_fixtures.bcp_settings
@@ -25,7 +35,10 @@ fake_platform = bcp_fixtures.fake_platform
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
-CALLS = {1: 200, 8: 40}  # calls per client
+CLIENTS = (1, 8)
+PILOT = {1: 40, 8: 10}  # calls per client of a case's discarded pilot window
+ROUNDS = 5
+WINDOW_S = 1.5  # what a measured window should last
 WORKERS = 2  # uvicorn workers: one per core of the 2-core bench machine (the README's recommendation)
 
 
@@ -93,26 +106,34 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
         bare_job = {"url": f"{server.base_url}/_bench/bcp-orders/{small}"}
         run_clients("mcp", WORKERS, 2, mcp_job)  # every worker warm: imports, profile cache, validator
         run_clients("get", WORKERS, 2, bare_job)
-        print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
-              " production settings, one process per client")
-        rates = {}
-        for clients, calls in CALLS.items():
-            before = load()
-            cpu = server.cpu()
-            bare = run_clients("get", clients, calls, bare_job)
-            bare_cpu = (server.cpu() - cpu) / len(bare.ids) * 1e6
-            cpu = server.cpu()
-            mcp = run_clients("mcp", clients, calls, mcp_job)
-            mcp_cpu = (server.cpu() - cpu) / len(mcp.ids) * 1e6
-            assert mcp.ids == [small] * clients * calls and bare.ids == [small] * clients * calls
-            rates[clients] = (bare.rate, mcp.rate)
-            print(f"  {clients} client(s): bare {bare.rate:7.1f} req/s | MCP {mcp.rate:7.1f} req/s |"
-                  f" MCP/bare {mcp.rate / bare.rate:.2f} | server CPU per call: MCP {mcp_cpu:5.0f} µs,"
-                  f" bare {bare_cpu:5.0f} µs | MCP {mcp} | {before} → {load()}")
+        jobs = {f"{kind} {clients}": (kind, clients) for clients in CLIENTS for kind in ("bare", "MCP")}
+
+        def window(label: str, calls: int) -> Window:
+            kind, clients = jobs[label]
+            measured = measure(server, "mcp" if kind == "MCP" else "get", clients, calls,
+                               mcp_job if kind == "MCP" else bare_job)
+            assert measured.clients.ids == [small] * clients * calls  # every call answered, with this order
+            return measured
+
+        before = load()
+        windows = interleaved({label: Case(clients, PILOT[clients]) for label, (_, clients) in jobs.items()},
+                              window, ROUNDS, WINDOW_S)
     finally:
         server.stop()
-    print(f"  MCP throughput 8 clients / 1 client: {rates[8][1] / rates[1][1]:.2f}"
-          f" (bare view: {rates[8][0] / rates[1][0]:.2f})")
+    print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
+          f" production settings, one process per client; {ROUNDS} rounds interleaving bare/MCP × 1/8 clients,"
+          f" each window ≈ {WINDOW_S} s; medians (per-round min–max)")
+    for clients in CLIENTS:
+        bare, mcp = windows[f"bare {clients}"], windows[f"MCP {clients}"]
+        print(f"  {clients} client(s): bare {median([w.rate for w in bare]):6.1f} req/s |"
+              f" MCP {median([w.rate for w in mcp]):6.1f} req/s | MCP/bare {rate_ratio(mcp, bare)} |"
+              f" server CPU per call (uvicorn + Postgres): MCP {median([w.server_cpu for w in mcp]) * 1000:5.0f} µs,"
+              f" bare {median([w.server_cpu for w in bare]) * 1000:5.0f} µs,"
+              f" MCP/bare ×{spread(ratios([w.server_cpu for w in mcp], [w.server_cpu for w in bare]), 1)} |"
+              f" MCP client CPU {median([w.clients.client_cpu for w in mcp]) * 1000:3.1f} ms/call |"
+              f" machine {median([w.clients.busy for w in mcp + bare]):3.0%} busy | {noise(mcp + bare)}")
+    print(f"  8 clients / 1 client: MCP {rate_ratio(windows['MCP 8'], windows['MCP 1'])}"
+          f" | bare view {rate_ratio(windows['bare 8'], windows['bare 1'])} | {before} → {load()}")
 
     # the query count of the whole tool (auth, negotiation from cache, selector) is constant in order size
     get_order = next(tool for tool in all_tools() if tool.name == "get_order")
@@ -127,5 +148,10 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
             outcome = get_order.run(call)
         assert outcome.structured["id"] == order_id
         counts.append(len(queries))
-    print(f"  queries per get_order: 1 line {counts[1]}, 20 lines {counts[2]}")
+    # the baseline's own count, so the reader sees how much of MCP/bare is the two paths' SQL
+    from tests.bcp_app.bench_urls import bare_bcp_order
+
+    with CaptureQueriesContext(connection) as queries:
+        assert json.loads(bare_bcp_order(RequestFactory().get("/"), small).content)["id"] == small
+    print(f"  queries per get_order: 1 line {counts[1]}, 20 lines {counts[2]} | bare view (1 line) {len(queries)}")
     assert counts[1] == counts[2]

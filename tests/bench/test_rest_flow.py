@@ -22,13 +22,9 @@ flows, every order's task run), never time. `make bench`.
 from __future__ import annotations
 
 import json
-import math
 import os
-import statistics
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +41,8 @@ from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.live import CeleryWorker, wait_for
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, create_body, update_body
-from tests.bench.live_proc import Clients, Uvicorn, cpu_seconds, free_port, load, production_env, run_clients
+from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env
+from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 CLIENTS = (1, 8)
@@ -60,48 +57,6 @@ PILOT = {"flow": {1: 10, 8: 3}, "read": {1: 40, 8: 10}}  # calls per client of a
 # Limits far above what 2 cores can reach: the limiter still runs on every call, but never refuses one (the
 # defaults, 60 checkouts a minute per platform, would stop the bench in its first seconds).
 NO_LIMIT = "1000000/minute"
-CORES = os.cpu_count() or 1
-
-
-@dataclass
-class Window:
-    """One measured window: its rate, length, CPU per call (ms) of each process of the bench and the share of
-    the machine's CPU that went to other processes meanwhile (this machine is shared: it says how noisy the
-    window was)."""
-
-    clients: Clients
-    uvicorn: float
-    worker: float
-    postgres: float
-    others: float
-
-    @property
-    def rate(self) -> float:
-        return self.clients.rate
-
-    @property
-    def server_cpu(self) -> float:
-        return self.uvicorn + self.worker + self.postgres
-
-
-def _postgres_cpu() -> dict[int, float]:
-    """CPU seconds (utime + stime, from /proc) of every Postgres backend serving this database, by pid: the
-    server's pooled connections and the worker's (pg_stat_statements is not preloaded here, and exec time is
-    not CPU)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        pids = [row[0] for row in cursor.fetchall()]
-    cpu: dict[int, float] = {}
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # Postgres on another machine (or the backend just ended): not measurable here
-            continue
-        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
-    return cpu
 
 
 def _drained(broker: str) -> bool:
@@ -122,67 +77,32 @@ class Bench:
         wait_for(lambda: _drained(self.broker), timeout=300, interval=0.05, log=self.worker.log)
 
     def window(self, kind: str, clients: int, calls: int, job: dict[str, Any]) -> Window:
-        before: dict[str, Any] = {}
-
-        def release() -> None:
-            # the clients' warm-up calls are done and their tasks drained: count from here
-            self.drain()
-            before.update(uvicorn=self.server.cpu(), worker=cpu_seconds(self.worker_pid), pg=_postgres_cpu())
-
-        measured = run_clients(kind, clients, calls, job, before_go=release)
-        uvicorn = self.server.cpu() - before["uvicorn"]
-        self.drain()  # the worker's share of this window is done
-        worker = cpu_seconds(self.worker_pid) - before["worker"]
-        # backends that started meanwhile count whole
-        postgres = sum(now - before["pg"].get(pid, 0.0) for pid, now in _postgres_cpu().items())
-        count = len(measured.ids)
-        assert count == clients * calls  # 0 failed calls (a failed one ends its client without an answer)
-        ours = (uvicorn + worker + postgres + measured.client_cpu * count) / (measured.seconds * CORES)
-        return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000,
-                      max(0.0, measured.busy - ours))
+        # counted once the clients' warm-up calls are done and their tasks drained; the worker's share of the
+        # window once it has drained again
+        return measure(self.server, kind, clients, calls, job, worker_pid=self.worker_pid, settle=self.drain)
 
     def rounds(self, clients: int, pilot: int, jobs: dict[str, tuple[str, dict[str, Any]]],
                check: Callable[[str, Window], None], rounds: int = ROUNDS,
                seconds: float = WINDOW_S) -> dict[str, list[Window]]:
-        """`jobs`: label → (client kind, job). A pilot of each (warms the case, sizes its windows), then `rounds`
-        rounds of one window of each label, the order reversed every other round so that no label always runs
-        right after another (a shop window and its bare one are neighbours in every round)."""
-        rate = {label: self.window(kind, clients, pilot, job).rate for label, (kind, job) in jobs.items()}
-        windows: dict[str, list[Window]] = {label: [] for label in jobs}
-        for index in range(rounds):
-            for label in list(jobs) if index % 2 == 0 else list(jobs)[::-1]:
-                kind, job = jobs[label]
-                calls = max(pilot, math.ceil(seconds * rate[label] / clients))
-                measured = self.window(kind, clients, calls, job)
-                check(label, measured)
-                windows[label].append(measured)
-                rate[label] = measured.rate  # the next window is sized from the latest one
+        """`jobs`: label → (client kind, job), measured in interleaved rounds (tests/bench/rounds.py: a pilot
+        of each, then rounds of one window of each label, the order reversed every other round, so a shop
+        window and its bare one are neighbours in every round); `check` runs on every measured window."""
+
+        def window(label: str, calls: int) -> Window:
+            kind, job = jobs[label]
+            return self.window(kind, clients, calls, job)
+
+        windows = interleaved({label: Case(clients, pilot) for label in jobs}, window, rounds, seconds)
+        for label, measured in windows.items():
+            for each in measured:
+                check(label, each)
         return windows
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
-def _spread(values: list[float], digits: int = 2) -> str:
-    """Median of per-round values, with their range."""
-    return f"{_median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
-
-
-def _rate_ratio(top: list[Window], bottom: list[Window]) -> str:
-    return _spread([t.rate / b.rate for t, b in zip(top, bottom, strict=True)])
 
 
 def _cpu_ratio(shop: list[Window], bare: list[Window]) -> str:
     """Server-side CPU (uvicorn + worker + Postgres) per shop call over per bare call, round by round: less
     moved than the rates by whatever else the machine runs."""
-    return _spread([s.server_cpu / b.server_cpu for s, b in zip(shop, bare, strict=True)], 1)
-
-
-def _seconds(windows: list[Window]) -> str:
-    """Median window lengths and the CPU other processes of the machine took meanwhile (max over windows)."""
-    return (f"windows {_median([w.clients.seconds for w in windows]):.1f} s,"
-            f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
+    return spread(ratios([s.server_cpu for s in shop], [b.server_cpu for b in bare]), 1)
 
 
 @pytest.mark.postgres
@@ -249,19 +169,19 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                                    unique_orders)
             for mode in MODES:
                 shop, bare = windows[f"shop {mode}"], windows[f"bare {mode}"]
-                print(f"  {clients} client(s), {mode:8} SKUs: shop {_median([w.rate for w in shop]):6.1f} flows/s |"
-                      f" bare {_median([w.rate for w in bare]):6.1f} flows/s | shop/bare {_rate_ratio(shop, bare)} |"
+                print(f"  {clients} client(s), {mode:8} SKUs: shop {median([w.rate for w in shop]):6.1f} flows/s |"
+                      f" bare {median([w.rate for w in bare]):6.1f} flows/s | shop/bare {rate_ratio(shop, bare)} |"
                       f" server CPU per flow shop/bare ×{_cpu_ratio(shop, bare)}")
-                print(f"      CPU per shop flow: uvicorn {_median([w.uvicorn for w in shop]):4.0f} ms |"
-                      f" worker {_median([w.worker for w in shop]):4.0f} ms |"
-                      f" Postgres {_median([w.postgres for w in shop]):4.0f} ms"
-                      f" (bare: uvicorn {_median([w.uvicorn for w in bare]):3.0f} ms,"
-                      f" Postgres {_median([w.postgres for w in bare]):3.0f} ms) |"
-                      f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
-                      f" machine {_median([w.clients.busy for w in shop]):3.0%} busy | {_seconds(shop + bare)}")
+                print(f"      CPU per shop flow: uvicorn {median([w.uvicorn for w in shop]):4.0f} ms |"
+                      f" worker {median([w.worker for w in shop]):4.0f} ms |"
+                      f" Postgres {median([w.postgres for w in shop]):4.0f} ms"
+                      f" (bare: uvicorn {median([w.uvicorn for w in bare]):3.0f} ms,"
+                      f" Postgres {median([w.postgres for w in bare]):3.0f} ms) |"
+                      f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
+                      f" machine {median([w.clients.busy for w in shop]):3.0%} busy | {noise(shop + bare)}")
             print(f"  {clients} client(s): same SKU / distinct SKUs: shop"
-                  f" {_rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
-                  f" {_rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}")
+                  f" {rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
+                  f" {rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}")
         # each client reads an order of its own, the shop's through BCP REST, the bare flow's by one SELECT
         reads = {"bare": ("get", {"urls": [f"{base_url}/_bench/orders/{order}"
                                            for order in bare_orders[:max(CLIENTS)]]}),
@@ -277,13 +197,13 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
             windows = bench.rounds(clients, PILOT["read"][clients], reads, answered_own_order, READ_ROUNDS,
                                    READ_WINDOW_S)
             shop, bare = windows["shop"], windows["bare"]
-            print(f"  GET order, {clients} client(s): shop {_median([w.rate for w in shop]):6.1f} req/s |"
-                  f" bare SELECT {_median([w.rate for w in bare]):6.1f} req/s | shop/bare {_rate_ratio(shop, bare)} |"
+            print(f"  GET order, {clients} client(s): shop {median([w.rate for w in shop]):6.1f} req/s |"
+                  f" bare SELECT {median([w.rate for w in bare]):6.1f} req/s | shop/bare {rate_ratio(shop, bare)} |"
                   f" server CPU per req shop/bare ×{_cpu_ratio(shop, bare)} |"
-                  f" uvicorn CPU {_median([w.uvicorn for w in shop]):4.1f} ms/req"
-                  f" (bare {_median([w.uvicorn for w in bare]):3.1f}) |"
-                  f" clients {_median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
-                  f" {_seconds(shop + bare)}")
+                  f" uvicorn CPU {median([w.uvicorn for w in shop]):4.1f} ms/req"
+                  f" (bare {median([w.uvicorn for w in bare]):3.1f}) |"
+                  f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
+                  f" {noise(shop + bare)}")
         counts = _per_request_statements(headers)
         bench.drain()
         assert not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()  # every task ran
