@@ -223,6 +223,29 @@ def noise(windows: list[Window]) -> str:
             f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
 
 
+def print_against_bare(windows: dict[str, list[Window]], kind: str, clients: tuple[int, ...], *, unit: str,
+                       per: str, cpu_in_us: bool, cpu_digits: int, load_before: str) -> None:
+    """The MCP and A2A benches' summary: `kind` against the bare view at each client count, then 8 clients
+    against 1 (the issue's target); `windows` keyed "bare N" / "<kind> N", as `rounds.interleaved` gives."""
+    from tests.bench.rounds import median, rate_ratio, ratios, spread
+
+    scale, cpu_unit, width = (1000, "µs", "5.0f") if cpu_in_us else (1, "ms", "4.1f")
+    for count in clients:
+        bare, ours = windows[f"bare {count}"], windows[f"{kind} {count}"]
+        server = [w.server_cpu for w in ours]
+        baseline = [w.server_cpu for w in bare]
+        print(f"  {count} client(s): bare {median([w.rate for w in bare]):6.1f} {unit} |"
+              f" {kind} {median([w.rate for w in ours]):6.1f} {unit} | {kind}/bare {rate_ratio(ours, bare)} |"
+              f" server CPU per {per} (uvicorn + Postgres): {kind} {median(server) * scale:{width}} {cpu_unit},"
+              f" bare {median(baseline) * scale:{width}} {cpu_unit},"
+              f" {kind}/bare ×{spread(ratios(server, baseline), cpu_digits)} |"
+              f" {kind} client CPU {median([w.clients.client_cpu for w in ours]) * 1000:3.1f} ms/{per} |"
+              f" machine {median([w.clients.busy for w in ours + bare]):3.0%} busy | {noise(ours + bare)}")
+    low, high = min(clients), max(clients)
+    print(f"  {high} clients / {low} client: {kind} {rate_ratio(windows[f'{kind} {high}'], windows[f'{kind} {low}'])}"
+          f" | bare view {rate_ratio(windows[f'bare {high}'], windows[f'bare {low}'])} | {load_before} → {load()}")
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"

@@ -35,8 +35,9 @@ from tests.bcp_app.test_a2a_helpers import (
     platform_profile,
     send_message,
 )
-from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env, run_clients
-from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
+from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, production_env, run_clients
+from tests.bench.live_proc import print_against_bare as summary
+from tests.bench.rounds import Case, interleaved
 
 pytestmark = [pytest.mark.postgres]
 
@@ -95,14 +96,4 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
     print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
           f" uvicorn {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds interleaving"
           f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max)")
-    for clients in CLIENTS:
-        bare, a2a = windows[f"bare {clients}"], windows[f"A2A {clients}"]
-        print(f"  {clients} client(s): bare {median([w.rate for w in bare]):6.1f} msg/s |"
-              f" A2A {median([w.rate for w in a2a]):6.1f} msg/s | A2A/bare {rate_ratio(a2a, bare)} |"
-              f" server CPU per message (uvicorn + Postgres): A2A {median([w.server_cpu for w in a2a]):4.1f} ms,"
-              f" bare {median([w.server_cpu for w in bare]):4.1f} ms,"
-              f" A2A/bare ×{spread(ratios([w.server_cpu for w in a2a], [w.server_cpu for w in bare]), 2)} |"
-              f" A2A client CPU {median([w.clients.client_cpu for w in a2a]) * 1000:3.1f} ms/message |"
-              f" machine {median([w.clients.busy for w in a2a + bare]):3.0%} busy | {noise(a2a + bare)}")
-    print(f"  8 clients / 1 client: A2A {rate_ratio(windows['A2A 8'], windows['A2A 1'])}"
-          f" | bare view {rate_ratio(windows['bare 8'], windows['bare 1'])} | {before} → {load()}")
+    summary(windows, "A2A", CLIENTS, unit="msg/s", per="message", cpu_in_us=False, cpu_digits=2, load_before=before)

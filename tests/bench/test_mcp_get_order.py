@@ -26,8 +26,9 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from tests.bcp_app import bcp_fixtures
-from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env, run_clients
-from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
+from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, production_env, run_clients
+from tests.bench.live_proc import print_against_bare as summary
+from tests.bench.rounds import Case, interleaved
 
 # Shared fixtures (pytest finds them by name in this module).
 bcp_settings = bcp_fixtures.bcp_settings
@@ -123,17 +124,7 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
     print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
           f" production settings, one process per client; {ROUNDS} rounds interleaving bare/MCP × 1/8 clients,"
           f" each window ≈ {WINDOW_S} s; medians (per-round min–max)")
-    for clients in CLIENTS:
-        bare, mcp = windows[f"bare {clients}"], windows[f"MCP {clients}"]
-        print(f"  {clients} client(s): bare {median([w.rate for w in bare]):6.1f} req/s |"
-              f" MCP {median([w.rate for w in mcp]):6.1f} req/s | MCP/bare {rate_ratio(mcp, bare)} |"
-              f" server CPU per call (uvicorn + Postgres): MCP {median([w.server_cpu for w in mcp]) * 1000:5.0f} µs,"
-              f" bare {median([w.server_cpu for w in bare]) * 1000:5.0f} µs,"
-              f" MCP/bare ×{spread(ratios([w.server_cpu for w in mcp], [w.server_cpu for w in bare]), 1)} |"
-              f" MCP client CPU {median([w.clients.client_cpu for w in mcp]) * 1000:3.1f} ms/call |"
-              f" machine {median([w.clients.busy for w in mcp + bare]):3.0%} busy | {noise(mcp + bare)}")
-    print(f"  8 clients / 1 client: MCP {rate_ratio(windows['MCP 8'], windows['MCP 1'])}"
-          f" | bare view {rate_ratio(windows['bare 8'], windows['bare 1'])} | {before} → {load()}")
+    summary(windows, "MCP", CLIENTS, unit="req/s", per="call", cpu_in_us=True, cpu_digits=1, load_before=before)
 
     # the query count of the whole tool (auth, negotiation from cache, selector) is constant in order size
     get_order = next(tool for tool in all_tools() if tool.name == "get_order")
