@@ -35,15 +35,6 @@ def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str,
     return f"INSERT INTO {quote(meta.db_table)} ({columns}) {rows}", values
 
 
-def _with_event(main_sql: str, params: list[Any], event: models.Model | None) -> tuple[str, list[Any]]:
-    """`main_sql` (ending in RETURNING pk) with `event` inserted only when it wrote a row; yields the pk."""
-    if event is None:
-        return main_sql, params
-    event_sql, event_params = _insert_sql(event, source="written")
-    sql = f"WITH written AS ({main_sql}), logged AS ({event_sql}) SELECT * FROM written"  # noqa: S608
-    return sql, [*params, *event_params]
-
-
 def _run(sql: str, params: list[Any]) -> Any:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -51,14 +42,38 @@ def _run(sql: str, params: list[Any]) -> Any:
     return None if row is None else row[0]
 
 
-def _run_with_event(main_sql: str, params: list[Any], event: models.Model | None) -> Any:
-    if event is not None and connection.vendor != "postgresql":
-        # SQLite (the embedded `make run`) has no data-modifying CTE: the event is a second statement.
+def _one_statement() -> bool:
+    # SQLite (the embedded `make run`) has no data-modifying CTE: there the parts run one after another, in
+    # the caller's transaction.
+    return connection.vendor == "postgresql"
+
+
+def _write(
+    main_sql: str, params: list[Any], *, event: models.Model | None = None, guard: tuple[str, list[Any]] | None = None
+) -> Any:
+    """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event`, one data-modifying CTE each:
+    `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
+    `guard`. Returns the pk written, or None."""
+    if not _one_statement():
+        if guard is not None and _run(*guard) is None:
+            return None
         pk = _run(main_sql, params)
-        if pk is not None:
+        if pk is not None and event is not None:
             event.save()
         return pk
-    return _run(*_with_event(main_sql, params, event))
+    if guard is None and event is None:
+        return _run(main_sql, params)
+    parts, values = [], []
+    if guard is not None:
+        parts.append(f"guard AS ({guard[0]})")
+        values += guard[1]
+    parts.append(f"written AS ({main_sql})")
+    values += params
+    if event is not None:
+        event_sql, event_params = _insert_sql(event, source="written")
+        parts.append(f"logged AS ({event_sql})")
+        values += event_params
+    return _run(f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
 
 
 def insert_once(instance: models.Model, conflict: Sequence[str], *, event: models.Model | None = None) -> bool:
@@ -71,7 +86,7 @@ def insert_once(instance: models.Model, conflict: Sequence[str], *, event: model
     sql, params = _insert_sql(instance)
     target = ", ".join(quote(meta.get_field(name).column) for name in conflict)
     sql += f" ON CONFLICT ({target}) DO NOTHING RETURNING {quote(meta.pk.column)}"
-    pk = _run_with_event(sql, params, event)
+    pk = _write(sql, params, event=event)
     if pk is None:
         return False
     instance.pk = pk
@@ -111,22 +126,10 @@ def update_where(
         field = meta.get_field(name)
         conditions.append(f"{quote(field.column)} = %s")
         params.append(field.get_db_prep_value(value, connection))
-    if guard is not None and connection.vendor != "postgresql":
-        if _run(*guard) is None:  # SQLite: the guard first, in the caller's transaction
-            return False
-        guard = None
-    if guard is not None:
+    if guard is not None and _one_statement():
         conditions.append("EXISTS (SELECT 1 FROM guard)")
     sql = (
         f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
         f" RETURNING {quote(meta.pk.column)}"
     )
-    if guard is None:
-        return _run_with_event(sql, params, event) is not None
-    if event is None:
-        body, body_params = f"written AS ({sql}) SELECT * FROM written", params  # noqa: S608
-    else:
-        combined, body_params = _with_event(sql, params, event)
-        body = combined.removeprefix("WITH ")
-    guard_sql, guard_params = guard
-    return _run(f"WITH guard AS ({guard_sql}), {body}", [*guard_params, *body_params]) is not None
+    return _write(sql, params, event=event, guard=guard) is not None
