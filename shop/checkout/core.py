@@ -121,7 +121,7 @@ def save_with_event(
     guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
     """The checkout's UPDATE and its event in one statement (`payments.rows.update_where`). `fields`: the
-    columns to write (default: all of them, as `save()` writes, the unreserved order number left out);
+    columns to write (default: `Checkout.written_fields()`, what `save()` writes);
     `where`: columns the row must still have, else nothing is written and the answer is False.
     `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
     from payments.rows import update_where
@@ -131,11 +131,7 @@ def save_with_event(
         event(checkout, kind, from_status, detail)
         return True
     if fields is None:
-        fields = [
-            field.name
-            for field in Checkout._meta.concrete_fields
-            if not field.primary_key and not (field.name == "order_number" and checkout.order_number is None)
-        ]
+        fields = checkout.written_fields()
     event_row = _event_of(checkout, kind, from_status, detail)
     return update_where(checkout, fields, where=where, event=event_row, guard=guard)
 
@@ -164,7 +160,7 @@ def lock(
     `number`: a checkout ready for complete without an order number gets one reserved in the same statement
     (`checkout.reserved_number`; complete stores it, so placement draws none and a retry keeps it).
     `lines`: the lines come in the same statement (`checkout.lines.all()`, in position order, each with its
-    variant's live columns as `lines_of(with_stock=True)` gives them); the checkout's row is the one locked.
+    variant's live columns, `LIVE_ANNOTATIONS`); the checkout's row is the one locked.
     """
     if lines:
         rows = (

@@ -268,12 +268,16 @@ class Checkout(models.Model):
         # (shop/checkout/pix.py): a full save of a copy loaded before it never writes the column back to NULL.
         updating_all = not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert")
         if updating_all and self.order_number is None:
-            kwargs["update_fields"] = [
-                field.attname
-                for field in self._meta.concrete_fields
-                if not field.primary_key and field.name != "order_number"
-            ]
+            kwargs["update_fields"] = self.written_fields()
         super().save(*args, **kwargs)
+
+    def written_fields(self) -> list[str]:
+        """What a full save of this copy writes: every column, the order number only once this copy has one."""
+        return [
+            field.name
+            for field in self._meta.concrete_fields
+            if not field.primary_key and not (field.name == "order_number" and self.order_number is None)
+        ]
 
     @property
     def is_terminal(self) -> bool:
