@@ -56,21 +56,25 @@ def stock_reserve(
         )
     failed: list[int] = []
     # savepoint=False: no atomic block at all (leaving one by exception would doom the caller's transaction)
-    with transaction.atomic() if savepoint else contextlib.nullcontext():
-        for variant_pk, quantity in wanted:
-            if variant_pk in backorder:
-                continue
-            taken = Variant.objects.filter(pk=variant_pk, stock__gte=quantity).update(stock=F("stock") - quantity)
-            if taken != 1:
+    with transaction.atomic() if savepoint else contextlib.nullcontext(), connection.cursor() as cursor:
+        for variant_pk, quantity in stock_to_take(wanted, backorder):
+            cursor.execute(*stock_take_sql(variant_pk=variant_pk, quantity=quantity))
+            if cursor.fetchone() is None:
                 failed.append(variant_pk)
         if failed:
             # Leave the atomic block by exception so the savepoint undoes the units taken above.
             raise StockUnavailable(failed)
 
 
+def stock_to_take(items: Iterable[tuple[int, int]], backorder: set[int]) -> list[tuple[int, int]]:
+    """What a reservation of `items` takes: one `(variant_pk, quantity)` per variant, in primary-key order
+    (the lock order), the variants made to order left out."""
+    return [(pk, quantity) for pk, quantity in _aggregate(items) if pk not in backorder]
+
+
 def stock_take_sql(*, variant_pk: int, quantity: int) -> tuple[str, list[int]]:
-    """`stock_reserve` of one variant as a statement for the caller's own (`payments.rows.update_where`'s
-    guard): the same conditional UPDATE, returning the variant's id when the units were taken."""
+    """The conditional UPDATE that takes one variant's units, returning its id when they were taken: run by
+    `stock_reserve`, or as the guard of a caller's own statement (`payments.rows.update_where`)."""
     table = connection.ops.quote_name(Variant._meta.db_table)
     stock, pk = (connection.ops.quote_name(Variant._meta.get_field(name).column) for name in ("stock", "id"))
     sql = f"UPDATE {table} SET {stock} = {stock} - %s WHERE {pk} = %s AND {stock} >= %s RETURNING {pk}"  # noqa: S608

@@ -14,14 +14,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from shop.checkout.catalog import LIVE_ANNOTATIONS
 from shop.checkout.core import save_with_event
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.pix import INSTRUMENT_PATH, err
 from shop.checkout.types import CheckoutMessage, PaymentInput
 from shop.coupons import coupon_redemptions_record
 from shop.models import Checkout, CheckoutLine, CouponRedemption
-from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql
+from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 
 
 def card_handler_id() -> str:
@@ -50,26 +49,26 @@ def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = 
     return err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
 
 
-def lines_of(checkout: Checkout, *, with_stock: bool = False) -> list[CheckoutLine]:
-    """The checkout's lines in position order; `with_stock` annotates each with its variant's price, stock and
-    flags (shop/checkout/catalog.py), so an evaluation needs no query of its own for the lines it keeps."""
-    rows = CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id")
-    if with_stock:
-        rows = rows.annotate(**LIVE_ANNOTATIONS)
-    return list(rows)
+def lines_of(checkout: Checkout) -> list[CheckoutLine]:
+    """The checkout's lines in position order."""
+    return list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
 
 
 def _stock_items(lines: list[CheckoutLine]) -> list[tuple[int, int]]:
     return [(line.variant_id, line.quantity) for line in lines if line.variant_id is not None]
 
 
+def _backorder(ev: Evaluation) -> set[int]:
+    """The evaluated lines' variants that are made to order (no stock is taken for them)."""
+    return {line.variant_id for line in ev.lines if line.allow_backorder and line.variant_id is not None}
+
+
 def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
     """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
-    items = _stock_items(lines)
-    backorder = {line.variant_id for line in ev.lines if line.allow_backorder and line.variant_id is not None}
+    items, backorder = _stock_items(lines), _backorder(ev)
     # The savepoint gives back the units taken so far if anything after them fails. One conditional UPDATE
     # and no coupon takes nothing when it fails, so it needs none (two statements fewer).
-    single = len({pk for pk, _ in items} - backorder) <= 1 and not ev.coupons.coupons
+    single = len(stock_to_take(items, backorder)) <= 1 and not ev.coupons.coupons
     try:
         with transaction.atomic() if not single else contextlib.nullcontext():
             stock_reserve(items=items, backorder=backorder, savepoint=False)
@@ -105,28 +104,16 @@ def reserve_and_save_status(
     variant to take, no coupon): the checkout and its event are written only if the units were taken.
     True: done; False: not enough stock, nothing written (`reserve` then says which line); None: the
     reservation needs more than one statement (use `reserve`)."""
-    items = _single_take(lines, ev)
-    if items is None:
+    wanted = stock_to_take(_stock_items(lines), _backorder(ev))
+    if len(wanted) != 1 or ev.coupons.coupons:
         return None
     previous = checkout.status
     checkout.status, checkout.stock_reserved = status, True
-    (variant_pk, quantity), = items
+    (variant_pk, quantity), = wanted
     if save_with_event(checkout, kind, previous, guard=stock_take_sql(variant_pk=variant_pk, quantity=quantity)):
         return True
     checkout.status, checkout.stock_reserved = previous, False
     return False
-
-
-def _single_take(lines: list[CheckoutLine], ev: Evaluation) -> list[tuple[int, int]] | None:
-    """The one `(variant, quantity)` to take when that is all the reservation is, else None."""
-    if ev.coupons.coupons:
-        return None
-    backorder = {line.variant_id for line in ev.lines if line.allow_backorder and line.variant_id is not None}
-    totals: dict[int, int] = {}
-    for variant_pk, quantity in _stock_items(lines):
-        if variant_pk not in backorder:
-            totals[variant_pk] = totals.get(variant_pk, 0) + quantity
-    return list(totals.items()) if len(totals) == 1 else None
 
 
 class _CouponsExhausted(Exception):
