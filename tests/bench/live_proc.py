@@ -223,6 +223,33 @@ def noise(windows: list[Window]) -> str:
             f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
 
 
+def windows_against_bare(
+    server: Uvicorn, kind: str, ours: tuple[str, dict[str, Any]], bare: tuple[str, dict[str, Any]], *,
+    clients: tuple[int, ...], pilot: dict[int, int], rounds: int, window_s: float, workers: int,
+    expected_ids: Callable[[int, int], list[str]],
+) -> tuple[dict[str, list[Window]], str]:
+    """The MCP and A2A benches' measurement: every uvicorn worker warmed by both client kinds, then
+    `rounds.interleaved` windows of `kind` and of the bare view at each client count, keyed "bare N" /
+    "<kind> N"; every window's answers must be `expected_ids(clients, calls)`. Also the load before."""
+    from tests.bench.rounds import Case, interleaved
+
+    (our_client, our_job), (bare_client, bare_job) = ours, bare
+    run_clients(our_client, workers, 2, our_job)  # every worker warm: imports, profile cache, validator
+    run_clients(bare_client, workers, 2, bare_job)
+    jobs = {f"{name} {count}": (name, count) for count in clients for name in ("bare", kind)}
+
+    def window(label: str, calls: int) -> Window:
+        name, count = jobs[label]
+        client, job = ours if name == kind else bare
+        measured = measure(server, client, count, calls, job)
+        assert measured.clients.ids == expected_ids(count, calls)
+        return measured
+
+    before = load()
+    cases = {label: Case(count, pilot[count]) for label, (_, count) in jobs.items()}
+    return interleaved(cases, window, rounds, window_s), before
+
+
 def print_against_bare(windows: dict[str, list[Window]], kind: str, clients: tuple[int, ...], *, unit: str,
                        per: str, cpu_in_us: bool, cpu_digits: int, load_before: str) -> None:
     """The MCP and A2A benches' summary: `kind` against the bare view at each client count, then 8 clients

@@ -35,9 +35,8 @@ from tests.bcp_app.test_a2a_helpers import (
     platform_profile,
     send_message,
 )
-from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, production_env, run_clients
+from tests.bench.live_proc import Uvicorn, free_port, production_env, windows_against_bare
 from tests.bench.live_proc import print_against_bare as summary
-from tests.bench.rounds import Case, interleaved
 
 pytestmark = [pytest.mark.postgres]
 
@@ -76,21 +75,12 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
                    "contexts": [context for context, _ in conversations]}
         bare_job = {"url": f"{server.base_url}/_bench/a2a-add", "headers": SEED_HEADERS,
                     "bodies": [{**ADD, "checkout_id": checkout} for _, checkout in conversations]}
-        run_clients("a2a", WORKERS, 2, a2a_job)  # every worker warm
-        run_clients("post", WORKERS, 2, bare_job)
-        jobs = {f"{kind} {clients}": (kind, clients) for clients in CLIENTS for kind in ("bare", "A2A")}
-
-        def window(label: str, calls: int) -> Window:
-            kind, clients = jobs[label]
-            measured = measure(server, "a2a" if kind == "A2A" else "post", clients, calls,
-                               a2a_job if kind == "A2A" else bare_job)
-            # every message answered, about its own client's checkout
-            assert measured.clients.ids == [checkout for _, checkout in conversations[:clients] for _ in range(calls)]
-            return measured
-
-        before = load()
-        windows = interleaved({label: Case(clients, PILOT[clients]) for label, (_, clients) in jobs.items()},
-                              window, ROUNDS, WINDOW_S)
+        # every message answered, about its own client's checkout
+        windows, before = windows_against_bare(
+            server, "A2A", ("a2a", a2a_job), ("post", bare_job), clients=CLIENTS, pilot=PILOT, rounds=ROUNDS,
+            window_s=WINDOW_S, workers=WORKERS,
+            expected_ids=lambda count, calls: [checkout for _, checkout in conversations[:count] for _ in range(calls)],
+        )
     finally:
         server.stop()
     print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"

@@ -26,9 +26,8 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from tests.bcp_app import bcp_fixtures
-from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, production_env, run_clients
+from tests.bench.live_proc import Uvicorn, free_port, production_env, windows_against_bare
 from tests.bench.live_proc import print_against_bare as summary
-from tests.bench.rounds import Case, interleaved
 
 # Shared fixtures (pytest finds them by name in this module).
 bcp_settings = bcp_fixtures.bcp_settings
@@ -105,20 +104,11 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
         mcp_job = {"url": f"{server.base_url}/bcp/mcp", "headers": {"authorization": f"Bearer {created.api_key}"},
                    "tool": "get_order", "arguments": arguments}
         bare_job = {"url": f"{server.base_url}/_bench/bcp-orders/{small}"}
-        run_clients("mcp", WORKERS, 2, mcp_job)  # every worker warm: imports, profile cache, validator
-        run_clients("get", WORKERS, 2, bare_job)
-        jobs = {f"{kind} {clients}": (kind, clients) for clients in CLIENTS for kind in ("bare", "MCP")}
-
-        def window(label: str, calls: int) -> Window:
-            kind, clients = jobs[label]
-            measured = measure(server, "mcp" if kind == "MCP" else "get", clients, calls,
-                               mcp_job if kind == "MCP" else bare_job)
-            assert measured.clients.ids == [small] * clients * calls  # every call answered, with this order
-            return measured
-
-        before = load()
-        windows = interleaved({label: Case(clients, PILOT[clients]) for label, (_, clients) in jobs.items()},
-                              window, ROUNDS, WINDOW_S)
+        windows, before = windows_against_bare(
+            server, "MCP", ("mcp", mcp_job), ("get", bare_job), clients=CLIENTS, pilot=PILOT, rounds=ROUNDS,
+            window_s=WINDOW_S, workers=WORKERS,
+            expected_ids=lambda count, calls: [small] * count * calls,  # every call answered, with this order
+        )
     finally:
         server.stop()
     print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
