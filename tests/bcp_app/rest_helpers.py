@@ -10,6 +10,14 @@ from django.test import Client
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 PIX = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
+# a card instrument the sandbox gateway approves
+CARD = {
+    "id": "instr_card",
+    "handler_id": "gpay",
+    "type": "card",
+    "selected": True,
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
 SP = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",
       "extended_address": "Apto 45 - Jardim Paulista", "address_locality": "São Paulo", "address_region": "SP",
       "postal_code": "01310-100", "address_country": "BR"}

@@ -19,19 +19,12 @@ from django.test.utils import CaptureQueriesContext
 from bcp_app.platforms import NewPlatform, platform_create
 from orders.models import Order
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import PIX, call, catalog, full_update
+from tests.bcp_app.rest_helpers import CARD, PIX, call, catalog, full_update
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme
 
 # Real transactions, so the count is what production runs (BEGIN/COMMIT, not the test's savepoints).
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
 
-CARD = {
-    "id": "instr_card",
-    "handler_id": "gpay",
-    "type": "card",
-    "selected": True,
-    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
-}
 PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_approved"}}
 
 # Ceilings, counted as Django counts them (BEGIN, COMMIT and savepoints included) for the request itself,

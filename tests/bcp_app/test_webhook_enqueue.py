@@ -16,16 +16,9 @@ from django.test import Client
 from bcp_app.platforms import platform_create
 from bcp_app.tasks import prepare_order_webhook
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import call, catalog, create, full_update
+from tests.bcp_app.rest_helpers import CARD, call, catalog, create, full_update
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
-CARD = {
-    "id": "instr_card",
-    "handler_id": "gpay",
-    "type": "card",
-    "selected": True,
-    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
-}
 
 
 @pytest.fixture
