@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bcp_app import ap2, presenters, ratelimit
@@ -100,6 +100,19 @@ def _input_error(exc: Exception) -> ProtocolError:
 # --- checkout -------------------------------------------------------------------------------------------
 
 
+def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
+    """An engine write on an existing checkout: its result, `not_found`, or the engine's input error."""
+    from shop import services
+
+    try:
+        result = call()
+    except services.CheckoutNotFound:
+        return not_found_checkout(ctx)
+    except services.CheckoutInputError as exc:
+        raise _input_error(exc) from exc
+    return checkout_result(ctx, result)
+
+
 def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:
     from shop import services
 
@@ -154,14 +167,8 @@ def update_checkout(
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
-    try:
-        result = services.checkout_update(checkout_id=str(checkout_id), owner=ctx.platform_id,
-                                          data=_checkout_input(ctx, request, update=True))
-    except services.CheckoutNotFound:
-        return not_found_checkout(ctx)
-    except services.CheckoutInputError as exc:
-        raise _input_error(exc) from exc
-    return checkout_result(ctx, result)
+    return _engine(ctx, lambda: services.checkout_update(checkout_id=str(checkout_id), owner=ctx.platform_id,
+                                                         data=_checkout_input(ctx, request, update=True)))
 
 
 def complete_checkout(
@@ -182,13 +189,8 @@ def complete_checkout(
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
     data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=_offered(ctx))
-    try:
-        result = services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id, data=data)
-    except services.CheckoutNotFound:
-        return not_found_checkout(ctx)
-    except services.CheckoutInputError as exc:
-        raise _input_error(exc) from exc
-    return checkout_result(ctx, result)
+    return _engine(ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id,
+                                                           data=data))
 
 
 def cancel_checkout(
@@ -199,10 +201,6 @@ def cancel_checkout(
     validate(CheckoutCancelRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
-    try:
-        result = services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.platform_id)
-    except services.CheckoutNotFound:
-        return not_found_checkout(ctx)
-    return checkout_result(ctx, result)
+    return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.platform_id))
 
 
