@@ -16,19 +16,16 @@ def purge_idempotency_records() -> int:
 def prepare_order_webhook(
     self: object, order_id: str, event: str, source_key: str | None = None, snapshot: str = ""
 ) -> str:
+    """An order event whose platform profile could not be read when the order's task ran: retried until the
+    profile answers, then prepared and tried at once as there."""
     try:
-        delivery = webhooks.order_webhook_prepare(
-            order_id=order_id, event=event, source_key=source_key, snapshot=snapshot
-        )
+        return webhooks.order_webhook_send(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot)
     except webhooks.WebhookNotReady as exc:
         if self.request.is_eager:  # type: ignore[attr-defined]  # in-process mode: no broker to retry with
             return "profile_unreachable"
         # The platform profile is unreachable: try again later (≈ 25 h in total with the cap).
         countdown = min(1800, 30 * 2 ** self.request.retries)  # type: ignore[attr-defined]
         raise self.retry(exc=exc, countdown=countdown) from exc  # type: ignore[attr-defined]
-    if delivery is None:
-        return "none"
-    return webhooks.webhook_deliver(delivery_id=delivery.pk)
 
 
 @shared_task(name="bcp_app.tasks.deliver_order_webhook")

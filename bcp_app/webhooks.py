@@ -1,9 +1,11 @@
 """Signed order webhooks to the originating platform (BCP §8, PIX.md §8).
 
-`orders.signals.order_changed` (sent by the orders outbox) → Celery `prepare_order_webhook` builds the full
-order snapshot once, stores it as a `WebhookDelivery` (stable `Webhook-Id`, exact body bytes) and
-tries it at once; failures are retried with backoff for more than 24 h by the beat sweep
-`retry_order_webhooks`. Every attempt is recorded (`WebhookAttempt`, visible in the admin).
+`orders.signals.order_changed` (sent by the orders outbox, in the order's one task, with no transaction
+open) → `order_webhook_send` builds the full order snapshot once, stores it as a `WebhookDelivery` (stable
+`Webhook-Id`, exact body bytes) already claimed for its first attempt, and tries it at once; failures are
+retried with backoff for more than 24 h by the beat sweep `retry_order_webhooks`. Only a profile that could
+not be read sends the event to Celery's `prepare_order_webhook`, which retries it. Every attempt is recorded
+(`WebhookAttempt`, visible in the admin).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from bcp_app.constants import ORDER
 from bcp_app.context import RequestContext
 from bcp_app.discovery import profile_url as our_profile_url
 from bcp_app.errors import ProtocolError
-from bcp_app.models import WebhookAttempt, WebhookDelivery
+from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
 from bcp_app.platforms import platform_get
 from bcp_app.results import body_bytes
 from bcp_app.schemas.order import OrderResponse
@@ -53,44 +55,69 @@ def order_webhook_prepare(
     `source_key` (the orders outbox row) makes a re-run return the delivery made the first time.
     `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook of an
     event shows that moment even when a later change was made before this task ran."""
+    delivery, _ = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot, claim=False)
+    return delivery
+
+
+def order_webhook_send(
+    *, order_id: str, event: str, source_key: str | None = None, snapshot: str = "", platform: Platform | None = None
+) -> str:
+    """Prepare the delivery and make its first attempt at once: "none" (no webhook due) or the delivery's
+    status. Raises WebhookNotReady when the platform profile cannot be read. No transaction may be open
+    (the POST is network I/O). A new delivery is written claimed for this attempt, so the attempt needs no
+    claim of its own; one a re-run finds goes through the usual claim (a first run that died mid-attempt
+    left its lease, after which the beat sweep tries it). `platform`: the order's, when the caller has it."""
+    delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot, claim=True,
+                               platform=platform)
+    if delivery is None:
+        return "none"
+    return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
+
+
+def _prepare(
+    *, order_id: str, event: str, source_key: str | None, snapshot: str, claim: bool, platform: Platform | None = None
+) -> tuple[WebhookDelivery | None, bool]:
+    """The delivery and whether this call created it (`claim`: created with its first attempt claimed)."""
     from orders.selectors import order_presented
 
     if source_key:
         existing = WebhookDelivery.objects.filter(source_key=source_key).first()
         if existing is not None:
-            return existing
+            return existing, False
 
     order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
-        return None
+        return None, False
     if snapshot:
         order.bcp_json = snapshot
-    platform = platform_get(order.platform_id)
+    if platform is None or platform.public_id != order.platform_id:
+        platform = platform_get(order.platform_id)
     if platform is None or not platform.active or not platform.profile_url:
-        return None
+        return None, False
     try:
         profile = negotiation.get_platform_profile(platform.profile_url)
     except ProtocolError as exc:
         raise WebhookNotReady(exc.content) from exc
     active = negotiation.negotiate(profile)
     if ORDER not in active:
-        return None
+        return None, False
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
     if not isinstance(url, str) or not url:
-        note_no_webhook_url(order_id, event)  # the profile was not cached when the task was enqueued
-        return None
+        note_no_webhook_url(order_id, event)  # the profile was not cached when the event was sent
+        return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
+    now = timezone.now()
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
-              "next_attempt_at": timezone.now()}
+              **({"attempts": 1, "next_attempt_at": now + LEASE} if claim else {"next_attempt_at": now})}
     if source_key:
         # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
         try:
             with transaction.atomic():
-                return WebhookDelivery.objects.create(source_key=source_key, **fields)
+                return WebhookDelivery.objects.create(source_key=source_key, **fields), True
         except IntegrityError:
-            return WebhookDelivery.objects.get(source_key=source_key)
-    return WebhookDelivery.objects.create(**fields)
+            return WebhookDelivery.objects.get(source_key=source_key), False
+    return WebhookDelivery.objects.create(**fields), True
 
 
 def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = None) -> dict[str, str]:
@@ -133,6 +160,11 @@ def webhook_deliver(*, delivery_id: int) -> str:
     delivery = _claim(delivery_id)
     if delivery is None:
         return "skipped"
+    return _attempt(delivery)
+
+
+def _attempt(delivery: WebhookDelivery) -> str:
+    """POST a delivery this run holds the claim of (attempt number `delivery.attempts`), then record it."""
     raw = delivery.body.encode()
     status_code: int | None = None
     error = ""
@@ -171,12 +203,9 @@ def due_deliveries(*, limit: int = 100) -> list[int]:
     )
 
 
-def _webhook_outlook(platform_id: str | None) -> str:
-    """"due", "unknown" (profile not cached: the task decides), "no_url" (orders negotiated, no webhook_url)
+def _webhook_outlook(platform: Platform | None) -> str:
+    """"due", "unknown" (profile not cached: reading it decides), "no_url" (orders negotiated, no webhook_url)
     or "none" (no platform — the storefront's —, inactive, or orders not negotiated)."""
-    if not platform_id:
-        return "none"
-    platform = platform_get(platform_id)
     if platform is None or not platform.active or not platform.profile_url:
         return "none"
     profile = negotiation.cached_platform_profile(platform.profile_url)
@@ -186,12 +215,6 @@ def _webhook_outlook(platform_id: str | None) -> str:
         return "none"
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
     return "due" if isinstance(url, str) and url else "no_url"
-
-
-def webhook_may_be_due(platform_id: str | None) -> bool:
-    """Whether a Celery task is worth enqueuing: not for orders without a platform (the storefront's),
-    nor when the platform's cached profile asks for no order webhook. Unknown → True (the task decides)."""
-    return _webhook_outlook(platform_id) in ("due", "unknown")
 
 
 def note_no_webhook_url(order_id: str, event: str) -> None:
@@ -206,18 +229,27 @@ def note_no_webhook_url(order_id: str, event: str) -> None:
 
 
 def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:
-    """Receiver of `orders.signals.order_changed`, sent by the orders outbox after commit.
+    """Receiver of `orders.signals.order_changed`, sent by the orders outbox from the order's task, with no
+    transaction open: the webhook is prepared and tried right here, so a placed order stays one Celery task.
+    The last receiver (INSTALLED_APPS order), so a slow platform (bounded by `outbound`'s deadline) holds
+    back neither the buyer's e-mail nor the NF-e request.
 
-    An enqueue failure (broker down) propagates: the outbox row stays pending and its sweep sends it
-    again; `outbox_key` makes that re-run find the delivery a first, half-finished run made. No task when
-    the platform's profile asks for no order webhook.
+    A database error propagates: the outbox row stays pending and its sweep sends it again; `outbox_key`
+    makes that re-run find the delivery a first, half-finished run made. A platform profile that cannot be
+    read goes to `prepare_order_webhook`, which retries with backoff (an enqueue failure propagates too).
     """
     from bcp_app.tasks import prepare_order_webhook
 
-    if "platform_id" in kwargs:
-        outlook = _webhook_outlook(kwargs["platform_id"])
+    platform = None
+    if "platform_id" in kwargs:  # rows written before the outbox carried it: the order names its platform
+        platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
+        outlook = _webhook_outlook(platform)
         if outlook == "no_url":
             note_no_webhook_url(order_id, event)
         if outlook not in ("due", "unknown"):
             return
-    prepare_order_webhook.delay(order_id, event, outbox_key, kwargs.get("snapshot", ""))
+    snapshot = kwargs.get("snapshot", "")
+    try:
+        order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform)
+    except WebhookNotReady:
+        prepare_order_webhook.delay(order_id, event, outbox_key, snapshot)

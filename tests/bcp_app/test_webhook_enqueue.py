@@ -1,4 +1,6 @@
-"""One Celery task per placed order at most: the order-webhook task only when a webhook can be due (BCP §8).
+"""One Celery task per placed order (issue 11): the order's outbox task sends the buyer's e-mail, asks for the
+NF-e and prepares and tries the order webhook itself (BCP §8); a second task only for a platform profile that
+could not be read, which retries it.
 
 Tasks are observed through Celery's own `task_prerun` signal (eager mode runs them in-process).
 """
@@ -11,12 +13,18 @@ from typing import Any
 import pytest
 from celery.signals import task_prerun
 from django.core import mail
+from django.core.cache import cache
 from django.test import Client
 
+from bcp_app.models import ProfileCacheEntry, WebhookAttempt, WebhookDelivery
 from bcp_app.platforms import platform_create
 from bcp_app.tasks import prepare_order_webhook
+from orders.models import OutboxMessage
+from orders.services.outbox import outbox_process
+from orders.signals import order_changed
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, create, full_update
+from tests.bcp_app.test_rest_order import WEBHOOK_PATH
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 
@@ -33,14 +41,14 @@ def tasks_run() -> Iterator[list[str]]:
     task_prerun.disconnect(record)
 
 
-def _place_by_card(client: Client, headers: dict[str, str], capture: Any) -> dict[str, Any]:
+def _place_by_card(client: Client, headers: dict[str, str], capture: Any, *, execute: bool = True) -> dict[str, Any]:
     created = create(client, headers).json()
     body = full_update(created, pix=False)
     addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
     body = full_update(addressed, pix=False)
     body["payment"] = {"instruments": [CARD]}
     ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
-    with capture(execute=True):
+    with capture(execute=execute):
         done = call(
             client,
             "post",
@@ -97,13 +105,48 @@ def test_an_order_without_webhook_url_says_so_on_its_timeline(
     assert notes.count() == 1
 
 
-def test_webhook_task_when_the_profile_has_a_webhook_url(
+def test_the_webhook_goes_out_from_the_placed_orders_one_task_bcp_wh_01(
     client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
 ) -> None:
     from orders.models import OrderEvent
 
     catalog()
     headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
-    _place_by_card(client, headers, django_capture_on_commit_callbacks)
-    assert tasks_run.count(prepare_order_webhook.name) == 1
+    done = _place_by_card(client, headers, django_capture_on_commit_callbacks)
+    # one task: the webhook was prepared and delivered from the order's outbox task, on its first attempt
+    assert tasks_run == ["orders.tasks.process_outbox_message"]
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.order_id, delivery.event, delivery.status, delivery.attempts) == (
+        done["order"]["id"], "placed", "delivered", 1)
+    assert list(WebhookAttempt.objects.filter(delivery=delivery).values_list("number", "status_code")) == [(1, 200)]
+    assert [r.path for r in fake_platform.received if r.method == "POST"] == [WEBHOOK_PATH]
+    assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
     assert not OrderEvent.objects.filter(kind="webhook_none").exists()  # the "no webhook" line only when none
+    # the webhook's receiver runs last, so a slow platform holds back neither the e-mail nor the NF-e request
+    assert order_changed.receivers[-1][0][0] == "bcp_app.order_webhooks"
+
+
+def test_an_unreadable_profile_hands_the_webhook_to_its_retrying_task_bcp_wh_03(
+    client: Client, fake_platform: FakePlatform, tasks_run: list[str], django_capture_on_commit_callbacks: Any
+) -> None:
+    catalog()
+    profile = fake_platform.profile(handlers=fake_platform.with_card())
+    headers = _headers(fake_platform, profile)
+    done = _place_by_card(client, headers, django_capture_on_commit_callbacks, execute=False)
+    # given the platform's profile is no longer cached and answers 500 when the order's task runs
+    cache.clear()
+    ProfileCacheEntry.objects.all().delete()
+    fake_platform.serve_json("/perfil.json", {"error": "down"}, status=500)
+    outbox = OutboxMessage.objects.get(kind="order_changed")
+    assert outbox_process(message_id=outbox.pk) == "done"
+    # then the e-mail went out, no delivery was made, and the webhook went to its own (retrying) task
+    assert tasks_run == [prepare_order_webhook.name]
+    assert WebhookDelivery.objects.count() == 0
+    assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
+    # when the profile answers again, that task prepares and sends the webhook, once
+    fake_platform.serve_json("/perfil.json", profile, headers={"Cache-Control": "public, max-age=300"})
+    ProfileCacheEntry.objects.all().delete()  # the failure's backoff has passed
+    assert prepare_order_webhook.apply(args=(done["order"]["id"], "placed", outbox.key)).get() == "delivered"
+    assert prepare_order_webhook.apply(args=(done["order"]["id"], "placed", outbox.key)).get() == "skipped"
+    assert WebhookDelivery.objects.get().status == "delivered"
+    assert [r.path for r in fake_platform.received if r.method == "POST"] == [WEBHOOK_PATH]
