@@ -20,6 +20,7 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
+from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
@@ -77,15 +78,24 @@ class PathRouter:
 
 
 class ApiHandler(ASGIHandler):
-    """Django for `settings.ASGI_API_PREFIXES`: the same project minus the page-only middleware."""
+    """Django for `settings.ASGI_API_PREFIXES`: the same project minus the page-only middleware, its chain
+    entered in one thread hop per request.
+
+    Django builds an async chain around the sync API views; a sync-only middleware in it
+    (`MethodNotAllowedPage`) makes each request hop into a thread, back to the event loop and into a
+    thread again for the view. The views and middleware of the API are all sync, so the chain is built sync
+    (as under WSGI) and entered once, thread-sensitively, per request (issue 11: GET order's CPU).
+    """
 
     def load_middleware(self, is_async: bool = False) -> None:
         full = settings.MIDDLEWARE
         settings.MIDDLEWARE = [m for m in full if m not in settings.ASGI_API_SKIPPED_MIDDLEWARE]
         try:
-            super().load_middleware(is_async=is_async)
+            super().load_middleware(is_async=False)
         finally:
             settings.MIDDLEWARE = full
+        if is_async:
+            self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
 
 
 def build_application() -> ASGIApp:
