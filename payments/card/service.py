@@ -304,7 +304,13 @@ def card_payment_record(charged: CardCharge) -> CardPaymentResult:
     savepoint: a failure here fails the caller's transaction, which then acts on nothing)."""
     if charged.answered is not None:
         return charged.answered
-    payment, _ = record(
+    payment, _ = record_charged(charged, absent=charged.absent)
+    return result_of(payment)
+
+
+def record_charged(charged: CardCharge, *, absent: bool) -> tuple[CardPayment, bool]:
+    """`record` of what `card_payment_charge` learned from the gateway (its authorize answer)."""
+    return record(
         reference=charged.reference,
         charge=charged.charge,
         gateway=charged.gateway,
@@ -314,9 +320,8 @@ def card_payment_record(charged: CardCharge) -> CardPaymentResult:
         fingerprint=charged.fingerprint,
         attempt=charged.attempt,
         source="authorize",
-        absent=charged.absent,
+        absent=absent,
     )
-    return result_of(payment)
 
 
 def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:

@@ -6,7 +6,14 @@ from django.db import transaction
 
 from payments.card.gateway import GatewayCharge
 from payments.card.models import CardPayment
-from payments.card.service import CardCharge, CardPaymentResult, card_payment_record, record, result_of
+from payments.card.service import (
+    CardCharge,
+    CardPaymentResult,
+    card_payment_record,
+    record,
+    record_charged,
+    result_of,
+)
 from payments.signals import card_payment_settled
 
 Status = CardPayment.Status
@@ -45,11 +52,7 @@ def card_payment_record_unclaimed(charged: CardCharge) -> CardPaymentResult:
     if charged.answered is not None or charged.charge is None:
         return card_payment_record(charged)
     with transaction.atomic():
-        payment, final = record(
-            reference=charged.reference, charge=charged.charge, gateway=charged.gateway,
-            handler_id=charged.handler_id, amount=charged.amount, installments=charged.installments,
-            fingerprint=charged.fingerprint, attempt=charged.attempt, source="authorize",
-        )
+        payment, final = record_charged(charged, absent=False)  # the row may exist by now: read it first
         if final:
             announce(reference=charged.reference, payment_id=payment.payment_id, status=payment.status,
                      amount=payment.amount)
