@@ -47,27 +47,20 @@ def next_delay(attempts: int) -> int:
     return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
 
 
-def order_webhook_prepare(
-    *, order_id: str, event: str, source_key: str | None = None, snapshot: str = ""
-) -> WebhookDelivery | None:
-    """Create the delivery for `event` of `order_id`, or None when no webhook is due (BCP-WH-01).
-
-    `source_key` (the orders outbox row) makes a re-run return the delivery made the first time.
-    `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook of an
-    event shows that moment even when a later change was made before this task ran."""
-    delivery, _ = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot, claim=False)
-    return delivery
-
-
 def order_webhook_send(
     *, order_id: str, event: str, source_key: str | None = None, snapshot: str = "", platform: Platform | None = None
 ) -> str:
-    """Prepare the delivery and make its first attempt at once: "none" (no webhook due) or the delivery's
-    status. Raises WebhookNotReady when the platform profile cannot be read. No transaction may be open
-    (the POST is network I/O). A new delivery is written claimed for this attempt, so the attempt needs no
-    claim of its own; one a re-run finds goes through the usual claim (a first run that died mid-attempt
-    left its lease, after which the beat sweep tries it). `platform`: the order's, when the caller has it."""
-    delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot, claim=True,
+    """Prepare the delivery for `event` of `order_id` and make its first attempt at once: "none" when no
+    webhook is due (BCP-WH-01), else the delivery's status. Raises WebhookNotReady when the platform profile
+    cannot be read. No transaction may be open (the POST is network I/O).
+
+    A new delivery is written claimed for this attempt, so the attempt needs no claim of its own.
+    `source_key` (the orders outbox row) makes a re-run find the delivery made the first time, which goes
+    through the usual claim (a first run that died mid-attempt left its lease, after which the beat sweep
+    tries it). `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook
+    of an event shows that moment even when a later change was made before this ran. `platform`: the
+    order's, when the caller has it."""
+    delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
                                platform=platform)
     if delivery is None:
         return "none"
@@ -75,9 +68,9 @@ def order_webhook_send(
 
 
 def _prepare(
-    *, order_id: str, event: str, source_key: str | None, snapshot: str, claim: bool, platform: Platform | None = None
+    *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None
 ) -> tuple[WebhookDelivery | None, bool]:
-    """The delivery and whether this call created it (`claim`: created with its first attempt claimed)."""
+    """The delivery and whether this call created it (then claimed for its first attempt)."""
     from orders.selectors import order_presented
 
     if source_key:
@@ -107,9 +100,8 @@ def _prepare(
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
-    now = timezone.now()
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
-              **({"attempts": 1, "next_attempt_at": now + LEASE} if claim else {"next_attempt_at": now})}
+              "attempts": 1, "next_attempt_at": timezone.now() + LEASE}
     if source_key:
         # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
         try:
@@ -241,7 +233,7 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
     from bcp_app.tasks import prepare_order_webhook
 
     platform = None
-    if "platform_id" in kwargs:  # rows written before the outbox carried it: the order names its platform
+    if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
         platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
         outlook = _webhook_outlook(platform)
         if outlook == "no_url":

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from bcp_app.models import WebhookDelivery
 from bcp_app.results import body_bytes
 from bcp_app.schemas import CheckoutResponse, OrderResponse
 from bcp_app.schemas.cart import CartResponse
-from bcp_app.webhooks import order_webhook_prepare
+from bcp_app.webhooks import order_webhook_send
 from shop.models import StoreSettings
 from tests.bcp_app import test_fiscal_extension
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -99,9 +100,8 @@ def test_rest_checkout_order_and_cart_members_are_all_declared(
         "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
         "buyer": {"email": "ana@example.com.br", "consent": {"analytics": False}},
         "context": {"postal_code": "01310-100"}, "discounts": {"codes": ["bemvindo"]}}).json()
-    delivery = order_webhook_prepare(order_id=order.public_id, event="order.updated")
-    assert delivery is not None
-    webhook = json.loads(delivery.body)
+    assert order_webhook_send(order_id=order.public_id, event="order.updated") == "delivered"
+    webhook = json.loads(WebhookDelivery.objects.get(event="order.updated").body)
 
     assert (incomplete["status"], ready["status"], card["status"], by_card["status"], by_pix["status"]) == (
         "incomplete", "ready_for_complete", "ready_for_complete", "completed", "completed")
