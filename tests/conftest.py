@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.cache import caches
 
 from shop.celery import app as celery_app
+from tests.payments.fake_pagarme import pagarme  # noqa: F401 (the fake card gateway fixture, for every package)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,7 +8,6 @@ BCP-ORD-01: the originating platform reads its order; BCP §5.3 errors keep thei
 from __future__ import annotations
 
 import asyncio
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,29 +26,6 @@ from tests.bcp_app.test_rest_order import auth, place_order, platform  # noqa: F
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bcp_settings"), pytest.mark.e2e]
 
 
-def _asgi_get(app: Any, path: str) -> list[dict[str, Any]]:
-    """One GET straight through an ASGI app (no server): the messages it sent."""
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-             "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}
-    sent: list[dict[str, Any]] = []
-    calls = 0
-
-    async def receive() -> dict[str, Any]:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.Event().wait()  # no disconnect: Django stops listening once it has answered
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    return sent
-
-
 def test_the_api_chain_is_entered_in_one_thread_hop(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every API middleware and view is sync: the request enters the sync chain once, never hopping back from
     its thread to the event loop (Django's async chain with a sync-only middleware in it did, then hopped to a
@@ -61,10 +37,15 @@ def test_the_api_chain_is_entered_in_one_thread_hop(monkeypatch: pytest.MonkeyPa
         back_to_the_loop.append(self.awaitable)
         return original(self, *args, **kwargs)
 
+    async def get() -> httpx.Response:  # straight through the handler, no server
+        transport = httpx.ASGITransport(app=ApiHandler())
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            return await client.get("/bcp/v1/openapi.json")
+
     monkeypatch.setattr(AsyncToSync, "__call__", counted)
-    sent = _asgi_get(ApiHandler(), "/bcp/v1/openapi.json")
-    assert sent[0]["status"] == 200
-    assert json.loads(b"".join(m.get("body", b"") for m in sent[1:]))["info"]["title"]
+    response = asyncio.run(get())
+    assert response.status_code == 200
+    assert response.json()["info"]["title"]
     assert back_to_the_loop == []
 
 

@@ -7,7 +7,6 @@ the count. The budgets are ceilings: a change that adds a statement to a hot pat
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from bcp_app.platforms import NewPlatform, platform_create
 from orders.models import Order
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, PIX, call, catalog, full_update
-from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme
+from tests.payments.fake_pagarme import FakePagarmeServer
 
 # Real transactions, so the count is what production runs (BEGIN/COMMIT, not the test's savepoints).
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
@@ -142,15 +141,6 @@ def _ready(client: Client, headers: dict[str, str], instrument: dict[str, Any]) 
     ready, counts[name] = _counted("put", f"/checkout-sessions/{created['id']}", headers, body, client)
     assert ready["status"] == "ready_for_complete", ready.get("messages")
     return ready, counts
-
-
-@pytest.fixture
-def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
-    """The production card gateway adapter (Pagar.me v5) against a fake Pagar.me on loopback: the gateway's
-    own rows are not on our side of the wire (the sandbox gateway's would be counted as ours)."""
-    server = use_fake_pagarme(settings)
-    yield server
-    server.stop()
 
 
 def test_card_flow_stays_within_its_statement_budget(

@@ -11,11 +11,13 @@ import base64
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 from tests.payments.loopback import LoopbackServer
 
@@ -226,6 +228,15 @@ class FakePagarmeServer(LoopbackServer):
             "created_at": "2026-12-01T12:00:00",
             "data": data,
         }
+
+
+@pytest.fixture
+def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
+    """The production card gateway adapter (Pagar.me v5) against this fake on loopback, stopped afterwards;
+    import it into a test module to use it."""
+    server = use_fake_pagarme(settings)
+    yield server
+    server.stop()
 
 
 def use_fake_pagarme(settings: Any) -> FakePagarmeServer:

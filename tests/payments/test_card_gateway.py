@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,17 +13,10 @@ from django.test import Client
 from payments.card.service import card_payment_authorize, card_payment_reconcile
 from payments.models import CardPayment, CardRefund, CardWebhookEvent
 from payments.refunds import refund_request
-from tests.payments.fake_pagarme import SECRET_KEY, FakePagarmeServer, use_fake_pagarme, webhook_authorization
+from tests.payments.fake_pagarme import SECRET_KEY, FakePagarmeServer, webhook_authorization
 
 pytestmark = pytest.mark.django_db
 WEBHOOK_AUTH = webhook_authorization()
-
-
-@pytest.fixture
-def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
-    server = use_fake_pagarme(settings)
-    yield server
-    server.stop()
 
 
 def _authorize(token: str, *, reference: str = "checkout_card1", installments: int = 1, amount: int = 30000):

@@ -6,10 +6,8 @@ the outbox (BCP-PAY-04, BCP-PAY-06)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -26,7 +24,7 @@ from shop.checkout.core import ANY_OWNER
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
 from shop.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
-from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
+from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -37,13 +35,6 @@ def card(installments: int = 1, token: str = "tok_approved") -> InstrumentInput:
     return InstrumentInput(
         id="instr_c", handler_id="gpay", type="card", credential=credential, installments=installments
     )
-
-
-@pytest.fixture
-def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
-    server = use_fake_pagarme(settings)
-    yield server
-    server.stop()
 
 
 def _ready(instrument: InstrumentInput | None = None, *, price: int = 10000) -> Checkout:

@@ -9,9 +9,7 @@ and places the order itself). Either way there is one outcome for the money: one
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.db import connection
@@ -20,24 +18,14 @@ from django.utils import timezone
 from orders.models import Order
 from payments.card.models import CardPayment
 from shop.checkout.settle import PAYMENT_PENDING_GRACE
-from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
 from shop.services import checkout_complete, checkout_create, checkout_expire_due
-from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme
+from tests.payments.fake_pagarme import FakePagarmeServer
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+from tests.shop.test_card_checkout import card
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-CARD = InstrumentInput(
-    id="instr_card", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "tok_approved"}
-)
-
-
-@pytest.fixture
-def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
-    server = use_fake_pagarme(settings)
-    yield server
-    server.stop()
 
 
 def _ready() -> str:
@@ -57,7 +45,7 @@ def _sweep_past_the_grace() -> None:
 
 
 def _complete(checkout_id: str) -> Checkout:
-    data = CompleteInput(payment=PaymentInput(instruments=(CARD,)), offered_handler_ids=("gpay",))
+    data = CompleteInput(payment=PaymentInput(instruments=(card(),)), offered_handler_ids=("gpay",))
     return checkout_complete(checkout_id=checkout_id, data=data).checkout
 
 
