@@ -81,6 +81,7 @@ from shop.checkout.core import (
     in_checkout_language,
     lock,
     reload,
+    retried_on_deadlock,
     save_with_event,
     speak,
     status_error,
@@ -187,6 +188,16 @@ def checkout_update(
 ) -> CheckoutResult:
     """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins.
     `owner`: a BCP platform's id (another platform's checkout is CheckoutNotFound)."""
+    written = _update(checkout_id=checkout_id, data=data, language=language, owner=owner)
+    return written if isinstance(written, CheckoutResult) else _after_write(*written)
+
+
+@retried_on_deadlock
+def _update(
+    *, checkout_id: str, data: CheckoutInput, language: str | None, owner: object
+) -> CheckoutResult | tuple[Checkout, bool]:
+    """The update's transaction: the answer when it stops there, else the checkout and whether a Pix charge
+    must be issued after commit."""
     now = timezone.now()
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner, lines=True)
@@ -209,7 +220,7 @@ def checkout_update(
         else:
             checkout.save()
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
-    return _after_write(checkout, issue)
+    return checkout, issue
 
 
 def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:
@@ -221,6 +232,7 @@ def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:
     return CheckoutResult(checkout=fresh, messages=stored_messages(fresh))
 
 
+@retried_on_deadlock
 def checkout_get(*, checkout_id: str) -> CheckoutResult:
     checkout = checkout_by_public_id(checkout_id)
     if checkout.status not in TERMINAL_STATUSES and checkout.expires_at and checkout.expires_at <= timezone.now():
@@ -234,6 +246,7 @@ def checkout_get(*, checkout_id: str) -> CheckoutResult:
 # --- cancel / expiry ----------------------------------------------------------------------------------
 
 
+@retried_on_deadlock
 def checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult:
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner)

@@ -38,6 +38,7 @@ from shop.checkout.core import (
     input_from_checkout,
     lock,
     reload,
+    retried_on_deadlock,
     save_with_event,
     speak,
     status_error,
@@ -129,7 +130,21 @@ def _changed_message(pix: bool) -> CheckoutMessage:
 
 
 def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | CheckoutResult:
-    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow.
+    """Step 1. Returns the checkout, now `complete_in_progress` with stock reserved, when step 2 must follow."""
+    begun = _begin_transaction(checkout_id, data, owner)
+    if not isinstance(begun, tuple):
+        return begun
+    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
+    checkout, changed = begun
+    pix_charge_issue(checkout)
+    return _refresh(checkout_id, changed)
+
+
+@retried_on_deadlock
+def _begin_transaction(
+    checkout_id: str, data: CompleteInput, owner: object
+) -> Checkout | CheckoutResult | tuple[Checkout, CheckoutMessage]:
+    """Step 1's transaction; the checkout and the message to answer with when a new Pix charge must follow.
 
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
@@ -195,9 +210,7 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
             checkout.payment_txid = ""  # "no payment attached yet": what step 3 and the pending sweep look for
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
-    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
-    pix_charge_issue(checkout)
-    return _refresh(checkout_id, changed)
+    return checkout, changed
 
 
 def _complete_paid(checkout: Checkout, chosen: InstrumentInput) -> CheckoutResult:
@@ -230,6 +243,7 @@ def _pending(checkout_id: str, *, pix: bool = True) -> Checkout | None:
     return checkout
 
 
+@retried_on_deadlock
 def _finish_pix(checkout_id: str, charge) -> CheckoutResult:
     """Step 3 (Pix): wait for the payment, or give the stock back."""
     with transaction.atomic():

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -134,6 +136,37 @@ def save_with_event(
         fields = checkout.written_fields()
     event_row = _event_of(checkout, kind, from_status, detail)
     return update_where(checkout, fields, where=where, event=event_row, guard=guard)
+
+
+DEADLOCK_ATTEMPTS = 3
+DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
+
+
+def retried_on_deadlock[**P, R](func: Callable[P, R]) -> Callable[P, R]:
+    """Run `func` again when PostgreSQL chose its transaction as a deadlock's victim (up to DEADLOCK_ATTEMPTS
+    runs). For a function whose writes are one transaction of its own, opened by itself, and whose work
+    before the failure is only that transaction (no network I/O, which our transactions never hold): the
+    victim's transaction was rolled back whole, so running it again is running it once.
+
+    Why deadlocks happen at all: `lock` takes the checkout's active Pix charges before the checkout, but a
+    charge issued after the PSP call (outside any checkout lock) can become active after a waiting
+    `lock`'s statement began; the writer then holding the checkout may need that charge while another
+    waiter holds it. Inside an outer transaction nothing can be re-run: the error goes to its owner."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+            try:
+                return func(*args, **kwargs)
+            except OperationalError as exc:
+                victim = getattr(exc.__cause__, "sqlstate", None) == DEADLOCK
+                if not victim or connection.in_atomic_block or attempt == DEADLOCK_ATTEMPTS:
+                    raise
+                logger.info("deadlock victim in %s; running it again (attempt %d)", func.__qualname__, attempt + 1)
+                time.sleep(random.uniform(0.005, 0.05) * attempt)  # so the writers that met do not meet again at once
+        raise AssertionError("unreachable")
+
+    return wrapper
 
 
 ANY_OWNER = object()  # `lock(owner=…)` default: the shop itself (storefront, admin, sweeps) may touch any checkout

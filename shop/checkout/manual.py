@@ -24,6 +24,7 @@ from shop.checkout.core import (
     input_from_checkout,
     lock,
     reload,
+    retried_on_deadlock,
     speak,
     status_error,
     stored_messages,
@@ -48,6 +49,7 @@ MANUAL_METHODS = ("dinheiro", "transferencia", "maquininha", "pix_direto")
 
 
 @in_checkout_language
+@retried_on_deadlock
 def checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult:
     """Staff confirm the buyer paid outside the shop (`method`, with a `reason`): the order is placed paid."""
     from orders.services import order_payment_record_manual

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, save_with_event
+from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, retried_on_deadlock, save_with_event
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage
 from shop.models import Checkout
 
@@ -131,6 +131,13 @@ def pix_charge_issue(checkout: Checkout) -> None:
     except charge_errors():
         logger.warning("Pix charge could not be issued for %s", checkout.public_id, exc_info=True)
         charge = None
+    _record_issued(checkout, charge, amount)
+
+
+@retried_on_deadlock
+def _record_issued(checkout: Checkout, charge, amount: int) -> None:
+    """`pix_charge_issue`'s short transaction: the charge issued for `amount` (or None: the PSP failed) meets
+    the checkout as it is now."""
     with transaction.atomic():
         current = lock(checkout.public_id)
         wants_pix = current.status == STATUS_READY and is_pix(current.payment_instrument)
