@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.due import local_date
+from payments.locks import pix_charge_lock
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PSPCharge, PSPNotFound, PSPPayment, PSPRejected, PSPUnavailable, get_psp
 from payments.psp.base import payment_from_bacen
@@ -134,7 +135,8 @@ _REASONS = {
 def pix_payment_settle(*, payment: PSPPayment, source: str) -> str:
     """Settle one confirmed Pix exactly once; returns the outcome ("duplicate" when already known)."""
     with transaction.atomic():
-        charge = PixCharge.objects.select_for_update().filter(txid=payment.txid).first() if payment.txid else None
+        # The reference lock first (payments.locks): the checkout's writers take it before the checkout.
+        charge = pix_charge_lock(txid=payment.txid) if payment.txid else None
         if PixPayment.objects.filter(end_to_end_id=payment.end_to_end_id).exists():
             return "duplicate"
         row = PixPayment(

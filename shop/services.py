@@ -80,6 +80,7 @@ from shop.checkout.core import (
     expire_if_due,
     in_checkout_language,
     lock,
+    lock_if_free,
     reload,
     retried_on_deadlock,
     save_with_event,
@@ -269,7 +270,7 @@ def checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int
     expired = checkout_pix_lapse_due(now=now) + checkout_pending_due(now=now) + checkout_paid_complete_due(now=now)
     for public_id in due:
         with transaction.atomic():
-            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            checkout = lock_if_free(public_id)
             if checkout is not None and expire_if_due(checkout, now):
                 expired += 1
     return expired

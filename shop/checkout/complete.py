@@ -233,10 +233,10 @@ def _await_pix(checkout: Checkout, charge, *, previous: str) -> None:
     save_status(checkout, STATUS_IN_PROGRESS, "complete_accepted", [waiting])
 
 
-def _pending(checkout_id: str, *, pix: bool = True) -> Checkout | None:
+def _pending(checkout_id: str) -> Checkout | None:
     """Lock the checkout for step 3; None when it no longer waits for this payment (a Pix settled meanwhile,
     or the pending sweep already released it): then its current state is the answer."""
-    checkout = lock(checkout_id, pix=pix)
+    checkout = lock(checkout_id)
     speak(checkout.language)
     if checkout.status != STATUS_IN_PROGRESS or not checkout.stock_reserved or checkout.payment_txid:
         return None
@@ -282,7 +282,7 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                 place_order(begun, payment_type="card", paid_amount=begun.total_amount,
                             lines=list(begun.lines.all()), locked=False)
                 return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
-            checkout = _pending(checkout_id, pix=False)  # no charge is touched here: no charge lock to order
+            checkout = _pending(checkout_id)
             if checkout is None:
                 return _refresh(checkout_id)
             if result is not None and result.pending:

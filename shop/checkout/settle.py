@@ -36,6 +36,7 @@ from shop.checkout.core import (
     in_checkout_language,
     input_from_checkout,
     lock,
+    lock_if_free,
     speak,
     with_status,
 )
@@ -144,7 +145,7 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
     finished = 0
     for public_id in candidates:
         with transaction.atomic():
-            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            checkout = lock_if_free(public_id)
             if checkout is None or checkout.status != STATUS_READY or checkout.paid_at is None:
                 continue
             speak(checkout.language)
@@ -180,7 +181,7 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
 
     now = now or timezone.now()
     with transaction.atomic():
-        checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=checkout_id).first()
+        checkout = lock_if_free(checkout_id)
         if checkout is None or checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument):
             return False
         if not checkout.payment_txid:
@@ -256,7 +257,7 @@ def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> in
             finished += int(answer is not None)
             continue
         with transaction.atomic():
-            checkout = Checkout.objects.select_for_update(skip_locked=True).filter(public_id=public_id).first()
+            checkout = lock_if_free(public_id)
             if checkout is None or checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid:
                 continue
             speak(checkout.language)
