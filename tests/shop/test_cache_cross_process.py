@@ -83,7 +83,7 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     require_committed_data("the uvicorn subprocess")
     redis_url = _redis_url()
     # given this process and a uvicorn subprocess sharing one Redis cache
-    bcp_settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    bcp_settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache",
                                        "LOCATION": redis_url}}
     cache.clear()
     catalog()

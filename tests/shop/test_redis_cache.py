@@ -1,0 +1,88 @@
+"""The Redis cache backend production uses with REDIS_URL (shop/ops/redis_cache.py), on the real Redis.
+
+Django's own backend builds a redis-py client for every operation; ours keeps it. Behaviour must be
+Django's: what goes in comes out, timeouts and counters work, each thread has its own backend.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+
+from shop.ops.redis_cache import KeptClientRedisCache
+from tests.bcp_app.live import ROOT, subprocess_env
+from tests.shop.test_cache_cross_process import _redis_url
+
+
+@pytest.fixture
+def redis_cache(settings: Any) -> Iterator[KeptClientRedisCache]:
+    url = _redis_url()
+    settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
+                                   "KEY_PREFIX": f"test-{uuid.uuid4().hex[:8]}"}}  # fmt: skip
+    backend = caches["default"]
+    assert isinstance(backend, KeptClientRedisCache)
+    yield backend
+    backend.delete_many(["a", "b", "n", "gone", "short", "thread-0", "thread-1", "thread-2", "thread-3"])
+
+
+def test_with_redis_url_the_settings_choose_the_kept_client_backend() -> None:
+    code = "from django.conf import settings; import json; print(json.dumps(settings.CACHES['default']))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=ROOT, check=True, capture_output=True,
+        text=True, env=subprocess_env(REDIS_URL="redis://127.0.0.1:6379/5", DJANGO_SETTINGS_MODULE="shop.settings"),
+    )  # fmt: skip
+    chosen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert chosen == {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": "redis://127.0.0.1:6379/5"}
+
+
+def test_one_client_serves_every_operation(redis_cache: KeptClientRedisCache) -> None:
+    client = redis_cache._cache.get_client()
+    redis_cache.set("a", {"total": 8580, "lines": ["SKU-CAFE-500G"]}, 60)
+    assert redis_cache.get("a") == {"total": 8580, "lines": ["SKU-CAFE-500G"]}
+    assert redis_cache._cache.get_client() is client
+    assert redis_cache._cache.get_client(write=True) is client  # one server: its one pool, its one client
+    # Django's own backend, the reason for ours: a new client for each call
+    django_own = RedisCache(redis_cache._servers, {})
+    assert django_own._cache.get_client() is not django_own._cache.get_client()
+
+
+def test_it_behaves_as_djangos_backend(redis_cache: KeptClientRedisCache) -> None:
+    assert redis_cache.add("b", "first", 60) is True
+    assert redis_cache.add("b", "second", 60) is False
+    assert redis_cache.get("b") == "first"
+    redis_cache.set_many({"a": 1, "n": 10}, 60)
+    assert redis_cache.get_many(["a", "n", "gone"]) == {"a": 1, "n": 10}
+    assert redis_cache.incr("n", 5) == 15
+    assert redis_cache.touch("n", 120) is True
+    assert 60 < redis_cache._cache.get_client().ttl(redis_cache.make_key("n")) <= 120
+    redis_cache.set("short", "x", 0)  # a non-positive timeout deletes, as in Django
+    assert redis_cache.get("short", "absent") == "absent"
+    assert redis_cache.delete("a") is True
+    assert redis_cache.get("a") is None
+
+
+def test_every_thread_has_a_backend_of_its_own_that_works(redis_cache: KeptClientRedisCache) -> None:
+    seen: dict[int, tuple[int, Any]] = {}
+
+    def work(n: int) -> None:
+        backend = caches["default"]
+        for i in range(50):
+            backend.set(f"thread-{n}", i, 60)
+        seen[n] = (id(backend), backend.get(f"thread-{n}"))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(value for _, value in seen.values()) == [49, 49, 49, 49]
+    assert len({backend for backend, _ in seen.values()} | {id(redis_cache)}) == 5
