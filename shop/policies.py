@@ -15,13 +15,13 @@ import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext as _
 
+from shop.ops import request_cache
 from shop.store import Store, store_get
 
 CACHE_SECONDS = 3600
@@ -93,12 +93,12 @@ def store_policies(language: str | None = None) -> tuple[Policy, ...]:
 
     language = "en" if (language or translation.get_language() or "").lower().startswith("en") else "pt-br"
     key = POLICIES_KEY % language
-    cached = cache.get(key)
+    cached = request_cache.get(key)  # once per request
     if isinstance(cached, tuple):
         return cached
     with translation.override(language):
         policies = _build(store_get())
-    cache.set(key, policies, CACHE_SECONDS)
+    request_cache.set(key, policies, CACHE_SECONDS)
     return policies
 
 

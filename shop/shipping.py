@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from shop.cep import cep_digits, cep_format, cep_lookup, cep_uf
 from shop.checkout.outputs import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
+from shop.ops import request_cache
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class _Cached:
 
 
 def _load() -> _Cached:
-    cached = cache.get(CACHE_KEY)
+    cached = request_cache.get(CACHE_KEY)  # once per request
     if isinstance(cached, _Cached):
         return cached
     methods = list(ShippingMethod.objects.filter(active=True))
@@ -52,12 +52,12 @@ def _load() -> _Cached:
     ids = [m.pk for m in config.shipping_methods]
     rates = tuple(ShippingRate.objects.filter(method_id__in=ids).order_by("id")) if ids else ()
     loaded = _Cached(config=config, rates=rates)
-    cache.set(CACHE_KEY, loaded, CACHE_SECONDS)
+    request_cache.set(CACHE_KEY, loaded, CACHE_SECONDS)
     return loaded
 
 
 def shipping_cache_clear() -> None:
-    cache.delete(CACHE_KEY)
+    request_cache.forget(CACHE_KEY)
 
 
 def shipping_config_load() -> ShippingConfig:

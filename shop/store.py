@@ -12,12 +12,12 @@ from email.utils import parseaddr
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 
 from payments.installments import InstallmentPolicy
 from shop.br_validation import phone_display, phone_normalize, tax_id_normalize
 from shop.images import logo_thumbnail_url
 from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
+from shop.ops import request_cache
 
 CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
 
@@ -134,13 +134,13 @@ def store_row() -> StoreSettings:
 
 def store_get() -> Store:
     """The store settings for display (cached; no query on a warm cache)."""
-    cached = cache.get(CACHE_KEY)
+    cached = request_cache.get(CACHE_KEY)  # once per request
     if isinstance(cached, Store):
         return cached
     row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first()
     saved = row is not None
     store = _store_of(row if row is not None else StoreSettings(trade_name=settings.SHOP_NAME), saved=saved)
-    cache.set(CACHE_KEY, store, CACHE_SECONDS)
+    request_cache.set(CACHE_KEY, store, CACHE_SECONDS)
     return store
 
 

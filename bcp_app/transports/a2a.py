@@ -48,6 +48,7 @@ from bcp_app.errors import ProtocolError
 from bcp_app.schemas.text import control_character_message, find_control_character
 from bcp_app.transports.a2a_card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
 from bcp_app.transports.a2a_wire import intify, message_to_dict, to_proto
+from shop.ops.request_cache import request_scope
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,8 @@ def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) ->
 
     close_old_connections()
     try:
-        return handle_message(bcp_context, incoming, language_given=language_given)
+        with request_scope():  # read-mostly cache entries once per message, as per HTTP request
+            return handle_message(bcp_context, incoming, language_given=language_given)
     finally:
         close_old_connections()
 

@@ -24,6 +24,7 @@ from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.errors import ProtocolError
+from shop.ops.request_cache import request_scope
 
 logger = logging.getLogger("bcp_app.transports.mcp")
 
@@ -145,7 +146,8 @@ def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
                 return tool.on_rate_limited(retry_after)
             message = "Muitas chamadas; tente novamente em instantes."
             raise ProtocolError("rate_limited", message, retry_after=retry_after)
-        return tool.run(call)
+        with request_scope():  # read-mostly cache entries once per call, as per HTTP request
+            return tool.run(call)
     finally:
         # The executor thread is reused by other calls: hand its connection back to the pool now.
         connections.close_all()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.core.cache import cache
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
@@ -25,7 +24,9 @@ POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.policies
 
 
 def _invalidate() -> None:
-    cache.delete_many([CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en"])
+    from shop.ops import request_cache
+
+    request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en")
 
 
 def _validate_cnpj(value: str) -> None:

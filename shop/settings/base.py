@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "shop.ops.health.HealthMiddleware",
+    "shop.ops.request_cache.RequestCacheMiddleware",  # read-mostly cache entries once per request
     "django.middleware.security.SecurityMiddleware",
     "shop.ops.webhook_limits.WebhookRateLimitMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

@@ -1,0 +1,101 @@
+"""Read-mostly cache entries read once per request (or Celery task) instead of at every use.
+
+The store settings, their policies and the shipping table are cached in Django's cache and dropped when the
+merchant saves them, so every process sees a change at once. But one checkout request asks for the store
+settings about six times (presenter, Pix merchant, policies, e-mail context…): with `REDIS_URL` each ask
+is a Redis round trip and an unpickling, about a third of a millisecond of CPU. Inside a scope
+(`RequestCacheMiddleware` for HTTP, each MCP tool call and A2A message, the Celery task signals in
+`shop/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own
+code) every read goes to the cache as before. `forget` drops the entry from the scope too, so a request that saves
+the store settings does not read its own stale copy afterwards.
+
+Only values that may be a request old belong here: never stock, never anything a decision is locked on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+
+_scope: ContextVar[dict[str, Any] | None] = ContextVar("shop_request_cache", default=None)
+
+
+def get(key: str) -> Any | None:
+    """`cache.get(key)`, read once per scope (None when absent)."""
+    memo = _scope.get()
+    if memo is not None and key in memo:
+        return memo[key]
+    value = cache.get(key)
+    if memo is not None and value is not None:
+        memo[key] = value
+    return value
+
+
+def set(key: str, value: Any, timeout: int) -> None:
+    """`cache.set`, and the value for the rest of the scope."""
+    cache.set(key, value, timeout)
+    memo = _scope.get()
+    if memo is not None:
+        memo[key] = value
+
+
+def forget(*keys: str) -> None:
+    """Drop `keys` from the cache and from the current scope."""
+    cache.delete_many(list(keys))
+    memo = _scope.get()
+    if memo is not None:
+        for key in keys:
+            memo.pop(key, None)
+
+
+@contextmanager
+def request_scope() -> Iterator[None]:
+    token = _scope.set({})
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+_task_tokens: dict[str, Token[dict[str, Any] | None]] = {}
+
+
+def task_scope_begin(task_id: str) -> None:
+    """Celery's task_prerun: a scope for the task (an eager task inside a request gets its own too)."""
+    _task_tokens[task_id] = _scope.set({})
+
+
+def task_scope_end(task_id: str) -> None:
+    """Celery's task_postrun: back to the scope (or none) the task was started in."""
+    token = _task_tokens.pop(task_id, None)
+    if token is not None:
+        _scope.reset(token)
+
+
+class RequestCacheMiddleware:
+    """One scope per request; sync or async as the chain is, so it adds no thread hop to either."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        with request_scope():
+            return self.get_response(request)
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        with request_scope():  # the view's thread gets a copy of this context, with the same dict
+            return await self.get_response(request)
