@@ -88,35 +88,38 @@ class Threads:
         return self.outcomes
 
 
-def _holder_that_revokes(reference: str, has_checkout: threading.Event, go_on: threading.Event) -> Callable[[], None]:
+def _against_a_holder_that_revokes(second: Callable[[str], Any]) -> tuple[dict[str, Any], str]:
+    """A writer holds the checkout (no active charge yet); a charge becomes active; `second(reference)` starts
+    and waits for a lock; the holder then revokes that charge. Returns both outcomes and the reference."""
+    reference = ready_checkout().public_id
+    has_checkout, go_on = threading.Event(), threading.Event()
+
     def holder() -> None:
         with transaction.atomic():
-            lock(reference)  # no active charge yet
+            lock(reference)
             has_checkout.set()
             assert go_on.wait(10)
-            pix_charge_revoke_for_reference(reference=reference)  # a charge that became active meanwhile
+            pix_charge_revoke_for_reference(reference=reference)  # the charge that became active meanwhile
 
-    return holder
+    threads = Threads()
+    threads.start("holder", holder)
+    assert has_checkout.wait(10)
+    _active_charge(reference)
+    threads.start("second", lambda: second(reference))
+    _until_someone_waits()
+    go_on.set()
+    return threads.join(), reference
 
 
 def test_a_charge_activated_under_a_held_checkout_cannot_deadlock_two_writers() -> None:
     """No retry here: the second writer waits for the first and both finish (before: one of them died of
     `deadlock detected`, seen in CI as a 500 from tests/bcp_app/test_concurrent_writers.py)."""
-    reference = ready_checkout().public_id
-    has_checkout, go_on = threading.Event(), threading.Event()
-    threads = Threads()
-    threads.start("holder", _holder_that_revokes(reference, has_checkout, go_on))
-    assert has_checkout.wait(10)
-    _active_charge(reference)
 
-    def second_writer() -> str:
+    def second_writer(reference: str) -> str:
         with transaction.atomic():
             return lock(reference).status
 
-    threads.start("second", second_writer)
-    _until_someone_waits()
-    go_on.set()
-    outcomes = threads.join()
+    outcomes, _ = _against_a_holder_that_revokes(second_writer)
     assert outcomes == {"holder": ("done", None), "second": ("done", "ready_for_complete")}
     assert PixCharge.objects.get(txid=TXID).status == "revoked"
 
@@ -124,18 +127,9 @@ def test_a_charge_activated_under_a_held_checkout_cannot_deadlock_two_writers() 
 def test_a_payment_of_that_charge_waits_for_the_writer_and_is_refunded_as_late() -> None:
     """The charge's settlement (charge, then the checkout through charge_settled) meets the writer that
     revokes it: the settlement waits, then finds the charge revoked (PIX.md §3.2: refunded, no order)."""
-    reference = ready_checkout().public_id
-    has_checkout, go_on = threading.Event(), threading.Event()
-    threads = Threads()
-    threads.start("holder", _holder_that_revokes(reference, has_checkout, go_on))
-    assert has_checkout.wait(10)
-    _active_charge(reference)
     paid = PSPPayment(end_to_end_id="E" * 32, txid=TXID, amount_cents=8580, paid_at=timezone.now())
-    threads.start("settlement", lambda: pix_payment_settle(payment=paid, source="webhook"))
-    _until_someone_waits()
-    go_on.set()
-    outcomes = threads.join()
-    assert outcomes == {"holder": ("done", None), "settlement": ("done", "refunded_late")}
+    outcomes, reference = _against_a_holder_that_revokes(lambda _: pix_payment_settle(payment=paid, source="webhook"))
+    assert outcomes == {"holder": ("done", None), "second": ("done", "refunded_late")}
     assert Checkout.objects.get(public_id=reference).status == "ready_for_complete"
 
 
