@@ -72,17 +72,13 @@ from django.utils.translation import gettext as _
 
 from shop.checkout.complete import checkout_complete
 from shop.checkout.core import (
-    ANY_OWNER,
     apply,
     cancel,
     current,
     event,
     expire_if_due,
     in_checkout_language,
-    lock,
-    lock_if_free,
     reload,
-    retried_on_deadlock,
     save_with_event,
     speak,
     status_error,
@@ -91,6 +87,7 @@ from shop.checkout.core import (
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
+from shop.checkout.lock import ANY_OWNER, lock, lock_if_free, retried_on_deadlock
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id

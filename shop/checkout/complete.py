@@ -29,16 +29,13 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from shop.checkout.core import (
-    ANY_OWNER,
     PIX_SETTLEMENT_GRACE,
     apply,
     current,
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
-    lock,
     reload,
-    retried_on_deadlock,
     save_with_event,
     speak,
     status_error,
@@ -47,6 +44,7 @@ from shop.checkout.core import (
 )
 from shop.checkout.evaluate import evaluate
 from shop.checkout.hold import instrument_problem, lines_of, reserve, reserve_and_save_status, unreserve
+from shop.checkout.lock import ANY_OWNER, lock, retried_on_deadlock
 from shop.checkout.pix import (
     INSTRUMENT_PATH,
     charge_errors,

@@ -22,9 +22,7 @@ from shop.checkout.core import (
     apply,
     in_checkout_language,
     input_from_checkout,
-    lock,
     reload,
-    retried_on_deadlock,
     speak,
     status_error,
     stored_messages,
@@ -32,6 +30,7 @@ from shop.checkout.core import (
 )
 from shop.checkout.evaluate import evaluate
 from shop.checkout.hold import lines_of, reserve
+from shop.checkout.lock import lock, retried_on_deadlock
 from shop.checkout.pix import charge_errors, err, save_status
 from shop.checkout.place import place_order
 from shop.checkout.types import (

@@ -21,7 +21,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, retried_on_deadlock, save_with_event
+from shop.checkout.core import PIX_SETTLEMENT_GRACE, save_with_event
+from shop.checkout.lock import lock, retried_on_deadlock
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage
 from shop.models import Checkout
 

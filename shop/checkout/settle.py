@@ -35,13 +35,12 @@ from shop.checkout.core import (
     event,
     in_checkout_language,
     input_from_checkout,
-    lock,
-    lock_if_free,
     speak,
     with_status,
 )
 from shop.checkout.evaluate import evaluate
 from shop.checkout.hold import lines_of, reserve, unreserve
+from shop.checkout.lock import lock, lock_if_free
 from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix, save_status
 from shop.checkout.place import place_order
 from shop.checkout.selectors import CheckoutNotFound

@@ -381,9 +381,9 @@ def test_a_refused_status_draws_no_number() -> None:
 def test_stock_taken_with_the_checkout_write_is_all_or_nothing() -> None:
     """Issue 11: one variant and no coupon reserve in the statement that writes the checkout and its event
     (shop.checkout.hold.reserve_and_save_status); short of stock, none of the three is written."""
-    from shop.checkout.core import lock
     from shop.checkout.evaluate import evaluate
     from shop.checkout.hold import reserve_and_save_status
+    from shop.checkout.lock import lock
     from shop.models import CheckoutEvent
 
     checkout = ready_checkout(stock=10, quantity=2)
