@@ -1,5 +1,5 @@
-"""`/bcp/v1` over ASGI (shop/asgi.py `ApiHandler`): the API's own middleware chain, entered in one thread
-hop per request (issue 11), answering exactly what the Django test client gets.
+"""`/bcp/v1` over ASGI (shop/asgi.py `ApiHandler`): the API's own middleware chain, each request served in
+one thread hop on the loop's bounded executor (issue 11), answering exactly what the Django test client gets.
 
 A real uvicorn serves `shop.asgi.application` (the path router in front of the site and the API handler);
 BCP-ORD-01: the originating platform reads its order; BCP §5.3 errors keep their JSON over ASGI.
@@ -8,12 +8,14 @@ BCP-ORD-01: the originating platform reads its order; BCP §5.3 errors keep thei
 from __future__ import annotations
 
 import asyncio
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import AsyncToSync
+from asgiref.sync import AsyncToSync, SyncToAsync
+from django.db import connection
 from django.test import Client
 
 from bcp_app.platforms import NewPlatform
@@ -26,27 +28,69 @@ from tests.bcp_app.test_rest_order import auth, place_order, platform  # noqa: F
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("bcp_settings"), pytest.mark.e2e]
 
 
-def test_the_api_chain_is_entered_in_one_thread_hop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every API middleware and view is sync: the request enters the sync chain once, never hopping back from
-    its thread to the event loop (Django's async chain with a sync-only middleware in it did, then hopped to a
-    thread again for the view)."""
+def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every API middleware and view is sync: a request crosses into a thread once (Django's handler crossed
+    three times: `request_started`, the chain, `response.close()`), never hops back to the event loop, and
+    runs on the loop's executor instead of a thread started for it (Django's `ThreadSensitiveContext`)."""
+    hops: list[Any] = []
     back_to_the_loop: list[Any] = []
-    original = AsyncToSync.__call__
+    started: list[threading.Thread] = []
+    into_a_thread, out_of_it, start = SyncToAsync.__call__, AsyncToSync.__call__, threading.Thread.start
 
-    def counted(self: AsyncToSync, *args: Any, **kwargs: Any) -> Any:
+    def hop(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
+        hops.append(self.func)
+        return into_a_thread(self, *args, **kwargs)
+
+    def back(self: AsyncToSync, *args: Any, **kwargs: Any) -> Any:
         back_to_the_loop.append(self.awaitable)
-        return original(self, *args, **kwargs)
+        return out_of_it(self, *args, **kwargs)
 
-    async def get() -> httpx.Response:  # straight through the handler, no server
+    def counted_start(self: threading.Thread) -> None:
+        started.append(self)
+        start(self)
+
+    async def get_ten() -> tuple[list[httpx.Response], int]:  # through the handler, no server, one after another
         transport = httpx.ASGITransport(app=ApiHandler())
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            return await client.get("/bcp/v1/openapi.json")
+            responses = [await client.get("/bcp/v1/openapi.json") for _ in range(10)]
+        return responses, len(started)  # before asyncio.run's own shutdown thread
 
-    monkeypatch.setattr(AsyncToSync, "__call__", counted)
-    response = asyncio.run(get())
-    assert response.status_code == 200
-    assert response.json()["info"]["title"]
+    monkeypatch.setattr(SyncToAsync, "__call__", hop)
+    monkeypatch.setattr(AsyncToSync, "__call__", back)
+    monkeypatch.setattr(threading.Thread, "start", counted_start)
+    responses, threads_started = asyncio.run(get_ten())
+    assert [response.status_code for response in responses] == [200] * 10
+    assert responses[0].json()["info"]["title"]
+    assert len(hops) == 10
     assert back_to_the_loop == []
+    assert threads_started == 1  # the executor's one thread, reused by each request in turn
+
+
+def test_every_request_hands_its_connection_back_to_the_pool(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """`request_finished` runs in the request's own thread and hands its connection back: after more reads than
+    the pool has connections, the pool lends out no more connections than before them."""
+    if connection.pool is None:
+        pytest.skip("needs the psycopg connection pool (PostgreSQL)")
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    reads = connection.pool.max_size + 3
+
+    def lent() -> int:
+        stats = connection.pool.get_stats()
+        return stats["pool_size"] - stats["pool_available"]
+
+    before = lent()  # this test's own connection
+
+    async def read_all() -> list[int]:
+        transport = httpx.ASGITransport(app=ApiHandler())
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers) as http:
+            return [(await http.get(f"/bcp/v1/orders/{order.public_id}")).status_code for _ in range(reads)]
+
+    assert asyncio.run(read_all()) == [200] * reads
+    assert lent() == before
 
 
 def test_get_order_over_asgi_answers_as_the_test_client_bcp_ord_01(
@@ -78,3 +122,46 @@ def test_get_order_over_asgi_answers_as_the_test_client_bcp_ord_01(
         assert "set-cookie" not in answer.headers  # no session, CSRF or messages on the API
     assert (missing.status_code, missing.json()["messages"][0]["code"]) == (200, "not_found")  # BCP-ORD-03
     assert anonymous.json()["messages"][0]["code"] == "unauthorized"  # BCP-ORD-02
+
+
+def test_the_server_runs_as_many_calls_at_once_as_the_pool_has_connections() -> None:
+    """At startup the loop's default executor (the API's, MCP's and A2A's threads) is sized to the database
+    pool: `max_size` blocking calls run side by side, one more waits for a thread."""
+    from shop.asgi import application
+
+    if connection.pool is None:
+        pytest.skip("needs the psycopg connection pool (PostgreSQL)")
+    size = connection.pool.max_size
+
+    def meet(barrier: threading.Barrier) -> bool:
+        try:
+            barrier.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            return False
+        return True
+
+    async def side_by_side(calls: int) -> list[bool]:
+        barrier = threading.Barrier(calls)  # passes once `calls` threads wait on it together
+        loop = asyncio.get_running_loop()
+        return await asyncio.gather(*(loop.run_in_executor(None, meet, barrier) for _ in range(calls)))
+
+    async def serve() -> tuple[list[bool], list[bool]]:
+        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        outbox: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            outbox.append(message)
+
+        await inbox.put({"type": "lifespan.startup"})
+        lifespan = asyncio.create_task(application({"type": "lifespan"}, inbox.get, send))
+        while not outbox:
+            await asyncio.sleep(0.01)
+        assert outbox == [{"type": "lifespan.startup.complete"}]
+        fitting, one_more = await side_by_side(size), await side_by_side(size + 1)
+        await inbox.put({"type": "lifespan.shutdown"})
+        await lifespan
+        return fitting, one_more
+
+    fitting, one_more = asyncio.run(serve())
+    assert fitting == [True] * size
+    assert not any(one_more)
