@@ -1,11 +1,14 @@
 """The Redis cache backend production uses with REDIS_URL (shop/ops/redis_cache.py), on the real Redis.
 
-Django's own backend builds a redis-py client for every operation; ours keeps it. Behaviour must be
-Django's: what goes in comes out, timeouts and counters work, each thread has its own backend.
+Django's own backend builds a redis-py client for every operation, and a connection pool for every backend
+instance, that is every request under ASGI; ours keeps one client and pool per server for the process.
+Behaviour must be Django's: what goes in comes out, timeouts and counters work, each thread has its own
+backend.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import subprocess
 import sys
@@ -86,3 +89,26 @@ def test_every_thread_has_a_backend_of_its_own_that_works(redis_cache: KeptClien
         thread.join(30)
     assert sorted(value for _, value in seen.values()) == [49, 49, 49, 49]
     assert len({backend for backend, _ in seen.values()} | {id(redis_cache)}) == 5
+
+
+def test_requests_in_contexts_of_their_own_share_one_connection(redis_cache: KeptClientRedisCache) -> None:
+    """Under ASGI each request has a context, so a backend instance, of its own: 40 such requests open no
+    connection to Redis after the first (with Django's pool per backend instance: one each)."""
+    redis_cache.set("a", "warm", 60)  # the process's pool has its connection
+
+    def connections_received() -> int:
+        return redis_cache._cache.get_client().info("stats")["total_connections_received"]
+
+    def one_request(n: int) -> tuple[Any, Any]:
+        backend = caches["default"]  # a new instance in a new context, as for a new ASGI request
+        backend.set(f"thread-{n % 4}", n, 60)
+        return backend, backend.get(f"thread-{n % 4}")
+
+    before = connections_received()
+    answers = [contextvars.Context().run(one_request, n) for n in range(40)]
+    opened = connections_received() - before
+    assert [value for _, value in answers] == list(range(40))
+    assert len({id(backend) for backend, _ in answers}) == 40  # 40 backend instances…
+    assert opened <= 1  # …one pool: at most the connection this count itself used
+    first, second = RedisCache(redis_cache._servers, {}), RedisCache(redis_cache._servers, {})
+    assert first._cache._get_connection_pool(False) is not second._cache._get_connection_pool(False)  # Django's
