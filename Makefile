@@ -43,6 +43,7 @@ test-random: $(STAMP)
 bench: $(STAMP)
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
 		CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
+		BENCH_REDIS_URL=$${BENCH_REDIS_URL-redis://127.0.0.1:6379/11} \
 		$(VENV)/bin/pytest tests/bench -p no:cacheprovider -s -o testpaths=tests/bench -o norecursedirs=
 
 # With a broker the worker prepares and sends order webhooks: it allows loopback platforms like `run`.

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 from django.db import connection
 
 from tests.bcp_app.live import database_url, wait_for
@@ -32,11 +33,26 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def bench_cache_url() -> str:
+    """The servers' shared cache, as production runs it with more than one process (README "Pools and
+    caches"): `BENCH_REDIS_URL` (`make bench`: a Redis database of the bench's own), emptied first, since the
+    entries of an earlier run name rows of another database; unset, every process caches in its own memory."""
+    url = os.environ.get("BENCH_REDIS_URL", "")
+    if url:
+        redis.Redis.from_url(url).flushdb()
+    return url
+
+
+def cache_in_use(env: dict[str, str]) -> str:
+    return "cache Redis (shared)" if env.get("REDIS_URL") else "cache local memory (per process; BENCH_REDIS_URL unset)"
+
+
 def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[str, str]:
     """The server's environment: production settings (DEBUG off: no per-query recording, compiled
-    templates), plain http on loopback as behind a TLS-terminating proxy; the sandbox PSP forced, e-mails to
-    the console; loopback platform profiles allowed."""
+    templates, the shared cache of `bench_cache_url`), plain http on loopback as behind a TLS-terminating
+    proxy; the sandbox PSP forced, e-mails to the console; loopback platform profiles allowed."""
     return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
+            "REDIS_URL": bench_cache_url(),
             "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "false",
             "BCP_PIX_SANDBOX_FORCE": "true", "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),

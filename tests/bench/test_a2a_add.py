@@ -35,7 +35,7 @@ from tests.bcp_app.test_a2a_helpers import (
     platform_profile,
     send_message,
 )
-from tests.bench.live_proc import Uvicorn, free_port, production_env, windows_against_bare
+from tests.bench.live_proc import Uvicorn, cache_in_use, free_port, production_env, windows_against_bare
 from tests.bench.live_proc import print_against_bare as summary
 
 pytestmark = [pytest.mark.postgres]
@@ -57,8 +57,8 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
     cache_profile(SEED_PROFILE, platform_profile())
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900, stock=100_000)
     port = free_port()
-    server = Uvicorn(production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **UNLIMITED),
-                     port, workers=WORKERS)
+    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **UNLIMITED)
+    server = Uvicorn(env, port, workers=WORKERS)
     try:
         server.wait_up()
         a2a_url = f"{server.base_url}/bcp/a2a"
@@ -85,5 +85,5 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
         server.stop()
     print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
           f" uvicorn {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds interleaving"
-          f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max)")
+          f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}")
     summary(windows, "A2A", CLIENTS, unit="msg/s", per="message", cpu_in_us=False, cpu_digits=2, load_before=before)

@@ -26,7 +26,7 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from tests.bcp_app import bcp_fixtures
-from tests.bench.live_proc import Uvicorn, free_port, production_env, windows_against_bare
+from tests.bench.live_proc import Uvicorn, cache_in_use, free_port, production_env, windows_against_bare
 from tests.bench.live_proc import print_against_bare as summary
 
 # Shared fixtures (pytest finds them by name in this module).
@@ -113,7 +113,7 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
         server.stop()
     print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
           f" production settings, one process per client; {ROUNDS} rounds interleaving bare/MCP × 1/8 clients,"
-          f" each window ≈ {WINDOW_S} s; medians (per-round min–max)")
+          f" each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}")
     summary(windows, "MCP", CLIENTS, unit="req/s", per="call", cpu_in_us=True, cpu_digits=1, load_before=before)
 
     # the query count of the whole tool (auth, negotiation from cache, selector) is constant in order size

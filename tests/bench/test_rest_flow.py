@@ -41,7 +41,16 @@ from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.live import CeleryWorker, wait_for
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, create_body, update_body
-from tests.bench.live_proc import Uvicorn, Window, free_port, load, measure, noise, production_env
+from tests.bench.live_proc import (
+    Uvicorn,
+    Window,
+    cache_in_use,
+    free_port,
+    load,
+    measure,
+    noise,
+    production_env,
+)
 from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 from tests.shop.checkout_factories import make_shipping, make_variant
 
@@ -134,7 +143,7 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                                               "DJANGO_ALLOWED_HOSTS", "DJANGO_LOG_LEVEL", "BCP_PUBLIC_URL",
                                               "BCP_PIX_SANDBOX", "BCP_PIX_SANDBOX_FORCE",
                                               "PIX_SANDBOX_WEBHOOK_SECRET", "DJANGO_EMAIL_BACKEND",
-                                              "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER")})
+                                              "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "REDIS_URL")})
     server = Uvicorn(env, port, workers=WORKERS)
     try:
         worker.start()
@@ -152,7 +161,8 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         print(f"\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL; uvicorn"
               f" {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds"
               f" per client count interleaving shop/bare × distinct/shared SKUs, each window ≈ {WINDOW_S} s;"
-              f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s")
+              f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s;"
+              f" {cache_in_use(env)}")
         orders: list[str] = []
         bare_orders: list[str] = []
 
