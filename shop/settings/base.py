@@ -119,6 +119,12 @@ if _db.engine.endswith("postgresql"):
     # instead of answering with a 500.
     from shop.db_pool import check_connection
 
+    # Server-side prepared statements: a statement run twice on a connection is planned once for it (the pool
+    # keeps connections, so every hot statement is prepared after the first requests). Postgres' CPU per
+    # purchase fell by about 40 % (issue 11). Off for a pooler in transaction mode (PgBouncer), which cannot
+    # keep a connection's prepared statements.
+    if env_bool("DATABASE_PREPARED_STATEMENTS", default=True):
+        DATABASES["default"]["OPTIONS"].update({"server_side_binding": True, "prepare_threshold": 2})
     DATABASES["default"]["OPTIONS"]["pool"] = {
         "check": check_connection,
         "min_size": env_int("DATABASE_POOL_MIN", 4, minimum=0),
