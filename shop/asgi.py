@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shop.settings")
 
-from django.core.asgi import get_asgi_application
+import django
 
-django_app = get_asgi_application()
+django.setup(set_prefix=False)
 
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -97,23 +97,27 @@ class PathRouter:
                 return
 
 
-class ApiHandler(ASGIHandler):
-    """Django for `settings.ASGI_API_PREFIXES`: the same project minus the page-only middleware, each request
-    served start to finish in one thread of the event loop's bounded default executor.
+class OneHopHandler(ASGIHandler):
+    """Django with every request served start to finish in one thread of the event loop's bounded default
+    executor; `skipped_middleware` are left out of its chain.
 
-    The API's middleware and views are all sync. Django's handler would hop into a thread three times per
-    request (`request_started`, the chain, `response.close()` with `request_finished`), each hop copying every
-    context variable there and back, and start a new thread per request (its `ThreadSensitiveContext`). Here
-    the body is read on the loop, then one call runs the signals, the sync chain (built as under WSGI) and
-    the close, which hands the database connection back to the pool in the thread that used it; only the
-    answer is sent from the loop. The executor is the one MCP and A2A calls run on, as large as the
-    database pool (`size_default_executor`). Issue 11: this halved a GET order's CPU and took a quarter off
-    a purchase's.
+    The shop's middleware and views are all sync. Django's handler hops into a thread three times per
+    request (`request_started`, the chain, `response.close()` with `request_finished`), more when a sync-only
+    middleware (WhiteNoise, `MethodNotAllowedPage`) sits in its async chain, each hop copying every context
+    variable there and back, and it starts a new thread per request (its `ThreadSensitiveContext`). Here the
+    body is read on the loop, then one call runs the signals, the sync chain (built as under WSGI) and the
+    close, which hands the database connection back to the pool in the thread that used it; only the answer
+    is sent from the loop. The executor is the one MCP and A2A calls run on, as large as the database pool
+    (`size_default_executor`). Issue 11: this halved a GET order's CPU.
     """
+
+    def skipped_middleware(self) -> frozenset[str]:
+        return frozenset()
 
     def load_middleware(self, is_async: bool = False) -> None:
         full = settings.MIDDLEWARE
-        settings.MIDDLEWARE = [m for m in full if m not in settings.ASGI_API_SKIPPED_MIDDLEWARE]
+        skipped = self.skipped_middleware()
+        settings.MIDDLEWARE = [m for m in full if m not in skipped]
         try:
             super().load_middleware(is_async=False)
         finally:
@@ -126,12 +130,12 @@ class ApiHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        response = await sync_to_async(self._serve, thread_sensitive=False)(scope, body_file)
+        response, closed = await sync_to_async(self._serve, thread_sensitive=False)(scope, body_file)
         await self.send_response(response, send)
-        if response.streaming:  # its iterator was consumed above: close it now, in a thread
+        if not closed:  # an async stream, consumed above: close it now, in a thread
             await sync_to_async(response.close, thread_sensitive=False)()
 
-    def _serve(self, scope: Scope, body_file: Any) -> HttpResponseBase:
+    def _serve(self, scope: Scope, body_file: Any) -> tuple[HttpResponseBase, bool]:
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
             signals.request_started.send(sender=self.__class__, scope=scope)
@@ -139,9 +143,27 @@ class ApiHandler(ASGIHandler):
             if request is not None:
                 response = self.get_response(request)
                 response._handler_class = self.__class__
-            if not response.streaming:
-                response.close()  # request_finished: the connection goes back to the pool from this thread
-            return response
+            if response.streaming and response.is_async:
+                return response, False
+            if response.streaming:
+                # A file (WhiteNoise, media): read here, as Django reads a sync stream into memory under ASGI
+                # anyway, so the loop only replays bytes and needs no thread of its own for it.
+                chunks = list(response.streaming_content)
+                response.streaming_content = _replay(chunks)
+            response.close()  # request_finished: the connection goes back to the pool from this thread
+            return response, True
+
+
+async def _replay(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+class ApiHandler(OneHopHandler):
+    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware."""
+
+    def skipped_middleware(self) -> frozenset[str]:
+        return frozenset(settings.ASGI_API_SKIPPED_MIDDLEWARE)
 
 
 def build_application() -> ASGIApp:
@@ -155,4 +177,5 @@ def build_application() -> ASGIApp:
     return AccessLog(PathRouter(django_app, mounts))
 
 
+django_app = OneHopHandler()  # the site: storefront, admin, order pages
 application = build_application()
