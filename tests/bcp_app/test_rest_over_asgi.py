@@ -14,12 +14,12 @@ from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import connection
 from django.test import Client
 
 from bcp_app.platforms import NewPlatform
 from shop.asgi import ApiHandler
+from tests.asgi_crossings import count_crossings
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer
 from tests.bcp_app.rest_helpers import call
@@ -32,18 +32,8 @@ def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.M
     """Every API middleware and view is sync: a request crosses into a thread once (Django's handler crossed
     three times: `request_started`, the chain, `response.close()`), never hops back to the event loop, and
     runs on the loop's executor instead of a thread started for it (Django's `ThreadSensitiveContext`)."""
-    hops: list[Any] = []
-    back_to_the_loop: list[Any] = []
     started: list[threading.Thread] = []
-    into_a_thread, out_of_it, start = SyncToAsync.__call__, AsyncToSync.__call__, threading.Thread.start
-
-    def hop(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
-        hops.append(self.func)
-        return into_a_thread(self, *args, **kwargs)
-
-    def back(self: AsyncToSync, *args: Any, **kwargs: Any) -> Any:
-        back_to_the_loop.append(self.awaitable)
-        return out_of_it(self, *args, **kwargs)
+    start = threading.Thread.start
 
     def counted_start(self: threading.Thread) -> None:
         started.append(self)
@@ -55,14 +45,13 @@ def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.M
             responses = [await client.get("/bcp/v1/openapi.json") for _ in range(10)]
         return responses, len(started)  # before asyncio.run's own shutdown thread
 
-    monkeypatch.setattr(SyncToAsync, "__call__", hop)
-    monkeypatch.setattr(AsyncToSync, "__call__", back)
+    crossings = count_crossings(monkeypatch)
     monkeypatch.setattr(threading.Thread, "start", counted_start)
     responses, threads_started = asyncio.run(get_ten())
     assert [response.status_code for response in responses] == [200] * 10
     assert responses[0].json()["info"]["title"]
-    assert len(hops) == 10
-    assert back_to_the_loop == []
+    assert len(crossings.into_a_thread) == 10
+    assert crossings.back_to_the_loop == []
     assert threads_started == 1  # the executor's one thread, reused by each request in turn
 
 

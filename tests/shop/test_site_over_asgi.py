@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import AsyncToSync, SyncToAsync
 
 from shop.asgi import OneHopHandler
+from tests.asgi_crossings import count_crossings
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,25 +33,12 @@ def _get(paths: list[str]) -> list[httpx.Response]:
 def test_a_page_is_one_thread_hop(monkeypatch: pytest.MonkeyPatch) -> None:
     """The site's chain has sync-only middleware (WhiteNoise, `MethodNotAllowedPage`): Django's handler hopped
     between the loop and threads for them; here a page crosses into a thread once and never back."""
-    hops: list[Any] = []
-    back_to_the_loop: list[Any] = []
-    into_a_thread, out_of_it = SyncToAsync.__call__, AsyncToSync.__call__
-
-    def hop(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
-        hops.append(self.func)
-        return into_a_thread(self, *args, **kwargs)
-
-    def back(self: AsyncToSync, *args: Any, **kwargs: Any) -> Any:
-        back_to_the_loop.append(self.awaitable)
-        return out_of_it(self, *args, **kwargs)
-
-    monkeypatch.setattr(SyncToAsync, "__call__", hop)
-    monkeypatch.setattr(AsyncToSync, "__call__", back)
+    crossings = count_crossings(monkeypatch)
     home, missing = _get(["/", "/nao-existe/"])
     assert home.status_code == 200 and "<html" in home.text
     assert missing.status_code == 404
-    assert len(hops) == 2
-    assert back_to_the_loop == []
+    assert len(crossings.into_a_thread) == 2
+    assert crossings.back_to_the_loop == []
 
 
 def test_a_file_is_served_whole_without_a_thread_of_its_own(settings: Any, tmp_path: Path) -> None:
