@@ -112,3 +112,23 @@ def test_requests_in_contexts_of_their_own_share_one_connection(redis_cache: Kep
     assert opened <= 1  # …one pool: at most the connection this count itself used
     first, second = RedisCache(redis_cache._servers, {}), RedisCache(redis_cache._servers, {})
     assert first._cache._get_connection_pool(False) is not second._cache._get_connection_pool(False)  # Django's
+
+
+def test_requests_in_contexts_of_their_own_share_one_cache_client(redis_cache: KeptClientRedisCache) -> None:
+    """Django builds its cache client per backend instance, so per ASGI request, and that constructor asks
+    `importlib.metadata` for redis-py's version each time; ours is built once per process and settings."""
+
+    def one_request(n: int) -> tuple[Any, Any, Any]:
+        backend = caches["default"]
+        backend.set(f"thread-{n % 4}", n, 60)
+        return backend, backend._cache, backend.get(f"thread-{n % 4}")
+
+    answers = [contextvars.Context().run(one_request, n) for n in range(40)]  # kept: no id is reused
+    assert [value for _, _, value in answers] == list(range(40))
+    assert len({id(backend) for backend, _, _ in answers}) == 40
+    assert {id(client) for _, client, _ in answers} == {id(redis_cache._cache)}
+    other = KeptClientRedisCache(redis_cache._servers, {"OPTIONS": {"socket_timeout": 5}})
+    assert other._cache is not redis_cache._cache  # other options, another client
+    assert other._cache.get_client().connection_pool.connection_kwargs["socket_timeout"] == 5
+    first, second = RedisCache(redis_cache._servers, {}), RedisCache(redis_cache._servers, {})
+    assert first._cache is not second._cache  # Django's
