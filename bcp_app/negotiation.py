@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,6 +30,7 @@ from bcp_app.models import ProfileCacheEntry
 from bcp_app.sfv import Item, SFVError, parse_dictionary
 from payments.connections import release_db_connection
 from payments.json_limits import JsonLimitError, loads_bounded
+from shop.ops import request_cache
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
@@ -143,16 +143,19 @@ def _memo_key(url: str) -> str:
     return f"bcp:profile:{_url_hash(url)}"
 
 
+profile_memo_key = _memo_key  # what `get_platform_profile` reads first (resolve_context prefetches it)
+
+
 def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
     # Per process (or Redis) in front of the Postgres cache, for the profile's own remaining TTL.
     seconds = int((expires_at - now).total_seconds())
     if seconds > 0:
-        cache.set(_memo_key(url), body, seconds)
+        request_cache.set(_memo_key(url), body, seconds)
 
 
 def cached_platform_profile(url: str) -> dict[str, Any] | None:
     """The profile when this process (or Redis) has it fresh, else None; never a query or a fetch."""
-    return cache.get(_memo_key(url))
+    return request_cache.get(_memo_key(url))
 
 
 def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
@@ -161,7 +164,7 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
     A fetch holds no database connection (it goes back to the pool first) and no transaction; the
     cache row is written after it. Concurrent fetches of one URL in this process share one request.
     """
-    if not force_refresh and (memo := cache.get(_memo_key(url))) is not None:
+    if not force_refresh and (memo := request_cache.get(_memo_key(url))) is not None:
         return memo
     now = timezone.now()
     entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()

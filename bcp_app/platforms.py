@@ -8,12 +8,12 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
+from shop.ops import request_cache
 
 _KEY_RE = re.compile(r"^bcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
 
@@ -62,8 +62,13 @@ def _platform_key(key_hash: str) -> str:
     return f"bcp:platform:{key_hash}"
 
 
+def platform_cache_key(api_key: str) -> str | None:
+    """The cache key `platform_for_api_key` reads for this key (to prefetch it), None for a malformed key."""
+    return _platform_key(_hash_key(api_key.strip())) if _KEY_RE.match(api_key.strip()) else None
+
+
 def platform_cache_drop(platform: Platform) -> None:
-    cache.delete(_platform_key(platform.key_hash))
+    request_cache.forget(_platform_key(platform.key_hash))
 
 
 def platform_for_api_key(api_key: str) -> Platform | None:
@@ -72,7 +77,7 @@ def platform_for_api_key(api_key: str) -> Platform | None:
     if not match:
         return None
     key_hash = _hash_key(api_key.strip())
-    cached = cache.get(_platform_key(key_hash))
+    cached = request_cache.get(_platform_key(key_hash))
     if isinstance(cached, Platform):
         return cached
     platform = Platform.objects.filter(key_prefix=match.group(1)).first()
@@ -80,7 +85,7 @@ def platform_for_api_key(api_key: str) -> Platform | None:
         return None
     if not hmac.compare_digest(platform.key_hash, key_hash):
         return None
-    cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
+    request_cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
     return platform
 
 

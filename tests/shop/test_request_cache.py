@@ -64,6 +64,21 @@ def test_a_save_inside_the_scope_is_seen_by_the_rest_of_it(counted: Counter[str]
         assert store_get().trade_name == "Torrefação Aurora"
 
 
+def test_a_prefetch_reads_its_keys_once_and_remembers_the_absent_ones(counted: Counter[str]) -> None:
+    caches["default"].set("present", {"a": 1}, 60)
+    request_cache.prefetch("present", "absent")  # outside a scope: nothing read, nothing kept
+    assert request_cache.get("absent") is None and counted["absent"] == 1
+    with request_cache.request_scope():
+        request_cache.prefetch("present", "absent")  # one get_many (LocMemCache's is get per key)
+        reads = counted.copy()
+        assert request_cache.get("present") == {"a": 1}
+        assert request_cache.get("absent") is None  # known absent: not asked again
+        assert counted == reads
+        request_cache.remember("absent", 3)  # what the scope itself wrote
+        assert request_cache.get("absent") == 3
+    assert request_cache.get("absent") is None  # the scope's memory ended with it
+
+
 def test_a_rest_checkout_reads_each_entry_once_per_request(
     client: Client, counted: Counter[str], bcp_settings: Any, fake_platform: Any  # noqa: F811
 ) -> None:
