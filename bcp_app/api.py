@@ -116,7 +116,7 @@ def _api_key(request: HttpRequest) -> str | None:
     return request.headers.get("X-API-Key")
 
 
-def context_from_request(request: HttpRequest) -> RequestContext:
+def context_from_request(request: HttpRequest, operation: str | None = None) -> RequestContext:
     return resolve_context(
         transport="rest",
         profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
@@ -126,6 +126,7 @@ def context_from_request(request: HttpRequest) -> RequestContext:
         language=request.headers.get("Accept-Language"),
         request_id=request.headers.get("Request-Id"),
         client_ip=request.META.get("REMOTE_ADDR"),
+        operation=operation,
     )
 
 
@@ -143,7 +144,7 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
         ratelimit.enforce(op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated)
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
-        ctx = context_from_request(request)
+        ctx = context_from_request(request, operation)
         ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(

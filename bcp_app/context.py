@@ -22,6 +22,12 @@ from shop.ops import request_cache
 from shop.ops.access_log import annotate
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
+# What an operation will read from the cache after identity, fetched in identity's round trip: every checkout
+# operation reads the store settings and policies; those that price the checkout (complete prices it once more)
+# also the shipping table and the catalog version. An A2A message is one of them (add to checkout, set address…).
+_PRICING_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "get_checkout",
+                                 "create_cart", "update_cart", "get_cart", "a2a_message"})
+_CHECKOUT_OPERATIONS = _PRICING_OPERATIONS | {"cancel_checkout", "cancel_cart"}
 
 
 @dataclass
@@ -98,17 +104,25 @@ def resolve_context(
     language: str | None = None,
     request_id: str | None = None,
     client_ip: str | None = None,
+    operation: str | None = None,
 ) -> RequestContext:
     """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None).
 
     `client_ip`: the caller's address when the transport knows it better than the request context does.
+    `operation`: what the caller asks for (`create_checkout`…), so that what it reads from the cache comes in
+    identity's round trip.
     """
     url = negotiation.validate_profile_url(profile_url)
     # What identity and negotiation read from the cache, in one round trip: the caller's failed-key count,
-    # the platform of its key and its profile (with Redis: one MGET instead of three GETs).
+    # the platform of its key and its profile (with Redis: one MGET instead of three GETs), and what the
+    # operation reads next.
     wanted = [negotiation.profile_memo_key(url)]
     if api_key is not None:
         wanted += [ratelimit.auth_failures_key(client_ip), platform_cache_key(api_key)]
+    if operation in _CHECKOUT_OPERATIONS:
+        from shop.selectors import checkout_read_keys
+
+        wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
     request_cache.prefetch(*(key for key in wanted if key is not None))
     platform: Platform | None = None
     if api_key is not None:

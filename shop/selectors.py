@@ -332,3 +332,16 @@ def product_availability(product: Product) -> str:
         if state in states:
             return state
     return "OutOfStock"
+
+
+def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
+    """The read-mostly cache entries a checkout request reads (the store settings and its policies in
+    `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
+    fetch them in one round trip beforehand (`shop.ops.request_cache.prefetch`)."""
+    from shop.checkout.catalog import VERSION_KEY
+    from shop.models.store import CACHE_KEY, POLICIES_KEY
+    from shop.shipping import CACHE_KEY as SHIPPING_KEY
+
+    keys = [CACHE_KEY, POLICIES_KEY % ("en" if language.lower().startswith("en") else "pt-br")]
+    return [*keys, SHIPPING_KEY, VERSION_KEY] if pricing else keys
+

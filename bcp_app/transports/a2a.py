@@ -144,6 +144,7 @@ def _resolve(state: dict[str, Any]) -> Any:
             signed=signed,
             language=headers.get("accept-language"),
             request_id=headers.get("request-id"),
+            operation="a2a_message",
         )
     finally:
         close_old_connections()
@@ -154,7 +155,9 @@ def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) ->
 
     close_old_connections()
     try:
-        with request_scope():  # read-mostly cache entries once per message, as per HTTP request
+        # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what
+        # identity prefetched (`on_message_send`)
+        with request_scope(reuse=True):
             return handle_message(bcp_context, incoming, language_given=language_given)
     finally:
         close_old_connections()
@@ -192,11 +195,12 @@ class BcpRequestHandler(DefaultRequestHandler):
         if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
             raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
                                                              f"{control_character_message(*found)}"))
-        try:
-            context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
-        except ProtocolError as exc:
-            raise a2a_error(exc) from exc
-        result = await super().on_message_send(params, context)
+        with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
+            try:
+                context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
+            except ProtocolError as exc:
+                raise a2a_error(exc) from exc
+            result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)
         if error is not None:
             raise a2a_error(error)

@@ -259,7 +259,7 @@ def _api_key(call: CallInfo) -> str | None:
     return api_key_from(call)
 
 
-def _context(call: CallInfo, args: Args) -> Any:
+def _context(call: CallInfo, args: Args, operation: str) -> Any:
     from bcp_app.context import SignedRequest, resolve_context
     from bcp_app.signatures import HttpMessage
 
@@ -278,6 +278,7 @@ def _context(call: CallInfo, args: Args) -> Any:
         language=call.headers.get("accept-language"),
         request_id=call.headers.get("request-id"),
         client_ip=call.client or None,
+        operation=operation,
     )
 
 
@@ -304,7 +305,7 @@ def _runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Callable
         except ValidationError as exc:
             summary, fields = describe(exc)  # Portuguese, every offending key named
             raise invalid_params(f"Argumentos inválidos para {spec.name}: {summary}", fields) from None
-        ctx = _context(call, args)
+        ctx = _context(call, args, spec.name)
         if spec.name in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
                 principal=ctx.principal,

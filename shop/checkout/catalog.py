@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db.models import F, Prefetch
 
 from shop.models import ProductImage, Variant
+from shop.ops import request_cache
 
 CACHE_SECONDS = 60  # the bound for processes that cannot hear the bump (local-memory cache)
 VERSION_KEY = "shop:catalog:version"
@@ -53,7 +54,7 @@ LIVE_ANNOTATIONS = {f"variant_{name}": F(f"variant__{name}") for name in _LIVE_F
 
 
 def _version() -> int:
-    version = cache.get(VERSION_KEY)
+    version = request_cache.get(VERSION_KEY)  # once per request: a request sees one catalog version
     if version is None:
         version = 1
         cache.add(VERSION_KEY, version, None)
@@ -63,9 +64,11 @@ def _version() -> int:
 def catalog_cache_bump() -> None:
     """Invalidate every cached snapshot (one key, whatever the number of SKUs)."""
     try:
-        cache.incr(VERSION_KEY)
+        version = cache.incr(VERSION_KEY)
     except ValueError:  # no version yet (or evicted): nothing cached under it can be read any more
-        cache.set(VERSION_KEY, 2, None)
+        version = 2
+        cache.set(VERSION_KEY, version, None)
+    request_cache.remember(VERSION_KEY, version)  # the rest of this request reads the new one
 
 
 def _key(version: int, sku: str) -> str:

@@ -84,7 +84,11 @@ def forget(*keys: str) -> None:
 
 
 @contextmanager
-def request_scope() -> Iterator[None]:
+def request_scope(*, reuse: bool = False) -> Iterator[None]:
+    """A scope of its own; with `reuse`, the caller's when there is one (a step of a larger request)."""
+    if reuse and _scope.get() is not None:
+        yield
+        return
     token = _scope.set({})
     try:
         yield

@@ -3,8 +3,9 @@
 Every agent request presenting an API key reads three cache entries before its operation: the failed-key
 count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile.
 They were three round trips (two cache GETs and a GET of the limiter's counter); `resolve_context` now reads
-them in one MGET, and the limiter's one call counter (EVALSHA) is the only other command. Counted at
-redis-py's connection, for the Django cache and the `limits` storage alike.
+them in one MGET, and the limiter's one call counter (EVALSHA) is the only other command. A checkout
+operation's own read-mostly entries (store settings, policies, shipping table, catalog version: four GETs)
+come in that MGET too. Counted at redis-py's connection, for the Django cache and the `limits` storage alike.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bcp_app import ratelimit
 from bcp_app.platforms import platform_create
 from shop.ops import ratelimit as counters
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import call, catalog
+from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 from tests.bcp_app.test_rest_order import place_order
 from tests.shop.test_cache_cross_process import _redis_url
 
@@ -83,3 +84,43 @@ def test_an_authenticated_get_order_makes_two_redis_round_trips(
     assert 1 <= int(limited.headers["retry-after"]) <= 600
     assert call(client, "get", f"/orders/{order.public_id}", headers).status_code == 200  # another address
     assert ratelimit.auth_failures_key("203.0.113.9") != ratelimit.auth_failures_key("198.51.100.7")
+
+
+def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lines(
+    counted_redis: list[str], fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    catalog()
+    platform = platform_create(name="Agente", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
+    headers = agent(platform.platform.profile_url, Authorization=f"Bearer {platform.api_key}")
+    client = Client(REMOTE_ADDR="198.51.100.7")
+
+    def flow() -> dict[str, list[str]]:
+        sent: dict[str, list[str]] = {}
+        line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+                "buyer": {"email": "ana@example.com.br"}}
+        counted_redis.clear()
+        created = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": str(uuid.uuid4())},
+                       line).json()
+        sent["create"] = list(counted_redis)
+        addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers,
+                         full_update(created, pix=False)).json()
+        body = {**full_update(addressed, pix=False), "payment": {"instruments": [CARD]}}
+        counted_redis.clear()
+        ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+        sent["update"] = list(counted_redis)
+        assert ready["status"] == "ready_for_complete", ready.get("messages")
+        counted_redis.clear()
+        with django_capture_on_commit_callbacks(execute=False):  # the placed order's task is the worker's
+            done = call(client, "post", f"/checkout-sessions/{created['id']}/complete",
+                        {**headers, "Idempotency-Key": str(uuid.uuid4())}, {"payment": {"instruments": [CARD]}}).json()
+        sent["complete"] = list(counted_redis)
+        assert done["status"] == "completed", done.get("messages")
+        return sent
+
+    flow()  # every entry cached
+    assert flow() == {
+        # the write counter; identity and the operation's entries; the create budget; the line's catalog entry
+        "create": ["EVALSHA", "MGET", "EVALSHA", "MGET"],
+        "update": ["EVALSHA", "MGET", "MGET"],
+        "complete": ["EVALSHA", "MGET", "MGET"],
+    }

@@ -52,7 +52,10 @@ def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.M
     assert responses[0].json()["info"]["title"]
     assert len(crossings.into_a_thread) == 10
     assert crossings.back_to_the_loop == []
-    assert threads_started == 1  # the executor's one thread, reused by each request in turn
+    # The executor's threads, reused by each request in turn (Django's handler started one per request: 10). It
+    # starts another only when a request arrives before the last one's thread is back to idle, a race a loaded
+    # machine can lose now and then (seen once in a suite run beside a profiler).
+    assert threads_started <= 3
 
 
 def test_every_request_hands_its_connection_back_to_the_pool(
