@@ -24,7 +24,9 @@ logger = logging.getLogger(__name__)
 @lru_cache(maxsize=1)
 def _limiter() -> tuple[Storage, FixedWindowRateLimiter]:
     url = getattr(settings, "REDIS_URL", "") or "memory://"
-    storage = storage_from_string(url)
+    # A Redis that answers nothing must not hold the call (it is let through, below) for the OS's TCP timeout.
+    options = {"socket_connect_timeout": 1, "socket_timeout": 1} if url.startswith(("redis://", "rediss://")) else {}
+    storage = storage_from_string(url, **options)
     return storage, FixedWindowRateLimiter(storage)
 
 

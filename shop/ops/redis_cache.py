@@ -14,15 +14,31 @@ directory scan and an e-mail-header parse of its METADATA, about a third of a mi
 order's CPU). Here the `RedisCacheClient`, the `redis.Redis` and its pool live for the process, one per
 server and options: a `redis.Redis` is safe to share between threads (each command takes a connection from
 the pool), a pool reconnects after a fork, and the cache client keeps no state of its own beyond its
-settings. Everything else (serialization, timeouts, errors) is Django's own.
+settings. Everything else (serialization, timeouts) is Django's own.
+
+Redis unreachable is a cache miss here, not an error: everything cached is read-mostly data Postgres still
+has (the store settings, the shipping table, catalog snapshots, profiles, platforms), and a counter that
+cannot be read lets the call through as the rate limiter does. Django's backend raised instead, so a Redis
+restart answered every storefront page and agent call with a 500. The outage is logged (at most every
+`OUTAGE_LOG_SECONDS`) and `/readyz` still reports the cache down: its write is not read back.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from typing import Any
 
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
+OUTAGE = (RedisConnectionError, RedisTimeoutError)
+OUTAGE_LOG_SECONDS = 10.0
+_last_outage_log = 0.0
 
 _clients: dict[tuple[str, str], Any] = {}  # (server URL, options) → the process's redis.Redis for it
 _clients_lock = threading.Lock()
@@ -67,3 +83,82 @@ class KeptClientRedisCache(RedisCache):
                 if client is None:
                     client = _cache_clients[kept] = _KeptClient(self._servers, **self._options)
         return client
+
+    # --- Redis unreachable: a miss, logged (see the module docstring) --------------------------------------
+
+    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
+        try:
+            return super().get(key, default, version)
+        except OUTAGE as exc:
+            _outage("get", exc)
+            return default
+
+    def get_many(self, keys: Any, version: int | None = None) -> dict[str, Any]:
+        try:
+            return super().get_many(keys, version)
+        except OUTAGE as exc:
+            _outage("get_many", exc)
+            return {}
+
+    def has_key(self, key: Any, version: int | None = None) -> bool:
+        try:
+            return super().has_key(key, version)
+        except OUTAGE as exc:
+            _outage("has_key", exc)
+            return False
+
+    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
+        try:
+            super().set(key, value, timeout, version)
+        except OUTAGE as exc:
+            _outage("set", exc)
+
+    def set_many(self, data: dict[str, Any], timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> list[str]:
+        try:
+            return super().set_many(data, timeout, version)
+        except OUTAGE as exc:
+            _outage("set_many", exc)
+            return list(data)  # Django's contract: the keys that were not stored
+
+    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        try:
+            return super().add(key, value, timeout, version)
+        except OUTAGE as exc:
+            _outage("add", exc)
+            return False
+
+    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
+        try:
+            return super().touch(key, timeout, version)
+        except OUTAGE as exc:
+            _outage("touch", exc)
+            return False
+
+    def delete(self, key: Any, version: int | None = None) -> bool:
+        try:
+            return super().delete(key, version)
+        except OUTAGE as exc:
+            _outage("delete", exc)
+            return False
+
+    def delete_many(self, keys: Any, version: int | None = None) -> None:
+        try:
+            super().delete_many(keys, version)
+        except OUTAGE as exc:
+            _outage("delete_many", exc)
+
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
+        try:
+            return super().incr(key, delta, version)
+        except OUTAGE as exc:
+            _outage("incr", exc)
+            # What Django raises for a counter that is not there, and what every caller already handles.
+            raise ValueError(f"Key {key!r} not found (cache unreachable).") from exc
+
+
+def _outage(operation: str, exc: Exception) -> None:
+    global _last_outage_log
+    now = time.monotonic()
+    if now - _last_outage_log >= OUTAGE_LOG_SECONDS:
+        _last_outage_log = now
+        logger.warning("Redis cache unreachable (%s: %s); answered as a miss", operation, exc)
