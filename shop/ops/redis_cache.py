@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -87,65 +88,33 @@ class KeptClientRedisCache(RedisCache):
     # --- Redis unreachable: a miss, logged (see the module docstring) --------------------------------------
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
-        try:
-            return super().get(key, default, version)
-        except OUTAGE as exc:
-            _outage("get", exc)
-            return default
+        return _or_miss("get", lambda: super(KeptClientRedisCache, self).get(key, default, version), default)
 
     def get_many(self, keys: Any, version: int | None = None) -> dict[str, Any]:
-        try:
-            return super().get_many(keys, version)
-        except OUTAGE as exc:
-            _outage("get_many", exc)
-            return {}
+        return _or_miss("get_many", lambda: super(KeptClientRedisCache, self).get_many(keys, version), {})
 
     def has_key(self, key: Any, version: int | None = None) -> bool:
-        try:
-            return super().has_key(key, version)
-        except OUTAGE as exc:
-            _outage("has_key", exc)
-            return False
+        return _or_miss("has_key", lambda: super(KeptClientRedisCache, self).has_key(key, version), False)
 
     def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> None:
-        try:
-            super().set(key, value, timeout, version)
-        except OUTAGE as exc:
-            _outage("set", exc)
+        _or_miss("set", lambda: super(KeptClientRedisCache, self).set(key, value, timeout, version), None)
 
     def set_many(self, data: dict[str, Any], timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> list[str]:
-        try:
-            return super().set_many(data, timeout, version)
-        except OUTAGE as exc:
-            _outage("set_many", exc)
-            return list(data)  # Django's contract: the keys that were not stored
+        # Django's contract: the keys that were not stored
+        return _or_miss("set_many", lambda: super(KeptClientRedisCache, self).set_many(data, timeout, version),
+                        list(data))
 
     def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        try:
-            return super().add(key, value, timeout, version)
-        except OUTAGE as exc:
-            _outage("add", exc)
-            return False
+        return _or_miss("add", lambda: super(KeptClientRedisCache, self).add(key, value, timeout, version), False)
 
     def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
-        try:
-            return super().touch(key, timeout, version)
-        except OUTAGE as exc:
-            _outage("touch", exc)
-            return False
+        return _or_miss("touch", lambda: super(KeptClientRedisCache, self).touch(key, timeout, version), False)
 
     def delete(self, key: Any, version: int | None = None) -> bool:
-        try:
-            return super().delete(key, version)
-        except OUTAGE as exc:
-            _outage("delete", exc)
-            return False
+        return _or_miss("delete", lambda: super(KeptClientRedisCache, self).delete(key, version), False)
 
     def delete_many(self, keys: Any, version: int | None = None) -> None:
-        try:
-            super().delete_many(keys, version)
-        except OUTAGE as exc:
-            _outage("delete_many", exc)
+        _or_miss("delete_many", lambda: super(KeptClientRedisCache, self).delete_many(keys, version), None)
 
     def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         try:
@@ -154,6 +123,14 @@ class KeptClientRedisCache(RedisCache):
             _outage("incr", exc)
             # What Django raises for a counter that is not there, and what every caller already handles.
             raise ValueError(f"Key {key!r} not found (cache unreachable).") from exc
+
+
+def _or_miss(operation: str, call: Callable[[], Any], miss: Any) -> Any:
+    try:
+        return call()
+    except OUTAGE as exc:
+        _outage(operation, exc)
+        return miss
 
 
 def _outage(operation: str, exc: Exception) -> None:

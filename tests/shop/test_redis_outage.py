@@ -22,18 +22,10 @@ from shop.ops import redis_cache
 from shop.ops.redis_cache import KeptClientRedisCache
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import call, catalog
+from tests.deploy.test_health import dead_port  # noqa: F401 (fixture: a port that refuses connections)
 
 pytestmark = pytest.mark.django_db
 TIMEOUTS = {"socket_connect_timeout": 1, "socket_timeout": 1}  # what the settings give it with REDIS_URL
-
-
-@pytest.fixture
-def dead_port() -> Iterator[int]:
-    # A bound socket that never listens: a connection to it is refused at once.
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    yield sock.getsockname()[1]
-    sock.close()
 
 
 @pytest.fixture
@@ -93,7 +85,7 @@ def test_with_redis_down_the_storefront_and_the_api_still_sell(
     assert ready.status_code == 503 and "cache" in ready.json()["down"]  # and operators are told
 
 
-def test_every_operation_of_an_unreachable_cache_is_a_miss(settings: Any, dead_port: int) -> None:
+def test_every_operation_of_an_unreachable_cache_is_a_miss(settings: Any, dead_port: int) -> None:  # noqa: F811
     _redis_down(settings, dead_port)
     cache = caches["default"]
     assert isinstance(cache, KeptClientRedisCache)
