@@ -49,22 +49,12 @@ def _seconds_left(limiter: FixedWindowRateLimiter, item: RateLimitItem, identifi
 
 def hit(limit: str, *identifiers: str) -> int | None:
     """Count one call against `limit` ("60/minute"); seconds to wait when it is over, else None."""
-    return _check(limit, identifiers, count=True)
-
-
-def over(limit: str, *identifiers: str) -> int | None:
-    """Seconds to wait when `limit` is already used up for `identifiers` (counts nothing), else None."""
-    return _check(limit, identifiers, count=False)
-
-
-def _check(limit: str, identifiers: tuple[str, ...], *, count: bool) -> int | None:
     if not limit:
         return None
     item = _item(limit)
     try:
         _, limiter = _limiter()
-        allowed = limiter.hit(item, *identifiers) if count else limiter.test(item, *identifiers)
-        return None if allowed else _seconds_left(limiter, item, identifiers)
+        return None if limiter.hit(item, *identifiers) else _seconds_left(limiter, item, identifiers)
     except Exception:  # the counter store is down: let the call through rather than fail it
         logger.warning("rate limiter storage unavailable; %s let through", identifiers[0], exc_info=True)
         return None
