@@ -139,23 +139,21 @@ def _record_failure(url: str, error: ProtocolError) -> None:
     _prune_cache(now)  # failures add rows too: a flood of unreachable profile URLs stays within the cap
 
 
-def _memo_key(url: str) -> str:
+def profile_memo_key(url: str) -> str:
+    """The cache entry `get_platform_profile` reads first (resolve_context prefetches it)."""
     return f"bcp:profile:{_url_hash(url)}"
-
-
-profile_memo_key = _memo_key  # what `get_platform_profile` reads first (resolve_context prefetches it)
 
 
 def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
     # Per process (or Redis) in front of the Postgres cache, for the profile's own remaining TTL.
     seconds = int((expires_at - now).total_seconds())
     if seconds > 0:
-        request_cache.set(_memo_key(url), body, seconds)
+        request_cache.set(profile_memo_key(url), body, seconds)
 
 
 def cached_platform_profile(url: str) -> dict[str, Any] | None:
     """The profile when this process (or Redis) has it fresh, else None; never a query or a fetch."""
-    return request_cache.get(_memo_key(url))
+    return request_cache.get(profile_memo_key(url))
 
 
 def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
@@ -164,7 +162,7 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
     A fetch holds no database connection (it goes back to the pool first) and no transaction; the
     cache row is written after it. Concurrent fetches of one URL in this process share one request.
     """
-    if not force_refresh and (memo := request_cache.get(_memo_key(url))) is not None:
+    if not force_refresh and (memo := request_cache.get(profile_memo_key(url))) is not None:
         return memo
     now = timezone.now()
     entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()

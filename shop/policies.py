@@ -87,12 +87,21 @@ def _build(store: Store) -> tuple[Policy, ...]:
     return tuple(policies)
 
 
-def store_policies(language: str | None = None) -> tuple[Policy, ...]:
-    """The four policies in `language` (default: the active one), cached until the store settings change."""
+def _policy_language(language: str | None) -> str:
+    return "en" if (language or translation.get_language() or "").lower().startswith("en") else "pt-br"
+
+
+def policies_cache_key(language: str | None = None) -> str:
+    """The cache entry of `store_policies(language)`."""
     from shop.models.store import POLICIES_KEY
 
-    language = "en" if (language or translation.get_language() or "").lower().startswith("en") else "pt-br"
-    key = POLICIES_KEY % language
+    return POLICIES_KEY % _policy_language(language)
+
+
+def store_policies(language: str | None = None) -> tuple[Policy, ...]:
+    """The four policies in `language` (default: the active one), cached until the store settings change."""
+    language = _policy_language(language)
+    key = policies_cache_key(language)
     cached = request_cache.get(key)  # once per request
     if isinstance(cached, tuple):
         return cached

@@ -41,29 +41,29 @@ OUTAGE = (RedisConnectionError, RedisTimeoutError)
 OUTAGE_LOG_SECONDS = 10.0
 _last_outage_log = 0.0
 
-_clients: dict[tuple[str, str], Any] = {}  # (server URL, options) → the process's redis.Redis for it
 _clients_lock = threading.Lock()
-_cache_clients: dict[tuple[tuple[str, ...], str], _KeptClient] = {}  # (servers, options) → the cache client
+_cache_clients: dict[tuple[tuple[str, ...], str], _KeptClient] = {}  # (servers, options) → the process's client
 
 
 class _KeptClient(RedisCacheClient):
+    """One per process and settings (`KeptClientRedisCache._cache`), so its `redis.Redis` per server is too."""
+
     def __init__(self, servers: list[str], **options: Any) -> None:
         super().__init__(servers, **options)
-        self._options_key = repr(sorted(options.items()))
+        self._kept: dict[str, Any] = {}  # server URL → its redis.Redis and pool
 
     def _get_connection_pool(self, write: bool) -> Any:
         return self.get_client(write=write).connection_pool
 
     def get_client(self, key: str | None = None, *, write: bool = False) -> Any:
         server = self._servers[self._get_connection_pool_index(write)]  # a replica is still drawn per read
-        kept = (server, self._options_key)
-        client = _clients.get(kept)
+        client = self._kept.get(server)
         if client is None:
             with _clients_lock:
-                client = _clients.get(kept)
+                client = self._kept.get(server)
                 if client is None:
                     pool = self._pool_class.from_url(server, **self._pool_options)
-                    client = _clients[kept] = self._client(connection_pool=pool)
+                    client = self._kept[server] = self._client(connection_pool=pool)
         return client
 
 

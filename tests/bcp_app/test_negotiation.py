@@ -76,7 +76,7 @@ def test_expired_cache_entry_is_refetched(client: Client, fake_platform: FakePla
     url = fake_platform.publish()
     create(client, agent(url))
     ProfileCacheEntry.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    cache.delete(negotiation._memo_key(url))  # the per-process copy expires at the same moment as the row
+    cache.delete(negotiation.profile_memo_key(url))  # the per-process copy expires at the same moment as the row
     create(client, agent(url))
     assert fake_platform.hits == {"/perfil.json": 2}
 
