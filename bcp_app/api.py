@@ -116,7 +116,8 @@ def _api_key(request: HttpRequest) -> str | None:
     return request.headers.get("X-API-Key")
 
 
-def context_from_request(request: HttpRequest, operation: str | None = None) -> RequestContext:
+def context_from_request(request: HttpRequest, operation: str | None = None,
+                         counted: ratelimit.Window | None = None) -> RequestContext:
     return resolve_context(
         transport="rest",
         profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
@@ -127,6 +128,7 @@ def context_from_request(request: HttpRequest, operation: str | None = None) -> 
         request_id=request.headers.get("Request-Id"),
         client_ip=request.META.get("REMOTE_ADDR"),
         operation=operation,
+        counted=counted,
     )
 
 
@@ -141,10 +143,12 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
         caller, authenticated = ratelimit.caller_from_headers(
             {name.lower(): value for name, value in request.headers.items()}, request.META.get("REMOTE_ADDR")
         )
-        ratelimit.enforce(op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated)
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
-        ctx = context_from_request(request, operation)
+        # counted and refused when over in identity's cache round trip, before anything else is looked up
+        counted = ratelimit.call_window(op_class=ratelimit.operation_class(operation), caller=caller,
+                                        authenticated=authenticated)
+        ctx = context_from_request(request, operation, counted)
         ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(

@@ -105,17 +105,19 @@ def resolve_context(
     request_id: str | None = None,
     client_ip: str | None = None,
     operation: str | None = None,
+    counted: ratelimit.Window | None = None,
 ) -> RequestContext:
     """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None).
 
     `client_ip`: the caller's address when the transport knows it better than the request context does.
     `operation`: what the caller asks for (`create_checkout`…), so that what it reads from the cache comes in
-    identity's round trip.
+    identity's round trip. `counted`: the rate-limit window this call counts in (`ratelimit.call_window`),
+    counted in that same round trip and refused before anything else when over.
     """
     url = negotiation.validate_profile_url(profile_url)
-    # What identity and negotiation read from the cache, in one round trip: the caller's failed-key count,
-    # the platform of its key and its profile (with Redis: one MGET instead of three GETs), and what the
-    # operation reads next.
+    # What identity and negotiation read from the cache, in one round trip with the call's rate-limit counter:
+    # the caller's failed-key count, the platform of its key and its profile (with Redis: one pipelined MGET
+    # and INCR instead of four commands), and what the operation reads next.
     wanted = [negotiation.profile_memo_key(url)]
     if api_key is not None:
         wanted += [ratelimit.auth_failures_key(client_ip), platform_cache_key(api_key)]
@@ -123,7 +125,9 @@ def resolve_context(
         from shop.selectors import checkout_read_keys
 
         wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
-    request_cache.prefetch(*(key for key in wanted if key is not None))
+    count = request_cache.prefetch(*(key for key in wanted if key is not None),
+                                   counter=(counted.key, counted.timeout) if counted is not None else None)
+    ratelimit.refuse_if_over(counted, count)
     platform: Platform | None = None
     if api_key is not None:
         platform = platform_authenticate(api_key, client_ip=client_ip)

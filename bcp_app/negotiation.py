@@ -43,6 +43,12 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?", re.IGNORECASE)
 
 def parse_agent_header(value: str | None) -> str:
     """Profile URL from `BCP-Agent`; `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
+    return validate_profile_url(_profile_member(value))
+
+
+@lru_cache(maxsize=256)
+def _profile_member(value: str | None) -> str:
+    # A platform sends the same header on every call: parsed once per process (refusals are not remembered).
     if not value or not value.strip():
         raise ProtocolError("invalid_profile_url", "O cabeçalho BCP-Agent com profile=\"https://…\" é obrigatório.")
     try:
@@ -52,7 +58,7 @@ def parse_agent_header(value: str | None) -> str:
     member = parsed.get("profile")
     if not isinstance(member, Item) or not isinstance(member.value, str):
         raise ProtocolError("invalid_profile_url", "BCP-Agent precisa do membro profile com uma URL entre aspas.")
-    return validate_profile_url(member.value)
+    return member.value
 
 
 def validate_profile_url(url: Any) -> str:

@@ -8,13 +8,14 @@ from shop.fiscal import panels as fiscal_panels
 handler500 = "shop.error_pages.server_error"
 
 urlpatterns = [
+    # First: the agents' API (/bcp/v1) is the most called path, and Django tries the patterns in order.
+    path("", include("bcp_app.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
     path("fiscal/", include("fiscal.urls")),
     path("", include("orders.urls")),
-    path("", include("bcp_app.urls")),
     path("", include("shop.checkout.urls")),
     path("", include("shop.store_urls")),
     path("", include("shop.storefront_urls")),

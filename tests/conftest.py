@@ -74,16 +74,6 @@ def _allow_eager_result_get() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _rate_limits_reset() -> Iterator[None]:
-    # The limiter counts in process memory in tests (no REDIS_URL): every test starts with full budgets.
-    from bcp_app import ratelimit
-
-    ratelimit.reset()
-    yield
-    ratelimit.reset()
-
-
-@pytest.fixture(autouse=True)
 def _fresh_caches() -> Iterator[None]:
     # Every cache the shop uses (rate-limit counters, cached profiles and catalog data) starts empty and is
     # emptied after the test: no test can see what an earlier one cached, whatever the order they run in.

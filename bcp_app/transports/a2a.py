@@ -127,7 +127,7 @@ def _resolve(state: dict[str, Any]) -> Any:
     headers: dict[str, str] = state["headers"]
     # Every A2A message may change a checkout: the `write` class (bcp_app/ratelimit.py).
     caller, authenticated = ratelimit.caller_from_headers(headers, None)
-    ratelimit.enforce(op_class="write", caller=caller, authenticated=authenticated)
+    counted = ratelimit.call_window(op_class="write", caller=caller, authenticated=authenticated)
     signed = None
     if "signature-input" in headers:
         message = HttpMessage(
@@ -145,6 +145,7 @@ def _resolve(state: dict[str, Any]) -> Any:
             language=headers.get("accept-language"),
             request_id=headers.get("request-id"),
             operation="a2a_message",
+            counted=counted,  # counted and refused when over in identity's round trip
         )
     finally:
         close_old_connections()

@@ -279,6 +279,7 @@ def _context(call: CallInfo, args: Args, operation: str) -> Any:
         request_id=call.headers.get("request-id"),
         client_ip=call.client or None,
         operation=operation,
+        counted=call.counted,
     )
 
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types as types
@@ -44,6 +44,8 @@ class CallInfo:
     body: bytes = b""
     protocol_version: str = ""
     client: str = ""  # client IP over HTTP
+    # A BCP tool's rate-limit window (bcp_app.ratelimit.Window), counted when it resolves its caller
+    counted: Any = None
 
 
 @dataclass(frozen=True)
@@ -123,30 +125,32 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def rate_limit_retry_after(call: CallInfo, tool: McpTool) -> int | None:
-    """Seconds to wait when the caller is over its limit for this tool's class (bcp_app/ratelimit.py).
-
-    Read-only tools count as `read`, the others as `write`; stdio has a single local caller: no limit.
-    """
+def _rate_window(call: CallInfo, tool: McpTool) -> Any:
+    """The caller's window for this tool's class (bcp_app/ratelimit.py): read-only tools count as `read`, the
+    others as `write`; stdio has a single local caller: no limit (None)."""
     from bcp_app import ratelimit
 
     if call.transport != "http":
         return None
     caller, authenticated = ratelimit.caller_from_headers(call.headers, call.client or None)
-    op_class = "read" if tool.read_only else "write"
-    return ratelimit.retry_after(op_class=op_class, caller=caller, authenticated=authenticated)
+    return ratelimit.call_window(op_class="read" if tool.read_only else "write", caller=caller,
+                                 authenticated=authenticated)
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
+    from shop.ops import request_cache
+
     close_old_connections()
     try:
-        retry_after = rate_limit_retry_after(call, tool)
-        if retry_after is not None:
-            if tool.on_rate_limited is not None:
-                return tool.on_rate_limited(retry_after)
-            message = "Muitas chamadas; tente novamente em instantes."
-            raise ProtocolError("rate_limited", message, retry_after=retry_after)
+        window = _rate_window(call, tool)
         with request_scope():  # read-mostly cache entries once per call, as per HTTP request
+            if tool.on_rate_limited is None:
+                # A BCP tool: counted, and refused when over, in its identity's cache round trip
+                # (bcp_app.context.resolve_context), before anything else is looked up.
+                return tool.run(replace(call, counted=window))
+            retry_after = window.retry_after(request_cache.count(window.key, window.timeout)) if window else None
+            if retry_after is not None:
+                return tool.on_rate_limited(retry_after)
             return tool.run(call)
     finally:
         # The executor thread is reused by other calls: hand its connection back to the pool now.

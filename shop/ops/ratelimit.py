@@ -1,60 +1,65 @@
-"""The counter store of every rate limit in the shop, on the `limits` library (fixed windows).
+"""The counters of every rate limit in the shop: fixed windows kept in Django's cache.
 
-Counters live in Redis when `REDIS_URL` is set (shared by every web process), else in process memory
-(`make run`). An unreachable store lets the call through (logged): rate limiting must never take the
-shop down. The BCP transports (`bcp_app/ratelimit.py`) and the webhook endpoints
-(`shop/ops/webhook_limits.py`) count here.
+Limits are written in the `limits` library's notation ("60/minute", "30/10minutes"), which parses them; the
+counter of a window is one cache entry whose key names the window, so it expires with it. With `REDIS_URL`
+the cache is Redis, shared by every web process, and counting is one round trip (`SET NX` + `INCR`,
+shop/ops/redis_cache.py); a request that reads cache entries anyway counts in the same round trip
+(`request_cache.prefetch(..., count=window)`: a BCP call's counter rides in its identity MGET, issue 11).
+Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
+call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/ratelimit.py`) and
+the webhook endpoints (`shop/ops/webhook_limits.py`) count here.
 """
 
 from __future__ import annotations
 
-import logging
+import hashlib
 import math
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 
-from django.conf import settings
-from limits import RateLimitItem, parse
-from limits.storage import Storage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter
+from limits import parse
 
-logger = logging.getLogger(__name__)
+from shop.ops import request_cache
 
 
-@lru_cache(maxsize=1)
-def _limiter() -> tuple[Storage, FixedWindowRateLimiter]:
-    url = getattr(settings, "REDIS_URL", "") or "memory://"
-    # A Redis that answers nothing must not hold the call (it is let through, below) for the OS's TCP timeout.
-    options = {"socket_connect_timeout": 1, "socket_timeout": 1} if url.startswith(("redis://", "rediss://")) else {}
-    storage = storage_from_string(url, **options)
-    return storage, FixedWindowRateLimiter(storage)
+@dataclass(frozen=True)
+class Window:
+    """The current window of one limit for one caller: its counter's cache key, how many calls it allows,
+    how long the entry lives (the window plus a second) and the seconds until the next window."""
+
+    key: str
+    allowed: int
+    timeout: int
+    seconds_left: int
+
+    def retry_after(self, count: int | None) -> int | None:
+        """Seconds to wait when `count` (the counter after this call) is over the limit, else None; a count
+        that could not be read (Redis unreachable) is never over."""
+        return self.seconds_left if count is not None and count > self.allowed else None
 
 
 @lru_cache(maxsize=64)
-def _item(text: str) -> RateLimitItem:
-    return parse(text)
+def _budget(limit: str) -> tuple[int, int]:
+    item = parse(limit)
+    return item.amount, item.get_expiry()  # (calls allowed, window seconds)
 
 
-def reset() -> None:
-    """Forget every counter and the storage (tests; a changed REDIS_URL)."""
-    storage, _ = _limiter()
-    storage.reset()
-    _limiter.cache_clear()
-
-
-def _seconds_left(limiter: FixedWindowRateLimiter, item: RateLimitItem, identifiers: tuple[str, ...]) -> int:
-    reset_at, _ = limiter.get_window_stats(item, *identifiers)
-    return max(1, math.ceil(reset_at - time.time()))
+def window(limit: str, *identifiers: str) -> Window | None:
+    """The window `limit` counts in now for `identifiers` (e.g. "bcp", "read", caller); None when unlimited."""
+    if not limit:
+        return None
+    allowed, seconds = _budget(limit)
+    now = time.time()
+    current = int(now // seconds)
+    who = hashlib.sha256(":".join(identifiers).encode()).hexdigest()[:32]  # any caller text, a short safe key
+    return Window(f"rl:{seconds}:{current}:{who}", allowed, seconds + 1,
+                  max(1, math.ceil((current + 1) * seconds - now)))
 
 
 def hit(limit: str, *identifiers: str) -> int | None:
-    """Count one call against `limit` ("60/minute"); seconds to wait when it is over, else None."""
-    if not limit:
+    """Count one call against `limit`; seconds to wait when it is over, else None."""
+    counted = window(limit, *identifiers)
+    if counted is None:
         return None
-    item = _item(limit)
-    try:
-        _, limiter = _limiter()
-        return None if limiter.hit(item, *identifiers) else _seconds_left(limiter, item, identifiers)
-    except Exception:  # the counter store is down: let the call through rather than fail it
-        logger.warning("rate limiter storage unavailable; %s let through", identifiers[0], exc_info=True)
-        return None
+    return counted.retry_after(request_cache.count(counted.key, counted.timeout))

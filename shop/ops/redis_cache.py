@@ -85,6 +85,29 @@ class KeptClientRedisCache(RedisCache):
                     client = _cache_clients[kept] = _KeptClient(self._servers, **self._options)
         return client
 
+    def read_and_count(self, keys: list[str], counter: str, timeout: int) -> tuple[dict[str, Any], int | None]:
+        """`get_many(keys)` and one more call on the counter `counter` (created to live `timeout` seconds), in
+        one round trip: a pipeline of MGET, SET NX EX and INCR (any Redis version; no Lua). The counter is a
+        plain integer, which Django's serializer reads back as one. Unreachable: ({}, None), nothing counted.
+        Both go to the primary (a counter is a write)."""
+        key_map = {self.make_and_validate_key(key): key for key in keys}
+        counter_key = self.make_and_validate_key(counter)
+
+        def run() -> tuple[dict[str, Any], int | None]:
+            with self._cache.get_client(write=True).pipeline(transaction=False) as pipe:
+                if key_map:
+                    pipe.mget(list(key_map))
+                pipe.set(counter_key, 0, ex=timeout, nx=True)
+                pipe.incr(counter_key)
+                replies = pipe.execute()
+            values = replies[0] if key_map else []
+            loads = self._cache._serializer.loads
+            found = {key_map[made]: loads(value)
+                     for made, value in zip(key_map, values, strict=True) if value is not None}
+            return found, int(replies[-1])
+
+        return _or_miss("read_and_count", run, ({}, None))
+
     # --- Redis unreachable: a miss, logged (see the module docstring) --------------------------------------
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:

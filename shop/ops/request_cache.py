@@ -8,7 +8,9 @@ is a Redis round trip and an unpickling, about a third of a millisecond of CPU. 
 `shop/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own
 code) every read goes to the cache as before. `forget` drops the entry from the scope too, so a request that saves
 the store settings does not read its own stale copy afterwards. `prefetch` reads several entries a request is
-about to need in one round trip (one MGET with Redis), remembering the absent ones as absent too.
+about to need in one round trip (one MGET with Redis), remembering the absent ones as absent too, and can
+count a call on a rate limit's counter in that same round trip (`counter=`); `count` counts alone. Counters
+are not remembered: each call counts.
 
 Only values that may be a request old belong here: never stock, never anything a decision is locked on.
 """
@@ -40,17 +42,44 @@ def get(key: str) -> Any | None:
     return value
 
 
-def prefetch(*keys: str) -> None:
-    """Read `keys` for the rest of the scope in one cache round trip (nothing outside a scope)."""
+def prefetch(*keys: str, counter: tuple[str, int] | None = None) -> int | None:
+    """Read `keys` for the rest of the scope in one cache round trip (nothing outside a scope); with
+    `counter` (key, timeout), count one more on that counter in the same round trip and return its value
+    (None when it could not be counted). A rate limit's counter rides here (shop/ops/ratelimit.py)."""
     memo = _scope.get()
-    if memo is None:
-        return
-    wanted = [key for key in keys if key not in memo]
-    if not wanted:
-        return
-    found = cache.get_many(wanted)  # an unreachable Redis answers {} (shop/ops/redis_cache.py)
-    for key in wanted:
-        memo[key] = found.get(key, _ABSENT)
+    wanted = [key for key in keys if key not in memo] if memo is not None else []
+    if counter is None:
+        if wanted:
+            found = cache.get_many(wanted)  # an unreachable Redis answers {} (shop/ops/redis_cache.py)
+            _remember_read(memo, wanted, found)
+        return None
+    found, counted = _read_and_count(wanted, *counter)
+    _remember_read(memo, wanted, found)
+    return counted
+
+
+def count(key: str, timeout: int) -> int | None:
+    """One more on the counter `key` (created to live `timeout` seconds); None when it could not be counted."""
+    return _read_and_count([], key, timeout)[1]
+
+
+def _remember_read(memo: dict[str, Any] | None, wanted: list[str], found: dict[str, Any]) -> None:
+    if memo is not None:
+        for key in wanted:
+            memo[key] = found.get(key, _ABSENT)
+
+
+def _read_and_count(keys: list[str], counter: str, timeout: int) -> tuple[dict[str, Any], int | None]:
+    together = getattr(cache, "read_and_count", None)  # Redis: one round trip (shop/ops/redis_cache.py)
+    if together is not None:
+        return together(keys, counter, timeout)
+    found = cache.get_many(keys) if keys else {}
+    cache.add(counter, 0, timeout)  # the window's first call creates its counter
+    try:
+        return found, cache.incr(counter)
+    except ValueError:  # expired between add and incr: this call opens the next entry
+        cache.add(counter, 1, timeout)
+        return found, 1
 
 
 def remember(key: str, value: Any) -> None:

@@ -1,11 +1,12 @@
 """Redis round trips of an authenticated BCP request (issue 11), on the real Redis production uses with REDIS_URL.
 
 Every agent request presenting an API key reads three cache entries before its operation: the failed-key
-count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile.
-They were three round trips (two cache GETs and a GET of the limiter's counter); `resolve_context` now reads
-them in one MGET, and the limiter's one call counter (EVALSHA) is the only other command. A checkout
-operation's own read-mostly entries (store settings, policies, shipping table, catalog version: four GETs)
-come in that MGET too. Counted at redis-py's connection, for the Django cache and the `limits` storage alike.
+count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile, and
+counts one call on its rate-limit counter. They were four round trips (two cache GETs, a GET and an EVALSHA
+of the `limits` storage); `resolve_context` now sends them as one pipeline (MGET, then the counter's SET NX
+and INCRBY). A checkout operation's own read-mostly entries (store settings, policies, shipping table,
+catalog version: four GETs) come in that MGET too. Counted at redis-py's connection: one entry per round
+trip, with the names of the commands it carried.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from django.test import Client
 
 from bcp_app import ratelimit
 from bcp_app.platforms import platform_create
-from shop.ops import ratelimit as counters
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 from tests.bcp_app.test_rest_order import place_order
@@ -29,14 +29,27 @@ from tests.shop.test_cache_cross_process import _redis_url
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres, pytest.mark.usefixtures("bcp_settings")]
 
-SENT: list[str] = []  # command names, in the order redis-py sent them
+SENT: list[str] = []  # one entry per round trip: its commands' names joined by "+", in the order sent
+
+
+def command_names(packed: bytes) -> list[str]:
+    """The command names in RESP-encoded commands (`*N` arrays of `$len` bulk strings), as a pipeline packs
+    several into one send."""
+    names: list[str] = []
+    lines = packed.split(b"\r\n")
+    index = 0
+    while index < len(lines) and lines[index].startswith(b"*"):
+        count = int(lines[index][1:])
+        names.append(lines[index + 2].decode().upper())  # *N, $len, NAME: the first bulk string
+        index += 1 + 2 * count
+    return names
 
 
 class CountingConnection(redis.Connection):
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         chunks = [command] if isinstance(command, bytes | str) else list(command)
         packed = b"".join(chunk if isinstance(chunk, bytes) else chunk.encode() for chunk in chunks)
-        SENT.append(packed.split(b"\r\n")[2].decode().upper())  # *N, $len, NAME: the first bulk string
+        SENT.append("+".join(command_names(packed)))
         super().send_packed_command(command, check_health)
 
 
@@ -47,17 +60,12 @@ def counted_redis(settings: Any) -> Iterator[list[str]]:
     settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
                                    "KEY_PREFIX": f"test-{uuid.uuid4().hex[:8]}",
                                    "OPTIONS": {"connection_class": CountingConnection}}}  # fmt: skip
-    counters._limiter.cache_clear()  # the limiter's storage follows REDIS_URL
-    storage, _ = counters._limiter()
-    storage.storage.connection_pool.connection_class = CountingConnection
-    storage.storage.connection_pool.reset()
     yield SENT
     SENT.clear()
-    counters._limiter.cache_clear()
     caches["default"].clear()
 
 
-def test_an_authenticated_get_order_makes_two_redis_round_trips(
+def test_an_authenticated_get_order_makes_one_redis_round_trip(
     counted_redis: list[str], fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     settings.BCP_RATE_LIMIT_AUTH_FAILURES = "3/10minutes"
@@ -72,7 +80,15 @@ def test_an_authenticated_get_order_makes_two_redis_round_trips(
     counted_redis.clear()
     for _ in range(3):
         assert call(client, "get", f"/orders/{order.public_id}", headers).json()["id"] == order.public_id
-    assert counted_redis == ["EVALSHA", "MGET"] * 3  # the read counter; failures, platform and profile at once
+    # failures, platform and profile read, and the read counter counted, at once
+    assert counted_redis == ["MGET+SET+INCRBY"] * 3
+    # the counter is the window's: it expires with it (60 s + 1) and reads back as an integer
+    window = ratelimit.call_window(op_class="read", caller=ratelimit.caller_from_headers(
+        {"authorization": headers["Authorization"]}, None)[0], authenticated=True)
+    assert window is not None
+    made = caches["default"].make_and_validate_key(window.key)
+    assert 0 < redis.Redis.from_url(_redis_url()).ttl(made) <= 61
+    assert caches["default"].get(window.key) >= 1  # (a minute boundary may fall between the calls)
 
     # the failed-key budget still holds across that one read: 3 wrong keys, then even the right one is refused
     attacker = Client(REMOTE_ADDR="203.0.113.9")
@@ -119,8 +135,8 @@ def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lin
 
     flow()  # every entry cached
     assert flow() == {
-        # the write counter; identity and the operation's entries; the create budget; the line's catalog entry
-        "create": ["EVALSHA", "MGET", "EVALSHA", "MGET"],
-        "update": ["EVALSHA", "MGET", "MGET"],
-        "complete": ["EVALSHA", "MGET", "MGET"],
+        # identity, the operation's entries and the write counter; the create budget; the line's catalog entry
+        "create": ["MGET+SET+INCRBY", "SET+INCRBY", "MGET"],
+        "update": ["MGET+SET+INCRBY", "MGET"],
+        "complete": ["MGET+SET+INCRBY", "MGET"],
     }

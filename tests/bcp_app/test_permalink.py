@@ -317,10 +317,7 @@ def test_sensitive_parameters_are_never_forwarded_bcp_pl_07(client: Client, shop
 
 
 def test_rate_limited_links_get_a_page_with_retry_after(client: Client, shop: None, settings: Any) -> None:
-    from bcp_app import ratelimit
-
     settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "checkout_create": ("60/minute", "1/minute")}
-    ratelimit.reset()
     assert client.get("/comprar/SKU-CAFE-500G:1").status_code == 303
 
     response = client.get("/comprar/SKU-CAFE-500G:1")

@@ -18,7 +18,7 @@ import pytest
 from django.core.cache import caches
 from django.test import Client
 
-from shop.ops import redis_cache
+from shop.ops import ratelimit, redis_cache
 from shop.ops.redis_cache import KeptClientRedisCache
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import call, catalog
@@ -101,6 +101,10 @@ def test_every_operation_of_an_unreachable_cache_is_a_miss(settings: Any, dead_p
     with pytest.raises(ValueError):  # a counter that is not there, as Django says it
         cache.incr("a")
     assert cache.get_or_set("a", 7, 60) == 7
+    # a read with a rate-limit count (shop/ops/request_cache.py): nothing read, nothing counted, let through
+    assert cache.read_and_count(["a"], "calls", 60) == ({}, None)
+    assert ratelimit.hit("1/minute", "test", "caller") is None
+    assert ratelimit.hit("1/minute", "test", "caller") is None  # never over: it could not be counted
 
 
 def test_a_redis_that_never_answers_is_a_miss_after_its_socket_timeout(settings: Any, silent_port: int) -> None:
