@@ -116,8 +116,8 @@ def resolve_context(
     """
     url = negotiation.validate_profile_url(profile_url)
     # What identity and negotiation read from the cache, in one round trip with the call's rate-limit counter:
-    # the caller's failed-key count, the platform of its key and its profile (with Redis: one pipelined MGET
-    # and INCR instead of four commands), and what the operation reads next.
+    # the caller's failed-key count, the platform of its key and its profile (with Redis: one command, an INCR
+    # and MGET script, instead of four), and what the operation reads next.
     wanted = [negotiation.profile_memo_key(url)]
     if api_key is not None:
         wanted += [ratelimit.auth_failures_key(client_ip), platform_cache_key(api_key)]

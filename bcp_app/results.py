@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -27,3 +28,16 @@ class OperationResult:
     @property
     def is_error_response(self) -> bool:
         return self.body.get("ucp", {}).get("status") == "error"
+
+
+class EncodedResult(OperationResult):
+    """A 200 result known by its wire bytes (a remembered order body): REST sends the bytes as they are, so
+    `body` is decoded only when something reads it (MCP's structured content), a dict of this result's own."""
+
+    def __init__(self, raw: bytes, status_code: int = 200) -> None:
+        for name, value in (("status_code", status_code), ("headers", {}), ("replayed", False), ("raw", raw)):
+            object.__setattr__(self, name, value)
+
+    @cached_property
+    def body(self) -> dict[str, Any]:  # type: ignore[override]
+        return json.loads(self.raw or b"{}")

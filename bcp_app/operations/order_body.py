@@ -17,7 +17,7 @@ from bcp_app import presenters
 from bcp_app.constants import FISCAL_DOCUMENT, ORDER, PROTOCOL_VERSION
 from bcp_app.context import RequestContext
 from bcp_app.policies import kept_policies
-from bcp_app.results import OperationResult, body_bytes
+from bcp_app.results import EncodedResult, OperationResult, body_bytes
 from bcp_app.schemas.order import OrderResponse
 
 MEMO_SIZE = 512  # orders remembered per process (a few KB each)
@@ -33,8 +33,8 @@ def order_result(order: Any, ctx: RequestContext) -> OperationResult:
             if len(_memo) >= MEMO_SIZE:
                 _memo.clear()  # bounded; forgetting only costs a render
             _memo[key] = raw
-    # A fresh dict per call (callers may add to it); the bytes are what REST sends and MCP's text block.
-    return OperationResult(200, json.loads(raw), raw=raw)
+    # The bytes are what REST sends and MCP's text block; the dict is decoded only for who reads it.
+    return EncodedResult(raw)
 
 
 def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:

@@ -2,9 +2,9 @@
 
 Limits are written in the `limits` library's notation ("60/minute", "30/10minutes"), which parses them; the
 counter of a window is one cache entry whose key names the window, so it expires with it. With `REDIS_URL`
-the cache is Redis, shared by every web process, and counting is one round trip (`SET NX` + `INCR`,
-shop/ops/redis_cache.py); a request that reads cache entries anyway counts in the same round trip
-(`request_cache.prefetch(..., count=window)`: a BCP call's counter rides in its identity MGET, issue 11).
+the cache is Redis, shared by every web process, and counting is one command (a Lua INCR + EXPIRE,
+shop/ops/redis_cache.py); a request that reads cache entries anyway counts in the same command
+(`request_cache.prefetch(..., counter=...)`: a BCP call's counter rides with its identity's reads, issue 11).
 Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
 call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/ratelimit.py`) and
 the webhook endpoints (`shop/ops/webhook_limits.py`) count here.

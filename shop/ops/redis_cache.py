@@ -41,6 +41,19 @@ OUTAGE = (RedisConnectionError, RedisTimeoutError)
 OUTAGE_LOG_SECONDS = 10.0
 _last_outage_log = 0.0
 
+# KEYS[1]: a rate-limit counter, counted once (created to expire after ARGV[1] seconds); KEYS[2..]: entries
+# read with it. Answers {count, value or false, ...} (redis-py: [count, bytes or None, ...]).
+COUNT_AND_READ = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+local answer = {count}
+if #KEYS > 1 then
+  local values = redis.call('MGET', unpack(KEYS, 2))
+  for i = 1, #values do answer[i + 1] = values[i] end
+end
+return answer
+"""
+
 _clients_lock = threading.Lock()
 _cache_clients: dict[tuple[tuple[str, ...], str], _KeptClient] = {}  # (servers, options) → the process's client
 
@@ -51,9 +64,16 @@ class _KeptClient(RedisCacheClient):
     def __init__(self, servers: list[str], **options: Any) -> None:
         super().__init__(servers, **options)
         self._kept: dict[str, Any] = {}  # server URL → its redis.Redis and pool
+        self._count_and_read: Any = None
 
     def _get_connection_pool(self, write: bool) -> Any:
         return self.get_client(write=write).connection_pool
+
+    def count_and_read(self) -> Any:
+        """`COUNT_AND_READ` registered on the primary's client (redis-py loads it again after a restart)."""
+        if self._count_and_read is None:
+            self._count_and_read = self.get_client(write=True).register_script(COUNT_AND_READ)
+        return self._count_and_read
 
     def get_client(self, key: str | None = None, *, write: bool = False) -> Any:
         server = self._servers[self._get_connection_pool_index(write)]  # a replica is still drawn per read
@@ -87,24 +107,18 @@ class KeptClientRedisCache(RedisCache):
 
     def read_and_count(self, keys: list[str], counter: str, timeout: int) -> tuple[dict[str, Any], int | None]:
         """`get_many(keys)` and one more call on the counter `counter` (created to live `timeout` seconds), in
-        one round trip: a pipeline of MGET, SET NX EX and INCR (any Redis version; no Lua). The counter is a
-        plain integer, which Django's serializer reads back as one. Unreachable: ({}, None), nothing counted.
-        Both go to the primary (a counter is a write)."""
+        one command: `COUNT_AND_READ`, a Lua script run by EVALSHA (cheaper for redis-py than a pipeline of
+        MGET, SET NX and INCR, and atomic). The counter is a plain integer, which Django's serializer reads
+        back as one. Unreachable: ({}, None), nothing counted. It goes to the primary (a counter is a write)."""
         key_map = {self.make_and_validate_key(key): key for key in keys}
         counter_key = self.make_and_validate_key(counter)
 
         def run() -> tuple[dict[str, Any], int | None]:
-            with self._cache.get_client(write=True).pipeline(transaction=False) as pipe:
-                if key_map:
-                    pipe.mget(list(key_map))
-                pipe.set(counter_key, 0, ex=timeout, nx=True)
-                pipe.incr(counter_key)
-                replies = pipe.execute()
-            values = replies[0] if key_map else []
+            count, *values = self._cache.count_and_read()(keys=[counter_key, *key_map], args=[timeout])
             loads = self._cache._serializer.loads
             found = {key_map[made]: loads(value)
                      for made, value in zip(key_map, values, strict=True) if value is not None}
-            return found, int(replies[-1])
+            return found, int(count)
 
         return _or_miss("read_and_count", run, ({}, None))
 

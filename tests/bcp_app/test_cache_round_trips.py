@@ -3,10 +3,11 @@
 Every agent request presenting an API key reads three cache entries before its operation: the failed-key
 count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile, and
 counts one call on its rate-limit counter. They were four round trips (two cache GETs, a GET and an EVALSHA
-of the `limits` storage); `resolve_context` now sends them as one pipeline (MGET, then the counter's SET NX
-and INCRBY). A checkout operation's own read-mostly entries (store settings, policies, shipping table,
-catalog version: four GETs) come in that MGET too. Counted at redis-py's connection: one entry per round
-trip, with the names of the commands it carried.
+of the `limits` storage); `resolve_context` now makes them one command, the cache's `COUNT_AND_READ` script
+(shop/ops/redis_cache.py: INCR the counter, MGET the entries). A checkout operation's own read-mostly
+entries (store settings, policies, shipping table, catalog version: four more keys) come in it too.
+Counted at redis-py's connection: one entry per round trip, the names of the commands it carried (an
+EVALSHA with its number of keys: the counter and the entries read with it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def command_names(packed: bytes) -> list[str]:
     index = 0
     while index < len(lines) and lines[index].startswith(b"*"):
         count = int(lines[index][1:])
-        names.append(lines[index + 2].decode().upper())  # *N, $len, NAME: the first bulk string
+        name = lines[index + 2].decode().upper()  # *N, $len, NAME: the first bulk string
+        if name == "EVALSHA":  # EVALSHA sha numkeys key…
+            name += f":{lines[index + 6].decode()}"
+        names.append(name)
         index += 1 + 2 * count
     return names
 
@@ -81,7 +85,7 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
     for _ in range(3):
         assert call(client, "get", f"/orders/{order.public_id}", headers).json()["id"] == order.public_id
     # failures, platform and profile read, and the read counter counted, at once
-    assert counted_redis == ["MGET+SET+INCRBY"] * 3
+    assert counted_redis == ["EVALSHA:4"] * 3
     # the counter is the window's: it expires with it (60 s + 1) and reads back as an integer
     window = ratelimit.call_window(op_class="read", caller=ratelimit.caller_from_headers(
         {"authorization": headers["Authorization"]}, None)[0], authenticated=True)
@@ -136,7 +140,18 @@ def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lin
     flow()  # every entry cached
     assert flow() == {
         # identity, the operation's entries and the write counter; the create budget; the line's catalog entry
-        "create": ["MGET+SET+INCRBY", "SET+INCRBY", "MGET"],
-        "update": ["MGET+SET+INCRBY", "MGET"],
-        "complete": ["MGET+SET+INCRBY", "MGET"],
+        "create": ["EVALSHA:8", "EVALSHA:1", "MGET"],
+        "update": ["EVALSHA:8", "MGET"],
+        "complete": ["EVALSHA:8", "MGET"],
     }
+
+
+def test_the_count_and_read_script_survives_a_redis_restart(counted_redis: list[str]) -> None:
+    """A restarted Redis has forgotten its scripts: the call loads it again instead of failing (or being let
+    through uncounted), and the counter goes on from what Redis kept."""
+    cache = caches["default"]
+    cache.set("entry", {"a": 1}, 60)
+    assert cache.read_and_count(["entry", "absent"], "calls", 60) == ({"entry": {"a": 1}}, 1)
+    redis.Redis.from_url(_redis_url()).script_flush()
+    assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": {"a": 1}}, 2)
+    assert cache.get("calls") == 2  # a plain integer, as Django's serializer reads one

@@ -2,7 +2,8 @@
 
 Identity (`_resolve`) and the message's work (`_handle`) run in two worker-thread calls; they share one
 request-cache scope (opened in `BcpRequestHandler.on_message_send`), so what identity prefetched (failed-key
-count, platform, profile and the checkout's read-mostly entries, one MGET pipelined with the write counter)
+count, platform, profile and the checkout's read-mostly entries, read in one
+script with the write counter's count)
 is what the work reads. Counted
 at redis-py's connection, as in test_cache_round_trips.py.
 """
@@ -50,4 +51,4 @@ def test_an_a2a_add_to_checkout_reads_the_cache_once_beside_its_catalog_line(
     reply = add(context_id)
     assert reply["result"]["message"]["contextId"] == context_id
     # identity, the checkout's entries and the write counter at once; the line's catalog entry
-    assert counted_redis == ["MGET+SET+INCRBY", "MGET"]
+    assert counted_redis == ["EVALSHA:8", "MGET"]
