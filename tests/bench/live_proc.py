@@ -204,6 +204,12 @@ class Window:
     def server_cpu(self) -> float:
         return self.uvicorn + self.worker + self.postgres
 
+    @property
+    def machine(self) -> float:
+        """Busy CPU of the whole machine per call (ms, all cores): what a call costs once the machine is saturated,
+        everything included (clients, Redis, kernel)."""
+        return self.clients.busy * CORES * self.clients.seconds / len(self.clients.ids) * 1000
+
 
 def measure(server: Uvicorn, kind: str, clients: int, calls: int, job: dict[str, Any], *,
             worker_pid: int | None = None, settle: Callable[[], None] | None = None) -> Window:
