@@ -41,15 +41,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def size_default_executor() -> None:
-    """The API, MCP and A2A run their sync work on the event loop's default executor, one thread per call in
-    flight, each holding at most one database connection: as many threads as the pool has connections, so a
-    burst queues for a thread instead of timing out waiting for a connection (Python's default is
-    min(32, cores + 4), whatever the pool)."""
-    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
-    size = pool.get("max_size") if isinstance(pool, dict) else None
-    if size:
-        executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="django")
-        asyncio.get_running_loop().set_default_executor(executor)
+    """The site, the API, MCP and A2A run their sync work on the event loop's default executor, one thread per
+    call in flight: `settings.WEB_THREADS` of them (Python's default is min(32, cores + 4)). More than the
+    database pool has connections, since a call waiting on the network holds none (settings say why)."""
+    executor = ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="django")
+    asyncio.get_running_loop().set_default_executor(executor)
 
 
 class PathRouter:
@@ -107,8 +103,8 @@ class OneHopHandler(ASGIHandler):
     variable there and back, and it starts a new thread per request (its `ThreadSensitiveContext`). Here the
     body is read on the loop, then one call runs the signals, the sync chain (built as under WSGI) and the
     close, which hands the database connection back to the pool in the thread that used it; only the answer
-    is sent from the loop. The executor is the one MCP and A2A calls run on, as large as the database pool
-    (`size_default_executor`). Issue 11: this halved a GET order's CPU.
+    is sent from the loop. The executor is the one MCP and A2A calls run on (`size_default_executor`).
+    Issue 11: this halved a GET order's CPU.
     """
 
     def skipped_middleware(self) -> frozenset[str]:

@@ -134,6 +134,14 @@ if _db.engine.endswith("postgresql"):
 else:
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
 USING_POSTGRES = _db.engine.endswith("postgresql")
+# Threads of a web process's event-loop executor: every request (site, API, MCP, A2A) runs its sync work on
+# one. A thread waiting on the network (PSP, card gateway, a platform's profile, CEP) has handed its database
+# connection back to the pool first, so the threads outnumber the connections: with only as many threads as
+# connections, that many Pix completes hanging at a PSP stalled every page of the process until the PSP
+# client gave up (tests/bcp_app/test_hanging_psp.py). Calls beyond the pool wait for a connection instead.
+WEB_THREADS = env_int(
+    "WEB_THREADS", 4 * DATABASES["default"]["OPTIONS"]["pool"]["max_size"] if USING_POSTGRES else 32, minimum=1
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")

@@ -4,6 +4,11 @@ Before: complete called the PSP outside any transaction but with the request's p
 connection still checked out, so more Pix completes in flight than the pool holds emptied it, and the
 storefront and every other BCP request waited out the pool timeout and answered 500 (`PoolTimeout`).
 Now the PSP adapter hands the connection back to the pool before each HTTP call to the PSP.
+
+Then (issue 11): the web process ran every request on as many threads as the pool has connections, so as
+many completes hanging at the PSP held every thread, and the storefront waited until the PSP client gave up
+(3 × 10 s). The server here is the production application with its lifespan (the executor it sizes), and
+the pages must answer while every complete still waits at the PSP.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ def hanging_psp(settings: Any) -> Iterator[FakeBacenServer]:
 
 @pytest.fixture
 def server(transactional_db: Any, settings: Any) -> Iterator[LiveServer]:
-    live = LiveServer().start()
+    from shop.asgi import application
+
+    live = LiveServer(application, lifespan="on").start()  # the executor production sizes at startup
     settings.BCP_PUBLIC_URL = live.url
     try:
         yield live
@@ -79,16 +86,17 @@ def test_pix_completes_hanging_at_the_psp_leave_the_pool_to_everyone_else(
     with ThreadPoolExecutor(max_workers=hanging) as pool:
         # when that many buyers complete with Pix at once and every charge creation hangs at the PSP
         pending = [pool.submit(complete, checkout_id) for checkout_id in ids]
-        wait_for(lambda: _in_flight(hanging_psp) >= pool_size - 2, timeout=60)
-        # then the storefront and another BCP request answer while those charge creations are in flight
+        # then no complete waits for a connection or a thread: every one of them reaches the PSP
+        reached = wait_for(lambda: _in_flight(hanging_psp) >= hanging, timeout=60)
+        # and the storefront and another BCP request answer while all of them still wait there
         home = httpx.get(f"{server.url}/", timeout=60)
         read = httpx.get(f"{api}/checkout-sessions/{other}", headers=headers, timeout=60)
-        # and no complete waits for a connection: every one of them reaches the PSP
-        reached = wait_for(lambda: _in_flight(hanging_psp) >= hanging, timeout=60)
+        still_waiting = [not future.done() for future in pending]
         hanging_psp.state.cob_gate.set()
         outcomes = [future.result() for future in pending]
     assert reached
     assert home.status_code == 200
     assert read.status_code == 200, read.text
+    assert all(still_waiting)  # nothing had to give up at the PSP first to free a thread for the pages
     # and once the PSP answers, every complete ends as an answer (awaiting the Pix, or a retry message)
     assert sorted({response.status_code for response in outcomes}) == [200], [r.text[:200] for r in outcomes]

@@ -116,14 +116,16 @@ def test_get_order_over_asgi_answers_as_the_test_client_bcp_ord_01(
     assert anonymous.json()["messages"][0]["code"] == "unauthorized"  # BCP-ORD-02
 
 
-def test_the_server_runs_as_many_calls_at_once_as_the_pool_has_connections() -> None:
-    """At startup the loop's default executor (the API's, MCP's and A2A's threads) is sized to the database
-    pool: `max_size` blocking calls run side by side, one more waits for a thread."""
+def test_the_server_runs_web_threads_calls_at_once_more_than_the_pool_has_connections(settings: Any) -> None:
+    """At startup the loop's default executor (the site's, API's, MCP's and A2A's threads) gets WEB_THREADS
+    threads, by default four per pooled connection: calls waiting on the network hold no connection, so more of
+    them than the pool's `max_size` run side by side; one more than WEB_THREADS waits for a thread."""
     from shop.asgi import application
 
     if connection.pool is None:
         pytest.skip("needs the psycopg connection pool (PostgreSQL)")
-    size = connection.pool.max_size
+    assert 4 * connection.pool.max_size == settings.WEB_THREADS  # the default
+    settings.WEB_THREADS = size = connection.pool.max_size + 3  # fewer threads keep the barrier test short
 
     def meet(barrier: threading.Barrier) -> bool:
         try:
