@@ -15,10 +15,8 @@ swap it between check and connect.
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import socket
-import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
@@ -29,6 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpcore
 import httpx
 from django.conf import settings
+
+from shop.ops.tls import verified_tls_context
 
 DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
@@ -100,16 +100,9 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """httpx's default verifying context, built once per process: loading the CA bundle costs tens of ms of
-    CPU, which every profile fetch and order webhook paid again (an SSLContext is safe to share)."""
-    return httpx.create_ssl_context()
-
-
 class _DeadlineTransport(httpx.HTTPTransport):
     def __init__(self, deadline: _Deadline) -> None:
-        super().__init__(verify=_tls_context(), trust_env=False, retries=0)
+        super().__init__(verify=verified_tls_context(), trust_env=False, retries=0)
         # httpx has no public hook for the network backend; its pool is rebuilt with ours (same TLS context).
         self._pool = httpcore.ConnectionPool(ssl_context=self._pool._ssl_context, max_connections=1,
                                              network_backend=_DeadlineBackend(deadline))

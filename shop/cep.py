@@ -17,6 +17,8 @@ import httpx
 from django.conf import settings
 from django.core.cache import cache
 
+from shop.ops.tls import verified_tls_context
+
 logger = logging.getLogger(__name__)
 
 _CEP_RE = re.compile(r"^\s*(\d{5})-?(\d{3})\s*$")
@@ -137,7 +139,9 @@ def _ask_provider(digits: str) -> CepAddress:
     try:
         # No redirects, no proxy from the environment, a small body: the provider is a fixed, known host.
         with (
-            httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client,
+            httpx.Client(
+                timeout=timeout, follow_redirects=False, trust_env=False, verify=verified_tls_context()
+            ) as client,
             client.stream("GET", url, headers={"Accept": "application/json"}) as response,
         ):
             if response.status_code != 200:

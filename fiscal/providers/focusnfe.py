@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import ssl
 from datetime import datetime
 from typing import Any
 
@@ -107,6 +109,13 @@ def _int_or_none(value: object) -> int | None:
         return None
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying context per process: httpx builds one per client otherwise, loading the CA bundle each
+    time (about 18 ms of CPU per request to Focus)."""
+    return httpx.create_ssl_context()
+
+
 class FocusNFeProvider:
     name = "focusnfe"
 
@@ -129,7 +138,7 @@ class FocusNFeProvider:
         try:
             with httpx.Client(
                 base_url=self.base_url, auth=(self.token, ""), timeout=TIMEOUT, follow_redirects=False,
-                transport=self.transport,
+                transport=self.transport, verify=_tls_context(),
             ) as client:  # fmt: skip
                 response = client.request(method, path, **kwargs)
         except httpx.HTTPError as exc:  # timeout, refused, reset: the outcome is unknown, ask again later

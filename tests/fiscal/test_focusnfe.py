@@ -121,6 +121,28 @@ def test_provider_down_is_retried_later(focus) -> None:
     assert _run(provider) == "authorized"
 
 
+def test_requests_share_one_tls_context_per_process(focus, monkeypatch) -> None:
+    """httpx loads the CA bundle into a new SSLContext for every client built without one (about 18 ms of
+    CPU): the provider's requests share one per process."""
+    import ssl
+
+    provider, state = focus
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
+        built.append(kwargs)
+        return real(*args, **kwargs)
+
+    request_issue()
+    _run(provider)  # the process's context exists from here on
+    monkeypatch.setattr(ssl, "create_default_context", counted)  # the standard library's: only counted
+    asked = len(state.requests)
+    assert _run(provider) == "authorized"
+    assert len(state.requests) > asked  # the provider was asked again
+    assert built == []  # by a client with the shared context
+
+
 def test_connection_refused_is_retried_later() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

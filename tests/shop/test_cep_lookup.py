@@ -10,6 +10,7 @@ import pytest
 
 from shop.cep import CepAddress, cep_cache_forget, cep_lookup
 from shop.models import Checkout
+from shop.ops.tls import verified_tls_context
 from tests.shop.checkout_factories import make_shipping, make_variant
 from tests.shop.fake_cep import (
     ERROR_CEP,
@@ -62,6 +63,27 @@ def test_provider_trouble_falls_back_to_the_offline_uf_table_uncached(provider, 
     # not cached: the next buyer asks the provider again (it may be back)
     assert cep_lookup(cep) == CepAddress(cep=formatted, uf=uf, source="offline")
     assert provider.hits[cep] == 2
+
+
+def test_lookups_share_one_tls_context_per_process(provider, monkeypatch) -> None:
+    """httpx loads the CA bundle into a new SSLContext for every client it builds without one (about 18 ms of
+    CPU): the buyers' CEP lookups share the process's context instead (shop/ops/tls.py)."""
+    import ssl
+
+    built: list[object] = []
+    real = ssl.create_default_context
+
+    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
+        built.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)  # the standard library's: only counted
+    verified_tls_context()  # the process's context exists before the lookups (any earlier call made it)
+    built.clear()
+    for cep in (FOUND_CEP, RIO_CEP, NOT_FOUND_CEP):
+        assert cep_lookup(cep) is not None
+    assert sum(provider.hits.values()) == 3  # three clients talked to the provider
+    assert built == []  # and none built a context of its own
 
 
 def test_unreachable_provider_falls_back_too(settings) -> None:
