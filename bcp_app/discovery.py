@@ -29,6 +29,7 @@ from bcp_app.constants import (
     SERVICES_BASE,
     SPEC_BASE,
 )
+from payments.brcode import BRCodeError, merchant_text
 from payments.merchant import pix_merchant
 from shop.store import store_get
 
@@ -101,6 +102,15 @@ def pix_discount_config() -> dict[str, Any] | None:
     return {"type": "percentage", "basis_points": bp, "applies_to": "items_after_discounts", "rounding": "half_even"}
 
 
+def _as_the_payer_sees_it(text: str, limit: int) -> str:
+    """PIX.md §1.1: what the payer's bank app shows, i.e. the BR Code's field (ASCII, upper case, cut to the EMV
+    limit), not the store settings' spelling ("São Paulo" → "SAO PAULO")."""
+    try:
+        return merchant_text(text, limit)
+    except BRCodeError:  # nothing ASCII in it: the BR Code cannot be made either, the settings are wrong
+        return text[:limit]
+
+
 def pix_handler_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
     merchant_name, merchant_city = pix_merchant()
@@ -115,8 +125,8 @@ def pix_handler_entry() -> dict[str, Any]:
             "charge_kind": "cob",
             "key_type": _pix_key_type(settings.PIX_KEY),
             "expiration_seconds": settings.PIX_EXPIRATION_SECONDS,
-            "merchant_name": merchant_name[:25],
-            "merchant_city": merchant_city[:15],
+            "merchant_name": _as_the_payer_sees_it(merchant_name, 25),
+            "merchant_city": _as_the_payer_sees_it(merchant_city, 15),
             "min_amount": settings.PIX_MIN_AMOUNT,
             "max_amount": settings.PIX_MAX_AMOUNT,
         },

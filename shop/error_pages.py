@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.utils import translation
@@ -25,7 +25,11 @@ class MethodNotAllowedPage:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code != 405 or response.content or request.path.startswith(_API_PREFIXES):
+        if response.status_code != 405:
+            return response
+        if request.path.startswith(tuple(settings.ASGI_API_PREFIXES)):
+            return _api_method_not_allowed(request, response)
+        if response.content or request.path.startswith(_API_PREFIXES):
             return response
         if "text/html" not in request.headers.get("Accept", "text/html"):
             return response
@@ -33,6 +37,18 @@ class MethodNotAllowedPage:
         if response.has_header("Allow"):
             page["Allow"] = response["Allow"]
         return page
+
+
+def _api_method_not_allowed(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """The REST API's 405 as its other protocol errors (BCP §5.4: JSON `{code, content}`), naming the methods
+    the path takes; its router answers a bare text/html "Method not allowed" otherwise."""
+    allowed = response.get("Allow", "")
+    content = f"O método {request.method} não é aceito em {request.path}"
+    body = {"code": "method_not_allowed", "content": f"{content}; use {allowed}." if allowed else f"{content}."}
+    answer = JsonResponse(body, status=405, json_dumps_params={"ensure_ascii": False})
+    if allowed:
+        answer["Allow"] = allowed
+    return answer
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

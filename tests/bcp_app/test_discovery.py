@@ -124,5 +124,18 @@ def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client
     assert len(ids) == len(set(ids))
 
 
+def test_the_pix_handler_names_the_merchant_as_the_payers_app_shows_it(client: Client) -> None:
+    """PIX.md §1.1 (`merchant_name` / `merchant_city`: ASCII, ≤ 25 / ≤ 15): the store settings as the merchant
+    typed them, accents and all, are advertised as the BR Code carries them."""
+    from django.core.cache import cache
+
+    from shop.models import StoreSettings
+
+    StoreSettings.objects.create(legal_name="Café & Companhia do Cerrado Ltda", city="São José dos Campos")
+    cache.clear()
+    config = profile(client)["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["config"]
+    assert (config["merchant_name"], config["merchant_city"]) == ("CAFE & COMPANHIA DO CERRA", "SAO JOSE DOS CA")
+
+
 def test_post_is_not_allowed(client: Client) -> None:
     assert client.post("/.well-known/bcp").status_code == 405

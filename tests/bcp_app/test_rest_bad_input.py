@@ -153,3 +153,25 @@ def test_no_bcp_agent_and_a_bad_body_is_the_profile_error_first_bcp_neg_01(clien
     """BCP §3 / BCP-NEG-01: the profile (BCP-Agent) is checked before the body."""
     response = call(client, "post", "/checkout-sessions", {}, raw)
     assert (response.status_code, response.json()["code"]) == (400, "invalid_profile_url"), response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("delete", "/checkout-sessions/chk_qualquer", "GET, PUT"),
+        ("patch", "/checkout-sessions/chk_qualquer", "GET, PUT"),
+        ("get", "/catalog/search", "POST"),
+    ],
+)
+def test_a_method_the_path_does_not_take_is_a_json_protocol_error_bcp_err_03(
+    client: Client, headers: dict[str, str], method: str, path: str, allowed: str
+) -> None:
+    response = getattr(client, method)(f"/bcp/v1{path}", headers=headers)
+    assert response.status_code == 405
+    assert response["Content-Type"] == "application/json"
+    assert sorted(response["Allow"].split(", ")) == sorted(allowed.split(", "))
+    assert response.json() == {
+        "code": "method_not_allowed",
+        "content": f"O método {method.upper()} não é aceito em /bcp/v1{path}; use {response['Allow']}.",
+    }
