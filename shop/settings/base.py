@@ -132,7 +132,13 @@ if _db.engine.endswith("postgresql"):
         "timeout": env_int("DATABASE_POOL_TIMEOUT", 10, minimum=1),
     }
 else:
+    # The embedded store (`make run` without DATABASE_URL) serves several requests at once too. A transaction
+    # that reads, then writes, cannot wait for another writer in SQLite (SQLITE_BUSY at once: "database is
+    # locked", a 500), so each one takes the write lock when it begins and waits up to `timeout` seconds for
+    # it; WAL lets readers go on beside the writer (tests/shop/test_sqlite_concurrency.py).
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
+    DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
+    DATABASES["default"]["OPTIONS"].setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
 USING_POSTGRES = _db.engine.endswith("postgresql")
 # Threads of a web process's event-loop executor: every request (site, API, MCP, A2A) runs its sync work on
 # one. A thread waiting on the network (PSP, card gateway, a platform's profile, CEP) has handed its database
