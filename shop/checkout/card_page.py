@@ -24,6 +24,7 @@ from shop.checkout.hold import card_handler_id
 from shop.checkout.outputs import CheckoutView
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, InstrumentInput
 from shop.models import Checkout
+from shop.pix_discount import is_pix_instrument
 from shop.templatetags.card_terms import card_offered
 
 STOREFRONT_CARD_ID = "card_storefront"
@@ -66,20 +67,32 @@ def plan_label(plan: Installment) -> str:
     return _("%(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
 
 
+def card_total(view: CheckoutView) -> int:
+    """What the checkout costs by card before any installment interest: its total without the interest of a
+    card already chosen, and without the Pix discount while Pix is the selected instrument (a buyer who
+    tried Pix first and then pays by card pays the list price)."""
+    instrument = view.checkout.payment_instrument or {}
+    if instrument.get("type") == "card":
+        return view.checkout.total_amount - int(instrument.get("interest") or 0)
+    pix_discount = sum(d.amount for d in view.discounts_applied if d.automatic) if is_pix_instrument(instrument) else 0
+    return view.checkout.total_amount + pix_discount
+
+
 def card_context(view: CheckoutView) -> dict[str, Any]:
-    """What `templates/shop/partials/card_checkout.html` shows: the plans for the total without interest."""
+    """What `templates/shop/partials/card_checkout.html` shows: the plans for the card total without interest,
+    and that total (the page sends it back, so a total that changed on submit is confirmed, not charged)."""
     if not card_offered():
         return {"enabled": False}
     instrument = view.checkout.payment_instrument or {}
     chosen = int(instrument.get("installments") or 1) if instrument.get("type") == "card" else 1
-    interest = int(instrument.get("interest") or 0) if instrument.get("type") == "card" else 0
-    base = view.checkout.total_amount - interest
+    base = card_total(view)
     plans = [(plan.count, plan_label(plan)) for plan in plans_for(base, installment_policy())]
     pagarme = "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
     return {
         "enabled": bool(plans),
         "plans": plans,
         "selected": chosen,
+        "total": base,
         "tokenizer": "pagarme" if pagarme else "sandbox",
         "public_key": getattr(settings, "PAGARME_PUBLIC_KEY", "") if pagarme else "",
     }

@@ -177,5 +177,9 @@ class CheckoutView:
         from shop.pix_discount import is_pix_instrument, pix_offer
 
         items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
-        selected = is_pix_instrument(self.checkout.payment_instrument)
-        return pix_offer(items_after_coupons=items, total=self.checkout.total_amount, pix_selected=selected)[1]
+        instrument = self.checkout.payment_instrument or {}
+        selected = is_pix_instrument(instrument)
+        # a card's installment interest is not paid by Pix
+        interest = int(instrument.get("interest") or 0) if instrument.get("type") == "card" else 0
+        total = self.checkout.total_amount - interest
+        return pix_offer(items_after_coupons=items, total=total, pix_selected=selected)[1]

@@ -18,6 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from orders.money import format_brl
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
@@ -34,7 +35,7 @@ from shop.cart import (
     cart_add as cart_add_item,
 )
 from shop.checkout.access import require_access
-from shop.checkout.card_page import card_context, card_instrument, in_progress_redirect, with_token
+from shop.checkout.card_page import card_context, card_instrument, card_total, in_progress_redirect, with_token
 from shop.checkout.core import input_from_checkout
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.selectors import checkout_view
@@ -349,7 +350,9 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
         result = update(with_option=False)
     _sync_cart(request, result.checkout)
-    if paying and result.checkout.status == STATUS_READY:
+    ready = result.checkout.status == STATUS_READY
+    changed = _total_changed(request.POST, action, result.checkout) if paying and ready else []
+    if paying and ready and not changed:
         # A card completes with the token the browser made (card_page.py); Pix with its instrument.
         paying_with = with_token(instrument, request.POST) if action == "pay_card" else instrument
         if paying_with is None:
@@ -379,7 +382,25 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
-    return _render_checkout(request, result.checkout, form, general, status=200)
+    return _render_checkout(request, result.checkout, form, [*changed, *general], status=200)
+
+
+def _total_changed(post: object, action: str, checkout: Checkout) -> list[CheckoutMessage]:
+    """The buyer pays what the page showed, or confirms the new amount first. The one submit that pays also
+    saves what changed on the page (another shipping option, the delivery method, a coupon, Pix or card), so
+    the total can differ from the one the buyer saw: then nothing is charged and the page shows the new total.
+    A submit without the shown total (not from this page) is not held back."""
+    field = "shown_card_total" if action == "pay_card" else "shown_pix_total"
+    shown = str(post.get(field, ""))  # type: ignore[attr-defined]
+    if not shown.isdigit():
+        return []
+    view = checkout_view(checkout)
+    now = card_total(view) if action == "pay_card" else view.pix_total
+    if int(shown) == now:
+        return []
+    content = _("O total mudou para %(total)s com o que você escolheu. Confira o resumo e confirme o pagamento.")
+    return [CheckoutMessage(type="error", code="total_changed", severity="recoverable",
+                            content=content % {"total": format_brl(now)})]
 
 
 # --- Pix ------------------------------------------------------------------------------------------------

@@ -14,6 +14,13 @@
   radios.forEach(function (r) { r.addEventListener("change", syncPanels); });
   if (radios.length) syncPanels();
 
+  // Another shipping option changes the total, the Pix price and the installments: the summary is computed
+  // again at once (as "Calcular frete" does without JavaScript), so the buyer pays the total on the screen.
+  var recalc = document.querySelector("[data-testid=calc-shipping]");
+  document.querySelectorAll("input[name=shipping_option]").forEach(function (option) {
+    option.addEventListener("change", function () { if (recalc) recalc.click(); });
+  });
+
   // CEP → address: street, bairro, city and UF appear once the 8 digits are typed (without JS, "Calcular
   // frete" fills them on the server). What the buyer typed is never overwritten; the UF always follows the CEP.
   var cepForm = document.querySelector("[data-cep-url]");

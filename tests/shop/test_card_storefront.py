@@ -11,7 +11,7 @@ import pytest
 from django.core import mail
 
 from orders.models import Order
-from shop.models import StoreSettings
+from shop.models import Checkout, StoreSettings
 from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -141,3 +141,67 @@ def test_the_admin_order_page_shows_the_plan(admin_client, client, phone) -> Non
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
 
     assert "12x de R$ 58" in html and "no cartão" in html
+
+
+def _shown(html: str, name: str) -> int:
+    return int(re.search(rf'name="{name}" value="(\d+)"', html).group(1))
+
+
+def test_a_total_changed_by_the_paying_submit_is_shown_before_anything_is_charged(client, settings) -> None:
+    # given a buyer whose page was last computed with PAC (R$ 39,90 + R$ 18,90 in SP)
+    settings.BCP_PIX_SANDBOX = True
+    StoreSettings.objects.create()
+    make_variant(price=3990, stock=5)
+    make_shipping()
+    checkout_id = _checkout(client)
+    page = client.post(f"/checkout/{checkout_id}", {"action": "update", **FORM}).content.decode()
+    shown_card, shown_pix = _shown(page, "shown_card_total"), _shown(page, "shown_pix_total")
+    # when they pick SEDEX on that page and press "Pagar com cartão" straight away (3x of the total they saw)
+    sedex = {**FORM, "shipping_option": "sedex", "installments": "3", "card_token": TOKEN}
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay_card", "shown_card_total": shown_card, **sedex})
+    # then nothing is charged: the page shows the new total (SEDEX R$ 32,90) and asks to confirm it
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert not Order.objects.exists()
+    assert "O total mudou para R$ 72,80 com o que você escolheu. Confira o resumo e confirme o pagamento." in html
+    assert _shown(html, "shown_card_total") == 3990 + 3290 != shown_card
+    assert "3x sem juros: 1ª de R$ 24,28 e 2x de R$ 24,26" in html  # the plans of the new total
+    # and paying again from that page charges the total it showed
+    response = client.post(f"/checkout/{checkout_id}",
+                           {"action": "pay_card", "shown_card_total": _shown(html, "shown_card_total"), **sedex})
+    order = Order.objects.get(checkout_id=checkout_id)
+    assert response.status_code == 302 and order.total_amount == 7280
+    # (Pix is held back the same way: its shown total was PAC's)
+    assert shown_pix == 3990 + 1890
+
+
+def test_pix_paying_submit_with_another_option_is_held_back_too(client, settings) -> None:
+    settings.BCP_PIX_SANDBOX = True
+    make_variant(price=3990, stock=5)
+    make_shipping()
+    checkout_id = _checkout(client)
+    page = client.post(f"/checkout/{checkout_id}", {"action": "update", **FORM}).content.decode()
+
+    shown = _shown(page, "shown_pix_total")
+    sedex = {**FORM, "shipping_option": "sedex"}
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", "shown_pix_total": shown, **sedex})
+
+    assert response.status_code == 200
+    assert "O total mudou para R$ 72,80" in response.content.decode()
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"  # not completed: no Pix page
+
+
+def test_after_trying_pix_the_card_is_offered_at_the_list_price(client, settings) -> None:
+    # given a shop with 5 % off by Pix, and a buyer whose first "Pagar com Pix" left Pix selected
+    settings.BCP_PIX_SANDBOX = True
+    StoreSettings.objects.create(pix_discount_percent=5)
+    make_variant(price=1490, stock=5)
+    make_shipping()
+    checkout_id = _checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "pay", **{k: v for k, v in FORM.items() if k != "email"}})
+    # when the checkout page is shown again
+    html = client.get(f"/checkout/{checkout_id}").content.decode()
+    # then the card's plans and total are those of the list price (R$ 14,90 + PAC R$ 18,90), not the Pix one
+    assert "Desconto Pix (5%)" in html
+    assert "1x de R$ 33,80 (à vista)" in html
+    assert _shown(html, "shown_card_total") == 1490 + 1890

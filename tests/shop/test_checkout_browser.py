@@ -81,7 +81,10 @@ def test_buyer_pays_with_pix_and_the_page_moves_to_the_order(live_server, transa
             fill_contact_and_address(page)
             page.click("[data-testid=calc-shipping]")
             expect(page.locator("#id_uf")).to_have_value("SP")  # filled from the CEP table
+            # and SEDEX is chosen, the summary's total follows at once (2 × R$ 42,90 + SEDEX R$ 32,90)
             page.check("input[name=shipping_option][value=sedex]")
+            expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
+            expect(page.locator("input[name=shipping_option][value=sedex]")).to_be_checked()
             page.click("[data-testid=pay-pix]")
             # then the Pix page shows the QR code and the amount
             expect(page).to_have_url(re.compile(r"/checkout/checkout_[0-9a-f]+/pix$"))

@@ -91,12 +91,13 @@ def test_admin_edits_the_one_row_and_every_surface_follows(admin_client: Client,
     profile = client.get("/.well-known/bcp").json()
     handlers = profile["ucp"]["payment_handlers"] if "ucp" in profile else profile["payment_handlers"]
     pix = next(iter(handlers.values()))[0]["config"]
-    assert pix["merchant_name"] == "Caju Comércio de Cafés Ltda"[:25]
     # Pix BR Code: merchant name from the legal name, without accents, upper case, 25 characters
     charge = pix_charge_ensure(reference="checkout_store", amount=1000)
     fields = parse(charge.br_code).fields
     assert fields["59"] == "CAJU COMERCIO DE CAFES LTD"[:25]
     assert fields["60"] == "SAO PAULO"
+    # and the handler advertises them as the payer's app will show them (PIX.md §1.1: ASCII)
+    assert (pix["merchant_name"], pix["merchant_city"]) == (fields["59"], fields["60"])
 
 
 def test_buyer_emails_carry_the_store_footer(admin_client: Client, django_capture_on_commit_callbacks) -> None:
