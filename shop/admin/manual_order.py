@@ -244,6 +244,7 @@ def _pickup_option() -> str:
 def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
     from payments.selectors import pix_charge_active_for_reference
     from shop.services import (
+        CheckoutCreateImpossible,
         checkout_cancel,
         checkout_complete,
         checkout_complete_paid_elsewhere,
@@ -261,6 +262,8 @@ def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
             result = checkout_create(data=form.checkout_input(), session_key=f"admin:{request.user.pk}")
         except CheckoutInputError as error:
             form.add_error(None, error.content)
+        except CheckoutCreateImpossible as impossible:  # every item sold out or unknown: nothing was created
+            form.attach(impossible.messages)
         else:
             checkout = result.checkout
             # Staff see every adjustment the engine made (quantity capped to stock, coupon refused) as a

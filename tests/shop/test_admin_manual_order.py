@@ -125,6 +125,20 @@ def test_bad_input_is_refused_on_the_field_and_nothing_is_created(
     assert set(Checkout.objects.values_list("status", flat=True)) <= {"canceled"}  # none left open
 
 
+def test_a_sold_out_product_is_refused_on_its_field_not_a_500(
+    admin_client: Client, shop_setup: dict[str, object]
+) -> None:
+    # given the only product of the sale sold out (the engine creates no checkout at all then, BCP §4.3)
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=0)
+    # when staff register the sale
+    response = admin_client.post(URL, _form(shop_setup))
+    # then the form comes back saying which product is sold out, and nothing was created
+    assert response.status_code == 200
+    errors = re.search(r'<ul class="errorlist nonfield">(.*?)</ul>', response.content.decode(), re.S)
+    assert errors is not None and errors.group(1) == "<li>Produto SKU-CAFE-500G está esgotado.</li>"
+    assert (Order.objects.count(), Checkout.objects.count()) == (0, 0)
+
+
 def test_dashboard_links_to_the_manual_sale(admin_client: Client) -> None:
     assert 'href="/admin/venda-manual/"' in admin_client.get("/admin/").content.decode()
     assert Client().get(URL).status_code == 302  # staff only
