@@ -298,6 +298,18 @@ TIMELINE_KINDS = {
     "email_sent": _("E-mail enviado"),
     "email_resend": _("E-mail reenviado"),
     "webhook_none": _("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
+    # shop.fiscal.lifecycle: `fiscal_<event>` of fiscal.services and the return note
+    "fiscal_blocked": _("NF-e bloqueada"),
+    "fiscal_requested": _("NF-e solicitada"),
+    "fiscal_processing": _("NF-e em processamento"),
+    "fiscal_retry": _("NF-e: nova tentativa"),
+    "fiscal_authorized": _("NF-e autorizada"),
+    "fiscal_rejected": _("NF-e rejeitada"),
+    "fiscal_cancel_requested": _("Cancelamento da NF-e solicitado"),
+    "fiscal_cancel_window_closed": _("NF-e fora do prazo de cancelamento"),
+    "fiscal_cancel_refused": _("Cancelamento da NF-e recusado"),
+    "fiscal_cancelled": _("NF-e cancelada"),
+    "fiscal_return_note": _("NF-e de devolução a emitir"),
 }
 
 

@@ -158,3 +158,22 @@ def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_c
     assert note.message == f"Devolução registrada: emita a NF-e de devolução referenciando a chave {key}."
     assert note.internal is True
     assert FiscalDocument.objects.get().status == "authorized"  # a return never cancels the note
+
+
+def test_every_fiscal_timeline_kind_reads_in_portuguese_for_staff() -> None:
+    """The order timeline shows `fiscal_<event>` events: each has its staff label ("NF-e bloqueada"), not the
+    words of its kind ("fiscal blocked"). The events are read from fiscal.services' `_changed(…)` calls, so a new
+    one without a label fails here."""
+    import re
+    from pathlib import Path
+
+    import fiscal.services
+    from orders.models import timeline_kind_label
+
+    source = Path(fiscal.services.__file__).read_text()
+    events = set(re.findall(r'_changed\(\s*\w+,\s*"(\w+)"', source))
+    assert {"blocked", "requested", "authorized", "rejected", "retry", "cancelled"} <= events
+    kinds = {f"fiscal_{event}" for event in events} | {"fiscal_return_note"}
+    unlabelled = {kind for kind in kinds if timeline_kind_label(kind) == kind.replace("_", " ")}
+    assert unlabelled == set()
+    assert timeline_kind_label("fiscal_blocked") == "NF-e bloqueada"
