@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from orders.labels import line_status_label, total_label
+from orders.labels import line_status_label, order_status_label, total_label
 from orders.models import (
     Adjustment,
     AdjustmentStatus,
     AdjustmentType,
     FulfillmentEvent,
+    FulfillmentEventType,
+    FulfillmentMethod,
     Order,
     OrderLine,
     OrderStatus,
@@ -82,12 +84,29 @@ def is_closed(order: Order) -> bool:
     return order.status == OrderStatus.CANCELED
 
 
-def line_words(line: OrderLine, order: Order) -> str:
-    """A line's state for the buyer, one step past the BCP line status: delivered, or cancelled with its order."""
+def ready_for_pickup(order: Order, events: list[FulfillmentEvent]) -> bool:
+    """A pickup order the store said is ready ("Pronto para retirada"), not picked up, cancelled or returned."""
+    return (
+        order.fulfillment_method == FulfillmentMethod.PICKUP
+        and order.status == OrderStatus.PLACED
+        and any(event.type == FulfillmentEventType.READY_FOR_PICKUP for event in events)
+    )
+
+
+def order_words(order: Order, *, ready: bool) -> str:
+    """The order's state for the buyer: its status, or "Pronto para retirada" once the store said so."""
+    return _("Pronto para retirada") if ready else order_status_label(order.status)
+
+
+def line_words(line: OrderLine, order: Order, *, ready: bool = False) -> str:
+    """A line's state for the buyer, one step past the BCP line status: delivered, ready to be picked up, or
+    cancelled with its order."""
     if line.quantity_total == 0 and order.status == OrderStatus.CANCELED and line.quantity_shipped == 0:
         return _("Cancelado")
     if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
         return _("Entregue")
+    if ready and line.quantity_total and line.quantity_fulfilled < line.quantity_total:
+        return _("Pronto para retirada")
     return line_status_label(line.status, order.fulfillment_method)
 
 

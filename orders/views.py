@@ -17,7 +17,16 @@ from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import AdjustmentType
 from orders.panels import render_panels
 from orders.selectors import order_for_permalink
-from orders.summary import installments_text, is_closed, line_words, money_rows, pickup_hours, superseded_tracking
+from orders.summary import (
+    installments_text,
+    is_closed,
+    line_words,
+    money_rows,
+    order_words,
+    pickup_hours,
+    ready_for_pickup,
+    superseded_tracking,
+)
 
 SUPPORTED = {"pt-br", "en"}
 
@@ -79,19 +88,21 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
     pending = {line.public_id for line in lines if line.quantity_fulfilled < line.quantity_total}
     closed = is_closed(order)
     adjustments = list(order.adjustments.all())
+    events = list(order.fulfillment_events.all())
+    ready = ready_for_pickup(order, events)
     with translation.override(language):
         for line in lines:
-            line.buyer_status = line_words(line, order)  # type: ignore[attr-defined]
+            line.buyer_status = line_words(line, order, ready=ready)  # type: ignore[attr-defined]
         expectations = []
         for exp in [] if closed else order.expectations.all():
             items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
-        events = list(order.fulfillment_events.all())
         replaced = superseded_tracking(events)
         context = {
             "order": order,
+            "order_words": order_words(order, ready=ready),
             "lines": lines,
             "closed": closed,
             "money_rows": money_rows(order, adjustments),

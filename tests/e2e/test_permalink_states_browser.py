@@ -103,7 +103,7 @@ STATES: dict[str, tuple[Callable[[], Order], str, list[str], list[str]]] = {
     "partially_shipped": (_partially_shipped, "Enviado em parte", ["BR123456785BR"], ["order-closed"]),
     "shipped": (_shipped, "Enviado", ["BR123456785BR"], ["order-expectations", "order-closed"]),
     "delivered": (_delivered, "Entregue", ["Entregue"], ["order-expectations", "order-closed"]),
-    "ready_for_pickup": (_ready_for_pickup, "Pedido recebido", ["Pronto para retirada"], ["order-closed"]),
+    "ready_for_pickup": (_ready_for_pickup, "Pronto para retirada", ["Pronto para retirada"], ["order-closed"]),
     "picked_up": (_picked_up, "Entregue", ["Retirado na loja"], ["order-expectations", "order-closed"]),
     "cancelled": (
         _cancelled, "Cancelado",

@@ -118,6 +118,28 @@ def test_line_statuses_in_buyer_words(client, place_order, language, method, exp
     assert "Atendido" not in html and "Fulfilled" not in html
 
 
+@pytest.mark.parametrize(("language", "words"), [("pt-br", "Pronto para retirada"), ("en", "Ready for pickup")])
+def test_a_pickup_order_the_store_made_ready_says_so(client, place_order, language, words):
+    from orders.services.handover import order_pickup_done, order_pickup_ready
+
+    # given a paid pickup order the store marked "Pronto para retirada" (its default note)
+    order = place_order(lines=[("A", 1000, 1), ("B", 1000, 2)], language=language, method="pickup", freight=0)
+    order_pickup_ready(order_id=order.public_id)
+    # when the buyer opens the page
+    html = client.get(_path(order)).content.decode()
+    # then the order and each item are ready, and the timeline names the step once
+    status = re.search(r'data-testid="order-status">\s*<strong>([^<]*)</strong>', html)
+    assert status is not None and status.group(1) == words
+    assert re.findall(r'data-testid="line-status">([^<]*)<', html) == [words, words]
+    if language == "pt-br":  # the store's note is the step's own words: not "X — X" (staff notes are not translated)
+        assert re.search(r"<strong>Pronto para retirada</strong>\s*— Pronto para retirada", html) is None
+    # and once picked up, it is delivered like any order
+    order_pickup_done(order_id=order.public_id)
+    html = client.get(_path(order)).content.decode()
+    status = re.search(r'data-testid="order-status">\s*<strong>([^<]*)</strong>', html)
+    assert status is not None and status.group(1) != words
+
+
 @pytest.mark.parametrize("token", ["x" * 32, "abc", "order_123", "%2e%2e"])
 def test_unknown_tokens_are_404_without_hint(client, place_order, token):
     place_order()
