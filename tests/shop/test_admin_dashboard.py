@@ -92,3 +92,10 @@ def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, dj
     CheckoutReminder.objects.create(checkout=reminded, email="ana@example.com.br", sent_at=timezone.now())
     with django_assert_max_num_queries(14):
         assert admin_client.get("/admin/").status_code == 200
+
+
+def test_a_day_without_sales_says_nenhuma_venda(admin_client: Client) -> None:
+    # given no order at all (gettext's pt_BR plural takes 0 as singular: "0 venda")
+    html = admin_client.get("/admin/").content.decode()
+    card = re.search(r'data-testid="sales-1".*?</a>', html, re.S).group(0)
+    assert re.search(r'data-role="count">nenhuma venda<', card)

@@ -242,8 +242,20 @@ def test_desktop_cart_keeps_each_price_on_one_line(live_server, transactional_db
                 "[data-role=money]",
                 "cells => cells.map(c => [c.textContent.trim(), c.getClientRects().length])",
             )
+            # and every button of the quantity cell ("Atualizar", "Remover") keeps its word whole on one line
+            buttons = page.eval_on_selector_all(
+                ".cart-qty button",
+                """buttons => buttons.map(b => {
+                    const range = document.createRange();
+                    range.selectNodeContents(b);
+                    const tops = [...range.getClientRects()].map(r => Math.round(r.top));
+                    return [b.textContent.trim(), new Set(tops).size];
+                })""",
+            )
             _shot(page, "cart-desktop", 1000)
         finally:
             browser.close()
     assert len(heights) >= 4
     assert [rects for _, rects in heights] == [1] * len(heights)
+    assert len(buttons) >= 4
+    assert [(text, lines) for text, lines in buttons if lines != 1] == []
