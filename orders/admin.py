@@ -92,7 +92,7 @@ class OrderAdmin(admin.ModelAdmin):
                     "installments_display",
                     "payment_handler_id",
                     "payment_reference",
-                    "payment_txid",
+                    "payment_id_display",
                 ]
             },
         ),
@@ -159,6 +159,14 @@ class OrderAdmin(admin.ModelAdmin):
     @admin.display(description=_("pago"))
     def paid_display(self, order: Order) -> str:
         return format_brl(order.paid_amount)
+
+    @admin.display(description=_("identificador do pagamento"))
+    def payment_id_display(self, order: Order) -> str:
+        """`payment_txid` holds the Pix txid or the card gateway's payment id: named as what it is."""
+        if not order.payment_txid:
+            return "—"
+        kinds = {"pix": _("txid Pix"), "card": _("pagamento no cartão")}
+        return f"{kinds.get(order.payment_type, _('pagamento'))}: {order.payment_txid}"
 
     @admin.display(description=_("parcelamento"))
     def installments_display(self, order: Order) -> str:

@@ -14,9 +14,11 @@ from orders.models import (
     EmailKind,
     FulfillmentExpectation,
     Order,
+    OrderEvent,
     OrderLine,
     OrderNumberReservation,
     PaymentStatus,
+    PaymentType,
 )
 from orders.money import format_brl
 from orders.selectors import order_bcp_json_of
@@ -228,12 +230,27 @@ def _write(draft: OrderDraft) -> Order:
     order.save()
     OrderLine.objects.bulk_create(lines)
     expectation.save()
-    timeline(
-        order,
-        "placed",
-        f"Pedido #{order.number} recebido.",
-        data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
-    )
+    events = [
+        OrderEvent(
+            order=order,
+            kind="placed",
+            message=f"Pedido #{order.number} recebido.",
+            data={"checkout_id": order.checkout_id, "platform_id": order.platform_id, "paid_amount": order.paid_amount},
+        )
+    ]
+    if order.payment_type == PaymentType.CARD and order.paid_amount > 0:
+        # A card order is placed once the gateway approved it: its payment is part of the placement (a Pix one
+        # gets its "Pagamento Pix confirmado" from settlement), written in the same INSERT.
+        events.append(
+            OrderEvent(
+                order=order,
+                kind="payment_confirmed",
+                message=f"Pagamento no cartão aprovado: {format_brl(order.paid_amount)}"
+                f" (pagamento {order.payment_txid or order.payment_reference}).",
+                data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
+            )
+        )
+    OrderEvent.objects.bulk_create(events)
     # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox).
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
     notify_changed(order, "placed", rendered=True)

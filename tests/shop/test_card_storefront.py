@@ -141,6 +141,12 @@ def test_the_admin_order_page_shows_the_plan(admin_client, client, phone) -> Non
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
 
     assert "12x de R$ 58" in html and "no cartão" in html
+    # the payment is on the timeline as a Pix one is, and its id is not called a Pix txid
+    confirmed = order.timeline.get(kind="payment_confirmed")
+    assert confirmed.message == f"Pagamento no cartão aprovado: R$ 6.999,00 (pagamento {order.payment_txid})."
+    assert order.payment_txid.startswith("cardpay_")
+    assert f"pagamento no cartão: {order.payment_txid}" in html
+    assert "txid Pix" not in html
 
 
 def _shown(html: str, name: str) -> int:
