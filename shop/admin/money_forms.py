@@ -25,12 +25,14 @@ def money_model_form(
     model: type[models.Model],
     *money_fields: str,
     rules: Callable[[forms.ModelForm, dict[str, Any]], None] | None = None,
+    fields: dict[str, forms.Field] | None = None,
 ) -> type[forms.ModelForm]:
     """A ModelForm of `model` where each named integer-centavos field is a MoneyField labelled in R$.
 
-    `rules` checks the model's constraints first, on the right field, so nobody reads a constraint name.
+    `rules` checks the model's constraints first, on the right field, so nobody reads a constraint name;
+    `fields` replaces other form fields (e.g. a CEP typed as "01000-000").
     """
-    attrs: dict[str, Any] = {}
+    attrs: dict[str, Any] = dict(fields or {})
     for name in money_fields:
         field = model._meta.get_field(name)
         label = str(field.verbose_name).replace(" (centavos)", "")

@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from shop.admin.br_fields import clean_cep, clean_uf
 from shop.br_validation import phone_normalize, phone_valid, tax_id_normalize
-from shop.cep import UFS
 from shop.models import StoreSettings
 from shop.store import cnpj_format, store_row
 
@@ -58,16 +58,10 @@ class StoreSettingsForm(forms.ModelForm):
         return cnpj_format(tax_id_normalize(value)) if value else ""
 
     def clean_postal_code(self) -> str:
-        digits = "".join(c for c in self.cleaned_data.get("postal_code", "") if c.isdigit())
-        if self.cleaned_data.get("postal_code") and len(digits) != 8:
-            raise forms.ValidationError(_("CEP inválido: informe os 8 números, ex.: 01310-100."))
-        return f"{digits[:5]}-{digits[5:]}" if digits else ""
+        return clean_cep(self.cleaned_data.get("postal_code", ""))
 
     def clean_state(self) -> str:
-        value = self.cleaned_data.get("state", "").strip().upper()
-        if value and value not in UFS:  # "XX" printed on the NF-e and the policies would be refused later
-            raise forms.ValidationError(_("UF inválida: use a sigla de 2 letras, ex.: SP."))
-        return value
+        return clean_uf(self.cleaned_data.get("state", ""))  # "XX" on the NF-e would be refused later
 
     def _phone(self, name: str) -> str:
         value = self.cleaned_data.get(name, "").strip()

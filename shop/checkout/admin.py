@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from shop.admin.br_fields import CepNumberField, check_cep_in_uf, clean_cep, clean_uf
 from shop.admin.money_forms import (
     CHECKOUT_STATUS_LABELS,
     brl_column,
@@ -31,7 +35,13 @@ from shop.models import (
 
 class ShippingRateInline(admin.TabularInline):
     model = ShippingRate
-    form = money_model_form(ShippingRate, "price", rules=shipping_rate_rules)
+    form = money_model_form(
+        ShippingRate,
+        "price",
+        rules=shipping_rate_rules,
+        fields={"cep_start": CepNumberField(label=_("CEP inicial"), required=False),
+                "cep_end": CepNumberField(label=_("CEP final"), required=False)},
+    )
     extra = 1
     fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
 
@@ -48,11 +58,36 @@ class ShippingMethodAdmin(admin.ModelAdmin):
     inlines = [ShippingRateInline]
 
 
+class PickupLocationForm(forms.ModelForm):
+    """The address a buyer is sent to: a CEP as "01002-000" in the UF it belongs to, the UF in capitals."""
+
+    class Meta:
+        model = PickupLocation
+        fields = ["name", "street", "number", "complement", "neighborhood", "city", "uf", "cep", "opening_hours",
+                  "preparation_days", "active", "position"]
+
+    def clean_cep(self) -> str:
+        return clean_cep(self.cleaned_data.get("cep", ""))  # required: an empty one never gets here
+
+    def clean_uf(self) -> str:
+        return clean_uf(self.cleaned_data.get("uf", ""))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        check_cep_in_uf(self, cleaned, cep="cep", uf="uf")
+        return cleaned
+
+
 @admin.register(PickupLocation)
 class PickupLocationAdmin(admin.ModelAdmin):
+    form = PickupLocationForm
     list_display = ["name", "city", "uf", "cep", "opening_hours", "active"]
     list_filter = ["active", "uf"]
-    readonly_fields = ["public_id"]
+    readonly_fields = ["location_id"]
+
+    @admin.display(description=_("identificador"))
+    def location_id(self, location: PickupLocation) -> str:
+        return location.public_id or "—"
 
 
 @admin.register(Coupon)

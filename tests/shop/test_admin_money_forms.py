@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
-from shop.models import Checkout, Coupon, ShippingMethod
+from shop.models import Checkout, Coupon, PickupLocation, ShippingMethod
 
 pytestmark = pytest.mark.django_db
 
@@ -120,10 +122,12 @@ def _rate(**fields: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("rate", "message"),
     [
-        ({"uf": "SP", "cep_start": "1000000", "cep_end": "5999999"}, "Informe a UF ou a faixa de CEP, não as duas."),
+        ({"uf": "SP", "cep_start": "01000-000", "cep_end": "05999-999"},
+         "Informe a UF ou a faixa de CEP, não as duas."),
         ({"price": "12,00"}, "Informe a UF ou a faixa de CEP (inicial e final)."),
-        ({"cep_start": "1000000"}, "Informe o CEP inicial e o final da faixa."),
-        ({"cep_start": "5999999", "cep_end": "1000000"}, "O CEP final não pode ser menor que o inicial."),
+        ({"cep_start": "01000-000"}, "Informe o CEP inicial e o final da faixa."),
+        ({"cep_start": "1000000", "cep_end": "05999-999"}, "CEP inválido: informe os 8 números, ex.: 01310-100."),
+        ({"cep_start": "05999-999", "cep_end": "01000000"}, "O CEP final não pode ser menor que o inicial."),
         ({"uf": "XX"}, "UF inválida: use a sigla de 2 letras, ex.: SP."),
         ({"uf": "SP", "days_min": "5", "days_max": "2"}, "O prazo máximo não pode ser menor que o mínimo."),
     ],
@@ -140,8 +144,45 @@ def test_shipping_rate_by_uf_or_by_cep_range_is_saved(admin_client: Client) -> N
     response = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, **_rate(uf="sp")})
     assert response.status_code == 302, response.content.decode()[:2000]
     assert list(ShippingMethod.objects.get().rates.values_list("uf", "price")) == [("SP", 990)]
-    by_range = {**METHOD, "code": "faixa", **_rate(cep_start="1000000", cep_end="5999999")}
+    # a CEP range typed as people write it ("01000-000": a number field refused the dash and showed 1000000)
+    by_range = {**METHOD, "code": "faixa", **_rate(cep_start="01000-000", cep_end="05999999")}
     assert admin_client.post("/admin/shop/shippingmethod/add/", by_range).status_code == 302
+    method = ShippingMethod.objects.get(code="faixa")
+    assert list(method.rates.values_list("cep_start", "cep_end")) == [(1000000, 5999999)]
+    html = admin_client.get(f"/admin/shop/shippingmethod/{method.pk}/change/").content.decode()
+    assert 'value="01000-000"' in html and 'value="05999-999"' in html
+
+
+PICKUP = {"name": "Loja Centro", "street": "Praça da Sé", "number": "100", "complement": "", "neighborhood": "Sé",
+          "city": "São Paulo", "opening_hours": "Seg a sex, 9h às 18h", "preparation_days": "1", "active": "on",
+          "position": "0"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"uf": "XX", "cep": "01002-000"}, "uf", "UF inválida: use a sigla de 2 letras, ex.: SP."),
+        ({"uf": "SP", "cep": "0100200"}, "cep", "CEP inválido: informe os 8 números, ex.: 01310-100."),
+        ({"uf": "RJ", "cep": "01002-000"}, "cep", "Este CEP é de SP, não de RJ."),
+    ],
+)
+def test_bad_pickup_address_is_refused_on_its_field(admin_client: Client, fields: dict[str, str], field: str,
+                                                     message: str) -> None:
+    response = admin_client.post("/admin/shop/pickuplocation/add/", {**PICKUP, **fields})
+    assert response.status_code == 200
+    block = re.search(rf'<div class="form-row[^"]*field-{field}[^"]*">(.*?)</div>\s*</div>', response.content.decode(),
+                      re.S)
+    assert block is not None and message in block.group(1)
+    assert not PickupLocation.objects.exists()
+
+
+def test_pickup_address_is_saved_as_buyers_read_it(admin_client: Client) -> None:
+    # typed as a merchant might: UF in lower case, CEP without its dash
+    response = admin_client.post("/admin/shop/pickuplocation/add/", {**PICKUP, "uf": "sp", "cep": "01002000"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert PickupLocation.objects.values_list("uf", "cep").get() == ("SP", "01002-000")
+    html = admin_client.get(f"/admin/shop/pickuplocation/{PickupLocation.objects.get().pk}/change/").content.decode()
+    assert "Public id" not in html and "Identificador" in html
 
 
 def test_checkout_list_in_reais_and_portuguese(admin_client: Client) -> None:
