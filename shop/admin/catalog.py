@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.conf import settings
+from django.contrib import admin, messages
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -137,6 +138,17 @@ class ProductAdmin(admin.ModelAdmin):
                 has_low=Exists(active.filter(**_variant_stock_q("low"))),
             )
         )
+
+    def save_model(self, request: HttpRequest, obj: Product, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if settings.FISCAL_ISSUE_ON != "off" and not (obj.ncm or "").strip():
+            # The NF-e of every order with this product would be blocked ("NCM não informado"), seen only
+            # inside each order: say it where the merchant can fix it.
+            messages.warning(
+                request,
+                _("“%(title)s” está sem NCM: a NF-e dos pedidos com este produto não será emitida até você "
+                  "informar o NCM (8 dígitos, em Dados fiscais).") % {"title": obj.title},
+            )
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         if formset.model is not ProductImage:

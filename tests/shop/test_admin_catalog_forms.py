@@ -233,3 +233,17 @@ def test_a_file_that_is_not_an_image_gets_one_message(admin_client: Client, cate
     html = response.content.decode()
     assert "Faça upload de uma imagem válida." in html
     assert "Envie uma foto" not in html
+
+
+def test_a_product_saved_without_ncm_warns_that_its_nfe_will_be_blocked(admin_client: Client, category: Category,
+                                                                        settings) -> None:
+    settings.FISCAL_ISSUE_ON = "paid"
+    data = _product_post(category, [_variant(0, "CAJU-N", "10")], [])
+    response = admin_client.post("/admin/shop/product/add/", data, follow=True)
+    page = response.content.decode()
+    assert "está sem NCM: a NF-e dos pedidos com este produto não será emitida" in page
+    # with the NCM filled (or NF-e issuing off) nothing is said
+    data = {**_product_post(category, [_variant(0, "CAJU-M", "10")], []), "slug": "caju-m", "ncm": "0901.21.00"}
+    response = admin_client.post("/admin/shop/product/add/", data, follow=True)
+    assert response.redirect_chain and Product.objects.filter(slug="caju-m").exists()  # saved
+    assert "está sem NCM" not in response.content.decode()
