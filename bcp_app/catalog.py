@@ -136,8 +136,8 @@ def lookup(ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
         payload = product_payload(product, chosen)
         for variant in payload["variants"]:
             tags = list(wanted_skus.get(variant["id"], []))
-            if product_id in featured and not tags:
-                tags = [{"id": product_id, "match": "featured"}]
+            if product_id in featured:  # asked by its product id too: that id resolved to this variant as well
+                tags.append({"id": product_id, "match": "featured"})
             variant["inputs"] = tags
         products.append(payload)
         found.update(wanted_skus)

@@ -92,6 +92,12 @@ def test_lookup_deduplicates_and_correlates_inputs_bcp_cat_02_03(client: Client,
     by_product = call(client, "post", "/catalog/lookup", headers, {"ids": [product.public_id]}).json()
     assert [v["inputs"] for v in by_product["products"][0]["variants"]] == [
         [{"id": product.public_id, "match": "featured"}]] * 3
+    # a product id beside one of its variant ids: each id is accounted for on every variant it resolved to
+    both = call(client, "post", "/catalog/lookup", headers, {"ids": ["CAM-G", product.public_id]}).json()
+    assert len(both["products"]) == 1 and "messages" not in both
+    featured = {"id": product.public_id, "match": "featured"}
+    assert {v["id"]: v["inputs"] for v in both["products"][0]["variants"]} == {
+        "CAM-P": [featured], "CAM-M": [featured], "CAM-G": [{"id": "CAM-G", "match": "exact"}, featured]}
 
 
 def test_lookup_accepts_ten_ids_and_refuses_too_many_bcp_cat_04(client: Client, headers: dict[str, str]) -> None:
