@@ -54,7 +54,9 @@ def _profile_member(value: str | None) -> str:
     try:
         parsed = parse_dictionary(value.strip())
     except SFVError as exc:
-        raise ProtocolError("invalid_profile_url", f"BCP-Agent não é um dicionário RFC 8941 válido: {exc}") from exc
+        raise ProtocolError(
+            "invalid_profile_url", 'BCP-Agent não é um dicionário RFC 8941 válido: use profile="https://…".'
+        ) from exc
     member = parsed.get("profile")
     if not isinstance(member, Item) or not isinstance(member.value, str):
         raise ProtocolError("invalid_profile_url", "BCP-Agent precisa do membro profile com uma URL entre aspas.")
@@ -102,7 +104,39 @@ def validate_platform_profile(document: Any) -> None:
     error = next(iter(_platform_validator().iter_errors(document)), None)
     if error is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "(raiz)"
-        raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {error.message[:200]}")
+        raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {_schema_reason(error)}.")
+
+
+_JSON_TYPES = {"object": "um objeto", "array": "uma lista", "string": "um texto", "integer": "um número inteiro",
+               "number": "um número", "boolean": "true ou false", "null": "null"}
+# What the platform's developer reads for a JSON Schema keyword the profile broke (jsonschema says it in English).
+_SCHEMA_REASONS = {
+    "enum": "valor fora dos permitidos", "const": "valor diferente do exigido", "pattern": "formato inválido",
+    "format": "formato inválido", "minLength": "texto curto demais", "maxLength": "texto longo demais",
+    "minItems": "lista curta demais", "maxItems": "lista longa demais", "minimum": "número pequeno demais",
+    "maximum": "número grande demais", "additionalProperties": "membro não permitido",
+    "uniqueItems": "itens repetidos", "oneOf": "não corresponde a exatamente um formato aceito",
+    "anyOf": "não corresponde a nenhum formato aceito",
+}
+
+
+def _schema_reason(error: Any) -> str:
+    if error.validator == "type":
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return "esperado " + " ou ".join(_JSON_TYPES.get(str(t), str(t)) for t in expected)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return "falta o membro obrigatório " + ", ".join(f"“{name}”" for name in missing)
+    return _SCHEMA_REASONS.get(str(error.validator), "valor inválido")
+
+
+# An outbound failure as the platform's developer reads it (outbound's own messages are for the logs).
+_UNREACHABLE = {
+    "timeout": "o servidor demorou demais para responder", "dns": "o nome do servidor não foi encontrado",
+    "connect": "não foi possível conectar", "blocked": "o endereço aponta para uma rede não pública",
+    "invalid_url": "URL inválida", "scheme": "só https é aceito", "redirect": "redirecionamentos não são seguidos",
+    "too_large": "resposta grande demais",
+}
 
 
 def _ttl(cache_control: str) -> int:
@@ -116,11 +150,13 @@ def _url_hash(url: str) -> str:
 
 
 def _fetch(url: str) -> tuple[dict[str, Any], int]:
+    host = urlsplit(url).hostname or url
     try:
         response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES,
                                 deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5)))
     except outbound.OutboundError as exc:
-        raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {exc.message}") from exc
+        reason = _UNREACHABLE.get(exc.kind, "falha de rede")
+        raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {reason} ({host}).") from exc
     if response.status_code != 200:
         raise ProtocolError("profile_unreachable", f"Perfil da plataforma respondeu HTTP {response.status_code}.")
     try:

@@ -32,10 +32,12 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-async def json_rpc_error(send: Send, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, ensure_ascii=False
-    ).encode()
+async def json_rpc_error(
+    send: Send, status: int, code: int, message: str, headers: list[tuple[bytes, bytes]], *, bcp_code: str
+) -> None:
+    # `data` as BCP §5.4 has it for the protocol's errors: its code and the same Portuguese text
+    error = {"code": code, "message": message, "data": {"code": bcp_code, "content": message}}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}, ensure_ascii=False).encode()
     await send(
         {
             "type": "http.response.start",
@@ -136,7 +138,7 @@ async def _insecure(scope: Scope, send: Send, headers: list[tuple[bytes, bytes]]
         )
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
-    await json_rpc_error(send, 403, -32600, "Invalid Request: use HTTPS.", headers)
+    await json_rpc_error(send, 403, -32600, "Invalid Request: use HTTPS.", headers, bcp_code="invalid_request")
 
 
 def body_problem(body: bytes) -> tuple[int, str] | None:
@@ -149,6 +151,11 @@ def body_problem(body: bytes) -> tuple[int, str] | None:
         return -32700, "Parse error: o corpo não é JSON UTF-8 válido."
     if nesting_depth(body) > MAX_DEPTH:
         return -32600, f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis)."
+    try:
+        json.loads(body)
+    except ValueError as exc:  # said here in Portuguese, not as the SDK's parser words it ("EOF while parsing…")
+        where = f" (linha {exc.lineno}, coluna {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        return -32700, f"Parse error: o corpo não é JSON válido{where}."
     return None
 
 
@@ -170,18 +177,18 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
     declared = dict(scope.get("headers") or []).get(b"content-length", b"")
     too_large = f"Invalid Request: o corpo passa do limite de {limit} bytes."
     if declared.isdigit() and int(declared) > limit:
-        await json_rpc_error(send, 413, -32600, too_large, headers)
+        await json_rpc_error(send, 413, -32600, too_large, headers, bcp_code="request_too_large")
         return
     try:
         body = await _read_body(receive, limit)
     except _TooLarge:
-        await json_rpc_error(send, 413, -32600, too_large, headers)
+        await json_rpc_error(send, 413, -32600, too_large, headers, bcp_code="request_too_large")
         return
     except ConnectionAbortedError:
         return
     problem = body_problem(body)
     if problem is not None:
-        await json_rpc_error(send, 400, *problem, headers)
+        await json_rpc_error(send, 400, *problem, headers, bcp_code="invalid_request")
         return
     await app(scope, replaying(body, receive), send)
 

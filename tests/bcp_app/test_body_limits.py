@@ -99,6 +99,8 @@ def mcp_post(server: LiveServer, raw: bytes) -> httpx.Response:
     [
         (DEEP, -32600, f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis)."),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "\xff\xfe"}', -32700, "Parse error: o corpo não é JSON UTF-8 válido."),
+        (b'{"jsonrpc": "2.0", "id": 1, "method":', -32700,
+         "Parse error: o corpo não é JSON válido (linha 1, coluna 38)."),
         (
             json.dumps(
                 {
@@ -112,14 +114,15 @@ def mcp_post(server: LiveServer, raw: bytes) -> httpx.Response:
             f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis).",
         ),
     ],
-    ids=["deep", "not-utf8", "deep-inside-a-request"],
+    ids=["deep", "not-utf8", "truncated", "deep-inside-a-request"],
 )
 def test_deep_or_broken_bodies_are_plain_json_rpc_errors(
     server: LiveServer, post: Any, raw: bytes, code: int, message: str
 ) -> None:
     response = post(server, raw)
     assert response.status_code == 400
-    assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    data = {"code": "invalid_request", "content": message}  # BCP §5.4: the error's code and text in `data`
+    assert response.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}}
     assert_no_internals(response.text)
 
 
@@ -144,7 +147,11 @@ def test_one_body_cap_for_rest_mcp_and_a2a(server: LiveServer, settings: Any) ->
     too_large = {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": -32600, "message": "Invalid Request: o corpo passa do limite de 20000 bytes."},
+        "error": {
+            "code": -32600,
+            "message": (message := "Invalid Request: o corpo passa do limite de 20000 bytes."),
+            "data": {"code": "request_too_large", "content": message},
+        },
     }
     assert (a2a_over.status_code, a2a_over.json()) == (413, too_large)
     assert (mcp_over.status_code, mcp_over.json()) == (413, too_large)

@@ -48,6 +48,12 @@ def test_missing_malformed_or_non_https_profile_url_bcp_neg_01(client: Client, h
     assert_protocol_error(create(client, headers), 400, "invalid_profile_url")
 
 
+def test_a_header_that_is_not_a_dictionary_is_said_in_portuguese_bcp_neg_01(client: Client) -> None:
+    response = create(client, {"BCP-Agent": "garbage;;;"})
+    assert_protocol_error(response, 400, "invalid_profile_url")
+    assert response.json()["content"] == 'BCP-Agent não é um dicionário RFC 8941 válido: use profile="https://…".'
+
+
 def test_good_profile_negotiates_and_is_cached_bcp_neg_02(client: Client, fake_platform: FakePlatform) -> None:
     make_variant("SKU-CAFE-500G")
     url = fake_platform.publish()
@@ -91,7 +97,10 @@ def test_fresh_profile_is_served_from_the_process_cache(client: Client, fake_pla
 
 
 def test_unreachable_profile_bcp_neg_03(client: Client) -> None:
-    assert_protocol_error(create(client, agent("http://127.0.0.1:1/perfil.json")), 424, "profile_unreachable")
+    response = create(client, agent("http://127.0.0.1:1/perfil.json"))
+    assert_protocol_error(response, 424, "profile_unreachable")
+    # said in Portuguese, not as httpx words it ("cannot reach 127.0.0.1: ConnectError")
+    assert response.json()["content"] == "Perfil da plataforma inacessível: não foi possível conectar (127.0.0.1)."
 
 
 def test_profile_http_error_is_unreachable_bcp_neg_03(client: Client, fake_platform: FakePlatform) -> None:
@@ -115,7 +124,12 @@ def test_malformed_profile_against_platform_schema_bcp_neg_03(client: Client, fa
     del document["ucp"]["payment_handlers"]  # required by platform_schema
     response = create(client, agent(fake_platform.serve_json("/p.json", document)))
     assert_protocol_error(response, 422, "profile_malformed")
-    assert "payment_handlers" in response.json()["content"]
+    assert response.json()["content"] == (
+        "Perfil da plataforma inválido em $.ucp: falta o membro obrigatório “payment_handlers”."
+    )
+    # a member of the wrong type is named with the type expected (not jsonschema's "5 is not of type 'object'")
+    response = create(client, agent(fake_platform.serve_json("/q.json", {**fake_platform.profile(), "ucp": 5})))
+    assert response.json()["content"] == "Perfil da plataforma inválido em $.ucp: esperado um objeto."
 
 
 def test_wrong_version_bcp_neg_04(client: Client, fake_platform: FakePlatform) -> None:
@@ -145,7 +159,11 @@ def test_private_addresses_are_refused_without_allow_list_bcp_neg_02(
     url = fake_platform.publish().replace("http://", "https://")
     assert_protocol_error(create(client, agent(url)), 424, "profile_unreachable")
     assert fake_platform.hits == {}
-    assert_protocol_error(create(client, agent("https://10.0.0.7/perfil.json")), 424, "profile_unreachable")
+    response = create(client, agent("https://10.0.0.7/perfil.json"))
+    assert_protocol_error(response, 424, "profile_unreachable")
+    assert response.json()["content"] == (
+        "Perfil da plataforma inacessível: o endereço aponta para uma rede não pública (10.0.0.7)."
+    )
 
 
 def test_no_shared_capability_is_a_business_outcome_bcp_neg_06(client: Client, fake_platform: FakePlatform) -> None:
