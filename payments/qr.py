@@ -9,7 +9,9 @@ def qr_svg(br_code: str) -> str:
     """SVG markup (no XML declaration, so it can be inlined in HTML) for a BR Code string."""
     # Error level M: the level Pix payer apps read reliably; segno may boost it when it costs no size.
     qr = segno.make(br_code, error="m", micro=False)
-    return qr.svg_inline(scale=4, border=4, dark="#000", light="#fff")
+    # A viewBox instead of a fixed size, so the drawing scales to the frame the page gives it (with a fixed size
+    # it sat in the frame's top-left corner); the title is the image's name for screen readers.
+    return qr.svg_inline(scale=4, border=4, dark="#000", light="#fff", omitsize=True, title="QR Code do Pix")
 
 
 def qr_png_data_uri(br_code: str) -> str:

@@ -214,4 +214,8 @@ def test_qr_svg_and_png_render_the_code() -> None:
     png = qr_png_data_uri(V7)
 
     assert svg.startswith("<svg") and svg.endswith("</svg>")
+    # scalable (a viewBox, no fixed size: the drawing fills the frame CSS gives it) and named for screen readers
+    opening = svg.split(">", 1)[0]
+    assert "viewBox=" in opening and "width=" not in opening
+    assert "<title>QR Code do Pix</title>" in svg
     assert png.startswith("data:image/png;base64,")

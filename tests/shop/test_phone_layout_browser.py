@@ -50,6 +50,16 @@ BUYER_FORM = {
 }
 
 
+# The inputs whose placeholder is wider than the room for text inside them (the buyer sees "(11) 98765-43").
+PLACEHOLDERS_CUT = """inputs => inputs.filter(i => i.offsetParent !== null).filter(i => {
+    const style = getComputedStyle(i);
+    const context = document.createElement("canvas").getContext("2d");
+    context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = i.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return context.measureText(i.placeholder).width > room;
+}).map(i => i.id || i.name)"""
+
+
 def seed_demo() -> None:
     seed_catalog()
     seed_checkout_demo()
@@ -164,6 +174,8 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "not-found": "/nao-existe/",
     }
     too_wide: dict[str, tuple[int, int, str]] = {}
+    cut: dict[str, list[str]] = {}  # inputs whose example (placeholder) does not fit them
+    misaligned: dict[str, float] = {}  # the card's side-by-side inputs at different heights
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
@@ -178,11 +190,20 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
                     _shot(page, name, width)
                     if scroll_width > inner_width:
                         too_wide[f"{name}@{width}"] = (scroll_width, inner_width, culprits)
+                    if name == "checkout":
+                        if fields := page.eval_on_selector_all("input[placeholder]", PLACEHOLDERS_CUT):
+                            cut[f"{name}@{width}"] = fields
+                        expiry = page.locator("#card-expiry").bounding_box()
+                        cvv = page.locator("#card-cvv").bounding_box()
+                        if abs(expiry["y"] - cvv["y"]) > 1:
+                            misaligned[f"{name}@{width}"] = expiry["y"] - cvv["y"]
                 context.close()
         finally:
             browser.close()
-    # then no page scrolls sideways
+    # then no page scrolls sideways, every example fits its input and the card's expiry and CVV line up
     assert too_wide == {}
+    assert cut == {}
+    assert misaligned == {}
     assert charge is not None
 
 
@@ -218,6 +239,12 @@ def test_pix_page_on_a_phone_puts_amount_copy_and_countdown_above_the_qr(live_se
             expect(summary.get_by_test_id("pix-summary-total")).to_have_text(
                 page.get_by_test_id("pix-amount").inner_text()
             )
+            # and the QR code is centred in its frame and named for a screen reader
+            frame = page.get_by_test_id("pix-qr").bounding_box()
+            qr = page.locator("[data-testid=pix-qr] svg").bounding_box()
+            left, right = qr["x"] - frame["x"], frame["x"] + frame["width"] - qr["x"] - qr["width"]
+            assert abs(left - right) <= 2, (left, right)
+            expect(page.get_by_role("img", name="QR Code do Pix")).to_be_visible()
         finally:
             browser.close()
 
