@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from fiscal.models import FiscalDocument
 from orders.models import Order
 from payments.models import PixCharge, PixRefund
 from shop.models import Checkout, Variant
@@ -76,7 +77,7 @@ def _url(name: str, **params: str) -> str:
 
 
 def dashboard_get(*, now: datetime | None = None) -> Dashboard:
-    """All numbers of the admin home. Queries: 1 sales + 1 chart + 6 counters."""
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 7 counters."""
     now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
     today = now.date()
     since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
@@ -139,6 +140,14 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             _("Reembolsos pendentes"),
             PixRefund.objects.filter(status="pending").count(),
             _url("admin:payments_pixrefund_changelist", status__exact="pending"),
+        ),
+        Counter(
+            # blocked (data missing: the buyer's CPF, a product's NCM) or refused by SEFAZ: the merchant fixes
+            # the data and re-issues from the order; until then the order has no NF-e
+            "nfe_problems",
+            _("NF-e com problema"),
+            FiscalDocument.objects.filter(status=FiscalDocument.Status.REJECTED).count(),
+            _url("admin:fiscal_fiscaldocument_changelist", status__exact="rejected"),
         ),
         Counter(
             "low_stock",

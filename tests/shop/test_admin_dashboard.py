@@ -13,7 +13,7 @@ from orders.models import Order
 from orders.services import order_place_from_checkout
 from payments.services import pix_charge_ensure
 from shop.dashboard import dashboard_get
-from shop.models import Category, Checkout, CheckoutReminder, Product, Variant
+from shop.models import Category, Checkout, CheckoutReminder, Product, StoreSettings, Variant
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +61,7 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
         "pickups": 1,
         "pix_pending": 1,
         "refunds_pending": 0,
+        "nfe_problems": 0,
         "low_stock": 1,
         "abandoned": 2,  # the reminded one and the cancelled one (created today, no order)
         "reminders_sent": 2,
@@ -99,3 +100,21 @@ def test_a_day_without_sales_says_nenhuma_venda(admin_client: Client) -> None:
     html = admin_client.get("/admin/").content.decode()
     card = re.search(r'data-testid="sales-1".*?</a>', html, re.S).group(0)
     assert re.search(r'data-role="count">nenhuma venda<', card)
+
+
+def test_an_nfe_blocked_by_missing_data_is_counted_and_links_to_what_to_fix(admin_client: Client, settings) -> None:
+    from tests.shop.test_fiscal_lifecycle import paid_order
+
+    # given NF-e issuing on and a paid order whose product has no NCM (its NF-e is blocked)
+    settings.FISCAL_ISSUE_ON, settings.FISCAL_PROVIDER = "paid", "sandbox"
+    StoreSettings.objects.create(cnpj="11.222.333/0001-81", state_registration="110042490114", state="SP")
+    paid_order(ncm="")
+    # when staff open the admin home
+    html = admin_client.get("/admin/").content.decode()
+    # then the problem is counted there, and its list says why
+    card = re.search(r'href="([^"]+)" data-testid="counter-nfe_problems">(.*?)</a>', html, re.S)
+    assert card is not None and "NF-e com problema" in card.group(2)
+    assert re.search(r"data-role=\"value\">1<", card.group(2))
+    listing = admin_client.get(card.group(1).replace("&amp;", "&")).content.decode()
+    assert _rows(listing) == 1
+    assert "NCM não informado" in listing
