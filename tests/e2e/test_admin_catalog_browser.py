@@ -51,8 +51,10 @@ def test_staff_creates_product_with_photos_and_prices_in_reais(live_server, tran
             page.fill("#id_images-1-position", "1")
             page.click("input[name=_save]")
             expect(page.locator("ul.messagelist")).to_contain_text("Camiseta Caju")
+            # no NCM typed: the merchant is told its orders' NF-e will wait for it
+            expect(page.locator("ul.messagelist li.warning")).to_contain_text("está sem NCM")
             expect(page.locator("td.field-price_display").first).to_have_text("R$ 35,90")
-            page.click("text=Camiseta Caju")
+            page.click("#result_list a:text-is('Camiseta Caju')")
             expect(page.locator("#id_variants-0-price")).to_have_value("35,90")
             previews = page.locator("td.field-preview img")
             expect(previews).to_have_count(2)
