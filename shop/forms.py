@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
@@ -81,6 +82,12 @@ class NoControlCharactersMixin:
                 field.validators = [*field.validators, reject_control_characters]
 
 
+def cpf_needed() -> bool:
+    """The shop issues an NF-e for each paid order, and an NF-e names its buyer by CPF (or CNPJ): without it the
+    order's NF-e is blocked, so the storefront asks for it before paying."""
+    return settings.FISCAL_ISSUE_ON != "off"
+
+
 class CheckoutForm(NoControlCharactersMixin, forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
@@ -106,6 +113,11 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     marketing_consent = forms.BooleanField(
         label=_("Quero receber ofertas e novidades da loja por e-mail."), required=False, initial=False
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if cpf_needed():
+            self.fields["tax_id"].label = _("CPF (para a nota fiscal)")
 
     def buyer(self, previous: BuyerInput | None = None) -> BuyerInput:
         """The buyer as typed; the marketing answer joins the consent already given for other purposes."""

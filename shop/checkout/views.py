@@ -53,7 +53,7 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.coupons import coupons_evaluate, coupons_load
-from shop.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.forms import CheckoutForm, cpf_needed, initial_from_view, standing_codes
 from shop.models import Checkout
 from shop.selectors import product_main_photos
 from shop.services import (
@@ -352,6 +352,11 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     _sync_cart(request, result.checkout)
     ready = result.checkout.status == STATUS_READY
     changed = _total_changed(request.POST, action, result.checkout) if paying and ready else []
+    if paying and ready and not changed and cpf_needed() and not result.checkout.buyer_tax_id:
+        # The storefront's own rule (agents' platforms may not have it): a paid order without the buyer's CPF
+        # gets no NF-e, so the buyer is asked for it before anything is charged.
+        changed = [CheckoutMessage(type="error", code="field_required", severity="recoverable", path="$.buyer.tax_id",
+                                   content=_("Informe o CPF: ele vai na nota fiscal (NF-e) do pedido."))]
     if paying and ready and not changed:
         # A card completes with the token the browser made (card_page.py); Pix with its instrument.
         paying_with = with_token(instrument, request.POST) if action == "pay_card" else instrument
@@ -378,11 +383,11 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
     # "Aplicar cupom" reports only what concerns the coupon.
     general = form.attach_messages(
-        result.messages,
+        [*result.messages, *changed],
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
-    return _render_checkout(request, result.checkout, form, [*changed, *general], status=200)
+    return _render_checkout(request, result.checkout, form, general, status=200)
 
 
 def _total_changed(post: object, action: str, checkout: Checkout) -> list[CheckoutMessage]:

@@ -25,7 +25,8 @@ from tests.deploy.production import ProductionStack, build_venv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
-CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321"}
+CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321",
+           "tax_id": "529.982.247-25"}
 ADDRESS = {
     "method": "shipping",
     "cep": "01310-100",

@@ -211,3 +211,32 @@ def test_after_trying_pix_the_card_is_offered_at_the_list_price(client, settings
     assert "Desconto Pix (5%)" in html
     assert "1x de R$ 33,80 (à vista)" in html
     assert _shown(html, "shown_card_total") == 1490 + 1890
+
+
+@pytest.mark.parametrize("issuing", ["paid", "off"])
+def test_the_storefront_asks_the_cpf_the_nfe_needs_before_charging(client, settings, issuing) -> None:
+    # given a shop that issues an NF-e for each paid order (or does not), and a buyer who left the CPF empty
+    settings.BCP_PIX_SANDBOX = True
+    settings.FISCAL_ISSUE_ON = issuing
+    make_variant(price=3990, stock=5)
+    make_shipping()
+    checkout_id = _checkout(client)
+    no_cpf = {**FORM, "tax_id": ""}
+    page = client.get(f"/checkout/{checkout_id}").content.decode()
+    # when they pay by card
+    response = client.post(f"/checkout/{checkout_id}",
+                           {"action": "pay_card", "installments": "1", "card_token": TOKEN, **no_cpf})
+    if issuing == "off":  # then without NF-e the CPF stays optional and the order is placed
+        assert "CPF (opcional)" in page
+        assert response.status_code == 302 and Order.objects.filter(checkout_id=checkout_id).exists()
+        return
+    # then nothing is charged and the CPF field says why it is needed
+    assert "CPF (para a nota fiscal)" in page
+    html = response.content.decode()
+    assert response.status_code == 200 and not Order.objects.exists()
+    assert re.search(r'data-testid="error-tax_id">Informe o CPF: ele vai na nota fiscal \(NF-e\) do pedido\.<', html)
+    # and with the CPF the same submit pays
+    response = client.post(f"/checkout/{checkout_id}",
+                           {"action": "pay_card", "installments": "1", "card_token": TOKEN, **FORM})
+    assert response.status_code == 302
+    assert Order.objects.get(checkout_id=checkout_id).buyer_tax_id == "52998224725"

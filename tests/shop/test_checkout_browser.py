@@ -46,6 +46,7 @@ def fill_contact_and_address(page) -> None:
     page.fill("#id_first_name", "Ana")
     page.fill("#id_last_name", "Souza")
     page.fill("#id_phone", "(11) 98765-4321")
+    page.fill("#id_tax_id", "529.982.247-25")  # the NF-e needs it
     page.fill("#id_cep", "01310-100")
     page.fill("#id_street", "Rua das Flores")
     page.fill("#id_number", "123")

@@ -38,6 +38,7 @@ BUYER_FORM = {
     "first_name": "Ana",
     "last_name": "Souza",
     "phone": "(11) 98765-4321",
+    "tax_id": "529.982.247-25",
     "method": "shipping",
     "cep": "01310-100",
     "street": "Rua das Flores",
