@@ -19,6 +19,7 @@ from orders.labels import (
     fulfillment_method_label,
     line_items_text,
     line_status_label,
+    timeline_kind_label,
 )
 from orders.models import (
     Adjustment,
@@ -26,7 +27,6 @@ from orders.models import (
     FulfillmentExpectation,
     OrderEvent,
     OrderLine,
-    timeline_kind_label,
 )
 from orders.money import format_brl
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from orders.models import (
     AdjustmentType,
@@ -111,3 +111,45 @@ def total_label(entry: dict[str, object]) -> str:
         return str(entry["display_text"])
     kind = str(entry.get("type", ""))
     return _(_TOTALS[kind]) if kind in _TOTALS else kind.replace("_", " ")
+
+
+# Staff words for the timeline kinds written by orders.services (`fulfillment_<type>` use the event type's label).
+TIMELINE_KINDS = {
+    "placed": gettext_lazy("Pedido recebido"),
+    "payment_confirmed": gettext_lazy("Pagamento confirmado"),
+    "expectation_changed": gettext_lazy("Previsão alterada"),
+    "expectation_split": gettext_lazy("Previsão dividida"),
+    "expectation_merged": gettext_lazy("Previsões unidas"),
+    "refund_requested": gettext_lazy("Reembolso solicitado"),
+    "refund_completed": gettext_lazy("Reembolso concluído"),
+    "refund_failed": gettext_lazy("Reembolso falhou"),
+    "canceled": gettext_lazy("Pedido cancelado"),
+    "returned": gettext_lazy("Devolução"),
+    "note": gettext_lazy("Nota"),
+    "email_sent": gettext_lazy("E-mail enviado"),
+    "email_resend": gettext_lazy("E-mail reenviado"),
+    "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
+    # shop.fiscal.lifecycle: `fiscal_<event>` of fiscal.services and the return note
+    "fiscal_blocked": gettext_lazy("NF-e bloqueada"),
+    "fiscal_requested": gettext_lazy("NF-e solicitada"),
+    "fiscal_processing": gettext_lazy("NF-e em processamento"),
+    "fiscal_retry": gettext_lazy("NF-e: nova tentativa"),
+    "fiscal_authorized": gettext_lazy("NF-e autorizada"),
+    "fiscal_rejected": gettext_lazy("NF-e rejeitada"),
+    "fiscal_cancel_requested": gettext_lazy("Cancelamento da NF-e solicitado"),
+    "fiscal_cancel_window_closed": gettext_lazy("NF-e fora do prazo de cancelamento"),
+    "fiscal_cancel_refused": gettext_lazy("Cancelamento da NF-e recusado"),
+    "fiscal_cancelled": gettext_lazy("NF-e cancelada"),
+    "fiscal_return_note": gettext_lazy("NF-e de devolução a emitir"),
+}
+
+
+def timeline_kind_label(kind: str) -> str:
+    """ "fulfillment_shipped" → "Enviado"; an unknown kind reads as words."""
+    if kind in TIMELINE_KINDS:
+        return str(TIMELINE_KINDS[kind])
+    if kind.startswith("fulfillment_"):
+        kind = kind.removeprefix("fulfillment_")
+        if kind in FulfillmentEventType.values:
+            return str(FulfillmentEventType(kind).label)
+    return kind.replace("_", " ")

@@ -282,48 +282,6 @@ class Adjustment(AppendOnlyModel):
         return str(AdjustmentType(self.type).label) if self.type in AdjustmentType.values else self.type
 
 
-# Staff words for the timeline kinds written by orders.services (`fulfillment_<type>` use the event type's label).
-TIMELINE_KINDS = {
-    "placed": _("Pedido recebido"),
-    "payment_confirmed": _("Pagamento confirmado"),
-    "expectation_changed": _("Previsão alterada"),
-    "expectation_split": _("Previsão dividida"),
-    "expectation_merged": _("Previsões unidas"),
-    "refund_requested": _("Reembolso solicitado"),
-    "refund_completed": _("Reembolso concluído"),
-    "refund_failed": _("Reembolso falhou"),
-    "canceled": _("Pedido cancelado"),
-    "returned": _("Devolução"),
-    "note": _("Nota"),
-    "email_sent": _("E-mail enviado"),
-    "email_resend": _("E-mail reenviado"),
-    "webhook_none": _("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
-    # shop.fiscal.lifecycle: `fiscal_<event>` of fiscal.services and the return note
-    "fiscal_blocked": _("NF-e bloqueada"),
-    "fiscal_requested": _("NF-e solicitada"),
-    "fiscal_processing": _("NF-e em processamento"),
-    "fiscal_retry": _("NF-e: nova tentativa"),
-    "fiscal_authorized": _("NF-e autorizada"),
-    "fiscal_rejected": _("NF-e rejeitada"),
-    "fiscal_cancel_requested": _("Cancelamento da NF-e solicitado"),
-    "fiscal_cancel_window_closed": _("NF-e fora do prazo de cancelamento"),
-    "fiscal_cancel_refused": _("Cancelamento da NF-e recusado"),
-    "fiscal_cancelled": _("NF-e cancelada"),
-    "fiscal_return_note": _("NF-e de devolução a emitir"),
-}
-
-
-def timeline_kind_label(kind: str) -> str:
-    """ "fulfillment_shipped" → "Enviado"; an unknown kind reads as words."""
-    if kind in TIMELINE_KINDS:
-        return str(TIMELINE_KINDS[kind])
-    if kind.startswith("fulfillment_"):
-        kind = kind.removeprefix("fulfillment_")
-        if kind in FulfillmentEventType.values:
-            return str(FulfillmentEventType(kind).label)
-    return kind.replace("_", " ")
-
-
 class OrderEvent(AppendOnlyModel):
     """The order timeline: every state change and every note, in order."""
 
@@ -342,6 +300,8 @@ class OrderEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
+        from orders.labels import timeline_kind_label  # the labels module reads these models
+
         return timeline_kind_label(self.kind)
 
 

@@ -40,8 +40,9 @@ def check_cep_in_uf(form: forms.Form, cleaned: dict[str, Any], *, cep: str, uf: 
     """The CEP belongs to the UF (by the Correios ranges): a typo in either is said on the CEP."""
     digits = cep_digits(cleaned.get(cep) or "")
     state = cleaned.get(uf) or ""
-    if digits and state and cep_uf(digits) not in (None, state):
-        form.add_error(cep, _("Este CEP é de %(uf)s, não de %(state)s.") % {"uf": cep_uf(digits), "state": state})
+    belongs_to = cep_uf(digits) if digits else None
+    if state and belongs_to not in (None, state):
+        form.add_error(cep, _("Este CEP é de %(uf)s, não de %(state)s.") % {"uf": belongs_to, "state": state})
 
 
 class CepNumberField(forms.Field):

@@ -98,6 +98,7 @@ def shipping_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
 def shipping_rate_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     """One UF or one CEP range per rate (constraint shipping_rate_uf_xor_cep_range), said on the field: the
     merchant read 'Restrição "shipping_rate_uf_xor_cep_range" foi violada.'"""
+    from shop.admin.br_fields import UF_INVALID
     from shop.cep import UFS
 
     shipping_rules(form, cleaned)
@@ -106,7 +107,7 @@ def shipping_rate_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     if uf:
         cleaned["uf"] = uf
         if uf not in UFS:
-            form.add_error("uf", _("UF inválida: use a sigla de 2 letras, ex.: SP."))
+            form.add_error("uf", UF_INVALID)
         elif start is not None or end is not None:
             form.add_error("uf", _("Informe a UF ou a faixa de CEP, não as duas."))
     elif start is None and end is None:

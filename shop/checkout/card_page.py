@@ -71,11 +71,9 @@ def card_total(view: CheckoutView) -> int:
     """What the checkout costs by card before any installment interest: its total without the interest of a
     card already chosen, and without the Pix discount while Pix is the selected instrument (a buyer who
     tried Pix first and then pays by card pays the list price)."""
-    instrument = view.checkout.payment_instrument or {}
-    if instrument.get("type") == "card":
-        return view.checkout.total_amount - int(instrument.get("interest") or 0)
-    pix_discount = sum(d.amount for d in view.discounts_applied if d.automatic) if is_pix_instrument(instrument) else 0
-    return view.checkout.total_amount + pix_discount
+    pix_selected = is_pix_instrument(view.checkout.payment_instrument)
+    pix_discount = sum(d.amount for d in view.discounts_applied if d.automatic) if pix_selected else 0
+    return view.checkout.total_amount - view.card_interest + pix_discount
 
 
 def card_context(view: CheckoutView) -> dict[str, Any]:

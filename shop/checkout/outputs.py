@@ -177,9 +177,13 @@ class CheckoutView:
         from shop.pix_discount import is_pix_instrument, pix_offer
 
         items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
-        instrument = self.checkout.payment_instrument or {}
-        selected = is_pix_instrument(instrument)
+        selected = is_pix_instrument(self.checkout.payment_instrument)
         # a card's installment interest is not paid by Pix
-        interest = int(instrument.get("interest") or 0) if instrument.get("type") == "card" else 0
-        total = self.checkout.total_amount - interest
+        total = self.checkout.total_amount - self.card_interest
         return pix_offer(items_after_coupons=items, total=total, pix_selected=selected)[1]
+
+    @property
+    def card_interest(self) -> int:
+        """The installment interest in the total while a card with interest is the selected instrument."""
+        instrument = self.checkout.payment_instrument or {}
+        return int(instrument.get("interest") or 0) if instrument.get("type") == "card" else 0

@@ -18,7 +18,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from orders.money import format_brl
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
@@ -35,7 +34,8 @@ from shop.cart import (
     cart_add as cart_add_item,
 )
 from shop.checkout.access import require_access
-from shop.checkout.card_page import card_context, card_instrument, card_total, in_progress_redirect, with_token
+from shop.checkout.card_page import card_context, card_instrument, in_progress_redirect, with_token
+from shop.checkout.confirm import before_charging
 from shop.checkout.core import input_from_checkout
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.selectors import checkout_view
@@ -53,7 +53,7 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.coupons import coupons_evaluate, coupons_load
-from shop.forms import CheckoutForm, cpf_needed, initial_from_view, standing_codes
+from shop.forms import CheckoutForm, initial_from_view, standing_codes
 from shop.models import Checkout
 from shop.selectors import product_main_photos
 from shop.services import (
@@ -351,13 +351,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         result = update(with_option=False)
     _sync_cart(request, result.checkout)
     ready = result.checkout.status == STATUS_READY
-    changed = _total_changed(request.POST, action, result.checkout) if paying and ready else []
-    if paying and ready and not changed and cpf_needed() and not result.checkout.buyer_tax_id:
-        # The storefront's own rule (agents' platforms may not have it): a paid order without the buyer's CPF
-        # gets no NF-e, so the buyer is asked for it before anything is charged.
-        changed = [CheckoutMessage(type="error", code="field_required", severity="recoverable", path="$.buyer.tax_id",
-                                   content=_("Informe o CPF: ele vai na nota fiscal (NF-e) do pedido."))]
-    if paying and ready and not changed:
+    held = before_charging(request.POST, action, result.checkout) if paying and ready else []
+    if paying and ready and not held:
         # A card completes with the token the browser made (card_page.py); Pix with its instrument.
         paying_with = with_token(instrument, request.POST) if action == "pay_card" else instrument
         if paying_with is None:
@@ -383,32 +378,11 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
     # "Aplicar cupom" reports only what concerns the coupon.
     general = form.attach_messages(
-        [*result.messages, *changed],
+        [*result.messages, *held],
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
     return _render_checkout(request, result.checkout, form, general, status=200)
-
-
-def _total_changed(post: object, action: str, checkout: Checkout) -> list[CheckoutMessage]:
-    """The buyer pays what the page showed, or confirms the new amount first. The one submit that pays also
-    saves what changed on the page (another shipping option, the delivery method, a coupon, Pix or card), so
-    the total can differ from the one the buyer saw: then nothing is charged and the page shows the new total.
-    A submit without the shown total (not from this page) is not held back."""
-    field = "shown_card_total" if action == "pay_card" else "shown_pix_total"
-    shown = str(post.get(field, ""))  # type: ignore[attr-defined]
-    if not shown.isdigit():
-        return []
-    view = checkout_view(checkout)
-    now = card_total(view) if action == "pay_card" else view.pix_total
-    if int(shown) == now:
-        return []
-    content = _("O total mudou para %(total)s com o que você escolheu. Confira o resumo e confirme o pagamento.")
-    return [CheckoutMessage(type="error", code="total_changed", severity="recoverable",
-                            content=content % {"total": format_brl(now)})]
-
-
-# --- Pix ------------------------------------------------------------------------------------------------
 
 
 # --- policies ----------------------------------------------------------------------------------------

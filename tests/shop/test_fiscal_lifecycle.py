@@ -168,7 +168,7 @@ def test_every_fiscal_timeline_kind_reads_in_portuguese_for_staff() -> None:
     from pathlib import Path
 
     import fiscal.services
-    from orders.models import timeline_kind_label
+    from orders.labels import timeline_kind_label
 
     source = Path(fiscal.services.__file__).read_text()
     events = set(re.findall(r'_changed\(\s*\w+,\s*"(\w+)"', source))
