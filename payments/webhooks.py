@@ -3,8 +3,9 @@
 Sandbox (`BCP_PIX_SANDBOX`): HMAC `BCP-Sandbox-Signature` over the exact bytes received.
 Bacen PSPs: mTLS is terminated at the reverse proxy (`ssl_verify_client on`, CA of the PSP); the
 proxy forwards the verification result in the header named by `PIX_WEBHOOK_MTLS_HEADER` (e.g.
-`X-SSL-Client-Verify: SUCCESS`), which only it can set. The body itself is only a hint: the task
-confirms every Pix with `GET /cob/{txid}` before settling, so a forged callback cannot settle.
+`X-SSL-Client-Verify: SUCCESS`), which only it can set. Without that setting nothing vouches for a
+delivery, so every one is refused (401; `check --deploy` names it, payments.E001). The body itself is only a
+hint: the task confirms every Pix with `GET /cob/{txid}` before settling, so a forged callback cannot settle.
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ def authenticate(raw_body: bytes, headers: Mapping[str, str]) -> str | None:
             return str(exc)
         return None
     mtls_header = getattr(settings, "PIX_WEBHOOK_MTLS_HEADER", "")
-    if mtls_header:
-        value = _header(headers, mtls_header) or ""
-        if not hmac.compare_digest(value.encode(), getattr(settings, "PIX_WEBHOOK_MTLS_VALUE", "SUCCESS").encode()):
-            return "client certificate not verified by the proxy"
+    if not mtls_header:
+        # Each accepted delivery queues a PSP lookup: unauthenticated, anyone could make the shop do that.
+        return "PIX_WEBHOOK_MTLS_HEADER is not configured: the PSP's client certificate cannot be verified"
+    value = _header(headers, mtls_header) or ""
+    if not hmac.compare_digest(value.encode(), getattr(settings, "PIX_WEBHOOK_MTLS_VALUE", "SUCCESS").encode()):
+        return "client certificate not verified by the proxy"
     return None
 
 

@@ -252,9 +252,15 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("PATCH")
 
 
+# What the TLS proxy forwards on a webhook delivery once it verified the PSP's client certificate.
+PROXY_VERIFIED = {"X-SSL-Client-Verify": "SUCCESS"}
+
+
 def use_fake_bacen(settings: Any, server: FakeBacenServer) -> None:
-    """Point the Bacen adapter at `server`: sandbox off, the fake's OAuth client, no backoff between retries."""
+    """Point the Bacen adapter at `server`: sandbox off, the fake's OAuth client, no backoff between retries,
+    webhooks authenticated by the proxy's `PROXY_VERIFIED` header."""
     settings.BCP_PIX_SANDBOX = False
+    settings.PIX_WEBHOOK_MTLS_HEADER = "X-SSL-Client-Verify"
     settings.PIX_PSP_BASE_URL = server.base_url
     settings.PIX_PSP_TOKEN_URL = server.base_url + "/oauth/token"
     settings.PIX_PSP_CLIENT_ID = CLIENT_ID

@@ -18,7 +18,7 @@ from payments import webhook_auth
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.sandbox.tasks import deliver_sandbox_webhook
 from payments.services import pix_charge_ensure
-from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
 
 pytestmark = pytest.mark.django_db
 E2E = "E99999999202607281504xixWhrEFcz1"
@@ -33,7 +33,9 @@ def bacen(settings: Any) -> Iterator[FakeBacenServer]:
 
 
 def _deliver(client: Client, *items: dict[str, Any]) -> Any:
-    return client.post("/payments/pix/webhook/pix", data={"pix": list(items)}, content_type="application/json")
+    return client.post(
+        "/payments/pix/webhook/pix", data={"pix": list(items)}, content_type="application/json", headers=PROXY_VERIFIED
+    )
 
 
 def test_paid_charge_settles_from_the_psp_reread(

@@ -16,7 +16,7 @@ from payments.psp import PixPayer, PSPRejected
 from payments.psp.base import cobv_request_body
 from payments.services import pix_due_charge_ensure
 from tests.payments import test_bacen_psp, test_bacen_webhook_flow
-from tests.payments.fake_bacen import FakeBacenServer
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer
 
 # The adapter's fake PSP and the Bacen-mode settings of the neighbouring tests (pytest finds fixtures by name).
 fake = test_bacen_psp.fake
@@ -121,7 +121,9 @@ def test_adapter_surfaces_the_psps_refusal_of_a_cobv_without_debtor(fake: FakeBa
 
 
 def _deliver(client: Client, *items: dict[str, Any]) -> Any:
-    return client.post("/payments/pix/webhook/pix", data={"pix": list(items)}, content_type="application/json")
+    return client.post(
+        "/payments/pix/webhook/pix", data={"pix": list(items)}, content_type="application/json", headers=PROXY_VERIFIED
+    )
 
 
 @pytest.mark.django_db

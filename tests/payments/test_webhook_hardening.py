@@ -71,3 +71,28 @@ def test_a_declared_oversize_body_is_refused_unread(client: Client) -> None:
     response = post_signed(client, raw)
     assert (response.status_code, response.json()) == (413, {"error": "body_too_large"})
     assert PixWebhookEvent.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_bacen_mode_without_the_mtls_header_configured_refuses_every_delivery(client: Client, settings) -> None:
+    # Before (issue 31 §3): with PIX_WEBHOOK_MTLS_HEADER unset, 10 unsigned junk deliveries were 10 × 200, each
+    # stored and queueing a PSP lookup; the deploy check said so, nothing at run time refused them.
+    settings.BCP_PIX_SANDBOX = False
+    settings.PIX_WEBHOOK_MTLS_HEADER = ""
+    # when 10 deliveries arrive, even one claiming the usual proxy header
+    responses = [
+        client.post(
+            "/payments/pix/webhook/pix",
+            data=body(item(e2e=e2eid(), txid="a" * 32, valor="10.00")),
+            content_type="application/json",
+            headers={"X-SSL-Client-Verify": "SUCCESS"} if n == 0 else {},
+        )
+        for n in range(10)
+    ]
+    # then every one is a 401 saying why, and nothing is stored
+    assert [response.status_code for response in responses] == [401] * 10
+    assert responses[0].json() == {
+        "error": "unauthenticated",
+        "detail": "PIX_WEBHOOK_MTLS_HEADER is not configured: the PSP's client certificate cannot be verified",
+    }
+    assert PixWebhookEvent.objects.count() == 0
