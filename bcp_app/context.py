@@ -16,7 +16,7 @@ from django.conf import settings
 from bcp_app import negotiation, ratelimit
 from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
-from bcp_app.platforms import platform_authenticate, platform_cache_key, platform_for_profile
+from bcp_app.platforms import key_prefix, platform_authenticate, platform_cache_key, platform_for_profile
 from bcp_app.signatures import HttpMessage, SignatureError, verify_message
 from shop.ops import request_cache
 from shop.ops.access_log import annotate
@@ -25,8 +25,18 @@ KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute 
 # What an operation will read from the cache after identity, fetched in identity's round trip: every checkout
 # operation reads the store settings and policies; those that price the checkout (complete prices it once more)
 # also the shipping table and the catalog version. An A2A message is one of them (add to checkout, set address…).
-_PRICING_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "get_checkout",
-                                 "create_cart", "update_cart", "get_cart", "a2a_message"})
+_PRICING_OPERATIONS = frozenset(
+    {
+        "create_checkout",
+        "update_checkout",
+        "complete_checkout",
+        "get_checkout",
+        "create_cart",
+        "update_cart",
+        "get_cart",
+        "a2a_message",
+    }
+)
 _CHECKOUT_OPERATIONS = _PRICING_OPERATIONS | {"cancel_checkout", "cancel_cart"}
 
 
@@ -120,13 +130,15 @@ def resolve_context(
     # and MGET script, instead of four), and what the operation reads next.
     wanted = [negotiation.profile_memo_key(url)]
     if api_key is not None:
-        wanted += [ratelimit.auth_failures_key(client_ip), platform_cache_key(api_key)]
+        wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
         from shop.selectors import checkout_read_keys
 
         wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
-    count = request_cache.prefetch(*(key for key in wanted if key is not None),
-                                   counter=(counted.key, counted.timeout) if counted is not None else None)
+    count = request_cache.prefetch(
+        *(key for key in wanted if key is not None),
+        counter=(counted.key, counted.timeout) if counted is not None else None,
+    )
     ratelimit.refuse_if_over(counted, count)
     platform: Platform | None = None
     if api_key is not None:

@@ -62,6 +62,12 @@ def _platform_key(key_hash: str) -> str:
     return f"bcp:platform:{key_hash}"
 
 
+def key_prefix(api_key: str) -> str | None:
+    """The public prefix of a well-formed key (which platform it claims to be), None for a malformed one."""
+    match = _KEY_RE.match(api_key.strip())
+    return match.group(1) if match else None
+
+
 def platform_cache_key(api_key: str) -> str | None:
     """The cache key `platform_for_api_key` reads for this key (to prefetch it), None for a malformed key."""
     return _platform_key(_hash_key(api_key.strip())) if _KEY_RE.match(api_key.strip()) else None
@@ -91,13 +97,15 @@ def platform_for_api_key(api_key: str) -> Platform | None:
 
 def platform_authenticate(api_key: str, *, client_ip: str | None = None) -> Platform:
     """The platform owning `api_key`, for every transport: `unauthenticated` when the key is unknown or
-    revoked (counted against the client IP), `rate_limited` while that IP has failed too often."""
+    revoked (counted against the client IP and the key's prefix), `rate_limited` while either has failed
+    too often."""
     from bcp_app import ratelimit
 
-    ratelimit.enforce_auth_attempts(client_ip)
+    prefix = key_prefix(api_key)
+    ratelimit.enforce_auth_attempts(client_ip, prefix)
     platform = platform_for_api_key(api_key)
     if platform is None:
-        ratelimit.count_auth_failure(client_ip)
+        ratelimit.count_auth_failure(client_ip, prefix)
         raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
     return platform
 

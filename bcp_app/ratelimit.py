@@ -13,12 +13,15 @@ Limits come from `settings.BCP_RATE_LIMITS` (class -> (platform limit, anonymous
 notation such as "60/minute"; "" = unlimited). An unreachable Redis lets calls through (logged):
 rate limiting must never take the shop down.
 
-Failed API-key authentications are counted per client IP whatever the transport
-(`settings.BCP_RATE_LIMIT_AUTH_FAILURES`): once an IP is over it, every key it presents is answered
-`rate_limited` until the window ends, so rotating random keys (each one a fresh credential for the limits
-above) cannot brute-force a key. Both are cache entries, so `resolve_context` reads the failure count and
-counts the call in the same round trip as the cached platform and profile (`call_window`,
-`auth_failures_key`): a GET order with Redis went from four round trips to one.
+Failed API-key authentications are counted per client IP and per key prefix (the platform the key claims),
+whatever the transport (`settings.BCP_RATE_LIMIT_AUTH_FAILURES` for each): once an IP is over it, every key
+it presents is answered `rate_limited` until the window ends, so rotating random keys (each one a fresh
+credential for the limits above) cannot brute-force a key; once a prefix is over it, every key with that
+prefix is, so guessing one platform's secret from many addresses (a botnet, or X-Forwarded-For where a
+proxy is trusted too widely) cannot either. Only someone who has seen a key knows its prefix. A call
+authenticated by its HTTP signature presents no key and is never refused here. These are cache entries, so
+`resolve_context` reads the failure counts and counts the call in the same round trip as the cached platform
+and profile (`call_window`, `auth_failures_keys`): a GET order with Redis went from four round trips to one.
 """
 
 from __future__ import annotations
@@ -36,8 +39,17 @@ from shop.ops.access_log import current_client_ip
 from shop.ops.ratelimit import Window
 
 OperationClass = Literal["read", "write", "checkout_create"]
-WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-                              "create_cart", "update_cart", "cancel_cart"})
+WRITE_OPERATIONS = frozenset(
+    {
+        "create_checkout",
+        "update_checkout",
+        "complete_checkout",
+        "cancel_checkout",
+        "create_cart",
+        "update_cart",
+        "cancel_cart",
+    }
+)
 MESSAGE = "Muitas chamadas; tente novamente em {seconds} s."
 
 
@@ -84,33 +96,35 @@ def enforce(*, op_class: OperationClass, caller: str | None, authenticated: bool
         refuse_if_over(window, request_cache.count(window.key, window.timeout))
 
 
-def _failure_window(ip: str | None) -> Window | None:
-    """The window of `ip`'s failed API-key attempts; None when unlimited or there is no network caller."""
-    return counters.window(settings.BCP_RATE_LIMIT_AUTH_FAILURES, "bcp-auth-failures", ip) if ip else None
+def _failure_windows(ip: str | None, key_prefix: str | None) -> list[Window]:
+    """The windows a failed API-key attempt counts in: its client IP's and its key prefix's (none when unlimited
+    or without a network caller)."""
+    limit = settings.BCP_RATE_LIMIT_AUTH_FAILURES
+    callers = [f"ip:{ip}" if ip else None, f"key:{key_prefix}" if ip and key_prefix else None]
+    windows = [counters.window(limit, "bcp-auth-failures", caller) for caller in callers if caller]
+    return [window for window in windows if window is not None]
 
 
-def auth_failures_key(client_ip: str | None = None) -> str | None:
-    """The cache key `enforce_auth_attempts` reads for this caller (to prefetch it), None when it reads none."""
-    window = _failure_window(current_client_ip() or client_ip)
-    return window.key if window else None
+def auth_failures_keys(client_ip: str | None = None, key_prefix: str | None = None) -> list[str]:
+    """The cache keys `enforce_auth_attempts` reads for this attempt (to prefetch them)."""
+    return [window.key for window in _failure_windows(current_client_ip() or client_ip, key_prefix)]
 
 
-def enforce_auth_attempts(client_ip: str | None = None) -> None:
-    """Refuse an API-key attempt from an IP that failed too often (`rate_limited`, 429 + Retry-After)."""
-    window = _failure_window(current_client_ip() or client_ip)
-    if window is None:
-        return
-    # Read, not counted: only a failure counts. An unreachable Redis reads as no failures: the attempt goes on.
-    failures = request_cache.get(window.key) or 0
-    if failures >= window.allowed:
-        raise ProtocolError("rate_limited", MESSAGE.format(seconds=window.seconds_left),
-                            retry_after=window.seconds_left)
+def enforce_auth_attempts(client_ip: str | None = None, key_prefix: str | None = None) -> None:
+    """Refuse an API-key attempt from an IP, or for a key prefix, that failed too often (`rate_limited`, 429 +
+    Retry-After)."""
+    for window in _failure_windows(current_client_ip() or client_ip, key_prefix):
+        # Read, not counted: only a failure counts. An unreachable Redis reads as no failures: the attempt goes on.
+        failures = request_cache.get(window.key) or 0
+        if failures >= window.allowed:
+            raise ProtocolError(
+                "rate_limited", MESSAGE.format(seconds=window.seconds_left), retry_after=window.seconds_left
+            )
 
 
-def count_auth_failure(client_ip: str | None = None) -> None:
-    """One more failed API-key authentication from this IP."""
-    window = _failure_window(current_client_ip() or client_ip)
-    if window is not None:
+def count_auth_failure(client_ip: str | None = None, key_prefix: str | None = None) -> None:
+    """One more failed API-key authentication from this IP and for this key prefix."""
+    for window in _failure_windows(current_client_ip() or client_ip, key_prefix):
         request_cache.remember(window.key, request_cache.count(window.key, window.timeout))
 
 

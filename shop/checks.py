@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error, Tags, Warning, register
 
 # Backends that write whole messages (buyer names, addresses, order contents) where logs go.
 _PRINTING_BACKENDS = ("django.core.mail.backends.console.", "django.core.mail.backends.filebased.")
@@ -25,5 +25,22 @@ def mail_backend_keeps_buyer_data_out_of_logs(app_configs: Any = None, **kwargs:
             f"Mailer(s) {', '.join(printing)} print whole e-mails (buyer names, addresses, orders) to the logs.",
             hint="Set DJANGO_EMAIL_BACKEND to the SMTP backend (the production default) or another sending backend.",
             id="shop.E001",
+        )
+    ]
+
+
+@register(Tags.security, deploy=True)
+def proxy_headers_trusted_from_proxies_only(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """`FORWARDED_ALLOW_IPS=*` makes every client a proxy: its own X-Forwarded-For becomes the IP that the
+    API-key failure budget, the admin lockout and the webhook limits count, a new one per request."""
+    if "*" not in getattr(settings, "FORWARDED_ALLOW_IPS", []):
+        return []
+    return [
+        Warning(
+            "FORWARDED_ALLOW_IPS=* trusts X-Forwarded-For from any client, so rate limits and lockouts by IP "
+            "can be bypassed.",
+            hint="Name only the TLS proxy or load balancer (addresses or networks, e.g. the compose network "
+            "172.30.0.0/24 of docker-compose.yml).",
+            id="shop.W001",
         )
     ]

@@ -1,4 +1,4 @@
-"""The admin login's lockout answer (django-axes `AXES_LOCKOUT_CALLABLE`): 429 and a Portuguese page."""
+"""The admin login's lockout (django-axes): the client IP it counts, and its answer, 429 and a Portuguese page."""
 
 from __future__ import annotations
 
@@ -9,8 +9,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
-                     credentials: dict[str, Any] | None = None) -> HttpResponse:
+def client_ip(request: HttpRequest) -> str | None:
+    """`AXES_CLIENT_IP_CALLABLE`: the peer uvicorn settled on (X-Forwarded-For only from FORWARDED_ALLOW_IPS).
+
+    Never a header read here: axes would use django-ipware, which believes any client's X-Forwarded-For.
+    """
+    return request.META.get("REMOTE_ADDR")
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict[str, Any] | None = None
+) -> HttpResponse:
     minutes = max(1, int(settings.AXES_COOLOFF_TIME.total_seconds() // 60))
     response = render(
         request,

@@ -155,18 +155,22 @@ CACHES = {
     "default": (
         # Django's Redis backend, its client kept between operations and an unreachable Redis a miss
         # (shop/ops/redis_cache.py says why); a Redis that answers nothing costs a request at most a second.
-        {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": REDIS_URL,
-         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
+        {
+            "BACKEND": "shop.ops.redis_cache.KeptClientRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
 
 # --- Auth, i18n, static -----------------------------------------------------------------------------
-# Admin login lockout (django-axes): after SHOP_ADMIN_LOGIN_FAILURE_LIMIT failed logins from one client IP
-# the login answers 429 with a Portuguese page for SHOP_ADMIN_LOGIN_COOLOFF_MINUTES; a correct login after
-# that resets the count. Attempts are rows in the database (AxesDatabaseHandler), so every web process
-# sees them. The IP is REMOTE_ADDR: uvicorn sets it from X-Forwarded-For only for trusted proxies.
+# Admin login lockout (django-axes): after SHOP_ADMIN_LOGIN_FAILURE_LIMIT failed logins from one client IP,
+# or for one username from any number of IPs (a botnet, forged X-Forwarded-For), the login answers 429 with
+# a Portuguese page for SHOP_ADMIN_LOGIN_COOLOFF_MINUTES; a correct login after that resets the count.
+# Attempts are rows in the database (AxesDatabaseHandler), so every web process sees them. The IP is
+# REMOTE_ADDR, which uvicorn sets from X-Forwarded-For only for the proxies in FORWARDED_ALLOW_IPS.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -174,7 +178,8 @@ AUTHENTICATION_BACKENDS = [
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_FAILURE_LIMIT = env_int("SHOP_ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("SHOP_ADMIN_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # each one on its own, not the pair
+AXES_CLIENT_IP_CALLABLE = "shop.admin.lockout.client_ip"  # REMOTE_ADDR, whatever django-ipware may be installed
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "shop.admin.lockout.lockout_response"  # 429, Portuguese page (admin/shop/login_locked.html)
 AXES_VERBOSE = False
@@ -275,6 +280,9 @@ MAILERS = {
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Loja Exemplo <pedidos@loja.example.com.br>")
 
 # --- Production hardening (DEBUG off) ------------------------------------------------------------------
+# The proxies whose X-Forwarded-For/-Proto uvicorn (`--proxy-headers`) believes; it reads the variable itself,
+# the settings only to check it (shop/checks.py: "*" lets any client pick the IP the limits count).
+FORWARDED_ALLOW_IPS = env_list("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
@@ -315,4 +323,3 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
-

@@ -84,11 +84,14 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
     counted_redis.clear()
     for _ in range(3):
         assert call(client, "get", f"/orders/{order.public_id}", headers).json()["id"] == order.public_id
-    # failures, platform and profile read, and the read counter counted, at once
-    assert counted_redis == ["EVALSHA:4"] * 3
+    # failures (the IP's and the key prefix's), platform and profile read, and the read counter counted, at once
+    assert counted_redis == ["EVALSHA:5"] * 3
     # the counter is the window's: it expires with it (60 s + 1) and reads back as an integer
-    window = ratelimit.call_window(op_class="read", caller=ratelimit.caller_from_headers(
-        {"authorization": headers["Authorization"]}, None)[0], authenticated=True)
+    window = ratelimit.call_window(
+        op_class="read",
+        caller=ratelimit.caller_from_headers({"authorization": headers["Authorization"]}, None)[0],
+        authenticated=True,
+    )
     assert window is not None
     made = caches["default"].make_and_validate_key(window.key)
     assert 0 < redis.Redis.from_url(_redis_url()).ttl(made) <= 61
@@ -98,12 +101,16 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
     attacker = Client(REMOTE_ADDR="203.0.113.9")
     wrong = {**headers, "Authorization": "Bearer bcp_0123456789ab_" + "x" * 30}
     assert [call(attacker, "get", f"/orders/{order.public_id}", wrong).status_code for _ in range(4)] == [
-        401, 401, 401, 429]
+        401,
+        401,
+        401,
+        429,
+    ]
     limited = call(attacker, "get", f"/orders/{order.public_id}", headers)
     assert limited.status_code == 429
     assert 1 <= int(limited.headers["retry-after"]) <= 600
     assert call(client, "get", f"/orders/{order.public_id}", headers).status_code == 200  # another address
-    assert ratelimit.auth_failures_key("203.0.113.9") != ratelimit.auth_failures_key("198.51.100.7")
+    assert ratelimit.auth_failures_keys("203.0.113.9") != ratelimit.auth_failures_keys("198.51.100.7")
 
 
 def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lines(
@@ -116,14 +123,18 @@ def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lin
 
     def flow() -> dict[str, list[str]]:
         sent: dict[str, list[str]] = {}
-        line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-                "buyer": {"email": "ana@example.com.br"}}
+        line = {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "buyer": {"email": "ana@example.com.br"},
+        }
         counted_redis.clear()
-        created = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": str(uuid.uuid4())},
-                       line).json()
+        created = call(
+            client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": str(uuid.uuid4())}, line
+        ).json()
         sent["create"] = list(counted_redis)
-        addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers,
-                         full_update(created, pix=False)).json()
+        addressed = call(
+            client, "put", f"/checkout-sessions/{created['id']}", headers, full_update(created, pix=False)
+        ).json()
         body = {**full_update(addressed, pix=False), "payment": {"instruments": [CARD]}}
         counted_redis.clear()
         ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
@@ -131,18 +142,24 @@ def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lin
         assert ready["status"] == "ready_for_complete", ready.get("messages")
         counted_redis.clear()
         with django_capture_on_commit_callbacks(execute=False):  # the placed order's task is the worker's
-            done = call(client, "post", f"/checkout-sessions/{created['id']}/complete",
-                        {**headers, "Idempotency-Key": str(uuid.uuid4())}, {"payment": {"instruments": [CARD]}}).json()
+            done = call(
+                client,
+                "post",
+                f"/checkout-sessions/{created['id']}/complete",
+                {**headers, "Idempotency-Key": str(uuid.uuid4())},
+                {"payment": {"instruments": [CARD]}},
+            ).json()
         sent["complete"] = list(counted_redis)
         assert done["status"] == "completed", done.get("messages")
         return sent
 
     flow()  # every entry cached
     assert flow() == {
-        # identity, the operation's entries and the write counter; the create budget; the line's catalog entry
-        "create": ["EVALSHA:8", "EVALSHA:1", "MGET"],
-        "update": ["EVALSHA:8", "MGET"],
-        "complete": ["EVALSHA:8", "MGET"],
+        # identity (key failures per IP and per key prefix), the operation's entries and the write counter; the
+        # create budget; the line's catalog entry
+        "create": ["EVALSHA:9", "EVALSHA:1", "MGET"],
+        "update": ["EVALSHA:9", "MGET"],
+        "complete": ["EVALSHA:9", "MGET"],
     }
 
 

@@ -33,7 +33,8 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bc
 
 
 def test_an_a2a_add_to_checkout_reads_the_cache_once_beside_its_catalog_line(
-    counted_redis: list[str], server: LiveServer  # noqa: F811
+    counted_redis: list[str],  # noqa: F811
+    server: LiveServer,
 ) -> None:
     catalog()
     platform = platform_create(name="Agente", profile_url="")
@@ -50,5 +51,6 @@ def test_an_a2a_add_to_checkout_reads_the_cache_once_beside_its_catalog_line(
     counted_redis.clear()
     reply = add(context_id)
     assert reply["result"]["message"]["contextId"] == context_id
-    # identity, the checkout's entries and the write counter at once; the line's catalog entry
-    assert counted_redis == ["EVALSHA:8", "MGET"]
+    # identity (key failures per IP and per key prefix), the checkout's entries and the write counter at once;
+    # the line's catalog entry
+    assert counted_redis == ["EVALSHA:9", "MGET"]

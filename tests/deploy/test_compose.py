@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -94,3 +95,15 @@ def test_every_env_name_used_is_known(compose: dict[str, Any]) -> None:
     assert used - known == set()
     # and the README documents every variable the settings read
     assert settings_names() - readme_names() == set()
+
+
+def test_uvicorn_trusts_proxy_headers_only_from_the_compose_network(compose: dict[str, Any]) -> None:
+    # Before (issue 31 §1): FORWARDED_ALLOW_IPS=* and port 8000 open on every interface, so any client chose
+    # the IP that the API-key and admin lockouts count.
+    (subnet,) = (ipaddress.ip_network(pool["subnet"]) for pool in compose["networks"]["default"]["ipam"]["config"])
+    trusted = env_example()["FORWARDED_ALLOW_IPS"].split(",")
+    assert "*" not in trusted
+    assert all(ipaddress.ip_network(entry.strip()).subnet_of(subnet) for entry in trusted)  # type: ignore[arg-type]
+    assert "--proxy-headers" in command_text(compose["services"]["web"])
+    # and only the host's TLS proxy reaches `web`: its port is published on loopback
+    assert compose["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]

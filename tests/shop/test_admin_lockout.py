@@ -1,6 +1,8 @@
-"""Admin login lockout after repeated failures (issue 13 §13, django-axes on Postgres).
+"""Admin login lockout after repeated failures (issue 13 §13, issue 31 §1; django-axes on Postgres).
 
-Before: 30 wrong admin passwords in a row were 30 ordinary login pages, no lockout.
+Before: 30 wrong admin passwords in a row were 30 ordinary login pages, no lockout. Then (issue 31) the
+lockout counted per client IP only, and with a forged X-Forwarded-For each attempt was a new IP: 40 wrong
+passwords, no lockout, then the right one logged in. Now a username is locked too, from any address.
 """
 
 from __future__ import annotations
@@ -26,9 +28,7 @@ def _login(client: Client, password: str) -> int:
     return client.post(LOGIN, {"username": "dono", "password": password}).status_code
 
 
-def test_wrong_passwords_lock_the_login_and_a_correct_one_works_after_the_cooloff(
-    admin_user: User, settings
-) -> None:
+def test_wrong_passwords_lock_the_login_and_a_correct_one_works_after_the_cooloff(admin_user: User, settings) -> None:
     client = Client()
     limit = settings.AXES_FAILURE_LIMIT
     # when one address tries wrong passwords up to the limit
@@ -54,10 +54,23 @@ def test_wrong_passwords_lock_the_login_and_a_correct_one_works_after_the_coolof
     assert _login(Client(), "errada-de-novo") == 200
 
 
-def test_a_locked_address_does_not_lock_another(admin_user: User, settings) -> None:
+def test_a_locked_address_does_not_lock_another_user(admin_user: User, settings) -> None:
+    User.objects.create_superuser("gerente", "gerente@example.com.br", "outra-senha-456")
     attacker = Client(REMOTE_ADDR="203.0.113.9")
     for n in range(settings.AXES_FAILURE_LIMIT):
         attacker.post(LOGIN, {"username": "dono", "password": f"errada-{n}"})
     assert _login(attacker, "senha-correta-123") == 429
-    owner = Client(REMOTE_ADDR="198.51.100.7")
-    assert owner.post(LOGIN, {"username": "dono", "password": "senha-correta-123"}).status_code == 302
+    colleague = Client(REMOTE_ADDR="198.51.100.7")
+    assert colleague.post(LOGIN, {"username": "gerente", "password": "outra-senha-456"}).status_code == 302
+
+
+def test_one_username_guessed_from_many_addresses_is_locked(admin_user: User, settings) -> None:
+    # Before: 40 wrong passwords from 40 addresses were 40 login forms, then the right password logged in.
+    limit = settings.AXES_FAILURE_LIMIT
+    tries = [
+        Client(REMOTE_ADDR=f"203.0.113.{n}").post(LOGIN, {"username": "dono", "password": f"errada-{n}"}).status_code
+        for n in range(1, 41)
+    ]
+    assert tries == [200] * (limit - 1) + [429] * (41 - limit)
+    # and from yet another address even the right password is refused while the username is locked
+    assert _login(Client(REMOTE_ADDR="198.51.100.7"), "senha-correta-123") == 429

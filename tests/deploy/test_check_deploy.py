@@ -1,0 +1,50 @@
+"""`manage.py check --deploy` with exactly the variables of `.env.example` (issue 31 §3), as the README promises.
+
+Before: payments.E001 (a Bacen PSP's webhook without PIX_WEBHOOK_MTLS_HEADER), exit status 1; the example also
+trusted every client as a proxy (FORWARDED_ALLOW_IPS=*), which the deploy check now warns about (shop.W001).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.deploy.dockerfile import ROOT
+from tests.deploy.production import _write_secrets, env_example
+
+
+def check_deploy(tmp_path: Path, **overrides: str) -> subprocess.CompletedProcess[str]:
+    """`check --deploy` in a process that sees only `.env.example` (its secret files written under tmp_path)."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        **env_example(),
+        **_write_secrets(tmp_path / "secrets"),
+        **overrides,
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_deploy_is_clean_with_the_example(tmp_path: Path) -> None:
+    result = check_deploy(tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        "System check identified no issues (0 silenced).\n",
+        "",
+    )
+
+
+def test_check_deploy_warns_when_every_client_is_a_trusted_proxy(tmp_path: Path) -> None:
+    result = check_deploy(tmp_path, FORWARDED_ALLOW_IPS="*")
+    assert result.returncode == 0  # a warning, as Django's own security checks are
+    assert "(shop.W001) FORWARDED_ALLOW_IPS=* trusts X-Forwarded-For from any client" in result.stderr
