@@ -91,11 +91,13 @@ class NoControlCharacters(BaseModel):
 @functools.cache
 def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
     """Members of `model` typed `int` (or `int | None`): strict pydantic refuses 2.0 there, JSON Schema does not."""
-    return frozenset(
-        name
-        for name, field in model.model_fields.items()
-        if field.annotation is int or int in typing.get_args(field.annotation)
-    )
+    return frozenset(name for name, field in model.model_fields.items() if _is_int(field.annotation))
+
+
+def _is_int(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _is_int(typing.get_args(annotation)[0])
+    return annotation is int or any(_is_int(arg) for arg in typing.get_args(annotation) if arg is not type(None))
 
 
 def document_control_characters(model_schema: dict[str, Any]) -> None:
