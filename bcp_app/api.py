@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
-from ninja import Header, NinjaAPI
+from ninja import Header, NinjaAPI, Path
 from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
@@ -42,12 +42,13 @@ from bcp_app.schemas import (
     SearchResponse,
 )
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
-from bcp_app.schemas.text import identifier_problem
+from bcp_app.schemas.text import ID_PATTERN, identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from payments.json_limits import JsonLimitError, loads_bounded
 from shop.ops.access_log import annotate
 
 logger = logging.getLogger("bcp_app.api")
+
 
 class BoundedParser(Parser):
     """JSON bodies nested deeper than `MAX_DEPTH` are refused before parsing (no RecursionError, issue 13 §4)."""
@@ -66,11 +67,23 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
 )
 
-ERRORS: dict[int, Any] = {400: ProtocolErrorBody, 401: ProtocolErrorBody, 403: ProtocolErrorBody,
-                          409: ProtocolErrorBody, 422: ProtocolErrorBody, 424: ProtocolErrorBody,
-                          429: ProtocolErrorBody, 503: ProtocolErrorBody}
+ERRORS: dict[int, Any] = {
+    400: ProtocolErrorBody,
+    401: ProtocolErrorBody,
+    403: ProtocolErrorBody,
+    409: ProtocolErrorBody,
+    422: ProtocolErrorBody,
+    424: ProtocolErrorBody,
+    429: ProtocolErrorBody,
+    503: ProtocolErrorBody,
+}
 AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
 KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
+# A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
+# OpenAPI without replacing that message with pydantic's.
+_PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
+_PATH_ID.json_schema_extra = {"pattern": ID_PATTERN}  # ninja's Path() sets its own json_schema_extra, so after it
+PathId = Annotated[str, _PATH_ID]
 
 
 def _json(
@@ -101,8 +114,9 @@ def _signed(request: HttpRequest) -> SignedRequest | None:
     port = str(request.META.get("SERVER_PORT", ""))
     if "HTTP_HOST" not in request.META and port and port not in ("80", "443"):
         authority = f"{authority}:{port}"
-    message = HttpMessage(method=request.method or "GET", authority=authority, path=path,
-                          query=query, headers=dict(request.headers))
+    message = HttpMessage(
+        method=request.method or "GET", authority=authority, path=path, query=query, headers=dict(request.headers)
+    )
     return SignedRequest(message=message, body=request.body)
 
 
@@ -116,8 +130,9 @@ def _api_key(request: HttpRequest) -> str | None:
     return request.headers.get("X-API-Key")
 
 
-def context_from_request(request: HttpRequest, operation: str | None = None,
-                         counted: ratelimit.Window | None = None) -> RequestContext:
+def context_from_request(
+    request: HttpRequest, operation: str | None = None, counted: ratelimit.Window | None = None
+) -> RequestContext:
     return resolve_context(
         transport="rest",
         profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
@@ -132,8 +147,14 @@ def context_from_request(request: HttpRequest, operation: str | None = None,
     )
 
 
-def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], OperationResult],
-         *, sign: bool = False, path_ids: dict[str, str] | None = None) -> HttpResponse:
+def _run(
+    request: HttpRequest,
+    operation: str,
+    call: Callable[[RequestContext], OperationResult],
+    *,
+    sign: bool = False,
+    path_ids: dict[str, str] | None = None,
+) -> HttpResponse:
     annotate(transport="rest", operation=operation)
     try:
         for name, value in (path_ids or {}).items():
@@ -146,14 +167,18 @@ def _run(request: HttpRequest, operation: str, call: Callable[[RequestContext], 
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
         # counted and refused when over in identity's cache round trip, before anything else is looked up
-        counted = ratelimit.call_window(op_class=ratelimit.operation_class(operation), caller=caller,
-                                        authenticated=authenticated)
+        counted = ratelimit.call_window(
+            op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated
+        )
         ctx = context_from_request(request, operation, counted)
         ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
-                principal=ctx.principal, operation=operation, key=ctx.idempotency_key,
-                fingerprint=idempotency.fingerprint_bytes(request.body), execute=lambda: call(ctx),
+                principal=ctx.principal,
+                operation=operation,
+                key=ctx.idempotency_key,
+                fingerprint=idempotency.fingerprint_bytes(request.body),
+                execute=lambda: call(ctx),
             )
         else:
             result = call(ctx)
@@ -171,8 +196,10 @@ def _sign_response(response: HttpResponse) -> None:
     Best effort: the operation already happened, so a signing failure must not turn it into an error.
     """
     response["Content-Digest"] = content_digest(response.content)
-    message = HttpMessage(status=response.status_code, headers={
-        "content-digest": response["Content-Digest"], "content-type": response["Content-Type"]})
+    message = HttpMessage(
+        status=response.status_code,
+        headers={"content-digest": response["Content-Digest"], "content-type": response["Content-Type"]},
+    )
     try:
         headers = sign_message(message, RESPONSE_COMPONENTS)
     except Exception:
@@ -242,37 +269,72 @@ CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutRespon
 
 
 @api.post("/checkout-sessions", response=CHECKOUT_RESPONSES, summary="Create checkout", tags=["checkout"])
-def create_checkout(request: HttpRequest, payload: CheckoutCreateRequest, bcp_agent: str | None = AgentHeader,
-                    idempotency_key: str | None = KeyHeader) -> HttpResponse:
+def create_checkout(
+    request: HttpRequest,
+    payload: CheckoutCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
     return _run(request, "create_checkout", lambda ctx: operations.create_checkout(ctx, payload))
 
 
 @api.get("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Get checkout", tags=["checkout"])
-def get_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id),
-                path_ids={"checkout_id": checkout_id})
+def get_checkout(request: HttpRequest, checkout_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(
+        request,
+        "get_checkout",
+        lambda ctx: operations.get_checkout(ctx, checkout_id),
+        path_ids={"checkout_id": checkout_id},
+    )
 
 
-@api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout",
-         tags=["checkout"])
-def update_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutUpdateRequest,
-                    bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
-                path_ids={"checkout_id": checkout_id})
+@api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout", tags=["checkout"])
+def update_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    payload: CheckoutUpdateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request,
+        "update_checkout",
+        lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
+        path_ids={"checkout_id": checkout_id},
+    )
 
 
-@api.post("/checkout-sessions/{checkout_id}/complete", response=CHECKOUT_RESPONSES, summary="Complete checkout",
-          tags=["checkout"])
-def complete_checkout(request: HttpRequest, checkout_id: str, payload: CheckoutCompleteRequest,
-                      bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "complete_checkout", lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
-                sign=True, path_ids={"checkout_id": checkout_id})
+@api.post(
+    "/checkout-sessions/{checkout_id}/complete",
+    response=CHECKOUT_RESPONSES,
+    summary="Complete checkout",
+    tags=["checkout"],
+)
+def complete_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    payload: CheckoutCompleteRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request,
+        "complete_checkout",
+        lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
+        sign=True,
+        path_ids={"checkout_id": checkout_id},
+    )
 
 
-@api.post("/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout",
-          tags=["checkout"])
-def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | None = AgentHeader,
-                    idempotency_key: str | None = KeyHeader) -> HttpResponse:
+@api.post(
+    "/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout", tags=["checkout"]
+)
+def cancel_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
     if request.body:
         try:
             body = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
@@ -280,8 +342,12 @@ def cancel_checkout(request: HttpRequest, checkout_id: str, bcp_agent: str | Non
             return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
     else:
         body = {}
-    return _run(request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
-                path_ids={"checkout_id": checkout_id})
+    return _run(
+        request,
+        "cancel_checkout",
+        lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+        path_ids={"checkout_id": checkout_id},
+    )
 
 
 # --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------
@@ -290,54 +356,76 @@ CART_RESPONSES = {200: CartResponse | ErrorResponse, 201: CartResponse, **ERRORS
 
 
 @api.post("/carts", response=CART_RESPONSES, summary="Create cart", tags=["cart"])
-def create_cart(request: HttpRequest, payload: CartCreateRequest, bcp_agent: str | None = AgentHeader,
-                idempotency_key: str | None = KeyHeader) -> HttpResponse:
+def create_cart(
+    request: HttpRequest,
+    payload: CartCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
     return _run(request, "create_cart", lambda ctx: operations.create_cart(ctx, payload))
 
 
 @api.get("/carts/{cart_id}", response=CART_RESPONSES, summary="Get cart", tags=["cart"])
-def get_cart(request: HttpRequest, cart_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+def get_cart(request: HttpRequest, cart_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "get_cart", lambda ctx: operations.get_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
 
 
 @api.put("/carts/{cart_id}", response=CART_RESPONSES, summary="Update cart", tags=["cart"])
-def update_cart(request: HttpRequest, cart_id: str, payload: CartUpdateRequest, bcp_agent: str | None = AgentHeader,
-                idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "update_cart", lambda ctx: operations.update_cart(ctx, cart_id, payload),
-                path_ids={"cart_id": cart_id})
+def update_cart(
+    request: HttpRequest,
+    cart_id: PathId,
+    payload: CartUpdateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request, "update_cart", lambda ctx: operations.update_cart(ctx, cart_id, payload), path_ids={"cart_id": cart_id}
+    )
 
 
 @api.post("/carts/{cart_id}/cancel", response=CART_RESPONSES, summary="Cancel cart", tags=["cart"])
-def cancel_cart(request: HttpRequest, cart_id: str, bcp_agent: str | None = AgentHeader,
-                idempotency_key: str | None = KeyHeader) -> HttpResponse:
-    return _run(request, "cancel_cart", lambda ctx: operations.cancel_cart(ctx, cart_id),
-                path_ids={"cart_id": cart_id})
+def cancel_cart(
+    request: HttpRequest, cart_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+) -> HttpResponse:
+    return _run(request, "cancel_cart", lambda ctx: operations.cancel_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
 
 
 # --- order and catalog ------------------------------------------------------------------------------------
 
 
-@api.get("/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order",
-         tags=["order"])
-def get_order(request: HttpRequest, order_id: str, bcp_agent: str | None = AgentHeader) -> HttpResponse:
-    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id),
-                path_ids={"order_id": order_id})
+@api.get(
+    "/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order", tags=["order"]
+)
+def get_order(request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id), path_ids={"order_id": order_id})
 
 
-@api.post("/catalog/search", response={200: SearchResponse | ErrorResponse, **ERRORS}, summary="Search catalog",
-          tags=["catalog"])
+@api.post(
+    "/catalog/search",
+    response={200: SearchResponse | ErrorResponse, **ERRORS},
+    summary="Search catalog",
+    tags=["catalog"],
+)
 def search_catalog(request: HttpRequest, payload: SearchRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "search_catalog", lambda ctx: operations.search_catalog(ctx, payload))
 
 
-@api.post("/catalog/lookup", response={200: LookupResponse | ErrorResponse, **ERRORS}, summary="Lookup catalog",
-          tags=["catalog"])
+@api.post(
+    "/catalog/lookup",
+    response={200: LookupResponse | ErrorResponse, **ERRORS},
+    summary="Lookup catalog",
+    tags=["catalog"],
+)
 def lookup_catalog(request: HttpRequest, payload: LookupRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "lookup_catalog", lambda ctx: operations.lookup_catalog(ctx, payload))
 
 
-@api.post("/catalog/product", response={200: ProductResponse | ErrorResponse, **ERRORS}, summary="Get product",
-          tags=["catalog"])
+@api.post(
+    "/catalog/product",
+    response={200: ProductResponse | ErrorResponse, **ERRORS},
+    summary="Get product",
+    tags=["catalog"],
+)
 def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
 

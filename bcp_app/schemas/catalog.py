@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from bcp_app.schemas.common import Amount, Description, Message, RequestModel, ResponseModel
 from bcp_app.schemas.envelope import UcpEnvelope
 from bcp_app.schemas.policies import PolicyOut
 
 LOOKUP_MAX_IDS = 50
+# What the catalog accepts (`shop.selectors.MAX_PRICE_CENTS`, `bcp_app.catalog` cursors "p<page>"); repeated
+# here because schemas import no models. tests/bcp_app/test_fuzz_conformance.py checks they agree.
+MAX_PRICE_CENTS = 10**12
+CURSOR_PATTERN = "^p0*[1-9][0-9]*$"
+
+
+PriceCents = Annotated[int, Field(ge=0, le=MAX_PRICE_CENTS)]  # the catalog's own bound (shop.selectors)
 
 
 class PriceFilterIn(RequestModel):
-    min: Annotated[int, Field(ge=0, le=2**53 - 1)] | None = Field(default=None, description="Preço mínimo (centavos).")
-    max: Annotated[int, Field(ge=0, le=2**53 - 1)] | None = Field(default=None, description="Preço máximo (centavos).")
+    min: PriceCents | None = Field(default=None, description="Preço mínimo (centavos); não maior que `max`.")
+    max: PriceCents | None = Field(default=None, description="Preço máximo (centavos).")
 
 
 class SearchFiltersIn(RequestModel):
@@ -26,11 +33,46 @@ class SearchFiltersIn(RequestModel):
 
 
 class PaginationIn(RequestModel):
-    cursor: Annotated[str, Field(max_length=100)] | None = Field(default=None, description="Cursor da página.")
+    cursor: Annotated[str, Field(max_length=100, json_schema_extra={"pattern": CURSOR_PATTERN})] | None = Field(
+        default=None, description="Cursor da página, como veio em `pagination.cursor`."
+    )
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=10, description="Itens por página (padrão 10).")
 
 
+# BCP-CAT-01: a search names text (not only blanks) or a filter that narrows (a category or a price bound).
+SEARCH_NEEDS_QUERY_OR_FILTERS: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["query"], "properties": {"query": {"type": "string", "pattern": "\\S"}}},
+        {
+            "required": ["filters"],
+            "properties": {
+                "filters": {
+                    "type": "object",
+                    "anyOf": [
+                        {"required": ["categories"], "properties": {"categories": {"type": "array", "minItems": 1}}},
+                        {
+                            "required": ["price"],
+                            "properties": {
+                                "price": {
+                                    "type": "object",
+                                    "anyOf": [
+                                        {"required": ["min"], "properties": {"min": {"type": "integer"}}},
+                                        {"required": ["max"], "properties": {"max": {"type": "integer"}}},
+                                    ],
+                                }
+                            },
+                        },
+                    ],
+                }
+            },
+        },
+    ]
+}
+
+
 class SearchRequest(RequestModel):
+    model_config = ConfigDict(json_schema_extra=SEARCH_NEEDS_QUERY_OR_FILTERS)
+
     query: Annotated[str, Field(max_length=200)] | None = Field(default=None, description="Texto de busca.")
     filters: SearchFiltersIn | None = Field(default=None, description="Filtros; query ou filtros obrigatórios.")
     context: dict[str, Any] | None = Field(default=None, description="Dicas de contexto (ignoradas se desconhecidas).")

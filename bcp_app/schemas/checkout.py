@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from bcp_app.schemas.common import (
     MAX_SAFE,
@@ -83,6 +83,16 @@ class CheckoutWrite(RequestModel):
 class CheckoutCreateRequest(CheckoutWrite):
     """`POST /checkout-sessions` body / MCP `create_checkout.checkout`."""
 
+    # `line_items` or a `cart_id` to take them from (`_lines_or_cart`), said in the schema too.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["line_items"]},
+                {"required": ["cart_id"], "properties": {"cart_id": {"type": "string"}}},
+            ]
+        }
+    )
+
     line_items: Annotated[list[LineItemIn], Field(min_length=1, max_length=100)] = Field(
         default_factory=list, description="Itens do checkout (pelo menos um; com `cart_id`, os do carrinho)."
     )
@@ -148,8 +158,10 @@ class BuyerOut(ResponseModel):
     phone_number: str | None = Field(default=None, description="Telefone E.164.")
     tax_id: str | None = Field(default=None, description="CPF ou CNPJ, só dígitos (extensão BCP).")
     consent: dict[str, ConsentPurposeOut] | None = Field(
-        default=None, description="Extensão buyer_consent: cada finalidade oferecida (`br.dev.bcp.consent.…`), "
-                                  "decidida pelo comprador ou o padrão da loja (sem consentimento).")
+        default=None,
+        description="Extensão buyer_consent: cada finalidade oferecida (`br.dev.bcp.consent.…`), "
+        "decidida pelo comprador ou o padrão da loja (sem consentimento).",
+    )
 
 
 class ContextOut(ResponseModel):
@@ -164,20 +176,24 @@ class Ap2Out(ResponseModel):
     """Extension br.dev.bcp.shopping.ap2_mandate (shopping/ap2_mandate.json), while AP2 is negotiated."""
 
     merchant_authorization: str | None = Field(
-        default=None, pattern=r"^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$",
-        description="JWS destacado (ES256, `kid`) sobre o JCS do checkout sem `ap2` (BCP-PAY-09).")
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$",
+        description="JWS destacado (ES256, `kid`) sobre o JCS do checkout sem `ap2` (BCP-PAY-09).",
+    )
     # No pattern: the shared schema's `(~[A-Za-z0-9_-]+)*` leaves out the dots of the trailing KB-JWT, so no
     # SD-JWT+kb (RFC 9901 §4: `<jwt>~<disclosures>~<kb-jwt>`) matches it; the mandate is echoed as verified.
     checkout_mandate: str | None = Field(
-        default=None, description="SD-JWT+kb verificado na conclusão, guardado com o pedido (PIX.md §7.3).")
+        default=None, description="SD-JWT+kb verificado na conclusão, guardado com o pedido (PIX.md §7.3)."
+    )
 
 
 class CheckoutResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão, capacidades ativas e handlers de pagamento.")
     id: str = Field(description="Id do checkout.")
     line_items: list[LineItemOut] = Field(description="Linhas.")
-    status: str = Field(description="incomplete, requires_escalation, ready_for_complete, complete_in_progress, "
-                                    "completed ou canceled.")
+    status: str = Field(
+        description="incomplete, requires_escalation, ready_for_complete, complete_in_progress, completed ou canceled."
+    )
     currency: str = Field(description="Sempre BRL.")
     totals: list[Total] = Field(description="Totais (BCP §6).")
     links: list[Link] = Field(description="Termos de uso, privacidade e outras políticas.")
