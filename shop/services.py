@@ -79,14 +79,13 @@ from shop.checkout.core import (
     expire_if_due,
     in_checkout_language,
     reload,
-    save_with_event,
     speak,
     status_error,
     stored_messages,
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.hold import held_key, hold_for_charge
+from shop.checkout.hold import held_key, hold_for_charge, save_holding
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.lock import ANY_OWNER, lock, lock_if_free, retried_on_deadlock
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
@@ -217,11 +216,7 @@ def _update(
         previous_status, previous_instrument = checkout.status, checkout.payment_instrument
         checkout.status, messages = with_status(ev, [])
         apply(checkout, ev, messages, existing, save=False)
-        hold_for_charge(checkout, ev, held)  # before the save below, which writes its columns
-        if checkout.status != previous_status:
-            save_with_event(checkout, "status_changed", previous_status)  # the row and its event: one statement
-        else:
-            checkout.save()
+        save_holding(checkout, ev, held, previous_status)  # the stock a Pix charge needs, and the checkout
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
     return checkout, issue
 

@@ -287,8 +287,13 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
             result = card_payment_record(charged) if charged is not None else None
             if result is not None and result.approved:
                 begun.payment_txid = result.payment_id
-                place_order(begun, payment_type="card", paid_amount=begun.total_amount,
-                            lines=list(begun.lines.all()), locked=False)
+                place_order(
+                    begun,
+                    payment_type="card",
+                    paid_amount=begun.total_amount,
+                    lines=list(begun.lines.all()),
+                    locked=False,
+                )
                 return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
             checkout = _pending(checkout_id)
             if checkout is None:

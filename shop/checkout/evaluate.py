@@ -49,7 +49,9 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
 
 def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
     text = _("O perfil da plataforma não lista o meio de pagamento %(handler)s; use um destes: %(offered)s.") % {
-        "handler": handler_id or "''", "offered": ", ".join(offered) or "-"}
+        "handler": handler_id or "''",
+        "offered": ", ".join(offered) or "-",
+    }
     return _err("payment_failed", text, f"$.payment.instruments[{index}].handler_id")
 
 
@@ -157,9 +159,7 @@ def _plan_lines(
         if not fresh.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
-                messages.append(
-                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path)
-                )
+                messages.append(_err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path))
                 unavailable.append(public_id)
             elif quantity > available:
                 quantity = available

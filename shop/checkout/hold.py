@@ -112,15 +112,33 @@ def reserve_and_save_status(
     variant to take, no coupon): the checkout and its event are written only if the units were taken.
     True: done; False: not enough stock, nothing written (`reserve` then says which line); None: the
     reservation needs more than one statement, or is already held (use `reserve`)."""
+    take = _one_take(checkout, lines, ev)
+    if take is None:
+        return None
+    previous = checkout.status
+    checkout.status = status
+    if _save_taking(checkout, take, kind, previous):
+        return True
+    checkout.status = previous
+    return False
+
+
+def _one_take(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> tuple[int, int] | None:
+    """The one `(variant_pk, quantity)` a fresh reservation takes when it is one conditional UPDATE (one
+    variant to take, no coupon, nothing held yet), else None."""
     wanted = stock_to_take(_stock_items(lines), _backorder(ev))
     if len(wanted) != 1 or ev.coupons.coupons or checkout.stock_reserved:
         return None
-    previous = checkout.status
-    checkout.status, checkout.stock_reserved = status, True
-    (variant_pk, quantity), = wanted
+    return wanted[0]
+
+
+def _save_taking(checkout: Checkout, take: tuple[int, int], kind: str, previous: str) -> bool:
+    """The checkout, its event and the units `take` in one statement: all three, or none (False)."""
+    variant_pk, quantity = take
+    checkout.stock_reserved = True
     if save_with_event(checkout, kind, previous, guard=stock_take_sql(variant_pk=variant_pk, quantity=quantity)):
         return True
-    checkout.status, checkout.stock_reserved = previous, False
+    checkout.stock_reserved = False
     return False
 
 
@@ -180,3 +198,19 @@ def hold_for_charge(checkout: Checkout, ev: Evaluation, held: HeldKey | None) ->
         checkout.status = STATUS_INCOMPLETE
         checkout.messages = [*checkout.messages, *(m.as_dict() for m in blocking)]
     return True
+
+
+def save_holding(checkout: Checkout, ev: Evaluation, held: HeldKey | None, previous: str) -> None:
+    """`hold_for_charge`, then the checkout's save (with a `status_changed` event when its status moved from
+    `previous`). A fresh hold of one variant and no coupon (the usual Pix update) is the guard of that save:
+    one statement for the units, the checkout and the event (`stock_reserved` when the status stayed)."""
+    lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+    take = _one_take(checkout, lines, ev) if checkout.paid_at is None and wants_charge(checkout) else None
+    kind = "status_changed" if checkout.status != previous else "stock_reserved"
+    if take is not None and _save_taking(checkout, take, kind, previous):
+        return
+    hold_for_charge(checkout, ev, held)  # not enough stock (it says which line), or more than one statement
+    if checkout.status != previous:
+        save_with_event(checkout, "status_changed", previous)  # the row and its event: one statement
+    else:
+        checkout.save()
