@@ -79,13 +79,13 @@ from shop.checkout.core import (
     expire_if_due,
     in_checkout_language,
     reload,
-    save_with_event,
     speak,
     status_error,
     stored_messages,
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
+from shop.checkout.hold import held_key, hold_for_charge, save_holding
 from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.lock import ANY_OWNER, lock, lock_if_free, retried_on_deadlock
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
@@ -176,6 +176,8 @@ def checkout_create(
         )
         apply(checkout, ev, messages, [])
         event(checkout, "created", "", {"platform_id": platform_id or ""})
+        if hold_for_charge(checkout, ev, None):
+            checkout.save(update_fields=["status", "messages", "stock_reserved", "updated_at"])
         issue = pix_charge_plan(checkout, previous_instrument=None)
     return _after_write(checkout, issue)
 
@@ -206,6 +208,7 @@ def _update(
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        held = held_key(checkout, existing)
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
         ev.fields["language"] = language
         if ev.rejections:
@@ -213,10 +216,7 @@ def _update(
         previous_status, previous_instrument = checkout.status, checkout.payment_instrument
         checkout.status, messages = with_status(ev, [])
         apply(checkout, ev, messages, existing, save=False)
-        if checkout.status != previous_status:
-            save_with_event(checkout, "status_changed", previous_status)  # the row and its event: one statement
-        else:
-            checkout.save()
+        save_holding(checkout, ev, held, previous_status)  # the stock a Pix charge needs, and the checkout
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
     return checkout, issue
 

@@ -39,8 +39,10 @@ class ShippingRateInline(admin.TabularInline):
         ShippingRate,
         "price",
         rules=shipping_rate_rules,
-        fields={"cep_start": CepNumberField(label=_("CEP inicial"), required=False),
-                "cep_end": CepNumberField(label=_("CEP final"), required=False)},
+        fields={
+            "cep_start": CepNumberField(label=_("CEP inicial"), required=False),
+            "cep_end": CepNumberField(label=_("CEP final"), required=False),
+        },
     )
     extra = 1
     fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
@@ -63,8 +65,20 @@ class PickupLocationForm(forms.ModelForm):
 
     class Meta:
         model = PickupLocation
-        fields = ["name", "street", "number", "complement", "neighborhood", "city", "uf", "cep", "opening_hours",
-                  "preparation_days", "active", "position"]
+        fields = [
+            "name",
+            "street",
+            "number",
+            "complement",
+            "neighborhood",
+            "city",
+            "uf",
+            "cep",
+            "opening_hours",
+            "preparation_days",
+            "active",
+            "position",
+        ]
 
     def clean_cep(self) -> str:
         return clean_cep(self.cleaned_data.get("cep", ""))  # required: an empty one never gets here

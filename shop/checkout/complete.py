@@ -43,7 +43,15 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import evaluate
-from shop.checkout.hold import instrument_problem, lines_of, reserve, reserve_and_save_status, unreserve
+from shop.checkout.hold import (
+    held_key,
+    hold_for_charge,
+    instrument_problem,
+    lines_of,
+    reserve,
+    reserve_and_save_status,
+    unreserve,
+)
 from shop.checkout.lock import ANY_OWNER, lock, retried_on_deadlock
 from shop.checkout.pix import (
     INSTRUMENT_PATH,
@@ -163,6 +171,7 @@ def _begin_transaction(
         if checkout.order_number is None:  # drawn by the lock; every branch below saves the checkout
             checkout.order_number = getattr(checkout, "reserved_number", None)
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        held = held_key(checkout, existing)
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
@@ -181,6 +190,7 @@ def _begin_transaction(
         if status != STATUS_READY or ev.total_amount != previous_total:
             # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
             # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
+            hold_for_charge(checkout, ev, held)  # the reservation follows the charge
             save_with_event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
             changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
@@ -277,8 +287,13 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
             result = card_payment_record(charged) if charged is not None else None
             if result is not None and result.approved:
                 begun.payment_txid = result.payment_id
-                place_order(begun, payment_type="card", paid_amount=begun.total_amount,
-                            lines=list(begun.lines.all()), locked=False)
+                place_order(
+                    begun,
+                    payment_type="card",
+                    paid_amount=begun.total_amount,
+                    lines=list(begun.lines.all()),
+                    locked=False,
+                )
                 return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
             checkout = _pending(checkout_id)
             if checkout is None:

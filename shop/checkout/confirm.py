@@ -27,8 +27,15 @@ def before_charging(post: Any, action: str, checkout: Checkout) -> list[Checkout
     if cpf_needed() and not checkout.buyer_tax_id:
         # The storefront's own rule (agents' platforms may not have it): a paid order without the buyer's CPF
         # gets no NF-e.
-        return [CheckoutMessage(type="error", code="field_required", severity="recoverable", path="$.buyer.tax_id",
-                                content=_("Informe o CPF: ele vai na nota fiscal (NF-e) do pedido."))]
+        return [
+            CheckoutMessage(
+                type="error",
+                code="field_required",
+                severity="recoverable",
+                path="$.buyer.tax_id",
+                content=_("Informe o CPF: ele vai na nota fiscal (NF-e) do pedido."),
+            )
+        ]
     return []
 
 
@@ -43,5 +50,8 @@ def _total_changed(post: Any, action: str, checkout: Checkout) -> list[CheckoutM
     if int(shown) == now:
         return []
     content = _("O total mudou para %(total)s com o que você escolheu. Confira o resumo e confirme o pagamento.")
-    return [CheckoutMessage(type="error", code="total_changed", severity="recoverable",
-                            content=content % {"total": format_brl(now)})]
+    return [
+        CheckoutMessage(
+            type="error", code="total_changed", severity="recoverable", content=content % {"total": format_brl(now)}
+        )
+    ]

@@ -32,8 +32,7 @@ def _stamp(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def consent_state(previous: dict | None, decisions: Decisions | None, captured_by: str,
-                  now: datetime) -> dict | None:
+def consent_state(previous: dict | None, decisions: Decisions | None, captured_by: str, now: datetime) -> dict | None:
     """The stored consent after a write that gave `decisions` (None: the buyer gave no consent object)."""
     if decisions is None:
         return None
@@ -46,8 +45,7 @@ def consent_state(previous: dict | None, decisions: Decisions | None, captured_b
         if isinstance(before, dict) and before.get("granted") is granted:
             state[purpose] = before  # same decision: its original time and channel stay the evidence
         else:
-            state[purpose] = {"granted": granted, "captured_by": captured_by or "platform:anonymous",
-                              "at": _stamp(now)}
+            state[purpose] = {"granted": granted, "captured_by": captured_by or "platform:anonymous", "at": _stamp(now)}
     return state
 
 
@@ -55,8 +53,11 @@ def consent_decisions(stored: dict | None) -> Decisions | None:
     """The stored consent as input again (re-evaluations keep it unchanged)."""
     if stored is None:
         return None
-    return tuple((purpose, bool(entry.get("granted"))) for purpose, entry in stored.items()
-                 if purpose in PURPOSES and isinstance(entry, dict))
+    return tuple(
+        (purpose, bool(entry.get("granted")))
+        for purpose, entry in stored.items()
+        if purpose in PURPOSES and isinstance(entry, dict)
+    )
 
 
 def marketing_refused(stored: dict | None) -> bool:
@@ -70,12 +71,14 @@ def consent_rows(stored: dict | None) -> list[dict[str, object]]:
     for purpose in PURPOSES:
         entry = (stored or {}).get(purpose)
         decided = isinstance(entry, dict)
-        rows.append({
-            "purpose": purpose,
-            "label": LABELS[purpose],
-            "decided": decided,
-            "granted": bool(entry.get("granted")) if decided else False,
-            "captured_by": entry.get("captured_by", "") if decided else "",
-            "at": entry.get("at", "") if decided else "",
-        })
+        rows.append(
+            {
+                "purpose": purpose,
+                "label": LABELS[purpose],
+                "decided": decided,
+                "granted": bool(entry.get("granted")) if decided else False,
+                "captured_by": entry.get("captured_by", "") if decided else "",
+                "at": entry.get("at", "") if decided else "",
+            }
+        )
     return rows

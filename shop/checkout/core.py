@@ -254,13 +254,18 @@ def with_status(ev: Evaluation, extra: list[CheckoutMessage]) -> tuple[str, list
     return (STATUS_INCOMPLETE if errors else STATUS_READY), messages
 
 
-def release_holdings(checkout: Checkout) -> None:
-    """Give back what a checkout holds: reserved stock, coupon uses, an active Pix charge."""
+def release_reserved(checkout: Checkout) -> None:
+    """Give back the stock and coupon uses a checkout reserved (the caller saves `stock_reserved`)."""
     if checkout.stock_reserved:
         lines = CheckoutLine.objects.filter(checkout=checkout, variant__isnull=False)
         stock_release(items=[(line.variant_id, line.quantity) for line in lines])
         checkout.stock_reserved = False
     CouponRedemption.objects.filter(checkout=checkout).delete()
+
+
+def release_holdings(checkout: Checkout) -> None:
+    """Give back what a checkout holds: reserved stock, coupon uses, an active Pix charge."""
+    release_reserved(checkout)
     if (checkout.payment_instrument or {}).get("type") == "pix":
         from payments.services import pix_charge_revoke_for_reference
 

@@ -49,7 +49,9 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
 
 def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
     text = _("O perfil da plataforma não lista o meio de pagamento %(handler)s; use um destes: %(offered)s.") % {
-        "handler": handler_id or "''", "offered": ", ".join(offered) or "-"}
+        "handler": handler_id or "''",
+        "offered": ", ".join(offered) or "-",
+    }
     return _err("payment_failed", text, f"$.payment.instruments[{index}].handler_id")
 
 
@@ -100,8 +102,10 @@ def _live(
 
 
 def _plan_lines(
-    data: CheckoutInput, existing: dict[str, CheckoutLine], *, is_update: bool
+    data: CheckoutInput, existing: dict[str, CheckoutLine], *, is_update: bool, held: bool = False
 ) -> tuple[list[PlannedLine], list[CheckoutMessage], list[CheckoutMessage], list[str]]:
+    """`held`: the checkout holds the stock of its `existing` lines (reserved with its Pix charge), so those
+    units count as available to it."""
     if len(data.lines) > MAX_LINES:
         raise CheckoutInputError("$.line_items", _("No máximo %(max)d itens por checkout.") % {"max": MAX_LINES})
     seen_ids: set[str] = set()
@@ -117,6 +121,10 @@ def _plan_lines(
     variants, read = catalog_snapshots({line.sku.strip() for line in data.lines})
     live = _live(variants, read, existing)
     remaining: dict[int, int] = defaultdict(int, {pk: row.stock for pk, row in live.items()})
+    if held:
+        for line in existing.values():
+            if line.variant_id is not None:
+                remaining[line.variant_id] += line.quantity
     planned: list[PlannedLine] = []
     messages: list[CheckoutMessage] = []
     rejections: list[CheckoutMessage] = []
@@ -151,9 +159,7 @@ def _plan_lines(
         if not fresh.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
-                messages.append(
-                    _err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path)
-                )
+                messages.append(_err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path))
                 unavailable.append(public_id)
             elif quantity > available:
                 quantity = available
@@ -241,7 +247,10 @@ def evaluate(
     """Evaluate `data` as the full writable state of `checkout` (None on create)."""
     is_update = checkout is not None
     planned, line_messages, rejections, unavailable = _plan_lines(
-        data, {line.public_id: line for line in existing_lines}, is_update=is_update
+        data,
+        {line.public_id: line for line in existing_lines},
+        is_update=is_update,
+        held=checkout is not None and checkout.stock_reserved,
     )
     buyer_fields, buyer_messages = _buyer(data.buyer)
     buyer_fields["buyer_consent"] = consent_state(

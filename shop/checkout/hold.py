@@ -1,7 +1,12 @@
-"""What a complete holds: the instrument check, stock and coupon uses taken and given back (BCP §11.3, PIX.md §3).
+"""What a Pix charge or a complete holds: the instrument check, stock and coupon uses taken and given back
+(BCP §11.3, PIX.md §3).
 
-Stock is reserved at complete (shop/stock.py explains why) in the caller's transaction, in a savepoint,
-all-or-nothing; `unreserve` gives back what `reserve` took. One variant and no coupon (the usual card
+Stock and coupon uses are reserved when a Pix charge is issued for the checkout (`hold_for_charge`, in the
+create/update transaction, before the PSP call) and held for the charge's lifetime, else at complete (card,
+or Pix without a charge yet); shop/stock.py explains why not earlier. A buyer is refused before paying, not
+refunded after (issue 31). A reservation is taken in the caller's transaction, in a savepoint,
+all-or-nothing; `unreserve` gives back what `reserve` took, and a checkout already holding one
+(`stock_reserved`) never takes a second: placement keeps the units taken. One variant and no coupon (the usual card
 complete) need no savepoint at all: `reserve_and_save_status` takes the units in the statement that writes
 the checkout and its event.
 """
@@ -16,8 +21,8 @@ from django.utils.translation import gettext as _
 
 from shop.checkout.core import save_with_event
 from shop.checkout.evaluate import Evaluation
-from shop.checkout.pix import INSTRUMENT_PATH, err
-from shop.checkout.types import CheckoutMessage, PaymentInput
+from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix
+from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, PaymentInput
 from shop.coupons import coupon_redemptions_record
 from shop.models import Checkout, CheckoutLine, CouponRedemption
 from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
@@ -64,7 +69,10 @@ def _backorder(ev: Evaluation) -> set[int]:
 
 
 def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> list[CheckoutMessage]:
-    """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or []."""
+    """Take stock and coupon uses in a savepoint; returns blocking messages (nothing taken) or [].
+    A checkout that already holds them (reserved with its Pix charge) takes nothing again."""
+    if checkout.stock_reserved:
+        return []
     items, backorder = _stock_items(lines), _backorder(ev)
     # The savepoint gives back the units taken so far if anything after them fails. One conditional UPDATE
     # and no coupon takes nothing when it fails, so it needs none (two statements fewer).
@@ -103,16 +111,34 @@ def reserve_and_save_status(
     """`reserve` and `save_status` as one statement, when the reservation is one conditional UPDATE (one
     variant to take, no coupon): the checkout and its event are written only if the units were taken.
     True: done; False: not enough stock, nothing written (`reserve` then says which line); None: the
-    reservation needs more than one statement (use `reserve`)."""
-    wanted = stock_to_take(_stock_items(lines), _backorder(ev))
-    if len(wanted) != 1 or ev.coupons.coupons:
+    reservation needs more than one statement, or is already held (use `reserve`)."""
+    take = _one_take(checkout, lines, ev)
+    if take is None:
         return None
     previous = checkout.status
-    checkout.status, checkout.stock_reserved = status, True
-    (variant_pk, quantity), = wanted
+    checkout.status = status
+    if _save_taking(checkout, take, kind, previous):
+        return True
+    checkout.status = previous
+    return False
+
+
+def _one_take(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> tuple[int, int] | None:
+    """The one `(variant_pk, quantity)` a fresh reservation takes when it is one conditional UPDATE (one
+    variant to take, no coupon, nothing held yet), else None."""
+    wanted = stock_to_take(_stock_items(lines), _backorder(ev))
+    if len(wanted) != 1 or ev.coupons.coupons or checkout.stock_reserved:
+        return None
+    return wanted[0]
+
+
+def _save_taking(checkout: Checkout, take: tuple[int, int], kind: str, previous: str) -> bool:
+    """The checkout, its event and the units `take` in one statement: all three, or none (False)."""
+    variant_pk, quantity = take
+    checkout.stock_reserved = True
     if save_with_event(checkout, kind, previous, guard=stock_take_sql(variant_pk=variant_pk, quantity=quantity)):
         return True
-    checkout.status, checkout.stock_reserved = previous, False
+    checkout.stock_reserved = False
     return False
 
 
@@ -127,3 +153,64 @@ def unreserve(checkout: Checkout, lines: list[CheckoutLine]) -> None:
         stock_release(items=_stock_items(lines))
         checkout.stock_reserved = False
     CouponRedemption.objects.filter(checkout=checkout).delete()
+
+
+HeldKey = tuple[tuple[tuple[int, int], ...], tuple[str, ...], str]
+
+
+def held_key(checkout: Checkout, lines: list[CheckoutLine]) -> HeldKey:
+    """What a reservation of this checkout covers: its units, its applied coupons and the e-mail they count for.
+    Read before a write changes them, so `hold_for_charge` knows whether the held reservation still fits."""
+    codes = tuple(sorted(str(applied.get("code", "")) for applied in checkout.discounts_applied or []))
+    return tuple(sorted(_stock_items(lines))), codes, checkout.buyer_email
+
+
+def wants_charge(checkout: Checkout) -> bool:
+    """The checkout will carry an active Pix charge (PIX.md §2.2): ready, Pix selected, a payable total."""
+    return (
+        checkout.status == STATUS_READY
+        and is_pix(checkout.payment_instrument)
+        and settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT
+    )
+
+
+def hold_for_charge(checkout: Checkout, ev: Evaluation, held: HeldKey | None) -> bool:
+    """In the write's transaction, after `apply`, before the checkout is saved and before any PSP call: a
+    checkout that will carry a Pix charge holds its stock and coupon uses for the charge's lifetime (given
+    back when the charge expires, the PSP fails, or the checkout changes or is canceled); any other gives
+    back what it held. `held`: `held_key` before the write. On a refusal the checkout turns `incomplete`
+    with the reason, so no charge is issued. True when the checkout's columns changed (caller saves)."""
+    if checkout.paid_at is not None:
+        return False  # paid before complete: what it holds is the payment's (PIX.md §3.1)
+    lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+    wanted = wants_charge(checkout)
+    if checkout.stock_reserved and (not wanted or held != held_key(checkout, lines)):
+        if held is not None:
+            stock_release(items=held[0])
+        CouponRedemption.objects.filter(checkout=checkout).delete()
+        checkout.stock_reserved = False
+        if not wanted:
+            return True
+    elif checkout.stock_reserved or not wanted:
+        return False
+    blocking = reserve(checkout, lines, ev)
+    if blocking:
+        checkout.status = STATUS_INCOMPLETE
+        checkout.messages = [*checkout.messages, *(m.as_dict() for m in blocking)]
+    return True
+
+
+def save_holding(checkout: Checkout, ev: Evaluation, held: HeldKey | None, previous: str) -> None:
+    """`hold_for_charge`, then the checkout's save (with a `status_changed` event when its status moved from
+    `previous`). A fresh hold of one variant and no coupon (the usual Pix update) is the guard of that save:
+    one statement for the units, the checkout and the event (`stock_reserved` when the status stayed)."""
+    lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+    take = _one_take(checkout, lines, ev) if checkout.paid_at is None and wants_charge(checkout) else None
+    kind = "status_changed" if checkout.status != previous else "stock_reserved"
+    if take is not None and _save_taking(checkout, take, kind, previous):
+        return
+    hold_for_charge(checkout, ev, held)  # not enough stock (it says which line), or more than one statement
+    if checkout.status != previous:
+        save_with_event(checkout, "status_changed", previous)  # the row and its event: one statement
+    else:
+        checkout.save()

@@ -149,8 +149,10 @@ def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, line
     if number and (next_number := order_number_sql()) is not None:
         # CASE evaluates nextval only for the row that needs it: no number is drawn for a refused status.
         rows = rows.extra(  # noqa: S610 — constant SQL, the status is a parameter
-            select={"reserved_number": f"CASE WHEN {table}.order_number IS NULL AND {table}.status = %s"
-                                       f" THEN {next_number} END"},
+            select={
+                "reserved_number": f"CASE WHEN {table}.order_number IS NULL AND {table}.status = %s"
+                f" THEN {next_number} END"
+            },
             select_params=[STATUS_READY],
         )
     return list(rows)

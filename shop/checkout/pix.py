@@ -7,9 +7,12 @@ one. Issuing talks to the PSP (the Bacen client retries 3 × 10 s), so it runs a
 committed, with no transaction open (`pix_charge_issue`), and a second short transaction records the
 outcome: the checkout's expiry follows the charge, or `pix_psp_unavailable` → `incomplete`.
 
-Crash states: killed between the two, the checkout is `ready_for_complete` without a charge. Nothing is
-held (stock is reserved only at complete); the next update re-plans, and complete issues the missing
-charge itself (shop/checkout/complete.py). A charge issued at the PSP but not recorded is expired there.
+Stock and coupon uses are reserved in the write's transaction, before the PSP call
+(`shop.checkout.hold.hold_for_charge`), and given back here when the PSP fails.
+
+Crash states: killed between the two, the checkout is `ready_for_complete` without a charge, holding its
+reservation until the next write re-plans, complete issues the missing charge itself
+(shop/checkout/complete.py), or the checkout expires. A charge issued at the PSP but not recorded is expired there.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from shop.checkout.core import PIX_SETTLEMENT_GRACE, save_with_event
+from shop.checkout.core import PIX_SETTLEMENT_GRACE, release_reserved, save_with_event
 from shop.checkout.lock import lock, retried_on_deadlock
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage
 from shop.models import Checkout
@@ -155,6 +158,7 @@ def _record_issued(checkout: Checkout, charge, amount: int) -> None:
                     transaction.on_commit(lambda: pix_charge_issue(current))
             return
         if charge is None:
+            release_reserved(current)  # reserved for this charge before the PSP call (hold.hold_for_charge)
             down = err("pix_psp_unavailable", _("Pix indisponível no momento; tente novamente."), INSTRUMENT_PATH)
             save_status(current, STATUS_INCOMPLETE, "pix_unavailable", [down])
             return

@@ -11,6 +11,8 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
   `payments.tasks.reconcile_card_payments` → `checkout_settle_card` (order, or stock back).
 - `complete_in_progress` with a Pix charge attached, unpaid past its expiry → `checkout_pix_lapse_due`
   → `incomplete` + `pix_charge_expired`, stock released.
+- `ready_for_complete` holding the stock and coupon uses reserved with its Pix charge (create/update,
+  shop/checkout/hold.py), unpaid past the charge's expiry → `checkout_pix_lapse_due` releases them.
 - Any non-terminal checkout past `expires_at` → `checkout_expire_due` cancels it, releasing what it holds.
 - A Pix paid but its notice lost → `payments.tasks.reconcile_pix_charges` re-reads the PSP and settles it
   (`checkout_settle_pix`), also while the checkout still waits in step 2.
@@ -26,6 +28,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -159,14 +162,16 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
 
 @in_checkout_language
 def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> int:
-    """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table).
+    """`complete_in_progress` checkouts whose Pix charge expired unpaid → `incomplete` (PIX.md §3 table);
+    `ready_for_complete` ones holding the stock their charge reserved give it back and stay ready.
 
     Stock and coupon uses are released and `pix_charge_expired` tells the platform to select Pix again
     for a fresh charge. A payment made in time but reported late still completes (checkout_settle_pix).
     """
     now = now or timezone.now()
+    held = Q(status=STATUS_READY, stock_reserved=True, paid_at__isnull=True)  # reserved with a Pix charge
     candidates = list(
-        Checkout.objects.filter(status=STATUS_IN_PROGRESS)
+        Checkout.objects.filter(Q(status=STATUS_IN_PROGRESS) | held)
         .order_by("updated_at")
         .values_list("public_id", flat=True)[:limit]
     )
@@ -181,9 +186,13 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
     now = now or timezone.now()
     with transaction.atomic():
         checkout = lock_if_free(checkout_id)
-        if checkout is None or checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument):
+        if checkout is None or not is_pix(checkout.payment_instrument):
             return False
-        if not checkout.payment_txid:
+        # Ready, unpaid, holding what its Pix charge reserved (shop.checkout.hold.hold_for_charge).
+        held = checkout.status == STATUS_READY and checkout.stock_reserved and checkout.paid_at is None
+        if checkout.status != STATUS_IN_PROGRESS and not held:
+            return False
+        if not held and not checkout.payment_txid:
             return False  # still waiting for the PSP in checkout_complete: checkout_pending_due finishes it
         charge = pix_charge_latest_for_reference(checkout_id)
         expired = (
@@ -195,6 +204,11 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
             return False
         speak(checkout.language)
         unreserve(checkout, lines_of(checkout))
+        if held:
+            # Still ready: the next write or complete issues a new charge (and reserves again); a payment of
+            # this one made in time but reported late takes the stock if there is any, else is refunded.
+            save_status(checkout, STATUS_READY, "pix_expired")
+            return True
         checkout.messages = [m for m in checkout.messages if m.get("code") != "pix_awaiting_payment"]
         message = err("pix_charge_expired", _("O Pix expirou sem pagamento; escolha o Pix de novo."), INSTRUMENT_PATH)
         save_status(checkout, STATUS_INCOMPLETE, "pix_expired", [message])

@@ -91,7 +91,9 @@ def test_gerar_novo_pix_after_a_price_change_asks_the_buyer_to_confirm(client, o
     assert (checkout.status, checkout.total_amount) == ("ready_for_complete", 2 * 4500 + 3290)
     assert 'data-testid="total">R$ 122,90<' in client.get(f"/checkout/{checkout_id}").content.decode()
     assert client.get(f"/checkout/{checkout_id}/pix")["Location"] == f"/checkout/{checkout_id}"
-    assert stock() == 10
+    # the update issued a charge for the new total, and the units are held for it (issue 31), not taken twice
+    assert pix_charge_latest_for_reference(checkout_id).amount == 2 * 4500 + 3290
+    assert (stock(), checkout.stock_reserved) == (8, True)
 
 
 def test_gerar_novo_pix_without_stock_goes_back_to_the_form_without_a_charge(client, on_pix_page: str) -> None:
@@ -100,11 +102,14 @@ def test_gerar_novo_pix_without_stock_goes_back_to_the_form_without_a_charge(cli
     client.get(f"/checkout/{checkout_id}/pix")  # lapses: the 2 units are back on sale
     Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=1)  # someone else bought one
     response = client.post(f"/checkout/{checkout_id}/pix/novo")
-    # then it is not completed and nothing is reserved; the checkout page explains the cut quantity
+    # then it is not completed; the checkout page explains the cut quantity. The charge the update issued for
+    # the cut quantity holds that one unit (issue 31: reserved with the charge, so nobody pays for it twice)
     assert (response.status_code, response["Location"]) == (302, f"/checkout/{checkout_id}")
     assert PixCharge.objects.get(pk=old.pk).status == "expired"
-    assert Checkout.objects.get(public_id=checkout_id).status != "complete_in_progress"
-    assert stock() == 1
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert checkout.status != "complete_in_progress"
+    assert pix_charge_latest_for_reference(checkout_id).amount == checkout.total_amount
+    assert (stock(), checkout.stock_reserved, checkout.lines.get().quantity) == (0, True, 1)
     assert client.get(f"/checkout/{checkout_id}").status_code == 200
 
 
