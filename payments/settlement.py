@@ -45,12 +45,13 @@ def _refund_state(payment: PSPPayment) -> str:
 def pix_webhook_events_store(
     *, items: list[tuple[PSPPayment, dict[str, Any]]], raw_body: bytes, headers: Mapping[str, str], source: str
 ) -> tuple[int, int]:
-    """Insert one inbox row per `pix[]` item (unique on endToEndId); enqueue processing after commit.
+    """Insert one inbox row per `pix[]` item (unique on endToEndId); enqueue processing after commit (a dead
+    broker is logged and the reconcile beat processes the row later).
 
     Returns (stored, duplicates). Duplicates are not re-processed. Items are independent, so each is
     its own statement (autocommit when called outside a transaction): the PSP gets its 200 sooner.
     """
-    from payments.tasks import process_pix_webhook
+    from payments.tasks import enqueue_on_commit, process_pix_webhook
 
     digest = hashlib.sha256(raw_body).hexdigest()
     received_at = timezone.now()
@@ -72,7 +73,7 @@ def pix_webhook_events_store(
             duplicates += 1
             continue
         stored += 1
-        process_pix_webhook.delay_on_commit(event.pk)
+        enqueue_on_commit(process_pix_webhook, event.pk)  # the row is durable: a dead broker is not a 500
     return stored, duplicates
 
 

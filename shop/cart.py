@@ -9,7 +9,7 @@ the buyer goes to /checkout/ (the same engine agents use), whose quantities the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -96,30 +96,58 @@ def cart_items(session: SessionBase | None) -> dict[str, int]:
     cart_id = session.get(CART_KEY) if session is not None else None
     if not isinstance(cart_id, str):
         return {}
-    rows = CartLineRow.objects.filter(cart__public_id=cart_id, cart__status=Cart.STATUS_ACTIVE,
-                                   cart__expires_at__gt=timezone.now()).values_list("sku", "quantity")
+    rows = CartLineRow.objects.filter(
+        cart__public_id=cart_id, cart__status=Cart.STATUS_ACTIVE, cart__expires_at__gt=timezone.now()
+    ).values_list("sku", "quantity")
     items: dict[str, int] = {}
     for sku, quantity in rows:
         items[sku] = items.get(sku, 0) + quantity
     return items
 
 
-def _write(session: SessionBase, items: dict[str, int], *, coupons: list[str] | None = None,
-           checkout_id: str | None = None) -> None:
-    """The session's cart becomes `items` (and `coupons` when given): one short transaction."""
+def _lines(cart: Cart) -> dict[str, int]:
+    items: dict[str, int] = {}
+    for sku, quantity in CartLineRow.objects.filter(cart=cart).order_by("position").values_list("sku", "quantity"):
+        items[sku] = items.get(sku, 0) + quantity
+    return items
+
+
+def _update(
+    session: SessionBase,
+    edit: Callable[[dict[str, int]], dict[str, int]],
+    *,
+    create: bool = True,
+    coupons: list[str] | None = None,
+    checkout_id: str | None = None,
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The session's cart lines become `edit(lines)` (and `coupons` when given): one short transaction.
+
+    The lines are read under the cart's row lock, so two requests changing one cart at once each see the
+    other's change (20 concurrent adds of 1 unit on a cart of 1 make 21, not the last writer's 2). Without a
+    cart and `create=False`, `edit` sees no lines and nothing is written. Returns (lines before, lines after).
+    """
     with transaction.atomic():
-        cart = session_cart(session, create=True)
-        assert cart is not None
+        cart = session_cart(session, create=create)
+        if cart is None:
+            return {}, edit({})
         cart = Cart.objects.select_for_update().get(pk=cart.pk)
-        CartLineRow.objects.filter(cart=cart).delete()
-        CartLineRow.objects.bulk_create([CartLineRow(cart=cart, sku=sku, quantity=quantity, position=position)
-                                      for position, (sku, quantity) in enumerate(items.items())])
+        before = _lines(cart)
+        items = edit(dict(before))
+        if list(items.items()) != list(before.items()):
+            CartLineRow.objects.filter(cart=cart).delete()
+            CartLineRow.objects.bulk_create(
+                [
+                    CartLineRow(cart=cart, sku=sku, quantity=quantity, position=position)
+                    for position, (sku, quantity) in enumerate(items.items())
+                ]
+            )
         if coupons is not None:
             cart.discount_codes = coupons
         if checkout_id is not None:
             cart.checkout_id = checkout_id
         cart.expires_at = cart_expiry()
         cart.save()
+    return before, items
 
 
 def _parse_quantity(raw: object, *, allow_zero: bool) -> int:
@@ -144,28 +172,34 @@ def cart_add(session: SessionBase, *, sku: str, quantity: object) -> CartChange:
         raise CartError("sku", _("Produto indisponível."))
     if variant.stock <= 0 and not variant.allow_backorder:
         raise CartError("sku", _("Produto esgotado."))
-    items = cart_items(session)
-    if sku not in items and len(items) >= MAX_LINES:
-        raise CartError("sku", _("O carrinho aceita até %(max)d produtos diferentes.") % {"max": MAX_LINES})
-    wanted = min(items.get(sku, 0) + qty, MAX_QUANTITY)
-    items[sku] = _capped(variant, wanted)
-    _write(session, items)
-    return CartChange(variant, items[sku], capped=items[sku] < wanted)
+
+    def add(items: dict[str, int]) -> dict[str, int]:
+        if sku not in items and len(items) >= MAX_LINES:
+            raise CartError("sku", _("O carrinho aceita até %(max)d produtos diferentes.") % {"max": MAX_LINES})
+        items[sku] = _capped(variant, min(items.get(sku, 0) + qty, MAX_QUANTITY))
+        return items
+
+    before, after = _update(session, add)
+    wanted = min(before.get(sku, 0) + qty, MAX_QUANTITY)
+    return CartChange(variant, after[sku], capped=after[sku] < wanted)
 
 
 def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange | None:
     """Change a line's quantity, capped at stock; 0 (or nothing left on sale) removes it → None."""
     qty = _parse_quantity(quantity, allow_zero=True)
-    items = cart_items(session)
-    if sku not in items:
-        raise CartError("sku", _("Este produto não está no carrinho."))
     variant = variants_by_sku([sku]).get(sku) if qty else None
     capped = _capped(variant, qty) if variant is not None else 0
-    if capped == 0:
-        items.pop(sku)
-    else:
-        items[sku] = capped
-    _write(session, items)
+
+    def change(items: dict[str, int]) -> dict[str, int]:
+        if sku not in items:
+            raise CartError("sku", _("Este produto não está no carrinho."))
+        if capped == 0:
+            items.pop(sku)
+        else:
+            items[sku] = capped
+        return items
+
+    _update(session, change, create=False)
     if qty and variant is None:
         raise CartError("sku", _("Produto indisponível."))
     if qty and capped == 0:
@@ -176,13 +210,10 @@ def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange 
 def cart_sync_quantities(session: SessionBase, quantities: Iterable[tuple[str, int]]) -> None:
     """Take the quantities the checkout engine settled on (stock adjustments), so the cart and its
     header badge count what the checkout holds."""
+    settled = {sku: quantity for sku, quantity in quantities if 0 < quantity <= MAX_QUANTITY}
     items = cart_items(session)
-    synced = dict(items)
-    for sku, quantity in quantities:
-        if sku in synced and 0 < quantity <= MAX_QUANTITY:
-            synced[sku] = quantity
-    if synced != items:
-        _write(session, synced)
+    if any(sku in items and items[sku] != quantity for sku, quantity in settled.items()):
+        _update(session, lambda current: {sku: settled.get(sku, qty) for sku, qty in current.items()}, create=False)
 
 
 def cart_lines(session: SessionBase) -> list[CartLine]:
@@ -190,7 +221,12 @@ def cart_lines(session: SessionBase) -> list[CartLine]:
     items = cart_items(session)
     variants = variants_by_sku(items)
     if set(variants) != set(items):
-        _write(session, {sku: qty for sku, qty in items.items() if sku in variants})
+        # a SKU added meanwhile (not looked up here) stays
+        _update(
+            session,
+            lambda current: {sku: qty for sku, qty in current.items() if sku in variants or sku not in items},
+            create=False,
+        )
     return [CartLine(variants[sku], qty) for sku, qty in items.items() if sku in variants]
 
 
@@ -225,8 +261,12 @@ def cart_replace(session: SessionBase, *, items: list[tuple[str, int]], coupons:
     for sku, quantity in items:
         if 0 < quantity <= MAX_QUANTITY:
             lines[sku] = min(lines.get(sku, 0) + quantity, MAX_QUANTITY)
-    _write(session, lines, coupons=[code for code in coupons if coupon_usable(code)][:MAX_COUPONS],
-           checkout_id=checkout_id)
+    _update(
+        session,
+        lambda _current: lines,
+        coupons=[code for code in coupons if coupon_usable(code)][:MAX_COUPONS],
+        checkout_id=checkout_id,
+    )
     session[CHECKOUT_KEY] = checkout_id
 
 

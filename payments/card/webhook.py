@@ -80,7 +80,7 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
     charge_id = str(data.get("id") or "")[:64] if body["type"].startswith("charge.") else ""
-    from payments.tasks import process_card_webhook
+    from payments.tasks import enqueue_on_commit, process_card_webhook
 
     event, created = CardWebhookEvent.objects.get_or_create(
         event_id=body["id"],
@@ -92,7 +92,7 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
         },
     )
     if created:
-        process_card_webhook.delay_on_commit(event.pk)
+        enqueue_on_commit(process_card_webhook, event.pk)  # durable now: a dead broker is left to the sweep
     return 200, {"received": int(created), "duplicates": int(not created)}
 
 

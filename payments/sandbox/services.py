@@ -320,7 +320,7 @@ def list_received(*, start: datetime, end: datetime) -> list[dict[str, Any]]:
 
 def schedule_delivery(items: list[dict[str, Any]], *, delay_s: int = 0) -> None:
     """Queue one signed POST of `{"pix": items}` to our webhook URL after this transaction commits."""
-    from payments.sandbox.tasks import deliver_sandbox_webhook
+    from payments.tasks import deliver_sandbox_webhook, enqueue_on_commit
 
     body = json.dumps({"pix": items}, separators=(",", ":"), ensure_ascii=False)
-    transaction.on_commit(lambda: deliver_sandbox_webhook.apply_async(args=[body], countdown=delay_s or None))
+    enqueue_on_commit(deliver_sandbox_webhook, body, countdown=delay_s or None)

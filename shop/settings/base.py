@@ -55,6 +55,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shop.ops.query_limits.QueryFieldLimitMiddleware",  # before anything reads request.GET (DEBUG's error page)
     "shop.ops.health.HealthMiddleware",
     "shop.ops.request_cache.RequestCacheMiddleware",  # read-mostly cache entries once per request
     "django.middleware.security.SecurityMiddleware",
