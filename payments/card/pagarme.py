@@ -5,7 +5,8 @@
 HTTP Basic auth with the secret key as user and an empty password. Every POST/DELETE carries our
 `Idempotency-Key`, so a retry after a timeout is answered with the first result instead of charging or
 refunding again; that is why timeouts and 5xx are retried here (never inside a database transaction:
-the callers run between short transactions).
+the callers run between short transactions). Calls go through the kernel's outbound client; one total
+deadline (`PAGARME_TIMEOUT_SECONDS`) bounds each call, its attempts and the pauses between them included.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 from django.conf import settings
 
+from kernel.http import Deadline, OutboundError, request
 from payments.card.gateway import (
     CardCustomer,
     GatewayCharge,
@@ -29,6 +30,8 @@ from payments.connections import release_db_connection
 
 logger = logging.getLogger(__name__)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
+MAX_BYTES = 1024 * 1024  # an order or charge is a few kB; anything much larger is not an answer
+CONNECT_TIMEOUT = 5.0  # a gateway that does not accept the connection is told sooner than the deadline
 
 
 def charge_from_pagarme(body: dict[str, Any], *, order: dict[str, Any] | None = None) -> GatewayCharge:
@@ -101,11 +104,10 @@ class PagarmeGateway:
             raise GatewayUnavailable("PagarmeGateway needs PAGARME_SECRET_KEY")
         self.retries = max(1, retries)
         self.backoff = backoff if backoff is not None else float(getattr(settings, "PAGARME_BACKOFF_SECONDS", 0.5))
-        seconds = timeout if timeout is not None else float(settings.PAGARME_TIMEOUT_SECONDS)
-        self._client = httpx.Client(timeout=httpx.Timeout(seconds, connect=min(5.0, seconds)), follow_redirects=False)
+        self.timeout = timeout if timeout is not None else float(settings.PAGARME_TIMEOUT_SECONDS)
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: every call has its own connection, bounded by its deadline."""
 
     # --- HTTP -----------------------------------------------------------------------------------------------
 
@@ -115,18 +117,26 @@ class PagarmeGateway:
             headers["Idempotency-Key"] = idempotency_key
         url = f"{self.base_url}{path}"
         last = ""
-        # A slow gateway must not hold a pooled database connection for its timeout × retries (callers
+        deadline = Deadline(self.timeout)  # the whole call, retries and pauses included
+        # A slow gateway must not hold a pooled database connection for its deadline (callers
         # are outside any transaction; the next query takes a connection again).
         release_db_connection()
         for attempt in range(self.retries):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                pause = self.backoff * 2 ** (attempt - 1)
+                if deadline.remaining() <= pause:
+                    break
+                time.sleep(pause)
             try:
-                response = self._client.request(method, url, json=json, headers=headers, auth=(self.secret_key, ""))
-            except httpx.HTTPError as exc:
+                # The gateway's URL is configuration, not input: no SSRF guard.
+                response = request(
+                    method, url, json=json, headers=headers, auth=(self.secret_key, ""), deadline=deadline,
+                    max_bytes=MAX_BYTES, connect_timeout=CONNECT_TIMEOUT, guard=False,
+                )  # fmt: skip
+            except OutboundError as exc:
                 # Without an idempotency key a POST is not repeated blindly (GETs are harmless).
-                last = f"{method} {path}: {exc.__class__.__name__}"
-                if method != "GET" and not idempotency_key:
+                last = f"{method} {path}: {exc.kind}"
+                if (method != "GET" and not idempotency_key) or exc.kind == "too_large":
                     break
                 continue
             if response.status_code in _RETRY_STATUSES:

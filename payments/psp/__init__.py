@@ -52,8 +52,9 @@ def get_psp() -> PixPSP:
         "key_file": settings.PIX_PSP_KEY_FILE,
         "ca_file": settings.PIX_PSP_CA_FILE,
         "backoff": float(getattr(settings, "PIX_PSP_BACKOFF_SECONDS", 0.5)),
+        "timeout": float(settings.PIX_PSP_TIMEOUT_SECONDS),
     }
-    # One adapter (one httpx connection pool, one TLS context) per process and configuration.
+    # One adapter (one TLS context, one token) per process and configuration.
     key = tuple(options.values())
     if key not in _BACEN:
         _BACEN[key] = BacenPixPSP(**options)

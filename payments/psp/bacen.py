@@ -3,21 +3,23 @@
 OAuth2 client credentials (token cached until `expires_in - 60 s`, refreshed once on 401), mTLS with
 the PSP-issued client certificate, retries only for idempotent calls (GET, PUT with our ids) on
 timeouts/5xx/429. PATCH is never retried blindly.
+
+Every call goes through the kernel's outbound client, and one total deadline (`timeout`, seconds) bounds
+the whole call: token, attempts and the pauses between them. A PSP that drips its answer one byte at a
+time is a timeout at the deadline, not a request thread held for as long as it keeps dripping.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import ssl
 import threading
 import time
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
+from kernel.http import Deadline, OutboundError, Response, client_tls_context, request
 from payments.connections import release_db_connection
 from payments.due import DueTerms
 from payments.money import cents_to_decimal
@@ -43,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 SCOPES = "cob.write cob.read pix.write pix.read webhook.write webhook.read"
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
+MAX_BYTES = 4 * 1024 * 1024  # a page of GET /pix (100 Pix) is far below; anything larger is not an answer
 # Process-wide token cache: one token per (token URL, client id), shared by every adapter instance.
 _TOKENS: dict[str, tuple[str, float]] = {}
 _TOKENS_LOCK = threading.Lock()
@@ -76,37 +79,33 @@ class BacenPixPSP:
         self.backoff = backoff
         self.scopes = scopes
         self._cache_key = hashlib.sha256(f"{token_url}\0{client_id}\0{client_secret}".encode()).hexdigest()
-        self._client = httpx.Client(
-            timeout=timeout, verify=self._ssl_context(cert_file, key_file, ca_file), follow_redirects=False
-        )
-
-    @staticmethod
-    def _ssl_context(cert_file: str, key_file: str, ca_file: str) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=ca_file or None)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        if cert_file:
-            # mTLS: the PSP-issued client certificate (PEM), key separate or bundled in the cert file.
-            context.load_cert_chain(cert_file, key_file or None)
-        return context
+        self.timeout = timeout
+        self._tls = client_tls_context(cert_file, key_file, ca_file)
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: every call has its own connection, bounded by its deadline."""
+
+    def _send(self, method: str, url: str, deadline: Deadline, **kwargs: Any) -> Response:
+        # The PSP's URL is configuration, not input: no SSRF guard (it may sit on a private network).
+        return request(method, url, deadline=deadline, max_bytes=MAX_BYTES, guard=False, tls=self._tls, **kwargs)
 
     # --- OAuth2 ---------------------------------------------------------------------------------------------------
 
-    def _token(self, *, refresh: bool = False) -> str:
-        with _TOKENS_LOCK:
+    def _token(self, deadline: Deadline, *, refresh: bool = False) -> str:
+        # Other calls wait for a token being fetched only as long as their own deadline allows.
+        if not _TOKENS_LOCK.acquire(timeout=deadline.left()):
+            raise PSPUnavailable("token endpoint: timeout (another call is fetching the token)")
+        try:
             cached = _TOKENS.get(self._cache_key)
             if cached and not refresh and cached[1] > time.monotonic():
                 return cached[0]
             try:
-                response = self._client.post(
-                    self.token_url,
-                    auth=(self.client_id, self.client_secret),
+                response = self._send(
+                    "POST", self.token_url, deadline, auth=(self.client_id, self.client_secret),
                     data={"grant_type": "client_credentials", "scope": self.scopes},
-                )
-            except httpx.HTTPError as exc:
-                raise PSPUnavailable(f"token endpoint unreachable: {exc.__class__.__name__}") from exc
+                )  # fmt: skip
+            except OutboundError as exc:
+                raise PSPUnavailable(f"token endpoint unreachable: {exc.kind}") from exc
             if response.status_code >= 500:
                 raise PSPUnavailable(f"token endpoint answered {response.status_code}")
             if response.status_code != 200:
@@ -118,18 +117,20 @@ class BacenPixPSP:
                 raise PSPInvalidResponse("token endpoint answered without access_token/expires_in")
             _TOKENS[self._cache_key] = (token, time.monotonic() + max(0, expires_in - 60))
             return token
+        finally:
+            _TOKENS_LOCK.release()
 
     # --- HTTP -----------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _json(response: httpx.Response) -> Any:
+    def _json(response: Response) -> Any:
         try:
             return response.json()
         except ValueError as exc:
             raise PSPInvalidResponse(f"PSP answered {response.status_code} with a non-JSON body") from exc
 
     @staticmethod
-    def _problem(response: httpx.Response) -> dict[str, Any]:
+    def _problem(response: Response) -> dict[str, Any]:
         try:
             body = response.json()
         except ValueError:
@@ -143,36 +144,36 @@ class BacenPixPSP:
         attempts = self.retries if idempotent else 1
         refreshed = False
         attempt = 0
-        # A PSP that hangs must not hold a pooled database connection for its timeout (× retries): callers
+        deadline = Deadline(self.timeout)  # the whole call, retries and pauses included
+        # A PSP that hangs must not hold a pooled database connection for its deadline: callers
         # make PSP calls with no transaction open, so the connection goes back to the pool here.
         release_db_connection()
         while True:
             attempt += 1
-            headers = {"Authorization": f"Bearer {self._token()}"}
             try:
-                response = self._client.request(method, self.base_url + path, json=json, params=params, headers=headers)
-            except httpx.TimeoutException as exc:
-                error: PSPError = PSPUnavailable(f"{method} {path}: timeout")
+                headers = {"Authorization": f"Bearer {self._token(deadline)}"}
+                response = self._send(method, self.base_url + path, deadline, json=json, params=params, headers=headers)
+            except OutboundError as exc:
+                error: PSPError = PSPUnavailable(f"{method} {path}: {exc.kind}")
                 cause: Exception | None = exc
-            except httpx.HTTPError as exc:
-                error, cause = PSPUnavailable(f"{method} {path}: {exc.__class__.__name__}"), exc
             else:
                 if response.status_code == 401 and not refreshed:
                     # Token revoked or expired early: refresh once, then let a second 401 surface.
                     refreshed = True
-                    self._token(refresh=True)
+                    self._token(deadline, refresh=True)
                     attempt -= 1
                     continue
                 if response.status_code < 300:
-                    return self._json(response) if response.content else {}
+                    return self._json(response) if response.body else {}
                 if response.status_code == 404:
                     raise PSPNotFound(f"{method} {path}: not found")
                 if response.status_code not in _RETRY_STATUSES:
                     raise PSPRejected(self._problem(response), response.status_code)
                 error, cause = PSPUnavailable(f"{method} {path}: PSP answered {response.status_code}"), None
-            if attempt >= attempts:
+            pause = self.backoff * (2 ** (attempt - 1))
+            if attempt >= attempts or deadline.remaining() <= pause:
                 raise error from cause
-            time.sleep(self.backoff * (2 ** (attempt - 1)))
+            time.sleep(pause)
 
     # --- PixPSP ---------------------------------------------------------------------------------------------------
 

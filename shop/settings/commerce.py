@@ -61,6 +61,8 @@ PIX_PSP_CLIENT_SECRET = env_str("PIX_PSP_CLIENT_SECRET", "")
 PIX_PSP_CERT_FILE = env_str("PIX_PSP_CERT_FILE", "")
 PIX_PSP_KEY_FILE = env_str("PIX_PSP_KEY_FILE", "")
 PIX_PSP_CA_FILE = env_str("PIX_PSP_CA_FILE", "")
+# Total seconds one PSP call may take (token, connect, headers, body, retries): a buyer's request waits on it.
+PIX_PSP_TIMEOUT_SECONDS = env_int("PIX_PSP_TIMEOUT_SECONDS", 10, minimum=1)
 # Seconds past expires_at before a charge is expired locally (absorbs webhook latency, PIX.md §3.2).
 PIX_EXPIRY_GRACE_SECONDS = env_int("PIX_EXPIRY_GRACE_SECONDS", 120, minimum=0)
 # An agent checkout paid before complete waits this long for the platform's complete, then the shop

@@ -150,7 +150,7 @@ def test_connection_refused_is_retried_later() -> None:
     provider = FocusNFeProvider(base_url=f"http://127.0.0.1:{port}", token=TOKEN, webhook_secret=SECRET)
     request_issue()
     assert _run(provider) == "retry"
-    assert FiscalJob.objects.get().last_error == "Focus NFe inacessível: ConnectError"
+    assert FiscalJob.objects.get().last_error == "Focus NFe inacessível: connect"
 
 
 def test_cancel_through_delete(focus) -> None:

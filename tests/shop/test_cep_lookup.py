@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from kernel.http import verified_tls_context
 from shop.cep import CepAddress, cep_cache_forget, cep_lookup
 from shop.models import Checkout
-from shop.ops.tls import verified_tls_context
 from tests.shop.checkout_factories import make_shipping, make_variant
 from tests.shop.fake_cep import (
     ERROR_CEP,
@@ -67,7 +67,7 @@ def test_provider_trouble_falls_back_to_the_offline_uf_table_uncached(provider, 
 
 def test_lookups_share_one_tls_context_per_process(provider, monkeypatch) -> None:
     """httpx loads the CA bundle into a new SSLContext for every client it builds without one (about 18 ms of
-    CPU): the buyers' CEP lookups share the process's context instead (shop/ops/tls.py)."""
+    CPU): the buyers' CEP lookups share the process's context instead (kernel/http.py)."""
     import ssl
 
     built: list[object] = []
