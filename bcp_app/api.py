@@ -44,8 +44,8 @@ from bcp_app.schemas import (
 from bcp_app.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.schemas.text import identifier_problem
 from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
-from payments.json_limits import JsonLimitError, loads_bounded
-from shop.ops.access_log import annotate
+from kernel.json_limits import JsonLimitError, loads_bounded
+from kernel.ops.access_log import annotate
 
 logger = logging.getLogger("bcp_app.api")
 

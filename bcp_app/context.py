@@ -18,8 +18,8 @@ from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
 from bcp_app.platforms import platform_authenticate, platform_cache_key, platform_for_profile
 from bcp_app.signatures import HttpMessage, SignatureError, verify_message
-from shop.ops import request_cache
-from shop.ops.access_log import annotate
+from kernel.ops import request_cache
+from kernel.ops.access_log import annotate
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
 # What an operation will read from the cache after identity, fetched in identity's round trip: every checkout

@@ -28,9 +28,9 @@ from bcp_app.errors import ProtocolError
 from bcp_app.flight import single_flight
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.sfv import Item, SFVError, parse_dictionary
-from payments.connections import release_db_connection
-from payments.json_limits import JsonLimitError, loads_bounded
-from shop.ops import request_cache
+from kernel.db_connections import release_db_connection
+from kernel.json_limits import JsonLimitError, loads_bounded
+from kernel.ops import request_cache
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
-from shop.ops import request_cache
+from kernel.ops import request_cache
 
 _KEY_RE = re.compile(r"^bcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
 

@@ -26,7 +26,7 @@ from bcp_app.constants import (
 from bcp_app.context import RequestContext
 from bcp_app.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
 from bcp_app.policies import policies_json
-from orders.money import format_brl
+from kernel.money import format_brl
 from shop.checkout.outputs import CheckoutView, DestinationView, MethodView, Total
 from shop.checkout.types import CheckoutMessage
 

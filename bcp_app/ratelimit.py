@@ -1,4 +1,4 @@
-"""One rate limiter for every BCP transport (REST, MCP, A2A), counting in `shop/ops/ratelimit.py`.
+"""One rate limiter for every BCP transport (REST, MCP, A2A), counting in `kernel/ops/ratelimit.py`.
 
 Counters are fixed windows in Django's cache: Redis when `REDIS_URL` is set (shared by every web process),
 else process memory (`make run`). Each call is counted per caller and per operation class:
@@ -30,10 +30,10 @@ from typing import Literal
 from django.conf import settings
 
 from bcp_app.errors import ProtocolError
-from shop.ops import ratelimit as counters
-from shop.ops import request_cache
-from shop.ops.access_log import current_client_ip
-from shop.ops.ratelimit import Window
+from kernel.ops import ratelimit as counters
+from kernel.ops import request_cache
+from kernel.ops.access_log import current_client_ip
+from kernel.ops.ratelimit import Window
 
 OperationClass = Literal["read", "write", "checkout_create"]
 WRITE_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from kernel.ids import new_permalink_token, new_public_id
 from orders.choices import (
     AdjustmentStatus,
     AdjustmentType,
@@ -23,7 +24,6 @@ from orders.choices import (
     PaymentStatus,
     PaymentType,
 )
-from orders.ids import new_permalink_token, new_public_id
 
 
 def new_order_id() -> str:

@@ -17,13 +17,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from kernel.rows import insert_once
 from payments.due import local_date
 from payments.locks import pix_charge_lock
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PSPCharge, PSPNotFound, PSPPayment, PSPRejected, PSPUnavailable, get_psp
 from payments.psp.base import payment_from_bacen
 from payments.refunds import refund_automatic, refunds_apply_from_psp
-from payments.rows import insert_once
 from payments.signals import charge_settled
 from payments.timeline import record_event
 

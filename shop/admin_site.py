@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 
-from orders.money import format_brl
+from kernel.money import format_brl
 
 
 class ShopAdminSite(admin.AdminSite):

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from payments.json_limits import control_in
+from kernel.json_limits import control_in
 from shop.models import Cart, Variant
 from shop.models import CartLine as CartLineRow
 from shop.selectors import variants_by_sku

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.db.models import Count, Q, Value
 from django.utils.translation import gettext as _
 
-from orders.money import format_brl as brl
+from kernel.money import format_brl as brl
 from shop.checkout.outputs import AppliedDiscountView
 from shop.checkout.types import CheckoutMessage
 from shop.models import Coupon, CouponRedemption

@@ -21,7 +21,7 @@ from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext as _
 
-from shop.ops import request_cache
+from kernel.ops import request_cache
 from shop.store import Store, store_get
 
 CACHE_SECONDS = 3600

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from orders.money import format_decimal_point
+from kernel.money import format_decimal_point
 from shop.models import Product, Variant
 from shop.selectors import product_availability
 

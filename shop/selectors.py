@@ -337,7 +337,7 @@ def product_availability(product: Product) -> str:
 def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
     """The read-mostly cache entries a checkout request reads (the store settings and its policies in
     `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
-    fetch them in one round trip beforehand (`shop.ops.request_cache.prefetch`)."""
+    fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`)."""
     from shop.checkout.catalog import VERSION_KEY
     from shop.models.store import CACHE_KEY
     from shop.policies import policies_cache_key

@@ -74,7 +74,7 @@ def stock_to_take(items: Iterable[tuple[int, int]], backorder: set[int]) -> list
 
 def stock_take_sql(*, variant_pk: int, quantity: int) -> tuple[str, list[int]]:
     """The conditional UPDATE that takes one variant's units, returning its id when they were taken: run by
-    `stock_reserve`, or as the guard of a caller's own statement (`payments.rows.update_where`)."""
+    `stock_reserve`, or as the guard of a caller's own statement (`kernel.rows.update_where`)."""
     table = connection.ops.quote_name(Variant._meta.db_table)
     stock, pk = (connection.ops.quote_name(Variant._meta.get_field(name).column) for name in ("stock", "id"))
     sql = f"UPDATE {table} SET {stock} = {stock} - %s WHERE {pk} = %s AND {stock} >= %s RETURNING {pk}"  # noqa: S608

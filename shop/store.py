@@ -13,11 +13,11 @@ from typing import Any
 
 from django.conf import settings
 
+from kernel.ops import request_cache
 from payments.installments import InstallmentPolicy
 from shop.br_validation import phone_display, phone_normalize, tax_id_normalize
 from shop.images import logo_thumbnail_url
 from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
-from shop.ops import request_cache
 
 CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
 

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from orders.money import parse_brl
+from kernel.money import parse_brl
 from shop.cep import cep_lookup
 from shop.models import Category, Product, Variant
 from shop.pix_discount import pix_price

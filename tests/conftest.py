@@ -11,7 +11,7 @@ from celery._state import _set_task_join_will_block
 from django.conf import settings
 from django.core.cache import caches
 
-from shop.celery import app as celery_app
+from config.celery import app as celery_app
 from tests.payments.fake_pagarme import pagarme  # noqa: F401 (the fake card gateway fixture, for every package)
 
 

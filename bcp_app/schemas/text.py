@@ -3,7 +3,7 @@
 Postgres refuses U+0000 in text (a `DataError`, i.e. a 500), and the other C0 controls are never part
 of a name, address, code or id. Text may carry tab, line feed and carriage return; identifiers (`id`,
 `…_id`, `…Id`, `codes`, path ids) carry no control character at all. The scan itself is the shared one
-in `payments.json_limits` (the leaf app; the Pix webhook uses it too).
+in `kernel.json_limits` (the leaf app; the Pix webhook uses it too).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from payments.json_limits import control_in
-from payments.json_limits import find_control_character as _find
+from kernel.json_limits import control_in
+from kernel.json_limits import find_control_character as _find
 
 _ID_KEYS = frozenset({"id", "codes", "sku", "txid"})
 

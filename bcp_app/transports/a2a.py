@@ -1,6 +1,6 @@
 """A2A 1.0 JSON-RPC transport (seed 004; BCP.md §13.3), built on the official `a2a-sdk`.
 
-Mounted by `shop/asgi.py` at `/bcp/a2a` (JSON-RPC `SendMessage`) and `/.well-known/agent-card.json`.
+Mounted by `config/asgi.py` at `/bcp/a2a` (JSON-RPC `SendMessage`) and `/.well-known/agent-card.json`.
 The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; this module adds:
 
 - header checks before anything runs (`A2A-Version: 1.0`, `A2A-Extensions` activating the BCP
@@ -48,7 +48,7 @@ from bcp_app.errors import ProtocolError
 from bcp_app.schemas.text import control_character_message, find_control_character
 from bcp_app.transports.a2a_card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
 from bcp_app.transports.a2a_wire import intify, message_to_dict, to_proto
-from shop.ops.request_cache import request_scope
+from kernel.ops.request_cache import request_scope
 
 logger = logging.getLogger(__name__)
 

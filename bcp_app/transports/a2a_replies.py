@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orders.money import format_brl
+from kernel.money import format_brl
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """MCP binding of BCP (§13.2) plus the typed catalogue tools (seed 002), on the official `mcp` SDK.
 
-Mounted by `shop/asgi.py` at `/bcp/mcp` (`settings.ASGI_MOUNTS`): streamable HTTP, stateless, JSON
+Mounted by `config/asgi.py` at `/bcp/mcp` (`settings.ASGI_MOUNTS`): streamable HTTP, stateless, JSON
 responses, serving both the 2026-07-28 per-request revision and the earlier initialize-handshake
 revisions. Host/Origin are checked against `BCP_MCP_ALLOWED_HOSTS` / `BCP_MCP_ALLOWED_ORIGINS`.
 JSON-RPC errors leave with the HTTP status BCP §5.4 gives their `data.code`. The same tools are
@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from bcp_app.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp_core import CallInfo, McpTool, protocol_error_to_mcp, run_tool
-from shop.asgi_guard import replaying
+from config.asgi_guard import replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp")
 

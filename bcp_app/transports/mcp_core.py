@@ -24,7 +24,7 @@ from django.db import close_old_connections, connections
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.errors import ProtocolError
-from shop.ops.request_cache import request_scope
+from kernel.ops.request_cache import request_scope
 
 logger = logging.getLogger("bcp_app.transports.mcp")
 
@@ -138,7 +138,7 @@ def _rate_window(call: CallInfo, tool: McpTool) -> Any:
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
-    from shop.ops import request_cache
+    from kernel.ops import request_cache
 
     close_old_connections()
     try:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import httpx
 from django.conf import settings
 
+from kernel.db_connections import release_db_connection
 from payments.card.gateway import (
     CardCustomer,
     GatewayCharge,
@@ -25,7 +26,6 @@ from payments.card.gateway import (
     GatewayRejected,
     GatewayUnavailable,
 )
-from payments.connections import release_db_connection
 
 logger = logging.getLogger(__name__)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}

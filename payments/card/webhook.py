@@ -19,9 +19,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from kernel.json_limits import find_control_character, loads_bounded
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import CardPayment, CardWebhookEvent
-from payments.json_limits import find_control_character, loads_bounded
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 256 * 1024

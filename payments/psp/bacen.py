@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from payments.connections import release_db_connection
+from kernel.db_connections import release_db_connection
 from payments.due import DueTerms
 from payments.money import cents_to_decimal
 from payments.psp.base import (

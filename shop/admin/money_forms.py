@@ -9,7 +9,7 @@ from django import forms
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from orders.money import MoneyField, format_brl
+from kernel.money import MoneyField, format_brl
 
 CHECKOUT_STATUS_LABELS = {
     "incomplete": _("Incompleto"),

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from orders.money import format_brl
+from kernel.money import format_brl
 from payments.installments import Installment, plans_for
 from shop.checkout.card_terms import installment_policy
 from shop.checkout.hold import card_handler_id

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from orders.money import format_brl
+from kernel.money import format_brl
 from shop.checkout.card_page import card_total
 from shop.checkout.selectors import checkout_view
 from shop.checkout.types import CheckoutMessage

@@ -118,11 +118,11 @@ def save_with_event(
     where: dict[str, object] | None = None,
     guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
-    """The checkout's UPDATE and its event in one statement (`payments.rows.update_where`). `fields`: the
+    """The checkout's UPDATE and its event in one statement (`kernel.rows.update_where`). `fields`: the
     columns to write (default: `Checkout.written_fields()`, what `save()` writes);
     `where`: columns the row must still have, else nothing is written and the answer is False.
     `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
-    from payments.rows import update_where
+    from kernel.rows import update_where
 
     if checkout.pk is None:
         checkout.save()

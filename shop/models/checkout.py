@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from shop.ids import new_public_id
+from kernel.ids import new_public_id
 from shop.models.catalog import Variant
 
 

@@ -24,7 +24,7 @@ POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.policies
 
 
 def _invalidate() -> None:
-    from shop.ops import request_cache
+    from kernel.ops import request_cache
 
     request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en")
 

@@ -113,5 +113,5 @@ urlpatterns = [
     path("_bench/orders/<int:order_id>", bare_order),
     path("_bench/bcp-orders/<str:order_id>", bare_bcp_order),
     path("_bench/a2a-add", bare_a2a_add),
-    path("", include("shop.urls")),
+    path("", include("config.urls")),
 ]

@@ -146,7 +146,7 @@ class LiveServer(BaseLiveServer):
 
     def __init__(self, app: Any = None) -> None:
         if app is None:
-            from shop.asgi import build_application
+            from config.asgi import build_application
 
             app = build_application()
         super().__init__(app, lifespan="on")
@@ -159,7 +159,7 @@ class LiveServer(BaseLiveServer):
 def separate_a2a_app() -> Any:
     """A second, independent A2A application instance (its own SDK handler) in front of Django."""
     from bcp_app.transports.a2a import A2AApplication
-    from shop.asgi import PathRouter, django_app
+    from config.asgi import PathRouter, django_app
 
     app = A2AApplication()
     return PathRouter(django_app, {"/bcp/a2a": app, "/.well-known/agent-card.json": app})

@@ -49,7 +49,7 @@ def hanging_psp(settings: Any) -> Iterator[FakeBacenServer]:
 
 @pytest.fixture
 def server(transactional_db: Any, settings: Any) -> Iterator[LiveServer]:
-    from shop.asgi import application
+    from config.asgi import application
 
     live = LiveServer(application, lifespan="on").start()  # the executor production sizes at startup
     settings.BCP_PUBLIC_URL = live.url

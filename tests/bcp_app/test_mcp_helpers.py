@@ -1,4 +1,4 @@
-"""Shared fixtures and helpers of the MCP tests: a live uvicorn running `shop.asgi:application` in a
+"""Shared fixtures and helpers of the MCP tests: a live uvicorn running `config.asgi:application` in a
 thread of the test process (so it sees the pytest database and committed data), the official `mcp`
 client, raw JSON-RPC over httpx, and small catalog factories. Unit tests of the transport glue that
 need no server live here too.
@@ -134,7 +134,7 @@ class LiveServer(BaseLiveServer):
     """The whole ASGI application (Django, MCP, A2A) with its lifespan on, via `tests.bcp_app.live`."""
 
     def __init__(self) -> None:
-        from shop.asgi import build_application
+        from config.asgi import build_application
 
         super().__init__(build_application(), lifespan="on")
         self.users = 0

@@ -55,7 +55,7 @@ AP2 = "shopping/ap2_mandate.json#/$defs/br.dev.bcp.shopping.checkout"
 def consenting(live_mcp, fake_platform, bcp_settings, transactional_db) -> Iterator[test_mcp_checkout.Shopper]:
     """An MCP shopper negotiating cart, discount and buyer consent, paying by Pix (5 % off) or card."""
     from bcp_app.platforms import platform_create
-    from shop.celery import app as celery_app
+    from config.celery import app as celery_app
     from tests.shop.checkout_factories import make_shipping, make_variant
 
     StoreSettings.objects.create(pix_discount_percent=Decimal("5.00"))

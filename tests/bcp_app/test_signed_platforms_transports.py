@@ -83,7 +83,7 @@ class SignedShopper(test_mcp_checkout.Shopper):
 
 @pytest.fixture
 def signed_shopper(live_mcp: Any, fake_platform: FakePlatform, transactional_db: None) -> Iterator[SignedShopper]:
-    from shop.celery import app as celery_app
+    from config.celery import app as celery_app
 
     make_variant("SKU-CAFE-500G", price=4290, stock=10, title="Café especial 500 g")
     make_shipping()

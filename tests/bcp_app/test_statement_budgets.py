@@ -61,7 +61,7 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # the checkout still waits for this payment (`place_order(locked=False)`), written before the order, from
 # the checkout as step 1 left it (tests/shop/test_card_complete_races.py: the sweep that moved it meanwhile).
 # 19 → 16, complete Pix 10 → 9: a row and its timeline event are one statement (a data-modifying CTE,
-# payments.rows): the checkout's status change and its event (step 1 and the placement), the card payment
+# kernel.rows): the checkout's status change and its event (step 1 and the placement), the card payment
 # and its event. Left, by design: idempotency claim 1; step 1 5 (BEGIN, lock with the lines, stock, checkout
 # + event, COMMIT); the gateway call; step 3 9 (BEGIN, payment + event, checkout + event, order, lines,
 # expectation, order event, outbox, COMMIT); the stored response 1. The issue's 15 counts one transaction;

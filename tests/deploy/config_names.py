@@ -1,4 +1,4 @@
-"""Environment names the shop knows: read by the shop/settings/ package, or documented in the README's table."""
+"""Environment names the shop knows: read by the config/settings/ package, or documented in the README's table."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.test import Client
 
-from orders.money import parse_brl
+from kernel.money import parse_brl
 from shop.demo import seed_catalog
 from shop.templatetags.money import brl
 

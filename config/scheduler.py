@@ -35,7 +35,7 @@ class InProcessScheduler:
 
     def tick(self, now: datetime) -> list[str]:
         """Run every entry whose interval has passed since its last run; returns their names."""
-        from shop.celery import app
+        from config.celery import app
 
         app.loader.import_default_modules()  # the apps' tasks modules (autodiscovery is lazy)
         ran = []

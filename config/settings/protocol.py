@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shop.env import ConfigError, env_bool, env_int, env_list, env_str
-from shop.settings.base import VAR_DIR
+from config.settings.base import VAR_DIR
+from kernel.env import ConfigError, env_bool, env_int, env_list, env_str
 
 # --- BCP --------------------------------------------------------------------------------------------------
 BCP_ALLOW_ANONYMOUS = env_bool("BCP_ALLOW_ANONYMOUS", default=True)
@@ -59,7 +59,7 @@ ASGI_MOUNTS: dict[str, str] = {
     "/.well-known/agent-card.json": "bcp_app.transports.a2a.asgi_app",
 }
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
-# files, session, CSRF, auth and messages middleware (shop/asgi.py), which they never use.
+# files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.
 ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
 ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -1,13 +1,13 @@
-"""Prefixed random public ids for orders (`order_…`, `exp_…`, `evt_…`, `adj_…`).
+"""Prefixed random public ids (`checkout_…`, `order_…`, `li_…`, `evt_…`) and buyer permalink tokens.
 
-A copy of the shop's helper: `orders` is a leaf app and must not import `shop`.
+Database primary keys never leave the process; these are what URLs and BCP payloads carry.
 """
 
 import secrets
 
 
 def new_public_id(prefix: str, nbytes: int = 12) -> str:
-    # token_hex keeps ids within [a-z0-9]: safe in URLs, JSONPath and BCP payloads.
+    # token_hex keeps ids within [a-z0-9]: safe in URLs, JSONPath and BCP permalinks.
     return f"{prefix}_{secrets.token_hex(nbytes)}"
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shop.env import ConfigError, env_int, env_str
-from shop.settings.base import DEBUG
+from config.settings.base import DEBUG
+from kernel.env import ConfigError, env_int, env_str
 
 # Production logs are JSON, one object a line (python-json-logger); one line per request comes from
-# shop/ops/access_log.py with request_id, platform, operation, status and duration_ms.
+# kernel/ops/access_log.py with request_id, platform, operation, status and duration_ms.
 DJANGO_LOG_FORMAT = env_str("DJANGO_LOG_FORMAT", "plain" if DEBUG else "json")
 if DJANGO_LOG_FORMAT not in {"plain", "json"}:
     raise ConfigError(f"DJANGO_LOG_FORMAT must be plain or json, not {DJANGO_LOG_FORMAT!r}")

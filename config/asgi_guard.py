@@ -5,7 +5,7 @@ mounted protocol apps do not pass through Django, so the router applies the same
 
 - the request body cap is Django's `DATA_UPLOAD_MAX_MEMORY_SIZE`, so REST, MCP and A2A share one limit
   (HTTP 413 with a JSON-RPC error when a body is larger, checked while reading, before any parsing);
-- a body that is not UTF-8 or is nested deeper than `payments.json_limits.MAX_DEPTH` is a JSON-RPC
+- a body that is not UTF-8 or is nested deeper than `kernel.json_limits.MAX_DEPTH` is a JSON-RPC
   parse error / invalid request with a plain message: no parser internals ("maximum recursion
   depth", codec errors) ever reach the caller;
 - SecurityMiddleware's headers from the same settings (HSTS on secure requests, nosniff, referrer and
@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from payments.json_limits import MAX_DEPTH, nesting_depth
+from kernel.json_limits import MAX_DEPTH, nesting_depth
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

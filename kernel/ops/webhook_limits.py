@@ -14,8 +14,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from shop.ops import ratelimit
-from shop.ops.access_log import current_client_ip
+from kernel.ops import ratelimit
+from kernel.ops.access_log import current_client_ip
 
 
 class WebhookRateLimitMiddleware:

@@ -5,7 +5,7 @@ dotted path from `settings.ASGI_MOUNTS` so the project package never imports the
 `settings.ASGI_API_PREFIXES` (`/bcp/v1`) go to a second Django handler without the page-only middleware;
 everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
 get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers and HTTPS rule
-(`shop.asgi_guard`).
+(`config.asgi_guard`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shop.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import django
 
@@ -32,7 +32,7 @@ from django.http.response import HttpResponseBase  # noqa: E402
 from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
-from shop.asgi_guard import guarded  # noqa: E402
+from config.asgi_guard import guarded  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -163,8 +163,8 @@ class ApiHandler(OneHopHandler):
 
 
 def build_application() -> ASGIApp:
-    from shop.ops.access_log import AccessLog
-    from shop.ops.scheduler import start_if_enabled
+    from config.scheduler import start_if_enabled
+    from kernel.ops.access_log import AccessLog
 
     start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}

@@ -8,11 +8,11 @@ from pathlib import Path
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
-from shop.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
+from kernel.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 # Templates, static sources and locale: top-level folders of the source tree; a non-editable install
-# (`pip install .`, the image) carries them as package data under shop/_site (setup.py).
+# (`pip install .`, the image) carries them as package data under config/_site (setup.py).
 _INSTALLED_SITE_DIR = Path(__file__).resolve().parent.parent / "_site"
 SITE_DIR = _INSTALLED_SITE_DIR if _INSTALLED_SITE_DIR.is_dir() else BASE_DIR
 VAR_DIR = Path(env_str("SHOP_VAR_DIR", str(BASE_DIR / "var")))
@@ -55,10 +55,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "shop.ops.health.HealthMiddleware",
-    "shop.ops.request_cache.RequestCacheMiddleware",  # read-mostly cache entries once per request
+    "kernel.ops.health.HealthMiddleware",
+    "kernel.ops.request_cache.RequestCacheMiddleware",  # read-mostly cache entries once per request
     "django.middleware.security.SecurityMiddleware",
-    "shop.ops.webhook_limits.WebhookRateLimitMiddleware",
+    "kernel.ops.webhook_limits.WebhookRateLimitMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -68,12 +68,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "shop.error_pages.MethodNotAllowedPage",
+    "config.error_pages.MethodNotAllowedPage",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
 
-ROOT_URLCONF = "shop.urls"
-ASGI_APPLICATION = "shop.asgi.application"
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {
@@ -117,7 +117,7 @@ if _db.engine.endswith("postgresql"):
     # for new connections; the test runner lowers it (many short-lived processes share one server). The
     # pool tests each connection it hands out, so a backend killed by a restart or an admin is replaced
     # instead of answering with a 500.
-    from shop.db_pool import check_connection
+    from config.db_pool import check_connection
 
     # Server-side prepared statements: a statement run twice on a connection is planned once for it (the pool
     # keeps connections, so every hot statement is prepared after the first requests). Postgres' CPU per
@@ -154,8 +154,8 @@ REDIS_URL = env_str("REDIS_URL", "")
 CACHES = {
     "default": (
         # Django's Redis backend, its client kept between operations and an unreachable Redis a miss
-        # (shop/ops/redis_cache.py says why); a Redis that answers nothing costs a request at most a second.
-        {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": REDIS_URL,
+        # (kernel/ops/redis_cache.py says why); a Redis that answers nothing costs a request at most a second.
+        {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": REDIS_URL,
          "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -291,7 +291,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 # styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`;
 # no page uses style="…" attributes (classes instead), so none are allowed.
 # Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
-# SecurityMiddleware headers from the ASGI router (shop/asgi_guard.py).
+# SecurityMiddleware headers from the ASGI router (config/asgi_guard.py).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],

@@ -5,7 +5,7 @@ from django.urls import include, path
 
 from shop.fiscal import panels as fiscal_panels
 
-handler500 = "shop.error_pages.server_error"
+handler500 = "config.error_pages.server_error"
 
 urlpatterns = [
     # First: the agents' API (/bcp/v1) is the most called path, and Django tries the patterns in order.
@@ -25,6 +25,6 @@ if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):
     # Development and `make run` (uvicorn): Django serves uploaded media, which WhiteNoise does not.
     from django.urls import re_path
 
-    from shop.media import serve_media
+    from config.media import serve_media
 
     urlpatterns.insert(0, re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.+)$", serve_media))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shop.env import ConfigError, env_bool, env_int, env_str
-from shop.settings.base import DEBUG, SECURE_CSP
+from config.settings.base import DEBUG, SECURE_CSP
+from kernel.env import ConfigError, env_bool, env_int, env_str
 
 # --- Shop ---------------------------------------------------------------------------------------------
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row

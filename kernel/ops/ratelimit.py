@@ -3,11 +3,11 @@
 Limits are written in the `limits` library's notation ("60/minute", "30/10minutes"), which parses them; the
 counter of a window is one cache entry whose key names the window, so it expires with it. With `REDIS_URL`
 the cache is Redis, shared by every web process, and counting is one command (a Lua INCR + EXPIRE,
-shop/ops/redis_cache.py); a request that reads cache entries anyway counts in the same command
+kernel/ops/redis_cache.py); a request that reads cache entries anyway counts in the same command
 (`request_cache.prefetch(..., counter=...)`: a BCP call's counter rides with its identity's reads, issue 11).
 Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
 call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/ratelimit.py`) and
-the webhook endpoints (`shop/ops/webhook_limits.py`) count here.
+the webhook endpoints (`kernel/ops/webhook_limits.py`) count here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from limits import parse
 
-from shop.ops import request_cache
+from kernel.ops import request_cache
 
 
 @dataclass(frozen=True)

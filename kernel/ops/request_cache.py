@@ -5,7 +5,7 @@ merchant saves them, so every process sees a change at once. But one checkout re
 settings about six times (presenter, Pix merchant, policies, e-mail context…): with `REDIS_URL` each ask
 is a Redis round trip and an unpickling, about a third of a millisecond of CPU. Inside a scope
 (`RequestCacheMiddleware` for HTTP, each MCP tool call and A2A message, the Celery task signals in
-`shop/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own
+`config/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own
 code) every read goes to the cache as before. `forget` drops the entry from the scope too, so a request that saves
 the store settings does not read its own stale copy afterwards. `prefetch` reads several entries a request is
 about to need in one round trip (one MGET with Redis), remembering the absent ones as absent too, and can
@@ -45,12 +45,12 @@ def get(key: str) -> Any | None:
 def prefetch(*keys: str, counter: tuple[str, int] | None = None) -> int | None:
     """Read `keys` for the rest of the scope in one cache round trip (nothing outside a scope); with
     `counter` (key, timeout), count one more on that counter in the same round trip and return its value
-    (None when it could not be counted). A rate limit's counter rides here (shop/ops/ratelimit.py)."""
+    (None when it could not be counted). A rate limit's counter rides here (kernel/ops/ratelimit.py)."""
     memo = _scope.get()
     wanted = [key for key in keys if key not in memo] if memo is not None else []
     if counter is None:
         if wanted:
-            found = cache.get_many(wanted)  # an unreachable Redis answers {} (shop/ops/redis_cache.py)
+            found = cache.get_many(wanted)  # an unreachable Redis answers {} (kernel/ops/redis_cache.py)
             _remember_read(memo, wanted, found)
         return None
     found, counted = _read_and_count(wanted, *counter)
@@ -70,7 +70,7 @@ def _remember_read(memo: dict[str, Any] | None, wanted: list[str], found: dict[s
 
 
 def _read_and_count(keys: list[str], counter: str, timeout: int) -> tuple[dict[str, Any], int | None]:
-    together = getattr(cache, "read_and_count", None)  # Redis: one round trip (shop/ops/redis_cache.py)
+    together = getattr(cache, "read_and_count", None)  # Redis: one round trip (kernel/ops/redis_cache.py)
     if together is not None:
         return together(keys, counter, timeout)
     found = cache.get_many(keys) if keys else {}

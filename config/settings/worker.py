@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from celery.schedules import crontab
 
-from shop.env import env_bool, env_int, env_str
+from kernel.env import env_bool, env_int, env_str
 
 # --- Celery -------------------------------------------------------------------------------------------
 # No broker: tasks run eagerly in-process (embedded default for `make run`).
@@ -18,7 +18,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # acknowledged only after it ran, re-queued when its worker process is lost. A task left unacknowledged
 # by a killed worker goes back to the queue once it is older than the visibility timeout, which must be
 # longer than any task may run (the hard time limit) or a running task would be handed out twice.
-# Beat (`celery -A shop beat`) must run in production: its sweeps re-drive whatever is still stranded.
+# Beat (`celery -A config beat`) must run in production: its sweeps re-drive whatever is still stranded.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300, minimum=1)
@@ -51,6 +51,6 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
 }
 
-# `make run` only (no broker): run the interval sweeps above in a thread of the web process (shop/ops/scheduler.py).
+# `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).
 SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
 
