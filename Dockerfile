@@ -22,7 +22,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_
     DJANGO_SETTINGS_MODULE=config.settings \
     SHOP_VAR_DIR=/app/var \
     DJANGO_STATIC_ROOT=/app/staticfiles
-# DejaVu Sans draws the demo catalogue's photo captions with their accents ("Básica"; shop/images.py).
+# DejaVu Sans draws the demo catalogue's photo captions with their accents ("Básica"; shop/catalog/images.py).
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 loja
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \

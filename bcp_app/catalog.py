@@ -1,4 +1,4 @@
-"""BCP catalog capability (§16) over `shop.selectors`: search, lookup, get_product → BCP JSON.
+"""BCP catalog capability (§16) over `shop.catalog.selectors`: search, lookup, get_product → BCP JSON.
 
 Not to be confused with `bcp_app/catalogue/` (seed 002 typed tools for non-BCP agents).
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from shop import selectors
+from shop.catalog import selectors
 from shop.models import Product, Variant
 
 CURSOR_PREFIX = "p"

@@ -122,7 +122,7 @@ def resolve_context(
     if api_key is not None:
         wanted += [ratelimit.auth_failures_key(client_ip), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
-        from shop.selectors import checkout_read_keys
+        from shop.catalog.selectors import checkout_read_keys
 
         wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
     count = request_cache.prefetch(*(key for key in wanted if key is not None),

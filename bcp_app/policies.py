@@ -1,6 +1,6 @@
 """Policies on the wire: `policies[]` of checkout, cart, order and catalog responses, and `policies.search`.
 
-The texts, URLs and the return window come from the store settings (`shop.policies`); this module only
+The texts, URLs and the return window come from the store settings (`shop.store.policies`); this module only
 renders them as BCP policy objects (`common/types/policy.json`). Every policy applies to the whole response
 (no `applies_to`): the shop has one policy of each kind for everything it sells.
 """
@@ -25,7 +25,7 @@ def _language(value: str | None) -> str:
 
 def kept_policies(kept: Any) -> tuple[Any, ...] | None:
     """The policies an order kept at placement (`orders.Order.policies`), or None to use today's."""
-    from shop.policies import Policy
+    from shop.store.policies import Policy
 
     if not isinstance(kept, list) or not kept:
         return None  # orders placed before the snapshot existed
@@ -37,7 +37,7 @@ def kept_policies(kept: Any) -> tuple[Any, ...] | None:
 
 def policy_models(language: str | None = None, *, kept: Any = None) -> list[PolicyOut]:
     """`kept`: an order's policy snapshot; its policies win over the current store settings."""
-    from shop.policies import store_policies
+    from shop.store.policies import store_policies
 
     out = []
     for policy in kept_policies(kept) or store_policies(_language(language)):
@@ -58,7 +58,7 @@ def policies_json(language: str | None = None, *, kept: Any = None) -> list[dict
 def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -> OperationResult:
     """`policies.search`: the policies a buyer's question is about, with their text as the answer."""
     from bcp_app.operations import validate
-    from shop.policies import policies_search
+    from shop.store.policies import policies_search
 
     request = validate(PoliciesSearchRequest, body)
     language = _language(request.language or ctx.language)

@@ -328,7 +328,7 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
     payload = order_bcp_payload(order_model)
     capabilities: dict[str, list[dict[str, str]]] = {ORDER: [{"version": version}]}
     if ctx is not None and ctx.has(FISCAL_DOCUMENT):
-        from shop.fiscal.selectors import fiscal_documents_bcp
+        from shop.invoicing.selectors import fiscal_documents_bcp
 
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
         payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)

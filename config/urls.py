@@ -3,7 +3,7 @@ from django.conf.urls.i18n import i18n_patterns  # noqa: F401
 from django.contrib import admin
 from django.urls import include, path
 
-from shop.fiscal import panels as fiscal_panels
+from shop.invoicing import panels as fiscal_panels
 
 handler500 = "config.error_pages.server_error"
 
@@ -16,9 +16,9 @@ urlpatterns = [
     path("", include("payments.urls")),
     path("fiscal/", include("fiscal.urls")),
     path("", include("orders.urls")),
-    path("", include("shop.checkout.urls")),
-    path("", include("shop.store_urls")),
-    path("", include("shop.storefront_urls")),
+    path("", include("shop.checkout.web.urls")),
+    path("", include("shop.store.urls")),
+    path("", include("shop.storefront.urls")),
 ]
 
 if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):

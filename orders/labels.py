@@ -129,7 +129,7 @@ TIMELINE_KINDS = {
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
     "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
-    # shop.fiscal.lifecycle: `fiscal_<event>` of fiscal.services and the return note
+    # shop.invoicing.lifecycle: `fiscal_<event>` of fiscal.services and the return note
     "fiscal_blocked": gettext_lazy("NF-e bloqueada"),
     "fiscal_requested": gettext_lazy("NF-e solicitada"),
     "fiscal_processing": gettext_lazy("NF-e em processamento"),

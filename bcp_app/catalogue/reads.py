@@ -1,4 +1,4 @@
-"""Read operations of the typed catalogue tools over `shop.selectors` (no business rule of their own).
+"""Read operations of the typed catalogue tools over `shop.catalog.selectors` (no business rule of their own).
 
 Each returns the tool's result model ("ok" or the seed's error envelope); constructing the model
 validates the output, so a corrupt mapping fails here instead of reaching the agent.
@@ -20,10 +20,10 @@ from bcp_app.catalogue.contracts import (
     ProductDetailOk,
     error_result,
 )
-from shop import selectors
+from shop.catalog import selectors
+from shop.catalog.schema_org import availability_url, product_offer, product_schema_org
 from shop.models import Product as ShopProduct
 from shop.models import Variant
-from shop.schema_org import availability_url, product_offer, product_schema_org
 
 
 def _base_url() -> str:

@@ -1,4 +1,4 @@
-"""Checkout operations (BCP §4–§6): request model → engine input → the one checkout engine (`shop.services`)."""
+"""Checkout operations (BCP §4–§6): request model → engine input → the one engine (`shop.checkout.services`)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def _input_error(exc: Exception) -> ProtocolError:
 
 def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
     """An engine write on an existing checkout: its result, `not_found`, or the engine's input error."""
-    from shop import services
+    from shop.checkout import services
 
     try:
         result = call()
@@ -114,7 +114,7 @@ def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> Opera
 
 
 def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:
-    from shop import services
+    from shop.checkout import services
 
     request = validate(CheckoutCreateRequest, body)
     if not ctx.has(CHECKOUT):
@@ -146,7 +146,7 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
 
 
 def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
-    from shop import services
+    from shop.checkout import services
 
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
@@ -162,7 +162,7 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
 def update_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutUpdateRequest | Mapping[str, Any]
 ) -> OperationResult:
-    from shop import services
+    from shop.checkout import services
 
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
@@ -174,7 +174,7 @@ def update_checkout(
 def complete_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCompleteRequest | Mapping[str, Any]
 ) -> OperationResult:
-    from shop import services
+    from shop.checkout import services
 
     request = validate(CheckoutCompleteRequest, body)
     if not ctx.has(CHECKOUT):
@@ -196,7 +196,7 @@ def complete_checkout(
 def cancel_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCancelRequest | Mapping[str, Any] | None = None
 ) -> OperationResult:
-    from shop import services
+    from shop.checkout import services
 
     validate(CheckoutCancelRequest, body)
     if not ctx.has(CHECKOUT):

@@ -48,7 +48,7 @@ def _catalog_ucp(ctx: RequestContext, name: str) -> dict[str, Any]:
 
 
 def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any]) -> OperationResult:
-    from shop.selectors import CatalogQueryError
+    from shop.catalog.selectors import CatalogQueryError
 
     request = validate(SearchRequest, body)
     if not ctx.has(CATALOG_SEARCH):

@@ -86,8 +86,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "shop.context_processors.shop",
-                "shop.context_processors.store",
+                "shop.storefront.context_processors.shop",
+                "shop.storefront.context_processors.store",
                 "django.template.context_processors.csp",
             ],
         },
@@ -237,7 +237,7 @@ SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=
 THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
 SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}  # the admin's thumbnail
 # What the storefront shows (product cards, the product gallery, cart lines), each at 1× and 2× for srcset.
-# Made once when a photo is saved (shop.images); pages read the stored names, never render one.
+# Made once when a photo is saved (shop.catalog.images); pages read the stored names, never render one.
 THUMBNAIL_ALIASES = {
     "": {
         "card": {"size": (320, 320), "crop": "smart", "quality": 82},

@@ -8,20 +8,20 @@ from kernel.env import ConfigError, env_bool, env_int, env_str
 # --- Shop ---------------------------------------------------------------------------------------------
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
 # The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
-ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.email_context"
+ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.services.email_context"
 # CEP → address lookup (ViaCEP's JSON shape; "{cep}" is replaced by the 8 digits). Empty: offline UF table only.
 CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
 CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
 CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
 ORDERS_ADMIN_PANELS = [
-    "shop.fiscal.panels.admin_panel",
+    "shop.invoicing.panels.admin_panel",
     "shop.checkout.panels.consent_admin_panel",
     "bcp_app.ap2_store.admin_panel",
 ]
-ORDERS_PERMALINK_PANELS = ["shop.fiscal.panels.permalink_panel"]
+ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
-ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.fiscal.selectors.fiscal_documents_for_order"}
+ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
 SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
@@ -50,7 +50,7 @@ PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
 PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
 PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
 # Merchant name/city come from the store settings row (legal name, city) once it exists.
-PIX_MERCHANT_PROVIDER = "shop.store.pix_merchant"
+PIX_MERCHANT_PROVIDER = "shop.store.services.pix_merchant"
 PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
 PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
 PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)

@@ -1,6 +1,6 @@
 """What a complete holds: the instrument check, stock and coupon uses taken and given back (BCP §11.3, PIX.md §3).
 
-Stock is reserved at complete (shop/stock.py explains why) in the caller's transaction, in a savepoint,
+Stock is reserved at complete (shop/checkout/stock.py explains why) in the caller's transaction, in a savepoint,
 all-or-nothing; `unreserve` gives back what `reserve` took. One variant and no coupon (the usual card
 complete) need no savepoint at all: `reserve_and_save_status` takes the units in the statement that writes
 the checkout and its event.
@@ -15,12 +15,12 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from shop.checkout.core import save_with_event
+from shop.checkout.coupons import coupon_redemptions_record
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.pix import INSTRUMENT_PATH, err
+from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 from shop.checkout.types import CheckoutMessage, PaymentInput
-from shop.coupons import coupon_redemptions_record
 from shop.models import Checkout, CheckoutLine, CouponRedemption
-from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 
 
 def card_handler_id() -> str:

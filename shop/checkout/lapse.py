@@ -58,7 +58,7 @@ def checkout_pix_regenerate(
     the checkout updated: the checkout page shows the new total and why, and the buyer pays from there.
     """
     from payments.selectors import pix_charge_latest_for_reference
-    from shop.services import checkout_update
+    from shop.checkout.services import checkout_update
 
     checkout_pix_refresh(checkout_id=checkout_id)
     checkout = checkout_by_public_id(checkout_id)

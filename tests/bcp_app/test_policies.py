@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from shop.models import StoreSettings
-from shop.policies import policies_search, store_policies
+from shop.store.policies import policies_search, store_policies
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import agent
 from tests.bcp_app.rest_helpers import call, catalog, create
@@ -122,8 +122,8 @@ def test_order_keeps_the_policies_it_was_placed_under(db: None, bcp_settings: An
     with it at placement), not today's store settings; a later order gets the new ones."""
     from bcp_app import presenters
     from orders.models import Order
+    from shop.checkout.services import checkout_complete, checkout_create
     from shop.checkout.types import CompleteInput, LineInput, PaymentInput
-    from shop.services import checkout_complete, checkout_create
     from tests.shop.checkout_factories import full_input
     from tests.shop.test_completion import CARD_OK
     from tests.shop.test_fiscal_lifecycle import paid_order

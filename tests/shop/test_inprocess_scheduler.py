@@ -9,9 +9,9 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from config.scheduler import InProcessScheduler, start_if_enabled
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout
-from shop.services import checkout_create
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 

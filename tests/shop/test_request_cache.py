@@ -20,9 +20,9 @@ from django.test import Client
 
 from config.celery import app as celery_app
 from kernel.ops import request_cache
+from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
 from shop.models.store import CACHE_KEY, StoreSettings
-from shop.shipping import CACHE_KEY as SHIPPING_KEY
-from shop.store import store_get
+from shop.store.services import store_get
 from tests.bcp_app.bcp_fixtures import bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import call, catalog, full_update
 

@@ -30,9 +30,9 @@ def _hammer() -> dict[str, object]:
     from django.core.management import call_command
     from django.db import connection
 
+    from shop.checkout.services import checkout_create, checkout_update
     from shop.checkout.types import LineInput
     from shop.models import Checkout
-    from shop.services import checkout_create, checkout_update
     from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
     call_command("migrate", verbosity=0)

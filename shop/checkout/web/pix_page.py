@@ -1,6 +1,6 @@
 """The "Pagar com Pix" page: QR code, copia-e-cola, countdown, "Gerar novo Pix" and the status poll.
 
-Thin like the checkout views: shop.services does the work; an overdue Pix is expired lazily when read.
+Thin like the checkout views: shop.checkout.services does the work; an overdue Pix is expired lazily when read.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from shop.cart import cart_clear
 from shop.checkout.access import may_open
+from shop.checkout.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, TERMINAL_STATUSES
-from shop.checkout.views import _get_or_404, _language, _local, _pix_instrument
-from shop.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
+from shop.checkout.web.views import _get_or_404, _language, _local, _pix_instrument
 
 
 def _sandbox_pay_url(txid: str) -> str:

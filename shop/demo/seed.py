@@ -11,8 +11,8 @@ from typing import Any
 
 from django.db import models, transaction
 
-from shop.demo_catalog import CATEGORIES, DEMO_NCM, DEMO_STORE_FISCAL, PRODUCTS
-from shop.images import demo_photo_ensure, product_image_thumbnail_make
+from shop.catalog.images import demo_photo_ensure, product_image_thumbnail_make
+from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_STORE_FISCAL, PRODUCTS
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 

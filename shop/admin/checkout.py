@@ -191,7 +191,7 @@ class CheckoutAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
-        from shop.services import checkout_cancel
+        from shop.checkout.services import checkout_cancel
 
         done = 0
         for public_id in queryset.values_list("public_id", flat=True):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from shop import store_views
+from shop.store import views as store_views
 
 app_name = "store"
 

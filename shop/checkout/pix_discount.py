@@ -31,7 +31,7 @@ def discount_half_even(base: int, bp: int) -> int:
 
 def pix_discount_bp() -> int:
     """The shop's Pix discount in basis points, from the cached store row (no query once cached)."""
-    from shop.store import store_get
+    from shop.store.services import store_get
 
     return store_get().pix_discount_bp
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from kernel.money import format_decimal_point
+from shop.catalog.selectors import product_availability
 from shop.models import Product, Variant
-from shop.selectors import product_availability
 
 SCHEMA_ORG = "https://schema.org"
 CURRENCY = "BRL"
@@ -70,7 +70,7 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
     """schema.org Product with one `Offer` (single variant) or an `AggregateOffer` listing each variant
     (`offers=False`: without `offers`, for callers that choose their own offer, see `product_offer`).
 
-    Uses the prefetched active variants and images of `product` (see shop.selectors), so it runs no query.
+    Uses the prefetched active variants and images of `product` (see shop.catalog.selectors), so it runs no query.
     """
     variants = list(product.variants.all())
     url = _absolute(base_url, product.get_absolute_url())

@@ -22,9 +22,9 @@ from payments.installments import Installment, plans_for
 from shop.checkout.card_terms import installment_policy
 from shop.checkout.hold import card_handler_id
 from shop.checkout.outputs import CheckoutView
+from shop.checkout.pix_discount import is_pix_instrument
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, InstrumentInput
 from shop.models import Checkout
-from shop.pix_discount import is_pix_instrument
 from shop.templatetags.card_terms import card_offered
 
 STOREFRONT_CARD_ID = "card_storefront"
@@ -106,7 +106,7 @@ def in_progress_redirect(checkout: Checkout) -> HttpResponse:
 @require_GET
 def card_pending(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The gateway did not answer in time: the stock is held until the webhook or the sweep decides."""
-    from shop.checkout.views import _get_or_404, _local
+    from shop.checkout.web.views import _get_or_404, _local
 
     checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:

@@ -1,7 +1,7 @@
 from django.http import HttpRequest
 
 from shop.cart import cart_items
-from shop.store import store_get
+from shop.store.services import store_get
 
 
 def shop(request: HttpRequest) -> dict[str, object]:

@@ -22,7 +22,7 @@ from django.utils.html import strip_tags
 from django.utils.translation import gettext as _
 
 from kernel.ops import request_cache
-from shop.store import Store, store_get
+from shop.store.services import Store, store_get
 
 CACHE_SECONDS = 3600
 # BCP policy types (reverse-DNS, open vocabulary): `…policy.return` is the well-known UCP/BCP type; the others

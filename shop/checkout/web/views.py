@@ -1,4 +1,4 @@
-"""Storefront cart and one-page checkout (thin: session/forms → shop.services → templates).
+"""Storefront cart and one-page checkout (thin: session/forms → shop.checkout.services → templates).
 
 The "Pagar com Pix" page and its status poll are in `pix_page.py`.
 """
@@ -33,12 +33,21 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
+from shop.catalog.selectors import product_main_photos
 from shop.checkout.access import require_access
-from shop.checkout.card_page import card_context, card_instrument, in_progress_redirect, with_token
-from shop.checkout.confirm import before_charging
 from shop.checkout.core import input_from_checkout
+from shop.checkout.coupons import coupons_evaluate, coupons_load
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import (
+    CheckoutCreateImpossible,
+    CheckoutNotFound,
+    checkout_complete,
+    checkout_create,
+    checkout_get,
+    checkout_pix_refresh,
+    checkout_update,
+)
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -52,20 +61,11 @@ from shop.checkout.types import (
     LineInput,
     PaymentInput,
 )
-from shop.coupons import coupons_evaluate, coupons_load
-from shop.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, with_token
+from shop.checkout.web.confirm import before_charging
+from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
 from shop.models import Checkout
-from shop.selectors import product_main_photos
-from shop.services import (
-    CheckoutCreateImpossible,
-    CheckoutNotFound,
-    checkout_complete,
-    checkout_create,
-    checkout_get,
-    checkout_pix_refresh,
-    checkout_update,
-)
-from shop.views import freight_context
+from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
 

@@ -339,9 +339,9 @@ def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
     `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
     fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`)."""
     from shop.checkout.catalog import VERSION_KEY
+    from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
     from shop.models.store import CACHE_KEY
-    from shop.policies import policies_cache_key
-    from shop.shipping import CACHE_KEY as SHIPPING_KEY
+    from shop.store.policies import policies_cache_key
 
     keys = [CACHE_KEY, policies_cache_key(language)]
     return [*keys, SHIPPING_KEY, VERSION_KEY] if pricing else keys

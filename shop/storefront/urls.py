@@ -1,6 +1,6 @@
 from django.urls import path
 
-from shop import views
+from shop.storefront import views
 
 app_name = "shop"
 

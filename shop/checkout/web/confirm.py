@@ -12,10 +12,10 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from kernel.money import format_brl
-from shop.checkout.card_page import card_total
 from shop.checkout.selectors import checkout_view
 from shop.checkout.types import CheckoutMessage
-from shop.forms import cpf_needed
+from shop.checkout.web.card_page import card_total
+from shop.checkout.web.forms import cpf_needed
 from shop.models import Checkout
 
 

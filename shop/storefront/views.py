@@ -14,11 +14,8 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from kernel.money import parse_brl
-from shop.cep import cep_lookup
-from shop.models import Category, Product, Variant
-from shop.pix_discount import pix_price
-from shop.schema_org import cents_to_decimal_string, product_schema_org
-from shop.selectors import (
+from shop.catalog.schema_org import cents_to_decimal_string, product_schema_org
+from shop.catalog.selectors import (
     MAX_PER_PAGE,
     CatalogQueryError,
     ProductPage,
@@ -27,7 +24,10 @@ from shop.selectors import (
     product_price_range,
     product_search,
 )
-from shop.shipping import free_shipping_threshold, freight_quote, shipping_config_load
+from shop.checkout.cep import cep_lookup
+from shop.checkout.pix_discount import pix_price
+from shop.checkout.shipping import free_shipping_threshold, freight_quote, shipping_config_load
+from shop.models import Category, Product, Variant
 from shop.templatetags.card_terms import installment_offer
 from shop.templatetags.money import format_brl
 
@@ -344,7 +344,7 @@ def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
 @require_http_methods(["GET", "POST"])
 def reminder_optout_page(request: HttpRequest, token: str) -> HttpResponse:
     """The reminder e-mail's opt-out link: GET asks (mail scanners open links), POST stops the reminders."""
-    from shop.reminders import optout_email, reminder_optout
+    from shop.checkout.reminders import optout_email, reminder_optout
 
     email = optout_email(token)
     if email is None:

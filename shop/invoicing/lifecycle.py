@@ -22,7 +22,7 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
-from shop.fiscal.invoice import build_invoice
+from shop.invoicing.invoice import build_invoice
 
 logger = logging.getLogger(__name__)
 BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}

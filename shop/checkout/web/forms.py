@@ -16,9 +16,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from kernel.br_validation import phone_display
 from kernel.json_limits import control_in
-from shop.br_validation import phone_display
-from shop.cep import CepAddress, cep_digits, cep_lookup
+from shop.checkout.cep import CepAddress, cep_digits, cep_lookup
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
 from shop.checkout.outputs import CheckoutView
 from shop.checkout.types import (

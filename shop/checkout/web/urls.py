@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from shop.checkout import card_page, pix_page, views
+from shop.checkout.web import card_page, pix_page, views
 
 app_name = "checkout"
 

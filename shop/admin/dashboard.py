@@ -29,8 +29,8 @@ from django.utils.translation import gettext as _
 from fiscal.models import FiscalDocument
 from orders.models import Order
 from payments.models import PixCharge, PixRefund
+from shop.checkout.reminders import reminder_stats
 from shop.models import Checkout, Variant
-from shop.reminders import reminder_stats
 
 PAID_KEPT = ("paid", "partially_refunded")
 OPEN_TO_FULFIL = ("placed", "partially_shipped")

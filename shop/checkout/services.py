@@ -42,7 +42,7 @@ exists and `ready_for_complete` otherwise; `complete_in_progress` while a Pix pa
 not allowed in a status return the unchanged checkout with `invalid_checkout_status`
 (`recoverable` during `complete_in_progress`, `unrecoverable` on terminal checkouts).
 
-Stock is reserved at complete — see the docstring of shop/stock.py for why and how.
+Stock is reserved at complete — see the docstring of shop/checkout/stock.py for why and how.
 
 Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test_checkout*.py):
 - Ready needs lines, buyer e-mail + first and last name, and for physical items one fulfillment
@@ -98,9 +98,9 @@ from shop.checkout.settle import (
     checkout_settle_card,
     checkout_settle_pix,
 )
+from shop.checkout.stock import stock_release
 from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
 from shop.models import Checkout, Variant
-from shop.stock import stock_release
 
 __all__ = [
     "MANUAL_METHODS",

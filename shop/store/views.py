@@ -7,8 +7,8 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 
-from shop.policies import default_body
-from shop.store import store_get
+from shop.store.policies import default_body
+from shop.store.services import store_get
 
 
 def _policy_page(request: HttpRequest, kind: str, title: str, text: str) -> HttpResponse:

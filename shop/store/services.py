@@ -13,10 +13,10 @@ from typing import Any
 
 from django.conf import settings
 
+from kernel.br_validation import phone_display, phone_normalize, tax_id_normalize
 from kernel.ops import request_cache
 from payments.installments import InstallmentPolicy
-from shop.br_validation import phone_display, phone_normalize, tax_id_normalize
-from shop.images import logo_thumbnail_url
+from shop.catalog.images import logo_thumbnail_url
 from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
 
 CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
@@ -56,7 +56,7 @@ class Store:
     pix_city: str
     # Parcelamento no cartão (StoreSettings.card_*).
     installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
-    # "Pix: N % off" in basis points (5 % = 500); shop/pix_discount.py has the rule.
+    # "Pix: N % off" in basis points (5 % = 500); shop/checkout/pix_discount.py has the rule.
     pix_discount_bp: int = 0
 
 

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from kernel.ops import request_cache
-from shop.cep import cep_digits, cep_format, cep_lookup, cep_uf
+from shop.checkout.cep import cep_digits, cep_format, cep_lookup, cep_uf
 from shop.checkout.outputs import OptionView
 from shop.models import PickupLocation, ShippingMethod, ShippingRate
 

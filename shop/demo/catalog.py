@@ -1,4 +1,4 @@
-"""The demo catalog's data: categories and products with their variants, for `shop.demo.seed_catalog`."""
+"""The demo catalog's data: categories and products with their variants, for `shop.demo.seed.seed_catalog`."""
 
 from __future__ import annotations
 

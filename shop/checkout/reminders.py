@@ -29,7 +29,7 @@ from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READ
 from shop.models import Checkout, CheckoutReminder, ReminderOptOut
 
 logger = logging.getLogger(__name__)
-_SALT = "shop.reminders.optout"
+_SALT = "shop.reminders.optout"  # the signing salt of links already sent: kept when the module moved
 BATCH = 200
 
 

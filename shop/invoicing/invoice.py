@@ -12,9 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from kernel.br_validation import tax_id_normalize
 from orders.models import Order
-from shop.br_validation import tax_id_normalize
-from shop.fiscal.validators import icms_default, icms_fits_regime, interstate_cfop, normalize_code
+from shop.invoicing.validators import icms_default, icms_fits_regime, interstate_cfop, normalize_code
 from shop.models import Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 

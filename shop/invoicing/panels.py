@@ -60,7 +60,7 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
 @staff_member_required
 @require_POST
 def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
-    from shop.fiscal.lifecycle import fiscal_reissue
+    from shop.invoicing.lifecycle import fiscal_reissue
 
     if not request.user.has_perm("orders.change_order"):
         return HttpResponseForbidden(_("Sem permissão para emitir notas fiscais."))
