@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bcp_app.models import Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
-from bcp_app.platforms import platform_revoke
+from bcp_app.service.platforms import platform_revoke
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

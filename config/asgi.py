@@ -5,7 +5,7 @@ dotted path from `settings.ASGI_MOUNTS` so the project package never imports the
 `settings.ASGI_API_PREFIXES` (`/bcp/v1`) go to a second Django handler without the page-only middleware;
 everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
 get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers and HTTPS rule
-(`config.asgi_guard`).
+(`kernel.ops.asgi_guard`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from django.http.response import HttpResponseBase  # noqa: E402
 from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
-from config.asgi_guard import guarded  # noqa: E402
+from kernel.ops.asgi_guard import guarded  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

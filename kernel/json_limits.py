@@ -6,7 +6,7 @@ accumulate, no Python loop per byte), so every entry point can refuse such a bod
 
 Lives in `payments` because it is the leaf every other app may import (`bcp_app → shop → payments`):
 the Pix webhook needs it and cannot import the others, so this is the one implementation; the BCP
-schemas (`bcp_app/schemas/text.py`) and the ASGI router reuse it.
+schemas (`bcp_app/protocol/schemas/text.py`) and the ASGI router reuse it.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ TIMELINE_KINDS = {
     "note": gettext_lazy("Nota"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
-    "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
+    "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url
     # shop.invoicing.lifecycle: `fiscal_<event>` of fiscal.services and the return note
     "fiscal_blocked": gettext_lazy("NF-e bloqueada"),
     "fiscal_requested": gettext_lazy("NF-e solicitada"),

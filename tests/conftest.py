@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _shop_signing_key() -> None:
     # The test runner turns DEBUG off, where a missing signing key is (rightly) a configuration error.
     # A fresh clone has none yet: create the development key once, as `make run` would.
-    from bcp_app.keys import ensure_signing_key
+    from bcp_app.protocol.keys import ensure_signing_key
 
     ensure_signing_key()
 

@@ -291,7 +291,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 # styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`;
 # no page uses style="…" attributes (classes instead), so none are allowed.
 # Images may be https (product photos on a CDN) or data: (Pix QR codes). The protocol mounts get the
-# SecurityMiddleware headers from the ASGI router (config/asgi_guard.py).
+# SecurityMiddleware headers from the ASGI router (kernel/ops/asgi_guard.py).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF, CSP.NONCE],

@@ -17,7 +17,7 @@ CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 ORDERS_ADMIN_PANELS = [
     "shop.invoicing.panels.admin_panel",
     "shop.checkout.panels.consent_admin_panel",
-    "bcp_app.ap2_store.admin_panel",
+    "bcp_app.service.ap2_store.admin_panel",
 ]
 ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).

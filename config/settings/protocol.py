@@ -27,7 +27,7 @@ BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 BCP_PERMALINK_ENABLED = env_bool("BCP_PERMALINK_ENABLED", default=True)
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
-# Rate limits of every BCP transport (bcp_app/ratelimit.py): operation class -> (per platform credential,
+# Rate limits of every BCP transport (bcp_app/service/ratelimit.py): operation class -> (per platform credential,
 # per anonymous client IP), in `limits` notation ("60/minute"); "" = unlimited. Redis-backed with REDIS_URL.
 BCP_RATE_LIMITS = {
     "read": (env_str("BCP_RATE_LIMIT_READ", "600/minute"), env_str("BCP_RATE_LIMIT_ANONYMOUS_READ", "300/minute")),
@@ -54,9 +54,9 @@ for _limit in (text for text in _all_limits if text):
         raise ConfigError(f"BCP_RATE_LIMIT_*/WEBHOOK_RATE_LIMIT: {_limit!r} is not a rate such as 60/minute") from _exc
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
-    "/bcp/mcp": "bcp_app.transports.mcp.asgi_app",
-    "/bcp/a2a": "bcp_app.transports.a2a.asgi_app",
-    "/.well-known/agent-card.json": "bcp_app.transports.a2a.asgi_app",
+    "/bcp/mcp": "bcp_app.transports.mcp.server.asgi_app",
+    "/bcp/a2a": "bcp_app.transports.a2a.executor.asgi_app",
+    "/.well-known/agent-card.json": "bcp_app.transports.a2a.executor.asgi_app",
 }
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.

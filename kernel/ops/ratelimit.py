@@ -6,7 +6,7 @@ the cache is Redis, shared by every web process, and counting is one command (a 
 kernel/ops/redis_cache.py); a request that reads cache entries anyway counts in the same command
 (`request_cache.prefetch(..., counter=...)`: a BCP call's counter rides with its identity's reads, issue 11).
 Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
-call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/ratelimit.py`) and
+call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/service/ratelimit.py`) and
 the webhook endpoints (`kernel/ops/webhook_limits.py`) count here.
 """
 

@@ -21,8 +21,8 @@ import redis
 from django.core.cache import caches
 from django.test import Client
 
-from bcp_app import ratelimit
-from bcp_app.platforms import platform_create
+from bcp_app.service import ratelimit
+from bcp_app.service.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 from tests.bcp_app.test_rest_order import place_order

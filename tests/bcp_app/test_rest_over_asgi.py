@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from bcp_app.platforms import NewPlatform
+from bcp_app.service.platforms import NewPlatform
 from config.asgi import ApiHandler
 from tests.asgi_crossings import count_crossings
 from tests.bcp_app.bcp_fixtures import FakePlatform

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bcp_app.platforms import NewPlatform, platform_create
+from bcp_app.service.platforms import NewPlatform, platform_create
 from orders.models import Order
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, PIX, call, catalog, full_update
@@ -177,8 +177,8 @@ def test_pix_complete_stays_within_its_statement_budget(client: Client, headers:
 
 def test_mcp_get_order_is_one_query_with_identity(client: Client, headers: dict[str, str]) -> None:
     """MCP `get_order` (BCP-ORD-01) through the transport's synchronous entry, in steady state: one SELECT."""
-    from bcp_app.transports.mcp_bcp import bcp_tools
-    from bcp_app.transports.mcp_core import CallInfo, _run_in_django
+    from bcp_app.transports.mcp.bcp_tools import bcp_tools
+    from bcp_app.transports.mcp.core import CallInfo, _run_in_django
 
     ready, _ = _ready(client, headers, CARD)
     done, _ = _counted(
@@ -203,8 +203,8 @@ def test_a2a_add_to_checkout_statements(headers: dict[str, str]) -> None:
     """A2A `add_to_checkout` on an existing conversation, identity and messageId idempotency included."""
     import uuid as _uuid
 
-    from bcp_app.context import resolve_context
-    from bcp_app.transports.a2a_actions import handle_message
+    from bcp_app.service.context import resolve_context
+    from bcp_app.transports.a2a.actions import handle_message
 
     profile = headers["BCP-Agent"].split('"')[1]
     ctx = resolve_context(

@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils import timezone
 
 from bcp_app.models import WebhookDelivery
-from bcp_app.platforms import NewPlatform
+from bcp_app.service.platforms import NewPlatform
 from config.celery import app as celery_app
 from orders.models import OutboxMessage
 from orders.services.fulfillment import order_ship
