@@ -24,6 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+ENDPOINT_PATH = "/comprar"  # config.endpoint = BCP_PUBLIC_URL + this (BCP-PL-01)
+
+
+def endpoint_url(public_url: str) -> str:
+    return f"{public_url.rstrip('/')}{ENDPOINT_PATH}"
+
+
 RAW_TOKEN = re.compile(r"^[A-Za-z0-9._-]+$")
 B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
 QUANTITY = re.compile(r"^[1-9][0-9]*$")

@@ -29,6 +29,7 @@ from bcp_app.protocol.names import (
     SERVICES_BASE,
     SPEC_BASE,
 )
+from bcp_app.protocol.permalink import endpoint_url
 from payments.brcode import BRCodeError, merchant_text
 from payments.merchant import pix_merchant
 from shop.store.services import store_get
@@ -71,9 +72,8 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }
     if getattr(settings, "BCP_PERMALINK_ENABLED", True):
-        from bcp_app.transports.permalink import endpoint
-
-        registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": {"endpoint": endpoint()}}]
+        config = {"endpoint": endpoint_url(settings.BCP_PUBLIC_URL)}
+        registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": config}]
     if getattr(settings, "BCP_AP2_ENABLED", False):
         registry[AP2_MANDATE] = [entry("ap2-mandates", "shopping/ap2_mandate.json", CHECKOUT)]
     return registry

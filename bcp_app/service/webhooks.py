@@ -29,6 +29,7 @@ from bcp_app.service import negotiation, outbound, presenters
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import profile_url as our_profile_url
 from bcp_app.service.platforms import platform_get
+from kernel.tasks import enqueue
 
 logger = logging.getLogger("bcp_app.service.webhooks")
 
@@ -230,8 +231,6 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
     makes that re-run find the delivery a first, half-finished run made. A platform profile that cannot be
     read goes to `prepare_order_webhook`, which retries with backoff (an enqueue failure propagates too).
     """
-    from bcp_app.tasks import prepare_order_webhook
-
     platform = None
     if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
         platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
@@ -244,4 +243,4 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
     try:
         order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform)
     except WebhookNotReady:
-        prepare_order_webhook.delay(order_id, event, outbox_key, snapshot)
+        enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

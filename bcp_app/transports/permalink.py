@@ -25,17 +25,10 @@ from django.views.decorators.http import require_safe
 
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import CHECKOUT, DISCOUNT, FULFILLMENT, PROTOCOL_VERSION
-from bcp_app.protocol.permalink import Permalink, PermalinkError, attribution_rewrites, parse_permalink
+from bcp_app.protocol.permalink import ENDPOINT_PATH, Permalink, PermalinkError, attribution_rewrites, parse_permalink
 from bcp_app.service.context import RequestContext, normalize_language
 
 logger = logging.getLogger(__name__)
-
-ENDPOINT_PATH = "/comprar"  # config.endpoint = BCP_PUBLIC_URL + this (BCP-PL-01)
-
-
-def endpoint() -> str:
-    return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{ENDPOINT_PATH}"
-
 
 def storefront_context(request: HttpRequest, *, session_key: str) -> RequestContext:
     """The shop's own storefront as the caller: checkout with its extensions, no platform, no profile."""

@@ -15,6 +15,7 @@ from django.dispatch import Signal
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
+from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderError, OrderNotFound
 from orders.models import (
     Adjustment,
@@ -181,11 +182,8 @@ def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery |
         order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
     )
     if created:
-        from orders.tasks import send_order_email  # tasks import services: import here to avoid a cycle
-
-        delivery_pk = delivery.pk
-        # robust: a broker hiccup must not turn a committed change into an error page; the row stays unsent.
-        transaction.on_commit(lambda: send_order_email.delay(delivery_pk), robust=True)
+        # A broker hiccup must not turn a committed change into an error page; the row stays unsent.
+        enqueue_on_commit("orders.tasks.send_order_email", delivery.pk)
     return delivery
 
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from kernel.json_limits import find_control_character, loads_bounded
+from kernel.tasks import enqueue_on_commit
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import CardPayment, CardWebhookEvent
 
@@ -80,8 +81,6 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
     charge_id = str(data.get("id") or "")[:64] if body["type"].startswith("charge.") else ""
-    from payments.tasks import process_card_webhook
-
     event, created = CardWebhookEvent.objects.get_or_create(
         event_id=body["id"],
         defaults={
@@ -92,7 +91,7 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
         },
     )
     if created:
-        process_card_webhook.delay_on_commit(event.pk)
+        enqueue_on_commit("payments.tasks.process_card_webhook", event.pk)
     return 200, {"received": int(created), "duplicates": int(not created)}
 
 

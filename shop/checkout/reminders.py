@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from kernel.tasks import enqueue_on_commit
 from shop.checkout.consent import marketing_refused
 from shop.checkout.selectors import absolute_url, checkout_continue_url
 from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READY
@@ -76,10 +77,8 @@ def reminders_queue_due(*, now: object | None = None) -> int:
         # New rows and any earlier one whose send failed (sent_at reset): sending is idempotent, so re-drive all.
         unsent = CheckoutReminder.objects.filter(sent_at__isnull=True, skipped="").order_by("id")
         created = list(unsent.values_list("id", flat=True)[:BATCH])
-        from shop.tasks import send_checkout_reminder  # tasks import this module
-
         for reminder_id in created:
-            transaction.on_commit(lambda rid=reminder_id: send_checkout_reminder.delay(rid), robust=True)
+            enqueue_on_commit("shop.tasks.send_checkout_reminder", reminder_id)
     return len(created)
 
 
