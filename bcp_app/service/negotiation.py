@@ -32,7 +32,7 @@ from kernel.db_connections import release_db_connection
 from kernel.json_limits import JsonLimitError, loads_bounded
 from kernel.ops import request_cache
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "jsonschemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "jsonschemas"  # bcp_app/jsonschemas
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
 TTL_FLOOR = 60
 TTL_CEILING = 24 * 3600
