@@ -24,6 +24,7 @@ from orders.choices import (
     PaymentStatus,
     PaymentType,
 )
+from orders.labels import timeline_kind_label
 
 
 def new_order_id() -> str:
@@ -300,8 +301,6 @@ class OrderEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        from orders.labels import timeline_kind_label  # the labels module reads these models
-
         return timeline_kind_label(self.kind)
 
 

@@ -39,7 +39,7 @@ from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.protocol.schemas.policies import PoliciesSearchResponse
 from bcp_app.protocol.schemas.text import NoControlCharacters
 from bcp_app.service.catalogue.contracts import input_schema
-from bcp_app.transports.mcp.core import CallInfo, McpTool, ToolOutcome
+from bcp_app.transports.mcp.core import CallInfo, McpTool, ToolOutcome, api_key_from, output_validator
 from bcp_app.transports.mcp.typed_tools import invalid_params
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
@@ -254,8 +254,6 @@ def _check_meta(arguments: dict[str, Any]) -> None:
 
 
 def _api_key(call: CallInfo) -> str | None:
-    from bcp_app.transports.mcp.tools import api_key_from
-
     return api_key_from(call)
 
 
@@ -338,8 +336,6 @@ def _schemas(spec: BcpToolSpec) -> tuple[dict[str, Any], dict[str, Any] | None]:
 
 
 def bcp_tools() -> list[McpTool]:
-    from bcp_app.transports.mcp.core import output_validator
-
     tools = []
     for spec in _specs():
         schema, output = _schemas(spec)

@@ -173,3 +173,15 @@ async def run_tool(tool: McpTool, call: CallInfo) -> types.CallToolResult:
         error = ProtocolError("internal_error", "Erro interno; nada foi alterado. Tente novamente.")
         raise protocol_error_to_mcp(error) from None
     return outcome.as_result()
+
+
+def api_key_from(call: CallInfo) -> str | None:
+    """`Authorization: Bearer <key>` or `X-API-Key: <key>`; None when neither is sent."""
+    authorization = call.headers.get("authorization", "").strip()
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
+        return token.strip()
+    api_key = call.headers.get("x-api-key", "").strip()
+    return api_key or None

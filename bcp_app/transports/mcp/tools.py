@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from bcp_app.protocol.errors import ProtocolError
 from bcp_app.service.catalogue import Caller
-from bcp_app.transports.mcp.core import CallInfo, McpTool
+from bcp_app.service.context import normalize_language
+from bcp_app.service.platforms import platform_authenticate
+from bcp_app.transports.mcp.bcp_tools import bcp_tools
+from bcp_app.transports.mcp.core import CallInfo, McpTool, api_key_from
 from bcp_app.transports.mcp.typed_tools import typed_tools
-
-
-def api_key_from(call: CallInfo) -> str | None:
-    """`Authorization: Bearer <key>` or `X-API-Key: <key>`; None when neither is sent."""
-    authorization = call.headers.get("authorization", "").strip()
-    if authorization:
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
-        return token.strip()
-    api_key = call.headers.get("x-api-key", "").strip()
-    return api_key or None
 
 
 def typed_caller(call: CallInfo) -> Caller:
     """Typed tools carry no BCP profile, so only an API key identifies the caller (anonymous otherwise)."""
-    from bcp_app.service.context import normalize_language
-    from bcp_app.service.platforms import platform_authenticate
-
     language = normalize_language(call.headers.get("accept-language"))
     api_key = api_key_from(call)
     if api_key is None:
@@ -34,6 +21,4 @@ def typed_caller(call: CallInfo) -> Caller:
 
 
 def all_tools() -> list[McpTool]:
-    from bcp_app.transports.mcp.bcp_tools import bcp_tools
-
     return [*bcp_tools(), *typed_tools(typed_caller)]
