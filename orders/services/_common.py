@@ -28,6 +28,8 @@ from orders.models import (
     OrderStatus,
     PaymentStatus,
 )
+from orders.selectors import order_bcp_json, order_for_bcp
+from orders.services.outbox import ORDER_CHANGED, outbox_add
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -219,9 +221,6 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
     storefront orders without a task) and the presented order at this moment (the webhook's body).
     `rendered`: `order.bcp_json` was written with the row (placement renders it into the order's INSERT), so
     nothing is re-read or rewritten."""
-    from orders.selectors import order_bcp_json, order_for_bcp
-    from orders.services.outbox import ORDER_CHANGED, outbox_add
-
     fresh = None if rendered else order_for_bcp(order.public_id)
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)

@@ -63,6 +63,7 @@ Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -70,6 +71,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from payments.selectors import pix_charge_latest_for_reference
 from shop.checkout.complete import checkout_complete
 from shop.checkout.core import (
     apply,
@@ -78,6 +80,7 @@ from shop.checkout.core import (
     event,
     expire_if_due,
     in_checkout_language,
+    input_from_checkout,
     reload,
     save_with_event,
     speak,
@@ -86,7 +89,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.lapse import checkout_pix_refresh, checkout_pix_regenerate
+from shop.checkout.lapse import checkout_pix_refresh
 from shop.checkout.lock import ANY_OWNER, lock, lock_if_free, retried_on_deadlock
 from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
 from shop.checkout.pix import pix_charge_issue, pix_charge_plan
@@ -99,7 +102,17 @@ from shop.checkout.settle import (
     checkout_settle_pix,
 )
 from shop.checkout.stock import stock_release
-from shop.checkout.types import STATUS_IN_PROGRESS, TERMINAL_STATUSES, CheckoutInput, CheckoutMessage, CheckoutResult
+from shop.checkout.types import (
+    STATUS_IN_PROGRESS,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutInput,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    PaymentInput,
+)
 from shop.models import Checkout, Variant
 
 __all__ = [
@@ -278,3 +291,27 @@ def variants_restock(*, items: list[tuple[str, int]]) -> None:
     by_sku = dict(Variant.objects.filter(sku__in=[sku for sku, _ in items]).values_list("sku", "pk"))
     with transaction.atomic():
         stock_release(items=[(by_sku[sku], qty) for sku, qty in items if sku in by_sku and qty > 0])
+
+
+def checkout_pix_regenerate(
+    *, checkout_id: str, instrument: InstrumentInput, language: str | None = None
+) -> CheckoutResult:
+    """A new Pix charge for the same checkout after its last one expired, re-validating stock and prices.
+
+    The new charge is made only when the re-evaluated total is the one the buyer already agreed to pay
+    (the expired charge's amount). A price change or a quantity cut to the stock left stops here, with
+    the checkout updated: the checkout page shows the new total and why, and the buyer pays from there.
+    """
+    checkout_pix_refresh(checkout_id=checkout_id)
+    checkout = checkout_by_public_id(checkout_id)
+    if checkout.status == STATUS_IN_PROGRESS:
+        return CheckoutResult(checkout=checkout, messages=stored_messages(checkout))  # still payable: keep it
+    previous = pix_charge_latest_for_reference(checkout_id)
+    payment = PaymentInput(instruments=(instrument,))
+    data = replace(input_from_checkout(checkout, list(checkout.lines.all())), payment=payment)
+    result = checkout_update(checkout_id=checkout_id, data=data, language=language)
+    if result.checkout.status != STATUS_READY:
+        return result  # e.g. out of stock now: the checkout page shows why
+    if previous is None or result.checkout.total_amount != previous.amount:
+        return result  # the buyer confirms the new total on the checkout page
+    return checkout_complete(checkout_id=checkout_id, data=CompleteInput(payment=payment))

@@ -20,7 +20,7 @@ from bcp_app.models import ProfileCacheEntry, WebhookAttempt, WebhookDelivery
 from bcp_app.service.platforms import platform_create
 from bcp_app.tasks import prepare_order_webhook
 from orders.models import OutboxMessage
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
 from orders.signals import order_changed
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, create, full_update

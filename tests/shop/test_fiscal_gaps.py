@@ -17,7 +17,7 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
 from orders.models import EmailDelivery, Order, OutboxMessage
 from orders.services import order_cancel, order_ship
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.invoicing.invoice import build_invoice

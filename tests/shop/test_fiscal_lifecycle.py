@@ -14,7 +14,7 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
 from orders.models import Order, OrderEvent, OutboxMessage
 from orders.services import order_cancel
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.invoicing.lifecycle import fiscal_reissue, sweep_missing_documents
