@@ -19,10 +19,10 @@ RUN pip wheel --wheel-dir /wheels .
 
 FROM python:3.13-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    DJANGO_SETTINGS_MODULE=shop.settings \
+    DJANGO_SETTINGS_MODULE=config.settings \
     SHOP_VAR_DIR=/app/var \
     DJANGO_STATIC_ROOT=/app/staticfiles
-# DejaVu Sans draws the demo catalogue's photo captions with their accents ("Básica"; shop/images.py).
+# DejaVu Sans draws the demo catalogue's photo captions with their accents ("Básica"; shop/catalog/images.py).
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 10001 loja
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
@@ -39,4 +39,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 # WEB_CONCURRENCY: uvicorn worker processes; FORWARDED_ALLOW_IPS: the proxy addresses or networks trusted for
 # X-Forwarded-* (uvicorn reads both from the environment; unset, only 127.0.0.1; never `*`, README "Security").
-CMD ["uvicorn", "shop.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers", "--no-access-log"]
+CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers", "--no-access-log"]

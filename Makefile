@@ -27,10 +27,11 @@ run: demo
 	@echo "Shop: $(BCP_PUBLIC_URL)/   admin: $(BCP_PUBLIC_URL)/admin/   BCP profile: $(BCP_PUBLIC_URL)/.well-known/bcp"
 	BCP_OUTBOUND_ALLOWLIST=$${BCP_OUTBOUND_ALLOWLIST-127.0.0.1,localhost} \
 		SHOP_INPROCESS_SCHEDULER=$${SHOP_INPROCESS_SCHEDULER-true} \
-		$(VENV)/bin/uvicorn shop.asgi:application --host $(HOST) --port $(PORT)
+		$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	@sh scripts/ensure_chromium.sh
 	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
 
@@ -49,13 +50,14 @@ bench: $(STAMP)
 # With a broker the worker prepares and sends order webhooks: it allows loopback platforms like `run`.
 worker: $(STAMP)
 	BCP_OUTBOUND_ALLOWLIST=$${BCP_OUTBOUND_ALLOWLIST-127.0.0.1,localhost} \
-		$(VENV)/bin/celery -A shop worker --loglevel=INFO
+		$(VENV)/bin/celery -A config worker --loglevel=INFO
 
 beat: $(STAMP)
-	$(VENV)/bin/celery -A shop beat --loglevel=INFO
+	$(VENV)/bin/celery -A config beat --loglevel=INFO
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff format --check .
 
 fmt: $(STAMP)

@@ -2,7 +2,7 @@
 
 The templates, static sources and locale live in top-level folders of the source tree; a non-editable
 install (`pip install .`, the Docker image) must carry them, so they are mapped into the wheel as
-package data under `shop/_site/`, where `shop/settings/base.py` looks first.
+package data under `config/_site/`, where `config/settings/base.py` looks first.
 
 Every data folder is named in `packages` too (namespace packages): setuptools otherwise warns, once per folder
 and 40 lines each, that a folder Python could import "would be ignored" (~1000 lines on every install).
@@ -10,12 +10,12 @@ and 40 lines each, that a folder Python could import "would be ignored" (~1000 l
 
 from setuptools import find_namespace_packages, setup
 
-CODE = ["kernel*", "shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]
+CODE = ["config*", "kernel*", "shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]
 
 SITE_FOLDERS = {
-    "shop._site.templates": "templates",
-    "shop._site.static": "static",
-    "shop._site.locale": "locale",
+    "config._site.templates": "templates",
+    "config._site.static": "static",
+    "config._site.locale": "locale",
 }
 
 

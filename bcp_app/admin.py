@@ -10,7 +10,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bcp_app.models import Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
-from bcp_app.platforms import platform_revoke
+from bcp_app.service.platforms import platform_revoke
+from bcp_app.tasks import deliver_order_webhook
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -62,8 +63,6 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"))
     def retry_now(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        from bcp_app.tasks import deliver_order_webhook
-
         ids = list(queryset.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("pk", flat=True))
         WebhookDelivery.objects.filter(pk__in=ids).update(status=WebhookDelivery.Status.PENDING,
                                                           next_attempt_at=timezone.now())

@@ -10,8 +10,8 @@ class BcpAppConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from bcp_app.models import Platform
-        from bcp_app.platforms import platform_cache_drop
-        from bcp_app.webhooks import on_order_changed
+        from bcp_app.service.platforms import platform_cache_drop
+        from bcp_app.service.webhooks import on_order_changed
         from orders.signals import order_changed
 
         order_changed.connect(on_order_changed, dispatch_uid="bcp_app.order_webhooks")

@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from shop.ids import new_public_id
+from kernel.ids import new_public_id
 
 
 def new_platform_id() -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from bcp_app import idempotency, webhooks
+from bcp_app.service import idempotency, webhooks
 
 
 @shared_task(name="bcp_app.tasks.purge_idempotency_records")

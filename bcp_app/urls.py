@@ -1,8 +1,8 @@
 from django.urls import path, re_path
 
-from bcp_app.api import api
-from bcp_app.permalink.views import permalink
-from bcp_app.views import well_known_bcp
+from bcp_app.transports.permalink import permalink
+from bcp_app.transports.rest import api
+from bcp_app.transports.well_known import well_known_bcp
 
 urlpatterns = [
     path(".well-known/bcp", well_known_bcp, name="bcp_profile"),

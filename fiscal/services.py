@@ -22,6 +22,7 @@ from fiscal.access_key import is_valid
 from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
 from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
 from fiscal.signals import document_changed
+from kernel.tasks import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 CANCEL_WINDOW = timedelta(hours=24)  # SEFAZ: cancelamento até 24 h após a autorização
@@ -44,15 +45,7 @@ def _changed(document: FiscalDocument, event: str, message: str, **data: Any) ->
 
 
 def _enqueue(job_id: int) -> None:
-    def run() -> None:
-        from fiscal.tasks import run_fiscal_job
-
-        try:
-            run_fiscal_job.delay(job_id)
-        except Exception:  # broker down: the beat sweep runs the job
-            logger.warning("fiscal job %s not enqueued; the sweep will run it", job_id, exc_info=True)
-
-    transaction.on_commit(run)
+    enqueue_on_commit("fiscal.tasks.run_fiscal_job", job_id)  # broker down: the beat sweep runs the job
 
 
 def document_request_issue(
@@ -314,15 +307,7 @@ def webhook_store(*, provider: str, event_id: str, provider_ref: str, body: dict
     except IntegrityError:
         return None
 
-    def run() -> None:
-        from fiscal.tasks import process_fiscal_webhook
-
-        try:
-            process_fiscal_webhook.delay(row.pk)
-        except Exception:
-            logger.warning("fiscal webhook %s not enqueued; the sweep will process it", row.pk, exc_info=True)
-
-    transaction.on_commit(run)
+    enqueue_on_commit("fiscal.tasks.process_fiscal_webhook", row.pk)  # broker down: the sweep processes it
     return row
 
 

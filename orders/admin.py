@@ -20,6 +20,7 @@ from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_export import csv_rows, xlsx_bytes
 from orders.admin_inlines import (
@@ -38,7 +39,6 @@ from orders.models import (
     Order,
     OrderLine,
 )
-from orders.money import format_brl
 from orders.panels import render_panels
 from orders.selectors import order_search
 from orders.services import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.models import Order, OrderStatus
-from orders.money import format_brl
 from orders.services import (
     adjustment_mark_refund_result,
     expectation_merge,

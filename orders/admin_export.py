@@ -17,9 +17,9 @@ from decimal import Decimal
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.money import format_decimal_comma
 from orders.labels import fulfillment_method_label, line_status_label, order_status_label, payment_status_label
 from orders.models import Order
-from orders.money import format_decimal_comma
 from orders.summary import superseded_tracking
 
 BOM = "\ufeff"

@@ -7,10 +7,10 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine
-from orders.money import MoneyField, format_brl
 from orders.services._common import refundable_amount
 from orders.summary import current_tracking
 from orders.types import LineQuantity

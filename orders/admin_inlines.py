@@ -12,6 +12,7 @@ from django.utils import formats, timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from orders.labels import (
     adjustment_label,
     event_label,
@@ -28,7 +29,6 @@ from orders.models import (
     OrderEvent,
     OrderLine,
 )
-from orders.money import format_brl
 
 
 def _short(value: datetime | None) -> str:

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Protocol
 
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from orders.models import (
+from orders.choices import (
     AdjustmentType,
     FulfillmentEventType,
     FulfillmentMethod,
     LineStatus,
-    OrderLine,
     OrderStatus,
     PaymentStatus,
     PaymentType,
 )
+
+
+class TitledLine(Protocol):
+    """What a label needs of an order line (labels read choices, never models: the models read labels)."""
+
+    title: str
+    sku: str
 
 _ORDER = {choice.value: choice.label for choice in OrderStatus}
 _PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
@@ -71,7 +78,7 @@ def fulfillable_on_label(value: str) -> str:
     return formats.date_format(timezone.localtime(when), "SHORT_DATETIME_FORMAT")
 
 
-def line_items_text(line_items: Iterable[Mapping[str, object]], lines: Mapping[str, OrderLine]) -> str:
+def line_items_text(line_items: Iterable[Mapping[str, object]], lines: Mapping[str, TitledLine]) -> str:
     """[{"id": "li_…", "quantity": 2}] → "2× Café especial 500 g (SKU-CAFE-500G)"; an unknown id stays as is."""
     parts = []
     for item in line_items:
@@ -128,8 +135,8 @@ TIMELINE_KINDS = {
     "note": gettext_lazy("Nota"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
-    "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.webhooks: the platform's profile has no webhook_url
-    # shop.fiscal.lifecycle: `fiscal_<event>` of fiscal.services and the return note
+    "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url
+    # shop.invoicing.lifecycle: `fiscal_<event>` of fiscal.services and the return note
     "fiscal_blocked": gettext_lazy("NF-e bloqueada"),
     "fiscal_requested": gettext_lazy("NF-e solicitada"),
     "fiscal_processing": gettext_lazy("NF-e em processamento"),

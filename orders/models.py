@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from kernel.ids import new_permalink_token, new_public_id
 from orders.choices import (
     AdjustmentStatus,
     AdjustmentType,
@@ -23,7 +24,7 @@ from orders.choices import (
     PaymentStatus,
     PaymentType,
 )
-from orders.ids import new_permalink_token, new_public_id
+from orders.labels import timeline_kind_label
 
 
 def new_order_id() -> str:
@@ -300,8 +301,6 @@ class OrderEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        from orders.labels import timeline_kind_label  # the labels module reads these models
-
         return timeline_kind_label(self.kind)
 
 

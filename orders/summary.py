@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
+from kernel.money import format_brl
 from orders.labels import line_status_label, order_status_label, total_label
 from orders.models import (
     Adjustment,
@@ -22,7 +23,6 @@ from orders.models import (
     OrderLine,
     OrderStatus,
 )
-from orders.money import format_brl
 
 
 @dataclass(frozen=True)

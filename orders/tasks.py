@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from orders.models import EmailDelivery
 from orders.services import email_delivery_send
-from orders.services.outbox import outbox_pending_ids, outbox_process
+from orders.services.dispatch import outbox_pending_ids, outbox_process
 
 SWEEP_MIN_AGE = timedelta(minutes=2)  # younger rows are still in their normal after-commit path
 SWEEP_MAX_AGE = timedelta(days=2)  # an e-mail that old is stale: leave it to staff ("resend e-mail")

@@ -42,7 +42,7 @@ class PlacedCheckout:
     installments: int = 1  # card: the parcelamento chosen
     installment_amount: int = 0  # each installment (the first may carry the remainder cents)
     first_installment: int = 0
-    # The store policies in force at placement (`shop.policies.Policy` as dicts), kept with the order.
+    # The store policies in force at placement (`shop.store.policies.Policy` as dicts), kept with the order.
     policies: list[dict[str, Any]] = field(default_factory=list)
 
 

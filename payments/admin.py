@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from django.contrib import admin
 from django.http import HttpRequest
-from django.utils import formats
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from payments.models import (
     CardPayment,
     CardRefund,
@@ -21,18 +19,10 @@ from payments.models import (
 )
 
 
-def _brl(cents: int | None) -> str:
-    # payments imports nothing of ours (not even the shop's money module): Django's own pt-BR number
-    # format gives the same "R$ 6.999,00"; Decimal keeps it exact.
-    if cents is None:
-        return "—"
-    return "R$ " + formats.number_format(Decimal(cents) / 100, 2, use_l10n=True, force_grouping=True)
-
-
 class MoneyColumns:
     @admin.display(description=_("valor"), ordering="amount")
     def amount_brl(self, obj: object) -> str:
-        return _brl(getattr(obj, "amount", None))
+        return format_brl(getattr(obj, "amount", None)) or "—"
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -57,7 +47,7 @@ class PixPaymentInline(admin.TabularInline):
 
     @admin.display(description=_("valor"))
     def amount_brl(self, obj: PixPayment) -> str:
-        return _brl(obj.amount)
+        return format_brl(obj.amount) or "—"
 
     show_change_link = True
 

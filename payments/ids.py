@@ -1,11 +1,6 @@
-"""Prefixed random public identifiers for payments (leaf app: a copy of the shop's 3-line helper)."""
+"""Pix transaction ids (the prefixed public ids are kernel.ids')."""
 
-import secrets
 import uuid
-
-
-def new_public_id(prefix: str, nbytes: int = 12) -> str:
-    return f"{prefix}_{secrets.token_hex(nbytes)}"
 
 
 def new_txid() -> str:

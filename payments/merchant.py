@@ -1,7 +1,7 @@
 """Who receives the Pix: merchant name and city for BR Codes and the handler config.
 
 `payments` imports nothing of ours, so the shop names a provider by dotted path
-(PIX_MERCHANT_PROVIDER, e.g. "shop.store.pix_merchant" returning the store settings' legal name
+(PIX_MERCHANT_PROVIDER, e.g. "shop.store.services.pix_merchant" returning the store settings' legal name
 and city); without one, the PIX_MERCHANT_NAME / PIX_MERCHANT_CITY settings are used.
 """
 

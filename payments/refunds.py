@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from kernel.tasks import enqueue_on_commit
 from payments.card.models import CardRefund
 from payments.card.refunds import card_refund_request
 from payments.exceptions import PaymentInputError
@@ -32,9 +33,7 @@ def _refunded_so_far(payment: PixPayment) -> int:
 
 
 def _enqueue(refund: PixRefund) -> None:
-    from payments.tasks import execute_pix_refund
-
-    execute_pix_refund.delay_on_commit(refund.pk)
+    enqueue_on_commit("payments.tasks.execute_pix_refund", refund.pk)
 
 
 def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> PixRefund | CardRefund:

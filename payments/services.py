@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from kernel.tasks import enqueue, enqueue_on_commit
 from payments.brcode import BRCodeError, validate_psp_br_code
 from payments.card.service import (
     CardCharge,
@@ -69,13 +70,11 @@ def _check_amount(amount: int) -> None:
 
 def _revoke_locked(charge: PixCharge, *, reason: str) -> None:
     """Mark an active (locked) charge revoked and cancel it at the PSP after commit."""
-    from payments.tasks import revoke_pix_charge_at_psp
-
     charge.status = PixCharge.Status.REVOKED
     charge.status_reason = reason
     charge.save(update_fields=["status", "status_reason", "updated_at"])
     record_event(reference=charge.reference, kind="charge_revoked", txid=charge.txid, reason=reason)
-    revoke_pix_charge_at_psp.delay_on_commit(charge.txid)
+    enqueue_on_commit("payments.tasks.revoke_pix_charge_at_psp", charge.txid)
 
 
 def _tax_digits(payer_tax_id: str) -> str:
@@ -153,9 +152,7 @@ def _record_charge(
             record_event(reference=reference, kind="charge_created", txid=txid, amount=amount, charge_kind=charge.kind)
     except IntegrityError:
         # A concurrent ensure won the race: drop ours at the PSP and return theirs.
-        from payments.tasks import revoke_pix_charge_at_psp
-
-        revoke_pix_charge_at_psp.delay(txid)
+        enqueue("payments.tasks.revoke_pix_charge_at_psp", txid)
         winner = PixCharge.objects.filter(reference=reference, status="active").first()
         if winner is None or winner.amount != amount:
             raise

@@ -17,13 +17,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from kernel.rows import insert_once
+from kernel.tasks import enqueue_on_commit
 from payments.due import local_date
 from payments.locks import pix_charge_lock
 from payments.models import PixCharge, PixPayment, PixWebhookEvent
 from payments.psp import PSPCharge, PSPNotFound, PSPPayment, PSPRejected, PSPUnavailable, get_psp
 from payments.psp.base import payment_from_bacen
 from payments.refunds import refund_automatic, refunds_apply_from_psp
-from payments.rows import insert_once
 from payments.signals import charge_settled
 from payments.timeline import record_event
 
@@ -51,8 +52,6 @@ def pix_webhook_events_store(
     Returns (stored, duplicates). Duplicates are not re-processed. Items are independent, so each is
     its own statement (autocommit when called outside a transaction): the PSP gets its 200 sooner.
     """
-    from payments.tasks import enqueue_on_commit, process_pix_webhook
-
     digest = hashlib.sha256(raw_body).hexdigest()
     received_at = timezone.now()
     stored = duplicates = 0
@@ -73,7 +72,7 @@ def pix_webhook_events_store(
             duplicates += 1
             continue
         stored += 1
-        enqueue_on_commit(process_pix_webhook, event.pk)  # the row is durable: a dead broker is not a 500
+        enqueue_on_commit("payments.tasks.process_pix_webhook", event.pk)  # durable: no 500 on a dead broker
     return stored, duplicates
 
 

@@ -6,8 +6,8 @@ import logging
 import random
 from datetime import timedelta
 
-from celery import Task, shared_task
-from django.db import OperationalError, transaction
+from celery import shared_task
+from django.db import OperationalError
 from django.utils import timezone
 
 from payments import settlement
@@ -17,7 +17,6 @@ from payments.sandbox.tasks import deliver_sandbox_webhook
 
 __all__ = [
     "deliver_sandbox_webhook",
-    "enqueue_on_commit",
     "execute_card_refund",
     "execute_pix_refund",
     "expire_pix_charges",
@@ -32,24 +31,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _RETRYABLE = (PSPUnavailable, OperationalError)  # OperationalError covers deadlocks/serialization failures
-
-
-def enqueue_on_commit(task: Task, *args: object, countdown: int | None = None) -> None:
-    """Send `task(*args)` once the current transaction commits; a broker that is down is logged, not raised.
-
-    What is enqueued here is already durable (an inbox row) and a beat sweep re-drives it, so a dead broker
-    must not turn the stored delivery into a 500 that makes the sender retry (issue 31): the sweeps are
-    `reconcile_pix_charges` (Pix inbox), `reconcile_card_payments` (card inbox) and, for the sandbox's own
-    notices, the reconcile poll of active charges.
-    """
-
-    def send() -> None:
-        try:
-            task.apply_async(args=args, countdown=countdown)
-        except Exception:  # broker unreachable (kombu's OperationalError, a refused socket…)
-            logger.warning("%s%r not enqueued; the beat sweep will run it", task.name, args, exc_info=True)
-
-    transaction.on_commit(send)
 
 
 @shared_task(

@@ -8,7 +8,7 @@ from payments.models import PaymentEvent
 
 
 def new_event(*, reference: str, kind: str, txid: str = "", **detail: Any) -> PaymentEvent:
-    """An event not written yet: for a statement that writes it with its row (`payments.rows`)."""
+    """An event not written yet: for a statement that writes it with its row (`kernel.rows`)."""
     return PaymentEvent(reference=reference, kind=kind, txid=txid, detail=detail)
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from django.conf import settings
 
+from kernel.json_limits import find_control_character, loads_bounded
 from payments import webhook_auth
-from payments.json_limits import find_control_character, loads_bounded
 from payments.psp.base import parse_notification
 from payments.settlement import pix_webhook_events_store
 

@@ -1,3 +1,1 @@
-from shop.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""What the shop sells and how: catalog, cart, checkout engine, store settings, storefront, admin."""

@@ -10,14 +10,14 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 
-from orders.money import format_brl
+from kernel.money import format_brl
 
 
 class ShopAdminSite(admin.AdminSite):
     index_template = "admin/shop_dashboard.html"
 
     def each_context(self, request: HttpRequest) -> dict[str, Any]:
-        from shop.store import store_get
+        from shop.store.services import store_get
 
         context = super().each_context(request)
         name = store_get().trade_name
@@ -26,7 +26,7 @@ class ShopAdminSite(admin.AdminSite):
         return context
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
-        from shop.dashboard import chart_svg_bars, dashboard_get
+        from shop.admin.dashboard import chart_svg_bars, dashboard_get
 
         dashboard = dashboard_get()
         bars = chart_svg_bars(dashboard.chart)

@@ -20,10 +20,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from payments.json_limits import control_in
+from kernel.json_limits import control_in
+from shop.catalog.selectors import variants_by_sku
 from shop.models import Cart, Variant
 from shop.models import CartLine as CartLineRow
-from shop.selectors import variants_by_sku
 
 CART_KEY = "cart_id"  # the public id of the session's Cart
 COUPONS_KEY = "cart_coupons"  # before carts were rows; only dropped now

@@ -8,7 +8,7 @@
     cart_checkout_input(cart: Cart) -> CheckoutInput   # a cart's contents as the checkout it converts to
 
 A cart stores lines, buyer, context and codes; each read prices it with the checkout engine's own line
-planning and coupon rules (`shop.checkout.evaluate.plan_lines`, `shop.coupons`), so its estimate and the
+planning and coupon rules (`shop.checkout.evaluate.plan_lines`, `shop.checkout.coupons`), so its estimate and the
 checkout it converts to agree. `CheckoutInputError` for structurally bad input, as for checkouts.
 """
 
@@ -21,10 +21,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from shop.cart import cart_expiry
+from shop.checkout.coupons import coupons_evaluate, coupons_load
 from shop.checkout.evaluate import CheckoutInputError, plan_lines
 from shop.checkout.outputs import AppliedDiscountView, Total
 from shop.checkout.types import BuyerInput, CheckoutInput, CheckoutMessage, ContextInput, LineInput
-from shop.coupons import coupons_evaluate, coupons_load
 from shop.models import Cart, CartLine
 from shop.models.cart import new_cart_line_id
 

@@ -8,7 +8,7 @@
 - orders.stock_return_requested → put the units back on sale.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
-  (`shop.fiscal.lifecycle`); fiscal.document_changed → the order's timeline event.
+  (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
 Connected in ShopConfig.ready().
 """
 
@@ -40,7 +40,7 @@ def on_charge_settled(
     **_: Any,
 ) -> str:
     from orders.services import order_payment_record
-    from shop.services import checkout_settle_pix
+    from shop.checkout.services import checkout_settle_pix
 
     outcome = checkout_settle_pix(
         reference=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id, paid_at=paid_at
@@ -55,7 +55,7 @@ def on_charge_settled(
 
 @receiver(card_payment_settled, dispatch_uid="shop.card_payment_settled")
 def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
-    from shop.services import checkout_settle_card
+    from shop.checkout.services import checkout_settle_card
 
     return checkout_settle_card(reference=reference, payment_id=payment_id, status=status, amount=amount)
 
@@ -87,7 +87,7 @@ def on_refund_finished(sender: Any, *, refund_id: str, status: str, **_: Any) ->
 
 @receiver(stock_return_requested, dispatch_uid="shop.stock_return_requested")
 def on_stock_return_requested(sender: Any, *, order_id: str, items: list[tuple[str, int]], **_: Any) -> None:
-    from shop.services import variants_restock
+    from shop.checkout.services import variants_restock
 
     variants_restock(items=[(sku, int(quantity)) for sku, quantity in items])
 
@@ -97,7 +97,7 @@ def _drop_shipping_cache(sender: Any, **_: Any) -> None:
     # cached the old rows between the save and the commit.
     from django.db import transaction
 
-    from shop.shipping import shipping_cache_clear
+    from shop.checkout.shipping import shipping_cache_clear
 
     shipping_cache_clear()
     transaction.on_commit(shipping_cache_clear)
@@ -129,15 +129,15 @@ def _connect_cache_invalidation() -> None:
 _connect_cache_invalidation()
 
 
-@receiver(order_changed, dispatch_uid="shop.fiscal.order_changed")
+@receiver(order_changed, dispatch_uid="shop.invoicing.order_changed")
 def on_order_changed_fiscal(sender: Any, **kwargs: Any) -> None:
-    from shop.fiscal.lifecycle import on_order_changed
+    from shop.invoicing.lifecycle import on_order_changed
 
     on_order_changed(sender, **kwargs)
 
 
-@receiver(document_changed, dispatch_uid="shop.fiscal.document_changed")
+@receiver(document_changed, dispatch_uid="shop.invoicing.document_changed")
 def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
-    from shop.fiscal.lifecycle import on_document_changed
+    from shop.invoicing.lifecycle import on_document_changed
 
     on_document_changed(sender, **kwargs)

@@ -1,5 +1,5 @@
 """Counting a request's crossings between the event loop and threads (asgiref), for the one-hop handlers'
-tests (shop/asgi.py `OneHopHandler`)."""
+tests (config/asgi.py `OneHopHandler`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from celery._state import _set_task_join_will_block
 from django.conf import settings
 from django.core.cache import caches
 
-from shop.celery import app as celery_app
+from config.celery import app as celery_app
 from tests.payments.fake_pagarme import pagarme  # noqa: F401 (the fake card gateway fixture, for every package)
 
 
@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _shop_signing_key() -> None:
     # The test runner turns DEBUG off, where a missing signing key is (rightly) a configuration error.
     # A fresh clone has none yet: create the development key once, as `make run` would.
-    from bcp_app.keys import ensure_signing_key
+    from bcp_app.protocol.keys import ensure_signing_key
 
     ensure_signing_key()
 

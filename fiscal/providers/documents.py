@@ -13,16 +13,9 @@ from xml.etree import ElementTree as ET
 
 from fpdf import FPDF
 
+from kernel.money import format_brl, format_decimal_point
+
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
-
-
-def _reais(centavos: int) -> str:
-    return f"{centavos // 100}.{centavos % 100:02d}"
-
-
-def _br_money(centavos: int) -> str:
-    whole = f"{centavos // 100:,}".replace(",", ".")
-    return f"R$ {whole},{centavos % 100:02d}"
 
 
 def nfe_xml(
@@ -58,10 +51,10 @@ def nfe_xml(
         ):
             ET.SubElement(prod, f"{{{NFE_NS}}}{tag}").text = str(item.get(key, ""))
         ET.SubElement(prod, f"{{{NFE_NS}}}qCom").text = str(item.get("quantity", 0))
-        ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = _reais(int(item.get("unit_price", 0)))
-        ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = _reais(int(item.get("total", 0)))
+        ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = format_decimal_point(int(item.get("unit_price", 0)))
+        ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = format_decimal_point(int(item.get("total", 0)))
     total = ET.SubElement(ET.SubElement(inf, f"{{{NFE_NS}}}total"), f"{{{NFE_NS}}}ICMSTot")
-    ET.SubElement(total, f"{{{NFE_NS}}}vNF").text = _reais(int(invoice.get("total_amount", 0)))
+    ET.SubElement(total, f"{{{NFE_NS}}}vNF").text = format_decimal_point(int(invoice.get("total_amount", 0)))
     prot = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}protNFe", versao="4.00"), f"{{{NFE_NS}}}infProt")
     for tag, value in (("chNFe", access_key), ("dhRecbto", at.isoformat()), ("nProt", protocol), ("cStat", "100")):
         ET.SubElement(prot, f"{{{NFE_NS}}}{tag}").text = value
@@ -100,10 +93,10 @@ def danfe_pdf(
         lines.append(
             f"{item.get('sku', '')}  {item.get('description', '')}"
             f"  NCM {item.get('ncm', '')}  CFOP {item.get('cfop', '')}"
-            f"  {item.get('quantity', 0)} {item.get('unit', '')} x {_br_money(int(item.get('unit_price', 0)))}"
-            f" = {_br_money(int(item.get('total', 0)))}"
+            f"  {item.get('quantity', 0)} {item.get('unit', '')} x {format_brl(int(item.get('unit_price', 0)))}"
+            f" = {format_brl(int(item.get('total', 0)))}"
         )
-    lines += ["", f"Valor total da nota: {_br_money(int(invoice.get('total_amount', 0)))}"]
+    lines += ["", f"Valor total da nota: {format_brl(int(invoice.get('total_amount', 0)))}"]
     for line in lines:
         pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())

@@ -15,6 +15,7 @@ from django.dispatch import Signal
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
+from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderError, OrderNotFound
 from orders.models import (
     Adjustment,
@@ -27,6 +28,8 @@ from orders.models import (
     OrderStatus,
     PaymentStatus,
 )
+from orders.selectors import order_bcp_json, order_for_bcp
+from orders.services.outbox import ORDER_CHANGED, outbox_add
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -181,11 +184,8 @@ def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery |
         order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
     )
     if created:
-        from orders.tasks import send_order_email  # tasks import services: import here to avoid a cycle
-
-        delivery_pk = delivery.pk
-        # robust: a broker hiccup must not turn a committed change into an error page; the row stays unsent.
-        transaction.on_commit(lambda: send_order_email.delay(delivery_pk), robust=True)
+        # A broker hiccup must not turn a committed change into an error page; the row stays unsent.
+        enqueue_on_commit("orders.tasks.send_order_email", delivery.pk)
     return delivery
 
 
@@ -221,9 +221,6 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
     storefront orders without a task) and the presented order at this moment (the webhook's body).
     `rendered`: `order.bcp_json` was written with the row (placement renders it into the order's INSERT), so
     nothing is re-read or rewritten."""
-    from orders.selectors import order_bcp_json, order_for_bcp
-    from orders.services.outbox import ORDER_CHANGED, outbox_add
-
     fresh = None if rendered else order_for_bcp(order.public_id)
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)

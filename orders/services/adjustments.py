@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
@@ -18,7 +19,6 @@ from orders.models import (
     OrderLine,
     OrderStatus,
 )
-from orders.money import format_brl
 from orders.services._common import (
     MAX_QUANTITY,
     clean_line_quantities,

@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import (
     EmailKind,
@@ -20,7 +21,6 @@ from orders.models import (
     PaymentStatus,
     PaymentType,
 )
-from orders.money import format_brl
 from orders.selectors import order_bcp_json_of
 from orders.services._common import (
     MAX_QUANTITY,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import template
 
+from kernel.money import format_brl
 from orders.labels import (
     adjustment_label,
     adjustment_status_label,
@@ -12,7 +13,6 @@ from orders.labels import (
     order_status_label,
     payment_status_label,
 )
-from orders.money import format_brl
 
 register = template.Library()
 

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from kernel.db_connections import release_db_connection
 from kernel.http import Deadline, OutboundError, request
 from payments.card.gateway import (
     CardCustomer,
@@ -26,7 +27,6 @@ from payments.card.gateway import (
     GatewayRejected,
     GatewayUnavailable,
 )
-from payments.connections import release_db_connection
 
 logger = logging.getLogger(__name__)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from kernel.tasks import enqueue_on_commit
 from payments.card.gateway import GatewayCharge
 from payments.card.models import CardPayment, CardRefund
 from payments.exceptions import PaymentInputError
@@ -23,9 +24,7 @@ _FINAL = {CardRefund.Status.COMPLETED, CardRefund.Status.FAILED}
 
 
 def _enqueue(refund: CardRefund) -> None:
-    from payments.tasks import execute_card_refund
-
-    execute_card_refund.delay_on_commit(refund.pk)
+    enqueue_on_commit("payments.tasks.execute_card_refund", refund.pk)
 
 
 def card_refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> CardRefund:

@@ -17,6 +17,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
 
+from kernel.ids import new_public_id
+from kernel.rows import insert_once
 from payments.card.gateway import (
     NOT_PAID,
     CardCustomer,
@@ -29,8 +31,6 @@ from payments.card.gateway import (
 )
 from payments.card.models import CardPayment
 from payments.exceptions import PaymentInputError
-from payments.ids import new_public_id
-from payments.rows import insert_once
 from payments.timeline import new_event, record_event
 
 logger = logging.getLogger(__name__)

@@ -19,9 +19,10 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from kernel.json_limits import find_control_character, loads_bounded
+from kernel.tasks import enqueue_on_commit
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import CardPayment, CardWebhookEvent
-from payments.json_limits import find_control_character, loads_bounded
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 256 * 1024
@@ -80,8 +81,6 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
     charge_id = str(data.get("id") or "")[:64] if body["type"].startswith("charge.") else ""
-    from payments.tasks import enqueue_on_commit, process_card_webhook
-
     event, created = CardWebhookEvent.objects.get_or_create(
         event_id=body["id"],
         defaults={
@@ -92,7 +91,7 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
         },
     )
     if created:
-        enqueue_on_commit(process_card_webhook, event.pk)  # durable now: a dead broker is left to the sweep
+        enqueue_on_commit("payments.tasks.process_card_webhook", event.pk)  # durable: a dead broker is the sweep's
     return 200, {"received": int(created), "duplicates": int(not created)}
 
 

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from kernel.db_connections import release_db_connection
 from kernel.http import Deadline, OutboundError, Response, client_tls_context, request
-from payments.connections import release_db_connection
 from payments.due import DueTerms
 from payments.money import cents_to_decimal
 from payments.psp.base import (

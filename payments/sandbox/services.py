@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from kernel.tasks import enqueue_on_commit
 from payments.brcode import build_dynamic, merchant_text
 from payments.due import amount_due, local_date
 from payments.merchant import pix_merchant
@@ -320,7 +321,5 @@ def list_received(*, start: datetime, end: datetime) -> list[dict[str, Any]]:
 
 def schedule_delivery(items: list[dict[str, Any]], *, delay_s: int = 0) -> None:
     """Queue one signed POST of `{"pix": items}` to our webhook URL after this transaction commits."""
-    from payments.tasks import deliver_sandbox_webhook, enqueue_on_commit
-
     body = json.dumps({"pix": items}, separators=(",", ":"), ensure_ascii=False)
-    enqueue_on_commit(deliver_sandbox_webhook, body, countdown=delay_s or None)
+    enqueue_on_commit("payments.sandbox.deliver_webhook", body, countdown=delay_s or None)

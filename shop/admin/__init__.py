@@ -1,9 +1,9 @@
 """Admin for the shop: catalog (with photos and prices in reais), store settings, the dashboard home.
 
-Checkout, shipping and coupon admin live with the checkout engine (shop/checkout/admin.py).
+Checkout, shipping and coupon admin live with the checkout engine (shop/admin/checkout.py).
 """
 
-import shop.checkout.admin  # noqa: F401  (registers checkout, shipping and coupon admin)
+import shop.admin.checkout  # noqa: F401  (registers checkout, shipping and coupon admin)
 
 # isort: split
 from shop.admin import (

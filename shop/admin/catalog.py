@@ -11,9 +11,9 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from orders.money import format_brl
+from kernel.money import format_brl
 from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
-from shop.images import product_image_thumbnail_make
+from shop.catalog.images import product_image_thumbnail_make
 from shop.models import Category, Product, ProductImage, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))

@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.utils.translation import gettext_lazy as _
 
-from orders.money import MoneyField
+from kernel.money import MoneyField
 from shop.models import ProductImage, Variant
 
 OPTION_ROWS = 3  # name/value pairs offered per variant ("tamanho: M", "cor: Preta", …)

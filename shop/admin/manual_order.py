@@ -1,5 +1,5 @@
 """ "Nova venda": staff enter a sale made on WhatsApp or at the counter. Everything goes through the
-checkout engine (shop.services) like any other checkout: the buyer then pays by the Pix link (the
+checkout engine (shop.checkout.services) like any other checkout: the buyer then pays by the Pix link (the
 storefront Pix page, same settlement), or staff record a payment received elsewhere."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from shop.br_validation import phone_normalize
+from kernel.br_validation import phone_normalize
 from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.types import (
     STATUS_COMPLETED,
@@ -243,7 +243,7 @@ def _pickup_option() -> str:
 
 def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
     from payments.selectors import pix_charge_active_for_reference
-    from shop.services import (
+    from shop.checkout.services import (
         CheckoutCreateImpossible,
         checkout_cancel,
         checkout_complete,

@@ -9,7 +9,7 @@ from django import forms
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from orders.money import MoneyField, format_brl
+from kernel.money import MoneyField, format_brl
 
 CHECKOUT_STATUS_LABELS = {
     "incomplete": _("Incompleto"),
@@ -99,7 +99,7 @@ def shipping_rate_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     """One UF or one CEP range per rate (constraint shipping_rate_uf_xor_cep_range), said on the field: the
     merchant read 'Restrição "shipping_rate_uf_xor_cep_range" foi violada.'"""
     from shop.admin.br_fields import UF_INVALID
-    from shop.cep import UFS
+    from shop.checkout.cep import UFS
 
     shipping_rules(form, cleaned)
     uf = (cleaned.get("uf") or "").strip().upper()

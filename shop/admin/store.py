@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from shop.admin.br_fields import clean_cep, clean_uf
-from shop.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from shop.models import StoreSettings
-from shop.store import cnpj_format, store_row
+from shop.store.services import cnpj_format, store_row
 
 PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
 

@@ -1,4 +1,4 @@
-"""The checkout engine, one module per step; its public face is `shop/services.py`.
+"""The checkout engine, one module per step; its public face is `shop/checkout/services.py`.
 
 types (inputs/outputs) → evaluate (lines, totals, messages) → fulfillment (method, destination, options)
 → core (lock, write, events) → pix (the charge on create/update, PSP call after commit) → hold (stock and

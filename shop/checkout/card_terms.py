@@ -28,7 +28,7 @@ class CardTerms:
 
 
 def installment_policy() -> InstallmentPolicy:
-    from shop.store import store_get
+    from shop.store.services import store_get
 
     return store_get().installment_policy
 

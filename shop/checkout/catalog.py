@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import F, Prefetch
 
+from kernel.ops import request_cache
 from shop.models import ProductImage, Variant
-from shop.ops import request_cache
 
 CACHE_SECONDS = 60  # the bound for processes that cannot hear the bump (local-memory cache)
 VERSION_KEY = "shop:catalog:version"

@@ -1,6 +1,6 @@
 """Shared internals of the checkout engine (locking, writing evaluations, events, releasing holdings).
 
-Public entry points are in shop/services.py; completion and Pix in shop/checkout/complete.py.
+Public entry points are in shop/checkout/services.py; completion and Pix in shop/checkout/complete.py.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.selectors import buyer_input_of, checkout_by_public_id, with_lines
+from shop.checkout.stock import stock_release
 from shop.checkout.types import (
     STATUS_CANCELED,
     STATUS_COMPLETED,
@@ -37,7 +38,6 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.models import Checkout, CheckoutEvent, CheckoutLine, CouponRedemption
-from shop.stock import stock_release
 
 logger = logging.getLogger(__name__)
 
@@ -118,11 +118,11 @@ def save_with_event(
     where: dict[str, object] | None = None,
     guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
-    """The checkout's UPDATE and its event in one statement (`payments.rows.update_where`). `fields`: the
+    """The checkout's UPDATE and its event in one statement (`kernel.rows.update_where`). `fields`: the
     columns to write (default: `Checkout.written_fields()`, what `save()` writes);
     `where`: columns the row must still have, else nothing is written and the answer is False.
     `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
-    from payments.rows import update_where
+    from kernel.rows import update_where
 
     if checkout.pk is None:
         checkout.save()

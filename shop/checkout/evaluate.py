@@ -18,11 +18,15 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from shop.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.checkout.card_terms import card_terms
 from shop.checkout.catalog import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.consent import consent_state
+from shop.checkout.coupons import CouponEvaluation, coupons_evaluate, coupons_load
 from shop.checkout.fulfillment import evaluate_fulfillment
+from shop.checkout.pix_discount import pix_discount_applied
+from shop.checkout.shipping import shipping_config_load
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
     STATUS_READY,
@@ -33,11 +37,7 @@ from shop.checkout.types import (
     CheckoutMessage,
     bounded,
 )
-from shop.coupons import CouponEvaluation, coupons_evaluate, coupons_load
 from shop.models import Checkout, CheckoutLine, new_line_id
-from shop.pix_discount import pix_discount_applied
-from shop.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
-from shop.shipping import shipping_config_load
 
 MAX_LINES = 100
 MAX_LINE_QUANTITY = 999

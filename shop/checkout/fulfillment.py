@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from shop.cep import UFS, cep_digits, cep_format, cep_uf
+from shop.checkout.cep import UFS, cep_digits, cep_format, cep_uf
 from shop.checkout.outputs import OptionView
+from shop.checkout.shipping import ShippingConfig, pickup_options, shipping_options
 from shop.checkout.types import AddressInput, CheckoutMessage, FulfillmentInput, FulfillmentMethodInput, bounded
 from shop.models import Checkout, PickupLocation, new_destination_id
-from shop.shipping import ShippingConfig, pickup_options, shipping_options
 
 M0 = "$.fulfillment.methods[0]"
 DEST0 = f"{M0}.destinations[0]"

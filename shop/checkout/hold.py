@@ -3,7 +3,7 @@
 
 Stock and coupon uses are reserved when a Pix charge is issued for the checkout (`hold_for_charge`, in the
 create/update transaction, before the PSP call) and held for the charge's lifetime, else at complete (card,
-or Pix without a charge yet); shop/stock.py explains why not earlier. A buyer is refused before paying, not
+or Pix without a charge yet); shop/checkout/stock.py explains why not earlier. A buyer is refused before paying, not
 refunded after (issue 31). A reservation is taken in the caller's transaction, in a savepoint,
 all-or-nothing; `unreserve` gives back what `reserve` took, and a checkout already holding one
 (`stock_reserved`) never takes a second: placement keeps the units taken. One variant and no coupon (the usual card
@@ -20,12 +20,12 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from shop.checkout.core import save_with_event
+from shop.checkout.coupons import coupon_redemptions_record
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix
+from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, PaymentInput
-from shop.coupons import coupon_redemptions_record
 from shop.models import Checkout, CheckoutLine, CouponRedemption
-from shop.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 
 
 def card_handler_id() -> str:

@@ -174,7 +174,7 @@ class CheckoutView:
 
         Lazy: it reads the cached store row, which a non-Pix checkout view otherwise never needs.
         """
-        from shop.pix_discount import is_pix_instrument, pix_offer
+        from shop.checkout.pix_discount import is_pix_instrument, pix_offer
 
         items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
         selected = is_pix_instrument(self.checkout.payment_instrument)

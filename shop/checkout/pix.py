@@ -66,7 +66,7 @@ def reserved_order_number(checkout: Checkout) -> int:
 
 def charge_description(checkout: Checkout) -> str:
     """What the payer's bank app shows: "Loja Exemplo — pedido #1001" (solicitacaoPagador, ≤ 140)."""
-    from shop.store import store_get
+    from shop.store.services import store_get
 
     return f"{store_get().trade_name} — pedido #{reserved_order_number(checkout)}"[:140]
 

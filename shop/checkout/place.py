@@ -71,7 +71,7 @@ def policies_in_force(language: str) -> list[dict[str, Any]]:
     """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
     from dataclasses import asdict
 
-    from shop.policies import store_policies
+    from shop.store.policies import store_policies
 
     return [asdict(policy) for policy in store_policies(language)]
 
@@ -140,7 +140,7 @@ def place_order(
     )
     # The caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale), or
     # the conditional UPDATE below proves it is still this payment's: no other placement can run.
-    # The NF-e is asked for by the order's outbox task (shop.fiscal.lifecycle.on_order_changed, "placed").
+    # The NF-e is asked for by the order's outbox task (shop.invoicing.lifecycle.on_order_changed, "placed").
     draft = order_draft_from_checkout(checkout=placed)
     checkout.order_id = draft.order.public_id
     checkout.order_permalink_url = draft.order.permalink_url

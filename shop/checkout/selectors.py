@@ -12,6 +12,7 @@ from datetime import datetime
 from django.conf import settings
 from django.urls import reverse
 
+from shop.catalog.schema_org import _absolute as absolute_url_of
 from shop.checkout.consent import consent_decisions
 from shop.checkout.outputs import (
     AllocationView,
@@ -30,7 +31,6 @@ from shop.checkout.outputs import (
 )
 from shop.checkout.types import STATUS_COMPLETED, TERMINAL_STATUSES, BuyerInput, CheckoutMessage, ContextInput
 from shop.models import Checkout, CheckoutLine
-from shop.schema_org import _absolute as absolute_url_of
 
 
 class CheckoutNotFound(LookupError):
@@ -77,7 +77,7 @@ def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") 
 def checkout_links(language: str = "pt-br") -> tuple[LinkView, ...]:
     """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there.
     Titles in `language`, the checkout's (BCP §5.1), like its `policies[]`."""
-    from shop.policies import store_policies
+    from shop.store.policies import store_policies
 
     return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies(language))
 

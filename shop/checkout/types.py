@@ -1,4 +1,4 @@
-"""Typed inputs and results of the checkout engine (`shop/services.py`, `shop/checkout/selectors.py`).
+"""Typed inputs and results of the checkout engine (`shop/checkout/services.py`, `shop/checkout/selectors.py`).
 
 The BCP layer (REST, MCP, A2A) and the storefront fill the *input* dataclasses; the engine
 never sees a request body. Field names follow BCP (BCP.md §4.1, §9, §10) so mapping is 1:1.

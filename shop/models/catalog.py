@@ -7,8 +7,8 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from shop.fiscal.validators import ORIGINS, validate_cfop, validate_icms_cst, validate_ncm
-from shop.ids import new_public_id
+from kernel.ids import new_public_id
+from shop.invoicing.validators import ORIGINS, validate_cfop, validate_icms_cst, validate_ncm
 
 
 def new_product_id() -> str:

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from shop.ids import new_public_id
+from kernel.ids import new_public_id
 from shop.models.catalog import Variant
 
 
@@ -216,7 +216,7 @@ class Checkout(models.Model):
     messages = models.JSONField(default=list, blank=True)
     fulfillment_snapshot = models.JSONField(default=dict, blank=True)
     discounts_applied = models.JSONField(default=list, blank=True)
-    # Stock is reserved at complete (see shop/stock.py) and released on cancel/expiry.
+    # Stock is reserved at complete (see shop/checkout/stock.py) and released on cancel/expiry.
     stock_reserved = models.BooleanField(default=False)
     payment_txid = models.CharField(max_length=64, blank=True)  # Pix txid or card payment id that paid it
     order_id = models.CharField(max_length=60, blank=True)

@@ -1,4 +1,4 @@
-"""The shop's own identity: one row of store settings, edited in the admin (`shop.store.store_get`)."""
+"""The shop's own identity: one row of store settings, edited in the admin (`shop.store.services.store_get`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
-from shop.br_validation import cnpj_valid, tax_id_normalize
-from shop.fiscal.validators import (
+from kernel.br_validation import cnpj_valid, tax_id_normalize
+from shop.invoicing.validators import (
     TAX_REGIMES,
     validate_cfop,
     validate_cnae,
@@ -19,12 +19,12 @@ from shop.fiscal.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v4"  # bumped when the cached Store gains fields; read by shop.store.store_get
-POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.policies.store_policies
+CACHE_KEY = "shop:store-settings:v4"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
+POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
 
 
 def _invalidate() -> None:
-    from shop.ops import request_cache
+    from kernel.ops import request_cache
 
     request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en")
 

@@ -22,8 +22,8 @@ def card_offered() -> bool:
 
 def installment_offer(cents: object) -> str:
     from payments.installments import best_interest_free
-    from shop.checkout.card_page import plan_label  # it imports card_offered from here
     from shop.checkout.card_terms import installment_policy
+    from shop.checkout.web.card_page import plan_label  # it imports card_offered from here
 
     try:
         amount = int(cents)  # type: ignore[call-overload]

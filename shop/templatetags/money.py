@@ -1,10 +1,10 @@
-"""The `brl` template filter; the formatting itself is the one money module, `orders.money`."""
+"""The `brl` template filter; the formatting itself is the one money module, `kernel.money`."""
 
 from __future__ import annotations
 
 from django import template
 
-from orders.money import format_brl
+from kernel.money import format_brl
 
 __all__ = ["brl", "format_brl"]
 

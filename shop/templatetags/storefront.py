@@ -6,8 +6,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from shop.catalog.selectors import categories_for_nav
 from shop.models import Category, ProductImage
-from shop.selectors import categories_for_nav
 
 register = template.Library()
 

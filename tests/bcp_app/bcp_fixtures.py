@@ -17,7 +17,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bcp_app.keys import public_jwk
+from bcp_app.protocol.keys import public_jwk
 
 VERSION = "2026-07-28"
 PLATFORM_KID = "plataforma-2026"

@@ -86,7 +86,7 @@ def bare_order(request: HttpRequest, order_id: int) -> JsonResponse:
 def bare_bcp_order(request: HttpRequest, order_id: str) -> JsonResponse:
     """The MCP bench's baseline: the same selector and presenter as `get_order`, no protocol (no
     negotiation, auth or JSON-RPC)."""
-    from bcp_app import presenters
+    from bcp_app.service import presenters
     from orders.selectors import order_for_bcp
 
     return JsonResponse(presenters.order(order_for_bcp(order_id), None), json_dumps_params={"ensure_ascii": False})
@@ -95,9 +95,9 @@ def bare_bcp_order(request: HttpRequest, order_id: str) -> JsonResponse:
 @csrf_exempt
 def bare_a2a_add(request: HttpRequest) -> JsonResponse:
     """The A2A bench's baseline: what the A2A add does (resolve the caller, add one line), minus A2A."""
-    from bcp_app.context import resolve_context
-    from bcp_app.negotiation import parse_agent_header
-    from bcp_app.transports import a2a_ops
+    from bcp_app.service.context import resolve_context
+    from bcp_app.service.negotiation import parse_agent_header
+    from bcp_app.transports.a2a import ops as a2a_ops
 
     payload = json.loads(request.body)
     ctx = resolve_context(transport="rest", profile_url=parse_agent_header(request.headers.get("BCP-Agent")))
@@ -113,5 +113,5 @@ urlpatterns = [
     path("_bench/orders/<int:order_id>", bare_order),
     path("_bench/bcp-orders/<str:order_id>", bare_bcp_order),
     path("_bench/a2a-add", bare_a2a_add),
-    path("", include("shop.urls")),
+    path("", include("config.urls")),
 ]

@@ -28,7 +28,7 @@ class LiveServer:
         import uvicorn
 
         if app is None:
-            from shop.asgi import django_app
+            from config.asgi import django_app
 
             app = django_app
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -97,7 +97,7 @@ def subprocess_env(**overrides: str) -> dict[str, str]:
     """
     from django.conf import settings
 
-    from shop.celery import app
+    from config.celery import app
 
     return {
         **os.environ,
@@ -112,7 +112,7 @@ def subprocess_env(**overrides: str) -> dict[str, str]:
 
 
 class CeleryWorker:
-    """`celery -A shop worker` (solo pool) with the given environment; stopped by its own pid."""
+    """`celery -A config worker` (solo pool) with the given environment; stopped by its own pid."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.env = subprocess_env(**env)
@@ -124,12 +124,12 @@ class CeleryWorker:
         require_committed_data("a Celery worker")
         celery = str(Path(sys.executable).parent / "celery")
         if purge:
-            subprocess.run([celery, "-A", "shop", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
+            subprocess.run([celery, "-A", "config", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
                            capture_output=True, timeout=60)
         self.log.parent.mkdir(exist_ok=True)
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
-                [celery, "-A", "shop", "worker", "-P", "solo", "-c", "1", "--without-mingle", "--without-gossip",
+                [celery, "-A", "config", "worker", "-P", "solo", "-c", "1", "--without-mingle", "--without-gossip",
                  "--without-heartbeat", "-n", f"bcp-e2e-{os.getpid()}@%h", "--loglevel=INFO"],
                 env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
             )
@@ -183,7 +183,7 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
     `server`: an already started server to use (the caller stops it); otherwise one is started here.
     `webhook_path`: deliver webhooks to `<server><webhook_path>` (PIX_SANDBOX_WEBHOOK_URL) instead of the default.
     """
-    from shop.celery import app
+    from config.celery import app
 
     owned = server is None
     if server is None:

@@ -311,7 +311,7 @@ def test_product_resolution_needs_the_checkout_capability_bcp_neg_06(server: Liv
 
 def test_a2a_checkout_data_part_validates_against_the_schemas(server: LiveServer, pixel: Any):
     """The `a2a.bcp.checkout` data part is the same model output as REST and MCP (BCP-A2A-05, BCP-CHK-02)."""
-    from bcp_app.schemas import CheckoutResponse
+    from bcp_app.protocol.schemas import CheckoutResponse
     from tests.bcp_app.schema_check import errors
 
     _context, ready = pix_ready_checkout(server)
@@ -443,7 +443,7 @@ def test_finalizar_compra_uses_the_selected_pix_instrument(server: LiveServer, p
 def test_sdk_client_natural_language_add_and_pix_completion(server: LiveServer, shirts: Any):
     from google.protobuf.json_format import MessageToDict
 
-    from bcp_app.transports.a2a_wire import intify
+    from bcp_app.transports.a2a.wire import intify
     from payments.sandbox.services import PayOptions, pay
 
     added = sdk_send(server.base_url, [{"text": "adicione 2 camisetas pretas M ao carrinho"}])

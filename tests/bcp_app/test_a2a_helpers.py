@@ -1,6 +1,6 @@
 """Helpers shared by the A2A/AP2 tests: a platform-side AP2 mandate builder written with joserfc.
 
-joserfc is a JOSE implementation independent of `bcp_app.ap2` (which only uses `cryptography`), so a
+joserfc is a JOSE implementation independent of `bcp_app.service.ap2` (which only uses `cryptography`), so a
 mandate built here and accepted there is a cross-implementation check (PIX.md §7.3).
 """
 
@@ -18,7 +18,7 @@ import pytest
 from joserfc import jws
 from joserfc.jwk import ECKey
 
-from bcp_app import ap2
+from bcp_app.service import ap2
 from tests.bcp_app.live import LiveServer as BaseLiveServer
 
 
@@ -131,7 +131,7 @@ def cache_profile(url: str, profile: dict[str, Any]) -> None:
     from django.utils import timezone
 
     from bcp_app.models import ProfileCacheEntry
-    from bcp_app.negotiation import _url_hash, validate_platform_profile
+    from bcp_app.service.negotiation import _url_hash, validate_platform_profile
 
     validate_platform_profile(profile)
     now = timezone.now()
@@ -146,7 +146,7 @@ class LiveServer(BaseLiveServer):
 
     def __init__(self, app: Any = None) -> None:
         if app is None:
-            from shop.asgi import build_application
+            from config.asgi import build_application
 
             app = build_application()
         super().__init__(app, lifespan="on")
@@ -158,8 +158,8 @@ class LiveServer(BaseLiveServer):
 
 def separate_a2a_app() -> Any:
     """A second, independent A2A application instance (its own SDK handler) in front of Django."""
-    from bcp_app.transports.a2a import A2AApplication
-    from shop.asgi import PathRouter, django_app
+    from bcp_app.transports.a2a.executor import A2AApplication
+    from config.asgi import PathRouter, django_app
 
     app = A2AApplication()
     return PathRouter(django_app, {"/bcp/a2a": app, "/.well-known/agent-card.json": app})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bcp_app.transports.a2a_intents import (
+from bcp_app.transports.a2a.intents import (
     ADD,
     CANCEL,
     COMPLETE,

@@ -31,7 +31,7 @@ ORDER = "br.dev.bcp.shopping.order"
 
 
 def _agent(url: str, *, fiscal: bool) -> tuple[str, dict[str, str]]:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     profile = platform_profile()
     if fiscal:
@@ -72,8 +72,8 @@ def test_get_order_over_a2a_carries_the_negotiated_fiscal_documents(server, sett
     assert body["ucp"]["capabilities"][FISCAL] == [{"version": "2026-07-28"}]
     assert body["fiscal_documents"] == [authorized_view(document, settings.BCP_PUBLIC_URL)]
     # the same object the MCP/REST operation answers (one operation, three transports)
-    from bcp_app import operations
-    from bcp_app.context import resolve_context
+    from bcp_app.service import operations
+    from bcp_app.service.context import resolve_context
 
     ctx = resolve_context(
         transport="rest", profile_url="https://agente.example/fiscal/bcp.json",
@@ -106,7 +106,7 @@ def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
     """Issue 14 "one output set": the `a2a.bcp.order` part (the order, or the §5.3 Error Response when the
     order is not the caller's or does not exist) is the output model's body and validates against the shared
     JSON Schemas (BCP-ORD-04, BCP-ERR-02, BCP-A2A-05)."""
-    from bcp_app.schemas import ErrorResponse, OrderResponse
+    from bcp_app.protocol.schemas import ErrorResponse, OrderResponse
     from tests.bcp_app.schema_check import errors
     from tests.bcp_app.undeclared import undeclared
 

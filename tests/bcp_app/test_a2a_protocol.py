@@ -188,7 +188,7 @@ def cache_profile_unvalidated(url: str, profile: dict[str, Any]) -> None:
     from django.utils import timezone
 
     from bcp_app.models import ProfileCacheEntry
-    from bcp_app.negotiation import _url_hash
+    from bcp_app.service.negotiation import _url_hash
 
     now = timezone.now()
     ProfileCacheEntry.objects.create(url_hash=_url_hash(url), url=url, body=profile, fetched_at=now,
@@ -301,7 +301,7 @@ def test_bad_json_and_unknown_method_are_json_rpc_errors(server: LiveServer):
 
 
 def signed_request(server: LiveServer, key: Any, body: bytes, *, kid: str = "plat-1") -> dict[str, str]:
-    from bcp_app.signatures import HttpMessage, content_digest, sign_message
+    from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
 
     headers = {**SEED_HEADERS, "Content-Digest": content_digest(body)}
     message = HttpMessage(method="POST", authority=f"127.0.0.1:{server.port}", path="/bcp/a2a", headers=headers)
@@ -312,7 +312,7 @@ def signed_request(server: LiveServer, key: Any, body: bytes, *, kid: str = "pla
 def test_rfc9421_signed_message_is_verified_with_the_platform_keys_bcp_sig_01(server: LiveServer):
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from bcp_app import ap2
+    from bcp_app.service import ap2
 
     key = ec.generate_private_key(ec.SECP256R1())
     cache_profile(SEED_PROFILE, platform_profile(keys=[ap2.public_jwk(key, kid="plat-1")]))

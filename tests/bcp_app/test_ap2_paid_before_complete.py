@@ -51,8 +51,8 @@ def test_ap2_checkout_paid_before_complete_with_an_expired_mandate_is_refunded_p
 ) -> None:
     from orders.models import Order
     from payments.models import PixRefund
+    from shop.checkout.services import checkout_expire_due
     from shop.models import Checkout
-    from shop.services import checkout_expire_due
 
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     ready = _paid(ap2_server)

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from bcp_app.platforms import platform_create
+from bcp_app.service.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import agent
 from tests.bcp_app.rest_helpers import call
 from tests.bcp_app.test_a2a_helpers import (

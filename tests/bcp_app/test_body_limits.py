@@ -16,7 +16,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from payments.json_limits import MAX_DEPTH, JsonLimitError, loads_bounded, nesting_depth
+from kernel.json_limits import MAX_DEPTH, JsonLimitError, loads_bounded, nesting_depth
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog

@@ -140,8 +140,8 @@ def test_no_reminder_to_a_buyer_who_refused_marketing(client: Client, rest: dict
     from django.core import mail
     from django.utils import timezone
 
+    from shop.checkout.reminders import reminders_queue_due
     from shop.models import CheckoutReminder
-    from shop.reminders import reminders_queue_due
 
     settings.SHOP_CHECKOUT_REMINDER_MINUTES = 120
     for email, marketing in (("nao@example.com.br", False), ("sim@example.com.br", True)):
@@ -162,7 +162,7 @@ def test_no_reminder_to_a_buyer_who_refused_marketing(client: Client, rest: dict
 def test_storefront_asks_unchecked_and_records_the_answer_shown_in_the_admin(client: Client, admin_client: Client,
                                                                              bcp_settings: Any, db: None) -> None:
     from orders.models import Order
-    from shop.services import checkout_complete
+    from shop.checkout.services import checkout_complete
     from tests.shop.checkout_factories import make_shipping, make_variant
     from tests.shop.test_completion import CARD_OK
 

@@ -4,7 +4,7 @@ Every agent request presenting an API key reads three cache entries before its o
 count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile, and
 counts one call on its rate-limit counter. They were four round trips (two cache GETs, a GET and an EVALSHA
 of the `limits` storage); `resolve_context` now makes them one command, the cache's `COUNT_AND_READ` script
-(shop/ops/redis_cache.py: INCR the counter, MGET the entries). A checkout operation's own read-mostly
+(kernel/ops/redis_cache.py: INCR the counter, MGET the entries). A checkout operation's own read-mostly
 entries (store settings, policies, shipping table, catalog version: four more keys) come in it too.
 Counted at redis-py's connection: one entry per round trip, the names of the commands it carried (an
 EVALSHA with its number of keys: the counter and the entries read with it).
@@ -21,8 +21,8 @@ import redis
 from django.core.cache import caches
 from django.test import Client
 
-from bcp_app import ratelimit
-from bcp_app.platforms import platform_create
+from bcp_app.service import ratelimit
+from bcp_app.service.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 from tests.bcp_app.test_rest_order import place_order
@@ -61,7 +61,7 @@ class CountingConnection(redis.Connection):
 def counted_redis(settings: Any) -> Iterator[list[str]]:
     url = _redis_url()
     settings.REDIS_URL = url
-    settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
+    settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
                                    "KEY_PREFIX": f"test-{uuid.uuid4().hex[:8]}",
                                    "OPTIONS": {"connection_class": CountingConnection}}}  # fmt: skip
     yield SENT

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bcp_app.platforms import platform_create
+from bcp_app.service.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import bcp_settings  # noqa: F401 (fixture)
 from tests.bcp_app.rest_helpers import catalog
 from tests.bcp_app.test_a2a_helpers import (

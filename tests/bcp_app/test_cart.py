@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from bcp_app.schemas.cart import CartResponse
+from bcp_app.protocol.schemas.cart import CartResponse
 from shop.cart import cart_items
 from shop.models import Cart, Checkout
 from tests.bcp_app import test_mcp_helpers
@@ -136,7 +136,7 @@ def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, re
 
 
 def test_other_platforms_do_not_see_a_cart(client: Client, rest: dict[str, str], fake_platform: Any) -> None:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     owner = platform_create(name="Dona", profile_url=fake_platform.url("/perfil.json"))
     cart = call(client, "post", "/carts", {**rest, "X-API-Key": owner.api_key}, {"line_items": [CAFE]}).json()

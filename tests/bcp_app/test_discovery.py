@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from bcp_app.keys import public_jwk
+from bcp_app.protocol.keys import public_jwk
 from tests.bcp_app.schema_check import errors
 
 # The Pix handler entry names the merchant from the store settings row: the profile reads the database.

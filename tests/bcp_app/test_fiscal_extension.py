@@ -13,7 +13,7 @@ from django.test import Client
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from bcp_app.platforms import NewPlatform, platform_create
+from bcp_app.service.platforms import NewPlatform, platform_create
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import document_request_issue, job_run
 from orders.models import Order

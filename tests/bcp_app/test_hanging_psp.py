@@ -23,8 +23,8 @@ import httpx
 import pytest
 from django.db import connection
 
+from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
-from shop.services import checkout_create
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer, wait_for
 from tests.bcp_app.rest_helpers import PIX
@@ -49,7 +49,7 @@ def hanging_psp(settings: Any) -> Iterator[FakeBacenServer]:
 
 @pytest.fixture
 def server(transactional_db: Any, settings: Any) -> Iterator[LiveServer]:
-    from shop.asgi import application
+    from config.asgi import application
 
     live = LiveServer(application, lifespan="on").start()  # the executor production sizes at startup
     settings.BCP_PUBLIC_URL = live.url

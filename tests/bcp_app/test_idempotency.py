@@ -11,11 +11,11 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from bcp_app import idempotency
-from bcp_app.errors import ProtocolError
 from bcp_app.models import IdempotencyRecord
-from bcp_app.platforms import platform_create
-from bcp_app.results import OperationResult
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.results import OperationResult
+from bcp_app.service import idempotency
+from bcp_app.service.platforms import platform_create
 from bcp_app.tasks import purge_idempotency_records
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
@@ -57,7 +57,7 @@ def test_same_key_other_body_is_a_conflict_bcp_idem_05(client: Client, headers: 
 def test_duplicate_while_the_original_runs_is_in_progress_bcp_idem_06(
     client: Client, headers: dict[str, str], fake_platform: FakePlatform
 ) -> None:
-    from bcp_app.context import RequestContext
+    from bcp_app.service.context import RequestContext
 
     ctx = RequestContext(transport="rest", profile_url=fake_platform.url("/perfil.json"), profile={},
                          capabilities={})

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bc
 
 
 def signed_headers(url: str, body: bytes, platform: Any, *, key: Any = None) -> dict[str, str]:
-    from bcp_app.signatures import HttpMessage, content_digest, sign_message
+    from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
 
     authority = url.split("/")[2]
     headers = {"content-type": "application/json", "content-digest": content_digest(body)}
@@ -42,7 +42,7 @@ def test_signed_request_identifies_the_platform_without_api_key_bcp_sig_01(
     transactional_db,
 ) -> None:
     # given a platform known by its profile URL and an order it created
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     profile_url = fake_platform.publish()
     platform = platform_create(name="Assinante", profile_url=profile_url).platform
@@ -98,7 +98,7 @@ def test_api_key_bound_to_another_profile_is_not_trusted_bcp_neg_09(
     transactional_db,
 ) -> None:
     # given a key registered for one profile
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     created = platform_create(name="Outra", profile_url="https://outra.example/.well-known/bcp")
     # when it is used with a different profile

@@ -53,8 +53,8 @@ class Shopper:
 
 @pytest.fixture
 def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Iterator[Shopper]:
-    from bcp_app.platforms import platform_create
-    from shop.celery import app as celery_app
+    from bcp_app.service.platforms import platform_create
+    from config.celery import app as celery_app
 
     profile_url = fake_platform.publish()
     created = platform_create(name="Agente MCP", profile_url=profile_url)

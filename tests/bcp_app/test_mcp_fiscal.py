@@ -27,7 +27,7 @@ PATH = "/fiscal/.well-known/bcp"
 
 @pytest.fixture
 def fiscal_agent(profile_host: str, settings: Any, transactional_db: None) -> Iterator[Agent]:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     profile = test_mcp_helpers.platform_profile()
     profile["ucp"]["capabilities"][FISCAL] = test_mcp_helpers._capability(FISCAL, ORDER)

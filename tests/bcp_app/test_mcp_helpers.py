@@ -1,4 +1,4 @@
-"""Shared fixtures and helpers of the MCP tests: a live uvicorn running `shop.asgi:application` in a
+"""Shared fixtures and helpers of the MCP tests: a live uvicorn running `config.asgi:application` in a
 thread of the test process (so it sees the pytest database and committed data), the official `mcp`
 client, raw JSON-RPC over httpx, and small catalog factories. Unit tests of the transport glue that
 need no server live here too.
@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from bcp_app.transports.mcp import error_status
+from bcp_app.transports.mcp.server import error_status
 from tests.bcp_app.live import LiveServer as BaseLiveServer
 
 PROFILE = "https://agente.example/.well-known/bcp"
@@ -123,7 +123,7 @@ class Agent:
 @pytest.fixture
 def agent(profile_host: str, settings: Any, transactional_db: None) -> Agent:
     """A registered platform with an API key whose profile is served by `profile_host`."""
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     settings.BCP_OUTBOUND_ALLOWLIST = ["127.0.0.1"]
     created = platform_create(name="Agente Teste", profile_url=f"{profile_host}/.well-known/bcp")
@@ -134,7 +134,7 @@ class LiveServer(BaseLiveServer):
     """The whole ASGI application (Django, MCP, A2A) with its lifespan on, via `tests.bcp_app.live`."""
 
     def __init__(self) -> None:
-        from shop.asgi import build_application
+        from config.asgi import build_application
 
         super().__init__(build_application(), lifespan="on")
         self.users = 0
@@ -272,7 +272,7 @@ def test_deprecated_typed_tool_is_marked_in_its_description() -> None:
     # given seed 002's rule: a breaking change gets a new name and the old tool is marked obsolete
     from dataclasses import replace
 
-    from bcp_app.catalogue import TYPED_TOOLS
+    from bcp_app.service.catalogue import TYPED_TOOLS
 
     listing = next(tool for tool in TYPED_TOOLS if tool.name == "catalogue.list")
     # when

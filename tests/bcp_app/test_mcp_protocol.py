@@ -284,7 +284,7 @@ def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
     settings,
 ) -> None:
     # given a limit of 2 calls per minute for a caller identified by its (fresh) API key
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "read": ("2/minute", "2/minute")}
     headers = {"authorization": f"Bearer {platform_create(name='Apressada').api_key}"}

@@ -27,7 +27,7 @@ def stdio_params(api_key: str = "") -> StdioServerParameters:
 def test_stdio_lists_tools_and_answers_get_order(fake_platform, bcp_settings, transactional_db) -> None:
     # given an order of a platform whose API key the operator configured
     from bcp_app.models import ProfileCacheEntry
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     profile_url = fake_platform.publish()
     created = platform_create(name="Agente de desktop", profile_url=profile_url)

@@ -13,9 +13,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from bcp_app import negotiation
 from bcp_app.models import ProfileCacheEntry
-from bcp_app.negotiation import negotiate
+from bcp_app.service import negotiation
+from bcp_app.service.negotiation import negotiate
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.shop.checkout_factories import make_variant

@@ -12,9 +12,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from bcp_app.errors import ProtocolError
 from bcp_app.models import ProfileCacheEntry
-from bcp_app.negotiation import validate_platform_profile
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.service.negotiation import validate_platform_profile
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]

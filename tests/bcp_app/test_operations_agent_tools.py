@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bcp_app.operations import StockLine, order_state, stock_check
+from bcp_app.service.operations import StockLine, order_state, stock_check
 from tests.shop.checkout_factories import make_variant
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bcp_app import outbound
+from bcp_app.service import outbound
 from tests.bcp_app.bcp_fixtures import FakePlatform
 
 

@@ -1,4 +1,4 @@
-"""Checkout and order responses are produced from the pydantic models (`bcp_app/schemas/`) and validate
+"""Checkout and order responses are produced from the pydantic models (`bcp_app/protocol/schemas/`) and validate
 against the shared JSON Schemas, over REST and MCP (A2A: tests/bcp_app/test_a2a_checkout.py::
 test_a2a_checkout_data_part_validates_against_the_schemas). Issue 14 "Four schema sets": one output set
 for REST, MCP `outputSchema` and A2A data parts (ARCHITECTURE.md, Protocol conventions; BCP-CHK-02,
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from bcp_app.schemas import CheckoutResponse, OrderResponse
+from bcp_app.protocol.schemas import CheckoutResponse, OrderResponse
 from payments.sandbox import services as sandbox
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
@@ -40,7 +40,7 @@ def assert_order(body: dict[str, Any]) -> None:
 def test_rest_checkout_and_order_bodies_are_model_outputs_bcp_chk_02_ord_04(
     client: Client, fake_platform: FakePlatform, django_capture_on_commit_callbacks: Any
 ) -> None:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     url = fake_platform.publish()
     headers = agent(url, Authorization=f"Bearer {platform_create(name='Agente', profile_url=url).api_key}")

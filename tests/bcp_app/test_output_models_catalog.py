@@ -1,5 +1,5 @@
 """Catalog responses, Error Responses and protocol-error bodies are produced from the pydantic output models
-(`bcp_app/schemas/`) and validate against the shared JSON Schemas, over REST, MCP and A2A.
+(`bcp_app/protocol/schemas/`) and validate against the shared JSON Schemas, over REST, MCP and A2A.
 
 Issue 14 "Four schema sets" / Done when: "every BCP response body is produced from a pydantic model and
 validates against the shared JSON Schemas in tests" (ARCHITECTURE.md, Protocol conventions; BCP §5.3
@@ -19,8 +19,8 @@ import pytest
 from django.test import Client
 from pydantic import BaseModel
 
-from bcp_app.results import body_bytes
-from bcp_app.schemas import ErrorResponse, LookupResponse, ProductResponse, ProtocolErrorBody, SearchResponse
+from bcp_app.protocol.results import body_bytes
+from bcp_app.protocol.schemas import ErrorResponse, LookupResponse, ProductResponse, ProtocolErrorBody, SearchResponse
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call

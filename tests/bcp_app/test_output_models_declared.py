@@ -20,10 +20,10 @@ import pytest
 from django.test import Client
 
 from bcp_app.models import WebhookDelivery
-from bcp_app.results import body_bytes
-from bcp_app.schemas import CheckoutResponse, OrderResponse
-from bcp_app.schemas.cart import CartResponse
-from bcp_app.webhooks import order_webhook_send
+from bcp_app.protocol.results import body_bytes
+from bcp_app.protocol.schemas import CheckoutResponse, OrderResponse
+from bcp_app.protocol.schemas.cart import CartResponse
+from bcp_app.service.webhooks import order_webhook_send
 from shop.models import StoreSettings
 from tests.bcp_app import test_fiscal_extension
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -49,7 +49,7 @@ def assert_declared(body: dict[str, Any], model: Any, ref: str) -> None:
 def headers(fake_platform: FakePlatform, settings: Any, bcp_settings: Any, db: None) -> dict[str, str]:
     """A registered platform negotiating everything the shop offers here: fulfillment, discount, cart, buyer
     consent, order + fiscal_document; Pix and card handlers; the shop gives 5 % off by Pix and 6x by card."""
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_URL = ""

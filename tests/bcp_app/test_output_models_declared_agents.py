@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from bcp_app.schemas import CheckoutResponse, ErrorResponse, OrderResponse
-from bcp_app.schemas.cart import CartResponse
+from bcp_app.protocol.schemas import CheckoutResponse, ErrorResponse, OrderResponse
+from bcp_app.protocol.schemas.cart import CartResponse
 from payments.sandbox import services as sandbox
 from shop.models import StoreSettings
 from tests.bcp_app import test_mcp_checkout
@@ -54,8 +54,8 @@ AP2 = "shopping/ap2_mandate.json#/$defs/br.dev.bcp.shopping.checkout"
 @pytest.fixture
 def consenting(live_mcp, fake_platform, bcp_settings, transactional_db) -> Iterator[test_mcp_checkout.Shopper]:
     """An MCP shopper negotiating cart, discount and buyer consent, paying by Pix (5 % off) or card."""
-    from bcp_app.platforms import platform_create
-    from shop.celery import app as celery_app
+    from bcp_app.service.platforms import platform_create
+    from config.celery import app as celery_app
     from tests.shop.checkout_factories import make_shipping, make_variant
 
     StoreSettings.objects.create(pix_discount_percent=Decimal("5.00"))

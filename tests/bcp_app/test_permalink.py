@@ -14,7 +14,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from bcp_app.permalink.grammar import (
+from bcp_app.protocol.permalink import (
     PermalinkError,
     decode_token,
     encode_token,

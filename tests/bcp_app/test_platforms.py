@@ -14,8 +14,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from bcp_app.models import Platform
-from bcp_app.platforms import platform_create, platform_for_api_key
-from bcp_app.signatures import HttpMessage, content_digest, sign_message
+from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
+from bcp_app.service.platforms import platform_create, platform_for_api_key
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import PLATFORM_KID, FakePlatform, agent
 from tests.bcp_app.rest_helpers import catalog
@@ -154,8 +154,8 @@ def test_rotated_key_is_found_after_one_profile_refresh_bcp_sig_05(
     from cryptography.hazmat.primitives.asymmetric import ec
     from django.utils import timezone
 
-    from bcp_app.keys import public_jwk
     from bcp_app.models import ProfileCacheEntry
+    from bcp_app.protocol.keys import public_jwk
 
     catalog()
     url = fake_platform.publish()

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from shop.models import StoreSettings
-from shop.policies import policies_search, store_policies
+from shop.store.policies import policies_search, store_policies
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import agent
 from tests.bcp_app.rest_helpers import call, catalog, create
@@ -106,7 +106,7 @@ def test_catalog_responses_carry_policies(client: Client, rest: dict[str, str]) 
 
 
 def test_order_carries_the_policies(db: None, bcp_settings: Any) -> None:
-    from bcp_app import presenters
+    from bcp_app.service import presenters
     from tests.shop.test_fiscal_lifecycle import paid_order
 
     order = paid_order()
@@ -120,10 +120,10 @@ def test_order_carries_the_policies(db: None, bcp_settings: Any) -> None:
 def test_order_keeps_the_policies_it_was_placed_under(db: None, bcp_settings: Any) -> None:
     """UCP #572 on orders: an order's `policies[]` are those in force when it was placed (a snapshot stored
     with it at placement), not today's store settings; a later order gets the new ones."""
-    from bcp_app import presenters
+    from bcp_app.service import presenters
     from orders.models import Order
+    from shop.checkout.services import checkout_complete, checkout_create
     from shop.checkout.types import CompleteInput, LineInput, PaymentInput
-    from shop.services import checkout_complete, checkout_create
     from tests.shop.checkout_factories import full_input
     from tests.shop.test_completion import CARD_OK
     from tests.shop.test_fiscal_lifecycle import paid_order

@@ -1,4 +1,4 @@
-"""One rate limiter for REST, MCP and A2A (bcp_app/ratelimit.py): per platform credential, per anonymous
+"""One rate limiter for REST, MCP and A2A (bcp_app/service/ratelimit.py): per platform credential, per anonymous
 client IP, per operation class; anonymous checkout creation has its own, lower budget (issue 12 item 6).
 
 Budgets are set small per test; the counters are reset around every test (tests/conftest.py).
@@ -57,7 +57,7 @@ def with_key(headers: dict[str, str]) -> dict[str, str]:
 def test_rest_anonymous_checkout_creation_has_its_own_lower_budget(
     client: Client, headers: dict[str, str], settings: Any
 ) -> None:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
     from shop.models import Checkout
 
     budgets(settings, checkout_create=("5/minute", "2/minute"))

@@ -60,7 +60,7 @@ class Walk:
 
 @pytest.fixture
 def walk(live_mcp: Any, fake_platform: FakePlatform, bcp_settings: Any, transactional_db: None) -> Iterator[Walk]:
-    from shop.celery import app as celery_app
+    from config.celery import app as celery_app
 
     bcp_settings.BCP_PUBLIC_URL = live_mcp.base_url
     bcp_settings.BCP_PIX_SANDBOX = True

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from bcp_app.keys import public_jwk
-from bcp_app.policies import policies_json
-from bcp_app.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
+from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
+from bcp_app.service.policies import policies_json
 from payments.sandbox import services as sandbox
 from shop.checkout.access import continue_token
 from shop.models import Checkout
@@ -220,7 +220,7 @@ def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(
 def test_other_platforms_cannot_see_a_platforms_checkout(
     client: Client, headers: dict[str, str], fake_platform: FakePlatform
 ) -> None:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     owner = platform_create(name="Agente A", profile_url=fake_platform.url("/perfil.json"))
     created = create(client, {**headers, "Authorization": f"Bearer {owner.api_key}"}).json()

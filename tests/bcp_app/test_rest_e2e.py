@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
+from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
 from orders.services.fulfillment import order_ship
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform
 from tests.bcp_app.live import CeleryWorker, LiveServer, pix_settlement_stack, wait_for
@@ -34,7 +34,7 @@ def stack(transactional_db: Any, settings: Any) -> Iterator[tuple[LiveServer, Ce
 def test_full_rest_agent_flow_with_pix_settlement_and_signed_webhooks(
     stack: tuple[LiveServer, CeleryWorker], fake_platform: FakePlatform
 ) -> None:
-    from bcp_app.platforms import platform_create
+    from bcp_app.service.platforms import platform_create
 
     server, _ = stack
     catalog()

@@ -11,11 +11,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from bcp_app.keys import public_jwk
 from bcp_app.models import WebhookAttempt, WebhookDelivery
-from bcp_app.platforms import NewPlatform, platform_create
-from bcp_app.policies import policies_json
-from bcp_app.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
+from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
+from bcp_app.service.platforms import NewPlatform, platform_create
+from bcp_app.service.policies import policies_json
 from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
 from orders.services.fulfillment import order_ship
@@ -234,12 +234,12 @@ def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any,
     settings: Any,
 ) -> None:
-    """Get Order keeps the rendered body per process (bcp_app/operations/order_body.py); a shipped order, a
+    """Get Order keeps the rendered body per process (bcp_app/service/operations/order_body.py); a shipped order, a
     new public URL or a memo that was full must still answer what a fresh rendering gives."""
-    from bcp_app import presenters
-    from bcp_app.operations import order_body
-    from bcp_app.results import body_bytes
-    from bcp_app.schemas.order import OrderResponse
+    from bcp_app.protocol.results import body_bytes
+    from bcp_app.protocol.schemas.order import OrderResponse
+    from bcp_app.service import presenters
+    from bcp_app.service.operations import order_body
     from orders.selectors import order_presented
 
     headers = auth(fake_platform, platform)

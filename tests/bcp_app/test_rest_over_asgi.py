@@ -1,7 +1,7 @@
-"""`/bcp/v1` over ASGI (shop/asgi.py `ApiHandler`): the API's own middleware chain, each request served in
+"""`/bcp/v1` over ASGI (config/asgi.py `ApiHandler`): the API's own middleware chain, each request served in
 one thread hop on the loop's bounded executor (issue 11), answering exactly what the Django test client gets.
 
-A real uvicorn serves `shop.asgi.application` (the path router in front of the site and the API handler);
+A real uvicorn serves `config.asgi.application` (the path router in front of the site and the API handler);
 BCP-ORD-01: the originating platform reads its order; BCP §5.3 errors keep their JSON over ASGI.
 """
 
@@ -17,8 +17,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from bcp_app.platforms import NewPlatform
-from shop.asgi import ApiHandler
+from bcp_app.service.platforms import NewPlatform
+from config.asgi import ApiHandler
 from tests.asgi_crossings import count_crossings
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer
@@ -89,7 +89,7 @@ def test_get_order_over_asgi_answers_as_the_test_client_bcp_ord_01(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform,  # noqa: F811
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from shop.asgi import application
+    from config.asgi import application
 
     headers = auth(fake_platform, platform)
     order = place_order(client, headers, django_capture_on_commit_callbacks)
@@ -120,7 +120,7 @@ def test_the_server_runs_web_threads_calls_at_once_more_than_the_pool_has_connec
     """At startup the loop's default executor (the site's, API's, MCP's and A2A's threads) gets WEB_THREADS
     threads, by default four per pooled connection: calls waiting on the network hold no connection, so more of
     them than the pool's `max_size` run side by side; one more than WEB_THREADS waits for a thread."""
-    from shop.asgi import application
+    from config.asgi import application
 
     if connection.pool is None:
         pytest.skip("needs the psycopg connection pool (PostgreSQL)")

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from pydantic import BaseModel
 
-from bcp_app import schemas
-from bcp_app.schemas import common
+from bcp_app.protocol import schemas
+from bcp_app.protocol.schemas import common
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, create, ready_checkout
 from tests.bcp_app.schema_check import SHARED, VENDORED, errors

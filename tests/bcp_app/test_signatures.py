@@ -8,9 +8,9 @@ import hashlib
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bcp_app.keys import b64url_decode, es256_sign, es256_verify, public_jwk
-from bcp_app.sfv import InnerList, Item, SFVError, Token, parse_dictionary, serialize_inner_list
-from bcp_app.signatures import (
+from bcp_app.protocol.keys import b64url_decode, es256_sign, es256_verify, public_jwk
+from bcp_app.protocol.sfv import InnerList, Item, SFVError, Token, parse_dictionary, serialize_inner_list
+from bcp_app.protocol.signatures import (
     WEBHOOK_COMPONENTS,
     HttpMessage,
     SignatureError,
@@ -181,7 +181,7 @@ def test_signing_key_is_generated_in_development_and_required_in_production(sett
 
     from django.core.exceptions import ImproperlyConfigured
 
-    from bcp_app import keys
+    from bcp_app.protocol import keys
 
     path = tmp_path / "nova-chave.pem"  # type: ignore[operator]
     settings.BCP_SIGNING_KEY_FILE = str(path)  # type: ignore[attr-defined]

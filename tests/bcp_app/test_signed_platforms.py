@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.test import Client
 
-from bcp_app.signatures import HttpMessage, content_digest, sign_message
+from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
 from tests.bcp_app.bcp_fixtures import PLATFORM_KID, FakePlatform, agent
 from tests.bcp_app.rest_helpers import catalog, full_update
 

@@ -24,7 +24,7 @@ from google.protobuf.json_format import MessageToDict
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from bcp_app.signatures import HttpMessage, content_digest, sign_message
+from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
 from tests.bcp_app import test_mcp_checkout, test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import PLATFORM_KID, FakePlatform
 from tests.bcp_app.test_a2a_helpers import EXTENSION, LiveServer
@@ -83,7 +83,7 @@ class SignedShopper(test_mcp_checkout.Shopper):
 
 @pytest.fixture
 def signed_shopper(live_mcp: Any, fake_platform: FakePlatform, transactional_db: None) -> Iterator[SignedShopper]:
-    from shop.celery import app as celery_app
+    from config.celery import app as celery_app
 
     make_variant("SKU-CAFE-500G", price=4290, stock=10, title="Café especial 500 g")
     make_shipping()

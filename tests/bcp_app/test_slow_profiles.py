@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bcp_app import flight, outbound
+from bcp_app.service import flight, outbound
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.drip import DripServer
 from tests.bcp_app.test_a2a_helpers import (

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bcp_app.platforms import NewPlatform, platform_create
+from bcp_app.service.platforms import NewPlatform, platform_create
 from orders.models import Order
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, PIX, call, catalog, full_update
@@ -61,7 +61,7 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # the checkout still waits for this payment (`place_order(locked=False)`), written before the order, from
 # the checkout as step 1 left it (tests/shop/test_card_complete_races.py: the sweep that moved it meanwhile).
 # 19 → 16, complete Pix 10 → 9: a row and its timeline event are one statement (a data-modifying CTE,
-# payments.rows): the checkout's status change and its event (step 1 and the placement), the card payment
+# kernel.rows): the checkout's status change and its event (step 1 and the placement), the card payment
 # and its event. Left, by design: idempotency claim 1; step 1 5 (BEGIN, lock with the lines, stock, checkout
 # + event, COMMIT); the gateway call; step 3 9 (BEGIN, payment + event, checkout + event, order, lines,
 # expectation, order event, outbox, COMMIT); the stored response 1. The issue's 15 counts one transaction;
@@ -177,8 +177,8 @@ def test_pix_complete_stays_within_its_statement_budget(client: Client, headers:
 
 def test_mcp_get_order_is_one_query_with_identity(client: Client, headers: dict[str, str]) -> None:
     """MCP `get_order` (BCP-ORD-01) through the transport's synchronous entry, in steady state: one SELECT."""
-    from bcp_app.transports.mcp_bcp import bcp_tools
-    from bcp_app.transports.mcp_core import CallInfo, _run_in_django
+    from bcp_app.transports.mcp.bcp_tools import bcp_tools
+    from bcp_app.transports.mcp.core import CallInfo, _run_in_django
 
     ready, _ = _ready(client, headers, CARD)
     done, _ = _counted(
@@ -203,8 +203,8 @@ def test_a2a_add_to_checkout_statements(headers: dict[str, str]) -> None:
     """A2A `add_to_checkout` on an existing conversation, identity and messageId idempotency included."""
     import uuid as _uuid
 
-    from bcp_app.context import resolve_context
-    from bcp_app.transports.a2a_actions import handle_message
+    from bcp_app.service.context import resolve_context
+    from bcp_app.transports.a2a.actions import handle_message
 
     profile = headers["BCP-Agent"].split('"')[1]
     ctx = resolve_context(

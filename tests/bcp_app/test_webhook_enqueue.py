@@ -17,10 +17,10 @@ from django.core.cache import cache
 from django.test import Client
 
 from bcp_app.models import ProfileCacheEntry, WebhookAttempt, WebhookDelivery
-from bcp_app.platforms import platform_create
+from bcp_app.service.platforms import platform_create
 from bcp_app.tasks import prepare_order_webhook
 from orders.models import OutboxMessage
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
 from orders.signals import order_changed
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, create, full_update
@@ -99,7 +99,7 @@ def test_an_order_without_webhook_url_says_so_on_its_timeline(
         (True, "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido.")]
     assert str(notes[0]) == "Sem webhook"
     # and the order's task run again (a redelivered outbox row) adds no second line
-    from bcp_app.webhooks import note_no_webhook_url
+    from bcp_app.service.webhooks import note_no_webhook_url
 
     note_no_webhook_url(done["order"]["id"], "placed")
     assert notes.count() == 1

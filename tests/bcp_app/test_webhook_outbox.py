@@ -17,11 +17,11 @@ from django.test import Client
 from django.utils import timezone
 
 from bcp_app.models import WebhookDelivery
-from bcp_app.platforms import NewPlatform
+from bcp_app.service.platforms import NewPlatform
+from config.celery import app as celery_app
 from orders.models import OutboxMessage
 from orders.services.fulfillment import order_ship
 from orders.tasks import sweep_outbox
-from shop.celery import app as celery_app
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_rest_order import WEBHOOK_PATH, auth, place_order, platform  # noqa: F401 (fixture)
 

@@ -63,12 +63,12 @@ def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[s
 
 
 class Uvicorn:
-    """`uvicorn shop.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
+    """`uvicorn config.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
 
     def __init__(self, env: dict[str, str], port: int, *, workers: int = 1) -> None:
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
              "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

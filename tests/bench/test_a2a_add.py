@@ -2,7 +2,7 @@
 client) against the same operation behind a bare Django JSON view (tests/bcp_app/bench_urls.py), measured
 side by side in one run (`make bench`).
 
-Both paths resolve the caller (BCP §3, cached profile) and call `bcp_app.operations.update_checkout` with
+Both paths resolve the caller (BCP §3, cached profile) and call `bcp_app.service.operations.update_checkout` with
 one more unit of the same item; A2A adds the SDK, messageId idempotency and the A2A context. At 1 and 8
 concurrent clients (one conversation each), so a transport that serialises its requests shows as an 8/1
 ratio near 1 or below. The server is uvicorn in its own process with production settings and every client

@@ -12,9 +12,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Category, Checkout, Product, Variant
-from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import BUYER, make_coupon, make_location, make_shipping, shipping
 
 ROUNDS = 30

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from config.celery import app as celery_app
 from payments import webhook_auth
 from payments.models import PixPayment, PixWebhookEvent
 from payments.sandbox import bodies as sandbox_bodies
 from payments.sandbox import services as sandbox
 from payments.services import pix_charge_ensure
 from payments.tasks import process_pix_webhook
-from shop.celery import app as celery_app
 from tests.bcp_app.live import LiveServer
 from tests.payments.test_worker_e2e import real_worker  # noqa: F401 - fixture
 

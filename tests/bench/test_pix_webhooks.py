@@ -23,10 +23,10 @@ from django.test import Client
 from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 
+from config.celery import app as celery_app
 from payments import webhook_auth
 from payments.models import PixWebhookEvent
 from payments.tasks import process_pix_webhook
-from shop.celery import app as celery_app
 
 ROUNDS = 5
 PER_ROUND = 100

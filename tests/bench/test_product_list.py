@@ -32,7 +32,7 @@ def bare_product_page(request: HttpRequest) -> HttpResponse:
     return HttpResponse(body)
 
 
-urlpatterns = [path("bench/bare/", bare_product_page), path("", include("shop.urls"))]
+urlpatterns = [path("bench/bare/", bare_product_page), path("", include("config.urls"))]
 
 
 def _throughput(client: Client, url: str) -> float:

@@ -33,9 +33,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from bcp_app.platforms import platform_create
+from bcp_app.service.platforms import platform_create
+from config.celery import app as celery_app
 from orders.models import OutboxMessage
-from shop.celery import app as celery_app
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.live import CeleryWorker, wait_for

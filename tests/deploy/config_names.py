@@ -1,4 +1,4 @@
-"""Environment names the shop knows: read by the shop/settings/ package, or documented in the README's table."""
+"""Environment names the shop knows: read by the config/settings/ package, or documented in the README's table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tests.deploy.dockerfile import ROOT
 
 
 def settings_names() -> set[str]:
-    text = "\n".join(path.read_text() for path in sorted((ROOT / "shop" / "settings").glob("*.py")))
+    text = "\n".join(path.read_text() for path in sorted((ROOT / "config" / "settings").glob("*.py")))
     return set(re.findall(r'env_(?:str|bool|int|list)\(\s*"([A-Z0-9_]+)"', text))
 
 

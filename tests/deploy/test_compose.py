@@ -1,4 +1,4 @@
-"""docker-compose.yml read against the shop/settings/ package, .env.example, the Dockerfile and the README."""
+"""docker-compose.yml read against the config/settings/ package, .env.example, the Dockerfile and the README."""
 
 from __future__ import annotations
 
@@ -54,9 +54,9 @@ def test_every_long_running_service_has_a_healthcheck(compose: dict[str, Any]) -
 def test_web_and_worker_scale_from_the_environment(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert '--workers "$${WEB_CONCURRENCY:-2}"' in command_text(services["web"])
-    assert "uvicorn shop.asgi:application" in command_text(services["web"])
+    assert "uvicorn config.asgi:application" in command_text(services["web"])
     assert '--concurrency "$${CELERY_WORKER_CONCURRENCY:-2}"' in command_text(services["worker"])
-    assert command_text(services["beat"]).startswith("celery -A shop beat")
+    assert command_text(services["beat"]).startswith("celery -A config beat")
 
 
 def test_secrets_are_the_files_the_settings_read(compose: dict[str, Any]) -> None:

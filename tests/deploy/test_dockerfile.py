@@ -43,7 +43,7 @@ def test_healthcheck_probes_healthz_and_cmd_serves_the_asgi_app() -> None:
     (healthcheck,) = runtime.all("HEALTHCHECK")
     assert "http://127.0.0.1:8000/healthz" in healthcheck
     command = json.loads(runtime.all("CMD")[-1])
-    assert command[:2] == ["uvicorn", "shop.asgi:application"]
+    assert command[:2] == ["uvicorn", "config.asgi:application"]
     assert "--proxy-headers" in command
 
 

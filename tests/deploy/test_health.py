@@ -65,7 +65,7 @@ def test_readyz_names_a_dead_cache(production_client: Client, settings, dead_por
     settings.CELERY_BROKER_URL = ""
     settings.CACHES = {
         "default": {
-            "BACKEND": "shop.ops.redis_cache.KeptClientRedisCache",
+            "BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
             "LOCATION": f"redis://127.0.0.1:{dead_port}/0",
         }
     }

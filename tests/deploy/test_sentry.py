@@ -49,7 +49,7 @@ def run_probe(**env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "SENTRY_DSN"}
     return subprocess.run(
         [sys.executable, "-c", PROBE],
-        env={**clean, "DJANGO_SETTINGS_MODULE": "shop.settings", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         cwd=ROOT,
         capture_output=True,
         text=True,

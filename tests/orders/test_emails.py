@@ -19,7 +19,7 @@ from orders.services import (
     order_refund,
     order_ship,
 )
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
 from orders.tasks import send_pending_emails
 from orders.types import LineQuantity
 from tests.orders.conftest import make_checkout

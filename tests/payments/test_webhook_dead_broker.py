@@ -14,10 +14,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from config.celery import app as celery_app
 from payments.models import CardPayment, CardWebhookEvent, PixPayment, PixWebhookEvent
 from payments.services import pix_charge_ensure
 from payments.tasks import reconcile_card_payments, reconcile_pix_charges
-from shop.celery import app as celery_app
 from tests.bcp_app.test_webhook_outbox import dead_broker  # noqa: F401 (fixture)
 from tests.payments.fake_pagarme import FakePagarmeServer
 from tests.payments.helpers import body, post_signed

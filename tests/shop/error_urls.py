@@ -3,8 +3,8 @@
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from shop.urls import handler500  # noqa: F401 (handler500 is read by Django)
-from shop.urls import urlpatterns as shop_urlpatterns
+from config.urls import handler500  # noqa: F401 (handler500 is read by Django)
+from config.urls import urlpatterns as shop_urlpatterns
 
 
 def boom(request: HttpRequest) -> HttpResponse:

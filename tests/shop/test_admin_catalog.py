@@ -7,7 +7,7 @@ import re
 import pytest
 from django.test import Client
 
-from shop.demo import seed_catalog
+from shop.demo.seed import seed_catalog
 from shop.models import Category, Product, Variant
 
 pytestmark = pytest.mark.django_db

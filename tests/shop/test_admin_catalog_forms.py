@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from PIL import Image
 
-from orders.money import format_brl, parse_brl
+from kernel.money import format_brl, parse_brl
 from shop.models import Category, Product, ProductImage, Variant
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.utils import timezone
 from orders.models import Order
 from orders.services import order_place_from_checkout
 from payments.services import pix_charge_ensure
-from shop.dashboard import dashboard_get
+from shop.admin.dashboard import dashboard_get
 from shop.models import Category, Checkout, CheckoutReminder, Product, StoreSettings, Variant
 from tests.orders.conftest import make_checkout
 

@@ -2,7 +2,7 @@
 seen at once by the next checkout served by another process.
 
 The shipping table and the catalog snapshot are cached in Django's cache and invalidated on save
-(shop/shipping.py, shop/checkout/catalog.py). With the default local-memory cache every process has its own
+(shop/checkout/shipping.py, shop/checkout/catalog.py). With the default local-memory cache every process has its own
 copy and another process sees the change only after the cache's TTL (5 min for shipping, 60 s for the
 catalog): production runs several uvicorn workers, so the README tells to set `REDIS_URL`. Here the other
 process is a real uvicorn serving the BCP REST API with `REDIS_URL`; this test process changes a rate and a
@@ -23,8 +23,8 @@ import pytest
 from django.core.cache import cache
 
 from shop.checkout.catalog import VERSION_KEY
+from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
 from shop.models import Product, ShippingRate
-from shop.shipping import CACHE_KEY as SHIPPING_KEY
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.live import require_committed_data, subprocess_env, wait_for
 from tests.bcp_app.rest_helpers import SP, catalog
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _redis_url() -> str:
     """The Redis the test run already uses (its Celery broker), as the cache of both processes."""
-    from shop.celery import app
+    from config.celery import app
 
     url = os.environ.get("REDIS_URL") or str(app.conf.broker_url)
     if not url.startswith("redis://"):
@@ -83,7 +83,7 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     require_committed_data("the uvicorn subprocess")
     redis_url = _redis_url()
     # given this process and a uvicorn subprocess sharing one Redis cache
-    bcp_settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache",
+    bcp_settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
                                        "LOCATION": redis_url}}
     cache.clear()
     catalog()
@@ -93,7 +93,7 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     env = subprocess_env(REDIS_URL=redis_url, BCP_PUBLIC_URL=base_url, DJANGO_DEBUG="true",
                          DJANGO_LOG_LEVEL="WARNING", DATABASE_POOL_MIN="1")
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "shop.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--no-access-log"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

@@ -21,9 +21,9 @@ from payments.models import CardPayment, CardRefund
 from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
 from shop.checkout.lock import ANY_OWNER
+from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
-from shop.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 

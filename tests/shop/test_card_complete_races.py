@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from orders.models import Order
 from payments.card.models import CardPayment
+from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due
 from shop.checkout.settle import PAYMENT_PENDING_GRACE
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_complete, checkout_create, checkout_expire_due
 from tests.payments.fake_pagarme import FakePagarmeServer
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 from tests.shop.test_card_checkout import card

@@ -1,4 +1,4 @@
-"""Catalog: database constraints and the read selectors (shop/selectors.py)."""
+"""Catalog: database constraints and the read selectors (shop/catalog/selectors.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from shop.catalog.selectors import CatalogQueryError, product_get, product_search, variants_by_sku
 from shop.models import Category, Product, ProductImage, Variant
-from shop.selectors import CatalogQueryError, product_get, product_search, variants_by_sku
 
 pytestmark = pytest.mark.django_db
 

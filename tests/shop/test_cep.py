@@ -2,8 +2,8 @@
 
 import pytest
 
-from shop.br_validation import cnpj_valid, cpf_valid, phone_normalize, phone_valid
-from shop.cep import cep_digits, cep_format, cep_uf
+from kernel.br_validation import cnpj_valid, cpf_valid, phone_normalize, phone_valid
+from shop.checkout.cep import cep_digits, cep_format, cep_uf
 
 
 @pytest.mark.parametrize(

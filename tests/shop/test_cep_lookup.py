@@ -1,4 +1,4 @@
-"""CEP → address through the provider boundary (`shop/cep.py`), against a fake ViaCEP on loopback: found, not
+"""CEP → address through the provider boundary (`shop/checkout/cep.py`), against a fake ViaCEP on loopback: found, not
 found, timeout, garbage, wrong shape, HTTP error, cache; the `/cep/<cep>` JSON and the no-JavaScript autofill.
 """
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from kernel.http import verified_tls_context
-from shop.cep import CepAddress, cep_cache_forget, cep_lookup
+from shop.checkout.cep import CepAddress, cep_cache_forget, cep_lookup
 from shop.models import Checkout
 from tests.shop.checkout_factories import make_shipping, make_variant
 from tests.shop.fake_cep import (

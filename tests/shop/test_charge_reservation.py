@@ -13,10 +13,10 @@ from orders.models import Order
 from payments.models import PixCharge, PixPayment
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.services import CheckoutCreateImpossible, checkout_complete, checkout_create
 from shop.checkout.settle import checkout_paid_complete_due, checkout_pix_lapse_due
 from shop.checkout.types import CheckoutResult, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CouponRedemption, Variant
-from shop.services import CheckoutCreateImpossible, checkout_complete, checkout_create
 from tests.payments.fake_bacen import FakeBacenServer
 from tests.shop.checkout_factories import full_input, make_coupon, make_shipping, make_variant
 from tests.shop.test_complete_outside_lock import bacen  # noqa: F401  (fixture)

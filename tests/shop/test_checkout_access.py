@@ -15,9 +15,9 @@ from django.test import Client
 from django.utils import timezone
 
 from shop.checkout.selectors import checkout_continue_url
+from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from shop.models import Checkout
-from shop.services import checkout_create
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db

@@ -2,9 +2,9 @@
 
 import pytest
 
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout
-from shop.services import checkout_create
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from shop.checkout.services import checkout_cancel, checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_cancel, checkout_complete, checkout_create
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db

@@ -3,10 +3,10 @@
 import pytest
 
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
-from shop.demo_checkout import seed_checkout_demo
+from shop.demo.checkout import seed_checkout_demo
 from shop.models import Coupon, PickupLocation, ShippingMethod, ShippingRate
-from shop.services import checkout_create
 from tests.shop.checkout_factories import BUYER, make_variant, shipping
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from shop.br_validation import phone_normalize, phone_valid
+from kernel.br_validation import phone_normalize, phone_valid
 from shop.cart import cart_coupons
 from shop.models import Checkout
 from tests.shop.checkout_factories import (

@@ -9,9 +9,7 @@ from django.utils import timezone
 
 from shop.checkout.access import token_valid
 from shop.checkout.selectors import checkout_view
-from shop.checkout.types import AddressInput, BuyerInput, CheckoutInput, LineInput
-from shop.models import Checkout, CheckoutEvent, CheckoutLine, Variant
-from shop.services import (
+from shop.checkout.services import (
     CheckoutCreateImpossible,
     CheckoutInputError,
     CheckoutNotFound,
@@ -21,6 +19,8 @@ from shop.services import (
     checkout_get,
     checkout_update,
 )
+from shop.checkout.types import AddressInput, BuyerInput, CheckoutInput, LineInput
+from shop.models import Checkout, CheckoutEvent, CheckoutLine, Variant
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant, shipping
 
 pytestmark = pytest.mark.django_db

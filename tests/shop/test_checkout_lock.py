@@ -28,9 +28,9 @@ from payments.psp import PSPPayment
 from payments.services import pix_charge_revoke_for_reference
 from payments.settlement import pix_payment_settle
 from shop.checkout.lock import lock, lock_if_free, retried_on_deadlock
+from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from shop.models import Checkout, CheckoutLine
-from shop.services import checkout_create
 from tests.shop.checkout_factories import full_input
 from tests.shop.test_completion import ready_checkout
 

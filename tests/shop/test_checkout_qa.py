@@ -9,9 +9,9 @@ import pytest
 
 from shop.cart import cart_items
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import ProductImage
-from shop.services import checkout_create
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +89,7 @@ def test_phone_is_stored_e164_and_shown_back_formatted(client, shop_ready):
     ],
 )
 def test_phone_display(stored, shown):
-    from shop.br_validation import phone_display
+    from kernel.br_validation import phone_display
 
     assert phone_display(stored) == shown
 

@@ -1,8 +1,8 @@
 import pytest
 
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import CheckoutInput, LineInput
-from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 

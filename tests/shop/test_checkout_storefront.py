@@ -10,9 +10,9 @@ from orders.models import Order
 from payments.selectors import pix_charge_latest_for_reference
 from shop.cart import cart_items
 from shop.checkout.selectors import checkout_continue_url
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_create
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -268,7 +268,7 @@ def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     from django.utils import timezone
 
     from payments.models import PixCharge
-    from shop.services import checkout_expire_due
+    from shop.checkout.services import checkout_expire_due
 
     checkout_id = start_checkout(client)
     form = {**CONTACT, **ADDRESS, "shipping_option": "pac"}

@@ -20,10 +20,10 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
+from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due
 from shop.checkout.settle import PAYMENT_PENDING_GRACE
 from shop.checkout.types import CheckoutResult, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CheckoutEvent, Variant
-from shop.services import checkout_complete, checkout_create, checkout_expire_due
 from tests.payments.fake_bacen import CLIENT_ID, CLIENT_SECRET, FakeBacenServer
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
@@ -146,7 +146,7 @@ def test_worker_killed_during_the_psp_call_holds_no_stock_past_the_pending_grace
     bacen.state.cob_gate = threading.Event()
     code = (
         "from shop.checkout.types import CompleteInput, InstrumentInput, PaymentInput\n"
-        "from shop.services import checkout_complete\n"
+        "from shop.checkout.services import checkout_complete\n"
         f"pix = InstrumentInput(id='instr_pix', handler_id='{PIX.handler_id}', type='pix')\n"
         "data = CompleteInput(payment=PaymentInput(instruments=(pix,)))\n"
         f"checkout_complete(checkout_id='{checkout_id}', data=data)\n"

@@ -13,9 +13,9 @@ from payments.models import PixCharge, PixRefund
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference, pix_charge_latest_for_reference
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
 from shop.checkout.types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -219,7 +219,7 @@ def test_unpaid_expired_charge_moves_checkout_back_to_incomplete_pix_3():
 
     from django.utils import timezone
 
-    from shop.services import checkout_expire_due
+    from shop.checkout.services import checkout_expire_due
 
     checkout = ready_checkout()
     complete(checkout, PIX)

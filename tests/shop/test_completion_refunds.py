@@ -11,8 +11,8 @@ from orders.services import order_refund
 from payments.models import PixRefund
 from payments.sandbox.services import PayOptions, pay, refund_settle
 from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.services import checkout_create
 from shop.checkout.types import InstrumentInput, LineInput, PaymentInput
-from shop.services import checkout_create
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -47,8 +47,8 @@ def test_refund_requested_reaches_payments_and_result_reaches_orders(django_capt
 
 def test_refund_payments_cannot_make_marks_the_adjustment_failed(django_capture_on_commit_callbacks):
     from orders.signals import refund_requested
+    from shop.checkout.services import checkout_complete
     from shop.checkout.types import CompleteInput
-    from shop.services import checkout_complete
 
     # given an order paid by card
     make_variant(price=4290, stock=10)

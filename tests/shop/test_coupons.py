@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CouponRedemption, Variant
-from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import BUYER, expired_window, make_coupon, make_shipping, make_variant, shipping
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@ box ("Camiseta B□sica", "Port□til □ Prova d'□gua" with Pillow's default 
 
 from __future__ import annotations
 
-from shop.images import demo_font, demo_photo_render
+from shop.catalog.images import demo_font, demo_photo_render
 
 MISSING = "\ue000"  # a private-use code point: no font has it, so it draws the font's missing-glyph box
 ACCENTED = "áàâãçéêíóôõúÁÂÃÇÉÍÓÚ"

@@ -1,6 +1,6 @@
 import pytest
 
-from shop.env import ConfigError, env_bool, env_int, env_list, parse_database_url
+from kernel.env import ConfigError, env_bool, env_int, env_list, parse_database_url
 
 
 def test_env_bool_reads_common_spellings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from shop.demo import seed_catalog, seed_store_fiscal
+from shop.demo.seed import seed_catalog, seed_store_fiscal
 from shop.models import Product, StoreSettings
 from tests.shop.checkout_factories import make_variant
 

@@ -17,12 +17,12 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
 from orders.models import EmailDelivery, Order, OutboxMessage
 from orders.services import order_cancel, order_ship
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
+from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
-from shop.fiscal.invoice import build_invoice
-from shop.fiscal.lifecycle import sweep_missing_cancellations
+from shop.invoicing.invoice import build_invoice
+from shop.invoicing.lifecycle import sweep_missing_cancellations
 from shop.models import Product, StoreSettings
-from shop.services import checkout_complete, checkout_create
 from tests.fiscal.helpers import authorized_view
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK

@@ -14,11 +14,11 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
 from orders.models import Order, OrderEvent, OutboxMessage
 from orders.services import order_cancel
-from orders.services.outbox import outbox_process
+from orders.services.dispatch import outbox_process
+from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
-from shop.fiscal.lifecycle import fiscal_reissue, sweep_missing_documents
+from shop.invoicing.lifecycle import fiscal_reissue, sweep_missing_documents
 from shop.models import Product, StoreSettings
-from shop.services import checkout_complete, checkout_create
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
 

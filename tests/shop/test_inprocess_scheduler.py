@@ -1,4 +1,4 @@
-"""`make run` without broker or beat still runs the periodic sweeps (shop/ops/scheduler.py, issue 12 item 7)."""
+"""`make run` without broker or beat still runs the periodic sweeps (config/scheduler.py, issue 12 item 7)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from config.scheduler import InProcessScheduler, start_if_enabled
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout
-from shop.ops.scheduler import InProcessScheduler, start_if_enabled
-from shop.services import checkout_create
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
 
 def test_requests_after_backends_are_terminated_answer_200(transactional_db: Any) -> None:
-    from shop.asgi import django_app
+    from config.asgi import django_app
 
     if connection.pool is None:
         pytest.skip("needs the psycopg connection pool (PostgreSQL)")

@@ -16,9 +16,9 @@ from payments.due import local_date
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
 from shop.checkout.access import continue_token
+from shop.checkout.services import checkout_complete_pix_due, checkout_create
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_complete_pix_due, checkout_create
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant, pickup
 
 pytestmark = pytest.mark.django_db

@@ -18,9 +18,15 @@ from orders.models import Order
 from payments.models import PixCharge, PixRefund
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.services import (
+    checkout_cancel,
+    checkout_complete,
+    checkout_create,
+    checkout_expire_due,
+    checkout_update,
+)
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_cancel, checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db

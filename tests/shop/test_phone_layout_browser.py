@@ -19,8 +19,8 @@ from orders.models import Order
 from orders.services import order_cancel
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_latest_for_reference
-from shop.demo import seed_catalog
-from shop.demo_checkout import seed_checkout_demo
+from shop.demo.checkout import seed_checkout_demo
+from shop.demo.seed import seed_catalog
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

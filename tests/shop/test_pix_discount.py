@@ -13,12 +13,12 @@ from orders.models import Order
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.pix_discount import discount_half_even, percent_label
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_complete, checkout_create, checkout_update
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import StoreSettings
-from shop.pix_discount import discount_half_even, percent_label
-from shop.services import checkout_complete, checkout_create, checkout_update
-from shop.store import store_get
+from shop.store.services import store_get
 from tests.shop.checkout_factories import full_input, make_coupon, make_shipping, make_variant
 
 PIX = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")

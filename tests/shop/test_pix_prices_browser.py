@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from payments.due import local_date
 from shop.checkout.access import continue_token
+from shop.checkout.services import checkout_complete_pix_due, checkout_create
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Category, Product, StoreSettings, Variant
-from shop.services import checkout_complete_pix_due, checkout_create
 from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_location, make_shipping, pickup
 from tests.shop.test_phone_layout_browser import CHROMIUM, IN_CI, LAUNCH_ARGS, _overflow, _session_cookie
 

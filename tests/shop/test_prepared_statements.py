@@ -25,7 +25,7 @@ OPTIONS = (
 
 def _options(**env: str) -> dict[str, object]:
     out = subprocess.run([sys.executable, "-c", OPTIONS], cwd=ROOT, check=True, capture_output=True, text=True,
-                         env=subprocess_env(DJANGO_SETTINGS_MODULE="shop.settings", **env))
+                         env=subprocess_env(DJANGO_SETTINGS_MODULE="config.settings", **env))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -1,4 +1,4 @@
-"""The Redis cache backend production uses with REDIS_URL (shop/ops/redis_cache.py), on the real Redis.
+"""The Redis cache backend production uses with REDIS_URL (kernel/ops/redis_cache.py), on the real Redis.
 
 Django's own backend builds a redis-py client for every operation, and a connection pool for every backend
 instance, that is every request under ASGI; ours keeps one client and pool per server for the process.
@@ -21,7 +21,7 @@ import pytest
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 
-from shop.ops.redis_cache import KeptClientRedisCache
+from kernel.ops.redis_cache import KeptClientRedisCache
 from tests.bcp_app.live import ROOT, subprocess_env
 from tests.shop.test_cache_cross_process import _redis_url
 
@@ -29,7 +29,7 @@ from tests.shop.test_cache_cross_process import _redis_url
 @pytest.fixture
 def redis_cache(settings: Any) -> Iterator[KeptClientRedisCache]:
     url = _redis_url()
-    settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
+    settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": url,
                                    "KEY_PREFIX": f"test-{uuid.uuid4().hex[:8]}"}}  # fmt: skip
     backend = caches["default"]
     assert isinstance(backend, KeptClientRedisCache)
@@ -41,10 +41,10 @@ def test_with_redis_url_the_settings_choose_the_kept_client_backend() -> None:
     code = "from django.conf import settings; import json; print(json.dumps(settings.CACHES['default']))"
     out = subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=ROOT, check=True, capture_output=True,
-        text=True, env=subprocess_env(REDIS_URL="redis://127.0.0.1:6379/5", DJANGO_SETTINGS_MODULE="shop.settings"),
+        text=True, env=subprocess_env(REDIS_URL="redis://127.0.0.1:6379/5", DJANGO_SETTINGS_MODULE="config.settings"),
     )  # fmt: skip
     chosen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert chosen == {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache", "LOCATION": "redis://127.0.0.1:6379/5",
+    assert chosen == {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": "redis://127.0.0.1:6379/5",
                       "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
 
 

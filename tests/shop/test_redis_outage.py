@@ -18,8 +18,8 @@ import pytest
 from django.core.cache import caches
 from django.test import Client
 
-from shop.ops import ratelimit, redis_cache
-from shop.ops.redis_cache import KeptClientRedisCache
+from kernel.ops import ratelimit, redis_cache
+from kernel.ops.redis_cache import KeptClientRedisCache
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import call, catalog
 from tests.deploy.test_health import dead_port  # noqa: F401 (fixture: a port that refuses connections)
@@ -56,7 +56,7 @@ def silent_port() -> Iterator[int]:
 
 
 def _redis_down(settings: Any, port: int) -> None:
-    settings.CACHES = {"default": {"BACKEND": "shop.ops.redis_cache.KeptClientRedisCache",
+    settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
                                    "LOCATION": f"redis://127.0.0.1:{port}/0", "OPTIONS": TIMEOUTS}}  # fmt: skip
 
 
@@ -69,7 +69,7 @@ def test_with_redis_down_the_storefront_and_the_api_still_sell(
     _redis_down(settings, dead_port)
     monkeypatch.setattr(redis_cache, "_last_outage_log", 0.0)  # an earlier test's outage log is not this one
     buyer = Client(raise_request_exception=False)
-    with caplog.at_level(logging.WARNING, logger="shop.ops.redis_cache"):
+    with caplog.at_level(logging.WARNING, logger="kernel.ops.redis_cache"):
         home = buyer.get("/")
         cart = buyer.get("/carrinho/")
     assert home.status_code == 200 and "Café especial 500 g" in home.content.decode()
@@ -101,7 +101,7 @@ def test_every_operation_of_an_unreachable_cache_is_a_miss(settings: Any, dead_p
     with pytest.raises(ValueError):  # a counter that is not there, as Django says it
         cache.incr("a")
     assert cache.get_or_set("a", 7, 60) == 7
-    # a read with a rate-limit count (shop/ops/request_cache.py): nothing read, nothing counted, let through
+    # a read with a rate-limit count (kernel/ops/request_cache.py): nothing read, nothing counted, let through
     assert cache.read_and_count(["a"], "calls", 60) == ({}, None)
     assert ratelimit.hit("1/minute", "test", "caller") is None
     assert ratelimit.hit("1/minute", "test", "caller") is None  # never over: it could not be counted

@@ -12,10 +12,10 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
+from shop.checkout.reminders import reminder_send, reminder_stats, reminders_queue_due
+from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, CheckoutReminder, ReminderOptOut
-from shop.reminders import reminder_send, reminder_stats, reminders_queue_due
-from shop.services import checkout_create
 from tests.shop.checkout_factories import BUYER, make_variant
 
 pytestmark = pytest.mark.django_db

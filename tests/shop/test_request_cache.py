@@ -1,5 +1,5 @@
 """Read-mostly cache entries read once per request, MCP call, A2A message or Celery task
-(shop/ops/request_cache.py), and never staler than that.
+(kernel/ops/request_cache.py), and never staler than that.
 
 The cache is Django's local-memory backend with a count of the keys read (a subclass of Django's backend:
 nothing of ours is replaced).
@@ -18,11 +18,11 @@ from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import Client
 
-from shop.celery import app as celery_app
+from config.celery import app as celery_app
+from kernel.ops import request_cache
+from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
 from shop.models.store import CACHE_KEY, StoreSettings
-from shop.ops import request_cache
-from shop.shipping import CACHE_KEY as SHIPPING_KEY
-from shop.store import store_get
+from shop.store.services import store_get
 from tests.bcp_app.bcp_fixtures import bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import call, catalog, full_update
 
@@ -98,8 +98,8 @@ def test_a_rest_checkout_reads_each_entry_once_per_request(
 def test_the_page_and_api_chains_over_asgi_both_keep_a_scope(
     counted: Counter[str], bcp_settings: Any  # noqa: F811
 ) -> None:
-    """The storefront's async chain and the API's sync one (shop/asgi.py): one read per request in each."""
-    from shop.asgi import application
+    """The storefront's async chain and the API's sync one (config/asgi.py): one read per request in each."""
+    from config.asgi import application
 
     catalog()
 

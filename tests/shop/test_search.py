@@ -15,8 +15,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from shop.demo import seed_catalog
-from shop.selectors import product_search, search_words
+from shop.catalog.selectors import product_search, search_words
+from shop.demo.seed import seed_catalog
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,8 @@
 import pytest
 
 from shop.checkout.selectors import checkout_view
+from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import AddressInput, CheckoutInput, LineInput
-from shop.services import checkout_create, checkout_update
 from tests.shop.checkout_factories import (
     BUYER,
     SP_ADDRESS,

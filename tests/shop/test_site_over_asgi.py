@@ -1,4 +1,4 @@
-"""The site (storefront, admin, order pages) over ASGI (shop/asgi.py `OneHopHandler`): each request served in
+"""The site (storefront, admin, order pages) over ASGI (config/asgi.py `OneHopHandler`): each request served in
 one thread hop on the loop's executor (issue 11), files included.
 
 `tests/deploy/test_production_smoke.py` walks the same handler under uvicorn (pages, the hashed stylesheet,
@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from shop.asgi import OneHopHandler
+from config.asgi import OneHopHandler
 from tests.asgi_crossings import count_crossings
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -30,9 +30,9 @@ def _hammer() -> dict[str, object]:
     from django.core.management import call_command
     from django.db import connection
 
+    from shop.checkout.services import checkout_create, checkout_update
     from shop.checkout.types import LineInput
     from shop.models import Checkout
-    from shop.services import checkout_create, checkout_update
     from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
     call_command("migrate", verbosity=0)
@@ -67,7 +67,7 @@ def test_concurrent_buyers_on_the_embedded_sqlite_store_get_no_database_is_locke
     # given a SQLite file, as `make run` uses without DATABASE_URL
     env = {k: v for k, v in os.environ.items() if k not in {"CI", "DATABASE_URL"}}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'shop.sqlite3'}", SHOP_VAR_DIR=str(tmp_path / "var"),
-               DJANGO_SETTINGS_MODULE="shop.settings")
+               DJANGO_SETTINGS_MODULE="config.settings")
     # when 8 buyers create and update checkouts at once
     result = subprocess.run([sys.executable, "-m", "tests.shop.test_sqlite_concurrency"], cwd=settings.BASE_DIR,
                             env=env, capture_output=True, text=True, timeout=300, check=False)

@@ -9,10 +9,10 @@ import pytest
 from django.db import connection, connections
 
 from orders.models import Order
+from shop.checkout.services import checkout_complete, checkout_create
+from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from shop.services import checkout_complete, checkout_create
-from shop.stock import StockUnavailable, stock_release, stock_reserve
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 CARD = InstrumentInput(

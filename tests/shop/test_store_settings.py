@@ -19,7 +19,7 @@ from orders.services import order_place_from_checkout
 from payments.brcode import parse
 from payments.services import pix_charge_ensure
 from shop.models import StoreSettings
-from shop.store import store_get, store_row
+from shop.store.services import store_get, store_row
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db

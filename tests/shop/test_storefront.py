@@ -1,4 +1,4 @@
-"""Storefront browsing: home and product list pages over the demo catalog (shop.demo)."""
+"""Storefront browsing: home and product list pages over the demo catalog (shop.demo.seed)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 import pytest
 from django.test import Client
 
-from orders.money import parse_brl
-from shop.demo import seed_catalog
+from kernel.money import parse_brl
+from shop.demo.seed import seed_catalog
 from shop.templatetags.money import brl
 
 pytestmark = pytest.mark.django_db

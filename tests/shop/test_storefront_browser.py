@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shop.demo import seed_catalog
+from shop.demo.seed import seed_catalog
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

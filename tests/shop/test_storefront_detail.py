@@ -9,10 +9,10 @@ import pytest
 from django.test import Client
 from django.test.utils import override_settings
 
-from shop.demo import seed_catalog
+from shop.catalog.schema_org import product_schema_org
+from shop.catalog.selectors import product_get
+from shop.demo.seed import seed_catalog
 from shop.models import Product, Variant
-from shop.schema_org import product_schema_org
-from shop.selectors import product_get
 
 pytestmark = pytest.mark.django_db
 BASE = "https://loja.example.com.br"

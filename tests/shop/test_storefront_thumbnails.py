@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.test import Client
 from PIL import Image
 
-from shop.images import demo_photo_render, product_image_thumbnail_make
+from shop.catalog.images import demo_photo_render, product_image_thumbnail_make
 from shop.models import Category, Product, ProductImage, Variant
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from bcp_app.models import Platform
-from bcp_app.platforms import platform_create, platform_revoke
+from bcp_app.service.platforms import platform_create, platform_revoke
 
 
 class Command(BaseCommand):

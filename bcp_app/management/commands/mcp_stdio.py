@@ -26,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="pt-BR", help="Language of messages: pt-BR (default) or en.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from bcp_app.transports.mcp import build_server
+        from bcp_app.transports.mcp.server import build_server
 
         headers = {"accept-language": options["language"]}
         if options["api_key"]:

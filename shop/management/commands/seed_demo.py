@@ -1,9 +1,9 @@
-"""Load the demo shop (idempotent): catalog from shop.demo, then the checkout engine's demo data."""
+"""Load the demo shop (idempotent): catalog from shop.demo.seed, then the checkout engine's demo data."""
 
 from django.core.management.base import BaseCommand
 
-from shop.demo import seed_catalog, seed_store_fiscal
-from shop.demo_checkout import seed_checkout_demo
+from shop.demo.checkout import seed_checkout_demo
+from shop.demo.seed import seed_catalog, seed_store_fiscal
 
 
 class Command(BaseCommand):

@@ -1,0 +1,95 @@
+"""Order objects (BCP §7; seed 000 shape)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from bcp_app.protocol.schemas.checkout import ItemOut
+from bcp_app.protocol.schemas.common import Message, PostalAddress, ResponseModel, Total
+from bcp_app.protocol.schemas.envelope import UcpEnvelope
+from bcp_app.protocol.schemas.policies import PolicyOut
+
+
+class OrderQuantity(ResponseModel):
+    total: int = Field(ge=0, description="Quantidade ativa após devoluções e cancelamentos.")
+    fulfilled: int = Field(ge=0, description="Quantidade já atendida.")
+    original: int | None = Field(default=None, ge=0, description="Quantidade do checkout original.")
+
+
+class OrderLineItem(ResponseModel):
+    id: str = Field(description="Id da linha (o mesmo do checkout).")
+    item: ItemOut = Field(description="Item comprado.")
+    quantity: OrderQuantity = Field(description="Quantidades.")
+    totals: list[Total] = Field(description="Totais da linha.")
+    status: str = Field(description="processing, partial, fulfilled ou removed (derivado).")
+
+
+class LineRef(ResponseModel):
+    id: str = Field(description="Id da linha.")
+    quantity: int = Field(description="Quantidade.")
+
+
+class Expectation(ResponseModel):
+    id: str = Field(description="Id da expectativa.")
+    line_items: list[LineRef] = Field(description="Linhas e quantidades.")
+    method_type: str = Field(description="shipping, pickup ou digital.")
+    destination: PostalAddress = Field(description="Destino.")
+    description: str | None = Field(default=None, description="Descrição do prazo.")
+    fulfillable_on: str | None = Field(default=None, description="`now` ou data.")
+
+
+class FulfillmentEvent(ResponseModel):
+    id: str = Field(description="Id do evento.")
+    occurred_at: str = Field(description="Quando ocorreu (RFC 3339).")
+    type: str = Field(description="processing, shipped, in_transit, delivered, …")
+    line_items: list[LineRef] = Field(description="Linhas e quantidades.")
+    tracking_number: str | None = Field(default=None, description="Código de rastreio.")
+    tracking_url: str | None = Field(default=None, description="URL de rastreio.")
+    carrier: str | None = Field(default=None, description="Transportadora.")
+    description: str | None = Field(default=None, description="Descrição.")
+
+
+class Adjustment(ResponseModel):
+    id: str = Field(description="Id do ajuste.")
+    type: str = Field(description="refund, return, cancellation, …")
+    occurred_at: str = Field(description="Quando ocorreu (RFC 3339).")
+    status: str = Field(description="pending, completed ou failed.")
+    line_items: list[LineRef] | None = Field(default=None, description="Linhas afetadas (quantidade com sinal).")
+    totals: list[Total] | None = Field(default=None, description="Valores (negativo = dinheiro devolvido).")
+    description: str | None = Field(default=None, description="Motivo.")
+
+
+class OrderFulfillment(ResponseModel):
+    expectations: list[Expectation] | None = Field(default=None, description="Promessas de entrega.")
+    events: list[FulfillmentEvent] | None = Field(default=None, description="Eventos (somente acréscimo).")
+
+
+class FiscalDocumentOut(ResponseModel):
+    """Extension br.dev.bcp.shopping.fiscal_document (shopping/fiscal_document.json)."""
+
+    type: str = Field(description='Tipo do documento fiscal: "nfe" (NF-e modelo 55).')
+    status: str = Field(description="pending, processing, authorized, rejected ou cancelled.")
+    access_key: str | None = Field(default=None, description="Chave de acesso, 44 dígitos (quando autorizada).")
+    number: int | None = Field(default=None, description="Número da NF-e.")
+    series: int | None = Field(default=None, description="Série da NF-e.")
+    issued_at: str | None = Field(default=None, description="Autorização pela SEFAZ, RFC 3339.")
+    danfe_url: str | None = Field(default=None, description="DANFE em PDF (URL absoluta).")
+    xml_url: str | None = Field(default=None, description="XML autorizado (URL absoluta).")
+
+
+class OrderResponse(ResponseModel):
+    ucp: UcpEnvelope = Field(description="Versão e capacidade order.")
+    id: str = Field(description="Id do pedido.")
+    label: str | None = Field(default=None, description="Número do pedido.")
+    checkout_id: str = Field(description="Checkout de origem.")
+    permalink_url: str = Field(description="Página do pedido.")
+    line_items: list[OrderLineItem] = Field(description="Todas as linhas que já existiram.")
+    fulfillment: OrderFulfillment = Field(description="Expectativas e eventos.")
+    adjustments: list[Adjustment] | None = Field(default=None, description="Reembolsos, devoluções, …")
+    currency: str = Field(description="BRL.")
+    totals: list[Total] = Field(description="Totais do pedido.")
+    messages: list[Message] | None = Field(default=None, description="Mensagens.")
+    fiscal_documents: list[FiscalDocumentOut] | None = Field(
+        default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
+    )
+    policies: list[PolicyOut] = Field(description="Políticas em vigor quando o pedido foi feito (UCP #572).")

@@ -1,0 +1,139 @@
+"""Control characters at the protocol boundary: one check for every BCP request model, free-form members and ids.
+
+Postgres refuses U+0000 in text (a `DataError`, i.e. a 500), and the other C0 controls are never part
+of a name, address, code or id. Text may carry tab, line feed and carriage return; identifiers (`id`,
+`…_id`, `…Id`, `codes`, path ids) carry no control character at all. The scan itself is the shared one
+in `kernel.json_limits` (the leaf app; the Pix webhook uses it too).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import typing
+from typing import Any
+
+from pydantic import BaseModel, GetJsonSchemaHandler, ValidationInfo, field_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from kernel.json_limits import control_in
+from kernel.json_limits import find_control_character as _find
+
+_ID_KEYS = frozenset({"id", "codes", "sku", "txid"})
+
+# The same rules as `kernel.json_limits.IN_TEXT` / `IN_ID`, said in the OpenAPI and MCP input schemas, so a
+# generator (schemathesis, an agent's SDK) that trusts them never sends a string this boundary refuses (ST202).
+TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f]*$"
+ID_PATTERN = "^[^\\u0000-\\u001f]*$"
+# Free-form members (context, signals, attribution, ap2, unknown members) are scanned whole; their schema is
+# documented as JSON two levels deep with no control character in any key or string (narrower than what is
+# accepted, never wider: a member key is an identifier, and a string under an `…_id` key is too).
+_FREE_SCALAR: dict[str, Any] = {"type": ["null", "boolean", "number", "string"], "pattern": ID_PATTERN}
+FREE_JSON: dict[str, Any] = {
+    "anyOf": [
+        _FREE_SCALAR,
+        {"type": "array", "items": _FREE_SCALAR, "maxItems": 10},
+        {
+            "type": "object",
+            "propertyNames": {"pattern": ID_PATTERN},
+            "additionalProperties": _FREE_SCALAR,
+            "maxProperties": 10,
+        },
+    ]
+}
+
+
+def is_id_key(key: str) -> bool:
+    return key in _ID_KEYS or key.endswith(("_id", "_ids", "Id", "Ids"))  # snake_case BCP, camelCase A2A
+
+
+def find_control_character(value: Any, path: str) -> tuple[str, str] | None:
+    """(path, `U+00XX`) of the first control character in `value`, named from `path`; None when clean."""
+    return _find(value, path, identifier=is_id_key(path.rsplit(".", 1)[-1]), is_id_key=is_id_key)
+
+
+def control_character_message(path: str, char: str) -> str:
+    return f"caractere de controle {char} não é permitido em {path}"
+
+
+class NoControlCharacters(BaseModel):
+    """Base of every model a platform sends: a string with a control character is invalid, naming its member.
+
+    Runs before type validation on each field, so free-form `dict[str, Any]` members (context, signals,
+    attribution) are covered as well as typed strings; the outermost model reports the full path.
+    """
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _reject_control_characters(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, float) and value.is_integer() and info.field_name in _integer_fields(cls):
+            value = int(value)  # JSON Schema's `integer` includes 2.0 (the OpenAPI says integer; accept what it says)
+        found = find_control_character(value, info.field_name or "")
+        if found is not None:
+            where, char = found
+            raise PydanticCustomError(
+                "control_character",
+                "caractere de controle {char} não é permitido em {path}",
+                {"char": char, "path": where},
+            )
+        return value
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        document_control_characters(handler.resolve_ref_schema(json_schema))
+        return json_schema
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    """Members of `model` typed `int` (or `int | None`): strict pydantic refuses 2.0 there, JSON Schema does not."""
+    return frozenset(name for name, field in model.model_fields.items() if _is_int(field.annotation))
+
+
+def _is_int(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _is_int(typing.get_args(annotation)[0])
+    return annotation is int or any(_is_int(arg) for arg in typing.get_args(annotation) if arg is not type(None))
+
+
+def document_control_characters(model_schema: dict[str, Any]) -> None:
+    """Add to a request model's JSON Schema what `_reject_control_characters` enforces: a `pattern` on every
+    string (identifiers stricter than text), and free-form members and unknown members (schemas are open,
+    BCP §1) limited to `FREE_JSON`. Nested models are `$ref`s and document themselves."""
+    for name, member in model_schema.get("properties", {}).items():
+        _document(member, identifier=is_id_key(name))
+    if model_schema.get("additionalProperties") is not False:
+        model_schema["propertyNames"] = {"pattern": ID_PATTERN}
+        model_schema["additionalProperties"] = copy.deepcopy(FREE_JSON)
+
+
+def _document(schema: Any, *, identifier: bool) -> None:
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for option in schema.get(key, ()):
+            _document(option, identifier=identifier)
+    kind = schema.get("type")
+    if kind == "string":
+        schema.setdefault("pattern", ID_PATTERN if identifier else TEXT_PATTERN)
+    elif kind == "array":
+        _document(schema.get("items"), identifier=identifier)
+    elif kind == "object" and "properties" not in schema:
+        schema["propertyNames"] = {"pattern": ID_PATTERN}
+        extra = schema.get("additionalProperties", True)
+        if isinstance(extra, dict) and extra:
+            _document(extra, identifier=True)  # a member's strictness depends on its key: assume the strict one
+        else:
+            schema["additionalProperties"] = copy.deepcopy(FREE_JSON)
+    elif kind is None and not any(key in schema for key in ("anyOf", "oneOf", "allOf", "enum", "const")):
+        schema.update(copy.deepcopy(FREE_JSON))  # `Any`: any JSON value
+
+
+def identifier_problem(value: str, *, field: str) -> str | None:
+    """Why a path or tool id is unusable (a control character), or None when it is fine."""
+    char = control_in(value, identifier=True)
+    return control_character_message(field, char) if char else None

@@ -1,0 +1,259 @@
+"""AP2 mandates (PIX.md §7, BCP.md §11.5): merchant authorization and checkout mandate checks.
+
+- `merchant_authorization(checkout, ...)`: ES256 detached-content JWS (`<header>..<signature>`) over the
+  JCS (RFC 8785) canonical form of the checkout response without its `ap2` member (PIX.md §7.1).
+- `verify_merchant_authorization(checkout, keys)`: the §7.2 check (platform side; our own tests).
+- `sign_response(ctx, body)` / `mandate_refusal(ctx, checkout, ap2)`: what `bcp_app.service.operations` calls
+  while AP2 is negotiated; the SD-JWT+KB checkout mandate check itself (§7.3) is `bcp_app.service.ap2_mandate`.
+  Every failure is an `Ap2Error(code, content)` with a BCP code (`mandate_required`, `agent_missing_key`,
+  `mandate_invalid_signature`, `mandate_expired`, `mandate_scope_mismatch`, `merchant_authorization_invalid`).
+
+Only `cryptography` and `rfc8785` are used so the runtime needs no JOSE library; the tests check the
+results against `joserfc`, an independent implementation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import rfc8785
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+AP2_CAPABILITY = "br.dev.bcp.shopping.ap2_mandate"
+ALLOWED_ALGORITHMS = frozenset({"ES256"})
+
+
+class Ap2Error(Exception):
+    """A mandate or signature problem, carrying the BCP message code and a pt-BR explanation."""
+
+    def __init__(self, code: str, content: str) -> None:
+        super().__init__(f"{code}: {content}")
+        self.code = code
+        self.content = content
+
+
+# --- encoding helpers -----------------------------------------------------------------------------------
+
+
+def b64url_encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64url_decode(text: str) -> bytes:
+    if not isinstance(text, str) or any(ch in text for ch in "+/= \n"):
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jcs(value: Any) -> bytes:
+    """RFC 8785 canonical JSON bytes (not `json.dumps(sort_keys=True)`: numbers and escapes differ)."""
+    return rfc8785.dumps(value)
+
+
+def checkout_payload(checkout: Mapping[str, Any]) -> bytes:
+    """The signed payload P: JCS of the checkout without its top-level `ap2` member."""
+    return jcs({key: value for key, value in checkout.items() if key != "ap2"})
+
+
+def _sha256_b64url(data: bytes) -> str:
+    return b64url_encode(hashlib.sha256(data).digest())
+
+
+# --- keys ------------------------------------------------------------------------------------------------
+
+
+def public_key_from_jwk(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
+    if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256":
+        raise ValueError("only EC P-256 keys are supported")
+    x = int.from_bytes(b64url_decode(str(jwk["x"])), "big")
+    y = int.from_bytes(b64url_decode(str(jwk["y"])), "big")
+    return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+
+
+def public_jwk(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey, *, kid: str) -> dict[str, str]:
+    public = key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key
+    numbers = public.public_numbers()
+    return {
+        "kid": kid,
+        "kty": "EC",
+        "crv": "P-256",
+        "alg": "ES256",
+        "use": "sig",
+        "x": b64url_encode(numbers.x.to_bytes(32, "big")),
+        "y": b64url_encode(numbers.y.to_bytes(32, "big")),
+    }
+
+
+def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCurvePublicKey | None:
+    for jwk in keys:
+        if jwk.get("kid") == kid and jwk.get("use", "sig") != "enc":
+            try:
+                return public_key_from_jwk(jwk)
+            except (ValueError, KeyError, TypeError, binascii.Error):
+                return None
+    return None
+
+
+# --- JWS (ES256, raw r||s) -----------------------------------------------------------------------------------
+
+
+def _es256_sign(private_key: ec.EllipticCurvePrivateKey, signing_input: bytes) -> bytes:
+    r, s = decode_dss_signature(private_key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
+
+
+def _es256_verify(public_key: ec.EllipticCurvePublicKey, signing_input: bytes, signature: bytes) -> bool:
+    if len(signature) != 64:
+        return False
+    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
+    try:
+        public_key.verify(der, signing_input, ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _protected_header(encoded: str) -> dict[str, Any]:
+    try:
+        header = json.loads(b64url_decode(encoded))
+    except (ValueError, binascii.Error) as exc:
+        raise ValueError("protected header is not base64url JSON") from exc
+    if not isinstance(header, dict):
+        raise ValueError("protected header is not a JSON object")
+    if header.get("alg") not in ALLOWED_ALGORITHMS:
+        raise ValueError(f"algorithm {header.get('alg')!r} is not allowed")
+    if "crit" in header or header.get("b64") is False:
+        raise ValueError("crit/b64 headers are not supported")
+    return header
+
+
+def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid: str, typ: str = "") -> str:
+    """Compact JWS `H.P.S` (ES256) over `payload`."""
+    header: dict[str, str] = {"alg": "ES256", "kid": kid}
+    if typ:
+        header["typ"] = typ
+    encoded_header = b64url_encode(json.dumps(header, separators=(",", ":")).encode())
+    signing_input = f"{encoded_header}.{b64url_encode(payload)}".encode("ascii")
+    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(_es256_sign(private_key, signing_input))}"
+
+
+def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
+                   keys: Iterable[Mapping[str, Any]] = ()) -> tuple[dict[str, Any], bytes]:
+    """Verify a compact JWS with `key`, or with the `kid`-matched key of `keys`; returns (header, payload)."""
+    segments = token.split(".") if isinstance(token, str) else []
+    if len(segments) != 3 or not segments[0] or not segments[2]:
+        raise ValueError("not a compact JWS")
+    header = _protected_header(segments[0])
+    if key is None:
+        key = _signing_keys(keys, str(header.get("kid", "")))
+        if key is None:
+            raise LookupError(f"no signing key with kid {header.get('kid')!r}")
+    try:
+        payload = b64url_decode(segments[1])
+        signature = b64url_decode(segments[2])
+    except (ValueError, binascii.Error) as exc:
+        raise ValueError("payload or signature is not base64url") from exc
+    if not _es256_verify(key, f"{segments[0]}.{segments[1]}".encode("ascii"), signature):
+        raise ValueError("signature does not verify")
+    return header, payload
+
+
+# --- merchant authorization (PIX.md §7.1 / §7.2) ------------------------------------------------------------------
+
+
+def merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey, kid: str) -> str:
+    """Detached-content JWS `H..S` over JCS(checkout without `ap2`)."""
+    header, _payload, signature = sign_compact(checkout_payload(checkout), private_key=private_key, kid=kid).split(".")
+    return f"{header}..{signature}"
+
+
+def with_merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey,
+                                kid: str) -> dict[str, Any]:
+    """A copy of `checkout` with `ap2.merchant_authorization` set (other `ap2` members are dropped)."""
+    signed = {key: value for key, value in checkout.items() if key != "ap2"}
+    signed["ap2"] = {"merchant_authorization": merchant_authorization(signed, private_key=private_key, kid=kid)}
+    return signed
+
+
+def attach_payload(detached: str, checkout: Mapping[str, Any]) -> str:
+    """Re-attach JCS(checkout without `ap2`) to a detached JWS: the `checkout_jwt` of AP2 (PIX.md D7)."""
+    segments = detached.split(".")
+    if len(segments) != 3 or segments[1]:
+        raise ValueError("not a detached JWS")
+    return f"{segments[0]}.{b64url_encode(checkout_payload(checkout))}.{segments[2]}"
+
+
+def verify_merchant_authorization(checkout: Mapping[str, Any], keys: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """PIX.md §7.2: verify `checkout.ap2.merchant_authorization` against the business `keys`; returns the header."""
+    ap2 = checkout.get("ap2")
+    token = ap2.get("merchant_authorization") if isinstance(ap2, Mapping) else None
+    if not isinstance(token, str) or token.count(".") != 2 or token.split(".")[1]:
+        raise Ap2Error("merchant_authorization_invalid", "ap2.merchant_authorization ausente ou malformado.")
+    try:
+        header, _ = verify_compact(attach_payload(token, checkout), keys=keys)
+    except (ValueError, LookupError) as exc:
+        raise Ap2Error("merchant_authorization_invalid", f"Assinatura do lojista inválida: {exc}.") from exc
+    return header
+
+
+# --- integration with the BCP operations (BCP-PAY-09) ---------------------------------------------------------
+
+
+def _is_checkout(body: Mapping[str, Any]) -> bool:
+    return isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error"
+
+
+def sign_response(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """Every checkout response carries `ap2.merchant_authorization` while AP2 is negotiated (BCP.md §11.5)."""
+    from bcp_app.protocol import keys
+    from bcp_app.protocol.names import AP2_MANDATE
+
+    if not ctx.has(AP2_MANDATE) or not _is_checkout(body):
+        return body
+    signed = with_merchant_authorization(body, private_key=keys.signing_key(), kid=keys.signing_key_id())
+    if body.get("status") in ("complete_in_progress", "completed"):
+        from bcp_app.service.ap2_store import latest
+
+        stored = latest(str(body["id"]))  # the verified mandate kept with the order (PIX.md §7.3 step 7)
+        if stored is not None:
+            signed["ap2"] = {**signed["ap2"], "checkout_mandate": stored.mandate}
+    return signed
+
+
+def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """At complete under AP2 (PIX.md §7.3), before any payment: None when the checkout mandate verifies,
+    else the unchanged checkout with a recoverable error naming the problem (no order, no charge)."""
+    from bcp_app.protocol import keys
+    from bcp_app.protocol.names import AP2_MANDATE
+    from bcp_app.service import discovery
+    from bcp_app.service.ap2_mandate import verify_checkout_mandate
+
+    if not ctx.has(AP2_MANDATE) or not _is_checkout(current):
+        return None
+    mandate = ap2_member.get("checkout_mandate") if isinstance(ap2_member, Mapping) else None
+    try:
+        verified = verify_checkout_mandate(
+            mandate,
+            platform_keys=ctx.profile.get("keys") or [],
+            shop_keys=[keys.public_jwk()],
+            audience=discovery.profile_url(),
+            checkout=current,
+        )
+    except Ap2Error as exc:
+        refused = {key: value for key, value in current.items() if key != "ap2"}
+        message = {"type": "error", "code": exc.code, "severity": "recoverable", "path": "$.ap2.checkout_mandate",
+                   "content": exc.content}
+        refused["messages"] = [*(current.get("messages") or []), message]
+        return sign_response(ctx, refused)
+    from bcp_app.service.ap2_store import record
+
+    record(ctx, current, verified, audience=discovery.profile_url())  # evidence, before any payment
+    return None

@@ -1,0 +1,199 @@
+"""Cart capability operations (`br.dev.bcp.shopping.cart`, UCP cart) for REST, MCP and A2A alike.
+
+Re-exported by `bcp_app.service.operations` (`create_cart`, `get_cart`, `update_cart`, `cancel_cart`); the contract is
+the operations one: `(ctx, …) -> OperationResult`, protocol errors raised as `ProtocolError`. A cart belongs to
+the platform that created it (others get `not_found`, as for checkouts). `checkout_from_cart` is the
+`cart_id` conversion of create checkout (BCP §4.1, §4.3): the cart's contents win and an incomplete checkout
+already made from the cart is returned instead of a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.names import BUYER_CONSENT, CART, DISCOUNT, PROTOCOL_VERSION
+from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest, CartWrite
+from bcp_app.service import presenters
+from bcp_app.service.inputs import buyer_input, context_input, line_inputs
+from bcp_app.service.policies import policies_json
+from shop.checkout import types as ct
+
+CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
+TEXTS = {
+    "not_found": {"pt-br": "Carrinho não encontrado.", "en": "Cart not found."},
+    "incompatible": {"pt-br": "A plataforma não negociou a capacidade de carrinho.",
+                     "en": "The platform did not negotiate the cart capability."},
+    "empty": {"pt-br": "Nenhum item pôde ser incluído no carrinho.", "en": "None of the items could be added."},
+}
+
+
+def _text(ctx: Any, key: str) -> str:
+    return TEXTS[key]["en" if ctx.language == "en" else "pt-br"]
+
+
+def _not_found(ctx: Any) -> OperationResult:
+    return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
+                                               capabilities=ctx.ucp_capabilities(CART) or None))
+
+
+def _incompatible(ctx: Any) -> OperationResult:
+    return OperationResult(200, error_response("capabilities_incompatible", _text(ctx, "incompatible")))
+
+
+def _input(ctx: Any, body: CartWrite, *, update: bool) -> ct.CheckoutInput:
+    codes = tuple(body.discounts.codes) if ctx.has(DISCOUNT) and body.discounts else ()
+    return ct.CheckoutInput(lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer),
+                            context=context_input(body.context), discount_codes=codes,
+                            signals=dict(body.signals or {}))
+
+
+def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
+    """The BCP cart response for the negotiated capabilities of `ctx`."""
+    from django.urls import reverse
+
+    from shop.checkout.selectors import absolute_url, checkout_links
+
+    body: dict[str, Any] = {
+        "ucp": {"version": PROTOCOL_VERSION, "capabilities": ctx.ucp_capabilities(*CART_CAPABILITIES)},
+        "id": view.id,
+        "line_items": [
+            {"id": line.id,
+             "item": {key: value for key, value in (("id", line.sku), ("title", line.title), ("price", line.price),
+                                                    ("image_url", line.image_url)) if value not in ("", None)},
+             "quantity": line.quantity, "totals": presenters.totals(line.totals)}
+            for line in view.lines
+        ],
+        "currency": "BRL",
+    }
+    if view.buyer is not None:
+        buyer = {k: v for k, v in vars(view.buyer).items()
+                 if k in ("first_name", "last_name", "email", "phone_number", "tax_id") and v}
+        if ctx.has(BUYER_CONSENT):
+            buyer["consent"] = presenters.consent_json(view.buyer.consent, checkout_links(view.language))
+        if buyer:
+            body["buyer"] = buyer
+    if view.context is not None:
+        body["context"] = {k: v for k, v in vars(view.context).items() if v}
+    if ctx.has(DISCOUNT):
+        body["discounts"] = presenters.discounts(view)
+    body["totals"] = presenters.totals(view.totals)
+    if view.messages:
+        body["messages"] = presenters.messages(view.messages)
+    links = checkout_links(view.language)  # titles in the cart's language (BCP §5.1)
+    body["links"] = [{"type": link.type, "url": link.url, "title": link.title} for link in links]
+    body["policies"] = policies_json(view.language)
+    body["continue_url"] = absolute_url(reverse("checkout:cart_open", kwargs={"cart_id": view.id}))
+    body["expires_at"] = presenters.rfc3339(view.expires_at)
+    return CartResponse.produce(body)  # the output model's body, as for checkouts and orders (one output set)
+
+
+def _owned(ctx: Any, cart_id: str) -> bool:
+    from shop.carts import CartNotFound, cart_owner
+
+    try:
+        owner = cart_owner(str(cart_id))
+    except CartNotFound:
+        return False
+    return not owner or owner == ctx.platform_id
+
+
+def _input_error(exc: Any) -> ProtocolError:
+    return ProtocolError("invalid_request", f"{exc.path}: {exc.content}" if exc.path else exc.content)
+
+
+def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> OperationResult:
+    from bcp_app.service import ratelimit
+    from bcp_app.service.operations import validate
+    from shop import carts
+
+    request = validate(CartCreateRequest, body)
+    if not ctx.has(CART):
+        return _incompatible(ctx)
+    ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
+    try:
+        view = carts.cart_create(data=_input(ctx, request, update=False), platform_id=ctx.platform_id,
+                                 language=ctx.language)
+    except carts.CartEmpty as exc:
+        return OperationResult(200, error_response(
+            "item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None,
+            messages=presenters.messages(exc.messages) or None))  # built by the model, not edited after
+    except carts.CheckoutInputError as exc:
+        raise _input_error(exc) from exc
+    return OperationResult(201, cart_body(view, ctx))
+
+
+def get_cart(ctx: Any, cart_id: str) -> OperationResult:
+    from shop import carts
+
+    if not ctx.has(CART):
+        return _incompatible(ctx)
+    if not _owned(ctx, cart_id):
+        return _not_found(ctx)
+    return OperationResult(200, cart_body(carts.cart_get(cart_id=str(cart_id)), ctx))
+
+
+def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
+    from bcp_app.service.operations import validate
+    from shop import carts
+
+    request = validate(CartUpdateRequest, body)
+    if not ctx.has(CART):
+        return _incompatible(ctx)
+    if not _owned(ctx, cart_id):
+        return _not_found(ctx)
+    try:
+        view = carts.cart_update(cart_id=str(cart_id), data=_input(ctx, request, update=True))
+    except carts.CartNotFound:
+        return _not_found(ctx)
+    except carts.CheckoutInputError as exc:
+        raise _input_error(exc) from exc
+    return OperationResult(200, cart_body(view, ctx))
+
+
+def cancel_cart(ctx: Any, cart_id: str) -> OperationResult:
+    """UCP cart: the cart as it was before deletion; later operations on it are `not_found`."""
+    from shop import carts
+
+    if not ctx.has(CART):
+        return _incompatible(ctx)
+    if not _owned(ctx, cart_id):
+        return _not_found(ctx)
+    try:
+        return OperationResult(200, cart_body(carts.cart_cancel(cart_id=str(cart_id)), ctx))
+    except carts.CartNotFound:
+        return _not_found(ctx)
+
+
+def link_cart(cart_id: str, checkout_id: str) -> None:
+    from shop.carts import cart_link_checkout
+
+    cart_link_checkout(cart_id=cart_id, checkout_id=checkout_id)
+
+
+def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.CheckoutInput | str | OperationResult:
+    """For create checkout with `cart_id`: the cart's contents as input (the cart wins over the payload's
+    lines, buyer, context and codes; fulfillment and payment of the payload stay), or the id of the
+    incomplete checkout already made from it (reused), or `not_found` when the cart is not the caller's."""
+    from dataclasses import replace
+
+    from shop.carts import cart_checkout_input
+    from shop.checkout.types import TERMINAL_STATUSES
+    from shop.models import Cart, Checkout
+
+    if not _owned(ctx, cart_id):
+        from bcp_app.protocol.names import CHECKOUT
+
+        return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
+                                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
+    cart = Cart.objects.prefetch_related("lines").get(public_id=cart_id)
+    if cart.checkout_id:
+        status = Checkout.objects.filter(public_id=cart.checkout_id).values_list("status", flat=True).first()
+        if status is not None and status not in TERMINAL_STATUSES:
+            return cart.checkout_id
+    contents = cart_checkout_input(cart, signals=data.signals)
+    codes = contents.discount_codes if data.discount_codes is not None else None
+    return replace(data, lines=contents.lines, buyer=contents.buyer or data.buyer,
+                   context=contents.context or data.context, discount_codes=codes)

@@ -1,0 +1,237 @@
+"""Our business profile (`GET /.well-known/bcp`, BCP §2) built from settings and the enabled transports.
+
+The same registries feed negotiation (what we offer) and every response's `ucp` envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from bcp_app.protocol import keys
+from bcp_app.protocol.names import (
+    AP2_MANDATE,
+    BUYER_CONSENT,
+    CART,
+    CATALOG_LOOKUP,
+    CATALOG_SEARCH,
+    CHECKOUT,
+    DISCOUNT,
+    FISCAL_DOCUMENT,
+    FULFILLMENT,
+    ORDER,
+    PERMALINK,
+    PIX_HANDLER,
+    PROTOCOL_VERSION,
+    SCHEMA_BASE,
+    SERVICE,
+    SERVICES_BASE,
+    SPEC_BASE,
+)
+from bcp_app.protocol.permalink import endpoint_url
+from payments.brcode import BRCodeError, merchant_text
+from payments.merchant import pix_merchant
+from shop.store.services import store_get
+
+CARD_HANDLER = "com.google.pay"
+PIX_SPEC = f"{SPEC_BASE}/payment/pix"  # PIX.md §10 D2
+PIX_SCHEMA = f"{SCHEMA_BASE}/payment/pix.json"
+
+
+def public_url(path: str = "") -> str:
+    return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}"
+
+
+def profile_url() -> str:
+    return public_url("/.well-known/bcp")
+
+
+def capability_registry() -> dict[str, list[dict[str, Any]]]:
+    """Every capability and extension the shop offers (name → entries), in display order."""
+
+    def entry(spec: str, schema: str, extends: str | list[str] | None = None) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "version": PROTOCOL_VERSION,
+            "spec": f"{SPEC_BASE}/{spec}",
+            "schema": f"{SCHEMA_BASE}/{schema}",
+        }
+        if extends:
+            item["extends"] = extends
+        return item
+
+    registry = {
+        CHECKOUT: [entry("shopping/checkout", "shopping/checkout.json")],
+        FULFILLMENT: [entry("fulfillment", "shopping/fulfillment.json", CHECKOUT)],
+        CART: [entry("cart", "shopping/cart.json")],
+        DISCOUNT: [entry("discount", "shopping/discount.json", [CHECKOUT, CART])],
+        BUYER_CONSENT: [entry("buyer-consent", "shopping/buyer_consent.json", [CHECKOUT, CART])],
+        ORDER: [entry("order", "shopping/order.json")],
+        FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
+        CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
+        CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
+    }
+    if getattr(settings, "BCP_PERMALINK_ENABLED", True):
+        config = {"endpoint": endpoint_url(settings.BCP_PUBLIC_URL)}
+        registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": config}]
+    if getattr(settings, "BCP_AP2_ENABLED", False):
+        registry[AP2_MANDATE] = [entry("ap2-mandates", "shopping/ap2_mandate.json", CHECKOUT)]
+    return registry
+
+
+def _pix_key_type(key: str) -> str:
+    digits = "".join(ch for ch in key if ch.isdigit())
+    if "@" in key:
+        return "email"
+    if key.startswith("+"):
+        return "phone"
+    if len(key) == 36 and key.count("-") == 4:
+        return "evp"
+    return {11: "cpf", 14: "cnpj"}.get(len(digits), "evp")
+
+
+def pix_discount_config() -> dict[str, Any] | None:
+    """The shop's "Pix: N % off" as handler config (issue 17), so an agent sees it before choosing Pix.
+
+    A BCP extension of the PIX.md §1.1 config: `basis_points` (500 = 5 %) of the items after coupons,
+    freight excluded, rounded half to even per centavo (shop/checkout/pix_discount.py). Absent when the shop gives none.
+    """
+    bp = store_get().pix_discount_bp
+    if bp <= 0:
+        return None
+    return {"type": "percentage", "basis_points": bp, "applies_to": "items_after_discounts", "rounding": "half_even"}
+
+
+def _as_the_payer_sees_it(text: str, limit: int) -> str:
+    """PIX.md §1.1: what the payer's bank app shows, i.e. the BR Code's field (ASCII, upper case, cut to the EMV
+    limit), not the store settings' spelling ("São Paulo" → "SAO PAULO")."""
+    try:
+        return merchant_text(text, limit)
+    except BRCodeError:  # nothing ASCII in it: the BR Code cannot be made either, the settings are wrong
+        return text[:limit]
+
+
+def pix_handler_entry() -> dict[str, Any]:
+    """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
+    merchant_name, merchant_city = pix_merchant()
+    entry = {
+        "id": settings.PIX_HANDLER_ID,
+        "version": PROTOCOL_VERSION,
+        "spec": PIX_SPEC,
+        "schema": PIX_SCHEMA,
+        "available_instruments": [{"type": "pix"}],
+        "config": {
+            "environment": "sandbox" if settings.BCP_PIX_SANDBOX else "production",
+            "charge_kind": "cob",
+            "key_type": _pix_key_type(settings.PIX_KEY),
+            "expiration_seconds": settings.PIX_EXPIRATION_SECONDS,
+            "merchant_name": _as_the_payer_sees_it(merchant_name, 25),
+            "merchant_city": _as_the_payer_sees_it(merchant_city, 15),
+            "min_amount": settings.PIX_MIN_AMOUNT,
+            "max_amount": settings.PIX_MAX_AMOUNT,
+        },
+    }
+    discount = pix_discount_config()
+    if discount is not None:
+        entry["config"]["discount"] = discount
+    return entry
+
+
+def card_handler_entry() -> dict[str, Any]:
+    """A Google Pay style card handler (seed 004): the platform sends a gateway token at complete."""
+    return {
+        "id": getattr(settings, "BCP_CARD_HANDLER_ID", "gpay"),
+        "version": "2026-01-11",
+        "spec": "https://pay.google.com/gp/p/ucp/2026-01-11/",
+        "schema": "https://pay.google.com/gp/p/ucp/2026-01-11/schemas/gpay_config.json",
+        "available_instruments": [{"type": "card"}],
+        "config": {
+            "api_version": 2,
+            "api_version_minor": 0,
+            "environment": "TEST" if settings.BCP_PIX_SANDBOX else "PRODUCTION",
+            "merchant_info": {"merchant_name": store_get().trade_name},
+            "allowed_payment_methods": [
+                {
+                    "type": "CARD",
+                    "parameters": {
+                        "allowed_auth_methods": ["PAN_ONLY", "CRYPTOGRAM_3DS"],
+                        "allowed_card_networks": ["VISA", "MASTERCARD", "ELO", "AMEX"],
+                    },
+                    "tokenization_specification": {
+                        "type": "PAYMENT_GATEWAY",
+                        "parameters": {"gateway": _card_gateway_name(), "gatewayMerchantId": "loja-exemplo"},
+                    },
+                }
+            ],
+            # Parcelamento (README "Connecting an agent"): the instrument's `installments` picks a plan;
+            # above `interest_free_installments` the interest is a `fee` total (Price table, half-up centavos).
+            "installments": _installments_config(),
+        },
+    }
+
+
+def _card_gateway_name() -> str:
+    return "pagarme" if "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "") else "sandbox"
+
+
+def _installments_config() -> dict[str, int]:
+    policy = store_get().installment_policy
+    return {
+        "max_installments": policy.max_installments,
+        "interest_free_installments": policy.interest_free,
+        "monthly_interest_rate_bp": policy.monthly_rate_bp,
+        "min_installment_amount": policy.min_installment,
+    }
+
+
+def payment_handler_registry() -> dict[str, list[dict[str, Any]]]:
+    registry: dict[str, list[dict[str, Any]]] = {PIX_HANDLER: [pix_handler_entry()]}
+    if getattr(settings, "BCP_CARD_ENABLED", True):
+        registry[CARD_HANDLER] = [card_handler_entry()]
+    return registry
+
+
+def service_entries() -> list[dict[str, Any]]:
+    mounts = getattr(settings, "ASGI_MOUNTS", {}) or {}
+    spec = f"{SPEC_BASE}/overview"
+    services = [
+        {
+            "version": PROTOCOL_VERSION,
+            "spec": spec,
+            "transport": "rest",
+            "endpoint": public_url("/bcp/v1"),
+            "schema": f"{SERVICES_BASE}/rest.openapi.json",
+        }
+    ]
+    if "/bcp/mcp" in mounts:
+        services.append(
+            {
+                "version": PROTOCOL_VERSION,
+                "spec": spec,
+                "transport": "mcp",
+                "endpoint": public_url("/bcp/mcp"),
+                "schema": f"{SERVICES_BASE}/mcp.openrpc.json",
+            }
+        )
+    if "/bcp/a2a" in mounts or "/.well-known/agent-card.json" in mounts:
+        services.append(
+            {
+                "version": PROTOCOL_VERSION,
+                "spec": spec,
+                "transport": "a2a",
+                "endpoint": public_url("/.well-known/agent-card.json"),
+            }
+        )
+    return services
+
+
+def business_profile() -> dict[str, Any]:
+    return {
+        "ucp": {
+            "version": PROTOCOL_VERSION,
+            "services": {SERVICE: service_entries()},
+            "capabilities": capability_registry(),
+            "payment_handlers": payment_handler_registry(),
+        },
+        "keys": [keys.public_jwk()],
+    }

@@ -1,0 +1,183 @@
+"""Idempotency (BCP §12) over `IdempotencyRecord`, shared by REST, MCP and A2A.
+
+Flow: `begin` inserts an `in_progress` row (committed at once so a concurrent duplicate sees it),
+the operation runs, `finish` stores status + body + headers (`done`); a protocol error or crash
+`release`s the row so the caller may retry. Replays with the same fingerprint get the stored
+response verbatim; another fingerprint is `idempotency_conflict`; a duplicate while the first
+still runs is `idempotency_in_progress`; a store failure fails closed with 503.
+
+Fingerprints: REST = SHA-256 of the raw body bytes; MCP = SHA-256 of JCS({"name", "arguments"});
+A2A = the caller's `messageId` as the key with a JCS fingerprint of the message parts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import rfc8785
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from bcp_app.models import IdempotencyRecord
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.results import OperationResult
+
+RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
+LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
+KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout"})  # BCP-IDEM-02
+IDEMPOTENT_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
+                                   "create_cart", "update_cart", "cancel_cart"})  # cart keys optional
+_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+def fingerprint_bytes(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def fingerprint_jcs(value: Any) -> str:
+    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
+
+
+def mcp_fingerprint(name: str, arguments: dict[str, Any]) -> str:
+    """BCP §12: a new JSON-RPC `id` must not break retries, so only name + arguments count."""
+    return fingerprint_jcs({"name": name, "arguments": arguments})
+
+
+def check_key(key: str | None, *, operation: str, field_name: str = "Idempotency-Key") -> str | None:
+    if key is None or key == "":
+        if operation in KEY_REQUIRED:
+            raise ProtocolError("idempotency_key_required", f"{field_name} é obrigatório em {operation}.")
+        return None
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ProtocolError("invalid_request", f"{field_name} deve ter de 1 a 255 caracteres ASCII visíveis.")
+    return key
+
+
+def _unavailable(exc: Exception) -> ProtocolError:
+    return ProtocolError("unavailable", "Armazenamento de idempotência indisponível; tente novamente.", retry_after=5)
+
+
+def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: Any) -> IdempotencyRecord | None:
+    """The usual case in one statement: INSERT … ON CONFLICT DO NOTHING (no savepoints, no second read).
+
+    Outside a transaction it commits at once, so a concurrent duplicate sees the claim; None when the key
+    is already taken (then `begin` reads the existing row under a lock)."""
+    record = IdempotencyRecord(
+        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
+        state=IdempotencyRecord.State.IN_PROGRESS, response_headers={}, created_at=now, expires_at=now + RETENTION,
+    )
+    table = IdempotencyRecord._meta.db_table
+    empty = "'{}'::jsonb" if connection.vendor == "postgresql" else "'{}'"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (principal, operation, key, fingerprint, state, response_headers, created_at,"  # noqa: S608
+            f" expires_at) VALUES (%s, %s, %s, %s, %s, {empty}, %s, %s)"
+            " ON CONFLICT (principal, operation, key) DO NOTHING RETURNING id",
+            [principal, operation, key, fingerprint, record.state, now, record.expires_at],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    record.pk = row[0]
+    record._state.adding = False
+    return record
+
+
+def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> IdempotencyRecord | OperationResult:
+    """Claim `key` (returns the record) or answer from the store (returns the stored result)."""
+    now = timezone.now()
+    try:
+        claimed = _claim(principal=principal, operation=operation, key=key, fingerprint=fingerprint, now=now)
+        if claimed is not None:
+            return claimed
+        with transaction.atomic():
+            record = IdempotencyRecord.objects.select_for_update().get(
+                principal=principal, operation=operation, key=key
+            )
+            stale = record.expires_at <= now or (
+                record.state == IdempotencyRecord.State.IN_PROGRESS and record.created_at < now - LEASE
+            )
+            if stale:
+                IdempotencyRecord.objects.filter(pk=record.pk).update(
+                    fingerprint=fingerprint, state=IdempotencyRecord.State.IN_PROGRESS, response_status=None,
+                    response_body=None, response_text=None, response_headers={}, created_at=now,
+                    expires_at=now + RETENTION,
+                )
+                record.refresh_from_db()
+                return record
+            if record.fingerprint != fingerprint:
+                raise ProtocolError(
+                    "idempotency_conflict", "Esta chave de idempotência já foi usada com outra requisição."
+                )
+            if record.state == IdempotencyRecord.State.IN_PROGRESS:
+                raise ProtocolError(
+                    "idempotency_in_progress", "A requisição original com esta chave ainda está em andamento.",
+                    retry_after=1,
+                )
+            return _stored(record)
+    except DatabaseError as exc:
+        raise _unavailable(exc) from exc
+
+
+def _stored(record: IdempotencyRecord) -> OperationResult:
+    """The stored response: its exact bytes when kept as text (BCP-IDEM-04 "verbatim")."""
+    text = record.response_text
+    return OperationResult(
+        status_code=record.response_status or 200,
+        body=json.loads(text) if text is not None else (record.response_body or {}),
+        headers=dict(record.response_headers or {}),
+        replayed=True,
+        raw=text.encode() if text is not None else None,
+    )
+
+
+def finish(record: IdempotencyRecord, result: OperationResult) -> None:
+    try:
+        IdempotencyRecord.objects.filter(pk=record.pk).update(
+            state=IdempotencyRecord.State.DONE, response_status=result.status_code,
+            response_text=result.encoded.decode(), response_headers=result.headers,
+        )
+    except DatabaseError as exc:
+        raise _unavailable(exc) from exc
+
+
+def release(record: IdempotencyRecord) -> None:
+    # On a store failure the lease simply expires on its own.
+    with contextlib.suppress(DatabaseError):
+        IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
+
+
+def run(
+    *,
+    principal: str,
+    operation: str,
+    key: str | None,
+    fingerprint: str,
+    execute: Callable[[], OperationResult],
+    field_name: str = "Idempotency-Key",
+) -> OperationResult:
+    """Execute `execute()` at most once per (principal, operation, key); enforce required keys."""
+    key = check_key(key, operation=operation, field_name=field_name)
+    if key is None:
+        return execute()
+    claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint)
+    if isinstance(claimed, OperationResult):
+        return claimed
+    try:
+        result = execute()
+    except BaseException:
+        release(claimed)
+        raise
+    finish(claimed, result)
+    return result
+
+
+def purge_expired(*, now: Any = None) -> int:
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lt=now or timezone.now()).delete()
+    return deleted

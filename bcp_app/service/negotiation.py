@@ -1,0 +1,314 @@
+"""Platform profile resolution and capability negotiation (BCP §3).
+
+`parse_agent_header` reads `BCP-Agent: profile="…"` (RFC 8941 Dictionary); `get_platform_profile`
+fetches through the outbound client with a Postgres cache (TTL ≥ 60 s, longer `Cache-Control`
+honoured, failures backed off) and validates against `profile.json#/$defs/platform_schema`;
+`negotiate` intersects capabilities and prunes orphan extensions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from bcp_app.models import ProfileCacheEntry
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.names import PROTOCOL_VERSION
+from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
+from bcp_app.service import outbound
+from bcp_app.service.discovery import capability_registry
+from bcp_app.service.flight import single_flight
+from kernel.db_connections import release_db_connection
+from kernel.json_limits import JsonLimitError, loads_bounded
+from kernel.ops import request_cache
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "jsonschemas"  # bcp_app/jsonschemas
+PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
+TTL_FLOOR = 60
+TTL_CEILING = 24 * 3600
+STALE_GRACE = timedelta(hours=1)  # serve a known-good profile this long past expiry when a refresh fails
+CACHE_MAX_ENTRIES = 10_000
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?", re.IGNORECASE)
+
+
+def parse_agent_header(value: str | None) -> str:
+    """Profile URL from `BCP-Agent`; `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
+    return validate_profile_url(_profile_member(value))
+
+
+@lru_cache(maxsize=256)
+def _profile_member(value: str | None) -> str:
+    # A platform sends the same header on every call: parsed once per process (refusals are not remembered).
+    if not value or not value.strip():
+        raise ProtocolError("invalid_profile_url", "O cabeçalho BCP-Agent com profile=\"https://…\" é obrigatório.")
+    try:
+        parsed = parse_dictionary(value.strip())
+    except SFVError as exc:
+        raise ProtocolError(
+            "invalid_profile_url", 'BCP-Agent não é um dicionário RFC 8941 válido: use profile="https://…".'
+        ) from exc
+    member = parsed.get("profile")
+    if not isinstance(member, Item) or not isinstance(member.value, str):
+        raise ProtocolError("invalid_profile_url", "BCP-Agent precisa do membro profile com uma URL entre aspas.")
+    return member.value
+
+
+def validate_profile_url(url: Any) -> str:
+    if not isinstance(url, str) or not url or len(url) > 2048:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é inválida.") from exc
+    host = (parts.hostname or "").lower()
+    if not host or parts.username or parts.password or parts.fragment:
+        raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é inválida.")
+    if parts.scheme == "https":
+        return url
+    allowed = {h.strip().lower() for h in getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])}
+    if parts.scheme == "http" and host in allowed:
+        return url  # development and tests only (allow-listed host)
+    raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma precisa usar https.")
+
+
+@lru_cache(maxsize=1)
+def _platform_validator() -> Any:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in SCHEMA_DIR.rglob("*.json"):
+        document = json.loads(path.read_text())
+        if "$id" in document:
+            resources.append((document["$id"], Resource.from_contents(document)))
+    registry = Registry().with_resources(resources)
+    schema = {"$ref": "https://bcp.dev.br/draft/schemas/profile.json#/$defs/platform_schema"}
+    return Draft202012Validator(schema, registry=registry)
+
+
+def validate_platform_profile(document: Any) -> None:
+    """Raise `profile_malformed` naming the first offending member."""
+    # The first error found, not all of them sorted: a profile with thousands of bad members is refused
+    # as fast as one with a single bad member.
+    error = next(iter(_platform_validator().iter_errors(document)), None)
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "(raiz)"
+        raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {_schema_reason(error)}.")
+
+
+_JSON_TYPES = {"object": "um objeto", "array": "uma lista", "string": "um texto", "integer": "um número inteiro",
+               "number": "um número", "boolean": "true ou false", "null": "null"}
+# What the platform's developer reads for a JSON Schema keyword the profile broke (jsonschema says it in English).
+_SCHEMA_REASONS = {
+    "enum": "valor fora dos permitidos", "const": "valor diferente do exigido", "pattern": "formato inválido",
+    "format": "formato inválido", "minLength": "texto curto demais", "maxLength": "texto longo demais",
+    "minItems": "lista curta demais", "maxItems": "lista longa demais", "minimum": "número pequeno demais",
+    "maximum": "número grande demais", "additionalProperties": "membro não permitido",
+    "uniqueItems": "itens repetidos", "oneOf": "não corresponde a exatamente um formato aceito",
+    "anyOf": "não corresponde a nenhum formato aceito",
+}
+
+
+def _schema_reason(error: Any) -> str:
+    if error.validator == "type":
+        expected = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return "esperado " + " ou ".join(_JSON_TYPES.get(str(t), str(t)) for t in expected)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return "falta o membro obrigatório " + ", ".join(f"“{name}”" for name in missing)
+    return _SCHEMA_REASONS.get(str(error.validator), "valor inválido")
+
+
+# An outbound failure as the platform's developer reads it (outbound's own messages are for the logs).
+_UNREACHABLE = {
+    "timeout": "o servidor demorou demais para responder", "dns": "o nome do servidor não foi encontrado",
+    "connect": "não foi possível conectar", "blocked": "o endereço aponta para uma rede não pública",
+    "invalid_url": "URL inválida", "scheme": "só https é aceito", "redirect": "redirecionamentos não são seguidos",
+    "too_large": "resposta grande demais",
+}
+
+
+def _ttl(cache_control: str) -> int:
+    match = _MAX_AGE.search(cache_control or "")
+    max_age = int(match.group(1)) if match else 0
+    return max(TTL_FLOOR, min(max_age, TTL_CEILING))
+
+
+def _url_hash(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+def _fetch(url: str) -> tuple[dict[str, Any], int]:
+    host = urlsplit(url).hostname or url
+    try:
+        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES,
+                                deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5)))
+    except outbound.OutboundError as exc:
+        reason = _UNREACHABLE.get(exc.kind, "falha de rede")
+        raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {reason} ({host}).") from exc
+    if response.status_code != 200:
+        raise ProtocolError("profile_unreachable", f"Perfil da plataforma respondeu HTTP {response.status_code}.")
+    try:
+        document = loads_bounded(response.body, max_bytes=PROFILE_MAX_BYTES)
+    except JsonLimitError as exc:
+        reason = "aninhado demais" if exc.kind == "too_deep" else "não é JSON"
+        raise ProtocolError("profile_malformed", f"O perfil da plataforma {reason}.") from exc
+    validate_platform_profile(document)
+    return document, _ttl(response.headers.get("cache-control", ""))
+
+
+def _record_failure(url: str, error: ProtocolError) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        entry, _ = ProfileCacheEntry.objects.select_for_update().get_or_create(
+            url_hash=_url_hash(url), defaults={"url": url, "fetched_at": now, "expires_at": now}
+        )
+        entry.failure_count += 1
+        entry.failed_until = now + timedelta(seconds=min(300, 5 * 2 ** min(entry.failure_count - 1, 8)))
+        entry.last_error_code, entry.last_error = error.code, error.content[:300]
+        entry.save()
+    _prune_cache(now)  # failures add rows too: a flood of unreachable profile URLs stays within the cap
+
+
+def profile_memo_key(url: str) -> str:
+    """The cache entry `get_platform_profile` reads first (resolve_context prefetches it)."""
+    return f"bcp:profile:{_url_hash(url)}"
+
+
+def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
+    # Per process (or Redis) in front of the Postgres cache, for the profile's own remaining TTL.
+    seconds = int((expires_at - now).total_seconds())
+    if seconds > 0:
+        request_cache.set(profile_memo_key(url), body, seconds)
+
+
+def cached_platform_profile(url: str) -> dict[str, Any] | None:
+    """The profile when this process (or Redis) has it fresh, else None; never a query or a fetch."""
+    return request_cache.get(profile_memo_key(url))
+
+
+def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, Any]:
+    """The validated platform profile at `url` (BCP-NEG-02/03), from cache when fresh.
+
+    A fetch holds no database connection (it goes back to the pool first) and no transaction; the
+    cache row is written after it. Concurrent fetches of one URL in this process share one request.
+    """
+    if not force_refresh and (memo := request_cache.get(profile_memo_key(url))) is not None:
+        return memo
+    now = timezone.now()
+    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()
+    if entry is not None and not force_refresh:
+        if entry.body is not None and entry.expires_at > now:
+            _memo(url, entry.body, entry.expires_at, now)
+            return entry.body
+        if entry.failed_until and entry.failed_until > now:
+            if entry.body is not None and entry.expires_at + STALE_GRACE > now:
+                return entry.body
+            code = entry.last_error_code or "profile_unreachable"
+            raise ProtocolError(code, entry.last_error or "Perfil da plataforma inacessível.")
+    usable = entry is not None and entry.body is not None and entry.expires_at + STALE_GRACE > now
+    stale = entry.body if usable and entry is not None else None
+    release_db_connection()  # a slow profile must not starve the pool
+    try:
+        document, _ = single_flight(url, lambda: _fetch_and_store(url))
+    except ProtocolError:
+        if stale is not None:
+            return stale
+        raise
+    return document
+
+
+def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
+    """Fetch (no connection held), then write the cache row, success or failure."""
+    try:
+        document, ttl = _fetch(url)
+    except ProtocolError as exc:
+        _record_failure(url, exc)
+        raise
+    now = timezone.now()
+    ProfileCacheEntry.objects.update_or_create(
+        url_hash=_url_hash(url),
+        defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
+                  "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
+    )
+    _prune_cache(now)
+    _memo(url, document, now + timedelta(seconds=ttl), now)
+    return document, ttl
+
+
+def profile_age_seconds(url: str) -> float | None:
+    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).only("fetched_at").first()
+    return None if entry is None else (timezone.now() - entry.fetched_at).total_seconds()
+
+
+def _prune_cache(now: Any) -> None:
+    # Bounded cache: old rows go first; the cap protects against profile-URL floods.
+    ProfileCacheEntry.objects.filter(fetched_at__lt=now - timedelta(days=2)).delete()
+    limit = getattr(settings, "BCP_PROFILE_CACHE_MAX", CACHE_MAX_ENTRIES)
+    extra = ProfileCacheEntry.objects.count() - limit
+    if extra > 0:
+        old = ProfileCacheEntry.objects.order_by("fetched_at").values_list("id", flat=True)[:extra]
+        ProfileCacheEntry.objects.filter(id__in=list(old)).delete()
+
+
+def check_version(profile: dict[str, Any]) -> None:
+    version = profile.get("ucp", {}).get("version")
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            "version_unsupported",
+            f"Versão {version!r} do protocolo não suportada; esta loja fala {PROTOCOL_VERSION}.",
+            continue_url=f"{settings.BCP_PUBLIC_URL}/.well-known/bcp",
+        )
+
+
+def _parents(entry: dict[str, Any]) -> list[str]:
+    extends = entry.get("extends")
+    if isinstance(extends, str):
+        return [extends]
+    return [p for p in extends or [] if isinstance(p, str)]
+
+
+def negotiate(profile: dict[str, Any], ours: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, str]:
+    """Active capabilities (name → version), BCP-NEG-05: name match, highest exact shared version, pruning."""
+    ours = capability_registry() if ours is None else ours
+    theirs = profile.get("ucp", {}).get("capabilities") or {}
+    active: dict[str, str] = {}
+    parents: dict[str, list[str]] = {}
+    for name, entries in ours.items():
+        their_entries = theirs.get(name)
+        if not isinstance(their_entries, list):
+            continue
+        shared = {e.get("version") for e in entries} & {
+            e.get("version") for e in their_entries if isinstance(e, dict)
+        }
+        shared.discard(None)
+        if shared:
+            active[name] = max(shared)  # YYYY-MM-DD strings sort chronologically
+            parents[name] = [p for e in entries for p in _parents(e)]
+    changed = True
+    while changed:
+        changed = False
+        for name in list(active):
+            if parents[name] and not any(p in active for p in parents[name]):
+                del active[name]
+                changed = True
+    return active
+
+
+def platform_capability_config(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    entries = profile.get("ucp", {}).get("capabilities", {}).get(name) or []
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("config"), dict):
+            return entry["config"]
+    return {}

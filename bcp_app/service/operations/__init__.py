@@ -1,0 +1,68 @@
+"""Transport-neutral BCP operations: REST, MCP and A2A call exactly these and only render the result.
+
+Contract (for every transport):
+
+    op(ctx: RequestContext, ...) -> OperationResult(status_code, body, headers, replayed)
+
+* `ctx` comes from `bcp_app.service.context.resolve_context` (negotiated capabilities, caller, language,
+  idempotency key). Operations never look at HTTP, JSON-RPC or A2A envelopes.
+* Request bodies may be passed as the pydantic request model or as a plain mapping (validated
+  here, unknown members ignored per BCP §1); a type error raises `ProtocolError("invalid_request")`
+  naming the field, e.g. `line_items[0].quantity`.
+* A business outcome is always an `OperationResult`: `body` is the BCP object (checkout, order,
+  catalog response) or the §5.3 Error Response (`not_found`, `unauthorized`,
+  `capabilities_incompatible`, impossible create); `status_code` is 201 for a created checkout and
+  200 otherwise (REST uses it; MCP/A2A ignore it).
+* A protocol failure raises `bcp_app.protocol.errors.ProtocolError` (nothing changed); transports map it
+  to their error shape (REST status + `{code, content}`, JSON-RPC code + `data`).
+* Idempotency is applied by the transport around the call with `bcp_app.service.idempotency.run` because
+  the fingerprint is transport-specific (REST raw body, MCP JCS of name+arguments, A2A messageId);
+  `idempotency.KEY_REQUIRED` says which operations need a key.
+
+Operations: create_checkout, get_checkout, update_checkout, complete_checkout, cancel_checkout,
+get_order, search_catalog, lookup_catalog, get_product; and for the agent tools that are not BCP
+objects (A2A intents, seed 002 tools): find_products, stock_check, order_state (in `agent.py`).
+Synchronous (ORM); async transports call them through `asgiref.sync.sync_to_async`.
+"""
+
+from __future__ import annotations
+
+from bcp_app.protocol.results import OperationResult
+from bcp_app.service.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
+from bcp_app.service.operations.agent import StockLine, find_products, order_state, stock_check
+from bcp_app.service.operations.base import field_path, validate
+from bcp_app.service.operations.checkout import (
+    cancel_checkout,
+    complete_checkout,
+    create_checkout,
+    get_checkout,
+    update_checkout,
+)
+from bcp_app.service.operations.reads import get_order, get_product, lookup_catalog, search_catalog
+from bcp_app.service.policies import search_policies
+
+__all__ = [
+    "OperationResult",
+    "StockLine",
+    "cancel_cart",
+    "cancel_checkout",
+    "checkout_from_cart",
+    "complete_checkout",
+    "create_cart",
+    "create_checkout",
+    "field_path",
+    "find_products",
+    "get_cart",
+    "get_checkout",
+    "get_order",
+    "get_product",
+    "link_cart",
+    "lookup_catalog",
+    "order_state",
+    "search_catalog",
+    "search_policies",
+    "stock_check",
+    "update_cart",
+    "update_checkout",
+    "validate",
+]

@@ -1,0 +1,98 @@
+"""What every BCP operation shares: its texts, request validation and the common results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.names import (
+    CHECKOUT,
+)
+from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.checkout import (
+    CheckoutResponse,
+)
+from bcp_app.service import ap2, presenters
+from bcp_app.service.context import RequestContext
+from shop.checkout import types as ct
+
+TEXTS = {
+    "checkout_not_found": {"pt-br": "Checkout não encontrado.", "en": "Checkout not found."},
+    "order_not_found": {"pt-br": "Pedido não encontrado.", "en": "Order not found."},
+    "order_unauthorized": {"pt-br": "Sem autorização para acessar este pedido.",
+                           "en": "Not authorized to access this order."},
+    "product_not_found": {"pt-br": "Produto não encontrado.", "en": "Product not found."},
+    "incompatible": {"pt-br": "A plataforma não negociou a capacidade necessária ({name}).",
+                     "en": "The platform did not negotiate the required capability ({name})."},
+    "nothing_created": {"pt-br": "Nenhum item pôde ser incluído no checkout.",
+                        "en": "None of the items could be added to a checkout."},
+    "unknown_id": {"pt-br": "Id não encontrado: {id}.", "en": "Unknown id: {id}."},
+    "search_empty": {"pt-br": "Informe {prefix}query (o texto da busca) ou {prefix}filters.",
+                     "en": "Provide {prefix}query (the search text) or {prefix}filters."},
+}
+
+
+def text(ctx: RequestContext, key: str, **kwargs: str) -> str:
+    return TEXTS[key]["en" if ctx.language == "en" else "pt-br"].format(**kwargs)
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """pydantic `loc` → `line_items[0].quantity`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(corpo)"
+
+
+def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None, *, prefix: str = "") -> M:
+    if isinstance(body, model):
+        return body
+    if body is None:
+        body = {}
+    if not isinstance(body, Mapping):
+        raise ProtocolError("invalid_request", f"{prefix or 'O corpo'} deve ser um objeto JSON.")
+    try:
+        return model.model_validate(dict(body))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = field_path(tuple(first["loc"]))
+        where = f"{prefix}.{where}" if prefix else where
+        raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc
+
+
+def incompatible(ctx: RequestContext, name: str, *capabilities: str) -> OperationResult:
+    return OperationResult(
+        200,
+        error_response("capabilities_incompatible", text(ctx, "incompatible", name=name),
+                       capabilities=ctx.ucp_capabilities(*capabilities) or None),
+    )
+
+
+def checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
+    from shop.checkout.selectors import checkout_view
+
+    body = CheckoutResponse.produce(presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
+    return OperationResult(status, signed(ctx, body))
+
+
+def signed(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    """The checkout with `ap2` while AP2 is negotiated (BCP-PAY-09), still the model's output: the signature
+    covers JCS(body without `ap2`), so producing again after signing changes no signed byte."""
+    out = ap2.sign_response(ctx, body)
+    return out if out is body else CheckoutResponse.produce(out)
+
+
+def not_found_checkout(ctx: RequestContext) -> OperationResult:
+    return OperationResult(200, error_response("not_found", text(ctx, "checkout_not_found"),
+                                               capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
+
+
+
+def owned(ctx: RequestContext, checkout: Any) -> bool:
+    """A checkout created by a platform is visible only to that platform (others get `not_found`)."""
+    return not checkout.platform_id or checkout.platform_id == ctx.platform_id
+

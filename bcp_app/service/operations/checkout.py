@@ -1,0 +1,206 @@
+"""Checkout operations (BCP §4–§6): request model → engine input → the one engine (`shop.checkout.services`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.names import (
+    AP2_MANDATE,
+    CART,
+    CHECKOUT,
+    DISCOUNT,
+    FULFILLMENT,
+)
+from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.checkout import (
+    CheckoutCancelRequest,
+    CheckoutCompleteRequest,
+    CheckoutCreateRequest,
+    CheckoutResponse,
+    CheckoutUpdateRequest,
+    CheckoutWrite,
+)
+from bcp_app.protocol.schemas.payment import PaymentIn
+from bcp_app.service import ap2, presenters, ratelimit
+from bcp_app.service.carts import checkout_from_cart, link_cart
+from bcp_app.service.context import RequestContext
+from bcp_app.service.inputs import buyer_input, context_input, line_inputs
+from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text, validate
+from shop.checkout import types as ct
+
+# --- request model → engine input ---------------------------------------------------------------------
+
+
+def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
+    if payment is None:
+        return None
+    return ct.PaymentInput(instruments=tuple(
+        ct.InstrumentInput(
+            id=i.id, handler_id=i.handler_id, type=i.type, selected=i.selected,
+            credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
+            installments=i.installments or 1,
+        )
+        for i in payment.instruments
+    ))
+
+
+def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -> ct.CheckoutInput:
+    fulfillment = None
+    if ctx.has(FULFILLMENT):  # BCP-NEG-08: inputs of inactive extensions are ignored
+        methods = []
+        for m in (body.fulfillment.methods if body.fulfillment else []):
+            destinations = tuple(
+                ct.AddressInput(
+                    id=d.id, first_name=d.first_name, last_name=d.last_name, phone_number=d.phone_number,
+                    street_address=d.street_address, extended_address=d.extended_address,
+                    address_locality=d.address_locality, address_region=d.address_region,
+                    postal_code=d.postal_code, address_country=d.address_country or "BR",
+                )
+                for d in m.destinations
+                if d.type == "shipping_address"  # BCP-FUL-03: platform-written pickup destinations ignored
+            )
+            methods.append(ct.FulfillmentMethodInput(
+                type=m.type,  # type: ignore[arg-type]  # the engine rejects unknown method types
+                id=m.id, line_item_ids=tuple(m.line_item_ids), destinations=destinations,
+                selected_destination_id=m.selected_destination_id,
+                groups=tuple(ct.GroupInput(id=g.id, selected_option_id=g.selected_option_id) for g in m.groups),
+            ))
+        fulfillment = ct.FulfillmentInput(methods=tuple(methods))
+    codes = None
+    if ctx.has(DISCOUNT):
+        codes = tuple(body.discounts.codes) if body.discounts else ()
+    return ct.CheckoutInput(
+        lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer), fulfillment=fulfillment,
+        discount_codes=codes, payment=_payment(body.payment), context=context_input(body.context),
+        signals=dict(body.signals or {}), offered_handler_ids=_offered(ctx),
+    )
+
+
+def _offered(ctx: RequestContext) -> tuple[str, ...]:
+    """BCP §11.2 / BCP-PAY-03: the handler ids this checkout offers this platform (those its profile lists)."""
+    return tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
+
+
+def _language(ctx: RequestContext, body: CheckoutWrite) -> str:
+    if body.context is not None and body.context.language:
+        return "en" if body.context.language.lower().startswith("en") else "pt-br"
+    return ctx.language
+
+
+def _input_error(exc: Exception) -> ProtocolError:
+    path = getattr(exc, "path", "") or ""
+    content = getattr(exc, "content", str(exc))
+    return ProtocolError("invalid_request", f"{path}: {content}" if path else content)
+
+
+
+
+# --- checkout -------------------------------------------------------------------------------------------
+
+
+def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
+    """An engine write on an existing checkout: its result, `not_found`, or the engine's input error."""
+    from shop.checkout import services
+
+    try:
+        result = call()
+    except services.CheckoutNotFound:
+        return not_found_checkout(ctx)
+    except services.CheckoutInputError as exc:
+        raise _input_error(exc) from exc
+    return checkout_result(ctx, result)
+
+
+def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:
+    from shop.checkout import services
+
+    request = validate(CheckoutCreateRequest, body)
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
+    ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
+    data = _checkout_input(ctx, request, update=False)
+    if request.cart_id is not None and ctx.has(CART):  # BCP §4.3: the cart wins; its incomplete checkout is reused
+        converted = checkout_from_cart(ctx, request.cart_id, data)
+        if isinstance(converted, str):
+            return get_checkout(ctx, converted)
+        if isinstance(converted, OperationResult):
+            return converted
+        data = converted
+    try:
+        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
+                                          session_key=ctx.extra.get("session_key") or "",  # permalinks
+                                          mandate_required=ctx.has(AP2_MANDATE))  # PIX.md §7: locked to AP2
+    except services.CheckoutCreateImpossible as exc:
+        reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
+        return OperationResult(200, error_response("item_unavailable", text(ctx, "nothing_created"),
+                                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None,
+                                                   messages=reasons or None))
+    except services.CheckoutInputError as exc:
+        raise _input_error(exc) from exc
+    if request.cart_id is not None and ctx.has(CART):
+        link_cart(request.cart_id, result.checkout.public_id)
+    return checkout_result(ctx, result, status=201)
+
+
+def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
+    from shop.checkout import services
+
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    try:
+        result = services.checkout_get(checkout_id=str(checkout_id))
+    except services.CheckoutNotFound:
+        return not_found_checkout(ctx)
+    if not owned(ctx, result.checkout):
+        return not_found_checkout(ctx)
+    return checkout_result(ctx, result)
+
+
+def update_checkout(
+    ctx: RequestContext, checkout_id: str, body: CheckoutUpdateRequest | Mapping[str, Any]
+) -> OperationResult:
+    from shop.checkout import services
+
+    request = validate(CheckoutUpdateRequest, body)
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    return _engine(ctx, lambda: services.checkout_update(checkout_id=str(checkout_id), owner=ctx.platform_id,
+                                                         data=_checkout_input(ctx, request, update=True)))
+
+
+def complete_checkout(
+    ctx: RequestContext, checkout_id: str, body: CheckoutCompleteRequest | Mapping[str, Any]
+) -> OperationResult:
+    from shop.checkout import services
+
+    request = validate(CheckoutCompleteRequest, body)
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    if ctx.has(AP2_MANDATE):  # AP2 (PIX.md §7.3): the checkout mandate is verified before any payment
+        seen = get_checkout(ctx, checkout_id)
+        if "id" not in seen.body:  # not found, or another platform's: that answer, before any mandate check
+            return seen
+        current = seen.body
+        if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
+            return OperationResult(200, CheckoutResponse.produce(refusal))  # the unchanged checkout + the error
+    payment = _payment(request.payment) or ct.PaymentInput()
+    # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
+    data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=_offered(ctx))
+    return _engine(ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id,
+                                                           data=data))
+
+
+def cancel_checkout(
+    ctx: RequestContext, checkout_id: str, body: CheckoutCancelRequest | Mapping[str, Any] | None = None
+) -> OperationResult:
+    from shop.checkout import services
+
+    validate(CheckoutCancelRequest, body)
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.platform_id))
+
+

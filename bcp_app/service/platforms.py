@@ -1,0 +1,119 @@
+"""Platform records and API-key authentication (services + selectors for `Platform`)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from bcp_app.models import Platform
+from bcp_app.protocol.errors import ProtocolError
+from kernel.ops import request_cache
+
+_KEY_RE = re.compile(r"^bcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
+
+
+@dataclass(frozen=True)
+class NewPlatform:
+    platform: Platform
+    api_key: str  # shown once; only its hash is stored
+
+
+def _hash_key(api_key: str) -> str:
+    # The key carries 256 bits of entropy, so a plain SHA-256 is enough (no slow KDF needed).
+    return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+def platform_create(*, name: str, profile_url: str = "") -> NewPlatform:
+    name = name.strip()
+    if not name:
+        raise ValueError("name: o nome da plataforma é obrigatório")
+    with transaction.atomic():
+        prefix = secrets.token_hex(6)
+        api_key = f"bcp_{prefix}_{secrets.token_urlsafe(32)}"
+        platform = Platform.objects.create(
+            name=name, key_prefix=prefix, key_hash=_hash_key(api_key), profile_url=profile_url.strip()
+        )
+    return NewPlatform(platform=platform, api_key=api_key)
+
+
+def platform_revoke(*, public_id: str) -> Platform:
+    with transaction.atomic():
+        platform = Platform.objects.select_for_update().get(public_id=public_id)
+        if platform.active:
+            platform.active = False
+            platform.revoked_at = timezone.now()
+            platform.save(update_fields=["active", "revoked_at"])
+    return platform
+
+
+# Platforms by API-key hash, cached briefly: every agent request authenticates. A save (revoke) drops the
+# entry at once (`platform_cache_drop`, on post_save); a cache that cannot hear other processes (local
+# memory) keeps a revoked key usable there for at most this long.
+PLATFORM_CACHE_SECONDS = 30
+
+
+def _platform_key(key_hash: str) -> str:
+    return f"bcp:platform:{key_hash}"
+
+
+def key_prefix(api_key: str) -> str | None:
+    """The public prefix of a well-formed key (which platform it claims to be), None for a malformed one."""
+    match = _KEY_RE.match(api_key.strip())
+    return match.group(1) if match else None
+
+
+def platform_cache_key(api_key: str) -> str | None:
+    """The cache key `platform_for_api_key` reads for this key (to prefetch it), None for a malformed key."""
+    return _platform_key(_hash_key(api_key.strip())) if _KEY_RE.match(api_key.strip()) else None
+
+
+def platform_cache_drop(platform: Platform) -> None:
+    request_cache.forget(_platform_key(platform.key_hash))
+
+
+def platform_for_api_key(api_key: str) -> Platform | None:
+    """The active platform owning `api_key`, or None (unknown, malformed or revoked)."""
+    match = _KEY_RE.match(api_key.strip())
+    if not match:
+        return None
+    key_hash = _hash_key(api_key.strip())
+    cached = request_cache.get(_platform_key(key_hash))
+    if isinstance(cached, Platform):
+        return cached
+    platform = Platform.objects.filter(key_prefix=match.group(1)).first()
+    if platform is None or not platform.active:
+        return None
+    if not hmac.compare_digest(platform.key_hash, key_hash):
+        return None
+    request_cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
+    return platform
+
+
+def platform_authenticate(api_key: str, *, client_ip: str | None = None) -> Platform:
+    """The platform owning `api_key`, for every transport: `unauthenticated` when the key is unknown or
+    revoked (counted against the client IP and the key's prefix), `rate_limited` while either has failed
+    too often."""
+    from bcp_app.service import ratelimit
+
+    prefix = key_prefix(api_key)
+    ratelimit.enforce_auth_attempts(client_ip, prefix)
+    platform = platform_for_api_key(api_key)
+    if platform is None:
+        ratelimit.count_auth_failure(client_ip, prefix)
+        raise ProtocolError("unauthenticated", "Chave de API inválida ou revogada.")
+    return platform
+
+
+def platform_for_profile(profile_url: str) -> Platform | None:
+    """The active platform registered with this profile URL (signature-authenticated callers)."""
+    return Platform.objects.filter(profile_url=profile_url, active=True).order_by("id").first()
+
+
+def platform_get(public_id: str) -> Platform | None:
+    return Platform.objects.filter(public_id=public_id).first()

@@ -1,0 +1,72 @@
+"""Policies on the wire: `policies[]` of checkout, cart, order and catalog responses, and `policies.search`.
+
+The texts, URLs and the return window come from the store settings (`shop.store.policies`); this module only
+renders them as BCP policy objects (`common/types/policy.json`). Every policy applies to the whole response
+(no `applies_to`): the shop has one policy of each kind for everything it sells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bcp_app.protocol.names import PROTOCOL_VERSION
+from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.common import Description
+from bcp_app.protocol.schemas.policies import PoliciesSearchRequest, PoliciesSearchResponse, PolicyOut, ReturnWindow
+
+# What an accepted return gives back here: the money by the same means (Pix devolução) or a store credit note.
+RETURN_RESOLUTIONS = ["original_payment_method", "store_credit"]
+
+
+def _language(value: str | None) -> str:
+    return "en" if (value or "").lower().startswith("en") else "pt-br"
+
+
+def kept_policies(kept: Any) -> tuple[Any, ...] | None:
+    """The policies an order kept at placement (`orders.Order.policies`), or None to use today's."""
+    from shop.store.policies import Policy
+
+    if not isinstance(kept, list) or not kept:
+        return None  # orders placed before the snapshot existed
+    try:
+        return tuple(Policy(**entry) for entry in kept)
+    except TypeError:
+        return None
+
+
+def policy_models(language: str | None = None, *, kept: Any = None) -> list[PolicyOut]:
+    """`kept`: an order's policy snapshot; its policies win over the current store settings."""
+    from shop.store.policies import store_policies
+
+    out = []
+    for policy in kept_policies(kept) or store_policies(_language(language)):
+        model = PolicyOut(type=policy.type, description=Description(plain=policy.text), url=policy.url,
+                          title=policy.title)
+        if policy.return_window_days:
+            model.window = ReturnWindow(days=policy.return_window_days, anchor="delivered")
+            model.supported_resolutions = list(RETURN_RESOLUTIONS)
+        out.append(model)
+    return out
+
+
+def policies_json(language: str | None = None, *, kept: Any = None) -> list[dict[str, Any]]:
+    """`policies[]` of a response, in the response's language (an order: those it was placed under)."""
+    return [model.model_dump(exclude_none=True) for model in policy_models(language, kept=kept)]
+
+
+def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -> OperationResult:
+    """`policies.search`: the policies a buyer's question is about, with their text as the answer."""
+    from bcp_app.service.operations import validate
+    from shop.store.policies import policies_search
+
+    request = validate(PoliciesSearchRequest, body)
+    language = _language(request.language or ctx.language)
+    found = [policy.kind for policy, _score in policies_search(request.query, language=language)]
+    by_kind = dict(zip(("terms", "privacy", "returns", "shipping"), policy_models(language), strict=True))
+    chosen = [by_kind[kind] for kind in found]
+    first = chosen[0]
+    answer = f"{first.title}: {first.description.plain}" + (f" ({first.url})" if first.url else "")
+    response = PoliciesSearchResponse(ucp={"version": PROTOCOL_VERSION}, query=request.query, policies=chosen,
+                                      answer=answer)
+    return OperationResult(200, response.model_dump(exclude_none=True))

@@ -1,0 +1,338 @@
+"""Domain → BCP JSON: checkouts (from the engine's `CheckoutView`) and orders (`orders.selectors`).
+
+Presenters only map names and apply negotiation (which capabilities, extensions and payment
+handlers appear); every business decision was already taken by the checkout engine or orders.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+
+from bcp_app.protocol.names import (
+    AP2_MANDATE,
+    BUYER_CONSENT,
+    CHECKOUT,
+    DISCOUNT,
+    FISCAL_DOCUMENT,
+    FULFILLMENT,
+    ORDER,
+    PIX_HANDLER,
+    PROTOCOL_VERSION,
+)
+from bcp_app.service.context import RequestContext
+from bcp_app.service.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
+from bcp_app.service.policies import policies_json
+from kernel.money import format_brl
+from shop.checkout.outputs import CheckoutView, DestinationView, MethodView, Total
+from shop.checkout.types import CheckoutMessage
+
+CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, AP2_MANDATE)
+# payments' charge statuses → PIX.md §2.3 wire values
+PIX_STATUS = {
+    "active": "active",
+    "paid": "paid",
+    "revoked": "canceled",
+    "expired": "expired",
+    "refunded": "refunded",
+    "partially_refunded": "partially_refunded",
+}
+
+
+def rfc3339(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if value not in ("", None)}
+
+
+def totals(entries: tuple[Total, ...] | list[Total]) -> list[dict[str, Any]]:
+    out = []
+    for total in entries:
+        entry: dict[str, Any] = {"type": total.type}
+        if total.display_text:
+            entry["display_text"] = total.display_text
+        entry["amount"] = total.amount
+        if total.lines:
+            entry["lines"] = [{"display_text": text, "amount": amount} for text, amount in total.lines]
+        out.append(entry)
+    return out
+
+
+def messages(items: tuple[CheckoutMessage, ...] | list[CheckoutMessage]) -> list[dict[str, Any]]:
+    out = []
+    for m in items:
+        entry: dict[str, Any] = {"type": m.type}
+        if m.code:
+            entry["code"] = m.code
+        if m.type == "error":
+            entry["severity"] = m.severity or "recoverable"
+        if m.path:
+            entry["path"] = m.path
+        entry["content"] = m.content
+        out.append(entry)
+    return out
+
+
+def _extension_message(m: CheckoutMessage, ctx: RequestContext) -> bool:
+    # BCP-NEG-08: no messages pointing into an extension the platform did not negotiate.
+    if m.path.startswith("$.discounts") and not ctx.has(DISCOUNT):
+        return False
+    return not (m.path.startswith("$.fulfillment") and not ctx.has(FULFILLMENT) and m.type != "error")
+
+
+def payment_handlers(view: CheckoutView | None, ctx: RequestContext) -> dict[str, list[dict[str, Any]]]:
+    """Handlers usable for this checkout and platform (BCP-PAY-02, PIX.md §1.3)."""
+    theirs = ctx.platform_payment_handlers()
+    handlers: dict[str, list[dict[str, Any]]] = {}
+    pix_ok = view is None or (view.pix_available and view.currency == "BRL")
+    if PIX_HANDLER in theirs and pix_ok:
+        entry = pix_handler_entry()
+        discount = entry["config"].get("discount")
+        if view is not None and discount is not None:
+            # Resolved for this checkout (PIX.md §1.3): what Pix takes off and the total paid by Pix.
+            entry["config"]["discount"] = {**discount, "total_with_pix": view.pix_total}
+        handlers[PIX_HANDLER] = [entry]
+    if CARD_HANDLER in theirs and getattr(settings, "BCP_CARD_ENABLED", True):
+        handlers[CARD_HANDLER] = [card_handler_entry()]
+    return handlers
+
+
+def _destination(d: DestinationView) -> dict[str, Any]:
+    address = _compact(
+        {
+            "first_name": d.first_name,
+            "last_name": d.last_name,
+            "phone_number": d.phone_number,
+            "street_address": d.street_address,
+            "extended_address": d.extended_address,
+            "address_locality": d.address_locality,
+            "address_region": d.address_region,
+            "postal_code": d.postal_code,
+            "address_country": d.address_country,
+        }
+    )
+    if d.type == "business_location":
+        out: dict[str, Any] = {"id": d.id, "type": d.type, "name": d.name}
+        if address:
+            out["address"] = address
+        return out
+    return {"id": d.id, "type": d.type, **address}
+
+
+def _method(m: MethodView) -> dict[str, Any]:
+    groups = []
+    for g in m.groups:
+        options = []
+        for o in g.options:
+            option: dict[str, Any] = {"id": o.id, "title": o.title}
+            if o.description:
+                option["description"] = {"plain": o.description}
+            option["totals"] = totals(o.totals)
+            if o.carrier:
+                option["carrier"] = o.carrier
+            if o.earliest_fulfillment_time:
+                option["earliest_fulfillment_time"] = rfc3339(o.earliest_fulfillment_time)
+            if o.latest_fulfillment_time:
+                option["latest_fulfillment_time"] = rfc3339(o.latest_fulfillment_time)
+            options.append(option)
+        groups.append(
+            {
+                "id": g.id,
+                "line_item_ids": list(g.line_item_ids),
+                "options": options,
+                "selected_option_id": g.selected_option_id,
+            }
+        )
+    return {
+        "id": m.id,
+        "type": m.type,
+        "line_item_ids": list(m.line_item_ids),
+        "destinations": [_destination(d) for d in m.destinations],
+        "selected_destination_id": m.selected_destination_id,
+        "groups": groups,
+    }
+
+
+def fulfillment(view: CheckoutView) -> dict[str, Any]:
+    out: dict[str, Any] = {"methods": [_method(m) for m in view.fulfillment_methods]}
+    if view.available_methods:
+        out["available_methods"] = [
+            {
+                "type": a.type,
+                "line_item_ids": list(a.line_item_ids),
+                "fulfillable_on": a.fulfillable_on,
+                "description": a.description,
+            }
+            for a in view.available_methods
+        ]
+    return out
+
+
+def discounts(view: CheckoutView) -> dict[str, Any]:
+    applied = []
+    for d in view.discounts_applied:
+        entry: dict[str, Any] = {"code": d.code} if d.code and not d.automatic else {}
+        entry["title"] = d.title
+        entry["amount"] = d.amount
+        if d.automatic or not d.code:
+            entry["automatic"] = True
+        entry["method"] = d.method
+        if d.allocations:
+            entry["allocations"] = [{"path": a.path, "amount": a.amount} for a in d.allocations]
+        applied.append(entry)
+    return {"codes": list(view.discount_codes), "applied": applied}
+
+
+@lru_cache(maxsize=512)
+def qr_png_data_uri(br_code: str) -> str:
+    """PNG of the BR Code (PIX.md §2.3). Pure function of the string, so memoized: encoding costs ~0.1 s."""
+    import segno
+
+    return segno.make(br_code, error="m").png_data_uri(scale=4, border=2)
+
+
+def pix_charge(charge: Any) -> dict[str, Any]:
+    return {
+        "txid": charge.txid,
+        "status": PIX_STATUS.get(charge.status, charge.status),
+        "amount": charge.amount,
+        "currency": "BRL",
+        "br_code": charge.br_code,
+        "qr_code": {"media_type": "image/png", "data_uri": qr_png_data_uri(charge.br_code)},
+        "created_at": rfc3339(charge.created_at),
+        "expires_at": rfc3339(charge.expires_at),
+        "paid_at": rfc3339(getattr(charge, "paid_at", None)),
+        "end_to_end_id": getattr(charge, "end_to_end_id", "") or None,
+    }
+
+
+def card_description(instrument: Any) -> str:
+    """ "Cartão em 3x de R$ 33,34 + 2x de R$ 33,33"-style text of the chosen plan (display only)."""
+    count = instrument.installments
+    if count <= 1 or not instrument.installment_amount:
+        return "Cartão à vista"
+    first = instrument.first_installment or instrument.installment_amount
+    if first != instrument.installment_amount:
+        rest = format_brl(instrument.installment_amount)
+        return f"Cartão em {count}x: 1ª de {format_brl(first)} e {count - 1}x de {rest}"
+    return f"Cartão em {count}x de {format_brl(instrument.installment_amount)}"
+
+
+def payment(view: CheckoutView) -> dict[str, Any]:
+    instruments = []
+    for i in view.instruments:
+        entry: dict[str, Any] = {
+            "id": i.id,
+            "handler_id": i.handler_id,
+            "type": i.type,
+            "selected": i.selected,
+            "display": {"description": "Pix" if i.type == "pix" else card_description(i)},
+        }
+        if i.type == "card":
+            entry["installments"] = i.installments
+        if i.type == "pix" and view.pix_charge is not None:
+            entry["pix"] = pix_charge(view.pix_charge)
+        instruments.append(entry)
+    return {"instruments": instruments}
+
+
+def consent_json(decisions: tuple[tuple[str, bool], ...] | None, links: tuple[Any, ...]) -> dict[str, Any]:
+    from bcp_app.protocol.schemas.consent import consent_out
+
+    privacy = next((link.url for link in links if link.type == "privacy_policy"), "")
+    return {key: value.model_dump(exclude_none=True) for key, value in consent_out(decisions, privacy).items()}
+
+
+def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
+    """The BCP checkout response (§4.1) for the negotiated capabilities of `ctx`."""
+    body: dict[str, Any] = {
+        "ucp": {
+            "version": PROTOCOL_VERSION,
+            "capabilities": ctx.ucp_capabilities(*CHECKOUT_CAPABILITIES),
+            "payment_handlers": payment_handlers(view, ctx),
+        },
+        "id": view.id,
+        "status": view.status,
+        "currency": view.currency,
+        "line_items": [
+            {
+                "id": line.id,
+                "item": _compact(
+                    {"id": line.sku, "title": line.title, "price": line.price, "image_url": line.image_url}
+                ),
+                "quantity": line.quantity,
+                "totals": totals(line.totals),
+            }
+            for line in view.lines
+        ],
+    }
+    if view.buyer is not None:
+        buyer = _compact(
+            {
+                "first_name": view.buyer.first_name,
+                "last_name": view.buyer.last_name,
+                "email": view.buyer.email,
+                "phone_number": view.buyer.phone_number,
+                "tax_id": view.buyer.tax_id,
+            }
+        )
+        if ctx.has(BUYER_CONSENT):  # every offered purpose, decided or the business default
+            buyer["consent"] = consent_json(view.buyer.consent, view.links)
+        if buyer:
+            body["buyer"] = buyer
+    if view.context is not None:
+        context = _compact(
+            {
+                "address_country": view.context.address_country,
+                "address_region": view.context.address_region,
+                "postal_code": view.context.postal_code,
+                "language": view.context.language,
+                "intent": view.context.intent,
+            }
+        )
+        if context:
+            body["context"] = context
+    if ctx.has(FULFILLMENT):
+        body["fulfillment"] = fulfillment(view)
+    if ctx.has(DISCOUNT):
+        body["discounts"] = discounts(view)
+    if view.instruments:
+        body["payment"] = payment(view)
+    body["totals"] = totals(view.totals)
+    shown = [m for m in view.messages if _extension_message(m, ctx)]
+    if shown:
+        body["messages"] = messages(shown)
+    body["links"] = [_compact({"type": link.type, "url": link.url, "title": link.title}) for link in view.links]
+    body["policies"] = policies_json(view.language)  # UCP #572: terms, privacy, returns, shipping
+    if view.continue_url:
+        body["continue_url"] = view.continue_url
+    if view.expires_at is not None:
+        body["expires_at"] = rfc3339(view.expires_at)
+    if view.order is not None:
+        body["order"] = {"id": view.order.id, "permalink_url": view.order.permalink_url}
+    return body
+
+
+def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
+    """The BCP order (§7, seed 000): `ucp` with the order capability + the full current snapshot."""
+    from orders.selectors import order_bcp_payload
+
+    version = ctx.capabilities.get(ORDER, PROTOCOL_VERSION) if ctx is not None else PROTOCOL_VERSION
+    payload = order_bcp_payload(order_model)
+    capabilities: dict[str, list[dict[str, str]]] = {ORDER: [{"version": version}]}
+    if ctx is not None and ctx.has(FISCAL_DOCUMENT):
+        from shop.invoicing.selectors import fiscal_documents_bcp
+
+        capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
+        payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
+    # UCP #572 on orders: the policies in force when it was placed (snapshot), not today's store settings.
+    payload.setdefault("policies", policies_json(getattr(order_model, "language", None),
+                                                 kept=getattr(order_model, "policies", None)))
+    return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": capabilities}, **payload}

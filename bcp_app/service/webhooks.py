@@ -1,0 +1,246 @@
+"""Signed order webhooks to the originating platform (BCP §8, PIX.md §8).
+
+`orders.signals.order_changed` (sent by the orders outbox, in the order's one task, with no transaction
+open) → `order_webhook_send` builds the full order snapshot once, stores it as a `WebhookDelivery` (stable
+`Webhook-Id`, exact body bytes) already claimed for its first attempt, and tries it at once; failures are
+retried with backoff for more than 24 h by the beat sweep `retry_order_webhooks`. Only a profile that could
+not be read sends the event to Celery's `prepare_order_webhook`, which retries it. Every attempt is recorded
+(`WebhookAttempt`, visible in the admin).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.names import ORDER
+from bcp_app.protocol.results import body_bytes
+from bcp_app.protocol.schemas.order import OrderResponse
+from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, content_digest, sign_message
+from bcp_app.service import negotiation, outbound, presenters
+from bcp_app.service.context import RequestContext
+from bcp_app.service.discovery import profile_url as our_profile_url
+from bcp_app.service.platforms import platform_get
+from kernel.tasks import enqueue
+
+logger = logging.getLogger("bcp_app.service.webhooks")
+
+BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
+GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
+# Staff words (the timeline is stored text in the shop's language), as the developer sees it in the admin.
+NO_WEBHOOK_NOTE = "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido."
+LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
+
+
+class WebhookNotReady(Exception):
+    """The platform profile could not be read; the caller retries later."""
+
+
+def next_delay(attempts: int) -> int:
+    return BACKOFF[min(attempts - 1, len(BACKOFF) - 1)]
+
+
+def order_webhook_send(
+    *, order_id: str, event: str, source_key: str | None = None, snapshot: str = "", platform: Platform | None = None
+) -> str:
+    """Prepare the delivery for `event` of `order_id` and make its first attempt at once: "none" when no
+    webhook is due (BCP-WH-01), else the delivery's status. Raises WebhookNotReady when the platform profile
+    cannot be read. No transaction may be open (the POST is network I/O).
+
+    A new delivery is written claimed for this attempt, so the attempt needs no claim of its own.
+    `source_key` (the orders outbox row) makes a re-run find the delivery made the first time, which goes
+    through the usual claim (a first run that died mid-attempt left its lease, after which the beat sweep
+    tries it). `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook
+    of an event shows that moment even when a later change was made before this ran. `platform`: the
+    order's, when the caller has it."""
+    delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
+                               platform=platform)
+    if delivery is None:
+        return "none"
+    return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
+
+
+def _prepare(
+    *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None
+) -> tuple[WebhookDelivery | None, bool]:
+    """The delivery and whether this call created it (then claimed for its first attempt)."""
+    from orders.selectors import order_presented
+
+    if source_key:
+        existing = WebhookDelivery.objects.filter(source_key=source_key).first()
+        if existing is not None:
+            return existing, False
+
+    order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
+    if order is None or not order.platform_id:
+        return None, False
+    if snapshot:
+        order.bcp_json = snapshot
+    if platform is None or platform.public_id != order.platform_id:
+        platform = platform_get(order.platform_id)
+    if platform is None or not platform.active or not platform.profile_url:
+        return None, False
+    try:
+        profile = negotiation.get_platform_profile(platform.profile_url)
+    except ProtocolError as exc:
+        raise WebhookNotReady(exc.content) from exc
+    active = negotiation.negotiate(profile)
+    if ORDER not in active:
+        return None, False
+    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
+    if not isinstance(url, str) or not url:
+        note_no_webhook_url(order_id, event)  # the profile was not cached when the event was sent
+        return None, False
+    ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
+    body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
+    fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
+              "attempts": 1, "next_attempt_at": timezone.now() + LEASE}
+    if source_key:
+        # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
+        try:
+            with transaction.atomic():
+                return WebhookDelivery.objects.create(source_key=source_key, **fields), True
+        except IntegrityError:
+            return WebhookDelivery.objects.get(source_key=source_key), False
+    return WebhookDelivery.objects.create(**fields), True
+
+
+def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = None) -> dict[str, str]:
+    parts = urlsplit(delivery.url)
+    timestamp = str(int(now if now is not None else time.time()))
+    headers = {
+        "Content-Type": "application/json",
+        "BCP-Agent": f'profile="{our_profile_url()}"',
+        "Webhook-Id": str(delivery.webhook_id),
+        "Webhook-Timestamp": timestamp,
+        "Content-Digest": content_digest(raw),
+    }
+    components = list(WEBHOOK_COMPONENTS)
+    if parts.query:
+        components.insert(3, "@query")
+    message = HttpMessage(method="POST", authority=parts.netloc.rsplit("@", 1)[-1], path=parts.path or "/",
+                          query=parts.query or None, headers=headers)
+    headers.update(sign_message(message, components, created=int(timestamp)))
+    return headers
+
+
+def _claim(delivery_id: int) -> WebhookDelivery | None:
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+            .first()
+        )
+        if delivery is None:
+            return None
+        delivery.attempts += 1
+        delivery.next_attempt_at = now + LEASE
+        delivery.save(update_fields=["attempts", "next_attempt_at"])
+    return delivery
+
+
+def webhook_deliver(*, delivery_id: int) -> str:
+    """One attempt (if due); returns the delivery status afterwards."""
+    delivery = _claim(delivery_id)
+    if delivery is None:
+        return "skipped"
+    return _attempt(delivery)
+
+
+def _attempt(delivery: WebhookDelivery) -> str:
+    """POST a delivery this run holds the claim of (attempt number `delivery.attempts`), then record it."""
+    raw = delivery.body.encode()
+    status_code: int | None = None
+    error = ""
+    started = time.monotonic()
+    try:
+        response = outbound.post(delivery.url, raw, signed_headers(delivery, raw), max_bytes=64 * 1024)
+        status_code = response.status_code
+    except outbound.OutboundError as exc:
+        error = f"{exc.kind}: {exc.message}"[:300]
+    duration = int((time.monotonic() - started) * 1000)
+    now = timezone.now()
+    with transaction.atomic():
+        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts, status_code=status_code,
+                                      error=error, duration_ms=duration)
+        delivery.last_status_code = status_code
+        delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
+        if status_code is not None and 200 <= status_code < 300:
+            delivery.status = WebhookDelivery.Status.DELIVERED
+            delivery.delivered_at = now
+            delivery.next_attempt_at = None
+        elif now - delivery.created_at > GIVE_UP_AFTER:
+            delivery.status = WebhookDelivery.Status.FAILED
+            delivery.next_attempt_at = None
+            logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
+        else:
+            delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
+        delivery.save(update_fields=["last_status_code", "last_error", "status", "delivered_at", "next_attempt_at"])
+    return delivery.status
+
+
+def due_deliveries(*, limit: int = 100) -> list[int]:
+    return list(
+        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=timezone.now())
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def _webhook_outlook(platform: Platform | None) -> str:
+    """"due", "unknown" (profile not cached: reading it decides), "no_url" (orders negotiated, no webhook_url)
+    or "none" (no platform — the storefront's —, inactive, or orders not negotiated)."""
+    if platform is None or not platform.active or not platform.profile_url:
+        return "none"
+    profile = negotiation.cached_platform_profile(platform.profile_url)
+    if profile is None:
+        return "unknown"
+    if ORDER not in negotiation.negotiate(profile):
+        return "none"
+    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
+    return "due" if isinstance(url, str) and url else "no_url"
+
+
+def note_no_webhook_url(order_id: str, event: str) -> None:
+    """A staff-only timeline line on a placed order whose platform's profile has no `webhook_url` (BCP §8):
+    otherwise nothing says why the developer never got a webhook. Written by the outbox task, never on the
+    request path; once per order (the "placed" event, and a second run of its task adds nothing)."""
+    from orders.services import order_event_record
+
+    if event == "placed":
+        with transaction.atomic():  # the order's lock covers the "already said?" check
+            order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE, once=True)
+
+
+def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:
+    """Receiver of `orders.signals.order_changed`, sent by the orders outbox from the order's task, with no
+    transaction open: the webhook is prepared and tried right here, so a placed order stays one Celery task.
+    The last receiver (INSTALLED_APPS order), so a slow platform (bounded by `outbound`'s deadline) holds
+    back neither the buyer's e-mail nor the NF-e request.
+
+    A database error propagates: the outbox row stays pending and its sweep sends it again; `outbox_key`
+    makes that re-run find the delivery a first, half-finished run made. A platform profile that cannot be
+    read goes to `prepare_order_webhook`, which retries with backoff (an enqueue failure propagates too).
+    """
+    platform = None
+    if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
+        platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
+        outlook = _webhook_outlook(platform)
+        if outlook == "no_url":
+            note_no_webhook_url(order_id, event)
+        if outlook not in ("due", "unknown"):
+            return
+    snapshot = kwargs.get("snapshot", "")
+    try:
+        order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform)
+    except WebhookNotReady:
+        enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

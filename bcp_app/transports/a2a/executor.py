@@ -1,0 +1,262 @@
+"""A2A 1.0 JSON-RPC transport (seed 004; BCP.md §13.3), built on the official `a2a-sdk`.
+
+Mounted by `config/asgi.py` at `/bcp/a2a` (JSON-RPC `SendMessage`) and `/.well-known/agent-card.json`.
+The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; this module adds:
+
+- header checks before anything runs (`A2A-Version: 1.0`, `A2A-Extensions` activating the BCP
+  extension, a well-formed `BCP-Agent`), answered with A2A's JSON-RPC errors and a clear message;
+- BCP negotiation and caller identity (`bcp_app.service.context.resolve_context`) off the event loop;
+- the reply rendered from our own dict, so amounts stay integers and members keep the seed's order.
+
+The business work (intents → `bcp_app.service.operations`, contexts, messageId idempotency) is synchronous
+Django code in `a2a_actions.handle_message`. Nothing is kept in process memory between requests: every
+reply is a direct `Message` and contexts live in Postgres, so any process can answer any message.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import DefaultServerCallContextBuilder
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import Message, SendMessageRequest
+from a2a.utils.errors import (
+    A2AError,
+    ExtensionSupportRequiredError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    UnsupportedOperationError,
+    VersionNotSupportedError,
+)
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.names import A2A_EXTENSION_URI
+from bcp_app.protocol.schemas.text import control_character_message, find_control_character
+from bcp_app.service import ratelimit
+from bcp_app.transports.a2a.card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
+from bcp_app.transports.a2a.wire import intify, message_to_dict, to_proto
+from kernel.ops.request_cache import request_scope
+
+logger = logging.getLogger(__name__)
+
+STATE_INCOMING = "bcp_incoming"  # the message as the platform sent it (before the SDK fills ids in)
+STATE_REPLY = "bcp_reply"  # our reply dict, rendered verbatim
+STATE_ERROR = "bcp_error"  # a ProtocolError raised by the business layer
+
+
+def a2a_error(error: ProtocolError) -> A2AError:
+    """A BCP protocol error as an A2A JSON-RPC error (BCP.md §18 (3)); the BCP code travels in `data`."""
+    data: dict[str, Any] = {"code": error.code, "content": error.content}
+    if error.retry_after is not None:
+        data["retry_after"] = str(error.retry_after)
+    if error.code.startswith("idempotency_") or error.jsonrpc_code == -32602:
+        return InvalidParamsError(message=error.content, data=data)
+    if error.jsonrpc_code == -32603:
+        return InternalError(message=error.content, data=data)
+    return InvalidRequestError(message=error.content, data=data)
+
+
+def check_headers(headers: dict[str, str]) -> None:
+    """BCP-A2A-03: `A2A-Version: 1.0`, the BCP extension activated, a parseable `BCP-Agent`."""
+    version = headers.get("a2a-version", "").strip()
+    if version != A2A_PROTOCOL_VERSION:
+        shown = f"'{version}'" if version else "ausente"
+        raise VersionNotSupportedError(
+            message=f"A2A-Version {shown}: este agente fala somente A2A {A2A_PROTOCOL_VERSION}; "
+            f"envie o cabeçalho A2A-Version: {A2A_PROTOCOL_VERSION}.",
+            data={"code": "version_not_supported", "supported": A2A_PROTOCOL_VERSION},
+        )
+    requested = {item.strip() for item in headers.get("a2a-extensions", "").split(",") if item.strip()}
+    if A2A_EXTENSION_URI not in requested:
+        raise ExtensionSupportRequiredError(
+            message=f"A extensão BCP é obrigatória: envie o cabeçalho A2A-Extensions: {A2A_EXTENSION_URI}.",
+            data={"code": "extension_required", "uri": A2A_EXTENSION_URI},
+        )
+    from bcp_app.service.negotiation import parse_agent_header
+
+    try:
+        parse_agent_header(headers.get("bcp-agent"))
+    except ProtocolError as exc:
+        raise a2a_error(exc) from exc
+
+
+class BcpCallContextBuilder(DefaultServerCallContextBuilder):
+    """Runs the header checks before the SDK touches the request (no task is created for a rejected call)."""
+
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        check_headers(context.state["headers"])
+        # Starlette caches the body read by the dispatcher; signatures (RFC 9421) need the raw bytes.
+        context.state["raw_body"] = getattr(request, "_body", b"")
+        context.state["method_http"] = request.method
+        context.state["authority"] = request.headers.get("host", "")
+        context.state["path"] = request.url.path
+        context.state["query"] = request.url.query or None
+        return context
+
+
+def _api_key(headers: dict[str, str]) -> str | None:
+    authorization = headers.get("authorization", "").strip()
+    if authorization:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
+        return token.strip()
+    return headers.get("x-api-key", "").strip() or None
+
+
+def _resolve(state: dict[str, Any]) -> Any:
+    """BCP §3 negotiation + caller identity, in a worker thread (ORM and outbound HTTP)."""
+    from bcp_app.protocol.signatures import HttpMessage
+    from bcp_app.service.context import SignedRequest, resolve_context
+    from bcp_app.service.negotiation import parse_agent_header
+
+    headers: dict[str, str] = state["headers"]
+    # Every A2A message may change a checkout: the `write` class (bcp_app/service/ratelimit.py).
+    caller, authenticated = ratelimit.caller_from_headers(headers, None)
+    counted = ratelimit.call_window(op_class="write", caller=caller, authenticated=authenticated)
+    signed = None
+    if "signature-input" in headers:
+        message = HttpMessage(
+            method=state.get("method_http", "POST"), authority=state.get("authority", ""),
+            path=state.get("path", A2A_PATH), query=state.get("query"), headers=headers,
+        )
+        signed = SignedRequest(message=message, body=state.get("raw_body", b""))
+    close_old_connections()
+    try:
+        return resolve_context(
+            transport="a2a",
+            profile_url=parse_agent_header(headers.get("bcp-agent")),
+            api_key=_api_key(headers),
+            signed=signed,
+            language=headers.get("accept-language"),
+            request_id=headers.get("request-id"),
+            operation="a2a_message",
+            counted=counted,  # counted and refused when over in identity's round trip
+        )
+    finally:
+        close_old_connections()
+
+
+def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) -> dict[str, Any]:
+    from bcp_app.transports.a2a.actions import handle_message
+
+    close_old_connections()
+    try:
+        # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what
+        # identity prefetched (`on_message_send`)
+        with request_scope(reuse=True):
+            return handle_message(bcp_context, incoming, language_given=language_given)
+    finally:
+        close_old_connections()
+
+
+class BcpAgentExecutor(AgentExecutor):
+    """Answers every message with one direct `Message` carrying the checkout (BCP-A2A-04/05)."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        state = context.call_context.state
+        incoming = state[STATE_INCOMING]
+        language_given = bool(state["headers"].get("accept-language"))
+        try:
+            reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
+        except Exception as exc:
+            if not isinstance(exc, ProtocolError):
+                # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
+                logger.exception("A2A message failed")
+                exc = ProtocolError("internal_error", "Erro interno ao processar a mensagem; tente novamente.")
+            # Reported as a JSON-RPC error by the handler; the SDK still needs one event to finish.
+            state[STATE_ERROR] = exc
+            reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
+        state[STATE_REPLY] = reply
+        await event_queue.enqueue_event(to_proto(reply))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise UnsupportedOperationError(message="Este agente responde com mensagens diretas; não há tarefas.")
+
+
+class BcpRequestHandler(DefaultRequestHandler):
+    async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:  # type: ignore[override]
+        # Keep the message exactly as sent: the SDK fills in contextId/taskId when they are missing.
+        context.state[STATE_INCOMING] = message_to_dict(params.message)
+        found = find_control_character(context.state[STATE_INCOMING], "message")
+        if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
+            raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
+                                                             f"{control_character_message(*found)}"))
+        with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
+            try:
+                context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
+            except ProtocolError as exc:
+                raise a2a_error(exc) from exc
+            result = await super().on_message_send(params, context)
+        error = context.state.get(STATE_ERROR)
+        if error is not None:
+            raise a2a_error(error)
+        return result  # type: ignore[return-value]
+
+
+class BcpDispatcher(JsonRpcDispatcher):
+    def _create_response(self, context: ServerCallContext, handler_result: Any) -> Response:
+        if isinstance(handler_result, dict) and "result" in handler_result:
+            reply = context.state.get(STATE_REPLY)
+            result = handler_result["result"]
+            message = result.get("message") if isinstance(result, dict) else None
+            if reply is not None and isinstance(message, dict) and message.get("messageId") == reply["messageId"]:
+                result = {"message": reply}
+            handler_result = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": intify(result)}
+        return super()._create_response(context, handler_result)
+
+
+async def agent_card_endpoint(request: Request) -> Response:
+    """BCP-A2A-01: the Agent Card, public and cacheable."""
+    return JSONResponse(agent_card_dict(), headers={"Cache-Control": "public, max-age=300"})
+
+
+class A2AApplication:
+    """The ASGI app mounted at `/bcp/a2a` and `/.well-known/agent-card.json` (built on first use)."""
+
+    def __init__(self) -> None:
+        self._app: Starlette | None = None
+        self._handler: BcpRequestHandler | None = None
+
+    def _build(self) -> Starlette:
+        if self._app is None:
+            self._handler = BcpRequestHandler(
+                agent_executor=BcpAgentExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card()
+            )
+            dispatcher = BcpDispatcher(request_handler=self._handler, context_builder=BcpCallContextBuilder())
+            self._app = Starlette(
+                routes=[
+                    Route(A2A_PATH, dispatcher.handle_requests, methods=["POST"]),
+                    Route(AGENT_CARD_PATH, agent_card_endpoint, methods=["GET"]),
+                ]
+            )
+        return self._app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self._build()(scope, receive, send)
+
+    async def startup(self) -> None:
+        self._build()
+
+    async def shutdown(self) -> None:
+        # Forget the closed handler: a later server in the same process (tests) builds a fresh one.
+        handler, self._handler, self._app = self._handler, None, None
+        if handler is not None:
+            await handler.aclose()
+
+
+asgi_app = A2AApplication()

@@ -1,0 +1,436 @@
+"""REST binding (BCP §13.1) with django-ninja under `/bcp/v1`: a thin translation to `operations`.
+
+Each view: resolve the `RequestContext` (BCP-Agent, API key or signature), apply idempotency
+(fingerprint = SHA-256 of the raw body), call the operation, render JSON. Protocol errors are
+the §5.4 status + `{code, content}`; a present `Request-Id` is echoed on every response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.utils.encoding import escape_uri_path
+from ninja import Header, NinjaAPI, Path
+from ninja.errors import HttpError, ValidationError
+from ninja.parser import Parser
+
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.results import OperationResult, body_bytes
+from bcp_app.protocol.schemas import (
+    CheckoutCompleteRequest,
+    CheckoutCreateRequest,
+    CheckoutResponse,
+    CheckoutUpdateRequest,
+    ErrorResponse,
+    GetProductRequest,
+    LookupRequest,
+    LookupResponse,
+    OrderResponse,
+    ProductResponse,
+    ProtocolErrorBody,
+    SearchRequest,
+    SearchResponse,
+)
+from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
+from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
+from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from bcp_app.service import idempotency, operations, ratelimit
+from bcp_app.service.context import RequestContext, SignedRequest, resolve_context
+from bcp_app.service.negotiation import parse_agent_header
+from bcp_app.service.operations import field_path
+from kernel.json_limits import JsonLimitError, loads_bounded
+from kernel.ops.access_log import annotate
+
+logger = logging.getLogger("bcp_app.transports.rest")
+
+
+class BoundedParser(Parser):
+    """JSON bodies nested deeper than `MAX_DEPTH` are refused before parsing (no RecursionError, issue 13 §4)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+
+
+api = NinjaAPI(
+    parser=BoundedParser(),
+    title="BCP REST",
+    version="2026-07-28",
+    description="Brazilian Commerce Protocol (UCP for Brazil) REST binding of this shop: checkout, order, catalog.",
+    urls_namespace="bcp_v1",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+
+ERRORS: dict[int, Any] = {
+    400: ProtocolErrorBody,
+    401: ProtocolErrorBody,
+    403: ProtocolErrorBody,
+    409: ProtocolErrorBody,
+    422: ProtocolErrorBody,
+    424: ProtocolErrorBody,
+    429: ProtocolErrorBody,
+    503: ProtocolErrorBody,
+}
+AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
+KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
+# A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
+# OpenAPI without replacing that message with pydantic's.
+_PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
+_PATH_ID.json_schema_extra = {"pattern": ID_PATTERN}  # ninja's Path() sets its own json_schema_extra, so after it
+PathId = Annotated[str, _PATH_ID]
+
+
+def _json(
+    body: dict[str, Any] | bytes, status: int, request: HttpRequest, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    raw = body if isinstance(body, bytes) else body_bytes(body)
+    response = HttpResponse(raw, status=status, content_type="application/json; charset=utf-8")
+    for name, value in (headers or {}).items():
+        response[name] = value
+    request_id = request.headers.get("Request-Id")
+    if request_id and len(request_id) <= 200 and request_id.isprintable():
+        response["Request-Id"] = request_id
+    return response
+
+
+def _protocol_error(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
+    return _json(exc.body(), exc.http_status, request, exc.http_headers())
+
+
+def _signed(request: HttpRequest) -> SignedRequest | None:
+    if "Signature-Input" not in request.headers and "Signature" not in request.headers:
+        return None
+    scope = getattr(request, "scope", None) or {}
+    raw_path = scope.get("raw_path")
+    path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) else escape_uri_path(request.path)
+    query = request.META.get("QUERY_STRING") or None
+    authority = request.META.get("HTTP_HOST") or request.META.get("SERVER_NAME", "")
+    port = str(request.META.get("SERVER_PORT", ""))
+    if "HTTP_HOST" not in request.META and port and port not in ("80", "443"):
+        authority = f"{authority}:{port}"
+    message = HttpMessage(
+        method=request.method or "GET", authority=authority, path=path, query=query, headers=dict(request.headers)
+    )
+    return SignedRequest(message=message, body=request.body)
+
+
+def _api_key(request: HttpRequest) -> str | None:
+    authorization = request.headers.get("Authorization")
+    if authorization is not None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
+        return token.strip()
+    return request.headers.get("X-API-Key")
+
+
+def context_from_request(
+    request: HttpRequest, operation: str | None = None, counted: ratelimit.Window | None = None
+) -> RequestContext:
+    return resolve_context(
+        transport="rest",
+        profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
+        api_key=_api_key(request),
+        signed=_signed(request),
+        idempotency_key=request.headers.get("Idempotency-Key"),
+        language=request.headers.get("Accept-Language"),
+        request_id=request.headers.get("Request-Id"),
+        client_ip=request.META.get("REMOTE_ADDR"),
+        operation=operation,
+        counted=counted,
+    )
+
+
+def _run(
+    request: HttpRequest,
+    operation: str,
+    call: Callable[[RequestContext], OperationResult],
+    *,
+    sign: bool = False,
+    path_ids: dict[str, str] | None = None,
+) -> HttpResponse:
+    annotate(transport="rest", operation=operation)
+    try:
+        for name, value in (path_ids or {}).items():
+            problem = identifier_problem(value, field=name)
+            if problem is not None:
+                raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
+        caller, authenticated = ratelimit.caller_from_headers(
+            {name.lower(): value for name, value in request.headers.items()}, request.META.get("REMOTE_ADDR")
+        )
+        if operation in idempotency.KEY_REQUIRED:
+            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+        # counted and refused when over in identity's cache round trip, before anything else is looked up
+        counted = ratelimit.call_window(
+            op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated
+        )
+        ctx = context_from_request(request, operation, counted)
+        ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
+        if operation in idempotency.IDEMPOTENT_OPERATIONS:
+            result = idempotency.run(
+                principal=ctx.principal,
+                operation=operation,
+                key=ctx.idempotency_key,
+                fingerprint=idempotency.fingerprint_bytes(request.body),
+                execute=lambda: call(ctx),
+            )
+        else:
+            result = call(ctx)
+    except ProtocolError as exc:
+        return _protocol_error(request, exc)
+    response = _json(result.encoded, result.status_code, request, result.headers)
+    if sign:
+        _sign_response(response)
+    return response
+
+
+def _sign_response(response: HttpResponse) -> None:
+    """BCP-SIG-06: our response signatures cover `@status content-digest content-type`.
+
+    Best effort: the operation already happened, so a signing failure must not turn it into an error.
+    """
+    response["Content-Digest"] = content_digest(response.content)
+    message = HttpMessage(
+        status=response.status_code,
+        headers={"content-digest": response["Content-Digest"], "content-type": response["Content-Type"]},
+    )
+    try:
+        headers = sign_message(message, RESPONSE_COMPONENTS)
+    except Exception:
+        logger.exception("could not sign the BCP response (check BCP_SIGNING_KEY_FILE)")
+        return
+    for name, value in headers.items():
+        response[name] = value
+
+
+# --- error handlers: never a 500 for bad input, never internals -------------------------------------------
+
+
+def _header_problem(request: HttpRequest) -> ProtocolError | None:
+    """BCP §3 / BCP-IDEM-02: the header errors `_run` answers for a valid body come before a body error too
+    (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count."""
+    parts = request.path.rstrip("/").split("/")
+    operation = f"{parts[-1]}_checkout" if request.method == "POST" and "checkout-sessions" in parts else ""
+    try:
+        if operation in idempotency.KEY_REQUIRED:
+            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+        parse_agent_header(request.headers.get("BCP-Agent"))
+    except ProtocolError as exc:
+        return exc
+    return None
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    if (problem := _header_problem(request)) is not None:
+        return _protocol_error(request, problem)
+    first = exc.errors[0] if exc.errors else {"loc": (), "msg": "inválido"}
+    loc = tuple(first.get("loc", ()))
+    if loc and loc[0] in ("body", "path", "query", "header"):
+        loc = loc[2:] if loc[0] == "body" and len(loc) > 1 else loc[1:]
+    message = f"Campo inválido {field_path(loc)}: {error_text(first)}"
+    return _protocol_error(request, ProtocolError("invalid_request", message))
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:
+        if (problem := _header_problem(request)) is not None:
+            return _protocol_error(request, problem)
+        return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
+    return _json({"code": "invalid_request", "content": str(exc)}, exc.status_code, request)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return _protocol_error(request, ProtocolError("request_too_large", "O corpo da requisição é grande demais."))
+
+
+@api.exception_handler(ProtocolError)
+def _protocol(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
+    return _protocol_error(request, exc)
+
+
+@api.exception_handler(Exception)
+def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.exception("unexpected error in BCP REST %s %s", request.method, request.path)
+    return _json({"code": "internal_error", "content": "Erro interno; nada foi alterado."}, 500, request)
+
+
+# --- checkout ---------------------------------------------------------------------------------------------
+
+CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutResponse, **ERRORS}
+
+
+@api.post("/checkout-sessions", response=CHECKOUT_RESPONSES, summary="Create checkout", tags=["checkout"])
+def create_checkout(
+    request: HttpRequest,
+    payload: CheckoutCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(request, "create_checkout", lambda ctx: operations.create_checkout(ctx, payload))
+
+
+@api.get("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Get checkout", tags=["checkout"])
+def get_checkout(request: HttpRequest, checkout_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(
+        request,
+        "get_checkout",
+        lambda ctx: operations.get_checkout(ctx, checkout_id),
+        path_ids={"checkout_id": checkout_id},
+    )
+
+
+@api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout", tags=["checkout"])
+def update_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    payload: CheckoutUpdateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request,
+        "update_checkout",
+        lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
+        path_ids={"checkout_id": checkout_id},
+    )
+
+
+@api.post(
+    "/checkout-sessions/{checkout_id}/complete",
+    response=CHECKOUT_RESPONSES,
+    summary="Complete checkout",
+    tags=["checkout"],
+)
+def complete_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    payload: CheckoutCompleteRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request,
+        "complete_checkout",
+        lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
+        sign=True,
+        path_ids={"checkout_id": checkout_id},
+    )
+
+
+@api.post(
+    "/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout", tags=["checkout"]
+)
+def cancel_checkout(
+    request: HttpRequest,
+    checkout_id: PathId,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    if request.body:
+        try:
+            body = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        except JsonLimitError:
+            return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
+    else:
+        body = {}
+    return _run(
+        request,
+        "cancel_checkout",
+        lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+        path_ids={"checkout_id": checkout_id},
+    )
+
+
+# --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------
+
+CART_RESPONSES = {200: CartResponse | ErrorResponse, 201: CartResponse, **ERRORS}
+
+
+@api.post("/carts", response=CART_RESPONSES, summary="Create cart", tags=["cart"])
+def create_cart(
+    request: HttpRequest,
+    payload: CartCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(request, "create_cart", lambda ctx: operations.create_cart(ctx, payload))
+
+
+@api.get("/carts/{cart_id}", response=CART_RESPONSES, summary="Get cart", tags=["cart"])
+def get_cart(request: HttpRequest, cart_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_cart", lambda ctx: operations.get_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
+
+
+@api.put("/carts/{cart_id}", response=CART_RESPONSES, summary="Update cart", tags=["cart"])
+def update_cart(
+    request: HttpRequest,
+    cart_id: PathId,
+    payload: CartUpdateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request, "update_cart", lambda ctx: operations.update_cart(ctx, cart_id, payload), path_ids={"cart_id": cart_id}
+    )
+
+
+@api.post("/carts/{cart_id}/cancel", response=CART_RESPONSES, summary="Cancel cart", tags=["cart"])
+def cancel_cart(
+    request: HttpRequest, cart_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+) -> HttpResponse:
+    return _run(request, "cancel_cart", lambda ctx: operations.cancel_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
+
+
+# --- order and catalog ------------------------------------------------------------------------------------
+
+
+@api.get(
+    "/orders/{order_id}", response={200: OrderResponse | ErrorResponse, **ERRORS}, summary="Get order", tags=["order"]
+)
+def get_order(request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id), path_ids={"order_id": order_id})
+
+
+@api.post(
+    "/catalog/search",
+    response={200: SearchResponse | ErrorResponse, **ERRORS},
+    summary="Search catalog",
+    tags=["catalog"],
+)
+def search_catalog(request: HttpRequest, payload: SearchRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "search_catalog", lambda ctx: operations.search_catalog(ctx, payload))
+
+
+@api.post(
+    "/catalog/lookup",
+    response={200: LookupResponse | ErrorResponse, **ERRORS},
+    summary="Lookup catalog",
+    tags=["catalog"],
+)
+def lookup_catalog(request: HttpRequest, payload: LookupRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "lookup_catalog", lambda ctx: operations.lookup_catalog(ctx, payload))
+
+
+@api.post(
+    "/catalog/product",
+    response={200: ProductResponse | ErrorResponse, **ERRORS},
+    summary="Get product",
+    tags=["catalog"],
+)
+def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
+    return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
+
+
+@api.api_operation(["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:unknown}", include_in_schema=False)
+def unknown_route(request: HttpRequest, unknown: str) -> HttpResponse:
+    """Unknown paths (including trailing-slash variants) answer JSON 404, never an HTML page or a redirect."""
+    return _json({"code": "not_found", "content": "Recurso BCP desconhecido."}, 404, request)

@@ -1,0 +1,25 @@
+"""Discovery: `GET /.well-known/bcp` (BCP §2), public and cacheable, with a strong ETag."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.views.decorators.http import require_safe
+
+from bcp_app.service.discovery import business_profile
+
+
+@require_safe
+def well_known_bcp(request: HttpRequest) -> HttpResponse:
+    raw = json.dumps(business_profile(), ensure_ascii=False, separators=(",", ":")).encode()
+    etag = '"' + hashlib.sha256(raw).hexdigest()[:32] + '"'
+    headers = {"Cache-Control": "public, max-age=300", "ETag": etag, "Access-Control-Allow-Origin": "*"}
+    if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+        response: HttpResponse = HttpResponseNotModified()
+    else:
+        response = HttpResponse(raw, content_type="application/json; charset=utf-8")
+    for name, value in headers.items():
+        response[name] = value
+    return response

@@ -1,0 +1,177 @@
+"""ASGI entry point: a small path router in front of Django.
+
+`/bcp/mcp` and `/bcp/a2a` (+ the A2A agent card) are served by the protocol transports, mounted by
+dotted path from `settings.ASGI_MOUNTS` so the project package never imports the protocol app;
+`settings.ASGI_API_PREFIXES` (`/bcp/v1`) go to a second Django handler without the page-only middleware;
+everything else goes to Django. Lifespan events are forwarded to every mounted app. Mounted apps
+get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers and HTTPS rule
+(`kernel.ops.asgi_guard`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django
+
+django.setup(set_prefix=False)
+
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core import signals  # noqa: E402
+from django.core.exceptions import RequestAborted  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
+from django.http.response import HttpResponseBase  # noqa: E402
+from django.urls import set_script_prefix  # noqa: E402
+from django.utils.module_loading import import_string  # noqa: E402
+
+from kernel.ops.asgi_guard import guarded  # noqa: E402
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def size_default_executor() -> None:
+    """The site, the API, MCP and A2A run their sync work on the event loop's default executor, one thread per
+    call in flight: `settings.WEB_THREADS` of them (Python's default is min(32, cores + 4)). More than the
+    database pool has connections, since a call waiting on the network holds none (settings say why)."""
+    executor = ThreadPoolExecutor(max_workers=settings.WEB_THREADS, thread_name_prefix="django")
+    asyncio.get_running_loop().set_default_executor(executor)
+
+
+class PathRouter:
+    def __init__(self, default: ASGIApp, mounts: dict[str, ASGIApp]) -> None:
+        self.default = default
+        # Longest prefix first so `/bcp/a2a` never shadows a more specific mount.
+        self.mounts = sorted(mounts.items(), key=lambda item: len(item[0]), reverse=True)
+
+    def resolve(self, path: str) -> ASGIApp:
+        for prefix, app in self.mounts:
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                return app
+        return self.default
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(scope, receive, send)
+            return
+        app = self.resolve(scope.get("path", ""))
+        if isinstance(app, ASGIHandler):  # the site or the API handler (/bcp/v1)
+            await app(scope, receive, send)  # Django applies its own body cap and security headers
+            return
+        await guarded(app, scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        hooks = [getattr(app, "startup", None) for _, app in self.mounts]
+        shutdowns = [getattr(app, "shutdown", None) for _, app in self.mounts]
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    size_default_executor()
+                    for hook in hooks:
+                        if hook is not None:
+                            await hook()
+                except Exception as exc:  # startup failure must be reported to the server
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for hook in shutdowns:
+                    if hook is not None:
+                        await hook()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+class OneHopHandler(ASGIHandler):
+    """Django with every request served start to finish in one thread of the event loop's bounded default
+    executor; `skipped_middleware` are left out of its chain.
+
+    The shop's middleware and views are all sync. Django's handler hops into a thread three times per
+    request (`request_started`, the chain, `response.close()` with `request_finished`), more when a sync-only
+    middleware (WhiteNoise, `MethodNotAllowedPage`) sits in its async chain, each hop copying every context
+    variable there and back, and it starts a new thread per request (its `ThreadSensitiveContext`). Here the
+    body is read on the loop, then one call runs the signals, the sync chain (built as under WSGI) and the
+    close, which hands the database connection back to the pool in the thread that used it; only the answer
+    is sent from the loop. The executor is the one MCP and A2A calls run on (`size_default_executor`).
+    Issue 11: this halved a GET order's CPU.
+    """
+
+    def skipped_middleware(self) -> frozenset[str]:
+        return frozenset()
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        full = settings.MIDDLEWARE
+        skipped = self.skipped_middleware()
+        settings.MIDDLEWARE = [m for m in full if m not in skipped]
+        try:
+            super().load_middleware(is_async=False)
+        finally:
+            settings.MIDDLEWARE = full
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        response, closed = await sync_to_async(self._serve, thread_sensitive=False)(scope, body_file)
+        await self.send_response(response, send)
+        if not closed:  # an async stream, consumed above: close it now, in a thread
+            await sync_to_async(response.close, thread_sensitive=False)()
+
+    def _serve(self, scope: Scope, body_file: Any) -> tuple[HttpResponseBase, bool]:
+        with closing(body_file):
+            set_script_prefix(get_script_prefix(scope))
+            signals.request_started.send(sender=self.__class__, scope=scope)
+            request, response = self.create_request(scope, body_file)
+            if request is not None:
+                response = self.get_response(request)
+                response._handler_class = self.__class__
+            if response.streaming and response.is_async:
+                return response, False
+            if response.streaming:
+                # A file (WhiteNoise, media): read here, as Django reads a sync stream into memory under ASGI
+                # anyway, so the loop only replays bytes and needs no thread of its own for it.
+                chunks = list(response.streaming_content)
+                response.streaming_content = _replay(chunks)
+            response.close()  # request_finished: the connection goes back to the pool from this thread
+            return response, True
+
+
+async def _replay(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+class ApiHandler(OneHopHandler):
+    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware."""
+
+    def skipped_middleware(self) -> frozenset[str]:
+        return frozenset(settings.ASGI_API_SKIPPED_MIDDLEWARE)
+
+
+def build_application() -> ASGIApp:
+    from config.scheduler import start_if_enabled
+    from kernel.ops.access_log import AccessLog
+
+    start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
+    mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
+    api = ApiHandler()
+    mounts.update({prefix: api for prefix in getattr(settings, "ASGI_API_PREFIXES", ())})
+    return AccessLog(PathRouter(django_app, mounts))
+
+
+django_app = OneHopHandler()  # the site: storefront, admin, order pages
+application = build_application()

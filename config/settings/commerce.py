@@ -1,0 +1,91 @@
+"""What the shop sells and how it is paid: checkout and carts, NF-e, Pix and the card gateway."""
+
+from __future__ import annotations
+
+from config.settings.base import DEBUG, SECURE_CSP
+from kernel.env import ConfigError, env_bool, env_int, env_str
+
+# --- Shop ---------------------------------------------------------------------------------------------
+SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
+# The buyer e-mails' header/footer context comes from the store settings (orders imports nothing of ours).
+ORDERS_EMAIL_CONTEXT_PROVIDER = "shop.store.services.email_context"
+# CEP → address lookup (ViaCEP's JSON shape; "{cep}" is replaced by the 8 digits). Empty: offline UF table only.
+CEP_PROVIDER_URL = env_str("CEP_PROVIDER_URL", "https://viacep.com.br/ws/{cep}/json/")
+CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
+CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
+# Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
+ORDERS_ADMIN_PANELS = [
+    "shop.invoicing.panels.admin_panel",
+    "shop.checkout.panels.consent_admin_panel",
+    "bcp_app.service.ap2_store.admin_panel",
+]
+ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]
+# Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
+ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
+SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
+# How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
+SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
+# A cart (storefront or BCP cart capability) is kept this long after its last change.
+SHOP_CART_TTL_SECONDS = env_int("SHOP_CART_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
+# Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
+SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
+
+# --- Fiscal (NF-e) ------------------------------------------------------------------------------------
+FISCAL_PROVIDER = env_str("FISCAL_PROVIDER", "sandbox")  # "sandbox" | "focusnfe"
+FISCAL_ISSUE_ON = env_str("FISCAL_ISSUE_ON", "paid")  # "paid" | "shipped" | "off"
+if FISCAL_PROVIDER not in ("sandbox", "focusnfe") or FISCAL_ISSUE_ON not in ("paid", "shipped", "off"):
+    raise ConfigError("FISCAL_PROVIDER must be sandbox|focusnfe and FISCAL_ISSUE_ON paid|shipped|off")
+FISCAL_FOCUSNFE_TOKEN = env_str("FISCAL_FOCUSNFE_TOKEN", "")
+FISCAL_FOCUSNFE_BASE_URL = env_str("FISCAL_FOCUSNFE_BASE_URL", "")  # empty: Focus NFe's URL for the environment
+FISCAL_WEBHOOK_SECRET = env_str("FISCAL_WEBHOOK_SECRET", "")
+
+# --- Pix / payments -----------------------------------------------------------------------------------
+BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)
+BCP_PIX_SANDBOX_FORCE = env_bool("BCP_PIX_SANDBOX_FORCE", default=False)
+if BCP_PIX_SANDBOX and not DEBUG and not BCP_PIX_SANDBOX_FORCE:
+    raise ConfigError("BCP_PIX_SANDBOX is refused with DJANGO_DEBUG off (set BCP_PIX_SANDBOX_FORCE=true to insist)")
+PIX_SANDBOX_WEBHOOK_SECRET = env_str("PIX_SANDBOX_WEBHOOK_SECRET", "sandbox-webhook-secret" if DEBUG else "")
+PIX_HANDLER_ID = env_str("PIX_HANDLER_ID", "pix_recebedor_001")
+PIX_EXPIRATION_SECONDS = env_int("PIX_EXPIRATION_SECONDS", 1800, minimum=60)
+PIX_MERCHANT_NAME = env_str("PIX_MERCHANT_NAME", "LOJA EXEMPLO LTDA")
+PIX_MERCHANT_CITY = env_str("PIX_MERCHANT_CITY", "SAO PAULO")
+# Merchant name/city come from the store settings row (legal name, city) once it exists.
+PIX_MERCHANT_PROVIDER = "shop.store.services.pix_merchant"
+PIX_KEY = env_str("PIX_KEY", "7d9f0335-8dcc-4054-9bf9-0dbd61d36906")
+PIX_MIN_AMOUNT = env_int("PIX_MIN_AMOUNT", 1, minimum=1)
+PIX_MAX_AMOUNT = env_int("PIX_MAX_AMOUNT", 10_000_000, minimum=1)
+PIX_PSP_BASE_URL = env_str("PIX_PSP_BASE_URL", "")
+PIX_PSP_TOKEN_URL = env_str("PIX_PSP_TOKEN_URL", "")
+PIX_PSP_CLIENT_ID = env_str("PIX_PSP_CLIENT_ID", "")
+PIX_PSP_CLIENT_SECRET = env_str("PIX_PSP_CLIENT_SECRET", "")
+PIX_PSP_CERT_FILE = env_str("PIX_PSP_CERT_FILE", "")
+PIX_PSP_KEY_FILE = env_str("PIX_PSP_KEY_FILE", "")
+PIX_PSP_CA_FILE = env_str("PIX_PSP_CA_FILE", "")
+# Total seconds one PSP call may take (token, connect, headers, body, retries): a buyer's request waits on it.
+PIX_PSP_TIMEOUT_SECONDS = env_int("PIX_PSP_TIMEOUT_SECONDS", 10, minimum=1)
+# Seconds past expires_at before a charge is expired locally (absorbs webhook latency, PIX.md §3.2).
+PIX_EXPIRY_GRACE_SECONDS = env_int("PIX_EXPIRY_GRACE_SECONDS", 120, minimum=0)
+# An agent checkout paid before complete waits this long for the platform's complete, then the shop
+# completes it itself (PIX.md §3.1, §10 D1).
+PIX_COMPLETION_GRACE_SECONDS = env_int("PIX_COMPLETION_GRACE_SECONDS", 900, minimum=0)
+# Bacen PSPs: header the TLS proxy sets after verifying the PSP client certificate ("" = not checked).
+PIX_WEBHOOK_MTLS_HEADER = env_str("PIX_WEBHOOK_MTLS_HEADER", "")
+PIX_WEBHOOK_MTLS_VALUE = env_str("PIX_WEBHOOK_MTLS_VALUE", "SUCCESS")
+# Sandbox: where it delivers webhooks (default {BCP_PUBLIC_URL}/payments/pix/webhook/pix); refunds settle at once.
+PIX_SANDBOX_WEBHOOK_URL = env_str("PIX_SANDBOX_WEBHOOK_URL", "")
+PIX_SANDBOX_REFUND_AUTOSETTLE = env_bool("PIX_SANDBOX_REFUND_AUTOSETTLE", True)
+# Dotted path of the card gateway class; empty = sandbox gateway when BCP_PIX_SANDBOX, else none.
+# Pagar.me API v5: "payments.card.pagarme.PagarmeGateway" with the PAGARME_* settings below.
+PAYMENTS_CARD_GATEWAY = env_str("PAYMENTS_CARD_GATEWAY", "")
+PAGARME_BASE_URL = env_str("PAGARME_BASE_URL", "https://api.pagar.me/core/v5")
+PAGARME_SECRET_KEY = env_str("PAGARME_SECRET_KEY", "")  # sk_…: HTTP Basic user of every API call
+PAGARME_PUBLIC_KEY = env_str("PAGARME_PUBLIC_KEY", "")  # pk_…: the browser tokenizer's appId (not a secret)
+PAGARME_TIMEOUT_SECONDS = env_int("PAGARME_TIMEOUT_SECONDS", 15, minimum=1)
+PAGARME_STATEMENT_DESCRIPTOR = env_str("PAGARME_STATEMENT_DESCRIPTOR", "")
+# Basic credentials configured on the webhook in Pagar.me's dashboard; without them every delivery is refused.
+PAGARME_WEBHOOK_USER = env_str("PAGARME_WEBHOOK_USER", "")
+PAGARME_WEBHOOK_PASSWORD = env_str("PAGARME_WEBHOOK_PASSWORD", "")
+if "pagarme" in PAYMENTS_CARD_GATEWAY:
+    # The buyer's browser sends the card to Pagar.me's tokens API itself (static/shop/card_tokenizer.js).
+    SECURE_CSP["connect-src"] = [*SECURE_CSP["connect-src"], "https://api.pagar.me"]
+

@@ -1,0 +1,56 @@
+"""Celery: broker, delivery guarantees and the beat schedule of the sweeps."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery.schedules import crontab
+
+from kernel.env import env_bool, env_int, env_str
+
+# --- Celery -------------------------------------------------------------------------------------------
+# No broker: tasks run eagerly in-process (embedded default for `make run`).
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+# Every task is idempotent (unique keys, conditional updates), so a task whose worker died is run again:
+# acknowledged only after it ran, re-queued when its worker process is lost. A task left unacknowledged
+# by a killed worker goes back to the queue once it is older than the visibility timeout, which must be
+# longer than any task may run (the hard time limit) or a running task would be handed out twice.
+# Beat (`celery -A config beat`) must run in production: its sweeps re-drive whatever is still stranded.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3 * CELERY_TASK_TIME_LIMIT, minimum=1),
+}
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "expire-checkouts": {"task": "shop.tasks.expire_checkouts", "schedule": timedelta(minutes=1)},
+    "reconcile-pix-charges": {"task": "payments.tasks.reconcile_pix_charges", "schedule": timedelta(minutes=1)},
+    "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
+    # Card payments left pending (timeout, lost webhook), card inbox rows and estornos left behind.
+    "reconcile-card-payments": {"task": "payments.tasks.reconcile_card_payments", "schedule": timedelta(minutes=1)},
+    "reconcile-received-pix": {"task": "payments.tasks.reconcile_received_pix", "schedule": crontab(minute=41)},
+    "purge-idempotency-records": {
+        "task": "bcp_app.tasks.purge_idempotency_records",
+        "schedule": crontab(minute=17),
+    },
+    "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
+    # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
+    "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
+    # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
+    "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
+    "remind-abandoned-checkouts": {"task": "shop.tasks.remind_abandoned_checkouts", "schedule": timedelta(minutes=10)},
+    # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
+    "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
+    "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
+}
+
+# `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).
+SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
+

@@ -1,0 +1,30 @@
+from django.conf import settings
+from django.conf.urls.i18n import i18n_patterns  # noqa: F401
+from django.contrib import admin
+from django.urls import include, path
+
+from shop.invoicing import panels as fiscal_panels
+
+handler500 = "config.error_pages.server_error"
+
+urlpatterns = [
+    # First: the agents' API (/bcp/v1) is the most called path, and Django tries the patterns in order.
+    path("", include("bcp_app.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
+    path("admin/", admin.site.urls),
+    path("", include("payments.urls")),
+    path("fiscal/", include("fiscal.urls")),
+    path("", include("orders.urls")),
+    path("", include("shop.checkout.web.urls")),
+    path("", include("shop.store.urls")),
+    path("", include("shop.storefront.urls")),
+]
+
+if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):
+    # Development and `make run` (uvicorn): Django serves uploaded media, which WhiteNoise does not.
+    from django.urls import re_path
+
+    from config.media import serve_media
+
+    urlpatterns.insert(0, re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.+)$", serve_media))

@@ -1,0 +1,96 @@
+"""Guards for JSON that arrives from outside: size and nesting depth before parsing, control characters after.
+
+`json.loads` recurses once per nesting level, so `[[[[…]]]]` ×100k raises `RecursionError` (a 500)
+in whatever parses it; `nesting_depth` measures the depth of raw bytes without parsing (regex + C-level
+accumulate, no Python loop per byte), so every entry point can refuse such a body first.
+
+Lives in `payments` because it is the leaf every other app may import (`bcp_app → shop → payments`):
+the Pix webhook needs it and cannot import the others, so this is the one implementation; the BCP
+schemas (`bcp_app/protocol/schemas/text.py`) and the ASGI router reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from itertools import accumulate
+from typing import Any
+
+MAX_DEPTH = 64  # no document we accept (BCP bodies, profiles, PSP callbacks) comes near this
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = b"[]{}"
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKETS)
+_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # opening +1, closing -1 (after subtracting 1)
+
+
+class JsonLimitError(ValueError):
+    """`kind`: too_large, too_deep or not_json; the message names no parser internals."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def nesting_depth(raw: bytes) -> int:
+    """Deepest `[`/`{` nesting of the JSON text `raw`, ignoring brackets inside strings."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS).translate(_STEPS)
+    return max(accumulate(step - 1 for step in brackets), default=0)
+
+
+def loads_bounded(raw: bytes | str, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads(raw)` after refusing bodies larger than `max_bytes` or nested deeper than `max_depth`."""
+    data = raw.encode() if isinstance(raw, str) else bytes(raw)
+    if len(data) > max_bytes:
+        raise JsonLimitError("too_large", f"body larger than {max_bytes} bytes")
+    if nesting_depth(data) > max_depth:
+        raise JsonLimitError("too_deep", f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:  # says where the syntax breaks, nothing about the parser itself
+        raise JsonLimitError("not_json", str(exc)) from exc
+    except (ValueError, RecursionError) as exc:  # codec errors and the like: no internals in the message
+        raise JsonLimitError("not_json", "not valid UTF-8 JSON") from exc
+
+
+# Text may keep tab, line feed and carriage return; identifiers keep no C0 control at all.
+IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+IN_ID = re.compile(r"[\x00-\x1f]")
+
+
+def _char(found: re.Match[str]) -> str:
+    return f"U+{ord(found.group()):04X}"
+
+
+def control_in(text: str, *, identifier: bool = False) -> str | None:
+    """`U+00XX` of the first control character `text` may not hold, or None."""
+    found = (IN_ID if identifier else IN_TEXT).search(text)
+    return _char(found) if found else None
+
+
+def find_control_character(
+    value: Any, path: str, *, identifier: bool = False, is_id_key: Callable[[str], bool] = lambda key: False
+) -> tuple[str, str] | None:
+    """(path of the first offending string, `U+00XX`) inside decoded JSON `value`, or None when clean.
+
+    `path` names `value` (`buyer.first_name`); dict members and list items extend it the way error
+    messages name fields (`signals.ip`, `codes[0]`); members whose key `is_id_key` are identifiers.
+    Iterative, so a deeply nested value cannot exhaust the stack.
+    """
+    stack: list[tuple[Any, str, bool]] = [(value, path, identifier)]
+    while stack:
+        item, where, strict = stack.pop()
+        if isinstance(item, str):
+            char = control_in(item, identifier=strict)
+            if char:
+                return where, char
+        elif isinstance(item, dict):
+            for key, member in reversed(list(item.items())):
+                key_text = str(key)
+                char = control_in(key_text, identifier=True)
+                if char:
+                    return f"{where}.{key_text!r}", char
+                stack.append((member, f"{where}.{key_text}" if where else key_text, is_id_key(key_text)))
+        elif isinstance(item, list | tuple):
+            stack.extend((member, f"{where}[{index}]", strict) for index, member in reversed(list(enumerate(item))))
+    return None

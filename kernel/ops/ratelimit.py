@@ -1,0 +1,65 @@
+"""The counters of every rate limit in the shop: fixed windows kept in Django's cache.
+
+Limits are written in the `limits` library's notation ("60/minute", "30/10minutes"), which parses them; the
+counter of a window is one cache entry whose key names the window, so it expires with it. With `REDIS_URL`
+the cache is Redis, shared by every web process, and counting is one command (a Lua INCR + EXPIRE,
+kernel/ops/redis_cache.py); a request that reads cache entries anyway counts in the same command
+(`request_cache.prefetch(..., counter=...)`: a BCP call's counter rides with its identity's reads, issue 11).
+Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
+call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/service/ratelimit.py`) and
+the webhook endpoints (`kernel/ops/webhook_limits.py`) count here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from limits import parse
+
+from kernel.ops import request_cache
+
+
+@dataclass(frozen=True)
+class Window:
+    """The current window of one limit for one caller: its counter's cache key, how many calls it allows,
+    how long the entry lives (the window plus a second) and the seconds until the next window."""
+
+    key: str
+    allowed: int
+    timeout: int
+    seconds_left: int
+
+    def retry_after(self, count: int | None) -> int | None:
+        """Seconds to wait when `count` (the counter after this call) is over the limit, else None; a count
+        that could not be read (Redis unreachable) is never over."""
+        return self.seconds_left if count is not None and count > self.allowed else None
+
+
+@lru_cache(maxsize=64)
+def _budget(limit: str) -> tuple[int, int]:
+    item = parse(limit)
+    return item.amount, item.get_expiry()  # (calls allowed, window seconds)
+
+
+def window(limit: str, *identifiers: str) -> Window | None:
+    """The window `limit` counts in now for `identifiers` (e.g. "bcp", "read", caller); None when unlimited."""
+    if not limit:
+        return None
+    allowed, seconds = _budget(limit)
+    now = time.time()
+    current = int(now // seconds)
+    who = hashlib.sha256(":".join(identifiers).encode()).hexdigest()[:32]  # any caller text, a short safe key
+    return Window(f"rl:{seconds}:{current}:{who}", allowed, seconds + 1,
+                  max(1, math.ceil((current + 1) * seconds - now)))
+
+
+def hit(limit: str, *identifiers: str) -> int | None:
+    """Count one call against `limit`; seconds to wait when it is over, else None."""
+    counted = window(limit, *identifiers)
+    if counted is None:
+        return None
+    return counted.retry_after(request_cache.count(counted.key, counted.timeout))

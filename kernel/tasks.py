@@ -1,0 +1,50 @@
+"""Enqueue a Celery task by its registered name: services never import a `tasks` module.
+
+Tasks import the services they run; a service that needs a task run after its transaction names it here, so
+the dependency points one way (tasks → services) and no import circle hides behind a function-level import.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Any
+
+from celery import Task, current_app
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+@cache
+def _registry() -> dict[str, Task]:
+    # A web process imports no tasks module by itself: load them all (Celery's autodiscovery), once.
+    current_app.loader.import_default_modules()
+    return current_app.tasks
+
+
+def task_named(name: str) -> Task:
+    return _registry()[name]
+
+
+def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:
+    """Send now. A broker error propagates: the caller has nothing durable that a sweep would find."""
+    task_named(name).apply_async(args=args, countdown=countdown)
+
+
+def enqueue_on_commit(name: str, *args: Any, countdown: float | None = None) -> None:
+    """Send after the current transaction commits (at once outside one).
+
+    What the transaction wrote is durable by then and a beat sweep re-drives it, so a broker that cannot be
+    reached is logged, never raised: the committed change must not turn into an error for the caller (a PSP
+    webhook answered 500 is sent again and again although its event is stored).
+    """
+    task = task_named(name)
+
+    def send() -> None:
+        try:
+            task.apply_async(args=args, countdown=countdown)
+        except Exception:  # broker down: the row stays pending and its sweep sends it
+            logger.warning("task %s%r not enqueued; its sweep will run it", name, args, exc_info=True)
+
+    transaction.on_commit(send)

@@ -1,0 +1,215 @@
+"""Admin for checkouts (read-mostly), shipping methods with rates, pickup locations and coupons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from shop.admin.br_fields import CepNumberField, check_cep_in_uf, clean_cep, clean_uf
+from shop.admin.money_forms import (
+    CHECKOUT_STATUS_LABELS,
+    brl_column,
+    coupon_rules,
+    money_model_form,
+    shipping_rate_rules,
+    shipping_rules,
+)
+from shop.checkout.types import TERMINAL_STATUSES
+from shop.models import (
+    Checkout,
+    CheckoutEvent,
+    CheckoutLine,
+    Coupon,
+    CouponRedemption,
+    PickupLocation,
+    ShippingMethod,
+    ShippingRate,
+)
+
+
+class ShippingRateInline(admin.TabularInline):
+    model = ShippingRate
+    form = money_model_form(
+        ShippingRate,
+        "price",
+        rules=shipping_rate_rules,
+        fields={
+            "cep_start": CepNumberField(label=_("CEP inicial"), required=False),
+            "cep_end": CepNumberField(label=_("CEP final"), required=False),
+        },
+    )
+    extra = 1
+    fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
+
+
+@admin.register(ShippingMethod)
+class ShippingMethodAdmin(admin.ModelAdmin):
+    # Prices typed and shown in reais (the model keeps centavos).
+    form = money_model_form(ShippingMethod, "flat_price", "free_above", rules=shipping_rules)
+    list_display = ["title", "code", "kind", "carrier", "flat_brl", "free_above_brl", "days_min", "days_max", "active"]
+    flat_brl = brl_column("flat_price", _("preço fixo"))
+    free_above_brl = brl_column("free_above", _("frete grátis a partir de"))
+    list_editable = ["active"]
+    list_filter = ["kind", "active"]
+    inlines = [ShippingRateInline]
+
+
+class PickupLocationForm(forms.ModelForm):
+    """The address a buyer is sent to: a CEP as "01002-000" in the UF it belongs to, the UF in capitals."""
+
+    class Meta:
+        model = PickupLocation
+        fields = [
+            "name",
+            "street",
+            "number",
+            "complement",
+            "neighborhood",
+            "city",
+            "uf",
+            "cep",
+            "opening_hours",
+            "preparation_days",
+            "active",
+            "position",
+        ]
+
+    def clean_cep(self) -> str:
+        return clean_cep(self.cleaned_data.get("cep", ""))  # required: an empty one never gets here
+
+    def clean_uf(self) -> str:
+        return clean_uf(self.cleaned_data.get("uf", ""))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        check_cep_in_uf(self, cleaned, cep="cep", uf="uf")
+        return cleaned
+
+
+@admin.register(PickupLocation)
+class PickupLocationAdmin(admin.ModelAdmin):
+    form = PickupLocationForm
+    list_display = ["name", "city", "uf", "cep", "opening_hours", "active"]
+    list_filter = ["active", "uf"]
+    readonly_fields = ["location_id"]
+
+    @admin.display(description=_("identificador"))
+    def location_id(self, location: PickupLocation) -> str:
+        return location.public_id or "—"
+
+
+@admin.register(Coupon)
+class CouponAdmin(admin.ModelAdmin):
+    form = money_model_form(Coupon, "amount", "min_subtotal", rules=coupon_rules)
+    list_display = [
+        "code",
+        "title",
+        "kind",
+        "percent",
+        "amount_brl",
+        "min_subtotal_brl",
+        "ends_at",
+        "stackable",
+        "active",
+    ]
+    amount_brl = brl_column("amount", _("valor"))
+    min_subtotal_brl = brl_column("min_subtotal", _("subtotal mínimo"))
+    list_filter = ["kind", "active", "stackable"]
+    search_fields = ["code", "title"]
+
+
+@admin.register(CouponRedemption)
+class CouponRedemptionAdmin(admin.ModelAdmin):
+    list_display = ["coupon", "checkout", "email", "amount_brl", "created_at"]
+    amount_brl = brl_column("amount", _("valor"))
+    list_select_related = ["coupon", "checkout"]
+    search_fields = ["coupon__code", "email", "checkout__public_id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class CheckoutLineInline(admin.TabularInline):
+    model = CheckoutLine
+    extra = 0
+    can_delete = False
+    fields = ["public_id", "sku", "title", "unit_price", "quantity"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class CheckoutEventInline(admin.TabularInline):
+    model = CheckoutEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "kind", "from_status", "to_status", "detail"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Checkout)
+class CheckoutAdmin(admin.ModelAdmin):
+    """Checkouts change only through the engine; the admin shows them and can cancel."""
+
+    list_display = ["public_id", "status_label", "buyer_email", "total_brl", "platform_id", "expires_at", "created_at"]
+    total_brl = brl_column("total_amount", _("total"))
+
+    @admin.display(description=_("situação"), ordering="status")
+    def status_label(self, obj: Checkout) -> str:
+        return str(CHECKOUT_STATUS_LABELS.get(obj.status, obj.status))
+
+    list_filter = ["status", "fulfillment_type"]
+    search_fields = ["public_id", "buyer_email", "order_id"]
+    inlines = [CheckoutLineInline, CheckoutEventInline]
+    actions = ["cancel_checkouts"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Checkout | None = None) -> list[str]:
+        return [f.name for f in Checkout._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Checkout | None = None) -> bool:
+        # A checkout holding stock or awaiting its payment is cancelled (which releases both), never
+        # deleted: a deleted row would leak its reserved units and orphan its Pix charge.
+        if obj is not None and (obj.stock_reserved or obj.status not in TERMINAL_STATUSES):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
+        # The bulk "delete selected" action skips the per-object check above: apply it here too.
+        kept = queryset.filter(stock_reserved=False, status__in=TERMINAL_STATUSES)
+        refused = queryset.count() - kept.count()
+        super().delete_queryset(request, kept)
+        if refused:
+            self.message_user(
+                request,
+                ngettext(
+                    "%(n)d checkout em andamento não foi excluído; cancele-o para liberar o estoque.",
+                    "%(n)d checkouts em andamento não foram excluídos; cancele-os para liberar o estoque.",
+                    refused,
+                )
+                % {"n": refused},
+                messages.WARNING,
+            )
+
+    @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
+    def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
+        from shop.checkout.services import checkout_cancel
+
+        done = 0
+        for public_id in queryset.values_list("public_id", flat=True):
+            if checkout_cancel(checkout_id=public_id).checkout.status == "canceled":
+                done += 1
+        text = ngettext("%(n)d checkout cancelado.", "%(n)d checkouts cancelados.", done) % {"n": done}
+        self.message_user(request, text, messages.SUCCESS)

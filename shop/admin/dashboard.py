@@ -1,0 +1,202 @@
+"""The admin home's numbers (a selector: reads only, a fixed number of queries).
+
+Definitions, so every number means one thing and its link opens exactly the rows it counts:
+- sales: orders placed in the period (local days, America/Sao_Paulo) whose payment was received
+  and kept (payment "pago" or "reembolsado em parte"); revenue = Σ order total; average ticket =
+  revenue ÷ count, rounded down to the centavo;
+- to ship: paid delivery orders with something still to send ("pedido recebido" / "enviado em parte");
+- pickups waiting: the same for store pickup;
+- Pix awaiting payment: active Pix charges; refunds pending: Pix refunds not settled yet;
+- low stock: active variants with 0 < stock ≤ their alert threshold;
+- abandoned today: checkouts created today that did not become an order;
+- reminders sent: abandoned-checkout reminder e-mails sent (ever); recovered: those checkouts bought after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import TruncDate
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from fiscal.models import FiscalDocument
+from orders.models import Order
+from payments.models import PixCharge, PixRefund
+from shop.checkout.reminders import reminder_stats
+from shop.models import Checkout, Variant
+
+PAID_KEPT = ("paid", "partially_refunded")
+OPEN_TO_FULFIL = ("placed", "partially_shipped")
+CHART_DAYS = 30
+
+
+@dataclass(frozen=True)
+class SalesFigure:
+    label: str
+    days: int
+    count: int
+    revenue: int
+    average_ticket: int
+    url: str
+
+
+@dataclass(frozen=True)
+class Counter:
+    key: str
+    label: str
+    value: int
+    url: str
+
+
+@dataclass(frozen=True)
+class DayBar:
+    day: date
+    revenue: int
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    sales: tuple[SalesFigure, ...]
+    counters: tuple[Counter, ...]
+    chart: tuple[DayBar, ...]
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=ZoneInfo(settings.TIME_ZONE))
+
+
+def _url(name: str, **params: str) -> str:
+    return f"{reverse(name)}?{urlencode(params)}" if params else reverse(name)
+
+
+def dashboard_get(*, now: datetime | None = None) -> Dashboard:
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 7 counters."""
+    now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
+    today = now.date()
+    since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
+    sold = Order.objects.filter(payment_status__in=PAID_KEPT)
+    aggregates = sold.aggregate(
+        **{f"n{days}": Count("pk", filter=Q(placed_at__gte=start)) for days, start in since.items()},
+        **{f"r{days}": Sum("total_amount", filter=Q(placed_at__gte=start)) for days, start in since.items()},
+    )
+    labels = {1: _("Hoje"), 7: _("Últimos 7 dias"), 30: _("Últimos 30 dias")}
+    sales = []
+    for days, start in since.items():
+        count, revenue = aggregates[f"n{days}"] or 0, aggregates[f"r{days}"] or 0
+        url = _url(
+            "admin:orders_order_changelist",
+            payment_status__in=",".join(PAID_KEPT),
+            placed_at__gte=start.isoformat(),
+        )
+        sales.append(SalesFigure(labels[days], days, count, revenue, revenue // count if count else 0, url))
+
+    per_day = dict(
+        sold.filter(placed_at__gte=_start_of(today - timedelta(days=CHART_DAYS - 1)))
+        .annotate(day=TruncDate("placed_at", tzinfo=ZoneInfo(settings.TIME_ZONE)))
+        .values("day")
+        .annotate(revenue=Sum("total_amount"))
+        .values_list("day", "revenue")
+    )
+    chart = tuple(
+        DayBar(day, per_day.get(day, 0) or 0)
+        for day in (today - timedelta(days=offset) for offset in range(CHART_DAYS - 1, -1, -1))
+    )
+
+    to_fulfil = Order.objects.filter(payment_status__in=PAID_KEPT, status__in=OPEN_TO_FULFIL).aggregate(
+        ship=Count("pk", filter=Q(fulfillment_method="shipping")),
+        pickup=Count("pk", filter=Q(fulfillment_method="pickup")),
+    )
+    fulfil_params = {"payment_status__in": ",".join(PAID_KEPT), "status__in": ",".join(OPEN_TO_FULFIL)}
+    abandoned = Checkout.objects.filter(created_at__gte=since[1]).exclude(status="completed")
+    reminders = reminder_stats()
+    counters = (
+        Counter(
+            "to_ship",
+            _("Pedidos a enviar"),
+            to_fulfil["ship"],
+            _url("admin:orders_order_changelist", fulfillment_method__exact="shipping", **fulfil_params),
+        ),
+        Counter(
+            "pickups",
+            _("Retiradas aguardando"),
+            to_fulfil["pickup"],
+            _url("admin:orders_order_changelist", fulfillment_method__exact="pickup", **fulfil_params),
+        ),
+        Counter(
+            "pix_pending",
+            _("Pix aguardando pagamento"),
+            PixCharge.objects.filter(status="active").count(),
+            _url("admin:payments_pixcharge_changelist", status__exact="active"),
+        ),
+        Counter(
+            "refunds_pending",
+            _("Reembolsos pendentes"),
+            PixRefund.objects.filter(status="pending").count(),
+            _url("admin:payments_pixrefund_changelist", status__exact="pending"),
+        ),
+        Counter(
+            # blocked (data missing: the buyer's CPF, a product's NCM) or refused by SEFAZ: the merchant fixes
+            # the data and re-issues from the order; until then the order has no NF-e
+            "nfe_problems",
+            _("NF-e com problema"),
+            FiscalDocument.objects.filter(status=FiscalDocument.Status.REJECTED).count(),
+            _url("admin:fiscal_fiscaldocument_changelist", status__exact="rejected"),
+        ),
+        Counter(
+            "low_stock",
+            _("Variantes com estoque baixo"),
+            Variant.objects.filter(stock__gt=0, stock__lte=F("low_stock_threshold")).count(),
+            _url("admin:shop_variant_changelist", stock_state="low"),
+        ),
+        Counter(
+            "abandoned",
+            _("Carrinhos abandonados hoje"),
+            abandoned.count(),
+            _url(
+                "admin:shop_checkout_changelist",
+                created_at__gte=since[1].isoformat(),
+                status__in="incomplete,requires_escalation,ready_for_complete,complete_in_progress,canceled",
+            ),
+        ),
+        Counter(
+            "reminders_sent",
+            _("Lembretes de carrinho enviados"),
+            reminders.sent,
+            _url("admin:shop_checkoutreminder_changelist", sent="yes"),
+        ),
+        Counter(
+            "reminders_recovered",
+            _("Carrinhos recuperados após o lembrete"),
+            reminders.recovered,
+            _url("admin:shop_checkoutreminder_changelist", sent="yes", recovered="yes"),
+        ),
+    )
+    return Dashboard(tuple(sales), counters, chart)
+
+
+def chart_svg_bars(chart: tuple[DayBar, ...], *, width: int = 600, height: int = 120) -> list[dict[str, object]]:
+    """Bar geometry for the inline SVG (server-side; no JavaScript, no CDN)."""
+    top = max((bar.revenue for bar in chart), default=0) or 1
+    step = width / max(len(chart), 1)
+    bars = []
+    for index, bar in enumerate(chart):
+        bar_height = round(bar.revenue * (height - 4) / top) if bar.revenue else 0
+        # Strings, not floats: templates would localise 20.5 as "20,5", which is not SVG.
+        bars.append(
+            {
+                "x": f"{index * step + 1:.1f}",
+                "y": str(height - bar_height),
+                "width": f"{step - 2:.1f}",
+                "height": str(bar_height),
+                "day": bar.day,
+                "revenue": bar.revenue,
+            }
+        )
+    return bars

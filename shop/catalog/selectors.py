@@ -1,0 +1,347 @@
+"""Catalog reads (contracts.md). Every selector runs a fixed number of queries, whatever the page size.
+
+`product_search` and `product_get` prefetch the category, the *active* variants (as
+`product.variants.all()`) and the images, so templates, schema.org and BCP presenters never query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
+from django.db import connection
+from django.db.models import Case, Exists, F, Func, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models.functions import Concat
+from django.utils.translation import gettext as _
+
+from shop.models import Category, Product, ProductImage, Variant
+
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,140}$")
+SORT_OPTIONS: tuple[str, ...] = ("relevance", "price_asc", "price_desc", "newest", "title")
+MAX_PER_PAGE = 50
+MAX_QUERY_LENGTH = 200
+# BigIntegerField headroom; larger filters are typos, not prices.
+MAX_PRICE_CENTS = 10**12
+
+
+class CatalogQueryError(ValueError):
+    """Bad catalog input: `field` names the offending parameter, `message` says what is wrong."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ProductPage:
+    products: list[Product]  # variants (active only), images and category prefetched
+    total: int
+    page: int
+    per_page: int
+    num_pages: int
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.num_pages
+
+    @property
+    def start_index(self) -> int:
+        return 0 if self.total == 0 else (self.page - 1) * self.per_page + 1
+
+    @property
+    def end_index(self) -> int:
+        return min(self.page * self.per_page, self.total)
+
+
+def _active_variants() -> QuerySet[Variant]:
+    return Variant.objects.filter(active=True).order_by("position", "id")
+
+
+def _prefetched(qs: QuerySet[Product]) -> QuerySet[Product]:
+    return qs.select_related("category").prefetch_related(
+        Prefetch("variants", queryset=_active_variants()),
+        Prefetch("images", queryset=ProductImage.objects.order_by("position", "id")),
+    )
+
+
+def _sellable_products() -> QuerySet[Product]:
+    # A product without any active variant cannot be bought, so it is not shown either.
+    return Product.objects.filter(active=True).filter(
+        Exists(Variant.objects.filter(product=OuterRef("pk"), active=True))
+    )
+
+
+def _validate(
+    *, query: str, in_stock: bool, price_min: int | None, price_max: int | None, sort: str, page: int, per_page: int
+) -> None:
+    if "\x00" in query:
+        # PostgreSQL text cannot hold NUL; refuse it here instead of failing in the driver.
+        raise CatalogQueryError("q", _("A busca contém caracteres inválidos."))
+    if len(query) > MAX_QUERY_LENGTH:
+        raise CatalogQueryError("q", _("A busca pode ter no máximo %(n)d caracteres.") % {"n": MAX_QUERY_LENGTH})
+    for field, value in (("price_min", price_min), ("price_max", price_max)):
+        if value is not None and not (0 <= value <= MAX_PRICE_CENTS):
+            raise CatalogQueryError(field, _("O preço deve ser um valor positivo."))
+    if price_min is not None and price_max is not None and price_min > price_max:
+        raise CatalogQueryError("price_min", _("O preço mínimo não pode ser maior que o preço máximo."))
+    if sort not in SORT_OPTIONS:
+        raise CatalogQueryError(
+            "sort", _("Ordenação desconhecida. Use uma de: %(opts)s.") % {"opts": ", ".join(SORT_OPTIONS)}
+        )
+    if not isinstance(per_page, int) or not (1 <= per_page <= MAX_PER_PAGE):
+        raise CatalogQueryError("per_page", _("Itens por página deve estar entre 1 e %(n)d.") % {"n": MAX_PER_PAGE})
+    if not isinstance(page, int) or page < 1:
+        raise CatalogQueryError("page", _("A página deve ser um número inteiro a partir de 1."))
+
+
+def _fold(text: str | None) -> str:
+    """Strip accents and case ("Café" → "cafe") so the SQLite fallback matches like unaccent() does."""
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+# Words that carry no meaning in a product search ("café *de* Minas"); dropped before word-by-word matching.
+_STOPWORDS = frozenset({"a", "o", "as", "os", "e", "de", "da", "do", "das", "dos", "com", "em", "na", "no", "para"})
+_WORD = re.compile(r"\w+")
+# pg_trgm word_similarity from which a word counts as a typo of a word of the title ("camizeta" ~ "camiseta").
+TYPO_SIMILARITY = 0.45
+_SEARCHED_FIELDS = ("title", "brand", "category__name", "description")
+
+
+def search_words(query: str) -> list[str]:
+    """The query's words, accent- and case-folded, stopwords dropped ("Café de Minas" → ["cafe", "minas"])."""
+    words = [word for word in _WORD.findall(_fold(query)) if word not in _STOPWORDS]
+    return list(dict.fromkeys(words))
+
+
+def _sqlite_fold_search(qs: QuerySet[Product], query: str, sku_match: Exists) -> QuerySet[Product]:
+    """Every word somewhere in title, brand, category or description, in any order; ranked by title hits."""
+    # SQLite has no unaccent(); register ours on this connection (cheap, idempotent) before using it.
+    connection.ensure_connection()
+    connection.connection.create_function("shop_fold", 1, _fold, deterministic=True)
+    fields = {f"_fold_{name}": Func(F(name), function="shop_fold") for name in _SEARCHED_FIELDS}
+    words = search_words(query)
+    if not words:
+        return qs.filter(sku_match).annotate(rank=Value(0.0)), True
+    match = Q()
+    for word in words:
+        anywhere = Q()
+        for alias in fields:
+            anywhere |= Q(**{f"{alias}__contains": word})
+        match &= anywhere
+    # Relevance: how many words are in the title (then brand), like the weights of the Postgres document.
+    rank: Any = Value(0.0)
+    for word in words:
+        rank = rank + Case(When(_fold_title__contains=word, then=Value(1.0)), default=Value(0.0))
+        rank = rank + Case(When(_fold_brand__contains=word, then=Value(0.4)), default=Value(0.0))
+    return qs.alias(**fields).filter(match | sku_match).annotate(rank=rank), True
+
+
+def _unaccent(expression: Any) -> Func:
+    return Func(expression, function="unaccent")
+
+
+def _apply_search(qs: QuerySet[Product], query: str) -> tuple[QuerySet[Product], bool]:
+    """Filter by the free-text query; returns the queryset and whether a `rank` annotation exists."""
+    sku_match = Exists(Variant.objects.filter(product=OuterRef("pk"), active=True, sku__iexact=query))
+    if connection.vendor != "postgresql":
+        # The embedded SQLite database: accent- and case-folded words, in any order.
+        return _sqlite_fold_search(qs, query, sku_match)
+    # Accents ignored on both sides ("cafe" finds "Café"); title weighs more than brand and description.
+    vector = (
+        SearchVector(_unaccent(F("title")), weight="A", config="portuguese")
+        + SearchVector(_unaccent(F("brand")), weight="B", config="portuguese")
+        + SearchVector(_unaccent(F("category__name")), weight="B", config="portuguese")
+        + SearchVector(_unaccent(F("description")), weight="C", config="portuguese")
+    )
+    search = SearchQuery(_unaccent(Value(query)), config="portuguese", search_type="websearch")
+    qs = qs.annotate(document=vector, rank=SearchRank(vector, search))
+    return qs.filter(
+        # Full-text match (@@; ts_rank alone is not a match test), a prefix typed so far ("camis"), or a SKU.
+        Q(document=search) | Q(title__unaccent__icontains=query) | sku_match
+    ), True
+
+
+def _typo_search(qs: QuerySet[Product], query: str) -> QuerySet[Product] | None:
+    """Postgres, when the query found nothing: every word found as typed (title, brand, category, description)
+    or close to a word of the title (pg_trgm), "camizeta preta" → "Camiseta Básica Preta"; ranked by closeness.
+
+    Only a fallback: trigram closeness cannot tell a typo from another word ("caneca" is as close to "canetas"
+    as "camizeta" is to "camiseta"), so it never adds hits to a query that already found something.
+    """
+    words = [word for word in search_words(query) if len(word) >= 3]
+    if connection.vendor != "postgresql" or not words:
+        return None
+    # Closeness to the title only: a short brand word ("Bom") would be as close to "bourbom" as "Bourbon" is.
+    title = _unaccent(F("title"))
+    text = _unaccent(
+        Concat(
+            F("title"),
+            Value(" "),
+            F("brand"),
+            Value(" "),
+            F("category__name"),
+            Value(" "),
+            F("description"),
+            output_field=TextField(),
+        )
+    )
+    similar = {f"_typo_{i}": TrigramWordSimilarity(Value(word), title) for i, word in enumerate(words)}
+    qs = qs.annotate(_text=text, **similar)
+    for i, word in enumerate(words):
+        qs = qs.filter(Q(_text__icontains=word) | Q(**{f"_typo_{i}__gte": TYPO_SIMILARITY}))
+    rank: Any = Value(0.0)
+    for alias in similar:
+        rank = rank + F(alias)
+    return qs.annotate(rank=rank)
+
+
+def _ordered(qs: QuerySet[Product], *, sort: str, ranked: bool) -> QuerySet[Product]:
+    qs = qs.annotate(
+        min_price=Subquery(_active_variants().filter(product=OuterRef("pk")).order_by("price").values("price")[:1])
+    )
+    ordering = {
+        "relevance": ["-rank", "title", "id"] if ranked else ["title", "id"],
+        "price_asc": ["min_price", "title", "id"],
+        "price_desc": ["-min_price", "title", "id"],
+        "newest": ["-created_at", "-id"],
+        "title": ["title", "id"],
+    }[sort]
+    return qs.order_by(*ordering)
+
+
+def product_search(
+    *,
+    query: str = "",
+    category_slug: str = "",
+    in_stock: bool = False,
+    price_min: int | None = None,
+    price_max: int | None = None,
+    sort: str = "relevance",
+    page: int = 1,
+    per_page: int = 24,
+) -> ProductPage:
+    """One page of active products matching the filters. Prices are centavos; filters apply to variant prices.
+
+    Raises CatalogQueryError(field, message) for bad input (unknown sort or category, price_min > price_max,
+    page out of range, per_page outside 1..50). Queries: category check (if any), count, page, variants, images;
+    one more count only when a query found nothing (the typo retry).
+    """
+    query = (query or "").strip()
+    _validate(
+        query=query,
+        in_stock=in_stock,
+        price_min=price_min,
+        price_max=price_max,
+        sort=sort,
+        page=page,
+        per_page=per_page,
+    )
+    qs = _sellable_products()
+    if category_slug:
+        if not _SLUG.match(category_slug) or not Category.objects.filter(slug=category_slug).exists():
+            raise CatalogQueryError("category", _("Categoria desconhecida: “%(slug)s”.") % {"slug": category_slug})
+        # Sub-categories are included: "Casa & Cozinha" lists its children's products too.
+        qs = qs.filter(Q(category__slug=category_slug) | Q(category__parent__slug=category_slug))
+    if in_stock:
+        qs = qs.filter(Exists(Variant.objects.filter(product=OuterRef("pk"), active=True, stock__gt=0)))
+    if price_min is not None or price_max is not None:
+        priced = Variant.objects.filter(product=OuterRef("pk"), active=True)
+        if price_min is not None:
+            priced = priced.filter(price__gte=price_min)
+        if price_max is not None:
+            priced = priced.filter(price__lte=price_max)
+        qs = qs.filter(Exists(priced))
+    searched, ranked = _apply_search(qs, query) if query else (qs, False)
+    searched = _ordered(searched, sort=sort, ranked=ranked)
+    total = searched.count()
+    if total == 0 and query:
+        # Nothing as typed: one more count, only then, to try the query as a typo.
+        typo = _typo_search(qs, query)
+        if typo is not None:
+            searched = _ordered(typo, sort=sort, ranked=True)
+            total = searched.count()
+    qs = searched
+    num_pages = max(1, math.ceil(total / per_page))
+    if page > num_pages:
+        raise CatalogQueryError(
+            "page", _("A página %(page)d não existe; há %(n)d página(s).") % {"page": page, "n": num_pages}
+        )
+    offset = (page - 1) * per_page
+    products = list(_prefetched(qs)[offset : offset + per_page])
+    return ProductPage(products=products, total=total, page=page, per_page=per_page, num_pages=num_pages)
+
+
+def product_get(*, slug: str | None = None, public_id: str | None = None) -> Product | None:
+    """An active product by slug or public id (`prod_…`), prefetched like `product_search`; None if absent."""
+    if (slug is None) == (public_id is None):
+        raise ValueError("product_get needs exactly one of slug= or public_id=")
+    lookup = {"slug": slug} if slug is not None else {"public_id": public_id}
+    if "\x00" in (slug or public_id or ""):
+        return None  # no row can match, and PostgreSQL would refuse the parameter
+    return _prefetched(Product.objects.filter(active=True, **lookup)).first()
+
+
+def variants_by_sku(skus: Iterable[str]) -> dict[str, Variant]:
+    """Sellable variants (variant and product active) by SKU, product select_related; one query.
+
+    Unknown or inactive SKUs are simply absent from the result.
+    """
+    wanted = {sku for sku in skus if sku and "\x00" not in sku}
+    if not wanted:
+        return {}
+    variants = Variant.objects.filter(sku__in=wanted, active=True, product__active=True).select_related("product")
+    return {variant.sku: variant for variant in variants}
+
+
+def product_main_photos(product_ids: Iterable[int]) -> dict[int, ProductImage]:
+    """The main photo (else the first) of each product, by product primary key; one query (the cart page)."""
+    photos: dict[int, ProductImage] = {}
+    for image in ProductImage.objects.filter(product_id__in=set(product_ids)).order_by(
+        "product_id", *ProductImage._meta.ordering
+    ):
+        photos.setdefault(image.product_id, image)
+    return photos
+
+
+def categories_for_nav() -> list[Category]:
+    """Top-level categories, ordered for menus; one query."""
+    return list(Category.objects.filter(parent__isnull=True).order_by("position", "name"))
+
+
+def product_price_range(product: Product) -> tuple[int, int] | None:
+    """(lowest, highest) active variant price in centavos from the prefetched variants; None without variants."""
+    prices = [variant.price for variant in product.variants.all()]
+    return (min(prices), max(prices)) if prices else None
+
+
+def product_availability(product: Product) -> str:
+    """schema.org availability name of the product as a whole: InStock, PreOrder or OutOfStock."""
+    states = {variant.availability for variant in product.variants.all()}
+    for state in ("InStock", "PreOrder"):
+        if state in states:
+            return state
+    return "OutOfStock"
+
+
+def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
+    """The read-mostly cache entries a checkout request reads (the store settings and its policies in
+    `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
+    fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`)."""
+    from shop.checkout.catalog import VERSION_KEY
+    from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
+    from shop.models.store import CACHE_KEY
+    from shop.store.policies import policies_cache_key
+
+    keys = [CACHE_KEY, policies_cache_key(language)]
+    return [*keys, SHIPPING_KEY, VERSION_KEY] if pricing else keys

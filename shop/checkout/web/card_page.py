@@ -1,0 +1,116 @@
+"""The storefront's card payment: the installment selector, the tokenized form's data, the pending page.
+
+The card number, expiry and CVV inputs have no `name`: the browser never submits them. The tokenizer
+script (`static/shop/card_tokenizer.js`: the sandbox stand-in in development and tests, Pagar.me's
+tokens API with the public key in production) turns them into a token in the browser, and only
+`card_token` and `installments` reach this server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from kernel.money import format_brl
+from payments.installments import Installment, plans_for
+from shop.checkout.card_terms import installment_policy
+from shop.checkout.hold import card_handler_id
+from shop.checkout.outputs import CheckoutView
+from shop.checkout.pix_discount import is_pix_instrument
+from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, InstrumentInput
+from shop.models import Checkout
+from shop.templatetags.card_terms import card_offered
+
+STOREFRONT_CARD_ID = "card_storefront"
+
+
+def is_card(checkout: Checkout) -> bool:
+    return (checkout.payment_instrument or {}).get("type") == "card"
+
+
+def card_instrument(post: Any) -> InstrumentInput:
+    """The card instrument of a "Pagar com cartão" submit (no credential yet: update does not take one)."""
+    raw = str(post.get("installments", "1"))
+    count = int(raw) if raw.isdigit() and 1 <= int(raw) <= 24 else 1
+    return InstrumentInput(id=STOREFRONT_CARD_ID, handler_id=card_handler_id(), type="card", installments=count)
+
+
+def with_token(instrument: InstrumentInput, post: Any) -> InstrumentInput | None:
+    token = str(post.get("card_token", "")).strip()
+    if not token or len(token) > 200:
+        return None
+    return replace(instrument, credential={"type": "PAYMENT_GATEWAY", "token": token})
+
+
+def plan_label(plan: Installment) -> str:
+    if plan.count == 1:
+        return _("1x de %(amount)s (à vista)") % {"amount": format_brl(plan.total)}
+    if plan.interest:
+        return _("%(count)dx de %(amount)s com juros (total %(total)s)") % {
+            "count": plan.count,
+            "amount": format_brl(plan.installment),
+            "total": format_brl(plan.total),
+        }
+    if plan.has_remainder:
+        return _("%(count)dx sem juros: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
+            "count": plan.count,
+            "first": format_brl(plan.first),
+            "rest": plan.count - 1,
+            "amount": format_brl(plan.installment),
+        }
+    return _("%(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
+
+
+def card_total(view: CheckoutView) -> int:
+    """What the checkout costs by card before any installment interest: its total without the interest of a
+    card already chosen, and without the Pix discount while Pix is the selected instrument (a buyer who
+    tried Pix first and then pays by card pays the list price)."""
+    pix_selected = is_pix_instrument(view.checkout.payment_instrument)
+    pix_discount = sum(d.amount for d in view.discounts_applied if d.automatic) if pix_selected else 0
+    return view.checkout.total_amount - view.card_interest + pix_discount
+
+
+def card_context(view: CheckoutView) -> dict[str, Any]:
+    """What `templates/shop/partials/card_checkout.html` shows: the plans for the card total without interest,
+    and that total (the page sends it back, so a total that changed on submit is confirmed, not charged)."""
+    if not card_offered():
+        return {"enabled": False}
+    instrument = view.checkout.payment_instrument or {}
+    chosen = int(instrument.get("installments") or 1) if instrument.get("type") == "card" else 1
+    base = card_total(view)
+    plans = [(plan.count, plan_label(plan)) for plan in plans_for(base, installment_policy())]
+    pagarme = "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
+    return {
+        "enabled": bool(plans),
+        "plans": plans,
+        "selected": chosen,
+        "total": base,
+        "tokenizer": "pagarme" if pagarme else "sandbox",
+        "public_key": getattr(settings, "PAGARME_PUBLIC_KEY", "") if pagarme else "",
+    }
+
+
+def in_progress_redirect(checkout: Checkout) -> HttpResponse:
+    """A checkout waiting for its payment: the Pix page, or the card's "em análise" page."""
+    if is_card(checkout):
+        return redirect("checkout:card_pending", checkout_id=checkout.public_id)
+    return redirect("checkout:pix", checkout_id=checkout.public_id)
+
+
+@require_GET
+def card_pending(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The gateway did not answer in time: the stock is held until the webhook or the sweep decides."""
+    from shop.checkout.web.views import _get_or_404, _local
+
+    checkout = _get_or_404(request, checkout_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        return redirect(_local(checkout.order_permalink_url))
+    if checkout.status != STATUS_IN_PROGRESS or not is_card(checkout):
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    return render(request, "shop/checkout/card_pending.html", {"checkout": checkout})

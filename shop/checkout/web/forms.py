@@ -1,0 +1,297 @@
+"""Storefront checkout form: raw buyer input → `CheckoutInput`; engine messages → errors next to fields.
+
+The form itself only bounds lengths: every business rule (required fields, CEP, CPF, options) is
+decided by the checkout engine, and its messages are attached back to the fields by their BCP
+JSONPath, so buyers and agents see the same rules in the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from kernel.br_validation import phone_display
+from kernel.json_limits import control_in
+from shop.checkout.cep import CepAddress, cep_digits, cep_lookup
+from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
+from shop.checkout.outputs import CheckoutView
+from shop.checkout.types import (
+    AddressInput,
+    BuyerInput,
+    CheckoutMessage,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    GroupInput,
+)
+
+# Most specific first: the first prefix that matches a message path names the field.
+PATH_TO_FIELD: list[tuple[str, str]] = [
+    ("$.buyer.email", "email"),
+    ("$.buyer.first_name", "first_name"),
+    ("$.buyer.last_name", "last_name"),
+    ("$.buyer.phone_number", "phone"),
+    ("$.buyer.tax_id", "tax_id"),
+    (f"{DEST0}.postal_code", "cep"),
+    (f"{DEST0}.address_region", "uf"),
+    (f"{DEST0}.address_locality", "city"),
+    (f"{DEST0}.street_address", "street"),
+    (f"{DEST0}.address_country", "cep"),
+    (DEST0, "cep"),
+    (f"{M0}.destinations", "cep"),
+    (SEL_DEST, "pickup_location"),
+    (SEL_OPT, "shipping_option"),
+    (f"{M0}.type", "method"),
+    ("$.fulfillment", "method"),
+    ("$.discounts.codes", "coupon"),
+]
+
+
+PHONE_HINT = _("Celular inválido: informe DDD e número, como (11) 98765-4321.")
+
+
+def field_for_path(path: str) -> str | None:
+    for prefix, field in PATH_TO_FIELD:
+        if path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "["):
+            return field
+    return None
+
+
+def reject_control_characters(value: str) -> None:
+    # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character.
+    char = control_in(value)
+    if char:
+        raise ValidationError(_("Caractere de controle não permitido (%(char)s)."), params={"char": char},
+                              code="control_character")
+
+
+class NoControlCharactersMixin:
+    """Every text field of the form refuses control characters (tab and line feed aside), with a field error."""
+
+    fields: dict[str, forms.Field]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField):
+                field.validators = [*field.validators, reject_control_characters]
+
+
+def cpf_needed() -> bool:
+    """The shop issues an NF-e for each paid order, and an NF-e names its buyer by CPF (or CNPJ): without it the
+    order's NF-e is blocked, so the storefront asks for it before paying."""
+    return settings.FISCAL_ISSUE_ON != "off"
+
+
+class CheckoutForm(NoControlCharactersMixin, forms.Form):
+    email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
+    first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
+    last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
+    phone = forms.CharField(label=_("Celular"), max_length=20, required=False)  # the engine's limit
+    tax_id = forms.CharField(label=_("CPF (opcional)"), max_length=20, required=False)
+    method = forms.ChoiceField(
+        label=_("Entrega"),
+        choices=[("shipping", _("Receber em casa")), ("pickup", _("Retirar na loja"))],
+        required=False,
+    )
+    cep = forms.CharField(label=_("CEP"), max_length=12, required=False)
+    street = forms.CharField(label=_("Rua"), max_length=200, required=False)
+    number = forms.CharField(label=_("Número"), max_length=20, required=False)
+    complement = forms.CharField(label=_("Complemento"), max_length=100, required=False)
+    neighborhood = forms.CharField(label=_("Bairro"), max_length=100, required=False)
+    city = forms.CharField(label=_("Cidade"), max_length=100, required=False)
+    uf = forms.CharField(label=_("UF"), max_length=2, required=False)
+    shipping_option = forms.CharField(label=_("Forma de entrega"), max_length=60, required=False)
+    pickup_location = forms.CharField(label=_("Loja"), max_length=60, required=False)
+    coupon = forms.CharField(label=_("Cupom de desconto"), max_length=200, required=False)
+    # LGPD: an explicit, optional choice, unchecked unless the buyer ticked it.
+    marketing_consent = forms.BooleanField(
+        label=_("Quero receber ofertas e novidades da loja por e-mail."), required=False, initial=False
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if cpf_needed():
+            self.fields["tax_id"].label = _("CPF (para a nota fiscal)")
+
+    def buyer(self, previous: BuyerInput | None = None) -> BuyerInput:
+        """The buyer as typed; the marketing answer joins the consent already given for other purposes."""
+        d = self.cleaned_data
+        others = tuple(item for item in ((previous.consent or ()) if previous else ()) if item[0] != "marketing")
+        return BuyerInput(
+            first_name=d["first_name"],
+            last_name=d["last_name"],
+            email=d["email"],
+            phone_number=d["phone"],
+            tax_id=d["tax_id"],
+            consent=(*others, ("marketing", bool(d.get("marketing_consent")))),
+            consent_captured_by="storefront",
+        )
+
+    def autofill_from_cep(self, *, previous_cep: str, asked: bool) -> None:
+        """Look the CEP up when it is new or "Calcular frete" was pressed, and fill what it tells (works without JS).
+
+        The provider call (short timeout, cached) happens before any transaction, so it never holds a lock.
+        """
+        digits = cep_digits(self.cleaned_data.get("cep", ""))
+        if digits is None or self.cleaned_data.get("method") == "pickup":
+            return
+        new_cep = digits != cep_digits(previous_cep or "")
+        if not asked and not new_cep:
+            return
+        address = cep_lookup(digits)
+        if address is not None and address.found:
+            self.autofill_address(address, replace_uf=new_cep)
+
+    def autofill_address(self, address: CepAddress, *, replace_uf: bool = True) -> None:
+        """Fill street, bairro and city the buyer left empty from a CEP lookup (also without JS); the UF too,
+        replacing the old one when the CEP is new (a UF typed for the same CEP stays, and the engine checks it)."""
+        values = {"street": address.street, "neighborhood": address.neighborhood, "city": address.city}
+        changed = {name: value for name, value in values.items() if value and not self.cleaned_data[name].strip()}
+        if address.uf and (replace_uf or not self.cleaned_data["uf"].strip()):
+            changed["uf"] = address.uf
+        if not changed:
+            return
+        self.cleaned_data.update(changed)
+        self.data = self.data.copy()
+        for name, value in changed.items():
+            self.data[self.add_prefix(name)] = value
+
+    def clean_coupon(self) -> str:
+        # The engine's limits (`$.discounts.codes`): at most 20 codes of at most 40 characters each.
+        value: str = self.cleaned_data["coupon"]
+        codes = self._split_codes(value)
+        if len(codes) > 20:
+            raise ValidationError(_("No máximo 20 cupons."), code="too_many")
+        if any(len(code) > 40 for code in codes):
+            raise ValidationError(_("Cada cupom tem no máximo 40 caracteres."), code="too_long")
+        return value
+
+    @staticmethod
+    def _split_codes(value: str) -> tuple[str, ...]:
+        return tuple(code.strip() for code in value.replace(";", ",").split(",") if code.strip())
+
+    def discount_codes(self, applied: tuple[str, ...] = (), remove: str = "") -> tuple[str, ...]:
+        """The codes already applied (less the one the buyer removed) and the new ones typed, each once.
+
+        The field is for a new code: typing a second (wrong) one used to replace the applied one.
+        """
+        codes: dict[str, str] = {}
+        for code in (*applied, *self._split_codes(self.cleaned_data["coupon"])):
+            if code.upper() != remove.strip().upper():
+                codes.setdefault(code.upper(), code)
+        return tuple(codes.values())
+
+    def fulfillment(
+        self, *, pickup_option_id: str, with_option: bool = True, previous_cep: str = ""
+    ) -> FulfillmentInput:
+        d = dict(self.cleaned_data)
+        if previous_cep and cep_digits(d["cep"]) != cep_digits(previous_cep):
+            # A new CEP: the UF shown was the old CEP's; the engine fills the new one from the CEP.
+            d["uf"] = ""
+        method = d["method"] or "shipping"
+        if method == "pickup":
+            location = d["pickup_location"] or None
+            option = pickup_option_id if location else None
+            return FulfillmentInput(
+                methods=(
+                    FulfillmentMethodInput(
+                        type="pickup", selected_destination_id=location, groups=(GroupInput(selected_option_id=option),)
+                    ),
+                )
+            )
+        address_given = any(d[f] for f in ("cep", "street", "number", "city"))
+        option = d["shipping_option"] if with_option else ""
+        destinations = (
+            (
+                AddressInput(
+                    first_name=d["first_name"],
+                    last_name=d["last_name"],
+                    postal_code=d["cep"],
+                    address_region=d["uf"],
+                    address_locality=d["city"],
+                    street=d["street"],
+                    number=d["number"],
+                    complement=d["complement"],
+                    neighborhood=d["neighborhood"],
+                ),
+            )
+            if address_given
+            else ()
+        )
+        return FulfillmentInput(
+            methods=(
+                FulfillmentMethodInput(
+                    type="shipping", destinations=destinations, groups=(GroupInput(selected_option_id=option or None),)
+                ),
+            )
+        )
+
+    def attach_messages(
+        self,
+        messages: list[CheckoutMessage] | tuple[CheckoutMessage, ...],
+        *,
+        filled_only: bool = False,
+        only_fields: tuple[str, ...] | None = None,
+    ) -> list[CheckoutMessage]:
+        """Put each error/warning next to its field; returns those that belong to no field.
+
+        `filled_only` ("Calcular frete"): the buyer is midway, so fields left empty and the option not chosen
+        yet are not reported; the CEP, which that button needs, always is. The final submit shows everything.
+        `only_fields` ("Aplicar cupom"): report the messages of these fields and nothing else.
+        """
+        general: list[CheckoutMessage] = []
+        for message in messages:
+            if message.type == "info":
+                continue
+            field = field_for_path(message.path)
+            if only_fields is not None and field not in only_fields:
+                continue
+            if field == "phone" and message.code == "field_invalid":
+                # The engine's text shows E.164 for agents; a buyer types the number the Brazilian way.
+                message = replace(message, content=str(PHONE_HINT))
+            if field is None or field not in self.fields:
+                general.append(message)
+                continue
+            if filled_only and field != "cep" and (field == "shipping_option" or not self._filled(field)):
+                continue
+            if message.content not in self.errors.get(field, []):
+                self.add_error(field, message.content)
+        return general
+
+    def _filled(self, field: str) -> bool:
+        return bool(str(self.data.get(self.add_prefix(field), "")).strip())
+
+
+def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) -> tuple[str, ...]:
+    """The checkout's coupon codes the engine did not refuse (a refused one is reported once, then dropped)."""
+    refused = {m.path for m in messages if m.path.startswith("$.discounts.codes[") and m.type != "info"}
+    return tuple(code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused)
+
+
+def initial_from_view(view: CheckoutView) -> dict[str, str]:
+    checkout = view.checkout
+    return {
+        "email": checkout.buyer_email,
+        "first_name": checkout.buyer_first_name,
+        "last_name": checkout.buyer_last_name,
+        "phone": phone_display(checkout.buyer_phone),  # stored E.164, shown as a Brazilian buyer types it
+        "tax_id": checkout.buyer_tax_id,
+        "method": checkout.fulfillment_type or "shipping",
+        "cep": checkout.ship_cep,
+        "street": checkout.ship_street,
+        "number": checkout.ship_number,
+        "complement": checkout.ship_complement,
+        "neighborhood": checkout.ship_neighborhood,
+        "city": checkout.ship_city,
+        "uf": checkout.ship_uf,
+        "shipping_option": checkout.selected_option_id if checkout.fulfillment_type == "shipping" else "",
+        "pickup_location": checkout.selected_destination_id if checkout.fulfillment_type == "pickup" else "",
+        "coupon": "",  # for a new code; the applied ones are listed (standing_codes), each with "Remover"
+        "marketing_consent": dict(view.buyer.consent or ()).get("marketing", False) if view.buyer else False,
+    }

@@ -1,0 +1,398 @@
+"""Storefront cart and one-page checkout (thin: session/forms → shop.checkout.services → templates).
+
+The "Pagar com Pix" page and its status poll are in `pix_page.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from shop.cart import (
+    CHECKOUT_KEY,
+    CartError,
+    cart_adopt,
+    cart_bind_checkout,
+    cart_clear,
+    cart_coupons,
+    cart_lines,
+    cart_set,
+    cart_set_coupons,
+    cart_sync_quantities,
+)
+from shop.cart import (
+    cart_add as cart_add_item,
+)
+from shop.catalog.selectors import product_main_photos
+from shop.checkout.access import require_access
+from shop.checkout.core import input_from_checkout
+from shop.checkout.coupons import coupons_evaluate, coupons_load
+from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.selectors import checkout_view
+from shop.checkout.services import (
+    CheckoutCreateImpossible,
+    CheckoutNotFound,
+    checkout_complete,
+    checkout_create,
+    checkout_get,
+    checkout_pix_refresh,
+    checkout_update,
+)
+from shop.checkout.types import (
+    STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
+    STATUS_READY,
+    TERMINAL_STATUSES,
+    CheckoutInput,
+    CheckoutMessage,
+    CheckoutResult,
+    CompleteInput,
+    InstrumentInput,
+    LineInput,
+    PaymentInput,
+)
+from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, with_token
+from shop.checkout.web.confirm import before_charging
+from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.models import Checkout
+from shop.storefront.views import freight_context
+
+STOREFRONT_INSTRUMENT_ID = "pix_storefront"
+
+
+def _pix_instrument() -> InstrumentInput:
+    return InstrumentInput(id=STOREFRONT_INSTRUMENT_ID, handler_id=settings.PIX_HANDLER_ID, type="pix")
+
+
+def _back(request: HttpRequest, default: str) -> str:
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
+        return referer
+    return default
+
+
+def _language(request: HttpRequest) -> str:
+    """The storefront language the buyer is reading (engine messages follow it)."""
+    return getattr(request, "LANGUAGE_CODE", "") or settings.LANGUAGE_CODE
+
+
+def _local(url: str) -> str:
+    """The path of one of our absolute URLs (BCP_PUBLIC_URL may differ from the request host)."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+# --- cart ------------------------------------------------------------------------------------------------
+
+
+@require_GET
+def cart_detail(request: HttpRequest) -> HttpResponse:
+    lines = cart_lines(request.session)
+    subtotal = sum(line.amount for line in lines)
+    codes = tuple(cart_coupons(request.session))
+    evaluation = coupons_evaluate(
+        codes=codes,
+        subtotal=subtotal,
+        email="",
+        now=timezone.now(),
+        loaded=coupons_load(codes, email="", exclude_checkout_pk=None),
+    )
+    coupon_notes = {m.path: m for m in evaluation.messages}
+    coupons = [(code, coupon_notes.get(f"$.discounts.codes[{i}]")) for i, code in enumerate(codes)]
+    # A refused code is shown once with its reason, then leaves the cart (it would re-error on every action).
+    kept = [code for code, note in coupons if note is None or note.type == "info"]
+    if len(kept) != len(codes):
+        cart_set_coupons(request.session, kept)
+    # Same subtotal as the engine's free-shipping rule: all items after discounts.
+    freight = freight_context(request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[])
+    return render(
+        request,
+        "shop/cart/cart.html",
+        {
+            "lines": lines,
+            "subtotal": subtotal,
+            "discount": evaluation.total,
+            "estimate": subtotal - evaluation.total,
+            "coupons": coupons,
+            "show_freight": any(line.variant.product.requires_shipping for line in lines),
+            "photos": product_main_photos(line.variant.product_id for line in lines),
+            **freight,
+        },
+    )
+
+
+@require_GET
+def cart_open(request: HttpRequest, cart_id: str) -> HttpResponse:
+    """A cart's `continue_url` (BCP cart capability): the browser takes that cart as its own and shows it."""
+    from shop.models import Cart
+
+    cart = Cart.objects.filter(public_id=cart_id, status=Cart.STATUS_ACTIVE, expires_at__gt=timezone.now()).first()
+    if cart is None:
+        messages.info(request, _("Este carrinho não existe mais ou expirou."))
+        return redirect("checkout:cart")
+    cart_adopt(request.session, cart)
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_add(request: HttpRequest) -> HttpResponse:
+    try:
+        change = cart_add_item(
+            request.session, sku=request.POST.get("sku", ""), quantity=request.POST.get("quantity", "1")
+        )
+    except CartError as exc:
+        messages.error(request, exc.message)
+        return redirect(_back(request, reverse("checkout:cart")))
+    if change.capped:
+        messages.warning(request, change.capped_message)
+    else:
+        messages.success(request, _("%(title)s adicionado ao carrinho.") % {"title": change.variant.display_title})
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_change(request: HttpRequest) -> HttpResponse:
+    quantity = "0" if "remove" in request.POST else request.POST.get("quantity", "")
+    try:
+        change = cart_set(request.session, sku=request.POST.get("sku", ""), quantity=quantity)
+    except CartError as exc:
+        messages.error(request, exc.message)
+    else:
+        if change is not None and change.capped:
+            messages.warning(request, change.capped_message)
+    return redirect("checkout:cart")
+
+
+@require_POST
+def cart_coupon(request: HttpRequest) -> HttpResponse:
+    codes = cart_coupons(request.session)
+    if "remove" in request.POST:
+        codes = [c for c in codes if c.upper() != request.POST["remove"].strip().upper()]
+    else:
+        code = request.POST.get("code", "").strip()
+        if not code:
+            messages.error(request, _("Informe o código do cupom."))
+            return redirect("checkout:cart")
+        codes.append(code)
+    cart_set_coupons(request.session, codes)
+    return redirect("checkout:cart")
+
+
+# --- checkout --------------------------------------------------------------------------------------------
+
+
+def _cart_input_lines(checkout: Checkout | None, session: object) -> tuple[LineInput, ...]:
+    by_sku = {line.sku: line.public_id for line in checkout.lines.all()} if checkout is not None else {}
+    return tuple(
+        LineInput(sku=line.variant.sku, quantity=line.quantity, line_id=by_sku.get(line.variant.sku))
+        for line in cart_lines(session)
+    )  # type: ignore[arg-type]
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_start(request: HttpRequest) -> HttpResponse:
+    """From the session cart to the engine: create the storefront checkout or refresh its lines."""
+    if not cart_lines(request.session):
+        messages.info(request, _("Seu carrinho está vazio."))
+        return redirect("checkout:cart")
+    codes = tuple(cart_coupons(request.session))
+    existing_id = request.session.get(CHECKOUT_KEY)
+    checkout = Checkout.objects.filter(public_id=existing_id).prefetch_related("lines").first() if existing_id else None
+    if checkout is not None and checkout.status == STATUS_IN_PROGRESS:
+        return in_progress_redirect(checkout)
+    if checkout is not None and checkout.status not in TERMINAL_STATUSES:
+        state = input_from_checkout(checkout, list(checkout.lines.all()))
+        data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
+        result = checkout_update(checkout_id=checkout.public_id, data=data, language=_language(request))
+        _sync_cart(request, result.checkout)
+        return redirect("checkout:resume", checkout_id=checkout.public_id)
+    if not request.session.session_key:
+        request.session.save()
+    try:
+        result = checkout_create(
+            data=CheckoutInput(lines=_cart_input_lines(None, request.session), discount_codes=codes),
+            session_key=request.session.session_key or "",
+            language=_language(request),
+        )
+    except CheckoutCreateImpossible as exc:
+        for message in exc.messages:
+            messages.error(request, message.content)
+        return redirect("checkout:cart")
+    cart_bind_checkout(request.session, result.checkout.public_id)
+    _sync_cart(request, result.checkout)
+    return redirect("checkout:resume", checkout_id=result.checkout.public_id)
+
+
+def _sync_cart(request: HttpRequest, checkout: Checkout) -> None:
+    """The engine may lower quantities to the stock on sale; the cart (and its badge) follows it."""
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_sync_quantities(request.session, [(line.sku, line.quantity) for line in checkout.lines.all()])
+
+
+def _render_checkout(
+    request: HttpRequest, checkout: Checkout, form: CheckoutForm, general: list[CheckoutMessage], *, status: int = 200
+) -> HttpResponse:
+    view = checkout_view(checkout)
+    line_messages: dict[int, list[CheckoutMessage]] = {}
+    for message in view.messages:
+        if message.path.startswith("$.line_items[") and message.type != "info":
+            index = int(message.path[len("$.line_items[") :].split("]")[0])
+            line_messages.setdefault(index, []).append(message)
+    lines = [(line, line_messages.get(i, [])) for i, line in enumerate(view.lines)]
+    method = view.fulfillment_methods[0] if view.fulfillment_methods else None
+    return render(
+        request,
+        "shop/checkout/checkout.html",
+        {
+            "view": view,
+            "form": form,
+            "general": general,
+            "lines": lines,
+            "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
+            "pickup_locations": _pickup_locations(),
+            "ready": view.status == STATUS_READY,
+            "card": card_context(view),
+            "applied_coupons": standing_codes(view.discount_codes, view.messages),
+        },
+        status=status,
+    )
+
+
+def _pickup_locations() -> list[object]:
+    from shop.models import PickupLocation
+
+    return list(PickupLocation.objects.filter(active=True))
+
+
+def _get_or_404(request: HttpRequest, checkout_id: str) -> Checkout:
+    """The checkout when this browser may open it (its session created it, or a signed link): else 404."""
+    try:
+        checkout = checkout_get(checkout_id=checkout_id).checkout
+    except CheckoutNotFound:
+        raise Http404("checkout não encontrado") from None
+    return require_access(request, checkout)
+
+
+def _done_redirect(checkout: Checkout) -> HttpResponse | None:
+    if checkout.status == STATUS_IN_PROGRESS:
+        return in_progress_redirect(checkout)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        return redirect(_local(checkout.order_permalink_url))
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
+    checkout = _get_or_404(request, checkout_id)
+    if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
+        checkout = _get_or_404(request, checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
+    done = _done_redirect(checkout)
+    if done is not None:
+        return done
+    if checkout.status in TERMINAL_STATUSES:
+        return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
+    if request.method == "GET":
+        view = checkout_view(checkout)
+        form = CheckoutForm(data=initial_from_view(view))
+        form.is_valid()
+        # A fresh storefront checkout shows no "required" errors until the buyer submits once.
+        general = form.attach_messages(view.messages) if checkout.buyer_given else []
+        if not checkout.buyer_given:
+            form = CheckoutForm(initial=initial_from_view(view))
+        return _render_checkout(request, checkout, form, general)
+
+    form = CheckoutForm(request.POST)
+    if not form.is_valid():
+        return _render_checkout(request, checkout, form, [], status=400)
+    lines = list(checkout.lines.all())
+    pickup_option = "retirada"
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
+            pickup_option = method["groups"][0]["options"][0]["id"]
+    state = input_from_checkout(checkout, lines)
+    remove = request.POST.get("remove_coupon", "")
+    action = "coupon" if remove else request.POST.get("action", "")  # "Remover" next to an applied code
+    paying = action in ("pay", "pay_card")
+    # Applied codes stay unless removed; the field adds new ones.
+    stored = [CheckoutMessage.from_dict(m) for m in checkout.messages]
+    codes = form.discount_codes(standing_codes(checkout.discount_codes or (), stored), remove=remove)
+    instrument = card_instrument(request.POST) if action == "pay_card" else _pix_instrument()
+    # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
+    form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, list(codes))
+
+    def update(with_option: bool) -> CheckoutResult:
+        data = replace(
+            state,
+            buyer=form.buyer(previous=state.buyer),
+            fulfillment=form.fulfillment(
+                pickup_option_id=pickup_option, with_option=with_option, previous_cep=checkout.ship_cep
+            ),
+            discount_codes=codes,
+            payment=PaymentInput(instruments=(instrument,)) if paying else state.payment,
+        )
+        return checkout_update(checkout_id=checkout_id, data=data, language=_language(request))
+
+    result = update(with_option=True)
+    if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):
+        # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
+        result = update(with_option=False)
+    _sync_cart(request, result.checkout)
+    ready = result.checkout.status == STATUS_READY
+    held = before_charging(request.POST, action, result.checkout) if paying and ready else []
+    if paying and ready and not held:
+        # A card completes with the token the browser made (card_page.py); Pix with its instrument.
+        paying_with = with_token(instrument, request.POST) if action == "pay_card" else instrument
+        if paying_with is None:
+            missing = CheckoutMessage(type="error", code="payment_failed", content=_("Informe os dados do cartão."))
+            return _render_checkout(request, result.checkout, form, [missing], status=200)
+        result = checkout_complete(checkout_id=checkout_id, data=CompleteInput(payment=PaymentInput((paying_with,))))
+        if result.checkout.status == STATUS_COMPLETED and checkout.session_key == request.session.session_key:
+            cart_clear(request.session)  # paid by card at once: the order page comes next
+        done = _done_redirect(result.checkout)
+        if done is not None:
+            return done
+    if len(result.messages) == len(result.checkout.messages):
+        # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
+        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
+        form.is_valid()
+    kept = list(standing_codes(codes, result.messages))
+    # The field empties: kept codes are listed as applied, a refused one is reported now and then dropped
+    # from the cart as well.
+    form.data = form.data.copy()
+    form.data[form.add_prefix("coupon")] = ""
+    if checkout.session_key and checkout.session_key == request.session.session_key:
+        cart_set_coupons(request.session, kept)
+    # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
+    # "Aplicar cupom" reports only what concerns the coupon.
+    general = form.attach_messages(
+        [*result.messages, *held],
+        filled_only=action == "shipping",
+        only_fields=("coupon",) if action == "coupon" else None,
+    )
+    return _render_checkout(request, result.checkout, form, general, status=200)
+
+
+# --- policies ----------------------------------------------------------------------------------------
+
+
+@require_GET
+def terms(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/terms.html", {})
+
+
+@require_GET
+def privacy(request: HttpRequest) -> HttpResponse:
+    return render(request, "shop/checkout/privacy.html", {})

@@ -1,0 +1,113 @@
+"""The neutral invoice `fiscal` issues from: store (issuer), buyer (recipient), lines with fiscal codes.
+
+Built when the issue is requested, so a re-issue after fixing a product picks up the corrected data.
+Missing data comes back as Portuguese problems naming the product and the field; they block the
+issue (the fiscal document shows them) and never touch the order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from kernel.br_validation import tax_id_normalize
+from orders.models import Order
+from shop.invoicing.validators import icms_default, icms_fits_regime, interstate_cfop, normalize_code
+from shop.models import Variant
+from shop.models.store import STORE_ROW_ID, StoreSettings
+
+
+def _store() -> StoreSettings:
+    return StoreSettings.objects.filter(pk=STORE_ROW_ID).first() or StoreSettings(trade_name=settings.SHOP_NAME)
+
+
+def _amount(order: Order, kind: str) -> int:
+    return sum(int(entry.get("amount", 0)) for entry in order.totals or [] if entry.get("type") == kind)
+
+
+def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
+    """(invoice, problems). Two queries: the store row and the variants of the order's lines.
+
+    Tax codes per item: the product's CFOP and ICMS CST/CSOSN, else the store's defaults (CSOSN 102 / CST 00 by
+    regime); a sale to another UF takes the 6xxx CFOP of the same operation; PIS/COFINS CST from the store."""
+    store = _store()
+    problems: list[str] = []
+    cnpj = tax_id_normalize(store.cnpj)
+    if not cnpj:
+        problems.append("dados da loja: CNPJ não informado")
+    if not store.state_registration:
+        problems.append("dados da loja: inscrição estadual não informada")
+    if not store.tax_regime:
+        problems.append("dados da loja: regime tributário não informado")
+    regime = store.tax_regime or "simples"
+    destination = order.destination or {}
+    interstate = bool(destination.get("state")) and destination.get("state") != store.state
+    store_cfop = normalize_code(store.default_cfop) or "5102"
+    store_icms = normalize_code(store.icms_cst) or icms_default(regime)
+    pis_cofins = normalize_code(store.pis_cofins_cst) or "07"
+    if not icms_fits_regime(store_icms, regime):
+        problems.append(f"dados da loja: CST/CSOSN do ICMS {store_icms} não combina com o regime tributário")
+    lines = [line for line in order.lines.all() if line.quantity_total > 0]
+    variants = {v.sku: v for v in Variant.objects.select_related("product").filter(sku__in=[li.sku for li in lines])}
+    items: list[dict[str, Any]] = []
+    for line in lines:
+        variant = variants.get(line.sku)
+        if variant is None:
+            problems.append(f"item “{line.title}” (SKU {line.sku}): não está mais no catálogo, sem dados fiscais")
+            continue
+        product = variant.product
+        ncm = normalize_code(variant.ncm or product.ncm)
+        cfop = normalize_code(product.cfop) or store_cfop
+        icms = normalize_code(product.icms_cst) or store_icms
+        where = f"produto “{product.title}” (SKU {line.sku})"
+        if not ncm:
+            problems.append(f"{where}: NCM não informado")
+        if not cfop:
+            problems.append(f"{where}: CFOP não informado (nem o padrão da loja)")
+        if product.icms_cst and not icms_fits_regime(icms, regime):
+            problems.append(f"{where}: CST/CSOSN do ICMS {icms} não combina com o regime tributário da loja")
+        if not product.unit:
+            problems.append(f"{where}: unidade comercial não informada")
+        if not product.origin:
+            problems.append(f"{where}: origem da mercadoria não informada")
+        items.append(
+            {
+                "sku": line.sku, "description": line.title, "ncm": ncm,
+                "cfop": interstate_cfop(cfop) if interstate else cfop, "origin": product.origin,
+                "unit": product.unit, "quantity": line.quantity_total, "unit_price": line.unit_price,
+                "total": line.unit_price * line.quantity_total,
+                "icms_cst": icms, "pis_cst": pis_cofins, "cofins_cst": pis_cofins,
+            }
+        )  # fmt: skip
+    if not items and not problems:
+        problems.append("o pedido não tem itens a faturar")
+    tax_id = tax_id_normalize(order.buyer_tax_id)
+    if not tax_id:
+        problems.append(f"pedido #{order.number}: CPF/CNPJ do comprador não informado")
+    invoice = {
+        "order_ref": order.public_id,
+        "order_number": order.number,
+        "issued_at": timezone.localtime().isoformat(timespec="seconds"),
+        "environment": store.fiscal_environment or "homologacao",
+        "series": store.nfe_series,
+        "issuer": {
+            "cnpj": cnpj, "legal_name": store.legal_name, "trade_name": store.trade_name,
+            "state_registration": normalize_code(store.state_registration), "tax_regime": store.tax_regime,
+            "cnae": normalize_code(store.cnae), "state": store.state,
+            "address": {"street": store.street, "number": store.number, "neighborhood": store.neighborhood,
+                        "city": store.city, "state": store.state, "postal_code": store.postal_code},
+        },
+        "recipient": {
+            "name": f"{order.buyer_first_name} {order.buyer_last_name}".strip(), "tax_id": tax_id,
+            "email": order.buyer_email, "phone": order.buyer_phone,
+            "address": {key: str(destination.get(key, "")) for key in
+                        ("street", "number", "complement", "neighborhood", "city", "state", "postal_code")},
+        },
+        "items": items,
+        "shipping_amount": _amount(order, "fulfillment"),
+        "discount_amount": -_amount(order, "discount"),
+        "total_amount": order.total_amount,
+    }  # fmt: skip
+    return invoice, problems

@@ -1,0 +1,158 @@
+"""When an order asks for an NF-e, and what the NF-e steps write on the order's timeline.
+
+- Placement of a paid order, payment confirmed later (admin), shipped (`FISCAL_ISSUE_ON=shipped`), fully
+  cancelled: `order_changed` arrives from the order's outbox row after commit (for a placement, in the one
+  task per placed order, so the request path writes no NF-e rows); the job is written in its own
+  transaction, `sweep_outbox` re-drives a row whose task never ran, and `sweep_missing_documents` (beat)
+  covers a receiver that failed.
+- `fiscal.signals.document_changed` (inside the fiscal transaction) → an order timeline event.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
+from orders.errors import OrderNotFound
+from orders.models import Order, OrderStatus, PaymentStatus
+from shop.invoicing.invoice import build_invoice
+
+logger = logging.getLogger(__name__)
+BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
+SWEEP_WINDOW = timedelta(days=2)
+
+
+def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocument:
+    """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e."""
+    invoice, problems = build_invoice(order)
+    return document_request_issue(
+        order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems, reissue=reissue
+    )
+
+
+@transaction.atomic
+def fiscal_reissue(*, order_id: str) -> FiscalDocument:
+    """Admin: issue again after a rejection (the merchant fixed the data). Raises OrderNotFound."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    return fiscal_request_issue(order=order, reissue=True)
+
+
+def _cancel(order: Order) -> str:
+    return document_request_cancel(
+        order_ref=order.public_id, justification=f"Pedido #{order.number} cancelado antes da entrega."
+    )
+
+
+def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
+    """Receiver of `orders.signals.order_changed` (sent after commit)."""
+    wanted = {"paid": {"placed", "payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
+    if event not in wanted and event not in ("canceled", "returned"):
+        return
+    try:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().filter(public_id=order_id).first()
+            if order is None:
+                return
+            if event == "canceled":
+                if order.status == OrderStatus.CANCELED:
+                    _cancel(order)
+            elif event == "returned":
+                _note_return(order)
+            elif order.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
+                fiscal_request_issue(order=order)
+    except Exception:  # never break the sender's other receivers; the beat sweep asks again
+        logger.exception("fiscal request for %s after %s failed", order_id, event)
+
+
+def _note_return(order: Order) -> None:
+    """A return after an authorized NF-e: the merchant issues an NF-e de devolução (entrada); say so."""
+    from orders.services import order_event_record
+
+    document = FiscalDocument.objects.filter(order_ref=order.public_id, status=FiscalDocument.Status.AUTHORIZED).first()
+    if document is not None:
+        order_event_record(
+            order_id=order.public_id, kind="fiscal_return_note",
+            message=f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}.",
+            data={"access_key": document.access_key},
+        )  # fmt: skip
+
+
+def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str, data: dict, **_: Any) -> None:
+    """Receiver of `fiscal.signals.document_changed`: inside the fiscal transaction, so the timeline event
+    commits with the fiscal change."""
+    from orders.services import order_event_record
+
+    try:
+        order_event_record(
+            order_id=order_ref, kind=f"fiscal_{event}", message=message,
+            internal=event not in BUYER_VISIBLE_EVENTS, data=data,
+            notify=event in BUYER_VISIBLE_EVENTS,  # order webhooks carry fiscal_documents when negotiated
+            # The buyer gets the DANFE link once per authorized note (the e-mail outbox row is unique).
+            email="invoice" if event == "authorized" else "",
+            email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",
+        )  # fmt: skip
+    except OrderNotFound:
+        logger.warning("fiscal document for unknown order %s", order_ref)
+        return
+    if event == "authorized":
+        # Cancelled while the NF-e was being issued: cancel the note now that it exists.
+        order = Order.objects.filter(public_id=order_ref).only("status", "number", "public_id").first()
+        if order is not None and order.status == OrderStatus.CANCELED:
+            transaction.on_commit(lambda: _cancel_after_commit(order_ref))
+
+
+def _cancel_after_commit(order_ref: str) -> None:
+    with transaction.atomic():
+        order = Order.objects.select_for_update().filter(public_id=order_ref).first()
+        if order is not None:
+            _cancel(order)
+
+
+def sweep_missing_documents(*, limit: int = 200) -> int:
+    """Beat: paid (or shipped) recent orders without a fiscal document — a receiver that never ran."""
+    if settings.FISCAL_ISSUE_ON == "off":
+        return 0
+    orders = Order.objects.filter(placed_at__gte=timezone.now() - SWEEP_WINDOW).exclude(
+        public_id__in=FiscalDocument.objects.values("order_ref")
+    )
+    if settings.FISCAL_ISSUE_ON == "paid":
+        orders = orders.filter(payment_status=PaymentStatus.PAID).exclude(status=OrderStatus.CANCELED)
+    else:
+        orders = orders.filter(status__in=[OrderStatus.SHIPPED, OrderStatus.DELIVERED])
+    count = 0
+    for order_id in orders.order_by("id").values_list("public_id", flat=True)[:limit]:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().get(public_id=order_id)
+            fiscal_request_issue(order=order)
+            count += 1
+    return count
+
+
+def sweep_missing_cancellations(*, limit: int = 200) -> int:
+    """Beat: cancelled orders whose NF-e is authorized, still inside the legal window, and has no cancel job:
+    the `order_changed` receiver failed (it logs and moves on), or the note was authorized after the order
+    was cancelled and the after-commit cancel was lost. Asking again is idempotent (one job per key)."""
+    refs = (
+        FiscalDocument.objects.filter(
+            status=FiscalDocument.Status.AUTHORIZED, issued_at__gte=timezone.now() - CANCEL_WINDOW
+        )
+        .exclude(jobs__action=FiscalJob.Action.CANCEL)
+        .values("order_ref")
+    )
+    orders = Order.objects.filter(status=OrderStatus.CANCELED, public_id__in=refs).order_by("id")
+    count = 0
+    for order_id in orders.values_list("public_id", flat=True)[:limit]:
+        with transaction.atomic():
+            order = Order.objects.select_for_update().get(public_id=order_id)
+            if _cancel(order) == "requested":
+                count += 1
+    return count

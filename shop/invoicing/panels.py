@@ -1,0 +1,78 @@
+"""The NF-e boxes on the order pages (`ORDERS_ADMIN_PANELS`, `ORDERS_PERMALINK_PANELS`) and the admin's
+re-issue action behind the button."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
+from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.selectors import document_for_order, file_path
+from orders.errors import OrderNotFound
+from orders.models import Order
+
+REISSUABLE = {None, FiscalDocument.Status.REJECTED}
+
+
+def admin_panel(request: HttpRequest, order: Order) -> str:
+    document = document_for_order(order.public_id)
+    job = (
+        FiscalJob.objects.filter(document=document).exclude(last_error="").order_by("-id").first() if document else None
+    )
+    status = document.status if document else None
+    return render_to_string(
+        "shop/fiscal/admin_panel.html",
+        {
+            "document": document,
+            "danfe_url": file_path(document, "danfe") if document else "",
+            "xml_url": file_path(document, "xml") if document else "",
+            "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
+            "can_issue": status in REISSUABLE and request.user.has_perm("orders.change_order"),
+            "reissue_url": reverse("shop_fiscal_reissue", args=[order.public_id]),
+            "csrf_token": get_token(request),
+        },
+    )
+
+
+def permalink_panel(request: HttpRequest, order: Order) -> str:
+    document = document_for_order(order.public_id)
+    if document is None or document.status == FiscalDocument.Status.REJECTED:
+        return ""  # a rejection is the merchant's to fix; the buyer sees nothing broken
+    key = document.access_key
+    return render_to_string(
+        "shop/fiscal/permalink_panel.html",
+        {
+            "document": document,
+            "access_key_display": " ".join(key[i : i + 4] for i in range(0, len(key), 4)),
+            "danfe_url": file_path(document, "danfe"),
+            "xml_url": file_path(document, "xml"),
+        },
+        request=request,
+    )
+
+
+@staff_member_required
+@require_POST
+def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    from shop.invoicing.lifecycle import fiscal_reissue
+
+    if not request.user.has_perm("orders.change_order"):
+        return HttpResponseForbidden(_("Sem permissão para emitir notas fiscais."))
+    back = HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        document = fiscal_reissue(order_id=order_id)
+    except OrderNotFound:
+        messages.error(request, _("Pedido não encontrado."))
+        return back
+    order = Order.objects.get(public_id=order_id)
+    if document.status == FiscalDocument.Status.REJECTED:
+        messages.error(request, _("NF-e não emitida. %(reason)s") % {"reason": document.sefaz_reason})
+    else:
+        messages.success(request, _("Emissão da NF-e solicitada."))
+    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))

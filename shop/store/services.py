@@ -1,0 +1,163 @@
+"""Store settings reads (cached: every page shows them) and the writes that keep the cache right.
+
+`store_get()` is read by the context processor on every storefront page, by e-mails, by the BCP
+profile and by the Pix merchant name; it costs no query once cached, and saving the row in the admin
+drops the cached copy (`StoreSettings.save`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from email.utils import parseaddr
+from typing import Any
+
+from django.conf import settings
+
+from kernel.br_validation import phone_display, phone_normalize, tax_id_normalize
+from kernel.ops import request_cache
+from payments.installments import InstallmentPolicy
+from shop.catalog.images import logo_thumbnail_url
+from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
+
+CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
+
+
+@dataclass(frozen=True)
+class Store:
+    """What pages need of the settings row, with display forms computed once."""
+
+    trade_name: str
+    legal_name: str
+    cnpj: str  # formatted "12.ABC.345/01DE-35" or ""
+    address_lines: tuple[str, ...]
+    city: str
+    state: str
+    contact_email: str
+    phone: str
+    whatsapp: str
+    whatsapp_url: str
+    business_hours: str
+    logo_url: str
+    terms_text: str
+    privacy_text: str
+    privacy_controller: str
+    dpo_name: str
+    dpo_email: str
+    returns_text: str
+    shipping_text: str
+    returns_window_days: int
+    terms_url: str
+    privacy_url: str
+    returns_url: str
+    shipping_url: str
+    # Who receives the Pix (BR Code merchant name and city): the row's legal name and city; without a saved
+    # row (or with them empty), the PIX_MERCHANT_* settings stay in force.
+    pix_name: str
+    pix_city: str
+    # Parcelamento no cartão (StoreSettings.card_*).
+    installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
+    # "Pix: N % off" in basis points (5 % = 500); shop/checkout/pix_discount.py has the rule.
+    pix_discount_bp: int = 0
+
+
+def cnpj_format(value: str) -> str:
+    raw = tax_id_normalize(value)
+    if len(raw) != 14:
+        return value
+    return f"{raw[:2]}.{raw[2:5]}.{raw[5:8]}/{raw[8:12]}-{raw[12:]}"
+
+
+def _default_contact_email() -> str:
+    # Before the settings row existed the only shop address was the sender of the buyer e-mails.
+    return parseaddr(settings.DEFAULT_FROM_EMAIL)[1]
+
+
+def _store_of(row: StoreSettings, *, saved: bool) -> Store:
+    street = ", ".join(part for part in (row.street, row.number) if part)
+    if row.complement:
+        street = f"{street} — {row.complement}" if street else row.complement
+    city = " / ".join(part for part in (row.city, row.state) if part)
+    lines = tuple(
+        line for line in (street, row.neighborhood, city, f"CEP {row.postal_code}" if row.postal_code else "") if line
+    )
+    whatsapp = phone_normalize(row.whatsapp) if row.whatsapp else ""
+    logo_url = logo_thumbnail_url(row.logo) if row.logo else ""  # an 800 px upload for a 32 px slot otherwise
+    return Store(
+        trade_name=row.trade_name,
+        legal_name=row.legal_name,
+        cnpj=cnpj_format(row.cnpj) if row.cnpj else "",
+        address_lines=lines,
+        city=row.city,
+        state=row.state,
+        contact_email=row.contact_email or _default_contact_email(),
+        phone=phone_display(phone_normalize(row.phone)) if row.phone else "",
+        whatsapp=phone_display(whatsapp) if whatsapp else "",
+        whatsapp_url=f"https://wa.me/{whatsapp.lstrip('+')}" if whatsapp.startswith("+") else "",
+        business_hours=row.business_hours,
+        logo_url=logo_url,
+        terms_text=row.terms_text,
+        privacy_text=row.privacy_text,
+        privacy_controller=row.privacy_controller or row.legal_name,
+        dpo_name=row.dpo_name,
+        dpo_email=row.dpo_email,
+        returns_text=row.returns_text,
+        shipping_text=row.shipping_text,
+        returns_window_days=row.returns_window_days,
+        terms_url=row.terms_url,
+        privacy_url=row.privacy_url,
+        returns_url=row.returns_url,
+        shipping_url=row.shipping_url,
+        pix_name=(row.legal_name if saved else "") or settings.PIX_MERCHANT_NAME,
+        pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
+        installment_policy=_installment_policy(row),
+        pix_discount_bp=int((row.pix_discount_percent or 0) * 100),
+    )
+
+
+def _installment_policy(row: StoreSettings) -> InstallmentPolicy:
+    try:
+        return InstallmentPolicy(
+            max_installments=row.card_max_installments,
+            interest_free=row.card_interest_free_installments,
+            monthly_rate_bp=row.card_monthly_interest_bp,
+            min_installment=row.card_min_installment,
+        )
+    except ValueError:  # a row saved around the admin's validators: no parcelamento rather than a 500
+        return InstallmentPolicy(max_installments=1, interest_free=1)
+
+
+def store_row() -> StoreSettings:
+    """The settings row, created with today's defaults the first time it is asked for."""
+    row, _created = StoreSettings.objects.get_or_create(pk=STORE_ROW_ID, defaults={"trade_name": settings.SHOP_NAME})
+    return row
+
+
+def store_get() -> Store:
+    """The store settings for display (cached; no query on a warm cache)."""
+    cached = request_cache.get(CACHE_KEY)  # once per request
+    if isinstance(cached, Store):
+        return cached
+    row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first()
+    saved = row is not None
+    store = _store_of(row if row is not None else StoreSettings(trade_name=settings.SHOP_NAME), saved=saved)
+    request_cache.set(CACHE_KEY, store, CACHE_SECONDS)
+    return store
+
+
+def pix_merchant() -> tuple[str, str]:
+    """(merchant name, city) for the Pix BR Code and the handler config: the settings row's legal name and city.
+
+    From the cached store settings like every other reader (the BCP profile and every checkout response name
+    the merchant, so a query here would be paid on each of them).
+    """
+    store = store_get()
+    return store.pix_name, store.pix_city
+
+
+def email_context() -> dict[str, Any]:
+    """What the buyer e-mails' header and footer show (orders calls this by dotted path)."""
+    store = store_get()
+    context: dict[str, Any] = {"shop_name": store.trade_name, "store": store, "shop_tax_id": store.cnpj}
+    if store.contact_email:
+        context["shop_contact"] = store.contact_email
+    return context

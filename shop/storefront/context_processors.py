@@ -1,0 +1,16 @@
+from django.http import HttpRequest
+
+from shop.cart import cart_items
+from shop.store.services import store_get
+
+
+def shop(request: HttpRequest) -> dict[str, object]:
+    """Shop name and the mini-cart count (units in the session's cart: one query, none without a cart)."""
+    session = getattr(request, "session", None)
+    cart_count = sum(cart_items(session).values()) if session is not None else 0
+    return {"SHOP_NAME": store_get().trade_name, "cart_count": cart_count}
+
+
+def store(request: HttpRequest) -> dict[str, object]:
+    """`store`: the shop's identity and policies (cached row) for the footer and the policy pages."""
+    return {"store": store_get()}

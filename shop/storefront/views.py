@@ -1,0 +1,353 @@
+"""Storefront browsing pages: home, product list, product detail. Thin: parse → selector → template."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
+
+from kernel.money import parse_brl
+from shop.catalog.schema_org import cents_to_decimal_string, product_schema_org
+from shop.catalog.selectors import (
+    MAX_PER_PAGE,
+    CatalogQueryError,
+    ProductPage,
+    product_availability,
+    product_get,
+    product_price_range,
+    product_search,
+)
+from shop.checkout.cep import cep_lookup
+from shop.checkout.pix_discount import pix_price
+from shop.checkout.shipping import free_shipping_threshold, freight_quote, shipping_config_load
+from shop.models import Category, Product, Variant
+from shop.templatetags.card_terms import installment_offer
+from shop.templatetags.money import format_brl
+
+DEFAULT_PER_PAGE = 24
+FIELD_LABELS = {
+    "q": gettext_lazy("Busca"),
+    "category": gettext_lazy("Categoria"),
+    "in_stock": gettext_lazy("Em estoque"),
+    "price_min": gettext_lazy("Preço mínimo"),
+    "price_max": gettext_lazy("Preço máximo"),
+    "sort": gettext_lazy("Ordenação"),
+    "page": gettext_lazy("Página"),
+    "per_page": gettext_lazy("Itens por página"),
+}
+SORT_LABELS = [
+    ("relevance", gettext_lazy("Relevância")),
+    ("price_asc", gettext_lazy("Menor preço")),
+    ("price_desc", gettext_lazy("Maior preço")),
+    ("newest", gettext_lazy("Novidades")),
+    ("title", gettext_lazy("Nome (A–Z)")),
+]
+AVAILABILITY_LABELS = {
+    "InStock": gettext_lazy("Em estoque"),
+    "PreOrder": gettext_lazy("Sob encomenda"),
+    "OutOfStock": gettext_lazy("Esgotado"),
+}
+# Option names are data ("tamanho"); the usual ones get a translated label, others show as typed.
+OPTION_LABELS = {
+    "tamanho": gettext_lazy("Tamanho"),
+    "cor": gettext_lazy("Cor"),
+    "moagem": gettext_lazy("Moagem"),
+    "voltagem": gettext_lazy("Voltagem"),
+}
+_TRUE = {"1", "true", "on", "yes", "sim"}
+_FALSE = {"", "0", "false", "off", "no", "nao", "não"}
+
+
+@dataclass(frozen=True)
+class ParamError:
+    field: str
+    message: str
+
+    @property
+    def label(self) -> str:
+        return str(FIELD_LABELS.get(self.field, self.field))
+
+
+def _parse_list_params(params: QueryDict) -> tuple[dict[str, object], list[ParamError]]:
+    """Read the product list's query string; a bad value is dropped and reported, never raised."""
+    errors: list[ParamError] = []
+    args: dict[str, object] = {
+        "query": params.get("q", "").strip(),
+        "category_slug": params.get("category", "").strip(),
+    }
+    raw_stock = params.get("in_stock", "").strip().lower()
+    if raw_stock in _TRUE:
+        args["in_stock"] = True
+    elif raw_stock not in _FALSE:
+        errors.append(ParamError("in_stock", _("Use 1 ou 0 (sim ou não).")))
+    for field in ("price_min", "price_max"):
+        raw = params.get(field, "").strip()
+        if not raw:
+            continue
+        try:
+            args[field] = parse_brl(raw)  # the one money parser (admin, coupons, this filter)
+        except ValueError:
+            errors.append(
+                ParamError(field, _("“%(value)s” não é um preço válido; use por exemplo 59,90.") % {"value": raw})
+            )
+    sort = params.get("sort", "").strip() or "relevance"
+    args["sort"] = sort
+    for field, default in (("page", 1), ("per_page", DEFAULT_PER_PAGE)):
+        raw = params.get(field, "").strip()
+        if not raw:
+            args[field] = default
+            continue
+        try:
+            args[field] = int(raw)
+        except ValueError:
+            errors.append(ParamError(field, _("“%(value)s” não é um número inteiro.") % {"value": raw}))
+            args[field] = default
+    if args["per_page"] > MAX_PER_PAGE or args["per_page"] < 1:  # type: ignore[operator]
+        errors.append(ParamError("per_page", _("Itens por página deve estar entre 1 e %(n)d.") % {"n": MAX_PER_PAGE}))
+        args["per_page"] = DEFAULT_PER_PAGE
+    return args, errors
+
+
+# What to drop when the selector rejects a field, so the page can still show products.
+_RESET_ON_ERROR: dict[str, dict[str, object]] = {
+    "q": {"query": ""},
+    "category": {"category_slug": ""},
+    "price_min": {"price_min": None, "price_max": None},
+    "price_max": {"price_min": None, "price_max": None},
+    "sort": {"sort": "relevance"},
+    "page": {"page": 1},
+    "per_page": {"per_page": DEFAULT_PER_PAGE},
+}
+
+
+def _search_reporting_errors(args: dict[str, object], errors: list[ParamError]) -> ProductPage:
+    # Each retry resets one more rejected field, so this ends after at most len(_RESET_ON_ERROR) rounds.
+    for _attempt in range(len(_RESET_ON_ERROR) + 1):
+        try:
+            return product_search(**args)  # type: ignore[arg-type]
+        except CatalogQueryError as exc:
+            errors.append(ParamError(exc.field, exc.message))
+            args = {**args, **_RESET_ON_ERROR.get(exc.field, {})}
+    return product_search()
+
+
+def _product_cards(products: list[Product]) -> list[dict[str, object]]:
+    cards = []
+    for product in products:
+        variants = list(product.variants.all())
+        images = list(product.images.all())
+        price_range = product_price_range(product)
+        availability = product_availability(product)
+        compare = max((v.compare_at_price or 0 for v in variants), default=0)
+        cards.append(
+            {
+                "product": product,
+                "image": images[0] if images else None,
+                "min_price": price_range[0] if price_range else None,
+                "varies": bool(price_range and price_range[0] != price_range[1]),
+                "compare_at": compare if price_range and compare > price_range[0] else None,
+                "availability": availability,
+                "availability_label": AVAILABILITY_LABELS[availability],
+            }
+        )
+    return cards
+
+
+def _nav_categories() -> list[Category]:
+    return list(
+        Category.objects.filter(parent__isnull=True)
+        .annotate(product_count=Count("products", filter=Q(products__active=True)))
+        .order_by("position", "name")
+    )
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    featured = product_search(sort="newest", in_stock=True, per_page=8)
+    return render(
+        request,
+        "shop/home.html",
+        {"featured": _product_cards(featured.products), "categories": _nav_categories()},
+    )
+
+
+def product_list(request: HttpRequest) -> HttpResponse:
+    args, errors = _parse_list_params(request.GET)
+    page = _search_reporting_errors(args, errors)
+    categories = _nav_categories()
+    current_category = next((c for c in categories if c.slug == args["category_slug"]), None)
+    if current_category is None and args["category_slug"] and not any(e.field == "category" for e in errors):
+        current_category = Category.objects.filter(slug=args["category_slug"]).first()
+    return render(
+        request,
+        "shop/product_list.html",
+        {
+            "page": page,
+            "cards": _product_cards(page.products),
+            "errors": errors,
+            "categories": categories,
+            "current_category": current_category,
+            "sort_options": SORT_LABELS,
+            "form": {
+                "q": request.GET.get("q", ""),
+                "category": request.GET.get("category", ""),
+                "in_stock": args.get("in_stock", False),
+                "price_min": request.GET.get("price_min", ""),
+                "price_max": request.GET.get("price_max", ""),
+                "sort": args["sort"] if not any(e.field == "sort" for e in errors) else "relevance",
+            },
+        },
+    )
+
+
+def _select_variant(variants: list[Variant], params: QueryDict) -> Variant | None:
+    """?sku= wins; otherwise option values in the query (?tamanho=M); otherwise the first available one."""
+    if not variants:
+        return None
+    sku = params.get("sku", "")
+    for variant in variants:
+        if variant.sku == sku:
+            return variant
+    chosen = {name: params[name] for name in {k for v in variants for k in v.options} if params.get(name)}
+    if chosen:
+        for variant in variants:
+            if all(str(variant.options.get(name)) == value for name, value in chosen.items()):
+                return variant
+    return next((v for v in variants if v.availability != "OutOfStock"), variants[0])
+
+
+def _option_groups(variants: list[Variant], selected: Variant | None) -> list[dict[str, object]]:
+    groups: dict[str, list[str]] = {}
+    for variant in variants:
+        for name, value in variant.options.items():
+            values = groups.setdefault(name, [])
+            if str(value) not in values:
+                values.append(str(value))
+    chosen = selected.options if selected else {}
+    return [
+        {
+            "name": name,
+            "label": OPTION_LABELS.get(name, name.capitalize()),
+            "values": [{"value": v, "checked": str(chosen.get(name)) == v} for v in values],
+        }
+        for name, values in groups.items()
+    ]
+
+
+def _json_ld(data: dict[str, object]) -> str:
+    # Escape HTML-significant characters so product text can never close the <script> element.
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    product = product_get(slug=slug)
+    if product is None:
+        # A shop page (header, search) rather than the bare 404, so the buyer can keep browsing.
+        return render(request, "shop/product_not_found.html", status=404)
+    variants = list(product.variants.all())
+    query = request.GET
+    if "variante" in query and "sku" not in query:  # the "Calcular frete" form keeps the chosen variant
+        query = query.copy()
+        query["sku"] = query["variante"]
+    selected = _select_variant(variants, query)
+    variant_data = [
+        {
+            "sku": v.sku,
+            "title": v.title,
+            "options": {k: str(val) for k, val in v.options.items()},
+            "price": format_brl(v.price),
+            "pix_price": format_brl(pix_price(v.price)),
+            "compare_at": format_brl(v.compare_at_price) if v.compare_at_price else "",
+            "availability": v.availability,
+            "availability_label": str(AVAILABILITY_LABELS[v.availability]),
+            "low_stock": v.is_low_stock,
+            "stock": v.stock,
+            "installments": installment_offer(v.price),  # "ou 12x de R$ 583,25 sem juros" or ""
+        }
+        for v in variants
+    ]
+    freight: dict[str, object] = {}
+    if selected is not None and product.requires_shipping:
+        # "variante", not "sku": the add-to-cart form owns the page's one `sku` input (the picker updates both).
+        hidden = [("variante", selected.sku)]
+        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=hidden)
+    schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
+    og_image = schema.get("image", "")
+    if isinstance(og_image, list):
+        og_image = og_image[0]
+    return render(
+        request,
+        "shop/product_detail.html",
+        {
+            "product": product,
+            "images": list(product.images.all()),
+            "variants": variants,
+            "selected": selected,
+            "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
+            "option_groups": _option_groups(variants, selected),
+            "variant_data": variant_data,
+            "json_ld": _json_ld(schema),
+            "canonical_url": schema["url"],
+            "og_image": og_image,
+            "og_price": cents_to_decimal_string(selected.price) if selected else "",
+            "show_freight": bool(freight),
+            **freight,
+        },
+    )
+
+
+def freight_context(
+    request: HttpRequest, *, subtotal: int, action: str, hidden: list[tuple[str, str]]
+) -> dict[str, object]:
+    """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`)."""
+    config = shipping_config_load()
+    context: dict[str, object] = {
+        "free_threshold": free_shipping_threshold(config),
+        "freight_action": action,
+        "freight_hidden": hidden,
+        "freight_cep": "",
+        "freight": None,
+        "freight_error": "",
+    }
+    cep = request.GET.get("cep", "").strip()[:12]
+    if cep:
+        context["freight_cep"] = cep
+        try:
+            context["freight"] = freight_quote(cep=cep, subtotal_after_discounts=subtotal, config=config)
+        except ValueError as exc:
+            context["freight_error"] = str(exc)
+    return context
+
+
+@require_GET
+def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
+    """`/cep/<cep>`: the address of a CEP as JSON for the checkout's autofill (never a 500, offline fallback)."""
+    address = cep_lookup(cep)
+    if address is None:
+        message = _("CEP inválido: use o formato 00000-000.")
+        return JsonResponse({"error": "cep_invalid", "message": message}, status=400)
+    # An unknown CEP is an answer (`"found": false`), not a missing resource: a 404 logged a console error in
+    # the buyer's browser for every mistyped CEP.
+    response = JsonResponse(address.as_dict())
+    # A provider answer can be kept a day by the browser; the offline fallback should be asked again soon.
+    response["Cache-Control"] = "private, max-age=86400" if address.source == "provider" else "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def reminder_optout_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The reminder e-mail's opt-out link: GET asks (mail scanners open links), POST stops the reminders."""
+    from shop.checkout.reminders import optout_email, reminder_optout
+
+    email = optout_email(token)
+    if email is None:
+        return render(request, "shop/reminder_optout.html", {"invalid": True}, status=400)
+    done = request.method == "POST" and reminder_optout(token=token)
+    return render(request, "shop/reminder_optout.html", {"email": email, "done": done})
