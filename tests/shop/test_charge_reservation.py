@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from orders.models import Order
@@ -18,7 +19,14 @@ from shop.checkout.types import CheckoutResult, CompleteInput, InstrumentInput, 
 from shop.models import Checkout, CouponRedemption, Variant
 from shop.services import CheckoutCreateImpossible, checkout_complete, checkout_create
 from tests.payments.fake_bacen import FakeBacenServer
-from tests.shop.checkout_factories import full_input, make_coupon, make_shipping, make_variant
+from tests.shop.checkout_factories import (
+    FORM_ADDRESS,
+    FORM_CONTACT,
+    full_input,
+    make_coupon,
+    make_shipping,
+    make_variant,
+)
 from tests.shop.test_complete_outside_lock import bacen  # noqa: F401  (fixture)
 from tests.shop.test_stock_concurrency import _race
 
@@ -135,3 +143,30 @@ def test_complete_after_charge_reservation_takes_stock_once():
     pay(txid=pix_charge_active_for_reference(checkout_id).txid, options=PayOptions())
     assert Checkout.objects.get(public_id=checkout_id).status == "completed"
     assert _stock() == 2
+
+
+@pytest.mark.django_db
+def test_storefront_second_buyer_refused_before_any_charge(client):
+    # given one unit in two storefront carts, and the first buyer's Pix issued (on the Pix page, unpaid)
+    make_variant(stock=1)
+    make_shipping()
+    second_client = Client()
+    first_id, second_id = _storefront_checkout(client), _storefront_checkout(second_client)
+    first = client.post(f"/checkout/{first_id}", PAY_FORM)
+    assert (first.status_code, first["Location"]) == (302, f"/checkout/{first_id}/pix")
+    # when the second buyer presses "pay" for the same unit
+    second = second_client.post(f"/checkout/{second_id}", PAY_FORM, follow=True)
+    # then the second stays on the checkout page, told why, and no charge was issued for them
+    assert second.redirect_chain in ([], [(f"/checkout/{second_id}", 302)])
+    assert "esgot" in second.content.decode()
+    assert PixCharge.objects.count() == 1
+    assert pix_charge_active_for_reference(second_id) is None
+    assert _stock() == 0
+
+
+PAY_FORM = {"action": "pay", **FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "sedex"}
+
+
+def _storefront_checkout(client: Client) -> str:
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    return client.get("/checkout/")["Location"].rsplit("/", 1)[1]
