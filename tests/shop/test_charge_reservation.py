@@ -14,7 +14,7 @@ from orders.models import Order
 from payments.models import PixCharge, PixPayment
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
-from shop.checkout.settle import checkout_paid_complete_due, checkout_pix_lapse_due
+from shop.checkout.settle import PAYMENT_PENDING_GRACE, checkout_paid_complete_due, checkout_pix_lapse_due
 from shop.checkout.types import CheckoutResult, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CouponRedemption, Variant
 from shop.services import CheckoutCreateImpossible, checkout_complete, checkout_create
@@ -114,6 +114,25 @@ def test_expired_charge_releases_the_reservation_and_a_late_payment_still_sells(
     _pay_every_charge()
     assert Order.objects.filter(checkout_id=first).count() == 1
     assert _stock() == 0
+
+
+@pytest.mark.django_db
+def test_reservation_without_a_charge_is_released_after_the_pending_grace():
+    # given a checkout holding its unit whose worker died during the PSP call (no charge recorded)
+    make_variant(stock=2)
+    make_shipping()
+    checkout_id = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout.public_id
+    pix = {"id": PIX.id, "handler_id": PIX.handler_id, "type": "pix"}
+    Checkout.objects.filter(public_id=checkout_id).update(payment_instrument=pix, stock_reserved=True)
+    Variant.objects.update(stock=1)
+    updated_at = Checkout.objects.get(public_id=checkout_id).updated_at
+    # then the sweep leaves it while the charge may still be on its way, and releases it after the grace
+    assert checkout_pix_lapse_due(now=updated_at + timedelta(seconds=30)) == 0
+    assert _stock() == 1
+    assert checkout_pix_lapse_due(now=updated_at + PAYMENT_PENDING_GRACE) == 1
+    assert _stock() == 2
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.status, checkout.stock_reserved) == ("ready_for_complete", False)
 
 
 @pytest.mark.postgres
