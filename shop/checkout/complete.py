@@ -3,8 +3,9 @@
 The way Saleor's `complete_checkout` does it:
 
 1. `_begin`, one short transaction: lock the checkout, re-evaluate the stored state, reserve stock and
-   coupon uses, and record `complete_in_progress` with no payment attached yet (`payment_txid` empty,
-   event `payment_pending`). The usual Pix case ends here: the charge attached on update still fits, so
+   coupon uses (or keep those its Pix charge already holds: shop/checkout/hold.py, never taken twice),
+   and record `complete_in_progress` with no payment attached yet (`payment_txid` empty, event
+   `payment_pending`). The usual Pix case ends here: the charge attached on update still fits, so
    the checkout waits for the payment at once, with no PSP call at all.
 2. The PSP (Pix charge) or card gateway call, with no transaction open. A second buyer of the same SKU
    is not blocked by it: the stock rows were committed in step 1.

@@ -12,7 +12,9 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - `complete_in_progress` with a Pix charge attached, unpaid past its expiry → `checkout_pix_lapse_due`
   → `incomplete` + `pix_charge_expired`, stock released.
 - `ready_for_complete` holding the stock and coupon uses reserved with its Pix charge (create/update,
-  shop/checkout/hold.py), unpaid past the charge's expiry → `checkout_pix_lapse_due` releases them.
+  shop/checkout/hold.py), unpaid past the charge's expiry, or with no charge once `PAYMENT_PENDING_GRACE`
+  has passed (the worker died during the PSP call of pix_charge_issue) → `checkout_pix_lapse_due`
+  releases them; it stays ready, and the next write or complete charges and reserves again.
 - Any non-terminal checkout past `expires_at` → `checkout_expire_due` cancels it, releasing what it holds.
 - A Pix paid but its notice lost → `payments.tasks.reconcile_pix_charges` re-reads the PSP and settles it
   (`checkout_settle_pix`), also while the checkout still waits in step 2.
@@ -194,6 +196,8 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
             return False
         if not held and not checkout.payment_txid:
             return False  # still waiting for the PSP in checkout_complete: checkout_pending_due finishes it
+        if held and checkout.updated_at > now - PAYMENT_PENDING_GRACE:
+            return False  # its charge may still be on its way from the PSP (pix.pix_charge_issue, no lock held)
         charge = pix_charge_latest_for_reference(checkout_id)
         expired = (
             charge is None

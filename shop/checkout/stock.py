@@ -1,11 +1,13 @@
-"""Stock: reserved at complete, never oversold.
+"""Stock: reserved when the buyer commits to paying, never oversold.
 
-Why reserve-at-complete (not at add-to-cart): checkouts are cheap to create, also anonymously by
-agents over BCP, and live for hours (SHOP_CHECKOUT_TTL_SECONDS, default 6 h). Reserving at add
-would let abandoned carts and idle agents lock the last units for that long. At complete the buyer
-has committed to paying, so that is where the units are taken; until then every evaluation checks
-availability and reports `out_of_stock` / `quantity_adjusted`. A Pix checkout holds its units while
-`complete_in_progress` (until settled, canceled or expired), so a paid Pix always has its goods.
+Why not at add-to-cart: checkouts are cheap to create, also anonymously by agents over BCP, and live
+for hours (SHOP_CHECKOUT_TTL_SECONDS, default 6 h). Reserving at add would let abandoned carts and idle
+agents lock the last units for that long. The units are taken when a payment can start: when a Pix charge
+is issued for the checkout (create/update with Pix selected, PIX.md §2.2, held for the charge's lifetime,
+shop/checkout/hold.py `hold_for_charge`), else at complete (card). A buyer is then refused before paying,
+never charged and refunded (issue 31). Until then every evaluation checks availability and reports
+`out_of_stock` / `quantity_adjusted` (a checkout's own held units count as available to it). A paid Pix
+always has its goods, or the payment is refunded when its reservation had lapsed and the units are gone.
 
 How: one conditional `UPDATE variant SET stock = stock - q WHERE id = … AND stock >= q` per
 variant, in primary-key order (a fixed lock order, so concurrent reservations cannot deadlock),

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from orders.models import Order
@@ -14,11 +15,18 @@ from payments.models import PixCharge, PixPayment
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.services import CheckoutCreateImpossible, checkout_complete, checkout_create
-from shop.checkout.settle import checkout_paid_complete_due, checkout_pix_lapse_due
+from shop.checkout.settle import PAYMENT_PENDING_GRACE, checkout_paid_complete_due, checkout_pix_lapse_due
 from shop.checkout.types import CheckoutResult, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CouponRedemption, Variant
 from tests.payments.fake_bacen import FakeBacenServer
-from tests.shop.checkout_factories import full_input, make_coupon, make_shipping, make_variant
+from tests.shop.checkout_factories import (
+    FORM_ADDRESS,
+    FORM_CONTACT,
+    full_input,
+    make_coupon,
+    make_shipping,
+    make_variant,
+)
 from tests.shop.test_complete_outside_lock import bacen  # noqa: F401  (fixture)
 from tests.shop.test_stock_concurrency import _race
 
@@ -108,6 +116,25 @@ def test_expired_charge_releases_the_reservation_and_a_late_payment_still_sells(
     assert _stock() == 0
 
 
+@pytest.mark.django_db
+def test_reservation_without_a_charge_is_released_after_the_pending_grace():
+    # given a checkout holding its unit whose worker died during the PSP call (no charge recorded)
+    make_variant(stock=2)
+    make_shipping()
+    checkout_id = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout.public_id
+    pix = {"id": PIX.id, "handler_id": PIX.handler_id, "type": "pix"}
+    Checkout.objects.filter(public_id=checkout_id).update(payment_instrument=pix, stock_reserved=True)
+    Variant.objects.update(stock=1)
+    updated_at = Checkout.objects.get(public_id=checkout_id).updated_at
+    # then the sweep leaves it while the charge may still be on its way, and releases it after the grace
+    assert checkout_pix_lapse_due(now=updated_at + timedelta(seconds=30)) == 0
+    assert _stock() == 1
+    assert checkout_pix_lapse_due(now=updated_at + PAYMENT_PENDING_GRACE) == 1
+    assert _stock() == 2
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.status, checkout.stock_reserved) == ("ready_for_complete", False)
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_failed_psp_call_releases_the_reservation(bacen: FakeBacenServer):  # noqa: F811
@@ -135,3 +162,30 @@ def test_complete_after_charge_reservation_takes_stock_once():
     pay(txid=pix_charge_active_for_reference(checkout_id).txid, options=PayOptions())
     assert Checkout.objects.get(public_id=checkout_id).status == "completed"
     assert _stock() == 2
+
+
+@pytest.mark.django_db
+def test_storefront_second_buyer_refused_before_any_charge(client):
+    # given one unit in two storefront carts, and the first buyer's Pix issued (on the Pix page, unpaid)
+    make_variant(stock=1)
+    make_shipping()
+    second_client = Client()
+    first_id, second_id = _storefront_checkout(client), _storefront_checkout(second_client)
+    first = client.post(f"/checkout/{first_id}", PAY_FORM)
+    assert (first.status_code, first["Location"]) == (302, f"/checkout/{first_id}/pix")
+    # when the second buyer presses "pay" for the same unit
+    second = second_client.post(f"/checkout/{second_id}", PAY_FORM, follow=True)
+    # then the second stays on the checkout page, told why, and no charge was issued for them
+    assert second.redirect_chain in ([], [(f"/checkout/{second_id}", 302)])
+    assert "esgot" in second.content.decode()
+    assert PixCharge.objects.count() == 1
+    assert pix_charge_active_for_reference(second_id) is None
+    assert _stock() == 0
+
+
+PAY_FORM = {"action": "pay", **FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "sedex"}
+
+
+def _storefront_checkout(client: Client) -> str:
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    return client.get("/checkout/")["Location"].rsplit("/", 1)[1]
