@@ -18,6 +18,7 @@ from bcp_app.errors import ProtocolError
 from bcp_app.models import Platform
 from bcp_app.platforms import platform_authenticate, platform_cache_key, platform_for_profile
 from bcp_app.signatures import HttpMessage, SignatureError, verify_message
+from shop.checkout.access import CheckoutOwner, agent_key
 from shop.ops import request_cache
 from shop.ops.access_log import annotate
 
@@ -57,6 +58,15 @@ class RequestContext:
         if self.platform is not None:
             return self.platform.public_id
         return signed_platform_id(self.profile_url) if self.signature_keyid is not None else None
+
+    @property
+    def checkout_owner(self) -> CheckoutOwner:
+        """Who owns the checkouts this caller creates and who may touch one (BCP-CHK-13: anyone else gets
+        `not_found`): a platform by its id; an anonymous agent by its profile URL (§18 (4): anonymous agents
+        create checkouts, so the URL that created one is the only identity it has); a permalink's browser by
+        its session (`extra["session_key"]`)."""
+        key = self.extra.get("session_key") or agent_key(negotiation._url_hash(self.profile_url))
+        return CheckoutOwner(platform_id=self.platform_id, key=key)
 
     @property
     def authenticated(self) -> bool:
