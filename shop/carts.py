@@ -1,6 +1,6 @@
 """Cart services for the BCP cart capability (UCP cart): create, get, update (full replacement), cancel, estimate.
 
-    cart_create(*, data: CheckoutInput, platform_id: str | None, language: str) -> CartResult
+    cart_create(*, data: CheckoutInput, platform_id: str | None, session_key: str, language: str) -> CartResult
         # CartEmpty(messages) when every item is unavailable (nothing stored, BCP Error Response)
     cart_get(*, cart_id: str) -> CartResult            # CartNotFound: unknown, canceled or expired
     cart_update(*, cart_id: str, data: CheckoutInput) -> CartResult
@@ -173,7 +173,9 @@ def _write(cart: Cart, data: CheckoutInput, existing: list[CartLine]) -> list[Ca
     return CartLine.objects.bulk_create(rows)
 
 
-def cart_create(*, data: CheckoutInput, platform_id: str | None = None, language: str = "pt-br") -> CartView:
+def cart_create(
+    *, data: CheckoutInput, platform_id: str | None = None, session_key: str = "", language: str = "pt-br"
+) -> CartView:
     _validate(data)
     now = timezone.now()
     probe = Cart(public_id="", expires_at=now, discount_codes=list(data.discount_codes or ()),
@@ -186,7 +188,7 @@ def cart_create(*, data: CheckoutInput, platform_id: str | None = None, language
                         or [CheckoutMessage("error", "field_required", "Adicione ao menos um item.", "unrecoverable",
                                             "$.line_items")])
     with transaction.atomic():
-        cart = Cart(platform_id=platform_id, language=language, expires_at=cart_expiry())
+        cart = Cart(platform_id=platform_id, session_key=session_key, language=language, expires_at=cart_expiry())
         lines = _write(cart, data, [])
     return _estimate(cart, lines, now=now)
 
@@ -213,9 +215,10 @@ def cart_cancel(*, cart_id: str) -> CartView:
     return view
 
 
-def cart_owner(cart_id: str) -> str | None:
-    """Who owns an active cart (None: anonymous or storefront). Raises CartNotFound."""
-    return _active(cart_id).platform_id
+def cart_owner(cart_id: str) -> Cart:
+    """An active cart, for its owner: `platform_id` (None: anonymous or storefront) and `session_key` (the
+    anonymous agent's `profile:<hash>`, or the storefront session). Raises CartNotFound."""
+    return _active(cart_id)
 
 
 def cart_checkout_input(cart: Cart, *, signals: dict[str, str] | None = None) -> CheckoutInput:

@@ -94,10 +94,10 @@ def _owned(ctx: Any, cart_id: str) -> bool:
     from shop.carts import CartNotFound, cart_owner
 
     try:
-        owner = cart_owner(str(cart_id))
+        cart = cart_owner(str(cart_id))
     except CartNotFound:
         return False
-    return not owner or owner == ctx.platform_id
+    return ctx.checkout_owner.owns(cart)  # as for checkouts: anyone else gets `not_found` (issue 31)
 
 
 def _input_error(exc: Any) -> ProtocolError:
@@ -114,8 +114,9 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
         return _incompatible(ctx)
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     try:
-        view = carts.cart_create(data=_input(ctx, request, update=False), platform_id=ctx.platform_id,
-                                 language=ctx.language)
+        owner = ctx.checkout_owner  # anonymous: bound to its profile, as its checkouts are
+        view = carts.cart_create(data=_input(ctx, request, update=False), platform_id=owner.platform_id,
+                                 session_key="" if owner.platform_id else owner.key, language=ctx.language)
     except carts.CartEmpty as exc:
         return OperationResult(200, error_response(
             "item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None,

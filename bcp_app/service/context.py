@@ -20,6 +20,7 @@ from bcp_app.service import negotiation, ratelimit
 from bcp_app.service.platforms import key_prefix, platform_authenticate, platform_cache_key, platform_for_profile
 from kernel.ops import request_cache
 from kernel.ops.access_log import annotate
+from shop.checkout.access import CheckoutOwner, agent_key
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
 # What an operation will read from the cache after identity, fetched in identity's round trip: every checkout
@@ -67,6 +68,15 @@ class RequestContext:
         if self.platform is not None:
             return self.platform.public_id
         return signed_platform_id(self.profile_url) if self.signature_keyid is not None else None
+
+    @property
+    def checkout_owner(self) -> CheckoutOwner:
+        """Who owns the checkouts this caller creates and who may touch one (BCP-CHK-13: anyone else gets
+        `not_found`): a platform by its id; an anonymous agent by its profile URL (§18 (4): anonymous agents
+        create checkouts, so the URL that created one is the only identity it has); a permalink's browser by
+        its session (`extra["session_key"]`)."""
+        key = self.extra.get("session_key") or agent_key(negotiation._url_hash(self.profile_url))
+        return CheckoutOwner(platform_id=self.platform_id, key=key)
 
     @property
     def authenticated(self) -> bool:

@@ -12,9 +12,15 @@ answer 404 (as REST answers `not_found`) unless
 
 So enumerating ids never shows an agent checkout's buyer e-mail, phone or address. The expiry is fixed by the
 creation time, so every response carries the same `continue_url` (no per-response churn).
+
+Over BCP the same rule holds (`CheckoutOwner`, issue 31): a platform's checkout is its platform's; a checkout
+created without a platform is bound to who created it, the caller's profile URL (its `session_key` holds
+`profile:<sha256 of the URL>`) or, through a permalink, the browser's session. Anyone else gets `not_found`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core import signing
@@ -22,12 +28,40 @@ from django.http import Http404, HttpRequest
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
-from shop.models import Checkout
+from shop.models import Cart, Checkout
 
 TOKEN_PARAM = "t"  # noqa: S105 (a query parameter name, not a secret)
 _SALT = "shop.checkout.continue"
 _SESSION_KEY = "checkout_access"
 _SESSION_MAX = 20  # checkouts one browser may have been admitted to (most recent kept)
+
+
+AGENT_KEY_PREFIX = "profile:"  # `session_key` of an anonymous agent's checkout: `profile:<sha256 of its URL>`
+
+
+def agent_key(profile_url_hash: str) -> str:
+    return AGENT_KEY_PREFIX + profile_url_hash
+
+
+def made_on_the_shop(checkout: Checkout) -> bool:
+    """Made by a buyer's browser (storefront, permalink) or the admin, not by an agent: nobody will call
+    complete, so a payment completes it at once (shop/checkout/settle.py)."""
+    return bool(checkout.session_key) and not checkout.session_key.startswith(AGENT_KEY_PREFIX)
+
+
+@dataclass(frozen=True)
+class CheckoutOwner:
+    """A BCP caller as an owner: its platform id (None: anonymous) and the key an anonymous caller's checkouts
+    carry in `session_key` (`profile:<hash>` for an agent, the session key for a permalink's browser)."""
+
+    platform_id: str | None
+    key: str
+
+    def owns(self, row: Checkout | Cart) -> bool:
+        if row.platform_id:
+            return row.platform_id == self.platform_id
+        # no owner recorded (made before the binding): nobody over BCP
+        return bool(row.session_key) and constant_time_compare(row.session_key, self.key)
 
 
 def _signer() -> signing.Signer:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from django.db import OperationalError, connection
 
+from shop.checkout.access import CheckoutOwner
 from shop.checkout.catalog import LIVE_ANNOTATIONS
 from shop.checkout.selectors import CheckoutNotFound, with_lines
 from shop.checkout.types import STATUS_READY
@@ -64,8 +65,8 @@ def lock(
     Settlement locks a Pix charge and then (through charge_settled) the checkout, and a charge can become
     active while a writer holds the checkout; both take the reference lock first, so neither can hold one
     of the rows the other waits for.
-    `owner`: the platform id of a BCP caller; a checkout created by another platform is `CheckoutNotFound`
-    (checked under the lock, so the write needs no ownership read of its own).
+    `owner`: a BCP caller (`access.CheckoutOwner`); a checkout it does not own (another platform's, another
+    anonymous caller's) is `CheckoutNotFound` (checked under the lock, so the write needs no ownership read).
     `card_brief`: also read, in the same statement, what payments knows of a card payment for this
     checkout (`checkout.card_payment_brief`, see `payments.services.card_payment_brief_sql`).
     `number`: a checkout ready for complete without an order number gets one reserved in the same statement
@@ -159,5 +160,5 @@ def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, line
 
 
 def _check_owner(checkout: Checkout, owner: object) -> None:
-    if owner is not ANY_OWNER and checkout.platform_id and checkout.platform_id != owner:
+    if owner is not ANY_OWNER and not (isinstance(owner, CheckoutOwner) and owner.owns(checkout)):
         raise CheckoutNotFound(checkout.public_id)

@@ -14,7 +14,7 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
     checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult
     checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = ANY_OWNER) -> CheckoutResult
-        # `owner`: a BCP platform's id; another platform's checkout is CheckoutNotFound (checked under the lock)
+        # `owner`: a BCP caller (checkout.access.CheckoutOwner); a checkout it does not own is CheckoutNotFound
     checkout_expire_due(*, now: datetime | None = None, limit: int = 500) -> int   # beat task
     checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult
         # a manual sale paid outside the shop (cash, transfer…): stock reserved, order placed paid
@@ -200,7 +200,7 @@ def checkout_update(
     *, checkout_id: str, data: CheckoutInput, language: str | None = None, owner: object = ANY_OWNER
 ) -> CheckoutResult:
     """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins.
-    `owner`: a BCP platform's id (another platform's checkout is CheckoutNotFound)."""
+    `owner`: a BCP caller (`CheckoutOwner`); a checkout it does not own is CheckoutNotFound."""
     written = _update(checkout_id=checkout_id, data=data, language=language, owner=owner)
     return written if isinstance(written, CheckoutResult) else _after_write(*written)
 

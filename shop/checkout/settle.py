@@ -34,6 +34,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from shop.checkout.access import made_on_the_shop
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     cancel,
@@ -103,7 +104,7 @@ def checkout_settle_pix(
             save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
             return "rejected"
         checkout.payment_txid = txid
-        if checkout.session_key:
+        if made_on_the_shop(checkout):
             # A storefront buyer paid on the Pix page: no platform will call complete, so complete now.
             place_order(checkout, payment_type="pix", paid_amount=amount, lines=lines)
         else:

@@ -93,6 +93,7 @@ def not_found_checkout(ctx: RequestContext) -> OperationResult:
 
 
 def owned(ctx: RequestContext, checkout: Any) -> bool:
-    """A checkout created by a platform is visible only to that platform (others get `not_found`)."""
-    return not checkout.platform_id or checkout.platform_id == ctx.platform_id
+    """A checkout is visible only to who created it: its platform, else the anonymous agent's profile or the
+    permalink's session (BCP-CHK-13: others get the `not_found` of an unknown id, so nothing tells it exists)."""
+    return ctx.checkout_owner.owns(checkout)
 

@@ -130,8 +130,9 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
             return converted
         data = converted
     try:
-        result = services.checkout_create(data=data, platform_id=ctx.platform_id, language=_language(ctx, request),
-                                          session_key=ctx.extra.get("session_key") or "",  # permalinks
+        owner = ctx.checkout_owner  # anonymous: bound to its profile (or the permalink's session), issue 31
+        result = services.checkout_create(data=data, platform_id=owner.platform_id, language=_language(ctx, request),
+                                          session_key="" if owner.platform_id else owner.key,
                                           mandate_required=ctx.has(AP2_MANDATE))  # PIX.md §7: locked to AP2
     except services.CheckoutCreateImpossible as exc:
         reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
@@ -167,7 +168,7 @@ def update_checkout(
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
-    return _engine(ctx, lambda: services.checkout_update(checkout_id=str(checkout_id), owner=ctx.platform_id,
+    return _engine(ctx, lambda: services.checkout_update(checkout_id=str(checkout_id), owner=ctx.checkout_owner,
                                                          data=_checkout_input(ctx, request, update=True)))
 
 
@@ -189,7 +190,7 @@ def complete_checkout(
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
     data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=_offered(ctx))
-    return _engine(ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.platform_id,
+    return _engine(ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.checkout_owner,
                                                            data=data))
 
 
@@ -201,6 +202,6 @@ def cancel_checkout(
     validate(CheckoutCancelRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
-    return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.platform_id))
+    return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.checkout_owner))
 
 
