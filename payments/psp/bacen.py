@@ -93,7 +93,7 @@ class BacenPixPSP:
 
     def _token(self, deadline: Deadline, *, refresh: bool = False) -> str:
         # Other calls wait for a token being fetched only as long as their own deadline allows.
-        if not _TOKENS_LOCK.acquire(timeout=deadline.left()):
+        if not _TOKENS_LOCK.acquire(timeout=max(0.0, deadline.remaining())):
             raise PSPUnavailable("token endpoint: timeout (another call is fetching the token)")
         try:
             cached = _TOKENS.get(self._cache_key)

@@ -21,6 +21,8 @@ class DripServer:
         self.connected = threading.Event()
         self.stop = threading.Event()
         self.connections = 0
+        self.sent = 0  # bytes of the answer that left, over all connections
+        self.cut = threading.Event()  # set when a client hung up before the whole answer was sent
         self.thread = threading.Thread(target=self._accept, daemon=True)
 
     def url(self, path: str = "/perfil.json") -> str:
@@ -56,4 +58,6 @@ class DripServer:
                 try:
                     conn.sendall(self.answer[index : index + 1])
                 except OSError:
-                    return  # the client gave up (its deadline)
+                    self.cut.set()  # the client gave up (its deadline); a send after its close fails
+                    return
+                self.sent += 1

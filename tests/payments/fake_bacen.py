@@ -45,6 +45,13 @@ class FakeBacenState:
     cob_entered: threading.Event = field(default_factory=threading.Event)
     cob_gate: threading.Event | None = None
     cob_die: bool = False
+    # `cob_drip` (seconds): the answer to PUT /cob, status line to body, is sent one byte per interval (a PSP
+    # that drips); `drip_sent` counts the bytes that left, `drip_cut` is set once the client hung up on it.
+    cob_drip: float = 0.0
+    drip_sent: int = 0
+    drip_total: int = 0
+    drip_cut: threading.Event = field(default_factory=threading.Event)
+    drip_stop: threading.Event = field(default_factory=threading.Event)
 
 
 def _problem(status: int, name: str, detail: str) -> dict[str, Any]:
@@ -112,7 +119,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.wfile = io.BytesIO()  # nothing more reaches the client
                 return
-        if parts[:1] == ["cob"] and len(parts) == 2:
+        if parts[:1] == ["cob"] and len(parts) == 2 and method == "PUT" and state.cob_drip:
+            self._drip(lambda: self._cob(method, parts[1], body))
+        elif parts[:1] == ["cob"] and len(parts) == 2:
             self._cob(method, parts[1], body)
         elif parts[:1] == ["cobv"] and len(parts) == 2:
             self._cobv(method, parts[1], body)
@@ -125,6 +134,26 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, {})
         else:
             self._send(404, _problem(404, "NaoEncontrado", self.path))
+
+    def _drip(self, answer: Any) -> None:
+        """Send what `answer()` writes one byte per `cob_drip` seconds; stop when the client hangs up."""
+        state, wire = self.state, self.wfile
+        self.wfile = io.BytesIO()
+        answer()
+        raw, self.wfile = self.wfile.getvalue(), wire
+        self.close_connection = True
+        with state.lock:
+            state.drip_total = len(raw)
+        for index in range(len(raw)):
+            if state.drip_stop.wait(state.cob_drip):
+                return
+            try:
+                self.connection.sendall(raw[index : index + 1])
+            except OSError:
+                state.drip_cut.set()  # the client gave up mid-answer (a send after its close fails)
+                return
+            with state.lock:
+                state.drip_sent += 1
 
     def _cob(self, method: str, txid: str, body: Any) -> None:
         state = self.state

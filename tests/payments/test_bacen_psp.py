@@ -272,3 +272,23 @@ def test_charge_through_the_bacen_adapter_is_stored(fake: FakeBacenServer, setti
     assert charge.status == "active"
     assert charge.br_code == fake.state.cobs[charge.txid]["pixCopiaECola"]
     assert charge.expires_at == datetime(2026, 7, 28, 15, 30, tzinfo=UTC)
+
+
+def test_a_dripping_psp_is_cut_at_the_total_deadline_retries_included(fake: FakeBacenServer) -> None:
+    """Issue 31 §2: httpx's timeout is per read, so a PSP that sends one byte at a time never tripped it (10 s per
+    byte × 3 attempts). Now one total deadline bounds the call, attempts included (PIX.md §4.2)."""
+    # given a PSP that answers charge creations one byte every 0.2 s, and a 1-second deadline
+    fake.state.cob_drip = 0.2
+    psp = _psp(fake, timeout=1.0, retries=3)
+    try:
+        # when a charge is created
+        with pytest.raises(PSPUnavailable) as excinfo:
+            psp.create_charge(txid=TXID, amount_cents=1000, expires_in=600, payer=None, message=None, extra=[])
+        # then the adapter gave up on a timeout while the PSP was still mid-answer
+        assert str(excinfo.value) == f"PUT /cob/{TXID}: timeout"
+        assert fake.state.drip_cut.wait(10)  # the fake saw the client hang up
+        assert 0 < fake.state.drip_sent < fake.state.drip_total
+        # and the deadline left no time for another attempt at the same drip
+        assert [path for method, path, _ in fake.state.requests if method == "PUT"] == [f"/cob/{TXID}"]
+    finally:
+        fake.state.drip_stop.set()

@@ -10,9 +10,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from payments.card.gateway import GatewayUnavailable
+from payments.card.pagarme import PagarmeGateway
 from payments.card.service import card_payment_authorize, card_payment_reconcile
 from payments.models import CardPayment, CardRefund, CardWebhookEvent
 from payments.refunds import refund_request
+from tests.bcp_app.drip import DripServer
 from tests.payments.fake_pagarme import SECRET_KEY, FakePagarmeServer, webhook_authorization
 
 pytestmark = pytest.mark.django_db
@@ -214,3 +217,14 @@ def test_reconcile_declines_only_when_the_gateway_says_not_paid(pagarme: FakePag
     pagarme.stop()
     assert card_payment_reconcile(reference="checkout_other") is None
     assert len(card_settled.calls) == 1
+
+
+def test_a_dripping_gateway_is_cut_at_one_deadline_for_all_attempts() -> None:
+    """Issue 31 §2: the timeout was per read and per attempt, so a gateway sending a byte every 0.3 s held the
+    caller for as long as it kept sending, three times. Now one deadline bounds the call, retries included."""
+    with DripServer(interval=0.3) as drip:
+        gateway = PagarmeGateway(secret_key="sk_test", base_url=drip.url(""), timeout=1.0, retries=3, backoff=0.0)
+        with pytest.raises(GatewayUnavailable):
+            gateway.get_charge("ch_1")
+        assert drip.cut.wait(10)  # the gateway saw the call hang up mid-answer
+        assert drip.connections == 1  # and no attempt after the deadline

@@ -11,6 +11,7 @@ import pytest
 from kernel.http import verified_tls_context
 from shop.checkout.cep import CepAddress, cep_cache_forget, cep_lookup
 from shop.models import Checkout
+from tests.bcp_app.drip import DripServer
 from tests.shop.checkout_factories import make_shipping, make_variant
 from tests.shop.fake_cep import (
     ERROR_CEP,
@@ -91,6 +92,18 @@ def test_unreachable_provider_falls_back_too(settings) -> None:
     settings.CEP_PROVIDER_TIMEOUT_MS = 300
     cep_cache_forget(FOUND_CEP)
     assert cep_lookup(FOUND_CEP) == CepAddress(cep="01310-100", uf="SP", source="offline")
+
+
+def test_a_dripping_provider_is_cut_at_the_total_timeout(settings) -> None:
+    """Issue 31 §2: the timeout was per read, so a provider sending a byte a second held the buyer's request for
+    as long as it kept sending. Now the whole lookup has one deadline (kernel/http.py)."""
+    settings.CEP_PROVIDER_TIMEOUT_MS = 1000
+    cep_cache_forget(FOUND_CEP)
+    with DripServer(interval=0.3) as drip:
+        settings.CEP_PROVIDER_URL = drip.url("/ws/{cep}/json/")
+        assert cep_lookup(FOUND_CEP) == CepAddress(cep="01310-100", uf="SP", source="offline")
+        assert drip.cut.wait(10)  # the provider saw the lookup hang up mid-answer
+        assert drip.connections == 1
 
 
 def test_no_provider_configured_uses_the_table_and_a_bad_format_is_none(settings) -> None:
