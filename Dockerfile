@@ -7,6 +7,8 @@ FROM python:3.13-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
+COPY config config
+COPY kernel kernel
 COPY shop shop
 COPY orders orders
 COPY payments payments

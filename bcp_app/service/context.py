@@ -75,7 +75,7 @@ class RequestContext:
         `not_found`): a platform by its id; an anonymous agent by its profile URL (§18 (4): anonymous agents
         create checkouts, so the URL that created one is the only identity it has); a permalink's browser by
         its session (`extra["session_key"]`)."""
-        key = self.extra.get("session_key") or agent_key(negotiation._url_hash(self.profile_url))
+        key = self.extra.get("session_key") or agent_key(negotiation.url_hash(self.profile_url))
         return CheckoutOwner(platform_id=self.platform_id, key=key)
 
     @property
@@ -87,7 +87,7 @@ class RequestContext:
         """Idempotency scope (BCP §12: per platform profile): the platform, else the profile URL."""
         if self.platform is not None:
             return f"platform:{self.platform.public_id}"
-        return "profile:" + negotiation._url_hash(self.profile_url)
+        return "profile:" + negotiation.url_hash(self.profile_url)
 
     def has(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -105,7 +105,7 @@ def signed_platform_id(profile_url: str) -> str:
     """Identity of a platform that signs with a key of its profile but never registered (BCP §7
     "authenticated (API key, OAuth, mTLS or signature)"): checkouts it creates carry this id, so a later
     request signed by a key of the same profile may read their orders (BCP-ORD-02, BCP-SIG-08)."""
-    return "sig_" + negotiation._url_hash(profile_url)[:32]
+    return "sig_" + negotiation.url_hash(profile_url)[:32]
 
 
 def normalize_language(value: str | None) -> str:

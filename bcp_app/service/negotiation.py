@@ -145,7 +145,7 @@ def _ttl(cache_control: str) -> int:
     return max(TTL_FLOOR, min(max_age, TTL_CEILING))
 
 
-def _url_hash(url: str) -> str:
+def url_hash(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()
 
 
@@ -172,7 +172,7 @@ def _record_failure(url: str, error: ProtocolError) -> None:
     now = timezone.now()
     with transaction.atomic():
         entry, _ = ProfileCacheEntry.objects.select_for_update().get_or_create(
-            url_hash=_url_hash(url), defaults={"url": url, "fetched_at": now, "expires_at": now}
+            url_hash=url_hash(url), defaults={"url": url, "fetched_at": now, "expires_at": now}
         )
         entry.failure_count += 1
         entry.failed_until = now + timedelta(seconds=min(300, 5 * 2 ** min(entry.failure_count - 1, 8)))
@@ -183,7 +183,7 @@ def _record_failure(url: str, error: ProtocolError) -> None:
 
 def profile_memo_key(url: str) -> str:
     """The cache entry `get_platform_profile` reads first (resolve_context prefetches it)."""
-    return f"bcp:profile:{_url_hash(url)}"
+    return f"bcp:profile:{url_hash(url)}"
 
 
 def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
@@ -207,7 +207,7 @@ def get_platform_profile(url: str, *, force_refresh: bool = False) -> dict[str, 
     if not force_refresh and (memo := request_cache.get(profile_memo_key(url))) is not None:
         return memo
     now = timezone.now()
-    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).first()
+    entry = ProfileCacheEntry.objects.filter(url_hash=url_hash(url)).first()
     if entry is not None and not force_refresh:
         if entry.body is not None and entry.expires_at > now:
             _memo(url, entry.body, entry.expires_at, now)
@@ -238,7 +238,7 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
         raise
     now = timezone.now()
     ProfileCacheEntry.objects.update_or_create(
-        url_hash=_url_hash(url),
+        url_hash=url_hash(url),
         defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
                   "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
     )
@@ -248,7 +248,7 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
 
 
 def profile_age_seconds(url: str) -> float | None:
-    entry = ProfileCacheEntry.objects.filter(url_hash=_url_hash(url)).only("fetched_at").first()
+    entry = ProfileCacheEntry.objects.filter(url_hash=url_hash(url)).only("fetched_at").first()
     return None if entry is None else (timezone.now() - entry.fetched_at).total_seconds()
 
 

@@ -131,12 +131,12 @@ def cache_profile(url: str, profile: dict[str, Any]) -> None:
     from django.utils import timezone
 
     from bcp_app.models import ProfileCacheEntry
-    from bcp_app.service.negotiation import _url_hash, validate_platform_profile
+    from bcp_app.service.negotiation import url_hash, validate_platform_profile
 
     validate_platform_profile(profile)
     now = timezone.now()
     ProfileCacheEntry.objects.update_or_create(
-        url_hash=_url_hash(url),
+        url_hash=url_hash(url),
         defaults={"url": url, "body": profile, "fetched_at": now, "expires_at": now + timedelta(hours=1)},
     )
 

@@ -27,6 +27,8 @@ import httpx
 import pytest
 from django.db import connection
 
+from bcp_app.service.negotiation import url_hash
+from shop.checkout.access import agent_key
 from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from tests.bcp_app.bcp_fixtures import FakePlatform
@@ -91,13 +93,13 @@ def _in_flight(psp: FakeBacenServer) -> int:
         return len({path for method, path, _ in psp.state.requests if method == "PUT" and path.startswith("/cob/")})
 
 
-def _ready_checkouts(count: int) -> list[str]:
+def _ready_checkouts(count: int, profile_url: str) -> list[str]:
+    """Ready checkouts of the anonymous agent at `profile_url` (its checkouts are bound to it)."""
     make_variant(stock=count + 5)
     make_shipping()
-    return [
-        checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 1), option="pac")).checkout.public_id
-        for _ in range(count)
-    ]
+    owner = agent_key(url_hash(profile_url))
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    return [checkout_create(data=data, session_key=owner).checkout.public_id for _ in range(count)]
 
 
 def _complete(api: str, headers: dict[str, str], checkout_id: str) -> httpx.Response:
@@ -115,9 +117,10 @@ def test_pix_completes_hanging_at_the_psp_leave_the_pool_to_everyone_else(
     # given more ready checkouts than the database pool has connections, and a PSP that does not answer
     pool_size = connection.pool.max_size if connection.pool is not None else 10
     hanging = pool_size + 2
-    ids = _ready_checkouts(hanging + 1)
+    profile_url = fake_platform.publish()
+    ids = _ready_checkouts(hanging + 1, profile_url)
     other = ids.pop()
-    headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
+    headers = {"BCP-Agent": f'profile="{profile_url}"'}
     api = f"{server.url}/bcp/v1"
     settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "write": ("", "")}
 
@@ -145,8 +148,9 @@ def test_pix_calls_dripping_at_the_psp_end_at_their_deadline_and_the_storefront_
 ) -> None:
     # given twice as many ready checkouts as the web process has threads, and a PSP that drips every answer
     settings.PIX_PSP_TIMEOUT_SECONDS = 2
-    ids = _ready_checkouts(2 * settings.WEB_THREADS)
-    headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
+    profile_url = fake_platform.publish()
+    ids = _ready_checkouts(2 * settings.WEB_THREADS, profile_url)
+    headers = {"BCP-Agent": f'profile="{profile_url}"'}
     api = f"{few_threads_server.url}/bcp/v1"
     settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "write": ("", "")}
     with ThreadPoolExecutor(max_workers=len(ids)) as pool:

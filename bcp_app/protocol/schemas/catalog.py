@@ -39,33 +39,36 @@ class PaginationIn(RequestModel):
     limit: Annotated[int, Field(ge=1, le=100)] = Field(default=10, description="Itens por página (padrão 10).")
 
 
+def _present(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema branch: member `name` is present and matches `schema` (described: MCP lists these)."""
+    return {"required": [name], "properties": {name: schema}}
+
+
 # BCP-CAT-01: a search names text (not only blanks) or a filter that narrows (a category or a price bound).
 SEARCH_NEEDS_QUERY_OR_FILTERS: dict[str, Any] = {
     "anyOf": [
-        {"required": ["query"], "properties": {"query": {"type": "string", "pattern": "\\S"}}},
-        {
-            "required": ["filters"],
-            "properties": {
-                "filters": {
-                    "type": "object",
-                    "anyOf": [
-                        {"required": ["categories"], "properties": {"categories": {"type": "array", "minItems": 1}}},
+        _present("query", {"type": "string", "pattern": "\\S", "description": "Texto da busca (não só espaços)."}),
+        _present(
+            "filters",
+            {
+                "type": "object",
+                "description": "Filtros que restringem a busca: uma categoria ou uma faixa de preço.",
+                "anyOf": [
+                    _present("categories", {"type": "array", "minItems": 1, "description": "Ao menos uma categoria."}),
+                    _present(
+                        "price",
                         {
-                            "required": ["price"],
-                            "properties": {
-                                "price": {
-                                    "type": "object",
-                                    "anyOf": [
-                                        {"required": ["min"], "properties": {"min": {"type": "integer"}}},
-                                        {"required": ["max"], "properties": {"max": {"type": "integer"}}},
-                                    ],
-                                }
-                            },
+                            "type": "object",
+                            "description": "Faixa de preço com ao menos um limite.",
+                            "anyOf": [
+                                _present("min", {"type": "integer", "description": "Preço mínimo."}),
+                                _present("max", {"type": "integer", "description": "Preço máximo."}),
+                            ],
                         },
-                    ],
-                }
+                    ),
+                ],
             },
-        },
+        ),
     ]
 }
 

@@ -88,7 +88,10 @@ class CheckoutCreateRequest(CheckoutWrite):
         json_schema_extra={
             "anyOf": [
                 {"required": ["line_items"]},
-                {"required": ["cart_id"], "properties": {"cart_id": {"type": "string"}}},
+                {
+                    "required": ["cart_id"],
+                    "properties": {"cart_id": {"type": "string", "description": "Carrinho a converter (não nulo)."}},
+                },
             ]
         }
     )
