@@ -188,10 +188,10 @@ def cache_profile_unvalidated(url: str, profile: dict[str, Any]) -> None:
     from django.utils import timezone
 
     from bcp_app.models import ProfileCacheEntry
-    from bcp_app.service.negotiation import _url_hash
+    from bcp_app.service.negotiation import url_hash
 
     now = timezone.now()
-    ProfileCacheEntry.objects.create(url_hash=_url_hash(url), url=url, body=profile, fetched_at=now,
+    ProfileCacheEntry.objects.create(url_hash=url_hash(url), url=url, body=profile, fetched_at=now,
                                      expires_at=now + timedelta(hours=1))
 
 
