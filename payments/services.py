@@ -23,10 +23,9 @@ from payments.card.service import (
     card_payment_brief,
     card_payment_brief_sql,
     card_payment_charge,
-    card_payment_reconcile,
     card_payment_record,
 )
-from payments.card.settle import card_payment_record_unclaimed
+from payments.card.settle import card_payment_reconcile, card_payment_record_unclaimed
 from payments.due import DueTerms
 from payments.exceptions import PaymentInputError
 from payments.ids import new_txid

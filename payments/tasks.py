@@ -215,7 +215,7 @@ def execute_card_refund(self, refund_pk: int) -> str:
 def reconcile_card_payments(limit: int = 100) -> int:
     """Every minute: pending card payments asked at the gateway by order code, inbox rows left unprocessed,
     estornos left pending (task lost). Returns how many payments reached a final outcome."""
-    from payments.card.service import card_payment_reconcile
+    from payments.card.settle import card_payment_reconcile
     from payments.card.webhook import card_webhook_event_process
     from payments.models import CardPayment, CardRefund, CardWebhookEvent
 

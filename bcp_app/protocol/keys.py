@@ -26,6 +26,9 @@ def b64url(data: bytes) -> str:
 
 
 def b64url_decode(text: str) -> bytes:
+    """Unpadded base64url only (RFC 7515 §2): padding, the standard alphabet or white space are refused."""
+    if not isinstance(text, str) or any(ch in text for ch in "+/= \n"):
+        raise ValueError("not base64url")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 

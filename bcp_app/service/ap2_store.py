@@ -17,6 +17,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 
 from bcp_app.models import Ap2Mandate
+from bcp_app.protocol.keys import b64url_decode
 
 
 def _total(checkout: dict[str, Any]) -> int | None:
@@ -27,7 +28,6 @@ def _total(checkout: dict[str, Any]) -> int | None:
 
 
 def _issuer_kid(mandate: str) -> str:
-    from bcp_app.service.ap2 import b64url_decode
 
     try:
         header = json.loads(b64url_decode(mandate.split("~", 1)[0].split(".", 1)[0]))

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from bcp_app.protocol.errors import ProtocolError, error_response
-from bcp_app.protocol.names import BUYER_CONSENT, CART, DISCOUNT, PROTOCOL_VERSION
+from bcp_app.protocol.names import BUYER_CONSENT, CART, CHECKOUT, DISCOUNT, PROTOCOL_VERSION
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest, CartWrite
-from bcp_app.service import presenters
+from bcp_app.protocol.validation import validate
+from bcp_app.service import presenters, ratelimit
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.policies import policies_json
 from shop.checkout import types as ct
@@ -105,8 +106,6 @@ def _input_error(exc: Any) -> ProtocolError:
 
 
 def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> OperationResult:
-    from bcp_app.service import ratelimit
-    from bcp_app.service.operations import validate
     from shop import carts
 
     request = validate(CartCreateRequest, body)
@@ -137,7 +136,6 @@ def get_cart(ctx: Any, cart_id: str) -> OperationResult:
 
 
 def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
-    from bcp_app.service.operations import validate
     from shop import carts
 
     request = validate(CartUpdateRequest, body)
@@ -185,7 +183,6 @@ def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.Che
     from shop.models import Cart, Checkout
 
     if not _owned(ctx, cart_id):
-        from bcp_app.protocol.names import CHECKOUT
 
         return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
                                                    capabilities=ctx.ucp_capabilities(CHECKOUT) or None))

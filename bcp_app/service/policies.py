@@ -14,6 +14,7 @@ from bcp_app.protocol.names import PROTOCOL_VERSION
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.common import Description
 from bcp_app.protocol.schemas.policies import PoliciesSearchRequest, PoliciesSearchResponse, PolicyOut, ReturnWindow
+from bcp_app.protocol.validation import validate
 
 # What an accepted return gives back here: the money by the same means (Pix devolução) or a store credit note.
 RETURN_RESOLUTIONS = ["original_payment_method", "store_credit"]
@@ -57,7 +58,6 @@ def policies_json(language: str | None = None, *, kept: Any = None) -> list[dict
 
 def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -> OperationResult:
     """`policies.search`: the policies a buyer's question is about, with their text as the answer."""
-    from bcp_app.service.operations import validate
     from shop.store.policies import policies_search
 
     request = validate(PoliciesSearchRequest, body)

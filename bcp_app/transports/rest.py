@@ -40,10 +40,10 @@ from bcp_app.protocol.schemas import (
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
+from bcp_app.protocol.validation import field_path
 from bcp_app.service import idempotency, operations, ratelimit
 from bcp_app.service.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.service.negotiation import parse_agent_header
-from bcp_app.service.operations import field_path
 from kernel.json_limits import JsonLimitError, loads_bounded
 from kernel.ops.access_log import annotate
 

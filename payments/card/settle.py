@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
-from payments.card.gateway import GatewayCharge
+from payments.card.gateway import NOT_PAID, GatewayCharge, GatewayError, decline_message
 from payments.card.models import CardPayment
 from payments.card.service import (
     CardCharge,
     CardPaymentResult,
     card_payment_record,
+    get_card_gateway,
     record,
     record_charged,
     result_of,
 )
 from payments.signals import card_payment_settled
+from payments.timeline import record_event
+
+logger = logging.getLogger(__name__)
 
 Status = CardPayment.Status
 
@@ -57,3 +63,54 @@ def card_payment_record_unclaimed(charged: CardCharge) -> CardPaymentResult:
             announce(reference=charged.reference, payment_id=payment.payment_id, status=payment.status,
                      amount=payment.amount)
     return result_of(payment)
+
+
+def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:
+    """Ask the gateway what became of `reference` (by order code) and record it; None when it cannot be asked.
+
+    A paid charge is recorded as approved; an authorization left uncaptured (a process that died between
+    the two calls) is captured now; no charge, or only failed/canceled ones, is a decline. Sends
+    `card_payment_settled` when the outcome became final here.
+    """
+    try:
+        gateway = get_card_gateway()
+    except GatewayError as exc:  # misconfigured (no secret key): decide nothing, say why
+        logger.error("card reconcile: no usable gateway: %s", exc)
+        return None
+    if gateway is None:
+        return _record_nothing_charged(reference, "none")  # no gateway: nothing can have been charged
+    try:
+        charges = gateway.find_charges(reference=reference)
+        chosen = next((c for c in charges if c.paid), None) or next((c for c in charges if c.authorized), None)
+        if chosen is not None and chosen.authorized:
+            chosen = gateway.capture(
+                charge_id=chosen.charge_id, amount=chosen.amount, idempotency_key=f"{reference}-reconcile-capture"
+            )
+        if chosen is None and charges and not all(c.status in NOT_PAID for c in charges):
+            return None  # still processing at the gateway: ask again later
+        chosen = chosen or (charges[0] if charges else None)
+    except GatewayError as exc:
+        logger.warning("card reconcile: gateway unavailable for %s: %s", reference, exc)
+        return None
+    if chosen is None:
+        return _record_nothing_charged(reference, gateway.name)
+    return settle_recorded(reference=reference, charge=chosen, gateway=gateway.name, source="reconcile")
+
+
+def _record_nothing_charged(reference: str, gateway: str) -> CardPaymentResult:
+    """The gateway has no order with this code, or only failed ones: the card was never charged."""
+    with transaction.atomic():
+        payment = CardPayment.objects.select_for_update().filter(reference=reference).first()
+        if payment is not None and payment.status != Status.PENDING:
+            return result_of(payment)
+        if payment is not None:
+            payment.status, payment.code, payment.message = Status.DECLINED, "payment_failed", decline_message("")
+            payment.save(update_fields=["status", "code", "message", "updated_at"])
+        record_event(reference=reference, kind="card_not_charged", source="reconcile", gateway=gateway)
+        announce(
+            reference=reference,
+            payment_id=payment.payment_id if payment else "",
+            status=Status.DECLINED,
+            amount=payment.amount if payment else 0,
+        )
+    return result_of(payment) if payment else CardPaymentResult(False, "payment_failed", decline_message(""), "")

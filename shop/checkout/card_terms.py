@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
-from payments.installments import Installment, InstallmentPolicy, plan_for
+from kernel.money import format_brl
+from payments.card.service import card_gateway_configured
+from payments.installments import Installment, InstallmentPolicy, best_interest_free, plan_for
 from shop.checkout.types import CheckoutMessage, InstrumentInput
 
 INSTALLMENTS_PATH = "$.payment.instruments[0].installments"
@@ -71,3 +74,41 @@ def card_terms(instrument: InstrumentInput | None, amount: int) -> CardTerms:
         "display_text": _("Juros do parcelamento (%(count)dx)") % {"count": plan.count},
     }
     return CardTerms(interest=plan.interest, fee=fee, instrument_fields=fields)
+
+
+def plan_label(plan: Installment) -> str:
+    if plan.count == 1:
+        return _("1x de %(amount)s (à vista)") % {"amount": format_brl(plan.total)}
+    if plan.interest:
+        return _("%(count)dx de %(amount)s com juros (total %(total)s)") % {
+            "count": plan.count,
+            "amount": format_brl(plan.installment),
+            "total": format_brl(plan.total),
+        }
+    if plan.has_remainder:
+        return _("%(count)dx sem juros: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
+            "count": plan.count,
+            "first": format_brl(plan.first),
+            "rest": plan.count - 1,
+            "amount": format_brl(plan.installment),
+        }
+    return _("%(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
+
+
+def card_offered() -> bool:
+    return bool(getattr(settings, "BCP_CARD_ENABLED", True)) and card_gateway_configured()
+
+
+def installment_offer(cents: object) -> str:
+    try:
+        amount = int(cents)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return ""
+    if amount <= 0 or not card_offered():
+        return ""
+    plan = best_interest_free(amount, installment_policy())
+    if plan is None:
+        return ""
+    # The checkout's own wording of the plan (plan_label): with a remainder it names the first and the
+    # regular installment ("11x de R$ 5,50" alone for R$ 59,90 made 60,50 and read as hidden interest).
+    return _("ou %(plan)s") % {"plan": plan_label(plan)}

@@ -1,6 +1,6 @@
 """Helpers shared by the A2A/AP2 tests: a platform-side AP2 mandate builder written with joserfc.
 
-joserfc is a JOSE implementation independent of `bcp_app.service.ap2` (which only uses `cryptography`), so a
+joserfc is a JOSE implementation independent of `bcp_app.protocol.ap2` (which only uses `cryptography`), so a
 mandate built here and accepted there is a cross-implementation check (PIX.md §7.3).
 """
 
@@ -18,7 +18,7 @@ import pytest
 from joserfc import jws
 from joserfc.jwk import ECKey
 
-from bcp_app.service import ap2
+from bcp_app.protocol import ap2
 from tests.bcp_app.live import LiveServer as BaseLiveServer
 
 

@@ -312,7 +312,7 @@ def signed_request(server: LiveServer, key: Any, body: bytes, *, kid: str = "pla
 def test_rfc9421_signed_message_is_verified_with_the_platform_keys_bcp_sig_01(server: LiveServer):
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from bcp_app.service import ap2
+    from bcp_app.protocol import ap2
 
     key = ec.generate_private_key(ec.SECP256R1())
     cache_profile(SEED_PROFILE, platform_profile(keys=[ap2.public_jwk(key, kid="plat-1")]))

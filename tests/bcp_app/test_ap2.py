@@ -1,6 +1,6 @@
 """AP2 mandates (PIX.md §7, BCP.md §11.5, BCP-PAY-09): merchant authorization and checkout mandate checks.
 
-Signatures are cross-checked with joserfc, a JOSE library independent of `bcp_app.service.ap2`.
+Signatures are cross-checked with joserfc, a JOSE library independent of `bcp_app.protocol.ap2`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from joserfc import jws
 from joserfc.errors import BadSignatureError
 
-from bcp_app.service import ap2, ap2_mandate
+from bcp_app.protocol import ap2, ap2_mandate
 from tests.bcp_app.test_a2a_helpers import b64url, build_checkout_mandate, disclosure, ec_key, public_jwk
 
 SHOP_KID = "loja-2026-07"

@@ -17,7 +17,7 @@ from joserfc import jws
 from joserfc.errors import BadSignatureError
 from joserfc.jwk import ECKey
 
-from bcp_app.service import ap2
+from bcp_app.protocol import ap2
 from tests.bcp_app.test_a2a_checkout import BUYER, PIX_INSTRUMENT, SEED_COMPLETE, SEED_CONTEXT, SEED_STRUCTURED
 from tests.bcp_app.test_a2a_helpers import (
     EXTENSION,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bcp_app.models import Ap2Mandate
-from bcp_app.service import ap2
+from bcp_app.protocol import ap2
 from tests.bcp_app.test_a2a_checkout import SEED_COMPLETE, SEED_CONTEXT
 from tests.bcp_app.test_a2a_helpers import (  # noqa: F401 (fixtures "live" and "server")
     checkout_of,

@@ -12,7 +12,8 @@ from django.test import Client
 
 from payments.card.gateway import GatewayUnavailable
 from payments.card.pagarme import PagarmeGateway
-from payments.card.service import card_payment_authorize, card_payment_reconcile
+from payments.card.service import card_payment_authorize
+from payments.card.settle import card_payment_reconcile
 from payments.models import CardPayment, CardRefund, CardWebhookEvent
 from payments.refunds import refund_request
 from tests.bcp_app.drip import DripServer

@@ -28,9 +28,9 @@ Synchronous (ORM); async transports call them through `asgiref.sync.sync_to_asyn
 from __future__ import annotations
 
 from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.validation import field_path, validate
 from bcp_app.service.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
 from bcp_app.service.operations.agent import StockLine, find_products, order_state, stock_check
-from bcp_app.service.operations.base import field_path, validate
 from bcp_app.service.operations.checkout import (
     cancel_checkout,
     complete_checkout,

@@ -9,6 +9,7 @@ from typing import Any
 
 from bcp_app.protocol.names import CHECKOUT
 from bcp_app.service.context import RequestContext
+from bcp_app.service.operations.base import incompatible
 
 
 def find_products(ctx: RequestContext, *, query: str = "", item_id: str = "", limit: int = 10) -> Any:
@@ -18,7 +19,6 @@ def find_products(ctx: RequestContext, *, query: str = "", item_id: str = "", li
     from shop.catalog import selectors
 
     if not ctx.has(CHECKOUT):
-        from bcp_app.service.operations.base import incompatible
 
         return incompatible(ctx, CHECKOUT)
     if item_id:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from bcp_app.protocol.errors import ProtocolError, error_response
-from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.errors import error_response
 from bcp_app.protocol.names import (
     CHECKOUT,
 )
@@ -16,7 +12,7 @@ from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.checkout import (
     CheckoutResponse,
 )
-from bcp_app.service import ap2, presenters
+from bcp_app.service import mandates, presenters
 from bcp_app.service.context import RequestContext
 from shop.checkout import types as ct
 
@@ -40,30 +36,6 @@ def text(ctx: RequestContext, key: str, **kwargs: str) -> str:
     return TEXTS[key]["en" if ctx.language == "en" else "pt-br"].format(**kwargs)
 
 
-def field_path(loc: tuple[Any, ...]) -> str:
-    """pydantic `loc` → `line_items[0].quantity`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(corpo)"
-
-
-def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None, *, prefix: str = "") -> M:
-    if isinstance(body, model):
-        return body
-    if body is None:
-        body = {}
-    if not isinstance(body, Mapping):
-        raise ProtocolError("invalid_request", f"{prefix or 'O corpo'} deve ser um objeto JSON.")
-    try:
-        return model.model_validate(dict(body))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = field_path(tuple(first["loc"]))
-        where = f"{prefix}.{where}" if prefix else where
-        raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc
-
-
 def incompatible(ctx: RequestContext, name: str, *capabilities: str) -> OperationResult:
     return OperationResult(
         200,
@@ -82,7 +54,7 @@ def checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int 
 def signed(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     """The checkout with `ap2` while AP2 is negotiated (BCP-PAY-09), still the model's output: the signature
     covers JCS(body without `ap2`), so producing again after signing changes no signed byte."""
-    out = ap2.sign_response(ctx, body)
+    out = mandates.sign_response(ctx, body)
     return out if out is body else CheckoutResponse.produce(out)
 
 

@@ -23,11 +23,12 @@ from bcp_app.protocol.schemas.checkout import (
     CheckoutWrite,
 )
 from bcp_app.protocol.schemas.payment import PaymentIn
-from bcp_app.service import ap2, presenters, ratelimit
+from bcp_app.protocol.validation import validate
+from bcp_app.service import mandates, presenters, ratelimit
 from bcp_app.service.carts import checkout_from_cart, link_cart
 from bcp_app.service.context import RequestContext
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
-from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text, validate
+from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text
 from shop.checkout import types as ct
 
 # --- request model → engine input ---------------------------------------------------------------------
@@ -185,7 +186,7 @@ def complete_checkout(
         if "id" not in seen.body:  # not found, or another platform's: that answer, before any mandate check
             return seen
         current = seen.body
-        if (refusal := ap2.mandate_refusal(ctx, current, request.ap2)) is not None:
+        if (refusal := mandates.mandate_refusal(ctx, current, request.ap2)) is not None:
             return OperationResult(200, CheckoutResponse.produce(refusal))  # the unchanged checkout + the error
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.

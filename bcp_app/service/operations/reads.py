@@ -14,9 +14,10 @@ from bcp_app.protocol.names import (
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas import LookupResponse, ProductResponse, SearchResponse
 from bcp_app.protocol.schemas.catalog import LOOKUP_MAX_IDS, GetProductRequest, LookupRequest, SearchRequest
+from bcp_app.protocol.validation import validate
 from bcp_app.service import catalog
 from bcp_app.service.context import RequestContext
-from bcp_app.service.operations.base import incompatible, text, validate
+from bcp_app.service.operations.base import incompatible, text
 from bcp_app.service.operations.order_body import order_result
 from bcp_app.service.policies import policies_json
 

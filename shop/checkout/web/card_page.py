@@ -12,20 +12,16 @@ from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
+from django.http import HttpResponse
+from django.shortcuts import redirect
 
-from kernel.money import format_brl
-from payments.installments import Installment, plans_for
-from shop.checkout.card_terms import installment_policy
+from payments.installments import plans_for
+from shop.checkout.card_terms import card_offered, installment_policy, plan_label
 from shop.checkout.hold import card_handler_id
 from shop.checkout.outputs import CheckoutView
 from shop.checkout.pix_discount import is_pix_instrument
-from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, InstrumentInput
+from shop.checkout.types import InstrumentInput
 from shop.models import Checkout
-from shop.templatetags.card_terms import card_offered
 
 STOREFRONT_CARD_ID = "card_storefront"
 
@@ -46,25 +42,6 @@ def with_token(instrument: InstrumentInput, post: Any) -> InstrumentInput | None
     if not token or len(token) > 200:
         return None
     return replace(instrument, credential={"type": "PAYMENT_GATEWAY", "token": token})
-
-
-def plan_label(plan: Installment) -> str:
-    if plan.count == 1:
-        return _("1x de %(amount)s (à vista)") % {"amount": format_brl(plan.total)}
-    if plan.interest:
-        return _("%(count)dx de %(amount)s com juros (total %(total)s)") % {
-            "count": plan.count,
-            "amount": format_brl(plan.installment),
-            "total": format_brl(plan.total),
-        }
-    if plan.has_remainder:
-        return _("%(count)dx sem juros: 1ª de %(first)s e %(rest)dx de %(amount)s") % {
-            "count": plan.count,
-            "first": format_brl(plan.first),
-            "rest": plan.count - 1,
-            "amount": format_brl(plan.installment),
-        }
-    return _("%(count)dx de %(amount)s sem juros") % {"count": plan.count, "amount": format_brl(plan.installment)}
 
 
 def card_total(view: CheckoutView) -> int:
@@ -101,16 +78,3 @@ def in_progress_redirect(checkout: Checkout) -> HttpResponse:
     if is_card(checkout):
         return redirect("checkout:card_pending", checkout_id=checkout.public_id)
     return redirect("checkout:pix", checkout_id=checkout.public_id)
-
-
-@require_GET
-def card_pending(request: HttpRequest, checkout_id: str) -> HttpResponse:
-    """The gateway did not answer in time: the stock is held until the webhook or the sweep decides."""
-    from shop.checkout.web.views import _get_or_404, _local
-
-    checkout = _get_or_404(request, checkout_id)
-    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
-        return redirect(_local(checkout.order_permalink_url))
-    if checkout.status != STATUS_IN_PROGRESS or not is_card(checkout):
-        return redirect("checkout:resume", checkout_id=checkout_id)
-    return render(request, "shop/checkout/card_pending.html", {"checkout": checkout})

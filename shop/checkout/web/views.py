@@ -61,7 +61,7 @@ from shop.checkout.types import (
     LineInput,
     PaymentInput,
 )
-from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, with_token
+from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
 from shop.models import Checkout
@@ -396,3 +396,14 @@ def terms(request: HttpRequest) -> HttpResponse:
 @require_GET
 def privacy(request: HttpRequest) -> HttpResponse:
     return render(request, "shop/checkout/privacy.html", {})
+
+
+@require_GET
+def card_pending(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """The gateway did not answer in time: the stock is held until the webhook or the sweep decides."""
+    checkout = _get_or_404(request, checkout_id)
+    if checkout.status == STATUS_COMPLETED and checkout.order_permalink_url:
+        return redirect(_local(checkout.order_permalink_url))
+    if checkout.status != STATUS_IN_PROGRESS or not is_card(checkout):
+        return redirect("checkout:resume", checkout_id=checkout_id)
+    return render(request, "shop/checkout/card_pending.html", {"checkout": checkout})

@@ -1,5 +1,5 @@
 """AP2 checkout mandate verification (PIX.md §7.3): the platform's SD-JWT+KB `ap2.checkout_mandate`,
-checked at completion before any payment. Failures raise `bcp_app.service.ap2.Ap2Error` with a BCP code.
+checked at completion before any payment. Failures raise `bcp_app.protocol.ap2.Ap2Error` with a BCP code.
 """
 
 from __future__ import annotations
@@ -11,16 +11,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from bcp_app.service.ap2 import (
-    Ap2Error,
-    _protected_header,
-    _sha256_b64url,
-    _signing_keys,
-    b64url_decode,
-    b64url_encode,
-    public_key_from_jwk,
-    verify_compact,
-)
+from bcp_app.protocol.ap2 import Ap2Error, _protected_header, _sha256_b64url, _signing_keys, verify_compact
+from bcp_app.protocol.keys import b64url as b64url_encode
+from bcp_app.protocol.keys import b64url_decode, public_key_from_jwk
 
 CHECKOUT_MANDATE_VCT = "mandate.checkout.1"
 # Clock skew tolerated on `iat`/`exp` of mandates (seconds).

@@ -4,17 +4,16 @@
   JCS (RFC 8785) canonical form of the checkout response without its `ap2` member (PIX.md §7.1).
 - `verify_merchant_authorization(checkout, keys)`: the §7.2 check (platform side; our own tests).
 - `sign_response(ctx, body)` / `mandate_refusal(ctx, checkout, ap2)`: what `bcp_app.service.operations` calls
-  while AP2 is negotiated; the SD-JWT+KB checkout mandate check itself (§7.3) is `bcp_app.service.ap2_mandate`.
+  while AP2 is negotiated; the SD-JWT+KB checkout mandate check itself (§7.3) is `bcp_app.protocol.ap2_mandate`.
   Every failure is an `Ap2Error(code, content)` with a BCP code (`mandate_required`, `agent_missing_key`,
   `mandate_invalid_signature`, `mandate_expired`, `mandate_scope_mismatch`, `merchant_authorization_invalid`).
 
-Only `cryptography` and `rfc8785` are used so the runtime needs no JOSE library; the tests check the
-results against `joserfc`, an independent implementation.
+The ES256 and base64url primitives are protocol/keys.py's (one copy for AP2, RFC 9421 and the shop's key);
+the tests check the results against `joserfc`, an independent implementation.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import json
@@ -22,10 +21,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import rfc8785
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+
+from bcp_app.protocol import keys
+from bcp_app.protocol.keys import b64url as b64url_encode
+from bcp_app.protocol.keys import b64url_decode, public_key_from_jwk
 
 AP2_CAPABILITY = "br.dev.bcp.shopping.ap2_mandate"
 ALLOWED_ALGORITHMS = frozenset({"ES256"})
@@ -41,16 +41,6 @@ class Ap2Error(Exception):
 
 
 # --- encoding helpers -----------------------------------------------------------------------------------
-
-
-def b64url_encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def b64url_decode(text: str) -> bytes:
-    if not isinstance(text, str) or any(ch in text for ch in "+/= \n"):
-        raise ValueError("not base64url")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def jcs(value: Any) -> bytes:
@@ -70,26 +60,8 @@ def _sha256_b64url(data: bytes) -> str:
 # --- keys ------------------------------------------------------------------------------------------------
 
 
-def public_key_from_jwk(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
-    if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256":
-        raise ValueError("only EC P-256 keys are supported")
-    x = int.from_bytes(b64url_decode(str(jwk["x"])), "big")
-    y = int.from_bytes(b64url_decode(str(jwk["y"])), "big")
-    return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
-
-
 def public_jwk(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey, *, kid: str) -> dict[str, str]:
-    public = key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key
-    numbers = public.public_numbers()
-    return {
-        "kid": kid,
-        "kty": "EC",
-        "crv": "P-256",
-        "alg": "ES256",
-        "use": "sig",
-        "x": b64url_encode(numbers.x.to_bytes(32, "big")),
-        "y": b64url_encode(numbers.y.to_bytes(32, "big")),
-    }
+    return keys.public_jwk(key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key, kid=kid)
 
 
 def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCurvePublicKey | None:
@@ -102,23 +74,7 @@ def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCur
     return None
 
 
-# --- JWS (ES256, raw r||s) -----------------------------------------------------------------------------------
-
-
-def _es256_sign(private_key: ec.EllipticCurvePrivateKey, signing_input: bytes) -> bytes:
-    r, s = decode_dss_signature(private_key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
-    return r.to_bytes(32, "big") + s.to_bytes(32, "big")
-
-
-def _es256_verify(public_key: ec.EllipticCurvePublicKey, signing_input: bytes, signature: bytes) -> bool:
-    if len(signature) != 64:
-        return False
-    der = encode_dss_signature(int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big"))
-    try:
-        public_key.verify(der, signing_input, ec.ECDSA(hashes.SHA256()))
-    except InvalidSignature:
-        return False
-    return True
+# --- JWS (ES256, raw r||s: protocol/keys.py) ------------------------------------------------------------------
 
 
 def _protected_header(encoded: str) -> dict[str, Any]:
@@ -142,7 +98,7 @@ def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid
         header["typ"] = typ
     encoded_header = b64url_encode(json.dumps(header, separators=(",", ":")).encode())
     signing_input = f"{encoded_header}.{b64url_encode(payload)}".encode("ascii")
-    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(_es256_sign(private_key, signing_input))}"
+    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(keys.es256_sign(signing_input, private_key))}"
 
 
 def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
@@ -161,7 +117,7 @@ def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
         signature = b64url_decode(segments[2])
     except (ValueError, binascii.Error) as exc:
         raise ValueError("payload or signature is not base64url") from exc
-    if not _es256_verify(key, f"{segments[0]}.{segments[1]}".encode("ascii"), signature):
+    if not keys.es256_verify(key, signature, f"{segments[0]}.{segments[1]}".encode("ascii")):
         raise ValueError("signature does not verify")
     return header, payload
 
@@ -202,58 +158,3 @@ def verify_merchant_authorization(checkout: Mapping[str, Any], keys: Iterable[Ma
     except (ValueError, LookupError) as exc:
         raise Ap2Error("merchant_authorization_invalid", f"Assinatura do lojista inválida: {exc}.") from exc
     return header
-
-
-# --- integration with the BCP operations (BCP-PAY-09) ---------------------------------------------------------
-
-
-def _is_checkout(body: Mapping[str, Any]) -> bool:
-    return isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error"
-
-
-def sign_response(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """Every checkout response carries `ap2.merchant_authorization` while AP2 is negotiated (BCP.md §11.5)."""
-    from bcp_app.protocol import keys
-    from bcp_app.protocol.names import AP2_MANDATE
-
-    if not ctx.has(AP2_MANDATE) or not _is_checkout(body):
-        return body
-    signed = with_merchant_authorization(body, private_key=keys.signing_key(), kid=keys.signing_key_id())
-    if body.get("status") in ("complete_in_progress", "completed"):
-        from bcp_app.service.ap2_store import latest
-
-        stored = latest(str(body["id"]))  # the verified mandate kept with the order (PIX.md §7.3 step 7)
-        if stored is not None:
-            signed["ap2"] = {**signed["ap2"], "checkout_mandate": stored.mandate}
-    return signed
-
-
-def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """At complete under AP2 (PIX.md §7.3), before any payment: None when the checkout mandate verifies,
-    else the unchanged checkout with a recoverable error naming the problem (no order, no charge)."""
-    from bcp_app.protocol import keys
-    from bcp_app.protocol.names import AP2_MANDATE
-    from bcp_app.service import discovery
-    from bcp_app.service.ap2_mandate import verify_checkout_mandate
-
-    if not ctx.has(AP2_MANDATE) or not _is_checkout(current):
-        return None
-    mandate = ap2_member.get("checkout_mandate") if isinstance(ap2_member, Mapping) else None
-    try:
-        verified = verify_checkout_mandate(
-            mandate,
-            platform_keys=ctx.profile.get("keys") or [],
-            shop_keys=[keys.public_jwk()],
-            audience=discovery.profile_url(),
-            checkout=current,
-        )
-    except Ap2Error as exc:
-        refused = {key: value for key, value in current.items() if key != "ap2"}
-        message = {"type": "error", "code": exc.code, "severity": "recoverable", "path": "$.ap2.checkout_mandate",
-                   "content": exc.content}
-        refused["messages"] = [*(current.get("messages") or []), message]
-        return sign_response(ctx, refused)
-    from bcp_app.service.ap2_store import record
-
-    record(ctx, current, verified, audience=discovery.profile_url())  # evidence, before any payment
-    return None
