@@ -32,6 +32,8 @@ from django.http.response import HttpResponseBase  # noqa: E402
 from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
+from config.scheduler import start_if_enabled  # noqa: E402
+from kernel.ops.access_log import AccessLog  # noqa: E402
 from kernel.ops.asgi_guard import guarded  # noqa: E402
 
 Scope = MutableMapping[str, Any]
@@ -163,9 +165,6 @@ class ApiHandler(OneHopHandler):
 
 
 def build_application() -> ASGIApp:
-    from config.scheduler import start_if_enabled
-    from kernel.ops.access_log import AccessLog
-
     start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
     api = ApiHandler()

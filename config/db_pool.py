@@ -23,7 +23,7 @@ def check_connection(conn: Any) -> None:
 
 
 def _check_idle_connections() -> None:
-    from django.db import connections
+    from django.db import connections  # noqa: PLC0415 (read by the settings module, before Django can import its database layer)
 
     for alias in connections:
         pool = getattr(connections[alias], "pool", None)

@@ -19,6 +19,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from config.celery import app
+
 logger = logging.getLogger(__name__)
 
 TICK_SECONDS = 15
@@ -35,8 +37,6 @@ class InProcessScheduler:
 
     def tick(self, now: datetime) -> list[str]:
         """Run every entry whose interval has passed since its last run; returns their names."""
-        from config.celery import app
-
         app.loader.import_default_modules()  # the apps' tasks modules (autodiscovery is lazy)
         ran = []
         for name, (task_name, interval) in self.entries.items():

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
+from payments.due import AmountDue, DueTerms, amount_due
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
 __all__ = [
@@ -92,15 +93,12 @@ class PixCharge(models.Model):
 
     @property
     def terms(self):  # -> payments.due.DueTerms | None
-        from payments.due import DueTerms
 
         return DueTerms.from_json(self.due_terms) if self.kind == self.Kind.COBV and self.due_terms else None
 
     def amount_due_on(self, day):  # -> payments.due.AmountDue
         """What this charge costs paid on `day` (a Brasília date): the original for a cob, with fine/interest/
         discount for a cobv."""
-        from payments.due import AmountDue, amount_due
-
         terms = self.terms
         if terms is None:
             return AmountDue(original=self.amount, fine=0, interest=0, discount=0, overdue_days=0)

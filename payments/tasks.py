@@ -11,6 +11,12 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from payments import settlement
+from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
+from payments.card.refunds import card_refund_apply
+from payments.card.service import get_card_gateway
+from payments.card.settle import card_payment_reconcile
+from payments.card.webhook import card_webhook_event_process
+from payments.models import CardPayment, CardRefund, CardWebhookEvent, PixRefund
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable, get_psp
 from payments.refunds import pix_refund_apply
 from payments.sandbox.tasks import deliver_sandbox_webhook
@@ -58,8 +64,6 @@ def reconcile_pix_charges() -> int:
 
 def _resume_stalled_refunds() -> None:
     """Pending devoluções untouched for 10 minutes (task lost, worker died): run or poll them again."""
-    from payments.models import PixRefund
-
     stalled = PixRefund.objects.filter(
         status=PixRefund.Status.PENDING,
         updated_at__lt=timezone.now() - timedelta(minutes=10),
@@ -103,8 +107,6 @@ REFUND_MAX_ATTEMPTS = 9  # 1 + 8 retries with backoff (PIX.md §5), counted in t
 @shared_task(bind=True, name="payments.tasks.execute_pix_refund", max_retries=None, acks_late=True)
 def execute_pix_refund(self, refund_pk: int) -> str:
     """`PUT /pix/{e2eid}/devolucao/{id}`; retried with backoff; the final status is recorded."""
-    from payments.models import PixRefund
-
     refund = PixRefund.objects.get(pk=refund_pk)
     if refund.status != PixRefund.Status.PENDING:
         return refund.status
@@ -137,8 +139,6 @@ def execute_pix_refund(self, refund_pk: int) -> str:
 @shared_task(bind=True, name="payments.tasks.poll_pix_refund", max_retries=12, acks_late=True)
 def poll_pix_refund(self, refund_pk: int) -> str:
     """`GET /pix/{e2eid}/devolucao/{id}` until final (backoff up to ~1 h); the webhook usually wins."""
-    from payments.models import PixRefund
-
     refund = PixRefund.objects.get(pk=refund_pk)
     if refund.status != PixRefund.Status.PENDING:
         return refund.status
@@ -164,14 +164,9 @@ CARD_PENDING_GRACE = timedelta(minutes=2)  # longer than one authorize + capture
     bind=True, name="payments.tasks.process_card_webhook", max_retries=8, acks_late=True, reject_on_worker_lost=True
 )
 def process_card_webhook(self, event_id: int) -> str:
-    from payments.card.gateway import GatewayUnavailable
-    from payments.card.webhook import card_webhook_event_process
-
     try:
         return card_webhook_event_process(event_id=event_id)
     except (GatewayUnavailable, OperationalError) as exc:
-        from payments.models import CardWebhookEvent
-
         CardWebhookEvent.objects.filter(pk=event_id).update(last_error=str(exc)[:500])
         if self.request.is_eager:
             return "retry_later"  # no broker: reconcile_card_payments processes the row again
@@ -182,11 +177,6 @@ def process_card_webhook(self, event_id: int) -> str:
 @shared_task(bind=True, name="payments.tasks.execute_card_refund", max_retries=None, acks_late=True)
 def execute_card_refund(self, refund_pk: int) -> str:
     """`DELETE /charges/{id}` with the amount, Idempotency-Key = refund_id; retried with backoff."""
-    from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
-    from payments.card.refunds import card_refund_apply
-    from payments.card.service import get_card_gateway
-    from payments.models import CardRefund
-
     refund = CardRefund.objects.select_related("payment").get(pk=refund_pk)
     if refund.status != CardRefund.Status.PENDING:
         return refund.status
@@ -215,10 +205,6 @@ def execute_card_refund(self, refund_pk: int) -> str:
 def reconcile_card_payments(limit: int = 100) -> int:
     """Every minute: pending card payments asked at the gateway by order code, inbox rows left unprocessed,
     estornos left pending (task lost). Returns how many payments reached a final outcome."""
-    from payments.card.settle import card_payment_reconcile
-    from payments.card.webhook import card_webhook_event_process
-    from payments.models import CardPayment, CardRefund, CardWebhookEvent
-
     cutoff = timezone.now() - CARD_PENDING_GRACE
     references = CardPayment.objects.filter(status=CardPayment.Status.PENDING, updated_at__lte=cutoff).values_list(
         "reference", flat=True

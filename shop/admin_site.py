@@ -17,7 +17,7 @@ class ShopAdminSite(admin.AdminSite):
     index_template = "admin/shop_dashboard.html"
 
     def each_context(self, request: HttpRequest) -> dict[str, Any]:
-        from shop.store.services import store_get
+        from shop.store.services import store_get  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
 
         context = super().each_context(request)
         name = store_get().trade_name
@@ -26,7 +26,7 @@ class ShopAdminSite(admin.AdminSite):
         return context
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
-        from shop.admin.dashboard import chart_svg_bars, dashboard_get
+        from shop.admin.dashboard import chart_svg_bars, dashboard_get  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
 
         dashboard = dashboard_get()
         bars = chart_svg_bars(dashboard.chart)
@@ -41,9 +41,9 @@ class ShopAdminSite(admin.AdminSite):
         return super().index(request, context)
 
     def get_urls(self) -> list[Any]:
-        from django.urls import path
+        from django.urls import path  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
 
-        from shop.admin.manual_order import manual_order_view
+        from shop.admin.manual_order import manual_order_view  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
 
         view = self.admin_view(lambda request: manual_order_view(self, request))
         return [path("venda-manual/", view, name="shop_manual_order"), *super().get_urls()]

@@ -18,11 +18,21 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from fiscal.signals import document_changed
+from orders.services import adjustment_mark_refund_result, order_payment_record
 from orders.signals import order_changed, refund_requested, stock_return_requested
+from payments.exceptions import PaymentInputError
+from payments.services import refund_request
 from payments.signals import card_payment_settled, charge_settled, refund_finished
+from shop.checkout.catalog import catalog_cache_bump
+from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
+from shop.checkout.shipping import shipping_cache_clear
+from shop.invoicing.lifecycle import on_document_changed, on_order_changed
+from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +49,6 @@ def on_charge_settled(
     received: int | None = None,
     **_: Any,
 ) -> str:
-    from orders.services import order_payment_record
-    from shop.checkout.services import checkout_settle_pix
-
     outcome = checkout_settle_pix(
         reference=reference, amount=amount, txid=txid, end_to_end_id=end_to_end_id, paid_at=paid_at
     )
@@ -55,8 +62,6 @@ def on_charge_settled(
 
 @receiver(card_payment_settled, dispatch_uid="shop.card_payment_settled")
 def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
-    from shop.checkout.services import checkout_settle_card
-
     return checkout_settle_card(reference=reference, payment_id=payment_id, status=status, amount=amount)
 
 
@@ -64,60 +69,39 @@ def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, sta
 def on_refund_requested(
     sender: Any, *, order_id: str, adjustment_id: str, payment_reference: str, amount: int, reason: str = "", **_: Any
 ) -> None:
-    from payments.exceptions import PaymentInputError
-    from payments.services import refund_request
-
     try:
         refund_request(reference=payment_reference, amount=amount, refund_id=adjustment_id, reason=reason)
     except PaymentInputError:
         # Nothing payments can refund (no settled Pix or card payment, or above what is left): the merchant
         # sees a failed adjustment instead of a refund that silently never happens.
         logger.warning("refund %s for %s refused by payments", adjustment_id, payment_reference, exc_info=True)
-        from orders.services import adjustment_mark_refund_result
-
         adjustment_mark_refund_result(adjustment_id=adjustment_id, status="failed")
 
 
 @receiver(refund_finished, dispatch_uid="shop.refund_finished")
 def on_refund_finished(sender: Any, *, refund_id: str, status: str, **_: Any) -> None:
-    from orders.services import adjustment_mark_refund_result
-
     adjustment_mark_refund_result(adjustment_id=refund_id, status=status)
 
 
 @receiver(stock_return_requested, dispatch_uid="shop.stock_return_requested")
 def on_stock_return_requested(sender: Any, *, order_id: str, items: list[tuple[str, int]], **_: Any) -> None:
-    from shop.checkout.services import variants_restock
-
     variants_restock(items=[(sku, int(quantity)) for sku, quantity in items])
 
 
 def _drop_shipping_cache(sender: Any, **_: Any) -> None:
     # Now (this process sees its own change at once) and again after commit: a concurrent reader may have
     # cached the old rows between the save and the commit.
-    from django.db import transaction
-
-    from shop.checkout.shipping import shipping_cache_clear
-
     shipping_cache_clear()
     transaction.on_commit(shipping_cache_clear)
 
 
 def _bump_catalog_cache(sender: Any, **_: Any) -> None:
     # Same rule as the shipping table: now and after commit.
-    from django.db import transaction
-
-    from shop.checkout.catalog import catalog_cache_bump
-
     catalog_cache_bump()
     transaction.on_commit(catalog_cache_bump)
 
 
 def _connect_cache_invalidation() -> None:
-    from django.db.models.signals import post_delete, post_save
-
-    from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
-
     for model in (ShippingMethod, ShippingRate, PickupLocation):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_drop_shipping_cache, sender=model, dispatch_uid=f"shop.cache.{model.__name__}.{name}")
@@ -131,13 +115,9 @@ _connect_cache_invalidation()
 
 @receiver(order_changed, dispatch_uid="shop.invoicing.order_changed")
 def on_order_changed_fiscal(sender: Any, **kwargs: Any) -> None:
-    from shop.invoicing.lifecycle import on_order_changed
-
     on_order_changed(sender, **kwargs)
 
 
 @receiver(document_changed, dispatch_uid="shop.invoicing.document_changed")
 def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
-    from shop.invoicing.lifecycle import on_document_changed
-
     on_document_changed(sender, **kwargs)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
+from shop.invoicing.lifecycle import sweep_missing_cancellations, sweep_missing_documents
 
 
 @shared_task(name="shop.tasks.expire_checkouts")
@@ -16,15 +18,11 @@ def expire_checkouts() -> int:
 @shared_task(name="shop.tasks.remind_abandoned_checkouts")
 def remind_abandoned_checkouts() -> int:
     """Beat, every 10 minutes: write the due reminders (once per checkout) and queue their e-mails."""
-    from shop.checkout.reminders import reminders_queue_due
-
     return reminders_queue_due()
 
 
 @shared_task(name="shop.tasks.send_checkout_reminder")
 def send_checkout_reminder(reminder_id: int) -> str:
-    from shop.checkout.reminders import reminder_send
-
     return reminder_send(reminder_id=reminder_id)
 
 
@@ -32,6 +30,4 @@ def send_checkout_reminder(reminder_id: int) -> str:
 def sweep_fiscal_requests() -> int:
     """Beat: paid recent orders whose NF-e request was never written, and cancelled orders whose authorized
     NF-e was never asked to be cancelled (a lost or failed after-commit step)."""
-    from shop.invoicing.lifecycle import sweep_missing_cancellations, sweep_missing_documents
-
     return sweep_missing_documents() + sweep_missing_cancellations()

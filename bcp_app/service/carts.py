@@ -10,7 +10,10 @@ already made from the cart is returned instead of a new one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
+
+from django.urls import reverse
 
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import BUYER_CONSENT, CART, CHECKOUT, DISCOUNT, PROTOCOL_VERSION
@@ -20,7 +23,12 @@ from bcp_app.protocol.validation import validate
 from bcp_app.service import presenters, ratelimit
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.policies import policies_json
+from shop import carts
+from shop.carts import CartNotFound, cart_checkout_input, cart_link_checkout, cart_owner
 from shop.checkout import types as ct
+from shop.checkout.selectors import absolute_url, checkout_links
+from shop.checkout.types import TERMINAL_STATUSES
+from shop.models import Cart, Checkout
 
 CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
 TEXTS = {
@@ -53,10 +61,6 @@ def _input(ctx: Any, body: CartWrite, *, update: bool) -> ct.CheckoutInput:
 
 def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
     """The BCP cart response for the negotiated capabilities of `ctx`."""
-    from django.urls import reverse
-
-    from shop.checkout.selectors import absolute_url, checkout_links
-
     body: dict[str, Any] = {
         "ucp": {"version": PROTOCOL_VERSION, "capabilities": ctx.ucp_capabilities(*CART_CAPABILITIES)},
         "id": view.id,
@@ -92,8 +96,6 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
 
 
 def _owned(ctx: Any, cart_id: str) -> bool:
-    from shop.carts import CartNotFound, cart_owner
-
     try:
         cart = cart_owner(str(cart_id))
     except CartNotFound:
@@ -106,8 +108,6 @@ def _input_error(exc: Any) -> ProtocolError:
 
 
 def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> OperationResult:
-    from shop import carts
-
     request = validate(CartCreateRequest, body)
     if not ctx.has(CART):
         return _incompatible(ctx)
@@ -126,8 +126,6 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
 
 
 def get_cart(ctx: Any, cart_id: str) -> OperationResult:
-    from shop import carts
-
     if not ctx.has(CART):
         return _incompatible(ctx)
     if not _owned(ctx, cart_id):
@@ -136,8 +134,6 @@ def get_cart(ctx: Any, cart_id: str) -> OperationResult:
 
 
 def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
-    from shop import carts
-
     request = validate(CartUpdateRequest, body)
     if not ctx.has(CART):
         return _incompatible(ctx)
@@ -154,8 +150,6 @@ def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, A
 
 def cancel_cart(ctx: Any, cart_id: str) -> OperationResult:
     """UCP cart: the cart as it was before deletion; later operations on it are `not_found`."""
-    from shop import carts
-
     if not ctx.has(CART):
         return _incompatible(ctx)
     if not _owned(ctx, cart_id):
@@ -167,8 +161,6 @@ def cancel_cart(ctx: Any, cart_id: str) -> OperationResult:
 
 
 def link_cart(cart_id: str, checkout_id: str) -> None:
-    from shop.carts import cart_link_checkout
-
     cart_link_checkout(cart_id=cart_id, checkout_id=checkout_id)
 
 
@@ -176,14 +168,7 @@ def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.Che
     """For create checkout with `cart_id`: the cart's contents as input (the cart wins over the payload's
     lines, buyer, context and codes; fulfillment and payment of the payload stay), or the id of the
     incomplete checkout already made from it (reused), or `not_found` when the cart is not the caller's."""
-    from dataclasses import replace
-
-    from shop.carts import cart_checkout_input
-    from shop.checkout.types import TERMINAL_STATUSES
-    from shop.models import Cart, Checkout
-
     if not _owned(ctx, cart_id):
-
         return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
                                                    capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
     cart = Cart.objects.prefetch_related("lines").get(public_id=cart_id)

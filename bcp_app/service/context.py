@@ -20,6 +20,7 @@ from bcp_app.service import negotiation, ratelimit
 from bcp_app.service.platforms import key_prefix, platform_authenticate, platform_cache_key, platform_for_profile
 from kernel.ops import request_cache
 from kernel.ops.access_log import annotate
+from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.access import CheckoutOwner, agent_key
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
@@ -142,8 +143,6 @@ def resolve_context(
     if api_key is not None:
         wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
-        from shop.catalog.selectors import checkout_read_keys
-
         wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
     count = request_cache.prefetch(
         *(key for key in wanted if key is not None),

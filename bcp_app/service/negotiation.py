@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.protocol.errors import ProtocolError
@@ -84,9 +86,6 @@ def validate_profile_url(url: Any) -> str:
 
 @lru_cache(maxsize=1)
 def _platform_validator() -> Any:
-    from jsonschema import Draft202012Validator
-    from referencing import Registry, Resource
-
     resources = []
     for path in SCHEMA_DIR.rglob("*.json"):
         document = json.loads(path.read_text())

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from bcp_app.models import Platform
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.service import ratelimit
 from kernel.ops import request_cache
 
 _KEY_RE = re.compile(r"^bcp_([0-9a-f]{12})_([A-Za-z0-9_-]{20,100})$")
@@ -99,8 +100,6 @@ def platform_authenticate(api_key: str, *, client_ip: str | None = None) -> Plat
     """The platform owning `api_key`, for every transport: `unauthenticated` when the key is unknown or
     revoked (counted against the client IP and the key's prefix), `rate_limited` while either has failed
     too often."""
-    from bcp_app.service import ratelimit
-
     prefix = key_prefix(api_key)
     ratelimit.enforce_auth_attempts(client_ip, prefix)
     platform = platform_for_api_key(api_key)

@@ -15,6 +15,7 @@ from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.common import Description
 from bcp_app.protocol.schemas.policies import PoliciesSearchRequest, PoliciesSearchResponse, PolicyOut, ReturnWindow
 from bcp_app.protocol.validation import validate
+from shop.store.policies import Policy, policies_search, store_policies
 
 # What an accepted return gives back here: the money by the same means (Pix devolução) or a store credit note.
 RETURN_RESOLUTIONS = ["original_payment_method", "store_credit"]
@@ -26,8 +27,6 @@ def _language(value: str | None) -> str:
 
 def kept_policies(kept: Any) -> tuple[Any, ...] | None:
     """The policies an order kept at placement (`orders.Order.policies`), or None to use today's."""
-    from shop.store.policies import Policy
-
     if not isinstance(kept, list) or not kept:
         return None  # orders placed before the snapshot existed
     try:
@@ -38,8 +37,6 @@ def kept_policies(kept: Any) -> tuple[Any, ...] | None:
 
 def policy_models(language: str | None = None, *, kept: Any = None) -> list[PolicyOut]:
     """`kept`: an order's policy snapshot; its policies win over the current store settings."""
-    from shop.store.policies import store_policies
-
     out = []
     for policy in kept_policies(kept) or store_policies(_language(language)):
         model = PolicyOut(type=policy.type, description=Description(plain=policy.text), url=policy.url,
@@ -58,8 +55,6 @@ def policies_json(language: str | None = None, *, kept: Any = None) -> list[dict
 
 def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -> OperationResult:
     """`policies.search`: the policies a buyer's question is about, with their text as the answer."""
-    from shop.store.policies import policies_search
-
     request = validate(PoliciesSearchRequest, body)
     language = _language(request.language or ctx.language)
     found = [policy.kind for policy, _score in policies_search(request.query, language=language)]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+import segno
 from django.conf import settings
 
 from bcp_app.protocol.names import (
@@ -23,12 +24,15 @@ from bcp_app.protocol.names import (
     PIX_HANDLER,
     PROTOCOL_VERSION,
 )
+from bcp_app.protocol.schemas.consent import consent_out
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
 from bcp_app.service.policies import policies_json
 from kernel.money import format_brl
+from orders.selectors import order_bcp_payload
 from shop.checkout.outputs import CheckoutView, DestinationView, MethodView, Total
 from shop.checkout.types import CheckoutMessage
+from shop.invoicing.selectors import fiscal_documents_bcp
 
 CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, AP2_MANDATE)
 # payments' charge statuses → PIX.md §2.3 wire values
@@ -193,8 +197,6 @@ def discounts(view: CheckoutView) -> dict[str, Any]:
 @lru_cache(maxsize=512)
 def qr_png_data_uri(br_code: str) -> str:
     """PNG of the BR Code (PIX.md §2.3). Pure function of the string, so memoized: encoding costs ~0.1 s."""
-    import segno
-
     return segno.make(br_code, error="m").png_data_uri(scale=4, border=2)
 
 
@@ -244,8 +246,6 @@ def payment(view: CheckoutView) -> dict[str, Any]:
 
 
 def consent_json(decisions: tuple[tuple[str, bool], ...] | None, links: tuple[Any, ...]) -> dict[str, Any]:
-    from bcp_app.protocol.schemas.consent import consent_out
-
     privacy = next((link.url for link in links if link.type == "privacy_policy"), "")
     return {key: value.model_dump(exclude_none=True) for key, value in consent_out(decisions, privacy).items()}
 
@@ -322,14 +322,10 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
 
 def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
     """The BCP order (§7, seed 000): `ucp` with the order capability + the full current snapshot."""
-    from orders.selectors import order_bcp_payload
-
     version = ctx.capabilities.get(ORDER, PROTOCOL_VERSION) if ctx is not None else PROTOCOL_VERSION
     payload = order_bcp_payload(order_model)
     capabilities: dict[str, list[dict[str, str]]] = {ORDER: [{"version": version}]}
     if ctx is not None and ctx.has(FISCAL_DOCUMENT):
-        from shop.invoicing.selectors import fiscal_documents_bcp
-
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
         payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
     # UCP #572 on orders: the policies in force when it was placed (snapshot), not today's store settings.

@@ -30,6 +30,8 @@ from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import profile_url as our_profile_url
 from bcp_app.service.platforms import platform_get
 from kernel.tasks import enqueue
+from orders.selectors import order_presented
+from orders.services import order_event_record
 
 logger = logging.getLogger("bcp_app.service.webhooks")
 
@@ -72,8 +74,6 @@ def _prepare(
     *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
-    from orders.selectors import order_presented
-
     if source_key:
         existing = WebhookDelivery.objects.filter(source_key=source_key).first()
         if existing is not None:
@@ -214,8 +214,6 @@ def note_no_webhook_url(order_id: str, event: str) -> None:
     """A staff-only timeline line on a placed order whose platform's profile has no `webhook_url` (BCP §8):
     otherwise nothing says why the developer never got a webhook. Written by the outbox task, never on the
     request path; once per order (the "placed" event, and a second run of its task adds nothing)."""
-    from orders.services import order_event_record
-
     if event == "placed":
         with transaction.atomic():  # the order's lock covers the "already said?" check
             order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE, once=True)

@@ -26,7 +26,9 @@ from django.views.decorators.http import require_safe
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import CHECKOUT, DISCOUNT, FULFILLMENT, PROTOCOL_VERSION
 from bcp_app.protocol.permalink import ENDPOINT_PATH, Permalink, PermalinkError, attribution_rewrites, parse_permalink
+from bcp_app.service import operations
 from bcp_app.service.context import RequestContext, normalize_language
+from shop.cart import cart_replace
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +86,6 @@ def _page(request: HttpRequest, message: str, *, status: int, retry_after: int |
 
 def _bind_to_session(request: HttpRequest, checkout: dict[str, object]) -> None:
     """The storefront's binding: the session names the checkout, and its cart holds the checkout's lines."""
-    from shop.cart import cart_replace
-
     lines = [(str(line["item"]["id"]), int(line["quantity"]))  # type: ignore[index]
              for line in checkout.get("line_items") or []]  # type: ignore[union-attr]
     codes = list((checkout.get("discounts") or {}).get("codes") or [])  # type: ignore[union-attr]
@@ -94,8 +94,6 @@ def _bind_to_session(request: HttpRequest, checkout: dict[str, object]) -> None:
 
 @require_safe
 def permalink(request: HttpRequest, items: str = "") -> HttpResponse:
-    from bcp_app.service import operations
-
     if not getattr(settings, "BCP_PERMALINK_ENABLED", True):
         raise Http404("permalinks desativados")
     try:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 
-from fiscal.providers import ProviderResult, ProviderUnavailable, WebhookEvent, WebhookRejected
+from fiscal.providers.base import ProviderResult, ProviderUnavailable, WebhookEvent, WebhookRejected
 from kernel.http import OutboundError, Response, request
 
 BASE_URLS = {"homologacao": "https://homologacao.focusnfe.com.br", "producao": "https://api.focusnfe.com.br"}
@@ -227,7 +228,6 @@ class FocusNFeProvider:
         given = headers.get(WEBHOOK_HEADER.lower(), "")
         if not self.webhook_secret or not hmac.compare_digest(given.encode(), self.webhook_secret.encode()):
             raise WebhookRejected("segredo do webhook ausente ou incorreto")
-        import json
 
         try:
             data = json.loads(body)

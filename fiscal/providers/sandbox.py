@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from fiscal import access_key
 from fiscal.models import SandboxNote, SandboxSequence
-from fiscal.providers import ProviderResult, WebhookEvent, WebhookRejected
+from fiscal.providers.base import ProviderResult, WebhookEvent, WebhookRejected
 from fiscal.providers.documents import danfe_pdf, nfe_xml
 
 DEMO_CNPJ = "11222333000181"  # used when the store's CNPJ is empty or alphanumeric (the key holds digits)

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from kombu import Connection
 
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
@@ -31,7 +32,6 @@ def check_broker() -> None:
     broker_url = settings.CELERY_BROKER_URL
     if not broker_url:
         return  # no broker: tasks run eagerly in-process (development), nothing to reach
-    from kombu import Connection
 
     with Connection(broker_url, connect_timeout=CHECK_TIMEOUT_SECONDS) as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=CHECK_TIMEOUT_SECONDS)

@@ -30,6 +30,7 @@ from payments.card.gateway import (
     decline_message,
 )
 from payments.card.models import CardPayment
+from payments.card.sandbox import SandboxCardGateway
 from payments.exceptions import PaymentInputError
 from payments.timeline import new_event
 
@@ -58,8 +59,6 @@ def get_card_gateway() -> CardGateway | None:
     if path:
         return import_string(path)()
     if settings.BCP_PIX_SANDBOX:
-        from payments.card.sandbox import SandboxCardGateway
-
         return SandboxCardGateway()
     return None
 

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from payments.card.gateway import NOT_PAID, GatewayCharge, GatewayError, decline_message
 from payments.card.models import CardPayment
+from payments.card.refunds import card_refund_automatic
 from payments.card.service import (
     CardCharge,
     CardPaymentResult,
@@ -32,8 +33,6 @@ def announce(*, reference: str, payment_id: str, status: str, amount: int) -> st
     )
     rejected = any(answer == "rejected" for _, answer in answers)
     if rejected and status == Status.APPROVED:
-        from payments.card.refunds import card_refund_automatic
-
         payment = CardPayment.objects.get(payment_id=payment_id)
         card_refund_automatic(payment=payment, reason="Pedido não pôde ser concluído")
         return "rejected"

@@ -23,6 +23,8 @@ from kernel.json_limits import find_control_character, loads_bounded
 from kernel.tasks import enqueue_on_commit
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import CardPayment, CardWebhookEvent
+from payments.card.service import get_card_gateway
+from payments.card.settle import settle_recorded
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 256 * 1024
@@ -107,9 +109,6 @@ def _reference_of(charge_id: str, payload: dict[str, Any]) -> str:
 
 def card_webhook_event_process(*, event_id: int) -> str:
     """Process one inbox row: confirm the charge at the gateway, record it, announce a final outcome. Idempotent."""
-    from payments.card.service import get_card_gateway
-    from payments.card.settle import settle_recorded
-
     event = CardWebhookEvent.objects.get(pk=event_id)
     if event.processed_at is not None:
         return event.outcome

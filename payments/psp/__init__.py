@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from payments.psp.bacen import BacenPixPSP
 from payments.psp.base import (
     PixPayer,
     PixPSP,
@@ -16,6 +17,7 @@ from payments.psp.base import (
     PSPRejected,
     PSPUnavailable,
 )
+from payments.sandbox.psp import SandboxPixPSP
 
 __all__ = [
     "PSPCharge",
@@ -37,10 +39,7 @@ _BACEN: dict[tuple[object, ...], PixPSP] = {}
 
 def get_psp() -> PixPSP:
     if settings.BCP_PIX_SANDBOX:
-        from payments.sandbox.psp import SandboxPixPSP
-
         return SandboxPixPSP()
-    from payments.psp.bacen import BacenPixPSP
 
     options = {
         "base_url": settings.PIX_PSP_BASE_URL,

@@ -9,6 +9,7 @@ from celery import shared_task
 from django.conf import settings
 
 from payments import webhook_auth
+from payments.webhooks import receive_pix_webhook
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +27,6 @@ def deliver_sandbox_webhook(self, body: str) -> int:
     if self.request.is_eager and url.startswith(settings.BCP_PUBLIC_URL + "/"):
         # Eager (no broker) inside a request: an HTTP call to our own single-threaded sync views
         # could deadlock, so deliver in-process through the very same receiver the view uses.
-        from payments.webhooks import receive_pix_webhook
 
         status, _ = receive_pix_webhook(raw, {webhook_auth.HEADER: signature, "Content-Type": "application/json"})
         return status

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -14,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
 from shop.catalog.images import product_image_thumbnail_make
+from shop.checkout.catalog import catalog_cache_bump
 from shop.models import Category, Product, ProductImage, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
@@ -196,10 +198,6 @@ class ProductAdmin(admin.ModelAdmin):
 
 def _catalog_changed() -> None:
     # A bulk update sends no post_save: checkouts must stop pricing the products as they were.
-    from django.db import transaction
-
-    from shop.checkout.catalog import catalog_cache_bump
-
     catalog_cache_bump()
     transaction.on_commit(catalog_cache_bump)
 

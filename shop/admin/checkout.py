@@ -20,6 +20,7 @@ from shop.admin.money_forms import (
     shipping_rate_rules,
     shipping_rules,
 )
+from shop.checkout.services import checkout_cancel
 from shop.checkout.types import TERMINAL_STATUSES
 from shop.models import (
     Checkout,
@@ -205,8 +206,6 @@ class CheckoutAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
-        from shop.checkout.services import checkout_cancel
-
         done = 0
         for public_id in queryset.values_list("public_id", flat=True):
             if checkout_cancel(checkout_id=public_id).checkout.status == "canceled":

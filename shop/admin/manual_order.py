@@ -19,7 +19,18 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize
+from orders.models import Order
+from payments.due import local_date
+from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.selectors import checkout_continue_url
+from shop.checkout.services import (
+    CheckoutCreateImpossible,
+    checkout_cancel,
+    checkout_complete,
+    checkout_complete_paid_elsewhere,
+    checkout_complete_pix_due,
+    checkout_create,
+)
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -151,8 +162,6 @@ class ManualOrderForm(forms.Form):
         return cleaned
 
     def _clean_due(self, cleaned: dict[str, Any]) -> None:
-        from payments.due import local_date
-
         today = local_date(timezone.now())
         due = cleaned.get("due_date")
         if due is None:
@@ -242,16 +251,6 @@ def _pickup_option() -> str:
 
 
 def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
-    from payments.selectors import pix_charge_active_for_reference
-    from shop.checkout.services import (
-        CheckoutCreateImpossible,
-        checkout_cancel,
-        checkout_complete,
-        checkout_complete_paid_elsewhere,
-        checkout_complete_pix_due,
-        checkout_create,
-    )
-
     if not request.user.has_perm("orders.add_order") and not request.user.is_superuser:
         raise PermissionDenied
     form = ManualOrderForm(request.POST if request.method == "POST" else None)
@@ -316,7 +315,5 @@ def manual_order_view(site: AdminSite, request: HttpRequest) -> HttpResponse:
 
 
 def _order_change_url(order_public_id: str) -> str:
-    from orders.models import Order
-
     order = Order.objects.get(public_id=order_public_id)
     return reverse("admin:orders_order_change", args=[order.pk])

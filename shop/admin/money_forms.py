@@ -10,6 +10,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField, format_brl
+from shop.admin.br_fields import UF_INVALID
+from shop.checkout.cep import UFS
 
 CHECKOUT_STATUS_LABELS = {
     "incomplete": _("Incompleto"),
@@ -98,9 +100,6 @@ def shipping_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
 def shipping_rate_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     """One UF or one CEP range per rate (constraint shipping_rate_uf_xor_cep_range), said on the field: the
     merchant read 'Restrição "shipping_rate_uf_xor_cep_range" foi violada.'"""
-    from shop.admin.br_fields import UF_INVALID
-    from shop.checkout.cep import UFS
-
     shipping_rules(form, cleaned)
     uf = (cleaned.get("uf") or "").strip().upper()
     start, end = cleaned.get("cep_start"), cleaned.get("cep_end")

@@ -19,7 +19,11 @@ from django.db.models import Case, Exists, F, Func, OuterRef, Prefetch, Q, Query
 from django.db.models.functions import Concat
 from django.utils.translation import gettext as _
 
+from shop.checkout.catalog import VERSION_KEY
+from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
 from shop.models import Category, Product, ProductImage, Variant
+from shop.models.store import CACHE_KEY
+from shop.store.policies import policies_cache_key
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,140}$")
 SORT_OPTIONS: tuple[str, ...] = ("relevance", "price_asc", "price_desc", "newest", "title")
@@ -338,10 +342,5 @@ def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
     """The read-mostly cache entries a checkout request reads (the store settings and its policies in
     `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
     fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`)."""
-    from shop.checkout.catalog import VERSION_KEY
-    from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
-    from shop.models.store import CACHE_KEY
-    from shop.store.policies import policies_cache_key
-
     keys = [CACHE_KEY, policies_cache_key(language)]
     return [*keys, SHIPPING_KEY, VERSION_KEY] if pricing else keys

@@ -18,6 +18,7 @@ from kernel.money import format_brl
 from payments.card.service import card_gateway_configured
 from payments.installments import Installment, InstallmentPolicy, best_interest_free, plan_for
 from shop.checkout.types import CheckoutMessage, InstrumentInput
+from shop.store.services import store_get
 
 INSTALLMENTS_PATH = "$.payment.instruments[0].installments"
 
@@ -31,8 +32,6 @@ class CardTerms:
 
 
 def installment_policy() -> InstallmentPolicy:
-    from shop.store.services import store_get
-
     return store_get().installment_policy
 
 

@@ -29,6 +29,13 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from payments.card.gateway import CardCustomer
+from payments.services import (
+    card_payment_brief,
+    card_payment_charge,
+    card_payment_record,
+    card_payment_record_unclaimed,
+)
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     apply,
@@ -94,8 +101,6 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
             logger.warning("Pix charge could not be issued for %s", checkout_id, exc_info=True)
             charge = None
         return _finish_pix(checkout_id, charge)
-    from payments.card.gateway import CardCustomer
-    from payments.services import card_payment_brief, card_payment_charge
 
     instrument = begun.payment_instrument or {}
     buyer = " ".join(part for part in (begun.buyer_first_name, begun.buyer_last_name) if part)
@@ -280,8 +285,6 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
     `checkout_settle_card`), so they never deadlock. A crash before this commit leaves no payment row and
     the checkout waiting with no payment attached: `checkout_pending_due` asks the gateway by order code
     (settle.py)."""
-    from payments.services import card_payment_record, card_payment_record_unclaimed
-
     checkout_id = begun.public_id
     try:
         with transaction.atomic():

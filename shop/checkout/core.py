@@ -15,6 +15,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from kernel.rows import update_where
+from payments.services import pix_charge_revoke_for_reference, refund_unplaced
 from shop.checkout.evaluate import Evaluation
 from shop.checkout.selectors import buyer_input_of, checkout_by_public_id, with_lines
 from shop.checkout.stock import stock_release
@@ -122,8 +124,6 @@ def save_with_event(
     columns to write (default: `Checkout.written_fields()`, what `save()` writes);
     `where`: columns the row must still have, else nothing is written and the answer is False.
     `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
-    from kernel.rows import update_where
-
     if checkout.pk is None:
         checkout.save()
         event(checkout, kind, from_status, detail)
@@ -267,8 +267,6 @@ def release_holdings(checkout: Checkout) -> None:
     """Give back what a checkout holds: reserved stock, coupon uses, an active Pix charge."""
     release_reserved(checkout)
     if (checkout.payment_instrument or {}).get("type") == "pix":
-        from payments.services import pix_charge_revoke_for_reference
-
         transaction.on_commit(lambda ref=checkout.public_id: revoke_quietly(ref, pix_charge_revoke_for_reference))
 
 
@@ -285,7 +283,6 @@ def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout canc
     release_holdings(checkout)
     if checkout.paid_at is not None:
         # Paid before complete, then canceled or expired: no order will take the money (PIX.md §3.2).
-        from payments.services import refund_unplaced
 
         refund_unplaced(reference=checkout.public_id, reason=refund_reason)
     checkout.status = STATUS_CANCELED

@@ -11,6 +11,9 @@ from collections.abc import Callable
 
 from django.db import OperationalError, connection
 
+from orders.services import order_number_sql
+from payments.locks import reference_lock_where
+from payments.services import card_payment_brief_sql
 from shop.checkout.access import CheckoutOwner
 from shop.checkout.catalog import LIVE_ANNOTATIONS
 from shop.checkout.selectors import CheckoutNotFound, with_lines
@@ -122,9 +125,6 @@ def _locked(
 
 def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
-    from orders.services import order_number_sql
-    from payments.locks import reference_lock_where
-
     if lines:
         rows = (
             CheckoutLine.objects.select_for_update(of=("checkout",))
@@ -144,8 +144,6 @@ def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, line
                                                   f" AS as_begun WHERE as_begun.id = {table}.id)"},
         )  # fmt: skip
     if card_brief:
-        from payments.services import card_payment_brief_sql
-
         rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
     if number and (next_number := order_number_sql()) is not None:
         # CASE evaluates nextval only for the row that needs it: no number is drawn for a refused status.

@@ -18,6 +18,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from orders.services import order_payment_record_manual
+from payments.due import DueTerms
+from payments.exceptions import PaymentInputError
+from payments.services import pix_due_charge_ensure
+from shop.checkout.complete import _finish_pix
 from shop.checkout.core import (
     apply,
     in_checkout_language,
@@ -51,8 +56,6 @@ MANUAL_METHODS = ("dinheiro", "transferencia", "maquininha", "pix_direto")
 @retried_on_deadlock
 def checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult:
     """Staff confirm the buyer paid outside the shop (`method`, with a `reason`): the order is placed paid."""
-    from orders.services import order_payment_record_manual
-
     if method not in MANUAL_METHODS:
         raise ValueError(f"unknown manual payment method {method!r}")
     with transaction.atomic():
@@ -94,11 +97,6 @@ def checkout_complete_pix_due(
     (Pix selected, so the shop's Pix discount applies as on any Pix checkout) → `PUT /cobv` → wait for the payment.
     A worker dying in between leaves what checkout_complete would (checkout_pending_due releases it).
     """
-    from payments.due import DueTerms
-    from payments.exceptions import PaymentInputError
-    from payments.services import pix_due_charge_ensure
-    from shop.checkout.complete import _finish_pix
-
     terms = DueTerms(
         due_date=due_date,
         validity_days=validity_days,

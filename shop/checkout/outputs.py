@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from shop.checkout.pix_discount import is_pix_instrument, pix_offer
 from shop.checkout.types import BuyerInput, CheckoutMessage, ContextInput, MethodType
 
 if TYPE_CHECKING:
@@ -174,8 +175,6 @@ class CheckoutView:
 
         Lazy: it reads the cached store row, which a non-Pix checkout view otherwise never needs.
         """
-        from shop.checkout.pix_discount import is_pix_instrument, pix_offer
-
         items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
         selected = is_pix_instrument(self.checkout.payment_instrument)
         # a card's installment interest is not paid by Pix

@@ -24,10 +24,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from orders.services import order_number_reserve
+from payments.exceptions import PaymentInputError
+from payments.psp import PSPRejected, PSPUnavailable
+from payments.selectors import pix_charge_active_for_reference
+from payments.services import pix_charge_ensure, pix_charge_revoke_for_reference
 from shop.checkout.core import PIX_SETTLEMENT_GRACE, release_reserved, save_with_event
 from shop.checkout.lock import lock, retried_on_deadlock
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage
 from shop.models import Checkout
+from shop.store.services import store_get
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +61,6 @@ def save_status(checkout: Checkout, status: str, kind: str, extra: list[Checkout
 def reserved_order_number(checkout: Checkout) -> int:
     """The checkout's future order number, reserved on first need (one UPDATE, no lock held)."""
     if checkout.order_number is None:
-        from orders.services import order_number_reserve
-
         number = order_number_reserve()
         if not Checkout.objects.filter(pk=checkout.pk, order_number__isnull=True).update(order_number=number):
             number = Checkout.objects.values_list("order_number", flat=True).get(pk=checkout.pk)  # a concurrent one
@@ -66,15 +70,11 @@ def reserved_order_number(checkout: Checkout) -> int:
 
 def charge_description(checkout: Checkout) -> str:
     """What the payer's bank app shows: "Loja Exemplo — pedido #1001" (solicitacaoPagador, ≤ 140)."""
-    from shop.store.services import store_get
-
     return f"{store_get().trade_name} — pedido #{reserved_order_number(checkout)}"[:140]
 
 
 def ensure_charge(checkout: Checkout):
     """May call the PSP: never inside a transaction that holds a lock."""
-    from payments.services import pix_charge_ensure
-
     return pix_charge_ensure(
         reference=checkout.public_id,
         amount=checkout.total_amount,
@@ -85,17 +85,12 @@ def ensure_charge(checkout: Checkout):
 
 
 def charge_errors() -> tuple[type[Exception], ...]:
-    from payments.exceptions import PaymentInputError
-    from payments.psp import PSPRejected, PSPUnavailable
-
     # IntegrityError: a concurrent ensure for another amount won the one-active-charge race.
     return (PSPUnavailable, PSPRejected, PaymentInputError, IntegrityError)
 
 
 def usable_charge(checkout: Checkout):
     """The active charge when it already fits the checkout (no PSP call needed), else None."""
-    from payments.selectors import pix_charge_active_for_reference
-
     active = pix_charge_active_for_reference(checkout.public_id)
     if active is not None and active.amount == checkout.total_amount and active.expires_at > timezone.now():
         return active
@@ -121,7 +116,6 @@ def pix_charge_plan(checkout: Checkout, *, previous_instrument: dict[str, object
             return True
         _follow_charge(checkout, charge)
         return False
-    from payments.services import pix_charge_revoke_for_reference
 
     pix_charge_revoke_for_reference(reference=checkout.public_id)
     return False
@@ -151,8 +145,6 @@ def _record_issued(checkout: Checkout, charge, amount: int) -> None:
             # checkout. Revoke it (rows; the PSP cancel runs after commit) and, if the checkout still wants
             # Pix, issue for its current total after this commit — as that write would have.
             if charge is not None and usable_charge(current) is None:
-                from payments.services import pix_charge_revoke_for_reference
-
                 pix_charge_revoke_for_reference(reference=current.public_id)
                 if wants_pix:
                     transaction.on_commit(lambda: pix_charge_issue(current))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from payments.money import half_even
+from shop.store.services import store_get
 
 MAX_BP = 5000  # 50 %: anything above is a typing mistake, refused in the admin
 
@@ -31,8 +32,6 @@ def discount_half_even(base: int, bp: int) -> int:
 
 def pix_discount_bp() -> int:
     """The shop's Pix discount in basis points, from the cached store row (no query once cached)."""
-    from shop.store.services import store_get
-
     return store_get().pix_discount_bp
 
 

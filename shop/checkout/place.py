@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.utils import timezone
 
+from orders.services import order_draft_from_checkout, order_place_draft
+from orders.types import PlacedCheckout, PlacedLine
 from shop.checkout.core import save_with_event, with_lines
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS
 from shop.models import Checkout, CheckoutLine, PickupLocation
+from shop.store.policies import store_policies
 
 
 def _destination(checkout: Checkout) -> dict[str, str]:
@@ -69,10 +73,6 @@ def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
 
 def policies_in_force(language: str) -> list[dict[str, Any]]:
     """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
-    from dataclasses import asdict
-
-    from shop.store.policies import store_policies
-
     return [asdict(policy) for policy in store_policies(language)]
 
 
@@ -96,9 +96,6 @@ def place_order(
     the checkout as step 1 wrote it): the checkout is completed by an UPDATE that matches only while it still
     waits for this payment (`complete_in_progress`, stock reserved, no payment attached), before the order
     is written; `CheckoutMoved` when it no longer does. One statement instead of a lock and a full save."""
-    from orders.services import order_draft_from_checkout, order_place_draft
-    from orders.types import PlacedCheckout, PlacedLine
-
     if lines is None:
         lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
     with_lines(checkout, lines)

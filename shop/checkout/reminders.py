@@ -24,6 +24,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from kernel.tasks import enqueue_on_commit
+from orders.emails import OrderEmail
 from shop.checkout.consent import marketing_refused
 from shop.checkout.selectors import absolute_url, checkout_continue_url
 from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READY
@@ -94,7 +95,6 @@ def _message(checkout: Checkout, email: str) -> EmailMultiAlternatives:
         subject = _("%(shop)s: seu carrinho está esperando por você") % {"shop": settings.SHOP_NAME}
         text = render_to_string("shop/email/checkout_reminder.txt", context)
         html = render_to_string("shop/email/checkout_reminder.html", context)
-    from orders.emails import OrderEmail  # the same readable 8bit e-mail class
 
     message: EmailMultiAlternatives = OrderEmail(subject=subject, body=text, to=[email])
     message.attach_alternative(html, "text/html")

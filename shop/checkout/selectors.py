@@ -12,7 +12,9 @@ from datetime import datetime
 from django.conf import settings
 from django.urls import reverse
 
+from payments.selectors import pix_charge_latest_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
+from shop.checkout.access import TOKEN_PARAM, continue_token
 from shop.checkout.consent import consent_decisions
 from shop.checkout.outputs import (
     AllocationView,
@@ -31,6 +33,7 @@ from shop.checkout.outputs import (
 )
 from shop.checkout.types import STATUS_COMPLETED, TERMINAL_STATUSES, BuyerInput, CheckoutMessage, ContextInput
 from shop.models import Checkout, CheckoutLine
+from shop.store.policies import store_policies
 
 
 class CheckoutNotFound(LookupError):
@@ -68,8 +71,6 @@ def absolute_url(path: str) -> str:
 
 def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") -> str:
     """The buyer's link to the checkout (or its Pix page), with the signed token that opens it (access.py)."""
-    from shop.checkout.access import TOKEN_PARAM, continue_token
-
     path = reverse(page, kwargs={"checkout_id": checkout.public_id})
     return absolute_url(f"{path}?{TOKEN_PARAM}={continue_token(checkout)}")
 
@@ -77,8 +78,6 @@ def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") 
 def checkout_links(language: str = "pt-br") -> tuple[LinkView, ...]:
     """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there.
     Titles in `language`, the checkout's (BCP §5.1), like its `policies[]`."""
-    from shop.store.policies import store_policies
-
     return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies(language))
 
 
@@ -131,7 +130,6 @@ def _methods(snapshot: dict[str, object]) -> tuple[MethodView, ...]:
 def _pix_charge(checkout: Checkout) -> object | None:
     if (checkout.payment_instrument or {}).get("type") != "pix":
         return None
-    from payments.selectors import pix_charge_latest_for_reference
 
     charge = pix_charge_latest_for_reference(checkout.public_id)
     # A revoked charge was replaced or withdrawn (total changed, checkout no longer ready): not shown.

@@ -34,6 +34,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from payments.selectors import pix_charge_latest_for_reference
+from payments.services import card_payment_reconcile, pix_charge_revoke_for_reference
 from shop.checkout.access import made_on_the_shop
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
@@ -184,8 +186,6 @@ def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> 
 @in_checkout_language
 def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool:
     """One checkout of `checkout_pix_lapse_due` (also run lazily when its Pix page is read); True if it lapsed."""
-    from payments.selectors import pix_charge_latest_for_reference
-
     now = now or timezone.now()
     with transaction.atomic():
         checkout = lock_if_free(checkout_id)
@@ -259,8 +259,6 @@ def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> in
     the order is placed (through `checkout_settle_card`); not paid → the stock is released; the gateway
     unreachable → looked at again on the next run. Nothing is released on a guess.
     """
-    from payments.services import card_payment_reconcile, pix_charge_revoke_for_reference
-
     now = now or timezone.now()
     finished = 0
     candidates = list(

@@ -22,6 +22,7 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
+from orders.services import order_event_record
 from shop.invoicing.invoice import build_invoice
 
 logger = logging.getLogger(__name__)
@@ -75,8 +76,6 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> Non
 
 def _note_return(order: Order) -> None:
     """A return after an authorized NF-e: the merchant issues an NF-e de devolução (entrada); say so."""
-    from orders.services import order_event_record
-
     document = FiscalDocument.objects.filter(order_ref=order.public_id, status=FiscalDocument.Status.AUTHORIZED).first()
     if document is not None:
         order_event_record(
@@ -89,8 +88,6 @@ def _note_return(order: Order) -> None:
 def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str, data: dict, **_: Any) -> None:
     """Receiver of `fiscal.signals.document_changed`: inside the fiscal transaction, so the timeline event
     commits with the fiscal change."""
-    from orders.services import order_event_record
-
     try:
         order_event_record(
             order_id=order_ref, kind=f"fiscal_{event}", message=message,

@@ -16,6 +16,7 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import document_for_order, file_path
 from orders.errors import OrderNotFound
 from orders.models import Order
+from shop.invoicing.lifecycle import fiscal_reissue
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
 
@@ -60,8 +61,6 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
 @staff_member_required
 @require_POST
 def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
-    from shop.invoicing.lifecycle import fiscal_reissue
-
     if not request.user.has_perm("orders.change_order"):
         return HttpResponseForbidden(_("Sem permissão para emitir notas fiscais."))
     back = HttpResponseRedirect(reverse("admin:orders_order_changelist"))

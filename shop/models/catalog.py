@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import F, Q
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -139,7 +140,6 @@ class ProductImage(models.Model):
             return self.image.url
         if self.source.startswith(("http://", "https://", "/")):
             return self.source
-        from django.templatetags.static import static
 
         return static(self.source)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import cnpj_valid, tax_id_normalize
+from kernel.ops import request_cache
 from shop.invoicing.validators import (
     TAX_REGIMES,
     validate_cfop,
@@ -24,14 +26,10 @@ POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.po
 
 
 def _invalidate() -> None:
-    from kernel.ops import request_cache
-
     request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en")
 
 
 def _validate_cnpj(value: str) -> None:
-    from django.core.exceptions import ValidationError
-
     if value and not cnpj_valid(tax_id_normalize(value)):
         raise ValidationError(
             _("CNPJ inválido: confira os 14 caracteres e os dígitos verificadores (ex.: 12.ABC.345/01DE-35).")

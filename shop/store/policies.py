@@ -22,6 +22,7 @@ from django.utils.html import strip_tags
 from django.utils.translation import gettext as _
 
 from kernel.ops import request_cache
+from shop.models.store import POLICIES_KEY
 from shop.store.services import Store, store_get
 
 CACHE_SECONDS = 3600
@@ -93,8 +94,6 @@ def _policy_language(language: str | None) -> str:
 
 def policies_cache_key(language: str | None = None) -> str:
     """The cache entry of `store_policies(language)`."""
-    from shop.models.store import POLICIES_KEY
-
     return POLICIES_KEY % _policy_language(language)
 
 

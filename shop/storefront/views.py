@@ -27,6 +27,7 @@ from shop.catalog.selectors import (
 from shop.checkout.card_terms import installment_offer
 from shop.checkout.cep import cep_lookup
 from shop.checkout.pix_discount import pix_price
+from shop.checkout.reminders import optout_email, reminder_optout
 from shop.checkout.shipping import free_shipping_threshold, freight_quote, shipping_config_load
 from shop.models import Category, Product, Variant
 from shop.templatetags.money import format_brl
@@ -344,8 +345,6 @@ def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
 @require_http_methods(["GET", "POST"])
 def reminder_optout_page(request: HttpRequest, token: str) -> HttpResponse:
     """The reminder e-mail's opt-out link: GET asks (mail scanners open links), POST stops the reminders."""
-    from shop.checkout.reminders import optout_email, reminder_optout
-
     email = optout_email(token)
     if email is None:
         return render(request, "shop/reminder_optout.html", {"invalid": True}, status=400)

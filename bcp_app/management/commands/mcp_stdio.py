@@ -12,6 +12,9 @@ from typing import Any
 
 import anyio
 from django.core.management.base import BaseCommand, CommandParser
+from mcp.server.stdio import stdio_server
+
+from bcp_app.transports.mcp.server import build_server
 
 
 class Command(BaseCommand):
@@ -26,7 +29,6 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="pt-BR", help="Language of messages: pt-BR (default) or en.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from bcp_app.transports.mcp.server import build_server
 
         headers = {"accept-language": options["language"]}
         if options["api_key"]:
@@ -34,7 +36,6 @@ class Command(BaseCommand):
         server = build_server(stdio_headers=headers)
 
         async def serve() -> None:
-            from mcp.server.stdio import stdio_server
 
             async with stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from bcp_app.service.catalogue import orders, reads
 from bcp_app.service.catalogue.contracts import (
+    Caller,
     CatalogueListInput,
     CatalogueListOk,
     InventoryCheckInput,
@@ -27,14 +29,6 @@ from bcp_app.service.catalogue.contracts import (
     ProductDetailOk,
     result_union,
 )
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who calls a typed tool: the authenticated platform's public id (None when anonymous) and language."""
-
-    platform_id: str | None = None
-    language: str = "pt-br"  # "pt-br" | "en"
 
 
 @dataclass(frozen=True)
@@ -56,8 +50,6 @@ class TypedTool:
 
 def _reads(name: str) -> Callable[[Any, Caller], BaseModel]:
     def run(args: Any, caller: Caller) -> BaseModel:
-        from bcp_app.service.catalogue import reads
-
         return getattr(reads, name)(args)
 
     return run
@@ -65,8 +57,6 @@ def _reads(name: str) -> Callable[[Any, Caller], BaseModel]:
 
 def _orders(name: str) -> Callable[[Any, Caller], BaseModel]:
     def run(args: Any, caller: Caller) -> BaseModel:
-        from bcp_app.service.catalogue import orders
-
         return getattr(orders, name)(args, caller, language=caller.language)
 
     return run

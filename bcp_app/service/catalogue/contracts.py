@@ -13,6 +13,7 @@ for at least 90 days marked deprecated in its description.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -355,3 +356,11 @@ def describe_validation_error(exc: ValidationError) -> tuple[str, dict[str, str]
             problems.setdefault(field, message)
         lines.append(f"{', '.join(fields)}: {message}")
     return "; ".join(lines), problems
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls a typed tool: the authenticated platform's public id (None when anonymous) and language."""
+
+    platform_id: str | None = None
+    language: str = "pt-br"  # "pt-br" | "en"

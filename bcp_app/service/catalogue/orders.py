@@ -15,8 +15,8 @@ from typing import Any
 from bcp_app.protocol.names import AP2_MANDATE
 from bcp_app.protocol.results import OperationResult
 from bcp_app.service import idempotency, operations
-from bcp_app.service.catalogue import Caller
 from bcp_app.service.catalogue.contracts import (
+    Caller,
     ErrorResult,
     OrderIntentInput,
     OrderIntentOk,
@@ -25,6 +25,8 @@ from bcp_app.service.catalogue.contracts import (
     error_result,
 )
 from bcp_app.service.context import RequestContext
+from bcp_app.service.discovery import capability_registry
+from bcp_app.service.platforms import platform_get
 
 OPERATION = "order.intent"
 _LINE_PATH = re.compile(r"^\$\.line_items\[(\d+)\]")
@@ -32,9 +34,6 @@ _LINE_PATH = re.compile(r"^\$\.line_items\[(\d+)\]")
 
 def typed_context(caller: Caller, *, language: str = "pt-br") -> RequestContext:
     """A context for a non-BCP agent: every capability the shop offers (AP2 mandates excepted)."""
-    from bcp_app.service.discovery import capability_registry
-    from bcp_app.service.platforms import platform_get
-
     capabilities = {
         name: entries[0]["version"] for name, entries in capability_registry().items() if name != AP2_MANDATE
     }

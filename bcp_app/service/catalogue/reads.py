@@ -20,6 +20,7 @@ from bcp_app.service.catalogue.contracts import (
     ProductDetailOk,
     error_result,
 )
+from bcp_app.service.operations import stock_check
 from shop.catalog import selectors
 from shop.catalog.schema_org import availability_url, product_offer, product_schema_org
 from shop.models import Product as ShopProduct
@@ -81,8 +82,6 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
 
 
 def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
-    from bcp_app.service.operations import stock_check
-
     lines = stock_check([(item.sku, item.quantity) for item in args.items])
     unknown = {f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines)
                if not line.known}

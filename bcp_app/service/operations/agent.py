@@ -10,16 +10,14 @@ from typing import Any
 from bcp_app.protocol.names import CHECKOUT
 from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible
+from shop.catalog import selectors
 
 
 def find_products(ctx: RequestContext, *, query: str = "", item_id: str = "", limit: int = 10) -> Any:
     """The products an agent names while it builds a checkout (A2A intents): by `item_id` (a SKU → its product,
     or a `prod_…` id), else by full-text `query`; shop models with their active variants, `[]` for none.
     Product resolution is part of checkout, so the checkout capability must be active (BCP-NEG-06)."""
-    from shop.catalog import selectors
-
     if not ctx.has(CHECKOUT):
-
         return incompatible(ctx, CHECKOUT)
     if item_id:
         variant = selectors.variants_by_sku([item_id]).get(item_id)
@@ -48,8 +46,6 @@ def stock_check(items: Sequence[tuple[str, int]], *, together: bool = False) -> 
     """The one stock check of the agent tools (seed 002 `inventory.check`, `order.intent`'s pre-flight): per
     item, can its quantity be sold now (backorder variants always can). `together`: the quantities of one SKU
     add up, as one order takes them all. The engine re-checks under its locks at complete (shop/checkout/stock.py)."""
-    from shop.catalog import selectors
-
     variants = selectors.variants_by_sku(sku for sku, _ in items)
     wanted: dict[str, int] = {}
     for sku, quantity in items:

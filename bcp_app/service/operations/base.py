@@ -15,6 +15,7 @@ from bcp_app.protocol.schemas.checkout import (
 from bcp_app.service import mandates, presenters
 from bcp_app.service.context import RequestContext
 from shop.checkout import types as ct
+from shop.checkout.selectors import checkout_view
 
 TEXTS = {
     "checkout_not_found": {"pt-br": "Checkout não encontrado.", "en": "Checkout not found."},
@@ -45,8 +46,6 @@ def incompatible(ctx: RequestContext, name: str, *capabilities: str) -> Operatio
 
 
 def checkout_result(ctx: RequestContext, result: ct.CheckoutResult, status: int = 200) -> OperationResult:
-    from shop.checkout.selectors import checkout_view
-
     body = CheckoutResponse.produce(presenters.checkout(checkout_view(result.checkout, messages=result.messages), ctx))
     return OperationResult(status, signed(ctx, body))
 

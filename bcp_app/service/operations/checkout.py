@@ -29,6 +29,7 @@ from bcp_app.service.carts import checkout_from_cart, link_cart
 from bcp_app.service.context import RequestContext
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text
+from shop.checkout import services
 from shop.checkout import types as ct
 
 # --- request model → engine input ---------------------------------------------------------------------
@@ -103,8 +104,6 @@ def _input_error(exc: Exception) -> ProtocolError:
 
 def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
     """An engine write on an existing checkout: its result, `not_found`, or the engine's input error."""
-    from shop.checkout import services
-
     try:
         result = call()
     except services.CheckoutNotFound:
@@ -115,8 +114,6 @@ def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> Opera
 
 
 def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:
-    from shop.checkout import services
-
     request = validate(CheckoutCreateRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
@@ -148,8 +145,6 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
 
 
 def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
-    from shop.checkout import services
-
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     try:
@@ -164,8 +159,6 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
 def update_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutUpdateRequest | Mapping[str, Any]
 ) -> OperationResult:
-    from shop.checkout import services
-
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
@@ -176,8 +169,6 @@ def update_checkout(
 def complete_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCompleteRequest | Mapping[str, Any]
 ) -> OperationResult:
-    from shop.checkout import services
-
     request = validate(CheckoutCompleteRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
@@ -198,8 +189,6 @@ def complete_checkout(
 def cancel_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCancelRequest | Mapping[str, Any] | None = None
 ) -> OperationResult:
-    from shop.checkout import services
-
     validate(CheckoutCancelRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)

@@ -20,14 +20,14 @@ from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible, text
 from bcp_app.service.operations.order_body import order_result
 from bcp_app.service.policies import policies_json
+from orders.selectors import order_presented
+from shop.catalog.selectors import CatalogQueryError
 
 # --- order ----------------------------------------------------------------------------------------------
 
 
 def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
     """BCP §7 Get Order: only the originating platform may read it (BCP-ORD-02)."""
-    from orders.selectors import order_presented
-
     if not ctx.has(ORDER):
         return incompatible(ctx, ORDER)
     caps = ctx.ucp_capabilities(ORDER)
@@ -49,8 +49,6 @@ def _catalog_ucp(ctx: RequestContext, name: str) -> dict[str, Any]:
 
 
 def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any]) -> OperationResult:
-    from shop.catalog.selectors import CatalogQueryError
-
     request = validate(SearchRequest, body)
     if not ctx.has(CATALOG_SEARCH):
         return incompatible(ctx, CATALOG_SEARCH)

@@ -22,8 +22,9 @@ from django.db import IntegrityError, transaction
 from bcp_app.models import A2AContext
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
-from bcp_app.service import idempotency
-from bcp_app.transports.a2a import intents
+from bcp_app.service import idempotency, operations
+from bcp_app.transports.a2a import intents, ops
+from bcp_app.transports.a2a import more as a2a_more
 from bcp_app.transports.a2a.catalog import resolve_item_id, resolve_text
 from bcp_app.transports.a2a.replies import Reply, order_reply_text, reply_text
 from bcp_app.transports.a2a.wire import (
@@ -139,8 +140,6 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
 
 
 def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[str, Any]:
-    from bcp_app.transports.a2a import more as a2a_more
-
     structured, extra, text = _parts(message)
     intent: intents.Intent | None = None
     if structured:
@@ -179,8 +178,6 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
 
 def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], extra: dict[str, Any],
          intent: intents.Intent | None) -> Reply:
-    from bcp_app.transports.a2a import ops
-
     language = ctx.language
     current = ops.current_checkout(ctx, row.checkout_id) if row.checkout_id else None
     if action == intents.UNKNOWN:
@@ -244,8 +241,6 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
 
 
 def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
-    from bcp_app.transports.a2a import ops
-
     language = ctx.language
     lines = current.get("line_items") or []
     if intent is not None:
@@ -273,8 +268,6 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
 def _get_order(ctx: Any, structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
     """BCP §7 Get Order through the same operation as REST and MCP: the same order object (with the
     negotiated extensions, e.g. `fiscal_documents`) or its Error Response, under `a2a.bcp.order`."""
-    from bcp_app.service import operations
-
     order_id = intent.ids[0] if intent is not None else structured.get("order_id", structured.get("id"))
     if not isinstance(order_id, str) or not order_id:
         raise ProtocolError("invalid_request", "get_order precisa de order_id.")

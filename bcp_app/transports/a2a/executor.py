@@ -45,7 +45,11 @@ from starlette.routing import Route
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import A2A_EXTENSION_URI
 from bcp_app.protocol.schemas.text import control_character_message, find_control_character
+from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import ratelimit
+from bcp_app.service.context import SignedRequest, resolve_context
+from bcp_app.service.negotiation import parse_agent_header
+from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
 from bcp_app.transports.a2a.wire import intify, message_to_dict, to_proto
 from kernel.ops.request_cache import request_scope
@@ -85,7 +89,6 @@ def check_headers(headers: dict[str, str]) -> None:
             message=f"A extensão BCP é obrigatória: envie o cabeçalho A2A-Extensions: {A2A_EXTENSION_URI}.",
             data={"code": "extension_required", "uri": A2A_EXTENSION_URI},
         )
-    from bcp_app.service.negotiation import parse_agent_header
 
     try:
         parse_agent_header(headers.get("bcp-agent"))
@@ -120,10 +123,6 @@ def _api_key(headers: dict[str, str]) -> str | None:
 
 def _resolve(state: dict[str, Any]) -> Any:
     """BCP §3 negotiation + caller identity, in a worker thread (ORM and outbound HTTP)."""
-    from bcp_app.protocol.signatures import HttpMessage
-    from bcp_app.service.context import SignedRequest, resolve_context
-    from bcp_app.service.negotiation import parse_agent_header
-
     headers: dict[str, str] = state["headers"]
     # Every A2A message may change a checkout: the `write` class (bcp_app/service/ratelimit.py).
     caller, authenticated = ratelimit.caller_from_headers(headers, None)
@@ -152,8 +151,6 @@ def _resolve(state: dict[str, Any]) -> Any:
 
 
 def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) -> dict[str, Any]:
-    from bcp_app.transports.a2a.actions import handle_message
-
     close_old_connections()
     try:
         # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what

@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.service import operations
 from bcp_app.transports.a2a.intents import fold
-from bcp_app.transports.a2a.wire import agent_message, data_part, text_part
+from bcp_app.transports.a2a.wire import CHECKOUT_KEY, agent_message, data_part, text_part
 
 POLICIES_KEY = "a2a.bcp.policies"
 CART_KEY = "a2a.bcp.cart"
@@ -56,9 +57,6 @@ def _cart_reply(row: Any, body: dict[str, Any], language: str) -> dict[str, Any]
 
 
 def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[str, Any]:
-    from bcp_app.service import operations
-    from bcp_app.transports.a2a.wire import CHECKOUT_KEY
-
     if action == "create_cart":
         return _cart_reply(row, operations.create_cart(ctx, structured.get("cart") or {}).body, ctx.language)
     if action == CONVERT:
@@ -79,8 +77,6 @@ def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[
 
 def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: str) -> dict[str, Any]:
     """The reply to one of `ACTIONS` (`row`: the conversation's `A2AContext`)."""
-    from bcp_app.service import operations
-
     context_id = row.context_id
     if action in CART_ACTIONS or action == CONVERT:
         return _carts(ctx, row, action, structured)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bcp_app.service import operations
 from bcp_app.transports.a2a.intents import COLORS, Intent, fold
 
 TERMINAL = frozenset({"completed", "canceled"})
@@ -19,8 +20,6 @@ _ADDRESS_FIELDS = (
 
 
 def _operations() -> Any:
-    from bcp_app.service import operations
-
     return operations
 
 

@@ -38,7 +38,10 @@ from bcp_app.protocol.schemas.common import ErrorResponse
 from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.protocol.schemas.policies import PoliciesSearchResponse
 from bcp_app.protocol.schemas.text import NoControlCharacters
+from bcp_app.protocol.signatures import HttpMessage
+from bcp_app.service import idempotency, operations
 from bcp_app.service.catalogue.contracts import input_schema
+from bcp_app.service.context import SignedRequest, resolve_context
 from bcp_app.transports.mcp.core import CallInfo, McpTool, ToolOutcome, api_key_from, output_validator
 from bcp_app.transports.mcp.typed_tools import invalid_params
 
@@ -127,8 +130,6 @@ class BcpToolSpec:
 
 
 def _ops() -> Any:
-    from bcp_app.service import operations
-
     return operations
 
 
@@ -258,9 +259,6 @@ def _api_key(call: CallInfo) -> str | None:
 
 
 def _context(call: CallInfo, args: Args, operation: str) -> Any:
-    from bcp_app.protocol.signatures import HttpMessage
-    from bcp_app.service.context import SignedRequest, resolve_context
-
     signed = None
     if call.transport == "http" and "signature-input" in call.headers:
         message = HttpMessage(
@@ -293,8 +291,6 @@ def _render(result: OperationResult, spec: BcpToolSpec, encoded: bytes) -> ToolO
 
 def _runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Callable[[CallInfo], ToolOutcome]:
     def run(call: CallInfo) -> ToolOutcome:
-        from bcp_app.service import idempotency
-
         _check_meta(call.arguments)
         if spec.key_required:  # BCP-IDEM-02: the key before the body, as over REST (`_check_meta` made meta a dict)
             key = call.arguments["meta"].get("idempotency-key")

@@ -21,9 +21,12 @@ from typing import Any
 import mcp_types as types
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connections
+from jsonschema.validators import validator_for
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.service import ratelimit
+from kernel.ops import request_cache
 from kernel.ops.request_cache import request_scope
 
 logger = logging.getLogger("bcp_app.transports.mcp.server")
@@ -99,7 +102,6 @@ def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[..., 
     """
     if schema is None:
         return lambda value, encoded=None: None
-    from jsonschema.validators import validator_for
 
     validator_cls = validator_for(schema)
     validator_cls.check_schema(schema)
@@ -128,8 +130,6 @@ def compact_json(value: Any) -> str:
 def _rate_window(call: CallInfo, tool: McpTool) -> Any:
     """The caller's window for this tool's class (bcp_app/service/ratelimit.py): read-only tools count as `read`, the
     others as `write`; stdio has a single local caller: no limit (None)."""
-    from bcp_app.service import ratelimit
-
     if call.transport != "http":
         return None
     caller, authenticated = ratelimit.caller_from_headers(call.headers, call.client or None)
@@ -138,8 +138,6 @@ def _rate_window(call: CallInfo, tool: McpTool) -> Any:
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
-    from kernel.ops import request_cache
-
     close_old_connections()
     try:
         window = _rate_window(call, tool)

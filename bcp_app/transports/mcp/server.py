@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp.core import CallInfo, McpTool, protocol_error_to_mcp, run_tool
+from bcp_app.transports.mcp.tools import all_tools as _all
 from kernel.ops.asgi_guard import replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp.server")
@@ -43,8 +44,6 @@ _JSONRPC_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32601: 404, -32603: 5
 
 def all_tools() -> list[McpTool]:
     # Imported late: the tool modules pull in the ORM-backed operations.
-    from bcp_app.transports.mcp.tools import all_tools as _all
-
     return _all()
 
 

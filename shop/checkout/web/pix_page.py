@@ -5,6 +5,8 @@ Thin like the checkout views: shop.checkout.services does the work; an overdue P
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -12,6 +14,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from payments.due import local_date
+from payments.qr import qr_svg
+from payments.selectors import pix_charge_latest_for_reference
 from shop.cart import cart_clear
 from shop.checkout.access import may_open
 from shop.checkout.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
@@ -30,10 +35,6 @@ def _sandbox_pay_url(txid: str) -> str:
 
 def _due(charge) -> dict[str, object] | None:
     """A Pix com vencimento's due date and what it costs today (fine and interest once overdue), for the page."""
-    from datetime import timedelta
-
-    from payments.due import local_date
-
     terms = charge.terms
     if terms is None:
         return None
@@ -52,9 +53,6 @@ def _due(charge) -> dict[str, object] | None:
 @require_GET
 def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
-    from payments.qr import qr_svg
-    from payments.selectors import pix_charge_latest_for_reference
-
     checkout = _get_or_404(request, checkout_id)
     lapsed = checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id)
     if lapsed:

@@ -64,7 +64,7 @@ from shop.checkout.types import (
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
-from shop.models import Checkout
+from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
@@ -134,8 +134,6 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
 @require_GET
 def cart_open(request: HttpRequest, cart_id: str) -> HttpResponse:
     """A cart's `continue_url` (BCP cart capability): the browser takes that cart as its own and shows it."""
-    from shop.models import Cart
-
     cart = Cart.objects.filter(public_id=cart_id, status=Cart.STATUS_ACTIVE, expires_at__gt=timezone.now()).first()
     if cart is None:
         messages.info(request, _("Este carrinho não existe mais ou expirou."))
@@ -269,8 +267,6 @@ def _render_checkout(
 
 
 def _pickup_locations() -> list[object]:
-    from shop.models import PickupLocation
-
     return list(PickupLocation.objects.filter(active=True))
 
 
