@@ -23,9 +23,9 @@ from typing import Any
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bcp_app.protocol import keys
 from bcp_app.protocol.keys import b64url as b64url_encode
-from bcp_app.protocol.keys import b64url_decode, public_key_from_jwk
+from bcp_app.protocol.keys import b64url_decode, es256_sign, es256_verify, public_key_from_jwk
+from bcp_app.protocol.keys import public_jwk as ec_public_jwk
 
 AP2_CAPABILITY = "br.dev.bcp.shopping.ap2_mandate"
 ALLOWED_ALGORITHMS = frozenset({"ES256"})
@@ -61,7 +61,7 @@ def _sha256_b64url(data: bytes) -> str:
 
 
 def public_jwk(key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey, *, kid: str) -> dict[str, str]:
-    return keys.public_jwk(key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key, kid=kid)
+    return ec_public_jwk(key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key, kid=kid)
 
 
 def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCurvePublicKey | None:
@@ -98,7 +98,7 @@ def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid
         header["typ"] = typ
     encoded_header = b64url_encode(json.dumps(header, separators=(",", ":")).encode())
     signing_input = f"{encoded_header}.{b64url_encode(payload)}".encode("ascii")
-    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(keys.es256_sign(signing_input, private_key))}"
+    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(es256_sign(signing_input, private_key))}"
 
 
 def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
@@ -117,7 +117,7 @@ def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
         signature = b64url_decode(segments[2])
     except (ValueError, binascii.Error) as exc:
         raise ValueError("payload or signature is not base64url") from exc
-    if not keys.es256_verify(key, signature, f"{segments[0]}.{segments[1]}".encode("ascii")):
+    if not es256_verify(key, signature, f"{segments[0]}.{segments[1]}".encode("ascii")):
         raise ValueError("signature does not verify")
     return header, payload
 
