@@ -218,7 +218,7 @@ def _resolve(host: str, port: int, timeout: float | None = None) -> list[IPAddre
         raise OutboundError("dns", f"cannot resolve {host}") from exc
     seen: list[IPAddress] = []
     for info in infos:
-        ip = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
         if ip not in seen:
             seen.append(ip)
     return seen

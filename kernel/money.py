@@ -101,7 +101,7 @@ class MoneyField(forms.Field):
             return format_amount_input(value)
         return value
 
-    def to_python(self, value: Any) -> int | None:  # type: ignore[override]
+    def to_python(self, value: Any) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         text = str(value).strip() if value is not None else ""

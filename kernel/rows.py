@@ -1,7 +1,7 @@
 """Row writes in one statement each: a unique constraint or a condition decides instead of a read first, and
 the row's event (its timeline entry) goes into the same statement as a data-modifying CTE.
 
-Generic over models; it lives here because payments is a leaf app that the shop may import too.
+Generic over models: every app writes its rows with it.
 Identifiers come from the models' own metadata; every value is a query parameter.
 """
 
@@ -11,6 +11,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection, models
+from django.db.models.options import Options
+
+
+def _column(field: models.Field[Any, Any]) -> str:
+    """A concrete field's quoted column name."""
+    if field.column is None:
+        raise ValueError(f"{field.name} has no column")
+    return connection.ops.quote_name(field.column)
+
+
+def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
+    """The concrete field `name` (a reverse relation has no column to write)."""
+    field = meta.get_field(name)
+    if not isinstance(field, models.Field):
+        raise ValueError(f"{name} is not a column of {meta.label}")
+    return field
 
 
 def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, adding: bool) -> None:
@@ -28,7 +44,7 @@ def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str,
     fields = [field for field in meta.concrete_fields if not field.primary_key]
     _fill_timestamps(instance, fields, adding=True)
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = ", ".join(_column(field) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     rows = f"SELECT {placeholders} FROM {source}" if source else f"VALUES ({placeholders})"  # noqa: S608
     values = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
@@ -82,10 +98,9 @@ def insert_once(instance: models.Model, conflict: Sequence[str], *, event: model
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
     `conflict` columns exists already (then nothing was written, `event` neither)."""
     meta = instance._meta
-    quote = connection.ops.quote_name
     sql, params = _insert_sql(instance)
-    target = ", ".join(quote(meta.get_field(name).column) for name in conflict)
-    sql += f" ON CONFLICT ({target}) DO NOTHING RETURNING {quote(meta.pk.column)}"
+    target = ", ".join(_column(_field(meta, name)) for name in conflict)
+    sql += f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
     pk = _write(sql, params, event=event)
     if pk is None:
         return False
@@ -115,21 +130,21 @@ def update_where(
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
     meta = instance._meta
     quote = connection.ops.quote_name
-    chosen = [meta.get_field(name) for name in fields]
+    chosen = [_field(meta, name) for name in fields]
     chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
     _fill_timestamps(instance, chosen, adding=False)
-    assignments = ", ".join(f"{quote(field.column)} = %s" for field in chosen)
+    assignments = ", ".join(f"{_column(field)} = %s" for field in chosen)
     params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in chosen]
-    conditions = [f"{quote(meta.pk.column)} = %s"]
+    conditions = [f"{_column(meta.pk)} = %s"]
     params.append(meta.pk.get_db_prep_value(instance.pk, connection))
     for name, value in (where or {}).items():
-        field = meta.get_field(name)
-        conditions.append(f"{quote(field.column)} = %s")
+        field = _field(meta, name)
+        conditions.append(f"{_column(field)} = %s")
         params.append(field.get_db_prep_value(value, connection))
     if guard is not None and _one_statement():
         conditions.append("EXISTS (SELECT 1 FROM guard)")
     sql = (
         f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
-        f" RETURNING {quote(meta.pk.column)}"
+        f" RETURNING {_column(meta.pk)}"
     )
     return _write(sql, params, event=event, guard=guard) is not None

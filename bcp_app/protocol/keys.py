@@ -9,8 +9,10 @@ from __future__ import annotations
 import base64
 import os
 import threading
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -91,7 +93,7 @@ def public_jwk(key: ec.EllipticCurvePublicKey | None = None, kid: str | None = N
     }
 
 
-def public_key_from_jwk(jwk: dict) -> ec.EllipticCurvePublicKey:
+def public_key_from_jwk(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
     """Load an EC P-256 public JWK; ValueError for anything else (the caller maps it to algorithm_unsupported)."""
     if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256" or jwk.get("alg", "ES256") != "ES256":
         raise ValueError("only EC P-256 / ES256 keys are supported")

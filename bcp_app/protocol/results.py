@@ -39,5 +39,5 @@ class EncodedResult(OperationResult):
             object.__setattr__(self, name, value)
 
     @cached_property
-    def body(self) -> dict[str, Any]:  # type: ignore[override]
+    def body(self) -> dict[str, Any]:
         return json.loads(self.raw or b"{}")

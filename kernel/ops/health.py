@@ -78,7 +78,7 @@ class HealthMiddleware:
         if request.path == READINESS_PATH:
             ready, checks = readiness()
             down = [name for name, value in checks.items() if value != "ok"]
-            body = {"status": "ok" if ready else "unavailable", "checks": checks}
+            body: dict[str, object] = {"status": "ok" if ready else "unavailable", "checks": checks}
             if down:
                 body["down"] = down
             return JsonResponse(body, status=200 if ready else 503, headers={"Cache-Control": "no-store"})
