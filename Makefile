@@ -9,10 +9,16 @@ export BCP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: run test test-random bench worker beat lint fmt migrate demo clean
 
-$(STAMP): pyproject.toml
+UV_VERSION := 0.13.8
+# The django-stubs plugin loads the settings; under CI=true they refuse the SQLite fallback (no database is opened).
+MYPY := DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(VENV)/bin/mypy
+
+# The versions CI tested: uv.lock (`uv lock` after changing pyproject.toml's dependencies). `--locked` refuses a
+# lock that no longer matches pyproject.toml; `--inexact` leaves pip and uv themselves in the venv.
+$(STAMP): pyproject.toml uv.lock
 	@test -x $(PY) || "$$(sh scripts/find_python.sh)" -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet uv==$(UV_VERSION)
+	$(VENV)/bin/uv sync --quiet --locked --inexact --extra dev --python $(PY)
 	@touch $(STAMP)
 
 migrate: $(STAMP)
@@ -32,6 +38,7 @@ run: demo
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(MYPY)
 	@sh scripts/ensure_chromium.sh
 	$(PY) scripts/run_tests.py $(PYTEST_ARGS)
 
@@ -58,6 +65,7 @@ beat: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(MYPY)
 	$(VENV)/bin/ruff format --check .
 
 fmt: $(STAMP)
