@@ -95,10 +95,17 @@ def parse_cursor(cursor: str | None) -> int:
 def search(*, query: str, categories: list[str], price_min: int | None, price_max: int | None, cursor: str | None,
            limit: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     page = parse_cursor(cursor)
-    result = selectors.product_search(
-        query=query, category_slug=categories[0] if categories else "", price_min=price_min, price_max=price_max,
-        page=page, per_page=min(limit, selectors.MAX_PER_PAGE),
-    )
+    try:
+        result = selectors.product_search(
+            query=query, category_slug=categories[0] if categories else "", price_min=price_min, price_max=price_max,
+            page=page, per_page=min(limit, selectors.MAX_PER_PAGE),
+        )
+    except selectors.CatalogQueryError as exc:
+        if exc.field != "category":
+            raise
+        # A filter naming a category the shop does not have matches nothing (BCP §16: empty result =
+        # `products: []`); the storefront, whose links name real categories, still says it is unknown.
+        return [], {"has_next_page": False, "total_count": 0}
     pagination: dict[str, Any] = {"has_next_page": result.has_next}
     if result.has_next:
         pagination["cursor"] = f"{CURSOR_PREFIX}{result.page + 1}"

@@ -286,6 +286,4 @@ def test_schemathesis_positive_mode_every_valid_request_is_accepted_st202(
 
         run()
     assert len(operations) == 13
-    # Known, reported in issue 31's closing note: an unknown category slug is a 400 from
-    # bcp_app/service/operations/reads.py (not this change's files); it should be an empty result (or a 404).
-    assert [failure for failure in failures if "Categoria desconhecida" not in failure] == []
+    assert failures == []

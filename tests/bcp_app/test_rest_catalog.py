@@ -63,6 +63,23 @@ def test_search_finds_products_with_prices_as_objects_bcp_cat_06(client: Client,
     }
 
 
+def test_search_in_a_category_the_shop_does_not_have_is_an_empty_result_bcp_cat_07(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP §16: an empty result is `products: []` (with `has_next_page`), not an error: an agent filtering by a
+    category slug it guessed gets nothing, as it would for a query that matches nothing (it was a 400)."""
+    camiseta()
+    for slug in ("nao-existe", "Roupas de Verão"):
+        response = call(client, "post", "/catalog/search", headers, {"filters": {"categories": [slug]}})
+        assert response.status_code == 200, response.content
+        assert (response.json()["products"], response.json()["pagination"]) == (
+            [], {"has_next_page": False, "total_count": 0}
+        )
+    assert call(client, "post", "/catalog/search", headers, {"filters": {"categories": ["roupas"]}}).json()[
+        "pagination"
+    ]["total_count"] == 1
+
+
 def test_search_paginates_with_a_cursor_default_limit_10_bcp_cat_07(client: Client, headers: dict[str, str]) -> None:
     category = Category.objects.create(name="Cafés", slug="cafes")
     for n in range(12):
