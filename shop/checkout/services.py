@@ -42,7 +42,8 @@ exists and `ready_for_complete` otherwise; `complete_in_progress` while a Pix pa
 not allowed in a status return the unchanged checkout with `invalid_checkout_status`
 (`recoverable` during `complete_in_progress`, `unrecoverable` on terminal checkouts).
 
-Stock is reserved at complete — see the docstring of shop/checkout/stock.py for why and how.
+Stock and coupon uses are held when a payment can start (a Pix charge is issued, else complete): see
+shop/checkout/stock.py for why and how.
 
 Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test_checkout*.py):
 - Ready needs lines, buyer e-mail + first and last name, and for physical items one fulfillment

@@ -216,7 +216,7 @@ class Checkout(models.Model):
     messages = models.JSONField(default=list, blank=True)
     fulfillment_snapshot = models.JSONField(default=dict, blank=True)
     discounts_applied = models.JSONField(default=list, blank=True)
-    # Stock is reserved at complete (see shop/checkout/stock.py) and released on cancel/expiry.
+    # Stock is held when a payment can start (see shop/checkout/stock.py) and released on cancel/expiry.
     stock_reserved = models.BooleanField(default=False)
     payment_txid = models.CharField(max_length=64, blank=True)  # Pix txid or card payment id that paid it
     order_id = models.CharField(max_length=60, blank=True)
