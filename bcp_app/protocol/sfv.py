@@ -129,7 +129,9 @@ class _Parser:
             self.i += 1
         text = self.s[start : self.i]
         if "." in text:
-            if text.count(".") > 1 or text.endswith("."):
+            whole, _, fraction = text.lstrip("-").partition(".")
+            # RFC 8941 §4.2.4: at most 12 integer digits and 1 to 3 fractional ones
+            if "." in fraction or not 1 <= len(fraction) <= 3 or len(whole) > 12:
                 raise SFVError("invalid decimal")
             return float(text)
         if len(text.lstrip("-")) > 15:
