@@ -3,7 +3,7 @@ reading, updating, completing or cancelling it by id gets the very answer of an 
 `not_found`, so nothing tells the id exists), as another platform does for a platform's checkout. BCP §18 (4):
 anonymous agents may create checkouts; the profile URL is the only identity they have.
 
-REST here, MCP live below; A2A reaches the same operations (bcp_app/operations). An anonymous agent's checkout
+REST here, MCP live below; A2A reaches the same operations (bcp_app/service/operations). An anonymous agent's checkout
 paid before complete still waits for the agent (PIX.md §3.1: tests/bcp_app/test_paid_before_complete.py).
 """
 

@@ -1,4 +1,4 @@
-"""The operations the agent tools share (issue 14: "every transport goes through bcp_app/operations"):
+"""The operations the agent tools share (issue 14: "every transport goes through bcp_app/service/operations"):
 one stock check for `inventory.check` and `order.intent`, one order-state derivation for `order.status`."""
 
 from __future__ import annotations
