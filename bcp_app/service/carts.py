@@ -23,8 +23,8 @@ from bcp_app.protocol.validation import validate
 from bcp_app.service import presenters, ratelimit
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.policies import policies_json
-from shop import carts
-from shop.carts import CartNotFound, cart_checkout_input, cart_link_checkout, cart_owner
+from shop import cart as shop_cart
+from shop.cart import CartNotFound, cart_checkout_input, cart_link_checkout, cart_owner
 from shop.checkout import types as ct
 from shop.checkout.selectors import absolute_url, checkout_links
 from shop.checkout.types import TERMINAL_STATUSES
@@ -114,13 +114,13 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     try:
         owner = ctx.checkout_owner  # anonymous: bound to its profile, as its checkouts are
-        view = carts.cart_create(data=_input(ctx, request, update=False), platform_id=owner.platform_id,
+        view = shop_cart.cart_create(data=_input(ctx, request, update=False), platform_id=owner.platform_id,
                                  session_key="" if owner.platform_id else owner.key, language=ctx.language)
-    except carts.CartEmpty as exc:
+    except shop_cart.CartEmpty as exc:
         return OperationResult(200, error_response(
             "item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None,
             messages=presenters.messages(exc.messages) or None))  # built by the model, not edited after
-    except carts.CheckoutInputError as exc:
+    except shop_cart.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     return OperationResult(201, cart_body(view, ctx))
 
@@ -130,7 +130,7 @@ def get_cart(ctx: Any, cart_id: str) -> OperationResult:
         return _incompatible(ctx)
     if not _owned(ctx, cart_id):
         return _not_found(ctx)
-    return OperationResult(200, cart_body(carts.cart_get(cart_id=str(cart_id)), ctx))
+    return OperationResult(200, cart_body(shop_cart.cart_get(cart_id=str(cart_id)), ctx))
 
 
 def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
@@ -140,10 +140,10 @@ def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, A
     if not _owned(ctx, cart_id):
         return _not_found(ctx)
     try:
-        view = carts.cart_update(cart_id=str(cart_id), data=_input(ctx, request, update=True))
-    except carts.CartNotFound:
+        view = shop_cart.cart_update(cart_id=str(cart_id), data=_input(ctx, request, update=True))
+    except shop_cart.CartNotFound:
         return _not_found(ctx)
-    except carts.CheckoutInputError as exc:
+    except shop_cart.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     return OperationResult(200, cart_body(view, ctx))
 
@@ -155,8 +155,8 @@ def cancel_cart(ctx: Any, cart_id: str) -> OperationResult:
     if not _owned(ctx, cart_id):
         return _not_found(ctx)
     try:
-        return OperationResult(200, cart_body(carts.cart_cancel(cart_id=str(cart_id)), ctx))
-    except carts.CartNotFound:
+        return OperationResult(200, cart_body(shop_cart.cart_cancel(cart_id=str(cart_id)), ctx))
+    except shop_cart.CartNotFound:
         return _not_found(ctx)
 
 

@@ -238,7 +238,7 @@ def _status(messages: list[CheckoutMessage]) -> str:
     return STATUS_INCOMPLETE if errors else STATUS_READY
 
 
-plan_lines = _plan_lines  # carts price their lines with the same rules (shop/carts.py)
+plan_lines = _plan_lines  # carts price their lines with the same rules (shop/cart.py)
 
 
 def evaluate(

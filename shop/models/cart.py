@@ -1,7 +1,7 @@
 """Carts: the storefront's cart (the session points to one) and the BCP cart capability's carts are one model.
 
 A cart holds what the buyer is collecting — lines (SKU, quantity), optional buyer, context and coupon codes — with
-no prices: prices, stock and estimated totals are computed when it is read (`shop.carts`). `checkout_id` is the
+no prices: prices, stock and estimated totals are computed when it is read (`shop.cart`). `checkout_id` is the
 checkout the cart was converted to (BCP §4.3 `cart_id`), reused while that checkout is not terminal.
 """
 
