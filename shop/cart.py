@@ -17,7 +17,7 @@ checkout (session["checkout_id"]).
     cart_checkout_input(cart: Cart) -> CheckoutInput   # a cart's contents as the checkout it converts to
 
 A cart stores lines, buyer, context and codes; each read prices it with the checkout engine's own line
-planning and coupon rules (`shop.checkout.evaluate.plan_lines`, `shop.checkout.coupons`), so its estimate and the
+planning and coupon rules (`shop.checkout.evaluate.plan_lines`, `shop.checkout.pricing`), so its estimate and the
 checkout it converts to agree. `CheckoutInputError` for structurally bad input, as for checkouts.
 """
 
@@ -36,10 +36,17 @@ from django.utils.translation import ngettext
 
 from kernel.json_limits import control_in
 from shop.catalog.selectors import variants_by_sku
-from shop.checkout.coupons import coupons_evaluate, coupons_load
 from shop.checkout.evaluate import CheckoutInputError, plan_lines
-from shop.checkout.outputs import AppliedDiscountView, Total
-from shop.checkout.types import BuyerInput, CheckoutInput, CheckoutMessage, ContextInput, LineInput
+from shop.checkout.pricing import coupons_evaluate, coupons_load
+from shop.checkout.types import (
+    AppliedDiscountView,
+    BuyerInput,
+    CheckoutInput,
+    CheckoutMessage,
+    ContextInput,
+    LineInput,
+    Total,
+)
 from shop.models import Cart, Variant
 from shop.models import CartLine as CartLineRow
 from shop.models.cart import new_cart_line_id

@@ -28,9 +28,9 @@ from orders.signals import order_changed, refund_requested, stock_return_request
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
 from payments.signals import card_payment_settled, charge_settled, refund_finished
-from shop.checkout.catalog import catalog_cache_bump
+from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
-from shop.checkout.shipping import shipping_cache_clear
+from shop.checkout.stock import catalog_cache_bump
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
 from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
 

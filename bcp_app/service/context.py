@@ -21,7 +21,7 @@ from bcp_app.service.platforms import key_prefix, platform_authenticate, platfor
 from kernel.ops import request_cache
 from kernel.ops.access_log import annotate
 from shop.catalog.selectors import checkout_read_keys
-from shop.checkout.access import CheckoutOwner, agent_key
+from shop.checkout.selectors import CheckoutOwner, agent_key
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
 # What an operation will read from the cache after identity, fetched in identity's round trip: every checkout

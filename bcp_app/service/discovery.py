@@ -94,7 +94,7 @@ def pix_discount_config() -> dict[str, Any] | None:
     """The shop's "Pix: N % off" as handler config (issue 17), so an agent sees it before choosing Pix.
 
     A BCP extension of the PIX.md §1.1 config: `basis_points` (500 = 5 %) of the items after coupons,
-    freight excluded, rounded half to even per centavo (shop/checkout/pix_discount.py). Absent when the shop gives none.
+    freight excluded, rounded half to even per centavo (shop/checkout/pricing.py). Absent when the shop gives none.
     """
     bp = store_get().pix_discount_bp
     if bp <= 0:

@@ -30,7 +30,7 @@ from bcp_app.service.discovery import CARD_HANDLER, card_handler_entry, pix_hand
 from bcp_app.service.policies import policies_json
 from kernel.money import format_brl
 from orders.selectors import order_bcp_payload
-from shop.checkout.outputs import CheckoutView, DestinationView, MethodView, Total
+from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
 from shop.checkout.types import CheckoutMessage
 from shop.invoicing.selectors import fiscal_documents_bcp
 

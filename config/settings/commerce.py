@@ -16,7 +16,7 @@ CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
 ORDERS_ADMIN_PANELS = [
     "shop.invoicing.panels.admin_panel",
-    "shop.checkout.panels.consent_admin_panel",
+    "shop.checkout.selectors.consent_admin_panel",
     "bcp_app.service.ap2_store.admin_panel",
 ]
 ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]

@@ -55,8 +55,8 @@ for _limit in (text for text in _all_limits if text):
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.server.asgi_app",
-    "/bcp/a2a": "bcp_app.transports.a2a.executor.asgi_app",
-    "/.well-known/agent-card.json": "bcp_app.transports.a2a.executor.asgi_app",
+    "/bcp/a2a": "bcp_app.transports.a2a.server.asgi_app",
+    "/.well-known/agent-card.json": "bcp_app.transports.a2a.server.asgi_app",
 }
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.

@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from shop.checkout.cep import UFS, cep_digits, cep_format, cep_uf
+from shop.checkout.fulfillment import UFS, cep_digits, cep_format, cep_uf
 
 CEP_INVALID = _("CEP inválido: informe os 8 números, ex.: 01310-100.")
 UF_INVALID = _("UF inválida: use a sigla de 2 letras, ex.: SP.")

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
 from shop.catalog.images import product_image_thumbnail_make
-from shop.checkout.catalog import catalog_cache_bump
+from shop.checkout.stock import catalog_cache_bump
 from shop.models import Category, Product, ProductImage, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField, format_brl
 from shop.admin.br_fields import UF_INVALID
-from shop.checkout.cep import UFS
+from shop.checkout.fulfillment import UFS
 
 CHECKOUT_STATUS_LABELS = {
     "incomplete": _("Incompleto"),

@@ -19,8 +19,8 @@ from django.db.models import Case, Exists, F, Func, OuterRef, Prefetch, Q, Query
 from django.db.models.functions import Concat
 from django.utils.translation import gettext as _
 
-from shop.checkout.catalog import VERSION_KEY
-from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.stock import VERSION_KEY
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import CACHE_KEY
 from shop.store.policies import policies_cache_key

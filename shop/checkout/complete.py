@@ -1,9 +1,18 @@
-"""Complete (BCP §4.3, §11; PIX.md §3) in three steps, so that no PSP or gateway call runs under a lock.
+"""From a ready checkout to an order: placement (the `PlacedCheckout` handed to `orders.services`), the
+three-step complete, and the back office's sales (paid elsewhere, Pix com vencimento).
+
+## Placement
+
+From a checkout to its order: the `PlacedCheckout` that `orders.services` drafts and writes.
+
+## Complete
+
+Complete (BCP §4.3, §11; PIX.md §3) in three steps, so that no PSP or gateway call runs under a lock.
 
 The way Saleor's `complete_checkout` does it:
 
 1. `_begin`, one short transaction: lock the checkout, re-evaluate the stored state, reserve stock and
-   coupon uses (or keep those its Pix charge already holds: shop/checkout/hold.py, never taken twice),
+   coupon uses (or keep those its Pix charge already holds: shop/checkout/charge.py, never taken twice),
    and record `complete_in_progress` with no payment attached yet (`payment_txid` empty, event
    `payment_pending`). The usual Pix case ends here: the charge attached on update still fits, so
    the checkout waits for the payment at once, with no PSP call at all.
@@ -17,62 +26,80 @@ A worker killed during step 2 leaves `complete_in_progress` with stock reserved 
 `shop.checkout.settle.checkout_pending_due` (run by `shop.tasks.expire_checkouts` every minute) finishes it
 once `PAYMENT_PENDING_GRACE` has passed (see shop/checkout/settle.py for every state and its task).
 Settlement and the Pix expiry sweep live in shop/checkout/settle.py.
+
+## Back-office sales
+
+Sales staff enter in the back office (WhatsApp, the counter, B2B):
+
+- paid elsewhere (`checkout_complete_paid_elsewhere`): completed without a PSP, with the same stock
+  reservation and order placement as any other checkout;
+- paid later by Pix com vencimento (`checkout_complete_pix_due`, issue 17): the checkout waits in
+  `complete_in_progress` (stock reserved) for a `cobv` charge with a due date, fine and interest; the buyer pays
+  from the checkout's Pix page and the payment settles through the same webhook path as any Pix.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import asdict, replace
+from datetime import date
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
+from orders.types import PlacedCheckout, PlacedLine
 from payments.card.gateway import CardCustomer
+from payments.due import DueTerms
+from payments.exceptions import PaymentInputError
 from payments.services import (
     card_payment_brief,
     card_payment_charge,
     card_payment_record,
     card_payment_record_unclaimed,
+    pix_due_charge_ensure,
+)
+from shop.checkout.charge import (
+    INSTRUMENT_PATH,
+    charge_errors,
+    ensure_charge,
+    err,
+    held_key,
+    hold_for_charge,
+    instrument_problem,
+    lines_of,
+    pix_charge_issue,
+    pix_charge_plan,
+    reserve,
+    reserve_and_save_status,
+    save_status,
+    unreserve,
+    usable_charge,
 )
 from shop.checkout.core import (
+    ANY_OWNER,
     PIX_SETTLEMENT_GRACE,
     apply,
     current,
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
+    lock,
     reload,
+    retried_on_deadlock,
     save_with_event,
     speak,
     status_error,
     stored_messages,
+    with_lines,
     with_status,
 )
 from shop.checkout.evaluate import evaluate
-from shop.checkout.hold import (
-    held_key,
-    hold_for_charge,
-    instrument_problem,
-    lines_of,
-    reserve,
-    reserve_and_save_status,
-    unreserve,
-)
-from shop.checkout.lock import ANY_OWNER, lock, retried_on_deadlock
-from shop.checkout.pix import (
-    INSTRUMENT_PATH,
-    charge_errors,
-    ensure_charge,
-    err,
-    pix_charge_issue,
-    pix_charge_plan,
-    save_status,
-    usable_charge,
-)
-from shop.checkout.place import CheckoutMoved, place_order
 from shop.checkout.types import (
+    STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_INCOMPLETE,
     STATUS_READY,
@@ -83,7 +110,151 @@ from shop.checkout.types import (
     InstrumentInput,
     PaymentInput,
 )
-from shop.models import Checkout
+from shop.models import Checkout, CheckoutLine, PickupLocation
+from shop.store.policies import store_policies
+
+
+def _destination(checkout: Checkout) -> dict[str, str]:
+    if checkout.fulfillment_type == "shipping":
+        return {
+            "first_name": checkout.ship_first_name,
+            "last_name": checkout.ship_last_name,
+            "street": checkout.ship_street,
+            "number": checkout.ship_number,
+            "complement": checkout.ship_complement,
+            "neighborhood": checkout.ship_neighborhood,
+            "city": checkout.ship_city,
+            "state": checkout.ship_uf,
+            "postal_code": checkout.ship_cep,
+            "country": checkout.ship_country or "BR",
+        }
+    if checkout.fulfillment_type == "pickup":
+        location = PickupLocation.objects.filter(public_id=checkout.selected_destination_id).first()
+        if location is not None:
+            return {
+                "name": location.name,
+                "first_name": checkout.buyer_first_name,
+                "last_name": checkout.buyer_last_name,
+                "street": location.street,
+                "number": location.number,
+                "complement": location.complement,
+                "neighborhood": location.neighborhood,
+                "city": location.city,
+                "state": location.uf,
+                "postal_code": location.cep,
+                "country": "BR",
+                "opening_hours": location.opening_hours,  # the buyer's e-mail and order page show it
+            }
+    return {}
+
+
+def _selected_option(checkout: Checkout) -> dict[str, object]:
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        for group in method["groups"]:
+            for option in group["options"]:
+                if option["id"] == checkout.selected_option_id:
+                    return option
+    return {}
+
+
+def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
+    """The card plan the buyer chose (shop/checkout/pricing.py), as the order keeps it."""
+    instrument = checkout.payment_instrument or {}
+    if payment_type != "card" or instrument.get("type") != "card":
+        return {}
+    count = int(instrument.get("installments") or 1)
+    return {
+        "installments": count,
+        "installment_amount": int(instrument.get("installment_amount") or checkout.total_amount // count),
+        "first_installment": int(instrument.get("first_installment") or 0),
+    }
+
+
+def policies_in_force(language: str) -> list[dict[str, Any]]:
+    """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
+    return [asdict(policy) for policy in store_policies(language)]
+
+
+class CheckoutMoved(Exception):
+    """`place_order(locked=False)`: the checkout no longer waits for this payment (the pending sweep, a
+    webhook or a settlement finished it meanwhile); nothing of the placement was written."""
+
+
+def place_order(
+    checkout: Checkout,
+    *,
+    payment_type: str,
+    paid_amount: int,
+    lines: list[CheckoutLine] | None = None,
+    locked: bool = True,
+) -> None:
+    """Create the order from the checkout as it is now and mark the checkout completed (same transaction).
+    `lines`: the checkout's stored lines when the caller has them (else read).
+
+    `locked=False`: the caller holds no lock on the checkout (complete by card, after the gateway call, with
+    the checkout as step 1 wrote it): the checkout is completed by an UPDATE that matches only while it still
+    waits for this payment (`complete_in_progress`, stock reserved, no payment attached), before the order
+    is written; `CheckoutMoved` when it no longer does. One statement instead of a lock and a full save."""
+    if lines is None:
+        lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
+    with_lines(checkout, lines)
+    option = _selected_option(checkout)
+    placed = PlacedCheckout(
+        checkout_id=checkout.public_id,
+        currency=checkout.currency,
+        buyer_first_name=checkout.buyer_first_name,
+        buyer_last_name=checkout.buyer_last_name,
+        buyer_email=checkout.buyer_email,
+        buyer_phone=checkout.buyer_phone,
+        buyer_tax_id=checkout.buyer_tax_id,
+        lines=[
+            PlacedLine(
+                line_id=line.public_id,
+                sku=line.sku,
+                title=line.title,
+                unit_price=line.unit_price,
+                quantity=line.quantity,
+                image_url=line.image_url,
+            )
+            for line in lines
+        ],
+        totals=[(str(t["type"]), int(t["amount"]), str(t.get("display_text", ""))) for t in checkout.totals],
+        fulfillment_method=checkout.fulfillment_type or "digital",
+        fulfillment_title=str(option.get("title", "")) or ("Entrega digital" if not checkout.fulfillment_type else ""),
+        fulfillment_description=str(option.get("description", "")),
+        destination=_destination(checkout),
+        platform_id=checkout.platform_id,
+        language=checkout.language,
+        payment_handler_id=str((checkout.payment_instrument or {}).get("handler_id", "")),
+        payment_type=payment_type,
+        payment_reference=checkout.public_id,
+        payment_txid=checkout.payment_txid,
+        paid_amount=paid_amount,
+        order_number=checkout.order_number,  # the number the Pix charge already told the payer
+        policies=policies_in_force(checkout.language),  # the order keeps the policies it was placed under
+        **_installments(checkout, payment_type),
+    )
+    # The caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale), or
+    # the conditional UPDATE below proves it is still this payment's: no other placement can run.
+    # The NF-e is asked for by the order's outbox task (shop.invoicing.lifecycle.on_order_changed, "placed").
+    draft = order_draft_from_checkout(checkout=placed)
+    checkout.order_id = draft.order.public_id
+    checkout.order_permalink_url = draft.order.permalink_url
+    checkout.completed_at = timezone.now()
+    waiting = ("pix_awaiting_payment", "pix_payment_received", "card_payment_pending")
+    checkout.messages = [m for m in checkout.messages if m.get("code") not in waiting]
+    previous = checkout.status
+    checkout.status = STATUS_COMPLETED
+    detail = {"order_id": draft.order.public_id, "payment_type": payment_type}
+    if locked:
+        save_with_event(checkout, "completed", previous, detail)
+    else:
+        waits = {"status": STATUS_IN_PROGRESS, "stock_reserved": True, "payment_txid": ""}  # …for this payment
+        fields = ["status", "order_id", "order_permalink_url", "completed_at", "messages", "payment_txid"]
+        if not save_with_event(checkout, "completed", previous, detail, fields=fields, where=waits):
+            raise CheckoutMoved(checkout.public_id)
+    order_place_draft(draft)
+
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +317,7 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     begun = _begin_transaction(checkout_id, data, owner)
     if not isinstance(begun, tuple):
         return begun
-    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/pix.py).
+    # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/charge.py).
     checkout, changed = begun
     pix_charge_issue(checkout)
     return _refresh(checkout_id, changed)
@@ -321,3 +492,104 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
         # for the order that took it, or announced so that a payment no order takes is refunded.
         card_payment_record_unclaimed(charged)
         return _refresh(checkout_id)
+
+
+logger = logging.getLogger(__name__)
+
+MANUAL_METHODS = ("dinheiro", "transferencia", "maquininha", "pix_direto")
+
+
+@in_checkout_language
+@retried_on_deadlock
+def checkout_complete_paid_elsewhere(*, checkout_id: str, method: str, reason: str, actor: str) -> CheckoutResult:
+    """Staff confirm the buyer paid outside the shop (`method`, with a `reason`): the order is placed paid."""
+    if method not in MANUAL_METHODS:
+        raise ValueError(f"unknown manual payment method {method!r}")
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        if checkout.status != STATUS_READY:
+            return status_error(checkout, "concluir")
+        lines = lines_of(checkout)
+        existing = list(lines)
+        ev = evaluate(
+            checkout=checkout, existing_lines=existing, data=input_from_checkout(checkout, existing), now=timezone.now()
+        )
+        status, messages = with_status(ev, [])
+        if status != STATUS_READY:
+            return CheckoutResult(checkout=reload(checkout_id), messages=messages)
+        blocking = reserve(checkout, lines, ev)
+        if blocking:
+            save_status(checkout, STATUS_INCOMPLETE, "stock_unavailable", blocking)
+            return CheckoutResult(checkout=reload(checkout_id), messages=blocking)
+        checkout.payment_instrument = {"type": "manual", "handler_id": "manual", "method": method}
+        place_order(checkout, payment_type="manual", paid_amount=checkout.total_amount, lines=lines)
+        order_payment_record_manual(order_id=checkout.order_id, method=method, reason=reason, actor=actor)
+    return CheckoutResult(checkout=reload(checkout_id), messages=[])
+
+
+@in_checkout_language
+def checkout_complete_pix_due(
+    *,
+    checkout_id: str,
+    due_date: date,
+    validity_days: int = 30,
+    fine_bp: int = 0,
+    interest_bp: int = 0,
+    discount_bp: int = 0,
+    discount_until: date | None = None,
+) -> CheckoutResult:
+    """Complete a ready checkout with a Pix com vencimento: paid by `due_date`, or later with fine and interest.
+
+    The three steps of checkout_complete (shop/checkout/complete.py), so the PSP call runs with no lock: reserve
+    (Pix selected, so the shop's Pix discount applies as on any Pix checkout) → `PUT /cobv` → wait for the payment.
+    A worker dying in between leaves what checkout_complete would (checkout_pending_due releases it).
+    """
+    terms = DueTerms(
+        due_date=due_date,
+        validity_days=validity_days,
+        fine_bp=fine_bp,
+        interest_bp=interest_bp,
+        discount_bp=discount_bp,
+        discount_until=discount_until,
+    )
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        speak(checkout.language)
+        if checkout.status != STATUS_READY:
+            return status_error(checkout, "concluir")
+        existing = lines_of(checkout)
+        pix = InstrumentInput(id="instr_due", handler_id=settings.PIX_HANDLER_ID, type="pix")
+        state = replace(input_from_checkout(checkout, existing), payment=PaymentInput(instruments=(pix,)))
+        ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=timezone.now())
+        status, messages = with_status(ev, ev.rejections)
+        checkout.status = status
+        apply(checkout, ev, messages, existing)
+        if status != STATUS_READY:
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        blocking = reserve(checkout, list(checkout.lines.all()), ev)
+        if blocking:
+            save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
+            return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        checkout.payment_txid = ""  # no payment attached yet (step 3 and the pending sweep look for it)
+        save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
+    try:
+        charge = pix_due_charge_ensure(
+            reference=checkout.public_id,
+            amount=checkout.total_amount,
+            terms=terms,
+            payer_name=f"{checkout.buyer_first_name} {checkout.buyer_last_name}".strip(),
+            payer_tax_id=checkout.buyer_tax_id,
+            description=f"Pedido {checkout.public_id}",
+        )
+    except PaymentInputError as exc:
+        logger.info("Pix com vencimento refused for %s: %s", checkout_id, exc)
+        charge = None
+    except charge_errors():
+        logger.warning("Pix com vencimento could not be issued for %s", checkout_id, exc_info=True)
+        charge = None
+    result = _finish_pix(checkout_id, charge)
+    if charge is None and not checkout.buyer_tax_id:
+        text = _("Informe o CPF/CNPJ do comprador para o Pix com vencimento.")
+        needed = err("field_required", text, "$.buyer.tax_id")
+        return CheckoutResult(checkout=result.checkout, messages=[*result.messages, needed])
+    return result

@@ -1,7 +1,7 @@
 """Evaluation of a checkout's writable state: lines, buyer, fulfillment, discounts, totals, status.
 
 `evaluate()` is deterministic for a given database state and input (BCP-CHK-23) and runs a fixed
-number of queries whatever the number of lines (catalog 2 or none when cached — shop/checkout/catalog.py —,
+number of queries whatever the number of lines (catalog 2 or none when cached — shop/checkout/stock.py —,
 price and stock ≤ 1 or none when the caller annotated them on the lines, shipping 3 or none when cached,
 coupons ≤ 2). The services
 persist its result (columns + snapshot JSON) with the status in one transaction, so reads and the
@@ -20,13 +20,10 @@ from django.utils.translation import ngettext
 
 from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
-from shop.checkout.card_terms import card_terms
-from shop.checkout.catalog import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
-from shop.checkout.consent import consent_state
-from shop.checkout.coupons import CouponEvaluation, coupons_evaluate, coupons_load
-from shop.checkout.fulfillment import evaluate_fulfillment
-from shop.checkout.pix_discount import pix_discount_applied
-from shop.checkout.shipping import shipping_config_load
+from shop.checkout.fulfillment import evaluate_fulfillment, shipping_config_load
+from shop.checkout.pricing import CouponEvaluation, card_terms, coupons_evaluate, coupons_load, pix_discount_applied
+from shop.checkout.selectors import consent_state
+from shop.checkout.stock import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.types import (
     STATUS_INCOMPLETE,
     STATUS_READY,

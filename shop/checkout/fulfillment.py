@@ -1,4 +1,27 @@
-"""Fulfillment evaluation of a checkout (BCP §9): one method (shipping or pickup) for all physical lines.
+"""How a checkout's goods reach the buyer (BCP §9), read top to bottom: the CEP (validation, the UF table,
+the address lookup), the shipping quotes by CEP, and the fulfillment evaluation of a checkout.
+
+## CEP
+
+CEP (Brazilian postal code): validation, the offline CEP-prefix → UF table, and the address lookup.
+
+The table is the Correios range allocation by state: it always answers, with the UF only. The lookup asks a
+CEP provider speaking ViaCEP's public JSON shape (`CEP_PROVIDER_URL`, `{cep}` replaced by the 8 digits) for
+street, bairro and city, with a short total deadline and a cache; when the provider is unreachable, slow or answers
+nonsense, the lookup falls back to the table, so the checkout never waits on it nor breaks because of it.
+
+## Shipping quotes
+
+Shipping quotes: which methods serve a CEP, at what price and with which delivery estimate.
+
+Rules (per `ShippingMethod`): a CEP-range rate wins over a UF rate (narrowest range first), a UF
+rate wins over the flat price; no match = the method does not serve that CEP. A method with
+`free_above` costs 0 once the subtotal after discounts reaches it. Methods, pickup locations and rates
+are read once (3 queries) and cached until one of them is saved or deleted.
+
+## Fulfillment evaluation
+
+Fulfillment evaluation of a checkout (BCP §9): one method (shipping or pickup) for all physical lines.
 
 Ids are stable: methods "method_shipping"/"method_pickup", groups "group_shipping"/"group_pickup",
 options = `ShippingMethod.code` ("pac", "sedex", "motoboy", "retirada"), shipping destination
@@ -9,15 +32,388 @@ automatically when no `selected_destination_id` is sent; options are never chose
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import logging
+import re
+from dataclasses import asdict, dataclass, field
 
+from django.conf import settings
+from django.core.cache import cache
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
-from shop.checkout.cep import UFS, cep_digits, cep_format, cep_uf
-from shop.checkout.outputs import OptionView
-from shop.checkout.shipping import ShippingConfig, pickup_options, shipping_options
-from shop.checkout.types import AddressInput, CheckoutMessage, FulfillmentInput, FulfillmentMethodInput, bounded
-from shop.models import Checkout, PickupLocation, new_destination_id
+from kernel.http import OutboundError, request
+from kernel.ops import request_cache
+from shop.checkout.types import (
+    AddressInput,
+    CheckoutMessage,
+    FulfillmentInput,
+    FulfillmentMethodInput,
+    OptionView,
+    bounded,
+)
+from shop.models import Checkout, PickupLocation, ShippingMethod, ShippingRate, new_destination_id
+
+logger = logging.getLogger(__name__)
+
+_CEP_RE = re.compile(r"^\s*(\d{5})-?(\d{3})\s*$")
+
+# (first CEP as int, last CEP as int, UF), inclusive, 8-digit integers.
+_RANGES: tuple[tuple[int, int, str], ...] = (
+    (1_000_000, 19_999_999, "SP"),
+    (20_000_000, 28_999_999, "RJ"),
+    (29_000_000, 29_999_999, "ES"),
+    (30_000_000, 39_999_999, "MG"),
+    (40_000_000, 48_999_999, "BA"),
+    (49_000_000, 49_999_999, "SE"),
+    (50_000_000, 56_999_999, "PE"),
+    (57_000_000, 57_999_999, "AL"),
+    (58_000_000, 58_999_999, "PB"),
+    (59_000_000, 59_999_999, "RN"),
+    (60_000_000, 63_999_999, "CE"),
+    (64_000_000, 64_999_999, "PI"),
+    (65_000_000, 65_999_999, "MA"),
+    (66_000_000, 68_899_999, "PA"),
+    (68_900_000, 68_999_999, "AP"),
+    (69_000_000, 69_299_999, "AM"),
+    (69_300_000, 69_399_999, "RR"),
+    (69_400_000, 69_899_999, "AM"),
+    (69_900_000, 69_999_999, "AC"),
+    (70_000_000, 72_799_999, "DF"),
+    (72_800_000, 72_999_999, "GO"),
+    (73_000_000, 73_699_999, "DF"),
+    (73_700_000, 76_799_999, "GO"),
+    (76_800_000, 76_999_999, "RO"),
+    (77_000_000, 77_999_999, "TO"),
+    (78_000_000, 78_899_999, "MT"),
+    (79_000_000, 79_999_999, "MS"),
+    (80_000_000, 87_999_999, "PR"),
+    (88_000_000, 89_999_999, "SC"),
+    (90_000_000, 99_999_999, "RS"),
+)
+
+UFS: frozenset[str] = frozenset(uf for _, _, uf in _RANGES)
+
+
+def cep_digits(raw: str) -> str | None:
+    """ "01310-100" / "01310100" → "01310100"; None when the format is wrong."""
+    match = _CEP_RE.match(raw or "")
+    return f"{match.group(1)}{match.group(2)}" if match else None
+
+
+def cep_format(digits: str) -> str:
+    """ "01310100" → "01310-100"."""
+    return f"{digits[:5]}-{digits[5:]}"
+
+
+def cep_to_int(digits: str) -> int:
+    return int(digits)
+
+
+def cep_uf(digits: str) -> str | None:
+    """UF of a CEP by its range; None when no state uses it (e.g. "00000-000")."""
+    value = int(digits)
+    for start, end, uf in _RANGES:
+        if start <= value <= end:
+            return uf
+    return None
+
+
+# --- address lookup (provider boundary) --------------------------------------------------------------
+
+_CACHE_PREFIX = "cep:v1:"
+_MAX_BODY = 16 * 1024  # a ViaCEP answer is ~300 bytes; anything much larger is not one
+
+
+@dataclass(frozen=True)
+class CepAddress:
+    """What a CEP tells: `found` False = no such CEP (the provider said so); `source` "provider" or "offline"."""
+
+    cep: str  # "01310-100"
+    uf: str
+    city: str = ""
+    neighborhood: str = ""
+    street: str = ""
+    found: bool = True
+    source: str = "provider"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class _ProviderUnavailable(Exception):
+    """Timeout, network error, HTTP error or an answer that is not ViaCEP's JSON: use the offline table."""
+
+
+def _text(payload: dict[str, object], key: str, limit: int) -> str:
+    value = payload.get(key, "")
+    return value.strip()[:limit] if isinstance(value, str) else ""
+
+
+def _parse(digits: str, payload: object) -> CepAddress:
+    """ViaCEP shape: {"cep", "logradouro", "bairro", "localidade", "uf", …} or {"erro": true} (also "true")."""
+    if not isinstance(payload, dict):
+        raise _ProviderUnavailable("answer is not a JSON object")
+    if payload.get("erro") in (True, "true"):
+        return CepAddress(cep=cep_format(digits), uf="", found=False)
+    uf = _text(payload, "uf", 2).upper()
+    if uf not in UFS:
+        raise _ProviderUnavailable(f"no valid UF in the answer: {uf!r}")
+    return CepAddress(
+        cep=cep_format(digits),
+        uf=uf,
+        city=_text(payload, "localidade", 100),
+        neighborhood=_text(payload, "bairro", 100),
+        street=_text(payload, "logradouro", 200),
+    )
+
+
+def _ask_provider(digits: str) -> CepAddress:
+    url = settings.CEP_PROVIDER_URL.replace("{cep}", digits)
+    try:
+        # The kernel's client: the whole lookup (connect to last byte) within the timeout, a small body.
+        # The provider is configuration, not input: no SSRF guard.
+        response = request("GET", url, headers={"Accept": "application/json"}, max_bytes=_MAX_BODY,
+                           deadline=settings.CEP_PROVIDER_TIMEOUT_MS / 1000, guard=False)  # fmt: skip
+    except OutboundError as exc:
+        raise _ProviderUnavailable(exc.kind) from exc
+    if response.status_code != 200:
+        raise _ProviderUnavailable(f"HTTP {response.status_code}")
+    try:
+        payload = response.json()
+    except ValueError as exc:
+        raise _ProviderUnavailable("answer is not JSON") from exc
+    return _parse(digits, payload)
+
+
+def _offline(digits: str) -> CepAddress:
+    uf = cep_uf(digits)
+    return CepAddress(cep=cep_format(digits), uf=uf or "", found=uf is not None, source="offline")
+
+
+def cep_lookup(raw: str) -> CepAddress | None:
+    """The address of a CEP (None when the format is wrong). Never raises for provider trouble.
+
+    Cached: a provider answer (found or not) for `CEP_CACHE_SECONDS`; the offline fallback is not cached,
+    so the next buyer gets the street again as soon as the provider is back.
+    """
+    digits = cep_digits(raw)
+    if digits is None:
+        return None
+    key = _CACHE_PREFIX + digits
+    cached = cache.get(key)
+    if isinstance(cached, dict):
+        return CepAddress(**cached)
+    if not settings.CEP_PROVIDER_URL:
+        return _offline(digits)
+    try:
+        address = _ask_provider(digits)
+    except _ProviderUnavailable as exc:
+        logger.warning("CEP provider unavailable for %s (%s): offline CEP table used", digits, exc)
+        return _offline(digits)
+    cache.set(key, address.as_dict(), settings.CEP_CACHE_SECONDS)
+    return address
+
+
+def cep_cache_forget(raw: str) -> None:
+    """Drop a cached answer (tests, or a merchant correcting a wrong street)."""
+    digits = cep_digits(raw)
+    if digits is not None:
+        cache.delete(_CACHE_PREFIX + digits)
+
+
+@dataclass(frozen=True)
+class ShippingConfig:
+    shipping_methods: tuple[ShippingMethod, ...]  # kind=shipping
+    pickup_methods: tuple[ShippingMethod, ...]  # kind=pickup
+    pickup_locations: tuple[PickupLocation, ...]
+
+
+# Read-mostly: methods, rates and pickup locations change when the merchant edits them, and every checkout
+# evaluation needs them. Cached (Django's cache: per process by default, shared with REDIS_URL) and dropped
+# after any save or delete of those models commits (`shipping_cache_clear`, wired in shop/receivers.py).
+CACHE_KEY = "shop:shipping:v1"
+CACHE_SECONDS = 300  # a bound for caches that cannot hear another process's invalidation (local memory)
+
+
+@dataclass(frozen=True)
+class _Cached:
+    config: ShippingConfig
+    rates: tuple[ShippingRate, ...]  # every rate of the active shipping methods
+
+
+def _load() -> _Cached:
+    cached = request_cache.get(CACHE_KEY)  # once per request
+    if isinstance(cached, _Cached):
+        return cached
+    methods = list(ShippingMethod.objects.filter(active=True))
+    config = ShippingConfig(
+        shipping_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_SHIPPING),
+        pickup_methods=tuple(m for m in methods if m.kind == ShippingMethod.KIND_PICKUP),
+        pickup_locations=tuple(PickupLocation.objects.filter(active=True)),
+    )
+    ids = [m.pk for m in config.shipping_methods]
+    rates = tuple(ShippingRate.objects.filter(method_id__in=ids).order_by("id")) if ids else ()
+    loaded = _Cached(config=config, rates=rates)
+    request_cache.set(CACHE_KEY, loaded, CACHE_SECONDS)
+    return loaded
+
+
+def shipping_cache_clear() -> None:
+    request_cache.forget(CACHE_KEY)
+
+
+def shipping_config_load() -> ShippingConfig:
+    """Active methods and pickup locations: 3 queries (with the rates) when not cached, else none."""
+    return _load().config
+
+
+def days_text(days_min: int, days_max: int, *, pickup: bool = False) -> str:
+    """The delivery (or pickup) estimate in the active language: the engine speaks the checkout's language."""
+    if days_max == 0:
+        return _("Pronto para retirada hoje") if pickup else _("Chega hoje")
+    if pickup:
+        if days_min == days_max:
+            return ngettext(
+                "Pronto para retirada em %(n)d dia útil", "Pronto para retirada em %(n)d dias úteis", days_max
+            ) % {"n": days_max}
+        return ngettext(
+            "Pronto para retirada em %(min)d a %(max)d dia útil",
+            "Pronto para retirada em %(min)d a %(max)d dias úteis",
+            days_max,
+        ) % {"min": days_min, "max": days_max}
+    if days_min == days_max:
+        return ngettext("Chega em %(n)d dia útil", "Chega em %(n)d dias úteis", days_max) % {"n": days_max}
+    if days_min == 0:
+        return ngettext("Chega em até %(n)d dia útil", "Chega em até %(n)d dias úteis", days_max) % {"n": days_max}
+    return ngettext("Chega em %(min)d a %(max)d dia útil", "Chega em %(min)d a %(max)d dias úteis", days_max) % {
+        "min": days_min,
+        "max": days_max,
+    }
+
+
+def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:
+    """The rates that can apply to this CEP/UF, by method id (from the cached rate table)."""
+    found: dict[int, list[ShippingRate]] = {m.pk: [] for m in methods}
+    for rate in _load().rates:
+        if rate.method_id not in found:
+            continue
+        by_uf = bool(rate.uf) and rate.uf == uf
+        by_range = rate.cep_start is not None and rate.cep_end is not None and rate.cep_start <= cep <= rate.cep_end
+        if by_uf or by_range:
+            found[rate.method_id].append(rate)
+    return found
+
+
+def _rate_for(method: ShippingMethod, rates: list[ShippingRate], cep: int, uf: str) -> tuple[int, int, int] | None:
+    """(price, days_min, days_max) of the rule that applies, or None."""
+    by_range = [r for r in rates if r.cep_start is not None and r.cep_start <= cep <= (r.cep_end or -1)]
+    if by_range:
+        rate = min(by_range, key=lambda r: ((r.cep_end or 0) - (r.cep_start or 0), r.id))
+    else:
+        by_uf = [r for r in rates if r.uf and r.uf == uf]
+        rate = by_uf[0] if by_uf else None
+    if rate is not None:
+        days_min = rate.days_min if rate.days_min is not None else method.days_min
+        days_max = rate.days_max if rate.days_max is not None else method.days_max
+        return rate.price, days_min, days_max
+    if method.flat_price is not None:
+        return method.flat_price, method.days_min, method.days_max
+    return None
+
+
+def _price_after_threshold(method: ShippingMethod, price: int, subtotal_after_discounts: int) -> int:
+    if method.free_above is not None and subtotal_after_discounts >= method.free_above:
+        return 0
+    return price
+
+
+def shipping_options(
+    *, config: ShippingConfig, cep: str, uf: str, subtotal_after_discounts: int
+) -> tuple[OptionView, ...]:
+    """Options for a delivery to `cep` (8 digits) in `uf`; empty when no method serves it."""
+    cep_int = int(cep)
+    rates = _rates(config.shipping_methods, cep_int, uf) if config.shipping_methods else {}
+    options: list[OptionView] = []
+    for method in config.shipping_methods:
+        rule = _rate_for(method, rates.get(method.pk, []), cep_int, uf)
+        if rule is None:
+            continue
+        price, days_min, days_max = rule
+        options.append(
+            OptionView(
+                id=method.code,
+                title=method.title,
+                description=days_text(days_min, days_max),
+                amount=_price_after_threshold(method, price, subtotal_after_discounts),
+                carrier=method.carrier,
+            )
+        )
+    return tuple(options)
+
+
+def pickup_options(*, config: ShippingConfig, location: PickupLocation | None) -> tuple[OptionView, ...]:
+    """Options of the pickup method (usually one, free: "Retirada na loja")."""
+    days = location.preparation_days if location is not None else 1
+    return tuple(
+        OptionView(
+            id=method.code,
+            title=method.title,
+            description=days_text(days, days, pickup=True),
+            amount=method.flat_price or 0,
+            carrier=method.carrier,
+        )
+        for method in config.pickup_methods
+    )
+
+
+# --- freight before checkout (product page, cart) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FreightQuote:
+    """What "Calcular frete" shows: the same options the checkout will offer for this CEP and subtotal."""
+
+    cep: str  # "01310-100"
+    uf: str
+    city: str
+    options: tuple[OptionView, ...]
+    free_above: int | None  # lowest free-shipping threshold among the methods serving this CEP
+    missing_for_free: int  # centavos still missing for it (0 when reached or without a threshold)
+
+
+def free_shipping_threshold(config: ShippingConfig) -> int | None:
+    """The lowest "frete grátis a partir de" among active shipping methods (for the notice), or None."""
+    thresholds = [m.free_above for m in config.shipping_methods if m.free_above is not None]
+    return min(thresholds) if thresholds else None
+
+
+def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
+    """Options for `cep` (any format the buyer types). Raises ValueError with a buyer message for a bad CEP.
+
+    The UF comes from the offline CEP table exactly as in the checkout (so the prices are the ones the checkout
+    will charge); the city, when the CEP provider answers, is only shown.
+    """
+    digits = cep_digits(cep)
+    if digits is None:
+        raise ValueError(_("CEP inválido: use o formato 00000-000."))
+    uf = cep_uf(digits)
+    if uf is None:
+        raise ValueError(_("CEP %(cep)s não existe.") % {"cep": cep_format(digits)})
+    config = config or shipping_config_load()
+    options = shipping_options(config=config, cep=digits, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
+    serving = {option.id for option in options}
+    thresholds = [m.free_above for m in config.shipping_methods if m.code in serving and m.free_above is not None]
+    free_above = min(thresholds) if thresholds else None
+    address = cep_lookup(digits)
+    return FreightQuote(
+        cep=cep_format(digits),
+        uf=uf,
+        city=address.city if address is not None and address.found else "",
+        options=options,
+        free_above=free_above,
+        missing_for_free=max(0, free_above - subtotal_after_discounts) if free_above is not None else 0,
+    )
+
 
 M0 = "$.fulfillment.methods[0]"
 DEST0 = f"{M0}.destinations[0]"

@@ -25,8 +25,7 @@ from django.utils.translation import gettext as _
 
 from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
-from shop.checkout.consent import marketing_refused
-from shop.checkout.selectors import absolute_url, checkout_continue_url
+from shop.checkout.selectors import absolute_url, checkout_continue_url, marketing_refused
 from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READY
 from shop.models import Checkout, CheckoutReminder, ReminderOptOut
 

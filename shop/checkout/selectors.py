@@ -1,39 +1,379 @@
-"""Checkout reads: load a checkout, and turn it into the BCP-ready `CheckoutView`.
+"""Checkout reads (the Styleguide's selectors): who may open a checkout, the buyer's consent, and the
+`CheckoutView` every transport and page presents. Nothing here writes a checkout.
+
+## Access
+
+Who may open a storefront checkout page (issue 13 §12): the session that created it, or a signed link.
+
+A checkout id alone opens nothing: `/checkout/<id>`, its Pix page, "Gerar novo Pix" and the status poll
+answer 404 (as REST answers `not_found`) unless
+
+- the browser's session created the checkout (the storefront cart), or
+- the URL carries the checkout's `continue_url` token (`?t=…`): the link an agent hands the buyer and the
+  reminder e-mail. The token is the checkout id and an expiry, signed with `SECRET_KEY`
+  (`django.core.signing`); it is valid for
+  `SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS` after the checkout was created. A valid token admits the browser's
+  session to that checkout, so the next pages (the form's POST, the Pix page, the poll) need no token.
+
+So enumerating ids never shows an agent checkout's buyer e-mail, phone or address. The expiry is fixed by the
+creation time, so every response carries the same `continue_url` (no per-response churn).
+
+Over BCP the same rule holds (`CheckoutOwner`, issue 31): a platform's checkout is its platform's; a checkout
+created without a platform is bound to who created it, the caller's profile URL (its `session_key` holds
+`profile:<sha256 of the URL>`) or, through a permalink, the browser's session. Anyone else gets `not_found`.
+
+## Consent
+
+Buyer consent (LGPD; BCP buyer consent extension): what the buyer decided, when, and through whom.
+
+Stored on the checkout as `buyer_consent` = {purpose: {"granted": bool, "captured_by": "...", "at": RFC 3339}}
+for the purposes the buyer decided; a purpose never decided has no entry (the business default applies:
+not granted). A decision keeps its timestamp while it stays the same; a change gets a new one and a
+`consent_changed` timeline event (append-only history). `captured_by` is `storefront` (the shop's own
+checkout page) or `platform:<id>` / `platform:anonymous` (an agent platform over BCP).
+
+Honoured: the shop sends no marketing e-mail; abandoned-checkout reminders (a service e-mail about the
+buyer's own checkout, with opt-out) are not sent to a buyer who refused marketing.
+
+## The presented checkout
+
+What `checkout_view()` returns: every member of a BCP checkout response
+that the shop decides, already in BCP order and shape, so the presenter only maps names.
+
+Checkout reads: load a checkout, and turn it into the BCP-ready `CheckoutView`.
 
 `checkout_view()` runs a fixed number of queries: none beyond the prefetched checkout, plus one
 for the Pix charge when Pix is the selected instrument (payments selector). The order reference is
 stored on the checkout itself when it is completed.
+
+## Admin panel
+
+The buyer consent box on the admin order page (`ORDERS_ADMIN_PANELS`): what the buyer decided, when and where.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
 
 from django.conf import settings
+from django.core import signing
+from django.http import Http404, HttpRequest
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+from django.utils.translation import gettext_lazy as _
 
+from orders.models import Order
 from payments.selectors import pix_charge_latest_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
-from shop.checkout.access import TOKEN_PARAM, continue_token
-from shop.checkout.consent import consent_decisions
-from shop.checkout.outputs import (
+from shop.checkout.pricing import is_pix_instrument, pix_offer
+from shop.checkout.types import (
+    STATUS_COMPLETED,
+    TERMINAL_STATUSES,
     AllocationView,
     AppliedDiscountView,
-    AvailableMethodView,
-    CheckoutView,
-    DestinationView,
-    GroupView,
-    InstrumentView,
-    LineView,
-    LinkView,
-    MethodView,
+    BuyerInput,
+    CheckoutMessage,
+    ContextInput,
+    MethodType,
     OptionView,
-    OrderRef,
     Total,
 )
-from shop.checkout.types import STATUS_COMPLETED, TERMINAL_STATUSES, BuyerInput, CheckoutMessage, ContextInput
-from shop.models import Checkout, CheckoutLine
+from shop.models import Cart, Checkout, CheckoutLine
 from shop.store.policies import store_policies
+
+TOKEN_PARAM = "t"  # noqa: S105 (a query parameter name, not a secret)
+_SALT = "shop.checkout.continue"
+_SESSION_KEY = "checkout_access"
+_SESSION_MAX = 20  # checkouts one browser may have been admitted to (most recent kept)
+
+
+AGENT_KEY_PREFIX = "profile:"  # `session_key` of an anonymous agent's checkout: `profile:<sha256 of its URL>`
+
+
+def agent_key(profile_url_hash: str) -> str:
+    return AGENT_KEY_PREFIX + profile_url_hash
+
+
+def made_on_the_shop(checkout: Checkout) -> bool:
+    """Made by a buyer's browser (storefront, permalink) or the admin, not by an agent: nobody will call
+    complete, so a payment completes it at once (shop/checkout/settle.py)."""
+    return bool(checkout.session_key) and not checkout.session_key.startswith(AGENT_KEY_PREFIX)
+
+
+@dataclass(frozen=True)
+class CheckoutOwner:
+    """A BCP caller as an owner: its platform id (None: anonymous) and the key an anonymous caller's checkouts
+    carry in `session_key` (`profile:<hash>` for an agent, the session key for a permalink's browser)."""
+
+    platform_id: str | None
+    key: str
+
+    def owns(self, row: Checkout | Cart) -> bool:
+        if row.platform_id:
+            return row.platform_id == self.platform_id
+        # no owner recorded (made before the binding): nobody over BCP
+        return bool(row.session_key) and constant_time_compare(row.session_key, self.key)
+
+
+def _signer() -> signing.Signer:
+    return signing.Signer(salt=_SALT)
+
+
+def _expiry(checkout: Checkout) -> int:
+    created = checkout.created_at or timezone.now()
+    return int(created.timestamp()) + int(settings.SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS)
+
+
+def continue_token(checkout: Checkout) -> str:
+    """`<expiry>:<signature>` for this checkout (the `t` parameter of its continue_url)."""
+    signed = _signer().sign(f"{checkout.public_id}:{_expiry(checkout)}")
+    return signed.split(":", 1)[1]
+
+
+def token_valid(checkout_id: str, token: str) -> bool:
+    try:
+        value = _signer().unsign(f"{checkout_id}:{token}")
+    except signing.BadSignature:
+        return False
+    public_id, _, expiry = value.rpartition(":")
+    if not constant_time_compare(public_id, checkout_id) or not expiry.isdigit():
+        return False
+    return int(expiry) > timezone.now().timestamp()
+
+
+def _admitted(request: HttpRequest) -> list[str]:
+    value = request.session.get(_SESSION_KEY)
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def may_open(request: HttpRequest, checkout: Checkout) -> bool:
+    """True when this browser may see `checkout`; admits its session when the request carries a valid token."""
+    session_key = request.session.session_key
+    if checkout.session_key and session_key and constant_time_compare(checkout.session_key, session_key):
+        return True
+    if checkout.public_id in _admitted(request):
+        return True
+    token = request.GET.get(TOKEN_PARAM, "")
+    if token and token_valid(checkout.public_id, token):
+        admitted = [item for item in _admitted(request) if item != checkout.public_id]
+        request.session[_SESSION_KEY] = [*admitted, checkout.public_id][-_SESSION_MAX:]
+        return True
+    return False
+
+
+def require_access(request: HttpRequest, checkout: Checkout) -> Checkout:
+    """`checkout` when this browser may open it; else the same 404 as an id that does not exist."""
+    if not may_open(request, checkout):
+        raise Http404("checkout não encontrado")
+    return checkout
+
+
+MARKETING = "marketing"
+PURPOSES = ("marketing", "analytics", "preferences", "sale_of_data")
+LABELS = {
+    "marketing": _("Ofertas e novidades por e-mail (marketing)"),
+    "analytics": _("Análise de navegação e compras (analytics)"),
+    "preferences": _("Lembrar preferências"),
+    "sale_of_data": _("Venda ou compartilhamento de dados com terceiros"),
+}
+
+Decisions = tuple[tuple[str, bool], ...]
+
+
+def _stamp(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def consent_state(previous: dict | None, decisions: Decisions | None, captured_by: str, now: datetime) -> dict | None:
+    """The stored consent after a write that gave `decisions` (None: the buyer gave no consent object)."""
+    if decisions is None:
+        return None
+    previous = previous or {}
+    state: dict[str, dict[str, object]] = {}
+    for purpose, granted in decisions:
+        if purpose not in PURPOSES:
+            continue
+        before = previous.get(purpose)
+        if isinstance(before, dict) and before.get("granted") is granted:
+            state[purpose] = before  # same decision: its original time and channel stay the evidence
+        else:
+            state[purpose] = {"granted": granted, "captured_by": captured_by or "platform:anonymous", "at": _stamp(now)}
+    return state
+
+
+def consent_decisions(stored: dict | None) -> Decisions | None:
+    """The stored consent as input again (re-evaluations keep it unchanged)."""
+    if stored is None:
+        return None
+    return tuple(
+        (purpose, bool(entry.get("granted")))
+        for purpose, entry in stored.items()
+        if purpose in PURPOSES and isinstance(entry, dict)
+    )
+
+
+def marketing_refused(stored: dict | None) -> bool:
+    entry = (stored or {}).get(MARKETING)
+    return isinstance(entry, dict) and entry.get("granted") is False
+
+
+def consent_rows(stored: dict | None) -> list[dict[str, object]]:
+    """For the admin pages: one row per purpose, decided or not, in display order."""
+    rows = []
+    for purpose in PURPOSES:
+        entry = (stored or {}).get(purpose)
+        decided = isinstance(entry, dict)
+        rows.append(
+            {
+                "purpose": purpose,
+                "label": LABELS[purpose],
+                "decided": decided,
+                "granted": bool(entry.get("granted")) if decided else False,
+                "captured_by": entry.get("captured_by", "") if decided else "",
+                "at": entry.get("at", "") if decided else "",
+            }
+        )
+    return rows
+
+
+if TYPE_CHECKING:
+    from shop.models import Checkout
+
+
+@dataclass(frozen=True)
+class LineView:
+    id: str  # li_…
+    sku: str  # item.id
+    title: str
+    price: int
+    quantity: int
+    image_url: str
+    totals: tuple[Total, ...]
+    requires_shipping: bool
+
+
+@dataclass(frozen=True)
+class DestinationView:
+    """`shipping_address` (the buyer's address) or `business_location` (a pickup point)."""
+
+    id: str
+    type: Literal["shipping_address", "business_location"]
+    name: str = ""  # business_location only
+    first_name: str = ""
+    last_name: str = ""
+    phone_number: str = ""
+    street_address: str = ""  # "Rua das Flores, 123"
+    extended_address: str = ""  # "Apto 45 - Jardim Paulista"
+    address_locality: str = ""
+    address_region: str = ""
+    postal_code: str = ""  # "01310-100"
+    address_country: str = "BR"
+    opening_hours: str = ""  # business_location only, human text
+
+
+@dataclass(frozen=True)
+class GroupView:
+    id: str
+    line_item_ids: tuple[str, ...]
+    options: tuple[OptionView, ...]
+    selected_option_id: str | None
+
+
+@dataclass(frozen=True)
+class MethodView:
+    id: str
+    type: MethodType
+    line_item_ids: tuple[str, ...]
+    destinations: tuple[DestinationView, ...]
+    selected_destination_id: str | None
+    groups: tuple[GroupView, ...]
+
+
+@dataclass(frozen=True)
+class AvailableMethodView:
+    """`fulfillment.available_methods[]`: alternatives the caller can switch to."""
+
+    type: MethodType
+    line_item_ids: tuple[str, ...]
+    description: str
+    fulfillable_on: str = "now"
+
+
+@dataclass(frozen=True)
+class LinkView:
+    type: str
+    url: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class InstrumentView:
+    """Display-only instrument echo (no credential). `pix` is filled by the selector from payments."""
+
+    id: str
+    handler_id: str
+    type: str
+    selected: bool = True
+    installments: int = 1  # card: the chosen plan (shop/checkout/pricing.py)
+    installment_amount: int = 0
+    first_installment: int = 0
+
+
+@dataclass(frozen=True)
+class OrderRef:
+    id: str
+    permalink_url: str
+
+
+@dataclass(frozen=True)
+class CheckoutView:
+    """Everything the BCP checkout response needs, decided by the shop (BCP §4.1)."""
+
+    checkout: Checkout
+    id: str
+    status: str
+    currency: str
+    lines: tuple[LineView, ...]
+    buyer: BuyerInput | None  # None when the caller never gave a buyer
+    totals: tuple[Total, ...]
+    messages: tuple[CheckoutMessage, ...]
+    links: tuple[LinkView, ...]
+    expires_at: datetime | None  # None only on terminal checkouts
+    continue_url: str | None  # None on terminal checkouts (BCP-CHK-09)
+    fulfillment_methods: tuple[MethodView, ...]
+    available_methods: tuple[AvailableMethodView, ...]
+    discount_codes: tuple[str, ...]
+    discounts_applied: tuple[AppliedDiscountView, ...]
+    instruments: tuple[InstrumentView, ...]
+    pix_charge: object | None  # payments.models.PixCharge of the selected Pix instrument, if any
+    pix_available: bool  # total inside [PIX_MIN_AMOUNT, PIX_MAX_AMOUNT]: the handler may be advertised
+    order: OrderRef | None  # only when completed
+    platform_id: str | None
+    language: str
+    signals: dict[str, str]
+    context: ContextInput | None
+
+    @property
+    def pix_total(self) -> int:
+        """The total if paid by Pix (the shop's Pix discount applied; the total itself when Pix is selected).
+
+        Lazy: it reads the cached store row, which a non-Pix checkout view otherwise never needs.
+        """
+        items = sum(t.amount for t in self.totals if t.type in ("subtotal", "discount", "items_discount"))
+        selected = is_pix_instrument(self.checkout.payment_instrument)
+        # a card's installment interest is not paid by Pix
+        total = self.checkout.total_amount - self.card_interest
+        return pix_offer(items_after_coupons=items, total=total, pix_selected=selected)[1]
+
+    @property
+    def card_interest(self) -> int:
+        """The installment interest in the total while a card with interest is the selected instrument."""
+        instrument = self.checkout.payment_instrument or {}
+        return int(instrument.get("interest") or 0) if instrument.get("type") == "card" else 0
 
 
 class CheckoutNotFound(LookupError):
@@ -236,3 +576,9 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
         signals=dict(checkout.signals or {}),
         context=ContextInput(**checkout.context) if checkout.context else None,
     )
+
+
+def consent_admin_panel(request: HttpRequest, order: Order) -> str:
+    stored = Checkout.objects.filter(public_id=order.checkout_id).values_list("buyer_consent", flat=True).first()
+    context = {"rows": consent_rows(stored), "given": stored is not None}
+    return render_to_string("shop/checkout/consent_panel.html", context)

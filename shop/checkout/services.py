@@ -73,8 +73,15 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
-from shop.checkout.complete import checkout_complete
+from shop.checkout.charge import held_key, hold_for_charge, pix_charge_issue, pix_charge_plan, save_holding
+from shop.checkout.complete import (
+    MANUAL_METHODS,
+    checkout_complete,
+    checkout_complete_paid_elsewhere,
+    checkout_complete_pix_due,
+)
 from shop.checkout.core import (
+    ANY_OWNER,
     apply,
     cancel,
     current,
@@ -82,23 +89,22 @@ from shop.checkout.core import (
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
+    lock,
+    lock_if_free,
     reload,
+    retried_on_deadlock,
     speak,
     status_error,
     stored_messages,
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.hold import held_key, hold_for_charge, save_holding
-from shop.checkout.lapse import checkout_pix_refresh
-from shop.checkout.lock import ANY_OWNER, lock, lock_if_free, retried_on_deadlock
-from shop.checkout.manual import MANUAL_METHODS, checkout_complete_paid_elsewhere, checkout_complete_pix_due
-from shop.checkout.pix import pix_charge_issue, pix_charge_plan
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
 from shop.checkout.settle import (
     checkout_paid_complete_due,
     checkout_pending_due,
     checkout_pix_lapse_due,
+    checkout_pix_refresh,
     checkout_settle_card,
     checkout_settle_pix,
 )

@@ -1,4 +1,8 @@
-"""After complete (PIX.md §3, §10): Pix settlement, and the sweeps that finish what complete left waiting.
+"""After complete: Pix settlement, the sweeps that finish what complete left waiting, and the lazy Pix expiry.
+
+## Settlement and sweeps
+
+After complete (PIX.md §3, §10): Pix settlement, and the sweeps that finish what complete left waiting.
 
 Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minute → `checkout_expire_due`):
 
@@ -12,7 +16,7 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - `complete_in_progress` with a Pix charge attached, unpaid past its expiry → `checkout_pix_lapse_due`
   → `incomplete` + `pix_charge_expired`, stock released.
 - `ready_for_complete` holding the stock and coupon uses reserved with its Pix charge (create/update,
-  shop/checkout/hold.py), unpaid past the charge's expiry, or with no charge once `PAYMENT_PENDING_GRACE`
+  shop/checkout/charge.py), unpaid past the charge's expiry, or with no charge once `PAYMENT_PENDING_GRACE`
   has passed (the worker died during the PSP call of pix_charge_issue) → `checkout_pix_lapse_due`
   releases them; it stays ready, and the next write or complete charges and reserves again.
 - Any non-terminal checkout past `expires_at` → `checkout_expire_due` cancels it, releasing what it holds.
@@ -22,6 +26,15 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - `ready_for_complete` with `paid_at` (an agent checkout paid before complete, PIX.md §3.1) →
   `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed, or, for a
   checkout locked to AP2 mandates, cancels it and refunds the Pix in full (PIX.md §10 D1).
+
+## Lazy expiry
+
+Time-driven Pix work that must not wait for Celery beat (a bare `make run` has none).
+
+`checkout_pix_refresh` is the lazy expiry run when a buyer reads the checkout or Pix page: a charge past
+its `expires_at` gets its last look at the PSP (paid at the last moment → settled, else removed there and
+expired), and the checkout lapses back to `incomplete`, releasing what it held. The Pix page's "Gerar novo
+Pix" (`checkout_pix_regenerate`) is in shop/checkout/services.py: it re-runs update and complete.
 """
 
 from __future__ import annotations
@@ -35,23 +48,22 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
-from payments.services import card_payment_reconcile, pix_charge_revoke_for_reference
-from shop.checkout.access import made_on_the_shop
+from payments.services import card_payment_reconcile, pix_charge_expire, pix_charge_revoke_for_reference
+from shop.checkout.charge import INSTRUMENT_PATH, err, is_pix, lines_of, reserve, save_status, unreserve
+from shop.checkout.complete import place_order
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     cancel,
     event,
     in_checkout_language,
     input_from_checkout,
+    lock,
+    lock_if_free,
     speak,
     with_status,
 )
 from shop.checkout.evaluate import evaluate
-from shop.checkout.hold import lines_of, reserve, unreserve
-from shop.checkout.lock import lock, lock_if_free
-from shop.checkout.pix import INSTRUMENT_PATH, err, is_pix, save_status
-from shop.checkout.place import place_order
-from shop.checkout.selectors import CheckoutNotFound
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, made_on_the_shop
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -191,7 +203,7 @@ def checkout_pix_lapse(*, checkout_id: str, now: datetime | None = None) -> bool
         checkout = lock_if_free(checkout_id)
         if checkout is None or not is_pix(checkout.payment_instrument):
             return False
-        # Ready, unpaid, holding what its Pix charge reserved (shop.checkout.hold.hold_for_charge).
+        # Ready, unpaid, holding what its Pix charge reserved (shop.checkout.charge.hold_for_charge).
         held = checkout.status == STATUS_READY and checkout.stock_reserved and checkout.paid_at is None
         if checkout.status != STATUS_IN_PROGRESS and not held:
             return False
@@ -283,3 +295,21 @@ def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> in
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
             finished += 1
     return finished
+
+
+def checkout_pix_refresh(*, checkout_id: str) -> bool:
+    """Expire this checkout's Pix if it is past due and lapse the checkout; True when it lapsed.
+
+    The PSP is called outside any transaction (payments.pix_charge_expire); the lapse is one locked
+    transaction (checkout_pix_lapse), the same the beat sweep runs.
+    """
+    checkout = checkout_by_public_id(checkout_id)
+    if checkout.status != STATUS_IN_PROGRESS:
+        return False
+    charge = pix_charge_latest_for_reference(checkout_id)
+    if charge is not None and charge.status == "active":
+        if charge.expires_at > timezone.now():
+            return False
+        if pix_charge_expire(txid=charge.txid) != "expired":
+            return False  # paid at the last moment (now settling), or the PSP could not be asked
+    return checkout_pix_lapse(checkout_id=checkout_id)

@@ -1,10 +1,31 @@
-"""Stock: reserved when the buyer commits to paying, never oversold.
+"""The goods of a checkout: what each line needs of the catalog (cached snapshot, live columns), and the
+stock reserved when the buyer commits to paying.
+
+## Catalog snapshot
+
+What a checkout line needs of the catalog, split by how often it changes.
+
+Every evaluation (create, update, complete, the storefront cart) prices its lines; reading the variant, its
+product and its photos each time was two queries per request for rows a merchant changes a few times a day.
+
+- The *snapshot* (titles, first photo, product active, requires shipping) is kept in Django's cache (per
+  process by default, shared with `REDIS_URL`) under a catalog *version*: any save or delete of a product,
+  variant or photo, and the admin's bulk actions, bump the version (now and again after commit, see
+  shop/receivers.py), so the next evaluation reads the rows again. With the local-memory cache another process
+  cannot hear the bump and sees the change after `CACHE_SECONDS`; with Redis every process sees it at once.
+- The variant's own *live* columns (price, stock, active, made to order) decide what is charged and what can
+  be sold, so they are never taken from a cache: they come in the one query that reads the stock (`live_of`),
+  or annotated on the checkout's lines by the caller (`LIVE_ANNOTATIONS`), which costs no statement at all.
+
+## Stock
+
+Stock: reserved when the buyer commits to paying, never oversold.
 
 Why not at add-to-cart: checkouts are cheap to create, also anonymously by agents over BCP, and live
 for hours (SHOP_CHECKOUT_TTL_SECONDS, default 6 h). Reserving at add would let abandoned carts and idle
 agents lock the last units for that long. The units are taken when a payment can start: when a Pix charge
 is issued for the checkout (create/update with Pix selected, PIX.md §2.2, held for the charge's lifetime,
-shop/checkout/hold.py `hold_for_charge`), else at complete (card). A buyer is then refused before paying,
+shop/checkout/charge.py `hold_for_charge`), else at complete (card). A buyer is then refused before paying,
 never charged and refunded (issue 31). Until then every evaluation checks availability and reports
 `out_of_stock` / `quantity_adjusted` (a checkout's own held units count as available to it). A paid Pix
 always has its goods, or the payment is refunded when its reservation had lapsed and the units are gone.
@@ -21,11 +42,117 @@ from __future__ import annotations
 import contextlib
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Prefetch
 
-from shop.models import Variant
+from kernel.ops import request_cache
+from shop.models import ProductImage, Variant
+
+CACHE_SECONDS = 60  # the bound for processes that cannot hear the bump (local-memory cache)
+VERSION_KEY = "shop:catalog:version"
+_MISSING = "missing"  # an unknown SKU is cached too: a new variant bumps the version
+
+
+@dataclass(frozen=True)
+class VariantSnapshot:
+    pk: int
+    sku: str
+    title: str  # "Product — Variant", as checkout lines and orders show it
+    image_path: str  # the first photo's URL as stored (absolute URLs are joined by the caller)
+    product_active: bool
+    requires_shipping: bool
+
+
+@dataclass(frozen=True)
+class Live:
+    """The variant's columns that decide the sale, read fresh at every evaluation."""
+
+    stock: int
+    price: int
+    active: bool
+    allow_backorder: bool
+
+
+_LIVE_FIELDS = ("stock", "price", "active", "allow_backorder")
+# For `CheckoutLine` querysets: the live columns of each line's variant, in the query that reads the lines.
+LIVE_ANNOTATIONS = {f"variant_{name}": F(f"variant__{name}") for name in _LIVE_FIELDS}
+
+
+def _version() -> int:
+    version = request_cache.get(VERSION_KEY)  # once per request: a request sees one catalog version
+    if version is None:
+        version = 1
+        cache.add(VERSION_KEY, version, None)
+    return int(version)
+
+
+def catalog_cache_bump() -> None:
+    """Invalidate every cached snapshot (one key, whatever the number of SKUs)."""
+    try:
+        version = cache.incr(VERSION_KEY)
+    except ValueError:  # no version yet (or evicted): nothing cached under it can be read any more
+        version = 2
+        cache.set(VERSION_KEY, version, None)
+    request_cache.remember(VERSION_KEY, version)  # the rest of this request reads the new one
+
+
+def _key(version: int, sku: str) -> str:
+    return f"shop:catalog:{version}:{sku}"
+
+
+def _title(variant: Variant) -> str:
+    return f"{variant.product.title} — {variant.title}" if variant.title else variant.product.title
+
+
+def _read(skus: set[str]) -> tuple[dict[str, VariantSnapshot], dict[int, Live]]:
+    """Variants with product and photos (2 queries); their live columns come along."""
+    images = Prefetch("product__images", queryset=ProductImage.objects.order_by("position", "id"))
+    rows = Variant.objects.filter(sku__in=skus).select_related("product").prefetch_related(images)
+    snapshots: dict[str, VariantSnapshot] = {}
+    live: dict[int, Live] = {}
+    for variant in rows:
+        photos = list(variant.product.images.all())
+        snapshots[variant.sku] = VariantSnapshot(
+            pk=variant.pk,
+            sku=variant.sku,
+            title=_title(variant),
+            image_path=photos[0].url if photos else "",
+            product_active=variant.product.active,
+            requires_shipping=variant.product.requires_shipping,
+        )
+        live[variant.pk] = Live(*(getattr(variant, name) for name in _LIVE_FIELDS))
+    return snapshots, live
+
+
+def catalog_snapshots(skus: set[str]) -> tuple[dict[str, VariantSnapshot], dict[int, Live] | None]:
+    """Snapshots by SKU (unknown SKUs absent) and, when the rows had to be read, their live columns by pk
+    (None when every SKU came from the cache: the caller reads the live columns it needs)."""
+    if not skus:
+        return {}, {}
+    version = _version()
+    found = cache.get_many([_key(version, sku) for sku in skus])
+    if len(found) == len(skus):
+        return {value.sku: value for value in found.values() if value != _MISSING}, None
+    snapshots, live = _read(skus)
+    cache.set_many({_key(version, sku): snapshots.get(sku, _MISSING) for sku in skus}, CACHE_SECONDS)
+    return snapshots, live
+
+
+def live_of(pks: set[int]) -> dict[int, Live]:
+    """Live columns by variant pk: one query (none for no pks)."""
+    if not pks:
+        return {}
+    rows = Variant.objects.filter(pk__in=pks).values_list("pk", *_LIVE_FIELDS)
+    return {pk: Live(*values) for pk, *values in rows}
+
+
+def live_annotated(line: object) -> Live | None:
+    """The live columns a `CheckoutLine` read with `LIVE_ANNOTATIONS` carries (None without them)."""
+    values = [getattr(line, f"variant_{name}", None) for name in _LIVE_FIELDS]
+    return None if any(value is None for value in values) else Live(*values)  # type: ignore[arg-type]
 
 
 class StockUnavailable(Exception):

@@ -5,13 +5,15 @@ never sees a request body. Field names follow BCP (BCP.md §4.1, §9, §10) so m
 Response-only members (prices, totals, status, ids of business objects) have no input field:
 they can never come from a caller (BCP-SEC-03).
 
-The engine's results (`CheckoutMessage`, `CheckoutResult`) are here too; the presented checkout
-(`CheckoutView` and friends) is in `shop/checkout/outputs.py`.
+The engine's results (`CheckoutMessage`, `CheckoutResult`) are here too, with the value objects that pricing
+and fulfillment produce (`Total`, `OptionView`, `AppliedDiscountView`); the presented checkout (`CheckoutView`
+and friends) is in `shop/checkout/selectors.py`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from django.utils.translation import gettext
@@ -82,7 +84,7 @@ class BuyerInput:
     tax_id: str = ""  # CPF (11 digits) or CNPJ (14 digits); punctuation is stripped
     # Buyer consent extension: ((purpose, granted), …) decided by the buyer; None = no consent object given.
     consent: tuple[tuple[str, bool], ...] | None = None
-    consent_captured_by: str = ""  # "storefront" | "platform:<id>" (shop/checkout/consent.py)
+    consent_captured_by: str = ""  # "storefront" | "platform:<id>" (shop/checkout/selectors.py)
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ class InstrumentInput:
     type: str  # "pix" | "card"
     selected: bool = True
     credential: dict[str, str] | None = None  # e.g. {"type": "PAYMENT_GATEWAY", "token": "success_token"}
-    installments: int = 1  # card only: the parcelamento chosen (shop/checkout/card_terms.py)
+    installments: int = 1  # card only: the parcelamento chosen (shop/checkout/pricing.py)
 
 
 @dataclass(frozen=True)
@@ -238,3 +240,47 @@ class CheckoutResult:
 
     checkout: Checkout
     messages: list[CheckoutMessage]
+
+
+# --- value objects of pricing and fulfillment, presented as they are -----------------------------
+
+
+@dataclass(frozen=True)
+class Total:
+    """A BCP §6 total entry. `lines` is an optional breakdown summing to `amount`."""
+
+    type: str
+    amount: int
+    display_text: str = ""
+    lines: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class OptionView:
+    id: str
+    title: str  # unique among siblings: "PAC", "SEDEX", "Motoboy", "Retirada na loja"
+    description: str  # plain text for Description {"plain": …}; never repeats title or price
+    amount: int
+    carrier: str = ""
+    earliest_fulfillment_time: datetime | None = None
+    latest_fulfillment_time: datetime | None = None
+
+    @property
+    def totals(self) -> tuple[Total, ...]:
+        return (Total("fulfillment", self.amount), Total("total", self.amount))
+
+
+@dataclass(frozen=True)
+class AllocationView:
+    path: str  # e.g. "$.line_items[0]"
+    amount: int
+
+
+@dataclass(frozen=True)
+class AppliedDiscountView:
+    code: str
+    title: str
+    amount: int  # > 0
+    method: str = "across"
+    automatic: bool = False
+    allocations: tuple[AllocationView, ...] = ()

@@ -186,7 +186,7 @@ class Checkout(models.Model):
     buyer_email = models.CharField(max_length=254, blank=True)
     buyer_phone = models.CharField(max_length=20, blank=True)
     buyer_tax_id = models.CharField(max_length=14, blank=True)
-    # LGPD consent decisions with time and channel (shop/checkout/consent.py); None = never given.
+    # LGPD consent decisions with time and channel (shop/checkout/selectors.py); None = never given.
     buyer_consent = models.JSONField(null=True, blank=True)
     # Fulfillment selection: "" (none), "shipping" or "pickup".
     fulfillment_type = models.CharField(max_length=10, blank=True)
@@ -265,7 +265,7 @@ class Checkout(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # The order number is reserved by a conditional UPDATE outside the engine's row lock
-        # (shop/checkout/pix.py): a full save of a copy loaded before it never writes the column back to NULL.
+        # (shop/checkout/charge.py): a full save of a copy loaded before it never writes the column back to NULL.
         updating_all = not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert")
         if updating_all and self.order_number is None:
             kwargs["update_fields"] = self.written_fields()

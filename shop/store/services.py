@@ -56,7 +56,7 @@ class Store:
     pix_city: str
     # Parcelamento no cartão (StoreSettings.card_*).
     installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
-    # "Pix: N % off" in basis points (5 % = 500); shop/checkout/pix_discount.py has the rule.
+    # "Pix: N % off" in basis points (5 % = 500); shop/checkout/pricing.py has the rule.
     pix_discount_bp: int = 0
 
 

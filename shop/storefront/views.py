@@ -24,11 +24,9 @@ from shop.catalog.selectors import (
     product_price_range,
     product_search,
 )
-from shop.checkout.card_terms import installment_offer
-from shop.checkout.cep import cep_lookup
-from shop.checkout.pix_discount import pix_price
+from shop.checkout.fulfillment import cep_lookup, free_shipping_threshold, freight_quote, shipping_config_load
+from shop.checkout.pricing import installment_offer, pix_price
 from shop.checkout.reminders import optout_email, reminder_optout
-from shop.checkout.shipping import free_shipping_threshold, freight_quote, shipping_config_load
 from shop.models import Category, Product, Variant
 from shop.templatetags.money import format_brl
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django import template
 
-from shop.checkout.card_terms import installment_offer
+from shop.checkout.pricing import installment_offer
 
 register = template.Library()
 

@@ -1,7 +1,7 @@
 """`{% pix_price amount %}` and `{% pix_checkout_price view %}`: the "R$ 94,90 no Pix" line (issue 17).
 
 One partial (`shop/partials/pix_price.html`) for the product page, the cart and the checkout, so the
-price a buyer sees before choosing Pix is the one the engine charges (shop/checkout/pix_discount.py). No query:
+price a buyer sees before choosing Pix is the one the engine charges (shop/checkout/pricing.py). No query:
 the rate comes from the cached store row.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from django import template
 
-from shop.checkout import pix_discount
+from shop.checkout import pricing as pix_discount
 
 register = template.Library()
 

@@ -97,7 +97,7 @@ def bare_a2a_add(request: HttpRequest) -> JsonResponse:
     """The A2A bench's baseline: what the A2A add does (resolve the caller, add one line), minus A2A."""
     from bcp_app.service.context import resolve_context
     from bcp_app.service.negotiation import parse_agent_header
-    from bcp_app.transports.a2a import ops as a2a_ops
+    from bcp_app.transports.a2a import actions as a2a_ops
 
     payload = json.loads(request.body)
     ctx = resolve_context(transport="rest", profile_url=parse_agent_header(request.headers.get("BCP-Agent")))

@@ -443,7 +443,7 @@ def test_finalizar_compra_uses_the_selected_pix_instrument(server: LiveServer, p
 def test_sdk_client_natural_language_add_and_pix_completion(server: LiveServer, shirts: Any):
     from google.protobuf.json_format import MessageToDict
 
-    from bcp_app.transports.a2a.wire import intify
+    from bcp_app.transports.a2a.messages import intify
     from payments.sandbox.services import PayOptions, pay
 
     added = sdk_send(server.base_url, [{"text": "adicione 2 camisetas pretas M ao carrinho"}])

@@ -158,7 +158,7 @@ class LiveServer(BaseLiveServer):
 
 def separate_a2a_app() -> Any:
     """A second, independent A2A application instance (its own SDK handler) in front of Django."""
-    from bcp_app.transports.a2a.executor import A2AApplication
+    from bcp_app.transports.a2a.server import A2AApplication
     from config.asgi import PathRouter, django_app
 
     app = A2AApplication()

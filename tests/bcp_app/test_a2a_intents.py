@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bcp_app.transports.a2a.intents import (
+from bcp_app.transports.a2a.messages import (
     ADD,
     CANCEL,
     COMPLETE,

@@ -14,11 +14,9 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.transports.a2a.executor import a2a_error, check_headers
-from bcp_app.transports.a2a.intents import parse_intent
-from bcp_app.transports.a2a.ops import lines_matching, writable_state
-from bcp_app.transports.a2a.replies import brl, reply_text
-from bcp_app.transports.a2a.wire import agent_message, data_part, intify, to_proto
+from bcp_app.transports.a2a.actions import lines_matching, writable_state
+from bcp_app.transports.a2a.messages import agent_message, brl, data_part, intify, parse_intent, reply_text, to_proto
+from bcp_app.transports.a2a.server import a2a_error, check_headers
 
 EXTENSION = "https://bcp.dev.br/draft/specification/reference"
 HEADERS = {"a2a-version": "1.0", "a2a-extensions": EXTENSION, "bcp-agent": 'profile="https://agent.example/p.json"'}

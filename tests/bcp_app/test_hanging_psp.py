@@ -28,7 +28,7 @@ import pytest
 from django.db import connection
 
 from bcp_app.service.negotiation import url_hash
-from shop.checkout.access import agent_key
+from shop.checkout.selectors import agent_key
 from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from tests.bcp_app.bcp_fixtures import FakePlatform

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bcp_app.transports.mcp.core import VALIDATED_MEMO_SIZE, OutputContractError, compact_json, output_validator
+from bcp_app.transports.mcp.tools import VALIDATED_MEMO_SIZE, OutputContractError, compact_json, output_validator
 
 SCHEMA = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
 

@@ -150,7 +150,7 @@ def test_mcp_purchase_with_the_pix_discount_has_exact_totals(shopper: Any) -> No
 def test_a2a_pix_discount_with_the_official_sdk_has_exact_totals(server: LiveServer) -> None:
     from google.protobuf.json_format import MessageToDict
 
-    from bcp_app.transports.a2a.wire import intify
+    from bcp_app.transports.a2a.messages import intify
     from payments.sandbox.services import PayOptions, pay
 
     # given 5 % off by Pix and a digital product of R$ 49,90 × 2 = R$ 99,80 (5 % = 499)

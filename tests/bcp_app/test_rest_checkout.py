@@ -11,7 +11,7 @@ from bcp_app.protocol.keys import public_jwk
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
 from bcp_app.service.policies import policies_json
 from payments.sandbox import services as sandbox
-from shop.checkout.access import continue_token
+from shop.checkout.selectors import continue_token
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
@@ -74,7 +74,7 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
         ],
         "links": LINKS,
         "policies": policies_json("pt-br"),  # tests/bcp_app/test_policies.py checks their content
-        # signed: only this link (not the id alone) opens the storefront page (shop/checkout/access.py)
+        # signed: only this link (not the id alone) opens the storefront page (shop/checkout/selectors.py)
         "continue_url": f"https://loja.example.com.br/checkout/{checkout.public_id}?t={continue_token(checkout)}",
         "expires_at": checkout.expires_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

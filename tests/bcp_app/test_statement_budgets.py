@@ -69,7 +69,7 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # update 7 → 6, update_pix 27 → 26: a status change on update writes the checkout and its event together.
 # Complete by card 16 → 15, the issue's target: one variant and no coupon are reserved in the statement that
 # writes the checkout and its event (the stock UPDATE is the guard CTE of that UPDATE: none of the three, or
-# all; shop.checkout.hold.reserve_and_save_status). Step 1 is now BEGIN, lock with the lines, stock + checkout
+# all; shop.checkout.charge.reserve_and_save_status). Step 1 is now BEGIN, lock with the lines, stock + checkout
 # + event, COMMIT.
 # "update_pix" issues the charge at the sandbox PSP, whose own rows (the fake PSP's) are counted too.
 BUDGET = {
@@ -177,8 +177,7 @@ def test_pix_complete_stays_within_its_statement_budget(client: Client, headers:
 
 def test_mcp_get_order_is_one_query_with_identity(client: Client, headers: dict[str, str]) -> None:
     """MCP `get_order` (BCP-ORD-01) through the transport's synchronous entry, in steady state: one SELECT."""
-    from bcp_app.transports.mcp.bcp_tools import bcp_tools
-    from bcp_app.transports.mcp.core import CallInfo, _run_in_django
+    from bcp_app.transports.mcp.tools import CallInfo, _run_in_django, bcp_tools
 
     ready, _ = _ready(client, headers, CARD)
     done, _ = _counted(

@@ -88,8 +88,7 @@ def place_order(platform_id: str, lines: int) -> str:
 @pytest.mark.timeout(900)
 def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, transactional_db: None) -> None:
     from bcp_app.service.platforms import platform_create
-    from bcp_app.transports.mcp.core import CallInfo
-    from bcp_app.transports.mcp.tools import all_tools
+    from bcp_app.transports.mcp.tools import CallInfo, all_tools
 
     profile_url = fake_platform.publish()
     created = platform_create(name="Bench", profile_url=profile_url)

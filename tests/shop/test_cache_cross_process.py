@@ -2,7 +2,7 @@
 seen at once by the next checkout served by another process.
 
 The shipping table and the catalog snapshot are cached in Django's cache and invalidated on save
-(shop/checkout/shipping.py, shop/checkout/catalog.py). With the default local-memory cache every process has its own
+(shop/checkout/fulfillment.py, shop/checkout/stock.py). With the default local-memory cache every process has its own
 copy and another process sees the change only after the cache's TTL (5 min for shipping, 60 s for the
 catalog): production runs several uvicorn workers, so the README tells to set `REDIS_URL`. Here the other
 process is a real uvicorn serving the BCP REST API with `REDIS_URL`; this test process changes a rate and a
@@ -22,8 +22,8 @@ import httpx
 import pytest
 from django.core.cache import cache
 
-from shop.checkout.catalog import VERSION_KEY
-from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.stock import VERSION_KEY
 from shop.models import Product, ShippingRate
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.live import require_committed_data, subprocess_env, wait_for

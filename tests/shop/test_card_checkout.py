@@ -20,7 +20,7 @@ from payments.installments import InstallmentPolicy, plan_for
 from payments.models import CardPayment, CardRefund
 from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
-from shop.checkout.lock import ANY_OWNER
+from shop.checkout.core import ANY_OWNER
 from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant

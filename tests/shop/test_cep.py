@@ -3,7 +3,7 @@
 import pytest
 
 from kernel.br_validation import cnpj_valid, cpf_valid, phone_normalize, phone_valid
-from shop.checkout.cep import cep_digits, cep_format, cep_uf
+from shop.checkout.fulfillment import cep_digits, cep_format, cep_uf
 
 
 @pytest.mark.parametrize(

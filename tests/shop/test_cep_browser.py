@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from shop.checkout.cep import cep_cache_forget
+from shop.checkout.fulfillment import cep_cache_forget
 from tests.shop.checkout_factories import make_shipping, make_variant
 from tests.shop.fake_cep import FOUND_CEP, NOT_FOUND_CEP, RIO_CEP, fake_cep_provider
 

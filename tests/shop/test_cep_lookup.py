@@ -1,5 +1,6 @@
-"""CEP → address through the provider boundary (`shop/checkout/cep.py`), against a fake ViaCEP on loopback: found, not
-found, timeout, garbage, wrong shape, HTTP error, cache; the `/cep/<cep>` JSON and the no-JavaScript autofill.
+"""CEP → address through the provider boundary (`shop/checkout/fulfillment.py`), against a fake ViaCEP on loopback:
+found, not found, timeout, garbage, wrong shape, HTTP error, cache; the `/cep/<cep>` JSON and the no-JavaScript
+autofill.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from kernel.http import verified_tls_context
-from shop.checkout.cep import CepAddress, cep_cache_forget, cep_lookup
+from shop.checkout.fulfillment import CepAddress, cep_cache_forget, cep_lookup
 from shop.models import Checkout
 from tests.bcp_app.drip import DripServer
 from tests.shop.checkout_factories import make_shipping, make_variant

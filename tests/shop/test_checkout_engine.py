@@ -7,8 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from shop.checkout.access import token_valid
-from shop.checkout.selectors import checkout_view
+from shop.checkout.selectors import checkout_view, token_valid
 from shop.checkout.services import (
     CheckoutCreateImpossible,
     CheckoutInputError,
@@ -74,7 +73,7 @@ def test_ready_for_complete_with_all_data_and_view_fields_bcp_chk_09_15_21():
     ]
     base, _, token = view.continue_url.partition("?t=")
     assert base == f"http://127.0.0.1:8000/checkout/{view.id}"
-    assert token_valid(view.id, token)  # the signed link that opens the storefront page (shop/checkout/access.py)
+    assert token_valid(view.id, token)  # the signed link that opens the storefront page (shop/checkout/selectors.py)
     assert [(link.type, link.url) for link in view.links] == [
         ("terms_of_service", "http://127.0.0.1:8000/termos"),
         ("privacy_policy", "http://127.0.0.1:8000/privacidade"),

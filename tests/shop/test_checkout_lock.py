@@ -1,4 +1,4 @@
-"""`shop.checkout.lock.lock`, the one lock every checkout write takes, under concurrency on real Postgres.
+"""`shop.checkout.core.lock`, the one lock every checkout write takes, under concurrency on real Postgres.
 
 Each test builds its interleaving step by step with two connections (threads), and each one fails on the
 lock as it was before the reference lock (`payments.locks`):
@@ -27,7 +27,7 @@ from payments.models import PixCharge
 from payments.psp import PSPPayment
 from payments.services import pix_charge_revoke_for_reference
 from payments.settlement import pix_payment_settle
-from shop.checkout.lock import lock, lock_if_free, retried_on_deadlock
+from shop.checkout.core import lock, lock_if_free, retried_on_deadlock
 from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from shop.models import Checkout, CheckoutLine

@@ -340,7 +340,7 @@ def ready_checkout_card_order() -> Order:
 def test_a_full_save_of_a_copy_loaded_before_the_reservation_keeps_the_reserved_number() -> None:
     """Issue 16 §8: the number is reserved by a conditional UPDATE outside the checkout's row lock, so a
     request that loaded the checkout just before must not write the column back to NULL when it saves."""
-    from shop.checkout.pix import reserved_order_number
+    from shop.checkout.charge import reserved_order_number
 
     checkout = ready_checkout()
     Checkout.objects.filter(pk=checkout.pk).update(order_number=None)
@@ -381,10 +381,10 @@ def test_a_refused_status_draws_no_number() -> None:
 
 def test_stock_taken_with_the_checkout_write_is_all_or_nothing() -> None:
     """Issue 11: one variant and no coupon reserve in the statement that writes the checkout and its event
-    (shop.checkout.hold.reserve_and_save_status); short of stock, none of the three is written."""
+    (shop.checkout.charge.reserve_and_save_status); short of stock, none of the three is written."""
+    from shop.checkout.charge import reserve_and_save_status
+    from shop.checkout.core import lock
     from shop.checkout.evaluate import evaluate
-    from shop.checkout.hold import reserve_and_save_status
-    from shop.checkout.lock import lock
     from shop.models import CheckoutEvent
 
     checkout = ready_checkout(stock=10, quantity=2)

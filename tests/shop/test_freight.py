@@ -1,5 +1,5 @@
 """Freight before checkout (issue 16, item 3): "Calcular frete" on the product page and the cart gives the
-options the checkout will offer (same engine, `shop/checkout/shipping.py`), with the free-shipping threshold shown.
+options the checkout will offer (same engine, `shop/checkout/fulfillment.py`), with the free-shipping threshold shown.
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from shop.checkout.fulfillment import freight_quote
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create
-from shop.checkout.shipping import freight_quote
 from shop.checkout.types import CheckoutInput, LineInput
 from tests.shop.checkout_factories import BUYER, make_shipping, make_variant, shipping
 

@@ -15,7 +15,7 @@ from orders.models import Order
 from payments.due import local_date
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
-from shop.checkout.access import continue_token
+from shop.checkout.selectors import continue_token
 from shop.checkout.services import checkout_complete_pix_due, checkout_create
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, Variant

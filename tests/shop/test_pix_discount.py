@@ -13,7 +13,7 @@ from orders.models import Order
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
-from shop.checkout.pix_discount import discount_half_even, percent_label
+from shop.checkout.pricing import discount_half_even, percent_label
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_complete, checkout_create, checkout_update
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from payments.due import local_date
-from shop.checkout.access import continue_token
+from shop.checkout.selectors import continue_token
 from shop.checkout.services import checkout_complete_pix_due, checkout_create
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Category, Product, StoreSettings, Variant

@@ -1,8 +1,8 @@
 """Read-mostly data is cached and a merchant's change is seen by the very next checkout (issue 11).
 
-Shipping methods, rates and pickup locations are cached (shop/checkout/shipping.py) and dropped when one of them is
+Shipping methods, rates and pickup locations are cached (shop/checkout/fulfillment.py) and dropped when one of them is
 saved or deleted; what a line shows of the catalog (titles, photo, product flags) is cached per SKU under a
-catalog version that any product, variant or photo save bumps (shop/checkout/catalog.py). The variant's price,
+catalog version that any product, variant or photo save bumps (shop/checkout/stock.py). The variant's price,
 stock and flags decide the sale and are never cached: they come with the stock read or the checkout's lines.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from shop.checkout.fulfillment import shipping_config_load
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create, checkout_update
-from shop.checkout.shipping import shipping_config_load
 from shop.checkout.types import CheckoutInput, CheckoutResult, LineInput
 from shop.models import Product, ProductImage, ShippingRate, Variant
 from tests.shop.checkout_factories import BUYER, make_location, make_shipping, make_variant, shipping

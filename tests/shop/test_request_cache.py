@@ -20,7 +20,7 @@ from django.test import Client
 
 from config.celery import app as celery_app
 from kernel.ops import request_cache
-from shop.checkout.shipping import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
 from shop.models.store import CACHE_KEY, StoreSettings
 from shop.store.services import store_get
 from tests.bcp_app.bcp_fixtures import bcp_settings, fake_platform  # noqa: F401

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
+from shop.checkout.fulfillment import days_text
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create
-from shop.checkout.shipping import days_text
 from shop.checkout.types import CheckoutInput, LineInput
 from tests.shop.checkout_factories import BUYER, make_location, make_shipping, make_variant, pickup, shipping
 

@@ -17,7 +17,7 @@ from pydantic import Field, StrictBool
 from bcp_app.protocol.schemas.common import Link, RequestModel, ResponseModel
 
 PURPOSE_PREFIX = "br.dev.bcp.consent."
-# wire purpose id → the shop's purpose name (shop/checkout/consent.py)
+# wire purpose id → the shop's purpose name (shop/checkout/selectors.py)
 WIRE_PURPOSES = {
     f"{PURPOSE_PREFIX}marketing": "marketing",
     f"{PURPOSE_PREFIX}analytics": "analytics",

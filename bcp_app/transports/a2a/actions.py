@@ -1,9 +1,18 @@
-"""A2A intents → BCP operations (BCP.md §13.3): contexts, messageId idempotency, action dispatch, replies.
+"""A2A intents → BCP operations (BCP.md §13.3): product resolution, request bodies, contexts, messageId
+idempotency, action dispatch and replies.
 
-`handle_message(ctx, message)` is synchronous Django code called by the A2A executor. It holds no
-business rule: every change goes through `bcp_app.service.operations` (the same operations as REST and MCP);
-this module only turns an intent into the operation's request body and the result into a reply.
+`handle_message(ctx, message)` is synchronous Django code called by the A2A server. It holds no business
+rule: every change goes through `bcp_app.service.operations` (the same operations as REST and MCP); this
+module only turns an intent into the operation's request body and the result into a reply. Read top down:
 
+- Products come from `operations.find_products` (the checkout capability must be negotiated, like every
+  other transport's reads): ids typed or sent by the platform, or the catalog's full-text search, matched by
+  the pure `messages.match_product`. A refusal (an Error Response) is handed back as the `OperationResult`.
+- Request bodies: BCP update is a full replacement (BCP.md §4.3), so an intent such as "add one more item"
+  is the current writable state with that change, sent to `update_checkout`. Each returns the operation's
+  response body (a checkout, or a §5.3 Error Response).
+- Intents beyond the checkout vocabulary (§13.3 is open): `policies.search` and the cart intents, answered
+  with a text part and a data part (`a2a.bcp.policies`, `a2a.bcp.cart`).
 - `contextId` is created by the shop and stored in `A2AContext` with its checkout and caller; a later
   message with it continues that checkout; a terminal checkout lets the context start a new one.
 - `messageId` is the idempotency key per caller (BCP-A2A-07): same id + same message → the stored reply,
@@ -23,24 +32,368 @@ from bcp_app.models import A2AContext
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
 from bcp_app.service import idempotency, operations
-from bcp_app.transports.a2a import intents, ops
-from bcp_app.transports.a2a import more as a2a_more
-from bcp_app.transports.a2a.catalog import resolve_item_id, resolve_text
-from bcp_app.transports.a2a.replies import Reply, order_reply_text, reply_text
-from bcp_app.transports.a2a.wire import (
+from bcp_app.transports.a2a import messages as intents
+from bcp_app.transports.a2a.messages import (
     CANDIDATES_KEY,
     CHECKOUT_KEY,
+    COLORS,
     ORDER_KEY,
     PAYMENT_KEY,
     SIGNALS_KEY,
+    Intent,
+    Match,
+    ProductCandidate,
+    Reply,
+    VariantCandidate,
     agent_message,
     data_part,
+    fold,
+    match_product,
+    order_reply_text,
+    reply_text,
     text_part,
 )
 
+SEARCH_LIMIT = 10
+
+
+def _candidate(product: Any) -> ProductCandidate:
+    variants = []
+    for variant in product.variants.all():
+        title = f"{product.title} — {variant.title}" if variant.title else product.title
+        options = {str(k): str(v) for k, v in (variant.options or {}).items()}
+        variants.append(
+            VariantCandidate(
+                sku=variant.sku,
+                title=title,
+                price=int(variant.price),
+                options=options,
+                variant_title=variant.title or "",
+            )
+        )
+    return ProductCandidate(product_id=product.public_id, title=product.title, variants=tuple(variants))
+
+
+def _by_id(ctx: Any, item_id: str) -> Match | OperationResult | None:
+    """A SKU is the item itself; a `prod_…` id needs one variant; None when the id names nothing."""
+    found = operations.find_products(ctx, item_id=item_id)
+    if isinstance(found, OperationResult) or not found:
+        return found or None
+    candidate = _candidate(found[0])
+    skus = [variant.sku for variant in candidate.variants]
+    if item_id in skus:
+        return Match(outcome="matched", sku=item_id)
+    if len(skus) == 1:
+        return Match(outcome="matched", sku=skus[0])
+    if not skus:
+        return Match(outcome="not_found")
+    return Match(outcome="ambiguous", candidates=candidate.variants)
+
+
+def resolve_item_id(ctx: Any, item_id: str) -> Match | OperationResult:
+    """A structured `product_id`/`variant_id`. Unknown ids go to the checkout engine, which reports them as a
+    business outcome (item_unavailable)."""
+    if not item_id.startswith("prod_"):
+        # A SKU goes to the engine as it is, with no lookup here: the add operation checks the negotiation,
+        # prices it from the catalog cache and reports an unknown one as item_unavailable.
+        return Match(outcome="matched", sku=item_id)
+    match = _by_id(ctx, item_id)
+    return Match(outcome="matched", sku=item_id) if match is None else match
+
+
+def search_candidates(ctx: Any, query: str) -> list[ProductCandidate] | OperationResult:
+    found = operations.find_products(ctx, query=query, limit=SEARCH_LIMIT)
+    return found if isinstance(found, OperationResult) else [_candidate(product) for product in found]
+
+
+def resolve_text(ctx: Any, intent: Intent) -> Match | OperationResult:
+    """The variant a natural-language intent names, or candidates to ask about (never a guess)."""
+    for typed in intent.ids:
+        match = _by_id(ctx, typed)
+        if match is not None:
+            return match
+    candidates = search_candidates(ctx, intent.query)
+    if isinstance(candidates, OperationResult):
+        return candidates
+    if not candidates and (intent.colors or intent.sizes):
+        # Colour words may be part of the product name ("Café Preto"): search with them too.
+        candidates = search_candidates(ctx, " ".join([intent.query, *intent.colors]))
+        if isinstance(candidates, OperationResult):
+            return candidates
+    return match_product(intent, candidates)
+
+
+TERMINAL = frozenset({"completed", "canceled"})
+_BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "tax_id", "consent")
+_ADDRESS_FIELDS = (
+    "first_name",
+    "last_name",
+    "phone_number",
+    "street_address",
+    "extended_address",
+    "address_locality",
+    "address_region",
+    "postal_code",
+    "address_country",
+)
+
+
+def _operations() -> Any:
+    return operations
+
+
+def is_checkout(body: dict[str, Any] | None) -> bool:
+    return isinstance(body, dict) and isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error"
+
+
+def current_checkout(ctx: Any, checkout_id: str) -> dict[str, Any] | None:
+    body = _operations().get_checkout(ctx, checkout_id).body
+    return body if is_checkout(body) else None
+
+
+def writable_state(checkout: dict[str, Any]) -> dict[str, Any]:
+    """The request body that reproduces `checkout`'s writable state (response-only members dropped)."""
+    state: dict[str, Any] = {
+        "line_items": [
+            {"id": line["id"], "item": {"id": line["item"]["id"]}, "quantity": line["quantity"]}
+            for line in checkout.get("line_items") or []
+            if not line.get("parent_id")
+        ]
+    }
+    buyer = checkout.get("buyer")
+    if isinstance(buyer, dict):
+        state["buyer"] = {key: buyer[key] for key in _BUYER_FIELDS if buyer.get(key)}
+    if isinstance(checkout.get("context"), dict):
+        state["context"] = checkout["context"]
+    fulfillment = checkout.get("fulfillment")
+    if isinstance(fulfillment, dict) and fulfillment.get("methods"):
+        state["fulfillment"] = {"methods": [_method_state(method) for method in fulfillment["methods"]]}
+    discounts = checkout.get("discounts")
+    if isinstance(discounts, dict) and discounts.get("codes"):
+        state["discounts"] = {"codes": list(discounts["codes"])}
+    payment = checkout.get("payment")
+    if isinstance(payment, dict) and payment.get("instruments"):
+        state["payment"] = {
+            "instruments": [
+                {key: instrument[key] for key in INSTRUMENT_STATE if key in instrument}
+                for instrument in payment["instruments"]
+            ]
+        }
+    return state
+
+
+# What a full-replacement update must repeat of an instrument (a card's installments included).
+INSTRUMENT_STATE = ("id", "handler_id", "type", "selected", "installments")
+
+
+def _method_state(method: dict[str, Any]) -> dict[str, Any]:
+    state: dict[str, Any] = {"type": method.get("type", "shipping")}
+    for key in ("id", "line_item_ids", "selected_destination_id"):
+        if method.get(key) is not None:
+            state[key] = method[key]
+    # Pickup locations are business-owned and ignored on input; only shipping addresses are written.
+    destinations = [
+        {key: value for key, value in destination.items() if key == "id" or key in _ADDRESS_FIELDS}
+        for destination in method.get("destinations") or []
+        if destination.get("type", "shipping_address") == "shipping_address"
+    ]
+    if destinations:
+        state["destinations"] = destinations
+    groups = [
+        {key: group[key] for key in ("id", "selected_option_id") if group.get(key) is not None}
+        for group in method.get("groups") or []
+    ]
+    if groups:
+        state["groups"] = groups
+    return state
+
+
+def add_line(ctx: Any, current: dict[str, Any] | None, sku: str, quantity: int) -> dict[str, Any]:
+    """Add `quantity` of `sku` (to its line when present); a missing or finished checkout starts a new one."""
+    operations = _operations()
+    if current is None or current.get("status") in TERMINAL:
+        return operations.create_checkout(ctx, {"line_items": [{"item": {"id": sku}, "quantity": quantity}]}).body
+    state = writable_state(current)
+    for line in state["line_items"]:
+        if line["item"]["id"] == sku:
+            line["quantity"] += quantity
+            break
+    else:
+        state["line_items"].append({"item": {"id": sku}, "quantity": quantity})
+    return operations.update_checkout(ctx, current["id"], state).body
+
+
+def remove_lines(ctx: Any, current: dict[str, Any], line_ids: list[str], quantity: int | None) -> dict[str, Any]:
+    """Remove the lines (or `quantity` units of a single line); removing every line cancels the checkout."""
+    state = writable_state(current)
+    kept = []
+    for line in state["line_items"]:
+        if line["id"] in line_ids:
+            if quantity is not None and len(line_ids) == 1 and line["quantity"] > quantity:
+                kept.append({**line, "quantity": line["quantity"] - quantity})
+            continue
+        kept.append(line)
+    if not kept:
+        return cancel(ctx, current)
+    state["line_items"] = kept
+    return _operations().update_checkout(ctx, current["id"], state).body
+
+
+def update(ctx: Any, current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`update_checkout` intent: buyer, address, fulfillment choice, coupon, payment, context, lines."""
+    state = writable_state(current)
+    for key in ("line_items", "context", "payment", "fulfillment", "signals"):
+        if key in changes:
+            state[key] = changes[key]
+    if isinstance(changes.get("buyer"), dict):
+        state["buyer"] = {**state.get("buyer", {}), **changes["buyer"]}
+    _apply_fulfillment_choice(state, changes)
+    codes = changes.get("discount_codes", changes.get("codes"))
+    if "coupon" in changes:
+        codes = [changes["coupon"]] if changes["coupon"] else []
+    if codes is not None:
+        state["discounts"] = {"codes": list(codes) if isinstance(codes, list) else codes}
+    return _operations().update_checkout(ctx, current["id"], state).body
+
+
+def _apply_fulfillment_choice(state: dict[str, Any], changes: dict[str, Any]) -> None:
+    address = changes.get("address", changes.get("shipping_address"))
+    method_type = changes.get("fulfillment_type")
+    destination_id = changes.get("selected_destination_id")
+    option_id = changes.get("fulfillment_option_id", changes.get("selected_option_id"))
+    if address is None and method_type is None and destination_id is None and option_id is None:
+        return
+    methods = state.setdefault("fulfillment", {"methods": []}).setdefault("methods", [])
+    if not methods:
+        methods.append({"type": method_type or "shipping"})
+    method = methods[0]
+    if method_type is not None and method_type != method.get("type"):
+        method.clear()
+        method["type"] = method_type
+    if isinstance(address, dict):
+        method["type"] = "shipping"
+        method["destinations"] = [{key: value for key, value in address.items() if key != "id"}]
+        method.pop("selected_destination_id", None)
+        method.pop("groups", None)
+    if destination_id is not None:
+        method["selected_destination_id"] = destination_id
+    if option_id is not None:
+        groups = method.setdefault("groups", [{}])
+        groups[0]["selected_option_id"] = option_id
+
+
+def complete(ctx: Any, current: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    return _operations().complete_checkout(ctx, current["id"], body).body
+
+
+def cancel(ctx: Any, current: dict[str, Any]) -> dict[str, Any]:
+    return _operations().cancel_checkout(ctx, current["id"]).body
+
+
+def lines_matching(lines: list[dict[str, Any]], intent: Intent) -> list[dict[str, Any]]:
+    """Checkout lines a natural-language remove names: by typed id, else by the words of the title."""
+    if intent.ids:
+        return [line for line in lines if line["item"]["id"] in intent.ids or line["id"] in intent.ids]
+    wanted = [_stem(word) for word in fold(" ".join([intent.query, *intent.sizes])).split()]
+    if not wanted and not intent.colors:
+        return list(lines) if len(lines) == 1 else []
+    found = []
+    for line in lines:
+        words = fold(str(line["item"].get("title", ""))).replace("/", " ").split()
+        title = {_stem(word) for word in words}
+        colors = {COLORS[word] for word in words if word in COLORS}
+        if all(any(word == candidate or candidate.startswith(word) for candidate in title) for word in wanted) and all(
+            color in colors for color in intent.colors
+        ):
+            found.append(line)
+    return found
+
+
+def _stem(word: str) -> str:
+    # "camisetas" ~ "camiseta", "pretas" ~ "preta": enough for matching a line the buyer sees.
+    word = word.strip(".,;:!?—-")
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+POLICIES_KEY = "a2a.bcp.policies"
+CART_KEY = "a2a.bcp.cart"
+POLICIES_SEARCH = "policies.search"
+CART_ACTIONS = frozenset({"create_cart", "get_cart", "update_cart", "cancel_cart"})
+CONVERT = "create_checkout"  # {"action": "create_checkout", "cart_id"?}: the cart becomes the context's checkout
+MORE_ACTIONS = frozenset({POLICIES_SEARCH, CONVERT, *CART_ACTIONS})
+
+# A question about the shop's rules, not an instruction to change the checkout.
+_POLICY_WORDS = re.compile(
+    r"\b(politica|politicas|policy|policies|termos? de uso|terms|privacidade|privacy|lgpd|trocas?|devolucao|"
+    r"devolucoes|devolver|reembolso|refund|returns?|prazo de entrega|frete gratis|garantia|warranty)\b"
+)
+_CHANGE_VERBS = re.compile(
+    r"\b(adicion\w*|coloc\w*|inclu\w*|remov\w*|tir\w*|add|remove|finaliz\w*|cancel\w*|"
+    r"aplic\w*|cupom|coupon)\b"
+)
+
+
+def text_action(text: str) -> str | None:
+    """`policies.search` for a question about the shop's policies ("qual é a política de trocas?"), else None."""
+    folded = fold(text)
+    if _POLICY_WORDS.search(folded) and not _CHANGE_VERBS.search(folded):
+        return POLICIES_SEARCH
+    return None
+
+
+def _cart_id(row: Any, structured: dict[str, Any]) -> str:
+    cart_id = structured.get("cart_id") or (row.data or {}).get("cart_id")
+    if not isinstance(cart_id, str) or not cart_id:
+        raise ProtocolError("invalid_request", "Informe cart_id (ou crie um carrinho com create_cart).")
+    return cart_id
+
+
+def _cart_reply(row: Any, body: dict[str, Any], language: str) -> dict[str, Any]:
+    if isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error":
+        row.data = {**(row.data or {}), "cart_id": body["id"]}
+        row.save(update_fields=["data", "updated_at"])
+        text = "Cart updated." if language == "en" else "Carrinho atualizado."
+    else:
+        text = " ".join(str(m.get("content", "")) for m in body.get("messages") or [])
+    return agent_message(context_id=row.context_id, parts=[text_part(text), data_part({CART_KEY: body})])
+
+
+def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[str, Any]:
+    if action == "create_cart":
+        return _cart_reply(row, operations.create_cart(ctx, structured.get("cart") or {}).body, ctx.language)
+    if action == CONVERT:
+        body = operations.create_checkout(ctx, {"cart_id": _cart_id(row, structured), "line_items": []}).body
+        if isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error":
+            row.checkout_id = body["id"]  # later checkout intents continue this checkout
+            row.save(update_fields=["checkout_id", "updated_at"])
+        return agent_message(context_id=row.context_id, parts=[data_part({CHECKOUT_KEY: body})])
+    cart_id = _cart_id(row, structured)
+    if action == "get_cart":
+        body = operations.get_cart(ctx, cart_id).body
+    elif action == "update_cart":
+        body = operations.update_cart(ctx, cart_id, structured.get("cart") or {}).body
+    else:
+        body = operations.cancel_cart(ctx, cart_id).body
+    return _cart_reply(row, body, ctx.language)
+
+
+def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: str) -> dict[str, Any]:
+    """The reply to one of `MORE_ACTIONS` (`row`: the conversation's `A2AContext`)."""
+    context_id = row.context_id
+    if action in CART_ACTIONS or action == CONVERT:
+        return _carts(ctx, row, action, structured)
+
+    if action == POLICIES_SEARCH:
+        query = structured.get("query", text) if structured else text
+        if not isinstance(query, str) or not query.strip():
+            raise ProtocolError("invalid_request", "policies.search precisa de query (a pergunta do comprador).")
+        body = operations.search_policies(ctx, {"query": query[:500], "language": structured.get("language")}).body
+        return agent_message(context_id=context_id, parts=[text_part(body["answer"]), data_part({POLICIES_KEY: body})])
+    raise ProtocolError("invalid_request", f"action desconhecida: {action!r}.")
+
+
 OPERATION = "a2a_send_message"
 MAX_TEXT = 2000
-TERMINAL = frozenset({"completed", "canceled"})
 _CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _EXTRA_KEYS = frozenset({PAYMENT_KEY, SIGNALS_KEY, "ap2"})
 ACTIONS = frozenset(
@@ -144,10 +497,10 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     intent: intents.Intent | None = None
     if structured:
         action = structured.get("action")
-        if action not in ACTIONS | a2a_more.ACTIONS:
-            known = ", ".join(sorted(ACTIONS | a2a_more.ACTIONS))
+        if action not in ACTIONS | MORE_ACTIONS:
+            known = ", ".join(sorted(ACTIONS | MORE_ACTIONS))
             raise ProtocolError("invalid_request", f"action desconhecida: {action!r}. Use uma de: {known}.")
-    elif (more := a2a_more.text_action(text)) is not None:
+    elif (more := text_action(text)) is not None:
         action = more
         if not language_given:
             ctx.language = intents.detect_language(text)
@@ -159,8 +512,8 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     ctx.idempotency_key = message["messageId"]
     row = _context(ctx, message.get("contextId"))
     ctx.extra["a2a_context_id"] = row.context_id
-    if action in a2a_more.ACTIONS:
-        return a2a_more.handle(ctx, row, str(action), structured, text)
+    if action in MORE_ACTIONS:
+        return handle(ctx, row, str(action), structured, text)
     reply = _run(ctx, row, str(action), structured, extra, intent)
     if reply.checkout is not None:
         _remember(row, reply.checkout)
@@ -176,10 +529,16 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     return agent_message(context_id=row.context_id, parts=parts)
 
 
-def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], extra: dict[str, Any],
-         intent: intents.Intent | None) -> Reply:
+def _run(
+    ctx: Any,
+    row: A2AContext,
+    action: str,
+    structured: dict[str, Any],
+    extra: dict[str, Any],
+    intent: intents.Intent | None,
+) -> Reply:
     language = ctx.language
-    current = ops.current_checkout(ctx, row.checkout_id) if row.checkout_id else None
+    current = current_checkout(ctx, row.checkout_id) if row.checkout_id else None
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
     if action == intents.GET_ORDER:
@@ -189,8 +548,9 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
             match = resolve_text(ctx, intent)
             quantity = intent.quantity or 1
         else:
-            item_id = next((structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id")
-                            if structured.get(k)), None)
+            item_id = next(
+                (structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id") if structured.get(k)), None
+            )
             if not isinstance(item_id, str):
                 raise ProtocolError("invalid_request", "add_to_checkout precisa de product_id (ou variant_id).")
             quantity = _int(structured.get("quantity"), "quantity", default=1)
@@ -200,16 +560,19 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
         if match.outcome != "matched":
             candidates = [{"id": c.sku, "title": c.title, "price": c.price} for c in match.candidates]
             key = "ambiguous" if candidates else "not_found"
-            return Reply(text=reply_text(key, language, query=intent.query if intent else ""),
-                         candidates=candidates or None, checkout=current)
-        body = ops.add_line(ctx, current, match.sku, quantity)
+            return Reply(
+                text=reply_text(key, language, query=intent.query if intent else ""),
+                candidates=candidates or None,
+                checkout=current,
+            )
+        body = add_line(ctx, current, match.sku, quantity)
         return Reply(text=_summary("added", language, body, intent, quantity=quantity, sku=match.sku), checkout=body)
     if current is None:
         return Reply(text=reply_text("empty", language))
     if action == intents.GET:
         return Reply(text=_summary("current", language, current, intent), checkout=current)
     if action == intents.CANCEL:
-        body = ops.cancel(ctx, current)
+        body = cancel(ctx, current)
         return Reply(text=_summary("canceled", language, body, intent), checkout=body)
     if action == intents.REMOVE:
         return _remove(ctx, current, structured, intent)
@@ -219,7 +582,7 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
             changes = {"coupon": intent.coupon}
         if PAYMENT_KEY in extra:
             changes["payment"] = extra[PAYMENT_KEY]
-        body = ops.update(ctx, current, changes)
+        body = update(ctx, current, changes)
         return Reply(text=_summary("updated", language, body, intent), checkout=body)
     # complete_checkout
     complete_body: dict[str, Any] = {}
@@ -227,8 +590,9 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
         complete_body["payment"] = extra[PAYMENT_KEY]
     else:
         # "finalizar compra" without a payment part: complete with the instrument already selected.
-        selected = [i for i in ops.writable_state(current).get("payment", {}).get("instruments", [])
-                    if i.get("selected", True)]
+        selected = [
+            i for i in writable_state(current).get("payment", {}).get("instruments", []) if i.get("selected", True)
+        ]
         if not selected:
             return Reply(text=reply_text("payment_needed", language), checkout=current)
         complete_body["payment"] = {"instruments": selected[:1]}
@@ -236,7 +600,7 @@ def _run(ctx: Any, row: A2AContext, action: str, structured: dict[str, Any], ext
         complete_body["signals"] = extra[SIGNALS_KEY]
     if isinstance(extra.get("ap2"), dict):
         complete_body["ap2"] = extra["ap2"]
-    body = ops.complete(ctx, current, complete_body)
+    body = complete(ctx, current, complete_body)
     return Reply(text=_summary("completed", language, body, intent), checkout=body)
 
 
@@ -247,10 +611,12 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
         if intent.everything:
             chosen = list(lines)
         else:
-            chosen = ops.lines_matching(lines, intent)
+            chosen = lines_matching(lines, intent)
             if len(chosen) > 1:
-                candidates = [{"id": line["item"]["id"], "title": line["item"]["title"], "line_item_id": line["id"]}
-                              for line in chosen]
+                candidates = [
+                    {"id": line["item"]["id"], "title": line["item"]["title"], "line_item_id": line["id"]}
+                    for line in chosen
+                ]
                 return Reply(text=reply_text("ambiguous_line", language), candidates=candidates, checkout=current)
         quantity = intent.quantity
     else:
@@ -261,7 +627,7 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
         quantity = None if structured.get("quantity") is None else _int(structured.get("quantity"), "quantity")
     if not chosen:
         return Reply(text=reply_text("line_not_found", language), checkout=current)
-    body = ops.remove_lines(ctx, current, [line["id"] for line in chosen], quantity)
+    body = remove_lines(ctx, current, [line["id"] for line in chosen], quantity)
     return Reply(text=_summary("removed", language, body, intent), checkout=body)
 
 

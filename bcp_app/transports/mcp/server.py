@@ -25,7 +25,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
-from bcp_app.transports.mcp.core import CallInfo, McpTool, protocol_error_to_mcp, run_tool
+from bcp_app.transports.mcp.tools import CallInfo, McpTool, protocol_error_to_mcp, run_tool
 from bcp_app.transports.mcp.tools import all_tools as _all
 from kernel.ops.asgi_guard import replaying
 

@@ -16,10 +16,9 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 
 from payments.installments import plans_for
-from shop.checkout.card_terms import card_offered, installment_policy, plan_label
-from shop.checkout.hold import card_handler_id
-from shop.checkout.outputs import CheckoutView
-from shop.checkout.pix_discount import is_pix_instrument
+from shop.checkout.charge import card_handler_id
+from shop.checkout.pricing import card_offered, installment_policy, is_pix_instrument, plan_label
+from shop.checkout.selectors import CheckoutView
 from shop.checkout.types import InstrumentInput
 from shop.models import Checkout
 

@@ -18,9 +18,8 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display
 from kernel.json_limits import control_in
-from shop.checkout.cep import CepAddress, cep_digits, cep_lookup
-from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT
-from shop.checkout.outputs import CheckoutView
+from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT, CepAddress, cep_digits, cep_lookup
+from shop.checkout.selectors import CheckoutView
 from shop.checkout.types import (
     AddressInput,
     BuyerInput,

@@ -18,7 +18,7 @@ from payments.due import local_date
 from payments.qr import qr_svg
 from payments.selectors import pix_charge_latest_for_reference
 from shop.cart import cart_clear
-from shop.checkout.access import may_open
+from shop.checkout.selectors import may_open
 from shop.checkout.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, TERMINAL_STATUSES
 from shop.checkout.web.views import _get_or_404, _language, _local, _pix_instrument

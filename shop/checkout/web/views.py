@@ -34,11 +34,10 @@ from shop.cart import (
     cart_add as cart_add_item,
 )
 from shop.catalog.selectors import product_main_photos
-from shop.checkout.access import require_access
 from shop.checkout.core import input_from_checkout
-from shop.checkout.coupons import coupons_evaluate, coupons_load
 from shop.checkout.fulfillment import SEL_OPT
-from shop.checkout.selectors import checkout_view
+from shop.checkout.pricing import coupons_evaluate, coupons_load
+from shop.checkout.selectors import checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
     CheckoutNotFound,

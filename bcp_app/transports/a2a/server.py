@@ -1,6 +1,11 @@
-"""A2A 1.0 JSON-RPC transport (seed 004; BCP.md §13.3), built on the official `a2a-sdk`.
+"""A2A 1.0 JSON-RPC transport (seed 004; BCP.md §13.3) on the official `a2a-sdk`, and its Agent Card.
 
 Mounted by `config/asgi.py` at `/bcp/a2a` (JSON-RPC `SendMessage`) and `/.well-known/agent-card.json`.
+
+The Agent Card (seed 004 "Transport discovery", BCP-A2A-01) is served in exactly the seed's shape and member
+order. The BCP extension's `params.capabilities` lists the checkout capability and the extensions of it the
+shop offers (from the same registry as `/.well-known/bcp`), each as `{"version"}` / `{"version", "extends"}`.
+
 The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; this module adds:
 
 - header checks before anything runs (`A2A-Version: 1.0`, `A2A-Extensions` activating the BCP
@@ -8,9 +13,9 @@ The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; thi
 - BCP negotiation and caller identity (`bcp_app.service.context.resolve_context`) off the event loop;
 - the reply rendered from our own dict, so amounts stay integers and members keep the seed's order.
 
-The business work (intents → `bcp_app.service.operations`, contexts, messageId idempotency) is synchronous
-Django code in `a2a_actions.handle_message`. Nothing is kept in process memory between requests: every
-reply is a direct `Message` and contexts live in Postgres, so any process can answer any message.
+The business work (intents → operations, contexts, messageId idempotency) is synchronous Django code in
+`actions.handle_message`. Nothing is kept in process memory between requests: every reply is a direct
+`Message` and contexts live in Postgres, so any process can answer any message.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import Message, SendMessageRequest
+from a2a.types import AgentCard, Message, SendMessageRequest
 from a2a.utils.errors import (
     A2AError,
     ExtensionSupportRequiredError,
@@ -36,23 +41,104 @@ from a2a.utils.errors import (
     VersionNotSupportedError,
 )
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
+from google.protobuf.json_format import ParseDict
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.names import A2A_EXTENSION_URI
+from bcp_app.protocol.names import A2A_EXTENSION_URI, CART, CHECKOUT
 from bcp_app.protocol.schemas.text import control_character_message, find_control_character
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import ratelimit
 from bcp_app.service.context import SignedRequest, resolve_context
+from bcp_app.service.discovery import capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
-from bcp_app.transports.a2a.card import A2A_PATH, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, agent_card, agent_card_dict
-from bcp_app.transports.a2a.wire import intify, message_to_dict, to_proto
+from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
 from kernel.ops.request_cache import request_scope
+
+A2A_PATH = "/bcp/a2a"
+AGENT_CARD_PATH = "/.well-known/agent-card.json"
+A2A_PROTOCOL_VERSION = "1.0"
+AGENT_VERSION = "1.0.0"
+
+
+def card_capabilities() -> dict[str, list[dict[str, Any]]]:
+    """Checkout and cart (the roots A2A intents serve) and their extensions, as the seed shows them
+    (version, extends)."""
+    capabilities: dict[str, list[dict[str, Any]]] = {}
+    for name, entries in capability_registry().items():
+        shown = []
+        for entry in entries:
+            extends = entry.get("extends")
+            parents = extends if isinstance(extends, list) else [extends]
+            if name not in (CHECKOUT, CART) and CHECKOUT not in parents and CART not in parents:
+                continue
+            item: dict[str, Any] = {"version": entry["version"]}
+            if extends:
+                item["extends"] = extends
+            shown.append(item)
+        if shown:
+            capabilities[name] = shown
+    return capabilities
+
+
+def agent_card_dict() -> dict[str, Any]:
+    shop = str(getattr(settings, "SHOP_NAME", "") or "Loja")
+    return {
+        "name": f"{shop} business agent",
+        "description": "Business agent with BCP checkout",
+        "version": AGENT_VERSION,
+        "supportedInterfaces": [
+            {"url": public_url(A2A_PATH), "protocolBinding": "JSONRPC", "protocolVersion": A2A_PROTOCOL_VERSION}
+        ],
+        "capabilities": {
+            "streaming": False,
+            "pushNotifications": False,
+            "extensions": [
+                {
+                    "uri": A2A_EXTENSION_URI,
+                    "description": "Brazilian Commerce Protocol structured types",
+                    "required": False,
+                    "params": {"capabilities": card_capabilities()},
+                }
+            ],
+        },
+        "defaultInputModes": ["text/plain", "application/json"],
+        "defaultOutputModes": ["text/plain", "application/json"],
+        "skills": [
+            {
+                "id": "bcp-checkout",
+                "name": "BCP checkout",
+                "description": "Creates, updates, and completes BCP checkout sessions",
+                "tags": ["commerce", "checkout", "bcp"],
+            },
+            {
+                "id": "bcp-cart",
+                "name": "BCP cart",
+                "description": "Creates, updates and cancels carts (create_cart, get_cart, update_cart, cancel_cart) "
+                "and turns one into a checkout (create_checkout)",
+                "tags": ["commerce", "cart", "bcp"],
+            },
+            {
+                "id": "policies-search",
+                "name": "Store policies",
+                "description": "Answers questions about returns, shipping, privacy and terms (policies.search)",
+                "tags": ["commerce", "policies", "bcp"],
+                "examples": ["qual é a política de trocas?"],
+            },
+        ],
+    }
+
+
+def agent_card() -> AgentCard:
+    """The same card as the SDK's protobuf type (validated by parsing it)."""
+    return ParseDict(agent_card_dict(), AgentCard())
+
 
 logger = logging.getLogger(__name__)
 
@@ -130,8 +216,11 @@ def _resolve(state: dict[str, Any]) -> Any:
     signed = None
     if "signature-input" in headers:
         message = HttpMessage(
-            method=state.get("method_http", "POST"), authority=state.get("authority", ""),
-            path=state.get("path", A2A_PATH), query=state.get("query"), headers=headers,
+            method=state.get("method_http", "POST"),
+            authority=state.get("authority", ""),
+            path=state.get("path", A2A_PATH),
+            query=state.get("query"),
+            headers=headers,
         )
         signed = SignedRequest(message=message, body=state.get("raw_body", b""))
     close_old_connections()
@@ -191,8 +280,9 @@ class BcpRequestHandler(DefaultRequestHandler):
         context.state[STATE_INCOMING] = message_to_dict(params.message)
         found = find_control_character(context.state[STATE_INCOMING], "message")
         if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
-            raise a2a_error(ProtocolError("invalid_request", f"Campo inválido {found[0]}: "
-                                                             f"{control_character_message(*found)}"))
+            raise a2a_error(
+                ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
+            )
         with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
             try:
                 context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
