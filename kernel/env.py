@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import urlsplit
+
+import dj_database_url
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -66,27 +68,27 @@ class DatabaseConfig:
 
 
 def parse_database_url(url: str) -> DatabaseConfig:
-    """Parse `postgres://user:pass@host:port/name?opt=v` or `sqlite:///path` into a config."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme in {"postgres", "postgresql", "pgsql"}:
-        name = unquote(parts.path.lstrip("/"))
-        if not name:
-            raise ConfigError(f"DATABASE_URL {url!r} names no database")
-        options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-        return DatabaseConfig(
-            engine="django.db.backends.postgresql",
-            name=name,
-            user=unquote(parts.username or ""),
-            password=unquote(parts.password or ""),
-            host=parts.hostname or "",
-            port=str(parts.port or ""),
-            options=options or None,
-        )
-    if scheme == "sqlite":
-        # sqlite:///relative/path or sqlite:////absolute/path
-        path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
-        if not path:
-            raise ConfigError(f"DATABASE_URL {url!r} names no SQLite file")
-        return DatabaseConfig(engine="django.db.backends.sqlite3", name=path)
-    raise ConfigError(f"DATABASE_URL scheme {scheme!r} is not supported (use postgres:// or sqlite:///)")
+    """Parse `postgres://user:pass@host:port/name?opt=v` or `sqlite:///path` with dj-database-url (the URL
+    grammar every Django deployment guide uses), keeping to the two engines the shop supports and refusing a
+    URL that names no database."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
+        raise ConfigError(f"DATABASE_URL scheme {scheme!r} is not supported (use postgres:// or sqlite:///)")
+    try:
+        parsed = dj_database_url.parse(url)
+    except ValueError as exc:
+        raise ConfigError(f"DATABASE_URL {url!r} cannot be read: {exc}") from exc
+    name = str(parsed.get("NAME") or "")
+    if not name or name == ":memory:":
+        raise ConfigError(f"DATABASE_URL {url!r} names no database")
+    engine = "django.db.backends.sqlite3" if scheme == "sqlite" else "django.db.backends.postgresql"
+    options = {key: str(value) for key, value in (parsed.get("OPTIONS") or {}).items()}
+    return DatabaseConfig(
+        engine=engine,
+        name=name,
+        user=str(parsed.get("USER") or ""),
+        password=str(parsed.get("PASSWORD") or ""),
+        host=str(parsed.get("HOST") or ""),
+        port=str(parsed.get("PORT") or ""),
+        options=options or None,
+    )

@@ -22,9 +22,12 @@ from typing import Any
 
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric import ec
+from joserfc import jws
+from joserfc.errors import BadSignatureError, JoseError
+from joserfc.jwk import ECKey
 
 from bcp_app.protocol.keys import b64url as b64url_encode
-from bcp_app.protocol.keys import b64url_decode, es256_sign, es256_verify, public_key_from_jwk
+from bcp_app.protocol.keys import b64url_decode, public_key_from_jwk
 from bcp_app.protocol.keys import public_jwk as ec_public_jwk
 
 AP2_CAPABILITY = "br.dev.bcp.shopping.ap2_mandate"
@@ -74,7 +77,7 @@ def _signing_keys(keys: Iterable[Mapping[str, Any]], kid: str) -> ec.EllipticCur
     return None
 
 
-# --- JWS (ES256, raw r||s: protocol/keys.py) ------------------------------------------------------------------
+# --- JWS (ES256, joserfc) ------------------------------------------------------------------------------------
 
 
 def _protected_header(encoded: str) -> dict[str, Any]:
@@ -92,18 +95,20 @@ def _protected_header(encoded: str) -> dict[str, Any]:
 
 
 def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid: str, typ: str = "") -> str:
-    """Compact JWS `H.P.S` (ES256) over `payload`."""
+    """Compact JWS `H.P.S` (ES256, RFC 7515 §7.1) over `payload`, serialized by joserfc."""
     header: dict[str, str] = {"alg": "ES256", "kid": kid}
     if typ:
         header["typ"] = typ
-    encoded_header = b64url_encode(json.dumps(header, separators=(",", ":")).encode())
-    signing_input = f"{encoded_header}.{b64url_encode(payload)}".encode("ascii")
-    return f"{encoded_header}.{b64url_encode(payload)}.{b64url_encode(es256_sign(signing_input, private_key))}"
+    return jws.serialize_compact(header, payload, ECKey.import_key(private_key), algorithms=["ES256"])
 
 
-def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
-                   keys: Iterable[Mapping[str, Any]] = ()) -> tuple[dict[str, Any], bytes]:
-    """Verify a compact JWS with `key`, or with the `kid`-matched key of `keys`; returns (header, payload)."""
+def verify_compact(
+    token: str, key: ec.EllipticCurvePublicKey | None = None, *, keys: Iterable[Mapping[str, Any]] = ()
+) -> tuple[dict[str, Any], bytes]:
+    """Verify a compact JWS with `key`, or with the `kid`-matched key of `keys`; returns (header, payload).
+
+    The header is read first only to pick the key and refuse what we never accept (another `alg`, `crit`,
+    unencoded payloads); joserfc then checks the serialization and the ES256 signature."""
     segments = token.split(".") if isinstance(token, str) else []
     if len(segments) != 3 or not segments[0] or not segments[2]:
         raise ValueError("not a compact JWS")
@@ -113,13 +118,12 @@ def verify_compact(token: str, key: ec.EllipticCurvePublicKey | None = None, *,
         if key is None:
             raise LookupError(f"no signing key with kid {header.get('kid')!r}")
     try:
-        payload = b64url_decode(segments[1])
-        signature = b64url_decode(segments[2])
-    except (ValueError, binascii.Error) as exc:
+        verified = jws.deserialize_compact(token, ECKey.import_key(key), algorithms=sorted(ALLOWED_ALGORITHMS))
+    except BadSignatureError as exc:
+        raise ValueError("signature does not verify") from exc
+    except (JoseError, ValueError, binascii.Error) as exc:
         raise ValueError("payload or signature is not base64url") from exc
-    if not es256_verify(key, signature, f"{segments[0]}.{segments[1]}".encode("ascii")):
-        raise ValueError("signature does not verify")
-    return header, payload
+    return header, verified.payload
 
 
 # --- merchant authorization (PIX.md §7.1 / §7.2) ------------------------------------------------------------------

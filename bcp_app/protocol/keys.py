@@ -1,5 +1,8 @@
 """The shop's ES256 signing key (webhooks, response signatures, AP2) and its public JWK for `keys[]`.
 
+JWK import and JWS are joserfc's (`ap2.py`); the raw ES256 r||s signature stays here because RFC 9421 signs
+an HTTP signature base, not a JWS, and joserfc has no public API for that.
+
 The PEM comes from `settings.BCP_SIGNING_KEY_FILE`. With DEBUG on a missing file is generated once
 (0600); in production a missing or unreadable key is a configuration error, never silently replaced.
 """
@@ -19,6 +22,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey
 
 _lock = threading.Lock()
 
@@ -94,15 +99,18 @@ def public_jwk(key: ec.EllipticCurvePublicKey | None = None, kid: str | None = N
 
 
 def public_key_from_jwk(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
-    """Load an EC P-256 public JWK; ValueError for anything else (the caller maps it to algorithm_unsupported)."""
+    """Load an EC P-256 public JWK with joserfc (which checks the point is on the curve); ValueError for anything
+    else (the caller maps it to algorithm_unsupported)."""
     if jwk.get("kty") != "EC" or jwk.get("crv") != "P-256" or jwk.get("alg", "ES256") != "ES256":
         raise ValueError("only EC P-256 / ES256 keys are supported")
+    members = {name: jwk[name] for name in ("kty", "crv", "x", "y") if name in jwk}
     try:
-        x = int.from_bytes(b64url_decode(str(jwk["x"])), "big")
-        y = int.from_bytes(b64url_decode(str(jwk["y"])), "big")
-        return ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
-    except (KeyError, ValueError, TypeError) as exc:
+        public = ECKey.import_key(members).public_key
+    except (JoseError, ValueError, TypeError) as exc:
         raise ValueError("malformed EC public key") from exc
+    if not isinstance(public, ec.EllipticCurvePublicKey):
+        raise ValueError("malformed EC public key")
+    return public
 
 
 def es256_sign(data: bytes, key: ec.EllipticCurvePrivateKey | None = None) -> bytes:
