@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-import httpx
 from celery import shared_task
 from django.conf import settings
 
+from kernel.http import OutboundError
+from kernel.http import request as http_request
 from payments import webhook_auth
 from payments.webhooks import receive_pix_webhook
 
@@ -31,14 +32,17 @@ def deliver_sandbox_webhook(self, body: str) -> int:
         status, _ = receive_pix_webhook(raw, {webhook_auth.HEADER: signature, "Content-Type": "application/json"})
         return status
     try:
-        response = httpx.post(
+        # The shop's own webhook URL, configured by the merchant (not from outside): no SSRF guard, the
+        # kernel client's total deadline and no redirects like every other outbound call.
+        response = http_request(
+            "POST",
             url,
             content=raw,
             headers={webhook_auth.HEADER: signature, "Content-Type": "application/json"},
-            timeout=10.0,
-            follow_redirects=False,
+            deadline=10.0,
+            guard=False,
         )
-    except httpx.HTTPError as exc:
+    except OutboundError as exc:
         raise self.retry(exc=exc, countdown=min(2**self.request.retries, 300)) from exc
     if response.status_code >= 500:
         raise self.retry(countdown=min(2**self.request.retries, 300))
