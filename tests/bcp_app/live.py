@@ -53,7 +53,8 @@ class LiveServer:
     def start(self) -> LiveServer:
         require_committed_data("a live server")
         self.thread.start()
-        deadline = time.monotonic() + 20
+        # Generous: on a loaded 2-core machine the lifespan (MCP session manager, executor) has taken over 20 s.
+        deadline = time.monotonic() + 90
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("uvicorn did not start")
