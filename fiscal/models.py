@@ -48,6 +48,9 @@ class FiscalDocument(models.Model):
     xml = models.FileField(_("XML"), upload_to="fiscal/xml/", blank=True)
     danfe = models.FileField(_("DANFE"), upload_to="fiscal/danfe/", blank=True)
     download_token = models.CharField(max_length=40, unique=True, default=_download_token, editable=False)
+    # IBSCBSTot of the note as requested (fiscal/ibscbs.py: base, ibs_uf_amount, ibs_mun_amount, ibs_amount,
+    # cbs_amount, centavos); {} when the note carries no IBS/CBS group.
+    ibs_cbs_totals = models.JSONField(_("totais do IBS/CBS"), default=dict, blank=True)
     issued_at = models.DateTimeField(_("autorizada em"), null=True, blank=True)
     cancelled_at = models.DateTimeField(_("cancelada em"), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -70,6 +70,7 @@ def document_request_issue(
         "provider_ref": f"{order_ref}-1",
         "status": Status.REJECTED if problems else Status.PENDING,
         "sefaz_reason": blocked_reason,
+        "ibs_cbs_totals": invoice.get("ibs_cbs_totals") or {},
     }
     document, created = FiscalDocument.objects.select_for_update().get_or_create(order_ref=order_ref, defaults=defaults)
     if not created:
@@ -81,6 +82,7 @@ def document_request_issue(
         document.environment = invoice.get("environment") or document.environment
         document.status = Status.REJECTED if problems else Status.PENDING
         document.sefaz_status, document.sefaz_reason = "", blocked_reason
+        document.ibs_cbs_totals = invoice.get("ibs_cbs_totals") or {}
         document.save()
     if problems:
         _changed(document, "blocked", f"NF-e não emitida. {document.sefaz_reason}", problems=problems)

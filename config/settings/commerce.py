@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from config.settings.base import DEBUG, SECURE_CSP
+from fiscal.ibscbs import parse_rate
 from kernel.env import ConfigError, env_bool, env_int, env_str
 
 # --- Shop ---------------------------------------------------------------------------------------------
@@ -38,6 +41,18 @@ if FISCAL_PROVIDER not in ("sandbox", "focusnfe") or FISCAL_ISSUE_ON not in ("pa
 FISCAL_FOCUSNFE_TOKEN = env_str("FISCAL_FOCUSNFE_TOKEN", "")
 FISCAL_FOCUSNFE_BASE_URL = env_str("FISCAL_FOCUSNFE_BASE_URL", "")  # empty: Focus NFe's URL for the environment
 FISCAL_WEBHOOK_SECRET = env_str("FISCAL_WEBHOOK_SECRET", "")
+# IBS/CBS of the tax reform (fiscal/ibscbs.py, NT 2025.002): from which day each regime's NF-e carries the groups,
+# and the rates (percent, up to 4 decimals; the 2026 test rates by default). A switch of the law is configuration.
+try:
+    FISCAL_IBSCBS_NORMAL_FROM = date.fromisoformat(env_str("FISCAL_IBSCBS_NORMAL_FROM", "2026-01-05"))
+    FISCAL_IBSCBS_SIMPLES_FROM = date.fromisoformat(env_str("FISCAL_IBSCBS_SIMPLES_FROM", "2027-01-01"))
+    FISCAL_CBS_RATE = parse_rate(env_str("FISCAL_CBS_RATE", "0.90"))
+    FISCAL_IBS_UF_RATE = parse_rate(env_str("FISCAL_IBS_UF_RATE", "0.10"))
+    FISCAL_IBS_MUN_RATE = parse_rate(env_str("FISCAL_IBS_MUN_RATE", "0.00"))
+except ValueError as exc:
+    raise ConfigError(
+        f"FISCAL_IBSCBS_NORMAL_FROM/FISCAL_IBSCBS_SIMPLES_FROM (AAAA-MM-DD) or an IBS/CBS rate: {exc}"
+    ) from exc
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)

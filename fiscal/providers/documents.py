@@ -16,6 +16,59 @@ from kernel.money import format_brl, format_decimal_point
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
 
 
+def _sub(parent: ET.Element, tag: str, text: str | None = None) -> ET.Element:
+    element = ET.SubElement(parent, f"{{{NFE_NS}}}{tag}")
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _ibs_cbs_item(imposto: ET.Element, group: dict[str, Any]) -> None:
+    """`IBSCBS` (UB12) of one item, NT 2025.002: CST (UB13), cClassTrib (UB14), and `gIBSCBS` (UB15) for a taxed CST."""
+    node = _sub(imposto, "IBSCBS")
+    _sub(node, "CST", group["cst"])
+    _sub(node, "cClassTrib", group["class_code"])
+    if "base" not in group:
+        return
+    g = _sub(node, "gIBSCBS")
+    _sub(g, "vBC", format_decimal_point(int(group["base"])))  # UB16
+    uf = _sub(g, "gIBSUF")  # UB17
+    _sub(uf, "pIBSUF", group["ibs_uf_rate"])  # UB18
+    _sub(uf, "vIBSUF", format_decimal_point(int(group["ibs_uf_amount"])))  # UB35
+    mun = _sub(g, "gIBSMun")  # UB36
+    _sub(mun, "pIBSMun", group["ibs_mun_rate"])  # UB37
+    _sub(mun, "vIBSMun", format_decimal_point(int(group["ibs_mun_amount"])))  # UB54
+    _sub(g, "vIBS", format_decimal_point(int(group["ibs_amount"])))  # UB54a
+    cbs = _sub(g, "gCBS")  # UB55
+    _sub(cbs, "pCBS", group["cbs_rate"])  # UB56
+    _sub(cbs, "vCBS", format_decimal_point(int(group["cbs_amount"])))  # UB70
+
+
+def _ibs_cbs_totals(total: ET.Element, totals: dict[str, Any]) -> None:
+    """`IBSCBSTot` (W34): the sums of the items; deferral, returns and presumed credits are 0 (1-1 in the leiaute)."""
+    zero = format_decimal_point(0)
+    node = _sub(total, "IBSCBSTot")
+    _sub(node, "vBCIBSCBS", format_decimal_point(int(totals["base"])))  # W35
+    g_ibs = _sub(node, "gIBS")
+    uf = _sub(g_ibs, "gIBSUF")
+    _sub(uf, "vDif", zero)  # W38
+    _sub(uf, "vDevTrib", zero)  # W39
+    _sub(uf, "vIBSUF", format_decimal_point(int(totals["ibs_uf_amount"])))  # W41
+    mun = _sub(g_ibs, "gIBSMun")
+    _sub(mun, "vDif", zero)  # W43
+    _sub(mun, "vDevTrib", zero)  # W44
+    _sub(mun, "vIBSMun", format_decimal_point(int(totals["ibs_mun_amount"])))  # W46
+    _sub(g_ibs, "vIBS", format_decimal_point(int(totals["ibs_amount"])))  # W47
+    _sub(g_ibs, "vCredPres", zero)  # W48
+    _sub(g_ibs, "vCredPresCondSus", zero)  # W49
+    g_cbs = _sub(node, "gCBS")
+    _sub(g_cbs, "vDif", zero)  # W53
+    _sub(g_cbs, "vDevTrib", zero)  # W54
+    _sub(g_cbs, "vCBS", format_decimal_point(int(totals["cbs_amount"])))  # W56
+    _sub(g_cbs, "vCredPres", zero)  # W56a
+    _sub(g_cbs, "vCredPresCondSus", zero)  # W56b
+
+
 def nfe_xml(
     *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
 ) -> bytes:
@@ -51,8 +104,13 @@ def nfe_xml(
         ET.SubElement(prod, f"{{{NFE_NS}}}qCom").text = str(item.get("quantity", 0))
         ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = format_decimal_point(int(item.get("unit_price", 0)))
         ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = format_decimal_point(int(item.get("total", 0)))
-    total = ET.SubElement(ET.SubElement(inf, f"{{{NFE_NS}}}total"), f"{{{NFE_NS}}}ICMSTot")
+        if item.get("ibs_cbs"):
+            _ibs_cbs_item(_sub(det, "imposto"), item["ibs_cbs"])
+    total_group = ET.SubElement(inf, f"{{{NFE_NS}}}total")
+    total = ET.SubElement(total_group, f"{{{NFE_NS}}}ICMSTot")
     ET.SubElement(total, f"{{{NFE_NS}}}vNF").text = format_decimal_point(int(invoice.get("total_amount", 0)))
+    if invoice.get("ibs_cbs_totals"):
+        _ibs_cbs_totals(total_group, invoice["ibs_cbs_totals"])
     prot = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}protNFe", versao="4.00"), f"{{{NFE_NS}}}infProt")
     for tag, value in (("chNFe", access_key), ("dhRecbto", at.isoformat()), ("nProt", protocol), ("cStat", "100")):
         ET.SubElement(prot, f"{{{NFE_NS}}}{tag}").text = value
@@ -65,21 +123,12 @@ def _latin(text: object) -> str:
     return str(text).encode("latin-1", "replace").decode("latin-1")
 
 
-def danfe_pdf(
+def danfe_lines(
     *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
-) -> bytes:
-    from fpdf import FPDF  # noqa: PLC0415 (0.25 s of import: only the sandbox's DANFE needs it, not every process)
-
+) -> list[str]:
+    """The DANFE's text, line by line (the PDF below lays them out)."""
     issuer = invoice.get("issuer", {})
     recipient = invoice.get("recipient", {})
-    pdf = FPDF(format="A4")
-    pdf.set_creation_date(at)
-    pdf.add_page()
-    pdf.set_font("helvetica", "B", 14)
-    pdf.cell(0, 8, "DANFE - Documento Auxiliar da Nota Fiscal Eletrônica", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", size=10)
-    if invoice.get("environment") != "producao":
-        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO - SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
     lines = [
         f"Nº {number:09d}  Série {series:03d}  Emissão {at:%d/%m/%Y %H:%M}",
         f"Emitente: {issuer.get('legal_name', '')}  CNPJ {issuer.get('cnpj', '')}",
@@ -97,6 +146,32 @@ def danfe_pdf(
             f" = {format_brl(int(item.get('total', 0)))}"
         )
     lines += ["", f"Valor total da nota: {format_brl(int(invoice.get('total_amount', 0)))}"]
-    for line in lines:
+    totals = invoice.get("ibs_cbs_totals")
+    if totals:  # the totals of IBSCBSTot (NT 2025.002), beside the note's total
+        lines += [
+            "IBS/CBS (Reforma Tributária):",
+            f"Base de cálculo do IBS/CBS: {format_brl(int(totals['base']))}",
+            f"IBS UF: {format_brl(int(totals['ibs_uf_amount']))}  IBS Município: "
+            f"{format_brl(int(totals['ibs_mun_amount']))}  IBS total: {format_brl(int(totals['ibs_amount']))}",
+            f"CBS: {format_brl(int(totals['cbs_amount']))}",
+        ]
+    return lines
+
+
+def danfe_pdf(
+    *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
+) -> bytes:
+    from fpdf import FPDF  # noqa: PLC0415 (0.25 s of import: only the sandbox's DANFE needs it, not every process)
+
+    pdf = FPDF(format="A4")
+    pdf.set_creation_date(at)
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(0, 8, "DANFE - Documento Auxiliar da Nota Fiscal Eletrônica", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    if invoice.get("environment") != "producao":
+        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO - SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
+    kwargs = dict(invoice=invoice, access_key=access_key, number=number, series=series, protocol=protocol, at=at)
+    for line in danfe_lines(**kwargs):  # type: ignore[arg-type]
         pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())

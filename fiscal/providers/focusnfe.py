@@ -6,6 +6,13 @@
   with `chave_nfe`, `numero`, `serie`, `protocolo`, `status_sefaz`, `mensagem_sefaz`,
   `caminho_xml_nota_fiscal`, `caminho_danfe` (paths on the same host).
 - `DELETE /v2/nfe/REF` with `{"justificativa": …}` (15–255 characters) cancels.
+- IBS/CBS of the tax reform (`fiscal/ibscbs.py`; Focus's guide https://focusnfe.com.br/guides/reforma-tributaria/
+  and its field table https://campos.focusnfe.com.br/nfe/NotaFiscalXML.html): per item `ibs_cbs_situacao_tributaria`
+  (CST, UB13), `ibs_cbs_classificacao_tributaria` (cClassTrib, UB14), `ibs_cbs_base_calculo` (vBC, UB16),
+  `ibs_uf_aliquota`/`ibs_uf_valor` (pIBSUF/vIBSUF), `ibs_mun_aliquota`/`ibs_mun_valor` (pIBSMun/vIBSMun),
+  `ibs_valor_total` (vIBS), `cbs_aliquota`/`cbs_valor` (pCBS/vCBS); per note (IBSCBSTot, W34)
+  `ibs_cbs_base_calculo`, `ibs_uf_valor_total`, `ibs_mun_valor_total`, `ibs_valor_total`, `cbs_valor_total` and
+  the deferral/return/presumed-credit totals at 0 (1-1 in the leiaute).
 - Authentication: HTTP Basic with the token as user and an empty password.
 - Webhook (gatilho, `POST /v2/hooks` with `authorization`/`authorization_header`): the same body as the
   GET, sent with our secret in the configured header; Focus may deliver it more than once.
@@ -44,6 +51,46 @@ TAX_REGIMES = {"simples": "1", "simples_excesso": "2", "normal": "3", "mei": "4"
 
 def _reais(centavos: int) -> str:
     return f"{centavos // 100}.{centavos % 100:02d}"
+
+
+def _ibs_cbs_item(group: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "ibs_cbs_situacao_tributaria": group["cst"],
+        "ibs_cbs_classificacao_tributaria": group["class_code"],
+    }
+    if "base" in group:  # a taxed CST: the gIBSCBS group
+        fields.update(
+            ibs_cbs_base_calculo=_reais(int(group["base"])),
+            ibs_uf_aliquota=group["ibs_uf_rate"],
+            ibs_uf_valor=_reais(int(group["ibs_uf_amount"])),
+            ibs_mun_aliquota=group["ibs_mun_rate"],
+            ibs_mun_valor=_reais(int(group["ibs_mun_amount"])),
+            ibs_valor_total=_reais(int(group["ibs_amount"])),
+            cbs_aliquota=group["cbs_rate"],
+            cbs_valor=_reais(int(group["cbs_amount"])),
+        )
+    return fields
+
+
+def _ibs_cbs_totals(totals: dict[str, Any]) -> dict[str, Any]:
+    zero = _reais(0)
+    return {
+        "ibs_cbs_base_calculo": _reais(int(totals["base"])),
+        "ibs_uf_valor_total_diferimento": zero,
+        "ibs_uf_valor_total_devolucao": zero,
+        "ibs_uf_valor_total": _reais(int(totals["ibs_uf_amount"])),
+        "ibs_mun_valor_total_diferimento": zero,
+        "ibs_mun_valor_total_devolucao": zero,
+        "ibs_mun_valor_total": _reais(int(totals["ibs_mun_amount"])),
+        "ibs_valor_total": _reais(int(totals["ibs_amount"])),
+        "ibs_valor_total_credito_presumido": zero,
+        "ibs_valor_total_condicao_suspensiva": zero,
+        "cbs_valor_total_diferimento": zero,
+        "cbs_valor_total_devolucao": zero,
+        "cbs_valor_total": _reais(int(totals["cbs_amount"])),
+        "cbs_valor_total_credito_presumido": zero,
+        "cbs_valor_total_condicao_suspensiva": zero,
+    }
 
 
 def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
@@ -100,8 +147,11 @@ def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
                 "icms_situacao_tributaria": item.get("icms_cst") or ("102" if simples else "00"),
                 "pis_situacao_tributaria": item.get("pis_cst") or "07",
                 "cofins_situacao_tributaria": item.get("cofins_cst") or "07",
+                **(_ibs_cbs_item(item["ibs_cbs"]) if item.get("ibs_cbs") else {}),
             }
         )
+    if invoice.get("ibs_cbs_totals"):
+        body.update(_ibs_cbs_totals(invoice["ibs_cbs_totals"]))
     return body
 
 

@@ -123,7 +123,10 @@ class ProductAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
         (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
-        (_("Dados fiscais (NF-e)"), {"fields": (("ncm", "cfop", "icms_cst"), ("origin", "unit"))}),
+        (
+            _("Dados fiscais (NF-e)"),
+            {"fields": (("ncm", "cfop", "icms_cst"), ("origin", "unit"), ("ibs_cbs_cst", "ibs_cbs_class"))},
+        ),
         (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
     )
 

@@ -94,6 +94,7 @@ class StoreSettingsAdmin(admin.ModelAdmin):
                     ("state_registration", "tax_regime"),
                     ("cnae", "nfe_series"),
                     ("default_cfop", "icms_cst", "pis_cofins_cst"),
+                    ("ibs_cbs_cst", "ibs_cbs_class"),
                     "fiscal_environment",
                 )
             },

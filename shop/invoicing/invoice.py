@@ -12,9 +12,16 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from fiscal import ibscbs
 from kernel.br_validation import tax_id_normalize
 from orders.models import Order
-from shop.invoicing.validators import icms_default, icms_fits_regime, interstate_cfop, normalize_code
+from shop.invoicing.validators import (
+    ibs_cbs_pair_problem,
+    icms_default,
+    icms_fits_regime,
+    interstate_cfop,
+    normalize_code,
+)
 from shop.models import Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 
@@ -31,7 +38,9 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
     """(invoice, problems). Two queries: the store row and the variants of the order's lines.
 
     Tax codes per item: the product's CFOP and ICMS CST/CSOSN, else the store's defaults (CSOSN 102 / CST 00 by
-    regime); a sale to another UF takes the 6xxx CFOP of the same operation; PIS/COFINS CST from the store."""
+    regime); a sale to another UF takes the 6xxx CFOP of the same operation; PIS/COFINS CST from the store.
+    IBS/CBS (`fiscal.ibscbs`, NT 2025.002): when the regime's date has come, each item carries `ibs_cbs` (CST and
+    cClassTrib of the product, else the store's; base = the item's total) and the invoice `ibs_cbs_totals`."""
     store = _store()
     problems: list[str] = []
     cnpj = tax_id_normalize(store.cnpj)
@@ -49,6 +58,18 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
     pis_cofins = normalize_code(store.pis_cofins_cst) or "07"
     if not icms_fits_regime(store_icms, regime):
         problems.append(f"dados da loja: CST/CSOSN do ICMS {store_icms} não combina com o regime tributário")
+    # IBS/CBS (NT 2025.002): by the regime and the day of issue; the classification of the product, else the store's.
+    with_ibs_cbs = ibscbs.applies(
+        tax_regime=regime, on=timezone.localdate(), normal_from=settings.FISCAL_IBSCBS_NORMAL_FROM,
+        simples_from=settings.FISCAL_IBSCBS_SIMPLES_FROM,
+    )  # fmt: skip
+    rates = ibscbs.Rates(
+        cbs=settings.FISCAL_CBS_RATE, ibs_uf=settings.FISCAL_IBS_UF_RATE, ibs_mun=settings.FISCAL_IBS_MUN_RATE
+    )
+    store_ibs_cst = normalize_code(store.ibs_cbs_cst) or ibscbs.DEFAULT_CST
+    store_ibs_class = normalize_code(store.ibs_cbs_class) or (
+        ibscbs.DEFAULT_CLASS if store_ibs_cst == ibscbs.DEFAULT_CST else ""
+    )
     lines = [line for line in order.lines.all() if line.quantity_total > 0]
     variants = {v.sku: v for v in Variant.objects.select_related("product").filter(sku__in=[li.sku for li in lines])}
     items: list[dict[str, Any]] = []
@@ -72,6 +93,21 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"{where}: unidade comercial não informada")
         if not product.origin:
             problems.append(f"{where}: origem da mercadoria não informada")
+        ibs_cbs: dict[str, Any] | None = None
+        if with_ibs_cbs:
+            ibs_cst = normalize_code(product.ibs_cbs_cst) or store_ibs_cst
+            ibs_class = normalize_code(product.ibs_cbs_class) or (store_ibs_class if ibs_cst == store_ibs_cst else "")
+            pair_problem = ibs_cbs_pair_problem(ibs_cst, ibs_class)
+            if ibs_cst not in ibscbs.SUPPORTED_CSTS:
+                problems.append(f"{where}: CST do IBS/CBS {ibs_cst} não é calculado pela loja (use 000 ou 410)")
+            elif not ibs_class:
+                problems.append(f"{where}: classificação tributária do IBS/CBS (cClassTrib) não informada")
+            elif pair_problem:
+                problems.append(f"{where}: {pair_problem}")
+            else:
+                ibs_cbs = ibscbs.item_group(
+                    cst=ibs_cst, class_code=ibs_class, base=line.unit_price * line.quantity_total, rates=rates
+                )
         items.append(
             {
                 "sku": line.sku, "description": line.title, "ncm": ncm,
@@ -79,6 +115,7 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
                 "unit": product.unit, "quantity": line.quantity_total, "unit_price": line.unit_price,
                 "total": line.unit_price * line.quantity_total,
                 "icms_cst": icms, "pis_cst": pis_cofins, "cofins_cst": pis_cofins,
+                **({"ibs_cbs": ibs_cbs} if ibs_cbs is not None else {}),
             }
         )  # fmt: skip
     if not items and not problems:
@@ -110,4 +147,7 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         "discount_amount": -_amount(order, "discount"),
         "total_amount": order.total_amount,
     }  # fmt: skip
+    groups = [item["ibs_cbs"] for item in items if "ibs_cbs" in item]
+    if groups:  # W34: the totals group goes with the items' groups
+        invoice["ibs_cbs_totals"] = ibscbs.totals(groups)
     return invoice, problems

@@ -16,6 +16,20 @@ def _absolute(path: str) -> str | None:
     return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}" if path else None
 
 
+def _ibs_cbs(document: FiscalDocument) -> dict[str, int] | None:
+    """The note's IBSCBSTot (NT 2025.002, W34) in centavos; None when the note carries no IBS/CBS."""
+    totals = document.ibs_cbs_totals or {}
+    if not totals:
+        return None
+    return {
+        "base": int(totals["base"]),  # vBCIBSCBS (W35)
+        "ibs_state": int(totals["ibs_uf_amount"]),  # vIBSUF (W41)
+        "ibs_municipal": int(totals["ibs_mun_amount"]),  # vIBSMun (W46)
+        "ibs": int(totals["ibs_amount"]),  # vIBS (W47)
+        "cbs": int(totals["cbs_amount"]),  # vCBS (W56)
+    }
+
+
 def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
     return {
         "type": document.doc_type,
@@ -26,6 +40,7 @@ def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
         "issued_at": document.issued_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if document.issued_at else None,
         "danfe_url": _absolute(file_path(document, "danfe")),
         "xml_url": _absolute(file_path(document, "xml")),
+        "ibs_cbs": _ibs_cbs(document),
     }
 
 

@@ -7,6 +7,8 @@ import re
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from fiscal.ibscbs import SUPPORTED_CSTS
+
 ORIGINS = [
     ("0", _("0 – Nacional")),
     ("1", _("1 – Estrangeira, importação direta")),
@@ -90,3 +92,39 @@ def interstate_cfop(cfop: str) -> str:
 def normalize_code(value: str) -> str:
     """What goes into the NF-e: digits only (the admin accepts 6109.10.00 as typed)."""
     return _digits(value).upper()
+
+
+# IBS/CBS (NT 2025.002): CST (3 digits) and cClassTrib (6 digits whose first three are the CST) of each item.
+def validate_ibs_cbs_cst(value: str) -> None:
+    if not value:
+        return
+    if not re.fullmatch(r"\d{3}", value):
+        raise ValidationError(_("CST do IBS/CBS inválido: informe 3 dígitos (ex.: 000)."))
+    if value not in SUPPORTED_CSTS:
+        raise ValidationError(
+            _(
+                "CST do IBS/CBS %(value)s ainda não é calculado pela loja: use 000 (tributação integral) ou 410 "
+                "(imunidade e não incidência)."
+            ),
+            params={"value": value},
+        )
+
+
+def validate_ibs_cbs_class(value: str) -> None:
+    if value and not re.fullmatch(r"\d{6}", value):
+        raise ValidationError(
+            _("Classificação tributária (cClassTrib) inválida: informe os 6 dígitos da tabela (ex.: 000001).")
+        )
+
+
+def ibs_cbs_pair_problem(cst: str, class_code: str) -> str:
+    """"" when the pair fits (the cClassTrib starts with its CST), else the Portuguese reason."""
+    if cst and class_code and not class_code.startswith(cst):
+        return str(
+            _(
+                "a classificação tributária %(class_code)s não pertence ao CST %(cst)s "
+                "(os 3 primeiros dígitos são o CST)"
+            )
+            % {"class_code": class_code, "cst": cst}
+        )
+    return ""

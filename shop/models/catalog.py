@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.templatetags.static import static
@@ -9,7 +10,15 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from kernel.ids import new_public_id
-from shop.invoicing.validators import ORIGINS, validate_cfop, validate_icms_cst, validate_ncm
+from shop.invoicing.validators import (
+    ORIGINS,
+    ibs_cbs_pair_problem,
+    validate_cfop,
+    validate_ibs_cbs_class,
+    validate_ibs_cbs_cst,
+    validate_icms_cst,
+    validate_ncm,
+)
 
 
 def new_product_id() -> str:
@@ -69,6 +78,21 @@ class Product(models.Model):
     )
     origin = models.CharField(_("origem da mercadoria"), max_length=1, blank=True, choices=ORIGINS, default="0")
     unit = models.CharField(_("unidade comercial"), max_length=6, blank=True, default="UN")
+    # IBS/CBS of the tax reform (NT 2025.002, group IBSCBS): empty = the store's classification.
+    ibs_cbs_cst = models.CharField(
+        _("CST do IBS/CBS"),
+        max_length=3,
+        blank=True,
+        validators=[validate_ibs_cbs_cst],
+        help_text=_("Vazio: o da loja. 000 = tributação integral; 410 = imunidade e não incidência."),
+    )
+    ibs_cbs_class = models.CharField(
+        _("classificação tributária do IBS/CBS (cClassTrib)"),
+        max_length=6,
+        blank=True,
+        validators=[validate_ibs_cbs_class],
+        help_text=_("Vazio: a da loja. 6 dígitos da tabela cClassTrib; os 3 primeiros são o CST (ex.: 000001)."),
+    )
     active = models.BooleanField(_("ativo"), default=True)
     created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
@@ -84,6 +108,12 @@ class Product(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("shop:product_detail", kwargs={"slug": self.slug})
+
+    def clean(self) -> None:
+        super().clean()
+        problem = ibs_cbs_pair_problem(self.ibs_cbs_cst, self.ibs_cbs_class)
+        if problem:
+            raise ValidationError({"ibs_cbs_class": problem[0].upper() + problem[1:] + "."})
 
 
 def _product_image_upload_to(image: ProductImage, filename: str) -> str:

@@ -13,8 +13,11 @@ from kernel.br_validation import cnpj_valid, tax_id_normalize
 from kernel.ops import request_cache
 from shop.invoicing.validators import (
     TAX_REGIMES,
+    ibs_cbs_pair_problem,
     validate_cfop,
     validate_cnae,
+    validate_ibs_cbs_class,
+    validate_ibs_cbs_cst,
     validate_icms_cst,
     validate_pis_cofins_cst,
     validate_state_registration,
@@ -122,6 +125,28 @@ class StoreSettings(models.Model):
         validators=[validate_pis_cofins_cst],
         help_text=_("Vazio: 07."),
     )
+    # IBS/CBS (NT 2025.002): the classification of every product that names none. When the NF-e carries the
+    # group depends on the regime above and the dates FISCAL_IBSCBS_NORMAL_FROM / FISCAL_IBSCBS_SIMPLES_FROM.
+    ibs_cbs_cst = models.CharField(
+        _("CST do IBS/CBS padrão"),
+        max_length=3,
+        blank=True,
+        default="000",
+        validators=[validate_ibs_cbs_cst],
+        help_text=_(
+            "Vazio: 000 (tributação integral). O grupo IBS/CBS vai na NF-e do regime normal desde 05/01/2026 "
+            "(FISCAL_IBSCBS_NORMAL_FROM) e na do Simples Nacional e do MEI a partir de FISCAL_IBSCBS_SIMPLES_FROM "
+            "(padrão 01/01/2027); alíquotas de teste de 2026: CBS 0,9 %, IBS 0,1 %."
+        ),
+    )
+    ibs_cbs_class = models.CharField(
+        _("classificação tributária do IBS/CBS padrão (cClassTrib)"),
+        max_length=6,
+        blank=True,
+        default="000001",
+        validators=[validate_ibs_cbs_class],
+        help_text=_("Vazio: 000001. Os 3 primeiros dígitos são o CST."),
+    )
     fiscal_environment = models.CharField(
         _("ambiente da NF-e"),
         max_length=12,
@@ -187,3 +212,9 @@ class StoreSettings(models.Model):
         _invalidate()
         transaction.on_commit(_invalidate)
         return result
+
+    def clean(self) -> None:
+        super().clean()
+        problem = ibs_cbs_pair_problem(self.ibs_cbs_cst or "000", self.ibs_cbs_class or "000001")
+        if problem:
+            raise ValidationError({"ibs_cbs_class": problem[0].upper() + problem[1:] + "."})

@@ -106,3 +106,21 @@ def test_without_negotiation_there_is_no_fiscal_member(
 
 def test_bad_document_token_is_404(client: Client) -> None:
     assert client.get("/fiscal/d/nao-existe/danfe").status_code == 404
+
+
+def test_ibs_cbs_totals_reach_agents_and_fit_the_schema(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Issue 37: a normal-regime NF-e of 2026 carries IBSCBSTot (NT 2025.002); the extension exposes it."""
+    _platform, headers = _setup(fake_platform, settings, fiscal=True)
+    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
+    FiscalDocument.objects.update(
+        ibs_cbs_totals={"base": 9980, "ibs_uf_amount": 10, "ibs_mun_amount": 0, "ibs_amount": 10, "cbs_amount": 90}
+    )
+    body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert body["fiscal_documents"][0]["ibs_cbs"] == {
+        "base": 9980, "ibs_state": 10, "ibs_municipal": 0, "ibs": 10, "cbs": 90
+    }  # fmt: skip
+    assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    broken = {**body, "fiscal_documents": [{**body["fiscal_documents"][0], "ibs_cbs": {"base": -1}}]}
+    assert schema_errors(broken, f"shopping/fiscal_document.json#/{ORDER}") != []

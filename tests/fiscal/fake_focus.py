@@ -1,8 +1,13 @@
 """A local fake of Focus NFe's REST API v2 on 127.0.0.1 (random port): the network boundary, not a mock.
 
-Notes are kept in memory by `ref`. `mode` decides what a new POST leads to: "authorize" (authorized on
-the first GET), "reject" (erro_autorizacao with a SEFAZ reason), "slow" (processing until the test calls
-`finish(ref)`), "down" (503 on every request).
+Notes are kept in memory by `ref`. A POSTed note is checked like the SEFAZ checks the IBS/CBS groups of the tax
+reform (NT 2025.002-RTC rules, with Focus's field names from https://campos.focusnfe.com.br/nfe/NotaFiscalXML.html
+and https://focusnfe.com.br/guides/reforma-tributaria/): a normal-regime note (CRT 3) dated from 2026-01-05 without
+the item group is rejection 1115 (UB12-10); an item value that is not vBC × rate (1041 vIBSUF, 1069 vCBS), a vIBS that
+is not vIBSUF + vIBSMun (1150), totals without item groups (1118) or item groups without totals (1119), and a total
+that is not the sum of the items (1076, 1080, 1084, 1085, 1091) are rejected when the note is next read.
+`mode` decides what a new POST leads to: "authorize" (authorized on the first GET), "reject" (erro_autorizacao
+with a SEFAZ reason), "slow" (processing until the test calls `finish(ref)`), "down" (503 on every request).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,6 +29,50 @@ from fiscal import access_key
 TOKEN = "token-homologacao-123"
 CNPJ = "11222333000181"
 REJECT_REASON = "Rejeição: NCM inexistente"
+IBSCBS_FROM = date(2026, 1, 5)
+ITEM_TOTALS = (  # (root field, item field, rejection) of IBSCBSTot
+    ("ibs_cbs_base_calculo", "ibs_cbs_base_calculo", "1076"),
+    ("ibs_uf_valor_total", "ibs_uf_valor", "1080"),
+    ("ibs_mun_valor_total", "ibs_mun_valor", "1084"),
+    ("ibs_valor_total", "ibs_valor_total", "1085"),
+    ("cbs_valor_total", "cbs_valor", "1091"),
+)
+
+
+def _cents(value: Any) -> int:
+    return int((Decimal(str(value)) * 100).to_integral_value())
+
+
+def _times(base: Any, rate: Any) -> int:
+    return int((Decimal(str(base)) * Decimal(str(rate)) / 100 * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def ibs_cbs_rejection(body: dict[str, Any]) -> tuple[str, str] | None:
+    """(status_sefaz, mensagem) the SEFAZ would answer about the IBS/CBS groups, or None when they are right."""
+    items = body.get("items") or []
+    grouped = [item for item in items if "ibs_cbs_situacao_tributaria" in item]
+    issued = date.fromisoformat(str(body.get("data_emissao", ""))[:10])
+    if str(body.get("regime_tributario_emitente")) == "3" and issued >= IBSCBS_FROM and len(grouped) < len(items):
+        return "1115", "Rejeição: Grupo de informações do IBS/CBS não informado para contribuinte do regime normal"
+    has_totals = "ibs_cbs_base_calculo" in body
+    if has_totals and not grouped:
+        return "1118", "Rejeição: Grupo de totais do IBS/CBS informado sem item com IBS/CBS"
+    if grouped and not has_totals:
+        return "1119", "Rejeição: Item com IBS/CBS sem o grupo de totais do IBS/CBS"
+    for item in grouped:
+        if "ibs_cbs_base_calculo" not in item:
+            continue  # a CST without gIBSCBS (410)
+        base = item["ibs_cbs_base_calculo"]
+        if _cents(item["ibs_uf_valor"]) != _times(base, item["ibs_uf_aliquota"]):
+            return "1041", "Rejeição: Valor do IBS da UF difere do produto da base pela alíquota"
+        if _cents(item["cbs_valor"]) != _times(base, item["cbs_aliquota"]):
+            return "1069", "Rejeição: Valor da CBS difere do produto da base pela alíquota"
+        if _cents(item["ibs_valor_total"]) != _cents(item["ibs_uf_valor"]) + _cents(item["ibs_mun_valor"]):
+            return "1150", "Rejeição: Valor do IBS difere da soma do IBS da UF e do Município"
+    for root, field_name, code in ITEM_TOTALS if has_totals else ():
+        if _cents(body[root]) != sum(_cents(item.get(field_name, 0)) for item in grouped):
+            return code, f"Rejeição: Total {root} difere do somatório dos itens"
+    return None
 
 
 @dataclass
@@ -30,6 +81,7 @@ class FakeFocusState:
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
     bodies: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
+    sefaz_rejections: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → IBS/CBS rejection
     number: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,9 +110,10 @@ class FakeFocusState:
             return dict(self.notes[ref])
 
     def rejected_body(self, ref: str) -> dict[str, Any]:
+        code, reason = self.sefaz_rejections.get(ref, ("778", REJECT_REASON))
         return {
-            "cnpj_emitente": CNPJ, "ref": ref, "status": "erro_autorizacao", "status_sefaz": "778",
-            "mensagem_sefaz": REJECT_REASON,
+            "cnpj_emitente": CNPJ, "ref": ref, "status": "erro_autorizacao", "status_sefaz": code,
+            "mensagem_sefaz": reason,
         }  # fmt: skip
 
 
@@ -102,6 +155,9 @@ class Handler(BaseHTTPRequestHandler):
                 if ref in state.notes:
                     return self._send(422, {"codigo": "already_processed", "mensagem": "Nota fiscal já autorizada"})
                 state.bodies[ref] = body
+                rejection = ibs_cbs_rejection(body)
+                if rejection is not None:
+                    state.sefaz_rejections[ref] = rejection
                 state.notes[ref] = {"cnpj_emitente": CNPJ, "ref": ref, "status": "processando_autorizacao"}
                 return self._send(202, state.notes[ref])
             ref = url.path.removeprefix("/v2/nfe/")
@@ -110,9 +166,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(404, {"codigo": "nao_encontrado", "mensagem": "Nota fiscal não encontrada"})
             if method == "GET":
                 if note["status"] == "processando_autorizacao" and state.mode in ("authorize", "reject"):
-                    state.notes[ref] = (
-                        state.authorized_body(ref) if state.mode == "authorize" else state.rejected_body(ref)
-                    )
+                    authorize = state.mode == "authorize" and ref not in state.sefaz_rejections
+                    state.notes[ref] = state.authorized_body(ref) if authorize else state.rejected_body(ref)
                 return self._send(200, state.notes[ref])
             if method == "DELETE":
                 if note["status"] != "autorizado":

@@ -64,6 +64,16 @@ class OrderFulfillment(ResponseModel):
     events: list[FulfillmentEvent] | None = Field(default=None, description="Eventos (somente acréscimo).")
 
 
+class IbsCbsTotalsOut(ResponseModel):
+    """IBSCBSTot of the NF-e (NT 2025.002) in centavos; informative, already inside the prices."""
+
+    base: int = Field(description="Base de cálculo do IBS e da CBS (vBCIBSCBS), em centavos.")
+    ibs_state: int = Field(description="IBS da UF (vIBSUF), em centavos.")
+    ibs_municipal: int = Field(description="IBS do município (vIBSMun), em centavos.")
+    ibs: int = Field(description="IBS total (vIBS = vIBSUF + vIBSMun), em centavos.")
+    cbs: int = Field(description="CBS (vCBS), em centavos.")
+
+
 class FiscalDocumentOut(ResponseModel):
     """Extension br.dev.bcp.shopping.fiscal_document (shopping/fiscal_document.json)."""
 
@@ -75,6 +85,9 @@ class FiscalDocumentOut(ResponseModel):
     issued_at: str | None = Field(default=None, description="Autorização pela SEFAZ, RFC 3339.")
     danfe_url: str | None = Field(default=None, description="DANFE em PDF (URL absoluta).")
     xml_url: str | None = Field(default=None, description="XML autorizado (URL absoluta).")
+    ibs_cbs: IbsCbsTotalsOut | None = Field(
+        default=None, description="Totais do IBS/CBS da nota (Reforma Tributária); ausente quando a nota não os tem."
+    )
 
 
 class OrderResponse(ResponseModel):
