@@ -20,6 +20,16 @@ class PaymentStatus(models.TextChoices):
     REFUNDED = "refunded", _("Reembolsado")
 
 
+class PaymentDispute(models.TextChoices):
+    """A MED dispute of the order's Pix (payments/med): shipment is held while it is `open`."""
+
+    NONE = "", _("Sem disputa")
+    OPEN = "open", _("Pix contestado (MED): envio retido")
+    CONTESTED = "contested", _("Contestação respondida: envio liberado")
+    RETURNED = "returned", _("Valor devolvido ao pagador (MED)")
+    KEPT = "kept", _("Disputa encerrada: pagamento mantido")
+
+
 class FulfillmentMethod(models.TextChoices):
     SHIPPING = "shipping", _("Entrega")
     PICKUP = "pickup", _("Retirada")

@@ -137,6 +137,11 @@ TIMELINE_KINDS = {
     "email_resend": gettext_lazy("E-mail reenviado"),
     "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url
     # shop.invoicing.lifecycle: `fiscal_<event>` of fiscal.services and the return note
+    "dispute_opened": gettext_lazy("Pix contestado (MED)"),
+    "dispute_answered": gettext_lazy("Disputa do Pix respondida"),
+    "dispute_agreed": gettext_lazy("PSP deu razão ao pagador (MED)"),
+    "dispute_returned": gettext_lazy("Valor devolvido pelo MED"),
+    "dispute_kept": gettext_lazy("Disputa encerrada, pagamento mantido"),
     "fiscal_blocked": gettext_lazy("NF-e bloqueada"),
     "fiscal_requested": gettext_lazy("NF-e solicitada"),
     "fiscal_processing": gettext_lazy("NF-e em processamento"),

@@ -21,6 +21,7 @@ from orders.choices import (
     FulfillmentMethod,
     LineStatus,
     OrderStatus,
+    PaymentDispute,
     PaymentStatus,
     PaymentType,
 )
@@ -88,6 +89,11 @@ class Order(models.Model):
     payment_txid = models.CharField(_("txid Pix"), max_length=64, blank=True)
     paid_amount = models.BigIntegerField(_("valor pago"), default=0)
     refunded_amount = models.BigIntegerField(_("valor reembolsado"), default=0)
+    # MED 2.0: the payer disputed the Pix (orders.services.disputes); fulfillment refuses to ship while "open".
+    payment_dispute = models.CharField(
+        _("disputa do pagamento"), max_length=16, choices=PaymentDispute.choices, blank=True, default=""
+    )
+    payment_dispute_id = models.CharField(_("disputa (MED)"), max_length=40, blank=True, default="")
     # Card parcelamento chosen at checkout; 1 for Pix and for 1x ("à vista").
     installments = models.PositiveSmallIntegerField(_("parcelas"), default=1)
     installment_amount = models.BigIntegerField(_("valor da parcela"), default=0)

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
-from django.http import HttpRequest
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from payments.exceptions import PaymentInputError
+from payments.med.services import infraction_answer
 from payments.models import (
     CardPayment,
     CardRefund,
     CardWebhookEvent,
     PaymentEvent,
     PixCharge,
+    PixInfraction,
+    PixInfractionAnswer,
     PixPayment,
     PixRefund,
     PixWebhookEvent,
@@ -137,3 +149,90 @@ class PaymentEventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "reference", "kind", "txid")
     list_filter = ("kind",)
     search_fields = ("reference", "txid")
+
+
+class InfractionAnswerForm(forms.Form):
+    decision = forms.ChoiceField(
+        label=_("decisão"),
+        choices=[
+            ("contest", _("Contestar: a venda é legítima (o envio é liberado)")),
+            ("accept", _("Aceitar devolver o valor ao pagador (o envio segue retido)")),
+        ],
+        widget=forms.RadioSelect,
+    )
+    justification = forms.CharField(
+        label=_("justificativa e evidências"),
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text=_(
+            "O que o PSP pede para analisar: código de rastreio e data da entrega, número da NF-e, conversa com o "
+            "comprador, dados do cadastro. De 20 a 2000 caracteres; enviado ao PSP uma única vez."
+        ),
+    )
+
+
+class PixInfractionAnswerInline(admin.StackedInline):
+    model = PixInfractionAnswer
+    extra = 0
+    can_delete = False
+    fields = ("accept", "justification", "actor", "status", "sent_at", "attempts", "last_error")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+@admin.register(PixInfraction)
+class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
+    """MED disputes: read-only rows (the PSP's notifications write them) and the staff's answer form."""
+
+    list_display = ("public_id", "status", "amount_brl", "situation", "reference", "opened_at", "outcome")
+    list_filter = ("status", "outcome")
+    search_fields = ("public_id", "psp_id", "end_to_end_id", "reference")
+    readonly_fields = (
+        "public_id", "psp_id", "end_to_end_id", "reference", "amount", "situation", "details", "psp_status",
+        "status", "outcome", "returned_amount", "analysis_details", "opened_at", "closed_at", "answer_link",
+    )  # fmt: skip
+    inlines = [PixInfractionAnswerInline]
+
+    @admin.display(description=_("responder"))
+    def answer_link(self, obj: PixInfraction) -> str:
+        if obj.status != PixInfraction.Status.OPEN:
+            return "—"
+        url = reverse("admin:payments_pixinfraction_answer", args=[obj.pk])
+        return format_html('<a class="button" href="{}">{}</a>', url, _("Responder a disputa"))
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "<int:pk>/responder/",
+                self.admin_site.admin_view(self.answer_view),
+                name="payments_pixinfraction_answer",
+            ),
+            *super().get_urls(),
+        ]
+
+    def answer_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        infraction = get_object_or_404(PixInfraction, pk=pk)
+        if not request.user.has_perm("payments.change_pixinfraction"):
+            raise PermissionDenied
+        form = InfractionAnswerForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                infraction_answer(
+                    infraction_id=infraction.public_id, accept=form.cleaned_data["decision"] == "accept",
+                    justification=form.cleaned_data["justification"], actor=request.user.get_username(),
+                )  # fmt: skip
+            except PaymentInputError as exc:
+                form.add_error("justification" if exc.field == "justification" else None, exc.message)
+            else:
+                messages.success(request, _("Resposta registrada; será enviada ao PSP."))
+                return HttpResponseRedirect(reverse("admin:payments_pixinfraction_change", args=[pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Responder a disputa Pix (MED)"),
+            "infraction": infraction,
+            "amount": format_brl(infraction.amount),
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/payments/pixinfraction/answer.html", context, status=200)

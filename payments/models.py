@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
+from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
 
 __all__ = [
@@ -20,6 +21,9 @@ __all__ = [
     "CardWebhookEvent",
     "PaymentEvent",
     "PixCharge",
+    "PixInfraction",
+    "PixInfractionAnswer",
+    "PixInfractionEvent",
     "PixPayment",
     "PixRefund",
     "PixWebhookEvent",

@@ -31,3 +31,12 @@ def refund_finished_on_commit(refund: Any, status: str) -> None:
 # receiver returns "accepted" or "rejected"; any "rejected" of an approval refunds it in full automatically.
 # `payment_id` is "" when the gateway has no charge at all for the reference.
 card_payment_settled = Signal()
+
+# send(sender=PixInfraction, reference=str, infraction_id=str, event=str, amount=int, returned_amount=int,
+#      details=str, [situation=str | accept=bool, actor=str | outcome="returned"|"kept"])
+# A MED dispute of a received Pix (payments/med/): event "opened" (the payer's bank disputes it), "answered" (staff
+# answered the PSP; `accept` says whether they agree to return it), "agreed" (the PSP sided with the payer; a refund
+# request follows), "closed" (`outcome` "returned" with `returned_amount` > 0, or "kept"). Sent INSIDE the
+# transaction that records the step, once per step (the dispute row is locked and moves forward only);
+# a receiver that raises rolls the step back and the inbox row is processed again.
+pix_infraction_changed = Signal()

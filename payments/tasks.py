@@ -16,6 +16,12 @@ from payments.card.refunds import card_refund_apply
 from payments.card.service import get_card_gateway
 from payments.card.settle import card_payment_reconcile
 from payments.card.webhook import card_webhook_event_process
+from payments.med.services import (
+    answers_due,
+    events_unprocessed,
+    infraction_answer_send,
+    infraction_event_process,
+)
 from payments.models import CardPayment, CardRefund, CardWebhookEvent, PixRefund
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable, get_psp
 from payments.refunds import pix_refund_apply
@@ -28,11 +34,14 @@ __all__ = [
     "expire_pix_charges",
     "poll_pix_refund",
     "process_card_webhook",
+    "process_infraction_event",
     "process_pix_webhook",
     "reconcile_card_payments",
     "reconcile_pix_charges",
     "reconcile_received_pix",
     "revoke_pix_charge_at_psp",
+    "send_infraction_answer",
+    "sweep_infractions",
 ]
 
 logger = logging.getLogger(__name__)
@@ -225,3 +234,25 @@ def reconcile_card_payments(limit: int = 100) -> int:
     for refund_pk in list(stalled.values_list("pk", flat=True)[:limit]):
         execute_card_refund.delay(refund_pk)
     return finished
+
+
+@shared_task(name="payments.tasks.process_infraction_event", acks_late=True)
+def process_infraction_event(event_id: int) -> str:
+    return infraction_event_process(event_id=event_id)
+
+
+@shared_task(name="payments.tasks.send_infraction_answer", acks_late=True)
+def send_infraction_answer(answer_id: int) -> str:
+    return infraction_answer_send(answer_id=answer_id)
+
+
+@shared_task(name="payments.tasks.sweep_infractions", acks_late=True)
+def sweep_infractions() -> int:
+    """MED notifications whose task was lost, and answers not sent yet (PSP down, crash mid-call)."""
+    events = events_unprocessed(older_than=timedelta(minutes=1))
+    for event_id in events:
+        infraction_event_process(event_id=event_id)
+    answers = answers_due()
+    for answer_id in answers:
+        infraction_answer_send(answer_id=answer_id)
+    return len(events) + len(answers)

@@ -6,6 +6,8 @@ urlpatterns = [
     # Our registered webhook URL; Bacen PSPs append `/pix` to it when they call back.
     path("payments/pix/webhook", views.pix_webhook, name="pix-webhook"),
     path("payments/pix/webhook/pix", views.pix_webhook, name="pix-webhook-pix"),
+    # MED 2.0 notifications (infraction reports and refund requests) the PSP forwards; same authentication.
+    path("payments/pix/webhook/med", views.med_webhook, name="pix-webhook-med"),
     # Card gateway (Pagar.me v5) webhook, authenticated by the Basic credentials configured on the hook.
     path("payments/card/webhook", views.card_webhook, name="card-webhook"),
     # QR image of a charge by txid (the txid is what the buyer's receipt shows anyway).

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from payments.card.webhook import receive_card_webhook
 from payments.qr import qr_svg
 from payments.selectors import pix_charge_by_txid
-from payments.webhooks import MAX_BODY_BYTES, receive_pix_webhook
+from payments.webhooks import MAX_BODY_BYTES, receive_med_webhook, receive_pix_webhook
 
 
 @csrf_exempt
@@ -24,6 +24,16 @@ def pix_webhook(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "body_too_large"}, status=413)
     # request.body is read before any JSON parsing: the HMAC covers the exact bytes received.
     status, body = receive_pix_webhook(request.body, request.headers)
+    return JsonResponse(body, status=status)
+
+
+@csrf_exempt
+@require_POST
+def med_webhook(request: HttpRequest) -> JsonResponse:
+    declared = request.META.get("CONTENT_LENGTH", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return JsonResponse({"error": "body_too_large"}, status=413)
+    status, body = receive_med_webhook(request.body, request.headers)
     return JsonResponse(body, status=status)
 
 

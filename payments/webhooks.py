@@ -18,6 +18,8 @@ from django.conf import settings
 
 from kernel.json_limits import find_control_character, loads_bounded
 from payments import webhook_auth
+from payments.med.notifications import parse_notification as parse_med_notification
+from payments.med.services import infraction_event_store
 from payments.psp.base import parse_notification
 from payments.settlement import pix_webhook_events_store
 
@@ -76,3 +78,24 @@ def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[in
         items=list(zip(payments, items, strict=True)), raw_body=raw_body, headers=kept, source="webhook"
     )
     return 200, {"received": stored, "duplicates": duplicates}
+
+
+def receive_med_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """The PSP's MED notification (`payments/med/notifications.py`), authenticated like the Pix webhook (the proxy's
+    verified client certificate; the sandbox's HMAC). 401 forged, 400 malformed (nothing stored), 200 stored or a
+    duplicate (the same event key again changes nothing)."""
+    if len(raw_body) > MAX_BODY_BYTES:
+        return 413, {"error": "body_too_large"}
+    refusal = authenticate(raw_body, headers)
+    if refusal is not None:
+        return 401, {"error": "unauthenticated", "detail": refusal}
+    try:
+        body = loads_bounded(raw_body, max_bytes=MAX_BODY_BYTES)
+        found = find_control_character(body, "")
+        if found is not None:
+            raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
+        notification = parse_med_notification(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    stored = infraction_event_store(notification=notification, payload=body, raw_body=raw_body)
+    return 200, {"received": 1 if stored else 0, "duplicates": 0 if stored else 1}

@@ -5,6 +5,7 @@
 - payments.card_payment_settled (a card outcome learned by webhook or reconcile) → the same for cards.
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
+- payments.pix_infraction_changed (a MED dispute step) → orders.order_dispute_record (timeline, hold, refund).
 - orders.stock_return_requested → put the units back on sale.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
@@ -23,11 +24,11 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from fiscal.signals import document_changed
-from orders.services import adjustment_mark_refund_result, order_payment_record
+from orders.services import adjustment_mark_refund_result, order_dispute_record, order_payment_record
 from orders.signals import order_changed, refund_requested, stock_return_requested
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
-from payments.signals import card_payment_settled, charge_settled, refund_finished
+from payments.signals import card_payment_settled, charge_settled, pix_infraction_changed, refund_finished
 from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
@@ -81,6 +82,30 @@ def on_refund_requested(
 @receiver(refund_finished, dispatch_uid="shop.refund_finished")
 def on_refund_finished(sender: Any, *, refund_id: str, status: str, **_: Any) -> None:
     adjustment_mark_refund_result(adjustment_id=refund_id, status=status)
+
+
+@receiver(pix_infraction_changed, dispatch_uid="shop.pix_infraction_changed")
+def on_pix_infraction_changed(
+    sender: Any,
+    *,
+    reference: str,
+    infraction_id: str,
+    event: str,
+    amount: int,
+    returned_amount: int = 0,
+    details: str = "",
+    situation: str = "",
+    accept: bool | None = None,
+    outcome: str = "",
+    actor: str = "",
+    **_: Any,
+) -> str:
+    # Inside the payments transaction: the order's step commits with the dispute's, or neither does.
+    return order_dispute_record(
+        checkout_id=reference, infraction_id=infraction_id, event=event, amount=amount,
+        returned_amount=returned_amount, details=details, situation=situation, accept=accept, outcome=outcome,
+        actor=actor,
+    )  # fmt: skip
 
 
 @receiver(stock_return_requested, dispatch_uid="shop.stock_return_requested")

@@ -53,6 +53,8 @@ CELERY_BEAT_SCHEDULE = {
     # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
     "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
     "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
+    # MED disputes: notifications whose task was lost, staff answers not delivered to the PSP yet.
+    "sweep-infractions": {"task": "payments.tasks.sweep_infractions", "schedule": timedelta(minutes=1)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).

@@ -5,6 +5,7 @@ Split into modules by concern; import from `orders.services`.
 
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
+from orders.services.disputes import order_dispute_record
 from orders.services.expectations import expectation_merge, expectation_split, expectation_update
 from orders.services.fulfillment import (
     correios_code_valid,
@@ -40,6 +41,7 @@ __all__ = [
     "expectation_update",
     "fulfillment_event_create",
     "order_cancel",
+    "order_dispute_record",
     "order_draft_from_checkout",
     "order_email_resend",
     "order_event_record",

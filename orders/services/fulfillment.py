@@ -16,6 +16,7 @@ from orders.models import (
     EmailKind,
     FulfillmentEvent,
     FulfillmentEventType,
+    FulfillmentMethod,
     OrderLine,
 )
 from orders.services._common import (
@@ -33,6 +34,7 @@ from orders.services._common import (
     staff_words,
     timeline,
 )
+from orders.services.disputes import refuse_if_disputed
 from orders.types import LineQuantity
 
 CORREIOS = "Correios"
@@ -51,6 +53,9 @@ _LIMITS = {
     FulfillmentEventType.FAILED_ATTEMPT: lambda line: line.quantity_shipped - line.quantity_delivered,
 }
 _ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]
+# What hands goods over, refused while the payer disputes the Pix (MED); a delivery is a handover unless a
+# carrier already took the goods (then it only confirms what left before the dispute).
+HELD_WHILE_DISPUTED = (FulfillmentEventType.SHIPPED, FulfillmentEventType.READY_FOR_PICKUP)
 _TOO_MANY_SHIPPED = _("Não é possível enviar %(quantity)s unidade(s) de %(sku)s: no máximo %(allowed)s.")
 _TOO_MANY_DELIVERED = _(
     "Não é possível marcar como entregue %(quantity)s unidade(s) de %(sku)s: só %(allowed)s foram enviadas e "
@@ -150,6 +155,10 @@ def fulfillment_event_create(
     kind = clean_type(type)
     order = lock_order(order_id)
     refuse_if_canceled(order)
+    if kind in HELD_WHILE_DISPUTED or (
+        kind == FulfillmentEventType.DELIVERED and order.fulfillment_method != FulfillmentMethod.SHIPPING
+    ):
+        refuse_if_disputed(order)
     known = lock_lines(order)
     number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier)
     tracked = kind == FulfillmentEventType.DELIVERED and bool(number)

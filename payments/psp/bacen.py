@@ -238,6 +238,15 @@ class BacenPixPSP:
         answer = self._request("PUT", f"/pix/{quote(e2eid)}/devolucao/{quote(refund_id)}", json=body)
         return self._refund(answer)
 
+    def answer_infraction(self, *, infraction_id: str, accept: bool, justification: str) -> None:
+        """MED answer. The Bacen's API Pix has no MED resource (MED runs in the DICT between institutions), so
+        the receiver answers through its PSP's extension of the same API, authenticated the same way; the shape is
+        Efí's, the PSP with a published one: `POST /v2/gn/infracoes/{idInfracao}/defesa` with
+        `{"analise": "aceito" | "rejeitado", "justificativa": …}` (Efí's SDK `medDefense`, dev.efipay.com.br).
+        A POST: never retried blindly; the outbox row is retried by its sweep, and a 4xx is final."""
+        body = {"analise": "aceito" if accept else "rejeitado", "justificativa": justification[:2000]}
+        self._request("POST", f"/v2/gn/infracoes/{quote(infraction_id)}/defesa", json=body)
+
     def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund:
         return self._refund(self._request("GET", f"/pix/{quote(e2eid)}/devolucao/{quote(refund_id)}"))
 

@@ -118,6 +118,10 @@ class PixPSP(Protocol):
 
     def cancel_charge(self, txid: str, kind: str = "cob") -> PSPCharge: ...  # PATCH /cob|cobv/{txid}
 
+    def answer_infraction(self, *, infraction_id: str, accept: bool, justification: str) -> None:
+        """MED: the receiver's answer to a dispute (POST /v2/gn/infracoes/{id}/defesa, see BacenPixPSP)."""
+        ...
+
     def refund(self, *, e2eid: str, refund_id: str, amount_cents: int, description: str | None) -> PSPRefund: ...
 
     def get_refund(self, e2eid: str, refund_id: str) -> PSPRefund: ...

@@ -89,6 +89,9 @@ class SandboxPixPSP:
     def list_received(self, start: datetime, end: datetime) -> list[PSPPayment]:
         return [payment_from_bacen(item) for item in services.list_received(start=start, end=end)]
 
+    def answer_infraction(self, *, infraction_id: str, accept: bool, justification: str) -> None:
+        return None  # the sandbox has no MED analyst: the answer is recorded, nothing is decided by it
+
     def register_webhook(self, key: str, url: str) -> None:
         # The sandbox always delivers to PIX_SANDBOX_WEBHOOK_URL; nothing to register.
         return None

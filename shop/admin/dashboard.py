@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 
 from fiscal.models import FiscalDocument
 from orders.models import Order
-from payments.models import PixCharge, PixRefund
+from payments.models import PixCharge, PixInfraction, PixRefund
 from shop.checkout.reminders import reminder_stats
 from shop.models import Checkout, Variant
 
@@ -77,7 +77,7 @@ def _url(name: str, **params: str) -> str:
 
 
 def dashboard_get(*, now: datetime | None = None) -> Dashboard:
-    """All numbers of the admin home. Queries: 1 sales + 1 chart + 7 counters."""
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 8 counters."""
     now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
     today = now.date()
     since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
@@ -140,6 +140,13 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             _("Reembolsos pendentes"),
             PixRefund.objects.filter(status="pending").count(),
             _url("admin:payments_pixrefund_changelist", status__exact="pending"),
+        ),
+        Counter(
+            # MED 2.0: the payer's bank disputes a received Pix; the order's shipment is held until staff answer
+            "disputes_open",
+            _("Pix contestados (MED) a responder"),
+            PixInfraction.objects.filter(status=PixInfraction.Status.OPEN).count(),
+            _url("admin:payments_pixinfraction_changelist", status__exact="open"),
         ),
         Counter(
             # blocked (data missing: the buyer's CPF, a product's NCM) or refused by SEFAZ: the merchant fixes

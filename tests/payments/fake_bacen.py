@@ -1,6 +1,12 @@
 """A local fake PSP speaking the Bacen API Pix shape over HTTP (127.0.0.1, random port), for adapter tests.
 
 It is the network boundary, not a mock of our code: the adapter talks real HTTP to it.
+
+MED 2.0 (issue 37): the fake also plays the PSP's side of a dispute. `med_notice(...)` builds the webhook the PSP
+forwards (the DICT infraction report / refund request fields in the snake_case JSON PSPs use — QI Tech's "Receive
+Infraction Report" and "Receive Refund Request" webhooks) and remembers the infraction; `POST
+/v2/gn/infracoes/{id}/defesa` takes the receiver's answer in Efí's shape (`{"analise": "aceito" | "rejeitado",
+"justificativa": …}`, SDK `medDefense`): 404 for an unknown infraction, 422 for a second answer or a bad body.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ class FakeBacenState:
     refunds: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     received: list[dict[str, Any]] = field(default_factory=list)
     webhooks: dict[str, str] = field(default_factory=dict)
+    infractions: dict[str, dict[str, Any]] = field(default_factory=dict)  # infraction key → last notice's data
+    defenses: dict[str, dict[str, Any]] = field(default_factory=dict)  # infraction key → the answer received
     valid_tokens: set[str] = field(default_factory=set)
     tokens_issued: int = 0
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
@@ -129,6 +137,8 @@ class Handler(BaseHTTPRequestHandler):
             self._refund(method, parts[1], parts[3], body)
         elif parts == ["pix"] and method == "GET":
             self._list(parse_qs(url.query))
+        elif parts[:3] == ["v2", "gn", "infracoes"] and len(parts) == 5 and parts[4] == "defesa" and method == "POST":
+            self._defense(parts[3], body)
         elif parts[:1] == ["webhook"] and method == "PUT":
             state.webhooks[parts[1]] = body["webhookUrl"]
             self._send(200, {})
@@ -246,6 +256,22 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, _problem(404, "DevolucaoNaoEncontrada", refund_id))
 
+    def _defense(self, key: str, body: Any) -> None:
+        if key not in self.state.infractions:
+            self._send(404, _problem(404, "InfracaoNaoEncontrada", key))
+        elif key in self.state.defenses:
+            self._send(422, _problem(422, "DefesaJaEnviada", "a defesa desta infração já foi enviada"))
+        elif (
+            not isinstance(body, dict)
+            or body.get("analise") not in ("aceito", "rejeitado")
+            or not isinstance(body.get("justificativa"), str)
+            or not body["justificativa"].strip()
+        ):
+            self._send(422, _problem(422, "DefesaInvalida", "analise e justificativa são obrigatórias"))
+        else:
+            self.state.defenses[key] = body
+            self._send(200, {"idInfracao": key, "analise": body["analise"], "status": "EM_ANALISE"})
+
     def _list(self, query: dict[str, list[str]]) -> None:
         page = int(query.get("paginacao.paginaAtual", ["0"])[0])
         per_page = 2
@@ -327,3 +353,35 @@ class FakeBacenServer(LoopbackServer):
         cob.setdefault("pix", []).append(pix)
         self.state.received.append(pix)
         return pix
+
+
+def med_notice(
+    server: FakeBacenServer,
+    *,
+    kind: str,
+    infraction_key: str,
+    e2eid: str,
+    status: str,
+    event_key: str,
+    situation: str = "scam",
+    details: str = "Pagador relata golpe: não reconhece a compra",
+    analysis_result: str | None = None,
+    requested: str | None = None,
+    refunded: str | None = None,
+) -> dict[str, Any]:
+    """The body of the PSP's MED webhook (one event); the fake remembers the infraction for the answer."""
+    data: dict[str, Any] = {"infraction_report_key": infraction_key, "end_to_end_id": e2eid,
+                            "analysis_result": analysis_result, "analysis_details": None}  # fmt: skip
+    if kind == "infraction_report":
+        data.update(
+            infraction_report_status=status, infraction_report_situation=situation,
+            infraction_report_type="refund_request", infraction_report_details=details,
+        )  # fmt: skip
+    else:
+        data.update(
+            refund_request_key=f"rr-{infraction_key}", refund_request_type="fraud", refund_request_status=status,
+            requested_amount=requested, refunded_amount=refunded,
+        )  # fmt: skip
+    with server.state.lock:
+        server.state.infractions[infraction_key] = data
+    return {"key": event_key, "event_datetime": "2026-12-01T15:00:00Z", "webhook_type": kind, "data": data}

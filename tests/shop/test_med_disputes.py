@@ -1,0 +1,196 @@
+"""MED 2.0 through to the order (issue 37, part 2): the PSP's notification arrives at the Pix webhook boundary (the
+fake Bacen PSP builds it in the DICT fields PSPs forward), is stored once, opens the dispute on the order's timeline
+and the admin home, holds the shipment until staff answer (the answer goes to the fake PSP through the outbox), and
+the outcome is recorded: a returned amount becomes a refund adjustment, completed once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from orders.errors import OrderError
+from orders.models import Adjustment, Order, OrderEvent
+from orders.services import order_ship
+from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
+from payments.med.services import infraction_answer_send
+from payments.models import PixPayment
+from payments.sandbox.services import PayOptions, pay
+from payments.selectors import pix_charge_active_for_reference
+from shop.admin.dashboard import dashboard_get
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, med_notice, use_fake_bacen
+from tests.shop.test_completion import PIX, complete, ready_checkout
+
+pytestmark = pytest.mark.django_db
+URL = "/payments/pix/webhook/med"
+HOLD = (
+    "O Pix do pedido #{number} foi contestado pelo pagador (MED): o envio fica retido até a equipe responder a "
+    "disputa em Pagamentos → Disputas Pix (MED)."
+)
+
+
+@pytest.fixture
+def paid_order(settings: Any, django_capture_on_commit_callbacks: Any) -> Order:
+    """An order of 2 × R$ 42,90 + PAC R$ 18,90 = R$ 104,70 paid by Pix (the sandbox PSP)."""
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    checkout = ready_checkout()
+    complete(checkout, PIX)
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())
+    return Order.objects.get(checkout_id=checkout.public_id)
+
+
+@pytest.fixture
+def psp(settings: Any) -> Iterator[FakeBacenServer]:
+    server = FakeBacenServer().start()
+    use_fake_bacen(settings, server)  # from now on the PSP is a Bacen one: webhooks need the proxy's header
+    yield server
+    server.stop()
+
+
+def _deliver(client: Client, body: dict[str, Any], capture: Any, **headers: str) -> Any:
+    with capture(execute=True):
+        return client.post(
+            URL, data=json.dumps(body), content_type="application/json", headers=headers or PROXY_VERIFIED
+        )
+
+
+def _open(client: Client, psp: FakeBacenServer, order: Order, capture: Any) -> dict[str, Any]:
+    e2e = PixPayment.objects.get().end_to_end_id
+    body = med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="acknowledged",
+                      event_key="evt-1")  # fmt: skip
+    response = _deliver(client, body, capture)
+    assert (response.status_code, response.json()) == (200, {"received": 1, "duplicates": 0})
+    return body
+
+
+def _kinds(order: Order) -> list[str]:
+    return list(OrderEvent.objects.filter(order=order, kind__startswith="dispute_").values_list("kind", flat=True))
+
+
+def test_a_dispute_holds_the_order_shows_on_the_timeline_and_the_admin_home(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    body = _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    assert (infraction.status, infraction.amount, infraction.reference, infraction.situation) == (
+        "open", 10470, paid_order.checkout_id, "scam"
+    )  # fmt: skip
+    paid_order.refresh_from_db()
+    assert (paid_order.payment_dispute, paid_order.payment_dispute_id) == ("open", infraction.public_id)
+    event = OrderEvent.objects.get(order=paid_order, kind="dispute_opened")
+    assert event.message == (
+        "O pagador contestou o Pix de R$ 104,70 pelo MED (golpe). Envio retido até a equipe responder. "
+        "Relato: Pagador relata golpe: não reconhece a compra"
+    )
+    # the shipment is refused, in Portuguese, and nothing changes
+    with pytest.raises(OrderError) as refused:
+        order_ship(order_id=paid_order.public_id, tracking_number="BR123456785BR")
+    assert refused.value.message == HOLD.format(number=paid_order.number)
+    assert paid_order.fulfillment_events.count() == 0
+    # the admin home counts it and links to the list of open disputes
+    counters = {c.key: c for c in dashboard_get().counters}
+    assert counters["disputes_open"].value == 1
+    assert counters["disputes_open"].url.endswith("/admin/payments/pixinfraction/?status__exact=open")
+    # a replay of the same notification changes nothing
+    again = _deliver(client, body, django_capture_on_commit_callbacks)
+    assert (again.status_code, again.json()) == (200, {"received": 0, "duplicates": 1})
+    assert (PixInfractionEvent.objects.count(), PixInfraction.objects.count(), _kinds(paid_order)) == (
+        1, 1, ["dispute_opened"]
+    )  # fmt: skip
+
+
+def test_staff_contest_with_evidence_releases_the_hold_and_the_payment_is_kept(
+    admin_client: Client, client: Client, paid_order: Order, psp: FakeBacenServer,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    answer_url = f"/admin/payments/pixinfraction/{infraction.pk}/responder/"
+    # too short: a Portuguese error on the form, nothing recorded, nothing sent
+    page = admin_client.post(answer_url, {"decision": "contest", "justification": "é legítima"})
+    assert page.status_code == 200
+    assert "Escreva a justificativa com as evidências (pelo menos 20 caracteres)" in page.content.decode()
+    assert (PixInfractionAnswer.objects.count(), psp.state.defenses) == (0, {})
+    evidence = "Entregue em 02/12 pelos Correios, rastreio BR123456785BR, NF-e 1234; comprador confirmou por e-mail."
+    with django_capture_on_commit_callbacks(execute=True):
+        done = admin_client.post(answer_url, {"decision": "contest", "justification": evidence})
+    assert done.status_code == 302
+    assert psp.state.defenses == {"ir-1": {"analise": "rejeitado", "justificativa": evidence}}
+    answer = PixInfractionAnswer.objects.get()
+    assert (answer.status, answer.attempts, answer.actor) == ("sent", 1, "admin")
+    assert infraction_answer_send(answer_id=answer.pk) == "skipped"  # the outbox row runs once
+    paid_order.refresh_from_db()
+    assert paid_order.payment_dispute == "contested"
+    order_ship(order_id=paid_order.public_id, tracking_number="BR123456785BR")  # the hold is lifted
+    # the PSP decides for the shop
+    e2e = infraction.end_to_end_id
+    closed = med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="closed",
+                        event_key="evt-2", analysis_result="disagreed")  # fmt: skip
+    _deliver(client, closed, django_capture_on_commit_callbacks)
+    infraction.refresh_from_db()
+    paid_order.refresh_from_db()
+    assert (infraction.status, infraction.outcome, paid_order.payment_dispute) == ("closed", "kept", "kept")
+    assert paid_order.adjustments.count() == 0
+    assert _kinds(paid_order) == ["dispute_opened", "dispute_answered", "dispute_kept"]
+
+
+def test_an_accepted_dispute_returns_the_money_as_one_completed_refund(
+    admin_client: Client, client: Client, paid_order: Order, psp: FakeBacenServer,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            f"/admin/payments/pixinfraction/{infraction.pk}/responder/",
+            {"decision": "accept", "justification": "Não reconhecemos o comprador; o pedido não foi enviado."},
+        )
+    assert psp.state.defenses["ir-1"]["analise"] == "aceito"
+    paid_order.refresh_from_db()
+    assert paid_order.payment_dispute == "open"  # agreeing to return keeps the goods in the shop
+    e2e = infraction.end_to_end_id
+    notices = [
+        med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="closed",
+                   event_key="evt-2", analysis_result="agreed"),
+        med_notice(psp, kind="refund_request", infraction_key="ir-1", e2eid=e2e, status="open", event_key="evt-3",
+                   requested="104.70"),
+        med_notice(psp, kind="refund_request", infraction_key="ir-1", e2eid=e2e, status="closed", event_key="evt-4",
+                   requested="104.70", refunded="104.70", analysis_result="totally_accepted"),
+    ]  # fmt: skip
+    for notice in notices:
+        assert _deliver(client, notice, django_capture_on_commit_callbacks).status_code == 200
+    # the PSP re-sends the closing notice under a new event key: the dispute is final, nothing more happens
+    late = {**notices[-1], "key": "evt-5"}
+    assert _deliver(client, late, django_capture_on_commit_callbacks).json() == {"received": 1, "duplicates": 0}
+    assert PixInfractionEvent.objects.get(event_key="evt-5").outcome == "already_final"
+    infraction.refresh_from_db()
+    paid_order.refresh_from_db()
+    assert (infraction.status, infraction.outcome, infraction.returned_amount) == ("closed", "returned", 10470)
+    refund = Adjustment.objects.get(order=paid_order)
+    assert (refund.type, refund.status, refund.amount) == ("refund", "completed", -10470)
+    assert (paid_order.refunded_amount, paid_order.payment_status, paid_order.payment_dispute) == (
+        10470, "refunded", "returned"
+    )  # fmt: skip
+    assert _kinds(paid_order) == ["dispute_opened", "dispute_answered", "dispute_agreed", "dispute_returned"]
+    # agents see the order through the order capability: the refund is in its adjustments
+    presented = json.loads(paid_order.bcp_json)
+    assert [(a["type"], a["status"]) for a in presented["adjustments"]] == [("refund", "completed")]
+
+
+def test_unauthenticated_or_malformed_notifications_store_nothing(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    e2e = PixPayment.objects.get().end_to_end_id
+    body = med_notice(psp, kind="infraction_report", infraction_key="ir-9", e2eid=e2e, status="open", event_key="e9")
+    forged = _deliver(client, body, django_capture_on_commit_callbacks, **{"X-SSL-Client-Verify": "NONE"})
+    assert forged.status_code == 401
+    broken = {**body, "data": {**body["data"], "infraction_report_status": "talvez"}}
+    bad = _deliver(client, broken, django_capture_on_commit_callbacks)
+    assert (bad.status_code, bad.json()["detail"]) == (400, "data.infraction_report_status desconhecido: 'talvez'")
+    assert (PixInfractionEvent.objects.count(), PixInfraction.objects.count()) == (0, 0)
