@@ -268,4 +268,19 @@ def _render(
         },
         "adjustments": [adjustment_payload(adj) for adj in adjustments],
         "totals": list(order.totals),
+        **_dispute_messages(order),
     }
+
+
+# MED 2.0 (orders.services.disputes): agents see a disputed Pix on the order as a warning (a freeform BCP code).
+_DISPUTE_WARNINGS = {
+    "open": "O Pix deste pedido foi contestado pelo pagador (MED): o envio está retido até a loja responder.",
+    "contested": "A loja contestou a disputa do Pix (MED) com evidências; o pedido segue enquanto o PSP analisa.",
+}
+
+
+def _dispute_messages(order: Order) -> dict[str, Any]:
+    text = _DISPUTE_WARNINGS.get(order.payment_dispute)
+    if text is None:
+        return {}
+    return {"messages": [{"type": "warning", "code": "payment_disputed", "content": text}]}

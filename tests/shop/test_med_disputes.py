@@ -97,6 +97,16 @@ def test_a_dispute_holds_the_order_shows_on_the_timeline_and_the_admin_home(
     counters = {c.key: c for c in dashboard_get().counters}
     assert counters["disputes_open"].value == 1
     assert counters["disputes_open"].url.endswith("/admin/payments/pixinfraction/?status__exact=open")
+    # agents see the hold through the order capability (the stored BCP order)
+    assert json.loads(paid_order.bcp_json)["messages"] == [
+        {
+            "type": "warning",
+            "code": "payment_disputed",
+            "content": (
+                "O Pix deste pedido foi contestado pelo pagador (MED): o envio está retido até a loja responder."
+            ),
+        }
+    ]
     # a replay of the same notification changes nothing
     again = _deliver(client, body, django_capture_on_commit_callbacks)
     assert (again.status_code, again.json()) == (200, {"received": 0, "duplicates": 1})
@@ -180,7 +190,10 @@ def test_an_accepted_dispute_returns_the_money_as_one_completed_refund(
     assert _kinds(paid_order) == ["dispute_opened", "dispute_answered", "dispute_agreed", "dispute_returned"]
     # agents see the order through the order capability: the refund is in its adjustments
     presented = json.loads(paid_order.bcp_json)
-    assert [(a["type"], a["status"]) for a in presented["adjustments"]] == [("refund", "completed")]
+    assert [(a["type"], a["status"], a["totals"]) for a in presented["adjustments"]] == [
+        ("refund", "completed", [{"type": "total", "amount": -10470}])
+    ]
+    assert "messages" not in presented  # decided: no warning left
 
 
 def test_unauthenticated_or_malformed_notifications_store_nothing(
