@@ -16,7 +16,7 @@ from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent
 from orders.services import order_ship
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
-from payments.med.services import infraction_answer_send
+from payments.med.services import infraction_answer, infraction_answer_send, infraction_event_process
 from payments.models import PixPayment
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
@@ -207,3 +207,25 @@ def test_unauthenticated_or_malformed_notifications_store_nothing(
     bad = _deliver(client, broken, django_capture_on_commit_callbacks)
     assert (bad.status_code, bad.json()["detail"]) == (400, "data.infraction_report_status desconhecido: 'talvez'")
     assert (PixInfractionEvent.objects.count(), PixInfraction.objects.count()) == (0, 0)
+
+
+def test_statement_budgets_of_the_dispute_steps(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:  # fmt: skip
+    """Store (webhook) 3; apply the opening with the order's hold, timeline and re-rendered BCP order 21; the staff's
+    answer 19; sending it 9 (no statement while the PSP is called: the lease and the record are two transactions)."""
+    e2e = PixPayment.objects.get().end_to_end_id
+    body = med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="open", event_key="e1")
+    with django_assert_max_num_queries(3), django_capture_on_commit_callbacks(execute=False):
+        client.post(URL, data=json.dumps(body), content_type="application/json", headers=PROXY_VERIFIED)
+    event = PixInfractionEvent.objects.get()
+    with django_assert_max_num_queries(21), django_capture_on_commit_callbacks(execute=False):
+        assert infraction_event_process(event_id=event.pk) == "opened"
+    infraction = PixInfraction.objects.get()
+    with django_assert_max_num_queries(19), django_capture_on_commit_callbacks(execute=False):
+        answer = infraction_answer(
+            infraction_id=infraction.public_id, accept=False, justification="Entregue com rastreio BR123456785BR."
+        )
+    with django_assert_max_num_queries(9):
+        assert infraction_answer_send(answer_id=answer.pk) == "sent"
