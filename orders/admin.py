@@ -52,7 +52,7 @@ class OrderAdmin(admin.ModelAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
     list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]
-    list_filter = ["status", "payment_status", "fulfillment_method", "payment_type", "placed_at"]
+    list_filter = ["status", "payment_status", "payment_dispute", "fulfillment_method", "payment_type", "placed_at"]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
     search_help_text = _("Número, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")
@@ -83,7 +83,10 @@ class OrderAdmin(admin.ModelAdmin):
             {"fields": ["buyer_first_name", "buyer_last_name", "buyer_email", "phone_display", "tax_id_display"]},
         ),
         (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
-        (_("Valores"), {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status"]}),
+        (
+            _("Valores"),
+            {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status", "payment_dispute"]},
+        ),
         (
             _("Pagamento (cobrança Pix ou cartão no app de pagamentos)"),
             {

@@ -5,7 +5,7 @@ clear message and leaves the order alone, a full cancellation within 24 h cancel
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.utils import timezone
@@ -29,6 +29,8 @@ pytestmark = pytest.mark.django_db
 def fiscal_store(settings) -> None:
     settings.FISCAL_ISSUE_ON = "paid"
     settings.FISCAL_PROVIDER = "sandbox"
+    # A Simples Nacional store before its IBS/CBS date, whatever today's date (tests/shop/test_ibs_cbs.py has those).
+    settings.FISCAL_IBSCBS_SIMPLES_FROM = date(2999, 1, 1)
     StoreSettings.objects.create(cnpj="11.222.333/0001-81", state_registration="110042490114", state="SP")
 
 
