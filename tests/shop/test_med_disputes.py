@@ -11,15 +11,18 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent
 from orders.services import order_ship
+from payments.exceptions import PaymentInputError
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
 from payments.med.services import infraction_answer, infraction_answer_send, infraction_event_process
 from payments.models import PixPayment
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
+from payments.tasks import sweep_infractions
 from shop.admin.dashboard import dashboard_get
 from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, med_notice, use_fake_bacen
 from tests.shop.test_completion import PIX, complete, ready_checkout
@@ -229,3 +232,43 @@ def test_statement_budgets_of_the_dispute_steps(
         )
     with django_assert_max_num_queries(9):
         assert infraction_answer_send(answer_id=answer.pk) == "sent"
+
+
+def test_the_answer_survives_a_psp_outage_and_is_sent_once_by_the_sweep(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    psp.state.forced.append((503, {"title": "Serviço indisponível"}))  # the PSP is down for the first POST
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = infraction_answer(
+            infraction_id=infraction.public_id, accept=False, justification="Entregue com rastreio BR123456785BR."
+        )
+    answer.refresh_from_db()
+    assert (answer.status, answer.attempts, psp.state.defenses) == ("pending", 1, {})
+    assert "503" in answer.last_error
+    PixInfractionAnswer.objects.filter(pk=answer.pk).update(next_run_at=timezone.now())  # its retry is due
+    assert sweep_infractions() == 1
+    assert sweep_infractions() == 0  # sent: nothing left to re-drive
+    answer.refresh_from_db()
+    assert (answer.status, answer.attempts) == ("sent", 2)
+    assert list(psp.state.defenses) == ["ir-1"]
+    # a second answer to the same dispute is refused in Portuguese, nothing changes
+    with pytest.raises(PaymentInputError) as refused:
+        infraction_answer(infraction_id=infraction.public_id, accept=True, justification="Mudamos de ideia, devolver.")
+    assert refused.value.message == "Esta disputa já está respondida: não aceita outra resposta."
+
+
+def test_an_answer_the_psp_refuses_is_marked_failed_for_staff(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    psp.state.defenses["ir-1"] = {"analise": "aceito", "justificativa": "respondida por outro canal"}
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = infraction_answer(
+            infraction_id=infraction.public_id, accept=False, justification="Entregue com rastreio BR123456785BR."
+        )
+    answer.refresh_from_db()
+    assert answer.status == "failed"
+    assert answer.last_error == "422 DefesaJaEnviada: a defesa desta infração já foi enviada"
