@@ -118,7 +118,7 @@ def validate_ibs_cbs_class(value: str) -> None:
 
 
 def ibs_cbs_pair_problem(cst: str, class_code: str) -> str:
-    """"" when the pair fits (the cClassTrib starts with its CST), else the Portuguese reason."""
+    """The Portuguese reason the pair does not fit (a cClassTrib starts with its CST), or an empty string."""
     if cst and class_code and not class_code.startswith(cst):
         return str(
             _(
