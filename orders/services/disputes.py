@@ -113,6 +113,17 @@ def order_dispute_record(
         return "unchanged"
     if outcome == "returned" and returned_amount > 0:
         returned = min(returned_amount, order.paid_amount - order.refunded_amount)
+        if returned <= 0:  # already refunded by staff: the money left twice; nothing more to record as a refund
+            order.payment_dispute = PaymentDispute.RETURNED
+            order.save(update_fields=["payment_dispute", "updated_at"])
+            timeline(
+                order, "dispute_returned",
+                f"O MED devolveu {format_brl(returned_amount)} ao pagador, mas o pedido já estava reembolsado: "
+                "confira com o PSP (o valor saiu duas vezes).",
+                data={"infraction_id": infraction_id, "amount": returned_amount},
+            )  # fmt: skip
+            notify_changed(order, "payment_dispute_closed")
+            return "returned_twice"
         adjustment = Adjustment.objects.create(
             order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.COMPLETED,
             totals=[{"type": "total", "amount": -returned}], amount=-returned,

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent
-from orders.services import order_ship
+from orders.services import order_dispute_record, order_refund, order_ship
 from payments.exceptions import PaymentInputError
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
 from payments.med.services import infraction_answer, infraction_answer_send, infraction_event_process
@@ -272,3 +272,23 @@ def test_an_answer_the_psp_refuses_is_marked_failed_for_staff(
     answer.refresh_from_db()
     assert answer.status == "failed"
     assert answer.last_error == "422 DefesaJaEnviada: a defesa desta infração já foi enviada"
+
+
+def test_money_returned_by_the_med_after_a_staff_refund_is_flagged_not_counted_twice(
+    paid_order: Order, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        order_refund(order_id=paid_order.public_id, amount=10470, reason="Cliente desistiu")
+    paid_order.refresh_from_db()
+    assert (paid_order.refunded_amount, paid_order.payment_status) == (10470, "refunded")
+    ref = {"checkout_id": paid_order.checkout_id, "infraction_id": "med_x", "amount": 10470}
+    assert order_dispute_record(event="opened", **ref) == "held"
+    assert order_dispute_record(event="closed", returned_amount=10470, outcome="returned", **ref) == "returned_twice"
+    assert order_dispute_record(event="closed", returned_amount=10470, outcome="returned", **ref) == "unchanged"
+    paid_order.refresh_from_db()
+    assert (paid_order.refunded_amount, paid_order.payment_dispute) == (10470, "returned")
+    assert Adjustment.objects.filter(order=paid_order).count() == 1  # the staff's refund only
+    assert OrderEvent.objects.get(order=paid_order, kind="dispute_returned").message == (
+        "O MED devolveu R$ 104,70 ao pagador, mas o pedido já estava reembolsado: confira com o PSP "
+        "(o valor saiu duas vezes)."
+    )
