@@ -53,6 +53,8 @@ CELERY_BEAT_SCHEDULE = {
     # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
     "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
     "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
+    # Correios tracking (no webhook): each bought label's history every 30 minutes, until delivered or returned.
+    "poll-carrier-tracking": {"task": "shop.tasks.poll_carrier_tracking", "schedule": timedelta(minutes=10)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).
