@@ -16,8 +16,9 @@ from shop.admin.br_fields import clean_cep, clean_uf
 from shop.models import PackagingBox, StoreSettings
 from shop.store.services import cnpj_format, store_row
 
-PIX_DISCOUNT_MAX = Decimal("50")
-PACKAGE_DEFAULTS = ("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm")  # the model's cap (StoreSettings.pix_discount_percent)
+PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
+# Freight measures a saved form may leave empty: the model's default then (a form posted before they existed).
+PACKAGE_DEFAULTS = ("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm")
 
 
 class StoreSettingsForm(forms.ModelForm):
