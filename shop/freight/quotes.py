@@ -24,7 +24,15 @@ from django.core.cache import cache
 import carriers
 from carriers import CarrierRejected, CarrierUnavailable, Parcel, ServiceQuote
 from kernel.http import Deadline
-from shop.checkout.fulfillment import cep_digits, cep_uf, days_text, shipping_config_load, shipping_options
+from shop.checkout.fulfillment import (
+    ShippingConfig,
+    cep_digits,
+    cep_uf,
+    days_text,
+    shipping_config_load,
+    shipping_options,
+)
+from shop.checkout.types import OptionView
 from shop.freight.parcels import FreightLine, parcels_for
 from shop.models import ShippingMethod
 from shop.store.services import store_get
@@ -59,6 +67,13 @@ class FreightOptions:
     def billable_weight_g(self) -> int:
         return sum(p.billable_weight_g for p in self.parcels)
 
+    def option_views(self) -> tuple[OptionView, ...]:
+        """The options as the checkout engine and the freight box present them."""
+        return tuple(
+            OptionView(id=o.id, title=o.title, description=o.description, amount=o.amount, carrier=o.carrier)
+            for o in self.options
+        )
+
 
 def _cache_key(carrier: str, origin: str, destination: str, parcels: tuple[Parcel, ...]) -> str:
     shape = ";".join(f"{p.weight_g},{p.length_cm},{p.width_cm},{p.height_cm},{p.declared_value}" for p in parcels)
@@ -92,14 +107,15 @@ def _table(digits: str, uf: str, subtotal: int, parcels: tuple[Parcel, ...]) -> 
 
 
 def _carrier_services(
-    carrier: carriers.Carrier, origin: str, destination: str, parcels: tuple[Parcel, ...]
+    carrier: carriers.Carrier, origin: str, destination: str, parcels: tuple[Parcel, ...], *, network: bool
 ) -> list[ServiceQuote] | None:
-    """The carrier's services (cached), or None when it failed or is known to be down."""
+    """The carrier's services (cached), or None when it failed, is known to be down, or (`network` False) was not
+    asked before."""
     key = _cache_key(carrier.name, origin, destination, parcels)
     cached = cache.get(key)
     if isinstance(cached, list):
         return cached
-    if cache.get(DOWN_CACHE_KEY % carrier.name):
+    if not network or cache.get(DOWN_CACHE_KEY % carrier.name):
         return None
     deadline = Deadline(settings.CARRIER_QUOTE_DEADLINE_MS / 1000)
     try:
@@ -139,10 +155,13 @@ def _from_services(services: list[ServiceQuote], subtotal: int) -> tuple[Freight
     return tuple(options)
 
 
-def quote_for(*, lines: Sequence[FreightLine], destination_cep: str, subtotal_after_discounts: int) -> FreightOptions:
+def quote_for(
+    *, lines: Sequence[FreightLine], destination_cep: str, subtotal_after_discounts: int, network: bool = True
+) -> FreightOptions:
     """Delivery options for `lines` to `destination_cep` (any format). Raises ValueError (a buyer message in
     Portuguese) for a CEP that is malformed or does not exist. Outside any transaction: it may call the carrier
-    (at most `CARRIER_QUOTE_DEADLINE_MS`), and answers with the table when the carrier cannot."""
+    (at most `CARRIER_QUOTE_DEADLINE_MS`), and answers with the table when the carrier cannot. `network=False`
+    (under a lock): the carrier's cached answer or the table, never a call."""
     digits = cep_digits(destination_cep)
     if digits is None:
         raise ValueError("CEP inválido: use o formato 00000-000.")
@@ -153,7 +172,38 @@ def quote_for(*, lines: Sequence[FreightLine], destination_cep: str, subtotal_af
     carrier = carriers.configured()
     origin = store_get().postal_code
     if carrier is not None and parcels and len(origin) == 8:
-        services = _carrier_services(carrier, origin, digits, parcels)
+        services = _carrier_services(carrier, origin, digits, parcels, network=network)
         if services:
             return FreightOptions(_from_services(services, subtotal_after_discounts), "carrier", parcels)
     return FreightOptions(_table(digits, uf, subtotal_after_discounts, parcels), "table", parcels)
+
+
+# --- the checkout engine's side -------------------------------------------------------------------------------
+
+
+def weight_matters(config: ShippingConfig) -> bool:
+    """Whether the lines' parcels change the options: a carrier, or a table method priced by weight."""
+    return bool(settings.CARRIER) or any(m.price_per_extra_kg for m in config.shipping_methods)
+
+
+def carrier_quote_prefetch(*, lines: Sequence[FreightLine], destination_cep: str) -> None:
+    """Before the checkout's lock, outside any transaction: ask the carrier for these lines and CEP, so the
+    engine, under its lock, finds the answer cached (`checkout_shipping_options` never calls the carrier)."""
+    if not settings.CARRIER or not lines or not destination_cep:
+        return
+    try:
+        quote_for(lines=lines, destination_cep=destination_cep, subtotal_after_discounts=0)
+    except ValueError:
+        return  # a bad CEP: the engine says it, on its field
+
+
+def checkout_shipping_options(
+    *, config: ShippingConfig, lines: Sequence[FreightLine], cep: str, uf: str, subtotal_after_discounts: int
+) -> tuple[OptionView, ...]:
+    """The checkout engine's shipping options (under the checkout's lock: never the network). Without a carrier
+    or a price by weight, exactly the table's, with no statement more."""
+    if not weight_matters(config):
+        return shipping_options(config=config, cep=cep, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
+    quoted = quote_for(lines=lines, destination_cep=cep, subtotal_after_discounts=subtotal_after_discounts,
+                       network=False)  # fmt: skip
+    return quoted.option_views()
