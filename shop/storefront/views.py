@@ -318,8 +318,11 @@ def freight_context(
     a table by weight, the options are `shop.freight`'s for `lines` (the checkout's, for the same lines and CEP;
     a page view holds no lock, so the carrier may be asked here, within its deadline)."""
     config = shipping_config_load()
+    threshold = free_shipping_threshold(config)
     context: dict[str, object] = {
-        "free_threshold": free_shipping_threshold(config),
+        "free_threshold": threshold,
+        # Which service the threshold frees (issue 36): "Frete grátis no PAC acima de R$ 299,00".
+        "free_service": next((m.title for m in config.shipping_methods if m.free_above == threshold), ""),
         "freight_action": action,
         "freight_hidden": hidden,
         "freight_cep": "",
