@@ -14,6 +14,7 @@ COPY orders orders
 COPY payments payments
 COPY bcp_app bcp_app
 COPY fiscal fiscal
+COPY carriers carriers
 COPY templates templates
 COPY static static
 COPY locale locale

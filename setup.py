@@ -10,7 +10,7 @@ and 40 lines each, that a folder Python could import "would be ignored" (~1000 l
 
 from setuptools import find_namespace_packages, setup
 
-CODE = ["config*", "kernel*", "shop*", "bcp_app*", "orders*", "payments*", "fiscal*"]
+CODE = ["config*", "kernel*", "shop*", "bcp_app*", "orders*", "payments*", "fiscal*", "carriers*"]
 
 SITE_FOLDERS = {
     "config._site.templates": "templates",

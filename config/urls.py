@@ -3,6 +3,7 @@ from django.conf.urls.i18n import i18n_patterns  # noqa: F401
 from django.contrib import admin
 from django.urls import include, path
 
+from shop.freight import panels as freight_panels
 from shop.invoicing import panels as fiscal_panels
 
 handler500 = "config.error_pages.server_error"
@@ -12,7 +13,11 @@ urlpatterns = [
     path("", include("bcp_app.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
+    path("admin/frete/<str:order_id>/comprar/", freight_panels.buy_view, name="shop_label_buy"),
+    path("admin/frete/etiqueta/<str:label_id>/cancelar/", freight_panels.cancel_view, name="shop_label_cancel"),
+    path("admin/frete/etiqueta/<str:label_id>/pdf/", freight_panels.pdf_view, name="shop_label_pdf"),
     path("admin/", admin.site.urls),
+    path("frete/webhooks/melhorenvio/", freight_panels.melhorenvio_webhook, name="shop_melhorenvio_webhook"),
     path("", include("payments.urls")),
     path("fiscal/", include("fiscal.urls")),
     path("", include("orders.urls")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, QuerySet
@@ -18,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
@@ -233,6 +235,12 @@ class OrderAdmin(admin.ModelAdmin):
                 self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
         if done:
             self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Bulk actions other apps add (`settings.ORDERS_ADMIN_ACTIONS`, dotted paths of admin action functions)
+        # without orders importing them: the shop's "Comprar etiqueta" for a selection.
+        self.actions = [*self.actions, *(import_string(p) for p in getattr(settings, "ORDERS_ADMIN_ACTIONS", ()))]
 
     def has_ship_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("orders.ship_order")

@@ -54,6 +54,7 @@ class FulfillmentEventType(models.TextChoices):
     PROCESSING = "processing", _("Em preparação")
     SHIPPED = "shipped", _("Enviado")
     IN_TRANSIT = "in_transit", _("Em trânsito")
+    OUT_FOR_DELIVERY = "out_for_delivery", _("Saiu para entrega")
     DELIVERED = "delivered", _("Entregue")
     FAILED_ATTEMPT = "failed_attempt", _("Tentativa de entrega sem sucesso")
     CANCELED = "canceled", _("Envio cancelado")

@@ -5,6 +5,9 @@ order_changed          send(sender=Order, order_id=str, event=str, platform_id=s
 refund_requested       send(sender=Order, order_id=str, adjustment_id=str, payment_reference=str, amount=int,
                             reason=str)   # amount in centavos, positive
 stock_return_requested send(sender=Order, order_id=str, items=list[tuple[str, int]])   # (sku, quantity)
+label_purchase_requested send(sender=Order, outbox_key=str, order_id=str, label_id=str)
+                       # from the outbox (kind label_purchase), not after commit: the receiver buys the label
+                       # at the carrier (shop.freight.labels) and must be idempotent on label_id
 """
 
 from django.dispatch import Signal
@@ -12,3 +15,4 @@ from django.dispatch import Signal
 order_changed = Signal()
 refund_requested = Signal()
 stock_return_requested = Signal()
+label_purchase_requested = Signal()

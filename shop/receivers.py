@@ -7,6 +7,8 @@
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - payments.pix_infraction_changed (a MED dispute step) → orders.order_dispute_record (timeline, hold, refund).
 - orders.stock_return_requested → put the units back on sale.
+- orders.label_purchase_requested (outbox kind label_purchase) → buy the label at the carrier.
+- saving or deleting a packaging box → drop the cached boxes after commit.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
@@ -25,15 +27,17 @@ from django.dispatch import receiver
 
 from fiscal.signals import document_changed
 from orders.services import adjustment_mark_refund_result, order_dispute_record, order_payment_record
-from orders.signals import order_changed, refund_requested, stock_return_requested
+from orders.signals import label_purchase_requested, order_changed, refund_requested, stock_return_requested
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
 from payments.signals import card_payment_settled, charge_settled, pix_infraction_changed, refund_finished
 from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
+from shop.freight.labels import label_purchase_run
+from shop.freight.parcels import boxes_cache_clear
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
-from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
+from shop.models import PackagingBox, PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
 
 logger = logging.getLogger(__name__)
 
@@ -126,10 +130,17 @@ def _bump_catalog_cache(sender: Any, **_: Any) -> None:
     transaction.on_commit(catalog_cache_bump)
 
 
+def _drop_boxes_cache(sender: Any, **_: Any) -> None:
+    boxes_cache_clear()
+    transaction.on_commit(boxes_cache_clear)
+
+
 def _connect_cache_invalidation() -> None:
     for model in (ShippingMethod, ShippingRate, PickupLocation):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_drop_shipping_cache, sender=model, dispatch_uid=f"shop.cache.{model.__name__}.{name}")
+    for name, signal in (("save", post_save), ("delete", post_delete)):
+        signal.connect(_drop_boxes_cache, sender=PackagingBox, dispatch_uid=f"shop.cache.PackagingBox.{name}")
     for model in (Product, Variant, ProductImage):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_bump_catalog_cache, sender=model, dispatch_uid=f"shop.catalog.{model.__name__}.{name}")
@@ -146,3 +157,9 @@ def on_order_changed_fiscal(sender: Any, **kwargs: Any) -> None:
 @receiver(document_changed, dispatch_uid="shop.invoicing.document_changed")
 def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
     on_document_changed(sender, **kwargs)
+
+
+@receiver(label_purchase_requested, dispatch_uid="shop.freight.label_purchase")
+def on_label_purchase_requested(sender: Any, *, label_id: str, **_: Any) -> None:
+    # Run by the outbox (orders/services/dispatch.py): a CarrierUnavailable leaves the row pending for the sweep.
+    label_purchase_run(label_id=label_id)

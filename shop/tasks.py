@@ -6,6 +6,7 @@ from celery import shared_task
 
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
+from shop.freight.tracking import tracking_poll_due
 from shop.invoicing.lifecycle import sweep_missing_cancellations, sweep_missing_documents
 
 
@@ -31,3 +32,9 @@ def sweep_fiscal_requests() -> int:
     """Beat: paid recent orders whose NF-e request was never written, and cancelled orders whose authorized
     NF-e was never asked to be cancelled (a lost or failed after-commit step)."""
     return sweep_missing_documents() + sweep_missing_cancellations()
+
+
+@shared_task(name="shop.tasks.poll_carrier_tracking")
+def poll_carrier_tracking() -> int:
+    """Beat: the Correios' tracking of bought labels (Melhor Envio tells by webhook) → fulfillment events."""
+    return tracking_poll_due()

@@ -6,7 +6,7 @@ from datetime import date
 
 from config.settings.base import DEBUG, SECURE_CSP
 from fiscal.ibscbs import parse_rate
-from kernel.env import ConfigError, env_bool, env_int, env_str
+from kernel.env import ConfigError, env_bool, env_int, env_list, env_str
 
 # --- Shop ---------------------------------------------------------------------------------------------
 SHOP_NAME = env_str("SHOP_NAME", "Loja Exemplo")  # default trade name of the store settings row
@@ -18,11 +18,14 @@ CEP_PROVIDER_TIMEOUT_MS = env_int("CEP_PROVIDER_TIMEOUT_MS", 2500, minimum=100)
 CEP_CACHE_SECONDS = env_int("CEP_CACHE_SECONDS", 7 * 24 * 3600, minimum=0)
 # Sections the shop adds to the order pages (orders imports nothing of ours): the NF-e box.
 ORDERS_ADMIN_PANELS = [
+    "shop.freight.panels.admin_panel",
     "shop.invoicing.panels.admin_panel",
     "shop.checkout.selectors.consent_admin_panel",
     "bcp_app.service.ap2_store.admin_panel",
 ]
 ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]
+# Bulk actions the shop adds to the order list: "Comprar etiqueta de envio" for a selection (issue 36).
+ORDERS_ADMIN_ACTIONS = ["shop.freight.panels.buy_labels_action"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
@@ -53,6 +56,34 @@ except ValueError as exc:
     raise ConfigError(
         f"FISCAL_IBSCBS_NORMAL_FROM/FISCAL_IBSCBS_SIMPLES_FROM (AAAA-MM-DD) or an IBS/CBS rate: {exc}"
     ) from exc
+
+# --- Carriers (freight quotes, labels, tracking) ------------------------------------------------------
+# "" = no carrier: the table rates (weight-aware) answer; "melhorenvio" | "correios" quote and sell labels.
+CARRIER = env_str("CARRIER", "")
+if CARRIER not in ("", "melhorenvio", "correios"):
+    raise ConfigError("CARRIER must be empty, melhorenvio or correios")
+CARRIER_QUOTE_DEADLINE_MS = env_int("CARRIER_QUOTE_DEADLINE_MS", 3000, minimum=200)  # then the table answers
+CARRIER_QUOTE_CACHE_SECONDS = env_int("CARRIER_QUOTE_CACHE_SECONDS", 600, minimum=0)
+CARRIER_LABEL_DEADLINE_MS = env_int("CARRIER_LABEL_DEADLINE_MS", 20000, minimum=1000)  # worker side
+MELHOR_ENVIO_ENV = env_str("MELHOR_ENVIO_ENV", "sandbox")  # "sandbox" | "production"
+if MELHOR_ENVIO_ENV not in ("sandbox", "production"):
+    raise ConfigError("MELHOR_ENVIO_ENV must be sandbox or production")
+MELHOR_ENVIO_BASE_URL = env_str("MELHOR_ENVIO_BASE_URL", "")  # empty: the environment's URL
+MELHOR_ENVIO_TOKEN = env_str("MELHOR_ENVIO_TOKEN", "")  # a personal token from the panel, or OAuth2 below
+MELHOR_ENVIO_CLIENT_ID = env_str("MELHOR_ENVIO_CLIENT_ID", "")
+MELHOR_ENVIO_CLIENT_SECRET = env_str("MELHOR_ENVIO_CLIENT_SECRET", "")  # also the webhooks' signing key
+MELHOR_ENVIO_REFRESH_TOKEN = env_str("MELHOR_ENVIO_REFRESH_TOKEN", "")
+MELHOR_ENVIO_USER_AGENT = env_str("MELHOR_ENVIO_USER_AGENT", "Loja BCP (contato@example.com)")
+CORREIOS_ENV = env_str("CORREIOS_ENV", "homologacao")  # "homologacao" | "producao"
+if CORREIOS_ENV not in ("homologacao", "producao"):
+    raise ConfigError("CORREIOS_ENV must be homologacao or producao")
+CORREIOS_BASE_URL = env_str("CORREIOS_BASE_URL", "")
+CORREIOS_USER = env_str("CORREIOS_USER", "")  # Meu Correios user (CPF/CNPJ)
+CORREIOS_ACCESS_CODE = env_str("CORREIOS_ACCESS_CODE", "")  # código de acesso às APIs
+CORREIOS_POSTING_CARD = env_str("CORREIOS_POSTING_CARD", "")  # cartão de postagem
+CORREIOS_CONTRACT = env_str("CORREIOS_CONTRACT", "")
+CORREIOS_DR = env_int("CORREIOS_DR", 0, minimum=0)
+CORREIOS_SERVICES = env_list("CORREIOS_SERVICES", ["03220", "03298"])  # SEDEX, PAC (contrato)
 
 # --- Pix / payments -----------------------------------------------------------------------------------
 BCP_PIX_SANDBOX = env_bool("BCP_PIX_SANDBOX", default=DEBUG)

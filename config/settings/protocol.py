@@ -42,7 +42,7 @@ BCP_RATE_LIMITS = {
 BCP_RATE_LIMIT_AUTH_FAILURES = env_str("BCP_RATE_LIMIT_AUTH_FAILURES", "30/10minutes")
 # Webhook endpoints (Pix PSP, NF-e provider) per source IP: generous, a PSP retrying a burst is never refused.
 WEBHOOK_RATE_LIMIT = env_str("WEBHOOK_RATE_LIMIT", "600/minute")
-WEBHOOK_RATE_LIMITED_PATHS: tuple[str, ...] = ("/payments/pix/webhook", "/fiscal/webhooks/")
+WEBHOOK_RATE_LIMITED_PATHS: tuple[str, ...] = ("/payments/pix/webhook", "/fiscal/webhooks/", "/frete/webhooks/")
 _all_limits = [*(text for pair in BCP_RATE_LIMITS.values() for text in pair), BCP_RATE_LIMIT_AUTH_FAILURES,
                WEBHOOK_RATE_LIMIT]
 for _limit in (text for text in _all_limits if text):

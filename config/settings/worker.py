@@ -55,6 +55,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},
     # MED disputes: notifications whose task was lost, staff answers not delivered to the PSP yet.
     "sweep-infractions": {"task": "payments.tasks.sweep_infractions", "schedule": timedelta(minutes=1)},
+    # Correios tracking (no webhook): each bought label's history every 30 minutes, until delivered or returned.
+    "poll-carrier-tracking": {"task": "shop.tasks.poll_carrier_tracking", "schedule": timedelta(minutes=10)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).

@@ -4,7 +4,13 @@ Split into modules by concern; import from `orders.services`.
 """
 
 from orders.errors import OrderError, OrderNotFound
-from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
+from orders.services.adjustments import (
+    adjustment_mark_refund_result,
+    order_cancel,
+    order_refund,
+    order_return,
+    order_returned_to_sender_open,
+)
 from orders.services.disputes import order_dispute_record
 from orders.services.expectations import expectation_merge, expectation_split, expectation_update
 from orders.services.fulfillment import (
@@ -58,6 +64,7 @@ __all__ = [
     "order_place_from_checkout",
     "order_refund",
     "order_return",
+    "order_returned_to_sender_open",
     "order_ship",
     "order_tracking_correct",
 ]

@@ -321,3 +321,27 @@ def order_return(
         _create_credit_note(order, amount=credit_amount, reason=reason, actor=actor)
     notify_changed(order, "returned")
     return adjustment
+
+
+@transaction.atomic
+def order_returned_to_sender_open(*, order_id: str, description: str, actor: str = "") -> Adjustment:
+    """The carrier brought the parcel back: a pending return adjustment tells staff to decide (ship again,
+    refund, or cancel). No money moves and no quantity changes here; the returned_to_sender fulfillment event
+    already put the units back as not shipped."""
+    order = lock_order(order_id)
+    adjustment = Adjustment.objects.create(
+        order=order,
+        type=AdjustmentType.RETURN,
+        status=AdjustmentStatus.PENDING,
+        description=clean_text(description, field="description", max_length=255, required=True),
+        occurred_at=timezone.now(),
+    )
+    timeline(
+        order,
+        "returned_to_sender",
+        f"Devolvido ao remetente pela transportadora: {adjustment.description} — decida reenviar ou reembolsar.",
+        actor=actor,
+        data={"adjustment_id": adjustment.public_id},
+    )
+    notify_changed(order, "adjustment")
+    return adjustment

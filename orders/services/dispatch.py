@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from orders.models import Order, OutboxMessage
 from orders.services.notes import order_placed_email_send
-from orders.services.outbox import ORDER_CHANGED, REFUND_REQUESTED
-from orders.signals import order_changed, refund_requested
+from orders.services.outbox import LABEL_PURCHASE, ORDER_CHANGED, REFUND_REQUESTED
+from orders.signals import label_purchase_requested, order_changed, refund_requested
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +31,14 @@ def _send_order_changed(key: str, payload: dict[str, Any]) -> None:
     order_changed.send(sender=Order, outbox_key=key, **payload)
 
 
+def _send_label_purchase(key: str, payload: dict[str, Any]) -> None:
+    label_purchase_requested.send(sender=Order, outbox_key=key, **payload)
+
+
 HANDLERS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     REFUND_REQUESTED: _send_refund_requested,
     ORDER_CHANGED: _send_order_changed,
+    LABEL_PURCHASE: _send_label_purchase,
 }
 
 

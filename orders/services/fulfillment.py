@@ -50,6 +50,7 @@ _LIMITS = {
     FulfillmentEventType.RETURNED_TO_SENDER: lambda line: line.quantity_shipped - line.quantity_delivered,
     FulfillmentEventType.UNDELIVERABLE: lambda line: line.quantity_shipped - line.quantity_delivered,
     FulfillmentEventType.IN_TRANSIT: lambda line: line.quantity_shipped - line.quantity_delivered,
+    FulfillmentEventType.OUT_FOR_DELIVERY: lambda line: line.quantity_shipped - line.quantity_delivered,
     FulfillmentEventType.FAILED_ATTEMPT: lambda line: line.quantity_shipped - line.quantity_delivered,
 }
 _ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]

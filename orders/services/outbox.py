@@ -1,8 +1,9 @@
 """Outbox services: record a side effect inside the caller's transaction; process it exactly once.
 
-Kinds: `refund_requested` (Pix devolução through payments) and `order_changed` (signed order webhooks
+Kinds: `refund_requested` (Pix devolução through payments), `order_changed` (signed order webhooks
 to the platform, through bcp_app; for a placed order also the buyer's "Pedido recebido" e-mail and, through
-the shop's receiver, the NF-e request: the one task per placed order).
+the shop's receiver, the NF-e request: the one task per placed order) and `label_purchase` (a carrier label,
+bought by the shop's receiver).
 
 `outbox_add` runs inside the transaction of the change (the adjustment); after commit it enqueues
 `orders.tasks.process_outbox_message`. If that enqueue is lost (broker down) or processing fails (a
@@ -19,7 +20,9 @@ from orders.models import OutboxMessage
 
 REFUND_REQUESTED = "refund_requested"
 ORDER_CHANGED = "order_changed"
-KINDS = frozenset({REFUND_REQUESTED, ORDER_CHANGED})  # each has its handler in orders/services/dispatch.py
+LABEL_PURCHASE = "label_purchase"  # a carrier label (the shop's receiver buys it: issue 36)
+# Each kind has its handler in orders/services/dispatch.py.
+KINDS = frozenset({REFUND_REQUESTED, ORDER_CHANGED, LABEL_PURCHASE})
 
 
 def outbox_add(*, kind: str, key: str, payload: dict[str, Any], fresh: bool = False) -> OutboxMessage:

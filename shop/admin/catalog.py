@@ -122,7 +122,7 @@ class ProductAdmin(admin.ModelAdmin):
     actions = ("make_active", "make_inactive")
     fieldsets = (
         (None, {"fields": ("title", "slug", "category", "brand", "description", "active")}),
-        (_("Entrega"), {"fields": ("requires_shipping", "weight_grams")}),
+        (_("Entrega"), {"fields": ("requires_shipping", ("weight_grams", "length_cm", "width_cm", "height_cm"))}),
         (
             _("Dados fiscais (NF-e)"),
             {"fields": (("ncm", "cfop", "icms_cst"), ("origin", "unit"), ("ibs_cbs_cst", "ibs_cbs_class"))},

@@ -52,7 +52,7 @@ class ShippingRateInline(admin.TabularInline):
 @admin.register(ShippingMethod)
 class ShippingMethodAdmin(admin.ModelAdmin):
     # Prices typed and shown in reais (the model keeps centavos).
-    form = money_model_form(ShippingMethod, "flat_price", "free_above", rules=shipping_rules)
+    form = money_model_form(ShippingMethod, "flat_price", "free_above", "price_per_extra_kg", rules=shipping_rules)
     list_display = ["title", "code", "kind", "carrier", "flat_brl", "free_above_brl", "days_min", "days_max", "active"]
     flat_brl = brl_column("flat_price", _("preço fixo"))
     free_above_brl = brl_column("free_above", _("frete grátis a partir de"))

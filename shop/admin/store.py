@@ -13,10 +13,12 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from shop.admin.br_fields import clean_cep, clean_uf
-from shop.models import StoreSettings
+from shop.models import PackagingBox, StoreSettings
 from shop.store.services import cnpj_format, store_row
 
 PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
+# Freight measures a saved form may leave empty: the model's default then (a form posted before they existed).
+PACKAGE_DEFAULTS = ("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm")
 
 
 class StoreSettingsForm(forms.ModelForm):
@@ -28,6 +30,9 @@ class StoreSettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "nfe_series" in self.fields:
             self.fields["nfe_series"].required = False  # empty = série 1
+        for name in PACKAGE_DEFAULTS:
+            if name in self.fields:
+                self.fields[name].required = False  # empty = the shop's default measure
         if "pix_discount_percent" in self.fields:
             model_field = self.fields["pix_discount_percent"]
             # The limits on the form field: "150" got Django's sentence about digits before the decimal point
@@ -44,6 +49,13 @@ class StoreSettingsForm(forms.ModelForm):
                     "max_value": _("Desconto no Pix de no máximo 50%%."),
                 },
             )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name in PACKAGE_DEFAULTS:
+            if name in self.fields and cleaned.get(name) in (None, 0):
+                cleaned[name] = StoreSettings._meta.get_field(name).get_default()
+        return cleaned
 
     def clean_nfe_series(self) -> int:
         value = self.cleaned_data.get("nfe_series")
@@ -87,6 +99,16 @@ class StoreSettingsAdmin(admin.ModelAdmin):
         ),
         (_("Atendimento"), {"fields": ("contact_email", ("phone", "whatsapp"), "business_hours")}),
         (_("Pagamento"), {"fields": ("pix_discount_percent",)}),
+        (
+            _("Frete: medidas padrão de um item"),
+            {
+                "fields": (("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm"),),
+                "description": _(
+                    "Usadas quando nem a variante nem o produto informam peso e medidas. As caixas de embalagem "
+                    "ficam em “Caixas de embalagem”."
+                ),
+            },
+        ),
         (
             _("Dados fiscais (NF-e)"),
             {
@@ -141,3 +163,12 @@ class StoreSettingsAdmin(admin.ModelAdmin):
         # One row: the list would be a page with one link; open the row instead.
         row = store_row()
         return HttpResponseRedirect(reverse("admin:shop_storesettings_change", args=[row.pk]))
+
+
+@admin.register(PackagingBox)
+class PackagingBoxAdmin(admin.ModelAdmin):
+    """The boxes the store packs in: the packing rule takes the smallest that fits (shop/freight/parcels.py)."""
+
+    list_display = ["name", "length_cm", "width_cm", "height_cm", "weight_grams", "max_weight_grams", "active"]
+    list_editable = ["active"]
+    fields = ["name", ("length_cm", "width_cm", "height_cm"), ("weight_grams", "max_weight_grams"), "active"]

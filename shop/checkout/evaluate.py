@@ -34,6 +34,8 @@ from shop.checkout.types import (
     CheckoutMessage,
     bounded,
 )
+from shop.freight.parcels import FreightLine
+from shop.freight.quotes import checkout_shipping_options
 from shop.models import Checkout, CheckoutLine, new_line_id
 
 MAX_LINES = 100
@@ -270,6 +272,9 @@ def evaluate(
     )
     config = shipping_config_load()
     physical = [line.public_id for line in planned if line.requires_shipping]
+    # What ships, for the carriers' quote or the table by weight (unit price 0: the catalog's, as the prefetch
+    # before the lock asked, so both find the same cached quote).
+    freight_lines = [FreightLine(line.sku, line.quantity) for line in planned if line.requires_shipping]
     ful = evaluate_fulfillment(
         checkout=checkout,
         data=data.fulfillment,
@@ -278,6 +283,9 @@ def evaluate(
         subtotal_after_discounts=subtotal - coupon_eval.total,
         buyer_first=str(buyer_fields["buyer_first_name"]),
         buyer_last=str(buyer_fields["buyer_last_name"]),
+        shipping_quote=lambda cep, uf, subtotal: checkout_shipping_options(
+            config=config, lines=freight_lines, cep=cep, uf=uf, subtotal_after_discounts=subtotal
+        ),
     )
     rejections.extend(ful.rejections)
     messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]

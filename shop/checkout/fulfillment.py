@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
@@ -605,8 +606,11 @@ def evaluate_fulfillment(
     subtotal_after_discounts: int,
     buyer_first: str,
     buyer_last: str,
+    shipping_quote: Callable[[str, str, int], tuple[OptionView, ...]] | None = None,
 ) -> FulfillmentEvaluation:
-    """Method → destination → options → selected option → snapshot, one function per step."""
+    """Method → destination → options → selected option → snapshot, one function per step. `shipping_quote(cep,
+    uf, subtotal)` gives the shipping options (the carriers' or the table by weight, `shop.freight`); None: the
+    table alone."""
     fields = dict(EMPTY_FIELDS)
     result = FulfillmentEvaluation(fields=fields, snapshot={"methods": [], "available_methods": []})
     if not physical_line_ids:
@@ -617,7 +621,7 @@ def evaluate_fulfillment(
     fields["fulfillment_type"] = chosen.type
     if chosen.type == "shipping":
         selected_destination = _shipping_destination(chosen, checkout, buyer_first, buyer_last, result)
-        destinations, options = _shipping_quote(config, subtotal_after_discounts, result)
+        destinations, options = _shipping_quote(config, subtotal_after_discounts, result, shipping_quote)
     else:
         destinations, selected_destination, options = _pickup_destination(chosen, config, result)
     fields["selected_destination_id"] = selected_destination or ""
@@ -706,7 +710,10 @@ def _shipping_destination(
 
 
 def _shipping_quote(
-    config: ShippingConfig, subtotal_after_discounts: int, result: FulfillmentEvaluation
+    config: ShippingConfig,
+    subtotal_after_discounts: int,
+    result: FulfillmentEvaluation,
+    quote: Callable[[str, str, int], tuple[OptionView, ...]] | None,
 ) -> tuple[list[dict[str, object]], tuple[OptionView, ...]]:
     """The address checked and presented, and the shipping options for its CEP."""
     fields = result.fields
@@ -718,9 +725,12 @@ def _shipping_quote(
     destinations = [shipping_destination_dict(fields)]
     if usable_cep is None:
         return destinations, ()
-    options = shipping_options(
-        config=config, cep=usable_cep, uf=fields["ship_uf"], subtotal_after_discounts=subtotal_after_discounts
-    )
+    if quote is not None:
+        options = quote(usable_cep, fields["ship_uf"], subtotal_after_discounts)
+    else:
+        options = shipping_options(
+            config=config, cep=usable_cep, uf=fields["ship_uf"], subtotal_after_discounts=subtotal_after_discounts
+        )
     if not options:
         result.messages.append(
             _err("address_undeliverable", _("Não entregamos no CEP %(cep)s.") % {"cep": fields["ship_cep"]}, DEST0)

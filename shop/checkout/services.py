@@ -120,6 +120,8 @@ from shop.checkout.types import (
     InstrumentInput,
     PaymentInput,
 )
+from shop.freight.parcels import FreightLine
+from shop.freight.quotes import carrier_quote_prefetch
 from shop.models import Checkout, Variant
 
 __all__ = [
@@ -155,6 +157,20 @@ class CheckoutCreateImpossible(Exception):
 
 
 @in_checkout_language
+def _prefetch_freight(data: CheckoutInput, *, checkout_id: str | None) -> None:
+    """The carrier's quote for the lines and CEP of this write, asked before the lock (the engine, under it, reads
+    the cached answer and never calls the carrier). Nothing without a carrier or a shipping address."""
+    if not settings.CARRIER or data.fulfillment is None or not data.fulfillment.methods:
+        return
+    method = data.fulfillment.methods[0]
+    if method.type != "shipping":
+        return
+    cep = method.destinations[0].postal_code if method.destinations else ""
+    if not cep and checkout_id:  # the address given earlier, selected by its id
+        cep = Checkout.objects.filter(public_id=checkout_id).values_list("ship_cep", flat=True).first() or ""
+    carrier_quote_prefetch(lines=[FreightLine(line.sku, line.quantity) for line in data.lines], destination_cep=cep)
+
+
 def checkout_create(
     *,
     data: CheckoutInput,
@@ -175,6 +191,7 @@ def checkout_create(
             ]
         )
     now = timezone.now()
+    _prefetch_freight(data, checkout_id=None)
     with transaction.atomic():
         ev = evaluate(checkout=None, existing_lines=[], data=data, now=now)
         if len(ev.unavailable_line_ids) == len(ev.lines):
@@ -208,6 +225,7 @@ def checkout_update(
 ) -> CheckoutResult:
     """`language` (e.g. the storefront's current one) switches the checkout's language; `context.language` wins.
     `owner`: a BCP caller (`CheckoutOwner`); a checkout it does not own is CheckoutNotFound."""
+    _prefetch_freight(data, checkout_id=checkout_id)
     written = _update(checkout_id=checkout_id, data=data, language=language, owner=owner)
     return written if isinstance(written, CheckoutResult) else _after_write(*written)
 

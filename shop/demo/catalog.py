@@ -28,6 +28,18 @@ class DemoProduct:
     variants: tuple[DemoVariant, ...]
     weight_grams: int = 500
     requires_shipping: bool = True
+    package_cm: tuple[int, int, int] | None = None  # one unit packed (L, W, H); None: the category's
+
+
+# One unit as it goes into a box (length, width, height in cm), per category: a 500 g coffee bag, a folded
+# T-shirt, a boxed mug, a notebook, a phone in its box. Freight quotes and the packing rule read them.
+DEMO_PACKAGE_CM: dict[str, tuple[int, int, int]] = {
+    "cafes": (20, 12, 8),
+    "camisetas": (26, 18, 3),
+    "casa-cozinha": (14, 12, 11),
+    "papelaria": (22, 16, 2),
+    "eletronicos": (18, 10, 6),
+}
 
 
 CATEGORIES: tuple[tuple[str, str, str], ...] = (

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from shop.models import Coupon, PickupLocation, ShippingMethod, ShippingRate
+from shop.models import Coupon, PackagingBox, PickupLocation, ShippingMethod, ShippingRate
 
 # (UF, PAC price, PAC days, SEDEX price, SEDEX days): Correios-like tables from a São Paulo sender.
 _UF_TABLE: list[tuple[str, int, tuple[int, int], int, tuple[int, int]]] = [
@@ -49,10 +49,26 @@ def _method(code: str, **fields: object) -> ShippingMethod:
 @transaction.atomic
 def seed_checkout_demo() -> None:
     """Idempotent: called at the end of `seed_demo`."""
+    # By weight (issue 36): each kg or part of one above the first adds to the UF rate, so ten T-shirts
+    # (one 36×27×18 box, 2.9 kg cubic) cost more than one (a 27×18×9 box, under 1 kg).
     pac = _method(
-        "pac", title="PAC", carrier="Correios", free_above=29900, days_min=5, days_max=10, position=1, active=True
-    )
-    sedex = _method("sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=4, position=2, active=True)
+        "pac", title="PAC", carrier="Correios", free_above=29900, days_min=5, days_max=10, position=1, active=True,
+        price_per_extra_kg=350,
+    )  # fmt: skip
+    sedex = _method(
+        "sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=4, position=2, active=True,
+        price_per_extra_kg=690,
+    )  # fmt: skip
+    # The Correios' standard boxes (inside measures, cm) and what the empty box weighs.
+    for name, sides, grams in (
+        ("Caixa P (tipo 2)", (27, 18, 9), 90),
+        ("Caixa M (tipo 4)", (36, 27, 18), 220),
+        ("Caixa G (tipo 5)", (54, 36, 27), 480),
+    ):
+        PackagingBox.objects.update_or_create(
+            name=name,
+            defaults={"length_cm": sides[0], "width_cm": sides[1], "height_cm": sides[2], "weight_grams": grams},
+        )
     for method in (pac, sedex):
         method.rates.all().delete()
     ShippingRate.objects.bulk_create(

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import models, transaction
 
 from shop.catalog.images import demo_photo_ensure, product_image_thumbnail_make
-from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_STORE_FISCAL, PRODUCTS
+from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_PACKAGE_CM, DEMO_STORE_FISCAL, PRODUCTS
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 
@@ -73,6 +73,13 @@ def seed_catalog() -> dict[str, int]:
                 "category": categories[item.category],
                 "weight_grams": item.weight_grams,
                 "requires_shipping": item.requires_shipping,
+                **dict(
+                    zip(
+                        ("length_cm", "width_cm", "height_cm"),
+                        item.package_cm or DEMO_PACKAGE_CM[item.category],
+                        strict=True,
+                    )
+                ),
                 "ncm": DEMO_NCM[item.category],
                 "active": True,
             },

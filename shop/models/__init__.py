@@ -16,6 +16,7 @@ from shop.models.checkout import (
     new_line_id,
     new_location_id,
 )
+from shop.models.freight import LabelTrackingEvent, PackagingBox, ShippingLabel, new_label_id
 from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
 
@@ -29,16 +30,20 @@ __all__ = [
     "CheckoutReminder",
     "Coupon",
     "CouponRedemption",
+    "LabelTrackingEvent",
+    "PackagingBox",
     "PickupLocation",
     "Product",
     "ProductImage",
     "ReminderOptOut",
+    "ShippingLabel",
     "ShippingMethod",
     "ShippingRate",
     "StoreSettings",
     "Variant",
     "new_checkout_id",
     "new_destination_id",
+    "new_label_id",
     "new_line_id",
     "new_location_id",
     "new_product_id",

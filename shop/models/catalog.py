@@ -63,6 +63,10 @@ class Product(models.Model):
     # Physical goods need shipping or pickup; digital goods do not (BCP §9).
     requires_shipping = models.BooleanField(_("exige entrega"), default=True)
     weight_grams = models.PositiveIntegerField(_("peso (g)"), default=500)
+    # Package size of one unit for freight quotes; a variant's own measures win, empty = the store's default.
+    length_cm = models.PositiveIntegerField(_("comprimento (cm)"), null=True, blank=True)
+    width_cm = models.PositiveIntegerField(_("largura (cm)"), null=True, blank=True)
+    height_cm = models.PositiveIntegerField(_("altura (cm)"), null=True, blank=True)
     # Fiscal data for the NF-e: an empty NCM blocks issuing (with a message naming the product).
     ncm = models.CharField(_("NCM"), max_length=10, blank=True, validators=[validate_ncm], help_text=_("8 dígitos."))
     # Empty = the store's default CFOP (a sale to another UF takes its 6xxx counterpart automatically).

@@ -49,6 +49,14 @@ class ShippingMethod(models.Model):
     free_above = models.BigIntegerField(_("frete grátis a partir de (centavos)"), null=True, blank=True)
     days_min = models.PositiveSmallIntegerField(_("prazo mínimo (dias úteis)"), default=1)
     days_max = models.PositiveSmallIntegerField(_("prazo máximo (dias úteis)"), default=5)
+    # The table by weight (used when no carrier answers): each kg or part of a kg of billable weight above the
+    # first adds this to the rate. Empty = the rate is the same whatever the weight.
+    price_per_extra_kg = models.BigIntegerField(
+        _("adicional por kg acima de 1 kg (centavos)"),
+        null=True,
+        blank=True,
+        help_text=_("Peso cobrado: o maior entre o peso real e o cúbico (C × L × A / 6000)."),
+    )
     active = models.BooleanField(_("ativo"), default=True)
     position = models.PositiveIntegerField(_("posição"), default=0)
 

@@ -24,7 +24,7 @@ from shop.invoicing.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v4"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
+CACHE_KEY = "shop:store-settings:v5"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
 POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
 
 
@@ -191,6 +191,13 @@ class StoreSettings(models.Model):
             "com Pix. 0 = sem desconto."
         ),
     )
+    # Freight: one unit's package when neither the variant nor the product says (issue 36).
+    default_weight_grams = models.PositiveIntegerField(
+        _("peso padrão de um item (g)"), default=300, help_text=_("Usado quando o produto não informa o peso.")
+    )
+    default_length_cm = models.PositiveIntegerField(_("comprimento padrão (cm)"), default=20)
+    default_width_cm = models.PositiveIntegerField(_("largura padrão (cm)"), default=15)
+    default_height_cm = models.PositiveIntegerField(_("altura padrão (cm)"), default=5)
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:

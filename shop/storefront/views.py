@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -27,6 +27,8 @@ from shop.catalog.selectors import (
 from shop.checkout.fulfillment import cep_lookup, free_shipping_threshold, freight_quote, shipping_config_load
 from shop.checkout.pricing import installment_offer, pix_price
 from shop.checkout.reminders import optout_email, reminder_optout
+from shop.freight.parcels import FreightLine
+from shop.freight.quotes import quote_for, weight_matters
 from shop.models import Category, Product, Variant
 from shop.templatetags.money import format_brl
 
@@ -276,7 +278,9 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if selected is not None and product.requires_shipping:
         # "variante", not "sku": the add-to-cart form owns the page's one `sku` input (the picker updates both).
         hidden = [("variante", selected.sku)]
-        freight = freight_context(request, subtotal=selected.price, action=request.path, hidden=hidden)
+        freight = freight_context(
+            request, subtotal=selected.price, action=request.path, hidden=hidden, lines=[FreightLine(selected.sku, 1)]
+        )
     schema = product_schema_org(product, base_url=settings.BCP_PUBLIC_URL)
     og_image = schema.get("image", "")
     if isinstance(og_image, list):
@@ -303,12 +307,22 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def freight_context(
-    request: HttpRequest, *, subtotal: int, action: str, hidden: list[tuple[str, str]]
+    request: HttpRequest,
+    *,
+    subtotal: int,
+    action: str,
+    hidden: list[tuple[str, str]],
+    lines: list[FreightLine] | None = None,
 ) -> dict[str, object]:
-    """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`)."""
+    """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`). With a carrier or
+    a table by weight, the options are `shop.freight`'s for `lines` (the checkout's, for the same lines and CEP;
+    a page view holds no lock, so the carrier may be asked here, within its deadline)."""
     config = shipping_config_load()
+    threshold = free_shipping_threshold(config)
     context: dict[str, object] = {
-        "free_threshold": free_shipping_threshold(config),
+        "free_threshold": threshold,
+        # Which service the threshold frees (issue 36): "Frete grátis no PAC acima de R$ 299,00".
+        "free_service": next((m.title for m in config.shipping_methods if m.free_above == threshold), ""),
         "freight_action": action,
         "freight_hidden": hidden,
         "freight_cep": "",
@@ -319,7 +333,11 @@ def freight_context(
     if cep:
         context["freight_cep"] = cep
         try:
-            context["freight"] = freight_quote(cep=cep, subtotal_after_discounts=subtotal, config=config)
+            quote = freight_quote(cep=cep, subtotal_after_discounts=subtotal, config=config)
+            if lines and weight_matters(config):
+                quoted = quote_for(lines=lines, destination_cep=cep, subtotal_after_discounts=subtotal)
+                quote = replace(quote, options=quoted.option_views())
+            context["freight"] = quote
         except ValueError as exc:
             context["freight_error"] = str(exc)
     return context

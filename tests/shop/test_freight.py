@@ -35,7 +35,7 @@ def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(c
     html = client.get("/produtos/sku-cafe-500g/").content.decode()
     # before a CEP: the box and the notice
     assert 'data-testid="freight-box"' in html
-    assert "Frete grátis acima de R$ 200,00" in html
+    assert "Frete grátis no PAC acima de R$ 200,00" in html  # the notice names the service (issue 36)
     # when the buyer types a São Paulo CEP
     html = client.get("/produtos/sku-cafe-500g/", {"variante": "SKU-CAFE-500G", "cep": "01310100"}).content.decode()
     assert box(html) == [
@@ -90,7 +90,7 @@ def test_in_english(client, shop_ready) -> None:
     client.cookies["django_language"] = "en"
     html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310-100"}).content.decode()
     assert box(html)[0] == ("pac", "Arrives in 3 to 5 business days", "R$ 18,90")
-    assert "Free shipping over R$ 200,00" in html
+    assert "Free shipping with PAC over R$ 200,00" in html
     assert "R$ 157,10 more for free shipping." in html
 
 

@@ -63,6 +63,7 @@ from shop.checkout.types import (
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
 
@@ -113,7 +114,10 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
     if len(kept) != len(codes):
         cart_set_coupons(request.session, kept)
     # Same subtotal as the engine's free-shipping rule: all items after discounts.
-    freight = freight_context(request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[])
+    freight = freight_context(
+        request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[],
+        lines=[FreightLine(line.variant.sku, line.quantity) for line in lines],
+    )  # fmt: skip
     return render(
         request,
         "shop/cart/cart.html",

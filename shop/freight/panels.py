@@ -1,0 +1,149 @@
+"""The label box on the admin's order page (`ORDERS_ADMIN_PANELS`), the views behind its buttons, the bulk
+"Comprar etiqueta" action (`ORDERS_ADMIN_ACTIONS`) and the Melhor Envio webhook."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from carriers import WebhookRejected
+from carriers.melhorenvio import parse_webhook
+from orders.models import Order
+from shop.freight.labels import FreightError, label_cancel, label_pdf, label_request
+from shop.freight.tracking import tracking_from_webhook
+from shop.models import ShippingLabel
+
+logger = logging.getLogger(__name__)
+MAX_WEBHOOK_BYTES = 64 * 1024
+
+
+def admin_panel(request: HttpRequest, order: Order) -> str:
+    if order.fulfillment_method != "shipping":
+        return ""
+    labels = list(ShippingLabel.objects.filter(order=order).order_by("-created_at", "-id")[:5])
+    live = next((label for label in labels if label.status in ShippingLabel.LIVE), None)
+    can = request.user.has_perm("orders.ship_order")
+    return render_to_string(
+        "shop/freight/admin_panel.html",
+        {
+            "labels": labels,
+            "live": live,
+            "configured": bool(settings.CARRIER),
+            "can_buy": can and live is None and order.status != "canceled" and bool(settings.CARRIER),
+            "can_cancel": can and live is not None and live.status == ShippingLabel.Status.PURCHASED,
+            "buy_url": reverse("shop_label_buy", args=[order.public_id]),
+            "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
+            "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",
+            "csrf_token": get_token(request),
+        },
+    )
+
+
+def _back(order: Order) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+
+
+@staff_member_required
+@require_POST
+def buy_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    if not request.user.has_perm("orders.ship_order"):
+        return HttpResponseForbidden(_("Sem permissão para comprar etiquetas."))
+    order = Order.objects.filter(public_id=order_id).first()
+    if order is None:
+        messages.error(request, _("Pedido não encontrado."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        label = label_request(order_id=order_id, actor=request.user.get_username())
+    except FreightError as error:
+        messages.error(request, error.message)
+        return _back(order)
+    label.refresh_from_db()
+    if label.status == ShippingLabel.Status.FAILED:
+        messages.error(request, _("Etiqueta não comprada: %(reason)s") % {"reason": label.last_error})
+    elif label.status == ShippingLabel.Status.PURCHASED:
+        messages.success(request, _("Etiqueta comprada."))
+    else:
+        messages.success(request, _("Compra da etiqueta solicitada: ela aparece aqui em instantes."))
+    return _back(order)
+
+
+@staff_member_required
+@require_POST
+def cancel_view(request: HttpRequest, label_id: str) -> HttpResponse:
+    if not request.user.has_perm("orders.ship_order"):
+        return HttpResponseForbidden(_("Sem permissão para cancelar etiquetas."))
+    label = ShippingLabel.objects.select_related("order").filter(public_id=label_id).first()
+    if label is None:
+        messages.error(request, _("Etiqueta não encontrada."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        label_cancel(label_id=label_id, actor=request.user.get_username())
+    except FreightError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, _("Etiqueta cancelada."))
+    return _back(label.order)
+
+
+@staff_member_required
+@require_GET
+def pdf_view(request: HttpRequest, label_id: str) -> HttpResponse:
+    label = ShippingLabel.objects.select_related("order").filter(public_id=label_id).first()
+    if label is None:
+        messages.error(request, _("Etiqueta não encontrada."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        pdf = label_pdf(label_id=label_id)
+    except FreightError as error:
+        messages.error(request, error.message)
+        return _back(label.order)
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = f'inline; filename="etiqueta-{label.order.number}.pdf"'
+    return response
+
+
+@admin.action(description=gettext_lazy("Comprar etiqueta de envio"), permissions=["ship"])
+def buy_labels_action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Order]) -> None:
+    asked = 0
+    for order in queryset.order_by("pk"):
+        try:
+            label_request(order_id=order.public_id, actor=request.user.get_username())
+            asked += 1
+        except FreightError as error:
+            modeladmin.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
+    if asked:
+        modeladmin.message_user(
+            request, _("Etiqueta solicitada para %(n)d pedido(s).") % {"n": asked}, messages.SUCCESS
+        )
+
+
+@csrf_exempt
+@require_POST
+def melhorenvio_webhook(request: HttpRequest) -> HttpResponse:
+    """Melhor Envio's label events (https://docs.melhorenvio.com.br/docs/webhooks), signed with the app secret."""
+    body = request.body[: MAX_WEBHOOK_BYTES + 1]
+    if len(body) > MAX_WEBHOOK_BYTES:
+        return JsonResponse({"error": "payload too large"}, status=413)
+    if not settings.MELHOR_ENVIO_CLIENT_SECRET:
+        return JsonResponse({"error": "webhook not configured"}, status=503)
+    try:
+        events = parse_webhook(
+            secret=settings.MELHOR_ENVIO_CLIENT_SECRET, headers=dict(request.headers.items()), body=body
+        )
+    except WebhookRejected as exc:
+        logger.warning("Melhor Envio webhook refused: %s", exc)
+        return JsonResponse({"error": str(exc)}, status=401)
+    created = tracking_from_webhook(events=events)
+    return JsonResponse({"received": True, "events": created})

@@ -1,0 +1,185 @@
+"""Labels from the admin (issue 36): "Comprar etiqueta" on an order and for a selection, bought through an
+outbox row exactly once (double click, crashed worker), cost recorded, PDF to print, cancel in the window."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from orders.models import OrderEvent, OutboxMessage
+from orders.tasks import sweep_outbox
+from shop.freight.labels import FreightError, label_request
+from shop.models import ShippingLabel
+from tests.carriers.fake_correios import FakeCorreios
+from tests.carriers.fake_melhorenvio import PDF, FakeMelhorEnvio
+from tests.shop.freight_helpers import shirts_order
+
+pytestmark = pytest.mark.django_db
+
+
+def _buy(client, order, captured):  # type: ignore[no-untyped-def]
+    with captured(execute=True):
+        return client.post(f"/admin/frete/{order.public_id}/comprar/", follow=True)
+
+
+def test_comprar_etiqueta_buys_once_records_the_cost_and_prints_the_pdf(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-buy"' in page
+    response = _buy(admin_client, order, django_capture_on_commit_callbacks)
+    # The purchase runs after the request's commit (a worker, or in-process with no broker).
+    assert "Compra da etiqueta solicitada: ela aparece aqui em instantes." in response.content.decode()
+    label = ShippingLabel.objects.get(order=order)
+    remote = next(iter(melhorenvio.orders.values()))
+    assert (label.status, label.service_code, label.service_name, label.carrier_name, label.cost) == (
+        "purchased", "melhorenvio:2", "SEDEX", "Correios", 2200,
+    )  # fmt: skip
+    assert label.remote_id == remote["id"] and label.tracking_code == ""  # Melhor Envio tells it on posting
+    assert melhorenvio.checkouts == [remote["id"]]
+    event = OrderEvent.objects.get(order=order, kind="label_purchased")
+    assert event.message == "Etiqueta comprada: SEDEX (Correios), custo R$ 22,00."
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-cost">R$ 22,00<' in page and 'data-testid="label-buy"' not in page
+    pdf = admin_client.get(f"/admin/frete/etiqueta/{label.public_id}/pdf/")
+    assert pdf["Content-Type"] == "application/pdf" and pdf.content == PDF
+
+
+def test_a_double_click_buys_one_label(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    assert ShippingLabel.objects.filter(order=order).count() == 1
+    assert OutboxMessage.objects.filter(kind="label_purchase").count() == 1
+    assert len(melhorenvio.carts) == 1 and len(melhorenvio.checkouts) == 1
+
+
+def test_a_worker_that_never_heard_the_checkout_answer_is_finished_by_the_sweep_once(
+    settings,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    settings.CARRIER_LABEL_DEADLINE_MS = 1000
+    melhorenvio.hang_after["/api/v2/me/shipment/checkout"] = 1.5  # paid there, the answer lost here
+    order = shirts_order(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        label = label_request(order_id=order.public_id, actor="ana")
+    label.refresh_from_db()
+    message = OutboxMessage.objects.get(kind="label_purchase")
+    assert (label.status, label.remote_state["checkout"], message.status) == ("requested", "sent", "pending")
+    assert label.last_error.startswith("Transportadora indisponível")
+    OutboxMessage.objects.filter(pk=message.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    assert sweep_outbox() == 1
+    label.refresh_from_db()
+    assert label.status == "purchased" and label.cost == 2200
+    assert len(melhorenvio.checkouts) == 1 and melhorenvio.balance == 100_000 - 2200
+    assert sweep_outbox() == 0  # done: nothing left to run
+
+
+def test_a_carrier_refusal_fails_the_label_in_portuguese_and_charges_nothing(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    melhorenvio.balance = 0
+    order = shirts_order(django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-error">Melhor Envio recusou: Saldo insuficiente para a compra das etiquetas.<' in page
+    assert 'data-testid="label-buy"' in page  # staff may try again
+    label = ShippingLabel.objects.get(order=order)
+    assert label.status == "failed" and melhorenvio.checkouts == []
+    assert OutboxMessage.objects.get(kind="label_purchase").status == "done"  # not retried: staff decides
+    melhorenvio.balance = 10_000  # after topping up the wallet, a new purchase is possible
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    assert list(ShippingLabel.objects.filter(order=order).values_list("status", flat=True)) == ["purchased", "failed"]
+
+
+def test_cancel_within_the_window_and_refused_after_posting(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    label = ShippingLabel.objects.get(order=order)
+    page = admin_client.post(f"/admin/frete/etiqueta/{label.public_id}/cancelar/", follow=True).content.decode()
+    assert "Etiqueta cancelada." in page
+    label.refresh_from_db()
+    assert label.status == "canceled" and melhorenvio.orders[label.remote_id]["status"] == "canceled"
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    second = ShippingLabel.objects.get(order=order, status="purchased")
+    melhorenvio.orders[second.remote_id]["status"] = "posted"
+    page = admin_client.post(f"/admin/frete/etiqueta/{second.public_id}/cancelar/", follow=True).content.decode()
+    assert "O Melhor Envio não permite mais cancelar esta etiqueta" in page
+    second.refresh_from_db()
+    assert second.status == "purchased"
+
+
+def test_comprar_etiqueta_for_a_selection(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    first = shirts_order(django_capture_on_commit_callbacks)
+    second = shirts_order(django_capture_on_commit_callbacks, quantity=10)
+    pickup = shirts_order(django_capture_on_commit_callbacks, method="pickup")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/orders/order/",
+            {"action": "buy_labels_action", "_selected_action": [first.pk, second.pk, pickup.pk]},
+            follow=True,
+        )
+    page = response.content.decode()
+    assert "Etiqueta solicitada para 2 pedido(s)." in page
+    assert f"#{pickup.number}: O pedido #{pickup.number} não é para entrega: não precisa de etiqueta." in page
+    costs = dict(ShippingLabel.objects.values_list("order_id", "cost"))
+    assert costs == {first.pk: 2200, second.pk: 2200 + 2 * 700}  # ten shirts: 2.916 kg cubic
+
+
+def test_correios_label_cost_is_the_quote_and_the_code_comes_at_once(
+    admin_client,
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    label = ShippingLabel.objects.get(order=order)
+    prepostagem = next(iter(correios.prepostagens.values()))
+    assert (label.status, label.service_code, label.cost, label.tracking_code) == (
+        "purchased", "correios:03220", 2500, prepostagem["codigoObjeto"],
+    )  # fmt: skip
+
+
+def test_what_cannot_have_a_label_is_refused_in_words(
+    settings,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    settings.CARRIER = ""
+    with pytest.raises(FreightError, match="Nenhuma transportadora configurada"):
+        label_request(order_id=order.public_id)
+    settings.CARRIER = "melhorenvio"
+    with pytest.raises(FreightError, match=r"Pedido não encontrado\."):
+        label_request(order_id="order_nao_existe")
+    assert ShippingLabel.objects.count() == 0
+
+
+def test_label_request_statement_budget(
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+) -> None:
+    order = shirts_order(django_capture_on_commit_callbacks)
+    with django_assert_max_num_queries(17):  # 13 statements and 4 savepoint commands
+        label_request(order_id=order.public_id, actor="ana")

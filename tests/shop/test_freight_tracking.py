@@ -1,0 +1,138 @@
+"""Tracking by itself (issue 36): Melhor Envio's signed webhook and the Correios polling sweep turn carrier events
+into the order's fulfillment events, so the buyer's page, the e-mails and the order webhooks follow."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from orders.models import Adjustment, EmailDelivery, FulfillmentEvent, OutboxMessage
+from shop.freight.labels import label_request
+from shop.freight.tracking import tracking_poll_due
+from shop.models import LabelTrackingEvent, ShippingLabel
+from shop.tasks import poll_carrier_tracking
+from tests.carriers.fake_correios import FakeCorreios
+from tests.carriers.fake_melhorenvio import FakeMelhorEnvio
+from tests.shop.freight_helpers import shirts_order
+
+pytestmark = pytest.mark.django_db
+WEBHOOK = "/frete/webhooks/melhorenvio/"
+
+
+def _bought(captured):  # type: ignore[no-untyped-def]
+    order = shirts_order(captured, quantity=2)
+    with captured(execute=True):
+        label = label_request(order_id=order.public_id, actor="ana")
+    label.refresh_from_db()
+    assert label.status == "purchased"
+    return order, label
+
+
+def _post(client, fake: FakeMelhorEnvio, body: bytes, captured, signature: str | None = None):  # type: ignore[no-untyped-def]
+    with captured(execute=True):
+        return client.post(WEBHOOK, body, content_type="application/json",
+                           headers={"X-ME-Signature": signature or fake.sign(body)})  # fmt: skip
+
+
+def test_melhor_envio_posted_then_delivered_ship_and_close_the_order(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    code = melhorenvio.orders[label.remote_id]["tracking"]
+    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    response = _post(client, melhorenvio, posted, captured)
+    assert response.status_code == 200
+    shipped = FulfillmentEvent.objects.get(order=order)
+    assert (shipped.type, shipped.tracking_number, shipped.carrier, shipped.line_items) == (
+        "shipped", code, "Correios", [{"id": order.lines.get().public_id, "quantity": 2}],
+    )  # fmt: skip
+    assert shipped.occurred_at.isoformat() == "2026-12-05T13:00:00+00:00"
+    assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 1
+    assert OutboxMessage.objects.filter(kind="order_changed", payload__event="shipped").count() == 1
+    # the same webhook again changes nothing
+    _post(client, melhorenvio, posted, captured)
+    assert FulfillmentEvent.objects.filter(order=order).count() == 1
+    delivered = melhorenvio.webhook(label.remote_id, "order.delivered", status="delivered",
+                                    delivered_at="2026-12-07 15:30:00")  # fmt: skip
+    _post(client, melhorenvio, delivered, captured)
+    order.refresh_from_db()
+    line = order.lines.get()
+    assert order.status == "delivered" and (line.quantity_shipped, line.quantity_delivered) == (2, 2)
+    assert list(FulfillmentEvent.objects.filter(order=order).values_list("type", flat=True)) == [
+        "shipped", "delivered",
+    ]  # fmt: skip
+    assert EmailDelivery.objects.filter(order=order, kind="delivered").count() == 1
+    label.refresh_from_db()
+    assert label.finished_at is not None
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()  # the buyer's page follows
+    assert code in page and "Entregue" in page
+
+
+def test_a_webhook_without_the_right_signature_is_refused_and_changes_nothing(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order, label = _bought(django_capture_on_commit_callbacks)
+    body = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    response = _post(client, melhorenvio, body, django_capture_on_commit_callbacks,
+                     signature=melhorenvio.sign(body, "not-the-secret"))  # fmt: skip
+    assert response.status_code == 401
+    assert FulfillmentEvent.objects.filter(order=order).count() == 0
+    assert LabelTrackingEvent.objects.count() == 0
+    unknown = client.post(WEBHOOK, b"not json", content_type="application/json",
+                          headers={"X-ME-Signature": melhorenvio.sign(b"not json")})  # fmt: skip
+    assert unknown.status_code == 401
+
+
+def test_correios_polling_turns_the_sro_history_into_events_once(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    code = label.tracking_code
+    correios.add_event(code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    correios.add_event(code, "RO", "01", "2026-12-05T18:00:00", "Objeto em transferência - por favor aguarde")
+    correios.add_event(code, "OEC", "01", "2026-12-06T08:00:00", "Objeto saiu para entrega ao destinatário")
+    with captured(execute=True):
+        assert poll_carrier_tracking() == 3
+    assert list(FulfillmentEvent.objects.filter(order=order).values_list("type", "tracking_number")) == [
+        ("shipped", code), ("in_transit", code), ("out_for_delivery", code),
+    ]  # fmt: skip
+    assert tracking_poll_due() == 0  # polled a moment ago: not due
+    correios.add_event(code, "BDE", "01", "2026-12-06T14:00:00", "Objeto entregue ao destinatário")
+    ShippingLabel.objects.update(last_polled_at=timezone.now() - timedelta(hours=1))
+    with captured(execute=True):
+        assert tracking_poll_due() == 1  # the old events are known; only the delivery is new
+    order.refresh_from_db()
+    assert order.status == "delivered"
+    ShippingLabel.objects.update(last_polled_at=timezone.now() - timedelta(hours=1))
+    asked = len(correios.requests)
+    assert tracking_poll_due() == 0 and len(correios.requests) == asked  # delivered: not polled any more
+
+
+def test_returned_to_sender_opens_a_pending_adjustment_for_staff(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    code = label.tracking_code
+    correios.add_event(code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    correios.add_event(code, "BDE", "23", "2026-12-12T10:00:00", "Objeto devolvido ao remetente")
+    with captured(execute=True):
+        assert tracking_poll_due() == 2
+    assert list(FulfillmentEvent.objects.filter(order=order).values_list("type", flat=True)) == [
+        "shipped", "returned_to_sender",
+    ]  # fmt: skip
+    adjustment = Adjustment.objects.get(order=order)
+    assert (adjustment.type, adjustment.status, adjustment.amount) == ("return", "pending", 0)
+    assert adjustment.description == f"Objeto {code} devolvido ao remetente: Objeto devolvido ao remetente"
+    line = order.lines.get()
+    assert line.quantity_shipped == 0  # back in the shop: may be shipped again
