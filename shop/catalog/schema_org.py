@@ -26,13 +26,17 @@ def availability_url(name: str) -> str:
     return f"{SCHEMA_ORG}/{name}"
 
 
-def _absolute(base_url: str, path_or_url: str) -> str:
+def absolute_url(base_url: str, path_or_url: str) -> str:
     if path_or_url.startswith(("http://", "https://")):
         return path_or_url
     return base_url.rstrip("/") + "/" + path_or_url.lstrip("/")
 
 
-def _variant_url(product_url: str, variant: Variant) -> str:
+# The checkout engine imports the old private name (shop/checkout/selectors.py, evaluate.py).
+_absolute = absolute_url
+
+
+def variant_url(product_url: str, variant: Variant) -> str:
     return f"{product_url}?sku={quote(variant.sku, safe='')}"
 
 
@@ -62,7 +66,7 @@ def product_offer(product: Product, *, url: str, variant: Variant | None = None)
         if not available:
             return None
         variant = min(available, key=lambda v: (v.price, v.pk))
-    return _offer(variant, url=url if len(variants) <= 1 else _variant_url(url, variant))
+    return _offer(variant, url=url if len(variants) <= 1 else variant_url(url, variant))
 
 
 def product_schema_org(product: Product, *, base_url: str, offers: bool = True) -> dict[str, object]:
@@ -72,7 +76,7 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
     Uses the prefetched active variants and images of `product` (see shop.catalog.selectors), so it runs no query.
     """
     variants = list(product.variants.all())
-    url = _absolute(base_url, product.get_absolute_url())
+    url = absolute_url(base_url, product.get_absolute_url())
     data: dict[str, object] = {
         "@context": SCHEMA_ORG,
         "@type": "Product",
@@ -83,7 +87,7 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
     }
     if variants:
         data["sku"] = variants[0].sku
-    images = [_absolute(base_url, image.url) for image in product.images.all()]
+    images = [absolute_url(base_url, image.url) for image in product.images.all()]
     if images:
         data["image"] = images[0] if len(images) == 1 else images
     if product.brand:
@@ -103,6 +107,6 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
             "offerCount": len(variants),
             "availability": availability_url(product_availability(product)),
             "url": url,
-            "offers": [_offer(variant, url=_variant_url(url, variant)) for variant in variants],
+            "offers": [_offer(variant, url=variant_url(url, variant)) for variant in variants],
         }
     return data
