@@ -30,7 +30,19 @@ from shop.store.services import store_get
 # Crawlers and feed readers may keep these a few minutes; stock moves are seen within that time.
 FEED_MAX_AGE_SECONDS = 300
 # Pages that are personal or transactional: never indexed (they also carry `noindex`).
-ROBOTS_DISALLOW = ("/admin/", "/carrinho/", "/checkout/", "/orders/", "/pedido", "/comprar/", "/bcp/", "/_sandbox/")
+ROBOTS_DISALLOW = (
+    "/admin/",
+    "/api/",
+    "/bcp/",
+    "/carrinho/",
+    "/checkout/",
+    "/comprar",
+    "/lembretes/",
+    "/orders/",
+    "/payments/",
+    "/pedido",
+    "/_sandbox/",
+)
 
 
 def _base_url() -> str:

@@ -17,6 +17,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.test.utils import override_settings
+from django.utils.timezone import localtime
 from jsonschema import Draft202012Validator
 from referencing import Resource
 
@@ -132,13 +133,12 @@ def test_sitemap_lists_products_categories_and_policy_pages_with_lastmod(
             f"{BASE}/entrega",
         ]
     )
-    assert urls[f"{BASE}/produtos/cafe-especial-500g/"]["lastmod"] == cafe.updated_at.astimezone(UTC).strftime(
-        "%Y-%m-%d"
-    )
+    # lastmod is the store's local date (TIME_ZONE America/Sao_Paulo; Django's sitemap writes "Y-m-d")
+    assert urls[f"{BASE}/produtos/cafe-especial-500g/"]["lastmod"] == localtime(cafe.updated_at).strftime("%Y-%m-%d")
     assert (
         urls[f"{BASE}/produtos/?category=cafes"]["lastmod"] == urls[f"{BASE}/produtos/cafe-especial-500g/"]["lastmod"]
     )
-    assert urls[f"{BASE}/entrega"]["lastmod"] == store_changed.astimezone(UTC).strftime("%Y-%m-%d")
+    assert urls[f"{BASE}/entrega"]["lastmod"] == localtime(store_changed).strftime("%Y-%m-%d")
 
 
 @override_settings(BCP_PUBLIC_URL=BASE)
@@ -159,8 +159,20 @@ def test_robots_txt_names_the_sitemap_and_keeps_private_pages_out(client: Client
     lines = response.content.decode().splitlines()
     assert f"Sitemap: {BASE}/sitemap.xml" in lines
     assert lines[0] == "User-agent: *"
-    for private in ("/admin/", "/checkout/", "/carrinho/", "/orders/"):
+    for private in ("/admin/", "/checkout/", "/carrinho/", "/orders/", "/pedido", "/comprar", "/api/"):
         assert f"Disallow: {private}" in lines
+
+
+@override_settings(BCP_PUBLIC_URL=BASE)
+def test_robots_txt_blocks_nothing_the_sitemap_or_the_feeds_list(client: Client, catalog: dict[str, Product]) -> None:
+    disallowed = [
+        line.removeprefix("Disallow: ")
+        for line in client.get("/robots.txt").content.decode().splitlines()
+        if line.startswith("Disallow: ")
+    ]
+    paths = [url.removeprefix(BASE) for url in _sitemap_urls(client)]
+    paths += ["/feeds/google-merchant.xml", "/feeds/catalogo.json", "/sitemap.xml"]
+    assert [p for p in paths if any(p.startswith(prefix) for prefix in disallowed)] == []
 
 
 def _feed_items(client: Client) -> dict[str, dict[str, list[str]]]:
