@@ -90,6 +90,7 @@ class PageSitemap(_PublicSitemap):
 
     def items(self) -> list[str]:
         base = _base_url()
+        self._store_changed = store_updated_at()  # one read for every page's lastmod
         paths = [reverse("shop:home"), reverse("shop:product_list")]
         paths += [p.url[len(base) :] for p in store_policies("pt-br") if p.url.startswith(base + "/")]
         return paths
@@ -98,7 +99,7 @@ class PageSitemap(_PublicSitemap):
         return item
 
     def lastmod(self, item: str) -> datetime | None:
-        return store_updated_at()
+        return self._store_changed
 
 
 SITEMAPS = {"produtos": ProductSitemap, "categorias": CategorySitemap, "paginas": PageSitemap}
