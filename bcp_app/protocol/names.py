@@ -13,6 +13,7 @@ AP2_MANDATE = "br.dev.bcp.shopping.ap2_mandate"
 BUYER_CONSENT = "br.dev.bcp.shopping.buyer_consent"  # extends checkout: buyer.consent (LGPD)
 CART = "br.dev.bcp.shopping.cart"  # BCP §1: carts that convert to checkouts (cart_id)
 PERMALINK = "br.dev.bcp.shopping.permalink"  # BCP §15: browser buy links (config.endpoint)
+CATALOG_FEED = "br.dev.bcp.shopping.catalog.feed"  # bulk discovery: the catalog as one schema.org DataFeed
 PIX_HANDLER = "br.dev.bcp.pix"
 SPEC_BASE = "https://bcp.dev.br/draft/specification"
 SCHEMA_BASE = "https://bcp.dev.br/draft/schemas"

@@ -8,12 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from bcp_app.protocol import keys
 from bcp_app.protocol.names import (
     AP2_MANDATE,
     BUYER_CONSENT,
     CART,
+    CATALOG_FEED,
     CATALOG_LOOKUP,
     CATALOG_SEARCH,
     CHECKOUT,
@@ -71,6 +73,13 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }
+    # The public feeds (shop/storefront/discovery.py) for agents that want the whole catalog in one GET.
+    feeds = {
+        "endpoint": public_url(reverse("shop:catalog_feed")),
+        "merchant_feed": public_url(reverse("shop:merchant_feed")),
+        "sitemap": public_url(reverse("shop:sitemap")),
+    }
+    registry[CATALOG_FEED] = [{**entry("catalog/feed", "shopping/catalog_feed.json"), "config": feeds}]
     if getattr(settings, "BCP_PERMALINK_ENABLED", True):
         config = {"endpoint": endpoint_url(settings.BCP_PUBLIC_URL)}
         registry[PERMALINK] = [{**entry("permalink", "shopping/permalink.json"), "config": config}]

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "django.contrib.sitemaps",  # the sitemap.xml templates (shop/storefront/discovery.py)
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",

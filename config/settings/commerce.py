@@ -33,6 +33,9 @@ SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minim
 SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
 # A cart (storefront or BCP cart capability) is kept this long after its last change.
 SHOP_CART_TTL_SECONDS = env_int("SHOP_CART_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
+# Product feeds (Google Merchant Center): a sold-out variant that accepts orders (encomenda) is announced as
+# `backorder`, which Merchant Center accepts only with an `availability_date`: today + this many days.
+SHOP_FEED_BACKORDER_DAYS = env_int("SHOP_FEED_BACKORDER_DAYS", 30, minimum=1)
 # Abandoned checkout (an e-mail, no order): one reminder this many minutes after the last change; 0 = never.
 SHOP_CHECKOUT_REMINDER_MINUTES = env_int("SHOP_CHECKOUT_REMINDER_MINUTES", 120, minimum=0)
 

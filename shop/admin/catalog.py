@@ -77,6 +77,7 @@ class VariantInline(admin.StackedInline):
             },
         ),
         (_("Dados fiscais (NF-e)"), {"fields": ("ncm",)}),
+        (_("Identificadores (feeds)"), {"fields": (("gtin", "mpn"),), "classes": ("collapse",)}),
     )
 
 

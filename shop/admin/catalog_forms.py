@@ -95,6 +95,8 @@ class VariantForm(forms.ModelForm):
             "width_cm",
             "height_cm",
             "ncm",
+            "gtin",
+            "mpn",
         )
         help_texts = {"title": _("Vazio: os valores das opções, ex.: M / Preta.")}
 

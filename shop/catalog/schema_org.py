@@ -1,8 +1,9 @@
 """schema.org `Product` JSON-LD for product pages (seed 002: same vocabulary on every surface).
 
-Prices leave the process here as decimal strings ("59.90") for the product pages' JSON-LD, or as JSON
-numbers of reais for the seed 002 tools (`product_offer`), the only places besides the PSP boundary where
-centavos become decimals; availability is always a schema.org URL, never free text.
+Prices leave the process here as JSON numbers of reais (42.9) on every surface: the product page's JSON-LD
+and the seed 002 tools (`product_offer`) give one shape (seed 002: "a mesma forma", `price: z.number()`);
+besides the PSP boundary and the product feeds this is the only place where centavos become decimals.
+Availability is always a schema.org URL, never free text.
 """
 
 from __future__ import annotations
@@ -25,31 +26,35 @@ def availability_url(name: str) -> str:
     return f"{SCHEMA_ORG}/{name}"
 
 
-def _absolute(base_url: str, path_or_url: str) -> str:
+def absolute_url(base_url: str, path_or_url: str) -> str:
     if path_or_url.startswith(("http://", "https://")):
         return path_or_url
     return base_url.rstrip("/") + "/" + path_or_url.lstrip("/")
 
 
-def _variant_url(product_url: str, variant: Variant) -> str:
+# The checkout engine imports the old private name (shop/checkout/selectors.py, evaluate.py).
+_absolute = absolute_url
+
+
+def variant_url(product_url: str, variant: Variant) -> str:
     return f"{product_url}?sku={quote(variant.sku, safe='')}"
-
-
-def _offer(variant: Variant, *, url: str) -> dict[str, object]:
-    return {
-        "@type": "Offer",
-        "sku": variant.sku,
-        "price": cents_to_decimal_string(variant.price),
-        "priceCurrency": CURRENCY,
-        "availability": availability_url(variant.availability),
-        "url": url,
-    }
 
 
 def reais(cents: int) -> float:
     """Centavos → a JSON number of reais for schema.org tools (seed 002: `price: z.number()`). One division of
     an integer by 100 gives the double nearest the two-decimal value, whose repr is that decimal ("54.9")."""
     return cents / 100
+
+
+def _offer(variant: Variant, *, url: str) -> dict[str, object]:
+    return {
+        "@type": "Offer",
+        "sku": variant.sku,
+        "price": reais(variant.price),
+        "priceCurrency": CURRENCY,
+        "availability": availability_url(variant.availability),
+        "url": url,
+    }
 
 
 def product_offer(product: Product, *, url: str, variant: Variant | None = None) -> dict[str, object] | None:
@@ -61,9 +66,7 @@ def product_offer(product: Product, *, url: str, variant: Variant | None = None)
         if not available:
             return None
         variant = min(available, key=lambda v: (v.price, v.pk))
-    offer = _offer(variant, url=url if len(variants) <= 1 else _variant_url(url, variant))
-    offer["price"] = reais(variant.price)
-    return offer
+    return _offer(variant, url=url if len(variants) <= 1 else variant_url(url, variant))
 
 
 def product_schema_org(product: Product, *, base_url: str, offers: bool = True) -> dict[str, object]:
@@ -73,7 +76,7 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
     Uses the prefetched active variants and images of `product` (see shop.catalog.selectors), so it runs no query.
     """
     variants = list(product.variants.all())
-    url = _absolute(base_url, product.get_absolute_url())
+    url = absolute_url(base_url, product.get_absolute_url())
     data: dict[str, object] = {
         "@context": SCHEMA_ORG,
         "@type": "Product",
@@ -84,7 +87,7 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
     }
     if variants:
         data["sku"] = variants[0].sku
-    images = [_absolute(base_url, image.url) for image in product.images.all()]
+    images = [absolute_url(base_url, image.url) for image in product.images.all()]
     if images:
         data["image"] = images[0] if len(images) == 1 else images
     if product.brand:
@@ -98,12 +101,12 @@ def product_schema_org(product: Product, *, base_url: str, offers: bool = True) 
         prices = [variant.price for variant in variants]
         data["offers"] = {
             "@type": "AggregateOffer",
-            "lowPrice": cents_to_decimal_string(min(prices)),
-            "highPrice": cents_to_decimal_string(max(prices)),
+            "lowPrice": reais(min(prices)),
+            "highPrice": reais(max(prices)),
             "priceCurrency": CURRENCY,
             "offerCount": len(variants),
             "availability": availability_url(product_availability(product)),
             "url": url,
-            "offers": [_offer(variant, url=_variant_url(url, variant)) for variant in variants],
+            "offers": [_offer(variant, url=variant_url(url, variant)) for variant in variants],
         }
     return data

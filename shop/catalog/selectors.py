@@ -15,7 +15,21 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
 from django.db import connection
-from django.db.models import Case, Exists, F, Func, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models import (
+    Case,
+    Exists,
+    F,
+    Func,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Concat
 from django.utils.translation import gettext as _
 
@@ -316,6 +330,28 @@ def product_main_photos(product_ids: Iterable[int]) -> dict[int, ProductImage]:
     ):
         photos.setdefault(image.product_id, image)
     return photos
+
+
+def feed_products() -> list[Product]:
+    """Every sellable product with its active variants, photos and category, for the sitemap and the product
+    feeds; three queries whatever the catalog's size."""
+    return list(_prefetched(_sellable_products()).order_by("pk"))
+
+
+def sitemap_products() -> QuerySet[Product]:
+    """Sellable products, only what a sitemap entry needs (slug, updated_at); one query."""
+    return _sellable_products().only("slug", "updated_at").order_by("pk")
+
+
+def sitemap_categories() -> QuerySet[Category]:
+    """Categories holding a sellable product, each with `last_product_change` (its latest product change)."""
+    sellable = Q(products__active=True, products__variants__active=True)
+    return (
+        Category.objects.annotate(last_product_change=Max("products__updated_at", filter=sellable))
+        .filter(last_product_change__isnull=False)
+        .only("slug")
+        .order_by("position", "name")
+    )
 
 
 def categories_for_nav() -> list[Category]:

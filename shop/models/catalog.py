@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from kernel.ids import new_public_id
+from shop.catalog.identifiers import validate_gtin
 from shop.invoicing.validators import (
     ORIGINS,
     ibs_cbs_pair_problem,
@@ -219,6 +220,17 @@ class Variant(models.Model):
     # Empty: the product's NCM (a variant of another material may classify differently).
     ncm = models.CharField(
         _("NCM da variante"), max_length=10, blank=True, validators=[validate_ncm], help_text=_("Vazio: o do produto.")
+    )
+    # Identifiers for Google Merchant Center and marketplaces (feeds); empty when the merchant does not know them.
+    gtin = models.CharField(
+        _("GTIN (código de barras)"),
+        max_length=14,
+        blank=True,
+        validators=[validate_gtin],
+        help_text=_("EAN/UPC de 8, 12, 13 ou 14 dígitos, se houver."),
+    )
+    mpn = models.CharField(
+        _("código do fabricante (MPN)"), max_length=70, blank=True, help_text=_("Opcional, para o feed do Google.")
     )
 
     class Meta:

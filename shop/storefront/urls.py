@@ -1,6 +1,6 @@
 from django.urls import path
 
-from shop.storefront import views
+from shop.storefront import discovery, views
 
 app_name = "shop"
 
@@ -10,4 +10,8 @@ urlpatterns = [
     path("produtos/<slug:slug>/", views.product_detail, name="product_detail"),
     path("cep/<str:cep>", views.cep_address, name="cep"),
     path("lembretes/sair/<str:token>", views.reminder_optout_page, name="reminder_optout"),
+    path("sitemap.xml", discovery.sitemap, name="sitemap"),
+    path("robots.txt", discovery.robots_txt, name="robots"),
+    path("feeds/google-merchant.xml", discovery.merchant_feed, name="merchant_feed"),
+    path("feeds/catalogo.json", discovery.catalog_feed, name="catalog_feed"),
 ]

@@ -55,6 +55,13 @@ def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
                                                 "schema": f"{schema}/shopping/catalog_search.json"}],
         "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
                                                 "schema": f"{schema}/shopping/catalog_lookup.json"}],
+        "br.dev.bcp.shopping.catalog.feed": [{"version": VERSION, "spec": f"{spec}/catalog/feed",
+                                              "schema": f"{schema}/shopping/catalog_feed.json",
+                                              "config": {
+                                                  "endpoint": "https://loja.example.com.br/feeds/catalogo.json",
+                                                  "merchant_feed":
+                                                      "https://loja.example.com.br/feeds/google-merchant.xml",
+                                                  "sitemap": "https://loja.example.com.br/sitemap.xml"}}],
         "br.dev.bcp.shopping.permalink": [{"version": VERSION, "spec": f"{spec}/permalink",
                                            "schema": f"{schema}/shopping/permalink.json",
                                            "config": {"endpoint": "https://loja.example.com.br/comprar"}}],

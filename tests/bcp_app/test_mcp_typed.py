@@ -307,3 +307,43 @@ def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None
     # then a draft exists and the buyer finishes it at continue_url
     assert result.structured_content["status"] == "ok"
     assert result.structured_content["checkout_status"] == "incomplete"
+
+
+
+# 200 characters of words where no space leaves both halves within 100 (spaces at 5, 11, …, 95, 101, …).
+MANY_WORDS = " ".join(["Maria", "Silva"] * 16 + ["Maria", "Sá"])
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "last"),
+    [
+        # one 200-character word: cut where the engine's 100-character column ends, every letter kept
+        ("A" * 200, "A" * 100, "A" * 100),
+        # the first space leaves 196 characters after it: the split moves to the space that fits both halves
+        ("Ana " + "B" * 95 + " " + "C" * 100, "Ana " + "B" * 95, "C" * 100),
+        # no space fits: cut at 100 characters
+        (MANY_WORDS, MANY_WORDS[:100], MANY_WORDS[100:]),
+    ],
+    ids=["one-word", "space-that-fits", "many-words"],
+)
+def test_order_intent_accepts_a_200_character_customer_name_seed_002(
+    live_mcp, transactional_db, name: str, first: str, last: str
+) -> None:
+    """Seed 002 `orderIntentInput`: `customer.name: z.string().min(1).max(200)`. The engine keeps the buyer's
+    first and last names in 100 characters each; order.intent splits the full name so both fit (issue 35,
+    item 7; a 200-character name was refused with "No máximo 100 caracteres")."""
+    from shop.models import Checkout
+
+    # given
+    make_product()
+    assert len(name) == 200
+    # when
+    result = call(
+        live_mcp.mcp_url,
+        "order.intent",
+        {"customer": {"email": "ana@example.com.br", "name": name}, "items": [{"sku": "SKU-CAFE-500G", "quantity": 1}]},
+    )
+    # then
+    assert result.structured_content["status"] == "ok", result.structured_content
+    checkout = Checkout.objects.get(public_id=result.structured_content["draft_order_id"])
+    assert (checkout.buyer_first_name, checkout.buyer_last_name) == (first, last)

@@ -9,6 +9,8 @@ import pytest
 from django.test import Client
 from django.test.utils import override_settings
 
+from bcp_app.service.catalogue.contracts import ProductDetailInput, ProductDetailOk
+from bcp_app.service.catalogue.reads import product_detail
 from shop.catalog.schema_org import product_schema_org
 from shop.catalog.selectors import product_get
 from shop.demo.seed import seed_catalog
@@ -117,7 +119,7 @@ def test_json_ld_single_offer_matches_product(client: Client, demo: None) -> Non
         "offers": {
             "@type": "Offer",
             "sku": "SKU-CAFE-500G",
-            "price": "42.90",
+            "price": 42.9,
             "priceCurrency": "BRL",
             "availability": "https://schema.org/InStock",
             "url": url,
@@ -133,20 +135,32 @@ def test_json_ld_aggregate_offer_lists_each_variant(client: Client, demo: None) 
         k: offers[k] for k in ("@type", "lowPrice", "highPrice", "priceCurrency", "offerCount", "availability")
     } == {
         "@type": "AggregateOffer",
-        "lowPrice": "59.90",
-        "highPrice": "59.90",
+        "lowPrice": 59.9,
+        "highPrice": 59.9,
         "priceCurrency": "BRL",
         "offerCount": 3,
         "availability": "https://schema.org/InStock",
     }
     assert [(o["sku"], o["price"], o["availability"], o["url"]) for o in offers["offers"]] == [
-        (sku, "59.90", f"https://schema.org/{state}", f"{BASE}/produtos/camiseta-basica-preta/?sku={sku}")
+        (sku, 59.9, f"https://schema.org/{state}", f"{BASE}/produtos/camiseta-basica-preta/?sku={sku}")
         for sku, state in (
             ("CAM-BAS-PRETA-P", "InStock"),
             ("CAM-BAS-PRETA-M", "InStock"),
             ("CAM-BAS-PRETA-G", "OutOfStock"),
         )
     ]
+
+
+@override_settings(BCP_PUBLIC_URL=BASE)
+def test_json_ld_offer_price_has_the_shape_of_product_detail_seed_002(client: Client, demo: None) -> None:
+    """Seed 002 ("o mesmo vocabulário em todas as superfícies"): the page's JSON-LD and the `product.detail` tool
+    give one Offer shape, `price` a JSON number of reais (42.9), never the string "42.90" (issue 35, item 7)."""
+    page = _json_ld(_html(client, "/produtos/cafe-especial-500g/"))
+    detail = product_detail(ProductDetailInput(slug="cafe-especial-500g"))
+    assert isinstance(detail, ProductDetailOk)
+    tool_offer = detail.model_dump(mode="json", by_alias=True, exclude_none=True)["product"]["offers"]
+    assert page["offers"] == tool_offer
+    assert json.dumps(page["offers"]["price"]) == "42.9"  # type: ignore[index]
 
 
 def test_json_ld_availability_pre_order_and_out_of_stock(demo: None) -> None:

@@ -29,6 +29,9 @@ from bcp_app.service.discovery import capability_registry
 from bcp_app.service.platforms import platform_get
 
 OPERATION = "order.intent"
+# The engine keeps the buyer's first and last names in 100 characters each (shop/checkout/evaluate.py,
+# `buyer_first_name`/`buyer_last_name`); seed 002 allows a 200-character `customer.name`.
+NAME_PART_MAX = 100
 _LINE_PATH = re.compile(r"^\$\.line_items\[(\d+)\]")
 
 
@@ -82,11 +85,25 @@ def _blocking(body: dict[str, Any]) -> ErrorResult | None:
     return error_result(code, "Há itens que não podem ser vendidos agora.", fields=fields or None)
 
 
+def split_name(name: str, *, limit: int = NAME_PART_MAX) -> tuple[str, str]:
+    """A full name as (first, last), each within `limit` characters, no letter dropped for names up to
+    2 × `limit`: at the first space when both halves fit, else at the first space that fits both, else (one
+    very long word, or words where no space fits) cut at `limit` characters."""
+    name = " ".join(name.split())
+    spaces = [i for i, char in enumerate(name) if char == " "]
+    for index in spaces:
+        if index <= limit and len(name) - index - 1 <= limit:
+            return name[:index], name[index + 1 :]
+    if not spaces and len(name) <= limit:
+        return name, ""
+    return name[:limit].rstrip(), name[limit:].strip()[:limit]
+
+
 def _checkout_body(args: OrderIntentInput) -> dict[str, Any]:
-    first, _, last = args.customer.name.strip().partition(" ")
+    first, last = split_name(args.customer.name)
     body: dict[str, Any] = {
         "line_items": [{"item": {"id": item.sku}, "quantity": item.quantity} for item in args.items],
-        "buyer": {"first_name": first, "last_name": last.strip(), "email": args.customer.email},
+        "buyer": {"first_name": first, "last_name": last, "email": args.customer.email},
     }
     if args.notes:
         body["context"] = {"intent": args.notes}
