@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
-from bcp_app.transports.permalink import permalink
 from bcp_app.transports import ucp_rest
+from bcp_app.transports.permalink import permalink
 from bcp_app.transports.rest import api
 from bcp_app.transports.well_known import well_known_bcp
 

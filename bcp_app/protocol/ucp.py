@@ -33,8 +33,17 @@ _BCP_PREFIX = "br.dev.bcp.shopping"
 _UCP_PREFIX = "dev.ucp.shopping"
 # Capabilities UCP defines under the same local name. Anything else (fiscal_document, permalink…) is a BCP
 # extension and keeps its BCP name on the UCP face.
-_SHARED = ("checkout", "fulfillment", "discount", "order", "buyer_consent", "ap2_mandate", "cart",
-           "catalog.search", "catalog.lookup")
+_SHARED = (
+    "checkout",
+    "fulfillment",
+    "discount",
+    "order",
+    "buyer_consent",
+    "ap2_mandate",
+    "cart",
+    "catalog.search",
+    "catalog.lookup",
+)
 # UCP 2026-01-11 had only these (tag v2026-01-11, source/schemas/shopping/*.json).
 CAPABILITIES_2026_01_11 = ("checkout", "fulfillment", "discount", "order", "buyer_consent", "ap2_mandate")
 
@@ -64,8 +73,11 @@ def is_ucp_profile(document: Any) -> bool:
         return True
     capabilities = ucp.get("capabilities")
     names = (
-        [c.get("name") for c in capabilities if isinstance(c, dict)] if isinstance(capabilities, list)
-        else list(capabilities) if isinstance(capabilities, dict) else []
+        [c.get("name") for c in capabilities if isinstance(c, dict)]
+        if isinstance(capabilities, list)
+        else list(capabilities)
+        if isinstance(capabilities, dict)
+        else []
     )
     return any(isinstance(n, str) and n.startswith(_UCP_PREFIX) for n in names)
 
@@ -102,13 +114,18 @@ def platform_profile_to_bcp(document: dict[str, Any]) -> dict[str, Any]:
     handlers: dict[str, list[dict[str, Any]]] = {}
     raw_handlers = ucp.get("payment_handlers")
     if isinstance(raw_handlers, dict):  # 2026-08-25: a map inside `ucp`
-        handlers = {name: [{**h, "version": PROTOCOL_VERSION} for h in items if isinstance(h, dict)]
-                    for name, items in raw_handlers.items() if isinstance(items, list)}
+        handlers = {
+            name: [{**h, "version": PROTOCOL_VERSION} for h in items if isinstance(h, dict)]
+            for name, items in raw_handlers.items()
+            if isinstance(items, list)
+        }
     payment = document.get("payment")
     if isinstance(payment, dict) and isinstance(payment.get("handlers"), list):  # 2026-01-11: a top-level list
         for h in payment["handlers"]:
             if isinstance(h, dict) and isinstance(h.get("name"), str):
                 item = {k: v for k, v in h.items() if k not in ("name", "config_schema", "instrument_schemas")}
+                if "config_schema" in h:
+                    item["schema"] = h["config_schema"]  # 2026-01-11's name of the handler's config schema
                 handlers.setdefault(h["name"], []).append({**item, "version": PROTOCOL_VERSION})
     services: dict[str, Any] = {}
     raw_services = ucp.get("services")
@@ -119,8 +136,13 @@ def platform_profile_to_bcp(document: dict[str, Any]) -> dict[str, Any]:
     # 2026-01-11's platform profile has neither services nor handlers (overview.md "Platform Profile" example at
     # v2026-01-11): BCP's schema requires both members, empty is what such a profile says.
     out: dict[str, Any] = {
-        "ucp": {"version": PROTOCOL_VERSION, "ucp_version": version, "services": services,
-                "capabilities": capabilities, "payment_handlers": handlers}
+        "ucp": {
+            "version": PROTOCOL_VERSION,
+            "ucp_version": version,
+            "services": services,
+            "capabilities": capabilities,
+            "payment_handlers": handlers,
+        }
     }
     keys = document.get("keys") if isinstance(document.get("keys"), list) else document.get("signing_keys")
     if isinstance(keys, list):
@@ -267,7 +289,8 @@ def checkout_request_to_bcp(body: Any) -> Any:
         out["line_items"] = [
             {
                 **({"id": li["id"]} if isinstance(li, dict) and "id" in li else {}),
-                "item": {"id": li["item"].get("id")} if isinstance(li, dict) and isinstance(li.get("item"), dict)
+                "item": {"id": li["item"].get("id")}
+                if isinstance(li, dict) and isinstance(li.get("item"), dict)
                 else (li.get("item") if isinstance(li, dict) else None),
                 "quantity": li.get("quantity") if isinstance(li, dict) else None,
             }
@@ -388,6 +411,23 @@ def _envelope(ucp: Any) -> dict[str, Any]:
     return out
 
 
+_CONSENT_PREFIX = "br.dev.bcp.consent."
+_CONSENT_SHORT = {"sale_or_sharing": "sale_of_data"}
+
+
+def _buyer(buyer: Any) -> Any:
+    """2026-01-11's buyer_consent is the short boolean form (`{"marketing": true, …}`, buyer_consent.json at
+    v2026-01-11); BCP answers purpose-keyed objects."""
+    if not isinstance(buyer, dict) or not isinstance(buyer.get("consent"), dict):
+        return buyer
+    consent = {}
+    for key, value in buyer["consent"].items():
+        if key.startswith(_CONSENT_PREFIX) and isinstance(value, dict):
+            local = key.removeprefix(_CONSENT_PREFIX)
+            consent[_CONSENT_SHORT.get(local, local)] = bool(value.get("granted"))
+    return {**{k: v for k, v in buyer.items() if k != "tax_id"}, "consent": consent}
+
+
 def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
     """A BCP checkout response (or §5.3 Error Response) as UCP 2026-01-11 `checkout_resp`."""
     ucp = body.get("ucp") or {}
@@ -410,6 +450,8 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
             value = _fulfillment(value)
         elif name == "discounts":
             value = _discounts(value)
+        elif name == "buyer":
+            value = _buyer(value)
         elif name == "payment":
             continue  # rebuilt below with the handlers
         out[name] = value
@@ -424,9 +466,13 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
     if isinstance(bcp_payment, dict):
         instruments = [i for i in bcp_payment.get("instruments") or [] if isinstance(i, dict)]
         if instruments:
-            payment["instruments"] = instruments
             chosen = next((i for i in instruments if i.get("selected")), instruments[0])
             payment["selected_instrument_id"] = chosen.get("id")
+            # 2026-01-11's card instrument requires `brand` and `last_digits`, which we never keep (only the
+            # gateway token passes through): card echoes are left out, `selected_instrument_id` names the choice.
+            shown = [i for i in instruments if i.get("type") != "card"]
+            if shown:
+                payment["instruments"] = shown
         for name, value in bcp_payment.items():
             if name != "instruments":
                 payment[name] = value  # e.g. the Pix charge (br.dev.bcp.pix), an extension member

@@ -85,8 +85,16 @@ def _ucp(
     path_ids: dict[str, str] | None = None,
 ) -> HttpResponse:
     if (problem := _version_problem(request)) is not None:
-        return _protocol_error(request, problem)
-    return _run(request, operation, lambda ctx: _mapped(call(ctx), translate), path_ids=path_ids)
+        return _status_2026_01_11(_protocol_error(request, problem))
+    return _status_2026_01_11(_run(request, operation, lambda ctx: _mapped(call(ctx), translate), path_ids=path_ids))
+
+
+def _status_2026_01_11(response: HttpResponse) -> HttpResponse:
+    """UCP 2026-01-11's REST status table (checkout-rest.md "Status Codes") has no 422 nor 424: BCP's
+    `profile_malformed`/`version_unsupported` (422) and `profile_unreachable` (424) are its 400 there."""
+    if response.status_code in (422, 424):
+        response.status_code = 400
+    return response
 
 
 def _invalid_json(request: HttpRequest) -> HttpResponse:
@@ -109,7 +117,10 @@ def checkout_session(request: HttpRequest, checkout_id: str) -> HttpResponse:
     ids = {"checkout_id": checkout_id}
     if request.method == "GET":
         return _ucp(
-            request, "get_checkout", lambda ctx: operations.get_checkout(ctx, checkout_id), ucp.checkout_to_ucp,
+            request,
+            "get_checkout",
+            lambda ctx: operations.get_checkout(ctx, checkout_id),
+            ucp.checkout_to_ucp,
             path_ids=ids,
         )
     try:
@@ -117,8 +128,11 @@ def checkout_session(request: HttpRequest, checkout_id: str) -> HttpResponse:
     except JsonLimitError:
         return _invalid_json(request)
     return _ucp(
-        request, "update_checkout", lambda ctx: operations.update_checkout(ctx, checkout_id, body),
-        ucp.checkout_to_ucp, path_ids=ids,
+        request,
+        "update_checkout",
+        lambda ctx: operations.update_checkout(ctx, checkout_id, body),
+        ucp.checkout_to_ucp,
+        path_ids=ids,
     )
 
 
@@ -130,8 +144,11 @@ def complete_checkout(request: HttpRequest, checkout_id: str) -> HttpResponse:
     except JsonLimitError:
         return _invalid_json(request)
     return _ucp(
-        request, "complete_checkout", lambda ctx: operations.complete_checkout(ctx, checkout_id, body),
-        ucp.checkout_to_ucp, path_ids={"checkout_id": checkout_id},
+        request,
+        "complete_checkout",
+        lambda ctx: operations.complete_checkout(ctx, checkout_id, body),
+        ucp.checkout_to_ucp,
+        path_ids={"checkout_id": checkout_id},
     )
 
 
@@ -143,8 +160,11 @@ def cancel_checkout(request: HttpRequest, checkout_id: str) -> HttpResponse:
     except JsonLimitError:
         return _invalid_json(request)
     return _ucp(
-        request, "cancel_checkout", lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
-        ucp.checkout_to_ucp, path_ids={"checkout_id": checkout_id},
+        request,
+        "cancel_checkout",
+        lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+        ucp.checkout_to_ucp,
+        path_ids={"checkout_id": checkout_id},
     )
 
 
@@ -153,7 +173,10 @@ def get_order(request: HttpRequest, order_id: str) -> HttpResponse:
     """Not an operation of UCP 2026-01-11's REST binding (orders reach the platform by webhook there); served
     as BCP §7 serves it, in UCP's shape, for platforms that poll."""
     return _ucp(
-        request, "get_order", lambda ctx: operations.get_order(ctx, order_id), ucp.order_to_ucp,
+        request,
+        "get_order",
+        lambda ctx: operations.get_order(ctx, order_id),
+        ucp.order_to_ucp,
         path_ids={"order_id": order_id},
     )
 

@@ -51,29 +51,49 @@ def load_flower_shop(directory: Path) -> dict[str, int]:
         )
         Variant.objects.update_or_create(
             sku=row["id"],
-            defaults={"product": product, "title": row["title"], "price": int(row["price"]),
-                      "stock": stock.get(row["id"], 0), "active": True, "position": position},
+            defaults={
+                "product": product,
+                "title": row["title"],
+                "price": int(row["price"]),
+                "stock": stock.get(row["id"], 0),
+                "active": True,
+                "position": position,
+            },
         )
     for row in _rows(directory, "discounts.csv"):
-        values: dict[str, Any] = {"title": row["description"], "stackable": True, "active": True,
-                                  "starts_at": None, "ends_at": None, "min_subtotal": 0}
+        values: dict[str, Any] = {
+            "title": row["description"],
+            "stackable": True,
+            "active": True,
+            "starts_at": None,
+            "ends_at": None,
+            "min_subtotal": 0,
+        }
         if row["type"] == "percentage":
             values |= {"kind": "percent", "percent": int(row["value"]), "amount": None}
         else:
             values |= {"kind": "fixed", "percent": None, "amount": int(row["value"])}
         Coupon.objects.update_or_create(code=row["code"], defaults=values)
     free_above = min(
-        (int(p["min_subtotal"]) for p in _rows(directory, "promotions.csv")
-         if p["type"] == "free_shipping" and p["min_subtotal"]),
+        (
+            int(p["min_subtotal"])
+            for p in _rows(directory, "promotions.csv")
+            if p["type"] == "free_shipping" and p["min_subtotal"]
+        ),
         default=None,
     )
     rates = [r for r in _rows(directory, "shipping_rates.csv") if r["country_code"] == "default"]
     for position, row in enumerate(rates):
         ShippingMethod.objects.update_or_create(
             code=row["id"],
-            defaults={"title": row["title"], "kind": ShippingMethod.KIND_SHIPPING, "flat_price": int(row["price"]),
-                      "free_above": free_above if row["service_level"] == "standard" else None,
-                      "active": True, "position": position},
+            defaults={
+                "title": row["title"],
+                "kind": ShippingMethod.KIND_SHIPPING,
+                "flat_price": int(row["price"]),
+                "free_above": free_above if row["service_level"] == "standard" else None,
+                "active": True,
+                "position": position,
+            },
         )
     return {"products": len(products), "coupons": len(_rows(directory, "discounts.csv")), "shipping": len(rates)}
 
