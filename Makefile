@@ -7,7 +7,7 @@ PORT ?= 8000
 # Absolute URLs (BCP profile, continue_url, e-mails) must name the port actually served.
 export BCP_PUBLIC_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: run test test-random bench worker beat lint fmt migrate demo clean
+.PHONY: run test test-random bench ucp-conformance worker beat lint fmt migrate demo clean
 
 UV_VERSION := 0.13.8
 # The django-stubs plugin loads the settings; under CI=true they refuse the SQLite fallback (no database is opened).
@@ -53,6 +53,13 @@ bench: $(STAMP)
 		CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/0} \
 		BENCH_REDIS_URL=$${BENCH_REDIS_URL-redis://127.0.0.1:6379/11} \
 		$(VENV)/bin/pytest tests/bench -p no:cacheprovider -s -o testpaths=tests/bench -o norecursedirs=
+
+# The official UCP conformance suite (vendored, pinned: tests/ucp_conformance/vendor/VERSION.md), unmodified, against
+# a live uvicorn serving the UCP face with the flower_shop data loaded; passes per file in var/ucp_conformance/.
+# UCP_AGENT_PROFILE=tests/ucp_conformance/complete-agent-profile.json runs it with a profile that names checkout.
+ucp-conformance: $(STAMP)
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} \
+		$(PY) scripts/ucp_conformance.py $${UCP_AGENT_PROFILE:+--agent-profile $$UCP_AGENT_PROFILE}
 
 # With a broker the worker prepares and sends order webhooks: it allows loopback platforms like `run`.
 worker: $(STAMP)

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from bcp_app.protocol import keys
+from bcp_app.protocol import keys, ucp
 from bcp_app.protocol.names import (
     AP2_MANDATE,
     BUYER_CONSENT,
@@ -244,3 +244,26 @@ def business_profile() -> dict[str, Any]:
         },
         "keys": [keys.public_jwk()],
     }
+
+
+# --- the UCP face (issue 35): the same profile through the name map of bcp_app/protocol/ucp.py -----------------
+
+
+def ucp_profile_url(version: str | None = None) -> str:
+    return public_url("/.well-known/ucp" + (f"/{version}" if version else ""))
+
+
+def ucp_default_version() -> str:
+    """The version `/.well-known/ucp` itself serves (`UCP_DISCOVERY_VERSION`); the others are at
+    `/.well-known/ucp/{version}` and named in `supported_versions`."""
+    return getattr(settings, "UCP_DISCOVERY_VERSION", ucp.UCP_2026_01_11)
+
+
+def ucp_business_profile(version: str) -> dict[str, Any]:
+    """Our business profile as UCP `version` (one of `ucp.UCP_VERSIONS`), from the same registries as BCP's."""
+    supported = {v: ucp_profile_url(v) for v in ucp.UCP_VERSIONS if v != version}
+    if version == ucp.UCP_2026_08_25:
+        return ucp.discovery_2026_08_25(business_profile(), supported_versions=supported)
+    # Only REST speaks UCP 2026-01-11's shapes so far; MCP and A2A answer BCP's (their own profile: /.well-known/bcp).
+    endpoints = {"rest": public_url("/ucp/v1")}
+    return ucp.discovery_2026_01_11(business_profile(), endpoints=endpoints, supported_versions=supported)

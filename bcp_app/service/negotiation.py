@@ -27,6 +27,7 @@ from bcp_app.models import ProfileCacheEntry
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import PROTOCOL_VERSION
 from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
+from bcp_app.protocol.ucp import is_ucp_profile, platform_profile_to_bcp
 from bcp_app.service import outbound
 from bcp_app.service.discovery import capability_registry
 from bcp_app.service.flight import single_flight
@@ -163,6 +164,8 @@ def _fetch(url: str) -> tuple[dict[str, Any], int]:
     except JsonLimitError as exc:
         reason = "aninhado demais" if exc.kind == "too_deep" else "não é JSON"
         raise ProtocolError("profile_malformed", f"O perfil da plataforma {reason}.") from exc
+    if is_ucp_profile(document):
+        document = platform_profile_to_bcp(document)  # a plain UCP platform: read through the name map
     validate_platform_profile(document)
     return document, _ttl(response.headers.get("cache-control", ""))
 

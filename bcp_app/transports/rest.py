@@ -130,12 +130,18 @@ def _api_key(request: HttpRequest) -> str | None:
     return request.headers.get("X-API-Key")
 
 
+def agent_header(request: HttpRequest) -> str | None:
+    """`BCP-Agent`, else UCP's `UCP-Agent` (same RFC 8941 Dictionary with `profile`): a plain UCP platform is
+    read the same way (issue 35)."""
+    return request.headers.get("BCP-Agent") or request.headers.get("UCP-Agent")
+
+
 def context_from_request(
     request: HttpRequest, operation: str | None = None, counted: ratelimit.Window | None = None
 ) -> RequestContext:
     return resolve_context(
         transport="rest",
-        profile_url=parse_agent_header(request.headers.get("BCP-Agent")),
+        profile_url=parse_agent_header(agent_header(request)),
         api_key=_api_key(request),
         signed=_signed(request),
         idempotency_key=request.headers.get("Idempotency-Key"),
@@ -220,7 +226,7 @@ def _header_problem(request: HttpRequest) -> ProtocolError | None:
     try:
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
-        parse_agent_header(request.headers.get("BCP-Agent"))
+        parse_agent_header(agent_header(request))
     except ProtocolError as exc:
         return exc
     return None

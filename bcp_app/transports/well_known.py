@@ -1,9 +1,11 @@
-"""Discovery: `GET /.well-known/bcp` (BCP §2), public and cacheable, with a strong ETag."""
+"""Discovery: `GET /.well-known/bcp` (BCP §2), public and cacheable, with a strong ETag (UCP's face of it:
+`bcp_app/transports/ucp_rest.py`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.views.decorators.http import require_safe
@@ -13,7 +15,12 @@ from bcp_app.service.discovery import business_profile
 
 @require_safe
 def well_known_bcp(request: HttpRequest) -> HttpResponse:
-    raw = json.dumps(business_profile(), ensure_ascii=False, separators=(",", ":")).encode()
+    return profile_response(request, business_profile())
+
+
+def profile_response(request: HttpRequest, document: dict[str, Any]) -> HttpResponse:
+    """A discovery document (BCP's, or UCP's face of it), public and cacheable, with a strong ETag."""
+    raw = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
     etag = '"' + hashlib.sha256(raw).hexdigest()[:32] + '"'
     headers = {"Cache-Control": "public, max-age=300", "ETag": etag, "Access-Control-Allow-Origin": "*"}
     if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:

@@ -25,6 +25,14 @@ BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 # BCP §15 buy links at {BCP_PUBLIC_URL}/comprar/{sku}:{qty} (advertised in /.well-known/bcp).
 BCP_PERMALINK_ENABLED = env_bool("BCP_PERMALINK_ENABLED", default=True)
+# The UCP face (issue 35): which UCP version `/.well-known/ucp` serves (the other one is at
+# `/.well-known/ucp/{version}`, named in `supported_versions`).
+UCP_DISCOVERY_VERSION = env_str("UCP_DISCOVERY_VERSION", "2026-01-11")
+if UCP_DISCOVERY_VERSION not in ("2026-01-11", "2026-08-25"):
+    raise ConfigError(f"UCP_DISCOVERY_VERSION: {UCP_DISCOVERY_VERSION!r} is not 2026-01-11 or 2026-08-25")
+# The UCP conformance suite's simulation endpoints (`/testing/simulate-shipping/{order_id}`): present only when
+# this secret is set, and answered only to a request whose `Simulation-Secret` header equals it.
+UCP_SIMULATION_SECRET = env_str("UCP_SIMULATION_SECRET", "")
 BCP_MCP_ALLOWED_HOSTS = env_list("BCP_MCP_ALLOWED_HOSTS", ["127.0.0.1:*", "localhost:*"])
 BCP_MCP_ALLOWED_ORIGINS = env_list("BCP_MCP_ALLOWED_ORIGINS", [])
 # Rate limits of every BCP transport (bcp_app/service/ratelimit.py): operation class -> (per platform credential,
@@ -60,7 +68,7 @@ ASGI_MOUNTS: dict[str, str] = {
 }
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.
-ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1",)
+ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1", "/ucp/v1", "/testing/")
 ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,0 +1,499 @@
+"""The UCP face of BCP: names, versions and wire shapes of plain UCP, mapped onto BCP's (issue 35 item 1).
+
+BCP is UCP localized for Brazil, so the engine, the operations and their results are BCP's; this module only
+renames and reshapes, both ways, as pure functions (no Django, no models):
+
+* names: `br.dev.bcp.shopping.*` ⇄ `dev.ucp.shopping.*` (services, capabilities); our own extensions and the Pix
+  handler keep their BCP names on both faces (`br.dev.bcp.pix` is ours; UCP has no fiscal document).
+* UCP 2026-01-11 (the version of the public conformance suite and samples; schemas at the spec repository's tag
+  v2026-01-11, `source/discovery/profile_schema.json`, `source/schemas/shopping/*.json`): capabilities and
+  handlers are *lists* of `{name, …}`, handlers sit in a top-level `payment.handlers[]` of the profile and in
+  `checkout.payment.handlers[]`, keys are `signing_keys[]`, totals are never negative, Complete's body is
+  `{payment_data: instrument, risk_signals?}`.
+* UCP 2026-08-25 (the spec repository's main after v2026-04-08: `source/schemas/ucp.json` `map_order`,
+  overview "keys[]" and `supported_versions`): registries are maps as in BCP, so only names change, plus
+  `map_order` for the registries' display order.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from bcp_app.protocol.names import PROTOCOL_VERSION
+
+UCP_2026_01_11 = "2026-01-11"
+UCP_2026_08_25 = "2026-08-25"
+UCP_VERSIONS = (UCP_2026_01_11, UCP_2026_08_25)  # oldest first
+UCP_SERVICE = "dev.ucp.shopping"
+UCP_SPEC_BASE = "https://ucp.dev/specification"
+UCP_SCHEMA_BASE = "https://ucp.dev/schemas"
+
+_BCP_PREFIX = "br.dev.bcp.shopping"
+_UCP_PREFIX = "dev.ucp.shopping"
+# Capabilities UCP defines under the same local name. Anything else (fiscal_document, permalink…) is a BCP
+# extension and keeps its BCP name on the UCP face.
+_SHARED = (
+    "checkout",
+    "fulfillment",
+    "discount",
+    "order",
+    "buyer_consent",
+    "ap2_mandate",
+    "cart",
+    "catalog.search",
+    "catalog.lookup",
+)
+# UCP 2026-01-11 had only these (tag v2026-01-11, source/schemas/shopping/*.json).
+CAPABILITIES_2026_01_11 = ("checkout", "fulfillment", "discount", "order", "buyer_consent", "ap2_mandate")
+
+
+def to_ucp_name(name: str) -> str:
+    """`br.dev.bcp.shopping.checkout` → `dev.ucp.shopping.checkout`; BCP-only names stay as they are."""
+    if name == _BCP_PREFIX:
+        return UCP_SERVICE
+    local = name.removeprefix(_BCP_PREFIX + ".")
+    return f"{_UCP_PREFIX}.{local}" if local != name and local in _SHARED else name
+
+
+def to_bcp_name(name: str) -> str:
+    """The inverse of `to_ucp_name`."""
+    if name == UCP_SERVICE:
+        return _BCP_PREFIX
+    local = name.removeprefix(_UCP_PREFIX + ".")
+    return f"{_BCP_PREFIX}.{local}" if local != name and local in _SHARED else name
+
+
+def is_ucp_profile(document: Any) -> bool:
+    """A platform profile written in UCP: its version is a UCP one, or it names `dev.ucp.*` capabilities."""
+    if not isinstance(document, dict) or not isinstance(document.get("ucp"), dict):
+        return False
+    ucp = document["ucp"]
+    if ucp.get("version") in UCP_VERSIONS:
+        return True
+    capabilities = ucp.get("capabilities")
+    names = (
+        [c.get("name") for c in capabilities if isinstance(c, dict)]
+        if isinstance(capabilities, list)
+        else list(capabilities)
+        if isinstance(capabilities, dict)
+        else []
+    )
+    return any(isinstance(n, str) and n.startswith(_UCP_PREFIX) for n in names)
+
+
+def platform_profile_to_bcp(document: dict[str, Any]) -> dict[str, Any]:
+    """A UCP platform profile (2026-01-11 lists or 2026-08-25 maps) as the BCP profile negotiation reads.
+
+    Versions become BCP's: negotiation then intersects names only, which is what a UCP business does with a
+    platform of an equal or older version (overview "Version Negotiation": a platform version ≤ the business
+    version MUST be processed). The original version is kept in `ucp.ucp_version`.
+    """
+    ucp = document.get("ucp") or {}
+    version = ucp.get("version")
+
+    def entry(item: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in item.items() if k != "name"}
+        out["version"] = PROTOCOL_VERSION
+        if isinstance(out.get("extends"), str):
+            out["extends"] = to_bcp_name(out["extends"])
+        elif isinstance(out.get("extends"), list):
+            out["extends"] = [to_bcp_name(e) if isinstance(e, str) else e for e in out["extends"]]
+        return out
+
+    capabilities: dict[str, list[dict[str, Any]]] = {}
+    raw = ucp.get("capabilities")
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                capabilities.setdefault(to_bcp_name(item["name"]), []).append(entry(item))
+    elif isinstance(raw, dict):
+        for name, items in raw.items():
+            if isinstance(items, list):
+                capabilities[to_bcp_name(name)] = [entry(i) for i in items if isinstance(i, dict)]
+    handlers: dict[str, list[dict[str, Any]]] = {}
+    raw_handlers = ucp.get("payment_handlers")
+    if isinstance(raw_handlers, dict):  # 2026-08-25: a map inside `ucp`
+        handlers = {
+            name: [{**h, "version": PROTOCOL_VERSION} for h in items if isinstance(h, dict)]
+            for name, items in raw_handlers.items()
+            if isinstance(items, list)
+        }
+    payment = document.get("payment")
+    if isinstance(payment, dict) and isinstance(payment.get("handlers"), list):  # 2026-01-11: a top-level list
+        for h in payment["handlers"]:
+            if isinstance(h, dict) and isinstance(h.get("name"), str):
+                item = {k: v for k, v in h.items() if k not in ("name", "config_schema", "instrument_schemas")}
+                if "config_schema" in h:
+                    item["schema"] = h["config_schema"]  # 2026-01-11's name of the handler's config schema
+                handlers.setdefault(h["name"], []).append({**item, "version": PROTOCOL_VERSION})
+    services: dict[str, Any] = {}
+    raw_services = ucp.get("services")
+    if isinstance(raw_services, dict):
+        for name, value in raw_services.items():
+            entries = value if isinstance(value, list) else []  # a 2026-01-11 service object names no transport list
+            services[to_bcp_name(name)] = [{**e, "version": PROTOCOL_VERSION} for e in entries if isinstance(e, dict)]
+    # 2026-01-11's platform profile has neither services nor handlers (overview.md "Platform Profile" example at
+    # v2026-01-11): BCP's schema requires both members, empty is what such a profile says.
+    out: dict[str, Any] = {
+        "ucp": {
+            "version": PROTOCOL_VERSION,
+            "ucp_version": version,
+            "services": services,
+            "capabilities": capabilities,
+            "payment_handlers": handlers,
+        }
+    }
+    keys = document.get("keys") if isinstance(document.get("keys"), list) else document.get("signing_keys")
+    if isinstance(keys, list):
+        out["keys"] = keys
+    return out
+
+
+def version_newer_than_ours(version: str) -> bool:
+    """overview "Version Negotiation": a platform version above ours is `version_unsupported`."""
+    return version > UCP_VERSIONS[-1]
+
+
+# --- discovery -------------------------------------------------------------------------------------------------
+
+
+def discovery_2026_08_25(bcp_profile: dict[str, Any], *, supported_versions: dict[str, str]) -> dict[str, Any]:
+    """Our BCP business profile as UCP 2026-08-25: registries are maps (as in BCP), renamed, with `map_order`."""
+    ucp = bcp_profile["ucp"]
+
+    def renamed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for e in entries:
+            item = {**e, "version": UCP_2026_08_25}
+            if isinstance(item.get("extends"), str):
+                item["extends"] = to_ucp_name(item["extends"])
+            elif isinstance(item.get("extends"), list):
+                item["extends"] = [to_ucp_name(x) for x in item["extends"]]
+            out.append(item)
+        return out
+
+    services = {to_ucp_name(name): renamed(entries) for name, entries in ucp["services"].items()}
+    capabilities = {to_ucp_name(name): renamed(entries) for name, entries in ucp["capabilities"].items()}
+    handlers = {name: list(entries) for name, entries in ucp["payment_handlers"].items()}
+    return {
+        "ucp": {
+            "version": UCP_2026_08_25,
+            "map_order": {
+                "services": list(services),
+                "capabilities": list(capabilities),
+                "payment_handlers": list(handlers),
+            },
+            "supported_versions": supported_versions,
+            "services": services,
+            "capabilities": capabilities,
+            "payment_handlers": handlers,
+        },
+        "keys": bcp_profile.get("keys", []),
+    }
+
+
+def handler_2026_01_11(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """One payment handler as UCP 2026-01-11 `payment_handler_resp` (`name`, `config_schema`,
+    `instrument_schemas` are required there)."""
+    schema = entry.get("schema") or entry.get("spec") or ""
+    return {
+        "id": entry["id"],
+        "name": name,
+        "version": UCP_2026_01_11,
+        "spec": entry.get("spec") or schema,
+        "config_schema": schema,
+        "instrument_schemas": [schema] if schema else [],
+        "config": entry.get("config") or {},
+    }
+
+
+def discovery_2026_01_11(
+    bcp_profile: dict[str, Any], *, endpoints: dict[str, str], supported_versions: dict[str, str]
+) -> dict[str, Any]:
+    """Our BCP business profile as UCP 2026-01-11 (`source/discovery/profile_schema.json` at v2026-01-11).
+
+    `endpoints`: transport → URL of the UCP face (`rest`, `mcp`, `a2a`).
+    """
+    ucp = bcp_profile["ucp"]
+    service: dict[str, Any] = {"version": UCP_2026_01_11, "spec": f"{UCP_SPEC_BASE}/overview"}
+    if "rest" in endpoints:
+        service["rest"] = {"schema": "https://ucp.dev/services/shopping/openapi.json", "endpoint": endpoints["rest"]}
+    if "mcp" in endpoints:
+        service["mcp"] = {"schema": "https://ucp.dev/services/shopping/openrpc.json", "endpoint": endpoints["mcp"]}
+    if "a2a" in endpoints:
+        service["a2a"] = {"endpoint": endpoints["a2a"]}
+    capabilities = []
+    for name, entries in ucp["capabilities"].items():
+        ucp_name = to_ucp_name(name)
+        for e in entries:
+            item: dict[str, Any] = {"name": ucp_name, "version": UCP_2026_01_11}
+            if ucp_name.startswith(_UCP_PREFIX + "."):
+                local = ucp_name.removeprefix(_UCP_PREFIX + ".")
+                if local not in CAPABILITIES_2026_01_11:
+                    continue  # not in 2026-01-11: offered on the newer face only
+                item["spec"] = f"{UCP_SPEC_BASE}/{local.replace('_', '-')}"
+                item["schema"] = f"{UCP_SCHEMA_BASE}/shopping/{local}.json"
+            else:
+                item["version"] = e.get("version", PROTOCOL_VERSION)  # a BCP extension: BCP's own version
+                item["spec"], item["schema"] = e.get("spec"), e.get("schema")
+            extends = e.get("extends")
+            if isinstance(extends, list):
+                extends = extends[0] if extends else None  # 2026-01-11 `extends` is one name
+            if isinstance(extends, str):
+                item["extends"] = to_ucp_name(extends)
+            if "config" in e:
+                item["config"] = e["config"]
+            capabilities.append(item)
+    handlers = [handler_2026_01_11(name, e) for name, entries in ucp["payment_handlers"].items() for e in entries]
+    return {
+        "ucp": {
+            "version": UCP_2026_01_11,
+            "supported_versions": supported_versions,
+            "services": {UCP_SERVICE: service},
+            "capabilities": capabilities,
+        },
+        "payment": {"handlers": handlers},
+        "signing_keys": bcp_profile.get("keys", []),
+    }
+
+
+# --- requests (UCP 2026-01-11 → BCP) --------------------------------------------------------------------------
+
+_BUYER_FIELDS = ("first_name", "last_name", "email", "phone_number", "consent")
+
+
+def _buyer_to_bcp(buyer: Any) -> Any:
+    if not isinstance(buyer, dict):
+        return buyer
+    out = {k: buyer[k] for k in _BUYER_FIELDS if k in buyer}
+    full = buyer.get("full_name")
+    if isinstance(full, str) and full.strip() and not out.get("first_name"):
+        first, _, last = full.strip().partition(" ")
+        out["first_name"] = first
+        if last and not out.get("last_name"):
+            out["last_name"] = last
+    return out
+
+
+def checkout_request_to_bcp(body: Any) -> Any:
+    """Create/Update body of UCP 2026-01-11 → BCP. Members BCP does not read are dropped: the request's
+    `id` (the business assigns ids), `currency` (always BRL here; a checkout answers in BRL), `payment` (in
+    2026-01-11 it lists the platform's handlers and instruments; BCP reads the chosen instrument at Complete),
+    `platform`; an item's `title` (the catalog's title wins, as in UCP)."""
+    if not isinstance(body, dict):
+        return body
+    out: dict[str, Any] = {}
+    lines = body.get("line_items")
+    if isinstance(lines, list):
+        out["line_items"] = [
+            {
+                **({"id": li["id"]} if isinstance(li, dict) and "id" in li else {}),
+                "item": {"id": li["item"].get("id")}
+                if isinstance(li, dict) and isinstance(li.get("item"), dict)
+                else (li.get("item") if isinstance(li, dict) else None),
+                "quantity": li.get("quantity") if isinstance(li, dict) else None,
+            }
+            for li in lines
+        ]
+    elif lines is not None:
+        out["line_items"] = lines
+    if body.get("buyer") is not None:
+        out["buyer"] = _buyer_to_bcp(body["buyer"])
+    for name in ("context", "signals", "attribution", "discounts", "fulfillment", "cart_id"):
+        if body.get(name) is not None:
+            out[name] = body[name]
+    risk = body.get("risk_signals")
+    if isinstance(risk, dict) and risk and "signals" not in out:
+        out["signals"] = risk
+    return out
+
+
+def complete_request_to_bcp(body: Any) -> Any:
+    """Complete body of UCP 2026-01-11 (`payment_data.json`: `{payment_data: instrument, risk_signals?}`) → BCP
+    (`{payment: {instruments: [one instrument]}}`). A body already in BCP's shape passes through."""
+    if not isinstance(body, dict) or "payment_data" not in body:
+        return body
+    data = body.get("payment_data")
+    if not isinstance(data, dict):
+        return {"payment": {"instruments": [data]}}
+    instrument: dict[str, Any] = {
+        k: data[k] for k in ("id", "handler_id", "type", "billing_address", "credential", "installments") if k in data
+    }
+    instrument["selected"] = True
+    out: dict[str, Any] = {"payment": {"instruments": [instrument]}}
+    return out
+
+
+# --- responses (BCP → UCP 2026-01-11) -------------------------------------------------------------------------
+
+_NEGATIVE_TOTALS = ("discount", "items_discount")
+_TOTAL_TYPES = ("items_discount", "subtotal", "discount", "fulfillment", "tax", "fee", "total")
+_SEVERITIES = ("recoverable", "requires_buyer_input", "requires_buyer_review")
+
+
+def _totals(totals: Any) -> Any:
+    """2026-01-11 totals are amounts ≥ 0 of a closed set of types: a discount is shown as its size (the
+    `discount` type says it is taken off), other BCP types become `fee` with their display text."""
+    if not isinstance(totals, list):
+        return totals
+    out = []
+    for t in totals:
+        if not isinstance(t, dict):
+            continue
+        item = {k: v for k, v in t.items() if k != "lines"}
+        if item.get("type") in _NEGATIVE_TOTALS and isinstance(item.get("amount"), int):
+            item["amount"] = abs(item["amount"])
+        elif item.get("type") not in _TOTAL_TYPES:
+            item["type"] = "fee"
+        out.append(item)
+    return out
+
+
+def _messages(messages: Any) -> Any:
+    if not isinstance(messages, list):
+        return messages
+    out = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        item = {k: v for k, v in m.items() if k not in ("presentation", "image_url", "url")}
+        if item.get("type") == "error" and item.get("severity") not in _SEVERITIES:
+            # 2026-01-11 has no `unrecoverable`: its own version_unsupported example hands the buyer over.
+            item["severity"] = "requires_buyer_input"
+        out.append(item)
+    return out
+
+
+def _fulfillment(fulfillment: Any) -> Any:
+    if not isinstance(fulfillment, dict):
+        return fulfillment
+    out = copy.deepcopy(fulfillment)
+    for method in out.get("methods") or []:
+        for group in method.get("groups") or []:
+            for option in group.get("options") or []:
+                description = option.get("description")
+                if isinstance(description, dict):  # BCP's Description object; 2026-01-11 has a string
+                    option["description"] = description.get("plain") or next(iter(description.values()), None)
+                option["totals"] = _totals(option.get("totals") or [])
+        for destination in method.get("destinations") or []:
+            destination.pop("type", None) if destination.get("type") == "shipping_address" else None
+    out.pop("available_methods", None)
+    return out
+
+
+def _discounts(discounts: Any) -> Any:
+    if not isinstance(discounts, dict):
+        return discounts
+    out = copy.deepcopy(discounts)
+    for applied in out.get("applied") or []:
+        applied.pop("provisional", None)
+        applied.pop("eligibility", None)
+        if isinstance(applied.get("amount"), int):
+            applied["amount"] = abs(applied["amount"])
+        for allocation in applied.get("allocations") or []:
+            if isinstance(allocation.get("amount"), int):
+                allocation["amount"] = abs(allocation["amount"])
+    return out
+
+
+def _envelope(ucp: Any) -> dict[str, Any]:
+    capabilities = ucp.get("capabilities") if isinstance(ucp, dict) else None
+    listed = []
+    if isinstance(capabilities, dict):
+        for name in capabilities:
+            ucp_name = to_ucp_name(name)
+            version = UCP_2026_01_11 if ucp_name.startswith(_UCP_PREFIX + ".") else PROTOCOL_VERSION
+            listed.append({"name": ucp_name, "version": version})
+    out: dict[str, Any] = {"version": UCP_2026_01_11, "capabilities": listed}
+    if isinstance(ucp, dict) and ucp.get("status") == "error":
+        out["status"] = "error"
+    return out
+
+
+_CONSENT_PREFIX = "br.dev.bcp.consent."
+_CONSENT_SHORT = {"sale_or_sharing": "sale_of_data"}
+
+
+def _buyer(buyer: Any) -> Any:
+    """2026-01-11's buyer_consent is the short boolean form (`{"marketing": true, …}`, buyer_consent.json at
+    v2026-01-11); BCP answers purpose-keyed objects."""
+    if not isinstance(buyer, dict) or not isinstance(buyer.get("consent"), dict):
+        return buyer
+    consent = {}
+    for key, value in buyer["consent"].items():
+        if key.startswith(_CONSENT_PREFIX) and isinstance(value, dict):
+            local = key.removeprefix(_CONSENT_PREFIX)
+            consent[_CONSENT_SHORT.get(local, local)] = bool(value.get("granted"))
+    return {**{k: v for k, v in buyer.items() if k != "tax_id"}, "consent": consent}
+
+
+def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
+    """A BCP checkout response (or §5.3 Error Response) as UCP 2026-01-11 `checkout_resp`."""
+    ucp = body.get("ucp") or {}
+    out: dict[str, Any] = {"ucp": _envelope(ucp)}
+    if ucp.get("status") == "error":
+        out["messages"] = _messages(body.get("messages"))
+        if "continue_url" in body:
+            out["continue_url"] = body["continue_url"]
+        return out
+    for name, value in body.items():
+        if name in ("ucp", "policies", "ap2", "context"):
+            continue
+        if name == "line_items" and isinstance(value, list):
+            value = [{**li, "totals": _totals(li.get("totals"))} for li in value if isinstance(li, dict)]
+        elif name == "totals":
+            value = _totals(value)
+        elif name == "messages":
+            value = _messages(value)
+        elif name == "fulfillment":
+            value = _fulfillment(value)
+        elif name == "discounts":
+            value = _discounts(value)
+        elif name == "buyer":
+            value = _buyer(value)
+        elif name == "payment":
+            continue  # rebuilt below with the handlers
+        out[name] = value
+    handlers = [
+        handler_2026_01_11(name, e)
+        for name, entries in (ucp.get("payment_handlers") or {}).items()
+        for e in entries
+        if isinstance(e, dict)
+    ]
+    payment: dict[str, Any] = {"handlers": handlers}
+    bcp_payment = body.get("payment")
+    if isinstance(bcp_payment, dict):
+        instruments = [i for i in bcp_payment.get("instruments") or [] if isinstance(i, dict)]
+        if instruments:
+            chosen = next((i for i in instruments if i.get("selected")), instruments[0])
+            payment["selected_instrument_id"] = chosen.get("id")
+            # 2026-01-11's card instrument requires `brand` and `last_digits`, which we never keep (only the
+            # gateway token passes through): card echoes are left out, `selected_instrument_id` names the choice.
+            shown = [i for i in instruments if i.get("type") != "card"]
+            if shown:
+                payment["instruments"] = shown
+        for name, value in bcp_payment.items():
+            if name != "instruments":
+                payment[name] = value  # e.g. the Pix charge (br.dev.bcp.pix), an extension member
+    out["payment"] = payment
+    return out
+
+
+def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
+    """A BCP order (or Error Response) as UCP 2026-01-11 `order.json`."""
+    ucp = body.get("ucp") or {}
+    out: dict[str, Any] = {"ucp": _envelope(ucp)}
+    for name, value in body.items():
+        if name in ("ucp", "policies"):
+            continue
+        if name == "totals":
+            value = _totals(value)
+        elif name == "messages":
+            value = _messages(value)
+        elif name == "line_items" and isinstance(value, list):
+            value = [{**li, "totals": _totals(li.get("totals"))} if isinstance(li, dict) else li for li in value]
+        elif name == "adjustments" and isinstance(value, list):
+            value = [{**a, "totals": _totals(a.get("totals"))} if isinstance(a, dict) else a for a in value]
+        out[name] = value
+    return out

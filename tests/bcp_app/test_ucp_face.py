@@ -1,0 +1,299 @@
+"""The UCP face (issue 35 item 1): `/.well-known/ucp` per version and UCP 2026-01-11 REST under `/ucp/v1`, answered by
+BCP's operations through the name map of bcp_app/protocol/ucp.py. Responses are parsed with the official UCP SDK's
+models (ucp-sdk 0.1.0, the 2026-01-11 models the conformance suite imports), so a shape UCP does not accept fails
+here; the shop-decided values are exact."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+from ucp_sdk.models.discovery.profile_schema import UcpDiscoveryProfile
+from ucp_sdk.models.schemas.shopping import fulfillment_resp
+from ucp_sdk.models.schemas.shopping.discount_resp import Checkout as DiscountCheckout
+from ucp_sdk.models.schemas.shopping.order import Order
+from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
+
+from bcp_app.protocol import ucp
+from bcp_app.service.platforms import platform_create
+from orders.models import Order as OrderRow
+from shop.models import Coupon
+from tests.bcp_app.bcp_fixtures import FakePlatform
+from tests.bcp_app.rest_helpers import SP, catalog
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+fulfillment_resp.Checkout.model_rebuild(_types_namespace={"PaymentResponse": PaymentResponse})
+V = "2026-01-11"
+
+
+def ucp_profile(platform: FakePlatform, *, handlers: bool = True) -> dict[str, Any]:
+    """A UCP 2026-01-11 platform profile as the spec's overview shows one (tag v2026-01-11, "Platform Profile")."""
+
+    def cap(local: str, **extra: Any) -> dict[str, Any]:  # capability.json#/$defs/discovery: spec and schema required
+        return {
+            "name": f"dev.ucp.shopping.{local}",
+            "version": V,
+            "spec": f"https://ucp.dev/specification/{local}",
+            "schema": f"https://ucp.dev/schemas/shopping/{local}.json",
+            **extra,
+        }
+
+    caps = [
+        cap("checkout"),
+        cap("fulfillment", extends="dev.ucp.shopping.checkout"),
+        cap("discount", extends="dev.ucp.shopping.checkout"),
+        cap("order", config={"webhook_url": platform.url("/webhooks/ucp")}),
+    ]
+    profile: dict[str, Any] = {"ucp": {"version": V, "capabilities": caps}}
+    if handlers:
+        profile["payment"] = {
+            "handlers": [
+                {
+                    "id": "gpay",
+                    "name": "com.google.pay",
+                    "version": V,
+                    "spec": "https://pay.google.com/gp/p/ucp/2026-01-11/",
+                    "config_schema": "https://pay.google.com/gp/p/ucp/2026-01-11/schemas/gpay_config.json",
+                    "instrument_schemas": [],
+                    "config": {},
+                }
+            ]
+        }
+    return profile
+
+
+@pytest.fixture
+def ucp_headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    url = fake_platform.serve_json("/ucp-profile.json", ucp_profile(fake_platform))
+    # a registered platform (API key): orders are shown only to the platform whose checkout made them (BCP §7)
+    platform = platform_create(name="Plataforma UCP", profile_url=url)
+    return {"UCP-Agent": f'profile="{url}"', "Authorization": f"Bearer {platform.api_key}"}
+
+
+def post(client: Client, path: str, headers: dict[str, str], body: Any, key: str | None = None) -> Any:
+    extra = {"Idempotency-Key": key} if key else {}
+    return client.post(
+        f"/ucp/v1{path}", data=json.dumps(body), content_type="application/json", headers={**headers, **extra}
+    )
+
+
+def put(client: Client, path: str, headers: dict[str, str], body: Any) -> Any:
+    return client.put(f"/ucp/v1{path}", data=json.dumps(body), content_type="application/json", headers=headers)
+
+
+def test_well_known_ucp_2026_01_11_parses_with_the_official_sdk(client: Client) -> None:
+    response = client.get("/.well-known/ucp")
+    assert response.status_code == 200
+    profile = UcpDiscoveryProfile(**response.json())
+    assert profile.ucp.version.root == V
+    shopping = profile.ucp.services.root["dev.ucp.shopping"]
+    assert str(shopping.rest.endpoint) == "https://loja.example.com.br/ucp/v1"
+    names = [c.name for c in profile.ucp.capabilities]
+    assert names == [
+        "dev.ucp.shopping.checkout",
+        "dev.ucp.shopping.fulfillment",
+        "dev.ucp.shopping.discount",
+        "dev.ucp.shopping.buyer_consent",
+        "dev.ucp.shopping.order",
+        "br.dev.bcp.shopping.fiscal_document",
+        "br.dev.bcp.shopping.permalink",
+    ]
+    # the Pix handler keeps its BCP name on the UCP face; the card handler is Google Pay's
+    assert [(h.id, h.name) for h in profile.payment.handlers] == [
+        ("pix_recebedor_001", "br.dev.bcp.pix"),
+        ("gpay", "com.google.pay"),
+    ]
+    assert response.json()["ucp"]["supported_versions"] == {
+        "2026-08-25": "https://loja.example.com.br/.well-known/ucp/2026-08-25"
+    }
+    assert [k["kid"] for k in response.json()["signing_keys"]] == ["loja-2026-07"]
+
+
+def test_well_known_ucp_2026_08_25_has_keys_and_map_order(client: Client) -> None:
+    body = client.get("/.well-known/ucp/2026-08-25").json()
+    assert body["ucp"]["version"] == "2026-08-25"
+    assert body["ucp"]["map_order"]["capabilities"] == list(body["ucp"]["capabilities"])
+    assert body["ucp"]["map_order"]["payment_handlers"] == ["br.dev.bcp.pix", "com.google.pay"]
+    assert list(body["ucp"]["services"]) == ["dev.ucp.shopping"]
+    assert body["ucp"]["capabilities"]["dev.ucp.shopping.fulfillment"][0]["extends"] == "dev.ucp.shopping.checkout"
+    assert body["ucp"]["supported_versions"] == {"2026-01-11": "https://loja.example.com.br/.well-known/ucp/2026-01-11"}
+    assert [k["kid"] for k in body["keys"]] == ["loja-2026-07"]
+    assert "signing_keys" not in body
+    assert client.get("/.well-known/ucp/2099-01-01").status_code == 404
+
+
+def test_the_bcp_profile_is_unchanged_by_the_ucp_face(client: Client) -> None:
+    body = client.get("/.well-known/bcp").json()
+    assert body["ucp"]["version"] == "2026-07-28"
+    assert "br.dev.bcp.shopping.checkout" in body["ucp"]["capabilities"]
+    assert "supported_versions" not in body["ucp"]
+
+
+def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
+    client: Client, ucp_headers: dict[str, str], settings: Any
+) -> None:
+    # create in UCP 2026-01-11's shape: request id, currency, titles and the platform's handlers are not ours to take
+    created = post(
+        client,
+        "/checkout-sessions",
+        ucp_headers,
+        {
+            "id": "platform-chosen-id",
+            "currency": "BRL",
+            "line_items": [{"item": {"id": "SKU-CAFE-500G", "title": "Cheap coffee"}, "quantity": 2}],
+            "buyer": {"full_name": "Ana Souza", "email": "ana@example.com.br"},
+            "payment": {"instruments": [], "handlers": []},
+        },
+        key="k-create",
+    )
+    assert created.status_code == 201
+    checkout = fulfillment_resp.Checkout(**created.json())
+    assert checkout.id != "platform-chosen-id"
+    assert checkout.ucp.version.root == V
+    assert [c.name for c in checkout.ucp.capabilities] == [
+        "dev.ucp.shopping.checkout",
+        "dev.ucp.shopping.fulfillment",
+        "dev.ucp.shopping.discount",
+    ]
+    assert checkout.line_items[0].item.title == "Café especial 500 g"
+    assert [(t.type, t.amount) for t in checkout.totals] == [("subtotal", 8580), ("total", 8580)]
+    assert checkout.buyer.first_name == "Ana" and checkout.buyer.last_name == "Souza"
+    assert [h.id for h in checkout.payment.handlers] == ["gpay"]  # the handlers this platform and we share
+    # address, then the option, then a coupon: full replacements, as in UCP
+    line = {"id": checkout.line_items[0].id, "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}
+    state: dict[str, Any] = {
+        "line_items": [line],
+        "buyer": {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"},
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+    }
+    body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()
+    method = body["fulfillment"]["methods"][0]
+    state["fulfillment"]["methods"][0] = {
+        "id": method["id"],
+        "type": "shipping",
+        "destinations": [{**SP, "id": method["destinations"][0]["id"]}],
+        "selected_destination_id": method["destinations"][0]["id"],
+        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
+    }
+    Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
+    state["discounts"] = {"codes": ["UCP10"]}
+    body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()
+    ready = DiscountCheckout(**body)
+    assert ready.status == "ready_for_complete", body.get("messages")
+    # 2026-01-11 totals are never negative: the discount is its size
+    assert [(t.type, t.amount) for t in ready.totals] == [
+        ("subtotal", 8580),
+        ("discount", 858),
+        ("fulfillment", 1890),
+        ("total", 9612),
+    ]
+    assert [(d.code, d.amount) for d in ready.discounts.applied] == [("UCP10", 858)]
+    option = fulfillment_resp.Checkout(**body).fulfillment.root.methods[0].groups[0].options[0]
+    assert (option.id, option.title, option.description) == (
+        "pac",
+        "PAC",
+        body["fulfillment"]["methods"][0]["groups"][0]["options"][0]["description"],
+    )
+    assert isinstance(option.description, str)
+    # complete with UCP's payment_data (the sandbox gateway approves success_token)
+    done = post(
+        client,
+        f"/checkout-sessions/{checkout.id}/complete",
+        ucp_headers,
+        {
+            "payment_data": {
+                "id": "instr_1",
+                "handler_id": "gpay",
+                "type": "card",
+                "brand": "Visa",
+                "last_digits": "1234",
+                "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+            },
+            "risk_signals": {},
+        },
+        key="k-complete",
+    )
+    assert done.status_code == 200, done.content
+    completed = fulfillment_resp.Checkout(**done.json())
+    assert completed.status == "completed"
+    order = OrderRow.objects.get()
+    assert completed.order.id == order.public_id
+    # the order, in UCP's shape, to the platform that created the checkout
+    got = client.get(f"/ucp/v1/orders/{order.public_id}", headers=ucp_headers)
+    assert got.status_code == 200
+    parsed = Order(**got.json())
+    assert parsed.checkout_id == checkout.id
+    assert parsed.ucp.version.root == V
+
+
+def test_version_parameter_newer_than_ours_is_version_unsupported(client: Client, ucp_headers: dict[str, str]) -> None:
+    headers = {**ucp_headers, "UCP-Agent": ucp_headers["UCP-Agent"] + '; version="2099-01-01"'}
+    response = post(
+        client, "/checkout-sessions", headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    )
+    assert response.status_code == 400  # BCP's 422; 2026-01-11's status table has no 422 (checkout-rest.md)
+    assert response.json()["code"] == "version_unsupported"
+    same = {**ucp_headers, "UCP-Agent": ucp_headers["UCP-Agent"] + '; version="2026-01-11"'}
+    assert (
+        post(
+            client, "/checkout-sessions", same, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+        ).status_code
+        == 201
+    )
+
+
+def test_a_profile_naming_only_order_negotiates_no_checkout_extension(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    # the conformance suite's own profile lists dev.ucp.shopping.order only: by the intersection of UCP
+    # 2026-01-11 (overview.md "Intersection Algorithm") checkout and its extensions are not active
+    catalog()
+    url = fake_platform.serve_json(
+        "/only-order.json",
+        {
+            "ucp": {
+                "version": V,
+                "capabilities": [
+                    {
+                        "name": "dev.ucp.shopping.order",
+                        "version": V,
+                        "spec": "https://ucp.dev/specification/order",
+                        "schema": "https://ucp.dev/schemas/shopping/order.json",
+                    }
+                ],
+            }
+        },
+    )
+    body = post(
+        client,
+        "/checkout-sessions",
+        {"UCP-Agent": f'profile="{url}"'},
+        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
+    ).json()
+    assert body["ucp"]["capabilities"] == []
+    assert "fulfillment" not in body
+
+
+def test_simulation_endpoint_exists_only_with_its_secret(client: Client, settings: Any) -> None:
+    settings.UCP_SIMULATION_SECRET = ""
+    assert client.post("/testing/simulate-shipping/order_x").status_code == 404
+    settings.UCP_SIMULATION_SECRET = "s3cret-value"
+    assert client.post("/testing/simulate-shipping/order_x").status_code == 403
+    assert client.post("/testing/simulate-shipping/order_x", headers={"Simulation-Secret": "wrong"}).status_code == 403
+    missing = client.post("/testing/simulate-shipping/order_x", headers={"Simulation-Secret": "s3cret-value"})
+    assert missing.status_code == 400
+
+
+def test_name_map_both_ways() -> None:
+    assert ucp.to_ucp_name("br.dev.bcp.shopping.checkout") == "dev.ucp.shopping.checkout"
+    assert ucp.to_ucp_name("br.dev.bcp.shopping.catalog.search") == "dev.ucp.shopping.catalog.search"
+    assert ucp.to_ucp_name("br.dev.bcp.shopping.fiscal_document") == "br.dev.bcp.shopping.fiscal_document"
+    assert ucp.to_ucp_name("br.dev.bcp.pix") == "br.dev.bcp.pix"
+    assert ucp.to_bcp_name("dev.ucp.shopping") == "br.dev.bcp.shopping"
+    assert ucp.to_bcp_name("dev.ucp.shopping.buyer_consent") == "br.dev.bcp.shopping.buyer_consent"
+    assert ucp.to_bcp_name("dev.ucp.shopping.unknown") == "dev.ucp.shopping.unknown"
