@@ -3,7 +3,7 @@
 The suite is vendored at a pinned commit in tests/ucp_conformance/vendor (its LICENSE beside it; VERSION.md names
 the commit); its imports (ucp-sdk 0.1.0, absl-py, fastapi) are dev dependencies of the project. This script:
 
-1. migrates the database named by DATABASE_URL and loads the suite's flower_shop data (`load_ucp_flower_shop`);
+1. migrates the database named by DATABASE_URL and loads the suite's flower_shop data (`load_ucp_test_data`);
 2. starts uvicorn on a free port with the simulation endpoints on (a random `UCP_SIMULATION_SECRET`), the sandbox
    card gateway under the suite's handler id (`BCP_CARD_HANDLER_ID=mock_payment_handler`) and loopback platform
    profiles allowed (the suite serves its profile on http://localhost);
@@ -123,7 +123,7 @@ def main() -> int:
     }
     python = sys.executable
     if not args.skip_setup:
-        for command in (["migrate", "--noinput", "-v0"], ["load_ucp_flower_shop"]):
+        for command in (["migrate", "--noinput", "-v0"], ["load_ucp_test_data"]):
             subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True)  # noqa: S603
 
     suite = SUITE

@@ -9,9 +9,11 @@ What lands where: each product becomes a Product with one Variant whose SKU is t
 `item.id`), price and stock as given (amounts are taken as centavos: the shop sells in BRL); the image URL becomes
 the main photo; each discount becomes a stackable coupon (the suite applies 10OFF and WELCOME20 together). A
 re-run restores the files' prices and stock (a conformance run starts from them), matching rows by SKU, slug and
-code, so nothing is duplicated. `shipping_rates.csv`, `promotions.csv`, `customers.csv`, `addresses.csv` and
-`payment_instruments.csv` are checked for their columns but not loaded: US/CA shipping rates, stored customer
-addresses and the mock payment handler belong to the UCP face's test setup, not to the catalog.
+code, so nothing is duplicated. The `default` rows of `shipping_rates.csv` become shipping methods with a flat
+price (code = the rate id), and `promotions.csv`'s `free_shipping` above a subtotal becomes `free_above` on the
+standard one; country-specific (US/CA) rates, `customers.csv`, `addresses.csv` and `payment_instruments.csv` are
+checked for their columns but not loaded (the shop ships inside Brazil by CEP, keeps no buyer accounts, and the
+sandbox card gateway already pays `success_token` and declines `fail_token`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
-from shop.models import Category, Coupon, Product, ProductImage, Variant
+from shop.models import Category, Coupon, Product, ProductImage, ShippingMethod, Variant
 
 CATEGORY_SLUG = "ucp-flower-shop"
 CATEGORY_NAME = "Flores (UCP)"
@@ -50,9 +52,15 @@ class LoadedCounts:
     products: int
     variants: int
     coupons: int
+    shipping: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"products": self.products, "variants": self.variants, "coupons": self.coupons}
+        return {
+            "products": self.products,
+            "variants": self.variants,
+            "coupons": self.coupons,
+            "shipping": self.shipping,
+        }
 
 
 def _rows(data_dir: Path, name: str) -> list[dict[str, str]]:
@@ -181,4 +189,33 @@ def ucp_test_data_load(*, data_dir: Path) -> LoadedCounts:
                 "usage_limit_per_email": None,
             },
         )
+    written["shipping"] = _load_shipping(data_dir)
     return LoadedCounts(**written)
+
+
+def _load_shipping(data_dir: Path) -> int:
+    free_above = min(
+        (
+            _integer(row["min_subtotal"], file="promotions.csv", line=line, column="min_subtotal")
+            for line, row in enumerate(_rows(data_dir, "promotions.csv"), start=2)
+            if row.get("type") == "free_shipping" and row.get("min_subtotal")
+        ),
+        default=None,
+    )
+    written = 0
+    rates = [row for row in _rows(data_dir, "shipping_rates.csv") if row["country_code"] == "default"]
+    for position, row in enumerate(rates):
+        line = position + 2
+        method = ShippingMethod.objects.filter(code=row["id"]).first() or ShippingMethod(code=row["id"])
+        written += _save(
+            method,
+            {
+                "title": row["title"],
+                "kind": ShippingMethod.KIND_SHIPPING,
+                "flat_price": _integer(row["price"], file="shipping_rates.csv", line=line, column="price"),
+                "free_above": free_above if row["service_level"] == "standard" else None,
+                "active": True,
+                "position": position,
+            },
+        )
+    return written

@@ -55,7 +55,7 @@ def _run(tmp_path: Path, files: list[str], profile: str | None) -> dict[str, Any
 def test_the_suites_passing_tests_keep_passing(mode: str, transactional_db: None, tmp_path: Path) -> None:
     if connection.vendor != "postgresql":
         pytest.skip("the live server reads the test database by URL: Postgres only")
-    call_command("load_ucp_flower_shop")
+    call_command("load_ucp_test_data")
     expected = BASELINE[mode]
     results = _run(tmp_path, sorted(expected), None if mode == "suite" else mode)
     for name, tests in expected.items():

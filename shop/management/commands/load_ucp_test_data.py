@@ -2,12 +2,13 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from shop.demo.ucp_test_data import UcpTestDataError, ucp_test_data_load
 
 # Where CI checks the suite out (docs: /work/notes/ucp-conformance.md §2).
-DEFAULT_DIR = Path("var/ucp/conformance/test_data/flower_shop")
+DEFAULT_DIR = Path(settings.BASE_DIR) / "tests" / "ucp_conformance" / "vendor" / "test_data" / "flower_shop"
 
 
 class Command(BaseCommand):
