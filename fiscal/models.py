@@ -12,6 +12,8 @@ import secrets
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+BLOCKED_PREFIX = "Dados fiscais incompletos: "  # the reason of a document blocked before any provider call
+
 
 def _download_token() -> str:
     return secrets.token_urlsafe(24)  # 192 bits: the buyer's DANFE link is unguessable, like the permalink

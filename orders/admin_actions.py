@@ -12,6 +12,7 @@ from orders.services import (
     expectation_merge,
     expectation_split,
     expectation_update,
+    order_buyer_tax_id_set,
     order_cancel,
     order_email_resend,
     order_mark_delivered,
@@ -41,6 +42,7 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
+    "buyer-tax-id": ("orders.change_order", _("Corrigir CPF/CNPJ"), forms.BuyerTaxIdForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
 }
 
@@ -80,6 +82,8 @@ def available_actions(order: Order) -> list[str]:
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
     offered += ["note", "resend-email"]
+    if not canceled:
+        offered.append("buyer-tax-id")
     return offered
 
 
@@ -161,6 +165,9 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
             return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
         return str(_("Pedido cancelado."))
+    if slug == "buyer-tax-id":
+        order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
+        return str(_("CPF/CNPJ do comprador salvo."))
     if slug == "note":
         order_note_add(order_id=order.public_id, text=data["text"], actor=actor)
         return str(_("Nota adicionada."))

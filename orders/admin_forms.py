@@ -163,6 +163,20 @@ class RefundResultForm(OrderActionForm):
         ]
 
 
+class BuyerTaxIdForm(OrderActionForm):
+    """The buyer's CPF/CNPJ, typed by staff (an agent's order came without it; the NF-e needs it)."""
+
+    tax_id = forms.CharField(
+        label=_("CPF ou CNPJ do comprador"),
+        max_length=32,
+        help_text=_("Com ou sem pontuação. Uma NF-e bloqueada pela falta do CPF é emitida em seguida."),
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["tax_id"].initial = order.buyer_tax_id
+
+
 class ExpectationForm(OrderActionForm):
     """Change what the buyer is promised: description and/or the date the items can ship (backorder)."""
 

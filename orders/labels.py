@@ -27,6 +27,7 @@ class TitledLine(Protocol):
     title: str
     sku: str
 
+
 _ORDER = {choice.value: choice.label for choice in OrderStatus}
 _PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
 _LINE = {choice.value: choice.label for choice in LineStatus}
@@ -133,6 +134,7 @@ TIMELINE_KINDS = {
     "canceled": gettext_lazy("Pedido cancelado"),
     "returned": gettext_lazy("Devolução"),
     "note": gettext_lazy("Nota"),
+    "buyer_updated": gettext_lazy("Dados do comprador"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
     "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url

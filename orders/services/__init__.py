@@ -14,7 +14,13 @@ from orders.services.fulfillment import (
     order_ship,
 )
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
-from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
+from orders.services.notes import (
+    email_delivery_send,
+    order_buyer_tax_id_set,
+    order_email_resend,
+    order_event_record,
+    order_note_add,
+)
 from orders.services.placement import (
     OrderDraft,
     order_draft_from_checkout,
@@ -39,6 +45,7 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
+    "order_buyer_tax_id_set",
     "order_cancel",
     "order_draft_from_checkout",
     "order_email_resend",
