@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -35,6 +35,7 @@ from orders.labels import (
     total_label,
 )
 from orders.models import (
+    Adjustment,
     FulfillmentEvent,
     Order,
     OrderLine,
@@ -47,12 +48,28 @@ from orders.services import (
 from orders.summary import installments_text
 
 
+class PendingRefundFilter(admin.SimpleListFilter):
+    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes")."""
+
+    title = _("reembolso")
+    parameter_name = "refund"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("pending", _("Reembolso pendente"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
+        if self.value() != "pending":
+            return queryset
+        pending = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending")
+        return queryset.filter(Exists(pending))
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
     list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]
-    list_filter = ["status", "payment_status", "fulfillment_method", "payment_type", "placed_at"]
+    list_filter = ["status", "payment_status", PendingRefundFilter, "fulfillment_method", "payment_type", "placed_at"]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
     search_help_text = _("Número, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")

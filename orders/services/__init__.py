@@ -4,7 +4,13 @@ Split into modules by concern; import from `orders.services`.
 """
 
 from orders.errors import OrderError, OrderNotFound
-from orders.services.adjustments import adjustment_mark_refund_result, order_cancel, order_refund, order_return
+from orders.services.adjustments import (
+    adjustment_mark_refund_result,
+    adjustment_settle_offline,
+    order_cancel,
+    order_refund,
+    order_return,
+)
 from orders.services.expectations import expectation_merge, expectation_split, expectation_update
 from orders.services.fulfillment import (
     correios_code_valid,
@@ -38,6 +44,7 @@ __all__ = [
     "OrderError",
     "OrderNotFound",
     "adjustment_mark_refund_result",
+    "adjustment_settle_offline",
     "correios_code_valid",
     "correios_tracking_url",
     "email_delivery_send",
