@@ -148,6 +148,10 @@ class NoteForm(OrderActionForm):
 class ResendEmailForm(OrderActionForm):
     kind = forms.ChoiceField(label=_("E-mail"), choices=EmailKind.choices)
 
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["kind"].choices = [c for c in EmailKind.choices if c[0] != EmailKind.ORDER_LINK]
+
 
 class RefundResultForm(OrderActionForm):
     """For refunds settled outside the Pix flow (e.g. a card gateway's dashboard): record the final result."""

@@ -25,6 +25,7 @@ from orders.services.notes import (
     order_buyer_tax_id_set,
     order_email_resend,
     order_event_record,
+    order_link_email_send,
     order_note_add,
 )
 from orders.services.placement import (
@@ -57,6 +58,7 @@ __all__ = [
     "order_draft_from_checkout",
     "order_email_resend",
     "order_event_record",
+    "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",
     "order_number_reserve",

@@ -114,6 +114,19 @@ def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDel
     return delivery
 
 
+@transaction.atomic
+def order_link_email_send(*, order_id: str) -> EmailDelivery | None:
+    """The buyer asked for the order's link (/pedido): a short e-mail with it, each time (the lookup's rate limit
+    bounds how often); an internal timeline line says so. None when the order has no buyer e-mail."""
+    order = lock_order(order_id)
+    count = EmailDelivery.objects.filter(order=order, kind=EmailKind.ORDER_LINK).count()
+    delivery = schedule_email(order, EmailKind.ORDER_LINK, ref=f"lookup:{count + 1}")
+    if delivery is not None:
+        timeline(order, "email_resend", "Link do pedido enviado a pedido do comprador (/pedido).",
+                 actor="buyer:order-lookup", internal=True, data={"kind": EmailKind.ORDER_LINK})  # fmt: skip
+    return delivery
+
+
 EMAIL_CLAIM = timedelta(minutes=5)  # longer than one SMTP conversation; a dead sender's claim lapses
 
 
