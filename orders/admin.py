@@ -37,8 +37,10 @@ from orders.labels import (
 from orders.models import (
     Adjustment,
     FulfillmentEvent,
+    FulfillmentEventType,
     Order,
     OrderLine,
+    OrderStatus,
 )
 from orders.panels import render_panels
 from orders.selectors import order_search
@@ -86,7 +88,7 @@ class OrderAdmin(admin.ModelAdmin):
                 "fields": [
                     "number",
                     "public_id",
-                    "status",
+                    "status_display",
                     "placed_at",
                     "checkout_id",
                     "platform_id",
@@ -147,11 +149,31 @@ class OrderAdmin(admin.ModelAdmin):
             formats.time_format(local, "TIME_FORMAT"),
         )
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+        # Whether the store said a pickup order is ready, in the same query (the status column reads it per row).
+        ready = FulfillmentEvent.objects.filter(order=OuterRef("pk"), type=FulfillmentEventType.READY_FOR_PICKUP)
+        return super().get_queryset(request).annotate(pickup_ready=Exists(ready))
+
+    @staticmethod
+    def status_words(order: Order) -> str:
+        """The status, or "Pronto para retirada" for a pickup order the store said is ready (still "placed")."""
+        if (
+            getattr(order, "pickup_ready", False)
+            and order.fulfillment_method == "pickup"
+            and order.status == OrderStatus.PLACED
+        ):
+            return str(FulfillmentEventType.READY_FOR_PICKUP.label)
+        return order.get_status_display()
+
+    @admin.display(description=_("situação"))
+    def status_display(self, order: Order) -> str:
+        return self.status_words(order)
+
     @admin.display(description=_("situação"), ordering="status")
     def situation(self, order: Order) -> str:
         return format_html(
             '{}<small class="orders-payment-{}">{}</small>',
-            order.get_status_display(),
+            self.status_words(order),
             order.payment_status,
             order.get_payment_status_display(),
         )

@@ -95,7 +95,8 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
         for line in lines:
             line.buyer_status = line_words(line, order, ready=ready)  # type: ignore[attr-defined]
         expectations = []
-        for exp in [] if closed else order.expectations.all():
+        # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
+        for exp in [] if closed or ready else order.expectations.all():
             items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
