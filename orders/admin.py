@@ -32,6 +32,7 @@ from orders.admin_inlines import (
 )
 from orders.errors import OrderError
 from orders.labels import (
+    tax_id_text,
     total_label,
 )
 from orders.models import (
@@ -246,12 +247,7 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("CPF/CNPJ"))
     def tax_id_display(self, order: Order) -> str:
-        value = order.buyer_tax_id
-        if len(value) == 11 and value.isdigit():
-            return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
-        if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
-            return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
-        return value or "-"
+        return tax_id_text(order.buyer_tax_id) or "-"
 
     @admin.display(description=_("página do comprador"))
     def permalink(self, order: Order) -> str:
@@ -346,6 +342,7 @@ class OrderAdmin(admin.ModelAdmin):
         return changelist.get_queryset(request).prefetch_related(
             Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
             Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
+            Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
         )
 
     def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
