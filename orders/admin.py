@@ -91,8 +91,7 @@ class OrderAdmin(admin.ModelAdmin):
                     "public_id",
                     "status_display",
                     "placed_at",
-                    "checkout_id",
-                    "platform_id",
+                    "origin_display",
                     "language_display",
                     "permalink",
                 ]
@@ -110,8 +109,6 @@ class OrderAdmin(admin.ModelAdmin):
                 "fields": [
                     "payment_type",
                     "installments_display",
-                    "payment_handler_id",
-                    "payment_reference",
                     "payment_id_display",
                 ]
             },
@@ -199,6 +196,15 @@ class OrderAdmin(admin.ModelAdmin):
     @admin.display(description=_("pago"))
     def paid_display(self, order: Order) -> str:
         return format_brl(order.paid_amount)
+
+    @admin.display(description=_("origem"))
+    def origin_display(self, order: Order) -> str:
+        """Where the order came from, in words; the checkout's code (checkout_…) stays in the API and the search."""
+        if order.platform_id:
+            return str(_("agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
+        if order.payment_type == "manual" or order.payment_handler_id == "manual":
+            return str(_("venda registrada pela loja (Nova venda)"))
+        return str(_("loja (site)"))
 
     @admin.display(description=_("identificador do pagamento"))
     def payment_id_display(self, order: Order) -> str:
