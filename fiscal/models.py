@@ -12,6 +12,8 @@ import secrets
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+BLOCKED_PREFIX = "Dados fiscais incompletos: "  # the reason of a document blocked before any provider call
+
 
 def _download_token() -> str:
     return secrets.token_urlsafe(24)  # 192 bits: the buyer's DANFE link is unguessable, like the permalink
@@ -83,16 +85,18 @@ class FiscalJob(models.Model):
         WAITING = "waiting", _("aguardando emissor")  # accepted by the provider: poll or webhook
         DONE = "done", _("concluída")
 
-    document = models.ForeignKey(FiscalDocument, on_delete=models.CASCADE, related_name="jobs")
-    action = models.CharField(max_length=8, choices=Action.choices)
-    key = models.CharField(max_length=120, unique=True)
-    payload = models.JSONField(default=dict)  # the invoice (issue) or the justification (cancel)
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    next_run_at = models.DateTimeField()
-    last_error = models.CharField(max_length=500, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    document = models.ForeignKey(
+        FiscalDocument, on_delete=models.CASCADE, related_name="jobs", verbose_name=_("nota fiscal")
+    )
+    action = models.CharField(_("ação"), max_length=8, choices=Action.choices)
+    key = models.CharField(_("chave"), max_length=120, unique=True)
+    payload = models.JSONField(_("dados enviados"), default=dict)  # the invoice (issue) or the justification (cancel)
+    status = models.CharField(_("situação"), max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(_("tentativas"), default=0)
+    next_run_at = models.DateTimeField(_("próxima tentativa"))
+    last_error = models.CharField(_("última falha"), max_length=500, blank=True)
+    created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
+    finished_at = models.DateTimeField(_("concluída em"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("tarefa fiscal")
@@ -107,12 +111,12 @@ class FiscalJob(models.Model):
 class FiscalWebhook(models.Model):
     """Inbox: a provider notification stored raw before processing; one row per provider event id."""
 
-    provider = models.CharField(max_length=32)
-    event_id = models.CharField(max_length=128)
-    provider_ref = models.CharField(max_length=80)
-    body = models.JSONField()
-    received_at = models.DateTimeField(auto_now_add=True)
-    processed_at = models.DateTimeField(null=True, blank=True)
+    provider = models.CharField(_("emissor"), max_length=32)
+    event_id = models.CharField(_("ID do evento"), max_length=128)
+    provider_ref = models.CharField(_("referência no emissor"), max_length=80)
+    body = models.JSONField(_("corpo recebido"))
+    received_at = models.DateTimeField(_("recebida em"), auto_now_add=True)
+    processed_at = models.DateTimeField(_("processada em"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("notificação do emissor")

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from django.urls import reverse
 
-from fiscal.models import FiscalDocument
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument
 
 
 def documents_for_orders(order_refs: Iterable[str]) -> dict[str, FiscalDocument]:
@@ -24,3 +24,14 @@ def file_path(document: FiscalDocument, kind: str) -> str:
     if not field or document.status not in (FiscalDocument.Status.AUTHORIZED, FiscalDocument.Status.CANCELLED):
         return ""
     return reverse("fiscal:file", kwargs={"token": document.download_token, "kind": kind})
+
+
+def blocked_order_refs(*, order_refs: Iterable[str] | None = None, limit: int = 200) -> list[str]:
+    """Orders whose NF-e was blocked by missing data (never sent to the provider), oldest first. A SEFAZ
+    rejection is not here: it needs the merchant's judgement and the "Emitir novamente" button."""
+    documents = FiscalDocument.objects.filter(
+        status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX
+    )
+    if order_refs is not None:
+        documents = documents.filter(order_ref__in=list(order_refs))
+    return list(documents.order_by("id").values_list("order_ref", flat=True)[:limit])

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from fiscal.access_key import is_valid
-from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
 from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
 from fiscal.signals import document_changed
 from kernel.tasks import enqueue_on_commit
@@ -61,7 +61,7 @@ def document_request_issue(
     `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
     document is "rejected" with them as the reason, no provider call, and the order is untouched.
     """
-    blocked_reason = ("Dados fiscais incompletos: " + "; ".join(problems))[:500] if problems else ""
+    blocked_reason = (BLOCKED_PREFIX + "; ".join(problems))[:500] if problems else ""
     environment = invoice.get("environment") or "homologacao"
     # The first request writes the document as it will stay (one INSERT); a replay or a re-issue finds it.
     defaults = {

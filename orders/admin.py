@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -34,12 +34,16 @@ from orders.admin_inlines import (
 )
 from orders.errors import OrderError
 from orders.labels import (
+    tax_id_text,
     total_label,
 )
 from orders.models import (
+    Adjustment,
     FulfillmentEvent,
+    FulfillmentEventType,
     Order,
     OrderLine,
+    OrderStatus,
 )
 from orders.panels import render_panels
 from orders.selectors import order_search
@@ -49,12 +53,36 @@ from orders.services import (
 from orders.summary import installments_text
 
 
+class PendingRefundFilter(admin.SimpleListFilter):
+    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes")."""
+
+    title = _("reembolso")
+    parameter_name = "refund"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("pending", _("Reembolso pendente"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
+        if self.value() != "pending":
+            return queryset
+        pending = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending")
+        return queryset.filter(Exists(pending))
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
     list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]
-    list_filter = ["status", "payment_status", "payment_dispute", "fulfillment_method", "payment_type", "placed_at"]
+    list_filter = [
+        "status",
+        "payment_status",
+        PendingRefundFilter,
+        "payment_dispute",
+        "fulfillment_method",
+        "payment_type",
+        "placed_at",
+    ]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
     search_help_text = _("Número, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")
@@ -71,10 +99,9 @@ class OrderAdmin(admin.ModelAdmin):
                 "fields": [
                     "number",
                     "public_id",
-                    "status",
+                    "status_display",
                     "placed_at",
-                    "checkout_id",
-                    "platform_id",
+                    "origin_display",
                     "language_display",
                     "permalink",
                 ]
@@ -95,8 +122,6 @@ class OrderAdmin(admin.ModelAdmin):
                 "fields": [
                     "payment_type",
                     "installments_display",
-                    "payment_handler_id",
-                    "payment_reference",
                     "payment_id_display",
                 ]
             },
@@ -135,11 +160,31 @@ class OrderAdmin(admin.ModelAdmin):
             formats.time_format(local, "TIME_FORMAT"),
         )
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+        # Whether the store said a pickup order is ready, in the same query (the status column reads it per row).
+        ready = FulfillmentEvent.objects.filter(order=OuterRef("pk"), type=FulfillmentEventType.READY_FOR_PICKUP)
+        return super().get_queryset(request).annotate(pickup_ready=Exists(ready))
+
+    @staticmethod
+    def status_words(order: Order) -> str:
+        """The status, or "Pronto para retirada" for a pickup order the store said is ready (still "placed")."""
+        if (
+            getattr(order, "pickup_ready", False)
+            and order.fulfillment_method == "pickup"
+            and order.status == OrderStatus.PLACED
+        ):
+            return str(FulfillmentEventType.READY_FOR_PICKUP.label)
+        return order.get_status_display()
+
+    @admin.display(description=_("situação"))
+    def status_display(self, order: Order) -> str:
+        return self.status_words(order)
+
     @admin.display(description=_("situação"), ordering="status")
     def situation(self, order: Order) -> str:
         return format_html(
             '{}<small class="orders-payment-{}">{}</small>',
-            order.get_status_display(),
+            self.status_words(order),
             order.payment_status,
             order.get_payment_status_display(),
         )
@@ -164,6 +209,15 @@ class OrderAdmin(admin.ModelAdmin):
     @admin.display(description=_("pago"))
     def paid_display(self, order: Order) -> str:
         return format_brl(order.paid_amount)
+
+    @admin.display(description=_("origem"))
+    def origin_display(self, order: Order) -> str:
+        """Where the order came from, in words; the checkout's code (checkout_…) stays in the API and the search."""
+        if order.platform_id:
+            return str(_("agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
+        if order.payment_type == "manual" or order.payment_handler_id == "manual":
+            return str(_("venda registrada pela loja (Nova venda)"))
+        return str(_("loja (site)"))
 
     @admin.display(description=_("identificador do pagamento"))
     def payment_id_display(self, order: Order) -> str:
@@ -212,12 +266,7 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("CPF/CNPJ"))
     def tax_id_display(self, order: Order) -> str:
-        value = order.buyer_tax_id
-        if len(value) == 11 and value.isdigit():
-            return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
-        if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
-            return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
-        return value or "-"
+        return tax_id_text(order.buyer_tax_id) or "-"
 
     @admin.display(description=_("página do comprador"))
     def permalink(self, order: Order) -> str:
@@ -318,6 +367,7 @@ class OrderAdmin(admin.ModelAdmin):
         return changelist.get_queryset(request).prefetch_related(
             Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
             Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
+            Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
         )
 
     def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:

@@ -9,9 +9,11 @@ from orders import admin_forms as forms
 from orders.models import Order, OrderStatus
 from orders.services import (
     adjustment_mark_refund_result,
+    adjustment_settle_offline,
     expectation_merge,
     expectation_split,
     expectation_update,
+    order_buyer_tax_id_set,
     order_cancel,
     order_email_resend,
     order_mark_delivered,
@@ -24,6 +26,7 @@ from orders.services import (
     order_tracking_correct,
 )
 from orders.services._common import refundable_amount
+from orders.services.adjustments import refund_goes_through_psp
 from orders.services.handover import READY_FOR_PICKUP
 
 ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
@@ -39,8 +42,10 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "return": ("orders.refund_order", _("Registrar devolução"), forms.ReturnForm),
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
+    "refund-offline": ("orders.refund_order", _("Marcar como reembolsado (fora da loja)"), forms.RefundOfflineForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
+    "buyer-tax-id": ("orders.change_order", _("Corrigir CPF/CNPJ"), forms.BuyerTaxIdForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
 }
 
@@ -76,10 +81,13 @@ def available_actions(order: Order) -> list[str]:
     if refundable_amount(order) > 0:
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():
-        offered.append("refund-result")
+        # Paid outside the shop: no PSP answers, staff give the money back themselves and say how.
+        offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
     offered += ["note", "resend-email"]
+    if not canceled:
+        offered.append("buyer-tax-id")
     return offered
 
 
@@ -155,12 +163,22 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     if slug == "refund-result":
         adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"])
         return str(_("Resultado do reembolso registrado."))
+    if slug == "refund-offline":
+        adjustment = adjustment_settle_offline(
+            adjustment_id=data["adjustment"], means=data["means"], note=data.get("note", ""), actor=actor
+        )
+        return str(_("Reembolso de %(amount)s registrado como feito pela loja.")) % {
+            "amount": format_brl(-adjustment.amount)
+        }
     if slug == "cancel":
         order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
         order.refresh_from_db(fields=["status"])
         if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
             return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
         return str(_("Pedido cancelado."))
+    if slug == "buyer-tax-id":
+        order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
+        return str(_("CPF/CNPJ do comprador salvo."))
     if slug == "note":
         order_note_add(order_id=order.public_id, text=data["text"], actor=actor)
         return str(_("Nota adicionada."))

@@ -2,8 +2,10 @@
 
 CSV: `;` separators, decimal comma, UTF-8 with a byte-order mark (Excel in pt-BR reads "João" right
 and splits the columns), Portuguese headers and status labels. XLSX (openpyxl): the same rows with
-numbers as numbers and dates as dates. Both stream from an iterator; formula-looking text is
-neutralised (spreadsheet formula injection).
+numbers as numbers, dates as dates shown "dd/mm/aaaa hh:mm" and money shown "R$ 1.234,56". Phones read
+"(11) 98765-4321" and CPF/CNPJ with their mask, so no spreadsheet turns them into numbers (no leading zero
+lost) and no quote shows. "Reembolsado" is what went back; "Reembolso pendente" what is promised and not
+settled yet. Both stream from an iterator; formula-looking text is neutralised (spreadsheet formula injection).
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ from decimal import Decimal
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.br_validation import phone_display
 from kernel.money import format_decimal_comma
-from orders.labels import fulfillment_method_label, line_status_label, order_status_label, payment_status_label
-from orders.models import Order
+from orders.labels import (
+    fulfillment_method_label,
+    line_status_label,
+    order_status_label,
+    payment_status_label,
+    tax_id_text,
+)
+from orders.models import AdjustmentStatus, AdjustmentType, Order
 from orders.summary import superseded_tracking
 
 BOM = "\ufeff"
@@ -50,6 +59,7 @@ def export_header() -> list[str]:
         _("Total do pedido"),
         _("Pago"),
         _("Reembolsado"),
+        _("Reembolso pendente"),
         _("Rastreio"),
     ]
 
@@ -78,8 +88,8 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             payment_status_label(order.payment_status),
             order.buyer_name,
             order.buyer_email,
-            order.buyer_phone,
-            order.buyer_tax_id,
+            phone_display(order.buyer_phone),
+            tax_id_text(order.buyer_tax_id),
             order.fulfillment_title or fulfillment_method_label(order.fulfillment_method),
             d.get("postal_code", ""),
             street,
@@ -87,7 +97,12 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             d.get("city", ""),
             d.get("state", ""),
         ]
-        tail = [order.total_amount, order.paid_amount, order.refunded_amount, tracking]
+        pending = -sum(
+            a.amount
+            for a in order.adjustments.all()  # prefetched by the admin export
+            if a.type == AdjustmentType.REFUND and a.status == AdjustmentStatus.PENDING
+        )
+        tail = [order.total_amount, order.paid_amount, order.refunded_amount, pending, tracking]
         for line in order.lines.all():
             yield [
                 *head,
@@ -101,7 +116,9 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             ]
 
 
-MONEY_COLUMNS = {17, 18, 20, 21, 22}  # indexes of centavos columns in export_header()
+MONEY_COLUMNS = {17, 18, 20, 21, 22, 23}  # indexes of centavos columns in export_header()
+XLSX_MONEY_FORMAT = '"R$" #,##0.00'  # Excel in pt-BR shows R$ 1.234,56 (separators follow the locale)
+XLSX_DATE_FORMAT = "dd/mm/yyyy hh:mm"
 
 
 class _Echo:
@@ -126,6 +143,7 @@ def csv_rows(orders: Iterable[Order]) -> Iterator[str]:
 
 def xlsx_bytes(orders: Iterable[Order]) -> bytes:
     from openpyxl import Workbook  # noqa: PLC0415 (0.1 s of import at every start for a rare staff export)
+    from openpyxl.cell import WriteOnlyCell  # noqa: PLC0415 (same: only the export needs openpyxl)
 
     book = Workbook(write_only=True)
     sheet = book.create_sheet(_("Pedidos"))
@@ -133,10 +151,20 @@ def xlsx_bytes(orders: Iterable[Order]) -> bytes:
     for row in export_rows(orders):
         cells: list[object] = []
         for index, value in enumerate(row):
+            cell = WriteOnlyCell(sheet)
             if index in MONEY_COLUMNS:
-                cells.append(Decimal(int(value)) / 100)  # type: ignore[call-overload]
+                cell.value = Decimal(int(value)) / 100  # type: ignore[call-overload]
+                cell.number_format = XLSX_MONEY_FORMAT
+            elif isinstance(value, datetime):
+                cell.value = value
+                cell.number_format = XLSX_DATE_FORMAT
             else:
-                cells.append(_safe(value))
+                cell.value = value
+                if isinstance(value, str) and value.startswith("="):
+                    # openpyxl would store "=…" as a formula: keep it text. Other leading characters are
+                    # harmless in XLSX (cells are typed), so "+55…" or "-" need no visible quote here.
+                    cell.data_type = "s"
+            cells.append(cell)
         sheet.append(cells)
     buffer = io.BytesIO()
     book.save(buffer)

@@ -148,6 +148,10 @@ class NoteForm(OrderActionForm):
 class ResendEmailForm(OrderActionForm):
     kind = forms.ChoiceField(label=_("E-mail"), choices=EmailKind.choices)
 
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["kind"].choices = [c for c in EmailKind.choices if c[0] != EmailKind.ORDER_LINK]
+
 
 class RefundResultForm(OrderActionForm):
     """For refunds settled outside the Pix flow (e.g. a card gateway's dashboard): record the final result."""
@@ -161,6 +165,55 @@ class RefundResultForm(OrderActionForm):
         self.fields["adjustment"].choices = [
             (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in pending
         ]
+
+
+class RefundOfflineForm(OrderActionForm):
+    """An order paid outside the shop is refunded outside it too: staff say how, and the refund is settled."""
+
+    adjustment = forms.ChoiceField(label=_("Reembolso pendente"))
+    means = forms.ChoiceField(
+        label=_("Como o valor foi devolvido"),
+        choices=[
+            ("pix", _("Pix")),
+            ("dinheiro", _("Dinheiro")),
+            ("transferencia", _("Transferência bancária")),
+            ("outro", _("Outro")),
+        ],
+        widget=forms.RadioSelect,
+    )
+    note = forms.CharField(
+        label=_("Observação"),
+        max_length=255,
+        required=False,
+        help_text=_("Só a loja vê (ex.: comprovante, conta de destino). Obrigatória com “Outro”."),
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        pending = order.adjustments.filter(type="refund", status="pending").order_by("occurred_at", "id")
+        self.fields["adjustment"].choices = [
+            (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in pending
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("means") == "outro" and not (cleaned.get("note") or "").strip():
+            self.add_error("note", _("Conte como o valor foi devolvido."))
+        return cleaned
+
+
+class BuyerTaxIdForm(OrderActionForm):
+    """The buyer's CPF/CNPJ, typed by staff (an agent's order came without it; the NF-e needs it)."""
+
+    tax_id = forms.CharField(
+        label=_("CPF ou CNPJ do comprador"),
+        max_length=32,
+        help_text=_("Com ou sem pontuação. Uma NF-e bloqueada pela falta do CPF é emitida em seguida."),
+    )
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["tax_id"].initial = order.buyer_tax_id
 
 
 class ExpectationForm(OrderActionForm):

@@ -75,8 +75,7 @@ class OrderLineInline(ReadOnlyInline):
         "quantity_total",
         "quantity_fulfilled",
         "status",
-        "public_id",
-    ]
+    ]  # the line's public id (li_…) is for the API, not for staff
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

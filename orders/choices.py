@@ -88,3 +88,4 @@ class EmailKind(models.TextChoices):
     REFUNDED = "refunded", _("Reembolso feito")
     CANCELED = "canceled", _("Pedido cancelado")
     INVOICE = "invoice", _("Nota fiscal emitida")
+    ORDER_LINK = "order_link", _("Link do pedido")  # asked on /pedido: only the link, not the whole order again

@@ -52,6 +52,7 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
         "refunded": _("Reembolso do pedido #%(number)s"),
         "canceled": _("Pedido #%(number)s cancelado"),
         "invoice": _("Nota fiscal do pedido #%(number)s"),
+        "order_link": _("Link para acompanhar o pedido #%(number)s"),
     }
     if partial and kind == "shipped":
         subject = _("Parte do seu pedido #%(number)s foi enviada")

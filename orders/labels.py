@@ -27,6 +27,7 @@ class TitledLine(Protocol):
     title: str
     sku: str
 
+
 _ORDER = {choice.value: choice.label for choice in OrderStatus}
 _PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
 _LINE = {choice.value: choice.label for choice in LineStatus}
@@ -133,6 +134,7 @@ TIMELINE_KINDS = {
     "canceled": gettext_lazy("Pedido cancelado"),
     "returned": gettext_lazy("Devolução"),
     "note": gettext_lazy("Nota"),
+    "buyer_updated": gettext_lazy("Dados do comprador"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
     "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url
@@ -165,3 +167,13 @@ def timeline_kind_label(kind: str) -> str:
         if kind in FulfillmentEventType.values:
             return str(FulfillmentEventType(kind).label)
     return kind.replace("_", " ")
+
+
+def tax_id_text(value: str) -> str:
+    """CPF "39053344705" → "390.533.447-05", CNPJ (numeric or alphanumeric) → "12.ABC.345/01DE-35"; other values
+    as stored. Staff read it masked, and a spreadsheet keeps the mask as text (no leading zero lost)."""
+    if len(value) == 11 and value.isdigit():
+        return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
+    if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
+        return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
+    return value

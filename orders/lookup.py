@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from orders.models import Order
-from orders.services import order_email_resend
+from orders.services import order_link_email_send
 
 WINDOW_SECONDS = 15 * 60
 MAX_PER_CLIENT = 5
@@ -45,7 +45,8 @@ def lookup_allowed(*, client: str, email: str) -> bool:
 
 @transaction.atomic
 def order_lookup_request(*, number: int, email: str) -> None:
-    """Queue the order e-mail (with its permalink) if an order has this number and e-mail; else nothing."""
+    """Queue the short "link of your order" e-mail if an order has this number and e-mail; else nothing. Not the
+    confirmation again: a buyer asking for the link must not read "Recebemos seu pedido" a second time."""
     order = Order.objects.filter(number=number, buyer_email__iexact=email.strip()).only("public_id").first()
     if order is not None:
-        order_email_resend(order_id=order.public_id, kind="placed", actor="buyer:order-lookup")
+        order_link_email_send(order_id=order.public_id)

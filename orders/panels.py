@@ -2,7 +2,9 @@
 
 `settings.ORDERS_ADMIN_PANELS` / `ORDERS_PERMALINK_PANELS`: dotted paths of callables
 `(request, order) -> str` returning safe HTML (e.g. the shop's NF-e box). A failing panel is left out
-and logged: it must never take the order page down.
+and logged: it must never take the order page down. An admin panel is rendered INSIDE the admin's order
+`<form>`: it must not open a form of its own (the browser drops nested forms); a button posts with
+`formaction`/`formmethod="post"`, which sends the order form's CSRF token to the panel's URL.
 """
 
 from __future__ import annotations

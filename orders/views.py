@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from django import forms
@@ -94,7 +95,8 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
         for line in lines:
             line.buyer_status = line_words(line, order, ready=ready)  # type: ignore[attr-defined]
         expectations = []
-        for exp in [] if closed else order.expectations.all():
+        # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
+        for exp in [] if closed or ready else order.expectations.all():
             items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
@@ -131,7 +133,15 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
 
 class LookupForm(forms.Form):
     email = forms.EmailField(label=_("E-mail usado na compra"), max_length=254)
-    number = forms.IntegerField(label=_("Número do pedido"), min_value=1, max_value=10**12)
+    number = forms.CharField(label=_("Número do pedido"), max_length=40)
+
+    def clean_number(self) -> int:
+        # As written in the e-mail subject ("#1005") or on the page ("Pedido nº 1005"), not only "1005".
+        text = self.cleaned_data["number"].strip().lower()
+        text = re.sub(r"^(pedido\s*)?(n[º°o.]\s*)?#?\s*", "", text)
+        if not text.isdigit() or not 1 <= int(text) <= 10**12:
+            raise forms.ValidationError(_("Informe o número do pedido, como 1005 ou #1005."))
+        return int(text)
 
 
 @require_http_methods(["GET", "POST"])

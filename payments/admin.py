@@ -30,6 +30,60 @@ from payments.models import (
     PixWebhookEvent,
 )
 
+# Words for the raw codes the rows keep (the gateway's and our own), so staff never read "paid/captured".
+STATUS_REASONS = {
+    "replaced": _("substituída por um Pix novo"),
+    "canceled": _("cancelada"),
+    "amount_mismatch": _("valor pago diferente do cobrado"),
+    "expired": _("expirada"),
+}
+GATEWAY_WORDS = {
+    "paid": _("paga"),
+    "captured": _("capturada"),
+    "authorized_pending_capture": _("autorizada, aguardando captura"),
+    "not_authorized": _("não autorizada"),
+    "pending": _("pendente"),
+    "processing": _("em processamento"),
+    "failed": _("falhou"),
+    "refunded": _("estornada"),
+    "canceled": _("cancelada"),
+    "voided": _("cancelada"),
+    "with_error": _("com erro"),
+}
+HANDLER_WORDS = {"gpay": _("Cartão (Google Pay / tokenizado)")}
+
+
+def gateway_words(value: str) -> str:
+    """ "paid/captured" → "paga / capturada"; an unknown code stays as it came (with a return code after it)."""
+    if not value:
+        return "—"
+    head, _sep, code = value.partition(" ")
+    words = " / ".join(str(GATEWAY_WORDS.get(part, part)) for part in head.split("/"))
+    return f"{words} ({code})" if code else words
+
+
+class StatusReasonFilter(admin.SimpleListFilter):
+    title = _("motivo da situação")
+    parameter_name = "status_reason"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [(code, str(label)) for code, label in STATUS_REASONS.items()]
+
+    def queryset(self, request: HttpRequest, queryset):  # type: ignore[no-untyped-def]
+        return queryset.filter(status_reason=self.value()) if self.value() else queryset
+
+
+class HandlerFilter(admin.SimpleListFilter):
+    title = _("meio de pagamento")
+    parameter_name = "handler_id"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        handlers = CardPayment.objects.order_by().values_list("handler_id", flat=True).distinct()
+        return [(h, str(HANDLER_WORDS.get(h, h))) for h in handlers]
+
+    def queryset(self, request: HttpRequest, queryset):  # type: ignore[no-untyped-def]
+        return queryset.filter(handler_id=self.value()) if self.value() else queryset
+
 
 class MoneyColumns:
     @admin.display(description=_("valor"), ordering="amount")
@@ -75,16 +129,20 @@ class PixChargeAdmin(MoneyColumns, ReadOnlyAdmin):
         "kind",
         "amount_brl",
         "status",
-        "status_reason",
+        "status_reason_words",
         "due_date",
         "expires_at",
         "paid_at",
         "created_at",
     )
-    list_filter = ("status", "kind", "status_reason")
+    list_filter = ("status", "kind", StatusReasonFilter)
     search_fields = ("txid", "reference", "end_to_end_id")
     date_hierarchy = "created_at"
     inlines = [PixPaymentInline]
+
+    @admin.display(description=_("motivo da situação"), ordering="status_reason")
+    def status_reason_words(self, obj: PixCharge) -> str:
+        return str(STATUS_REASONS.get(obj.status_reason, obj.status_reason)) if obj.status_reason else "—"
 
 
 @admin.register(PixPayment)
@@ -122,12 +180,20 @@ class CardPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
         "amount_brl",
         "installments",
         "status",
-        "gateway_status",
-        "refunded_amount",
+        "gateway_status_words",
+        "refunded_brl",
         "created_at",
     )
-    list_filter = ("status", "handler_id", "gateway")
+    list_filter = ("status", HandlerFilter, "gateway")
     search_fields = ("payment_id", "reference", "gateway_reference", "gateway_order_id")
+
+    @admin.display(description=_("situação no gateway"), ordering="gateway_status")
+    def gateway_status_words(self, obj: CardPayment) -> str:
+        return gateway_words(obj.gateway_status)
+
+    @admin.display(description=_("valor estornado"), ordering="refunded_amount")
+    def refunded_brl(self, obj: CardPayment) -> str:
+        return format_brl(obj.refunded_amount)
 
 
 @admin.register(CardRefund)

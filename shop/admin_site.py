@@ -1,4 +1,6 @@
-"""The admin site: "<trade name> — administração" in the header, the dashboard as its home page."""
+"""The admin site: "<trade name> — administração" in the header, the dashboard as its home page, and the
+technical lists (login lockouts, API tokens, BCP, fiscal jobs, webhook inboxes) out of the merchant's way: grouped
+under "Sistema", last, and shown to superusers only (the lists keep their own permissions)."""
 
 from __future__ import annotations
 
@@ -6,15 +8,75 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from kernel.money import format_brl
 
+# (app label, model class name or None for the whole app): the plumbing a merchant never works in.
+SYSTEM_MODELS = {
+    ("axes", None),
+    ("authtoken", None),
+    ("bcp_app", None),
+    ("fiscal", "FiscalJob"),
+    ("fiscal", "FiscalWebhook"),
+    ("payments", "PixWebhookEvent"),
+    ("payments", "CardWebhookEvent"),
+    ("payments", "PaymentEvent"),
+}
+
+
+def _is_system(app_label: str, object_name: str) -> bool:
+    return (app_label, None) in SYSTEM_MODELS or (app_label, object_name) in SYSTEM_MODELS
+
 
 class ShopAdminSite(admin.AdminSite):
     index_template = "admin/shop_dashboard.html"
+
+    def _split_system(self, request: HttpRequest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(the merchant's apps without the technical models, the technical models)."""
+        kept, system = [], []
+        for app in super().get_app_list(request):
+            models = [m for m in app["models"] if not _is_system(app["app_label"], m["object_name"])]
+            system += [m for m in app["models"] if _is_system(app["app_label"], m["object_name"])]
+            if models:
+                kept.append({**app, "models": models})
+        return kept, system
+
+    def _system_app(self, models: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "name": _("Sistema"),
+            "app_label": "sistema",
+            "app_url": reverse("admin:shop_system"),
+            "has_module_perms": True,
+            "models": models,
+        }
+
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
+        if app_label is not None:
+            return super().get_app_list(request, app_label)  # an app's own page stays whole
+        kept, system = self._split_system(request)
+        if system and request.user.is_superuser:
+            kept.append(self._system_app(system))
+        return kept
+
+    def system_index(self, request: HttpRequest) -> TemplateResponse:
+        """`/admin/sistema/`: the technical lists, for superusers."""
+        _kept, system = self._split_system(request)
+        if not request.user.is_superuser or not system:
+            raise PermissionDenied
+        context = {
+            **self.each_context(request),
+            "title": _("Sistema"),
+            "subtitle": None,
+            "app_list": [self._system_app(system)],
+            "app_label": "sistema",
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "admin/app_index.html", context)
 
     def each_context(self, request: HttpRequest) -> dict[str, Any]:
         from shop.store.services import store_get  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
@@ -46,7 +108,11 @@ class ShopAdminSite(admin.AdminSite):
         from shop.admin.manual_order import manual_order_view  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
 
         view = self.admin_view(lambda request: manual_order_view(self, request))
-        return [path("venda-manual/", view, name="shop_manual_order"), *super().get_urls()]
+        return [
+            path("venda-manual/", view, name="shop_manual_order"),
+            path("sistema/", self.admin_view(self.system_index), name="shop_system"),
+            *super().get_urls(),
+        ]
 
 
 class ShopAdminConfig(AdminConfig):

@@ -7,7 +7,7 @@ from celery import shared_task
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
-from shop.invoicing.lifecycle import sweep_missing_cancellations, sweep_missing_documents
+from shop.invoicing.lifecycle import fiscal_retry_blocked, sweep_missing_cancellations, sweep_missing_documents
 
 
 @shared_task(name="shop.tasks.expire_checkouts")
@@ -30,8 +30,15 @@ def send_checkout_reminder(reminder_id: int) -> str:
 @shared_task(name="shop.tasks.sweep_fiscal_requests")
 def sweep_fiscal_requests() -> int:
     """Beat: paid recent orders whose NF-e request was never written, and cancelled orders whose authorized
-    NF-e was never asked to be cancelled (a lost or failed after-commit step)."""
-    return sweep_missing_documents() + sweep_missing_cancellations()
+    NF-e was never asked to be cancelled (a lost or failed after-commit step), and blocked NF-e whose missing
+    data was filled in since (the admin's after-commit retry was lost)."""
+    return sweep_missing_documents() + sweep_missing_cancellations() + fiscal_retry_blocked()
+
+
+@shared_task(name="shop.tasks.retry_blocked_fiscal")
+def retry_blocked_fiscal(order_ref: str = "") -> int:
+    """After fiscal data changed (a product, the store, an order's buyer): re-issue the blocked NF-e now complete."""
+    return fiscal_retry_blocked(order_refs=[order_ref] if order_ref else None)
 
 
 @shared_task(name="shop.tasks.poll_carrier_tracking")

@@ -10,10 +10,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 from xml.etree import ElementTree as ET
+from zoneinfo import ZoneInfo
 
 from kernel.money import format_brl, format_decimal_point
 
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
+# NF-e times are Brasília's (dhEmi with its offset, the DANFE's "Emissão"); stored times are UTC.
+BRASILIA = ZoneInfo("America/Sao_Paulo")
+PDF_ENCODING = "windows-1252"  # the core fonts' WinAnsiEncoding: Portuguese plus “ ” — … €
+
+
+def local_time(at: datetime) -> datetime:
+    return at.astimezone(BRASILIA)
 
 
 def _sub(parent: ET.Element, tag: str, text: str | None = None) -> ET.Element:
@@ -74,6 +82,7 @@ def nfe_xml(
 ) -> bytes:
     issuer = invoice.get("issuer", {})
     recipient = invoice.get("recipient", {})
+    at = local_time(at)
     ET.register_namespace("", NFE_NS)
     proc = ET.Element(f"{{{NFE_NS}}}nfeProc", versao="4.00")
     nfe = ET.SubElement(proc, f"{{{NFE_NS}}}NFe")
@@ -119,8 +128,9 @@ def nfe_xml(
 
 
 def _latin(text: object) -> str:
-    # The core PDF fonts are Latin-1: Portuguese fits; anything else is replaced rather than failing.
-    return str(text).encode("latin-1", "replace").decode("latin-1")
+    # The core PDF fonts speak WinAnsi (cp1252): Portuguese, dashes and curly quotes fit; anything else (an
+    # emoji in a product title) is replaced rather than failing the note.
+    return str(text).encode(PDF_ENCODING, "replace").decode(PDF_ENCODING)
 
 
 def danfe_lines(
@@ -129,8 +139,9 @@ def danfe_lines(
     """The DANFE's text, line by line (the PDF below lays them out)."""
     issuer = invoice.get("issuer", {})
     recipient = invoice.get("recipient", {})
+    at = local_time(at)
     lines = [
-        f"Nº {number:09d}  Série {series:03d}  Emissão {at:%d/%m/%Y %H:%M}",
+        f"Nº {number:09d}  Série {series:03d}  Emissão {at:%d/%m/%Y %H:%M} (horário de Brasília)",
         f"Emitente: {issuer.get('legal_name', '')}  CNPJ {issuer.get('cnpj', '')}",
         f"Inscrição estadual: {issuer.get('state_registration', '')}",
         f"Destinatário: {recipient.get('name', '')}  CPF/CNPJ {recipient.get('tax_id', '')}",
@@ -164,13 +175,14 @@ def danfe_pdf(
     from fpdf import FPDF  # noqa: PLC0415 (0.25 s of import: only the sandbox's DANFE needs it, not every process)
 
     pdf = FPDF(format="A4")
-    pdf.set_creation_date(at)
+    pdf.core_fonts_encoding = PDF_ENCODING
+    pdf.set_creation_date(local_time(at))
     pdf.add_page()
     pdf.set_font("helvetica", "B", 14)
-    pdf.cell(0, 8, "DANFE - Documento Auxiliar da Nota Fiscal Eletrônica", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 8, _latin("DANFE — Documento Auxiliar da Nota Fiscal Eletrônica"), new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("helvetica", size=10)
     if invoice.get("environment") != "producao":
-        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO - SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO — SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
     kwargs = dict(invoice=invoice, access_key=access_key, number=number, series=series, protocol=protocol, at=at)
     for line in danfe_lines(**kwargs):  # type: ignore[arg-type]
         pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")

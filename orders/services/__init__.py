@@ -6,6 +6,7 @@ Split into modules by concern; import from `orders.services`.
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import (
     adjustment_mark_refund_result,
+    adjustment_settle_offline,
     order_cancel,
     order_refund,
     order_return,
@@ -21,7 +22,14 @@ from orders.services.fulfillment import (
     order_ship,
 )
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
-from orders.services.notes import email_delivery_send, order_email_resend, order_event_record, order_note_add
+from orders.services.notes import (
+    email_delivery_send,
+    order_buyer_tax_id_set,
+    order_email_resend,
+    order_event_record,
+    order_link_email_send,
+    order_note_add,
+)
 from orders.services.placement import (
     OrderDraft,
     order_draft_from_checkout,
@@ -39,6 +47,7 @@ __all__ = [
     "OrderError",
     "OrderNotFound",
     "adjustment_mark_refund_result",
+    "adjustment_settle_offline",
     "correios_code_valid",
     "correios_tracking_url",
     "email_delivery_send",
@@ -46,11 +55,13 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
+    "order_buyer_tax_id_set",
     "order_cancel",
     "order_dispute_record",
     "order_draft_from_checkout",
     "order_email_resend",
     "order_event_record",
+    "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",
     "order_number_reserve",

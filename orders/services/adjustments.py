@@ -41,6 +41,18 @@ from orders.signals import stock_return_requested
 from orders.types import LineQuantity
 
 REFUND_RESULTS = (AdjustmentStatus.COMPLETED, AdjustmentStatus.FAILED)
+# How staff gave the money back outside the shop (an order paid outside it has no PSP to refund through).
+OFFLINE_REFUND_MEANS = {
+    "pix": "Pix",
+    "dinheiro": "dinheiro",
+    "transferencia": "transferência bancária",
+    "outro": "outro meio",
+}
+
+
+def refund_goes_through_psp(order: Order) -> bool:
+    """A refund of this order is sent to payments (Pix devolução or card estorno) and settled by its answer."""
+    return order.payment_type in ("pix", "card") and bool(order.payment_reference)
 
 
 def _clean_amount(amount: object, *, field: str = "amount") -> int:
@@ -106,7 +118,7 @@ def _create_refund(
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount},
     )
-    if order.payment_type in ("pix", "card") and order.payment_reference:
+    if refund_goes_through_psp(order):
         # The shop forwards this to payments (Pix devolução, or the card estorno at the gateway); the result comes
         # back via adjustment_mark_refund_result.
         # An outbox row in this transaction, not a signal after commit: a failure is retried by the sweep.
@@ -175,17 +187,7 @@ def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustm
     adjustment.save(update_fields=["status", "updated_at"])
     amount = -adjustment.amount
     if status == AdjustmentStatus.COMPLETED:
-        order.refunded_amount = min(order.paid_amount, order.refunded_amount + amount)
-        refresh_payment_status(order)
-        order.save(update_fields=["refunded_amount", "payment_status", "updated_at"])
-        timeline(
-            order,
-            "refund_completed",
-            f"Reembolso de {format_brl(amount)} concluído.",
-            data={"adjustment_id": adjustment.public_id},
-        )
-        schedule_email(order, EmailKind.REFUNDED, ref=adjustment.public_id)
-        notify_changed(order, "refunded")
+        _refund_completed(order, adjustment, f"Reembolso de {format_brl(amount)} concluído.")
     else:
         timeline(
             order,
@@ -194,6 +196,58 @@ def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustm
             data={"adjustment_id": adjustment.public_id},
         )
         notify_changed(order, "refund_failed")
+    return adjustment
+
+
+def _refund_completed(
+    order: Order, adjustment: Adjustment, message: str, *, actor: str = "", data: dict[str, str] | None = None
+) -> None:
+    """The money went back: count it on the order, say it on the timeline, e-mail the buyer once, tell platforms."""
+    order.refunded_amount = min(order.paid_amount, order.refunded_amount - adjustment.amount)
+    refresh_payment_status(order)
+    order.save(update_fields=["refunded_amount", "payment_status", "updated_at"])
+    timeline(
+        order, "refund_completed", message, actor=actor, data={"adjustment_id": adjustment.public_id, **(data or {})}
+    )
+    schedule_email(order, EmailKind.REFUNDED, ref=adjustment.public_id)
+    notify_changed(order, "refunded")
+
+
+@transaction.atomic
+def adjustment_settle_offline(*, adjustment_id: str, means: str, note: str = "", actor: str = "") -> Adjustment:
+    """Staff gave a pending refund back outside the shop (Pix from the bank app, cash, transfer): the refund is
+    completed once — a replay of the same settlement changes nothing. Only for orders whose refunds no PSP
+    settles (paid outside the shop): for those the PSP's answer is the truth, and a second payment would follow."""
+    if means not in OFFLINE_REFUND_MEANS:
+        raise OrderError("means", _("Escolha como o valor foi devolvido."), code="bad_means")
+    note = clean_text(note, field="note", max_length=255, required=means == "outro")
+    found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
+    if found is None:
+        raise OrderError("adjustment", _("Reembolso não encontrado."), code="not_found")
+    order = lock_order(found)
+    adjustment = Adjustment.objects.select_for_update().get(public_id=adjustment_id)
+    if adjustment.type != AdjustmentType.REFUND:
+        raise OrderError("adjustment", _("Este ajuste não é um reembolso."), code="not_a_refund")
+    if refund_goes_through_psp(order):
+        raise OrderError(
+            "adjustment",
+            _("Este reembolso é feito pelo meio de pagamento do pedido; aguarde a confirmação dele."),
+            code="refund_through_psp",
+        )
+    if adjustment.status == AdjustmentStatus.COMPLETED:
+        return adjustment  # settled already (a double click, a second tab): nothing twice
+    if adjustment.status != AdjustmentStatus.PENDING:
+        raise OrderError("adjustment", _("Este reembolso já foi finalizado."), code="invalid_status")
+    adjustment.status = AdjustmentStatus.COMPLETED
+    adjustment._allow_update = True  # pending → completed, as for a PSP's answer
+    adjustment.save(update_fields=["status", "updated_at"])
+    amount = format_brl(-adjustment.amount)
+    _refund_completed(
+        order, adjustment, f"Reembolso de {amount} feito pela loja ({OFFLINE_REFUND_MEANS[means]}).", actor=actor,
+        data={"means": means},
+    )  # fmt: skip
+    if note:  # staff's own words (whose account, which receipt) stay off the buyer's timeline
+        timeline(order, "note", f"Reembolso de {amount}: {note}", actor=actor, internal=True)
     return adjustment
 
 

@@ -1,4 +1,4 @@
-"""Internal notes, buyer e-mail (re)sending."""
+"""Internal notes, the buyer's CPF/CNPJ corrected by staff, buyer e-mail (re)sending."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from kernel.br_validation import tax_id_normalize, tax_id_valid
 from orders.emails import build_order_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
@@ -31,6 +32,29 @@ def order_note_add(*, order_id: str, text: str, actor: str = "", internal: bool 
     text = clean_text(text, field="text", max_length=4000, required=True)
     order = lock_order(order_id)
     return timeline(order, "note", text, actor=actor, internal=internal)
+
+
+@transaction.atomic
+def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Order:
+    """Staff correct or fill in the buyer's CPF/CNPJ (e.g. an agent's order, needed for the NF-e). An unchanged
+    value changes nothing; a change is on the timeline (internal) and announced as `buyer_updated`, which retries
+    an NF-e blocked for the missing CPF."""
+    value = tax_id_normalize(clean_text(tax_id, field="tax_id", max_length=32, required=True))
+    if not tax_id_valid(value):
+        raise OrderError(
+            "tax_id", _("CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ)."), code="bad_tax_id"
+        )
+    order = lock_order(order_id)
+    if order.buyer_tax_id == value:
+        return order
+    previous = order.buyer_tax_id
+    order.buyer_tax_id = value
+    order.save(update_fields=["buyer_tax_id", "updated_at"])
+    label = "CPF" if len(value) == 11 else "CNPJ"
+    message = f"{label} do comprador {'corrigido' if previous else 'informado'}."
+    timeline(order, "buyer_updated", message, actor=actor, internal=True, data={"field": "tax_id"})
+    notify_changed(order, "buyer_updated")
+    return order
 
 
 @transaction.atomic
@@ -87,6 +111,19 @@ def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDel
         internal=True,
         data={"kind": kind},
     )
+    return delivery
+
+
+@transaction.atomic
+def order_link_email_send(*, order_id: str) -> EmailDelivery | None:
+    """The buyer asked for the order's link (/pedido): a short e-mail with it, each time (the lookup's rate limit
+    bounds how often); an internal timeline line says so. None when the order has no buyer e-mail."""
+    order = lock_order(order_id)
+    count = EmailDelivery.objects.filter(order=order, kind=EmailKind.ORDER_LINK).count()
+    delivery = schedule_email(order, EmailKind.ORDER_LINK, ref=f"lookup:{count + 1}")
+    if delivery is not None:
+        timeline(order, "email_resend", "Link do pedido enviado a pedido do comprador (/pedido).",
+                 actor="buyer:order-lookup", internal=True, data={"kind": EmailKind.ORDER_LINK})  # fmt: skip
     return delivery
 
 

@@ -8,6 +8,7 @@ import shop.admin.checkout  # noqa: F401  (registers checkout, shipping and coup
 # isort: split
 from shop.admin import (
     catalog,  # noqa: F401  (registers the catalog admin)
+    fiscal,  # noqa: F401  (the NF-e list with the re-issue action)
     reminders,  # noqa: F401  (registers the checkout reminders list)
     store,  # noqa: F401  (registers the store settings admin)
 )

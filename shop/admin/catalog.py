@@ -16,6 +16,7 @@ from kernel.money import format_brl
 from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
 from shop.catalog.images import product_image_thumbnail_make
 from shop.checkout.stock import catalog_cache_bump
+from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
 from shop.models import Category, Product, ProductImage, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
@@ -93,9 +94,7 @@ class ProductImageInline(admin.TabularInline):
     def preview(self, obj: ProductImage) -> str:
         if not obj.pk or not (obj.image or obj.source):
             return ""
-        return format_html(
-            '<img src="{}" alt="{}" class="admin-thumb">', obj.thumbnail_url, obj.alt_text
-        )
+        return format_html('<img src="{}" alt="{}" class="admin-thumb">', obj.thumbnail_url, obj.alt_text)
 
 
 @admin.register(Category)
@@ -152,9 +151,16 @@ class ProductAdmin(admin.ModelAdmin):
             # inside each order: say it where the merchant can fix it.
             messages.warning(
                 request,
-                _("“%(title)s” está sem NCM: a NF-e dos pedidos com este produto não será emitida até você "
-                  "informar o NCM (8 dígitos, em Dados fiscais).") % {"title": obj.title},
+                _(
+                    "“%(title)s” está sem NCM: a NF-e dos pedidos com este produto não será emitida até você "
+                    "informar o NCM (8 dígitos, em Dados fiscais)."
+                )
+                % {"title": obj.title},
             )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        fiscal_retry_blocked_soon()  # an NCM (or unit, origin) filled in: NF-e blocked for it go now
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         if formset.model is not ProductImage:
@@ -222,6 +228,10 @@ class VariantAdmin(admin.ModelAdmin):
     search_fields = ("sku", "title", "product__title")
     autocomplete_fields = ("product",)
     ordering = ("stock", "sku")
+
+    def save_model(self, request: HttpRequest, obj: Variant, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        fiscal_retry_blocked_soon()  # the variant's NCM may unblock an NF-e
 
     @admin.display(description=_("produto"), ordering="product__title")
     def product_title(self, obj: Variant) -> str:

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -158,18 +159,65 @@ class CheckoutEventInline(admin.TabularInline):
         return False
 
 
+class CheckoutStatusFilter(admin.SimpleListFilter):
+    """The engine's status codes (BCP's, in English) in the merchant's words."""
+
+    title = _("situação")
+    parameter_name = "status__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [(code, str(label)) for code, label in CHECKOUT_STATUS_LABELS.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> QuerySet[Checkout]:
+        return queryset.filter(status=self.value()) if self.value() else queryset
+
+
+FULFILLMENT_LABELS = {"shipping": _("Entrega"), "pickup": _("Retirada na loja"), "digital": _("Digital")}
+
+
+class CheckoutFulfillmentFilter(admin.SimpleListFilter):
+    title = _("entrega")
+    parameter_name = "fulfillment_type__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: object) -> list[tuple[str, str]]:
+        return [(code, str(label)) for code, label in FULFILLMENT_LABELS.items()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> QuerySet[Checkout]:
+        return queryset.filter(fulfillment_type=self.value()) if self.value() else queryset
+
+
 @admin.register(Checkout)
 class CheckoutAdmin(admin.ModelAdmin):
     """Checkouts change only through the engine; the admin shows them and can cancel."""
 
-    list_display = ["public_id", "status_label", "buyer_email", "total_brl", "platform_id", "expires_at", "created_at"]
+    list_display = ["code", "status_label", "email", "total_brl", "origin", "expires", "created"]
     total_brl = brl_column("total_amount", _("total"))
+
+    @admin.display(description=_("código"), ordering="public_id")
+    def code(self, obj: Checkout) -> str:
+        return obj.public_id
+
+    @admin.display(description=_("e-mail do comprador"), ordering="buyer_email")
+    def email(self, obj: Checkout) -> str:
+        return obj.buyer_email or "—"
+
+    @admin.display(description=_("origem"), ordering="platform_id")
+    def origin(self, obj: Checkout) -> str:
+        return obj.platform_id or str(_("loja (site)"))
+
+    @admin.display(description=_("expira em"), ordering="expires_at")
+    def expires(self, obj: Checkout) -> str:
+        return formats.localize(timezone.localtime(obj.expires_at)) if obj.expires_at else "—"
+
+    @admin.display(description=_("criado em"), ordering="created_at")
+    def created(self, obj: Checkout) -> str:
+        return formats.localize(timezone.localtime(obj.created_at))
 
     @admin.display(description=_("situação"), ordering="status")
     def status_label(self, obj: Checkout) -> str:
         return str(CHECKOUT_STATUS_LABELS.get(obj.status, obj.status))
 
-    list_filter = ["status", "fulfillment_type"]
+    list_filter = [CheckoutStatusFilter, CheckoutFulfillmentFilter]
     search_fields = ["public_id", "buyer_email", "order_id"]
     inlines = [CheckoutLineInline, CheckoutEventInline]
     actions = ["cancel_checkouts"]

@@ -2,11 +2,13 @@
 
 Definitions, so every number means one thing and its link opens exactly the rows it counts:
 - sales: orders placed in the period (local days, America/Sao_Paulo) whose payment was received
-  and kept (payment "pago" or "reembolsado em parte"); revenue = Σ order total; average ticket =
-  revenue ÷ count, rounded down to the centavo;
+  and kept (payment "pago" or "reembolsado em parte") and that were not cancelled (a cancelled order's
+  refund may still be pending: the money is promised back); revenue = Σ (order total − refunded);
+  average ticket = revenue ÷ count, rounded down to the centavo;
 - to ship: paid delivery orders with something still to send ("pedido recebido" / "enviado em parte");
 - pickups waiting: the same for store pickup;
-- Pix awaiting payment: active Pix charges; refunds pending: Pix refunds not settled yet;
+- Pix awaiting payment: active Pix charges; refunds pending: orders with a refund promised and not settled yet,
+  whatever the means (Pix devolução, card estorno, or one the merchant gives back outside the shop);
 - low stock: active variants with 0 < stock ≤ their alert threshold;
 - abandoned today: checkouts created today that did not become an order;
 - reminders sent: abandoned-checkout reminder e-mails sent (ever); recovered: those checkouts bought after it.
@@ -20,20 +22,21 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from fiscal.models import FiscalDocument
-from orders.models import Order
-from payments.models import PixCharge, PixInfraction, PixRefund
+from orders.models import Adjustment, Order
+from payments.models import PixCharge, PixInfraction
 from shop.checkout.reminders import reminder_stats
 from shop.models import Checkout, Variant
 
 PAID_KEPT = ("paid", "partially_refunded")
 OPEN_TO_FULFIL = ("placed", "partially_shipped")
+NOT_CANCELED = ("placed", "partially_shipped", "shipped", "delivered", "returned")
 CHART_DAYS = 30
 
 
@@ -81,10 +84,11 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
     now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
     today = now.date()
     since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
-    sold = Order.objects.filter(payment_status__in=PAID_KEPT)
+    sold = Order.objects.filter(payment_status__in=PAID_KEPT).exclude(status="canceled")
+    net = F("total_amount") - F("refunded_amount")
     aggregates = sold.aggregate(
         **{f"n{days}": Count("pk", filter=Q(placed_at__gte=start)) for days, start in since.items()},
-        **{f"r{days}": Sum("total_amount", filter=Q(placed_at__gte=start)) for days, start in since.items()},
+        **{f"r{days}": Sum(net, filter=Q(placed_at__gte=start)) for days, start in since.items()},
     )
     labels = {1: _("Hoje"), 7: _("Últimos 7 dias"), 30: _("Últimos 30 dias")}
     sales = []
@@ -93,6 +97,7 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         url = _url(
             "admin:orders_order_changelist",
             payment_status__in=",".join(PAID_KEPT),
+            status__in=",".join(NOT_CANCELED),
             placed_at__gte=start.isoformat(),
         )
         sales.append(SalesFigure(labels[days], days, count, revenue, revenue // count if count else 0, url))
@@ -101,7 +106,7 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         sold.filter(placed_at__gte=_start_of(today - timedelta(days=CHART_DAYS - 1)))
         .annotate(day=TruncDate("placed_at", tzinfo=ZoneInfo(settings.TIME_ZONE)))
         .values("day")
-        .annotate(revenue=Sum("total_amount"))
+        .annotate(revenue=Sum(net))
         .values_list("day", "revenue")
     )
     chart = tuple(
@@ -138,8 +143,10 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         Counter(
             "refunds_pending",
             _("Reembolsos pendentes"),
-            PixRefund.objects.filter(status="pending").count(),
-            _url("admin:payments_pixrefund_changelist", status__exact="pending"),
+            Order.objects.filter(
+                Exists(Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending"))
+            ).count(),
+            _url("admin:orders_order_changelist", refund="pending"),
         ),
         Counter(
             # MED 2.0: the payer's bank disputes a received Pix; the order's shipment is held until staff answer

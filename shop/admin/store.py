@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from shop.admin.br_fields import clean_cep, clean_uf
+from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
 from shop.models import PackagingBox, StoreSettings
 from shop.store.services import cnpj_format, store_row
 
@@ -158,6 +159,10 @@ class StoreSettingsAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def save_model(self, request: HttpRequest, obj: StoreSettings, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        fiscal_retry_blocked_soon()  # the store's CNPJ, IE or regime filled in: blocked NF-e go now
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponseRedirect:
         # One row: the list would be a page with one link; open the row instead.

@@ -1,4 +1,9 @@
-"""Demo data of the checkout engine (shipping methods, pickup locations, coupons). Idempotent."""
+"""Demo data of the checkout engine (shipping methods, pickup locations, coupons), written once.
+
+Every `make run` calls it: a row is created only when missing (matched by code or name) and never saved again,
+so the merchant's edits to a demo method, its rates, a pickup location or a coupon survive a restart. A
+method's rates come with the method only: rates the merchant deleted or changed are not recreated.
+"""
 
 from __future__ import annotations
 
@@ -41,57 +46,57 @@ _UF_TABLE: list[tuple[str, int, tuple[int, int], int, tuple[int, int]]] = [
 ]
 
 
-def _method(code: str, **fields: object) -> ShippingMethod:
-    method, _ = ShippingMethod.objects.update_or_create(code=code, defaults=fields)
-    return method
+def _method(code: str, **fields: object) -> ShippingMethod | None:
+    """The demo method when it was created now (its rates are to be written), None when it existed already."""
+    method, created = ShippingMethod.objects.get_or_create(code=code, defaults=fields)
+    return method if created else None
 
 
 @transaction.atomic
-def seed_checkout_demo() -> None:
-    """Idempotent: called at the end of `seed_demo`."""
+def seed_checkout_demo() -> dict[str, int]:
+    """Create what is missing of the demo's shipping, pickup and coupons; rows written per kind (0 on a re-run)."""
+    written = {"shipping_methods": 0, "shipping_rates": 0, "packaging_boxes": 0, "pickup_locations": 0, "coupons": 0}
+    rates: list[ShippingRate] = []
     # By weight (issue 36): each kg or part of one above the first adds to the UF rate, so ten T-shirts
     # (one 36×27×18 box, 2.9 kg cubic) cost more than one (a 27×18×9 box, under 1 kg).
     pac = _method(
         "pac", title="PAC", carrier="Correios", free_above=29900, days_min=5, days_max=10, position=1, active=True,
         price_per_extra_kg=350,
     )  # fmt: skip
+    if pac is not None:
+        rates += [
+            ShippingRate(method=pac, uf=uf, price=pac_price, days_min=pac_days[0], days_max=pac_days[1])
+            for uf, pac_price, pac_days, _, _ in _UF_TABLE
+        ]
     sedex = _method(
         "sedex", title="SEDEX", carrier="Correios", days_min=1, days_max=4, position=2, active=True,
         price_per_extra_kg=690,
     )  # fmt: skip
+    if sedex is not None:
+        rates += [
+            ShippingRate(method=sedex, uf=uf, price=sedex_price, days_min=sedex_days[0], days_max=sedex_days[1])
+            for uf, _, _, sedex_price, sedex_days in _UF_TABLE
+        ]
+    moto = _method("motoboy", title="Motoboy", carrier="Entrega local", days_min=1, days_max=1, position=3, active=True)
+    if moto is not None:
+        rates += [
+            # São Paulo capital: centro/zona sul closer and cheaper than the rest of the city.
+            ShippingRate(method=moto, cep_start=1_000_000, cep_end=1_599_999, price=1290, days_min=0, days_max=1),
+            ShippingRate(method=moto, cep_start=1_000_000, cep_end=5_999_999, price=1790, days_min=1, days_max=1),
+            ShippingRate(method=moto, cep_start=8_000_000, cep_end=8_499_999, price=2290, days_min=1, days_max=1),
+        ]
+    ShippingRate.objects.bulk_create(rates)
     # The Correios' standard boxes (inside measures, cm) and what the empty box weighs.
     for name, sides, grams in (
         ("Caixa P (tipo 2)", (27, 18, 9), 90),
         ("Caixa M (tipo 4)", (36, 27, 18), 220),
         ("Caixa G (tipo 5)", (54, 36, 27), 480),
     ):
-        PackagingBox.objects.update_or_create(
-            name=name,
-            defaults={"length_cm": sides[0], "width_cm": sides[1], "height_cm": sides[2], "weight_grams": grams},
-        )
-    for method in (pac, sedex):
-        method.rates.all().delete()
-    ShippingRate.objects.bulk_create(
-        [
-            ShippingRate(method=pac, uf=uf, price=pac_price, days_min=pac_days[0], days_max=pac_days[1])
-            for uf, pac_price, pac_days, _, _ in _UF_TABLE
-        ]
-        + [
-            ShippingRate(method=sedex, uf=uf, price=sedex_price, days_min=sedex_days[0], days_max=sedex_days[1])
-            for uf, _, _, sedex_price, sedex_days in _UF_TABLE
-        ]
-    )
-    moto = _method("motoboy", title="Motoboy", carrier="Entrega local", days_min=1, days_max=1, position=3, active=True)
-    moto.rates.all().delete()
-    ShippingRate.objects.bulk_create(
-        [
-            # São Paulo capital: centro/zona sul closer and cheaper than the rest of the city.
-            ShippingRate(method=moto, cep_start=1_000_000, cep_end=1_599_999, price=1290, days_min=0, days_max=1),
-            ShippingRate(method=moto, cep_start=1_000_000, cep_end=5_999_999, price=1790, days_min=1, days_max=1),
-            ShippingRate(method=moto, cep_start=8_000_000, cep_end=8_499_999, price=2290, days_min=1, days_max=1),
-        ]
-    )
-    _method(
+        box = {"length_cm": sides[0], "width_cm": sides[1], "height_cm": sides[2], "weight_grams": grams}
+        written["packaging_boxes"] += PackagingBox.objects.get_or_create(name=name, defaults=box)[1]
+    written["shipping_rates"] = len(rates)
+    written["shipping_methods"] = sum(method is not None for method in (pac, sedex, moto))
+    pickup = _method(
         "retirada",
         title="Retirada na loja",
         kind=ShippingMethod.KIND_PICKUP,
@@ -101,6 +106,7 @@ def seed_checkout_demo() -> None:
         position=4,
         active=True,
     )
+    written["shipping_methods"] += pickup is not None
     locations = [
         {
             "name": "Loja Paulista",
@@ -130,7 +136,7 @@ def seed_checkout_demo() -> None:
         },
     ]
     for data in locations:
-        PickupLocation.objects.update_or_create(name=data["name"], defaults=data)
+        written["pickup_locations"] += PickupLocation.objects.get_or_create(name=data["name"], defaults=data)[1]
     now = timezone.now()
     coupons = [
         {"code": "BEMVINDO10", "title": "10% de boas-vindas", "kind": "percent", "percent": 10, "amount": None,
@@ -144,4 +150,5 @@ def seed_checkout_demo() -> None:
     ]  # fmt: skip
     for data in coupons:
         code = str(data.pop("code"))
-        Coupon.objects.update_or_create(code=code, defaults=data)
+        written["coupons"] += Coupon.objects.get_or_create(code=code, defaults=data)[1]
+    return written

@@ -1,8 +1,10 @@
 """The demo shop ("Loja Exemplo"): categories, products, variants and images for `manage.py seed_demo`.
 
-Idempotent: rows are matched by slug (categories, products) and SKU (variants) and saved only when a
-value differs, so a second run writes nothing and `updated_at` stays as it was. Other engineers'
-tests and the BCP examples rely on `CAM-BAS-PRETA-M`, `SKU-CAFE-500G` (R$ 42,90) and `PIXEL-10-PRO`.
+Written once: rows are matched by slug (categories, products) and SKU (variants) and created only when
+missing, never saved again, so the merchant's edits (a price, a title, a photo removed) survive every
+`make run`, and a second run writes nothing. A demo product's photo comes with the product only. Other
+engineers' tests and the BCP examples rely on `CAM-BAS-PRETA-M`, `SKU-CAFE-500G` (R$ 42,90) and `PIXEL-10-PRO`
+as seeded on an empty database.
 """
 
 from __future__ import annotations
@@ -17,53 +19,33 @@ from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 
 
-def _upsert[M: models.Model](
-    model: type[M], lookup: dict[str, Any], values: dict[str, Any], create_only: dict[str, Any] | None = None
-) -> tuple[M, bool]:
-    """Create, or update only the fields of `values` that differ; returns (object, written).
-
-    `create_only` values are set on creation and never overwritten (stock moves with real sales).
-    """
-    obj = model._default_manager.filter(**lookup).first()
-    if obj is None:
-        return model._default_manager.create(**lookup, **values, **(create_only or {})), True
-    changed = [name for name, value in values.items() if getattr(obj, name) != value]
-    if not changed:
-        return obj, False
-    for name in changed:
-        setattr(obj, name, values[name])
-    # auto_now fields (updated_at) must be saved too, or they would not move on a real change.
-    auto_now = [f.name for f in model._meta.concrete_fields if getattr(f, "auto_now", False)]
-    obj.save(update_fields=[*changed, *auto_now])
-    return obj, True
+def _create_missing[M: models.Model](model: type[M], lookup: dict[str, Any], values: dict[str, Any]) -> tuple[M, bool]:
+    """The row matched by `lookup`, created with `values` when missing; an existing row is left as it is."""
+    return model._default_manager.get_or_create(**lookup, defaults=values)
 
 
 def _seed_photo(product: Product, slug: str, title: str) -> int:
-    """The demo photo (a real JPEG drawn with Pillow) as the main image; older SVG rows stay behind it."""
+    """The demo photo (a real JPEG drawn with Pillow) as the main image of a product created now."""
     name = demo_photo_ensure(slug=slug, title=title)
-    has_main = product.images.filter(is_main=True).exclude(image=name).exists()
-    photo, was_written = _upsert(
-        ProductImage,
-        {"product": product, "image": name},
-        {"alt_text": title, "position": 0},
-        create_only={"is_main": not has_main},  # a main photo the merchant chose stays main
+    photo, created = _create_missing(
+        ProductImage, {"product": product, "image": name}, {"alt_text": title, "position": 0, "is_main": True}
     )
     product_image_thumbnail_make(image=photo)  # once: a no-op when every size exists
-    return int(was_written)
+    return int(created)
 
 
 @transaction.atomic
 def seed_catalog() -> dict[str, int]:
-    """Create or refresh the demo catalog; returns how many rows were written per kind (0 on a re-run)."""
+    """Create what is missing of the demo catalog; returns how many rows were written per kind (0 on a re-run)."""
     written = {"categories": 0, "products": 0, "variants": 0, "images": 0}
     categories: dict[str, Category] = {}
     for position, (slug, name, description) in enumerate(CATEGORIES):
-        categories[slug], was_written = _upsert(
+        categories[slug], was_written = _create_missing(
             Category, {"slug": slug}, {"name": name, "description": description, "position": position, "parent": None}
         )
         written["categories"] += was_written
     for item in PRODUCTS:
-        product, was_written = _upsert(
+        product, was_written = _create_missing(
             Product,
             {"slug": item.slug},
             {
@@ -85,9 +67,10 @@ def seed_catalog() -> dict[str, int]:
             },
         )
         written["products"] += was_written
-        written["images"] += _seed_photo(product, item.slug, item.title)
+        if was_written:
+            written["images"] += _seed_photo(product, item.slug, item.title)
         for position, variant in enumerate(item.variants):
-            _, was_written = _upsert(
+            _, was_written = _create_missing(
                 Variant,
                 {"sku": variant.sku},
                 {
@@ -100,8 +83,8 @@ def seed_catalog() -> dict[str, int]:
                     "allow_backorder": variant.allow_backorder,
                     "active": True,
                     "position": position,
+                    "stock": variant.stock,
                 },
-                create_only={"stock": variant.stock},
             )
             written["variants"] += was_written
     return written

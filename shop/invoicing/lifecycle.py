@@ -6,6 +6,10 @@
   transaction, `sweep_outbox` re-drives a row whose task never ran, and `sweep_missing_documents` (beat)
   covers a receiver that failed.
 - `fiscal.signals.document_changed` (inside the fiscal transaction) → an order timeline event.
+- A NF-e blocked by missing data (a product's NCM, the buyer's CPF, the store's CNPJ) is retried by itself once
+  the data is there: saving a product, variant or the store settings in the admin, and correcting the buyer's
+  CPF/CNPJ on the order (`buyer_updated` through the order's outbox), queue `fiscal_retry_blocked` after commit;
+  `sweep_fiscal_requests` (beat) runs it too, so a lost enqueue only delays the retry.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.selectors import blocked_order_refs
 from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
+from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
 from orders.services import order_event_record
@@ -47,6 +53,33 @@ def fiscal_reissue(*, order_id: str) -> FiscalDocument:
     return fiscal_request_issue(order=order, reissue=True)
 
 
+def fiscal_retry_blocked(*, order_refs: list[str] | None = None, limit: int = 200) -> int:
+    """Re-issue the blocked NF-e (of `order_refs`, or every blocked one) whose data is now complete; the number
+    re-issued. One short transaction per order; a note still missing data stays blocked and silent (its reason
+    and timeline already say what is missing), so running this often writes nothing."""
+    if settings.FISCAL_ISSUE_ON == "off":
+        return 0
+    count = 0
+    for order_ref in blocked_order_refs(order_refs=order_refs, limit=limit):
+        with transaction.atomic():
+            order = Order.objects.select_for_update().filter(public_id=order_ref).first()
+            if order is None or order.status == OrderStatus.CANCELED:
+                continue
+            invoice, problems = build_invoice(order)
+            if problems:
+                continue
+            document = document_request_issue(
+                order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=[], reissue=True
+            )
+            count += int(document.status == FiscalDocument.Status.PENDING)
+    return count
+
+
+def fiscal_retry_blocked_soon(*, order_ref: str = "") -> None:
+    """After the current transaction commits, retry the blocked NF-e (of one order, or all): fiscal data changed."""
+    enqueue_on_commit("shop.tasks.retry_blocked_fiscal", order_ref)
+
+
 def _cancel(order: Order) -> str:
     return document_request_cancel(
         order_ref=order.public_id, justification=f"Pedido #{order.number} cancelado antes da entrega."
@@ -56,6 +89,9 @@ def _cancel(order: Order) -> str:
 def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
     """Receiver of `orders.signals.order_changed` (sent after commit)."""
     wanted = {"paid": {"placed", "payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
+    if event == "buyer_updated":  # the merchant corrected the buyer's CPF/CNPJ: a blocked NF-e may go now
+        fiscal_retry_blocked(order_refs=[order_id])
+        return
     if event not in wanted and event not in ("canceled", "returned"):
         return
     try:

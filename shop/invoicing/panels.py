@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
-from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -36,7 +35,6 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "can_issue": status in REISSUABLE and request.user.has_perm("orders.change_order"),
             "reissue_url": reverse("shop_fiscal_reissue", args=[order.public_id]),
-            "csrf_token": get_token(request),
         },
     )
 

@@ -43,8 +43,8 @@ def test_csv_opens_in_brazilian_excel(admin_client: Client, two_line_order: Orde
         "Pago",
         "João Ávila",
         "ana@example.com.br",
-        "'+5511987654321",  # a leading + could run as a formula: quoted
-        order.buyer_tax_id,
+        "(11) 98765-4321",  # as Brazilians write it: no "+" to quote, no visible apostrophe
+        "390.533.447-05",  # masked: a spreadsheet keeps it text (a CPF's leading zero is not lost)
         order.fulfillment_title,
         "01310-100",
         "Rua das Flores, 123 — Apto 45",
@@ -52,12 +52,13 @@ def test_csv_opens_in_brazilian_excel(admin_client: Client, two_line_order: Orde
         "São Paulo",
         "SP",
     ]
-    tail = ["1316,36", "1316,36", "0,00", "BR123456785BR"]  # 2 × 35,90 + 1.234,56 + frete 10,00
+    tail = ["1316,36", "1316,36", "0,00", "0,00", "BR123456785BR"]  # 2 × 35,90 + 1.234,56 + frete 10,00
     assert rows == [
         [
             "Pedido", "Data", "Situação", "Pagamento", "Comprador", "E-mail", "Telefone", "CPF/CNPJ", "Entrega",
             "CEP", "Endereço", "Bairro", "Cidade", "UF", "SKU", "Produto", "Quantidade", "Preço unitário",
-            "Total do item", "Situação do item", "Total do pedido", "Pago", "Reembolsado", "Rastreio",
+            "Total do item", "Situação do item", "Total do pedido", "Pago", "Reembolsado", "Reembolso pendente",
+            "Rastreio",
         ],
         [*common, "CAM-P", "Produto CAM-P", "2", "35,90", "71,80", "Enviado", *tail],
         [*common, "'=CAF", "Produto =CAF", "1", "1234,56", "1234,56", "Em preparação", *tail],
@@ -76,5 +77,24 @@ def test_xlsx_has_the_same_rows_with_numbers(admin_client: Client, two_line_orde
     assert first[0] == two_line_order.number
     assert isinstance(first[1], datetime)
     assert first[14:20] == ["CAM-P", "Produto CAM-P", 2, 35.9, 71.8, "Enviado"]
-    assert rows[2][14] == "'=CAF"
-    assert rows[2][20:23] == [1316.36, 1316.36, 0]
+    assert rows[2][14] == "=CAF"  # text, not a formula (XLSX cells are typed: no visible quote)
+    assert rows[2][20:25] == [1316.36, 1316.36, 0, 0, "BR123456785BR"]
+    assert first[6:8] == ["(11) 98765-4321", "390.533.447-05"]
+    cells = next(sheet.iter_rows(min_row=2, max_row=2))
+    assert cells[1].number_format == "dd/mm/yyyy hh:mm"  # a date shown the Brazilian way, not ISO
+    assert [cells[i].number_format for i in (17, 18, 20, 21, 22, 23)] == ['"R$" #,##0.00'] * 6
+    assert cells[14].data_type == "s"
+
+
+def test_refunds_pending_and_done_are_both_in_the_export(admin_client: Client, place_order) -> None:
+    from orders.services import adjustment_settle_offline, order_refund
+
+    order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    Order.objects.filter(pk=order.pk).update(buyer_tax_id="01234567890")
+    done = order_refund(order_id=order.public_id, amount=1000, reason="Avaria")
+    adjustment_settle_offline(adjustment_id=done.public_id, means="dinheiro")
+    order_refund(order_id=order.public_id, amount=500, reason="Frete")
+    response = admin_client.get("/admin/orders/order/export.csv")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    assert rows[1][7] == "012.345.678-90"
+    assert rows[1][20:24] == ["50,00", "50,00", "10,00", "5,00"]

@@ -43,6 +43,37 @@ def test_right_email_and_number_sends_the_permalink_to_the_order_email(
     assert response["X-Robots-Tag"] == "noindex"
 
 
+@pytest.mark.parametrize("typed", ["#{n}", " # {n} ", "Pedido nº {n}", "pedido #{n}"])
+def test_the_number_as_written_in_the_email_subject_is_accepted(
+    client, place_order, django_capture_on_commit_callbacks, typed
+):
+    order = place_order()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/pedido", {"email": "ana@example.com.br", "number": typed.format(n=order.number)})
+    assert SENT in response.content.decode()
+    assert len(mail.outbox) == 1
+
+
+def test_the_lookup_sends_only_the_link_not_the_confirmation_again(
+    client, place_order, django_capture_on_commit_callbacks
+):
+    order = place_order()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/pedido", {"email": "ana@example.com.br", "number": f"#{order.number}"})
+    (message,) = mail.outbox
+    assert message.subject == f"Loja Exemplo: Link para acompanhar o pedido #{order.number}"
+    assert message.body == (
+        f"Olá, Ana!\n\nVocê pediu o link do pedido #{order.number}. Acompanhe o pedido por aqui:\n"
+        f"{order.permalink_url}\n\nSe não foi você que pediu, ignore este e-mail: o link só foi enviado para o seu "
+        "endereço.\n\nLoja Exemplo\n"
+    )
+    assert "Recebemos seu pedido" not in message.body
+    event = order.timeline.get(kind="email_resend")
+    assert (event.message, event.internal) == ("Link do pedido enviado a pedido do comprador (/pedido).", True)
+
+
 @pytest.mark.parametrize(
     "data", [{"email": "bruno@example.com.br", "number": "OWN"}, {"email": "ana@example.com.br", "number": "999999"}]
 )
@@ -65,6 +96,7 @@ def test_bad_input_is_named_and_changes_nothing(client):
     html = response.content.decode()
     assert response.status_code == 400
     assert 'data-testid="error-email"' in html and 'data-testid="error-number"' in html
+    assert "Informe o número do pedido, como 1005 ou #1005." in html
     assert SENT not in html
 
 

@@ -13,6 +13,7 @@ from orders.services import (
     adjustment_mark_refund_result,
     order_cancel,
     order_mark_delivered,
+    order_pickup_ready,
     order_place_from_checkout,
     order_refund,
     order_ship,
@@ -134,6 +135,30 @@ def test_pickup_order_shows_the_store_hours_and_then_picked_up(client, django_ca
     order_mark_delivered(order_id=order.public_id)  # handed over at the store
     html = page(client, order)
     assert re.findall(r'data-testid="line-status">([^<]*)<', html) == ["Retirado"]
+
+
+def test_a_pickup_order_ready_reads_ready_not_its_old_estimate(client, admin_client):
+    """Issue 33: after "Pronto para retirada" the buyer page dropped the estimate ("Pronto para retirada em 1 dia
+    útil") and the admin says "Pronto para retirada" instead of "Pedido recebido", on the list and the order."""
+    placed = replace(
+        make_checkout(method="pickup", freight=0),
+        destination=STORE,
+        fulfillment_title="Retirada na loja",
+        fulfillment_description="Pronto para retirada em 1 dia útil",
+    )
+    order = order_place_from_checkout(checkout=placed)
+    assert "Pronto para retirada em 1 dia útil" in page(client, order)
+    listing = admin_client.get("/admin/orders/order/").content.decode()
+    assert '<td class="field-situation">Pedido recebido<small' in listing
+    order_pickup_ready(order_id=order.public_id, actor="lojista")
+    html = page(client, order)
+    assert "Pronto para retirada em 1 dia útil" not in html
+    assert 'data-testid="order-expectations"' not in html
+    assert re.search(r'data-testid="order-status">\s*<strong>Pronto para retirada</strong>', html)
+    listing = admin_client.get("/admin/orders/order/").content.decode()
+    assert '<td class="field-situation">Pronto para retirada<small' in listing
+    change = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert re.search(r'field-status_display">.*?<div class="readonly">Pronto para retirada</div>', change, re.S)
 
 
 def test_awaiting_payment(client, place_order):

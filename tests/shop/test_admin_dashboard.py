@@ -119,3 +119,27 @@ def test_an_nfe_blocked_by_missing_data_is_counted_and_links_to_what_to_fix(admi
     listing = admin_client.get(card.group(1).replace("&amp;", "&")).content.decode()
     assert _rows(listing) == 1
     assert "NCM não informado" in listing
+
+
+def test_refunds_of_orders_paid_outside_the_shop_count_until_settled(admin_client: Client) -> None:
+    from orders.services import adjustment_settle_offline, order_cancel, order_refund
+
+    # given two orders paid outside the shop today: one cancelled (R$ 50,00 to give back), one refunded in part
+    cancelled = order_place_from_checkout(
+        checkout=make_checkout(lines=[("A", 5000, 1)], freight=0, payment_type="manual")
+    )
+    kept = order_place_from_checkout(checkout=make_checkout(lines=[("B", 8000, 1)], freight=0, payment_type="manual"))
+    order_cancel(order_id=cancelled.public_id, reason="Desistiu")
+    partial = order_refund(order_id=kept.public_id, amount=3000, reason="Avaria")
+    dashboard = dashboard_get()
+    # the cancelled order is not revenue, even before its money goes back; both refunds are pending
+    assert [(s.count, s.revenue) for s in dashboard.sales] == [(1, 8000)] * 3
+    counters = {c.key: c for c in dashboard.counters}
+    assert counters["refunds_pending"].value == 2
+    listing = admin_client.get(counters["refunds_pending"].url).content.decode()
+    assert _rows(listing) == 2
+
+    adjustment_settle_offline(adjustment_id=partial.public_id, means="transferencia", note="TED 42")
+    dashboard = dashboard_get()
+    assert [(s.count, s.revenue) for s in dashboard.sales] == [(1, 5000)] * 3  # net of what went back
+    assert {c.key: c.value for c in dashboard.counters}["refunds_pending"] == 1

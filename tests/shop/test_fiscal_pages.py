@@ -60,3 +60,26 @@ def test_permalink_links_the_danfe_once_authorized(client, fiscal_store) -> None
 def test_permalink_hides_a_rejected_document(client, fiscal_store) -> None:  # noqa: F811
     order = paid_order(ncm="")
     assert 'data-testid="order-fiscal"' not in client.get(order.permalink_url).content.decode()
+
+
+def test_the_nfe_list_reissues_the_selected_notes(admin_client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    document = FiscalDocument.objects.get()
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert f'<a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a>' in page
+    Product.objects.update(ncm="09012100")
+    response = admin_client.post(
+        "/admin/fiscal/fiscaldocument/",
+        {"action": "reissue_action", "_selected_action": [document.pk], "index": 0},
+        follow=True,
+    )
+    assert [str(m) for m in response.context["messages"]] == ["Emissão solicitada para 1 NF-e."]
+    assert FiscalDocument.objects.get().status == "pending"
+    assert FiscalJob.objects.get().key == f"{order.public_id}:issue:1"
+
+
+def test_the_reissue_button_posts_the_order_form_not_a_nested_one(admin_client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert page.count("<form") == page.count("</form>") == 1 + page.count('id="logout-form"')  # none nested
+    assert f'formaction="/admin/fiscal/{order.public_id}/reissue/" formmethod="post"' in page

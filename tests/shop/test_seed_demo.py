@@ -37,7 +37,10 @@ def test_seed_demo_twice_changes_nothing() -> None:
     call_command("seed_demo", stdout=out)
     # then the same rows exist, none was saved again, and the command says it wrote nothing
     assert _snapshot() == first
-    assert "categories: 0, products: 0, variants: 0, images: 0" in out.getvalue()
+    assert (
+        "categories: 0, products: 0, variants: 0, images: 0, shipping_methods: 0, shipping_rates: 0, "
+        "packaging_boxes: 0, pickup_locations: 0, coupons: 0" in out.getvalue()
+    )
 
 
 def test_seed_demo_keeps_stock_moved_by_sales() -> None:
@@ -47,11 +50,16 @@ def test_seed_demo_keeps_stock_moved_by_sales() -> None:
     assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 7
 
 
-def test_seed_demo_repairs_a_changed_price() -> None:
+def test_seed_demo_keeps_the_merchants_price_title_and_photos() -> None:
     call_command("seed_demo", stdout=StringIO())
-    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=1)
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=4590)
+    product = Variant.objects.get(sku="SKU-CAFE-500G").product
+    Product.objects.filter(pk=product.pk).update(title="Café da Casa 500 g")
+    product.images.all().delete()
     call_command("seed_demo", stdout=StringIO())
-    assert Variant.objects.get(sku="SKU-CAFE-500G").price == 4290
+    assert Variant.objects.get(sku="SKU-CAFE-500G").price == 4590
+    product.refresh_from_db()
+    assert (product.title, product.images.count()) == ("Café da Casa 500 g", 0)
 
 
 def test_seed_demo_content_is_a_believable_shop() -> None:

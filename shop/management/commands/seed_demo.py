@@ -1,4 +1,5 @@
-"""Load the demo shop (idempotent): catalog from shop.demo.seed, then the checkout engine's demo data."""
+"""Load the demo shop, once: what is missing of the catalog (shop.demo.seed) and of the shipping, pickup and
+coupon demo data (shop.demo.checkout) is created; rows that exist, edited by the merchant or not, stay as they are."""
 
 from django.core.management.base import BaseCommand
 
@@ -7,11 +8,11 @@ from shop.demo.seed import seed_catalog, seed_store_fiscal
 
 
 class Command(BaseCommand):
-    help = "Create or refresh the demo shop (categories, products, variants, images, shipping, coupons)."
+    help = "Create what is missing of the demo shop (categories, products, variants, images, shipping, coupons)."
 
     def handle(self, *args: object, **options: object) -> None:
         written = seed_catalog()
-        seed_checkout_demo()
+        written.update(seed_checkout_demo())
         seed_store_fiscal()  # the demo's paid orders get an NF-e from the sandbox provider
         summary = ", ".join(f"{kind}: {count}" for kind, count in written.items())
         self.stdout.write(self.style.SUCCESS(f"Demo shop ready (rows written — {summary})."))

@@ -1,0 +1,69 @@
+"""The NF-e list with the shop's re-issue action (fiscal's own admin cannot build an invoice: it imports nothing
+of ours), and a link from each note to its order."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from fiscal.admin import FiscalDocumentAdmin
+from fiscal.models import FiscalDocument
+from orders.errors import OrderNotFound
+from orders.models import Order
+from shop.invoicing.lifecycle import fiscal_reissue
+
+
+class ShopFiscalDocumentAdmin(FiscalDocumentAdmin):
+    list_display = ("order_link", *FiscalDocumentAdmin.list_display[1:])
+    actions = ["reissue_action"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FiscalDocument]:
+        # The order's admin key in the same query (no query per row).
+        orders = Order.objects.filter(public_id=OuterRef("order_ref")).values("pk")[:1]
+        return super().get_queryset(request).annotate(order_pk=Subquery(orders))
+
+    @admin.display(description=_("pedido"), ordering="order_number")
+    def order_link(self, document: FiscalDocument) -> str:
+        pk = getattr(document, "order_pk", None)
+        label = f"#{document.order_number}" if document.order_number else document.order_ref
+        if pk is None:
+            return label
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), label)
+
+    @admin.action(description=_("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)"))
+    def reissue_action(self, request: HttpRequest, queryset: QuerySet[FiscalDocument]) -> None:
+        if not request.user.has_perm("orders.change_order"):
+            self.message_user(request, _("Sem permissão para emitir notas fiscais."), messages.ERROR)
+            return
+        requested, skipped = 0, 0
+        for order_ref, number in queryset.order_by("id").values_list("order_ref", "order_number"):
+            try:
+                document = fiscal_reissue(order_id=order_ref)
+            except OrderNotFound:
+                skipped += 1
+                continue
+            if document.status == FiscalDocument.Status.PENDING:
+                requested += 1
+            elif document.status == FiscalDocument.Status.REJECTED:
+                self.message_user(
+                    request, _("#%(n)s: NF-e não emitida. %(reason)s") % {"n": number, "reason": document.sefaz_reason},
+                    messages.WARNING,
+                )  # fmt: skip
+            else:
+                skipped += 1  # authorized, cancelled or already in flight: nothing to re-issue
+        if requested:
+            self.message_user(request, _("Emissão solicitada para %(n)d NF-e.") % {"n": requested}, messages.SUCCESS)
+        if skipped:
+            self.message_user(
+                request,
+                _("%(n)d NF-e já autorizada(s), cancelada(s) ou em emissão: nada a fazer.") % {"n": skipped},
+                messages.INFO,
+            )
+
+
+admin.site.unregister(FiscalDocument)
+admin.site.register(FiscalDocument, ShopFiscalDocumentAdmin)

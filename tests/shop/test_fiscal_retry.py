@@ -1,0 +1,73 @@
+"""A blocked NF-e goes by itself once its cause is fixed (issue 33, major 1): the buyer's CPF typed on the order,
+or the product's NCM filled in (`fiscal_retry_blocked`, queued after the admin saves and run by the beat sweep).
+A SEFAZ rejection is not retried by itself: it needs the merchant's "Emitir novamente"."""
+
+from __future__ import annotations
+
+import pytest
+
+from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.services import job_run
+from orders.models import OrderEvent
+from shop.invoicing.lifecycle import fiscal_retry_blocked
+from shop.models import Product
+from shop.tasks import sweep_fiscal_requests
+from tests.shop.test_fiscal_lifecycle import fiscal_store, kinds, paid_order  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_blocked_nfe_is_issued_once_the_ncm_is_filled_in(fiscal_store) -> None:  # noqa: F811
+    order = paid_order(ncm="")
+    assert FiscalDocument.objects.get().status == "rejected"
+
+    assert fiscal_retry_blocked() == 0  # still missing: nothing written, nothing said again
+    assert kinds(order) == ["fiscal_blocked"]
+    assert FiscalJob.objects.count() == 0
+
+    Product.objects.update(ncm="0901.21.00")
+    assert sweep_fiscal_requests() == 1  # the beat sweep covers a lost after-save retry
+    document = FiscalDocument.objects.get()
+    assert (document.status, document.sefaz_reason, document.attempt) == ("pending", "", 1)
+    assert kinds(order) == ["fiscal_blocked", "fiscal_requested"]
+    assert fiscal_retry_blocked() == 0  # once
+    assert job_run(job_id=FiscalJob.objects.get().pk) == "authorized"
+
+
+def test_a_sefaz_rejection_waits_for_the_merchant(fiscal_store) -> None:  # noqa: F811
+    paid_order()
+    FiscalDocument.objects.update(status="rejected", sefaz_status="778", sefaz_reason="NCM inexistente")
+    assert fiscal_retry_blocked() == 0
+    assert FiscalDocument.objects.get().status == "rejected"
+
+
+def test_staff_type_the_missing_cpf_and_the_nfe_goes(
+    fiscal_store,  # noqa: F811
+    admin_client,
+    django_capture_on_commit_callbacks,
+) -> None:
+    order = paid_order(tax_id="")
+    document = FiscalDocument.objects.get()
+    assert (
+        document.sefaz_reason
+        == f"Dados fiscais incompletos: pedido #{order.number}: CPF/CNPJ do comprador não informado"
+    )
+    url = f"/admin/orders/order/{order.public_id}/action/buyer-tax-id/"
+
+    page = admin_client.post(url, {"tax_id": "529.982.247-26"}).content.decode()
+    assert "CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ)." in page
+    order.refresh_from_db()
+    assert order.buyer_tax_id == ""
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(url, {"tax_id": "529.982.247-25"})
+    assert response.status_code == 302
+    order.refresh_from_db()
+    assert order.buyer_tax_id == "52998224725"
+    event = OrderEvent.objects.get(order=order, kind="buyer_updated")
+    assert (event.message, event.internal) == ("CPF do comprador informado.", True)
+    document.refresh_from_db()
+    assert document.status == "authorized"  # the outbox row, the retry and the job ran (eager tasks)
+    job = FiscalJob.objects.get()
+    assert job.payload["recipient"]["tax_id"] == "52998224725"
+    assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]
