@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
@@ -21,6 +22,7 @@ __all__ = [
     "PaymentEvent",
     "PixCharge",
     "PixPayment",
+    "PixRecurrenceWebhookEvent",
     "PixRefund",
     "PixWebhookEvent",
     "SandboxCardCharge",
