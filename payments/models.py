@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
-from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
+from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRecord, SandboxRefund
 
 __all__ = [
     "CardPayment",
@@ -28,6 +28,7 @@ __all__ = [
     "SandboxCardCharge",
     "SandboxCob",
     "SandboxPix",
+    "SandboxRecord",
     "SandboxRefund",
 ]
 

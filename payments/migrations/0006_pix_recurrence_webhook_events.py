@@ -4,32 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('payments', '0005_merge_0004_card_gateway_0004_pix_due_charges'),
+        ("payments", "0005_merge_0004_card_gateway_0004_pix_due_charges"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PixRecurrenceWebhookEvent',
+            name="PixRecurrenceWebhookEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('id_rec', models.CharField(max_length=29, verbose_name='idRec')),
-                ('status', models.CharField(max_length=16, verbose_name='situação')),
-                ('cancelled_by', models.CharField(blank=True, default='', max_length=24, verbose_name='cancelada por')),
-                ('cancellation_code', models.CharField(blank=True, default='', max_length=4, verbose_name='código')),
-                ('payload', models.JSONField(verbose_name='conteúdo')),
-                ('raw_body', models.BinaryField(verbose_name='corpo recebido')),
-                ('body_sha256', models.CharField(max_length=64)),
-                ('headers', models.JSONField(blank=True, default=dict, verbose_name='cabeçalhos')),
-                ('received_at', models.DateTimeField(verbose_name='recebido em')),
-                ('processed_at', models.DateTimeField(blank=True, null=True, verbose_name='processado em')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("id_rec", models.CharField(max_length=29, verbose_name="idRec")),
+                ("status", models.CharField(max_length=16, verbose_name="situação")),
+                ("cancelled_by", models.CharField(blank=True, default="", max_length=24, verbose_name="cancelada por")),
+                ("cancellation_code", models.CharField(blank=True, default="", max_length=4, verbose_name="código")),
+                ("payload", models.JSONField(verbose_name="conteúdo")),
+                ("raw_body", models.BinaryField(verbose_name="corpo recebido")),
+                ("body_sha256", models.CharField(max_length=64)),
+                ("headers", models.JSONField(blank=True, default=dict, verbose_name="cabeçalhos")),
+                ("received_at", models.DateTimeField(verbose_name="recebido em")),
+                ("processed_at", models.DateTimeField(blank=True, null=True, verbose_name="processado em")),
             ],
             options={
-                'verbose_name': 'evento de recorrência Pix Automático',
-                'verbose_name_plural': 'eventos de recorrência Pix Automático',
-                'ordering': ['-received_at', '-id'],
-                'constraints': [models.UniqueConstraint(fields=('id_rec', 'status'), name='payments_recevent_unique')],
+                "verbose_name": "evento de recorrência Pix Automático",
+                "verbose_name_plural": "eventos de recorrência Pix Automático",
+                "ordering": ["-received_at", "-id"],
+                "constraints": [models.UniqueConstraint(fields=("id_rec", "status"), name="payments_recevent_unique")],
             },
         ),
     ]

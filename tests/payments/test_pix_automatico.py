@@ -14,6 +14,8 @@ from payments.models import PixRecurrenceWebhookEvent
 from payments.psp import PixPayer, PSPNotFound, PSPRejected
 from payments.psp.bacen import BacenPixPSP
 from payments.psp.recurring import PayerAccount
+from payments.sandbox import recurring as sandbox_recurring
+from payments.sandbox.psp import SandboxPixPSP
 from tests.payments.fake_bacen import CLIENT_ID, CLIENT_SECRET, PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
 
 TXID = "cobr0sub00000000000000000000001"
@@ -220,3 +222,34 @@ def test_rec_webhook_refuses_forged_and_malformed_bodies_storing_nothing(
     assert (bad_status.status_code, bad_status.json()["detail"]) == (400, "recs[0].status 'PAGA' is unknown")
     assert (bad_id.status_code, bad_id.json()["detail"]) == (400, "recs[0].idRec is not 29 alphanumerics")
     assert PixRecurrenceWebhookEvent.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sandbox_psp_authorizes_and_the_payer_cancels_through_the_signed_rec_webhook() -> None:
+    """`make run`'s PSP: the same bodies and parsers; "Autorizar no sandbox" and a cancel in the bank app reach
+    our `/rec` webhook signed, stored once each."""
+    psp = SandboxPixPSP()
+    rec = psp.create_recurrence(
+        contract="sub_sbx1",
+        debtor=PixPayer(name="Fulana de Tal", tax_id="12345678909"),
+        description="Clube do café - semanal",
+        periodicity="weekly",
+        start=date(2026, 8, 10),
+        amount_cents=2990,
+    )
+    assert (rec.status, rec.amount_cents, rec.periodicity, rec.contract) == ("CREATED", 2990, "weekly", "sub_sbx1")
+    assert rec.id_rec.startswith("RN99999999") and len(rec.id_rec) == 29
+    with pytest.raises(PSPRejected):  # no charge before the payer authorized
+        psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
+
+    sandbox_recurring.authorize(rec.id_rec)
+    cobr = psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
+    replay = psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
+    sandbox_recurring.payer_cancel(rec.id_rec)
+
+    assert (cobr.status, cobr.amount_cents, replay) == ("CREATED", 2990, cobr)
+    ended = psp.get_recurrence(rec.id_rec)
+    assert ended.status == "CANCELLED"
+    assert ended.cancellation is not None and ended.cancellation.by_payer
+    rows = list(PixRecurrenceWebhookEvent.objects.order_by("id").values_list("id_rec", "status", "cancelled_by"))
+    assert rows == [(rec.id_rec, "APROVADA", ""), (rec.id_rec, "CANCELADA", "USUARIO_PAGADOR")]
