@@ -10,4 +10,5 @@ from shop.admin import (
     catalog,  # noqa: F401  (registers the catalog admin)
     reminders,  # noqa: F401  (registers the checkout reminders list)
     store,  # noqa: F401  (registers the store settings admin)
+    subscriptions,  # noqa: F401  (registers the subscription plans admin)
 )

@@ -18,6 +18,7 @@ from shop.models.checkout import (
 )
 from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
+from shop.models.subscriptions import SubscriptionPlan, new_plan_id
 
 __all__ = [
     "Cart",
@@ -36,10 +37,12 @@ __all__ = [
     "ShippingMethod",
     "ShippingRate",
     "StoreSettings",
+    "SubscriptionPlan",
     "Variant",
     "new_checkout_id",
     "new_destination_id",
     "new_line_id",
     "new_location_id",
+    "new_plan_id",
     "new_product_id",
 ]
