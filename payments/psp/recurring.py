@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from payments.money import cents_to_decimal, decimal_to_cents
 from payments.psp.base import PixPayer, parse_datetime
@@ -313,3 +313,38 @@ def parse_recurrence_notification(body: Any) -> list[RecurrenceNotice]:
         cancellation, _ = _cancellation(item)
         notices.append(RecurrenceNotice(id_rec=id_rec, status=status, cancellation=cancellation, raw=item))
     return notices
+
+
+class RecurringPixPSP(Protocol):
+    """Pix Automático at a PSP: `BacenPixPSP` over HTTP, `SandboxPixPSP` in-process."""
+
+    def create_recurrence(
+        self,
+        *,
+        contract: str,
+        debtor: PixPayer,
+        description: str,
+        periodicity: str,
+        start: date,
+        end: date | None = None,
+        amount_cents: int | None,
+        retry_policy: str = "NAO_PERMITE",
+    ) -> PSPRecurrence: ...  # POST /rec
+
+    def get_recurrence(self, id_rec: str) -> PSPRecurrence: ...  # GET /rec/{idRec}
+
+    def cancel_recurrence(self, id_rec: str) -> PSPRecurrence: ...  # PATCH /rec/{idRec} CANCELADA
+
+    def request_authorization(
+        self, *, id_rec: str, payer: PayerAccount, expires_at: datetime
+    ) -> PSPAuthorizationRequest: ...  # POST /solicrec
+
+    def get_authorization_request(self, id_solic_rec: str) -> PSPAuthorizationRequest: ...
+
+    def create_recurring_charge(
+        self, *, txid: str, id_rec: str, amount_cents: int, due_date: date, info: str = ""
+    ) -> PSPRecurringCharge: ...  # PUT /cobr/{txid}
+
+    def get_recurring_charge(self, txid: str) -> PSPRecurringCharge: ...
+
+    def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge: ...

@@ -18,7 +18,13 @@ from shop.models.checkout import (
 )
 from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
-from shop.models.subscriptions import SubscriptionPlan, new_plan_id
+from shop.models.subscriptions import (
+    Subscription,
+    SubscriptionEvent,
+    SubscriptionPlan,
+    new_plan_id,
+    new_subscription_id,
+)
 
 __all__ = [
     "Cart",
@@ -37,6 +43,8 @@ __all__ = [
     "ShippingMethod",
     "ShippingRate",
     "StoreSettings",
+    "Subscription",
+    "SubscriptionEvent",
     "SubscriptionPlan",
     "Variant",
     "new_checkout_id",
@@ -45,4 +53,5 @@ __all__ = [
     "new_location_id",
     "new_plan_id",
     "new_product_id",
+    "new_subscription_id",
 ]

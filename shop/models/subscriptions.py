@@ -95,3 +95,93 @@ class SubscriptionPlan(models.Model):
                 }
         if errors:
             raise ValidationError(errors)
+
+
+def new_subscription_id() -> str:
+    return new_public_id("sub")
+
+
+class Subscription(models.Model):
+    """One buyer's subscription to a plan, paid by Pix Automático (a recurrence `id_rec` at the PSP).
+
+    States: pending_authorization (waiting for the payer's bank app) → active → paused ⇄ active; any → cancelled.
+    The plan's terms are copied at subscription time: a later price change does not touch existing subscribers.
+    """
+
+    class Status(models.TextChoices):
+        PENDING_AUTHORIZATION = "pending_authorization", _("aguardando autorização")
+        ACTIVE = "active", _("ativa")
+        PAUSED = "paused", _("pausada")
+        CANCELLED = "cancelled", _("cancelada")
+
+    # Allowed moves of the state machine (services refuse any other).
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        "pending_authorization": frozenset({"active", "cancelled"}),
+        "active": frozenset({"paused", "cancelled"}),
+        "paused": frozenset({"active", "cancelled"}),
+        "cancelled": frozenset(),
+    }
+
+    public_id = models.CharField(
+        _("ID público"), max_length=40, unique=True, default=new_subscription_id, editable=False
+    )
+    plan = models.ForeignKey(
+        SubscriptionPlan, verbose_name=_("plano"), on_delete=models.PROTECT, related_name="subscriptions"
+    )
+    status = models.CharField(
+        _("situação"), max_length=24, choices=Status.choices, default=Status.PENDING_AUTHORIZATION
+    )
+    buyer_name = models.CharField(_("nome do assinante"), max_length=140)
+    buyer_tax_id = models.CharField(_("CPF/CNPJ do assinante"), max_length=14)
+    buyer_email = models.EmailField(_("e-mail do assinante"))
+    # The plan's terms when subscribed (centavos, cycles).
+    cycle = models.CharField(_("ciclo"), max_length=8, choices=SubscriptionPlan.Cycle.choices)
+    price = models.BigIntegerField(_("preço por ciclo (centavos)"))
+    first_cycle_price = models.BigIntegerField(_("preço do primeiro ciclo (centavos)"))
+    min_cycles = models.PositiveSmallIntegerField(_("compromisso mínimo (ciclos)"))
+    starts_on = models.DateField(_("primeira cobrança em"))
+    # Pix Automático at the PSP: the recurrence and, when pushed to the payer's bank, the solicitação.
+    pix_id_rec = models.CharField(_("idRec"), max_length=29, blank=True, default="")
+    pix_id_solic_rec = models.CharField(_("idSolicRec"), max_length=29, blank=True, default="")
+    pix_authorization_location = models.CharField(_("location da autorização"), max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizada em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("assinatura")
+        verbose_name_plural = _("assinaturas")
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending_authorization", "active", "paused", "cancelled"]),
+                name="shop_subscription_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(price__gt=0) & Q(first_cycle_price__gt=0), name="shop_subscription_price_positive"
+            ),
+            models.UniqueConstraint(
+                fields=["pix_id_rec"], condition=~Q(pix_id_rec=""), name="shop_subscription_one_per_rec"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} ({self.status})"
+
+
+class SubscriptionEvent(models.Model):
+    """Append-only timeline of a subscription, written in the same transaction as each change."""
+
+    subscription = models.ForeignKey(
+        Subscription, verbose_name=_("assinatura"), on_delete=models.CASCADE, related_name="events"
+    )
+    kind = models.CharField(_("tipo"), max_length=48)
+    detail = models.JSONField(_("detalhe"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("evento de assinatura")
+        verbose_name_plural = _("eventos de assinatura")
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} {self.kind}"
