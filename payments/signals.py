@@ -31,3 +31,11 @@ def refund_finished_on_commit(refund: Any, status: str) -> None:
 # receiver returns "accepted" or "rejected"; any "rejected" of an approval refunds it in full automatically.
 # `payment_id` is "" when the gateway has no charge at all for the reference.
 card_payment_settled = Signal()
+
+# send(sender=PixRecurrenceWebhookEvent, id_rec=str, status="CREATED"|"APPROVED"|"REJECTED"|"EXPIRED"|"CANCELLED",
+#      cancelled_by=str)
+# A Pix Automático recurrence's state as the PSP confirms it (`GET /rec/{idRec}`) after a `/rec` notice. Sent
+# INSIDE the transaction that marks the inbox row processed (once per row); `cancelled_by` is the
+# `encerramento.cancelamento.solicitante` (USUARIO_PAGADOR = the payer in the bank app) or "". A receiver that
+# raises rolls it back and the task retries.
+recurrence_changed = Signal()

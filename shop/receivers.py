@@ -6,6 +6,7 @@
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - orders.stock_return_requested → put the units back on sale.
+- payments.recurrence_changed (Pix Automático, confirmed at the PSP) → the subscription follows it.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
@@ -27,12 +28,13 @@ from orders.services import adjustment_mark_refund_result, order_payment_record
 from orders.signals import order_changed, refund_requested, stock_return_requested
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
-from payments.signals import card_payment_settled, charge_settled, refund_finished
+from payments.signals import card_payment_settled, charge_settled, recurrence_changed, refund_finished
 from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
 from shop.models import PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
+from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
 
@@ -121,3 +123,8 @@ def on_order_changed_fiscal(sender: Any, **kwargs: Any) -> None:
 @receiver(document_changed, dispatch_uid="shop.invoicing.document_changed")
 def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
     on_document_changed(sender, **kwargs)
+
+
+@receiver(recurrence_changed, dispatch_uid="shop.subscription_follows_recurrence")
+def on_recurrence_changed(sender: Any, *, id_rec: str, status: str, cancelled_by: str, **_: Any) -> None:
+    subscription_apply_recurrence(id_rec=id_rec, status=status, cancelled_by=cancelled_by)

@@ -9,11 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
+from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.exceptions import PaymentInputError
-from payments.psp import PixPayer, get_recurring_psp
+from payments.psp import PixPayer, PSPNotFound, get_recurring_psp
 from payments.psp.recurring import PERIODICITIES, PayerAccount
+from payments.signals import recurrence_changed
 
 AUTHORIZATION_VALIDITY = timedelta(days=2)
 
@@ -65,3 +68,31 @@ def pix_recurrence_request(
     return RecurrenceRequested(
         id_rec=rec.id_rec, status=rec.status, location=rec.location, br_code=rec.br_code, id_solic_rec=id_solic
     )
+
+
+def pix_recurrence_event_process(*, event_id: int) -> str:
+    """Process one `/rec` inbox row: confirm the recurrence's state with the PSP (no transaction open), then send
+    `recurrence_changed` and mark the row processed in one transaction (row locked, so exactly once).
+
+    Returns the outcome; raises PSPUnavailable for the task to retry."""
+    event = PixRecurrenceWebhookEvent.objects.filter(pk=event_id, processed_at__isnull=True).first()
+    if event is None:
+        return "already_processed"
+    try:
+        rec = get_recurring_psp().get_recurrence(event.id_rec)
+    except PSPNotFound:
+        rec = None
+    with transaction.atomic():
+        locked = PixRecurrenceWebhookEvent.objects.select_for_update().filter(pk=event_id).first()
+        if locked is None or locked.processed_at is not None:
+            return "already_processed"
+        if rec is not None:
+            recurrence_changed.send(
+                sender=PixRecurrenceWebhookEvent,
+                id_rec=rec.id_rec,
+                status=rec.status,
+                cancelled_by=rec.cancellation.requester if rec.cancellation else "",
+            )
+        locked.processed_at = timezone.now()
+        locked.save(update_fields=["processed_at"])
+    return rec.status.lower() if rec is not None else "unknown_recurrence"

@@ -1,7 +1,7 @@
 """Receiving Pix Automático recurrence notices: authenticate like the Pix webhook, store raw, answer fast.
 
 Bacen PSPs call `{webhookUrl}/rec` (registered with `PUT /webhookrec`, API Pix 2.9.0) with `{"recs": [...]}`.
-The body is only a hint, as for Pix: whoever processes a row confirms it with `GET /rec/{idRec}`.
+The body is only a hint, as for Pix: `payments.tasks.process_recurrence_webhook` confirms it with `GET /rec/{idRec}`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from kernel.json_limits import find_control_character, loads_bounded
 from kernel.rows import insert_once
+from kernel.tasks import enqueue_on_commit
 from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.psp.recurring import REC_STATUSES, RecurrenceNotice, parse_recurrence_notification
 from payments.webhooks import _KEPT_HEADERS, MAX_BODY_BYTES, authenticate
@@ -43,6 +44,7 @@ def recurrence_events_store(
         )
         if insert_once(event, conflict=("id_rec", "status")):
             stored += 1
+            enqueue_on_commit("payments.tasks.process_recurrence_webhook", event.pk)  # a dead broker: logged
         else:
             duplicates += 1
     return stored, duplicates

@@ -141,3 +141,27 @@ def subscription_transition(*, public_id: str, to: str, reason: str = "") -> Sub
     if not update_where(subscription, ["status"], where={"status": current}, event=event):
         raise SubscriptionStateError("A assinatura mudou enquanto isso; confira a situação e tente de novo.")
     return subscription
+
+
+# The PSP's recurrence state → the subscription state it leads to (from the states it may leave).
+_FROM_RECURRENCE = {
+    "APPROVED": ("active", {"pending_authorization"}),
+    "REJECTED": ("cancelled", {"pending_authorization"}),
+    "EXPIRED": ("cancelled", {"pending_authorization"}),
+    "CANCELLED": ("cancelled", {"pending_authorization", "active", "paused"}),
+}
+
+
+def subscription_apply_recurrence(*, id_rec: str, status: str, cancelled_by: str) -> str | None:
+    """Follow the Pix Automático recurrence (confirmed at the PSP): authorized → active; cancelled (by the payer
+    in the bank app or anyone), rejected or expired → cancelled. Runs inside the caller's transaction (the
+    payments inbox row is locked); returns the new status, or None when nothing changes (a replay)."""
+    move = _FROM_RECURRENCE.get(status)
+    subscription = Subscription.objects.select_for_update().filter(pix_id_rec=id_rec).first()
+    if move is None or subscription is None or subscription.status not in move[1]:
+        return None
+    current, subscription.status = subscription.status, move[0]
+    detail = {"from": current, "recurrence": status, "cancelled_by": cancelled_by}
+    event = SubscriptionEvent(subscription=subscription, kind=f"status_{move[0]}", detail=detail)
+    update_where(subscription, ["status"], event=event)
+    return subscription.status

@@ -8,8 +8,10 @@ from datetime import date, timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
+from payments.models import PixRecurrenceWebhookEvent
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
 from shop.demo.seed import seed_catalog
@@ -21,7 +23,7 @@ from shop.subscriptions.services import (
     subscription_request_authorization,
     subscription_transition,
 )
-from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
 
 pytestmark = pytest.mark.django_db
 
@@ -164,3 +166,36 @@ def test_state_machine_moves_and_refusals(
         "status_active",
         "status_cancelled",
     ]
+
+
+def test_bank_app_authorization_and_cancellation_reach_the_subscription_once(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """`/rec` webhook → inbox → task (GET /rec/{idRec} to confirm) → recurrence_changed → subscription."""
+    subscription = _create(plan)
+
+    def deliver(body: dict[str, Any]) -> Any:
+        return client.post(
+            "/payments/pix/webhook/rec", data=body, content_type="application/json", headers=PROXY_VERIFIED
+        )
+
+    approved = bacen.approve_rec(subscription.pix_id_rec)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = deliver(approved)
+    subscription.refresh_from_db()
+    assert (first.json(), subscription.status) == ({"received": 1, "duplicates": 0}, "active")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        replay = deliver(approved)
+        cancelled = deliver(bacen.payer_cancels_rec(subscription.pix_id_rec))
+    subscription.refresh_from_db()
+
+    assert replay.json() == {"received": 0, "duplicates": 1}
+    assert cancelled.json() == {"received": 1, "duplicates": 0}
+    assert subscription.status == "cancelled"
+    events = list(SubscriptionEvent.objects.filter(subscription=subscription).values_list("kind", "detail"))
+    assert events[2:] == [
+        ("status_active", {"from": "pending_authorization", "recurrence": "APPROVED", "cancelled_by": ""}),
+        ("status_cancelled", {"from": "active", "recurrence": "CANCELLED", "cancelled_by": "USUARIO_PAGADOR"}),
+    ]
+    assert not PixRecurrenceWebhookEvent.objects.filter(processed_at__isnull=True).exists()
