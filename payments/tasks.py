@@ -11,7 +11,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from payments import settlement
-from payments.automatic.services import pix_recurrence_event_process
+from payments.automatic.services import pix_recurrence_event_process, pix_recurrence_events_reprocess
 from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
 from payments.card.refunds import card_refund_apply
 from payments.card.service import get_card_gateway
@@ -34,6 +34,7 @@ __all__ = [
     "reconcile_card_payments",
     "reconcile_pix_charges",
     "reconcile_received_pix",
+    "reprocess_recurrence_webhooks",
     "revoke_pix_charge_at_psp",
 ]
 
@@ -73,6 +74,12 @@ def process_recurrence_webhook(self, event_id: int) -> str:
             logger.warning("recurrence inbox event %s left unprocessed: %s", event_id, exc)
             return "retry_later"
         raise self.retry(exc=exc, countdown=min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
+
+
+@shared_task(name="payments.tasks.reprocess_recurrence_webhooks", acks_late=True)
+def reprocess_recurrence_webhooks() -> int:
+    """Every minute: `/rec` inbox rows left unprocessed (lost enqueue, dead worker) are processed again."""
+    return pix_recurrence_events_reprocess()
 
 
 @shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)

@@ -6,6 +6,7 @@ records the outcome in its own short transaction afterwards.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -14,10 +15,11 @@ from django.utils import timezone
 
 from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.exceptions import PaymentInputError
-from payments.psp import PixPayer, PSPNotFound, get_recurring_psp
+from payments.psp import PixPayer, PSPNotFound, PSPRejected, PSPUnavailable, get_recurring_psp
 from payments.psp.recurring import PERIODICITIES, PayerAccount
 from payments.signals import recurrence_changed
 
+logger = logging.getLogger(__name__)
 AUTHORIZATION_VALIDITY = timedelta(days=2)
 
 
@@ -96,3 +98,20 @@ def pix_recurrence_event_process(*, event_id: int) -> str:
         locked.processed_at = timezone.now()
         locked.save(update_fields=["processed_at"])
     return rec.status.lower() if rec is not None else "unknown_recurrence"
+
+
+def pix_recurrence_events_reprocess(*, older_than: timedelta = timedelta(minutes=2), limit: int = 100) -> int:
+    """Beat sweep: `/rec` inbox rows whose task was never enqueued (dead broker) or died are processed again
+    (idempotent: the row lock and `processed_at` keep it once). Returns how many were processed now."""
+    stale = PixRecurrenceWebhookEvent.objects.filter(
+        processed_at__isnull=True, received_at__lte=timezone.now() - older_than
+    ).values_list("pk", flat=True)[:limit]
+    done = 0
+    for event_id in list(stale):
+        try:
+            outcome = pix_recurrence_event_process(event_id=event_id)
+        except (PSPUnavailable, PSPRejected) as exc:
+            logger.warning("recurrence inbox event %s still failing: %s", event_id, exc)
+            continue
+        done += outcome != "already_processed"
+    return done

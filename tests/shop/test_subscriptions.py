@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from payments.automatic.services import pix_recurrence_events_reprocess
 from payments.models import PixRecurrenceWebhookEvent
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
@@ -199,3 +200,24 @@ def test_bank_app_authorization_and_cancellation_reach_the_subscription_once(
         ("status_cancelled", {"from": "active", "recurrence": "CANCELLED", "cancelled_by": "USUARIO_PAGADOR"}),
     ]
     assert not PixRecurrenceWebhookEvent.objects.filter(processed_at__isnull=True).exists()
+
+
+def test_a_notice_whose_task_was_lost_is_processed_by_the_beat_sweep_once(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client
+) -> None:
+    subscription = _create(plan)
+    approved = bacen.approve_rec(subscription.pix_id_rec)
+    # The notice is stored but its after-commit enqueue never runs (a dead broker): the row waits.
+    response = client.post(
+        "/payments/pix/webhook/rec", data=approved, content_type="application/json", headers=PROXY_VERIFIED
+    )
+    assert response.json() == {"received": 1, "duplicates": 0}
+    subscription.refresh_from_db()
+    assert subscription.status == "pending_authorization"
+
+    assert pix_recurrence_events_reprocess(older_than=timedelta(0)) == 1
+    assert pix_recurrence_events_reprocess(older_than=timedelta(0)) == 0
+
+    subscription.refresh_from_db()
+    assert subscription.status == "active"
+    assert SubscriptionEvent.objects.filter(subscription=subscription, kind="status_active").count() == 1
