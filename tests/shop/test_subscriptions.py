@@ -221,3 +221,17 @@ def test_a_notice_whose_task_was_lost_is_processed_by_the_beat_sweep_once(
     subscription.refresh_from_db()
     assert subscription.status == "active"
     assert SubscriptionEvent.objects.filter(subscription=subscription, kind="status_active").count() == 1
+
+
+def test_staff_see_a_subscription_and_its_timeline_read_only(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, admin_client: Client
+) -> None:
+    subscription = _create(plan)
+
+    listing = admin_client.get("/admin/shop/subscription/").content.decode()
+    page = admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/")
+
+    assert subscription.public_id in listing and "aguardando autorização" in listing and "R$ 39,90" in listing
+    assert page.status_code == 200
+    assert "authorization_requested" in page.content.decode()
+    assert admin_client.get("/admin/shop/subscription/add/").status_code == 403
