@@ -10,10 +10,11 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
-from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRefund
+from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRecord, SandboxRefund
 
 __all__ = [
     "CardPayment",
@@ -25,11 +26,13 @@ __all__ = [
     "PixInfractionAnswer",
     "PixInfractionEvent",
     "PixPayment",
+    "PixRecurrenceWebhookEvent",
     "PixRefund",
     "PixWebhookEvent",
     "SandboxCardCharge",
     "SandboxCob",
     "SandboxPix",
+    "SandboxRecord",
     "SandboxRefund",
 ]
 

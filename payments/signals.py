@@ -40,3 +40,11 @@ card_payment_settled = Signal()
 # transaction that records the step, once per step (the dispute row is locked and moves forward only);
 # a receiver that raises rolls the step back and the inbox row is processed again.
 pix_infraction_changed = Signal()
+
+# send(sender=PixRecurrenceWebhookEvent, id_rec=str, status="CREATED"|"APPROVED"|"REJECTED"|"EXPIRED"|"CANCELLED",
+#      cancelled_by=str)
+# A Pix Automático recurrence's state as the PSP confirms it (`GET /rec/{idRec}`) after a `/rec` notice. Sent
+# INSIDE the transaction that marks the inbox row processed (once per row); `cancelled_by` is the
+# `encerramento.cancelamento.solicitante` (USUARIO_PAGADOR = the payer in the bank app) or "". A receiver that
+# raises rolls it back and the task retries.
+recurrence_changed = Signal()

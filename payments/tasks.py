@@ -11,6 +11,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from payments import settlement
+from payments.automatic.services import pix_recurrence_event_process, pix_recurrence_events_reprocess
 from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
 from payments.card.refunds import card_refund_apply
 from payments.card.service import get_card_gateway
@@ -36,9 +37,11 @@ __all__ = [
     "process_card_webhook",
     "process_infraction_event",
     "process_pix_webhook",
+    "process_recurrence_webhook",
     "reconcile_card_payments",
     "reconcile_pix_charges",
     "reconcile_received_pix",
+    "reprocess_recurrence_webhooks",
     "revoke_pix_charge_at_psp",
     "send_infraction_answer",
     "sweep_infractions",
@@ -62,6 +65,30 @@ def process_pix_webhook(self, event_id: int) -> str:
         # Exponential backoff with jitter (1 s … 10 min); after 8 retries the row waits for reconcile.
         countdown = min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)
         raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+@shared_task(
+    bind=True,
+    name="payments.tasks.process_recurrence_webhook",
+    max_retries=8,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def process_recurrence_webhook(self, event_id: int) -> str:
+    """A Pix Automático `/rec` inbox row: confirm at the PSP, then `recurrence_changed` (payments/automatic)."""
+    try:
+        return pix_recurrence_event_process(event_id=event_id)
+    except _RETRYABLE as exc:
+        if self.request.is_eager:
+            logger.warning("recurrence inbox event %s left unprocessed: %s", event_id, exc)
+            return "retry_later"
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
+
+
+@shared_task(name="payments.tasks.reprocess_recurrence_webhooks", acks_late=True)
+def reprocess_recurrence_webhooks() -> int:
+    """Every minute: `/rec` inbox rows left unprocessed (lost enqueue, dead worker) are processed again."""
+    return pix_recurrence_events_reprocess()
 
 
 @shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)

@@ -9,6 +9,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from payments.automatic.webhook import receive_recurrence_webhook
 from payments.card.webhook import receive_card_webhook
 from payments.qr import qr_svg
 from payments.selectors import pix_charge_by_txid
@@ -34,6 +35,17 @@ def med_webhook(request: HttpRequest) -> JsonResponse:
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         return JsonResponse({"error": "body_too_large"}, status=413)
     status, body = receive_med_webhook(request.body, request.headers)
+    return JsonResponse(body, status=status)
+
+
+@csrf_exempt
+@require_POST
+def pix_recurrence_webhook(request: HttpRequest) -> JsonResponse:
+    """Pix Automático recurrence notices (`{webhookUrl}/rec`), authenticated like the Pix webhook."""
+    declared = request.META.get("CONTENT_LENGTH", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return JsonResponse({"error": "body_too_large"}, status=413)
+    status, body = receive_recurrence_webhook(request.body, request.headers)
     return JsonResponse(body, status=status)
 
 

@@ -9,6 +9,7 @@
 - orders.stock_return_requested → put the units back on sale.
 - orders.label_purchase_requested (outbox kind label_purchase) → buy the label at the carrier.
 - saving or deleting a packaging box → drop the cached boxes after commit.
+- payments.recurrence_changed (Pix Automático, confirmed at the PSP) → the subscription follows it.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
@@ -30,7 +31,13 @@ from orders.services import adjustment_mark_refund_result, order_dispute_record,
 from orders.signals import label_purchase_requested, order_changed, refund_requested, stock_return_requested
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
-from payments.signals import card_payment_settled, charge_settled, pix_infraction_changed, refund_finished
+from payments.signals import (
+    card_payment_settled,
+    charge_settled,
+    pix_infraction_changed,
+    recurrence_changed,
+    refund_finished,
+)
 from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
@@ -38,6 +45,7 @@ from shop.freight.labels import label_purchase_run
 from shop.freight.parcels import boxes_cache_clear
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
 from shop.models import PackagingBox, PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
+from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
 
@@ -163,3 +171,8 @@ def on_fiscal_document_changed(sender: Any, **kwargs: Any) -> None:
 def on_label_purchase_requested(sender: Any, *, label_id: str, **_: Any) -> None:
     # Run by the outbox (orders/services/dispatch.py): a CarrierUnavailable leaves the row pending for the sweep.
     label_purchase_run(label_id=label_id)
+
+
+@receiver(recurrence_changed, dispatch_uid="shop.subscription_follows_recurrence")
+def on_recurrence_changed(sender: Any, *, id_rec: str, status: str, cancelled_by: str, **_: Any) -> None:
+    subscription_apply_recurrence(id_rec=id_rec, status=status, cancelled_by=cancelled_by)

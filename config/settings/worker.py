@@ -39,6 +39,11 @@ CELERY_BEAT_SCHEDULE = {
     "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
     # Card payments left pending (timeout, lost webhook), card inbox rows and estornos left behind.
     "reconcile-card-payments": {"task": "payments.tasks.reconcile_card_payments", "schedule": timedelta(minutes=1)},
+    # Pix Automático `/rec` notices whose processing was never enqueued or died (issue 38).
+    "reprocess-recurrence-webhooks": {
+        "task": "payments.tasks.reprocess_recurrence_webhooks",
+        "schedule": timedelta(minutes=1),
+    },
     "reconcile-received-pix": {"task": "payments.tasks.reconcile_received_pix", "schedule": crontab(minute=41)},
     "purge-idempotency-records": {
         "task": "bcp_app.tasks.purge_idempotency_records",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
 
 from payments.psp.bacen import BacenPixPSP
@@ -17,6 +19,7 @@ from payments.psp.base import (
     PSPRejected,
     PSPUnavailable,
 )
+from payments.psp.recurring import RecurringPixPSP
 from payments.sandbox.psp import SandboxPixPSP
 
 __all__ = [
@@ -30,7 +33,9 @@ __all__ = [
     "PSPUnavailable",
     "PixPSP",
     "PixPayer",
+    "RecurringPixPSP",
     "get_psp",
+    "get_recurring_psp",
 ]
 
 
@@ -58,3 +63,8 @@ def get_psp() -> PixPSP:
     if key not in _BACEN:
         _BACEN[key] = BacenPixPSP(**options)
     return _BACEN[key]
+
+
+def get_recurring_psp() -> RecurringPixPSP:
+    """The same PSP as `get_psp`, seen through its Pix Automático resources (both adapters implement them)."""
+    return cast(RecurringPixPSP, get_psp())

@@ -15,7 +15,8 @@ import hashlib
 import logging
 import threading
 import time
-from datetime import datetime
+from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -39,6 +40,18 @@ from payments.psp.base import (
     format_datetime,
     payment_from_bacen,
     refund_from_bacen,
+)
+from payments.psp.recurring import (
+    PayerAccount,
+    PSPAuthorizationRequest,
+    PSPRecurrence,
+    PSPRecurringCharge,
+    authorization_request_from_bacen,
+    cobr_request_body,
+    rec_request_body,
+    recurrence_from_bacen,
+    recurring_charge_from_bacen,
+    solicrec_request_body,
 )
 
 logger = logging.getLogger(__name__)
@@ -274,3 +287,67 @@ class BacenPixPSP:
 
     def register_webhook(self, key: str, url: str) -> None:
         self._request("PUT", f"/webhook/{quote(key)}", json={"webhookUrl": url})
+
+    # --- Pix Automático (payments/psp/recurring.py names the Bacen resources followed) ----------------------------
+
+    @staticmethod
+    def _parsed[T](parse: Callable[[Any], T], body: Any, what: str) -> T:
+        try:
+            return parse(body)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PSPInvalidResponse(f"unusable {what} body: {exc}") from exc
+
+    def create_recurrence(
+        self,
+        *,
+        contract: str,
+        debtor: PixPayer,
+        description: str,
+        periodicity: str,
+        start: date,
+        end: date | None = None,
+        amount_cents: int | None,
+        retry_policy: str = "NAO_PERMITE",
+    ) -> PSPRecurrence:
+        """`POST /rec`: the PSP assigns `idRec`. Not retried blindly (a POST); a lost answer is found by
+        `contrato` in `GET /rec` later."""
+        body = rec_request_body(
+            contract=contract, debtor=debtor, description=description, periodicity=periodicity, start=start,
+            end=end, amount_cents=amount_cents, retry_policy=retry_policy,
+        )  # fmt: skip
+        return self._parsed(recurrence_from_bacen, self._request("POST", "/rec", json=body), "rec")
+
+    def get_recurrence(self, id_rec: str) -> PSPRecurrence:
+        return self._parsed(recurrence_from_bacen, self._request("GET", f"/rec/{quote(id_rec)}"), "rec")
+
+    def cancel_recurrence(self, id_rec: str) -> PSPRecurrence:
+        """`PATCH /rec/{idRec}` with `status: CANCELADA` (`RecRevisada`): the receiver ends the authorization."""
+        answer = self._request("PATCH", f"/rec/{quote(id_rec)}", json={"status": "CANCELADA"})
+        return self._parsed(recurrence_from_bacen, answer, "rec")
+
+    def request_authorization(
+        self, *, id_rec: str, payer: PayerAccount, expires_at: datetime
+    ) -> PSPAuthorizationRequest:
+        """`POST /solicrec`: ask the payer's PSP to show the authorization in the bank app (Jornada 1)."""
+        body = solicrec_request_body(id_rec=id_rec, payer=payer, expires_at=expires_at)
+        answer = self._request("POST", "/solicrec", json=body)
+        return self._parsed(authorization_request_from_bacen, answer, "solicrec")
+
+    def get_authorization_request(self, id_solic_rec: str) -> PSPAuthorizationRequest:
+        answer = self._request("GET", f"/solicrec/{quote(id_solic_rec)}")
+        return self._parsed(authorization_request_from_bacen, answer, "solicrec")
+
+    def create_recurring_charge(
+        self, *, txid: str, id_rec: str, amount_cents: int, due_date: date, info: str = ""
+    ) -> PSPRecurringCharge:
+        """`PUT /cobr/{txid}` with our txid: idempotent, so retried on timeouts like `PUT /cob`."""
+        body = cobr_request_body(id_rec=id_rec, amount_cents=amount_cents, due_date=due_date, info=info)
+        answer = self._request("PUT", f"/cobr/{quote(txid)}", json=body)
+        return self._parsed(recurring_charge_from_bacen, answer, "cobr")
+
+    def get_recurring_charge(self, txid: str) -> PSPRecurringCharge:
+        return self._parsed(recurring_charge_from_bacen, self._request("GET", f"/cobr/{quote(txid)}"), "cobr")
+
+    def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge:
+        answer = self._request("PATCH", f"/cobr/{quote(txid)}", json={"status": "CANCELADA"})
+        return self._parsed(recurring_charge_from_bacen, answer, "cobr")

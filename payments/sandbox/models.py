@@ -77,3 +77,21 @@ class SandboxRefund(models.Model):
 
     def __str__(self) -> str:
         return f"sandbox devolucao {self.refund_id} {self.status}"
+
+
+class SandboxRecord(models.Model):
+    """A Pix Automático resource at the sandbox PSP, kept as the Bacen JSON it answers with.
+
+    `kind` rec (`RecCompleta`, key idRec), solicrec (`SolicRecCompleta`, key idSolicRec) or cobr (`CobRCompleta`,
+    key txid): the sandbox only stores, edits and returns these bodies, like the fake Bacen of the tests."""
+
+    kind = models.CharField(max_length=8)
+    key = models.CharField(max_length=35)
+    body = models.JSONField()
+
+    class Meta:
+        app_label = "payments"
+        constraints = [models.UniqueConstraint(fields=["kind", "key"], name="payments_sandboxrecord_unique")]
+
+    def __str__(self) -> str:
+        return f"sandbox {self.kind} {self.key}"

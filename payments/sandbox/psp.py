@@ -7,7 +7,7 @@ the parsing path is exercised in development and tests too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 
 from django.conf import settings
 
@@ -26,7 +26,19 @@ from payments.psp.base import (
     payment_from_bacen,
     refund_from_bacen,
 )
-from payments.sandbox import bodies, services
+from payments.psp.recurring import (
+    PayerAccount,
+    PSPAuthorizationRequest,
+    PSPRecurrence,
+    PSPRecurringCharge,
+    authorization_request_from_bacen,
+    cobr_request_body,
+    rec_request_body,
+    recurrence_from_bacen,
+    recurring_charge_from_bacen,
+    solicrec_request_body,
+)
+from payments.sandbox import bodies, recurring, services
 
 
 def _call[T](function: Callable[[], T]) -> T:
@@ -95,3 +107,50 @@ class SandboxPixPSP:
     def register_webhook(self, key: str, url: str) -> None:
         # The sandbox always delivers to PIX_SANDBOX_WEBHOOK_URL; nothing to register.
         return None
+
+    # --- Pix Automático: the same bodies and parsers as BacenPixPSP, over payments/sandbox/recurring.py ---------
+
+    def create_recurrence(
+        self,
+        *,
+        contract: str,
+        debtor: PixPayer,
+        description: str,
+        periodicity: str,
+        start: date,
+        end: date | None = None,
+        amount_cents: int | None,
+        retry_policy: str = "NAO_PERMITE",
+    ) -> PSPRecurrence:
+        body = rec_request_body(
+            contract=contract, debtor=debtor, description=description, periodicity=periodicity, start=start,
+            end=end, amount_cents=amount_cents, retry_policy=retry_policy,
+        )  # fmt: skip
+        return recurrence_from_bacen(_call(lambda: recurring.rec_post(body=body)))
+
+    def get_recurrence(self, id_rec: str) -> PSPRecurrence:
+        return recurrence_from_bacen(_call(lambda: recurring.rec_get(id_rec)))
+
+    def cancel_recurrence(self, id_rec: str) -> PSPRecurrence:
+        return recurrence_from_bacen(_call(lambda: recurring.rec_cancel(id_rec)))
+
+    def request_authorization(
+        self, *, id_rec: str, payer: PayerAccount, expires_at: datetime
+    ) -> PSPAuthorizationRequest:
+        body = solicrec_request_body(id_rec=id_rec, payer=payer, expires_at=expires_at)
+        return authorization_request_from_bacen(_call(lambda: recurring.solicrec_post(body=body)))
+
+    def get_authorization_request(self, id_solic_rec: str) -> PSPAuthorizationRequest:
+        return authorization_request_from_bacen(_call(lambda: recurring.solicrec_get(id_solic_rec)))
+
+    def create_recurring_charge(
+        self, *, txid: str, id_rec: str, amount_cents: int, due_date: date, info: str = ""
+    ) -> PSPRecurringCharge:
+        body = cobr_request_body(id_rec=id_rec, amount_cents=amount_cents, due_date=due_date, info=info)
+        return recurring_charge_from_bacen(_call(lambda: recurring.cobr_put(txid=txid, body=body)))
+
+    def get_recurring_charge(self, txid: str) -> PSPRecurringCharge:
+        return recurring_charge_from_bacen(_call(lambda: recurring.cobr_get(txid)))
+
+    def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge:
+        return recurring_charge_from_bacen(_call(lambda: recurring.cobr_cancel(txid)))

@@ -11,4 +11,5 @@ from shop.admin import (
     fiscal,  # noqa: F401  (the NF-e list with the re-issue action)
     reminders,  # noqa: F401  (registers the checkout reminders list)
     store,  # noqa: F401  (registers the store settings admin)
+    subscriptions,  # noqa: F401  (registers the subscription plans admin)
 )

@@ -19,6 +19,13 @@ from shop.models.checkout import (
 from shop.models.freight import LabelTrackingEvent, PackagingBox, ShippingLabel, new_label_id
 from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
+from shop.models.subscriptions import (
+    Subscription,
+    SubscriptionEvent,
+    SubscriptionPlan,
+    new_plan_id,
+    new_subscription_id,
+)
 
 __all__ = [
     "Cart",
@@ -40,11 +47,16 @@ __all__ = [
     "ShippingMethod",
     "ShippingRate",
     "StoreSettings",
+    "Subscription",
+    "SubscriptionEvent",
+    "SubscriptionPlan",
     "Variant",
     "new_checkout_id",
     "new_destination_id",
     "new_label_id",
     "new_line_id",
     "new_location_id",
+    "new_plan_id",
     "new_product_id",
+    "new_subscription_id",
 ]

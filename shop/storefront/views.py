@@ -30,6 +30,8 @@ from shop.checkout.reminders import optout_email, reminder_optout
 from shop.freight.parcels import FreightLine
 from shop.freight.quotes import quote_for, weight_matters
 from shop.models import Category, Product, Variant
+from shop.subscriptions.offers import plan_offer, plan_terms
+from shop.subscriptions.selectors import subscription_plans_by_variant
 from shop.templatetags.money import format_brl
 
 DEFAULT_PER_PAGE = 24
@@ -258,6 +260,7 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
         query = query.copy()
         query["sku"] = query["variante"]
     selected = _select_variant(variants, query)
+    plans = subscription_plans_by_variant(v.id for v in variants)
     variant_data = [
         {
             "sku": v.sku,
@@ -271,6 +274,8 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "low_stock": v.is_low_stock,
             "stock": v.stock,
             "installments": installment_offer(v.price),  # "ou 12x de R$ 583,25 sem juros" or ""
+            # "Assinar por R$ 89,90 por mês" (issue 38): one line per active plan of the variant.
+            "subscriptions": [plan_offer(plan) for plan in plans.get(v.id, [])],
         }
         for v in variants
     ]
@@ -294,6 +299,11 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "variants": variants,
             "selected": selected,
             "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
+            "subscription_offers": [
+                {"text": plan_offer(plan), "terms": plan_terms(plan)} for plan in plans.get(selected.id, [])
+            ]
+            if selected
+            else [],
             "option_groups": _option_groups(variants, selected),
             "variant_data": variant_data,
             "json_ld": _json_ld(schema),

@@ -50,6 +50,19 @@
       installments.textContent = variant.installments || "";
       installments.hidden = !variant.installments;
     }
+    var subscriptions = q("subscriptions");  // "Assinar por R$ 89,90 por mês" lines (issue 38)
+    if (subscriptions) {
+      subscriptions.replaceChildren();
+      (variant.subscriptions || []).forEach(function (text) {
+        var line = document.createElement("p");
+        line.className = "subscription-offer";
+        var strong = document.createElement("strong");
+        strong.textContent = text;
+        line.appendChild(strong);
+        subscriptions.appendChild(line);
+      });
+      subscriptions.hidden = !(variant.subscriptions || []).length;
+    }
     availability.textContent = variant.availability_label;
     availability.className = "availability availability-" + variant.availability.toLowerCase();
     q("low-stock").hidden = !variant.low_stock;

@@ -7,6 +7,10 @@ forwards (the DICT infraction report / refund request fields in the snake_case J
 Infraction Report" and "Receive Refund Request" webhooks) and remembers the infraction; `POST
 /v2/gn/infracoes/{id}/defesa` takes the receiver's answer in Efí's shape (`{"analise": "aceito" | "rejeitado",
 "justificativa": …}`, SDK `medDefense`): 404 for an unknown infraction, 422 for a second answer or a bad body.
+
+Pix Automático (`/rec`, `/solicrec`, `/cobr/{txid}`) follows Bacen's API Pix OpenAPI 2.9.0 (github.com/bacen/pix-api
+`openapi.yaml`: `RecSolicitada` → `RecGerada` with an `idRec` the PSP assigns, `RecRevisada` for cancelling,
+`SolicRecSolicitada` → `SolicRecCompleta`, `CobRSolicitada` → `CobRGerada`, `recWebhookNotification1`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ class FakeBacenState:
     webhooks: dict[str, str] = field(default_factory=dict)
     infractions: dict[str, dict[str, Any]] = field(default_factory=dict)  # infraction key → last notice's data
     defenses: dict[str, dict[str, Any]] = field(default_factory=dict)  # infraction key → the answer received
+    recs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    solicrecs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cobrs: dict[str, dict[str, Any]] = field(default_factory=dict)
     valid_tokens: set[str] = field(default_factory=set)
     tokens_issued: int = 0
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
@@ -139,6 +146,12 @@ class Handler(BaseHTTPRequestHandler):
             self._list(parse_qs(url.query))
         elif parts[:3] == ["v2", "gn", "infracoes"] and len(parts) == 5 and parts[4] == "defesa" and method == "POST":
             self._defense(parts[3], body)
+        elif parts[:1] == ["rec"]:
+            self._rec(method, parts[1] if len(parts) == 2 else None, body)
+        elif parts[:1] == ["solicrec"]:
+            self._solicrec(method, parts[1] if len(parts) == 2 else None, body)
+        elif parts[:1] == ["cobr"] and len(parts) == 2:
+            self._cobr(method, parts[1], body)
         elif parts[:1] == ["webhook"] and method == "PUT":
             state.webhooks[parts[1]] = body["webhookUrl"]
             self._send(200, {})
@@ -272,6 +285,119 @@ class Handler(BaseHTTPRequestHandler):
             self.state.defenses[key] = body
             self._send(200, {"idInfracao": key, "analise": body["analise"], "status": "EM_ANALISE"})
 
+    def _rec(self, method: str, id_rec: str | None, body: Any) -> None:
+        state = self.state
+        if method == "POST" and id_rec is None:
+            vinculo = body.get("vinculo") or {}
+            calendario = body.get("calendario") or {}
+            if not vinculo.get("contrato") or not (vinculo.get("devedor") or {}).get("nome"):
+                self._send(400, _problem(400, "RecPayloadInvalido", "vinculo.contrato e vinculo.devedor obrigatórios"))
+                return
+            if calendario.get("periodicidade") not in ("SEMANAL", "MENSAL", "TRIMESTRAL", "SEMESTRAL", "ANUAL"):
+                self._send(400, _problem(400, "RecPayloadInvalido", "calendario.periodicidade inválida"))
+                return
+            with state.lock:
+                sequence = len(state.recs) + 1
+            retry = "R" if body.get("politicaRetentativa") == "PERMITE_3R_7D" else "N"
+            new_id = f"R{retry}9999999920260728{sequence:011d}"
+            rec = {
+                "idRec": new_id,
+                **{key: body[key] for key in ("vinculo", "calendario", "valor", "politicaRetentativa") if key in body},
+                "recebedor": {"cnpj": "12345678000195", "nome": "LOJA EXEMPLO LTDA"},
+                "status": "CRIADA",
+                "loc": {
+                    "criacao": "2026-07-28T15:00:00.000Z",
+                    "id": sequence,
+                    "location": f"pix.example.com/qr/v2/rec/{new_id.lower()}",
+                    "idRec": new_id,
+                },
+                "atualizacao": [{"status": "CRIADA", "data": "2026-07-28T15:00:00.000Z"}],
+            }
+            state.recs[new_id] = rec
+            self._send(201, rec)
+            return
+        rec = state.recs.get(id_rec or "")
+        if rec is None:
+            self._send(404, _problem(404, "RecNaoEncontrado", str(id_rec)))
+        elif method == "GET":
+            self._send(200, rec)
+        elif method == "PATCH" and body.get("status") == "CANCELADA":
+            if rec["status"] in ("CANCELADA", "REJEITADA", "EXPIRADA"):
+                self._send(400, _problem(400, "RecOperacaoInvalida", f"rec is {rec['status']}"))
+                return
+            self.server_cancel(rec, requester="USUARIO_RECEBEDOR", code="SLCR")
+            self._send(200, rec)
+        else:
+            self._send(400, _problem(400, "RecOperacaoInvalida", "only status CANCELADA can be sent"))
+
+    @staticmethod
+    def server_cancel(rec: dict[str, Any], *, requester: str, code: str) -> None:
+        rec["status"] = "CANCELADA"
+        rec["encerramento"] = {"cancelamento": {"solicitante": requester, "codigo": code, "descricao": "cancelada"}}
+        rec["atualizacao"].append({"status": "CANCELADA", "data": "2026-07-29T10:00:00.000Z"})
+
+    def _solicrec(self, method: str, id_solic: str | None, body: Any) -> None:
+        state = self.state
+        if method == "POST" and id_solic is None:
+            rec = state.recs.get(body.get("idRec", ""))
+            if rec is None:
+                self._send(404, _problem(404, "RecNaoEncontrado", str(body.get("idRec"))))
+                return
+            if rec["status"] != "CRIADA" or not body.get("destinatario", {}).get("ispbParticipante"):
+                self._send(400, _problem(400, "SolicRecOperacaoInvalida", "rec not CRIADA or no destinatario"))
+                return
+            new_id = f"SC9999999920260728{len(state.solicrecs) + 1:011d}"
+            solic = {
+                "idSolicRec": new_id,
+                "idRec": rec["idRec"],
+                "calendario": body["calendario"],
+                "status": "CRIADA",
+                "destinatario": body["destinatario"],
+                "atualizacao": [{"status": "CRIADA", "data": "2026-07-28T15:00:01.000Z"}],
+                "recPayload": {key: rec[key] for key in ("idRec", "vinculo", "calendario", "valor") if key in rec},
+            }
+            state.solicrecs[new_id] = solic
+            self._send(201, solic)
+        elif method == "GET" and id_solic in state.solicrecs:
+            self._send(200, state.solicrecs[id_solic])
+        else:
+            self._send(404, _problem(404, "SolicRecNaoEncontrada", str(id_solic)))
+
+    def _cobr(self, method: str, txid: str, body: Any) -> None:
+        state = self.state
+        cobr = state.cobrs.get(txid)
+        if method == "PUT":
+            rec = state.recs.get(body.get("idRec", ""))
+            if rec is None or rec["status"] != "APROVADA":
+                self._send(400, _problem(400, "CobROperacaoInvalida", "recorrência inexistente ou não aprovada"))
+                return
+            if cobr is not None:
+                self._send(200 if cobr["valor"] == body["valor"] else 400, cobr)  # a replay of the same PUT
+                return
+            cobr = {
+                "idRec": rec["idRec"],
+                "txid": txid,
+                "calendario": {"criacao": "2026-07-28", **body["calendario"]},
+                "valor": body["valor"],
+                "status": "CRIADA",
+                "politicaRetentativa": rec.get("politicaRetentativa", "NAO_PERMITE"),
+                "ajusteDiaUtil": body.get("ajusteDiaUtil", False),
+                "atualizacao": [{"status": "CRIADA", "data": "2026-07-28T15:00:02.000Z"}],
+                **({"infoAdicional": body["infoAdicional"]} if "infoAdicional" in body else {}),
+            }
+            state.cobrs[txid] = cobr
+            self._send(201, cobr)
+        elif cobr is None:
+            self._send(404, _problem(404, "CobRNaoEncontrada", txid))
+        elif method == "GET":
+            self._send(200, cobr)
+        elif method == "PATCH" and body.get("status") == "CANCELADA" and cobr["status"] in ("CRIADA", "ATIVA"):
+            cobr["status"] = "CANCELADA"
+            cobr["atualizacao"].append({"status": "CANCELADA", "data": "2026-07-29T10:00:00.000Z"})
+            self._send(200, cobr)
+        else:
+            self._send(400, _problem(400, "CobROperacaoInvalida", f"cobr is {cobr['status']}"))
+
     def _list(self, query: dict[str, list[str]]) -> None:
         page = int(query.get("paginacao.paginaAtual", ["0"])[0])
         per_page = 2
@@ -354,6 +480,18 @@ class FakeBacenServer(LoopbackServer):
         self.state.received.append(pix)
         return pix
 
+    def approve_rec(self, id_rec: str) -> dict[str, Any]:
+        """The payer authorized in the bank app: the recurrence becomes APROVADA; returns the `/rec` webhook body."""
+        rec = self.state.recs[id_rec]
+        rec["status"] = "APROVADA"
+        rec["atualizacao"].append({"status": "APROVADA", "data": "2026-07-28T16:00:00.000Z"})
+        return {"recs": [{key: rec[key] for key in ("idRec", "status", "atualizacao")}]}
+
+    def payer_cancels_rec(self, id_rec: str) -> dict[str, Any]:
+        """The payer cancelled in the bank app; returns the `/rec` webhook body the PSP sends."""
+        rec = self.state.recs[id_rec]
+        Handler.server_cancel(rec, requester="USUARIO_PAGADOR", code="ACCL")
+        return {"recs": [{key: rec[key] for key in ("idRec", "status", "atualizacao", "encerramento")}]}
 
 def med_notice(
     server: FakeBacenServer,

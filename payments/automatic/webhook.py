@@ -1,0 +1,70 @@
+"""Receiving Pix Automático recurrence notices: authenticate like the Pix webhook, store raw, answer fast.
+
+Bacen PSPs call `{webhookUrl}/rec` (registered with `PUT /webhookrec`, API Pix 2.9.0) with `{"recs": [...]}`.
+The body is only a hint, as for Pix: `payments.tasks.process_recurrence_webhook` confirms it with `GET /rec/{idRec}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils import timezone
+
+from kernel.json_limits import find_control_character, loads_bounded
+from kernel.rows import insert_once
+from kernel.tasks import enqueue_on_commit
+from payments.automatic.models import PixRecurrenceWebhookEvent
+from payments.psp.recurring import REC_STATUSES, RecurrenceNotice, parse_recurrence_notification
+from payments.webhooks import _KEPT_HEADERS, MAX_BODY_BYTES, authenticate
+
+# English status → the Bacen name stored (the inbox keeps the PSP's words).
+_BACEN_STATUS = {english: bacen for bacen, english in REC_STATUSES.items()}
+
+
+def recurrence_events_store(
+    *, notices: list[RecurrenceNotice], raw_body: bytes, headers: Mapping[str, str]
+) -> tuple[int, int]:
+    """One inbox row per notice, unique on (idRec, status); a replay writes nothing. Returns (stored, duplicates)."""
+    digest = hashlib.sha256(raw_body).hexdigest()
+    received_at = timezone.now()
+    stored = duplicates = 0
+    for notice in notices:
+        event = PixRecurrenceWebhookEvent(
+            id_rec=notice.id_rec,
+            status=_BACEN_STATUS[notice.status],
+            cancelled_by=notice.cancellation.requester if notice.cancellation else "",
+            cancellation_code=notice.cancellation.code[:4] if notice.cancellation else "",
+            payload=notice.raw,
+            raw_body=raw_body,
+            body_sha256=digest,
+            headers=dict(headers),
+            received_at=received_at,
+        )
+        if insert_once(event, conflict=("id_rec", "status")):
+            stored += 1
+            enqueue_on_commit("payments.tasks.process_recurrence_webhook", event.pk)  # a dead broker: logged
+        else:
+            duplicates += 1
+    return stored, duplicates
+
+
+def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body). 413 too large, 401 forged, 400 malformed (nothing stored), 200 stored/duplicate."""
+    if len(raw_body) > MAX_BODY_BYTES:
+        return 413, {"error": "body_too_large"}
+    refusal = authenticate(raw_body, headers)
+    if refusal is not None:
+        return 401, {"error": "unauthenticated", "detail": refusal}
+    try:
+        body = loads_bounded(raw_body, max_bytes=MAX_BODY_BYTES)
+        found = find_control_character(body, "")
+        if found is not None:
+            raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
+        notices = parse_recurrence_notification(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    kept = {key.lower(): value for key, value in headers.items() if key.lower() in _KEPT_HEADERS}
+    stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept)
+    return 200, {"received": stored, "duplicates": duplicates}

@@ -1,0 +1,171 @@
+"""Sandbox PSP, Pix Automático: `/rec`, `/solicrec` and `/cobr/{txid}` played in-process over `SandboxRecord`.
+
+Shapes from Bacen's API Pix OpenAPI 2.9.0 (github.com/bacen/pix-api `openapi.yaml`: `RecGerada`,
+`SolicRecCompleta`, `CobRGerada`, `RecEncerramento`, `recWebhookNotification1`), the same the fake Bacen of the
+tests serves. `authorize` and `payer_cancel` play the payer's bank app and notify our `/rec` webhook through the
+sandbox delivery task (signed like every sandbox delivery), after commit.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from kernel.tasks import enqueue_on_commit
+from payments.merchant import pix_merchant
+from payments.sandbox.models import SandboxRecord
+from payments.sandbox.services import ISPB, SandboxError
+
+_ALNUM = string.ascii_letters + string.digits
+_ENDED = ("CANCELADA", "REJEITADA", "EXPIRADA")
+
+
+def _now() -> str:
+    return timezone.now().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _id(prefix: str) -> str:
+    # 2 letters + ISPB (8) + yyyyMMdd + 11 random alphanumerics = 29 (RecId / SolicRecId formation rules).
+    return f"{prefix}{ISPB}{timezone.now():%Y%m%d}{''.join(secrets.choice(_ALNUM) for _ in range(11))}"
+
+
+def _get(kind: str, key: str, *, lock: bool = False) -> SandboxRecord:
+    queryset = SandboxRecord.objects.select_for_update() if lock else SandboxRecord.objects
+    record = queryset.filter(kind=kind, key=key).first()
+    if record is None:
+        name = {"rec": "RecNaoEncontrado", "solicrec": "SolicRecNaoEncontrada", "cobr": "CobRNaoEncontrada"}[kind]
+        raise SandboxError(404, name, f"{kind} {key} not found")
+    return record
+
+
+def rec_post(*, body: dict[str, Any]) -> dict[str, Any]:
+    vinculo = body.get("vinculo") or {}
+    if not vinculo.get("contrato") or not (vinculo.get("devedor") or {}).get("nome"):
+        raise SandboxError(400, "RecPayloadInvalido", "vinculo.contrato e vinculo.devedor.nome são obrigatórios")
+    id_rec = _id("RR" if body.get("politicaRetentativa") == "PERMITE_3R_7D" else "RN")
+    rec = {
+        "idRec": id_rec,
+        **{key: body[key] for key in ("vinculo", "calendario", "valor", "politicaRetentativa") if key in body},
+        "recebedor": {"nome": pix_merchant()[0]},
+        "status": "CRIADA",
+        "loc": {"criacao": _now(), "location": f"sandbox.local/qr/v2/rec/{id_rec.lower()}", "idRec": id_rec},
+        "atualizacao": [{"status": "CRIADA", "data": _now()}],
+    }
+    SandboxRecord.objects.create(kind="rec", key=id_rec, body=rec)
+    return rec
+
+
+def rec_get(id_rec: str) -> dict[str, Any]:
+    return _get("rec", id_rec).body
+
+
+def _notify(rec: dict[str, Any]) -> None:
+    item = {key: rec[key] for key in ("idRec", "status", "atualizacao", "encerramento") if key in rec}
+    # Signed and POSTed to `{webhookUrl}/rec` by the sandbox delivery task, after the PSP side committed.
+    enqueue_on_commit("payments.sandbox.deliver_webhook", json.dumps({"recs": [item]}), "rec")
+
+
+@transaction.atomic
+def _rec_end(id_rec: str, *, requester: str, code: str, notify: bool) -> dict[str, Any]:
+    record = _get("rec", id_rec, lock=True)
+    if record.body["status"] in _ENDED:
+        raise SandboxError(400, "RecOperacaoInvalida", f"recorrência {record.body['status']}")
+    record.body["status"] = "CANCELADA"
+    record.body["encerramento"] = {
+        "cancelamento": {"solicitante": requester, "codigo": code, "descricao": "cancelada no sandbox"}
+    }
+    record.body["atualizacao"].append({"status": "CANCELADA", "data": _now()})
+    record.save(update_fields=["body"])
+    if notify:
+        _notify(record.body)
+    return record.body
+
+
+def rec_cancel(id_rec: str) -> dict[str, Any]:
+    """`PATCH /rec/{idRec}` `status: CANCELADA` by the receiver (us): answered, not notified."""
+    return _rec_end(id_rec, requester="USUARIO_RECEBEDOR", code="SLCR", notify=False)
+
+
+def payer_cancel(id_rec: str) -> dict[str, Any]:
+    """The payer cancels in the bank app: the PSP notifies the receiver's `/rec` webhook."""
+    return _rec_end(id_rec, requester="USUARIO_PAGADOR", code="ACCL", notify=True)
+
+
+@transaction.atomic
+def authorize(id_rec: str) -> dict[str, Any]:
+    """The payer authorizes in the bank app ("Autorizar no sandbox"): CRIADA → APROVADA, notified."""
+    record = _get("rec", id_rec, lock=True)
+    if record.body["status"] != "CRIADA":
+        raise SandboxError(400, "RecOperacaoInvalida", f"recorrência {record.body['status']}")
+    record.body["status"] = "APROVADA"
+    record.body["atualizacao"].append({"status": "APROVADA", "data": _now()})
+    record.save(update_fields=["body"])
+    _notify(record.body)
+    return record.body
+
+
+def solicrec_post(*, body: dict[str, Any]) -> dict[str, Any]:
+    rec = rec_get(str(body.get("idRec", "")))
+    if rec["status"] != "CRIADA" or not (body.get("destinatario") or {}).get("ispbParticipante"):
+        raise SandboxError(400, "SolicRecOperacaoInvalida", "recorrência não está CRIADA ou falta destinatario")
+    id_solic = _id("SC")
+    solic = {
+        "idSolicRec": id_solic,
+        "idRec": rec["idRec"],
+        "calendario": body.get("calendario") or {},
+        "status": "CRIADA",
+        "destinatario": body["destinatario"],
+        "atualizacao": [{"status": "CRIADA", "data": _now()}],
+        "recPayload": {key: rec[key] for key in ("idRec", "vinculo", "calendario", "valor") if key in rec},
+    }
+    SandboxRecord.objects.create(kind="solicrec", key=id_solic, body=solic)
+    return solic
+
+
+def solicrec_get(id_solic: str) -> dict[str, Any]:
+    return _get("solicrec", id_solic).body
+
+
+@transaction.atomic
+def cobr_put(*, txid: str, body: dict[str, Any]) -> dict[str, Any]:
+    rec = rec_get(str(body.get("idRec", "")))
+    if rec["status"] != "APROVADA":
+        raise SandboxError(400, "CobROperacaoInvalida", "recorrência inexistente ou não aprovada")
+    existing = SandboxRecord.objects.select_for_update().filter(kind="cobr", key=txid).first()
+    if existing is not None:  # a replay of the same PUT answers the same charge
+        if existing.body["valor"] != body.get("valor"):
+            raise SandboxError(400, "CobROperacaoInvalida", "txid já usado com outro valor")
+        return existing.body
+    cobr = {
+        "idRec": rec["idRec"],
+        "txid": txid,
+        "calendario": {"criacao": timezone.now().date().isoformat(), **(body.get("calendario") or {})},
+        "valor": body.get("valor"),
+        "status": "CRIADA",
+        "politicaRetentativa": rec.get("politicaRetentativa", "NAO_PERMITE"),
+        "ajusteDiaUtil": bool(body.get("ajusteDiaUtil")),
+        "atualizacao": [{"status": "CRIADA", "data": _now()}],
+        **({"infoAdicional": body["infoAdicional"]} if "infoAdicional" in body else {}),
+    }
+    SandboxRecord.objects.create(kind="cobr", key=txid, body=cobr)
+    return cobr
+
+
+def cobr_get(txid: str) -> dict[str, Any]:
+    return _get("cobr", txid).body
+
+
+@transaction.atomic
+def cobr_cancel(txid: str) -> dict[str, Any]:
+    record = _get("cobr", txid, lock=True)
+    if record.body["status"] not in ("CRIADA", "ATIVA"):
+        raise SandboxError(400, "CobROperacaoInvalida", f"cobrança {record.body['status']}")
+    record.body["status"] = "CANCELADA"
+    record.body["atualizacao"].append({"status": "CANCELADA", "data": _now()})
+    record.save(update_fields=["body"])
+    return record.body

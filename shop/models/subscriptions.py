@@ -1,0 +1,187 @@
+"""Subscriptions (issue 38): what the shop sells by recurrence. A plan sells one variant every cycle.
+
+The shop owns what it sells (ARCHITECTURE.md: `shop/`); how each cycle is paid (Pix Automático's recurrence and
+its charges) stays behind the PSP boundary in `payments/`.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+from kernel.ids import new_public_id
+from kernel.money import format_brl
+from shop.models.catalog import Variant
+
+
+def new_plan_id() -> str:
+    return new_public_id("plan")
+
+
+class SubscriptionPlan(models.Model):
+    """A variant sold by subscription: price per cycle in centavos, an optional first-cycle discount, a minimum
+    commitment in cycles and whether each cycle ships."""
+
+    class Cycle(models.TextChoices):
+        WEEKLY = "weekly", _("semanal")
+        MONTHLY = "monthly", _("mensal")
+
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_plan_id, editable=False)
+    variant = models.ForeignKey(
+        Variant, verbose_name=_("variante"), on_delete=models.PROTECT, related_name="subscription_plans"
+    )
+    cycle = models.CharField(_("ciclo"), max_length=8, choices=Cycle.choices, default=Cycle.MONTHLY)
+    price = models.BigIntegerField(_("preço por ciclo (centavos)"))
+    first_cycle_discount = models.BigIntegerField(
+        _("desconto no primeiro ciclo (centavos)"),
+        default=0,
+        help_text=_("Abatido só da primeira cobrança. Deixe vazio para nenhum desconto."),
+    )
+    min_cycles = models.PositiveSmallIntegerField(
+        _("compromisso mínimo (ciclos)"),
+        default=1,
+        help_text=_("Quantos ciclos o assinante se compromete a pagar antes de poder cancelar sem custo."),
+    )
+    ships_each_cycle = models.BooleanField(_("entrega a cada ciclo"), default=True)
+    active = models.BooleanField(_("ativo"), default=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("plano de assinatura")
+        verbose_name_plural = _("planos de assinatura")
+        ordering = ["variant_id", "cycle"]
+        constraints = [
+            models.CheckConstraint(condition=Q(price__gt=0), name="shop_plan_price_positive"),
+            models.CheckConstraint(
+                condition=Q(first_cycle_discount__gte=0) & Q(first_cycle_discount__lt=F("price")),
+                name="shop_plan_discount_below_price",
+            ),
+            models.CheckConstraint(condition=Q(min_cycles__gte=1), name="shop_plan_min_cycles"),
+            models.CheckConstraint(condition=Q(cycle__in=["weekly", "monthly"]), name="shop_plan_cycle_valid"),
+            # One active offer per variant and cycle: the product page shows one price per cycle.
+            models.UniqueConstraint(
+                fields=["variant", "cycle"], condition=Q(active=True), name="shop_plan_one_active_per_cycle"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.variant} — {self.get_cycle_display()} {format_brl(self.price)}"
+
+    @property
+    def first_cycle_price(self) -> int:
+        return self.price - self.first_cycle_discount
+
+    def clean(self) -> None:
+        """The constraints again, in Portuguese and on the field at fault (admin forms call this)."""
+        errors: dict[str, str] = {}
+        if self.price is not None and self.price <= 0:
+            errors["price"] = _("O preço por ciclo precisa ser maior que zero.")
+        discount = self.first_cycle_discount or 0
+        if discount < 0:
+            errors["first_cycle_discount"] = _("O desconto não pode ser negativo.")
+        elif self.price is not None and self.price > 0 and discount >= self.price:
+            errors["first_cycle_discount"] = _(
+                "O desconto do primeiro ciclo (%(discount)s) precisa ser menor que o preço por ciclo (%(price)s)."
+            ) % {"discount": format_brl(discount), "price": format_brl(self.price)}
+        if self.min_cycles is not None and self.min_cycles < 1:
+            errors["min_cycles"] = _("O compromisso mínimo é de pelo menos 1 ciclo.")
+        if self.active and self.variant_id is not None:
+            clash = SubscriptionPlan.objects.filter(variant_id=self.variant_id, cycle=self.cycle, active=True)
+            if clash.exclude(pk=self.pk).exists():
+                errors["cycle"] = _("Esta variante já tem um plano %(cycle)s ativo; desative-o antes.") % {
+                    "cycle": self.get_cycle_display()
+                }
+        if errors:
+            raise ValidationError(errors)
+
+
+def new_subscription_id() -> str:
+    return new_public_id("sub")
+
+
+class Subscription(models.Model):
+    """One buyer's subscription to a plan, paid by Pix Automático (a recurrence `id_rec` at the PSP).
+
+    States: pending_authorization (waiting for the payer's bank app) → active → paused ⇄ active; any → cancelled.
+    The plan's terms are copied at subscription time: a later price change does not touch existing subscribers.
+    """
+
+    class Status(models.TextChoices):
+        PENDING_AUTHORIZATION = "pending_authorization", _("aguardando autorização")
+        ACTIVE = "active", _("ativa")
+        PAUSED = "paused", _("pausada")
+        CANCELLED = "cancelled", _("cancelada")
+
+    # Allowed moves of the state machine (services refuse any other).
+    TRANSITIONS: dict[str, frozenset[str]] = {
+        "pending_authorization": frozenset({"active", "cancelled"}),
+        "active": frozenset({"paused", "cancelled"}),
+        "paused": frozenset({"active", "cancelled"}),
+        "cancelled": frozenset(),
+    }
+
+    public_id = models.CharField(
+        _("ID público"), max_length=40, unique=True, default=new_subscription_id, editable=False
+    )
+    plan = models.ForeignKey(
+        SubscriptionPlan, verbose_name=_("plano"), on_delete=models.PROTECT, related_name="subscriptions"
+    )
+    status = models.CharField(
+        _("situação"), max_length=24, choices=Status.choices, default=Status.PENDING_AUTHORIZATION
+    )
+    buyer_name = models.CharField(_("nome do assinante"), max_length=140)
+    buyer_tax_id = models.CharField(_("CPF/CNPJ do assinante"), max_length=14)
+    buyer_email = models.EmailField(_("e-mail do assinante"))
+    # The plan's terms when subscribed (centavos, cycles).
+    cycle = models.CharField(_("ciclo"), max_length=8, choices=SubscriptionPlan.Cycle.choices)
+    price = models.BigIntegerField(_("preço por ciclo (centavos)"))
+    first_cycle_price = models.BigIntegerField(_("preço do primeiro ciclo (centavos)"))
+    min_cycles = models.PositiveSmallIntegerField(_("compromisso mínimo (ciclos)"))
+    starts_on = models.DateField(_("primeira cobrança em"))
+    # Pix Automático at the PSP: the recurrence and, when pushed to the payer's bank, the solicitação.
+    pix_id_rec = models.CharField(_("idRec"), max_length=29, blank=True, default="")
+    pix_id_solic_rec = models.CharField(_("idSolicRec"), max_length=29, blank=True, default="")
+    pix_authorization_location = models.CharField(_("location da autorização"), max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizada em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("assinatura")
+        verbose_name_plural = _("assinaturas")
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending_authorization", "active", "paused", "cancelled"]),
+                name="shop_subscription_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(price__gt=0) & Q(first_cycle_price__gt=0), name="shop_subscription_price_positive"
+            ),
+            models.UniqueConstraint(
+                fields=["pix_id_rec"], condition=~Q(pix_id_rec=""), name="shop_subscription_one_per_rec"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} ({self.status})"
+
+
+class SubscriptionEvent(models.Model):
+    """Append-only timeline of a subscription, written in the same transaction as each change."""
+
+    subscription = models.ForeignKey(
+        Subscription, verbose_name=_("assinatura"), on_delete=models.CASCADE, related_name="events"
+    )
+    kind = models.CharField(_("tipo"), max_length=48)
+    detail = models.JSONField(_("detalhe"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("evento de assinatura")
+        verbose_name_plural = _("eventos de assinatura")
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} {self.kind}"
