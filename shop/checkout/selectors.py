@@ -91,6 +91,9 @@ _SESSION_KEY = "checkout_access"
 _SESSION_MAX = 20  # checkouts one browser may have been admitted to (most recent kept)
 
 
+# `session_key` of a checkout staff made in the back office ("Nova venda", a Pix link sent to a buyer):
+# `admin:<user pk>`, written by shop/admin/manual_order.py. The buyer did not start it (no reminder).
+STAFF_KEY_PREFIX = "admin:"
 AGENT_KEY_PREFIX = "profile:"  # `session_key` of an anonymous agent's checkout: `profile:<sha256 of its URL>`
 
 

@@ -58,6 +58,30 @@
     cepInput.addEventListener("change", lookup);
   }
 
+  // The e-mail is saved as soon as the buyer leaves its field, so an abandoned checkout can get its one
+  // reminder (without JS, submitting the form saves it). keepalive: the save survives leaving the page.
+  var emailForm = document.querySelector("[data-email-url]");
+  var emailInput = emailForm && emailForm.querySelector("input[name=email]");
+  if (emailInput) {
+    var savedEmail = emailInput.value.trim();
+    var saveEmail = function () {
+      var value = emailInput.value.trim();
+      if (value === savedEmail || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) return;
+      var previous = savedEmail;
+      savedEmail = value;  // "change" and "blur" both fire: one request
+      var token = emailForm.querySelector("input[name=csrfmiddlewaretoken]");
+      var body = new URLSearchParams({ email: value, csrfmiddlewaretoken: token ? token.value : "" });
+      fetch(emailForm.dataset.emailUrl, {
+        method: "POST", body: body, keepalive: true, credentials: "same-origin",
+        headers: { Accept: "application/json", "X-CSRFToken": token ? token.value : "" },
+      })
+        .then(function (r) { if (!r.ok && savedEmail === value) savedEmail = previous; })
+        .catch(function () { if (savedEmail === value) savedEmail = previous; });  // the submit saves it
+    };
+    emailInput.addEventListener("change", saveEmail);
+    emailInput.addEventListener("blur", saveEmail);
+  }
+
   // Pix page: copy button, countdown, status polling.
   document.querySelectorAll("[data-role=copy]").forEach(function (button) {
     button.addEventListener("click", function () {

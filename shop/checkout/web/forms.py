@@ -65,8 +65,9 @@ def reject_control_characters(value: str) -> None:
     # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character.
     char = control_in(value)
     if char:
-        raise ValidationError(_("Caractere de controle não permitido (%(char)s)."), params={"char": char},
-                              code="control_character")
+        raise ValidationError(
+            _("Caractere de controle não permitido (%(char)s)."), params={"char": char}, code="control_character"
+        )
 
 
 class NoControlCharactersMixin:
