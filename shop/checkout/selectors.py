@@ -219,11 +219,6 @@ def consent_decisions(stored: dict | None) -> Decisions | None:
     )
 
 
-def marketing_refused(stored: dict | None) -> bool:
-    entry = (stored or {}).get(MARKETING)
-    return isinstance(entry, dict) and entry.get("granted") is False
-
-
 def consent_rows(stored: dict | None) -> list[dict[str, object]]:
     """For the admin pages: one row per purpose, decided or not, in display order."""
     rows = []
