@@ -24,7 +24,13 @@ from shop.catalog.selectors import (
     product_price_range,
     product_search,
 )
-from shop.checkout.fulfillment import cep_lookup, free_shipping_threshold, freight_quote, shipping_config_load
+from shop.checkout.fulfillment import (
+    cep_lookup,
+    free_shipping_methods,
+    free_shipping_threshold,
+    freight_quote,
+    shipping_config_load,
+)
 from shop.checkout.pricing import installment_offer, pix_price
 from shop.checkout.reminders import optout_email, reminder_optout
 from shop.models import Category, Product, Variant
@@ -307,8 +313,10 @@ def freight_context(
 ) -> dict[str, object]:
     """The "Calcular frete" box: the notice, and the quote when the buyer sent a CEP (`?cep=`)."""
     config = shipping_config_load()
+    threshold = free_shipping_threshold(config)
     context: dict[str, object] = {
-        "free_threshold": free_shipping_threshold(config),
+        "free_threshold": threshold,
+        "free_methods": free_shipping_methods(config, threshold),
         "freight_action": action,
         "freight_hidden": hidden,
         "freight_cep": "",

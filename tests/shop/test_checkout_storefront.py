@@ -270,6 +270,18 @@ def test_policy_pages(client):
     assert "LGPD" in client.get("/privacidade").content.decode()
 
 
+@pytest.mark.parametrize(
+    ("issuing", "said"),
+    [("paid", "CPF (exigido para emitir a nota fiscal)"), ("off", "CPF (opcional)")],
+)
+def test_the_privacy_policy_says_what_the_checkout_asks_of_the_cpf(client, settings, issuing, said):
+    """Issue 33: the policy said "CPF (opcional)" while the checkout required it for the NF-e."""
+    settings.FISCAL_ISSUE_ON = issuing
+    html = client.get("/privacidade").content.decode()
+    assert said in html
+    assert ("CPF (opcional)" in html) is (issuing == "off")
+
+
 def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     from datetime import timedelta
 

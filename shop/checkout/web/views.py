@@ -66,7 +66,7 @@ from shop.checkout.types import (
 )
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
-from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.checkout.web.forms import CheckoutForm, cpf_needed, initial_from_view, standing_codes
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
 
@@ -437,7 +437,7 @@ def terms(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def privacy(request: HttpRequest) -> HttpResponse:
-    return render(request, "shop/checkout/privacy.html", {})
+    return render(request, "shop/checkout/privacy.html", {"cpf_needed": cpf_needed()})
 
 
 @require_GET
