@@ -37,6 +37,7 @@ from shop.cart import (
 )
 from shop.catalog.selectors import product_main_photos
 from shop.checkout.core import input_from_checkout
+from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.pricing import coupons_evaluate, coupons_load
 from shop.checkout.selectors import checkout_view, require_access
@@ -66,7 +67,7 @@ from shop.checkout.types import (
 )
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
-from shop.checkout.web.forms import CheckoutForm, cpf_needed, initial_from_view, standing_codes
+from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
 
@@ -318,7 +319,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         # The rest waits for the buyer's fix; a valid e-mail is kept now (reminders, also without JS).
         if _email_saved(request, checkout, form.cleaned_data.get("email", "")):
             checkout = _get_or_404(request, checkout_id)
-        return _render_checkout(request, checkout, form, [], status=400)
+        general = form.attach_messages(_other_errors(checkout, form))
+        return _render_checkout(request, checkout, form, general, status=400)
     lines = list(checkout.lines.all())
     pickup_option = "retirada"
     for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
@@ -387,6 +389,30 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         only_fields=("coupon",) if action == "coupon" else None,
     )
     return _render_checkout(request, result.checkout, form, general, status=200)
+
+
+def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
+    """What the engine says of the fields the form accepted, while one is refused (a NUL, too long): the buyer
+    sees every error at once. Evaluated only, nothing saved; the refused fields keep their stored values."""
+    stored = initial_from_view(checkout_view(checkout))
+    data = {name: form.data.get(name, "") for name in form.fields}
+    data.update({name: stored.get(name, "") for name in form.errors if name in form.fields})
+    data["coupon"] = ""
+    accepted = CheckoutForm(data)
+    if not accepted.is_valid():
+        return []
+    lines = list(checkout.lines.all())
+    state = input_from_checkout(checkout, lines)
+    attempt = replace(
+        state,
+        buyer=accepted.buyer(previous=state.buyer),
+        fulfillment=accepted.fulfillment(pickup_option_id="retirada", previous_cep=checkout.ship_cep),
+    )
+    try:
+        ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
+    except CheckoutInputError:
+        return []
+    return [m for m in ev.messages if field_for_path(m.path) not in form.errors]
 
 
 def _buyer_submitted(checkout: Checkout) -> bool:
