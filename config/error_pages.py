@@ -1,6 +1,7 @@
 """Styled error pages with the shop's header: 405 for a browser that opens a POST-only address, and 500.
 
-404 needs nothing here: Django's default handler renders `templates/404.html` with the request's context.
+404: Django's default handler renders `templates/404.html` with the request's context; with DEBUG on (`make run`)
+Django answers its English technical page listing every route instead, which `NotFoundPage` replaces.
 """
 
 from __future__ import annotations
@@ -37,6 +38,26 @@ class MethodNotAllowedPage:
         if response.has_header("Allow"):
             page["Allow"] = response["Allow"]
         return page
+
+
+# Django's technical 404 (django/views/templates/technical_404.html) carries this robots tag; our pages do not.
+_TECHNICAL_404 = b'<meta name="robots" content="NONE,NOARCHIVE">'
+
+
+class NotFoundPage:
+    """With DEBUG on, an unknown address shows the shop's own 404 (as in production), not Django's technical page
+    in English with every route of the site. Responses that are not Django's technical page are left alone."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 404 or not settings.DEBUG or getattr(response, "streaming", False):
+            return response
+        if _TECHNICAL_404 not in response.content[:2000]:
+            return response
+        return render(request, "404.html", status=404)
 
 
 def _api_method_not_allowed(request: HttpRequest, response: HttpResponse) -> HttpResponse:

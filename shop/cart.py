@@ -23,6 +23,7 @@ checkout it converts to agree. `CheckoutInputError` for structurally bad input, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -177,9 +178,12 @@ def _update(
 
 
 def _parse_quantity(raw: object, *, allow_zero: bool) -> int:
+    text = str(raw).strip()
     try:
-        quantity = int(str(raw).strip())
+        quantity = int(text)
     except (TypeError, ValueError):
+        if re.fullmatch(r"-?\d+[.,]\d+", text):  # "1.5": units are whole
+            raise CartError("quantity", _("Informe a quantidade em unidades inteiras, como 1 ou 2.")) from None
         raise CartError("quantity", _("Quantidade inválida.")) from None
     low = 0 if allow_zero else 1
     if not low <= quantity <= MAX_QUANTITY:

@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.error_pages.MethodNotAllowedPage",
+    "config.error_pages.NotFoundPage",  # DEBUG (`make run`): the shop's 404, not Django's technical page
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into the lockout page
 ]
 

@@ -3,6 +3,9 @@
 Guarded by the sandbox secret: header `BCP-Sandbox-Secret: <PIX_SANDBOX_WEBHOOK_SECRET>`. A same-site
 browser form with a valid CSRF token is accepted too (the "pay" button beside the QR): the sandbox itself
 only runs with DEBUG on, or when explicitly forced (BCP_PIX_SANDBOX_FORCE) for a demo/staging site.
+
+Programs (the secret header, or JSON) get the API Pix problem JSON; a person who pressed a form button gets
+a page in Portuguese saying what happened (an expired Pix, a charge already paid…) with the way back.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -35,13 +39,47 @@ def _enabled() -> None:
 
 
 def _authorized(request: HttpRequest) -> bool:
-    secret = settings.PIX_SANDBOX_WEBHOOK_SECRET
-    given = request.headers.get(SECRET_HEADER, "")
-    if secret and given and hmac.compare_digest(given.encode(), secret.encode()):
+    if _by_secret(request):
         return True
-    if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    if _by_form(request):
         return CsrfViewMiddleware(lambda r: HttpResponse()).process_view(request, None, (), {}) is None
     return False
+
+
+def _by_secret(request: HttpRequest) -> bool:
+    secret = settings.PIX_SANDBOX_WEBHOOK_SECRET
+    given = request.headers.get(SECRET_HEADER, "")
+    return bool(secret and given and hmac.compare_digest(given.encode(), secret.encode()))
+
+
+def _by_form(request: HttpRequest) -> bool:
+    return request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _for_a_person(request: HttpRequest) -> bool:
+    """A browser form without the secret: a person pressed a button, so answers are pages, not JSON."""
+    return _by_form(request) and not _by_secret(request)
+
+
+# What a person reads for each API Pix problem name (the JSON keeps the PSP's own names and English detail).
+PERSON_MESSAGES = {
+    "CobExpirada": _(
+        "Este Pix expirou: o app do banco não aceita mais o pagamento. Volte à página do Pix e gere um novo Pix."
+    ),
+    "CobOperacaoInvalida": _("Esta cobrança não pode ser paga: ela já foi paga ou foi removida."),
+    "CobNaoEncontrado": _("Cobrança Pix não encontrada no ambiente de testes."),
+    "CobVNaoEncontrada": _("Cobrança Pix não encontrada no ambiente de testes."),
+    "PixNaoEncontrado": _("Pix não encontrado no ambiente de testes."),
+    "DevolucaoNaoEncontrada": _("Devolução não encontrada no ambiente de testes."),
+    "DevolucaoOperacaoInvalida": _("A devolução passaria do valor do Pix."),
+    "forbidden": _("O formulário expirou. Volte, recarregue a página e tente de novo."),
+}
+
+
+def _person_page(request: HttpRequest, *, status: int, name: str, back: str) -> HttpResponse:
+    message = PERSON_MESSAGES.get(name, _("O ambiente de testes recusou a operação: confira os dados e tente de novo."))
+    back = back if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else ""
+    return render(request, "payments/sandbox_error.html", {"message": message, "back": back}, status=status)
 
 
 def _params(request: HttpRequest) -> dict[str, Any]:
@@ -65,14 +103,22 @@ def control(view: Callable[..., dict[str, Any]]) -> Callable[..., HttpResponse]:
     @require_POST
     def wrapper(request: HttpRequest, **kwargs: str) -> HttpResponse:
         _enabled()
+        person = _for_a_person(request)
+        back = request.POST.get("next", "") if person else ""
         if not _authorized(request):
+            if person:
+                return _person_page(request, status=403, name="forbidden", back=back)
             return JsonResponse({"error": "forbidden", "detail": f"missing or wrong {SECRET_HEADER}"}, status=403)
         try:
             params = _params(request)
             result = view(params, **kwargs)
         except ValueError as exc:
+            if person:
+                return _person_page(request, status=400, name="invalid_request", back=back)
             return JsonResponse({"error": "invalid_request", "detail": str(exc)}, status=400)
         except services.SandboxError as exc:
+            if person:
+                return _person_page(request, status=exc.status, name=exc.name, back=back)
             return JsonResponse(exc.problem(), status=exc.status)
         nxt = params.get("next", "")
         if nxt and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}):

@@ -192,6 +192,12 @@ def _plan_lines(
     return planned, messages, rejections, unavailable
 
 
+def _has_letter(name: str) -> bool:
+    """A name is written with letters (any script); emoji, digits or punctuation alone name nobody (and the NF-e
+    and the carrier's label need a name)."""
+    return any(char.isalpha() for char in name)
+
+
 def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMessage]]:
     given = buyer is not None
     buyer = buyer or BuyerInput()
@@ -213,8 +219,12 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
         messages.append(_err("field_invalid", _("E-mail inválido."), "$.buyer.email"))
     if not fields["buyer_first_name"]:
         messages.append(_err("field_required", _("Informe o nome."), "$.buyer.first_name"))
+    elif not _has_letter(str(fields["buyer_first_name"])):
+        messages.append(_err("field_invalid", _("Informe o nome com letras."), "$.buyer.first_name"))
     if not fields["buyer_last_name"]:
         messages.append(_err("field_required", _("Informe o sobrenome."), "$.buyer.last_name"))
+    elif not _has_letter(str(fields["buyer_last_name"])):
+        messages.append(_err("field_invalid", _("Informe o sobrenome com letras."), "$.buyer.last_name"))
     if fields["buyer_phone"] and not phone_valid(str(fields["buyer_phone"])):
         messages.append(
             _err("field_invalid", _("Telefone inválido: use o formato +5511987654321."), "$.buyer.phone_number")

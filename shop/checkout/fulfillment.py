@@ -388,6 +388,14 @@ def free_shipping_threshold(config: ShippingConfig) -> int | None:
     return min(thresholds) if thresholds else None
 
 
+def free_shipping_methods(config: ShippingConfig, threshold: int | None) -> str:
+    """The titles of the methods free from `threshold` ("PAC"): the notice says which one is free, since the
+    others (SEDEX, motoboy) still cost."""
+    if threshold is None:
+        return ""
+    return ", ".join(m.title for m in config.shipping_methods if m.free_above == threshold)
+
+
 def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
     """Options for `cep` (any format the buyer types). Raises ValueError with a buyer message for a bad CEP.
 

@@ -91,6 +91,9 @@ _SESSION_KEY = "checkout_access"
 _SESSION_MAX = 20  # checkouts one browser may have been admitted to (most recent kept)
 
 
+# `session_key` of a checkout staff made in the back office ("Nova venda", a Pix link sent to a buyer):
+# `admin:<user pk>`, written by shop/admin/manual_order.py. The buyer did not start it (no reminder).
+STAFF_KEY_PREFIX = "admin:"
 AGENT_KEY_PREFIX = "profile:"  # `session_key` of an anonymous agent's checkout: `profile:<sha256 of its URL>`
 
 
@@ -214,11 +217,6 @@ def consent_decisions(stored: dict | None) -> Decisions | None:
         for purpose, entry in stored.items()
         if purpose in PURPOSES and isinstance(entry, dict)
     )
-
-
-def marketing_refused(stored: dict | None) -> bool:
-    entry = (stored or {}).get(MARKETING)
-    return isinstance(entry, dict) and entry.get("granted") is False
 
 
 def consent_rows(stored: dict | None) -> list[dict[str, object]]:

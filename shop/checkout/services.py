@@ -11,6 +11,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
         # full replacement (BCP-CHK-06): lines matched by `line_id`, unlisted lines removed, omitted
         # fields cleared. A rejected selection / unknown line id → unchanged checkout + recoverable error.
         # `language` switches the checkout's message language (None keeps it).
+    checkout_email_save(*, checkout_id: str, email: str, language: str | None = None) -> CheckoutResult
+        # the storefront's e-mail field alone, saved as soon as it is typed (abandoned-checkout reminders)
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
     checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult
     checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = ANY_OWNER) -> CheckoutResult
@@ -64,6 +66,7 @@ Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -113,6 +116,7 @@ from shop.checkout.types import (
     STATUS_IN_PROGRESS,
     STATUS_READY,
     TERMINAL_STATUSES,
+    BuyerInput,
     CheckoutInput,
     CheckoutMessage,
     CheckoutResult,
@@ -122,7 +126,7 @@ from shop.checkout.types import (
 )
 from shop.freight.parcels import FreightLine
 from shop.freight.quotes import carrier_quote_prefetch
-from shop.models import Checkout, Variant
+from shop.models import Checkout, CheckoutLine, Variant
 
 __all__ = [
     "MANUAL_METHODS",
@@ -134,6 +138,7 @@ __all__ = [
     "checkout_complete_paid_elsewhere",
     "checkout_complete_pix_due",
     "checkout_create",
+    "checkout_email_save",
     "checkout_expire_due",
     "checkout_get",
     "checkout_pix_refresh",
@@ -230,15 +235,39 @@ def checkout_update(
     return written if isinstance(written, CheckoutResult) else _after_write(*written)
 
 
+def checkout_email_save(*, checkout_id: str, email: str, language: str | None = None) -> CheckoutResult:
+    """The e-mail a storefront buyer typed, saved alone as soon as it is typed (issue 33, major 5), so an
+    abandoned checkout can be reminded (shop/checkout/reminders.py). The caller checks the address first.
+
+    An update like any other (a coupon limited per e-mail, the status are evaluated again), built from the
+    stored state read under the checkout's lock: a full form posted at the same moment (the e-mail field's
+    blur fires as "Pagar" is pressed) is never overwritten by an older copy. A checkout that can no longer
+    change answers `invalid_checkout_status`, unchanged.
+    """
+
+    def with_email(checkout: Checkout, lines: list[CheckoutLine]) -> CheckoutInput:
+        state = input_from_checkout(checkout, lines)
+        return replace(state, buyer=replace(state.buyer or BuyerInput(), email=email))
+
+    written = _update(checkout_id=checkout_id, data=with_email, language=language, owner=ANY_OWNER)
+    return written if isinstance(written, CheckoutResult) else _after_write(*written)
+
+
 @retried_on_deadlock
 def _update(
-    *, checkout_id: str, data: CheckoutInput, language: str | None, owner: object
+    *,
+    checkout_id: str,
+    data: CheckoutInput | Callable[[Checkout, list[CheckoutLine]], CheckoutInput],
+    language: str | None,
+    owner: object,
 ) -> CheckoutResult | tuple[Checkout, bool]:
     """The update's transaction: the answer when it stops there, else the checkout and whether a Pix charge
-    must be issued after commit."""
+    must be issued after commit. `data` may be built from the locked checkout and its lines."""
     now = timezone.now()
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner, lines=True)
+        if callable(data):
+            data = data(checkout, list(checkout.lines.all()))
         language = checkout_language(data, language or checkout.language)
         speak(language)
         if expire_if_due(checkout, now):

@@ -56,7 +56,9 @@ def default_body(kind: str, store: Store) -> str:
     """The shop's standard text of a policy as HTML (the page shows it when the merchant wrote none)."""
     return render_to_string(f"shop/policies/{kind}_default.html",
                             {"SHOP_NAME": store.trade_name, "store": store,
-                             "return_window_days": store.returns_window_days})
+                             "return_window_days": store.returns_window_days,
+                             # As the checkout's CPF field (shop.checkout.web.forms.cpf_needed).
+                             "cpf_needed": settings.FISCAL_ISSUE_ON != "off"})
 
 
 def plain_text(html: str) -> str:

@@ -24,7 +24,13 @@ from shop.catalog.selectors import (
     product_price_range,
     product_search,
 )
-from shop.checkout.fulfillment import cep_lookup, free_shipping_threshold, freight_quote, shipping_config_load
+from shop.checkout.fulfillment import (
+    cep_lookup,
+    free_shipping_methods,
+    free_shipping_threshold,
+    freight_quote,
+    shipping_config_load,
+)
 from shop.checkout.pricing import installment_offer, pix_price
 from shop.checkout.reminders import optout_email, reminder_optout
 from shop.freight.parcels import FreightLine
@@ -331,8 +337,7 @@ def freight_context(
     threshold = free_shipping_threshold(config)
     context: dict[str, object] = {
         "free_threshold": threshold,
-        # Which service the threshold frees (issue 36): "Frete grátis no PAC acima de R$ 299,00".
-        "free_service": next((m.title for m in config.shipping_methods if m.free_above == threshold), ""),
+        "free_methods": free_shipping_methods(config, threshold),
         "freight_action": action,
         "freight_hidden": hidden,
         "freight_cep": "",

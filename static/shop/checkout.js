@@ -58,6 +58,30 @@
     cepInput.addEventListener("change", lookup);
   }
 
+  // The e-mail is saved as soon as the buyer leaves its field, so an abandoned checkout can get its one
+  // reminder (without JS, submitting the form saves it). keepalive: the save survives leaving the page.
+  var emailForm = document.querySelector("[data-email-url]");
+  var emailInput = emailForm && emailForm.querySelector("input[name=email]");
+  if (emailInput) {
+    var savedEmail = emailInput.value.trim();
+    var saveEmail = function () {
+      var value = emailInput.value.trim();
+      if (value === savedEmail || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) return;
+      var previous = savedEmail;
+      savedEmail = value;  // "change" and "blur" both fire: one request
+      var token = emailForm.querySelector("input[name=csrfmiddlewaretoken]");
+      var body = new URLSearchParams({ email: value, csrfmiddlewaretoken: token ? token.value : "" });
+      fetch(emailForm.dataset.emailUrl, {
+        method: "POST", body: body, keepalive: true, credentials: "same-origin",
+        headers: { Accept: "application/json", "X-CSRFToken": token ? token.value : "" },
+      })
+        .then(function (r) { if (!r.ok && savedEmail === value) savedEmail = previous; })
+        .catch(function () { if (savedEmail === value) savedEmail = previous; });  // the submit saves it
+    };
+    emailInput.addEventListener("change", saveEmail);
+    emailInput.addEventListener("blur", saveEmail);
+  }
+
   // Pix page: copy button, countdown, status polling.
   document.querySelectorAll("[data-role=copy]").forEach(function (button) {
     button.addEventListener("click", function () {
@@ -71,27 +95,37 @@
   var page = document.querySelector("[data-role=pix-page]");
   if (!page) return;
   var countdown = page.querySelector("[data-role=countdown]");
+  var statusLine = page.querySelector("[data-role=pix-status]");
   var expiresAt = new Date(page.dataset.expiresAt).getTime();
+  var timer = null;
+  var delay = 2000;
   function tick() {
     if (!countdown) return;
     var left = Math.max(0, Math.floor((expiresAt - Date.now()) / 1000));
     var m = Math.floor(left / 60), s = left % 60;
     countdown.textContent = m + ":" + (s < 10 ? "0" : "") + s;
+    if (left === 0 && statusLine && statusLine.dataset.checking) statusLine.textContent = statusLine.dataset.checking;
   }
   tick();
   setInterval(tick, 1000);
-  var delay = 2000;
+  function schedule(ms) {
+    clearTimeout(timer);
+    timer = setTimeout(poll, ms);
+  }
   function poll() {
     fetch(page.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (data) {
         if (data.status === "completed" && data.order_url) { window.location.href = data.order_url; return; }
-        // Expired, canceled or moved back to the form: the server-side page knows where to go.
-        if (data.status && data.status !== "complete_in_progress") { window.location.reload(); return; }
+        // Expired (the server notices it when asked), canceled or moved back to the form: the page reloads
+        // and the server-side page shows "Este Pix expirou… Gerar novo Pix" or where to go.
+        if (data.pix_expired || (data.status && data.status !== "complete_in_progress")) { window.location.reload(); return; }
         delay = Math.min(delay * 1.3, 10000);
-        setTimeout(poll, delay);
+        // Right after the expiry the page asks at once instead of waiting for the slow poll.
+        var untilExpiry = expiresAt + 1000 - Date.now();
+        schedule(untilExpiry > 0 ? Math.min(delay, untilExpiry) : delay);
       })
-      .catch(function () { setTimeout(poll, 10000); });
+      .catch(function () { schedule(10000); });
   }
-  setTimeout(poll, delay);
+  schedule(delay);
 })();

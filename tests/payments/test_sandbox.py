@@ -97,6 +97,44 @@ def test_expire_moves_the_clock_so_the_payer_app_refuses(client: Client) -> None
     assert (pay.status_code, pay.json()["title"]) == (409, "CobExpirada")
 
 
+def test_a_person_pressing_pay_on_an_expired_pix_reads_a_portuguese_page(client: Client) -> None:
+    # given a charge whose time ran out while its page stayed open (issue 33, major 4)
+    charge = pix_charge_ensure(reference="checkout_s", amount=100)
+    client.post(f"/_sandbox/psp/cob/{charge.txid}/expire", content_type="application/json", headers=CONTROL)
+
+    # when a person presses the "Pagar (sandbox)" form button (a form post, no secret header)
+    page = client.post(f"/_sandbox/psp/cob/{charge.txid}/pay", {"next": "/checkout/checkout_s/pix"})
+
+    # then a page in Portuguese says why, with the way back, and no JSON nor the API's English
+    html = page.content.decode()
+    assert (page.status_code, page["Content-Type"]) == (409, "text/html; charset=utf-8")
+    assert (
+        "Este Pix expirou: o app do banco não aceita mais o pagamento. Volte à página do Pix e gere um novo Pix."
+    ) in html
+    assert 'href="/checkout/checkout_s/pix" data-testid="sandbox-back"' in html
+    assert "CobExpirada" not in html and "expired" not in html
+    assert SandboxPix.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("form", "status", "text"),
+    [
+        ({"next": "https://evil.example/"}, 409, "Esta cobrança não pode ser paga: ela já foi paga ou foi removida."),
+        ({"delay_s": "abc"}, 400, "O ambiente de testes recusou a operação: confira os dados e tente de novo."),
+    ],
+)
+def test_other_refusals_shown_to_a_person_are_portuguese_too(
+    client: Client, form: dict[str, str], status: int, text: str
+) -> None:
+    charge = pix_charge_ensure(reference="checkout_s", amount=100)
+    client.post(f"/_sandbox/psp/cob/{charge.txid}/pay?deliver=none", content_type="application/json", headers=CONTROL)
+
+    page = client.post(f"/_sandbox/psp/cob/{charge.txid}/pay", form)
+
+    assert (page.status_code, text in page.content.decode()) == (status, True)
+    assert 'data-testid="sandbox-back"' not in page.content.decode()  # an outside "next" is no way back
+
+
 def test_redeliver_unknown_e2eid_is_404(client: Client) -> None:
     response = client.post(
         "/_sandbox/psp/webhooks/redeliver",

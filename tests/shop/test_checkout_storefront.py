@@ -186,7 +186,11 @@ def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_com
     assert "<svg" in html and charge.br_code in html
     assert 'data-testid="pix-amount">R$ 110,12<' in html
     assert f'action="/_sandbox/psp/cob/{charge.txid}/pay"' in html
-    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "complete_in_progress", "order_url": ""}
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {
+        "status": "complete_in_progress",
+        "order_url": "",
+        "pix_expired": False,
+    }
     # when the sandbox bank pays (form post from the Pix page)
     with django_capture_on_commit_callbacks(execute=True):
         paid = client.post(f"/_sandbox/psp/cob/{charge.txid}/pay", {"next": f"/checkout/{checkout_id}/pix"})
@@ -194,7 +198,11 @@ def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_com
     # then the status endpoint points at the order and the Pix page moves there
     order = Order.objects.get(checkout_id=checkout_id)
     order_path = order.permalink_url.replace("http://127.0.0.1:8000", "")
-    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "completed", "order_url": order_path}
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {
+        "status": "completed",
+        "order_url": order_path,
+        "pix_expired": False,
+    }
     final = client.get(f"/checkout/{checkout_id}/pix")
     assert (final.status_code, final["Location"]) == (302, order_path)
     assert cart_items(client.session) == {}
@@ -262,6 +270,18 @@ def test_policy_pages(client):
     assert "LGPD" in client.get("/privacidade").content.decode()
 
 
+@pytest.mark.parametrize(
+    ("issuing", "said"),
+    [("paid", "CPF (exigido para emitir a nota fiscal)"), ("off", "CPF (opcional)")],
+)
+def test_the_privacy_policy_says_what_the_checkout_asks_of_the_cpf(client, settings, issuing, said):
+    """Issue 33: the policy said "CPF (opcional)" while the checkout required it for the NF-e."""
+    settings.FISCAL_ISSUE_ON = issuing
+    html = client.get("/privacidade").content.decode()
+    assert said in html
+    assert ("CPF (opcional)" in html) is (issuing == "off")
+
+
 def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     from datetime import timedelta
 
@@ -278,7 +298,11 @@ def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     page = client.get(f"/checkout/{checkout_id}/pix").content.decode()
     assert "Este Pix expirou sem pagamento." in page and 'data-testid="pix-qr"' not in page
     assert checkout_expire_due() == 0  # reading the page already lapsed it: no beat needed (issue 12)
-    assert client.get(f"/checkout/{checkout_id}/status").json() == {"status": "incomplete", "order_url": ""}
+    assert client.get(f"/checkout/{checkout_id}/status").json() == {
+        "status": "incomplete",
+        "order_url": "",
+        "pix_expired": True,
+    }
     assert "Gerar novo Pix" in client.get(f"/checkout/{checkout_id}/pix").content.decode()
     html = client.get(f"/checkout/{checkout_id}").content.decode()
     assert "O Pix expirou sem pagamento; escolha o Pix de novo." in html
@@ -286,6 +310,36 @@ def test_expired_pix_leads_back_to_the_checkout(client, shop_ready):
     response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
     assert response["Location"] == f"/checkout/{checkout_id}/pix"
     assert PixCharge.objects.filter(reference=checkout_id, status="active").count() == 1
+
+
+def test_the_status_poll_itself_notices_the_expiry(client, shop_ready, django_assert_max_num_queries):
+    """Issue 33, major 4: the open Pix page only polls; the poll must learn of the expiry with no beat."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payments.models import PixCharge, SandboxCob
+
+    checkout_id = start_checkout(client)
+    form = {**CONTACT, **ADDRESS, "shipping_option": "pac"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    waiting = client.get(f"/checkout/{checkout_id}/status").json()
+    assert (waiting["status"], waiting["pix_expired"]) == ("complete_in_progress", False)
+    # when the charge's time runs out and the page polls again (nobody reloads the page)
+    PixCharge.objects.filter(reference=checkout_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    polled = client.get(f"/checkout/{checkout_id}/status").json()
+    # then the poll reports it: the checkout is back to the form, the charge expired and removed at the PSP,
+    # the stock given back
+    assert polled == {"status": "incomplete", "order_url": "", "pix_expired": True}
+    charge = PixCharge.objects.get(reference=checkout_id)
+    assert (charge.status, charge.psp_removed) == ("expired", True)
+    assert SandboxCob.objects.get(txid=charge.txid).status == "REMOVIDA_PELO_USUARIO_RECEBEDOR"
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 10
+    # and a poll before the expiry stays a cheap read
+    client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    with django_assert_max_num_queries(6):
+        assert client.get(f"/checkout/{checkout_id}/status").json()["pix_expired"] is False
 
 
 def test_from_product_page_to_ready_checkout(client, shop_ready):

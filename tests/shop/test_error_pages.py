@@ -19,6 +19,17 @@ def test_unknown_address_is_a_styled_404_with_the_shop_header(client, settings):
     assert '<meta name="robots" content="noindex">' in html
 
 
+@pytest.mark.parametrize("path", ["/nao-existe/", "/carrinho/nao-existe", "/checkout/checkout_nope"])
+def test_with_debug_on_unknown_addresses_are_the_shops_404_too(client, settings, path):
+    """Issue 33: under `make run` (DEBUG) Django's English technical 404 listed every route."""
+    settings.DEBUG = True
+    response = client.get(path)
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "<h1>Página não encontrada</h1>" in html and 'class="site-header"' in html
+    assert "Using the URLconf" not in html and "NOARCHIVE" not in html
+
+
 def test_unknown_order_token_is_the_styled_404_without_hint(client, settings):
     response = client.get("/orders/" + "x" * 32)
     html = response.content.decode()

@@ -35,7 +35,7 @@ def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(c
     html = client.get("/produtos/sku-cafe-500g/").content.decode()
     # before a CEP: the box and the notice
     assert 'data-testid="freight-box"' in html
-    assert "Frete grátis no PAC acima de R$ 200,00" in html  # the notice names the service (issue 36)
+    assert "Frete grátis no PAC acima de R$ 200,00" in html  # only PAC is free (issue 33)
     # when the buyer types a São Paulo CEP
     html = client.get("/produtos/sku-cafe-500g/", {"variante": "SKU-CAFE-500G", "cep": "01310100"}).content.decode()
     assert box(html) == [
@@ -44,7 +44,7 @@ def test_product_page_shows_every_option_and_what_is_missing_for_free_shipping(c
         ("motoboy", "Chega em 1 dia útil", "R$ 15,00"),
     ]
     assert "Entrega para o CEP 01310-100 (SP)" in html
-    assert "Faltam R$ 157,10 para o frete grátis." in html  # 200,00 - 42,90
+    assert "Faltam R$ 157,10 para o frete grátis no PAC." in html  # 200,00 - 42,90
     assert 'value="01310100"' in html  # the CEP stays in the box
     assert 'name="variante" value="SKU-CAFE-500G"' in html
 
@@ -90,8 +90,8 @@ def test_in_english(client, shop_ready) -> None:
     client.cookies["django_language"] = "en"
     html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310-100"}).content.decode()
     assert box(html)[0] == ("pac", "Arrives in 3 to 5 business days", "R$ 18,90")
-    assert "Free shipping with PAC over R$ 200,00" in html
-    assert "R$ 157,10 more for free shipping." in html
+    assert "Free shipping by PAC over R$ 200,00" in html
+    assert "R$ 157,10 more for free shipping by PAC." in html
 
 
 def test_no_freight_box_for_what_is_not_shipped(client, shop_ready) -> None:

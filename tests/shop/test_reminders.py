@@ -128,3 +128,91 @@ def test_bad_opt_out_token(client):
     response = client.get("/lembretes/sair/nao-e-um-token")
     assert response.status_code == 400
     assert "Este link não é válido." in response.content.decode()
+
+
+# --- issue 33, major 5: the rule a careful shop applies under the LGPD (shop/checkout/reminders.py) ---------
+
+
+def abandoned_with(*lines: tuple[str, int], email: str = "ana@example.com.br", **create_kwargs) -> Checkout:
+    buyer = type(BUYER)(**{**BUYER.__dict__, "email": email, "consent": (("marketing", False),)})
+    data = CheckoutInput(lines=tuple(LineInput(sku, qty) for sku, qty in lines), buyer=buyer)
+    result = checkout_create(data=data, **create_kwargs)
+    now = timezone.now()
+    Checkout.objects.filter(pk=result.checkout.pk).update(
+        updated_at=now - timedelta(minutes=180), expires_at=now + timedelta(hours=3)
+    )
+    return Checkout.objects.get(pk=result.checkout.pk)
+
+
+def test_a_buyer_who_left_the_marketing_box_unticked_is_reminded_once(product, django_capture_on_commit_callbacks):
+    # given the storefront's default: marketing refused (the box unticked)
+    checkout = abandoned_with(("SKU-CAFE-500G", 2))
+    assert checkout.buyer_consent["marketing"]["granted"] is False
+    mail.outbox.clear()
+    # then the service reminder still goes out, once (it is not marketing)
+    assert sweep(django_capture_on_commit_callbacks) == 1
+    assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
+    assert CheckoutReminder.objects.get(checkout=checkout).skipped == ""
+
+
+def test_the_reminder_lists_items_prices_and_total(product, django_capture_on_commit_callbacks):
+    make_variant("SKU-CANECA", price=3500, title="Caneca esmaltada")
+    abandoned_with(("SKU-CAFE-500G", 2), ("SKU-CANECA", 1))
+    mail.outbox.clear()
+    sweep(django_capture_on_commit_callbacks)
+    (message,) = mail.outbox
+    assert "- 2× Café especial 500 g — R$ 85,80\n- 1× Caneca esmaltada — R$ 35,00\n" in message.body
+    assert "Subtotal: R$ 120,80\nTotal: R$ 120,80\n" in message.body
+    html = message.alternatives[0][0]
+    assert "2× Café especial 500 g</td>" in html and ">R$ 120,80</td>" in html
+    assert "Este é o único lembrete sobre esta compra." in message.body
+
+
+def test_never_after_the_buyer_paid_another_order_with_those_items(product, django_capture_on_commit_callbacks):
+    make_variant("SKU-CANECA", price=3500, title="Caneca esmaltada")
+    # given an abandoned checkout, then the same buyer bought the coffee in another checkout
+    left = abandoned_with(("SKU-CAFE-500G", 2), ("SKU-CANECA", 1))
+    mark_bought(abandoned_with(("SKU-CAFE-500G", 1), email="ANA@example.com.br"))
+    # and someone else bought the same coffee, and Ana bought something else before (not "since")
+    other = abandoned_with(("SKU-CANECA", 1), email="bruno@example.com.br")
+    mark_bought(abandoned_with(("SKU-CAFE-500G", 1), email="bruno@example.com.br"))
+    mail.outbox.clear()
+    # then Ana's checkout is not reminded; Bruno's caneca is (he bought coffee, not the caneca)
+    assert sweep(django_capture_on_commit_callbacks) == 1
+    assert [m.to for m in mail.outbox] == [["bruno@example.com.br"]]
+    assert not CheckoutReminder.objects.filter(checkout=left).exists()
+    assert CheckoutReminder.objects.get(checkout=other).sent_at is not None
+
+
+def test_bought_between_the_sweep_and_the_send_is_skipped(product):
+    left = abandoned_with(("SKU-CAFE-500G", 2))
+    reminders_queue_due()  # the row is written; the send did not run yet
+    mark_bought(abandoned_with(("SKU-CAFE-500G", 2)))
+    mail.outbox.clear()
+    assert reminder_send(reminder_id=CheckoutReminder.objects.get(checkout=left).pk) == "bought_since"
+    assert mail.outbox == []
+
+
+def test_never_for_a_sale_staff_made_nor_a_paid_checkout(product, django_capture_on_commit_callbacks):
+    # a Pix link staff sent from "Nova venda" (shop/admin/manual_order.py writes session_key admin:<pk>)
+    staff = abandoned_with(("SKU-CAFE-500G", 1), session_key="admin:1")
+    # an agent checkout paid before complete, waiting for its platform
+    paid = abandoned_with(("SKU-CAFE-500G", 1), email="bruno@example.com.br", platform_id="plat_x")
+    Checkout.objects.filter(pk=paid.pk).update(paid_at=timezone.now())
+    mail.outbox.clear()
+    assert sweep(django_capture_on_commit_callbacks) == 0
+    assert mail.outbox == [] and not CheckoutReminder.objects.exists()
+    # and a row written before the rule (or by an older sweep) is skipped with the reason at send time
+    rows = [CheckoutReminder.objects.create(checkout=c, email=c.buyer_email) for c in (staff, paid)]
+    assert [reminder_send(reminder_id=r.pk) for r in rows] == ["not_started_by_buyer", "paid"]
+    assert mail.outbox == []
+
+
+def test_at_most_one_reminder_a_week_per_address(product, django_capture_on_commit_callbacks):
+    first = abandoned_with(("SKU-CAFE-500G", 1))
+    second = abandoned_with(("SKU-CAFE-500G", 2))
+    mail.outbox.clear()
+    sweep(django_capture_on_commit_callbacks)
+    assert len(mail.outbox) == 1
+    skipped = {r.checkout_id: r.skipped for r in CheckoutReminder.objects.all()}
+    assert skipped == {first.pk: "", second.pk: "recently_reminded"}

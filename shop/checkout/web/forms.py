@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import ProhibitNullCharactersValidator
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display
@@ -61,16 +62,19 @@ def field_for_path(path: str) -> str | None:
     return None
 
 
+CONTROL_CHARACTER = _("Este campo tem um caractere invisível que não é aceito: apague o campo e digite de novo.")
+
+
 def reject_control_characters(value: str) -> None:
-    # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character.
-    char = control_in(value)
-    if char:
-        raise ValidationError(_("Caractere de controle não permitido (%(char)s)."), params={"char": char},
-                              code="control_character")
+    # Postgres refuses U+0000 (a 500 otherwise) and no field of a form holds a control character. The buyer reads
+    # what to do, not the character's code point.
+    if control_in(value):
+        raise ValidationError(CONTROL_CHARACTER, code="control_character")
 
 
 class NoControlCharactersMixin:
-    """Every text field of the form refuses control characters (tab and line feed aside), with a field error."""
+    """Every text field of the form refuses control characters (tab and line feed aside), with one field error
+    (Django's own NUL validator, which would add a second message, is replaced by this one)."""
 
     fields: dict[str, forms.Field]
 
@@ -78,7 +82,8 @@ class NoControlCharactersMixin:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
         for field in self.fields.values():
             if isinstance(field, forms.CharField):
-                field.validators = [*field.validators, reject_control_characters]
+                kept = [v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+                field.validators = [*kept, reject_control_characters]
 
 
 def cpf_needed() -> bool:
@@ -254,6 +259,8 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
             if field == "phone" and message.code == "field_invalid":
                 # The engine's text shows E.164 for agents; a buyer types the number the Brazilian way.
                 message = replace(message, content=str(PHONE_HINT))
+            if field == "street" and message.code == "field_required" and self._filled("street"):
+                field = "number"  # "Informe o número": BCP has one street line; the storefront a number field
             if field is None or field not in self.fields:
                 general.append(message)
                 continue
@@ -273,6 +280,15 @@ def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) ->
     return tuple(code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused)
 
 
+def tax_id_display(digits: str) -> str:
+    """A stored CPF or CNPJ with its usual punctuation (000.000.000-00, 00.000.000/0000-00); else as stored."""
+    if len(digits) == 11 and digits.isdigit():
+        return f"{digits[:3]}.{digits[3:6]}.{digits[6:9]}-{digits[9:]}"
+    if len(digits) == 14:
+        return f"{digits[:2]}.{digits[2:5]}.{digits[5:8]}/{digits[8:12]}-{digits[12:]}"
+    return digits
+
+
 def initial_from_view(view: CheckoutView) -> dict[str, str]:
     checkout = view.checkout
     return {
@@ -280,7 +296,7 @@ def initial_from_view(view: CheckoutView) -> dict[str, str]:
         "first_name": checkout.buyer_first_name,
         "last_name": checkout.buyer_last_name,
         "phone": phone_display(checkout.buyer_phone),  # stored E.164, shown as a Brazilian buyer types it
-        "tax_id": checkout.buyer_tax_id,
+        "tax_id": tax_id_display(checkout.buyer_tax_id),  # stored as digits, shown as typed: 529.982.247-25
         "method": checkout.fulfillment_type or "shipping",
         "cep": checkout.ship_cep,
         "street": checkout.ship_street,

@@ -22,6 +22,7 @@ from shop.checkout.selectors import may_open
 from shop.checkout.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, TERMINAL_STATUSES
 from shop.checkout.web.views import _get_or_404, _language, _local, _pix_instrument
+from shop.models import Checkout
 
 
 def _sandbox_pay_url(txid: str) -> str:
@@ -50,6 +51,13 @@ def _due(charge) -> dict[str, object] | None:
     }
 
 
+def _pix_expired(checkout: Checkout) -> bool:
+    """The checkout went back to the form because its Pix expired unpaid (shop.checkout.settle)."""
+    return checkout.status == STATUS_INCOMPLETE and any(
+        message.get("code") == "pix_charge_expired" for message in checkout.messages
+    )
+
+
 @require_GET
 def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """QR code, copia-e-cola, amount and countdown; polls the status endpoint until the order exists."""
@@ -63,10 +71,7 @@ def pix_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
         return redirect(_local(checkout.order_permalink_url))
     charge = pix_charge_latest_for_reference(checkout_id)
     # An expired Pix keeps its page (with "Gerar novo Pix") while the checkout waits for a new one.
-    expired_pix = checkout.status == STATUS_INCOMPLETE and any(
-        message.get("code") == "pix_charge_expired" for message in checkout.messages
-    )
-    if charge is None or (checkout.status != STATUS_IN_PROGRESS and not expired_pix):
+    if charge is None or (checkout.status != STATUS_IN_PROGRESS and not _pix_expired(checkout)):
         return redirect("checkout:resume", checkout_id=checkout_id)
     payable = checkout.status == STATUS_IN_PROGRESS and charge.status == "active" and charge.expires_at > timezone.now()
     return render(
@@ -99,16 +104,21 @@ def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
 
 @require_GET
 def checkout_status(request: HttpRequest, checkout_id: str) -> JsonResponse:
-    """Small JSON polled by the Pix page: status and, once completed, where the order is."""
+    """Small JSON polled by the Pix page: status, whether its Pix expired unpaid and, once completed, where
+    the order is."""
     try:
         checkout = checkout_get(checkout_id=checkout_id).checkout
     except CheckoutNotFound:
         checkout = None
     if checkout is None or not may_open(request, checkout):
         return JsonResponse({"error": "not_found"}, status=404)
+    # The lazy expiry of pix_page, run by the poll too: an open page learns its Pix expired with no beat and
+    # no reload. Before expires_at it reads one row; after it, one last look at the PSP, then the lapse.
+    if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
+        checkout = checkout_get(checkout_id=checkout_id).checkout
     order_url = _local(checkout.order_permalink_url) if checkout.status == STATUS_COMPLETED else ""
     if order_url and checkout.session_key and checkout.session_key == request.session.session_key:
         cart_clear(request.session)  # bought: the next visit starts with an empty cart
-    response = JsonResponse({"status": checkout.status, "order_url": order_url})
+    response = JsonResponse({"status": checkout.status, "order_url": order_url, "pix_expired": _pix_expired(checkout)})
     response["Cache-Control"] = "no-store"
     return response

@@ -14,6 +14,7 @@ urlpatterns = [
     re_path(r"^carrinho/(?P<cart_id>cart_[0-9a-f]{24})$", views.cart_open, name="cart_open"),
     path("checkout/", views.checkout_start, name="start"),
     path("checkout/<str:checkout_id>", views.checkout_resume, name="resume"),
+    path("checkout/<str:checkout_id>/email", views.checkout_email, name="email"),
     path("checkout/<str:checkout_id>/pix", pix_page.pix_page, name="pix"),
     path("checkout/<str:checkout_id>/pix/novo", pix_page.pix_regenerate, name="pix_new"),
     path("checkout/<str:checkout_id>/cartao", views.card_pending, name="card_pending"),

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -18,6 +18,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from kernel.br_validation import email_valid
+from kernel.json_limits import control_in
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
@@ -35,6 +37,7 @@ from shop.cart import (
 )
 from shop.catalog.selectors import product_main_photos
 from shop.checkout.core import input_from_checkout
+from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT
 from shop.checkout.pricing import coupons_evaluate, coupons_load
 from shop.checkout.selectors import checkout_view, require_access
@@ -43,6 +46,7 @@ from shop.checkout.services import (
     CheckoutNotFound,
     checkout_complete,
     checkout_create,
+    checkout_email_save,
     checkout_get,
     checkout_pix_refresh,
     checkout_update,
@@ -50,6 +54,7 @@ from shop.checkout.services import (
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
+    STATUS_INCOMPLETE,
     STATUS_READY,
     TERMINAL_STATUSES,
     CheckoutInput,
@@ -62,7 +67,7 @@ from shop.checkout.types import (
 )
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
-from shop.checkout.web.forms import CheckoutForm, initial_from_view, standing_codes
+from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
@@ -305,15 +310,21 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         view = checkout_view(checkout)
         form = CheckoutForm(data=initial_from_view(view))
         form.is_valid()
-        # A fresh storefront checkout shows no "required" errors until the buyer submits once.
-        general = form.attach_messages(view.messages) if checkout.buyer_given else []
-        if not checkout.buyer_given:
+        # A fresh storefront checkout shows no "required" errors until the buyer submits once (the e-mail
+        # saved while typing is not a submit).
+        submitted = _buyer_submitted(checkout)
+        general = form.attach_messages(view.messages) if submitted else []
+        if not submitted:
             form = CheckoutForm(initial=initial_from_view(view))
         return _render_checkout(request, checkout, form, general)
 
     form = CheckoutForm(request.POST)
     if not form.is_valid():
-        return _render_checkout(request, checkout, form, [], status=400)
+        # The rest waits for the buyer's fix; a valid e-mail is kept now (reminders, also without JS).
+        if _email_saved(request, checkout, form.cleaned_data.get("email", "")):
+            checkout = _get_or_404(request, checkout_id)
+        general = form.attach_messages(_other_errors(checkout, form))
+        return _render_checkout(request, checkout, form, general, status=400)
     lines = list(checkout.lines.all())
     pickup_option = "retirada"
     for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
@@ -384,6 +395,68 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     return _render_checkout(request, result.checkout, form, general, status=200)
 
 
+def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
+    """What the engine says of the fields the form accepted, while one is refused (a NUL, too long): the buyer
+    sees every error at once. Evaluated only, nothing saved; the refused fields keep their stored values."""
+    stored = initial_from_view(checkout_view(checkout))
+    data = {name: form.data.get(name, "") for name in form.fields}
+    data.update({name: stored.get(name, "") for name in form.errors if name in form.fields})
+    data["coupon"] = ""
+    accepted = CheckoutForm(data)
+    if not accepted.is_valid():
+        return []
+    lines = list(checkout.lines.all())
+    state = input_from_checkout(checkout, lines)
+    attempt = replace(
+        state,
+        buyer=accepted.buyer(previous=state.buyer),
+        fulfillment=accepted.fulfillment(pickup_option_id="retirada", previous_cep=checkout.ship_cep),
+    )
+    try:
+        ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
+    except CheckoutInputError:
+        return []
+    return [m for m in ev.messages if field_for_path(m.path) not in form.errors]
+
+
+def _buyer_submitted(checkout: Checkout) -> bool:
+    """The buyer (or their agent) gave more than the e-mail the page saves while it is typed."""
+    return checkout.buyer_given and any(
+        (
+            checkout.buyer_first_name,
+            checkout.buyer_last_name,
+            checkout.buyer_phone,
+            checkout.buyer_tax_id,
+            checkout.fulfillment_type,
+        )
+    )
+
+
+def _email_saved(request: HttpRequest, checkout: Checkout, email: str) -> bool:
+    """Save the typed e-mail alone when it is a valid address, new, and the checkout can still change."""
+    email = email.strip()
+    if not email or email == checkout.buyer_email or len(email) > 254 or not email_valid(email):
+        return False
+    if checkout.status not in (STATUS_INCOMPLETE, STATUS_READY) or checkout.paid_at is not None:
+        return False
+    result = checkout_email_save(checkout_id=checkout.public_id, email=email, language=_language(request))
+    return result.checkout.buyer_email == email
+
+
+@require_POST
+def checkout_email(request: HttpRequest, checkout_id: str) -> JsonResponse:
+    """The e-mail field, posted by the page as soon as the buyer leaves it (CSRF-checked): saved alone, so an
+    abandoned checkout can get its reminder (shop/checkout/reminders.py). The full form saves it too."""
+    checkout = _get_or_404(request, checkout_id)
+    email = request.POST.get("email", "").strip()
+    if len(email) > 254 or not email_valid(email) or control_in(email):
+        return JsonResponse({"saved": False, "error": _("E-mail inválido.")}, status=400)
+    if checkout.status not in (STATUS_INCOMPLETE, STATUS_READY) or checkout.paid_at is not None:
+        return JsonResponse({"saved": False, "error": _("Este checkout não pode mais ser alterado.")}, status=409)
+    _email_saved(request, checkout, email)
+    return JsonResponse({"saved": True})
+
+
 # --- policies ----------------------------------------------------------------------------------------
 
 
@@ -394,7 +467,7 @@ def terms(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def privacy(request: HttpRequest) -> HttpResponse:
-    return render(request, "shop/checkout/privacy.html", {})
+    return render(request, "shop/checkout/privacy.html", {"cpf_needed": cpf_needed()})
 
 
 @require_GET
