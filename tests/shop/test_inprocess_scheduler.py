@@ -20,6 +20,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
     assert sorted(scheduler.entries) == [
         "expire-checkouts",
         "expire-pix-charges",
+        "poll-carrier-tracking",
         "reconcile-card-payments",
         "reconcile-pix-charges",
         "remind-abandoned-checkouts",
@@ -28,6 +29,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "send-pending-order-emails",
         "sweep-fiscal",
         "sweep-fiscal-requests",
+        "sweep-infractions",
         "sweep-outbox",
     ]
 
