@@ -94,3 +94,13 @@ def find_control_character(
         elif isinstance(item, list | tuple):
             stack.extend((member, f"{where}[{index}]", strict) for index, member in reversed(list(enumerate(item))))
     return None
+
+
+def loads_notice(raw: bytes | str, *, max_bytes: int) -> Any:
+    """A provider's notice (PSP, gateway webhook): `loads_bounded`, then refused (ValueError) when any string holds a
+    control character, because Postgres refuses U+0000 and no provider sends them."""
+    body = loads_bounded(raw, max_bytes=max_bytes)
+    found = find_control_character(body, "")
+    if found is not None:
+        raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
+    return body

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import segno
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import cache_control
@@ -16,47 +18,40 @@ from payments.selectors import pix_charge_by_txid
 from payments.webhooks import MAX_BODY_BYTES, receive_med_webhook, receive_pix_webhook
 
 
-@csrf_exempt
-@require_POST
-def pix_webhook(request: HttpRequest) -> JsonResponse:
-    # A declared oversize body is refused before it is read at all (PSP callbacks are a few KiB).
+def _inbox(request: HttpRequest, receive: Callable[[bytes, Mapping[str, str]], tuple[int, dict]]) -> JsonResponse:
+    # A declared oversize body is refused before it is read at all (PSP callbacks are a few KiB); request.body is
+    # read before any JSON parsing: the HMAC covers the exact bytes received.
     declared = request.META.get("CONTENT_LENGTH", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         return JsonResponse({"error": "body_too_large"}, status=413)
-    # request.body is read before any JSON parsing: the HMAC covers the exact bytes received.
-    status, body = receive_pix_webhook(request.body, request.headers)
+    status, body = receive(request.body, request.headers)
     return JsonResponse(body, status=status)
+
+
+@csrf_exempt
+@require_POST
+def pix_webhook(request: HttpRequest) -> JsonResponse:
+    return _inbox(request, receive_pix_webhook)
 
 
 @csrf_exempt
 @require_POST
 def med_webhook(request: HttpRequest) -> JsonResponse:
-    declared = request.META.get("CONTENT_LENGTH", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return JsonResponse({"error": "body_too_large"}, status=413)
-    status, body = receive_med_webhook(request.body, request.headers)
-    return JsonResponse(body, status=status)
+    """MED 2.0 notifications (infraction reports, refund requests) the PSP forwards, authenticated like Pix."""
+    return _inbox(request, receive_med_webhook)
 
 
 @csrf_exempt
 @require_POST
 def pix_recurrence_webhook(request: HttpRequest) -> JsonResponse:
     """Pix Automático recurrence notices (`{webhookUrl}/rec`), authenticated like the Pix webhook."""
-    declared = request.META.get("CONTENT_LENGTH", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return JsonResponse({"error": "body_too_large"}, status=413)
-    status, body = receive_recurrence_webhook(request.body, request.headers)
-    return JsonResponse(body, status=status)
+    return _inbox(request, receive_recurrence_webhook)
 
 
 @csrf_exempt
 @require_POST
 def card_webhook(request: HttpRequest) -> JsonResponse:
-    declared = request.META.get("CONTENT_LENGTH", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return JsonResponse({"error": "body_too_large"}, status=413)
-    status, body = receive_card_webhook(request.body, request.headers)
-    return JsonResponse(body, status=status)
+    return _inbox(request, receive_card_webhook)
 
 
 @require_GET

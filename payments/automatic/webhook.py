@@ -12,12 +12,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from kernel.json_limits import find_control_character, loads_bounded
+from kernel.json_limits import loads_notice
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
 from payments.automatic.models import PixRecurrenceWebhookEvent
 from payments.psp.recurring import REC_STATUSES, RecurrenceNotice, parse_recurrence_notification
-from payments.webhooks import _KEPT_HEADERS, MAX_BODY_BYTES, authenticate
+from payments.webhooks import MAX_BODY_BYTES, authenticate, kept_headers
 
 # English status → the Bacen name stored (the inbox keeps the PSP's words).
 _BACEN_STATUS = {english: bacen for bacen, english in REC_STATUSES.items()}
@@ -58,13 +58,10 @@ def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> t
     if refusal is not None:
         return 401, {"error": "unauthenticated", "detail": refusal}
     try:
-        body = loads_bounded(raw_body, max_bytes=MAX_BODY_BYTES)
-        found = find_control_character(body, "")
-        if found is not None:
-            raise ValueError(f"control character {found[1]} in {found[0] or 'body'}")
+        body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
         notices = parse_recurrence_notification(body)
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
-    kept = {key.lower(): value for key, value in headers.items() if key.lower() in _KEPT_HEADERS}
+    kept = kept_headers(headers)
     stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept)
     return 200, {"received": stored, "duplicates": duplicates}
