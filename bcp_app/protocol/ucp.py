@@ -468,11 +468,14 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
         if instruments:
             chosen = next((i for i in instruments if i.get("selected")), instruments[0])
             payment["selected_instrument_id"] = chosen.get("id")
-            # 2026-01-11's card instrument requires `brand` and `last_digits`, which we never keep (only the
-            # gateway token passes through): card echoes are left out, `selected_instrument_id` names the choice.
-            shown = [i for i in instruments if i.get("type") != "card"]
-            if shown:
-                payment["instruments"] = shown
+            # 2026-01-11's `payment_instrument.json` is one of a single schema, the card instrument, which requires
+            # `brand` and `last_digits` we never keep (only the gateway token passes through): no instrument is
+            # echoed in `instruments`, `selected_instrument_id` names the choice. A Pix (or other Brazilian)
+            # instrument, with the charge the buyer pays, is an extension member of `payment` named after our
+            # handler: `payment["br.dev.bcp.pix"]` (payment.json allows additional members).
+            for instrument in instruments:
+                if instrument.get("type") != "card":
+                    payment[f"br.dev.bcp.{instrument.get('type')}"] = instrument
         for name, value in bcp_payment.items():
             if name != "instruments":
                 payment[name] = value  # e.g. the Pix charge (br.dev.bcp.pix), an extension member
