@@ -500,3 +500,9 @@ def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
             value = [{**a, "totals": _totals(a.get("totals"))} if isinstance(a, dict) else a for a in value]
         out[name] = value
     return out
+
+
+def order_event_to_ucp(body: dict[str, Any], *, event_id: str, created_time: str) -> dict[str, Any]:
+    """A BCP order as UCP 2026-01-11's order event webhook body (`openapi.json` `webhooks.orderEvent`: the full
+    `order` plus `event_id` and `created_time`, RFC 3339)."""
+    return {**order_to_ucp(body), "event_id": event_id, "created_time": created_time}
