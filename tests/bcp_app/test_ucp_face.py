@@ -324,3 +324,39 @@ def test_name_map_both_ways() -> None:
     assert ucp.to_bcp_name("dev.ucp.shopping") == "br.dev.bcp.shopping"
     assert ucp.to_bcp_name("dev.ucp.shopping.buyer_consent") == "br.dev.bcp.shopping.buyer_consent"
     assert ucp.to_bcp_name("dev.ucp.shopping.unknown") == "dev.ucp.shopping.unknown"
+
+
+def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, fake_platform: FakePlatform) -> None:
+    # a platform profile written in UCP 2026-08-25: registries are maps, as in BCP, with UCP's names
+    catalog()
+    late = "2026-08-25"
+
+    def cap(local: str, **extra: Any) -> list[dict[str, Any]]:
+        return [{"version": late, "spec": f"https://ucp.dev/specification/{local}",
+                 "schema": f"https://ucp.dev/schemas/shopping/{local}.json", **extra}]
+
+    profile = {"ucp": {"version": late, "services": {}, "payment_handlers": {}, "capabilities": {
+        "dev.ucp.shopping.checkout": cap("checkout"),
+        "dev.ucp.shopping.discount": cap("discount", extends="dev.ucp.shopping.checkout"),
+    }}}
+    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late.json", profile)}"'}
+    Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "discounts": {"codes": ["UCP10"]}}
+    created = post(client, "/checkout-sessions", headers, body)
+    assert created.status_code == 201
+    answer = created.json()
+    assert answer["ucp"]["version"] == late
+    assert answer["ucp"]["capabilities"] == {
+        "dev.ucp.shopping.checkout": [{"version": late}],
+        "dev.ucp.shopping.discount": [{"version": late}],
+    }
+    # 2026-08-25 totals are signed (common/types/total.json: discount amounts are negative), as BCP's
+    assert answer["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "discount", "display_text": "Cupom UCP10", "amount": -858},
+        {"type": "total", "amount": 7722},
+    ]
+    # the body is BCP's otherwise: the same checkout read over BCP REST has the same members
+    bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}",
+                     headers={"BCP-Agent": headers["UCP-Agent"]}).json()
+    assert {k: v for k, v in bcp.items() if k != "ucp"} == {k: v for k, v in answer.items() if k != "ucp"}
