@@ -70,6 +70,17 @@ def ucp_profile(platform: FakePlatform, *, handlers: bool = True) -> dict[str, A
     return profile
 
 
+def pac_chosen(method: dict[str, Any], address: dict[str, Any]) -> dict[str, Any]:
+    """The shipping method of a checkout answer, written back with its destination and the PAC option chosen."""
+    return {
+        "id": method["id"],
+        "type": "shipping",
+        "destinations": [{**address, "id": method["destinations"][0]["id"]}],
+        "selected_destination_id": method["destinations"][0]["id"],
+        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
+    }
+
+
 @pytest.fixture
 def ucp_headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
     settings.BCP_PIX_SANDBOX = True
@@ -180,13 +191,7 @@ def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
     }
     body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()
     method = body["fulfillment"]["methods"][0]
-    state["fulfillment"]["methods"][0] = {
-        "id": method["id"],
-        "type": "shipping",
-        "destinations": [{**SP, "id": method["destinations"][0]["id"]}],
-        "selected_destination_id": method["destinations"][0]["id"],
-        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
-    }
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
     Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
     state["discounts"] = {"codes": ["UCP10"]}
     body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()

@@ -18,7 +18,7 @@ from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_mcp_helpers import mcp_client, run
-from tests.bcp_app.test_ucp_face import ucp_profile
+from tests.bcp_app.test_ucp_face import pac_chosen, ucp_profile
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 live_mcp = test_mcp_helpers.live_mcp
@@ -136,13 +136,7 @@ def test_a_ucp_platform_buys_with_pix_over_ucp_mcp(platform: UcpPlatform) -> Non
         "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
     }
     method = platform.tool("update_checkout", id=created.id, checkout=state)["fulfillment"]["methods"][0]
-    state["fulfillment"]["methods"][0] = {
-        "id": method["id"],
-        "type": "shipping",
-        "destinations": [{**SP, "id": method["destinations"][0]["id"]}],
-        "selected_destination_id": method["destinations"][0]["id"],
-        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
-    }
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
     ready = fulfillment_resp.Checkout(**platform.tool("update_checkout", id=created.id, checkout=state))
     assert ready.status == "ready_for_complete"
     assert [(t.type, t.amount) for t in ready.totals] == [("subtotal", 8580), ("fulfillment", 1890), ("total", 10470)]
