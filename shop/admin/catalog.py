@@ -17,7 +17,7 @@ from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, Vari
 from shop.catalog.images import product_image_thumbnail_make
 from shop.checkout.stock import catalog_cache_bump
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
-from shop.models import Category, Product, ProductImage, Variant
+from shop.models import Category, Product, ProductImage, SearchSynonym, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
 
@@ -240,3 +240,15 @@ class VariantAdmin(admin.ModelAdmin):
     @admin.display(description=_("preço"), ordering="price")
     def price_display(self, obj: Variant) -> str:
         return format_html('<span class="nowrap">{}</span>', format_brl(obj.price))
+
+
+@admin.register(SearchSynonym)
+class SearchSynonymAdmin(admin.ModelAdmin):
+    """The merchant's synonyms of the catalog search (storefront and agents): "camisa, camiseta"."""
+
+    list_display = ("words",)
+    search_fields = ("words",)
+    search_help_text = _(
+        "Cada linha junta termos que a busca trata como iguais: quem busca “camisa” encontra “camiseta”. "
+        "Plural, acentos e maiúsculas já são ignorados pela busca; não é preciso listá-los."
+    )
