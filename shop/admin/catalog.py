@@ -68,7 +68,7 @@ class VariantInline(admin.StackedInline):
     form = VariantForm
     extra = 0
     fieldsets = (
-        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price"))}),
+        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price", "confirm_free"))}),
         (_("Estoque"), {"fields": (("stock", "low_stock_threshold"), ("allow_backorder", "active", "position"))}),
         (
             _("Embalagem (para o frete)"),
