@@ -134,10 +134,26 @@ class VariantForm(forms.ModelForm):
         return cleaned
 
 
+class PhotoInput(forms.ClearableFileInput):
+    """The current photo as a link ("Abrir a foto atual") instead of its storage path: the preview beside it
+    already shows it, and a path like produtos/prod_…/foto.jpg means nothing to the merchant."""
+
+    template_name = "shop/widgets/photo_input.html"
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__({"accept": "image/jpeg,image/png,image/webp", **(attrs or {})})
+
+
 class ProductImageForm(forms.ModelForm):
     class Meta:
         model = ProductImage
         fields = ("image", "source", "alt_text", "is_main", "position")
+        widgets = {
+            "image": PhotoInput,
+            "alt_text": forms.TextInput(attrs={"class": "photo-alt"}),
+            "position": forms.NumberInput(attrs={"class": "photo-position", "min": 0}),
+            "source": forms.TextInput(attrs={"class": "photo-source", "placeholder": "https://…"}),
+        }
 
     def _get_validation_exclusions(self) -> set[str]:
         # "One main photo" is checked across the whole formset (ProductImageFormSet); per form it would

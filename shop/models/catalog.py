@@ -55,7 +55,16 @@ class Category(models.Model):
 class Product(models.Model):
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_product_id, editable=False)
     title = models.CharField(_("título"), max_length=200)
-    slug = models.SlugField(_("slug"), max_length=220, unique=True)
+    slug = models.SlugField(
+        _("endereço (slug)"),
+        max_length=220,
+        unique=True,
+        help_text=_(
+            "O fim do endereço da página do produto, ex.: /produtos/camiseta-basica-preta/. Preenchido a partir "
+            "do título enquanto você digita; só letras sem acento, números e hífens. Mudá-lo quebra links já "
+            "compartilhados."
+        ),
+    )
     description = models.TextField(_("descrição"), blank=True)
     brand = models.CharField(_("marca"), max_length=120, blank=True)
     category = models.ForeignKey(
@@ -167,7 +176,12 @@ class ProductImage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.image.name if self.image else self.source
+        # The admin titles each photo row with this: what the photo shows, else its file name, never a storage
+        # path ("produtos/prod_…/x.jpg").
+        if self.alt_text:
+            return self.alt_text
+        name = (self.image.name if self.image else self.source).rstrip("/").rpartition("/")[2]
+        return str(_("Foto %(name)s") % {"name": name}) if name else str(_("Foto"))
 
     @property
     def url(self) -> str:
