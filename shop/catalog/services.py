@@ -61,18 +61,18 @@ def catalog_import_apply(*, plan: ImportPlan) -> ImportResult:
             if change.product is not None and not change.values:
                 updated += 1
     variants_created = variants_updated = 0
-    for change in plan.variants:
-        if change.variant is None:
-            values = dict(change.values)
+    for line in plan.variants:
+        if line.variant is None:
+            values = dict(line.values)
             if not values.get("title") and values.get("options"):
                 # As the admin form does: "M / Preta" names the variant in carts, orders and NF-e.
                 values["title"] = " / ".join(values["options"].values())[:120]
-            Variant.objects.create(product=products[change.product_slug], sku=change.sku, **values)
+            Variant.objects.create(product=products[line.product_slug], sku=line.sku, **values)
             variants_created += 1
-        elif change.values:
-            variant = change.variant
-            for name, value in change.values.items():
+        elif line.values:
+            variant = line.variant
+            for name, value in line.values.items():
                 setattr(variant, name, value)
-            variant.save(update_fields=list(change.values))
+            variant.save(update_fields=list(line.values))
             variants_updated += 1
     return ImportResult(created, updated, variants_created, variants_updated, photos)

@@ -82,7 +82,7 @@ def _options_text(options: dict[str, Any]) -> str:
 def export_rows(products: Iterable[Product]) -> Iterator[list[object]]:
     """Typed rows (centavos as int), one per variant (all of them, active or not) in the COLUMNS order."""
     for product in products:
-        head = {
+        head: dict[str, Any] = {
             "product": product.slug,
             "title": product.title,
             "category": product.category.name,
@@ -92,7 +92,7 @@ def export_rows(products: Iterable[Product]) -> Iterator[list[object]]:
             "ncm": product.ncm,
             "photos": " ".join(_photo_url(image) for image in product.images.all()),
         }
-        variants = list(product.variants.all()) or [None]
+        variants: list[Variant | None] = [*product.variants.all()] or [None]
         for variant in variants:
             row = dict(head)
             if variant is not None:
@@ -113,7 +113,7 @@ def export_rows(products: Iterable[Product]) -> Iterator[list[object]]:
 def export_queryset(products: Any) -> Any:
     return products.select_related("category").prefetch_related(
         Prefetch("variants", queryset=Variant.objects.order_by("position", "id")),
-        Prefetch("images", queryset=ProductImage.objects.order_by(*ProductImage._meta.ordering)),
+        Prefetch("images", queryset=ProductImage.objects.order_by("-is_main", "position", "id")),
     )
 
 
@@ -127,7 +127,7 @@ def csv_rows(products: Iterable[Product]) -> Iterator[str]:
     yield BOM + writer.writerow([header for _k, header in COLUMNS])
     keys = [key for key, _h in COLUMNS]
     for row in export_rows(products):
-        cells = []
+        cells: list[object] = []
         for key, value in zip(keys, row, strict=True):
             if key in MONEY_KEYS and value is not None:
                 cells.append(format_decimal_comma(int(value)))  # type: ignore[call-overload]
