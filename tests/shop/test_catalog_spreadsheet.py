@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from openpyxl import Workbook, load_workbook
 
+from shop.catalog.services import catalog_import_apply
 from shop.catalog.spreadsheet import COLUMNS, import_plan, read_rows
 from shop.demo.seed import seed_catalog
 from shop.models import Product, ProductImage, Variant
@@ -173,3 +174,22 @@ def test_a_file_that_is_not_a_spreadsheet_is_refused_on_the_field(admin_client: 
     assert "O arquivo não é um CSV de texto: envie .csv ou .xlsx." in html
     html = _upload(admin_client, "vazio.csv", b"nome;cor\r\nx;y\r\n")
     assert "A primeira linha deve ter os títulos das colunas" in html
+
+
+def test_a_csv_saved_by_excel_in_portuguese_windows_1252_reads_its_accents(admin_client: Client, demo: None) -> None:
+    data = (
+        HEADER + "\r\n" + _row(product="cafe-especial-500g", sku="SKU-CAFE-500G", variant_title="Moído fino")
+    ).encode("cp1252")
+    html = _upload(admin_client, "excel.csv", data)
+    assert "Variante: Moído fino" in html
+
+
+def test_applying_a_plan_costs_a_bounded_number_of_statements_per_row(
+    demo: None, django_assert_max_num_queries
+) -> None:
+    rows = read_rows("x.csv", _csv(*[_row(sku=f"CAM-BAS-PRETA-{s}", stock=str(i + 20)) for i, s in enumerate("PMG")]))
+    plan = import_plan(rows)
+    # savepoint + lock + one UPDATE per changed variant
+    with django_assert_max_num_queries(6):
+        result = catalog_import_apply(plan=plan)
+    assert (result.variants_updated, Variant.objects.get(sku="CAM-BAS-PRETA-G").stock) == (3, 22)
