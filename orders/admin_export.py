@@ -64,7 +64,7 @@ def export_header() -> list[str]:
     ]
 
 
-def _safe(value: object) -> object:
+def formula_safe(value: object) -> object:
     # A cell starting with = + - @ would run as a formula in a spreadsheet: prefix a quote.
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
@@ -137,7 +137,7 @@ def csv_rows(orders: Iterable[Order]) -> Iterator[str]:
             elif isinstance(value, datetime):
                 cells.append(value.strftime("%d/%m/%Y %H:%M"))
             else:
-                cells.append(_safe("" if value is None else value))
+                cells.append(formula_safe("" if value is None else value))
         yield writer.writerow(cells)
 
 

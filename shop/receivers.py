@@ -11,6 +11,7 @@
 - saving or deleting a packaging box → drop the cached boxes after commit.
 - payments.recurrence_changed (Pix Automático, confirmed at the PSP) → the subscription follows it.
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
+- saving or deleting a search synonym → drop the cached synonyms after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
 Connected in ShopConfig.ready().
@@ -38,13 +39,23 @@ from payments.signals import (
     recurrence_changed,
     refund_finished,
 )
+from shop.catalog.search import synonyms_cache_clear
 from shop.checkout.fulfillment import shipping_cache_clear
 from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
 from shop.freight.labels import label_purchase_run
 from shop.freight.parcels import boxes_cache_clear
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
-from shop.models import PackagingBox, PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
+from shop.models import (
+    PackagingBox,
+    PickupLocation,
+    Product,
+    ProductImage,
+    SearchSynonym,
+    ShippingMethod,
+    ShippingRate,
+    Variant,
+)
 from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
@@ -143,6 +154,11 @@ def _drop_boxes_cache(sender: Any, **_: Any) -> None:
     transaction.on_commit(boxes_cache_clear)
 
 
+def _drop_synonyms_cache(sender: Any, **_: Any) -> None:
+    synonyms_cache_clear()
+    transaction.on_commit(synonyms_cache_clear)
+
+
 def _connect_cache_invalidation() -> None:
     for model in (ShippingMethod, ShippingRate, PickupLocation):
         for name, signal in (("save", post_save), ("delete", post_delete)):
@@ -152,6 +168,8 @@ def _connect_cache_invalidation() -> None:
     for model in (Product, Variant, ProductImage):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_bump_catalog_cache, sender=model, dispatch_uid=f"shop.catalog.{model.__name__}.{name}")
+    for name, signal in (("save", post_save), ("delete", post_delete)):
+        signal.connect(_drop_synonyms_cache, sender=SearchSynonym, dispatch_uid=f"shop.cache.SearchSynonym.{name}")
 
 
 _connect_cache_invalidation()

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
 from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
+from shop.catalog import spreadsheet
 from shop.catalog.images import product_image_thumbnail_make
+from shop.catalog.services import catalog_import_apply
 from shop.checkout.stock import catalog_cache_bump
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
-from shop.models import Category, Product, ProductImage, Variant
+from shop.models import Category, Product, ProductImage, SearchSynonym, Variant
 
 STOCK_STATES = (("in", _("Em estoque")), ("low", _("Estoque baixo")), ("out", _("Esgotado")))
 
@@ -68,7 +78,7 @@ class VariantInline(admin.StackedInline):
     form = VariantForm
     extra = 0
     fieldsets = (
-        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price"))}),
+        (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price", "confirm_free"))}),
         (_("Estoque"), {"fields": (("stock", "low_stock_threshold"), ("allow_backorder", "active", "position"))}),
         (
             _("Embalagem (para o frete)"),
@@ -106,10 +116,27 @@ class CategoryAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("name",)}
 
 
+class CatalogImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("Planilha (.csv ou .xlsx)"),
+        help_text=_(
+            "Uma linha por variante, com as colunas da exportação. Células vazias mantêm o valor atual; "
+            "fotos são adicionadas pelo endereço (URL), nunca apagadas."
+        ),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.xlsx,text/csv"}),
+    )
+
+
+IMPORT_CACHE_KEY = "shop:catalog-import:%s"
+IMPORT_SECONDS = 1800  # the preview's file waits this long for the confirmation
+
+
 @admin.register(Product)
 class ProductAdmin(admin.ModelAdmin):
     class Media:
         css = {"all": ("shop/admin-catalog.css",)}  # classes instead of style="…" (no inline styles under the CSP)
+
+    change_list_template = "admin/shop/product/catalog_change_list.html"
 
     list_display = ("title", "category", "price_display", "stock_total", "stock_state", "active")
     list_filter = ("category", "active", ProductStockStateFilter)
@@ -129,6 +156,98 @@ class ProductAdmin(admin.ModelAdmin):
         ),
         (_("Identificação"), {"fields": ("public_id", "created_at", "updated_at")}),
     )
+
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path("exportar.csv", wrap(self.export_csv_view), name="shop_product_export_csv"),
+            path("exportar.xlsx", wrap(self.export_xlsx_view), name="shop_product_export_xlsx"),
+            path("importar/", wrap(self.import_view), name="shop_product_import"),
+            *super().get_urls(),
+        ]
+
+    def _export_products(self, request: HttpRequest) -> Any:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        # The export follows the list's filters and search; the list's annotations are not needed.
+        changelist = self.get_changelist_instance(request)
+        return spreadsheet.export_queryset(changelist.get_queryset(request).order_by("title", "pk"))
+
+    def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        products = self._export_products(request).iterator(chunk_size=500)
+        response = StreamingHttpResponse(spreadsheet.csv_rows(products), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="produtos-{timezone.localdate():%Y%m%d}.csv"'
+        return response
+
+    def export_xlsx_view(self, request: HttpRequest) -> HttpResponse:
+        products = self._export_products(request).iterator(chunk_size=500)
+        response = HttpResponse(
+            spreadsheet.xlsx_bytes(products),
+            content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        )
+        response["Content-Disposition"] = f'attachment; filename="produtos-{timezone.localdate():%Y%m%d}.xlsx"'
+        return response
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload → preview with every row's errors (nothing written) → confirm → one transaction."""
+        if not (self.has_add_permission(request) and self.has_change_permission(request)):
+            raise PermissionDenied
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": gettext("Importar produtos de uma planilha"),
+            "headers": [header for _key, header in spreadsheet.COLUMNS],
+        }
+        form = CatalogImportForm()
+        if request.method == "POST" and request.POST.get("token"):
+            stored = cache.get(IMPORT_CACHE_KEY % request.POST["token"])
+            if not stored or stored["user"] != request.user.pk:
+                messages.error(request, gettext("A prévia expirou: envie a planilha de novo."))
+                return HttpResponseRedirect(reverse("admin:shop_product_import"))
+            plan = spreadsheet.import_plan(spreadsheet.read_rows(stored["name"], stored["data"]))
+            if not plan.errors:  # checked again: the catalog may have changed since the preview
+                result = catalog_import_apply(plan=plan)
+                cache.delete(IMPORT_CACHE_KEY % request.POST["token"])
+                messages.success(
+                    request,
+                    gettext(
+                        "Importação concluída: %(pc)d produto(s) criado(s), %(pu)d atualizado(s); %(vc)d variante(s) "
+                        "criada(s), %(vu)d atualizada(s); %(ph)d foto(s) adicionada(s)."
+                    )
+                    % {
+                        "pc": result.products_created,
+                        "pu": result.products_updated,
+                        "vc": result.variants_created,
+                        "vu": result.variants_updated,
+                        "ph": result.photos_added,
+                    },
+                )
+                return HttpResponseRedirect(reverse("admin:shop_product_changelist"))
+            context.update(plan=plan, file_name=stored["name"])
+        elif request.method == "POST":
+            form = CatalogImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                upload = form.cleaned_data["file"]
+                if upload.size > spreadsheet.MAX_BYTES:
+                    form.add_error("file", gettext("O arquivo passa de 5 MB: divida-o em partes menores."))
+                else:
+                    data = upload.read()
+                    try:
+                        plan = spreadsheet.import_plan(spreadsheet.read_rows(upload.name, data))
+                    except spreadsheet.SpreadsheetError as error:
+                        form.add_error("file", str(error))
+                    else:
+                        context.update(plan=plan, file_name=upload.name)
+                        if not plan.errors:
+                            token = secrets.token_urlsafe(24)
+                            cache.set(
+                                IMPORT_CACHE_KEY % token,
+                                {"user": request.user.pk, "name": upload.name, "data": data},
+                                IMPORT_SECONDS,
+                            )
+                            context["token"] = token
+        context["form"] = form
+        return TemplateResponse(request, "admin/shop/product/import.html", context)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Product]:
         # Annotations keep the changelist at a fixed number of queries (no per-row variant queries).
@@ -240,3 +359,15 @@ class VariantAdmin(admin.ModelAdmin):
     @admin.display(description=_("preço"), ordering="price")
     def price_display(self, obj: Variant) -> str:
         return format_html('<span class="nowrap">{}</span>', format_brl(obj.price))
+
+
+@admin.register(SearchSynonym)
+class SearchSynonymAdmin(admin.ModelAdmin):
+    """The merchant's synonyms of the catalog search (storefront and agents): "camisa, camiseta"."""
+
+    list_display = ("words",)
+    search_fields = ("words",)
+    search_help_text = _(
+        "Cada linha junta termos que a busca trata como iguais: quem busca “camisa” encontra “camiseta”. "
+        "Plural, acentos e maiúsculas já são ignorados pela busca; não é preciso listá-los."
+    )

@@ -15,6 +15,7 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField
+from shop.catalog.rules import price_problem, zero_price_warning
 from shop.models import ProductImage, Variant
 
 OPTION_ROWS = 3  # name/value pairs offered per variant ("tamanho: M", "cor: Preta", …)
@@ -75,6 +76,19 @@ class VariantForm(forms.ModelForm):
         initial=0,
         error_messages={"min_value": _("O estoque não pode ser negativo.")},
     )
+    # Shown (a checkbox) only once a price of R$ 0,00 was refused: a free variant must be meant.
+    confirm_free = forms.BooleanField(label=_("Confirmo o preço R$ 0,00"), required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.is_bound and self._typed_price_is_zero():
+            self.fields["confirm_free"].widget = forms.CheckboxInput()
+
+    def _typed_price_is_zero(self) -> bool:
+        try:
+            return self.fields["price"].clean(self.data.get(self.add_prefix("price"))) == 0
+        except ValidationError:
+            return False
 
     class Meta:
         model = Variant
@@ -103,6 +117,12 @@ class VariantForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         price, compare_at = cleaned.get("price"), cleaned.get("compare_at_price")
+        for name, value, label in (("price", price, _("O preço")), ("compare_at_price", compare_at, _("O preço “de”"))):
+            problem = price_problem(value, label=str(label))
+            if problem:
+                self.add_error(name, problem)
+        if price == 0 and "price" in self.changed_data and not cleaned.get("confirm_free"):
+            self.add_error("price", zero_price_warning())
         if price is not None and compare_at is not None and compare_at < price:
             self.add_error("compare_at_price", _("O preço “de” deve ser maior ou igual ao preço."))
         options = cleaned.get("options")
@@ -114,10 +134,26 @@ class VariantForm(forms.ModelForm):
         return cleaned
 
 
+class PhotoInput(forms.ClearableFileInput):
+    """The current photo as a link ("Abrir a foto atual") instead of its storage path: the preview beside it
+    already shows it, and a path like produtos/prod_…/foto.jpg means nothing to the merchant."""
+
+    template_name = "shop/widgets/photo_input.html"
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__({"accept": "image/jpeg,image/png,image/webp", **(attrs or {})})
+
+
 class ProductImageForm(forms.ModelForm):
     class Meta:
         model = ProductImage
         fields = ("image", "source", "alt_text", "is_main", "position")
+        widgets = {
+            "image": PhotoInput,
+            "alt_text": forms.TextInput(attrs={"class": "photo-alt"}),
+            "position": forms.NumberInput(attrs={"class": "photo-position", "min": 0}),
+            "source": forms.TextInput(attrs={"class": "photo-source", "placeholder": "https://…"}),
+        }
 
     def _get_validation_exclusions(self) -> set[str]:
         # "One main photo" is checked across the whole formset (ProductImageFormSet); per form it would

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -16,23 +15,25 @@ from typing import Any
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
 from django.db import connection
 from django.db.models import (
-    Case,
     Exists,
     F,
+    FloatField,
     Func,
     Max,
     OuterRef,
     Prefetch,
     Q,
     QuerySet,
+    StringAgg,
     Subquery,
     TextField,
     Value,
-    When,
 )
-from django.db.models.functions import Concat
+from django.db.models.functions import Cast, Concat
 from django.utils.translation import gettext as _
 
+from shop.catalog import search
+from shop.catalog.search import search_words
 from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
 from shop.checkout.stock import VERSION_KEY
 from shop.models import Category, Product, ProductImage, Variant
@@ -81,6 +82,17 @@ class ProductPage:
         return min(self.page * self.per_page, self.total)
 
 
+def query_shortened(query: str) -> tuple[str, bool]:
+    """`query` cut to MAX_QUERY_LENGTH at a word boundary, and whether it was cut: a page (where a pasted text
+    is a person's slip) searches the start and says so; an API caller gets the CatalogQueryError instead."""
+    query = (query or "").strip()
+    if len(query) <= MAX_QUERY_LENGTH:
+        return query, False
+    cut = query[: MAX_QUERY_LENGTH + 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut[:MAX_QUERY_LENGTH]).strip(), True
+
+
 def _active_variants() -> QuerySet[Variant]:
     return Variant.objects.filter(active=True).order_by("position", "id")
 
@@ -122,71 +134,94 @@ def _validate(
         raise CatalogQueryError("page", _("A página deve ser um número inteiro a partir de 1."))
 
 
-def _fold(text: str | None) -> str:
-    """Strip accents and case ("Café" → "cafe") so the SQLite fallback matches like unaccent() does."""
-    decomposed = unicodedata.normalize("NFKD", text or "")
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
-
-
-# Words that carry no meaning in a product search ("café *de* Minas"); dropped before word-by-word matching.
-_STOPWORDS = frozenset({"a", "o", "as", "os", "e", "de", "da", "do", "das", "dos", "com", "em", "na", "no", "para"})
-_WORD = re.compile(r"\w+")
 # pg_trgm word_similarity from which a word counts as a typo of a word of the title ("camizeta" ~ "camiseta").
 TYPO_SIMILARITY = 0.45
-_SEARCHED_FIELDS = ("title", "brand", "category__name", "description")
-
-
-def search_words(query: str) -> list[str]:
-    """The query's words, accent- and case-folded, stopwords dropped ("Café de Minas" → ["cafe", "minas"])."""
-    words = [word for word in _WORD.findall(_fold(query)) if word not in _STOPWORDS]
-    return list(dict.fromkeys(words))
-
-
-def _sqlite_fold_search(qs: QuerySet[Product], query: str, sku_match: Exists) -> QuerySet[Product]:
-    """Every word somewhere in title, brand, category or description, in any order; ranked by title hits."""
-    # SQLite has no unaccent(); register ours on this connection (cheap, idempotent) before using it.
-    connection.ensure_connection()
-    connection.connection.create_function("shop_fold", 1, _fold, deterministic=True)
-    fields = {f"_fold_{name}": Func(F(name), function="shop_fold") for name in _SEARCHED_FIELDS}
-    words = search_words(query)
-    if not words:
-        return qs.filter(sku_match).annotate(rank=Value(0.0)), True
-    match = Q()
-    for word in words:
-        anywhere = Q()
-        for alias in fields:
-            anywhere |= Q(**{f"{alias}__contains": word})
-        match &= anywhere
-    # Relevance: how many words are in the title (then brand), like the weights of the Postgres document.
-    rank: Any = Value(0.0)
-    for word in words:
-        rank = rank + Case(When(_fold_title__contains=word, then=Value(1.0)), default=Value(0.0))
-        rank = rank + Case(When(_fold_brand__contains=word, then=Value(0.4)), default=Value(0.0))
-    return qs.alias(**fields).filter(match | sku_match).annotate(rank=rank), True
 
 
 def _unaccent(expression: Any) -> Func:
     return Func(expression, function="unaccent")
 
 
+def _variant_text(*, postgres: bool) -> Subquery:
+    """The active variants' titles and option values ("Em grãos Moído 250 g"), one string per product."""
+    if postgres:
+        # Only the values of the options JSON ({"moagem": "Em grãos"} → ["Em grãos"]): a key such as "cor"
+        # would make every product with colours match a search for "cor".
+        values: Any = Cast(Func(F("options"), template="jsonb_path_query_array(%(expressions)s, '$.*')"), TextField())
+    else:
+        values = Func(F("options"), function="shop_option_values", output_field=TextField())
+    text = Concat(F("title"), Value(" "), values, output_field=TextField())
+    return Subquery(
+        Variant.objects.filter(product=OuterRef("pk"), active=True)
+        .order_by()
+        .values("product")
+        .annotate(text=StringAgg(text, delimiter=Value(" ")))
+        .values("text")[:1],
+        output_field=TextField(),
+    )
+
+
+def _sqlite_search(qs: QuerySet[Product], plan: search.Plan, sku_match: Exists) -> QuerySet[Product]:
+    """Every group of the plan somewhere in title, brand, category, variants or description, as typed or
+    inflected (Snowball stems, as Postgres's `portuguese`); ranked by where the words are."""
+    # SQLite has neither unaccent() nor a Portuguese stemmer: register ours on this connection (cheap, idempotent).
+    connection.ensure_connection()
+    raw = connection.connection
+    raw.create_function("shop_option_values", 1, search.option_values, deterministic=True)
+    raw.create_function("shop_search_rank", 6, search.sqlite_rank, deterministic=True)
+    if not plan:
+        return qs.filter(sku_match).annotate(rank=Value(0.0))
+    rank = Func(
+        Value(search.plan_json(plan)),
+        F("title"),
+        F("brand"),
+        F("category__name"),
+        _variant_text(postgres=False),
+        F("description"),
+        function="shop_search_rank",
+        output_field=FloatField(),
+    )
+    return qs.annotate(rank=rank).filter(Q(rank__gt=0) | sku_match)
+
+
+def _tsquery(plan: search.Plan) -> SearchQuery:
+    """AND of the groups, each an OR of its alternatives (a phrase's words ANDed by plainto_tsquery)."""
+    combined: SearchQuery | None = None
+    for group in plan:
+        either: SearchQuery | None = None
+        for alternative in group:
+            term = SearchQuery(" ".join(alternative), config="portuguese", search_type="plain")
+            either = term if either is None else either | term
+        assert either is not None  # a group always holds its own word
+        combined = either if combined is None else combined & either
+    assert combined is not None
+    return combined
+
+
 def _apply_search(qs: QuerySet[Product], query: str) -> tuple[QuerySet[Product], bool]:
     """Filter by the free-text query; returns the queryset and whether a `rank` annotation exists."""
     sku_match = Exists(Variant.objects.filter(product=OuterRef("pk"), active=True, sku__iexact=query))
+    plan = search.search_plan(query, search.synonyms_load())
     if connection.vendor != "postgresql":
-        # The embedded SQLite database: accent- and case-folded words, in any order.
-        return _sqlite_fold_search(qs, query, sku_match)
-    # Accents ignored on both sides ("cafe" finds "Café"); title weighs more than brand and description.
+        # The embedded SQLite database: accent- and case-folded, stemmed words, in any order.
+        return _sqlite_search(qs, plan, sku_match), True
+    if not plan:
+        return qs.filter(sku_match | Q(title__unaccent__icontains=query)).annotate(rank=Value(0.0)), True
+    # Accents ignored on both sides ("cafe" finds "Café": the plan's words are folded); title weighs more than
+    # brand, category and the variants' titles and option values ("Em grãos"), which weigh more than the
+    # description.
     vector = (
         SearchVector(_unaccent(F("title")), weight="A", config="portuguese")
         + SearchVector(_unaccent(F("brand")), weight="B", config="portuguese")
         + SearchVector(_unaccent(F("category__name")), weight="B", config="portuguese")
+        + SearchVector(_unaccent(_variant_text(postgres=True)), weight="B", config="portuguese")
         + SearchVector(_unaccent(F("description")), weight="C", config="portuguese")
     )
-    search = SearchQuery(_unaccent(Value(query)), config="portuguese", search_type="websearch")
-    qs = qs.annotate(document=vector, rank=SearchRank(vector, search))
+    terms = _tsquery(plan)
+    qs = qs.annotate(document=vector, rank=SearchRank(vector, terms))
     return qs.filter(
         # Full-text match (@@; ts_rank alone is not a match test), a prefix typed so far ("camis"), or a SKU.
-        Q(document=search) | Q(title__unaccent__icontains=query) | sku_match
+        Q(document=terms) | Q(title__unaccent__icontains=query) | sku_match
     ), True
 
 
@@ -252,8 +287,9 @@ def product_search(
     """One page of active products matching the filters. Prices are centavos; filters apply to variant prices.
 
     Raises CatalogQueryError(field, message) for bad input (unknown sort or category, price_min > price_max,
-    page out of range, per_page outside 1..50). Queries: category check (if any), count, page, variants, images;
-    one more count only when a query found nothing (the typo retry).
+    page out of range, per_page outside 1..50, a query longer than MAX_QUERY_LENGTH). Queries: category check (if
+    any), count, page, variants, images; with a query, the merchant's synonyms when not cached, and one more count
+    only when it found nothing (the typo retry).
     """
     query = (query or "").strip()
     _validate(

@@ -52,6 +52,14 @@ CATEGORIES: tuple[tuple[str, str, str], ...] = (
 
 # NCM per demo category (TIPI): torrado em grão/moído, camisetas de algodão, louça de cerâmica,
 # cadernos, telefones celulares. The demo catalog issues NF-e with no staff action (issue 18).
+# The admin's "Sinônimos da busca" to start from: words buyers type for what the catalog names otherwise.
+DEMO_SYNONYMS: tuple[str, ...] = (
+    "camisa, camiseta",
+    "celular, smartphone",
+    "fone de ouvido, headphone, fone",
+    "xícara, caneca",
+)
+
 DEMO_NCM: dict[str, str] = {
     "cafes": "09012100",
     "camisetas": "61091000",

@@ -14,8 +14,8 @@ from typing import Any
 from django.db import models, transaction
 
 from shop.catalog.images import demo_photo_ensure, product_image_thumbnail_make
-from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_PACKAGE_CM, DEMO_STORE_FISCAL, PRODUCTS
-from shop.models import Category, Product, ProductImage, Variant
+from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_PACKAGE_CM, DEMO_STORE_FISCAL, DEMO_SYNONYMS, PRODUCTS
+from shop.models import Category, Product, ProductImage, SearchSynonym, Variant
 from shop.models.store import STORE_ROW_ID, StoreSettings
 
 
@@ -37,7 +37,7 @@ def _seed_photo(product: Product, slug: str, title: str) -> int:
 @transaction.atomic
 def seed_catalog() -> dict[str, int]:
     """Create what is missing of the demo catalog; returns how many rows were written per kind (0 on a re-run)."""
-    written = {"categories": 0, "products": 0, "variants": 0, "images": 0}
+    written = {"categories": 0, "products": 0, "variants": 0, "images": 0, "synonyms": 0}
     categories: dict[str, Category] = {}
     for position, (slug, name, description) in enumerate(CATEGORIES):
         categories[slug], was_written = _create_missing(
@@ -87,6 +87,8 @@ def seed_catalog() -> dict[str, int]:
                 },
             )
             written["variants"] += was_written
+    for words in DEMO_SYNONYMS:
+        written["synonyms"] += _create_missing(SearchSynonym, {"words": words}, {})[1]
     return written
 
 

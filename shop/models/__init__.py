@@ -1,7 +1,7 @@
 """Models of the shop, split by concern; import them from `shop.models`."""
 
 from shop.models.cart import Cart, CartLine
-from shop.models.catalog import Category, Product, ProductImage, Variant, new_product_id
+from shop.models.catalog import Category, Product, ProductImage, SearchSynonym, Variant, new_product_id
 from shop.models.checkout import (
     Checkout,
     CheckoutEvent,
@@ -43,6 +43,7 @@ __all__ = [
     "Product",
     "ProductImage",
     "ReminderOptOut",
+    "SearchSynonym",
     "ShippingLabel",
     "ShippingMethod",
     "ShippingRate",

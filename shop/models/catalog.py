@@ -55,7 +55,16 @@ class Category(models.Model):
 class Product(models.Model):
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_product_id, editable=False)
     title = models.CharField(_("título"), max_length=200)
-    slug = models.SlugField(_("slug"), max_length=220, unique=True)
+    slug = models.SlugField(
+        _("endereço (slug)"),
+        max_length=220,
+        unique=True,
+        help_text=_(
+            "O fim do endereço da página do produto, ex.: /produtos/camiseta-basica-preta/. Preenchido a partir "
+            "do título enquanto você digita; só letras sem acento, números e hífens. Mudá-lo quebra links já "
+            "compartilhados."
+        ),
+    )
     description = models.TextField(_("descrição"), blank=True)
     brand = models.CharField(_("marca"), max_length=120, blank=True)
     category = models.ForeignKey(
@@ -167,7 +176,12 @@ class ProductImage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.image.name if self.image else self.source
+        # The admin titles each photo row with this: what the photo shows, else its file name, never a storage
+        # path ("produtos/prod_…/x.jpg").
+        if self.alt_text:
+            return self.alt_text
+        name = (self.image.name if self.image else self.source).rstrip("/").rpartition("/")[2]
+        return str(_("Foto %(name)s") % {"name": name}) if name else str(_("Foto"))
 
     @property
     def url(self) -> str:
@@ -280,6 +294,63 @@ class Variant(models.Model):
         if self.stock > 0:
             return "InStock"
         return "PreOrder" if self.allow_backorder else "OutOfStock"
+
+
+SYNONYM_MAX_TERMS = 12
+SYNONYM_MAX_TERM_LENGTH = 60
+
+
+def synonym_terms(words: str) -> list[str]:
+    """The terms of a synonym row as typed ("camisa, camiseta" → ["camisa", "camiseta"]), blanks dropped."""
+    return [term.strip() for term in (words or "").replace(";", ",").split(",") if term.strip()]
+
+
+class SearchSynonym(models.Model):
+    """Terms the catalog search treats as one ("camisa" finds "Camiseta"), typed by the merchant in the admin.
+
+    Two-way: a search for any term of the row also finds the products named by the others. Read through a cached
+    map (`shop.catalog.search.synonyms_map`), dropped after every save or delete.
+    """
+
+    words = models.CharField(
+        _("termos equivalentes"),
+        max_length=400,
+        unique=True,
+        help_text=_(
+            "Separe por vírgula, ex.: camisa, camiseta, blusa. Quem buscar qualquer um dos termos encontra os "
+            "produtos que têm os outros. Um termo pode ter mais de uma palavra (fone de ouvido)."
+        ),
+    )
+
+    class Meta:
+        verbose_name = _("sinônimo da busca")
+        verbose_name_plural = _("sinônimos da busca")
+        ordering = ["words"]
+
+    def __str__(self) -> str:
+        return ", ".join(synonym_terms(self.words))
+
+    def clean(self) -> None:
+        super().clean()
+        terms = synonym_terms(self.words)
+        if len(terms) > SYNONYM_MAX_TERMS:
+            raise ValidationError({"words": _("Use no máximo %(n)d termos por linha.") % {"n": SYNONYM_MAX_TERMS}})
+        for term in terms:
+            if len(term) > SYNONYM_MAX_TERM_LENGTH:
+                raise ValidationError(
+                    {
+                        "words": _("“%(term)s” é longo demais: até %(n)d caracteres por termo.")
+                        % {"term": term[:20] + "…", "n": SYNONYM_MAX_TERM_LENGTH}
+                    }
+                )
+            if not any(ch.isalnum() for ch in term):
+                raise ValidationError({"words": _("“%(term)s” não tem letras nem números.") % {"term": term}})
+        folded = {" ".join(term.casefold().split()) for term in terms}
+        if len(folded) < 2:
+            raise ValidationError(
+                {"words": _("Informe pelo menos dois termos diferentes separados por vírgula, ex.: camisa, camiseta.")}
+            )
+        self.words = ", ".join(terms)
 
 
 # =================================================================================================

@@ -100,7 +100,18 @@ class ShippingRate(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.method.code} {self.uf or f'{self.cep_start}-{self.cep_end}'}"
+        # Read by the merchant as a row title ("PAC — SP", "Motoboy — CEP 01000-000 a 05999-999"), not codes.
+        if self.uf:
+            return f"{self.method.title} — {self.uf}"
+
+        def cep(value: int | None) -> str:
+            digits = f"{value or 0:08d}"
+            return f"{digits[:5]}-{digits[5:]}"
+
+        return str(
+            _("%(method)s — CEP %(start)s a %(end)s")
+            % {"method": self.method.title, "start": cep(self.cep_start), "end": cep(self.cep_end)}
+        )
 
 
 class PickupLocation(models.Model):

@@ -17,12 +17,14 @@ from kernel.money import parse_brl
 from shop.catalog.schema_org import cents_to_decimal_string, product_schema_org
 from shop.catalog.selectors import (
     MAX_PER_PAGE,
+    MAX_QUERY_LENGTH,
     CatalogQueryError,
     ProductPage,
     product_availability,
     product_get,
     product_price_range,
     product_search,
+    query_shortened,
 )
 from shop.checkout.fulfillment import (
     cep_lookup,
@@ -87,10 +89,16 @@ class ParamError:
 def _parse_list_params(params: QueryDict) -> tuple[dict[str, object], list[ParamError]]:
     """Read the product list's query string; a bad value is dropped and reported, never raised."""
     errors: list[ParamError] = []
-    args: dict[str, object] = {
-        "query": params.get("q", "").strip(),
-        "category_slug": params.get("category", "").strip(),
-    }
+    query, shortened = query_shortened(params.get("q", ""))
+    if shortened:
+        # A pasted paragraph: search its start and say so (neither the whole catalog nor nothing).
+        errors.append(
+            ParamError(
+                "q",
+                _("A busca pode ter até %(n)d caracteres: buscamos só o começo do texto.") % {"n": MAX_QUERY_LENGTH},
+            )
+        )
+    args: dict[str, object] = {"query": query, "category_slug": params.get("category", "").strip()}
     raw_stock = params.get("in_stock", "").strip().lower()
     if raw_stock in _TRUE:
         args["in_stock"] = True
@@ -204,7 +212,7 @@ def product_list(request: HttpRequest) -> HttpResponse:
             "current_category": current_category,
             "sort_options": SORT_LABELS,
             "form": {
-                "q": request.GET.get("q", ""),
+                "q": args["query"],
                 "category": request.GET.get("category", ""),
                 "in_stock": args.get("in_stock", False),
                 "price_min": request.GET.get("price_min", ""),

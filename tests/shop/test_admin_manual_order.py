@@ -103,8 +103,10 @@ def test_sale_with_pix_link_is_paid_on_the_storefront_pix_page(
     ("changes", "field", "message"),
     [
         ({"sku_0": "", "qty_0": ""}, "sku_0", "Escolha pelo menos um produto."),
-        ({"qty_0": "0"}, "qty_0", "Certifique-se que este valor seja maior ou igual a 1."),
-        ({"qty_0": "50"}, "sku_0", "Só temos 10 unidades de Produto SKU-CAFE-500G"),
+        # a line's quantity problems show on its line (product and quantity side by side)
+        ({"qty_0": "0"}, "sku_0", "Certifique-se que este valor seja maior ou igual a 1."),
+        ({"qty_0": "50"}, "sku_0", "Só há 10 em estoque."),
+        ({"sku_0": "NAO-EXISTE"}, "sku_0", "Produto “NAO-EXISTE” não encontrado"),
         ({"email": "maria@"}, "email", "Insira um endereço de email válido."),
         ({"location": ""}, "location", "Escolha o local de retirada."),
         ({"delivery": "shipping"}, "postal_code", "Obrigatório para envio."),
@@ -132,13 +134,79 @@ def test_a_sold_out_product_is_refused_on_its_field_not_a_500(
     Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=0)
     # when staff register the sale
     response = admin_client.post(URL, _form(shop_setup))
-    # then the form comes back saying which product is sold out, and nothing was created
+    # then the form comes back saying, on its line, that the product is sold out, and nothing was created
     assert response.status_code == 200
-    errors = re.search(r'<ul class="errorlist nonfield">(.*?)</ul>', response.content.decode(), re.S)
-    assert errors is not None and errors.group(1) == "<li>Produto SKU-CAFE-500G está esgotado.</li>"
+    errors = re.search(r'<ul class="errorlist" id="id_sku_0_error">(.*?)</ul>', response.content.decode(), re.S)
+    assert errors is not None and errors.group(1) == "<li>Esgotado.</li>"
     assert (Order.objects.count(), Checkout.objects.count()) == (0, 0)
 
 
 def test_dashboard_links_to_the_manual_sale(admin_client: Client) -> None:
     assert 'href="/admin/venda-manual/"' in admin_client.get("/admin/").content.decode()
     assert Client().get(URL).status_code == 302  # staff only
+
+
+def _field_errors(html: str) -> dict[str, str]:
+    """{field: its error text} as the page shows them under each field."""
+    found = re.findall(r'<ul class="errorlist" id="id_(\w+)_error"><li>(.*?)</li>', html)
+    return dict(found)
+
+
+def test_every_error_is_shown_in_one_round_each_under_its_field(
+    admin_client: Client, shop_setup: dict[str, object]
+) -> None:
+    # given a sale with a bad phone, a bad CPF, a CEP of another UF, a missing number and the note left empty
+    form = _form(
+        shop_setup,
+        phone="1234",
+        tax_id="111.111.111-12",
+        delivery="shipping",
+        option="pac",
+        postal_code="20040-002",
+        street="Av. Paulista",
+        number="",
+        city="São Paulo",
+        state="SP",
+        paid_reason="",
+        qty_0="50",
+    )
+    response = admin_client.post(URL, form)
+    html = response.content.decode()
+    # then every problem comes back at once, each under its own field (the CEP's under CEP, not "Rua")
+    assert _field_errors(html) == {
+        "qty_0": "Só há 10 em estoque.",
+        "phone": "Celular inválido: informe DDD e número, ex.: (11) 98765-4321.",
+        "tax_id": "CPF/CNPJ inválido: confira os números.",
+        "number": "Obrigatório para envio.",
+        "postal_code": "Este CEP é de RJ, não de SP.",
+        "paid_reason": "Conte o motivo (ex.: pago em dinheiro no balcão).",
+    }
+    assert "Corrija os 6 erros abaixo." in html
+    assert (Order.objects.count(), Checkout.objects.count()) == (0, 0)
+
+
+def test_the_page_hints_the_phone_as_elsewhere_and_marks_the_conditional_fields(admin_client: Client) -> None:
+    html = admin_client.get(URL).content.decode()
+    assert 'placeholder="(11) 98765-4321"' in html and "Ex.: (11) 98765-4321" in html
+    assert "+5511" not in html
+    note = re.search(r'<label for="id_paid_reason"[^>]*>(.*?)</label>', html, re.S)
+    assert note is not None and "(obrigatório)" in note.group(1)
+    # each choice's fields sit in a section the page shows only for that choice
+    for group, rule in (
+        ("delivery-pickup", "delivery=pickup"),
+        ("payment-paid", "payment=paid"),
+        ("payment-pix_due", "payment=pix_due"),
+        ("delivery-shipping", "delivery=shipping"),
+    ):
+        assert f'id="group-{group}" data-when="{rule}"' in html
+
+
+def test_a_sale_with_more_than_four_lines_found_by_sku(admin_client: Client, shop_setup: dict[str, object]) -> None:
+    skus = ["SKU-CAFE-500G"] + [make_variant(sku=f"LINHA-{i}", price=1000 + i, stock=5).sku for i in range(5)]
+    form = _form(shop_setup, coupon="")
+    for row, sku in enumerate(skus):
+        form[f"sku_{row}"], form[f"qty_{row}"] = sku.lower() if row == 5 else sku, "1"  # case as typed
+    response = admin_client.post(URL, form)
+    assert response.status_code == 302, _field_errors(response.content.decode())
+    order = Order.objects.get()
+    assert sorted(order.lines.values_list("sku", flat=True)) == sorted(skus)

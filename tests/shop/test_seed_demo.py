@@ -38,7 +38,7 @@ def test_seed_demo_twice_changes_nothing() -> None:
     # then the same rows exist, none was saved again, and the command says it wrote nothing
     assert _snapshot() == first
     assert (
-        "categories: 0, products: 0, variants: 0, images: 0, shipping_methods: 0, shipping_rates: 0, "
+        "categories: 0, products: 0, variants: 0, images: 0, synonyms: 0, shipping_methods: 0, shipping_rates: 0, "
         "packaging_boxes: 0, pickup_locations: 0, coupons: 0" in out.getvalue()
     )
 

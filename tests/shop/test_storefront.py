@@ -155,7 +155,8 @@ def test_cards_show_brl_prices_and_badges(client: Client, demo: None) -> None:
         ("per_page=x", "per_page", "“x” não é um número inteiro."),
         ("sort=cheap", "sort", "Ordenação desconhecida."),
         ("category=nao-existe", "category", "Categoria desconhecida: “nao-existe”."),
-        ("q=" + "x" * 201, "q", "A busca pode ter no máximo 200 caracteres."),
+        # an over-long q is searched by its start, not dropped for the whole catalog (issue 33):
+        # tests/shop/test_search.py::test_a_pasted_paragraph_on_the_page_searches_its_start_and_says_so
         ("q=%00", "q", "A busca contém caracteres inválidos."),
         ("category=%00", "category", "Categoria desconhecida"),
     ],
