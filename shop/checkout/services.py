@@ -27,6 +27,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
         # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
     checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str
         # called by shop.receivers on payments.card_payment_settled (card webhook, reconcile)
+    checkout_settle_boleto(*, reference: str, payment_id: str, status: str, amount: int) -> str
+        # called by shop.receivers on payments.boleto_settled (paid → order once; expired → stock back)
     variants_restock(*, items: list[tuple[str, int]]) -> None     # orders' stock_return_requested
 
     CheckoutNotFound is raised for unknown ids (BCP `not_found`).
@@ -108,6 +110,7 @@ from shop.checkout.settle import (
     checkout_pending_due,
     checkout_pix_lapse_due,
     checkout_pix_refresh,
+    checkout_settle_boleto,
     checkout_settle_card,
     checkout_settle_pix,
 )
@@ -143,6 +146,7 @@ __all__ = [
     "checkout_get",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
+    "checkout_settle_boleto",
     "checkout_settle_card",
     "checkout_settle_pix",
     "checkout_update",
