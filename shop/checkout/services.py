@@ -78,6 +78,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
+from shop.checkout.boleto import boleto_handler_id, boleto_offered
 from shop.checkout.charge import held_key, hold_for_charge, pix_charge_issue, pix_charge_plan, save_holding
 from shop.checkout.complete import (
     MANUAL_METHODS,
@@ -132,6 +133,8 @@ from shop.freight.quotes import carrier_quote_prefetch
 from shop.models import Checkout, CheckoutLine, Variant
 
 __all__ = [
+    "boleto_handler_id",
+    "boleto_offered",
     "MANUAL_METHODS",
     "CheckoutCreateImpossible",
     "CheckoutInputError",
