@@ -46,12 +46,12 @@ from payments.timeline import record_event
 __all__ = [
     "BoletoUnavailable",
     "CardCharge",
+    "CardPaymentBrief",
     "IssuedBoleto",
     "boleto_issue",
     "boleto_record",
     "boleto_refund_mark_transferred",
     "business_days_after",
-    "CardPaymentBrief",
     "card_payment_authorize",
     "card_payment_brief",
     "card_payment_brief_sql",

@@ -44,8 +44,8 @@ __all__ = [
     "reconcile_received_pix",
     "reprocess_recurrence_webhooks",
     "revoke_pix_charge_at_psp",
-    "sweep_boletos",
     "send_infraction_answer",
+    "sweep_boletos",
     "sweep_infractions",
 ]
 

@@ -15,13 +15,13 @@ from django.conf import settings
 
 from bcp_app.protocol.names import (
     AP2_MANDATE,
+    BOLETO_HANDLER,
     BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
     FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
-    BOLETO_HANDLER,
     PIX_HANDLER,
     PROTOCOL_VERSION,
 )
@@ -30,8 +30,8 @@ from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import CARD_HANDLER, boleto_handler_entry, card_handler_entry, pix_handler_entry
 from bcp_app.service.policies import policies_json
 from kernel.money import format_brl
-from payments.boleto.codes import barcode_from_line, line_display
 from orders.selectors import order_bcp_payload
+from payments.boleto.codes import barcode_from_line, line_display
 from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
 from shop.checkout.services import boleto_offered
 from shop.checkout.types import CheckoutMessage

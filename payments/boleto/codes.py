@@ -76,7 +76,7 @@ def barcode_from_line(line: str) -> str:
 
 
 def line_display(line: str) -> str:
-    """"23790.12345 60000.000000 00000.000000 1 10000000012345": the five fields as banks print them."""
+    """ "23790.12345 60000.000000 00000.000000 1 10000000012345": the five fields as banks print them."""
     n = digits(line)
     if len(n) != 47:
         return line

@@ -20,15 +20,14 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-
 from payments.boleto.codes import barcode_build, line_from_barcode
 from payments.card.gateway import (
     AUTHORIZED,
-    BoletoRequest,
     CANCELED,
     FAILED,
     PAID,
     PENDING,
+    BoletoRequest,
     CardCustomer,
     GatewayCharge,
     GatewayNotFound,
@@ -113,7 +112,8 @@ class SandboxCardGateway:
         if existing is not None:
             return _charge(existing)  # an Idempotency-Key replay answers the first result
         free = f"{secrets.randbelow(10**25):025d}"
-        line = line_from_barcode(barcode_build(bank="237", amount=request.amount, due=request.due_date, free_field=free))
+        barcode = barcode_build(bank="237", amount=request.amount, due=request.due_date, free_field=free)
+        line = line_from_barcode(barcode)
         try:
             row = SandboxCardCharge.objects.create(
                 charge_id=f"ch_{secrets.token_hex(8)}",

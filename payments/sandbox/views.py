@@ -26,14 +26,14 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from payments.money import decimal_to_cents
-from payments.psp.base import parse_datetime
-from payments.qr import qr_svg
 from payments.boleto.codes import barcode_from_line, itf_svg, line_display
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import SandboxCardCharge
 from payments.card.sandbox import sandbox_boleto_pay
 from payments.card.webhook import card_webhook_store
+from payments.money import decimal_to_cents
+from payments.psp.base import parse_datetime
+from payments.qr import qr_svg
 from payments.sandbox import bodies, services
 from payments.sandbox.models import SandboxCob
 

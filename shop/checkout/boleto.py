@@ -25,11 +25,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from payments.boleto.service import brasilia_today, expiry_grace_days, min_amount
 from payments.card.gateway import CardCustomer
 from payments.due import BRASILIA
 from payments.exceptions import PaymentInputError
 from payments.services import BoletoUnavailable, IssuedBoleto, boleto_issue, boleto_record, business_days_after
-from payments.boleto.service import brasilia_today, expiry_grace_days, min_amount
 from shop.checkout.charge import INSTRUMENT_PATH, charge_description, err, save_status, unreserve
 from shop.checkout.core import lock, reload, retried_on_deadlock, speak, stored_messages
 from shop.checkout.types import STATUS_IN_PROGRESS, STATUS_READY, CheckoutMessage, CheckoutResult

@@ -133,12 +133,12 @@ from shop.freight.quotes import carrier_quote_prefetch
 from shop.models import Checkout, CheckoutLine, Variant
 
 __all__ = [
-    "boleto_handler_id",
-    "boleto_offered",
     "MANUAL_METHODS",
     "CheckoutCreateImpossible",
     "CheckoutInputError",
     "CheckoutNotFound",
+    "boleto_handler_id",
+    "boleto_offered",
     "checkout_cancel",
     "checkout_complete",
     "checkout_complete_paid_elsewhere",

@@ -21,10 +21,18 @@ from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 BOLETO = {"id": "instr_boleto", "handler_id": "br.dev.bcp.boleto", "type": "boleto", "selected": True}
-BOLETO_HANDLERS = {"br.dev.bcp.boleto": [{"id": "br.dev.bcp.boleto", "version": "2026-07-28",
-                                          "spec": "https://bcp.dev.br/draft/specification/payment/boleto",
-                                          "schema": "https://bcp.dev.br/draft/schemas/shopping/boleto.json",
-                                          "available_instruments": [{"type": "boleto"}], "config": {}}]}
+BOLETO_HANDLERS = {
+    "br.dev.bcp.boleto": [
+        {
+            "id": "br.dev.bcp.boleto",
+            "version": "2026-07-28",
+            "spec": "https://bcp.dev.br/draft/specification/payment/boleto",
+            "schema": "https://bcp.dev.br/draft/schemas/shopping/boleto.json",
+            "available_instruments": [{"type": "boleto"}],
+            "config": {},
+        }
+    ]
+}
 
 
 @pytest.fixture

@@ -22,9 +22,9 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from datetime import date
 from urllib.parse import parse_qs, urlsplit
 
 import pytest

@@ -91,7 +91,7 @@ class BoletoHandlerConfig(ResponseModel):
     environment: Literal["sandbox", "production"] = Field(description="sandbox: boletos que não valem em banco.")
     gateway: str = Field(description="Quem emite o boleto: pagarme ou sandbox.")
     due_business_days: int = Field(ge=1, description="Vence este número de dias úteis depois do complete.")
-    expiry_grace_days: int = Field(ge=1, description="Dias depois do vencimento até o boleto sem pagamento ser cancelado.")
+    expiry_grace_days: int = Field(ge=1, description="Dias após o vencimento até cancelar um boleto não pago.")
     min_amount: Amount = Field(description="Menor total pagável por boleto, em centavos.")
     requires_buyer_tax_id: bool = Field(description="O CPF/CNPJ do comprador (`buyer.tax_id`) é obrigatório.")
 
@@ -102,4 +102,6 @@ class PaymentHandlerOut(ResponseModel):
     spec: str | None = Field(default=None, description="URL da especificação do handler.")
     schema_url: str | None = Field(default=None, alias="schema", description="URL do JSON Schema do handler.")
     available_instruments: list[AvailableInstrument] | None = Field(default=None, description="Tipos de instrumento.")
-    config: PixHandlerConfig | CardHandlerConfig | BoletoHandlerConfig = Field(description="Configuração do handler para este checkout.")
+    config: PixHandlerConfig | CardHandlerConfig | BoletoHandlerConfig = Field(
+        description="Configuração do handler para este checkout."
+    )
