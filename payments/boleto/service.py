@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from kernel.ids import new_public_id
+from kernel.rows import insert_once
 from payments.boleto.codes import barcode_from_line, digits
 from payments.boleto.models import BoletoPayment, BoletoRefund
 from payments.card.gateway import PAID, BoletoRequest, CardCustomer, GatewayCharge, GatewayError, GatewayNotFound
@@ -41,7 +42,7 @@ from payments.card.service import get_card_gateway
 from payments.due import local_date
 from payments.exceptions import PaymentInputError
 from payments.signals import boleto_settled, refund_finished_on_commit
-from payments.timeline import record_event
+from payments.timeline import new_event, record_event
 
 logger = logging.getLogger(__name__)
 Status = BoletoPayment.Status
@@ -120,7 +121,8 @@ def boleto_issue(
         raise PaymentInputError("tax_id", "a registered boleto needs the payer's CPF or CNPJ")
     if due_date < brasilia_today():
         raise PaymentInputError("due_date", "is in the past")
-    live = boleto_live_for_reference(reference)
+    known = list(BoletoPayment.objects.filter(reference=reference))  # one read: the live one and the attempts
+    live = next((row for row in known if row.status != Status.EXPIRED), None)
     if live is not None:
         if live.status == Status.PAID or live.amount == amount:
             return IssuedBoleto(reference, handler_id, amount, live.due_date, live.attempt, live.gateway,
@@ -130,7 +132,7 @@ def boleto_issue(
     gateway = get_card_gateway()
     if gateway is None:
         raise BoletoUnavailable("no card gateway is configured")
-    attempt = BoletoPayment.objects.filter(reference=reference).count() + 1
+    attempt = len(known) + 1
     request = BoletoRequest(
         reference=reference,
         amount=amount,
@@ -160,10 +162,7 @@ def boleto_record(issued: IssuedBoleto) -> BoletoPayment:
     if issued.existing is not None:
         return issued.existing
     charge = issued.charge
-    found = BoletoPayment.objects.filter(gateway_charge_id=charge.charge_id).first()
-    if found is not None:
-        return found
-    payment = BoletoPayment.objects.create(
+    payment = BoletoPayment(
         payment_id=new_public_id("bolpay"),
         reference=issued.reference,
         attempt=issued.attempt,
@@ -180,8 +179,11 @@ def boleto_record(issued: IssuedBoleto) -> BoletoPayment:
         qr_code=charge.boleto_qr_code,
         nosso_numero=charge.boleto_nosso_numero,
     )
-    record_event(reference=issued.reference, kind="boleto_issued", amount=issued.amount, charge=charge.charge_id,
-                 due_date=issued.due_date.isoformat())  # fmt: skip
+    event = new_event(reference=issued.reference, kind="boleto_issued", amount=issued.amount,
+                      charge=charge.charge_id, due_date=issued.due_date.isoformat())  # fmt: skip
+    # The row and its event in one statement; the same gateway charge recorded before is that row.
+    if not insert_once(payment, conflict=("gateway_charge_id",), event=event):
+        return BoletoPayment.objects.get(gateway_charge_id=charge.charge_id)
     return payment
 
 

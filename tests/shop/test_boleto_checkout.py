@@ -12,16 +12,20 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from orders.models import Adjustment, Order
 from orders.services import order_refund
 from payments.boleto.codes import barcode_from_line
-from payments.boleto.service import boleto_expire_due, business_days_after
+from payments.boleto.service import boleto_expire_due, boleto_settle_confirmed, business_days_after
+from payments.card.pagarme import PagarmeGateway
 from payments.models import BoletoPayment, BoletoRefund, CardWebhookEvent
 from payments.services import boleto_refund_mark_transferred
 from payments.signals import boleto_settled
 from payments.tasks import reconcile_card_payments
-from shop.checkout.services import checkout_complete, checkout_create
+from shop.checkout.complete import _begin
+from shop.checkout.core import ANY_OWNER
+from shop.checkout.services import checkout_complete, checkout_create, checkout_pending_due
 from shop.checkout.types import BuyerInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
 from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
@@ -29,6 +33,11 @@ from tests.shop.checkout_factories import full_input, make_shipping, make_varian
 
 pytestmark = pytest.mark.django_db
 
+# Statements of a boleto complete (step 1 as for any instrument; step 2's one read of the reference's boletos;
+# step 3: lock, the boleto with its event in one INSERT, the checkout with its event), savepoints of the test's
+# transaction included, and of the settlement that places the order (the boleto row, the checkout, the order).
+BOLETO_COMPLETE_BUDGET = 13
+BOLETO_SETTLE_BUDGET = 13
 BOLETO = InstrumentInput(id="instr_b", handler_id="br.dev.bcp.boleto", type="boleto")
 
 
@@ -236,3 +245,38 @@ def test_refund_of_a_paid_boleto_waits_for_the_transfer_and_completes_once(
     assert Adjustment.objects.get(public_id=adjustment.public_id).status == "completed"
     order.refresh_from_db()
     assert order.refunded_amount == 2500
+
+
+def test_a_worker_killed_during_the_gateway_call_leaves_the_stock_to_the_pending_sweep(
+    pagarme: FakePagarmeServer,
+) -> None:
+    # given a boleto complete that reserved the stock and died before recording the boleto (step 2)
+    checkout = _ready()
+    begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((BOLETO,))), ANY_OWNER)
+    assert begun.status == "complete_in_progress" and _stock() == 4
+    Checkout.objects.filter(pk=checkout.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
+
+    assert checkout_pending_due() == 1
+    assert checkout_pending_due() == 0
+
+    fresh = Checkout.objects.get(pk=checkout.pk)
+    assert fresh.status == "incomplete"
+    assert [m["code"] for m in fresh.messages if m["type"] == "error"] == ["boleto_unavailable"]
+    assert _stock() == 5
+    assert BoletoPayment.objects.count() == 0
+
+
+def test_statement_budgets_of_boleto_complete_and_settlement(
+    pagarme: FakePagarmeServer, django_assert_max_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    checkout = _ready()
+    with django_assert_max_num_queries(BOLETO_COMPLETE_BUDGET):
+        _complete(checkout)
+    boleto = BoletoPayment.objects.get()
+    pagarme.pay_boleto(boleto.gateway_charge_id)
+    charge = PagarmeGateway().get_charge(boleto.gateway_charge_id)
+
+    with django_assert_max_num_queries(BOLETO_SETTLE_BUDGET), django_capture_on_commit_callbacks(execute=False):
+        assert boleto_settle_confirmed(charge=charge, source="webhook") == "paid"
+    with django_assert_max_num_queries(3):  # a replay: one locked read (and the test transaction's savepoint pair)
+        assert boleto_settle_confirmed(charge=charge, source="webhook") == "duplicate"
