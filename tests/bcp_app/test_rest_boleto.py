@@ -7,10 +7,12 @@ The gateway is the fake Pagar.me v5 on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
+from jsonschema import Draft202012Validator
 
 from orders.models import Order
 from payments.boleto.codes import barcode_from_line
@@ -33,6 +35,14 @@ BOLETO_HANDLERS = {
         }
     ]
 }
+
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "bcp_app/jsonschemas/shopping/boleto.json").read_text())
+
+
+def _schema_errors(instance: Any, definition: str) -> list[str]:
+    validator = Draft202012Validator({**SCHEMA, "$ref": f"#/$defs/{definition}"})
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(instance)]
 
 
 @pytest.fixture
@@ -73,6 +83,7 @@ def test_the_boleto_handler_is_advertised_with_its_config(client: Client, header
         "min_amount": 500,
         "requires_buyer_tax_id": True,
     }
+    assert _schema_errors(entry["config"], "config") == []
 
 
 def test_an_agent_buys_with_boleto_and_the_paid_webhook_places_the_order(
@@ -96,6 +107,7 @@ def test_an_agent_buys_with_boleto_and_the_paid_webhook_places_the_order(
     assert boleto["barcode"] == barcode_from_line(boleto["line"])
     assert boleto["due_date"] == stored.due_date.isoformat()
     assert boleto["pdf_url"] == stored.pdf_url
+    assert _schema_errors(boleto, "boleto") == []  # the handler's schema (bcp_app/jsonschemas/shopping/boleto.json)
     assert [m["code"] for m in done["messages"]] == ["boleto_awaiting_payment"]
     # BCP-PAY-05: one boleto, one gateway order, however often complete is retried
     assert len([r for r in pagarme.state.requests if r[0] == "POST"]) == 1

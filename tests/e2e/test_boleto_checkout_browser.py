@@ -59,6 +59,7 @@ def test_boleto_purchase_on_a_phone_with_copy_barcode_pdf_and_the_sandbox_pay_bu
         # and the sandbox bank pays it: the webhook path places the order
         page.get_by_test_id("sandbox-boleto-pay").click()
         expect(page.get_by_test_id("order-page")).to_be_visible()
+        expect(page.get_by_test_id("order-boleto")).to_have_text("Boleto")
         scroll_width, inner_width, culprits = _overflow(page)
         assert scroll_width <= inner_width, culprits
     order = off_loop(lambda: Order.objects.get(checkout_id=checkout_id))

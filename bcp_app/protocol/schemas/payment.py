@@ -19,7 +19,7 @@ class CredentialIn(RequestModel):
 class InstrumentIn(RequestModel):
     id: Id = Field(description="Id do instrumento, atribuído pela plataforma (ex. `instr_1`).")
     handler_id: Id = Field(description="`id` de um handler de `ucp.payment_handlers` deste checkout.")
-    type: Annotated[str, Field(min_length=1, max_length=40)] = Field(description="`pix` ou `card`.")
+    type: Annotated[str, Field(min_length=1, max_length=40)] = Field(description="`pix`, `card` ou `boleto`.")
     selected: bool = Field(default=True, description="Se este é o instrumento escolhido.")
     billing_address: PostalAddressIn | None = Field(default=None, description="Endereço de cobrança (cartão).")
     credential: CredentialIn | None = Field(
