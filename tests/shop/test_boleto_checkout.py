@@ -27,9 +27,9 @@ from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.services import checkout_complete, checkout_create, checkout_pending_due
 from shop.checkout.types import BuyerInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
-from shop.models import Checkout, StoreSettings, Variant
+from shop.models import Checkout, CouponRedemption, StoreSettings, Variant
 from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
-from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+from tests.shop.checkout_factories import full_input, make_coupon, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +41,12 @@ BOLETO_SETTLE_BUDGET = 13
 BOLETO = InstrumentInput(id="instr_b", handler_id="br.dev.bcp.boleto", type="boleto")
 
 
-def _ready(*, tax_id: str = "529.982.247-25") -> Checkout:
+def _ready(*, tax_id: str = "529.982.247-25", coupon: str = "") -> Checkout:
     make_variant(price=10000, stock=5)
     make_shipping()
     data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    if coupon:
+        data = replace(data, discount_codes=(coupon,))
     data = replace(data, buyer=replace(data.buyer, tax_id=tax_id) if data.buyer else BuyerInput(tax_id=tax_id))
     return checkout_create(data=replace(data, payment=PaymentInput(instruments=(BOLETO,)))).checkout
 
@@ -181,10 +183,12 @@ def test_unpaid_boleto_past_due_and_grace_is_canceled_and_gives_back_stock_and_c
     pagarme: FakePagarmeServer, settings
 ) -> None:
     settings.BOLETO_EXPIRY_GRACE_DAYS = 2
-    checkout = _ready()
+    make_coupon("UMAVEZ", usage_limit=1)
+    checkout = _ready(coupon="UMAVEZ")
     _complete(checkout)
     boleto = BoletoPayment.objects.get()
     assert _stock() == 4
+    assert CouponRedemption.objects.filter(checkout=checkout).count() == 1  # the coupon's one use is held
 
     assert boleto_expire_due() == 0  # not due yet
     BoletoPayment.objects.filter(pk=boleto.pk).update(due_date=date.today() - timedelta(days=3))
@@ -198,6 +202,7 @@ def test_unpaid_boleto_past_due_and_grace_is_canceled_and_gives_back_stock_and_c
     assert fresh.status == "incomplete"
     assert [m["code"] for m in fresh.messages if m["type"] == "error"] == ["boleto_expired"]
     assert _stock() == 5
+    assert CouponRedemption.objects.count() == 0  # and given back with the stock
 
 
 def test_a_boleto_paid_at_the_last_moment_is_settled_by_the_expiry_look_not_canceled(
