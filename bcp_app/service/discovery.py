@@ -290,8 +290,12 @@ def ucp_default_version() -> str:
 def ucp_business_profile(version: str) -> dict[str, Any]:
     """Our business profile as UCP `version` (one of `ucp.UCP_VERSIONS`), from the same registries as BCP's."""
     supported = {v: ucp_profile_url(v) for v in ucp.UCP_VERSIONS if v != version}
+    profile = business_profile()
+    # The boleto handler (issue 37) is advertised to BCP platforms only: the UCP face's checkout (ucp/v1) was not
+    # taught to present a boleto, so UCP platforms are not offered one they could not be shown.
+    profile["ucp"]["payment_handlers"].pop(BOLETO_HANDLER, None)
     if version == ucp.UCP_2026_08_25:
-        return ucp.discovery_2026_08_25(business_profile(), supported_versions=supported)
+        return ucp.discovery_2026_08_25(profile, supported_versions=supported)
     # Only REST speaks UCP 2026-01-11's shapes so far; MCP and A2A answer BCP's (their own profile: /.well-known/bcp).
     endpoints = {"rest": public_url("/ucp/v1")}
-    return ucp.discovery_2026_01_11(business_profile(), endpoints=endpoints, supported_versions=supported)
+    return ucp.discovery_2026_01_11(profile, endpoints=endpoints, supported_versions=supported)
