@@ -79,8 +79,13 @@ def test_an_underpaid_boleto_places_nothing_and_says_so_on_the_timeline(pagarme:
 @pytest.mark.django_db
 def test_a_boleto_without_the_payers_cpf_is_refused_before_the_gateway(pagarme: FakePagarmeServer) -> None:
     with pytest.raises(PaymentInputError) as refused:
-        boleto_issue(reference="checkout_nocpf", amount=10000, due_date=date.today(),
-                     customer=CardCustomer(name="Ana", email="ana@example.com.br"), handler_id="br.dev.bcp.boleto")  # fmt: skip
+        boleto_issue(
+            reference="checkout_nocpf",
+            amount=10000,
+            due_date=date.today(),
+            customer=CardCustomer(name="Ana", email="ana@example.com.br"),
+            handler_id="br.dev.bcp.boleto",
+        )
 
     assert refused.value.field == "tax_id"
     assert pagarme.state.requests == []
