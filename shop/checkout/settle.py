@@ -190,6 +190,7 @@ def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> 
     held = Q(status=STATUS_READY, stock_reserved=True, paid_at__isnull=True)  # reserved with a Pix charge
     candidates = list(
         Checkout.objects.filter(Q(status=STATUS_IN_PROGRESS) | held)
+        .exclude(payment_instrument__type="boleto")  # a boleto waits for days: its own sweep (payments) decides
         .order_by("updated_at")
         .values_list("public_id", flat=True)[:limit]
     )

@@ -25,7 +25,13 @@ from payments.signals import boleto_settled
 from payments.tasks import reconcile_card_payments
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
-from shop.checkout.services import checkout_complete, checkout_create, checkout_pending_due
+from shop.checkout.services import (
+    checkout_complete,
+    checkout_create,
+    checkout_expire_due,
+    checkout_pending_due,
+    checkout_pix_lapse_due,
+)
 from shop.checkout.types import BuyerInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CouponRedemption, StoreSettings, Variant
 from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
@@ -91,6 +97,10 @@ def test_complete_with_boleto_issues_it_due_in_the_store_business_days_and_holds
     assert due.weekday() < 5 and (due - date.today()).days >= 3
     assert create[2]["customer"]["document"] == "52998224725"
     assert create[3]["idempotency-key"] == f"{checkout.public_id}-boleto-1"
+    # the Pix and checkout sweeps leave it waiting: its expiry is a day past the boleto's own
+    assert (checkout_pix_lapse_due(), checkout_expire_due()) == (0, 0)
+    assert Checkout.objects.get(pk=checkout.pk).status == "complete_in_progress"
+    assert result.checkout.expires_at.date() > boleto.due_date
 
 
 def test_business_days_skip_the_weekend() -> None:
