@@ -5,11 +5,15 @@ and the sandbox gateway's control API (the "Pagar boleto no sandbox" button as a
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from datetime import date
 
+import httpx
 import pytest
 from django.test import Client
 
+from orders.models import Order
 from payments.boleto.codes import barcode_build, barcode_from_line, due_factor, itf_svg, line_display, line_from_barcode
 from payments.boleto.service import boleto_issue, boleto_record, boleto_settle_confirmed
 from payments.card.gateway import BoletoRequest, CardCustomer
@@ -17,7 +21,11 @@ from payments.card.pagarme import PagarmeGateway, boleto_order_body
 from payments.card.sandbox import SandboxCardGateway
 from payments.exceptions import PaymentInputError
 from payments.models import BoletoPayment, CardWebhookEvent, PaymentEvent
+from shop.checkout.services import checkout_complete, checkout_create
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from tests.bcp_app.live import pix_settlement_stack, wait_for
 from tests.payments.fake_pagarme import FakePagarmeServer
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 CUSTOMER = CardCustomer(name="Ana Souza", email="ana@example.com.br", tax_id="529.982.247-25")
 
@@ -113,3 +121,34 @@ def test_the_sandbox_pays_a_boleto_through_its_control_api_and_the_inbox(setting
     page = Client().get(f"/_sandbox/gateway/boleto/{charge.charge_id}")
     assert page.status_code == 200 and line_display(charge.boleto_line) in page.content.decode()
     assert BoletoPayment.objects.count() == 0  # the sandbox is the gateway: recording is the shop's part
+
+
+@pytest.mark.e2e
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_settles_a_sandbox_boleto_paid_over_http_into_one_order(settings) -> None:
+    """Nothing eager: the sandbox gateway's pay call (HTTP, live uvicorn) stores the `charge.paid` notice, the
+    broker hands it to a real Celery worker, which reads the charge back and places the order once."""
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis://"):
+        pytest.skip("needs CELERY_BROKER_URL=redis://… for a real worker")
+    make_variant(price=10000, stock=5)
+    make_shipping()
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    data = replace(data, buyer=replace(data.buyer, tax_id="52998224725"))
+    boleto = InstrumentInput(id="instr_b", handler_id="br.dev.bcp.boleto", type="boleto")
+    with pix_settlement_stack(settings, secret="sandbox-secret") as (server, worker):
+        checkout = checkout_create(data=replace(data, payment=PaymentInput(instruments=(boleto,)))).checkout
+        done = checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput((boleto,))))
+        assert done.checkout.status == "complete_in_progress", done.messages
+        payment = BoletoPayment.objects.get(reference=checkout.public_id)
+
+        response = httpx.post(f"{server.url}/_sandbox/gateway/boleto/{payment.gateway_charge_id}/pay", json={},
+                              headers={"BCP-Sandbox-Secret": "sandbox-secret"}, timeout=30)  # fmt: skip
+
+        assert response.status_code == 200
+        wait_for(lambda: Order.objects.filter(checkout_id=checkout.public_id).exists(), timeout=90, interval=0.2,
+                 log=worker.log)  # fmt: skip
+    payment.refresh_from_db()
+    assert (payment.status, Order.objects.get().payment_type) == ("paid", "boleto")
+    assert CardWebhookEvent.objects.get().outcome == "paid"
