@@ -153,6 +153,9 @@ def test_paid_webhook_places_exactly_one_order_even_when_replayed(
     boleto.refresh_from_db()
     assert boleto.status == "paid"
     assert Checkout.objects.get(pk=checkout.pk).status == "completed"
+    assert (order.payment_txid, order.payment_status) == (boleto.payment_id, "paid")
+    confirmed = order.timeline.get(kind="payment_confirmed")  # once, in the placement's INSERT
+    assert confirmed.message == f"Pagamento do boleto confirmado: R$ 118,90 (boleto {boleto.payment_id})."
     assert _stock() == 4  # taken once, at complete
 
 
