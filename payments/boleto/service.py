@@ -123,8 +123,11 @@ def boleto_issue(
         raise PaymentInputError("due_date", "is in the past")
     known = list(BoletoPayment.objects.filter(reference=reference))  # one read: the live one and the attempts
     live = next((row for row in known if row.status != Status.EXPIRED), None)
+    if live is not None and live.status == Status.PAID:
+        # Paid for a checkout that no longer waited (its refund by transfer is recorded): never a second wait.
+        raise BoletoUnavailable(f"{reference} already has a paid boleto")
     if live is not None:
-        if live.status == Status.PAID or live.amount == amount:
+        if live.amount == amount:
             return IssuedBoleto(reference, handler_id, amount, live.due_date, live.attempt, live.gateway,
                                 GatewayCharge(live.gateway_charge_id, live.gateway_order_id, reference, "", amount),
                                 existing=live)  # fmt: skip
