@@ -22,7 +22,7 @@ from payments.card.pagarme import PagarmeGateway
 from payments.models import BoletoPayment, BoletoRefund, CardWebhookEvent
 from payments.services import boleto_refund_mark_transferred
 from payments.signals import boleto_settled
-from payments.tasks import reconcile_card_payments
+from payments.tasks import reconcile_card_payments, sweep_boletos
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.services import (
@@ -298,3 +298,17 @@ def test_statement_budgets_of_boleto_complete_and_settlement(
         assert boleto_settle_confirmed(charge=charge, source="webhook") == "paid"
     with django_assert_max_num_queries(3):  # a replay: one locked read (and the test transaction's savepoint pair)
         assert boleto_settle_confirmed(charge=charge, source="webhook") == "duplicate"
+
+
+def test_a_lost_paid_webhook_is_found_by_the_boleto_sweep(pagarme: FakePagarmeServer) -> None:
+    checkout = _ready()
+    _complete(checkout)
+    boleto = BoletoPayment.objects.get()
+    pagarme.pay_boleto(boleto.gateway_charge_id)  # the bank paid; Pagar.me's webhook never arrived
+
+    assert sweep_boletos() == 0  # asked only after 10 minutes of waiting
+    BoletoPayment.objects.filter(pk=boleto.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
+    assert sweep_boletos() == 1
+    assert sweep_boletos() == 0
+
+    assert Order.objects.get().checkout_id == checkout.public_id
