@@ -29,7 +29,7 @@ from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -254,9 +254,12 @@ def boleto_reconcile(*, payment_id: str) -> str | None:
 
 
 def boleto_reconcile_due(*, now: datetime | None = None, limit: int = 100) -> int:
-    """Beat: boletos waiting longer than 10 minutes asked at the gateway (a lost `charge.paid` webhook)."""
+    """Beat: boletos waiting asked at the gateway (a lost `charge.paid` webhook): every 10 minutes in their first
+    hour (a buyer paying by Pix on the boleto at once), then hourly (banks report boletos in batches, for days)."""
     now = now or timezone.now()
-    ids = BoletoPayment.objects.filter(status=Status.ISSUED, updated_at__lte=now - timedelta(minutes=10))
+    fresh = Q(created_at__gte=now - timedelta(hours=1), updated_at__lte=now - timedelta(minutes=10))
+    due = fresh | Q(updated_at__lte=now - timedelta(hours=1))
+    ids = BoletoPayment.objects.filter(due, status=Status.ISSUED)
     settled = 0
     for payment_id in list(ids.order_by("updated_at").values_list("payment_id", flat=True)[:limit]):
         settled += int(boleto_reconcile(payment_id=payment_id) in ("paid", "rejected", "expired"))
