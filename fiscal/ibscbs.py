@@ -80,6 +80,33 @@ def applies(*, tax_regime: str, on: date, normal_from: date, simples_from: date)
     return on >= start
 
 
+def apportion(amount_total: int, weights: list[int]) -> list[int]:
+    """`amount_total` centavos split across items in proportion to `weights` (their totals), the shares summing
+    exactly to it: each item gets the floor of its share and the centavos left go to the largest remainders
+    (ties to the first item). How a note-level freight or discount becomes each item's `vFrete`/`vDesc`."""
+    if amount_total == 0 or not weights:
+        return [0] * len(weights)
+    whole = sum(weights)
+    if whole <= 0:
+        shares = [0] * len(weights)
+        shares[0] = amount_total
+        return shares
+    exact = [amount_total * w for w in weights]
+    shares = [e // whole for e in exact]
+    left = amount_total - sum(shares)
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-(exact[i] % whole), i))
+    for i in by_remainder[:left]:
+        shares[i] += 1
+    return shares
+
+
+def item_base(*, total: int, freight: int, discount: int) -> int:
+    """vBC (UB16) of an item: the operation's value, vProd + vFrete − vDesc with the item's shares of the note's
+    freight and discount (the shop's notes carry no vSeg, vOutro, vII, and no ICMS, PIS or COFINS amounts to
+    subtract: their CSTs are informed without values)."""
+    return max(total + freight - discount, 0)
+
+
 def item_group(*, cst: str, class_code: str, base: int, rates: Rates) -> dict[str, Any]:
     """The neutral form of one item's `IBSCBS` group (amounts in centavos, rates as NT decimals)."""
     group: dict[str, Any] = {"cst": cst, "class_code": class_code}

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+# Most of the suite's time is spent waiting (live servers starting, a Celery worker, a browser, an 8-s Pix):
+# workers overlap those waits. Each worker has its own test database and Redis database (tests/parallel.py).
+DEFAULT_WORKERS = "3"
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/0"
@@ -30,6 +36,16 @@ def main(argv: list[str]) -> int:
     env.setdefault("DATABASE_POOL_MIN", "1")  # live servers and workers are many small processes
     in_ci = env.get("CI", "").lower() in {"1", "true", "yes"}
     pytest_args = list(argv)
+    # The whole suite runs on workers; a few named test files run in this process (a worker's start, its own
+    # test database migrated, costs more than they do), unless TEST_WORKERS says otherwise.
+    names_tests = any(Path(arg.split("::")[0]).exists() for arg in argv if not arg.startswith("-"))
+    workers = env.get("TEST_WORKERS", "1" if names_tests else DEFAULT_WORKERS)
+    if workers not in {"", "0", "1"} and not any(arg.startswith(("-n", "--numprocesses")) for arg in argv):
+        # loadfile: a module's tests stay on one worker, so a module-scoped live server starts once.
+        pytest_args = ["-n", workers, "--dist", "loadfile", *pytest_args]
+    # The workers import the plugin by name: from the project root, which they inherit with sys.path.
+    sys.path.insert(0, str(ROOT))
+    pytest_args = ["-p", "tests.parallel", *pytest_args]
     if env["DATABASE_URL"].startswith("postgres"):
         problem = postgres_reachable(env["DATABASE_URL"])
         if problem:
@@ -45,6 +61,9 @@ def main(argv: list[str]) -> int:
             )
             env["DATABASE_URL"] = "sqlite:///var/test.sqlite3"
             pytest_args = ["-m", "not postgres", *pytest_args]
+            if "-n" in pytest_args:  # one SQLite file, one writer at a time: workers would only queue on it
+                at = pytest_args.index("-n")
+                pytest_args[at + 1] = "0"
     import pytest
 
     code = pytest.main(pytest_args)

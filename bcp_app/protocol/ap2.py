@@ -102,6 +102,15 @@ def sign_compact(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid
     return jws.serialize_compact(header, payload, ECKey.import_key(private_key), algorithms=["ES256"])
 
 
+def sign_detached_unencoded(payload: bytes, *, private_key: ec.EllipticCurvePrivateKey, kid: str) -> str:
+    """Detached JWS `H..S` with the unencoded payload option (RFC 7797: `b64: false`, `crit: ["b64"]`): the
+    signature covers the payload's exact bytes, which travel only as the HTTP body (UCP order webhooks'
+    `Request-Signature`, order.md "Webhook Signature Verification" at UCP's tag v2026-01-11)."""
+    header = {"alg": "ES256", "kid": kid, "b64": False, "crit": ["b64"]}
+    token = jws.serialize_compact(header, payload, ECKey.import_key(private_key), algorithms=["ES256"])
+    return jws.detach_content(token)
+
+
 def verify_compact(
     token: str, key: ec.EllipticCurvePublicKey | None = None, *, keys: Iterable[Mapping[str, Any]] = ()
 ) -> tuple[dict[str, Any], bytes]:

@@ -468,11 +468,14 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
         if instruments:
             chosen = next((i for i in instruments if i.get("selected")), instruments[0])
             payment["selected_instrument_id"] = chosen.get("id")
-            # 2026-01-11's card instrument requires `brand` and `last_digits`, which we never keep (only the
-            # gateway token passes through): card echoes are left out, `selected_instrument_id` names the choice.
-            shown = [i for i in instruments if i.get("type") != "card"]
-            if shown:
-                payment["instruments"] = shown
+            # 2026-01-11's `payment_instrument.json` is one of a single schema, the card instrument, which requires
+            # `brand` and `last_digits` we never keep (only the gateway token passes through): no instrument is
+            # echoed in `instruments`, `selected_instrument_id` names the choice. A Pix (or other Brazilian)
+            # instrument, with the charge the buyer pays, is an extension member of `payment` named after our
+            # handler: `payment["br.dev.bcp.pix"]` (payment.json allows additional members).
+            for instrument in instruments:
+                if instrument.get("type") != "card":
+                    payment[f"br.dev.bcp.{instrument.get('type')}"] = instrument
         for name, value in bcp_payment.items():
             if name != "instruments":
                 payment[name] = value  # e.g. the Pix charge (br.dev.bcp.pix), an extension member
@@ -497,3 +500,52 @@ def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
             value = [{**a, "totals": _totals(a.get("totals"))} if isinstance(a, dict) else a for a in value]
         out[name] = value
     return out
+
+
+def order_event_to_ucp(body: dict[str, Any], *, event_id: str, created_time: str) -> dict[str, Any]:
+    """A BCP order as UCP 2026-01-11's order event webhook body (`openapi.json` `webhooks.orderEvent`: the full
+    `order` plus `event_id` and `created_time`, RFC 3339)."""
+    return {**order_to_ucp(body), "event_id": event_id, "created_time": created_time}
+
+
+# --- responses (BCP → UCP 2026-08-25) -------------------------------------------------------------------------
+
+
+def envelope_2026_08_25(envelope: Any) -> dict[str, Any]:
+    """A BCP response's `ucp` envelope as 2026-08-25's (`ucp.json#/$defs/response_checkout_schema` on the spec's main
+    before the version cut): the same maps, UCP's names, UCP's version on UCP's capabilities; our extensions and
+    handlers keep their BCP names and versions."""
+    if not isinstance(envelope, dict):
+        return {"version": UCP_2026_08_25}
+
+    def renamed(registry: Any) -> Any:
+        if not isinstance(registry, dict):
+            return registry
+        out = {}
+        for name, entries in registry.items():
+            ucp_name = to_ucp_name(name)
+            ours = not ucp_name.startswith(_UCP_PREFIX)
+            out[ucp_name] = [
+                e if ours or not isinstance(e, dict) else {**e, "version": UCP_2026_08_25}
+                for e in (entries if isinstance(entries, list) else [])
+            ]
+        return out
+
+    out = {**envelope, "version": UCP_2026_08_25}
+    for member in ("services", "capabilities"):
+        if member in envelope:
+            out[member] = renamed(envelope[member])
+    return out
+
+
+def body_2026_08_25(body: dict[str, Any]) -> dict[str, Any]:
+    """A BCP checkout or order (or Error Response) as UCP 2026-08-25: its body shapes are BCP's (maps, signed
+    totals: discounts are negative, `common/types/total.json`), so only the envelope's names and versions change."""
+    return {**body, "ucp": envelope_2026_08_25(body.get("ucp"))}
+
+
+def platform_ucp_version(profile: Any) -> str | None:
+    """The UCP version a platform's profile was written in (kept by `platform_profile_to_bcp`), None for BCP."""
+    ucp = profile.get("ucp") if isinstance(profile, dict) else None
+    version = ucp.get("ucp_version") if isinstance(ucp, dict) else None
+    return version if version in UCP_VERSIONS else None

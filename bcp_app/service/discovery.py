@@ -296,6 +296,8 @@ def ucp_business_profile(version: str) -> dict[str, Any]:
     profile["ucp"]["payment_handlers"].pop(BOLETO_HANDLER, None)
     if version == ucp.UCP_2026_08_25:
         return ucp.discovery_2026_08_25(profile, supported_versions=supported)
-    # Only REST speaks UCP 2026-01-11's shapes so far; MCP and A2A answer BCP's (their own profile: /.well-known/bcp).
+    # REST and MCP speak UCP 2026-01-11's shapes; A2A answers BCP's (its own profile: /.well-known/bcp).
     endpoints = {"rest": public_url("/ucp/v1")}
+    if "/ucp/mcp" in (getattr(settings, "ASGI_MOUNTS", {}) or {}):
+        endpoints["mcp"] = public_url("/ucp/mcp")
     return ucp.discovery_2026_01_11(profile, endpoints=endpoints, supported_versions=supported)

@@ -10,8 +10,10 @@ not be read sends the event to Celery's `prepare_order_webhook`, which retries i
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import uuid
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,7 +22,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
+from bcp_app.protocol import ucp
+from bcp_app.protocol.ap2 import sign_detached_unencoded
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.keys import signing_key, signing_key_id
 from bcp_app.protocol.names import ORDER
 from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas.order import OrderResponse
@@ -28,6 +33,7 @@ from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, content
 from bcp_app.service import negotiation, outbound, presenters
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import profile_url as our_profile_url
+from bcp_app.service.discovery import ucp_profile_url
 from bcp_app.service.platforms import platform_get
 from kernel.tasks import enqueue
 from orders.selectors import order_presented
@@ -100,9 +106,18 @@ def _prepare(
         note_no_webhook_url(order_id, event)  # the profile was not cached when the event was sent
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
-    body = body_bytes(OrderResponse.produce(presenters.order(order, ctx))).decode()  # the get_order output model
+    presented = OrderResponse.produce(presenters.order(order, ctx))  # the get_order output model
+    webhook_id = uuid.uuid4()
+    now = timezone.now()
+    if profile["ucp"].get("ucp_version"):
+        # A plain UCP platform (its profile was read through the name map): UCP's order event body, whose
+        # `event_id` is the delivery's stable Webhook-Id.
+        presented = ucp.order_event_to_ucp(
+            presented, event_id=str(webhook_id), created_time=now.isoformat(timespec="seconds").replace("+00:00", "Z")
+        )
+    body = body_bytes(presented).decode()
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
-              "attempts": 1, "next_attempt_at": timezone.now() + LEASE}
+              "attempts": 1, "next_attempt_at": now + LEASE, "webhook_id": webhook_id}
     if source_key:
         # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
         try:
@@ -129,7 +144,22 @@ def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = N
     message = HttpMessage(method="POST", authority=parts.netloc.rsplit("@", 1)[-1], path=parts.path or "/",
                           query=parts.query or None, headers=headers)
     headers.update(sign_message(message, components, created=int(timestamp)))
+    version = _ucp_version(raw)
+    if version is not None:
+        # UCP 2026-01-11 order.md "Webhook Signature Verification": a detached JWS over the body in
+        # `Request-Signature`, its `kid` one of the `signing_keys` of our /.well-known/ucp.
+        headers["UCP-Agent"] = f'profile="{ucp_profile_url(version)}"'
+        headers["Request-Signature"] = sign_detached_unencoded(raw, private_key=signing_key(), kid=signing_key_id())
     return headers
+
+
+def _ucp_version(raw: bytes) -> str | None:
+    """The UCP version of a delivery's body, None for a BCP one (decided when it was prepared)."""
+    try:
+        version = json.loads(raw).get("ucp", {}).get("version")
+    except (ValueError, AttributeError):
+        return None
+    return version if version in ucp.UCP_VERSIONS else None
 
 
 def _claim(delivery_id: int) -> WebhookDelivery | None:

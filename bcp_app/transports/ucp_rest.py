@@ -1,4 +1,5 @@
-"""UCP's REST binding (2026-01-11, `source/services/shopping/openapi.json` at the spec's tag) under `/ucp/v1`.
+"""UCP's REST binding (2026-01-11, `source/services/shopping/openapi.json` at the spec's tag) under `/ucp/v1`; a
+platform whose profile is written in UCP 2026-08-25 is answered in 2026-08-25's shapes (`ucp.body_2026_08_25`).
 
 The same operations as BCP REST (`bcp_app/service/operations`), through the same `_run` (identity, negotiation,
 idempotency, rate limits): each view renames the UCP request into BCP's (`bcp_app/protocol/ucp.py`), calls the
@@ -86,7 +87,14 @@ def _ucp(
 ) -> HttpResponse:
     if (problem := _version_problem(request)) is not None:
         return _status_2026_01_11(_protocol_error(request, problem))
-    return _status_2026_01_11(_run(request, operation, lambda ctx: _mapped(call(ctx), translate), path_ids=path_ids))
+    return _status_2026_01_11(
+        _run(request, operation, lambda ctx: _mapped(call(ctx), _for_version(ctx, translate)), path_ids=path_ids)
+    )
+
+
+def _for_version(ctx: RequestContext, translate: Translate) -> Translate:
+    """A platform whose profile is UCP 2026-08-25 gets 2026-08-25's shapes; any other one 2026-01-11's."""
+    return ucp.body_2026_08_25 if ucp.platform_ucp_version(ctx.profile) == ucp.UCP_2026_08_25 else translate
 
 
 def _status_2026_01_11(response: HttpResponse) -> HttpResponse:

@@ -67,6 +67,7 @@ for _limit in (text for text in _all_limits if text):
 # ASGI mounts are named by dotted path so the project package does not import the protocol app.
 ASGI_MOUNTS: dict[str, str] = {
     "/bcp/mcp": "bcp_app.transports.mcp.server.asgi_app",
+    "/ucp/mcp": "bcp_app.transports.mcp.ucp.asgi_app",  # UCP 2026-01-11's MCP binding on the same tools
     "/bcp/a2a": "bcp_app.transports.a2a.server.asgi_app",
     "/.well-known/agent-card.json": "bcp_app.transports.a2a.server.asgi_app",
 }

@@ -113,6 +113,9 @@ def nfe_xml(
         ET.SubElement(prod, f"{{{NFE_NS}}}qCom").text = str(item.get("quantity", 0))
         ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = format_decimal_point(int(item.get("unit_price", 0)))
         ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = format_decimal_point(int(item.get("total", 0)))
+        for tag, key in (("vFrete", "shipping_amount"), ("vDesc", "discount_amount")):
+            if item.get(key):
+                ET.SubElement(prod, f"{{{NFE_NS}}}{tag}").text = format_decimal_point(int(item[key]))
         if item.get("ibs_cbs"):
             _ibs_cbs_item(_sub(det, "imposto"), item["ibs_cbs"])
     total_group = ET.SubElement(inf, f"{{{NFE_NS}}}total")

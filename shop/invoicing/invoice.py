@@ -105,9 +105,7 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
             elif pair_problem:
                 problems.append(f"{where}: {pair_problem}")
             else:
-                ibs_cbs = ibscbs.item_group(
-                    cst=ibs_cst, class_code=ibs_class, base=line.unit_price * line.quantity_total, rates=rates
-                )
+                ibs_cbs = {"cst": ibs_cst, "class_code": ibs_class}  # computed below, once freight is apportioned
         items.append(
             {
                 "sku": line.sku, "description": line.title, "ncm": ncm,
@@ -118,6 +116,20 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
                 **({"ibs_cbs": ibs_cbs} if ibs_cbs is not None else {}),
             }
         )  # fmt: skip
+    # The note's freight and discount, apportioned to the items by their totals (each item's vFrete and vDesc);
+    # an item's IBS/CBS base is its operation value with those shares.
+    shipping_amount, discount_amount = _amount(order, "fulfillment"), -_amount(order, "discount")
+    weights = [int(item["total"]) for item in items]
+    for item, freight, discount in zip(
+        items, ibscbs.apportion(shipping_amount, weights), ibscbs.apportion(discount_amount, weights), strict=True
+    ):
+        item["shipping_amount"], item["discount_amount"] = freight, discount
+        if "ibs_cbs" in item:
+            base = ibscbs.item_base(total=int(item["total"]), freight=freight, discount=discount)
+            chosen = item["ibs_cbs"]
+            item["ibs_cbs"] = ibscbs.item_group(
+                cst=chosen["cst"], class_code=chosen["class_code"], base=base, rates=rates
+            )
     if not items and not problems:
         problems.append("o pedido não tem itens a faturar")
     tax_id = tax_id_normalize(order.buyer_tax_id)
@@ -143,8 +155,8 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
                         ("street", "number", "complement", "neighborhood", "city", "state", "postal_code")},
         },
         "items": items,
-        "shipping_amount": _amount(order, "fulfillment"),
-        "discount_amount": -_amount(order, "discount"),
+        "shipping_amount": shipping_amount,
+        "discount_amount": discount_amount,
         "total_amount": order.total_amount,
     }  # fmt: skip
     groups = [item["ibs_cbs"] for item in items if "ibs_cbs" in item]

@@ -5,11 +5,16 @@ here; the shop-decided values are exact."""
 
 from __future__ import annotations
 
+import base64
 import json
+from datetime import datetime
 from typing import Any
 
 import pytest
 from django.test import Client
+from joserfc import jws
+from joserfc.errors import BadSignatureError
+from joserfc.jwk import ECKey
 from ucp_sdk.models.discovery.profile_schema import UcpDiscoveryProfile
 from ucp_sdk.models.schemas.shopping import fulfillment_resp
 from ucp_sdk.models.schemas.shopping.discount_resp import Checkout as DiscountCheckout
@@ -18,6 +23,7 @@ from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
 
 from bcp_app.protocol import ucp
 from bcp_app.service.platforms import platform_create
+from bcp_app.service.webhooks import order_webhook_send
 from orders.models import Order as OrderRow
 from shop.models import Coupon
 from tests.bcp_app.bcp_fixtures import FakePlatform
@@ -62,6 +68,17 @@ def ucp_profile(platform: FakePlatform, *, handlers: bool = True) -> dict[str, A
             ]
         }
     return profile
+
+
+def pac_chosen(method: dict[str, Any], address: dict[str, Any]) -> dict[str, Any]:
+    """The shipping method of a checkout answer, written back with its destination and the PAC option chosen."""
+    return {
+        "id": method["id"],
+        "type": "shipping",
+        "destinations": [{**address, "id": method["destinations"][0]["id"]}],
+        "selected_destination_id": method["destinations"][0]["id"],
+        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
+    }
 
 
 @pytest.fixture
@@ -136,7 +153,7 @@ def test_the_bcp_profile_is_unchanged_by_the_ucp_face(client: Client) -> None:
 
 
 def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
-    client: Client, ucp_headers: dict[str, str], settings: Any
+    client: Client, ucp_headers: dict[str, str], settings: Any, fake_platform: FakePlatform
 ) -> None:
     # create in UCP 2026-01-11's shape: request id, currency, titles and the platform's handlers are not ours to take
     created = post(
@@ -174,13 +191,7 @@ def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
     }
     body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()
     method = body["fulfillment"]["methods"][0]
-    state["fulfillment"]["methods"][0] = {
-        "id": method["id"],
-        "type": "shipping",
-        "destinations": [{**SP, "id": method["destinations"][0]["id"]}],
-        "selected_destination_id": method["destinations"][0]["id"],
-        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "pac"}],
-    }
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
     Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
     state["discounts"] = {"codes": ["UCP10"]}
     body = put(client, f"/checkout-sessions/{checkout.id}", ucp_headers, state).json()
@@ -230,6 +241,26 @@ def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
     parsed = Order(**got.json())
     assert parsed.checkout_id == checkout.id
     assert parsed.ucp.version.root == V
+    # its order webhook is UCP's order event (openapi.json webhooks.orderEvent), signed in Request-Signature
+    assert order_webhook_send(order_id=order.public_id, event="order_placed") == "delivered"
+    (hook,) = [r for r in fake_platform.received if r.path == "/webhooks/ucp"]
+    event = json.loads(hook.body)
+    event_order = Order(**event)
+    assert (event_order.id, event_order.checkout_id) == (order.public_id, checkout.id)
+    assert event["event_id"] == hook.headers["webhook-id"]
+    assert datetime.fromisoformat(event["created_time"]).tzinfo is not None
+    assert hook.headers["ucp-agent"] == 'profile="https://loja.example.com.br/.well-known/ucp/2026-01-11"'
+    header_b64, empty, _ = hook.headers["request-signature"].split(".")
+    assert empty == ""  # detached
+    header = json.loads(base64.urlsafe_b64decode(header_b64 + "=" * (-len(header_b64) % 4)))
+    assert (header["alg"], header["b64"], header["crit"]) == ("ES256", False, ["b64"])
+    keys = {k["kid"]: k for k in client.get("/.well-known/ucp").json()["signing_keys"]}
+    key = ECKey.import_key(keys[header["kid"]])
+    verified = jws.deserialize_compact(hook.headers["request-signature"], key, payload=hook.body)
+    assert verified.payload == hook.body
+    forged = hook.body.replace(order.public_id.encode(), b"order_forged")
+    with pytest.raises(BadSignatureError):
+        jws.deserialize_compact(hook.headers["request-signature"], key, payload=forged)
 
 
 def test_version_parameter_newer_than_ours_is_version_unsupported(client: Client, ucp_headers: dict[str, str]) -> None:
@@ -298,3 +329,39 @@ def test_name_map_both_ways() -> None:
     assert ucp.to_bcp_name("dev.ucp.shopping") == "br.dev.bcp.shopping"
     assert ucp.to_bcp_name("dev.ucp.shopping.buyer_consent") == "br.dev.bcp.shopping.buyer_consent"
     assert ucp.to_bcp_name("dev.ucp.shopping.unknown") == "dev.ucp.shopping.unknown"
+
+
+def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, fake_platform: FakePlatform) -> None:
+    # a platform profile written in UCP 2026-08-25: registries are maps, as in BCP, with UCP's names
+    catalog()
+    late = "2026-08-25"
+
+    def cap(local: str, **extra: Any) -> list[dict[str, Any]]:
+        return [{"version": late, "spec": f"https://ucp.dev/specification/{local}",
+                 "schema": f"https://ucp.dev/schemas/shopping/{local}.json", **extra}]
+
+    profile = {"ucp": {"version": late, "services": {}, "payment_handlers": {}, "capabilities": {
+        "dev.ucp.shopping.checkout": cap("checkout"),
+        "dev.ucp.shopping.discount": cap("discount", extends="dev.ucp.shopping.checkout"),
+    }}}
+    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late.json", profile)}"'}
+    Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "discounts": {"codes": ["UCP10"]}}
+    created = post(client, "/checkout-sessions", headers, body)
+    assert created.status_code == 201
+    answer = created.json()
+    assert answer["ucp"]["version"] == late
+    assert answer["ucp"]["capabilities"] == {
+        "dev.ucp.shopping.checkout": [{"version": late}],
+        "dev.ucp.shopping.discount": [{"version": late}],
+    }
+    # 2026-08-25 totals are signed (common/types/total.json: discount amounts are negative), as BCP's
+    assert answer["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "discount", "display_text": "Cupom UCP10", "amount": -858},
+        {"type": "total", "amount": 7722},
+    ]
+    # the body is BCP's otherwise: the same checkout read over BCP REST has the same members
+    bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}",
+                     headers={"BCP-Agent": headers["UCP-Agent"]}).json()
+    assert {k: v for k, v in bcp.items() if k != "ucp"} == {k: v for k, v in answer.items() if k != "ucp"}

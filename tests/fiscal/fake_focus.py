@@ -5,7 +5,9 @@ reform (NT 2025.002-RTC rules, with Focus's field names from https://campos.focu
 and https://focusnfe.com.br/guides/reforma-tributaria/): a normal-regime note (CRT 3) dated from 2026-01-05 without
 the item group is rejection 1115 (UB12-10); an item value that is not vBC × rate (1041 vIBSUF, 1069 vCBS), a vIBS that
 is not vIBSUF + vIBSMun (1150), totals without item groups (1118) or item groups without totals (1119), and a total
-that is not the sum of the items (1076, 1080, 1084, 1085, 1091) are rejected when the note is next read.
+that is not the sum of the items (1076, 1080, 1084, 1085, 1091) are rejected when the note is next read; so are item
+freights or discounts that do not add up to the note's (535, 537) and an item vBC that is not its operation's value
+(UB16: vProd + vFrete − vDesc here; the code 1071 is this fake's choice, the NT's table was not at hand).
 `mode` decides what a new POST leads to: "authorize" (authorized on the first GET), "reject" (erro_autorizacao
 with a SEFAZ reason), "slow" (processing until the test calls `finish(ref)`), "down" (503 on every request).
 """
@@ -59,10 +61,20 @@ def ibs_cbs_rejection(body: dict[str, Any]) -> tuple[str, str] | None:
         return "1118", "Rejeição: Grupo de totais do IBS/CBS informado sem item com IBS/CBS"
     if grouped and not has_totals:
         return "1119", "Rejeição: Item com IBS/CBS sem o grupo de totais do IBS/CBS"
+    for root, code, what in (("valor_frete", "535", "Frete"), ("valor_desconto", "537", "Desconto")):
+        if any(root in item for item in items) and _cents(body.get(root, 0)) != sum(
+            _cents(item.get(root, 0)) for item in items
+        ):
+            return code, f"Rejeição: Total do {what} difere do somatório dos itens"
     for item in grouped:
         if "ibs_cbs_base_calculo" not in item:
             continue  # a CST without gIBSCBS (410)
         base = item["ibs_cbs_base_calculo"]
+        operation = _cents(item["valor_bruto"]) + _cents(item.get("valor_frete", 0)) - _cents(
+            item.get("valor_desconto", 0)
+        )
+        if _cents(base) != operation:  # UB16: vProd + vFrete + vSeg + vOutro − vDesc (no ICMS/PIS/COFINS values)
+            return "1071", "Rejeição: Base de cálculo do IBS/CBS difere do valor da operação do item"
         if _cents(item["ibs_uf_valor"]) != _times(base, item["ibs_uf_aliquota"]):
             return "1041", "Rejeição: Valor do IBS da UF difere do produto da base pela alíquota"
         if _cents(item["cbs_valor"]) != _times(base, item["cbs_aliquota"]):

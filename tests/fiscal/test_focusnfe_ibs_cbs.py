@@ -100,6 +100,18 @@ def test_the_fake_rejects_what_the_sefaz_rejects() -> None:
     assert ibs_cbs_rejection({**good, "items": [wrong_item]})[0] == "1069"
     no_totals = {key: value for key, value in good.items() if not key.startswith(("ibs", "cbs"))}
     assert ibs_cbs_rejection(no_totals)[0] == "1119"
+    # an item's freight share that does not add up to the note's (535), a base that is not vProd + vFrete − vDesc
+    with_freight = _normal_invoice()
+    with_freight["items"][0] = {**with_freight["items"][0], "shipping_amount": 1890}
+    with_freight["shipping_amount"] = 1890
+    freighted = focus_body(with_freight)
+    assert freighted["items"][0]["valor_frete"] == "18.90"
+    assert ibs_cbs_rejection(freighted)[0] == "1071"  # the group's base still says 99,80
+    with_freight["items"][0]["ibs_cbs"] = ibscbs.item_group(cst="000", class_code="000001", base=9980 + 1890,
+                                                            rates=RATES_2026)
+    with_freight["ibs_cbs_totals"] = ibscbs.totals([with_freight["items"][0]["ibs_cbs"]])
+    assert ibs_cbs_rejection(focus_body(with_freight)) is None
+    assert ibs_cbs_rejection({**focus_body(with_freight), "valor_frete": "18.00"})[0] == "535"
     before = focus_body({**_normal_invoice(with_group=False), "issued_at": "2026-01-04T10:00:00-03:00"})
     assert ibs_cbs_rejection(before) is None  # 4 January 2026: the group was not required yet
 
@@ -130,3 +142,19 @@ def test_rates_and_rounding() -> None:
     for bad in ("abc", "-1", "100", "0.00001"):
         with pytest.raises(ValueError, match="alíquota inválida"):
             ibscbs.parse_rate(bad)
+
+
+@pytest.mark.parametrize(
+    ("total", "weights", "shares"),
+    [
+        (1890, [3333, 3333, 3334], [630, 630, 630]),
+        (1000, [3333, 3333, 3334], [333, 333, 334]),
+        (1, [100, 100], [1, 0]),  # a tie goes to the first item
+        (0, [100, 200], [0, 0]),
+        (500, [0, 0], [500, 0]),  # items without value: the first one carries it
+        (1890, [10000, 5000], [1260, 630]),
+    ],
+)
+def test_apportion_splits_exactly_by_the_items_totals(total: int, weights: list[int], shares: list[int]) -> None:
+    assert ibscbs.apportion(total, weights) == shares
+    assert sum(shares) == total

@@ -21,7 +21,7 @@ from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.invoicing.invoice import build_invoice
 from shop.invoicing.selectors import fiscal_documents_bcp
 from shop.models import StoreSettings
-from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
+from tests.shop.checkout_factories import BUYER, full_input, make_coupon, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
 from tests.shop.test_fiscal_lifecycle import run_placed_outbox
 
@@ -46,9 +46,9 @@ def _store(regime: str, **fields: object) -> StoreSettings:
     )
 
 
-def _paid_order(*lines: LineInput) -> Order:
+def _paid_order(*lines: LineInput, codes: tuple[str, ...] | None = None) -> Order:
     make_shipping()
-    data = replace(full_input(*lines, option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    data = replace(full_input(*lines, option="pac", codes=codes), buyer=replace(BUYER, tax_id="52998224725"))
     checkout = checkout_create(data=data).checkout
     result = checkout_complete(
         checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,)))
@@ -63,14 +63,16 @@ def test_normal_regime_items_carry_the_group_with_exact_centavos(dates) -> None:
     order = _paid_order(LineInput("SKU-CAFE-500G", 2))
     invoice, problems = build_invoice(order)
     assert problems == []
-    # vIBSUF = 85,80 × 0,10 % = 0,0858 → R$ 0,09; vCBS = 85,80 × 0,90 % = 0,7722 → R$ 0,77; vIBSMun = 0.
+    # vBC (UB16) = vProd 85,80 + the item's freight (PAC, R$ 18,90) = R$ 104,70;
+    # vIBSUF = 104,70 × 0,10 % = 0,1047 → R$ 0,10; vCBS = 104,70 × 0,90 % = 0,9423 → R$ 0,94; vIBSMun = 0.
+    assert invoice["items"][0]["shipping_amount"] == 1890
     assert invoice["items"][0]["ibs_cbs"] == {
-        "cst": "000", "class_code": "000001", "base": 8580,
-        "ibs_uf_rate": "0.1000", "ibs_uf_amount": 9, "ibs_mun_rate": "0.0000", "ibs_mun_amount": 0,
-        "ibs_amount": 9, "cbs_rate": "0.9000", "cbs_amount": 77,
+        "cst": "000", "class_code": "000001", "base": 10470,
+        "ibs_uf_rate": "0.1000", "ibs_uf_amount": 10, "ibs_mun_rate": "0.0000", "ibs_mun_amount": 0,
+        "ibs_amount": 10, "cbs_rate": "0.9000", "cbs_amount": 94,
     }  # fmt: skip
     assert invoice["ibs_cbs_totals"] == {
-        "base": 8580, "ibs_uf_amount": 9, "ibs_mun_amount": 0, "ibs_amount": 9, "cbs_amount": 77
+        "base": 10470, "ibs_uf_amount": 10, "ibs_mun_amount": 0, "ibs_amount": 10, "cbs_amount": 94
     }  # fmt: skip
 
 
@@ -91,9 +93,9 @@ def test_simples_and_mei_wait_for_their_date_then_carry_the_group(dates, regime:
     assert "ibs_cbs_totals" not in build_invoice(order)[0]  # 2026: not yet
     dates.FISCAL_IBSCBS_SIMPLES_FROM = TODAY  # the 2027 switch: a setting, not a code change
     invoice = build_invoice(order)[0]
-    # R$ 30,00: IBS UF 0,03; CBS 0,27.
+    # R$ 30,00 + frete R$ 18,90 = R$ 48,90: IBS UF 0,0489 → 0,05; CBS 0,4401 → 0,44.
     assert invoice["ibs_cbs_totals"] == {
-        "base": 3000, "ibs_uf_amount": 3, "ibs_mun_amount": 0, "ibs_amount": 3, "cbs_amount": 27
+        "base": 4890, "ibs_uf_amount": 5, "ibs_mun_amount": 0, "ibs_amount": 5, "cbs_amount": 44
     }  # fmt: skip
 
 
@@ -105,10 +107,32 @@ def test_product_classification_overrides_the_store_and_410_has_no_amounts(dates
     assert problems == []
     by_sku = {item["sku"]: item["ibs_cbs"] for item in invoice["items"]}
     assert by_sku["SKU-B"] == {"cst": "410", "class_code": "410001"}
-    assert by_sku["SKU-A"]["cbs_amount"] == 90 and by_sku["SKU-A"]["ibs_uf_amount"] == 10
+    # the freight (R$ 18,90) goes 2:1 by the items' totals: A R$ 12,60, B R$ 6,30; A's base is R$ 112,60
+    assert [item["shipping_amount"] for item in invoice["items"]] == [1260, 630]
+    assert by_sku["SKU-A"]["cbs_amount"] == 101 and by_sku["SKU-A"]["ibs_uf_amount"] == 11
     assert invoice["ibs_cbs_totals"] == {
-        "base": 10000, "ibs_uf_amount": 10, "ibs_mun_amount": 0, "ibs_amount": 10, "cbs_amount": 90
+        "base": 11260, "ibs_uf_amount": 11, "ibs_mun_amount": 0, "ibs_amount": 11, "cbs_amount": 101
     }  # fmt: skip
+
+
+def test_freight_and_discount_are_apportioned_to_the_items_and_their_bases(dates) -> None:
+    # given three items of R$ 33,33 / 33,33 / 33,34, PAC freight R$ 18,90 and a 10 % coupon (R$ 10,00)
+    _store("normal")
+    for sku, price in (("SKU-A", 3333), ("SKU-B", 3333), ("SKU-C", 3334)):
+        make_variant(sku, price=price, ncm="09012100")
+    make_coupon("DEZ")
+    order = _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), LineInput("SKU-C", 1), codes=("DEZ",))
+    # when the invoice is built
+    invoice, problems = build_invoice(order)
+    assert problems == []
+    # then each item's vFrete and vDesc add up exactly to the note's (largest remainders get the odd centavos)
+    assert (invoice["shipping_amount"], invoice["discount_amount"]) == (1890, 1000)
+    assert [(i["shipping_amount"], i["discount_amount"]) for i in invoice["items"]] == [
+        (630, 333), (630, 333), (630, 334)
+    ]  # fmt: skip
+    # and each item's IBS/CBS base is its operation's value: vProd + vFrete − vDesc (UB16)
+    assert [i["ibs_cbs"]["base"] for i in invoice["items"]] == [3630, 3630, 3630]
+    assert invoice["ibs_cbs_totals"]["base"] == 10000 + 1890 - 1000
 
 
 def test_a_class_of_another_cst_blocks_the_issue_naming_the_product(dates) -> None:
@@ -133,28 +157,29 @@ def test_sandbox_xml_and_danfe_show_the_groups(dates) -> None:
     assert group is not None
     values = {el.tag.split("}")[1]: el.text for el in group.iter() if len(el) == 0}
     assert values == {
-        "CST": "000", "cClassTrib": "000001", "vBC": "85.80", "pIBSUF": "0.1000", "vIBSUF": "0.09",
-        "pIBSMun": "0.0000", "vIBSMun": "0.00", "vIBS": "0.09", "pCBS": "0.9000", "vCBS": "0.77",
+        "CST": "000", "cClassTrib": "000001", "vBC": "104.70", "pIBSUF": "0.1000", "vIBSUF": "0.10",
+        "pIBSMun": "0.0000", "vIBSMun": "0.00", "vIBS": "0.10", "pCBS": "0.9000", "vCBS": "0.94",
     }  # fmt: skip
+    assert root.findtext(".//n:det/n:prod/n:vFrete", namespaces=NS) == "18.90"
     totals = root.find(".//n:total/n:IBSCBSTot", NS)
     assert totals is not None
-    assert totals.findtext("n:vBCIBSCBS", namespaces=NS) == "85.80"
-    assert totals.findtext("n:gIBS/n:gIBSUF/n:vIBSUF", namespaces=NS) == "0.09"
-    assert totals.findtext("n:gIBS/n:vIBS", namespaces=NS) == "0.09"
-    assert totals.findtext("n:gCBS/n:vCBS", namespaces=NS) == "0.77"
+    assert totals.findtext("n:vBCIBSCBS", namespaces=NS) == "104.70"
+    assert totals.findtext("n:gIBS/n:gIBSUF/n:vIBSUF", namespaces=NS) == "0.10"
+    assert totals.findtext("n:gIBS/n:vIBS", namespaces=NS) == "0.10"
+    assert totals.findtext("n:gCBS/n:vCBS", namespaces=NS) == "0.94"
     lines = danfe_lines(
         invoice=FiscalJob.objects.get().payload, access_key=document.access_key, number=1, series=1,
         protocol="1", at=timezone.now(),
     )  # fmt: skip
     assert lines[-4:] == [
         "IBS/CBS (Reforma Tributária):",
-        "Base de cálculo do IBS/CBS: R$ 85,80",
-        "IBS UF: R$ 0,09  IBS Município: R$ 0,00  IBS total: R$ 0,09",
-        "CBS: R$ 0,77",
+        "Base de cálculo do IBS/CBS: R$ 104,70",
+        "IBS UF: R$ 0,10  IBS Município: R$ 0,00  IBS total: R$ 0,10",
+        "CBS: R$ 0,94",
     ]
     # What agents see in the fiscal document extension.
     assert fiscal_documents_bcp(order.public_id)[0]["ibs_cbs"] == {
-        "base": 8580, "ibs_state": 9, "ibs_municipal": 0, "ibs": 9, "cbs": 77
+        "base": 10470, "ibs_state": 10, "ibs_municipal": 0, "ibs": 10, "cbs": 94
     }  # fmt: skip
 
 

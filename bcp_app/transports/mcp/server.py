@@ -47,7 +47,20 @@ def all_tools() -> list[McpTool]:
     return _all()
 
 
-def build_server(tools: list[McpTool] | None = None, *, stdio_headers: dict[str, str] | None = None) -> Server[Any]:
+INSTRUCTIONS = (
+    "Loja brasileira com BCP. Ferramentas BCP (create_checkout, get_order, …) exigem "
+    "arguments.meta['ucp-agent'].profile; as ferramentas tipadas (catalogue.list, product.detail, "
+    "inventory.check, order.intent, order.status) não. Valores em centavos de real."
+)
+
+
+def build_server(
+    tools: list[McpTool] | None = None,
+    *,
+    stdio_headers: dict[str, str] | None = None,
+    title: str = "BCP",
+    instructions: str = INSTRUCTIONS,
+) -> Server[Any]:
     """A low-level MCP server listing `tools` and dispatching `tools/call` to them.
 
     `stdio_headers` stand in for HTTP headers on stdio (e.g. the operator's API key and language).
@@ -68,12 +81,8 @@ def build_server(tools: list[McpTool] | None = None, *, stdio_headers: dict[str,
     return Server(
         SERVER_NAME,
         version=SERVER_VERSION,
-        title=f"{settings.SHOP_NAME} (BCP)",
-        instructions=(
-            "Loja brasileira com BCP. Ferramentas BCP (create_checkout, get_order, …) exigem "
-            "arguments.meta['ucp-agent'].profile; as ferramentas tipadas (catalogue.list, product.detail, "
-            "inventory.check, order.intent, order.status) não. Valores em centavos de real."
-        ),
+        title=f"{settings.SHOP_NAME} ({title})",
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # Lets the 2026-07-28 transport check Mcp-Param-* headers without re-running tools/list per call.
@@ -83,6 +92,7 @@ def build_server(tools: list[McpTool] | None = None, *, stdio_headers: dict[str,
 
 async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_headers: dict[str, str]) -> CallInfo:
     arguments = params.arguments or {}
+    meta = params.meta if isinstance(params.meta, dict) else {}
     request = getattr(ctx, "request", None)
     if request is None or not hasattr(request, "headers"):
         return CallInfo(
@@ -91,6 +101,7 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
             transport="stdio",
             headers=stdio_headers,
             protocol_version=ctx.protocol_version,
+            meta=meta,
         )
     body = await request.body()  # already read by the transport; Starlette caches it
     return CallInfo(
@@ -105,6 +116,7 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
         body=body,
         protocol_version=ctx.protocol_version,
         client=request.client.host if request.client else "",
+        meta=meta,
     )
 
 
@@ -234,13 +246,15 @@ class _Running:
 
 
 class McpAsgiApp:
-    """The `/bcp/mcp` ASGI app. `startup()`/`shutdown()` run the SDK session manager (lifespan).
+    """An MCP ASGI app (`/bcp/mcp`; `/ucp/mcp` with UCP's server). `startup()`/`shutdown()` run the SDK session
+    manager (lifespan).
 
     The manager's task group lives in the event loop that started it, so a manager is kept per
     running loop: several servers in one process (e.g. test servers in threads) never share one.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, build: Callable[[], Server[Any]] = lambda: build_server()) -> None:
+        self._build = build
         self._running: dict[asyncio.AbstractEventLoop, _Running] = {}
 
     async def startup(self) -> None:
@@ -249,7 +263,7 @@ class McpAsgiApp:
             return
         # A session manager runs only once, so every lifespan gets a fresh one.
         manager = StreamableHTTPSessionManager(
-            app=build_server(), json_response=True, stateless=True, security_settings=security_settings()
+            app=self._build(), json_response=True, stateless=True, security_settings=security_settings()
         )
         started = asyncio.Event()
         stop = asyncio.Event()

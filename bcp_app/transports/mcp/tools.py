@@ -85,6 +85,7 @@ class CallInfo:
     body: bytes = b""
     protocol_version: str = ""
     client: str = ""  # client IP over HTTP
+    meta: Mapping[str, Any] = field(default_factory=dict)  # the request's `_meta` (UCP's face reads its profile there)
     # A BCP tool's rate-limit window (bcp_app.service.ratelimit.Window), counted when it resolves its caller
     counted: Any = None
 
@@ -585,9 +586,12 @@ def _schemas(spec: BcpToolSpec) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return schema, {"type": "object", **output}
 
 
-def bcp_tools() -> list[McpTool]:
+def bcp_tools(only: set[str] | None = None) -> list[McpTool]:
+    """The BCP tools, or those named in `only` (the UCP face runs five of them)."""
     tools = []
     for spec in _specs():
+        if only is not None and spec.name not in only:
+            continue
         schema, output = _schemas(spec)
         tools.append(
             McpTool(

@@ -1,0 +1,210 @@
+"""UCP's MCP binding (2026-01-11) at `/ucp/mcp`, run by the BCP tools (issue 35 item 1: one engine, two faces).
+
+The binding is `docs/specification/checkout-mcp.md` and `spec/services/shopping/mcp.openrpc.json` at the UCP spec
+repository's tag v2026-01-11: five tools whose arguments are the OpenRPC's params —
+`create_checkout{checkout}`, `get_checkout{id}`, `update_checkout{id, checkout}`,
+`complete_checkout{id, payment?, idempotency_key}`, `cancel_checkout{id, idempotency_key}` — and the platform's
+profile in the request's `_meta.ucp.profile` ("MUST be present in every MCP tool invocation"). `get_order{id}` is
+added: the order capability's read, as `GET /ucp/v1/orders/{id}` on the REST face.
+
+Each call's arguments are renamed into the BCP tool's (`bcp_app/protocol/ucp.py`, the REST face's map) and run by
+that tool's runner — the same validation, identity, negotiation, idempotency and rate limit — and its result
+renamed back into UCP's shapes. A protocol error is the JSON-RPC error BCP gives it, whose `data` also carries UCP's
+`{status: "error", errors: [{code, message, severity}]}` ("Error Handling" of the binding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+from bcp_app.protocol import ucp
+from bcp_app.protocol.errors import ProtocolError
+from bcp_app.transports.mcp.server import McpAsgiApp, build_server
+from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, bcp_tools, compact_json, invalid_params
+
+UUID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "description": "UUID para repetir com segurança."}
+ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 100, "description": "Id do checkout ou do pedido."}
+OBJECT = {"type": "object"}
+
+
+@dataclass(frozen=True)
+class UcpToolSpec:
+    name: str
+    description: str
+    params: dict[str, dict[str, Any]]  # OpenRPC param → JSON Schema
+    required: tuple[str, ...]
+    to_bcp: Callable[[dict[str, Any]], dict[str, Any]]  # UCP arguments (minus ids and keys) → BCP tool arguments
+    from_bcp: Callable[[dict[str, Any]], dict[str, Any]]
+    read_only: bool = False
+
+
+def _checkout_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    checkout = arguments.get("checkout")
+    if not isinstance(checkout, dict):
+        raise invalid_params("Argumentos inválidos: `checkout` deve ser um objeto.", {"checkout": "objeto esperado"})
+    if "id" in checkout and "id" in arguments:
+        # checkout-mcp.md "Identifier Pattern": the payload MUST NOT carry the id the top-level `id` names.
+        raise invalid_params("Argumentos inválidos: `checkout.id` não é aceito; use `id`.", {"checkout.id": "proibido"})
+    return {"checkout": ucp.checkout_request_to_bcp(checkout)}
+
+
+def _complete_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`payment` is 2026-01-11's `payment.json` (`instruments[]` with `selected_instrument_id`, or the instrument
+    marked `selected`); the BCP complete reads exactly one chosen instrument."""
+    payment = arguments.get("payment")
+    if payment is None:
+        return {"checkout": {}}
+    if not isinstance(payment, dict):
+        raise invalid_params("Argumentos inválidos: `payment` deve ser um objeto.", {"payment": "objeto esperado"})
+    instruments = [i for i in payment.get("instruments") or [] if isinstance(i, dict)]
+    chosen_id = payment.get("selected_instrument_id")
+    chosen = next((i for i in instruments if chosen_id is not None and i.get("id") == chosen_id), None)
+    chosen = chosen or next((i for i in instruments if i.get("selected")), None)
+    if chosen is None and len(instruments) == 1:
+        chosen = instruments[0]
+    if chosen is None:
+        return {"checkout": {"payment": {"instruments": instruments}}}  # BCP's validation names what is wrong
+    return {"checkout": ucp.complete_request_to_bcp({"payment_data": chosen})}
+
+
+def _nothing(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+def _specs() -> list[UcpToolSpec]:
+    return [
+        UcpToolSpec(
+            "create_checkout",
+            "Cria uma sessão de checkout (UCP 2026-01-11): checkout.line_items com item.id = SKU e quantity.",
+            {"checkout": OBJECT, "idempotency_key": UUID_SCHEMA},
+            ("checkout",),
+            _checkout_arguments,
+            ucp.checkout_to_ucp,
+        ),
+        UcpToolSpec(
+            "get_checkout",
+            "Devolve o estado atual de um checkout.",
+            {"id": ID_SCHEMA},
+            ("id",),
+            _nothing,
+            ucp.checkout_to_ucp,
+            read_only=True,
+        ),
+        UcpToolSpec(
+            "update_checkout",
+            "Substitui todo o estado gravável de um checkout (campos omitidos são limpos).",
+            {"id": ID_SCHEMA, "checkout": OBJECT, "idempotency_key": UUID_SCHEMA},
+            ("id", "checkout"),
+            _checkout_arguments,
+            ucp.checkout_to_ucp,
+        ),
+        UcpToolSpec(
+            "complete_checkout",
+            "Conclui o checkout com o instrumento escolhido em payment (Pix: br.dev.bcp.pix); exige idempotency_key.",
+            {"id": ID_SCHEMA, "payment": OBJECT, "idempotency_key": UUID_SCHEMA},
+            ("id", "idempotency_key"),
+            _complete_arguments,
+            ucp.checkout_to_ucp,
+        ),
+        UcpToolSpec(
+            "cancel_checkout",
+            "Cancela um checkout não terminal; exige idempotency_key.",
+            {"id": ID_SCHEMA, "idempotency_key": UUID_SCHEMA},
+            ("id", "idempotency_key"),
+            _nothing,
+            ucp.checkout_to_ucp,
+        ),
+        UcpToolSpec(
+            "get_order",
+            "Obtém o estado atual de um pedido (instantâneo completo).",
+            {"id": ID_SCHEMA},
+            ("id",),
+            _nothing,
+            ucp.order_to_ucp,
+            read_only=True,
+        ),
+    ]
+
+
+def _profile(call: CallInfo) -> str:
+    holder = call.meta.get("ucp") if isinstance(call.meta, dict) else None
+    profile = holder.get("profile") if isinstance(holder, dict) else None
+    if not isinstance(profile, str) or not profile:
+        raise ProtocolError("invalid_profile_url", "_meta.ucp.profile com a URL do perfil da plataforma é obrigatório.")
+    return profile
+
+
+def ucp_error(exc: ProtocolError) -> MCPError:
+    """BCP's JSON-RPC error with UCP 2026-01-11's error object added to its `data` (checkout-mcp.md)."""
+    data = {
+        **exc.jsonrpc_data(),
+        "status": "error",
+        "errors": [{"code": exc.code, "message": exc.content, "severity": "requires_buyer_input"}],
+    }
+    return MCPError(exc.jsonrpc_code, exc.content, data)
+
+
+def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOutcome]:
+    allowed = set(spec.params)
+
+    def run(call: CallInfo) -> ToolOutcome:
+        arguments = call.arguments
+        unknown = sorted(set(arguments) - allowed)
+        missing = [name for name in spec.required if name not in arguments and name != "idempotency_key"]
+        if "idempotency_key" in spec.required and "idempotency_key" not in arguments and not unknown:
+            # BCP-IDEM-02: a missing key is said first, with its own code, as on the other faces
+            error = ProtocolError("idempotency_key_required", f"idempotency_key é obrigatório em {spec.name}.")
+            raise ucp_error(error)
+        if unknown or missing:
+            fields = {name: "argumento desconhecido" for name in unknown} | {name: "obrigatório" for name in missing}
+            raise invalid_params(f"Argumentos inválidos para {spec.name}: {', '.join(fields)}.", fields)
+        try:
+            meta: dict[str, Any] = {"ucp-agent": {"profile": _profile(call)}}
+            if "idempotency_key" in arguments:
+                meta["idempotency-key"] = arguments["idempotency_key"]
+            bcp_arguments = {"meta": meta, **spec.to_bcp(arguments)}
+            if "id" in arguments:
+                bcp_arguments["id"] = arguments["id"]
+            outcome = bcp_tool.run(replace(call, arguments=bcp_arguments))
+        except ProtocolError as exc:
+            raise ucp_error(exc) from None
+        body = spec.from_bcp(outcome.structured)
+        text = outcome.text if body.get("ucp", {}).get("status") == "error" else compact_json(body)
+        return ToolOutcome(structured=body, text=text)
+
+    return run
+
+
+def ucp_tools() -> list[McpTool]:
+    bcp = {tool.name: tool for tool in bcp_tools(only={spec.name for spec in _specs()})}
+    tools = []
+    for spec in _specs():
+        schema = {
+            "type": "object",
+            "properties": spec.params,
+            "required": list(spec.required),
+            "additionalProperties": False,
+        }
+        tools.append(
+            McpTool(
+                name=spec.name,
+                description=spec.description,
+                input_schema=schema,
+                output_schema=None,
+                run=_runner(spec, bcp[spec.name]),
+                read_only=spec.read_only,
+            )
+        )
+    return tools
+
+
+INSTRUCTIONS = (
+    "Loja brasileira, face UCP 2026-01-11 do mesmo motor BCP. Toda chamada leva _meta.ucp.profile (URL do perfil da "
+    "plataforma); complete_checkout e cancel_checkout exigem idempotency_key. Valores em centavos de real (BRL)."
+)
+
+asgi_app = McpAsgiApp(lambda: build_server(ucp_tools(), title="UCP", instructions=INSTRUCTIONS))

@@ -1,0 +1,195 @@
+"""UCP's MCP binding (issue 35 item 1) at `/ucp/mcp`, with the official `mcp` client against a live uvicorn: a UCP
+platform buys with Pix, naming itself in `_meta.ucp.profile` (checkout-mcp.md at the UCP spec's tag v2026-01-11) and
+passing the OpenRPC's arguments (`checkout`, `id`, `payment`, `idempotency_key`). Answers are parsed with the official
+UCP SDK's 2026-01-11 models; the same BCP tools run underneath (BCP-MCP-05 strict arguments, BCP-IDEM-04 replays)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from ucp_sdk.models.schemas.shopping import fulfillment_resp
+from ucp_sdk.models.schemas.shopping.order import Order
+from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
+
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.bcp_fixtures import FakePlatform
+from tests.bcp_app.test_mcp_helpers import mcp_client, run
+from tests.bcp_app.test_ucp_face import pac_chosen, ucp_profile
+from tests.shop.checkout_factories import make_shipping, make_variant
+
+live_mcp = test_mcp_helpers.live_mcp
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+fulfillment_resp.Checkout.model_rebuild(_types_namespace={"PaymentResponse": PaymentResponse})
+
+SP = {
+    "street_address": "Rua das Flores, 123",
+    "address_locality": "São Paulo",
+    "address_region": "SP",
+    "postal_code": "01310-100",
+    "address_country": "BR",
+}
+PIX_HANDLER = {
+    "id": "pix",
+    "name": "br.dev.bcp.pix",
+    "version": "2026-07-28",
+    "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+    "config_schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
+    "instrument_schemas": [],
+    "config": {},
+}
+
+
+class UcpPlatform:
+    def __init__(self, url: str, profile_url: str, api_key: str) -> None:
+        self.url = url
+        self.profile_url = profile_url
+        self.headers = {"Authorization": f"Bearer {api_key}"}
+
+    def outcome(self, name: str, arguments: dict[str, Any], *, meta: dict[str, Any] | None = None) -> Any:
+        chosen = {"ucp": {"profile": self.profile_url}} if meta is None else meta
+
+        async def go() -> Any:
+            async with mcp_client(self.url, headers=self.headers) as client:
+                try:
+                    return await client.call_tool(name, arguments, meta=chosen)
+                except MCPError as exc:
+                    return exc
+
+        return run(go)
+
+    def tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = self.outcome(name, arguments)
+        assert not isinstance(result, MCPError), result
+        return result.structured_content
+
+    def error(self, name: str, *, meta: dict[str, Any] | None = None, **arguments: Any) -> MCPError:
+        result = self.outcome(name, arguments, meta=meta)
+        assert isinstance(result, MCPError), result
+        return result
+
+
+@pytest.fixture
+def platform(live_mcp, fake_platform: FakePlatform, bcp_settings, transactional_db) -> Iterator[UcpPlatform]:
+    from bcp_app.service.platforms import platform_create
+    from config.celery import app as celery_app
+
+    profile = ucp_profile(fake_platform)
+    profile["payment"]["handlers"].append(PIX_HANDLER)
+    profile_url = fake_platform.serve_json("/ucp-profile.json", profile)
+    created = platform_create(name="Plataforma UCP (MCP)", profile_url=profile_url)
+    make_variant("SKU-CAFE-500G", price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    saved = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield UcpPlatform(f"{live_mcp.base_url}/ucp/mcp", profile_url, created.api_key)
+    celery_app.conf.task_always_eager = saved
+
+
+def test_tools_are_the_openrpc_methods_of_ucp_2026_01_11(platform: UcpPlatform) -> None:
+    async def go() -> Any:
+        async with mcp_client(platform.url, headers=platform.headers) as client:
+            return await client.list_tools()
+
+    listed = {tool.name: tool.input_schema for tool in run(go).tools}
+    assert sorted(listed) == [
+        "cancel_checkout",
+        "complete_checkout",
+        "create_checkout",
+        "get_checkout",
+        "get_order",
+        "update_checkout",
+    ]
+    assert listed["complete_checkout"]["required"] == ["id", "idempotency_key"]
+    assert listed["update_checkout"]["required"] == ["id", "checkout"]
+
+
+def test_a_ucp_platform_buys_with_pix_over_ucp_mcp(platform: UcpPlatform) -> None:
+    from payments.sandbox import services as sandbox
+    from payments.selectors import pix_charge_active_for_reference
+
+    # create, in UCP's shape (the buyer's full name, a currency, an item title that is not ours)
+    created = fulfillment_resp.Checkout(
+        **platform.tool(
+            "create_checkout",
+            checkout={
+                "currency": "BRL",
+                "line_items": [{"item": {"id": "SKU-CAFE-500G", "title": "x"}, "quantity": 2}],
+                "buyer": {"full_name": "Ana Souza", "email": "ana@example.com.br"},
+            },
+            idempotency_key=str(uuid.uuid4()),
+        )
+    )
+    assert created.ucp.version.root == "2026-01-11"
+    assert created.line_items[0].item.title == "Café especial 500 g"
+    assert [(t.type, t.amount) for t in created.totals] == [("subtotal", 8580), ("total", 8580)]
+    # address, then the option: full replacements
+    line = {"id": created.line_items[0].id, "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}
+    buyer = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"}
+    state: dict[str, Any] = {
+        "line_items": [line],
+        "buyer": buyer,
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+    }
+    method = platform.tool("update_checkout", id=created.id, checkout=state)["fulfillment"]["methods"][0]
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
+    ready = fulfillment_resp.Checkout(**platform.tool("update_checkout", id=created.id, checkout=state))
+    assert ready.status == "ready_for_complete"
+    assert [(t.type, t.amount) for t in ready.totals] == [("subtotal", 8580), ("fulfillment", 1890), ("total", 10470)]
+    assert "pix_recebedor_001" in [h.id for h in ready.payment.handlers]  # the shop names its handlers
+    # complete with 2026-01-11's `payment` (instruments + selected_instrument_id) and a key
+    payment = {
+        "selected_instrument_id": "instr_pix",
+        "instruments": [{"id": "instr_pix", "handler_id": "pix_recebedor_001", "type": "pix"}],
+    }
+    key = str(uuid.uuid4())
+    completing = platform.tool("complete_checkout", id=created.id, payment=payment, idempotency_key=key)
+    assert completing["status"] == "complete_in_progress"
+    # 2026-01-11 instruments are cards only: the Pix instrument and its charge are the handler's extension member
+    assert completing["payment"]["selected_instrument_id"] == "instr_pix"
+    assert completing["payment"]["br.dev.bcp.pix"]["pix"]["br_code"].startswith("000201")
+    # the same call again is the stored answer (BCP-IDEM-04), one charge
+    assert platform.tool("complete_checkout", id=created.id, payment=payment, idempotency_key=key) == completing
+    # the buyer pays in the sandbox PSP: the checkout completes and the order reads in UCP's shape
+    sandbox.pay(txid=pix_charge_active_for_reference(created.id).txid, options=sandbox.PayOptions())
+    completed = fulfillment_resp.Checkout(**platform.tool("get_checkout", id=created.id))
+    assert completed.status == "completed"
+    order = Order(**platform.tool("get_order", id=completed.order.id))
+    assert order.checkout_id == created.id
+    assert [(li.item.id, li.quantity.total) for li in order.line_items] == [("SKU-CAFE-500G", 2)]
+
+
+def test_the_profile_travels_in_meta_and_errors_carry_ucps_error_object(platform: UcpPlatform) -> None:
+    line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    # no _meta.ucp.profile (checkout-mcp.md: MUST be present in every invocation)
+    missing = platform.error("create_checkout", meta={}, checkout=line)
+    assert missing.data["code"] == "invalid_profile_url"
+    assert missing.data["status"] == "error"
+    assert missing.data["errors"][0]["code"] == "invalid_profile_url"
+    assert "_meta.ucp.profile" in missing.data["errors"][0]["message"]
+    # the payload must not carry the id the top-level `id` names ("Identifier Pattern")
+    created = platform.tool("create_checkout", checkout=line)
+    with_id = platform.error("update_checkout", id=created["id"], checkout={**line, "id": created["id"]})
+    assert with_id.data["fields"] == {"checkout.id": "proibido"}
+    # strict top level (BCP-MCP-05): a misspelled argument is named; a missing key is required (BCP-IDEM-02)
+    typo = platform.error("create_checkout", chekout=line)
+    assert typo.data["fields"] == {"chekout": "argumento desconhecido", "checkout": "obrigatório"}
+    no_key = platform.error("cancel_checkout", id=created["id"])
+    assert (no_key.code, no_key.data["code"]) == (-32602, "idempotency_key_required")
+    assert no_key.data["errors"][0]["message"] == "idempotency_key é obrigatório em cancel_checkout."
+    canceled = platform.tool("cancel_checkout", id=created["id"], idempotency_key=str(uuid.uuid4()))
+    assert canceled["status"] == "canceled"
+
+
+def test_discovery_names_the_mcp_endpoint(platform: UcpPlatform) -> None:
+    import httpx
+
+    body = httpx.get(platform.url.replace("/ucp/mcp", "/.well-known/ucp"), timeout=30).json()
+    assert body["ucp"]["services"]["dev.ucp.shopping"]["mcp"] == {
+        "schema": "https://ucp.dev/services/shopping/openrpc.json",
+        "endpoint": "https://loja.example.com.br/ucp/mcp",
+    }
