@@ -40,6 +40,7 @@ class PaymentType(models.TextChoices):
     PIX = "pix", _("Pix")
     CARD = "card", _("Cartão")
     MANUAL = "manual", _("Pago fora da loja")
+    BOLETO = "boleto", _("Boleto")
 
 
 class LineStatus(models.TextChoices):

@@ -15,9 +15,12 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from payments.boleto.service import boleto_refund_mark_transferred
 from payments.exceptions import PaymentInputError
 from payments.med.services import infraction_answer
 from payments.models import (
+    BoletoPayment,
+    BoletoRefund,
     CardPayment,
     CardRefund,
     CardWebhookEvent,
@@ -201,6 +204,49 @@ class CardRefundAdmin(MoneyColumns, ReadOnlyAdmin):
     list_display = ("refund_id", "reference", "amount_brl", "status", "kind", "attempts", "gateway_status")
     list_filter = ("status", "kind")
     search_fields = ("refund_id", "reference")
+
+
+@admin.register(BoletoPayment)
+class BoletoPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
+    """Boletos issued through the card gateway (issue 37); due date from the store setting
+    `boleto_due_business_days`, given up after BOLETO_EXPIRY_GRACE_DAYS (the `payments.tasks.sweep_boletos` beat)."""
+
+    list_display = ("payment_id", "reference", "amount_brl", "status", "due_date", "paid_at", "gateway_status")
+    list_filter = ("status", "gateway")
+    search_fields = ("payment_id", "reference", "gateway_charge_id", "line", "nosso_numero")
+
+
+@admin.register(BoletoRefund)
+class BoletoRefundAdmin(MoneyColumns, admin.ModelAdmin):
+    """A boleto is refunded by bank transfer to the buyer (no card to reverse): staff make the transfer, then
+    fill "comprovante da transferência" and save; that completes the refund once, through the service
+    (`boleto_refund_mark_transferred`), and the order's adjustment with it."""
+
+    list_display = ("refund_id", "reference", "amount_brl", "status", "kind", "created_at", "finished_at")
+    list_filter = ("status", "kind")
+    search_fields = ("refund_id", "reference")
+    fields = ("refund_id", "reference", "amount_brl", "reason", "kind", "status", "transfer_note", "finished_by",
+              "finished_at")  # fmt: skip
+    readonly_fields = ("refund_id", "reference", "amount_brl", "reason", "kind", "status", "finished_by",
+                       "finished_at")  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        awaiting = obj is None or getattr(obj, "status", "") == BoletoRefund.Status.AWAITING_TRANSFER
+        return awaiting and super().has_change_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: BoletoRefund, form: Any, change: bool) -> None:
+        try:
+            boleto_refund_mark_transferred(
+                refund_id=obj.refund_id, note=obj.transfer_note, actor=request.user.get_username()
+            )
+        except PaymentInputError:
+            messages.error(request, _("Descreva a transferência (banco, data, id do Pix) em 4 a 200 caracteres."))
 
 
 @admin.register(CardWebhookEvent)

@@ -11,12 +11,15 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from payments.automatic.models import PixRecurrenceWebhookEvent
+from payments.boleto.models import BoletoPayment, BoletoRefund
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
 from payments.sandbox.models import SandboxCob, SandboxPix, SandboxRecord, SandboxRefund
 
 __all__ = [
+    "BoletoPayment",
+    "BoletoRefund",
     "CardPayment",
     "CardRefund",
     "CardWebhookEvent",

@@ -14,6 +14,8 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from kernel.tasks import enqueue_on_commit
+from payments.boleto.models import BoletoRefund
+from payments.boleto.service import boleto_refund_request
 from payments.card.models import CardRefund
 from payments.card.refunds import card_refund_request
 from payments.exceptions import PaymentInputError
@@ -36,7 +38,9 @@ def _enqueue(refund: PixRefund) -> None:
     enqueue_on_commit("payments.tasks.execute_pix_refund", refund.pk)
 
 
-def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> PixRefund | CardRefund:
+def refund_request(
+    *, reference: str, amount: int, refund_id: str, reason: str
+) -> PixRefund | CardRefund | BoletoRefund:
     """Request a devolução of the settled Pix of `reference` (or the estorno of its card payment,
     `payments.card.refunds`); idempotent on `refund_id`.
 
@@ -60,7 +64,11 @@ def refund_request(*, reference: str, amount: int, refund_id: str, reason: str) 
             .first()
         )
         if payment is None:
-            # Not a Pix: an approved card payment of the reference is refunded through its gateway.
+            # Not a Pix: a paid boleto goes back by bank transfer (staff); an approved card payment of the
+            # reference is refunded through its gateway.
+            boleto = boleto_refund_request(reference=reference, amount=amount, refund_id=refund_id, reason=reason)
+            if boleto is not None:
+                return boleto
             return card_refund_request(reference=reference, amount=amount, refund_id=refund_id, reason=reason)
         available = payment.amount - _refunded_so_far(payment)
         if amount > available:

@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
-from payments.models import CardPayment, PixCharge, PixRefund
+from payments.boleto.service import boleto_latest_for_reference, boleto_live_for_reference
+from payments.models import BoletoPayment, CardPayment, PixCharge, PixRefund
+
+__all__ = [
+    "boleto_for_payment_id",
+    "boleto_latest_for_reference",
+    "boleto_live_for_reference",
+    "card_payment_for_reference",
+    "pix_charge_active_for_reference",
+    "pix_charge_by_txid",
+    "pix_charge_latest_for_reference",
+    "pix_refunds_for_reference",
+]
+
+
+def boleto_for_payment_id(payment_id: str) -> BoletoPayment | None:
+    return BoletoPayment.objects.filter(payment_id=payment_id).first()
 
 
 def pix_charge_active_for_reference(reference: str) -> PixCharge | None:

@@ -15,6 +15,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from kernel.tasks import enqueue, enqueue_on_commit
+from payments.boleto.service import (
+    BoletoUnavailable,
+    IssuedBoleto,
+    boleto_issue,
+    boleto_record,
+    boleto_refund_mark_transferred,
+    business_days_after,
+)
 from payments.brcode import BRCodeError, validate_psp_br_code
 from payments.card.service import (
     CardCharge,
@@ -36,8 +44,14 @@ from payments.settlement import pix_charge_expire
 from payments.timeline import record_event
 
 __all__ = [
+    "BoletoUnavailable",
     "CardCharge",
     "CardPaymentBrief",
+    "IssuedBoleto",
+    "boleto_issue",
+    "boleto_record",
+    "boleto_refund_mark_transferred",
+    "business_days_after",
     "card_payment_authorize",
     "card_payment_brief",
     "card_payment_brief_sql",

@@ -48,3 +48,11 @@ pix_infraction_changed = Signal()
 # `encerramento.cancelamento.solicitante` (USUARIO_PAGADOR = the payer in the bank app) or "". A receiver that
 # raises rolls it back and the task retries.
 recurrence_changed = Signal()
+
+# send(sender=BoletoPayment, reference=str, payment_id=str, status="paid"|"expired", amount=int, paid_amount=int)
+# A boleto (payments/boleto/) paid, as the gateway confirms it (`GET /charges/{id}` after a webhook, the
+# reconcile or the expiry's last look), or expired unpaid (canceled at the gateway). Sent INSIDE the transaction
+# that moves the locked boleto row forward, once per status. A receiver returns "accepted" or "rejected"; a
+# "rejected" payment is recorded for a refund by bank transfer (staff). A receiver that raises rolls it back and
+# the inbox row / sweep tries again.
+boleto_settled = Signal()

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from payments import settlement
 from payments.automatic.services import pix_recurrence_event_process, pix_recurrence_events_reprocess
+from payments.boleto.service import boleto_expire_due, boleto_reconcile_due
 from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
 from payments.card.refunds import card_refund_apply
 from payments.card.service import get_card_gateway
@@ -44,6 +45,7 @@ __all__ = [
     "reprocess_recurrence_webhooks",
     "revoke_pix_charge_at_psp",
     "send_infraction_answer",
+    "sweep_boletos",
     "sweep_infractions",
 ]
 
@@ -283,3 +285,13 @@ def sweep_infractions() -> int:
     for answer_id in answers:
         infraction_answer_send(answer_id=answer_id)
     return len(events) + len(answers)
+
+
+# --- boletos ------------------------------------------------------------------------------------------------------
+
+
+@shared_task(name="payments.tasks.sweep_boletos", acks_late=True)
+def sweep_boletos(limit: int = 100) -> int:
+    """Every few minutes: boletos waiting > 10 min asked at the gateway (a lost `charge.paid`), and those unpaid
+    past their due date + BOLETO_EXPIRY_GRACE_DAYS canceled there and announced expired. Both settle once."""
+    return boleto_reconcile_due(limit=limit) + boleto_expire_due(limit=limit)

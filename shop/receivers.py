@@ -3,6 +3,7 @@
 - payments.charge_settled → complete the checkout → orders.order_place_from_checkout ("accepted"),
   or "rejected" for a checkout that is canceled/expired/changed (payments then refunds in full).
 - payments.card_payment_settled (a card outcome learned by webhook or reconcile) → the same for cards.
+- payments.boleto_settled (a boleto paid → the order, once; expired → stock and coupons back).
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
 - payments.pix_infraction_changed (a MED dispute step) → orders.order_dispute_record (timeline, hold, refund).
@@ -33,6 +34,7 @@ from orders.signals import label_purchase_requested, order_changed, refund_reque
 from payments.exceptions import PaymentInputError
 from payments.services import refund_request
 from payments.signals import (
+    boleto_settled,
     card_payment_settled,
     charge_settled,
     pix_infraction_changed,
@@ -41,7 +43,7 @@ from payments.signals import (
 )
 from shop.catalog.search import synonyms_cache_clear
 from shop.checkout.fulfillment import shipping_cache_clear
-from shop.checkout.services import checkout_settle_card, checkout_settle_pix, variants_restock
+from shop.checkout.services import checkout_settle_boleto, checkout_settle_card, checkout_settle_pix, variants_restock
 from shop.checkout.stock import catalog_cache_bump
 from shop.freight.labels import label_purchase_run
 from shop.freight.parcels import boxes_cache_clear
@@ -87,6 +89,11 @@ def on_charge_settled(
 @receiver(card_payment_settled, dispatch_uid="shop.card_payment_settled")
 def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
     return checkout_settle_card(reference=reference, payment_id=payment_id, status=status, amount=amount)
+
+
+@receiver(boleto_settled, dispatch_uid="shop.boleto_settled")
+def on_boleto_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
+    return checkout_settle_boleto(reference=reference, payment_id=payment_id, status=status, amount=amount)
 
 
 @receiver(refund_requested, dispatch_uid="shop.refund_requested")

@@ -15,6 +15,7 @@ CART = "br.dev.bcp.shopping.cart"  # BCP §1: carts that convert to checkouts (c
 PERMALINK = "br.dev.bcp.shopping.permalink"  # BCP §15: browser buy links (config.endpoint)
 CATALOG_FEED = "br.dev.bcp.shopping.catalog.feed"  # bulk discovery: the catalog as one schema.org DataFeed
 PIX_HANDLER = "br.dev.bcp.pix"
+BOLETO_HANDLER = "br.dev.bcp.boleto"  # issue 37: boleto through the card gateway (README "Boleto")
 SPEC_BASE = "https://bcp.dev.br/draft/specification"
 SCHEMA_BASE = "https://bcp.dev.br/draft/schemas"
 SERVICES_BASE = "https://bcp.dev.br/draft/services/shopping"

@@ -13,6 +13,7 @@ from django.urls import reverse
 from bcp_app.protocol import keys, ucp
 from bcp_app.protocol.names import (
     AP2_MANDATE,
+    BOLETO_HANDLER,
     BUYER_CONSENT,
     CART,
     CATALOG_FEED,
@@ -34,11 +35,14 @@ from bcp_app.protocol.names import (
 from bcp_app.protocol.permalink import endpoint_url
 from payments.brcode import BRCodeError, merchant_text
 from payments.merchant import pix_merchant
+from shop.checkout.services import boleto_offered
 from shop.store.services import store_get
 
 CARD_HANDLER = "com.google.pay"
 PIX_SPEC = f"{SPEC_BASE}/payment/pix"  # PIX.md §10 D2
 PIX_SCHEMA = f"{SCHEMA_BASE}/payment/pix.json"
+BOLETO_SPEC = f"{SPEC_BASE}/payment/boleto"  # this shop's handler, specified in README "Boleto"
+BOLETO_SCHEMA = f"{SCHEMA_BASE}/shopping/boleto.json"
 
 
 def public_url(path: str = "") -> str:
@@ -193,10 +197,34 @@ def _installments_config() -> dict[str, int]:
     }
 
 
+def boleto_handler_entry() -> dict[str, Any]:
+    """The boleto handler (issue 37, README "Boleto"): the platform selects an instrument of type "boleto" (no
+    credential; the buyer's CPF/CNPJ is required) and, after complete, the checkout's instrument carries the
+    `boleto` (line, barcode, PDF, due date); the order is placed when the bank's payment is confirmed."""
+    store = store_get()
+    return {
+        "id": getattr(settings, "BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto"),
+        "version": PROTOCOL_VERSION,
+        "spec": BOLETO_SPEC,
+        "schema": BOLETO_SCHEMA,
+        "available_instruments": [{"type": "boleto"}],
+        "config": {
+            "environment": "sandbox" if _card_gateway_name() == "sandbox" else "production",
+            "gateway": _card_gateway_name(),
+            "due_business_days": store.boleto_due_business_days,
+            "expiry_grace_days": int(getattr(settings, "BOLETO_EXPIRY_GRACE_DAYS", 3)),
+            "min_amount": int(getattr(settings, "BOLETO_MIN_AMOUNT", 500)),
+            "requires_buyer_tax_id": True,
+        },
+    }
+
+
 def payment_handler_registry() -> dict[str, list[dict[str, Any]]]:
     registry: dict[str, list[dict[str, Any]]] = {PIX_HANDLER: [pix_handler_entry()]}
     if getattr(settings, "BCP_CARD_ENABLED", True):
         registry[CARD_HANDLER] = [card_handler_entry()]
+    if boleto_offered():
+        registry[BOLETO_HANDLER] = [boleto_handler_entry()]
     return registry
 
 
@@ -262,10 +290,14 @@ def ucp_default_version() -> str:
 def ucp_business_profile(version: str) -> dict[str, Any]:
     """Our business profile as UCP `version` (one of `ucp.UCP_VERSIONS`), from the same registries as BCP's."""
     supported = {v: ucp_profile_url(v) for v in ucp.UCP_VERSIONS if v != version}
+    profile = business_profile()
+    # The boleto handler (issue 37) is advertised to BCP platforms only: the UCP face's checkout (ucp/v1) was not
+    # taught to present a boleto, so UCP platforms are not offered one they could not be shown.
+    profile["ucp"]["payment_handlers"].pop(BOLETO_HANDLER, None)
     if version == ucp.UCP_2026_08_25:
-        return ucp.discovery_2026_08_25(business_profile(), supported_versions=supported)
+        return ucp.discovery_2026_08_25(profile, supported_versions=supported)
     # REST and MCP speak UCP 2026-01-11's shapes; A2A answers BCP's (its own profile: /.well-known/bcp).
     endpoints = {"rest": public_url("/ucp/v1")}
     if "/ucp/mcp" in (getattr(settings, "ASGI_MOUNTS", {}) or {}):
         endpoints["mcp"] = public_url("/ucp/mcp")
-    return ucp.discovery_2026_01_11(business_profile(), endpoints=endpoints, supported_versions=supported)
+    return ucp.discovery_2026_01_11(profile, endpoints=endpoints, supported_versions=supported)

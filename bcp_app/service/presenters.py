@@ -15,6 +15,7 @@ from django.conf import settings
 
 from bcp_app.protocol.names import (
     AP2_MANDATE,
+    BOLETO_HANDLER,
     BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
@@ -26,11 +27,13 @@ from bcp_app.protocol.names import (
 )
 from bcp_app.protocol.schemas.consent import consent_out
 from bcp_app.service.context import RequestContext
-from bcp_app.service.discovery import CARD_HANDLER, card_handler_entry, pix_handler_entry
+from bcp_app.service.discovery import CARD_HANDLER, boleto_handler_entry, card_handler_entry, pix_handler_entry
 from bcp_app.service.policies import policies_json
 from kernel.money import format_brl
 from orders.selectors import order_bcp_payload
+from payments.boleto.codes import barcode_from_line, line_display
 from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
+from shop.checkout.services import boleto_offered
 from shop.checkout.types import CheckoutMessage
 from shop.invoicing.selectors import fiscal_documents_bcp
 
@@ -105,6 +108,8 @@ def payment_handlers(view: CheckoutView | None, ctx: RequestContext) -> dict[str
         handlers[PIX_HANDLER] = [entry]
     if CARD_HANDLER in theirs and getattr(settings, "BCP_CARD_ENABLED", True):
         handlers[CARD_HANDLER] = [card_handler_entry()]
+    if BOLETO_HANDLER in theirs and boleto_offered():
+        handlers[BOLETO_HANDLER] = [boleto_handler_entry()]
     return handlers
 
 
@@ -227,6 +232,39 @@ def card_description(instrument: Any) -> str:
     return f"Cartão em {count}x de {format_brl(instrument.installment_amount)}"
 
 
+def _instrument_description(instrument: Any) -> str:
+    if instrument.type == "pix":
+        return "Pix"
+    if instrument.type == "boleto":
+        return "Boleto bancário"
+    return card_description(instrument)
+
+
+BOLETO_STATUS = {"issued": "pending", "paid": "paid", "expired": "expired"}
+
+
+def boleto_out(boleto: Any) -> dict[str, Any]:
+    """A boleto checkout's `payment.instruments[].boleto` (shopping/boleto.json `boleto`): what the buyer pays
+    with. `line` is the linha digitável (47 digits), `barcode` the 44 digits of the código de barras."""
+    try:
+        barcode = barcode_from_line(boleto.line)
+    except ValueError:
+        barcode = ""
+    return {
+        "id": boleto.payment_id,
+        "status": BOLETO_STATUS.get(boleto.status, boleto.status),
+        "amount": boleto.amount,
+        "currency": "BRL",
+        "due_date": boleto.due_date.isoformat(),
+        "line": boleto.line,
+        "line_formatted": line_display(boleto.line),
+        "barcode": barcode,
+        "pdf_url": boleto.pdf_url or None,
+        "pix_br_code": boleto.qr_code or None,
+        "paid_at": rfc3339(boleto.paid_at),
+    }
+
+
 def payment(view: CheckoutView) -> dict[str, Any]:
     instruments = []
     for i in view.instruments:
@@ -235,12 +273,14 @@ def payment(view: CheckoutView) -> dict[str, Any]:
             "handler_id": i.handler_id,
             "type": i.type,
             "selected": i.selected,
-            "display": {"description": "Pix" if i.type == "pix" else card_description(i)},
+            "display": {"description": _instrument_description(i)},
         }
         if i.type == "card":
             entry["installments"] = i.installments
         if i.type == "pix" and view.pix_charge is not None:
             entry["pix"] = pix_charge(view.pix_charge)
+        if i.type == "boleto" and view.boleto is not None:
+            entry["boleto"] = boleto_out(view.boleto)
         instruments.append(entry)
     return {"instruments": instruments}
 

@@ -134,6 +134,13 @@ PAGARME_STATEMENT_DESCRIPTOR = env_str("PAGARME_STATEMENT_DESCRIPTOR", "")
 # Basic credentials configured on the webhook in Pagar.me's dashboard; without them every delivery is refused.
 PAGARME_WEBHOOK_USER = env_str("PAGARME_WEBHOOK_USER", "")
 PAGARME_WEBHOOK_PASSWORD = env_str("PAGARME_WEBHOOK_PASSWORD", "")
+# Boleto through the card gateway (issue 37, payments/boleto/). The due date is the store's setting
+# (StoreSettings.boleto_due_business_days, admin); these bound what is offered and when an unpaid one is given up.
+BOLETO_MIN_AMOUNT = env_int("BOLETO_MIN_AMOUNT", 500, minimum=1)  # centavos: R$ 5,00
+# Days after the due date before an unpaid boleto is canceled and its stock released (a boleto paid on its
+# due date is reported by the bank up to 2 business days later).
+BOLETO_EXPIRY_GRACE_DAYS = env_int("BOLETO_EXPIRY_GRACE_DAYS", 3, minimum=1)
+BOLETO_INSTRUCTIONS = env_str("BOLETO_INSTRUCTIONS", "")  # printed on the boleto (≤ 256); "" = a default text
 if "pagarme" in PAYMENTS_CARD_GATEWAY:
     # The buyer's browser sends the card to Pagar.me's tokens API itself (static/shop/card_tokenizer.js).
     SECURE_CSP["connect-src"] = [*SECURE_CSP["connect-src"], "https://api.pagar.me"]

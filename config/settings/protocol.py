@@ -21,6 +21,10 @@ BCP_PROFILE_FETCH_TIMEOUT = env_int("BCP_PROFILE_FETCH_TIMEOUT", 5, minimum=1)
 # The card handler advertised next to Pix (Google Pay style, seed 004) and the id instruments reference.
 BCP_CARD_ENABLED = env_bool("BCP_CARD_ENABLED", default=True)
 BCP_CARD_HANDLER_ID = env_str("BCP_CARD_HANDLER_ID", "gpay")
+# The boleto handler (issue 37, README "Boleto"): advertised when a card gateway answers and the store gives a due
+# date (StoreSettings.boleto_due_business_days > 0); instruments reference this id with type "boleto".
+BCP_BOLETO_ENABLED = env_bool("BCP_BOLETO_ENABLED", default=True)
+BCP_BOLETO_HANDLER_ID = env_str("BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto")
 # AP2 mandates extension (PIX.md §7): offered in /.well-known/bcp and the A2A Agent Card when true.
 BCP_AP2_ENABLED = env_bool("BCP_AP2_ENABLED", default=False)
 # BCP §15 buy links at {BCP_PUBLIC_URL}/comprar/{sku}:{qty} (advertised in /.well-known/bcp).

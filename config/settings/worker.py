@@ -39,6 +39,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire-pix-charges": {"task": "payments.tasks.expire_pix_charges", "schedule": timedelta(minutes=1)},
     # Card payments left pending (timeout, lost webhook), card inbox rows and estornos left behind.
     "reconcile-card-payments": {"task": "payments.tasks.reconcile_card_payments", "schedule": timedelta(minutes=1)},
+    # Boletos (issue 37): a lost `charge.paid` asked at the gateway; unpaid past due + grace canceled there.
+    "sweep-boletos": {"task": "payments.tasks.sweep_boletos", "schedule": timedelta(minutes=5)},
     # Pix Automático `/rec` notices whose processing was never enqueued or died (issue 38).
     "reprocess-recurrence-webhooks": {
         "task": "payments.tasks.reprocess_recurrence_webhooks",

@@ -51,8 +51,9 @@ OFFLINE_REFUND_MEANS = {
 
 
 def refund_goes_through_psp(order: Order) -> bool:
-    """A refund of this order is sent to payments (Pix devolução or card estorno) and settled by its answer."""
-    return order.payment_type in ("pix", "card") and bool(order.payment_reference)
+    """A refund of this order is sent to payments (Pix devolução, card estorno, or a boleto's refund by bank
+    transfer, completed when staff record the transfer) and settled by its answer."""
+    return order.payment_type in ("pix", "card", "boleto") and bool(order.payment_reference)
 
 
 def _clean_amount(amount: object, *, field: str = "amount") -> int:

@@ -250,6 +250,17 @@ def _write(draft: OrderDraft) -> Order:
                 data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
             )
         )
+    if order.payment_type == PaymentType.BOLETO and order.paid_amount > 0:
+        # A boleto order is placed when the gateway confirms the bank's payment (issue 37): the same INSERT.
+        events.append(
+            OrderEvent(
+                order=order,
+                kind="payment_confirmed",
+                message=f"Pagamento do boleto confirmado: {format_brl(order.paid_amount)}"
+                f" (boleto {order.payment_txid or order.payment_reference}).",
+                data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
+            )
+        )
     OrderEvent.objects.bulk_create(events)
     # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox).
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])

@@ -8,6 +8,7 @@ number is typed into the gateway's JS in the buyer's browser, never into a form 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Protocol
 
 # Pagar.me v5 charge statuses: the charge is money moved (`paid`) or not; `pending` + a transaction
@@ -48,6 +49,20 @@ class CardCustomer:
 
 
 @dataclass(frozen=True)
+class BoletoRequest:
+    """What `create_boleto_order` sends (Pagar.me `payments[0].boleto`): the due date (Brasília calendar day),
+    the instructions printed on it (≤ 256) and the payer, whose CPF/CNPJ a registered boleto requires."""
+
+    reference: str
+    amount: int
+    due_date: date
+    instructions: str
+    customer: CardCustomer
+    description: str
+    idempotency_key: str
+
+
+@dataclass(frozen=True)
 class GatewayCharge:
     """One charge as the gateway reports it (Pagar.me `charge` with its `last_transaction`)."""
 
@@ -64,6 +79,16 @@ class GatewayCharge:
     return_message: str = ""
     card_brand: str = ""
     card_last_digits: str = ""
+    # Boleto charges (Pagar.me `payment_method: "boleto"`, payments/boleto/): the transaction's `line` (linha
+    # digitável), `barcode` (an image URL at Pagar.me), `pdf`, `qr_code` (the Pix on the boleto), `due_at`.
+    payment_method: str = ""
+    boleto_line: str = ""
+    boleto_barcode_url: str = ""
+    boleto_pdf: str = ""
+    boleto_qr_code: str = ""
+    boleto_due_at: str = ""
+    boleto_nosso_numero: str = ""
+    paid_at: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -99,6 +124,15 @@ class CardGateway(Protocol):
         ...
 
     def get_charge(self, charge_id: str) -> GatewayCharge: ...
+
+    def create_boleto_order(self, request: BoletoRequest) -> GatewayCharge:
+        """`POST /orders` with one `boleto` payment: a `pending` charge whose last transaction carries the
+        line, barcode and PDF; it becomes `paid` when the bank reports the payment (webhook `charge.paid`)."""
+        ...
+
+    def cancel(self, *, charge_id: str, idempotency_key: str) -> GatewayCharge:
+        """`DELETE /charges/{id}` without amount: an unpaid boleto is canceled (it can no longer be paid)."""
+        ...
 
     def find_charges(self, *, reference: str) -> list[GatewayCharge]:
         """Every charge of the orders whose `code` is `reference` (`GET /orders?code=`), newest first."""

@@ -147,6 +147,11 @@ class SandboxCardCharge(models.Model):
     acquirer_return_code = models.CharField(max_length=8, blank=True, default="")
     card_brand = models.CharField(max_length=20, blank=True, default="")
     card_last_digits = models.CharField(max_length=4, blank=True, default="")
+    # A boleto (payments/boleto/): its due date and linha digitável; `paid_at` when "paid" at the sandbox.
+    payment_method = models.CharField(max_length=20, default="credit_card")
+    due_date = models.DateField(null=True, blank=True)
+    boleto_line = models.CharField(max_length=64, blank=True, default="")
+    paid_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

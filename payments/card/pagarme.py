@@ -21,6 +21,7 @@ from django.conf import settings
 from kernel.db_connections import release_db_connection
 from kernel.http import Deadline, OutboundError, request
 from payments.card.gateway import (
+    BoletoRequest,
     CardCustomer,
     GatewayCharge,
     GatewayNotFound,
@@ -56,6 +57,14 @@ def charge_from_pagarme(body: dict[str, Any], *, order: dict[str, Any] | None = 
             return_message=str(transaction.get("acquirer_message") or "")[:200],
             card_brand=str(card.get("brand") or "")[:20],
             card_last_digits=str(card.get("last_four_digits") or "")[:4],
+            payment_method=str(body.get("payment_method") or transaction.get("transaction_type") or "")[:20],
+            boleto_line=str(transaction.get("line") or "")[:64],
+            boleto_barcode_url=str(transaction.get("barcode") or "")[:500],
+            boleto_pdf=str(transaction.get("pdf") or transaction.get("url") or "")[:500],
+            boleto_qr_code=str(transaction.get("qr_code") or "")[:500],
+            boleto_due_at=str(transaction.get("due_at") or body.get("due_at") or "")[:40],
+            boleto_nosso_numero=str(transaction.get("nosso_numero") or "")[:40],
+            paid_at=str(body.get("paid_at") or transaction.get("paid_at") or "")[:40],
             raw=body,
         )
     except (TypeError, ValueError) as exc:
@@ -84,6 +93,43 @@ def order_request_body(
             **({"document": document, "document_type": "CNPJ" if len(document) == 14 else "CPF"} if document else {}),
         }
     return body
+
+
+def _customer_body(customer: CardCustomer) -> dict[str, Any]:
+    document = "".join(ch for ch in customer.tax_id if ch.isalnum())
+    return {
+        "name": customer.name[:64] or "Comprador",
+        "email": customer.email[:64],
+        "type": "company" if len(document) == 14 else "individual",
+        **({"document": document, "document_type": "CNPJ" if len(document) == 14 else "CPF"} if document else {}),
+    }
+
+
+def boleto_order_body(request: BoletoRequest) -> dict[str, Any]:
+    """`POST /orders` with a boleto (https://docs.pagar.me/reference/boleto-1): `instructions` (≤ 256),
+    `due_at` (we send the end of the Brasília day, so the boleto is payable all of its due date), `type` DM
+    (duplicata mercantil) and `document_number` (≤ 16, our order code's tail, printed on the boleto)."""
+    due_at = f"{request.due_date.isoformat()}T23:59:59-03:00"
+    boleto = {
+        "instructions": request.instructions[:256],
+        "due_at": due_at,
+        "type": "DM",
+        "document_number": "".join(ch for ch in request.reference if ch.isalnum())[-16:],
+    }
+    return {
+        "code": request.reference,
+        "items": [
+            {
+                "amount": request.amount,
+                "description": request.description[:256] or request.reference,
+                "quantity": 1,
+                "code": request.reference,
+            }
+        ],
+        "customer": _customer_body(request.customer),
+        "payments": [{"payment_method": "boleto", "amount": request.amount, "boleto": boleto}],
+        "closed": True,
+    }
 
 
 class PagarmeGateway:
@@ -196,6 +242,14 @@ class PagarmeGateway:
         return charge_from_pagarme(
             self._request("DELETE", path, json={"amount": amount}, idempotency_key=idempotency_key)
         )
+
+    def create_boleto_order(self, request: BoletoRequest) -> GatewayCharge:
+        body = boleto_order_body(request)
+        return self._first_charge(self._request("POST", "/orders", json=body, idempotency_key=request.idempotency_key))
+
+    def cancel(self, *, charge_id: str, idempotency_key: str) -> GatewayCharge:
+        path = f"/charges/{quote(charge_id, safe='')}"
+        return charge_from_pagarme(self._request("DELETE", path, json={}, idempotency_key=idempotency_key))
 
     def get_charge(self, charge_id: str) -> GatewayCharge:
         return charge_from_pagarme(self._request("GET", f"/charges/{quote(charge_id, safe='')}"))

@@ -14,15 +14,20 @@ from __future__ import annotations
 import re
 import secrets
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.urls import reverse
+from django.utils import timezone
 
+from payments.boleto.codes import barcode_build, line_from_barcode
 from payments.card.gateway import (
     AUTHORIZED,
     CANCELED,
     FAILED,
     PAID,
     PENDING,
+    BoletoRequest,
     CardCustomer,
     GatewayCharge,
     GatewayNotFound,
@@ -47,6 +52,8 @@ def _outcome(token: str) -> tuple[str, str]:
 
 
 def _charge(row: SandboxCardCharge) -> GatewayCharge:
+    if row.payment_method == "boleto":
+        return _boleto_charge(row)
     return GatewayCharge(
         charge_id=row.charge_id,
         order_id=row.order_id,
@@ -64,8 +71,77 @@ def _charge(row: SandboxCardCharge) -> GatewayCharge:
     )
 
 
+def _boleto_charge(row: SandboxCardCharge) -> GatewayCharge:
+    """A sandbox boleto as Pagar.me reports one: the PDF is the sandbox's own page of it."""
+    return GatewayCharge(
+        charge_id=row.charge_id,
+        order_id=row.order_id,
+        code=row.code,
+        status=row.status,
+        amount=row.amount,
+        paid_amount=row.paid_amount,
+        canceled_amount=row.canceled_amount,
+        transaction_status=row.transaction_status,
+        payment_method="boleto",
+        boleto_line=row.boleto_line,
+        boleto_pdf=settings.BCP_PUBLIC_URL + reverse("sandbox-gateway-boleto", args=[row.charge_id]),
+        boleto_due_at=f"{row.due_date.isoformat()}T23:59:59-03:00" if row.due_date else "",
+        boleto_nosso_numero=row.order_id[-10:],
+        paid_at=row.paid_at.isoformat() if row.paid_at else "",
+    )
+
+
+def sandbox_boleto_pay(charge_id: str) -> GatewayCharge:
+    """The bank reports the sandbox boleto paid (the "Pagar boleto no sandbox" button); once."""
+    with transaction.atomic():
+        row = SandboxCardCharge.objects.select_for_update().filter(charge_id=charge_id, payment_method="boleto").first()
+        if row is None:
+            raise GatewayNotFound(f"charge {charge_id}")
+        if row.status == PENDING:
+            row.status, row.transaction_status, row.paid_amount = PAID, "paid", row.amount
+            row.paid_at = timezone.now()
+            row.save(update_fields=["status", "transaction_status", "paid_amount", "paid_at"])
+    return _charge(row)
+
+
 class SandboxCardGateway:
     name = "sandbox"
+
+    def create_boleto_order(self, request: BoletoRequest) -> GatewayCharge:
+        existing = SandboxCardCharge.objects.filter(idempotency_key=request.idempotency_key).first()
+        if existing is not None:
+            return _charge(existing)  # an Idempotency-Key replay answers the first result
+        free = f"{secrets.randbelow(10**25):025d}"
+        barcode = barcode_build(bank="237", amount=request.amount, due=request.due_date, free_field=free)
+        line = line_from_barcode(barcode)
+        try:
+            row = SandboxCardCharge.objects.create(
+                charge_id=f"ch_{secrets.token_hex(8)}",
+                order_id=f"or_{secrets.token_hex(8)}",
+                code=request.reference,
+                idempotency_key=request.idempotency_key,
+                amount=request.amount,
+                status=PENDING,
+                transaction_status="generated",
+                payment_method="boleto",
+                due_date=request.due_date,
+                boleto_line=line,
+            )
+        except IntegrityError:
+            row = SandboxCardCharge.objects.get(idempotency_key=request.idempotency_key)
+        return _charge(row)
+
+    def cancel(self, *, charge_id: str, idempotency_key: str) -> GatewayCharge:
+        with transaction.atomic():
+            row = SandboxCardCharge.objects.select_for_update().filter(charge_id=charge_id).first()
+            if row is None:
+                raise GatewayNotFound(f"charge {charge_id}")
+            if row.status == PENDING:
+                row.status, row.transaction_status = CANCELED, "canceled"
+                row.save(update_fields=["status", "transaction_status"])
+            elif row.status != CANCELED:
+                raise GatewayRejected(412, f"charge {charge_id} is {row.status}: nothing to cancel")
+        return _charge(row)
 
     def create_order(
         self,

@@ -79,7 +79,8 @@ def card_payment_reconcile(*, reference: str) -> CardPaymentResult | None:
     if gateway is None:
         return _record_nothing_charged(reference, "none")  # no gateway: nothing can have been charged
     try:
-        charges = gateway.find_charges(reference=reference)
+        # A boleto of the same checkout (payments/boleto/, an earlier attempt) is never a card outcome.
+        charges = [c for c in gateway.find_charges(reference=reference) if c.payment_method != "boleto"]
         chosen = next((c for c in charges if c.paid), None) or next((c for c in charges if c.authorized), None)
         if chosen is not None and chosen.authorized:
             chosen = gateway.capture(

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from kernel.json_limits import loads_notice
 from kernel.tasks import enqueue_on_commit
+from payments.boleto.service import boleto_settle_confirmed
 from payments.card.gateway import GatewayNotFound
 from payments.card.models import CardPayment, CardWebhookEvent
 from payments.card.service import get_card_gateway
@@ -38,6 +39,9 @@ CHARGE_EVENTS = frozenset(
         "charge.canceled",
         "charge.processing",
         "charge.pending",
+        # boleto (payments/boleto/): more or less than the amount arrived
+        "charge.overpaid",
+        "charge.underpaid",
     }
 )
 
@@ -79,6 +83,13 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
             raise ValueError("`id` or `type` too long")
     except (ValueError, UnicodeDecodeError) as exc:
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    return 200, card_webhook_store(body, raw_body)
+
+
+def card_webhook_store(body: dict[str, Any], raw_body: bytes) -> dict[str, int]:
+    """One inbox row per hook id, processing enqueued after commit; also how the sandbox gateway "posts" its
+    webhooks in-process (it is the gateway: no HTTP call to ourselves, which would deadlock a sync server)."""
+    data = body.get("data") or {}
     charge_id = str(data.get("id") or "")[:64] if body["type"].startswith("charge.") else ""
     event, created = CardWebhookEvent.objects.get_or_create(
         event_id=body["id"],
@@ -91,7 +102,7 @@ def receive_card_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[i
     )
     if created:
         enqueue_on_commit("payments.tasks.process_card_webhook", event.pk)  # durable: a dead broker is the sweep's
-    return 200, {"received": int(created), "duplicates": int(not created)}
+    return {"received": int(created), "duplicates": int(not created)}
 
 
 def _reference_of(charge_id: str, payload: dict[str, Any]) -> str:
@@ -119,7 +130,10 @@ def card_webhook_event_process(*, event_id: int) -> str:
         except GatewayNotFound:
             charge = None
         reference = _reference_of(event.charge_id, event.payload) or (charge.code if charge is not None else "")
-        if charge is None or not reference:
+        if charge is not None and charge.payment_method == "boleto":
+            # A boleto's charge: settled by its own row (payments/boleto/service.py), once.
+            outcome = boleto_settle_confirmed(charge=charge, source="webhook")
+        elif charge is None or not reference:
             outcome = "unconfirmed"
         else:
             outcome = settle_recorded(reference=reference, charge=charge, gateway=gateway.name, source="webhook")

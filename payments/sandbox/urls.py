@@ -13,6 +13,9 @@ urlpatterns = [
         views.refund_settle,
         name="sandbox-psp-refund-settle",
     ),
+    # The sandbox card gateway's boletos (issue 37): the boleto's page (its "PDF") and the bank paying it.
+    path("_sandbox/gateway/boleto/<str:charge_id>", views.boleto_page, name="sandbox-gateway-boleto"),
+    path("_sandbox/gateway/boleto/<str:charge_id>/pay", views.boleto_pay, name="sandbox-gateway-boleto-pay"),
     # Bacen-shaped API Pix of the sandbox (what BacenPixPSP speaks).
     path("_sandbox/psp/api/oauth/token", api.token, name="sandbox-psp-api-token"),
     path("_sandbox/psp/api/cob/<str:txid>", api.cob, name="sandbox-psp-api-cob"),

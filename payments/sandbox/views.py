@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -19,11 +20,17 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import render
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from payments.boleto.codes import barcode_from_line, itf_svg, line_display
+from payments.card.gateway import GatewayNotFound
+from payments.card.models import SandboxCardCharge
+from payments.card.sandbox import sandbox_boleto_pay
+from payments.card.webhook import card_webhook_store
 from payments.money import decimal_to_cents
 from payments.psp.base import parse_datetime
 from payments.qr import qr_svg
@@ -72,6 +79,7 @@ PERSON_MESSAGES = {
     "PixNaoEncontrado": _("Pix não encontrado no ambiente de testes."),
     "DevolucaoNaoEncontrada": _("Devolução não encontrada no ambiente de testes."),
     "DevolucaoOperacaoInvalida": _("A devolução passaria do valor do Pix."),
+    "BoletoNaoEncontrado": _("Boleto não encontrado no ambiente de testes."),
     "forbidden": _("O formulário expirou. Volte, recarregue a página e tente de novo."),
 }
 
@@ -182,3 +190,37 @@ def charge_page(request: HttpRequest, txid: str) -> HttpResponse:
         raise Http404("unknown txid")
     context = {"cob": cob, "body": bodies.cob_body(cob), "qr": qr_svg(cob.br_code)}
     return render(request, "payments/sandbox_charge.html", context)
+
+
+@control
+def boleto_pay(params: dict[str, Any], *, charge_id: str) -> dict[str, Any]:
+    """The bank pays a sandbox boleto; the gateway then "posts" its `charge.paid` webhook (into the inbox,
+    processed like Pagar.me's: read back with `GET /charges/{id}`, settled once)."""
+    try:
+        charge = sandbox_boleto_pay(charge_id)
+    except GatewayNotFound:
+        raise services.SandboxError(404, "BoletoNaoEncontrado", f"no sandbox boleto {charge_id}") from None
+    hook = {
+        "id": f"hook_sbx_{secrets.token_hex(8)}",
+        "type": "charge.paid",
+        "created_at": timezone.now().isoformat(),
+        "data": {"id": charge.charge_id, "status": charge.status, "payment_method": "boleto",
+                 "order": {"id": charge.order_id, "code": charge.code}},
+    }  # fmt: skip
+    stored = card_webhook_store(hook, json.dumps(hook).encode())
+    return {"charge": {"id": charge.charge_id, "status": charge.status, "paid_amount": charge.paid_amount}, **stored}
+
+
+@require_GET
+def boleto_page(request: HttpRequest, charge_id: str) -> HttpResponse:
+    """The sandbox boleto itself (what the gateway's PDF shows): line, barcode, amount, due date."""
+    _enabled()
+    row = SandboxCardCharge.objects.filter(charge_id=charge_id, payment_method="boleto").first()
+    if row is None:
+        raise Http404("unknown boleto")
+    context = {
+        "row": row,
+        "line": line_display(row.boleto_line),
+        "barcode_svg": itf_svg(barcode_from_line(row.boleto_line)),
+    }
+    return render(request, "payments/sandbox_boleto.html", context)

@@ -136,6 +136,17 @@ class StoreSettingsAdmin(admin.ModelAdmin):
             },
         ),
         (
+            _("Boleto"),
+            {
+                "fields": ("boleto_due_business_days",),
+                "description": _(
+                    "O boleto é emitido pelo gateway do cartão (PAYMENTS_CARD_GATEWAY, Pagar.me). Sem pagamento até o "
+                    "vencimento mais BOLETO_EXPIRY_GRACE_DAYS dias, ele é cancelado e o estoque volta à venda. "
+                    "Valor mínimo: BOLETO_MIN_AMOUNT; texto impresso: BOLETO_INSTRUCTIONS."
+                ),
+            },
+        ),
+        (
             _("Políticas (vazio = texto padrão da loja)"),
             {
                 "fields": (

@@ -202,6 +202,10 @@ def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = 
         if not (instrument.credential or {}).get("token"):
             return err("payment_failed", _("Informe o token do cartão."), f"{INSTRUMENT_PATH}.credential")
         return None
+    if instrument.handler_id == getattr(settings, "BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto"):
+        if instrument.type != "boleto":  # issue 37: the boleto handler (shop/checkout/boleto.py)
+            return err("payment_failed", _("Instrumento incompatível com o boleto."), f"{INSTRUMENT_PATH}.type")
+        return None
     return err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
 
 

@@ -62,6 +62,7 @@ from payments.services import (
     card_payment_record_unclaimed,
     pix_due_charge_ensure,
 )
+from shop.checkout.boleto import boleto_problem, complete_boleto
 from shop.checkout.charge import (
     INSTRUMENT_PATH,
     charge_errors,
@@ -265,6 +266,8 @@ def checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = 
     if isinstance(begun, CheckoutResult):
         return begun
     chosen = data.payment.instruments[0]  # _begin refused anything but exactly one instrument
+    if chosen.type == "boleto":
+        return complete_boleto(begun)  # issue 37: shop/checkout/boleto.py
     if chosen.type == "pix":
         try:
             charge = ensure_charge(begun)
@@ -340,6 +343,8 @@ def _begin_transaction(
         if checkout.status != STATUS_READY:
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
         problem = instrument_problem(data.payment, data.offered_handler_ids)
+        if problem is None and data.payment.instruments[0].type == "boleto":
+            problem = boleto_problem(checkout)  # the payer's CPF/CNPJ, the store offering it: before reserving
         if problem is not None:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
         chosen = data.payment.instruments[0]

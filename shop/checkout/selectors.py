@@ -67,7 +67,7 @@ from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
 from orders.models import Order
-from payments.selectors import pix_charge_latest_for_reference
+from payments.selectors import boleto_for_payment_id, pix_charge_latest_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
 from shop.checkout.pricing import is_pix_instrument, pix_offer
 from shop.checkout.types import (
@@ -354,6 +354,7 @@ class CheckoutView:
     language: str
     signals: dict[str, str]
     context: ContextInput | None
+    boleto: object | None = None  # payments.models.BoletoPayment attached to a boleto checkout (issue 37)
 
     @property
     def pix_total(self) -> int:
@@ -465,6 +466,13 @@ def _methods(snapshot: dict[str, object]) -> tuple[MethodView, ...]:
     return tuple(methods)
 
 
+def _boleto(checkout: Checkout) -> object | None:
+    """The boleto attached to a boleto checkout (a query only for those): line, barcode, PDF for the agent."""
+    if (checkout.payment_instrument or {}).get("type") != "boleto" or not checkout.payment_txid:
+        return None
+    return boleto_for_payment_id(checkout.payment_txid)
+
+
 def _pix_charge(checkout: Checkout) -> object | None:
     if (checkout.payment_instrument or {}).get("type") != "pix":
         return None
@@ -573,6 +581,7 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
         language=checkout.language,
         signals=dict(checkout.signals or {}),
         context=ContextInput(**checkout.context) if checkout.context else None,
+        boleto=_boleto(checkout),
     )
 
 

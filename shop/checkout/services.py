@@ -27,6 +27,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
         # called by shop.receivers on payments.charge_settled: "accepted" | "rejected"
     checkout_settle_card(*, reference: str, payment_id: str, status: str, amount: int) -> str
         # called by shop.receivers on payments.card_payment_settled (card webhook, reconcile)
+    checkout_settle_boleto(*, reference: str, payment_id: str, status: str, amount: int) -> str
+        # called by shop.receivers on payments.boleto_settled (paid → order once; expired → stock back)
     variants_restock(*, items: list[tuple[str, int]]) -> None     # orders' stock_return_requested
 
     CheckoutNotFound is raised for unknown ids (BCP `not_found`).
@@ -76,6 +78,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
+from shop.checkout.boleto import boleto_handler_id, boleto_offered
 from shop.checkout.charge import held_key, hold_for_charge, pix_charge_issue, pix_charge_plan, save_holding
 from shop.checkout.complete import (
     MANUAL_METHODS,
@@ -108,6 +111,7 @@ from shop.checkout.settle import (
     checkout_pending_due,
     checkout_pix_lapse_due,
     checkout_pix_refresh,
+    checkout_settle_boleto,
     checkout_settle_card,
     checkout_settle_pix,
 )
@@ -133,6 +137,8 @@ __all__ = [
     "CheckoutCreateImpossible",
     "CheckoutInputError",
     "CheckoutNotFound",
+    "boleto_handler_id",
+    "boleto_offered",
     "checkout_cancel",
     "checkout_complete",
     "checkout_complete_paid_elsewhere",
@@ -143,6 +149,7 @@ __all__ = [
     "checkout_get",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
+    "checkout_settle_boleto",
     "checkout_settle_card",
     "checkout_settle_pix",
     "checkout_update",

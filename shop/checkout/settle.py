@@ -49,6 +49,7 @@ from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
 from payments.services import card_payment_reconcile, pix_charge_expire, pix_charge_revoke_for_reference
+from shop.checkout.boleto import is_boleto
 from shop.checkout.charge import INSTRUMENT_PATH, err, is_pix, lines_of, reserve, save_status, unreserve
 from shop.checkout.complete import place_order
 from shop.checkout.core import (
@@ -189,6 +190,7 @@ def checkout_pix_lapse_due(*, now: datetime | None = None, limit: int = 200) -> 
     held = Q(status=STATUS_READY, stock_reserved=True, paid_at__isnull=True)  # reserved with a Pix charge
     candidates = list(
         Checkout.objects.filter(Q(status=STATUS_IN_PROGRESS) | held)
+        .exclude(payment_instrument__type="boleto")  # a boleto waits for days: its own sweep (payments) decides
         .order_by("updated_at")
         .values_list("public_id", flat=True)[:limit]
     )
@@ -280,6 +282,9 @@ def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> in
     )
     for row in candidates:
         public_id = row["public_id"]
+        if is_boleto(row["payment_instrument"]):
+            finished += int(_boleto_never_issued(public_id))
+            continue
         if not is_pix(row["payment_instrument"]):
             answer = card_payment_reconcile(reference=public_id)  # records and announces; the receiver acts
             finished += int(answer is not None)
@@ -295,6 +300,51 @@ def checkout_pending_due(*, now: datetime | None = None, limit: int = 200) -> in
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
             finished += 1
     return finished
+
+
+def _boleto_never_issued(public_id: str) -> bool:
+    """A boleto complete whose worker died during the gateway call (no boleto recorded): nobody was shown a
+    line to pay, so the stock goes back at once (a boleto issued at the gateway lapses there unpaid)."""
+    with transaction.atomic():
+        checkout = lock_if_free(public_id)
+        if checkout is None or checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid:
+            return False
+        speak(checkout.language)
+        unreserve(checkout, lines_of(checkout))
+        down = err("boleto_unavailable", _("Boleto indisponível no momento; tente novamente."), INSTRUMENT_PATH)
+        save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [down])
+    return True
+
+
+@in_checkout_language
+def checkout_settle_boleto(*, reference: str, payment_id: str, status: str, amount: int) -> str:
+    """A boleto paid or expired (inside payments' transaction, boleto row locked): "accepted" or "rejected".
+
+    Paid: the order of the checkout waiting for this boleto is placed, once (a replay finds it completed with
+    this payment). Expired: the stock and coupon uses it held go back and the checkout asks for another
+    payment (`boleto_expired`), as an expired Pix does. A payment nobody waits for any more is "rejected" and
+    payments records its refund by transfer.
+    """
+    try:
+        checkout = lock(reference)
+    except CheckoutNotFound:
+        return "rejected"
+    speak(checkout.language)
+    waiting = checkout.status == STATUS_IN_PROGRESS and checkout.payment_txid == payment_id
+    if status == "expired":
+        if waiting:
+            unreserve(checkout, lines_of(checkout))
+            checkout.messages = [m for m in checkout.messages if m.get("code") != "boleto_awaiting_payment"]
+            text = _("O boleto venceu sem pagamento; escolha a forma de pagamento de novo.")
+            save_status(checkout, STATUS_INCOMPLETE, "boleto_expired", [err("boleto_expired", text, INSTRUMENT_PATH)])
+        return "accepted"
+    if checkout.status == STATUS_COMPLETED:
+        return "accepted" if checkout.payment_txid == payment_id else "rejected"
+    if not (waiting and checkout.stock_reserved) or amount != checkout.total_amount:
+        return "rejected"
+    checkout.messages = [m for m in checkout.messages if m.get("code") != "boleto_awaiting_payment"]
+    place_order(checkout, payment_type="boleto", paid_amount=amount)
+    return "accepted"
 
 
 def checkout_pix_refresh(*, checkout_id: str) -> bool:

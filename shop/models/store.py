@@ -191,6 +191,17 @@ class StoreSettings(models.Model):
             "com Pix. 0 = sem desconto."
         ),
     )
+    # Boleto (issue 37, payments/boleto/): due this many business days after the order; 0 = not offered.
+    boleto_due_business_days = models.PositiveSmallIntegerField(
+        _("vencimento do boleto (dias úteis)"),
+        default=3,
+        validators=[MaxValueValidator(30, _("No máximo 30 dias úteis."))],
+        help_text=_(
+            "Ex.: 3 = vence 3 dias úteis depois do pedido. 0 = não oferecer boleto. Sem pagamento até o "
+            "vencimento mais BOLETO_EXPIRY_GRACE_DAYS dias (configuração do servidor), o boleto é cancelado e o "
+            "estoque liberado."
+        ),
+    )
     # Freight: one unit's package when neither the variant nor the product says (issue 36).
     default_weight_grams = models.PositiveIntegerField(
         _("peso padrão de um item (g)"), default=300, help_text=_("Usado quando o produto não informa o peso.")

@@ -58,6 +58,8 @@ class Store:
     installment_policy: InstallmentPolicy = field(default_factory=InstallmentPolicy)
     # "Pix: N % off" in basis points (5 % = 500); shop/checkout/pricing.py has the rule.
     pix_discount_bp: int = 0
+    # Boleto due this many business days after the order (StoreSettings.boleto_due_business_days); 0 = not offered.
+    boleto_due_business_days: int = 3
     # Freight (issue 36): where parcels leave from (8 digits, "" unset) and one unit's package when neither
     # variant nor product says: (grams, length, width, height cm).
     postal_code: str = ""
@@ -115,6 +117,7 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         pix_city=(row.city if saved else "") or settings.PIX_MERCHANT_CITY,
         installment_policy=_installment_policy(row),
         pix_discount_bp=int((row.pix_discount_percent or 0) * 100),
+        boleto_due_business_days=row.boleto_due_business_days,
         postal_code="".join(c for c in row.postal_code if c.isdigit()),
         default_package=(row.default_weight_grams, row.default_length_cm, row.default_width_cm, row.default_height_cm),
     )

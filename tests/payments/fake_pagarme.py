@@ -1,5 +1,14 @@
 """A local fake of Pagar.me API v5 (orders/charges) over HTTP on 127.0.0.1, for the card gateway tests.
 
+Boletos (issue 37): `POST /orders` with `payments[0].payment_method == "boleto"` and its `boleto` object
+(`instructions`, `due_at`, `type`, `document_number`: https://docs.pagar.me/reference/boleto-1) answers a
+`pending` charge whose `last_transaction` (`transaction_type: "boleto"`, status `generated`) carries `line`
+(linha digitável), `barcode` (an image URL), `pdf`, `url`, `qr_code`, `nosso_numero`, `due_at`, as Pagar.me's
+boleto transaction does. `pay_boleto` plays the bank's payment report (charge `paid`, then the `charge.paid`
+hook body of https://docs.pagar.me/reference/exemplo-de-webhook-1 via `webhook`); `DELETE /charges/{id}` of an
+unpaid boleto cancels it (https://docs.pagar.me/reference/cancelar-cobrança); a paid one is refused (412):
+for gateway clients the cancel of a paid boleto moves no money, so the shop never asks.
+
 It is the network boundary, not a mock of our code: `PagarmeGateway` talks real HTTP to it. Tokens
 decide the outcome like test cards do: `tok_approved` authorizes, `tok_declined_<code>` is refused by the
 "acquirer" with that return code. `Idempotency-Key` replays answer the first result, as the real API.
@@ -13,12 +22,14 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from payments.boleto.codes import barcode_build, line_from_barcode
 from tests.payments.loopback import LoopbackServer
 
 SECRET_KEY = "sk_test_fake123"
@@ -143,6 +154,12 @@ class Handler(BaseHTTPRequestHandler):
                     charge["status"], charge["paid_amount"] = "paid", charge["amount"]
                     charge["last_transaction"]["status"] = "captured"
                     return 200, self._charge_view(charge)
+                if method == "DELETE" and len(parts) == 4 and charge.get("payment_method") == "boleto":
+                    if charge["status"] != "pending":
+                        return 412, {"message": f"Charge is {charge['status']}."}
+                    charge["status"] = "canceled"
+                    charge["last_transaction"]["status"] = "canceled"
+                    return 200, self._charge_view(charge)
                 if method == "DELETE" and len(parts) == 4:
                     amount = int((body or {}).get("amount") or charge["paid_amount"])
                     if charge["status"] != "paid" or charge["canceled_amount"] + amount > charge["paid_amount"]:
@@ -155,8 +172,57 @@ class Handler(BaseHTTPRequestHandler):
                     return 200, self._charge_view(charge)
         return 404, {"message": "Not found."}
 
+    def _create_boleto(self, body: dict[str, Any]) -> tuple[int, Any]:
+        payment = body["payments"][0]
+        boleto = payment.get("boleto") or {}
+        document = (body.get("customer") or {}).get("document", "")
+        if len(document) not in (11, 14):
+            return 422, {"message": "The request is invalid.", "errors": {"customer.document": ["required"]}}
+        if len(boleto.get("instructions", "")) > 256 or len(boleto.get("document_number", "")) > 16:
+            return 422, {"message": "The request is invalid.", "errors": {"boleto": ["too long"]}}
+        amount = int(payment["amount"])
+        due = date.fromisoformat(str(boleto["due_at"])[:10])
+        line = line_from_barcode(
+            barcode_build(bank="341", amount=amount, due=due, free_field=f"{secrets.randbelow(10**25):025d}")
+        )
+        order_id, charge_id = f"or_{secrets.token_hex(8)}", f"ch_{secrets.token_hex(8)}"
+        self.state.charges[charge_id] = {
+            "id": charge_id,
+            "code": f"chc_{secrets.token_hex(4)}",
+            "amount": amount,
+            "paid_amount": 0,
+            "canceled_amount": 0,
+            "status": "pending",
+            "currency": "BRL",
+            "payment_method": "boleto",
+            "due_at": boleto["due_at"],
+            "order_id": order_id,
+            "last_transaction": {
+                "id": f"tran_{secrets.token_hex(6)}",
+                "transaction_type": "boleto",
+                "status": "generated",
+                "amount": amount,
+                "line": line,
+                "barcode": f"https://api.pagar.me/core/v5/transactions/{charge_id}/barcode",
+                "pdf": f"https://api.pagar.me/core/v5/transactions/{charge_id}/pdf",
+                "url": f"https://api.pagar.me/core/v5/transactions/{charge_id}/pdf",
+                "qr_code": "00020101021226820014br.gov.bcb.pix2560pix.example/qr/v2/fake5204000053039865802BR6304ABCD",
+                "nosso_numero": f"{secrets.randbelow(10**10):010d}",
+                "instructions": boleto.get("instructions", ""),
+                "document_number": boleto.get("document_number", ""),
+                "type": boleto.get("type", "DM"),
+                "due_at": boleto["due_at"],
+            },
+        }
+        order = {"id": order_id, "code": body["code"], "amount": amount, "currency": "BRL", "closed": True,
+                 "status": "pending", "charge_ids": [charge_id]}  # fmt: skip
+        self.state.orders[order_id] = order
+        return 200, self._order_view(order)
+
     def _create_order(self, body: dict[str, Any]) -> tuple[int, Any]:
         payment = body["payments"][0]
+        if payment.get("payment_method") == "boleto":
+            return self._create_boleto(body)
         card = payment["credit_card"]
         token = card.get("card_token", "")
         if not token.startswith("tok_"):
@@ -212,6 +278,16 @@ class FakePagarmeServer(LoopbackServer):
         """The newest charge of the orders whose code is `reference` (as the test sees the gateway)."""
         orders = [o for o in self.state.orders.values() if o["code"] == reference]
         return self.state.charges[orders[-1]["charge_ids"][-1]]
+
+    def pay_boleto(self, charge_id: str, *, amount: int | None = None) -> None:
+        """The bank reports the boleto paid (`amount` less than due: `underpaid`)."""
+        with self.state.lock:
+            charge = self.state.charges[charge_id]
+            paid = charge["amount"] if amount is None else amount
+            charge["paid_amount"] = paid
+            charge["status"] = "paid" if paid >= charge["amount"] else "underpaid"
+            charge["paid_at"] = "2026-12-07T14:03:00Z"
+            charge["last_transaction"]["status"] = "paid" if paid >= charge["amount"] else "underpaid"
 
     def webhook(self, event_type: str, charge_id: str, *, hook_id: str | None = None) -> dict[str, Any]:
         """The body Pagar.me posts for a charge event (`data` is the charge, with its order)."""

@@ -51,6 +51,7 @@ FORM = {
     "card_interest_free_installments": "10",
     "card_monthly_interest_bp": "199",
     "card_min_installment": "500",
+    "boleto_due_business_days": "3",
 }
 
 

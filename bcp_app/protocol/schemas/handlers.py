@@ -85,10 +85,23 @@ class CardHandlerConfig(ResponseModel):
     installments: InstallmentsConfig | None = Field(default=None, description="Plano de parcelamento da loja.")
 
 
+class BoletoHandlerConfig(ResponseModel):
+    """The boleto handler's config (issue 37, shopping/boleto.json `config`)."""
+
+    environment: Literal["sandbox", "production"] = Field(description="sandbox: boletos que não valem em banco.")
+    gateway: str = Field(description="Quem emite o boleto: pagarme ou sandbox.")
+    due_business_days: int = Field(ge=1, description="Vence este número de dias úteis depois do complete.")
+    expiry_grace_days: int = Field(ge=1, description="Dias após o vencimento até cancelar um boleto não pago.")
+    min_amount: Amount = Field(description="Menor total pagável por boleto, em centavos.")
+    requires_buyer_tax_id: bool = Field(description="O CPF/CNPJ do comprador (`buyer.tax_id`) é obrigatório.")
+
+
 class PaymentHandlerOut(ResponseModel):
     id: str = Field(description="Id do handler, referenciado por `handler_id`.")
     version: str = Field(description="Versão do handler (YYYY-MM-DD).")
     spec: str | None = Field(default=None, description="URL da especificação do handler.")
     schema_url: str | None = Field(default=None, alias="schema", description="URL do JSON Schema do handler.")
     available_instruments: list[AvailableInstrument] | None = Field(default=None, description="Tipos de instrumento.")
-    config: PixHandlerConfig | CardHandlerConfig = Field(description="Configuração do handler para este checkout.")
+    config: PixHandlerConfig | CardHandlerConfig | BoletoHandlerConfig = Field(
+        description="Configuração do handler para este checkout."
+    )

@@ -19,7 +19,7 @@ class CredentialIn(RequestModel):
 class InstrumentIn(RequestModel):
     id: Id = Field(description="Id do instrumento, atribuído pela plataforma (ex. `instr_1`).")
     handler_id: Id = Field(description="`id` de um handler de `ucp.payment_handlers` deste checkout.")
-    type: Annotated[str, Field(min_length=1, max_length=40)] = Field(description="`pix` ou `card`.")
+    type: Annotated[str, Field(min_length=1, max_length=40)] = Field(description="`pix`, `card` ou `boleto`.")
     selected: bool = Field(default=True, description="Se este é o instrumento escolhido.")
     billing_address: PostalAddressIn | None = Field(default=None, description="Endereço de cobrança (cartão).")
     credential: CredentialIn | None = Field(
@@ -59,6 +59,22 @@ class PixCharge(ResponseModel):
     end_to_end_id: str | None = Field(description="endToEndId do Pix recebido ou null.")
 
 
+class Boleto(ResponseModel):
+    """A boleto checkout's boleto (issue 37, shopping/boleto.json `boleto`): what the buyer pays with."""
+
+    id: str = Field(description="Id do boleto na loja (`bolpay_…`).")
+    status: Literal["pending", "paid", "expired"] = Field(description="pending até o banco avisar; paid; expired.")
+    amount: Amount = Field(description="Valor em centavos; igual ao total do checkout.")
+    currency: Literal["BRL"] = Field(description="Sempre BRL.")
+    due_date: str = Field(description="Vencimento (data de Brasília, AAAA-MM-DD).")
+    line: str = Field(description="Linha digitável (47 dígitos).")
+    line_formatted: str = Field(description="A linha digitável nos cinco campos impressos.")
+    barcode: str = Field(description="Os 44 dígitos do código de barras (intercalado 2 de 5).")
+    pdf_url: str | None = Field(description="O boleto para imprimir (PDF do gateway).")
+    pix_br_code: str | None = Field(description="O Pix copia e cola impresso no boleto, quando houver.")
+    paid_at: str | None = Field(description="Quando foi pago (RFC 3339) ou null.")
+
+
 class InstrumentDisplay(ResponseModel):
     description: str = Field(description="\"Pix\", \"Cartão à vista\" ou o plano, ex. \"Cartão em 6x de R$ 17,20\".")
 
@@ -66,11 +82,12 @@ class InstrumentDisplay(ResponseModel):
 class InstrumentOut(ResponseModel):
     id: str = Field(description="Id do instrumento.")
     handler_id: str = Field(description="Handler do instrumento.")
-    type: str = Field(description="`pix` ou `card`.")
+    type: str = Field(description="`pix`, `card` ou `boleto`.")
     selected: bool | None = Field(default=None, description="Se é o instrumento escolhido.")
     display: InstrumentDisplay | None = Field(default=None, description="Informação de exibição (sem credenciais).")
     installments: int | None = Field(default=None, description="Cartão: parcelas escolhidas (1 = à vista).")
     pix: PixCharge | None = Field(default=None, description="A cobrança Pix, quando emitida (PIX.md §2.3).")
+    boleto: Boleto | None = Field(default=None, description="O boleto, depois do complete (handler br.dev.bcp.boleto).")
 
 
 class PaymentOut(ResponseModel):

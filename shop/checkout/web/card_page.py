@@ -73,7 +73,9 @@ def card_context(view: CheckoutView) -> dict[str, Any]:
 
 
 def in_progress_redirect(checkout: Checkout) -> HttpResponse:
-    """A checkout waiting for its payment: the Pix page, or the card's "em análise" page."""
+    """A checkout waiting for its payment: the Pix page, the boleto page, or the card's "em análise" page."""
+    if (checkout.payment_instrument or {}).get("type") == "boleto":
+        return redirect("checkout:boleto", checkout_id=checkout.public_id)
     if is_card(checkout):
         return redirect("checkout:card_pending", checkout_id=checkout.public_id)
     return redirect("checkout:pix", checkout_id=checkout.public_id)

@@ -42,11 +42,12 @@ def before_charging(post: Any, action: str, checkout: Checkout) -> list[Checkout
 def _total_changed(post: Any, action: str, checkout: Checkout) -> list[CheckoutMessage]:
     """The buyer pays the total the page showed (it sends it back), or sees the new one first. A submit without
     the shown total (not from this page) is not held back."""
-    shown = str(post.get("shown_card_total" if action == "pay_card" else "shown_pix_total", ""))
+    field = {"pay_card": "shown_card_total", "pay_boleto": "shown_boleto_total"}.get(action, "shown_pix_total")
+    shown = str(post.get(field, ""))
     if not shown.isdigit():
         return []
     view = checkout_view(checkout)
-    now = card_total(view) if action == "pay_card" else view.pix_total
+    now = card_total(view) if action in ("pay_card", "pay_boleto") else view.pix_total  # boleto: no Pix discount
     if int(shown) == now:
         return []
     content = _("O total mudou para %(total)s com o que você escolheu. Confira o resumo e confirme o pagamento.")

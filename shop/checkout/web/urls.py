@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from shop.checkout.web import pix_page, views
+from shop.checkout.web import boleto_page, pix_page, views
 
 app_name = "checkout"
 
@@ -18,6 +18,7 @@ urlpatterns = [
     path("checkout/<str:checkout_id>/pix", pix_page.pix_page, name="pix"),
     path("checkout/<str:checkout_id>/pix/novo", pix_page.pix_regenerate, name="pix_new"),
     path("checkout/<str:checkout_id>/cartao", views.card_pending, name="card_pending"),
+    path("checkout/<str:checkout_id>/boleto", boleto_page.boleto_page, name="boleto"),
     path("checkout/<str:checkout_id>/status", pix_page.checkout_status, name="status"),
     path("termos", views.terms, name="terms"),
     path("privacidade", views.privacy, name="privacy"),

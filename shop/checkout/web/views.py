@@ -65,6 +65,7 @@ from shop.checkout.types import (
     LineInput,
     PaymentInput,
 )
+from shop.checkout.web.boleto_choice import boleto_context, boleto_instrument
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
@@ -268,6 +269,7 @@ def _render_checkout(
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
             "card": card_context(view),
+            "boleto": boleto_context(view),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
         },
         status=status,
@@ -333,11 +335,12 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     state = input_from_checkout(checkout, lines)
     remove = request.POST.get("remove_coupon", "")
     action = "coupon" if remove else request.POST.get("action", "")  # "Remover" next to an applied code
-    paying = action in ("pay", "pay_card")
+    paying = action in ("pay", "pay_card", "pay_boleto")
     # Applied codes stay unless removed; the field adds new ones.
     stored = [CheckoutMessage.from_dict(m) for m in checkout.messages]
     codes = form.discount_codes(standing_codes(checkout.discount_codes or (), stored), remove=remove)
     instrument = card_instrument(request.POST) if action == "pay_card" else _pix_instrument()
+    instrument = boleto_instrument() if action == "pay_boleto" else instrument  # issue 37
     # Street, bairro, city and UF from a new CEP (or on "Calcular frete"), before the engine's transaction.
     form.autofill_from_cep(previous_cep=checkout.ship_cep, asked=action == "shipping")
     if checkout.session_key and checkout.session_key == request.session.session_key:
