@@ -41,7 +41,7 @@ from orders.services._common import (
     refundable_amount,
     timeline,
 )
-from orders.services.adjustments import order_cancel, order_refund, order_return
+from orders.services.adjustments import cancel_locked, order_refund, order_return
 from orders.types import LineQuantity
 
 BUYER = "buyer"
@@ -92,9 +92,8 @@ def order_cancel_requested(
         raise _refuse("already_shipped", order)
     if not any(line.quantity_total > 0 for line in known.values()):
         raise _refuse("nothing_to_cancel", order)
-    return order_cancel(
-        order_id=order.public_id, reason=reason, restock=True, refund=True, actor=_actor(requested_by, platform_id)
-    )
+    actor = _actor(requested_by, platform_id)
+    return cancel_locked(order, known, reason=reason, restock=True, refund=True, actor=actor)
 
 
 def _clean_reason_code(value: object) -> str:
