@@ -51,14 +51,11 @@ PLATFORM = "platform"
 REFUSALS = {
     "order_canceled": _("O pedido #%(number)s está cancelado."),
     "already_shipped": _(
-        "O pedido #%(number)s já foi enviado e não pode mais ser cancelado: depois de recebê-lo, solicite a "
-        "devolução."
+        "O pedido #%(number)s já foi enviado e não pode mais ser cancelado: depois de recebê-lo, solicite a devolução."
     ),
     "nothing_to_cancel": _("O pedido #%(number)s não tem itens a cancelar."),
     "nothing_to_return": _("O pedido #%(number)s não tem itens entregues que possam ser devolvidos."),
-    "return_window_closed": _(
-        "O prazo de %(days)s dias para devolver o pedido #%(number)s terminou em %(deadline)s."
-    ),
+    "return_window_closed": _("O prazo de %(days)s dias para devolver o pedido #%(number)s terminou em %(deadline)s."),
 }
 
 
@@ -137,7 +134,9 @@ def return_request_create(
     actions = _actions_locked(order, known, now)
     if actions.return_refusal == "return_window_closed" and actions.return_deadline is not None:
         raise _refuse(
-            "return_window_closed", order, days=actions.window_days,
+            "return_window_closed",
+            order,
+            days=actions.window_days,
             deadline=timezone.localtime(actions.return_deadline).strftime("%d/%m/%Y"),
         )
     if actions.return_refusal == "order_canceled":

@@ -205,7 +205,11 @@ def test_request_return_then_staff_steps_each_send_a_signed_webhook(
     assert schema_errors(body) == []
     [asked] = body["return_requests"]
     assert (asked["status"], asked["reason_code"], asked["requested_by"], asked["line_items"]) == (
-        "requested", "defective", "platform", [{"id": line.public_id, "quantity": 1}])
+        "requested",
+        "defective",
+        "platform",
+        [{"id": line.public_id, "quantity": 1}],
+    )
     assert body["order_actions"]["return"]["line_items"] == [{"id": line.public_id, "quantity": 1}]
     # a replay of the same request adds nothing (BCP-IDEM-03)
     assert call(client, "post", f"/orders/{order.public_id}/returns", headers, request_body).content == response.content
@@ -257,7 +261,10 @@ def test_request_return_refusals_name_the_member_in_portuguese(
 
 
 def test_statement_budgets_of_cancel_and_return(
-    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any,
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
     django_assert_max_num_queries: Any,
 ) -> None:
     headers = _auth(fake_platform, platform, **{"Idempotency-Key": "budget-cancel"})
@@ -272,6 +279,11 @@ def test_statement_budgets_of_cancel_and_return(
     line = delivered.lines.get()
     headers["Idempotency-Key"] = "budget-return-2"
     with django_assert_max_num_queries(30):
-        body = call(client, "post", f"/orders/{delivered.public_id}/returns", headers,
-                    {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}).json()
+        body = call(
+            client,
+            "post",
+            f"/orders/{delivered.public_id}/returns",
+            headers,
+            {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]},
+        ).json()
     assert body["return_requests"][0]["status"] == "requested"

@@ -28,8 +28,9 @@ from orders.services import order_cancel_requested, return_request_create
 from orders.types import LineQuantity
 
 # Refusals a platform cannot fix by changing the request (the others name a member to correct).
-_FINAL = frozenset({"order_canceled", "already_shipped", "nothing_to_cancel", "nothing_to_return",
-                    "return_window_closed", "not_found"})
+_FINAL = frozenset(
+    {"order_canceled", "already_shipped", "nothing_to_cancel", "nothing_to_return", "return_window_closed", "not_found"}
+)
 _LINES = re.compile(r"^lines(\[\d+\])\.(id|quantity)$")
 
 
@@ -50,8 +51,12 @@ def _refused(ctx: RequestContext, exc: OrderError) -> OperationResult:
         content = exc.message
     severity = "unrecoverable" if exc.code in _FINAL else "recoverable"
     message = error_message(exc.code, content, severity=severity, path=_member(exc.field))
-    return OperationResult(200, error_response(exc.code, content, messages=[message],
-                                               capabilities=ctx.ucp_capabilities(ORDER, ORDER_ACTIONS) or None))
+    return OperationResult(
+        200,
+        error_response(
+            exc.code, content, messages=[message], capabilities=ctx.ucp_capabilities(ORDER, ORDER_ACTIONS) or None
+        ),
+    )
 
 
 def _own_order(ctx: RequestContext, order_id: str) -> Any:

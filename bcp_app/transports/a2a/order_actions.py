@@ -18,10 +18,14 @@ REQUEST_RETURN = "request_return"
 ORDER_ACTIONS = frozenset({CANCEL_ORDER, REQUEST_RETURN})
 
 _DONE = {
-    CANCEL_ORDER: {"pt-br": "Pedido cancelado; o valor pago será devolvido.", "en": "Order canceled; the amount "
-                   "paid will be refunded."},
-    REQUEST_RETURN: {"pt-br": "Devolução solicitada; a loja vai analisar o pedido.", "en": "Return requested; the "
-                     "store will review it."},
+    CANCEL_ORDER: {
+        "pt-br": "Pedido cancelado; o valor pago será devolvido.",
+        "en": "Order canceled; the amount paid will be refunded.",
+    },
+    REQUEST_RETURN: {
+        "pt-br": "Devolução solicitada; a loja vai analisar o pedido.",
+        "en": "Return requested; the store will review it.",
+    },
 }
 
 
