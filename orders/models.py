@@ -142,6 +142,10 @@ class Order(models.Model):
         return f"{settings.BCP_PUBLIC_URL}/orders/{self.permalink_token}"
 
     @property
+    def permalink_path(self) -> str:
+        return f"/orders/{self.permalink_token}"
+
+    @property
     def buyer_name(self) -> str:
         return f"{self.buyer_first_name} {self.buyer_last_name}".strip()
 
