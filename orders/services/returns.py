@@ -67,9 +67,11 @@ def _refuse(code: str, order: Order, *, field: str = "order_id", **params: objec
     return OrderError(field, REFUSALS[code], code=code, number=order.number, **params)
 
 
-def _actions_locked(order: Order, known: dict[str, OrderLine], now: datetime) -> OrderActions:
+def _actions_locked(
+    order: Order, known: dict[str, OrderLine], requests: list[ReturnRequest], now: datetime
+) -> OrderActions:
     events = FulfillmentEvent.objects.filter(order=order, type="delivered").only("type", "occurred_at")
-    return order_actions(order, lines=known.values(), events=events, requests=return_requests_of(order), now=now)
+    return order_actions(order, lines=known.values(), events=events, requests=requests, now=now)
 
 
 @transaction.atomic
@@ -122,16 +124,16 @@ def return_request_create(
     reason = clean_text(reason, field="reason", max_length=500, required=reason_code == ReturnReason.OTHER)
     request_key = clean_text(request_key, field="request_key", max_length=64)
     order = lock_order(order_id)
-    if request_key:
-        existing = ReturnRequest.objects.filter(order=order, request_key=request_key).first()
-        if existing is not None:
-            return existing
+    requests = return_requests_of(order)  # one read: the replay check and the quantities already asked
+    existing = next((r for r in requests if request_key and r.request_key == request_key), None)
+    if existing is not None:
+        return existing
     known = lock_lines(order)
     if not lines:
         raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
     pairs = clean_line_quantities(lines, known)
     now = now or timezone.now()
-    actions = _actions_locked(order, known, now)
+    actions = _actions_locked(order, known, requests, now)
     if actions.return_refusal == "return_window_closed" and actions.return_deadline is not None:
         raise _refuse(
             "return_window_closed",

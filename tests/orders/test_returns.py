@@ -215,3 +215,17 @@ def test_reject_needs_a_reason_and_frees_the_quantities(place_order) -> None:
     return_request_reject(return_id=request.public_id, note="Fora das condições da política")
     again = return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 2)], reason_code="defective")
     assert again.status == "requested"
+
+
+def test_statement_budgets_of_the_staff_steps(place_order, django_assert_max_num_queries) -> None:
+    # Each step is one transaction with a fixed number of statements, whatever the order's size.
+    order = _delivered(place_order)
+    with django_assert_max_num_queries(16):
+        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)],
+                                        reason_code="defective")  # fmt: skip
+    with django_assert_max_num_queries(15):
+        return_request_approve(return_id=request.public_id)
+    with django_assert_max_num_queries(21):
+        return_request_receive(return_id=request.public_id)
+    with django_assert_max_num_queries(27):  # order_refund's own work (outbox row, timeline, webhook row)
+        return_request_refund(return_id=request.public_id)
