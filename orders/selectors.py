@@ -347,7 +347,7 @@ def order_actions(
     nothing_left = not any(line.quantity_total > 0 for line in lines)
     cancel_refusal = (
         "order_canceled" if canceled else "already_shipped" if anything_out else "nothing_to_cancel" if nothing_left
-        else ""
+        else "payment_disputed" if order.payment_dispute == "open" else ""
     )
     if canceled:
         return_refusal = "order_canceled"

@@ -27,6 +27,7 @@ from orders.models import (
     Order,
     OrderLine,
     OrderStatus,
+    PaymentDispute,
     ReturnReason,
     ReturnRequest,
     ReturnStatus,
@@ -54,6 +55,11 @@ REFUSALS = {
         "O pedido #%(number)s já foi enviado e não pode mais ser cancelado: depois de recebê-lo, solicite a devolução."
     ),
     "nothing_to_cancel": _("O pedido #%(number)s não tem itens a cancelar."),
+    # A refund now could pay the buyer twice: the MED dispute may return the same Pix (orders.services.disputes).
+    "payment_disputed": _(
+        "O Pix do pedido #%(number)s está em contestação (MED): o cancelamento só pode ser feito depois que a loja "
+        "responder a disputa."
+    ),
     "nothing_to_return": _("O pedido #%(number)s não tem itens entregues que possam ser devolvidos."),
     "return_window_closed": _("O prazo de %(days)s dias para devolver o pedido #%(number)s terminou em %(deadline)s."),
 }
@@ -91,6 +97,8 @@ def order_cancel_requested(
         raise _refuse("already_shipped", order)
     if not any(line.quantity_total > 0 for line in known.values()):
         raise _refuse("nothing_to_cancel", order)
+    if order.payment_dispute == PaymentDispute.OPEN:
+        raise _refuse("payment_disputed", order)
     actor = _actor(requested_by, platform_id)
     return cancel_locked(order, known, reason=reason, restock=True, refund=True, actor=actor)
 

@@ -229,3 +229,13 @@ def test_statement_budgets_of_the_staff_steps(place_order, django_assert_max_num
         return_request_receive(return_id=request.public_id)
     with django_assert_max_num_queries(27):  # order_refund's own work (outbox row, timeline, webhook row)
         return_request_refund(return_id=request.public_id)
+
+
+def test_no_cancel_while_the_pix_is_disputed(place_order) -> None:
+    # a refund now could pay the buyer twice: the MED dispute may return the same Pix
+    order = place_order(lines=[("CAM", 3000, 1)])
+    Order.objects.filter(pk=order.pk).update(payment_dispute="open")
+    with pytest.raises(OrderError) as refused:
+        order_cancel_requested(order_id=order.public_id)
+    assert refused.value.code == "payment_disputed"
+    assert not Adjustment.objects.filter(order=order).exists()

@@ -95,7 +95,8 @@ class CancelActionOut(ResponseModel):
 
     available: bool = Field(description="true enquanto nada do pedido saiu da loja.")
     unavailable_reason: str | None = Field(
-        default=None, description="order_canceled, already_shipped ou nothing_to_cancel (quando indisponível)."
+        default=None,
+        description="order_canceled, already_shipped, nothing_to_cancel ou payment_disputed (quando indisponível).",
     )
 
 
