@@ -105,12 +105,8 @@ def order_cancel_requested(
 
 def _clean_reason_code(value: object) -> str:
     if not isinstance(value, str) or value not in ReturnReason.values:
-        raise OrderError(
-            "reason_code",
-            _("Escolha o motivo da devolução: %(choices)s."),
-            code="bad_reason",
-            choices=", ".join(ReturnReason.values),
-        )
+        # Agents meet the codes in the schema first (pydantic); this is what a person reads on the order page.
+        raise OrderError("reason_code", _("Escolha o motivo da devolução."), code="bad_reason")
     return value
 
 
