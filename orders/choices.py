@@ -89,6 +89,7 @@ class EmailKind(models.TextChoices):
     CANCELED = "canceled", _("Pedido cancelado")
     INVOICE = "invoice", _("Nota fiscal emitida")
     ORDER_LINK = "order_link", _("Link do pedido")  # asked on /pedido: only the link, not the whole order again
+    RETURN_UPDATE = "return_update", _("Resposta sobre a devolução")  # approved or rejected (issue 35)
 
 
 class ReturnStatus(models.TextChoices):

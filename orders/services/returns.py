@@ -23,6 +23,7 @@ from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
+    EmailKind,
     FulfillmentEvent,
     Order,
     OrderLine,
@@ -40,6 +41,7 @@ from orders.services._common import (
     lock_order,
     notify_changed,
     refundable_amount,
+    schedule_email,
     timeline,
 )
 from orders.services.adjustments import cancel_locked, order_refund, order_return
@@ -220,6 +222,7 @@ def return_request_approve(*, return_id: str, note: str = "", actor: str = "") -
     request.save(update_fields=["status", "staff_note", "updated_at"])
     timeline(order, "return_approved", f"Devolução aprovada ({_items_text(request, order)})" + (
         f": {note}" if note else "."), actor=actor, data={"return_id": request.public_id})  # fmt: skip
+    schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:approved")  # send the items back
     notify_changed(order, "return_approved")
     return request
 
@@ -238,6 +241,7 @@ def return_request_reject(*, return_id: str, note: str, actor: str = "") -> Retu
     request.save(update_fields=["status", "staff_note", "updated_at"])
     timeline(order, "return_rejected", f"Devolução recusada: {note}", actor=actor,
              data={"return_id": request.public_id})  # fmt: skip
+    schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:rejected")
     notify_changed(order, "return_rejected")
     return request
 

@@ -223,7 +223,7 @@ def test_statement_budgets_of_the_staff_steps(place_order, django_assert_max_num
     with django_assert_max_num_queries(16):
         request = return_request_create(order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)],
                                         reason_code="defective")  # fmt: skip
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(19):  # with the buyer's e-mail row
         return_request_approve(return_id=request.public_id)
     with django_assert_max_num_queries(21):
         return_request_receive(return_id=request.public_id)
@@ -239,3 +239,24 @@ def test_no_cancel_while_the_pix_is_disputed(place_order) -> None:
         order_cancel_requested(order_id=order.public_id)
     assert refused.value.code == "payment_disputed"
     assert not Adjustment.objects.filter(order=order).exists()
+
+
+def test_the_buyer_is_told_by_e_mail_when_staff_approve_or_reject(
+    place_order, django_capture_on_commit_callbacks, mailoutbox
+) -> None:
+    order = _delivered(place_order)
+    cam = _line(order, "CAM")
+    first = return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 1)], reason_code="defective")
+    second = return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 1)], reason_code="other",
+                                   reason="Não gostei da cor")  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_approve(return_id=first.public_id, note="Use a etiqueta enviada por e-mail")
+        return_request_approve(return_id=first.public_id)  # a second click: no second e-mail
+        return_request_reject(return_id=second.public_id, note="Cor não é defeito; troca só em 7 dias")
+    returns = [m for m in mailoutbox if "devolução" in m.subject]
+    assert [m.subject for m in returns] == [
+        f"Loja Exemplo: Sua devolução do pedido #{order.number}",
+        f"Loja Exemplo: Sua devolução do pedido #{order.number}",
+    ]
+    assert "aprovou a devolução" in returns[0].body and "Use a etiqueta enviada por e-mail" in returns[0].body
+    assert "recusou a devolução" in returns[1].body and "Cor não é defeito" in returns[1].body
