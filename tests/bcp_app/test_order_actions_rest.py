@@ -287,3 +287,16 @@ def test_statement_budgets_of_cancel_and_return(
             {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]},
         ).json()
     assert body["return_requests"][0]["status"] == "requested"
+
+
+def test_refusals_follow_accept_language(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "cancel-en", "Accept-Language": "en"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    body = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {}).json()
+    assert body["messages"][0]["content"] == (
+        f"Order #{order.number} has already shipped and can no longer be canceled: once you receive it, ask for a "
+        "return."
+    )
