@@ -30,6 +30,7 @@ from orders.admin_inlines import (
     ExpectationInline,
     FulfillmentEventInline,
     OrderLineInline,
+    ReturnRequestInline,
     TimelineInline,
 )
 from orders.errors import OrderError
@@ -44,6 +45,7 @@ from orders.models import (
     Order,
     OrderLine,
     OrderStatus,
+    ReturnRequest,
 )
 from orders.panels import render_panels
 from orders.selectors import order_search
@@ -90,7 +92,8 @@ class OrderAdmin(admin.ModelAdmin):
     list_per_page = 50
     change_form_template = "orders/admin/change_form.html"
     change_list_template = "orders/admin/change_list.html"
-    inlines = [OrderLineInline, ExpectationInline, FulfillmentEventInline, AdjustmentInline, TimelineInline]
+    inlines = [OrderLineInline, ExpectationInline, FulfillmentEventInline, AdjustmentInline, ReturnRequestInline,
+               TimelineInline]
     actions = ["mark_delivered_action"]
     fieldsets = [
         (
@@ -386,3 +389,36 @@ class OrderAdmin(admin.ModelAdmin):
         )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.xlsx"'
         return response
+
+
+@admin.register(ReturnRequest)
+class ReturnRequestAdmin(admin.ModelAdmin):
+    """The queue of returns buyers and platforms asked for (issue 35). Read-only: each step is the order's
+    "Devolução solicitada" action (approve, reject, receive, refund), which calls orders.services.returns."""
+
+    list_display = ["public_id", "order_link", "status", "reason_code", "requested_by", "created_at", "next_step"]
+    list_filter = ["status", "reason_code", "requested_by"]
+    search_fields = ["public_id", "order__public_id", "order__buyer_email"]
+    list_select_related = ["order"]
+    readonly_fields = [f.name for f in ReturnRequest._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description=_("pedido"), ordering="order__number")
+    def order_link(self, obj: ReturnRequest) -> str:
+        return format_html('<a href="{}">#{}</a>', reverse("admin:orders_order_change", args=[obj.order_id]),
+                           obj.order.number)
+
+    @admin.display(description=_("próximo passo"))
+    def next_step(self, obj: ReturnRequest) -> str:
+        if obj.status in ("rejected", "refunded"):
+            return ""
+        url = reverse("admin:orders_order_action", args=[obj.order.public_id, "return-request"])
+        return format_html('<a class="button" href="{}?request={}">{}</a>', url, obj.public_id, _("Analisar"))

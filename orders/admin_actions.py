@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
 from orders import admin_forms as forms
-from orders.models import Order, OrderStatus
+from orders.models import Order, OrderStatus, ReturnRequest
 from orders.services import (
     adjustment_mark_refund_result,
     adjustment_settle_offline,
@@ -24,6 +24,10 @@ from orders.services import (
     order_return,
     order_ship,
     order_tracking_correct,
+    return_request_approve,
+    return_request_receive,
+    return_request_refund,
+    return_request_reject,
 )
 from orders.services._common import refundable_amount
 from orders.services.adjustments import refund_goes_through_psp
@@ -44,6 +48,8 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "refund-offline": ("orders.refund_order", _("Marcar como reembolsado (fora da loja)"), forms.RefundOfflineForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
+    # A return the buyer (order page) or the platform (BCP order_actions) asked for: approve, receive, refund.
+    "return-request": ("orders.refund_order", _("Devolução solicitada"), forms.ReturnRequestStepForm),
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
     "buyer-tax-id": ("orders.change_order", _("Corrigir CPF/CNPJ"), forms.BuyerTaxIdForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
@@ -85,6 +91,8 @@ def available_actions(order: Order) -> list[str]:
         offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
+    if ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received")).exists():
+        offered.append("return-request")
     offered += ["note", "resend-email"]
     if not canceled:
         offered.append("buyer-tax-id")
@@ -176,6 +184,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
             return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
         return str(_("Pedido cancelado."))
+    if slug == "return-request":
+        return _return_request_step(data, actor)
     if slug == "buyer-tax-id":
         order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
         return str(_("CPF/CNPJ do comprador salvo."))
@@ -184,3 +194,18 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Nota adicionada."))
     order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
     return str(_("E-mail reenviado."))
+
+
+def _return_request_step(data: dict, actor: str) -> str:
+    return_id, step = data["request"], data["step"]
+    if step == "approve":
+        return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
+        return str(_("Devolução aprovada; o comprador e a plataforma foram avisados."))
+    if step == "reject":
+        return_request_reject(return_id=return_id, note=data.get("note", ""), actor=actor)
+        return str(_("Devolução recusada."))
+    if step == "receive":
+        return_request_receive(return_id=return_id, restock=data.get("restock", False), actor=actor)
+        return str(_("Itens recebidos; devolução registrada. Falta reembolsar."))
+    request = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
+    return str(_("Reembolso de %(amount)s da devolução solicitado.")) % {"amount": format_brl(request.refund_amount)}

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
-from orders.models import EmailKind, Order, OrderLine
+from orders.models import EmailKind, Order, OrderLine, ReturnRequest
 from orders.services._common import refundable_amount
 from orders.summary import current_tracking
 from orders.types import LineQuantity
@@ -336,3 +336,31 @@ def _expectation_choices(order: Order) -> list[tuple[str, str]]:
         )
         for e in order.expectations.order_by("position", "id")
     ]
+
+
+class ReturnRequestStepForm(OrderActionForm):
+    """The next step of a buyer's or agent's return request (orders.services.returns)."""
+
+    STEPS = (
+        ("approve", _("Aprovar (o comprador envia os itens de volta)")),
+        ("reject", _("Recusar (diga o motivo)")),
+        ("receive", _("Recebi os itens (registra a devolução)")),
+        ("refund", _("Reembolsar (valor da devolução)")),
+    )
+    request = forms.ChoiceField(label=_("Devolução"))
+    step = forms.ChoiceField(label=_("Passo"), choices=STEPS, widget=forms.RadioSelect)
+    note = forms.CharField(label=_("Resposta ao comprador"), max_length=255, required=False,
+                           help_text=_("Obrigatória ao recusar; o comprador e a plataforma leem."))
+    restock = forms.BooleanField(label=_("Devolver os itens recebidos ao estoque"), initial=True, required=False)
+    amount = MoneyField(label=_("Valor a reembolsar (R$)"), required=False,
+                        help_text=_("Vazio: o valor dos itens (na desistência de tudo, também o frete)."))
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        open_requests = ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received"))
+        self.fields["request"].choices = [
+            (r.public_id, f"{r.public_id} · {r.get_status_display()} · {r.get_reason_code_display()}")
+            for r in open_requests
+        ]
+        self.fields["amount"].help_text = _("%(hint)s Reembolsável: %(amount)s") % {
+            "hint": self.fields["amount"].help_text, "amount": format_brl(refundable_amount(order))}

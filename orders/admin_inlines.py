@@ -28,6 +28,7 @@ from orders.models import (
     FulfillmentExpectation,
     OrderEvent,
     OrderLine,
+    ReturnRequest,
 )
 
 
@@ -61,7 +62,7 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-def _items(row: FulfillmentExpectation | FulfillmentEvent | Adjustment) -> str:
+def _items(row: FulfillmentExpectation | FulfillmentEvent | Adjustment | ReturnRequest) -> str:
     return line_items_text(row.line_items, {line.public_id: line for line in row.order.lines.all()})
 
 
@@ -174,3 +175,23 @@ class TimelineInline(ReadOnlyInline):
     @admin.display(description=_("evento"))
     def what(self, event: OrderEvent) -> str:
         return timeline_kind_label(event.kind)
+
+
+class ReturnRequestInline(ReadOnlyInline):
+    """Returns the buyer or the platform asked for; the "Devolução solicitada" action takes the next step."""
+
+    model = ReturnRequest
+    fields = ["public_id", "when", "status", "reason_code", "items", "reason", "requested_by", "refund"]
+    readonly_fields = fields
+
+    @admin.display(description=_("quando"))
+    def when(self, request: ReturnRequest) -> str:
+        return _short(request.created_at)
+
+    @admin.display(description=_("itens"))
+    def items(self, request: ReturnRequest) -> str:
+        return _items(request)
+
+    @admin.display(description=_("reembolso"))
+    def refund(self, request: ReturnRequest) -> str:
+        return format_brl(request.refund_amount) if request.refund_amount else ""

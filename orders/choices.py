@@ -90,3 +90,24 @@ class EmailKind(models.TextChoices):
     CANCELED = "canceled", _("Pedido cancelado")
     INVOICE = "invoice", _("Nota fiscal emitida")
     ORDER_LINK = "order_link", _("Link do pedido")  # asked on /pedido: only the link, not the whole order again
+    RETURN_UPDATE = "return_update", _("Resposta sobre a devolução")  # approved or rejected (issue 35)
+
+
+class ReturnStatus(models.TextChoices):
+    """A buyer's or agent's return request (orders.services.returns): staff approve, receive, refund."""
+
+    REQUESTED = "requested", _("Solicitada")
+    APPROVED = "approved", _("Aprovada")
+    REJECTED = "rejected", _("Recusada")
+    RECEIVED = "received", _("Recebida")
+    REFUNDED = "refunded", _("Reembolsada")
+
+
+class ReturnReason(models.TextChoices):
+    """Why the buyer returns (the wire values of the order_actions extension)."""
+
+    CHANGED_MIND = "changed_mind", _("Desistência (arrependimento, CDC art. 49)")
+    DEFECTIVE = "defective", _("Produto com defeito")
+    DAMAGED = "damaged", _("Chegou avariado")
+    WRONG_ITEM = "wrong_item", _("Produto diferente do pedido")
+    OTHER = "other", _("Outro motivo")

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
-from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order
+from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
 from orders.summary import all_delivered, installments_text, money_rows, pickup_hours
 
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
@@ -53,6 +53,7 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
         "canceled": _("Pedido #%(number)s cancelado"),
         "invoice": _("Nota fiscal do pedido #%(number)s"),
         "order_link": _("Link para acompanhar o pedido #%(number)s"),
+        "return_update": _("Sua devolução do pedido #%(number)s"),
     }
     if partial and kind == "shipped":
         subject = _("Parte do seu pedido #%(number)s foi enviada")
@@ -111,6 +112,10 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "shop_contact": contact,
         "shop_tax_id": "",
         "pickup_hours": pickup_hours(order),
+        # The return request an approval or a refusal is about (ref "ret_…:<status>").
+        "return_request": ReturnRequest.objects.filter(order=order, public_id=ref.split(":")[0]).first()
+        if kind == "return_update"
+        else None,
         "extras": order_extras(order),  # e.g. the authorized NF-e (DANFE link), from the shop
         **_shop_context(),
     }

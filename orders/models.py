@@ -24,6 +24,8 @@ from orders.choices import (
     PaymentDispute,
     PaymentStatus,
     PaymentType,
+    ReturnReason,
+    ReturnStatus,
 )
 from orders.labels import timeline_kind_label
 
@@ -42,6 +44,10 @@ def new_event_id() -> str:
 
 def new_adjustment_id() -> str:
     return new_public_id("adj")
+
+
+def new_return_id() -> str:
+    return new_public_id("ret")
 
 
 class AppendOnlyError(RuntimeError):
@@ -134,6 +140,10 @@ class Order(models.Model):
     @property
     def permalink_url(self) -> str:
         return f"{settings.BCP_PUBLIC_URL}/orders/{self.permalink_token}"
+
+    @property
+    def permalink_path(self) -> str:
+        return f"/orders/{self.permalink_token}"
 
     @property
     def buyer_name(self) -> str:
@@ -351,6 +361,50 @@ class ApiIdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class ReturnRequest(models.Model):
+    """A return the buyer (order page) or the platform (BCP order_actions extension) asked for. Staff approve,
+    receive (an `Adjustment` of type return through `order_return`) and refund (`order_refund`): the request
+    only tracks the steps; money and quantities stay in the adjustments ledger."""
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="return_requests")
+    public_id = models.CharField(
+        _("ID da devolução"), max_length=40, unique=True, default=new_return_id, editable=False
+    )
+    status = models.CharField(
+        _("situação"), max_length=16, choices=ReturnStatus.choices, default=ReturnStatus.REQUESTED
+    )
+    reason_code = models.CharField(_("motivo"), max_length=20, choices=ReturnReason.choices)
+    reason = models.CharField(_("descrição do comprador"), max_length=500, blank=True)
+    line_items = models.JSONField(_("itens"), default=list)  # [{"id": "li_…", "quantity": n ≥ 1}]
+    # "buyer" (the order page) or "platform" (an agent); platform_id names which.
+    requested_by = models.CharField(_("pedida por"), max_length=16)
+    platform_id = models.CharField(_("plataforma"), max_length=64, blank=True, default="")
+    # A double submit of the order page's form (its nonce) finds the first request instead of adding one.
+    request_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    staff_note = models.CharField(_("resposta da loja"), max_length=255, blank=True)
+    refund_amount = models.BigIntegerField(_("valor reembolsado"), default=0)
+    return_adjustment_id = models.CharField(_("ajuste de devolução"), max_length=40, blank=True, editable=False)
+    refund_adjustment_id = models.CharField(_("ajuste de reembolso"), max_length=40, blank=True, editable=False)
+    created_at = models.DateTimeField(_("pedida em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizada em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("devolução solicitada")
+        verbose_name_plural = _("devoluções solicitadas")
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=ReturnStatus.values), name="returnrequest_status_valid"),
+            models.CheckConstraint(condition=Q(refund_amount__gte=0), name="returnrequest_refund_nonnegative"),
+            models.UniqueConstraint(
+                fields=["order", "request_key"], condition=~Q(request_key=""), name="returnrequest_once_per_key"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return self.public_id
 
 
 from orders.outbox_models import OutboxMessage  # noqa: E402, F401  (registered with the orders app)

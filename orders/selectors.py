@@ -6,13 +6,22 @@ import functools
 import json
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Prefetch, Q, QuerySet
 
-from orders.models import Adjustment, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent, OrderLine
+from orders.models import (
+    Adjustment,
+    FulfillmentEvent,
+    FulfillmentExpectation,
+    Order,
+    OrderEvent,
+    OrderLine,
+    ReturnRequest,
+)
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
 
@@ -284,3 +293,122 @@ def _dispute_messages(order: Order) -> dict[str, Any]:
     if text is None:
         return {}
     return {"messages": [{"type": "warning", "code": "payment_disputed", "content": text}]}
+
+
+# --- cancel and return by the buyer or an agent (issue 35; BCP extension br.dev.bcp.shopping.order_actions) -----
+
+CDC_WITHDRAWAL_DAYS = 7  # CDC art. 49: 7 days to withdraw from a purchase made outside the shop's premises
+OPEN_RETURN_STATUSES = ("requested", "approved")
+
+
+def return_window_days(order: Order) -> int:
+    """The returns window the order was placed under (its policy snapshot), never under the CDC's 7 days."""
+    for entry in order.policies or []:
+        if isinstance(entry, dict) and entry.get("kind") == "returns":
+            days = entry.get("return_window_days")
+            if isinstance(days, int) and not isinstance(days, bool):
+                return max(CDC_WITHDRAWAL_DAYS, days)
+    return CDC_WITHDRAWAL_DAYS
+
+
+@dataclass(frozen=True)
+class OrderActions:
+    """What the buyer or the order's platform may still do with the order, and why not."""
+
+    cancel_available: bool
+    cancel_refusal: str  # the OrderError code that a cancel would get ("" when available)
+    return_available: bool
+    return_refusal: str
+    window_days: int
+    delivered_at: datetime | None  # the window runs from the last delivery; none recorded: not started yet
+    return_deadline: datetime | None
+    returnable: dict[str, int]  # line id → units that may still be asked back
+
+
+def order_actions(
+    order: Order, *, lines: Iterable[OrderLine], events: Iterable[FulfillmentEvent], requests: Iterable[Any],
+    now: datetime,
+) -> OrderActions:
+    """Pure: the order's actions from rows already read (the page, the presenter and the services share it)."""
+    lines = list(lines)
+    delivered = max((e.occurred_at for e in events if e.type == "delivered"), default=None)
+    days = return_window_days(order)
+    deadline = delivered + timedelta(days=days) if delivered is not None else None
+    asked: dict[str, int] = {}
+    for request in requests:
+        if request.status in OPEN_RETURN_STATUSES:
+            for item in request.line_items:
+                asked[item["id"]] = asked.get(item["id"], 0) + int(item["quantity"])
+    returnable = {
+        line.public_id: max(0, line.quantity_fulfilled - asked.get(line.public_id, 0)) for line in lines
+    }
+    canceled = order.status == "canceled"
+    anything_out = any(line.quantity_fulfilled > 0 for line in lines)
+    nothing_left = not any(line.quantity_total > 0 for line in lines)
+    cancel_refusal = (
+        "order_canceled" if canceled else "already_shipped" if anything_out else "nothing_to_cancel" if nothing_left
+        else "payment_disputed" if order.payment_dispute == "open" else ""
+    )
+    if canceled:
+        return_refusal = "order_canceled"
+    elif not any(returnable.values()):
+        return_refusal = "nothing_to_return"
+    elif deadline is not None and now > deadline:
+        return_refusal = "return_window_closed"
+    else:
+        return_refusal = ""
+    return OrderActions(
+        cancel_available=not cancel_refusal, cancel_refusal=cancel_refusal,
+        return_available=not return_refusal, return_refusal=return_refusal, window_days=days,
+        delivered_at=delivered, return_deadline=deadline, returnable=returnable,
+    )  # fmt: skip
+
+
+def return_requests_of(order: Order) -> list[ReturnRequest]:
+    return list(ReturnRequest.objects.filter(order=order).order_by("created_at", "id"))
+
+
+def return_request_payload(request: ReturnRequest) -> dict[str, Any]:
+    """A return request as the order_actions extension shows it (bcp_app/jsonschemas/shopping/order_actions.json)."""
+    payload: dict[str, Any] = {
+        "id": request.public_id,
+        "status": request.status,
+        "reason_code": request.reason_code,
+        "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in request.line_items],
+        "requested_by": request.requested_by,
+        "created_at": rfc3339(request.created_at),
+        "updated_at": rfc3339(request.updated_at),
+    }
+    if request.reason:
+        payload["reason"] = request.reason
+    if request.staff_note:
+        payload["merchant_note"] = request.staff_note
+    if request.refund_amount:
+        payload["refund_amount"] = request.refund_amount
+    return payload
+
+
+def order_actions_payload(actions: OrderActions) -> dict[str, Any]:
+    cancel: dict[str, Any] = {"available": actions.cancel_available}
+    if actions.cancel_refusal:
+        cancel["unavailable_reason"] = actions.cancel_refusal
+    ret: dict[str, Any] = {"available": actions.return_available, "window_days": actions.window_days}
+    if actions.return_refusal:
+        ret["unavailable_reason"] = actions.return_refusal
+    if actions.return_deadline is not None:
+        ret["deadline"] = rfc3339(actions.return_deadline)
+    ret["line_items"] = [{"id": line_id, "quantity": q} for line_id, q in actions.returnable.items() if q > 0]
+    return {"cancel": cancel, "return": ret}
+
+
+def order_actions_bcp(order: Order, *, now: datetime) -> dict[str, Any]:
+    """`order_actions` and `return_requests` of the extension for an order read by `order_presented` /
+    `order_for_bcp` (2 queries: its lines and delivered events are read again only when not prefetched)."""
+    lines = order.lines.all()
+    events = FulfillmentEvent.objects.filter(order=order, type="delivered").only("type", "occurred_at")
+    requests = return_requests_of(order)
+    actions = order_actions(order, lines=lines, events=events, requests=requests, now=now)
+    return {
+        "order_actions": order_actions_payload(actions),
+        "return_requests": [return_request_payload(r) for r in requests],
+    }

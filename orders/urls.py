@@ -6,6 +6,8 @@ app_name = "orders"
 
 urlpatterns = [
     path("orders/<str:token>", views.order_permalink, name="permalink"),
+    path("orders/<str:token>/cancelar", views.order_cancel_by_buyer, name="buyer_cancel"),
+    path("orders/<str:token>/devolver", views.order_return_by_buyer, name="buyer_return"),
     path("pedido", views.order_lookup, name="lookup"),
     path("api/v1/", include("orders.api_urls")),
 ]

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import re
+import secrets
 from datetime import datetime
+from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound, HttpResponseRedirect
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
-from orders.models import AdjustmentType
+from orders.models import AdjustmentType, Order, ReturnReason
 from orders.panels import render_panels
-from orders.selectors import order_for_permalink
+from orders.selectors import order_actions, order_for_permalink, return_requests_of
+from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
     installments_text,
     is_closed,
@@ -28,6 +33,7 @@ from orders.summary import (
     ready_for_pickup,
     superseded_tracking,
 )
+from orders.types import LineQuantity
 
 SUPPORTED = {"pt-br", "en"}
 
@@ -81,6 +87,12 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             samesite=settings.LANGUAGE_COOKIE_SAMESITE,
         )
         return _private(response)
+    return _page(request, order)
+
+
+def _page(request: HttpRequest, order: Order, *, status: int = 200, action_error: OrderError | None = None,
+          asked: dict[str, Any] | None = None) -> HttpResponse:
+    """The order page; `action_error`: why the buyer's cancel or return was refused (shown beside its form)."""
     language = _language(request, order.language)
     lines = list(order.lines.all())
     titles = {line.public_id: line.title for line in lines}
@@ -126,9 +138,87 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
             ],
         }
         context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
-        response = render(request, "orders/permalink.html", context)
+        context.update(_actions_context(order, lines, events, action_error=action_error, asked=asked or {}))
+        response = render(request, "orders/permalink.html", context, status=status)
     response["Content-Language"] = language
     return _private(response)
+
+
+# --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----
+
+
+def _actions_context(
+    order: Order, lines: list[Any], events: list[Any], *, action_error: OrderError | None, asked: dict[str, Any]
+) -> dict[str, Any]:
+    requests = return_requests_of(order)
+    actions = order_actions(order, lines=lines, events=events, requests=requests, now=timezone.now())
+    titles = {line.public_id: line.title for line in lines}
+    returnable = [
+        {"line": line, "max": actions.returnable.get(line.public_id, 0),
+         "value": asked.get(f"qty_{line.public_id}", "")}
+        for line in lines if actions.returnable.get(line.public_id, 0) > 0
+    ]  # fmt: skip
+    return {
+        "actions": actions,
+        "returnable": returnable,
+        "return_requests": [
+            {"request": r, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in r.line_items]}
+            for r in requests
+        ],
+        "reason_choices": ReturnReason.choices,
+        "action_error": action_error,
+        "asked": asked,
+        "nonce": secrets.token_urlsafe(16),  # a double submit of the return form finds the first request
+    }
+
+
+def _buyer_order(token: str) -> Order | None:
+    return order_for_permalink(token)
+
+
+@require_POST
+def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
+    """POST from the order page: cancel while nothing shipped (all paid comes back through the refund outbox)."""
+    order = _buyer_order(token)
+    if order is None:
+        return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
+    with translation.override(_language(request, order.language)):
+        if request.POST.get("confirm") != "on":
+            error = OrderError("confirm", _("Marque a confirmação para cancelar o pedido."), code="required")
+            return _page(request, order, status=400, action_error=error)
+        try:
+            order_cancel_requested(order_id=order.public_id, reason=request.POST.get("reason", ""))
+        except OrderError as exc:
+            if exc.code != "order_canceled":  # a second click after it went through: the page says it all
+                return _page(request, order, status=400, action_error=exc)
+        messages.success(request, _("Pedido cancelado. O valor pago será devolvido pelo mesmo meio de pagamento."))
+    return _private(HttpResponseRedirect(order.permalink_path))
+
+
+@require_POST
+def order_return_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
+    """POST from the order page: ask to return delivered items within the window; staff answer in the admin."""
+    order = _buyer_order(token)
+    if order is None:
+        return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
+    asked = {key: value for key, value in request.POST.items() if key.startswith("qty_") or key.startswith("reason")}
+    with translation.override(_language(request, order.language)):
+        try:
+            wanted = []
+            for key, value in request.POST.items():
+                if key.startswith("qty_") and value.strip() not in ("", "0"):
+                    if not value.strip().isdigit():
+                        raise OrderError(key, _("Informe uma quantidade inteira, a partir de 1."), code="bad_quantity")
+                    wanted.append(LineQuantity(line_id=key.removeprefix("qty_"), quantity=int(value)))
+            return_request_create(
+                order_id=order.public_id, lines=wanted, reason_code=request.POST.get("reason_code", ""),
+                reason=request.POST.get("reason", ""), requested_by="buyer",
+                request_key=request.POST.get("nonce", "")[:64],
+            )  # fmt: skip
+        except OrderError as exc:
+            return _page(request, order, status=400, action_error=exc, asked=asked)
+        messages.success(request, _("Devolução solicitada. A loja vai responder por e-mail e nesta página."))
+    return _private(HttpResponseRedirect(order.permalink_path))
 
 
 class LookupForm(forms.Form):

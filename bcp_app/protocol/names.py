@@ -7,6 +7,7 @@ FULFILLMENT = "br.dev.bcp.shopping.fulfillment"
 DISCOUNT = "br.dev.bcp.shopping.discount"
 ORDER = "br.dev.bcp.shopping.order"
 FISCAL_DOCUMENT = "br.dev.bcp.shopping.fiscal_document"  # extends ORDER: NF-e on orders (issue 18)
+ORDER_ACTIONS = "br.dev.bcp.shopping.order_actions"  # extends ORDER: cancel and return by agents (issue 35)
 CATALOG_SEARCH = "br.dev.bcp.shopping.catalog.search"
 CATALOG_LOOKUP = "br.dev.bcp.shopping.catalog.lookup"
 AP2_MANDATE = "br.dev.bcp.shopping.ap2_mandate"

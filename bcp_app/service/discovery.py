@@ -24,6 +24,7 @@ from bcp_app.protocol.names import (
     FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
+    ORDER_ACTIONS,
     PERMALINK,
     PIX_HANDLER,
     PROTOCOL_VERSION,
@@ -74,6 +75,7 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         BUYER_CONSENT: [entry("buyer-consent", "shopping/buyer_consent.json", [CHECKOUT, CART])],
         ORDER: [entry("order", "shopping/order.json")],
         FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
+        ORDER_ACTIONS: [entry("order-actions", "shopping/order_actions.json", ORDER)],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }

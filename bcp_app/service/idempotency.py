@@ -30,9 +30,11 @@ from bcp_app.protocol.results import OperationResult
 
 RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
 LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
-KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout"})  # BCP-IDEM-02
+# BCP-IDEM-02; the order_actions extension's operations move money, so they need a key as complete does.
+KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout", "cancel_order", "request_return"})
 IDEMPOTENT_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-                                   "create_cart", "update_cart", "cancel_cart"})  # cart keys optional
+                                   "create_cart", "update_cart", "cancel_cart",  # cart keys optional
+                                   "cancel_order", "request_return"})
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 

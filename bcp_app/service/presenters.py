@@ -12,6 +12,7 @@ from typing import Any
 
 import segno
 from django.conf import settings
+from django.utils import timezone
 
 from bcp_app.protocol.names import (
     AP2_MANDATE,
@@ -22,6 +23,7 @@ from bcp_app.protocol.names import (
     FISCAL_DOCUMENT,
     FULFILLMENT,
     ORDER,
+    ORDER_ACTIONS,
     PIX_HANDLER,
     PROTOCOL_VERSION,
 )
@@ -30,7 +32,7 @@ from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import CARD_HANDLER, boleto_handler_entry, card_handler_entry, pix_handler_entry
 from bcp_app.service.policies import policies_json
 from kernel.money import format_brl
-from orders.selectors import order_bcp_payload
+from orders.selectors import order_actions_bcp, order_bcp_payload
 from payments.boleto.codes import barcode_from_line, line_display
 from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
 from shop.checkout.services import boleto_offered
@@ -368,6 +370,9 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
     if ctx is not None and ctx.has(FISCAL_DOCUMENT):
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
         payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
+    if ctx is not None and ctx.has(ORDER_ACTIONS):
+        capabilities[ORDER_ACTIONS] = [{"version": ctx.capabilities[ORDER_ACTIONS]}]
+        payload.update(order_actions_bcp(order_model, now=timezone.now()))  # read live, as the NF-e
     # UCP #572 on orders: the policies in force when it was placed (snapshot), not today's store settings.
     payload.setdefault("policies", policies_json(getattr(order_model, "language", None),
                                                  kept=getattr(order_model, "policies", None)))

@@ -48,6 +48,8 @@ WRITE_OPERATIONS = frozenset(
         "create_cart",
         "update_cart",
         "cancel_cart",
+        "cancel_order",  # br.dev.bcp.shopping.order_actions (issue 35)
+        "request_return",
     }
 )
 MESSAGE = "Muitas chamadas; tente novamente em {seconds} s."

@@ -406,6 +406,45 @@ def get_order(request: HttpRequest, order_id: PathId, bcp_agent: str | None = Ag
     return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id), path_ids={"order_id": order_id})
 
 
+# --- order actions (extension br.dev.bcp.shopping.order_actions, issue 35) ---------------------------------
+
+
+def _body(request: HttpRequest) -> Any:
+    """An optional JSON body (Cancel Order may have none); a malformed one is `invalid_request`."""
+    if not request.body:
+        return {}
+    try:
+        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    except JsonLimitError as exc:
+        raise ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8).") from exc
+
+
+@api.post(
+    "/orders/{order_id}/cancel",
+    response={200: OrderResponse | ErrorResponse, **ERRORS},
+    summary="Cancel order (extension order_actions)",
+    tags=["order"],
+)
+def cancel_order(
+    request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+) -> HttpResponse:
+    return _run(request, "cancel_order", lambda ctx: operations.cancel_order(ctx, order_id, _body(request)),
+                path_ids={"order_id": order_id})  # fmt: skip
+
+
+@api.post(
+    "/orders/{order_id}/returns",
+    response={200: OrderResponse | ErrorResponse, **ERRORS},
+    summary="Request a return (extension order_actions)",
+    tags=["order"],
+)
+def request_return(
+    request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+) -> HttpResponse:
+    return _run(request, "request_return", lambda ctx: operations.request_return(ctx, order_id, _body(request)),
+                path_ids={"order_id": order_id})  # fmt: skip
+
+
 @api.post(
     "/catalog/search",
     response={200: SearchResponse | ErrorResponse, **ERRORS},

@@ -41,6 +41,15 @@ from orders.services.placement import (
     order_place_draft,
     order_place_from_checkout,
 )
+from orders.services.returns import (
+    order_cancel_requested,
+    return_refund_suggestion,
+    return_request_approve,
+    return_request_create,
+    return_request_receive,
+    return_request_refund,
+    return_request_reject,
+)
 
 __all__ = [
     "OrderDraft",
@@ -57,6 +66,7 @@ __all__ = [
     "fulfillment_event_create",
     "order_buyer_tax_id_set",
     "order_cancel",
+    "order_cancel_requested",
     "order_dispute_record",
     "order_draft_from_checkout",
     "order_email_resend",
@@ -78,4 +88,10 @@ __all__ = [
     "order_returned_to_sender_open",
     "order_ship",
     "order_tracking_correct",
+    "return_refund_suggestion",
+    "return_request_approve",
+    "return_request_create",
+    "return_request_receive",
+    "return_request_refund",
+    "return_request_reject",
 ]

@@ -260,7 +260,13 @@ def order_cancel(
     reason = clean_text(reason, field="reason", max_length=255, required=True)
     order = lock_order(order_id)
     refuse_if_canceled(order)
-    known = lock_lines(order)
+    return cancel_locked(order, lock_lines(order), reason=reason, restock=restock, refund=refund, actor=actor)
+
+
+def cancel_locked(
+    order: Order, known: dict[str, OrderLine], *, reason: str, restock: bool, refund: bool, actor: str
+) -> Adjustment:
+    """`order_cancel` once the order and its lines are locked (the buyer's cancel checks its own rules first)."""
     removed = [(line, line.quantity_total - line.quantity_fulfilled) for line in known.values()]
     removed = [(line, quantity) for line, quantity in removed if quantity > 0]
     if not removed:

@@ -104,6 +104,13 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                 "tags": ["commerce", "policies", "bcp"],
                 "examples": ["qual é a política de trocas?"],
             },
+            {
+                "id": "bcp-order-actions",
+                "name": "Cancel and return orders",
+                "description": "Cancels an order before it ships (cancel_order) and requests a return of delivered "
+                "items within the store's window (request_return); extension br.dev.bcp.shopping.order_actions",
+                "tags": ["commerce", "order", "returns", "bcp"],
+            },
         ],
     }
 
@@ -119,7 +126,8 @@ def test_sdk_card_resolver_reads_the_card(server: LiveServer):
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
     assert card.capabilities.extensions[0].uri == EXTENSION
-    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "policies-search"]
+    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "policies-search",
+                                                  "bcp-order-actions"]
 
 
 def test_bcp_profile_advertises_the_agent_card(server: LiveServer):

@@ -25,6 +25,8 @@ BCP_TOOLS = {
     "complete_checkout",
     "cancel_checkout",
     "get_order",
+    "cancel_order",  # extension order_actions (issue 35)
+    "request_return",
     "search_catalog",
     "lookup_catalog",
     "get_product",
@@ -89,7 +91,7 @@ def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> N
         schema = by_name[name].input_schema
         assert "meta" in schema["required"], name
         meta = schema["$defs"][schema["properties"]["meta"]["$ref"].rsplit("/", 1)[-1]]
-        keyed = name in ("complete_checkout", "cancel_checkout")
+        keyed = name in ("complete_checkout", "cancel_checkout", "cancel_order", "request_return")
         expected = ["ucp-agent", "idempotency-key"] if keyed else ["ucp-agent"]
         assert meta["required"] == expected, name
     assert by_name["catalogue.list"].input_schema["properties"]["per_page"] == {

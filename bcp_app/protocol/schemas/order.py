@@ -90,6 +90,50 @@ class FiscalDocumentOut(ResponseModel):
     )
 
 
+class CancelActionOut(ResponseModel):
+    """Extension br.dev.bcp.shopping.order_actions: may the order still be canceled (nothing shipped yet)."""
+
+    available: bool = Field(description="true enquanto nada do pedido saiu da loja.")
+    unavailable_reason: str | None = Field(
+        default=None,
+        description="order_canceled, already_shipped, nothing_to_cancel ou payment_disputed (quando indisponível).",
+    )
+
+
+class ReturnActionOut(ResponseModel):
+    """Extension br.dev.bcp.shopping.order_actions: may a return be requested, until when, of what."""
+
+    available: bool = Field(description="true enquanto há itens entregues a devolver dentro do prazo.")
+    unavailable_reason: str | None = Field(
+        default=None, description="order_canceled, nothing_to_return ou return_window_closed (quando indisponível)."
+    )
+    window_days: int = Field(ge=7, description="Prazo em dias a partir da entrega (CDC art. 49: no mínimo 7).")
+    deadline: str | None = Field(
+        default=None, description="Fim do prazo, RFC 3339; ausente enquanto nenhuma entrega foi registrada."
+    )
+    line_items: list[LineRef] = Field(description="Linhas e quantidades que ainda podem ser pedidas em devolução.")
+
+
+class OrderActionsOut(ResponseModel):
+    cancel: CancelActionOut = Field(description="Cancelamento pelo comprador ou pela plataforma.")
+    return_: ReturnActionOut = Field(alias="return", description="Devolução pelo comprador ou pela plataforma.")
+
+
+class ReturnRequestOut(ResponseModel):
+    """One return request of the order (extension br.dev.bcp.shopping.order_actions)."""
+
+    id: str = Field(description="Id da devolução (`ret_…`).")
+    status: str = Field(description="requested, approved, rejected, received ou refunded.")
+    reason_code: str = Field(description="changed_mind, defective, damaged, wrong_item ou other.")
+    reason: str | None = Field(default=None, description="Palavras do comprador.")
+    line_items: list[LineRef] = Field(description="Linhas e quantidades pedidas.")
+    requested_by: str = Field(description="buyer (página do pedido) ou platform (agente).")
+    merchant_note: str | None = Field(default=None, description="Resposta da loja (ex.: motivo da recusa).")
+    refund_amount: int | None = Field(default=None, ge=0, description="Valor devolvido, em centavos.")
+    created_at: str = Field(description="RFC 3339.")
+    updated_at: str = Field(description="RFC 3339.")
+
+
 class OrderResponse(ResponseModel):
     ucp: UcpEnvelope = Field(description="Versão e capacidade order.")
     id: str = Field(description="Id do pedido.")
@@ -106,3 +150,9 @@ class OrderResponse(ResponseModel):
         default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
     )
     policies: list[PolicyOut] = Field(description="Políticas em vigor quando o pedido foi feito (UCP #572).")
+    order_actions: OrderActionsOut | None = Field(
+        default=None, description="O que ainda se pode fazer com o pedido (extensão br.dev.bcp.shopping.order_actions)."
+    )
+    return_requests: list[ReturnRequestOut] | None = Field(
+        default=None, description="Devoluções pedidas (extensão br.dev.bcp.shopping.order_actions)."
+    )

@@ -20,7 +20,8 @@ Contract (for every transport):
   `idempotency.KEY_REQUIRED` says which operations need a key.
 
 Operations: create_checkout, get_checkout, update_checkout, complete_checkout, cancel_checkout,
-get_order, search_catalog, lookup_catalog, get_product; and for the agent tools that are not BCP
+get_order, search_catalog, lookup_catalog, get_product; cancel_order and request_return (extension
+order_actions, in `order_actions.py`); and for the agent tools that are not BCP
 objects (A2A intents, seed 002 tools): find_products, stock_check, order_state (in `agent.py`).
 Synchronous (ORM); async transports call them through `asgiref.sync.sync_to_async`.
 """
@@ -38,6 +39,7 @@ from bcp_app.service.operations.checkout import (
     get_checkout,
     update_checkout,
 )
+from bcp_app.service.operations.order_actions import cancel_order, request_return
 from bcp_app.service.operations.reads import get_order, get_product, lookup_catalog, search_catalog
 from bcp_app.service.policies import search_policies
 
@@ -46,6 +48,7 @@ __all__ = [
     "StockLine",
     "cancel_cart",
     "cancel_checkout",
+    "cancel_order",
     "checkout_from_cart",
     "complete_checkout",
     "create_cart",
@@ -59,6 +62,7 @@ __all__ = [
     "link_cart",
     "lookup_catalog",
     "order_state",
+    "request_return",
     "search_catalog",
     "search_policies",
     "stock_check",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bcp_app.protocol.names import FISCAL_DOCUMENT, ORDER, PROTOCOL_VERSION
+from bcp_app.protocol.names import FISCAL_DOCUMENT, ORDER, ORDER_ACTIONS, PROTOCOL_VERSION
 from bcp_app.protocol.results import EncodedResult, OperationResult, body_bytes
 from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.service import presenters
@@ -40,7 +40,7 @@ def order_result(order: Any, ctx: RequestContext) -> OperationResult:
 def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
     kept = getattr(order, "policies", None)
     # Only a valid snapshot fixes the policies; otherwise presenters.order reads today's store settings.
-    if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or kept_policies(kept) is None:
+    if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or ctx.has(ORDER_ACTIONS) or kept_policies(kept) is None:
         return None
     return (
         order.bcp_json,

@@ -53,6 +53,7 @@ from bcp_app.transports.a2a.messages import (
     reply_text,
     text_part,
 )
+from bcp_app.transports.a2a.order_actions import ORDER_ACTIONS, handle_order_action
 
 SEARCH_LIMIT = 10
 
@@ -320,7 +321,8 @@ CART_KEY = "a2a.bcp.cart"
 POLICIES_SEARCH = "policies.search"
 CART_ACTIONS = frozenset({"create_cart", "get_cart", "update_cart", "cancel_cart"})
 CONVERT = "create_checkout"  # {"action": "create_checkout", "cart_id"?}: the cart becomes the context's checkout
-MORE_ACTIONS = frozenset({POLICIES_SEARCH, CONVERT, *CART_ACTIONS})
+# cancel_order, request_return: extension br.dev.bcp.shopping.order_actions (a2a/order_actions.py, issue 35)
+MORE_ACTIONS = frozenset({POLICIES_SEARCH, CONVERT, *CART_ACTIONS, *ORDER_ACTIONS})
 
 # A question about the shop's rules, not an instruction to change the checkout.
 _POLICY_WORDS = re.compile(
@@ -382,6 +384,8 @@ def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: st
     context_id = row.context_id
     if action in CART_ACTIONS or action == CONVERT:
         return _carts(ctx, row, action, structured)
+    if action in ORDER_ACTIONS:
+        return handle_order_action(ctx, context_id, action, structured)
 
     if action == POLICIES_SEARCH:
         query = structured.get("query", text) if structured else text

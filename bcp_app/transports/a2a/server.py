@@ -131,6 +131,13 @@ def agent_card_dict() -> dict[str, Any]:
                 "tags": ["commerce", "policies", "bcp"],
                 "examples": ["qual é a política de trocas?"],
             },
+            {
+                "id": "bcp-order-actions",
+                "name": "Cancel and return orders",
+                "description": "Cancels an order before it ships (cancel_order) and requests a return of delivered "
+                "items within the store's window (request_return); extension br.dev.bcp.shopping.order_actions",
+                "tags": ["commerce", "order", "returns", "bcp"],
+            },
         ],
     }
 

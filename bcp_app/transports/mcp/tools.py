@@ -56,6 +56,7 @@ from bcp_app.protocol.schemas.checkout import (
 )
 from bcp_app.protocol.schemas.common import ErrorResponse
 from bcp_app.protocol.schemas.order import OrderResponse
+from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.schemas.policies import PoliciesSearchResponse
 from bcp_app.protocol.schemas.text import NoControlCharacters
 from bcp_app.protocol.signatures import HttpMessage
@@ -366,6 +367,18 @@ class UpdateCartArgs(IdArgs):
     cart: CartUpdateRequest = Field(description="Estado gravável completo do carrinho (substituição total).")
 
 
+class CancelOrderArgs(IdArgs):
+    cancel: CancelOrderRequest | None = Field(
+        default=None, description="Cancelamento (extensão order_actions): reason opcional."
+    )
+
+
+class RequestReturnArgs(IdArgs):
+    return_request: RequestReturnRequest = Field(
+        description="Devolução (extensão order_actions): reason_code, reason e line_items [{id, quantity}]."
+    )
+
+
 class PoliciesSearchArgs(Args):
     query: Annotated[StrictStr, Field(min_length=1, max_length=500)] = Field(
         description='A pergunta do comprador sobre as políticas da loja, ex. "qual é a política de trocas?".'
@@ -437,6 +450,24 @@ def _specs() -> list[BcpToolSpec]:
             IdArgs,
             OrderResult,
             lambda ctx, a: _ops().get_order(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "cancel_order",
+            "Cancela um pedido antes do envio (estoque e valor pago voltam); exige meta['idempotency-key'] "
+            "(extensão br.dev.bcp.shopping.order_actions).",
+            CancelOrderArgs,
+            OrderResult,
+            lambda ctx, a: _ops().cancel_order(ctx, a.id, a.cancel),
+            key_required=True,
+        ),
+        BcpToolSpec(
+            "request_return",
+            "Pede a devolução de itens entregues dentro do prazo da política (mínimo 7 dias, CDC art. 49); a loja "
+            "aprova, recebe e reembolsa. Exige meta['idempotency-key'] (extensão br.dev.bcp.shopping.order_actions).",
+            RequestReturnArgs,
+            OrderResult,
+            lambda ctx, a: _ops().request_return(ctx, a.id, a.return_request),
+            key_required=True,
         ),
         BcpToolSpec(
             "search_catalog",

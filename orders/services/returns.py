@@ -1,0 +1,311 @@
+"""Cancel and return by the buyer (order page) or the order's platform (BCP extension order_actions), issue 35.
+
+No second engine: a cancel is `order_cancel` (stock back, refund through the outbox) once the rules for a buyer
+hold (nothing left the shop); a return request only tracks its steps — staff *receive* it through
+`order_return` (quantities, stock) and *refund* it through `order_refund` (the outbox, never more than was paid
+and not refunded yet). Each step writes its timeline event and calls `notify_changed`, so the order's platform
+gets a signed webhook per step (bcp_app.service.webhooks).
+
+The window (CDC art. 49: 7 days to withdraw from an online purchase; the store may give more, kept in the
+order's policy snapshot) runs from the last recorded delivery; while no delivery is recorded it has not begun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from kernel.money import format_brl
+from orders.errors import OrderError
+from orders.models import (
+    Adjustment,
+    EmailKind,
+    FulfillmentEvent,
+    Order,
+    OrderLine,
+    OrderStatus,
+    PaymentDispute,
+    ReturnReason,
+    ReturnRequest,
+    ReturnStatus,
+)
+from orders.selectors import OrderActions, order_actions, return_requests_of
+from orders.services._common import (
+    clean_line_quantities,
+    clean_text,
+    lock_lines,
+    lock_order,
+    notify_changed,
+    refundable_amount,
+    schedule_email,
+    timeline,
+)
+from orders.services.adjustments import cancel_locked, order_refund, order_return
+from orders.types import LineQuantity
+
+BUYER = "buyer"
+PLATFORM = "platform"
+
+# The message of each refusal of order_actions (the codes are the extension's `unavailable_reason` values).
+REFUSALS = {
+    "order_canceled": _("O pedido #%(number)s está cancelado."),
+    "already_shipped": _(
+        "O pedido #%(number)s já foi enviado e não pode mais ser cancelado: depois de recebê-lo, solicite a devolução."
+    ),
+    "nothing_to_cancel": _("O pedido #%(number)s não tem itens a cancelar."),
+    # A refund now could pay the buyer twice: the MED dispute may return the same Pix (orders.services.disputes).
+    "payment_disputed": _(
+        "O Pix do pedido #%(number)s está em contestação (MED): o cancelamento só pode ser feito depois que a loja "
+        "responder a disputa."
+    ),
+    "nothing_to_return": _("O pedido #%(number)s não tem itens entregues que possam ser devolvidos."),
+    "return_window_closed": _("O prazo de %(days)s dias para devolver o pedido #%(number)s terminou em %(deadline)s."),
+}
+
+
+def _actor(requested_by: str, platform_id: str) -> str:
+    return "comprador" if requested_by == BUYER else f"plataforma {platform_id}"
+
+
+def _refuse(code: str, order: Order, *, field: str = "order_id", **params: object) -> OrderError:
+    return OrderError(field, REFUSALS[code], code=code, number=order.number, **params)
+
+
+def _actions_locked(
+    order: Order, known: dict[str, OrderLine], requests: list[ReturnRequest], now: datetime
+) -> OrderActions:
+    events = FulfillmentEvent.objects.filter(order=order, type="delivered").only("type", "occurred_at")
+    return order_actions(order, lines=known.values(), events=events, requests=requests, now=now)
+
+
+@transaction.atomic
+def order_cancel_requested(
+    *, order_id: str, reason: str = "", requested_by: str = BUYER, platform_id: str = ""
+) -> Adjustment:
+    """The buyer or the order's platform cancels before anything left the shop: everything paid goes back
+    (freight included) and the stock returns, through `order_cancel`. Once something shipped, a return."""
+    reason = clean_text(reason, field="reason", max_length=255) or (
+        "Cancelado pelo comprador" if requested_by == BUYER else "Cancelado pela plataforma de compra"
+    )
+    order = lock_order(order_id)
+    known = lock_lines(order)
+    if order.status == OrderStatus.CANCELED:
+        raise _refuse("order_canceled", order)
+    if any(line.quantity_fulfilled > 0 for line in known.values()):
+        raise _refuse("already_shipped", order)
+    if not any(line.quantity_total > 0 for line in known.values()):
+        raise _refuse("nothing_to_cancel", order)
+    if order.payment_dispute == PaymentDispute.OPEN:
+        raise _refuse("payment_disputed", order)
+    actor = _actor(requested_by, platform_id)
+    return cancel_locked(order, known, reason=reason, restock=True, refund=True, actor=actor)
+
+
+def _clean_reason_code(value: object) -> str:
+    if not isinstance(value, str) or value not in ReturnReason.values:
+        # Agents meet the codes in the schema first (pydantic); this is what a person reads on the order page.
+        raise OrderError("reason_code", _("Escolha o motivo da devolução."), code="bad_reason")
+    return value
+
+
+@transaction.atomic
+def return_request_create(
+    *,
+    order_id: str,
+    lines: Sequence[LineQuantity],
+    reason_code: str,
+    reason: str = "",
+    requested_by: str = BUYER,
+    platform_id: str = "",
+    request_key: str = "",
+    now: datetime | None = None,
+) -> ReturnRequest:
+    """Ask to return delivered units within the window. `request_key`: a replay (the order page's nonce, an
+    agent's idempotency key) returns the first request and adds nothing."""
+    reason_code = _clean_reason_code(reason_code)
+    reason = clean_text(reason, field="reason", max_length=500, required=reason_code == ReturnReason.OTHER)
+    request_key = clean_text(request_key, field="request_key", max_length=64)
+    order = lock_order(order_id)
+    requests = return_requests_of(order)  # one read: the replay check and the quantities already asked
+    existing = next((r for r in requests if request_key and r.request_key == request_key), None)
+    if existing is not None:
+        return existing
+    known = lock_lines(order)
+    if not lines:
+        raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
+    pairs = clean_line_quantities(lines, known)
+    now = now or timezone.now()
+    actions = _actions_locked(order, known, requests, now)
+    if actions.return_refusal == "return_window_closed" and actions.return_deadline is not None:
+        raise _refuse(
+            "return_window_closed",
+            order,
+            days=actions.window_days,
+            deadline=timezone.localtime(actions.return_deadline).strftime("%d/%m/%Y"),
+        )
+    if actions.return_refusal == "order_canceled":
+        raise _refuse("order_canceled", order)
+    for index, (line, quantity) in enumerate(pairs):
+        left = actions.returnable.get(line.public_id, 0)
+        if quantity > left:
+            raise OrderError(
+                f"lines[{index}].quantity",
+                _(
+                    "Não é possível devolver %(quantity)s unidade(s) de %(sku)s: só %(left)s recebida(s) e ainda "
+                    "não pedida(s) em devolução."
+                ),
+                code="quantity_exceeded",
+                quantity=quantity,
+                sku=line.sku,
+                left=left,
+            )
+    request = ReturnRequest.objects.create(
+        order=order,
+        reason_code=reason_code,
+        reason=reason,
+        line_items=[{"id": line.public_id, "quantity": quantity} for line, quantity in pairs],
+        requested_by=requested_by,
+        platform_id=platform_id,
+        request_key=request_key,
+    )
+    items = ", ".join(f"{q}× {line.sku}" for line, q in pairs)
+    timeline(
+        order,
+        "return_requested",
+        f"Devolução solicitada ({items}): {ReturnReason(reason_code).label}" + (f" — {reason}" if reason else ""),
+        actor=_actor(requested_by, platform_id),
+        data={"return_id": request.public_id},
+    )
+    notify_changed(order, "return_requested")
+    return request
+
+
+def _lock_request(return_id: str) -> tuple[Order, ReturnRequest]:
+    found = ReturnRequest.objects.filter(public_id=return_id).values_list("order__public_id", flat=True).first()
+    if not isinstance(return_id, str) or found is None:
+        raise OrderError("return_id", _("Devolução não encontrada."), code="not_found")
+    order = lock_order(found)  # the order first, as every order service
+    return order, ReturnRequest.objects.select_for_update().get(public_id=return_id)
+
+
+def _wrong_step(request: ReturnRequest, wanted: str) -> OrderError:
+    return OrderError(
+        "return_id",
+        _("A devolução %(id)s está “%(status)s”; este passo pede “%(wanted)s”."),
+        code="invalid_return_status",
+        id=request.public_id,
+        status=ReturnStatus(request.status).label,
+        wanted=ReturnStatus(wanted).label,
+    )
+
+
+def _items_text(request: ReturnRequest, order: Order) -> str:
+    skus = dict(OrderLine.objects.filter(order=order).values_list("public_id", "sku"))
+    return ", ".join(f"{item['quantity']}× {skus.get(item['id'], item['id'])}" for item in request.line_items)
+
+
+@transaction.atomic
+def return_request_approve(*, return_id: str, note: str = "", actor: str = "") -> ReturnRequest:
+    """Staff accept the request: the buyer sends the items back. A second approval changes nothing."""
+    note = clean_text(note, field="note", max_length=255)
+    order, request = _lock_request(return_id)
+    if request.status == ReturnStatus.APPROVED:
+        return request
+    if request.status != ReturnStatus.REQUESTED:
+        raise _wrong_step(request, ReturnStatus.REQUESTED)
+    request.status = ReturnStatus.APPROVED
+    request.staff_note = note or request.staff_note
+    request.save(update_fields=["status", "staff_note", "updated_at"])
+    timeline(order, "return_approved", f"Devolução aprovada ({_items_text(request, order)})" + (
+        f": {note}" if note else "."), actor=actor, data={"return_id": request.public_id})  # fmt: skip
+    schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:approved")  # send the items back
+    notify_changed(order, "return_approved")
+    return request
+
+
+@transaction.atomic
+def return_request_reject(*, return_id: str, note: str, actor: str = "") -> ReturnRequest:
+    """Staff refuse the request, saying why (the buyer and the platform read it)."""
+    note = clean_text(note, field="note", max_length=255, required=True)
+    order, request = _lock_request(return_id)
+    if request.status == ReturnStatus.REJECTED:
+        return request
+    if request.status not in (ReturnStatus.REQUESTED, ReturnStatus.APPROVED):
+        raise _wrong_step(request, ReturnStatus.REQUESTED)
+    request.status = ReturnStatus.REJECTED
+    request.staff_note = note
+    request.save(update_fields=["status", "staff_note", "updated_at"])
+    timeline(order, "return_rejected", f"Devolução recusada: {note}", actor=actor,
+             data={"return_id": request.public_id})  # fmt: skip
+    schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:rejected")
+    notify_changed(order, "return_rejected")
+    return request
+
+
+@transaction.atomic
+def return_request_receive(*, return_id: str, restock: bool = True, actor: str = "") -> ReturnRequest:
+    """The items came back: the return is recorded in the ledger by `order_return` (lines shrink, stock
+    optionally returns); the money is the next step. A second receipt changes nothing."""
+    order, request = _lock_request(return_id)
+    if request.status in (ReturnStatus.RECEIVED, ReturnStatus.REFUNDED):
+        return request
+    if request.status != ReturnStatus.APPROVED:
+        raise _wrong_step(request, ReturnStatus.APPROVED)
+    reason = f"{ReturnReason(request.reason_code).label}" + (f": {request.reason}" if request.reason else "")
+    adjustment = order_return(
+        order_id=order.public_id,
+        lines=[LineQuantity(line_id=item["id"], quantity=item["quantity"]) for item in request.line_items],
+        reason=reason[:255],
+        restock=restock,
+        actor=actor,
+    )
+    request.status = ReturnStatus.RECEIVED
+    request.return_adjustment_id = adjustment.public_id
+    request.save(update_fields=["status", "return_adjustment_id", "updated_at"])
+    # order_return announced "returned"; the request's own step is in the same order snapshot.
+    return request
+
+
+def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
+    """What a received return gives back by default: the items' value; a withdrawal (CDC art. 49) of every
+    item also gives back the freight, i.e. all that was paid. Never more than can still be refunded."""
+    prices = dict(OrderLine.objects.filter(order=order).values_list("public_id", "unit_price"))
+    value = sum(prices.get(item["id"], 0) * item["quantity"] for item in request.line_items)
+    available = refundable_amount(order)
+    if request.reason_code == ReturnReason.CHANGED_MIND and order.status == OrderStatus.RETURNED:
+        value = available
+    return min(value, available)
+
+
+@transaction.atomic
+def return_request_refund(*, return_id: str, amount: int | None = None, actor: str = "") -> ReturnRequest:
+    """Money back for a received return through `order_refund` (the outbox; at most what was paid and not
+    refunded yet: `refund_exceeds_paid` otherwise). A second refund of the same request changes nothing."""
+    order, request = _lock_request(return_id)
+    if request.status == ReturnStatus.REFUNDED:
+        return request
+    if request.status != ReturnStatus.RECEIVED:
+        raise _wrong_step(request, ReturnStatus.RECEIVED)
+    if amount is None:
+        amount = return_refund_suggestion(request, order)
+    if amount:
+        refund = order_refund(
+            order_id=order.public_id,
+            amount=amount,
+            reason=f"Devolução {request.public_id}",
+            lines=[LineQuantity(line_id=item["id"], quantity=item["quantity"]) for item in request.line_items],
+            actor=actor,
+        )
+        request.refund_adjustment_id = refund.public_id
+    request.status = ReturnStatus.REFUNDED
+    request.refund_amount = amount
+    request.save(update_fields=["status", "refund_amount", "refund_adjustment_id", "updated_at"])
+    timeline(order, "return_refunded", f"Devolução {request.public_id} encerrada: {format_brl(amount)} a devolver.",
+             actor=actor, data={"return_id": request.public_id, "amount": amount})  # fmt: skip
+    if not amount:
+        notify_changed(order, "return_refunded")  # order_refund announced the refund otherwise
+    return request

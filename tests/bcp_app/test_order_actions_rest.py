@@ -1,0 +1,302 @@
+"""The br.dev.bcp.shopping.order_actions extension over REST (issue 35): Cancel Order and Request Return by the
+order's platform, the staff steps after it, a signed full-order webhook per step (BCP §8), the Error Response of
+BCP §5.3 in Portuguese for each refusal, idempotent replays (BCP §12) and fixed statement budgets.
+
+BCP ids: BCP-NEG-06/08 (negotiation of the extension), BCP-ORD-02 (only the originating platform), BCP-ERR-01/02/05,
+BCP-IDEM-02/03/04, BCP-WH-01..06.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from bcp_app.models import WebhookDelivery
+from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
+from bcp_app.service.platforms import NewPlatform, platform_create
+from orders.models import Adjustment, Order, ReturnRequest
+from orders.services import (
+    fulfillment_event_create,
+    order_ship,
+    return_request_approve,
+    return_request_receive,
+    return_request_refund,
+)
+from payments.sandbox import services as sandbox
+from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
+from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
+ORDER = "br.dev.bcp.shopping.order"
+ACTIONS = "br.dev.bcp.shopping.order_actions"
+SPEC, SCHEMA = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "bcp_app" / "jsonschemas"
+WEBHOOK_PATH = "/webhooks/bcp/pedidos"
+CAPS = {ORDER: [{"version": VERSION}], ACTIONS: [{"version": VERSION}]}
+
+
+def schema_errors(document: Any) -> list[str]:
+    resources = [
+        (d["$id"], Resource.from_contents(d)) for d in (json.loads(p.read_text()) for p in SCHEMAS.rglob("*.json"))
+    ]
+    ref = f"{SCHEMA}/shopping/order_actions.json#/{ORDER}"
+    validator = Draft202012Validator({"$ref": ref}, registry=Registry().with_resources(resources))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def _profile(fake_platform: FakePlatform, *, actions: bool = True, path: str = "/perfil.json") -> str:
+    caps = fake_platform.profile()["ucp"]["capabilities"]
+    if actions:
+        caps[ACTIONS] = [{"version": VERSION, "spec": f"{SPEC}/order-actions",
+                          "schema": f"{SCHEMA}/shopping/order_actions.json", "extends": ORDER}]  # fmt: skip
+    return fake_platform.publish(path, capabilities=caps)
+
+
+@pytest.fixture
+def platform(fake_platform: FakePlatform, settings: Any) -> NewPlatform:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    return platform_create(name="Agente", profile_url=_profile(fake_platform))
+
+
+def _auth(fake_platform: FakePlatform, platform: NewPlatform, **extra: str) -> dict[str, str]:
+    return agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {platform.api_key}", **extra)
+
+
+def _paid_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+    headers = {k: v for k, v in headers.items() if k != "Idempotency-Key"}  # the action's key is not the checkout's
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers, key=f"complete-{checkout['id']}")
+    with capture(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    return Order.objects.get(checkout_id=checkout["id"])
+
+
+def _delivered(order: Order, capture: Any) -> Order:
+    with capture(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+        fulfillment_event_create(order_id=order.public_id, type="delivered")
+    order.refresh_from_db()
+    return order
+
+
+def _hooks(fake_platform: FakePlatform) -> list[dict[str, Any]]:
+    """Every webhook received, verified against our key (BCP-WH-03/04), as JSON."""
+    bodies = []
+    for received in fake_platform.received:
+        if received.method == "POST" and received.path == WEBHOOK_PATH:
+            message = HttpMessage(method="POST", authority=f"127.0.0.1:{fake_platform.port}", path=WEBHOOK_PATH,
+                                  headers=received.headers)  # fmt: skip
+            verify_message(message, received.body, [public_jwk()], required=WEBHOOK_COMPONENTS)
+            bodies.append(json.loads(received.body))
+    return bodies
+
+
+def test_profile_advertises_the_extension_of_order(client: Client) -> None:
+    capabilities = client.get("/.well-known/bcp").json()["ucp"]["capabilities"]
+    assert capabilities[ACTIONS] == [
+        {"version": VERSION, "spec": f"{SPEC}/order-actions", "schema": f"{SCHEMA}/shopping/order_actions.json",
+         "extends": ORDER}
+    ]  # fmt: skip
+
+
+def test_cancel_before_shipping_refunds_everything_and_a_replay_changes_nothing(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "6d0c1f5e-cancel-1"})
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    # when the platform cancels it (and sends the same request again)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {"reason": "Cliente desistiu"})
+    again = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {"reason": "Cliente desistiu"})
+    # then the order comes back canceled with the extension, once; the replay is the same bytes
+    body = first.json()
+    assert first.status_code == 200 and again.content == first.content
+    assert body["ucp"]["capabilities"] == CAPS
+    assert [line["status"] for line in body["line_items"]] == ["removed"]
+    assert body["order_actions"]["cancel"] == {"available": False, "unavailable_reason": "order_canceled"}
+    assert schema_errors(body) == []
+    refunds = Adjustment.objects.filter(order=order, type="refund")
+    assert [(-a.amount) for a in refunds] == [order.paid_amount]
+    # and the platform got the canceled order as a signed webhook (BCP-WH-02: the full order after the change)
+    canceled = _hooks(fake_platform)[-1]
+    assert canceled["id"] == order.public_id and canceled["order_actions"]["cancel"]["available"] is False
+
+
+def test_cancel_needs_an_idempotency_key(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform)
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    response = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {})
+    assert response.status_code == 400
+    assert response.json() == {"code": "idempotency_key_required",
+                                "content": "Idempotency-Key é obrigatório em cancel_order."}  # fmt: skip
+
+
+def test_cancel_after_shipping_is_the_error_response_in_portuguese(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "cancel-late"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    response = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {})
+    assert response.status_code == 200, response.content
+    assert response.json() == {
+        "ucp": {"version": VERSION, "status": "error", "capabilities": CAPS},
+        "messages": [{"type": "error", "code": "already_shipped", "severity": "unrecoverable",
+                      "content": f"O pedido #{order.number} já foi enviado e não pode mais ser cancelado: depois de "
+                                 "recebê-lo, solicite a devolução."}],
+    }  # fmt: skip
+    order.refresh_from_db()
+    assert order.status == "delivered" and not Adjustment.objects.filter(order=order).exists()
+
+
+def test_without_the_extension_the_operations_are_incompatible_bcp_neg_06(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    plain = platform_create(name="Sem extensão", profile_url=_profile(fake_platform, actions=False, path="/p.json"))
+    headers = agent(fake_platform.url("/p.json"), Authorization=f"Bearer {plain.api_key}", **{"Idempotency-Key": "k1"})
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    body = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {}).json()
+    assert body["ucp"]["status"] == "error" and body["messages"][0]["code"] == "capabilities_incompatible"
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert "order_actions" not in got and "return_requests" not in got  # BCP-NEG-08
+    assert Order.objects.get(pk=order.pk).status == "placed"
+
+
+def test_another_platform_cannot_act_on_the_order_bcp_ord_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    order = _paid_order(client, _auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    other = platform_create(name="Outra", profile_url=_profile(fake_platform, path="/outra.json"))
+    headers = agent(fake_platform.url("/outra.json"), Authorization=f"Bearer {other.api_key}",
+                    **{"Idempotency-Key": "k-outra"})  # fmt: skip
+    body = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {}).json()
+    assert body["messages"][0]["code"] == "unauthorized"
+    assert Order.objects.get(pk=order.pk).status == "placed"
+
+
+def test_request_return_then_staff_steps_each_send_a_signed_webhook(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-1"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    before = len(_hooks(fake_platform))
+    request_body = {"reason_code": "defective", "reason": "Embalagem rasgada",
+                    "line_items": [{"id": line.public_id, "quantity": 1}]}  # fmt: skip
+    # when the platform asks to return one unit
+    with django_capture_on_commit_callbacks(execute=True):
+        response = call(client, "post", f"/orders/{order.public_id}/returns", headers, request_body)
+    body = response.json()
+    assert schema_errors(body) == []
+    [asked] = body["return_requests"]
+    assert (asked["status"], asked["reason_code"], asked["requested_by"], asked["line_items"]) == (
+        "requested",
+        "defective",
+        "platform",
+        [{"id": line.public_id, "quantity": 1}],
+    )
+    assert body["order_actions"]["return"]["line_items"] == [{"id": line.public_id, "quantity": 1}]
+    # a replay of the same request adds nothing (BCP-IDEM-03)
+    assert call(client, "post", f"/orders/{order.public_id}/returns", headers, request_body).content == response.content
+    assert ReturnRequest.objects.count() == 1
+    # and staff approve, receive and refund it: one signed full-order webhook per step
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_approve(return_id=asked["id"], actor="maria")
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_receive(return_id=asked["id"], actor="maria")
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_refund(return_id=asked["id"], actor="maria")
+    hooks = _hooks(fake_platform)[before:]
+    events = [d.event for d in WebhookDelivery.objects.order_by("id")][-5:]
+    # the sandbox PSP settles the refund at once, so its completion is a fifth change
+    assert events == ["return_requested", "return_approved", "returned", "refund_requested", "refunded"], events
+    statuses = [h["return_requests"][0]["status"] for h in hooks]
+    assert statuses == ["requested", "approved", "received", "refunded", "refunded"]
+    assert all(h["ucp"]["capabilities"] == CAPS and schema_errors(h) == [] for h in hooks)
+    assert [(a["type"], a["status"]) for a in hooks[3]["adjustments"]][-1] == ("refund", "pending")
+    assert [(a["type"], a["status"]) for a in hooks[4]["adjustments"]][-1] == ("refund", "completed")
+    assert hooks[-1]["return_requests"][0]["refund_amount"] == line.unit_price
+
+
+def test_request_return_refusals_name_the_member_in_portuguese(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-bad-1"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    too_many = {"reason_code": "changed_mind", "line_items": [{"id": line.public_id, "quantity": 99}]}
+    body = call(client, "post", f"/orders/{order.public_id}/returns", headers, too_many).json()
+    assert body["messages"] == [{
+        "type": "error", "code": "quantity_exceeded", "severity": "recoverable", "path": "$.line_items[0].quantity",
+        "content": f"Não é possível devolver 99 unidade(s) de {line.sku}: só {line.quantity_fulfilled} recebida(s) "
+                   "e ainda não pedida(s) em devolução.",
+    }]  # fmt: skip
+    # a body of the wrong shape is a protocol error naming the field (BCP-ERR-05)
+    headers["Idempotency-Key"] = "ret-bad-2"
+    wrong = call(client, "post", f"/orders/{order.public_id}/returns", headers,
+                 {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": "1"}]})  # fmt: skip
+    assert wrong.status_code == 400 and wrong.json()["code"] == "invalid_request"
+    assert "line_items[0].quantity" in wrong.json()["content"]
+    headers["Idempotency-Key"] = "ret-bad-3"
+    unknown = call(client, "post", f"/orders/{order.public_id}/returns", headers,
+                   {"reason_code": "porque", "line_items": [{"id": line.public_id, "quantity": 1}]})  # fmt: skip
+    assert unknown.status_code == 400 and "reason_code" in unknown.json()["content"]
+    assert not ReturnRequest.objects.exists()
+
+
+def test_statement_budgets_of_cancel_and_return(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "budget-cancel"})
+    placed = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    call(client, "get", f"/orders/{placed.public_id}", headers)  # the profile is cached, as in steady use
+    with django_assert_max_num_queries(41):
+        body = call(client, "post", f"/orders/{placed.public_id}/cancel", headers, {}).json()
+    assert body["order_actions"]["cancel"]["available"] is False
+    headers["Idempotency-Key"] = "budget-return"
+    delivered = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                           django_capture_on_commit_callbacks)  # fmt: skip
+    line = delivered.lines.get()
+    headers["Idempotency-Key"] = "budget-return-2"
+    with django_assert_max_num_queries(22):
+        body = call(
+            client,
+            "post",
+            f"/orders/{delivered.public_id}/returns",
+            headers,
+            {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]},
+        ).json()
+    assert body["return_requests"][0]["status"] == "requested"
+
+
+def test_refusals_follow_accept_language(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "cancel-en", "Accept-Language": "en"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    body = call(client, "post", f"/orders/{order.public_id}/cancel", headers, {}).json()
+    assert body["messages"][0]["content"] == (
+        f"Order #{order.number} has already shipped and can no longer be canceled: once you receive it, ask for a "
+        "return."
+    )

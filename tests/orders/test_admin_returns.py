@@ -1,0 +1,82 @@
+"""Staff side of buyer and agent returns (issue 35): the request shows on the order page and in the returns queue,
+and the "Devolução solicitada" action page takes each step through orders.services.returns."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+from django.utils import timezone
+
+from orders.models import Adjustment, Order, ReturnRequest
+from orders.services import fulfillment_event_create, order_ship, return_request_create
+from orders.types import LineQuantity
+
+pytestmark = pytest.mark.django_db
+
+
+def _refunder() -> Client:
+    user = User.objects.create_user("devolucoes", password="pw-12345678", is_staff=True)
+    user.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="orders", codename__in=["view_order", "refund_order",
+                                                                                  "view_returnrequest"])
+    )  # fmt: skip
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _requested(place_order) -> tuple[Order, ReturnRequest]:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now() - timedelta(1))
+    line = order.lines.get()
+    request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
+                                    reason_code="defective", reason="Costura aberta")  # fmt: skip
+    return order, request
+
+
+def _step(client: Client, order: Order, request: ReturnRequest, step: str, **extra: str) -> str:
+    response = client.post(f"/admin/orders/order/{order.public_id}/action/return-request/",
+                           {"request": request.public_id, "step": step, **extra}, follow=True)  # fmt: skip
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_request_is_in_the_queue_and_on_the_order_page(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    queue = client.get("/admin/orders/returnrequest/?status__exact=requested").content.decode()
+    assert request.public_id in queue and f"#{order.number}" in queue and "Analisar" in queue
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Devolução solicitada" in page and "Costura aberta" in page
+
+
+def test_staff_approve_receive_and_refund_from_the_action_page(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    assert "Devolução aprovada" in _step(client, order, request, "approve", note="Envie pelos Correios")
+    assert "Itens recebidos" in _step(client, order, request, "receive", restock="on")
+    assert "Reembolso de R$ 30,00 da devolução solicitado." in _step(client, order, request, "refund")
+    request.refresh_from_db()
+    assert (request.status, request.refund_amount, request.staff_note) == ("refunded", 3000, "Envie pelos Correios")
+    assert [a.type for a in Adjustment.objects.filter(order=order)] == ["return", "refund"]
+
+
+def test_a_wrong_step_is_refused_in_words_and_changes_nothing(place_order) -> None:
+    order, request = _requested(place_order)
+    html = _step(_refunder(), order, request, "refund")
+    assert "Solicitada" in html and "Recebida" in html  # “está Solicitada; este passo pede Recebida”
+    request.refresh_from_db()
+    assert request.status == "requested" and not Adjustment.objects.filter(order=order).exists()
+
+
+def test_reject_needs_the_reason(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    assert "Campo obrigatório" in _step(client, order, request, "reject")
+    assert "Devolução recusada" in _step(client, order, request, "reject", note="Fora da política")
+    request.refresh_from_db()
+    assert (request.status, request.staff_note) == ("rejected", "Fora da política")

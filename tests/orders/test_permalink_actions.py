@@ -1,0 +1,88 @@
+"""The buyer cancels or asks for a return on the order page (issue 35): the same services as the agents, refusals
+in Portuguese beside the form, nothing changed by a refused or repeated submit."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from orders.models import Adjustment, Order, ReturnRequest
+from orders.services import fulfillment_event_create, order_ship
+
+pytestmark = pytest.mark.django_db
+
+
+def _delivered(place_order, *, days_ago: int = 1) -> Order:
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="delivered",
+                             occurred_at=timezone.now() - timedelta(days=days_ago))  # fmt: skip
+    return order
+
+
+def test_the_page_offers_cancel_before_shipping_and_cancels(client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert 'data-testid="cancel-form"' in page and 'data-testid="return-form"' not in page
+    response = client.post(f"/orders/{order.permalink_token}/cancelar", {"confirm": "on", "reason": "Errei o tamanho"})
+    assert response.status_code == 302 and response["Location"] == f"/orders/{order.permalink_token}"
+    order.refresh_from_db()
+    assert order.status == "canceled"
+    # a second click (another tab) changes nothing and is not an error
+    again = client.post(f"/orders/{order.permalink_token}/cancelar", {"confirm": "on"})
+    assert again.status_code == 302
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 1
+    page = client.get(f"/orders/{order.permalink_token}", follow=True).content.decode()
+    assert "Pedido cancelado. O valor pago será devolvido" in page and 'data-testid="cancel-form"' not in page
+
+
+def test_cancel_without_confirming_is_refused_in_words(client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)])
+    response = client.post(f"/orders/{order.permalink_token}/cancelar", {})
+    assert response.status_code == 400
+    assert "Marque a confirmação para cancelar o pedido." in response.content.decode()
+    assert Order.objects.get(pk=order.pk).status == "placed"
+
+
+def test_the_page_asks_for_a_return_and_a_double_submit_adds_nothing(client: Client, place_order) -> None:
+    order = _delivered(place_order)
+    line = order.lines.get()
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert 'data-testid="return-form"' in page and 'data-testid="cancel-form"' not in page
+    form = {"qty_" + line.public_id: "1", "reason_code": "defective", "reason": "Furo na manga", "nonce": "n-123"}
+    for _ in range(2):
+        assert client.post(f"/orders/{order.permalink_token}/devolver", form).status_code == 302
+    [request] = ReturnRequest.objects.all()
+    assert (request.requested_by, request.line_items) == ("buyer", [{"id": line.public_id, "quantity": 1}])
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert "Solicitada" in page and "Produto com defeito" in page
+
+
+def test_return_refusals_show_beside_the_form(client: Client, place_order) -> None:
+    order = _delivered(place_order)
+    line = order.lines.get()
+    too_many = client.post(f"/orders/{order.permalink_token}/devolver",
+                           {"qty_" + line.public_id: "5", "reason_code": "defective"})  # fmt: skip
+    assert too_many.status_code == 400
+    assert "Não é possível devolver 5 unidade(s) de CAM: só 2 recebida(s)" in too_many.content.decode()
+    nothing = client.post(f"/orders/{order.permalink_token}/devolver", {"reason_code": "defective"})
+    assert "Informe a quantidade de pelo menos um item." in nothing.content.decode()
+    no_reason = client.post(f"/orders/{order.permalink_token}/devolver", {"qty_" + line.public_id: "1"})
+    assert "Escolha o motivo da devolução" in no_reason.content.decode()
+    assert not ReturnRequest.objects.exists()
+
+
+def test_after_the_window_the_page_offers_no_return(client: Client, place_order) -> None:
+    order = _delivered(place_order, days_ago=30)
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert 'data-testid="return-form"' not in page
+    refused = client.post(f"/orders/{order.permalink_token}/devolver",
+                          {"qty_" + order.lines.get().public_id: "1", "reason_code": "changed_mind"})  # fmt: skip
+    assert "O prazo de 7 dias para devolver" in refused.content.decode()
+
+
+def test_unknown_token_is_404(client: Client) -> None:
+    assert client.post("/orders/naoexiste-naoexiste-naoexiste/cancelar", {"confirm": "on"}).status_code == 404
