@@ -68,6 +68,7 @@ from shop.checkout.types import (
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
+from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
@@ -256,6 +257,7 @@ def _render_checkout(
             line_messages.setdefault(index, []).append(message)
     lines = [(line, line_messages.get(i, [])) for i, line in enumerate(view.lines)]
     method = view.fulfillment_methods[0] if view.fulfillment_methods else None
+    card = card_context(view)
     return render(
         request,
         "shop/checkout/checkout.html",
@@ -267,11 +269,22 @@ def _render_checkout(
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
-            "card": card_context(view),
+            "card": card,
+            "payment_methods": payment_methods(view, card, _posted_method(request)),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
         },
         status=status,
     )
+
+
+def _posted_method(request: HttpRequest) -> str:
+    """The payment method the buyer was on when the page comes back (an error, a recalculated total)."""
+    if request.method != "POST":
+        return ""
+    action = request.POST.get("action", "")
+    if action in ("pay", "pay_card"):
+        return "card" if action == "pay_card" else "pix"
+    return str(request.POST.get("payment_method", ""))[:16]
 
 
 def _pickup_locations() -> list[object]:
