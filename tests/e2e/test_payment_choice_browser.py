@@ -89,7 +89,9 @@ def test_without_javascript_the_radios_still_switch_the_panels(shop) -> None:
             page = setup.new_page()
             _to_checkout(page, shop.url)
             url, cookies = page.url, setup.cookies()
-            plain = browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 800}, java_script_enabled=False)
+            plain = browser.new_context(
+                locale="pt-BR", viewport={"width": 360, "height": 800}, java_script_enabled=False
+            )
             plain.add_cookies(cookies)
             page = plain.new_page()
             page.goto(url)

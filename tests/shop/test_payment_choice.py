@@ -98,7 +98,13 @@ def test_after_changing_the_method_the_buyer_pays_by_card(client, on_pix_page: s
     # when the buyer pays by card from the checkout page (the sandbox token the page's tokenizer makes)
     response = client.post(
         f"/checkout/{checkout_id}",
-        {"action": "pay_card", "installments": "1", "card_token": "tok_sbx_ok_1111_0123456789abcdef", **FORM_CONTACT, **ADDRESS},
+        {
+            "action": "pay_card",
+            "installments": "1",
+            "card_token": "tok_sbx_ok_1111_0123456789abcdef",
+            **FORM_CONTACT,
+            **ADDRESS,
+        },
     )
     # then the order is placed, paid by card, and the old Pix stays revoked
     checkout = Checkout.objects.get(public_id=checkout_id)
