@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from kernel.br_validation import email_valid
 from kernel.json_limits import control_in
+from shop.account.selectors import checkout_defaults, signed_in_email
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
@@ -277,6 +278,16 @@ def _render_checkout(
     )
 
 
+def _with_account_defaults(request: HttpRequest, initial: dict[str, str]) -> dict[str, str]:
+    """A buyer signed in to "Minha conta" finds the form filled from their last order (only the empty fields;
+    nothing is saved until they submit)."""
+    email = signed_in_email(request)
+    if not email:
+        return initial
+    defaults = checkout_defaults(email)
+    return {**initial, **{name: value for name, value in defaults.items() if value and not initial.get(name)}}
+
+
 def _posted_method(request: HttpRequest) -> str:
     """The payment method the buyer was on when the page comes back (an error, a recalculated total)."""
     if request.method != "POST":
@@ -328,7 +339,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         submitted = _buyer_submitted(checkout)
         general = form.attach_messages(view.messages) if submitted else []
         if not submitted:
-            form = CheckoutForm(initial=initial_from_view(view))
+            form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
         return _render_checkout(request, checkout, form, general)
 
     form = CheckoutForm(request.POST)
