@@ -112,7 +112,7 @@ def test_forged_and_expired_links_are_refused(client, order, django_capture_on_c
     ask_link(client, EMAIL, django_capture_on_commit_callbacks)
     path = link_from_mail()
     token = path.rsplit("/", 1)[1]
-    public_id, signature = token.split(":", 1)
+    _public_id, signature = token.split(":", 1)
     assert account_link_use(token=f"acl_{'0' * 32}:{signature}") is None  # another id, the same signature
     AccountLoginLink.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert client.post(path).status_code == 410
