@@ -26,6 +26,7 @@ from tests.shop.checkout_factories import make_shipping, make_variant
 pytestmark = pytest.mark.django_db
 
 EMAIL = "ana@example.com.br"
+BUDGET_HOME = 4  # the session, the store row, the orders, their lines
 
 
 @pytest.fixture(autouse=True)
@@ -186,3 +187,20 @@ def test_erasure_keeps_what_the_law_requires_and_signs_out(client, order, django
     assert (unfinished.buyer_first_name, unfinished.buyer_tax_id, unfinished.ship_cep) == ("", "", "")
     assert not Order.objects.filter(buyer_email=EMAIL).exists()
     assert client.get("/conta/").content.decode().count('data-testid="account-request"') == 1
+
+
+def test_the_account_page_reads_a_fixed_number_of_statements(
+    client, order, django_capture_on_commit_callbacks, django_assert_max_num_queries
+) -> None:
+    sign_in(client, django_capture_on_commit_callbacks)
+    for _ in range(3):
+        order_place_from_checkout(checkout=make_checkout(lines=[("CAFE", 4290, 1), ("CANECA", 3900, 2)], email=EMAIL))
+    with django_assert_max_num_queries(BUDGET_HOME):  # 4 orders or 40: the same statements
+        assert client.get("/conta/").status_code == 200
+
+
+def test_asking_for_a_link_is_a_fixed_handful_of_statements(order, django_assert_max_num_queries) -> None:
+    from shop.account.services import account_link_request
+
+    with django_assert_max_num_queries(4):  # the order exists?, the link row (in one transaction)
+        account_link_request(email=EMAIL)

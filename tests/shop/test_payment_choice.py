@@ -21,6 +21,9 @@ from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipp
 pytestmark = pytest.mark.django_db
 
 ADDRESS = {**FORM_ADDRESS, "shipping_option": "sedex"}
+# ours: the checkout and its charge (2), the revoke (5), the reopening transaction (6); the sandbox PSP's own
+# tables answering the look and the cancel: 8
+BUDGET_WITHDRAW = 21
 
 
 @pytest.fixture
@@ -139,3 +142,10 @@ def test_a_pix_paid_before_the_change_is_settled_not_cancelled(client, on_pix_pa
     charge.refresh_from_db()
     assert charge.status == "paid"
     assert client.get(response["Location"])["Location"].startswith("/")
+
+
+def test_the_withdrawal_has_a_fixed_statement_budget(client, on_pix_page: str, django_assert_max_num_queries) -> None:
+    """The reopening transaction is short and fixed; the rest is the PSP's look and cancel (the in-process sandbox
+    PSP answers from its own tables here) and the charge's revoke."""
+    with django_assert_max_num_queries(BUDGET_WITHDRAW):
+        assert checkout_pix_withdraw(checkout_id=on_pix_page) == "withdrawn"
