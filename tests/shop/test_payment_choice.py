@@ -17,6 +17,7 @@ from payments.selectors import pix_charge_latest_for_reference
 from shop.checkout.services import checkout_pix_withdraw
 from shop.models import Checkout, Variant
 from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, make_shipping, make_variant
+from tests.shop.test_complete_outside_lock import bacen  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +150,32 @@ def test_the_withdrawal_has_a_fixed_statement_budget(client, on_pix_page: str, d
     PSP answers from its own tables here) and the charge's revoke."""
     with django_assert_max_num_queries(BUDGET_WITHDRAW):
         assert checkout_pix_withdraw(checkout_id=on_pix_page) == "withdrawn"
+
+
+def test_with_the_bacen_psp_the_charge_is_removed_there_before_the_checkout_reopens(client, bacen) -> None:  # noqa: F811
+    """The real adapter against the fake Bacen API (tests/payments/fake_bacen.py): GET /cob/{txid} to look for a
+    payment, then PATCH status REMOVIDA_PELO_USUARIO_RECEBEDOR, and only then the checkout opens again."""
+    make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    checkout_id = client.get("/checkout/")["Location"].rsplit("/", 1)[1]
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **FORM_CONTACT, **ADDRESS})
+    assert response["Location"] == f"/checkout/{checkout_id}/pix"
+    txid = pix_charge_latest_for_reference(checkout_id).txid
+    # when the PSP is down, nothing changes and the buyer is told so, on the Pix page
+    bacen.state.forced = [(503, None)] * 10
+    down = client.post(f"/checkout/{checkout_id}/pix/trocar")
+    assert down["Location"] == f"/checkout/{checkout_id}/pix"
+    assert Checkout.objects.get(public_id=checkout_id).status == "complete_in_progress"
+    assert PixCharge.objects.get(txid=txid).status == "active"
+    page = client.get(f"/checkout/{checkout_id}/pix").content.decode()
+    assert "Não foi possível cancelar este Pix agora. Tente de novo em instantes." in page
+    # when it answers again, the charge is removed at the PSP first
+    bacen.state.forced = []
+    assert client.post(f"/checkout/{checkout_id}/pix/trocar")["Location"] == f"/checkout/{checkout_id}"
+    assert bacen.state.cobs[txid]["status"] == "REMOVIDA_PELO_USUARIO_RECEBEDOR"
+    assert [(m, p) for m, p, _ in bacen.state.requests if p == f"/cob/{txid}"][-2:] == [
+        ("GET", f"/cob/{txid}"),
+        ("PATCH", f"/cob/{txid}"),
+    ]
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
