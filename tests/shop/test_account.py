@@ -204,3 +204,8 @@ def test_asking_for_a_link_is_a_fixed_handful_of_statements(order, django_assert
 
     with django_assert_max_num_queries(4):  # the order exists?, the link row (in one transaction)
         account_link_request(email=EMAIL)
+
+
+def test_the_privacy_policy_points_to_minha_conta(client) -> None:
+    html = client.get("/privacidade").content.decode()
+    assert 'Em <a href="/conta/">Minha conta</a> (sem senha: um link chega ao seu e-mail)' in html
