@@ -314,15 +314,18 @@ def pix_charge_withdraw(*, txid: str, reason: str = "payment_method_changed") ->
     PSP first, then the charge is removed there and revoked here.
 
     Returns "revoked" (removed at the PSP: it can no longer be paid), "settled" (it was paid meanwhile: settled
-    now, the order follows), "paid"/"expired"/… (it was no longer active) or "unavailable" (the PSP could not be
-    asked or refused: nothing changed, the buyer may try again). Unlike a revoke after commit, the caller
-    knows the QR can no longer be paid before it offers another way to pay. PSP calls outside any transaction.
+    now, the order follows), "paid"/"expired"/… (it was no longer active), "not_withdrawable" (a Pix com
+    vencimento) or "unavailable" (the PSP could not be asked or refused: nothing changed, the buyer may try
+    again). Unlike a revoke after commit, the caller knows the QR can no longer be paid before it offers
+    another way to pay. PSP calls outside any transaction.
     """
     charge = PixCharge.objects.filter(txid=txid).first()
     if charge is None:
         return "unavailable"
     if charge.status != PixCharge.Status.ACTIVE:
         return charge.status
+    if charge.kind != "cob":
+        return "not_withdrawable"  # a Pix com vencimento (cobv) is the merchant's bill: only staff cancel it
     psp = get_psp()
     try:
         psp_charge = psp.get_charge(txid, kind=charge.kind)

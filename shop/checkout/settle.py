@@ -344,6 +344,8 @@ def checkout_pix_withdraw(*, checkout_id: str) -> str:
     outcome = pix_charge_withdraw(txid=checkout.payment_txid)  # PSP calls: no transaction open
     if outcome in ("settled", "paid"):
         return "settled"
+    if outcome == "not_withdrawable":
+        return "not_pending"
     if outcome not in ("revoked", "expired"):
         return "unavailable"
     return WITHDRAWN if _reopen(checkout_id, txid=checkout.payment_txid) else "not_pending"
