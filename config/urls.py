@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("shop.checkout.web.urls")),
     path("", include("shop.store.urls")),
     path("", include("shop.storefront.urls")),
+    path("", include("shop.account.urls")),  # "Minha conta" (issue 33)
 ]
 
 if settings.SHOP_SERVE_MEDIA and settings.MEDIA_URL.startswith("/"):

@@ -103,7 +103,12 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     data = form.cleaned_data
     if slug == "tracking-fix":
         event = order_tracking_correct(
-            order_id=order.public_id, event_id=data["event"], tracking_number=data["tracking_number"], actor=actor
+            order_id=order.public_id,
+            event_id=data["event"],
+            tracking_number=data["tracking_number"],
+            carrier=data.get("carrier", ""),
+            tracking_url=data.get("tracking_url", ""),
+            actor=actor,
         )
         return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
             "code": event.tracking_number

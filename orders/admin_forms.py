@@ -90,6 +90,18 @@ class TrackingFixForm(OrderActionForm):
 
     event = forms.ChoiceField(label=_("Envio"))
     tracking_number = forms.CharField(label=_("Código de rastreio correto"), max_length=64)
+    carrier = forms.CharField(
+        label=_("Transportadora"),
+        max_length=80,
+        required=False,
+        help_text=_("Vazio: a transportadora do envio continua a mesma."),
+    )
+    tracking_url = forms.URLField(
+        label=_("Link de rastreio"),
+        required=False,
+        assume_scheme="https",
+        help_text=_("Vazio: para os Correios o link é montado a partir do código."),
+    )
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)

@@ -42,7 +42,7 @@ class OrderEmail(EmailMultiAlternatives):
         return super().message(policy=_READABLE if policy is email.policy.default else policy)
 
 
-def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str:
+def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correction: bool = False) -> str:
     subjects = {
         "placed": _("Recebemos seu pedido #%(number)s"),
         "payment_confirmed": _("Pagamento confirmado: pedido #%(number)s"),
@@ -55,7 +55,9 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False) -> str
         "order_link": _("Link para acompanhar o pedido #%(number)s"),
         "return_update": _("Sua devolução do pedido #%(number)s"),
     }
-    if partial and kind == "shipped":
+    if correction:
+        subject = _("Código de rastreio corrigido: pedido #%(number)s")
+    elif partial and kind == "shipped":
         subject = _("Parte do seu pedido #%(number)s foi enviada")
     elif partial and kind == "delivered":
         subject = _("Parte do seu pedido #%(number)s foi entregue")
@@ -128,7 +130,9 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         )
         if order.payment_type == "card":
             context["payment_text"] += f" — {installments_text(order)}"  # the parcelamento chosen
-        subject = _subject(kind, order.number, context["shop_name"], partial=partial)
+        subject = _subject(
+            kind, order.number, context["shop_name"], partial=partial, correction=context["tracking_corrected"]
+        )
         text = render_to_string(f"orders/email/{kind}.txt", context)
         html = render_to_string(f"orders/email/{kind}.html", context)
     # The shop's current name shows as the sender (a rename in the admin reaches it), the address stays the

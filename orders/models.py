@@ -56,7 +56,7 @@ class AppendOnlyError(RuntimeError):
 
 class Order(models.Model):
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_order_id, editable=False)
-    # Human number from a database sequence (orders_order_number_seq, starts at 1001).
+    # Human number, given at placement from OrderNumberCounter (from 1001, no gaps).
     number = models.BigIntegerField(_("número"), unique=True, editable=False)
     checkout_id = models.CharField(_("checkout"), max_length=64, unique=True, editable=False)
     status = models.CharField(_("situação"), max_length=20, choices=OrderStatus.choices, default=OrderStatus.PLACED)
@@ -409,13 +409,17 @@ class ReturnRequest(models.Model):
 
 from orders.outbox_models import OutboxMessage  # noqa: E402, F401  (registered with the orders app)
 
+FIRST_NUMBER = 1001
 
-class OrderNumberReservation(models.Model):
-    """SQLite only (the embedded `make run` demo): numbers handed out before placement, so the next
-    MAX(number) + 1 skips them. On Postgres every number comes from the `orders_order_number_seq` sequence."""
 
-    number = models.PositiveIntegerField(unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+class OrderNumberCounter(models.Model):
+    """The last order number given (one row per numbering, `key="orders"`): incremented by the placement's own
+    transaction (orders.services.placement._next_number), so only placed orders are numbered and a rolled-back
+    placement leaves no gap. Order numbers are references for people, not a fiscal sequence (the NF-e has its
+    own)."""
+
+    key = models.CharField(max_length=32, unique=True)
+    last = models.BigIntegerField()
 
     def __str__(self) -> str:
-        return f"#{self.number}"
+        return f"{self.key}: #{self.last}"

@@ -38,7 +38,6 @@ class PlacedCheckout:
     payment_reference: str  # = checkout_id (payments' reference)
     payment_txid: str
     paid_amount: int
-    order_number: int | None = None  # reserved earlier (`order_number_reserve`, e.g. named in the Pix charge)
     installments: int = 1  # card: the parcelamento chosen
     installment_amount: int = 0  # each installment (the first may carry the remainder cents)
     first_installment: int = 0

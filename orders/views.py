@@ -19,11 +19,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
-from orders.models import AdjustmentType, Order, ReturnReason
+from orders.models import AdjustmentType, FulfillmentEventType, Order, ReturnReason
 from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
+    current_tracking,
     installments_text,
     is_closed,
     line_words,
@@ -31,7 +32,6 @@ from orders.summary import (
     order_words,
     pickup_hours,
     ready_for_pickup,
-    superseded_tracking,
 )
 from orders.types import LineQuantity
 
@@ -113,7 +113,8 @@ def _page(request: HttpRequest, order: Order, *, status: int = 200, action_error
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
-        replaced = superseded_tracking(events)
+        # Corrections replace: the buyer sees each shipment once, with its latest code (and no correction rows).
+        shown = [event for event in events if event.type != FulfillmentEventType.TRACKING_CORRECTED]
         context = {
             "order": order,
             "order_words": order_words(order, ready=ready),
@@ -129,9 +130,9 @@ def _page(request: HttpRequest, order: Order, *, status: int = 200, action_error
                 {
                     "event": event,
                     "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items],
-                    "superseded": event.pk in replaced,  # a later correction holds the right code
+                    "tracking": current_tracking(event, events),  # the shipment, or its latest correction
                 }
-                for event in reversed(events)
+                for event in reversed(shown)
             ],
             "adjustments": [
                 {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount} for adj in adjustments

@@ -40,7 +40,7 @@ from payments.ids import new_txid
 from payments.models import PixCharge
 from payments.psp import PixPayer, PSPCharge, PSPInvalidResponse, get_psp
 from payments.refunds import refund_request, refund_unplaced
-from payments.settlement import pix_charge_expire
+from payments.settlement import pix_charge_expire, pix_charge_withdraw
 from payments.timeline import record_event
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "pix_charge_ensure",
     "pix_charge_expire",
     "pix_charge_revoke_for_reference",
+    "pix_charge_withdraw",
     "pix_due_charge_ensure",
     "refund_request",
     "refund_unplaced",

@@ -309,6 +309,47 @@ def pix_charge_expire(*, txid: str, now: datetime | None = None) -> str:
     return "expired"
 
 
+def pix_charge_withdraw(*, txid: str, reason: str = "payment_method_changed") -> str:
+    """The buyer gave up an unpaid active charge before its expiry (changed the payment method): a look at the
+    PSP first, then the charge is removed there and revoked here.
+
+    Returns "revoked" (removed at the PSP: it can no longer be paid), "settled" (it was paid meanwhile: settled
+    now, the order follows), "paid"/"expired"/… (it was no longer active), "not_withdrawable" (a Pix com
+    vencimento) or "unavailable" (the PSP could not be asked or refused: nothing changed, the buyer may try
+    again). Unlike a revoke after commit, the caller knows the QR can no longer be paid before it offers
+    another way to pay. PSP calls outside any transaction.
+    """
+    charge = PixCharge.objects.filter(txid=txid).first()
+    if charge is None:
+        return "unavailable"
+    if charge.status != PixCharge.Status.ACTIVE:
+        return charge.status
+    if charge.kind != "cob":
+        return "not_withdrawable"  # a Pix com vencimento (cobv) is the merchant's bill: only staff cancel it
+    psp = get_psp()
+    try:
+        psp_charge = psp.get_charge(txid, kind=charge.kind)
+        if psp_charge.payments:
+            _settle_from_charge(psp_charge)
+            return "settled"
+        psp.cancel_charge(txid, kind=charge.kind)
+    except PSPNotFound:
+        pass
+    except (PSPRejected, PSPUnavailable) as exc:
+        logger.warning("withdraw: PSP refused or unavailable for %s: %s", txid, exc)
+        return "unavailable"
+    with transaction.atomic():
+        charge = PixCharge.objects.select_for_update().get(txid=txid)
+        if charge.status != PixCharge.Status.ACTIVE:
+            return charge.status
+        charge.status = PixCharge.Status.REVOKED
+        charge.status_reason = reason
+        charge.psp_removed = True
+        charge.save(update_fields=["status", "status_reason", "psp_removed", "updated_at"])
+        record_event(reference=charge.reference, kind="charge_revoked", txid=txid, reason=reason)
+    return "revoked"
+
+
 def pix_charge_cancel_at_psp(*, txid: str) -> bool:
     """PATCH a revoked charge at the PSP so a stale QR cannot be paid; True once the PSP agreed."""
     kind = PixCharge.objects.filter(txid=txid).values_list("kind", flat=True).first() or "cob"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from shop.account.services import account_link_send, account_links_resend_due
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
@@ -45,3 +46,15 @@ def retry_blocked_fiscal(order_ref: str = "") -> int:
 def poll_carrier_tracking() -> int:
     """Beat: the Correios' tracking of bought labels (Melhor Envio tells by webhook) → fulfillment events."""
     return tracking_poll_due()
+
+
+@shared_task(name="shop.tasks.send_account_link")
+def send_account_link(link_id: int) -> str:
+    """After the request's commit: the "Minha conta" sign-in e-mail (once; expired links are not sent)."""
+    return account_link_send(link_id=link_id)
+
+
+@shared_task(name="shop.tasks.resend_account_links")
+def resend_account_links() -> int:
+    """Beat, every minute: sign-in e-mails still unsent (a dead broker, a failed send) while their link is valid."""
+    return account_links_resend_due()

@@ -32,6 +32,8 @@ SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minim
 # How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
 SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)
 # A cart (storefront or BCP cart capability) is kept this long after its last change.
+# "Minha conta": how long a sign-in link sent by e-mail is valid (it is also single use).
+SHOP_ACCOUNT_LINK_MINUTES = env_int("SHOP_ACCOUNT_LINK_MINUTES", 15, minimum=1)
 SHOP_CART_TTL_SECONDS = env_int("SHOP_CART_TTL_SECONDS", 30 * 24 * 3600, minimum=60)
 # Product feeds (Google Merchant Center): a sold-out variant that accepts orders (encomenda) is announced as
 # `backorder`, which Merchant Center accepts only with an `availability_date`: today + this many days.

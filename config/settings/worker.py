@@ -64,6 +64,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-infractions": {"task": "payments.tasks.sweep_infractions", "schedule": timedelta(minutes=1)},
     # Correios tracking (no webhook): each bought label's history every 30 minutes, until delivered or returned.
     "poll-carrier-tracking": {"task": "shop.tasks.poll_carrier_tracking", "schedule": timedelta(minutes=10)},
+    # "Minha conta" sign-in e-mails whose after-commit enqueue was lost, while the link is still valid.
+    "resend-account-links": {"task": "shop.tasks.resend_account_links", "schedule": timedelta(minutes=1)},
 }
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).

@@ -33,8 +33,6 @@ from orders.services.notes import (
 from orders.services.placement import (
     OrderDraft,
     order_draft_from_checkout,
-    order_number_reserve,
-    order_number_sql,
     order_payment_confirm,
     order_payment_record,
     order_payment_record_manual,
@@ -74,8 +72,6 @@ __all__ = [
     "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",
-    "order_number_reserve",
-    "order_number_sql",
     "order_payment_confirm",
     "order_payment_record",
     "order_payment_record_manual",

@@ -75,13 +75,14 @@ def order_pickup_done(*, order_id: str, description: str = "", actor: str = "") 
 
 @transaction.atomic
 def order_tracking_correct(
-    *, order_id: str, event_id: str, tracking_number: str, carrier: str = "", actor: str = ""
+    *, order_id: str, event_id: str, tracking_number: str, carrier: str = "", tracking_url: str = "", actor: str = ""
 ) -> FulfillmentEvent:
     """Correct a shipment's tracking code with an event of its own (`tracking_corrected`, append-only).
 
     The shipment stays as it was recorded; the correction names it (`corrects`), carries the shipment's
     items and the right code, and is what the buyer, the admin and agents read as the shipment's tracking
-    from now on. The buyer gets the shipment e-mail again, once per correction.
+    from now on (the buyer page shows only the latest). The buyer gets one e-mail per correction that says it
+    is a correction. The carrier may be corrected with or without the code (empty: the current one stays).
     """
     order = lock_order(order_id)
     refuse_if_canceled(order)
@@ -91,11 +92,13 @@ def order_tracking_correct(
     if shipment is None:
         raise OrderError("event_id", _("Envio não encontrado neste pedido."), code="not_found")
     current = current_tracking(shipment, list(shipment.corrections.all()))
-    number, url, carrier = clean_tracking(tracking_number, "", carrier or current.carrier)
+    number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier.strip() or current.carrier)
     if not number:
         raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")
-    if number == current.tracking_number:
-        raise OrderError("tracking_number", _("Este já é o código do envio."), code="unchanged")
+    if (number, carrier, url) == (current.tracking_number, current.carrier, current.tracking_url):
+        raise OrderError(
+            "tracking_number", _("Este já é o código do envio, com a mesma transportadora."), code="unchanged"
+        )
     correction = FulfillmentEvent.objects.create(
         order=order,
         type=FulfillmentEventType.TRACKING_CORRECTED,
@@ -104,13 +107,15 @@ def order_tracking_correct(
         tracking_number=number,
         tracking_url=url,
         carrier=carrier,
-        description=f"Código de rastreio corrigido (era {current.tracking_number or '—'})"[:255],
+        description=f"Código de rastreio corrigido (era {current.tracking_number or '—'}"
+        f"{f' / {current.carrier}' if current.carrier and current.carrier != carrier else ''})"[:255],
         occurred_at=timezone.now(),
     )
     timeline(
         order,
         "tracking_corrected",
-        f"Código de rastreio corrigido: {current.tracking_number or '—'} → {number}",
+        f"Código de rastreio corrigido: {current.tracking_number or '—'} → {number}"
+        + (f" ({carrier})" if carrier else ""),
         actor=actor,
         data={"event_id": correction.public_id, "shipment_id": shipment.public_id, "old": current.tracking_number,
               "new": number},

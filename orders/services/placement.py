@@ -12,12 +12,13 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import (
+    FIRST_NUMBER,
     EmailKind,
     FulfillmentExpectation,
     Order,
     OrderEvent,
     OrderLine,
-    OrderNumberReservation,
+    OrderNumberCounter,
     PaymentStatus,
     PaymentType,
 )
@@ -39,32 +40,29 @@ CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 METHODS = {"shipping", "pickup", "digital"}
 
 
+COUNTER_KEY = "orders"
+
+
 def _next_number() -> int:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT nextval('orders_order_number_seq')")
-            return int(cursor.fetchone()[0])
-    # SQLite fallback (embedded `make run`): writers are serialised by the database file lock; reserved
-    # numbers count as taken.
-    placed = Order.objects.aggregate(m=Max("number"))["m"] or 0
-    reserved = OrderNumberReservation.objects.aggregate(m=Max("number"))["m"] or 0
-    return max(1000, placed, reserved) + 1
-
-
-def order_number_sql() -> str | None:
-    """An SQL expression that reserves the next order number, for a statement the caller makes anyway (the
-    shop's checkout lock on complete); None where numbers come from `_next_number`'s fallback."""
-    return "nextval('orders_order_number_seq')" if connection.vendor == "postgresql" else None
-
-
-def order_number_reserve() -> int:
-    """The number the order of a checkout will get, handed out before it is placed (the Pix charge tells the
-    payer's bank "pedido #1001"). A checkout abandoned after reserving leaves a gap in the numbering — order
-    numbers are references, not a fiscal sequence (the NF-e numbers itself)."""
-    number = _next_number()
-    if connection.vendor != "postgresql":
-        OrderNumberReservation.objects.create(number=number)
-    return number
+    """The next order number, drawn inside the placement's transaction from the store's counter row: only
+    placed orders get a number and a rolled-back placement gives its number back, so there are no gaps (issue
+    33). The row stays locked until the placement commits: placements take their numbers one at a time, in a
+    statement at the end of a short transaction. The first draw of an empty table seeds the counter from the
+    highest number already given."""
+    table = connection.ops.quote_name(OrderNumberCounter._meta.db_table)
+    draw = f"UPDATE {table} SET last = last + 1 WHERE key = %s RETURNING last"  # noqa: S608 — constant SQL
+    with connection.cursor() as cursor:
+        cursor.execute(draw, [COUNTER_KEY])
+        row = cursor.fetchone()
+        if row is None:
+            highest = Order.objects.aggregate(m=Max("number"))["m"] or FIRST_NUMBER - 1
+            cursor.execute(
+                f"INSERT INTO {table} (key, last) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",  # noqa: S608
+                [COUNTER_KEY, highest],
+            )
+            cursor.execute(draw, [COUNTER_KEY])
+            row = cursor.fetchone()
+    return int(row[0])
 
 
 def _validate(checkout: PlacedCheckout) -> None:
@@ -170,7 +168,7 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
     split = checkout.installments > 1
     order = Order(
-        number=checkout.order_number or _next_number(),
+        number=_next_number(),
         checkout_id=checkout.checkout_id,
         platform_id=checkout.platform_id or None,
         language=LANGUAGES.get((checkout.language or "").lower(), "pt-br"),

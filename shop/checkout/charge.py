@@ -44,7 +44,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from orders.services import order_number_reserve
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPRejected, PSPUnavailable
 from payments.selectors import pix_charge_active_for_reference
@@ -80,19 +79,11 @@ def save_status(checkout: Checkout, status: str, kind: str, extra: list[Checkout
     save_with_event(checkout, kind, previous)  # one statement
 
 
-def reserved_order_number(checkout: Checkout) -> int:
-    """The checkout's future order number, reserved on first need (one UPDATE, no lock held)."""
-    if checkout.order_number is None:
-        number = order_number_reserve()
-        if not Checkout.objects.filter(pk=checkout.pk, order_number__isnull=True).update(order_number=number):
-            number = Checkout.objects.values_list("order_number", flat=True).get(pk=checkout.pk)  # a concurrent one
-        checkout.order_number = number
-    return checkout.order_number
-
-
 def charge_description(checkout: Checkout) -> str:
-    """What the payer's bank app shows: "Loja Exemplo — pedido #1001" (solicitacaoPagador, ≤ 140)."""
-    return f"{store_get().trade_name} — pedido #{reserved_order_number(checkout)}"[:140]
+    """What the payer's bank app shows: "Loja Exemplo — compra 3F9A2C" (solicitacaoPagador, ≤ 140). No order
+    number: orders are numbered only when placed (issue 33: no gaps), and the code is the end of the checkout's
+    public id, which the order keeps (staff find it by `checkout_…`)."""
+    return f"{store_get().trade_name} — compra {checkout.public_id[-6:].upper()}"[:140]
 
 
 def ensure_charge(checkout: Checkout):

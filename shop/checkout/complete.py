@@ -231,7 +231,6 @@ def place_order(
         payment_reference=checkout.public_id,
         payment_txid=checkout.payment_txid,
         paid_amount=paid_amount,
-        order_number=checkout.order_number,  # the number the Pix charge already told the payer
         policies=policies_in_force(checkout.language),  # the order keeps the policies it was placed under
         **_installments(checkout, payment_type),
     )
@@ -336,7 +335,7 @@ def _begin_transaction(
     now = timezone.now()
     with transaction.atomic():
         # The card payment's brief comes with the lock: step 2 then needs no "is this reference paid?" read.
-        checkout = lock(checkout_id, owner=owner, card_brief=True, number=True, lines=True)
+        checkout = lock(checkout_id, owner=owner, card_brief=True, lines=True)
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
@@ -350,8 +349,6 @@ def _begin_transaction(
         chosen = data.payment.instruments[0]
         if checkout.paid_at is not None:
             return _complete_paid(checkout, chosen)
-        if checkout.order_number is None:  # drawn by the lock; every branch below saves the checkout
-            checkout.order_number = getattr(checkout, "reserved_number", None)
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         state = input_from_checkout(checkout, existing)

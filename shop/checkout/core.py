@@ -27,7 +27,6 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from kernel.rows import update_where
-from orders.services import order_number_sql
 from payments.locks import reference_lock_where
 from payments.services import card_payment_brief_sql, pix_charge_revoke_for_reference, refund_unplaced
 from shop.checkout.evaluate import Evaluation
@@ -94,7 +93,6 @@ def lock(
     *,
     owner: object = ANY_OWNER,
     card_brief: bool = False,
-    number: bool = False,
     lines: bool = False,
 ) -> Checkout:
     """Row-lock the checkout, after its reference lock (`payments.locks`), in one statement.
@@ -106,8 +104,6 @@ def lock(
     anonymous caller's) is `CheckoutNotFound` (checked under the lock, so the write needs no ownership read).
     `card_brief`: also read, in the same statement, what payments knows of a card payment for this
     checkout (`checkout.card_payment_brief`, see `payments.services.card_payment_brief_sql`).
-    `number`: a checkout ready for complete without an order number gets one reserved in the same statement
-    (`checkout.reserved_number`; complete stores it, so placement draws none and a retry keeps it).
     `lines`: the lines come in the same statement (`checkout.lines.all()`, in position order, each with its
     variant's live columns, `LIVE_ANNOTATIONS`); the checkout's row is the one locked.
 
@@ -115,7 +111,7 @@ def lock(
     only the locked row is read again after the wait). When the row changed meanwhile, the writer it waited
     for may have changed the lines or the card payment too, so they are read once more, now under the lock.
     """
-    checkout = _locked(checkout_id, owner=owner, card_brief=card_brief, number=number, lines=lines, wait=True)
+    checkout = _locked(checkout_id, owner=owner, card_brief=card_brief, lines=lines, wait=True)
     if checkout is None:  # only a sweep's `lock_if_free` finds nothing without raising
         raise CheckoutNotFound(checkout_id)
     return checkout
@@ -124,40 +120,35 @@ def lock(
 def lock_if_free(checkout_id: str) -> Checkout | None:
     """`lock` for the sweeps: None, at once, when another transaction holds the checkout or its reference
     lock (it is looked at again on the next run)."""
-    return _locked(checkout_id, owner=ANY_OWNER, card_brief=False, number=False, lines=False, wait=False)
+    return _locked(checkout_id, owner=ANY_OWNER, card_brief=False, lines=False, wait=False)
 
 
 def _locked(
-    checkout_id: str, *, owner: object, card_brief: bool, number: bool, lines: bool, wait: bool
+    checkout_id: str, *, owner: object, card_brief: bool, lines: bool, wait: bool
 ) -> Checkout | None:
-    found = _locking_statement(checkout_id, card_brief=card_brief, number=number, lines=lines, wait=wait)
+    found = _locking_statement(checkout_id, card_brief=card_brief, lines=lines, wait=wait)
     if found and getattr(found[0], "lock_waited_past_a_change", False):
-        reserved = getattr(found[0], "reserved_number", None)
-        found = _locking_statement(checkout_id, card_brief=card_brief, number=False, lines=lines, wait=True)
-        if number:
-            for row in found:
-                row.reserved_number = reserved  # drawn by the first statement; a second draw would leave a gap
+        found = _locking_statement(checkout_id, card_brief=card_brief, lines=lines, wait=True)
     if not found:
         if not wait:
             return None
         if lines:  # no lines (rare: removing every line cancels): lock the checkout alone
-            return with_lines(lock(checkout_id, owner=owner, card_brief=card_brief, number=number), [])
+            return with_lines(lock(checkout_id, owner=owner, card_brief=card_brief), [])
         raise CheckoutNotFound(checkout_id)
     if not lines:
         checkout = found[0]
         _check_owner(checkout, owner)
         return checkout
     checkout = found[0].checkout
-    for name in ("card_payment_brief", "reserved_number"):
-        if hasattr(found[0], name):
-            setattr(checkout, name, getattr(found[0], name))
+    if hasattr(found[0], "card_payment_brief"):
+        checkout.card_payment_brief = found[0].card_payment_brief
     for line in found:
         line.checkout = checkout  # one instance for all of them, as a prefetch would give
     _check_owner(checkout, owner)
     return with_lines(checkout, found)
 
 
-def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, lines: bool, wait: bool) -> list:
+def _locking_statement(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
     if lines:
         rows = (
@@ -179,15 +170,6 @@ def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, line
         )  # fmt: skip
     if card_brief:
         rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
-    if number and (next_number := order_number_sql()) is not None:
-        # CASE evaluates nextval only for the row that needs it: no number is drawn for a refused status.
-        rows = rows.extra(  # noqa: S610 — constant SQL, the status is a parameter
-            select={
-                "reserved_number": f"CASE WHEN {table}.order_number IS NULL AND {table}.status = %s"
-                f" THEN {next_number} END"
-            },
-            select_params=[STATUS_READY],
-        )
     return list(rows)
 
 

@@ -14,6 +14,9 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
     checkout_email_save(*, checkout_id: str, email: str, language: str | None = None) -> CheckoutResult
         # the storefront's e-mail field alone, saved as soon as it is typed (abandoned-checkout reminders)
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
+    checkout_pix_withdraw(*, checkout_id: str) -> str
+        # the buyer leaves a pending Pix for another payment method: "withdrawn" | "settled" | "unavailable" |
+        # "not_pending" (the charge is removed at the PSP before the checkout is reopened)
     checkout_cancel(*, checkout_id: str, owner: object = ANY_OWNER) -> CheckoutResult
     checkout_complete(*, checkout_id: str, data: CompleteInput, owner: object = ANY_OWNER) -> CheckoutResult
         # `owner`: a BCP caller (checkout.access.CheckoutOwner); a checkout it does not own is CheckoutNotFound
@@ -111,6 +114,7 @@ from shop.checkout.settle import (
     checkout_pending_due,
     checkout_pix_lapse_due,
     checkout_pix_refresh,
+    checkout_pix_withdraw,
     checkout_settle_boleto,
     checkout_settle_card,
     checkout_settle_pix,
@@ -149,6 +153,7 @@ __all__ = [
     "checkout_get",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
+    "checkout_pix_withdraw",
     "checkout_settle_boleto",
     "checkout_settle_card",
     "checkout_settle_pix",

@@ -31,6 +31,11 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 
 Time-driven Pix work that must not wait for Celery beat (a bare `make run` has none).
 
+`checkout_pix_withdraw` is the buyer's "Mudar forma de pagamento" on a pending Pix: the charge is removed at the
+PSP first (no lock held; paid meanwhile → settled, the order follows), then one locked transaction gives the
+stock and coupon uses back and re-evaluates the checkout with no instrument (`ready_for_complete` when nothing
+else is missing), so the buyer pays again through the ordinary update/complete, by card or a fresh Pix.
+
 `checkout_pix_refresh` is the lazy expiry run when a buyer reads the checkout or Pix page: a charge past
 its `expires_at` gets its last look at the PSP (paid at the last moment → settled, else removed there and
 expired), and the checkout lapses back to `incomplete`, releasing what it held. The Pix page's "Gerar novo
@@ -39,6 +44,7 @@ Pix" (`checkout_pix_regenerate`) is in shop/checkout/services.py: it re-runs upd
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -48,12 +54,18 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
-from payments.services import card_payment_reconcile, pix_charge_expire, pix_charge_revoke_for_reference
+from payments.services import (
+    card_payment_reconcile,
+    pix_charge_expire,
+    pix_charge_revoke_for_reference,
+    pix_charge_withdraw,
+)
 from shop.checkout.boleto import is_boleto
 from shop.checkout.charge import INSTRUMENT_PATH, err, is_pix, lines_of, reserve, save_status, unreserve
 from shop.checkout.complete import place_order
 from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
+    apply,
     cancel,
     event,
     in_checkout_language,
@@ -363,3 +375,44 @@ def checkout_pix_refresh(*, checkout_id: str) -> bool:
         if pix_charge_expire(txid=charge.txid) != "expired":
             return False  # paid at the last moment (now settling), or the PSP could not be asked
     return checkout_pix_lapse(checkout_id=checkout_id)
+
+
+WITHDRAWN = "withdrawn"
+
+
+@in_checkout_language
+def checkout_pix_withdraw(*, checkout_id: str) -> str:
+    """The buyer leaves a pending Pix to choose another payment method (issue 33).
+
+    Returns "withdrawn" (the checkout can be paid again, the charge can no longer be paid), "settled" (it was
+    paid meanwhile: the order is placed), "unavailable" (the PSP could not cancel it now: nothing changed) or
+    "not_pending" (the checkout does not wait for a Pix).
+    """
+    checkout = checkout_by_public_id(checkout_id)
+    if checkout.status != STATUS_IN_PROGRESS or not is_pix(checkout.payment_instrument) or not checkout.payment_txid:
+        return "not_pending"
+    outcome = pix_charge_withdraw(txid=checkout.payment_txid)  # PSP calls: no transaction open
+    if outcome in ("settled", "paid"):
+        return "settled"
+    if outcome == "not_withdrawable":
+        return "not_pending"
+    if outcome not in ("revoked", "expired"):
+        return "unavailable"
+    return WITHDRAWN if _reopen(checkout_id, txid=checkout.payment_txid) else "not_pending"
+
+
+def _reopen(checkout_id: str, *, txid: str) -> bool:
+    with transaction.atomic():
+        checkout = lock(checkout_id, lines=True)
+        if checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid != txid:
+            return False  # settled or lapsed meanwhile
+        speak(checkout.language)
+        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        unreserve(checkout, existing)
+        state = replace(input_from_checkout(checkout, existing), payment=None)
+        ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=timezone.now())
+        status, messages = with_status(ev, [])
+        apply(checkout, ev, messages, existing, save=False)
+        checkout.payment_txid = ""  # the withdrawn charge is gone at the PSP; a card complete starts clean
+        save_status(checkout, status, "pix_withdrawn")
+    return True

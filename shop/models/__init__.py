@@ -1,5 +1,6 @@
 """Models of the shop, split by concern; import them from `shop.models`."""
 
+from shop.models.account import AccountLoginLink
 from shop.models.cart import Cart, CartLine
 from shop.models.catalog import Category, Product, ProductImage, SearchSynonym, Variant, new_product_id
 from shop.models.checkout import (
@@ -28,6 +29,7 @@ from shop.models.subscriptions import (
 )
 
 __all__ = [
+    "AccountLoginLink",
     "Cart",
     "CartLine",
     "Category",

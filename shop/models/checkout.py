@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
@@ -240,7 +238,6 @@ class Checkout(models.Model):
     payment_txid = models.CharField(max_length=64, blank=True)  # Pix txid or card payment id that paid it
     order_id = models.CharField(max_length=60, blank=True)
     # The order number reserved when the first Pix charge was made (its description names it).
-    order_number = models.PositiveIntegerField(null=True, blank=True)
     order_permalink_url = models.CharField(max_length=500, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -282,21 +279,9 @@ class Checkout(models.Model):
     def __str__(self) -> str:
         return self.public_id
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        # The order number is reserved by a conditional UPDATE outside the engine's row lock
-        # (shop/checkout/charge.py): a full save of a copy loaded before it never writes the column back to NULL.
-        updating_all = not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert")
-        if updating_all and self.order_number is None:
-            kwargs["update_fields"] = self.written_fields()
-        super().save(*args, **kwargs)
-
     def written_fields(self) -> list[str]:
-        """What a full save of this copy writes: every column, the order number only once this copy has one."""
-        return [
-            field.name
-            for field in self._meta.concrete_fields
-            if not field.primary_key and not (field.name == "order_number" and self.order_number is None)
-        ]
+        """What a full save of this copy writes: every column but the primary key."""
+        return [field.name for field in self._meta.concrete_fields if not field.primary_key]
 
     @property
     def is_terminal(self) -> bool:

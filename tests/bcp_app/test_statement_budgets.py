@@ -75,8 +75,10 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 BUDGET = {
     "create": 8,
     "update": 6,
-    "update_pix": 26,  # +2 once per checkout: the order number reserved for the Pix description (issue 16)
-    "complete_card": 15,  # two transactions and the gateway call between them (see above)
+    "update_pix": 24,  # no order number reserved for the Pix description any more (issue 33: no gaps)
+    # two transactions and the gateway call between them (see above); +1: the order number is drawn from its
+    # counter at placement, no longer in the lock's statement (issue 33: only placed orders are numbered)
+    "complete_card": 16,
     "complete_pix": 9,
     "get_order": 1,
     "a2a_add_to_checkout": 9,

@@ -79,13 +79,18 @@ def test_wrong_tracking_code_refused_then_corrected_once(live_server, transactio
             page.click("a.orders-action:has-text('Corrigir rastreio')")
             page.fill("#id_tracking_number", "AA473124829GB")
             page.click("input[name=_submit]")
-            expect(page.locator(".field-tracking_number .errorlist")).to_contain_text("Este já é o código do envio.")
+            expect(page.locator(".field-tracking_number .errorlist")).to_contain_text(
+                "Este já é o código do envio, com a mesma transportadora."
+            )
             buyer = browser.new_context(locale="pt-BR").new_page()
             buyer.goto(f"{live_server.url}/orders/{order.permalink_token}")
+            # corrections replace: one shipment, with the right code only (issue 33)
+            expect(buyer.get_by_test_id("tracking-link")).to_have_count(1)
             expect(buyer.get_by_test_id("tracking-link")).to_have_text("AA473124829GB")
+            expect(buyer.get_by_test_id("order-events")).not_to_contain_text("BR123456785BR")
         finally:
             browser.close()
-    shipped = [m for m in mail.outbox if "foi enviado" in m.subject]
-    assert len(shipped) == 2  # the shipment, then exactly one correction
-    assert "Corrigimos o código de rastreio do seu envio." in shipped[1].body
+    shipped = [m for m in mail.outbox if "foi enviado" in m.subject or "rastreio corrigido" in m.subject]
+    assert len(shipped) == 2  # the shipment, then exactly one correction, which says so
+    assert "Código de rastreio corrigido" in shipped[1].subject and "foi enviado" not in shipped[1].body
     assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 2

@@ -65,6 +65,11 @@ def test_card_purchase_in_3x_with_the_sandbox_tokenizer_on_a_phone(live_server, 
     checkout_id = _ready_checkout(shopper)
     posted: list[str] = []
     with phone_checkout(live_server, shopper, checkout_id, posted, lambda req: req.post_data or "") as page:
+        # Pix comes first and chosen; the card fields show once the buyer picks the card (CSS alone, issue 33)
+        expect(page.get_by_test_id("pay-pix")).to_be_visible()
+        expect(page.get_by_test_id("card-pay")).to_be_hidden()
+        page.get_by_test_id("choose-card").check()
+        expect(page.get_by_test_id("pay-pix")).to_be_hidden()
         # the card section fits the phone: no sideways scroll
         expect(page.get_by_test_id("card-pay")).to_be_visible()
         scroll_width, inner_width, culprits = _overflow(page)
@@ -108,6 +113,7 @@ def test_a_bad_card_number_is_refused_in_the_page_before_any_request(live_server
     checkout_id = _ready_checkout(shopper)
     posted: list[str] = []
     with phone_checkout(live_server, shopper, checkout_id, posted, lambda req: req.url) as page:
+        page.get_by_test_id("choose-card").check()
         page.get_by_test_id("card-number").fill("4111111111111112")  # fails the Luhn check
         page.get_by_test_id("pay-card").click()
         expect(page.get_by_test_id("card-error")).to_have_text("Número do cartão inválido: confira os dígitos.")

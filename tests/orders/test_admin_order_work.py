@@ -111,7 +111,7 @@ def test_tracking_correction_renotifies_the_buyer_once(
         assert admin_client.post(_action(order, "tracking-fix"), form).status_code == 302
     with django_capture_on_commit_callbacks(execute=True):
         again = admin_client.post(_action(order, "tracking-fix"), form)
-    assert "Este já é o código do envio." in again.content.decode()
+    assert "Este já é o código do envio, com a mesma transportadora." in again.content.decode()
     # the shipment is never edited: the correction is an event of its own, naming it, with its items
     shipment.refresh_from_db()
     assert shipment.tracking_number == "BR123456785BR"
@@ -128,11 +128,14 @@ def test_tracking_correction_renotifies_the_buyer_once(
         ("tracking_corrected", "AA473124829GB"),
     ]
     assert len(mail.outbox) == 1
-    assert "Corrigimos o código de rastreio do seu envio." in mail.outbox[0].body
-    assert "AA473124829GB" in mail.outbox[0].body
+    # the e-mail says it is a correction, not "Seu pedido foi enviado" again (issue 33)
+    assert mail.outbox[0].subject == f"Loja Exemplo: Código de rastreio corrigido: pedido #{order.number}"
+    assert f"Corrigimos o código de rastreio do envio do seu pedido #{order.number}." in mail.outbox[0].body
+    assert "foi enviado" not in mail.outbox[0].body
+    assert "Código de rastreio correto: AA473124829GB (Correios)" in mail.outbox[0].body
     assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 2  # original + one correction
     event = OrderEvent.objects.get(order=order, kind="tracking_corrected")
-    assert event.message == "Código de rastreio corrigido: BR123456785BR → AA473124829GB"
+    assert event.message == "Código de rastreio corrigido: BR123456785BR → AA473124829GB (Correios)"
 
 
 def test_delivered_offers_only_shipped_quantities(admin_client: Client, place_order) -> None:

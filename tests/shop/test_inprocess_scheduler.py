@@ -25,6 +25,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "reconcile-pix-charges",
         "remind-abandoned-checkouts",
         "reprocess-recurrence-webhooks",
+        "resend-account-links",
         "retry-order-webhooks",
         "send-pending-order-emails",
         "sweep-fiscal",

@@ -16,7 +16,7 @@ from payments.due import local_date
 from payments.models import PixCharge
 from payments.sandbox.services import PayOptions, pay
 from shop.checkout.selectors import continue_token
-from shop.checkout.services import checkout_complete_pix_due, checkout_create
+from shop.checkout.services import checkout_complete_pix_due, checkout_create, checkout_pix_withdraw
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, Variant
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant, pickup
@@ -79,6 +79,11 @@ def test_staff_sell_with_pix_com_vencimento_and_the_buyer_pays_from_the_pix_page
     assert "Após o vencimento: multa de 2% e juros de 1% ao mês." in page
     assert f"Pode ser pago até {due + timedelta(days=15):%d/%m/%Y}." in page
     assert '<strong class="money" data-testid="pix-amount">R$ 85,80</strong>' in page
+    # the merchant's bill cannot be withdrawn by the buyer (issue 33's "Mudar forma de pagamento" is for the
+    # storefront's own Pix): no button, and a forged post changes nothing
+    assert 'data-testid="pix-change"' not in page
+    assert checkout_pix_withdraw(checkout_id=checkout.public_id) == "not_pending"
+    assert PixCharge.objects.get(pk=charge.pk).status == "active"
     # when the buyer pays on time, the same webhook path places the paid order
     with django_capture_on_commit_callbacks(execute=True):
         pay(txid=charge.txid, options=PayOptions())

@@ -192,6 +192,11 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
                     if scroll_width > inner_width:
                         too_wide[f"{name}@{width}"] = (scroll_width, inner_width, culprits)
                     if name == "checkout":
+                        # the card's fields show once the card is chosen (Pix comes first): measured open too
+                        page.get_by_test_id("choose-card").check()
+                        scroll_width, inner_width, culprits = _overflow(page)
+                        if scroll_width > inner_width:
+                            too_wide[f"{name}-card@{width}"] = (scroll_width, inner_width, culprits)
                         if fields := page.eval_on_selector_all("input[placeholder]", PLACEHOLDERS_CUT):
                             cut[f"{name}@{width}"] = fields
                         expiry = page.locator("#card-expiry").bounding_box()

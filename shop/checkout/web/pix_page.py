@@ -8,10 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from payments.due import local_date
@@ -19,7 +21,13 @@ from payments.qr import qr_svg
 from payments.selectors import pix_charge_latest_for_reference
 from shop.cart import cart_clear
 from shop.checkout.selectors import may_open
-from shop.checkout.services import CheckoutNotFound, checkout_get, checkout_pix_refresh, checkout_pix_regenerate
+from shop.checkout.services import (
+    CheckoutNotFound,
+    checkout_get,
+    checkout_pix_refresh,
+    checkout_pix_regenerate,
+    checkout_pix_withdraw,
+)
 from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS, STATUS_INCOMPLETE, TERMINAL_STATUSES
 from shop.checkout.web.views import _get_or_404, _language, _local, _pix_instrument
 from shop.models import Checkout
@@ -100,6 +108,22 @@ def pix_regenerate(request: HttpRequest, checkout_id: str) -> HttpResponse:
     if result.checkout.status == STATUS_IN_PROGRESS:
         return redirect("checkout:pix", checkout_id=checkout_id)
     return redirect("checkout:resume", checkout_id=checkout_id)  # the form shows what blocks it (stock, price…)
+
+
+@require_POST
+def pix_withdraw(request: HttpRequest, checkout_id: str) -> HttpResponse:
+    """ "Mudar forma de pagamento" on a pending Pix: the charge is cancelled at the PSP, then the checkout page
+    offers every payment method again (shop.checkout.services.checkout_pix_withdraw)."""
+    checkout = _get_or_404(request, checkout_id)
+    outcome = checkout_pix_withdraw(checkout_id=checkout.public_id)
+    if outcome == "unavailable":
+        messages.error(request, _("Não foi possível cancelar este Pix agora. Tente de novo em instantes."))
+        return redirect("checkout:pix", checkout_id=checkout_id)
+    if outcome == "settled":
+        return redirect("checkout:pix", checkout_id=checkout_id)  # paid meanwhile: the Pix page goes to the order
+    if outcome == "withdrawn":
+        messages.info(request, _("O Pix foi cancelado e não pode mais ser pago. Escolha como quer pagar."))
+    return redirect("checkout:resume", checkout_id=checkout_id)
 
 
 @require_GET

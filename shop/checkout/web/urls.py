@@ -17,6 +17,7 @@ urlpatterns = [
     path("checkout/<str:checkout_id>/email", views.checkout_email, name="email"),
     path("checkout/<str:checkout_id>/pix", pix_page.pix_page, name="pix"),
     path("checkout/<str:checkout_id>/pix/novo", pix_page.pix_regenerate, name="pix_new"),
+    path("checkout/<str:checkout_id>/pix/trocar", pix_page.pix_withdraw, name="pix_withdraw"),
     path("checkout/<str:checkout_id>/cartao", views.card_pending, name="card_pending"),
     path("checkout/<str:checkout_id>/boleto", boleto_page.boleto_page, name="boleto"),
     path("checkout/<str:checkout_id>/status", pix_page.checkout_status, name="status"),

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from kernel.br_validation import email_valid
 from kernel.json_limits import control_in
+from shop.account.selectors import checkout_defaults, signed_in_email
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
@@ -69,6 +70,7 @@ from shop.checkout.web.boleto_choice import boleto_context, boleto_instrument
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
+from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout, PickupLocation
 from shop.storefront.views import freight_context
@@ -257,6 +259,8 @@ def _render_checkout(
             line_messages.setdefault(index, []).append(message)
     lines = [(line, line_messages.get(i, [])) for i, line in enumerate(view.lines)]
     method = view.fulfillment_methods[0] if view.fulfillment_methods else None
+    card = card_context(view)
+    boleto = boleto_context(view)
     return render(
         request,
         "shop/checkout/checkout.html",
@@ -268,12 +272,33 @@ def _render_checkout(
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
-            "card": card_context(view),
-            "boleto": boleto_context(view),
+            "card": card,
+            "boleto": boleto,
+            "payment_methods": payment_methods(view, card, _posted_method(request), boleto=boleto),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
         },
         status=status,
     )
+
+
+def _with_account_defaults(request: HttpRequest, initial: dict[str, str]) -> dict[str, str]:
+    """A buyer signed in to "Minha conta" finds the form filled from their last order (only the empty fields;
+    nothing is saved until they submit)."""
+    email = signed_in_email(request)
+    if not email:
+        return initial
+    defaults = checkout_defaults(email)
+    return {**initial, **{name: value for name, value in defaults.items() if value and not initial.get(name)}}
+
+
+def _posted_method(request: HttpRequest) -> str:
+    """The payment method the buyer was on when the page comes back (an error, a recalculated total)."""
+    if request.method != "POST":
+        return ""
+    action = request.POST.get("action", "")
+    if action in ("pay", "pay_card", "pay_boleto"):
+        return {"pay_card": "card", "pay_boleto": "boleto"}.get(action, "pix")
+    return str(request.POST.get("payment_method", ""))[:16]
 
 
 def _pickup_locations() -> list[object]:
@@ -317,7 +342,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         submitted = _buyer_submitted(checkout)
         general = form.attach_messages(view.messages) if submitted else []
         if not submitted:
-            form = CheckoutForm(initial=initial_from_view(view))
+            form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
         return _render_checkout(request, checkout, form, general)
 
     form = CheckoutForm(request.POST)
