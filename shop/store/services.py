@@ -62,6 +62,8 @@ class Store:
     # variant nor product says: (grams, length, width, height cm).
     postal_code: str = ""
     default_package: tuple[int, int, int, int] = (300, 20, 15, 5)
+    # Agent trust tiers (issue 35): (permission, least trusted tier allowed or "none"), read by bcp_app's trust module.
+    agent_access: tuple[tuple[str, str], ...] = ()
 
 
 def cnpj_format(value: str) -> str:
@@ -117,6 +119,13 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         pix_discount_bp=int((row.pix_discount_percent or 0) * 100),
         postal_code="".join(c for c in row.postal_code if c.isdigit()),
         default_package=(row.default_weight_grams, row.default_length_cm, row.default_width_cm, row.default_height_cm),
+        agent_access=(
+            ("catalog.browse", row.agents_browse),
+            ("checkout.create", row.agents_checkout),
+            ("checkout.complete", row.agents_complete),
+            ("orders.read", row.agents_orders_read),
+            ("orders.act", row.agents_orders_act),
+        ),
     )
 
 
