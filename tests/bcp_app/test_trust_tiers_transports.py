@@ -36,7 +36,8 @@ def set_tier(permission: str, tier: str) -> None:
 # tool → (permission, arguments besides meta)
 MCP_TOOLS = {
     "search_catalog": (trust.BROWSE, {"catalog": {"query": "café"}}),
-    "create_checkout": (trust.CHECKOUT_CREATE, {"checkout": {"line_items": [{"item": {"id": "SKU-X"}, "quantity": 1}]}}),
+    "create_checkout": (trust.CHECKOUT_CREATE,
+                        {"checkout": {"line_items": [{"item": {"id": "SKU-X"}, "quantity": 1}]}}),
     "get_checkout": (trust.CHECKOUT_CREATE, {"id": "checkout_naoexiste"}),
     "complete_checkout": (trust.CHECKOUT_COMPLETE, {"id": "checkout_naoexiste",
                                                     "checkout": {"payment": {"instruments": [PIX]}}}),
