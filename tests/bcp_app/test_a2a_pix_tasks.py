@@ -197,10 +197,9 @@ def test_resubscribe_streams_the_settlement_and_a_finished_task_takes_no_message
     from a2a.types import Message, Part, Role, SendMessageRequest, SubscribeToTaskRequest
     from a2a.utils.errors import UnsupportedOperationError
     from asgiref.sync import sync_to_async
+    from django.db import connection
 
     from payments.sandbox.services import PayOptions, pay
-
-    from django.db import connection
 
     agent = Platform(shop, fake_platform)
     completing, txid = pix_task(agent)
