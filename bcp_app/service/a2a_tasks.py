@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -41,7 +42,14 @@ _TEXTS = {
                             "en": "Waiting for the Pix payment. You will be notified when it is confirmed."},
     A2ATask.State.COMPLETED: {"pt-br": "Pagamento confirmado. Pedido confirmado.",
                               "en": "Payment confirmed. Order confirmed."},
+    A2ATask.State.CANCELED: {
+        "pt-br": "A compra foi cancelada: o Pix não foi pago a tempo ou o checkout foi cancelado.",
+        "en": "The purchase was canceled: the Pix was not paid in time or the checkout was canceled.",
+    },
 }
+# The checkout's terminal status → the task's.
+_ENDS = {"completed": A2ATask.State.COMPLETED, "canceled": A2ATask.State.CANCELED}
+RECONCILE_AFTER = timedelta(minutes=1)  # a settlement ends its task at once; the sweep looks at older ones
 
 
 def _now() -> str:
@@ -144,31 +152,58 @@ def task_settle(*, checkout_id: str) -> int:
     waiting = A2ATask.objects.filter(checkout_id=checkout_id, state=A2ATask.State.WORKING)
     if not waiting.exists():
         return 0
-    with transaction.atomic():
-        return _settle(checkout_id, list(waiting.select_for_update().order_by("pk")))
-
-
-def _settle(checkout_id: str, rows: list[A2ATask]) -> int:
-    if not rows:  # settled meanwhile by another run
-        return 0
     try:
         result = services.checkout_get(checkout_id=checkout_id)
     except services.CheckoutNotFound:
         return 0
-    if result.checkout.status != "completed":  # the shop refused the payment (canceled checkout): still waiting
+    if result.checkout.status != "completed":  # the shop refused the payment (canceled checkout): the sweep ends it
+        return 0
+    with transaction.atomic():
+        return _end(list(waiting.select_for_update().order_by("pk")), result)
+
+
+def _end(rows: list[A2ATask], result: Any) -> int:
+    """End `working` tasks (locked) with their checkout's terminal status; each gets its push row."""
+    state = _ENDS.get(str(result.checkout.status))
+    if state is None:
         return 0
     for row in rows:
         ctx = RequestContext(transport="a2a", profile_url=row.profile_url, profile=_profile(row.profile_url),
                              capabilities=dict(row.capabilities), language=row.language)
         checkout = checkout_result(ctx, result).body
-        task = task_dict(task_id=row.task_id, context_id=row.context_id, state=A2ATask.State.COMPLETED,
-                         checkout=checkout, language=row.language)
-        row.state = A2ATask.State.COMPLETED
+        task = task_dict(task_id=row.task_id, context_id=row.context_id, state=state, checkout=checkout,
+                         language=row.language)
+        row.state = state
         row.version += 1
         row.task_json = json.dumps(task)
         row.save(update_fields=["state", "version", "task_json", "updated_at"])
         _push(row, task)
     return len(rows)
+
+
+def tasks_reconcile(*, limit: int = 100) -> int:
+    """Beat sweep: end the `working` tasks whose checkout ended without them (the Pix expired and the checkout
+    was canceled, the shop refused a payment, or a settlement that never reached this receiver), so no task and
+    no resubscriber waits forever. The checkout is read (and expired if due) before the tasks are locked: the
+    settlement locks the checkout first, then the tasks, and this keeps to that order."""
+    cutoff = timezone.now() - RECONCILE_AFTER
+    checkout_ids = list(dict.fromkeys(
+        A2ATask.objects.filter(state=A2ATask.State.WORKING, updated_at__lte=cutoff)
+        .order_by("updated_at").values_list("checkout_id", flat=True)[:limit]
+    ))
+    ended = 0
+    for checkout_id in checkout_ids:
+        try:
+            result = services.checkout_get(checkout_id=checkout_id)
+        except services.CheckoutNotFound:
+            continue
+        if str(result.checkout.status) not in _ENDS:
+            continue
+        with transaction.atomic():
+            rows = list(A2ATask.objects.select_for_update()
+                        .filter(checkout_id=checkout_id, state=A2ATask.State.WORKING).order_by("pk"))
+            ended += _end(rows, result)
+    return ended
 
 
 def on_charge_settled(sender: Any, *, reference: str, **_: Any) -> None:

@@ -24,7 +24,7 @@ from shop.invoicing.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v5"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
+CACHE_KEY = "shop:store-settings:v6"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
 POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
 
 

@@ -147,6 +147,11 @@ def store_row() -> StoreSettings:
     return row
 
 
+def store_cache_key() -> str:
+    """The cache entry `store_get` reads, for a caller that prefetches it (bcp_app's request context)."""
+    return CACHE_KEY
+
+
 def store_get() -> Store:
     """The store settings for display (cached; no query on a warm cache)."""
     cached = request_cache.get(CACHE_KEY)  # once per request

@@ -244,3 +244,34 @@ def test_the_agent_card_says_tasks_are_streamed_and_pushed(shop: LiveServer) -> 
     capabilities = httpx.get(f"{shop.base_url}/.well-known/agent-card.json", timeout=10).json()["capabilities"]
 
     assert (capabilities["streaming"], capabilities["pushNotifications"]) == (True, True)
+
+
+def test_a_task_whose_checkout_ends_unpaid_is_canceled_by_the_sweep_and_pushed(
+    shop: LiveServer, fake_platform: FakePlatform
+) -> None:
+    """PIX.md §2 expiry / BCP-CHK-14 cancel during `complete_in_progress`: the checkout ends without a settlement;
+    the beat sweep ends its task (`canceled`, with the canceled checkout) so no resubscriber waits forever."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bcp_app.models import A2ATask
+    from bcp_app.tasks import reconcile_a2a_tasks
+
+    agent = Platform(shop, fake_platform, push_url=fake_platform.url(PUSH_PATH))
+    completing, _txid = pix_task(agent)
+    task = completing["task"]
+    canceled = checkout_in(agent.send({"action": "cancel_checkout"}, context_id=task["contextId"])["message"])
+    assert canceled["status"] == "canceled"
+    fresh = reconcile_a2a_tasks()  # a task is left alone for a minute (its settlement may be on its way)
+    A2ATask.objects.filter(task_id=task["id"]).update(updated_at=timezone.now() - timedelta(minutes=2))
+
+    ended = reconcile_a2a_tasks()
+    again = reconcile_a2a_tasks()
+
+    assert (fresh, ended, again) == (0, 1, 0)
+    done = agent.get_task(task["id"])
+    assert done["status"]["state"] == "TASK_STATE_CANCELED"
+    assert checkout_in(done["status"]["message"])["status"] == "canceled"
+    [received] = pushes(fake_platform)
+    assert json.loads(received.body)["task"]["status"]["state"] == "TASK_STATE_CANCELED"
