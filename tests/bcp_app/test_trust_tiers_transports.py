@@ -139,3 +139,91 @@ def test_a2a_signed_agent_builds_a_checkout_where_signatures_are_required(
                      {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
 
     assert part(added, "a2a.bcp.checkout")["line_items"][0]["item"]["id"] == "PIXEL-10-PRO"
+
+
+def mcp_caller(tier: str, live_mcp: Any, fake_platform: FakePlatform) -> Any:
+    """A function calling one MCP tool as a caller of `tier`, returning the structured result or the MCPError."""
+    from mcp.shared.exceptions import MCPError
+
+    from bcp_app.service.platforms import platform_create
+
+    profile_url = fake_platform.publish()
+    if tier == "signed":
+        shopper = SignedShopper(live_mcp.mcp_url, profile_url, fake_platform.key)
+
+        def signed(tool: str, arguments: dict[str, Any]) -> Any:
+            try:
+                return shopper.tool(tool, key=str(uuid.uuid4()), **arguments)
+            except MCPError as exc:
+                return exc
+
+        return signed
+    headers = {}
+    if tier == "registered":
+        headers = {"Authorization": f"Bearer {platform_create(name='R', profile_url=profile_url).api_key}"}
+
+    def plain(tool: str, arguments: dict[str, Any]) -> Any:
+        meta = test_mcp_helpers.bcp_meta(key=str(uuid.uuid4()), profile=profile_url)
+        try:
+            return test_mcp_helpers.call(live_mcp.mcp_url, tool, {"meta": meta, **arguments},
+                                         headers=headers).structured_content
+        except MCPError as exc:
+            return exc
+
+    return plain
+
+
+@pytest.mark.parametrize("required", ["registered", "signed"])
+@pytest.mark.parametrize("tier", ["anonymous", "registered", "signed"])
+@pytest.mark.parametrize("tool", ["get_checkout", "complete_checkout"])
+def test_mcp_tool_per_tier_bcp_err_04(live_mcp: Any, fake_platform: FakePlatform, transactional_db: None,
+                                      tool: str, tier: str, required: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    permission, arguments = MCP_TOOLS[tool]
+    set_tier(permission, required)
+
+    outcome = mcp_caller(tier, live_mcp, fake_platform)(tool, arguments)
+
+    rank = {"anonymous": 0, "registered": 1, "signed": 2}
+    if rank[tier] >= rank[required]:
+        assert [m["code"] for m in outcome["messages"]] == ["not_found"]  # the operation ran
+    else:
+        assert isinstance(outcome, MCPError)
+        expected = "signature_missing" if tier == "registered" else "unauthenticated"
+        assert (outcome.error.code, outcome.error.data["code"]) == (-32000, expected)
+
+
+# A2A intent → (permission, data part)
+A2A_INTENTS = {
+    "add_to_checkout": (trust.CHECKOUT_CREATE, {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"}),
+    "get_order": (trust.ORDERS_READ, {"action": "get_order", "order_id": "order_naoexiste"}),
+    "policies.search": (trust.BROWSE, {"action": "policies.search", "query": "trocas"}),
+}
+
+
+@pytest.mark.parametrize("tier", ["anonymous", "signed"])
+@pytest.mark.parametrize("intent", list(A2A_INTENTS))
+def test_a2a_intent_per_tier_where_signatures_are_required(
+    live_a2a: LiveServer, fake_platform: FakePlatform, transactional_db: None, settings: Any, intent: str, tier: str
+) -> None:
+    from a2a.utils.errors import InvalidRequestError
+
+    settings.BCP_PUBLIC_URL = live_a2a.base_url
+    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+    permission, payload = A2A_INTENTS[intent]
+    set_tier(permission, "signed")
+    key = fake_platform.key if tier == "signed" else None
+
+    if tier == "signed":
+        reply = a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
+        assert reply["parts"]  # answered
+        if intent == "get_order":
+            assert [m["code"] for m in part(reply, "a2a.bcp.order")["messages"]] == ["not_found"]
+    elif permission == trust.ORDERS_READ:  # BCP §7: the Error Response, inside the reply
+        reply = a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
+        assert [m["code"] for m in part(reply, "a2a.bcp.order")["messages"]] == ["unauthorized"]
+    else:
+        with pytest.raises(InvalidRequestError) as caught:
+            a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
+        assert "assine as requisições (RFC 9421)" in str(caught.value)
