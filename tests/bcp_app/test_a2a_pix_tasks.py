@@ -275,3 +275,51 @@ def test_a_task_whose_checkout_ends_unpaid_is_canceled_by_the_sweep_and_pushed(
     assert checkout_in(done["status"]["message"])["status"] == "canceled"
     [received] = pushes(fake_platform)
     assert json.loads(received.body)["task"]["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_push_config_methods_set_the_url_of_an_open_task_and_list_tasks_shows_it(
+    shop: LiveServer, fake_platform: FakePlatform
+) -> None:
+    """A2A CreateTaskPushNotificationConfig / ListTaskPushNotificationConfigs / ListTasks on our tasks."""
+    from a2a.types import ListTaskPushNotificationConfigsRequest, ListTasksRequest, TaskPushNotificationConfig
+
+    from payments.sandbox.services import PayOptions, pay
+
+    agent = Platform(shop, fake_platform)  # nothing registered, nothing named in the message
+    completing, txid = pix_task(agent)
+    task = completing["task"]
+
+    async def configure() -> tuple[Any, Any, Any]:
+        async with httpx.AsyncClient(headers=agent.headers, timeout=30) as http:
+            client = await agent.client(http)
+            created = await client.create_task_push_notification_config(
+                TaskPushNotificationConfig(task_id=task["id"], url=fake_platform.url(PUSH_PATH), token="t-1"))
+            listed = await client.list_task_push_notification_configs(
+                ListTaskPushNotificationConfigsRequest(task_id=task["id"]))
+            tasks = await client.list_tasks(ListTasksRequest(context_id=task["contextId"]))
+            return created, listed, tasks
+
+    created, listed, tasks = asyncio.run(configure())
+    pay(txid=txid, options=PayOptions())
+
+    assert (created.task_id, created.url) == (task["id"], fake_platform.url(PUSH_PATH))
+    assert [c.url for c in listed.configs] == [fake_platform.url(PUSH_PATH)]
+    assert [t.id for t in tasks.tasks] == [task["id"]]
+    [received] = pushes(fake_platform)
+    assert json.loads(received.body)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_push_url_on_a_private_address_is_refused(shop: LiveServer, fake_platform: FakePlatform,
+                                                     settings: Any) -> None:
+    """BCP §3 outbound rules (BCP-WH-07) for the push URL a message names: no special-use addresses."""
+    from a2a.types import TaskPushNotificationConfig
+    from a2a.utils.errors import InvalidParamsError
+
+    agent = Platform(shop, fake_platform)
+    added = agent.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
+
+    with pytest.raises(InvalidParamsError) as caught:
+        agent.send({"action": "get_checkout"}, context_id=added["message"]["contextId"],
+                   push=TaskPushNotificationConfig(url="http://10.0.0.5/push"))
+
+    assert "taskPushNotificationConfig.url" in str(caught.value)

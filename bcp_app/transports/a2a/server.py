@@ -440,7 +440,8 @@ class BcpDispatcher(JsonRpcDispatcher):
                 result = {"task": reply["task"]}  # a Pix complete: the task we opened (issue 35)
             elif reply is not None and isinstance(message, dict) and message.get("messageId") == reply.get("messageId"):
                 result = {"message": reply}
-            elif isinstance(stored, dict) and isinstance(result, dict) and result.get("id") == stored.get("id"):
+            elif isinstance(stored, dict) and isinstance(result, dict) and "status" in result \
+                    and result.get("id") == stored.get("id"):
                 result = stored  # GetTask: the stored task verbatim (integers and member order kept)
             handler_result = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": intify(result)}
         return super()._create_response(context, handler_result)
