@@ -117,13 +117,35 @@ def refusal(ctx: RequestContext, permission: str) -> ProtocolError | None:
     )
 
 
+# An order refusal is a business outcome (BCP §7), so it speaks the caller's language like the order would.
+_WHAT_EN = {ORDERS_READ: "read orders", ORDERS_ACT: "cancel orders or request returns"}
+# What get_order answered an anonymous caller before the tiers existed (still the default policy's answer).
+_ORDER_UNAUTHORIZED = {"pt-br": "Sem autorização para acessar este pedido.",
+                       "en": "Not authorized to access this order."}
+
+
+def _order_refusal_text(ctx: RequestContext, permission: str, refused: ProtocolError) -> str:
+    english = ctx.language == "en"
+    if permission == ORDERS_READ and refused.code == "unauthenticated" and policy()[permission] == REGISTERED:
+        return _ORDER_UNAUTHORIZED["en" if english else "pt-br"]
+    if not english:
+        return refused.content
+    what = _WHAT_EN[permission]
+    if refused.code == "forbidden":
+        return f"This store does not allow agents to {what}."
+    if refused.code == "signature_missing" or policy()[permission] == SIGNED:
+        return f"This store requires signed requests (RFC 9421) to {what}."
+    return f"Authenticate with an API key or an HTTP signature (RFC 9421) to {what}."
+
+
 def check(ctx: RequestContext, permission: str) -> OperationResult | None:
     """None when the caller may; raises the protocol error; for order permissions, the §7 Error Response."""
     refused = refusal(ctx, permission)
     if refused is None:
         return None
     if permission in ORDER_PERMISSIONS:
-        body = error_response("unauthorized", refused.content, capabilities=ctx.ucp_capabilities(ORDER) or None)
+        content = _order_refusal_text(ctx, permission, refused)
+        body = error_response("unauthorized", content, capabilities=ctx.ucp_capabilities(ORDER) or None)
         return OperationResult(200, body)
     raise refused
 

@@ -133,6 +133,22 @@ def test_the_defaults_keep_what_the_shop_did_and_are_advertised(client: Client) 
     })}
 
 
+def test_the_advertised_access_validates_against_its_schema(client: Client) -> None:
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
+    import bcp_app
+
+    schema = json.loads((Path(bcp_app.__file__).parent / "jsonschemas/shopping/agent_access.json").read_text())
+    set_tier(trust.ORDERS_READ, "signed")
+    services = client.get("/.well-known/bcp").json()["ucp"]["services"]["br.dev.bcp.shopping"]
+
+    validator = Draft202012Validator({**schema, "$ref": "#/$defs/config"})
+    for service in services:
+        assert list(validator.iter_errors(service["config"]["access"])) == []
+
+
 def test_a_changed_policy_is_advertised_at_once(client: Client) -> None:
     set_tier(trust.CHECKOUT_COMPLETE, "signed")
     set_tier(trust.ORDERS_ACT, "none")
@@ -162,7 +178,7 @@ def test_rest_operation_per_tier_bcp_err_03_sig_04(caller_of: Any, operation: st
             assert [m["code"] for m in messages] == ["not_found"]
         else:
             assert [m["code"] for m in messages] == ["unauthorized"]
-            assert "pedidos" in messages[0]["content"]
+            assert "pedido" in messages[0]["content"]  # Portuguese; the default's answer is get_order's own
         return
     if refusal is None:
         assert response.status_code in (200, 201), response.content
@@ -173,6 +189,21 @@ def test_rest_operation_per_tier_bcp_err_03_sig_04(caller_of: Any, operation: st
     assert content.startswith(("Esta loja", "Autentique-se")), content  # Portuguese, says what to do
     if refusal == "unauthenticated":
         assert response["WWW-Authenticate"] == 'Bearer realm="bcp"'
+
+
+def test_order_refusals_speak_the_callers_language_bcp_ord_02(caller_of: Any) -> None:
+    """An order refusal is a business outcome: `Accept-Language: en` gets English, like the order itself."""
+    call = caller_of("registered")
+    set_tier(trust.ORDERS_READ, "signed")
+
+    english = call.client.get("/bcp/v1/orders/order_naoexiste0000", headers={
+        "BCP-Agent": f'profile="{call.profile_url}"', "Authorization": f"Bearer {call.api_key}",
+        "Accept-Language": "en"}).json()
+    portuguese = call("get", "/orders/order_naoexiste0000").json()
+
+    assert english["messages"][0]["content"] == "This store requires signed requests (RFC 9421) to read orders."
+    assert portuguese["messages"][0]["content"] == "Esta loja exige requisições assinadas (RFC 9421) para consultar " \
+        "pedidos."
 
 
 def test_an_allowed_anonymous_caller_still_never_reads_an_order_bcp_ord_02(caller_of: Any) -> None:

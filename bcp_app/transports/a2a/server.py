@@ -15,7 +15,9 @@ The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; thi
 
 The business work (intents → operations, contexts, messageId idempotency) is synchronous Django code in
 `actions.handle_message`. Nothing is kept in process memory between requests: every reply is a direct
-`Message` and contexts live in Postgres, so any process can answer any message.
+`Message`, except a Pix complete waiting for the PSP, answered with a Task (issue 35) that lives in Postgres
+(`bcp_app/service/a2a_tasks.py`) behind the SDK's task store, push-config store and event stream interfaces
+(`tasks.py`); contexts live in Postgres too, so any process can answer any message, GetTask or SubscribeToTask.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ from bcp_app.transports.a2a.tasks import (
     BcpPushConfigStore,
     BcpTaskEventStream,
     BcpTaskStore,
+    db_call,
     task_proto,
 )
 from kernel.ops.request_cache import request_scope
@@ -303,7 +306,7 @@ class BcpAgentExecutor(AgentExecutor):
         await event_queue.enqueue_event(to_proto(reply))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise UnsupportedOperationError(message="Este agente responde com mensagens diretas; não há tarefas.")
+        raise TaskNotCancelableError(message="Para desistir, cancele o checkout (cancel_checkout).")
 
 
 async def push_url_ok(url: str) -> bool:
@@ -342,7 +345,7 @@ class BcpRequestHandler(DefaultRequestHandler):
         if not task_id:
             return
         principal = context.state["bcp_context"].principal
-        row = await sync_to_async(a2a_tasks.task_for_caller, thread_sensitive=False)(task_id, principal)
+        row = await db_call(a2a_tasks.task_for_caller, task_id, principal)
         if row is None:
             raise TaskNotFoundError(message=f"Tarefa {task_id} não encontrada.")
         if row.state in a2a_tasks.TERMINAL:

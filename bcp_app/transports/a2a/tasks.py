@@ -50,7 +50,8 @@ def _db(function: Any, *args: Any, **kwargs: Any) -> Any:
         close_old_connections()
 
 
-async def _call(function: Any, *args: Any, **kwargs: Any) -> Any:
+async def db_call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """`function` (ORM) in a worker thread, its connection closed after as a request's would be."""
     return await sync_to_async(_db, thread_sensitive=False)(function, *args, **kwargs)
 
 
@@ -61,7 +62,7 @@ def task_proto(task: dict[str, Any]) -> Task:
 class BcpTaskStore(VersionedTaskStore):
     async def save(self, task: Task, *, event: Event | None, prev: Task | None, prev_version: TaskVersion,
                    context: ServerCallContext) -> TaskVersion:
-        if await _call(a2a_tasks.task_row, task.id) is not None:
+        if await db_call(a2a_tasks.task_row, task.id) is not None:
             raise UnsupportedOperationError(message="Esta tarefa muda somente quando o pagamento é liquidado.")
         return TaskVersion.MISSING  # the SDK's record of a direct Message reply: nothing to keep
 
@@ -69,7 +70,7 @@ class BcpTaskStore(VersionedTaskStore):
         principal = _principal(context)
         if principal is None:
             return None
-        row = await _call(a2a_tasks.task_for_caller, task_id, principal)
+        row = await db_call(a2a_tasks.task_for_caller, task_id, principal)
         if row is None:
             return None
         task = json.loads(row.task_json)
@@ -81,7 +82,7 @@ class BcpTaskStore(VersionedTaskStore):
         if principal is None:
             return ListTasksResponse()
         limit = params.page_size if 0 < params.page_size <= 100 else 50
-        rows = await _call(a2a_tasks.tasks_for_caller, principal, context_id=params.context_id, limit=limit)
+        rows = await db_call(a2a_tasks.tasks_for_caller, principal, context_id=params.context_id, limit=limit)
         tasks = [task_proto(json.loads(row.task_json)) for row in rows]
         return ListTasksResponse(tasks=tasks, page_size=limit, total_size=len(tasks))
 
@@ -97,13 +98,13 @@ class BcpPushConfigStore(PushNotificationConfigStore):
         principal = _principal(context)
         if principal is None:
             return None
-        row = await _call(a2a_tasks.task_set_push, task_id, principal, url=notification_config.url,
+        row = await db_call(a2a_tasks.task_set_push, task_id, principal, url=notification_config.url,
                           token=notification_config.token)
         return _config(row) if row is not None else None
 
     async def get_info(self, task_id: str, context: ServerCallContext) -> list[TaskPushNotificationConfig]:
         principal = _principal(context)
-        row = await _call(a2a_tasks.task_for_caller, task_id, principal) if principal else None
+        row = await db_call(a2a_tasks.task_for_caller, task_id, principal) if principal else None
         return [_config(row)] if row is not None and row.push_url else []
 
     async def get_info_for_dispatch(self, task_id: str) -> list[TaskPushNotificationConfig]:
@@ -112,7 +113,7 @@ class BcpPushConfigStore(PushNotificationConfigStore):
     async def delete_info(self, task_id: str, context: ServerCallContext, config_id: str | None = None) -> None:
         principal = _principal(context)
         if principal is not None:
-            await _call(a2a_tasks.task_set_push, task_id, principal, url="", token="")
+            await db_call(a2a_tasks.task_set_push, task_id, principal, url="", token="")
 
 
 def _config(row: Any) -> TaskPushNotificationConfig:
@@ -126,7 +127,7 @@ class BcpTaskEventStream(TaskEventStream):
     async def subscribe(self, task_id: str, *, after: TaskVersion) -> AsyncGenerator[VersionedEvent, None]:  # type: ignore[override]
         last = after
         while True:
-            found = await _call(a2a_tasks.task_row, task_id)
+            found = await db_call(a2a_tasks.task_row, task_id)
             if found is not None:
                 version, state, task_json = found
                 current = TaskVersion(version)
