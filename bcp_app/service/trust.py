@@ -97,13 +97,20 @@ def allowed(ctx: RequestContext, permission: str) -> bool:
 
 def refusal(ctx: RequestContext, permission: str) -> ProtocolError | None:
     """The §5.4 protocol error refusing `permission` to this caller, None when its tier may."""
-    if ctx.transport not in _AGENT_TRANSPORTS or allowed(ctx, permission):
+    if ctx.transport not in _AGENT_TRANSPORTS:
         return None
+    return tier_refusal(tier_of(ctx), permission)
+
+
+def tier_refusal(tier: str, permission: str) -> ProtocolError | None:
+    """The §5.4 protocol error refusing `permission` to a caller of `tier`, None when that tier may."""
     needed = policy()[permission]
+    if needed != NOBODY and _RANK[tier] >= _RANK.get(needed, _RANK[SIGNED]):
+        return None
     what = _WHAT[permission]
     if needed == NOBODY:
         return ProtocolError("forbidden", f"Esta loja não permite que agentes possam {what}.")
-    if needed == SIGNED and tier_of(ctx) == REGISTERED:
+    if needed == SIGNED and tier == REGISTERED:
         return ProtocolError(
             "signature_missing", f"Esta loja exige requisições assinadas (RFC 9421) para {what}."
         )

@@ -227,3 +227,20 @@ def test_a2a_intent_per_tier_where_signatures_are_required(
         with pytest.raises(InvalidRequestError) as caught:
             a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
         assert "assine as requisições (RFC 9421)" in str(caught.value)
+
+
+def test_the_seed_002_catalogue_tools_browse_under_the_same_tier(
+    live_mcp: Any, fake_platform: FakePlatform, transactional_db: None
+) -> None:
+    """The typed tools (`catalogue.list`, seed 002) are catalog browsing too: refused alike, allowed with a key."""
+    from bcp_app.service.platforms import platform_create
+
+    set_tier(trust.BROWSE, "registered")
+    api_key = platform_create(name="Registrada", profile_url=fake_platform.publish()).api_key
+
+    error = test_mcp_helpers.call_error(live_mcp.mcp_url, "catalogue.list", {"query": "café"})
+    allowed = test_mcp_helpers.call(live_mcp.mcp_url, "catalogue.list", {"query": "café"},
+                                    headers={"Authorization": f"Bearer {api_key}"})
+
+    assert (error.error.code, error.error.data["code"]) == (-32000, "unauthenticated")
+    assert allowed.structured_content["status"] == "ok"
