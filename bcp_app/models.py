@@ -139,6 +139,8 @@ class WebhookDelivery(models.Model):
     # The orders outbox row this delivery comes from: a re-run of that row finds this delivery.
     source_key = models.CharField(max_length=120, null=True, blank=True, unique=True)
     body = models.TextField(_("corpo"))
+    # Headers sent beside the signed ones (the A2A push notification token, issue 35); not signed.
+    extra_headers = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveIntegerField(_("tentativas"), default=0)
     status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
     last_status_code = models.PositiveSmallIntegerField(_("último HTTP"), null=True, blank=True)

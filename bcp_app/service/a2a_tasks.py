@@ -139,7 +139,10 @@ def _push(row: A2ATask, task: dict[str, Any]) -> None:
     delivery, created = WebhookDelivery.objects.get_or_create(
         source_key=f"a2a:{row.task_id}:{task['status']['state']}",
         defaults={"order_id": row.checkout_id, "platform_id": row.platform_id, "url": url, "event": PUSH_EVENT,
-                  "body": json.dumps({"task": task}), "next_attempt_at": timezone.now()},
+                  "body": json.dumps({"task": task}), "next_attempt_at": timezone.now(),
+                  # A2A: the token the platform gave with this task's URL comes back in this header
+                  "extra_headers": {"X-A2A-Notification-Token": row.push_token} if row.push_token and row.push_url
+                  else {}},
     )
     if created:
         enqueue_on_commit("bcp_app.tasks.deliver_order_webhook", delivery.pk)

@@ -189,6 +189,7 @@ def test_the_push_url_named_in_the_message_wins_and_tasks_belong_to_their_caller
 
     [received] = pushes(fake_platform)
     assert json.loads(received.body)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert received.headers["x-a2a-notification-token"] == "tok-123"  # A2A: the task's token comes back
 
 
 def test_resubscribe_streams_the_settlement_and_a_finished_task_takes_no_message_bcp_a2a_08(
