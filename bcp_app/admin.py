@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from bcp_app.models import Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
+from bcp_app.models import A2ATask, Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
 from bcp_app.service.platforms import platform_revoke
 from bcp_app.tasks import deliver_order_webhook
 
@@ -28,7 +28,7 @@ class PlatformAdmin(admin.ModelAdmin):
     list_filter = ["active"]
     search_fields = ["name", "public_id", "profile_url"]
     readonly_fields = ["public_id", "key_prefix", "active", "revoked_at", "created_at"]
-    fields = ["name", "profile_url", "public_id", "key_prefix", "active", "revoked_at", "created_at"]
+    fields = ["name", "profile_url", "a2a_push_url", "public_id", "key_prefix", "active", "revoked_at", "created_at"]
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -84,4 +84,16 @@ class Ap2MandateAdmin(ReadOnlyAdmin):
     search_fields = ["checkout_id", "platform_id"]
     readonly_fields = ["checkout_id", "platform_id", "issuer_kid", "audience", "signed_total", "verified_at",
                        "mandate", "claims"]
+    fields = readonly_fields
+
+
+@admin.register(A2ATask)
+class A2ATaskAdmin(ReadOnlyAdmin):
+    """A2A tasks (a Pix complete waiting for the PSP); they change only through the settlement."""
+
+    list_display = ["task_id", "checkout_id", "platform_id", "state", "version", "created_at", "updated_at"]
+    list_filter = ["state"]
+    search_fields = ["task_id", "checkout_id", "context_id", "platform_id"]
+    readonly_fields = ["task_id", "context_id", "checkout_id", "platform_id", "state", "version", "push_url",
+                       "task_json", "created_at", "updated_at"]
     fields = readonly_fields

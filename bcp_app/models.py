@@ -27,6 +27,9 @@ class Platform(models.Model):
     key_prefix = models.CharField(_("prefixo da chave"), max_length=16, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     profile_url = models.URLField(_("URL do perfil BCP"), max_length=2048, blank=True)
+    # Where A2A task push notifications go when a task names no URL of its own (issue 35; signed like order
+    # webhooks, retried through their outbox).
+    a2a_push_url = models.URLField(_("URL de notificações A2A"), max_length=2048, blank=True)
     active = models.BooleanField(_("ativa"), default=True)
     revoked_at = models.DateTimeField(_("revogada em"), null=True, blank=True)
     created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
@@ -136,6 +139,8 @@ class WebhookDelivery(models.Model):
     # The orders outbox row this delivery comes from: a re-run of that row finds this delivery.
     source_key = models.CharField(max_length=120, null=True, blank=True, unique=True)
     body = models.TextField(_("corpo"))
+    # Headers sent beside the signed ones (the A2A push notification token, issue 35); not signed.
+    extra_headers = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveIntegerField(_("tentativas"), default=0)
     status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
     last_status_code = models.PositiveSmallIntegerField(_("último HTTP"), null=True, blank=True)
@@ -203,3 +208,43 @@ class Ap2Mandate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.checkout_id} ({self.verified_at:%Y-%m-%d %H:%M})"
+
+
+class A2ATask(models.Model):
+    """An A2A Task (issue 35): a Pix complete that waits for the PSP, `working` until the charge settles.
+
+    `task_json` is the Task as the platform reads it (A2A 1.0 ProtoJSON, rendered verbatim); `version` grows
+    with every change (the SDK's `VersionedTaskStore` contract, and what resubscribers tail). Scoped to the
+    caller that created it (`principal`, as idempotency is). The checkout is presented again at settlement with
+    what was negotiated then (`profile_url`, `capabilities`, `language`).
+    """
+
+    class State(models.TextChoices):
+        WORKING = "TASK_STATE_WORKING", _("em andamento")
+        COMPLETED = "TASK_STATE_COMPLETED", _("concluída")
+        FAILED = "TASK_STATE_FAILED", _("falhou")
+        CANCELED = "TASK_STATE_CANCELED", _("cancelada")
+
+    task_id = models.CharField(max_length=64, unique=True)
+    context_id = models.CharField(max_length=64)
+    checkout_id = models.CharField(_("checkout"), max_length=64, db_index=True)
+    principal = models.CharField(max_length=128)
+    platform_id = models.CharField(_("plataforma"), max_length=80, blank=True)
+    state = models.CharField(_("estado"), max_length=32, choices=State.choices, default=State.WORKING)
+    version = models.PositiveIntegerField(default=1)
+    task_json = models.TextField()
+    profile_url = models.TextField()
+    capabilities = models.JSONField(default=dict)
+    language = models.CharField(max_length=8, default="pt-br")
+    push_url = models.TextField(_("URL de notificação"), blank=True)
+    push_token = models.CharField(max_length=256, blank=True)
+    created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizada em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("tarefa A2A")
+        verbose_name_plural = _("tarefas A2A")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} ({self.state})"

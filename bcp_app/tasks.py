@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from bcp_app.service import idempotency, webhooks
+from bcp_app.service import a2a_tasks, idempotency, webhooks
 
 
 @shared_task(name="bcp_app.tasks.purge_idempotency_records")
@@ -40,3 +40,9 @@ def retry_order_webhooks() -> int:
     for delivery_id in due:
         webhooks.webhook_deliver(delivery_id=delivery_id)
     return len(due)
+
+
+@shared_task(name="bcp_app.tasks.reconcile_a2a_tasks")
+def reconcile_a2a_tasks() -> int:
+    """Beat sweep: A2A tasks whose checkout ended without a settlement reaching them (Pix expired) end too."""
+    return a2a_tasks.tasks_reconcile()

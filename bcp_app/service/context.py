@@ -22,6 +22,7 @@ from kernel.ops import request_cache
 from kernel.ops.access_log import annotate
 from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.selectors import CheckoutOwner, agent_key
+from shop.store.services import store_cache_key
 
 KEY_REFRESH_INTERVAL = 60  # BCP-SIG-05: at most one profile refresh per minute for an unknown kid
 # What an operation will read from the cache after identity, fetched in identity's round trip: every checkout
@@ -144,6 +145,8 @@ def resolve_context(
         wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
         wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
+    elif operation is not None:  # the agent trust tiers (bcp_app/service/trust.py) read the store settings
+        wanted.append(store_cache_key())
     count = request_cache.prefetch(
         *(key for key in wanted if key is not None),
         counter=(counted.key, counted.timeout) if counted is not None else None,

@@ -34,6 +34,7 @@ from bcp_app.protocol.names import (
     SPEC_BASE,
 )
 from bcp_app.protocol.permalink import endpoint_url
+from bcp_app.service.trust import access_config
 from payments.brcode import BRCodeError, merchant_text
 from payments.merchant import pix_merchant
 from shop.checkout.services import boleto_offered
@@ -261,7 +262,9 @@ def service_entries() -> list[dict[str, Any]]:
                 "endpoint": public_url("/.well-known/agent-card.json"),
             }
         )
-    return services
+    # The agent trust tiers (issue 35): what each kind of caller may do here, in the entity's open `config`.
+    access = access_config()
+    return [{**service, "config": {"access": access}} for service in services]
 
 
 def business_profile() -> dict[str, Any]:

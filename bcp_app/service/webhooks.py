@@ -193,7 +193,8 @@ def _attempt(delivery: WebhookDelivery) -> str:
     error = ""
     started = time.monotonic()
     try:
-        response = outbound.post(delivery.url, raw, signed_headers(delivery, raw), max_bytes=64 * 1024)
+        headers = {**(delivery.extra_headers or {}), **signed_headers(delivery, raw)}
+        response = outbound.post(delivery.url, raw, headers, max_bytes=64 * 1024)
         status_code = response.status_code
     except outbound.OutboundError as exc:
         error = f"{exc.kind}: {exc.message}"[:300]

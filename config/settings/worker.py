@@ -52,6 +52,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute=17),
     },
     "retry-order-webhooks": {"task": "bcp_app.tasks.retry_order_webhooks", "schedule": timedelta(minutes=1)},
+    # A2A tasks of Pix completes whose checkout ended without a settlement (Pix expired): ended, pushed (issue 35).
+    "reconcile-a2a-tasks": {"task": "bcp_app.tasks.reconcile_a2a_tasks", "schedule": timedelta(minutes=1)},
     # Buyer e-mails whose after-commit enqueue was lost (broker down) are sent by this sweep, still once.
     "send-pending-order-emails": {"task": "orders.tasks.send_pending_emails", "schedule": timedelta(minutes=5)},
     # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.

@@ -20,6 +20,8 @@ from shop.store.services import cnpj_format, store_row
 PIX_DISCOUNT_MAX = Decimal("50")  # the model's cap (StoreSettings.pix_discount_percent)
 # Freight measures a saved form may leave empty: the model's default then (a form posted before they existed).
 PACKAGE_DEFAULTS = ("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm")
+# The agent tiers (issue 35) a form posted before they existed leaves out: their defaults (today's behaviour).
+AGENT_DEFAULTS = ("agents_browse", "agents_checkout", "agents_complete", "agents_orders_read", "agents_orders_act")
 
 
 class StoreSettingsForm(forms.ModelForm):
@@ -34,6 +36,9 @@ class StoreSettingsForm(forms.ModelForm):
         for name in PACKAGE_DEFAULTS:
             if name in self.fields:
                 self.fields[name].required = False  # empty = the shop's default measure
+        for name in AGENT_DEFAULTS:
+            if name in self.fields:
+                self.fields[name].required = False  # absent = today's default for that permission
         if "pix_discount_percent" in self.fields:
             model_field = self.fields["pix_discount_percent"]
             # The limits on the form field: "150" got Django's sentence about digits before the decimal point
@@ -55,6 +60,9 @@ class StoreSettingsForm(forms.ModelForm):
         cleaned = super().clean()
         for name in PACKAGE_DEFAULTS:
             if name in self.fields and cleaned.get(name) in (None, 0):
+                cleaned[name] = StoreSettings._meta.get_field(name).get_default()
+        for name in AGENT_DEFAULTS:
+            if name in self.fields and not cleaned.get(name):
                 cleaned[name] = StoreSettings._meta.get_field(name).get_default()
         return cleaned
 
@@ -143,6 +151,21 @@ class StoreSettingsAdmin(admin.ModelAdmin):
                     "O boleto é emitido pelo gateway do cartão (PAYMENTS_CARD_GATEWAY, Pagar.me). Sem pagamento até o "
                     "vencimento mais BOLETO_EXPIRY_GRACE_DAYS dias, ele é cancelado e o estoque volta à venda. "
                     "Valor mínimo: BOLETO_MIN_AMOUNT; texto impresso: BOLETO_INSTRUCTIONS."
+                ),
+            },
+        ),
+        (
+            _("Agentes de compra (BCP): quem pode o quê"),
+            {
+                "fields": (
+                    ("agents_browse", "agents_checkout", "agents_complete"),
+                    ("agents_orders_read", "agents_orders_act"),
+                ),
+                "description": _(
+                    "Anônimo: um agente que só informa o seu perfil. Registrada: uma plataforma com chave de API "
+                    "(Plataformas). Que assina: requisições com assinatura HTTP (RFC 9421) por uma chave do perfil "
+                    "da plataforma. Cada item vale para esse nível e os mais confiáveis. Anunciado em "
+                    "/.well-known/bcp."
                 ),
             },
         ),

@@ -24,7 +24,7 @@ from shop.invoicing.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v5"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
+CACHE_KEY = "shop:store-settings:v6"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
 POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
 
 
@@ -37,6 +37,15 @@ def _validate_cnpj(value: str) -> None:
         raise ValidationError(
             _("CNPJ inválido: confira os 14 caracteres e os dígitos verificadores (ex.: 12.ABC.345/01DE-35).")
         )
+
+
+# Who may do what over BCP (bcp_app/service/trust.py): the least trusted caller allowed, or nobody.
+AGENT_TIERS = [
+    ("anonymous", _("qualquer agente (anônimo)")),
+    ("registered", _("plataformas registradas (chave de API) ou que assinam")),
+    ("signed", _("somente plataformas que assinam as requisições (RFC 9421)")),
+    ("none", _("nenhum agente")),
+]
 
 
 class StoreSettings(models.Model):
@@ -209,6 +218,25 @@ class StoreSettings(models.Model):
     default_length_cm = models.PositiveIntegerField(_("comprimento padrão (cm)"), default=20)
     default_width_cm = models.PositiveIntegerField(_("largura padrão (cm)"), default=15)
     default_height_cm = models.PositiveIntegerField(_("altura padrão (cm)"), default=5)
+    # Agent trust tiers (issue 35, bcp_app/service/trust.py): for each permission, the least trusted agent that
+    # holds it. The defaults are what the shop allowed before (anonymous agents browse, build and complete
+    # checkouts; only an authenticated platform reads or acts on its orders).
+    agents_browse = models.CharField(
+        _("agentes: consultar o catálogo"), max_length=12, choices=AGENT_TIERS, default="anonymous"
+    )
+    agents_checkout = models.CharField(
+        _("agentes: criar e alterar checkouts"), max_length=12, choices=AGENT_TIERS, default="anonymous"
+    )
+    agents_complete = models.CharField(
+        _("agentes: finalizar compras"), max_length=12, choices=AGENT_TIERS, default="anonymous"
+    )
+    agents_orders_read = models.CharField(
+        _("agentes: consultar pedidos"), max_length=12, choices=AGENT_TIERS, default="registered",
+        help_text=_("Uma plataforma só vê os pedidos dos checkouts que ela criou."),
+    )
+    agents_orders_act = models.CharField(
+        _("agentes: cancelar pedidos e pedir devoluções"), max_length=12, choices=AGENT_TIERS, default="registered"
+    )
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 
     class Meta:

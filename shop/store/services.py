@@ -64,6 +64,8 @@ class Store:
     # variant nor product says: (grams, length, width, height cm).
     postal_code: str = ""
     default_package: tuple[int, int, int, int] = (300, 20, 15, 5)
+    # Agent trust tiers (issue 35): (permission, least trusted tier allowed or "none"), read by bcp_app's trust module.
+    agent_access: tuple[tuple[str, str], ...] = ()
 
 
 def cnpj_format(value: str) -> str:
@@ -120,6 +122,13 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         boleto_due_business_days=row.boleto_due_business_days,
         postal_code="".join(c for c in row.postal_code if c.isdigit()),
         default_package=(row.default_weight_grams, row.default_length_cm, row.default_width_cm, row.default_height_cm),
+        agent_access=(
+            ("catalog.browse", row.agents_browse),
+            ("checkout.create", row.agents_checkout),
+            ("checkout.complete", row.agents_complete),
+            ("orders.read", row.agents_orders_read),
+            ("orders.act", row.agents_orders_act),
+        ),
     )
 
 
@@ -139,6 +148,11 @@ def store_row() -> StoreSettings:
     """The settings row, created with today's defaults the first time it is asked for."""
     row, _created = StoreSettings.objects.get_or_create(pk=STORE_ROW_ID, defaults={"trade_name": settings.SHOP_NAME})
     return row
+
+
+def store_cache_key() -> str:
+    """The cache entry `store_get` reads, for a caller that prefetches it (bcp_app's request context)."""
+    return CACHE_KEY
 
 
 def store_get() -> Store:

@@ -261,8 +261,10 @@ def data(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def checkout_of(body: dict[str, Any]) -> dict[str, Any]:
-    """The `a2a.bcp.checkout` data of a SendMessage result."""
-    for part in body["result"]["message"]["parts"]:
+    """The `a2a.bcp.checkout` data of a SendMessage result (a direct Message, or a Task's status message)."""
+    result = body["result"]
+    message = result["message"] if "message" in result else result["task"]["status"]["message"]
+    for part in message["parts"]:
         if "data" in part and "a2a.bcp.checkout" in part["data"]:
             return part["data"]["a2a.bcp.checkout"]
     raise AssertionError(f"no a2a.bcp.checkout in {body}")

@@ -54,8 +54,9 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
             {"url": f"{server.base_url}/bcp/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ],
         "capabilities": {
-            "streaming": False,
-            "pushNotifications": False,
+            # The seed card's members; a Pix complete answers a Task (issue 35): SubscribeToTask and pushes.
+            "streaming": True,
+            "pushNotifications": True,
             "extensions": [
                 {
                     "uri": "https://bcp.dev.br/draft/specification/reference",
@@ -135,8 +136,10 @@ def test_bcp_profile_advertises_the_agent_card(server: LiveServer):
     profile = httpx.get(f"{server.base_url}/.well-known/bcp", timeout=10).json()
 
     services = profile["ucp"]["services"]["br.dev.bcp.shopping"]
+    # (`config.access`: the agent trust tiers, issue 35, tests/bcp_app/test_trust_tiers.py)
     assert {"version": "2026-07-28", "spec": "https://bcp.dev.br/draft/specification/overview", "transport": "a2a",
-            "endpoint": f"{server.base_url}/.well-known/agent-card.json"} in services
+            "endpoint": f"{server.base_url}/.well-known/agent-card.json"} in [
+        {k: v for k, v in service.items() if k != "config"} for service in services]
 
 
 @pytest.mark.parametrize(

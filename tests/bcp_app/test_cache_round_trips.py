@@ -84,8 +84,9 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
     counted_redis.clear()
     for _ in range(3):
         assert call(client, "get", f"/orders/{order.public_id}", headers).json()["id"] == order.public_id
-    # failures (the IP's and the key prefix's), platform and profile read, and the read counter counted, at once
-    assert counted_redis == ["EVALSHA:5"] * 3
+    # failures (the IP's and the key prefix's), platform, profile and the store settings (the agent trust tiers,
+    # issue 35) read, and the read counter counted, at once
+    assert counted_redis == ["EVALSHA:6"] * 3
     # the counter is the window's: it expires with it (60 s + 1) and reads back as an integer
     window = ratelimit.call_window(
         op_class="read",

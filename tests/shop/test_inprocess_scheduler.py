@@ -21,6 +21,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "expire-checkouts",
         "expire-pix-charges",
         "poll-carrier-tracking",
+        "reconcile-a2a-tasks",
         "reconcile-card-payments",
         "reconcile-pix-charges",
         "remind-abandoned-checkouts",

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from bcp_app.service import trust
 from bcp_app.service.catalogue import orders, reads
 from bcp_app.service.catalogue.contracts import (
     Caller,
@@ -50,6 +51,11 @@ class TypedTool:
 
 def _reads(name: str) -> Callable[[Any, Caller], BaseModel]:
     def run(args: Any, caller: Caller) -> BaseModel:
+        # The agent trust tiers (bcp_app/service/trust.py): these tools browse the catalog. Their callers
+        # authenticate by API key or not at all.
+        refused = trust.tier_refusal(trust.REGISTERED if caller.platform_id else trust.ANONYMOUS, trust.BROWSE)
+        if refused is not None:
+            raise refused
         return getattr(reads, name)(args)
 
     return run

@@ -30,18 +30,29 @@ from __future__ import annotations
 
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.validation import field_path, validate
-from bcp_app.service.carts import cancel_cart, checkout_from_cart, create_cart, get_cart, link_cart, update_cart
+from bcp_app.service import carts, policies, trust
+from bcp_app.service.carts import checkout_from_cart, link_cart
+from bcp_app.service.operations import checkout, order_actions, reads
 from bcp_app.service.operations.agent import StockLine, find_products, order_state, stock_check
-from bcp_app.service.operations.checkout import (
-    cancel_checkout,
-    complete_checkout,
-    create_checkout,
-    get_checkout,
-    update_checkout,
-)
-from bcp_app.service.operations.order_actions import cancel_order, request_return
-from bcp_app.service.operations.reads import get_order, get_product, lookup_catalog, search_catalog
-from bcp_app.service.policies import search_policies
+
+# The agent trust tiers (bcp_app/service/trust.py), applied here once for every transport: each operation a
+# transport may call, with the permission it needs. Operations call each other through the unguarded names.
+search_catalog = trust.guarded(trust.BROWSE)(reads.search_catalog)
+lookup_catalog = trust.guarded(trust.BROWSE)(reads.lookup_catalog)
+get_product = trust.guarded(trust.BROWSE)(reads.get_product)
+search_policies = trust.guarded(trust.BROWSE)(policies.search_policies)
+create_checkout = trust.guarded(trust.CHECKOUT_CREATE)(checkout.create_checkout)
+get_checkout = trust.guarded(trust.CHECKOUT_CREATE)(checkout.get_checkout)
+update_checkout = trust.guarded(trust.CHECKOUT_CREATE)(checkout.update_checkout)
+cancel_checkout = trust.guarded(trust.CHECKOUT_CREATE)(checkout.cancel_checkout)
+create_cart = trust.guarded(trust.CHECKOUT_CREATE)(carts.create_cart)
+get_cart = trust.guarded(trust.CHECKOUT_CREATE)(carts.get_cart)
+update_cart = trust.guarded(trust.CHECKOUT_CREATE)(carts.update_cart)
+cancel_cart = trust.guarded(trust.CHECKOUT_CREATE)(carts.cancel_cart)
+complete_checkout = trust.guarded(trust.CHECKOUT_COMPLETE)(checkout.complete_checkout)
+get_order = trust.guarded(trust.ORDERS_READ)(reads.get_order)
+cancel_order = trust.guarded(trust.ORDERS_ACT)(order_actions.cancel_order)
+request_return = trust.guarded(trust.ORDERS_ACT)(order_actions.request_return)
 
 __all__ = [
     "OperationResult",

@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from bcp_app.models import A2AContext
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
-from bcp_app.service import idempotency, operations
+from bcp_app.service import a2a_tasks, idempotency, operations
 from bcp_app.transports.a2a import messages as intents
 from bcp_app.transports.a2a.messages import (
     CANDIDATES_KEY,
@@ -521,6 +521,8 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
     reply = _run(ctx, row, str(action), structured, extra, intent)
     if reply.checkout is not None:
         _remember(row, reply.checkout)
+    if reply.task and reply.checkout is not None:
+        return {"task": _open_task(ctx, row, reply.checkout)}
     parts: list[dict[str, Any]] = []
     if reply.text:
         parts.append(text_part(reply.text))
@@ -605,7 +607,26 @@ def _run(
     if isinstance(extra.get("ap2"), dict):
         complete_body["ap2"] = extra["ap2"]
     body = complete(ctx, current, complete_body)
-    return Reply(text=_summary("completed", language, body, intent), checkout=body)
+    return Reply(text=_summary("completed", language, body, intent), checkout=body, task=_awaits_pix(body))
+
+
+def _awaits_pix(checkout: dict[str, Any]) -> bool:
+    """A complete that waits for a Pix payment (PIX.md §2: `complete_in_progress` until the PSP settles)."""
+    if checkout.get("status") != "complete_in_progress":
+        return False
+    instruments = (checkout.get("payment") or {}).get("instruments") or []
+    return any(i.get("type") == "pix" and i.get("selected", True) for i in instruments if isinstance(i, dict))
+
+
+def _open_task(ctx: Any, row: A2AContext, checkout: dict[str, Any]) -> dict[str, Any]:
+    """The Task answering a Pix complete (issue 35), pushed to the URL the platform named for it (`a2a_push`,
+    set by the server from the message's `taskPushNotificationConfig`) or its registered one at settlement."""
+    push_url, push_token = ctx.extra.get("a2a_push") or ("", "")
+    task = a2a_tasks.task_open(ctx, context_id=row.context_id, checkout=checkout, push_url=push_url,
+                               push_token=push_token)
+    row.task_id, row.task_state = task["id"], task["status"]["state"]
+    row.save(update_fields=["task_id", "task_state", "updated_at"])
+    return task
 
 
 def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], intent: intents.Intent | None) -> Reply:

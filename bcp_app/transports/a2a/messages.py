@@ -520,6 +520,7 @@ class Reply:
     checkout: dict[str, Any] | None = None
     candidates: list[dict[str, Any]] | None = None
     order: dict[str, Any] | None = None
+    task: bool = False  # a Pix complete waiting for the PSP: answered with a Task in `working` (issue 35)
 
 
 _TEXTS: dict[str, dict[str, str]] = {

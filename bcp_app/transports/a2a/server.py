@@ -15,12 +15,15 @@ The SDK parses JSON-RPC, validates the request and runs our `AgentExecutor`; thi
 
 The business work (intents → operations, contexts, messageId idempotency) is synchronous Django code in
 `actions.handle_message`. Nothing is kept in process memory between requests: every reply is a direct
-`Message` and contexts live in Postgres, so any process can answer any message.
+`Message`, except a Pix complete waiting for the PSP, answered with a Task (issue 35) that lives in Postgres
+(`bcp_app/service/a2a_tasks.py`) behind the SDK's task store, push-config store and event stream interfaces
+(`tasks.py`); contexts live in Postgres too, so any process can answer any message, GetTask or SubscribeToTask.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -29,14 +32,30 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
-from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import AgentCard, Message, SendMessageRequest
+from a2a.types import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
 from a2a.utils.errors import (
     A2AError,
     ExtensionSupportRequiredError,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
@@ -53,12 +72,20 @@ from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import A2A_EXTENSION_URI, CART, CHECKOUT
 from bcp_app.protocol.schemas.text import control_character_message, find_control_character
 from bcp_app.protocol.signatures import HttpMessage
-from bcp_app.service import ratelimit
+from bcp_app.service import a2a_tasks, outbound, ratelimit
 from bcp_app.service.context import SignedRequest, resolve_context
 from bcp_app.service.discovery import capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
+from bcp_app.transports.a2a.tasks import (
+    STATE_TASK,
+    BcpPushConfigStore,
+    BcpTaskEventStream,
+    BcpTaskStore,
+    db_call,
+    task_proto,
+)
 from kernel.ops.request_cache import request_scope
 
 A2A_PATH = "/bcp/a2a"
@@ -97,8 +124,10 @@ def agent_card_dict() -> dict[str, Any]:
             {"url": public_url(A2A_PATH), "protocolBinding": "JSONRPC", "protocolVersion": A2A_PROTOCOL_VERSION}
         ],
         "capabilities": {
-            "streaming": False,
-            "pushNotifications": False,
+            # A Pix complete answers a Task that the settlement ends (issue 35): GetTask, SubscribeToTask
+            # (streaming) and push notifications to the platform's URL, signed like order webhooks.
+            "streaming": True,
+            "pushNotifications": True,
             "extensions": [
                 {
                     "uri": A2A_EXTENSION_URI,
@@ -275,13 +304,63 @@ class BcpAgentExecutor(AgentExecutor):
             state[STATE_ERROR] = exc
             reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
         state[STATE_REPLY] = reply
+        if "task" in reply:
+            # The task is ours (Postgres, ended by the settlement): the SDK finishes this call as a direct reply,
+            # and the dispatcher renders the stored task instead (issue 35).
+            placeholder = {"messageId": reply["task"]["id"], "contextId": reply["task"]["contextId"], "parts": []}
+            await event_queue.enqueue_event(to_proto(placeholder))
+            return
         await event_queue.enqueue_event(to_proto(reply))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise UnsupportedOperationError(message="Este agente responde com mensagens diretas; não há tarefas.")
+        raise TaskNotCancelableError(message="Para desistir, cancele o checkout (cancel_checkout).")
+
+
+async def push_url_ok(url: str) -> bool:
+    """A push URL passes the outbound rules of BCP §3 (https, no special-use addresses unless allow-listed)."""
+    try:
+        await sync_to_async(outbound.check_url, thread_sensitive=False)(url, timeout=3.0)
+    except outbound.OutboundError:
+        return False
+    return True
 
 
 class BcpRequestHandler(DefaultRequestHandler):
+    async def _identify(self, context: ServerCallContext) -> None:
+        """BCP identity before any task method: tasks belong to the caller that created them."""
+        with request_scope():
+            try:
+                context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
+            except ProtocolError as exc:
+                raise a2a_error(exc) from exc
+
+    async def _push_config(self, params: SendMessageRequest) -> tuple[str, str] | None:
+        """The push URL the message names for the task it may open (A2A `taskPushNotificationConfig`), checked
+        and taken off the request: the task id is ours, not the SDK's."""
+        if not params.configuration.HasField("task_push_notification_config"):
+            return None
+        config = params.configuration.task_push_notification_config
+        if not await push_url_ok(config.url):
+            raise InvalidParamsError(message="taskPushNotificationConfig.url inválida: use uma URL https pública.")
+        params.configuration.ClearField("task_push_notification_config")
+        return config.url, config.token
+
+    async def _open_task_only(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        """BCP-A2A-08: a message naming a finished task is refused (the context starts a new one); one naming our
+        open task continues its conversation (the SDK does not run our tasks: the id is taken off)."""
+        task_id = params.message.task_id
+        if not task_id:
+            return
+        principal = context.state["bcp_context"].principal
+        row = await db_call(a2a_tasks.task_for_caller, task_id, principal)
+        if row is None:
+            raise TaskNotFoundError(message=f"Tarefa {task_id} não encontrada.")
+        if row.state in a2a_tasks.TERMINAL:
+            raise UnsupportedOperationError(
+                message=f"A tarefa {task_id} já terminou; envie a mensagem sem taskId no mesmo contextId."
+            )
+        params.message.task_id = ""
+
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:  # type: ignore[override]
         # Keep the message exactly as sent: the SDK fills in contextId/taskId when they are missing.
         context.state[STATE_INCOMING] = message_to_dict(params.message)
@@ -290,16 +369,73 @@ class BcpRequestHandler(DefaultRequestHandler):
             raise a2a_error(
                 ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
             )
+        push = await self._push_config(params)
         with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
             try:
                 context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
             except ProtocolError as exc:
                 raise a2a_error(exc) from exc
+            if push is not None:
+                context.state["bcp_context"].extra["a2a_push"] = push
+            await self._open_task_only(params, context)
             result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)
         if error is not None:
             raise a2a_error(error)
         return result  # type: ignore[return-value]
+
+    async def on_message_send_stream(  # type: ignore[override]
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any, None]:
+        """SendStreamingMessage: the one reply (a Message, or the Task of a Pix complete) as the whole stream; the
+        task's later changes come through SubscribeToTask or the push."""
+        await self.on_message_send(params, context)
+        reply = context.state[STATE_REPLY]
+        yield task_proto(reply["task"]) if "task" in reply else to_proto(reply)
+
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:  # type: ignore[override]
+        await self._identify(context)
+        return await super().on_get_task(params, context)
+
+    async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:  # type: ignore[override]
+        await self._identify(context)
+        return await super().on_list_tasks(params, context)
+
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:  # type: ignore[override]
+        raise TaskNotCancelableError(
+            message="A tarefa acompanha o pagamento Pix; para desistir, cancele o checkout (cancel_checkout)."
+        )
+
+    async def on_subscribe_to_task(  # type: ignore[override]
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any, None]:
+        await self._identify(context)
+        async for event in super().on_subscribe_to_task(params, context):
+            yield event
+
+    async def on_create_task_push_notification_config(  # type: ignore[override]
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        await self._identify(context)
+        return await super().on_create_task_push_notification_config(params, context)
+
+    async def on_get_task_push_notification_config(  # type: ignore[override]
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        await self._identify(context)
+        return await super().on_get_task_push_notification_config(params, context)
+
+    async def on_list_task_push_notification_configs(  # type: ignore[override]
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        await self._identify(context)
+        return await super().on_list_task_push_notification_configs(params, context)
+
+    async def on_delete_task_push_notification_config(  # type: ignore[override]
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        await self._identify(context)
+        await super().on_delete_task_push_notification_config(params, context)
 
 
 class BcpDispatcher(JsonRpcDispatcher):
@@ -308,8 +444,15 @@ class BcpDispatcher(JsonRpcDispatcher):
             reply = context.state.get(STATE_REPLY)
             result = handler_result["result"]
             message = result.get("message") if isinstance(result, dict) else None
-            if reply is not None and isinstance(message, dict) and message.get("messageId") == reply["messageId"]:
+            stored = context.state.get(STATE_TASK)
+            if reply is not None and "task" in reply and isinstance(message, dict) \
+                    and message.get("messageId") == reply["task"]["id"]:
+                result = {"task": reply["task"]}  # a Pix complete: the task we opened (issue 35)
+            elif reply is not None and isinstance(message, dict) and message.get("messageId") == reply.get("messageId"):
                 result = {"message": reply}
+            elif isinstance(stored, dict) and isinstance(result, dict) and "status" in result \
+                    and result.get("id") == stored.get("id"):
+                result = stored  # GetTask: the stored task verbatim (integers and member order kept)
             handler_result = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": intify(result)}
         return super()._create_response(context, handler_result)
 
@@ -329,7 +472,12 @@ class A2AApplication:
     def _build(self) -> Starlette:
         if self._app is None:
             self._handler = BcpRequestHandler(
-                agent_executor=BcpAgentExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card()
+                agent_executor=BcpAgentExecutor(),
+                task_store=BcpTaskStore(),
+                agent_card=agent_card(),
+                push_config_store=BcpPushConfigStore(),
+                push_url_validator=push_url_ok,
+                event_stream=BcpTaskEventStream(),
             )
             dispatcher = BcpDispatcher(request_handler=self._handler, context_builder=BcpCallContextBuilder())
             self._app = Starlette(
