@@ -16,6 +16,8 @@ urlpatterns = [
     path("ucp/v1/checkout-sessions/<str:checkout_id>/complete", ucp_rest.complete_checkout, name="ucp_complete"),
     path("ucp/v1/checkout-sessions/<str:checkout_id>/cancel", ucp_rest.cancel_checkout, name="ucp_cancel"),
     path("ucp/v1/orders/<str:order_id>", ucp_rest.get_order, name="ucp_order"),
+    path("ucp/v1/orders/<str:order_id>/cancel", ucp_rest.cancel_order, name="ucp_cancel_order"),
+    path("ucp/v1/orders/<str:order_id>/returns", ucp_rest.request_return, name="ucp_request_return"),
     re_path(r"^ucp/v1/(?P<path>.*)$", ucp_rest.unknown),
     path("testing/simulate-shipping/<str:order_id>", ucp_rest.simulate_shipping, name="ucp_simulate_shipping"),
     # BCP §15 permalinks: the bare endpoint and `/{items}` (no slash redirect: a 301 is never allowed).

@@ -495,10 +495,36 @@ def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
         elif name == "messages":
             value = _messages(value)
         elif name == "line_items" and isinstance(value, list):
-            value = [{**li, "totals": _totals(li.get("totals"))} if isinstance(li, dict) else li for li in value]
+            value = [_order_line(li) if isinstance(li, dict) else li for li in value]
         elif name == "adjustments" and isinstance(value, list):
-            value = [{**a, "totals": _totals(a.get("totals"))} if isinstance(a, dict) else a for a in value]
+            value = [_adjustment(a) if isinstance(a, dict) else a for a in value]
         out[name] = value
+    return out
+
+
+def _order_line(line: dict[str, Any]) -> dict[str, Any]:
+    """2026-01-11's line status is derived from its quantities only (`types/order_line_item.json`: "fulfilled if
+    quantity.fulfilled == quantity.total, partial if quantity.fulfilled > 0, otherwise processing"); BCP's
+    `removed` (a canceled line, total 0) has no value of its own there, the cancellation is the adjustment."""
+    out = {**line, "totals": _totals(line.get("totals"))}
+    quantity = line.get("quantity")
+    if isinstance(quantity, dict) and isinstance(quantity.get("total"), int):
+        total, fulfilled = quantity["total"], int(quantity.get("fulfilled") or 0)
+        out["status"] = "fulfilled" if fulfilled == total else "partial" if fulfilled > 0 else "processing"
+    return out
+
+
+def _adjustment(adjustment: dict[str, Any]) -> dict[str, Any]:
+    """An adjustment's lines carry the quantity affected (`types/adjustment.json`: minimum 1); BCP signs it
+    (−1 for a unit taken off the order)."""
+    out = {**adjustment, "totals": _totals(adjustment.get("totals"))}
+    lines = adjustment.get("line_items")
+    if isinstance(lines, list):
+        out["line_items"] = [
+            {**li, "quantity": abs(li["quantity"])} if isinstance(li, dict) and isinstance(li.get("quantity"), int)
+            else li
+            for li in lines
+        ]
     return out
 
 

@@ -189,6 +189,31 @@ def get_order(request: HttpRequest, order_id: str) -> HttpResponse:
     )
 
 
+def _order_action(request: HttpRequest, operation: str, order_id: str) -> HttpResponse:
+    """Cancel Order and Request Return of our extension `br.dev.bcp.shopping.order_actions` (it keeps its BCP name on
+    the UCP face), the same operations as BCP REST, answered with the order in UCP's shape."""
+    try:
+        body = _body(request)
+    except JsonLimitError:
+        return _invalid_json(request)
+    call = operations.cancel_order if operation == "cancel_order" else operations.request_return
+    return _ucp(
+        request, operation, lambda ctx: call(ctx, order_id, body), ucp.order_to_ucp, path_ids={"order_id": order_id}
+    )
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def cancel_order(request: HttpRequest, order_id: str) -> HttpResponse:
+    return _order_action(request, "cancel_order", order_id)
+
+
+@csrf_exempt
+@require_http_methods(["POST"])
+def request_return(request: HttpRequest, order_id: str) -> HttpResponse:
+    return _order_action(request, "request_return", order_id)
+
+
 @csrf_exempt
 @require_http_methods(["GET", "POST", "PUT", "PATCH", "DELETE"])
 def unknown(request: HttpRequest, path: str) -> HttpResponse:

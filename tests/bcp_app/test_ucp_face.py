@@ -366,3 +366,51 @@ def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, 
     bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}",
                      headers={"BCP-Agent": headers["UCP-Agent"]}).json()
     assert {k: v for k, v in bcp.items() if k != "ucp"} == {k: v for k, v in answer.items() if k != "ucp"}
+
+
+def test_a_ucp_platform_cancels_its_order_through_the_order_actions_extension(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    # given a UCP platform (API key) whose profile also names our order_actions extension (BCP name on both faces)
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    catalog()
+    profile = ucp_profile(fake_platform)
+    profile["ucp"]["capabilities"].append({
+        "name": "br.dev.bcp.shopping.order_actions", "version": "2026-07-28",
+        "spec": "https://bcp.dev.br/draft/specification/order-actions",
+        "schema": "https://bcp.dev.br/draft/schemas/shopping/order_actions.json", "extends": "dev.ucp.shopping.order",
+    })  # fmt: skip
+    url = fake_platform.serve_json("/ucp-actions.json", profile)
+    headers = {"UCP-Agent": f'profile="{url}"',
+               "Authorization": f"Bearer {platform_create(name='UCP', profile_url=url).api_key}"}
+    # and its order, bought by card over /ucp/v1
+    line = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
+    buyer = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"}
+    created = post(client, "/checkout-sessions", headers, {"line_items": [line], "buyer": buyer}, key="c1").json()
+    state = {"line_items": [{**line, "id": created["line_items"][0]["id"]}], "buyer": buyer,
+             "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]}}  # fmt: skip
+    method = put(client, f"/checkout-sessions/{created['id']}", headers, state).json()["fulfillment"]["methods"][0]
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
+    put(client, f"/checkout-sessions/{created['id']}", headers, state)
+    card = {"id": "i1", "handler_id": "gpay", "type": "card", "brand": "Visa", "last_digits": "1234",
+            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}  # fmt: skip
+    done = post(client, f"/checkout-sessions/{created['id']}/complete", headers, {"payment_data": card}, key="c2")
+    order_id = done.json()["order"]["id"]
+    # when it cancels the order before shipping (and sends the same request again)
+    first = post(client, f"/orders/{order_id}/cancel", headers, {"reason": "Cliente desistiu"}, key="cancel-1")
+    again = post(client, f"/orders/{order_id}/cancel", headers, {"reason": "Cliente desistiu"}, key="cancel-1")
+    # then the order comes back canceled in UCP's shape, once
+    assert first.status_code == 200 and again.content == first.content
+    canceled = Order(**first.json())
+    assert canceled.id == order_id
+    # 2026-01-11 derives a line's status from its quantities (0 of 0: "fulfilled"); the cancellation is the adjustment
+    assert [(li.quantity.total, li.status) for li in canceled.line_items] == [(0, "fulfilled")]
+    assert {a.type for a in canceled.adjustments} >= {"cancellation"}
+    assert first.json()["order_actions"]["cancel"]["available"] is False
+    # and a return of a canceled order is refused with the extension's error, in Portuguese
+    refused = post(client, f"/orders/{order_id}/returns", headers,
+                   {"reason_code": "defective", "line_items": [{"id": canceled.line_items[0].id, "quantity": 1}]},
+                   key="return-1").json()  # fmt: skip
+    assert refused["ucp"]["status"] == "error"
+    assert refused["messages"][0]["content"]
