@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
@@ -47,21 +46,18 @@ def _next_number() -> int:
     """The next order number, drawn inside the placement's transaction from the store's counter row: only
     placed orders get a number and a rolled-back placement gives its number back, so there are no gaps (issue
     33). The row stays locked until the placement commits: placements take their numbers one at a time, in a
-    statement at the end of a short transaction. The first draw of an empty table seeds the counter from the
-    highest number already given."""
+    statement at the end of a short transaction. One statement whatever the table holds: an upsert whose insert
+    (an empty table: a new database, or one a test flushed) seeds the counter from the highest number already
+    given (the unique index on the number answers MAX at once)."""
     table = connection.ops.quote_name(OrderNumberCounter._meta.db_table)
-    draw = f"UPDATE {table} SET last = last + 1 WHERE key = %s RETURNING last"  # noqa: S608 — constant SQL
+    orders = connection.ops.quote_name(Order._meta.db_table)
+    draw = (
+        f"INSERT INTO {table} (key, last) VALUES (%s, (SELECT COALESCE(MAX(number), %s) FROM {orders}) + 1) "  # noqa: S608
+        f"ON CONFLICT (key) DO UPDATE SET last = {table}.last + 1 RETURNING last"
+    )  # constant SQL, values bound
     with connection.cursor() as cursor:
-        cursor.execute(draw, [COUNTER_KEY])
+        cursor.execute(draw, [COUNTER_KEY, FIRST_NUMBER - 1])
         row = cursor.fetchone()
-        if row is None:
-            highest = Order.objects.aggregate(m=Max("number"))["m"] or FIRST_NUMBER - 1
-            cursor.execute(
-                f"INSERT INTO {table} (key, last) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",  # noqa: S608
-                [COUNTER_KEY, highest],
-            )
-            cursor.execute(draw, [COUNTER_KEY])
-            row = cursor.fetchone()
     return int(row[0])
 
 

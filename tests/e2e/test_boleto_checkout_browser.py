@@ -40,8 +40,11 @@ def test_boleto_purchase_on_a_phone_with_copy_barcode_pdf_and_the_sandbox_pay_bu
     posted: list[str] = []
     with phone_checkout(live_server, shopper, checkout_id, posted, lambda req: req.url) as page:
         page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+        # Pix is the method open by default; the boleto panel shows once chosen
+        expect(page.get_by_test_id("boleto-pay")).to_be_hidden()
+        # when the buyer chooses the boleto and pays with it
+        page.get_by_test_id("choose-boleto").check()
         expect(page.get_by_test_id("boleto-pay")).to_be_visible()
-        # when the buyer chooses the boleto
         page.get_by_test_id("pay-boleto").click()
         # then the boleto page shows the line, the barcode and the PDF, and fits the phone
         expect(page.get_by_test_id("boleto-page")).to_be_visible()
