@@ -10,6 +10,8 @@
 - orders.label_purchase_requested (outbox kind label_purchase) → buy the label at the carrier.
 - saving or deleting a packaging box → drop the cached boxes after commit.
 - payments.recurrence_changed (Pix Automático, confirmed at the PSP) → the subscription follows it.
+- payments.recurring_charge_settled → the cycle's order is placed once; recurring_charge_failed → the buyer is
+  told, the cycle retried or closed (shop/subscriptions/cycles.py).
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
@@ -36,6 +38,8 @@ from payments.signals import (
     charge_settled,
     pix_infraction_changed,
     recurrence_changed,
+    recurring_charge_failed,
+    recurring_charge_settled,
     refund_finished,
 )
 from shop.checkout.fulfillment import shipping_cache_clear
@@ -45,6 +49,7 @@ from shop.freight.labels import label_purchase_run
 from shop.freight.parcels import boxes_cache_clear
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
 from shop.models import PackagingBox, PickupLocation, Product, ProductImage, ShippingMethod, ShippingRate, Variant
+from shop.subscriptions.cycles import cycle_fail, cycle_settle
 from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
@@ -176,3 +181,17 @@ def on_label_purchase_requested(sender: Any, *, label_id: str, **_: Any) -> None
 @receiver(recurrence_changed, dispatch_uid="shop.subscription_follows_recurrence")
 def on_recurrence_changed(sender: Any, *, id_rec: str, status: str, cancelled_by: str, **_: Any) -> None:
     subscription_apply_recurrence(id_rec=id_rec, status=status, cancelled_by=cancelled_by)
+
+
+@receiver(recurring_charge_settled, dispatch_uid="shop.cycle_settled")
+def on_recurring_charge_settled(
+    sender: Any, *, reference: str, txid: str, amount: int, end_to_end_id: str, **_: Any
+) -> str:
+    return cycle_settle(reference=reference, txid=txid, amount=amount, end_to_end_id=end_to_end_id)
+
+
+@receiver(recurring_charge_failed, dispatch_uid="shop.cycle_failed")
+def on_recurring_charge_failed(
+    sender: Any, *, reference: str, final: bool, retry_on: Any = None, reason: str = "", **_: Any
+) -> None:
+    cycle_fail(reference=reference, final=final, retry_on=retry_on, reason=reason)

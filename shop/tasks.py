@@ -8,6 +8,8 @@ from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
 from shop.invoicing.lifecycle import fiscal_retry_blocked, sweep_missing_cancellations, sweep_missing_documents
+from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail
 
 
 @shared_task(name="shop.tasks.expire_checkouts")
@@ -45,3 +47,17 @@ def retry_blocked_fiscal(order_ref: str = "") -> int:
 def poll_carrier_tracking() -> int:
     """Beat: the Correios' tracking of bought labels (Melhor Envio tells by webhook) → fulfillment events."""
     return tracking_poll_due()
+
+
+@shared_task(name="shop.tasks.sweep_subscription_cycles", acks_late=True)
+def sweep_subscription_cycles() -> dict[str, int]:
+    """Beat, every 5 minutes: plan and charge subscription cycles ahead, re-drive what a crash left, and send
+    the subscriber e-mails whose task was lost."""
+    for event_id in subscription_emails_pending():
+        send_subscription_email.delay(event_id)
+    return subscription_cycles_sweep()
+
+
+@shared_task(name="shop.tasks.send_subscription_email", acks_late=True)
+def send_subscription_email(event_id: int) -> str:
+    return subscription_event_mail(event_id=event_id)

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
-from shop.models import SubscriptionPlan
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from orders.models import Order
+from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan
+from shop.subscriptions.offers import plan_offer
 
 
 def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[SubscriptionPlan]]:
@@ -16,3 +24,63 @@ def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[
     for plan in SubscriptionPlan.objects.filter(variant_id__in=wanted, active=True).order_by("variant_id", "-cycle"):
         plans.setdefault(plan.variant_id, []).append(plan)
     return plans
+
+
+def subscription_overview(subscription: Subscription) -> dict[str, Any]:
+    """What the subscriber's page shows: the plan, the next open cycle, past cycles with their orders; 3 queries."""
+    subscription = Subscription.objects.select_related("plan__variant__product").get(pk=subscription.pk)
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("-number")[:24])
+    orders = {
+        order.public_id: order
+        for order in Order.objects.filter(public_id__in=[c.order_id for c in cycles if c.order_id]).only(
+            "public_id", "number", "permalink_token"
+        )
+    }
+    upcoming = next((c for c in reversed(cycles) if c.status in ("scheduled", "charged", "retrying")), None)
+    today = timezone.localdate()
+    return {
+        "subscription": subscription,
+        "product": subscription.plan.variant.product,
+        "offer": plan_offer(subscription.plan),
+        "next_cycle": upcoming,
+        "cycles": [(cycle, orders.get(cycle.order_id)) for cycle in cycles],
+        # CDC art. 49: within 7 days of subscribing online, cancelling costs nothing even with a commitment.
+        "withdrawal_until": subscription.created_at.date() + timedelta(days=7),
+        "in_withdrawal_period": today <= subscription.created_at.date() + timedelta(days=7),
+    }
+
+
+@dataclass(frozen=True)
+class SubscriptionStats:
+    by_status: dict[str, int]
+    next_charges: list[SubscriptionCycle]
+    failures_30d: int
+    retrying: int
+    cancelled_30d: int
+    churn_30d_percent: float  # cancelled in 30 days ÷ (active + paused + cancelled in 30 days)
+
+
+def subscription_stats(*, now: datetime | None = None) -> SubscriptionStats:
+    """The staff dashboard's panel: subscriptions by status, the next charges, failures and churn; 4 queries."""
+    now = now or timezone.now()
+    since = now - timedelta(days=30)
+    by_status = dict(Subscription.objects.values_list("status").annotate(n=Count("id")).order_by())
+    next_charges = list(
+        SubscriptionCycle.objects.filter(status__in=["scheduled", "charged", "retrying"])
+        .select_related("subscription")
+        .order_by("due_date")[:10]
+    )
+    cycles = SubscriptionCycle.objects.aggregate(
+        failures=Count("id", filter=Q(status="failed", updated_at__gte=since)),
+        retrying=Count("id", filter=Q(status="retrying")),
+    )
+    cancelled = Subscription.objects.filter(status="cancelled", cancelled_at__gte=since).count()
+    base = by_status.get("active", 0) + by_status.get("paused", 0) + cancelled
+    return SubscriptionStats(
+        by_status=by_status,
+        next_charges=next_charges,
+        failures_30d=cycles["failures"],
+        retrying=cycles["retrying"],
+        cancelled_30d=cancelled,
+        churn_30d_percent=round(100 * cancelled / base, 1) if base else 0.0,
+    )
