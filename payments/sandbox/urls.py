@@ -13,6 +13,10 @@ urlpatterns = [
         views.refund_settle,
         name="sandbox-psp-refund-settle",
     ),
+    # Pix Automático (issue 38): the payer's bank app and the cycle's due date.
+    path("_sandbox/psp/rec/<str:id_rec>/authorize", views.rec_authorize, name="sandbox-psp-rec-authorize"),
+    path("_sandbox/psp/rec/<str:id_rec>/payer-cancel", views.rec_payer_cancel, name="sandbox-psp-rec-payer-cancel"),
+    path("_sandbox/psp/cobr/<str:txid>/settle", views.cobr_settle, name="sandbox-psp-cobr-settle"),
     # Bacen-shaped API Pix of the sandbox (what BacenPixPSP speaks).
     path("_sandbox/psp/api/oauth/token", api.token, name="sandbox-psp-api-token"),
     path("_sandbox/psp/api/cob/<str:txid>", api.cob, name="sandbox-psp-api-cob"),
