@@ -15,6 +15,7 @@ from orders.models import Order
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.selectors import subscription_stats
 
 pytestmark = pytest.mark.django_db
 
@@ -54,9 +55,7 @@ def _subscribe(client: Client, plan: SubscriptionPlan, capture: Any) -> tuple[Su
     html = client.get(page).content.decode()
     assert "aguardando autorização" in html and "Autorizar no sandbox" in html
     with capture(execute=True):  # the payer approves in the (sandbox) bank app; /rec is delivered, signed
-        authorized = client.post(
-            f"/_sandbox/psp/rec/{subscription.pix_id_rec}/authorize", {"next": page}, follow=False
-        )
+        authorized = client.post(f"/_sandbox/psp/rec/{subscription.pix_id_rec}/authorize", {"next": page}, follow=False)
     assert authorized.status_code == 302
     subscription.refresh_from_db()
     assert subscription.status == "active"
@@ -143,3 +142,31 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     assert not SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").exists()
     # The sandbox recurrence was cancelled by us (PATCH /rec), so the bank app shows it ended.
     assert client.post(page, {"action": "resume"}).status_code == 409
+
+
+def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    admin_client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+
+    with django_assert_max_num_queries(4):
+        stats = subscription_stats()
+    assert (stats.by_status, stats.failures_30d, stats.churn_30d_percent) == ({"active": 1}, 0, 0.0)
+    home = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="subscriptions-panel"' in home and "Fulana de Tal" in home and "R$ 39,90" in home
+    assert admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/shop/subscriptioncycle/?status__exact=failed").status_code == 200
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/admin/shop/subscription/", {"action": "cancel_selected", "_selected_action": [subscription.pk]}
+        )
+
+    subscription.refresh_from_db()
+    assert subscription.status == "cancelled"
+    assert subscription_stats().churn_30d_percent == 100.0
