@@ -7,6 +7,9 @@ FULFILLMENT = "br.dev.bcp.shopping.fulfillment"
 DISCOUNT = "br.dev.bcp.shopping.discount"
 ORDER = "br.dev.bcp.shopping.order"
 FISCAL_DOCUMENT = "br.dev.bcp.shopping.fiscal_document"  # extends ORDER: NF-e on orders (issue 18)
+# Subscriptions paid by Pix Automático (issue 38): extends checkout (same buyer and destination) and order (each
+# cycle is an order).
+SUBSCRIPTION = "br.dev.bcp.shopping.subscription"
 CATALOG_SEARCH = "br.dev.bcp.shopping.catalog.search"
 CATALOG_LOOKUP = "br.dev.bcp.shopping.catalog.lookup"
 AP2_MANDATE = "br.dev.bcp.shopping.ap2_mandate"

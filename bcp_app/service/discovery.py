@@ -30,6 +30,7 @@ from bcp_app.protocol.names import (
     SERVICE,
     SERVICES_BASE,
     SPEC_BASE,
+    SUBSCRIPTION,
 )
 from bcp_app.protocol.permalink import endpoint_url
 from payments.brcode import BRCodeError, merchant_text
@@ -70,6 +71,7 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         BUYER_CONSENT: [entry("buyer-consent", "shopping/buyer_consent.json", [CHECKOUT, CART])],
         ORDER: [entry("order", "shopping/order.json")],
         FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
+        SUBSCRIPTION: [entry("subscription", "shopping/subscription.json", [CHECKOUT, ORDER])],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }

@@ -32,7 +32,8 @@ RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
 LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
 KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout"})  # BCP-IDEM-02
 IDEMPOTENT_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-                                   "create_cart", "update_cart", "cancel_cart"})  # cart keys optional
+                                   "create_cart", "update_cart", "cancel_cart",
+                                   "create_subscription", "cancel_subscription"})  # cart/subscription keys optional
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 

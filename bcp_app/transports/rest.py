@@ -436,6 +436,57 @@ def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str
     return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
 
 
+# --- subscriptions (extension br.dev.bcp.shopping.subscription, issue 38) -----------------------------------
+
+SUBSCRIPTION_RESPONSES = {200: dict[str, Any], 201: dict[str, Any], **ERRORS}
+
+
+@api.post("/subscriptions", response=SUBSCRIPTION_RESPONSES, summary="Create subscription", tags=["subscription"])
+def create_subscription(
+    request: HttpRequest, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+) -> HttpResponse:
+    """The body is the extension's `create_request` (bcp_app/jsonschemas/shopping/subscription.json), checked by
+    the operation field by field (no pydantic model yet)."""
+
+    def create(ctx: RequestContext) -> OperationResult:
+        try:
+            payload = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        except (JsonLimitError, ValueError, UnicodeDecodeError):
+            raise ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8).") from None
+        return operations.create_subscription(ctx, payload)
+
+    return _run(request, "create_subscription", create)
+
+
+@api.get(
+    "/subscriptions/{subscription_id}", response=SUBSCRIPTION_RESPONSES, summary="Get subscription",
+    tags=["subscription"],
+)  # fmt: skip
+def get_subscription(
+    request: HttpRequest, subscription_id: PathId, bcp_agent: str | None = AgentHeader
+) -> HttpResponse:
+    return _run(
+        request, "get_subscription", lambda ctx: operations.get_subscription(ctx, subscription_id),
+        path_ids={"subscription_id": subscription_id},
+    )  # fmt: skip
+
+
+@api.post(
+    "/subscriptions/{subscription_id}/cancel", response=SUBSCRIPTION_RESPONSES, summary="Cancel subscription",
+    tags=["subscription"],
+)  # fmt: skip
+def cancel_subscription(
+    request: HttpRequest,
+    subscription_id: PathId,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request, "cancel_subscription", lambda ctx: operations.cancel_subscription(ctx, subscription_id),
+        path_ids={"subscription_id": subscription_id},
+    )  # fmt: skip
+
+
 @api.api_operation(["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:unknown}", include_in_schema=False)
 def unknown_route(request: HttpRequest, unknown: str) -> HttpResponse:
     """Unknown paths (including trailing-slash variants) answer JSON 404, never an HTML page or a redirect."""

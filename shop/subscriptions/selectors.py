@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -84,3 +85,70 @@ def subscription_stats(*, now: datetime | None = None) -> SubscriptionStats:
         cancelled_30d=cancelled,
         churn_30d_percent=round(100 * cancelled / base, 1) if base else 0.0,
     )
+
+
+def subscription_presented(public_id: str) -> dict[str, Any] | None:
+    """A subscription as the BCP subscription extension presents it (`bcp_app/jsonschemas/shopping/
+    subscription.json`), plus `_platform_id` for the caller's ownership check; None when unknown. 3 queries."""
+    subscription = Subscription.objects.select_related("plan__variant__product").filter(public_id=public_id).first()
+    if subscription is None:
+        return None
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("number"))
+    upcoming = next((c for c in cycles if c.status in ("scheduled", "charged", "retrying")), None)
+    first, _, last = subscription.buyer_name.partition(" ")
+    plan = subscription.plan
+    authorization: dict[str, Any] = {
+        "method": "pix_automatico",
+        "id_rec": subscription.pix_id_rec,
+        "status": {"pending_authorization": "pending"}.get(subscription.status, "approved"),
+    }
+    if subscription.status == "cancelled":
+        authorization["status"] = "cancelled"
+    if subscription.pix_authorization_location:
+        authorization["location"] = subscription.pix_authorization_location
+    body: dict[str, Any] = {
+        "id": subscription.public_id,
+        "status": subscription.status,
+        "plan": {
+            "id": plan.public_id,
+            "item": {"id": plan.variant.sku, "title": plan.variant.product.title},
+            "cycle": subscription.cycle,
+            "price": subscription.price,
+            "first_cycle_price": subscription.first_cycle_price,
+            "min_cycles": subscription.min_cycles,
+            "ships_each_cycle": plan.ships_each_cycle,
+        },
+        "currency": "BRL",
+        "buyer": {"first_name": first, "last_name": last, "email": subscription.buyer_email},
+        "authorization": authorization,
+        "next_charge": (
+            {
+                "cycle": upcoming.number,
+                "due_date": upcoming.due_date.isoformat(),
+                "amount": upcoming.amount,
+                "status": upcoming.status,
+            }
+            if upcoming is not None and subscription.status == "active"
+            else None
+        ),
+        "cycles": [
+            {
+                "number": c.number,
+                "due_date": c.due_date.isoformat(),
+                "amount": c.amount,
+                "status": c.status,
+                **({"order_id": c.order_id} if c.order_id else {}),
+            }
+            for c in cycles
+        ],
+        "permalink_url": f"{settings.BCP_PUBLIC_URL}/assinaturas/{subscription.access_token}/",
+        "created_at": subscription.created_at.isoformat().replace("+00:00", "Z"),
+        "_platform_id": subscription.platform_id,
+    }
+    if subscription.destination:
+        body["destination"] = {
+            k: v for k, v in subscription.destination.items() if k not in ("first_name", "last_name")
+        }
+    if subscription.cancelled_at:
+        body["cancelled_at"] = subscription.cancelled_at.isoformat().replace("+00:00", "Z")
+    return body

@@ -5,7 +5,7 @@ transactions, never inside one.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from django.core.validators import validate_email
 from django.db import transaction
@@ -59,7 +59,7 @@ def subscription_create(
     buyer_name: str,
     buyer_tax_id: str,
     buyer_email: str,
-    starts_on: date,
+    starts_on: date | None = None,
     payer_account: PayerAccount | None = None,
     destination: dict[str, str] | None = None,
     platform_id: str = "",
@@ -70,9 +70,12 @@ def subscription_create(
     Raises SubscriptionInputError for bad input (nothing written). A PSP failure (PSPUnavailable/PSPRejected)
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
+    # Pix Automático: the first charge goes out at least 2 days before its due date.
+    starts_on = starts_on or timezone.localdate() + timedelta(days=3)
     name, tax_id, email = _validated(
         buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
     )
+    shipping_to = address_clean(destination, name) if destination is not None else {}
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
     if plan is None:
         raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
@@ -87,7 +90,7 @@ def subscription_create(
             first_cycle_price=plan.first_cycle_price,
             min_cycles=plan.min_cycles,
             starts_on=starts_on,
-            destination=destination or {},
+            destination=shipping_to,
             platform_id=platform_id,
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
@@ -290,21 +293,26 @@ ADDRESS_FIELDS = {
 }
 
 
-def subscription_address_change(*, public_id: str, address: dict[str, str]) -> Subscription:
-    """Where the next cycles ship. Raises SubscriptionInputError naming the field (nothing written)."""
-    clean = {key: str(address.get(key, "")).strip()[:200] for key in (*ADDRESS_FIELDS, "complement")}
+def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
+    """A Brazilian address in the order's `destination` keys; SubscriptionInputError naming the field."""
+    clean = {key: str(address.get(key, "") or "").strip()[:200] for key in (*ADDRESS_FIELDS, "complement")}
     clean["postal_code"] = "".join(ch for ch in clean["postal_code"] if ch.isdigit())
     clean["state"] = clean["state"].upper()
     for key, message in ADDRESS_FIELDS.items():
         sized = {"postal_code": 8, "state": 2}.get(key)
         if not clean[key] or (sized is not None and len(clean[key]) != sized):
             raise SubscriptionInputError(key, message)
+    first, _, last = buyer_name.partition(" ")
+    return {"first_name": first, "last_name": last, **clean, "country": "BR"}
+
+
+def subscription_address_change(*, public_id: str, address: dict[str, str]) -> Subscription:
+    """Where the next cycles ship. Raises SubscriptionInputError naming the field (nothing written)."""
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status == Subscription.Status.CANCELLED:
             raise SubscriptionStateError("Esta assinatura foi cancelada.")
-        first, _, last = subscription.buyer_name.partition(" ")
-        subscription.destination = {"first_name": first, "last_name": last, **clean, "country": "BR"}
+        subscription.destination = address_clean(address, subscription.buyer_name)
         subscription.save(update_fields=["destination", "updated_at"])
-        SubscriptionEvent.objects.create(subscription=subscription, kind="address_changed", detail=clean)
+        SubscriptionEvent.objects.create(subscription=subscription, kind="address_changed", detail={})
     return subscription

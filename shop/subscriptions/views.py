@@ -4,13 +4,11 @@ like an order's permalink; "Minha conta" (issue 33) can list these links by e-ma
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from payments.exceptions import PaymentInputError
@@ -19,7 +17,6 @@ from shop.models import Subscription, SubscriptionPlan
 from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.selectors import subscription_overview
 from shop.subscriptions.services import (
-    ADDRESS_FIELDS,
     SubscriptionInputError,
     SubscriptionStateError,
     subscription_address_change,
@@ -75,20 +72,14 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
         "address_rows": _address_rows(request.POST),
     }
     if request.method == "POST":
-        address = _address(request.POST)
         try:
-            if plan.ships_each_cycle:
-                # Validated by the same rule as a later change, before anything is written or sent.
-                subscription_address_change_check(address)
             subscription = subscription_create(
                 plan_id=plan.public_id,
                 buyer_name=request.POST.get("buyer_name", ""),
                 buyer_tax_id=request.POST.get("buyer_tax_id", ""),
                 buyer_email=request.POST.get("buyer_email", ""),
-                starts_on=timezone.localdate() + timedelta(days=3),
+                destination=_address(request.POST) if plan.ships_each_cycle else None,
             )
-            if plan.ships_each_cycle:
-                subscription_address_change(public_id=subscription.public_id, address=address)
         except SubscriptionInputError as exc:
             context["error"] = {"field": exc.field, "message": exc.message}
             return render(request, "shop/subscriptions/subscribe.html", context, status=400)
@@ -97,14 +88,6 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
             return render(request, "shop/subscriptions/subscribe.html", context, status=503)
         return redirect("shop:subscription_page", token=subscription.access_token)
     return render(request, "shop/subscriptions/subscribe.html", context)
-
-
-def subscription_address_change_check(address: dict[str, str]) -> None:
-    for key, message in ADDRESS_FIELDS.items():
-        value = address.get(key, "").strip()
-        digits = "".join(ch for ch in value if ch.isdigit())
-        if not value or (key == "postal_code" and len(digits) != 8) or (key == "state" and len(value) != 2):
-            raise SubscriptionInputError(key, message)
 
 
 @require_http_methods(["GET", "POST"])

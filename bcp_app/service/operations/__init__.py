@@ -39,6 +39,7 @@ from bcp_app.service.operations.checkout import (
     update_checkout,
 )
 from bcp_app.service.operations.reads import get_order, get_product, lookup_catalog, search_catalog
+from bcp_app.service.operations.subscriptions import cancel_subscription, create_subscription, get_subscription
 from bcp_app.service.policies import search_policies
 
 __all__ = [
@@ -46,16 +47,19 @@ __all__ = [
     "StockLine",
     "cancel_cart",
     "cancel_checkout",
+    "cancel_subscription",
     "checkout_from_cart",
     "complete_checkout",
     "create_cart",
     "create_checkout",
+    "create_subscription",
     "field_path",
     "find_products",
     "get_cart",
     "get_checkout",
     "get_order",
     "get_product",
+    "get_subscription",
     "link_cart",
     "lookup_catalog",
     "order_state",
