@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from payments.psp import PSPUnavailable
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
 from shop.invoicing.lifecycle import fiscal_retry_blocked, sweep_missing_cancellations, sweep_missing_documents
-from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail
 
 
@@ -61,3 +62,12 @@ def sweep_subscription_cycles() -> dict[str, int]:
 @shared_task(name="shop.tasks.send_subscription_email", acks_late=True)
 def send_subscription_email(event_id: int) -> str:
     return subscription_event_mail(event_id=event_id)
+
+
+@shared_task(name="shop.tasks.charge_subscription_cycle", acks_late=True)
+def charge_subscription_cycle(cycle_id: str) -> str:
+    """A cycle planned inside its charging window: send its charge now (the sweep re-drives a lost one)."""
+    try:
+        return cycle_charge(cycle_id=cycle_id)
+    except PSPUnavailable:
+        return "psp_unavailable"

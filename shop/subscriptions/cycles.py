@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from kernel.tasks import enqueue_on_commit
 from orders.services import order_place_from_checkout
 from orders.types import PlacedCheckout, PlacedLine
 from payments.automatic.services import (
@@ -84,6 +85,10 @@ def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
     amount = subscription.first_cycle_price if number == 1 else subscription.price
     cycle = SubscriptionCycle.objects.create(subscription=subscription, number=number, due_date=due, amount=amount)
     _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
+    if (due - timezone.localdate()).days <= CHARGE_LEAD_DAYS_MAX:
+        # Already inside the charging window (a first cycle right after the authorization): charge after commit
+        # instead of waiting for the sweep, which still re-drives it if this task is lost.
+        enqueue_on_commit("shop.tasks.charge_subscription_cycle", cycle.public_id)
     return cycle
 
 

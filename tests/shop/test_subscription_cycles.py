@@ -90,14 +90,15 @@ def _cobr_puts(bacen: FakeBacenServer) -> list[str]:
 def test_three_cycles_become_three_orders_once_under_a_crash_a_lost_record_and_replayed_or_lost_webhooks(
     bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
-    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
 
-    # Cycle 1: charged 5 days ahead; the worker settling it dies mid-transaction (a receiver raising stands for
-    # the killed process: everything of that transaction rolls back), then the PSP replays the notice.
+    # Cycle 1: inside the charging window when authorized, so charged right after (5 days ahead); the sweep has
+    # nothing left to send. The worker settling it dies mid-transaction (a receiver raising stands for the
+    # killed process: everything of that transaction rolls back), then the PSP replays the notice.
     first = _open_cycle(subscription)
-    assert first.due_date == timezone.localdate() + timedelta(days=5)
-    assert subscription_cycles_sweep(today=first.due_date - timedelta(days=5))["charged"] == 1
+    assert (first.status, first.due_date) == ("charged", timezone.localdate() + timedelta(days=5))
+    assert subscription_cycles_sweep(today=first.due_date - timedelta(days=5)).get("charged", 0) == 0
     assert _cobr_puts(bacen) == [f"/cobr/{first.txid}"]
     paid = bacen.settle_cobr(first.txid, paid=True)
 
@@ -192,10 +193,9 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
 def test_a_cycle_failing_past_the_three_retries_gives_the_unit_back_and_plans_the_next(
     bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
-    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     cycle = _open_cycle(subscription)
-    subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before - 1  # reserved with the charge
     mail.outbox.clear()
 
@@ -216,16 +216,15 @@ def test_a_cycle_failing_past_the_three_retries_gives_the_unit_back_and_plans_th
 def test_stock_missing_is_said_before_charging_and_the_charge_goes_out_when_it_is_back(
     bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
-    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     Variant.objects.filter(pk=plan.variant_id).update(stock=0)
-    cycle = _open_cycle(subscription)
     mail.outbox.clear()
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)  # its first charge is due
+    cycle = _open_cycle(subscription)
 
     with django_capture_on_commit_callbacks(execute=True):
-        first = subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
         again = subscription_cycles_sweep(today=cycle.due_date - timedelta(days=4))
 
-    assert (first["stock_short"], again["stock_short"]) == (1, 1)
+    assert again["stock_short"] == 1
     assert _cobr_puts(bacen) == []  # nothing charged
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
         "Falta estoque para o próximo ciclo da sua assinatura"
@@ -241,31 +240,35 @@ def test_stock_missing_is_said_before_charging_and_the_charge_goes_out_when_it_i
 def test_cancel_in_the_bank_app_ends_the_subscription_and_its_scheduled_cycle_and_tells_the_buyer(
     bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
+    stock_before = Variant.objects.get(pk=plan.variant_id).stock
     subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
-    cycle = _open_cycle(subscription)
+    cycle = _open_cycle(subscription)  # its charge was sent when authorized
     mail.outbox.clear()
 
     with django_capture_on_commit_callbacks(execute=True):
         _deliver(client, "rec", bacen.payer_cancels_rec(subscription.pix_id_rec))
 
     subscription.refresh_from_db()
-    cycle.refresh_from_db()
-    assert (subscription.status, cycle.status) == ("cancelled", "cancelled")
-    assert subscription.cancelled_at is not None
+    assert subscription.status == "cancelled" and subscription.cancelled_at is not None
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
-    # Cancelled at the PSP by the payer: the shop sends no PATCH, and the sweep charges nothing more.
-    assert not [p for m, p, _ in bacen.state.requests if m == "PATCH"]
-    assert subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5)).get("charged", 0) == 0
-    assert _cobr_puts(bacen) == []
+    # The charge already sent is withdrawn by the sweep (PATCH /cobr); the recurrence itself was cancelled at the
+    # PSP by the payer, so the shop sends no PATCH /rec; nothing more is charged.
+    SubscriptionCycle.objects.filter(pk=cycle.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
+    subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
+    cycle.refresh_from_db()
+    assert cycle.status == "cancelled"
+    assert [p for m, p, _ in bacen.state.requests if m == "PATCH"] == [f"/cobr/{cycle.txid}"]
+    assert _cobr_puts(bacen) == [f"/cobr/{cycle.txid}"]
+    assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
 
 
 def test_the_shop_cancels_with_patch_rec_and_withdraws_the_charge_already_sent(
     bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
-    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     cycle = _open_cycle(subscription)
-    subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
+    assert cycle.status == "charged"
 
     subscription_cancel(public_id=subscription.public_id, by="shop")
     subscription_cancel(public_id=subscription.public_id, by="shop")  # twice: nothing more
