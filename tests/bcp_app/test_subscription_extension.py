@@ -141,8 +141,8 @@ def test_another_platform_cannot_see_it_bad_input_names_the_field_and_no_extensi
     assert hidden["messages"][0]["code"] == "not_found" and refused["messages"][0]["code"] == "not_found"
     assert Subscription.objects.get().status == "pending_authorization"
 
-    bad_cep = call(client, "post", "/subscriptions", headers,
-                   {"plan_id": plan.public_id, **BODY, "destination": {**BODY["destination"], "postal_code": "1"}})  # fmt: skip
+    short_cep = {"plan_id": plan.public_id, **BODY, "destination": {**BODY["destination"], "postal_code": "1"}}
+    bad_cep = call(client, "post", "/subscriptions", headers, short_cep)
     assert bad_cep.json()["messages"][0] == {
         "type": "error", "code": "invalid_subscription", "content": "Informe o CEP com 8 dígitos.",
         "severity": "recoverable", "path": "$.destination.postal_code",
