@@ -33,6 +33,9 @@ BCP_TOOLS = {
     "get_cart",
     "update_cart",
     "cancel_cart",
+    "create_subscription",
+    "get_subscription",
+    "cancel_subscription",
 }
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
