@@ -101,6 +101,7 @@ def test_well_known_ucp_2026_01_11_parses_with_the_official_sdk(client: Client) 
         "dev.ucp.shopping.buyer_consent",
         "dev.ucp.shopping.order",
         "br.dev.bcp.shopping.fiscal_document",
+        "br.dev.bcp.shopping.subscription",
         "br.dev.bcp.shopping.catalog.feed",
         "br.dev.bcp.shopping.permalink",
     ]
