@@ -23,6 +23,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "poll-carrier-tracking",
         "reconcile-card-payments",
         "reconcile-pix-charges",
+        "reconcile-recurring-charges",
         "remind-abandoned-checkouts",
         "reprocess-recurrence-webhooks",
         "retry-order-webhooks",
@@ -31,6 +32,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "sweep-fiscal-requests",
         "sweep-infractions",
         "sweep-outbox",
+        "sweep-subscription-cycles",
     ]
 
 
