@@ -154,7 +154,7 @@ def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
 ) -> None:
     subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
 
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(3):
         stats = subscription_stats()
     assert (stats.by_status, stats.failures_30d, stats.churn_30d_percent) == ({"active": 1}, 0, 0.0)
     home = admin_client.get("/admin/").content.decode()
