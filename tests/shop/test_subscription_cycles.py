@@ -16,16 +16,18 @@ from django.test import Client
 from django.utils import timezone
 
 from orders.models import EmailDelivery, Order
-from payments.automatic.services import pix_recurring_charges_reconcile
+from payments.automatic.services import pix_recurring_charge_event_process, pix_recurring_charges_reconcile
 from payments.models import PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.signals import recurring_charge_settled
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
-from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.services import subscription_address_change, subscription_cancel, subscription_create
 from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
 
 pytestmark = pytest.mark.django_db
+# Measured: charging is 11 statements, settling into an order 18 (the order placement itself is most of it).
+BUDGET_CHARGE, BUDGET_SETTLE = 11, 18
 
 ADDRESS = {
     "postal_code": "01310-100",
@@ -306,3 +308,32 @@ def test_a_lost_authorization_notice_is_recovered_with_get_rec(
     assert subscription.status == "active"
     assert ("GET", f"/rec/{subscription.pix_id_rec}") in [(m, p) for m, p, _ in bacen.state.requests]
     assert _open_cycle(subscription).due_date == date.fromordinal(timezone.localdate().toordinal() + 5)
+
+
+def test_statement_budgets_of_charging_a_cycle_and_settling_it_into_an_order(
+    bacen: FakeBacenServer,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    first = _open_cycle(subscription)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(first.txid, paid=True))
+    second = _open_cycle(subscription)
+
+    # lock + read the cycle, take the unit, mark charged with its event; the charge recorded (insert + read)
+    with django_assert_max_num_queries(BUDGET_CHARGE):
+        assert cycle_charge(cycle_id=second.public_id, today=second.due_date - timedelta(days=5)) == "charged"
+    event_id = _store_only(client, bacen.settle_cobr(second.txid, paid=True))
+    # the inbox row, the charge locked and settled, the cycle locked, the order placed (as any checkout's), the
+    # cycle paid with its event, the next cycle planned, the row marked processed
+    with django_assert_max_num_queries(BUDGET_SETTLE):
+        assert pix_recurring_charge_event_process(event_id=event_id) == "paid"
+    assert Order.objects.count() == 2
+
+
+def _store_only(client: Client, body: dict[str, Any]) -> int:
+    assert _deliver(client, "cobr", body)["received"] == 1  # its task is not run (no on-commit capture)
+    return PixRecurringChargeWebhookEvent.objects.filter(processed_at__isnull=True).get().pk
