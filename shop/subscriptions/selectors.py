@@ -160,3 +160,30 @@ def subscription_presented(public_id: str) -> dict[str, Any] | None:
     if subscription.cancelled_at:
         body["cancelled_at"] = subscription.cancelled_at.isoformat().replace("+00:00", "Z")
     return body
+
+
+@dataclass(frozen=True)
+class BuyerSubscription:
+    public_id: str
+    product: str
+    status: str  # the Portuguese word
+    page_url: str  # the subscriber's page (skip, address, pause, cancel)
+
+
+def subscriptions_of_buyer(email: str) -> list[BuyerSubscription]:
+    """The hook for "Minha conta" (issue 33): a signed-in buyer's subscriptions with the link to manage each;
+    one query. The caller has proved the e-mail (passwordless link), as for the buyer's orders."""
+    rows = (
+        Subscription.objects.filter(buyer_email__iexact=email.strip())
+        .select_related("plan__variant__product")
+        .order_by("-created_at")[:50]
+    )
+    return [
+        BuyerSubscription(
+            public_id=row.public_id,
+            product=row.plan.variant.product.title,
+            status=row.get_status_display(),
+            page_url=f"{settings.BCP_PUBLIC_URL}/assinaturas/{row.access_token}/",
+        )
+        for row in rows
+    ]

@@ -15,7 +15,7 @@ from orders.models import Order
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
-from shop.subscriptions.selectors import subscription_stats
+from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
 
 pytestmark = pytest.mark.django_db
 
@@ -170,3 +170,22 @@ def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     subscription.refresh_from_db()
     assert subscription.status == "cancelled"
     assert subscription_stats().churn_30d_percent == 100.0
+
+
+def test_minha_conta_can_list_a_buyers_subscriptions_by_email_in_one_query(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+
+    with django_assert_max_num_queries(1):
+        listed = subscriptions_of_buyer(" Fulana@Example.com.br ")
+
+    assert [(s.public_id, s.product, s.status) for s in listed] == [
+        (subscription.public_id, "Café especial 500 g", "ativa")
+    ]
+    assert listed[0].page_url.endswith(page)
+    assert subscriptions_of_buyer("outra@example.com.br") == []
