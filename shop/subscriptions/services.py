@@ -63,6 +63,7 @@ def subscription_create(
     payer_account: PayerAccount | None = None,
     destination: dict[str, str] | None = None,
     platform_id: str = "",
+    destination_required: bool = False,
 ) -> Subscription:
     """A subscription to the active plan `plan_id` (`plan_…`), pending the payer's authorization, with its
     recurrence created at the PSP (`POST /rec`, and `POST /solicrec` when the payer's account is known).
@@ -79,6 +80,8 @@ def subscription_create(
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
     if plan is None:
         raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
+    if destination_required and plan.ships_each_cycle and not shipping_to:
+        raise SubscriptionInputError("destination", "Informe o endereço de entrega de cada ciclo.")
     with transaction.atomic():
         subscription = Subscription.objects.create(
             plan=plan,

@@ -79,6 +79,7 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
                 buyer_tax_id=request.POST.get("buyer_tax_id", ""),
                 buyer_email=request.POST.get("buyer_email", ""),
                 destination=_address(request.POST) if plan.ships_each_cycle else None,
+                destination_required=True,
             )
         except SubscriptionInputError as exc:
             context["error"] = {"field": exc.field, "message": exc.message}

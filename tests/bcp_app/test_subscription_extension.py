@@ -147,8 +147,13 @@ def test_another_platform_cannot_see_it_bad_input_names_the_field_and_no_extensi
         "type": "error", "code": "invalid_subscription", "content": "Informe o CEP com 8 dígitos.",
         "severity": "recoverable", "path": "$.destination.postal_code",
     }  # fmt: skip
-    wrong_type = call(client, "post", "/subscriptions", headers, {"plan_id": 7, **BODY})
+    wrong_type = call(client, "post", "/subscriptions", headers, {**BODY, "plan_id": 7})
     assert wrong_type.status_code == 400 and "plan_id" in wrong_type.json()["content"]
+    nul = call(client, "post", "/subscriptions", headers,
+               {"plan_id": plan.public_id, **BODY, "buyer": {**BODY["buyer"], "first_name": "An\u0000a"}})  # fmt: skip
+    assert nul.status_code == 400 and "buyer.first_name" in nul.json()["content"]
+    no_address = call(client, "post", "/subscriptions", headers, {"plan_id": plan.public_id, "buyer": BODY["buyer"]})
+    assert no_address.json()["messages"][0]["content"] == "Informe o endereço de entrega de cada ciclo."
     unknown = call(client, "post", "/subscriptions", headers, {"plan_id": "plan_000", **BODY}).json()
     assert unknown["messages"][0]["content"] == "Este plano de assinatura não existe ou não está mais à venda."
     assert Subscription.objects.count() == 1

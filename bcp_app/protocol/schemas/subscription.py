@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from bcp_app.protocol.schemas.common import RequestModel, ResponseModel
 from bcp_app.protocol.schemas.envelope import UcpEnvelope
@@ -29,7 +29,8 @@ class SubscriptionAddress(RequestModel):
 
 
 class SubscriptionCreateRequest(RequestModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    """Unknown members are ignored, as in the other entity bodies (BCP §1)."""
+
     plan_id: str = Field(description="O plano (`plan_…`).")
     buyer: SubscriptionBuyerIn = Field(description="Quem assina e paga.")
     destination: SubscriptionAddress | None = Field(default=None, description="Entrega de cada ciclo.")

@@ -16,6 +16,8 @@ from typing import Any
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import ORDER, SUBSCRIPTION
 from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest
+from bcp_app.protocol.validation import validate
 from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible
 from payments.psp import PSPRejected, PSPUnavailable
@@ -28,22 +30,6 @@ from shop.subscriptions.services import (
 )
 
 ADDRESS_KEYS = ("postal_code", "street", "number", "complement", "neighborhood", "city", "state")
-
-
-def _str(body: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> str:
-    value = body.get(key)
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str):
-        raise ProtocolError("invalid_request", f"Campo inválido {path}: informe um texto.")
-    return value
-
-
-def _object(body: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = body.get(key)
-    if not isinstance(value, Mapping):
-        raise ProtocolError("invalid_request", f"Campo inválido {key}: informe um objeto.")
-    return value
 
 
 def _result(ctx: RequestContext, body: dict[str, Any], status: int = 200) -> OperationResult:
@@ -72,31 +58,27 @@ def create_subscription(ctx: RequestContext, body: Mapping[str, Any]) -> Operati
     authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date."""
     if (refused := _guard(ctx)) is not None:
         return refused
-    if not isinstance(body, Mapping):
-        raise ProtocolError("invalid_request", "O corpo deve ser um objeto JSON.")
-    plan_id = _str(body, "plan_id", "plan_id")
-    buyer = _object(body, "buyer")
-    name = f"{_str(buyer, 'first_name', 'buyer.first_name')} {_str(buyer, 'last_name', 'buyer.last_name')}"
-    destination = body.get("destination")
-    address: dict[str, str] = {}
-    if destination is not None:
-        if not isinstance(destination, Mapping):
-            raise ProtocolError("invalid_request", "Campo inválido destination: informe um objeto.")
-        address = {key: _str(destination, key, f"destination.{key}", required=False) for key in ADDRESS_KEYS}
-    starts = _str(body, "starts_on", "starts_on", required=False)
+    # Types, control characters and missing members refused naming the field (nothing written).
+    request = validate(SubscriptionCreateRequest, body)
+    buyer = request.buyer
+    name = f"{buyer.first_name} {buyer.last_name}"
+    address = request.destination.model_dump() if request.destination is not None else None
+    if address is not None:
+        address["complement"] = address.get("complement") or ""
     try:
-        starts_on = date.fromisoformat(starts) if starts else None
+        starts_on = date.fromisoformat(request.starts_on) if request.starts_on else None
     except ValueError:
         raise ProtocolError("invalid_request", "Campo inválido starts_on: use AAAA-MM-DD.") from None
     try:
         subscription = subscription_create(
-            plan_id=plan_id,
+            plan_id=request.plan_id,
             buyer_name=name,
-            buyer_tax_id=_str(buyer, "tax_id", "buyer.tax_id"),
-            buyer_email=_str(buyer, "email", "buyer.email"),
+            buyer_tax_id=buyer.tax_id,
+            buyer_email=buyer.email,
             starts_on=starts_on,
-            destination=address or None,
+            destination=address,
             platform_id=ctx.platform_id or "",
+            destination_required=True,
         )
     except SubscriptionInputError as exc:
         paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email"}
