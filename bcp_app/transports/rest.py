@@ -38,6 +38,7 @@ from bcp_app.protocol.schemas import (
     SearchResponse,
 )
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
+from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
 from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from bcp_app.protocol.validation import field_path
@@ -438,24 +439,17 @@ def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str
 
 # --- subscriptions (extension br.dev.bcp.shopping.subscription, issue 38) -----------------------------------
 
-SUBSCRIPTION_RESPONSES = {200: dict[str, Any], 201: dict[str, Any], **ERRORS}
+SUBSCRIPTION_RESPONSES = {200: SubscriptionResponse | ErrorResponse, 201: SubscriptionResponse, **ERRORS}
 
 
 @api.post("/subscriptions", response=SUBSCRIPTION_RESPONSES, summary="Create subscription", tags=["subscription"])
 def create_subscription(
-    request: HttpRequest, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+    request: HttpRequest,
+    payload: SubscriptionCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
-    """The body is the extension's `create_request` (bcp_app/jsonschemas/shopping/subscription.json), checked by
-    the operation field by field (no pydantic model yet)."""
-
-    def create(ctx: RequestContext) -> OperationResult:
-        try:
-            payload = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-        except (JsonLimitError, ValueError, UnicodeDecodeError):
-            raise ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8).") from None
-        return operations.create_subscription(ctx, payload)
-
-    return _run(request, "create_subscription", create)
+    return _run(request, "create_subscription", lambda ctx: operations.create_subscription(ctx, payload))
 
 
 @api.get(

@@ -53,7 +53,9 @@ def _guard(ctx: RequestContext) -> OperationResult | None:
     return None
 
 
-def create_subscription(ctx: RequestContext, body: Mapping[str, Any]) -> OperationResult:
+def create_subscription(
+    ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]
+) -> OperationResult:
     """`POST /subscriptions`: a pending subscription with its Pix Automático recurrence at the PSP; the buyer
     authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date."""
     if (refused := _guard(ctx)) is not None:
