@@ -53,7 +53,9 @@ def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) 
     subscription = {
         "plan_id": plan.public_id,
         "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br", "tax_id": "52998224725"},
-    }
+        "destination": {"postal_code": "01310100", "street": "Avenida Paulista", "number": "1000",
+                        "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+    }  # fmt: skip
 
     reply = sdk_send(server.base_url, [{"data": {"action": "create_subscription", "subscription": subscription}}],
                      headers=headers)  # fmt: skip

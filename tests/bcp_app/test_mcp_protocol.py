@@ -237,6 +237,7 @@ def test_tools_carry_read_only_hints(live_mcp) -> None:
         "get_product",
         "policies.search",
         "get_cart",
+        "get_subscription",
         "catalogue.list",
         "product.detail",
         "inventory.check",
