@@ -148,6 +148,11 @@ def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
             pix_recurrence_refresh(id_rec=subscription.pix_id_rec)
         except (PSPUnavailable, PSPRejected, PSPNotFound):
             logger.warning("recurrence %s could not be read", subscription.pix_id_rec, exc_info=True)
+            return "psp_refused"
+        # The recurrence is still authorized, so the PSP refused this charge itself (e.g. its window passed): the
+        # cycle fails now, the buyer is told and its unit goes back, instead of being re-sent by every sweep.
+        with transaction.atomic():
+            cycle_fail(reference=cycle.public_id, final=True, retry_on=None, reason="cobrança recusada pelo PSP")
         return "psp_refused"
     return "charged"
 

@@ -337,3 +337,28 @@ def test_statement_budgets_of_charging_a_cycle_and_settling_it_into_an_order(
 def _store_only(client: Client, body: dict[str, Any]) -> int:
     assert _deliver(client, "cobr", body)["received"] == 1  # its task is not run (no on-commit capture)
     return PixRecurringChargeWebhookEvent.objects.filter(processed_at__isnull=True).get().pk
+
+
+def test_a_charge_the_psp_refuses_fails_the_cycle_once_and_gives_the_unit_back(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    problem = {"type": "https://pix.bcb.gov.br/api/v2/error/CobROperacaoInvalida", "title": "Cobrança inválida.",
+               "status": 400, "detail": "dataDeVencimento fora da janela"}  # fmt: skip
+    subscription = subscription_create(
+        plan_id=plan.public_id, buyer_name="Fulana de Tal", buyer_tax_id="12345678909",
+        buyer_email="fulana@example.com.br", starts_on=timezone.localdate() + timedelta(days=5),
+    )  # fmt: skip
+    approved = bacen.approve_rec(subscription.pix_id_rec)
+    # The GET /rec confirming the notice answers as usual; the PUT /cobr right after is refused.
+    bacen.state.forced = [(200, bacen.state.recs[subscription.pix_id_rec]), (400, problem)]
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "rec", approved)
+
+    first = SubscriptionCycle.objects.get(subscription=subscription, number=1)
+    assert first.status == "failed"
+    assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Não conseguimos cobrar sua assinatura"]
+    assert _open_cycle(subscription).number == 2  # the subscription goes on
