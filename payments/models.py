@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from payments.automatic.models import PixRecurrenceWebhookEvent
+from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.boleto.models import BoletoPayment, BoletoRefund
 from payments.card.models import CardPayment, CardRefund, CardWebhookEvent, SandboxCardCharge
 from payments.due import AmountDue, DueTerms, amount_due
@@ -30,6 +30,8 @@ __all__ = [
     "PixInfractionEvent",
     "PixPayment",
     "PixRecurrenceWebhookEvent",
+    "PixRecurringCharge",
+    "PixRecurringChargeWebhookEvent",
     "PixRefund",
     "PixWebhookEvent",
     "SandboxCardCharge",

@@ -56,3 +56,14 @@ recurrence_changed = Signal()
 # "rejected" payment is recorded for a refund by bank transfer (staff). A receiver that raises rolls it back and
 # the inbox row / sweep tries again.
 boleto_settled = Signal()
+# send(sender=PixRecurringCharge, reference=str, txid=str, amount=int, end_to_end_id=str)
+# A Pix Automático cycle charge confirmed paid at the PSP (`GET /cobr/{txid}` CONCLUIDA). Sent INSIDE the
+# transaction that sets the charge's `settled_at` (row locked: once per charge); a receiver that raises rolls it
+# back and the inbox row is processed again (task retry, beat sweep).
+recurring_charge_settled = Signal()
+
+# send(sender=PixRecurringCharge, reference=str, txid=str, final=bool, retry_on=date|None, reason=str)
+# An attempt of a cycle charge failed (the payer's bank refused it, or it expired). `final`: no more attempts
+# (the charge ended, or the retries allowed by the rules ran out); else `retry_on` is the date of the retry
+# asked for. Sent INSIDE the transaction that records it, once per failed attempt.
+recurring_charge_failed = Signal()

@@ -11,7 +11,12 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from payments import settlement
-from payments.automatic.services import pix_recurrence_event_process, pix_recurrence_events_reprocess
+from payments.automatic.services import (
+    pix_recurrence_event_process,
+    pix_recurrence_events_reprocess,
+    pix_recurring_charge_event_process,
+    pix_recurring_charges_reconcile,
+)
 from payments.boleto.service import boleto_expire_due, boleto_reconcile_due
 from payments.card.gateway import GatewayNotFound, GatewayRejected, GatewayUnavailable
 from payments.card.refunds import card_refund_apply
@@ -39,9 +44,11 @@ __all__ = [
     "process_infraction_event",
     "process_pix_webhook",
     "process_recurrence_webhook",
+    "process_recurring_charge_webhook",
     "reconcile_card_payments",
     "reconcile_pix_charges",
     "reconcile_received_pix",
+    "reconcile_recurring_charges",
     "reprocess_recurrence_webhooks",
     "revoke_pix_charge_at_psp",
     "send_infraction_answer",
@@ -91,6 +98,30 @@ def process_recurrence_webhook(self, event_id: int) -> str:
 def reprocess_recurrence_webhooks() -> int:
     """Every minute: `/rec` inbox rows left unprocessed (lost enqueue, dead worker) are processed again."""
     return pix_recurrence_events_reprocess()
+
+
+@shared_task(
+    bind=True,
+    name="payments.tasks.process_recurring_charge_webhook",
+    max_retries=8,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def process_recurring_charge_webhook(self, event_id: int) -> str:
+    """A Pix Automático `/cobr` inbox row: confirm at the PSP, then the cycle is paid or failed, once."""
+    try:
+        return pix_recurring_charge_event_process(event_id=event_id)
+    except _RETRYABLE as exc:
+        if self.request.is_eager:
+            logger.warning("cobr inbox event %s left unprocessed: %s", event_id, exc)
+            return "retry_later"
+        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
+
+
+@shared_task(name="payments.tasks.reconcile_recurring_charges", acks_late=True)
+def reconcile_recurring_charges() -> int:
+    """Every minute: `/cobr` rows left unprocessed, and cycle charges past due never notified (GET /cobr)."""
+    return pix_recurring_charges_reconcile()
 
 
 @shared_task(name="payments.tasks.reconcile_pix_charges", acks_late=True)

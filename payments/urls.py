@@ -10,6 +10,7 @@ urlpatterns = [
     path("payments/pix/webhook/med", views.med_webhook, name="pix-webhook-med"),
     # Pix Automático: the URL registered with `PUT /webhookrec`, with the `/rec` Bacen PSPs append.
     path("payments/pix/webhook/rec", views.pix_recurrence_webhook, name="pix-webhook-rec"),
+    path("payments/pix/webhook/cobr", views.pix_recurring_charge_webhook, name="pix-webhook-cobr"),
     # Card gateway (Pagar.me v5) webhook, authenticated by the Basic credentials configured on the hook.
     path("payments/card/webhook", views.card_webhook, name="card-webhook"),
     # QR image of a charge by txid (the txid is what the buyer's receipt shows anyway).

@@ -11,7 +11,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from payments.automatic.webhook import receive_recurrence_webhook
+from payments.automatic.webhook import receive_recurrence_webhook, receive_recurring_charge_webhook
 from payments.card.webhook import receive_card_webhook
 from payments.qr import qr_svg
 from payments.selectors import pix_charge_by_txid
@@ -67,3 +67,10 @@ def pix_qr(request: HttpRequest, txid: str, extension: str) -> HttpResponse:
     response = HttpResponse(content_type="image/png")
     png.save(response, kind="png", scale=4, border=4)
     return response
+
+
+@csrf_exempt
+@require_POST
+def pix_recurring_charge_webhook(request: HttpRequest) -> JsonResponse:
+    """Pix Automático cycle charges (`{webhookUrl}/cobr`, `PUT /webhookcobr`), authenticated like Pix."""
+    return _inbox(request, receive_recurring_charge_webhook)

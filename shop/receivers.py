@@ -11,6 +11,8 @@
 - orders.label_purchase_requested (outbox kind label_purchase) → buy the label at the carrier.
 - saving or deleting a packaging box → drop the cached boxes after commit.
 - payments.recurrence_changed (Pix Automático, confirmed at the PSP) → the subscription follows it.
+- payments.recurring_charge_settled → the cycle's order is placed once; recurring_charge_failed → the buyer is
+  told, the cycle retried or closed (shop/subscriptions/cycles.py).
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - saving or deleting a search synonym → drop the cached synonyms after commit.
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
@@ -39,6 +41,8 @@ from payments.signals import (
     charge_settled,
     pix_infraction_changed,
     recurrence_changed,
+    recurring_charge_failed,
+    recurring_charge_settled,
     refund_finished,
 )
 from shop.catalog.search import synonyms_cache_clear
@@ -58,6 +62,7 @@ from shop.models import (
     ShippingRate,
     Variant,
 )
+from shop.subscriptions.cycles import cycle_fail, cycle_settle
 from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
@@ -201,3 +206,17 @@ def on_label_purchase_requested(sender: Any, *, label_id: str, **_: Any) -> None
 @receiver(recurrence_changed, dispatch_uid="shop.subscription_follows_recurrence")
 def on_recurrence_changed(sender: Any, *, id_rec: str, status: str, cancelled_by: str, **_: Any) -> None:
     subscription_apply_recurrence(id_rec=id_rec, status=status, cancelled_by=cancelled_by)
+
+
+@receiver(recurring_charge_settled, dispatch_uid="shop.cycle_settled")
+def on_recurring_charge_settled(
+    sender: Any, *, reference: str, txid: str, amount: int, end_to_end_id: str, **_: Any
+) -> str:
+    return cycle_settle(reference=reference, txid=txid, amount=amount, end_to_end_id=end_to_end_id)
+
+
+@receiver(recurring_charge_failed, dispatch_uid="shop.cycle_failed")
+def on_recurring_charge_failed(
+    sender: Any, *, reference: str, final: bool, retry_on: Any = None, reason: str = "", **_: Any
+) -> None:
+    cycle_fail(reference=reference, final=final, retry_on=retry_on, reason=reason)

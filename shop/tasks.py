@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from payments.psp import PSPUnavailable
 from shop.account.services import account_link_send, account_links_resend_due
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
 from shop.invoicing.lifecycle import fiscal_retry_blocked, sweep_missing_cancellations, sweep_missing_documents
+from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
+from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail
 
 
 @shared_task(name="shop.tasks.expire_checkouts")
@@ -58,3 +61,24 @@ def send_account_link(link_id: int) -> str:
 def resend_account_links() -> int:
     """Beat, every minute: sign-in e-mails still unsent (a dead broker, a failed send) while their link is valid."""
     return account_links_resend_due()
+@shared_task(name="shop.tasks.sweep_subscription_cycles", acks_late=True)
+def sweep_subscription_cycles() -> dict[str, int]:
+    """Beat, every 5 minutes: plan and charge subscription cycles ahead, re-drive what a crash left, and send
+    the subscriber e-mails whose task was lost."""
+    for event_id in subscription_emails_pending():
+        send_subscription_email.delay(event_id)
+    return subscription_cycles_sweep()
+
+
+@shared_task(name="shop.tasks.send_subscription_email", acks_late=True)
+def send_subscription_email(event_id: int) -> str:
+    return subscription_event_mail(event_id=event_id)
+
+
+@shared_task(name="shop.tasks.charge_subscription_cycle", acks_late=True)
+def charge_subscription_cycle(cycle_id: str) -> str:
+    """A cycle planned inside its charging window: send its charge now (the sweep re-drives a lost one)."""
+    try:
+        return cycle_charge(cycle_id=cycle_id)
+    except PSPUnavailable:
+        return "psp_unavailable"

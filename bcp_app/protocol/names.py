@@ -8,6 +8,9 @@ DISCOUNT = "br.dev.bcp.shopping.discount"
 ORDER = "br.dev.bcp.shopping.order"
 FISCAL_DOCUMENT = "br.dev.bcp.shopping.fiscal_document"  # extends ORDER: NF-e on orders (issue 18)
 ORDER_ACTIONS = "br.dev.bcp.shopping.order_actions"  # extends ORDER: cancel and return by agents (issue 35)
+# Subscriptions paid by Pix Automático (issue 38): extends checkout (same buyer and destination) and order (each
+# cycle is an order).
+SUBSCRIPTION = "br.dev.bcp.shopping.subscription"
 CATALOG_SEARCH = "br.dev.bcp.shopping.catalog.search"
 CATALOG_LOOKUP = "br.dev.bcp.shopping.catalog.lookup"
 AP2_MANDATE = "br.dev.bcp.shopping.ap2_mandate"

@@ -32,6 +32,7 @@ from bcp_app.protocol.names import (
     SERVICE,
     SERVICES_BASE,
     SPEC_BASE,
+    SUBSCRIPTION,
 )
 from bcp_app.protocol.permalink import endpoint_url
 from bcp_app.service.trust import access_config
@@ -77,6 +78,7 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
         ORDER: [entry("order", "shopping/order.json")],
         FISCAL_DOCUMENT: [entry("fiscal-document", "shopping/fiscal_document.json", ORDER)],
         ORDER_ACTIONS: [entry("order-actions", "shopping/order_actions.json", ORDER)],
+        SUBSCRIPTION: [entry("subscription", "shopping/subscription.json", [CHECKOUT, ORDER])],
         CATALOG_SEARCH: [entry("catalog/search", "shopping/catalog_search.json")],
         CATALOG_LOOKUP: [entry("catalog/lookup", "shopping/catalog_lookup.json")],
     }

@@ -33,8 +33,8 @@ LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a 
 # BCP-IDEM-02; the order_actions extension's operations move money, so they need a key as complete does.
 KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout", "cancel_order", "request_return"})
 IDEMPOTENT_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-                                   "create_cart", "update_cart", "cancel_cart",  # cart keys optional
-                                   "cancel_order", "request_return"})
+                                   "create_cart", "update_cart", "cancel_cart",  # cart/subscription keys optional
+                                   "cancel_order", "request_return", "create_subscription", "cancel_subscription"})
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 

@@ -42,6 +42,8 @@ OperationClass = Literal["read", "write", "checkout_create"]
 WRITE_OPERATIONS = frozenset(
     {
         "create_checkout",
+        "create_subscription",
+        "cancel_subscription",
         "update_checkout",
         "complete_checkout",
         "cancel_checkout",

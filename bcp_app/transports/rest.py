@@ -38,6 +38,7 @@ from bcp_app.protocol.schemas import (
     SearchResponse,
 )
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
+from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
 from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from bcp_app.protocol.validation import field_path
@@ -473,6 +474,50 @@ def lookup_catalog(request: HttpRequest, payload: LookupRequest, bcp_agent: str 
 )
 def get_product(request: HttpRequest, payload: GetProductRequest, bcp_agent: str | None = AgentHeader) -> HttpResponse:
     return _run(request, "get_product", lambda ctx: operations.get_product(ctx, payload))
+
+
+# --- subscriptions (extension br.dev.bcp.shopping.subscription, issue 38) -----------------------------------
+
+SUBSCRIPTION_RESPONSES = {200: SubscriptionResponse | ErrorResponse, 201: SubscriptionResponse, **ERRORS}
+
+
+@api.post("/subscriptions", response=SUBSCRIPTION_RESPONSES, summary="Create subscription", tags=["subscription"])
+def create_subscription(
+    request: HttpRequest,
+    payload: SubscriptionCreateRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(request, "create_subscription", lambda ctx: operations.create_subscription(ctx, payload))
+
+
+@api.get(
+    "/subscriptions/{subscription_id}", response=SUBSCRIPTION_RESPONSES, summary="Get subscription",
+    tags=["subscription"],
+)  # fmt: skip
+def get_subscription(
+    request: HttpRequest, subscription_id: PathId, bcp_agent: str | None = AgentHeader
+) -> HttpResponse:
+    return _run(
+        request, "get_subscription", lambda ctx: operations.get_subscription(ctx, subscription_id),
+        path_ids={"subscription_id": subscription_id},
+    )  # fmt: skip
+
+
+@api.post(
+    "/subscriptions/{subscription_id}/cancel", response=SUBSCRIPTION_RESPONSES, summary="Cancel subscription",
+    tags=["subscription"],
+)  # fmt: skip
+def cancel_subscription(
+    request: HttpRequest,
+    subscription_id: PathId,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
+) -> HttpResponse:
+    return _run(
+        request, "cancel_subscription", lambda ctx: operations.cancel_subscription(ctx, subscription_id),
+        path_ids={"subscription_id": subscription_id},
+    )  # fmt: skip
 
 
 @api.api_operation(["GET", "POST", "PUT", "PATCH", "DELETE"], "/{path:unknown}", include_in_schema=False)

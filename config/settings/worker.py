@@ -46,6 +46,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "payments.tasks.reprocess_recurrence_webhooks",
         "schedule": timedelta(minutes=1),
     },
+    # Pix Automático cycles: `/cobr` notices left behind, charges past due never notified; the shop's cycle
+    # sweep schedules the next charges ahead and re-drives what a crash left half done.
+    "reconcile-recurring-charges": {
+        "task": "payments.tasks.reconcile_recurring_charges",
+        "schedule": timedelta(minutes=1),
+    },
+    "sweep-subscription-cycles": {"task": "shop.tasks.sweep_subscription_cycles", "schedule": timedelta(minutes=5)},
     "reconcile-received-pix": {"task": "payments.tasks.reconcile_received_pix", "schedule": crontab(minute=41)},
     "purge-idempotency-records": {
         "task": "bcp_app.tasks.purge_idempotency_records",

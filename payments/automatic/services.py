@@ -9,15 +9,26 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from payments.automatic.models import PixRecurrenceWebhookEvent
+from kernel.rows import insert_once
+from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.exceptions import PaymentInputError
 from payments.psp import PixPayer, PSPNotFound, PSPRejected, PSPUnavailable, get_recurring_psp
-from payments.psp.recurring import PERIODICITIES, PayerAccount
-from payments.signals import recurrence_changed
+from payments.psp.recurring import (
+    MAX_RETRIES,
+    PERIODICITIES,
+    RETRY_WINDOW_DAYS,
+    PayerAccount,
+    PSPRecurrence,
+    PSPRecurringCharge,
+    charge_outcome,
+    paid_end_to_end_id,
+)
+from payments.signals import recurrence_changed, recurring_charge_failed, recurring_charge_settled
 
 logger = logging.getLogger(__name__)
 AUTHORIZATION_VALIDITY = timedelta(days=2)
@@ -62,6 +73,8 @@ def pix_recurrence_request(
         periodicity=periodicity,
         start=start,
         amount_cents=amount_cents,
+        # A failed cycle may be retried within the rules (up to 3 times in the 7 days after the due date).
+        retry_policy="PERMITE_3R_7D",
     )
     id_solic = ""
     if payer_account is not None:
@@ -115,3 +128,184 @@ def pix_recurrence_events_reprocess(*, older_than: timedelta = timedelta(minutes
             continue
         done += outcome != "already_processed"
     return done
+
+
+def _announce_recurrence(rec: PSPRecurrence) -> None:
+    recurrence_changed.send(
+        sender=PixRecurrenceWebhookEvent,
+        id_rec=rec.id_rec,
+        status=rec.status,
+        cancelled_by=rec.cancellation.requester if rec.cancellation else "",
+    )
+
+
+def pix_recurrence_refresh(*, id_rec: str) -> str:
+    """`GET /rec/{idRec}` (no transaction open), then `recurrence_changed` in one transaction: recovers a `/rec`
+    notice that never arrived (the receiver's side is idempotent). Returns the PSP's status."""
+    rec = get_recurring_psp().get_recurrence(id_rec)
+    with transaction.atomic():
+        _announce_recurrence(rec)
+    return rec.status
+
+
+def pix_recurrence_cancel(*, id_rec: str) -> str:
+    """The shop ends the authorization: `PATCH /rec/{idRec}` `status: CANCELADA` (no transaction open). An
+    already ended recurrence is read back instead of failing. Returns the PSP's status."""
+    psp = get_recurring_psp()
+    try:
+        return psp.cancel_recurrence(id_rec).status
+    except PSPRejected:
+        return psp.get_recurrence(id_rec).status
+
+
+def pix_recurring_charge_issue(
+    *, reference: str, txid: str, id_rec: str, amount_cents: int, due_date: date, info: str = ""
+) -> PixRecurringCharge:
+    """`PUT /cobr/{txid}` (no transaction open; a replay of the same PUT answers the same charge, so a caller that
+    died after the call asks again safely), then the charge recorded once. Raises PSPUnavailable / PSPRejected."""
+    remote = get_recurring_psp().create_recurring_charge(
+        txid=txid, id_rec=id_rec, amount_cents=amount_cents, due_date=due_date, info=info
+    )
+    charge = PixRecurringCharge(
+        txid=remote.txid, id_rec=id_rec, reference=reference, amount=remote.amount_cents, due_date=remote.due_date
+    )
+    insert_once(charge, conflict=("txid",))
+    return PixRecurringCharge.objects.get(txid=txid)
+
+
+def pix_recurring_charge_cancel(*, txid: str) -> bool:
+    """Withdraw a cycle's charge before its first attempt (`PATCH /cobr/{txid}` CANCELADA, no transaction open).
+    False when the PSP refuses (the attempt date came): the cycle is then charged as planned."""
+    try:
+        get_recurring_psp().cancel_recurring_charge(txid)
+    except PSPRejected:
+        return False
+    except PSPNotFound:
+        pass
+    PixRecurringCharge.objects.filter(txid=txid, settled_at__isnull=True).update(
+        status=PixRecurringCharge.Status.CANCELLED, updated_at=timezone.now()
+    )
+    return True
+
+
+def _retry_date(charge: PixRecurringCharge, after: date) -> date | None:
+    """The next retry the rules allow (PERMITE_3R_7D: 3 retries, within 7 days after the due date, one a day)."""
+    wanted = after + timedelta(days=1)
+    if charge.retries >= MAX_RETRIES or wanted > charge.due_date + timedelta(days=RETRY_WINDOW_DAYS):
+        return None
+    return wanted
+
+
+def pix_recurring_charge_sync(*, txid: str) -> str:
+    """Confirm a cycle charge at the PSP (`GET /cobr/{txid}`, no transaction open) and tell the shop once, with
+    the row locked: paid → `recurring_charge_settled`; a failed attempt → `recurring_charge_failed` (with the retry
+    asked for, when the rules allow one, after commit: `POST /cobr/{txid}/retentativa/{data}`).
+
+    Returns "paid", "retrying", "failed", "pending", "cancelled" or "already_final". Raises PSPUnavailable."""
+    remote = get_recurring_psp().get_recurring_charge(txid)
+    outcome = charge_outcome(remote)
+    retry_on: date | None = None
+    with transaction.atomic():
+        charge = PixRecurringCharge.objects.select_for_update().filter(txid=txid).first()
+        if charge is None:
+            return "unknown_charge"
+        if charge.status in (PixRecurringCharge.Status.PAID, PixRecurringCharge.Status.FAILED):
+            return "already_final"
+        if outcome == "paid":
+            _settle(charge, remote)
+            return "paid"
+        if charge.status == PixRecurringCharge.Status.CANCELLED:
+            return "cancelled"
+        if outcome not in ("failed", "attempt_failed"):
+            return "pending"
+        attempt_date = remote.attempts[-1].settlement_date if remote.attempts else charge.due_date
+        failures = max(1, len(remote.attempts))
+        # One attempt a day, from the day after the failed one (and never in the past).
+        after = max(timezone.localdate(), attempt_date)
+        if charge.failures_told >= failures:
+            # Told already; a retry asked for in that transaction may have died before reaching the PSP.
+            if charge.status != PixRecurringCharge.Status.RETRYING or outcome != "attempt_failed":
+                return "pending"
+            retry_on = after + timedelta(days=1)
+        else:
+            retry_on = _retry_date(charge, after) if outcome == "attempt_failed" else None
+            charge.failures_told = failures
+            charge.status = PixRecurringCharge.Status.RETRYING if retry_on else PixRecurringCharge.Status.FAILED
+            charge.retries += 1 if retry_on else 0
+            charge.save(update_fields=["failures_told", "status", "retries", "updated_at"])
+            reason = "expirada" if remote.status == "EXPIRED" else "recusada pelo banco do pagador"
+            recurring_charge_failed.send(
+                sender=PixRecurringCharge, reference=charge.reference, txid=txid, final=retry_on is None,
+                retry_on=retry_on, reason=reason,
+            )  # fmt: skip
+    if retry_on is None:
+        return "failed"
+    try:
+        get_recurring_psp().retry_recurring_charge(txid, retry_on)
+    except PSPRejected as exc:
+        logger.info("retry of %s refused (already asked?): %s", txid, exc)
+    return "retrying"
+
+
+def _settle(charge: PixRecurringCharge, remote: PSPRecurringCharge) -> None:
+    charge.status = PixRecurringCharge.Status.PAID
+    charge.end_to_end_id = paid_end_to_end_id(remote)[:32]
+    charge.settled_at = timezone.now()
+    charge.save(update_fields=["status", "end_to_end_id", "settled_at", "updated_at"])
+    recurring_charge_settled.send(
+        sender=PixRecurringCharge, reference=charge.reference, txid=charge.txid, amount=remote.amount_cents,
+        end_to_end_id=charge.end_to_end_id,
+    )  # fmt: skip
+
+
+def pix_recurring_charge_event_process(*, event_id: int) -> str:
+    """One `/cobr` inbox row: confirm at the PSP and tell the shop (`pix_recurring_charge_sync`, once per charge
+    state), then mark the row processed. A crash in between leaves the row for the sweep; the charge row's state
+    keeps the shop told once. Raises PSPUnavailable for the task to retry."""
+    event = PixRecurringChargeWebhookEvent.objects.filter(pk=event_id, processed_at__isnull=True).first()
+    if event is None:
+        return "already_processed"
+    try:
+        outcome = pix_recurring_charge_sync(txid=event.txid)
+    except PSPNotFound:
+        outcome = "unknown_charge"
+    PixRecurringChargeWebhookEvent.objects.filter(pk=event_id, processed_at__isnull=True).update(
+        processed_at=timezone.now()
+    )
+    return outcome
+
+
+def pix_recurring_charges_reconcile(
+    *, older_than: timedelta = timedelta(minutes=2), limit: int = 100, today: date | None = None
+) -> int:
+    """Beat sweep: `/cobr` inbox rows whose task was lost are processed again, and charges past their due date
+    still waiting are read at the PSP (`GET /cobr/{txid}`: a notice that never came). Returns how many moved."""
+    moved = 0
+    stale = PixRecurringChargeWebhookEvent.objects.filter(
+        processed_at__isnull=True, received_at__lte=timezone.now() - older_than
+    ).values_list("pk", flat=True)[:limit]
+    for event_id in list(stale):
+        try:
+            moved += pix_recurring_charge_event_process(event_id=event_id) in ("paid", "retrying", "failed")
+        except (PSPUnavailable, PSPRejected) as exc:
+            logger.warning("cobr inbox event %s still failing: %s", event_id, exc)
+    waiting = PixRecurringCharge.objects.filter(
+        status__in=[PixRecurringCharge.Status.SCHEDULED, PixRecurringCharge.Status.RETRYING],
+        due_date__lte=today or timezone.localdate(),
+        updated_at__lte=timezone.now() - older_than,
+    ).values_list("txid", flat=True)[:limit]
+    for txid in list(waiting):
+        try:
+            moved += pix_recurring_charge_sync(txid=txid) in ("paid", "retrying", "failed")
+        except (PSPUnavailable, PSPRejected, PSPNotFound) as exc:
+            logger.warning("cobr %s could not be read: %s", txid, exc)
+    return moved
+
+
+def pix_recurring_charge_brief(reference: str) -> dict[str, Any] | None:
+    """The charge of a cycle as the shop shows it (status, retries, txid), or None; one query."""
+    return (
+        PixRecurringCharge.objects.filter(reference=reference)
+        .values("txid", "status", "retries", "due_date", "settled_at")
+        .first()
+    )

@@ -7,6 +7,7 @@ The body is only a hint, as for Pix: `payments.tasks.process_recurrence_webhook`
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,12 +16,20 @@ from django.utils import timezone
 from kernel.json_limits import loads_notice
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
-from payments.automatic.models import PixRecurrenceWebhookEvent
-from payments.psp.recurring import REC_STATUSES, RecurrenceNotice, parse_recurrence_notification
+from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringChargeWebhookEvent
+from payments.psp.recurring import (
+    COBR_STATUSES,
+    REC_STATUSES,
+    RecurrenceNotice,
+    RecurringChargeNotice,
+    parse_recurrence_notification,
+    parse_recurring_charge_notification,
+)
 from payments.webhooks import MAX_BODY_BYTES, authenticate, kept_headers
 
 # English status → the Bacen name stored (the inbox keeps the PSP's words).
 _BACEN_STATUS = {english: bacen for bacen, english in REC_STATUSES.items()}
+_BACEN_COBR_STATUS = {english: bacen for bacen, english in COBR_STATUSES.items()}
 
 
 def recurrence_events_store(
@@ -64,4 +73,47 @@ def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> t
         return 400, {"error": "malformed", "detail": str(exc)[:200]}
     kept = kept_headers(headers)
     stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept)
+    return 200, {"received": stored, "duplicates": duplicates}
+
+
+def recurring_charge_events_store(
+    *, notices: list[RecurringChargeNotice], raw_body: bytes, headers: Mapping[str, str]
+) -> tuple[int, int]:
+    """One inbox row per `cobsr[]` item, unique on (txid, the item's hash): a replay writes nothing."""
+    received_at = timezone.now()
+    stored = duplicates = 0
+    for notice in notices:
+        item = json.dumps(notice.raw, sort_keys=True, separators=(",", ":")).encode()
+        event = PixRecurringChargeWebhookEvent(
+            txid=notice.txid,
+            status=_BACEN_COBR_STATUS[notice.status],
+            item_sha256=hashlib.sha256(item).hexdigest(),
+            payload=notice.raw,
+            raw_body=raw_body,
+            headers=dict(headers),
+            received_at=received_at,
+        )
+        if insert_once(event, conflict=("txid", "item_sha256")):
+            stored += 1
+            enqueue_on_commit("payments.tasks.process_recurring_charge_webhook", event.pk)  # a dead broker: swept
+        else:
+            duplicates += 1
+    return stored, duplicates
+
+
+def receive_recurring_charge_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """`POST {webhookUrl}/cobr` (registered with `PUT /webhookcobr`): the same answers as the `/rec` inbox."""
+    if len(raw_body) > MAX_BODY_BYTES:
+        return 413, {"error": "body_too_large"}
+    refusal = authenticate(raw_body, headers)
+    if refusal is not None:
+        return 401, {"error": "unauthenticated", "detail": refusal}
+    try:
+        body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
+        notices = parse_recurring_charge_notification(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    stored, duplicates = recurring_charge_events_store(
+        notices=notices, raw_body=raw_body, headers=kept_headers(headers)
+    )
     return 200, {"received": stored, "duplicates": duplicates}

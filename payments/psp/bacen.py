@@ -351,3 +351,8 @@ class BacenPixPSP:
     def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge:
         answer = self._request("PATCH", f"/cobr/{quote(txid)}", json={"status": "CANCELADA"})
         return self._parsed(recurring_charge_from_bacen, answer, "cobr")
+
+    def retry_recurring_charge(self, txid: str, settlement_date: date) -> PSPRecurringCharge:
+        """`POST /cobr/{txid}/retentativa/{data}`: one more attempt on `settlement_date` (PERMITE_3R_7D only)."""
+        answer = self._request("POST", f"/cobr/{quote(txid)}/retentativa/{settlement_date.isoformat()}")
+        return self._parsed(recurring_charge_from_bacen, answer, "cobr")

@@ -6,7 +6,15 @@ carrying `{"recs": [RecNotification]}`) and the schemas `RecSolicitada`, `RecCom
 (CRIADA|APROVADA|REJEITADA|EXPIRADA|CANCELADA), `RecEncerramento` (rejeicao / cancelamento with `solicitante`
 PSP_PAGADOR|USUARIO_PAGADOR|PSP_RECEBEDOR|USUARIO_RECEBEDOR), `SolicRecSolicitada`, `SolicRecStatus`,
 `CobRSolicitada`, `CobRStatus` and `CobRTentativas`; their examples (`recBody1`, `recResponse1`, `solicRecBody1`,
-`cobRBody1`, `recWebhookNotification1`) are the wire shape matched here.
+`cobRBody1`, `recWebhookNotification1`, `cobRWebhookNotification1`) are the wire shape matched here. Cycle charges:
+`PUT /cobr/{txid}` (`CobRSolicitada`), their notices at `{webhookUrl}/cobr` (registered with `PUT /webhookcobr`,
+body `{"cobsr": [CobRNotification]}`), and `POST /cobr/{txid}/retentativa/{data}` (a retry of a failed attempt,
+allowed only under `politicaRetentativa` PERMITE_3R_7D).
+
+Rules of Pix Automático followed (Regulamento Pix, Resolução BCB nº 402/2024, and the Manual de Regras do Pix
+Automático): the receiver sends each charge (instrução de pagamento) between 10 and 2 days before its due date;
+with PERMITE_3R_7D a failed attempt may be retried up to 3 times within the 7 days after the due date, at most
+one attempt a day; the payer may cancel the authorization in the bank app at any time (notified by `/rec`).
 
 The rest of the app speaks centavos, dates and English statuses; decimal strings exist only here.
 """
@@ -55,6 +63,12 @@ PERIODICITIES = {
 }
 # `politicaRetentativa`: no retry after the due date, or up to 3 retries within 7 days.
 RETRY_POLICIES = ("NAO_PERMITE", "PERMITE_3R_7D")
+# How far ahead of the due date a cycle's charge goes to the PSP (Pix Automático: from 10 to 2 days before).
+CHARGE_LEAD_DAYS_MAX = 10
+CHARGE_LEAD_DAYS_MIN = 2
+# PERMITE_3R_7D: up to 3 retries, within 7 days after the due date, one a day.
+MAX_RETRIES = 3
+RETRY_WINDOW_DAYS = 7
 ID_REC = re.compile(r"^[a-zA-Z0-9]{29}$")
 TXID = re.compile(r"^[a-zA-Z0-9]{26,35}$")
 
@@ -135,6 +149,51 @@ class RecurrenceNotice:
     status: str  # CREATED | APPROVED | …
     cancellation: Cancellation | None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class RecurringChargeNotice:
+    """One `cobsr[]` item of a `/cobr` webhook: a hint, confirmed with `GET /cobr/{txid}`."""
+
+    txid: str
+    id_rec: str
+    status: str  # CREATED | ACTIVE | COMPLETED | …
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def charge_outcome(charge: PSPRecurringCharge) -> str:
+    """What a confirmed charge means for its cycle: "paid" (CONCLUIDA, a PAGA attempt), "failed" (ended unpaid:
+    EXPIRADA / REJEITADA / CANCELADA), "attempt_failed" (still ATIVA, its last attempt refused: a retry may
+    follow) or "pending"."""
+    if charge.status == "COMPLETED":
+        return "paid"
+    if charge.status in ("EXPIRED", "REJECTED", "CANCELLED"):
+        return "failed"
+    if charge.attempts and charge.attempts[-1].status in ("REJEITADA", "EXPIRADA", "CANCELADA"):
+        return "attempt_failed"
+    return "pending"
+
+
+def paid_end_to_end_id(charge: PSPRecurringCharge) -> str:
+    return next((a.end_to_end_id for a in reversed(charge.attempts) if a.status == "PAGA"), "")
+
+
+def parse_recurring_charge_notification(body: Any) -> list[RecurringChargeNotice]:
+    """A `/cobr` webhook body `{"cobsr": [...]}` → notices. Raises ValueError naming what is wrong."""
+    if not isinstance(body, dict) or not isinstance(body.get("cobsr"), list) or not body["cobsr"]:
+        raise ValueError("body must be an object with a non-empty 'cobsr' array")
+    notices = []
+    for index, item in enumerate(body["cobsr"]):
+        if not isinstance(item, dict):
+            raise ValueError(f"cobsr[{index}] is not an object")
+        txid = item.get("txid")
+        if not isinstance(txid, str) or not TXID.match(txid):
+            raise ValueError(f"cobsr[{index}].txid is not 26-35 alphanumerics")
+        status = COBR_STATUSES.get(str(item.get("status")))
+        if status is None:
+            raise ValueError(f"cobsr[{index}].status {item.get('status')!r} is unknown")
+        notices.append(RecurringChargeNotice(txid=txid, id_rec=str(item.get("idRec", "")), status=status, raw=item))
+    return notices
 
 
 def _debtor(payer: PixPayer) -> dict[str, str]:
@@ -348,3 +407,7 @@ class RecurringPixPSP(Protocol):
     def get_recurring_charge(self, txid: str) -> PSPRecurringCharge: ...
 
     def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge: ...
+
+    def retry_recurring_charge(self, txid: str, settlement_date: date) -> PSPRecurringCharge: ...
+
+    # POST /cobr/{txid}/retentativa/{data}

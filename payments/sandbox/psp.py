@@ -154,3 +154,6 @@ class SandboxPixPSP:
 
     def cancel_recurring_charge(self, txid: str) -> PSPRecurringCharge:
         return recurring_charge_from_bacen(_call(lambda: recurring.cobr_cancel(txid)))
+
+    def retry_recurring_charge(self, txid: str, settlement_date: date) -> PSPRecurringCharge:
+        return recurring_charge_from_bacen(_call(lambda: recurring.cobr_retry(txid, settlement_date)))

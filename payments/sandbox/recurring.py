@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
+from datetime import date, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -169,3 +170,60 @@ def cobr_cancel(txid: str) -> dict[str, Any]:
     record.body["atualizacao"].append({"status": "CANCELADA", "data": _now()})
     record.save(update_fields=["body"])
     return record.body
+
+
+def _notify_cobr(cobr: dict[str, Any]) -> None:
+    item = {key: cobr[key] for key in ("idRec", "txid", "status", "atualizacao", "tentativas") if key in cobr}
+    enqueue_on_commit("payments.sandbox.deliver_webhook", json.dumps({"cobsr": [item]}), "cobr")
+
+
+def _e2e() -> str:
+    return f"E{ISPB}{timezone.now():%Y%m%d%H%M}{''.join(secrets.choice(_ALNUM) for _ in range(11))}"
+
+
+@transaction.atomic
+def cobr_settle(txid: str, *, paid: bool) -> dict[str, Any]:
+    """The due date in the sandbox: the scheduled (or retried) attempt is paid → CONCLUIDA, or refused (no funds)
+    → the attempt REJEITADA; under NAO_PERMITE, or after the third retry, the charge ends EXPIRADA. Notified."""
+    record = _get("cobr", txid, lock=True)
+    cobr = record.body
+    if cobr["status"] not in ("CRIADA", "ATIVA"):
+        raise SandboxError(400, "CobROperacaoInvalida", f"cobrança {cobr['status']}")
+    attempts = cobr.setdefault("tentativas", [])
+    if not attempts or attempts[-1]["status"] in ("REJEITADA", "EXPIRADA", "CANCELADA"):
+        if attempts:
+            raise SandboxError(400, "CobROperacaoInvalida", "nenhuma tentativa agendada; peça uma retentativa")
+        due = cobr["calendario"].get("dataDeVencimento", timezone.localdate().isoformat())
+        attempts.append({"dataLiquidacao": due, "tipo": "AGND", "status": "AGENDADA", "endToEndId": _e2e()})
+    attempt = attempts[-1]
+    attempt["status"] = "PAGA" if paid else "REJEITADA"
+    if paid:
+        cobr["status"] = "CONCLUIDA"
+    elif cobr.get("politicaRetentativa") != "PERMITE_3R_7D" or len(attempts) > 3:
+        cobr["status"] = "EXPIRADA"
+    else:
+        cobr["status"] = "ATIVA"
+    cobr["atualizacao"].append({"status": cobr["status"], "data": _now()})
+    record.save(update_fields=["body"])
+    _notify_cobr(cobr)
+    return cobr
+
+
+@transaction.atomic
+def cobr_retry(txid: str, settlement_date: date) -> dict[str, Any]:
+    """`POST /cobr/{txid}/retentativa/{data}`: refused as the API refuses it (policy, a pending attempt, a past
+    date, beyond 3 retries or 7 days after the due date)."""
+    record = _get("cobr", txid, lock=True)
+    cobr = record.body
+    attempts = cobr.setdefault("tentativas", [])
+    due = date.fromisoformat(cobr["calendario"]["dataDeVencimento"])
+    if cobr.get("politicaRetentativa") != "PERMITE_3R_7D":
+        raise SandboxError(400, "CobROperacaoInvalida", "A política configurada na recorrência não permite retentativa")
+    if cobr["status"] != "ATIVA" or (attempts and attempts[-1]["status"] in ("SOLICITADA", "AGENDADA")):
+        raise SandboxError(400, "CobROperacaoInvalida", "Existe uma tentativa não finalizada")
+    if settlement_date <= timezone.localdate() or settlement_date > due + timedelta(days=7) or len(attempts) > 3:
+        raise SandboxError(400, "CobROperacaoInvalida", "data fora da janela de retentativa")
+    attempts.append({"dataLiquidacao": settlement_date.isoformat(), "tipo": "RIFL", "status": "SOLICITADA",
+                     "endToEndId": _e2e()})  # fmt: skip
+    record.save(update_fields=["body"])
+    return cobr

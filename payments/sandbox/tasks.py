@@ -10,7 +10,7 @@ from django.conf import settings
 from kernel.http import OutboundError
 from kernel.http import request as http_request
 from payments import webhook_auth
-from payments.automatic.webhook import receive_recurrence_webhook
+from payments.automatic.webhook import receive_recurrence_webhook, receive_recurring_charge_webhook
 from payments.webhooks import receive_pix_webhook
 
 logger = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 
 def sandbox_webhook_url(resource: str = "pix") -> str:
     """Where the sandbox calls back: Bacen PSPs append `/pix` (payments) or `/rec` (Pix Automático recurrences)
-    to the one URL the receiver registered."""
+    to the one URL the receiver registered (`/cobr` for cycle charges)."""
     url = getattr(settings, "PIX_SANDBOX_WEBHOOK_URL", "") or f"{settings.BCP_PUBLIC_URL}/payments/pix/webhook/pix"
     return url if resource == "pix" else url.removesuffix("/pix") + f"/{resource}"
 
@@ -33,7 +33,8 @@ def deliver_sandbox_webhook(self, body: str, resource: str = "pix") -> int:
         # Eager (no broker) inside a request: an HTTP call to our own single-threaded sync views
         # could deadlock, so deliver in-process through the very same receiver the view uses.
 
-        receive = receive_recurrence_webhook if resource == "rec" else receive_pix_webhook
+        receivers = {"rec": receive_recurrence_webhook, "cobr": receive_recurring_charge_webhook}
+        receive = receivers.get(resource, receive_pix_webhook)
         status, _ = receive(raw, {webhook_auth.HEADER: signature, "Content-Type": "application/json"})
         return status
     try:

@@ -16,6 +16,10 @@ urlpatterns = [
     # The sandbox card gateway's boletos (issue 37): the boleto's page (its "PDF") and the bank paying it.
     path("_sandbox/gateway/boleto/<str:charge_id>", views.boleto_page, name="sandbox-gateway-boleto"),
     path("_sandbox/gateway/boleto/<str:charge_id>/pay", views.boleto_pay, name="sandbox-gateway-boleto-pay"),
+    # Pix Automático (issue 38): the payer's bank app and the cycle's due date.
+    path("_sandbox/psp/rec/<str:id_rec>/authorize", views.rec_authorize, name="sandbox-psp-rec-authorize"),
+    path("_sandbox/psp/rec/<str:id_rec>/payer-cancel", views.rec_payer_cancel, name="sandbox-psp-rec-payer-cancel"),
+    path("_sandbox/psp/cobr/<str:txid>/settle", views.cobr_settle, name="sandbox-psp-cobr-settle"),
     # Bacen-shaped API Pix of the sandbox (what BacenPixPSP speaks).
     path("_sandbox/psp/api/oauth/token", api.token, name="sandbox-psp-api-token"),
     path("_sandbox/psp/api/cob/<str:txid>", api.cob, name="sandbox-psp-api-cob"),

@@ -34,7 +34,7 @@ from payments.card.webhook import card_webhook_store
 from payments.money import decimal_to_cents
 from payments.psp.base import parse_datetime
 from payments.qr import qr_svg
-from payments.sandbox import bodies, services
+from payments.sandbox import bodies, recurring, services
 from payments.sandbox.models import SandboxCob
 
 SECRET_HEADER = "BCP-Sandbox-Secret"  # noqa: S105 - a header name
@@ -179,6 +179,27 @@ def redeliver(params: dict[str, Any]) -> dict[str, Any]:
 def refund_settle(params: dict[str, Any], *, e2eid: str, refund_id: str) -> dict[str, Any]:
     status = str(params.get("status", "DEVOLVIDO"))
     return bodies.refund_body(services.refund_settle(e2eid=e2eid, refund_id=refund_id, status=status))
+
+
+# --- Pix Automático: the payer's bank app and the due date, played from the subscription page ------------------
+
+
+@control
+def rec_authorize(params: dict[str, Any], *, id_rec: str) -> dict[str, Any]:
+    """The "Autorizar no sandbox" button: the payer approves the recurrence in the bank app (notified to `/rec`)."""
+    return recurring.authorize(id_rec)
+
+
+@control
+def rec_payer_cancel(params: dict[str, Any], *, id_rec: str) -> dict[str, Any]:
+    """The payer cancels the authorization in the bank app (notified to `/rec`)."""
+    return recurring.payer_cancel(id_rec)
+
+
+@control
+def cobr_settle(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
+    """The cycle's due date: the attempt paid (`paid=1`, default) or refused (`paid=0`), notified to `/cobr`."""
+    return recurring.cobr_settle(txid, paid=_flag(params.get("paid", "1")))
 
 
 @require_GET

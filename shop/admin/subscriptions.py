@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from kernel.money import format_brl
+from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form
-from shop.models import Subscription, SubscriptionEvent, SubscriptionPlan
+from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
 from shop.subscriptions.offers import plan_offer, plan_terms
+from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 SubscriptionPlanForm = money_model_form(SubscriptionPlan, "price", "first_cycle_discount")
 
@@ -33,6 +37,21 @@ class SubscriptionPlanAdmin(admin.ModelAdmin):
         return "; ".join(plan_terms(obj))
 
 
+class SubscriptionCycleInline(admin.TabularInline):
+    model = SubscriptionCycle
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_id", "txid")
+    ordering = ("-number",)
+
+    @admin.display(description=_("valor"))
+    def amount_display(self, obj: SubscriptionCycle) -> str:
+        return format_brl(obj.amount)
+
+    def has_add_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
+        return False
+
+
 class SubscriptionEventInline(admin.TabularInline):
     model = SubscriptionEvent
     extra = 0
@@ -51,11 +70,47 @@ class SubscriptionAdmin(admin.ModelAdmin):
     list_filter = ("status", "cycle")
     list_select_related = ("plan", "plan__variant")
     search_fields = ("public_id", "buyer_name", "buyer_email", "pix_id_rec")
-    inlines = (SubscriptionEventInline,)
+    inlines = (SubscriptionCycleInline, SubscriptionEventInline)
+    actions = ("cancel_selected",)
     price_display = brl_column("price", _("preço por ciclo"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
+        return False
+
+    @admin.action(description=_("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)"), permissions=["view"])
+    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
+        done = 0
+        for public_id in queryset.exclude(status="cancelled").values_list("public_id", flat=True):
+            try:
+                subscription_cancel(public_id=public_id, by="shop")
+                done += 1
+            except (SubscriptionStateError, PSPUnavailable) as exc:
+                self.message_user(request, f"{public_id}: {exc}", level=messages.WARNING)
+        self.message_user(request, _("%(n)d assinatura(s) cancelada(s).") % {"n": done})
+
+
+@admin.register(SubscriptionCycle)
+class SubscriptionCycleAdmin(admin.ModelAdmin):
+    """Cycles, read-only: next charges, failures (filter by status) and the order of each paid one."""
+
+    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_id")
+    list_filter = ("status", "stock_short")
+    list_select_related = ("subscription",)
+    search_fields = ("public_id", "txid", "order_id", "subscription__public_id", "subscription__buyer_email")
+    ordering = ("due_date",)
+
+    @admin.display(description=_("valor"), ordering="amount")
+    def amount_display(self, obj: SubscriptionCycle) -> str:
+        return format_brl(obj.amount)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: SubscriptionCycle | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: SubscriptionCycle | None = None) -> bool:
         return False

@@ -22,6 +22,7 @@ from shop.models.reminders import CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
 from shop.models.subscriptions import (
     Subscription,
+    SubscriptionCycle,
     SubscriptionEvent,
     SubscriptionPlan,
     new_plan_id,
@@ -51,6 +52,7 @@ __all__ = [
     "ShippingRate",
     "StoreSettings",
     "Subscription",
+    "SubscriptionCycle",
     "SubscriptionEvent",
     "SubscriptionPlan",
     "Variant",

@@ -6,12 +6,14 @@ its charges) stays behind the PSP boundary in `payments/`.
 
 from __future__ import annotations
 
+import secrets
+
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from kernel.ids import new_public_id
+from kernel.ids import new_permalink_token, new_public_id
 from kernel.money import format_brl
 from shop.models.catalog import Variant
 
@@ -144,6 +146,13 @@ class Subscription(models.Model):
     pix_id_rec = models.CharField(_("idRec"), max_length=29, blank=True, default="")
     pix_id_solic_rec = models.CharField(_("idSolicRec"), max_length=29, blank=True, default="")
     pix_authorization_location = models.CharField(_("location da autorização"), max_length=200, blank=True, default="")
+    # Where each cycle ships (the order's `destination` keys: first_name, last_name, street, number, complement,
+    # neighborhood, city, state, postal_code, country); empty for a plan that does not ship.
+    destination = models.JSONField(_("endereço de entrega"), default=dict, blank=True)
+    # The buyer's page (`/assinaturas/<token>/`): an unguessable token, like an order's permalink.
+    access_token = models.CharField(max_length=64, unique=True, default=new_permalink_token, editable=False)
+    platform_id = models.CharField(_("plataforma BCP"), max_length=80, blank=True, default="")
+    cancelled_at = models.DateTimeField(_("cancelada em"), null=True, blank=True)
     created_at = models.DateTimeField(_("criada em"), auto_now_add=True)
     updated_at = models.DateTimeField(_("atualizada em"), auto_now=True)
 
@@ -168,14 +177,73 @@ class Subscription(models.Model):
         return f"{self.public_id} ({self.status})"
 
 
+def new_cycle_id() -> str:
+    return new_public_id("cyc")
+
+
+def new_cycle_txid() -> str:
+    # 32 alphanumerics (Bacen txid: 26 to 35), fixed when the cycle is planned: PUT /cobr/{txid} is then
+    # idempotent across a crash between the PSP call and recording it.
+    return secrets.token_hex(16)
+
+
+class SubscriptionCycle(models.Model):
+    """One cycle of a subscription: charged ahead of its due date, and when paid, one order (`order_id`).
+
+    scheduled → charged (cobr at the PSP, stock reserved) → paid (order placed) | retrying → paid | failed;
+    scheduled → skipped (the buyer skipped it) | cancelled (the subscription ended). `stock_short`: the unit was
+    missing when the charge was due to go out; the buyer was told and nothing was charged yet."""
+
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled", _("agendado")
+        CHARGED = "charged", _("cobrança enviada")
+        RETRYING = "retrying", _("nova tentativa")
+        PAID = "paid", _("pago")
+        FAILED = "failed", _("não pago")
+        SKIPPED = "skipped", _("pulado")
+        CANCELLED = "cancelled", _("cancelado")
+
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_cycle_id, editable=False)
+    subscription = models.ForeignKey(
+        Subscription, verbose_name=_("assinatura"), on_delete=models.CASCADE, related_name="cycles"
+    )
+    number = models.PositiveIntegerField(_("ciclo nº"))
+    due_date = models.DateField(_("vencimento"))
+    amount = models.BigIntegerField(_("valor (centavos)"))
+    status = models.CharField(_("situação"), max_length=12, choices=Status.choices, default=Status.SCHEDULED)
+    txid = models.CharField(_("txid"), max_length=35, unique=True, default=new_cycle_txid, editable=False)
+    stock_reserved = models.BooleanField(default=False)
+    stock_short = models.BooleanField(_("faltou estoque"), default=False)
+    order_id = models.CharField(_("pedido"), max_length=60, blank=True, default="")
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("ciclo de assinatura")
+        verbose_name_plural = _("ciclos de assinatura")
+        ordering = ["subscription_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["subscription", "number"], name="shop_cycle_one_per_number"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="shop_cycle_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} #{self.number} {self.status}"
+
+
 class SubscriptionEvent(models.Model):
-    """Append-only timeline of a subscription, written in the same transaction as each change."""
+    """Append-only timeline of a subscription, written in the same transaction as each change.
+
+    Some kinds are also an e-mail to the buyer (`MAILED`): the event is the outbox row, `mailed_at` set once sent."""
+
+    MAILED = frozenset({"cycle_failed", "cycle_retrying", "cycle_stock_short", "status_cancelled", "cycle_skipped"})
 
     subscription = models.ForeignKey(
         Subscription, verbose_name=_("assinatura"), on_delete=models.CASCADE, related_name="events"
     )
     kind = models.CharField(_("tipo"), max_length=48)
     detail = models.JSONField(_("detalhe"), default=dict, blank=True)
+    mailed_at = models.DateTimeField(_("e-mail enviado em"), null=True, blank=True)
     created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
 
     class Meta:

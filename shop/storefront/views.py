@@ -314,7 +314,8 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "selected": selected,
             "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
             "subscription_offers": [
-                {"text": plan_offer(plan), "terms": plan_terms(plan)} for plan in plans.get(selected.id, [])
+                {"text": plan_offer(plan), "terms": plan_terms(plan), "plan_id": plan.public_id}
+                for plan in plans.get(selected.id, [])
             ]
             if selected
             else [],

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
-from shop.models import SubscriptionPlan
+from django.conf import settings
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from orders.models import Order
+from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan
+from shop.subscriptions.offers import plan_offer
 
 
 def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[SubscriptionPlan]]:
@@ -16,3 +25,165 @@ def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[
     for plan in SubscriptionPlan.objects.filter(variant_id__in=wanted, active=True).order_by("variant_id", "-cycle"):
         plans.setdefault(plan.variant_id, []).append(plan)
     return plans
+
+
+def subscription_overview(subscription: Subscription) -> dict[str, Any]:
+    """What the subscriber's page shows: the plan, the next open cycle, past cycles with their orders; 3 queries."""
+    subscription = Subscription.objects.select_related("plan__variant__product").get(pk=subscription.pk)
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("-number")[:24])
+    orders = {
+        order.public_id: order
+        for order in Order.objects.filter(public_id__in=[c.order_id for c in cycles if c.order_id]).only(
+            "public_id", "number", "permalink_token"
+        )
+    }
+    upcoming = next((c for c in reversed(cycles) if c.status in ("scheduled", "charged", "retrying")), None)
+    today = timezone.localdate()
+    return {
+        "subscription": subscription,
+        "product": subscription.plan.variant.product,
+        "offer": plan_offer(subscription.plan),
+        "next_cycle": upcoming,
+        "cycles": [(cycle, orders.get(cycle.order_id)) for cycle in cycles],
+        # CDC art. 49: within 7 days of subscribing online, cancelling costs nothing even with a commitment.
+        "withdrawal_until": subscription.created_at.date() + timedelta(days=7),
+        "in_withdrawal_period": today <= subscription.created_at.date() + timedelta(days=7),
+    }
+
+
+@dataclass(frozen=True)
+class SubscriptionStats:
+    by_status: dict[str, int]
+    next_charges: list[SubscriptionCycle]
+    failures_30d: int
+    retrying: int
+    cancelled_30d: int
+    churn_30d_percent: float  # cancelled in 30 days ÷ (active + paused + cancelled in 30 days)
+
+
+def subscription_stats(*, now: datetime | None = None) -> SubscriptionStats:
+    """The staff dashboard's panel: subscriptions by status, the next charges, failures and churn. One query when
+    the shop has no subscription (the admin home's budget), three otherwise."""
+    now = now or timezone.now()
+    since = now - timedelta(days=30)
+    counts = Subscription.objects.aggregate(
+        **{status: Count("id", filter=Q(status=status)) for status in Subscription.Status.values},
+        cancelled_30d=Count("id", filter=Q(status="cancelled", cancelled_at__gte=since)),
+    )
+    cancelled = counts.pop("cancelled_30d")
+    by_status = {status: n for status, n in counts.items() if n}
+    if not by_status:
+        return SubscriptionStats(by_status={}, next_charges=[], failures_30d=0, retrying=0, cancelled_30d=0,
+                                 churn_30d_percent=0.0)  # fmt: skip
+    next_charges = list(
+        SubscriptionCycle.objects.filter(status__in=["scheduled", "charged", "retrying"])
+        .select_related("subscription")
+        .order_by("due_date")[:10]
+    )
+    cycles = SubscriptionCycle.objects.aggregate(
+        failures=Count("id", filter=Q(status="failed", updated_at__gte=since)),
+        retrying=Count("id", filter=Q(status="retrying")),
+    )
+    base = by_status.get("active", 0) + by_status.get("paused", 0) + cancelled
+    return SubscriptionStats(
+        by_status=by_status,
+        next_charges=next_charges,
+        failures_30d=cycles["failures"],
+        retrying=cycles["retrying"],
+        cancelled_30d=cancelled,
+        churn_30d_percent=round(100 * cancelled / base, 1) if base else 0.0,
+    )
+
+
+def subscription_presented(public_id: str) -> dict[str, Any] | None:
+    """A subscription as the BCP subscription extension presents it (`bcp_app/jsonschemas/shopping/
+    subscription.json`), plus `_platform_id` for the caller's ownership check; None when unknown. 3 queries."""
+    subscription = Subscription.objects.select_related("plan__variant__product").filter(public_id=public_id).first()
+    if subscription is None:
+        return None
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("number"))
+    upcoming = next((c for c in cycles if c.status in ("scheduled", "charged", "retrying")), None)
+    first, _, last = subscription.buyer_name.partition(" ")
+    plan = subscription.plan
+    authorization: dict[str, Any] = {
+        "method": "pix_automatico",
+        "id_rec": subscription.pix_id_rec,
+        "status": {"pending_authorization": "pending"}.get(subscription.status, "approved"),
+    }
+    if subscription.status == "cancelled":
+        authorization["status"] = "cancelled"
+    if subscription.pix_authorization_location:
+        authorization["location"] = subscription.pix_authorization_location
+    body: dict[str, Any] = {
+        "id": subscription.public_id,
+        "status": subscription.status,
+        "plan": {
+            "id": plan.public_id,
+            "item": {"id": plan.variant.sku, "title": plan.variant.product.title},
+            "cycle": subscription.cycle,
+            "price": subscription.price,
+            "first_cycle_price": subscription.first_cycle_price,
+            "min_cycles": subscription.min_cycles,
+            "ships_each_cycle": plan.ships_each_cycle,
+        },
+        "currency": "BRL",
+        "buyer": {"first_name": first, "last_name": last, "email": subscription.buyer_email},
+        "authorization": authorization,
+        "next_charge": (
+            {
+                "cycle": upcoming.number,
+                "due_date": upcoming.due_date.isoformat(),
+                "amount": upcoming.amount,
+                "status": upcoming.status,
+            }
+            if upcoming is not None and subscription.status == "active"
+            else None
+        ),
+        "cycles": [
+            {
+                "number": c.number,
+                "due_date": c.due_date.isoformat(),
+                "amount": c.amount,
+                "status": c.status,
+                **({"order_id": c.order_id} if c.order_id else {}),
+            }
+            for c in cycles
+        ],
+        "permalink_url": f"{settings.BCP_PUBLIC_URL}/assinaturas/{subscription.access_token}/",
+        "created_at": subscription.created_at.isoformat().replace("+00:00", "Z"),
+        "_platform_id": subscription.platform_id,
+    }
+    if subscription.destination:
+        body["destination"] = {
+            k: v for k, v in subscription.destination.items() if k not in ("first_name", "last_name")
+        }
+    if subscription.cancelled_at:
+        body["cancelled_at"] = subscription.cancelled_at.isoformat().replace("+00:00", "Z")
+    return body
+
+
+@dataclass(frozen=True)
+class BuyerSubscription:
+    public_id: str
+    product: str
+    status: str  # the Portuguese word
+    page_url: str  # the subscriber's page (skip, address, pause, cancel)
+
+
+def subscriptions_of_buyer(email: str) -> list[BuyerSubscription]:
+    """The hook for "Minha conta" (issue 33): a signed-in buyer's subscriptions with the link to manage each;
+    one query. The caller has proved the e-mail (passwordless link), as for the buyer's orders."""
+    rows = (
+        Subscription.objects.filter(buyer_email__iexact=email.strip())
+        .select_related("plan__variant__product")
+        .order_by("-created_at")[:50]
+    )
+    return [
+        BuyerSubscription(
+            public_id=row.public_id,
+            product=row.plan.variant.product.title,
+            status=row.get_status_display(),
+            page_url=f"{settings.BCP_PUBLIC_URL}/assinaturas/{row.access_token}/",
+        )
+        for row in rows
+    ]

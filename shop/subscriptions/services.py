@@ -5,7 +5,7 @@ transactions, never inside one.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from django.core.validators import validate_email
 from django.db import transaction
@@ -14,8 +14,11 @@ from django.utils import timezone
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
+from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
-from shop.models import Subscription, SubscriptionEvent, SubscriptionPlan
+from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
+from shop.subscriptions.cycles import cycle_plan, cycle_withdraw, cycles_close, recurrence_cancel_at_psp
+from shop.subscriptions.emails import subscription_event
 
 STATUS_WORDS = dict(Subscription.Status.choices)
 
@@ -56,8 +59,11 @@ def subscription_create(
     buyer_name: str,
     buyer_tax_id: str,
     buyer_email: str,
-    starts_on: date,
+    starts_on: date | None = None,
     payer_account: PayerAccount | None = None,
+    destination: dict[str, str] | None = None,
+    platform_id: str = "",
+    destination_required: bool = False,
 ) -> Subscription:
     """A subscription to the active plan `plan_id` (`plan_…`), pending the payer's authorization, with its
     recurrence created at the PSP (`POST /rec`, and `POST /solicrec` when the payer's account is known).
@@ -65,12 +71,17 @@ def subscription_create(
     Raises SubscriptionInputError for bad input (nothing written). A PSP failure (PSPUnavailable/PSPRejected)
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
+    # Pix Automático: the first charge goes out at least 2 days before its due date.
+    starts_on = starts_on or timezone.localdate() + timedelta(days=3)
     name, tax_id, email = _validated(
         buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
     )
+    shipping_to = address_clean(destination, name) if destination is not None else {}
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
     if plan is None:
         raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
+    if destination_required and plan.ships_each_cycle and not shipping_to:
+        raise SubscriptionInputError("destination", "Informe o endereço de entrega de cada ciclo.")
     with transaction.atomic():
         subscription = Subscription.objects.create(
             plan=plan,
@@ -82,6 +93,8 @@ def subscription_create(
             first_cycle_price=plan.first_cycle_price,
             min_cycles=plan.min_cycles,
             starts_on=starts_on,
+            destination=shipping_to,
+            platform_id=platform_id,
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
     return subscription_request_authorization(subscription=subscription, payer_account=payer_account)
@@ -161,7 +174,148 @@ def subscription_apply_recurrence(*, id_rec: str, status: str, cancelled_by: str
     if move is None or subscription is None or subscription.status not in move[1]:
         return None
     current, subscription.status = subscription.status, move[0]
-    detail = {"from": current, "recurrence": status, "cancelled_by": cancelled_by}
-    event = SubscriptionEvent(subscription=subscription, kind=f"status_{move[0]}", detail=detail)
-    update_where(subscription, ["status"], event=event)
+    fields = ["status"]
+    if move[0] == Subscription.Status.CANCELLED:
+        subscription.cancelled_at = timezone.now()
+        fields.append("cancelled_at")
+    update_where(subscription, fields)
+    subscription_event(
+        subscription, f"status_{move[0]}", **{"from": current, "recurrence": status, "cancelled_by": cancelled_by}
+    )
+    if move[0] == Subscription.Status.ACTIVE:
+        cycle_plan(subscription)  # the first cycle, charged by the sweep ahead of its due date
+    else:
+        cycles_close(subscription)  # charged ones are withdrawn by the sweep (PATCH /cobr) or end at the PSP
+        if status == "CANCELLED":
+            # Cancelled at the PSP already (by the payer or by us): nothing to PATCH.
+            SubscriptionEvent.objects.create(subscription=subscription, kind="recurrence_cancelled", detail={})
     return subscription.status
+
+
+# --- the buyer manages the subscription (their page, an agent over BCP) --------------------------------------
+
+
+def _locked(public_id: str) -> Subscription:
+    subscription = Subscription.objects.select_for_update().filter(public_id=public_id).first()
+    if subscription is None:
+        raise SubscriptionStateError("Assinatura não encontrada.")
+    return subscription
+
+
+def _next_open(subscription: Subscription) -> SubscriptionCycle | None:
+    return (
+        SubscriptionCycle.objects.select_for_update()
+        .filter(subscription=subscription, status__in=["scheduled", "charged", "retrying"])
+        .order_by("number")
+        .first()
+    )
+
+
+def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
+    """Skip the next cycle: not charged, not shipped; the following one is planned. A charge already sent is
+    withdrawn at the PSP first (`PATCH /cobr/{txid}`, no transaction open); once its attempt date came, the PSP
+    refuses and so do we, in Portuguese. Returns the skipped cycle."""
+    with transaction.atomic():
+        subscription = _locked(public_id)
+        if subscription.status != Subscription.Status.ACTIVE:
+            raise SubscriptionStateError("Só dá para pular um ciclo de uma assinatura ativa.")
+        cycle = _next_open(subscription)
+        if cycle is None:
+            raise SubscriptionStateError("Não há próximo ciclo para pular.")
+        if cycle.status == "retrying":
+            raise SubscriptionStateError("Este ciclo já está sendo cobrado de novo; não dá mais para pulá-lo.")
+        charged = cycle.status == "charged"
+    if charged and not cycle_withdraw(txid=cycle.txid):
+        raise SubscriptionStateError("A cobrança deste ciclo já está em andamento no banco; não dá mais para pulá-lo.")
+    with transaction.atomic():
+        subscription = _locked(public_id)
+        cycle.refresh_from_db()
+        if cycle.status in ("scheduled", "cancelled"):
+            cycle.status = "skipped"
+            cycle.save(update_fields=["status", "updated_at"])
+            subscription_event(
+                subscription, "cycle_skipped", cycle=cycle.public_id, due_date=cycle.due_date.isoformat()
+            )
+            cycle_plan(subscription)
+    return cycle
+
+
+def subscription_pause(*, public_id: str) -> Subscription:
+    """Pause: no cycle is charged while paused (a charge already sent still runs: it was announced)."""
+    with transaction.atomic():
+        subscription = subscription_transition(public_id=public_id, to="paused", reason="pedido do assinante")
+        SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").update(
+            status="cancelled", updated_at=timezone.now()
+        )
+    return subscription
+
+
+def subscription_resume(*, public_id: str) -> Subscription:
+    """Resume a paused subscription: the next cycle is planned from today (cycles whose date passed are not
+    charged)."""
+    with transaction.atomic():
+        subscription = subscription_transition(public_id=public_id, to="active", reason="pedido do assinante")
+        cycle_plan(subscription)
+    return subscription
+
+
+def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
+    """Cancel (the buyer, any time, as easily as they subscribed — CDC art. 49 and Decreto 11.034/2022; the
+    shop, staff): no further cycle is charged. The recurrence is cancelled at the PSP after commit
+    (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep."""
+    with transaction.atomic():
+        subscription = _locked(public_id)
+        if subscription.status == Subscription.Status.CANCELLED:
+            return subscription
+        reason = "pedido do assinante" if by == "buyer" else "cancelada pela loja"
+        current = subscription.status
+        if "cancelled" not in Subscription.TRANSITIONS.get(current, frozenset()):
+            raise SubscriptionStateError("Esta assinatura não pode ser cancelada agora.")
+        subscription.status = Subscription.Status.CANCELLED
+        subscription.cancelled_at = timezone.now()
+        subscription.save(update_fields=["status", "cancelled_at", "updated_at"])
+        subscription_event(subscription, "status_cancelled", **{"from": current, "reason": reason, "by": by})
+        charged = cycles_close(subscription)
+    if subscription.pix_id_rec:
+        recurrence_cancel_at_psp(subscription)
+    for txid in charged:
+        try:
+            cycle_withdraw(txid=txid)
+        except PSPUnavailable:  # the sweep withdraws it later
+            continue
+    return subscription
+
+
+ADDRESS_FIELDS = {
+    "postal_code": "Informe o CEP com 8 dígitos.",
+    "street": "Informe a rua.",
+    "number": "Informe o número.",
+    "neighborhood": "Informe o bairro.",
+    "city": "Informe a cidade.",
+    "state": "Informe a UF (duas letras).",
+}
+
+
+def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
+    """A Brazilian address in the order's `destination` keys; SubscriptionInputError naming the field."""
+    clean = {key: str(address.get(key, "") or "").strip()[:200] for key in (*ADDRESS_FIELDS, "complement")}
+    clean["postal_code"] = "".join(ch for ch in clean["postal_code"] if ch.isdigit())
+    clean["state"] = clean["state"].upper()
+    for key, message in ADDRESS_FIELDS.items():
+        sized = {"postal_code": 8, "state": 2}.get(key)
+        if not clean[key] or (sized is not None and len(clean[key]) != sized):
+            raise SubscriptionInputError(key, message)
+    first, _, last = buyer_name.partition(" ")
+    return {"first_name": first, "last_name": last, **clean, "country": "BR"}
+
+
+def subscription_address_change(*, public_id: str, address: dict[str, str]) -> Subscription:
+    """Where the next cycles ship. Raises SubscriptionInputError naming the field (nothing written)."""
+    with transaction.atomic():
+        subscription = _locked(public_id)
+        if subscription.status == Subscription.Status.CANCELLED:
+            raise SubscriptionStateError("Esta assinatura foi cancelada.")
+        subscription.destination = address_clean(address, subscription.buyer_name)
+        subscription.save(update_fields=["destination", "updated_at"])
+        SubscriptionEvent.objects.create(subscription=subscription, kind="address_changed", detail={})
+    return subscription

@@ -77,6 +77,10 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                                 {"version": "2026-07-28",
                                  "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}
                             ],
+                            "br.dev.bcp.shopping.subscription": [
+                                {"version": "2026-07-28",
+                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+                            ],
                         }
                     },
                 }
@@ -97,6 +101,13 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                 "description": "Creates, updates and cancels carts (create_cart, get_cart, update_cart, cancel_cart) "
                 "and turns one into a checkout (create_checkout)",
                 "tags": ["commerce", "cart", "bcp"],
+            },
+            {
+                "id": "bcp-subscription",
+                "name": "BCP subscription",
+                "description": "Subscribes a buyer to a plan paid by Pix Automático, reads and cancels it "
+                "(create_subscription, get_subscription, cancel_subscription)",
+                "tags": ["commerce", "subscription", "bcp"],
             },
             {
                 "id": "policies-search",
@@ -127,7 +138,7 @@ def test_sdk_card_resolver_reads_the_card(server: LiveServer):
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
     assert card.capabilities.extensions[0].uri == EXTENSION
-    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "policies-search",
+    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "bcp-subscription", "policies-search",
                                                   "bcp-order-actions"]
 
 

@@ -35,6 +35,9 @@ BCP_TOOLS = {
     "get_cart",
     "update_cart",
     "cancel_cart",
+    "create_subscription",
+    "get_subscription",
+    "cancel_subscription",
 }
 TYPED_TOOLS = {"catalogue.list", "product.detail", "inventory.check", "order.intent", "order.status"}
 
@@ -236,6 +239,7 @@ def test_tools_carry_read_only_hints(live_mcp) -> None:
         "get_product",
         "policies.search",
         "get_cart",
+        "get_subscription",
         "catalogue.list",
         "product.detail",
         "inventory.check",

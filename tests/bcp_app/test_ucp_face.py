@@ -119,6 +119,7 @@ def test_well_known_ucp_2026_01_11_parses_with_the_official_sdk(client: Client) 
         "dev.ucp.shopping.order",
         "br.dev.bcp.shopping.fiscal_document",
         "br.dev.bcp.shopping.order_actions",
+        "br.dev.bcp.shopping.subscription",
         "br.dev.bcp.shopping.catalog.feed",
         "br.dev.bcp.shopping.permalink",
     ]

@@ -152,6 +152,8 @@ class Handler(BaseHTTPRequestHandler):
             self._solicrec(method, parts[1] if len(parts) == 2 else None, body)
         elif parts[:1] == ["cobr"] and len(parts) == 2:
             self._cobr(method, parts[1], body)
+        elif parts[:1] == ["cobr"] and len(parts) == 4 and parts[2] == "retentativa" and method == "POST":
+            self._cobr_retry(parts[1], parts[3])
         elif parts[:1] == ["webhook"] and method == "PUT":
             state.webhooks[parts[1]] = body["webhookUrl"]
             self._send(200, {})
@@ -398,6 +400,25 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(400, _problem(400, "CobROperacaoInvalida", f"cobr is {cobr['status']}"))
 
+    def _cobr_retry(self, txid: str, day: str) -> None:
+        """`POST /cobr/{txid}/retentativa/{data}` (API Pix 2.9.0, answer `cobRResponse3`): refused as the API does
+        under NAO_PERMITE, with an attempt still open, or beyond 3 retries."""
+        cobr = self.state.cobrs.get(txid)
+        if cobr is None:
+            self._send(404, _problem(404, "CobRNaoEncontrado", txid))
+            return
+        attempts = cobr.setdefault("tentativas", [])
+        if cobr.get("politicaRetentativa") != "PERMITE_3R_7D":
+            self._send(400, _problem(400, "CobROperacaoInvalida", "A política configurada na recorrência não permite"))
+        elif cobr["status"] != "ATIVA" or (attempts and attempts[-1]["status"] in ("SOLICITADA", "AGENDADA")):
+            self._send(400, _problem(400, "CobROperacaoInvalida", "Existe uma tentativa não finalizada."))
+        elif len(attempts) > 3:
+            self._send(400, _problem(400, "CobROperacaoInvalida", "retentativas esgotadas"))
+        else:
+            e2e = f"E9999999920260801{len(self.state.cobrs):04d}{len(attempts):011d}"
+            attempts.append({"dataLiquidacao": day, "tipo": "RIFL", "status": "SOLICITADA", "endToEndId": e2e})
+            self._send(201, cobr)
+
     def _list(self, query: dict[str, list[str]]) -> None:
         page = int(query.get("paginacao.paginaAtual", ["0"])[0])
         per_page = 2
@@ -486,6 +507,27 @@ class FakeBacenServer(LoopbackServer):
         rec["status"] = "APROVADA"
         rec["atualizacao"].append({"status": "APROVADA", "data": "2026-07-28T16:00:00.000Z"})
         return {"recs": [{key: rec[key] for key in ("idRec", "status", "atualizacao")}]}
+
+    def settle_cobr(self, txid: str, *, paid: bool) -> dict[str, Any]:
+        """The due date at the payer's bank: the open attempt is paid (CONCLUIDA) or refused (REJEITADA; the charge
+        ends EXPIRADA under NAO_PERMITE or after the third retry). Returns the `/cobr` webhook body
+        (`cobRWebhookNotification1`'s shape: `{"cobsr": [{idRec, txid, status, atualizacao, tentativas}]}`)."""
+        cobr = self.state.cobrs[txid]
+        attempts = cobr.setdefault("tentativas", [])
+        if not attempts:
+            due = cobr["calendario"]["dataDeVencimento"]
+            e2e = f"E9999999920260801{len(self.state.cobrs):04d}{0:011d}"
+            attempts.append({"dataLiquidacao": due, "tipo": "AGND", "status": "AGENDADA", "endToEndId": e2e})
+        attempts[-1]["status"] = "PAGA" if paid else "REJEITADA"
+        if paid:
+            cobr["status"] = "CONCLUIDA"
+        elif cobr.get("politicaRetentativa") != "PERMITE_3R_7D" or len(attempts) > 3:
+            cobr["status"] = "EXPIRADA"
+        else:
+            cobr["status"] = "ATIVA"
+        cobr["atualizacao"].append({"status": cobr["status"], "data": f"2026-08-0{len(attempts)}T10:00:00.000Z"})
+        keys = ("idRec", "txid", "status", "atualizacao", "tentativas")
+        return {"cobsr": [json.loads(json.dumps({key: cobr[key] for key in keys}))]}
 
     def payer_cancels_rec(self, id_rec: str) -> dict[str, Any]:
         """The payer cancelled in the bank app; returns the `/rec` webhook body the PSP sends."""

@@ -24,6 +24,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "reconcile-a2a-tasks",
         "reconcile-card-payments",
         "reconcile-pix-charges",
+        "reconcile-recurring-charges",
         "remind-abandoned-checkouts",
         "reprocess-recurrence-webhooks",
         "resend-account-links",
@@ -33,6 +34,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "sweep-fiscal-requests",
         "sweep-infractions",
         "sweep-outbox",
+        "sweep-subscription-cycles",
     ]
 
 

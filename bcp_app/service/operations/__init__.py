@@ -32,7 +32,7 @@ from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.validation import field_path, validate
 from bcp_app.service import carts, policies, trust
 from bcp_app.service.carts import checkout_from_cart, link_cart
-from bcp_app.service.operations import checkout, order_actions, reads
+from bcp_app.service.operations import checkout, order_actions, reads, subscriptions
 from bcp_app.service.operations.agent import StockLine, find_products, order_state, stock_check
 
 # The agent trust tiers (bcp_app/service/trust.py), applied here once for every transport: each operation a
@@ -53,6 +53,11 @@ complete_checkout = trust.guarded(trust.CHECKOUT_COMPLETE)(checkout.complete_che
 get_order = trust.guarded(trust.ORDERS_READ)(reads.get_order)
 cancel_order = trust.guarded(trust.ORDERS_ACT)(order_actions.cancel_order)
 request_return = trust.guarded(trust.ORDERS_ACT)(order_actions.request_return)
+# A subscription is a standing order the buyer authorizes once: made like a completed checkout, read and
+# canceled like an order.
+create_subscription = trust.guarded(trust.CHECKOUT_COMPLETE)(subscriptions.create_subscription)
+get_subscription = trust.guarded(trust.ORDERS_READ)(subscriptions.get_subscription)
+cancel_subscription = trust.guarded(trust.ORDERS_ACT)(subscriptions.cancel_subscription)
 
 __all__ = [
     "OperationResult",
@@ -60,16 +65,19 @@ __all__ = [
     "cancel_cart",
     "cancel_checkout",
     "cancel_order",
+    "cancel_subscription",
     "checkout_from_cart",
     "complete_checkout",
     "create_cart",
     "create_checkout",
+    "create_subscription",
     "field_path",
     "find_products",
     "get_cart",
     "get_checkout",
     "get_order",
     "get_product",
+    "get_subscription",
     "link_cart",
     "lookup_catalog",
     "order_state",

@@ -318,11 +318,15 @@ def _stem(word: str) -> str:
 
 POLICIES_KEY = "a2a.bcp.policies"
 CART_KEY = "a2a.bcp.cart"
+SUBSCRIPTION_KEY = "a2a.bcp.subscription"
+# The subscription extension (issue 38): {"action": "create_subscription", "subscription": {...}} and
+# {"action": "get_subscription" | "cancel_subscription", "subscription_id": "sub_…"}.
+SUBSCRIPTION_ACTIONS = frozenset({"create_subscription", "get_subscription", "cancel_subscription"})
 POLICIES_SEARCH = "policies.search"
 CART_ACTIONS = frozenset({"create_cart", "get_cart", "update_cart", "cancel_cart"})
 CONVERT = "create_checkout"  # {"action": "create_checkout", "cart_id"?}: the cart becomes the context's checkout
 # cancel_order, request_return: extension br.dev.bcp.shopping.order_actions (a2a/order_actions.py, issue 35)
-MORE_ACTIONS = frozenset({POLICIES_SEARCH, CONVERT, *CART_ACTIONS, *ORDER_ACTIONS})
+MORE_ACTIONS = frozenset({POLICIES_SEARCH, CONVERT, *CART_ACTIONS, *ORDER_ACTIONS, *SUBSCRIPTION_ACTIONS})
 
 # A question about the shop's rules, not an instruction to change the checkout.
 _POLICY_WORDS = re.compile(
@@ -379,6 +383,21 @@ def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[
     return _cart_reply(row, body, ctx.language)
 
 
+def _subscriptions(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[str, Any]:
+    """The same operations as REST and MCP; the subscription (or its Error Response) under `a2a.bcp.subscription`."""
+    if action == "create_subscription":
+        body = operations.create_subscription(ctx, structured.get("subscription") or {}).body
+    else:
+        subscription_id = structured.get("subscription_id")
+        if not isinstance(subscription_id, str) or not subscription_id:
+            raise ProtocolError("invalid_request", f"{action} precisa de subscription_id.")
+        call = operations.get_subscription if action == "get_subscription" else operations.cancel_subscription
+        body = call(ctx, subscription_id).body
+    messages = body.get("messages") or []
+    text = " ".join(str(m.get("content", "")) for m in messages) or str(body.get("status", ""))
+    return agent_message(context_id=row.context_id, parts=[text_part(text), data_part({SUBSCRIPTION_KEY: body})])
+
+
 def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: str) -> dict[str, Any]:
     """The reply to one of `MORE_ACTIONS` (`row`: the conversation's `A2AContext`)."""
     context_id = row.context_id
@@ -386,6 +405,8 @@ def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: st
         return _carts(ctx, row, action, structured)
     if action in ORDER_ACTIONS:
         return handle_order_action(ctx, context_id, action, structured)
+    if action in SUBSCRIPTION_ACTIONS:
+        return _subscriptions(ctx, row, action, structured)
 
     if action == POLICIES_SEARCH:
         query = structured.get("query", text) if structured else text

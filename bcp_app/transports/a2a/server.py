@@ -154,6 +154,13 @@ def agent_card_dict() -> dict[str, Any]:
                 "tags": ["commerce", "cart", "bcp"],
             },
             {
+                "id": "bcp-subscription",
+                "name": "BCP subscription",
+                "description": "Subscribes a buyer to a plan paid by Pix Automático, reads and cancels it "
+                "(create_subscription, get_subscription, cancel_subscription)",
+                "tags": ["commerce", "subscription", "bcp"],
+            },
+            {
                 "id": "policies-search",
                 "name": "Store policies",
                 "description": "Answers questions about returns, shipping, privacy and terms (policies.search)",

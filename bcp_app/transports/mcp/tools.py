@@ -58,6 +58,7 @@ from bcp_app.protocol.schemas.common import ErrorResponse
 from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.schemas.policies import PoliciesSearchResponse
+from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
 from bcp_app.protocol.schemas.text import NoControlCharacters
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import idempotency, operations, ratelimit
@@ -302,7 +303,8 @@ def typed_tools(resolve_caller: Callable[[CallInfo], Caller]) -> list[McpTool]:
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
 READ_ONLY = frozenset(
-    {"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product", "policies.search", "get_cart"}
+    {"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product", "policies.search", "get_cart",
+     "get_subscription"}
 )
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
@@ -377,6 +379,8 @@ class RequestReturnArgs(IdArgs):
     return_request: RequestReturnRequest = Field(
         description="Devolução (extensão order_actions): reason_code, reason e line_items [{id, quantity}]."
     )
+class CreateSubscriptionArgs(Args):
+    subscription: SubscriptionCreateRequest = Field(description="Plano, assinante e entrega (extensão subscription).")
 
 
 class PoliciesSearchArgs(Args):
@@ -517,6 +521,28 @@ def _specs() -> list[BcpToolSpec]:
             IdArgs,
             CartResponse | ErrorResponse,
             lambda ctx, a: _ops().cancel_cart(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "create_subscription",
+            "Assina um plano pelo Pix Automático (extensão br.dev.bcp.shopping.subscription); o comprador autoriza "
+            "no app do banco e cada ciclo pago vira um pedido.",
+            CreateSubscriptionArgs,
+            SubscriptionResponse | ErrorResponse,
+            lambda ctx, a: _ops().create_subscription(ctx, a.subscription.model_dump(exclude_none=True)),
+        ),
+        BcpToolSpec(
+            "get_subscription",
+            "Estado de uma assinatura: autorização, próxima cobrança e pedidos de cada ciclo.",
+            IdArgs,
+            SubscriptionResponse | ErrorResponse,
+            lambda ctx, a: _ops().get_subscription(ctx, a.id),
+        ),
+        BcpToolSpec(
+            "cancel_subscription",
+            "Cancela uma assinatura: nenhuma nova cobrança; a recorrência é cancelada no PSP.",
+            IdArgs,
+            SubscriptionResponse | ErrorResponse,
+            lambda ctx, a: _ops().cancel_subscription(ctx, a.id),
         ),
         BcpToolSpec(
             "policies.search",

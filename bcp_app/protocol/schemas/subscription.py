@@ -1,0 +1,77 @@
+"""The subscription extension's bodies (`br.dev.bcp.shopping.subscription`, issue 38), for the MCP tools'
+input and output schemas; the JSON Schema `bcp_app/jsonschemas/shopping/subscription.json` is the reference."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from bcp_app.protocol.schemas.common import RequestModel, ResponseModel
+from bcp_app.protocol.schemas.envelope import UcpEnvelope
+
+
+class SubscriptionBuyerIn(RequestModel):
+    first_name: str = Field(description="Nome.")
+    last_name: str = Field(description="Sobrenome.")
+    email: str = Field(description="E-mail: avisos de ciclo não pago, ciclo pulado e cancelamento.")
+    tax_id: str = Field(description="CPF (11 dígitos) ou CNPJ (14) do pagador do Pix Automático.")
+
+
+class SubscriptionAddress(RequestModel):
+    postal_code: str = Field(description="CEP, 8 dígitos.")
+    street: str = Field(description="Rua.")
+    number: str = Field(description="Número.")
+    complement: str | None = Field(default=None, description="Complemento.")
+    neighborhood: str = Field(description="Bairro.")
+    city: str = Field(description="Cidade.")
+    state: str = Field(description="UF, duas letras.")
+
+
+class SubscriptionCreateRequest(RequestModel):
+    """Unknown members are ignored, as in the other entity bodies (BCP §1)."""
+
+    plan_id: str = Field(description="O plano (`plan_…`).")
+    buyer: SubscriptionBuyerIn = Field(description="Quem assina e paga.")
+    destination: SubscriptionAddress | None = Field(default=None, description="Entrega de cada ciclo.")
+    starts_on: str | None = Field(
+        default=None, description="Vencimento do primeiro ciclo, AAAA-MM-DD (padrão: em 3 dias)."
+    )
+
+
+class CycleOut(ResponseModel):
+    number: int = Field(description="Número do ciclo (1 = primeiro).")
+    due_date: str = Field(description="Vencimento da cobrança do ciclo, AAAA-MM-DD.")
+    amount: int = Field(description="Valor em centavos.")
+    status: str = Field(description="scheduled, charged, retrying, paid, failed, skipped ou cancelled.")
+    order_id: str | None = Field(default=None, description="O pedido do ciclo pago.")
+
+
+class NextChargeOut(ResponseModel):
+    cycle: int = Field(description="Número do ciclo.")
+    due_date: str = Field(description="Vencimento, AAAA-MM-DD.")
+    amount: int = Field(description="Valor em centavos.")
+    status: str = Field(description="Situação do ciclo.")
+
+
+class AuthorizationOut(ResponseModel):
+    method: Literal["pix_automatico"] = Field(description="Meio de pagamento dos ciclos.")
+    id_rec: str = Field(description="Id da recorrência no PSP (idRec).")
+    status: str = Field(description="pending, approved ou cancelled (no app do banco).")
+    location: str | None = Field(default=None, description="Location do QR da recorrência, quando houver.")
+
+
+class SubscriptionResponse(ResponseModel):
+    ucp: UcpEnvelope = Field(description="Envelope BCP com as capacidades ativas.")
+    id: str = Field(description="Id da assinatura (`sub_…`).")
+    status: str = Field(description="pending_authorization, active, paused ou cancelled.")
+    plan: dict[str, object] = Field(description="O plano: id, item{id,title}, cycle, price, first_cycle_price, …")
+    currency: str = Field(description="BRL.")
+    buyer: dict[str, str] = Field(description="Nome e e-mail de quem assina.")
+    destination: dict[str, str] | None = Field(default=None, description="Endereço de entrega dos ciclos.")
+    authorization: AuthorizationOut = Field(description="A autorização do Pix Automático.")
+    next_charge: NextChargeOut | None = Field(description="A próxima cobrança, ou null.")
+    cycles: list[CycleOut] = Field(description="Todos os ciclos, do mais antigo ao mais novo.")
+    permalink_url: str = Field(description="Página do assinante: pular ciclo, endereço, pausar, cancelar.")
+    created_at: str = Field(description="RFC 3339.")
+    cancelled_at: str | None = Field(default=None, description="RFC 3339, quando cancelada.")

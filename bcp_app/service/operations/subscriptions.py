@@ -1,0 +1,125 @@
+"""The subscription extension (`br.dev.bcp.shopping.subscription`, issue 38): an agent subscribes its buyer to a
+plan, reads the subscription (state, the authorization to approve in the bank app, the next charge, each cycle's
+order) and cancels it. Every cycle becomes an order of the order capability, with its signed order webhooks.
+
+Only an authenticated platform may create one, and only the platform that created it reads or cancels it (as
+orders, BCP-ORD-02); anyone else gets `not_found`. Bad input is `invalid_request` naming the field (nothing is
+written); a plan that does not exist or a refused buyer is a business outcome with a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.names import ORDER, SUBSCRIPTION
+from bcp_app.protocol.results import OperationResult
+from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest
+from bcp_app.protocol.validation import validate
+from bcp_app.service.context import RequestContext
+from bcp_app.service.operations.base import incompatible
+from payments.psp import PSPRejected, PSPUnavailable
+from shop.subscriptions.selectors import subscription_presented
+from shop.subscriptions.services import (
+    SubscriptionInputError,
+    SubscriptionStateError,
+    subscription_cancel,
+    subscription_create,
+)
+
+ADDRESS_KEYS = ("postal_code", "street", "number", "complement", "neighborhood", "city", "state")
+
+
+def _result(ctx: RequestContext, body: dict[str, Any], status: int = 200) -> OperationResult:
+    envelope = {"version": "2026-07-28", "capabilities": ctx.ucp_capabilities(SUBSCRIPTION, ORDER)}
+    return OperationResult(status, {"ucp": envelope, **body})
+
+
+def _refused(ctx: RequestContext, code: str, content: str, path: str = "") -> OperationResult:
+    message: dict[str, Any] = {"type": "error", "code": code, "content": content, "severity": "recoverable"}
+    if path:
+        message["path"] = path
+    caps = ctx.ucp_capabilities(SUBSCRIPTION)
+    return OperationResult(200, error_response(code, content, capabilities=caps, messages=[message]))
+
+
+def _guard(ctx: RequestContext) -> OperationResult | None:
+    if not ctx.has(SUBSCRIPTION):
+        return incompatible(ctx, SUBSCRIPTION)
+    if not ctx.authenticated or ctx.platform_id is None:
+        return _refused(ctx, "unauthorized", "Assinaturas exigem uma plataforma autenticada.")
+    return None
+
+
+def create_subscription(
+    ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]
+) -> OperationResult:
+    """`POST /subscriptions`: a pending subscription with its Pix Automático recurrence at the PSP; the buyer
+    authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date."""
+    if (refused := _guard(ctx)) is not None:
+        return refused
+    # Types, control characters and missing members refused naming the field (nothing written).
+    request = validate(SubscriptionCreateRequest, body)
+    buyer = request.buyer
+    name = f"{buyer.first_name} {buyer.last_name}"
+    address = request.destination.model_dump() if request.destination is not None else None
+    if address is not None:
+        address["complement"] = address.get("complement") or ""
+    try:
+        starts_on = date.fromisoformat(request.starts_on) if request.starts_on else None
+    except ValueError:
+        raise ProtocolError("invalid_request", "Campo inválido starts_on: use AAAA-MM-DD.") from None
+    try:
+        subscription = subscription_create(
+            plan_id=request.plan_id,
+            buyer_name=name,
+            buyer_tax_id=buyer.tax_id,
+            buyer_email=buyer.email,
+            starts_on=starts_on,
+            destination=address,
+            platform_id=ctx.platform_id or "",
+            destination_required=True,
+        )
+    except SubscriptionInputError as exc:
+        paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email"}
+        path = paths.get(exc.field, f"$.destination.{exc.field}" if exc.field in ADDRESS_KEYS else f"$.{exc.field}")
+        return _refused(ctx, "invalid_subscription", exc.message, path)
+    except (PSPUnavailable, PSPRejected):
+        return _refused(ctx, "payment_unavailable", "O Pix Automático está indisponível agora; tente de novo.")
+    presented = subscription_presented(subscription.public_id)
+    assert presented is not None  # just written
+    return _result(ctx, presented, 201)
+
+
+def _owned(ctx: RequestContext, subscription_id: str) -> dict[str, Any] | None:
+    presented = subscription_presented(subscription_id)
+    if presented is None or presented.pop("_platform_id") != ctx.platform_id:
+        return None
+    return presented
+
+
+def get_subscription(ctx: RequestContext, subscription_id: str) -> OperationResult:
+    if (refused := _guard(ctx)) is not None:
+        return refused
+    presented = _owned(ctx, subscription_id)
+    if presented is None:
+        return _refused(ctx, "not_found", "Assinatura não encontrada.")
+    return _result(ctx, presented)
+
+
+def cancel_subscription(ctx: RequestContext, subscription_id: str) -> OperationResult:
+    """`POST /subscriptions/{id}/cancel`: no further cycle is charged; the recurrence is cancelled at the PSP
+    (`PATCH /rec/{idRec}`) and a charge already sent is withdrawn. Cancelling twice answers the same."""
+    if (refused := _guard(ctx)) is not None:
+        return refused
+    if _owned(ctx, subscription_id) is None:
+        return _refused(ctx, "not_found", "Assinatura não encontrada.")
+    try:
+        subscription_cancel(public_id=subscription_id, by="buyer")
+    except SubscriptionStateError as exc:
+        return _refused(ctx, "invalid_subscription_status", str(exc))
+    presented = _owned(ctx, subscription_id)
+    assert presented is not None
+    return _result(ctx, presented)

@@ -1,0 +1,350 @@
+"""Each cycle of a subscription is one order (issue 38), placed exactly once.
+
+The path of a cycle, each step one short transaction, the PSP always called between them:
+
+1. planned: `cycle_plan` writes the next cycle (number, due date, amount) when the previous one ends;
+2. charged: `cycle_charge` takes the unit from stock (said to the buyer before charging when it is missing:
+   nothing is charged then), marks the cycle `charged`, then `PUT /cobr/{txid}` ahead of the due date (Pix
+   Automático: from 10 to 2 days before; the txid is fixed when the cycle is planned, so a PUT repeated after a
+   crash answers the same charge);
+3. paid: the PSP's `/cobr` notice, confirmed with `GET /cobr/{txid}` (payments/automatic), sends
+   `recurring_charge_settled` once per charge; `cycle_settle` places the order through the orders placement
+   (`order_place_from_checkout` with the cycle's id as the checkout id, unique: one order ever) with its e-mails,
+   NF-e, order webhooks and stock like any order;
+4. failed: `recurring_charge_failed` → the buyer is told (e-mail) and, while the rules allow, the PSP retries
+   (`retrying`); the last failure gives the unit back (`failed`) and the next cycle is planned.
+
+`subscription_cycles_sweep` (beat) plans, charges ahead and re-drives whatever a crash left half done.
+"""
+
+from __future__ import annotations
+
+import calendar
+import logging
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from kernel.tasks import enqueue_on_commit
+from orders.services import order_place_from_checkout
+from orders.types import PlacedCheckout, PlacedLine
+from payments.automatic.services import (
+    pix_recurrence_cancel,
+    pix_recurrence_refresh,
+    pix_recurring_charge_brief,
+    pix_recurring_charge_cancel,
+    pix_recurring_charge_issue,
+)
+from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable
+from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX
+from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
+from shop.models import Subscription, SubscriptionCycle
+from shop.subscriptions.emails import subscription_event
+
+logger = logging.getLogger(__name__)
+Cycle = SubscriptionCycle.Status
+OPEN = (Cycle.SCHEDULED, Cycle.CHARGED, Cycle.RETRYING)
+# A cycle marked charged whose charge is not recorded after this long: the worker died around the PSP call.
+CHARGE_GRACE = timedelta(minutes=2)
+# A subscription waiting for the bank app this long is asked at the PSP (`GET /rec`): a lost `/rec` notice.
+AUTHORIZATION_LOOKUP_AFTER = timedelta(minutes=10)
+
+
+def _add_months(day: date, months: int) -> date:
+    month = day.month - 1 + months
+    year, month = day.year + month // 12, month % 12 + 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def due_date_of(subscription: Subscription, number: int) -> date:
+    """The due date of cycle `number` (1 = `starts_on`), weekly or monthly from the first."""
+    if subscription.cycle == "weekly":
+        return subscription.starts_on + timedelta(weeks=number - 1)
+    return _add_months(subscription.starts_on, number - 1)
+
+
+_event = subscription_event
+
+
+def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
+    """The next cycle of an active subscription when none is open (inside the caller's transaction, the
+    subscription locked or just moved). Unique (subscription, number): planned once. None: nothing to plan."""
+    if subscription.status != Subscription.Status.ACTIVE:
+        return None
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("number"))
+    if any(c.status in OPEN for c in cycles):
+        return None
+    number = (cycles[-1].number if cycles else 0) + 1
+    due = due_date_of(subscription, number)
+    earliest = timezone.localdate() + timedelta(days=2)
+    while due < earliest:  # authorized late or resumed after a pause: the cycles whose date passed are not charged
+        number += 1
+        due = due_date_of(subscription, number)
+    amount = subscription.first_cycle_price if number == 1 else subscription.price
+    cycle = SubscriptionCycle.objects.create(subscription=subscription, number=number, due_date=due, amount=amount)
+    _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
+    if (due - timezone.localdate()).days <= CHARGE_LEAD_DAYS_MAX:
+        # Already inside the charging window (a first cycle right after the authorization): charge after commit
+        # instead of waiting for the sweep, which still re-drives it if this task is lost.
+        enqueue_on_commit("shop.tasks.charge_subscription_cycle", cycle.public_id)
+    return cycle
+
+
+def _variant_items(subscription: Subscription) -> list[tuple[int, int]]:
+    return [(subscription.plan.variant_id, 1)]
+
+
+def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
+    """Reserve the unit and send the cycle's charge to the PSP ahead of its due date. Returns "charged",
+    "stock_short", "not_due", "skipped" (nothing to do) or "psp_refused"; raises PSPUnavailable (the sweep
+    re-drives a `charged` cycle with no charge recorded)."""
+    today = today or timezone.localdate()
+    with transaction.atomic():
+        cycle = (
+            SubscriptionCycle.objects.select_for_update(of=("self",))
+            .select_related("subscription__plan__variant__product")
+            .filter(public_id=cycle_id)
+            .first()
+        )
+        if cycle is None or cycle.status not in (Cycle.SCHEDULED, Cycle.CHARGED):
+            return "skipped"
+        subscription = cycle.subscription
+        if subscription.status != Subscription.Status.ACTIVE and cycle.status == Cycle.SCHEDULED:
+            return "skipped"
+        if cycle.status == Cycle.SCHEDULED:
+            if (cycle.due_date - today).days > CHARGE_LEAD_DAYS_MAX:
+                return "not_due"
+            try:
+                stock_reserve(items=_variant_items(subscription))
+            except StockUnavailable:
+                if not cycle.stock_short:
+                    # Said before charging, once: nothing goes to the PSP while the unit is missing.
+                    cycle.stock_short = True
+                    cycle.save(update_fields=["stock_short", "updated_at"])
+                    _event(
+                        subscription, "cycle_stock_short", cycle=cycle.public_id, due_date=cycle.due_date.isoformat()
+                    )
+                return "stock_short"
+            cycle.status, cycle.stock_reserved, cycle.stock_short = Cycle.CHARGED, True, False
+            cycle.save(update_fields=["status", "stock_reserved", "stock_short", "updated_at"])
+            _event(subscription, "cycle_charged", cycle=cycle.public_id, txid=cycle.txid, amount=cycle.amount)
+    product = subscription.plan.variant.product.title
+    try:
+        pix_recurring_charge_issue(
+            reference=cycle.public_id,
+            txid=cycle.txid,
+            id_rec=subscription.pix_id_rec,
+            amount_cents=cycle.amount,
+            due_date=cycle.due_date,
+            info=f"{product} — ciclo {cycle.number}",
+        )
+    except PSPRejected:
+        # The PSP refuses: most likely the payer cancelled the authorization and its notice was lost. Ask the
+        # recurrence (GET /rec): a cancellation reaches the subscription, which gives this cycle's unit back.
+        logger.warning("cobr of %s refused; reading the recurrence", cycle.public_id, exc_info=True)
+        try:
+            pix_recurrence_refresh(id_rec=subscription.pix_id_rec)
+        except (PSPUnavailable, PSPRejected, PSPNotFound):
+            logger.warning("recurrence %s could not be read", subscription.pix_id_rec, exc_info=True)
+            return "psp_refused"
+        # The recurrence is still authorized, so the PSP refused this charge itself (e.g. its window passed): the
+        # cycle fails now, the buyer is told and its unit goes back, instead of being re-sent by every sweep.
+        with transaction.atomic():
+            cycle_fail(reference=cycle.public_id, final=True, retry_on=None, reason="cobrança recusada pelo PSP")
+        return "psp_refused"
+    return "charged"
+
+
+def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int) -> PlacedCheckout:
+    subscription = cycle.subscription
+    plan = subscription.plan
+    variant = plan.variant
+    first, _, last = subscription.buyer_name.partition(" ")
+    ships = plan.ships_each_cycle and variant.product.requires_shipping
+    return PlacedCheckout(
+        checkout_id=cycle.public_id,  # unique on the order: one cycle, one order, ever
+        currency="BRL",
+        buyer_first_name=first,
+        buyer_last_name=last,
+        buyer_email=subscription.buyer_email,
+        buyer_phone="",
+        buyer_tax_id=subscription.buyer_tax_id,
+        lines=[
+            PlacedLine(
+                line_id=f"li_{cycle.public_id.removeprefix('cyc_')}",
+                sku=variant.sku,
+                title=f"{variant.display_title} (assinatura, ciclo {cycle.number})",
+                unit_price=amount,
+                quantity=1,
+            )
+        ],
+        totals=[("subtotal", amount, ""), ("fulfillment", 0, "Frete incluso na assinatura"), ("total", amount, "")],
+        fulfillment_method="shipping" if ships else "digital",
+        fulfillment_title="Entrega da assinatura" if ships else "Entrega digital",
+        fulfillment_description="",
+        destination=dict(subscription.destination) if ships else {},
+        platform_id=subscription.platform_id or None,
+        language="pt-br",
+        payment_handler_id=settings.PIX_HANDLER_ID,
+        payment_type="pix",
+        payment_reference=cycle.public_id,
+        payment_txid=txid,
+        paid_amount=amount,
+    )
+
+
+def cycle_settle(*, reference: str, txid: str, amount: int, end_to_end_id: str) -> str:
+    """`recurring_charge_settled` (inside payments' transaction, the charge row locked): the cycle's order is
+    placed once — the cycle row locked and moved to `paid` with the order in the same transaction — and the
+    next cycle is planned. Returns "accepted" (also for a replay), or "unknown" for a charge of no cycle."""
+    cycle = (
+        SubscriptionCycle.objects.select_for_update(of=("self",))
+        .select_related("subscription__plan__variant__product")
+        .filter(public_id=reference)
+        .first()
+    )
+    if cycle is None:
+        return "unknown"
+    if cycle.status == Cycle.PAID:
+        return "accepted"
+    if not cycle.stock_reserved:
+        # Paid after the cycle gave its unit back (a late payment of a retry): take it again if there is one;
+        # the order is placed anyway (the money is in) and staff see the stock go short in the admin.
+        try:
+            stock_reserve(items=_variant_items(cycle.subscription))
+        except StockUnavailable:
+            logger.warning("cycle %s paid without stock", cycle.public_id)
+    order = order_place_from_checkout(checkout=_placed(cycle, txid=txid, amount=amount), checkout_locked=True)
+    cycle.status, cycle.order_id, cycle.stock_reserved = Cycle.PAID, order.public_id, False
+    cycle.save(update_fields=["status", "order_id", "stock_reserved", "updated_at"])
+    _event(cycle.subscription, "cycle_paid", cycle=cycle.public_id, order_id=order.public_id, e2e=end_to_end_id)
+    cycle_plan(cycle.subscription)
+    return "accepted"
+
+
+def cycle_fail(*, reference: str, final: bool, retry_on: date | None, reason: str) -> None:
+    """`recurring_charge_failed` (inside payments' transaction): the buyer is told (the event is the e-mail's
+    outbox row); a final failure gives the unit back and plans the next cycle."""
+    cycle = (
+        SubscriptionCycle.objects.select_for_update(of=("self",))
+        .select_related("subscription__plan")
+        .filter(public_id=reference)
+        .first()
+    )
+    if cycle is None or cycle.status in (Cycle.PAID, Cycle.FAILED, Cycle.SKIPPED, Cycle.CANCELLED):
+        return
+    if not final:
+        cycle.status = Cycle.RETRYING
+        cycle.save(update_fields=["status", "updated_at"])
+        retry = retry_on.isoformat() if retry_on else ""
+        _event(cycle.subscription, "cycle_retrying", cycle=cycle.public_id, retry_on=retry, reason=reason)
+        return
+    if cycle.stock_reserved:
+        stock_release(items=_variant_items(cycle.subscription))
+    cycle.status, cycle.stock_reserved = Cycle.FAILED, False
+    cycle.save(update_fields=["status", "stock_reserved", "updated_at"])
+    _event(cycle.subscription, "cycle_failed", cycle=cycle.public_id, reason=reason)
+    cycle_plan(cycle.subscription)
+
+
+def cycles_close(subscription: Subscription) -> list[str]:
+    """The subscription ended (inside the caller's transaction): scheduled cycles are cancelled and their units
+    given back. Returns the txids of cycles already charged, for the caller to withdraw after commit."""
+    withdrawn: list[str] = []
+    for cycle in SubscriptionCycle.objects.select_for_update().filter(subscription=subscription, status__in=OPEN):
+        if cycle.status != Cycle.SCHEDULED:
+            withdrawn.append(cycle.txid)
+            continue
+        cycle.status = Cycle.CANCELLED
+        cycle.save(update_fields=["status", "updated_at"])
+    return withdrawn
+
+
+def cycle_withdraw(*, txid: str) -> bool:
+    """Withdraw a charged cycle before its attempt (`PATCH /cobr/{txid}`, no transaction open), then cancel the
+    cycle and give its unit back. False when the PSP refuses (its attempt date came): it is charged as planned."""
+    if not pix_recurring_charge_cancel(txid=txid):
+        return False
+    with transaction.atomic():
+        cycle = (
+            SubscriptionCycle.objects.select_for_update(of=("self",))
+            .select_related("subscription__plan")
+            .get(txid=txid)
+        )
+        if cycle.status != Cycle.CHARGED:
+            return cycle.status in (Cycle.CANCELLED, Cycle.SKIPPED)
+        if cycle.stock_reserved:
+            stock_release(items=_variant_items(cycle.subscription))
+        cycle.status, cycle.stock_reserved = Cycle.CANCELLED, False
+        cycle.save(update_fields=["status", "stock_reserved", "updated_at"])
+    return True
+
+
+def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) -> dict[str, int]:
+    """Beat: plan the next cycle of active subscriptions, send the charges coming due (10 days ahead), re-drive
+    cycles charged whose charge was never recorded (a crash around the PSP call), withdraw charges of ended
+    subscriptions and ask the PSP about authorizations whose notice never came (`GET /rec`)."""
+    today = today or timezone.localdate()
+    counts = {"planned": 0, "charged": 0, "stock_short": 0, "recovered": 0}
+    for subscription in Subscription.objects.filter(status=Subscription.Status.ACTIVE).exclude(cycles__status__in=OPEN)[
+        :limit
+    ]:
+        with transaction.atomic():
+            locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+            counts["planned"] += cycle_plan(locked) is not None
+    horizon = today + timedelta(days=CHARGE_LEAD_DAYS_MAX)
+    due = SubscriptionCycle.objects.filter(
+        status=Cycle.SCHEDULED, due_date__lte=horizon, subscription__status=Subscription.Status.ACTIVE
+    ).values_list("public_id", flat=True)[:limit]
+    stale = timezone.now() - CHARGE_GRACE
+    stuck = SubscriptionCycle.objects.filter(status=Cycle.CHARGED, updated_at__lte=stale).values_list(
+        "public_id", flat=True
+    )[:limit]
+    for cycle_id in [*due, *(c for c in stuck if pix_recurring_charge_brief(c) is None)]:
+        try:
+            outcome = cycle_charge(cycle_id=cycle_id, today=today)
+        except PSPUnavailable:
+            logger.warning("cobr of %s not sent yet (PSP unavailable)", cycle_id)
+            continue
+        counts[outcome] = counts.get(outcome, 0) + 1
+    for cycle in SubscriptionCycle.objects.filter(
+        status=Cycle.CHARGED, subscription__status=Subscription.Status.CANCELLED, updated_at__lte=stale
+    ).values_list("txid", flat=True)[:limit]:
+        try:
+            cycle_withdraw(txid=cycle)
+        except PSPUnavailable:
+            continue
+    waiting = Subscription.objects.filter(
+        status=Subscription.Status.PENDING_AUTHORIZATION,
+        updated_at__lte=timezone.now() - AUTHORIZATION_LOOKUP_AFTER,
+    ).exclude(pix_id_rec="")
+    for id_rec in list(waiting.values_list("pix_id_rec", flat=True)[:limit]):
+        try:
+            pix_recurrence_refresh(id_rec=id_rec)
+            counts["recovered"] += 1
+        except (PSPUnavailable, PSPRejected, PSPNotFound):
+            logger.warning("recurrence %s could not be read", id_rec)
+    for subscription in (
+        Subscription.objects.filter(status=Subscription.Status.CANCELLED, cancelled_at__isnull=False)
+        .exclude(pix_id_rec="")
+        .exclude(events__kind="recurrence_cancelled")[:limit]
+    ):
+        recurrence_cancel_at_psp(subscription)
+    return counts
+
+
+def recurrence_cancel_at_psp(subscription: Subscription) -> bool:
+    """`PATCH /rec/{idRec}` CANCELADA after the shop or the buyer cancelled (no transaction open); recorded once
+    by its event, re-driven by the sweep until the PSP answers."""
+    try:
+        status = pix_recurrence_cancel(id_rec=subscription.pix_id_rec)
+    except (PSPUnavailable, PSPNotFound):
+        logger.warning("recurrence %s not cancelled at the PSP yet", subscription.pix_id_rec, exc_info=True)
+        return False
+    with transaction.atomic():
+        locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        if not locked.events.filter(kind="recurrence_cancelled").exists():
+            _event(locked, "recurrence_cancelled", psp_status=status)
+    return True

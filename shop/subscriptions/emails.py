@@ -1,0 +1,94 @@
+"""E-mails to the subscriber (a failed cycle, its retry, a cycle without stock, a skip, the cancellation).
+
+The `SubscriptionEvent` written with the change is the outbox row: `subscription_event_mail` sends it once
+(claimed with `mailed_at` under the row lock, sent with no lock held), and the sweep sends what a lost task left.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from kernel.money import format_brl
+from kernel.tasks import enqueue_on_commit
+from orders.emails import OrderEmail
+from shop.checkout.selectors import absolute_url
+from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent
+
+logger = logging.getLogger(__name__)
+
+SUBJECTS = {
+    "cycle_failed": "Não conseguimos cobrar sua assinatura",
+    "cycle_retrying": "O Pix Automático da sua assinatura não passou; vamos tentar de novo",
+    "cycle_stock_short": "Falta estoque para o próximo ciclo da sua assinatura",
+    "cycle_skipped": "Ciclo da sua assinatura pulado",
+    "status_cancelled": "Sua assinatura foi cancelada",
+}
+
+
+def subscription_event(subscription: Subscription, kind: str, **detail: object) -> SubscriptionEvent:
+    """The timeline event of a change (inside its transaction); an e-mail kind is sent after commit."""
+    event = SubscriptionEvent.objects.create(subscription=subscription, kind=kind, detail=detail)
+    if kind in SubscriptionEvent.MAILED:
+        enqueue_on_commit("shop.tasks.send_subscription_email", event.pk)
+    return event
+
+
+def subscription_page_url(subscription: Subscription) -> str:
+    return absolute_url(reverse("shop:subscription_page", kwargs={"token": subscription.access_token}))
+
+
+def _body(event: SubscriptionEvent) -> tuple[str, str]:
+    subscription = event.subscription
+    cycle = SubscriptionCycle.objects.filter(public_id=event.detail.get("cycle", "")).first()
+    context = {
+        "subscription": subscription,
+        "product": subscription.plan.variant.product.title,
+        "event": event,
+        "cycle": cycle,
+        "amount": format_brl(cycle.amount) if cycle else format_brl(subscription.price),
+        "page_url": subscription_page_url(subscription),
+        "shop_name": settings.SHOP_NAME,
+    }
+    subject = f"{settings.SHOP_NAME}: {_(SUBJECTS[event.kind])}"
+    return subject, render_to_string("shop/subscriptions/email_notice.txt", context)
+
+
+def subscription_event_mail(*, event_id: int) -> str:
+    with transaction.atomic():
+        event = (
+            SubscriptionEvent.objects.select_for_update(of=("self",))
+            .select_related("subscription__plan__variant__product")
+            .filter(pk=event_id)
+            .first()
+        )
+        if event is None or event.kind not in SubscriptionEvent.MAILED:
+            return "missing"
+        if event.mailed_at is not None:
+            return "done"
+        event.mailed_at = timezone.now()  # claimed: a concurrent run sees it sent
+        event.save(update_fields=["mailed_at"])
+        subject, text = _body(event)
+        to = event.subscription.buyer_email
+    try:
+        OrderEmail(subject=subject, body=text, to=[to]).send()
+    except Exception:
+        SubscriptionEvent.objects.filter(pk=event_id).update(mailed_at=None)  # the sweep retries
+        logger.exception("subscription e-mail %s not sent", event_id)
+        raise
+    return "sent"
+
+
+def subscription_emails_pending(*, older_than: timedelta = timedelta(minutes=5)) -> list[int]:
+    return list(
+        SubscriptionEvent.objects.filter(
+            kind__in=SubscriptionEvent.MAILED, mailed_at__isnull=True, created_at__lte=timezone.now() - older_than
+        ).values_list("pk", flat=True)[:200]
+    )

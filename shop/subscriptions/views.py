@@ -1,0 +1,130 @@
+"""The subscriber's pages (thin: parse → service → render): subscribe to a plan, and manage a subscription at
+`/assinaturas/<token>/` (skip a cycle, change the address, pause, resume, cancel). The token is the capability,
+like an order's permalink; "Minha conta" (issue 33) can list these links by e-mail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from payments.exceptions import PaymentInputError
+from payments.psp import PSPRejected, PSPUnavailable
+from shop.models import Subscription, SubscriptionPlan
+from shop.subscriptions.offers import plan_offer, plan_terms
+from shop.subscriptions.selectors import subscription_overview
+from shop.subscriptions.services import (
+    SubscriptionInputError,
+    SubscriptionStateError,
+    subscription_address_change,
+    subscription_cancel,
+    subscription_create,
+    subscription_pause,
+    subscription_resume,
+    subscription_skip_next,
+)
+
+ACTIONS = {
+    "skip": (subscription_skip_next, "Pronto: o próximo ciclo foi pulado."),
+    "pause": (subscription_pause, "Assinatura pausada. Nada será cobrado até você retomar."),
+    "resume": (subscription_resume, "Assinatura retomada."),
+    "cancel": (subscription_cancel, "Assinatura cancelada. Nenhuma nova cobrança será feita."),
+}
+
+
+ADDRESS_LABELS = {
+    "postal_code": "CEP",
+    "street": "Rua",
+    "number": "Número",
+    "complement": "Complemento",
+    "neighborhood": "Bairro",
+    "city": "Cidade",
+    "state": "UF",
+}
+BUYER_FIELDS = (
+    ("buyer_name", "Nome completo", "text"),
+    ("buyer_tax_id", "CPF", "text"),
+    ("buyer_email", "E-mail", "email"),
+)
+
+
+def _address(data: Any) -> dict[str, str]:
+    return {key: str(data.get(key, "")) for key in ADDRESS_LABELS}
+
+
+def _address_rows(values: Any) -> list[tuple[str, str, str]]:
+    return [(name, label, str(values.get(name, "") or "")) for name, label in ADDRESS_LABELS.items()]
+
+
+@require_http_methods(["GET", "POST"])
+def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
+    plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
+    if plan is None:
+        raise Http404("plano")
+    context: dict[str, object] = {
+        "plan": plan,
+        "offer": plan_offer(plan),
+        "terms": plan_terms(plan),
+        "buyer_rows": [(name, label, kind, request.POST.get(name, "")) for name, label, kind in BUYER_FIELDS],
+        "address_rows": _address_rows(request.POST),
+    }
+    if request.method == "POST":
+        try:
+            subscription = subscription_create(
+                plan_id=plan.public_id,
+                buyer_name=request.POST.get("buyer_name", ""),
+                buyer_tax_id=request.POST.get("buyer_tax_id", ""),
+                buyer_email=request.POST.get("buyer_email", ""),
+                destination=_address(request.POST) if plan.ships_each_cycle else None,
+                destination_required=True,
+            )
+        except SubscriptionInputError as exc:
+            context["error"] = {"field": exc.field, "message": exc.message}
+            return render(request, "shop/subscriptions/subscribe.html", context, status=400)
+        except (PSPUnavailable, PSPRejected, PaymentInputError):
+            context["error"] = {"field": "", "message": "O Pix Automático está indisponível agora; tente de novo."}
+            return render(request, "shop/subscriptions/subscribe.html", context, status=503)
+        return redirect("shop:subscription_page", token=subscription.access_token)
+    return render(request, "shop/subscriptions/subscribe.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
+    subscription = Subscription.objects.filter(access_token=token).first()
+    if subscription is None:
+        raise Http404("assinatura")
+    notice = error = ""
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "address":
+                subscription_address_change(public_id=subscription.public_id, address=_address(request.POST))
+                notice = "Endereço atualizado: os próximos ciclos vão para ele."
+            elif action in ACTIONS:
+                service, notice = ACTIONS[action]
+                service(public_id=subscription.public_id)
+            else:
+                error, status = "Ação desconhecida.", 400
+        except SubscriptionInputError as exc:
+            error, status = exc.message, 400
+        except SubscriptionStateError as exc:
+            error, status = str(exc), 409
+        except PSPUnavailable:
+            error, status = "O banco não respondeu agora; tente de novo em instantes.", 503
+        if not error:
+            return redirect(f"{request.path}?ok={action}")
+    if request.GET.get("ok") in ACTIONS or request.GET.get("ok") == "address":
+        done = request.GET["ok"]
+        notice = "Endereço atualizado: os próximos ciclos vão para ele." if done == "address" else ACTIONS[done][1]
+    context = {
+        **subscription_overview(subscription),
+        "notice": notice,
+        "error": error,
+        "sandbox": settings.BCP_PIX_SANDBOX,
+        "address_rows": _address_rows(subscription.destination),
+    }
+    return render(request, "shop/subscriptions/page.html", context, status=status)

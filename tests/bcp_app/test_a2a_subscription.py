@@ -1,0 +1,74 @@
+"""The subscription extension over A2A with the official a2a-sdk client against a live uvicorn (issue 38): the
+actions create_subscription, get_subscription and cancel_subscription reach the same operations as REST and
+MCP; the subscription travels in the data part `a2a.bcp.subscription`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf.json_format import MessageToDict
+
+from tests.bcp_app.test_a2a_helpers import (
+    EXTENSION,
+    _capability,
+    cache_profile,
+    live_fixture,  # noqa: F401 (fixture "live")
+    platform_profile,
+    sdk_send,
+    server_fixture,  # noqa: F401 (fixture "server")
+)
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+SUBSCRIPTION = "br.dev.bcp.shopping.subscription"
+
+
+def _subscription_part(message: Any) -> dict[str, Any]:
+    for part in MessageToDict(message)["parts"]:
+        if "a2a.bcp.subscription" in part.get("data", {}):
+            return part["data"]["a2a.bcp.subscription"]
+    raise AssertionError(f"no a2a.bcp.subscription in {message}")
+
+
+def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) -> None:
+    from bcp_app.service.platforms import platform_create
+    from shop.demo.seed import seed_catalog
+    from shop.models import Subscription, SubscriptionPlan, Variant
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    seed_catalog()
+    plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
+                                           price=3990)  # fmt: skip
+    url = "https://agente.example/assinaturas/bcp.json"
+    profile = platform_profile()
+    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
+        {**_capability("subscription", "subscription")[0],
+         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+    ]  # fmt: skip
+    cache_profile(url, profile)
+    created = platform_create(name="Agente A2A assinaturas", profile_url=url)
+    headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
+               "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    subscription = {
+        "plan_id": plan.public_id,
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br", "tax_id": "52998224725"},
+        "destination": {"postal_code": "01310100", "street": "Avenida Paulista", "number": "1000",
+                        "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+    }  # fmt: skip
+
+    reply = sdk_send(server.base_url, [{"data": {"action": "create_subscription", "subscription": subscription}}],
+                     headers=headers)  # fmt: skip
+    body = _subscription_part(reply)
+    assert body["status"] == "pending_authorization" and body["plan"]["id"] == plan.public_id
+
+    read = _subscription_part(sdk_send(
+        server.base_url, [{"data": {"action": "get_subscription", "subscription_id": body["id"]}}], headers=headers
+    ))  # fmt: skip
+    cancelled = _subscription_part(sdk_send(
+        server.base_url, [{"data": {"action": "cancel_subscription", "subscription_id": body["id"]}}], headers=headers
+    ))  # fmt: skip
+
+    assert read["id"] == body["id"]
+    assert cancelled["status"] == "cancelled"
+    assert Subscription.objects.get(public_id=body["id"]).status == "cancelled"

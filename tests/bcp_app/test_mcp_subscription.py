@@ -1,0 +1,73 @@
+"""The subscription extension over MCP with the official `mcp` client against a live uvicorn (issue 38): an agent
+creates a subscription for its buyer (sandbox Pix Automático), reads it and cancels it; the tools' input and
+output schemas come from the same models (BCP-MCP-02 is checked for every tool in test_mcp_protocol)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.test_mcp_helpers import Agent, call
+
+live_mcp = test_mcp_helpers.live_mcp
+profile_host = test_mcp_helpers.profile_host
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+SUBSCRIPTION = "br.dev.bcp.shopping.subscription"
+PATH = "/assinante/.well-known/bcp"
+
+
+@pytest.fixture
+def subscriber_agent(profile_host: str, settings: Any, transactional_db: None) -> Iterator[Agent]:
+    from bcp_app.service.platforms import platform_create
+    from shop.demo.seed import seed_catalog
+    from shop.models import SubscriptionPlan, Variant
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    profile = test_mcp_helpers.platform_profile()
+    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
+        {**test_mcp_helpers._capability(SUBSCRIPTION)[0],
+         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+    ]  # fmt: skip
+    test_mcp_helpers._ProfileHandler.documents[PATH] = json.dumps(profile).encode()
+    settings.BCP_OUTBOUND_ALLOWLIST = ["127.0.0.1"]
+    seed_catalog()
+    SubscriptionPlan.objects.create(
+        public_id="plan_mcp", variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="weekly", price=2990
+    )
+    created = platform_create(name="Agente Assinante", profile_url=f"{profile_host}{PATH}")
+    yield Agent(created.platform.profile_url, created.api_key, created.platform.public_id)
+    test_mcp_helpers._ProfileHandler.documents.pop(PATH, None)
+
+
+def test_an_agent_creates_reads_and_cancels_a_subscription_over_mcp(live_mcp, subscriber_agent) -> None:
+    from shop.models import Subscription
+
+    arguments = {
+        "meta": subscriber_agent.meta(),
+        "subscription": {
+            "plan_id": "plan_mcp",
+            "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br",
+                      "tax_id": "52998224725"},
+            "destination": {"postal_code": "01310100", "street": "Avenida Paulista", "number": "1000",
+                            "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+        },
+    }  # fmt: skip
+    created = call(live_mcp.mcp_url, "create_subscription", arguments, headers=subscriber_agent.headers)
+    body = created.structured_content
+    assert (body["status"], body["plan"]["cycle"], body["plan"]["price"]) == ("pending_authorization", "weekly", 2990)
+    assert body["ucp"]["capabilities"][SUBSCRIPTION] == [{"version": "2026-07-28"}]
+
+    read = call(live_mcp.mcp_url, "get_subscription", {"meta": subscriber_agent.meta(), "id": body["id"]},
+                headers=subscriber_agent.headers).structured_content  # fmt: skip
+    cancelled = call(live_mcp.mcp_url, "cancel_subscription", {"meta": subscriber_agent.meta(), "id": body["id"]},
+                     headers=subscriber_agent.headers).structured_content  # fmt: skip
+
+    assert read["id"] == body["id"] and read["authorization"]["status"] == "pending"
+    assert cancelled["status"] == "cancelled"
+    assert Subscription.objects.get(public_id=body["id"]).status == "cancelled"

@@ -1,0 +1,62 @@
+"""Issue 38 in a real browser at 360 px (the README's demo path): a newcomer subscribes to the coffee club from
+the product page, presses "Autorizar no sandbox", then "Pagar este ciclo no sandbox", and the first cycle is an
+order linked from the subscription's page; no page scrolls sideways."""
+
+from __future__ import annotations
+
+import pytest
+
+from orders.models import Order
+from shop.demo.seed import seed_catalog
+from shop.models import SubscriptionPlan, Variant
+from tests.shop.test_checkout_browser import CHROMIUM, IN_CI, LAUNCH_ARGS, off_loop
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason="chromium missing (install Debian's 'chromium')"),
+]
+
+
+def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
+    live_server, transactional_db, settings
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    settings.BCP_PUBLIC_URL = live_server.url  # the sandbox delivers its signed notices in-process
+    seed_catalog()
+    variant = Variant.objects.get(sku="SKU-CAFE-500G")
+    Variant.objects.filter(pk=variant.pk).update(stock=10)
+    SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990)
+    product_url = f"{live_server.url}/produtos/{variant.product.slug}/"
+
+    def no_sideways_scroll(page) -> None:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            page.goto(product_url)
+            page.get_by_test_id("subscribe-link").click()
+            no_sideways_scroll(page)
+            for name, value in {
+                "buyer_name": "Fulana de Tal", "buyer_tax_id": "529.982.247-25", "buyer_email": "fulana@example.com.br",
+                "postal_code": "01310-100", "street": "Avenida Paulista", "number": "1000",
+                "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP",
+            }.items():  # fmt: skip
+                page.fill(f"#sub-{name}", value)
+            page.get_by_test_id("subscribe-submit").click()
+            expect(page.get_by_test_id("subscription-status")).to_have_text("aguardando autorização")
+            no_sideways_scroll(page)
+            page.get_by_test_id("sandbox-authorize").click()
+            expect(page.get_by_test_id("subscription-status")).to_have_text("ativa")
+            expect(page.get_by_test_id("next-charge")).to_contain_text("R$ 39,90")
+            no_sideways_scroll(page)
+            page.get_by_test_id("sandbox-cobr-pay").click()
+            order = off_loop(lambda: Order.objects.get())
+            expect(page.get_by_test_id("cycles")).to_contain_text(f"pedido #{order.number}")
+            no_sideways_scroll(page)
+        finally:
+            browser.close()

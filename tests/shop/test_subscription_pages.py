@@ -1,0 +1,191 @@
+"""The subscriber's side in the sandbox (issue 38, the README's demo path): subscribe from the plan's page,
+"Autorizar no sandbox", the first cycle charged and paid into an order; then skip, change the address, pause,
+resume and cancel from `/assinaturas/<token>/`, with Portuguese refusals."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from orders.models import Order
+from shop.demo.seed import seed_catalog
+from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan, Variant
+from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
+
+pytestmark = pytest.mark.django_db
+
+FORM = {
+    "buyer_name": "Fulana de Tal",
+    "buyer_tax_id": "529.982.247-25",
+    "buyer_email": "fulana@example.com.br",
+    "postal_code": "01310-100",
+    "street": "Avenida Paulista",
+    "number": "1000",
+    "complement": "",
+    "neighborhood": "Bela Vista",
+    "city": "São Paulo",
+    "state": "SP",
+}
+
+
+@pytest.fixture
+def sandbox(settings: Any) -> None:
+    settings.BCP_PIX_SANDBOX = True
+
+
+@pytest.fixture
+def plan() -> SubscriptionPlan:
+    seed_catalog()
+    variant = Variant.objects.get(sku="SKU-CAFE-500G")
+    Variant.objects.filter(pk=variant.pk).update(stock=10)
+    return SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990)
+
+
+def _subscribe(client: Client, plan: SubscriptionPlan, capture: Any) -> tuple[Subscription, str]:
+    response = client.post(f"/assinar/{plan.public_id}/", FORM)
+    assert response.status_code == 302
+    subscription = Subscription.objects.get()
+    page = f"/assinaturas/{subscription.access_token}/"
+    assert response["Location"] == page
+    html = client.get(page).content.decode()
+    assert "aguardando autorização" in html and "Autorizar no sandbox" in html
+    with capture(execute=True):  # the payer approves in the (sandbox) bank app; /rec is delivered, signed
+        authorized = client.post(f"/_sandbox/psp/rec/{subscription.pix_id_rec}/authorize", {"next": page}, follow=False)
+    assert authorized.status_code == 302
+    subscription.refresh_from_db()
+    assert subscription.status == "active"
+    return subscription, page
+
+
+def test_a_newcomer_subscribes_in_the_sandbox_and_the_first_cycle_becomes_an_order(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    assert cycle.due_date == timezone.localdate() + timedelta(days=3)
+
+    subscription_cycles_sweep()  # the beat: 3 days ahead is inside the 10-to-2 days window
+    html = client.get(page).content.decode()
+    assert "Pagar este ciclo no sandbox" in html and "R$ 39,90" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
+
+    order = Order.objects.get()
+    assert (order.checkout_id, order.total_amount, order.destination["street"]) == (
+        cycle.public_id,
+        3990,
+        "Avenida Paulista",
+    )
+    html = client.get(page).content.decode()
+    assert f"pedido #{order.number}" in html and order.permalink_url in html
+    assert SubscriptionCycle.objects.get(subscription=subscription, number=2).status == "scheduled"
+
+
+def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
+    sandbox: None, plan: SubscriptionPlan, client: Client
+) -> None:
+    response = client.post(f"/assinar/{plan.public_id}/", {**FORM, "postal_code": "123"})
+
+    assert response.status_code == 400
+    assert 'data-testid="error-postal_code">Informe o CEP com 8 dígitos.' in response.content.decode()
+    assert Subscription.objects.count() == 0
+    assert client.get("/assinar/plan_nao_existe/").status_code == 404
+
+
+def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    first = SubscriptionCycle.objects.get(subscription=subscription)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        skipped = client.post(page, {"action": "skip"})
+    assert skipped["Location"] == f"{page}?ok=skip"
+    assert "o próximo ciclo foi pulado" in client.get(skipped["Location"]).content.decode()
+    first.refresh_from_db()
+    second = SubscriptionCycle.objects.get(subscription=subscription, number=2)
+    assert (first.status, second.status) == ("skipped", "scheduled")
+
+    refused = client.post(page, {"action": "address", **FORM, "state": "São Paulo"})
+    assert refused.status_code == 400 and "Informe a UF (duas letras)." in refused.content.decode()
+    client.post(page, {"action": "address", **FORM, "street": "Rua Augusta", "number": "500"})
+    subscription.refresh_from_db()
+    assert (subscription.destination["street"], subscription.destination["number"]) == ("Rua Augusta", "500")
+
+    with django_assert_max_num_queries(12):
+        client.post(page, {"action": "pause"})
+    subscription.refresh_from_db()
+    assert subscription.status == "paused"
+    assert subscription_cycles_sweep(today=second.due_date).get("charged", 0) == 0  # nothing charged paused
+    assert client.post(page, {"action": "skip"}).status_code == 409
+
+    client.post(page, {"action": "resume"})
+    subscription.refresh_from_db()
+    assert subscription.status == "active"
+    assert SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").count() == 1
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(page, {"action": "cancel"})
+    subscription.refresh_from_db()
+    assert subscription.status == "cancelled"
+    html = client.get(page).content.decode()
+    assert "cancelada" in html and 'data-testid="cancel"' not in html
+    assert not SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").exists()
+    # The sandbox recurrence was cancelled by us (PATCH /rec), so the bank app shows it ended.
+    assert client.post(page, {"action": "resume"}).status_code == 409
+
+
+def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    admin_client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+
+    with django_assert_max_num_queries(3):
+        stats = subscription_stats()
+    assert (stats.by_status, stats.failures_30d, stats.churn_30d_percent) == ({"active": 1}, 0, 0.0)
+    home = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="subscriptions-panel"' in home and "Fulana de Tal" in home and "R$ 39,90" in home
+    assert admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/shop/subscriptioncycle/?status__exact=failed").status_code == 200
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/admin/shop/subscription/", {"action": "cancel_selected", "_selected_action": [subscription.pk]}
+        )
+
+    subscription.refresh_from_db()
+    assert subscription.status == "cancelled"
+    assert subscription_stats().churn_30d_percent == 100.0
+
+
+def test_minha_conta_can_list_a_buyers_subscriptions_by_email_in_one_query(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+
+    with django_assert_max_num_queries(1):
+        listed = subscriptions_of_buyer(" Fulana@Example.com.br ")
+
+    assert [(s.public_id, s.product, s.status) for s in listed] == [
+        (subscription.public_id, "Café especial 500 g", "ativa")
+    ]
+    assert listed[0].page_url.endswith(page)
+    assert subscriptions_of_buyer("outra@example.com.br") == []
