@@ -76,7 +76,10 @@ class Uvicorn:
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
+             "--workers", str(workers), "--log-level", "warning", "--no-access-log",
+             # a client holds its connection idle from its warm-up call until every client is ready, which on a
+             # loaded machine outlasted uvicorn's 5 s keep-alive: the server closed it as the first call went out
+             "--timeout-keep-alive", "300"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=_server_log(),
         )
 
