@@ -164,8 +164,9 @@ def _locked(
 def _locking_statement(checkout_id: str, *, card_brief: bool, number: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
     shape = (connection.alias, connection.vendor, card_brief, number, lines, wait)
-    return _compiled(shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, number=number, lines=lines,
-                                                      wait=wait)).rows(checkout_id)
+    return _compiled(
+        shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, number=number, lines=lines, wait=wait)
+    ).rows(checkout_id)
 
 
 def _locking_queryset(checkout_id: str, *, card_brief: bool, number: bool, lines: bool, wait: bool) -> QuerySet:
@@ -223,8 +224,13 @@ class _Compiled:
         compiler.connection = connections[self.queryset.db]
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)  # type: ignore[method-assign]
         query = SimpleNamespace(get_compiler=lambda using=None, **_: compiler)
-        source = SimpleNamespace(db=self.queryset.db, query=query, model=self.queryset.model,
-                                 _fetch_mode=self.queryset._fetch_mode, _known_related_objects={})
+        source = SimpleNamespace(
+            db=self.queryset.db,
+            query=query,
+            model=self.queryset.model,
+            _fetch_mode=self.queryset._fetch_mode,
+            _known_related_objects={},
+        )
         return list(ModelIterable(source))  # type: ignore[arg-type]
 
 

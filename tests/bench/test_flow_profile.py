@@ -62,8 +62,13 @@ def _flow(client: Client) -> str:
     created = _send(client, "post", "/checkout-sessions", create_body("SKU-BENCH"))
     updated = _send(client, "put", f"/checkout-sessions/{created['id']}", update_body(created, "SKU-BENCH", SP))
     assert updated["status"] == "ready_for_complete", updated.get("messages")
-    done = _send(client, "post", f"/checkout-sessions/{created['id']}/complete", COMPLETE,
-                 **{"Idempotency-Key": str(uuid.uuid4())})
+    done = _send(
+        client,
+        "post",
+        f"/checkout-sessions/{created['id']}/complete",
+        COMPLETE,
+        **{"Idempotency-Key": str(uuid.uuid4())},
+    )
     assert done["status"] == "completed", done.get("messages")
     return str(done["order"]["id"])
 
@@ -74,11 +79,15 @@ def _report(title: str, profile: cProfile.Profile, calls: int) -> None:
         profile.dump_stats(Path(folder) / f"{title.split(' ×')[0].replace(' ', '_')}.pstats")
     stats = pstats.Stats(profile)
     total = stats.total_tt  # type: ignore[attr-defined]
-    print(f"\n{title}: {total / calls * 1000:.2f} ms of CPU per call"
-          " under cProfile (which inflates it: read the shares)")
+    print(
+        f"\n{title}: {total / calls * 1000:.2f} ms of CPU per call under cProfile (which inflates it: read the shares)"
+    )
     for label, file_part, function in LANDMARKS:
-        inclusive = sum(ct for (path, _, name), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
-                        if file_part in path and name == function)
+        inclusive = sum(
+            ct
+            for (path, _, name), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
+            if file_part in path and name == function
+        )
         print(f"   {label:<30} {inclusive / total:6.1%}")
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(25)
@@ -89,8 +98,11 @@ def _report(title: str, profile: cProfile.Profile, calls: int) -> None:
 
 
 @pytest.mark.timeout(900)
-def test_flow_and_get_order_profile(bcp_settings: Any, fake_platform: FakePlatform,  # noqa: F811
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_flow_and_get_order_profile(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # the limiter still runs on every call but never refuses one; the placed order's task is the worker's work
     # in production, so it is not run (nor published) here
     bcp_settings.BCP_RATE_LIMITS = {name: ("1000000/minute", "1000000/minute") for name in bcp_settings.BCP_RATE_LIMITS}
@@ -98,8 +110,12 @@ def test_flow_and_get_order_profile(bcp_settings: Any, fake_platform: FakePlatfo
     make_variant("SKU-BENCH", price=4290, stock=1_000_000, title="Café de benchmark")
     make_shipping()
     platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
-    client = Client(headers={"BCP-Agent": f'profile="{platform.platform.profile_url}"',
-                             "Authorization": f"Bearer {platform.api_key}"})
+    client = Client(
+        headers={
+            "BCP-Agent": f'profile="{platform.platform.profile_url}"',
+            "Authorization": f"Bearer {platform.api_key}",
+        }
+    )
     order = _flow(client)  # steady state
     profile = cProfile.Profile(time.process_time)
     profile.enable()

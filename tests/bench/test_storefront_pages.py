@@ -58,8 +58,12 @@ def test_storefront_pages_vs_bare_template_view(bcp_settings: Any, thousand_prod
     assert product is not None
     sku = product.variants.filter(stock__gt=0).order_by("position").first().sku  # type: ignore[union-attr]
     cookie, checkout_path = _buyer_session(sku)
-    pages = {"home": ("/", ""), "product": (f"/produtos/{product.slug}/", ""), "cart": ("/carrinho/", cookie),
-             "checkout": (checkout_path, cookie)}
+    pages = {
+        "home": ("/", ""),
+        "product": (f"/produtos/{product.slug}/", ""),
+        "cart": ("/carrinho/", cookie),
+        "checkout": (checkout_path, cookie),
+    }
     port = free_port()
     env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE))
     server = Uvicorn(env, port, workers=WORKERS)
@@ -86,15 +90,19 @@ def test_storefront_pages_vs_bare_template_view(bcp_settings: Any, thousand_prod
         windows = interleaved({label: Case(CLIENTS, PILOT) for label in jobs}, window, ROUNDS, WINDOW_S)
     finally:
         server.stop()
-    print(f"\nStorefront pages vs a bare Django template view of the same size; uvicorn {WORKERS} workers, production"
-          f" settings, {CLIENTS} client processes; {ROUNDS} rounds, each window ≈ {WINDOW_S} s; medians (per-round"
-          f" min–max); {cache_in_use(env)}")
+    print(
+        f"\nStorefront pages vs a bare Django template view of the same size; uvicorn {WORKERS} workers, production"
+        f" settings, {CLIENTS} client processes; {ROUNDS} rounds, each window ≈ {WINDOW_S} s; medians (per-round"
+        f" min–max); {cache_in_use(env)}"
+    )
     for name, (path, session) in pages.items():
         ours, bare = windows[name], windows[f"bare {name}"]
-        print(f"  {name:8} {jobs[name][1]:6d} B: page {median([w.rate for w in ours]):6.1f}/s |"
-              f" bare {median([w.rate for w in bare]):6.1f}/s | page/bare {rate_ratio(ours, bare)} |"
-              f" uvicorn CPU {median([w.uvicorn for w in ours]):4.1f} ms/page"
-              f" (bare {median([w.uvicorn for w in bare]):3.1f}), ×{spread(ratios([w.uvicorn for w in ours], [w.uvicorn for w in bare]), 1)} |"  # noqa: E501
-              f" Postgres {median([w.postgres for w in ours]):3.1f} ms | statements {_statements(path, session)} |"
-              f" {noise(ours + bare)}")
+        print(
+            f"  {name:8} {jobs[name][1]:6d} B: page {median([w.rate for w in ours]):6.1f}/s |"
+            f" bare {median([w.rate for w in bare]):6.1f}/s | page/bare {rate_ratio(ours, bare)} |"
+            f" uvicorn CPU {median([w.uvicorn for w in ours]):4.1f} ms/page"
+            f" (bare {median([w.uvicorn for w in bare]):3.1f}), ×{spread(ratios([w.uvicorn for w in ours], [w.uvicorn for w in bare]), 1)} |"  # noqa: E501
+            f" Postgres {median([w.postgres for w in ours]):3.1f} ms | statements {_statements(path, session)} |"
+            f" {noise(ours + bare)}"
+        )
     print(f"  {before} → {load()}")
