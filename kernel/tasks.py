@@ -7,6 +7,7 @@ the dependency points one way (tasks → services) and no import circle hides be
 from __future__ import annotations
 
 import logging
+import threading
 from functools import cache
 from typing import Any
 
@@ -16,11 +17,18 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 
+_loading = threading.Lock()
+
+
 @cache
 def _registry() -> dict[str, Task]:
-    # A web process imports no tasks module by itself: load them all (Celery's autodiscovery), once.
-    current_app.loader.import_default_modules()
-    return current_app.tasks
+    # A web process imports no tasks module by itself: load them all (Celery's autodiscovery), once. Under a
+    # lock: autodiscovery hands its pending packages to the first caller, so a second thread arriving while the
+    # first still imports them would find nothing left to import and a registry without them (NotRegistered,
+    # a 500 on the first concurrent completes of a fresh process; seen by `make bench`).
+    with _loading:
+        current_app.loader.import_default_modules()
+        return current_app.tasks
 
 
 def task_named(name: str) -> Task:

@@ -7,10 +7,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import orjson
+
 
 def body_bytes(body: dict[str, Any]) -> bytes:
-    """The one wire encoding of a BCP body: compact UTF-8 JSON (REST body, MCP text block)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    """The one wire encoding of a BCP body: compact UTF-8 JSON (REST body, MCP text block), by orjson (the same
+    bytes as `json.dumps(ensure_ascii=False, separators=(",", ":"))` for what we send, at a fraction of its CPU).
+    What orjson refuses (an integer past 64 bits) goes through `json` as before."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True)
@@ -40,4 +47,4 @@ class EncodedResult(OperationResult):
 
     @cached_property
     def body(self) -> dict[str, Any]:
-        return json.loads(self.raw or b"{}")
+        return orjson.loads(self.raw or b"{}")

@@ -138,9 +138,11 @@ def resolve_context(
     """
     url = negotiation.validate_profile_url(profile_url)
     # What identity and negotiation read from the cache, in one round trip with the call's rate-limit counter:
-    # the caller's failed-key count, the platform of its key and its profile (with Redis: one command, an INCR
-    # and MGET script, instead of four), and what the operation reads next.
-    wanted = [negotiation.profile_memo_key(url)]
+    # the caller's failed-key count, the version tokens of its key's platform and of its profile (with Redis:
+    # one command, an INCR and MGET script, instead of four), and what the operation reads next. A token this
+    # process has seen means its own copy of the platform and of the negotiation is current (plain values, no
+    # model unpickled, nothing negotiated again).
+    wanted = [negotiation.profile_version_key(url)]
     if api_key is not None:
         wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
@@ -157,7 +159,7 @@ def resolve_context(
         platform = platform_authenticate(api_key, client_ip=client_ip)
         if platform.profile_url and platform.profile_url != url:
             raise ProtocolError("profile_not_trusted", "Esta credencial não pode usar o perfil informado em BCP-Agent.")
-    profile = negotiation.get_platform_profile(url)
+    profile, capabilities = negotiation.negotiated(url)
     negotiation.check_version(profile)
     keyid = None
     if signed is not None:
@@ -172,7 +174,7 @@ def resolve_context(
         transport=transport,
         profile_url=url,
         profile=profile,
-        capabilities=negotiation.negotiate(profile),
+        capabilities=capabilities,
         platform=platform,
         signature_keyid=keyid,
         idempotency_key=idempotency_key,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -184,8 +185,15 @@ def _record_failure(url: str, error: ProtocolError) -> None:
 
 
 def profile_memo_key(url: str) -> str:
-    """The cache entry `get_platform_profile` reads first (resolve_context prefetches it)."""
+    """The cache entry `get_platform_profile` reads first."""
     return f"bcp:profile:{url_hash(url)}"
+
+
+def profile_version_key(url: str) -> str:
+    """A short random token written beside the profile's cache entry, for as long (resolve_context prefetches
+    it): while it is the one a process negotiated under, that process reuses its own copy of the profile and
+    of the negotiated capabilities (`negotiated`), with no profile to unpickle and nothing to negotiate."""
+    return f"bcp:profile:{url_hash(url)}:v"
 
 
 def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
@@ -193,6 +201,37 @@ def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
     seconds = int((expires_at - now).total_seconds())
     if seconds > 0:
         request_cache.set(profile_memo_key(url), body, seconds)
+        request_cache.set(profile_version_key(url), secrets.token_hex(8), seconds)
+
+
+def forget_profile(url: str) -> None:
+    """Drop the cached copy of the profile at `url` (and so every process's negotiated copy of it)."""
+    request_cache.forget(profile_memo_key(url), profile_version_key(url))
+
+
+# Per process: profile URL → (version token, profile, negotiated capabilities). Bounded: a flood of profile URLs
+# empties it rather than growing it.
+_NEGOTIATED: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {}
+_NEGOTIATED_MAX = 1024
+
+
+def negotiated(url: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The validated profile at `url` and the capabilities negotiated with it (`negotiate`), this process's own
+    copy while the cache's version token for the URL is the one it was made under; else read and negotiated
+    again (`get_platform_profile`). Both are shared by the requests of this process: read them, never change
+    them."""
+    version = request_cache.get(profile_version_key(url))
+    kept = _NEGOTIATED.get(url)
+    if kept is not None and version is not None and kept[0] == version:
+        return kept[1], kept[2]
+    profile = get_platform_profile(url)
+    capabilities = negotiate(profile)
+    version = request_cache.get(profile_version_key(url))  # written by get_platform_profile when it read anew
+    if version is not None:
+        if len(_NEGOTIATED) >= _NEGOTIATED_MAX:
+            _NEGOTIATED.clear()
+        _NEGOTIATED[url] = (version, profile, capabilities)
+    return profile, capabilities
 
 
 def cached_platform_profile(url: str) -> dict[str, Any] | None:

@@ -53,10 +53,14 @@ def platform_revoke(*, public_id: str) -> Platform:
     return platform
 
 
-# Platforms by API-key hash, cached briefly: every agent request authenticates. A save (revoke) drops the
-# entry at once (`platform_cache_drop`, on post_save); a cache that cannot hear other processes (local
-# memory) keeps a revoked key usable there for at most this long.
+# Platforms by API-key hash, cached briefly: every agent request authenticates. The cache holds a version
+# token for the key (a short string, read in resolve_context's one round trip); each process keeps the platform
+# it read under that token, so a request whose token it knows unpickles no model and runs no query. A save
+# (revoke) drops the token at once (`platform_cache_drop`, on post_save), and every process reads the row again;
+# a cache that cannot hear other processes (local memory) keeps a revoked key usable there for at most this long.
 PLATFORM_CACHE_SECONDS = 30
+_KEPT_MAX = 1024
+_kept: dict[str, tuple[str, Platform]] = {}  # key hash → (version token, platform), this process's
 
 
 def _platform_key(key_hash: str) -> str:
@@ -76,6 +80,7 @@ def platform_cache_key(api_key: str) -> str | None:
 
 def platform_cache_drop(platform: Platform) -> None:
     request_cache.forget(_platform_key(platform.key_hash))
+    _kept.pop(platform.key_hash, None)
 
 
 def platform_for_api_key(api_key: str) -> Platform | None:
@@ -84,15 +89,21 @@ def platform_for_api_key(api_key: str) -> Platform | None:
     if not match:
         return None
     key_hash = _hash_key(api_key.strip())
-    cached = request_cache.get(_platform_key(key_hash))
-    if isinstance(cached, Platform):
-        return cached
+    version = request_cache.get(_platform_key(key_hash))
+    kept = _kept.get(key_hash)
+    if kept is not None and isinstance(version, str) and kept[0] == version:
+        return kept[1]  # shared by this process's requests: read it, never change it
     platform = Platform.objects.filter(key_prefix=match.group(1)).first()
     if platform is None or not platform.active:
         return None
     if not hmac.compare_digest(platform.key_hash, key_hash):
         return None
-    request_cache.set(_platform_key(key_hash), platform, PLATFORM_CACHE_SECONDS)
+    if not isinstance(version, str):  # none yet (or an older release's pickled platform)
+        version = secrets.token_hex(8)
+        request_cache.set(_platform_key(key_hash), version, PLATFORM_CACHE_SECONDS)
+    if len(_kept) >= _KEPT_MAX:
+        _kept.clear()
+    _kept[key_hash] = (version, platform)
     return platform
 
 

@@ -14,15 +14,19 @@ points are in shop/checkout/services.py.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import random
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection, connections, transaction
+from django.db.models import QuerySet
+from django.db.models.query import ModelIterable
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -150,6 +154,13 @@ def _locked(
 
 def _locking_statement(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
+    shape = (connection.alias, connection.vendor, card_brief, lines, wait)
+    return _compiled(
+        shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, lines=lines, wait=wait)
+    ).rows(checkout_id)
+
+
+def _locking_queryset(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> QuerySet:
     if lines:
         rows = (
             CheckoutLine.objects.select_for_update(of=("checkout",))
@@ -170,7 +181,49 @@ def _locking_statement(checkout_id: str, *, card_brief: bool, lines: bool, wait:
         )  # fmt: skip
     if card_brief:
         rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
-    return list(rows)
+    return rows
+
+
+# The lock's statement is the same for every checkout but its id, and compiling it (a join, live-stock
+# annotations, extra selects) cost more CPU than anything else in an update or a complete (issue 34, about a
+# seventh of a purchase's web-process CPU). So each of its few shapes is compiled once per process, with a
+# stand-in id, and later calls bind the real id in its places and run the same SQL through Django's own row
+# reader (`ModelIterable`: the same model instances, select_related and annotations as `list(queryset)`).
+_ANY_ID = "\x00checkout id\x00"  # never a real public id (no NUL passes a BCP path or form), only ever bound over
+
+
+class _Compiled:
+    def __init__(self, queryset: QuerySet) -> None:
+        self.queryset = queryset
+        self.compiler = queryset.query.get_compiler(using=queryset.db)
+        self.sql, params = self.compiler.as_sql()  # fills the compiler's select, klass_info, annotation map
+        self.params = tuple(params)
+        assert _ANY_ID in self.params and _ANY_ID not in self.sql  # the id is a parameter, never inlined
+
+    def rows(self, checkout_id: str) -> list:
+        bound = tuple(checkout_id if value == _ANY_ID else value for value in self.params)
+        compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
+        compiler.connection = connections[self.queryset.db]
+        compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)  # type: ignore[method-assign]
+        query = SimpleNamespace(get_compiler=lambda using=None, **_: compiler)
+        source = SimpleNamespace(
+            db=self.queryset.db,
+            query=query,
+            model=self.queryset.model,
+            _fetch_mode=self.queryset._fetch_mode,
+            _known_related_objects={},
+        )
+        return list(ModelIterable(source))  # type: ignore[arg-type]
+
+
+_COMPILED: dict[tuple[object, ...], _Compiled] = {}
+
+
+def _compiled(shape: tuple[object, ...], build: Callable[[], QuerySet]) -> _Compiled:
+    kept = _COMPILED.get(shape)
+    if kept is None:
+        kept = _COMPILED[shape] = _Compiled(build())
+    return kept
 
 
 def _check_owner(checkout: Checkout, owner: object) -> None:

@@ -89,6 +89,12 @@ def _version() -> int:
     return int(version)
 
 
+def catalog_version() -> int:
+    """The catalog's version (bumped by every save of a product, variant or photo): a key part for anything
+    cached from the catalog, e.g. the storefront's fragments."""
+    return _version()
+
+
 def catalog_cache_bump() -> None:
     """Invalidate every cached snapshot (one key, whatever the number of SKUs)."""
     try:

@@ -35,6 +35,7 @@ from shop.checkout.fulfillment import (
 )
 from shop.checkout.pricing import installment_offer, pix_price
 from shop.checkout.reminders import optout_email, reminder_optout
+from shop.checkout.stock import catalog_version
 from shop.freight.parcels import FreightLine
 from shop.freight.quotes import quote_for, weight_matters
 from shop.models import Category, Product, Variant
@@ -185,12 +186,27 @@ def _nav_categories() -> list[Category]:
     )
 
 
+# The home page's featured cards (a search and eight cards) were most of its CPU: the template renders them once
+# per catalog version and language (`{% cache %}`, shop/home.html), so a save of a product, variant or photo shows at
+# once. A sale moves stock by a conditional UPDATE, which bumps no version: a product that sells out leaves the
+# featured list within this many seconds.
+HOME_FEATURED_SECONDS = 60
+
+
+def _featured_cards() -> list[dict[str, object]]:
+    return _product_cards(product_search(sort="newest", in_stock=True, per_page=8).products)
+
+
 def home(request: HttpRequest) -> HttpResponse:
-    featured = product_search(sort="newest", in_stock=True, per_page=8)
     return render(
         request,
         "shop/home.html",
-        {"featured": _product_cards(featured.products), "categories": _nav_categories()},
+        {  # `featured` is called by the template, only when its fragment is not cached
+            "featured": _featured_cards,
+            "featured_key": catalog_version(),
+            "featured_seconds": HOME_FEATURED_SECONDS,
+            "categories": _nav_categories(),
+        },
     )
 
 

@@ -19,3 +19,5 @@ BARE_TABLES_SQL = (
     f"CREATE TABLE IF NOT EXISTS {BARE_ORDER} (id bigserial primary key, checkout_id bigint unique, total bigint)",
 )
 BARE_TABLES = (BASELINE_TABLE, BARE_CHECKOUT, BARE_LINE, BARE_ORDER)
+# The storefront bench renders pages: plain static URLs (no collectstatic manifest in a test run).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

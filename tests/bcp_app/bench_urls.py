@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from django.db import connection, transaction
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import Context, Template
 from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 
@@ -105,7 +106,22 @@ def bare_a2a_add(request: HttpRequest) -> JsonResponse:
     return JsonResponse(a2a_ops.add_line(ctx, current, payload["product_id"], payload["quantity"]))
 
 
+# The storefront bench's floor (issue 34): a Django template view through the same middleware, rendering a page of
+# the size asked for (`?bytes=`), with no query: rows of a loop in a template compiled once, as a real page is.
+_BARE_PAGE = Template(
+    "<!doctype html><html lang=\"pt-br\"><head><title>{{ title }}</title></head><body><main>"
+    "{% for row in rows %}<p class=\"row\">{{ row.title }} — {{ row.price }}</p>{% endfor %}</main></body></html>"
+)
+
+
+def bare_page(request: HttpRequest) -> HttpResponse:
+    size = int(request.GET.get("bytes", "10000"))
+    rows = [{"title": f"Produto {i:05d} de exemplo para a vitrine", "price": f"R$ {i},90"} for i in range(size // 64)]
+    return HttpResponse(_BARE_PAGE.render(Context({"title": "Vitrine", "rows": rows})))
+
+
 urlpatterns = [
+    path("_bench/page", bare_page),
     path("_bench/insert", bare_insert),
     path("_bench/checkouts", bare_create),
     path("_bench/checkouts/<int:checkout_id>", bare_update),

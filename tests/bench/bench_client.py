@@ -6,6 +6,7 @@ one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {
 - `mcp`: `tools/call` of job["tool"] through the official `mcp` client (streamable HTTP, one session);
 - `get`: GET job["url"], or job["urls"][index] (one order per client), with job["headers"] if any;
 - `post`: POST job["bodies"][index] to job["url"] (a bare JSON view);
+- `page`: GET job["url"] (an HTML page), with job["headers"] (a session cookie) if any; its id is the page's size;
 - `a2a`: `SendMessage` of job["data"] in conversation job["contexts"][index] through the official a2a-sdk
   client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call;
 - `shop_flow`: one BCP REST purchase create → update → complete (card sandbox) of job["skus"][index] against
@@ -51,7 +52,7 @@ async def shop_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]
     assert updated["status"] == "ready_for_complete", updated.get("messages")
     done = (await client.post(f"/bcp/v1/checkout-sessions/{created['id']}/complete", json=COMPLETE,
                               headers={"Idempotency-Key": str(uuid.uuid4())})).json()
-    assert done["status"] == "completed", done.get("messages")
+    assert done.get("status") == "completed", done
     return str(done["order"]["id"])
 
 
@@ -93,6 +94,10 @@ async def mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
 async def http_calls(job: dict[str, Any], calls: int, method: str) -> dict[str, Any]:
     async with httpx.AsyncClient(headers=job.get("headers", {}), timeout=120) as client:
         async def one() -> str:
+            if method == "page":
+                response = await client.get(job["url"])
+                assert response.status_code == 200, response.text[:300]
+                return str(len(response.content))
             if method == "get":
                 response = await client.get(job["urls"][job["index"]] if "urls" in job else job["url"])
             else:

@@ -62,6 +62,13 @@ def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[s
             "BCP_PIX_SANDBOX": "true", **extra}
 
 
+def _server_log() -> Any:
+    """Where the server's stderr goes: `BENCH_SERVER_LOG` (a file, appended) to read a failing bench's 500s,
+    else nowhere."""
+    path = os.environ.get("BENCH_SERVER_LOG", "")
+    return open(path, "ab") if path else subprocess.DEVNULL
+
+
 class Uvicorn:
     """`uvicorn config.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
 
@@ -69,8 +76,11 @@ class Uvicorn:
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+             "--workers", str(workers), "--log-level", "warning", "--no-access-log",
+             # a client holds its connection idle from its warm-up call until every client is ready, which on a
+             # loaded machine outlasted uvicorn's 5 s keep-alive: the server closed it as the first call went out
+             "--timeout-keep-alive", "300"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=_server_log(),
         )
 
     def wait_up(self) -> Uvicorn:
