@@ -11,7 +11,8 @@ hint: the task confirms every Pix with `GET /cob/{txid}` before settling, so a f
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -62,22 +63,44 @@ def authenticate(raw_body: bytes, headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, JSON body). 401 forged, 400 malformed (nothing stored), 200 stored or duplicate."""
+@dataclass(frozen=True)
+class Refusal:
+    """An inbox's answer when a delivery is not stored: the HTTP status and its JSON body."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def read_pix_notice[T](
+    raw_body: bytes, headers: Mapping[str, str], parse: Callable[[Any], T]
+) -> tuple[Any, T] | Refusal:
+    """What every inbox the Pix PSP posts to shares (Pix, MED, Pix Automático `/rec` and `/cobr`): the size, the
+    PSP's authentication, bounded JSON without control characters, then the notice's own parser. Returns the JSON
+    and what `parse` made of it, or the Refusal: 413 too large, 401 forged, 400 malformed (nothing is stored)."""
     if len(raw_body) > MAX_BODY_BYTES:
-        return 413, {"error": "body_too_large"}
+        return Refusal(413, {"error": "body_too_large"})
     refusal = authenticate(raw_body, headers)
     if refusal is not None:
-        return 401, {"error": "unauthenticated", "detail": refusal}
+        return Refusal(401, {"error": "unauthenticated", "detail": refusal})
     try:
         body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
-        payments = parse_notification(body)
+        return body, parse(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+        return Refusal(400, {"error": "malformed", "detail": str(exc)[:200]})
+
+
+def receive_pix_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body). 401 forged, 400 malformed (nothing stored), 200 stored or duplicate."""
+    read = read_pix_notice(raw_body, headers, parse_notification)
+    if isinstance(read, Refusal):
+        return read.status, read.body
+    body, payments = read
     items = body.get("pix") if isinstance(body, dict) else body
-    kept = kept_headers(headers)
     stored, duplicates = pix_webhook_events_store(
-        items=list(zip(payments, items, strict=True)), raw_body=raw_body, headers=kept, source="webhook"
+        items=list(zip(payments, items, strict=True)),
+        raw_body=raw_body,
+        headers=kept_headers(headers),
+        source="webhook",
     )
     return 200, {"received": stored, "duplicates": duplicates}
 
@@ -86,15 +109,9 @@ def receive_med_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[in
     """The PSP's MED notification (`payments/med/notifications.py`), authenticated like the Pix webhook (the proxy's
     verified client certificate; the sandbox's HMAC). 401 forged, 400 malformed (nothing stored), 200 stored or a
     duplicate (the same event key again changes nothing)."""
-    if len(raw_body) > MAX_BODY_BYTES:
-        return 413, {"error": "body_too_large"}
-    refusal = authenticate(raw_body, headers)
-    if refusal is not None:
-        return 401, {"error": "unauthenticated", "detail": refusal}
-    try:
-        body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
-        notification = parse_med_notification(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    read = read_pix_notice(raw_body, headers, parse_med_notification)
+    if isinstance(read, Refusal):
+        return read.status, read.body
+    body, notification = read
     stored = infraction_event_store(notification=notification, payload=body, raw_body=raw_body)
     return 200, {"received": 1 if stored else 0, "duplicates": 0 if stored else 1}

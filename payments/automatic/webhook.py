@@ -13,7 +13,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from kernel.json_limits import loads_notice
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
 from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringChargeWebhookEvent
@@ -25,7 +24,7 @@ from payments.psp.recurring import (
     parse_recurrence_notification,
     parse_recurring_charge_notification,
 )
-from payments.webhooks import MAX_BODY_BYTES, authenticate, kept_headers
+from payments.webhooks import Refusal, kept_headers, read_pix_notice
 
 # English status → the Bacen name stored (the inbox keeps the PSP's words).
 _BACEN_STATUS = {english: bacen for bacen, english in REC_STATUSES.items()}
@@ -61,18 +60,11 @@ def recurrence_events_store(
 
 def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON body). 413 too large, 401 forged, 400 malformed (nothing stored), 200 stored/duplicate."""
-    if len(raw_body) > MAX_BODY_BYTES:
-        return 413, {"error": "body_too_large"}
-    refusal = authenticate(raw_body, headers)
-    if refusal is not None:
-        return 401, {"error": "unauthenticated", "detail": refusal}
-    try:
-        body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
-        notices = parse_recurrence_notification(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return 400, {"error": "malformed", "detail": str(exc)[:200]}
-    kept = kept_headers(headers)
-    stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept)
+    read = read_pix_notice(raw_body, headers, parse_recurrence_notification)
+    if isinstance(read, Refusal):
+        return read.status, read.body
+    _body, notices = read
+    stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept_headers(headers))
     return 200, {"received": stored, "duplicates": duplicates}
 
 
@@ -103,16 +95,10 @@ def recurring_charge_events_store(
 
 def receive_recurring_charge_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     """`POST {webhookUrl}/cobr` (registered with `PUT /webhookcobr`): the same answers as the `/rec` inbox."""
-    if len(raw_body) > MAX_BODY_BYTES:
-        return 413, {"error": "body_too_large"}
-    refusal = authenticate(raw_body, headers)
-    if refusal is not None:
-        return 401, {"error": "unauthenticated", "detail": refusal}
-    try:
-        body = loads_notice(raw_body, max_bytes=MAX_BODY_BYTES)
-        notices = parse_recurring_charge_notification(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return 400, {"error": "malformed", "detail": str(exc)[:200]}
+    read = read_pix_notice(raw_body, headers, parse_recurring_charge_notification)
+    if isinstance(read, Refusal):
+        return read.status, read.body
+    _body, notices = read
     stored, duplicates = recurring_charge_events_store(
         notices=notices, raw_body=raw_body, headers=kept_headers(headers)
     )
