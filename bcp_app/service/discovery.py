@@ -303,8 +303,11 @@ def ucp_business_profile(version: str) -> dict[str, Any]:
     profile["ucp"]["payment_handlers"].pop(BOLETO_HANDLER, None)
     if version == ucp.UCP_2026_08_25:
         return ucp.discovery_2026_08_25(profile, supported_versions=supported)
-    # REST and MCP speak UCP 2026-01-11's shapes; A2A answers BCP's (its own profile: /.well-known/bcp).
+    # REST, MCP and A2A (the agent's UCP extension) speak UCP 2026-01-11's shapes.
     endpoints = {"rest": public_url("/ucp/v1")}
-    if "/ucp/mcp" in (getattr(settings, "ASGI_MOUNTS", {}) or {}):
+    mounts = getattr(settings, "ASGI_MOUNTS", {}) or {}
+    if "/ucp/mcp" in mounts:
         endpoints["mcp"] = public_url("/ucp/mcp")
+    if "/bcp/a2a" in mounts:  # checkout-a2a.md: the service names the Agent Card, which lists UCP's extension
+        endpoints["a2a"] = public_url("/.well-known/agent-card.json")
     return ucp.discovery_2026_01_11(profile, endpoints=endpoints, supported_versions=supported)

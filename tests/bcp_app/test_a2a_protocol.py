@@ -83,7 +83,25 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                             ],
                         }
                     },
-                }
+                },
+                {  # UCP's A2A binding (checkout-a2a.md at v2026-01-11): 2026-01-11's names and list form
+                    "uri": "https://ucp.dev/specification/reference?v=2026-01-11",
+                    "description": "Business agent supporting UCP (2026-01-11), on the same engine as BCP",
+                    "required": False,
+                    "params": {
+                        "capabilities": [
+                            {"name": "dev.ucp.shopping.checkout", "version": "2026-01-11"},
+                            {"name": "dev.ucp.shopping.fulfillment", "version": "2026-01-11",
+                             "extends": "dev.ucp.shopping.checkout"},
+                            {"name": "dev.ucp.shopping.discount", "version": "2026-01-11",
+                             "extends": "dev.ucp.shopping.checkout"},
+                            {"name": "dev.ucp.shopping.buyer_consent", "version": "2026-01-11",
+                             "extends": "dev.ucp.shopping.checkout"},
+                            {"name": "br.dev.bcp.shopping.subscription", "version": "2026-07-28",
+                             "extends": "dev.ucp.shopping.checkout"},
+                        ]
+                    },
+                },
             ],
         },
         "defaultInputModes": ["text/plain", "application/json"],

@@ -86,6 +86,15 @@ from bcp_app.transports.a2a.tasks import (
     db_call,
     task_proto,
 )
+from bcp_app.transports.a2a.ucp_face import (
+    UCP_EXTENSION_URI,
+    agent_header,
+    card_extension,
+    incoming_to_bcp,
+    reply_to_ucp,
+    requested_extensions,
+    speaks_ucp,
+)
 from kernel.ops.request_cache import request_scope
 
 A2A_PATH = "/bcp/a2a"
@@ -134,7 +143,9 @@ def agent_card_dict() -> dict[str, Any]:
                     "description": "Brazilian Commerce Protocol structured types",
                     "required": False,
                     "params": {"capabilities": card_capabilities()},
-                }
+                },
+                # UCP's A2A binding on the same agent (ucp_face.py): UCP's names and shapes at the edges.
+                card_extension(card_capabilities()),
             ],
         },
         "defaultInputModes": ["text/plain", "application/json"],
@@ -212,15 +223,16 @@ def check_headers(headers: dict[str, str]) -> None:
             f"envie o cabeçalho A2A-Version: {A2A_PROTOCOL_VERSION}.",
             data={"code": "version_not_supported", "supported": A2A_PROTOCOL_VERSION},
         )
-    requested = {item.strip() for item in headers.get("a2a-extensions", "").split(",") if item.strip()}
-    if A2A_EXTENSION_URI not in requested:
+    requested = requested_extensions(headers)
+    if A2A_EXTENSION_URI not in requested and UCP_EXTENSION_URI not in requested:
         raise ExtensionSupportRequiredError(
-            message=f"A extensão BCP é obrigatória: envie o cabeçalho A2A-Extensions: {A2A_EXTENSION_URI}.",
+            message=f"A extensão BCP é obrigatória: envie o cabeçalho A2A-Extensions: {A2A_EXTENSION_URI} "
+            f"(ou a do UCP, {UCP_EXTENSION_URI}, com UCP-Agent).",
             data={"code": "extension_required", "uri": A2A_EXTENSION_URI},
         )
 
     try:
-        parse_agent_header(headers.get("bcp-agent"))
+        parse_agent_header(agent_header(headers))
     except ProtocolError as exc:
         raise a2a_error(exc) from exc
 
@@ -270,7 +282,7 @@ def _resolve(state: dict[str, Any]) -> Any:
     try:
         return resolve_context(
             transport="a2a",
-            profile_url=parse_agent_header(headers.get("bcp-agent")),
+            profile_url=parse_agent_header(agent_header(headers)),
             api_key=_api_key(headers),
             signed=signed,
             language=headers.get("accept-language"),
@@ -310,6 +322,8 @@ class BcpAgentExecutor(AgentExecutor):
             # Reported as a JSON-RPC error by the handler; the SDK still needs one event to finish.
             state[STATE_ERROR] = exc
             reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
+        if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
+            reply = reply_to_ucp(reply)
         state[STATE_REPLY] = reply
         if "task" in reply:
             # The task is ours (Postgres, ended by the settlement): the SDK finishes this call as a direct reply,
@@ -376,6 +390,8 @@ class BcpRequestHandler(DefaultRequestHandler):
             raise a2a_error(
                 ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
             )
+        if speaks_ucp(context.state["headers"]):
+            context.state[STATE_INCOMING] = incoming_to_bcp(context.state[STATE_INCOMING])
         push = await self._push_config(params)
         with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
             try:

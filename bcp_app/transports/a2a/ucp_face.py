@@ -1,0 +1,130 @@
+"""UCP's A2A binding (2026-01-11, `docs/specification/checkout-a2a.md` at the UCP spec's tag v2026-01-11) on the BCP
+agent: the same executor, intents and operations, with UCP's names at the edges (issue 35 item 1).
+
+A platform activates it with `A2A-Extensions: https://ucp.dev/specification/reference?v=2026-01-11` (instead of BCP's)
+and names itself with `UCP-Agent`. Its data parts are renamed on the way in — `a2a.ucp.checkout.payment_data` (one
+instrument, UCP's `payment_data`) becomes BCP's `a2a.bcp.checkout.payment` (`{instruments: [it]}`),
+`a2a.ucp.checkout.risk_signals` BCP's signals — and the reply's on the way out: the checkout under
+`a2a.ucp.checkout` and the order under `a2a.ucp.order`, in UCP 2026-01-11's shapes (`bcp_app/protocol/ucp.py`, the map
+the REST and MCP faces use). Idempotency stays the A2A `messageId`'s, as the binding asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bcp_app.protocol import ucp
+from bcp_app.protocol.names import A2A_EXTENSION_URI
+from bcp_app.transports.a2a.messages import CHECKOUT_KEY, ORDER_KEY, PAYMENT_KEY, SIGNALS_KEY
+
+UCP_EXTENSION_URI = "https://ucp.dev/specification/reference?v=2026-01-11"
+UCP_CHECKOUT_KEY = "a2a.ucp.checkout"
+UCP_ORDER_KEY = "a2a.ucp.order"
+UCP_PAYMENT_DATA_KEY = "a2a.ucp.checkout.payment_data"
+UCP_RISK_SIGNALS_KEY = "a2a.ucp.checkout.risk_signals"
+
+
+def requested_extensions(headers: Mapping[str, str]) -> set[str]:
+    return {item.strip() for item in headers.get("a2a-extensions", "").split(",") if item.strip()}
+
+
+def speaks_ucp(headers: Mapping[str, str]) -> bool:
+    """The platform activated UCP's extension and not BCP's (with both, BCP's names win: BCP stays as it is)."""
+    requested = requested_extensions(headers)
+    return UCP_EXTENSION_URI in requested and A2A_EXTENSION_URI not in requested
+
+
+def agent_header(headers: Mapping[str, str]) -> str | None:
+    """`BCP-Agent`, else UCP's `UCP-Agent` (the same RFC 8941 Dictionary with `profile`)."""
+    return headers.get("bcp-agent") or headers.get("ucp-agent")
+
+
+def _data_in(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == UCP_PAYMENT_DATA_KEY:
+            out[PAYMENT_KEY] = ucp.complete_request_to_bcp({"payment_data": value}).get("payment", value)
+        elif key == UCP_RISK_SIGNALS_KEY:
+            out[SIGNALS_KEY] = value
+        elif key == UCP_CHECKOUT_KEY and isinstance(value, dict):
+            out[CHECKOUT_KEY] = ucp.checkout_request_to_bcp(value)
+        else:
+            out[key] = value
+    return out
+
+
+def incoming_to_bcp(message: dict[str, Any]) -> dict[str, Any]:
+    """A UCP platform's message with its data parts under BCP's names."""
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return message
+    renamed = [
+        {**part, "data": _data_in(part["data"])} if isinstance(part, dict) and isinstance(part.get("data"), dict)
+        else part
+        for part in parts
+    ]  # fmt: skip
+    return {**message, "parts": renamed}
+
+
+def _data_out(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == CHECKOUT_KEY and isinstance(value, dict):
+            out[UCP_CHECKOUT_KEY] = ucp.checkout_to_ucp(value)
+        elif key == ORDER_KEY and isinstance(value, dict):
+            out[UCP_ORDER_KEY] = ucp.order_to_ucp(value)
+        else:
+            out[key] = value  # our own extensions' parts (cart, policies, subscription) keep their BCP names
+    return out
+
+
+def _message_out(message: dict[str, Any]) -> dict[str, Any]:
+    parts = message.get("parts")
+    out = dict(message)
+    if isinstance(parts, list):
+        out["parts"] = [
+            {**part, "data": _data_out(part["data"])} if isinstance(part, dict) and isinstance(part.get("data"), dict)
+            else part
+            for part in parts
+        ]  # fmt: skip
+    if isinstance(message.get("extensions"), list):
+        out["extensions"] = [UCP_EXTENSION_URI if uri == A2A_EXTENSION_URI else uri for uri in message["extensions"]]
+    return out
+
+
+def reply_to_ucp(reply: dict[str, Any]) -> dict[str, Any]:
+    """Our reply (a direct message, or `{"task": …}` of a Pix complete) with UCP's names and shapes."""
+    task = reply.get("task")
+    if isinstance(task, dict):
+        status = task.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), dict):
+            task = {**task, "status": {**status, "message": _message_out(status["message"])}}
+        return {**reply, "task": task}
+    return _message_out(reply)
+
+
+def card_extension(capabilities: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The Agent Card's entry for UCP's extension: its capabilities in 2026-01-11's list form and names."""
+    listed = []
+    for name, entries in capabilities.items():
+        ucp_name = ucp.to_ucp_name(name)
+        local = ucp_name.removeprefix("dev.ucp.shopping.")
+        if local != ucp_name and local not in ucp.CAPABILITIES_2026_01_11:
+            continue  # not in 2026-01-11 (the cart): offered to BCP platforms only
+        for entry in entries:
+            item: dict[str, Any] = {"name": ucp_name, "version": ucp.UCP_2026_01_11}
+            extends = entry.get("extends")
+            if isinstance(extends, list):
+                extends = extends[0] if extends else None
+            if isinstance(extends, str):
+                item["extends"] = ucp.to_ucp_name(extends)
+            if not ucp_name.startswith("dev.ucp."):
+                item["version"] = entry.get("version")  # our own extensions keep BCP's version
+            listed.append(item)
+    return {
+        "uri": UCP_EXTENSION_URI,
+        "description": "Business agent supporting UCP (2026-01-11), on the same engine as BCP",
+        "required": False,
+        "params": {"capabilities": listed},
+    }
