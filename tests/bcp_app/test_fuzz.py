@@ -285,5 +285,5 @@ def test_schemathesis_positive_mode_every_valid_request_is_accepted_st202(
                 )
 
         run()
-    assert len(operations) == 16  # with the subscription extension's three (issue 38)
+    assert len(operations) == 18  # with the subscription extension's three and the order actions' two
     assert failures == []

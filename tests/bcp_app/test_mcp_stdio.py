@@ -49,7 +49,8 @@ def test_stdio_lists_tools_and_answers_get_order(fake_platform, bcp_settings, tr
     # then the same tools are listed and get_order answers as over HTTP
     assert "get_order" in names
     assert "catalogue.list" in names
-    assert len(names) == 19  # 10 BCP checkout/order/catalog/policy tools, 4 cart tools, 5 typed tools
+    # 10 BCP checkout/order/catalog/policy tools, 2 order actions, 3 subscription tools, 4 cart tools, 5 typed
+    assert len(names) == 24
     assert found.structured_content["id"] == order.public_id
     assert found.structured_content["ucp"]["capabilities"] == SEED_ORDER_CAPABILITIES
     assert missing.structured_content["messages"][0]["content"] == "Order not found."

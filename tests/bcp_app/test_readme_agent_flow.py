@@ -205,9 +205,15 @@ def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: Fak
                                   context_id=context["id"], extensions=[EXTENSION])
                 message.parts.append(Part(data=ParseDict(data, struct_pb2.Value()), media_type="application/json"))
                 async for event in client.send_message(SendMessageRequest(message=message)):
-                    reply = MessageToDict(event.message)
-                    context["id"] = reply["contextId"]
-                    return {k: v for part in reply["parts"] if "data" in part for k, v in part["data"].items()}
+                    if event.HasField("task"):  # a Pix complete: the task in `working`, the checkout in its status
+                        task = MessageToDict(event.task)
+                        context["id"] = task["contextId"]
+                        reply = {**task["status"]["message"], "state": task["status"]["state"]}
+                    else:
+                        reply = MessageToDict(event.message)
+                        context["id"] = reply["contextId"]
+                    data = {k: v for part in reply["parts"] if "data" in part for k, v in part["data"].items()}
+                    return {**data, **({"state": reply["state"]} if "state" in reply else {})}
                 raise AssertionError("no reply")
 
             await send({"action": "add_to_checkout", "variant_id": "SKU-CAFE-500G", "quantity": 1})
@@ -227,6 +233,7 @@ def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: Fak
     assert seen["ready"]["a2a.bcp.checkout"]["status"] == "ready_for_complete"
     assert [d["code"] for d in seen["ready"]["a2a.bcp.checkout"]["discounts"]["applied"]] == ["BEMVINDO10"]
     assert seen["completing"]["a2a.bcp.checkout"]["status"] == "complete_in_progress"
+    assert seen["completing"]["state"] == "TASK_STATE_WORKING"  # issue 35: the Pix complete is a task
     assert seen["replay"] == seen["completing"]
     assert seen["paid"].status_code == 200
     order_ref = seen["completed"]["a2a.bcp.checkout"]["order"]

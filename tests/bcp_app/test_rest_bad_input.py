@@ -101,7 +101,7 @@ def test_schemathesis_finds_no_server_errors_bcp_err_06(fake_platform: FakePlatf
     schema = schemathesis.openapi.from_wsgi("/bcp/v1/openapi.json", get_wsgi_application())
     failures: list[str] = []
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 13  # checkout 5, order 1, catalog 3, cart 4
+    assert len(operations) == 18  # checkout 5, order 1 + its actions 2, catalog 3, cart 4, subscription 3
 
     for operation in operations:
         _fuzz(operation, agent_header, failures)
