@@ -19,7 +19,7 @@ from payments.boleto.service import boleto_refund_request
 from payments.card.models import CardRefund
 from payments.card.refunds import card_refund_request
 from payments.exceptions import PaymentInputError
-from payments.models import PixCharge, PixPayment, PixRefund
+from payments.models import PixCharge, PixPayment, PixRecurringCharge, PixRefund
 from payments.psp import PSPRefund
 from payments.signals import refund_finished_on_commit
 from payments.timeline import record_event
@@ -27,6 +27,21 @@ from payments.timeline import record_event
 logger = logging.getLogger(__name__)
 _FINAL = {PixRefund.Status.COMPLETED, PixRefund.Status.FAILED}
 _PSP_TO_STATUS = {"RETURNED": PixRefund.Status.COMPLETED, "FAILED": PixRefund.Status.FAILED}
+
+
+def _recurring_payment(reference: str) -> PixPayment | None:
+    """The Pix a Pix Automático cycle (`reference` = the cycle, its order's checkout id) was paid with, locked."""
+    paid = (
+        PixRecurringCharge.objects.filter(reference=reference, settled_at__isnull=False)
+        .exclude(end_to_end_id="")
+        .values_list("end_to_end_id", flat=True)
+        .first()
+    )
+    if paid is None:
+        return None
+    return (
+        PixPayment.objects.select_for_update().filter(end_to_end_id=paid, outcome=PixPayment.Outcome.SETTLED).first()
+    )
 
 
 def _refunded_so_far(payment: PixPayment) -> int:
@@ -62,7 +77,7 @@ def refund_request(
             .filter(charge__reference=reference, outcome=PixPayment.Outcome.SETTLED)
             .order_by("-created_at", "-id")
             .first()
-        )
+        ) or _recurring_payment(reference)
         if payment is None:
             # Not a Pix: a paid boleto goes back by bank transfer (staff); an approved card payment of the
             # reference is refunded through its gateway.

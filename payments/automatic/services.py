@@ -17,6 +17,7 @@ from django.utils import timezone
 from kernel.rows import insert_once
 from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.exceptions import PaymentInputError
+from payments.models import PixPayment
 from payments.psp import PixPayer, PSPNotFound, PSPRejected, PSPUnavailable, get_recurring_psp
 from payments.psp.recurring import (
     MAX_RETRIES,
@@ -252,6 +253,14 @@ def _settle(charge: PixRecurringCharge, remote: PSPRecurringCharge) -> None:
     charge.end_to_end_id = paid_end_to_end_id(remote)[:32]
     charge.settled_at = timezone.now()
     charge.save(update_fields=["status", "end_to_end_id", "settled_at", "updated_at"])
+    if charge.end_to_end_id:
+        # The Pix received, as every settled Pix is recorded: a refund of the cycle's order is a devolução of this
+        # endToEndId (`PUT /pix/{e2eid}/devolucao/{id}`, the same for any received Pix), found by the cycle.
+        payment = PixPayment(
+            end_to_end_id=charge.end_to_end_id, txid=charge.txid, amount=remote.amount_cents or charge.amount,
+            paid_at=charge.settled_at, outcome=PixPayment.Outcome.SETTLED, source="cobr",
+        )  # fmt: skip
+        insert_once(payment, ["end_to_end_id"])  # one statement; a re-run finds it written
     recurring_charge_settled.send(
         sender=PixRecurringCharge, reference=charge.reference, txid=charge.txid, amount=remote.amount_cents,
         end_to_end_id=charge.end_to_end_id,

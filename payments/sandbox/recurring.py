@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from kernel.tasks import enqueue_on_commit
 from payments.merchant import pix_merchant
-from payments.sandbox.models import SandboxRecord
+from payments.money import decimal_to_cents
+from payments.sandbox.models import SandboxPix, SandboxRecord
 from payments.sandbox.services import ISPB, SandboxError
 
 _ALNUM = string.ascii_letters + string.digits
@@ -199,6 +200,12 @@ def cobr_settle(txid: str, *, paid: bool) -> dict[str, Any]:
     attempt["status"] = "PAGA" if paid else "REJEITADA"
     if paid:
         cobr["status"] = "CONCLUIDA"
+        # A Pix the sandbox PSP received, as any paid cob: a devolução of it (`PUT /pix/{e2eid}/devolucao/{id}`)
+        # finds it.
+        SandboxPix.objects.get_or_create(
+            end_to_end_id=attempt["endToEndId"],
+            defaults={"txid": txid, "amount": decimal_to_cents(cobr["valor"]["original"]), "horario": timezone.now()},
+        )
     elif cobr.get("politicaRetentativa") != "PERMITE_3R_7D" or len(attempts) > 3:
         cobr["status"] = "EXPIRADA"
     else:

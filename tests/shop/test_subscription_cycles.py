@@ -26,8 +26,9 @@ from shop.subscriptions.services import subscription_address_change, subscriptio
 from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
 
 pytestmark = pytest.mark.django_db
-# Measured: charging is 11 statements, settling into an order 18 (the order placement itself is most of it).
-BUDGET_CHARGE, BUDGET_SETTLE = 11, 18
+# Measured: charging is 11 statements, settling into an order 19 (the order placement itself is most of it; +1: the
+# Pix received recorded, so a refund of the cycle's order finds the endToEndId to send back).
+BUDGET_CHARGE, BUDGET_SETTLE = 11, 19
 
 ADDRESS = {
     "postal_code": "01310-100",
@@ -362,3 +363,34 @@ def test_a_charge_the_psp_refuses_fails_the_cycle_once_and_gives_the_unit_back(
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Não conseguimos cobrar sua assinatura"]
     assert _open_cycle(subscription).number == 2  # the subscription goes on
+
+
+def test_a_cycles_order_is_refunded_as_a_devolucao_of_the_pix_that_paid_it_and_never_beyond_it(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    from orders.errors import OrderError
+    from orders.services import order_refund
+    from payments.models import PixPayment, PixRefund
+
+    # given a cycle paid by Pix Automático and its order
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    cycle = _open_cycle(subscription)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=True))
+    order = Order.objects.get()
+    charge = PixRecurringCharge.objects.get(txid=cycle.txid)
+    paid = PixPayment.objects.get(end_to_end_id=charge.end_to_end_id)
+    assert (paid.amount, paid.outcome, paid.source) == (order.paid_amount, "settled", "cobr")
+    # when staff refund it
+    with django_capture_on_commit_callbacks(execute=True):
+        order_refund(order_id=order.public_id, amount=order.paid_amount, reason="Cliente desistiu")
+    # then it is a devolução of the endToEndId that paid the cycle, sent to the PSP once
+    refund = PixRefund.objects.get()
+    assert (refund.end_to_end_id, refund.amount, refund.reference) == (
+        charge.end_to_end_id, order.paid_amount, order.checkout_id
+    )  # fmt: skip
+    puts = [path for method, path, _ in bacen.state.requests if method == "PUT" and "/devolucao/" in path]
+    assert puts == [f"/pix/{charge.end_to_end_id}/devolucao/{refund.psp_refund_id}"]
+    # and nothing more than was paid can be refunded
+    with pytest.raises(OrderError):
+        order_refund(order_id=order.public_id, amount=1, reason="De novo")
