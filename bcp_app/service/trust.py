@@ -31,15 +31,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import ORDER
 from bcp_app.protocol.results import OperationResult
 from shop.store.services import store_get
 
-if TYPE_CHECKING:  # discovery imports this module, and context (through negotiation) imports discovery
-    from bcp_app.service.context import RequestContext
+
+class Caller(Protocol):
+    """What the tiers read of a request's context (`bcp_app.service.context.RequestContext`), declared here: discovery
+    imports this module, and context imports discovery (through negotiation), so this one must not import context."""
+
+    transport: str
+    platform: Any
+    signature_keyid: str | None
+    language: str
+
+    def ucp_capabilities(self, *names: str) -> Any: ...
+
 
 ANONYMOUS = "anonymous"
 REGISTERED = "registered"
@@ -76,7 +86,7 @@ _AGENT_TRANSPORTS = frozenset({"rest", "mcp", "a2a", "ucp"})
 F = TypeVar("F", bound=Callable[..., OperationResult])
 
 
-def tier_of(ctx: RequestContext) -> str:
+def tier_of(ctx: Caller) -> str:
     """The caller's tier: a verified signature is `signed` (with or without an API key), an API key alone is
     `registered`, anything else `anonymous`."""
     if ctx.signature_keyid is not None:
@@ -90,12 +100,12 @@ def policy() -> dict[str, str]:
     return {permission: access.get(permission, DEFAULTS[permission]) for permission in PERMISSIONS}
 
 
-def allowed(ctx: RequestContext, permission: str) -> bool:
+def allowed(ctx: Caller, permission: str) -> bool:
     needed = policy()[permission]
     return needed != NOBODY and _RANK[tier_of(ctx)] >= _RANK.get(needed, _RANK[SIGNED])
 
 
-def refusal(ctx: RequestContext, permission: str) -> ProtocolError | None:
+def refusal(ctx: Caller, permission: str) -> ProtocolError | None:
     """The §5.4 protocol error refusing `permission` to this caller, None when its tier may."""
     if ctx.transport not in _AGENT_TRANSPORTS:
         return None
@@ -131,7 +141,7 @@ _ORDER_UNAUTHORIZED = {"pt-br": "Sem autorização para acessar este pedido.",
                        "en": "Not authorized to access this order."}
 
 
-def _order_refusal_text(ctx: RequestContext, permission: str, refused: ProtocolError) -> str:
+def _order_refusal_text(ctx: Caller, permission: str, refused: ProtocolError) -> str:
     english = ctx.language == "en"
     if permission == ORDERS_READ and refused.code == "unauthenticated" and policy()[permission] == REGISTERED:
         return _ORDER_UNAUTHORIZED["en" if english else "pt-br"]
@@ -145,7 +155,7 @@ def _order_refusal_text(ctx: RequestContext, permission: str, refused: ProtocolE
     return f"Authenticate with an API key or an HTTP signature (RFC 9421) to {what}."
 
 
-def check(ctx: RequestContext, permission: str) -> OperationResult | None:
+def check(ctx: Caller, permission: str) -> OperationResult | None:
     """None when the caller may; raises the protocol error; for order permissions, the §7 Error Response."""
     refused = refusal(ctx, permission)
     if refused is None:
@@ -164,7 +174,7 @@ def guarded(permission: str) -> Callable[[F], F]:
 
     def wrap(operation: F) -> F:
         @functools.wraps(operation)
-        def run(ctx: RequestContext, *args: Any, **kwargs: Any) -> OperationResult:
+        def run(ctx: Caller, *args: Any, **kwargs: Any) -> OperationResult:
             refused = check(ctx, permission)
             return refused if refused is not None else operation(ctx, *args, **kwargs)
 
