@@ -7,7 +7,7 @@ Identifiers come from the models' own metadata; every value is a query parameter
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection, models
@@ -148,3 +148,18 @@ def update_where(
         f" RETURNING {_column(meta.pk)}"
     )
     return _write(sql, params, event=event, guard=guard) is not None
+
+
+def insert_each_once[M: models.Model](
+    rows: Iterable[M], conflict: Sequence[str], *, inserted: Callable[[M], None]
+) -> tuple[int, int]:
+    """`insert_once` for each row (an inbox's notices: each its own statement), calling `inserted` for the rows
+    written; returns (stored, duplicates)."""
+    stored = duplicates = 0
+    for row in rows:
+        if insert_once(row, conflict):
+            stored += 1
+            inserted(row)
+        else:
+            duplicates += 1
+    return stored, duplicates

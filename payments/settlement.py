@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from kernel.rows import insert_once
+from kernel.rows import insert_each_once
 from kernel.tasks import enqueue_on_commit
 from payments.due import local_date
 from payments.locks import pix_charge_lock
@@ -54,9 +54,8 @@ def pix_webhook_events_store(
     """
     digest = hashlib.sha256(raw_body).hexdigest()
     received_at = timezone.now()
-    stored = duplicates = 0
-    for payment, item in items:
-        event = PixWebhookEvent(
+    events = (
+        PixWebhookEvent(
             source=source,
             end_to_end_id=payment.end_to_end_id,
             refund_state=_refund_state(payment),
@@ -67,13 +66,13 @@ def pix_webhook_events_store(
             headers=dict(headers),
             received_at=received_at,
         )
-        # the unique (endToEndId, refund state) decides: one round trip, no savepoint; a replay writes nothing
-        if not insert_once(event, conflict=("end_to_end_id", "refund_state")):
-            duplicates += 1
-            continue
-        stored += 1
-        enqueue_on_commit("payments.tasks.process_pix_webhook", event.pk)  # durable: no 500 on a dead broker
-    return stored, duplicates
+        for payment, item in items
+    )
+    # the unique (endToEndId, refund state) decides: one round trip, no savepoint; a replay writes nothing
+    return insert_each_once(  # durable: no 500 on a dead broker
+        events, ("end_to_end_id", "refund_state"),
+        inserted=lambda event: enqueue_on_commit("payments.tasks.process_pix_webhook", event.pk),
+    )  # fmt: skip
 
 
 def _confirm(notified: PSPPayment) -> tuple[PSPPayment | None, PSPCharge | None]:

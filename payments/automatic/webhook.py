@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from kernel.rows import insert_once
+from kernel.rows import insert_each_once
 from kernel.tasks import enqueue_on_commit
 from payments.automatic.models import PixRecurrenceWebhookEvent, PixRecurringChargeWebhookEvent
 from payments.psp.recurring import (
@@ -37,9 +37,8 @@ def recurrence_events_store(
     """One inbox row per notice, unique on (idRec, status); a replay writes nothing. Returns (stored, duplicates)."""
     digest = hashlib.sha256(raw_body).hexdigest()
     received_at = timezone.now()
-    stored = duplicates = 0
-    for notice in notices:
-        event = PixRecurrenceWebhookEvent(
+    events = (
+        PixRecurrenceWebhookEvent(
             id_rec=notice.id_rec,
             status=_BACEN_STATUS[notice.status],
             cancelled_by=notice.cancellation.requester if notice.cancellation else "",
@@ -50,12 +49,12 @@ def recurrence_events_store(
             headers=dict(headers),
             received_at=received_at,
         )
-        if insert_once(event, conflict=("id_rec", "status")):
-            stored += 1
-            enqueue_on_commit("payments.tasks.process_recurrence_webhook", event.pk)  # a dead broker: logged
-        else:
-            duplicates += 1
-    return stored, duplicates
+        for notice in notices
+    )
+    return insert_each_once(  # a dead broker: logged, the beat re-drives the row
+        events, ("id_rec", "status"),
+        inserted=lambda event: enqueue_on_commit("payments.tasks.process_recurrence_webhook", event.pk),
+    )  # fmt: skip
 
 
 def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
@@ -68,29 +67,32 @@ def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> t
     return 200, {"received": stored, "duplicates": duplicates}
 
 
+def _item_digest(item: Any) -> str:
+    """A `cobsr[]` item's identity: the SHA-256 of its canonical JSON (a replay of the same item is the same)."""
+    return hashlib.sha256(json.dumps(item, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def recurring_charge_events_store(
     *, notices: list[RecurringChargeNotice], raw_body: bytes, headers: Mapping[str, str]
 ) -> tuple[int, int]:
     """One inbox row per `cobsr[]` item, unique on (txid, the item's hash): a replay writes nothing."""
     received_at = timezone.now()
-    stored = duplicates = 0
-    for notice in notices:
-        item = json.dumps(notice.raw, sort_keys=True, separators=(",", ":")).encode()
-        event = PixRecurringChargeWebhookEvent(
+    events = (
+        PixRecurringChargeWebhookEvent(
             txid=notice.txid,
             status=_BACEN_COBR_STATUS[notice.status],
-            item_sha256=hashlib.sha256(item).hexdigest(),
+            item_sha256=_item_digest(notice.raw),
             payload=notice.raw,
             raw_body=raw_body,
             headers=dict(headers),
             received_at=received_at,
         )
-        if insert_once(event, conflict=("txid", "item_sha256")):
-            stored += 1
-            enqueue_on_commit("payments.tasks.process_recurring_charge_webhook", event.pk)  # a dead broker: swept
-        else:
-            duplicates += 1
-    return stored, duplicates
+        for notice in notices
+    )
+    return insert_each_once(  # a dead broker: logged, the beat re-drives the row
+        events, ("txid", "item_sha256"),
+        inserted=lambda event: enqueue_on_commit("payments.tasks.process_recurring_charge_webhook", event.pk),
+    )  # fmt: skip
 
 
 def receive_recurring_charge_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
