@@ -178,14 +178,20 @@ def paid_end_to_end_id(charge: PSPRecurringCharge) -> str:
     return next((a.end_to_end_id for a in reversed(charge.attempts) if a.status == "PAGA"), "")
 
 
+def _notice_items(body: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of a webhook body's `{key: [...]}` array, with their index; ValueError naming what is wrong."""
+    if not isinstance(body, dict) or not isinstance(body.get(key), list) or not body[key]:
+        raise ValueError(f"body must be an object with a non-empty '{key}' array")
+    for index, item in enumerate(body[key]):
+        if not isinstance(item, dict):
+            raise ValueError(f"{key}[{index}] is not an object")
+    return list(enumerate(body[key]))
+
+
 def parse_recurring_charge_notification(body: Any) -> list[RecurringChargeNotice]:
     """A `/cobr` webhook body `{"cobsr": [...]}` → notices. Raises ValueError naming what is wrong."""
-    if not isinstance(body, dict) or not isinstance(body.get("cobsr"), list) or not body["cobsr"]:
-        raise ValueError("body must be an object with a non-empty 'cobsr' array")
     notices = []
-    for index, item in enumerate(body["cobsr"]):
-        if not isinstance(item, dict):
-            raise ValueError(f"cobsr[{index}] is not an object")
+    for index, item in _notice_items(body, "cobsr"):
         txid = item.get("txid")
         if not isinstance(txid, str) or not TXID.match(txid):
             raise ValueError(f"cobsr[{index}].txid is not 26-35 alphanumerics")
@@ -357,12 +363,8 @@ def recurring_charge_from_bacen(body: Any) -> PSPRecurringCharge:
 
 def parse_recurrence_notification(body: Any) -> list[RecurrenceNotice]:
     """A `/rec` webhook body `{"recs": [...]}` → notices. Raises ValueError naming what is wrong."""
-    if not isinstance(body, dict) or not isinstance(body.get("recs"), list) or not body["recs"]:
-        raise ValueError("body must be an object with a non-empty 'recs' array")
     notices = []
-    for index, item in enumerate(body["recs"]):
-        if not isinstance(item, dict):
-            raise ValueError(f"recs[{index}] is not an object")
+    for index, item in _notice_items(body, "recs"):
         id_rec = item.get("idRec")
         if not isinstance(id_rec, str) or not ID_REC.match(id_rec):
             raise ValueError(f"recs[{index}].idRec is not 29 alphanumerics")
