@@ -54,17 +54,22 @@ def _data_in(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def incoming_to_bcp(message: dict[str, Any]) -> dict[str, Any]:
-    """A UCP platform's message with its data parts under BCP's names."""
+def _with_data(message: dict[str, Any], rename: Any) -> dict[str, Any]:
+    """`message` with `rename` applied to the data of each of its data parts."""
     parts = message.get("parts")
     if not isinstance(parts, list):
-        return message
+        return dict(message)
     renamed = [
-        {**part, "data": _data_in(part["data"])} if isinstance(part, dict) and isinstance(part.get("data"), dict)
+        {**part, "data": rename(part["data"])} if isinstance(part, dict) and isinstance(part.get("data"), dict)
         else part
         for part in parts
     ]  # fmt: skip
     return {**message, "parts": renamed}
+
+
+def incoming_to_bcp(message: dict[str, Any]) -> dict[str, Any]:
+    """A UCP platform's message with its data parts under BCP's names."""
+    return _with_data(message, _data_in)
 
 
 def _data_out(data: dict[str, Any]) -> dict[str, Any]:
@@ -80,14 +85,7 @@ def _data_out(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _message_out(message: dict[str, Any]) -> dict[str, Any]:
-    parts = message.get("parts")
-    out = dict(message)
-    if isinstance(parts, list):
-        out["parts"] = [
-            {**part, "data": _data_out(part["data"])} if isinstance(part, dict) and isinstance(part.get("data"), dict)
-            else part
-            for part in parts
-        ]  # fmt: skip
+    out = _with_data(message, _data_out)
     if isinstance(message.get("extensions"), list):
         out["extensions"] = [UCP_EXTENSION_URI if uri == A2A_EXTENSION_URI else uri for uri in message["extensions"]]
     return out
