@@ -6,6 +6,7 @@ from celery import shared_task
 
 from payments.psp import PSPUnavailable
 from shop.account.services import account_link_send, account_links_resend_due
+from shop.checkout.boleto_mail import boleto_notice_send, boleto_notices_queue_due
 from shop.checkout.reminders import reminder_send, reminders_queue_due
 from shop.checkout.services import checkout_expire_due
 from shop.freight.tracking import tracking_poll_due
@@ -29,6 +30,17 @@ def remind_abandoned_checkouts() -> int:
 @shared_task(name="shop.tasks.send_checkout_reminder")
 def send_checkout_reminder(reminder_id: int) -> str:
     return reminder_send(reminder_id=reminder_id)
+
+
+@shared_task(name="shop.tasks.sweep_boleto_notices")
+def sweep_boleto_notices() -> int:
+    """Beat, every 10 minutes: "vence amanhã" e-mails for boletos due tomorrow, and unsent boleto e-mails again."""
+    return boleto_notices_queue_due()
+
+
+@shared_task(name="shop.tasks.send_boleto_notice")
+def send_boleto_notice(notice_id: int) -> str:
+    return boleto_notice_send(notice_id=notice_id)
 
 
 @shared_task(name="shop.tasks.sweep_fiscal_requests")

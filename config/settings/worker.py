@@ -66,6 +66,7 @@ CELERY_BEAT_SCHEDULE = {
     # Money side effects (refund requests) whose task was lost or failed: retried, each exactly once.
     "sweep-outbox": {"task": "orders.tasks.sweep_outbox", "schedule": timedelta(minutes=1)},
     "remind-abandoned-checkouts": {"task": "shop.tasks.remind_abandoned_checkouts", "schedule": timedelta(minutes=10)},
+    "sweep-boleto-notices": {"task": "shop.tasks.sweep_boleto_notices", "schedule": timedelta(minutes=10)},
     # NF-e jobs: provider retries, polls of notes in processing, jobs and webhooks lost in a crash.
     "sweep-fiscal": {"task": "fiscal.tasks.sweep_fiscal", "schedule": timedelta(minutes=1)},
     "sweep-fiscal-requests": {"task": "shop.tasks.sweep_fiscal_requests", "schedule": timedelta(minutes=5)},

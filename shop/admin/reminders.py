@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from shop.checkout.types import STATUS_COMPLETED
-from shop.models import CheckoutReminder
+from shop.models import BoletoNotice, CheckoutReminder
 
 YES_NO = (("yes", _("Sim")), ("no", _("Não")))
 
@@ -51,6 +51,26 @@ class CheckoutReminderAdmin(admin.ModelAdmin):
     list_filter = [SentFilter, RecoveredFilter]
     list_select_related = ["checkout"]
     search_fields = ["email"]
+    ordering = ["-created_at", "-id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(BoletoNotice)
+class BoletoNoticeAdmin(admin.ModelAdmin):
+    """The buyers' boleto e-mails (issued, due tomorrow): who was told, when, and why one was not sent."""
+
+    list_display = ["email", "kind", "payment_id", "checkout", "created_at", "sent_at", "skipped"]
+    list_filter = ["kind", "sent_at"]
+    list_select_related = ["checkout"]
+    search_fields = ["email", "payment_id", "checkout__public_id"]
     ordering = ["-created_at", "-id"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

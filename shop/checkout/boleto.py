@@ -30,6 +30,7 @@ from payments.card.gateway import CardCustomer
 from payments.due import BRASILIA
 from payments.exceptions import PaymentInputError
 from payments.services import BoletoUnavailable, IssuedBoleto, boleto_issue, boleto_record, business_days_after
+from shop.checkout.boleto_mail import boleto_notice_issued
 from shop.checkout.charge import INSTRUMENT_PATH, charge_description, err, save_status, unreserve
 from shop.checkout.core import lock, reload, retried_on_deadlock, speak, stored_messages
 from shop.checkout.types import STATUS_IN_PROGRESS, STATUS_READY, CheckoutMessage, CheckoutResult
@@ -120,6 +121,7 @@ def _finish(checkout_id: str, issued: IssuedBoleto | None, problem: CheckoutMess
         checkout.payment_txid = payment.payment_id
         checkout.status = STATUS_IN_PROGRESS
         save_status(checkout, STATUS_IN_PROGRESS, "boleto_issued", [awaiting])
+        boleto_notice_issued(checkout, payment)  # the linha digitável by e-mail, sent after commit
     return _refreshed(checkout_id)
 
 

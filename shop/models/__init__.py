@@ -18,7 +18,7 @@ from shop.models.checkout import (
     new_location_id,
 )
 from shop.models.freight import LabelTrackingEvent, PackagingBox, ShippingLabel, new_label_id
-from shop.models.reminders import CheckoutReminder, ReminderOptOut
+from shop.models.reminders import BoletoNotice, CheckoutReminder, ReminderOptOut
 from shop.models.store import StoreSettings
 from shop.models.subscriptions import (
     Subscription,
@@ -31,6 +31,7 @@ from shop.models.subscriptions import (
 
 __all__ = [
     "AccountLoginLink",
+    "BoletoNotice",
     "Cart",
     "CartLine",
     "Category",

@@ -37,3 +37,27 @@ class ReminderOptOut(models.Model):
 
     def __str__(self) -> str:
         return self.email
+
+
+class BoletoNotice(models.Model):
+    """A boleto e-mail to the buyer (outbox row, once per boleto and kind); `sent_at` once it went out."""
+
+    class Kind(models.TextChoices):
+        ISSUED = "issued", _("boleto emitido")
+        DUE_SOON = "due_soon", _("vence amanhã")
+
+    checkout = models.ForeignKey(Checkout, on_delete=models.CASCADE, related_name="boleto_notices")
+    payment_id = models.CharField(_("ID do boleto"), max_length=40)
+    kind = models.CharField(_("tipo"), max_length=16, choices=Kind.choices)
+    email = models.CharField(_("e-mail"), max_length=254)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+    sent_at = models.DateTimeField(_("enviado em"), null=True, blank=True)
+    skipped = models.CharField(_("não enviado porque"), max_length=40, blank=True)
+
+    class Meta:
+        verbose_name = _("aviso de boleto")
+        verbose_name_plural = _("avisos de boleto")
+        constraints = [models.UniqueConstraint(fields=["payment_id", "kind"], name="shop_boleto_notice_once")]
+
+    def __str__(self) -> str:
+        return f"{self.payment_id} {self.kind} → {self.email}"

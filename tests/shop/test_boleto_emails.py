@@ -1,0 +1,183 @@
+"""The buyer's boleto e-mails (issue 37's gap): "boleto emitido" with the linha digitável, the PDF and the due date
+once the boleto is issued, "vence amanhã" the day before its due date while it is still unpaid; never for a boleto
+already paid or cancelled; once per boleto and kind whatever the sweeps re-drive; a failed send is retried.
+Against the fake Pagar.me v5 on 127.0.0.1 (tests/payments/fake_pagarme.py)."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from payments.boleto.codes import line_display
+from payments.boleto.service import boleto_settle_confirmed, brasilia_today
+from payments.card.pagarme import PagarmeGateway
+from payments.models import BoletoPayment
+from shop.checkout.boleto_mail import boleto_notice_send, boleto_notices_queue_due
+from shop.checkout.services import checkout_complete, checkout_create
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import BoletoNotice, Checkout
+from tests.payments.fake_pagarme import FakePagarmeServer
+from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+
+pytestmark = pytest.mark.django_db
+
+BOLETO = InstrumentInput(id="instr_b", handler_id="br.dev.bcp.boleto", type="boleto")
+
+
+def _complete_by_boleto() -> Checkout:
+    make_variant(price=10000, stock=5)
+    make_shipping()
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    assert data.buyer is not None
+    data = replace(data, buyer=replace(data.buyer, tax_id="529.982.247-25", email="ana@example.com"))
+    checkout = checkout_create(data=replace(data, payment=PaymentInput(instruments=(BOLETO,)))).checkout
+    paying = CompleteInput(payment=PaymentInput((BOLETO,)))
+    return checkout_complete(checkout_id=checkout.public_id, data=paying).checkout
+
+
+def test_issuing_a_boleto_emails_its_line_pdf_and_due_date_once(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        checkout = _complete_by_boleto()
+
+    boleto = BoletoPayment.objects.get()
+    assert len(mail.outbox) == 1
+    sent = mail.outbox[0]
+    assert sent.to == ["ana@example.com"]
+    due = boleto.due_date.strftime("%d/%m/%Y")
+    assert sent.subject.replace("\xa0", " ").endswith(f"seu boleto de R$ 118,90, vencimento {due}")
+    assert line_display(boleto.line) in sent.body
+    assert boleto.pdf_url in sent.body
+    assert f"/checkout/{checkout.public_id}/boleto?" in sent.body  # the signed way back to the boleto page
+    html = sent.alternatives[0][0]
+    assert line_display(boleto.line) in html and "Ver o boleto" in html
+
+    notice = BoletoNotice.objects.get()
+    assert (notice.kind, notice.payment_id, notice.sent_at is not None) == ("issued", boleto.payment_id, True)
+    # the sweep re-drives nothing already sent, and the task run again sends nothing more
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 0
+    assert boleto_notice_send(notice_id=notice.pk) == "done"
+    assert len(mail.outbox) == 1
+
+
+def test_the_e_mail_link_opens_the_boleto_page_for_a_buyer_without_the_session(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()
+    link = next(word for word in mail.outbox[0].body.split() if "/boleto?" in word)
+
+    page = Client().get(link[link.index("/checkout/") :])  # another device: no session, only the signed link
+
+    assert page.status_code == 200
+    assert line_display(BoletoPayment.objects.get().line) in page.content.decode()
+
+
+def test_due_tomorrow_reminder_goes_once_and_never_for_a_paid_boleto(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()
+    boleto = BoletoPayment.objects.get()
+    # issued days ago (the "issued" e-mail was not the same day), due tomorrow
+    BoletoNotice.objects.update(created_at=BoletoNotice.objects.get().created_at - timedelta(days=2))
+    BoletoPayment.objects.filter(pk=boleto.pk).update(due_date=brasilia_today() + timedelta(days=1))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 0  # once per boleto
+
+    assert len(mail.outbox) == 2
+    assert "vence amanhã" in mail.outbox[1].subject
+    assert "Seu boleto vence amanhã" in mail.outbox[1].body
+    assert BoletoNotice.objects.filter(kind="due_soon", sent_at__isnull=False).count() == 1
+
+
+def test_no_due_tomorrow_reminder_the_day_it_was_issued(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()
+    BoletoPayment.objects.update(due_date=brasilia_today() + timedelta(days=1))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 0
+
+    assert len(mail.outbox) == 1
+    assert not BoletoNotice.objects.filter(kind="due_soon").exists()
+
+
+def test_a_boleto_paid_before_its_e_mail_went_out_is_not_emailed(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    _complete_by_boleto()  # the e-mail task never ran (the broker was down)
+    boleto = BoletoPayment.objects.get()
+    pagarme.pay_boleto(boleto.gateway_charge_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        boleto_settle_confirmed(charge=PagarmeGateway().get_charge(boleto.gateway_charge_id), source="webhook")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 1  # the lost send is re-driven…
+
+    assert not [m for m in mail.outbox if "seu boleto" in m.subject]  # …and skipped: paid (order e-mails went)
+    assert BoletoNotice.objects.get().skipped == "boleto:paid"
+
+
+def test_a_failed_send_is_retried_by_the_sweep(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks, settings
+) -> None:
+    mailers = settings.MAILERS
+    # an SMTP server that is down: nothing listens on this loopback port
+    down = {"host": "127.0.0.1", "port": _closed_port(), "timeout": 2}
+    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.smtp.EmailBackend", "OPTIONS": down}}
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()  # the send task fails (logged; the buyer's complete is not an error)
+    assert BoletoNotice.objects.get().sent_at is None  # released for the next sweep
+
+    settings.MAILERS = mailers
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 1
+
+    assert len(mail.outbox) == 1
+    assert BoletoNotice.objects.get().sent_at is not None
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_e_mail_speaks_the_checkouts_language(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    checkout = _complete_by_boleto()  # its send was lost: the sweep sends it
+    Checkout.objects.filter(pk=checkout.pk).update(language="en")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_notices_queue_due() == 1
+
+    sent = mail.outbox[0]
+    assert "your boleto of R$" in sent.subject
+    assert "Your boleto has been issued." in sent.body and "View the boleto" in sent.body
+
+
+def test_staff_see_the_boleto_e_mails_in_the_admin(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks, admin_client: Client
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()
+
+    page = admin_client.get("/admin/shop/boletonotice/")
+
+    assert page.status_code == 200
+    assert "ana@example.com" in page.content.decode()
+    assert BoletoNotice.objects.get().payment_id in page.content.decode()
