@@ -52,11 +52,13 @@ def pix_recurrence_request(
     description: str,
     periodicity: str,
     start: date,
-    amount_cents: int,
+    amount_cents: int | None,
+    minimum_cents: int | None = None,
     payer_account: PayerAccount | None = None,
 ) -> RecurrenceRequested:
-    """`POST /rec` (fixed amount, no retries after the due date), then `POST /solicrec` when the payer's
-    account is known. Raises PaymentInputError for bad input, PSPUnavailable / PSPRejected from the PSP."""
+    """`POST /rec` — a fixed amount (`amount_cents`), or a variable one (`amount_cents` None) charged at least
+    `minimum_cents` — then `POST /solicrec` when the payer's account is known. Raises PaymentInputError for bad
+    input, PSPUnavailable / PSPRejected from the PSP."""
     digits = "".join(ch for ch in payer_tax_id if ch.isdigit())
     if len(digits) not in (11, 14):
         raise PaymentInputError("payer_tax_id", "Informe o CPF (11 dígitos) ou CNPJ (14 dígitos) do pagador.")
@@ -64,7 +66,9 @@ def pix_recurrence_request(
         raise PaymentInputError("payer_name", "Informe o nome do pagador.")
     if periodicity not in PERIODICITIES:
         raise PaymentInputError("periodicity", f"Periodicidade desconhecida: {periodicity}.")
-    if amount_cents <= 0:
+    if (amount_cents is None) == (minimum_cents is None):
+        raise PaymentInputError("amount", "Informe o valor fixo ou o valor mínimo da recorrência, um dos dois.")
+    if (amount_cents if amount_cents is not None else minimum_cents or 0) <= 0:
         raise PaymentInputError("amount", "O valor da recorrência precisa ser maior que zero.")
     psp = get_recurring_psp()
     rec = psp.create_recurrence(
@@ -74,6 +78,7 @@ def pix_recurrence_request(
         periodicity=periodicity,
         start=start,
         amount_cents=amount_cents,
+        minimum_cents=minimum_cents,
         # A failed cycle may be retried within the rules (up to 3 times in the 7 days after the due date).
         retry_policy="PERMITE_3R_7D",
     )

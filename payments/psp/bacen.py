@@ -308,12 +308,13 @@ class BacenPixPSP:
         end: date | None = None,
         amount_cents: int | None,
         retry_policy: str = "NAO_PERMITE",
+        minimum_cents: int | None = None,
     ) -> PSPRecurrence:
         """`POST /rec`: the PSP assigns `idRec`. Not retried blindly (a POST); a lost answer is found by
         `contrato` in `GET /rec` later."""
         body = rec_request_body(
             contract=contract, debtor=debtor, description=description, periodicity=periodicity, start=start,
-            end=end, amount_cents=amount_cents, retry_policy=retry_policy,
+            end=end, amount_cents=amount_cents, retry_policy=retry_policy, minimum_cents=minimum_cents,
         )  # fmt: skip
         return self._parsed(recurrence_from_bacen, self._request("POST", "/rec", json=body), "rec")
 

@@ -218,8 +218,12 @@ def rec_request_body(
     end: date | None,
     amount_cents: int | None,
     retry_policy: str,
+    minimum_cents: int | None = None,
 ) -> dict[str, Any]:
-    """`POST /rec` body (`RecSolicitada`). A fixed amount goes as `valor.valorRec`; `objeto` is at most 35."""
+    """`POST /rec` body (`RecSolicitada`). A fixed amount goes as `valor.valorRec`; a variable one (no
+    `valorRec`) may name `valor.valorMinimoRecebedor`, the least the payer's limit may be; `objeto` is at most 35."""
+    if amount_cents is not None and minimum_cents is not None:
+        raise ValueError("a recurrence has a fixed amount or a minimum, not both")
     if periodicity not in PERIODICITIES:
         raise ValueError(f"unknown periodicity {periodicity!r}")
     if retry_policy not in RETRY_POLICIES:
@@ -234,6 +238,8 @@ def rec_request_body(
     }
     if amount_cents is not None:
         body["valor"] = {"valorRec": cents_to_decimal(amount_cents)}
+    elif minimum_cents is not None:
+        body["valor"] = {"valorMinimoRecebedor": cents_to_decimal(minimum_cents)}
     return body
 
 
@@ -390,6 +396,7 @@ class RecurringPixPSP(Protocol):
         end: date | None = None,
         amount_cents: int | None,
         retry_policy: str = "NAO_PERMITE",
+        minimum_cents: int | None = None,
     ) -> PSPRecurrence: ...  # POST /rec
 
     def get_recurrence(self, id_rec: str) -> PSPRecurrence: ...  # GET /rec/{idRec}

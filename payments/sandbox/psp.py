@@ -121,10 +121,11 @@ class SandboxPixPSP:
         end: date | None = None,
         amount_cents: int | None,
         retry_policy: str = "NAO_PERMITE",
+        minimum_cents: int | None = None,
     ) -> PSPRecurrence:
         body = rec_request_body(
             contract=contract, debtor=debtor, description=description, periodicity=periodicity, start=start,
-            end=end, amount_cents=amount_cents, retry_policy=retry_policy,
+            end=end, amount_cents=amount_cents, retry_policy=retry_policy, minimum_cents=minimum_cents,
         )  # fmt: skip
         return recurrence_from_bacen(_call(lambda: recurring.rec_post(body=body)))
 

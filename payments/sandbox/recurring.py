@@ -12,6 +12,7 @@ import json
 import secrets
 import string
 from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
@@ -143,6 +144,9 @@ def cobr_put(*, txid: str, body: dict[str, Any]) -> dict[str, Any]:
         if existing.body["valor"] != body.get("valor"):
             raise SandboxError(400, "CobROperacaoInvalida", "txid já usado com outro valor")
         return existing.body
+    problem = _value_problem(rec.get("valor") or {}, body.get("valor") or {})
+    if problem:
+        raise SandboxError(400, "CobRValorInvalido", problem)
     cobr = {
         "idRec": rec["idRec"],
         "txid": txid,
@@ -156,6 +160,20 @@ def cobr_put(*, txid: str, body: dict[str, Any]) -> dict[str, Any]:
     }
     SandboxRecord.objects.create(kind="cobr", key=txid, body=cobr)
     return cobr
+
+
+def _value_problem(rec_valor: dict[str, Any], cobr_valor: dict[str, Any]) -> str:
+    """As the PSPs apply Bacen's rule: a fixed recurrence (`valorRec`) is charged exactly that value; a variable
+    one at least its `valorMinimoRecebedor` (the payer's own limit is checked by the payer's PSP, not here)."""
+    try:
+        original = Decimal(str(cobr_valor.get("original")))
+    except InvalidOperation:
+        return "valor.original inválido"
+    if "valorRec" in rec_valor and original != Decimal(str(rec_valor["valorRec"])):
+        return "valor.original difere do valor fixo da recorrência (valorRec)"
+    if "valorMinimoRecebedor" in rec_valor and original < Decimal(str(rec_valor["valorMinimoRecebedor"])):
+        return "valor.original abaixo do valor mínimo da recorrência (valorMinimoRecebedor)"
+    return ""
 
 
 def cobr_get(txid: str) -> dict[str, Any]:

@@ -106,6 +106,7 @@ def subscription_request_authorization(
     """Create the recurrence at the PSP (no transaction open), then record it with its event in one statement."""
     if subscription.pix_id_rec or subscription.status != Subscription.Status.PENDING_AUTHORIZATION:
         return subscription
+    fixed, minimum = _recurrence_amount(subscription)
     requested = pix_recurrence_request(
         contract=subscription.public_id,
         payer_name=subscription.buyer_name,
@@ -114,8 +115,10 @@ def subscription_request_authorization(
         description=subscription.plan.variant.product.title,
         periodicity=subscription.cycle,
         start=subscription.starts_on,
-        # Pix Automático's fixed amount is the recurring price; the first cycle's discount goes in its own cobr.
-        amount_cents=subscription.price,
+        # Bacen: a fixed recurrence (valorRec) is charged exactly that value each cycle, so a first cycle priced
+        # differently needs a variable recurrence, charged at least the smaller of the two prices.
+        amount_cents=fixed,
+        minimum_cents=minimum,
         payer_account=payer_account,
     )
     subscription.pix_id_rec = requested.id_rec
@@ -134,6 +137,13 @@ def subscription_request_authorization(
         event=event,
     )
     return subscription
+
+
+def _recurrence_amount(subscription: Subscription) -> tuple[int | None, int | None]:
+    """(fixed amount, minimum) of the subscription's recurrence: one of the two is None."""
+    if subscription.first_cycle_price == subscription.price:
+        return subscription.price, None
+    return None, min(subscription.first_cycle_price, subscription.price)
 
 
 def subscription_transition(*, public_id: str, to: str, reason: str = "") -> Subscription:

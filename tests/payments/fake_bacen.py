@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -375,6 +376,12 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if cobr is not None:
                 self._send(200 if cobr["valor"] == body["valor"] else 400, cobr)  # a replay of the same PUT
+                return
+            # Bacen: a fixed recurrence is charged exactly valorRec; a variable one at least valorMinimoRecebedor.
+            fixed, minimum = rec.get("valor", {}).get("valorRec"), rec.get("valor", {}).get("valorMinimoRecebedor")
+            original = Decimal(body["valor"]["original"])
+            if (fixed is not None and original != Decimal(fixed)) or (minimum and original < Decimal(minimum)):
+                self._send(400, _problem(400, "CobRValorInvalido", "valor incompatível com a recorrência"))
                 return
             cobr = {
                 "idRec": rec["idRec"],

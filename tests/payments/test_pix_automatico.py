@@ -117,6 +117,36 @@ def test_recurring_charge_needs_an_approved_recurrence(fake: FakeBacenServer) ->
     assert fake.state.cobrs == {}
 
 
+def test_a_fixed_recurrence_is_charged_exactly_its_value_and_a_variable_one_at_least_its_minimum(
+    fake: FakeBacenServer,
+) -> None:
+    psp = _psp(fake)
+    _create(psp)  # valorRec 89.90
+    fake.approve_rec(ID_REC)
+
+    with pytest.raises(PSPRejected) as refused:
+        psp.create_recurring_charge(txid=TXID, id_rec=ID_REC, amount_cents=7990, due_date=date(2026, 8, 10))
+    assert (refused.value.status_code, refused.value.name) == (400, "CobRValorInvalido")
+
+    variable = psp.create_recurrence(
+        contract="sub_var1",
+        debtor=PixPayer(name="Fulana de Tal", tax_id="123.456.789-09"),
+        description="Clube do café - mensal",
+        periodicity="monthly",
+        start=date(2026, 8, 10),
+        amount_cents=None,
+        minimum_cents=7990,
+    )
+    assert fake.state.requests[-1][2]["valor"] == {"valorMinimoRecebedor": "79.90"}
+    assert variable.amount_cents is None
+    fake.approve_rec(variable.id_rec)
+    due = date(2026, 8, 10)
+    with pytest.raises(PSPRejected):
+        psp.create_recurring_charge(txid=TXID, id_rec=variable.id_rec, amount_cents=7000, due_date=due)
+    first = psp.create_recurring_charge(txid=TXID, id_rec=variable.id_rec, amount_cents=7990, due_date=due)
+    assert first.amount_cents == 7990
+
+
 def test_recurring_charge_is_scheduled_read_and_cancelled(fake: FakeBacenServer) -> None:
     psp = _psp(fake)
     _create(psp)
@@ -243,6 +273,8 @@ def test_sandbox_psp_authorizes_and_the_payer_cancels_through_the_signed_rec_web
         psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
 
     sandbox_recurring.authorize(rec.id_rec)
+    with pytest.raises(PSPRejected):  # a fixed recurrence is charged exactly its valorRec, as at a real PSP
+        psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2500, due_date=date(2026, 8, 10))
     cobr = psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
     replay = psp.create_recurring_charge(txid=TXID, id_rec=rec.id_rec, amount_cents=2990, due_date=date(2026, 8, 10))
     sandbox_recurring.payer_cancel(rec.id_rec)

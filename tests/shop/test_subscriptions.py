@@ -90,10 +90,24 @@ def test_subscription_from_a_plan_creates_the_recurrence_and_asks_the_payers_ban
         "devedor": {"cpf": "12345678909", "nome": "Fulana de Tal"},
         "objeto": "Café especial 500 g",
     }
-    assert rec_body["valor"] == {"valorRec": "39.90"}
+    # the first cycle costs 34.90, the next 39.90: a fixed valorRec would refuse the first cobr (Bacen), so the
+    # recurrence is variable, charged at least the smaller price
+    assert rec_body["valor"] == {"valorMinimoRecebedor": "34.90"}
     assert rec_body["calendario"] == {"dataInicial": _start().isoformat(), "periodicidade": "MENSAL"}
     kinds = list(SubscriptionEvent.objects.filter(subscription=subscription).values_list("kind", flat=True))
     assert kinds == ["created", "authorization_requested"]
+
+
+def test_a_plan_without_a_first_cycle_discount_asks_for_a_fixed_recurrence(
+    bacen: FakeBacenServer, plan: SubscriptionPlan
+) -> None:
+    SubscriptionPlan.objects.filter(pk=plan.pk).update(first_cycle_discount=0)
+    plan.refresh_from_db()
+
+    _create(plan)
+
+    rec_body = next(body for method, path, body in bacen.state.requests if path == "/rec")
+    assert rec_body["valor"] == {"valorRec": "39.90"}
 
 
 def test_psp_down_keeps_the_subscription_pending_without_recurrence_and_asking_again_works(
