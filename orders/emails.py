@@ -37,6 +37,11 @@ def _shop_context() -> dict[str, Any]:
 
 
 class OrderEmail(EmailMultiAlternatives):
+    def recipients(self) -> list[str]:
+        # An erased buyer's placeholder (LGPD erasure: `…@apagado.invalid`) never delivers (RFC 6761 §6.4): it is
+        # left out of the envelope, and a message to nobody else is not sent at all.
+        return [address for address in super().recipients() if not address.lower().endswith(".invalid")]
+
     def message(self, *, policy: Policy = email.policy.default) -> PyEmailMessage:
         # The SMTP backend asks for its strict policy explicitly and keeps it; console/file/locmem get 8bit.
         return super().message(policy=_READABLE if policy is email.policy.default else policy)

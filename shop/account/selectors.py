@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from kernel.br_validation import phone_display
 from orders.models import Order, OrderLine
-from shop.models import Checkout, CheckoutEvent, ReminderOptOut
+from shop.models import Checkout, CheckoutEvent, ReminderOptOut, Subscription
 
 ORDER_LIMIT = 50
 SESSION_KEY = "account_email"  # set only by a used sign-in link (shop/account/views.py)
@@ -117,8 +117,26 @@ def account_export(email: str) -> dict[str, Any]:
         .order_by("created_at")
         .values("checkout__public_id", "created_at", "detail")
     )
+    subscriptions = (
+        Subscription.objects.filter(buyer_email__iexact=email)
+        .select_related("plan__variant__product")
+        .order_by("-created_at")[:ORDER_LIMIT]
+    )
     return {
         "email": email,
+        "subscriptions": [
+            {
+                "id": subscription.public_id,
+                "product": subscription.plan.variant.product.title,
+                "status": subscription.status,
+                "cycle": subscription.cycle,
+                "price_centavos": subscription.price,
+                "created_at": subscription.created_at.isoformat(),
+                "buyer": {"name": subscription.buyer_name, "cpf": subscription.buyer_tax_id},
+                "address": subscription.destination,
+            }
+            for subscription in subscriptions
+        ],
         "orders": [
             {
                 "number": order.number,
@@ -199,6 +217,14 @@ def account_export_csv(data: dict[str, Any]) -> str:
             for key, value in checkout[group].items():
                 if value:
                     writer.writerow([*base, f"{group}.{key}", value])
+    for subscription in data.get("subscriptions", ()):
+        base = ["assinatura", subscription["created_at"], subscription["id"], subscription["status"]]
+        writer.writerow([*base, "produto", subscription["product"]])
+        writer.writerow([*base, "preco_centavos", subscription["price_centavos"]])
+        for key, value in subscription["buyer"].items():
+            writer.writerow([*base, f"assinante.{key}", value])
+        for key, value in (subscription["address"] or {}).items():
+            writer.writerow([*base, f"endereco.{key}", value])
     for record in data["consent_records"]:
         writer.writerow(["consentimento", record["at"], "", "", "consent", record["consent"]])
     return "\ufeff" + out.getvalue()  # BOM: Excel reads UTF-8 accents right

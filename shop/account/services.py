@@ -13,7 +13,10 @@ page says so. Kept on placed orders: name, CPF, the delivery address, items, pri
 the books must be kept 5 years: CTN art. 173 and 195; LGPD art. 16, I allows keeping data for a legal duty).
 Erased: the e-mail (replaced by a placeholder no one receives) and the phone on every order and checkout,
 everything of checkouts that never became orders (name, CPF, address), the consent records' personal part,
-pending sign-in links; the session that asked is signed out.
+pending sign-in links; the session that asked is signed out. Subscriptions still running are cancelled first (as
+the buyer would, CDC art. 49: the recurrence is cancelled at the PSP after commit, no further cycle is charged);
+then every subscription keeps only what its cycle orders already keep (name and CPF, the contract of those
+sales) and loses the e-mail and the delivery address.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from orders.emails import OrderEmail
 from orders.models import EmailDelivery, Order
 from shop.checkout.selectors import absolute_url
 from shop.checkout.types import STATUS_COMPLETED
-from shop.models import AccountLoginLink, Checkout, CheckoutReminder
+from shop.models import AccountLoginLink, Checkout, CheckoutReminder, Subscription
+from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 logger = logging.getLogger(__name__)
 
@@ -78,9 +82,13 @@ def _digest(value: str) -> str:
 
 @transaction.atomic
 def account_link_request(*, email: str) -> None:
-    """Queue a sign-in link for `email` if the shop has an order for it; else nothing (same answer either way)."""
+    """Queue a sign-in link for `email` if the shop has an order or a subscription for it (a subscriber whose
+    first cycle is not charged yet manages it here too); else nothing (same answer either way)."""
     email = normalized(email)
-    if not email_valid(email) or not Order.objects.filter(buyer_email__iexact=email).exists():
+    if not email_valid(email):
+        return
+    known = Order.objects.filter(buyer_email__iexact=email).exists()
+    if not known and not Subscription.objects.filter(buyer_email__iexact=email).exists():
         return
     link = AccountLoginLink.objects.create(email=email, expires_at=timezone.now() + timedelta(minutes=link_minutes()))
     enqueue_on_commit("shop.tasks.send_account_link", link.pk)
@@ -152,10 +160,23 @@ def erased_email(email: str) -> str:
     return f"apagado-{_digest(normalized(email))[:12]}@{ERASED_DOMAIN}"
 
 
-@transaction.atomic
 def account_erase(*, email: str) -> dict[str, int]:
-    """Anonymize what the law lets go of this buyer (module docstring); returns how many rows of each kind."""
+    """Cancel the buyer's running subscriptions (each in its own short transaction, the PSP after commit), then
+    anonymize what the law lets go (module docstring) in one; returns how many rows of each kind."""
     email = normalized(email)
+    running = Subscription.objects.filter(buyer_email__iexact=email).exclude(status=Subscription.Status.CANCELLED)
+    cancelled = 0
+    for public_id in running.values_list("public_id", flat=True):
+        try:
+            subscription_cancel(public_id=public_id, by="buyer")
+        except SubscriptionStateError:  # cancelled meanwhile (the bank app, staff): nothing left to stop
+            continue
+        cancelled += 1
+    return {**_anonymize(email), "subscriptions_cancelled": cancelled}
+
+
+@transaction.atomic
+def _anonymize(email: str) -> dict[str, int]:
     placeholder = erased_email(email)
     orders = Order.objects.filter(buyer_email__iexact=email).update(buyer_email=placeholder, buyer_phone="")
     EmailDelivery.objects.filter(to_email__iexact=email).update(to_email=placeholder)
@@ -182,4 +203,9 @@ def account_erase(*, email: str) -> dict[str, int]:
     )
     CheckoutReminder.objects.filter(email__iexact=email).update(email=placeholder)
     AccountLoginLink.objects.filter(email__iexact=email).delete()
-    return {"orders": orders, "checkouts_kept": completed, "checkouts_erased": unplaced}
+    subscriptions = Subscription.objects.filter(buyer_email__iexact=email).update(
+        buyer_email=placeholder, destination={}, updated_at=timezone.now()
+    )
+    return {
+        "orders": orders, "checkouts_kept": completed, "checkouts_erased": unplaced, "subscriptions": subscriptions,
+    }  # fmt: skip

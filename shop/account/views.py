@@ -24,6 +24,7 @@ from shop.account.selectors import (
     signed_in_email,
 )
 from shop.account.services import account_erase, account_link_request, account_link_use, link_minutes, request_allowed
+from shop.subscriptions.selectors import subscriptions_of_buyer
 
 SESSION_SECONDS = 24 * 3600
 
@@ -48,7 +49,10 @@ def account_home(request: HttpRequest) -> HttpResponse:
     email = signed_in_email(request)
     if email:
         orders = account_orders(email)
-        context = {"email": email, "orders": orders, "addresses": saved_addresses(orders), "latest": orders[:1]}
+        context = {
+            "email": email, "orders": orders, "addresses": saved_addresses(orders), "latest": orders[:1],
+            "subscriptions": subscriptions_of_buyer(email),
+        }  # fmt: skip
         return _private(render(request, "shop/account/home.html", context))
     form = LinkForm(request.POST if request.method == "POST" else None)
     status, sent = 200, False
@@ -118,8 +122,9 @@ def account_delete(request: HttpRequest) -> HttpResponse:
         return redirect("account:home")
     form = EraseForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        account_erase(email=email)
+        erased = account_erase(email=email)
         request.session.flush()
-        return _private(render(request, "shop/account/deleted.html", {}))
+        context = {"subscriptions_cancelled": erased["subscriptions_cancelled"]}
+        return _private(render(request, "shop/account/deleted.html", context))
     status = 400 if request.method == "POST" else 200
     return _private(render(request, "shop/account/delete.html", {"form": form, "email": email}, status=status))

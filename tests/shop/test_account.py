@@ -26,7 +26,7 @@ from tests.shop.checkout_factories import make_shipping, make_variant
 pytestmark = pytest.mark.django_db
 
 EMAIL = "ana@example.com.br"
-BUDGET_HOME = 4  # the session, the store row, the orders, their lines
+BUDGET_HOME = 5  # the session, the store row, the orders, their lines, the subscriptions
 
 
 @pytest.fixture(autouse=True)
