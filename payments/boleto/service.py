@@ -23,10 +23,12 @@ https://docs.pagar.me/reference/exemplo-de-webhook-1). Every gateway call runs w
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+import holidays
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, Sum
@@ -73,13 +75,25 @@ def brasilia_today(now: datetime | None = None) -> date:
     return local_date(now or timezone.now())
 
 
+@functools.lru_cache(maxsize=8)
+def _banking_holidays(year: int) -> frozenset[date]:
+    # B3's calendar ("BVMF"): the national holidays plus Carnival Monday and Tuesday and Corpus Christi, the days
+    # without banking nationwide (FEBRABAN's calendar), and Dec 24 and 31 (half a banking day, none to the
+    # public): counting them as holidays only ever gives the buyer a day more.
+    return frozenset(holidays.financial_holidays("BVMF", years=year))
+
+
+def is_business_day(day: date) -> bool:
+    return day.weekday() < 5 and day not in _banking_holidays(day.year)
+
+
 def business_days_after(start: date, days: int) -> date:
-    """`days` business days after `start` (Saturdays and Sundays skipped; national holidays are not: a boleto
-    due on a holiday is payable on the next business day anyway, by FEBRABAN rule)."""
+    """`days` business days after `start`: weekends and banking holidays skipped, so the buyer has the days the
+    store promises to pay at a bank (a boleto due on a holiday is payable the next business day anyway)."""
     day, left = start, max(0, days)
     while left:
         day += timedelta(days=1)
-        if day.weekday() < 5:
+        if is_business_day(day):
             left -= 1
     return day
 

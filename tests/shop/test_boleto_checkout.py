@@ -103,10 +103,19 @@ def test_complete_with_boleto_issues_it_due_in_the_store_business_days_and_holds
     assert result.checkout.expires_at.date() > boleto.due_date
 
 
-def test_business_days_skip_the_weekend() -> None:
+def test_business_days_skip_the_weekend_and_banking_holidays() -> None:
     friday = date(2026, 12, 4)
     assert business_days_after(friday, 3) == date(2026, 12, 9)  # Mon, Tue, Wed
     assert business_days_after(friday, 0) == friday
+    # Christmas Eve (half a banking day: not counted), Christmas (Fri 25) and the weekend: Wed 23 + 3 business
+    # days is Mon 28, Tue 29, Wed 30; New Year's Eve has no banking to the public either
+    assert business_days_after(date(2026, 12, 23), 3) == date(2026, 12, 30)
+    assert business_days_after(date(2026, 12, 30), 1) == date(2027, 1, 4)
+    # Carnival Monday and Tuesday 2027 (Feb 8, 9) have no banking: Fri 5 + 2 is Wed 10 (Ash Wednesday), Thu 11
+    assert business_days_after(date(2027, 2, 5), 2) == date(2027, 2, 11)
+    # Corpus Christi 2027 (Thu May 27) and Tiradentes (Tue Apr 21)
+    assert business_days_after(date(2027, 5, 26), 1) == date(2027, 5, 28)
+    assert business_days_after(date(2027, 4, 20), 1) == date(2027, 4, 22)
 
 
 def test_boleto_without_the_buyers_cpf_is_refused_naming_the_field_and_nothing_is_reserved(
