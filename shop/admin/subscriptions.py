@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from orders.models import Order
 from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
@@ -15,6 +18,19 @@ from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 SubscriptionPlanForm = money_model_form(SubscriptionPlan, "price", "first_cycle_discount")
+
+
+def with_order_pk(queryset: QuerySet[SubscriptionCycle]) -> QuerySet[SubscriptionCycle]:
+    """Each cycle's order primary key in the same query (`order_id` holds the order's public id), for its link."""
+    return queryset.annotate(order_pk=Subquery(Order.objects.filter(public_id=OuterRef("order_id")).values("pk")[:1]))
+
+
+@admin.display(description=_("pedido"), ordering="order_id")
+def order_link(cycle: SubscriptionCycle) -> str:
+    pk = getattr(cycle, "order_pk", None)
+    if pk is None:
+        return cycle.order_id or "—"
+    return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), cycle.order_id)
 
 
 @admin.register(SubscriptionPlan)
@@ -41,8 +57,11 @@ class SubscriptionCycleInline(admin.TabularInline):
     model = SubscriptionCycle
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_id", "txid")
+    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", order_link, "txid")
     ordering = ("-number",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
+        return with_order_pk(super().get_queryset(request))
 
     @admin.display(description=_("valor"))
     def amount_display(self, obj: SubscriptionCycle) -> str:
@@ -96,11 +115,14 @@ class SubscriptionAdmin(admin.ModelAdmin):
 class SubscriptionCycleAdmin(admin.ModelAdmin):
     """Cycles, read-only: next charges, failures (filter by status) and the order of each paid one."""
 
-    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_id")
+    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", order_link)
     list_filter = ("status", "stock_short")
     list_select_related = ("subscription",)
     search_fields = ("public_id", "txid", "order_id", "subscription__public_id", "subscription__buyer_email")
     ordering = ("due_date",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
+        return with_order_pk(super().get_queryset(request))
 
     @admin.display(description=_("valor"), ordering="amount")
     def amount_display(self, obj: SubscriptionCycle) -> str:
