@@ -20,17 +20,22 @@ from shop.subscriptions.services import SubscriptionStateError, subscription_can
 SubscriptionPlanForm = money_model_form(SubscriptionPlan, "price", "first_cycle_discount")
 
 
-def with_order_pk(queryset: QuerySet[SubscriptionCycle]) -> QuerySet[SubscriptionCycle]:
-    """Each cycle's order primary key in the same query (`order_id` holds the order's public id), for its link."""
-    return queryset.annotate(order_pk=Subquery(Order.objects.filter(public_id=OuterRef("order_id")).values("pk")[:1]))
+class CycleOrderLink:
+    """A paid cycle's order as a link to its admin page; the order's primary key comes in the list's own query
+    (`order_id` holds the order's public id), so the link costs no query per row."""
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
+        queryset: QuerySet[SubscriptionCycle] = super().get_queryset(request)  # type: ignore[misc]
+        return queryset.annotate(
+            order_pk=Subquery(Order.objects.filter(public_id=OuterRef("order_id")).values("pk")[:1])
+        )
 
-@admin.display(description=_("pedido"), ordering="order_id")
-def order_link(cycle: SubscriptionCycle) -> str:
-    pk = getattr(cycle, "order_pk", None)
-    if pk is None:
-        return cycle.order_id or "—"
-    return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), cycle.order_id)
+    @admin.display(description=_("pedido"), ordering="order_id")
+    def order_link(self, cycle: SubscriptionCycle) -> str:
+        pk = getattr(cycle, "order_pk", None)
+        if pk is None:
+            return cycle.order_id or "—"
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), cycle.order_id)
 
 
 @admin.register(SubscriptionPlan)
@@ -53,15 +58,12 @@ class SubscriptionPlanAdmin(admin.ModelAdmin):
         return "; ".join(plan_terms(obj))
 
 
-class SubscriptionCycleInline(admin.TabularInline):
+class SubscriptionCycleInline(CycleOrderLink, admin.TabularInline):
     model = SubscriptionCycle
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", order_link, "txid")
+    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_link", "txid")
     ordering = ("-number",)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
-        return with_order_pk(super().get_queryset(request))
 
     @admin.display(description=_("valor"))
     def amount_display(self, obj: SubscriptionCycle) -> str:
@@ -112,17 +114,14 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(SubscriptionCycle)
-class SubscriptionCycleAdmin(admin.ModelAdmin):
+class SubscriptionCycleAdmin(CycleOrderLink, admin.ModelAdmin):
     """Cycles, read-only: next charges, failures (filter by status) and the order of each paid one."""
 
-    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", order_link)
+    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_link")
     list_filter = ("status", "stock_short")
     list_select_related = ("subscription",)
     search_fields = ("public_id", "txid", "order_id", "subscription__public_id", "subscription__buyer_email")
     ordering = ("due_date",)
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
-        return with_order_pk(super().get_queryset(request))
 
     @admin.display(description=_("valor"), ordering="amount")
     def amount_display(self, obj: SubscriptionCycle) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
@@ -57,7 +58,7 @@ def _address(data: Any) -> dict[str, str]:
     return {key: str(data.get(key, "")) for key in ADDRESS_LABELS}
 
 
-def _address_rows(values: Any) -> list[tuple[str, str, str]]:
+def _address_rows(values: Any) -> list[tuple[str, str | Promise, str]]:
     return [(name, label, str(values.get(name, "") or "")) for name, label in ADDRESS_LABELS.items()]
 
 
