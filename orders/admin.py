@@ -316,7 +316,8 @@ class OrderAdmin(admin.ModelAdmin):
                 if slug in offered and request.user.has_perm(perm):
                     allowed.append((reverse("admin:orders_order_action", args=[order.public_id, slug]), title))
         panels = render_panels("ORDERS_ADMIN_PANELS", request, order) if order is not None else []
-        context = {**(extra_context or {}), "order_actions": allowed, "order_panels": panels}
+        lead = render_panels("ORDERS_ADMIN_LEAD_PANELS", request, order) if order is not None else []
+        context = {**(extra_context or {}), "order_actions": allowed, "order_panels": panels, "order_lead_panels": lead}
         return super().change_view(request, object_id, form_url, context)
 
     def action_view(self, request: HttpRequest, public_id: str, slug: str) -> HttpResponse:

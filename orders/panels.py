@@ -1,7 +1,9 @@
 """Extra sections other parts of the project add to the order pages, without `orders` importing them.
 
 `settings.ORDERS_ADMIN_PANELS` / `ORDERS_PERMALINK_PANELS`: dotted paths of callables
-`(request, order) -> str` returning safe HTML (e.g. the shop's NF-e box). A failing panel is left out
+`(request, order) -> str` returning safe HTML (e.g. the shop's NF-e box), shown below the order's details;
+`ORDERS_ADMIN_LEAD_PANELS` / `ORDERS_PERMALINK_LEAD_PANELS`: the same, shown at the top (what the order is part
+of, e.g. "Ciclo 3 da assinatura …"). A failing panel is left out
 and logged: it must never take the order page down. An admin panel is rendered INSIDE the admin's order
 `<form>`: it must not open a form of its own (the browser drops nested forms); a button posts with
 `formaction`/`formmethod="post"`, which sends the order form's CSRF token to the panel's URL.

@@ -64,7 +64,8 @@ def order_for_admin(order_id: str) -> Order | None:
 
 
 def order_search(*, query: str = "") -> QuerySet[Order]:
-    """Staff search: number, e-mail, CPF/CNPJ, phone, SKU or tracking code."""
+    """Staff search: number, e-mail, CPF/CNPJ, phone, SKU, tracking code, or the order's checkout id, payment
+    reference or txid (the payments admin links a charge to its order by these)."""
     queryset = Order.objects.all()
     query = (query or "").strip()
     if not query:
@@ -76,6 +77,9 @@ def order_search(*, query: str = "") -> QuerySet[Order]:
         | Q(lines__sku__iexact=query)
         | Q(fulfillment_events__tracking_number__iexact=query.replace(" ", ""))
         | Q(public_id=query)
+        | Q(checkout_id=query)
+        | Q(payment_reference=query)
+        | Q(payment_txid=query)
     )
     if digits:
         condition |= Q(buyer_tax_id=digits) | Q(buyer_phone__contains=digits)

@@ -139,6 +139,7 @@ def _page(request: HttpRequest, order: Order, *, status: int = 200, action_error
             ],
         }
         context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
+        context["lead_panels"] = render_panels("ORDERS_PERMALINK_LEAD_PANELS", request, order)  # e.g. a subscription
         context.update(_actions_context(order, lines, events, action_error=action_error, asked=asked or {}))
         response = render(request, "orders/permalink.html", context, status=status)
     response["Content-Language"] = language

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -29,6 +31,9 @@ from payments.models import (
     PixInfraction,
     PixInfractionAnswer,
     PixPayment,
+    PixRecurrenceWebhookEvent,
+    PixRecurringCharge,
+    PixRecurringChargeWebhookEvent,
     PixRefund,
     PixWebhookEvent,
 )
@@ -261,6 +266,89 @@ class PaymentEventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "reference", "kind", "txid")
     list_filter = ("kind",)
     search_fields = ("reference", "txid")
+
+
+# --- Pix Automático (issue 38): the /rec and /cobr inboxes and the recurring charges, read-only ---------------
+
+
+def linked(kind: str, value: str, text: str = "") -> str:
+    """A link to the admin list that owns this id, searched for it: `settings.PAYMENTS_ADMIN_LINKS[kind]` names
+    that list's URL (payments imports nothing of ours; config wires the subscription and order lists). Builds a
+    URL only, no query; plain text when the list is not wired."""
+    if not value:
+        return "—"
+    name = getattr(settings, "PAYMENTS_ADMIN_LINKS", {}).get(kind, "")
+    try:
+        url = reverse(name) if name else ""
+    except NoReverseMatch:
+        url = ""
+    if not url:
+        return text or value
+    return format_html('<a href="{}?{}">{}</a>', url, urlencode({"q": value}), text or value)
+
+
+class RawBodyColumn:
+    @admin.display(description=_("corpo recebido"))
+    def raw_body_text(self, obj: Any) -> str:
+        return bytes(obj.raw_body).decode("utf-8", "replace")
+
+
+@admin.register(PixRecurringCharge)
+class PixRecurringChargeAdmin(MoneyColumns, ReadOnlyAdmin):
+    """Each cycle's charge (`PUT /cobr/{txid}`): the amount and due date are the PSP's record, never edited here."""
+
+    list_display = ("txid", "id_rec", "amount_brl", "due_date", "status", "retries", "settled_at", "subscription",
+                    "order")  # fmt: skip
+    list_filter = ("status", "due_date")
+    search_fields = ("txid", "id_rec", "reference", "end_to_end_id")
+    date_hierarchy = "due_date"
+    fields = ("txid", "id_rec", "reference", "order", "subscription", "amount_brl", "due_date", "status", "retries",
+              "failures_told", "end_to_end_id", "settled_at", "created_at", "updated_at")  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description=_("assinatura"))
+    def subscription(self, obj: PixRecurringCharge) -> str:
+        return linked("id_rec", obj.id_rec, str(_("ver assinatura")))
+
+    @admin.display(description=_("pedido"), ordering="reference")
+    def order(self, obj: PixRecurringCharge) -> str:
+        return linked("reference", obj.reference) if obj.settled_at else obj.reference
+
+
+@admin.register(PixRecurringChargeWebhookEvent)
+class PixRecurringChargeWebhookEventAdmin(RawBodyColumn, ReadOnlyAdmin):
+    """The `/cobr` inbox: each notice stored raw before processing (append-only)."""
+
+    list_display = ("txid", "status", "received_at", "processed_at", "charge")
+    list_filter = ("status",)
+    search_fields = ("txid", "item_sha256")
+    date_hierarchy = "received_at"
+    fields = ("txid", "charge", "status", "received_at", "processed_at", "payload", "headers", "item_sha256",
+              "raw_body_text")  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description=_("cobrança"))
+    def charge(self, obj: PixRecurringChargeWebhookEvent) -> str:
+        url = reverse("admin:payments_pixrecurringcharge_changelist")
+        return format_html('<a href="{}?{}">{}</a>', url, urlencode({"q": obj.txid}), _("ver cobrança"))
+
+
+@admin.register(PixRecurrenceWebhookEvent)
+class PixRecurrenceWebhookEventAdmin(RawBodyColumn, ReadOnlyAdmin):
+    """The `/rec` inbox: the recurrences' changes (authorized in the bank app, cancelled by the payer), raw."""
+
+    list_display = ("id_rec", "status", "cancelled_by", "cancellation_code", "received_at", "processed_at",
+                    "subscription")  # fmt: skip
+    list_filter = ("status", "cancelled_by")
+    search_fields = ("id_rec", "body_sha256")
+    date_hierarchy = "received_at"
+    fields = ("id_rec", "subscription", "status", "cancelled_by", "cancellation_code", "received_at", "processed_at",
+              "payload", "headers", "body_sha256", "raw_body_text")  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description=_("assinatura"))
+    def subscription(self, obj: PixRecurrenceWebhookEvent) -> str:
+        return linked("id_rec", obj.id_rec, str(_("ver assinatura")))
 
 
 class InfractionAnswerForm(forms.Form):

@@ -24,6 +24,12 @@ ORDERS_ADMIN_PANELS = [
     "bcp_app.service.ap2_store.admin_panel",
 ]
 ORDERS_PERMALINK_PANELS = ["shop.invoicing.panels.permalink_panel"]
+# Shown at the top of the order pages: what the order is part of ("Ciclo 3 da assinatura …", issue 38).
+ORDERS_ADMIN_LEAD_PANELS = ["shop.subscriptions.panels.admin_panel"]
+ORDERS_PERMALINK_LEAD_PANELS = ["shop.subscriptions.panels.permalink_panel"]
+# Where the payments admin links a Pix Automático row (payments imports nothing of ours): admin lists searched
+# by the row's idRec (its subscription) or its reference (the cycle, which is its order's checkout id).
+PAYMENTS_ADMIN_LINKS = {"id_rec": "admin:shop_subscription_changelist", "reference": "admin:orders_order_changelist"}
 # Bulk actions the shop adds to the order list: "Comprar etiqueta de envio" for a selection (issue 36).
 ORDERS_ADMIN_ACTIONS = ["shop.freight.panels.buy_labels_action"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).

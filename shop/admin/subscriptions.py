@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from orders.models import Order
 from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
@@ -15,6 +18,24 @@ from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 SubscriptionPlanForm = money_model_form(SubscriptionPlan, "price", "first_cycle_discount")
+
+
+class CycleOrderLink:
+    """A paid cycle's order as a link to its admin page; the order's primary key comes in the list's own query
+    (`order_id` holds the order's public id), so the link costs no query per row."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
+        queryset: QuerySet[SubscriptionCycle] = super().get_queryset(request)  # type: ignore[misc]
+        return queryset.annotate(
+            order_pk=Subquery(Order.objects.filter(public_id=OuterRef("order_id")).values("pk")[:1])
+        )
+
+    @admin.display(description=_("pedido"), ordering="order_id")
+    def order_link(self, cycle: SubscriptionCycle) -> str:
+        pk = getattr(cycle, "order_pk", None)
+        if pk is None:
+            return cycle.order_id or "—"
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), cycle.order_id)
 
 
 @admin.register(SubscriptionPlan)
@@ -37,11 +58,11 @@ class SubscriptionPlanAdmin(admin.ModelAdmin):
         return "; ".join(plan_terms(obj))
 
 
-class SubscriptionCycleInline(admin.TabularInline):
+class SubscriptionCycleInline(CycleOrderLink, admin.TabularInline):
     model = SubscriptionCycle
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_id", "txid")
+    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_link", "txid")
     ordering = ("-number",)
 
     @admin.display(description=_("valor"))
@@ -93,10 +114,10 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(SubscriptionCycle)
-class SubscriptionCycleAdmin(admin.ModelAdmin):
+class SubscriptionCycleAdmin(CycleOrderLink, admin.ModelAdmin):
     """Cycles, read-only: next charges, failures (filter by status) and the order of each paid one."""
 
-    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_id")
+    list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_link")
     list_filter = ("status", "stock_short")
     list_select_related = ("subscription",)
     search_fields = ("public_id", "txid", "order_id", "subscription__public_id", "subscription__buyer_email")

@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from kernel.money import format_brl
 from kernel.tasks import enqueue_on_commit
@@ -24,12 +25,13 @@ from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent
 
 logger = logging.getLogger(__name__)
 
+# Marked for extraction here, translated when the e-mail is written (`_(SUBJECTS[kind])`).
 SUBJECTS = {
-    "cycle_failed": "Não conseguimos cobrar sua assinatura",
-    "cycle_retrying": "O Pix Automático da sua assinatura não passou; vamos tentar de novo",
-    "cycle_stock_short": "Falta estoque para o próximo ciclo da sua assinatura",
-    "cycle_skipped": "Ciclo da sua assinatura pulado",
-    "status_cancelled": "Sua assinatura foi cancelada",
+    "cycle_failed": gettext_noop("Não conseguimos cobrar sua assinatura"),
+    "cycle_retrying": gettext_noop("O Pix Automático da sua assinatura não passou; vamos tentar de novo"),
+    "cycle_stock_short": gettext_noop("Falta estoque para o próximo ciclo da sua assinatura"),
+    "cycle_skipped": gettext_noop("Ciclo da sua assinatura pulado"),
+    "status_cancelled": gettext_noop("Sua assinatura foi cancelada"),
 }
 
 

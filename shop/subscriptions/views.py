@@ -9,6 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
 from payments.exceptions import PaymentInputError
@@ -28,26 +30,27 @@ from shop.subscriptions.services import (
 )
 
 ACTIONS = {
-    "skip": (subscription_skip_next, "Pronto: o próximo ciclo foi pulado."),
-    "pause": (subscription_pause, "Assinatura pausada. Nada será cobrado até você retomar."),
-    "resume": (subscription_resume, "Assinatura retomada."),
-    "cancel": (subscription_cancel, "Assinatura cancelada. Nenhuma nova cobrança será feita."),
+    "skip": (subscription_skip_next, _("Pronto: o próximo ciclo foi pulado.")),
+    "pause": (subscription_pause, _("Assinatura pausada. Nada será cobrado até você retomar.")),
+    "resume": (subscription_resume, _("Assinatura retomada.")),
+    "cancel": (subscription_cancel, _("Assinatura cancelada. Nenhuma nova cobrança será feita.")),
 }
+ADDRESS_SAVED = _("Endereço atualizado: os próximos ciclos vão para ele.")
 
 
 ADDRESS_LABELS = {
-    "postal_code": "CEP",
-    "street": "Rua",
-    "number": "Número",
-    "complement": "Complemento",
-    "neighborhood": "Bairro",
-    "city": "Cidade",
-    "state": "UF",
+    "postal_code": _("CEP"),
+    "street": _("Rua"),
+    "number": _("Número"),
+    "complement": _("Complemento"),
+    "neighborhood": _("Bairro"),
+    "city": _("Cidade"),
+    "state": _("UF"),
 }
 BUYER_FIELDS = (
-    ("buyer_name", "Nome completo", "text"),
-    ("buyer_tax_id", "CPF", "text"),
-    ("buyer_email", "E-mail", "email"),
+    ("buyer_name", _("Nome completo"), "text"),
+    ("buyer_tax_id", _("CPF"), "text"),
+    ("buyer_email", _("E-mail"), "email"),
 )
 
 
@@ -55,7 +58,7 @@ def _address(data: Any) -> dict[str, str]:
     return {key: str(data.get(key, "")) for key in ADDRESS_LABELS}
 
 
-def _address_rows(values: Any) -> list[tuple[str, str, str]]:
+def _address_rows(values: Any) -> list[tuple[str, str | Promise, str]]:
     return [(name, label, str(values.get(name, "") or "")) for name, label in ADDRESS_LABELS.items()]
 
 
@@ -85,7 +88,7 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
             context["error"] = {"field": exc.field, "message": exc.message}
             return render(request, "shop/subscriptions/subscribe.html", context, status=400)
         except (PSPUnavailable, PSPRejected, PaymentInputError):
-            context["error"] = {"field": "", "message": "O Pix Automático está indisponível agora; tente de novo."}
+            context["error"] = {"field": "", "message": _("O Pix Automático está indisponível agora; tente de novo.")}
             return render(request, "shop/subscriptions/subscribe.html", context, status=503)
         return redirect("shop:subscription_page", token=subscription.access_token)
     return render(request, "shop/subscriptions/subscribe.html", context)
@@ -96,30 +99,31 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
     subscription = Subscription.objects.filter(access_token=token).first()
     if subscription is None:
         raise Http404("assinatura")
-    notice = error = ""
+    notice: object = ""
+    error: object = ""
     status = 200
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
             if action == "address":
                 subscription_address_change(public_id=subscription.public_id, address=_address(request.POST))
-                notice = "Endereço atualizado: os próximos ciclos vão para ele."
+                notice = ADDRESS_SAVED
             elif action in ACTIONS:
                 service, notice = ACTIONS[action]
                 service(public_id=subscription.public_id)
             else:
-                error, status = "Ação desconhecida.", 400
+                error, status = _("Ação desconhecida."), 400
         except SubscriptionInputError as exc:
             error, status = exc.message, 400
         except SubscriptionStateError as exc:
             error, status = str(exc), 409
         except PSPUnavailable:
-            error, status = "O banco não respondeu agora; tente de novo em instantes.", 503
+            error, status = _("O banco não respondeu agora; tente de novo em instantes."), 503
         if not error:
             return redirect(f"{request.path}?ok={action}")
     if request.GET.get("ok") in ACTIONS or request.GET.get("ok") == "address":
         done = request.GET["ok"]
-        notice = "Endereço atualizado: os próximos ciclos vão para ele." if done == "address" else ACTIONS[done][1]
+        notice = ADDRESS_SAVED if done == "address" else ACTIONS[done][1]
     context = {
         **subscription_overview(subscription),
         "notice": notice,
