@@ -1,10 +1,11 @@
-"""Subscription writes (issue 38): create from a plan with the Pix Automático authorization request, and the
-state machine's moves. Each write is one short transaction with its timeline event; the PSP is called between
-transactions, never inside one.
+"""Subscription writes (issue 38): create from a plan with the Pix Automático authorization request or a card
+stored at the gateway (its first cycle charged at once), and the state machine's moves. Each write is one short
+transaction with its timeline event; the PSP and the gateway are called between transactions, never inside one.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import date, timedelta
 
 from django.core.validators import validate_email
@@ -14,10 +15,20 @@ from django.utils import timezone
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
+from payments.card.gateway import GatewayRejected
+from payments.card.service import card_wallet_store
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
-from shop.subscriptions.cycles import cycle_plan, cycle_withdraw, cycles_close, recurrence_cancel_at_psp
+from shop.subscriptions.cycles import (
+    card_delete_at_gateway,
+    cycle_charge,
+    cycle_create,
+    cycle_plan,
+    cycle_withdraw,
+    cycles_close,
+    recurrence_cancel_at_psp,
+)
 from shop.subscriptions.emails import subscription_event
 
 STATUS_WORDS = dict(Subscription.Status.choices)
@@ -34,6 +45,10 @@ class SubscriptionInputError(ValueError):
 
 class SubscriptionStateError(ValueError):
     """A move the state machine does not allow (e.g. resuming a cancelled subscription)."""
+
+
+CARD = Subscription.Method.CARD
+CARD_REFUSED = "O cartão não foi aceito pela operadora. Confira os dados ou use outro cartão."
 
 
 def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_on: date) -> tuple[str, str, str]:
@@ -64,15 +79,22 @@ def subscription_create(
     destination: dict[str, str] | None = None,
     platform_id: str = "",
     destination_required: bool = False,
+    card_token: str = "",
 ) -> Subscription:
     """A subscription to the active plan `plan_id` (`plan_…`), pending the payer's authorization, with its
     recurrence created at the PSP (`POST /rec`, and `POST /solicrec` when the payer's account is known).
 
+    With `card_token` (the gateway's token of the buyer's card, made in their browser or by the agent's
+    tokenizer) it is paid by card instead: the card is stored at the gateway and the first cycle charged now
+    (`subscription_card_start`); no Pix Automático authorization is asked.
+
     Raises SubscriptionInputError for bad input (nothing written). A PSP failure (PSPUnavailable/PSPRejected)
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
-    # Pix Automático: the first charge goes out at least 2 days before its due date.
-    starts_on = starts_on or timezone.localdate() + timedelta(days=3)
+    if card_token and starts_on is not None and starts_on != timezone.localdate():
+        raise SubscriptionInputError("starts_on", "Com cartão, a primeira cobrança é feita hoje, ao assinar.")
+    # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
+    starts_on = timezone.localdate() if card_token else starts_on or timezone.localdate() + timedelta(days=3)
     name, tax_id, email = _validated(
         buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
     )
@@ -95,9 +117,49 @@ def subscription_create(
             starts_on=starts_on,
             destination=shipping_to,
             platform_id=platform_id,
+            payment_method=CARD if card_token else Subscription.Method.PIX_AUTOMATICO,
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
+    if card_token:
+        return subscription_card_start(public_id=subscription.public_id, card_token=card_token)
     return subscription_request_authorization(subscription=subscription, payer_account=payer_account)
+
+
+def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
+    """Store the buyer's card at the gateway (customer + card in its wallet; the shop keeps its ids, brand and
+    last four digits) and charge the first cycle with it, each gateway call outside any transaction. Approved:
+    the cycle's order is placed and the subscription is active. Declined: it stays waiting, the decline said on
+    its page, and another card may be given (this again). Raises SubscriptionInputError("card_token") when the
+    gateway refuses the token (nothing stored), SubscriptionStateError when it is not waiting for a card, and
+    GatewayUnavailable / GatewayError when the gateway could not be asked (ask again: the same token stores the
+    same card)."""
+    subscription = Subscription.objects.select_related("plan__variant__product").filter(public_id=public_id).first()
+    if subscription is None or subscription.payment_method != CARD:
+        raise SubscriptionStateError("Assinatura não encontrada.")
+    if subscription.status != Subscription.Status.PENDING_AUTHORIZATION:
+        raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+    # One key per token: a request repeated after a timeout stores the same card, a new card gets a new key.
+    key = f"{public_id}-{hashlib.sha256(card_token.encode()).hexdigest()[:16]}"
+    try:
+        stored = card_wallet_store(
+            name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
+            token=card_token, key=key,
+        )  # fmt: skip
+    except GatewayRejected:
+        raise SubscriptionInputError("card_token", CARD_REFUSED) from None
+    with transaction.atomic():
+        locked = _locked(public_id)
+        if locked.status != Subscription.Status.PENDING_AUTHORIZATION:
+            raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+        locked.card_customer_id, locked.card_id = stored.customer_id, stored.card_id
+        locked.card_brand, locked.card_last4 = stored.brand, stored.last4
+        locked.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
+        subscription_event(locked, "card_stored", brand=stored.brand, last4=stored.last4)
+        first = _next_open(locked) or cycle_create(locked, number=1, due=locked.starts_on)
+    if first.status == "charged":
+        raise SubscriptionStateError("A primeira cobrança já está em andamento; aguarde um instante.")
+    cycle_charge(cycle_id=first.public_id)
+    return Subscription.objects.get(pk=locked.pk)
 
 
 def subscription_request_authorization(
@@ -225,6 +287,8 @@ def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
         if cycle.status == "retrying":
             raise SubscriptionStateError("Este ciclo já está sendo cobrado de novo; não dá mais para pulá-lo.")
         charged = cycle.status == "charged"
+        if charged and subscription.payment_method == CARD:
+            raise SubscriptionStateError("O cartão já está sendo cobrado por este ciclo; não dá mais para pulá-lo.")
     if charged and not cycle_withdraw(txid=cycle.txid):
         raise SubscriptionStateError("A cobrança deste ciclo já está em andamento no banco; não dá mais para pulá-lo.")
     with transaction.atomic():
@@ -262,7 +326,9 @@ def subscription_resume(*, public_id: str) -> Subscription:
 def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
     """Cancel (the buyer, any time, as easily as they subscribed — CDC art. 49 and Decreto 11.034/2022; the
     shop, staff): no further cycle is charged. The recurrence is cancelled at the PSP after commit
-    (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep."""
+    (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep.
+    A card subscription has nothing at the PSP: its cycle waiting for a retry is closed, and its card is removed
+    from the gateway's wallet (`DELETE /customers/{id}/cards/{card_id}`, re-driven by the sweep)."""
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status == Subscription.Status.CANCELLED:
@@ -278,6 +344,8 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
         charged = cycles_close(subscription)
     if subscription.pix_id_rec:
         recurrence_cancel_at_psp(subscription)
+    if subscription.payment_method == CARD and subscription.card_id:
+        card_delete_at_gateway(subscription)
     for txid in charged:
         try:
             cycle_withdraw(txid=txid)
