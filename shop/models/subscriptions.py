@@ -189,6 +189,10 @@ class Subscription(models.Model):
             models.CheckConstraint(
                 condition=Q(payment_method__in=["pix_automatico", "card"]), name="shop_subscription_method_valid"
             ),
+            # A card is stored at the gateway for one subscription: a replayed subscribe finds it instead of a twin.
+            models.UniqueConstraint(
+                fields=["card_id"], condition=~Q(card_id=""), name="shop_subscription_one_per_card"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
-from payments.card.gateway import GatewayRejected
+from payments.card.gateway import GatewayRejected, StoredCard
 from payments.card.service import card_wallet_store
+from payments.exceptions import PaymentInputError
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
@@ -104,6 +105,13 @@ def subscription_create(
         raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
     if destination_required and plan.ships_each_cycle and not shipping_to:
         raise SubscriptionInputError("destination", "Informe o endereço de entrega de cada ciclo.")
+    # By card: the card is stored at the gateway first (no transaction open), so a refused token writes nothing.
+    stored = None
+    if card_token:
+        stored = _card_store(name=name, email=email, tax_id=tax_id, token=card_token, key=plan.public_id)
+        # The same token again (a double submit, a retried request) stores the same card: its subscription answers.
+        if (existing := Subscription.objects.filter(card_id=stored.card_id).first()) is not None:
+            return existing
     with transaction.atomic():
         subscription = Subscription.objects.create(
             plan=plan,
@@ -117,45 +125,59 @@ def subscription_create(
             starts_on=starts_on,
             destination=shipping_to,
             platform_id=platform_id,
-            payment_method=CARD if card_token else Subscription.Method.PIX_AUTOMATICO,
+            payment_method=CARD if stored else Subscription.Method.PIX_AUTOMATICO,
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
-    if card_token:
-        return subscription_card_start(public_id=subscription.public_id, card_token=card_token)
+        if stored is not None:
+            first = _card_keep(subscription, stored)
+    if stored is not None:
+        cycle_charge(cycle_id=first.public_id)  # the first cycle, on the card just stored
+        return Subscription.objects.get(pk=subscription.pk)
     return subscription_request_authorization(subscription=subscription, payer_account=payer_account)
 
 
+def _card_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> StoredCard:
+    """The card of `token` in the gateway's wallet (no transaction open). One Idempotency-Key per token: a request
+    repeated after a timeout stores the same card, a new card gets a new key. SubscriptionInputError("card_token")
+    when the gateway refuses the token; GatewayError when it could not be asked."""
+    digest = hashlib.sha256(f"{key}:{email}:{token}".encode()).hexdigest()[:24]
+    try:
+        return card_wallet_store(name=name, email=email, tax_id=tax_id, token=token, key=f"card-{digest}")
+    except (GatewayRejected, PaymentInputError):
+        raise SubscriptionInputError("card_token", CARD_REFUSED) from None
+
+
+def _card_keep(subscription: Subscription, stored: StoredCard) -> SubscriptionCycle:
+    """Record the stored card on the subscription (inside the caller's transaction, the row new or locked) and
+    return its first cycle (planned now, due today), still to be charged."""
+    subscription.card_customer_id, subscription.card_id = stored.customer_id, stored.card_id
+    subscription.card_brand, subscription.card_last4 = stored.brand, stored.last4
+    subscription.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
+    subscription_event(subscription, "card_stored", brand=stored.brand, last4=stored.last4)
+    return _next_open(subscription) or cycle_create(subscription, number=1, due=subscription.starts_on)
+
+
 def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
-    """Store the buyer's card at the gateway (customer + card in its wallet; the shop keeps its ids, brand and
-    last four digits) and charge the first cycle with it, each gateway call outside any transaction. Approved:
-    the cycle's order is placed and the subscription is active. Declined: it stays waiting, the decline said on
-    its page, and another card may be given (this again). Raises SubscriptionInputError("card_token") when the
+    """Another card for a card subscription whose first charge was declined: stored at the gateway (customer + card
+    in its wallet; the shop keeps its ids, brand and last four digits) and the first cycle charged with it, each
+    gateway call outside any transaction. Approved: the cycle's order is placed and the subscription is active.
+    Declined: it stays waiting, the decline said on its page. Raises SubscriptionInputError("card_token") when the
     gateway refuses the token (nothing stored), SubscriptionStateError when it is not waiting for a card, and
-    GatewayUnavailable / GatewayError when the gateway could not be asked (ask again: the same token stores the
-    same card)."""
-    subscription = Subscription.objects.select_related("plan__variant__product").filter(public_id=public_id).first()
+    GatewayError when the gateway could not be asked (ask again: the same token stores the same card)."""
+    subscription = Subscription.objects.filter(public_id=public_id).first()
     if subscription is None or subscription.payment_method != CARD:
         raise SubscriptionStateError("Assinatura não encontrada.")
     if subscription.status != Subscription.Status.PENDING_AUTHORIZATION:
         raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
-    # One key per token: a request repeated after a timeout stores the same card, a new card gets a new key.
-    key = f"{public_id}-{hashlib.sha256(card_token.encode()).hexdigest()[:16]}"
-    try:
-        stored = card_wallet_store(
-            name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
-            token=card_token, key=key,
-        )  # fmt: skip
-    except GatewayRejected:
-        raise SubscriptionInputError("card_token", CARD_REFUSED) from None
+    stored = _card_store(
+        name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
+        token=card_token, key=public_id,
+    )  # fmt: skip
     with transaction.atomic():
         locked = _locked(public_id)
         if locked.status != Subscription.Status.PENDING_AUTHORIZATION:
             raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
-        locked.card_customer_id, locked.card_id = stored.customer_id, stored.card_id
-        locked.card_brand, locked.card_last4 = stored.brand, stored.last4
-        locked.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
-        subscription_event(locked, "card_stored", brand=stored.brand, last4=stored.last4)
-        first = _next_open(locked) or cycle_create(locked, number=1, due=locked.starts_on)
+        first = _card_keep(locked, stored)
     if first.status == "charged":
         raise SubscriptionStateError("A primeira cobrança já está em andamento; aguarde um instante.")
     cycle_charge(cycle_id=first.public_id)
