@@ -40,7 +40,7 @@ def plan() -> SubscriptionPlan:
     return SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990, first_cycle_discount=500)
 
 
-def _card(settings: Any, token: str = "tok_approved", **instrument: Any) -> dict[str, Any]:
+def _card(settings: Any, token: str = "tok_approved", **instrument: Any) -> dict[str, Any]:  # noqa: S107
     card = {"id": "instr_1", "handler_id": settings.BCP_CARD_HANDLER_ID, "type": "card",
             "credential": {"type": "PAYMENT_GATEWAY", "token": token}, **instrument}  # fmt: skip
     return {"instruments": [card]}

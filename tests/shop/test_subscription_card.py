@@ -56,7 +56,12 @@ def plan() -> SubscriptionPlan:
     return SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990, first_cycle_discount=500)
 
 
-def _subscribe(client: Client, plan: SubscriptionPlan, capture: Any, token: str = "tok_approved") -> Subscription:
+def _subscribe(
+    client: Client,
+    plan: SubscriptionPlan,
+    capture: Any,
+    token: str = "tok_approved",  # noqa: S107 - a test token
+) -> Subscription:
     with capture(execute=True):
         response = client.post(f"/assinar/{plan.public_id}/", {**FORM, "action": "pay_card", "card_token": token})
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -94,7 +99,7 @@ def test_a_buyer_subscribes_by_card_the_card_is_stored_at_the_gateway_and_the_fi
 
     # Stored in the gateway's wallet: a customer, then the card from the token; the shop keeps ids, brand, last 4.
     (customer_id, customer), = pagarme.state.customers.items()  # fmt: skip
-    (card_id, card), = pagarme.state.cards.items()  # fmt: skip
+    (card_id, _card), = pagarme.state.cards.items()  # fmt: skip
     assert (customer["email"], customer["document"]) == ("fulana@example.com.br", "52998224725")
     assert (subscription.payment_method, subscription.card_customer_id, subscription.card_id) == (
         "card", customer_id, card_id
@@ -282,3 +287,33 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
     assert len(pagarme.stored_charges()) == 2 and Order.objects.count() == 1
     kinds = list(SubscriptionEvent.objects.filter(subscription=subscription).values_list("kind", flat=True))
     assert kinds.count("card_deleted") == 1 and "recurrence_cancelled" not in kinds
+
+
+def test_skip_pause_and_resume_work_the_same_for_a_card_subscription(
+    pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    capture = django_capture_on_commit_callbacks
+    subscription = _subscribe(client, plan, capture)
+    page = f"/assinaturas/{subscription.access_token}/"
+    second = _open(subscription)
+
+    with capture(execute=True):
+        assert client.post(page, {"action": "skip"}).status_code == 302
+    second.refresh_from_db()
+    third = _open(subscription)
+    assert second.status == "skipped" and third.number == 3
+    assert subscription_cycles_sweep(today=second.due_date).get("charged", 0) == 0  # the skipped date: nothing
+
+    with capture(execute=True):
+        assert client.post(page, {"action": "pause"}).status_code == 302
+    third.refresh_from_db()
+    assert third.status == "cancelled"
+    assert subscription_cycles_sweep(today=third.due_date).get("charged", 0) == 0  # paused: nothing charged
+    with capture(execute=True):
+        assert client.post(page, {"action": "resume"}).status_code == 302
+    resumed = _open(subscription)
+    assert resumed.status == "scheduled" and resumed.number >= 2
+    with capture(execute=True):
+        assert subscription_cycles_sweep(today=resumed.due_date)["charged"] == 1
+    assert len(pagarme.stored_charges()) == 2 and Order.objects.count() == 2
+    assert not [p for m, p, _b, _h in pagarme.state.requests if m == "DELETE"]  # the card stays while it goes on
