@@ -21,10 +21,13 @@ from orders.models import Order
 from payments.card.models import CardPayment
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
-from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
 
 pytestmark = pytest.mark.django_db
+# Measured: a card cycle charged and settled into its order in one go, 26 statements with the test's savepoints
+# (the Pix path: 11 to charge + 19 to settle, tests/shop/test_subscription_cycles.py).
+BUDGET_CARD_CYCLE = 26
 
 FORM = {
     "buyer_name": "Fulana de Tal",
@@ -317,3 +320,36 @@ def test_skip_pause_and_resume_work_the_same_for_a_card_subscription(
         assert subscription_cycles_sweep(today=resumed.due_date)["charged"] == 1
     assert len(pagarme.stored_charges()) == 2 and Order.objects.count() == 2
     assert not [p for m, p, _b, _h in pagarme.state.requests if m == "DELETE"]  # the card stays while it goes on
+
+
+def test_a_card_cycles_order_is_refunded_as_an_estorno_of_the_charge_that_paid_it(
+    pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    from orders.services import order_refund
+
+    capture = django_capture_on_commit_callbacks
+    subscription = _subscribe(client, plan, capture)
+    order = Order.objects.get()
+    charge = pagarme.charge_of(_cycle_id(subscription))
+    with capture(execute=True):
+        order_refund(order_id=order.public_id, amount=1000, reason="Cliente desistiu de parte")
+    refunds = [(p, b) for m, p, b, _h in pagarme.state.requests if m == "DELETE" and "/charges/" in p]
+    assert refunds == [(f"/core/v5/charges/{charge['id']}", {"amount": 1000})]
+    assert CardPayment.objects.get(reference=order.checkout_id).refunded_amount == 1000
+
+
+def test_statement_budget_of_charging_a_card_cycle_into_its_order(
+    pagarme: FakePagarmeServer,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    subscription = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    second = _open(subscription)
+    # lock + read the cycle, take the unit, mark it charged with its event; then (gateway call) the payment row
+    # and its event, the announce: the cycle locked, the order placed as any checkout's, the cycle paid with its
+    # event, the next cycle planned.
+    with django_assert_max_num_queries(BUDGET_CARD_CYCLE):
+        assert cycle_charge(cycle_id=second.public_id, today=second.due_date) == "charged"
+    assert Order.objects.count() == 2
