@@ -378,6 +378,12 @@ def card_wallet_delete(*, customer_id: str, card_id: str) -> None:
     gateway.delete_card(customer_id=customer_id, card_id=card_id)
 
 
+def card_payment_reached_gateway(payment_id: str) -> bool:
+    """Whether the gateway ever answered a charge for this payment (False: the reconcile found nothing there, so
+    nothing was charged; the caller may send the same attempt again instead of treating it as a decline)."""
+    return CardPayment.objects.filter(payment_id=payment_id).exclude(gateway_reference="").exists()
+
+
 def card_payment_message(reference: str) -> str:
     """What the buyer reads about the last outcome of `reference` (a decline's next step), or ""."""
     return CardPayment.objects.filter(reference=reference).values_list("message", flat=True).first() or ""

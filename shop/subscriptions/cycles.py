@@ -45,7 +45,12 @@ from payments.automatic.services import (
     pix_recurring_charge_issue,
 )
 from payments.card.gateway import GatewayError
-from payments.card.service import card_payment_message, card_stored_charge, card_wallet_delete
+from payments.card.service import (
+    card_payment_message,
+    card_payment_reached_gateway,
+    card_stored_charge,
+    card_wallet_delete,
+)
 from payments.card.settle import card_payment_record_unclaimed
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable
 from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX, MAX_RETRIES, RETRY_WINDOW_DAYS
@@ -328,6 +333,10 @@ def cycle_card_settled(*, reference: str, payment_id: str, status: str, amount: 
         return cycle_settle(reference=reference, txid=payment_id, amount=amount, end_to_end_id="", card=True)
     if not SubscriptionCycle.objects.filter(public_id=reference).exists():
         return "unknown"
+    if not payment_id or not card_payment_reached_gateway(payment_id):
+        # The reconcile found no charge at the gateway (the attempt never reached it): nothing was declined. The
+        # cycle stays `charged` and the sweep sends the same attempt again (same Idempotency-Key).
+        return "accepted"
     cycle_card_declined(reference=reference, reason=card_payment_message(reference))
     return "accepted"
 

@@ -353,3 +353,33 @@ def test_statement_budget_of_charging_a_card_cycle_into_its_order(
     with django_assert_max_num_queries(BUDGET_CARD_CYCLE):
         assert cycle_charge(cycle_id=second.public_id, today=second.due_date) == "charged"
     assert Order.objects.count() == 2
+
+
+def test_an_attempt_that_never_reached_the_gateway_is_not_a_decline_and_is_sent_again(
+    pagarme: FakePagarmeServer,
+    plan: SubscriptionPlan,
+    client: Client,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from payments.tasks import reconcile_card_payments
+
+    capture = django_capture_on_commit_callbacks
+    subscription = _subscribe(client, plan, capture)
+    cycle = _open(subscription)
+    mail.outbox.clear()
+    settings.PAGARME_BASE_URL = "http://127.0.0.1:9/core/v5"  # the gateway unreachable during the charge
+    with capture(execute=True):
+        assert subscription_cycles_sweep(today=cycle.due_date)["pending"] == 1
+    settings.PAGARME_BASE_URL = pagarme.base_url
+    CardPayment.objects.filter(reference=cycle.public_id).update(updated_at=timezone.now() - timedelta(hours=1))
+    with capture(execute=True):  # the payments sweep asks the gateway by order code: nothing there
+        reconcile_card_payments()
+    cycle.refresh_from_db()
+    assert cycle.status == "charged" and mail.outbox == []  # not told of a decline that did not happen
+    _stale(cycle)
+    with capture(execute=True):
+        assert subscription_cycles_sweep(today=cycle.due_date)["charged"] == 1  # the same attempt, sent again
+    cycle.refresh_from_db()
+    assert cycle.status == "paid" and Order.objects.count() == 2
+    assert [key for *_rest, key in pagarme.stored_charges()][1:] == [f"{cycle.public_id}-1"]
