@@ -327,12 +327,16 @@ def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
 
 
 def subscription_pause(*, public_id: str) -> Subscription:
-    """Pause: no cycle is charged while paused (a charge already sent still runs: it was announced)."""
+    """Pause: no cycle is charged while paused (a charge already sent still runs: it was announced). A card cycle
+    waiting for its retry is a charge not made yet: it is closed too, its unit given back."""
     with transaction.atomic():
         subscription = subscription_transition(public_id=public_id, to="paused", reason="pedido do assinante")
-        SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").update(
-            status="cancelled", updated_at=timezone.now()
-        )
+        if subscription.payment_method == CARD:
+            cycles_close(subscription)
+        else:
+            SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").update(
+                status="cancelled", updated_at=timezone.now()
+            )
     return subscription
 
 

@@ -385,3 +385,23 @@ def test_an_attempt_that_never_reached_the_gateway_is_not_a_decline_and_is_sent_
     cycle.refresh_from_db()
     assert cycle.status == "paid" and Order.objects.count() == 2
     assert [key for *_rest, key in pagarme.stored_charges()][1:] == [f"{cycle.public_id}-1"]
+
+
+def test_pausing_closes_a_card_cycle_waiting_for_its_retry_and_gives_its_unit_back(
+    pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    capture = django_capture_on_commit_callbacks
+    subscription = _subscribe(client, plan, capture)
+    cycle = _open(subscription)
+    pagarme.card_outcome(subscription.card_id, "51")
+    with capture(execute=True):
+        subscription_cycles_sweep(today=cycle.due_date)
+    held = Variant.objects.get(pk=plan.variant_id).stock
+    with capture(execute=True):
+        assert client.post(f"/assinaturas/{subscription.access_token}/", {"action": "pause"}).status_code == 302
+    cycle.refresh_from_db()
+    assert cycle.status == "cancelled" and Variant.objects.get(pk=plan.variant_id).stock == held + 1
+    pagarme.card_outcome(subscription.card_id, "00")
+    with capture(execute=True):
+        subscription_cycles_sweep(today=cycle.due_date + timedelta(days=1))  # its retry day, paused: nothing
+    assert len(pagarme.stored_charges()) == 2 and Order.objects.count() == 1
