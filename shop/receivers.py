@@ -2,7 +2,8 @@
 
 - payments.charge_settled → complete the checkout → orders.order_place_from_checkout ("accepted"),
   or "rejected" for a checkout that is canceled/expired/changed (payments then refunds in full).
-- payments.card_payment_settled (a card outcome learned by webhook or reconcile) → the same for cards.
+- payments.card_payment_settled (a card outcome learned by webhook or reconcile) → the same for cards; a
+  subscription cycle's (`cyc_…`, a stored card charged) → its order once, or its retry rule.
 - payments.boleto_settled (a boleto paid → the order, once; expired → stock and coupons back).
 - orders.refund_requested → payments.refund_request.
 - payments.refund_finished → orders.adjustment_mark_refund_result.
@@ -62,7 +63,7 @@ from shop.models import (
     ShippingRate,
     Variant,
 )
-from shop.subscriptions.cycles import cycle_fail, cycle_settle
+from shop.subscriptions.cycles import cycle_card_settled, cycle_fail, cycle_settle
 from shop.subscriptions.services import subscription_apply_recurrence
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ def on_charge_settled(
 
 @receiver(card_payment_settled, dispatch_uid="shop.card_payment_settled")
 def on_card_payment_settled(sender: Any, *, reference: str, payment_id: str, status: str, amount: int, **_: Any) -> str:
+    if reference.startswith("cyc_"):  # a subscription cycle charged on its stored card (its id is the reference)
+        return cycle_card_settled(reference=reference, payment_id=payment_id, status=status, amount=amount)
     return checkout_settle_card(reference=reference, payment_id=payment_id, status=status, amount=amount)
 
 

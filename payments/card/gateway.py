@@ -49,6 +49,31 @@ class CardCustomer:
 
 
 @dataclass(frozen=True)
+class StoredCard:
+    """A card kept in the gateway's wallet for a customer (Pagar.me `cus_…` / `card_…`): what a subscription
+    charges each cycle. Only ids, brand and last four digits: the number never reaches the shop."""
+
+    customer_id: str
+    card_id: str
+    brand: str = ""
+    last4: str = ""
+
+
+@dataclass(frozen=True)
+class StoredCardCharge:
+    """What `charge_stored_card` sends: one charge, captured at once (`capture: true`), of a stored card;
+    `first`: the first of a recurrence (Pagar.me `recurrence_cycle` "first", else "subsequent")."""
+
+    reference: str
+    amount: int
+    customer_id: str
+    card_id: str
+    idempotency_key: str
+    description: str
+    first: bool = False
+
+
+@dataclass(frozen=True)
 class BoletoRequest:
     """What `create_boleto_order` sends (Pagar.me `payments[0].boleto`): the due date (Brasília calendar day),
     the instructions printed on it (≤ 256) and the payer, whose CPF/CNPJ a registered boleto requires."""
@@ -136,6 +161,18 @@ class CardGateway(Protocol):
 
     def find_charges(self, *, reference: str) -> list[GatewayCharge]:
         """Every charge of the orders whose `code` is `reference` (`GET /orders?code=`), newest first."""
+        ...
+
+    def store_card(self, *, customer: CardCustomer, token: str, idempotency_key: str) -> StoredCard:
+        """`POST /customers` then `POST /customers/{id}/cards` with the card `token`: the card in the wallet."""
+        ...
+
+    def charge_stored_card(self, request: StoredCardCharge) -> GatewayCharge:
+        """`POST /orders` with `customer_id` and `credit_card.card_id` (a subscription's cycle)."""
+        ...
+
+    def delete_card(self, *, customer_id: str, card_id: str) -> None:
+        """`DELETE /customers/{customer_id}/cards/{card_id}`; an unknown card is already gone."""
         ...
 
 

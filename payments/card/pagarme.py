@@ -2,6 +2,11 @@
 
 `POST /orders` (credit card, `card_token`, `installments`, `capture: false`), `POST /charges/{id}/capture`,
 `DELETE /charges/{id}` with `amount` (full or partial estorno), `GET /charges/{id}`, `GET /orders?code=`.
+Subscriptions by card (issue 38) keep the card in the customer's wallet: `POST /customers`,
+`POST /customers/{customer_id}/cards` with the browser's or agent's `token`, then each cycle `POST /orders` with
+`customer_id` and `credit_card.card_id` (`recurrence_cycle` "first"/"subsequent": the CVV only goes with the
+first, https://docs.pagar.me/reference/criar-pedido-2), and `DELETE /customers/{customer_id}/cards/{card_id}`
+when the subscription ends.
 HTTP Basic auth with the secret key as user and an empty password. Every POST/DELETE carries our
 `Idempotency-Key`, so a retry after a timeout is answered with the first result instead of charging or
 refunding again; that is why timeouts and 5xx are retried here (never inside a database transaction:
@@ -27,6 +32,8 @@ from payments.card.gateway import (
     GatewayNotFound,
     GatewayRejected,
     GatewayUnavailable,
+    StoredCard,
+    StoredCardCharge,
 )
 
 logger = logging.getLogger(__name__)
@@ -128,6 +135,27 @@ def boleto_order_body(request: BoletoRequest) -> dict[str, Any]:
         ],
         "customer": _customer_body(request.customer),
         "payments": [{"payment_method": "boleto", "amount": request.amount, "boleto": boleto}],
+        "closed": True,
+    }
+
+
+def stored_card_order_body(request: StoredCardCharge) -> dict[str, Any]:
+    """`POST /orders` charging a card of the customer's wallet, captured at once (a cycle is due when charged)."""
+    credit_card: dict[str, Any] = {
+        "card_id": request.card_id,
+        "installments": 1,  # a cycle is charged whole
+        "capture": True,
+        "recurrence_cycle": "first" if request.first else "subsequent",
+    }
+    descriptor = str(getattr(settings, "PAGARME_STATEMENT_DESCRIPTOR", ""))[:13]
+    if descriptor:
+        credit_card["statement_descriptor"] = descriptor
+    description = request.description[:256] or request.reference
+    return {
+        "code": request.reference,
+        "customer_id": request.customer_id,
+        "items": [{"amount": request.amount, "description": description, "quantity": 1, "code": request.reference}],
+        "payments": [{"payment_method": "credit_card", "amount": request.amount, "credit_card": credit_card}],
         "closed": True,
     }
 
@@ -253,6 +281,34 @@ class PagarmeGateway:
 
     def get_charge(self, charge_id: str) -> GatewayCharge:
         return charge_from_pagarme(self._request("GET", f"/charges/{quote(charge_id, safe='')}"))
+
+    def store_card(self, *, customer: CardCustomer, token: str, idempotency_key: str) -> StoredCard:
+        body = _customer_body(customer)
+        person = self._request("POST", "/customers", json=body, idempotency_key=f"{idempotency_key}-customer")
+        customer_id = person.get("id") if isinstance(person, dict) else None
+        if not isinstance(customer_id, str) or not customer_id:
+            raise GatewayUnavailable("POST /customers answered without id")
+        path = f"/customers/{quote(customer_id, safe='')}/cards"
+        card = self._request("POST", path, json={"token": token}, idempotency_key=f"{idempotency_key}-card")
+        if not isinstance(card, dict) or not isinstance(card.get("id"), str):
+            raise GatewayUnavailable("POST /customers/{id}/cards answered without id")
+        return StoredCard(
+            customer_id=customer_id,
+            card_id=card["id"],
+            brand=str(card.get("brand") or "")[:20],
+            last4=str(card.get("last_four_digits") or "")[:4],
+        )
+
+    def charge_stored_card(self, request: StoredCardCharge) -> GatewayCharge:
+        body = stored_card_order_body(request)
+        return self._first_charge(self._request("POST", "/orders", json=body, idempotency_key=request.idempotency_key))
+
+    def delete_card(self, *, customer_id: str, card_id: str) -> None:
+        path = f"/customers/{quote(customer_id, safe='')}/cards/{quote(card_id, safe='')}"
+        try:
+            self._request("DELETE", path, idempotency_key=f"delete-{card_id}")
+        except GatewayNotFound:
+            return  # already gone
 
     def find_charges(self, *, reference: str) -> list[GatewayCharge]:
         body = self._request("GET", f"/orders?code={quote(reference, safe='')}")

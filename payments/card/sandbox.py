@@ -7,10 +7,14 @@ behave as at the gateway, across processes. Tokens:
 - `tok_sbx_<outcome>_<last4>_<random>` come from the sandbox tokenizer in the buyer's browser
   (`static/shop/card_tokenizer.js`): outcome `ok` approves, a two-character ABECS code (`51`, `54`,
   `82`, `05`) is declined with it. The card number itself never leaves the browser.
+
+Stored cards (subscriptions, issue 38) need no row: the sandbox's card id carries the token's outcome and last
+four digits (`card_sbx_<outcome>_<last4>_<random>`), so charging it each cycle behaves as the card would.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 
@@ -32,11 +36,14 @@ from payments.card.gateway import (
     GatewayCharge,
     GatewayNotFound,
     GatewayRejected,
+    StoredCard,
+    StoredCardCharge,
 )
 from payments.card.models import SandboxCardCharge
 
 _BROWSER_TOKEN = re.compile(r"^tok_sbx_(?P<outcome>ok|[0-9A-Z]{2})_(?P<last4>\d{4})_[0-9a-f]{8,32}$")
 UNKNOWN_TOKEN_CODE = "14"  # noqa: S105 - ABECS "invalid card", not a secret
+_STORED_CARD = re.compile(r"^card_sbx_(?P<outcome>ok|[0-9A-Z]{2})_(?P<last4>\d{4})_[0-9a-f]{8,32}$")
 
 
 def _outcome(token: str) -> tuple[str, str]:
@@ -212,3 +219,41 @@ class SandboxCardGateway:
 
     def find_charges(self, *, reference: str) -> list[GatewayCharge]:
         return [_charge(row) for row in SandboxCardCharge.objects.filter(code=reference).order_by("-created_at", "-id")]
+
+    def store_card(self, *, customer: CardCustomer, token: str, idempotency_key: str) -> StoredCard:
+        code, last4 = _outcome(token)
+        if not last4:
+            raise GatewayRejected(422, "card token invalid")  # as the gateway refuses an unknown token
+        outcome = "ok" if code == "00" else code
+        customer_id = "cus_sbx_" + hashlib.sha256(customer.email.lower().encode()).hexdigest()[:16]
+        card_id = f"card_sbx_{outcome}_{last4}_{secrets.token_hex(6)}"
+        return StoredCard(customer_id=customer_id, card_id=card_id, brand="visa", last4=last4)
+
+    def charge_stored_card(self, request: StoredCardCharge) -> GatewayCharge:
+        existing = SandboxCardCharge.objects.filter(idempotency_key=request.idempotency_key).first()
+        if existing is not None:
+            return _charge(existing)
+        match = _STORED_CARD.match(request.card_id)
+        if match is None:
+            raise GatewayRejected(422, f"card {request.card_id} unknown")
+        code = "00" if match["outcome"] == "ok" else match["outcome"]
+        try:
+            row = SandboxCardCharge.objects.create(
+                charge_id=f"ch_{secrets.token_hex(8)}",
+                order_id=f"or_{secrets.token_hex(8)}",
+                code=request.reference,
+                idempotency_key=request.idempotency_key,
+                amount=request.amount,
+                status=PAID if code == "00" else FAILED,
+                transaction_status="captured" if code == "00" else "not_authorized",
+                paid_amount=request.amount if code == "00" else 0,
+                acquirer_return_code=code,
+                card_brand="visa",
+                card_last_digits=match["last4"],
+            )
+        except IntegrityError:
+            row = SandboxCardCharge.objects.get(idempotency_key=request.idempotency_key)
+        return _charge(row)
+
+    def delete_card(self, *, customer_id: str, card_id: str) -> None:
+        return  # nothing is kept for a sandbox card

@@ -27,6 +27,8 @@ from payments.card.gateway import (
     GatewayError,
     GatewayRejected,
     GatewayUnavailable,
+    StoredCard,
+    StoredCardCharge,
     decline_message,
 )
 from payments.card.models import CardPayment
@@ -321,3 +323,67 @@ def record_charged(charged: CardCharge, *, absent: bool) -> tuple[CardPayment, b
         source="authorize",
         absent=absent,
     )
+
+
+# --- stored cards (subscriptions, issue 38) ----------------------------------------------------------------------
+
+
+def card_wallet_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> StoredCard:
+    """Keep the card of `token` in the gateway's wallet of this customer (no transaction may be open: it calls the
+    gateway). Raises GatewayRejected (the token was refused: nothing kept) or GatewayUnavailable / GatewayError
+    (unknown: the caller asks again with the same `key`, which the gateway answers with its first result)."""
+    if not isinstance(token, str) or not token or len(token) > 200:
+        raise PaymentInputError("card_token", "is required")
+    gateway = get_card_gateway()
+    if gateway is None:
+        raise GatewayUnavailable("no card gateway is configured")
+    customer = CardCustomer(name=name, email=email, tax_id=tax_id)
+    return gateway.store_card(customer=customer, token=token, idempotency_key=key)
+
+
+def card_stored_charge(
+    *, reference: str, amount: int, customer_id: str, card_id: str, attempt: int, description: str, first: bool
+) -> CardCharge:
+    """Charge a stored card once for `reference` (a subscription cycle), outside any transaction. Attempt `attempt`
+    is sent with the Idempotency-Key `<reference>-<attempt>`: sending it again after a crash or a timeout gets the
+    gateway's first answer, never a second charge. The caller records it (`settle.card_payment_record_unclaimed`:
+    a final outcome is announced with `card_payment_settled`, as a webhook's would be).
+
+    `answered` is set when the gateway refused the request itself (the card is gone or was never valid): nothing
+    was charged and there is nothing to record."""
+    gateway = get_card_gateway()
+    if gateway is None:
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", "no card gateway is configured", ""))
+    handler_id = getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+    request = StoredCardCharge(
+        reference=reference, amount=amount, customer_id=customer_id, card_id=card_id,
+        idempotency_key=f"{reference}-{attempt}", description=description, first=first,
+    )  # fmt: skip
+    charge: GatewayCharge | None = None
+    try:
+        charge = gateway.charge_stored_card(request)
+    except GatewayRejected as exc:
+        logger.warning("card gateway refused the stored card charge %s: %s", reference, exc)
+        return CardCharge(reference, CardPaymentResult(False, "payment_failed", decline_message(""), ""))
+    except GatewayError as exc:  # unknown outcome: recorded pending; the webhook or the re-sent attempt decides
+        logger.warning("card gateway unavailable for %s: %s", reference, exc)
+    return CardCharge(reference, None, charge, gateway.name, handler_id, amount, 1, "", attempt)
+
+
+def card_wallet_delete(*, customer_id: str, card_id: str) -> None:
+    """Remove a stored card from the gateway's wallet (no transaction open). Raises GatewayError to retry later."""
+    gateway = get_card_gateway()
+    if gateway is None:
+        return
+    gateway.delete_card(customer_id=customer_id, card_id=card_id)
+
+
+def card_payment_reached_gateway(payment_id: str) -> bool:
+    """Whether the gateway ever answered a charge for this payment (False: the reconcile found nothing there, so
+    nothing was charged; the caller may send the same attempt again instead of treating it as a decline)."""
+    return CardPayment.objects.filter(payment_id=payment_id).exclude(gateway_reference="").exists()
+
+
+def card_payment_message(reference: str) -> str:
+    """What the buyer reads about the last outcome of `reference` (a decline's next step), or ""."""
+    return CardPayment.objects.filter(reference=reference).values_list("message", flat=True).first() or ""

@@ -87,8 +87,10 @@ class SubscriptionEventInline(admin.TabularInline):
 class SubscriptionAdmin(admin.ModelAdmin):
     """Read-only for now: subscriptions change through their services (buyer, PSP notices), not by hand."""
 
-    list_display = ("public_id", "buyer_name", "plan", "status", "price_display", "starts_on", "created_at")
-    list_filter = ("status", "cycle")
+    list_display = (
+        "public_id", "buyer_name", "plan", "status", "payment_method", "price_display", "starts_on", "created_at"
+    )  # fmt: skip
+    list_filter = ("status", "cycle", "payment_method")  # Pix Automático or a card stored at the gateway
     list_select_related = ("plan", "plan__variant")
     search_fields = ("public_id", "buyer_name", "buyer_email", "pix_id_rec")
     inlines = (SubscriptionCycleInline, SubscriptionEventInline)

@@ -104,11 +104,17 @@ def new_subscription_id() -> str:
 
 
 class Subscription(models.Model):
-    """One buyer's subscription to a plan, paid by Pix Automático (a recurrence `id_rec` at the PSP).
+    """One buyer's subscription to a plan, paid by Pix Automático (a recurrence `id_rec` at the PSP) or by a card
+    stored at the card gateway (its customer and card ids; never the card number).
 
-    States: pending_authorization (waiting for the payer's bank app) → active → paused ⇄ active; any → cancelled.
-    The plan's terms are copied at subscription time: a later price change does not touch existing subscribers.
+    States: pending_authorization (waiting for the payer's bank app, or for the first card charge) → active →
+    paused ⇄ active; any → cancelled. The plan's terms are copied at subscription time: a later price change does
+    not touch existing subscribers.
     """
+
+    class Method(models.TextChoices):
+        PIX_AUTOMATICO = "pix_automatico", _("Pix Automático")
+        CARD = "card", _("cartão de crédito")
 
     class Status(models.TextChoices):
         PENDING_AUTHORIZATION = "pending_authorization", _("aguardando autorização")
@@ -146,6 +152,15 @@ class Subscription(models.Model):
     pix_id_rec = models.CharField(_("idRec"), max_length=29, blank=True, default="")
     pix_id_solic_rec = models.CharField(_("idSolicRec"), max_length=29, blank=True, default="")
     pix_authorization_location = models.CharField(_("location da autorização"), max_length=200, blank=True, default="")
+    payment_method = models.CharField(
+        _("meio de pagamento"), max_length=16, choices=Method.choices, default=Method.PIX_AUTOMATICO
+    )
+    # Card: the card stored at the gateway (Pagar.me wallet: `cus_…` and `card_…`); the shop keeps only these ids,
+    # the brand and the last four digits (no PAN, no CVV: the browser or the agent hands the gateway a token).
+    card_customer_id = models.CharField(_("cliente no gateway"), max_length=64, blank=True, default="")
+    card_id = models.CharField(_("cartão no gateway"), max_length=64, blank=True, default="")
+    card_brand = models.CharField(_("bandeira"), max_length=20, blank=True, default="")
+    card_last4 = models.CharField(_("final do cartão"), max_length=4, blank=True, default="")
     # Where each cycle ships (the order's `destination` keys: first_name, last_name, street, number, complement,
     # neighborhood, city, state, postal_code, country); empty for a plan that does not ship.
     destination = models.JSONField(_("endereço de entrega"), default=dict, blank=True)
@@ -170,6 +185,13 @@ class Subscription(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["pix_id_rec"], condition=~Q(pix_id_rec=""), name="shop_subscription_one_per_rec"
+            ),
+            models.CheckConstraint(
+                condition=Q(payment_method__in=["pix_automatico", "card"]), name="shop_subscription_method_valid"
+            ),
+            # A card is stored at the gateway for one subscription: a replayed subscribe finds it instead of a twin.
+            models.UniqueConstraint(
+                fields=["card_id"], condition=~Q(card_id=""), name="shop_subscription_one_per_card"
             ),
         ]
 
@@ -215,6 +237,11 @@ class SubscriptionCycle(models.Model):
     stock_reserved = models.BooleanField(default=False)
     stock_short = models.BooleanField(_("faltou estoque"), default=False)
     order_id = models.CharField(_("pedido"), max_length=60, blank=True, default="")
+    # Card cycles: each charge attempt is numbered (the gateway's Idempotency-Key is `<cycle id>-<attempt>`, so a
+    # re-driven attempt is answered with its first result); `retries` and `retry_on` follow the retry rule.
+    charge_attempts = models.PositiveSmallIntegerField(_("tentativas de cobrança"), default=0)
+    retries = models.PositiveSmallIntegerField(_("novas tentativas"), default=0)
+    retry_on = models.DateField(_("nova tentativa em"), null=True, blank=True)
     created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
     updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
 

@@ -15,6 +15,12 @@ The path of a cycle, each step one short transaction, the PSP always called betw
    (`retrying`); the last failure gives the unit back (`failed`) and the next cycle is planned.
 
 `subscription_cycles_sweep` (beat) plans, charges ahead and re-drives whatever a crash left half done.
+
+A subscription paid by card (its card stored at the gateway: customer and card ids) follows the same path, with the
+gateway instead of the PSP: the cycle is charged on its due date (`charge_stored_card`, Idempotency-Key
+`<cycle id>-<attempt>`, so a re-driven attempt gets the gateway's first answer), the outcome is recorded as any card
+payment and announced with `card_payment_settled` (also by the card webhook or a re-sent attempt), and
+`cycle_card_settled` places the order once or applies the retry rule.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kernel.tasks import enqueue_on_commit
@@ -37,14 +44,23 @@ from payments.automatic.services import (
     pix_recurring_charge_cancel,
     pix_recurring_charge_issue,
 )
+from payments.card.gateway import GatewayError
+from payments.card.service import (
+    card_payment_message,
+    card_payment_reached_gateway,
+    card_stored_charge,
+    card_wallet_delete,
+)
+from payments.card.settle import card_payment_record_unclaimed
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable
-from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX
+from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX, MAX_RETRIES, RETRY_WINDOW_DAYS
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
 from shop.models import Subscription, SubscriptionCycle
 from shop.subscriptions.emails import subscription_event
 
 logger = logging.getLogger(__name__)
 Cycle = SubscriptionCycle.Status
+CARD = Subscription.Method.CARD
 OPEN = (Cycle.SCHEDULED, Cycle.CHARGED, Cycle.RETRYING)
 # A cycle marked charged whose charge is not recorded after this long: the worker died around the PSP call.
 CHARGE_GRACE = timedelta(minutes=2)
@@ -78,17 +94,25 @@ def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
         return None
     number = (cycles[-1].number if cycles else 0) + 1
     due = due_date_of(subscription, number)
-    earliest = timezone.localdate() + timedelta(days=2)
+    # Pix Automático: a charge goes out at least 2 days before its due date; a card is charged on the day.
+    card = subscription.payment_method == CARD
+    earliest = timezone.localdate() + timedelta(days=0 if card else 2)
     while due < earliest:  # authorized late or resumed after a pause: the cycles whose date passed are not charged
         number += 1
         due = due_date_of(subscription, number)
-    amount = subscription.first_cycle_price if number == 1 else subscription.price
-    cycle = SubscriptionCycle.objects.create(subscription=subscription, number=number, due_date=due, amount=amount)
-    _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
-    if (due - timezone.localdate()).days <= CHARGE_LEAD_DAYS_MAX:
+    cycle = cycle_create(subscription, number=number, due=due)
+    if (due - timezone.localdate()).days <= (0 if card else CHARGE_LEAD_DAYS_MAX):
         # Already inside the charging window (a first cycle right after the authorization): charge after commit
         # instead of waiting for the sweep, which still re-drives it if this task is lost.
         enqueue_on_commit("shop.tasks.charge_subscription_cycle", cycle.public_id)
+    return cycle
+
+
+def cycle_create(subscription: Subscription, *, number: int, due: date) -> SubscriptionCycle:
+    """Write cycle `number` (unique per subscription) with its event, inside the caller's transaction."""
+    amount = subscription.first_cycle_price if number == 1 else subscription.price
+    cycle = SubscriptionCycle.objects.create(subscription=subscription, number=number, due_date=due, amount=amount)
+    _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
     return cycle
 
 
@@ -97,9 +121,10 @@ def _variant_items(subscription: Subscription) -> list[tuple[int, int]]:
 
 
 def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
-    """Reserve the unit and send the cycle's charge to the PSP ahead of its due date. Returns "charged",
-    "stock_short", "not_due", "skipped" (nothing to do) or "psp_refused"; raises PSPUnavailable (the sweep
-    re-drives a `charged` cycle with no charge recorded)."""
+    """Reserve the unit and send the cycle's charge: to the PSP ahead of its due date (Pix Automático), or to the
+    card gateway on the due date (card; a retry on its `retry_on` day). Returns "charged", "stock_short",
+    "not_due", "skipped" (nothing to do), "psp_refused", or for a card "declined" / "pending"; raises
+    PSPUnavailable (the sweep re-drives a `charged` cycle with no charge recorded)."""
     today = today or timezone.localdate()
     with transaction.atomic():
         cycle = (
@@ -108,28 +133,39 @@ def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
             .filter(public_id=cycle_id)
             .first()
         )
-        if cycle is None or cycle.status not in (Cycle.SCHEDULED, Cycle.CHARGED):
+        card = cycle is not None and cycle.subscription.payment_method == CARD
+        # A card cycle is retried by the shop (`retrying` until its `retry_on`); Pix retries happen at the PSP.
+        waiting = (Cycle.SCHEDULED, Cycle.RETRYING) if card else (Cycle.SCHEDULED,)
+        if cycle is None or cycle.status not in (*waiting, Cycle.CHARGED):
             return "skipped"
         subscription = cycle.subscription
-        if subscription.status != Subscription.Status.ACTIVE and cycle.status == Cycle.SCHEDULED:
+        # A card subscription's first charge is made while it waits for it (pending): it activates it.
+        first = card and subscription.status == Subscription.Status.PENDING_AUTHORIZATION
+        if subscription.status != Subscription.Status.ACTIVE and not first and cycle.status in waiting:
             return "skipped"
-        if cycle.status == Cycle.SCHEDULED:
-            if (cycle.due_date - today).days > CHARGE_LEAD_DAYS_MAX:
+        if cycle.status in waiting:
+            due = cycle.retry_on if cycle.status == Cycle.RETRYING and cycle.retry_on else cycle.due_date
+            if (due - today).days > (0 if card else CHARGE_LEAD_DAYS_MAX):
                 return "not_due"
-            try:
-                stock_reserve(items=_variant_items(subscription))
-            except StockUnavailable:
-                if not cycle.stock_short:
-                    # Said before charging, once: nothing goes to the PSP while the unit is missing.
-                    cycle.stock_short = True
-                    cycle.save(update_fields=["stock_short", "updated_at"])
-                    _event(
-                        subscription, "cycle_stock_short", cycle=cycle.public_id, due_date=cycle.due_date.isoformat()
-                    )
-                return "stock_short"
+            if not cycle.stock_reserved:
+                try:
+                    stock_reserve(items=_variant_items(subscription))
+                except StockUnavailable:
+                    if not cycle.stock_short:
+                        # Said before charging, once: nothing goes to the PSP while the unit is missing.
+                        cycle.stock_short = True
+                        cycle.save(update_fields=["stock_short", "updated_at"])
+                        _event(
+                            subscription, "cycle_stock_short", cycle=cycle.public_id,
+                            due_date=cycle.due_date.isoformat(),
+                        )  # fmt: skip
+                    return "stock_short"
             cycle.status, cycle.stock_reserved, cycle.stock_short = Cycle.CHARGED, True, False
-            cycle.save(update_fields=["status", "stock_reserved", "stock_short", "updated_at"])
+            cycle.charge_attempts += 1 if card else 0
+            cycle.save(update_fields=["status", "stock_reserved", "stock_short", "charge_attempts", "updated_at"])
             _event(subscription, "cycle_charged", cycle=cycle.public_id, txid=cycle.txid, amount=cycle.amount)
+    if card:
+        return _card_charge_send(cycle, subscription, first=first)
     product = subscription.plan.variant.product.title
     try:
         pix_recurring_charge_issue(
@@ -157,7 +193,7 @@ def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
     return "charged"
 
 
-def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int) -> PlacedCheckout:
+def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int, card: bool = False) -> PlacedCheckout:
     subscription = cycle.subscription
     plan = subscription.plan
     variant = plan.variant
@@ -187,18 +223,21 @@ def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int) -> PlacedChecko
         destination=dict(subscription.destination) if ships else {},
         platform_id=subscription.platform_id or None,
         language="pt-br",
-        payment_handler_id=settings.PIX_HANDLER_ID,
-        payment_type="pix",
+        payment_handler_id=settings.BCP_CARD_HANDLER_ID if card else settings.PIX_HANDLER_ID,
+        payment_type="card" if card else "pix",
         payment_reference=cycle.public_id,
         payment_txid=txid,
         paid_amount=amount,
     )
 
 
-def cycle_settle(*, reference: str, txid: str, amount: int, end_to_end_id: str) -> str:
+def cycle_settle(*, reference: str, txid: str, amount: int, end_to_end_id: str, card: bool = False) -> str:
     """`recurring_charge_settled` (inside payments' transaction, the charge row locked): the cycle's order is
     placed once — the cycle row locked and moved to `paid` with the order in the same transaction — and the
-    next cycle is planned. Returns "accepted" (also for a replay), or "unknown" for a charge of no cycle."""
+    next cycle is planned. Returns "accepted" (also for a replay), or "unknown" for a charge of no cycle.
+
+    `card`: paid by the stored card (`txid` is then the card payment's id); a card subscription's first paid
+    cycle makes it active."""
     cycle = (
         SubscriptionCycle.objects.select_for_update(of=("self",))
         .select_related("subscription__plan__variant__product")
@@ -216,11 +255,24 @@ def cycle_settle(*, reference: str, txid: str, amount: int, end_to_end_id: str) 
             stock_reserve(items=_variant_items(cycle.subscription))
         except StockUnavailable:
             logger.warning("cycle %s paid without stock", cycle.public_id)
-    order = order_place_from_checkout(checkout=_placed(cycle, txid=txid, amount=amount), checkout_locked=True)
+    placed = _placed(cycle, txid=txid, amount=amount, card=card)
+    order = order_place_from_checkout(checkout=placed, checkout_locked=True)
     cycle.status, cycle.order_id, cycle.stock_reserved = Cycle.PAID, order.public_id, False
-    cycle.save(update_fields=["status", "order_id", "stock_reserved", "updated_at"])
-    _event(cycle.subscription, "cycle_paid", cycle=cycle.public_id, order_id=order.public_id, e2e=end_to_end_id)
-    cycle_plan(cycle.subscription)
+    cycle.retry_on = None
+    cycle.save(update_fields=["status", "order_id", "stock_reserved", "retry_on", "updated_at"])
+    subscription = cycle.subscription
+    paid_by = {"payment_id": txid} if card else {"e2e": end_to_end_id}
+    _event(subscription, "cycle_paid", cycle=cycle.public_id, order_id=order.public_id, **paid_by)
+    if card and subscription.status == Subscription.Status.PENDING_AUTHORIZATION:
+        # The first charge of the stored card went through: the subscription starts (the card is its authorization).
+        locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        if locked.status == Subscription.Status.PENDING_AUTHORIZATION:
+            locked.status = Subscription.Status.ACTIVE
+            locked.save(update_fields=["status", "updated_at"])
+            started = {"from": "pending_authorization", "reason": "primeira cobrança no cartão"}
+            _event(locked, "status_active", **started)
+        subscription = locked
+    cycle_plan(subscription)
     return "accepted"
 
 
@@ -249,16 +301,114 @@ def cycle_fail(*, reference: str, final: bool, retry_on: date | None, reason: st
     cycle_plan(cycle.subscription)
 
 
+def _card_charge_send(cycle: SubscriptionCycle, subscription: Subscription, *, first: bool) -> str:
+    """The gateway half of a card cycle's charge (no transaction open), then its outcome recorded: a final one is
+    announced (`card_payment_settled` → `cycle_card_settled`) in the recording transaction, exactly once."""
+    product = subscription.plan.variant.product.title
+    charged = card_stored_charge(
+        reference=cycle.public_id, amount=cycle.amount, customer_id=subscription.card_customer_id,
+        card_id=subscription.card_id, attempt=cycle.charge_attempts, description=f"{product} — ciclo {cycle.number}",
+        first=first,
+    )  # fmt: skip
+    if charged.answered is not None:
+        # The gateway refused the request itself (the stored card is gone or invalid): a decline for the buyer.
+        with transaction.atomic():
+            cycle_card_declined(reference=cycle.public_id, reason=charged.answered.message)
+        return "declined"
+    result = card_payment_record_unclaimed(charged)
+    if not result.approved and not result.pending:
+        # A decline is announced only when the payment row changes (a retry declined again does not): the cycle
+        # is moved here too; once moved (by the announce, or a replay) this changes nothing.
+        with transaction.atomic():
+            cycle_card_declined(reference=cycle.public_id, reason=result.message)
+    return "charged" if result.approved else ("pending" if result.pending else "declined")
+
+
+def cycle_card_settled(*, reference: str, payment_id: str, status: str, amount: int) -> str:
+    """`card_payment_settled` of a cycle's charge (inside payments' transaction, the payment row locked, once per
+    final outcome — whichever of the charge call, the card webhook or a re-sent attempt learned it first): an
+    approval places the cycle's order; a decline follows the retry rule. Returns "accepted"; "unknown" for a
+    reference of no cycle (payments then refunds an approval)."""
+    if status == "approved":
+        return cycle_settle(reference=reference, txid=payment_id, amount=amount, end_to_end_id="", card=True)
+    if not SubscriptionCycle.objects.filter(public_id=reference).exists():
+        return "unknown"
+    if not payment_id or not card_payment_reached_gateway(payment_id):
+        # The reconcile found no charge at the gateway (the attempt never reached it): nothing was declined. The
+        # cycle stays `charged` and the sweep sends the same attempt again (same Idempotency-Key).
+        return "accepted"
+    cycle_card_declined(reference=reference, reason=card_payment_message(reference))
+    return "accepted"
+
+
+def cycle_card_declined(*, reference: str, reason: str, today: date | None = None) -> None:
+    """A card cycle's attempt was declined (inside the caller's transaction). The first charge of a subscription
+    (the buyer is on the page) gives the unit back and waits for another card. A later cycle follows the retry
+    rule of Pix Automático's `PERMITE_3R_7D` (the one its recurrences are created with): up to 3 retries, one a
+    day, within the 7 days after the due date; the buyer is told each time (e-mail), the last failure closes the
+    cycle and the next one is planned."""
+    today = today or timezone.localdate()
+    cycle = (
+        SubscriptionCycle.objects.select_for_update(of=("self",))
+        .select_related("subscription__plan")
+        .filter(public_id=reference)
+        .first()
+    )
+    if cycle is None or cycle.status != Cycle.CHARGED:
+        return  # told already (a replayed outcome), or the cycle moved on
+    subscription = cycle.subscription
+    reason = reason or "recusado pelo emissor do cartão"
+    if subscription.status == Subscription.Status.PENDING_AUTHORIZATION:
+        if cycle.stock_reserved:
+            stock_release(items=_variant_items(subscription))
+        cycle.status, cycle.stock_reserved = Cycle.SCHEDULED, False
+        cycle.save(update_fields=["status", "stock_reserved", "updated_at"])
+        _event(subscription, "card_declined", cycle=cycle.public_id, reason=reason)
+        return
+    # One attempt a day: the day after the later of today and the attempt that was just declined.
+    retry_on = max(today, cycle.retry_on or cycle.due_date) + timedelta(days=1)
+    if (
+        subscription.status == Subscription.Status.ACTIVE
+        and cycle.retries < MAX_RETRIES
+        and retry_on <= cycle.due_date + timedelta(days=RETRY_WINDOW_DAYS)
+    ):
+        cycle.retries, cycle.retry_on = cycle.retries + 1, retry_on
+        cycle.save(update_fields=["retries", "retry_on", "updated_at"])
+        cycle_fail(reference=reference, final=False, retry_on=retry_on, reason=reason)
+        return
+    cycle_fail(reference=reference, final=True, retry_on=None, reason=reason)
+
+
+def card_delete_at_gateway(subscription: Subscription) -> bool:
+    """Remove an ended card subscription's card from the gateway's wallet (no transaction open); recorded once
+    by its event, re-driven by the sweep until the gateway answers."""
+    try:
+        card_wallet_delete(customer_id=subscription.card_customer_id, card_id=subscription.card_id)
+    except GatewayError:
+        logger.warning("card of %s not deleted at the gateway yet", subscription.public_id, exc_info=True)
+        return False
+    with transaction.atomic():
+        locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
+        if not locked.events.filter(kind="card_deleted").exists():
+            _event(locked, "card_deleted", card_last4=locked.card_last4)
+    return True
+
+
 def cycles_close(subscription: Subscription) -> list[str]:
     """The subscription ended (inside the caller's transaction): scheduled cycles are cancelled and their units
     given back. Returns the txids of cycles already charged, for the caller to withdraw after commit."""
     withdrawn: list[str] = []
+    card = subscription.payment_method == CARD
     for cycle in SubscriptionCycle.objects.select_for_update().filter(subscription=subscription, status__in=OPEN):
-        if cycle.status != Cycle.SCHEDULED:
+        if card and cycle.status == Cycle.CHARGED:
+            continue  # a card charge in flight ends as any (paid: its order; declined: no retry, cycle closed)
+        if cycle.status != Cycle.SCHEDULED and not card:
             withdrawn.append(cycle.txid)
             continue
-        cycle.status = Cycle.CANCELLED
-        cycle.save(update_fields=["status", "updated_at"])
+        if cycle.stock_reserved:  # a card cycle waiting for its retry holds its unit
+            stock_release(items=_variant_items(subscription))
+        cycle.status, cycle.stock_reserved = Cycle.CANCELLED, False
+        cycle.save(update_fields=["status", "stock_reserved", "updated_at"])
     return withdrawn
 
 
@@ -283,9 +433,10 @@ def cycle_withdraw(*, txid: str) -> bool:
 
 
 def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) -> dict[str, int]:
-    """Beat: plan the next cycle of active subscriptions, send the charges coming due (10 days ahead), re-drive
-    cycles charged whose charge was never recorded (a crash around the PSP call), withdraw charges of ended
-    subscriptions and ask the PSP about authorizations whose notice never came (`GET /rec`)."""
+    """Beat: plan the next cycle of active subscriptions, send the charges coming due (Pix: 10 days ahead; card:
+    on the due date, and retries on their day), re-drive cycles charged whose charge was never recorded or
+    answered (a crash around the PSP or gateway call), withdraw Pix charges of ended subscriptions, ask the PSP
+    about authorizations whose notice never came (`GET /rec`) and remove ended subscriptions' stored cards."""
     today = today or timezone.localdate()
     counts = {"planned": 0, "charged": 0, "stock_short": 0, "recovered": 0}
     for subscription in Subscription.objects.filter(status=Subscription.Status.ACTIVE).exclude(cycles__status__in=OPEN)[
@@ -294,15 +445,24 @@ def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) ->
         with transaction.atomic():
             locked = Subscription.objects.select_for_update().get(pk=subscription.pk)
             counts["planned"] += cycle_plan(locked) is not None
+    active = Q(subscription__status=Subscription.Status.ACTIVE)
+    pix, card = ~Q(subscription__payment_method=CARD), Q(subscription__payment_method=CARD)
     horizon = today + timedelta(days=CHARGE_LEAD_DAYS_MAX)
     due = SubscriptionCycle.objects.filter(
-        status=Cycle.SCHEDULED, due_date__lte=horizon, subscription__status=Subscription.Status.ACTIVE
+        active
+        & (
+            (pix & Q(status=Cycle.SCHEDULED, due_date__lte=horizon))
+            | (card & Q(status=Cycle.SCHEDULED, due_date__lte=today))
+            | (card & Q(status=Cycle.RETRYING, retry_on__lte=today))
+        )
     ).values_list("public_id", flat=True)[:limit]
     stale = timezone.now() - CHARGE_GRACE
     stuck = SubscriptionCycle.objects.filter(status=Cycle.CHARGED, updated_at__lte=stale).values_list(
-        "public_id", flat=True
+        "public_id", "subscription__payment_method"
     )[:limit]
-    for cycle_id in [*due, *(c for c in stuck if pix_recurring_charge_brief(c) is None)]:
+    # A card cycle still `charged` has no final answer recorded: its attempt is sent again (same Idempotency-Key).
+    lost = [c for c, method in stuck if method == CARD or pix_recurring_charge_brief(c) is None]
+    for cycle_id in [*due, *lost]:
         try:
             outcome = cycle_charge(cycle_id=cycle_id, today=today)
         except PSPUnavailable:
@@ -310,7 +470,7 @@ def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) ->
             continue
         counts[outcome] = counts.get(outcome, 0) + 1
     for cycle in SubscriptionCycle.objects.filter(
-        status=Cycle.CHARGED, subscription__status=Subscription.Status.CANCELLED, updated_at__lte=stale
+        pix, status=Cycle.CHARGED, subscription__status=Subscription.Status.CANCELLED, updated_at__lte=stale
     ).values_list("txid", flat=True)[:limit]:
         try:
             cycle_withdraw(txid=cycle)
@@ -332,6 +492,12 @@ def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) ->
         .exclude(events__kind="recurrence_cancelled")[:limit]
     ):
         recurrence_cancel_at_psp(subscription)
+    for subscription in (
+        Subscription.objects.filter(status=Subscription.Status.CANCELLED, payment_method=CARD)
+        .exclude(card_id="")
+        .exclude(events__kind="card_deleted")[:limit]
+    ):
+        card_delete_at_gateway(subscription)
     return counts
 
 

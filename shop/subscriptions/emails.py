@@ -33,6 +33,11 @@ SUBJECTS = {
     "cycle_skipped": gettext_noop("Ciclo da sua assinatura pulado"),
     "status_cancelled": gettext_noop("Sua assinatura foi cancelada"),
 }
+# A subscription paid by card: the same events, said of the card.
+CARD_SUBJECTS = {
+    **SUBJECTS,
+    "cycle_retrying": "O cartão da sua assinatura foi recusado; vamos tentar de novo",
+}
 
 
 def subscription_event(subscription: Subscription, kind: str, **detail: object) -> SubscriptionEvent:
@@ -58,8 +63,10 @@ def _body(event: SubscriptionEvent) -> tuple[str, str]:
         "amount": format_brl(cycle.amount) if cycle else format_brl(subscription.price),
         "page_url": subscription_page_url(subscription),
         "shop_name": settings.SHOP_NAME,
+        "card": subscription.payment_method == Subscription.Method.CARD,
     }
-    subject = f"{settings.SHOP_NAME}: {_(SUBJECTS[event.kind])}"
+    subjects = CARD_SUBJECTS if context["card"] else SUBJECTS
+    subject = f"{settings.SHOP_NAME}: {_(subjects[event.kind])}"
     return subject, render_to_string("shop/subscriptions/email_notice.txt", context)
 
 

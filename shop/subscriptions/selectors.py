@@ -28,7 +28,8 @@ def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[
 
 
 def subscription_overview(subscription: Subscription) -> dict[str, Any]:
-    """What the subscriber's page shows: the plan, the next open cycle, past cycles with their orders; 3 queries."""
+    """What the subscriber's page shows: the plan, the next open cycle, past cycles with their orders; 3 queries
+    (4 for a card subscription waiting for its first charge: its last decline)."""
     subscription = Subscription.objects.select_related("plan__variant__product").get(pk=subscription.pk)
     cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("-number")[:24])
     orders = {
@@ -39,7 +40,13 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     }
     upcoming = next((c for c in reversed(cycles) if c.status in ("scheduled", "charged", "retrying")), None)
     today = timezone.localdate()
+    declined = ""
+    if subscription.payment_method == "card" and subscription.status == "pending_authorization":
+        # The first charge's last word: a decline is said until another card is given (one more query).
+        last = subscription.events.filter(kind__in=["card_stored", "card_declined"]).order_by("-id").first()
+        declined = str(last.detail.get("reason", "")) if last is not None and last.kind == "card_declined" else ""
     return {
+        "card_declined": declined,
         "subscription": subscription,
         "product": subscription.plan.variant.product,
         "offer": plan_offer(subscription.plan),
@@ -106,10 +113,15 @@ def subscription_presented(public_id: str) -> dict[str, Any] | None:
     first, _, last = subscription.buyer_name.partition(" ")
     plan = subscription.plan
     authorization: dict[str, Any] = {
-        "method": "pix_automatico",
-        "id_rec": subscription.pix_id_rec,
+        "method": subscription.payment_method,
         "status": {"pending_authorization": "pending"}.get(subscription.status, "approved"),
     }
+    if subscription.payment_method == "card":
+        # The card stored at the gateway (its first charge is the authorization): never more than brand and last 4.
+        if subscription.card_id:
+            authorization["card"] = {"brand": subscription.card_brand, "last_digits": subscription.card_last4}
+    else:
+        authorization["id_rec"] = subscription.pix_id_rec
     if subscription.status == "cancelled":
         authorization["status"] = "cancelled"
     if subscription.pix_authorization_location:

@@ -1,10 +1,11 @@
-"""Subscription writes (issue 38): create from a plan with the Pix Automático authorization request, and the
-state machine's moves. Each write is one short transaction with its timeline event; the PSP is called between
-transactions, never inside one.
+"""Subscription writes (issue 38): create from a plan with the Pix Automático authorization request or a card
+stored at the gateway (its first cycle charged at once), and the state machine's moves. Each write is one short
+transaction with its timeline event; the PSP and the gateway are called between transactions, never inside one.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import date, timedelta
 
 from django.core.validators import validate_email
@@ -14,10 +15,21 @@ from django.utils import timezone
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
+from payments.card.gateway import GatewayRejected, StoredCard
+from payments.card.service import card_wallet_store
+from payments.exceptions import PaymentInputError
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
-from shop.subscriptions.cycles import cycle_plan, cycle_withdraw, cycles_close, recurrence_cancel_at_psp
+from shop.subscriptions.cycles import (
+    card_delete_at_gateway,
+    cycle_charge,
+    cycle_create,
+    cycle_plan,
+    cycle_withdraw,
+    cycles_close,
+    recurrence_cancel_at_psp,
+)
 from shop.subscriptions.emails import subscription_event
 
 STATUS_WORDS = dict(Subscription.Status.choices)
@@ -34,6 +46,10 @@ class SubscriptionInputError(ValueError):
 
 class SubscriptionStateError(ValueError):
     """A move the state machine does not allow (e.g. resuming a cancelled subscription)."""
+
+
+CARD = Subscription.Method.CARD
+CARD_REFUSED = "O cartão não foi aceito pela operadora. Confira os dados ou use outro cartão."
 
 
 def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_on: date) -> tuple[str, str, str]:
@@ -64,15 +80,22 @@ def subscription_create(
     destination: dict[str, str] | None = None,
     platform_id: str = "",
     destination_required: bool = False,
+    card_token: str = "",
 ) -> Subscription:
     """A subscription to the active plan `plan_id` (`plan_…`), pending the payer's authorization, with its
     recurrence created at the PSP (`POST /rec`, and `POST /solicrec` when the payer's account is known).
 
+    With `card_token` (the gateway's token of the buyer's card, made in their browser or by the agent's
+    tokenizer) it is paid by card instead: the card is stored at the gateway and the first cycle charged now
+    (`subscription_card_start`); no Pix Automático authorization is asked.
+
     Raises SubscriptionInputError for bad input (nothing written). A PSP failure (PSPUnavailable/PSPRejected)
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
-    # Pix Automático: the first charge goes out at least 2 days before its due date.
-    starts_on = starts_on or timezone.localdate() + timedelta(days=3)
+    if card_token and starts_on is not None and starts_on != timezone.localdate():
+        raise SubscriptionInputError("starts_on", "Com cartão, a primeira cobrança é feita hoje, ao assinar.")
+    # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
+    starts_on = timezone.localdate() if card_token else starts_on or timezone.localdate() + timedelta(days=3)
     name, tax_id, email = _validated(
         buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
     )
@@ -82,6 +105,13 @@ def subscription_create(
         raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
     if destination_required and plan.ships_each_cycle and not shipping_to:
         raise SubscriptionInputError("destination", "Informe o endereço de entrega de cada ciclo.")
+    # By card: the card is stored at the gateway first (no transaction open), so a refused token writes nothing.
+    stored = None
+    if card_token:
+        stored = _card_store(name=name, email=email, tax_id=tax_id, token=card_token, key=plan.public_id)
+        # The same token again (a double submit, a retried request) stores the same card: its subscription answers.
+        if (existing := Subscription.objects.filter(card_id=stored.card_id).first()) is not None:
+            return existing
     with transaction.atomic():
         subscription = Subscription.objects.create(
             plan=plan,
@@ -95,9 +125,63 @@ def subscription_create(
             starts_on=starts_on,
             destination=shipping_to,
             platform_id=platform_id,
+            payment_method=CARD if stored else Subscription.Method.PIX_AUTOMATICO,
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
+        if stored is not None:
+            first = _card_keep(subscription, stored)
+    if stored is not None:
+        cycle_charge(cycle_id=first.public_id)  # the first cycle, on the card just stored
+        return Subscription.objects.get(pk=subscription.pk)
     return subscription_request_authorization(subscription=subscription, payer_account=payer_account)
+
+
+def _card_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> StoredCard:
+    """The card of `token` in the gateway's wallet (no transaction open). One Idempotency-Key per token: a request
+    repeated after a timeout stores the same card, a new card gets a new key. SubscriptionInputError("card_token")
+    when the gateway refuses the token; GatewayError when it could not be asked."""
+    digest = hashlib.sha256(f"{key}:{email}:{token}".encode()).hexdigest()[:24]
+    try:
+        return card_wallet_store(name=name, email=email, tax_id=tax_id, token=token, key=f"card-{digest}")
+    except (GatewayRejected, PaymentInputError):
+        raise SubscriptionInputError("card_token", CARD_REFUSED) from None
+
+
+def _card_keep(subscription: Subscription, stored: StoredCard) -> SubscriptionCycle:
+    """Record the stored card on the subscription (inside the caller's transaction, the row new or locked) and
+    return its first cycle (planned now, due today), still to be charged."""
+    subscription.card_customer_id, subscription.card_id = stored.customer_id, stored.card_id
+    subscription.card_brand, subscription.card_last4 = stored.brand, stored.last4
+    subscription.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
+    subscription_event(subscription, "card_stored", brand=stored.brand, last4=stored.last4)
+    return _next_open(subscription) or cycle_create(subscription, number=1, due=subscription.starts_on)
+
+
+def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
+    """Another card for a card subscription whose first charge was declined: stored at the gateway (customer + card
+    in its wallet; the shop keeps its ids, brand and last four digits) and the first cycle charged with it, each
+    gateway call outside any transaction. Approved: the cycle's order is placed and the subscription is active.
+    Declined: it stays waiting, the decline said on its page. Raises SubscriptionInputError("card_token") when the
+    gateway refuses the token (nothing stored), SubscriptionStateError when it is not waiting for a card, and
+    GatewayError when the gateway could not be asked (ask again: the same token stores the same card)."""
+    subscription = Subscription.objects.filter(public_id=public_id).first()
+    if subscription is None or subscription.payment_method != CARD:
+        raise SubscriptionStateError("Assinatura não encontrada.")
+    if subscription.status != Subscription.Status.PENDING_AUTHORIZATION:
+        raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+    stored = _card_store(
+        name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
+        token=card_token, key=public_id,
+    )  # fmt: skip
+    with transaction.atomic():
+        locked = _locked(public_id)
+        if locked.status != Subscription.Status.PENDING_AUTHORIZATION:
+            raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+        first = _card_keep(locked, stored)
+    if first.status == "charged":
+        raise SubscriptionStateError("A primeira cobrança já está em andamento; aguarde um instante.")
+    cycle_charge(cycle_id=first.public_id)
+    return Subscription.objects.get(pk=locked.pk)
 
 
 def subscription_request_authorization(
@@ -235,6 +319,8 @@ def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
         if cycle.status == "retrying":
             raise SubscriptionStateError("Este ciclo já está sendo cobrado de novo; não dá mais para pulá-lo.")
         charged = cycle.status == "charged"
+        if charged and subscription.payment_method == CARD:
+            raise SubscriptionStateError("O cartão já está sendo cobrado por este ciclo; não dá mais para pulá-lo.")
     if charged and not cycle_withdraw(txid=cycle.txid):
         raise SubscriptionStateError("A cobrança deste ciclo já está em andamento no banco; não dá mais para pulá-lo.")
     with transaction.atomic():
@@ -251,12 +337,16 @@ def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
 
 
 def subscription_pause(*, public_id: str) -> Subscription:
-    """Pause: no cycle is charged while paused (a charge already sent still runs: it was announced)."""
+    """Pause: no cycle is charged while paused (a charge already sent still runs: it was announced). A card cycle
+    waiting for its retry is a charge not made yet: it is closed too, its unit given back."""
     with transaction.atomic():
         subscription = subscription_transition(public_id=public_id, to="paused", reason="pedido do assinante")
-        SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").update(
-            status="cancelled", updated_at=timezone.now()
-        )
+        if subscription.payment_method == CARD:
+            cycles_close(subscription)
+        else:
+            SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").update(
+                status="cancelled", updated_at=timezone.now()
+            )
     return subscription
 
 
@@ -272,7 +362,9 @@ def subscription_resume(*, public_id: str) -> Subscription:
 def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
     """Cancel (the buyer, any time, as easily as they subscribed — CDC art. 49 and Decreto 11.034/2022; the
     shop, staff): no further cycle is charged. The recurrence is cancelled at the PSP after commit
-    (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep."""
+    (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep.
+    A card subscription has nothing at the PSP: its cycle waiting for a retry is closed, and its card is removed
+    from the gateway's wallet (`DELETE /customers/{id}/cards/{card_id}`, re-driven by the sweep)."""
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status == Subscription.Status.CANCELLED:
@@ -288,6 +380,8 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
         charged = cycles_close(subscription)
     if subscription.pix_id_rec:
         recurrence_cancel_at_psp(subscription)
+    if subscription.payment_method == CARD and subscription.card_id:
+        card_delete_at_gateway(subscription)
     for txid in charged:
         try:
             cycle_withdraw(txid=txid)

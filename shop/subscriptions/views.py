@@ -1,6 +1,8 @@
-"""The subscriber's pages (thin: parse → service → render): subscribe to a plan, and manage a subscription at
-`/assinaturas/<token>/` (skip a cycle, change the address, pause, resume, cancel). The token is the capability,
-like an order's permalink; "Minha conta" (issue 33) can list these links by e-mail."""
+"""The subscriber's pages (thin: parse → service → render): subscribe to a plan (Pix Automático, or a card stored
+at the gateway: the card number is tokenized in the browser by `static/shop/card_tokenizer.js`, only the token
+reaches us), and manage a subscription at `/assinaturas/<token>/` (skip a cycle, change the address, pause, resume,
+cancel; a card subscription whose first charge was declined takes another card there). The token is the
+capability, like an order's permalink; "Minha conta" (issue 33) can list these links by e-mail."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
+from payments.card.gateway import GatewayError
+from payments.card.service import card_gateway_configured
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPRejected, PSPUnavailable
 from shop.models import Subscription, SubscriptionPlan
@@ -23,6 +27,7 @@ from shop.subscriptions.services import (
     SubscriptionStateError,
     subscription_address_change,
     subscription_cancel,
+    subscription_card_start,
     subscription_create,
     subscription_pause,
     subscription_resume,
@@ -54,6 +59,27 @@ BUYER_FIELDS = (
 )
 
 
+CARD_MISSING = "Informe os dados do cartão."
+CARD_DOWN = _("A operadora do cartão não respondeu agora; tente de novo em instantes.")
+
+
+def _card_form() -> dict[str, Any]:
+    """What `templates/shop/subscriptions/_card.html` needs: whether a card is taken and which tokenizer runs."""
+    pagarme = "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
+    return {
+        "enabled": card_gateway_configured(),
+        "tokenizer": "pagarme" if pagarme else "sandbox",
+        "public_key": getattr(settings, "PAGARME_PUBLIC_KEY", "") if pagarme else "",
+    }
+
+
+def _card_token(data: Any) -> str:
+    token = str(data.get("card_token", "")).strip()
+    if not token or len(token) > 200:
+        raise SubscriptionInputError("card_token", CARD_MISSING)
+    return token
+
+
 def _address(data: Any) -> dict[str, str]:
     return {key: str(data.get(key, "")) for key in ADDRESS_LABELS}
 
@@ -73,8 +99,10 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
         "terms": plan_terms(plan),
         "buyer_rows": [(name, label, kind, request.POST.get(name, "")) for name, label, kind in BUYER_FIELDS],
         "address_rows": _address_rows(request.POST),
+        "card": _card_form(),
     }
     if request.method == "POST":
+        by_card = request.POST.get("action") == "pay_card"
         try:
             subscription = subscription_create(
                 plan_id=plan.public_id,
@@ -83,10 +111,14 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
                 buyer_email=request.POST.get("buyer_email", ""),
                 destination=_address(request.POST) if plan.ships_each_cycle else None,
                 destination_required=True,
+                card_token=_card_token(request.POST) if by_card else "",
             )
         except SubscriptionInputError as exc:
             context["error"] = {"field": exc.field, "message": exc.message}
             return render(request, "shop/subscriptions/subscribe.html", context, status=400)
+        except GatewayError:
+            context["error"] = {"field": "", "message": CARD_DOWN}
+            return render(request, "shop/subscriptions/subscribe.html", context, status=503)
         except (PSPUnavailable, PSPRejected, PaymentInputError):
             context["error"] = {"field": "", "message": _("O Pix Automático está indisponível agora; tente de novo.")}
             return render(request, "shop/subscriptions/subscribe.html", context, status=503)
@@ -108,6 +140,8 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
             if action == "address":
                 subscription_address_change(public_id=subscription.public_id, address=_address(request.POST))
                 notice = ADDRESS_SAVED
+            elif action == "pay_card":  # another card for a first charge that was declined
+                subscription_card_start(public_id=subscription.public_id, card_token=_card_token(request.POST))
             elif action in ACTIONS:
                 service, notice = ACTIONS[action]
                 service(public_id=subscription.public_id)
@@ -119,6 +153,8 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
             error, status = str(exc), 409
         except PSPUnavailable:
             error, status = _("O banco não respondeu agora; tente de novo em instantes."), 503
+        except GatewayError:
+            error, status = CARD_DOWN, 503
         if not error:
             return redirect(f"{request.path}?ok={action}")
     if request.GET.get("ok") in ACTIONS or request.GET.get("ok") == "address":
@@ -130,5 +166,6 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
         "error": error,
         "sandbox": settings.BCP_PIX_SANDBOX,
         "address_rows": _address_rows(subscription.destination),
+        "card": _card_form(),
     }
     return render(request, "shop/subscriptions/page.html", context, status=status)

@@ -4,6 +4,7 @@ MCP; the subscription travels in the data part `a2a.bcp.subscription`."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -72,3 +73,48 @@ def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) 
     assert read["id"] == body["id"]
     assert cancelled["status"] == "cancelled"
     assert Subscription.objects.get(public_id=body["id"]).status == "cancelled"
+
+
+def test_an_agent_subscribes_by_card_over_a2a_and_the_sandbox_gateway_charges_the_first_cycle(server, settings) -> None:
+    from bcp_app.models import A2AContext, A2ATask
+    from bcp_app.service.platforms import platform_create
+    from orders.models import Order
+    from shop.demo.seed import seed_catalog
+    from shop.models import SubscriptionPlan, Variant
+
+    settings.BCP_PIX_SANDBOX = True  # the sandbox card gateway; `success_token` is BCP's test token
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    seed_catalog()
+    plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
+                                           price=3990)  # fmt: skip
+    url = "https://agente.example/assinaturas-cartao/bcp.json"
+    profile = platform_profile()
+    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
+        {**_capability("subscription", "subscription")[0],
+         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+    ]  # fmt: skip
+    cache_profile(url, profile)
+    created = platform_create(name="Agente A2A cartão", profile_url=url)
+    headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
+               "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    card = {"id": "instr_1", "handler_id": settings.BCP_CARD_HANDLER_ID, "type": "card",
+            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}  # fmt: skip
+    subscription = {
+        "plan_id": plan.public_id,
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br", "tax_id": "52998224725"},
+        "destination": {"postal_code": "01310100", "street": "Avenida Paulista", "number": "1000",
+                        "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+        "payment": {"instruments": [card]},
+    }  # fmt: skip
+
+    reply = sdk_send(server.base_url, [{"data": {"action": "create_subscription", "subscription": subscription}}],
+                     headers=headers)  # fmt: skip
+    body = _subscription_part(reply)
+
+    assert body["status"] == "active" and body["authorization"]["method"] == "card"
+    assert body["authorization"]["card"] == {"brand": "visa", "last_digits": "1111"}
+    order = Order.objects.get()
+    assert body["cycles"][0]["order_id"] == order.public_id and order.payment_type == "card"
+    # The credential goes platform → business only: neither echoed nor kept with the conversation or its task.
+    stored = json.dumps([list(A2ATask.objects.values()), list(A2AContext.objects.values())], default=str)
+    assert "success_token" not in stored and "success_token" not in json.dumps(MessageToDict(reply))

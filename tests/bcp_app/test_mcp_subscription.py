@@ -71,3 +71,40 @@ def test_an_agent_creates_reads_and_cancels_a_subscription_over_mcp(live_mcp, su
     assert read["id"] == body["id"] and read["authorization"]["status"] == "pending"
     assert cancelled["status"] == "cancelled"
     assert Subscription.objects.get(public_id=body["id"]).status == "cancelled"
+
+
+def test_an_agent_subscribes_by_card_over_mcp_and_the_sandbox_gateway_charges_the_stored_card(
+    live_mcp, subscriber_agent, settings: Any
+) -> None:
+    from orders.models import Order
+    from shop.models import Subscription
+
+    # The sandbox card gateway (no PAYMENTS_CARD_GATEWAY; `make run`): `success_token` is BCP's test token.
+    card = {"id": "instr_1", "handler_id": settings.BCP_CARD_HANDLER_ID, "type": "card",
+            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}  # fmt: skip
+    arguments = {
+        "meta": subscriber_agent.meta(),
+        "subscription": {
+            "plan_id": "plan_mcp",
+            "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br",
+                      "tax_id": "52998224725"},
+            "destination": {"postal_code": "01310100", "street": "Avenida Paulista", "number": "1000",
+                            "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+            "payment": {"instruments": [card]},
+        },
+    }  # fmt: skip
+    created = call(live_mcp.mcp_url, "create_subscription", arguments, headers=subscriber_agent.headers)
+    body = created.structured_content
+
+    assert body["status"] == "active", body
+    assert body["authorization"] == {"method": "card", "status": "approved",
+                                     "card": {"brand": "visa", "last_digits": "1111"}}  # fmt: skip
+    order = Order.objects.get(platform_id=subscriber_agent.platform_id)
+    assert body["cycles"][0]["order_id"] == order.public_id and order.payment_type == "card"
+    assert "success_token" not in json.dumps(body)
+    stored = Subscription.objects.get(public_id=body["id"])
+    assert stored.card_id.startswith("card_sbx_ok_1111_") and stored.pix_id_rec == ""
+
+    cancelled = call(live_mcp.mcp_url, "cancel_subscription", {"meta": subscriber_agent.meta(), "id": body["id"]},
+                     headers=subscriber_agent.headers).structured_content  # fmt: skip
+    assert cancelled["status"] == "cancelled"

@@ -60,3 +60,52 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             no_sideways_scroll(page)
         finally:
             browser.close()
+
+
+def test_a_newcomer_subscribes_by_card_in_the_sandbox_and_the_first_cycle_is_an_order_at_360px(
+    live_server, transactional_db, settings
+) -> None:
+    """The README's card line: the card typed into the page is tokenized in the browser (the sandbox tokenizer), the
+    sandbox gateway stores it and charges the first cycle, and the subscription's page shows it active with its
+    order and the card's last four digits; the card number never reaches the shop."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from shop.models import Subscription
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    settings.BCP_PUBLIC_URL = live_server.url
+    seed_catalog()
+    variant = Variant.objects.get(sku="SKU-CAFE-500G")
+    Variant.objects.filter(pk=variant.pk).update(stock=10)
+    plan = SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990)
+    posted: list[str] = []
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            page.on("request", lambda r: posted.append(r.post_data or "") if r.method == "POST" else None)
+            page.goto(f"{live_server.url}/assinar/{plan.public_id}/")
+            for name, value in {
+                "buyer_name": "Fulana de Tal", "buyer_tax_id": "529.982.247-25", "buyer_email": "fulana@example.com.br",
+                "postal_code": "01310-100", "street": "Avenida Paulista", "number": "1000",
+                "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP",
+            }.items():  # fmt: skip
+                page.fill(f"#sub-{name}", value)
+            page.get_by_test_id("card-number").fill("4111 1111 1111 1111")
+            page.get_by_test_id("card-holder").fill("FULANA DE TAL")
+            page.get_by_test_id("card-expiry").fill("12/39")
+            page.get_by_test_id("card-cvv").fill("123")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.get_by_test_id("subscribe-card").click()
+            expect(page.get_by_test_id("subscription-status")).to_have_text("ativa")
+            order = off_loop(lambda: Order.objects.get())
+            expect(page.get_by_test_id("cycles")).to_contain_text(f"pedido #{order.number}")
+            expect(page.get_by_test_id("subscription-card-on-file")).to_contain_text("final 1111")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        finally:
+            browser.close()
+    assert posted and not any("41111111" in b.replace("+", "").replace("%20", "") for b in posted)  # only the token
+    subscription = off_loop(lambda: Subscription.objects.get())
+    assert subscription.card_id.startswith("card_sbx_ok_1111_") and order.payment_type == "card"

@@ -9,6 +9,17 @@ hook body of https://docs.pagar.me/reference/exemplo-de-webhook-1 via `webhook`)
 unpaid boleto cancels it (https://docs.pagar.me/reference/cancelar-cobrança); a paid one is refused (412):
 for gateway clients the cancel of a paid boleto moves no money, so the shop never asks.
 
+Stored cards (subscriptions by card, issue 38), in the shape of Pagar.me v5's customer wallet: `POST /customers`
+(name, email, document, type → a `cus_…` customer), `POST /customers/{customer_id}/cards` with `{"token"}` (the
+card kept: `card_…`, `brand`, `last_four_digits`, `status: "active"`), `DELETE /customers/{customer_id}/cards/
+{card_id}` (`status: "deleted"`), and `POST /orders` with `customer_id` and `payments[0].credit_card.card_id`
+(+ `recurrence_cycle` "first"/"subsequent", `capture: true`): https://docs.pagar.me/reference/criar-pedido-2 ("use o
+card_id ou card_token"; "Caso seja informado o customer_id, não é necessário incluir o objeto customer"; the CVV
+only with `recurrence_cycle = first`), and the official SDK's `CustomersController.create_card` /
+`delete_card` (github.com/pagarme/pagarme-python-sdk, `pagarmeapisdk/controllers/customers_controller.py`).
+A stored card's charges approve or are declined as its token said (`tok_declined_<code>`); `card_outcome` changes
+that afterwards (a card that runs out of limit, then is paid again).
+
 It is the network boundary, not a mock of our code: `PagarmeGateway` talks real HTTP to it. Tokens
 decide the outcome like test cards do: `tok_approved` authorizes, `tok_declined_<code>` is refused by the
 "acquirer" with that return code. `Idempotency-Key` replays answer the first result, as the real API.
@@ -41,6 +52,8 @@ WEBHOOK_PASSWORD = "s3nha-do-hook"
 class FakePagarmeState:
     orders: dict[str, dict[str, Any]] = field(default_factory=dict)
     charges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    customers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict)
     idempotent: dict[str, tuple[int, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str, Any, dict[str, str]]] = field(default_factory=list)
     # Drop the connection after doing the work of the next N `POST /orders` / `POST /charges/{id}/capture`
@@ -54,7 +67,9 @@ class FakePagarmeState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _transaction(status: str, amount: int, installments: int, code: str) -> dict[str, Any]:
+def _transaction(
+    status: str, amount: int, installments: int, code: str, card: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "id": f"tran_{secrets.token_hex(6)}",
         "transaction_type": "credit_card",
@@ -64,7 +79,7 @@ def _transaction(status: str, amount: int, installments: int, code: str) -> dict
         "installments": installments,
         "acquirer_return_code": code,
         "acquirer_message": "Transação aprovada" if code == "00" else "Transação negada",
-        "card": {"brand": "Visa", "last_four_digits": "1111", "first_six_digits": "411111"},
+        "card": card or {"brand": "Visa", "last_four_digits": "1111", "first_six_digits": "411111"},
     }
 
 
@@ -138,6 +153,8 @@ class Handler(BaseHTTPRequestHandler):
         with state.lock:
             if method == "POST" and parts[2:] == ["orders"]:
                 return self._create_order(body)
+            if parts[2:3] == ["customers"]:
+                return self._customers(method, parts[3:], body)
             if method == "GET" and parts[2:] == ["orders"]:
                 code = (query.get("code") or [""])[0]
                 found = [self._order_view(o) for o in state.orders.values() if o["code"] == code]
@@ -219,11 +236,73 @@ class Handler(BaseHTTPRequestHandler):
         self.state.orders[order_id] = order
         return 200, self._order_view(order)
 
+    def _customers(self, method: str, rest: list[str], body: Any) -> tuple[int, Any]:
+        state = self.state
+        if method == "POST" and not rest:
+            if not (body or {}).get("name") or not (body or {}).get("email"):
+                return 422, {"message": "The request is invalid.", "errors": {"customer": ["name and email"]}}
+            customer_id = f"cus_{secrets.token_hex(8)}"
+            state.customers[customer_id] = {
+                "id": customer_id,
+                **{k: body.get(k) for k in ("name", "email", "document", "type", "document_type")},
+            }
+            return 200, state.customers[customer_id]
+        if not rest or rest[0] not in state.customers:
+            return 404, {"message": "Customer not found."}
+        customer_id = rest[0]
+        if method == "POST" and rest[1:] == ["cards"]:
+            token = str((body or {}).get("token", ""))
+            if not token.startswith("tok_"):
+                return 422, {"message": "The request is invalid.", "errors": {"token": ["invalid"]}}
+            card_id = f"card_{secrets.token_hex(8)}"
+            code = "00" if token == "tok_approved" else token.rsplit("_", 1)[-1]
+            state.cards[card_id] = {"id": card_id, "customer_id": customer_id, "brand": "Mastercard",
+                                    "last_four_digits": "4242", "first_six_digits": "542501", "status": "active",
+                                    "outcome": code}  # fmt: skip
+            return 200, self._card_view(state.cards[card_id])
+        if method == "DELETE" and len(rest) == 3 and rest[1] == "cards":
+            card = state.cards.get(rest[2])
+            if card is None or card["customer_id"] != customer_id:
+                return 404, {"message": "Card not found."}
+            card["status"] = "deleted"
+            return 200, self._card_view(card)
+        return 404, {"message": "Not found."}
+
+    @staticmethod
+    def _card_view(card: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in card.items() if k not in ("outcome", "customer_id")} | {
+            "customer": {"id": card["customer_id"]}
+        }
+
+    def _charge_stored(self, body: dict[str, Any], payment: dict[str, Any]) -> tuple[int, Any]:
+        credit_card = payment["credit_card"]
+        card = self.state.cards.get(str(credit_card.get("card_id")))
+        if card is None or card["status"] != "active" or card["customer_id"] != body.get("customer_id"):
+            return 422, {"message": "The request is invalid.", "errors": {"card_id": ["not found for customer"]}}
+        code = card["outcome"]
+        status = ("paid" if credit_card.get("capture", True) else "pending") if code == "00" else "failed"
+        tran_status = {"pending": "authorized_pending_capture", "paid": "captured", "failed": "not_authorized"}[status]
+        order_id, charge_id = f"or_{secrets.token_hex(8)}", f"ch_{secrets.token_hex(8)}"
+        amount = int(payment["amount"])
+        seen = {"id": card["id"], "brand": card["brand"], "last_four_digits": card["last_four_digits"]}
+        self.state.charges[charge_id] = {
+            "id": charge_id, "code": f"chc_{secrets.token_hex(4)}", "amount": amount,
+            "paid_amount": amount if status == "paid" else 0, "canceled_amount": 0, "status": status,
+            "currency": "BRL", "payment_method": "credit_card", "order_id": order_id,
+            "last_transaction": _transaction(tran_status, amount, 1, code, card=seen),
+        }  # fmt: skip
+        order = {"id": order_id, "code": body["code"], "amount": amount, "currency": "BRL", "closed": True,
+                 "status": status, "customer_id": body["customer_id"], "charge_ids": [charge_id]}  # fmt: skip
+        self.state.orders[order_id] = order
+        return 200, self._order_view(order)
+
     def _create_order(self, body: dict[str, Any]) -> tuple[int, Any]:
         payment = body["payments"][0]
         if payment.get("payment_method") == "boleto":
             return self._create_boleto(body)
         card = payment["credit_card"]
+        if card.get("card_id"):
+            return self._charge_stored(body, payment)
         token = card.get("card_token", "")
         if not token.startswith("tok_"):
             return 422, {"message": "The request is invalid.", "errors": {"card_token": ["invalid"]}}
@@ -278,6 +357,21 @@ class FakePagarmeServer(LoopbackServer):
         """The newest charge of the orders whose code is `reference` (as the test sees the gateway)."""
         orders = [o for o in self.state.orders.values() if o["code"] == reference]
         return self.state.charges[orders[-1]["charge_ids"][-1]]
+
+    def card_outcome(self, card_id: str, code: str) -> None:
+        """From now on the stored card's charges answer `code` ("00" approves; "51" no limit, …)."""
+        with self.state.lock:
+            self.state.cards[card_id]["outcome"] = code
+
+    def stored_charges(self) -> list[tuple[str, str, str, str]]:
+        """(order code, card_id, recurrence_cycle, Idempotency-Key) of each stored-card `POST /orders` received."""
+        return [
+            (body["code"], body["payments"][0]["credit_card"]["card_id"],
+             body["payments"][0]["credit_card"].get("recurrence_cycle", ""), headers.get("idempotency-key", ""))
+            for method, path, body, headers in self.state.requests
+            if method == "POST" and path == "/core/v5/orders"
+            and (body["payments"][0].get("credit_card") or {}).get("card_id")
+        ]  # fmt: skip
 
     def pay_boleto(self, charge_id: str, *, amount: int | None = None) -> None:
         """The bank reports the boleto paid (`amount` less than due: `underpaid`)."""

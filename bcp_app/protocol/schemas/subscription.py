@@ -9,13 +9,14 @@ from pydantic import Field
 
 from bcp_app.protocol.schemas.common import RequestModel, ResponseModel
 from bcp_app.protocol.schemas.envelope import UcpEnvelope
+from bcp_app.protocol.schemas.payment import PaymentIn
 
 
 class SubscriptionBuyerIn(RequestModel):
     first_name: str = Field(description="Nome.")
     last_name: str = Field(description="Sobrenome.")
     email: str = Field(description="E-mail: avisos de ciclo não pago, ciclo pulado e cancelamento.")
-    tax_id: str = Field(description="CPF (11 dígitos) ou CNPJ (14) do pagador do Pix Automático.")
+    tax_id: str = Field(description="CPF (11 dígitos) ou CNPJ (14) do pagador (Pix Automático ou cartão).")
 
 
 class SubscriptionAddress(RequestModel):
@@ -35,7 +36,13 @@ class SubscriptionCreateRequest(RequestModel):
     buyer: SubscriptionBuyerIn = Field(description="Quem assina e paga.")
     destination: SubscriptionAddress | None = Field(default=None, description="Entrega de cada ciclo.")
     starts_on: str | None = Field(
-        default=None, description="Vencimento do primeiro ciclo, AAAA-MM-DD (padrão: em 3 dias)."
+        default=None, description="Vencimento do primeiro ciclo, AAAA-MM-DD (padrão: em 3 dias; cartão: hoje)."
+    )
+    payment: PaymentIn | None = Field(
+        default=None,
+        description="Sem ele, Pix Automático. Cartão: um instrumento `{id, handler_id: <handler de cartão>, type: "
+        '"card", credential: {type: "PAYMENT_GATEWAY", token}}` (o token do gateway, nunca o número): o cartão fica '
+        "guardado no gateway e o primeiro ciclo é cobrado na hora.",
     )
 
 
@@ -54,11 +61,19 @@ class NextChargeOut(ResponseModel):
     status: str = Field(description="Situação do ciclo.")
 
 
+class StoredCardOut(ResponseModel):
+    brand: str = Field(description="Bandeira do cartão guardado no gateway.")
+    last_digits: str = Field(description="Os 4 últimos dígitos.")
+
+
 class AuthorizationOut(ResponseModel):
-    method: Literal["pix_automatico"] = Field(description="Meio de pagamento dos ciclos.")
-    id_rec: str = Field(description="Id da recorrência no PSP (idRec).")
-    status: str = Field(description="pending, approved ou cancelled (no app do banco).")
+    method: Literal["pix_automatico", "card"] = Field(description="Meio de pagamento dos ciclos.")
+    id_rec: str | None = Field(default=None, description="Pix Automático: id da recorrência no PSP (idRec).")
+    status: str = Field(
+        description="pending, approved ou cancelled (no app do banco; cartão: approved quando a 1ª cobrança passa)."
+    )
     location: str | None = Field(default=None, description="Location do QR da recorrência, quando houver.")
+    card: StoredCardOut | None = Field(default=None, description="Cartão: bandeira e final do cartão guardado.")
 
 
 class SubscriptionResponse(ResponseModel):

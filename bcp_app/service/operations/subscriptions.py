@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from django.conf import settings
+
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import ORDER, SUBSCRIPTION
 from bcp_app.protocol.results import OperationResult
@@ -20,6 +22,7 @@ from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest
 from bcp_app.protocol.validation import validate
 from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible
+from payments.card.gateway import GatewayError
 from payments.psp import PSPRejected, PSPUnavailable
 from shop.subscriptions.selectors import subscription_presented
 from shop.subscriptions.services import (
@@ -53,11 +56,32 @@ def _guard(ctx: RequestContext) -> OperationResult | None:
     return None
 
 
-def create_subscription(
-    ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]
-) -> OperationResult:
+def _card_token(ctx: RequestContext, request: SubscriptionCreateRequest) -> str | OperationResult:
+    """The card token of `payment` (BCP §11: one instrument of the card handler, its credential platform →
+    business only, never echoed nor logged), "" for Pix Automático, or the refusal naming the path."""
+    if request.payment is None or not request.payment.instruments:
+        return ""
+    path = "$.payment.instruments[0]"
+    if len(request.payment.instruments) != 1:
+        return _refused(
+            ctx, "invalid_subscription", "Informe exatamente um meio de pagamento.", "$.payment.instruments"
+        )
+    instrument = request.payment.instruments[0]
+    card_handler = getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+    if instrument.type != "card" or instrument.handler_id != card_handler:
+        text = f"Assinaturas aceitam só cartão (handler {card_handler}) aqui; sem payment, Pix Automático."
+        return _refused(ctx, "invalid_subscription", text, f"{path}.type")
+    token = instrument.credential.token if instrument.credential is not None else ""
+    if not token:
+        return _refused(ctx, "invalid_subscription", "Informe o token do cartão.", f"{path}.credential.token")
+    return token
+
+
+def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]) -> OperationResult:
     """`POST /subscriptions`: a pending subscription with its Pix Automático recurrence at the PSP; the buyer
-    authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date."""
+    authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date. With a
+    card instrument in `payment`, the card is stored at the gateway and the first cycle charged at once: the
+    answer is `active` with the first cycle's order (or `pending_authorization` with the decline, and no order)."""
     if (refused := _guard(ctx)) is not None:
         return refused
     # Types, control characters and missing members refused naming the field (nothing written).
@@ -71,6 +95,9 @@ def create_subscription(
         starts_on = date.fromisoformat(request.starts_on) if request.starts_on else None
     except ValueError:
         raise ProtocolError("invalid_request", "Campo inválido starts_on: use AAAA-MM-DD.") from None
+    card_token = _card_token(ctx, request)
+    if isinstance(card_token, OperationResult):
+        return card_token
     try:
         subscription = subscription_create(
             plan_id=request.plan_id,
@@ -81,13 +108,17 @@ def create_subscription(
             destination=address,
             platform_id=ctx.platform_id or "",
             destination_required=True,
+            card_token=card_token,
         )
     except SubscriptionInputError as exc:
-        paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email"}
+        paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email",
+                 "card_token": "$.payment.instruments[0].credential.token"}  # fmt: skip
         path = paths.get(exc.field, f"$.destination.{exc.field}" if exc.field in ADDRESS_KEYS else f"$.{exc.field}")
         return _refused(ctx, "invalid_subscription", exc.message, path)
     except (PSPUnavailable, PSPRejected):
         return _refused(ctx, "payment_unavailable", "O Pix Automático está indisponível agora; tente de novo.")
+    except GatewayError:
+        return _refused(ctx, "payment_unavailable", "A operadora do cartão não respondeu agora; tente de novo.")
     presented = subscription_presented(subscription.public_id)
     assert presented is not None  # just written
     return _result(ctx, presented, 201)

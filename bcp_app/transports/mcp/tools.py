@@ -524,8 +524,9 @@ def _specs() -> list[BcpToolSpec]:
         ),
         BcpToolSpec(
             "create_subscription",
-            "Assina um plano pelo Pix Automático (extensão br.dev.bcp.shopping.subscription); o comprador autoriza "
-            "no app do banco e cada ciclo pago vira um pedido.",
+            "Assina um plano (extensão br.dev.bcp.shopping.subscription): pelo Pix Automático, que o comprador "
+            "autoriza no app do banco, ou por cartão (`payment` com o token do gateway: o primeiro ciclo é cobrado "
+            "na hora); cada ciclo pago vira um pedido.",
             CreateSubscriptionArgs,
             SubscriptionResponse | ErrorResponse,
             lambda ctx, a: _ops().create_subscription(ctx, a.subscription.model_dump(exclude_none=True)),
@@ -539,7 +540,7 @@ def _specs() -> list[BcpToolSpec]:
         ),
         BcpToolSpec(
             "cancel_subscription",
-            "Cancela uma assinatura: nenhuma nova cobrança; a recorrência é cancelada no PSP.",
+            "Cancela uma assinatura: nenhuma nova cobrança; a recorrência é cancelada no PSP (cartão: removido).",
             IdArgs,
             SubscriptionResponse | ErrorResponse,
             lambda ctx, a: _ops().cancel_subscription(ctx, a.id),
