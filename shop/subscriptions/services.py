@@ -12,6 +12,8 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.forms import ValidationError
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
@@ -49,23 +51,23 @@ class SubscriptionStateError(ValueError):
 
 
 CARD = Subscription.Method.CARD
-CARD_REFUSED = "O cartão não foi aceito pela operadora. Confira os dados ou use outro cartão."
+CARD_REFUSED = gettext_lazy("O cartão não foi aceito pela operadora. Confira os dados ou use outro cartão.")
 
 
 def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_on: date) -> tuple[str, str, str]:
     name = buyer_name.strip()
     if not name:
-        raise SubscriptionInputError("buyer_name", "Informe o nome de quem assina.")
+        raise SubscriptionInputError("buyer_name", _("Informe o nome de quem assina."))
     digits = "".join(ch for ch in buyer_tax_id if ch.isdigit())
     if len(digits) not in (11, 14):
-        raise SubscriptionInputError("buyer_tax_id", "Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador.")
+        raise SubscriptionInputError("buyer_tax_id", _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador."))
     email = buyer_email.strip()
     try:
         validate_email(email)
     except ValidationError:
-        raise SubscriptionInputError("buyer_email", "Informe um e-mail válido, como nome@exemplo.com.br.") from None
+        raise SubscriptionInputError("buyer_email", _("Informe um e-mail válido, como nome@exemplo.com.br.")) from None
     if starts_on < timezone.localdate():
-        raise SubscriptionInputError("starts_on", "A primeira cobrança não pode ser numa data que já passou.")
+        raise SubscriptionInputError("starts_on", _("A primeira cobrança não pode ser numa data que já passou."))
     return name[:140], digits, email
 
 
@@ -93,7 +95,7 @@ def subscription_create(
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
     if card_token and starts_on is not None and starts_on != timezone.localdate():
-        raise SubscriptionInputError("starts_on", "Com cartão, a primeira cobrança é feita hoje, ao assinar.")
+        raise SubscriptionInputError("starts_on", _("Com cartão, a primeira cobrança é feita hoje, ao assinar."))
     # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
     starts_on = timezone.localdate() if card_token else starts_on or timezone.localdate() + timedelta(days=3)
     name, tax_id, email = _validated(
@@ -102,9 +104,9 @@ def subscription_create(
     shipping_to = address_clean(destination, name) if destination is not None else {}
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
     if plan is None:
-        raise SubscriptionInputError("plan_id", "Este plano de assinatura não existe ou não está mais à venda.")
+        raise SubscriptionInputError("plan_id", _("Este plano de assinatura não existe ou não está mais à venda."))
     if destination_required and plan.ships_each_cycle and not shipping_to:
-        raise SubscriptionInputError("destination", "Informe o endereço de entrega de cada ciclo.")
+        raise SubscriptionInputError("destination", _("Informe o endereço de entrega de cada ciclo."))
     # By card: the card is stored at the gateway first (no transaction open), so a refused token writes nothing.
     stored = None
     if card_token:
@@ -144,7 +146,7 @@ def _card_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> 
     try:
         return card_wallet_store(name=name, email=email, tax_id=tax_id, token=token, key=f"card-{digest}")
     except (GatewayRejected, PaymentInputError):
-        raise SubscriptionInputError("card_token", CARD_REFUSED) from None
+        raise SubscriptionInputError("card_token", str(CARD_REFUSED)) from None
 
 
 def _card_keep(subscription: Subscription, stored: StoredCard) -> SubscriptionCycle:
@@ -166,9 +168,9 @@ def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
     GatewayError when the gateway could not be asked (ask again: the same token stores the same card)."""
     subscription = Subscription.objects.filter(public_id=public_id).first()
     if subscription is None or subscription.payment_method != CARD:
-        raise SubscriptionStateError("Assinatura não encontrada.")
+        raise SubscriptionStateError(_("Assinatura não encontrada."))
     if subscription.status != Subscription.Status.PENDING_AUTHORIZATION:
-        raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+        raise SubscriptionStateError(_("Esta assinatura já está paga com o cartão cadastrado."))
     stored = _card_store(
         name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
         token=card_token, key=public_id,
@@ -176,10 +178,10 @@ def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
     with transaction.atomic():
         locked = _locked(public_id)
         if locked.status != Subscription.Status.PENDING_AUTHORIZATION:
-            raise SubscriptionStateError("Esta assinatura já está paga com o cartão cadastrado.")
+            raise SubscriptionStateError(_("Esta assinatura já está paga com o cartão cadastrado."))
         first = _card_keep(locked, stored)
     if first.status == "charged":
-        raise SubscriptionStateError("A primeira cobrança já está em andamento; aguarde um instante.")
+        raise SubscriptionStateError(_("A primeira cobrança já está em andamento; aguarde um instante."))
     cycle_charge(cycle_id=first.public_id)
     return Subscription.objects.get(pk=locked.pk)
 
@@ -236,17 +238,18 @@ def subscription_transition(*, public_id: str, to: str, reason: str = "") -> Sub
     Raises SubscriptionStateError (in Portuguese) for a move it does not allow; nothing is written then."""
     subscription = Subscription.objects.filter(public_id=public_id).first()
     if subscription is None:
-        raise SubscriptionStateError("Assinatura não encontrada.")
+        raise SubscriptionStateError(_("Assinatura não encontrada."))
     current = subscription.status
     if to not in Subscription.TRANSITIONS.get(current, frozenset()):
         raise SubscriptionStateError(
-            f"Uma assinatura {STATUS_WORDS[current]} não pode passar a {STATUS_WORDS.get(to, to)}."
+            _("Uma assinatura %(now)s não pode passar a %(to)s.")
+            % {"now": STATUS_WORDS[current], "to": STATUS_WORDS.get(to, to)}
         )
     subscription.status = to
     detail = {"from": current, "reason": reason}
     event = SubscriptionEvent(subscription=subscription, kind=f"status_{to}", detail=detail)
     if not update_where(subscription, ["status"], where={"status": current}, event=event):
-        raise SubscriptionStateError("A assinatura mudou enquanto isso; confira a situação e tente de novo.")
+        raise SubscriptionStateError(_("A assinatura mudou enquanto isso; confira a situação e tente de novo."))
     return subscription
 
 
@@ -292,7 +295,7 @@ def subscription_apply_recurrence(*, id_rec: str, status: str, cancelled_by: str
 def _locked(public_id: str) -> Subscription:
     subscription = Subscription.objects.select_for_update().filter(public_id=public_id).first()
     if subscription is None:
-        raise SubscriptionStateError("Assinatura não encontrada.")
+        raise SubscriptionStateError(_("Assinatura não encontrada."))
     return subscription
 
 
@@ -312,17 +315,19 @@ def subscription_skip_next(*, public_id: str) -> SubscriptionCycle:
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status != Subscription.Status.ACTIVE:
-            raise SubscriptionStateError("Só dá para pular um ciclo de uma assinatura ativa.")
+            raise SubscriptionStateError(_("Só dá para pular um ciclo de uma assinatura ativa."))
         cycle = _next_open(subscription)
         if cycle is None:
-            raise SubscriptionStateError("Não há próximo ciclo para pular.")
+            raise SubscriptionStateError(_("Não há próximo ciclo para pular."))
         if cycle.status == "retrying":
-            raise SubscriptionStateError("Este ciclo já está sendo cobrado de novo; não dá mais para pulá-lo.")
+            raise SubscriptionStateError(_("Este ciclo já está sendo cobrado de novo; não dá mais para pulá-lo."))
         charged = cycle.status == "charged"
         if charged and subscription.payment_method == CARD:
-            raise SubscriptionStateError("O cartão já está sendo cobrado por este ciclo; não dá mais para pulá-lo.")
+            raise SubscriptionStateError(_("O cartão já está sendo cobrado por este ciclo; não dá mais para pulá-lo."))
     if charged and not cycle_withdraw(txid=cycle.txid):
-        raise SubscriptionStateError("A cobrança deste ciclo já está em andamento no banco; não dá mais para pulá-lo.")
+        raise SubscriptionStateError(
+            _("A cobrança deste ciclo já está em andamento no banco; não dá mais para pulá-lo.")
+        )
     with transaction.atomic():
         subscription = _locked(public_id)
         cycle.refresh_from_db()
@@ -372,7 +377,7 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
         reason = "pedido do assinante" if by == "buyer" else "cancelada pela loja"
         current = subscription.status
         if "cancelled" not in Subscription.TRANSITIONS.get(current, frozenset()):
-            raise SubscriptionStateError("Esta assinatura não pode ser cancelada agora.")
+            raise SubscriptionStateError(_("Esta assinatura não pode ser cancelada agora."))
         subscription.status = Subscription.Status.CANCELLED
         subscription.cancelled_at = timezone.now()
         subscription.save(update_fields=["status", "cancelled_at", "updated_at"])
@@ -391,12 +396,12 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
 
 
 ADDRESS_FIELDS = {
-    "postal_code": "Informe o CEP com 8 dígitos.",
-    "street": "Informe a rua.",
-    "number": "Informe o número.",
-    "neighborhood": "Informe o bairro.",
-    "city": "Informe a cidade.",
-    "state": "Informe a UF (duas letras).",
+    "postal_code": gettext_lazy("Informe o CEP com 8 dígitos."),
+    "street": gettext_lazy("Informe a rua."),
+    "number": gettext_lazy("Informe o número."),
+    "neighborhood": gettext_lazy("Informe o bairro."),
+    "city": gettext_lazy("Informe a cidade."),
+    "state": gettext_lazy("Informe a UF (duas letras)."),
 }
 
 
@@ -408,7 +413,7 @@ def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
     for key, message in ADDRESS_FIELDS.items():
         sized = {"postal_code": 8, "state": 2}.get(key)
         if not clean[key] or (sized is not None and len(clean[key]) != sized):
-            raise SubscriptionInputError(key, message)
+            raise SubscriptionInputError(key, str(message))
     first, _, last = buyer_name.partition(" ")
     return {"first_name": first, "last_name": last, **clean, "country": "BR"}
 
@@ -418,7 +423,7 @@ def subscription_address_change(*, public_id: str, address: dict[str, str]) -> S
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status == Subscription.Status.CANCELLED:
-            raise SubscriptionStateError("Esta assinatura foi cancelada.")
+            raise SubscriptionStateError(_("Esta assinatura foi cancelada."))
         subscription.destination = address_clean(address, subscription.buyer_name)
         subscription.save(update_fields=["destination", "updated_at"])
         SubscriptionEvent.objects.create(subscription=subscription, kind="address_changed", detail={})

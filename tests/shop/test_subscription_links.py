@@ -239,6 +239,11 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
     assert "Subscription paused. Nothing will be charged until you resume it." in paused.content.decode()
     refused = client.post(page, {"action": "nada"})
     assert refused.status_code == 400 and "Unknown action." in refused.content.decode()
+    # the services' own refusals speak the page's language too
+    bad_cep = client.post(page, {"action": "address", "postal_code": "123"})
+    assert bad_cep.status_code == 400 and "Enter the postal code (CEP) with 8 digits." in bad_cep.content.decode()
+    skipped = client.post(page, {"action": "skip"})
+    assert "Only an active subscription&#x27;s cycle can be skipped." in skipped.content.decode()
 
     subscribe = client.get(f"/assinar/{subscription.plan.public_id}/").content.decode()
     text = _visible(subscribe, "subscribe-page").replace("Café especial 500 g", "")
