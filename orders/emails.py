@@ -84,7 +84,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     event, adjustment = _event_and_adjustment(order, kind, ref)
     lines = list(order.lines.all())
     by_id = {line.public_id: line for line in lines}
-    adjustments = list(order.adjustments.order_by("occurred_at", "id"))
+    adjustments = list(order.adjustments.all())  # prefetched by the outbox task, else read (Meta orders them)
     # What this shipment / delivery covered, and whether something of the order is still to come.
     event_items = [(by_id[i["id"]], i["quantity"]) for i in (event.line_items if event else []) if i["id"] in by_id]
     live = [line for line in lines if line.quantity_total]

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet, prefetch_related_objects
 
 from orders.models import (
     Adjustment,
@@ -179,6 +179,20 @@ def order_presented(order_id: str) -> Order | None:
     if order is None or order.bcp_json:
         return order
     return order_for_bcp(order_id)
+
+
+def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:
+    """The order one outbox row's side effects share (buyer e-mail, NF-e request, webhook), read once after
+    commit and passed down instead of each re-reading it: the row (precompiled), and with `with_lines` its
+    lines and adjustments as prefetched relations. 1 or 3 queries."""
+    order = _order_by_public_id(order_id) if isinstance(order_id, str) and order_id else None
+    if order is not None and with_lines:
+        prefetch_related_objects(
+            [order],
+            Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
+            Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
+        )
+    return order
 
 
 @functools.cache
