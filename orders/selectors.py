@@ -194,14 +194,14 @@ def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order |
             queryset._result_cache = _rows_of_order(model, order)
             queryset._prefetch_done = True
             cache[name] = queryset
-        order._prefetched_objects_cache = cache
+        order._prefetched_objects_cache = cache  # type: ignore[attr-defined]
     return order
 
 
 @functools.cache
 def _rows_of_order_sql(model: type[Model]) -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
     """`model.objects.filter(order_id=…)` in its Meta ordering, compiled once per process (as the order's own)."""
-    return _compiled(model.objects.filter(order_id=0), model)
+    return _compiled(model._default_manager.filter(order_id=0), model)
 
 
 def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
@@ -218,7 +218,7 @@ def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
             for convert in funcs:
                 values[index] = convert(values[index], expression, connection)
         instance = model.from_db(DEFAULT_DB_ALIAS, attnames, values)
-        field.set_cached_value(instance, order)  # type: ignore[attr-defined]
+        field.set_cached_value(instance, order)  # type: ignore[union-attr]
         result.append(instance)
     return result
 

@@ -95,11 +95,12 @@ def _prepare(
         order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
         return None, False
+    platform_id = order.platform_id
     if snapshot and snapshot != order.bcp_json:
         order = copy.copy(order)  # the caller's order stays as read (other receivers share it)
         order.bcp_json = snapshot
-    if platform is None or platform.public_id != order.platform_id:
-        platform = platform_get(order.platform_id)
+    if platform is None or platform.public_id != platform_id:
+        platform = platform_get(platform_id)
     if platform is None or not platform.active or not platform.profile_url:
         return None, False
     try:

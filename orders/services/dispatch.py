@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -67,8 +68,7 @@ def _claim(message_id: int, now: datetime) -> tuple[str, str, dict[str, Any]] | 
     if row is None:
         return None
     kind, key, raw = row
-    payload = OutboxMessage._meta.get_field("payload").from_db_value(raw, None, connection)  # type: ignore[attr-defined]
-    return kind, key, payload
+    return kind, key, raw if isinstance(raw, dict) else json.loads(raw)  # jsonb comes as text through Django
 
 
 def outbox_process(*, message_id: int) -> str:
