@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import tax_id_normalize, tax_id_valid
-from orders.emails import build_order_email
+from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
 from orders.services._common import (
@@ -155,7 +155,7 @@ def _send_claimed(delivery: EmailDelivery, order: Order) -> str:
     """Talk SMTP for a delivery this run holds the claim of (no transaction open), then record it sent."""
     message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
     try:
-        message.send()
+        send_email(message)  # over the worker's open SMTP connection
     except Exception:
         # Let the task's retry (or the sweep) try again at once, not after the claim lapses.
         EmailDelivery.objects.filter(pk=delivery.pk, sent_at__isnull=True).update(claimed_until=None)

@@ -24,12 +24,11 @@ import json
 import logging
 import os
 import pstats
-import socketserver
 import statistics
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, create_body, update_body
 from tests.bench.rounds import spread
+from tests.orders.fake_smtp import FakeSMTP, fake_smtp
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 ORDERS = 20  # orders per case and round
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 COUNTED = 5  # orders whose statements are counted (a separate pass: recording queries costs CPU)
-ORDER_CHANGED_ORDER = "br.dev.bcp.shopping.order"
+ORDER_CAPABILITY = "br.dev.bcp.shopping.order"
 # (label, substring of the file, function) whose inclusive time is printed as a share of the drain
 LANDMARKS = (
     ("outbox_process", "orders/services/dispatch.py", "outbox_process"),
@@ -74,47 +74,12 @@ LANDMARKS = (
 )
 
 
-class _SMTPHandler(socketserver.StreamRequestHandler):
-    """Just enough SMTP (RFC 5321) for Django's backend: EHLO, MAIL, RCPT, DATA, RSET, NOOP, QUIT."""
-
-    def handle(self) -> None:
-        self.wfile.write(b"220 bench ESMTP\r\n")
-        while line := self.rfile.readline():
-            verb = line[:4].upper()
-            if verb == b"EHLO":
-                self.wfile.write(b"250-bench\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n")
-            elif verb == b"DATA":
-                self.wfile.write(b"354 go on\r\n")
-                while self.rfile.readline() not in (b".\r\n", b""):
-                    pass
-                self.server.messages += 1  # type: ignore[attr-defined]
-                self.wfile.write(b"250 queued\r\n")
-            elif verb == b"QUIT":
-                self.wfile.write(b"221 bye\r\n")
-                return
-            else:
-                self.wfile.write(b"250 ok\r\n")
-
-
 @pytest.fixture
-def smtp_server(settings: Any) -> Iterator[socketserver.ThreadingTCPServer]:
-    """An SMTP server on 127.0.0.1 (the boundary), and the shop's production mailer (SMTP) pointed at it."""
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _SMTPHandler)
-    server.daemon_threads = True
-    server.messages = 0  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    settings.MAILERS = {
-        "default": {
-            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
-            "OPTIONS": {"host": "127.0.0.1", "port": server.server_address[1], "timeout": 10},
-        }
-    }
-    try:
+def smtp_server(settings: Any) -> Iterator[FakeSMTP]:
+    """A mail server on 127.0.0.1 (the boundary), and the shop's production mailer (SMTP) pointed at it."""
+    with fake_smtp() as server:
+        settings.MAILERS = server.mailers()
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 class Broker:
@@ -210,7 +175,7 @@ def _landmarks(profile: cProfile.Profile) -> None:
 def test_worker_cpu_per_placed_order(
     bcp_settings: Any,  # noqa: F811
     fake_platform: FakePlatform,  # noqa: F811
-    smtp_server: socketserver.ThreadingTCPServer,
+    smtp_server: FakeSMTP,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(logging.getLogger("httpx"), "level", logging.WARNING)  # a line per webhook POST
@@ -221,13 +186,13 @@ def test_worker_cpu_per_placed_order(
     make_shipping()
     with_url = fake_platform.profile(handlers=fake_platform.with_card())
     without_url = fake_platform.profile(handlers=fake_platform.with_card())
-    del without_url["ucp"]["capabilities"][ORDER_CHANGED_ORDER][0]["config"]
+    del without_url["ucp"]["capabilities"][ORDER_CAPABILITY][0]["config"]
     clients = {}
-    for label, profile, path in (
+    for label, document, path in (
         ("webhook_url", with_url, "/com-webhook.json"),
         ("no webhook_url", without_url, "/sem-webhook.json"),
     ):
-        url = fake_platform.serve_json(path, profile, headers={"Cache-Control": "public, max-age=3600"})
+        url = fake_platform.serve_json(path, document, headers={"Cache-Control": "public, max-age=3600"})
         platform = platform_create(name=f"Bench {label}", profile_url=url)
         clients[label] = Client(
             headers={"BCP-Agent": f'profile="{url}"', "Authorization": f"Bearer {platform.api_key}"}
@@ -250,7 +215,7 @@ def test_worker_cpu_per_placed_order(
             seconds, count = _timed(broker.drain)
             cpu[label].append(seconds / ORDERS * 1000)
             tasks[label].append(count)
-            seconds, _ = _timed(lambda orders=orders: _bare(orders))
+            seconds, _ = _timed(partial(_bare, orders))
             bare[label].append(seconds / ORDERS * 1000)
     assert not OutboxMessage.objects.filter(status="pending").exclude(kind="bench_bare").exists()
     print(
@@ -290,5 +255,6 @@ def test_worker_cpu_per_placed_order(
         _landmarks(profile)
     print(
         f"  tasks run: {broker.run}; with a countdown (not run): {broker.later};"
-        f" e-mails received by the SMTP server: {smtp_server.messages}"
-    )  # type: ignore[attr-defined]
+        f" e-mails received by the SMTP server: {len(smtp_server.messages)}"
+        f" over {smtp_server.connections} connection(s)"
+    )
