@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Model, Prefetch, Q, QuerySet
 
 from orders.models import (
     Adjustment,
@@ -185,6 +185,48 @@ def order_presented(order_id: str) -> Order | None:
     return order_for_bcp(order_id)
 
 
+def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:
+    """The order one outbox row's side effects share (buyer e-mail, NF-e request, webhook), read once after
+    commit and passed down instead of each re-reading it: the row (precompiled), and with `with_lines` its
+    lines and adjustments as prefetched relations. 1 or 3 queries."""
+    order = _order_by_public_id(order_id) if isinstance(order_id, str) and order_id else None
+    if order is not None and with_lines:
+        # What prefetch_related would leave (ordered lists, each row's `order` set), through precompiled statements.
+        cache: dict[str, Any] = {}
+        for name, model in (("lines", OrderLine), ("adjustments", Adjustment)):
+            queryset = getattr(order, name).all()
+            queryset._result_cache = _rows_of_order(model, order)
+            queryset._prefetch_done = True
+            cache[name] = queryset
+        order._prefetched_objects_cache = cache  # type: ignore[attr-defined]
+    return order
+
+
+@functools.cache
+def _rows_of_order_sql(model: type[Model]) -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
+    """`model.objects.filter(order_id=…)` in its Meta ordering, compiled once per process (as the order's own)."""
+    return _compiled(model._default_manager.filter(order_id=0), model)
+
+
+def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
+    sql, attnames, converters = _rows_of_order_sql(model)
+    connection = connections[DEFAULT_DB_ALIAS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [order.pk])
+        rows = cursor.fetchall()
+    field = model._meta.get_field("order")
+    result = []
+    for row in rows:
+        values = list(row)
+        for index, funcs, expression in converters:
+            for convert in funcs:
+                values[index] = convert(values[index], expression, connection)
+        instance = model.from_db(DEFAULT_DB_ALIAS, attnames, values)
+        field.set_cached_value(instance, order)  # type: ignore[union-attr]
+        result.append(instance)
+    return result
+
+
 @functools.cache
 def _order_by_public_id_sql() -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
     """`Order.objects.filter(public_id=…)[:1]` compiled once per process: SQL, attnames, converters.
@@ -193,11 +235,16 @@ def _order_by_public_id_sql() -> tuple[str, list[str], list[tuple[int, list[Any]
     same for every id, so only the parameter changes. Rows become models through `Model.from_db` with
     the compiler's own converters, exactly as the queryset would build them.
     """
-    compiler = Order.objects.filter(public_id="").order_by()[:1].query.get_compiler(DEFAULT_DB_ALIAS)
+    return _compiled(Order.objects.filter(public_id="").order_by()[:1], Order)
+
+
+def _compiled(queryset: QuerySet[Any], model: type[Model]) -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
+    """SQL (one parameter), attnames and converters of a query selecting every concrete field of `model`."""
+    compiler = queryset.query.get_compiler(DEFAULT_DB_ALIAS)
     sql, _ = compiler.as_sql()
-    fields = Order._meta.concrete_fields
+    fields = model._meta.concrete_fields
     if len(compiler.select) != len(fields):  # the default select is every concrete field, in order
-        raise RuntimeError("unexpected Order select list")
+        raise RuntimeError(f"unexpected {model.__name__} select list")
     converters = compiler.get_converters([column for column, _, _ in compiler.select])
     return sql, [field.attname for field in fields], [(i, funcs, expr) for i, (funcs, expr) in converters.items()]
 

@@ -2,6 +2,9 @@
 
 order_changed          send(sender=Order, order_id=str, event=str, platform_id=str, snapshot=str)
                        # platform_id "": none; snapshot: the presented order at this change (Order.bcp_json)
+                       # also outbox_key=str and order=Order|None: the order as the outbox task read it after
+                       # commit, unlocked (lines and adjustments prefetched for "placed"), shared by every
+                       # receiver instead of each re-reading it; never mutate it (issue 34)
 refund_requested       send(sender=Order, order_id=str, adjustment_id=str, payment_reference=str, amount=int,
                             reason=str)   # amount in centavos, positive
 stock_return_requested send(sender=Order, order_id=str, items=list[tuple[str, int]])   # (sku, quantity)

@@ -10,6 +10,7 @@ not be read sends the event to Celery's `prepare_order_webhook`, which retries i
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -36,15 +37,13 @@ from bcp_app.service.discovery import profile_url as our_profile_url
 from bcp_app.service.discovery import ucp_profile_url
 from bcp_app.service.platforms import platform_get
 from kernel.tasks import enqueue
+from orders.models import Order
 from orders.selectors import order_presented
-from orders.services import order_event_record
 
 logger = logging.getLogger("bcp_app.service.webhooks")
 
 BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
 GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
-# Staff words (the timeline is stored text in the shop's language), as the developer sees it in the admin.
-NO_WEBHOOK_NOTE = "Perfil da plataforma sem webhook_url: nenhum webhook enviado para este pedido."
 LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
 
 
@@ -57,7 +56,13 @@ def next_delay(attempts: int) -> int:
 
 
 def order_webhook_send(
-    *, order_id: str, event: str, source_key: str | None = None, snapshot: str = "", platform: Platform | None = None
+    *,
+    order_id: str,
+    event: str,
+    source_key: str | None = None,
+    snapshot: str = "",
+    platform: Platform | None = None,
+    order: Order | None = None,
 ) -> str:
     """Prepare the delivery for `event` of `order_id` and make its first attempt at once: "none" when no
     webhook is due (BCP-WH-01), else the delivery's status. Raises WebhookNotReady when the platform profile
@@ -68,16 +73,17 @@ def order_webhook_send(
     through the usual claim (a first run that died mid-attempt left its lease, after which the beat sweep
     tries it). `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook
     of an event shows that moment even when a later change was made before this ran. `platform`: the
-    order's, when the caller has it."""
+    order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task)."""
     delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
-                               platform=platform)
+                               platform=platform, order=order)
     if delivery is None:
         return "none"
     return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
 
 
 def _prepare(
-    *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None
+    *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None,
+    order: Order | None,
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
     if source_key:
@@ -85,13 +91,16 @@ def _prepare(
         if existing is not None:
             return existing, False
 
-    order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
+    if order is None or order.public_id != order_id or not (snapshot or order.bcp_json):
+        order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
         return None, False
-    if snapshot:
+    platform_id = order.platform_id
+    if snapshot and snapshot != order.bcp_json:
+        order = copy.copy(order)  # the caller's order stays as read (other receivers share it)
         order.bcp_json = snapshot
-    if platform is None or platform.public_id != order.platform_id:
-        platform = platform_get(order.platform_id)
+    if platform is None or platform.public_id != platform_id:
+        platform = platform_get(platform_id)
     if platform is None or not platform.active or not platform.profile_url:
         return None, False
     try:
@@ -102,8 +111,7 @@ def _prepare(
     if ORDER not in active:
         return None, False
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    if not isinstance(url, str) or not url:
-        note_no_webhook_url(order_id, event)  # the profile was not cached when the event was sent
+    if not isinstance(url, str) or not url:  # orders negotiated, no webhook wanted (BCP §8): nothing to write
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     presented = OrderResponse.produce(presenters.order(order, ctx))  # the get_order output model
@@ -241,16 +249,9 @@ def _webhook_outlook(platform: Platform | None) -> str:
     return "due" if isinstance(url, str) and url else "no_url"
 
 
-def note_no_webhook_url(order_id: str, event: str) -> None:
-    """A staff-only timeline line on a placed order whose platform's profile has no `webhook_url` (BCP §8):
-    otherwise nothing says why the developer never got a webhook. Written by the outbox task, never on the
-    request path; once per order (the "placed" event, and a second run of its task adds nothing)."""
-    if event == "placed":
-        with transaction.atomic():  # the order's lock covers the "already said?" check
-            order_event_record(order_id=order_id, kind="webhook_none", message=NO_WEBHOOK_NOTE, once=True)
-
-
-def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | None = None, **kwargs: Any) -> None:
+def on_order_changed(
+    sender: Any, order_id: str, event: str, outbox_key: str | None = None, order: Order | None = None, **kwargs: Any
+) -> None:
     """Receiver of `orders.signals.order_changed`, sent by the orders outbox from the order's task, with no
     transaction open: the webhook is prepared and tried right here, so a placed order stays one Celery task.
     The last receiver (INSTALLED_APPS order), so a slow platform (bounded by `outbound`'s deadline) holds
@@ -259,17 +260,17 @@ def on_order_changed(sender: Any, order_id: str, event: str, outbox_key: str | N
     A database error propagates: the outbox row stays pending and its sweep sends it again; `outbox_key`
     makes that re-run find the delivery a first, half-finished run made. A platform profile that cannot be
     read goes to `prepare_order_webhook`, which retries with backoff (an enqueue failure propagates too).
+    A platform whose profile names no `webhook_url` (BCP §8) costs a cached profile read and writes nothing.
+    `order`: the order as the outbox task read it, shared by every receiver (not read again here).
     """
     platform = None
     if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
         platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
-        outlook = _webhook_outlook(platform)
-        if outlook == "no_url":
-            note_no_webhook_url(order_id, event)
-        if outlook not in ("due", "unknown"):
+        if _webhook_outlook(platform) not in ("due", "unknown"):
             return
     snapshot = kwargs.get("snapshot", "")
     try:
-        order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform)
+        order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform,
+                           order=order)
     except WebhookNotReady:
         enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F, Q
+from django.db import connection
 from django.utils import timezone
 
 from orders.models import Order, OutboxMessage
+from orders.selectors import order_for_side_effects
 from orders.services.notes import order_placed_email_send
 from orders.services.outbox import LABEL_PURCHASE, ORDER_CHANGED, REFUND_REQUESTED
 from orders.signals import label_purchase_requested, order_changed, refund_requested
@@ -26,9 +28,13 @@ def _send_refund_requested(key: str, payload: dict[str, Any]) -> None:
 
 
 def _send_order_changed(key: str, payload: dict[str, Any]) -> None:
-    if payload.get("event") == "placed":
-        order_placed_email_send(order_id=payload["order_id"])  # the buyer's e-mail, then the receivers
-    order_changed.send(sender=Order, outbox_key=key, **payload)
+    # Read once for every side effect of the event (issue 34: each receiver re-read it); a placement's e-mail
+    # and NF-e also need its lines and adjustments.
+    placed = payload.get("event") == "placed"
+    order = order_for_side_effects(payload.get("order_id", ""), with_lines=placed)
+    if placed:
+        order_placed_email_send(order_id=payload["order_id"], order=order)  # the buyer's e-mail, then the receivers
+    order_changed.send(sender=Order, outbox_key=key, order=order, **payload)
 
 
 def _send_label_purchase(key: str, payload: dict[str, Any]) -> None:
@@ -42,6 +48,27 @@ HANDLERS: dict[str, Callable[[str, dict[str, Any]], None]] = {
 }
 
 
+# The claim and the read of the row in one statement (UPDATE … RETURNING), as the ORM's update() returns only a count.
+_CLAIM_SQL = (
+    "UPDATE {table} SET claimed_until = %s, attempts = attempts + 1"
+    " WHERE id = %s AND status = %s AND (claimed_until IS NULL OR claimed_until < %s)"
+    " RETURNING kind, key, payload"
+)
+
+
+def _claim(message_id: int, now: datetime) -> tuple[str, str, dict[str, Any]] | None:
+    """(kind, key, payload) of a pending row nobody holds, now leased to this run; None otherwise."""
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL.format(table=connection.ops.quote_name(OutboxMessage._meta.db_table)),
+            [adapt(now + CLAIM_LEASE), message_id, OutboxMessage.Status.PENDING, adapt(now)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    kind, key, raw = row
+    return kind, key, raw if isinstance(raw, dict) else json.loads(raw)  # jsonb comes as text through Django
 
 
 def outbox_process(*, message_id: int) -> str:
@@ -52,17 +79,12 @@ def outbox_process(*, message_id: int) -> str:
     done. A crash in between leaves the claim to expire and the sweep runs the row again; handlers
     are idempotent on the row's key (refund_request on `refund_id`, order webhooks on `source_key`).
     """
-    now = timezone.now()
-    claimed = (
-        OutboxMessage.objects.filter(pk=message_id, status=OutboxMessage.Status.PENDING)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + CLAIM_LEASE, attempts=F("attempts") + 1)
-    )
-    if not claimed:
+    claimed = _claim(message_id, timezone.now())
+    if claimed is None:
         return "skipped"
-    message = OutboxMessage.objects.get(pk=message_id)
+    kind, key, payload = claimed
     try:
-        HANDLERS[message.kind](message.key, message.payload)
+        HANDLERS[kind](key, payload)
     except Exception as exc:  # any failure leaves the row pending for the sweep; it is recorded on the row
         logger.warning("outbox message %s failed; the sweep will retry it", message_id, exc_info=True)
         OutboxMessage.objects.filter(pk=message_id).update(

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import tax_id_normalize, tax_id_valid
-from orders.emails import build_order_email
+from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
 from orders.services._common import (
@@ -69,17 +69,19 @@ def order_event_record(
     email: str = "",
     email_ref: str = "",
     once: bool = False,
+    locked: Order | None = None,
 ) -> OrderEvent:
     """A timeline event told by another part of the shop (e.g. NF-e steps), in the caller's transaction.
     `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks.
     `email`: also e-mail the buyer (an `EmailKind`), once per (`email`, `email_ref`).
     `once`: an order has at most one event of this kind (a task run again adds nothing); checked under
-    the order's lock, so two runs at once still write one."""
+    the order's lock, so two runs at once still write one. `locked`: the order, already row-locked by the caller
+    in this transaction (it is not locked and read again)."""
     kind = clean_type(kind, field="kind")
     message = clean_text(message, field="message", max_length=4000, required=True)
     if email and email not in EmailKind.values:
         raise OrderError("email", _("Escolha um dos e-mails da lista."), code="bad_email_kind")
-    order = lock_order(order_id)
+    order = locked if locked is not None and locked.public_id == order_id else lock_order(order_id)
     if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
         return earlier
     event = timeline(order, kind, message, internal=internal, data=data or {})
@@ -153,7 +155,7 @@ def _send_claimed(delivery: EmailDelivery, order: Order) -> str:
     """Talk SMTP for a delivery this run holds the claim of (no transaction open), then record it sent."""
     message = build_order_email(order, delivery.kind, ref=delivery.ref, to=delivery.to_email)
     try:
-        message.send()
+        send_email(message)  # over the worker's open SMTP connection
     except Exception:
         # Let the task's retry (or the sweep) try again at once, not after the claim lapses.
         EmailDelivery.objects.filter(pk=delivery.pk, sent_at__isnull=True).update(claimed_until=None)
@@ -173,14 +175,16 @@ def _send_claimed(delivery: EmailDelivery, order: Order) -> str:
     return "sent"
 
 
-def order_placed_email_send(*, order_id: str) -> str:
+def order_placed_email_send(*, order_id: str, order: Order | None = None) -> str:
     """The "Pedido recebido" e-mail, from the placed order's outbox row (the one task per placed order), so the
     placement's transaction writes no e-mail row. Exactly once: the delivery is unique per (order, kind, ref);
     the first run inserts it already claimed and sends it, a re-run finds it and goes through
     `email_delivery_send` (sent: nothing; claimed: in flight). A run that dies before the insert leaves the
     outbox row pending for `sweep_outbox`; a failed SMTP send leaves the delivery unsent for
-    `send_pending_emails`, and does not hold back the order's webhook."""
-    order = Order.objects.filter(public_id=order_id).first()
+    `send_pending_emails`, and does not hold back the order's webhook. `order`: the order as the outbox task
+    read it (orders.selectors.order_for_side_effects), so it is not read again."""
+    if order is None or order.public_id != order_id:
+        order = Order.objects.filter(public_id=order_id).first()
     if order is None or not order.buyer_email:
         return "skipped"
     try:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
 
@@ -32,6 +33,8 @@ from orders.services import order_event_record
 from shop.invoicing.invoice import build_invoice
 
 logger = logging.getLogger(__name__)
+# The order `on_order_changed` holds locked in its transaction while fiscal runs (and sends document_changed).
+_LOCKED: ContextVar[Order | None] = ContextVar("invoicing_locked_order", default=None)
 BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
 SWEEP_WINDOW = timedelta(days=2)
 
@@ -86,8 +89,24 @@ def _cancel(order: Order) -> str:
     )
 
 
-def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> None:
-    """Receiver of `orders.signals.order_changed` (sent after commit)."""
+def _lock(order_id: str, read: Order | None) -> Order | None:
+    """Row-lock the order for its NF-e step. `read`: the order as the outbox task read it after commit (lines
+    prefetched for a placement). When the locked row still has that status, payment status and `updated_at`
+    (every service that changes an order's lines, buyer or totals saves the order), the read is current and is
+    used as it is; otherwise the order is read again under the lock."""
+    queryset = Order.objects.select_for_update().filter(public_id=order_id)
+    if read is None or read.public_id != order_id:
+        return queryset.first()
+    current = queryset.values_list("status", "payment_status", "updated_at").first()
+    if current is None:
+        return None
+    if current == (read.status, read.payment_status, read.updated_at):
+        return read
+    return queryset.first()
+
+
+def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | None = None, **_: Any) -> None:
+    """Receiver of `orders.signals.order_changed` (sent after commit); `order`: as the outbox task read it."""
     wanted = {"paid": {"placed", "payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
     if event == "buyer_updated":  # the merchant corrected the buyer's CPF/CNPJ: a blocked NF-e may go now
         fiscal_retry_blocked(order_refs=[order_id])
@@ -96,16 +115,20 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, **_: Any) -> Non
         return
     try:
         with transaction.atomic():
-            order = Order.objects.select_for_update().filter(public_id=order_id).first()
-            if order is None:
+            locked = _lock(order_id, order)
+            if locked is None:
                 return
-            if event == "canceled":
-                if order.status == OrderStatus.CANCELED:
-                    _cancel(order)
-            elif event == "returned":
-                _note_return(order)
-            elif order.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
-                fiscal_request_issue(order=order)
+            token = _LOCKED.set(locked)  # the timeline event of this step needs no second lock (on_document_changed)
+            try:
+                if event == "canceled":
+                    if locked.status == OrderStatus.CANCELED:
+                        _cancel(locked)
+                elif event == "returned":
+                    _note_return(locked)
+                elif locked.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
+                    fiscal_request_issue(order=locked)
+            finally:
+                _LOCKED.reset(token)
     except Exception:  # never break the sender's other receivers; the beat sweep asks again
         logger.exception("fiscal request for %s after %s failed", order_id, event)
 
@@ -117,7 +140,7 @@ def _note_return(order: Order) -> None:
         order_event_record(
             order_id=order.public_id, kind="fiscal_return_note",
             message=f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}.",
-            data={"access_key": document.access_key},
+            data={"access_key": document.access_key}, locked=order,
         )  # fmt: skip
 
 
@@ -132,6 +155,7 @@ def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str
             # The buyer gets the DANFE link once per authorized note (the e-mail outbox row is unique).
             email="invoice" if event == "authorized" else "",
             email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",
+            locked=_LOCKED.get(),  # set while on_order_changed holds the order's lock; else locked here
         )  # fmt: skip
     except OrderNotFound:
         logger.warning("fiscal document for unknown order %s", order_ref)

@@ -26,10 +26,11 @@ from shop.invoicing.validators import (
 STORE_ROW_ID = 1
 CACHE_KEY = "shop:store-settings:v6"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
 POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
+FISCAL_KEY = CACHE_KEY + ":fiscal"  # the NF-e issuer's fields, read by shop.invoicing.invoice
 
 
 def _invalidate() -> None:
-    request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en")
+    request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en", FISCAL_KEY)
 
 
 def _validate_cnpj(value: str) -> None:

@@ -31,11 +31,19 @@ from tests.shop.test_fiscal_lifecycle import fiscal_store, paid_order  # noqa: F
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fiscal_store")]
 
 
+def _store_saved(**fields: str) -> None:
+    """The merchant edits the store settings (the admin saves the row, which drops its cached copies)."""
+    store = StoreSettings.objects.get()
+    for name, value in fields.items():
+        setattr(store, name, value)
+    store.save()
+
+
 def test_tax_codes_come_from_the_product_else_the_store() -> None:
     order = paid_order()
     item = build_invoice(order)[0]["items"][0]
     assert (item["cfop"], item["icms_cst"], item["pis_cst"], item["cofins_cst"]) == ("5102", "102", "07", "07")
-    StoreSettings.objects.update(default_cfop="5405", icms_cst="500", pis_cofins_cst="49")
+    _store_saved(default_cfop="5405", icms_cst="500", pis_cofins_cst="49")
     item = build_invoice(order)[0]["items"][0]
     assert (item["cfop"], item["icms_cst"], item["pis_cst"]) == ("5405", "500", "49")
     Product.objects.update(cfop="5.102", icms_cst="103")  # the product's own codes win (typed with dots)
@@ -58,7 +66,7 @@ def test_a_code_that_does_not_fit_the_regime_blocks_naming_the_product() -> None
         "produto “Café Especial 500 g” (SKU SKU-CAFE-500G): CST/CSOSN do ICMS 00 não combina com o regime "
         "tributário da loja"
     ]
-    StoreSettings.objects.update(tax_regime="normal")
+    _store_saved(tax_regime="normal")
     assert build_invoice(order)[1] == []
 
 

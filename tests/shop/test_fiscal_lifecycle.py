@@ -13,11 +13,12 @@ from django.utils import timezone
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
 from orders.models import Order, OrderEvent, OutboxMessage
-from orders.services import order_cancel
+from orders.selectors import order_for_side_effects
+from orders.services import order_buyer_tax_id_set, order_cancel
 from orders.services.dispatch import outbox_process
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
-from shop.invoicing.lifecycle import fiscal_reissue, sweep_missing_documents
+from shop.invoicing.lifecycle import fiscal_reissue, on_order_changed, sweep_missing_documents
 from shop.models import Product, StoreSettings
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
@@ -179,3 +180,43 @@ def test_every_fiscal_timeline_kind_reads_in_portuguese_for_staff() -> None:
     unlabelled = {kind for kind in kinds if timeline_kind_label(kind) == kind.replace("_", " ")}
     assert unlabelled == set()
     assert timeline_kind_label("fiscal_blocked") == "NF-e bloqueada"
+
+
+def test_the_nfe_is_built_from_the_order_as_locked_when_it_changed_after_the_tasks_read(fiscal_store) -> None:
+    """Issue 34: the order's outbox task reads the order once and hands that read to the NF-e receiver, which
+    uses it only when its lock finds the row unchanged; here staff corrected the buyer's CPF in between, so the
+    invoice carries the corrected one (read again under the lock)."""
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    checkout = checkout_create(data=data).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    read = order_for_side_effects(order.public_id)  # what the task read
+    order_buyer_tax_id_set(order_id=order.public_id, tax_id="111.444.777-35")
+
+    on_order_changed(Order, order_id=order.public_id, event="placed", order=read)
+
+    job = FiscalJob.objects.get(document__order_ref=order.public_id)
+    assert job.payload["recipient"]["tax_id"] == "11144477735"
+    assert read is not None and read.buyer_tax_id == "52998224725"  # the shared read is left as it was
+
+
+def test_the_nfe_uses_the_tasks_read_when_the_order_is_unchanged(fiscal_store, django_assert_num_queries) -> None:
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    checkout = checkout_create(data=data).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    read = order_for_side_effects(Order.objects.get(checkout_id=checkout.public_id).public_id)
+    assert read is not None
+
+    # savepoint, lock (3 columns), store, variants, document lock + savepoint + insert + release, job insert,
+    # savepoint + timeline insert + release (the event's order lock is the one already held), release
+    with django_assert_num_queries(13) as captured:
+        on_order_changed(Order, order_id=read.public_id, event="placed", order=read)
+
+    assert sum('FROM "orders_order"' in q["sql"] for q in captured.captured_queries) == 1
+    assert sum('FROM "orders_orderline"' in q["sql"] for q in captured.captured_queries) == 0  # lines prefetched
+    assert FiscalJob.objects.get(document__order_ref=read.public_id).payload["items"][0]["quantity"] == 2
+    assert kinds(read) == ["fiscal_requested"]
