@@ -10,8 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.options import Options
+
+
+def _db() -> BaseDatabaseWrapper:
+    """This thread's default connection itself: `connection` is a proxy that looks it up on every attribute."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def _column(field: models.Field[Any, Any]) -> str:
@@ -38,17 +44,47 @@ def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, 
             field.pre_save(instance, add=adding)
 
 
+# The SQL text of a statement depends only on the model, the columns and the database: built once per process
+# (issue 34: quoting every column of a wide row on every write was a few per cent of a purchase's CPU).
+_SHAPES: dict[tuple[object, ...], Any] = {}
+
+
+def _stamped(fields: Sequence[models.Field[Any, Any]], *, adding: bool) -> tuple[models.Field[Any, Any], ...]:
+    return tuple(
+        field
+        for field in fields
+        if getattr(field, "auto_now", False) or (adding and getattr(field, "auto_now_add", False))
+    )
+
+
+def _insert_shape(
+    meta: Options[Any],
+) -> tuple[str, tuple[models.Field[Any, Any], ...], tuple[models.Field[Any, Any], ...]]:
+    """`INSERT INTO t (cols)`, the fields in column order, and those with a timestamp to fill."""
+    key = ("insert", meta.label, connection.vendor)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+        columns = ", ".join(_column(field) for field in fields)
+        head = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns})"
+        shape = _SHAPES[key] = (head, fields, _stamped(fields, adding=True))
+    return shape
+
+
+def _insert_values(
+    instance: models.Model, fields: Sequence[models.Field[Any, Any]], stamped: Sequence[models.Field[Any, Any]]
+) -> list[Any]:
+    _fill_timestamps(instance, stamped, adding=True)
+    db = _db()
+    return [field.get_db_prep_save(getattr(instance, field.attname), db) for field in fields]
+
+
 def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str, list[Any]]:
     """`INSERT INTO t (cols) VALUES (…)`, or `… SELECT … FROM source` (one row per row of that CTE)."""
-    meta = instance._meta
-    fields = [field for field in meta.concrete_fields if not field.primary_key]
-    _fill_timestamps(instance, fields, adding=True)
-    quote = connection.ops.quote_name
-    columns = ", ".join(_column(field) for field in fields)
+    head, fields, stamped = _insert_shape(instance._meta)
     placeholders = ", ".join(["%s"] * len(fields))
     rows = f"SELECT {placeholders} FROM {source}" if source else f"VALUES ({placeholders})"  # noqa: S608
-    values = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
-    return f"INSERT INTO {quote(meta.db_table)} ({columns}) {rows}", values
+    return f"{head} {rows}", _insert_values(instance, fields, stamped)
 
 
 def _run(sql: str, params: list[Any]) -> Any:
@@ -129,25 +165,94 @@ def update_where(
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
     meta = instance._meta
-    quote = connection.ops.quote_name
-    chosen = [_field(meta, name) for name in fields]
-    chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
-    _fill_timestamps(instance, chosen, adding=False)
-    assignments = ", ".join(f"{_column(field)} = %s" for field in chosen)
-    params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in chosen]
-    conditions = [f"{_column(meta.pk)} = %s"]
-    params.append(meta.pk.get_db_prep_value(instance.pk, connection))
-    for name, value in (where or {}).items():
-        field = _field(meta, name)
-        conditions.append(f"{_column(field)} = %s")
-        params.append(field.get_db_prep_value(value, connection))
-    if guard is not None and _one_statement():
-        conditions.append("EXISTS (SELECT 1 FROM guard)")
-    sql = (
-        f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
-        f" RETURNING {_column(meta.pk)}"
-    )
+    names = tuple(fields)
+    where = where or {}
+    one = guard is not None and _one_statement()
+    key = ("update", meta.label, connection.vendor, names, tuple(where), one)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        chosen = [_field(meta, name) for name in names]
+        chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
+        conditions = [f"{_column(meta.pk)} = %s"] + [f"{_column(_field(meta, name))} = %s" for name in where]
+        if one:
+            conditions.append("EXISTS (SELECT 1 FROM guard)")
+        sql = (
+            f"UPDATE {connection.ops.quote_name(meta.db_table)}"  # noqa: S608
+            f" SET {', '.join(f'{_column(field)} = %s' for field in chosen)}"
+            f" WHERE {' AND '.join(conditions)} RETURNING {_column(meta.pk)}"
+        )
+        shape = _SHAPES[key] = (sql, tuple(chosen), _stamped(chosen, adding=False), [_field(meta, n) for n in where])
+    sql, chosen, stamped, matched = shape
+    _fill_timestamps(instance, stamped, adding=False)
+    db = _db()
+    params = [field.get_db_prep_save(getattr(instance, field.attname), db) for field in chosen]
+    params.append(meta.pk.get_db_prep_value(instance.pk, db))
+    params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
     return _write(sql, params, event=event, guard=guard) is not None
+
+
+def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None:
+    """INSERT `head` and the rows of `groups` (each group: rows of one model) in one statement: data-modifying
+    CTEs, each group's foreign key to `head` filled from the head's RETURNING (a row that refers to `head` by its
+    relation, e.g. `OrderLine(order=order)`). Every instance gets its pk, as after `save()` / `bulk_create`.
+
+    The rows are new by construction (no conflict handling): for a placement's order, lines and events."""
+    groups = tuple(group for group in groups if group)
+    if not _one_statement():
+        head.save()
+        for group in groups:
+            type(group[0])._default_manager.bulk_create(list(group))
+        return
+    head_sql, head_params = _insert_sql(head)
+    head_pk = _column(head._meta.pk)
+    parts, values = [f"head AS ({head_sql} RETURNING {head_pk})"], list(head_params)
+    for index, group in enumerate(groups):
+        sql, params = _insert_rows(group, head)
+        parts.append(f"g{index} AS ({sql} RETURNING {_column(group[0]._meta.pk)})")
+        values += params
+    arrays = "".join(
+        f", ARRAY(SELECT {_column(group[0]._meta.pk)} FROM g{index})"  # noqa: S608 — identifiers from metadata
+        for index, group in enumerate(groups)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
+        row = cursor.fetchone()
+    for instance, pk in [
+        (head, row[0]),
+        *((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True)),
+    ]:
+        instance.pk = pk
+        instance._state.adding = False
+        instance._state.db = connection.alias
+    for group in groups:  # the foreign keys read `head.pk` now (as `save()` would set them from the relation)
+        for field in _links(group[0]._meta, head):
+            for instance in group:
+                if getattr(instance, field.name, None) is head:
+                    setattr(instance, field.attname, head.pk)
+
+
+def _links(meta: Options[Any], head: models.Model) -> list[models.ForeignKey[Any, Any]]:
+    return [
+        field
+        for field in meta.concrete_fields
+        if isinstance(field, models.ForeignKey) and field.related_model is type(head)
+    ]
+
+
+def _insert_rows(rows: Sequence[models.Model], head: models.Model) -> tuple[str, list[Any]]:
+    """`INSERT INTO t (cols) VALUES (…), (…)` where a row's relation to `head` (unsaved) reads the head CTE."""
+    statement, fields, stamped = _insert_shape(rows[0]._meta)
+    links = {field.attname for field in _links(rows[0]._meta, head)}
+    head_pk = f"(SELECT {_column(head._meta.pk)} FROM head)"  # noqa: S608 — identifiers from metadata
+    tuples, values = [], []
+    for row in rows:
+        linked = {
+            field.attname for field in fields if field.attname in links and getattr(row, field.name, None) is head
+        }
+        row_values = _insert_values(row, fields, stamped)
+        tuples.append("(" + ", ".join(head_pk if field.attname in linked else "%s" for field in fields) + ")")
+        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
+    return f"{statement} VALUES {', '.join(tuples)}", values
 
 
 def insert_each_once[M: models.Model](

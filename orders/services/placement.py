@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from kernel.rows import insert_together
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
@@ -24,6 +25,7 @@ from orders.models import (
 from orders.selectors import order_bcp_json_of
 from orders.services._common import (
     MAX_QUANTITY,
+    changed_outbox_row,
     clean_text,
     lock_order,
     notify_changed,
@@ -32,6 +34,7 @@ from orders.services._common import (
     timeline,
     with_relations,
 )
+from orders.services.outbox import outbox_enqueue
 from orders.types import PlacedCheckout
 
 LANGUAGES = {"pt-br": "pt-br", "pt": "pt-br", "en": "en"}
@@ -221,9 +224,6 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
 
 def _write(draft: OrderDraft) -> Order:
     order, lines, expectation = draft.order, draft.lines, draft.expectation
-    order.save()
-    OrderLine.objects.bulk_create(lines)
-    expectation.save()
     events = [
         OrderEvent(
             order=order,
@@ -255,10 +255,13 @@ def _write(draft: OrderDraft) -> Order:
                 data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
             )
         )
-    OrderEvent.objects.bulk_create(events)
-    # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox).
+    # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox);
+    # its row (what `notify_changed` writes, with the order as presented in its INSERT) goes with the rest:
+    # the order, its lines, expectation, events and outbox row are one statement (issue 34).
+    message = changed_outbox_row(order, "placed")
+    insert_together(order, lines, [expectation], events, [message])
+    outbox_enqueue(message)
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
-    notify_changed(order, "placed", rendered=True)
     return order
 
 
