@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.options import Options
 
@@ -199,9 +199,10 @@ def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None
     The rows are new by construction (no conflict handling): for a placement's order, lines and events."""
     groups = tuple(group for group in groups if group)
     if not _one_statement():
-        head.save()
-        for group in groups:
-            type(group[0])._default_manager.bulk_create(list(group))
+        with transaction.atomic():  # one after another, all or none (a caller may run it outside a transaction)
+            head.save()
+            for group in groups:
+                type(group[0])._default_manager.bulk_create(list(group))
         return
     head_sql, head_params = _insert_sql(head)
     head_pk = _column(head._meta.pk)

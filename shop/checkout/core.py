@@ -30,7 +30,7 @@ from django.db.models.query import ModelIterable
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from kernel.rows import update_where
+from kernel.rows import insert_together, update_where
 from payments.locks import reference_lock_where
 from payments.services import card_payment_brief_sql, pix_charge_revoke_for_reference, refund_unplaced
 from shop.checkout.evaluate import Evaluation
@@ -331,18 +331,27 @@ def apply(
     existing: list[CheckoutLine],
     *,
     save: bool = True,
+    created: dict[str, object] | None = None,
 ) -> None:
     """Write an evaluation: columns, snapshot, lines (≤ 4 statements whatever the line count; lines whose
     values did not change are not written). `save=False` leaves the checkout's own UPDATE to the caller,
-    who saves it once with the status it decides next."""
+    who saves it once with the status it decides next. A new checkout is inserted with its lines and events
+    in one statement (`kernel.rows.insert_together`), its `created` event (that detail) among them."""
     previous_consent = checkout.buyer_consent
     for name, value in ev.fields.items():
         setattr(checkout, name, value)
     checkout.messages = [m.as_dict() for m in messages]
-    if save or checkout.pk is None:
-        checkout.save()
+    adding = checkout.pk is None
+    events: list[CheckoutEvent] = []
     if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
-        event(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent})
+        events.append(_event_of(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent}))
+    if created is not None:
+        events.append(_event_of(checkout, "created", "", created))
+    if not adding:
+        if save:
+            checkout.save()
+        for row in events:
+            row.save()
     keep = {line.public_id for line in ev.lines}
     stale = [line.pk for line in existing if line.public_id not in keep]
     if stale:
@@ -370,10 +379,13 @@ def apply(
             setattr(row, name, value)
         (to_update if row.pk else to_create).append(row)
     fields = ["position", "variant", "sku", "title", "image_url", "unit_price", "quantity", "requires_shipping"]
-    if to_update:
-        CheckoutLine.objects.bulk_update(to_update, fields)
-    if to_create:
-        CheckoutLine.objects.bulk_create(to_create)
+    if adding:
+        insert_together(checkout, to_create, events)
+    else:
+        if to_update:
+            CheckoutLine.objects.bulk_update(to_update, fields)
+        if to_create:
+            CheckoutLine.objects.bulk_create(to_create)
     with_lines(checkout, sorted([*kept, *to_update, *to_create], key=lambda row: row.position))
 
 
