@@ -7,8 +7,11 @@ Identifiers come from the models' own metadata; every value is a query parameter
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -44,9 +47,44 @@ def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, 
             field.pre_save(instance, add=adding)
 
 
+# Values a write can compare with `==` and that nobody changes in place: a JSON column's dict or list may be
+# edited in place after loading, so it is never taken as unchanged.
+_IMMUTABLE = (str, int, float, bool, type(None), datetime.datetime, datetime.date, datetime.time, Decimal, UUID)
+
+
+_ABSENT = object()
+
+
+class RemembersLoaded:
+    """Model mixin: each instance read from the database remembers its immutable column values as read, so that
+    `update_where(changed_only=True)` writes only the columns that changed since (issue 34: a checkout's full
+    row is about sixty columns, and a status change touches four)."""
+
+    _loaded: dict[str, Any]
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], **kwargs: Any) -> Any:
+        instance = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]
+        read = instance.__dict__
+        instance._loaded = {
+            field.attname: read[field.attname]
+            for field in instance._meta.concrete_fields
+            if isinstance(read.get(field.attname, _ABSENT), _IMMUTABLE)
+        }
+        return instance
+
+
+def _unchanged(instance: models.Model, attname: str, loaded: Mapping[str, Any]) -> bool:
+    if attname not in loaded:
+        return False
+    was, now = loaded[attname], instance.__dict__.get(attname, _ABSENT)
+    return type(was) is type(now) and was == now
+
+
 # The SQL text of a statement depends only on the model, the columns and the database: built once per process
 # (issue 34: quoting every column of a wide row on every write was a few per cent of a purchase's CPU).
 _SHAPES: dict[tuple[object, ...], Any] = {}
+_MAX_SHAPES = 2000
 
 
 def _stamped(fields: Sequence[models.Field[Any, Any]], *, adding: bool) -> tuple[models.Field[Any, Any], ...]:
@@ -153,6 +191,7 @@ def update_where(
     where: Mapping[str, Any] | None = None,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    changed_only: bool = False,
 ) -> bool:
     """`UPDATE … SET fields WHERE pk = … [AND column = value …] RETURNING pk`, with `event` inserted in the
     same statement when the row matched. The values are the instance's own; auto_now fields are written
@@ -161,11 +200,17 @@ def update_where(
     `guard`: a conditional write of another row (an `UPDATE … WHERE … RETURNING …`, e.g. taking stock) that
     must succeed first: the row is updated only when the guard wrote its row, all in one statement, so
     False means neither was written. The caller holds the row's lock (no `where` with a guard: a guard that
-    wrote while the row did not match would be a write without its consequence)."""
+    wrote while the row did not match would be a write without its consequence).
+
+    `changed_only`: of `fields`, only those whose value differs from the one read (`RemembersLoaded`; the
+    caller holds the row's lock since it read it, so the others are what the row holds)."""
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
     meta = instance._meta
     names = tuple(fields)
+    loaded = getattr(instance, "_loaded", None) if changed_only else None
+    if loaded is not None:
+        names = tuple(name for name in names if not _unchanged(instance, _field(meta, name).attname, loaded))
     where = where or {}
     one = guard is not None and _one_statement()
     key = ("update", meta.label, connection.vendor, names, tuple(where), one)
@@ -181,14 +226,21 @@ def update_where(
             f" SET {', '.join(f'{_column(field)} = %s' for field in chosen)}"
             f" WHERE {' AND '.join(conditions)} RETURNING {_column(meta.pk)}"
         )
-        shape = _SHAPES[key] = (sql, tuple(chosen), _stamped(chosen, adding=False), [_field(meta, n) for n in where])
+        shape = (sql, tuple(chosen), _stamped(chosen, adding=False), [_field(meta, n) for n in where])
+        if len(_SHAPES) < _MAX_SHAPES:  # `changed_only` makes a shape per set of changed columns: a few in practice
+            _SHAPES[key] = shape
     sql, chosen, stamped, matched = shape
     _fill_timestamps(instance, stamped, adding=False)
     db = _db()
     params = [field.get_db_prep_save(getattr(instance, field.attname), db) for field in chosen]
     params.append(meta.pk.get_db_prep_value(instance.pk, db))
     params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
-    return _write(sql, params, event=event, guard=guard) is not None
+    written = _write(sql, params, event=event, guard=guard) is not None
+    if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
+        now = {field.attname: getattr(instance, field.attname) for field in chosen}
+        kept = {name: value for name, value in loaded.items() if name not in now}
+        instance._loaded = {**kept, **{name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}}
+    return written
 
 
 def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None:

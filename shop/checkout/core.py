@@ -311,17 +311,20 @@ def save_with_event(
     guard: tuple[str, list[Any]] | None = None,
 ) -> bool:
     """The checkout's UPDATE and its event in one statement (`kernel.rows.update_where`). `fields`: the
-    columns to write (default: `Checkout.written_fields()`, what `save()` writes);
+    columns to write (default: those of `Checkout.written_fields()`, what `save()` writes, that changed since
+    the checkout was read);
     `where`: columns the row must still have, else nothing is written and the answer is False.
     `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
     if checkout.pk is None:
         checkout.save()
         event(checkout, kind, from_status, detail)
         return True
+    whole = fields is None
     if fields is None:
         fields = checkout.written_fields()
     event_row = _event_of(checkout, kind, from_status, detail)
-    return update_where(checkout, fields, where=where, event=event_row, guard=guard)
+    # A whole save writes only the columns that changed since the checkout was read under its lock.
+    return update_where(checkout, fields, where=where, event=event_row, guard=guard, changed_only=whole)
 
 
 def apply(
