@@ -127,9 +127,7 @@ def lock_if_free(checkout_id: str) -> Checkout | None:
     return _locked(checkout_id, owner=ANY_OWNER, card_brief=False, lines=False, wait=False)
 
 
-def _locked(
-    checkout_id: str, *, owner: object, card_brief: bool, lines: bool, wait: bool
-) -> Checkout | None:
+def _locked(checkout_id: str, *, owner: object, card_brief: bool, lines: bool, wait: bool) -> Checkout | None:
     found = _locking_statement(checkout_id, card_brief=card_brief, lines=lines, wait=wait)
     if found and getattr(found[0], "lock_waited_past_a_change", False):
         found = _locking_statement(checkout_id, card_brief=card_brief, lines=lines, wait=True)
@@ -155,9 +153,9 @@ def _locked(
 def _locking_statement(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
     shape = (connection.alias, connection.vendor, card_brief, lines, wait)
-    return _compiled(
-        shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, lines=lines, wait=wait)
-    ).rows(checkout_id)
+    return _compiled(shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, lines=lines, wait=wait)).rows(
+        checkout_id
+    )
 
 
 def _locking_queryset(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> QuerySet:
@@ -199,12 +197,24 @@ class _Compiled:
         self.sql, params = self.compiler.as_sql()  # fills the compiler's select, klass_info, annotation map
         self.params = tuple(params)
         assert _ANY_ID in self.params and _ANY_ID not in self.sql  # the id is a parameter, never inlined
+        # The row converters (JSON columns' from_db_value…) depend only on the selected columns; Django works them
+        # out again on every execution (a few per cent of a purchase). On PostgreSQL none is the connection's own
+        # (its operations add no converter), so the first call's serve every thread.
+        fields = [column[0] for column in self.compiler.select[0 : self.compiler.col_count]]
+        self.composite = self.compiler.has_composite_fields(fields)
+        self.converters = (
+            self.compiler.get_converters(fields) if self.compiler.connection.vendor == "postgresql" else None
+        )
 
     def rows(self, checkout_id: str) -> list:
         bound = tuple(checkout_id if value == _ANY_ID else value for value in self.params)
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
         compiler.connection = connections[self.queryset.db]
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)  # type: ignore[method-assign]
+        if self.converters is not None:
+            converters, composite = self.converters, self.composite
+            compiler.get_converters = lambda expressions: converters  # type: ignore[method-assign]
+            compiler.has_composite_fields = lambda expressions: composite  # type: ignore[method-assign]
         query = SimpleNamespace(get_compiler=lambda using=None, **_: compiler)
         source = SimpleNamespace(
             db=self.queryset.db,
