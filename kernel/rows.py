@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -206,20 +207,34 @@ def update_where(
     caller holds the row's lock since it read it, so the others are what the row holds)."""
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
-    meta = instance._meta
     names = tuple(fields)
     loaded = getattr(instance, "_loaded", None) if changed_only else None
     if loaded is not None:
+        meta = instance._meta
         names = tuple(name for name in names if not _unchanged(instance, _field(meta, name).attname, loaded))
-    where = where or {}
-    one = guard is not None and _one_statement()
-    key = ("update", meta.label, connection.vendor, names, tuple(where), one)
+    sql, params, chosen = _update_statement(
+        instance, names, where or {}, guarded=guard is not None and _one_statement()
+    )
+    written = _write(sql, params, event=event, guard=guard) is not None
+    if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
+        now = {field.attname: getattr(instance, field.attname) for field in chosen}
+        kept = {name: value for name, value in loaded.items() if name not in now}
+        instance._loaded = {**kept, **{name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}}
+    return written
+
+
+def _update_statement(
+    instance: models.Model, names: tuple[str, ...], where: Mapping[str, Any], *, guarded: bool
+) -> tuple[str, list[Any], tuple[models.Field[Any, Any], ...]]:
+    """`UPDATE … RETURNING pk` of `update_where`: its SQL (text built once per shape), values and columns."""
+    meta = instance._meta
+    key = ("update", meta.label, connection.vendor, names, tuple(where), guarded)
     shape = _SHAPES.get(key)
     if shape is None:
         chosen = [_field(meta, name) for name in names]
         chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
         conditions = [f"{_column(meta.pk)} = %s"] + [f"{_column(_field(meta, name))} = %s" for name in where]
-        if one:
+        if guarded:
             conditions.append("EXISTS (SELECT 1 FROM guard)")
         sql = (
             f"UPDATE {connection.ops.quote_name(meta.db_table)}"  # noqa: S608
@@ -235,12 +250,73 @@ def update_where(
     params = [field.get_db_prep_save(getattr(instance, field.attname), db) for field in chosen]
     params.append(meta.pk.get_db_prep_value(instance.pk, db))
     params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
-    written = _write(sql, params, event=event, guard=guard) is not None
-    if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
-        now = {field.attname: getattr(instance, field.attname) for field in chosen}
-        kept = {name: value for name, value in loaded.items() if name not in now}
-        instance._loaded = {**kept, **{name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}}
-    return written
+    return sql, params, chosen
+
+
+@dataclass(frozen=True)
+class Update:
+    """An `update_where(instance, fields, where=…, event=…)` to run as the condition of `update_then_insert`."""
+
+    instance: models.Model
+    fields: tuple[str, ...]
+    where: Mapping[str, Any]
+    event: models.Model | None = None
+
+
+def update_then_insert(update: Update, head: models.Model, *groups: Sequence[models.Model]) -> bool:
+    """`update_where` and, only when it wrote its row, `insert_together(head, *groups)`: one statement on
+    PostgreSQL (the head's INSERT reads the updated row's CTE, each row of the groups the head's, one CTE per
+    row). False when the row did not match: then nothing at all was written. For a placement: the checkout
+    completed while it still waits for this payment, and its order with it."""
+    if not _one_statement():
+        if not update_where(update.instance, update.fields, where=update.where, event=update.event):
+            return False
+        insert_together(head, *groups)
+        return True
+    sql, values, _ = _update_statement(update.instance, update.fields, update.where, guarded=False)
+    parts = [f"written AS ({sql})"]
+    if update.event is not None:
+        event_sql, event_params = _insert_sql(update.event, source="written")
+        parts.append(f"logged AS ({event_sql})")
+        values += event_params
+    head_sql, head_params = _insert_sql(head, source="written")
+    head_pk = _column(head._meta.pk)
+    parts.append(f"head AS ({head_sql} RETURNING {head_pk})")
+    values += head_params
+    rows = [row for group in groups for row in group]
+    for index, row in enumerate(rows):
+        statement, fields, stamped = _insert_shape(row._meta)
+        linked = {field.attname for field in _links(row._meta, head) if getattr(row, field.name, None) is head}
+        row_values = _insert_values(row, fields, stamped)
+        selected = ", ".join(f"head.{head_pk}" if field.attname in linked else "%s" for field in fields)
+        returning = _column(row._meta.pk)
+        parts.append(f"r{index} AS ({statement} SELECT {selected} FROM head RETURNING {returning})")  # noqa: S608
+        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
+    pks = "".join(f", (SELECT {_column(row._meta.pk)} FROM r{index})" for index, row in enumerate(rows))  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){pks}", values)  # noqa: S608
+        found = cursor.fetchone()
+    if found is None or found[0] is None:
+        return False
+    _saved([(head, found[0]), *zip(rows, found[1:], strict=True)], head, groups)
+    return True
+
+
+def _saved(
+    written: Iterable[tuple[models.Model, Any]], head: models.Model, groups: Sequence[Sequence[models.Model]]
+) -> None:
+    """Every instance written gets its pk, as after `save()`; the groups' foreign keys read `head.pk`."""
+    for instance, pk in written:
+        instance.pk = pk
+        instance._state.adding = False
+        instance._state.db = connection.alias
+    for group in groups:
+        if not group:
+            continue
+        for field in _links(group[0]._meta, head):
+            for instance in group:
+                if getattr(instance, field.name, None) is head:
+                    setattr(instance, field.attname, head.pk)
 
 
 def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None:
@@ -270,18 +346,8 @@ def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
         row = cursor.fetchone()
-    for instance, pk in [
-        (head, row[0]),
-        *((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True)),
-    ]:
-        instance.pk = pk
-        instance._state.adding = False
-        instance._state.db = connection.alias
-    for group in groups:  # the foreign keys read `head.pk` now (as `save()` would set them from the relation)
-        for field in _links(group[0]._meta, head):
-            for instance in group:
-                if getattr(instance, field.name, None) is head:
-                    setattr(instance, field.attname, head.pk)
+    pairs = ((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True))
+    _saved([(head, row[0]), *pairs], head, groups)
 
 
 def _links(meta: Options[Any], head: models.Model) -> list[models.ForeignKey[Any, Any]]:

@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
-from kernel.rows import insert_together
+from kernel.rows import Update, insert_together, update_then_insert
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
@@ -126,10 +126,14 @@ def order_draft_from_checkout(*, checkout: PlacedCheckout) -> OrderDraft:
     return _build(checkout)
 
 
-def order_place_draft(draft: OrderDraft) -> Order:
-    """Write a draft: the caller holds the checkout's row lock, or has just completed it by a conditional
-    UPDATE, so no other placement of it can run (no savepoint to catch a concurrent one)."""
-    return _write(draft)
+def order_place_draft(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
+    """Write a draft: the caller holds the checkout's row lock, or completes it by a conditional UPDATE, so no
+    other placement of it can run (no savepoint to catch a concurrent one).
+
+    `only_if`: that conditional UPDATE (the checkout completed while it still waits for this payment), run in
+    the order's own statement (`kernel.rows.update_then_insert`); None, and nothing written, when it matched
+    no row."""
+    return _write(draft, only_if=only_if)
 
 
 def order_place_from_checkout(*, checkout: PlacedCheckout, checkout_locked: bool = False) -> Order:
@@ -159,7 +163,9 @@ def _cut(value: str | None, length: int) -> str:
 
 
 def _create(checkout: PlacedCheckout) -> Order:
-    return _write(_build(checkout))
+    order = _write(_build(checkout))
+    assert order is not None  # written unconditionally
+    return order
 
 
 def _build(checkout: PlacedCheckout) -> OrderDraft:
@@ -222,7 +228,7 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
     return OrderDraft(order=order, lines=lines, expectation=expectation)
 
 
-def _write(draft: OrderDraft) -> Order:
+def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
     order, lines, expectation = draft.order, draft.lines, draft.expectation
     events = [
         OrderEvent(
@@ -259,7 +265,10 @@ def _write(draft: OrderDraft) -> Order:
     # its row (what `notify_changed` writes, with the order as presented in its INSERT) goes with the rest:
     # the order, its lines, expectation, events and outbox row are one statement (issue 34).
     message = changed_outbox_row(order, "placed")
-    insert_together(order, lines, [expectation], events, [message])
+    if only_if is None:
+        insert_together(order, lines, [expectation], events, [message])
+    elif not update_then_insert(only_if, order, lines, [expectation], events, [message]):
+        return None
     outbox_enqueue(message)
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
     return order

@@ -301,10 +301,10 @@ def reload(public_id: str) -> Checkout:
 
 
 def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None = None) -> None:
-    _event_of(checkout, kind, from_status, detail).save()
+    event_of(checkout, kind, from_status, detail).save()
 
 
-def _event_of(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None) -> CheckoutEvent:
+def event_of(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None) -> CheckoutEvent:
     return CheckoutEvent(
         checkout=checkout, kind=kind, from_status=from_status, to_status=checkout.status, detail=detail or {}
     )
@@ -332,7 +332,7 @@ def save_with_event(
     whole = fields is None
     if fields is None:
         fields = checkout.written_fields()
-    event_row = _event_of(checkout, kind, from_status, detail)
+    event_row = event_of(checkout, kind, from_status, detail)
     # A whole save writes only the columns that changed since the checkout was read under its lock.
     return update_where(checkout, fields, where=where, event=event_row, guard=guard, changed_only=whole)
 
@@ -357,9 +357,9 @@ def apply(
     adding = checkout.pk is None
     events: list[CheckoutEvent] = []
     if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
-        events.append(_event_of(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent}))
+        events.append(event_of(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent}))
     if created is not None:
-        events.append(_event_of(checkout, "created", "", created))
+        events.append(event_of(checkout, "created", "", created))
     if not adding:
         if save:
             checkout.save()

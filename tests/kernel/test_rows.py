@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from kernel.rows import insert_together, update_where
+from kernel.rows import Update, insert_together, update_then_insert, update_where
 from shop.models import Checkout, CheckoutEvent, CheckoutLine
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -69,3 +69,25 @@ def test_changed_only_writes_the_columns_that_changed_since_the_read() -> None:
     with CaptureQueriesContext(connection) as queries:
         assert update_where(checkout, ["status", "buyer_last_name"], changed_only=True)
     assert '"status"' not in queries[0]["sql"] and '"buyer_last_name"' not in queries[0]["sql"]
+
+
+def test_update_then_insert_writes_the_rows_only_when_the_update_matched() -> None:
+    waiting = Checkout.objects.create(status="complete_in_progress")
+    head = Checkout(buyer_email="ana@example.com.br")  # stands for the order: a head with its rows
+    lines = [_line(head, "SKU-A", 0)]
+    waiting.status = "canceled"
+    done = CheckoutEvent(checkout=waiting, kind="canceled", from_status="complete_in_progress", to_status="canceled")
+    matched = Update(waiting, ("status",), where={"status": "complete_in_progress"}, event=done)
+    with CaptureQueriesContext(connection) as queries:
+        assert update_then_insert(matched, head, lines)
+    assert len(queries) == 1
+    assert Checkout.objects.get(pk=waiting.pk).status == "canceled"
+    assert CheckoutEvent.objects.filter(checkout_id=waiting.pk, kind="canceled").count() == 1
+    assert CheckoutLine.objects.get(pk=lines[0].pk).checkout_id == head.pk == lines[0].checkout_id
+    # the row moved on: neither the update, its event, the head nor its rows are written
+    other = Checkout(buyer_email="bia@example.com.br")
+    moved = Update(waiting, ("status",), where={"status": "complete_in_progress"})
+    before = (Checkout.objects.count(), CheckoutLine.objects.count(), CheckoutEvent.objects.count())
+    assert not update_then_insert(moved, other, [_line(other, "SKU-B", 0)])
+    assert (Checkout.objects.count(), CheckoutLine.objects.count(), CheckoutEvent.objects.count()) == before
+    assert other.pk is None
