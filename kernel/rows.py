@@ -74,6 +74,16 @@ class RemembersLoaded:
         }
         return instance
 
+    # Written or read again some other way: what was read is no longer known to be what the row holds, so the
+    # next `changed_only` write writes every column it is given, as a full save would.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("_loaded", None)
+        super().save(*args, **kwargs)  # type: ignore[misc]
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("_loaded", None)
+        super().refresh_from_db(*args, **kwargs)  # type: ignore[misc]
+
 
 def _unchanged(instance: models.Model, attname: str, loaded: Mapping[str, Any]) -> bool:
     if attname not in loaded:

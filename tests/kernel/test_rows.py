@@ -91,3 +91,15 @@ def test_update_then_insert_writes_the_rows_only_when_the_update_matched() -> No
     assert not update_then_insert(moved, other, [_line(other, "SKU-B", 0)])
     assert (Checkout.objects.count(), CheckoutLine.objects.count(), CheckoutEvent.objects.count()) == before
     assert other.pk is None
+
+
+def test_a_save_forgets_what_was_read() -> None:
+    """Written by `save()` (or read again), the copy no longer knows what the row holds: the next `changed_only`
+    write writes every column it is given, as a full save would."""
+    Checkout.objects.create(buyer_email="ana@example.com.br", stock_reserved=False)
+    checkout = Checkout.objects.get(buyer_email="ana@example.com.br")
+    checkout.stock_reserved = True
+    checkout.save()
+    checkout.stock_reserved = False  # back to the value read: still a change for the row
+    assert update_where(checkout, checkout.written_fields(), changed_only=True)
+    assert Checkout.objects.get(pk=checkout.pk).stock_reserved is False
