@@ -229,7 +229,8 @@ def update_where(
     if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
         now = {field.attname: getattr(instance, field.attname) for field in chosen}
         kept = {name: value for name, value in loaded.items() if name not in now}
-        instance._loaded = {**kept, **{name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}}
+        fresh = {name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}
+        instance.__dict__["_loaded"] = {**kept, **fresh}
     return written
 
 
@@ -241,19 +242,22 @@ def _update_statement(
     key = ("update", meta.label, connection.vendor, names, tuple(where), guarded)
     shape = _SHAPES.get(key)
     if shape is None:
-        chosen = [_field(meta, name) for name in names]
-        chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
+        columns = [_field(meta, name) for name in names]
+        stamps = [field for field in meta.concrete_fields if getattr(field, "auto_now", False)]
+        columns += [field for field in stamps if field not in columns]
         conditions = [f"{_column(meta.pk)} = %s"] + [f"{_column(_field(meta, name))} = %s" for name in where]
         if guarded:
             conditions.append("EXISTS (SELECT 1 FROM guard)")
-        sql = (
+        text = (
             f"UPDATE {connection.ops.quote_name(meta.db_table)}"  # noqa: S608
-            f" SET {', '.join(f'{_column(field)} = %s' for field in chosen)}"
+            f" SET {', '.join(f'{_column(field)} = %s' for field in columns)}"
             f" WHERE {' AND '.join(conditions)} RETURNING {_column(meta.pk)}"
         )
-        shape = (sql, tuple(chosen), _stamped(chosen, adding=False), [_field(meta, n) for n in where])
+        shape = (text, tuple(columns), _stamped(columns, adding=False), [_field(meta, n) for n in where])
         if len(_SHAPES) < _MAX_SHAPES:  # `changed_only` makes a shape per set of changed columns: a few in practice
             _SHAPES[key] = shape
+    sql: str
+    chosen: tuple[models.Field[Any, Any], ...]
     sql, chosen, stamped, matched = shape
     _fill_timestamps(instance, stamped, adding=False)
     db = _db()
