@@ -7,11 +7,21 @@ Identifiers come from the models' own metadata; every value is a query parameter
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.options import Options
+
+
+def _db() -> BaseDatabaseWrapper:
+    """This thread's default connection itself: `connection` is a proxy that looks it up on every attribute."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def _column(field: models.Field[Any, Any]) -> str:
@@ -38,17 +48,92 @@ def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, 
             field.pre_save(instance, add=adding)
 
 
+# Values a write can compare with `==` and that nobody changes in place: a JSON column's dict or list may be
+# edited in place after loading, so it is never taken as unchanged.
+_IMMUTABLE = (str, int, float, bool, type(None), datetime.datetime, datetime.date, datetime.time, Decimal, UUID)
+
+
+_ABSENT = object()
+
+
+class RemembersLoaded:
+    """Model mixin: each instance read from the database remembers its immutable column values as read, so that
+    `update_where(changed_only=True)` writes only the columns that changed since (issue 34: a checkout's full
+    row is about sixty columns, and a status change touches four)."""
+
+    _loaded: dict[str, Any]
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], **kwargs: Any) -> Any:
+        instance = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]
+        read = instance.__dict__
+        instance._loaded = {
+            field.attname: read[field.attname]
+            for field in instance._meta.concrete_fields
+            if isinstance(read.get(field.attname, _ABSENT), _IMMUTABLE)
+        }
+        return instance
+
+    # Written or read again some other way: what was read is no longer known to be what the row holds, so the
+    # next `changed_only` write writes every column it is given, as a full save would.
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("_loaded", None)
+        super().save(*args, **kwargs)  # type: ignore[misc]
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("_loaded", None)
+        super().refresh_from_db(*args, **kwargs)  # type: ignore[misc]
+
+
+def _unchanged(instance: models.Model, attname: str, loaded: Mapping[str, Any]) -> bool:
+    if attname not in loaded:
+        return False
+    was, now = loaded[attname], instance.__dict__.get(attname, _ABSENT)
+    return type(was) is type(now) and was == now
+
+
+# The SQL text of a statement depends only on the model, the columns and the database: built once per process
+# (issue 34: quoting every column of a wide row on every write was a few per cent of a purchase's CPU).
+_SHAPES: dict[tuple[object, ...], Any] = {}
+_MAX_SHAPES = 2000
+
+
+def _stamped(fields: Sequence[models.Field[Any, Any]], *, adding: bool) -> tuple[models.Field[Any, Any], ...]:
+    return tuple(
+        field
+        for field in fields
+        if getattr(field, "auto_now", False) or (adding and getattr(field, "auto_now_add", False))
+    )
+
+
+def _insert_shape(
+    meta: Options[Any],
+) -> tuple[str, tuple[models.Field[Any, Any], ...], tuple[models.Field[Any, Any], ...]]:
+    """`INSERT INTO t (cols)`, the fields in column order, and those with a timestamp to fill."""
+    key = ("insert", meta.label, connection.vendor)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
+        columns = ", ".join(_column(field) for field in fields)
+        head = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns})"
+        shape = _SHAPES[key] = (head, fields, _stamped(fields, adding=True))
+    return shape
+
+
+def _insert_values(
+    instance: models.Model, fields: Sequence[models.Field[Any, Any]], stamped: Sequence[models.Field[Any, Any]]
+) -> list[Any]:
+    _fill_timestamps(instance, stamped, adding=True)
+    db = _db()
+    return [field.get_db_prep_save(getattr(instance, field.attname), db) for field in fields]
+
+
 def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str, list[Any]]:
     """`INSERT INTO t (cols) VALUES (…)`, or `… SELECT … FROM source` (one row per row of that CTE)."""
-    meta = instance._meta
-    fields = [field for field in meta.concrete_fields if not field.primary_key]
-    _fill_timestamps(instance, fields, adding=True)
-    quote = connection.ops.quote_name
-    columns = ", ".join(_column(field) for field in fields)
+    head, fields, stamped = _insert_shape(instance._meta)
     placeholders = ", ".join(["%s"] * len(fields))
     rows = f"SELECT {placeholders} FROM {source}" if source else f"VALUES ({placeholders})"  # noqa: S608
-    values = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
-    return f"INSERT INTO {quote(meta.db_table)} ({columns}) {rows}", values
+    return f"{head} {rows}", _insert_values(instance, fields, stamped)
 
 
 def _run(sql: str, params: list[Any]) -> Any:
@@ -117,6 +202,7 @@ def update_where(
     where: Mapping[str, Any] | None = None,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    changed_only: bool = False,
 ) -> bool:
     """`UPDATE … SET fields WHERE pk = … [AND column = value …] RETURNING pk`, with `event` inserted in the
     same statement when the row matched. The values are the instance's own; auto_now fields are written
@@ -125,29 +211,181 @@ def update_where(
     `guard`: a conditional write of another row (an `UPDATE … WHERE … RETURNING …`, e.g. taking stock) that
     must succeed first: the row is updated only when the guard wrote its row, all in one statement, so
     False means neither was written. The caller holds the row's lock (no `where` with a guard: a guard that
-    wrote while the row did not match would be a write without its consequence)."""
+    wrote while the row did not match would be a write without its consequence).
+
+    `changed_only`: of `fields`, only those whose value differs from the one read (`RemembersLoaded`; the
+    caller holds the row's lock since it read it, so the others are what the row holds)."""
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
-    meta = instance._meta
-    quote = connection.ops.quote_name
-    chosen = [_field(meta, name) for name in fields]
-    chosen += [field for field in meta.concrete_fields if getattr(field, "auto_now", False) and field not in chosen]
-    _fill_timestamps(instance, chosen, adding=False)
-    assignments = ", ".join(f"{_column(field)} = %s" for field in chosen)
-    params = [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in chosen]
-    conditions = [f"{_column(meta.pk)} = %s"]
-    params.append(meta.pk.get_db_prep_value(instance.pk, connection))
-    for name, value in (where or {}).items():
-        field = _field(meta, name)
-        conditions.append(f"{_column(field)} = %s")
-        params.append(field.get_db_prep_value(value, connection))
-    if guard is not None and _one_statement():
-        conditions.append("EXISTS (SELECT 1 FROM guard)")
-    sql = (
-        f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {' AND '.join(conditions)}"  # noqa: S608
-        f" RETURNING {_column(meta.pk)}"
+    names = tuple(fields)
+    loaded = getattr(instance, "_loaded", None) if changed_only else None
+    if loaded is not None:
+        meta = instance._meta
+        names = tuple(name for name in names if not _unchanged(instance, _field(meta, name).attname, loaded))
+    sql, params, chosen = _update_statement(
+        instance, names, where or {}, guarded=guard is not None and _one_statement()
     )
-    return _write(sql, params, event=event, guard=guard) is not None
+    written = _write(sql, params, event=event, guard=guard) is not None
+    if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
+        now = {field.attname: getattr(instance, field.attname) for field in chosen}
+        kept = {name: value for name, value in loaded.items() if name not in now}
+        fresh = {name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}
+        instance.__dict__["_loaded"] = {**kept, **fresh}
+    return written
+
+
+def _update_statement(
+    instance: models.Model, names: tuple[str, ...], where: Mapping[str, Any], *, guarded: bool
+) -> tuple[str, list[Any], tuple[models.Field[Any, Any], ...]]:
+    """`UPDATE … RETURNING pk` of `update_where`: its SQL (text built once per shape), values and columns."""
+    meta = instance._meta
+    key = ("update", meta.label, connection.vendor, names, tuple(where), guarded)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        columns = [_field(meta, name) for name in names]
+        stamps = [field for field in meta.concrete_fields if getattr(field, "auto_now", False)]
+        columns += [field for field in stamps if field not in columns]
+        conditions = [f"{_column(meta.pk)} = %s"] + [f"{_column(_field(meta, name))} = %s" for name in where]
+        if guarded:
+            conditions.append("EXISTS (SELECT 1 FROM guard)")
+        text = (
+            f"UPDATE {connection.ops.quote_name(meta.db_table)}"  # noqa: S608
+            f" SET {', '.join(f'{_column(field)} = %s' for field in columns)}"
+            f" WHERE {' AND '.join(conditions)} RETURNING {_column(meta.pk)}"
+        )
+        shape = (text, tuple(columns), _stamped(columns, adding=False), [_field(meta, n) for n in where])
+        if len(_SHAPES) < _MAX_SHAPES:  # `changed_only` makes a shape per set of changed columns: a few in practice
+            _SHAPES[key] = shape
+    sql: str
+    chosen: tuple[models.Field[Any, Any], ...]
+    sql, chosen, stamped, matched = shape
+    _fill_timestamps(instance, stamped, adding=False)
+    db = _db()
+    params = [field.get_db_prep_save(getattr(instance, field.attname), db) for field in chosen]
+    params.append(meta.pk.get_db_prep_value(instance.pk, db))
+    params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
+    return sql, params, chosen
+
+
+@dataclass(frozen=True)
+class Update:
+    """An `update_where(instance, fields, where=…, event=…)` to run as the condition of `update_then_insert`."""
+
+    instance: models.Model
+    fields: tuple[str, ...]
+    where: Mapping[str, Any]
+    event: models.Model | None = None
+
+
+def update_then_insert(update: Update, head: models.Model, *groups: Sequence[models.Model]) -> bool:
+    """`update_where` and, only when it wrote its row, `insert_together(head, *groups)`: one statement on
+    PostgreSQL (the head's INSERT reads the updated row's CTE, each row of the groups the head's, one CTE per
+    row). False when the row did not match: then nothing at all was written. For a placement: the checkout
+    completed while it still waits for this payment, and its order with it."""
+    if not _one_statement():
+        if not update_where(update.instance, update.fields, where=update.where, event=update.event):
+            return False
+        insert_together(head, *groups)
+        return True
+    sql, values, _ = _update_statement(update.instance, update.fields, update.where, guarded=False)
+    parts = [f"written AS ({sql})"]
+    if update.event is not None:
+        event_sql, event_params = _insert_sql(update.event, source="written")
+        parts.append(f"logged AS ({event_sql})")
+        values += event_params
+    head_sql, head_params = _insert_sql(head, source="written")
+    head_pk = _column(head._meta.pk)
+    parts.append(f"head AS ({head_sql} RETURNING {head_pk})")
+    values += head_params
+    rows = [row for group in groups for row in group]
+    for index, row in enumerate(rows):
+        statement, fields, stamped = _insert_shape(row._meta)
+        linked = {field.attname for field in _links(row._meta, head) if getattr(row, field.name, None) is head}
+        row_values = _insert_values(row, fields, stamped)
+        selected = ", ".join(f"head.{head_pk}" if field.attname in linked else "%s" for field in fields)
+        returning = _column(row._meta.pk)
+        parts.append(f"r{index} AS ({statement} SELECT {selected} FROM head RETURNING {returning})")  # noqa: S608
+        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
+    pks = "".join(f", (SELECT {_column(row._meta.pk)} FROM r{index})" for index, row in enumerate(rows))  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){pks}", values)  # noqa: S608
+        found = cursor.fetchone()
+    if found is None or found[0] is None:
+        return False
+    _saved([(head, found[0]), *zip(rows, found[1:], strict=True)], head, groups)
+    return True
+
+
+def _saved(
+    written: Iterable[tuple[models.Model, Any]], head: models.Model, groups: Sequence[Sequence[models.Model]]
+) -> None:
+    """Every instance written gets its pk, as after `save()`; the groups' foreign keys read `head.pk`."""
+    for instance, pk in written:
+        instance.pk = pk
+        instance._state.adding = False
+        instance._state.db = connection.alias
+    for group in groups:
+        if not group:
+            continue
+        for field in _links(group[0]._meta, head):
+            for instance in group:
+                if getattr(instance, field.name, None) is head:
+                    setattr(instance, field.attname, head.pk)
+
+
+def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None:
+    """INSERT `head` and the rows of `groups` (each group: rows of one model) in one statement: data-modifying
+    CTEs, each group's foreign key to `head` filled from the head's RETURNING (a row that refers to `head` by its
+    relation, e.g. `OrderLine(order=order)`). Every instance gets its pk, as after `save()` / `bulk_create`.
+
+    The rows are new by construction (no conflict handling): for a placement's order, lines and events."""
+    groups = tuple(group for group in groups if group)
+    if not _one_statement():
+        with transaction.atomic():  # one after another, all or none (a caller may run it outside a transaction)
+            head.save()
+            for group in groups:
+                type(group[0])._default_manager.bulk_create(list(group))
+        return
+    head_sql, head_params = _insert_sql(head)
+    head_pk = _column(head._meta.pk)
+    parts, values = [f"head AS ({head_sql} RETURNING {head_pk})"], list(head_params)
+    for index, group in enumerate(groups):
+        sql, params = _insert_rows(group, head)
+        parts.append(f"g{index} AS ({sql} RETURNING {_column(group[0]._meta.pk)})")
+        values += params
+    arrays = "".join(
+        f", ARRAY(SELECT {_column(group[0]._meta.pk)} FROM g{index})"  # noqa: S608 — identifiers from metadata
+        for index, group in enumerate(groups)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
+        row = cursor.fetchone()
+    pairs = ((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True))
+    _saved([(head, row[0]), *pairs], head, groups)
+
+
+def _links(meta: Options[Any], head: models.Model) -> list[models.ForeignKey[Any, Any]]:
+    return [
+        field
+        for field in meta.concrete_fields
+        if isinstance(field, models.ForeignKey) and field.related_model is type(head)
+    ]
+
+
+def _insert_rows(rows: Sequence[models.Model], head: models.Model) -> tuple[str, list[Any]]:
+    """`INSERT INTO t (cols) VALUES (…), (…)` where a row's relation to `head` (unsaved) reads the head CTE."""
+    statement, fields, stamped = _insert_shape(rows[0]._meta)
+    links = {field.attname for field in _links(rows[0]._meta, head)}
+    head_pk = f"(SELECT {_column(head._meta.pk)} FROM head)"  # noqa: S608 — identifiers from metadata
+    tuples, values = [], []
+    for row in rows:
+        linked = {
+            field.attname for field in fields if field.attname in links and getattr(row, field.name, None) is head
+        }
+        row_values = _insert_values(row, fields, stamped)
+        tuples.append("(" + ", ".join(head_pk if field.attname in linked else "%s" for field in fields) + ")")
+        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
+    return f"{statement} VALUES {', '.join(tuples)}", values
 
 
 def insert_each_once[M: models.Model](

@@ -27,6 +27,7 @@ from django.utils import timezone
 from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
+from kernel.rows import update_where
 
 RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
 LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
@@ -140,13 +141,16 @@ def _stored(record: IdempotencyRecord) -> OperationResult:
 
 
 def finish(record: IdempotencyRecord, result: OperationResult) -> None:
+    record.state, record.response_status = IdempotencyRecord.State.DONE, result.status_code
+    record.response_text, record.response_headers = result.encoded.decode(), result.headers
     try:
-        IdempotencyRecord.objects.filter(pk=record.pk).update(
-            state=IdempotencyRecord.State.DONE, response_status=result.status_code,
-            response_text=result.encoded.decode(), response_headers=result.headers,
-        )
+        # SQL text built once per process (kernel.rows), not compiled by the ORM on every request (issue 34)
+        update_where(record, _FINISHED)
     except DatabaseError as exc:
         raise _unavailable(exc) from exc
+
+
+_FINISHED = ("state", "response_status", "response_text", "response_headers")
 
 
 def release(record: IdempotencyRecord) -> None:

@@ -26,10 +26,11 @@ from orders.models import (
     OrderEvent,
     OrderLine,
     OrderStatus,
+    OutboxMessage,
     PaymentStatus,
 )
 from orders.selectors import order_bcp_json, order_for_bcp
-from orders.services.outbox import ORDER_CHANGED, outbox_add
+from orders.services.outbox import ORDER_CHANGED, outbox_enqueue, outbox_row
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -225,10 +226,17 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
     if fresh is not None:
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
-    outbox_add(
-        fresh=True,  # a random key: nothing to look up first
+    message = changed_outbox_row(order, event)
+    message.save()
+    outbox_enqueue(message)
+
+
+def changed_outbox_row(order: Order, event: str) -> OutboxMessage:
+    """`notify_changed`'s outbox row for `order.bcp_json` as it is, not written yet (the placement inserts it
+    with the order in one statement, then `outbox_enqueue`s it)."""
+    return outbox_row(
         kind=ORDER_CHANGED,
-        key=f"order_changed:{uuid.uuid4().hex}",
+        key=f"order_changed:{uuid.uuid4().hex}",  # random: nothing to look up first
         payload={
             "order_id": order.public_id,
             "event": event,

@@ -34,5 +34,19 @@ def outbox_add(*, kind: str, key: str, payload: dict[str, Any], fresh: bool = Fa
         message = OutboxMessage.objects.create(key=key, kind=kind, payload=payload)
     else:
         message, _ = OutboxMessage.objects.get_or_create(key=key, defaults={"kind": kind, "payload": payload})
-    enqueue_on_commit("orders.tasks.process_outbox_message", message.pk)  # broker down: the beat sweep runs it
+    outbox_enqueue(message)
     return message
+
+
+def outbox_row(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage:
+    """A new outbox row not written yet, for a caller that inserts it with its other rows in one statement
+    (`kernel.rows.insert_together`, the placement); `outbox_enqueue` it once written. The key must be new by
+    construction (random): nothing is looked up."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown outbox kind {kind!r}")
+    return OutboxMessage(key=key, kind=kind, payload=payload)
+
+
+def outbox_enqueue(message: OutboxMessage) -> None:
+    """Its task after the caller's commit (broker down: the beat sweep runs it)."""
+    enqueue_on_commit("orders.tasks.process_outbox_message", message.pk)

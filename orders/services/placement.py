@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from kernel.rows import Update, insert_together, update_then_insert
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
@@ -24,6 +25,7 @@ from orders.models import (
 from orders.selectors import order_bcp_json_of
 from orders.services._common import (
     MAX_QUANTITY,
+    changed_outbox_row,
     clean_text,
     lock_order,
     notify_changed,
@@ -32,6 +34,7 @@ from orders.services._common import (
     timeline,
     with_relations,
 )
+from orders.services.outbox import outbox_enqueue
 from orders.types import PlacedCheckout
 
 LANGUAGES = {"pt-br": "pt-br", "pt": "pt-br", "en": "en"}
@@ -123,10 +126,14 @@ def order_draft_from_checkout(*, checkout: PlacedCheckout) -> OrderDraft:
     return _build(checkout)
 
 
-def order_place_draft(draft: OrderDraft) -> Order:
-    """Write a draft: the caller holds the checkout's row lock, or has just completed it by a conditional
-    UPDATE, so no other placement of it can run (no savepoint to catch a concurrent one)."""
-    return _write(draft)
+def order_place_draft(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
+    """Write a draft: the caller holds the checkout's row lock, or completes it by a conditional UPDATE, so no
+    other placement of it can run (no savepoint to catch a concurrent one).
+
+    `only_if`: that conditional UPDATE (the checkout completed while it still waits for this payment), run in
+    the order's own statement (`kernel.rows.update_then_insert`); None, and nothing written, when it matched
+    no row."""
+    return _write(draft, only_if=only_if)
 
 
 def order_place_from_checkout(*, checkout: PlacedCheckout, checkout_locked: bool = False) -> Order:
@@ -156,7 +163,9 @@ def _cut(value: str | None, length: int) -> str:
 
 
 def _create(checkout: PlacedCheckout) -> Order:
-    return _write(_build(checkout))
+    order = _write(_build(checkout))
+    assert order is not None  # written unconditionally
+    return order
 
 
 def _build(checkout: PlacedCheckout) -> OrderDraft:
@@ -219,11 +228,8 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
     return OrderDraft(order=order, lines=lines, expectation=expectation)
 
 
-def _write(draft: OrderDraft) -> Order:
+def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
     order, lines, expectation = draft.order, draft.lines, draft.expectation
-    order.save()
-    OrderLine.objects.bulk_create(lines)
-    expectation.save()
     events = [
         OrderEvent(
             order=order,
@@ -255,10 +261,16 @@ def _write(draft: OrderDraft) -> Order:
                 data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
             )
         )
-    OrderEvent.objects.bulk_create(events)
-    # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox).
+    # The "Pedido recebido" e-mail is recorded and sent by the order's outbox task (orders.services.outbox);
+    # its row (what `notify_changed` writes, with the order as presented in its INSERT) goes with the rest:
+    # the order, its lines, expectation, events and outbox row are one statement (issue 34).
+    message = changed_outbox_row(order, "placed")
+    if only_if is None:
+        insert_together(order, lines, [expectation], events, [message])
+    elif not update_then_insert(only_if, order, lines, [expectation], events, [message]):
+        return None
+    outbox_enqueue(message)
     with_relations(order, lines=lines, expectations=[expectation], fulfillment_events=[], adjustments=[])
-    notify_changed(order, "placed", rendered=True)
     return order
 
 

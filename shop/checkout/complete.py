@@ -50,6 +50,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.rows import Update
 from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
 from orders.types import PlacedCheckout, PlacedLine
 from payments.card.gateway import CardCustomer
@@ -85,6 +86,7 @@ from shop.checkout.core import (
     PIX_SETTLEMENT_GRACE,
     apply,
     current,
+    event_of,
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
@@ -194,8 +196,9 @@ def place_order(
 
     `locked=False`: the caller holds no lock on the checkout (complete by card, after the gateway call, with
     the checkout as step 1 wrote it): the checkout is completed by an UPDATE that matches only while it still
-    waits for this payment (`complete_in_progress`, stock reserved, no payment attached), before the order
-    is written; `CheckoutMoved` when it no longer does. One statement instead of a lock and a full save."""
+    waits for this payment (`complete_in_progress`, stock reserved, no payment attached), in the statement
+    that writes the order (nothing of it when the UPDATE matches no row); `CheckoutMoved` when it no longer
+    does. One statement instead of a lock, a full save and the order's own."""
     if lines is None:
         lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
     with_lines(checkout, lines)
@@ -248,12 +251,15 @@ def place_order(
     detail = {"order_id": draft.order.public_id, "payment_type": payment_type}
     if locked:
         save_with_event(checkout, "completed", previous, detail)
-    else:
-        waits = {"status": STATUS_IN_PROGRESS, "stock_reserved": True, "payment_txid": ""}  # …for this payment
-        fields = ["status", "order_id", "order_permalink_url", "completed_at", "messages", "payment_txid"]
-        if not save_with_event(checkout, "completed", previous, detail, fields=fields, where=waits):
-            raise CheckoutMoved(checkout.public_id)
-    order_place_draft(draft)
+        order_place_draft(draft)
+        return
+    # The checkout's UPDATE (and its event) and the order are one statement: the order is written only when
+    # the UPDATE matched, i.e. the checkout still waited for this payment.
+    waits = {"status": STATUS_IN_PROGRESS, "stock_reserved": True, "payment_txid": ""}  # …for this payment
+    fields = ("status", "order_id", "order_permalink_url", "completed_at", "messages", "payment_txid")
+    completed = Update(checkout, fields, where=waits, event=event_of(checkout, "completed", previous, detail))
+    if order_place_draft(draft, only_if=completed) is None:
+        raise CheckoutMoved(checkout.public_id)
 
 
 logger = logging.getLogger(__name__)

@@ -71,6 +71,7 @@ Rules the engine fixes where BCP leaves a choice (all covered by tests/shop/test
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -82,7 +83,7 @@ from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
 from shop.checkout.boleto import boleto_handler_id, boleto_offered
-from shop.checkout.charge import held_key, hold_for_charge, pix_charge_issue, pix_charge_plan, save_holding
+from shop.checkout.charge import held_key, hold_for_charge, is_pix, pix_charge_issue, pix_charge_plan, save_holding
 from shop.checkout.complete import (
     MANUAL_METHODS,
     checkout_complete,
@@ -94,7 +95,6 @@ from shop.checkout.core import (
     apply,
     cancel,
     current,
-    event,
     expire_if_due,
     in_checkout_language,
     input_from_checkout,
@@ -209,27 +209,31 @@ def checkout_create(
         )
     now = timezone.now()
     _prefetch_freight(data, checkout_id=None)
-    with transaction.atomic():
-        ev = evaluate(checkout=None, existing_lines=[], data=data, now=now)
-        if len(ev.unavailable_line_ids) == len(ev.lines):
-            raise CheckoutCreateImpossible(
-                [
-                    CheckoutMessage(m.type, m.code, m.content, "unrecoverable")
-                    for m in ev.messages
-                    if m.code in ("item_unavailable", "out_of_stock")
-                ]
-            )
-        status, messages = with_status(ev, ev.rejections)
-        checkout = Checkout(
-            status=status,
-            platform_id=platform_id,
-            session_key=session_key,
-            language=language,
-            expires_at=now + timedelta(seconds=settings.SHOP_CHECKOUT_TTL_SECONDS),
-            mandate_required=mandate_required,
+    # Reads only (live stock, prices, coupon uses), and nothing is locked: no transaction needed around it.
+    ev = evaluate(checkout=None, existing_lines=[], data=data, now=now)
+    if len(ev.unavailable_line_ids) == len(ev.lines):
+        raise CheckoutCreateImpossible(
+            [
+                CheckoutMessage(m.type, m.code, m.content, "unrecoverable")
+                for m in ev.messages
+                if m.code in ("item_unavailable", "out_of_stock")
+            ]
         )
-        apply(checkout, ev, messages, [])
-        event(checkout, "created", "", {"platform_id": platform_id or ""})
+    status, messages = with_status(ev, ev.rejections)
+    checkout = Checkout(
+        status=status,
+        platform_id=platform_id,
+        session_key=session_key,
+        language=language,
+        expires_at=now + timedelta(seconds=settings.SHOP_CHECKOUT_TTL_SECONDS),
+        mandate_required=mandate_required,
+    )
+    # Without Pix a new checkout holds nothing: its row, lines and events are one INSERT (`apply`), atomic by
+    # itself, so it runs with no BEGIN/COMMIT around it (issue 34). With Pix, stock may be held and a charge
+    # planned in the same transaction, as before.
+    pix = is_pix(ev.fields.get("payment_instrument"))  # type: ignore[arg-type]
+    with transaction.atomic() if pix else contextlib.nullcontext():
+        apply(checkout, ev, messages, [], created={"platform_id": platform_id or ""})
         if hold_for_charge(checkout, ev, None):
             checkout.save(update_fields=["status", "messages", "stock_reserved", "updated_at"])
         issue = pix_charge_plan(checkout, previous_instrument=None)

@@ -40,6 +40,7 @@ Variants that accept backorders (`allow_backorder`) are made to order and are no
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -151,8 +152,22 @@ def live_of(pks: set[int]) -> dict[int, Live]:
     """Live columns by variant pk: one query (none for no pks)."""
     if not pks:
         return {}
-    rows = Variant.objects.filter(pk__in=pks).values_list("pk", *_LIVE_FIELDS)
-    return {pk: Live(*values) for pk, *values in rows}
+    if connection.vendor != "postgresql":
+        rows = Variant.objects.filter(pk__in=pks).values_list("pk", *_LIVE_FIELDS)
+        return {pk: Live(*values) for pk, *values in rows}
+    # One SQL text for any number of pks (an array parameter), written once instead of compiled by the ORM on
+    # every create, update and complete (issue 34); the columns are plain integers and booleans.
+    with connection.cursor() as cursor:
+        cursor.execute(_live_sql(), [sorted(pks)])
+        return {pk: Live(*values) for pk, *values in cursor.fetchall()}
+
+
+@functools.cache
+def _live_sql() -> str:
+    """Built once per process, from the model's metadata."""
+    quote, meta = connection.ops.quote_name, Variant._meta
+    columns = ", ".join(quote(meta.get_field(name).column) for name in ("id", *_LIVE_FIELDS))
+    return f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {quote('id')} = ANY(%s)"  # noqa: S608
 
 
 def live_annotated(line: object) -> Live | None:

@@ -7,6 +7,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from kernel.ids import new_public_id
+from kernel.rows import RemembersLoaded
 from shop.models.catalog import Variant
 
 
@@ -176,7 +177,7 @@ class Coupon(models.Model):
         super().save(*args, **kwargs)
 
 
-class Checkout(models.Model):
+class Checkout(RemembersLoaded, models.Model):
     """A BCP checkout session (BCP.md §4), for agents and for the storefront alike."""
 
     STATUS_CHOICES = [

@@ -1,0 +1,105 @@
+"""kernel.rows (issue 34): rows inserted together in one statement, and an update that writes only the columns
+that changed since the row was read. Real Postgres; the statements are counted as Django counts them."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from kernel.rows import Update, insert_together, update_then_insert, update_where
+from shop.models import Checkout, CheckoutEvent, CheckoutLine
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+
+
+def _line(checkout: Checkout, sku: str, position: int) -> CheckoutLine:
+    return CheckoutLine(checkout=checkout, sku=sku, title=sku, position=position, quantity=position + 1)
+
+
+def test_insert_together_writes_the_head_and_its_rows_in_one_statement() -> None:
+    checkout = Checkout(buyer_email="ana@example.com.br")
+    lines = [_line(checkout, "SKU-A", 0), _line(checkout, "SKU-B", 1)]
+    created = CheckoutEvent(checkout=checkout, kind="created", from_status="", to_status="incomplete", detail={})
+    with CaptureQueriesContext(connection) as queries:
+        insert_together(checkout, lines, [created])
+    assert len(queries) == 1
+    assert checkout.pk is not None and not checkout._state.adding
+    # every row has its pk, in the order given, and its foreign key to the head
+    stored = list(CheckoutLine.objects.filter(checkout_id=checkout.pk).order_by("id").values_list("pk", "sku"))
+    assert stored == [(lines[0].pk, "SKU-A"), (lines[1].pk, "SKU-B")]
+    assert [line.checkout_id for line in lines] == [checkout.pk, checkout.pk]
+    assert CheckoutEvent.objects.get(pk=created.pk).checkout_id == checkout.pk
+    assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"
+
+
+def test_insert_together_writes_nothing_when_a_row_fails() -> None:
+    checkout = Checkout()
+    duplicate = _line(checkout, "SKU-A", 0)
+    CheckoutLine.objects.create(checkout=Checkout.objects.create(), sku="X", quantity=1, public_id="li_same")
+    duplicate.public_id = "li_same"  # unique: the whole statement fails, the head with it
+    before = Checkout.objects.count()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_together(checkout, [duplicate])
+    assert Checkout.objects.count() == before
+
+
+def test_changed_only_writes_the_columns_that_changed_since_the_read() -> None:
+    Checkout.objects.create(buyer_email="ana@example.com.br", buyer_first_name="Ana")
+    checkout = Checkout.objects.get(buyer_email="ana@example.com.br")
+    checkout.status = "ready_for_complete"
+    checkout.buyer_first_name = "Ana"  # same value: not written
+    with CaptureQueriesContext(connection) as queries:
+        assert update_where(checkout, checkout.written_fields(), changed_only=True)
+    sql = queries[0]["sql"]
+    assert '"status"' in sql and '"updated_at"' in sql
+    assert '"buyer_first_name"' not in sql and '"buyer_email"' not in sql
+    assert '"messages"' in sql  # a JSON column may have been edited in place: always written
+    # a column changed behind the copy's back is not overwritten by a value the copy never changed
+    Checkout.objects.filter(pk=checkout.pk).update(buyer_phone="+5511999990000")
+    checkout.buyer_last_name = "Souza"
+    assert update_where(checkout, checkout.written_fields(), changed_only=True)
+    stored = Checkout.objects.get(pk=checkout.pk)
+    assert (stored.status, stored.buyer_last_name, stored.buyer_phone) == (
+        "ready_for_complete",
+        "Souza",
+        "+5511999990000",
+    )
+    # after a write the copy remembers what the row holds: writing it again writes no column of its own
+    with CaptureQueriesContext(connection) as queries:
+        assert update_where(checkout, ["status", "buyer_last_name"], changed_only=True)
+    assert '"status"' not in queries[0]["sql"] and '"buyer_last_name"' not in queries[0]["sql"]
+
+
+def test_update_then_insert_writes_the_rows_only_when_the_update_matched() -> None:
+    waiting = Checkout.objects.create(status="complete_in_progress")
+    head = Checkout(buyer_email="ana@example.com.br")  # stands for the order: a head with its rows
+    lines = [_line(head, "SKU-A", 0)]
+    waiting.status = "canceled"
+    done = CheckoutEvent(checkout=waiting, kind="canceled", from_status="complete_in_progress", to_status="canceled")
+    matched = Update(waiting, ("status",), where={"status": "complete_in_progress"}, event=done)
+    with CaptureQueriesContext(connection) as queries:
+        assert update_then_insert(matched, head, lines)
+    assert len(queries) == 1
+    assert Checkout.objects.get(pk=waiting.pk).status == "canceled"
+    assert CheckoutEvent.objects.filter(checkout_id=waiting.pk, kind="canceled").count() == 1
+    assert CheckoutLine.objects.get(pk=lines[0].pk).checkout_id == head.pk == lines[0].checkout_id
+    # the row moved on: neither the update, its event, the head nor its rows are written
+    other = Checkout(buyer_email="bia@example.com.br")
+    moved = Update(waiting, ("status",), where={"status": "complete_in_progress"})
+    before = (Checkout.objects.count(), CheckoutLine.objects.count(), CheckoutEvent.objects.count())
+    assert not update_then_insert(moved, other, [_line(other, "SKU-B", 0)])
+    assert (Checkout.objects.count(), CheckoutLine.objects.count(), CheckoutEvent.objects.count()) == before
+    assert other.pk is None
+
+
+def test_a_save_forgets_what_was_read() -> None:
+    """Written by `save()` (or read again), the copy no longer knows what the row holds: the next `changed_only`
+    write writes every column it is given, as a full save would."""
+    Checkout.objects.create(buyer_email="ana@example.com.br", stock_reserved=False)
+    checkout = Checkout.objects.get(buyer_email="ana@example.com.br")
+    checkout.stock_reserved = True
+    checkout.save()
+    checkout.stock_reserved = False  # back to the value read: still a change for the row
+    assert update_where(checkout, checkout.written_fields(), changed_only=True)
+    assert Checkout.objects.get(pk=checkout.pk).stock_reserved is False
