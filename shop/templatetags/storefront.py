@@ -6,15 +6,15 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from shop.catalog.selectors import categories_for_nav
-from shop.models import Category, ProductImage
+from shop.catalog.selectors import NavCategory, categories_for_nav
+from shop.models import ProductImage
 
 register = template.Library()
 
 
 @register.simple_tag
-def nav_categories() -> list[Category]:
-    """Top-level categories for the header menu (one query)."""
+def nav_categories() -> list[NavCategory]:
+    """Top-level categories for the header menu (cached with the catalog version)."""
     return categories_for_nav()
 
 

@@ -39,7 +39,7 @@ from shop.cart import (
 from shop.catalog.selectors import product_main_photos
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
-from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
 from shop.checkout.pricing import coupons_evaluate, coupons_load
 from shop.checkout.selectors import checkout_view, require_access
 from shop.checkout.services import (
@@ -72,7 +72,7 @@ from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
 from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
-from shop.models import Cart, Checkout, PickupLocation
+from shop.models import Cart, Checkout
 from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
@@ -302,7 +302,8 @@ def _posted_method(request: HttpRequest) -> str:
 
 
 def _pickup_locations() -> list[object]:
-    return list(PickupLocation.objects.filter(active=True))
+    # The shipping table's (cached with it, dropped on any save of a location): the same rows, no statement.
+    return list(shipping_config_load().pickup_locations)
 
 
 def _get_or_404(request: HttpRequest, checkout_id: str) -> Checkout:
