@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -118,14 +118,26 @@ def cart_expiry() -> datetime:
     return timezone.now() + timedelta(seconds=settings.SHOP_CART_TTL_SECONDS)
 
 
+def _items_sql() -> str:
+    line, cart = CartLineRow._meta.db_table, Cart._meta.db_table  # from the models; the values are parameters
+    return (
+        f"SELECT l.sku, l.quantity FROM {line} l JOIN {cart} c ON c.id = l.cart_id"  # noqa: S608
+        " WHERE c.public_id = %s AND c.status = %s AND c.expires_at > %s ORDER BY l.position, l.id"
+    )
+
+
 def cart_items(session: SessionBase | None) -> dict[str, int]:
-    """{SKU: quantity} of the session's cart, in cart order (1 query; none without a cart)."""
+    """{SKU: quantity} of the session's cart, in cart order (1 query; none without a cart).
+
+    Every storefront page of a buyer with a cart asks (the mini-cart badge): a hand-written statement, since
+    compiling the ORM's join cost more CPU than running it (issue 34)."""
     cart_id = session.get(CART_KEY) if session is not None else None
     if not isinstance(cart_id, str):
         return {}
-    rows = CartLineRow.objects.filter(
-        cart__public_id=cart_id, cart__status=Cart.STATUS_ACTIVE, cart__expires_at__gt=timezone.now()
-    ).values_list("sku", "quantity")
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(_items_sql(), [cart_id, Cart.STATUS_ACTIVE, now])
+        rows = cursor.fetchall()
     items: dict[str, int] = {}
     for sku, quantity in rows:
         items[sku] = items.get(sku, 0) + quantity

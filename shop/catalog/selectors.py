@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
 from django.db import connection
 from django.db.models import (
@@ -36,6 +37,7 @@ from kernel.ops import request_cache
 from shop.catalog import search
 from shop.catalog.search import search_words
 from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
+from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import CACHE_KEY
@@ -418,7 +420,7 @@ class NavCategory:
 
 
 NAV_KEY = "shop:nav-categories:v1"
-NAV_SECONDS = 3600  # a category save bumps the catalog version; this bounds a missed bump
+NAV_SECONDS = 3600  # a category save bumps the catalog version; this bounds a missed bump (Redis)
 
 
 def categories_for_nav() -> list[NavCategory]:
@@ -432,7 +434,8 @@ def categories_for_nav() -> list[NavCategory]:
         return list(entry[1])
     rows = Category.objects.filter(parent__isnull=True).order_by("position", "name")
     items = tuple(NavCategory(category.name, category.get_absolute_url()) for category in rows)
-    request_cache.set(NAV_KEY, (version, items), NAV_SECONDS)
+    # local memory: another process cannot hear the bump, so as long as a catalog snapshot
+    request_cache.set(NAV_KEY, (version, items), NAV_SECONDS if settings.REDIS_URL else CATALOG_SECONDS)
     return list(items)
 
 

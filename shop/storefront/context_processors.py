@@ -1,4 +1,5 @@
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
 
 from shop.cart import cart_items
 from shop.store.services import store_get
@@ -11,8 +12,8 @@ def cart_count(request: HttpRequest) -> int:
 
 
 def shop(request: HttpRequest) -> dict[str, object]:
-    """Shop name and the mini-cart count."""
-    return {"SHOP_NAME": store_get().trade_name, "cart_count": cart_count(request)}
+    """Shop name and the mini-cart count (read only if the page shows it and its view did not count it itself)."""
+    return {"SHOP_NAME": store_get().trade_name, "cart_count": SimpleLazyObject(lambda: cart_count(request))}
 
 
 def store(request: HttpRequest) -> dict[str, object]:

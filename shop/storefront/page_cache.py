@@ -22,16 +22,22 @@ estoque": they may be `HOME_SECONDS` old, as before (shop/storefront/views.py).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 
+from django.conf import settings
 from django.contrib.messages import get_messages
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
+from django.template import Context
 from django.template.loader import render_to_string
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from kernel.ops import request_cache
+from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.storefront.context_processors import cart_count
 
@@ -45,6 +51,14 @@ HOLES: dict[str, SafeString] = {
     "flash_hole": mark_safe(HOLE_FLASH),  # noqa: S308
 }
 PAGE_SECONDS = 3600  # a version bump or a signature change renders again sooner; this bounds a missed bump
+
+
+def shared_seconds() -> int:
+    """How long an entry lives: another process cannot hear a version bump in its own local-memory cache, so
+    without Redis a page lives as long as a catalog snapshot (a minute)."""
+    return PAGE_SECONDS if settings.REDIS_URL else CATALOG_SECONDS
+
+
 KEY_PREFIX = "shop:page:v1:"
 
 
@@ -53,8 +67,15 @@ def cacheable(request: HttpRequest) -> bool:
     return request.method == "GET" and not request.META.get("QUERY_STRING")
 
 
+@functools.cache
+def _build() -> str:
+    """The static files' build (hashed names, `collectstatic`'s manifest): a deploy that changes them must not serve
+    pages naming the old files. Empty without a manifest (tests, `make run`)."""
+    return str(getattr(staticfiles_storage, "manifest_hash", "") or "")
+
+
 def page_key(name: str, request: HttpRequest) -> str:
-    return f"{KEY_PREFIX}{name}:{get_language()}:{request.path}"
+    return f"{KEY_PREFIX}{name}:{get_language()}:{_build()}:{request.path}"
 
 
 def cached_page(key: str, signature: Hashable = None) -> str | None:
@@ -76,14 +97,14 @@ def render_shared(
     context: dict[str, object],
     *,
     signature: Hashable = None,
-    timeout: int = PAGE_SECONDS,
+    timeout: int | None = None,
     status: int = 200,
 ) -> HttpResponse:
     """Render `template` with holes, store it under `key` (at the version read before the rows were), and answer
     this request with its holes filled."""
     version = catalog_version()  # before rendering: a bump during the render makes the entry stale, not wrong
     html = render_to_string(template, {**context, **HOLES}, request=request)
-    request_cache.set(key, (version, signature, html), timeout)
+    request_cache.set(key, (version, signature, html), min(timeout or PAGE_SECONDS, shared_seconds()))
     return filled(request, html, status=status)
 
 
@@ -100,6 +121,51 @@ def _flash(request: HttpRequest) -> str:
     if not messages:  # reads the message cookie/session as the context processor did; nothing is marked used
         return ""
     return render_to_string("shop/partials/flash.html", {"messages": messages})
+
+
+# --- the header and footer of every other page ------------------------------------------------------------------
+# The cart, checkout, order and account pages are the buyer's own, but their header (logo, search, menu) and footer
+# (store identity, links, language form) are everybody's: `{% shared "header" %}` in base.html keeps them rendered
+# per catalog version and language the same way, with holes for the search box's value and the language form's
+# `next` too (those two are the request's own on these pages).
+HOLE_SEARCH = "<!--hole:search-->"
+HOLE_NEXT = "<!--hole:next-->"
+FRAGMENT_HOLES: dict[str, SafeString] = {
+    **HOLES,
+    "search_hole": mark_safe(HOLE_SEARCH),  # noqa: S308
+    "next_hole": mark_safe(HOLE_NEXT),  # noqa: S308
+}
+FRAGMENTS = ("header", "footer")
+
+
+def _fragment_key(name: str) -> str:
+    return f"{KEY_PREFIX}fragment:{name}:{get_language()}:{_build()}"
+
+
+def shared_fragment(name: str, context: Context, render: Callable[[Context], str]) -> str:
+    """The fragment `name` of base.html for this request: rendered with holes once per catalog version and
+    language (`render(context)` with the holes pushed), then filled from `context` (its request, CSRF token and
+    cart count). Rendered in place when there is no request, or inside a shared page (which is the cache)."""
+    request = context.get("request")
+    token = context.get("csrf_token")
+    if request is None or "flash_hole" in context or not token or str(token) == "NOTPROVIDED":
+        return render(context)
+    key = _fragment_key(name)
+    request_cache.prefetch(VERSION_KEY, *(_fragment_key(other) for other in FRAGMENTS))
+    version = catalog_version()
+    entry = request_cache.get(key)
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == version:
+        html = str(entry[1])
+    else:
+        with context.push(FRAGMENT_HOLES):
+            html = render(context)
+        request_cache.set(key, (version, html), shared_seconds())
+    return (
+        html.replace(HOLE_CSRF, conditional_escape(str(token)))
+        .replace(HOLE_CART, conditional_escape(str(context.get("cart_count") or 0)))
+        .replace(HOLE_SEARCH, conditional_escape(request.GET.get("q", "")))
+        .replace(HOLE_NEXT, conditional_escape(request.get_full_path()))
+    )
 
 
 def shared_or_render(

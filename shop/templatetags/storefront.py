@@ -8,8 +8,30 @@ from django.utils.safestring import mark_safe
 
 from shop.catalog.selectors import NavCategory, categories_for_nav
 from shop.models import ProductImage
+from shop.storefront.page_cache import shared_fragment
 
 register = template.Library()
+
+
+class SharedNode(template.Node):
+    def __init__(self, name: str, nodelist: template.NodeList) -> None:
+        self.name = name
+        self.nodelist = nodelist
+
+    def render(self, context: template.Context) -> str:
+        return shared_fragment(self.name, context, self.nodelist.render)
+
+
+@register.tag("shared")
+def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNode:
+    """`{% shared "header" %}…{% endshared %}`: a part of base.html that is the same for every buyer but for the
+    CSRF token, cart count, search box and language form's `next` (shop/storefront/page_cache.py)."""
+    bits = token.split_contents()
+    if len(bits) != 2 or bits[1][0] not in "\"'" or bits[1][0] != bits[1][-1]:
+        raise template.TemplateSyntaxError("{% shared %} takes one quoted name")
+    nodelist = parser.parse(("endshared",))
+    parser.delete_first_token()
+    return SharedNode(bits[1][1:-1], nodelist)
 
 
 @register.simple_tag

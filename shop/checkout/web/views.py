@@ -137,6 +137,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
             "photos": product_main_photos(line.variant.product_id for line in lines),
+            # the badge: the lines just read (cart_lines dropped the unsellable ones), no second query
+            "cart_count": sum(line.quantity for line in lines),
             **freight,
         },
     )
