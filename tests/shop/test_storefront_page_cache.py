@@ -238,3 +238,59 @@ def test_statements_per_storefront_page(product: Product, django_assert_max_num_
     _html(buyer, started["Location"])
     with django_assert_max_num_queries(5):
         _html(buyer, started["Location"])
+
+
+# --- the checkout's fields: the include they were, built in Python --------------------------------------------
+
+_FIELD_INCLUDE = (  # templates/shop/checkout/_field.html as it was, before `{% checkout_field %}` replaced it
+    '<div class="field{% if field.errors %} field-invalid{% endif %}{% if wide %} field-wide{% endif %}">\n'
+    '  <label for="{{ field.id_for_label }}">{{ field.label }}</label>\n'
+    '  <input id="{{ field.id_for_label }}" name="{{ field.html_name }}" type="{{ type|default:\'text\' }}"'
+    ' value="{{ field.value|default_if_none:\'\' }}"{% if autocomplete %} autocomplete="{{ autocomplete }}"{% endif %}'
+    '{% if inputmode %} inputmode="{{ inputmode }}"{% endif %}{% if placeholder %} placeholder="{{ placeholder }}"'
+    '{% endif %}{% if field.field.max_length %} maxlength="{{ field.field.max_length }}"{% endif %}'
+    '{% if field.errors %} aria-invalid="true" aria-describedby="{{ field.id_for_label }}-error"{% endif %}>\n'
+    '  {% if field.errors %}<p class="field-error" id="{{ field.id_for_label }}-error"'
+    ' data-testid="error-{{ field.name }}">{{ field.errors|join:" " }}</p>{% endif %}\n'
+    "</div>\n"
+)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"email": 'ana<"x">@exemplo', "first_name": "Ana & Bia", "cep": "01310-100", "phone": "(11) 98765-4321"},
+    ],
+)
+def test_checkout_field_renders_what_the_include_did(data: dict[str, str]) -> None:
+    from django.template import Context, Template
+
+    from shop.checkout.web.forms import CheckoutForm
+
+    form = CheckoutForm(data=data) if data else CheckoutForm(initial={"email": "ana@exemplo.com.br"})
+    if data:
+        form.is_valid()
+        form.add_error("first_name", 'Informe <o> nome & o "sobrenome".')  # as attach_messages does
+        form.add_error("first_name", "Segunda mensagem.")
+    include = Template(_FIELD_INCLUDE)
+    tag = Template(
+        "{% load storefront %}{% checkout_field field=field type=type autocomplete=autocomplete"
+        " inputmode=inputmode placeholder=placeholder wide=wide %}"
+    )
+    for name in ("email", "first_name", "phone", "tax_id", "cep", "uf", "coupon"):
+        for extra in (
+            {},
+            {"type": "tel", "autocomplete": "tel", "inputmode": "numeric", "placeholder": "<SP>", "wide": True},
+        ):
+            context = {
+                "field": form[name],
+                "type": "",
+                "autocomplete": "",
+                "inputmode": "",
+                "placeholder": "",
+                "wide": False,
+            }
+            context.update(extra)
+            assert tag.render(Context(context)) == include.render(Context(context)), (name, extra)
+    assert data == {} or len(form["first_name"].errors) == 2

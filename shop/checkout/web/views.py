@@ -41,7 +41,7 @@ from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
 from shop.checkout.pricing import coupons_evaluate, coupons_load
-from shop.checkout.selectors import checkout_view, require_access
+from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
     CheckoutNotFound,
@@ -251,9 +251,15 @@ def _sync_cart(request: HttpRequest, checkout: Checkout) -> None:
 
 
 def _render_checkout(
-    request: HttpRequest, checkout: Checkout, form: CheckoutForm, general: list[CheckoutMessage], *, status: int = 200
+    request: HttpRequest,
+    checkout: Checkout,
+    form: CheckoutForm,
+    general: list[CheckoutMessage],
+    *,
+    status: int = 200,
+    view: CheckoutView | None = None,
 ) -> HttpResponse:
-    view = checkout_view(checkout)
+    view = view if view is not None else checkout_view(checkout)
     line_messages: dict[int, list[CheckoutMessage]] = {}
     for message in view.messages:
         if message.path.startswith("$.line_items[") and message.type != "info":
@@ -338,15 +344,16 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
     if request.method == "GET":
         view = checkout_view(checkout)
-        form = CheckoutForm(data=initial_from_view(view))
-        form.is_valid()
         # A fresh storefront checkout shows no "required" errors until the buyer submits once (the e-mail
-        # saved while typing is not a submit).
-        submitted = _buyer_submitted(checkout)
-        general = form.attach_messages(view.messages) if submitted else []
-        if not submitted:
+        # saved while typing is not a submit): only then is the stored state validated and its messages attached.
+        if _buyer_submitted(checkout):
+            form = CheckoutForm(data=initial_from_view(view))
+            form.is_valid()
+            general = form.attach_messages(view.messages)
+        else:
             form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
-        return _render_checkout(request, checkout, form, general)
+            general = []
+        return _render_checkout(request, checkout, form, general, view=view)
 
     form = CheckoutForm(request.POST)
     if not form.is_valid():
