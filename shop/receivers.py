@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Model
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -188,9 +189,13 @@ def _connect_cache_invalidation() -> None:
     # What else the shared storefront pages show (shop/storefront/page_cache.py): the category menu and counts, a
     # variant's subscription offers, the free-shipping notice, and the store's name, logo, Pix discount and
     # parcelamento.
-    for model in (Category, SubscriptionPlan, StoreSettings, ShippingMethod, ShippingRate, PickupLocation):
+    shown: tuple[type[Model], ...] = (
+        Category, SubscriptionPlan, StoreSettings, ShippingMethod, ShippingRate, PickupLocation,
+    )  # fmt: skip
+    for shown_model in shown:
         for name, signal in (("save", post_save), ("delete", post_delete)):
-            signal.connect(_bump_catalog_cache, sender=model, dispatch_uid=f"shop.pages.{model.__name__}.{name}")
+            uid = f"shop.pages.{shown_model.__name__}.{name}"
+            signal.connect(_bump_catalog_cache, sender=shown_model, dispatch_uid=uid)
     for name, signal in (("save", post_save), ("delete", post_delete)):
         signal.connect(_drop_synonyms_cache, sender=SearchSynonym, dispatch_uid=f"shop.cache.SearchSynonym.{name}")
 

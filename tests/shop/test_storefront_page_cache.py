@@ -231,12 +231,12 @@ def test_statements_per_storefront_page(product: Product, django_assert_max_num_
     _html(buyer, "/carrinho/")
     with django_assert_max_num_queries(3):  # with a cart: the session, the page's live columns, the cart count
         _html(buyer)
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(5):  # session, lines, their variants, coupons, photos
         _html(buyer, "/carrinho/")
     started = buyer.get("/checkout/")
     assert started.status_code == 302
     _html(buyer, started["Location"])
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(3):  # session, the checkout with its lines, the cart count
         _html(buyer, started["Location"])
 
 
