@@ -37,6 +37,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from kernel.ops import request_cache
+from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.storefront.context_processors import cart_count
@@ -140,6 +141,14 @@ FRAGMENTS = ("header", "footer")
 
 def _fragment_key(name: str) -> str:
     return f"{KEY_PREFIX}fragment:{name}:{get_language()}:{_build()}"
+
+
+def prefetch_page_reads() -> None:
+    """One cache round trip, at the start of a buyer's own page (cart, checkout), for what its render reads one by
+    one otherwise: the store settings, their policies, the shipping table, the catalog version and this page's
+    shared header and footer."""
+    keys = checkout_read_keys(get_language(), pricing=True)
+    request_cache.prefetch(*keys, *(_fragment_key(name) for name in FRAGMENTS))
 
 
 def shared_fragment(name: str, context: Context, render: Callable[[Context], str]) -> str:
