@@ -16,6 +16,8 @@
   told, the cycle retried or closed (shop/subscriptions/cycles.py).
 - saving or deleting a shipping method, rate or pickup location → drop the shipping cache after commit.
 - saving or deleting a search synonym → drop the cached synonyms after commit.
+- saving or deleting a product, variant, photo, category, subscription plan, shipping method, rate or pickup
+  location, or the store settings → bump the catalog version (checkout snapshots, shared storefront pages).
 - orders.order_changed (placed paid / payment_confirmed / shipped / canceled) → request or cancel the NF-e
   (`shop.invoicing.lifecycle`); fiscal.document_changed → the order's timeline event.
 Connected in ShopConfig.ready().
@@ -28,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Model
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -54,6 +57,7 @@ from shop.freight.labels import label_purchase_run
 from shop.freight.parcels import boxes_cache_clear
 from shop.invoicing.lifecycle import on_document_changed, on_order_changed
 from shop.models import (
+    Category,
     PackagingBox,
     PickupLocation,
     Product,
@@ -61,6 +65,8 @@ from shop.models import (
     SearchSynonym,
     ShippingMethod,
     ShippingRate,
+    StoreSettings,
+    SubscriptionPlan,
     Variant,
 )
 from shop.subscriptions.cycles import cycle_card_settled, cycle_fail, cycle_settle
@@ -183,6 +189,16 @@ def _connect_cache_invalidation() -> None:
     for model in (Product, Variant, ProductImage):
         for name, signal in (("save", post_save), ("delete", post_delete)):
             signal.connect(_bump_catalog_cache, sender=model, dispatch_uid=f"shop.catalog.{model.__name__}.{name}")
+    # What else the shared storefront pages show (shop/storefront/page_cache.py): the category menu and counts, a
+    # variant's subscription offers, the free-shipping notice, and the store's name, logo, Pix discount and
+    # parcelamento.
+    shown: tuple[type[Model], ...] = (
+        Category, SubscriptionPlan, StoreSettings, ShippingMethod, ShippingRate, PickupLocation,
+    )  # fmt: skip
+    for shown_model in shown:
+        for name, signal in (("save", post_save), ("delete", post_delete)):
+            uid = f"shop.pages.{shown_model.__name__}.{name}"
+            signal.connect(_bump_catalog_cache, sender=shown_model, dispatch_uid=uid)
     for name, signal in (("save", post_save), ("delete", post_delete)):
         signal.connect(_drop_synonyms_cache, sender=SearchSynonym, dispatch_uid=f"shop.cache.SearchSynonym.{name}")
 

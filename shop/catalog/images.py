@@ -13,11 +13,13 @@ import io
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
 from django.db.models.fields.files import FieldFile
 from easy_thumbnails.exceptions import InvalidImageFormatError
 from easy_thumbnails.files import get_thumbnailer
 from PIL import Image, ImageDraw, ImageFont
 
+from shop.checkout.stock import catalog_cache_bump
 from shop.models import ProductImage
 
 
@@ -32,6 +34,9 @@ def product_image_thumbnail_make(*, image: ProductImage) -> str:
         image.thumbnail = thumbnailer.get_thumbnail(dict(settings.SHOP_THUMBNAIL_OPTIONS), save=True).name
     image.thumbnails = {alias: thumbnailer[alias].name for alias in aliases}  # generated (and saved) here
     ProductImage.objects.filter(pk=image.pk).update(thumbnail=image.thumbnail, thumbnails=image.thumbnails)
+    # An UPDATE sends no post_save: the pages showing the photo at its full size until now are rendered again.
+    catalog_cache_bump()
+    transaction.on_commit(catalog_cache_bump)
     return image.thumbnail
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, TrigramWordSimilarity
 from django.db import connection
 from django.db.models import (
@@ -32,10 +33,12 @@ from django.db.models import (
 from django.db.models.functions import Cast, Concat
 from django.utils.translation import gettext as _
 
+from kernel.ops import request_cache
 from shop.catalog import search
 from shop.catalog.search import search_words
 from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
-from shop.checkout.stock import VERSION_KEY
+from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
+from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import CACHE_KEY
 from shop.store.policies import policies_cache_key
@@ -346,6 +349,26 @@ def product_get(*, slug: str | None = None, public_id: str | None = None) -> Pro
     return _prefetched(Product.objects.filter(active=True, **lookup)).first()
 
 
+def _live_sql() -> str:
+    product, variant = Product._meta.db_table, Variant._meta.db_table  # from the models; the slug is a parameter
+    return (
+        f"SELECT v.id, v.stock, v.price, v.active, v.allow_backorder FROM {product} p"  # noqa: S608
+        f" LEFT JOIN {variant} v ON v.product_id = p.id WHERE p.slug = %s AND p.active ORDER BY v.id"
+    )
+
+
+def product_live_signature(slug: str) -> tuple[tuple[Any, ...], ...] | None:
+    """What of an active product's page moves without a save signal: each variant's (id, stock, price, active,
+    allow_backorder), or None when no active product has `slug`. One hand-written statement (no ORM compile): the
+    storefront's shared product page is rendered again when it changes (shop/storefront/page_cache.py)."""
+    if "\x00" in slug:
+        return None  # no row can match, and PostgreSQL would refuse the parameter
+    with connection.cursor() as cursor:
+        cursor.execute(_live_sql(), [slug])
+        rows = cursor.fetchall()
+    return tuple(tuple(row) for row in rows) if rows else None
+
+
 def variants_by_sku(skus: Iterable[str]) -> dict[str, Variant]:
     """Sellable variants (variant and product active) by SKU, product select_related; one query.
 
@@ -390,9 +413,30 @@ def sitemap_categories() -> QuerySet[Category]:
     )
 
 
-def categories_for_nav() -> list[Category]:
-    """Top-level categories, ordered for menus; one query."""
-    return list(Category.objects.filter(parent__isnull=True).order_by("position", "name"))
+@dataclass(frozen=True)
+class NavCategory:
+    name: str
+    url: str
+
+
+NAV_KEY = "shop:nav-categories:v1"
+NAV_SECONDS = 3600  # a category save bumps the catalog version; this bounds a missed bump (Redis)
+
+
+def categories_for_nav() -> list[NavCategory]:
+    """Top-level categories, ordered for menus (every page's header): kept in the cache with the catalog version
+    they were read at (a save of a category bumps it, shop/receivers.py), read with it in one round trip; one
+    query when stale."""
+    request_cache.prefetch(VERSION_KEY, NAV_KEY)
+    version = catalog_version()
+    entry = request_cache.get(NAV_KEY)
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == version:
+        return list(entry[1])
+    rows = Category.objects.filter(parent__isnull=True).order_by("position", "name")
+    items = tuple(NavCategory(category.name, category.get_absolute_url()) for category in rows)
+    # local memory: another process cannot hear the bump, so as long as a catalog snapshot
+    request_cache.set(NAV_KEY, (version, items), NAV_SECONDS if settings.REDIS_URL else CATALOG_SECONDS)
+    return list(items)
 
 
 def product_price_range(product: Product) -> tuple[int, int] | None:

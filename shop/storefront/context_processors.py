@@ -1,14 +1,19 @@
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
 
 from shop.cart import cart_items
 from shop.store.services import store_get
 
 
-def shop(request: HttpRequest) -> dict[str, object]:
-    """Shop name and the mini-cart count (units in the session's cart: one query, none without a cart)."""
+def cart_count(request: HttpRequest) -> int:
+    """Units in the session's cart (the mini-cart badge): one query, none without a cart."""
     session = getattr(request, "session", None)
-    cart_count = sum(cart_items(session).values()) if session is not None else 0
-    return {"SHOP_NAME": store_get().trade_name, "cart_count": cart_count}
+    return sum(cart_items(session).values()) if session is not None else 0
+
+
+def shop(request: HttpRequest) -> dict[str, object]:
+    """Shop name and the mini-cart count (read only if the page shows it and its view did not count it itself)."""
+    return {"SHOP_NAME": store_get().trade_name, "cart_count": SimpleLazyObject(lambda: cart_count(request))}
 
 
 def store(request: HttpRequest) -> dict[str, object]:

@@ -22,6 +22,7 @@ from shop.catalog.selectors import (
     ProductPage,
     product_availability,
     product_get,
+    product_live_signature,
     product_price_range,
     product_search,
     query_shortened,
@@ -39,6 +40,7 @@ from shop.checkout.stock import catalog_version
 from shop.freight.parcels import FreightLine
 from shop.freight.quotes import quote_for, weight_matters
 from shop.models import Category, Product, Variant
+from shop.storefront.page_cache import cacheable, render_shared, shared_or_render
 from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.selectors import subscription_plans_by_variant
 from shop.templatetags.money import format_brl
@@ -189,7 +191,7 @@ def _nav_categories() -> list[Category]:
 # The home page's featured cards (a search and eight cards) were most of its CPU: the template renders them once
 # per catalog version and language (`{% cache %}`, shop/home.html), so a save of a product, variant or photo shows at
 # once. A sale moves stock by a conditional UPDATE, which bumps no version: a product that sells out leaves the
-# featured list within this many seconds.
+# featured list within this many seconds. The whole page is shared as long (page_cache.py).
 HOME_FEATURED_SECONDS = 60
 
 
@@ -198,16 +200,21 @@ def _featured_cards() -> list[dict[str, object]]:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "shop/home.html",
-        {  # `featured` is called by the template, only when its fragment is not cached
-            "featured": _featured_cards,
-            "featured_key": catalog_version(),
-            "featured_seconds": HOME_FEATURED_SECONDS,
-            "categories": _nav_categories(),
-        },
-    )
+    if not cacheable(request):
+        return _home(request, key=None)
+    return shared_or_render(request, "home", lambda key: _home(request, key=key))
+
+
+def _home(request: HttpRequest, *, key: str | None) -> HttpResponse:
+    context = {  # `featured` is called by the template, only when its fragment is not cached
+        "featured": _featured_cards,
+        "featured_key": catalog_version(),
+        "featured_seconds": HOME_FEATURED_SECONDS,
+        "categories": _nav_categories(),
+    }
+    if key is not None:
+        return render_shared(request, key, "shop/home.html", context, timeout=HOME_FEATURED_SECONDS)
+    return render(request, "shop/home.html", context)
 
 
 def product_list(request: HttpRequest) -> HttpResponse:
@@ -280,6 +287,22 @@ def _json_ld(data: dict[str, object]) -> str:
 
 
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """The product page; a bare URL is shared by every buyer while its catalog version and its variants' live
+    columns stay the same (page_cache.py): one statement then, instead of five and the whole render."""
+    signature = product_live_signature(slug) if cacheable(request) else None
+    if signature is None:
+        return _product_page(request, slug, key=None, signature=None)
+    return shared_or_render(
+        request,
+        "product",
+        lambda key: _product_page(request, slug, key=key, signature=signature),
+        signature=signature,
+    )
+
+
+def _product_page(
+    request: HttpRequest, slug: str, *, key: str | None, signature: tuple[tuple[object, ...], ...] | None
+) -> HttpResponse:
     product = product_get(slug=slug)
     if product is None:
         # A shop page (header, search) rather than the bare 404, so the buyer can keep browsing.
@@ -320,31 +343,30 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     og_image = schema.get("image", "")
     if isinstance(og_image, list):
         og_image = og_image[0]
-    return render(
-        request,
-        "shop/product_detail.html",
-        {
-            "product": product,
-            "images": list(product.images.all()),
-            "variants": variants,
-            "selected": selected,
-            "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
-            "subscription_offers": [
-                {"text": plan_offer(plan), "terms": plan_terms(plan), "plan_id": plan.public_id}
-                for plan in plans.get(selected.id, [])
-            ]
-            if selected
-            else [],
-            "option_groups": _option_groups(variants, selected),
-            "variant_data": variant_data,
-            "json_ld": _json_ld(schema),
-            "canonical_url": schema["url"],
-            "og_image": og_image,
-            "og_price": cents_to_decimal_string(selected.price) if selected else "",
-            "show_freight": bool(freight),
-            **freight,
-        },
-    )
+    context = {
+        "product": product,
+        "images": list(product.images.all()),
+        "variants": variants,
+        "selected": selected,
+        "selected_availability_label": AVAILABILITY_LABELS[selected.availability] if selected else "",
+        "subscription_offers": [
+            {"text": plan_offer(plan), "terms": plan_terms(plan), "plan_id": plan.public_id}
+            for plan in plans.get(selected.id, [])
+        ]
+        if selected
+        else [],
+        "option_groups": _option_groups(variants, selected),
+        "variant_data": variant_data,
+        "json_ld": _json_ld(schema),
+        "canonical_url": schema["url"],
+        "og_image": og_image,
+        "og_price": cents_to_decimal_string(selected.price) if selected else "",
+        "show_freight": bool(freight),
+        **freight,
+    }
+    if key is not None:
+        return render_shared(request, key, "shop/product_detail.html", context, signature=signature)
+    return render(request, "shop/product_detail.html", context)
 
 
 def freight_context(

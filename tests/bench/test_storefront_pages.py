@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -65,7 +66,10 @@ def test_storefront_pages_vs_bare_template_view(bcp_settings: Any, thousand_prod
         "checkout": (checkout_path, cookie),
     }
     port = free_port()
-    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE))
+    # the buyer's session was signed here: with a key of its own the server read it as empty (an empty cart page)
+    env = production_env(
+        f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), DJANGO_SECRET_KEY=settings.SECRET_KEY
+    )
     server = Uvicorn(env, port, workers=WORKERS)
     try:
         server.wait_up()

@@ -39,9 +39,9 @@ from shop.cart import (
 from shop.catalog.selectors import product_main_photos
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
-from shop.checkout.fulfillment import SEL_OPT
+from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
 from shop.checkout.pricing import coupons_evaluate, coupons_load
-from shop.checkout.selectors import checkout_view, require_access
+from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
     CheckoutNotFound,
@@ -72,7 +72,8 @@ from shop.checkout.web.confirm import before_charging
 from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
 from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
-from shop.models import Cart, Checkout, PickupLocation
+from shop.models import Cart, Checkout
+from shop.storefront.page_cache import prefetch_page_reads
 from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
@@ -105,6 +106,7 @@ def _local(url: str) -> str:
 
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
+    prefetch_page_reads()
     lines = cart_lines(request.session)
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart_coupons(request.session))
@@ -137,6 +139,8 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
             "photos": product_main_photos(line.variant.product_id for line in lines),
+            # the badge: the lines just read (cart_lines dropped the unsellable ones), no second query
+            "cart_count": sum(line.quantity for line in lines),
             **freight,
         },
     )
@@ -249,9 +253,15 @@ def _sync_cart(request: HttpRequest, checkout: Checkout) -> None:
 
 
 def _render_checkout(
-    request: HttpRequest, checkout: Checkout, form: CheckoutForm, general: list[CheckoutMessage], *, status: int = 200
+    request: HttpRequest,
+    checkout: Checkout,
+    form: CheckoutForm,
+    general: list[CheckoutMessage],
+    *,
+    status: int = 200,
+    view: CheckoutView | None = None,
 ) -> HttpResponse:
-    view = checkout_view(checkout)
+    view = view if view is not None else checkout_view(checkout)
     line_messages: dict[int, list[CheckoutMessage]] = {}
     for message in view.messages:
         if message.path.startswith("$.line_items[") and message.type != "info":
@@ -302,7 +312,8 @@ def _posted_method(request: HttpRequest) -> str:
 
 
 def _pickup_locations() -> list[object]:
-    return list(PickupLocation.objects.filter(active=True))
+    # The shipping table's (cached with it, dropped on any save of a location): the same rows, no statement.
+    return list(shipping_config_load().pickup_locations)
 
 
 def _get_or_404(request: HttpRequest, checkout_id: str) -> Checkout:
@@ -325,6 +336,7 @@ def _done_redirect(checkout: Checkout) -> HttpResponse | None:
 @require_http_methods(["GET", "POST"])
 def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
+    prefetch_page_reads()
     checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
         checkout = _get_or_404(request, checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
@@ -335,15 +347,16 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
     if request.method == "GET":
         view = checkout_view(checkout)
-        form = CheckoutForm(data=initial_from_view(view))
-        form.is_valid()
         # A fresh storefront checkout shows no "required" errors until the buyer submits once (the e-mail
-        # saved while typing is not a submit).
-        submitted = _buyer_submitted(checkout)
-        general = form.attach_messages(view.messages) if submitted else []
-        if not submitted:
+        # saved while typing is not a submit): only then is the stored state validated and its messages attached.
+        if _buyer_submitted(checkout):
+            form = CheckoutForm(data=initial_from_view(view))
+            form.is_valid()
+            general = form.attach_messages(view.messages)
+        else:
             form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
-        return _render_checkout(request, checkout, form, general)
+            general = []
+        return _render_checkout(request, checkout, form, general, view=view)
 
     form = CheckoutForm(request.POST)
     if not form.is_valid():
