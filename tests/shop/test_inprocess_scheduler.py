@@ -30,6 +30,7 @@ def test_it_runs_the_interval_entries_of_the_beat_schedule_and_leaves_crontabs_t
         "resend-account-links",
         "retry-order-webhooks",
         "send-pending-order-emails",
+        "sweep-boleto-notices",
         "sweep-boletos",
         "sweep-fiscal",
         "sweep-fiscal-requests",
