@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -176,3 +177,47 @@ def _thread_hop(env: dict[str, str], order: str, headers: dict[str, str]) -> Non
     finally:
         uvicorn.stop()
         gunicorn.stop()
+
+
+IN_PROCESS_CALLS = 300  # calls per block; blocks alternate bare / REST so both see the same machine
+
+
+@pytest.mark.django_db(transaction=True)
+def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform, settings: Any) -> None:  # noqa: F811
+    """The Django side alone, CPU time of this process (so other load moves it less than the rates): REST Get Order
+    through the API's middleware against the bare SELECT view through the site's, with Django's test client;
+    the shared cache is Redis when `REDIS_URL` is set (as production pays it), else local memory."""
+    from django.test import Client
+
+    from bcp_app.service.platforms import platform_create
+
+    settings.ROOT_URLCONF = "tests.bcp_app.bench_urls"
+    settings.BCP_CHECK_OUTPUT = False  # as in production
+    settings.BCP_RATE_LIMITS = {name: (NO_LIMIT, NO_LIMIT) for name in settings.BCP_RATE_LIMITS}
+    profile_url = fake_platform.publish()
+    created = platform_create(name="Bench", profile_url=profile_url)
+    order = place_order(created.platform.public_id, 1)
+    with connection.cursor() as cursor:
+        for sql in BARE_TABLES_SQL:
+            cursor.execute(sql)
+        cursor.execute(f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (1, 1000) RETURNING id")  # noqa: S608
+        (bare_id,) = cursor.fetchone()
+    client = Client(headers={"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"})
+    paths = {"bare": f"/_bench/orders/{bare_id}", "REST": f"/bcp/v1/orders/{order}"}
+
+    def block(path: str) -> float:
+        started = time.process_time()
+        for _ in range(IN_PROCESS_CALLS):
+            assert client.get(path).status_code == 200
+        return (time.process_time() - started) / IN_PROCESS_CALLS
+
+    for path in paths.values():  # warm: imports, profile and platform caches, the order's remembered body
+        block(path)
+    cpu: dict[str, list[float]] = {name: [] for name in paths}
+    for index in range(6):
+        for name in (list(paths) if index % 2 == 0 else list(paths)[::-1]):
+            cpu[name].append(block(paths[name]))
+    print(f"\nGet Order in process (Django test client, {IN_PROCESS_CALLS} calls a block, 6 blocks each, CPU of this"
+          f" process): bare SELECT {median(cpu['bare']) * 1e6:5.0f} µs | REST {median(cpu['REST']) * 1e6:5.0f} µs |"
+          f" REST/bare CPU ×{spread(ratios(cpu['REST'], cpu['bare']))} | cache"
+          f" {'Redis' if settings.CACHES['default'].get('LOCATION') else 'local memory'}")
