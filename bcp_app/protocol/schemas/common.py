@@ -77,8 +77,8 @@ def _shape(annotation: Any) -> _Shape:
         inner = _shape(args[0]) if len(args) == 1 else None
         return ("list", inner) if inner is not None else None
     if origin is dict:
-        args = get_args(annotation)
-        inner = _shape(args[1]) if len(args) == 2 else None
+        pair = get_args(annotation)
+        inner = _shape(pair[1]) if len(pair) == 2 else None
         return ("dict", inner) if inner is not None else None
     if origin in (Union, UnionType):
         shapes = [shape for arg in get_args(annotation) if arg is not type(None) if (shape := _shape(arg)) is not None]
