@@ -16,10 +16,15 @@ from bcp_app.protocol.schemas.common import OutputDrift
 def _error_built_out_of_order() -> dict[str, Any]:
     # every object's members in another order than its model declares them; an extra member on the envelope
     return {
-        "messages": [{"content": "Pedido não encontrado.", "severity": "recoverable", "code": "not_found",
-                      "type": "error"}],
-        "ucp": {"capabilities": {"br.dev.bcp.shopping.order": [{"version": "2026-07-28"}]}, "extra": 1,
-                "status": "error", "version": "2026-07-28"},
+        "messages": [
+            {"content": "Pedido não encontrado.", "severity": "recoverable", "code": "not_found", "type": "error"}
+        ],
+        "ucp": {
+            "capabilities": {"br.dev.bcp.shopping.order": [{"version": "2026-07-28"}]},
+            "extra": 1,
+            "status": "error",
+            "version": "2026-07-28",
+        },
     }
 
 
@@ -49,9 +54,16 @@ def test_a_drifting_presenter_fails_under_the_check(settings: Any) -> None:
 
 def test_a_checkout_body_and_a_wrong_value_in_it(settings: Any) -> None:
     settings.BCP_CHECK_OUTPUT = True
-    checkout = {"ucp": {"version": "2026-07-28", "capabilities": {}}, "id": "checkout_1", "status": "incomplete",
-                "currency": "BRL", "line_items": [], "totals": [{"type": "total", "amount": 0}], "links": [],
-                "policies": []}
+    checkout = {
+        "ucp": {"version": "2026-07-28", "capabilities": {}},
+        "id": "checkout_1",
+        "status": "incomplete",
+        "currency": "BRL",
+        "line_items": [],
+        "totals": [{"type": "total", "amount": 0}],
+        "links": [],
+        "policies": [],
+    }
     assert body_bytes(CheckoutResponse.produce(checkout)) == body_bytes(CheckoutResponse.validated(checkout))
     with pytest.raises(OutputDrift):
         CheckoutResponse.produce({**checkout, "id": 7})

@@ -62,20 +62,40 @@ class Gunicorn(Uvicorn):
     def __init__(self, env: dict[str, str], port: int, *, workers: int = 1, threads: int = 4) -> None:
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "tests.bcp_app.bench_wsgi:application", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(workers), "--worker-class", "gthread", "--threads", str(threads),
-             "--keep-alive", "300", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "tests.bcp_app.bench_wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(threads),
+                "--keep-alive",
+                "300",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
 
 def _summary(windows: dict[str, list[Window]], ours: str, bare: str) -> str:
     mine, base = windows[ours], windows[bare]
     server, baseline = [w.server_cpu for w in mine], [w.server_cpu for w in base]
-    return (f"{ours:>6} {median([w.rate for w in mine]):6.1f} req/s | /{bare} {rate_ratio(mine, base)} |"
-            f" server CPU {median(server) * 1000:5.0f} µs/req ({bare} {median(baseline) * 1000:5.0f}),"
-            f" ×{spread(ratios(server, baseline), 1)} | uvicorn/gunicorn {median([w.uvicorn for w in mine]):4.2f} ms,"
-            f" Postgres {median([w.postgres for w in mine]):4.2f} ms")
+    return (
+        f"{ours:>6} {median([w.rate for w in mine]):6.1f} req/s | /{bare} {rate_ratio(mine, base)} |"
+        f" server CPU {median(server) * 1000:5.0f} µs/req ({bare} {median(baseline) * 1000:5.0f}),"
+        f" ×{spread(ratios(server, baseline), 1)} | uvicorn/gunicorn {median([w.uvicorn for w in mine]):4.2f} ms,"
+        f" Postgres {median([w.postgres for w in mine]):4.2f} ms"
+    )
 
 
 def _rounds(jobs: dict[str, tuple[Any, str, int, dict[str, Any], str]]) -> dict[str, list[Window]]:
@@ -114,32 +134,56 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
         a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
         contexts = []  # one conversation per client, opened by a first Get Order
         for _ in range(max(CLIENTS)):
-            reply = httpx.post(f"{base}/bcp/a2a", json=send_message([{"data": {"action": "get_order",
-                                                                                "order_id": order}}]),
-                               headers=a2a_headers, timeout=60).json()
+            reply = httpx.post(
+                f"{base}/bcp/a2a",
+                json=send_message([{"data": {"action": "get_order", "order_id": order}}]),
+                headers=a2a_headers,
+                timeout=60,
+            ).json()
             assert "result" in reply, reply
             contexts.append(reply["result"]["message"]["contextId"])
         kinds = {
             "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
             "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
-            "MCP": ("mcp", {"url": f"{base}/bcp/mcp", "headers": {"authorization": headers["Authorization"]},
-                            "tool": "get_order",
-                            "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order}}, order),
-            "A2A": ("a2a", {"base_url": base, "data": {"action": "get_order", "order_id": order},
-                            "extensions": [EXTENSION], "headers": a2a_headers, "contexts": contexts,
-                            "key": "a2a.bcp.order"}, order),
+            "MCP": (
+                "mcp",
+                {
+                    "url": f"{base}/bcp/mcp",
+                    "headers": {"authorization": headers["Authorization"]},
+                    "tool": "get_order",
+                    "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
+                },
+                order,
+            ),
+            "A2A": (
+                "a2a",
+                {
+                    "base_url": base,
+                    "data": {"action": "get_order", "order_id": order},
+                    "extensions": [EXTENSION],
+                    "headers": a2a_headers,
+                    "contexts": contexts,
+                    "key": "a2a.bcp.order",
+                },
+                order,
+            ),
         }
         for kind, job, _ in kinds.values():  # every worker warm: imports, profile and platform caches
             measure(server, kind, WORKERS * 2, 2, job)
         before = load()
-        print(f"\nGet Order: REST, MCP and A2A vs a bare SELECT view; uvicorn {WORKERS} workers, production settings,"
-              f" one process per client; {ROUNDS} rounds interleaving the 4 cases, each window ≈ {WINDOW_S} s;"
-              f" medians (per-round min–max); {cache_in_use(env)}")
+        print(
+            f"\nGet Order: REST, MCP and A2A vs a bare SELECT view; uvicorn {WORKERS} workers, production settings,"
+            f" one process per client; {ROUNDS} rounds interleaving the 4 cases, each window ≈ {WINDOW_S} s;"
+            f" medians (per-round min–max); {cache_in_use(env)}"
+        )
         for clients in CLIENTS:
-            windows = _rounds({name: (server, kind, clients, job, expected)
-                               for name, (kind, job, expected) in kinds.items()})
-            print(f"  {clients} client(s): bare SELECT {median([w.rate for w in windows['bare']]):6.1f} req/s |"
-                  f" {noise([w for ws in windows.values() for w in ws])}")
+            windows = _rounds(
+                {name: (server, kind, clients, job, expected) for name, (kind, job, expected) in kinds.items()}
+            )
+            print(
+                f"  {clients} client(s): bare SELECT {median([w.rate for w in windows['bare']]):6.1f} req/s |"
+                f" {noise([w for ws in windows.values() for w in ws])}"
+            )
             for name in ("REST", "MCP", "A2A"):
                 print(f"    {_summary(windows, name, 'bare')}")
         print(f"  {before} → {load()}")
@@ -160,20 +204,26 @@ def _thread_hop(env: dict[str, str], order: str, headers: dict[str, str]) -> Non
         uvicorn.wait_up()
         gunicorn.wait_up()
         servers = {"ASGI": uvicorn, "WSGI": gunicorn}
-        jobs = {name: {"url": f"{server.base_url}/bcp/v1/orders/{order}", "headers": headers}
-                for name, server in servers.items()}
+        jobs = {
+            name: {"url": f"{server.base_url}/bcp/v1/orders/{order}", "headers": headers}
+            for name, server in servers.items()
+        }
         for name, server in servers.items():
             measure(server, "get", WORKERS * 2, 2, jobs[name])
-        print(f"  thread hop, REST Get Order: uvicorn (ASGI, one executor hop per request) vs gunicorn gthread"
-              f" (WSGI), {WORKERS} workers each, same settings; {ROUNDS} interleaved rounds")
+        print(
+            f"  thread hop, REST Get Order: uvicorn (ASGI, one executor hop per request) vs gunicorn gthread"
+            f" (WSGI), {WORKERS} workers each, same settings; {ROUNDS} interleaved rounds"
+        )
         for clients in CLIENTS:
             windows = _rounds({name: (servers[name], "get", clients, jobs[name], order) for name in servers})
-            print(f"  {clients} client(s): uvicorn {median([w.rate for w in windows['ASGI']]):6.1f} req/s,"
-                  f" {median([w.uvicorn for w in windows['ASGI']]) * 1000:5.0f} µs CPU/req |"
-                  f" gunicorn {median([w.rate for w in windows['WSGI']]):6.1f} req/s,"
-                  f" {median([w.uvicorn for w in windows['WSGI']]) * 1000:5.0f} µs CPU/req |"
-                  f" gunicorn/uvicorn {rate_ratio(windows['WSGI'], windows['ASGI'])} |"
-                  f" {noise(windows['ASGI'] + windows['WSGI'])}")
+            print(
+                f"  {clients} client(s): uvicorn {median([w.rate for w in windows['ASGI']]):6.1f} req/s,"
+                f" {median([w.uvicorn for w in windows['ASGI']]) * 1000:5.0f} µs CPU/req |"
+                f" gunicorn {median([w.rate for w in windows['WSGI']]):6.1f} req/s,"
+                f" {median([w.uvicorn for w in windows['WSGI']]) * 1000:5.0f} µs CPU/req |"
+                f" gunicorn/uvicorn {rate_ratio(windows['WSGI'], windows['ASGI'])} |"
+                f" {noise(windows['ASGI'] + windows['WSGI'])}"
+            )
     finally:
         uvicorn.stop()
         gunicorn.stop()
@@ -215,9 +265,11 @@ def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform
         block(path)
     cpu: dict[str, list[float]] = {name: [] for name in paths}
     for index in range(6):
-        for name in (list(paths) if index % 2 == 0 else list(paths)[::-1]):
+        for name in list(paths) if index % 2 == 0 else list(paths)[::-1]:
             cpu[name].append(block(paths[name]))
-    print(f"\nGet Order in process (Django test client, {IN_PROCESS_CALLS} calls a block, 6 blocks each, CPU of this"
-          f" process): bare SELECT {median(cpu['bare']) * 1e6:5.0f} µs | REST {median(cpu['REST']) * 1e6:5.0f} µs |"
-          f" REST/bare CPU ×{spread(ratios(cpu['REST'], cpu['bare']))} | cache"
-          f" {'Redis' if settings.CACHES['default'].get('LOCATION') else 'local memory'}")
+    print(
+        f"\nGet Order in process (Django test client, {IN_PROCESS_CALLS} calls a block, 6 blocks each, CPU of this"
+        f" process): bare SELECT {median(cpu['bare']) * 1e6:5.0f} µs | REST {median(cpu['REST']) * 1e6:5.0f} µs |"
+        f" REST/bare CPU ×{spread(ratios(cpu['REST'], cpu['bare']))} | cache"
+        f" {'Redis' if settings.CACHES['default'].get('LOCATION') else 'local memory'}"
+    )
