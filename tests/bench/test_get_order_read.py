@@ -87,6 +87,19 @@ class Gunicorn(Uvicorn):
         )
 
 
+def _bare_order() -> int:
+    """One row of the bare view's table (not a model: a flush keeps it, so a second test adds its own)."""
+    with connection.cursor() as cursor:
+        for sql in BARE_TABLES_SQL:
+            cursor.execute(sql)
+        cursor.execute(
+            f"INSERT INTO {BARE_ORDER} (checkout_id, total)"  # noqa: S608
+            f" SELECT coalesce(max(checkout_id), 0) + 1, 1000 FROM {BARE_ORDER} RETURNING id"
+        )
+        (bare_id,) = cursor.fetchone()
+    return int(bare_id)
+
+
 def _summary(windows: dict[str, list[Window]], ours: str, bare: str) -> str:
     mine, base = windows[ours], windows[bare]
     server, baseline = [w.server_cpu for w in mine], [w.server_cpu for w in base]
@@ -119,11 +132,7 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
     profile_url = fake_platform.publish()
     created = platform_create(name="Bench", profile_url=profile_url)
     order = place_order(created.platform.public_id, 1)
-    with connection.cursor() as cursor:
-        for sql in BARE_TABLES_SQL:
-            cursor.execute(sql)
-        cursor.execute(f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (1, 1000) RETURNING id")  # noqa: S608
-        (bare_id,) = cursor.fetchone()
+    bare_id = _bare_order()
     headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
     port = free_port()
     env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
@@ -247,11 +256,7 @@ def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform
     profile_url = fake_platform.publish()
     created = platform_create(name="Bench", profile_url=profile_url)
     order = place_order(created.platform.public_id, 1)
-    with connection.cursor() as cursor:
-        for sql in BARE_TABLES_SQL:
-            cursor.execute(sql)
-        cursor.execute(f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (1, 1000) RETURNING id")  # noqa: S608
-        (bare_id,) = cursor.fetchone()
+    bare_id = _bare_order()
     client = Client(headers={"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"})
     paths = {"bare": f"/_bench/orders/{bare_id}", "REST": f"/bcp/v1/orders/{order}"}
 
