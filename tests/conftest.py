@@ -54,6 +54,8 @@ def _test_settings(settings: pytest.FixtureRequest, _media_root: str) -> Iterato
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Never the real CEP service: tests that need one start a fake on loopback (tests/shop/test_cep_lookup.py).
     settings.CEP_PROVIDER_URL = ""
+    # Every BCP body the shop builds is checked against its output model (and MCP outputSchema) before it leaves.
+    settings.BCP_CHECK_OUTPUT = True
     settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
     settings.STORAGES = {
         **settings.STORAGES,

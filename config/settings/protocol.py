@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.settings.base import VAR_DIR
+from config.settings.base import DEBUG, VAR_DIR
 from kernel.env import ConfigError, env_bool, env_int, env_list, env_str
 
 # --- BCP --------------------------------------------------------------------------------------------------
@@ -14,6 +14,10 @@ BCP_SIGNING_KEY_FILE = env_str("BCP_SIGNING_KEY_FILE", str(VAR_DIR / "bcp_signin
 BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
 # Refuse unsigned agent requests unless they carry an API key (RFC 9421 signatures are otherwise optional).
 BCP_REQUIRE_SIGNATURES = env_bool("BCP_REQUIRE_SIGNATURES", default=False)
+# Every response body the shop builds is checked against its output model (and an MCP tool's outputSchema) before
+# it leaves, failing loudly on drift: on in development and in the test suite, off in production, where the body is
+# sent as the presenter built it (re-validating our own output was CPU on every answer, issue 34).
+BCP_CHECK_OUTPUT = env_bool("BCP_CHECK_OUTPUT", default=DEBUG)
 # Upper bound of cached platform profiles (Postgres rows); the oldest go first.
 BCP_PROFILE_CACHE_MAX = env_int("BCP_PROFILE_CACHE_MAX", 10_000, minimum=10)
 # Total deadline in seconds for fetching an agent profile (connect + headers + body; a drip cannot stretch it).

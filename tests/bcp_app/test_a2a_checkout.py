@@ -317,7 +317,7 @@ def test_a2a_checkout_data_part_validates_against_the_schemas(server: LiveServer
     _context, ready = pix_ready_checkout(server)
 
     assert errors(ready, "shopping/checkout.json") == []
-    assert CheckoutResponse.produce(ready) == ready
+    assert CheckoutResponse.validated(ready) == ready
 
 
 def test_a_repeated_message_id_replays_the_same_bytes(server: LiveServer, pixel: Any):

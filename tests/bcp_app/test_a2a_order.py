@@ -118,8 +118,8 @@ def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
                                    headers=headers))  # fmt: skip
     assert errors(body, "shopping/order.json") == []
     # A data part is a protobuf Struct (a map, key order not kept), so the objects are compared, not bytes.
-    assert OrderResponse.produce(body) == body
+    assert OrderResponse.validated(body) == body
     assert undeclared(body, OrderResponse) == []  # every member declared (e.g. `policies`), so described
     assert [m["code"] for m in missing["messages"]] == ["not_found"]
     assert errors(missing, "common/types/error_response.json") == []
-    assert ErrorResponse.produce(missing) == missing
+    assert ErrorResponse.validated(missing) == missing

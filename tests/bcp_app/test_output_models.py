@@ -27,12 +27,12 @@ CHECKOUT_WITH_EXTENSIONS = "shopping/fulfillment.json#/$defs/br.dev.bcp.shopping
 def assert_checkout(body: dict[str, Any]) -> None:
     assert errors(body, "shopping/checkout.json") == []
     assert errors(body, CHECKOUT_WITH_EXTENSIONS) == []
-    assert CheckoutResponse.produce(body) == body  # the body is exactly what the model produces
+    assert CheckoutResponse.validated(body) == body  # the body is exactly what the model produces
 
 
 def assert_order(body: dict[str, Any]) -> None:
     assert errors(body, "shopping/order.json") == []
-    assert OrderResponse.produce(body) == body
+    assert OrderResponse.validated(body) == body
 
 
 @pytest.mark.django_db

@@ -119,4 +119,4 @@ def test_a2a_ap2_checkouts_have_no_undeclared_member_bcp_pay_09(
         # The shared pattern of `checkout_mandate` matches no SD-JWT+kb (the KB-JWT has dots): checked apart.
         assert errors({**body, "ap2": {"merchant_authorization": body["ap2"]["merchant_authorization"]}}, AP2) == []
         assert undeclared(body, CheckoutResponse) == []
-        assert CheckoutResponse.produce(body) == body
+        assert CheckoutResponse.validated(body) == body

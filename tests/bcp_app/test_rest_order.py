@@ -247,7 +247,7 @@ def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
     assert order.policies  # the snapshot makes the body cacheable
 
     def fresh() -> bytes:
-        return body_bytes(OrderResponse.produce(presenters.order(order_presented(order.public_id), None)))
+        return body_bytes(OrderResponse.validated(presenters.order(order_presented(order.public_id), None)))
 
     first = call(client, "get", f"/orders/{order.public_id}", headers).content
     assert call(client, "get", f"/orders/{order.public_id}", headers).content == first == fresh()

@@ -8,7 +8,8 @@ one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {
 - `post`: POST job["bodies"][index] to job["url"] (a bare JSON view);
 - `page`: GET job["url"] (an HTML page), with job["headers"] (a session cookie) if any; its id is the page's size;
 - `a2a`: `SendMessage` of job["data"] in conversation job["contexts"][index] through the official a2a-sdk
-  client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call;
+  client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call; its id is
+  that of the data part job["key"] (default `a2a.bcp.checkout`);
 - `shop_flow`: one BCP REST purchase create → update → complete (card sandbox) of job["skus"][index] against
   job["base_url"] with job["headers"], shipping to job["address"]; its id is the placed order's;
 - `bare_flow`: the same purchase through the bare views of tests/bcp_app/bench_urls.py (minimal SQL).
@@ -115,6 +116,7 @@ async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
     from google.protobuf import struct_pb2
     from google.protobuf.json_format import MessageToDict, ParseDict
 
+    key = job.get("key", "a2a.bcp.checkout")
     async with httpx.AsyncClient(headers=job["headers"], timeout=120) as http:
         client = await create_client(job["base_url"], client_config=ClientConfig(streaming=False, httpx_client=http))
 
@@ -125,9 +127,9 @@ async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
             async for event in client.send_message(SendMessageRequest(message=message)):
                 for part in event.message.parts:
                     value = MessageToDict(part.data) if part.HasField("data") else None
-                    if isinstance(value, dict) and "a2a.bcp.checkout" in value:
-                        return str(value["a2a.bcp.checkout"]["id"])
-                raise AssertionError(f"no a2a.bcp.checkout in {event}")
+                    if isinstance(value, dict) and key in value:
+                        return str(value[key]["id"])
+                raise AssertionError(f"no {key} in {event}")
             raise AssertionError("no answer")
 
         await one()

@@ -43,8 +43,11 @@ WORKERS = 2  # uvicorn workers: one per core of the 2-core bench machine (the RE
 
 
 def place_order(platform_id: str, lines: int) -> str:
+    """An order as a completed checkout places it, with the store policies in force kept with it (so Get Order
+    reads its stored body, as for every order placed since the snapshot exists)."""
     from orders.services import order_place_from_checkout
     from orders.types import PlacedCheckout, PlacedLine
+    from shop.checkout.complete import policies_in_force
 
     placed = [
         PlacedLine(line_id=f"li_{lines}_{i}", sku=f"SKU-{i}", title=f"Item {i}", unit_price=1000, quantity=1)
@@ -80,6 +83,7 @@ def place_order(platform_id: str, lines: int) -> str:
             payment_reference=f"checkout_bench{lines}",
             payment_txid="",
             paid_amount=amount,
+            policies=policies_in_force("pt-br"),
         )
     )
     return order.public_id

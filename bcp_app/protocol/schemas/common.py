@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from django.conf import settings
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas.text import NoControlCharacters
 
 MAX_SAFE = 2**53 - 1
@@ -25,15 +28,118 @@ class RequestModel(NoControlCharacters):
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
+class OutputDrift(AssertionError):
+    """A body the shop built is not what its output model produces: a presenter and the schema set disagree."""
+
+
 class Produced(BaseModel):
     """A response model that produces the wire body (mixin of every BCP output model)."""
 
     @classmethod
-    def produce(cls, body: dict[str, Any]) -> dict[str, Any]:
-        """The wire body as this model produces it: the presenter's mapping validated by the model, then
-        dumped with exactly the members that were set. One output set for REST, MCP (`outputSchema`) and
-        A2A (data parts); a presenter bug fails here instead of reaching a platform."""
+    def validated(cls, body: dict[str, Any]) -> dict[str, Any]:
+        """The wire body as this model produces it: `body` validated by the model, then dumped with exactly the
+        members that were set. One output set for REST, MCP (`outputSchema`) and A2A (data parts)."""
         return cls.model_validate(body).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    @classmethod
+    def produce(cls, body: dict[str, Any]) -> dict[str, Any]:
+        """The presenter's body as this model sends it, without validating it again: the presenters build plain
+        JSON data in this one schema set's shape, and validating and dumping it on every answer only cost CPU
+        (issue 34). What the dump did besides is kept: every object's members in its model's order (declared
+        fields, then extra members as built), so the wire stays byte for byte. With `BCP_CHECK_OUTPUT`
+        (development and the test suite) the result must be exactly what `validated` makes of the body, so a
+        presenter that drifts from the models fails every test that reaches it instead of reaching a platform."""
+        out = _ordered(cls, body)
+        if getattr(settings, "BCP_CHECK_OUTPUT", False):
+            try:
+                produced = cls.validated(body)
+            except ValidationError as exc:
+                raise OutputDrift(f"{cls.__name__}: the model refuses the built body: {exc}") from exc
+            if body_bytes(produced) != body_bytes(out):
+                raise OutputDrift(f"{cls.__name__}: built body ≠ the model's output: {_difference(produced, out)}")
+        return out
+
+
+# How to put a value of a declared type in wire order: None (as it is), a model, or a list/dict of such values.
+type _Shape = type[BaseModel] | tuple[str, _Shape] | None
+_plans: dict[type[BaseModel], tuple[tuple[str, _Shape], ...]] = {}
+
+
+def _shape(annotation: Any) -> _Shape:
+    """The part of a field's type that holds objects with a member order, from its annotation."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _shape(get_args(annotation)[0])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if origin in (list, tuple):
+        args = [arg for arg in get_args(annotation) if arg is not Ellipsis]
+        inner = _shape(args[0]) if len(args) == 1 else None
+        return ("list", inner) if inner is not None else None
+    if origin is dict:
+        pair = get_args(annotation)
+        inner = _shape(pair[1]) if len(pair) == 2 else None
+        return ("dict", inner) if inner is not None else None
+    if origin in (Union, UnionType):
+        shapes = [shape for arg in get_args(annotation) if arg is not type(None) if (shape := _shape(arg)) is not None]
+        # One object type among the alternatives: its order. Several (a union of models): pydantic picks by
+        # validating, which this does not do, so they stay as built (the check in tests still compares them).
+        return shapes[0] if len(shapes) == 1 else None
+    return None
+
+
+def _plan(model: type[BaseModel]) -> tuple[tuple[str, _Shape], ...]:
+    plan = _plans.get(model)
+    if plan is None:
+        plan = _plans[model] = tuple(
+            (field.serialization_alias or field.alias or name, _shape(field.annotation))
+            for name, field in model.model_fields.items()
+        )
+    return plan
+
+
+def _ordered(model: type[BaseModel], body: Any) -> Any:
+    """`body` with its members (and its objects' members, as deep as the model declares them) in wire order."""
+    if not isinstance(body, dict):
+        return body
+    out = {}
+    for name, shape in _plan(model):
+        if name in body:
+            value = body[name]
+            out[name] = value if shape is None else _shaped(shape, value)
+    if len(out) != len(body):  # extra members (schemas are open) follow the declared ones, as pydantic dumps them
+        out.update((name, value) for name, value in body.items() if name not in out)
+    return out
+
+
+def _shaped(shape: _Shape, value: Any) -> Any:
+    if isinstance(shape, tuple):
+        kind, inner = shape
+        if kind == "list" and isinstance(value, list):
+            return [_shaped(inner, item) for item in value]
+        if kind == "dict" and isinstance(value, dict):
+            return {key: _shaped(inner, item) for key, item in value.items()}
+        return value
+    return _ordered(shape, value) if shape is not None else value
+
+
+def _same(left: Any, right: Any) -> bool:
+    return body_bytes({"v": left}) == body_bytes({"v": right})
+
+
+def _difference(produced: Any, body: Any, path: str = "$") -> str:
+    """Where two JSON values first differ as wire bytes (JSONPath), for the drift message."""
+    if isinstance(produced, dict) and isinstance(body, dict):
+        for key in {*produced, *body}:
+            if (key in produced) != (key in body) or not _same(produced[key], body[key]):
+                return _difference(produced.get(key, "<absent>"), body.get(key, "<absent>"), f"{path}.{key}")
+        if list(produced) != list(body):
+            return f"{path}: member order model {list(produced)} ≠ built {list(body)}"
+    if isinstance(produced, list) and isinstance(body, list) and len(produced) == len(body):
+        for index, (left, right) in enumerate(zip(produced, body, strict=True)):
+            if not _same(left, right):
+                return _difference(left, right, f"{path}[{index}]")
+    return f"{path}: model {produced!r:.200} ≠ built {body!r:.200}"
 
 
 class ResponseModel(Produced):

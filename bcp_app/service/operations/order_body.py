@@ -10,8 +10,9 @@ a GET order's Python.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 from bcp_app.protocol.names import FISCAL_DOCUMENT, ORDER, ORDER_ACTIONS, PROTOCOL_VERSION
 from bcp_app.protocol.results import EncodedResult, OperationResult, body_bytes
@@ -29,7 +30,8 @@ def order_result(order: Any, ctx: RequestContext) -> OperationResult:
     raw = _memo.get(key) if key is not None else None
     if raw is None:
         raw = body_bytes(OrderResponse.produce(presenters.order(order, ctx)))
-        if key is not None:
+        # a snapshot that does not parse is rendered with today's policies: not fixed by the key, not remembered
+        if key is not None and kept_policies(getattr(order, "policies", None)) is not None:
             if len(_memo) >= MEMO_SIZE:
                 _memo.clear()  # bounded; forgetting only costs a render
             _memo[key] = raw
@@ -39,13 +41,20 @@ def order_result(order: Any, ctx: RequestContext) -> OperationResult:
 
 def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
     kept = getattr(order, "policies", None)
-    # Only a valid snapshot fixes the policies; otherwise presenters.order reads today's store settings.
-    if not order.bcp_json or ctx.has(FISCAL_DOCUMENT) or ctx.has(ORDER_ACTIONS) or kept_policies(kept) is None:
+    # Only a valid snapshot fixes the policies (checked once, when the body is remembered); otherwise
+    # presenters.order reads today's store settings.
+    if (
+        not order.bcp_json
+        or ctx.has(FISCAL_DOCUMENT)
+        or ctx.has(ORDER_ACTIONS)
+        or not isinstance(kept, list)
+        or not kept
+    ):
         return None
     return (
         order.bcp_json,
         order.permalink_url,
         ctx.capabilities.get(ORDER, PROTOCOL_VERSION),
-        json.dumps(kept, sort_keys=True, ensure_ascii=False),
+        orjson.dumps(kept, option=orjson.OPT_SORT_KEYS),  # the snapshot's content, in one canonical form
         getattr(order, "language", None),
     )

@@ -70,6 +70,7 @@ from starlette.routing import Route
 
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import A2A_EXTENSION_URI, CART, CHECKOUT
+from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas.text import control_character_message, find_control_character
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import a2a_tasks, outbound, ratelimit
@@ -79,6 +80,7 @@ from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
 from bcp_app.transports.a2a.tasks import (
+    STATE_DIRECT,
     STATE_TASK,
     BcpPushConfigStore,
     BcpTaskEventStream,
@@ -401,6 +403,7 @@ class BcpRequestHandler(DefaultRequestHandler):
             if push is not None:
                 context.state["bcp_context"].extra["a2a_push"] = push
             await self._open_task_only(params, context)
+            context.state[STATE_DIRECT] = True  # no thread hop and query for the SDK's own task id (tasks.py)
             result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)
         if error is not None:
@@ -477,6 +480,9 @@ class BcpDispatcher(JsonRpcDispatcher):
                     and result.get("id") == stored.get("id"):
                 result = stored  # GetTask: the stored task verbatim (integers and member order kept)
             handler_result = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": intify(result)}
+        if isinstance(handler_result, dict):
+            # The SDK's JSONResponse (json.dumps, compact) as the same bytes by orjson, for less CPU (issue 34).
+            return Response(body_bytes(handler_result), media_type="application/json")
         return super()._create_response(context, handler_result)
 
 

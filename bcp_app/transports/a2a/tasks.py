@@ -35,6 +35,9 @@ from bcp_app.service import a2a_tasks
 
 POLL_SECONDS = 0.5
 STATE_TASK = "bcp_task"  # the stored task dict GetTask read, rendered verbatim by the dispatcher
+# Set while SendMessage runs: the task id the SDK looks up and records then is one it made up for a direct reply
+# (the handler takes a message's own task id off first), never one of ours, so the store answers without a query.
+STATE_DIRECT = "bcp_direct_reply"
 
 
 def _principal(context: ServerCallContext) -> str | None:
@@ -62,13 +65,15 @@ def task_proto(task: dict[str, Any]) -> Task:
 class BcpTaskStore(VersionedTaskStore):
     async def save(self, task: Task, *, event: Event | None, prev: Task | None, prev_version: TaskVersion,
                    context: ServerCallContext) -> TaskVersion:
+        if context.state.get(STATE_DIRECT):
+            return TaskVersion.MISSING
         if await db_call(a2a_tasks.task_row, task.id) is not None:
             raise UnsupportedOperationError(message="Esta tarefa muda somente quando o pagamento é liquidado.")
         return TaskVersion.MISSING  # the SDK's record of a direct Message reply: nothing to keep
 
     async def get(self, task_id: str, context: ServerCallContext) -> StoredTask | None:
         principal = _principal(context)
-        if principal is None:
+        if principal is None or context.state.get(STATE_DIRECT):
             return None
         row = await db_call(a2a_tasks.task_for_caller, task_id, principal)
         if row is None:

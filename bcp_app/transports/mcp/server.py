@@ -133,6 +133,8 @@ def error_status(body: bytes) -> tuple[int | None, dict[str, str]] | None:
 
     The status is None for codes this table does not know: the SDK's own choice then stands.
     """
+    if b'"error"' not in body:  # a result (most answers): not parsed again only to find no error in it
+        return None
     try:
         message = json.loads(body)
     except ValueError:

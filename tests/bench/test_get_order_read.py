@@ -1,0 +1,280 @@
+"""Benchmark (issue 34): Get Order on all three transports against one bare SELECT, in one run (`make bench`).
+
+The same order of the same platform is read through BCP REST (`GET /bcp/v1/orders/{id}`), MCP (`tools/call
+get_order`, official `mcp` client) and A2A (`SendMessage` of `{"action": "get_order"}`, official a2a-sdk client,
+one conversation per client), and a bare Django view reads one row by one SELECT and answers JSON
+(tests/bcp_app/bench_urls.py), all on the same uvicorn (2 workers, production settings, the shared Redis cache,
+the rate limiter running with limits far above what 2 cores reach). Cases run in interleaved rounds
+(tests/bench/rounds.py) at 1 and 8 clients, every client a process of its own; the printed ratios are medians of
+per-round ratios (min–max), beside the server CPU per call (uvicorn + Postgres, from /proc). A2A's Get Order is a
+message: BCP-A2A-07 dedupes every `messageId`, so it also claims and finishes an idempotency record.
+
+Then the thread hop: REST Get Order on uvicorn (ASGI, the request served in a thread of the event loop's
+executor) against the same Django project under gunicorn's sync `gthread` workers (WSGI,
+tests/bcp_app/bench_wsgi.py, no event loop), same process count, interleaved; skipped when gunicorn is not
+installed. Printed, never asserted, except
+that every call answered its own order.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+import pytest
+from django.db import connection
+
+from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
+from tests.bcp_app.bench_site import BARE_ORDER, BARE_TABLES_SQL
+from tests.bcp_app.test_a2a_helpers import EXTENSION, send_message
+from tests.bench.live_proc import (
+    ROOT,
+    Uvicorn,
+    Window,
+    cache_in_use,
+    free_port,
+    load,
+    measure,
+    noise,
+    production_env,
+)
+from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
+from tests.bench.test_mcp_get_order import place_order
+
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+
+CLIENTS = (1, 8)
+WORKERS = 2  # server processes: one per core of the 2-core bench machine
+ROUNDS = 4  # an even count: each order of a pair of neighbours runs as often
+WINDOW_S = 1.0
+PILOT = {1: 30, 8: 8}  # calls per client of a case's discarded pilot window
+NO_LIMIT = "1000000/minute"  # the limiter runs on every call but never refuses one
+LIMITS = {name: NO_LIMIT for name in ("BCP_RATE_LIMIT_READ", "BCP_RATE_LIMIT_WRITE", "BCP_RATE_LIMIT_CHECKOUT_CREATE")}
+
+
+class Gunicorn(Uvicorn):
+    """`gunicorn config.wsgi:application`, gthread workers (keep-alive, like the clients use), as a subprocess."""
+
+    def __init__(self, env: dict[str, str], port: int, *, workers: int = 1, threads: int = 4) -> None:
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "tests.bcp_app.bench_wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(threads),
+                "--keep-alive",
+                "300",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+
+def _bare_order() -> int:
+    """One row of the bare view's table (not a model: a flush keeps it, so a second test adds its own)."""
+    with connection.cursor() as cursor:
+        for sql in BARE_TABLES_SQL:
+            cursor.execute(sql)
+        cursor.execute(
+            f"INSERT INTO {BARE_ORDER} (checkout_id, total)"  # noqa: S608
+            f" SELECT coalesce(max(checkout_id), 0) + 1, 1000 FROM {BARE_ORDER} RETURNING id"
+        )
+        (bare_id,) = cursor.fetchone()
+    return int(bare_id)
+
+
+def _summary(windows: dict[str, list[Window]], ours: str, bare: str) -> str:
+    mine, base = windows[ours], windows[bare]
+    server, baseline = [w.server_cpu for w in mine], [w.server_cpu for w in base]
+    return (
+        f"{ours:>6} {median([w.rate for w in mine]):6.1f} req/s | /{bare} {rate_ratio(mine, base)} |"
+        f" server CPU {median(server) * 1000:5.0f} µs/req ({bare} {median(baseline) * 1000:5.0f}),"
+        f" ×{spread(ratios(server, baseline), 1)} | uvicorn/gunicorn {median([w.uvicorn for w in mine]):4.2f} ms,"
+        f" Postgres {median([w.postgres for w in mine]):4.2f} ms"
+    )
+
+
+def _rounds(jobs: dict[str, tuple[Any, str, int, dict[str, Any], str]]) -> dict[str, list[Window]]:
+    """label → (server, client kind, clients, job, expected id per client…): interleaved windows of each."""
+
+    def window(label: str, calls: int) -> Window:
+        server, kind, clients, job, expected = jobs[label]
+        measured = measure(server, kind, clients, calls, job)
+        ids = expected if isinstance(expected, list) else [expected] * clients
+        assert measured.clients.ids == [order for order in ids for _ in range(calls)]  # each its own order
+        return measured
+
+    return interleaved({label: Case(job[2], PILOT[job[2]]) for label, job in jobs.items()}, window, ROUNDS, WINDOW_S)
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.django_db(transaction=True)
+def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
+    from bcp_app.service.platforms import platform_create
+
+    profile_url = fake_platform.publish()
+    created = platform_create(name="Bench", profile_url=profile_url)
+    order = place_order(created.platform.public_id, 1)
+    bare_id = _bare_order()
+    headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
+    port = free_port()
+    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
+    server = Uvicorn(env, port, workers=WORKERS)
+    try:
+        server.wait_up()
+        base = server.base_url
+        a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
+        contexts = []  # one conversation per client, opened by a first Get Order
+        for _ in range(max(CLIENTS)):
+            reply = httpx.post(
+                f"{base}/bcp/a2a",
+                json=send_message([{"data": {"action": "get_order", "order_id": order}}]),
+                headers=a2a_headers,
+                timeout=60,
+            ).json()
+            assert "result" in reply, reply
+            contexts.append(reply["result"]["message"]["contextId"])
+        kinds = {
+            "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
+            "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
+            "MCP": (
+                "mcp",
+                {
+                    "url": f"{base}/bcp/mcp",
+                    "headers": {"authorization": headers["Authorization"]},
+                    "tool": "get_order",
+                    "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
+                },
+                order,
+            ),
+            "A2A": (
+                "a2a",
+                {
+                    "base_url": base,
+                    "data": {"action": "get_order", "order_id": order},
+                    "extensions": [EXTENSION],
+                    "headers": a2a_headers,
+                    "contexts": contexts,
+                    "key": "a2a.bcp.order",
+                },
+                order,
+            ),
+        }
+        for kind, job, _ in kinds.values():  # every worker warm: imports, profile and platform caches
+            measure(server, kind, WORKERS * 2, 2, job)
+        before = load()
+        print(
+            f"\nGet Order: REST, MCP and A2A vs a bare SELECT view; uvicorn {WORKERS} workers, production settings,"
+            f" one process per client; {ROUNDS} rounds interleaving the 4 cases, each window ≈ {WINDOW_S} s;"
+            f" medians (per-round min–max); {cache_in_use(env)}"
+        )
+        for clients in CLIENTS:
+            windows = _rounds(
+                {name: (server, kind, clients, job, expected) for name, (kind, job, expected) in kinds.items()}
+            )
+            print(
+                f"  {clients} client(s): bare SELECT {median([w.rate for w in windows['bare']]):6.1f} req/s |"
+                f" {noise([w for ws in windows.values() for w in ws])}"
+            )
+            for name in ("REST", "MCP", "A2A"):
+                print(f"    {_summary(windows, name, 'bare')}")
+        print(f"  {before} → {load()}")
+    finally:
+        server.stop()
+    _thread_hop(env, order, headers)
+
+
+def _thread_hop(env: dict[str, str], order: str, headers: dict[str, str]) -> None:
+    """REST Get Order: uvicorn (ASGI) against gunicorn gthread (WSGI), the same settings and process count."""
+    if importlib.util.find_spec("gunicorn") is None:
+        print("  thread hop: gunicorn not installed, sync server not measured")
+        return
+    asgi_port, wsgi_port = free_port(), free_port()
+    uvicorn = Uvicorn({**env, "BCP_PUBLIC_URL": f"http://127.0.0.1:{asgi_port}"}, asgi_port, workers=WORKERS)
+    gunicorn = Gunicorn({**env, "BCP_PUBLIC_URL": f"http://127.0.0.1:{wsgi_port}"}, wsgi_port, workers=WORKERS)
+    try:
+        uvicorn.wait_up()
+        gunicorn.wait_up()
+        servers = {"ASGI": uvicorn, "WSGI": gunicorn}
+        jobs = {
+            name: {"url": f"{server.base_url}/bcp/v1/orders/{order}", "headers": headers}
+            for name, server in servers.items()
+        }
+        for name, server in servers.items():
+            measure(server, "get", WORKERS * 2, 2, jobs[name])
+        print(
+            f"  thread hop, REST Get Order: uvicorn (ASGI, one executor hop per request) vs gunicorn gthread"
+            f" (WSGI), {WORKERS} workers each, same settings; {ROUNDS} interleaved rounds"
+        )
+        for clients in CLIENTS:
+            windows = _rounds({name: (servers[name], "get", clients, jobs[name], order) for name in servers})
+            print(
+                f"  {clients} client(s): uvicorn {median([w.rate for w in windows['ASGI']]):6.1f} req/s,"
+                f" {median([w.uvicorn for w in windows['ASGI']]) * 1000:5.0f} µs CPU/req |"
+                f" gunicorn {median([w.rate for w in windows['WSGI']]):6.1f} req/s,"
+                f" {median([w.uvicorn for w in windows['WSGI']]) * 1000:5.0f} µs CPU/req |"
+                f" gunicorn/uvicorn {rate_ratio(windows['WSGI'], windows['ASGI'])} |"
+                f" {noise(windows['ASGI'] + windows['WSGI'])}"
+            )
+    finally:
+        uvicorn.stop()
+        gunicorn.stop()
+
+
+IN_PROCESS_CALLS = 300  # calls per block; blocks alternate bare / REST so both see the same machine
+
+
+@pytest.mark.django_db(transaction=True)
+def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform, settings: Any) -> None:  # noqa: F811
+    """The Django side alone, CPU time of this process (so other load moves it less than the rates): REST Get Order
+    through the API's middleware against the bare SELECT view through the site's, with Django's test client;
+    the shared cache is Redis when `REDIS_URL` is set (as production pays it), else local memory."""
+    from django.test import Client
+
+    from bcp_app.service.platforms import platform_create
+
+    settings.ROOT_URLCONF = "tests.bcp_app.bench_urls"
+    settings.BCP_CHECK_OUTPUT = False  # as in production
+    settings.BCP_RATE_LIMITS = {name: (NO_LIMIT, NO_LIMIT) for name in settings.BCP_RATE_LIMITS}
+    profile_url = fake_platform.publish()
+    created = platform_create(name="Bench", profile_url=profile_url)
+    order = place_order(created.platform.public_id, 1)
+    bare_id = _bare_order()
+    client = Client(headers={"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"})
+    paths = {"bare": f"/_bench/orders/{bare_id}", "REST": f"/bcp/v1/orders/{order}"}
+
+    def block(path: str) -> float:
+        started = time.process_time()
+        for _ in range(IN_PROCESS_CALLS):
+            assert client.get(path).status_code == 200
+        return (time.process_time() - started) / IN_PROCESS_CALLS
+
+    for path in paths.values():  # warm: imports, profile and platform caches, the order's remembered body
+        block(path)
+    cpu: dict[str, list[float]] = {name: [] for name in paths}
+    for index in range(6):
+        for name in list(paths) if index % 2 == 0 else list(paths)[::-1]:
+            cpu[name].append(block(paths[name]))
+    print(
+        f"\nGet Order in process (Django test client, {IN_PROCESS_CALLS} calls a block, 6 blocks each, CPU of this"
+        f" process): bare SELECT {median(cpu['bare']) * 1e6:5.0f} µs | REST {median(cpu['REST']) * 1e6:5.0f} µs |"
+        f" REST/bare CPU ×{spread(ratios(cpu['REST'], cpu['bare']))} | cache"
+        f" {'Redis' if settings.CACHES['default'].get('LOCATION') else 'local memory'}"
+    )
