@@ -23,7 +23,9 @@ estoque": they may be `HOME_SECONDS` old, as before (shop/storefront/views.py).
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Hashable
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -32,6 +34,7 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.template import Context
 from django.template.loader import render_to_string
+from django.template.utils import get_app_template_dirs
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
@@ -70,9 +73,21 @@ def cacheable(request: HttpRequest) -> bool:
 
 @functools.cache
 def _build() -> str:
-    """The static files' build (hashed names, `collectstatic`'s manifest): a deploy that changes them must not serve
-    pages naming the old files. Empty without a manifest (tests, `make run`)."""
-    return str(getattr(staticfiles_storage, "manifest_hash", "") or "")
+    """The build that rendered a page: the static files' manifest (hashed names) and the templates. A deploy that
+    changes either must not serve pages rendered by the old one (the hour an entry may live). The templates are
+    hashed by content, once per process, so every server of one release shares its entries."""
+    digest = hashlib.blake2b(digest_size=8)
+    for folder in _template_dirs():
+        for path in sorted(folder.rglob("*.htm*")):
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
+    return f"{getattr(staticfiles_storage, 'manifest_hash', '') or ''}{digest.hexdigest()}"
+
+
+def _template_dirs() -> list[Path]:
+    folders = [Path(folder) for engine in settings.TEMPLATES for folder in engine.get("DIRS", ())]
+    folders += [Path(folder) for folder in get_app_template_dirs("templates")]
+    return [folder for folder in folders if folder.is_dir()]
 
 
 def page_key(name: str, request: HttpRequest) -> str:

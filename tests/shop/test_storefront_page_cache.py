@@ -294,3 +294,20 @@ def test_checkout_field_renders_what_the_include_did(data: dict[str, str]) -> No
             context.update(extra)
             assert tag.render(Context(context)) == include.render(Context(context)), (name, extra)
     assert data == {} or len(form["first_name"].errors) == 2
+
+
+def test_a_deploy_that_changes_a_template_renders_the_shared_pages_again(settings, tmp_path) -> None:
+    from shop.storefront import page_cache
+
+    (tmp_path / "promo.html").write_text("<p>antes</p>")
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], str(tmp_path)]}]
+    page_cache._build.cache_clear()
+    try:
+        before = page_cache._build()
+        page_cache._build.cache_clear()
+        assert page_cache._build() == before  # the same release: the same entries, on every server
+        (tmp_path / "promo.html").write_text("<p>depois</p>")
+        page_cache._build.cache_clear()
+        assert page_cache._build() != before
+    finally:
+        page_cache._build.cache_clear()
