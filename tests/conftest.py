@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.cache import caches
 
 from config.celery import app as celery_app
+from tests.payments.fake_bacen import bacen  # noqa: F401 (the fake Pix PSP fixture, for every package)
 from tests.payments.fake_pagarme import pagarme  # noqa: F401 (the fake card gateway fixture, for every package)
 
 

@@ -45,13 +45,8 @@ class RecoveredFilter(admin.SimpleListFilter):
         return queryset
 
 
-@admin.register(CheckoutReminder)
-class CheckoutReminderAdmin(admin.ModelAdmin):
-    list_display = ["email", "checkout", "created_at", "sent_at", "skipped"]
-    list_filter = [SentFilter, RecoveredFilter]
-    list_select_related = ["checkout"]
-    search_fields = ["email"]
-    ordering = ["-created_at", "-id"]
+class _Log(admin.ModelAdmin):
+    """What was sent (or why not): written by the sweeps, read here, never edited."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -63,8 +58,17 @@ class CheckoutReminderAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(CheckoutReminder)
+class CheckoutReminderAdmin(_Log):
+    list_display = ["email", "checkout", "created_at", "sent_at", "skipped"]
+    list_filter = [SentFilter, RecoveredFilter]
+    list_select_related = ["checkout"]
+    search_fields = ["email"]
+    ordering = ["-created_at", "-id"]
+
+
 @admin.register(BoletoNotice)
-class BoletoNoticeAdmin(admin.ModelAdmin):
+class BoletoNoticeAdmin(_Log):
     """The buyers' boleto e-mails (issued, due tomorrow): who was told, when, and why one was not sent."""
 
     list_display = ["email", "kind", "payment_id", "checkout", "created_at", "sent_at", "skipped"]
@@ -72,12 +76,3 @@ class BoletoNoticeAdmin(admin.ModelAdmin):
     list_select_related = ["checkout"]
     search_fields = ["email", "payment_id", "checkout__public_id"]
     ordering = ["-created_at", "-id"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -21,12 +21,15 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 from payments.brcode import build_dynamic
 from tests.payments.loopback import LoopbackServer
@@ -475,6 +478,17 @@ def use_fake_bacen(settings: Any, server: FakeBacenServer) -> None:
     settings.PIX_PSP_CLIENT_ID = CLIENT_ID
     settings.PIX_PSP_CLIENT_SECRET = CLIENT_SECRET
     settings.PIX_PSP_BACKOFF_SECONDS = 0.0
+
+
+@pytest.fixture
+def bacen(settings: Any) -> Iterator[FakeBacenServer]:
+    """The production Pix PSP client (Bacen's API) against this fake on loopback, stopped afterwards; for every
+    package (tests/conftest.py imports it)."""
+    server = FakeBacenServer().start()
+    use_fake_bacen(settings, server)
+    settings.PIX_PSP_TIMEOUT_SECONDS = 5
+    yield server
+    server.stop()
 
 
 class FakeBacenServer(LoopbackServer):

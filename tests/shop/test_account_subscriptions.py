@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -20,7 +19,7 @@ from django.utils import timezone
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionPlan, Variant
 from shop.subscriptions.services import subscription_create
-from tests.payments.fake_bacen import FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import FakeBacenServer
 from tests.shop.test_account import EMAIL, link_from_mail
 
 pytestmark = pytest.mark.django_db
@@ -34,15 +33,6 @@ ADDRESS = {
 @pytest.fixture(autouse=True)
 def _fresh_limits() -> None:
     cache.clear()  # the sign-in request counters live in the cache
-
-
-@pytest.fixture
-def bacen(settings: Any) -> Iterator[FakeBacenServer]:
-    server = FakeBacenServer().start()
-    use_fake_bacen(settings, server)
-    settings.PIX_PSP_TIMEOUT_SECONDS = 5
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ shop; a lost authorization notice recovered."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
@@ -23,7 +22,7 @@ from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.services import subscription_address_change, subscription_cancel, subscription_create
-from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer
 
 pytestmark = pytest.mark.django_db
 # Measured: charging is 11 statements, settling into an order 19 (the order placement itself is most of it; +1: the
@@ -39,15 +38,6 @@ ADDRESS = {
     "city": "São Paulo",
     "state": "sp",
 }
-
-
-@pytest.fixture
-def bacen(settings: Any) -> Iterator[FakeBacenServer]:
-    server = FakeBacenServer().start()
-    use_fake_bacen(settings, server)
-    settings.PIX_PSP_TIMEOUT_SECONDS = 5
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ charges). The cycle is paid over the fake Bacen API Pix, through the real webhoo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +23,7 @@ from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, Subs
 from shop.subscriptions import emails
 from shop.subscriptions.services import subscription_address_change, subscription_create
 from tests.orders.conftest import make_checkout
-from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer
 
 pytestmark = pytest.mark.django_db
 
@@ -37,15 +36,6 @@ ADDRESS = {
     "city": "São Paulo",
     "state": "SP",
 }
-
-
-@pytest.fixture
-def bacen(settings: Any) -> Iterator[FakeBacenServer]:
-    server = FakeBacenServer().start()
-    use_fake_bacen(settings, server)
-    settings.PIX_PSP_TIMEOUT_SECONDS = 5
-    yield server
-    server.stop()
 
 
 def _deliver(client: Client, resource: str, body: dict[str, Any]) -> None:

@@ -3,7 +3,6 @@ API Pix over HTTP), statement budget, state machine, Portuguese refusals."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
@@ -24,18 +23,9 @@ from shop.subscriptions.services import (
     subscription_request_authorization,
     subscription_transition,
 )
-from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, use_fake_bacen
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def bacen(settings: Any) -> Iterator[FakeBacenServer]:
-    server = FakeBacenServer().start()
-    use_fake_bacen(settings, server)
-    settings.PIX_PSP_TIMEOUT_SECONDS = 5
-    yield server
-    server.stop()
 
 
 @pytest.fixture
