@@ -13,6 +13,7 @@ from shop.freight.tracking import tracking_poll_due
 from shop.invoicing.lifecycle import fiscal_retry_blocked, sweep_missing_cancellations, sweep_missing_documents
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail
+from shop.subscriptions.services import subscriptions_abandoned_close
 
 
 @shared_task(name="shop.tasks.expire_checkouts")
@@ -79,7 +80,7 @@ def sweep_subscription_cycles() -> dict[str, int]:
     the subscriber e-mails whose task was lost."""
     for event_id in subscription_emails_pending():
         send_subscription_email.delay(event_id)
-    return subscription_cycles_sweep()
+    return {**subscription_cycles_sweep(), "abandoned": subscriptions_abandoned_close()}
 
 
 @shared_task(name="shop.tasks.send_subscription_email", acks_late=True)

@@ -6,7 +6,7 @@ transaction with its timeline event; the PSP and the gateway are called between 
 from __future__ import annotations
 
 import hashlib
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.core.validators import validate_email
 from django.db import transaction
@@ -362,6 +362,33 @@ def subscription_resume(*, public_id: str) -> Subscription:
         subscription = subscription_transition(public_id=public_id, to="active", reason="pedido do assinante")
         cycle_plan(subscription)
     return subscription
+
+
+# A card subscription whose first charge was declined waits for another card this long, then is closed (a Pix one
+# ends when its authorization lapses at the PSP).
+CARD_RETRY_WINDOW = timedelta(days=3)
+
+
+def subscriptions_abandoned_close(*, now: datetime | None = None, limit: int = 200) -> int:
+    """Beat: cancel card subscriptions still waiting for their first charge `CARD_RETRY_WINDOW` after they were
+    made (declined, no other card came) and not being charged now; the buyer is told by the cancellation e-mail,
+    the stored card is removed at the gateway. Returns how many."""
+    cutoff = (now or timezone.now()) - CARD_RETRY_WINDOW
+    waiting = (
+        Subscription.objects.filter(
+            status=Subscription.Status.PENDING_AUTHORIZATION, payment_method=CARD, created_at__lte=cutoff
+        )
+        .exclude(cycles__status=SubscriptionCycle.Status.CHARGED)
+        .values_list("public_id", flat=True)[:limit]
+    )
+    closed = 0
+    for public_id in waiting:
+        try:
+            subscription_cancel(public_id=public_id, by="shop")
+        except SubscriptionStateError:  # moved meanwhile (another card paid): nothing to close
+            continue
+        closed += 1
+    return closed
 
 
 def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:

@@ -22,6 +22,7 @@ from payments.card.models import CardPayment
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
+from shop.tasks import sweep_subscription_cycles
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
 
 pytestmark = pytest.mark.django_db
@@ -255,6 +256,27 @@ def test_a_declined_first_charge_waits_for_another_card_on_the_subscription_page
     assert subscription.status == "active" and Order.objects.get().total_amount == 3490
     assert len(pagarme.state.cards) == 2 and subscription.card_id != ""
     assert [key for *_rest, key in pagarme.stored_charges()] == [f"{_cycle_id(subscription)}-{n}" for n in (1, 2)]
+
+
+def test_a_card_subscription_declined_and_left_is_closed_after_three_days_and_the_buyer_told(
+    pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    capture = django_capture_on_commit_callbacks
+    left = _subscribe(client, plan, capture, token="tok_declined_51")
+    mail.outbox.clear()
+    with capture(execute=True):
+        assert sweep_subscription_cycles()["abandoned"] == 0  # still inside its window for another card
+    Subscription.objects.filter(pk=left.pk).update(created_at=timezone.now() - timedelta(days=3, minutes=1))
+
+    with capture(execute=True):
+        assert sweep_subscription_cycles()["abandoned"] == 1
+        assert sweep_subscription_cycles()["abandoned"] == 0  # once
+
+    left.refresh_from_db()
+    assert left.status == "cancelled"
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
+    assert Order.objects.count() == 0
+    assert client.get(f"/assinaturas/{left.access_token}/").status_code == 200  # the page says it ended
 
 
 def _cycle_id(subscription: Subscription) -> str:
