@@ -6,6 +6,7 @@ transaction with its timeline event; the PSP and the gateway are called between 
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import date, datetime, timedelta
 
 from django.core.validators import validate_email
@@ -17,8 +18,8 @@ from django.utils.translation import gettext_lazy
 
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
-from payments.card.gateway import GatewayRejected, StoredCard
-from payments.card.service import card_wallet_store
+from payments.card.gateway import GatewayError, GatewayRejected, StoredCard
+from payments.card.service import card_wallet_delete, card_wallet_store
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
@@ -34,6 +35,7 @@ from shop.subscriptions.cycles import (
 )
 from shop.subscriptions.emails import subscription_event
 
+logger = logging.getLogger(__name__)
 STATUS_WORDS = dict(Subscription.Status.choices)
 
 
@@ -184,6 +186,39 @@ def subscription_card_start(*, public_id: str, card_token: str) -> Subscription:
         raise SubscriptionStateError(_("A primeira cobrança já está em andamento; aguarde um instante."))
     cycle_charge(cycle_id=first.public_id)
     return Subscription.objects.get(pk=locked.pk)
+
+
+def subscription_card_change(*, public_id: str, card_token: str) -> Subscription:
+    """Another card for a running card subscription (active or paused): stored at the gateway first (no transaction
+    open), then recorded under the subscription's lock; the next charge and any retry use it. The old card is then
+    removed from the gateway's wallet (a failure there is logged: the new card is already the one charged). Raises
+    SubscriptionInputError("card_token") for a refused token, SubscriptionStateError when the subscription is not a
+    running card one, GatewayError when the gateway could not be asked."""
+    running = (Subscription.Status.ACTIVE, Subscription.Status.PAUSED)
+    subscription = Subscription.objects.filter(public_id=public_id).first()
+    if subscription is None or subscription.payment_method != CARD or subscription.status not in running:
+        raise SubscriptionStateError(_("Só dá para trocar o cartão de uma assinatura no cartão ativa ou pausada."))
+    stored = _card_store(
+        name=subscription.buyer_name, email=subscription.buyer_email, tax_id=subscription.buyer_tax_id,
+        token=card_token, key=f"{public_id}-change",
+    )  # fmt: skip
+    with transaction.atomic():
+        locked = _locked(public_id)
+        if locked.status not in running:
+            raise SubscriptionStateError(_("Só dá para trocar o cartão de uma assinatura no cartão ativa ou pausada."))
+        old = Subscription(pk=locked.pk, card_customer_id=locked.card_customer_id, card_id=locked.card_id)
+        if stored.card_id == locked.card_id:
+            return locked  # the same card again (a repeated request): nothing changes
+        locked.card_customer_id, locked.card_id = stored.customer_id, stored.card_id
+        locked.card_brand, locked.card_last4 = stored.brand, stored.last4
+        locked.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
+        subscription_event(locked, "card_changed", brand=stored.brand, last4=stored.last4)
+    if old.card_id:
+        try:
+            card_wallet_delete(customer_id=old.card_customer_id, card_id=old.card_id)
+        except GatewayError:
+            logger.warning("old card of %s not removed from the gateway", public_id, exc_info=True)
+    return locked
 
 
 def subscription_request_authorization(

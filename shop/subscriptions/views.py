@@ -27,6 +27,7 @@ from shop.subscriptions.services import (
     SubscriptionStateError,
     subscription_address_change,
     subscription_cancel,
+    subscription_card_change,
     subscription_card_start,
     subscription_create,
     subscription_pause,
@@ -41,6 +42,7 @@ ACTIONS = {
     "cancel": (subscription_cancel, _("Assinatura cancelada. Nenhuma nova cobrança será feita.")),
 }
 ADDRESS_SAVED = _("Endereço atualizado: os próximos ciclos vão para ele.")
+CARD_CHANGED = _("Cartão trocado: as próximas cobranças vão para ele.")
 
 
 ADDRESS_LABELS = {
@@ -142,6 +144,8 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
                 notice = ADDRESS_SAVED
             elif action == "pay_card":  # another card for a first charge that was declined
                 subscription_card_start(public_id=subscription.public_id, card_token=_card_token(request.POST))
+            elif action == "change_card":  # another card for the next charges
+                subscription_card_change(public_id=subscription.public_id, card_token=_card_token(request.POST))
             elif action in ACTIONS:
                 service, notice = ACTIONS[action]
                 service(public_id=subscription.public_id)
@@ -160,6 +164,8 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
     if request.GET.get("ok") in ACTIONS or request.GET.get("ok") == "address":
         done = request.GET["ok"]
         notice = ADDRESS_SAVED if done == "address" else ACTIONS[done][1]
+    elif request.GET.get("ok") == "change_card":
+        notice = CARD_CHANGED
     context = {
         **subscription_overview(subscription),
         "notice": notice,

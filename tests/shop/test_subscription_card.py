@@ -279,6 +279,33 @@ def test_a_card_subscription_declined_and_left_is_closed_after_three_days_and_th
     assert client.get(f"/assinaturas/{left.access_token}/").status_code == 200  # the page says it ended
 
 
+def test_the_buyer_changes_the_card_of_a_running_subscription_and_the_next_cycle_is_charged_on_it(
+    pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    capture = django_capture_on_commit_callbacks
+    subscription = _subscribe(client, plan, capture)
+    old_card = subscription.card_id
+    page = f"/assinaturas/{subscription.access_token}/"
+    assert 'data-testid="card-change-form"' in client.get(page).content.decode()
+
+    refused = client.post(page, {"action": "change_card", "card_token": "nope"})
+    assert refused.status_code == 400 and "O cartão não foi aceito pela operadora." in refused.content.decode()
+    with capture(execute=True):
+        changed = client.post(page, {"action": "change_card", "card_token": "tok_new_00"}, follow=True)
+
+    assert "Cartão trocado: as próximas cobranças vão para ele." in changed.content.decode()
+    subscription.refresh_from_db()
+    assert subscription.card_id not in ("", old_card)
+    assert pagarme.state.cards[old_card]["status"] == "deleted"  # the old card leaves the gateway's wallet
+    assert subscription.events.filter(kind="card_changed").count() == 1
+    pagarme.card_outcome(old_card, "51")  # were the old card charged, the cycle would be declined
+    cycle = _open(subscription)
+    with capture(execute=True):
+        assert subscription_cycles_sweep(today=cycle.due_date)["charged"] == 1
+    cycle.refresh_from_db()
+    assert cycle.status == "paid" and Order.objects.count() == 2
+
+
 def _cycle_id(subscription: Subscription) -> str:
     return SubscriptionCycle.objects.get(subscription=subscription, number=1).public_id
 
