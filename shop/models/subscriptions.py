@@ -166,6 +166,8 @@ class Subscription(models.Model):
     destination = models.JSONField(_("endereço de entrega"), default=dict, blank=True)
     # The buyer's page (`/assinaturas/<token>/`): an unguessable token, like an order's permalink.
     access_token = models.CharField(max_length=64, unique=True, default=new_permalink_token, editable=False)
+    # The subscriber's language when subscribing (the storefront's, an agent's context): its e-mails speak it.
+    language = models.CharField(_("idioma"), max_length=8, default="pt-br")
     platform_id = models.CharField(_("plataforma BCP"), max_length=80, blank=True, default="")
     cancelled_at = models.DateTimeField(_("cancelada em"), null=True, blank=True)
     created_at = models.DateTimeField(_("criada em"), auto_now_add=True)

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -54,6 +54,11 @@ def subscription_page_url(subscription: Subscription) -> str:
 
 def _body(event: SubscriptionEvent) -> tuple[str, str]:
     subscription = event.subscription
+    with translation.override(subscription.language or settings.LANGUAGE_CODE):
+        return _rendered(event, subscription)
+
+
+def _rendered(event: SubscriptionEvent, subscription: Subscription) -> tuple[str, str]:
     cycle = SubscriptionCycle.objects.filter(public_id=event.detail.get("cycle", "")).first()
     context = {
         "subscription": subscription,

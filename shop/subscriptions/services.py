@@ -85,6 +85,7 @@ def subscription_create(
     platform_id: str = "",
     destination_required: bool = False,
     card_token: str = "",
+    language: str = "pt-br",
 ) -> Subscription:
     """A subscription to the active plan `plan_id` (`plan_…`), pending the payer's authorization, with its
     recurrence created at the PSP (`POST /rec`, and `POST /solicrec` when the payer's account is known).
@@ -130,6 +131,7 @@ def subscription_create(
             destination=shipping_to,
             platform_id=platform_id,
             payment_method=CARD if stored else Subscription.Method.PIX_AUTOMATICO,
+            language="en" if language.lower().startswith("en") else "pt-br",
         )
         SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
         if stored is not None:

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import Promise
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
@@ -114,6 +115,7 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
                 destination=_address(request.POST) if plan.ships_each_cycle else None,
                 destination_required=True,
                 card_token=_card_token(request.POST) if by_card else "",
+                language=get_language() or settings.LANGUAGE_CODE,
             )
         except SubscriptionInputError as exc:
             context["error"] = {"field": exc.field, "message": exc.message}

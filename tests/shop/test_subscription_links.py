@@ -240,10 +240,11 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
     assert "Subscribe with Pix Automático" in text and "Full name" in text and "Ships every cycle" in text
     assert not re.findall(r"\w*[ãõçáéíóúâêôà]\w*", text.replace("Automático", ""), flags=re.IGNORECASE)
 
-    # The e-mails: subject and body through the same catalog (an English-speaking worker sends them in English).
+    # The e-mails: subject and body through the same catalog, in the subscriber's language (whatever the worker's).
+    Subscription.objects.filter(pk=subscription.pk).update(language="en")
     event = SubscriptionEvent.objects.create(subscription=subscription, kind="status_cancelled", detail={})
-    with translation.override("en"):
-        subject, body = emails._body(event)
+    with translation.override("pt-br"):
+        subject, body = emails._body(SubscriptionEvent.objects.get(pk=event.pk))
     assert subject.endswith("Your subscription has been cancelled")
     assert "Your Café especial 500 g subscription has been cancelled." in body and "Manage your subscription" in body
 

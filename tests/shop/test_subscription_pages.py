@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
@@ -16,6 +17,7 @@ from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
+from shop.subscriptions.services import subscription_cancel
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +191,23 @@ def test_minha_conta_can_list_a_buyers_subscriptions_by_email_in_one_query(
     ]
     assert listed[0].page_url.endswith(page)
     assert subscriptions_of_buyer("outra@example.com.br") == []
+
+
+def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_the_worker(
+    sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
+    english = Subscription.objects.get()
+    assert english.language == "en"
+    portuguese = Client().post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_email": "outra@example.com.br"})
+    assert portuguese.status_code == 302
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):  # the worker sends them: no request language there
+        subscription_cancel(public_id=english.public_id)
+        subscription_cancel(public_id=Subscription.objects.exclude(pk=english.pk).get().public_id)
+
+    subjects = {message.to[0]: message.subject for message in mail.outbox}
+    assert subjects["fulana@example.com.br"].endswith("Your subscription has been cancelled")
+    assert subjects["outra@example.com.br"].endswith("Sua assinatura foi cancelada")

@@ -109,6 +109,7 @@ def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | M
             platform_id=ctx.platform_id or "",
             destination_required=True,
             card_token=card_token,
+            language=ctx.language,
         )
     except SubscriptionInputError as exc:
         paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email",
