@@ -24,24 +24,13 @@ from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, Subs
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.tasks import sweep_subscription_cycles
 from tests.payments.fake_pagarme import FakePagarmeServer, use_fake_pagarme, webhook_authorization
+from tests.shop.test_subscription_pages import FORM
 
 pytestmark = pytest.mark.django_db
 # Measured: a card cycle charged and settled into its order in one go, 26 statements with the test's savepoints
 # (the Pix path: 11 to charge + 19 to settle, tests/shop/test_subscription_cycles.py).
 BUDGET_CARD_CYCLE = 26
 
-FORM = {
-    "buyer_name": "Fulana de Tal",
-    "buyer_tax_id": "529.982.247-25",
-    "buyer_email": "fulana@example.com.br",
-    "postal_code": "01310-100",
-    "street": "Avenida Paulista",
-    "number": "1000",
-    "complement": "",
-    "neighborhood": "Bela Vista",
-    "city": "São Paulo",
-    "state": "SP",
-}
 
 
 @pytest.fixture
