@@ -153,13 +153,18 @@ def _card_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> 
         raise SubscriptionInputError("card_token", str(CARD_REFUSED)) from None
 
 
-def _card_keep(subscription: Subscription, stored: StoredCard) -> SubscriptionCycle:
-    """Record the stored card on the subscription (inside the caller's transaction, the row new or locked) and
-    return its first cycle (planned now, due today), still to be charged."""
+def _card_record(subscription: Subscription, stored: StoredCard, kind: str) -> None:
+    """The stored card's ids, brand and last digits on the subscription, with its event (the caller's transaction)."""
     subscription.card_customer_id, subscription.card_id = stored.customer_id, stored.card_id
     subscription.card_brand, subscription.card_last4 = stored.brand, stored.last4
     subscription.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
-    subscription_event(subscription, "card_stored", brand=stored.brand, last4=stored.last4)
+    subscription_event(subscription, kind, brand=stored.brand, last4=stored.last4)
+
+
+def _card_keep(subscription: Subscription, stored: StoredCard) -> SubscriptionCycle:
+    """Record the stored card on the subscription (inside the caller's transaction, the row new or locked) and
+    return its first cycle (planned now, due today), still to be charged."""
+    _card_record(subscription, stored, "card_stored")
     return _next_open(subscription) or cycle_create(subscription, number=1, due=subscription.starts_on)
 
 
@@ -211,10 +216,7 @@ def subscription_card_change(*, public_id: str, card_token: str) -> Subscription
         old = Subscription(pk=locked.pk, card_customer_id=locked.card_customer_id, card_id=locked.card_id)
         if stored.card_id == locked.card_id:
             return locked  # the same card again (a repeated request): nothing changes
-        locked.card_customer_id, locked.card_id = stored.customer_id, stored.card_id
-        locked.card_brand, locked.card_last4 = stored.brand, stored.last4
-        locked.save(update_fields=["card_customer_id", "card_id", "card_brand", "card_last4", "updated_at"])
-        subscription_event(locked, "card_changed", brand=stored.brand, last4=stored.last4)
+        _card_record(locked, stored, "card_changed")
     if old.card_id:
         try:
             card_wallet_delete(customer_id=old.card_customer_id, card_id=old.card_id)
