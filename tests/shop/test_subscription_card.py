@@ -77,6 +77,18 @@ def _open(subscription: Subscription) -> SubscriptionCycle:
     return SubscriptionCycle.objects.get(subscription=subscription, status__in=["scheduled", "charged", "retrying"])
 
 
+def _declined_once(
+    client: Client, plan: SubscriptionPlan, capture: Any, pagarme: FakePagarmeServer
+) -> tuple[Subscription, SubscriptionCycle]:
+    """A card subscription whose second cycle was declined on its due date: waiting for its retry, the unit held."""
+    subscription = _subscribe(client, plan, capture)
+    cycle = _open(subscription)
+    pagarme.card_outcome(subscription.card_id, "51")  # no limit this month
+    with capture(execute=True):
+        assert subscription_cycles_sweep(today=cycle.due_date)["declined"] == 1
+    return subscription, cycle
+
+
 def _stale(cycle: SubscriptionCycle) -> None:
     SubscriptionCycle.objects.filter(pk=cycle.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
 
@@ -303,11 +315,7 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
     pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
     capture = django_capture_on_commit_callbacks
-    subscription = _subscribe(client, plan, capture)
-    cycle = _open(subscription)
-    pagarme.card_outcome(subscription.card_id, "51")
-    with capture(execute=True):
-        subscription_cycles_sweep(today=cycle.due_date)  # declined: waiting for its retry, the unit held
+    subscription, cycle = _declined_once(client, plan, capture, pagarme)
     stock_held = Variant.objects.get(pk=plan.variant_id).stock
     mail.outbox.clear()
 
@@ -429,11 +437,7 @@ def test_pausing_closes_a_card_cycle_waiting_for_its_retry_and_gives_its_unit_ba
     pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
     capture = django_capture_on_commit_callbacks
-    subscription = _subscribe(client, plan, capture)
-    cycle = _open(subscription)
-    pagarme.card_outcome(subscription.card_id, "51")
-    with capture(execute=True):
-        subscription_cycles_sweep(today=cycle.due_date)
+    subscription, cycle = _declined_once(client, plan, capture, pagarme)
     held = Variant.objects.get(pk=plan.variant_id).stock
     with capture(execute=True):
         assert client.post(f"/assinaturas/{subscription.access_token}/", {"action": "pause"}).status_code == 302
