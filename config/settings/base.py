@@ -297,6 +297,8 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Database sessions (a cart survives a Redis flush), read with one hand-written statement (shop/storefront/sessions.py).
+SESSION_ENGINE = "shop.storefront.sessions"
 SECURE_REFERRER_POLICY = "same-origin"
 # Content Security Policy (Django's built-in CSP) for the storefront, buyer pages and admin: scripts and
 # styles come from our static files; the few inline <style>/<script> blocks carry `nonce="{{ csp_nonce }}"`;

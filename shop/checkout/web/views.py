@@ -36,7 +36,6 @@ from shop.cart import (
 from shop.cart import (
     cart_add as cart_add_item,
 )
-from shop.catalog.selectors import product_main_photos
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
@@ -138,7 +137,6 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "estimate": subtotal - evaluation.total,
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
-            "photos": product_main_photos(line.variant.product_id for line in lines),
             # the badge: the lines just read (cart_lines dropped the unsellable ones), no second query
             "cart_count": sum(line.quantity for line in lines),
             **freight,
