@@ -17,6 +17,16 @@ from uuid import UUID
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.options import Options
+from psycopg import _queries as psycopg_queries
+
+# psycopg parses a statement's text for its placeholders once and keeps the result (an LRU of 128 texts) only for
+# texts up to 4 KiB and 50 parameters; the statements written here (a placement, a new checkout, a checkout's
+# update) are longer and were parsed again on every call, a few per cent of a purchase (issue 34). Their shapes
+# are few (one per line count), so they are worth keeping too; the LRU still bounds the memory.
+if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_LENGTH", 65536) < 65536:
+    psycopg_queries.MAX_CACHED_STATEMENT_LENGTH = 65536
+if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_PARAMS", 2000) < 2000:
+    psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = 2000
 
 
 def _db() -> BaseDatabaseWrapper:
