@@ -43,7 +43,7 @@ def _column(field: models.Field[Any, Any]) -> str:
 
 def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
     """The concrete field `name` (a reverse relation has no column to write); looked up once per process."""
-    key = (meta.label, name)
+    key = (meta, name)
     field = _FIELDS.get(key)
     if field is None:
         found = meta.get_field(name)
@@ -53,7 +53,7 @@ def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
     return field
 
 
-_FIELDS: dict[tuple[str, str], models.Field[Any, Any]] = {}
+_FIELDS: dict[tuple[Options[Any], str], models.Field[Any, Any]] = {}
 
 # Fields whose database value is the Python value itself when it has exactly this type (what their
 # `get_db_prep_save` returns for it on PostgreSQL and SQLite): a purchase writes a few hundred such values, and
