@@ -17,6 +17,16 @@ from uuid import UUID
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.options import Options
+from psycopg import _queries as psycopg_queries
+
+# psycopg parses a statement's text for its placeholders once and keeps the result (an LRU of 128 texts) only for
+# texts up to 4 KiB and 50 parameters; the statements written here (a placement, a new checkout, a checkout's
+# update) are longer and were parsed again on every call, a few per cent of a purchase (issue 34). Their shapes
+# are few (one per line count), so they are worth keeping too; the LRU still bounds the memory.
+if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_LENGTH", 65536) < 65536:
+    psycopg_queries.MAX_CACHED_STATEMENT_LENGTH = 65536
+if getattr(psycopg_queries, "MAX_CACHED_STATEMENT_PARAMS", 2000) < 2000:
+    psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = 2000
 
 
 def _db() -> BaseDatabaseWrapper:
@@ -32,11 +42,52 @@ def _column(field: models.Field[Any, Any]) -> str:
 
 
 def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
-    """The concrete field `name` (a reverse relation has no column to write)."""
-    field = meta.get_field(name)
-    if not isinstance(field, models.Field):
-        raise ValueError(f"{name} is not a column of {meta.label}")
+    """The concrete field `name` (a reverse relation has no column to write); looked up once per process."""
+    key = (meta, name)
+    field = _FIELDS.get(key)
+    if field is None:
+        found = meta.get_field(name)
+        if not isinstance(found, models.Field):
+            raise ValueError(f"{name} is not a column of {meta.label}")
+        field = _FIELDS[key] = found
     return field
+
+
+_FIELDS: dict[tuple[Options[Any], str], models.Field[Any, Any]] = {}
+
+# Fields whose database value is the Python value itself when it has exactly this type (what their
+# `get_db_prep_save` returns for it on PostgreSQL and SQLite): a purchase writes a few hundred such values, and
+# the three calls per value through Django's preparation were a few per cent of it (issue 34). Any other value
+# (None, an expression, a lazy string, a subclass) and any other field go through Django as before.
+_PLAIN: dict[type[models.Field[Any, Any]], type] = {
+    models.CharField: str,
+    models.TextField: str,
+    models.EmailField: str,
+    models.SlugField: str,
+    models.URLField: str,
+    models.IntegerField: int,
+    models.BigIntegerField: int,
+    models.SmallIntegerField: int,
+    models.PositiveIntegerField: int,
+    models.PositiveBigIntegerField: int,
+    models.PositiveSmallIntegerField: int,
+    models.BooleanField: bool,
+}
+
+
+def _db_values(instance: models.Model, fields: Sequence[models.Field[Any, Any]], db: BaseDatabaseWrapper) -> list[Any]:
+    """`field.get_db_prep_save(value, db)` of each field's value on `instance`, the plain ones as they are."""
+    sized = getattr(db.ops, "integerfield_type_map", None)  # psycopg 3: an integer goes typed by its column's size
+    values = []
+    for field in fields:
+        value = getattr(instance, field.attname)
+        plain = _PLAIN.get(type(field))
+        if plain is None or type(value) is not plain:
+            value = field.get_db_prep_save(value, db)
+        elif plain is int and sized is not None:
+            value = sized[field.get_internal_type()](value)
+        values.append(value)
+    return values
 
 
 def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, adding: bool) -> None:
@@ -125,7 +176,7 @@ def _insert_values(
 ) -> list[Any]:
     _fill_timestamps(instance, stamped, adding=True)
     db = _db()
-    return [field.get_db_prep_save(getattr(instance, field.attname), db) for field in fields]
+    return _db_values(instance, fields, db)
 
 
 def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str, list[Any]]:
@@ -261,7 +312,7 @@ def _update_statement(
     sql, chosen, stamped, matched = shape
     _fill_timestamps(instance, stamped, adding=False)
     db = _db()
-    params = [field.get_db_prep_save(getattr(instance, field.attname), db) for field in chosen]
+    params = _db_values(instance, chosen, db)
     params.append(meta.pk.get_db_prep_value(instance.pk, db))
     params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
     return sql, params, chosen

@@ -19,11 +19,12 @@ import re
 import secrets
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
+from kernel.rows import insert_once
 from payments.boleto.codes import barcode_build, line_from_barcode
 from payments.card.gateway import (
     AUTHORIZED,
@@ -111,6 +112,20 @@ def sandbox_boleto_pay(charge_id: str) -> GatewayCharge:
     return _charge(row)
 
 
+def _captured(charge_id: str, amount: int) -> SandboxCardCharge | None:
+    """Capture an authorized charge in one statement; the captured row, or None when none was authorized."""
+    table = SandboxCardCharge._meta.db_table
+    names = [field.attname for field in SandboxCardCharge._meta.concrete_fields]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET status = %s, transaction_status = %s, paid_amount = LEAST(%s, amount)"  # noqa: S608
+            f" WHERE charge_id = %s AND status = %s AND transaction_status = %s RETURNING {', '.join(names)}",
+            [PAID, "captured", amount, charge_id, PENDING, AUTHORIZED],
+        )
+        found = cursor.fetchone()
+    return None if found is None else SandboxCardCharge.from_db(connection.alias, names, found)
+
+
 class SandboxCardGateway:
     name = "sandbox"
 
@@ -161,39 +176,38 @@ class SandboxCardGateway:
         customer: CardCustomer | None,
         description: str,
     ) -> GatewayCharge:
-        existing = SandboxCardCharge.objects.filter(idempotency_key=idempotency_key).first()
-        if existing is not None:
-            return _charge(existing)  # an Idempotency-Key replay answers the first result
         code, last4 = _outcome(token)
-        try:
-            row = SandboxCardCharge.objects.create(
-                charge_id=f"ch_{secrets.token_hex(8)}",
-                order_id=f"or_{secrets.token_hex(8)}",
-                code=reference,
-                idempotency_key=idempotency_key,
-                amount=amount,
-                installments=installments,
-                status=PENDING if code == "00" else FAILED,
-                transaction_status=AUTHORIZED if code == "00" else "not_authorized",
-                acquirer_return_code=code,
-                card_brand="visa" if last4 else "",
-                card_last_digits=last4,
-            )
-        except IntegrityError:
-            row = SandboxCardCharge.objects.get(idempotency_key=idempotency_key)
-        return _charge(row)
+        row = SandboxCardCharge(
+            charge_id=f"ch_{secrets.token_hex(8)}",
+            order_id=f"or_{secrets.token_hex(8)}",
+            code=reference,
+            idempotency_key=idempotency_key,
+            amount=amount,
+            installments=installments,
+            status=PENDING if code == "00" else FAILED,
+            transaction_status=AUTHORIZED if code == "00" else "not_authorized",
+            acquirer_return_code=code,
+            card_brand="visa" if last4 else "",
+            card_last_digits=last4,
+        )
+        # One statement (issue 34: the sandbox stands in for a network call, so it should cost the web process
+        # little): the unique key decides, and a replay of the Idempotency-Key answers the first result.
+        if insert_once(row, conflict=("idempotency_key",)):
+            return _charge(row)
+        return _charge(SandboxCardCharge.objects.get(idempotency_key=idempotency_key))
 
     def capture(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
-        with transaction.atomic():
-            row = SandboxCardCharge.objects.select_for_update().filter(charge_id=charge_id).first()
-            if row is None:
-                raise GatewayNotFound(f"charge {charge_id}")
-            if row.status == PENDING and row.transaction_status == AUTHORIZED:
-                row.status, row.transaction_status, row.paid_amount = PAID, "captured", min(amount, row.amount)
-                row.save(update_fields=["status", "transaction_status", "paid_amount"])
-            elif row.status != PAID:
-                raise GatewayRejected(412, f"charge {charge_id} is {row.status}: nothing to capture")
-        return _charge(row)
+        # The usual case is one conditional UPDATE (no transaction, no read first): it captures only an
+        # authorized charge, so a concurrent capture or cancel leaves it nothing to match.
+        captured = _captured(charge_id, amount)
+        if captured is not None:
+            return _charge(captured)
+        row = SandboxCardCharge.objects.filter(charge_id=charge_id).first()
+        if row is None:
+            raise GatewayNotFound(f"charge {charge_id}")
+        if row.status != PAID:
+            raise GatewayRejected(412, f"charge {charge_id} is {row.status}: nothing to capture")
+        return _charge(row)  # captured before: the gateway answers the capture again
 
     def refund(self, *, charge_id: str, amount: int, idempotency_key: str) -> GatewayCharge:
         with transaction.atomic():

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import secrets
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,9 +87,17 @@ LIVE_ANNOTATIONS = {f"variant_{name}": F(f"variant__{name}") for name in _LIVE_F
 def _version() -> int:
     version = request_cache.get(VERSION_KEY)  # once per request: a request sees one catalog version
     if version is None:
-        version = 1
-        cache.add(VERSION_KEY, version, None)
+        version = _new_version()
+        if not cache.add(VERSION_KEY, version, None):  # another process started it first: its number holds
+            version = cache.get(VERSION_KEY) or version
+        request_cache.remember(VERSION_KEY, version)
     return int(version)
+
+
+def _new_version() -> int:
+    """A version no earlier life of the key had (the cache was flushed, or evicted the key), so no snapshot kept
+    under one of those (`_kept`, another process's copy) is ever read as this one's."""
+    return secrets.randbits(52)
 
 
 def catalog_version() -> int:
@@ -101,7 +111,7 @@ def catalog_cache_bump() -> None:
     try:
         version = cache.incr(VERSION_KEY)
     except ValueError:  # no version yet (or evicted): nothing cached under it can be read any more
-        version = 2
+        version = _new_version()
         cache.set(VERSION_KEY, version, None)
     request_cache.remember(VERSION_KEY, version)  # the rest of this request reads the new one
 
@@ -140,12 +150,36 @@ def catalog_snapshots(skus: set[str]) -> tuple[dict[str, VariantSnapshot], dict[
     if not skus:
         return {}, {}
     version = _version()
-    found = cache.get_many([_key(version, sku) for sku in skus])
+    keys = {sku: _key(version, sku) for sku in skus}
+    now = time.monotonic()
+    found = {key: kept[1] for key in keys.values() if (kept := _kept.get(key)) is not None and kept[0] > now}
+    if len(found) < len(skus):
+        found |= cache.get_many([key for key in keys.values() if key not in found])
+        if len(found) == len(skus):
+            _keep(found, now)
     if len(found) == len(skus):
         return {value.sku: value for value in found.values() if value != _MISSING}, None
     snapshots, live = _read(skus)
-    cache.set_many({_key(version, sku): snapshots.get(sku, _MISSING) for sku in skus}, CACHE_SECONDS)
+    written = {keys[sku]: snapshots.get(sku, _MISSING) for sku in skus}
+    cache.set_many(written, CACHE_SECONDS)
+    _keep(written, now)
     return snapshots, live
+
+
+# This process's own copy of the snapshots it read (issue 34: a Redis round trip and an unpickling on every
+# create, update and complete). Keyed like the shared cache, by catalog version, so a bump makes them unreachable
+# as it does there; kept no longer than the shared entry may live (CACHE_SECONDS), so a process that cannot hear
+# a bump (local-memory cache) is stale no longer than before.
+_kept: dict[str, tuple[float, VariantSnapshot | str]] = {}
+_MAX_KEPT = 4096
+
+
+def _keep(entries: dict[str, VariantSnapshot | str], now: float) -> None:
+    if len(_kept) + len(entries) > _MAX_KEPT:
+        _kept.clear()
+    until = now + CACHE_SECONDS
+    for key, value in entries.items():
+        _kept[key] = (until, value)
 
 
 def live_of(pks: set[int]) -> dict[int, Live]:
