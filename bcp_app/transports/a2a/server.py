@@ -314,15 +314,22 @@ class BcpAgentExecutor(AgentExecutor):
     """Answers every message with one direct `Message` carrying the checkout (BCP-A2A-04/05)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        await event_queue.enqueue_event(await answer(context.call_context.state))
+        reply = await answer(context.call_context.state)
+        if "task" in reply:
+            # The task is ours (Postgres, ended by the settlement): the SDK finishes this call as a direct reply,
+            # and the dispatcher renders the stored task instead (issue 35).
+            placeholder = {"messageId": reply["task"]["id"], "contextId": reply["task"]["contextId"], "parts": []}
+            await event_queue.enqueue_event(to_proto(placeholder))
+            return
+        await event_queue.enqueue_event(to_proto(reply))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise TaskNotCancelableError(message="Para desistir, cancele o checkout (cancel_checkout).")
 
 
-async def answer(state: dict[str, Any]) -> Message:
-    """Run the message (`_handle`, off the loop) and keep our reply dict in `state` for the dispatcher (or the
-    error for the handler); the `Message` the SDK finishes the call with."""
+async def answer(state: dict[str, Any]) -> dict[str, Any]:
+    """Run the message (`_handle`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
+    error for the handler)."""
     incoming = state[STATE_INCOMING]
     language_given = bool(state["headers"].get("accept-language"))
     try:
@@ -338,11 +345,7 @@ async def answer(state: dict[str, Any]) -> Message:
     if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
         reply = reply_to_ucp(reply)
     state[STATE_REPLY] = reply
-    if "task" in reply:
-        # The task is ours (Postgres, ended by the settlement): the SDK finishes this call as a direct reply,
-        # and the dispatcher renders the stored task instead (issue 35).
-        return to_proto({"messageId": reply["task"]["id"], "contextId": reply["task"]["contextId"], "parts": []})
-    return to_proto(reply)
+    return reply
 
 
 # Issue 34: intents that only read and always answer one direct `Message` (never a task), run without the SDK's
@@ -449,7 +452,10 @@ class BcpRequestHandler(DefaultRequestHandler):
         validate_history_length(params.configuration)
         if self._validate_input_modes:
             validate_input_modes(params.message, self._agent_card)
-        return await answer(context.state)
+        reply = await answer(context.state)
+        # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
+        # whole reply is not converted to protobuf and back.
+        return to_proto({"messageId": reply.get("messageId", ""), "contextId": reply.get("contextId", ""), "parts": []})
 
     async def on_message_send_stream(  # type: ignore[override]
         self, params: SendMessageRequest, context: ServerCallContext
