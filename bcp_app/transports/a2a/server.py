@@ -59,6 +59,9 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from a2a.utils.input_mode_validator import validate_input_modes
+from a2a.utils.proto_utils import validate_proto_required_fields
+from a2a.utils.task import validate_history_length
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
@@ -311,22 +314,7 @@ class BcpAgentExecutor(AgentExecutor):
     """Answers every message with one direct `Message` carrying the checkout (BCP-A2A-04/05)."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        state = context.call_context.state
-        incoming = state[STATE_INCOMING]
-        language_given = bool(state["headers"].get("accept-language"))
-        try:
-            reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
-        except Exception as exc:
-            if not isinstance(exc, ProtocolError):
-                # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
-                logger.exception("A2A message failed")
-                exc = ProtocolError("internal_error", "Erro interno ao processar a mensagem; tente novamente.")
-            # Reported as a JSON-RPC error by the handler; the SDK still needs one event to finish.
-            state[STATE_ERROR] = exc
-            reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
-        if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
-            reply = reply_to_ucp(reply)
-        state[STATE_REPLY] = reply
+        reply = await answer(context.call_context.state)
         if "task" in reply:
             # The task is ours (Postgres, ended by the settlement): the SDK finishes this call as a direct reply,
             # and the dispatcher renders the stored task instead (issue 35).
@@ -339,6 +327,41 @@ class BcpAgentExecutor(AgentExecutor):
         raise TaskNotCancelableError(message="Para desistir, cancele o checkout (cancel_checkout).")
 
 
+async def answer(state: dict[str, Any]) -> dict[str, Any]:
+    """Run the message (`_handle`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
+    error for the handler)."""
+    incoming = state[STATE_INCOMING]
+    language_given = bool(state["headers"].get("accept-language"))
+    try:
+        reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
+    except Exception as exc:
+        if not isinstance(exc, ProtocolError):
+            # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
+            logger.exception("A2A message failed")
+            exc = ProtocolError("internal_error", "Erro interno ao processar a mensagem; tente novamente.")
+        # Reported as a JSON-RPC error by the handler; the SDK still needs one event to finish.
+        state[STATE_ERROR] = exc
+        reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
+    if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
+        reply = reply_to_ucp(reply)
+    state[STATE_REPLY] = reply
+    return reply
+
+
+# Issue 34: intents that only read and always answer one direct `Message` (never a task), run without the SDK's
+# task machinery (`BcpRequestHandler.on_message_send`).
+DIRECT_ACTIONS = frozenset({"get_order"})
+
+
+def intent_action(incoming: dict[str, Any]) -> Any:
+    """The message's `action`: that of its first data part with one, as `actions._parts` picks the intent."""
+    for part in incoming.get("parts") or []:
+        data = part.get("data") if isinstance(part, dict) else None
+        if isinstance(data, dict) and "action" in data:
+            return data["action"]
+    return None
+
+
 async def push_url_ok(url: str) -> bool:
     """A push URL passes the outbound rules of BCP §3 (https, no special-use addresses unless allow-listed)."""
     try:
@@ -349,6 +372,8 @@ async def push_url_ok(url: str) -> bool:
 
 
 class BcpRequestHandler(DefaultRequestHandler):
+    direct_actions: frozenset[str] = frozenset()  # answered by `_direct` (an application sets DIRECT_ACTIONS)
+
     async def _identify(self, context: ServerCallContext) -> None:
         """BCP identity before any task method: tasks belong to the caller that created them."""
         with request_scope():
@@ -404,11 +429,33 @@ class BcpRequestHandler(DefaultRequestHandler):
                 context.state["bcp_context"].extra["a2a_push"] = push
             await self._open_task_only(params, context)
             context.state[STATE_DIRECT] = True  # no thread hop and query for the SDK's own task id (tasks.py)
-            result = await super().on_message_send(params, context)
+            action = intent_action(context.state[STATE_INCOMING])
+            if not params.message.task_id and isinstance(action, str) and action in self.direct_actions:
+                result = await self._direct(params, context)
+            else:
+                result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)
         if error is not None:
             raise a2a_error(error)
         return result  # type: ignore[return-value]
+
+    async def _direct(self, params: SendMessageRequest, context: ServerCallContext) -> Message:
+        """A read intent (`DIRECT_ACTIONS`) answered as the SDK's `on_message_send` would, without its task machinery.
+
+        The SDK runs every message as a task: an in-memory active task, an event queue with producer and consumer
+        coroutines, the task store's lookups, and our executor inside them; for a message naming no task whose
+        executor enqueues one `Message`, it returns that `Message`. Here the SDK's own request checks run in its
+        order (required fields, history length, input modes when enabled), then the executor's `answer` directly;
+        the dispatcher renders our reply dict from `state` either way (`BcpDispatcher`), so the bytes are the same.
+        Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call."""
+        validate_proto_required_fields(params)
+        validate_history_length(params.configuration)
+        if self._validate_input_modes:
+            validate_input_modes(params.message, self._agent_card)
+        reply = await answer(context.state)
+        # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
+        # whole reply is not converted to protobuf and back.
+        return to_proto({"messageId": reply.get("messageId", ""), "contextId": reply.get("contextId", ""), "parts": []})
 
     async def on_message_send_stream(  # type: ignore[override]
         self, params: SendMessageRequest, context: ServerCallContext
@@ -494,9 +541,10 @@ async def agent_card_endpoint(request: Request) -> Response:
 class A2AApplication:
     """The ASGI app mounted at `/bcp/a2a` and `/.well-known/agent-card.json` (built on first use)."""
 
-    def __init__(self) -> None:
+    def __init__(self, direct_actions: frozenset[str] = DIRECT_ACTIONS) -> None:
         self._app: Starlette | None = None
         self._handler: BcpRequestHandler | None = None
+        self._direct_actions = direct_actions
 
     def _build(self) -> Starlette:
         if self._app is None:
@@ -508,6 +556,7 @@ class A2AApplication:
                 push_url_validator=push_url_ok,
                 event_stream=BcpTaskEventStream(),
             )
+            self._handler.direct_actions = self._direct_actions
             dispatcher = BcpDispatcher(request_handler=self._handler, context_builder=BcpCallContextBuilder())
             self._app = Starlette(
                 routes=[

@@ -10,6 +10,7 @@ served over stdio by `manage.py mcp_stdio`. Nothing is kept in memory between re
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -17,12 +18,30 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
+import orjson
 from asgiref.sync import ThreadSensitiveContext
 from django.conf import settings
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
+from mcp.server.runner import ServerRunner, modern_error_data
+from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
+from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types import methods as mcp_methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
 
 from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp.tools import CallInfo, McpTool, protocol_error_to_mcp, run_tool
@@ -245,6 +264,137 @@ class _Running:
     manager: StreamableHTTPSessionManager
     runner: asyncio.Task[None]
     stop: asyncio.Event
+    fast: dict[str, McpTool]  # the tools `_fast_call` answers, by name
+
+
+# Issue 34: the read tools answered without the SDK's per-request machinery (see `_fast_call`).
+FAST_TOOLS = frozenset({"get_order"})
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+FAST_MEMO_SIZE = 512  # distinct tool results remembered per process as the SDK's wire bytes
+_wire_results: dict[bytes, bytes] = {}
+
+
+async def _fast_request(running: _Running, scope: Scope, body: bytes) -> tuple[dict[str, Any], str] | None:
+    """(the JSON-RPC request, its protocol version) when it is a 2026-07-28 `tools/call` of a fast tool that every
+    check of the SDK's own entry (`mcp/server/_streamable_http_modern.py`) passes, run in the same order with the
+    SDK's own functions; None otherwise, and the SDK serves it (and answers any rejection itself)."""
+    if scope.get("method") != "POST" or b'"tools/call"' not in body:
+        return None
+    raw_headers = scope.get("headers") or []
+    versions = [value for name, value in raw_headers if name == _VERSION_HEADER]
+    if len(versions) != 1 or versions[0].decode("latin-1") not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    manager = running.manager
+    limit = getattr(manager.asgi_app, "max_body_size", None)
+    if limit is None or len(body) > limit:
+        return None
+    request = Request(scope)
+    headers = request.headers
+    length = headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > limit):
+        return None
+    if await TransportSecurityMiddleware(manager.security_settings).validate_request(request, is_post=True) is not None:
+        return None
+    if not check_accept_headers(request)[0] or not manager.json_response:
+        return None
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != "tools/call":
+        return None
+    request_id, params = decoded.get("id"), decoded.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int) or not isinstance(params, dict):
+        return None
+    if set(decoded) - {"jsonrpc", "id", "method", "params"} or params.get("name") not in running.fast:
+        return None
+    if find_duplicated_routing_header(headers.items()) is not None:
+        return None
+    verdict = classify_inbound_request(decoded, headers=dict(headers))
+    if not isinstance(verdict, InboundModernRoute):
+        return None
+    tool = running.fast[params["name"]]
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return None
+    if validate_mcp_param_headers(tool.input_schema, arguments or {}, headers) is not None:
+        return None
+    try:
+        mcp_methods.validate_client_request("tools/call", verdict.protocol_version, params)
+    except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+    return decoded, verdict.protocol_version
+
+
+async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Send, body: bytes) -> bool:
+    """Answer a read tool's `tools/call` as the SDK would, byte for byte, without its per-request machinery;
+    False (nothing sent) when the request is not one (`_fast_request`).
+
+    Issue 34: in the SDK, a `get_order` spent more CPU in the per-request connection, runner, middleware chain
+    and the pydantic dump and `json.dumps` of the whole result than in our tool. What is bypassed, and why that
+    is safe: the checks are the SDK's own functions, in its order, and anything they would refuse goes to the SDK;
+    the tool receives the `CallToolRequestParams` the SDK would validate and the `CallInfo` `_call_info` builds
+    from them; the result is shaped once per distinct output by the SDK's own `ServerRunner._serialize` and
+    `JSONRPCResponse` dump (remembered by content, as `output_validator` does), so the bytes are the SDK's
+    (tests/bcp_app/test_mcp_fast_path.py compares them). Not run: the SDK's OpenTelemetry span for the call
+    (no tracer is configured in the shop) and a fresh `Connection` per call (nothing of it is read here)."""
+    found = await _fast_request(running, scope, body)
+    if found is None:
+        return False
+    decoded, version = found
+    request_id, params = decoded["id"], decoded["params"]
+    try:
+        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+    except ValidationError:
+        return False
+    tool = running.fast[typed.name]
+    server = running.manager.app
+    fake = _FastContext(Request(scope, replaying(body, receive)), version)
+    try:
+        result = await run_tool(tool, await _call_info(fake, typed, {}))
+        wire = _wire_result(server, version, result)
+    except Exception as exc:  # as the SDK's `_to_jsonrpc_response`: the error the SDK would send for it
+        error = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
+        status = ERROR_CODE_HTTP_STATUS.get(error.error.code, 200)
+        raw = json.dumps(error.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
+        await Response(raw, status_code=status, media_type="application/json")(scope, receive, send)
+        return True
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
+    raw_body = head[:-1] + b',"result":' + wire + b"}"
+    await Response(raw_body, status_code=200, media_type="application/json")(scope, receive, send)
+    return True
+
+
+@dataclass
+class _FastContext:
+    """What `_call_info` reads of the SDK's request context."""
+
+    request: Request
+    protocol_version: str
+
+
+def _wire_result(server: Server[Any], version: str, result: types.CallToolResult) -> bytes:
+    """The `result` member of the SDK's response to `result`, as its bytes, remembered by content."""
+    content = [block.model_dump(mode="json", by_alias=True) for block in result.content]
+    key = hashlib.blake2b(
+        orjson.dumps([version, content, result.structured_content, result.is_error, result.meta]), digest_size=16
+    ).digest()
+    wire = _wire_results.get(key)
+    if wire is None:
+        connection = Connection.from_envelope(version, None, {})
+        dumped = ServerRunner(server, connection, None)._serialize("tools/call", version, result)
+        envelope = JSONRPCResponse(jsonrpc="2.0", id=0, result=dumped).model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        full = json.dumps(envelope, separators=(",", ":")).encode()
+        prefix = b'{"jsonrpc":"2.0","id":0,"result":'
+        if not full.startswith(prefix) or not full.endswith(b"}"):
+            raise RuntimeError("MCP: unexpected JSON-RPC envelope from the SDK")
+        wire = full[len(prefix) : -1]
+        if len(_wire_results) >= FAST_MEMO_SIZE:
+            _wire_results.clear()  # bounded; forgetting only costs a dump
+        _wire_results[key] = wire
+    return wire
 
 
 class McpAsgiApp:
@@ -255,8 +405,11 @@ class McpAsgiApp:
     running loop: several servers in one process (e.g. test servers in threads) never share one.
     """
 
-    def __init__(self, build: Callable[[], Server[Any]] = lambda: build_server()) -> None:
+    def __init__(
+        self, build: Callable[[], Server[Any]] = lambda: build_server(), fast_tools: frozenset[str] = frozenset()
+    ) -> None:
         self._build = build
+        self._fast_tools = fast_tools
         self._running: dict[asyncio.AbstractEventLoop, _Running] = {}
 
     async def startup(self) -> None:
@@ -281,7 +434,8 @@ class McpAsgiApp:
         if runner in done:
             started_task.cancel()
             runner.result()  # re-raise the start-up failure
-        self._running[loop] = _Running(manager, runner, stop)
+        fast = {tool.name: tool for tool in all_tools() if tool.name in self._fast_tools} if self._fast_tools else {}
+        self._running[loop] = _Running(manager, runner, stop, fast)
 
     async def shutdown(self) -> None:
         running = self._running.pop(asyncio.get_running_loop(), None)
@@ -322,6 +476,8 @@ class McpAsgiApp:
         if bad_id is not None:
             await _send_json(send, 400, _error(None, -32600, bad_id), [])
             return
+        if running.fast and await _fast_call(running, scope, receive, _StatusFromError(send), body):
+            return
         # One executor thread per request for the ORM work (as Django's own ASGI handler does).
         async with ThreadSensitiveContext():
             await running.manager.handle_request(scope, receive, _StatusFromError(send))
@@ -343,6 +499,6 @@ class McpAsgiApp:
                 return
 
 
-asgi_app = McpAsgiApp()
+asgi_app = McpAsgiApp(fast_tools=FAST_TOOLS)
 
 __all__ = ["MCPError", "McpAsgiApp", "asgi_app", "build_server", "error_status", "security_settings"]

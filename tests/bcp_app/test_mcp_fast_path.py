@@ -1,0 +1,128 @@
+"""Issue 34: `get_order` over MCP 2026-07-28 is answered without the SDK's per-request machinery
+(`bcp_app/transports/mcp/server.py:_fast_call`). The same requests are sent to two live servers, one with the
+fast path and one without it (every call through the SDK), and the answers must be the same bytes: status,
+content type and body, for a result, an error inside the result, a protocol error and requests the fast path
+leaves to the SDK. The official client reads the same result from both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+
+from bcp_app.transports.mcp import server as mcp_server
+from tests.bcp_app import test_mcp_helpers
+from tests.bcp_app.live import LiveServer
+from tests.bcp_app.test_mcp_get_order import place_seed_order
+from tests.bcp_app.test_mcp_helpers import Agent, call
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+profile_host = test_mcp_helpers.profile_host
+agent = test_mcp_helpers.agent
+MODERN = "2026-07-28"
+
+
+def _server(fast: bool) -> LiveServer:
+    from config.asgi import OneHopHandler, PathRouter
+
+    app = mcp_server.McpAsgiApp(fast_tools=mcp_server.FAST_TOOLS if fast else frozenset())
+    return LiveServer(PathRouter(OneHopHandler(), {"/bcp/mcp": app}), lifespan="on")
+
+
+@pytest.fixture
+def servers(django_db_blocker: Any) -> Iterator[tuple[str, str]]:
+    """(fast, SDK-only) MCP URLs, each on a uvicorn of its own serving `/bcp/mcp` the same way."""
+    with django_db_blocker.unblock():
+        fast, sdk = _server(True).start(), _server(False).start()
+    try:
+        yield f"{fast.base_url}/bcp/mcp", f"{sdk.base_url}/bcp/mcp"
+    finally:
+        fast.stop()
+        sdk.stop()
+
+
+def _body(arguments: dict[str, Any], request_id: Any = 7, name: str = "get_order") -> dict[str, Any]:
+    meta = {
+        PROTOCOL_VERSION_META_KEY: MODERN,
+        CLIENT_CAPABILITIES_META_KEY: {},
+        CLIENT_INFO_META_KEY: {"name": "teste", "version": "1.0"},
+    }
+    params = {"name": name, "arguments": arguments, "_meta": meta}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _post(url: str, body: dict[str, Any], headers: dict[str, str], **extra: str) -> httpx.Response:
+    """A 2026-07-28 `tools/call` as the official client sends it (routing headers, JSON or SSE accepted)."""
+    sent = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": body["params"]["name"],
+        **headers,
+        **extra,
+    }
+    return httpx.post(url, content=json.dumps(body).encode(), headers=sent, timeout=30)
+
+
+def _same(fast_url: str, sdk_url: str, body: dict[str, Any], headers: dict[str, str], **extra: str) -> httpx.Response:
+    fast, sdk = _post(fast_url, body, headers, **extra), _post(sdk_url, body, headers, **extra)
+    assert (fast.status_code, fast.headers.get("content-type"), fast.content) == (
+        sdk.status_code,
+        sdk.headers.get("content-type"),
+        sdk.content,
+    )
+    for name in ("retry-after", "www-authenticate"):
+        assert fast.headers.get(name) == sdk.headers.get(name)
+    return fast
+
+
+def test_get_order_is_the_sdks_bytes_and_takes_the_fast_path(servers: tuple[str, str], agent: Agent) -> None:
+    # given an order of the platform, and no result shaped yet
+    order = place_seed_order(agent.platform_id)
+    mcp_server._wire_results.clear()
+    # when both servers answer the same get_order (a text id, then an integer id; a non-ASCII order body)
+    for request_id in ("a-1", 7):
+        reply = _same(*servers, _body({"meta": agent.meta(), "id": order.public_id}, request_id), agent.headers)
+    # then the bytes are equal, the result is the order, and the fast server shaped it once
+    assert reply.status_code == 200
+    assert reply.json()["result"]["structuredContent"]["id"] == order.public_id
+    assert len(mcp_server._wire_results) == 1
+
+
+def test_errors_and_refused_requests_are_the_sdks_bytes(servers: tuple[str, str], agent: Agent) -> None:
+    order = place_seed_order(agent.platform_id)
+    cases: list[tuple[dict[str, Any], dict[str, str], dict[str, str]]] = [
+        # an error inside the result (not_found), 200
+        (_body({"meta": agent.meta(), "id": "order_nao_existe"}), agent.headers, {}),
+        # a protocol error (no ucp-agent): JSON-RPC error with BCP's HTTP status
+        (_body({"id": order.public_id}), agent.headers, {}),
+        # an invalid key: unauthenticated, 401 + WWW-Authenticate
+        (_body({"meta": agent.meta(), "id": order.public_id}), {"Authorization": "Bearer errada"}, {}),
+        # arguments of the wrong type: the SDK's own invalid params
+        (_body({"meta": agent.meta(), "id": 5}), agent.headers, {}),
+        # left to the SDK: a routing header that disagrees with the body, JSON not accepted, a wrong content type
+        (_body({"meta": agent.meta(), "id": order.public_id}), agent.headers, {"mcp-name": "get_checkout"}),
+        (_body({"meta": agent.meta(), "id": order.public_id}), agent.headers, {"accept": "text/event-stream"}),
+        (_body({"meta": agent.meta(), "id": order.public_id}), agent.headers, {"content-type": "text/plain"}),
+        # a request without the per-request envelope
+        ({**_body({"meta": agent.meta(), "id": order.public_id}), "params": {"name": "get_order"}}, agent.headers, {}),
+    ]
+    for body, headers, extra in cases:
+        _same(*servers, body, headers, **extra)
+
+
+def test_the_official_client_reads_the_same_result_from_both(servers: tuple[str, str], agent: Agent) -> None:
+    order = place_seed_order(agent.platform_id)
+    arguments = {"meta": agent.meta(), "id": order.public_id}
+    fast, sdk = (call(url, "get_order", arguments, headers=agent.headers) for url in servers)
+    assert fast.structured_content == sdk.structured_content
+    assert fast.structured_content["id"] == order.public_id
+    assert [block.text for block in fast.content] == [block.text for block in sdk.content]
+    assert fast.is_error is sdk.is_error is False
