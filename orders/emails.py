@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.policy
 import logging
+import secrets
 import smtplib
 import threading
 import time
@@ -26,6 +27,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
@@ -157,23 +159,33 @@ class OrderEmail(EmailMultiAlternatives):
         # The SMTP backend asks for its strict policy explicitly and gets it, without the header parsing it needs
         # not (the same bytes on the wire); console/file/locmem get 8bit.
         if policy is email.policy.SMTP:
-            return super().message(policy=_WIRE)
+            built = super().message(policy=_WIRE)
+            for part in built.walk():
+                if part.is_multipart():
+                    # A boundary of its own, random (96 bits) and behind "=_", which no quoted-printable text holds:
+                    # the generator's default searches every body for it with a regex compiled per message, and
+                    # its longer value folds the Content-Type header (issue 34).
+                    part.set_boundary(f"=_{secrets.token_hex(12)}")
+            return built
         return super().message(policy=_READABLE if policy is email.policy.default else policy)
 
 
+# Lazy: only the subject of the e-mail at hand is translated (each lookup walks the catalogs).
+_SUBJECTS = {
+    "placed": gettext_lazy("Recebemos seu pedido #%(number)s"),
+    "payment_confirmed": gettext_lazy("Pagamento confirmado: pedido #%(number)s"),
+    "shipped": gettext_lazy("Seu pedido #%(number)s foi enviado"),
+    "ready_for_pickup": gettext_lazy("Seu pedido #%(number)s está pronto para retirada"),
+    "delivered": gettext_lazy("Seu pedido #%(number)s foi entregue"),
+    "refunded": gettext_lazy("Reembolso do pedido #%(number)s"),
+    "canceled": gettext_lazy("Pedido #%(number)s cancelado"),
+    "invoice": gettext_lazy("Nota fiscal do pedido #%(number)s"),
+    "order_link": gettext_lazy("Link para acompanhar o pedido #%(number)s"),
+    "return_update": gettext_lazy("Sua devolução do pedido #%(number)s"),
+}
+
+
 def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correction: bool = False) -> str:
-    subjects = {
-        "placed": _("Recebemos seu pedido #%(number)s"),
-        "payment_confirmed": _("Pagamento confirmado: pedido #%(number)s"),
-        "shipped": _("Seu pedido #%(number)s foi enviado"),
-        "ready_for_pickup": _("Seu pedido #%(number)s está pronto para retirada"),
-        "delivered": _("Seu pedido #%(number)s foi entregue"),
-        "refunded": _("Reembolso do pedido #%(number)s"),
-        "canceled": _("Pedido #%(number)s cancelado"),
-        "invoice": _("Nota fiscal do pedido #%(number)s"),
-        "order_link": _("Link para acompanhar o pedido #%(number)s"),
-        "return_update": _("Sua devolução do pedido #%(number)s"),
-    }
     if correction:
         subject = _("Código de rastreio corrigido: pedido #%(number)s")
     elif partial and kind == "shipped":
@@ -181,7 +193,7 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correc
     elif partial and kind == "delivered":
         subject = _("Parte do seu pedido #%(number)s foi entregue")
     else:
-        subject = subjects[kind]
+        subject = str(_SUBJECTS[kind])
     return f"{shop}: " + subject % {"number": number}
 
 
