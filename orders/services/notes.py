@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import tax_id_normalize, tax_id_valid
-from kernel.rows import insert_once, update_where
+from kernel.rows import insert_once, insert_together, update_where
 from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
@@ -87,7 +87,9 @@ def order_event_record(
     ):  # fmt: skip
         # Just the event, one INSERT in the caller's transaction that holds the order (an NF-e step): no savepoint
         # around it (issue 34) — nothing here can fail and be caught, a failed INSERT fails the caller's transaction.
-        return timeline(locked, kind, message, internal=internal, data=data or {})
+        event = OrderEvent(order=locked, kind=kind, message=message, internal=internal, data=data or {})
+        insert_together(event)  # as timeline() writes it, without compiling the ORM's INSERT
+        return event
     with transaction.atomic():
         order = locked if locked is not None and locked.public_id == order_id else lock_order(order_id)
         if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
