@@ -8,6 +8,7 @@ out as UTF-8 `8bit` (not quoted-printable) wherever the backend allows, so the d
 from __future__ import annotations
 
 import email.policy
+import functools
 import logging
 import secrets
 import smtplib
@@ -197,6 +198,18 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correc
     return f"{shop}: " + subject % {"number": number}
 
 
+@functools.lru_cache(maxsize=64)
+def _address(from_email: str) -> str:
+    """The address of DEFAULT_FROM_EMAIL (parsed once per value: the parser is `email`'s slow one)."""
+    return parseaddr(from_email)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _sender(shop_name: str, from_email: str) -> str:
+    """The From of every e-mail: the shop's current name, the configured address (once per pair of values)."""
+    return str(Address(display_name=shop_name, addr_spec=_address(from_email)))
+
+
 def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[FulfillmentEvent | None, Adjustment | None]:
     event = adjustment = None
     if ref.startswith("evt_"):
@@ -229,7 +242,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
-    _, contact = parseaddr(settings.DEFAULT_FROM_EMAIL)
+    contact = _address(settings.DEFAULT_FROM_EMAIL)
     context = {
         "order": order,
         "kind": kind,
@@ -270,7 +283,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     # configured one. Address quotes "," or "." in the name; Django encodes "Café" (RFC 2047) on the wire.
     # (formataddr's pre-encoded word is decoded and re-encoded by Django without its quotes: "Caju, Café"
     # became two addresses.)
-    sender = str(Address(display_name=context["shop_name"], addr_spec=parseaddr(settings.DEFAULT_FROM_EMAIL)[1]))
+    sender = _sender(context["shop_name"], settings.DEFAULT_FROM_EMAIL)
     message = OrderEmail(subject=subject, body=text, from_email=sender, to=[to])
     message.attach_alternative(html, "text/html")
     return message
