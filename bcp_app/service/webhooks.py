@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
@@ -35,7 +35,8 @@ from bcp_app.service import negotiation, outbound, presenters
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import profile_url as our_profile_url
 from bcp_app.service.discovery import ucp_profile_url
-from bcp_app.service.platforms import platform_get
+from bcp_app.service.platforms import platform_get, platform_get_kept
+from kernel import rows
 from kernel.tasks import enqueue
 from orders.models import Order
 from orders.selectors import order_presented
@@ -45,6 +46,7 @@ logger = logging.getLogger("bcp_app.service.webhooks")
 BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
 GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
 LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
+_OUTCOME = ("last_status_code", "last_error", "status", "delivered_at", "next_attempt_at")
 
 
 class WebhookNotReady(Exception):
@@ -86,11 +88,6 @@ def _prepare(
     order: Order | None,
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
-    if source_key:
-        existing = WebhookDelivery.objects.filter(source_key=source_key).first()
-        if existing is not None:
-            return existing, False
-
     if order is None or order.public_id != order_id or not (snapshot or order.bcp_json):
         order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
@@ -127,12 +124,12 @@ def _prepare(
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
               "attempts": 1, "next_attempt_at": now + LEASE, "webhook_id": webhook_id}
     if source_key:
-        # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
-        try:
-            with transaction.atomic():
-                return WebhookDelivery.objects.create(source_key=source_key, **fields), True
-        except IntegrityError:
-            return WebhookDelivery.objects.get(source_key=source_key), False
+        # The unique key decides, in one statement: a re-run of the same outbox row (or a concurrent one) finds
+        # the delivery the first run wrote, and goes through its claim (this run's body is dropped).
+        delivery = WebhookDelivery(source_key=source_key, **fields)
+        if rows.insert_once(delivery, ["source_key"]):
+            return delivery, True
+        return WebhookDelivery.objects.get(source_key=source_key), False
     return WebhookDelivery.objects.create(**fields), True
 
 
@@ -208,22 +205,27 @@ def _attempt(delivery: WebhookDelivery) -> str:
         error = f"{exc.kind}: {exc.message}"[:300]
     duration = int((time.monotonic() - started) * 1000)
     now = timezone.now()
-    with transaction.atomic():
-        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts, status_code=status_code,
-                                      error=error, duration_ms=duration)
-        delivery.last_status_code = status_code
-        delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
-        if status_code is not None and 200 <= status_code < 300:
-            delivery.status = WebhookDelivery.Status.DELIVERED
-            delivery.delivered_at = now
-            delivery.next_attempt_at = None
-        elif now - delivery.created_at > GIVE_UP_AFTER:
-            delivery.status = WebhookDelivery.Status.FAILED
-            delivery.next_attempt_at = None
-            logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
-        else:
-            delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
-        delivery.save(update_fields=["last_status_code", "last_error", "status", "delivered_at", "next_attempt_at"])
+    attempt = WebhookAttempt(delivery=delivery, number=delivery.attempts, status_code=status_code, error=error,
+                             duration_ms=duration)
+    delivery.last_status_code = status_code
+    delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
+    if status_code is not None and 200 <= status_code < 300:
+        delivery.status = WebhookDelivery.Status.DELIVERED
+        delivery.delivered_at = now
+        delivery.next_attempt_at = None
+    elif now - delivery.created_at > GIVE_UP_AFTER:
+        delivery.status = WebhookDelivery.Status.FAILED
+        delivery.next_attempt_at = None
+        logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
+    else:
+        delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
+    # The delivery's outcome and its attempt's log line in one statement (both or neither, no transaction).
+    update = rows.Update(delivery, _OUTCOME, {})
+    if connection.vendor == "postgresql":
+        rows.update_then_insert(update, attempt)
+    else:
+        with transaction.atomic():  # there the parts run one after another
+            rows.update_then_insert(update, attempt)
     return delivery.status
 
 
@@ -265,7 +267,7 @@ def on_order_changed(
     """
     platform = None
     if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
-        platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
+        platform = platform_get_kept(kwargs["platform_id"]) if kwargs["platform_id"] else None
         if _webhook_outlook(platform) not in ("due", "unknown"):
             return
     snapshot = kwargs.get("snapshot", "")
