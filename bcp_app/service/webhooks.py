@@ -49,6 +49,9 @@ LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is re
 _OUTCOME = ("last_status_code", "last_error", "status", "delivered_at", "next_attempt_at")
 
 
+Negotiated = tuple[dict[str, Any], dict[str, str]]  # a platform's profile, the capabilities negotiated with it
+
+
 class WebhookNotReady(Exception):
     """The platform profile could not be read; the caller retries later."""
 
@@ -65,6 +68,7 @@ def order_webhook_send(
     snapshot: str = "",
     platform: Platform | None = None,
     order: Order | None = None,
+    negotiated: Negotiated | None = None,
 ) -> str:
     """Prepare the delivery for `event` of `order_id` and make its first attempt at once: "none" when no
     webhook is due (BCP-WH-01), else the delivery's status. Raises WebhookNotReady when the platform profile
@@ -75,9 +79,10 @@ def order_webhook_send(
     through the usual claim (a first run that died mid-attempt left its lease, after which the beat sweep
     tries it). `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook
     of an event shows that moment even when a later change was made before this ran. `platform`: the
-    order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task)."""
+    order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task);
+    `negotiated`: `platform`'s profile and the capabilities negotiated with it, when the caller has them."""
     delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
-                               platform=platform, order=order)
+                               platform=platform, order=order, negotiated=negotiated)
     if delivery is None:
         return "none"
     return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
@@ -85,7 +90,7 @@ def order_webhook_send(
 
 def _prepare(
     *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None,
-    order: Order | None,
+    order: Order | None, negotiated: Negotiated | None,
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
     if order is None or order.public_id != order_id or not (snapshot or order.bcp_json):
@@ -97,18 +102,18 @@ def _prepare(
         order = copy.copy(order)  # the caller's order stays as read (other receivers share it)
         order.bcp_json = snapshot
     if platform is None or platform.public_id != platform_id:
-        platform = platform_get(platform_id)
+        platform, negotiated = platform_get(platform_id), None
     if platform is None or not platform.active or not platform.profile_url:
         return None, False
-    try:
-        profile = negotiation.get_platform_profile(platform.profile_url)
-    except ProtocolError as exc:
-        raise WebhookNotReady(exc.content) from exc
-    active = negotiation.negotiate(profile)
-    if ORDER not in active:
-        return None, False
-    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    if not isinstance(url, str) or not url:  # orders negotiated, no webhook wanted (BCP §8): nothing to write
+    if negotiated is None:
+        try:
+            profile = negotiation.get_platform_profile(platform.profile_url)
+        except ProtocolError as exc:
+            raise WebhookNotReady(exc.content) from exc
+        negotiated = (profile, negotiation.negotiate(profile))
+    profile, active = negotiated
+    url = _webhook_url(profile, active)
+    if url is None:  # orders not negotiated, or no webhook wanted (BCP §8): nothing to write
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     presented = OrderResponse.produce(presenters.order(order, ctx))  # the get_order output model
@@ -237,18 +242,12 @@ def due_deliveries(*, limit: int = 100) -> list[int]:
     )
 
 
-def _webhook_outlook(platform: Platform | None) -> str:
-    """"due", "unknown" (profile not cached: reading it decides), "no_url" (orders negotiated, no webhook_url)
-    or "none" (no platform — the storefront's —, inactive, or orders not negotiated)."""
-    if platform is None or not platform.active or not platform.profile_url:
-        return "none"
-    profile = negotiation.cached_platform_profile(platform.profile_url)
-    if profile is None:
-        return "unknown"
-    if ORDER not in negotiation.negotiate(profile):
-        return "none"
+def _webhook_url(profile: dict[str, Any], active: dict[str, str]) -> str | None:
+    """The platform's order webhook URL when orders are negotiated and it names one (BCP §8), else None."""
+    if ORDER not in active:
+        return None
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    return "due" if isinstance(url, str) and url else "no_url"
+    return url if isinstance(url, str) and url else None
 
 
 def on_order_changed(
@@ -266,13 +265,23 @@ def on_order_changed(
     `order`: the order as the outbox task read it, shared by every receiver (not read again here).
     """
     platform = None
+    negotiated = None
+    snapshot = kwargs.get("snapshot", "")
     if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
         platform = platform_get_kept(kwargs["platform_id"]) if kwargs["platform_id"] else None
-        if _webhook_outlook(platform) not in ("due", "unknown"):
+        if platform is None or not platform.active or not platform.profile_url:
+            return  # the storefront's order, or a revoked platform
+        try:
+            # This process's copy of the profile and its negotiation while the cache's version token is the one
+            # it was made under (a token read, no profile unpickled, nothing negotiated again).
+            negotiated = negotiation.negotiated(platform.profile_url)
+        except ProtocolError:
+            enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)
             return
-    snapshot = kwargs.get("snapshot", "")
+        if _webhook_url(*negotiated) is None:
+            return
     try:
         order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform,
-                           order=order)
+                           order=order, negotiated=negotiated)
     except WebhookNotReady:
         enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

@@ -172,7 +172,7 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     _place_by_card(client, _headers(fake_platform, profile), django_capture_on_commit_callbacks, execute=False)
     outbox = OutboxMessage.objects.get(kind="order_changed")
 
-    with django_assert_max_num_queries(34 if webhook_url else 26) as captured:  # 38 and 36 before
+    with django_assert_max_num_queries(18 if webhook_url else 16) as captured:  # 38 and 36 before
         assert outbox_process(message_id=outbox.pk) == "done"
 
     reads = _order_reads(captured.captured_queries)
