@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from django.urls import reverse
 
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument
+from kernel.compiled import compiled
 
 
 def documents_for_orders(order_refs: Iterable[str]) -> dict[str, FiscalDocument]:
@@ -15,7 +16,12 @@ def documents_for_orders(order_refs: Iterable[str]) -> dict[str, FiscalDocument]
 
 
 def document_for_order(order_ref: str) -> FiscalDocument | None:
-    return FiscalDocument.objects.filter(order_ref=order_ref).first()
+    # Compiled once per process: read for every buyer e-mail (its DANFE link) and order webhook (issue 34).
+    read = compiled(
+        "fiscal.document_for_order", lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("pk")[:1]
+    )
+    rows = read.rows(order_ref)
+    return rows[0] if rows else None
 
 
 def file_path(document: FiscalDocument, kind: str) -> str:

@@ -22,6 +22,7 @@ from fiscal.access_key import is_valid
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
 from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
 from fiscal.signals import document_changed
+from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
@@ -72,8 +73,11 @@ def document_request_issue(
         "sefaz_reason": blocked_reason,
         "ibs_cbs_totals": invoice.get("ibs_cbs_totals") or {},
     }
-    document, created = FiscalDocument.objects.select_for_update().get_or_create(order_ref=order_ref, defaults=defaults)
+    # INSERT … ON CONFLICT DO NOTHING: the unique order_ref decides in one statement (no read and savepoint first).
+    document = FiscalDocument(order_ref=order_ref, **defaults)
+    created = insert_once(document, ("order_ref",))
     if not created:
+        document = FiscalDocument.objects.select_for_update().get(order_ref=order_ref)
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add
         if FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).exists():

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import os
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from json import loads
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -96,15 +99,23 @@ def client_tls_context(cert_file: str = "", key_file: str = "", ca_file: str = "
 # --- the deadline at the socket layer --------------------------------------------------------------------------
 
 
+class _Clock:
+    """The deadline of the call a transport serves now: a kept transport serves one call after another, and its
+    connections (made for an earlier call) are bounded by the current call's deadline."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+
+
 class _DeadlineStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream, deadline: Deadline) -> None:
-        self._inner, self._deadline = inner, deadline
+    def __init__(self, inner: httpcore.NetworkStream, clock: _Clock) -> None:
+        self._inner, self._clock = inner, clock
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, self._deadline.left(timeout, httpcore.ReadTimeout))
+        return self._inner.read(max_bytes, self._clock.deadline.left(timeout, httpcore.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._deadline.left(timeout, httpcore.WriteTimeout))
+        self._inner.write(buffer, self._clock.deadline.left(timeout, httpcore.WriteTimeout))
 
     def close(self) -> None:
         self._inner.close()
@@ -112,18 +123,18 @@ class _DeadlineStream(httpcore.NetworkStream):
     def start_tls(
         self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.NetworkStream:
-        timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._deadline)
+        timeout = self._clock.deadline.left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, timeout), self._clock)
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
 class _DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's sync backend with every socket operation bounded by the time left on one deadline."""
+    """httpcore's sync backend with every socket operation bounded by the time left on the clock's deadline."""
 
-    def __init__(self, deadline: Deadline) -> None:
-        self._inner, self._deadline = httpcore.SyncBackend(), deadline
+    def __init__(self, clock: _Clock) -> None:
+        self._inner, self._clock = httpcore.SyncBackend(), clock
 
     def connect_tcp(
         self,
@@ -133,9 +144,9 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.NetworkStream:
-        timeout = self._deadline.left(timeout, httpcore.ConnectTimeout)
+        timeout = self._clock.deadline.left(timeout, httpcore.ConnectTimeout)
         stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        return _DeadlineStream(stream, self._deadline)
+        return _DeadlineStream(stream, self._clock)
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Any = None
@@ -147,12 +158,55 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
 
 class _DeadlineTransport(httpx.HTTPTransport):
-    def __init__(self, deadline: Deadline, tls: ssl.SSLContext) -> None:
+    def __init__(self, clock: _Clock, tls: ssl.SSLContext, keepalive: float | None = None) -> None:
         super().__init__(verify=tls, trust_env=False, retries=0)
         # httpx has no public hook for the network backend; its pool is rebuilt with ours (same TLS context).
         self._pool = httpcore.ConnectionPool(
-            ssl_context=self._pool._ssl_context, max_connections=1, network_backend=_DeadlineBackend(deadline)
+            ssl_context=self._pool._ssl_context,
+            max_connections=1,
+            keepalive_expiry=keepalive,
+            network_backend=_DeadlineBackend(clock),
         )
+
+
+def _client(transport: _DeadlineTransport) -> httpx.Client:
+    # No cookie is ever kept: a kept client must not carry one destination's Set-Cookie into the next call.
+    jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+    return httpx.Client(follow_redirects=False, trust_env=False, transport=transport, cookies=jar)
+
+
+# Kept clients (`request(keep=True)`): one per thread and destination — scheme, host name (TLS name, Host
+# header), checked address and TLS context —, so a kept connection only ever serves the host it was verified for,
+# at the address the guard checked on this call. Saves a client and a TCP (+TLS) handshake per call to a platform
+# that is called again and again (issue 34: the worker's order webhooks).
+KEEP_SECONDS = 4.0  # idle connections are closed after this (under the usual 5 s of servers' keep-alive)
+_KEPT_MAX = 8
+_kept = threading.local()
+
+
+def _forget_kept() -> None:
+    _kept.__dict__.clear()  # a forked child does not share its parent's sockets
+
+
+os.register_at_fork(after_in_child=_forget_kept)
+
+
+def _kept_client(key: tuple[Any, ...], tls: ssl.SSLContext) -> tuple[httpx.Client, _Clock]:
+    clients: dict[tuple[Any, ...], tuple[httpx.Client, _Clock]] = _kept.__dict__.setdefault("clients", {})
+    kept = clients.get(key)
+    if kept is None:
+        if len(clients) >= _KEPT_MAX:
+            oldest = next(iter(clients))
+            _drop_kept(oldest)
+        clock = _Clock(Deadline(0))
+        kept = clients[key] = (_client(_DeadlineTransport(clock, tls, KEEP_SECONDS)), clock)
+    return kept
+
+
+def _drop_kept(key: tuple[Any, ...]) -> None:
+    kept = _kept.__dict__.get("clients", {}).pop(key, None)
+    if kept is not None:
+        kept[0].close()
 
 
 # --- destination checks -----------------------------------------------------------------------------------------
@@ -278,11 +332,14 @@ def request(
     guard: bool = True,
     allow: Iterable[str] = (),
     tls: ssl.SSLContext | None = None,
+    keep: bool = False,
 ) -> Response:
     """One HTTP exchange, name lookup to the last body byte, within `deadline` (seconds, or a shared `Deadline`).
 
     `connect_timeout` caps the TCP connect alone (a dead host is told sooner than the deadline); `tls` is the
-    context for https (default: the process's verifying one). Raises OutboundError, never httpx's errors."""
+    context for https (default: the process's verifying one). `keep`: the connection stays open for this thread's
+    next call to the same destination (see `_kept`); the destination is checked on every call all the same.
+    Raises OutboundError, never httpx's errors."""
     total = deadline if isinstance(deadline, Deadline) else Deadline(deadline)
     target = check_url(url, timeout=total.left(), guard=guard, allow=allow)
     parts = urlsplit(url)
@@ -293,31 +350,43 @@ def request(
     send_headers["Host"] = parts.netloc.rsplit("@", 1)[-1]
     extensions = {"sni_hostname": target.host} if parts.scheme == "https" else {}
     started = time.monotonic()
-    transport = _DeadlineTransport(total, tls or verified_tls_context())
+    context = tls or verified_tls_context()
+    key = (parts.scheme, target.host, target.ip, parts.port, context)
+    if keep:
+        client, clock = _kept_client(key, context)
+        clock.deadline = total
+    else:
+        client = _client(_DeadlineTransport(_Clock(total), context))
     timeout = httpx.Timeout(None, connect=connect_timeout)  # every phase is bounded by the deadline anyway
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False, transport=transport) as client:
-            req = client.build_request(method, pinned, content=content, json=json, data=data, params=params,
-                                       headers=send_headers, extensions=extensions)  # fmt: skip
-            resp = client.send(req, auth=auth, stream=True)
-            try:
-                if 300 <= resp.status_code < 400:
-                    raise OutboundError("redirect", f"redirects are not followed (HTTP {resp.status_code})")
-                declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
+        req = client.build_request(method, pinned, content=content, json=json, data=data, params=params,
+                                   headers=send_headers, extensions=extensions, timeout=timeout)  # fmt: skip
+        resp = client.send(req, auth=auth, stream=True)
+        try:
+            if 300 <= resp.status_code < 400:
+                raise OutboundError("redirect", f"redirects are not followed (HTTP {resp.status_code})")
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
                     raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
-                    chunks.append(chunk)
-            finally:
-                resp.close()
-    except httpx.TimeoutException as exc:
-        raise OutboundError("timeout", f"timed out talking to {target.host}") from exc
-    except httpx.HTTPError as exc:
-        raise OutboundError("connect", f"cannot reach {target.host}: {exc.__class__.__name__}") from exc
+                chunks.append(chunk)
+        finally:
+            resp.close()
+    except BaseException as exc:
+        if keep:
+            _drop_kept(key)  # a call that ended halfway leaves no connection to reuse
+        if isinstance(exc, httpx.TimeoutException):
+            raise OutboundError("timeout", f"timed out talking to {target.host}") from exc
+        if isinstance(exc, httpx.HTTPError):
+            raise OutboundError("connect", f"cannot reach {target.host}: {exc.__class__.__name__}") from exc
+        raise
+    finally:
+        if not keep:
+            client.close()
     elapsed_ms = int((time.monotonic() - started) * 1000)
     return Response(resp.status_code, resp.headers, b"".join(chunks), elapsed_ms, resp.reason_phrase)

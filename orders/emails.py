@@ -8,15 +8,18 @@ out as UTF-8 `8bit` (not quoted-printable) wherever the backend allows, so the d
 from __future__ import annotations
 
 import email.policy
+import functools
 import logging
+import secrets
 import smtplib
 import threading
 import time
 from dataclasses import dataclass
-from email.headerregistry import Address
+from datetime import datetime
+from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage as PyEmailMessage
-from email.policy import Policy
-from email.utils import parseaddr
+from email.policy import EmailPolicy, Policy
+from email.utils import format_datetime, parseaddr
 from typing import Any
 
 from django.conf import settings
@@ -25,6 +28,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
@@ -34,6 +38,58 @@ from orders.summary import all_delivered, installments_text, money_rows, pickup_
 logger = logging.getLogger(__name__)
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
 _READABLE = email.policy.default.clone(max_line_length=998)
+
+
+_PARSED: dict[tuple[str, str], tuple[str, BaseHeader]] = {}  # (name, value) → the header parsed once (and folded)
+_PARSED_MAX = 256
+
+
+def _plain(name: str, value: str, limit: int) -> bool:
+    """A value that goes on the wire as it is: printable ASCII, one line that needs no folding, no RFC 2047 word
+    (the header classes decode one given as text)."""
+    return value.isascii() and value.isprintable() and "=?" not in value and len(name) + 2 + len(value) <= limit
+
+
+class _WirePolicy(EmailPolicy):
+    """`email.policy.SMTP` without parsing what needs no parsing (issue 34: `email.headerregistry` parsing every
+    header when set and re-folding it from its parse tree when written was a fifth of an e-mail's CPU).
+
+    A plain value (`_plain`: printable ASCII, fits one line) is kept as the string it is and written as it is —
+    what the standard policy writes for it after the round trip, and what it does with the headers of a parsed
+    message. Any other value (non-ASCII: RFC 2047 words; long: folded) is parsed by the standard header classes,
+    once per distinct value (the shop's sender, the same in every e-mail), its folded form kept with it. The
+    generator still refuses a header with a line break (`verify_generated_headers`)."""
+
+    def header_store_parse(self, name: str, value: Any) -> tuple[str, Any]:
+        if isinstance(value, datetime):  # the Date header: what DateHeader would write
+            value = format_datetime(value)
+        if type(value) is str and _plain(name, value, self.max_line_length):
+            return (name, value)
+        if type(value) is not str:
+            return super().header_store_parse(name, value)
+        parsed = _PARSED.get((name, value))
+        if parsed is None:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.clear()
+            stored = super().header_store_parse(name, value)
+            parsed = _PARSED[(name, value)] = (stored[0], stored[1])
+        return (name, parsed[1])
+
+    def header_fetch_parse(self, name: str, value: Any) -> Any:
+        if type(value) is str and _plain(name, value, self.max_line_length):
+            return value  # as stored: reading a header back (Content-Type by the generator) parses nothing
+        return super().header_fetch_parse(name, value)
+
+    def _fold(self, name: str, value: Any, refold_binary: bool = False) -> str:
+        if isinstance(value, BaseHeader):  # shared between e-mails (immutable): folded once
+            folded = value.__dict__.get("_wire_folded")
+            if folded is None:
+                folded = value.__dict__["_wire_folded"] = super()._fold(name, value, refold_binary)
+            return folded
+        return super()._fold(name, value, refold_binary)
+
+
+_WIRE = _WirePolicy(linesep="\r\n")  # = email.policy.SMTP
 
 
 # How long this thread's SMTP connection may sit unused before it is closed rather than reused: servers drop an
@@ -72,6 +128,11 @@ def send_email(message: EmailMultiAlternatives) -> None:
     reused = held is not None
     if held is None:
         backend = mailers.default
+        if callable(getattr(backend, "prep_address", None)):
+            # Django's SMTP backend parses the sender and every recipient of every message with `email`'s header
+            # parser (8 % of an e-mail's CPU, issue 34); the answer depends on the address alone, so the backend this
+            # thread keeps remembers it. An invalid address raises each time (exceptions are not remembered).
+            backend.prep_address = functools.lru_cache(maxsize=256)(backend.prep_address)
         backend.open()  # kept open: send_messages closes only a connection it opened itself
         held = _held.value = _Held(backend=backend, config=config, used=now)
     try:
@@ -101,23 +162,36 @@ class OrderEmail(EmailMultiAlternatives):
         return [address for address in super().recipients() if not address.lower().endswith(".invalid")]
 
     def message(self, *, policy: Policy = email.policy.default) -> PyEmailMessage:
-        # The SMTP backend asks for its strict policy explicitly and keeps it; console/file/locmem get 8bit.
+        # The SMTP backend asks for its strict policy explicitly and gets it, without the header parsing it needs
+        # not (the same bytes on the wire); console/file/locmem get 8bit.
+        if policy is email.policy.SMTP:
+            built = super().message(policy=_WIRE)
+            for part in built.walk():
+                if part.is_multipart():
+                    # A boundary of its own, random (96 bits) and behind "=_", which no quoted-printable text holds:
+                    # the generator's default searches every body for it with a regex compiled per message, and
+                    # its longer value folds the Content-Type header (issue 34).
+                    part.set_boundary(f"=_{secrets.token_hex(12)}")
+            return built
         return super().message(policy=_READABLE if policy is email.policy.default else policy)
 
 
+# Lazy: only the subject of the e-mail at hand is translated (each lookup walks the catalogs).
+_SUBJECTS = {
+    "placed": gettext_lazy("Recebemos seu pedido #%(number)s"),
+    "payment_confirmed": gettext_lazy("Pagamento confirmado: pedido #%(number)s"),
+    "shipped": gettext_lazy("Seu pedido #%(number)s foi enviado"),
+    "ready_for_pickup": gettext_lazy("Seu pedido #%(number)s está pronto para retirada"),
+    "delivered": gettext_lazy("Seu pedido #%(number)s foi entregue"),
+    "refunded": gettext_lazy("Reembolso do pedido #%(number)s"),
+    "canceled": gettext_lazy("Pedido #%(number)s cancelado"),
+    "invoice": gettext_lazy("Nota fiscal do pedido #%(number)s"),
+    "order_link": gettext_lazy("Link para acompanhar o pedido #%(number)s"),
+    "return_update": gettext_lazy("Sua devolução do pedido #%(number)s"),
+}
+
+
 def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correction: bool = False) -> str:
-    subjects = {
-        "placed": _("Recebemos seu pedido #%(number)s"),
-        "payment_confirmed": _("Pagamento confirmado: pedido #%(number)s"),
-        "shipped": _("Seu pedido #%(number)s foi enviado"),
-        "ready_for_pickup": _("Seu pedido #%(number)s está pronto para retirada"),
-        "delivered": _("Seu pedido #%(number)s foi entregue"),
-        "refunded": _("Reembolso do pedido #%(number)s"),
-        "canceled": _("Pedido #%(number)s cancelado"),
-        "invoice": _("Nota fiscal do pedido #%(number)s"),
-        "order_link": _("Link para acompanhar o pedido #%(number)s"),
-        "return_update": _("Sua devolução do pedido #%(number)s"),
-    }
     if correction:
         subject = _("Código de rastreio corrigido: pedido #%(number)s")
     elif partial and kind == "shipped":
@@ -125,8 +199,20 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correc
     elif partial and kind == "delivered":
         subject = _("Parte do seu pedido #%(number)s foi entregue")
     else:
-        subject = subjects[kind]
+        subject = str(_SUBJECTS[kind])
     return f"{shop}: " + subject % {"number": number}
+
+
+@functools.lru_cache(maxsize=64)
+def _address(from_email: str) -> str:
+    """The address of DEFAULT_FROM_EMAIL (parsed once per value: the parser is `email`'s slow one)."""
+    return parseaddr(from_email)[1]
+
+
+@functools.lru_cache(maxsize=64)
+def _sender(shop_name: str, from_email: str) -> str:
+    """The From of every e-mail: the shop's current name, the configured address (once per pair of values)."""
+    return str(Address(display_name=shop_name, addr_spec=_address(from_email)))
 
 
 def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[FulfillmentEvent | None, Adjustment | None]:
@@ -161,7 +247,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
-    _, contact = parseaddr(settings.DEFAULT_FROM_EMAIL)
+    contact = _address(settings.DEFAULT_FROM_EMAIL)
     context = {
         "order": order,
         "kind": kind,
@@ -202,7 +288,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     # configured one. Address quotes "," or "." in the name; Django encodes "Café" (RFC 2047) on the wire.
     # (formataddr's pre-encoded word is decoded and re-encoded by Django without its quotes: "Caju, Café"
     # became two addresses.)
-    sender = str(Address(display_name=context["shop_name"], addr_spec=parseaddr(settings.DEFAULT_FROM_EMAIL)[1]))
+    sender = _sender(context["shop_name"], settings.DEFAULT_FROM_EMAIL)
     message = OrderEmail(subject=subject, body=text, from_email=sender, to=[to])
     message.attach_alternative(html, "text/html")
     return message

@@ -3,7 +3,9 @@
 These URLs come from outside (a profile names them), so the SSRF guard is on: hosts resolving to
 non-public addresses are refused unless the host, or its address, is in `settings.BCP_OUTBOUND_ALLOWLIST`
 (host names or CIDRs, for development and tests); only allow-listed destinations may use plain http.
-Deadline, body cap and no redirects: see `kernel.http`.
+Deadline, body cap and no redirects: see `kernel.http`. The connection to a platform is kept for the thread's
+next call to it (`keep`): a worker posts webhook after webhook to the same few platforms; the destination is
+still checked on every call.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def check_url(url: str, *, timeout: float | None = None) -> CheckedTarget:
 
 
 def _call(method: str, url: str, **kwargs: Any) -> Response:
-    return _request(method, url, guard=True, allow=_allow(), connect_timeout=CONNECT_TIMEOUT, **kwargs)
+    return _request(method, url, guard=True, allow=_allow(), connect_timeout=CONNECT_TIMEOUT, keep=True, **kwargs)
 
 
 def get(url: str, *, max_bytes: int = DEFAULT_MAX_BYTES, deadline: float = DEFAULT_DEADLINE) -> Response:

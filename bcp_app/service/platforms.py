@@ -79,8 +79,9 @@ def platform_cache_key(api_key: str) -> str | None:
 
 
 def platform_cache_drop(platform: Platform) -> None:
-    request_cache.forget(_platform_key(platform.key_hash))
+    request_cache.forget(_platform_key(platform.key_hash), _platform_id_key(platform.public_id))
     _kept.pop(platform.key_hash, None)
+    _kept_by_id.pop(platform.public_id, None)
 
 
 def platform_for_api_key(api_key: str) -> Platform | None:
@@ -127,3 +128,32 @@ def platform_for_profile(profile_url: str) -> Platform | None:
 
 def platform_get(public_id: str) -> Platform | None:
     return Platform.objects.filter(public_id=public_id).first()
+
+
+# The same scheme by public id, for the worker: every order event of an agent's order reads its platform
+# (issue 34: a query per order's task). A save drops the token as above.
+_kept_by_id: dict[str, tuple[str, Platform]] = {}  # public id → (version token, platform), this process's
+
+
+def _platform_id_key(public_id: str) -> str:
+    return f"bcp:platform-id:{public_id}"
+
+
+def platform_get_kept(public_id: str) -> Platform | None:
+    """`platform_get`, kept by this process behind a version token in the shared cache (at most
+    PLATFORM_CACHE_SECONDS old where the cache cannot hear other processes). The platform is shared: read it,
+    never change it."""
+    version = request_cache.get(_platform_id_key(public_id))
+    kept = _kept_by_id.get(public_id)
+    if kept is not None and isinstance(version, str) and kept[0] == version:
+        return kept[1]
+    platform = platform_get(public_id)
+    if platform is None:
+        return None
+    if not isinstance(version, str):
+        version = secrets.token_hex(8)
+        request_cache.set(_platform_id_key(public_id), version, PLATFORM_CACHE_SECONDS)
+    if len(_kept_by_id) >= _KEPT_MAX:
+        _kept_by_id.clear()
+    _kept_by_id[public_id] = (version, platform)
+    return platform

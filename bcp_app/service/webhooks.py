@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
@@ -35,7 +35,8 @@ from bcp_app.service import negotiation, outbound, presenters
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import profile_url as our_profile_url
 from bcp_app.service.discovery import ucp_profile_url
-from bcp_app.service.platforms import platform_get
+from bcp_app.service.platforms import platform_get, platform_get_kept
+from kernel import rows
 from kernel.tasks import enqueue
 from orders.models import Order
 from orders.selectors import order_presented
@@ -45,6 +46,10 @@ logger = logging.getLogger("bcp_app.service.webhooks")
 BACKOFF = (30, 120, 600, 1800, 3600, 7200, 14400, 21600)  # seconds; the last value repeats
 GIVE_UP_AFTER = timedelta(hours=26)  # ≥ 24 h of retries (BCP-WH-05)
 LEASE = timedelta(minutes=5)  # a claimed attempt that never reported back is retried after this
+_OUTCOME = ("last_status_code", "last_error", "status", "delivered_at", "next_attempt_at")
+
+
+Negotiated = tuple[dict[str, Any], dict[str, str]]  # a platform's profile, the capabilities negotiated with it
 
 
 class WebhookNotReady(Exception):
@@ -63,6 +68,7 @@ def order_webhook_send(
     snapshot: str = "",
     platform: Platform | None = None,
     order: Order | None = None,
+    negotiated: Negotiated | None = None,
 ) -> str:
     """Prepare the delivery for `event` of `order_id` and make its first attempt at once: "none" when no
     webhook is due (BCP-WH-01), else the delivery's status. Raises WebhookNotReady when the platform profile
@@ -73,9 +79,10 @@ def order_webhook_send(
     through the usual claim (a first run that died mid-attempt left its lease, after which the beat sweep
     tries it). `snapshot`: the order as presented when the event happened (`Order.bcp_json`), so the webhook
     of an event shows that moment even when a later change was made before this ran. `platform`: the
-    order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task)."""
+    order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task);
+    `negotiated`: `platform`'s profile and the capabilities negotiated with it, when the caller has them."""
     delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
-                               platform=platform, order=order)
+                               platform=platform, order=order, negotiated=negotiated)
     if delivery is None:
         return "none"
     return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
@@ -83,14 +90,9 @@ def order_webhook_send(
 
 def _prepare(
     *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None,
-    order: Order | None,
+    order: Order | None, negotiated: Negotiated | None,
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
-    if source_key:
-        existing = WebhookDelivery.objects.filter(source_key=source_key).first()
-        if existing is not None:
-            return existing, False
-
     if order is None or order.public_id != order_id or not (snapshot or order.bcp_json):
         order = order_presented(order_id)  # one query: the stored presentation (or the snapshot) is the body
     if order is None or not order.platform_id:
@@ -100,18 +102,18 @@ def _prepare(
         order = copy.copy(order)  # the caller's order stays as read (other receivers share it)
         order.bcp_json = snapshot
     if platform is None or platform.public_id != platform_id:
-        platform = platform_get(platform_id)
+        platform, negotiated = platform_get(platform_id), None
     if platform is None or not platform.active or not platform.profile_url:
         return None, False
-    try:
-        profile = negotiation.get_platform_profile(platform.profile_url)
-    except ProtocolError as exc:
-        raise WebhookNotReady(exc.content) from exc
-    active = negotiation.negotiate(profile)
-    if ORDER not in active:
-        return None, False
-    url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    if not isinstance(url, str) or not url:  # orders negotiated, no webhook wanted (BCP §8): nothing to write
+    if negotiated is None:
+        try:
+            profile = negotiation.get_platform_profile(platform.profile_url)
+        except ProtocolError as exc:
+            raise WebhookNotReady(exc.content) from exc
+        negotiated = (profile, negotiation.negotiate(profile))
+    profile, active = negotiated
+    url = _webhook_url(profile, active)
+    if url is None:  # orders not negotiated, or no webhook wanted (BCP §8): nothing to write
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     presented = OrderResponse.produce(presenters.order(order, ctx))  # the get_order output model
@@ -127,12 +129,12 @@ def _prepare(
     fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
               "attempts": 1, "next_attempt_at": now + LEASE, "webhook_id": webhook_id}
     if source_key:
-        # Looked for above: insert at once; a concurrent re-run of the same row wins the unique key.
-        try:
-            with transaction.atomic():
-                return WebhookDelivery.objects.create(source_key=source_key, **fields), True
-        except IntegrityError:
-            return WebhookDelivery.objects.get(source_key=source_key), False
+        # The unique key decides, in one statement: a re-run of the same outbox row (or a concurrent one) finds
+        # the delivery the first run wrote, and goes through its claim (this run's body is dropped).
+        delivery = WebhookDelivery(source_key=source_key, **fields)
+        if rows.insert_once(delivery, ["source_key"]):
+            return delivery, True
+        return WebhookDelivery.objects.get(source_key=source_key), False
     return WebhookDelivery.objects.create(**fields), True
 
 
@@ -208,22 +210,27 @@ def _attempt(delivery: WebhookDelivery) -> str:
         error = f"{exc.kind}: {exc.message}"[:300]
     duration = int((time.monotonic() - started) * 1000)
     now = timezone.now()
-    with transaction.atomic():
-        WebhookAttempt.objects.create(delivery=delivery, number=delivery.attempts, status_code=status_code,
-                                      error=error, duration_ms=duration)
-        delivery.last_status_code = status_code
-        delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
-        if status_code is not None and 200 <= status_code < 300:
-            delivery.status = WebhookDelivery.Status.DELIVERED
-            delivery.delivered_at = now
-            delivery.next_attempt_at = None
-        elif now - delivery.created_at > GIVE_UP_AFTER:
-            delivery.status = WebhookDelivery.Status.FAILED
-            delivery.next_attempt_at = None
-            logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
-        else:
-            delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
-        delivery.save(update_fields=["last_status_code", "last_error", "status", "delivered_at", "next_attempt_at"])
+    attempt = WebhookAttempt(delivery=delivery, number=delivery.attempts, status_code=status_code, error=error,
+                             duration_ms=duration)
+    delivery.last_status_code = status_code
+    delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
+    if status_code is not None and 200 <= status_code < 300:
+        delivery.status = WebhookDelivery.Status.DELIVERED
+        delivery.delivered_at = now
+        delivery.next_attempt_at = None
+    elif now - delivery.created_at > GIVE_UP_AFTER:
+        delivery.status = WebhookDelivery.Status.FAILED
+        delivery.next_attempt_at = None
+        logger.warning("order webhook %s abandoned after %d attempts", delivery.webhook_id, delivery.attempts)
+    else:
+        delivery.next_attempt_at = now + timedelta(seconds=next_delay(delivery.attempts))
+    # The delivery's outcome and its attempt's log line in one statement (both or neither, no transaction).
+    update = rows.Update(delivery, _OUTCOME, {})
+    if connection.vendor == "postgresql":
+        rows.update_then_insert(update, attempt)
+    else:
+        with transaction.atomic():  # there the parts run one after another
+            rows.update_then_insert(update, attempt)
     return delivery.status
 
 
@@ -235,18 +242,12 @@ def due_deliveries(*, limit: int = 100) -> list[int]:
     )
 
 
-def _webhook_outlook(platform: Platform | None) -> str:
-    """"due", "unknown" (profile not cached: reading it decides), "no_url" (orders negotiated, no webhook_url)
-    or "none" (no platform — the storefront's —, inactive, or orders not negotiated)."""
-    if platform is None or not platform.active or not platform.profile_url:
-        return "none"
-    profile = negotiation.cached_platform_profile(platform.profile_url)
-    if profile is None:
-        return "unknown"
-    if ORDER not in negotiation.negotiate(profile):
-        return "none"
+def _webhook_url(profile: dict[str, Any], active: dict[str, str]) -> str | None:
+    """The platform's order webhook URL when orders are negotiated and it names one (BCP §8), else None."""
+    if ORDER not in active:
+        return None
     url = negotiation.platform_capability_config(profile, ORDER).get("webhook_url")
-    return "due" if isinstance(url, str) and url else "no_url"
+    return url if isinstance(url, str) and url else None
 
 
 def on_order_changed(
@@ -264,13 +265,23 @@ def on_order_changed(
     `order`: the order as the outbox task read it, shared by every receiver (not read again here).
     """
     platform = None
-    if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
-        platform = platform_get(kwargs["platform_id"]) if kwargs["platform_id"] else None
-        if _webhook_outlook(platform) not in ("due", "unknown"):
-            return
+    negotiated = None
     snapshot = kwargs.get("snapshot", "")
+    if "platform_id" in kwargs:  # absent from rows written before the outbox carried it: the order names it
+        platform = platform_get_kept(kwargs["platform_id"]) if kwargs["platform_id"] else None
+        if platform is None or not platform.active or not platform.profile_url:
+            return  # the storefront's order, or a revoked platform
+        try:
+            # This process's copy of the profile and its negotiation while the cache's version token is the one
+            # it was made under (a token read, no profile unpickled, nothing negotiated again).
+            negotiated = negotiation.negotiated(platform.profile_url)
+        except ProtocolError:
+            enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)
+            return
+        if _webhook_url(*negotiated) is None:
+            return
     try:
         order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform,
-                           order=order)
+                           order=order, negotiated=negotiated)
     except WebhookNotReady:
         enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import tax_id_normalize, tax_id_valid
+from kernel.rows import insert_once, insert_together, update_where
 from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
 from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
@@ -57,7 +58,6 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     return order
 
 
-@transaction.atomic
 def order_event_record(
     *,
     order_id: str,
@@ -81,15 +81,25 @@ def order_event_record(
     message = clean_text(message, field="message", max_length=4000, required=True)
     if email and email not in EmailKind.values:
         raise OrderError("email", _("Escolha um dos e-mails da lista."), code="bad_email_kind")
-    order = locked if locked is not None and locked.public_id == order_id else lock_order(order_id)
-    if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
-        return earlier
-    event = timeline(order, kind, message, internal=internal, data=data or {})
-    if email:
-        schedule_email(order, email, ref=email_ref[:64])
-    if notify:
-        notify_changed(order, kind)
-    return event
+    if (
+        locked is not None and locked.public_id == order_id and not (once or email or notify)
+        and transaction.get_connection().in_atomic_block
+    ):  # fmt: skip
+        # Just the event, one INSERT in the caller's transaction that holds the order (an NF-e step): no savepoint
+        # around it (issue 34) — nothing here can fail and be caught, a failed INSERT fails the caller's transaction.
+        event = OrderEvent(order=locked, kind=kind, message=message, internal=internal, data=data or {})
+        insert_together(event)  # as timeline() writes it, without compiling the ORM's INSERT
+        return event
+    with transaction.atomic():
+        order = locked if locked is not None and locked.public_id == order_id else lock_order(order_id)
+        if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
+            return earlier
+        event = timeline(order, kind, message, internal=internal, data=data or {})
+        if email:
+            schedule_email(order, email, ref=email_ref[:64])
+        if notify:
+            notify_changed(order, kind)
+        return event
 
 
 @transaction.atomic
@@ -160,18 +170,15 @@ def _send_claimed(delivery: EmailDelivery, order: Order) -> str:
         # Let the task's retry (or the sweep) try again at once, not after the claim lapses.
         EmailDelivery.objects.filter(pk=delivery.pk, sent_at__isnull=True).update(claimed_until=None)
         raise
-    with transaction.atomic():
-        delivery.sent_at = timezone.now()
-        delivery.claimed_until = None
-        delivery.save(update_fields=["sent_at", "claimed_until"])
-        label = staff_words(EmailKind(delivery.kind).label) if delivery.kind in EmailKind.values else delivery.kind
-        timeline(
-            order,
-            "email_sent",
-            f"E-mail “{label}” enviado para {delivery.to_email}.",
-            internal=True,
-            data={"kind": delivery.kind},
-        )
+    delivery.sent_at = timezone.now()
+    delivery.claimed_until = None
+    label = staff_words(EmailKind(delivery.kind).label) if delivery.kind in EmailKind.values else delivery.kind
+    # The row marked sent and its timeline line in one statement (no transaction of four statements: issue 34).
+    sent = OrderEvent(
+        order=order, kind="email_sent", message=f"E-mail “{label}” enviado para {delivery.to_email}.",
+        internal=True, data={"kind": delivery.kind},
+    )  # fmt: skip
+    update_where(delivery, ("sent_at", "claimed_until"), event=sent)
     return "sent"
 
 
@@ -188,13 +195,12 @@ def order_placed_email_send(*, order_id: str, order: Order | None = None) -> str
     if order is None or not order.buyer_email:
         return "skipped"
     try:
-        try:
-            with transaction.atomic():
-                delivery = EmailDelivery.objects.create(
-                    order=order, kind=EmailKind.PLACED, ref="", to_email=order.buyer_email,
-                    attempts=1, claimed_until=timezone.now() + EMAIL_CLAIM,
-                )  # fmt: skip
-        except IntegrityError:  # a re-run of the outbox row: the first run recorded it
+        delivery = EmailDelivery(
+            order=order, kind=EmailKind.PLACED, ref="", to_email=order.buyer_email,
+            attempts=1, claimed_until=timezone.now() + EMAIL_CLAIM,
+        )  # fmt: skip
+        # One statement, no transaction or savepoint around it: the unique (order, kind, ref) decides.
+        if not insert_once(delivery, ("order", "kind", "ref")):  # a re-run of the outbox row: the first recorded it
             found = EmailDelivery.objects.get(order=order, kind=EmailKind.PLACED, ref="")
             return email_delivery_send(delivery_id=found.pk)
         return _send_claimed(delivery, order)

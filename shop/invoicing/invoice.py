@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from fiscal import ibscbs
 from kernel.br_validation import tax_id_normalize
+from kernel.compiled import compiled
 from kernel.ops import request_cache
 from orders.models import Order
 from shop.invoicing.validators import (
@@ -46,6 +47,22 @@ def _store() -> SimpleNamespace:
             values = {name: getattr(default, name) for name in ISSUER_FIELDS}
         request_cache.set(FISCAL_KEY, values, ISSUER_SECONDS)
     return SimpleNamespace(**values)
+
+
+COMPILED_SKUS = 8  # orders with up to this many lines read their variants through a statement compiled once
+
+
+def _variants(skus: list[str]) -> list[Variant]:
+    """The variants of `skus` with their products; for a few SKUs a statement compiled once per count (issue 34:
+    compiling it cost more than running it)."""
+    if not skus or len(skus) > COMPILED_SKUS:
+        return list(Variant.objects.select_related("product").filter(sku__in=skus))
+    read = compiled(
+        ("invoice.variants", len(skus)),
+        lambda *stand_ins: Variant.objects.select_related("product").filter(sku__in=stand_ins).order_by(),
+        len(skus),
+    )
+    return read.rows(*skus)
 
 
 def _amount(order: Order, kind: str) -> int:
@@ -89,7 +106,7 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         ibscbs.DEFAULT_CLASS if store_ibs_cst == ibscbs.DEFAULT_CST else ""
     )
     lines = [line for line in order.lines.all() if line.quantity_total > 0]
-    variants = {v.sku: v for v in Variant.objects.select_related("product").filter(sku__in=[li.sku for li in lines])}
+    variants = {variant.sku: variant for variant in _variants([line.sku for line in lines])}
     items: list[dict[str, Any]] = []
     for line in lines:
         variant = variants.get(line.sku)

@@ -26,6 +26,7 @@ from django.utils import timezone
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import blocked_order_refs
 from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
+from kernel.compiled import compiled
 from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
@@ -97,10 +98,25 @@ def _lock(order_id: str, read: Order | None) -> Order | None:
     queryset = Order.objects.select_for_update().filter(public_id=order_id)
     if read is None or read.public_id != order_id:
         return queryset.first()
-    current = queryset.values_list("status", "payment_status", "updated_at").first()
-    if current is None:
+    # The lock and the three columns, compiled once per process (issue 34: every placed order runs it).
+    lock = compiled(
+        "invoicing.lock_order",
+        lambda ref: (
+            Order.objects.select_for_update()
+            .filter(public_id=ref)
+            .only("status", "payment_status", "updated_at")
+            .order_by()[:1]
+        ),
+    )
+    rows = lock.rows(order_id)
+    if not rows:
         return None
-    if current == (read.status, read.payment_status, read.updated_at):
+    current = rows[0]
+    if (current.status, current.payment_status, current.updated_at) == (
+        read.status,
+        read.payment_status,
+        read.updated_at,
+    ):
         return read
     return queryset.first()
 

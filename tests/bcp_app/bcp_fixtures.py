@@ -105,6 +105,8 @@ class FakePlatform:
 
 def _handler(platform: FakePlatform) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real platforms (every answer has a Content-Length)
+
         def log_message(self, *args: Any) -> None:
             pass
 

@@ -17,7 +17,8 @@ from django.core.cache import cache
 from django.test import Client
 
 from bcp_app.models import ProfileCacheEntry, WebhookAttempt, WebhookDelivery
-from bcp_app.service.platforms import platform_create
+from bcp_app.service.platforms import platform_create, platform_revoke
+from bcp_app.service.webhooks import on_order_changed
 from bcp_app.tasks import prepare_order_webhook
 from orders.models import OutboxMessage
 from orders.services.dispatch import outbox_process
@@ -172,7 +173,7 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     _place_by_card(client, _headers(fake_platform, profile), django_capture_on_commit_callbacks, execute=False)
     outbox = OutboxMessage.objects.get(kind="order_changed")
 
-    with django_assert_max_num_queries(34 if webhook_url else 26) as captured:  # 38 and 36 before
+    with django_assert_max_num_queries(18 if webhook_url else 16) as captured:  # 38 and 36 before
         assert outbox_process(message_id=outbox.pk) == "done"
 
     reads = _order_reads(captured.captured_queries)
@@ -182,3 +183,22 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
     with django_assert_max_num_queries(1):  # a duplicate task: the claim finds the row done
         assert outbox_process(message_id=outbox.pk) == "skipped"
+
+
+def test_a_platform_revoked_after_the_worker_kept_it_gets_no_more_webhooks(
+    client: Client, fake_platform: FakePlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Issue 34: the worker keeps the order's platform per process (platform_get_kept); a revocation drops it at
+    once, so the platform's next order event writes and sends nothing."""
+    catalog()
+    headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
+    done = _place_by_card(client, headers, django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == "delivered"
+    platform_revoke(public_id=delivery.platform_id)
+
+    on_order_changed(None, order_id=done["order"]["id"], event="canceled", outbox_key="later-event",
+                     platform_id=delivery.platform_id)  # fmt: skip
+
+    assert list(WebhookDelivery.objects.values_list("pk", flat=True)) == [delivery.pk]
+    assert [r.method for r in fake_platform.received].count("POST") == 1

@@ -5,6 +5,12 @@ The peer is a local server on 127.0.0.1 (`DripServer`), the network boundary: no
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
 import pytest
 
 from kernel.http import Deadline, OutboundError, request
@@ -69,3 +75,86 @@ def test_the_guard_wants_https_for_public_hosts() -> None:
     with pytest.raises(OutboundError) as caught:
         request("GET", "http://93.184.216.34/x", guard=True)
     assert caught.value.kind == "scheme"
+
+
+# --- kept connections (`keep=True`: the platforms' calls, issue 34) -------------------------------------------------
+
+
+class _KeepAlivePeer:
+    """An HTTP/1.1 keep-alive server on 127.0.0.1 that counts its connections and records each request."""
+
+    def __init__(self) -> None:
+        peer = self
+        self.connections = 0
+        self.requests: list[tuple[str, str, str]] = []  # (path, Host, Cookie)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                peer.connections += 1
+
+            def do_GET(self) -> None:
+                peer.requests.append((self.path, self.headers.get("Host", ""), self.headers.get("Cookie", "")))
+                if self.path == "/slow":
+                    time.sleep(1.5)
+                with contextlib.suppress(OSError):  # the slow answer's client has hung up (its deadline)
+                    self.send_response(200)
+                    self.send_header("Content-Length", "2")
+                    self.send_header("Set-Cookie", "session=abc; Path=/")
+                    self.end_headers()
+                    self.wfile.write(b"{}")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _KeepAlivePeer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_kept_connection_serves_the_next_call_to_the_same_destination() -> None:
+    allow = ["127.0.0.1", "localhost"]
+    with _KeepAlivePeer() as peer:
+        for path in ("/a", "/b", "/c"):
+            assert request("GET", f"http://127.0.0.1:{peer.port}{path}", allow=allow, keep=True).status_code == 200
+        assert peer.connections == 1
+        request("GET", f"http://127.0.0.1:{peer.port}/d", allow=allow)  # not kept: a connection of its own
+        assert peer.connections == 2
+        # Same address, another host name: never a connection made (and verified) for another host.
+        request("GET", f"http://localhost:{peer.port}/e", allow=allow, keep=True)
+        assert peer.connections == 3
+    assert [path for path, _, _ in peer.requests] == ["/a", "/b", "/c", "/d", "/e"]
+    assert peer.requests[-1][1] == f"localhost:{peer.port}"
+    assert all(cookie == "" for _, _, cookie in peer.requests)  # a kept client keeps no cookie
+
+
+def test_the_guard_runs_on_every_call_over_a_kept_connection() -> None:
+    with _KeepAlivePeer() as peer:
+        url = f"http://127.0.0.1:{peer.port}/x"
+        request("GET", url, allow=["127.0.0.1"], keep=True)
+        with pytest.raises(OutboundError) as caught:
+            request("GET", url, keep=True)  # no longer allow-listed: refused although a connection is open
+    assert caught.value.kind == "blocked"
+    assert len(peer.requests) == 1
+
+
+def test_a_kept_connection_is_bounded_by_the_current_calls_deadline() -> None:
+    with _KeepAlivePeer() as peer:
+        base = f"http://127.0.0.1:{peer.port}"
+        request("GET", f"{base}/x", guard=False, keep=True, deadline=30)
+        with pytest.raises(OutboundError) as caught:
+            request("GET", f"{base}/slow", guard=False, keep=True, deadline=0.5)
+        after = request("GET", f"{base}/y", guard=False, keep=True)  # the cut connection is not reused
+    assert caught.value.kind == "timeout"
+    assert after.status_code == 200
+    assert peer.connections == 2

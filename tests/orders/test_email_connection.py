@@ -83,3 +83,14 @@ def test_a_server_that_refuses_connections_fails_the_send(settings: Any) -> None
     }
     with pytest.raises(OSError):  # the task's autoretry (SMTPException, OSError) and the sweep take it from here
         send_email(_message(1))
+
+
+def test_an_invalid_recipient_is_refused_every_time_and_valid_ones_still_go_out(smtp: FakeSMTP) -> None:
+    send_email(_message(1))
+    for _ in range(2):  # the backend remembers the addresses it prepared, never a refusal
+        bad = _message(2)
+        bad.to = ["ana@@example.com.br"]
+        with pytest.raises(ValueError):
+            send_email(bad)
+    send_email(_message(3))
+    assert len(smtp.messages) == 2

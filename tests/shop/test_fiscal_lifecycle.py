@@ -211,9 +211,9 @@ def test_the_nfe_uses_the_tasks_read_when_the_order_is_unchanged(fiscal_store, d
     read = order_for_side_effects(Order.objects.get(checkout_id=checkout.public_id).public_id)
     assert read is not None
 
-    # savepoint, lock (3 columns), store, variants, document lock + savepoint + insert + release, job insert,
-    # savepoint + timeline insert + release (the event's order lock is the one already held), release
-    with django_assert_num_queries(13) as captured:
+    # savepoint, lock (3 columns), store, variants, document insert (ON CONFLICT: no read, no savepoint), job insert,
+    # timeline insert (no savepoint; the event's order lock is the one already held), release
+    with django_assert_num_queries(8) as captured:
         on_order_changed(Order, order_id=read.public_id, event="placed", order=read)
 
     assert sum('FROM "orders_order"' in q["sql"] for q in captured.captured_queries) == 1
