@@ -40,6 +40,7 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
             page.goto(product_url)
             page.get_by_test_id("subscribe-link").click()
+            page.wait_for_url("**/assinar/**")  # measured on the subscribe page, not mid-navigation
             no_sideways_scroll(page)
             for name, value in {
                 "buyer_name": "Fulana de Tal", "buyer_tax_id": "529.982.247-25", "buyer_email": "fulana@example.com.br",

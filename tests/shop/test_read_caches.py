@@ -8,6 +8,7 @@ stock and flags decide the sale and are never cached: they come with the stock r
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -120,6 +121,20 @@ def test_product_title_and_photo_changes_are_seen_by_the_next_checkout(db) -> No
     updated = checkout_update(checkout_id=created.checkout.public_id, data=_input())
     assert _line(updated)[:2] == ("Café especial torra média", "https://cdn.example.com.br/cafe.jpg")
 
+
+
+def test_a_title_changed_while_the_cache_was_flushed_is_not_served_from_the_process_copy(db) -> None:
+    """Issue 34: each process keeps its own copy of the snapshots under the catalog version. A flushed (or
+    evicted) version key must not come back as a number an older copy was kept under, or a change whose bump
+    was lost with the flush (here: a title written by a bulk UPDATE, which bumps nothing) would be served."""
+    variant = make_variant(title="Café especial")
+    make_shipping()
+    cache.clear()  # the version key starts afresh here, and again below
+    created = checkout_create(data=_input())
+    assert _line(created)[0] == "Café especial"
+    Product.objects.filter(pk=variant.product_id).update(title="Café de origem")
+    cache.clear()
+    assert _line(checkout_update(checkout_id=created.checkout.public_id, data=_input()))[0] == "Café de origem"
 
 def test_admin_bulk_deactivation_is_seen_by_the_next_checkout(db, rf) -> None:
     """The admin's "Desativar" action is a queryset UPDATE (no post_save): it bumps the catalog itself."""
