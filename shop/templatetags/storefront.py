@@ -225,26 +225,27 @@ def checkout_field(
     errors = field.form.errors.get(field.name)  # as `field.errors`, without an empty ErrorList per field
     value = field.value()
     value_html = _escaped(localize("" if value is None else value))
-    max_length = getattr(field.field, "max_length", None)
-    label = str(field.label)
-    shape = (field.id_for_label, field.html_name, label, max_length, type, autocomplete, inputmode)
-    key = (*shape, placeholder, wide, label.__class__)  # a safe label is not escaped: told apart
-    parts = None if errors else _FIELD_PARTS.get(key)
-    if parts is None:
-        parts = _field_parts(field.name, key, errors)
+    # The label and maxlength are the field object's (in this language): keyed by that object, which the entry
+    # holds, so its id is not another field's while the entry lives.
+    shape = (id(field.field), get_language(), field.id_for_label, field.html_name, type, autocomplete, inputmode)
+    key = (*shape, placeholder, wide)
+    entry = None if errors else _FIELD_PARTS.get(key)
+    if entry is None or entry[0] is not field.field:
+        entry = (field.field, *_field_parts(field, key, errors))
         if not errors:
             if len(_FIELD_PARTS) >= MEMO_SIZE:
                 _FIELD_PARTS.clear()
-            _FIELD_PARTS[key] = parts
-    return mark_safe(f"{parts[0]}{value_html}{parts[1]}")  # noqa: S308 (every value is escaped)
+            _FIELD_PARTS[key] = entry
+    return mark_safe(f"{entry[1]}{value_html}{entry[2]}")  # noqa: S308 (every value is escaped)
 
 
-_FIELD_PARTS: dict[tuple[object, ...], tuple[str, str]] = {}
+_FIELD_PARTS: dict[tuple[object, ...], tuple[object, str, str]] = {}
 
 
-def _field_parts(field_name: str, key: tuple[object, ...], errors: object) -> tuple[str, str]:
+def _field_parts(field: BoundField, key: tuple[object, ...], errors: object) -> tuple[str, str]:
     """The field's markup before and after its value."""
-    id_for_label, html_name, label, max_length, type, autocomplete, inputmode, placeholder, wide, _ = key
+    _, _, id_for_label, html_name, type, autocomplete, inputmode, placeholder, wide = key
+    label, max_length, field_name = field.label, getattr(field.field, "max_length", None), field.name
     name = _escaped(id_for_label)
     attributes = "".join(
         (

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template import Context, Template
+from django.utils import translation
+
 from shop.checkout.web.forms import CONTROL_CHARACTER, CheckoutForm, reject_control_characters
 
 
@@ -53,3 +56,27 @@ def test_the_cpf_label_follows_the_setting(settings: Any) -> None:
     assert str(CheckoutForm()["tax_id"].label) == "CPF (opcional)"
     settings.FISCAL_ISSUE_ON = "paid"
     assert str(CheckoutForm()["tax_id"].label) == "CPF (para a nota fiscal)"
+
+
+FIELD = Template('{% load storefront %}{% checkout_field field=form.tax_id inputmode="numeric" %}')
+
+
+def test_a_kept_field_markup_follows_the_value_the_errors_the_language_and_the_cpf_setting(settings: Any) -> None:
+    settings.FISCAL_ISSUE_ON = "paid"
+    with translation.override("pt-br"):
+        first = FIELD.render(Context({"form": CheckoutForm(initial={"tax_id": "529.982.247-25"})}))
+        assert '<label for="id_tax_id">CPF (para a nota fiscal)</label>' in first
+        assert 'value="529.982.247-25" inputmode="numeric" maxlength="20">' in first
+        other = FIELD.render(Context({"form": CheckoutForm(initial={"tax_id": '"><b>'})}))
+        assert 'value="&quot;&gt;&lt;b&gt;"' in other  # each form's own value, escaped
+        invalid = CheckoutForm(data={"tax_id": "1"})
+        invalid.is_valid()
+        invalid.add_error("tax_id", "CPF inválido.")
+        shown = FIELD.render(Context({"form": invalid}))
+        assert 'aria-invalid="true"' in shown and "CPF inválido." in shown and 'class="field field-invalid"' in shown
+        assert "field-invalid" not in FIELD.render(Context({"form": CheckoutForm()}))  # errors are not kept
+    with translation.override("en"):
+        assert '<label for="id_tax_id">CPF (for the invoice)</label>' in FIELD.render(Context({"form": CheckoutForm()}))
+    settings.FISCAL_ISSUE_ON = "off"
+    with translation.override("pt-br"):
+        assert '<label for="id_tax_id">CPF (opcional)</label>' in FIELD.render(Context({"form": CheckoutForm()}))

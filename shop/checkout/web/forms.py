@@ -305,7 +305,7 @@ class CheckoutForm(forms.Form):
 
 # Control characters refused and the CPF label as NoControlCharactersMixin and the CPF setting say, once per value
 # of the setting (tests change it); the form must not change its fields after construction.
-CheckoutForm.base_fields = _SharedFields(CheckoutForm.base_fields, cpf_needed, _checkout_fields)  # type: ignore[misc]
+CheckoutForm.base_fields = _SharedFields(CheckoutForm.base_fields, cpf_needed, _checkout_fields)
 
 
 def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) -> tuple[str, ...]:
