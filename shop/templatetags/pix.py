@@ -1,4 +1,4 @@
-"""`{% pix_price amount %}` and `{% pix_checkout_price view %}`: the "R$ 94,90 no Pix" line (issue 17).
+"""`{% pix_price amount %}` and `{% pix_total_price pix_total total bp %}`: the "R$ 94,90 no Pix" line (issue 17).
 
 One partial (`shop/partials/pix_price.html`) for the product page, the cart and the checkout, so the
 price a buyer sees before choosing Pix is the one the engine charges (shop/checkout/pricing.py). No query:
@@ -34,9 +34,9 @@ def pix_price(amount: object) -> dict[str, Any]:
 
 
 @register.inclusion_tag(PARTIAL)
-def pix_checkout_price(view: Any) -> dict[str, Any]:
-    """The checkout total paid by Pix, while another instrument (or none) is selected."""
-    bp = pix_discount.pix_discount_bp()
-    if bp <= 0 or view.pix_total >= view.checkout.total_amount:
+def pix_total_price(pix_total: int, total: int, bp: int) -> dict[str, Any]:
+    """The checkout total paid by Pix (`pix_total` of `total` at the store's rate `bp`), while another instrument
+    (or none) is selected. From plain values: the payment choice is kept per its inputs (`{% memo %}`)."""
+    if bp <= 0 or pix_total >= total:
         return _context(None, 0) | {"quiet": True}
-    return _context(view.pix_total, bp)
+    return _context(pix_total, bp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
 from html import escape
 
 from django import template
@@ -14,6 +15,7 @@ from django.templatetags.i18n import TranslateNode
 from django.templatetags.static import StaticNode
 from django.urls import get_script_prefix
 from django.utils.formats import localize
+from django.utils.functional import Promise
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
@@ -107,6 +109,71 @@ def fixed(parser: template.base.Parser, token: template.base.Token) -> FixedNode
     return FixedNode(nodelist)
 
 
+class Unfrozen(Exception):
+    """A `{% memo %}` input that cannot be a key (the fragment is then rendered, not kept)."""
+
+
+def _frozen(value: object) -> object:
+    """`value` as a hashable key that tells apart every value rendering differently (a safe string from a plain
+    one, a lazy string by its text in the current language)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return (type(value), value)
+    if isinstance(value, Promise):
+        return (str, str(value))
+    if isinstance(value, (list, tuple)):
+        return (tuple, *(_frozen(item) for item in value))
+    if isinstance(value, dict):
+        return (dict, *sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value), *(_frozen(getattr(value, f.name)) for f in fields(value)))
+    raise Unfrozen(type(value).__name__)
+
+
+MEMO_SIZE = 512  # per {% memo %} node and process: distinct inputs kept, then all dropped at once
+
+
+class MemoNode(template.Node):
+    def __init__(self, nodelist: template.NodeList, inputs: dict[str, FilterExpression]) -> None:
+        self.nodelist = nodelist
+        self.inputs = inputs
+        self.rendered: dict[object, SafeString] = {}
+
+    def render(self, context: template.Context) -> str:
+        values = {name: expression.resolve(context) for name, expression in self.inputs.items()}
+        try:
+            key = (get_language(), get_script_prefix(), context.autoescape, _generation[0], _frozen(values))
+        except Unfrozen:
+            key = None
+        html = self.rendered.get(key) if key is not None else None
+        if html is None:
+            # only the named inputs: what the fragment shows can depend on nothing else
+            html = mark_safe(self.nodelist.render(context.new(values)))  # noqa: S308 (rendered escaped)
+            if key is not None:
+                if len(self.rendered) >= MEMO_SIZE:
+                    self.rendered.clear()
+                self.rendered[key] = html
+        return html
+
+
+@register.tag("memo")
+def memo(parser: template.base.Parser, token: template.base.Token) -> MemoNode:
+    """`{% memo name=expression … %}…{% endmemo %}`: the fragment rendered with only these inputs in its context
+    (no request, no context processor, no other variable), kept per distinct value of the inputs, language and URL
+    prefix by each process (at most MEMO_SIZE). For a part that many buyers see alike — the payment choice with
+    its prices, plans and selected method — so that it is rendered once per distinct state instead of on every
+    view (issue 34). Inputs must be plain values (str, int, bool, None, lists, dicts, dataclasses); another object
+    renders the fragment every time."""
+    inputs: dict[str, FilterExpression] = {}
+    for bit in token.split_contents()[1:]:
+        name, equals, expression = bit.partition("=")
+        if not equals or not name.isidentifier() or name in inputs:
+            raise template.TemplateSyntaxError(f"{{% memo %}} takes name=expression inputs: {bit!r}")
+        inputs[name] = parser.compile_filter(expression)
+    nodelist = parser.parse(("endmemo",))
+    parser.delete_first_token()
+    return MemoNode(nodelist, inputs)
+
+
 @register.simple_tag
 def nav_categories() -> list[NavCategory]:
     """Top-level categories for the header menu (cached with the catalog version)."""
@@ -153,11 +220,33 @@ def checkout_field(
 ) -> SafeString:
     """One labelled input of the checkout form, with its errors: the HTML the `_field.html` include made, built
     here because fourteen includes were a third of the checkout page's CPU (issue 34). Escaped as `format_html`
-    does (`_escaped`), without its per-argument lazy-string checks: those were most of this tag's own CPU."""
-    errors = field.errors
-    name = _escaped(field.id_for_label)
+    does (`_escaped`), without its per-argument lazy-string checks: those were most of this tag's own CPU. A field
+    without errors is its markup before and after the value, kept per everything that markup shows."""
+    errors = field.form.errors.get(field.name)  # as `field.errors`, without an empty ErrorList per field
     value = field.value()
-    max_length = getattr(field.field, "max_length", None)
+    value_html = _escaped(localize("" if value is None else value))
+    # The label and maxlength are the field object's (in this language): keyed by that object, which the entry
+    # holds, so its id is not another field's while the entry lives.
+    shape = (id(field.field), get_language(), field.id_for_label, field.html_name, type, autocomplete, inputmode)
+    key = (*shape, placeholder, wide)
+    entry = None if errors else _FIELD_PARTS.get(key)
+    if entry is None or entry[0] is not field.field:
+        entry = (field.field, *_field_parts(field, key, errors))
+        if not errors:
+            if len(_FIELD_PARTS) >= MEMO_SIZE:
+                _FIELD_PARTS.clear()
+            _FIELD_PARTS[key] = entry
+    return mark_safe(f"{entry[1]}{value_html}{entry[2]}")  # noqa: S308 (every value is escaped)
+
+
+_FIELD_PARTS: dict[tuple[object, ...], tuple[object, str, str]] = {}
+
+
+def _field_parts(field: BoundField, key: tuple[object, ...], errors: object) -> tuple[str, str]:
+    """The field's markup before and after its value."""
+    _, _, id_for_label, html_name, type, autocomplete, inputmode, placeholder, wide = key
+    label, max_length, field_name = field.label, getattr(field.field, "max_length", None), field.name
+    name = _escaped(id_for_label)
     attributes = "".join(
         (
             f' autocomplete="{_escaped(autocomplete)}"' if autocomplete else "",
@@ -169,17 +258,16 @@ def checkout_field(
     )
     # each error escaped; iterating an ErrorList gives its messages (as the `join` filter did)
     message = (
-        f'<p class="field-error" id="{name}-error" data-testid="error-{_escaped(field.name)}">'
-        f"{' '.join(_escaped(error) for error in errors)}</p>"
+        f'<p class="field-error" id="{name}-error" data-testid="error-{_escaped(field_name)}">'
+        f"{' '.join(_escaped(error) for error in errors)}</p>"  # type: ignore[attr-defined]
         if errors
         else ""
     )
-    return mark_safe(  # noqa: S308 (every value above is escaped)
+    return (
         f'<div class="field{" field-invalid" if errors else ""}{" field-wide" if wide else ""}">\n'
-        f'  <label for="{name}">{_escaped(field.label)}</label>\n'
-        f'  <input id="{name}" name="{_escaped(field.html_name)}" type="{_escaped(type or "text")}"'
-        f' value="{_escaped(localize("" if value is None else value))}"{attributes}>\n'
-        f"  {message}\n</div>\n"
+        f'  <label for="{name}">{_escaped(label)}</label>\n'
+        f'  <input id="{name}" name="{_escaped(html_name)}" type="{_escaped(type or "text")}" value="',
+        f'"{attributes}>\n  {message}\n</div>\n',
     )
 
 

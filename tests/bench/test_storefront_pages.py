@@ -4,7 +4,8 @@ middleware) under the same uvicorn (production settings, tests/bench/live_proc.p
 run: each page and its own bare twin (sized to the page's bytes) in ROUNDS interleaved rounds after a discarded
 pilot (tests/bench/rounds.py). Prints pages/s, page/bare (median and per-round min–max), the uvicorn and Postgres
 CPU per page and SQL statements per page; asserts only correctness (every answer 200, of the page's size). The
-cart and checkout pages are one buyer's session (cookie), read by every client. `make bench`.
+cart and checkout pages are one buyer's session (cookie), read by every client; every client sends the cookies a
+browser keeps (the session and the CSRF cookie of the page's first answer), the bare twin the same. `make bench`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,18 @@ def _buyer_session(sku: str) -> tuple[str, str]:
     return f"sessionid={client.cookies['sessionid'].value}", checkout_path
 
 
+def _browser_headers(url: str, session: str) -> dict[str, str]:
+    """The Cookie header a browser sends on its next views of `url`: the session's and the CSRF cookie the page's
+    first answer set (a browser keeps it; without it every view makes a new CSRF secret and sets its cookie). The
+    home and product clients keep it already (httpx's jar); cookies given by hand would hide the jar's. The bare
+    twin is sent the same header (it reads no cookie)."""
+    if not session:
+        return {}
+    first = httpx.get(url, headers={"Cookie": session}, timeout=60)
+    csrf = first.cookies.get("csrftoken")
+    return {"Cookie": f"{session}; csrftoken={csrf}" if csrf else session}
+
+
 def _statements(path: str, cookie: str) -> int:
     client = Client(headers={"Cookie": cookie} if cookie else {})
     client.get(path)  # this process's caches warm, as the server's are
@@ -75,13 +88,14 @@ def test_storefront_pages_vs_bare_template_view(bcp_settings: Any, thousand_prod
         server.wait_up()
         jobs: dict[str, tuple[dict[str, Any], int]] = {}
         for name, (path, session) in pages.items():
-            headers = {"Cookie": session} if session else {}
+            headers = _browser_headers(f"{server.base_url}{path}", session)
+            pages[name] = (path, headers.get("Cookie", ""))
             size = len(httpx.get(f"{server.base_url}{path}", headers=headers, timeout=60).content)
             bare = f"{server.base_url}/_bench/page?bytes="
             first = len(httpx.get(f"{bare}{size}", timeout=60).content)  # sized once more to match the page's
             twin = f"{bare}{size * size // first}"
             jobs[name] = ({"url": f"{server.base_url}{path}", "headers": headers}, size)
-            jobs[f"bare {name}"] = ({"url": twin}, len(httpx.get(twin, timeout=60).content))
+            jobs[f"bare {name}"] = ({"url": twin, "headers": headers}, len(httpx.get(twin, timeout=60).content))
 
         def window(label: str, calls: int) -> Window:
             job, size = jobs[label]

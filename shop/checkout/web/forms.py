@@ -7,6 +7,7 @@ JSONPath, so buyers and agents see the same rules in the same words.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -72,6 +73,13 @@ def reject_control_characters(value: str) -> None:
         raise ValidationError(CONTROL_CHARACTER, code="control_character")
 
 
+def _refuse_control_characters(fields: dict[str, forms.Field]) -> None:
+    for field in fields.values():
+        if isinstance(field, forms.CharField):
+            kept = [v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+            field.validators = [*kept, reject_control_characters]
+
+
 class NoControlCharactersMixin:
     """Every text field of the form refuses control characters (tab and line feed aside), with one field error
     (Django's own NUL validator, which would add a second message, is replaced by this one)."""
@@ -80,10 +88,7 @@ class NoControlCharactersMixin:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[call-arg]
-        for field in self.fields.values():
-            if isinstance(field, forms.CharField):
-                kept = [v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)]
-                field.validators = [*kept, reject_control_characters]
+        _refuse_control_characters(self.fields)
 
 
 def cpf_needed() -> bool:
@@ -92,7 +97,36 @@ def cpf_needed() -> bool:
     return settings.FISCAL_ISSUE_ON != "off"
 
 
-class CheckoutForm(NoControlCharactersMixin, forms.Form):
+class _SharedFields(dict[str, forms.Field]):
+    """A form's declared fields, deep-copied (and adjusted by `prepare`) once per `key()` value instead of once per
+    form: Django's `BaseForm.__init__` deep-copies `base_fields` so that an instance may change its fields, and
+    the checkout form, built on every view of the page, never does (errors, data and bound fields live on the
+    form). Its seventeen copies were a twelfth of the page's CPU (issue 34). Only for a form that changes no
+    field after `__init__` (tests/shop/test_checkout_form_fields.py)."""
+
+    def __init__(self, declared: dict[str, forms.Field], key: Any, prepare: Any) -> None:
+        super().__init__(declared)
+        self._key = key
+        self._prepare = prepare
+        self._prepared: dict[object, dict[str, forms.Field]] = {}
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, forms.Field]:
+        key = self._key()
+        prepared = self._prepared.get(key)
+        if prepared is None:  # two threads may both prepare: the same fields, either kept
+            prepared = copy.deepcopy(dict(self))
+            self._prepare(prepared, key)
+            self._prepared[key] = prepared
+        return dict(prepared)  # the form's own dict of the shared (never changed) fields
+
+
+def _checkout_fields(fields: dict[str, forms.Field], with_cpf: object) -> None:
+    _refuse_control_characters(fields)
+    if with_cpf:
+        fields["tax_id"].label = _("CPF (para a nota fiscal)")
+
+
+class CheckoutForm(forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)
     last_name = forms.CharField(label=_("Sobrenome"), max_length=100, required=False)
@@ -117,11 +151,6 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
     marketing_consent = forms.BooleanField(
         label=_("Quero receber ofertas e novidades da loja por e-mail."), required=False, initial=False
     )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if cpf_needed():
-            self.fields["tax_id"].label = _("CPF (para a nota fiscal)")
 
     def buyer(self, previous: BuyerInput | None = None) -> BuyerInput:
         """The buyer as typed; the marketing answer joins the consent already given for other purposes."""
@@ -272,6 +301,11 @@ class CheckoutForm(NoControlCharactersMixin, forms.Form):
 
     def _filled(self, field: str) -> bool:
         return bool(str(self.data.get(self.add_prefix(field), "")).strip())
+
+
+# Control characters refused and the CPF label as NoControlCharactersMixin and the CPF setting say, once per value
+# of the setting (tests change it); the form must not change its fields after construction.
+CheckoutForm.base_fields = _SharedFields(CheckoutForm.base_fields, cpf_needed, _checkout_fields)
 
 
 def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ from shop.cart import (
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
-from shop.checkout.pricing import coupons_evaluate, coupons_load
+from shop.checkout.pricing import coupons_evaluate, coupons_load, pix_discount_bp
 from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
@@ -284,6 +284,7 @@ def _render_checkout(
             "boleto": boleto,
             "payment_methods": payment_methods(view, card, _posted_method(request), boleto=boleto),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
+            "pix_bp": pix_discount_bp(),  # an input of the payment choice's {% memo %}: the store's Pix rate
         },
         status=status,
     )
