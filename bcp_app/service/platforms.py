@@ -99,12 +99,20 @@ def platform_for_api_key(api_key: str) -> Platform | None:
         return None
     if not hmac.compare_digest(platform.key_hash, key_hash):
         return None
-    if not isinstance(version, str):  # none yet (or an older release's pickled platform)
+    return _keep(_kept, key_hash, platform, version, _platform_key(key_hash))
+
+
+def _keep(
+    kept: dict[str, tuple[str, Platform]], key: str, platform: Platform, version: object, token_key: str
+) -> Platform:
+    """Keep `platform` in this process behind the shared version token, starting one when there is none yet (or
+    an older release's pickled platform sits there)."""
+    if not isinstance(version, str):
         version = secrets.token_hex(8)
-        request_cache.set(_platform_key(key_hash), version, PLATFORM_CACHE_SECONDS)
-    if len(_kept) >= _KEPT_MAX:
-        _kept.clear()
-    _kept[key_hash] = (version, platform)
+        request_cache.set(token_key, version, PLATFORM_CACHE_SECONDS)
+    if len(kept) >= _KEPT_MAX:
+        kept.clear()
+    kept[key] = (version, platform)
     return platform
 
 
@@ -150,10 +158,4 @@ def platform_get_kept(public_id: str) -> Platform | None:
     platform = platform_get(public_id)
     if platform is None:
         return None
-    if not isinstance(version, str):
-        version = secrets.token_hex(8)
-        request_cache.set(_platform_id_key(public_id), version, PLATFORM_CACHE_SECONDS)
-    if len(_kept_by_id) >= _KEPT_MAX:
-        _kept_by_id.clear()
-    _kept_by_id[public_id] = (version, platform)
-    return platform
+    return _keep(_kept_by_id, public_id, platform, version, _platform_id_key(public_id))

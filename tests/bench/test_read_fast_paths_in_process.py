@@ -41,6 +41,25 @@ async def _blocks(variants: dict[str, Callable[[], Awaitable[None]]]) -> dict[st
     return cpu
 
 
+async def _run_apps(
+    apps: dict[str, Any], path: str, call: Callable[[httpx.AsyncClient], Callable[[], Awaitable[None]]]
+) -> dict[str, list[float]]:
+    """Start each application behind the shop's ASGI router, time `call` on each through `_blocks`, shut them."""
+    from config.asgi import OneHopHandler, PathRouter
+
+    clients = {}
+    for name, app in apps.items():
+        await app.startup()
+        transport = httpx.ASGITransport(PathRouter(OneHopHandler(), {path: app}))
+        clients[name] = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+    try:
+        return await _blocks({name: call(client) for name, client in clients.items()})
+    finally:
+        for name, app in apps.items():
+            await clients[name].aclose()
+            await app.shutdown()
+
+
 def _production(settings: Any) -> None:
     settings.BCP_CHECK_OUTPUT = False  # as in production
     settings.BCP_RATE_LIMITS = {name: (NO_LIMIT, NO_LIMIT) for name in settings.BCP_RATE_LIMITS}
@@ -54,7 +73,6 @@ def _print(title: str, cpu: dict[str, list[float]]) -> None:
 
 def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
     from bcp_app.transports.mcp.server import FAST_TOOLS, McpAsgiApp
-    from config.asgi import OneHopHandler, PathRouter
     from tests.bcp_app.test_mcp_get_order import place_seed_order
 
     _production(settings)
@@ -67,11 +85,6 @@ def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
 
     async def go() -> dict[str, list[float]]:
         apps = {"fast": McpAsgiApp(fast_tools=FAST_TOOLS), "sdk": McpAsgiApp()}
-        clients = {}
-        for name, app in apps.items():
-            await app.startup()
-            transport = httpx.ASGITransport(PathRouter(OneHopHandler(), {"/bcp/mcp": app}))
-            clients[name] = httpx.AsyncClient(transport=transport, base_url="http://testserver")
 
         def call(client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
             async def one() -> None:
@@ -80,19 +93,13 @@ def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
                 assert response.json()["result"]["structuredContent"]["id"] == order.public_id
             return one
 
-        try:
-            return await _blocks({name: call(client) for name, client in clients.items()})
-        finally:
-            for name, app in apps.items():
-                await clients[name].aclose()
-                await app.shutdown()
+        return await _run_apps(apps, "/bcp/mcp", call)
 
     _print("MCP get_order in process", anyio.run(go))
 
 
 def test_a2a_get_order_cpu(caller: tuple[str, dict[str, str]], settings: Any) -> None:  # noqa: F811
     from bcp_app.transports.a2a.server import DIRECT_ACTIONS, A2AApplication
-    from config.asgi import OneHopHandler, PathRouter
     from tests.bcp_app.test_mcp_get_order import place_seed_order
 
     _production(settings)
@@ -103,11 +110,6 @@ def test_a2a_get_order_cpu(caller: tuple[str, dict[str, str]], settings: Any) ->
 
     async def go() -> dict[str, list[float]]:
         apps = {"fast": A2AApplication(direct_actions=DIRECT_ACTIONS), "sdk": A2AApplication(frozenset())}
-        clients = {}
-        for name, app in apps.items():
-            await app.startup()
-            transport = httpx.ASGITransport(PathRouter(OneHopHandler(), {"/bcp/a2a": app}))
-            clients[name] = httpx.AsyncClient(transport=transport, base_url="http://testserver")
 
         def call(client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
             async def one() -> None:
@@ -119,11 +121,6 @@ def test_a2a_get_order_cpu(caller: tuple[str, dict[str, str]], settings: Any) ->
                 assert part["data"]["a2a.bcp.order"]["id"] == order.public_id, response.text
             return one
 
-        try:
-            return await _blocks({name: call(client) for name, client in clients.items()})
-        finally:
-            for name, app in apps.items():
-                await clients[name].aclose()
-                await app.shutdown()
+        return await _run_apps(apps, "/bcp/a2a", call)
 
     _print("A2A get_order in process", anyio.run(go))
