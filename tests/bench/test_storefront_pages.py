@@ -43,6 +43,25 @@ def _buyer_session(sku: str) -> tuple[str, str]:
     return f"sessionid={client.cookies['sessionid'].value}", checkout_path
 
 
+def bench_pages() -> dict[str, tuple[str, str]]:
+    """The four pages measured, by name: (path, the session cookie its views send). A buyer has the first product's
+    first variant in stock in the cart and a checkout started."""
+    from shop.models import Product
+
+    make_shipping()
+    product = Product.objects.order_by("id").first()
+    assert product is not None
+    sku = product.variants.filter(stock__gt=0).order_by("position").first().sku  # type: ignore[union-attr]
+    cookie, checkout_path = _buyer_session(sku)
+    pages = {
+        "home": ("/", ""),
+        "product": (f"/produtos/{product.slug}/", ""),
+        "cart": ("/carrinho/", cookie),
+        "checkout": (checkout_path, cookie),
+    }
+    return pages
+
+
 def _browser_headers(url: str, session: str) -> dict[str, str]:
     """The Cookie header a browser sends on its next views of `url`: the session's and the CSRF cookie the page's
     first answer set (a browser keeps it; without it every view makes a new CSRF secret and sets its cookie). The
@@ -65,19 +84,7 @@ def _statements(path: str, cookie: str) -> int:
 
 @pytest.mark.timeout(900)
 def test_storefront_pages_vs_bare_template_view(bcp_settings: Any, thousand_products: int) -> None:  # noqa: F811
-    from shop.models import Product
-
-    make_shipping()
-    product = Product.objects.order_by("id").first()
-    assert product is not None
-    sku = product.variants.filter(stock__gt=0).order_by("position").first().sku  # type: ignore[union-attr]
-    cookie, checkout_path = _buyer_session(sku)
-    pages = {
-        "home": ("/", ""),
-        "product": (f"/produtos/{product.slug}/", ""),
-        "cart": ("/carrinho/", cookie),
-        "checkout": (checkout_path, cookie),
-    }
+    pages = bench_pages()
     port = free_port()
     # the buyer's session was signed here: with a key of its own the server read it as empty (an empty cart page)
     env = production_env(

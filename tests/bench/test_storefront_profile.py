@@ -24,8 +24,7 @@ from django.test import Client
 from django.test.utils import _TestState
 
 from tests.bcp_app.bcp_fixtures import bcp_settings  # noqa: F401
-from tests.bench.test_storefront_pages import _buyer_session
-from tests.shop.checkout_factories import make_shipping
+from tests.bench.test_storefront_pages import bench_pages
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -81,23 +80,11 @@ def test_storefront_pages_profile(
     thousand_products: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from shop.models import Product
-
     # Django's test setup wraps every template render to record its context (a copy per template): production
     # renders without it, so the profile does too.
     monkeypatch.setattr(Template, "_render", _TestState.saved_data.template_render)
 
-    make_shipping()
-    product = Product.objects.order_by("id").first()
-    assert product is not None
-    sku = product.variants.filter(stock__gt=0).order_by("position").first().sku  # type: ignore[union-attr]
-    cookie, checkout_path = _buyer_session(sku)
-    pages = {
-        "home": ("/", ""),
-        "product": (f"/produtos/{product.slug}/", ""),
-        "cart": ("/carrinho/", cookie),
-        "checkout": (checkout_path, cookie),
-    }
+    pages = bench_pages()
     for name, (path, session) in pages.items():
         # a session's pages with the CSRF cookie their first answer set, as a browser (and the pages bench) sends
         client = Client(headers={"Cookie": session} if session else {})
