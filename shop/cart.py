@@ -273,7 +273,7 @@ def _lines_sql() -> str:
     line, cart, variant, product, image = (
         model._meta.db_table for model in (CartLineRow, Cart, Variant, Product, ProductImage)
     )  # from the models; the values are parameters
-    # The main photo first, then position and id: ProductImage's ordering, as product_main_photos read it.
+    # The main photo first, then position and id: ProductImage's ordering.
     first_photo = (
         f"SELECT f.id FROM {image} f WHERE f.product_id = p.id"  # noqa: S608
         " ORDER BY f.is_main DESC, f.position, f.id LIMIT 1"

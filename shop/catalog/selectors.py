@@ -381,16 +381,6 @@ def variants_by_sku(skus: Iterable[str]) -> dict[str, Variant]:
     return {variant.sku: variant for variant in variants}
 
 
-def product_main_photos(product_ids: Iterable[int]) -> dict[int, ProductImage]:
-    """The main photo (else the first) of each product, by product primary key; one query (the cart page)."""
-    photos: dict[int, ProductImage] = {}
-    for image in ProductImage.objects.filter(product_id__in=set(product_ids)).order_by(
-        "product_id", *ProductImage._meta.ordering
-    ):
-        photos.setdefault(image.product_id, image)
-    return photos
-
-
 def feed_products() -> list[Product]:
     """Every sellable product with its active variants, photos and category, for the sitemap and the product
     feeds; three queries whatever the catalog's size."""
