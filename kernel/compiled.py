@@ -1,16 +1,27 @@
 """Querysets compiled once per process: a fixed-shape read whose SQL compile cost more CPU than running it.
 
-Each shape is built once with stand-in values (`stand_in(i)`: strings no real value holds), compiled, and later
-calls bind the real values in the stand-ins' places and run the same SQL through Django's own row reader
-(`ModelIterable`: the same model instances, select_related and deferred fields as `list(queryset)`). Only
-string parameters can be stood in for (a stand-in must pass the field's own preparation unchanged).
+Each shape is built once with stand-in values (`stand_in(i)`: strings no real value holds, or for integer
+parameters `stand_in(i, int)`), compiled, and later calls bind the real values in the stand-ins' places and
+run the same SQL. A shape that reads one model's own columns (no select_related, annotation or extra select)
+is read straight from the cursor: the compiler's converters and `Model.from_db`, what the queryset's row
+reader does for it, without its per-call plumbing (issue 34: a read of orders or fiscal documents). Any
+other shape goes through Django's own row reader (`ModelIterable`: the same model instances, select_related,
+annotations and extra selects as `list(queryset)`).
 
-The same technique as the checkout's lock (shop/checkout/core.py), for any model (issue 34: the worker's reads).
+A stand-in must pass the field's own preparation unchanged (a string for a text column, `stand_in(i, int)`
+for an integer one) and may be bound in several parameters (the checkout lock binds its id three times).
+Every shape is built twice, with two sets of stand-ins: the parameters where the two differ, each by its own
+stand-in, are the slots; anything else (a stand-in missing, inlined in the SQL, changed by the field's
+preparation, or equal to a constant of the query) is refused when the shape is first compiled.
+
+Used by the worker's reads (orders, fiscal, invoicing, issue 34), Get Order's read and the checkout's lock
+(shop/checkout/core.py).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Hashable
 from types import SimpleNamespace
 from typing import Any
@@ -19,39 +30,111 @@ from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable
 
+# Integer stand-ins: in range for every integer column, positive or not (Django refuses out-of-range lookups at
+# compile time), and far from any identifier this shop reaches; the second build proves no constant equals one.
+_INT_STAND_IN = 2_000_000_000
+_SECOND = 1 << 20  # the second build's stand-ins: this far from the first's
 
-def stand_in(index: int) -> str:
+
+def stand_in(index: int, kind: type[str] | type[int] = str) -> Any:
     """The stand-in of parameter `index` (NUL never reaches a real identifier: PostgreSQL text refuses it)."""
+    if kind is int:
+        return _INT_STAND_IN + index
     return f"\x00compiled parameter {index}\x00"
 
 
-class Compiled:
-    def __init__(self, queryset: QuerySet[Any], arity: int) -> None:
-        self.queryset = queryset
-        self.compiler = queryset.query.get_compiler(using=queryset.db)
-        self.sql, params = self.compiler.as_sql()  # fills the compiler's select, klass_info, annotation map
-        self.params = tuple(params)
-        self.slots = {stand_in(index): index for index in range(arity)}
-        bound = [value for value in self.params if isinstance(value, str) and value in self.slots]
-        if sorted(self.slots[value] for value in bound) != list(range(arity)) or any(
-            value in self.sql for value in self.slots
-        ):
-            raise ValueError("each stand-in must be a parameter of the query, once")
-        # The row converters depend only on the selected columns; on PostgreSQL none is the connection's own.
-        fields = [column[0] for column in self.compiler.select[0 : self.compiler.col_count]]
-        self.composite = self.compiler.has_composite_fields(fields)
-        self.converters = (
-            self.compiler.get_converters(fields) if self.compiler.connection.vendor == "postgresql" else None
-        )
+def _stand_ins(arity: int, kind: type[str] | type[int], second: bool) -> list[Any]:
+    if not second:
+        return [stand_in(index, kind) for index in range(arity)]
+    if kind is int:
+        return [_INT_STAND_IN + _SECOND + index for index in range(arity)]
+    return [f"\x00compiled parameter {index} (second)\x00" for index in range(arity)]
 
-    def rows(self, *values: str) -> list[Any]:
+
+def _slots(
+    first: tuple[str, tuple[Any, ...]], second: tuple[str, tuple[Any, ...]], arity: int, kind: type
+) -> tuple[tuple[int, int, Any], ...]:
+    """(position in the parameters, stand-in index, wrapper type or None) of every parameter bound to a value;
+    ValueError when the two builds differ anywhere else, or a stand-in is bound nowhere."""
+    (sql, params), (sql_2, params_2) = first, second
+    ones, twos = _stand_ins(arity, kind, False), _stand_ins(arity, kind, True)
+    if sql != sql_2 or len(params) != len(params_2):
+        raise ValueError("a stand-in changed the statement (inlined in the SQL, or a lookup that varies with it)")
+    slots = []
+    for position, (value, value_2) in enumerate(zip(params, params_2, strict=True)):
+        if isinstance(value, kind) and not isinstance(value, bool) and value in ones:
+            index = ones.index(value)
+            if type(value_2) is type(value) and value_2 == twos[index]:
+                # A value the backend wraps (psycopg's Int8 for a big integer column) is bound wrapped the same.
+                slots.append((position, index, None if type(value) is kind else type(value)))
+                continue
+            raise ValueError("a stand-in equals a constant of the query, or stands for two values")
+        if type(value) is not type(value_2) or value != value_2:  # a constant of the query is the same in both
+            raise ValueError("a parameter varies with the stand-ins but is none of them (changed by the field?)")
+    if {slot[1] for slot in slots} != set(range(arity)):
+        raise ValueError("each stand-in must be a parameter of the query, at least once")
+    return tuple(slots)
+
+
+class Compiled:
+    def __init__(self, build: Callable[..., QuerySet[Any]], arity: int, kind: type[str] | type[int] = str) -> None:
+        self.queryset = queryset = build(*_stand_ins(arity, kind, False))
+        self.compiler = compiler = queryset.query.get_compiler(using=queryset.db)
+        self.sql, params = compiler.as_sql()  # fills the compiler's select, klass_info, annotation map
+        self.params = tuple(params)
+        second = build(*_stand_ins(arity, kind, True))
+        sql_2, params_2 = second.query.get_compiler(using=second.db).as_sql()
+        self.slots = _slots((self.sql, self.params), (sql_2, tuple(params_2)), arity, kind)
+        # The row converters depend only on the selected columns; on PostgreSQL none is the connection's own.
+        fields = [column[0] for column in compiler.select[0 : compiler.col_count]]
+        self.composite = compiler.has_composite_fields(fields)
+        postgres = compiler.connection.vendor == "postgresql"
+        self.converters = compiler.get_converters(fields) if postgres else None
+        self.plain = self._plain_reader(fields) if postgres and not self.composite else None
+
+    def _plain_reader(self, fields: list[Any]) -> Any:
+        """For a shape of one model's own columns: its attnames, converters and `from_db` (None otherwise)."""
+        compiler, queryset = self.compiler, self.queryset
+        info = compiler.klass_info
+        if (
+            info is None
+            or info.get("related_klass_infos")
+            or compiler.annotation_col_map
+            or list(info["select_fields"]) != list(range(compiler.col_count))
+            or queryset._fetch_mode.track_peers  # type: ignore[attr-defined]
+        ):
+            return None
+        model, converters = info["model"], self.converters or {}
+        attnames = [field.target.attname for field in fields]
+        from_db = functools.partial(model.from_db, fetch_mode=queryset._fetch_mode)  # type: ignore[attr-defined]
+        return attnames, [(index, *pair) for index, pair in converters.items()], from_db
+
+    def bound(self, values: tuple[Any, ...]) -> list[Any]:
+        params = list(self.params)
+        for position, index, wrap in self.slots:
+            params[position] = values[index] if wrap is None else wrap(values[index])
+        return params
+
+    def rows(self, *values: Any) -> list[Any]:
         """The queryset's rows (model instances) with `values` in place of the stand-ins."""
-        slots = self.slots
-        bound = tuple(
-            values[slots[value]] if isinstance(value, str) and value in slots else value for value in self.params
-        )
+        bound = self.bound(values)
+        connection = connections[self.queryset.db]
+        if self.plain is not None:
+            attnames, converters, from_db = self.plain
+            with connection.cursor() as cursor:
+                cursor.execute(self.sql, bound)
+                found = cursor.fetchall()
+            db, result = self.queryset.db, []
+            for row in found:
+                if converters:
+                    row = list(row)
+                    for index, functions, expression in converters:
+                        for convert in functions:
+                            row[index] = convert(row[index], expression, connection)
+                result.append(from_db(db, attnames, row))
+            return result
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
-        compiler.connection = connections[self.queryset.db]
+        compiler.connection = connection
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)
         if self.converters is not None:
             converters, composite = self.converters, self.composite
@@ -71,9 +154,11 @@ class Compiled:
 _COMPILED: dict[Hashable, Compiled] = {}
 
 
-def compiled[M: Model](shape: Hashable, build: Callable[..., QuerySet[M]], arity: int = 1) -> Compiled:
-    """The compiled form of `build(stand_in(0), …)` (a queryset of model instances), kept under `shape`."""
+def compiled[M: Model](
+    shape: Hashable, build: Callable[..., QuerySet[M]], arity: int = 1, kind: type[str] | type[int] = str
+) -> Compiled:
+    """The compiled form of `build(stand_in(0, kind), …)` (a queryset of model instances), kept under `shape`."""
     kept = _COMPILED.get(shape)
     if kept is None:
-        kept = _COMPILED[shape] = Compiled(build(*(stand_in(index) for index in range(arity))), arity)
+        kept = _COMPILED[shape] = Compiled(build, arity, kind)
     return kept

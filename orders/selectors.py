@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterable
@@ -10,9 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model, Prefetch, Q, QuerySet
 
+from kernel.compiled import compiled
 from orders.models import (
     Adjustment,
     FulfillmentEvent,
@@ -202,66 +201,22 @@ def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order |
     return order
 
 
-@functools.cache
-def _rows_of_order_sql(model: type[Model]) -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
-    """`model.objects.filter(order_id=…)` in its Meta ordering, compiled once per process (as the order's own)."""
-    return _compiled(model._default_manager.filter(order_id=0), model)
-
-
 def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
-    sql, attnames, converters = _rows_of_order_sql(model)
-    connection = connections[DEFAULT_DB_ALIAS]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [order.pk])
-        rows = cursor.fetchall()
+    """`model.objects.filter(order_id=…)` in its Meta ordering, compiled once per process (as the order's own)."""
+    read = compiled(("orders.rows_of_order", model), lambda pk: model._default_manager.filter(order_id=pk), kind=int)
+    rows = read.rows(order.pk)
     field = model._meta.get_field("order")
-    result = []
     for row in rows:
-        values = list(row)
-        for index, funcs, expression in converters:
-            for convert in funcs:
-                values[index] = convert(values[index], expression, connection)
-        instance = model.from_db(DEFAULT_DB_ALIAS, attnames, values)
-        field.set_cached_value(instance, order)  # type: ignore[union-attr]
-        result.append(instance)
-    return result
-
-
-@functools.cache
-def _order_by_public_id_sql() -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
-    """`Order.objects.filter(public_id=…)[:1]` compiled once per process: SQL, attnames, converters.
-
-    Compiling the queryset was the largest part of a Get Order's CPU (issue 11); the statement is the
-    same for every id, so only the parameter changes. Rows become models through `Model.from_db` with
-    the compiler's own converters, exactly as the queryset would build them.
-    """
-    return _compiled(Order.objects.filter(public_id="").order_by()[:1], Order)
-
-
-def _compiled(queryset: QuerySet[Any], model: type[Model]) -> tuple[str, list[str], list[tuple[int, list[Any], Any]]]:
-    """SQL (one parameter), attnames and converters of a query selecting every concrete field of `model`."""
-    compiler = queryset.query.get_compiler(DEFAULT_DB_ALIAS)
-    sql, _ = compiler.as_sql()
-    fields = model._meta.concrete_fields
-    if len(compiler.select) != len(fields):  # the default select is every concrete field, in order
-        raise RuntimeError(f"unexpected {model.__name__} select list")
-    converters = compiler.get_converters([column for column, _, _ in compiler.select])
-    return sql, [field.attname for field in fields], [(i, funcs, expr) for i, (funcs, expr) in converters.items()]
+        field.set_cached_value(row, order)  # type: ignore[union-attr]
+    return rows
 
 
 def _order_by_public_id(order_id: str) -> Order | None:
-    sql, attnames, converters = _order_by_public_id_sql()
-    connection = connections[DEFAULT_DB_ALIAS]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [order_id])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    values = list(row)
-    for index, funcs, expression in converters:
-        for convert in funcs:
-            values[index] = convert(values[index], expression, connection)
-    return Order.from_db(DEFAULT_DB_ALIAS, attnames, values)
+    """`Order.objects.filter(public_id=…)[:1]` compiled once per process: compiling the queryset was the largest
+    part of a Get Order's CPU (issue 11); the statement is the same for every id, so only the parameter changes."""
+    read = compiled("orders.by_public_id", lambda ref: Order.objects.filter(public_id=ref).order_by()[:1])
+    rows = read.rows(order_id)
+    return rows[0] if rows else None
 
 
 def order_bcp_payload(order: Order) -> dict[str, Any]:
@@ -377,7 +332,11 @@ class OrderActions:
 
 
 def order_actions(
-    order: Order, *, lines: Iterable[OrderLine], events: Iterable[FulfillmentEvent], requests: Iterable[Any],
+    order: Order,
+    *,
+    lines: Iterable[OrderLine],
+    events: Iterable[FulfillmentEvent],
+    requests: Iterable[Any],
     now: datetime,
 ) -> OrderActions:
     """Pure: the order's actions from rows already read (the page, the presenter and the services share it)."""
@@ -390,15 +349,20 @@ def order_actions(
         if request.status in OPEN_RETURN_STATUSES:
             for item in request.line_items:
                 asked[item["id"]] = asked.get(item["id"], 0) + int(item["quantity"])
-    returnable = {
-        line.public_id: max(0, line.quantity_fulfilled - asked.get(line.public_id, 0)) for line in lines
-    }
+    returnable = {line.public_id: max(0, line.quantity_fulfilled - asked.get(line.public_id, 0)) for line in lines}
     canceled = order.status == "canceled"
     anything_out = any(line.quantity_fulfilled > 0 for line in lines)
     nothing_left = not any(line.quantity_total > 0 for line in lines)
     cancel_refusal = (
-        "order_canceled" if canceled else "already_shipped" if anything_out else "nothing_to_cancel" if nothing_left
-        else "payment_disputed" if order.payment_dispute == "open" else ""
+        "order_canceled"
+        if canceled
+        else "already_shipped"
+        if anything_out
+        else "nothing_to_cancel"
+        if nothing_left
+        else "payment_disputed"
+        if order.payment_dispute == "open"
+        else ""
     )
     if canceled:
         return_refusal = "order_canceled"

@@ -14,22 +14,20 @@ points are in shop/checkout/services.py.
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 import random
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
 
-from django.db import OperationalError, connection, connections, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import QuerySet
-from django.db.models.query import ModelIterable
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from kernel.compiled import compiled
 from kernel.rows import insert_together, update_where
 from payments.locks import reference_lock_where
 from payments.services import card_payment_brief_sql, pix_charge_revoke_for_reference, refund_unplaced
@@ -152,10 +150,13 @@ def _locked(checkout_id: str, *, owner: object, card_brief: bool, lines: bool, w
 
 def _locking_statement(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> list:
     """The rows of `lock`'s one statement: the checkout, or its lines with the checkout joined."""
-    shape = (connection.alias, connection.vendor, card_brief, lines, wait)
-    return _compiled(shape, lambda: _locking_queryset(_ANY_ID, card_brief=card_brief, lines=lines, wait=wait)).rows(
-        checkout_id
-    )
+    # The statement is the same for every checkout but its id, and compiling it (a join, live-stock annotations,
+    # extra selects) cost more CPU than anything else in an update or a complete (issue 34, about a seventh of a
+    # purchase's web-process CPU): each of its few shapes is compiled once per process, the id bound in its
+    # places (the row, the reference lock, the card brief).
+    shape = ("checkout.lock", connection.alias, connection.vendor, card_brief, lines, wait)
+    read = compiled(shape, lambda any_id: _locking_queryset(any_id, card_brief=card_brief, lines=lines, wait=wait))
+    return read.rows(checkout_id)
 
 
 def _locking_queryset(checkout_id: str, *, card_brief: bool, lines: bool, wait: bool) -> QuerySet:
@@ -180,60 +181,6 @@ def _locking_queryset(checkout_id: str, *, card_brief: bool, lines: bool, wait: 
     if card_brief:
         rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
     return rows
-
-
-# The lock's statement is the same for every checkout but its id, and compiling it (a join, live-stock
-# annotations, extra selects) cost more CPU than anything else in an update or a complete (issue 34, about a
-# seventh of a purchase's web-process CPU). So each of its few shapes is compiled once per process, with a
-# stand-in id, and later calls bind the real id in its places and run the same SQL through Django's own row
-# reader (`ModelIterable`: the same model instances, select_related and annotations as `list(queryset)`).
-_ANY_ID = "\x00checkout id\x00"  # never a real public id (no NUL passes a BCP path or form), only ever bound over
-
-
-class _Compiled:
-    def __init__(self, queryset: QuerySet) -> None:
-        self.queryset = queryset
-        self.compiler = queryset.query.get_compiler(using=queryset.db)
-        self.sql, params = self.compiler.as_sql()  # fills the compiler's select, klass_info, annotation map
-        self.params = tuple(params)
-        assert _ANY_ID in self.params and _ANY_ID not in self.sql  # the id is a parameter, never inlined
-        # The row converters (JSON columns' from_db_value…) depend only on the selected columns; Django works them
-        # out again on every execution (a few per cent of a purchase). On PostgreSQL none is the connection's own
-        # (its operations add no converter), so the first call's serve every thread.
-        fields = [column[0] for column in self.compiler.select[0 : self.compiler.col_count]]
-        self.composite = self.compiler.has_composite_fields(fields)
-        self.converters = (
-            self.compiler.get_converters(fields) if self.compiler.connection.vendor == "postgresql" else None
-        )
-
-    def rows(self, checkout_id: str) -> list:
-        bound = tuple(checkout_id if value == _ANY_ID else value for value in self.params)
-        compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
-        compiler.connection = connections[self.queryset.db]
-        compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)  # type: ignore[method-assign]
-        if self.converters is not None:
-            converters, composite = self.converters, self.composite
-            compiler.get_converters = lambda expressions: converters  # type: ignore[method-assign]
-            compiler.has_composite_fields = lambda expressions: composite  # type: ignore[method-assign]
-        query = SimpleNamespace(get_compiler=lambda using=None, **_: compiler)
-        source = SimpleNamespace(
-            db=self.queryset.db,
-            query=query,
-            model=self.queryset.model,
-            _fetch_mode=self.queryset._fetch_mode,
-            _known_related_objects={},
-        )
-        return list(ModelIterable(source))  # type: ignore[arg-type]
-
-
-_COMPILED: dict[tuple[object, ...], _Compiled] = {}
-
-
-def _compiled(shape: tuple[object, ...], build: Callable[[], QuerySet]) -> _Compiled:
-    kept = _COMPILED.get(shape)
-    if kept is None:
-        kept = _COMPILED[shape] = _Compiled(build())
-    return kept
 
 
 def _check_owner(checkout: Checkout, owner: object) -> None:

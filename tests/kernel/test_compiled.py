@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.test.utils import CaptureQueriesContext
 
-from kernel.compiled import compiled
+from kernel.compiled import compiled, stand_in
 from shop.models import Variant
 from tests.shop.checkout_factories import make_variant
 
@@ -36,3 +36,54 @@ def test_rows_are_the_querysets_rows_with_select_related() -> None:
 def test_a_stand_in_left_out_of_the_parameters_is_refused() -> None:
     with pytest.raises(ValueError):
         compiled("test.no_stand_in", lambda sku: Variant.objects.filter(sku="SKU-A"))
+
+
+def test_a_stand_in_may_be_bound_in_several_parameters() -> None:
+    """The checkout lock binds its id in the row, the reference lock and the card brief."""
+    make_variant("SKU-A", price=100, title="Café A")
+    make_variant("SKU-B", price=200, title="Café B")
+    read = compiled("test.twice", lambda sku: Variant.objects.filter(Q(sku=sku) | Q(product__title=sku)).order_by())
+    assert len(read.slots) == 2
+    assert [row.sku for row in read.rows("SKU-B")] == ["SKU-B"]
+    assert [row.sku for row in read.rows("Café A")] == ["SKU-A"]
+
+
+def test_an_integer_stand_in_reads_by_a_foreign_key() -> None:
+    first = make_variant("SKU-A", price=100, title="Café A")
+    make_variant("SKU-B", price=200, title="Café B")
+    read = compiled("test.by_product", lambda pk: Variant.objects.filter(product_id=pk).order_by(), kind=int)
+    assert [row.sku for row in read.rows(first.product_id)] == ["SKU-A"]
+
+
+def test_a_plain_shape_reads_the_querysets_instances_with_deferred_fields() -> None:
+    """One model's own columns are read straight from the cursor: the same values, the same deferred fields."""
+    make_variant("SKU-A", price=100, title="Café A")
+    read = compiled("test.only", lambda sku: Variant.objects.filter(sku=sku).only("sku", "price").order_by())
+    assert read.plain is not None
+    (row,) = read.rows("SKU-A")
+    (expected,) = Variant.objects.filter(sku="SKU-A").only("sku", "price")
+    assert (row.pk, row.sku, row.price, row.get_deferred_fields()) == (
+        expected.pk,
+        expected.sku,
+        expected.price,
+        expected.get_deferred_fields(),
+    )
+    assert not row._state.adding and row._state.db == expected._state.db
+
+
+def test_a_stand_in_changed_by_its_lookup_is_refused() -> None:
+    with pytest.raises(ValueError):  # icontains binds '%…%', not the stand-in
+        compiled("test.contains", lambda sku: Variant.objects.filter(sku__icontains=sku))
+
+
+def test_a_stand_in_equal_to_a_constant_of_the_query_is_refused() -> None:
+    constant = stand_in(0, int)
+    with pytest.raises(ValueError):
+        compiled("test.collides", lambda pk: Variant.objects.filter(product_id=pk, price=constant), kind=int)
+
+
+def test_an_integer_stand_in_the_backend_wraps_is_bound_wrapped() -> None:
+    make_variant("SKU-A", price=100, title="Café A")
+    make_variant("SKU-B", price=200, title="Café B")
+    read = compiled("test.by_price", lambda price: Variant.objects.filter(price=price).order_by(), kind=int)
+    assert [row.sku for row in read.rows(200)] == ["SKU-B"]
