@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import logging
 import os
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
@@ -191,22 +192,33 @@ def _forget_kept() -> None:
 os.register_at_fork(after_in_child=_forget_kept)
 
 
-def _kept_client(key: tuple[Any, ...], tls: ssl.SSLContext) -> tuple[httpx.Client, _Clock]:
-    clients: dict[tuple[Any, ...], tuple[httpx.Client, _Clock]] = _kept.__dict__.setdefault("clients", {})
+@dataclass
+class _Kept:
+    client: httpx.Client
+    pool: httpcore.ConnectionPool  # the client's own: a call may go through either, over the same connection
+    clock: _Clock
+    defaults: tuple[tuple[str, str], ...]  # the client's default headers (Accept, Accept-Encoding, …)
+
+
+def _kept_client(key: tuple[Any, ...], tls: ssl.SSLContext) -> _Kept:
+    clients: dict[tuple[Any, ...], _Kept] = _kept.__dict__.setdefault("clients", {})
     kept = clients.get(key)
     if kept is None:
         if len(clients) >= _KEPT_MAX:
             oldest = next(iter(clients))
             _drop_kept(oldest)
         clock = _Clock(Deadline(0))
-        kept = clients[key] = (_client(_DeadlineTransport(clock, tls, KEEP_SECONDS)), clock)
+        transport = _DeadlineTransport(clock, tls, KEEP_SECONDS)
+        client = _client(transport)
+        defaults = tuple((name.decode(), value.decode()) for name, value in client.headers.raw)  # as httpx spells them
+        kept = clients[key] = _Kept(client, transport._pool, clock, defaults)
     return kept
 
 
 def _drop_kept(key: tuple[Any, ...]) -> None:
     kept = _kept.__dict__.get("clients", {}).pop(key, None)
     if kept is not None:
-        kept[0].close()
+        kept.client.close()
 
 
 # --- destination checks -----------------------------------------------------------------------------------------
@@ -353,40 +365,133 @@ def request(
     context = tls or verified_tls_context()
     key = (parts.scheme, target.host, target.ip, parts.port, context)
     if keep:
-        client, clock = _kept_client(key, context)
-        clock.deadline = total
+        kept = _kept_client(key, context)
+        kept.clock.deadline = total
+        client = kept.client
     else:
         client = _client(_DeadlineTransport(_Clock(total), context))
     timeout = httpx.Timeout(None, connect=connect_timeout)  # every phase is bounded by the deadline anyway
     try:
-        req = client.build_request(method, pinned, content=content, json=json, data=data, params=params,
-                                   headers=send_headers, extensions=extensions, timeout=timeout)  # fmt: skip
-        resp = client.send(req, auth=auth, stream=True)
+        if keep and json is None and data is None and params is None and auth is None:
+            status, reason, resp_headers, chunks, close = _pooled(
+                kept, method, pinned, send_headers, content, extensions, connect_timeout
+            )
+        else:
+            req = client.build_request(method, pinned, content=content, json=json, data=data, params=params,
+                                       headers=send_headers, extensions=extensions, timeout=timeout)  # fmt: skip
+            resp = client.send(req, auth=auth, stream=True)
+            status, reason, resp_headers = resp.status_code, resp.reason_phrase, resp.headers
+            chunks, close = resp.iter_bytes(), resp.close
         try:
-            if 300 <= resp.status_code < 400:
-                raise OutboundError("redirect", f"redirects are not followed (HTTP {resp.status_code})")
-            declared = resp.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > max_bytes:
-                raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in resp.iter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
-                chunks.append(chunk)
+            body = _capped(status, resp_headers, chunks, max_bytes)
         finally:
-            resp.close()
+            close()
     except BaseException as exc:
         if keep:
             _drop_kept(key)  # a call that ended halfway leaves no connection to reuse
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, httpx.TimeoutException | httpcore.TimeoutException):
             raise OutboundError("timeout", f"timed out talking to {target.host}") from exc
-        if isinstance(exc, httpx.HTTPError):
+        if isinstance(exc, (httpx.HTTPError, *_HTTPCORE_ERRORS)):
             raise OutboundError("connect", f"cannot reach {target.host}: {exc.__class__.__name__}") from exc
         raise
     finally:
         if not keep:
             client.close()
     elapsed_ms = int((time.monotonic() - started) * 1000)
-    return Response(resp.status_code, resp.headers, b"".join(chunks), elapsed_ms, resp.reason_phrase)
+    return Response(status, resp_headers, body, elapsed_ms, reason)
+
+
+def _capped(status: int, headers: httpx.Headers, chunks: Iterable[bytes], max_bytes: int) -> bytes:
+    """The body, refused when it is a redirect or larger than `max_bytes` (declared or read)."""
+    if 300 <= status < 400:
+        raise OutboundError("redirect", f"redirects are not followed (HTTP {status})")
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
+    read: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > max_bytes:
+            raise OutboundError("too_large", f"response larger than {max_bytes} bytes")
+        read.append(chunk)
+    return b"".join(read)
+
+
+# --- a kept connection's exchange without httpx's client ------------------------------------------------------
+# httpx's own request handling (request and header models, auth and redirect generators, cookie extraction,
+# response wrapping) was about a millisecond of CPU per webhook (issue 34). A kept call without json, form,
+# query parameters or auth (the platforms' calls) is sent on the kept client's own httpcore pool: the same
+# connection, the same bytes (httpx's default headers, Content-Length as httpx sets it), the same log line; a
+# compressed answer is still decoded by httpx's decoders. Guard, deadline, cap and no redirects are the caller's.
+
+_HTTPCORE_ERRORS = (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol, httpcore.ProxyError)
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+_logger = logging.getLogger("httpx")  # httpx's "HTTP Request: …" line, under the logger operators already tune
+
+
+@functools.lru_cache(maxsize=512)
+def _target(pinned: str) -> tuple[bytes, bytes, int | None, bytes, str]:
+    """Scheme, host, port, request target and text of a pinned URL, as httpx would send and log them (its own
+    URL parsing: percent-encoding of the path and query), once per distinct URL."""
+    url = httpx.URL(pinned)
+    return url.raw_scheme, url.raw_host, url.port, url.raw_path, str(url)
+
+
+class _Decoded(httpx.SyncByteStream):
+    def __init__(self, response: httpcore.Response) -> None:
+        self._response = response
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._response.iter_stream()
+
+
+def _pooled(
+    kept: _Kept,
+    method: str,
+    pinned: str,
+    headers: Mapping[str, str],
+    content: bytes | None,
+    extensions: dict[str, Any],
+    connect_timeout: float | None,
+) -> tuple[int, str, httpx.Headers, Iterable[bytes], Callable[[], None]]:
+    """Send on the kept pool: (status, reason phrase, headers, body chunks (decoded), close)."""
+    merged = {name.lower(): (name, value) for name, value in kept.defaults}
+    for name, value in headers.items():  # a caller's header replaces the default, moved after them (httpx's update)
+        merged.pop(name.lower(), None)
+        merged[name.lower()] = (name, value)
+    method = method.upper()
+    if "content-length" not in merged and "transfer-encoding" not in merged:
+        if content is not None:
+            merged["content-length"] = ("Content-Length", str(len(content)))
+        elif method in _WITH_BODY:  # httpx's automatic header, put before the others
+            merged = {"content-length": ("Content-Length", "0"), **merged}
+    raw = [(name.encode("ascii"), value.encode("ascii")) for name, value in merged.values()]
+    scheme, host_bytes, port, path, logged = _target(pinned)
+    request = httpcore.Request(
+        method,
+        httpcore.URL(scheme=scheme, host=host_bytes, port=port, target=path),
+        headers=raw,
+        content=content or b"",
+        extensions={
+            **extensions,
+            "timeout": {"connect": connect_timeout, "read": None, "write": None, "pool": None},
+        },
+    )
+    response = kept.pool.handle_request(request)
+    reason = response.extensions.get("reason_phrase", b"").decode("ascii", errors="ignore")
+    got = httpx.Headers(response.headers)
+    _logger.info(
+        'HTTP Request: %s %s "%s %d %s"',
+        method,
+        logged,
+        response.extensions.get("http_version", b"HTTP/1.1").decode("ascii", errors="ignore"),
+        response.status,
+        reason,
+    )
+    encoding = got.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return response.status, reason, got, response.iter_stream(), response.close
+    # Compressed: httpx's own decoding of its Accept-Encoding (through a response object of its own).
+    wrapped = httpx.Response(response.status, headers=response.headers, stream=_Decoded(response))
+    return response.status, reason, got, wrapped.iter_bytes(), response.close

@@ -6,6 +6,8 @@ The peer is a local server on 127.0.0.1 (`DripServer`), the network boundary: no
 from __future__ import annotations
 
 import contextlib
+import gzip
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,29 +18,35 @@ import pytest
 from kernel.http import Deadline, OutboundError, request
 from tests.bcp_app.drip import DripServer
 
-OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
+# The peer answers one request per connection and hangs up: it says so, so that no kept connection waits on it.
+OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 12\r\n\r\n{"ok": true}'
 # No length, no chunking: the body ends when the server closes, so only counting while reading can cap it.
 UNDECLARED = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" + b"x" * 20_000
+# Each guard holds on the kept path too (`keep=True`: the platforms' calls, sent on httpcore's pool, issue 34).
+KEEP = pytest.mark.parametrize("keep", [False, True], ids=["fresh", "kept"])
 SLOW = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n" + b" " * 398 + b"{}"
 
 
-def test_a_body_over_the_cap_is_refused_while_streaming() -> None:
+@KEEP
+def test_a_body_over_the_cap_is_refused_while_streaming(keep: bool) -> None:
     with DripServer(interval=0, answer=UNDECLARED) as peer, pytest.raises(OutboundError) as caught:
-        request("GET", peer.url("/x"), max_bytes=4096, guard=False)
+        request("GET", peer.url("/x"), max_bytes=4096, guard=False, keep=keep)
     assert caught.value.kind == "too_large"
 
 
-def test_a_body_within_the_cap_is_read_whole() -> None:
+@KEEP
+def test_a_body_within_the_cap_is_read_whole(keep: bool) -> None:
     with DripServer(interval=0, answer=UNDECLARED) as peer:
-        response = request("GET", peer.url("/x"), max_bytes=20_000, guard=False)
+        response = request("GET", peer.url("/x"), max_bytes=20_000, guard=False, keep=keep)
     assert (response.status_code, len(response.body)) == (200, 20_000)
 
 
-def test_a_dripping_peer_is_cut_at_the_total_deadline_mid_body() -> None:
+@KEEP
+def test_a_dripping_peer_is_cut_at_the_total_deadline_mid_body(keep: bool) -> None:
     """A per-read timeout never trips on one byte every 0.2 s; the total deadline does."""
     with DripServer(interval=0.2, answer=SLOW) as peer:
         with pytest.raises(OutboundError) as caught:
-            request("GET", peer.url("/x"), deadline=1.0, guard=False)
+            request("GET", peer.url("/x"), deadline=1.0, guard=False, keep=keep)
         assert peer.cut.wait(10)  # the peer saw the client hang up
         sent = peer.sent
     assert caught.value.kind == "timeout"
@@ -46,26 +54,28 @@ def test_a_dripping_peer_is_cut_at_the_total_deadline_mid_body() -> None:
     assert peer.connections == 1
 
 
-def test_a_deadline_shared_by_attempts_leaves_nothing_for_one_after_it_passed() -> None:
+@KEEP
+def test_a_deadline_shared_by_attempts_leaves_nothing_for_one_after_it_passed(keep: bool) -> None:
     with DripServer(interval=0.2, answer=SLOW) as peer:
         budget = Deadline(0.6)
         with pytest.raises(OutboundError):
-            request("GET", peer.url("/x"), deadline=budget, guard=False)
+            request("GET", peer.url("/x"), deadline=budget, guard=False, keep=keep)
         with pytest.raises(OutboundError) as again:
-            request("GET", peer.url("/x"), deadline=budget, guard=False)
+            request("GET", peer.url("/x"), deadline=budget, guard=False, keep=keep)
     assert again.value.kind == "timeout"
     assert peer.connections == 1  # the second attempt never connected
 
 
+@KEEP
 @pytest.mark.parametrize("url", ["http://127.0.0.1:{port}/x", "http://localhost:{port}/x"])
-def test_the_guard_refuses_private_addresses_unless_allowed(url: str) -> None:
+def test_the_guard_refuses_private_addresses_unless_allowed(url: str, keep: bool) -> None:
     with DripServer(interval=0, answer=OK) as peer:
         target = url.format(port=peer.port)
         with pytest.raises(OutboundError) as caught:
-            request("GET", target, guard=True)
+            request("GET", target, guard=True, keep=keep)
         assert peer.connections == 0  # refused before connecting
-        allowed = request("GET", target, guard=True, allow=["127.0.0.0/8", "localhost"])
-        configured = request("GET", target, guard=False)  # a provider the merchant configured
+        allowed = request("GET", target, guard=True, allow=["127.0.0.0/8", "localhost"], keep=keep)
+        configured = request("GET", target, guard=False, keep=keep)  # a provider the merchant configured
     assert caught.value.kind == "blocked"
     assert (allowed.status_code, allowed.json()) == (200, {"ok": True})
     assert (configured.status_code, configured.json()) == (200, {"ok": True})
@@ -158,3 +168,102 @@ def test_a_kept_connection_is_bounded_by_the_current_calls_deadline() -> None:
     assert caught.value.kind == "timeout"
     assert after.status_code == 200
     assert peer.connections == 2
+
+
+class _RecordingPeer:
+    """A keep-alive peer on 127.0.0.1 that records each request's bytes as received and gives `answer` to each."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self.server.accept()
+                self.connections += 1
+                threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buffer = b""
+        with conn, contextlib.suppress(OSError):
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, rest = buffer.partition(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                self.requests.append(head + b"\r\n\r\n" + rest[:length])
+                buffer = rest[length:]
+                conn.sendall(self.answer)
+
+    def __enter__(self) -> _RecordingPeer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.close()
+
+
+def test_a_kept_call_sends_the_bytes_httpx_sends() -> None:
+    """The kept path (httpcore's pool, no httpx client) puts on the wire what httpx puts for the same call."""
+    body = '{"pedido": "ação"}'.encode()
+    with _RecordingPeer(OK.replace(b"Connection: close\r\n", b"")) as peer:
+        for keep in (False, True, True):
+            url = f"http://127.0.0.1:{peer.port}/hooks/a b?x=1&y=ç"
+            response = request("POST", url, content=body, headers={"Content-Type": "application/json",
+                               "Webhook-Id": "w1"}, guard=False, keep=keep)  # fmt: skip
+            assert (response.status_code, response.json(), response.reason_phrase) == (200, {"ok": True}, "OK")
+            request("GET", f"http://127.0.0.1:{peer.port}/perfil", headers={"Accept": "application/json"},
+                    guard=False, keep=keep)  # fmt: skip
+            request("POST", f"http://127.0.0.1:{peer.port}/vazio", guard=False, keep=keep)
+    assert len(peer.requests) == 9
+    fresh, kept, kept_again = peer.requests[0:3], peer.requests[3:6], peer.requests[6:9]
+    assert kept == fresh and kept_again == fresh
+    assert peer.connections == 3 + 1  # a connection per fresh call, then one kept for the six kept calls
+
+
+def test_a_kept_call_decodes_a_compressed_answer_and_caps_what_it_decodes() -> None:
+    packed = gzip.compress(b'{"ok": true}' + b" " * 10_000)
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        + f"Content-Length: {len(packed)}\r\n\r\n".encode()
+        + packed
+    )
+    with _RecordingPeer(answer) as peer:
+        url = f"http://127.0.0.1:{peer.port}/perfil"
+        assert request("GET", url, guard=False, keep=True).json() == {"ok": True}
+        with pytest.raises(OutboundError) as caught:
+            request("GET", url, guard=False, keep=True, max_bytes=5_000)  # 10 KB once decoded
+    assert caught.value.kind == "too_large"
+    assert len(packed) < 5_000
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (b"HTTP/1.1 302 Found\r\nLocation: http://10.0.0.1/\r\nContent-Length: 0\r\n\r\n", "redirect"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 999999\r\n\r\n{}", "too_large"),
+    ],
+)
+def test_a_kept_call_refuses_redirects_and_declared_oversize(answer: bytes, kind: str) -> None:
+    with _RecordingPeer(answer) as peer:
+        for _ in range(2):
+            with pytest.raises(OutboundError) as caught:
+                request("GET", f"http://127.0.0.1:{peer.port}/x", guard=False, keep=True, max_bytes=1000)
+            assert caught.value.kind == kind
+    assert peer.connections == 2  # a refused call's connection is not used again
