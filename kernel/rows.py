@@ -139,6 +139,17 @@ def _fill_timestamps(instance: models.Model, stamped: Iterable[_Stamp]) -> None:
 # Values a write can compare with `==` and that nobody changes in place: a JSON column's dict or list may be
 # edited in place after loading, so it is never taken as unchanged.
 _IMMUTABLE = (str, int, float, bool, type(None), datetime.datetime, datetime.date, datetime.time, Decimal, UUID)
+_IMMUTABLE_TYPES = frozenset(_IMMUTABLE)  # the exact types, a set lookup before `isinstance` walks the tuple
+
+
+def _attnames(meta: Options[Any]) -> tuple[str, ...]:
+    attnames = _ATTNAMES.get(meta)
+    if attnames is None:
+        attnames = _ATTNAMES[meta] = tuple(field.attname for field in meta.concrete_fields)
+    return attnames
+
+
+_ATTNAMES: dict[Options[Any], tuple[str, ...]] = {}
 
 
 _ABSENT = object()
@@ -155,11 +166,12 @@ class RemembersLoaded:
     def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], **kwargs: Any) -> Any:
         instance = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]
         read = instance.__dict__
-        instance._loaded = {
-            field.attname: read[field.attname]
-            for field in instance._meta.concrete_fields
-            if isinstance(read.get(field.attname, _ABSENT), _IMMUTABLE)
-        }
+        loaded = {}
+        for attname in _attnames(instance._meta):
+            value = read.get(attname, _ABSENT)
+            if type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
+                loaded[attname] = value
+        instance._loaded = loaded
         return instance
 
     # Written or read again some other way: what was read is no longer known to be what the row holds, so the
@@ -329,10 +341,14 @@ def update_where(
     )
     written = _write(db, sql, params, event=event, guard=guard) is not None
     if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
-        now = {field.attname: getattr(instance, field.attname) for field in chosen}
-        kept = {name: value for name, value in loaded.items() if name not in now}
-        fresh = {name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}
-        instance.__dict__["_loaded"] = {**kept, **fresh}
+        remembered = dict(loaded)
+        for field in chosen:
+            value = getattr(instance, field.attname)
+            if isinstance(value, _IMMUTABLE):
+                remembered[field.attname] = value
+            else:
+                remembered.pop(field.attname, None)
+        instance.__dict__["_loaded"] = remembered
     return written
 
 

@@ -141,7 +141,7 @@ def _inserted(original: models.Model, *, fast: bool) -> dict[str, Any]:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"DELETE FROM {connection.ops.quote_name(model._meta.db_table)}"  # noqa: S608 — model metadata
-                f" WHERE {connection.ops.quote_name(model._meta.pk.column)} = %s",
+                f" WHERE {connection.ops.quote_name(str(model._meta.pk.column))} = %s",
                 [original.pk],
             )
         if fast:
