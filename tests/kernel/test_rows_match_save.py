@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import json
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -25,15 +24,11 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
-from django.test import Client
 
-from bcp_app.service.platforms import platform_create
 from kernel.rows import _columns, _db_values, insert_together, update_where
 from orders.models import AppendOnlyModel
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
-from tests.bcp_app.rest_helpers import SP
-from tests.bench.bench_client import COMPLETE, create_body, update_body
-from tests.shop.checkout_factories import make_shipping, make_variant
+from tests.bench.test_flow_profile import _flow, flow_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -103,31 +98,6 @@ def test_every_column_gets_the_value_django_prepares() -> None:
     assert checked > 5000  # every column of the project, not a few
 
 
-def _purchase(fake_platform: FakePlatform) -> None:  # noqa: F811
-    make_variant("SKU-ROWS", price=4290, stock=10, title="Café de teste")
-    make_shipping()
-    platform = platform_create(name="Rows", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
-    client = Client(
-        headers={
-            "BCP-Agent": f'profile="{platform.platform.profile_url}"',
-            "Authorization": f"Bearer {platform.api_key}",
-        }
-    )
-
-    def send(method: str, path: str, body: dict[str, Any], **extra: str) -> dict[str, Any]:
-        response = getattr(client, method)(
-            f"/bcp/v1{path}", data=json.dumps(body), content_type="application/json", headers=extra
-        )
-        assert response.status_code in (200, 201), response.content[:300]
-        return response.json()
-
-    created = send("post", "/checkout-sessions", create_body("SKU-ROWS"))
-    updated = send("put", f"/checkout-sessions/{created['id']}", update_body(created, "SKU-ROWS", SP))
-    assert updated["status"] == "ready_for_complete", updated.get("messages")
-    done = send("post", f"/checkout-sessions/{created['id']}/complete", COMPLETE, **{"Idempotency-Key": "k-1"})
-    assert done["status"] == "completed", done.get("messages")
-
-
 def _stored(model: type[models.Model], pk: Any) -> dict[str, Any]:
     return model._default_manager.filter(pk=pk).values().get()
 
@@ -193,7 +163,7 @@ def _compared(model: type[models.Model], fast: dict[str, Any], orm: dict[str, An
 def test_rows_of_a_purchase_are_the_rows_the_orm_would_write(fake_platform: FakePlatform, bcp_settings: Any) -> None:  # noqa: F811
     project = _project_models()
     before = {model: set(model._default_manager.values_list("pk", flat=True)) for model in project}
-    _purchase(fake_platform)
+    _flow(flow_client(fake_platform, stock=10))  # create → update → complete by card
     written = {
         model: sorted(set(model._default_manager.values_list("pk", flat=True)) - before[model]) for model in project
     }
