@@ -37,10 +37,16 @@ def _db() -> BaseDatabaseWrapper:
 
 
 def _column(field: models.Field[Any, Any]) -> str:
-    """A concrete field's quoted column name."""
-    if field.column is None:
-        raise ValueError(f"{field.name} has no column")
-    return connection.ops.quote_name(field.column)
+    """A concrete field's quoted column name (quoted once per process: placements quote their pks per call)."""
+    quoted = _QUOTED.get(field)
+    if quoted is None:
+        if field.column is None:
+            raise ValueError(f"{field.name} has no column")
+        quoted = _QUOTED[field] = connection.ops.quote_name(field.column)
+    return quoted
+
+
+_QUOTED: dict[models.Field[Any, Any], str] = {}
 
 
 def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
