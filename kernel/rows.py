@@ -16,7 +16,9 @@ from uuid import UUID
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.options import Options
+from django.db.models.query_utils import DeferredAttribute
 from psycopg import _queries as psycopg_queries
 
 # psycopg parses a statement's text for its placeholders once and keeps the result (an LRU of 128 texts) only for
@@ -35,10 +37,16 @@ def _db() -> BaseDatabaseWrapper:
 
 
 def _column(field: models.Field[Any, Any]) -> str:
-    """A concrete field's quoted column name."""
-    if field.column is None:
-        raise ValueError(f"{field.name} has no column")
-    return connection.ops.quote_name(field.column)
+    """A concrete field's quoted column name (quoted once per process: placements quote their pks per call)."""
+    quoted = _QUOTED.get(field)
+    if quoted is None:
+        if field.column is None:
+            raise ValueError(f"{field.name} has no column")
+        quoted = _QUOTED[field] = connection.ops.quote_name(field.column)
+    return quoted
+
+
+_QUOTED: dict[models.Field[Any, Any], str] = {}
 
 
 def _field(meta: Options[Any], name: str) -> models.Field[Any, Any]:
@@ -75,33 +83,79 @@ _PLAIN: dict[type[models.Field[Any, Any]], type] = {
 }
 
 
-def _db_values(instance: models.Model, fields: Sequence[models.Field[Any, Any]], db: BaseDatabaseWrapper) -> list[Any]:
-    """`field.get_db_prep_save(value, db)` of each field's value on `instance`, the plain ones as they are."""
+# One column of a statement as its values are prepared: (attname, whether the instance's dict holds it, the
+# type passed as it is or None, the wrapper psycopg needs for it or None, whether None passes as None, the
+# field), decided once per shape (issue 34: a purchase prepares a few hundred values; per value, the field's
+# type and size were looked up and the instance's descriptor called again).
+type _Column = tuple[str, bool, type | None, Callable[[Any], Any] | None, bool, models.Field[Any, Any]]
+
+# Descriptors that only read the instance's dict (what `getattr` would return when the value is there).
+_DIRECT = (DeferredAttribute, ForeignKeyDeferredAttribute)
+
+
+def _columns(fields: Sequence[models.Field[Any, Any]], db: BaseDatabaseWrapper) -> tuple[_Column, ...]:
     sized = getattr(db.ops, "integerfield_type_map", None)  # psycopg 3: an integer goes typed by its column's size
-    values = []
+    columns = []
     for field in fields:
-        value = getattr(instance, field.attname)
         plain = _PLAIN.get(type(field))
-        if plain is None or type(value) is not plain:
-            value = field.get_db_prep_save(value, db)
-        elif plain is int and sized is not None:
-            value = sized[field.get_internal_type()](value)
-        values.append(value)
+        wrap = None
+        if plain is int and sized is not None:
+            wrap = sized[field.get_internal_type()]
+        elif plain is None and isinstance(field, models.ForeignKey) and type(field.get_db_prep_save(1, db)) is int:
+            plain = int  # a key to an integer primary key: Django passes the int itself (checked in the tests)
+        # a descriptor of its own (a file, …): read through `getattr` and prepared by Django
+        direct = isinstance(getattr(field.model, field.attname, None), _DIRECT)
+        try:
+            none_plain = field.get_db_prep_save(None, db) is None
+        except Exception:  # a field that refuses None: Django's own path says how
+            none_plain = False
+        columns.append((field.attname, direct, plain if direct else None, wrap, none_plain, field))
+    return tuple(columns)
+
+
+def _db_values(instance: models.Model, columns: Sequence[_Column], db: BaseDatabaseWrapper) -> list[Any]:
+    """`field.get_db_prep_save(value, db)` of each column's value on `instance`, the plain ones as they are."""
+    state = instance.__dict__
+    values: list[Any] = []
+    append = values.append
+    for attname, direct, plain, wrap, none_plain, field in columns:
+        value = state.get(attname, _ABSENT) if direct else _ABSENT
+        if value is _ABSENT:
+            value = getattr(instance, attname)  # deferred, or a descriptor of its own
+        if type(value) is plain:
+            append(value if wrap is None else wrap(value))
+        elif value is None and none_plain:
+            append(None)
+        else:
+            append(field.get_db_prep_save(value, db))
     return values
 
 
-def _fill_timestamps(instance: models.Model, fields: Iterable[models.Field], *, adding: bool) -> None:
-    """The timestamps save() would fill: auto_now always, auto_now_add on insert when the caller set none."""
-    for field in fields:
-        if getattr(field, "auto_now", False) or (
-            adding and getattr(field, "auto_now_add", False) and getattr(instance, field.attname) is None
-        ):
-            field.pre_save(instance, add=adding)
+# A timestamp save() would fill: (field, always, add). auto_now always; auto_now_add on insert when the caller
+# set none (`always` False: only when the instance holds None).
+type _Stamp = tuple[models.Field[Any, Any], bool, bool]
+
+
+def _fill_timestamps(instance: models.Model, stamped: Iterable[_Stamp]) -> None:
+    for field, always, add in stamped:
+        if always or getattr(instance, field.attname) is None:
+            field.pre_save(instance, add=add)
 
 
 # Values a write can compare with `==` and that nobody changes in place: a JSON column's dict or list may be
 # edited in place after loading, so it is never taken as unchanged.
 _IMMUTABLE = (str, int, float, bool, type(None), datetime.datetime, datetime.date, datetime.time, Decimal, UUID)
+_IMMUTABLE_TYPES = frozenset(_IMMUTABLE)  # the exact types, a set lookup before `isinstance` walks the tuple
+
+
+def _attnames(meta: Options[Any]) -> tuple[str, ...]:
+    attnames = _ATTNAMES.get(meta)
+    if attnames is None:
+        attnames = _ATTNAMES[meta] = tuple(field.attname for field in meta.concrete_fields)
+    return attnames
+
+
+_ATTNAMES: dict[Options[Any], tuple[str, ...]] = {}
 
 
 _ABSENT = object()
@@ -118,11 +172,12 @@ class RemembersLoaded:
     def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], **kwargs: Any) -> Any:
         instance = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]
         read = instance.__dict__
-        instance._loaded = {
-            field.attname: read[field.attname]
-            for field in instance._meta.concrete_fields
-            if isinstance(read.get(field.attname, _ABSENT), _IMMUTABLE)
-        }
+        loaded = {}
+        for attname in _attnames(instance._meta):
+            value = read.get(attname, _ABSENT)
+            if type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
+                loaded[attname] = value
+        instance._loaded = loaded
         return instance
 
     # Written or read again some other way: what was read is no longer known to be what the row holds, so the
@@ -136,85 +191,96 @@ class RemembersLoaded:
         super().refresh_from_db(*args, **kwargs)  # type: ignore[misc]
 
 
-def _unchanged(instance: models.Model, attname: str, loaded: Mapping[str, Any]) -> bool:
-    if attname not in loaded:
-        return False
-    was, now = loaded[attname], instance.__dict__.get(attname, _ABSENT)
-    return type(was) is type(now) and was == now
-
-
 # The SQL text of a statement depends only on the model, the columns and the database: built once per process
 # (issue 34: quoting every column of a wide row on every write was a few per cent of a purchase's CPU).
 _SHAPES: dict[tuple[object, ...], Any] = {}
 _MAX_SHAPES = 2000
 
 
-def _stamped(fields: Sequence[models.Field[Any, Any]], *, adding: bool) -> tuple[models.Field[Any, Any], ...]:
-    return tuple(
-        field
-        for field in fields
-        if getattr(field, "auto_now", False) or (adding and getattr(field, "auto_now_add", False))
-    )
+def _stamped(fields: Sequence[models.Field[Any, Any]], *, adding: bool) -> tuple[_Stamp, ...]:
+    stamped = []
+    for field in fields:
+        if getattr(field, "auto_now", False):
+            stamped.append((field, True, adding))
+        elif adding and getattr(field, "auto_now_add", False):
+            stamped.append((field, False, True))
+    return tuple(stamped)
 
 
-def _insert_shape(
-    meta: Options[Any],
-) -> tuple[str, tuple[models.Field[Any, Any], ...], tuple[models.Field[Any, Any], ...]]:
-    """`INSERT INTO t (cols)`, the fields in column order, and those with a timestamp to fill."""
-    key = ("insert", meta.label, connection.vendor)
+@dataclass(frozen=True, slots=True)
+class _Insert:
+    """A model's INSERT as built once per process: `INSERT INTO t (cols)`, its fields in column order, how their
+    values are prepared, the timestamps to fill and `(%s, …)` for one row."""
+
+    head: str
+    fields: tuple[models.Field[Any, Any], ...]
+    columns: tuple[_Column, ...]
+    stamped: tuple[_Stamp, ...]
+    placeholders: str
+
+
+def _insert_shape(meta: Options[Any], db: BaseDatabaseWrapper) -> _Insert:
+    key = ("insert", meta.label, db.vendor)
     shape = _SHAPES.get(key)
     if shape is None:
         fields = tuple(field for field in meta.concrete_fields if not field.primary_key)
         columns = ", ".join(_column(field) for field in fields)
-        head = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns})"
-        shape = _SHAPES[key] = (head, fields, _stamped(fields, adding=True))
+        shape = _SHAPES[key] = _Insert(
+            head=f"INSERT INTO {db.ops.quote_name(meta.db_table)} ({columns})",
+            fields=fields,
+            columns=_columns(fields, db),
+            stamped=_stamped(fields, adding=True),
+            placeholders=", ".join(["%s"] * len(fields)),
+        )
     return shape
 
 
-def _insert_values(
-    instance: models.Model, fields: Sequence[models.Field[Any, Any]], stamped: Sequence[models.Field[Any, Any]]
-) -> list[Any]:
-    _fill_timestamps(instance, stamped, adding=True)
-    db = _db()
-    return _db_values(instance, fields, db)
+def _insert_values(instance: models.Model, shape: _Insert, db: BaseDatabaseWrapper) -> list[Any]:
+    _fill_timestamps(instance, shape.stamped)
+    return _db_values(instance, shape.columns, db)
 
 
-def _insert_sql(instance: models.Model, source: str | None = None) -> tuple[str, list[Any]]:
+def _insert_sql(instance: models.Model, db: BaseDatabaseWrapper, source: str | None = None) -> tuple[str, list[Any]]:
     """`INSERT INTO t (cols) VALUES (…)`, or `… SELECT … FROM source` (one row per row of that CTE)."""
-    head, fields, stamped = _insert_shape(instance._meta)
-    placeholders = ", ".join(["%s"] * len(fields))
+    shape = _insert_shape(instance._meta, db)
+    placeholders = shape.placeholders
     rows = f"SELECT {placeholders} FROM {source}" if source else f"VALUES ({placeholders})"  # noqa: S608
-    return f"{head} {rows}", _insert_values(instance, fields, stamped)
+    return f"{shape.head} {rows}", _insert_values(instance, shape, db)
 
 
-def _run(sql: str, params: list[Any]) -> Any:
-    with connection.cursor() as cursor:
+def _run(db: BaseDatabaseWrapper, sql: str, params: list[Any]) -> Any:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else row[0]
 
 
-def _one_statement() -> bool:
+def _one_statement(db: BaseDatabaseWrapper) -> bool:
     # SQLite (the embedded `make run`) has no data-modifying CTE: there the parts run one after another, in
     # the caller's transaction.
-    return connection.vendor == "postgresql"
+    return db.vendor == "postgresql"
 
 
 def _write(
-    main_sql: str, params: list[Any], *, event: models.Model | None = None, guard: tuple[str, list[Any]] | None = None
+    db: BaseDatabaseWrapper,
+    main_sql: str,
+    params: list[Any],
+    *,
+    event: models.Model | None = None,
+    guard: tuple[str, list[Any]] | None = None,
 ) -> Any:
     """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event`, one data-modifying CTE each:
     `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
     `guard`. Returns the pk written, or None."""
-    if not _one_statement():
-        if guard is not None and _run(*guard) is None:
+    if not _one_statement(db):
+        if guard is not None and _run(db, *guard) is None:
             return None
-        pk = _run(main_sql, params)
+        pk = _run(db, main_sql, params)
         if pk is not None and event is not None:
             event.save()
         return pk
     if guard is None and event is None:
-        return _run(main_sql, params)
+        return _run(db, main_sql, params)
     parts, values = [], []
     if guard is not None:
         parts.append(f"guard AS ({guard[0]})")
@@ -222,10 +288,10 @@ def _write(
     parts.append(f"written AS ({main_sql})")
     values += params
     if event is not None:
-        event_sql, event_params = _insert_sql(event, source="written")
+        event_sql, event_params = _insert_sql(event, db, source="written")
         parts.append(f"logged AS ({event_sql})")
         values += event_params
-    return _run(f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
+    return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
 
 
 def insert_once(instance: models.Model, conflict: Sequence[str], *, event: models.Model | None = None) -> bool:
@@ -233,16 +299,19 @@ def insert_once(instance: models.Model, conflict: Sequence[str], *, event: model
 
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
     `conflict` columns exists already (then nothing was written, `event` neither)."""
-    meta = instance._meta
-    sql, params = _insert_sql(instance)
-    target = ", ".join(_column(_field(meta, name)) for name in conflict)
-    sql += f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
-    pk = _write(sql, params, event=event)
+    meta, db = instance._meta, _db()
+    sql, params = _insert_sql(instance, db)
+    key = ("conflict", meta.label, db.vendor, tuple(conflict))
+    tail = _SHAPES.get(key)
+    if tail is None:
+        target = ", ".join(_column(_field(meta, name)) for name in conflict)
+        tail = _SHAPES[key] = f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
+    pk = _write(db, sql + tail, params, event=event)
     if pk is None:
         return False
     instance.pk = pk
     instance._state.adding = False
-    instance._state.db = connection.alias
+    instance._state.db = db.alias
     return True
 
 
@@ -269,28 +338,54 @@ def update_where(
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
     names = tuple(fields)
+    db = _db()
     loaded = getattr(instance, "_loaded", None) if changed_only else None
     if loaded is not None:
-        meta = instance._meta
-        names = tuple(name for name in names if not _unchanged(instance, _field(meta, name).attname, loaded))
+        names = _changed(instance, names, loaded)
     sql, params, chosen = _update_statement(
-        instance, names, where or {}, guarded=guard is not None and _one_statement()
+        instance, names, where or {}, db, guarded=guard is not None and _one_statement(db)
     )
-    written = _write(sql, params, event=event, guard=guard) is not None
+    written = _write(db, sql, params, event=event, guard=guard) is not None
     if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
-        now = {field.attname: getattr(instance, field.attname) for field in chosen}
-        kept = {name: value for name, value in loaded.items() if name not in now}
-        fresh = {name: value for name, value in now.items() if isinstance(value, _IMMUTABLE)}
-        instance.__dict__["_loaded"] = {**kept, **fresh}
+        remembered = dict(loaded)
+        for field in chosen:
+            value = getattr(instance, field.attname)
+            if isinstance(value, _IMMUTABLE):
+                remembered[field.attname] = value
+            else:
+                remembered.pop(field.attname, None)
+        instance.__dict__["_loaded"] = remembered
     return written
 
 
+def _changed(instance: models.Model, names: tuple[str, ...], loaded: Mapping[str, Any]) -> tuple[str, ...]:
+    """Of `names`, those whose value differs from the one read (a value not remembered counts as changed)."""
+    meta = instance._meta
+    key = ("attnames", meta.label, names)
+    pairs: tuple[tuple[str, str], ...] | None = _SHAPES.get(key)
+    if pairs is None:
+        pairs = tuple((name, _field(meta, name).attname) for name in names)
+        if len(_SHAPES) < _MAX_SHAPES:
+            _SHAPES[key] = pairs
+    state = instance.__dict__
+    changed = []
+    for name, attname in pairs:
+        was = loaded.get(attname, _ABSENT)
+        if was is _ABSENT:
+            changed.append(name)
+            continue
+        now = state.get(attname, _ABSENT)
+        if type(was) is not type(now) or was != now:
+            changed.append(name)
+    return tuple(changed)
+
+
 def _update_statement(
-    instance: models.Model, names: tuple[str, ...], where: Mapping[str, Any], *, guarded: bool
+    instance: models.Model, names: tuple[str, ...], where: Mapping[str, Any], db: BaseDatabaseWrapper, *, guarded: bool
 ) -> tuple[str, list[Any], tuple[models.Field[Any, Any], ...]]:
     """`UPDATE … RETURNING pk` of `update_where`: its SQL (text built once per shape), values and columns."""
     meta = instance._meta
-    key = ("update", meta.label, connection.vendor, names, tuple(where), guarded)
+    key = ("update", meta.label, db.vendor, names, tuple(where), guarded)
     shape = _SHAPES.get(key)
     if shape is None:
         columns = [_field(meta, name) for name in names]
@@ -300,19 +395,24 @@ def _update_statement(
         if guarded:
             conditions.append("EXISTS (SELECT 1 FROM guard)")
         text = (
-            f"UPDATE {connection.ops.quote_name(meta.db_table)}"  # noqa: S608
+            f"UPDATE {db.ops.quote_name(meta.db_table)}"  # noqa: S608
             f" SET {', '.join(f'{_column(field)} = %s' for field in columns)}"
             f" WHERE {' AND '.join(conditions)} RETURNING {_column(meta.pk)}"
         )
-        shape = (text, tuple(columns), _stamped(columns, adding=False), [_field(meta, n) for n in where])
+        shape = (
+            text,
+            tuple(columns),
+            _columns(columns, db),
+            _stamped(columns, adding=False),
+            [_field(meta, n) for n in where],
+        )
         if len(_SHAPES) < _MAX_SHAPES:  # `changed_only` makes a shape per set of changed columns: a few in practice
             _SHAPES[key] = shape
     sql: str
     chosen: tuple[models.Field[Any, Any], ...]
-    sql, chosen, stamped, matched = shape
-    _fill_timestamps(instance, stamped, adding=False)
-    db = _db()
-    params = _db_values(instance, chosen, db)
+    sql, chosen, prepared, stamped, matched = shape
+    _fill_timestamps(instance, stamped)
+    params = _db_values(instance, prepared, db)
     params.append(meta.pk.get_db_prep_value(instance.pk, db))
     params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
     return sql, params, chosen
@@ -333,54 +433,57 @@ def update_then_insert(update: Update, head: models.Model, *groups: Sequence[mod
     PostgreSQL (the head's INSERT reads the updated row's CTE, each row of the groups the head's, one CTE per
     row). False when the row did not match: then nothing at all was written. For a placement: the checkout
     completed while it still waits for this payment, and its order with it."""
-    if not _one_statement():
+    db = _db()
+    if not _one_statement(db):
         if not update_where(update.instance, update.fields, where=update.where, event=update.event):
             return False
         insert_together(head, *groups)
         return True
-    sql, values, _ = _update_statement(update.instance, update.fields, update.where, guarded=False)
+    sql, values, _ = _update_statement(update.instance, update.fields, update.where, db, guarded=False)
     parts = [f"written AS ({sql})"]
     if update.event is not None:
-        event_sql, event_params = _insert_sql(update.event, source="written")
+        event_sql, event_params = _insert_sql(update.event, db, source="written")
         parts.append(f"logged AS ({event_sql})")
         values += event_params
-    head_sql, head_params = _insert_sql(head, source="written")
+    head_sql, head_params = _insert_sql(head, db, source="written")
     head_pk = _column(head._meta.pk)
     parts.append(f"head AS ({head_sql} RETURNING {head_pk})")
     values += head_params
     rows = [row for group in groups for row in group]
     for index, row in enumerate(rows):
-        statement, fields, stamped = _insert_shape(row._meta)
-        linked = {field.attname for field in _links(row._meta, head) if getattr(row, field.name, None) is head}
-        row_values = _insert_values(row, fields, stamped)
-        selected = ", ".join(f"head.{head_pk}" if field.attname in linked else "%s" for field in fields)
+        shape = _insert_shape(row._meta, db)
+        selected, kept = _row_shape(shape, row, head, f"head.{head_pk}", db)
         returning = _column(row._meta.pk)
-        parts.append(f"r{index} AS ({statement} SELECT {selected} FROM head RETURNING {returning})")  # noqa: S608
-        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
+        parts.append(f"r{index} AS ({shape.head} SELECT {selected} FROM head RETURNING {returning})")  # noqa: S608
+        row_values = _insert_values(row, shape, db)
+        values += row_values if kept is None else [row_values[i] for i in kept]
     pks = "".join(f", (SELECT {_column(row._meta.pk)} FROM r{index})" for index, row in enumerate(rows))  # noqa: S608
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){pks}", values)  # noqa: S608
         found = cursor.fetchone()
     if found is None or found[0] is None:
         return False
-    _saved([(head, found[0]), *zip(rows, found[1:], strict=True)], head, groups)
+    _saved(db, [(head, found[0]), *zip(rows, found[1:], strict=True)], head, groups)
     return True
 
 
 def _saved(
-    written: Iterable[tuple[models.Model, Any]], head: models.Model, groups: Sequence[Sequence[models.Model]]
+    db: BaseDatabaseWrapper,
+    written: Iterable[tuple[models.Model, Any]],
+    head: models.Model,
+    groups: Sequence[Sequence[models.Model]],
 ) -> None:
     """Every instance written gets its pk, as after `save()`; the groups' foreign keys read `head.pk`."""
     for instance, pk in written:
         instance.pk = pk
         instance._state.adding = False
-        instance._state.db = connection.alias
+        instance._state.db = db.alias
     for group in groups:
         if not group:
             continue
-        for field in _links(group[0]._meta, head):
+        for _, field in _links(group[0]._meta, head):
             for instance in group:
-                if getattr(instance, field.name, None) is head:
+                if field.get_cached_value(instance, None) is head:
                     setattr(instance, field.attname, head.pk)
 
 
@@ -391,52 +494,72 @@ def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None
 
     The rows are new by construction (no conflict handling): for a placement's order, lines and events."""
     groups = tuple(group for group in groups if group)
-    if not _one_statement():
+    db = _db()
+    if not _one_statement(db):
         with transaction.atomic():  # one after another, all or none (a caller may run it outside a transaction)
             head.save()
             for group in groups:
                 type(group[0])._default_manager.bulk_create(list(group))
         return
-    head_sql, head_params = _insert_sql(head)
+    head_sql, head_params = _insert_sql(head, db)
     head_pk = _column(head._meta.pk)
     parts, values = [f"head AS ({head_sql} RETURNING {head_pk})"], list(head_params)
     for index, group in enumerate(groups):
-        sql, params = _insert_rows(group, head)
+        sql, params = _insert_rows(group, head, db)
         parts.append(f"g{index} AS ({sql} RETURNING {_column(group[0]._meta.pk)})")
         values += params
     arrays = "".join(
         f", ARRAY(SELECT {_column(group[0]._meta.pk)} FROM g{index})"  # noqa: S608 — identifiers from metadata
         for index, group in enumerate(groups)
     )
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
         row = cursor.fetchone()
     pairs = ((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True))
-    _saved([(head, row[0]), *pairs], head, groups)
+    _saved(db, [(head, row[0]), *pairs], head, groups)
 
 
-def _links(meta: Options[Any], head: models.Model) -> list[models.ForeignKey[Any, Any]]:
-    return [
-        field
-        for field in meta.concrete_fields
-        if isinstance(field, models.ForeignKey) and field.related_model is type(head)
-    ]
+def _links(meta: Options[Any], head: models.Model) -> tuple[tuple[int, models.ForeignKey[Any, Any]], ...]:
+    """The foreign keys of `meta`'s rows to `head`'s model, with their index among the inserted fields."""
+    key = ("links", meta.label, head._meta.label)
+    links = _SHAPES.get(key)
+    if links is None:
+        fields = [field for field in meta.concrete_fields if not field.primary_key]
+        links = _SHAPES[key] = tuple(
+            (index, field)
+            for index, field in enumerate(fields)
+            if isinstance(field, models.ForeignKey) and field.related_model is type(head)
+        )
+    return links
 
 
-def _insert_rows(rows: Sequence[models.Model], head: models.Model) -> tuple[str, list[Any]]:
+def _row_shape(
+    shape: _Insert, row: models.Model, head: models.Model, head_pk: str, db: BaseDatabaseWrapper
+) -> tuple[str, tuple[int, ...] | None]:
+    """A row's placeholders, `head_pk` (SQL) for each relation to `head` (the very instance, unsaved), and the
+    indices of the values that remain parameters (None: all of them). Built once per shape of links."""
+    meta = row._meta
+    linked = tuple(index for index, field in _links(meta, head) if field.get_cached_value(row, None) is head)
+    key = ("row", meta.label, db.vendor, linked, head_pk)
+    found = _SHAPES.get(key)
+    if found is None:
+        text = ", ".join(head_pk if index in linked else "%s" for index in range(len(shape.fields)))
+        kept = tuple(index for index in range(len(shape.fields)) if index not in linked) if linked else None
+        found = _SHAPES[key] = (text, kept)
+    return found
+
+
+def _insert_rows(rows: Sequence[models.Model], head: models.Model, db: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
     """`INSERT INTO t (cols) VALUES (…), (…)` where a row's relation to `head` (unsaved) reads the head CTE."""
-    statement, fields, stamped = _insert_shape(rows[0]._meta)
-    links = {field.attname for field in _links(rows[0]._meta, head)}
+    shape = _insert_shape(rows[0]._meta, db)
     head_pk = f"(SELECT {_column(head._meta.pk)} FROM head)"  # noqa: S608 — identifiers from metadata
     tuples, values = [], []
     for row in rows:
-        linked = {
-            field.attname for field in fields if field.attname in links and getattr(row, field.name, None) is head
-        }
-        row_values = _insert_values(row, fields, stamped)
-        tuples.append("(" + ", ".join(head_pk if field.attname in linked else "%s" for field in fields) + ")")
-        values += [value for field, value in zip(fields, row_values, strict=True) if field.attname not in linked]
-    return f"{statement} VALUES {', '.join(tuples)}", values
+        selected, kept = _row_shape(shape, row, head, head_pk, db)
+        tuples.append(f"({selected})")
+        row_values = _insert_values(row, shape, db)
+        values += row_values if kept is None else [row_values[i] for i in kept]
+    return f"{shape.head} VALUES {', '.join(tuples)}", values
 
 
 def insert_each_once[M: models.Model](

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
@@ -281,8 +283,8 @@ class Checkout(RemembersLoaded, models.Model):
         return self.public_id
 
     def written_fields(self) -> list[str]:
-        """What a full save of this copy writes: every column but the primary key."""
-        return [field.name for field in self._meta.concrete_fields if not field.primary_key]
+        """What a full save of this copy writes: every column but the primary key (listed once per process)."""
+        return list(_written_fields(type(self)))
 
     @property
     def is_terminal(self) -> bool:
@@ -350,3 +352,8 @@ class CouponRedemption(models.Model):
 
     def __str__(self) -> str:
         return f"{self.coupon.code} {self.checkout.public_id}"
+
+
+@functools.cache
+def _written_fields(model: type[models.Model]) -> tuple[str, ...]:
+    return tuple(field.name for field in model._meta.concrete_fields if not field.primary_key)

@@ -58,6 +58,19 @@ def _send(client: Client, method: str, path: str, body: dict[str, Any] | None, *
     return response.json()
 
 
+def flow_client(fake_platform: FakePlatform, *, stock: int) -> Client:  # noqa: F811
+    """A platform's client for `_flow`: its SKU in stock, the shipping table, a platform that takes cards."""
+    make_variant("SKU-BENCH", price=4290, stock=stock, title="Café de benchmark")
+    make_shipping()
+    platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
+    return Client(
+        headers={
+            "BCP-Agent": f'profile="{platform.platform.profile_url}"',
+            "Authorization": f"Bearer {platform.api_key}",
+        }
+    )
+
+
 def _flow(client: Client) -> str:
     created = _send(client, "post", "/checkout-sessions", create_body("SKU-BENCH"))
     updated = _send(client, "put", f"/checkout-sessions/{created['id']}", update_body(created, "SKU-BENCH", SP))
@@ -107,15 +120,7 @@ def test_flow_and_get_order_profile(
     # in production, so it is not run (nor published) here
     bcp_settings.BCP_RATE_LIMITS = {name: ("1000000/minute", "1000000/minute") for name in bcp_settings.BCP_RATE_LIMITS}
     monkeypatch.setattr(Task, "apply_async", lambda *args, **kwargs: None)
-    make_variant("SKU-BENCH", price=4290, stock=1_000_000, title="Café de benchmark")
-    make_shipping()
-    platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
-    client = Client(
-        headers={
-            "BCP-Agent": f'profile="{platform.platform.profile_url}"',
-            "Authorization": f"Bearer {platform.api_key}",
-        }
-    )
+    client = flow_client(fake_platform, stock=1_000_000)
     order = _flow(client)  # steady state
     profile = cProfile.Profile(time.process_time)
     profile.enable()
