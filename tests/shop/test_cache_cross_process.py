@@ -83,15 +83,19 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     require_committed_data("the uvicorn subprocess")
     redis_url = _redis_url()
     # given this process and a uvicorn subprocess sharing one Redis cache
-    bcp_settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
-                                       "LOCATION": redis_url}}
+    bcp_settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": redis_url}}
     cache.clear()
     catalog()
     profile_url = fake_platform.publish()
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
-    env = subprocess_env(REDIS_URL=redis_url, BCP_PUBLIC_URL=base_url, DJANGO_DEBUG="true",
-                         DJANGO_LOG_LEVEL="WARNING", DATABASE_POOL_MIN="1")
+    env = subprocess_env(
+        REDIS_URL=redis_url,
+        BCP_PUBLIC_URL=base_url,
+        DJANGO_DEBUG="true",
+        DJANGO_LOG_LEVEL="WARNING",
+        DATABASE_POOL_MIN="1",
+    )
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--no-access-log"],
@@ -111,6 +115,55 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
         product.save()
         # then the other process's very next checkout quotes and shows them, long before any TTL
         assert _quote(base_url, profile_url) == ("Café da fazenda", 2190)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+        cache.clear()
+
+
+def test_a_key_revoked_in_one_process_is_refused_at_once_by_another_with_redis(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+) -> None:
+    """Revocation is never delayed (issue 34): the other process keeps the platform it read behind a version
+    token, but reads that token in each request's one Redis command (over its thread's own connection,
+    kernel/ops/redis_cache.py), so the request right after a revoke here is refused there."""
+    from bcp_app.service.platforms import platform_create, platform_revoke
+
+    require_committed_data("the uvicorn subprocess")
+    redis_url = _redis_url()
+    bcp_settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": redis_url}}
+    cache.clear()
+    created = platform_create(name="Agente", profile_url=fake_platform.publish())
+    headers = {"BCP-Agent": f'profile="{created.platform.profile_url}"', "Authorization": f"Bearer {created.api_key}"}
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = subprocess_env(
+        REDIS_URL=redis_url,
+        BCP_PUBLIC_URL=base_url,
+        DJANGO_DEBUG="true",
+        DJANGO_LOG_LEVEL="WARNING",
+        DATABASE_POOL_MIN="1",
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--no-access-log"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: _up(base_url), timeout=120, interval=0.5)
+        with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:  # one kept connection
+            for _ in range(3):  # the other process now keeps the platform behind its token
+                answer = client.get("/bcp/v1/orders/ord_nao_existe")
+                assert answer.status_code == 200 and answer.json()["messages"][0]["code"] == "not_found"
+            platform_revoke(public_id=created.platform.public_id)
+            refused = client.get("/bcp/v1/orders/ord_nao_existe")
+        assert refused.status_code == 401
+        assert refused.json()["code"] == "unauthenticated"
     finally:
         server.terminate()
         try:
