@@ -12,6 +12,8 @@ EVALSHA with its number of keys: the counter and the entries read with it).
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -174,3 +176,49 @@ def test_the_count_and_read_script_survives_a_redis_restart(counted_redis: list[
     redis.Redis.from_url(_redis_url()).script_flush()
     assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": {"a": 1}}, 2)
     assert cache.get("calls") == 2  # a plain integer, as Django's serializer reads one
+
+
+def test_the_count_and_read_connection_is_one_per_thread_and_reconnects(counted_redis: list[str]) -> None:
+    """The command every agent request sends goes over its thread's own connection (kernel/ops/redis_cache.py
+    `_ThreadConnection`): threads never share one, so no call reads another's reply, and a connection Redis
+    dropped (a restart, an idle timeout) is opened again by the pool's retry instead of failing the call."""
+    cache = caches["default"]
+    cache.set("entry", "token", 60)
+    answers: list[tuple[dict[str, Any], int | None]] = []
+
+    def calls() -> None:
+        answers.extend(cache.read_and_count(["entry"], "calls", 60) for _ in range(100))
+
+    threads = [threading.Thread(target=calls) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [found for found, _ in answers] == [{"entry": "token"}] * 400
+    assert sorted(count for _, count in answers) == list(range(1, 401))  # each call counted once
+    assert counted_redis.count("EVALSHA:2") == 400
+    connection = cache._cache._thread_connections.get()  # this thread's, as Redis knows it
+    connection.send_command("CLIENT", "ID")
+    redis.Redis.from_url(_redis_url()).client_kill_filter(_id=connection.read_response())
+    assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": "token"}, 401)
+
+
+def test_a_forked_process_opens_its_own_count_and_read_connection(counted_redis: list[str]) -> None:
+    """A worker forked after its parent sent the command (uvicorn's, Celery's prefork) must not read replies
+    off the parent's socket: it opens its own connection."""
+    cache = caches["default"]
+    cache.set("entry", "token", 60)
+    assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": "token"}, 1)
+    child = multiprocessing.get_context("fork").Process(target=_count_in_child, args=(50,))
+    child.start()
+    _count_in_child(50)  # the parent at the same time, on its own connection
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert cache.get("calls") == 101
+
+
+def _count_in_child(calls: int) -> None:
+    cache = caches["default"]
+    for _ in range(calls):
+        found, count = cache.read_and_count(["entry"], "calls", 60)
+        assert found == {"entry": "token"} and count is not None

@@ -15,6 +15,8 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,22 +78,23 @@ def _quote(base_url: str, profile_url: str) -> tuple[str, int]:
     return created["line_items"][0]["item"]["title"], total
 
 
-def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
-    bcp_settings: Any,  # noqa: F811
-    fake_platform: FakePlatform,  # noqa: F811
-) -> None:
+@contextmanager
+def _other_process(settings: Any) -> Iterator[str]:
+    """A uvicorn subprocess serving the shop, sharing this process's Redis cache (set on `settings`, the
+    `bcp_settings` fixture): its base URL."""
     require_committed_data("the uvicorn subprocess")
     redis_url = _redis_url()
-    # given this process and a uvicorn subprocess sharing one Redis cache
-    bcp_settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
-                                       "LOCATION": redis_url}}
+    settings.CACHES = {"default": {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": redis_url}}
     cache.clear()
-    catalog()
-    profile_url = fake_platform.publish()
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
-    env = subprocess_env(REDIS_URL=redis_url, BCP_PUBLIC_URL=base_url, DJANGO_DEBUG="true",
-                         DJANGO_LOG_LEVEL="WARNING", DATABASE_POOL_MIN="1")
+    env = subprocess_env(
+        REDIS_URL=redis_url,
+        BCP_PUBLIC_URL=base_url,
+        DJANGO_DEBUG="true",
+        DJANGO_LOG_LEVEL="WARNING",
+        DATABASE_POOL_MIN="1",
+    )
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--no-access-log"],
@@ -99,6 +102,25 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     )  # fmt: skip
     try:
         wait_for(lambda: _up(base_url), timeout=120, interval=0.5)
+        yield base_url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+        cache.clear()
+
+
+def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+) -> None:
+    # given this process and a uvicorn subprocess sharing one Redis cache
+    with _other_process(bcp_settings) as base_url:
+        catalog()
+        profile_url = fake_platform.publish()
         assert _quote(base_url, profile_url) == ("Café especial 500 g", 1890)
         # the other process filled the shared cache (this process never evaluated a checkout)
         assert cache.get(SHIPPING_KEY) is not None and cache.get(VERSION_KEY) is not None
@@ -111,11 +133,27 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
         product.save()
         # then the other process's very next checkout quotes and shows them, long before any TTL
         assert _quote(base_url, profile_url) == ("Café da fazenda", 2190)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-        cache.clear()
+
+
+def test_a_key_revoked_in_one_process_is_refused_at_once_by_another_with_redis(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+) -> None:
+    """Revocation is never delayed (issue 34): the other process keeps the platform it read behind a version
+    token, but reads that token in each request's one Redis command (over its thread's own connection,
+    kernel/ops/redis_cache.py), so the request right after a revoke here is refused there."""
+    from bcp_app.service.platforms import platform_create, platform_revoke
+
+    created = platform_create(name="Agente", profile_url=fake_platform.publish())
+    headers = {"BCP-Agent": f'profile="{created.platform.profile_url}"', "Authorization": f"Bearer {created.api_key}"}
+    with (
+        _other_process(bcp_settings) as base_url,
+        httpx.Client(base_url=base_url, headers=headers, timeout=60) as client,
+    ):
+        for _ in range(3):  # the other process now keeps the platform behind its token
+            answer = client.get("/bcp/v1/orders/ord_nao_existe")
+            assert answer.status_code == 200 and answer.json()["messages"][0]["code"] == "not_found"
+        platform_revoke(public_id=created.platform.public_id)
+        refused = client.get("/bcp/v1/orders/ord_nao_existe")  # same process, same kept connection
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "unauthenticated"
