@@ -568,8 +568,12 @@ def buyer_input_of(checkout: Checkout) -> BuyerInput | None:
     )
 
 
-def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None = None) -> CheckoutView:
-    """Everything a BCP checkout response needs. `messages` defaults to the stored ones."""
+def checkout_view(
+    checkout: Checkout, *, messages: list[CheckoutMessage] | None = None, page: bool = False
+) -> CheckoutView:
+    """Everything a BCP checkout response needs. `messages` defaults to the stored ones. `page`: for the
+    storefront's own checkout page, which shows neither the policy links nor the continue URL (a reverse and a
+    signature per view, issue 34): both are left empty."""
     terminal = checkout.status in TERMINAL_STATUSES
     lines = tuple(
         LineView(
@@ -620,9 +624,9 @@ def checkout_view(checkout: Checkout, *, messages: list[CheckoutMessage] | None 
         buyer=buyer,
         totals=_totals(checkout.totals),
         messages=tuple(messages if messages is not None else [CheckoutMessage.from_dict(m) for m in checkout.messages]),
-        links=checkout_links(checkout.language),
+        links=() if page else checkout_links(checkout.language),
         expires_at=expires_at,
-        continue_url=None if terminal else checkout_continue_url(checkout),
+        continue_url=None if terminal or page else checkout_continue_url(checkout),
         fulfillment_methods=_methods(snapshot),
         available_methods=tuple(
             AvailableMethodView(

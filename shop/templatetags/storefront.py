@@ -9,9 +9,9 @@ from django import template
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.forms import BoundField
-from django.template.base import FilterExpression, TextNode, Variable
+from django.template.base import FilterExpression, TextNode, TokenType, Variable
 from django.template.defaulttags import CommentNode, LoadNode, URLNode
-from django.templatetags.i18n import TranslateNode
+from django.templatetags.i18n import BlockTranslateNode, TranslateNode
 from django.templatetags.static import StaticNode
 from django.urls import get_script_prefix
 from django.utils.formats import localize
@@ -63,6 +63,12 @@ def _fixed(node: template.Node) -> bool:
         return True
     if isinstance(node, TranslateNode):
         return node.asvar is None and _literal(node.filter_expression) and _literal(node.message_context)
+    if isinstance(node, BlockTranslateNode):
+        # `{% blocktranslate with name="…" %}…{{ name }}…`: every variable one of its own quoted values
+        names = {token.contents for token in node.singular if token.token_type == TokenType.VAR}
+        literal = all(_literal(value) for value in node.extra_context.values())
+        plain = node.asvar is None and not node.plural and node.counter is None
+        return plain and literal and _literal(node.message_context) and names <= set(node.extra_context)
     if isinstance(node, StaticNode):
         return node.varname is None and _literal(node.path)
     if isinstance(node, URLNode):
@@ -85,7 +91,13 @@ class FixedNode(template.Node):
         self.rendered: dict[tuple[object, ...], SafeString] = {}
 
     def render(self, context: template.Context) -> str:
-        key = (get_language(), get_script_prefix(), context.autoescape, _generation[0])
+        # the key once per render (a page holds a few dozen of these nodes; each lookup of the language is an
+        # asgiref Local read): no template switches language or prefix midway ({% language %} is not used)
+        where = getattr(context.render_context, "fixed_where", None)
+        if where is None:
+            where = (get_language(), get_script_prefix(), _generation[0])
+            context.render_context.fixed_where = where  # type: ignore[attr-defined]
+        key = (*where, context.autoescape)
         html = self.rendered.get(key)
         if html is None:
             html = self.rendered[key] = mark_safe(self.nodelist.render(context))  # noqa: S308 (rendered escaped)
@@ -95,17 +107,20 @@ class FixedNode(template.Node):
 @register.tag("fixed")
 def fixed(parser: template.base.Parser, token: template.base.Token) -> FixedNode:
     """`{% fixed %}…{% endfixed %}`: template text, `{% translate "…" %}`, `{% static "…" %}` and `{% url "…" %}`
-    with quoted arguments only, rendered once per language (and URL prefix) by each process and kept with the
-    compiled template. A buyer's page holds a few dozen translated labels, each a gettext lookup, escaping and
-    node walk per view (a fifth of the checkout page's CPU, issue 34). Anything that reads the context (a
-    variable, a filter, `{% csrf_token %}`, another tag) is refused when the template is compiled."""
+    with quoted arguments only (and a `{% blocktranslate with name="…" %}` of its own quoted values), rendered once
+    per language (and URL prefix) by each process and kept with the compiled template. A buyer's page holds a few
+    dozen translated labels, each a gettext lookup, escaping and node walk per view (a fifth of the checkout
+    page's CPU, issue 34). Anything that reads the context (a variable, a filter, `{% csrf_token %}`, another tag)
+    is refused when the template is compiled."""
     if len(token.split_contents()) != 1:
         raise template.TemplateSyntaxError("{% fixed %} takes no argument")
     nodelist = parser.parse(("endfixed",))
     parser.delete_first_token()
     for node in nodelist:
         if not _fixed(node):
-            raise template.TemplateSyntaxError(f"{{% fixed %}} holds only text, translate, static and url: {node!r}")
+            raise template.TemplateSyntaxError(
+                f"{{% fixed %}} holds only text, translate, blocktranslate of quoted values, static and url: {node!r}"
+            )
     return FixedNode(nodelist)
 
 

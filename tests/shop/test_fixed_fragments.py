@@ -53,3 +53,17 @@ def test_a_fixed_fragment_is_rendered_again_after_a_settings_change() -> None:
 def test_anything_reading_the_context_is_refused_when_compiled(body: str) -> None:
     with pytest.raises(TemplateSyntaxError):
         Template("{% load i18n static storefront %}{% fixed %}" + body + "{% endfixed %}")
+
+
+def test_a_blocktranslate_of_its_own_quoted_values_is_fixed_and_one_reading_the_context_is_refused() -> None:
+    own = '{% blocktranslate with terms="/termos" %}Veja os <a href="{{ terms }}">termos</a>.{% endblocktranslate %}'
+    template = Template("{% load i18n storefront %}{% fixed %}" + own + "{% endfixed %}")
+    with translation.override("pt-br"):
+        assert template.render(Context({"terms": "/outro"})) == 'Veja os <a href="/termos">termos</a>.'
+    for body in (
+        '{% blocktranslate with terms="/termos" %}{{ terms }} {{ name }}{% endblocktranslate %}',  # `name`: context
+        "{% blocktranslate with terms=path %}{{ terms }}{% endblocktranslate %}",
+        "{% blocktranslate count n=3 %}um{% plural %}{{ n }}{% endblocktranslate %}",
+    ):
+        with pytest.raises(TemplateSyntaxError):
+            Template("{% load i18n storefront %}{% fixed %}" + body + "{% endfixed %}")

@@ -8,14 +8,16 @@ tokens API with the public key in production) turns them into a token in the bro
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import get_language
 
-from payments.installments import plans_for
+from payments.installments import InstallmentPolicy, plans_for
 from shop.checkout.charge import card_handler_id
 from shop.checkout.pricing import card_offered, installment_policy, is_pix_instrument, plan_label
 from shop.checkout.selectors import CheckoutView
@@ -60,7 +62,7 @@ def card_context(view: CheckoutView) -> dict[str, Any]:
     instrument = view.checkout.payment_instrument or {}
     chosen = int(instrument.get("installments") or 1) if instrument.get("type") == "card" else 1
     base = card_total(view)
-    plans = [(plan.count, plan_label(plan)) for plan in plans_for(base, installment_policy())]
+    plans = list(_plans(base, installment_policy(), get_language()))
     pagarme = "pagarme" in getattr(settings, "PAYMENTS_CARD_GATEWAY", "")
     return {
         "enabled": bool(plans),
@@ -70,6 +72,13 @@ def card_context(view: CheckoutView) -> dict[str, Any]:
         "tokenizer": "pagarme" if pagarme else "sandbox",
         "public_key": getattr(settings, "PAGARME_PUBLIC_KEY", "") if pagarme else "",
     }
+
+
+@functools.lru_cache(maxsize=512)
+def _plans(total: int, policy: InstallmentPolicy, language: str | None) -> tuple[tuple[int, str], ...]:
+    """(count, label) of every plan for `total` under `policy`, labelled in `language` (the active one): kept per
+    process, as the plans of a total and a policy never change (issue 34: a dozen plans per checkout view)."""
+    return tuple((plan.count, plan_label(plan)) for plan in plans_for(total, policy))
 
 
 def in_progress_redirect(checkout: Checkout) -> HttpResponse:

@@ -105,7 +105,7 @@ def _local(url: str) -> str:
 
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
-    prefetch_page_reads()
+    prefetch_page_reads(policies=False)  # the cart shows no policy
     lines = cart_lines(request.session)
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart_coupons(request.session))
@@ -259,7 +259,7 @@ def _render_checkout(
     status: int = 200,
     view: CheckoutView | None = None,
 ) -> HttpResponse:
-    view = view if view is not None else checkout_view(checkout)
+    view = view if view is not None else checkout_view(checkout, page=True)
     line_messages: dict[int, list[CheckoutMessage]] = {}
     for message in view.messages:
         if message.path.startswith("$.line_items[") and message.type != "info":
@@ -335,7 +335,7 @@ def _done_redirect(checkout: Checkout) -> HttpResponse | None:
 @require_http_methods(["GET", "POST"])
 def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
-    prefetch_page_reads()
+    prefetch_page_reads(policies=False)  # the page links the policies by path (checkout_view(page=True))
     checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
         checkout = _get_or_404(request, checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
@@ -345,7 +345,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     if checkout.status in TERMINAL_STATUSES:
         return render(request, "shop/checkout/closed.html", {"checkout": checkout}, status=410)
     if request.method == "GET":
-        view = checkout_view(checkout)
+        view = checkout_view(checkout, page=True)
         # A fresh storefront checkout shows no "required" errors until the buyer submits once (the e-mail
         # saved while typing is not a submit): only then is the stored state validated and its messages attached.
         if _buyer_submitted(checkout):
@@ -416,7 +416,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             return done
     if len(result.messages) == len(result.checkout.messages):
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
-        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout)))
+        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout, page=True)))
         form.is_valid()
     kept = list(standing_codes(codes, result.messages))
     # The field empties: kept codes are listed as applied, a refused one is reported now and then dropped
@@ -438,7 +438,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
 def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
     """What the engine says of the fields the form accepted, while one is refused (a NUL, too long): the buyer
     sees every error at once. Evaluated only, nothing saved; the refused fields keep their stored values."""
-    stored = initial_from_view(checkout_view(checkout))
+    stored = initial_from_view(checkout_view(checkout, page=True))
     data = {name: form.data.get(name, "") for name in form.fields}
     data.update({name: stored.get(name, "") for name in form.errors if name in form.fields})
     data["coupon"] = ""
