@@ -82,6 +82,7 @@ from bcp_app.service.discovery import capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
+from bcp_app.transports.a2a.reads import read_message
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
     STATE_TASK,
@@ -299,13 +300,14 @@ def _resolve(state: dict[str, Any]) -> Any:
         close_old_connections()
 
 
-def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) -> dict[str, Any]:
+def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool, read: bool = False) -> dict[str, Any]:
     close_old_connections()
     try:
         # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what
         # identity prefetched (`on_message_send`)
         with request_scope(reuse=True):
-            return handle_message(bcp_context, incoming, language_given=language_given)
+            run = read_message if read else handle_message  # a read intent: one statement besides the read
+            return run(bcp_context, incoming, language_given=language_given)
     finally:
         close_old_connections()
 
@@ -327,13 +329,15 @@ class BcpAgentExecutor(AgentExecutor):
         raise TaskNotCancelableError(message="Para desistir, cancele o checkout (cancel_checkout).")
 
 
-async def answer(state: dict[str, Any]) -> dict[str, Any]:
-    """Run the message (`_handle`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
-    error for the handler)."""
+async def answer(state: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
+    """Run the message (`_handle`, off the loop; `read`: a read intent, `reads.read_message`); our reply dict,
+    kept in `state` for the dispatcher (or the error for the handler)."""
     incoming = state[STATE_INCOMING]
     language_given = bool(state["headers"].get("accept-language"))
     try:
-        reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
+        reply = await sync_to_async(_handle, thread_sensitive=False)(
+            state["bcp_context"], incoming, language_given, read
+        )
     except Exception as exc:
         if not isinstance(exc, ProtocolError):
             # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
@@ -354,7 +358,7 @@ DIRECT_ACTIONS = frozenset({"get_order"})
 
 
 def intent_action(incoming: dict[str, Any]) -> Any:
-    """The message's `action`: that of its first data part with one, as `actions._parts` picks the intent."""
+    """The message's `action`: that of its first data part with one, as `actions.message_parts` picks the intent."""
     for part in incoming.get("parts") or []:
         data = part.get("data") if isinstance(part, dict) else None
         if isinstance(data, dict) and "action" in data:
@@ -452,7 +456,7 @@ class BcpRequestHandler(DefaultRequestHandler):
         validate_history_length(params.configuration)
         if self._validate_input_modes:
             validate_input_modes(params.message, self._agent_card)
-        reply = await answer(context.state)
+        reply = await answer(context.state, read=True)
         # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
         # whole reply is not converted to protobuf and back.
         return to_proto({"messageId": reply.get("messageId", ""), "contextId": reply.get("contextId", ""), "parts": []})
