@@ -16,7 +16,8 @@ module only turns an intent into the operation's request body and the result int
 - `contextId` is created by the shop and stored in `A2AContext` with its checkout and caller; a later
   message with it continues that checkout; a terminal checkout lets the context start a new one.
 - `messageId` is the idempotency key per caller (BCP-A2A-07): same id + same message → the stored reply,
-  nothing re-executed; same id + another message → `idempotency_conflict`.
+  nothing re-executed; same id + another message → `idempotency_conflict`. A `get_order` message is read
+  first and recorded with its reply in one statement (`reads.py`), with the same records and answers.
 """
 
 from __future__ import annotations

@@ -462,7 +462,8 @@ class BcpRequestHandler(DefaultRequestHandler):
         The SDK runs every message as a task: an in-memory active task, an event queue with producer and consumer
         coroutines, the task store's lookups, and our executor inside them; for a message naming no task whose
         executor enqueues one `Message`, it returns that `Message`. Here the SDK's own request checks run in its
-        order (required fields, history length, input modes when enabled), then the executor's `answer` directly;
+        order (required fields, history length, input modes when enabled), then the executor's work (`_reply`, the
+        read recorded in one statement: `reads.py`) directly;
         the dispatcher renders our reply dict from `state` either way (`BcpDispatcher`), so the bytes are the same.
         Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call."""
         context.state["bcp_context"] = _identity(context.state, push)
