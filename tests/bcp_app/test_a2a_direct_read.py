@@ -101,13 +101,137 @@ def test_get_order_reads_the_same_directly_and_through_the_sdk(
 def test_a_message_is_replayed_the_same_by_either_path(
     servers: tuple[str, str], caller: tuple[str, dict[str, str]]
 ) -> None:
+    """A new conversation (the record and the conversation in one statement) and a known one, recorded by either
+    path first: the other answers the same bytes, nothing is re-executed and no second conversation is opened."""
+    from bcp_app.models import A2AContext
+
     platform_id, headers = caller
     order = place_seed_order(platform_id)
+    known = _post(servers[1], send_message([{"text": "oi"}]), headers).json()["result"]["message"]["contextId"]
+    for context in (None, known):
+        for first, second in (servers, servers[::-1]):
+            body = send_message([{"data": {"action": "get_order", "order_id": order.public_id}}], context_id=context)
+            answered = _post(first, body, headers)
+            conversations = A2AContext.objects.count()
+            replayed, again = _post(second, body, headers), _post(first, body, headers)
+            assert answered.status_code == 200
+            assert "a2a.bcp.order" in answered.text
+            assert (replayed.status_code, replayed.content) == (answered.status_code, answered.content)
+            assert again.content == answered.content
+            assert A2AContext.objects.count() == conversations
+
+
+def _record(message_id: str) -> Any:
+    from bcp_app.models import IdempotencyRecord
+
+    return IdempotencyRecord.objects.get(key=message_id, operation="a2a_send_message")
+
+
+def _error_code(response: httpx.Response) -> tuple[int, str]:
+    error = response.json()["error"]
+    return error["code"], error["data"][0]["metadata"]["code"]
+
+
+def test_a_direct_read_is_recorded_done_with_its_reply_and_its_new_conversation(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]]
+) -> None:
+    from bcp_app.models import A2AContext
+
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    body = send_message([{"data": {"action": "get_order", "order_id": order.public_id}}])
+    reply = _post(servers[0], body, headers).json()["result"]["message"]
+    record = _record(body["params"]["message"]["messageId"])
+    assert (record.state, record.response_status, record.principal) == ("done", 200, f"platform:{platform_id}")
+    assert json.loads(json.loads(record.response_text)["message_json"]) == reply
+    conversation = A2AContext.objects.get(context_id=reply["contextId"])
+    assert (conversation.data, conversation.platform_id) == ({"principal": f"platform:{platform_id}"}, platform_id)
+
+
+def test_the_same_message_id_with_another_message_is_a_conflict_on_either_path(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]]
+) -> None:
+    """BCP-IDEM-05 whichever path recorded the messageId: another order, or a message that is not a read."""
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    read = [{"data": {"action": "get_order", "order_id": order.public_id}}]
+    others = ([{"data": {"action": "get_order", "order_id": "order_outro"}}], [{"text": "oi"}])
     for first, second in (servers, servers[::-1]):
+        for other in others:
+            message_id = str(uuid.uuid4())
+            assert _post(first, send_message(read, message_id=message_id), headers).status_code == 200
+            conflict = _post(second, send_message(other, message_id=message_id), headers)
+            assert _error_code(conflict) == (-32602, "idempotency_conflict")
+            # and the other way round: the read is the message that comes second
+            message_id = str(uuid.uuid4())
+            assert "result" in _post(second, send_message(other, message_id=message_id), headers).json()
+            conflict = _post(first, send_message(read, message_id=message_id), headers)
+            assert _error_code(conflict) == (-32602, "idempotency_conflict")
+
+
+def test_a_read_whose_message_id_is_still_running_elsewhere_is_in_progress_until_its_lease_ends(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]]
+) -> None:
+    """A claim the general path left `in_progress` (running, or its worker crashed): the direct path answers
+    `idempotency_in_progress` as the general one does, and runs the read once the lease is over."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bcp_app.models import IdempotencyRecord
+    from bcp_app.transports.a2a.actions import fingerprint
+
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    body = send_message([{"data": {"action": "get_order", "order_id": order.public_id}}])
+    message = body["params"]["message"]
+    now = timezone.now()
+    IdempotencyRecord.objects.create(
+        principal=f"platform:{platform_id}", operation="a2a_send_message", key=message["messageId"],
+        fingerprint=fingerprint(message), state="in_progress", expires_at=now + timedelta(hours=48),
+    )
+    for base in servers:
+        assert _error_code(_post(base, body, headers)) == (-32602, "idempotency_in_progress")
+    IdempotencyRecord.objects.filter(key=message["messageId"]).update(created_at=now - timedelta(minutes=3))
+    answered = _post(servers[0], body, headers)
+    assert answered.json()["result"]["message"]["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id
+    assert _record(message["messageId"]).state == "done"
+    assert _post(servers[1], body, headers).content == answered.content
+
+
+def test_a_conversation_of_another_caller_is_refused_the_same_by_both_paths(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]]
+) -> None:
+    from bcp_app.models import A2AContext
+
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    A2AContext.objects.create(context_id="ctx-alheio", data={"principal": "platform:plat_outra"})
+    body = send_message([{"data": {"action": "get_order", "order_id": order.public_id}}], context_id="ctx-alheio")
+    direct, sdk = (_post(base, body, headers) for base in servers)
+    assert _shape(direct) == _shape(sdk)
+    assert _error_code(direct)[1] == "forbidden"
+
+
+def test_two_copies_of_a_new_message_sent_at_once_get_one_reply(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]]
+) -> None:
+    """Both copies read; the first record to commit is the original and both are answered with it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bcp_app.models import A2AContext
+
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    before = A2AContext.objects.count()
+    for _ in range(5):
         body = send_message([{"data": {"action": "get_order", "order_id": order.public_id}}])
-        answered, replayed = _post(first, body, headers), _post(second, body, headers)
-        assert answered.status_code == 200
-        assert (replayed.status_code, replayed.content) == (answered.status_code, answered.content)
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(lambda sent: _post(servers[0], sent, headers), [body, body])
+        assert first.status_code == second.status_code == 200
+        assert first.content == second.content
+        assert "a2a.bcp.order" in first.text
+    assert A2AContext.objects.count() == before + 5
 
 
 def test_the_official_client_reads_the_same_order_from_both(
@@ -126,3 +250,34 @@ def test_the_official_client_reads_the_same_order_from_both(
         assert answer["parts"][0]["data"]["a2a.bcp.order"].pop("permalink_url").startswith(base)
     assert {**direct, "messageId": ""} == {**sdk, "messageId": ""}
     assert direct["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id
+
+
+def test_a_read_message_costs_its_read_and_one_statement(
+    caller: tuple[str, dict[str, str]], django_assert_max_num_queries: Any
+) -> None:
+    """The record, the conversation (new or known) and a replay's stored reply are one statement beside the read
+    (`reads.py`); the general path claims, reads the conversation and finishes: three."""
+    from bcp_app.models import A2AContext, Platform
+    from bcp_app.protocol.names import ORDER
+    from bcp_app.service.context import RequestContext
+    from bcp_app.transports.a2a.reads import read_message
+
+    platform_id, _headers = caller
+    order = place_seed_order(platform_id)
+    platform = Platform.objects.get(public_id=platform_id)
+    ctx = RequestContext(transport="a2a", profile_url=SEED_PROFILE, profile={}, capabilities={ORDER: "2026-07-28"},
+                         platform=platform)
+    parts = [{"data": {"action": "get_order", "order_id": order.public_id}}]
+
+    def message(context_id: str | None = None) -> dict[str, Any]:
+        return send_message(parts, context_id=context_id)["params"]["message"]
+
+    read_message(ctx, message())  # the order's body remembered by the process, as after any first read
+    with django_assert_max_num_queries(2):
+        new = read_message(ctx, message())
+    with django_assert_max_num_queries(2):
+        known = read_message(ctx, sent := message(new["contextId"]))
+    with django_assert_max_num_queries(2):
+        assert read_message(ctx, sent) == known
+    assert A2AContext.objects.filter(context_id=new["contextId"]).count() == 1
+    assert known["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id

@@ -7,7 +7,8 @@ one conversation per client), and a bare Django view reads one row by one SELECT
 the rate limiter running with limits far above what 2 cores reach). Cases run in interleaved rounds
 (tests/bench/rounds.py) at 1 and 8 clients, every client a process of its own; the printed ratios are medians of
 per-round ratios (min–max), beside the server CPU per call (uvicorn + Postgres, from /proc). A2A's Get Order is a
-message: BCP-A2A-07 dedupes every `messageId`, so it also claims and finishes an idempotency record.
+message: BCP-A2A-07 dedupes every `messageId`, so it also records one (with the reply, in one statement:
+bcp_app/transports/a2a/reads.py).
 
 Then the thread hop: REST Get Order on uvicorn (ASGI, the request served in a thread of the event loop's
 executor) against the same Django project under gunicorn's sync `gthread` workers (WSGI,

@@ -16,7 +16,8 @@ module only turns an intent into the operation's request body and the result int
 - `contextId` is created by the shop and stored in `A2AContext` with its checkout and caller; a later
   message with it continues that checkout; a terminal checkout lets the context start a new one.
 - `messageId` is the idempotency key per caller (BCP-A2A-07): same id + same message → the stored reply,
-  nothing re-executed; same id + another message → `idempotency_conflict`.
+  nothing re-executed; same id + another message → `idempotency_conflict`. A `get_order` message is read
+  first and recorded with its reply in one statement (`reads.py`), with the same records and answers.
 """
 
 from __future__ import annotations
@@ -419,7 +420,7 @@ def handle(ctx: Any, row: Any, action: str, structured: dict[str, Any], text: st
 
 OPERATION = "a2a_send_message"
 MAX_TEXT = 2000
-_CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+CONTEXT_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _EXTRA_KEYS = frozenset({PAYMENT_KEY, SIGNALS_KEY, "ap2"})
 ACTIONS = frozenset(
     {intents.ADD, intents.REMOVE, intents.UPDATE, intents.GET, intents.CANCEL, intents.COMPLETE, intents.GET_ORDER}
@@ -431,21 +432,28 @@ def handle_message(ctx: Any, message: dict[str, Any], *, language_given: bool = 
     message_id = message.get("messageId")
     if not isinstance(message_id, str) or not message_id:
         raise ProtocolError("invalid_request", "message.messageId é obrigatório.")
-    fingerprint = idempotency.fingerprint_jcs(
-        {key: message.get(key) for key in ("contextId", "taskId", "parts", "metadata", "referenceTaskIds")}
-    )
     result = idempotency.run(
         principal=ctx.principal,
         operation=OPERATION,
         key=message_id,
-        fingerprint=fingerprint,
-        # Stored as JSON text: Postgres jsonb would reorder the members of a replayed reply.
-        execute=lambda: OperationResult(
-            status_code=200, body={"message_json": json.dumps(_dispatch(ctx, message, language_given))}
-        ),
+        fingerprint=fingerprint(message),
+        execute=lambda: stored_reply(_dispatch(ctx, message, language_given)),
         field_name="messageId",
     )
     return json.loads(result.body["message_json"])
+
+
+def fingerprint(message: dict[str, Any]) -> str:
+    """A message's idempotency fingerprint (same messageId + another fingerprint → `idempotency_conflict`)."""
+    return idempotency.fingerprint_jcs(
+        {key: message.get(key) for key in ("contextId", "taskId", "parts", "metadata", "referenceTaskIds")}
+    )
+
+
+def stored_reply(reply: dict[str, Any]) -> OperationResult:
+    """A reply as its idempotency record keeps it: JSON text, since Postgres jsonb would reorder the members of a
+    replayed reply."""
+    return OperationResult(status_code=200, body={"message_json": json.dumps(reply)})
 
 
 # --- context ---------------------------------------------------------------------------------------------
@@ -457,7 +465,7 @@ def _context(ctx: Any, context_id: str | None) -> A2AContext:
         return A2AContext.objects.create(
             context_id=str(uuid.uuid4()), platform_id=ctx.platform_id or "", data={"principal": ctx.principal}
         )
-    if not _CONTEXT_ID.match(context_id):
+    if not CONTEXT_ID.match(context_id):
         raise ProtocolError("invalid_request", "contextId deve ter de 1 a 64 caracteres [A-Za-z0-9._:-].")
     row = A2AContext.objects.filter(context_id=context_id).first()
     if row is None:
@@ -484,7 +492,7 @@ def _remember(row: A2AContext, body: dict[str, Any]) -> None:
 # --- parts -------------------------------------------------------------------------------------------------
 
 
-def _parts(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+def message_parts(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(structured intent, merged extra data members, joined text) of the message parts."""
     action: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -518,7 +526,7 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
 
 
 def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[str, Any]:
-    structured, extra, text = _parts(message)
+    structured, extra, text = message_parts(message)
     intent: intents.Intent | None = None
     if structured:
         action = structured.get("action")
@@ -544,6 +552,11 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
         _remember(row, reply.checkout)
     if reply.task and reply.checkout is not None:
         return {"task": _open_task(ctx, row, reply.checkout)}
+    return reply_message(row.context_id, reply)
+
+
+def reply_message(context_id: str, reply: Reply) -> dict[str, Any]:
+    """The direct `Message` carrying a `Reply`: its sentence, candidates, checkout and order, in that order."""
     parts: list[dict[str, Any]] = []
     if reply.text:
         parts.append(text_part(reply.text))
@@ -553,7 +566,7 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
         parts.append(data_part({CHECKOUT_KEY: reply.checkout}))
     if reply.order is not None:
         parts.append(data_part({ORDER_KEY: reply.order}))
-    return agent_message(context_id=row.context_id, parts=parts)
+    return agent_message(context_id=context_id, parts=parts)
 
 
 def _run(
@@ -565,11 +578,11 @@ def _run(
     intent: intents.Intent | None,
 ) -> Reply:
     language = ctx.language
+    if action == intents.GET_ORDER:  # the context's checkout is not part of the answer: not read
+        return get_order_reply(ctx, structured, intent)
     current = current_checkout(ctx, row.checkout_id) if row.checkout_id else None
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
-    if action == intents.GET_ORDER:
-        return _get_order(ctx, structured, intent)
     if action == intents.ADD:
         if intent is not None:
             match = resolve_text(ctx, intent)
@@ -677,7 +690,7 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
     return Reply(text=_summary("removed", language, body, intent), checkout=body)
 
 
-def _get_order(ctx: Any, structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
+def get_order_reply(ctx: Any, structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
     """BCP §7 Get Order through the same operation as REST and MCP: the same order object (with the
     negotiated extensions, e.g. `fiscal_documents`) or its Error Response, under `a2a.bcp.order`."""
     order_id = intent.ids[0] if intent is not None else structured.get("order_id", structured.get("id"))

@@ -82,6 +82,7 @@ from bcp_app.service.discovery import capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
+from bcp_app.transports.a2a.reads import read_message
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
     STATE_TASK,
@@ -299,13 +300,25 @@ def _resolve(state: dict[str, Any]) -> Any:
         close_old_connections()
 
 
-def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool) -> dict[str, Any]:
+def _identity(state: dict[str, Any], push: tuple[str, str] | None) -> Any:
+    """The message's `_resolve`, its refusal as an A2A error; the push URL the message named kept in it."""
+    try:
+        bcp_context = _resolve(state)
+    except ProtocolError as exc:
+        raise a2a_error(exc) from exc
+    if push is not None:
+        bcp_context.extra["a2a_push"] = push
+    return bcp_context
+
+
+def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool, read: bool = False) -> dict[str, Any]:
     close_old_connections()
     try:
         # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what
         # identity prefetched (`on_message_send`)
         with request_scope(reuse=True):
-            return handle_message(bcp_context, incoming, language_given=language_given)
+            run = read_message if read else handle_message  # a read intent: one statement besides the read
+            return run(bcp_context, incoming, language_given=language_given)
     finally:
         close_old_connections()
 
@@ -328,12 +341,17 @@ class BcpAgentExecutor(AgentExecutor):
 
 
 async def answer(state: dict[str, Any]) -> dict[str, Any]:
-    """Run the message (`_handle`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
+    """Run the message (`_reply`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
     error for the handler)."""
+    return await sync_to_async(_reply, thread_sensitive=False)(state)  # type: ignore[no-any-return]
+
+
+def _reply(state: dict[str, Any], read: bool = False) -> dict[str, Any]:
+    """`answer`'s work, in the worker thread (`read`: a read intent, `reads.read_message`)."""
     incoming = state[STATE_INCOMING]
     language_given = bool(state["headers"].get("accept-language"))
     try:
-        reply = await sync_to_async(_handle, thread_sensitive=False)(state["bcp_context"], incoming, language_given)
+        reply = _handle(state["bcp_context"], incoming, language_given, read)
     except Exception as exc:
         if not isinstance(exc, ProtocolError):
             # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
@@ -354,7 +372,7 @@ DIRECT_ACTIONS = frozenset({"get_order"})
 
 
 def intent_action(incoming: dict[str, Any]) -> Any:
-    """The message's `action`: that of its first data part with one, as `actions._parts` picks the intent."""
+    """The message's `action`: that of its first data part with one, as `actions.message_parts` picks the intent."""
     for part in incoming.get("parts") or []:
         data = part.get("data") if isinstance(part, dict) else None
         if isinstance(data, dict) and "action" in data:
@@ -420,39 +438,40 @@ class BcpRequestHandler(DefaultRequestHandler):
         if speaks_ucp(context.state["headers"]):
             context.state[STATE_INCOMING] = incoming_to_bcp(context.state[STATE_INCOMING])
         push = await self._push_config(params)
+        action = intent_action(context.state[STATE_INCOMING])
+        context.state[STATE_DIRECT] = True  # no thread hop and query for the SDK's own task id (tasks.py)
         with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
-            try:
-                context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
-            except ProtocolError as exc:
-                raise a2a_error(exc) from exc
-            if push is not None:
-                context.state["bcp_context"].extra["a2a_push"] = push
-            await self._open_task_only(params, context)
-            context.state[STATE_DIRECT] = True  # no thread hop and query for the SDK's own task id (tasks.py)
-            action = intent_action(context.state[STATE_INCOMING])
             if not params.message.task_id and isinstance(action, str) and action in self.direct_actions:
-                result = await self._direct(params, context)
+                # identity, the SDK's checks and the read in one trip to a worker thread (issue 34)
+                result = await sync_to_async(self._direct, thread_sensitive=False)(params, context, push)
             else:
+                context.state["bcp_context"] = await sync_to_async(_identity, thread_sensitive=False)(
+                    context.state, push
+                )
+                await self._open_task_only(params, context)
                 result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)
         if error is not None:
             raise a2a_error(error)
         return result  # type: ignore[return-value]
 
-    async def _direct(self, params: SendMessageRequest, context: ServerCallContext) -> Message:
-        """A read intent (`DIRECT_ACTIONS`) answered as the SDK's `on_message_send` would, without its task machinery.
+    def _direct(self, params: SendMessageRequest, context: ServerCallContext, push: tuple[str, str] | None) -> Message:
+        """A read intent (`DIRECT_ACTIONS`) answered as the SDK's `on_message_send` would, without its task machinery,
+        in a worker thread: the caller's identity (as for any message), then the rest.
 
         The SDK runs every message as a task: an in-memory active task, an event queue with producer and consumer
         coroutines, the task store's lookups, and our executor inside them; for a message naming no task whose
         executor enqueues one `Message`, it returns that `Message`. Here the SDK's own request checks run in its
-        order (required fields, history length, input modes when enabled), then the executor's `answer` directly;
+        order (required fields, history length, input modes when enabled), then the executor's work (`_reply`, the
+        read recorded in one statement: `reads.py`) directly;
         the dispatcher renders our reply dict from `state` either way (`BcpDispatcher`), so the bytes are the same.
         Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call."""
+        context.state["bcp_context"] = _identity(context.state, push)
         validate_proto_required_fields(params)
         validate_history_length(params.configuration)
         if self._validate_input_modes:
             validate_input_modes(params.message, self._agent_card)
-        reply = await answer(context.state)
+        reply = _reply(context.state, read=True)
         # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
         # whole reply is not converted to protobuf and back.
         return to_proto({"messageId": reply.get("messageId", ""), "contextId": reply.get("contextId", ""), "parts": []})
