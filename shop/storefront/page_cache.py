@@ -162,7 +162,7 @@ def prefetch_page_reads() -> None:
     """One cache round trip, at the start of a buyer's own page (cart, checkout), for what its render reads one by
     one otherwise: the store settings, their policies, the shipping table, the catalog version and this page's
     shared header and footer."""
-    keys = checkout_read_keys(get_language(), pricing=True)
+    keys = checkout_read_keys(pricing=True)
     request_cache.prefetch(*keys, *(_fragment_key(name) for name in FRAGMENTS))
 
 
