@@ -139,14 +139,14 @@ def resolve_context(
     url = negotiation.validate_profile_url(profile_url)
     # What identity and negotiation read from the cache, in one round trip with the call's rate-limit counter:
     # the caller's failed-key count, the version tokens of its key's platform and of its profile (with Redis:
-    # one command, an INCR and MGET script, instead of four), and what the operation reads next. A token this
-    # process has seen means its own copy of the platform and of the negotiation is current (plain values, no
-    # model unpickled, nothing negotiated again).
+    # one command, an INCR and MGET script, instead of four), and the tokens of what the operation reads next
+    # (store settings, shipping table, catalog version). A token this process has seen means its own copy is
+    # current (plain values, no model unpickled, nothing negotiated again).
     wanted = [negotiation.profile_version_key(url)]
     if api_key is not None:
         wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
-        wanted += checkout_read_keys(normalize_language(language), pricing=operation in _PRICING_OPERATIONS)
+        wanted += checkout_read_keys(pricing=operation in _PRICING_OPERATIONS)
     elif operation is not None:  # the agent trust tiers (bcp_app/service/trust.py) read the store settings
         wanted.append(store_cache_key())
     count = request_cache.prefetch(

@@ -1,16 +1,16 @@
 """Read-mostly cache entries read once per request (or Celery task) instead of at every use.
 
-The store settings, their policies and the shipping table are cached in Django's cache and dropped when the
-merchant saves them, so every process sees a change at once. But one checkout request asks for the store
-settings about six times (presenter, Pix merchant, policies, e-mail context…): with `REDIS_URL` each ask
-is a Redis round trip and an unpickling, about a third of a millisecond of CPU. Inside a scope
-(`RequestCacheMiddleware` for HTTP, each MCP tool call and A2A message, the Celery task signals in
-`config/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own
-code) every read goes to the cache as before. `forget` drops the entry from the scope too, so a request that saves
-the store settings does not read its own stale copy afterwards. `prefetch` reads several entries a request is
-about to need in one round trip (one MGET with Redis), remembering the absent ones as absent too, and can
-count a call on a rate limit's counter in that same round trip (`counter=`); `count` counts alone. Counters
-are not remembered: each call counts.
+The store settings, their policies and the shipping table are kept by each process behind a version token in
+Django's cache (kernel/ops/kept.py), dropped when the merchant saves them, so every process sees a change at once.
+But one checkout request asks for the store settings about six times (presenter, Pix merchant, policies, e-mail
+context…): with `REDIS_URL` each ask is a Redis round trip and an unpickling, about a third of a millisecond of
+CPU. Inside a scope (`RequestCacheMiddleware` for HTTP, each MCP tool call and A2A message, the Celery task signals
+in `config/celery.py`) the first read is remembered for the rest of it; outside one (a shell, a test's own code)
+every read goes to the cache as before. `forget` drops the entry from the scope too, so a request that saves the
+store settings does not read its own stale copy afterwards. `prefetch` reads several entries a request is about to
+need in one round trip (one MGET with Redis), remembering the absent ones as absent too, and can count a call on a
+rate limit's counter in that same round trip (`counter=`); `count` counts alone. Counters are not remembered: each
+call counts.
 
 Only values that may be a request old belong here: never stock, never anything a decision is locked on.
 """

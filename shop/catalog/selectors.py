@@ -41,7 +41,6 @@ from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.models import Category, Product, ProductImage, Variant
 from shop.models.store import CACHE_KEY
-from shop.store.policies import policies_cache_key
 
 _SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,140}$")
 SORT_OPTIONS: tuple[str, ...] = ("relevance", "price_asc", "price_desc", "newest", "title")
@@ -444,9 +443,9 @@ def product_availability(product: Product) -> str:
     return "OutOfStock"
 
 
-def checkout_read_keys(language: str, *, pricing: bool) -> list[str]:
-    """The read-mostly cache entries a checkout request reads (the store settings and its policies in
-    `language`; with `pricing`, also the shipping table and the catalog version), for a caller that can
-    fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`)."""
-    keys = [CACHE_KEY, policies_cache_key(language)]
-    return [*keys, SHIPPING_KEY, VERSION_KEY] if pricing else keys
+def checkout_read_keys(*, pricing: bool) -> list[str]:
+    """The read-mostly cache entries a checkout request reads (the version token of the store settings and
+    their policies; with `pricing`, also the shipping table's and the catalog version), for a caller that can
+    fetch them in one round trip beforehand (`kernel.ops.request_cache.prefetch`). The values themselves are
+    kept by each process under those tokens (kernel/ops/kept.py)."""
+    return [CACHE_KEY, SHIPPING_KEY, VERSION_KEY] if pricing else [CACHE_KEY]

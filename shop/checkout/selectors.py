@@ -135,8 +135,21 @@ def _expiry(checkout: Checkout) -> int:
 
 def continue_token(checkout: Checkout) -> str:
     """`<expiry>:<signature>` for this checkout (the `t` parameter of its continue_url)."""
-    signed = _signer().sign(f"{checkout.public_id}:{_expiry(checkout)}")
-    return signed.split(":", 1)[1]
+    value = f"{checkout.public_id}:{_expiry(checkout)}"
+    key = (value, settings.SECRET_KEY)
+    token = _tokens.get(key)
+    if token is None:
+        if len(_tokens) >= _TOKENS_MAX:
+            _tokens.clear()
+        token = _tokens[key] = _signer().sign(value).split(":", 1)[1]
+    return token
+
+
+# The token is a pure function of the checkout's id, its expiry and the secret key; every BCP checkout answer
+# carries it, and an agent's create → update → complete are answered by the same process (one keep-alive
+# connection): signing it once per checkout saves an HMAC key derivation and signing per answer (issue 34).
+_tokens: dict[tuple[str, str], str] = {}
+_TOKENS_MAX = 4096
 
 
 def token_valid(checkout_id: str, token: str) -> bool:

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import cnpj_valid, tax_id_normalize
 from kernel.ops import request_cache
+from kernel.ops.kept import KeptByToken
 from shop.invoicing.validators import (
     TAX_REGIMES,
     ibs_cbs_pair_problem,
@@ -24,13 +25,18 @@ from shop.invoicing.validators import (
 )
 
 STORE_ROW_ID = 1
-CACHE_KEY = "shop:store-settings:v6"  # bumped when the cached Store gains fields; read by shop.store.services.store_get
-POLICIES_KEY = CACHE_KEY + ":policies:%s"  # per language, read by shop.store.policies.store_policies
-FISCAL_KEY = CACHE_KEY + ":fiscal"  # the NF-e issuer's fields, read by shop.invoicing.invoice
+# The version token of what each process keeps of the row (kernel/ops/kept.py): the display `Store` read by
+# shop.store.services.store_get and its policies per language (shop.store.policies.store_policies). v7: a token,
+# no longer a pickled Store (an older release's entry under the old name is never read as one).
+CACHE_KEY = "shop:store-settings:v7"
+CACHE_SECONDS = 3600  # saving the row drops the token; the TTL only bounds a missed invalidation
+STORE_KEPT = KeptByToken(CACHE_KEY, CACHE_SECONDS)
+FISCAL_KEY = "shop:store-settings:v6:fiscal"  # the NF-e issuer's fields, read by shop.invoicing.invoice
 
 
 def _invalidate() -> None:
-    request_cache.forget(CACHE_KEY, POLICIES_KEY % "pt-br", POLICIES_KEY % "en", FISCAL_KEY)
+    STORE_KEPT.drop()
+    request_cache.forget(FISCAL_KEY)
 
 
 def _validate_cnpj(value: str) -> None:

@@ -5,7 +5,8 @@ standard text (a template fragment, translated), rendered to HTML on the storefr
 for BCP `policies[]` (checkout, cart, order and catalog responses) and the `policies.search` tool. A
 merchant may point a policy at an external page instead (`…_url` in the store settings).
 
-`store_policies(language)` is cached per language and dropped with the store settings row (`CACHE_KEY`).
+`store_policies(language)` is kept by each process per language, under the store settings row's version token
+(`STORE_KEPT`, kernel/ops/kept.py), so a save of the row rebuilds them.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext as _
 
-from kernel.ops import request_cache
-from shop.models.store import POLICIES_KEY
+from shop.models.store import STORE_KEPT
 from shop.store.services import Store, store_get
 
-CACHE_SECONDS = 3600
 # BCP policy types (reverse-DNS, open vocabulary): `…policy.return` is the well-known UCP/BCP type; the others
 # are this project's BCP types for the pages BCP §4.3 requires as links.
 RETURN = "br.dev.bcp.shopping.policy.return"
@@ -94,22 +93,15 @@ def _policy_language(language: str | None) -> str:
     return "en" if (language or translation.get_language() or "").lower().startswith("en") else "pt-br"
 
 
-def policies_cache_key(language: str | None = None) -> str:
-    """The cache entry of `store_policies(language)`."""
-    return POLICIES_KEY % _policy_language(language)
-
-
 def store_policies(language: str | None = None) -> tuple[Policy, ...]:
-    """The four policies in `language` (default: the active one), cached until the store settings change."""
+    """The four policies in `language` (default: the active one), kept until the store settings change."""
     language = _policy_language(language)
-    key = policies_cache_key(language)
-    cached = request_cache.get(key)  # once per request
-    if isinstance(cached, tuple):
-        return cached
-    with translation.override(language):
-        policies = _build(store_get())
-    request_cache.set(key, policies, CACHE_SECONDS)
-    return policies
+
+    def build() -> tuple[Policy, ...]:
+        with translation.override(language):
+            return _build(store_get())
+
+    return STORE_KEPT.get(f"policies:{language}", build)
 
 
 # --- search ("qual é a política de trocas?") ----------------------------------------------------------------

@@ -14,12 +14,9 @@ from typing import Any
 from django.conf import settings
 
 from kernel.br_validation import phone_display, phone_normalize, tax_id_normalize
-from kernel.ops import request_cache
 from payments.installments import InstallmentPolicy
 from shop.catalog.images import logo_thumbnail_url
-from shop.models.store import CACHE_KEY, STORE_ROW_ID, StoreSettings
-
-CACHE_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
+from shop.models.store import CACHE_KEY, STORE_KEPT, STORE_ROW_ID, StoreSettings
 
 
 @dataclass(frozen=True)
@@ -151,20 +148,21 @@ def store_row() -> StoreSettings:
 
 
 def store_cache_key() -> str:
-    """The cache entry `store_get` reads, for a caller that prefetches it (bcp_app's request context)."""
+    """The cache entry `store_get` reads (the version token of this process's copy), for a caller that
+    prefetches it (bcp_app's request context)."""
     return CACHE_KEY
 
 
 def store_get() -> Store:
-    """The store settings for display (cached; no query on a warm cache)."""
-    cached = request_cache.get(CACHE_KEY)  # once per request
-    if isinstance(cached, Store):
-        return cached
+    """The store settings for display: this process's copy while the row is unchanged (kernel/ops/kept.py: no
+    query, nothing unpickled), else one query. Shared by the process's requests: read it, never change it."""
+    return STORE_KEPT.get("store", _store_read)
+
+
+def _store_read() -> Store:
     row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first()
     saved = row is not None
-    store = _store_of(row if row is not None else StoreSettings(trade_name=settings.SHOP_NAME), saved=saved)
-    request_cache.set(CACHE_KEY, store, CACHE_SECONDS)
-    return store
+    return _store_of(row if row is not None else StoreSettings(trade_name=settings.SHOP_NAME), saved=saved)
 
 
 def pix_merchant() -> tuple[str, str]:

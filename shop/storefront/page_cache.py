@@ -43,7 +43,6 @@ from kernel.ops import request_cache
 from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
-from shop.store.policies import policies_cache_key
 from shop.storefront.context_processors import cart_count
 
 HOLE_CSRF = "<!--hole:csrf-->"
@@ -159,14 +158,12 @@ def _fragment_key(name: str) -> str:
     return f"{KEY_PREFIX}fragment:{name}:{get_language()}:{_build()}"
 
 
-def prefetch_page_reads(*, policies: bool = True) -> None:
+def prefetch_page_reads() -> None:
     """One cache round trip, at the start of a buyer's own page (cart, checkout), for what its render reads one by
-    one otherwise: the store settings, their policies (unless the page shows none: `policies=False`), the shipping
-    table, the catalog version and this page's shared header and footer. Each is unpickled once per process while
-    it stays the same (all are frozen values or strings): the unpickling was most of this read's CPU."""
-    keys = checkout_read_keys(get_language(), pricing=True)
-    if not policies:
-        keys = [key for key in keys if key != policies_cache_key()]
+    one otherwise: the version tokens of the store settings (with their policies) and of the shipping table, the
+    catalog version and this page's shared header and footer. The values behind the tokens are kept by each
+    process (kernel/ops/kept.py); the fragments are unpickled once per process while their bytes stay the same."""
+    keys = checkout_read_keys(pricing=True)
     request_cache.prefetch_unpickled_once(*keys, *(_fragment_key(name) for name in FRAGMENTS))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from bcp_app.service.policies import policies_json, policy_models
 from shop.models import StoreSettings
 from shop.store.policies import policies_search, store_policies
 from tests.bcp_app import test_mcp_helpers
@@ -84,6 +85,22 @@ def test_store_settings_change_the_policies_at_once(client: Client, rest: dict[s
     assert {"type": "shipping_policy", "url": "https://ajuda.example.com.br/entrega",
             "title": "Política de entrega"} in body["links"]
     assert row.returns_window_days == 30
+
+
+def test_the_wire_policies_are_built_once_and_each_answer_gets_its_own_copy(bcp_settings: Any, db: None) -> None:
+    """`policies_json` keeps the dumped models per distinct set of policies (issue 34): the same values as the
+    models give, and a body a caller changes never reaches the next answer."""
+    first = policies_json("pt-br")
+    assert first == [model.model_dump(exclude_none=True) for model in policy_models("pt-br")]
+    first[2]["description"]["plain"] = "changed by a caller"
+    first[2]["supported_resolutions"].append("nothing")
+    first.append({})
+    second = policies_json("pt-br")
+    assert second == [model.model_dump(exclude_none=True) for model in policy_models("pt-br")]
+    assert second[2]["description"]["plain"] != "changed by a caller"
+    # an order's snapshot (other values) is its own entry
+    kept = [{**vars(policy), "text": f"{policy.text} (pedido)"} for policy in store_policies("pt-br")]
+    assert [p["description"]["plain"] for p in policies_json("pt-br", kept=kept)] == [p["text"] for p in kept]
 
 
 def test_return_window_below_the_cdc_minimum_is_refused(db: None) -> None:

@@ -1,12 +1,14 @@
 """Read caches across processes (issue 11): with Redis (`REDIS_URL`) a merchant's change made in one process is
 seen at once by the next checkout served by another process.
 
-The shipping table and the catalog snapshot are cached in Django's cache and invalidated on save
-(shop/checkout/fulfillment.py, shop/checkout/stock.py). With the default local-memory cache every process has its own
-copy and another process sees the change only after the cache's TTL (5 min for shipping, 60 s for the
-catalog): production runs several uvicorn workers, so the README tells to set `REDIS_URL`. Here the other
-process is a real uvicorn serving the BCP REST API with `REDIS_URL`; this test process changes a rate and a
-product title through the models' `save()`, as the admin does, on the same Redis.
+The shipping table, the store settings and their policies are kept by each process behind a version token in
+Django's cache, and the catalog snapshot is cached there under the catalog version; both are invalidated on save
+(kernel/ops/kept.py, shop/checkout/fulfillment.py, shop/models/store.py, shop/checkout/stock.py). With the default
+local-memory cache every process has its own copy and another process sees the change only after the cache's TTL (5
+min for shipping, 60 s for the catalog): production runs several uvicorn workers, so the README tells to set
+`REDIS_URL`. Here the other process is a real uvicorn serving the BCP REST API with `REDIS_URL`; this test process
+changes a rate, a product title and the store settings through the models' `save()`, as the admin does, on the same
+Redis.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from django.core.cache import cache
 from shop.checkout.fulfillment import CACHE_KEY as SHIPPING_KEY
 from shop.checkout.stock import VERSION_KEY
 from shop.models import Product, ShippingRate
+from shop.models.store import CACHE_KEY as STORE_KEY
+from shop.models.store import StoreSettings
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.live import require_committed_data, subprocess_env, wait_for
 from tests.bcp_app.rest_helpers import SP, catalog
@@ -58,8 +62,8 @@ def _up(base_url: str) -> bool:
         return False
 
 
-def _quote(base_url: str, profile_url: str) -> tuple[str, int]:
-    """Create a checkout in the other process: (line title, PAC price quoted for São Paulo)."""
+def _quote(base_url: str, profile_url: str) -> tuple[str, int, str]:
+    """Create a checkout in the other process: (line title, PAC price quoted for São Paulo, returns policy text)."""
     body = {
         "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
         "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
@@ -75,7 +79,8 @@ def _quote(base_url: str, profile_url: str) -> tuple[str, int]:
     options = created["fulfillment"]["methods"][0]["groups"][0]["options"]
     pac = next(option for option in options if option["id"] == "pac")
     total = next(entry["amount"] for entry in pac["totals"] if entry["type"] == "total")
-    return created["line_items"][0]["item"]["title"], total
+    returns = next(policy for policy in created["policies"] if policy["type"].endswith(".return"))
+    return created["line_items"][0]["item"]["title"], total, returns["description"]["plain"]
 
 
 @contextmanager
@@ -121,18 +126,27 @@ def test_a_change_in_one_process_is_seen_at_once_by_another_with_redis(
     with _other_process(bcp_settings) as base_url:
         catalog()
         profile_url = fake_platform.publish()
-        assert _quote(base_url, profile_url) == ("Café especial 500 g", 1890)
-        # the other process filled the shared cache (this process never evaluated a checkout)
-        assert cache.get(SHIPPING_KEY) is not None and cache.get(VERSION_KEY) is not None
-        # when the merchant changes the PAC rate for SP and the product's title here (as the admin's save does)
+        title, price, returns = _quote(base_url, profile_url)
+        assert (title, price) == ("Café especial 500 g", 1890) and returns != "Trocas em até 30 dias."
+        # the other process started the shared tokens (this process never evaluated a checkout) and keeps its own
+        # copies under them: a second checkout there reads only the tokens
+        tokens = [cache.get(key) for key in (SHIPPING_KEY, STORE_KEY, VERSION_KEY)]
+        assert all(isinstance(token, int) for token in tokens)
+        assert _quote(base_url, profile_url) == (title, price, returns)
+        assert [cache.get(key) for key in (SHIPPING_KEY, STORE_KEY, VERSION_KEY)] == tokens
+        # when the merchant changes the PAC rate for SP, the product's title and the returns policy here (as the
+        # admin's save does)
         rate = ShippingRate.objects.get(method__code="pac", uf="SP")
         rate.price = 2190
         rate.save()
         product = Product.objects.get(variants__sku="SKU-CAFE-500G")
         product.title = "Café da fazenda"
         product.save()
+        row, _ = StoreSettings.objects.get_or_create(pk=1)
+        row.returns_text = "Trocas em até 30 dias."
+        row.save()
         # then the other process's very next checkout quotes and shows them, long before any TTL
-        assert _quote(base_url, profile_url) == ("Café da fazenda", 2190)
+        assert _quote(base_url, profile_url) == ("Café da fazenda", 2190, "Trocas em até 30 dias.")
 
 
 def test_a_key_revoked_in_one_process_is_refused_at_once_by_another_with_redis(

@@ -11,10 +11,11 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from shop.checkout.selectors import checkout_continue_url
+from shop.checkout.selectors import _SALT, checkout_continue_url, continue_token
 from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
 from shop.models import Checkout
@@ -115,3 +116,17 @@ def test_a_storefront_checkout_opens_for_its_own_session_only(client: Client) ->
     stranger = Client().get(f"/checkout/{checkout_id}")
     assert stranger.status_code == 404
     assert _shows_buyer_data(stranger.content.decode()) == []
+
+
+def test_a_signed_token_kept_by_the_process_is_the_signers_and_follows_the_secret_key(
+    agent_checkout: Checkout, settings
+) -> None:
+    """`continue_token` signs once per checkout and process (issue 34): the same token Django's signer makes, and
+    another secret key (a rotation) signs again instead of handing out a token it would refuse."""
+    first = continue_token(agent_checkout)
+    signed = signing.Signer(salt=_SALT).sign(f"{agent_checkout.public_id}:{first.split(':')[0]}")
+    assert continue_token(agent_checkout) == first == signed.split(":", 1)[1]
+    settings.SECRET_KEY = "another-secret-key-" + "x" * 40
+    rotated = continue_token(agent_checkout)
+    assert rotated != first
+    assert Client().get(f"/checkout/{agent_checkout.public_id}", {"t": rotated}).status_code == 200

@@ -105,7 +105,7 @@ def _local(url: str) -> str:
 
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
-    prefetch_page_reads(policies=False)  # the cart shows no policy
+    prefetch_page_reads()
     lines = cart_lines(request.session)
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart_coupons(request.session))
@@ -335,7 +335,7 @@ def _done_redirect(checkout: Checkout) -> HttpResponse | None:
 @require_http_methods(["GET", "POST"])
 def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     """The one-page checkout; also the BCP `continue_url` where a buyer resumes an agent's checkout."""
-    prefetch_page_reads(policies=False)  # the page links the policies by path (checkout_view(page=True))
+    prefetch_page_reads()
     checkout = _get_or_404(request, checkout_id)
     if checkout.status == STATUS_IN_PROGRESS and checkout_pix_refresh(checkout_id=checkout_id):
         checkout = _get_or_404(request, checkout_id)  # its Pix expired (lazily, no beat needed): back to the form
