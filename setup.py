@@ -19,7 +19,6 @@ SITE_FOLDERS = {
 }
 
 
-
 def site_packages() -> list[str]:
     """Each site folder and every folder under it, as the package name it has in the wheel."""
     names: list[str] = []

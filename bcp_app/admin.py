@@ -54,8 +54,18 @@ class WebhookAttemptInline(admin.TabularInline):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = ["webhook_id", "order_id", "event", "platform_id", "status", "attempts", "last_status_code",
-                    "next_attempt_at", "delivered_at", "created_at"]
+    list_display = [
+        "webhook_id",
+        "order_id",
+        "event",
+        "platform_id",
+        "status",
+        "attempts",
+        "last_status_code",
+        "next_attempt_at",
+        "delivered_at",
+        "created_at",
+    ]
     list_filter = ["status", "event"]
     search_fields = ["order_id", "platform_id", "webhook_id"]
     inlines = [WebhookAttemptInline]
@@ -64,8 +74,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"))
     def retry_now(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
         ids = list(queryset.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("pk", flat=True))
-        WebhookDelivery.objects.filter(pk__in=ids).update(status=WebhookDelivery.Status.PENDING,
-                                                          next_attempt_at=timezone.now())
+        WebhookDelivery.objects.filter(pk__in=ids).update(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at=timezone.now()
+        )
         for delivery_id in ids:
             transaction.on_commit(lambda pk=delivery_id: deliver_order_webhook.delay(pk))
         self.message_user(request, _("%d entrega(s) reagendada(s).") % len(ids), messages.SUCCESS)
@@ -82,8 +93,16 @@ class IdempotencyRecordAdmin(ReadOnlyAdmin):
 class Ap2MandateAdmin(ReadOnlyAdmin):
     list_display = ["checkout_id", "platform_id", "issuer_kid", "signed_total", "verified_at"]
     search_fields = ["checkout_id", "platform_id"]
-    readonly_fields = ["checkout_id", "platform_id", "issuer_kid", "audience", "signed_total", "verified_at",
-                       "mandate", "claims"]
+    readonly_fields = [
+        "checkout_id",
+        "platform_id",
+        "issuer_kid",
+        "audience",
+        "signed_total",
+        "verified_at",
+        "mandate",
+        "claims",
+    ]
     fields = readonly_fields
 
 
@@ -94,6 +113,16 @@ class A2ATaskAdmin(ReadOnlyAdmin):
     list_display = ["task_id", "checkout_id", "platform_id", "state", "version", "created_at", "updated_at"]
     list_filter = ["state"]
     search_fields = ["task_id", "checkout_id", "context_id", "platform_id"]
-    readonly_fields = ["task_id", "context_id", "checkout_id", "platform_id", "state", "version", "push_url",
-                       "task_json", "created_at", "updated_at"]
+    readonly_fields = [
+        "task_id",
+        "context_id",
+        "checkout_id",
+        "platform_id",
+        "state",
+        "version",
+        "push_url",
+        "task_json",
+        "created_at",
+        "updated_at",
+    ]
     fields = readonly_fields

@@ -24,7 +24,7 @@ def prepare_order_webhook(
         if self.request.is_eager:  # type: ignore[attr-defined]  # in-process mode: no broker to retry with
             return "profile_unreachable"
         # The platform profile is unreachable: try again later (≈ 25 h in total with the cap).
-        countdown = min(1800, 30 * 2 ** self.request.retries)  # type: ignore[attr-defined]
+        countdown = min(1800, 30 * 2**self.request.retries)  # type: ignore[attr-defined]
         raise self.retry(exc=exc, countdown=countdown) from exc  # type: ignore[attr-defined]
 
 

@@ -20,8 +20,16 @@ class _ReadOnly(admin.ModelAdmin):
 
 @admin.register(FiscalDocument)
 class FiscalDocumentAdmin(_ReadOnly):
-    list_display = ("order_number", "order_ref", "status", "sefaz_reason", "number", "series", "access_key",
-                    "issued_at")  # the reason: what to fix before re-issuing ("NCM não informado")
+    list_display = (
+        "order_number",
+        "order_ref",
+        "status",
+        "sefaz_reason",
+        "number",
+        "series",
+        "access_key",
+        "issued_at",
+    )  # the reason: what to fix before re-issuing ("NCM não informado")
     list_filter = ("status", "environment")
     search_fields = ("order_ref", "access_key")
 

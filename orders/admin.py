@@ -92,8 +92,14 @@ class OrderAdmin(admin.ModelAdmin):
     list_per_page = 50
     change_form_template = "orders/admin/change_form.html"
     change_list_template = "orders/admin/change_list.html"
-    inlines = [OrderLineInline, ExpectationInline, FulfillmentEventInline, AdjustmentInline, ReturnRequestInline,
-               TimelineInline]
+    inlines = [
+        OrderLineInline,
+        ExpectationInline,
+        FulfillmentEventInline,
+        AdjustmentInline,
+        ReturnRequestInline,
+        TimelineInline,
+    ]
     actions = ["mark_delivered_action"]
     fieldsets = [
         (
@@ -414,8 +420,9 @@ class ReturnRequestAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("pedido"), ordering="order__number")
     def order_link(self, obj: ReturnRequest) -> str:
-        return format_html('<a href="{}">#{}</a>', reverse("admin:orders_order_change", args=[obj.order_id]),
-                           obj.order.number)
+        return format_html(
+            '<a href="{}">#{}</a>', reverse("admin:orders_order_change", args=[obj.order_id]), obj.order.number
+        )
 
     @admin.display(description=_("próximo passo"))
     def next_step(self, obj: ReturnRequest) -> str:

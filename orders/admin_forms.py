@@ -361,11 +361,18 @@ class ReturnRequestStepForm(OrderActionForm):
     )
     request = forms.ChoiceField(label=_("Devolução"))
     step = forms.ChoiceField(label=_("Passo"), choices=STEPS, widget=forms.RadioSelect)
-    note = forms.CharField(label=_("Resposta ao comprador"), max_length=255, required=False,
-                           help_text=_("Obrigatória ao recusar; o comprador e a plataforma leem."))
+    note = forms.CharField(
+        label=_("Resposta ao comprador"),
+        max_length=255,
+        required=False,
+        help_text=_("Obrigatória ao recusar; o comprador e a plataforma leem."),
+    )
     restock = forms.BooleanField(label=_("Devolver os itens recebidos ao estoque"), initial=True, required=False)
-    amount = MoneyField(label=_("Valor a reembolsar (R$)"), required=False,
-                        help_text=_("Vazio: o valor dos itens (na desistência de tudo, também o frete)."))
+    amount = MoneyField(
+        label=_("Valor a reembolsar (R$)"),
+        required=False,
+        help_text=_("Vazio: o valor dos itens (na desistência de tudo, também o frete)."),
+    )
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
@@ -375,4 +382,6 @@ class ReturnRequestStepForm(OrderActionForm):
             for r in open_requests
         ]
         self.fields["amount"].help_text = _("%(hint)s Reembolsável: %(amount)s") % {
-            "hint": self.fields["amount"].help_text, "amount": format_brl(refundable_amount(order))}
+            "hint": self.fields["amount"].help_text,
+            "amount": format_brl(refundable_amount(order)),
+        }

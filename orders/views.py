@@ -90,8 +90,14 @@ def order_permalink(request: HttpRequest, token: str) -> HttpResponse:
     return _page(request, order)
 
 
-def _page(request: HttpRequest, order: Order, *, status: int = 200, action_error: OrderError | None = None,
-          asked: dict[str, Any] | None = None) -> HttpResponse:
+def _page(
+    request: HttpRequest,
+    order: Order,
+    *,
+    status: int = 200,
+    action_error: OrderError | None = None,
+    asked: dict[str, Any] | None = None,
+) -> HttpResponse:
     """The order page; `action_error`: why the buyer's cancel or return was refused (shown beside its form)."""
     language = _language(request, order.language)
     lines = list(order.lines.all())

@@ -39,9 +39,7 @@ def _recurring_payment(reference: str) -> PixPayment | None:
     )
     if paid is None:
         return None
-    return (
-        PixPayment.objects.select_for_update().filter(end_to_end_id=paid, outcome=PixPayment.Outcome.SETTLED).first()
-    )
+    return PixPayment.objects.select_for_update().filter(end_to_end_id=paid, outcome=PixPayment.Outcome.SETTLED).first()
 
 
 def _refunded_so_far(payment: PixPayment) -> int:

@@ -21,9 +21,14 @@ def refund_finished_on_commit(refund: Any, status: str) -> None:
     (automatic ones — late, duplicate, rejected payments — have no adjustment waiting for them)."""
     if refund.kind != "requested":
         return
-    payload = {"reference": refund.reference, "refund_id": refund.refund_id, "status": str(status),
-               "amount": refund.amount}
+    payload = {
+        "reference": refund.reference,
+        "refund_id": refund.refund_id,
+        "status": str(status),
+        "amount": refund.amount,
+    }
     transaction.on_commit(lambda: refund_finished.send(sender=type(refund), **payload))
+
 
 # send(sender=CardPayment, reference=str, payment_id=str, status="approved"|"declined", amount=int)
 # The outcome of a card payment learned after `card_payment_authorize` returned (gateway webhook, or the

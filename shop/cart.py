@@ -399,8 +399,18 @@ def cart_clear(session: SessionBase) -> None:
 # --- the BCP cart capability ------------------------------------------------------------------------
 
 
-__all__ = ["CartEmpty", "CartNotFound", "CartResult", "CartView", "CheckoutInputError", "cart_cancel",
-           "cart_checkout_input", "cart_create", "cart_get", "cart_update"]
+__all__ = [
+    "CartEmpty",
+    "CartNotFound",
+    "CartResult",
+    "CartView",
+    "CheckoutInputError",
+    "cart_cancel",
+    "cart_checkout_input",
+    "cart_create",
+    "cart_get",
+    "cart_update",
+]
 
 
 class CartNotFound(LookupError):
@@ -452,9 +462,17 @@ CartResult = CartView
 def _buyer_json(buyer: BuyerInput | None) -> dict[str, object] | None:
     if buyer is None:
         return None
-    out: dict[str, object] = {key: value for key, value in (
-        ("first_name", buyer.first_name), ("last_name", buyer.last_name), ("email", buyer.email),
-        ("phone_number", buyer.phone_number), ("tax_id", buyer.tax_id)) if value}
+    out: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("first_name", buyer.first_name),
+            ("last_name", buyer.last_name),
+            ("email", buyer.email),
+            ("phone_number", buyer.phone_number),
+            ("tax_id", buyer.tax_id),
+        )
+        if value
+    }
     if buyer.consent is not None:  # buyer consent extension: carried to the checkout the cart converts to
         out["consent"] = [list(item) for item in buyer.consent]
         out["consent_captured_by"] = buyer.consent_captured_by
@@ -466,9 +484,11 @@ def _buyer_of(stored: dict[str, object] | None) -> BuyerInput | None:
         return None
     fields = {key: value for key, value in stored.items() if key not in ("consent", "consent_captured_by")}
     consent = stored.get("consent")
-    return BuyerInput(**fields,  # type: ignore[arg-type]
-                      consent=tuple((str(p), bool(g)) for p, g in consent) if isinstance(consent, list) else None,
-                      consent_captured_by=str(stored.get("consent_captured_by", "")))
+    return BuyerInput(
+        **fields,  # type: ignore[arg-type]
+        consent=tuple((str(p), bool(g)) for p, g in consent) if isinstance(consent, list) else None,
+        consent_captured_by=str(stored.get("consent_captured_by", "")),
+    )
 
 
 def _context_json(context: ContextInput | None) -> dict[str, str] | None:
@@ -477,23 +497,34 @@ def _context_json(context: ContextInput | None) -> dict[str, str] | None:
 
 def _estimate(cart: Cart, lines: list[CartLineRow], *, now: datetime) -> CartView:
     """Price the cart now: line titles, prices, stock messages, coupon discounts, estimated totals."""
-    data = CheckoutInput(lines=tuple(LineInput(sku=line.sku, quantity=line.quantity, line_id=line.public_id)
-                                     for line in lines))
-    planned, messages, _rejections, _unavailable = plan_lines(data, {line.public_id: line for line in lines},
-                                                              is_update=True)
+    data = CheckoutInput(
+        lines=tuple(LineInput(sku=line.sku, quantity=line.quantity, line_id=line.public_id) for line in lines)
+    )
+    planned, messages, _rejections, _unavailable = plan_lines(
+        data, {line.public_id: line for line in lines}, is_update=True
+    )
     subtotal = sum(line.unit_price * line.quantity for line in planned)
     codes = tuple(cart.discount_codes or ())
     email = str((cart.buyer or {}).get("email", ""))
-    coupons = coupons_evaluate(codes=codes, subtotal=subtotal, email=email, now=now,
-                               loaded=coupons_load(codes, email=email, exclude_checkout_pk=None))
+    coupons = coupons_evaluate(
+        codes=codes,
+        subtotal=subtotal,
+        email=email,
+        now=now,
+        loaded=coupons_load(codes, email=email, exclude_checkout_pk=None),
+    )
     totals = [Total("subtotal", subtotal)]
     totals += [Total("discount", -applied.amount, f"Cupom {applied.code}") for applied in coupons.applied]
     totals.append(Total("total", subtotal - coupons.total))
     return CartView(
         cart=cart,
         id=cart.public_id,
-        lines=tuple(CartLineView(id=p.public_id, sku=p.sku, title=p.title, price=p.unit_price,
-                                 quantity=p.quantity, image_url=p.image_url) for p in planned),
+        lines=tuple(
+            CartLineView(
+                id=p.public_id, sku=p.sku, title=p.title, price=p.unit_price, quantity=p.quantity, image_url=p.image_url
+            )
+            for p in planned
+        ),
         buyer=_buyer_of(cart.buyer),
         context=ContextInput(**cart.context) if cart.context else None,
         discount_codes=codes,
@@ -539,8 +570,16 @@ def _write(cart: Cart, data: CheckoutInput, existing: list[CartLineRow]) -> list
     cart.expires_at = cart_expiry()
     cart.save()
     CartLineRow.objects.filter(cart=cart).delete()
-    rows = [CartLineRow(cart=cart, public_id=line.line_id or new_cart_line_id(), sku=line.sku.strip(),
-                     quantity=line.quantity, position=position) for position, line in enumerate(data.lines)]
+    rows = [
+        CartLineRow(
+            cart=cart,
+            public_id=line.line_id or new_cart_line_id(),
+            sku=line.sku.strip(),
+            quantity=line.quantity,
+            position=position,
+        )
+        for position, line in enumerate(data.lines)
+    ]
     return CartLineRow.objects.bulk_create(rows)
 
 
@@ -549,15 +588,27 @@ def cart_create(
 ) -> CartView:
     _validate(data)
     now = timezone.now()
-    probe = Cart(public_id="", expires_at=now, discount_codes=list(data.discount_codes or ()),
-                 buyer=_buyer_json(data.buyer))
-    preview = _estimate(probe, [CartLineRow(public_id=f"li_{i}", sku=line.sku.strip(), quantity=line.quantity)
-                                for i, line in enumerate(data.lines)], now=now)
+    probe = Cart(
+        public_id="", expires_at=now, discount_codes=list(data.discount_codes or ()), buyer=_buyer_json(data.buyer)
+    )
+    preview = _estimate(
+        probe,
+        [
+            CartLineRow(public_id=f"li_{i}", sku=line.sku.strip(), quantity=line.quantity)
+            for i, line in enumerate(data.lines)
+        ],
+        now=now,
+    )
     unavailable = [m for m in preview.messages if m.code in ("item_unavailable", "out_of_stock")]
     if not data.lines or len(unavailable) == len(data.lines):
-        raise CartEmpty([CheckoutMessage(m.type, m.code, m.content, "unrecoverable") for m in unavailable]
-                        or [CheckoutMessage("error", "field_required", "Adicione ao menos um item.", "unrecoverable",
-                                            "$.line_items")])
+        raise CartEmpty(
+            [CheckoutMessage(m.type, m.code, m.content, "unrecoverable") for m in unavailable]
+            or [
+                CheckoutMessage(
+                    "error", "field_required", "Adicione ao menos um item.", "unrecoverable", "$.line_items"
+                )
+            ]
+        )
     with transaction.atomic():
         cart = Cart(platform_id=platform_id, session_key=session_key, language=language, expires_at=cart_expiry())
         lines = _write(cart, data, [])

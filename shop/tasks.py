@@ -74,6 +74,8 @@ def send_account_link(link_id: int) -> str:
 def resend_account_links() -> int:
     """Beat, every minute: sign-in e-mails still unsent (a dead broker, a failed send) while their link is valid."""
     return account_links_resend_due()
+
+
 @shared_task(name="shop.tasks.sweep_subscription_cycles", acks_late=True)
 def sweep_subscription_cycles() -> dict[str, int]:
     """Beat, every 5 minutes: plan and charge subscription cycles ahead, re-drive what a crash left, and send

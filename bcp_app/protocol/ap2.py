@@ -144,8 +144,9 @@ def merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.Ellip
     return f"{header}..{signature}"
 
 
-def with_merchant_authorization(checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey,
-                                kid: str) -> dict[str, Any]:
+def with_merchant_authorization(
+    checkout: Mapping[str, Any], *, private_key: ec.EllipticCurvePrivateKey, kid: str
+) -> dict[str, Any]:
     """A copy of `checkout` with `ap2.merchant_authorization` set (other `ap2` members are dropped)."""
     signed = {key: value for key, value in checkout.items() if key != "ap2"}
     signed["ap2"] = {"merchant_authorization": merchant_authorization(signed, private_key=private_key, kid=kid)}

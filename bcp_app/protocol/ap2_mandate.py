@@ -130,8 +130,10 @@ def verify_checkout_mandate(
         raise Ap2Error("mandate_invalid_signature", f"Cabeçalho do mandato inválido: {exc}.") from exc
     issuer_key = _signing_keys(platform_keys, str(issuer_header.get("kid", "")))
     if issuer_key is None:
-        raise Ap2Error("agent_missing_key",
-                       f"A chave {issuer_header.get('kid')!r} do mandato não está em keys[] do perfil da plataforma.")
+        raise Ap2Error(
+            "agent_missing_key",
+            f"A chave {issuer_header.get('kid')!r} do mandato não está em keys[] do perfil da plataforma.",
+        )
     try:
         _, issuer_raw = verify_compact(issuer_jwt, issuer_key)
     except ValueError as exc:
@@ -176,15 +178,16 @@ def verify_checkout_mandate(
         _, signed_raw = verify_compact(checkout_jwt, keys=shop_keys)
         signed_checkout = json.loads(signed_raw)
     except (ValueError, LookupError) as exc:
-        raise Ap2Error("merchant_authorization_invalid",
-                       "checkout_jwt não traz uma assinatura válida desta loja.") from exc
+        raise Ap2Error(
+            "merchant_authorization_invalid", "checkout_jwt não traz uma assinatura válida desta loja."
+        ) from exc
     if not isinstance(signed_checkout, dict):
         raise Ap2Error("merchant_authorization_invalid", "checkout_jwt não contém um checkout.")
 
     # Step 6: the signed terms equal the live session (a replaced Pix charge invalidates the mandate).
     if _scope_value(signed_checkout) != _scope_value(checkout):
-        raise Ap2Error("mandate_scope_mismatch",
-                       "O checkout assinado no mandato difere do checkout atual (itens, totais ou cobrança Pix).")
+        raise Ap2Error(
+            "mandate_scope_mismatch",
+            "O checkout assinado no mandato difere do checkout atual (itens, totais ou cobrança Pix).",
+        )
     return VerifiedMandate(mandate=mandate, checkout=signed_checkout, claims={**claims, "kb": kb_claims})
-
-

@@ -46,19 +46,60 @@ MAX_URL_LENGTH = 4096
 
 # Request-writable checkout fields a link may set (BCP §4.1 create): root → allowed sub-pointers.
 BUYER_FIELDS = frozenset({"first_name", "last_name", "email", "phone_number", "tax_id"})
-CONTEXT_FIELDS = frozenset({"address_country", "address_region", "postal_code", "language", "intent", "currency",
-                            "location"})
+CONTEXT_FIELDS = frozenset(
+    {"address_country", "address_region", "postal_code", "language", "intent", "currency", "location"}
+)
 # Every top-level member of a BCP checkout or cart: a parameter under one of these is a BCP field path,
 # applied when writable and dropped otherwise (never forwarded: response-only members such as totals,
 # status or ids are never set from a URL, BCP-SEC-03).
-BCP_ROOTS = frozenset({
-    "ucp", "id", "line_items", "status", "currency", "totals", "links", "buyer", "context", "signals", "attribution",
-    "messages", "expires_at", "continue_url", "payment", "order", "policies", "actions", "fulfillment", "discounts",
-    "ap2", "cart_id",
-})
+BCP_ROOTS = frozenset(
+    {
+        "ucp",
+        "id",
+        "line_items",
+        "status",
+        "currency",
+        "totals",
+        "links",
+        "buyer",
+        "context",
+        "signals",
+        "attribution",
+        "messages",
+        "expires_at",
+        "continue_url",
+        "payment",
+        "order",
+        "policies",
+        "actions",
+        "fulfillment",
+        "discounts",
+        "ap2",
+        "cart_id",
+    }
+)
 # Non-BCP parameters never copied onto the redirect (UCP permalink "Privacy": credentials, tokens, secrets).
-SENSITIVE_WORDS = ("token", "secret", "passw", "pwd", "apikey", "api_key", "auth", "session", "credential",
-                   "signature", "mandate", "jwt", "otp", "cookie", "bearer", "cpf", "cnpj", "email", "phone")
+SENSITIVE_WORDS = (
+    "token",
+    "secret",
+    "passw",
+    "pwd",
+    "apikey",
+    "api_key",
+    "auth",
+    "session",
+    "credential",
+    "signature",
+    "mandate",
+    "jwt",
+    "otp",
+    "cookie",
+    "bearer",
+    "cpf",
+    "cnpj",
+    "email",
+    "phone",
+)
 SENSITIVE_NAMES = frozenset({"key", "code", "sig", "pin", "cvv", "cvc"})
 
 
@@ -88,8 +129,10 @@ def decode_token(token: str) -> str:
         raise PermalinkError("Item sem identificador no link.")
     if not token.startswith("~"):
         if not RAW_TOKEN.match(token):
-            raise PermalinkError(f"Identificador de item inválido no link: use letras, números, '.', '_' ou '-', "
-                                 f"ou a forma ~base64url ({token[:40]!r}).")
+            raise PermalinkError(
+                f"Identificador de item inválido no link: use letras, números, '.', '_' ou '-', "
+                f"ou a forma ~base64url ({token[:40]!r})."
+            )
         return token
     encoded = token[1:]
     if not encoded or not B64URL.match(encoded) or len(encoded) % 4 == 1:
@@ -133,8 +176,10 @@ def parse_items(segment: str) -> tuple[tuple[str, int], ...]:
         if not colon:
             raise PermalinkError(f"Cada item do link é id:quantidade (faltou a quantidade em {pair[:40]!r}).")
         if not QUANTITY.match(quantity):
-            raise PermalinkError(f"Quantidade inválida no link ({quantity[:12]!r}): use um inteiro de 1 a "
-                                 f"{MAX_QUANTITY}, sem zeros à esquerda.")
+            raise PermalinkError(
+                f"Quantidade inválida no link ({quantity[:12]!r}): use um inteiro de 1 a "
+                f"{MAX_QUANTITY}, sem zeros à esquerda."
+            )
         if int(quantity) > MAX_QUANTITY:
             raise PermalinkError(f"Quantidade acima do limite no link: no máximo {MAX_QUANTITY} unidades por item.")
         item_id = decode_token(token)
@@ -195,8 +240,12 @@ def _set(fields: dict[str, Any], tokens: tuple[str, ...], value: str) -> bool:
     if root == "attribution" and len(rest) == 1 and rest[0]:
         fields.setdefault("attribution", {})[rest[0]] = value
         return True
-    if root == "fulfillment" and len(rest) == 3 and rest[:2] == ("methods", "0") and rest[2] in (
-            "type", "selected_destination_id"):
+    if (
+        root == "fulfillment"
+        and len(rest) == 3
+        and rest[:2] == ("methods", "0")
+        and rest[2] in ("type", "selected_destination_id")
+    ):
         fields.setdefault("fulfillment", {}).setdefault("methods", [{}])[0][rest[2]] = value
         return True
     return False
@@ -227,8 +276,9 @@ def parse_permalink(items_segment: str, query: str) -> Permalink:
         raise PermalinkError(f"Link longo demais (máximo {MAX_URL_LENGTH} caracteres).")
     items = parse_items(items_segment)
     try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False, errors="strict",
-                          max_num_fields=MAX_PARAMETERS)
+        pairs = parse_qsl(
+            query, keep_blank_values=True, strict_parsing=False, errors="strict", max_num_fields=MAX_PARAMETERS
+        )
     except (ValueError, UnicodeDecodeError):
         raise PermalinkError(f"Parâmetros do link ilegíveis (no máximo {MAX_PARAMETERS}, em UTF-8).") from None
     fields: dict[str, Any] = {}
@@ -276,5 +326,8 @@ def parse_permalink(items_segment: str, query: str) -> Permalink:
 def attribution_rewrites(fields: dict[str, Any], passthrough: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
     """Attribution fields shown to the destination's analytics as plain parameters (`utm_source=…`)."""
     taken = {name for name, _value in passthrough}
-    return [(name, value) for name, value in (fields.get("attribution") or {}).items()
-            if name not in taken and not is_sensitive(name)]
+    return [
+        (name, value)
+        for name, value in (fields.get("attribution") or {}).items()
+        if name not in taken and not is_sensitive(name)
+    ]

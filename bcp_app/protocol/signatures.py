@@ -25,7 +25,13 @@ ES256_ALG = "ecdsa-p256-sha256"
 REQUEST_BASE_COMPONENTS = ("@method", "@authority", "@path")
 REQUEST_IF_PRESENT = ("bcp-agent", "idempotency-key", "content-digest", "content-type")
 WEBHOOK_COMPONENTS = (
-    "@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent", "webhook-id",
+    "@method",
+    "@authority",
+    "@path",
+    "content-digest",
+    "content-type",
+    "bcp-agent",
+    "webhook-id",
     "webhook-timestamp",
 )
 RESPONSE_COMPONENTS = ("@status", "content-digest", "content-type")
@@ -130,8 +136,10 @@ def sign_message(
 ) -> dict[str, str]:
     """Headers `Signature-Input` and `Signature` for `msg` (its covered headers must already be set)."""
     covered = list(components)
-    params = {"created": int(created if created is not None else time.time()),
-              "keyid": keyid or shop_keys.signing_key_id()}
+    params = {
+        "created": int(created if created is not None else time.time()),
+        "keyid": keyid or shop_keys.signing_key_id(),
+    }
     inner = serialize_inner_list(InnerList([Item(c) for c in covered], params))
     signature = shop_keys.es256_sign(signature_base(msg, covered, inner), key)
     return {

@@ -521,7 +521,8 @@ def _adjustment(adjustment: dict[str, Any]) -> dict[str, Any]:
     lines = adjustment.get("line_items")
     if isinstance(lines, list):
         out["line_items"] = [
-            {**li, "quantity": abs(li["quantity"])} if isinstance(li, dict) and isinstance(li.get("quantity"), int)
+            {**li, "quantity": abs(li["quantity"])}
+            if isinstance(li, dict) and isinstance(li.get("quantity"), int)
             else li
             for li in lines
         ]

@@ -38,10 +38,14 @@ CHECKOUT_KEY = "a2a.bcp.checkout"
 TERMINAL = frozenset({A2ATask.State.COMPLETED, A2ATask.State.FAILED, A2ATask.State.CANCELED})
 PUSH_EVENT = "a2a_task"
 _TEXTS = {
-    A2ATask.State.WORKING: {"pt-br": "Aguardando o pagamento do Pix. Avisaremos quando ele for confirmado.",
-                            "en": "Waiting for the Pix payment. You will be notified when it is confirmed."},
-    A2ATask.State.COMPLETED: {"pt-br": "Pagamento confirmado. Pedido confirmado.",
-                              "en": "Payment confirmed. Order confirmed."},
+    A2ATask.State.WORKING: {
+        "pt-br": "Aguardando o pagamento do Pix. Avisaremos quando ele for confirmado.",
+        "en": "Waiting for the Pix payment. You will be notified when it is confirmed.",
+    },
+    A2ATask.State.COMPLETED: {
+        "pt-br": "Pagamento confirmado. Pedido confirmado.",
+        "en": "Payment confirmed. Order confirmed.",
+    },
     A2ATask.State.CANCELED: {
         "pt-br": "A compra foi cancelada: o Pix não foi pago a tempo ou o checkout foi cancelado.",
         "en": "The purchase was canceled: the Pix was not paid in time or the checkout was canceled.",
@@ -72,20 +76,29 @@ def task_dict(*, task_id: str, context_id: str, state: str, checkout: dict[str, 
         "extensions": [A2A_EXTENSION_URI],
         "taskId": task_id,
     }
-    return {"id": task_id, "contextId": context_id,
-            "status": {"state": state, "message": message, "timestamp": _now()}}
+    return {"id": task_id, "contextId": context_id, "status": {"state": state, "message": message, "timestamp": _now()}}
 
 
-def task_open(ctx: RequestContext, *, context_id: str, checkout: dict[str, Any], push_url: str = "",
-              push_token: str = "") -> dict[str, Any]:
+def task_open(
+    ctx: RequestContext, *, context_id: str, checkout: dict[str, Any], push_url: str = "", push_token: str = ""
+) -> dict[str, Any]:
     """The `working` task of a Pix complete that waits for the PSP (its checkout `complete_in_progress`)."""
     task_id = str(uuid.uuid4())
-    task = task_dict(task_id=task_id, context_id=context_id, state=A2ATask.State.WORKING, checkout=checkout,
-                     language=ctx.language)
+    task = task_dict(
+        task_id=task_id, context_id=context_id, state=A2ATask.State.WORKING, checkout=checkout, language=ctx.language
+    )
     A2ATask.objects.create(
-        task_id=task_id, context_id=context_id, checkout_id=str(checkout["id"]), principal=ctx.principal,
-        platform_id=ctx.platform_id or "", task_json=json.dumps(task), profile_url=ctx.profile_url,
-        capabilities=dict(ctx.capabilities), language=ctx.language, push_url=push_url, push_token=push_token,
+        task_id=task_id,
+        context_id=context_id,
+        checkout_id=str(checkout["id"]),
+        principal=ctx.principal,
+        platform_id=ctx.platform_id or "",
+        task_json=json.dumps(task),
+        profile_url=ctx.profile_url,
+        capabilities=dict(ctx.capabilities),
+        language=ctx.language,
+        push_url=push_url,
+        push_token=push_token,
     )
     return task
 
@@ -138,11 +151,16 @@ def _push(row: A2ATask, task: dict[str, Any]) -> None:
         return
     delivery, created = WebhookDelivery.objects.get_or_create(
         source_key=f"a2a:{row.task_id}:{task['status']['state']}",
-        defaults={"order_id": row.checkout_id, "platform_id": row.platform_id, "url": url, "event": PUSH_EVENT,
-                  "body": json.dumps({"task": task}), "next_attempt_at": timezone.now(),
-                  # A2A: the token the platform gave with this task's URL comes back in this header
-                  "extra_headers": {"X-A2A-Notification-Token": row.push_token} if row.push_token and row.push_url
-                  else {}},
+        defaults={
+            "order_id": row.checkout_id,
+            "platform_id": row.platform_id,
+            "url": url,
+            "event": PUSH_EVENT,
+            "body": json.dumps({"task": task}),
+            "next_attempt_at": timezone.now(),
+            # A2A: the token the platform gave with this task's URL comes back in this header
+            "extra_headers": {"X-A2A-Notification-Token": row.push_token} if row.push_token and row.push_url else {},
+        },
     )
     if created:
         enqueue_on_commit("bcp_app.tasks.deliver_order_webhook", delivery.pk)
@@ -171,11 +189,17 @@ def _end(rows: list[A2ATask], result: Any) -> int:
     if state is None:
         return 0
     for row in rows:
-        ctx = RequestContext(transport="a2a", profile_url=row.profile_url, profile=_profile(row.profile_url),
-                             capabilities=dict(row.capabilities), language=row.language)
+        ctx = RequestContext(
+            transport="a2a",
+            profile_url=row.profile_url,
+            profile=_profile(row.profile_url),
+            capabilities=dict(row.capabilities),
+            language=row.language,
+        )
         checkout = checkout_result(ctx, result).body
-        task = task_dict(task_id=row.task_id, context_id=row.context_id, state=state, checkout=checkout,
-                         language=row.language)
+        task = task_dict(
+            task_id=row.task_id, context_id=row.context_id, state=state, checkout=checkout, language=row.language
+        )
         row.state = state
         row.version += 1
         row.task_json = json.dumps(task)
@@ -190,10 +214,13 @@ def tasks_reconcile(*, limit: int = 100) -> int:
     no resubscriber waits forever. The checkout is read (and expired if due) before the tasks are locked: the
     settlement locks the checkout first, then the tasks, and this keeps to that order."""
     cutoff = timezone.now() - RECONCILE_AFTER
-    checkout_ids = list(dict.fromkeys(
-        A2ATask.objects.filter(state=A2ATask.State.WORKING, updated_at__lte=cutoff)
-        .order_by("updated_at").values_list("checkout_id", flat=True)[:limit]
-    ))
+    checkout_ids = list(
+        dict.fromkeys(
+            A2ATask.objects.filter(state=A2ATask.State.WORKING, updated_at__lte=cutoff)
+            .order_by("updated_at")
+            .values_list("checkout_id", flat=True)[:limit]
+        )
+    )
     ended = 0
     for checkout_id in checkout_ids:
         try:
@@ -203,8 +230,11 @@ def tasks_reconcile(*, limit: int = 100) -> int:
         if str(result.checkout.status) not in _ENDS:
             continue
         with transaction.atomic():
-            rows = list(A2ATask.objects.select_for_update()
-                        .filter(checkout_id=checkout_id, state=A2ATask.State.WORKING).order_by("pk"))
+            rows = list(
+                A2ATask.objects.select_for_update()
+                .filter(checkout_id=checkout_id, state=A2ATask.State.WORKING)
+                .order_by("pk")
+            )
             ended += _end(rows, result)
     return ended
 

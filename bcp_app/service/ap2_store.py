@@ -42,9 +42,14 @@ def record(ctx: Any, checkout: dict[str, Any], verified: Any, *, audience: str) 
     try:
         with transaction.atomic():
             return Ap2Mandate.objects.create(
-                checkout_id=str(checkout["id"]), platform_id=ctx.platform_id or "", mandate=verified.mandate,
-                mandate_sha256=digest, issuer_kid=_issuer_kid(verified.mandate), audience=audience[:500],
-                signed_total=_total(verified.checkout), claims=json.loads(json.dumps(claims, default=str)),
+                checkout_id=str(checkout["id"]),
+                platform_id=ctx.platform_id or "",
+                mandate=verified.mandate,
+                mandate_sha256=digest,
+                issuer_kid=_issuer_kid(verified.mandate),
+                audience=audience[:500],
+                signed_total=_total(verified.checkout),
+                claims=json.loads(json.dumps(claims, default=str)),
             )
     except IntegrityError:  # the same mandate presented again (a retried complete)
         return Ap2Mandate.objects.get(checkout_id=str(checkout["id"]), mandate_sha256=digest)

@@ -33,8 +33,10 @@ from shop.models import Cart, Checkout
 CART_CAPABILITIES = (CART, DISCOUNT, BUYER_CONSENT)
 TEXTS = {
     "not_found": {"pt-br": "Carrinho não encontrado.", "en": "Cart not found."},
-    "incompatible": {"pt-br": "A plataforma não negociou a capacidade de carrinho.",
-                     "en": "The platform did not negotiate the cart capability."},
+    "incompatible": {
+        "pt-br": "A plataforma não negociou a capacidade de carrinho.",
+        "en": "The platform did not negotiate the cart capability.",
+    },
     "empty": {"pt-br": "Nenhum item pôde ser incluído no carrinho.", "en": "None of the items could be added."},
 }
 
@@ -44,8 +46,9 @@ def _text(ctx: Any, key: str) -> str:
 
 
 def _not_found(ctx: Any) -> OperationResult:
-    return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
-                                               capabilities=ctx.ucp_capabilities(CART) or None))
+    return OperationResult(
+        200, error_response("not_found", _text(ctx, "not_found"), capabilities=ctx.ucp_capabilities(CART) or None)
+    )
 
 
 def _incompatible(ctx: Any) -> OperationResult:
@@ -54,9 +57,13 @@ def _incompatible(ctx: Any) -> OperationResult:
 
 def _input(ctx: Any, body: CartWrite, *, update: bool) -> ct.CheckoutInput:
     codes = tuple(body.discounts.codes) if ctx.has(DISCOUNT) and body.discounts else ()
-    return ct.CheckoutInput(lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer),
-                            context=context_input(body.context), discount_codes=codes,
-                            signals=dict(body.signals or {}))
+    return ct.CheckoutInput(
+        lines=line_inputs(body, update=update),
+        buyer=buyer_input(ctx, body.buyer),
+        context=context_input(body.context),
+        discount_codes=codes,
+        signals=dict(body.signals or {}),
+    )
 
 
 def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
@@ -65,17 +72,31 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
         "ucp": {"version": PROTOCOL_VERSION, "capabilities": ctx.ucp_capabilities(*CART_CAPABILITIES)},
         "id": view.id,
         "line_items": [
-            {"id": line.id,
-             "item": {key: value for key, value in (("id", line.sku), ("title", line.title), ("price", line.price),
-                                                    ("image_url", line.image_url)) if value not in ("", None)},
-             "quantity": line.quantity, "totals": presenters.totals(line.totals)}
+            {
+                "id": line.id,
+                "item": {
+                    key: value
+                    for key, value in (
+                        ("id", line.sku),
+                        ("title", line.title),
+                        ("price", line.price),
+                        ("image_url", line.image_url),
+                    )
+                    if value not in ("", None)
+                },
+                "quantity": line.quantity,
+                "totals": presenters.totals(line.totals),
+            }
             for line in view.lines
         ],
         "currency": "BRL",
     }
     if view.buyer is not None:
-        buyer = {k: v for k, v in vars(view.buyer).items()
-                 if k in ("first_name", "last_name", "email", "phone_number", "tax_id") and v}
+        buyer = {
+            k: v
+            for k, v in vars(view.buyer).items()
+            if k in ("first_name", "last_name", "email", "phone_number", "tax_id") and v
+        }
         if ctx.has(BUYER_CONSENT):
             buyer["consent"] = presenters.consent_json(view.buyer.consent, checkout_links(view.language))
         if buyer:
@@ -114,12 +135,22 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     try:
         owner = ctx.checkout_owner  # anonymous: bound to its profile, as its checkouts are
-        view = shop_cart.cart_create(data=_input(ctx, request, update=False), platform_id=owner.platform_id,
-                                 session_key="" if owner.platform_id else owner.key, language=ctx.language)
+        view = shop_cart.cart_create(
+            data=_input(ctx, request, update=False),
+            platform_id=owner.platform_id,
+            session_key="" if owner.platform_id else owner.key,
+            language=ctx.language,
+        )
     except shop_cart.CartEmpty as exc:
-        return OperationResult(200, error_response(
-            "item_unavailable", _text(ctx, "empty"), capabilities=ctx.ucp_capabilities(CART) or None,
-            messages=presenters.messages(exc.messages) or None))  # built by the model, not edited after
+        return OperationResult(
+            200,
+            error_response(
+                "item_unavailable",
+                _text(ctx, "empty"),
+                capabilities=ctx.ucp_capabilities(CART) or None,
+                messages=presenters.messages(exc.messages) or None,
+            ),
+        )  # built by the model, not edited after
     except shop_cart.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     return OperationResult(201, cart_body(view, ctx))
@@ -169,8 +200,10 @@ def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.Che
     lines, buyer, context and codes; fulfillment and payment of the payload stay), or the id of the
     incomplete checkout already made from it (reused), or `not_found` when the cart is not the caller's."""
     if not _owned(ctx, cart_id):
-        return OperationResult(200, error_response("not_found", _text(ctx, "not_found"),
-                                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
+        return OperationResult(
+            200,
+            error_response("not_found", _text(ctx, "not_found"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None),
+        )
     cart = Cart.objects.prefetch_related("lines").get(public_id=cart_id)
     if cart.checkout_id:
         status = Checkout.objects.filter(public_id=cart.checkout_id).values_list("status", flat=True).first()
@@ -178,5 +211,10 @@ def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.Che
             return cart.checkout_id
     contents = cart_checkout_input(cart, signals=data.signals)
     codes = contents.discount_codes if data.discount_codes is not None else None
-    return replace(data, lines=contents.lines, buyer=contents.buyer or data.buyer,
-                   context=contents.context or data.context, discount_codes=codes)
+    return replace(
+        data,
+        lines=contents.lines,
+        buyer=contents.buyer or data.buyer,
+        context=contents.context or data.context,
+        discount_codes=codes,
+    )

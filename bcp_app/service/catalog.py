@@ -67,13 +67,17 @@ def product_payload(product: Product, variants: list[Variant] | None = None) -> 
     payload: dict[str, Any] = {"id": product.public_id, "handle": product.slug}
     if url:
         payload["url"] = url
-    payload.update({
-        "title": product.title,
-        "description": {"plain": product.description or product.title},
-        "price_range": {"min": price(min(prices)), "max": price(max(prices))},
-    })
-    media = [{"type": "image", "url": _abs(img.url), **({"alt_text": img.alt_text} if img.alt_text else {})}
-             for img in product.images.all()]
+    payload.update(
+        {
+            "title": product.title,
+            "description": {"plain": product.description or product.title},
+            "price_range": {"min": price(min(prices)), "max": price(max(prices))},
+        }
+    )
+    media = [
+        {"type": "image", "url": _abs(img.url), **({"alt_text": img.alt_text} if img.alt_text else {})}
+        for img in product.images.all()
+    ]
     if media:
         payload["media"] = media
     options = _options(list(product.variants.all()))  # natural option order, whatever variant comes first
@@ -92,13 +96,18 @@ def parse_cursor(cursor: str | None) -> int:
     return int(cursor[1:])
 
 
-def search(*, query: str, categories: list[str], price_min: int | None, price_max: int | None, cursor: str | None,
-           limit: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def search(
+    *, query: str, categories: list[str], price_min: int | None, price_max: int | None, cursor: str | None, limit: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     page = parse_cursor(cursor)
     try:
         result = selectors.product_search(
-            query=query, category_slug=categories[0] if categories else "", price_min=price_min, price_max=price_max,
-            page=page, per_page=min(limit, selectors.MAX_PER_PAGE),
+            query=query,
+            category_slug=categories[0] if categories else "",
+            price_min=price_min,
+            price_max=price_max,
+            page=page,
+            per_page=min(limit, selectors.MAX_PER_PAGE),
         )
     except selectors.CatalogQueryError as exc:
         if exc.field != "category":
@@ -183,7 +192,5 @@ def get_product(product_id: str, selected: list[tuple[str, str]], preferences: l
                 combo = {**chosen, option["name"]: value["label"]}
                 with_value = [v for v in variants if str((v.options or {}).get(option["name"])) == value["label"]]
                 value["available"] = any(_availability(v)["available"] for v in with_value)
-                value["exists"] = any(
-                    {str(k): str(x) for k, x in (v.options or {}).items()} == combo for v in variants
-                )
+                value["exists"] = any({str(k): str(x) for k, x in (v.options or {}).items()} == combo for v in variants)
     return payload

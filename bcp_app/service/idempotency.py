@@ -33,9 +33,21 @@ RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
 LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
 # BCP-IDEM-02; the order_actions extension's operations move money, so they need a key as complete does.
 KEY_REQUIRED = frozenset({"complete_checkout", "cancel_checkout", "cancel_order", "request_return"})
-IDEMPOTENT_OPERATIONS = frozenset({"create_checkout", "update_checkout", "complete_checkout", "cancel_checkout",
-                                   "create_cart", "update_cart", "cancel_cart",  # cart/subscription keys optional
-                                   "cancel_order", "request_return", "create_subscription", "cancel_subscription"})
+IDEMPOTENT_OPERATIONS = frozenset(
+    {
+        "create_checkout",
+        "update_checkout",
+        "complete_checkout",
+        "cancel_checkout",
+        "create_cart",
+        "update_cart",
+        "cancel_cart",  # cart/subscription keys optional
+        "cancel_order",
+        "request_return",
+        "create_subscription",
+        "cancel_subscription",
+    }
+)
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
@@ -72,8 +84,14 @@ def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: A
     Outside a transaction it commits at once, so a concurrent duplicate sees the claim; None when the key
     is already taken (then `begin` reads the existing row under a lock)."""
     record = IdempotencyRecord(
-        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
-        state=IdempotencyRecord.State.IN_PROGRESS, response_headers={}, created_at=now, expires_at=now + RETENTION,
+        principal=principal,
+        operation=operation,
+        key=key,
+        fingerprint=fingerprint,
+        state=IdempotencyRecord.State.IN_PROGRESS,
+        response_headers={},
+        created_at=now,
+        expires_at=now + RETENTION,
     )
     table = IdempotencyRecord._meta.db_table
     empty = "'{}'::jsonb" if connection.vendor == "postgresql" else "'{}'"
@@ -108,8 +126,13 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
             )
             if stale:
                 IdempotencyRecord.objects.filter(pk=record.pk).update(
-                    fingerprint=fingerprint, state=IdempotencyRecord.State.IN_PROGRESS, response_status=None,
-                    response_body=None, response_text=None, response_headers={}, created_at=now,
+                    fingerprint=fingerprint,
+                    state=IdempotencyRecord.State.IN_PROGRESS,
+                    response_status=None,
+                    response_body=None,
+                    response_text=None,
+                    response_headers={},
+                    created_at=now,
                     expires_at=now + RETENTION,
                 )
                 record.refresh_from_db()
@@ -120,7 +143,8 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
                 )
             if record.state == IdempotencyRecord.State.IN_PROGRESS:
                 raise ProtocolError(
-                    "idempotency_in_progress", "A requisição original com esta chave ainda está em andamento.",
+                    "idempotency_in_progress",
+                    "A requisição original com esta chave ainda está em andamento.",
                     retry_after=1,
                 )
             return _stored(record)

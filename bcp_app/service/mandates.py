@@ -49,8 +49,13 @@ def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, 
         )
     except Ap2Error as exc:
         refused = {key: value for key, value in current.items() if key != "ap2"}
-        message = {"type": "error", "code": exc.code, "severity": "recoverable", "path": "$.ap2.checkout_mandate",
-                   "content": exc.content}
+        message = {
+            "type": "error",
+            "code": exc.code,
+            "severity": "recoverable",
+            "path": "$.ap2.checkout_mandate",
+            "content": exc.content,
+        }
         refused["messages"] = [*(current.get("messages") or []), message]
         return sign_response(ctx, refused)
     record(ctx, current, verified, audience=discovery.profile_url())  # evidence, before any payment

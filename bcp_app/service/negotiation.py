@@ -54,7 +54,7 @@ def parse_agent_header(value: str | None) -> str:
 def _profile_member(value: str | None) -> str:
     # A platform sends the same header on every call: parsed once per process (refusals are not remembered).
     if not value or not value.strip():
-        raise ProtocolError("invalid_profile_url", "O cabeçalho BCP-Agent com profile=\"https://…\" é obrigatório.")
+        raise ProtocolError("invalid_profile_url", 'O cabeçalho BCP-Agent com profile="https://…" é obrigatório.')
     try:
         parsed = parse_dictionary(value.strip())
     except SFVError as exc:
@@ -108,15 +108,30 @@ def validate_platform_profile(document: Any) -> None:
         raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {_schema_reason(error)}.")
 
 
-_JSON_TYPES = {"object": "um objeto", "array": "uma lista", "string": "um texto", "integer": "um número inteiro",
-               "number": "um número", "boolean": "true ou false", "null": "null"}
+_JSON_TYPES = {
+    "object": "um objeto",
+    "array": "uma lista",
+    "string": "um texto",
+    "integer": "um número inteiro",
+    "number": "um número",
+    "boolean": "true ou false",
+    "null": "null",
+}
 # What the platform's developer reads for a JSON Schema keyword the profile broke (jsonschema says it in English).
 _SCHEMA_REASONS = {
-    "enum": "valor fora dos permitidos", "const": "valor diferente do exigido", "pattern": "formato inválido",
-    "format": "formato inválido", "minLength": "texto curto demais", "maxLength": "texto longo demais",
-    "minItems": "lista curta demais", "maxItems": "lista longa demais", "minimum": "número pequeno demais",
-    "maximum": "número grande demais", "additionalProperties": "membro não permitido",
-    "uniqueItems": "itens repetidos", "oneOf": "não corresponde a exatamente um formato aceito",
+    "enum": "valor fora dos permitidos",
+    "const": "valor diferente do exigido",
+    "pattern": "formato inválido",
+    "format": "formato inválido",
+    "minLength": "texto curto demais",
+    "maxLength": "texto longo demais",
+    "minItems": "lista curta demais",
+    "maxItems": "lista longa demais",
+    "minimum": "número pequeno demais",
+    "maximum": "número grande demais",
+    "additionalProperties": "membro não permitido",
+    "uniqueItems": "itens repetidos",
+    "oneOf": "não corresponde a exatamente um formato aceito",
     "anyOf": "não corresponde a nenhum formato aceito",
 }
 
@@ -133,9 +148,13 @@ def _schema_reason(error: Any) -> str:
 
 # An outbound failure as the platform's developer reads it (outbound's own messages are for the logs).
 _UNREACHABLE = {
-    "timeout": "o servidor demorou demais para responder", "dns": "o nome do servidor não foi encontrado",
-    "connect": "não foi possível conectar", "blocked": "o endereço aponta para uma rede não pública",
-    "invalid_url": "URL inválida", "scheme": "só https é aceito", "redirect": "redirecionamentos não são seguidos",
+    "timeout": "o servidor demorou demais para responder",
+    "dns": "o nome do servidor não foi encontrado",
+    "connect": "não foi possível conectar",
+    "blocked": "o endereço aponta para uma rede não pública",
+    "invalid_url": "URL inválida",
+    "scheme": "só https é aceito",
+    "redirect": "redirecionamentos não são seguidos",
     "too_large": "resposta grande demais",
 }
 
@@ -153,8 +172,9 @@ def url_hash(url: str) -> str:
 def _fetch(url: str) -> tuple[dict[str, Any], int]:
     host = urlsplit(url).hostname or url
     try:
-        response = outbound.get(url, max_bytes=PROFILE_MAX_BYTES,
-                                deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5)))
+        response = outbound.get(
+            url, max_bytes=PROFILE_MAX_BYTES, deadline=float(getattr(settings, "BCP_PROFILE_FETCH_TIMEOUT", 5))
+        )
     except outbound.OutboundError as exc:
         reason = _UNREACHABLE.get(exc.kind, "falha de rede")
         raise ProtocolError("profile_unreachable", f"Perfil da plataforma inacessível: {reason} ({host}).") from exc
@@ -280,8 +300,16 @@ def _fetch_and_store(url: str) -> tuple[dict[str, Any], int]:
     now = timezone.now()
     ProfileCacheEntry.objects.update_or_create(
         url_hash=url_hash(url),
-        defaults={"url": url, "body": document, "fetched_at": now, "expires_at": now + timedelta(seconds=ttl),
-                  "failure_count": 0, "failed_until": None, "last_error_code": "", "last_error": ""},
+        defaults={
+            "url": url,
+            "body": document,
+            "fetched_at": now,
+            "expires_at": now + timedelta(seconds=ttl),
+            "failure_count": 0,
+            "failed_until": None,
+            "last_error_code": "",
+            "last_error": "",
+        },
     )
     _prune_cache(now)
     _memo(url, document, now + timedelta(seconds=ttl), now)
@@ -330,9 +358,7 @@ def negotiate(profile: dict[str, Any], ours: dict[str, list[dict[str, Any]]] | N
         their_entries = theirs.get(name)
         if not isinstance(their_entries, list):
             continue
-        shared = {e.get("version") for e in entries} & {
-            e.get("version") for e in their_entries if isinstance(e, dict)
-        }
+        shared = {e.get("version") for e in entries} & {e.get("version") for e in their_entries if isinstance(e, dict)}
         shared.discard(None)
         if shared:
             active[name] = max(shared)  # YYYY-MM-DD strings sort chronologically

@@ -43,8 +43,9 @@ def policy_models(language: str | None = None, *, kept: Any = None) -> list[Poli
 def _models(policies: tuple[Policy, ...]) -> list[PolicyOut]:
     out = []
     for policy in policies:
-        model = PolicyOut(type=policy.type, description=Description(plain=policy.text), url=policy.url,
-                          title=policy.title)
+        model = PolicyOut(
+            type=policy.type, description=Description(plain=policy.text), url=policy.url, title=policy.title
+        )
         if policy.return_window_days:
             model.window = ReturnWindow(days=policy.return_window_days, anchor="delivered")
             model.supported_resolutions = list(RETURN_RESOLUTIONS)
@@ -91,6 +92,7 @@ def search_policies(ctx: Any, body: PoliciesSearchRequest | Mapping[str, Any]) -
     chosen = [by_kind[kind] for kind in found]
     first = chosen[0]
     answer = f"{first.title}: {first.description.plain}" + (f" ({first.url})" if first.url else "")
-    response = PoliciesSearchResponse(ucp={"version": PROTOCOL_VERSION}, query=request.query, policies=chosen,
-                                      answer=answer)
+    response = PoliciesSearchResponse(
+        ucp={"version": PROTOCOL_VERSION}, query=request.query, policies=chosen, answer=answer
+    )
     return OperationResult(200, response.model_dump(exclude_none=True))

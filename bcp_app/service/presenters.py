@@ -374,6 +374,7 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
         capabilities[ORDER_ACTIONS] = [{"version": ctx.capabilities[ORDER_ACTIONS]}]
         payload.update(order_actions_bcp(order_model, now=timezone.now()))  # read live, as the NF-e
     # UCP #572 on orders: the policies in force when it was placed (snapshot), not today's store settings.
-    payload.setdefault("policies", policies_json(getattr(order_model, "language", None),
-                                                 kept=getattr(order_model, "policies", None)))
+    payload.setdefault(
+        "policies", policies_json(getattr(order_model, "language", None), kept=getattr(order_model, "policies", None))
+    )
     return {"ucp": {"version": PROTOCOL_VERSION, "capabilities": capabilities}, **payload}

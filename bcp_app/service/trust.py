@@ -121,9 +121,7 @@ def tier_refusal(tier: str, permission: str) -> ProtocolError | None:
     if needed == NOBODY:
         return ProtocolError("forbidden", f"Esta loja não permite que agentes possam {what}.")
     if needed == SIGNED and tier == REGISTERED:
-        return ProtocolError(
-            "signature_missing", f"Esta loja exige requisições assinadas (RFC 9421) para {what}."
-        )
+        return ProtocolError("signature_missing", f"Esta loja exige requisições assinadas (RFC 9421) para {what}.")
     if needed == SIGNED:
         return ProtocolError(
             "unauthenticated",
@@ -137,8 +135,10 @@ def tier_refusal(tier: str, permission: str) -> ProtocolError | None:
 # An order refusal is a business outcome (BCP §7), so it speaks the caller's language like the order would.
 _WHAT_EN = {ORDERS_READ: "read orders", ORDERS_ACT: "cancel orders or request returns"}
 # What get_order answered an anonymous caller before the tiers existed (still the default policy's answer).
-_ORDER_UNAUTHORIZED = {"pt-br": "Sem autorização para acessar este pedido.",
-                       "en": "Not authorized to access this order."}
+_ORDER_UNAUTHORIZED = {
+    "pt-br": "Sem autorização para acessar este pedido.",
+    "en": "Not authorized to access this order.",
+}
 
 
 def _order_refusal_text(ctx: Caller, permission: str, refused: ProtocolError) -> str:

@@ -81,16 +81,29 @@ def order_webhook_send(
     of an event shows that moment even when a later change was made before this ran. `platform`: the
     order's, when the caller has it; `order`: the order, when the caller has read it (the outbox task);
     `negotiated`: `platform`'s profile and the capabilities negotiated with it, when the caller has them."""
-    delivery, fresh = _prepare(order_id=order_id, event=event, source_key=source_key, snapshot=snapshot,
-                               platform=platform, order=order, negotiated=negotiated)
+    delivery, fresh = _prepare(
+        order_id=order_id,
+        event=event,
+        source_key=source_key,
+        snapshot=snapshot,
+        platform=platform,
+        order=order,
+        negotiated=negotiated,
+    )
     if delivery is None:
         return "none"
     return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
 
 
 def _prepare(
-    *, order_id: str, event: str, source_key: str | None, snapshot: str, platform: Platform | None,
-    order: Order | None, negotiated: Negotiated | None,
+    *,
+    order_id: str,
+    event: str,
+    source_key: str | None,
+    snapshot: str,
+    platform: Platform | None,
+    order: Order | None,
+    negotiated: Negotiated | None,
 ) -> tuple[WebhookDelivery | None, bool]:
     """The delivery and whether this call created it (then claimed for its first attempt)."""
     if order is None or order.public_id != order_id or not (snapshot or order.bcp_json):
@@ -126,8 +139,16 @@ def _prepare(
             presented, event_id=str(webhook_id), created_time=now.isoformat(timespec="seconds").replace("+00:00", "Z")
         )
     body = body_bytes(presented).decode()
-    fields = {"order_id": order_id, "platform_id": platform.public_id, "url": url, "event": event, "body": body,
-              "attempts": 1, "next_attempt_at": now + LEASE, "webhook_id": webhook_id}
+    fields = {
+        "order_id": order_id,
+        "platform_id": platform.public_id,
+        "url": url,
+        "event": event,
+        "body": body,
+        "attempts": 1,
+        "next_attempt_at": now + LEASE,
+        "webhook_id": webhook_id,
+    }
     if source_key:
         # The unique key decides, in one statement: a re-run of the same outbox row (or a concurrent one) finds
         # the delivery the first run wrote, and goes through its claim (this run's body is dropped).
@@ -151,8 +172,13 @@ def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = N
     components = list(WEBHOOK_COMPONENTS)
     if parts.query:
         components.insert(3, "@query")
-    message = HttpMessage(method="POST", authority=parts.netloc.rsplit("@", 1)[-1], path=parts.path or "/",
-                          query=parts.query or None, headers=headers)
+    message = HttpMessage(
+        method="POST",
+        authority=parts.netloc.rsplit("@", 1)[-1],
+        path=parts.path or "/",
+        query=parts.query or None,
+        headers=headers,
+    )
     headers.update(sign_message(message, components, created=int(timestamp)))
     version = _ucp_version(raw)
     if version is not None:
@@ -210,8 +236,9 @@ def _attempt(delivery: WebhookDelivery) -> str:
         error = f"{exc.kind}: {exc.message}"[:300]
     duration = int((time.monotonic() - started) * 1000)
     now = timezone.now()
-    attempt = WebhookAttempt(delivery=delivery, number=delivery.attempts, status_code=status_code, error=error,
-                             duration_ms=duration)
+    attempt = WebhookAttempt(
+        delivery=delivery, number=delivery.attempts, status_code=status_code, error=error, duration_ms=duration
+    )
     delivery.last_status_code = status_code
     delivery.last_error = error or ("" if status_code and 200 <= status_code < 300 else f"HTTP {status_code}")
     if status_code is not None and 200 <= status_code < 300:
@@ -281,7 +308,14 @@ def on_order_changed(
         if _webhook_url(*negotiated) is None:
             return
     try:
-        order_webhook_send(order_id=order_id, event=event, source_key=outbox_key, snapshot=snapshot, platform=platform,
-                           order=order, negotiated=negotiated)
+        order_webhook_send(
+            order_id=order_id,
+            event=event,
+            source_key=outbox_key,
+            snapshot=snapshot,
+            platform=platform,
+            order=order,
+            negotiated=negotiated,
+        )
     except WebhookNotReady:
         enqueue("bcp_app.tasks.prepare_order_webhook", order_id, event, outbox_key, snapshot)

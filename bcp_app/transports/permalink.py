@@ -32,6 +32,7 @@ from shop.cart import cart_replace
 
 logger = logging.getLogger(__name__)
 
+
 def storefront_context(request: HttpRequest, *, session_key: str) -> RequestContext:
     """The shop's own storefront as the caller: checkout with its extensions, no platform, no profile."""
     language = normalize_language(getattr(request, "LANGUAGE_CODE", "") or settings.LANGUAGE_CODE)
@@ -53,7 +54,7 @@ def _items_segment(request: HttpRequest, parsed: str) -> str:
     if isinstance(raw, bytes):
         text = raw.decode("latin-1")
         prefix = ENDPOINT_PATH + "/"
-        return text[len(prefix):] if text.startswith(prefix) else ""
+        return text[len(prefix) :] if text.startswith(prefix) else ""
     return parsed
 
 
@@ -86,8 +87,10 @@ def _page(request: HttpRequest, message: str, *, status: int, retry_after: int |
 
 def _bind_to_session(request: HttpRequest, checkout: dict[str, object]) -> None:
     """The storefront's binding: the session names the checkout, and its cart holds the checkout's lines."""
-    lines = [(str(line["item"]["id"]), int(line["quantity"]))  # type: ignore[index]
-             for line in checkout.get("line_items") or []]  # type: ignore[union-attr]
+    lines = [
+        (str(line["item"]["id"]), int(line["quantity"]))  # type: ignore[index]
+        for line in checkout.get("line_items") or []
+    ]  # type: ignore[union-attr]
     codes = list((checkout.get("discounts") or {}).get("codes") or [])  # type: ignore[union-attr]
     cart_replace(request.session, items=lines, coupons=codes, checkout_id=str(checkout["id"]))
 
@@ -107,19 +110,29 @@ def permalink(request: HttpRequest, items: str = "") -> HttpResponse:
     if not request.session.session_key:
         request.session.save()
     ctx = storefront_context(request, session_key=request.session.session_key or "")
-    body = {"line_items": [{"item": {"id": item_id}, "quantity": quantity} for item_id, quantity in link.items],
-            **link.fields}
+    body = {
+        "line_items": [{"item": {"id": item_id}, "quantity": quantity} for item_id, quantity in link.items],
+        **link.fields,
+    }
     try:
         result = operations.create_checkout(ctx, body)
     except ProtocolError as exc:
         if exc.code == "rate_limited":
-            return _page(request, "Muitos links abertos em pouco tempo. Aguarde um instante e tente de novo.",
-                         status=429, retry_after=exc.retry_after)
+            return _page(
+                request,
+                "Muitos links abertos em pouco tempo. Aguarde um instante e tente de novo.",
+                status=429,
+                retry_after=exc.retry_after,
+            )
         if exc.code == "invalid_request":
             return _page(request, f"O link tem um dado inválido. {exc.content}", status=400)
         logger.warning("permalink refused: %s", exc.code)
-        return _page(request, "Não foi possível abrir este link agora. Tente de novo em instantes.", status=503,
-                     retry_after=exc.retry_after)
+        return _page(
+            request,
+            "Não foi possível abrir este link agora. Tente de novo em instantes.",
+            status=503,
+            retry_after=exc.retry_after,
+        )
     if result.is_error_response:
         # A handled shopping error (nothing purchasable): the buyer sees why on the cart page (UCP §Error Handling).
         for message in result.body.get("messages") or []:

@@ -152,4 +152,3 @@ BOLETO_INSTRUCTIONS = env_str("BOLETO_INSTRUCTIONS", "")  # printed on the bolet
 if "pagarme" in PAYMENTS_CARD_GATEWAY:
     # The buyer's browser sends the card to Pagar.me's tokens API itself (static/shop/card_tokenizer.js).
     SECURE_CSP["connect-src"] = [*SECURE_CSP["connect-src"], "https://api.pagar.me"]
-

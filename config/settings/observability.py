@@ -45,4 +45,3 @@ if SENTRY_DSN:
         traces_sample_rate=env_int("SENTRY_TRACES_SAMPLE_PERCENT", 0, minimum=0) / 100,
         send_default_pii=False,
     )
-

@@ -59,8 +59,11 @@ BCP_RATE_LIMIT_AUTH_FAILURES = env_str("BCP_RATE_LIMIT_AUTH_FAILURES", "30/10min
 # Webhook endpoints (Pix PSP, NF-e provider) per source IP: generous, a PSP retrying a burst is never refused.
 WEBHOOK_RATE_LIMIT = env_str("WEBHOOK_RATE_LIMIT", "600/minute")
 WEBHOOK_RATE_LIMITED_PATHS: tuple[str, ...] = ("/payments/pix/webhook", "/fiscal/webhooks/", "/frete/webhooks/")
-_all_limits = [*(text for pair in BCP_RATE_LIMITS.values() for text in pair), BCP_RATE_LIMIT_AUTH_FAILURES,
-               WEBHOOK_RATE_LIMIT]
+_all_limits = [
+    *(text for pair in BCP_RATE_LIMITS.values() for text in pair),
+    BCP_RATE_LIMIT_AUTH_FAILURES,
+    WEBHOOK_RATE_LIMIT,
+]
 for _limit in (text for text in _all_limits if text):
     try:
         from limits import parse as _parse_limit
@@ -78,12 +81,13 @@ ASGI_MOUNTS: dict[str, str] = {
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.
 ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1", "/ucp/v1", "/testing/")
-ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset({
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "axes.middleware.AxesMiddleware",  # no logins on the API
-})
-
+ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset(
+    {
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.csrf.CsrfViewMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+        "django.contrib.messages.middleware.MessageMiddleware",
+        "axes.middleware.AxesMiddleware",  # no logins on the API
+    }
+)

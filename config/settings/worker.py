@@ -80,4 +80,3 @@ CELERY_BEAT_SCHEDULE = {
 
 # `make run` only (no broker): run the interval sweeps above in a thread of the web process (config/scheduler.py).
 SHOP_INPROCESS_SCHEDULER = env_bool("SHOP_INPROCESS_SCHEDULER", default=False)
-

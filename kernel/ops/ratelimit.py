@@ -53,8 +53,9 @@ def window(limit: str, *identifiers: str) -> Window | None:
     now = time.time()
     current = int(now // seconds)
     who = hashlib.sha256(":".join(identifiers).encode()).hexdigest()[:32]  # any caller text, a short safe key
-    return Window(f"rl:{seconds}:{current}:{who}", allowed, seconds + 1,
-                  max(1, math.ceil((current + 1) * seconds - now)))
+    return Window(
+        f"rl:{seconds}:{current}:{who}", allowed, seconds + 1, max(1, math.ceil((current + 1) * seconds - now))
+    )
 
 
 def hit(limit: str, *identifiers: str) -> int | None:

@@ -29,7 +29,10 @@ class WebhookRateLimitMiddleware:
                     ip = current_client_ip() or request.META.get("REMOTE_ADDR") or ""
                     seconds = ratelimit.hit(settings.WEBHOOK_RATE_LIMIT, "webhook", prefix, ip) if ip else None
                     if seconds is not None:
-                        return JsonResponse({"error": "rate_limited", "retry_after": seconds}, status=429,
-                                            headers={"Retry-After": str(seconds)})
+                        return JsonResponse(
+                            {"error": "rate_limited", "retry_after": seconds},
+                            status=429,
+                            headers={"Retry-After": str(seconds)},
+                        )
                     break
         return self.get_response(request)

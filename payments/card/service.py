@@ -162,9 +162,17 @@ def record(
             payment.save()
             event.save()
         elif not insert_once(payment, conflict=("reference",), event=event):  # the row and its event, or nothing
-            return record(reference=reference, charge=charge, gateway=gateway, handler_id=handler_id,
-                          amount=amount, installments=installments, fingerprint=fingerprint, attempt=attempt,
-                          source=source)
+            return record(
+                reference=reference,
+                charge=charge,
+                gateway=gateway,
+                handler_id=handler_id,
+                amount=amount,
+                installments=installments,
+                fingerprint=fingerprint,
+                attempt=attempt,
+                source=source,
+            )
     return payment, was != status and status != Status.PENDING
 
 
@@ -295,8 +303,16 @@ def card_payment_charge(
     except GatewayError as exc:
         logger.warning("card gateway error for %s: %s", reference, exc)
     return CardCharge(
-        reference, None, charge, gateway.name, handler_id, amount, installments,
-        hashlib.sha256(token.encode()).hexdigest(), attempt, absent=brief is not None and brief.status == "",
+        reference,
+        None,
+        charge,
+        gateway.name,
+        handler_id,
+        amount,
+        installments,
+        hashlib.sha256(token.encode()).hexdigest(),
+        attempt,
+        absent=brief is not None and brief.status == "",
     )
 
 

@@ -59,8 +59,9 @@ def card_payment_record_unclaimed(charged: CardCharge) -> CardPaymentResult:
     with transaction.atomic():
         payment, final = record_charged(charged, absent=False)  # the row may exist by now: read it first
         if final:
-            announce(reference=charged.reference, payment_id=payment.payment_id, status=payment.status,
-                     amount=payment.amount)
+            announce(
+                reference=charged.reference, payment_id=payment.payment_id, status=payment.status, amount=payment.amount
+            )
     return result_of(payment)
 
 

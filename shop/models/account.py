@@ -1,4 +1,4 @@
-""""Minha conta" without a password: the single-use sign-in links sent by e-mail (shop/account/)."""
+""" "Minha conta" without a password: the single-use sign-in links sent by e-mail (shop/account/)."""
 
 from __future__ import annotations
 

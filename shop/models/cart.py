@@ -27,8 +27,12 @@ class Cart(models.Model):
     STATUS_CANCELED = "canceled"
 
     public_id = models.CharField(max_length=60, unique=True, default=new_cart_id, editable=False)
-    status = models.CharField(_("situação"), max_length=10, default=STATUS_ACTIVE,
-                              choices=[(STATUS_ACTIVE, _("ativo")), (STATUS_CANCELED, _("cancelado"))])
+    status = models.CharField(
+        _("situação"),
+        max_length=10,
+        default=STATUS_ACTIVE,
+        choices=[(STATUS_ACTIVE, _("ativo")), (STATUS_CANCELED, _("cancelado"))],
+    )
     # Owner: a bcp_app Platform public id (agents), None for the storefront and anonymous agents (as checkouts).
     platform_id = models.CharField(max_length=80, null=True, blank=True, db_index=True)  # noqa: DJ001
     session_key = models.CharField(max_length=80, blank=True)

@@ -238,7 +238,10 @@ class StoreSettings(models.Model):
         _("agentes: finalizar compras"), max_length=12, choices=AGENT_TIERS, default="anonymous"
     )
     agents_orders_read = models.CharField(
-        _("agentes: consultar pedidos"), max_length=12, choices=AGENT_TIERS, default="registered",
+        _("agentes: consultar pedidos"),
+        max_length=12,
+        choices=AGENT_TIERS,
+        default="registered",
         help_text=_("Uma plataforma só vê os pedidos dos checkouts que ela criou."),
     )
     agents_orders_act = models.CharField(

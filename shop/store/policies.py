@@ -34,10 +34,18 @@ TYPES = {
     "returns": RETURN,
     "shipping": "br.dev.bcp.shopping.policy.shipping",
 }
-LINK_TYPES = {"terms": "terms_of_service", "privacy": "privacy_policy", "returns": "refund_policy",
-              "shipping": "shipping_policy"}
-ROUTES = {"terms": "checkout:terms", "privacy": "checkout:privacy", "returns": "store:returns",
-          "shipping": "store:shipping"}
+LINK_TYPES = {
+    "terms": "terms_of_service",
+    "privacy": "privacy_policy",
+    "returns": "refund_policy",
+    "shipping": "shipping_policy",
+}
+ROUTES = {
+    "terms": "checkout:terms",
+    "privacy": "checkout:privacy",
+    "returns": "store:returns",
+    "shipping": "store:shipping",
+}
 
 
 @dataclass(frozen=True)
@@ -53,11 +61,16 @@ class Policy:
 
 def default_body(kind: str, store: Store) -> str:
     """The shop's standard text of a policy as HTML (the page shows it when the merchant wrote none)."""
-    return render_to_string(f"shop/policies/{kind}_default.html",
-                            {"SHOP_NAME": store.trade_name, "store": store,
-                             "return_window_days": store.returns_window_days,
-                             # As the checkout's CPF field (shop.checkout.web.forms.cpf_needed).
-                             "cpf_needed": settings.FISCAL_ISSUE_ON != "off"})
+    return render_to_string(
+        f"shop/policies/{kind}_default.html",
+        {
+            "SHOP_NAME": store.trade_name,
+            "store": store,
+            "return_window_days": store.returns_window_days,
+            # As the checkout's CPF field (shop.checkout.web.forms.cpf_needed).
+            "cpf_needed": settings.FISCAL_ISSUE_ON != "off",
+        },
+    )
 
 
 def plain_text(html: str) -> str:
@@ -69,23 +82,43 @@ def plain_text(html: str) -> str:
 
 
 def _titles() -> dict[str, str]:
-    return {"terms": _("Termos de uso"), "privacy": _("Política de privacidade"),
-            "returns": _("Trocas e devoluções"), "shipping": _("Política de entrega")}
+    return {
+        "terms": _("Termos de uso"),
+        "privacy": _("Política de privacidade"),
+        "returns": _("Trocas e devoluções"),
+        "shipping": _("Política de entrega"),
+    }
 
 
 def _build(store: Store) -> tuple[Policy, ...]:
     titles = _titles()
-    merchant = {"terms": store.terms_text, "privacy": store.privacy_text, "returns": store.returns_text,
-                "shipping": store.shipping_text}
-    external = {"terms": store.terms_url, "privacy": store.privacy_url, "returns": store.returns_url,
-                "shipping": store.shipping_url}
+    merchant = {
+        "terms": store.terms_text,
+        "privacy": store.privacy_text,
+        "returns": store.returns_text,
+        "shipping": store.shipping_text,
+    }
+    external = {
+        "terms": store.terms_url,
+        "privacy": store.privacy_url,
+        "returns": store.returns_url,
+        "shipping": store.shipping_url,
+    }
     policies = []
     for kind in ("terms", "privacy", "returns", "shipping"):
         text = merchant[kind].strip() or plain_text(default_body(kind, store))
         url = external[kind] or f"{settings.BCP_PUBLIC_URL.rstrip('/')}{reverse(ROUTES[kind])}"
-        policies.append(Policy(kind=kind, type=TYPES[kind], link_type=LINK_TYPES[kind], title=titles[kind], url=url,
-                               text=text,
-                               return_window_days=store.returns_window_days if kind == "returns" else None))
+        policies.append(
+            Policy(
+                kind=kind,
+                type=TYPES[kind],
+                link_type=LINK_TYPES[kind],
+                title=titles[kind],
+                url=url,
+                text=text,
+                return_window_days=store.returns_window_days if kind == "returns" else None,
+            )
+        )
     return tuple(policies)
 
 
@@ -107,12 +140,47 @@ def store_policies(language: str | None = None) -> tuple[Policy, ...]:
 # --- search ("qual é a política de trocas?") ----------------------------------------------------------------
 
 _KEYWORDS = {
-    "returns": ("troca", "trocar", "devolu", "devolver", "arrepend", "reembols", "estorno", "return", "refund",
-                "exchange", "garantia", "warranty", "cancel"),
-    "shipping": ("entrega", "entregar", "frete", "prazo", "envio", "enviar", "correios", "retirada", "retirar",
-                 "shipping", "delivery", "pickup"),
-    "privacy": ("privacidade", "dados", "lgpd", "pessoais", "cookie", "privacy", "personal", "data", "dpo",
-                "encarregado"),
+    "returns": (
+        "troca",
+        "trocar",
+        "devolu",
+        "devolver",
+        "arrepend",
+        "reembols",
+        "estorno",
+        "return",
+        "refund",
+        "exchange",
+        "garantia",
+        "warranty",
+        "cancel",
+    ),
+    "shipping": (
+        "entrega",
+        "entregar",
+        "frete",
+        "prazo",
+        "envio",
+        "enviar",
+        "correios",
+        "retirada",
+        "retirar",
+        "shipping",
+        "delivery",
+        "pickup",
+    ),
+    "privacy": (
+        "privacidade",
+        "dados",
+        "lgpd",
+        "pessoais",
+        "cookie",
+        "privacy",
+        "personal",
+        "data",
+        "dpo",
+        "encarregado",
+    ),
     "terms": ("termo", "termos", "condic", "uso", "contrato", "terms", "conditions", "agente", "pagamento"),
 }
 

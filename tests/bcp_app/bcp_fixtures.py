@@ -32,9 +32,18 @@ class Received:
 
 
 # The shop's card handler as a platform lists it (a checkout offers only handlers its platform lists).
-CARD_HANDLERS = {"com.google.pay": [{"id": "card", "version": VERSION, "spec": "https://pay.google.com/spec",
-                                     "schema": "https://pay.google.com/schema.json",
-                                     "available_instruments": [{"type": "card"}], "config": {}}]}
+CARD_HANDLERS = {
+    "com.google.pay": [
+        {
+            "id": "card",
+            "version": VERSION,
+            "spec": "https://pay.google.com/spec",
+            "schema": "https://pay.google.com/schema.json",
+            "available_instruments": [{"type": "card"}],
+            "config": {},
+        }
+    ]
+}
 
 
 @dataclass
@@ -54,39 +63,90 @@ class FakePlatform:
         self.routes[path] = (status, {"Content-Type": "application/json", **(headers or {})}, raw)
         return self.url(path)
 
-    def profile(self, *, capabilities: dict[str, list[dict[str, Any]]] | None = None, version: str = VERSION,
-                webhook_path: str = "/webhooks/bcp/pedidos", handlers: dict[str, Any] | None = None) -> dict[str, Any]:
+    def profile(
+        self,
+        *,
+        capabilities: dict[str, list[dict[str, Any]]] | None = None,
+        version: str = VERSION,
+        webhook_path: str = "/webhooks/bcp/pedidos",
+        handlers: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A valid platform profile (platform_schema) that negotiates everything we offer."""
         spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
         if capabilities is None:
             capabilities = {
-                "br.dev.bcp.shopping.checkout": [{"version": VERSION, "spec": f"{spec}/shopping/checkout",
-                                                  "schema": f"{schema}/shopping/checkout.json"}],
-                "br.dev.bcp.shopping.fulfillment": [{"version": VERSION, "spec": f"{spec}/fulfillment",
-                                                     "schema": f"{schema}/shopping/fulfillment.json",
-                                                     "extends": "br.dev.bcp.shopping.checkout"}],
-                "br.dev.bcp.shopping.discount": [{"version": VERSION, "spec": f"{spec}/discount",
-                                                  "schema": f"{schema}/shopping/discount.json",
-                                                  "extends": "br.dev.bcp.shopping.checkout"}],
-                "br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
-                                               "schema": f"{schema}/shopping/order.json",
-                                               "config": {"webhook_url": self.url(webhook_path)}}],
-                "br.dev.bcp.shopping.catalog.search": [{"version": VERSION, "spec": f"{spec}/catalog/search",
-                                                        "schema": f"{schema}/shopping/catalog_search.json"}],
-                "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
-                                                        "schema": f"{schema}/shopping/catalog_lookup.json"}],
+                "br.dev.bcp.shopping.checkout": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/shopping/checkout",
+                        "schema": f"{schema}/shopping/checkout.json",
+                    }
+                ],
+                "br.dev.bcp.shopping.fulfillment": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/fulfillment",
+                        "schema": f"{schema}/shopping/fulfillment.json",
+                        "extends": "br.dev.bcp.shopping.checkout",
+                    }
+                ],
+                "br.dev.bcp.shopping.discount": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/discount",
+                        "schema": f"{schema}/shopping/discount.json",
+                        "extends": "br.dev.bcp.shopping.checkout",
+                    }
+                ],
+                "br.dev.bcp.shopping.order": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/order",
+                        "schema": f"{schema}/shopping/order.json",
+                        "config": {"webhook_url": self.url(webhook_path)},
+                    }
+                ],
+                "br.dev.bcp.shopping.catalog.search": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/catalog/search",
+                        "schema": f"{schema}/shopping/catalog_search.json",
+                    }
+                ],
+                "br.dev.bcp.shopping.catalog.lookup": [
+                    {
+                        "version": VERSION,
+                        "spec": f"{spec}/catalog/lookup",
+                        "schema": f"{schema}/shopping/catalog_lookup.json",
+                    }
+                ],
             }
         if handlers is None:
-            handlers = {"br.dev.bcp.pix": [{
-                "id": "pix", "version": VERSION, "spec": f"{spec}/payment/pix", "schema": f"{schema}/payment/pix.json",
-                "available_instruments": [{"type": "pix"}], "config": {"presentation": ["br_code", "qr_image"]},
-            }]}
+            handlers = {
+                "br.dev.bcp.pix": [
+                    {
+                        "id": "pix",
+                        "version": VERSION,
+                        "spec": f"{spec}/payment/pix",
+                        "schema": f"{schema}/payment/pix.json",
+                        "available_instruments": [{"type": "pix"}],
+                        "config": {"presentation": ["br_code", "qr_image"]},
+                    }
+                ]
+            }
         return {
             "ucp": {
                 "version": version,
-                "services": {"br.dev.bcp.shopping": [{"version": VERSION, "spec": f"{spec}/overview",
-                                                      "transport": "rest",
-                                                      "schema": "https://bcp.dev.br/draft/services/shopping/rest.openapi.json"}]},
+                "services": {
+                    "br.dev.bcp.shopping": [
+                        {
+                            "version": VERSION,
+                            "spec": f"{spec}/overview",
+                            "transport": "rest",
+                            "schema": "https://bcp.dev.br/draft/services/shopping/rest.openapi.json",
+                        }
+                    ]
+                },
                 "capabilities": capabilities,
                 "payment_handlers": handlers,
             },
@@ -113,8 +173,9 @@ def _handler(platform: FakePlatform) -> type[BaseHTTPRequestHandler]:
         def _record(self) -> bytes:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
-            platform.received.append(Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                              body))
+            platform.received.append(
+                Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            )
             platform.hits[self.path] = platform.hits.get(self.path, 0) + 1
             return body
 
@@ -161,8 +222,11 @@ def bcp_settings(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Any
     key_file = tmp_path_factory.getbasetemp() / "bcp_signing_key.pem"
     if not key_file.exists():  # pytest runs with DEBUG off, where the shop refuses to generate one
         key = ec.generate_private_key(ec.SECP256R1())
-        key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
+        key_file.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
     settings.BCP_SIGNING_KEY_FILE = str(key_file)
     settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
     return settings

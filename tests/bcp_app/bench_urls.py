@@ -70,7 +70,8 @@ def bare_complete(request: HttpRequest, checkout_id: int) -> JsonResponse:
             "UPDATE shop_variant SET stock = stock - %s WHERE id = %s AND stock >= %s", [quantity, variant_id, quantity]
         )
         cursor.execute(
-            f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (%s, %s) RETURNING id", [checkout_id, total]  # noqa: S608
+            f"INSERT INTO {BARE_ORDER} (checkout_id, total) VALUES (%s, %s) RETURNING id",  # noqa: S608
+            [checkout_id, total],
         )
         (order_id,) = cursor.fetchone()
         cursor.execute(f"UPDATE {BARE_CHECKOUT} SET status = 'completed' WHERE id = %s", [checkout_id])  # noqa: S608
@@ -109,8 +110,8 @@ def bare_a2a_add(request: HttpRequest) -> JsonResponse:
 # The storefront bench's floor (issue 34): a Django template view through the same middleware, rendering a page of
 # the size asked for (`?bytes=`), with no query: rows of a loop in a template compiled once, as a real page is.
 _BARE_PAGE = Template(
-    "<!doctype html><html lang=\"pt-br\"><head><title>{{ title }}</title></head><body><main>"
-    "{% for row in rows %}<p class=\"row\">{{ row.title }} — {{ row.price }}</p>{% endfor %}</main></body></html>"
+    '<!doctype html><html lang="pt-br"><head><title>{{ title }}</title></head><body><main>'
+    '{% for row in rows %}<p class="row">{{ row.title }} — {{ row.price }}</p>{% endfor %}</main></body></html>'
 )
 
 

@@ -125,14 +125,37 @@ class CeleryWorker:
         require_committed_data("a Celery worker")
         celery = str(Path(sys.executable).parent / "celery")
         if purge:
-            subprocess.run([celery, "-A", "config", "purge", "-f"], env=self.env, cwd=ROOT, check=False,
-                           capture_output=True, timeout=60)
+            subprocess.run(
+                [celery, "-A", "config", "purge", "-f"],
+                env=self.env,
+                cwd=ROOT,
+                check=False,
+                capture_output=True,
+                timeout=60,
+            )
         self.log.parent.mkdir(exist_ok=True)
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
-                [celery, "-A", "config", "worker", "-P", "solo", "-c", "1", "--without-mingle", "--without-gossip",
-                 "--without-heartbeat", "-n", f"bcp-e2e-{os.getpid()}@%h", "--loglevel=INFO"],
-                env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    celery,
+                    "-A",
+                    "config",
+                    "worker",
+                    "-P",
+                    "solo",
+                    "-c",
+                    "1",
+                    "--without-mingle",
+                    "--without-gossip",
+                    "--without-heartbeat",
+                    "-n",
+                    f"bcp-e2e-{os.getpid()}@%h",
+                    "--loglevel=INFO",
+                ],
+                env=self.env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 60
         while b"ready." not in self.log.read_bytes():
@@ -157,8 +180,9 @@ class CeleryWorker:
                 self.proc.wait(timeout=10)
 
 
-def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: float = 0.3,
-             log: Path | None = None) -> Any:
+def wait_for(
+    predicate: Callable[[], Any], *, timeout: float = 60, interval: float = 0.3, log: Path | None = None
+) -> Any:
     """Poll until `predicate()` is truthy (an eventually-consistent outcome, not a timing assertion).
 
     `log`: a worker's log file, whose tail is the failure message when the outcome never comes.
@@ -175,9 +199,14 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float = 60, interval: flo
 
 
 @contextmanager
-def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str] | None = None,
-                         server: LiveServer | None = None, webhook_path: str = ""
-                         ) -> Iterator[tuple[LiveServer, CeleryWorker]]:
+def pix_settlement_stack(
+    settings: Any,
+    *,
+    secret: str,
+    extra_env: dict[str, str] | None = None,
+    server: LiveServer | None = None,
+    webhook_path: str = "",
+) -> Iterator[tuple[LiveServer, CeleryWorker]]:
     """A live uvicorn plus a real Celery worker, with the sandbox PSP delivering webhooks over HTTP.
 
     Nothing runs eagerly: the live server's threads enqueue to the broker and the worker settles.
@@ -196,13 +225,15 @@ def pix_settlement_stack(settings: Any, *, secret: str, extra_env: dict[str, str
     settings.PIX_SANDBOX_WEBHOOK_URL = webhook_url
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.task_always_eager = False
-    worker = CeleryWorker({
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-        "DJANGO_DEBUG": "true",
-        "PIX_SANDBOX_WEBHOOK_SECRET": secret,
-        "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
-        **(extra_env or {}),
-    })
+    worker = CeleryWorker(
+        {
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "DJANGO_DEBUG": "true",
+            "PIX_SANDBOX_WEBHOOK_SECRET": secret,
+            "PIX_SANDBOX_WEBHOOK_URL": webhook_url,
+            **(extra_env or {}),
+        }
+    )
     try:
         worker.start()
         yield server, worker

@@ -18,9 +18,16 @@ CARD = {
     "selected": True,
     "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
 }
-SP = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",
-      "extended_address": "Apto 45 - Jardim Paulista", "address_locality": "São Paulo", "address_region": "SP",
-      "postal_code": "01310-100", "address_country": "BR"}
+SP = {
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "street_address": "Rua das Flores, 123",
+    "extended_address": "Apto 45 - Jardim Paulista",
+    "address_locality": "São Paulo",
+    "address_region": "SP",
+    "postal_code": "01310-100",
+    "address_country": "BR",
+}
 BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
 
 
@@ -32,14 +39,17 @@ def catalog() -> None:
 def call(client: Client, method: str, path: str, headers: dict[str, str], body: Any = None) -> Any:
     kwargs: dict[str, Any] = {"headers": headers}
     if body is not None:
-        kwargs.update(data=json.dumps(body) if not isinstance(body, (bytes, str)) else body,
-                      content_type="application/json")
+        kwargs.update(
+            data=json.dumps(body) if not isinstance(body, (bytes, str)) else body, content_type="application/json"
+        )
     return getattr(client, method)(f"/bcp/v1{path}", **kwargs)
 
 
 def create(client: Client, headers: dict[str, str], body: dict[str, Any] | None = None) -> Any:
-    body = body or {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
-                    "buyer": {"email": "ana@example.com.br"}}
+    body = body or {
+        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+        "buyer": {"email": "ana@example.com.br"},
+    }
     return call(client, "post", "/checkout-sessions", headers, body)
 
 
@@ -50,10 +60,14 @@ def full_update(checkout: dict[str, Any], *, option: str | None = "pac", pix: bo
     methods = checkout.get("fulfillment", {}).get("methods") or []
     if methods and methods[0]["destinations"]:
         m = methods[0]
-        method = {"id": m["id"], "type": "shipping", "line_item_ids": m["line_item_ids"],
-                  "destinations": [{**SP, "id": m["destinations"][0]["id"]}],
-                  "selected_destination_id": m["destinations"][0]["id"],
-                  "groups": [{"id": m["groups"][0]["id"], "selected_option_id": option}]}
+        method = {
+            "id": m["id"],
+            "type": "shipping",
+            "line_item_ids": m["line_item_ids"],
+            "destinations": [{**SP, "id": m["destinations"][0]["id"]}],
+            "selected_destination_id": m["destinations"][0]["id"],
+            "groups": [{"id": m["groups"][0]["id"], "selected_option_id": option}],
+        }
     body: dict[str, Any] = {
         "line_items": [{"id": line["id"], "item": {"id": line["item"]["id"]}, "quantity": line["quantity"]}],
         "buyer": BUYER,
@@ -74,5 +88,10 @@ def ready_checkout(client: Client, headers: dict[str, str]) -> dict[str, Any]:
 
 
 def complete(client: Client, checkout_id: str, headers: dict[str, str], key: str = "k-complete-1") -> Any:
-    return call(client, "post", f"/checkout-sessions/{checkout_id}/complete", {**headers, "Idempotency-Key": key},
-                {"payment": {"instruments": [PIX]}, "signals": {"br.dev.bcp.buyer_ip": "203.0.113.42"}})
+    return call(
+        client,
+        "post",
+        f"/checkout-sessions/{checkout_id}/complete",
+        {**headers, "Idempotency-Key": key},
+        {"payment": {"instruments": [PIX]}, "signals": {"br.dev.bcp.buyer_ip": "203.0.113.42"}},
+    )

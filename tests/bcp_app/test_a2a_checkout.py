@@ -74,11 +74,17 @@ def pixel() -> Any:
 
 @pytest.fixture
 def shirts() -> Any:
-    return make_product("Camiseta Básica", "CAM", 4990, requires_shipping=False, variants=(
-        ("CAM-PRETA-M", "Preta / M", {"cor": "Preta", "tamanho": "M"}),
-        ("CAM-PRETA-G", "Preta / G", {"cor": "Preta", "tamanho": "G"}),
-        ("CAM-BRANCA-M", "Branca / M", {"cor": "Branca", "tamanho": "M"}),
-    ))
+    return make_product(
+        "Camiseta Básica",
+        "CAM",
+        4990,
+        requires_shipping=False,
+        variants=(
+            ("CAM-PRETA-M", "Preta / M", {"cor": "Preta", "tamanho": "M"}),
+            ("CAM-PRETA-G", "Preta / G", {"cor": "Preta", "tamanho": "G"}),
+            ("CAM-BRANCA-M", "Branca / M", {"cor": "Branca", "tamanho": "M"}),
+        ),
+    )
 
 
 def lines(checkout: dict[str, Any]) -> list[tuple[str, int]]:
@@ -106,7 +112,8 @@ def test_seed_structured_add_reply_bcp_a2a_05(server: LiveServer, pixel: Any):
     assert checkout["totals"] == [{"type": "subtotal", "amount": 599900}, {"type": "total", "amount": 599900}]
     assert checkout["ucp"]["version"] == "2026-07-28"
     assert {"type": "terms_of_service", "url": f"{server.base_url}/termos", "title": "Termos de uso"} in checkout[
-        "links"]
+        "links"
+    ]
     # Integers stay integers on the wire (the SDK's protobuf Struct would say 599900.0).
     assert '"amount":599900' in response.text.replace(" ", "") and "599900.0" not in response.text
     assert A2AContext.objects.get(context_id=SEED_CONTEXT).checkout_id == checkout["id"]
@@ -139,12 +146,16 @@ def test_ambiguous_text_asks_with_candidates_and_creates_nothing(server: LiveSer
 
     parts = body["result"]["message"]["parts"]
     assert parts[0]["text"] == (
-        "Encontrei mais de uma opção para \"camiseta\". Qual delas você quer? Responda com o id do item."
+        'Encontrei mais de uma opção para "camiseta". Qual delas você quer? Responda com o id do item.'
     )
-    assert parts[1] == data({"a2a.bcp.candidates": [
-        {"id": "CAM-PRETA-M", "title": "Camiseta Básica — Preta / M", "price": 4990},
-        {"id": "CAM-PRETA-G", "title": "Camiseta Básica — Preta / G", "price": 4990},
-    ]})
+    assert parts[1] == data(
+        {
+            "a2a.bcp.candidates": [
+                {"id": "CAM-PRETA-M", "title": "Camiseta Básica — Preta / M", "price": 4990},
+                {"id": "CAM-PRETA-G", "title": "Camiseta Básica — Preta / G", "price": 4990},
+            ]
+        }
+    )
     assert len(parts) == 2
     assert Checkout.objects.count() == 0
 
@@ -153,7 +164,7 @@ def test_unknown_product_text_is_not_found(server: LiveServer, pixel: Any):
     body = rpc(server.a2a_url, send_message([{"text": "add a flux capacitor"}]))
 
     assert body["result"]["message"]["parts"] == [
-        {"text": "I could not find any product for \"flux capacitor\". Could you describe it differently?"}
+        {"text": 'I could not find any product for "flux capacitor". Could you describe it differently?'}
     ]
 
 
@@ -162,11 +173,16 @@ def test_context_continues_the_checkout_and_remove_and_update(server: LiveServer
     context_id = first["result"]["message"]["contextId"]
     checkout_id = checkout_of(first)["id"]
 
-    second = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "variant_id": "CAM-BRANCA-M",
-                                                     "quantity": 3})], context_id=context_id))
+    second = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "add_to_checkout", "variant_id": "CAM-BRANCA-M", "quantity": 3})], context_id=context_id
+        ),
+    )
     removed = rpc(server.a2a_url, send_message([{"text": "remova 1 camiseta do carrinho"}], context_id=context_id))
-    updated = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER})],
-                                               context_id=context_id))
+    updated = rpc(
+        server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER})], context_id=context_id)
+    )
     fetched = rpc(server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=context_id))
 
     assert checkout_of(second)["id"] == checkout_id
@@ -180,14 +196,20 @@ def test_context_continues_the_checkout_and_remove_and_update(server: LiveServer
 def test_remove_structured_and_cancel(server: LiveServer, pixel: Any, shirts: Any):
     first = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]))
     context_id = first["result"]["message"]["contextId"]
-    rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "CAM-PRETA-G"})],
-                                     context_id=context_id))
+    rpc(
+        server.a2a_url,
+        send_message([data({"action": "add_to_checkout", "product_id": "CAM-PRETA-G"})], context_id=context_id),
+    )
 
-    removed = rpc(server.a2a_url, send_message([data({"action": "remove_from_checkout", "product_id": "PIXEL-10-PRO"})],
-                                               context_id=context_id))
+    removed = rpc(
+        server.a2a_url,
+        send_message([data({"action": "remove_from_checkout", "product_id": "PIXEL-10-PRO"})], context_id=context_id),
+    )
     canceled = rpc(server.a2a_url, send_message([data({"action": "cancel_checkout"})], context_id=context_id))
-    again = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})],
-                                             context_id=context_id))
+    again = rpc(
+        server.a2a_url,
+        send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})], context_id=context_id),
+    )
 
     assert lines(checkout_of(removed)) == [("CAM-PRETA-G", 1)]
     assert checkout_of(canceled)["status"] == "canceled"
@@ -196,8 +218,7 @@ def test_remove_structured_and_cancel(server: LiveServer, pixel: Any, shirts: An
     assert lines(checkout_of(again)) == [("PIXEL-10-PRO", 1)]
 
 
-def test_context_continues_across_two_server_instances(server: LiveServer, live: LiveServer, pixel: Any,
-                                                       shirts: Any):
+def test_context_continues_across_two_server_instances(server: LiveServer, live: LiveServer, pixel: Any, shirts: Any):
     other = LiveServer(separate_a2a_app()).start()
     try:
         first = rpc(server.a2a_url, send_message([{"text": "add a Pixel 10 Pro to my checkout"}]))
@@ -213,8 +234,9 @@ def test_context_continues_across_two_server_instances(server: LiveServer, live:
 def test_sdk_client_structured_add_keeps_integers(server: LiveServer, pixel: Any):
     from google.protobuf.json_format import MessageToDict
 
-    reply = sdk_send(server.base_url, [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO",
-                                             "quantity": 2})])
+    reply = sdk_send(
+        server.base_url, [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 2})]
+    )
 
     checkout = MessageToDict(reply.parts[0].data)["a2a.bcp.checkout"]
     assert reply.context_id != ""
@@ -223,8 +245,9 @@ def test_sdk_client_structured_add_keeps_integers(server: LiveServer, pixel: Any
 
 
 def test_bad_quantity_names_the_field(server: LiveServer, pixel: Any):
-    body = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO",
-                                                   "quantity": 0})]))
+    body = rpc(
+        server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 0})])
+    )
 
     assert body["error"]["code"] == -32602
     assert "quantity" in body["error"]["message"]
@@ -233,9 +256,16 @@ def test_bad_quantity_names_the_field(server: LiveServer, pixel: Any):
 def pix_ready_checkout(server: LiveServer) -> tuple[str, dict[str, Any]]:
     """Seed add, then buyer + Pix selected through update_checkout (PIX.md §2.1, A2A binding)."""
     rpc(server.a2a_url, SEED_STRUCTURED)
-    body = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER}),
-                                             data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
-                                            context_id=SEED_CONTEXT))
+    body = rpc(
+        server.a2a_url,
+        send_message(
+            [
+                data({"action": "update_checkout", "buyer": BUYER}),
+                data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}}),
+            ],
+            context_id=SEED_CONTEXT,
+        ),
+    )
     return SEED_CONTEXT, checkout_of(body)
 
 
@@ -296,8 +326,9 @@ def test_product_resolution_needs_the_checkout_capability_bcp_neg_06(server: Liv
     from tests.bcp_app.test_a2a_helpers import SEED_PROFILE, cache_profile, platform_profile
 
     profile = platform_profile()
-    profile["ucp"]["capabilities"] = {"br.dev.bcp.shopping.order": profile["ucp"]["capabilities"][
-        "br.dev.bcp.shopping.order"]}
+    profile["ucp"]["capabilities"] = {
+        "br.dev.bcp.shopping.order": profile["ucp"]["capabilities"]["br.dev.bcp.shopping.order"]
+    }
     cache_profile(SEED_PROFILE, profile)
 
     reply = rpc(server.a2a_url, send_message([{"text": "adicione uma camiseta preta ao carrinho"}]))
@@ -343,8 +374,9 @@ def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pi
 
     _context, ready = pix_ready_checkout(server)
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
-    waiting = checkout_of(rpc(server.a2a_url, send_message([data({"action": "get_checkout"})],
-                                                           context_id=SEED_CONTEXT)))
+    waiting = checkout_of(
+        rpc(server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=SEED_CONTEXT))
+    )
 
     completed = checkout_of(rpc(server.a2a_url, SEED_COMPLETE))
 
@@ -354,8 +386,10 @@ def test_pix_paid_before_complete_completes_synchronously(server: LiveServer, pi
     assert completed["status"] == "completed"
     assert "messages" not in completed
     assert PixCharge.objects.filter(reference=completed["id"]).count() == 1
-    assert completed["order"] == {"id": order_by_checkout(completed["id"]).public_id,
-                                  "permalink_url": completed["order"]["permalink_url"]}
+    assert completed["order"] == {
+        "id": order_by_checkout(completed["id"]).public_id,
+        "permalink_url": completed["order"]["permalink_url"],
+    }
 
 
 def test_complete_with_a_handler_not_offered_is_payment_failed(server: LiveServer, pixel: Any):
@@ -363,22 +397,41 @@ def test_complete_with_a_handler_not_offered_is_payment_failed(server: LiveServe
     from orders.models import Order
 
     _context, ready = pix_ready_checkout(server)
-    card = {"id": "instr_c", "handler_id": "gpay", "type": "card",
-            "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
-    refused = checkout_of(rpc(server.a2a_url, send_message(
-        [data({"action": "complete_checkout"}), data({"a2a.bcp.checkout.payment": {"instruments": [card]}})],
-        context_id=SEED_CONTEXT)))
+    card = {
+        "id": "instr_c",
+        "handler_id": "gpay",
+        "type": "card",
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+    }
+    refused = checkout_of(
+        rpc(
+            server.a2a_url,
+            send_message(
+                [data({"action": "complete_checkout"}), data({"a2a.bcp.checkout.payment": {"instruments": [card]}})],
+                context_id=SEED_CONTEXT,
+            ),
+        )
+    )
 
     assert list(ready["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]
     assert refused["status"] == "ready_for_complete"
     assert [(m["code"], m["path"]) for m in refused["messages"]][-1] == (
-        "payment_failed", "$.payment.instruments[0].handler_id")
+        "payment_failed",
+        "$.payment.instruments[0].handler_id",
+    )
     assert not Order.objects.exists()
 
 
-ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Rua das Flores, 123",
-           "extended_address": "Apto 45 - Jardim Paulista", "address_locality": "São Paulo", "address_region": "SP",
-           "postal_code": "01310-100", "address_country": "BR"}
+ADDRESS = {
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "street_address": "Rua das Flores, 123",
+    "extended_address": "Apto 45 - Jardim Paulista",
+    "address_locality": "São Paulo",
+    "address_region": "SP",
+    "postal_code": "01310-100",
+    "address_country": "BR",
+}
 
 
 def test_update_address_shipping_choice_and_coupon_keep_the_rest_bcp_chk_06(server: LiveServer):
@@ -390,10 +443,14 @@ def test_update_address_shipping_choice_and_coupon_keep_the_rest_bcp_chk_06(serv
     first = rpc(server.a2a_url, send_message([{"text": "adicione 2 canecas ao carrinho"}]))
     context_id = first["result"]["message"]["contextId"]
 
-    addressed = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER,
-                                                        "address": ADDRESS})], context_id=context_id))
-    chosen = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "fulfillment_option_id": "pac"})],
-                                              context_id=context_id))
+    addressed = rpc(
+        server.a2a_url,
+        send_message([data({"action": "update_checkout", "buyer": BUYER, "address": ADDRESS})], context_id=context_id),
+    )
+    chosen = rpc(
+        server.a2a_url,
+        send_message([data({"action": "update_checkout", "fulfillment_option_id": "pac"})], context_id=context_id),
+    )
     discounted = rpc(server.a2a_url, send_message([{"text": "aplique o cupom bemvindo10"}], context_id=context_id))
 
     assert first["result"]["message"]["parts"][0]["text"].startswith(
@@ -425,9 +482,18 @@ def test_finalizar_compra_uses_the_selected_pix_instrument(server: LiveServer, p
 
     rpc(server.a2a_url, SEED_STRUCTURED)
     before_payment = rpc(server.a2a_url, send_message([{"text": "finalizar compra"}], context_id=SEED_CONTEXT))
-    ready = checkout_of(rpc(server.a2a_url, send_message(
-        [data({"action": "update_checkout", "buyer": BUYER}),
-         data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})], context_id=SEED_CONTEXT)))
+    ready = checkout_of(
+        rpc(
+            server.a2a_url,
+            send_message(
+                [
+                    data({"action": "update_checkout", "buyer": BUYER}),
+                    data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}}),
+                ],
+                context_id=SEED_CONTEXT,
+            ),
+        )
+    )
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
 
     completed = rpc(server.a2a_url, send_message([{"text": "finalizar compra"}], context_id=SEED_CONTEXT))
@@ -448,14 +514,31 @@ def test_sdk_client_natural_language_add_and_pix_completion(server: LiveServer, 
 
     added = sdk_send(server.base_url, [{"text": "adicione 2 camisetas pretas M ao carrinho"}])
     context_id = added.context_id
-    ready = intify(MessageToDict(sdk_send(server.base_url, [
-        data({"action": "update_checkout", "buyer": BUYER,
-              "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
-        context_id=context_id).parts[0].data))["a2a.bcp.checkout"]
+    ready = intify(
+        MessageToDict(
+            sdk_send(
+                server.base_url,
+                [
+                    data(
+                        {
+                            "action": "update_checkout",
+                            "buyer": BUYER,
+                            "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]},
+                        }
+                    )
+                ],
+                context_id=context_id,
+            )
+            .parts[0]
+            .data
+        )
+    )["a2a.bcp.checkout"]
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
-    completed = sdk_send(server.base_url, [data({"action": "complete_checkout"}),
-                                           data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
-                         context_id=context_id)
+    completed = sdk_send(
+        server.base_url,
+        [data({"action": "complete_checkout"}), data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
+        context_id=context_id,
+    )
 
     assert added.parts[0].text.startswith("Adicionei 2 × Camiseta Básica — Preta / M ao carrinho.")
     assert ready["status"] == "ready_for_complete"

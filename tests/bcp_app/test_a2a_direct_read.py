@@ -187,8 +187,12 @@ def test_a_read_whose_message_id_is_still_running_elsewhere_is_in_progress_until
     message = body["params"]["message"]
     now = timezone.now()
     IdempotencyRecord.objects.create(
-        principal=f"platform:{platform_id}", operation="a2a_send_message", key=message["messageId"],
-        fingerprint=fingerprint(message), state="in_progress", expires_at=now + timedelta(hours=48),
+        principal=f"platform:{platform_id}",
+        operation="a2a_send_message",
+        key=message["messageId"],
+        fingerprint=fingerprint(message),
+        state="in_progress",
+        expires_at=now + timedelta(hours=48),
     )
     for base in servers:
         assert _error_code(_post(base, body, headers)) == (-32602, "idempotency_in_progress")
@@ -265,8 +269,9 @@ def test_a_read_message_costs_its_read_and_one_statement(
     platform_id, _headers = caller
     order = place_seed_order(platform_id)
     platform = Platform.objects.get(public_id=platform_id)
-    ctx = RequestContext(transport="a2a", profile_url=SEED_PROFILE, profile={}, capabilities={ORDER: "2026-07-28"},
-                         platform=platform)
+    ctx = RequestContext(
+        transport="a2a", profile_url=SEED_PROFILE, profile={}, capabilities={ORDER: "2026-07-28"}, platform=platform
+    )
     parts = [{"data": {"action": "get_order", "order_id": order.public_id}}]
 
     def message(context_id: str | None = None) -> dict[str, Any]:

@@ -97,15 +97,19 @@ CHECKOUT = "br.dev.bcp.shopping.checkout"
 
 
 def _capability(name: str, schema: str, extends: str | None = None) -> list[dict[str, Any]]:
-    entry: dict[str, Any] = {"version": "2026-07-28", "spec": f"{_DRAFT}/specification/{name}",
-                             "schema": f"{_DRAFT}/schemas/shopping/{schema}.json"}
+    entry: dict[str, Any] = {
+        "version": "2026-07-28",
+        "spec": f"{_DRAFT}/specification/{name}",
+        "schema": f"{_DRAFT}/schemas/shopping/{schema}.json",
+    }
     if extends:
         entry["extends"] = extends
     return [entry]
 
 
-def platform_profile(*, keys: list[dict[str, Any]] | None = None, ap2: bool = False,
-                     handlers: dict[str, Any] | None = None) -> dict[str, Any]:
+def platform_profile(
+    *, keys: list[dict[str, Any]] | None = None, ap2: bool = False, handlers: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A valid platform profile (BCP §3) with checkout + fulfillment + order (and AP2 when asked)."""
     capabilities = {
         CHECKOUT: _capability("checkout", "checkout"),
@@ -116,8 +120,12 @@ def platform_profile(*, keys: list[dict[str, Any]] | None = None, ap2: bool = Fa
     if ap2:
         capabilities["br.dev.bcp.shopping.ap2_mandate"] = _capability("ap2-mandates", "ap2_mandate", CHECKOUT)
     profile: dict[str, Any] = {
-        "ucp": {"version": "2026-07-28", "services": {}, "capabilities": capabilities,
-                "payment_handlers": handlers if handlers is not None else {}},
+        "ucp": {
+            "version": "2026-07-28",
+            "services": {},
+            "capabilities": capabilities,
+            "payment_handlers": handlers if handlers is not None else {},
+        },
     }
     if keys:
         profile["keys"] = keys
@@ -169,14 +177,16 @@ def rpc(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -
     """A raw JSON-RPC POST with httpx; returns the decoded JSON body (HTTP 200 expected)."""
     import httpx
 
-    response = httpx.post(url, content=json.dumps(body).encode(), headers=SEED_HEADERS if headers is None else headers,
-                          timeout=30)
+    response = httpx.post(
+        url, content=json.dumps(body).encode(), headers=SEED_HEADERS if headers is None else headers, timeout=30
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def send_message(parts: list[dict[str, Any]], *, message_id: str | None = None, context_id: str | None = None,
-                 request_id: int = 1) -> dict[str, Any]:
+def send_message(
+    parts: list[dict[str, Any]], *, message_id: str | None = None, context_id: str | None = None, request_id: int = 1
+) -> dict[str, Any]:
     import uuid
 
     message: dict[str, Any] = {"role": "ROLE_USER", "parts": parts, "messageId": message_id or str(uuid.uuid4())}
@@ -186,8 +196,14 @@ def send_message(parts: list[dict[str, Any]], *, message_id: str | None = None, 
     return {"jsonrpc": "2.0", "id": request_id, "method": "SendMessage", "params": {"message": message}}
 
 
-def sdk_send(base_url: str, parts: list[dict[str, Any]], *, headers: dict[str, str] | None = None,
-             context_id: str = "", message_id: str | None = None) -> Any:
+def sdk_send(
+    base_url: str,
+    parts: list[dict[str, Any]],
+    *,
+    headers: dict[str, str] | None = None,
+    context_id: str = "",
+    message_id: str | None = None,
+) -> Any:
     """Send one message with the official a2a-sdk client (card resolved from the server); returns the Message."""
     import asyncio
     import uuid
@@ -203,12 +219,17 @@ def sdk_send(base_url: str, parts: list[dict[str, Any]], *, headers: dict[str, s
     async def go() -> Any:
         async with httpx.AsyncClient(headers=sent_headers, timeout=30) as http:
             client = await create_client(base_url, client_config=ClientConfig(streaming=False, httpx_client=http))
-            message = Message(role=Role.ROLE_USER, message_id=message_id or str(uuid.uuid4()), context_id=context_id,
-                              extensions=[EXTENSION])
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=message_id or str(uuid.uuid4()),
+                context_id=context_id,
+                extensions=[EXTENSION],
+            )
             for part in parts:
                 if "data" in part:
-                    message.parts.append(Part(data=ParseDict(part["data"], struct_pb2.Value()),
-                                              media_type="application/json"))
+                    message.parts.append(
+                        Part(data=ParseDict(part["data"], struct_pb2.Value()), media_type="application/json")
+                    )
                 else:
                     message.parts.append(Part(text=part["text"]))
             async for event in client.send_message(SendMessageRequest(message=message)):
@@ -218,9 +239,17 @@ def sdk_send(base_url: str, parts: list[dict[str, Any]], *, headers: dict[str, s
     return asyncio.run(go())
 
 
-PIX_HANDLERS = {"br.dev.bcp.pix": [{"id": "platform_pix", "version": "2026-07-28",
-                                    "spec": "https://bcp.dev.br/draft/specification/payment/pix",
-                                    "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json", "config": {}}]}
+PIX_HANDLERS = {
+    "br.dev.bcp.pix": [
+        {
+            "id": "platform_pix",
+            "version": "2026-07-28",
+            "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+            "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
+            "config": {},
+        }
+    ]
+}
 
 
 @pytest.fixture(scope="module", name="live")
@@ -240,19 +269,38 @@ def server_fixture(live: LiveServer, transactional_db: None, settings: Any) -> L
     return live
 
 
-def make_product(title: str, sku: str, price: int, *, requires_shipping: bool = False, stock: int = 10,
-                 variants: tuple[tuple[str, str, dict[str, str]], ...] = ()) -> Any:
+def make_product(
+    title: str,
+    sku: str,
+    price: int,
+    *,
+    requires_shipping: bool = False,
+    stock: int = 10,
+    variants: tuple[tuple[str, str, dict[str, str]], ...] = (),
+) -> Any:
     """A product with one variant `sku`, or with `variants` = ((sku, title, options), …) at `price`."""
     from django.utils.text import slugify
 
     from shop.models import Category, Product, Variant
 
     category, _ = Category.objects.get_or_create(slug="geral", defaults={"name": "Geral"})
-    product = Product.objects.create(title=title, slug=slugify(f"{title}-{sku}"), category=category,
-                                     description=f"{title}.", requires_shipping=requires_shipping)
+    product = Product.objects.create(
+        title=title,
+        slug=slugify(f"{title}-{sku}"),
+        category=category,
+        description=f"{title}.",
+        requires_shipping=requires_shipping,
+    )
     for position, (variant_sku, variant_title, options) in enumerate(variants or ((sku, "", {}),)):
-        Variant.objects.create(product=product, sku=variant_sku, title=variant_title, options=options, price=price,
-                               stock=stock, position=position)
+        Variant.objects.create(
+            product=product,
+            sku=variant_sku,
+            title=variant_title,
+            options=options,
+            price=price,
+            stock=stock,
+            position=position,
+        )
     return product
 
 

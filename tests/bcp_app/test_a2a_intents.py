@@ -105,12 +105,18 @@ SHIRT = ProductCandidate(
     product_id="prod_shirt",
     title="Camiseta Básica",
     variants=(
-        VariantCandidate(sku="CAM-PRETA-M", title="Camiseta Básica — Preta / M", price=4990,
-                         options={"cor": "Preta", "tamanho": "M"}),
-        VariantCandidate(sku="CAM-PRETA-G", title="Camiseta Básica — Preta / G", price=4990,
-                         options={"cor": "Preta", "tamanho": "G"}),
-        VariantCandidate(sku="CAM-BRANCA-M", title="Camiseta Básica — Branca / M", price=4990,
-                         options={"cor": "Branca", "tamanho": "M"}),
+        VariantCandidate(
+            sku="CAM-PRETA-M", title="Camiseta Básica — Preta / M", price=4990, options={"cor": "Preta", "tamanho": "M"}
+        ),
+        VariantCandidate(
+            sku="CAM-PRETA-G", title="Camiseta Básica — Preta / G", price=4990, options={"cor": "Preta", "tamanho": "G"}
+        ),
+        VariantCandidate(
+            sku="CAM-BRANCA-M",
+            title="Camiseta Básica — Branca / M",
+            price=4990,
+            options={"cor": "Branca", "tamanho": "M"},
+        ),
     ),
 )
 PIXEL = ProductCandidate(

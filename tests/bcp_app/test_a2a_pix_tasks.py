@@ -54,14 +54,19 @@ class Platform:
         if push_url:
             created.platform.a2a_push_url = push_url
             created.platform.save()
-        self.headers = {"BCP-Agent": f'profile="{self.profile_url}"', "A2A-Extensions": EXTENSION,
-                        "Authorization": f"Bearer {created.api_key}"}
+        self.headers = {
+            "BCP-Agent": f'profile="{self.profile_url}"',
+            "A2A-Extensions": EXTENSION,
+            "Authorization": f"Bearer {created.api_key}",
+        }
 
     async def client(self, http: httpx.AsyncClient, *, streaming: bool = False, push: Any = None) -> Any:
         from a2a.client import ClientConfig, create_client
 
-        return await create_client(self.live.base_url, client_config=ClientConfig(
-            streaming=streaming, httpx_client=http, push_notification_config=push))
+        return await create_client(
+            self.live.base_url,
+            client_config=ClientConfig(streaming=streaming, httpx_client=http, push_notification_config=push),
+        )
 
     def send(self, data: dict[str, Any], *, context_id: str = "", push: Any = None) -> dict[str, Any]:
         """One SendMessage; the `result` as a dict (`{"message": …}` or `{"task": …}`), integers restored."""
@@ -70,8 +75,9 @@ class Platform:
         async def go() -> dict[str, Any]:
             async with httpx.AsyncClient(headers=self.headers, timeout=30) as http:
                 client = await self.client(http, push=push)
-                message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), context_id=context_id,
-                                  extensions=[EXTENSION])
+                message = Message(
+                    role=Role.ROLE_USER, message_id=str(uuid.uuid4()), context_id=context_id, extensions=[EXTENSION]
+                )
                 message.parts.append(Part(data=ParseDict(data, struct_pb2.Value()), media_type="application/json"))
                 async for event in client.send_message(SendMessageRequest(message=message)):
                     return intify(MessageToDict(event))
@@ -101,12 +107,18 @@ def pix_task(agent: Platform, *, push: Any = None) -> tuple[dict[str, Any], str]
     """add → buyer + Pix → complete: the `working` task and the charge's txid."""
     added = agent.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
     context_id = added["message"]["contextId"]
-    ready = checkout_in(agent.send({"action": "update_checkout", "buyer": BUYER,
-                                    "a2a.bcp.checkout.payment": {"instruments": [PIX]}},
-                                   context_id=context_id)["message"])
+    ready = checkout_in(
+        agent.send(
+            {"action": "update_checkout", "buyer": BUYER, "a2a.bcp.checkout.payment": {"instruments": [PIX]}},
+            context_id=context_id,
+        )["message"]
+    )
     assert ready["status"] == "ready_for_complete", ready.get("messages")
-    completing = agent.send({"action": "complete_checkout", "a2a.bcp.checkout.payment": {"instruments": [PIX]}},
-                            context_id=context_id, push=push)
+    completing = agent.send(
+        {"action": "complete_checkout", "a2a.bcp.checkout.payment": {"instruments": [PIX]}},
+        context_id=context_id,
+        push=push,
+    )
     return completing, ready["payment"]["instruments"][0]["pix"]["txid"]
 
 
@@ -152,8 +164,9 @@ def test_a_pix_complete_is_a_working_task_that_settlement_completes_with_a_signe
     assert completed["status"] == "completed"
     assert sorted(completed["order"]) == ["id", "permalink_url"]
     [received] = pushes(fake_platform)
-    message = HttpMessage(method="POST", authority=f"127.0.0.1:{fake_platform.port}", path=PUSH_PATH,
-                          headers=received.headers)
+    message = HttpMessage(
+        method="POST", authority=f"127.0.0.1:{fake_platform.port}", path=PUSH_PATH, headers=received.headers
+    )
     verify_message(message, received.body, [public_jwk()], required=WEBHOOK_COMPONENTS)  # BCP-WH-04
     assert uuid.UUID(received.headers["webhook-id"])  # BCP-WH-03
     pushed = json.loads(received.body)
@@ -178,8 +191,9 @@ def test_the_push_url_named_in_the_message_wins_and_tasks_belong_to_their_caller
     from payments.sandbox.services import PayOptions, pay
 
     agent = Platform(shop, fake_platform)  # no registered push URL
-    completing, txid = pix_task(agent, push=TaskPushNotificationConfig(url=fake_platform.url(PUSH_PATH),
-                                                                       token="tok-123"))
+    completing, txid = pix_task(
+        agent, push=TaskPushNotificationConfig(url=fake_platform.url(PUSH_PATH), token="tok-123")
+    )
     task_id = completing["task"]["id"]
     other = Platform(shop, fake_platform)
 
@@ -231,8 +245,13 @@ def test_resubscribe_streams_the_settlement_and_a_finished_task_takes_no_message
     async def message_to_finished_task() -> None:
         async with httpx.AsyncClient(headers=agent.headers, timeout=30) as http:
             client = await agent.client(http)
-            message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()),
-                              context_id=completing["task"]["contextId"], task_id=task_id, extensions=[EXTENSION])
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                context_id=completing["task"]["contextId"],
+                task_id=task_id,
+                extensions=[EXTENSION],
+            )
             message.parts.append(Part(text="status do pedido"))
             async for _ in client.send_message(SendMessageRequest(message=message)):
                 pass
@@ -294,9 +313,11 @@ def test_push_config_methods_set_the_url_of_an_open_task_and_list_tasks_shows_it
         async with httpx.AsyncClient(headers=agent.headers, timeout=30) as http:
             client = await agent.client(http)
             created = await client.create_task_push_notification_config(
-                TaskPushNotificationConfig(task_id=task["id"], url=fake_platform.url(PUSH_PATH), token="t-1"))
+                TaskPushNotificationConfig(task_id=task["id"], url=fake_platform.url(PUSH_PATH), token="t-1")
+            )
             listed = await client.list_task_push_notification_configs(
-                ListTaskPushNotificationConfigsRequest(task_id=task["id"]))
+                ListTaskPushNotificationConfigsRequest(task_id=task["id"])
+            )
             tasks = await client.list_tasks(ListTasksRequest(context_id=task["contextId"]))
             return created, listed, tasks
 
@@ -310,8 +331,9 @@ def test_push_config_methods_set_the_url_of_an_open_task_and_list_tasks_shows_it
     assert json.loads(received.body)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
-def test_a_push_url_on_a_private_address_is_refused(shop: LiveServer, fake_platform: FakePlatform,
-                                                     settings: Any) -> None:
+def test_a_push_url_on_a_private_address_is_refused(
+    shop: LiveServer, fake_platform: FakePlatform, settings: Any
+) -> None:
     """BCP §3 outbound rules (BCP-WH-07) for the push URL a message names: no special-use addresses."""
     from a2a.types import TaskPushNotificationConfig
     from a2a.utils.errors import InvalidParamsError
@@ -320,7 +342,10 @@ def test_a_push_url_on_a_private_address_is_refused(shop: LiveServer, fake_platf
     added = agent.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
 
     with pytest.raises(InvalidParamsError) as caught:
-        agent.send({"action": "get_checkout"}, context_id=added["message"]["contextId"],
-                   push=TaskPushNotificationConfig(url="http://10.0.0.5/push"))
+        agent.send(
+            {"action": "get_checkout"},
+            context_id=added["message"]["contextId"],
+            push=TaskPushNotificationConfig(url="http://10.0.0.5/push"),
+        )
 
     assert "taskPushNotificationConfig.url" in str(caught.value)

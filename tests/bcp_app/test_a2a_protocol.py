@@ -44,8 +44,16 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     card = response.json()
-    assert list(card) == ["name", "description", "version", "supportedInterfaces", "capabilities",
-                          "defaultInputModes", "defaultOutputModes", "skills"]
+    assert list(card) == [
+        "name",
+        "description",
+        "version",
+        "supportedInterfaces",
+        "capabilities",
+        "defaultInputModes",
+        "defaultOutputModes",
+        "skills",
+    ]
     assert card == {
         "name": "Loja Exemplo business agent",
         "description": "Business agent with BCP checkout",
@@ -70,16 +78,22 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                             ],
                             "br.dev.bcp.shopping.cart": [{"version": "2026-07-28"}],
                             "br.dev.bcp.shopping.discount": [
-                                {"version": "2026-07-28",
-                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}
+                                {
+                                    "version": "2026-07-28",
+                                    "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"],
+                                }
                             ],
                             "br.dev.bcp.shopping.buyer_consent": [
-                                {"version": "2026-07-28",
-                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}
+                                {
+                                    "version": "2026-07-28",
+                                    "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"],
+                                }
                             ],
                             "br.dev.bcp.shopping.subscription": [
-                                {"version": "2026-07-28",
-                                 "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+                                {
+                                    "version": "2026-07-28",
+                                    "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"],
+                                }
                             ],
                         }
                     },
@@ -91,14 +105,26 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                     "params": {
                         "capabilities": [
                             {"name": "dev.ucp.shopping.checkout", "version": "2026-01-11"},
-                            {"name": "dev.ucp.shopping.fulfillment", "version": "2026-01-11",
-                             "extends": "dev.ucp.shopping.checkout"},
-                            {"name": "dev.ucp.shopping.discount", "version": "2026-01-11",
-                             "extends": "dev.ucp.shopping.checkout"},
-                            {"name": "dev.ucp.shopping.buyer_consent", "version": "2026-01-11",
-                             "extends": "dev.ucp.shopping.checkout"},
-                            {"name": "br.dev.bcp.shopping.subscription", "version": "2026-07-28",
-                             "extends": "dev.ucp.shopping.checkout"},
+                            {
+                                "name": "dev.ucp.shopping.fulfillment",
+                                "version": "2026-01-11",
+                                "extends": "dev.ucp.shopping.checkout",
+                            },
+                            {
+                                "name": "dev.ucp.shopping.discount",
+                                "version": "2026-01-11",
+                                "extends": "dev.ucp.shopping.checkout",
+                            },
+                            {
+                                "name": "dev.ucp.shopping.buyer_consent",
+                                "version": "2026-01-11",
+                                "extends": "dev.ucp.shopping.checkout",
+                            },
+                            {
+                                "name": "br.dev.bcp.shopping.subscription",
+                                "version": "2026-07-28",
+                                "extends": "dev.ucp.shopping.checkout",
+                            },
                         ]
                     },
                 },
@@ -156,8 +182,13 @@ def test_sdk_card_resolver_reads_the_card(server: LiveServer):
     assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
     assert card.supported_interfaces[0].protocol_version == "1.0"
     assert card.capabilities.extensions[0].uri == EXTENSION
-    assert [skill.id for skill in card.skills] == ["bcp-checkout", "bcp-cart", "bcp-subscription", "policies-search",
-                                                  "bcp-order-actions"]
+    assert [skill.id for skill in card.skills] == [
+        "bcp-checkout",
+        "bcp-cart",
+        "bcp-subscription",
+        "policies-search",
+        "bcp-order-actions",
+    ]
 
 
 def test_bcp_profile_advertises_the_agent_card(server: LiveServer):
@@ -166,9 +197,12 @@ def test_bcp_profile_advertises_the_agent_card(server: LiveServer):
 
     services = profile["ucp"]["services"]["br.dev.bcp.shopping"]
     # (`config.access`: the agent trust tiers, issue 35, tests/bcp_app/test_trust_tiers.py)
-    assert {"version": "2026-07-28", "spec": "https://bcp.dev.br/draft/specification/overview", "transport": "a2a",
-            "endpoint": f"{server.base_url}/.well-known/agent-card.json"} in [
-        {k: v for k, v in service.items() if k != "config"} for service in services]
+    assert {
+        "version": "2026-07-28",
+        "spec": "https://bcp.dev.br/draft/specification/overview",
+        "transport": "a2a",
+        "endpoint": f"{server.base_url}/.well-known/agent-card.json",
+    } in [{k: v for k, v in service.items() if k != "config"} for service in services]
 
 
 @pytest.mark.parametrize(
@@ -216,8 +250,9 @@ def test_unsupported_platform_version_bcp_neg_04(server: LiveServer):
     other = "https://agent.example/old-profile.json"
     cache_profile_unvalidated(other, profile)
 
-    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "carrinho"}]),
-                                            {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'}))
+    code, _message, metadata = error_of(
+        rpc(server.a2a_url, send_message([{"text": "carrinho"}]), {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'})
+    )
 
     assert (code, metadata["code"]) == (-32600, "version_unsupported")
 
@@ -231,8 +266,9 @@ def cache_profile_unvalidated(url: str, profile: dict[str, Any]) -> None:
     from bcp_app.service.negotiation import url_hash
 
     now = timezone.now()
-    ProfileCacheEntry.objects.create(url_hash=url_hash(url), url=url, body=profile, fetched_at=now,
-                                     expires_at=now + timedelta(hours=1))
+    ProfileCacheEntry.objects.create(
+        url_hash=url_hash(url), url=url, body=profile, fetched_at=now, expires_at=now + timedelta(hours=1)
+    )
 
 
 def test_sdk_client_gets_the_version_error_when_bcp_extension_missing(server: LiveServer):
@@ -296,8 +332,11 @@ def test_message_ids_are_scoped_per_caller(server: LiveServer):
     cache_profile(other, platform_profile())
 
     first = rpc(server.a2a_url, send_message([{"text": "olá"}], message_id="shared-id"))
-    second = rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="shared-id"),
-                 {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'})
+    second = rpc(
+        server.a2a_url,
+        send_message([{"text": "oi"}], message_id="shared-id"),
+        {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'},
+    )
 
     assert second["result"]["message"]["contextId"] != first["result"]["message"]["contextId"]
 
@@ -307,16 +346,21 @@ def test_context_of_another_caller_is_refused(server: LiveServer):
     cache_profile(other, platform_profile())
     context_id = rpc(server.a2a_url, send_message([{"text": "olá"}]))["result"]["message"]["contextId"]
 
-    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "carrinho"}],
-                                                                        context_id=context_id),
-                                            {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'}))
+    code, _message, metadata = error_of(
+        rpc(
+            server.a2a_url,
+            send_message([{"text": "carrinho"}], context_id=context_id),
+            {**SEED_HEADERS, "BCP-Agent": f'profile="{other}"'},
+        )
+    )
 
     assert (code, metadata["code"]) == (-32600, "forbidden")
 
 
 def test_unknown_action_names_the_vocabulary(server: LiveServer):
-    code, message, metadata = error_of(rpc(server.a2a_url, send_message([{"data": {"action": "buy_now"},
-                                                                           "mediaType": "application/json"}])))
+    code, message, metadata = error_of(
+        rpc(server.a2a_url, send_message([{"data": {"action": "buy_now"}, "mediaType": "application/json"}]))
+    )
 
     assert code == -32602
     assert metadata["code"] == "invalid_request"
@@ -359,11 +403,15 @@ def test_rfc9421_signed_message_is_verified_with_the_platform_keys_bcp_sig_01(se
     body = json.dumps(send_message([{"text": "olá"}])).encode()
 
     accepted = httpx.post(server.a2a_url, content=body, headers=signed_request(server, key, body), timeout=30).json()
-    tampered = httpx.post(server.a2a_url, content=body.replace(b"ol\\u00e1", b"oi"),
-                          headers=signed_request(server, key, body), timeout=30).json()
-    wrong_key = httpx.post(server.a2a_url, content=body,
-                           headers=signed_request(server, ec.generate_private_key(ec.SECP256R1()), body),
-                           timeout=30).json()
+    tampered = httpx.post(
+        server.a2a_url, content=body.replace(b"ol\\u00e1", b"oi"), headers=signed_request(server, key, body), timeout=30
+    ).json()
+    wrong_key = httpx.post(
+        server.a2a_url,
+        content=body,
+        headers=signed_request(server, ec.generate_private_key(ec.SECP256R1()), body),
+        timeout=30,
+    ).json()
 
     assert "result" in accepted
     assert error_of(tampered)[2]["code"] == "digest_mismatch"

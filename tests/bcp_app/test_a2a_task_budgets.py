@@ -35,7 +35,9 @@ def test_get_task_reads_one_row(django_assert_max_num_queries: Any) -> None:
 
 
 def test_ending_a_task_has_a_fixed_budget(
-    client: Client, fake_platform: FakePlatform, django_assert_max_num_queries: Any,
+    client: Client,
+    fake_platform: FakePlatform,
+    django_assert_max_num_queries: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     from payments.sandbox.services import PayOptions, pay
@@ -46,8 +48,13 @@ def test_ending_a_task_has_a_fixed_budget(
     ready = ready_checkout(client, headers)
     waiting = complete(client, ready["id"], headers).json()
     assert waiting["status"] == "complete_in_progress"
-    ctx = RequestContext(transport="a2a", profile_url=created.platform.profile_url, profile={},
-                         capabilities={"br.dev.bcp.shopping.checkout": "2026-07-28"}, platform=created.platform)
+    ctx = RequestContext(
+        transport="a2a",
+        profile_url=created.platform.profile_url,
+        profile={},
+        capabilities={"br.dev.bcp.shopping.checkout": "2026-07-28"},
+        platform=created.platform,
+    )
     task = a2a_tasks.task_open(ctx, context_id="ctx-1", checkout=waiting)
     with django_capture_on_commit_callbacks(execute=True):  # the webhook → settlement → the task ends
         pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
@@ -57,8 +64,7 @@ def test_ending_a_task_has_a_fixed_budget(
     A2ATask.objects.filter(pk=row.pk).update(state=A2ATask.State.WORKING, version=1)
     WebhookDelivery.objects.filter(event="a2a_task").delete()
 
-    with django_assert_max_num_queries(14), transaction.atomic(), \
-            django_capture_on_commit_callbacks(execute=False):
+    with django_assert_max_num_queries(14), transaction.atomic(), django_capture_on_commit_callbacks(execute=False):
         assert a2a_tasks.task_settle(checkout_id=waiting["id"]) == 1
 
     delivery = WebhookDelivery.objects.get(event="a2a_task")

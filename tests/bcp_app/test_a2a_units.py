@@ -24,21 +24,28 @@ HEADERS = {"a2a-version": "1.0", "a2a-extensions": EXTENSION, "bcp-agent": 'prof
 
 def test_intify_restores_integral_floats_only():
     assert intify({"amount": 599900.0, "rate": 0.5, "lines": [1.0, "2", True], "big": 2.0**60}) == {
-        "amount": 599900, "rate": 0.5, "lines": [1, "2", True], "big": 2.0**60,
+        "amount": 599900,
+        "rate": 0.5,
+        "lines": [1, "2", True],
+        "big": 2.0**60,
     }
     assert type(intify(1.0)) is int
 
 
 def test_agent_message_has_the_seed_member_order_and_survives_the_sdk_proto():
-    message = agent_message(context_id="ctx", message_id="m1",
-                            parts=[data_part({"a2a.bcp.checkout": {"totals": [{"amount": 599900}]}})])
+    message = agent_message(
+        context_id="ctx", message_id="m1", parts=[data_part({"a2a.bcp.checkout": {"totals": [{"amount": 599900}]}})]
+    )
 
     proto = to_proto(message)
 
     assert list(message) == ["contextId", "messageId", "parts", "role", "extensions"]
     assert message["role"] == "ROLE_AGENT" and message["extensions"] == [EXTENSION]
     assert intify(MessageToDict(proto)) == {
-        "messageId": "m1", "contextId": "ctx", "role": "ROLE_AGENT", "extensions": [EXTENSION],
+        "messageId": "m1",
+        "contextId": "ctx",
+        "role": "ROLE_AGENT",
+        "extensions": [EXTENSION],
         "parts": [{"data": {"a2a.bcp.checkout": {"totals": [{"amount": 599900}]}}, "mediaType": "application/json"}],
     }
 
@@ -47,23 +54,55 @@ CHECKOUT = {
     "id": "checkout_1",
     "status": "incomplete",
     "line_items": [
-        {"id": "li_1", "item": {"id": "CAM-PRETA-M", "title": "Camiseta Básica — Preta / M", "price": 4990},
-         "quantity": 2, "totals": []},
-        {"id": "li_2", "item": {"id": "PIXEL-10-PRO", "title": "Pixel 10 Pro", "price": 599900}, "quantity": 1,
-         "totals": []},
+        {
+            "id": "li_1",
+            "item": {"id": "CAM-PRETA-M", "title": "Camiseta Básica — Preta / M", "price": 4990},
+            "quantity": 2,
+            "totals": [],
+        },
+        {
+            "id": "li_2",
+            "item": {"id": "PIXEL-10-PRO", "title": "Pixel 10 Pro", "price": 599900},
+            "quantity": 1,
+            "totals": [],
+        },
     ],
     "buyer": {"first_name": "Ana", "email": "ana@example.com.br"},
-    "fulfillment": {"methods": [{
-        "id": "method_shipping", "type": "shipping", "line_item_ids": ["li_1"],
-        "destinations": [{"id": "dest_1", "type": "shipping_address", "postal_code": "01310-100"},
-                         {"id": "loc_1", "type": "business_location", "name": "Loja"}],
-        "selected_destination_id": "dest_1",
-        "groups": [{"id": "group_shipping", "line_item_ids": ["li_1"], "options": [{"id": "pac"}],
-                    "selected_option_id": "pac"}],
-    }]},
+    "fulfillment": {
+        "methods": [
+            {
+                "id": "method_shipping",
+                "type": "shipping",
+                "line_item_ids": ["li_1"],
+                "destinations": [
+                    {"id": "dest_1", "type": "shipping_address", "postal_code": "01310-100"},
+                    {"id": "loc_1", "type": "business_location", "name": "Loja"},
+                ],
+                "selected_destination_id": "dest_1",
+                "groups": [
+                    {
+                        "id": "group_shipping",
+                        "line_item_ids": ["li_1"],
+                        "options": [{"id": "pac"}],
+                        "selected_option_id": "pac",
+                    }
+                ],
+            }
+        ]
+    },
     "discounts": {"codes": ["BEMVINDO10"], "applied": [{"amount": 1}]},
-    "payment": {"instruments": [{"id": "instr_1", "handler_id": "pix", "type": "pix", "selected": True,
-                                 "pix": {"txid": "x"}, "display": {"description": "Pix"}}]},
+    "payment": {
+        "instruments": [
+            {
+                "id": "instr_1",
+                "handler_id": "pix",
+                "type": "pix",
+                "selected": True,
+                "pix": {"txid": "x"},
+                "display": {"description": "Pix"},
+            }
+        ]
+    },
     "totals": [{"type": "total", "amount": 1}],
 }
 
@@ -75,12 +114,18 @@ def test_writable_state_reproduces_only_request_members_bcp_chk_06():
             {"id": "li_2", "item": {"id": "PIXEL-10-PRO"}, "quantity": 1},
         ],
         "buyer": {"first_name": "Ana", "email": "ana@example.com.br"},
-        "fulfillment": {"methods": [{
-            "type": "shipping", "id": "method_shipping", "line_item_ids": ["li_1"],
-            "selected_destination_id": "dest_1",
-            "destinations": [{"id": "dest_1", "postal_code": "01310-100"}],
-            "groups": [{"id": "group_shipping", "selected_option_id": "pac"}],
-        }]},
+        "fulfillment": {
+            "methods": [
+                {
+                    "type": "shipping",
+                    "id": "method_shipping",
+                    "line_item_ids": ["li_1"],
+                    "selected_destination_id": "dest_1",
+                    "destinations": [{"id": "dest_1", "postal_code": "01310-100"}],
+                    "groups": [{"id": "group_shipping", "selected_option_id": "pac"}],
+                }
+            ]
+        },
         "discounts": {"codes": ["BEMVINDO10"]},
         "payment": {"instruments": [{"id": "instr_1", "handler_id": "pix", "type": "pix", "selected": True}]},
     }
@@ -96,18 +141,25 @@ def test_lines_matching_by_words_and_ids():
 
 
 def test_reply_text_and_brl():
-    checkout = {"status": "ready_for_complete", "totals": [{"type": "total", "amount": 123456}],
-                "line_items": [{"item": {"id": "SKU-1", "title": "Café"}}]}
+    checkout = {
+        "status": "ready_for_complete",
+        "totals": [{"type": "total", "amount": 123456}],
+        "line_items": [{"item": {"id": "SKU-1", "title": "Café"}}],
+    }
 
     assert brl(123456) == "R$ 1.234,56"
     assert brl(-5) == "-R$ 0,05"
     assert reply_text("added", "pt-br", checkout=checkout, quantity=2, sku="SKU-1") == (
         "Adicionei 2 × Café ao carrinho. Pronto para finalizar. Total: R$ 1.234,56."
     )
-    assert reply_text("current", "en", checkout={"status": "incomplete", "messages": [
-        {"type": "error", "content": "Informe o e-mail."}, {"type": "info", "content": "x"}]}) == (
-        "Here is your checkout. Some information is still missing. Informe o e-mail."
-    )
+    assert reply_text(
+        "current",
+        "en",
+        checkout={
+            "status": "incomplete",
+            "messages": [{"type": "error", "content": "Informe o e-mail."}, {"type": "info", "content": "x"}],
+        },
+    ) == ("Here is your checkout. Some information is still missing. Informe o e-mail.")
 
 
 @pytest.mark.parametrize(
@@ -134,8 +186,10 @@ def test_protocol_errors_map_to_a2a_errors_with_the_bcp_code():
     internal = a2a_error(ProtocolError("internal_error", "Erro."))
     limited = a2a_error(ProtocolError("rate_limited", "Devagar.", retry_after=7))
 
-    assert (type(conflict), conflict.data) == (InvalidParamsError, {"code": "idempotency_conflict",
-                                                                    "content": "Já usada."})
+    assert (type(conflict), conflict.data) == (
+        InvalidParamsError,
+        {"code": "idempotency_conflict", "content": "Já usada."},
+    )
     assert (type(unreachable), unreachable.message) == (InvalidRequestError, "Fora do ar.")
     assert type(internal) is InternalError
     assert limited.data == {"code": "rate_limited", "content": "Devagar.", "retry_after": "7"}

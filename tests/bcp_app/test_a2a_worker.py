@@ -33,8 +33,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 def real_worker(server: LiveServer, settings: Any) -> Iterator[Path]:
     if not os.environ.get("CELERY_BROKER_URL", "").startswith("redis://"):
         pytest.skip("needs CELERY_BROKER_URL=redis://… for a real worker")
-    with pix_settlement_stack(settings, secret=settings.PIX_SANDBOX_WEBHOOK_SECRET, server=server,
-                              webhook_path="/payments/pix/webhook/pix") as (_server, worker):
+    with pix_settlement_stack(
+        settings, secret=settings.PIX_SANDBOX_WEBHOOK_SECRET, server=server, webhook_path="/payments/pix/webhook/pix"
+    ) as (_server, worker):
         yield worker.log
 
 

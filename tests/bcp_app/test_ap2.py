@@ -131,8 +131,9 @@ def test_tampering_is_detected_by_us_and_by_joserfc(shop_key, signed, path, valu
     with pytest.raises(ap2.Ap2Error) as excinfo:
         ap2.verify_merchant_authorization(tampered, [public_jwk(shop_key, SHOP_KID)])
     with pytest.raises(BadSignatureError):
-        jws.deserialize_compact(tampered["ap2"]["merchant_authorization"], shop_key,
-                                payload=ap2.checkout_payload(tampered))
+        jws.deserialize_compact(
+            tampered["ap2"]["merchant_authorization"], shop_key, payload=ap2.checkout_payload(tampered)
+        )
 
     assert excinfo.value.code == "merchant_authorization_invalid"
 
@@ -173,8 +174,13 @@ def verify(mandate: str, parties: dict, checkout: dict[str, Any], **overrides: A
 
 
 def mandate_for(signed: dict[str, Any], parties: dict, **kwargs: Any) -> str:
-    arguments = {"platform_key": parties["platform"], "platform_kid": PLATFORM_KID, "holder_key": parties["holder"],
-                 "audience": AUDIENCE, **kwargs}
+    arguments = {
+        "platform_key": parties["platform"],
+        "platform_kid": PLATFORM_KID,
+        "holder_key": parties["holder"],
+        "audience": AUDIENCE,
+        **kwargs,
+    }
     return build_checkout_mandate(signed_checkout=signed, **arguments)
 
 
@@ -236,8 +242,10 @@ def test_kb_jwt_by_another_holder_is_rejected(parties, signed):
 
 
 def test_wrong_audience_or_nonce_is_scope_mismatch(parties, signed):
-    assert error_code(mandate_for(signed, parties, audience="https://outra.example/.well-known/bcp"), parties,
-                      signed) == "mandate_scope_mismatch"
+    assert (
+        error_code(mandate_for(signed, parties, audience="https://outra.example/.well-known/bcp"), parties, signed)
+        == "mandate_scope_mismatch"
+    )
     assert error_code(mandate_for(signed, parties, nonce="checkout_other"), parties, signed) == "mandate_scope_mismatch"
 
 

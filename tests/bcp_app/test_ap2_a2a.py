@@ -91,8 +91,10 @@ def platform_keys() -> dict[str, ECKey]:
 @pytest.fixture
 def ap2_server(server: LiveServer, settings: Any, platform_keys: dict[str, ECKey]) -> LiveServer:
     settings.BCP_AP2_ENABLED = True
-    cache_profile(SEED_PROFILE, platform_profile(ap2=True, handlers=PIX_HANDLERS,
-                                                 keys=[public_jwk(platform_keys["platform"], PLATFORM_KID)]))
+    cache_profile(
+        SEED_PROFILE,
+        platform_profile(ap2=True, handlers=PIX_HANDLERS, keys=[public_jwk(platform_keys["platform"], PLATFORM_KID)]),
+    )
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
     return server
 
@@ -105,9 +107,16 @@ def shop_key(server: LiveServer) -> ECKey:
 
 def ready_with_pix(server: LiveServer) -> dict[str, Any]:
     rpc(server.a2a_url, SEED_STRUCTURED)
-    body = rpc(server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER}),
-                                             data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
-                                            context_id=SEED_CONTEXT))
+    body = rpc(
+        server.a2a_url,
+        send_message(
+            [
+                data({"action": "update_checkout", "buyer": BUYER}),
+                data({"a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}}),
+            ],
+            context_id=SEED_CONTEXT,
+        ),
+    )
     return checkout_of(body)
 
 
@@ -139,7 +148,9 @@ def test_seed_ap2_complete_with_a_bad_mandate_fails_without_order(ap2_server: Li
     assert refused["status"] == "ready_for_complete"
     assert "order" not in refused
     assert refused["messages"][-1] == {
-        "type": "error", "code": "mandate_invalid_signature", "severity": "recoverable",
+        "type": "error",
+        "code": "mandate_invalid_signature",
+        "severity": "recoverable",
         "path": "$.ap2.checkout_mandate",
         "content": "O mandato precisa ser um SD-JWT com KB-JWT ('~' final).",
     }
@@ -159,8 +170,13 @@ def test_complete_without_mandate_is_mandate_required(ap2_server: LiveServer):
 
 
 def mandate(server: LiveServer, signed: dict[str, Any], keys: dict[str, ECKey]) -> str:
-    return build_checkout_mandate(signed_checkout=signed, platform_key=keys["platform"], platform_kid=PLATFORM_KID,
-                                  holder_key=keys["holder"], audience=f"{server.base_url}/.well-known/bcp")
+    return build_checkout_mandate(
+        signed_checkout=signed,
+        platform_key=keys["platform"],
+        platform_kid=PLATFORM_KID,
+        holder_key=keys["holder"],
+        audience=f"{server.base_url}/.well-known/bcp",
+    )
 
 
 def complete_with(mandate_text: str) -> dict[str, Any]:
@@ -179,8 +195,9 @@ def test_valid_mandate_lets_the_pix_completion_proceed(ap2_server: LiveServer, p
     assert not [m for m in completing.get("messages", []) if m["type"] == "error"]
 
 
-def test_mandate_for_an_earlier_checkout_state_is_scope_mismatch(ap2_server: LiveServer,
-                                                                 platform_keys: dict[str, ECKey]):
+def test_mandate_for_an_earlier_checkout_state_is_scope_mismatch(
+    ap2_server: LiveServer, platform_keys: dict[str, ECKey]
+):
     earlier = checkout_of(rpc(ap2_server.a2a_url, SEED_STRUCTURED))  # before the buyer and the Pix charge
     ready_with_pix(ap2_server)
 

@@ -47,7 +47,9 @@ def _paid(server: Any) -> dict[str, Any]:
 
 
 def test_ap2_checkout_paid_before_complete_with_an_expired_mandate_is_refunded_pix_10_d1(
-    ap2_server: Any, platform_keys: Any, settings: Any  # noqa: F811
+    ap2_server: Any,  # noqa: F811
+    platform_keys: Any,  # noqa: F811
+    settings: Any,
 ) -> None:
     from orders.models import Order
     from payments.models import PixRefund
@@ -56,9 +58,14 @@ def test_ap2_checkout_paid_before_complete_with_an_expired_mandate_is_refunded_p
 
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     ready = _paid(ap2_server)
-    expired = build_checkout_mandate(signed_checkout=ready, platform_key=platform_keys["platform"],
-                                     platform_kid=PLATFORM_KID, holder_key=platform_keys["holder"],
-                                     audience=f"{ap2_server.base_url}/.well-known/bcp", exp_in=-3600)
+    expired = build_checkout_mandate(
+        signed_checkout=ready,
+        platform_key=platform_keys["platform"],
+        platform_kid=PLATFORM_KID,
+        holder_key=platform_keys["holder"],
+        audience=f"{ap2_server.base_url}/.well-known/bcp",
+        exp_in=-3600,
+    )
 
     refused = checkout_of(rpc(ap2_server.a2a_url, complete_with(expired)))
     checkout_expire_due(now=timezone.now() + timedelta(seconds=901))
@@ -73,7 +80,8 @@ def test_ap2_checkout_paid_before_complete_with_an_expired_mandate_is_refunded_p
 
 
 def test_ap2_checkout_paid_before_complete_with_a_valid_mandate_completes_pix_3_1(
-    ap2_server: Any, platform_keys: Any  # noqa: F811
+    ap2_server: Any,  # noqa: F811
+    platform_keys: Any,  # noqa: F811
 ) -> None:
     """The counterpart: a verified mandate after the payment completes at once (PIX.md §3.1), nothing refunded."""
     from payments.models import PixRefund

@@ -36,7 +36,10 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
 
 def test_verified_mandate_is_kept_returned_and_shown_with_the_order(
-        ap2_server: Any, platform_keys: Any, admin_client: Any) -> None:  # noqa: F811
+    ap2_server: Any,  # noqa: F811
+    platform_keys: Any,  # noqa: F811
+    admin_client: Any,
+) -> None:
     from orders.models import Order
     from payments.sandbox.services import PayOptions, pay
 
@@ -58,8 +61,9 @@ def test_verified_mandate_is_kept_returned_and_shown_with_the_order(
     assert ap2.verify_merchant_authorization(completing, [shop_jwk])["kid"] == "loja-2026-07"
 
     pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
-    completed = checkout_of(rpc(ap2_server.a2a_url, send_message([data({"action": "get_checkout"})],
-                                                                  context_id=SEED_CONTEXT)))
+    completed = checkout_of(
+        rpc(ap2_server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=SEED_CONTEXT))
+    )
     assert completed["status"] == "completed"
     assert completed["ap2"]["checkout_mandate"] == text
     order = Order.objects.get(checkout_id=ready["id"])
@@ -81,8 +85,9 @@ def test_a_refused_mandate_is_not_kept(ap2_server: Any, platform_keys: Any) -> N
 
 
 @pytest.mark.django_db(transaction=True)
-def test_rest_complete_keeps_the_mandate_and_returns_it_bcp_pay_09(client: Any, bcp_settings: Any,
-                                                                   fake_platform: Any) -> None:
+def test_rest_complete_keeps_the_mandate_and_returns_it_bcp_pay_09(
+    client: Any, bcp_settings: Any, fake_platform: Any
+) -> None:
     from tests.bcp_app.bcp_fixtures import agent
     from tests.bcp_app.rest_helpers import PIX, call, catalog, ready_checkout
     from tests.bcp_app.test_a2a_helpers import build_checkout_mandate, ec_key, public_jwk
@@ -91,19 +96,33 @@ def test_rest_complete_keeps_the_mandate_and_returns_it_bcp_pay_09(client: Any, 
     keys = {"platform": ec_key(), "holder": ec_key()}
     profile = fake_platform.profile()
     spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
-    profile["ucp"]["capabilities"]["br.dev.bcp.shopping.ap2_mandate"] = [{
-        "version": "2026-07-28", "spec": f"{spec}/ap2-mandates", "schema": f"{schema}/shopping/ap2_mandate.json",
-        "extends": "br.dev.bcp.shopping.checkout"}]
+    profile["ucp"]["capabilities"]["br.dev.bcp.shopping.ap2_mandate"] = [
+        {
+            "version": "2026-07-28",
+            "spec": f"{spec}/ap2-mandates",
+            "schema": f"{schema}/shopping/ap2_mandate.json",
+            "extends": "br.dev.bcp.shopping.checkout",
+        }
+    ]
     profile["keys"] = [public_jwk(keys["platform"], "agent-rest")]
     headers = agent(fake_platform.serve_json("/ap2.json", profile, headers={"Cache-Control": "public, max-age=300"}))
     catalog()
     ready = ready_checkout(client, headers)
-    text = build_checkout_mandate(signed_checkout=ready, platform_key=keys["platform"], platform_kid="agent-rest",
-                                  holder_key=keys["holder"], audience="https://loja.example.com.br/.well-known/bcp")
+    text = build_checkout_mandate(
+        signed_checkout=ready,
+        platform_key=keys["platform"],
+        platform_kid="agent-rest",
+        holder_key=keys["holder"],
+        audience="https://loja.example.com.br/.well-known/bcp",
+    )
 
-    body = call(client, "post", f"/checkout-sessions/{ready['id']}/complete",
-                {**headers, "Idempotency-Key": "k-ap2-rest"},
-                {"payment": {"instruments": [PIX]}, "ap2": {"checkout_mandate": text}}).json()
+    body = call(
+        client,
+        "post",
+        f"/checkout-sessions/{ready['id']}/complete",
+        {**headers, "Idempotency-Key": "k-ap2-rest"},
+        {"payment": {"instruments": [PIX]}, "ap2": {"checkout_mandate": text}},
+    ).json()
 
     assert body["status"] == "complete_in_progress", body.get("messages")
     assert body["ap2"]["checkout_mandate"] == text and body["ap2"]["merchant_authorization"]

@@ -99,8 +99,11 @@ def mcp_post(server: LiveServer, raw: bytes) -> httpx.Response:
     [
         (DEEP, -32600, f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis)."),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "\xff\xfe"}', -32700, "Parse error: o corpo não é JSON UTF-8 válido."),
-        (b'{"jsonrpc": "2.0", "id": 1, "method":', -32700,
-         "Parse error: o corpo não é JSON válido (linha 1, coluna 38)."),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method":',
+            -32700,
+            "Parse error: o corpo não é JSON válido (linha 1, coluna 38).",
+        ),
         (
             json.dumps(
                 {

@@ -25,12 +25,21 @@ from tests.bcp_app.schema_check import errors
 CONSENT = "br.dev.bcp.shopping.buyer_consent"
 CHECKOUT = "br.dev.bcp.shopping.checkout"
 MARKETING = "br.dev.bcp.consent.marketing"
-PURPOSES = ["br.dev.bcp.consent.marketing", "br.dev.bcp.consent.analytics", "br.dev.bcp.consent.preferences",
-            "br.dev.bcp.consent.sale_or_sharing"]
+PURPOSES = [
+    "br.dev.bcp.consent.marketing",
+    "br.dev.bcp.consent.analytics",
+    "br.dev.bcp.consent.preferences",
+    "br.dev.bcp.consent.sale_or_sharing",
+]
 SPEC, SCHEMA = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
-CONSENT_ENTRY = [{"version": VERSION, "spec": f"{SPEC}/buyer-consent",
-                  "schema": f"{SCHEMA}/shopping/buyer_consent.json",
-                  "extends": [CHECKOUT, "br.dev.bcp.shopping.cart"]}]
+CONSENT_ENTRY = [
+    {
+        "version": VERSION,
+        "spec": f"{SPEC}/buyer-consent",
+        "schema": f"{SCHEMA}/shopping/buyer_consent.json",
+        "extends": [CHECKOUT, "br.dev.bcp.shopping.cart"],
+    }
+]
 LINES = [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]
 
 
@@ -53,17 +62,27 @@ def consent_of(body: dict[str, Any]) -> dict[str, Any]:
 # --- discovery and REST ------------------------------------------------------------------------------------
 
 
-def test_profile_advertises_buyer_consent_extending_checkout_bcp_disc_02(client: Client, bcp_settings: Any,
-                                                                        db: None) -> None:
+def test_profile_advertises_buyer_consent_extending_checkout_bcp_disc_02(
+    client: Client, bcp_settings: Any, db: None
+) -> None:
     capabilities = client.get("/.well-known/bcp").json()["ucp"]["capabilities"]
     assert capabilities[CONSENT] == CONSENT_ENTRY
 
 
 def test_short_form_is_accepted_and_returned_purpose_keyed_bcp_neg_07(client: Client, rest: dict[str, str]) -> None:
-    response = call(client, "post", "/checkout-sessions", rest, {
-        "line_items": LINES,
-        "buyer": {"email": "ana@example.com.br",
-                  "consent": {"marketing": True, "analytics": False, "sale_of_data": False}}})
+    response = call(
+        client,
+        "post",
+        "/checkout-sessions",
+        rest,
+        {
+            "line_items": LINES,
+            "buyer": {
+                "email": "ana@example.com.br",
+                "consent": {"marketing": True, "analytics": False, "sale_of_data": False},
+            },
+        },
+    )
 
     body = response.json()
     assert response.status_code == 201
@@ -71,8 +90,11 @@ def test_short_form_is_accepted_and_returned_purpose_keyed_bcp_neg_07(client: Cl
     consent = consent_of(body)
     assert list(consent) == PURPOSES
     assert consent[MARKETING]["granted"] is True and consent[MARKETING]["source"] == "platform"
-    assert consent["br.dev.bcp.consent.analytics"] == {**consent["br.dev.bcp.consent.analytics"],
-                                                       "granted": False, "source": "platform"}
+    assert consent["br.dev.bcp.consent.analytics"] == {
+        **consent["br.dev.bcp.consent.analytics"],
+        "granted": False,
+        "source": "platform",
+    }
     # Never decided: the business default, not granted (LGPD).
     assert consent["br.dev.bcp.consent.preferences"]["granted"] is False
     assert consent["br.dev.bcp.consent.preferences"]["source"] == "business"
@@ -83,8 +105,12 @@ def test_short_form_is_accepted_and_returned_purpose_keyed_bcp_neg_07(client: Cl
 
 
 def test_consent_is_stored_with_time_and_channel_and_a_timeline_trail(client: Client, rest: dict[str, str]) -> None:
-    created = call(client, "post", "/checkout-sessions", rest, {
-        "line_items": LINES, "buyer": {"email": "ana@example.com.br", "consent": {MARKETING: {"granted": True}}}}
+    created = call(
+        client,
+        "post",
+        "/checkout-sessions",
+        rest,
+        {"line_items": LINES, "buyer": {"email": "ana@example.com.br", "consent": {MARKETING: {"granted": True}}}},
     ).json()
     checkout = Checkout.objects.get(public_id=created["id"])
     first = checkout.buyer_consent["marketing"]
@@ -107,13 +133,19 @@ def test_consent_is_stored_with_time_and_channel_and_a_timeline_trail(client: Cl
     assert [e.detail["consent"]["marketing"]["granted"] for e in events] == [True, False]
 
 
-def test_consent_is_ignored_and_absent_when_not_negotiated_bcp_neg_08(client: Client, bcp_settings: Any,
-                                                                    fake_platform: Any, db: None) -> None:
+def test_consent_is_ignored_and_absent_when_not_negotiated_bcp_neg_08(
+    client: Client, bcp_settings: Any, fake_platform: Any, db: None
+) -> None:
     catalog()
     headers = agent(fake_platform.publish())  # the default profile does not list buyer_consent
 
-    body = call(client, "post", "/checkout-sessions", headers, {
-        "line_items": LINES, "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}}}).json()
+    body = call(
+        client,
+        "post",
+        "/checkout-sessions",
+        headers,
+        {"line_items": LINES, "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}}},
+    ).json()
 
     assert CONSENT not in body["ucp"]["capabilities"]
     assert "consent" not in body["buyer"]
@@ -121,8 +153,9 @@ def test_consent_is_ignored_and_absent_when_not_negotiated_bcp_neg_08(client: Cl
 
 
 def test_bad_consent_values_are_invalid_requests(client: Client, rest: dict[str, str]) -> None:
-    response = call(client, "post", "/checkout-sessions", rest, {
-        "line_items": LINES, "buyer": {"consent": {"marketing": "sim"}}})
+    response = call(
+        client, "post", "/checkout-sessions", rest, {"line_items": LINES, "buyer": {"consent": {"marketing": "sim"}}}
+    )
 
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_request"
@@ -133,8 +166,9 @@ def test_bad_consent_values_are_invalid_requests(client: Client, rest: dict[str,
 # --- honoured ------------------------------------------------------------------------------------------------
 
 
-def test_the_service_reminder_does_not_depend_on_marketing_consent(client: Client, rest: dict[str, str], settings: Any,
-                                                      django_capture_on_commit_callbacks: Any) -> None:
+def test_the_service_reminder_does_not_depend_on_marketing_consent(
+    client: Client, rest: dict[str, str], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     from datetime import timedelta
 
     from django.core import mail
@@ -145,8 +179,13 @@ def test_the_service_reminder_does_not_depend_on_marketing_consent(client: Clien
 
     settings.SHOP_CHECKOUT_REMINDER_MINUTES = 120
     for email, marketing in (("nao@example.com.br", False), ("sim@example.com.br", True)):
-        call(client, "post", "/checkout-sessions", rest, {"line_items": LINES, "buyer": {
-            "email": email, "first_name": "Ana", "consent": {"marketing": marketing}}})
+        call(
+            client,
+            "post",
+            "/checkout-sessions",
+            rest,
+            {"line_items": LINES, "buyer": {"email": email, "first_name": "Ana", "consent": {"marketing": marketing}}},
+        )
     Checkout.objects.update(updated_at=timezone.now() - timedelta(hours=3))
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -161,8 +200,9 @@ def test_the_service_reminder_does_not_depend_on_marketing_consent(client: Clien
 # --- storefront and admin --------------------------------------------------------------------------------------
 
 
-def test_storefront_asks_unchecked_and_records_the_answer_shown_in_the_admin(client: Client, admin_client: Client,
-                                                                             bcp_settings: Any, db: None) -> None:
+def test_storefront_asks_unchecked_and_records_the_answer_shown_in_the_admin(
+    client: Client, admin_client: Client, bcp_settings: Any, db: None
+) -> None:
     from orders.models import Order
     from shop.checkout.services import checkout_complete
     from tests.shop.checkout_factories import make_shipping, make_variant
@@ -177,18 +217,30 @@ def test_storefront_asks_unchecked_and_records_the_answer_shown_in_the_admin(cli
     assert 'name="marketing_consent" value="on">' in html  # unchecked by default
     checkout = Checkout.objects.get()
 
-    form = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321",
-            "method": "shipping", "cep": "01310-100", "street": "Av. Paulista", "number": "1000",
-            "neighborhood": "Bela Vista", "city": "São Paulo", "uf": "SP", "shipping_option": "pac",
-            "marketing_consent": "on"}
+    form = {
+        "email": "ana@example.com.br",
+        "first_name": "Ana",
+        "last_name": "Souza",
+        "phone": "(11) 98765-4321",
+        "method": "shipping",
+        "cep": "01310-100",
+        "street": "Av. Paulista",
+        "number": "1000",
+        "neighborhood": "Bela Vista",
+        "city": "São Paulo",
+        "uf": "SP",
+        "shipping_option": "pac",
+        "marketing_consent": "on",
+    }
     answer = client.post(f"/checkout/{checkout.public_id}", form)
     assert 'name="marketing_consent" value="on" checked>' in answer.content.decode()
     checkout.refresh_from_db()
     assert checkout.buyer_consent["marketing"]["granted"] is True
     assert checkout.buyer_consent["marketing"]["captured_by"] == "storefront"
 
-    result = checkout_complete(checkout_id=checkout.public_id,
-                               data=replace(_complete_input(), payment=_payment(CARD_OK)))
+    result = checkout_complete(
+        checkout_id=checkout.public_id, data=replace(_complete_input(), payment=_payment(CARD_OK))
+    )
     assert result.checkout.status == "completed", result.messages
     order = Order.objects.get(checkout_id=checkout.public_id)
     admin_page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
@@ -216,15 +268,23 @@ live_mcp = test_mcp_helpers.live_mcp
 
 @pytest.mark.postgres
 @pytest.mark.e2e
-def test_mcp_create_checkout_with_consent(live_mcp: Any, fake_platform: Any, bcp_settings: Any,
-                                          transactional_db: None) -> None:
+def test_mcp_create_checkout_with_consent(
+    live_mcp: Any, fake_platform: Any, bcp_settings: Any, transactional_db: None
+) -> None:
     catalog()
     profile = with_consent(fake_platform)
 
-    result = test_mcp_helpers.call(live_mcp.mcp_url, "create_checkout", {
-        "meta": {"ucp-agent": {"profile": profile}},
-        "checkout": {"line_items": LINES, "buyer": {"email": "ana@example.com.br",
-                                                    "consent": {"marketing": False, "analytics": True}}}})
+    result = test_mcp_helpers.call(
+        live_mcp.mcp_url,
+        "create_checkout",
+        {
+            "meta": {"ucp-agent": {"profile": profile}},
+            "checkout": {
+                "line_items": LINES,
+                "buyer": {"email": "ana@example.com.br", "consent": {"marketing": False, "analytics": True}},
+            },
+        },
+    )
 
     consent = result.structured_content["buyer"]["consent"]
     assert consent[MARKETING]["granted"] is False and consent[MARKETING]["source"] == "platform"
@@ -258,11 +318,25 @@ def test_a2a_update_checkout_with_consent_keeps_it_across_intents(bcp_settings: 
         bcp_settings.BCP_PUBLIC_URL = server.base_url
         first = sdk_send(server.base_url, [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})])
         context_id = first.context_id
-        sdk_send(server.base_url, [data({"action": "update_checkout", "buyer": {
-            "email": "ana@example.com.br", "consent": {"marketing": True}}})], context_id=context_id)
+        sdk_send(
+            server.base_url,
+            [
+                data(
+                    {
+                        "action": "update_checkout",
+                        "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}},
+                    }
+                )
+            ],
+            context_id=context_id,
+        )
         # A later intent rebuilds the full state from the checkout: the consent stays.
-        reply = sdk_send(server.base_url, [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})],
-                         context_id=context_id, message_id=str(uuid.uuid4()))
+        reply = sdk_send(
+            server.base_url,
+            [data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})],
+            context_id=context_id,
+            message_id=str(uuid.uuid4()),
+        )
     finally:
         server.stop()
     from google.protobuf.json_format import MessageToDict

@@ -24,9 +24,7 @@ shopper = test_mcp_checkout.shopper
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("rest_shop")
-def test_rest_replays_are_byte_identical_bcp_idem_04(
-    client: Client, fake_platform: FakePlatform
-) -> None:
+def test_rest_replays_are_byte_identical_bcp_idem_04(client: Client, fake_platform: FakePlatform) -> None:
     headers = agent(fake_platform.publish())
     body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": {"email": "ana@example.com.br"}}
     keyed = {**headers, "Idempotency-Key": str(uuid.uuid4())}
@@ -34,10 +32,20 @@ def test_rest_replays_are_byte_identical_bcp_idem_04(
     again = call(client, "post", "/checkout-sessions", keyed, body)
     ready = ready_checkout(client, headers)
     complete_headers = {**headers, "Idempotency-Key": str(uuid.uuid4())}
-    completing = call(client, "post", f"/checkout-sessions/{ready['id']}/complete", complete_headers,
-                      {"payment": {"instruments": [PIX]}})
-    completing_again = call(client, "post", f"/checkout-sessions/{ready['id']}/complete", complete_headers,
-                            {"payment": {"instruments": [PIX]}})
+    completing = call(
+        client,
+        "post",
+        f"/checkout-sessions/{ready['id']}/complete",
+        complete_headers,
+        {"payment": {"instruments": [PIX]}},
+    )
+    completing_again = call(
+        client,
+        "post",
+        f"/checkout-sessions/{ready['id']}/complete",
+        complete_headers,
+        {"payment": {"instruments": [PIX]}},
+    )
     assert (first.status_code, again.status_code) == (201, 201)
     assert again.content == first.content
     assert completing_again.content == completing.content
@@ -51,13 +59,18 @@ def test_rest_replays_are_byte_identical_bcp_idem_04(
 def test_mcp_replays_are_byte_identical_bcp_idem_04(shopper: test_mcp_checkout.Shopper) -> None:
     checkout = test_mcp_checkout.ready_checkout(shopper)
     meta = {**shopper.meta(str(uuid.uuid4()))}
-    request = tools_call("complete_checkout", {"meta": meta, "id": checkout["id"],
-                                               "checkout": {"payment": {"instruments": [PIX]}}}, request_id=7)
+    request = tools_call(
+        "complete_checkout",
+        {"meta": meta, "id": checkout["id"], "checkout": {"payment": {"instruments": [PIX]}}},
+        request_id=7,
+    )
     first = raw_post(shopper.url, request, headers=shopper.headers)
     again = raw_post(shopper.url, request, headers=shopper.headers)
     assert first.status_code == again.status_code == 200
     assert again.content == first.content
     result = json.loads(again.content)["result"]
     assert result["structuredContent"]["status"] == "complete_in_progress"
-    assert result["content"][0]["text"].encode() == json.dumps(
-        result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode()
+    assert (
+        result["content"][0]["text"].encode()
+        == json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode()
+    )

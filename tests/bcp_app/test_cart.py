@@ -32,8 +32,14 @@ CAFE = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}
 
 def with_cart(fake_platform: Any, **kwargs: Any) -> str:
     profile = fake_platform.profile()
-    consent = [{"version": VERSION, "spec": f"{SPEC}/buyer-consent", "schema": f"{SCHEMA}/shopping/buyer_consent.json",
-                "extends": [CHECKOUT, CART]}]
+    consent = [
+        {
+            "version": VERSION,
+            "spec": f"{SPEC}/buyer-consent",
+            "schema": f"{SCHEMA}/shopping/buyer_consent.json",
+            "extends": [CHECKOUT, CART],
+        }
+    ]
     capabilities = {**profile["ucp"]["capabilities"], CART: CART_ENTRY, "br.dev.bcp.shopping.buyer_consent": consent}
     discount = capabilities["br.dev.bcp.shopping.discount"][0]
     capabilities["br.dev.bcp.shopping.discount"] = [{**discount, "extends": [CHECKOUT, CART]}]
@@ -47,8 +53,9 @@ def rest(bcp_settings: Any, fake_platform: Any, db: None) -> dict[str, str]:
     return agent(with_cart(fake_platform))
 
 
-def test_profile_advertises_the_cart_and_its_extensions_bcp_disc_02(client: Client, bcp_settings: Any,
-                                                                   db: None) -> None:
+def test_profile_advertises_the_cart_and_its_extensions_bcp_disc_02(
+    client: Client, bcp_settings: Any, db: None
+) -> None:
     capabilities = client.get("/.well-known/bcp").json()["ucp"]["capabilities"]
     assert capabilities[CART] == CART_ENTRY
     assert capabilities["br.dev.bcp.shopping.discount"][0]["extends"] == [CHECKOUT, CART]
@@ -57,22 +64,35 @@ def test_profile_advertises_the_cart_and_its_extensions_bcp_disc_02(client: Clie
 
 def test_cart_lifecycle_over_rest_bcp_rest_01(client: Client, rest: dict[str, str]) -> None:
     make_coupon("BEMVINDO", title="Boas-vindas", kind="percent", percent=10)
-    created = call(client, "post", "/carts", rest, {
-        "line_items": [CAFE], "buyer": {"email": "ana@example.com.br"}, "context": {"postal_code": "01310-100"},
-        "discounts": {"codes": ["bemvindo"]}})
+    created = call(
+        client,
+        "post",
+        "/carts",
+        rest,
+        {
+            "line_items": [CAFE],
+            "buyer": {"email": "ana@example.com.br"},
+            "context": {"postal_code": "01310-100"},
+            "discounts": {"codes": ["bemvindo"]},
+        },
+    )
 
     assert created.status_code == 201
     cart = created.json()
     assert errors(cart, "shopping/cart.json") == []
-    assert cart["ucp"]["capabilities"] == {CART: [{"version": VERSION}],
-                                           "br.dev.bcp.shopping.discount": [{"version": VERSION}],
-                                           "br.dev.bcp.shopping.buyer_consent": [{"version": VERSION}]}
+    assert cart["ucp"]["capabilities"] == {
+        CART: [{"version": VERSION}],
+        "br.dev.bcp.shopping.discount": [{"version": VERSION}],
+        "br.dev.bcp.shopping.buyer_consent": [{"version": VERSION}],
+    }
     assert errors(cart, "shopping/buyer_consent.json#/$defs/br.dev.bcp.shopping.cart") == []
     assert cart["id"].startswith("cart_") and cart["currency"] == "BRL"
     assert cart["line_items"][0]["item"] == {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290}
-    assert cart["totals"] == [{"type": "subtotal", "amount": 8580},
-                              {"type": "discount", "display_text": "Cupom BEMVINDO", "amount": -858},
-                              {"type": "total", "amount": 7722}]
+    assert cart["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "discount", "display_text": "Cupom BEMVINDO", "amount": -858},
+        {"type": "total", "amount": 7722},
+    ]
     assert cart["continue_url"] == f"https://loja.example.com.br/carrinho/{cart['id']}"
     assert [p["type"] for p in cart["policies"]][2] == "br.dev.bcp.shopping.policy.return"
     assert cart["expires_at"].endswith("Z")
@@ -82,15 +102,30 @@ def test_cart_lifecycle_over_rest_bcp_rest_01(client: Client, rest: dict[str, st
     assert got["line_items"] == cart["line_items"]
 
     # Full replacement: the listed line keeps its id, the new one gets one, omitted buyer/context are cleared.
-    updated = call(client, "put", f"/carts/{cart['id']}", rest, {
-        "line_items": [{"id": line_id, "item": {"id": "SKU-CAFE-500G"}, "quantity": 1},
-                       {"item": {"id": "SKU-XICARA"}, "quantity": 5}]}).json()
-    assert [(li["item"]["id"], li["quantity"]) for li in updated["line_items"]] == [("SKU-CAFE-500G", 1),
-                                                                                 ("SKU-XICARA", 3)]
+    updated = call(
+        client,
+        "put",
+        f"/carts/{cart['id']}",
+        rest,
+        {
+            "line_items": [
+                {"id": line_id, "item": {"id": "SKU-CAFE-500G"}, "quantity": 1},
+                {"item": {"id": "SKU-XICARA"}, "quantity": 5},
+            ]
+        },
+    ).json()
+    assert [(li["item"]["id"], li["quantity"]) for li in updated["line_items"]] == [
+        ("SKU-CAFE-500G", 1),
+        ("SKU-XICARA", 3),
+    ]
     assert updated["line_items"][0]["id"] == line_id
     assert "buyer" not in updated and "context" not in updated
-    assert {"type": "warning", "code": "quantity_adjusted", "path": "$.line_items[1].quantity",
-            "content": "Só temos 3 unidades de Xícara; a quantidade foi ajustada."} in updated["messages"]
+    assert {
+        "type": "warning",
+        "code": "quantity_adjusted",
+        "path": "$.line_items[1].quantity",
+        "content": "Só temos 3 unidades de Xícara; a quantidade foi ajustada.",
+    } in updated["messages"]
 
     canceled = call(client, "post", f"/carts/{cart['id']}/cancel", rest, {})
     assert canceled.status_code == 200 and canceled.json()["id"] == cart["id"]  # the cart as it was
@@ -106,21 +141,39 @@ def test_unknown_lines_and_impossible_carts(client: Client, rest: dict[str, str]
     assert Cart.objects.count() == 0
 
     cart = call(client, "post", "/carts", rest, {"line_items": [CAFE]}).json()
-    bad = call(client, "put", f"/carts/{cart['id']}", rest,
-               {"line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
+    bad = call(
+        client,
+        "put",
+        f"/carts/{cart['id']}",
+        rest,
+        {"line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
+    )
     assert bad.status_code == 400 and "Linha desconhecida" in bad.json()["content"]
     assert call(client, "post", "/carts", rest, {"line_items": []}).status_code == 400
 
 
 def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, rest: dict[str, str]) -> None:
-    cart = call(client, "post", "/carts", rest, {"line_items": [CAFE], "buyer": {
-        "email": "ana@example.com.br", "consent": {"marketing": True}}}).json()
+    cart = call(
+        client,
+        "post",
+        "/carts",
+        rest,
+        {"line_items": [CAFE], "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}}},
+    ).json()
     assert cart["buyer"]["consent"]["br.dev.bcp.consent.marketing"]["granted"] is True
 
     # The cart wins over overlapping fields of the payload (UCP cart).
-    created = call(client, "post", "/checkout-sessions", rest, {
-        "cart_id": cart["id"], "line_items": [{"item": {"id": "SKU-XICARA"}, "quantity": 1}],
-        "buyer": {"email": "outro@example.com.br"}})
+    created = call(
+        client,
+        "post",
+        "/checkout-sessions",
+        rest,
+        {
+            "cart_id": cart["id"],
+            "line_items": [{"item": {"id": "SKU-XICARA"}, "quantity": 1}],
+            "buyer": {"email": "outro@example.com.br"},
+        },
+    )
     again = call(client, "post", "/checkout-sessions", rest, {"cart_id": cart["id"], "line_items": []})
 
     checkout = created.json()
@@ -131,7 +184,10 @@ def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, re
     assert Checkout.objects.count() == 1
     assert Cart.objects.get().checkout_id == checkout["id"]
     assert checkout["buyer"]["consent"]["br.dev.bcp.consent.marketing"] == {
-        **checkout["buyer"]["consent"]["br.dev.bcp.consent.marketing"], "granted": True, "source": "platform"}
+        **checkout["buyer"]["consent"]["br.dev.bcp.consent.marketing"],
+        "granted": True,
+        "source": "platform",
+    }
     assert Checkout.objects.get().buyer_consent["marketing"]["granted"] is True
 
 
@@ -150,8 +206,9 @@ def test_other_platforms_do_not_see_a_cart(client: Client, rest: dict[str, str],
     assert Checkout.objects.count() == 0
 
 
-def test_cart_not_negotiated_is_incompatible_bcp_neg_06(client: Client, bcp_settings: Any, fake_platform: Any,
-                                                        db: None) -> None:
+def test_cart_not_negotiated_is_incompatible_bcp_neg_06(
+    client: Client, bcp_settings: Any, fake_platform: Any, db: None
+) -> None:
     catalog()
     headers = agent(fake_platform.publish())
 
@@ -164,23 +221,24 @@ def test_cart_not_negotiated_is_incompatible_bcp_neg_06(client: Client, bcp_sett
 # --- the storefront cart is the same model ------------------------------------------------------------------
 
 
-def test_storefront_cart_is_a_cart_row_and_an_agent_cart_opens_in_the_browser(client: Client,
-                                                                              rest: dict[str, str]) -> None:
+def test_storefront_cart_is_a_cart_row_and_an_agent_cart_opens_in_the_browser(
+    client: Client, rest: dict[str, str]
+) -> None:
     client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
     row = Cart.objects.get()
     assert client.session["cart_id"] == row.public_id
     assert [(line.sku, line.quantity) for line in row.lines.all()] == [("SKU-CAFE-500G", 1)]
 
-    agent_cart = call(client, "post", "/carts", rest, {"line_items": [{"item": {"id": "SKU-XICARA"}, "quantity": 2}]}
-                      ).json()
+    agent_cart = call(
+        client, "post", "/carts", rest, {"line_items": [{"item": {"id": "SKU-XICARA"}, "quantity": 2}]}
+    ).json()
     response = client.get(f"/carrinho/{agent_cart['id']}")
     assert response.status_code == 302 and response["Location"] == "/carrinho/"
     assert cart_items(client.session) == {"SKU-XICARA": 2}
     # The buyer changes it on the storefront; the agent reads the same cart.
     client.post("/carrinho/alterar", {"sku": "SKU-XICARA", "quantity": "1"})
     assert call(client, "get", f"/carts/{agent_cart['id']}", rest).json()["line_items"][0]["quantity"] == 1
-    assert "não existe mais" in client.get("/carrinho/cart_000000000000000000000000", follow=True
-                                           ).content.decode()
+    assert "não existe mais" in client.get("/carrinho/cart_000000000000000000000000", follow=True).content.decode()
 
 
 @pytest.mark.postgres
@@ -198,8 +256,11 @@ def test_schemathesis_finds_no_server_errors_on_the_cart_endpoints(fake_platform
     operations = [result.ok() for result in schema.get_all_operations()]
     carts = [op for op in operations if "/carts" in op.path]
     assert sorted((op.method.upper(), op.path.removeprefix("/bcp/v1")) for op in carts) == [
-        ("GET", "/carts/{cart_id}"), ("POST", "/carts"), ("POST", "/carts/{cart_id}/cancel"),
-        ("PUT", "/carts/{cart_id}")]
+        ("GET", "/carts/{cart_id}"),
+        ("POST", "/carts"),
+        ("POST", "/carts/{cart_id}/cancel"),
+        ("PUT", "/carts/{cart_id}"),
+    ]
     failures: list[str] = []
     for operation in carts:
         _fuzz(operation, agent_header, failures)
@@ -213,8 +274,9 @@ live_mcp = test_mcp_helpers.live_mcp
 
 @pytest.mark.postgres
 @pytest.mark.e2e
-def test_cart_tools_over_mcp_bcp_mcp_06(live_mcp: Any, fake_platform: Any, bcp_settings: Any,
-                                        transactional_db: None) -> None:
+def test_cart_tools_over_mcp_bcp_mcp_06(
+    live_mcp: Any, fake_platform: Any, bcp_settings: Any, transactional_db: None
+) -> None:
     catalog()
     meta = {"ucp-agent": {"profile": with_cart(fake_platform)}}
     url = live_mcp.mcp_url
@@ -222,11 +284,19 @@ def test_cart_tools_over_mcp_bcp_mcp_06(live_mcp: Any, fake_platform: Any, bcp_s
     created = test_mcp_helpers.call(url, "create_cart", {"meta": meta, "cart": {"line_items": [CAFE]}})
     cart = created.structured_content
     line = cart["line_items"][0]
-    updated = test_mcp_helpers.call(url, "update_cart", {"meta": meta, "id": cart["id"], "cart": {
-        "line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]}}).structured_content
+    updated = test_mcp_helpers.call(
+        url,
+        "update_cart",
+        {
+            "meta": meta,
+            "id": cart["id"],
+            "cart": {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]},
+        },
+    ).structured_content
     got = test_mcp_helpers.call(url, "get_cart", {"meta": meta, "id": cart["id"]}).structured_content
-    checkout = test_mcp_helpers.call(url, "create_checkout", {"meta": meta, "checkout": {"cart_id": cart["id"]}}
-                                     ).structured_content
+    checkout = test_mcp_helpers.call(
+        url, "create_checkout", {"meta": meta, "checkout": {"cart_id": cart["id"]}}
+    ).structured_content
     canceled = test_mcp_helpers.call(url, "cancel_cart", {"meta": meta, "id": cart["id"]}).structured_content
     gone = test_mcp_helpers.call(url, "get_cart", {"meta": meta, "id": cart["id"]}).structured_content
 
@@ -268,13 +338,32 @@ def test_cart_intents_over_a2a_and_conversion(bcp_settings: Any, transactional_d
     server = LiveServer().start()
     try:
         bcp_settings.BCP_PUBLIC_URL = server.base_url
-        first = sdk_send(server.base_url, [data({"action": "create_cart", "cart": {
-            "line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}})])
+        first = sdk_send(
+            server.base_url,
+            [
+                data(
+                    {"action": "create_cart", "cart": {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}}
+                )
+            ],
+        )
         context_id = first.context_id
         cart = payload(first, "a2a.bcp.cart")
-        updated = sdk_send(server.base_url, [data({"action": "update_cart", "cart": {"line_items": [
-            {"id": cart["line_items"][0]["id"], "item": {"id": "PIXEL-10-PRO"}, "quantity": 2}]}})],
-            context_id=context_id)
+        updated = sdk_send(
+            server.base_url,
+            [
+                data(
+                    {
+                        "action": "update_cart",
+                        "cart": {
+                            "line_items": [
+                                {"id": cart["line_items"][0]["id"], "item": {"id": "PIXEL-10-PRO"}, "quantity": 2}
+                            ]
+                        },
+                    }
+                )
+            ],
+            context_id=context_id,
+        )
         converted = sdk_send(server.base_url, [data({"action": "create_checkout"})], context_id=context_id)
         # The conversation goes on with the checkout made from the cart.
         shown = sdk_send(server.base_url, [data({"action": "get_checkout"})], context_id=context_id)

@@ -32,46 +32,89 @@ def test_profile_has_version_services_and_handlers_bcp_disc_01(client: Client) -
 def test_capabilities_exact_bcp_disc_02(client: Client) -> None:
     spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
     assert profile(client)["ucp"]["capabilities"] == {
-        "br.dev.bcp.shopping.checkout": [{"version": VERSION, "spec": f"{spec}/shopping/checkout",
-                                          "schema": f"{schema}/shopping/checkout.json"}],
-        "br.dev.bcp.shopping.fulfillment": [{"version": VERSION, "spec": f"{spec}/fulfillment",
-                                             "schema": f"{schema}/shopping/fulfillment.json",
-                                             "extends": "br.dev.bcp.shopping.checkout"}],
-        "br.dev.bcp.shopping.cart": [{"version": VERSION, "spec": f"{spec}/cart",
-                                      "schema": f"{schema}/shopping/cart.json"}],
-        "br.dev.bcp.shopping.discount": [{"version": VERSION, "spec": f"{spec}/discount",
-                                          "schema": f"{schema}/shopping/discount.json",
-                                          "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"]}],
-        "br.dev.bcp.shopping.buyer_consent": [{"version": VERSION, "spec": f"{spec}/buyer-consent",
-                                               "schema": f"{schema}/shopping/buyer_consent.json",
-                                               "extends": ["br.dev.bcp.shopping.checkout",
-                                                           "br.dev.bcp.shopping.cart"]}],
-        "br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
-                                       "schema": f"{schema}/shopping/order.json"}],
-        "br.dev.bcp.shopping.fiscal_document": [{"version": VERSION, "spec": f"{spec}/fiscal-document",
-                                                 "schema": f"{schema}/shopping/fiscal_document.json",
-                                                 "extends": "br.dev.bcp.shopping.order"}],
-        "br.dev.bcp.shopping.order_actions": [{"version": VERSION, "spec": f"{spec}/order-actions",
-                                               "schema": f"{schema}/shopping/order_actions.json",
-                                               "extends": "br.dev.bcp.shopping.order"}],
-        "br.dev.bcp.shopping.subscription": [{"version": VERSION, "spec": f"{spec}/subscription",
-                                              "schema": f"{schema}/shopping/subscription.json",
-                                              "extends": ["br.dev.bcp.shopping.checkout",
-                                                          "br.dev.bcp.shopping.order"]}],
-        "br.dev.bcp.shopping.catalog.search": [{"version": VERSION, "spec": f"{spec}/catalog/search",
-                                                "schema": f"{schema}/shopping/catalog_search.json"}],
-        "br.dev.bcp.shopping.catalog.lookup": [{"version": VERSION, "spec": f"{spec}/catalog/lookup",
-                                                "schema": f"{schema}/shopping/catalog_lookup.json"}],
-        "br.dev.bcp.shopping.catalog.feed": [{"version": VERSION, "spec": f"{spec}/catalog/feed",
-                                              "schema": f"{schema}/shopping/catalog_feed.json",
-                                              "config": {
-                                                  "endpoint": "https://loja.example.com.br/feeds/catalogo.json",
-                                                  "merchant_feed":
-                                                      "https://loja.example.com.br/feeds/google-merchant.xml",
-                                                  "sitemap": "https://loja.example.com.br/sitemap.xml"}}],
-        "br.dev.bcp.shopping.permalink": [{"version": VERSION, "spec": f"{spec}/permalink",
-                                           "schema": f"{schema}/shopping/permalink.json",
-                                           "config": {"endpoint": "https://loja.example.com.br/comprar"}}],
+        "br.dev.bcp.shopping.checkout": [
+            {"version": VERSION, "spec": f"{spec}/shopping/checkout", "schema": f"{schema}/shopping/checkout.json"}
+        ],
+        "br.dev.bcp.shopping.fulfillment": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/fulfillment",
+                "schema": f"{schema}/shopping/fulfillment.json",
+                "extends": "br.dev.bcp.shopping.checkout",
+            }
+        ],
+        "br.dev.bcp.shopping.cart": [
+            {"version": VERSION, "spec": f"{spec}/cart", "schema": f"{schema}/shopping/cart.json"}
+        ],
+        "br.dev.bcp.shopping.discount": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/discount",
+                "schema": f"{schema}/shopping/discount.json",
+                "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"],
+            }
+        ],
+        "br.dev.bcp.shopping.buyer_consent": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/buyer-consent",
+                "schema": f"{schema}/shopping/buyer_consent.json",
+                "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"],
+            }
+        ],
+        "br.dev.bcp.shopping.order": [
+            {"version": VERSION, "spec": f"{spec}/order", "schema": f"{schema}/shopping/order.json"}
+        ],
+        "br.dev.bcp.shopping.fiscal_document": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/fiscal-document",
+                "schema": f"{schema}/shopping/fiscal_document.json",
+                "extends": "br.dev.bcp.shopping.order",
+            }
+        ],
+        "br.dev.bcp.shopping.order_actions": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/order-actions",
+                "schema": f"{schema}/shopping/order_actions.json",
+                "extends": "br.dev.bcp.shopping.order",
+            }
+        ],
+        "br.dev.bcp.shopping.subscription": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/subscription",
+                "schema": f"{schema}/shopping/subscription.json",
+                "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"],
+            }
+        ],
+        "br.dev.bcp.shopping.catalog.search": [
+            {"version": VERSION, "spec": f"{spec}/catalog/search", "schema": f"{schema}/shopping/catalog_search.json"}
+        ],
+        "br.dev.bcp.shopping.catalog.lookup": [
+            {"version": VERSION, "spec": f"{spec}/catalog/lookup", "schema": f"{schema}/shopping/catalog_lookup.json"}
+        ],
+        "br.dev.bcp.shopping.catalog.feed": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/catalog/feed",
+                "schema": f"{schema}/shopping/catalog_feed.json",
+                "config": {
+                    "endpoint": "https://loja.example.com.br/feeds/catalogo.json",
+                    "merchant_feed": "https://loja.example.com.br/feeds/google-merchant.xml",
+                    "sitemap": "https://loja.example.com.br/sitemap.xml",
+                },
+            }
+        ],
+        "br.dev.bcp.shopping.permalink": [
+            {
+                "version": VERSION,
+                "spec": f"{spec}/permalink",
+                "schema": f"{schema}/shopping/permalink.json",
+                "config": {"endpoint": "https://loja.example.com.br/comprar"},
+            }
+        ],
     }
 
 
@@ -124,13 +167,21 @@ def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client
     handlers = profile(client)["ucp"]["payment_handlers"]
     pix = handlers["br.dev.bcp.pix"][0]
     assert pix == {
-        "id": "pix_recebedor_001", "version": VERSION,
+        "id": "pix_recebedor_001",
+        "version": VERSION,
         "spec": "https://bcp.dev.br/draft/specification/payment/pix",
         "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
         "available_instruments": [{"type": "pix"}],
-        "config": {"environment": "sandbox", "charge_kind": "cob", "key_type": "evp", "expiration_seconds": 1800,
-                   "merchant_name": "LOJA EXEMPLO LTDA", "merchant_city": "SAO PAULO", "min_amount": 1,
-                   "max_amount": 10000000},
+        "config": {
+            "environment": "sandbox",
+            "charge_kind": "cob",
+            "key_type": "evp",
+            "expiration_seconds": 1800,
+            "merchant_name": "LOJA EXEMPLO LTDA",
+            "merchant_city": "SAO PAULO",
+            "min_amount": 1,
+            "max_amount": 10000000,
+        },
     }
     card = handlers["com.google.pay"][0]
     assert (card["id"], card["available_instruments"]) == ("gpay", [{"type": "card"}])

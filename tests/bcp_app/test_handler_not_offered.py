@@ -23,8 +23,12 @@ from tests.bcp_app.rest_helpers import call, ready_checkout
 live_mcp = test_mcp_checkout.live_mcp
 shopper = test_mcp_checkout.shopper
 
-CARD = {"id": "instr_c", "handler_id": "gpay", "type": "card",
-        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+CARD = {
+    "id": "instr_c",
+    "handler_id": "gpay",
+    "type": "card",
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
 REFUSED = ("error", "payment_failed", "recoverable", "$.payment.instruments[0].handler_id")
 
 
@@ -42,8 +46,13 @@ def test_rest_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
     headers = agent(fake_platform.publish())
     checkout = ready_checkout(client, headers)
     assert list(checkout["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix"]
-    body = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
-                {**headers, "Idempotency-Key": str(uuid.uuid4())}, {"payment": {"instruments": [CARD]}}).json()
+    body = call(
+        client,
+        "post",
+        f"/checkout-sessions/{checkout['id']}/complete",
+        {**headers, "Idempotency-Key": str(uuid.uuid4())},
+        {"payment": {"instruments": [CARD]}},
+    ).json()
     assert body["status"] == "ready_for_complete"
     assert _last(body) == REFUSED
     assert "order" not in body
@@ -56,8 +65,9 @@ def test_mcp_complete_with_a_handler_not_offered_places_nothing_bcp_pay_03(
     shopper: test_mcp_checkout.Shopper,
 ) -> None:
     checkout = test_mcp_checkout.ready_checkout(shopper)
-    body = shopper.tool("complete_checkout", key=str(uuid.uuid4()), id=checkout["id"],
-                        checkout={"payment": {"instruments": [CARD]}})
+    body = shopper.tool(
+        "complete_checkout", key=str(uuid.uuid4()), id=checkout["id"], checkout={"payment": {"instruments": [CARD]}}
+    )
     assert body["status"] == "ready_for_complete"
     assert _last(body) == REFUSED
     assert not Order.objects.exists()

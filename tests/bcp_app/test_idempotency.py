@@ -48,8 +48,10 @@ def test_same_key_other_body_is_a_conflict_bcp_idem_05(client: Client, headers: 
     call(client, "post", "/checkout-sessions", headers, BODY)
     response = call(client, "post", "/checkout-sessions", headers, BODY.replace("2", "3"))
     assert response.status_code == 409
-    assert response.json() == {"code": "idempotency_conflict",
-                               "content": "Esta chave de idempotência já foi usada com outra requisição."}
+    assert response.json() == {
+        "code": "idempotency_conflict",
+        "content": "Esta chave de idempotência já foi usada com outra requisição.",
+    }
     assert Checkout.objects.count() == 1
 
 
@@ -59,10 +61,13 @@ def test_duplicate_while_the_original_runs_is_in_progress_bcp_idem_06(
 ) -> None:
     from bcp_app.service.context import RequestContext
 
-    ctx = RequestContext(transport="rest", profile_url=fake_platform.url("/perfil.json"), profile={},
-                         capabilities={})
-    idempotency.begin(principal=ctx.principal, operation="create_checkout", key=headers["Idempotency-Key"],
-                      fingerprint=idempotency.fingerprint_bytes(BODY.encode()))
+    ctx = RequestContext(transport="rest", profile_url=fake_platform.url("/perfil.json"), profile={}, capabilities={})
+    idempotency.begin(
+        principal=ctx.principal,
+        operation="create_checkout",
+        key=headers["Idempotency-Key"],
+        fingerprint=idempotency.fingerprint_bytes(BODY.encode()),
+    )
     response = call(client, "post", "/checkout-sessions", headers, BODY)
     assert response.status_code == 409
     assert response.json()["code"] == "idempotency_in_progress"
@@ -103,19 +108,32 @@ def test_malformed_key_is_rejected_naming_the_header(client: Client, headers: di
 def test_purge_task_deletes_only_expired_records() -> None:
     now = timezone.now()
     for key, expires in (("old", now - timedelta(seconds=1)), ("new", now + timedelta(hours=1))):
-        IdempotencyRecord.objects.create(principal="p", operation="create_checkout", key=key, fingerprint="f",
-                                         expires_at=expires)
+        IdempotencyRecord.objects.create(
+            principal="p", operation="create_checkout", key=key, fingerprint="f", expires_at=expires
+        )
     assert purge_idempotency_records() == 1
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
 
 
 @pytest.mark.django_db
 def test_expired_key_can_be_reused() -> None:
-    IdempotencyRecord.objects.create(principal="p", operation="create_checkout", key="k", fingerprint="a",
-                                     state="done", response_status=201, response_body={"old": True},
-                                     expires_at=timezone.now() - timedelta(seconds=1))
-    result = idempotency.run(principal="p", operation="create_checkout", key="k", fingerprint="b",
-                             execute=lambda: OperationResult(201, {"new": True}))
+    IdempotencyRecord.objects.create(
+        principal="p",
+        operation="create_checkout",
+        key="k",
+        fingerprint="a",
+        state="done",
+        response_status=201,
+        response_body={"old": True},
+        expires_at=timezone.now() - timedelta(seconds=1),
+    )
+    result = idempotency.run(
+        principal="p",
+        operation="create_checkout",
+        key="k",
+        fingerprint="b",
+        execute=lambda: OperationResult(201, {"new": True}),
+    )
     assert result.body == {"new": True} and not result.replayed
 
 
@@ -128,8 +146,14 @@ def test_mcp_fingerprint_ignores_the_json_rpc_id_and_member_order() -> None:
 
 def test_key_required_operations_bcp_idem_02() -> None:
     with pytest.raises(ProtocolError) as err:
-        idempotency.run(principal="p", operation="cancel_checkout", key=None, fingerprint="f",
-                        execute=lambda: OperationResult(200, {}), field_name='meta["idempotency-key"]')
+        idempotency.run(
+            principal="p",
+            operation="cancel_checkout",
+            key=None,
+            fingerprint="f",
+            execute=lambda: OperationResult(200, {}),
+            field_name='meta["idempotency-key"]',
+        )
     assert (err.value.code, err.value.http_status, err.value.jsonrpc_code) == ("idempotency_key_required", 400, -32602)
     assert err.value.content == 'meta["idempotency-key"] é obrigatório em cancel_checkout.'
 
@@ -149,8 +173,9 @@ def test_concurrent_duplicates_execute_once_bcp_idem_06() -> None:
 
     def first() -> None:
         try:
-            outcomes.append(idempotency.run(principal="p", operation="complete_checkout", key="k", fingerprint="f",
-                                            execute=slow))
+            outcomes.append(
+                idempotency.run(principal="p", operation="complete_checkout", key="k", fingerprint="f", execute=slow)
+            )
         finally:
             connection.close()
 

@@ -100,12 +100,24 @@ def test_product_detail_and_catalogue_list_give_one_offer_with_a_numeric_price_s
     by_sku = call(live_mcp.mcp_url, "product.detail", {"sku": "CAM-P"}).structured_content
     # then
     url = by_product["product"]["url"]
-    lowest_available = {"@type": "Offer", "sku": "CAM-M", "price": 69.9, "priceCurrency": "BRL",
-                        "availability": "https://schema.org/InStock", "url": f"{url}?sku=CAM-M"}
+    lowest_available = {
+        "@type": "Offer",
+        "sku": "CAM-M",
+        "price": 69.9,
+        "priceCurrency": "BRL",
+        "availability": "https://schema.org/InStock",
+        "url": f"{url}?sku=CAM-M",
+    }
     assert listed["results"][0]["offers"] == lowest_available
     assert by_product["product"]["offers"] == lowest_available
-    assert by_sku["product"]["offers"] == {"@type": "Offer", "sku": "CAM-P", "price": 54.9, "priceCurrency": "BRL",
-                                           "availability": "https://schema.org/OutOfStock", "url": f"{url}?sku=CAM-P"}
+    assert by_sku["product"]["offers"] == {
+        "@type": "Offer",
+        "sku": "CAM-P",
+        "price": 54.9,
+        "priceCurrency": "BRL",
+        "availability": "https://schema.org/OutOfStock",
+        "url": f"{url}?sku=CAM-P",
+    }
     assert isinstance(by_sku["product"]["offers"]["price"], float)
 
 
@@ -307,7 +319,6 @@ def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None
     # then a draft exists and the buyer finishes it at continue_url
     assert result.structured_content["status"] == "ok"
     assert result.structured_content["checkout_status"] == "incomplete"
-
 
 
 # 200 characters of words where no space leaves both halves within 100 (spaces at 5, 11, …, 95, 101, …).

@@ -24,8 +24,9 @@ CREATE = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
 
 
 def create(client: Client, headers: dict[str, str]) -> Any:
-    return client.post("/bcp/v1/checkout-sessions", data=json.dumps(CREATE), content_type="application/json",
-                       headers=headers)
+    return client.post(
+        "/bcp/v1/checkout-sessions", data=json.dumps(CREATE), content_type="application/json", headers=headers
+    )
 
 
 def assert_protocol_error(response: Any, status: int, code: str) -> None:
@@ -39,8 +40,16 @@ def assert_protocol_error(response: Any, status: int, code: str) -> None:
 
 @pytest.mark.parametrize(
     "header",
-    [None, "", 'profile="ftp://agente.example/p.json"', "profile=https://x", 'perfil="https://agente.example/p"',
-     'profile="https://user:pw@agente.example/p"', 'profile="http://agente.example/p.json"', "profile=("],
+    [
+        None,
+        "",
+        'profile="ftp://agente.example/p.json"',
+        "profile=https://x",
+        'perfil="https://agente.example/p"',
+        'profile="https://user:pw@agente.example/p"',
+        'profile="http://agente.example/p.json"',
+        "profile=(",
+    ],
 )
 def test_missing_malformed_or_non_https_profile_url_bcp_neg_01(client: Client, header: str | None) -> None:
     headers = {} if header is None else {"BCP-Agent": header}
@@ -147,8 +156,9 @@ def test_redirecting_profile_is_unreachable_bcp_neg_02(client: Client, fake_plat
 def test_oversized_profile_is_refused_bcp_neg_02(client: Client, fake_platform: FakePlatform) -> None:
     document = fake_platform.profile()
     document["padding"] = "x" * (300 * 1024)
-    assert_protocol_error(create(client, agent(fake_platform.serve_json("/big.json", document))), 424,
-                          "profile_unreachable")
+    assert_protocol_error(
+        create(client, agent(fake_platform.serve_json("/big.json", document))), 424, "profile_unreachable"
+    )
 
 
 def test_private_addresses_are_refused_without_allow_list_bcp_neg_02(
@@ -167,14 +177,23 @@ def test_private_addresses_are_refused_without_allow_list_bcp_neg_02(
 
 def test_no_shared_capability_is_a_business_outcome_bcp_neg_06(client: Client, fake_platform: FakePlatform) -> None:
     spec, schema = "https://bcp.dev.br/draft/specification", "https://bcp.dev.br/draft/schemas"
-    only_order = {"br.dev.bcp.shopping.order": [{"version": VERSION, "spec": f"{spec}/order",
-                                                 "schema": f"{schema}/shopping/order.json"}]}
+    only_order = {
+        "br.dev.bcp.shopping.order": [
+            {"version": VERSION, "spec": f"{spec}/order", "schema": f"{schema}/shopping/order.json"}
+        ]
+    }
     response = create(client, agent(fake_platform.publish(capabilities=only_order)))
     assert response.status_code == 200
     assert response.json() == {
         "ucp": {"version": VERSION, "status": "error"},
-        "messages": [{"type": "error", "code": "capabilities_incompatible", "severity": "unrecoverable",
-                      "content": "A plataforma não negociou a capacidade necessária (br.dev.bcp.shopping.checkout)."}],
+        "messages": [
+            {
+                "type": "error",
+                "code": "capabilities_incompatible",
+                "severity": "unrecoverable",
+                "content": "A plataforma não negociou a capacidade necessária (br.dev.bcp.shopping.checkout).",
+            }
+        ],
     }
     assert Checkout.objects.count() == 0
 
@@ -193,14 +212,21 @@ def test_intersection_keeps_highest_shared_version_and_prunes_orphans_bcp_neg_05
         "a.b.gift": [_cap("2026-07-28", "a.b.fulfillment")],  # extension of an extension
         "a.b.order": [_cap("2026-07-28")],
     }
-    theirs = {"ucp": {"capabilities": {
-        "a.b.checkout": [_cap("2026-01-01"), _cap("2026-07-28"), _cap("2027-01-01")],
-        "a.b.fulfillment": [_cap("2026-07-28")],
-        "a.b.gift": [_cap("2026-07-28")],
-        "a.b.order": [_cap("2025-01-01")],  # no shared version: dropped
-    }}}
-    assert negotiate(theirs, ours) == {"a.b.checkout": "2026-07-28", "a.b.fulfillment": "2026-07-28",
-                                       "a.b.gift": "2026-07-28"}
+    theirs = {
+        "ucp": {
+            "capabilities": {
+                "a.b.checkout": [_cap("2026-01-01"), _cap("2026-07-28"), _cap("2027-01-01")],
+                "a.b.fulfillment": [_cap("2026-07-28")],
+                "a.b.gift": [_cap("2026-07-28")],
+                "a.b.order": [_cap("2025-01-01")],  # no shared version: dropped
+            }
+        }
+    }
+    assert negotiate(theirs, ours) == {
+        "a.b.checkout": "2026-07-28",
+        "a.b.fulfillment": "2026-07-28",
+        "a.b.gift": "2026-07-28",
+    }
     del theirs["ucp"]["capabilities"]["a.b.checkout"]
     assert negotiate(theirs, ours) == {}  # fulfillment loses its parent, then gift loses fulfillment
 
@@ -213,8 +239,12 @@ def test_inactive_extensions_are_not_shown_and_their_input_ignored_bcp_neg_08(
     caps = profile["ucp"]["capabilities"]
     del caps["br.dev.bcp.shopping.discount"], caps["br.dev.bcp.shopping.fulfillment"]
     body = {**CREATE, "discounts": {"codes": ["BEMVINDO10"]}}
-    response = client.post("/bcp/v1/checkout-sessions", data=json.dumps(body), content_type="application/json",
-                           headers=agent(fake_platform.serve_json("/p.json", profile)))
+    response = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=json.dumps(body),
+        content_type="application/json",
+        headers=agent(fake_platform.serve_json("/p.json", profile)),
+    )
     data = response.json()
     assert response.status_code == 201
     assert data["ucp"]["capabilities"] == {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}
@@ -226,8 +256,9 @@ def test_profile_cache_is_bounded(client: Client, fake_platform: FakePlatform, s
     settings.BCP_PROFILE_CACHE_MAX = 10
     now = timezone.now()
     for n in range(12):
-        ProfileCacheEntry.objects.create(url_hash=f"{n:064d}", url=f"https://x/{n}", body={}, fetched_at=now,
-                                         expires_at=now + timedelta(minutes=5))
+        ProfileCacheEntry.objects.create(
+            url_hash=f"{n:064d}", url=f"https://x/{n}", body={}, fetched_at=now, expires_at=now + timedelta(minutes=5)
+        )
     make_variant("SKU-CAFE-500G")
     create(client, agent(fake_platform.publish()))
     assert ProfileCacheEntry.objects.count() == 10

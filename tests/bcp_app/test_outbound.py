@@ -77,8 +77,11 @@ def test_bodies_over_the_cap_are_refused_bcp_sec_02(settings: object, fake_platf
         outbound.get(fake_platform.url("/big"), max_bytes=4096)
     assert err.value.kind == "too_large"
     # a server that lies about (omits) the length is cut off while streaming
-    fake_platform.routes["/chunked"] = (200, {"Content-Type": "application/json", "Content-Length": "4000"},
-                                        b"y" * 4000)
+    fake_platform.routes["/chunked"] = (
+        200,
+        {"Content-Type": "application/json", "Content-Length": "4000"},
+        b"y" * 4000,
+    )
     assert len(outbound.get(fake_platform.url("/chunked"), max_bytes=4096).body) == 4000
 
 

@@ -60,8 +60,9 @@ def test_rest_checkout_and_order_bodies_are_model_outputs_bcp_chk_02_ord_04(
 def test_mcp_checkout_and_order_bodies_are_model_outputs(shopper: test_mcp_checkout.Shopper) -> None:
     ready = test_mcp_checkout.ready_checkout(shopper)
     sandbox.pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    done = shopper.tool("complete_checkout", key=str(uuid.uuid4()), id=ready["id"],
-                        checkout={"payment": {"instruments": [PIX]}})
+    done = shopper.tool(
+        "complete_checkout", key=str(uuid.uuid4()), id=ready["id"], checkout={"payment": {"instruments": [PIX]}}
+    )
     order = shopper.tool("get_order", id=done["order"]["id"])
     for body in (ready, done):
         assert_checkout(body)

@@ -56,9 +56,13 @@ def test_rest_catalog_and_error_bodies_are_model_outputs_bcp_cat_06_err_02(
     no_checkout = call(client, "get", "/checkout-sessions/checkout_x", headers)
     bad = call(client, "post", "/catalog/search", headers, {})
 
-    for response, model, ref in ((search, SearchResponse, SEARCH), (lookup, LookupResponse, LOOKUP),
-                                 (product, ProductResponse, PRODUCT), (missing, ErrorResponse, ERROR),
-                                 (no_checkout, ErrorResponse, ERROR)):
+    for response, model, ref in (
+        (search, SearchResponse, SEARCH),
+        (lookup, LookupResponse, LOOKUP),
+        (product, ProductResponse, PRODUCT),
+        (missing, ErrorResponse, ERROR),
+        (no_checkout, ErrorResponse, ERROR),
+    ):
         assert response.status_code == 200
         assert_model_output(json.loads(response.content), model, ref)
         assert response.content == body_bytes(model.validated(json.loads(response.content)))  # the exact wire bytes
@@ -78,9 +82,14 @@ def test_mcp_catalog_and_error_bodies_are_model_outputs(shopper: test_mcp_checko
     no_order = shopper.tool("get_order", id="order_nada")
     no_checkout = shopper.tool("cancel_checkout", key=str(uuid.uuid4()), id="checkout_nada")
 
-    for body, model, ref in ((search, SearchResponse, SEARCH), (lookup, LookupResponse, LOOKUP),
-                             (product, ProductResponse, PRODUCT), (missing, ErrorResponse, ERROR),
-                             (no_order, ErrorResponse, ERROR), (no_checkout, ErrorResponse, ERROR)):
+    for body, model, ref in (
+        (search, SearchResponse, SEARCH),
+        (lookup, LookupResponse, LOOKUP),
+        (product, ProductResponse, PRODUCT),
+        (missing, ErrorResponse, ERROR),
+        (no_order, ErrorResponse, ERROR),
+        (no_checkout, ErrorResponse, ERROR),
+    ):
         assert_model_output(body, model, ref)
     assert [m["code"] for m in no_order["messages"]] == ["not_found"]
     refused = shopper.error("search_catalog", catalog={})

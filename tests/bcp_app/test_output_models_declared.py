@@ -53,23 +53,30 @@ def headers(fake_platform: FakePlatform, settings: Any, bcp_settings: Any, db: N
 
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    StoreSettings.objects.create(pix_discount_percent=Decimal("5.00"), card_interest_free_installments=3,
-                                 card_monthly_interest_bp=199)
+    StoreSettings.objects.create(
+        pix_discount_percent=Decimal("5.00"), card_interest_free_installments=3, card_monthly_interest_bp=199
+    )
     catalog()
     make_coupon("BEMVINDO", title="Boas-vindas", kind="percent", percent=10)
     with_cart(fake_platform)  # cart, discount and buyer consent extending checkout and cart
     capabilities = json.loads(fake_platform.routes["/perfil.json"][2])["ucp"]["capabilities"]
-    capabilities[FISCAL] = [{"version": VERSION, "spec": f"{SPEC}/fiscal-document",
-                             "schema": f"{SCHEMA}/shopping/fiscal_document.json",
-                             "extends": "br.dev.bcp.shopping.order"}]
+    capabilities[FISCAL] = [
+        {
+            "version": VERSION,
+            "spec": f"{SPEC}/fiscal-document",
+            "schema": f"{SCHEMA}/shopping/fiscal_document.json",
+            "extends": "br.dev.bcp.shopping.order",
+        }
+    ]
     url = fake_platform.publish(capabilities=capabilities, handlers=fake_platform.with_card())
     return agent(url, Authorization=f"Bearer {platform_create(name='Agente', profile_url=url).api_key}")
 
 
 def card_checkout(client: Client, headers: dict[str, str]) -> dict[str, Any]:
     checkout = create(client, headers).json()
-    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers,
-                    full_update(checkout, pix=False)).json()
+    checkout = call(
+        client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout, pix=False)
+    ).json()
     body = full_update(checkout, pix=False)
     body["payment"] = {"instruments": [{**CARD, "installments": 6}]}
     return call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
@@ -78,33 +85,67 @@ def card_checkout(client: Client, headers: dict[str, str]) -> dict[str, Any]:
 def test_rest_checkout_order_and_cart_members_are_all_declared(
     client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
 ) -> None:
-    incomplete = create(client, headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-                                          "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}},
-                                          "context": {"postal_code": "01310-100"},
-                                          "discounts": {"codes": ["bemvindo"]}}).json()
+    incomplete = create(
+        client,
+        headers,
+        {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}},
+            "context": {"postal_code": "01310-100"},
+            "discounts": {"codes": ["bemvindo"]},
+        },
+    ).json()
     ready = ready_checkout(client, headers)
     location = make_location()
-    pickup = create(client, headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-                                      "fulfillment": {"methods": [{"type": "pickup",
-                                                                   "selected_destination_id": location.public_id,
-                                                                   "groups": [{"selected_option_id": "retirada"}]}]}
-                                      }).json()
+    pickup = create(
+        client,
+        headers,
+        {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "fulfillment": {
+                "methods": [
+                    {
+                        "type": "pickup",
+                        "selected_destination_id": location.public_id,
+                        "groups": [{"selected_option_id": "retirada"}],
+                    }
+                ]
+            },
+        },
+    ).json()
     card = card_checkout(client, headers)
-    by_card = call(client, "post", f"/checkout-sessions/{card['id']}/complete",
-                   {**headers, "Idempotency-Key": "k-card-6x"},
-                   {"payment": {"instruments": [{**CARD, "installments": 6, "credential": TOKEN}]}}).json()
+    by_card = call(
+        client,
+        "post",
+        f"/checkout-sessions/{card['id']}/complete",
+        {**headers, "Idempotency-Key": "k-card-6x"},
+        {"payment": {"instruments": [{**CARD, "installments": 6, "credential": TOKEN}]}},
+    ).json()
     order = test_fiscal_extension._authorized_order(client, headers, django_capture_on_commit_callbacks)
     by_pix = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
     order_body = call(client, "get", f"/orders/{order.public_id}", headers).json()
-    cart = call(client, "post", "/carts", headers, {
-        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
-        "buyer": {"email": "ana@example.com.br", "consent": {"analytics": False}},
-        "context": {"postal_code": "01310-100"}, "discounts": {"codes": ["bemvindo"]}}).json()
+    cart = call(
+        client,
+        "post",
+        "/carts",
+        headers,
+        {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+            "buyer": {"email": "ana@example.com.br", "consent": {"analytics": False}},
+            "context": {"postal_code": "01310-100"},
+            "discounts": {"codes": ["bemvindo"]},
+        },
+    ).json()
     assert order_webhook_send(order_id=order.public_id, event="order.updated") == "delivered"
     webhook = json.loads(WebhookDelivery.objects.get(event="order.updated").body)
 
     assert (incomplete["status"], ready["status"], card["status"], by_card["status"], by_pix["status"]) == (
-        "incomplete", "ready_for_complete", "ready_for_complete", "completed", "completed")
+        "incomplete",
+        "ready_for_complete",
+        "ready_for_complete",
+        "completed",
+        "completed",
+    )
     assert pickup["fulfillment"]["methods"][0]["destinations"][0]["address"]["address_locality"] == "São Paulo"
     assert incomplete["buyer"]["consent"]["br.dev.bcp.consent.marketing"]["granted"] is True
     assert ready["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["config"]["discount"]["total_with_pix"] > 0
@@ -121,4 +162,7 @@ def test_rest_checkout_order_and_cart_members_are_all_declared(
     grown["buyer"]["apelido"] = "Ana"
     grown["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["config"]["cashback"] = 10
     assert undeclared(grown, CheckoutResponse) == [
-        "$.ucp.payment_handlers.br.dev.bcp.pix[0].config.cashback", "$.buyer.apelido", "$.novo"]
+        "$.ucp.payment_handlers.br.dev.bcp.pix[0].config.cashback",
+        "$.buyer.apelido",
+        "$.novo",
+    ]

@@ -74,37 +74,55 @@ def test_mcp_output_schemas_are_the_models_and_describe_every_member(
 ) -> None:
     _, _, tools = list_tools(consenting.url, "auto")
     published = {tool.name: tool.output_schema for tool in tools}
-    for name, model in (("create_checkout", CheckoutResponse), ("complete_checkout", CheckoutResponse),
-                        ("get_order", OrderResponse), ("create_cart", CartResponse)):
+    for name, model in (
+        ("create_checkout", CheckoutResponse),
+        ("complete_checkout", CheckoutResponse),
+        ("get_order", OrderResponse),
+        ("create_cart", CartResponse),
+    ):
         expected = TypeAdapter(model | ErrorResponse).json_schema(mode="serialization")
         assert published[name] == {"type": "object", **expected}, name  # MCP clients see the models' schema
     checkout_props = published["create_checkout"]["$defs"]["CheckoutResponse"]["properties"]
     assert {"policies", "ap2", "buyer", "payment"} <= set(checkout_props)
 
-    incomplete = consenting.tool("create_checkout", checkout={
-        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-        "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}}})
+    incomplete = consenting.tool(
+        "create_checkout",
+        checkout={
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "buyer": {"email": "ana@example.com.br", "consent": {"marketing": True}},
+        },
+    )
     ready = test_mcp_checkout.ready_checkout(consenting)
     sandbox.pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    done = consenting.tool("complete_checkout", key=str(uuid.uuid4()), id=ready["id"],
-                           checkout={"payment": {"instruments": [PIX]}})
+    done = consenting.tool(
+        "complete_checkout", key=str(uuid.uuid4()), id=ready["id"], checkout={"payment": {"instruments": [PIX]}}
+    )
     order = consenting.tool("get_order", id=done["order"]["id"])
-    cart = consenting.tool("create_cart", cart={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
-                                                "buyer": {"email": "ana@example.com.br"}})
+    cart = consenting.tool(
+        "create_cart",
+        cart={
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+            "buyer": {"email": "ana@example.com.br"},
+        },
+    )
 
-    assert (incomplete["status"], ready["status"], done["status"]) == ("incomplete", "ready_for_complete",
-                                                                        "completed")
+    assert (incomplete["status"], ready["status"], done["status"]) == ("incomplete", "ready_for_complete", "completed")
     assert incomplete["buyer"]["consent"]["br.dev.bcp.consent.marketing"]["granted"] is True
     assert ready["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["config"]["discount"]["total_with_pix"] > 0
-    for body, tool, ref in ((incomplete, "create_checkout", CONSENTED), (ready, "update_checkout", CONSENTED),
-                            (done, "complete_checkout", CONSENTED), (order, "get_order", "shopping/order.json"),
-                            (cart, "create_cart", "shopping/buyer_consent.json#/$defs/br.dev.bcp.shopping.cart")):
+    for body, tool, ref in (
+        (incomplete, "create_checkout", CONSENTED),
+        (ready, "update_checkout", CONSENTED),
+        (done, "complete_checkout", CONSENTED),
+        (order, "get_order", "shopping/order.json"),
+        (cart, "create_cart", "shopping/buyer_consent.json#/$defs/br.dev.bcp.shopping.cart"),
+    ):
         assert errors(body, ref) == [], tool
         assert undeclared_in(body, published[tool]) == [], tool
 
 
 def test_a2a_ap2_checkouts_have_no_undeclared_member_bcp_pay_09(
-    ap2_server: Any, platform_keys: Any  # noqa: F811
+    ap2_server: Any,  # noqa: F811
+    platform_keys: Any,  # noqa: F811
 ) -> None:
     earlier = checkout_of(rpc(ap2_server.a2a_url, SEED_STRUCTURED))  # incomplete: no buyer, no Pix charge yet
     ready = ready_with_pix(ap2_server)
@@ -112,7 +130,10 @@ def test_a2a_ap2_checkouts_have_no_undeclared_member_bcp_pay_09(
     completing = checkout_of(rpc(ap2_server.a2a_url, complete_with(mandate(ap2_server, ready, platform_keys))))
 
     assert (earlier["status"], ready["status"], completing["status"]) == (
-        "incomplete", "ready_for_complete", "complete_in_progress")
+        "incomplete",
+        "ready_for_complete",
+        "complete_in_progress",
+    )
     assert refused["messages"][-1]["code"] == "mandate_scope_mismatch"
     assert completing["ap2"]["checkout_mandate"].count("~") >= 2 and completing["ap2"]["merchant_authorization"]
     for body in (earlier, ready, refused, completing):

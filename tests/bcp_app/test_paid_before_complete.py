@@ -59,8 +59,9 @@ def test_mcp_complete_after_payment_is_synchronous_pix_3_1(shopper: test_mcp_che
     checkout = test_mcp_checkout.ready_checkout(shopper)
     _pay(checkout)
     waiting = shopper.tool("get_checkout", id=checkout["id"])
-    done = shopper.tool("complete_checkout", key=str(uuid.uuid4()), id=checkout["id"],
-                        checkout={"payment": {"instruments": [PIX]}})
+    done = shopper.tool(
+        "complete_checkout", key=str(uuid.uuid4()), id=checkout["id"], checkout={"payment": {"instruments": [PIX]}}
+    )
     assert waiting["status"] == "ready_for_complete"
     assert [(m["type"], m["code"]) for m in waiting["messages"]] == [("info", "pix_payment_received")]
     assert done["status"] == "completed"

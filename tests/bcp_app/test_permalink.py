@@ -71,9 +71,14 @@ def test_profile_advertises_the_permalink_endpoint_bcp_pl_01(client: Client, bcp
     body = client.get("/.well-known/bcp").json()
 
     entry = body["ucp"]["capabilities"]["br.dev.bcp.shopping.permalink"]
-    assert entry == [{"version": "2026-07-28", "spec": "https://bcp.dev.br/draft/specification/permalink",
-                      "schema": "https://bcp.dev.br/draft/schemas/shopping/permalink.json",
-                      "config": {"endpoint": f"{PUBLIC}/comprar"}}]
+    assert entry == [
+        {
+            "version": "2026-07-28",
+            "spec": "https://bcp.dev.br/draft/specification/permalink",
+            "schema": "https://bcp.dev.br/draft/schemas/shopping/permalink.json",
+            "config": {"endpoint": f"{PUBLIC}/comprar"},
+        }
+    ]
     endpoint = entry[0]["config"]["endpoint"]
     assert endpoint.startswith("https://") and not endpoint.endswith("/")
     assert "?" not in endpoint and "#" not in endpoint and "@" not in endpoint
@@ -101,19 +106,45 @@ def test_tokens_raw_and_base64url_name_the_same_item_bcp_pl_02() -> None:
     assert decode_token(encode_token("café/ç")) == "café/ç"
 
 
-@pytest.mark.parametrize("token", [
-    "", "sku com espaço", "sku/1", "sku%2F1", "~", "~Z2lk=", "~Z2lk+", "~Z", "~Z2lkOh",  # not canonical: extra bits
-    "~" + base64.urlsafe_b64encode(b"\xff\xfe").rstrip(b"=").decode(),  # not UTF-8
-    "~" + base64.urlsafe_b64encode(b"sku\x00").rstrip(b"=").decode(),  # control character
-    "~" + base64.urlsafe_b64encode("sku\u200b".encode()).rstrip(b"=").decode(),  # format character
-])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "",
+        "sku com espaço",
+        "sku/1",
+        "sku%2F1",
+        "~",
+        "~Z2lk=",
+        "~Z2lk+",
+        "~Z",
+        "~Z2lkOh",  # not canonical: extra bits
+        "~" + base64.urlsafe_b64encode(b"\xff\xfe").rstrip(b"=").decode(),  # not UTF-8
+        "~" + base64.urlsafe_b64encode(b"sku\x00").rstrip(b"=").decode(),  # control character
+        "~" + base64.urlsafe_b64encode("sku\u200b".encode()).rstrip(b"=").decode(),  # format character
+    ],
+)
 def test_bad_tokens_are_rejected_bcp_pl_02(token: str) -> None:
     with pytest.raises(PermalinkError):
         decode_token(token)
 
 
-@pytest.mark.parametrize("segment", ["SKU:0", "SKU:01", "SKU:-1", "SKU:1.5", "SKU:", "SKU", "SKU:100", "SKU:1,",
-                                     ",SKU:1", "SKU:1/OUTRO:1", "SKU:1e2", "SKU:١"])
+@pytest.mark.parametrize(
+    "segment",
+    [
+        "SKU:0",
+        "SKU:01",
+        "SKU:-1",
+        "SKU:1.5",
+        "SKU:",
+        "SKU",
+        "SKU:100",
+        "SKU:1,",
+        ",SKU:1",
+        "SKU:1/OUTRO:1",
+        "SKU:1e2",
+        "SKU:١",
+    ],
+)
 def test_bad_quantities_and_separators_are_rejected_bcp_pl_02(segment: str) -> None:
     with pytest.raises(PermalinkError):
         parse_items(segment)
@@ -121,24 +152,29 @@ def test_bad_quantities_and_separators_are_rejected_bcp_pl_02(segment: str) -> N
 
 def test_items_keep_link_order_and_quantities() -> None:
     assert parse_items("A:2,~" + base64.urlsafe_b64encode(b"B/1").rstrip(b"=").decode() + ":99") == (
-        ("A", 2), ("B/1", 99))
+        ("A", 2),
+        ("B/1", 99),
+    )
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("/produtos/", "/produtos/"),
-    ("/produtos/cafe/../moedor?cor=preta&x=1", "/produtos/moedor?cor=preta&x=1"),
-    ("/../../etc/passwd", "/etc/passwd"),
-    ("/café", "/caf%C3%A9"),
-    ("//evil.example/x", None),
-    ("/\\evil.example", None),
-    ("https://evil.example/", None),
-    ("javascript:alert(1)", None),
-    ("produtos", None),
-    ("/a b", None),
-    ("/a\tb", None),
-    ("/a\r\nLocation: https://evil.example", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("/produtos/", "/produtos/"),
+        ("/produtos/cafe/../moedor?cor=preta&x=1", "/produtos/moedor?cor=preta&x=1"),
+        ("/../../etc/passwd", "/etc/passwd"),
+        ("/café", "/caf%C3%A9"),
+        ("//evil.example/x", None),
+        ("/\\evil.example", None),
+        ("https://evil.example/", None),
+        ("javascript:alert(1)", None),
+        ("produtos", None),
+        ("/a b", None),
+        ("/a\tb", None),
+        ("/a\r\nLocation: https://evil.example", None),
+        ("", None),
+    ],
+)
 def test_continue_to_rules_bcp_pl_04(value: str, expected: str | None) -> None:
     assert safe_continue_to(value) == expected
 
@@ -167,15 +203,18 @@ def test_line_items_from_the_query_when_there_is_no_item_path() -> None:
     assert link.items == (("SKU", 3), ("B", 1))
 
 
-@pytest.mark.parametrize("query", [
-    "buyer/email=a%40b.com&/buyer/email=c%40d.com",  # two names, one pointer: ambiguous
-    "buyer/email=a%40b.com&buyer/email=c%40d.com",
-    "discounts/codes/1=X",  # a gap in the codes
-    "buyer/email=%FF",  # not UTF-8
-    "buyer/first_name=An%00a",  # control character in a value
-    "x%0A=1",  # control character in a name
-    "buyer/first_name=" + "a" * 501,
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "buyer/email=a%40b.com&/buyer/email=c%40d.com",  # two names, one pointer: ambiguous
+        "buyer/email=a%40b.com&buyer/email=c%40d.com",
+        "discounts/codes/1=X",  # a gap in the codes
+        "buyer/email=%FF",  # not UTF-8
+        "buyer/first_name=An%00a",  # control character in a value
+        "x%0A=1",  # control character in a name
+        "buyer/first_name=" + "a" * 501,
+    ],
+)
 def test_malformed_or_ambiguous_queries_are_rejected_bcp_pl_03(query: str) -> None:
     with pytest.raises(PermalinkError):
         parse_permalink("SKU:1", query)
@@ -191,13 +230,19 @@ def test_duplicate_continue_to_falls_back_to_the_default_bcp_pl_04() -> None:
 # --- the endpoint ------------------------------------------------------------------------------------------
 
 
-def test_link_builds_a_checkout_with_prefilled_fields_and_redirects_to_it_bcp_pl_05(
-        client: Client, shop: None) -> None:
+def test_link_builds_a_checkout_with_prefilled_fields_and_redirects_to_it_bcp_pl_05(client: Client, shop: None) -> None:
     make_coupon("BEMVINDO", title="Boas-vindas", kind="percent", percent=10)
 
-    response = client.get("/comprar/SKU-CAFE-500G:2,SKU-XICARA:1", {
-        "buyer/email": "ana@example.com.br", "discounts/codes/0": "bemvindo", "context/postal_code": "01310-100",
-        "attribution/utm_source": "instagram", "utm_campaign": "natal"})
+    response = client.get(
+        "/comprar/SKU-CAFE-500G:2,SKU-XICARA:1",
+        {
+            "buyer/email": "ana@example.com.br",
+            "discounts/codes/0": "bemvindo",
+            "context/postal_code": "01310-100",
+            "attribution/utm_source": "instagram",
+            "utm_campaign": "natal",
+        },
+    )
 
     assert_redirect(response)
     checkout = Checkout.objects.get()
@@ -279,20 +324,22 @@ def test_unknown_items_go_to_the_cart_with_the_reason(client: Client, shop: None
     assert "O item NAO-EXISTE não está disponível." in page
 
 
-@pytest.mark.parametrize(("url", "needle"), [
-    ("/comprar/SKU-CAFE-500G:0", "Quantidade inválida"),
-    ("/comprar/SKU-CAFE-500G:007", "sem zeros à esquerda"),
-    ("/comprar/SKU-CAFE-500G", "id:quantidade"),
-    ("/comprar/sku café:1", "Identificador de item inválido"),
-    ("/comprar/~%3D%3D:1", "~base64url"),
-    ("/comprar/SKU-CAFE-500G:1?buyer/email=a%40b.com&/buyer/email=c%40d.com", "ambíguo"),
-    ("/comprar/SKU-CAFE-500G:1?buyer/first_name=%00", "caracteres de controle"),
-    ("/comprar/SKU-CAFE-500G:1?buyer/email=%FF", "ilegíveis"),
-    ("/comprar/SKU-CAFE-500G:1?buyer/first_name=" + "a" * 101, "No máximo 100 caracteres"),
-    ("/comprar/A:1/B:1", "barras"),
-])
-def test_bad_links_get_a_clear_portuguese_page_bcp_pl_02_03(client: Client, shop: None, url: str,
-                                                            needle: str) -> None:
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        ("/comprar/SKU-CAFE-500G:0", "Quantidade inválida"),
+        ("/comprar/SKU-CAFE-500G:007", "sem zeros à esquerda"),
+        ("/comprar/SKU-CAFE-500G", "id:quantidade"),
+        ("/comprar/sku café:1", "Identificador de item inválido"),
+        ("/comprar/~%3D%3D:1", "~base64url"),
+        ("/comprar/SKU-CAFE-500G:1?buyer/email=a%40b.com&/buyer/email=c%40d.com", "ambíguo"),
+        ("/comprar/SKU-CAFE-500G:1?buyer/first_name=%00", "caracteres de controle"),
+        ("/comprar/SKU-CAFE-500G:1?buyer/email=%FF", "ilegíveis"),
+        ("/comprar/SKU-CAFE-500G:1?buyer/first_name=" + "a" * 101, "No máximo 100 caracteres"),
+        ("/comprar/A:1/B:1", "barras"),
+    ],
+)
+def test_bad_links_get_a_clear_portuguese_page_bcp_pl_02_03(client: Client, shop: None, url: str, needle: str) -> None:
     response = client.get(url)
 
     text = assert_error_page(response)
@@ -308,9 +355,20 @@ def test_post_is_not_a_permalink(client: Client, shop: None) -> None:
 
 
 def test_sensitive_parameters_are_never_forwarded_bcp_pl_07(client: Client, shop: None) -> None:
-    response = client.get("/comprar/SKU-CAFE-500G:1", {
-        "access_token": "t", "session": "s", "api_key": "k", "password": "p", "email": "x@y.z", "code": "123",
-        "buyer/email": "ana@example.com.br", "buyer/phone_number": "+5511987654321", "ref": "creator_42"})
+    response = client.get(
+        "/comprar/SKU-CAFE-500G:1",
+        {
+            "access_token": "t",
+            "session": "s",
+            "api_key": "k",
+            "password": "p",
+            "email": "x@y.z",
+            "code": "123",
+            "buyer/email": "ana@example.com.br",
+            "buyer/phone_number": "+5511987654321",
+            "ref": "creator_42",
+        },
+    )
 
     assert_redirect(response)
     assert location(response)[1] == {"ref": "creator_42"}

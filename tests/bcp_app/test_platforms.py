@@ -26,8 +26,7 @@ BODY = b'{"line_items":[{"item":{"id":"SKU-CAFE-500G"},"quantity":1}]}'
 
 def test_command_adds_lists_and_revokes_platforms() -> None:
     out = StringIO()
-    call_command("bcp_platform", "add", "Agente Exemplo", "--profile", "https://agente.example/perfil.json",
-                 stdout=out)
+    call_command("bcp_platform", "add", "Agente Exemplo", "--profile", "https://agente.example/perfil.json", stdout=out)
     platform_id = re.search(r"platform: (plat_\w+)", out.getvalue()).group(1)  # type: ignore[union-attr]
     api_key = re.search(r"api key \(shown once\): (\S+)", out.getvalue()).group(1)  # type: ignore[union-attr]
     platform = Platform.objects.get(public_id=platform_id)
@@ -45,9 +44,12 @@ def test_bearer_key_identifies_the_platform(client: Client, fake_platform: FakeP
     catalog()
     created = platform_create(name="Agente", profile_url=fake_platform.url("/perfil.json"))
     fake_platform.publish()
-    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json",
-                           headers=agent(fake_platform.url("/perfil.json"),
-                                         Authorization=f"Bearer {created.api_key}"))
+    response = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=BODY,
+        content_type="application/json",
+        headers=agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {created.api_key}"),
+    )
     assert response.status_code == 201
     assert Checkout.objects.get().platform_id == created.platform.public_id
 
@@ -56,8 +58,12 @@ def test_bearer_key_identifies_the_platform(client: Client, fake_platform: FakeP
 def test_bad_credentials_are_401_with_www_authenticate(
     client: Client, fake_platform: FakePlatform, authorization: str
 ) -> None:
-    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json",
-                           headers=agent(fake_platform.publish(), Authorization=authorization))
+    response = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=BODY,
+        content_type="application/json",
+        headers=agent(fake_platform.publish(), Authorization=authorization),
+    )
     assert response.status_code == 401
     assert response.json()["code"] == "unauthenticated"
     assert response["WWW-Authenticate"] == 'Bearer realm="bcp"'
@@ -66,15 +72,23 @@ def test_bad_credentials_are_401_with_www_authenticate(
 def test_revoked_key_is_refused(client: Client, fake_platform: FakePlatform) -> None:
     created = platform_create(name="Agente", profile_url=fake_platform.url("/perfil.json"))
     call_command("bcp_platform", "revoke", created.platform.public_id, stdout=StringIO())
-    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json",
-                           headers=agent(fake_platform.publish(), Authorization=f"Bearer {created.api_key}"))
+    response = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=BODY,
+        content_type="application/json",
+        headers=agent(fake_platform.publish(), Authorization=f"Bearer {created.api_key}"),
+    )
     assert response.status_code == 401
 
 
 def test_key_used_with_another_profile_is_not_trusted_bcp_neg_09(client: Client, fake_platform: FakePlatform) -> None:
     created = platform_create(name="Agente", profile_url="https://agente.example/perfil.json")
-    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json",
-                           headers=agent(fake_platform.publish(), Authorization=f"Bearer {created.api_key}"))
+    response = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=BODY,
+        content_type="application/json",
+        headers=agent(fake_platform.publish(), Authorization=f"Bearer {created.api_key}"),
+    )
     assert response.status_code == 403
     assert response.json()["code"] == "profile_not_trusted"
 
@@ -83,15 +97,20 @@ def test_anonymous_agents_are_refused_when_the_shop_disallows_them(
     client: Client, fake_platform: FakePlatform, settings: Any
 ) -> None:
     settings.BCP_ALLOW_ANONYMOUS = False
-    response = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json",
-                           headers=agent(fake_platform.publish()))
+    response = client.post(
+        "/bcp/v1/checkout-sessions", data=BODY, content_type="application/json", headers=agent(fake_platform.publish())
+    )
     assert response.status_code == 401
 
 
-def _signed_headers(fake_platform: FakePlatform, profile_url: str, *, kid: str = PLATFORM_KID,
-                    body: bytes = BODY) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "BCP-Agent": f'profile="{profile_url}"',
-               "Content-Digest": content_digest(body)}
+def _signed_headers(
+    fake_platform: FakePlatform, profile_url: str, *, kid: str = PLATFORM_KID, body: bytes = BODY
+) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "BCP-Agent": f'profile="{profile_url}"',
+        "Content-Digest": content_digest(body),
+    }
     message = HttpMessage(method="POST", authority="testserver", path="/bcp/v1/checkout-sessions", headers=headers)
     components = ["@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent"]
     return {**headers, **sign_message(message, components, key=fake_platform.key, keyid=kid)}
@@ -112,8 +131,9 @@ def test_rfc9421_signature_identifies_the_registered_platform_bcp_sig_01(
 def test_bad_signature_is_401_and_tampered_body_400_bcp_sig_03_04(client: Client, fake_platform: FakePlatform) -> None:
     url = fake_platform.publish()
     headers = _signed_headers(fake_platform, url)
-    tampered = client.post("/bcp/v1/checkout-sessions", data=BODY.replace(b"1}", b"9}"),
-                           content_type="application/json", headers=headers)
+    tampered = client.post(
+        "/bcp/v1/checkout-sessions", data=BODY.replace(b"1}", b"9}"), content_type="application/json", headers=headers
+    )
     assert (tampered.status_code, tampered.json()["code"]) == (400, "digest_mismatch")
     other = dict(headers, **{"Signature": "sig1=:" + "A" * 86 + "==:"})
     invalid = client.post("/bcp/v1/checkout-sessions", data=BODY, content_type="application/json", headers=other)
@@ -137,8 +157,12 @@ def test_admin_lists_platforms_deliveries_and_records(client: Client) -> None:
     created = platform_create(name="Agente", profile_url="https://agente.example/perfil.json")
     admin = User.objects.create_superuser("admin", "admin@example.com", "senha-forte-123")
     client.force_login(admin)
-    for path in ("/admin/bcp_app/platform/", "/admin/bcp_app/webhookdelivery/",
-                 "/admin/bcp_app/idempotencyrecord/", f"/admin/bcp_app/platform/{created.platform.pk}/change/"):
+    for path in (
+        "/admin/bcp_app/platform/",
+        "/admin/bcp_app/webhookdelivery/",
+        "/admin/bcp_app/idempotencyrecord/",
+        f"/admin/bcp_app/platform/{created.platform.pk}/change/",
+    ):
         assert client.get(path).status_code == 200, path
     assert client.get("/admin/bcp_app/idempotencyrecord/add/").status_code == 403
     response = client.post("/admin/bcp_app/platform/", {"action": "revoke", "_selected_action": [created.platform.pk]})
@@ -146,9 +170,7 @@ def test_admin_lists_platforms_deliveries_and_records(client: Client) -> None:
     assert Platform.objects.get().active is False
 
 
-def test_rotated_key_is_found_after_one_profile_refresh_bcp_sig_05(
-    client: Client, fake_platform: FakePlatform
-) -> None:
+def test_rotated_key_is_found_after_one_profile_refresh_bcp_sig_05(client: Client, fake_platform: FakePlatform) -> None:
     from datetime import timedelta
 
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -22,8 +22,12 @@ from tests.bcp_app.schema_check import errors
 
 PUBLIC = "https://loja.example.com.br"
 RETURN = "br.dev.bcp.shopping.policy.return"
-TYPES = ["br.dev.bcp.shopping.policy.terms", "br.dev.bcp.shopping.policy.privacy", RETURN,
-         "br.dev.bcp.shopping.policy.shipping"]
+TYPES = [
+    "br.dev.bcp.shopping.policy.terms",
+    "br.dev.bcp.shopping.policy.privacy",
+    RETURN,
+    "br.dev.bcp.shopping.policy.shipping",
+]
 CDC = "Você pode desistir da compra em até 7 dias do recebimento"
 
 
@@ -55,8 +59,11 @@ def test_checkout_carries_the_four_policies_and_links_bcp_chk_21(client: Client,
     assert "Compras feitas por agentes" in policies["br.dev.bcp.shopping.policy.terms"]["description"]["plain"]
     assert "LGPD" in policies["br.dev.bcp.shopping.policy.privacy"]["description"]["plain"]
     assert [(link["type"], link["url"]) for link in body["links"]] == [
-        ("terms_of_service", f"{PUBLIC}/termos"), ("privacy_policy", f"{PUBLIC}/privacidade"),
-        ("refund_policy", f"{PUBLIC}/trocas-e-devolucoes"), ("shipping_policy", f"{PUBLIC}/entrega")]
+        ("terms_of_service", f"{PUBLIC}/termos"),
+        ("privacy_policy", f"{PUBLIC}/privacidade"),
+        ("refund_policy", f"{PUBLIC}/trocas-e-devolucoes"),
+        ("shipping_policy", f"{PUBLIC}/entrega"),
+    ]
 
 
 def test_an_english_checkout_has_english_link_titles_bcp_chk_21(client: Client, rest: dict[str, str]) -> None:
@@ -73,8 +80,11 @@ def test_an_english_checkout_has_english_link_titles_bcp_chk_21(client: Client, 
 
 def test_store_settings_change_the_policies_at_once(client: Client, rest: dict[str, str]) -> None:
     create(client, rest)  # warms the cached policies
-    row = StoreSettings.objects.create(returns_text="Trocas em até 30 dias, com a etiqueta.", returns_window_days=30,
-                                       shipping_url="https://ajuda.example.com.br/entrega")
+    row = StoreSettings.objects.create(
+        returns_text="Trocas em até 30 dias, com a etiqueta.",
+        returns_window_days=30,
+        shipping_url="https://ajuda.example.com.br/entrega",
+    )
 
     body = create(client, rest).json()
 
@@ -82,8 +92,11 @@ def test_store_settings_change_the_policies_at_once(client: Client, rest: dict[s
     assert policies[RETURN]["description"]["plain"] == "Trocas em até 30 dias, com a etiqueta."
     assert policies[RETURN]["window"] == {"days": 30, "anchor": "delivered"}
     assert policies["br.dev.bcp.shopping.policy.shipping"]["url"] == "https://ajuda.example.com.br/entrega"
-    assert {"type": "shipping_policy", "url": "https://ajuda.example.com.br/entrega",
-            "title": "Política de entrega"} in body["links"]
+    assert {
+        "type": "shipping_policy",
+        "url": "https://ajuda.example.com.br/entrega",
+        "title": "Política de entrega",
+    } in body["links"]
     assert row.returns_window_days == 30
 
 
@@ -115,9 +128,11 @@ def test_catalog_responses_carry_policies(client: Client, rest: dict[str, str]) 
     lookup = call(client, "post", "/catalog/lookup", rest, {"ids": ["SKU-CAFE-500G"]}).json()
     product = call(client, "post", "/catalog/product", rest, {"id": "SKU-CAFE-500G"}).json()
 
-    for body, ref in ((search, "shopping/catalog_search.json#/$defs/search_response"),
-                      (lookup, "shopping/catalog_lookup.json#/$defs/lookup_response"),
-                      (product, "shopping/catalog_lookup.json#/$defs/get_product_response")):
+    for body, ref in (
+        (search, "shopping/catalog_search.json#/$defs/search_response"),
+        (lookup, "shopping/catalog_lookup.json#/$defs/lookup_response"),
+        (product, "shopping/catalog_lookup.json#/$defs/get_product_response"),
+    ):
         assert_policies(body["policies"])
         assert [e for e in errors(body, ref) if "policies" in e] == []
 
@@ -170,14 +185,17 @@ def test_policy_pages_show_the_store_texts_or_the_standard_ones(client: Client, 
     assert "LGPD" in client.get("/privacidade").content.decode()
 
 
-@pytest.mark.parametrize(("question", "kind"), [
-    ("qual é a política de trocas?", "returns"),
-    ("Posso devolver um produto?", "returns"),
-    ("What is your return policy?", "returns"),
-    ("qual o prazo de entrega e o frete?", "shipping"),
-    ("o que vocês fazem com meus dados pessoais (LGPD)?", "privacy"),
-    ("quais são os termos de uso?", "terms"),
-])
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("qual é a política de trocas?", "returns"),
+        ("Posso devolver um produto?", "returns"),
+        ("What is your return policy?", "returns"),
+        ("qual o prazo de entrega e o frete?", "shipping"),
+        ("o que vocês fazem com meus dados pessoais (LGPD)?", "privacy"),
+        ("quais são os termos de uso?", "terms"),
+    ],
+)
 def test_policies_search_finds_the_policy_a_question_is_about(db: None, question: str, kind: str) -> None:
     assert policies_search(question)[0][0].kind == kind
 
@@ -194,13 +212,17 @@ live_mcp = test_mcp_helpers.live_mcp
 
 @pytest.mark.postgres
 @pytest.mark.e2e
-def test_mcp_policies_search_answers_with_the_policy_text(live_mcp: Any, fake_platform: Any, bcp_settings: Any,
-                                                         transactional_db: None) -> None:
+def test_mcp_policies_search_answers_with_the_policy_text(
+    live_mcp: Any, fake_platform: Any, bcp_settings: Any, transactional_db: None
+) -> None:
     StoreSettings.objects.create(returns_text="Trocas em até 30 dias, com a nota fiscal.")
     profile = fake_platform.publish()
 
-    result = test_mcp_helpers.call(live_mcp.mcp_url, "policies.search", {
-        "meta": {"ucp-agent": {"profile": profile}}, "query": "qual é a política de trocas?"})
+    result = test_mcp_helpers.call(
+        live_mcp.mcp_url,
+        "policies.search",
+        {"meta": {"ucp-agent": {"profile": profile}}, "query": "qual é a política de trocas?"},
+    )
 
     body = result.structured_content
     assert body["policies"][0]["type"] == RETURN
@@ -212,10 +234,14 @@ def test_mcp_policies_search_answers_with_the_policy_text(live_mcp: Any, fake_pl
 
 @pytest.mark.postgres
 @pytest.mark.e2e
-def test_mcp_policies_search_needs_a_query(live_mcp: Any, fake_platform: Any, bcp_settings: Any,
-                                          transactional_db: None) -> None:
-    error = test_mcp_helpers.call_error(live_mcp.mcp_url, "policies.search", {
-        "meta": {"ucp-agent": {"profile": fake_platform.publish()}}, "question": "trocas?"})
+def test_mcp_policies_search_needs_a_query(
+    live_mcp: Any, fake_platform: Any, bcp_settings: Any, transactional_db: None
+) -> None:
+    error = test_mcp_helpers.call_error(
+        live_mcp.mcp_url,
+        "policies.search",
+        {"meta": {"ucp-agent": {"profile": fake_platform.publish()}}, "question": "trocas?"},
+    )
     assert error.error.code == -32602
 
 

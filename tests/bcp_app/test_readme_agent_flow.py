@@ -34,9 +34,16 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 
 EXTENSION = "https://bcp.dev.br/draft/specification/reference"  # the README's A2A-Extensions
 SANDBOX_SECRET = "sandbox-webhook-secret"  # the README's development value of PIX_SANDBOX_WEBHOOK_SECRET
-ADDRESS = {"first_name": "Ana", "last_name": "Souza", "street_address": "Avenida Paulista, 1000",
-           "extended_address": "Bela Vista", "address_locality": "São Paulo", "address_region": "SP",
-           "postal_code": "01310-100", "address_country": "BR"}
+ADDRESS = {
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "street_address": "Avenida Paulista, 1000",
+    "extended_address": "Bela Vista",
+    "address_locality": "São Paulo",
+    "address_region": "SP",
+    "postal_code": "01310-100",
+    "address_country": "BR",
+}
 BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
 PIX = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
 
@@ -54,8 +61,9 @@ class Walk:
         return {s["transport"]: s["endpoint"] for s in profile["ucp"]["services"]["br.dev.bcp.shopping"]}
 
     def pay_in_sandbox(self, txid: str) -> httpx.Response:
-        return httpx.post(f"{self.base_url}/_sandbox/psp/cob/{txid}/pay",
-                          headers={"BCP-Sandbox-Secret": SANDBOX_SECRET})
+        return httpx.post(
+            f"{self.base_url}/_sandbox/psp/cob/{txid}/pay", headers={"BCP-Sandbox-Secret": SANDBOX_SECRET}
+        )
 
 
 @pytest.fixture
@@ -84,10 +92,22 @@ def _with_choice(checkout: dict[str, Any], state: dict[str, Any], option: str) -
     """The README's second update: the method again with its id, destination id and selected option."""
     method = checkout["fulfillment"]["methods"][0]
     destination = method["destinations"][0]["id"]
-    return {**state, "payment": {"instruments": [PIX]}, "fulfillment": {"methods": [{
-        "id": method["id"], "type": "shipping", "line_item_ids": method["line_item_ids"],
-        "destinations": [{**ADDRESS, "id": destination}], "selected_destination_id": destination,
-        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": option}]}]}}
+    return {
+        **state,
+        "payment": {"instruments": [PIX]},
+        "fulfillment": {
+            "methods": [
+                {
+                    "id": method["id"],
+                    "type": "shipping",
+                    "line_item_ids": method["line_item_ids"],
+                    "destinations": [{**ADDRESS, "id": destination}],
+                    "selected_destination_id": destination,
+                    "groups": [{"id": method["groups"][0]["id"], "selected_option_id": option}],
+                }
+            ]
+        },
+    }
 
 
 def _assert_signed_order_webhook(fake_platform: FakePlatform, order_id: str) -> None:
@@ -105,6 +125,7 @@ def test_readme_mcp_walk_buys_with_pix_and_gets_the_webhook_bcp_chk_01(walk: Wal
     async def go() -> dict[str, Any]:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {walk.api_key}"})
         async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+
             async def tool(name: str, **arguments: Any) -> dict[str, Any]:
                 result = await client.call_tool(name, {"meta": meta, **arguments})
                 assert not result.is_error
@@ -112,29 +133,46 @@ def test_readme_mcp_walk_buys_with_pix_and_gets_the_webhook_bcp_chk_01(walk: Wal
 
             found = await tool("search_catalog", catalog={"query": "café"})
             sku = found["products"][0]["variants"][0]["id"]
-            created = await tool("create_checkout", checkout={"line_items": [{"item": {"id": sku}, "quantity": 2}],
-                                                              "buyer": {"email": BUYER["email"]}})
-            state = {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 2}],
-                     "buyer": BUYER, "discounts": {"codes": ["BEMVINDO10"]},
-                     "fulfillment": {"methods": [{"type": "shipping", "destinations": [ADDRESS]}]}}
+            created = await tool(
+                "create_checkout",
+                checkout={"line_items": [{"item": {"id": sku}, "quantity": 2}], "buyer": {"email": BUYER["email"]}},
+            )
+            state = {
+                "line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 2}],
+                "buyer": BUYER,
+                "discounts": {"codes": ["BEMVINDO10"]},
+                "fulfillment": {"methods": [{"type": "shipping", "destinations": [ADDRESS]}]},
+            }
             addressed = await tool("update_checkout", id=created["id"], checkout=state)
             ready = await tool("update_checkout", id=created["id"], checkout=_with_choice(addressed, state, "pac"))
             key = str(uuid.uuid4())
-            complete = {"meta": {**meta, "idempotency-key": key}, "id": created["id"],
-                        "checkout": {"payment": {"instruments": [PIX]}}}
+            complete = {
+                "meta": {**meta, "idempotency-key": key},
+                "id": created["id"],
+                "checkout": {"payment": {"instruments": [PIX]}},
+            }
             completing = await client.call_tool("complete_checkout", complete)
             replay = await client.call_tool("complete_checkout", complete)
             paid = walk.pay_in_sandbox(completing.structured_content["payment"]["instruments"][0]["pix"]["txid"])
             completed = await tool("get_checkout", id=created["id"])
             order = await tool("get_order", id=completed["order"]["id"])
             try:
-                await client.call_tool("create_checkout", {"meta": meta, "checkout": {
-                    "line_items": [{"item": {"id": sku}, "quantity": 0}]}})
+                await client.call_tool(
+                    "create_checkout",
+                    {"meta": meta, "checkout": {"line_items": [{"item": {"id": sku}, "quantity": 0}]}},
+                )
                 bad: Any = None
             except MCPError as exc:
                 bad = exc.error.data
-            return {"ready": ready, "completing": completing, "replay": replay, "paid": paid,
-                    "completed": completed, "order": order, "bad": bad}
+            return {
+                "ready": ready,
+                "completing": completing,
+                "replay": replay,
+                "paid": paid,
+                "completed": completed,
+                "order": order,
+                "bad": bad,
+            }
 
     seen = test_mcp_helpers.run(go)
     assert seen["ready"]["status"] == "ready_for_complete"
@@ -153,16 +191,25 @@ def test_readme_mcp_walk_buys_with_pix_and_gets_the_webhook_bcp_chk_01(walk: Wal
 
 def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: FakePlatform) -> None:
     """BCP-CHK-01, BCP-IDEM-04, BCP-ERR-05: the README's REST steps with httpx."""
-    rest = httpx.Client(base_url=walk.discover()["rest"], timeout=30, headers={
-        "BCP-Agent": f'profile="{walk.profile_url}"', "Authorization": f"Bearer {walk.api_key}"})
+    rest = httpx.Client(
+        base_url=walk.discover()["rest"],
+        timeout=30,
+        headers={"BCP-Agent": f'profile="{walk.profile_url}"', "Authorization": f"Bearer {walk.api_key}"},
+    )
     sku = rest.post("/catalog/search", json={"query": "café"}).json()["products"][0]["variants"][0]["id"]
-    created = rest.post("/checkout-sessions", headers={"Idempotency-Key": str(uuid.uuid4())},
-                        json={"line_items": [{"item": {"id": sku}, "quantity": 1}], "buyer": {"email": BUYER["email"]}})
+    created = rest.post(
+        "/checkout-sessions",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+        json={"line_items": [{"item": {"id": sku}, "quantity": 1}], "buyer": {"email": BUYER["email"]}},
+    )
     assert created.status_code == 201
     checkout_id = created.json()["id"]
-    state = {"line_items": [{"id": created.json()["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
-             "buyer": BUYER, "discounts": {"codes": ["BEMVINDO10"]},
-             "fulfillment": {"methods": [{"type": "shipping", "destinations": [ADDRESS]}]}}
+    state = {
+        "line_items": [{"id": created.json()["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
+        "buyer": BUYER,
+        "discounts": {"codes": ["BEMVINDO10"]},
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [ADDRESS]}]},
+    }
     addressed = rest.put(f"/checkout-sessions/{checkout_id}", json=state).json()
     ready = rest.put(f"/checkout-sessions/{checkout_id}", json=_with_choice(addressed, state, "sedex")).json()
     assert ready["status"] == "ready_for_complete", ready["messages"]
@@ -179,8 +226,10 @@ def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: Fa
     _assert_signed_order_webhook(fake_platform, order_ref["id"])
     # a bad body: 400 invalid_request naming the field, in Portuguese
     bad = rest.post("/checkout-sessions", json={"line_items": [{"item": {"id": sku}, "quantity": "dois"}]})
-    assert (bad.status_code, bad.json()) == (400, {
-        "code": "invalid_request", "content": "Campo inválido line_items[0].quantity: deve ser um número inteiro"})
+    assert (bad.status_code, bad.json()) == (
+        400,
+        {"code": "invalid_request", "content": "Campo inválido line_items[0].quantity: deve ser um número inteiro"},
+    )
 
 
 def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: FakePlatform) -> None:
@@ -192,8 +241,12 @@ def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: Fak
 
     card_url = walk.discover()["a2a"]
     assert card_url == f"{walk.base_url}/.well-known/agent-card.json"
-    headers = {"BCP-Agent": f'profile="{walk.profile_url}"', "A2A-Version": "1.0", "A2A-Extensions": EXTENSION,
-               "Authorization": f"Bearer {walk.api_key}"}
+    headers = {
+        "BCP-Agent": f'profile="{walk.profile_url}"',
+        "A2A-Version": "1.0",
+        "A2A-Extensions": EXTENSION,
+        "Authorization": f"Bearer {walk.api_key}",
+    }
 
     async def go() -> dict[str, Any]:
         async with httpx.AsyncClient(headers=headers, timeout=30) as http:
@@ -201,8 +254,12 @@ def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: Fak
             context = {"id": ""}
 
             async def send(data: dict[str, Any], message_id: str | None = None) -> dict[str, Any]:
-                message = Message(role=Role.ROLE_USER, message_id=message_id or str(uuid.uuid4()),
-                                  context_id=context["id"], extensions=[EXTENSION])
+                message = Message(
+                    role=Role.ROLE_USER,
+                    message_id=message_id or str(uuid.uuid4()),
+                    context_id=context["id"],
+                    extensions=[EXTENSION],
+                )
                 message.parts.append(Part(data=ParseDict(data, struct_pb2.Value()), media_type="application/json"))
                 async for event in client.send_message(SendMessageRequest(message=message)):
                     if event.HasField("task"):  # a Pix complete: the task in `working`, the checkout in its status
@@ -226,8 +283,14 @@ def test_readme_a2a_walk_buys_with_pix_bcp_a2a_05(walk: Walk, fake_platform: Fak
             paid = walk.pay_in_sandbox(completing["a2a.bcp.checkout"]["payment"]["instruments"][0]["pix"]["txid"])
             completed = await send({"action": "get_checkout"})
             order = await send({"action": "get_order", "order_id": completed["a2a.bcp.checkout"]["order"]["id"]})
-            return {"ready": ready, "completing": completing, "replay": replay, "paid": paid,
-                    "completed": completed, "order": order}
+            return {
+                "ready": ready,
+                "completing": completing,
+                "replay": replay,
+                "paid": paid,
+                "completed": completed,
+                "order": order,
+            }
 
     seen = test_mcp_helpers.run(go)
     assert seen["ready"]["a2a.bcp.checkout"]["status"] == "ready_for_complete"

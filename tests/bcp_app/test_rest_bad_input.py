@@ -42,13 +42,16 @@ def assert_invalid(response: Any, field: str) -> None:
         ("[1, 2]", "(corpo)"),
         ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": "2"}]}', "line_items[0].quantity"),
         ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2.5}]}', "line_items[0].quantity"),
-        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 9007199254740992}]}',
-         "line_items[0].quantity"),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 9007199254740992}]}', "line_items[0].quantity"),
         ('{"line_items": [{"item": "SKU-CAFE-500G", "quantity": 1}]}', "line_items[0].item"),
-        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": ["a"]}}',
-         "buyer.email"),
-        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "payment": {"instruments": {}}}',
-         "payment.instruments"),
+        (
+            '{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": ["a"]}}',
+            "buyer.email",
+        ),
+        (
+            '{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "payment": {"instruments": {}}}',
+            "payment.instruments",
+        ),
         ('{"buyer": {}}', "line_items"),
         ("{}", "line_items"),
     ],
@@ -61,8 +64,7 @@ def test_malformed_json_and_wrong_types_name_the_field_bcp_err_05(
 
 @pytest.mark.django_db
 def test_huge_string_names_the_field(client: Client, headers: dict[str, str]) -> None:
-    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-            "buyer": {"first_name": "x" * 100_000}}
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"first_name": "x" * 100_000}}
     assert_invalid(call(client, "post", "/checkout-sessions", headers, body), "buyer.first_name")
 
 
@@ -85,8 +87,13 @@ def test_too_many_lines_names_the_field(client: Client, headers: dict[str, str])
 def test_wrong_types_on_update_and_complete(client: Client, headers: dict[str, str]) -> None:
     update = call(client, "put", "/checkout-sessions/checkout_x", headers, {"line_items": [{"quantity": 1}]})
     assert_invalid(update, "line_items[0].item")
-    done = call(client, "post", "/checkout-sessions/checkout_x/complete", {**headers, "Idempotency-Key": "k"},
-                {"payment": {"instruments": [{"id": "i", "handler_id": "h"}]}})
+    done = call(
+        client,
+        "post",
+        "/checkout-sessions/checkout_x/complete",
+        {**headers, "Idempotency-Key": "k"},
+        {"payment": {"instruments": [{"id": "i", "handler_id": "h"}]}},
+    )
     assert_invalid(done, "payment.instruments[0].type")
     cancel = call(client, "post", "/checkout-sessions/checkout_x/cancel", {**headers, "Idempotency-Key": "k"}, "{")
     assert_invalid(cancel, "JSON")
@@ -130,8 +137,13 @@ def test_unexpected_failure_is_500_without_internals_bcp_err_06(client: Client, 
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(crash):
-        response = call(client, "post", "/checkout-sessions", headers,
-                        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]})
+        response = call(
+            client,
+            "post",
+            "/checkout-sessions",
+            headers,
+            {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
+        )
     assert response.status_code == 500
     assert response.json() == {"code": "internal_error", "content": "Erro interno; nada foi alterado."}
     assert Checkout.objects.count() == 0

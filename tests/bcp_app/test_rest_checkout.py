@@ -17,21 +17,38 @@ from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
-CHECKOUT_CAPS = {"br.dev.bcp.shopping.checkout": [{"version": VERSION}],
-                 "br.dev.bcp.shopping.fulfillment": [{"version": VERSION}],
-                 "br.dev.bcp.shopping.discount": [{"version": VERSION}]}
-PIX_HANDLERS = {"br.dev.bcp.pix": [{
-    "id": "pix_recebedor_001", "version": VERSION, "spec": "https://bcp.dev.br/draft/specification/payment/pix",
-    "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json", "available_instruments": [{"type": "pix"}],
-    "config": {"environment": "sandbox", "charge_kind": "cob", "key_type": "evp", "expiration_seconds": 1800,
-               "merchant_name": "LOJA EXEMPLO LTDA", "merchant_city": "SAO PAULO", "min_amount": 1,
-               "max_amount": 10000000}}]}
-LINKS = [{"type": "terms_of_service", "url": "https://loja.example.com.br/termos", "title": "Termos de uso"},
-         {"type": "privacy_policy", "url": "https://loja.example.com.br/privacidade",
-          "title": "Política de privacidade"},
-         {"type": "refund_policy", "url": "https://loja.example.com.br/trocas-e-devolucoes",
-          "title": "Trocas e devoluções"},
-         {"type": "shipping_policy", "url": "https://loja.example.com.br/entrega", "title": "Política de entrega"}]
+CHECKOUT_CAPS = {
+    "br.dev.bcp.shopping.checkout": [{"version": VERSION}],
+    "br.dev.bcp.shopping.fulfillment": [{"version": VERSION}],
+    "br.dev.bcp.shopping.discount": [{"version": VERSION}],
+}
+PIX_HANDLERS = {
+    "br.dev.bcp.pix": [
+        {
+            "id": "pix_recebedor_001",
+            "version": VERSION,
+            "spec": "https://bcp.dev.br/draft/specification/payment/pix",
+            "schema": "https://bcp.dev.br/draft/schemas/payment/pix.json",
+            "available_instruments": [{"type": "pix"}],
+            "config": {
+                "environment": "sandbox",
+                "charge_kind": "cob",
+                "key_type": "evp",
+                "expiration_seconds": 1800,
+                "merchant_name": "LOJA EXEMPLO LTDA",
+                "merchant_city": "SAO PAULO",
+                "min_amount": 1,
+                "max_amount": 10000000,
+            },
+        }
+    ]
+}
+LINKS = [
+    {"type": "terms_of_service", "url": "https://loja.example.com.br/termos", "title": "Termos de uso"},
+    {"type": "privacy_policy", "url": "https://loja.example.com.br/privacidade", "title": "Política de privacidade"},
+    {"type": "refund_policy", "url": "https://loja.example.com.br/trocas-e-devolucoes", "title": "Trocas e devoluções"},
+    {"type": "shipping_policy", "url": "https://loja.example.com.br/entrega", "title": "Política de entrega"},
+]
 
 
 @pytest.fixture
@@ -55,22 +72,50 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
         "id": checkout.public_id,
         "status": "incomplete",
         "currency": "BRL",
-        "line_items": [{"id": line_id, "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290},
-                        "quantity": 2, "totals": [{"type": "subtotal", "amount": 8580},
-                                                  {"type": "total", "amount": 8580}]}],
+        "line_items": [
+            {
+                "id": line_id,
+                "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290},
+                "quantity": 2,
+                "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
+            }
+        ],
         "buyer": {"email": "ana@example.com.br"},
-        "fulfillment": {"methods": [], "available_methods": [
-            {"type": "shipping", "line_item_ids": [line_id], "fulfillable_on": "now",
-             "description": "Entrega no endereço (Correios ou motoboy)"}]},
+        "fulfillment": {
+            "methods": [],
+            "available_methods": [
+                {
+                    "type": "shipping",
+                    "line_item_ids": [line_id],
+                    "fulfillable_on": "now",
+                    "description": "Entrega no endereço (Correios ou motoboy)",
+                }
+            ],
+        },
         "discounts": {"codes": [], "applied": []},
         "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
         "messages": [
-            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.buyer.first_name",
-             "content": "Informe o nome."},
-            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.buyer.last_name",
-             "content": "Informe o sobrenome."},
-            {"type": "error", "code": "field_required", "severity": "recoverable", "path": "$.fulfillment",
-             "content": "Informe o endereço de entrega ou escolha retirada na loja."},
+            {
+                "type": "error",
+                "code": "field_required",
+                "severity": "recoverable",
+                "path": "$.buyer.first_name",
+                "content": "Informe o nome.",
+            },
+            {
+                "type": "error",
+                "code": "field_required",
+                "severity": "recoverable",
+                "path": "$.buyer.last_name",
+                "content": "Informe o sobrenome.",
+            },
+            {
+                "type": "error",
+                "code": "field_required",
+                "severity": "recoverable",
+                "path": "$.fulfillment",
+                "content": "Informe o endereço de entrega ou escolha retirada na loja.",
+            },
         ],
         "links": LINKS,
         "policies": policies_json("pt-br"),  # tests/bcp_app/test_policies.py checks their content
@@ -82,9 +127,20 @@ def test_create_returns_201_and_the_exact_checkout_bcp_chk_02_04(client: Client,
 
 
 def test_response_only_input_is_ignored_bcp_chk_04_sec_03(client: Client, headers: dict[str, str]) -> None:
-    body = {"id": "chk_mine", "status": "completed", "currency": "USD", "totals": [{"type": "total", "amount": 1}],
-            "line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G", "title": "Grátis", "price": 1},
-                            "quantity": 1, "totals": [{"type": "total", "amount": 1}]}]}
+    body = {
+        "id": "chk_mine",
+        "status": "completed",
+        "currency": "USD",
+        "totals": [{"type": "total", "amount": 1}],
+        "line_items": [
+            {
+                "id": "li_x",
+                "item": {"id": "SKU-CAFE-500G", "title": "Grátis", "price": 1},
+                "quantity": 1,
+                "totals": [{"type": "total", "amount": 1}],
+            }
+        ],
+    }
     data = create(client, headers, body).json()
     assert data["id"] != "chk_mine" and data["status"] == "incomplete" and data["currency"] == "BRL"
     assert data["line_items"][0]["id"] != "li_x"
@@ -98,10 +154,14 @@ def test_impossible_create_is_an_error_response_and_stores_nothing_bcp_chk_05(
     response = create(client, headers, {"line_items": [{"item": {"id": "SKU-NAO-EXISTE"}, "quantity": 1}]})
     assert response.status_code == 200
     body = response.json()
-    assert body["ucp"] == {"version": VERSION, "status": "error",
-                           "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}}
+    assert body["ucp"] == {
+        "version": VERSION,
+        "status": "error",
+        "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]},
+    }
     assert [(m["type"], m["code"], m["severity"]) for m in body["messages"]] == [
-        ("error", "item_unavailable", "unrecoverable")]
+        ("error", "item_unavailable", "unrecoverable")
+    ]
     assert set(body) == {"ucp", "messages"}
     assert Checkout.objects.count() == 0
 
@@ -110,10 +170,14 @@ def test_unknown_checkout_is_not_found_with_http_200_bcp_chk_13(client: Client, 
     response = call(client, "get", "/checkout-sessions/checkout_desconhecido", headers)
     assert response.status_code == 200
     assert response.json() == {
-        "ucp": {"version": VERSION, "status": "error",
-                "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]}},
-        "messages": [{"type": "error", "code": "not_found", "severity": "unrecoverable",
-                      "content": "Checkout não encontrado."}],
+        "ucp": {
+            "version": VERSION,
+            "status": "error",
+            "capabilities": {"br.dev.bcp.shopping.checkout": [{"version": VERSION}]},
+        },
+        "messages": [
+            {"type": "error", "code": "not_found", "severity": "unrecoverable", "content": "Checkout não encontrado."}
+        ],
     }
 
 
@@ -133,11 +197,18 @@ def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Clien
     pix = instrument.pop("pix")
     assert instrument == {**PIX, "display": {"description": "Pix"}}
     assert (pix["status"], pix["amount"], pix["currency"], pix["paid_at"], pix["end_to_end_id"]) == (
-        "active", 10470, "BRL", None, None)
+        "active",
+        10470,
+        "BRL",
+        None,
+        None,
+    )
     assert pix["br_code"].startswith("000201") and pix["qr_code"]["data_uri"].startswith("data:image/png;base64,")
-    assert checkout["totals"] == [{"type": "subtotal", "amount": 8580},
-                                  {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
-                                  {"type": "total", "amount": 10470}]
+    assert checkout["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
+        {"type": "total", "amount": 10470},
+    ]
     assert checkout["ucp"]["payment_handlers"] == PIX_HANDLERS
     assert "messages" not in checkout
 
@@ -179,25 +250,27 @@ def test_update_or_complete_during_in_progress_is_recoverable_bcp_chk_12(
         assert body["messages"][-1]["severity"] == "recoverable"
 
 
-def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(
-    client: Client, headers: dict[str, str]
-) -> None:
+def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: Client, headers: dict[str, str]) -> None:
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
-    canceled = call(client, "post", f"/checkout-sessions/{checkout['id']}/cancel",
-                    {**headers, "Idempotency-Key": "k-cancel"}, {}).json()
+    canceled = call(
+        client, "post", f"/checkout-sessions/{checkout['id']}/cancel", {**headers, "Idempotency-Key": "k-cancel"}, {}
+    ).json()
     assert canceled["status"] == "canceled"
     assert "continue_url" not in canceled and "expires_at" not in canceled
     refused = [
         call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json(),
         complete(client, checkout["id"], headers, key="k-complete-3").json(),
-        call(client, "post", f"/checkout-sessions/{checkout['id']}/cancel", {**headers, "Idempotency-Key": "k-2"},
-             {}).json(),
+        call(
+            client, "post", f"/checkout-sessions/{checkout['id']}/cancel", {**headers, "Idempotency-Key": "k-2"}, {}
+        ).json(),
     ]
     for body in refused:
         assert body["status"] == "canceled"
         assert (body["messages"][-1]["code"], body["messages"][-1]["severity"]) == (
-            "invalid_checkout_status", "unrecoverable")
+            "invalid_checkout_status",
+            "unrecoverable",
+        )
 
 
 def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(
@@ -225,8 +298,9 @@ def test_other_platforms_cannot_see_a_platforms_checkout(
     owner = platform_create(name="Agente A", profile_url=fake_platform.url("/perfil.json"))
     created = create(client, {**headers, "Authorization": f"Bearer {owner.api_key}"}).json()
     other = call(client, "get", f"/checkout-sessions/{created['id']}", headers).json()
-    mine = call(client, "get", f"/checkout-sessions/{created['id']}",
-                {**headers, "Authorization": f"Bearer {owner.api_key}"}).json()
+    mine = call(
+        client, "get", f"/checkout-sessions/{created['id']}", {**headers, "Authorization": f"Bearer {owner.api_key}"}
+    ).json()
     assert other["messages"][0]["code"] == "not_found"
     assert mine["id"] == created["id"]
 
@@ -255,11 +329,26 @@ def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]
 def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers: dict[str, str]) -> None:
     created = create(client, headers).json()
     body = full_update(created, pix=False)
-    body["payment"] = {"instruments": [{"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-                                        "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_segredo_123"}}]}
+    body["payment"] = {
+        "instruments": [
+            {
+                "id": "instr_card",
+                "handler_id": "gpay",
+                "type": "card",
+                "selected": True,
+                "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_segredo_123"},
+            }
+        ]
+    }
     response = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body)
     assert b"tok_segredo_123" not in response.content
     instrument = response.json()["payment"]["instruments"][0]
-    assert instrument == {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-                          "installments": 1, "display": {"description": "Cartão à vista"}}
+    assert instrument == {
+        "id": "instr_card",
+        "handler_id": "gpay",
+        "type": "card",
+        "selected": True,
+        "installments": 1,
+        "display": {"description": "Cartão à vista"},
+    }
     assert "tok_segredo_123" not in str(Checkout.objects.values().get())

@@ -39,41 +39,65 @@ def test_full_rest_agent_flow_with_pix_settlement_and_signed_webhooks(
     server, _ = stack
     catalog()
     registered = platform_create(name="Agente E2E", profile_url=fake_platform.publish())
-    headers = {"BCP-Agent": f'profile="{registered.platform.profile_url}"',
-               "Authorization": f"Bearer {registered.api_key}", "Request-Id": "e2e-1"}
+    headers = {
+        "BCP-Agent": f'profile="{registered.platform.profile_url}"',
+        "Authorization": f"Bearer {registered.api_key}",
+        "Request-Id": "e2e-1",
+    }
     api = httpx.Client(base_url=f"{server.url}/bcp/v1", headers=headers, timeout=30)
 
     # create
-    created = api.post("/checkout-sessions", json={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}]},
-                       headers={"Idempotency-Key": str(uuid.uuid4())})
+    created = api.post(
+        "/checkout-sessions",
+        json={"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}]},
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
     assert (created.status_code, created.headers["Request-Id"]) == (201, "e2e-1")
     checkout = created.json()
     line = checkout["line_items"][0]
-    base = {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
-            "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}}
+    base = {
+        "line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"},
+    }
     # update with the address, then the option and Pix
-    checkout = api.put(f"/checkout-sessions/{checkout['id']}",
-                       json={**base, "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]}}).json()
+    checkout = api.put(
+        f"/checkout-sessions/{checkout['id']}",
+        json={**base, "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]}},
+    ).json()
     method = checkout["fulfillment"]["methods"][0]
     destination = method["destinations"][0]["id"]
-    checkout = api.put(f"/checkout-sessions/{checkout['id']}", json={
-        **base,
-        "fulfillment": {"methods": [{
-            "id": method["id"], "type": "shipping", "destinations": [{**SP, "id": destination}],
-            "selected_destination_id": destination,
-            "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "sedex"}]}]},
-        "payment": {"instruments": [PIX]},
-    }).json()
+    checkout = api.put(
+        f"/checkout-sessions/{checkout['id']}",
+        json={
+            **base,
+            "fulfillment": {
+                "methods": [
+                    {
+                        "id": method["id"],
+                        "type": "shipping",
+                        "destinations": [{**SP, "id": destination}],
+                        "selected_destination_id": destination,
+                        "groups": [{"id": method["groups"][0]["id"], "selected_option_id": "sedex"}],
+                    }
+                ]
+            },
+            "payment": {"instruments": [PIX]},
+        },
+    ).json()
     assert checkout["status"] == "ready_for_complete"
     assert checkout["totals"][-1] == {"type": "total", "amount": 11870}
     txid = checkout["payment"]["instruments"][0]["pix"]["txid"]
     # complete: Pix not paid yet
-    completing = api.post(f"/checkout-sessions/{checkout['id']}/complete", json={"payment": {"instruments": [PIX]}},
-                          headers={"Idempotency-Key": str(uuid.uuid4())})
+    completing = api.post(
+        f"/checkout-sessions/{checkout['id']}/complete",
+        json={"payment": {"instruments": [PIX]}},
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
     assert completing.json()["status"] == "complete_in_progress"
     # the buyer pays in the sandbox PSP; its webhook reaches us and the Celery worker settles
-    paid = httpx.post(f"{server.url}/_sandbox/psp/cob/{txid}/pay", json={}, headers={"BCP-Sandbox-Secret": SECRET},
-                      timeout=30)
+    paid = httpx.post(
+        f"{server.url}/_sandbox/psp/cob/{txid}/pay", json={}, headers={"BCP-Sandbox-Secret": SECRET}, timeout=30
+    )
     assert paid.status_code == 200, paid.text
 
     def completed() -> dict[str, Any] | None:
@@ -85,17 +109,28 @@ def test_full_rest_agent_flow_with_pix_settlement_and_signed_webhooks(
     order = api.get(f"/orders/{order_id}").json()
     assert order["ucp"] == {"version": VERSION, "capabilities": {"br.dev.bcp.shopping.order": [{"version": VERSION}]}}
     assert (order["id"], order["checkout_id"], order["permalink_url"]) == (
-        order_id, checkout["id"], done["order"]["permalink_url"])
+        order_id,
+        checkout["id"],
+        done["order"]["permalink_url"],
+    )
     assert order["totals"][-1] == {"type": "total", "amount": 11870}
     # a shipment through the orders services (what the admin action calls)
     order_ship(order_id=order_id, tracking_number="BR123456785BR", carrier="Correios")
-    hooks = wait_for(lambda: (lambda r: r if len(r) >= 2 else None)(
-        [r for r in fake_platform.received if r.method == "POST" and r.path == "/webhooks/bcp/pedidos"]), timeout=90)
+    hooks = wait_for(
+        lambda: (lambda r: r if len(r) >= 2 else None)(
+            [r for r in fake_platform.received if r.method == "POST" and r.path == "/webhooks/bcp/pedidos"]
+        ),
+        timeout=90,
+    )
     keys = httpx.get(f"{server.url}/.well-known/bcp", timeout=10).json()["keys"]
     events = []
     for received in hooks:
-        message = HttpMessage(method="POST", authority=f"127.0.0.1:{fake_platform.port}", path="/webhooks/bcp/pedidos",
-                              headers=received.headers)
+        message = HttpMessage(
+            method="POST",
+            authority=f"127.0.0.1:{fake_platform.port}",
+            path="/webhooks/bcp/pedidos",
+            headers=received.headers,
+        )
         verify_message(message, received.body, keys, required=WEBHOOK_COMPONENTS)
         body = json.loads(received.body)
         assert body["id"] == order_id

@@ -66,21 +66,43 @@ def test_originating_platform_reads_the_full_order_bcp_ord_01_04_05(
         "checkout_id": order.checkout_id,
         "permalink_url": order.permalink_url,
         "currency": "BRL",
-        "line_items": [{"id": line.public_id, "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g",
-                                                       "price": 4290},
-                        "quantity": {"total": 2, "fulfilled": 0},
-                        "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
-                        "status": "processing"}],
-        "fulfillment": {"expectations": [{
-            "id": expectation.public_id, "line_items": [{"id": line.public_id, "quantity": 2}],
-            "method_type": "shipping",
-            "destination": {"street_address": "Rua das Flores, 123", "extended_address": "Apto 45 - Jardim Paulista",
-                            "address_locality": "São Paulo", "address_region": "SP", "address_country": "BR",
-                            "postal_code": "01310-100", "first_name": "Ana", "last_name": "Souza"},
-            "description": expectation.description, "fulfillable_on": "now"}], "events": []},
+        "line_items": [
+            {
+                "id": line.public_id,
+                "item": {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290},
+                "quantity": {"total": 2, "fulfilled": 0},
+                "totals": [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}],
+                "status": "processing",
+            }
+        ],
+        "fulfillment": {
+            "expectations": [
+                {
+                    "id": expectation.public_id,
+                    "line_items": [{"id": line.public_id, "quantity": 2}],
+                    "method_type": "shipping",
+                    "destination": {
+                        "street_address": "Rua das Flores, 123",
+                        "extended_address": "Apto 45 - Jardim Paulista",
+                        "address_locality": "São Paulo",
+                        "address_region": "SP",
+                        "address_country": "BR",
+                        "postal_code": "01310-100",
+                        "first_name": "Ana",
+                        "last_name": "Souza",
+                    },
+                    "description": expectation.description,
+                    "fulfillable_on": "now",
+                }
+            ],
+            "events": [],
+        },
         "adjustments": [],
-        "totals": [{"type": "subtotal", "amount": 8580}, {"type": "fulfillment", "display_text": "PAC",
-                                                          "amount": 1890}, {"type": "total", "amount": 10470}],
+        "totals": [
+            {"type": "subtotal", "amount": 8580},
+            {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
+            {"type": "total", "amount": 10470},
+        ],
         "policies": policies_json("pt-br"),
     }
     checkout = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
@@ -92,13 +114,23 @@ def test_anonymous_caller_is_unauthorized_like_seed_000_bcp_ord_02(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:
     order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
-    response = call(client, "get", f"/orders/{order.public_id}",
-                    agent(fake_platform.url("/perfil.json"), **{"Accept-Language": "en"}))
+    response = call(
+        client,
+        "get",
+        f"/orders/{order.public_id}",
+        agent(fake_platform.url("/perfil.json"), **{"Accept-Language": "en"}),
+    )
     assert response.status_code == 200
     assert response.json() == {
         "ucp": {"version": VERSION, "status": "error", "capabilities": ORDER_CAPS},
-        "messages": [{"type": "error", "code": "unauthorized", "severity": "unrecoverable",
-                      "content": "Not authorized to access this order."}],
+        "messages": [
+            {
+                "type": "error",
+                "code": "unauthorized",
+                "severity": "unrecoverable",
+                "content": "Not authorized to access this order.",
+            }
+        ],
     }
 
 
@@ -119,8 +151,9 @@ def test_unknown_order_is_not_found_like_seed_000_bcp_ord_03(
     assert response.status_code == 200
     assert response.json() == {
         "ucp": {"version": VERSION, "status": "error", "capabilities": ORDER_CAPS},
-        "messages": [{"type": "error", "code": "not_found", "severity": "unrecoverable",
-                      "content": "Order not found."}],
+        "messages": [
+            {"type": "error", "code": "not_found", "severity": "unrecoverable", "content": "Order not found."}
+        ],
     }
 
 
@@ -221,8 +254,9 @@ def test_admin_retries_a_failed_delivery_with_the_same_webhook_id(
     WebhookDelivery.objects.update(status="failed", next_attempt_at=None)
     client.force_login(User.objects.create_superuser("admin", "admin@example.com", "senha-forte-123"))
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/admin/bcp_app/webhookdelivery/",
-                               {"action": "retry_now", "_selected_action": [delivery.pk]})
+        response = client.post(
+            "/admin/bcp_app/webhookdelivery/", {"action": "retry_now", "_selected_action": [delivery.pk]}
+        )
     assert response.status_code == 302
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("delivered", 2)
@@ -231,7 +265,10 @@ def test_admin_retries_a_failed_delivery_with_the_same_webhook_id(
 
 
 def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
-    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any,
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
     settings: Any,
 ) -> None:
     """Get Order keeps the rendered body per process (bcp_app/service/operations/order_body.py); a shipped order, a

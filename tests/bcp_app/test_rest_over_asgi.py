@@ -59,7 +59,9 @@ def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.M
 
 
 def test_every_request_hands_its_connection_back_to_the_pool(
-    client: Client, fake_platform: FakePlatform, platform: NewPlatform,  # noqa: F811
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     """`request_finished` runs in the request's own thread and hands its connection back: after more reads than
@@ -86,7 +88,9 @@ def test_every_request_hands_its_connection_back_to_the_pool(
 
 
 def test_get_order_over_asgi_answers_as_the_test_client_bcp_ord_01(
-    client: Client, fake_platform: FakePlatform, platform: NewPlatform,  # noqa: F811
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     from config.asgi import application

@@ -67,10 +67,15 @@ def test_catalog_responses_validate_bcp_cat_06(client: Client, headers: dict[str
 
 
 def test_request_models_ignore_unknown_members_and_response_only_fields_bcp_sec_03() -> None:
-    parsed = schemas.CheckoutCreateRequest.model_validate({
-        "line_items": [{"item": {"id": "SKU-1", "price": 1, "title": "x"}, "quantity": 1, "totals": []}],
-        "status": "completed", "totals": [], "ucp": {"anything": True}, "extra": {"x": 1},
-    })
+    parsed = schemas.CheckoutCreateRequest.model_validate(
+        {
+            "line_items": [{"item": {"id": "SKU-1", "price": 1, "title": "x"}, "quantity": 1, "totals": []}],
+            "status": "completed",
+            "totals": [],
+            "ucp": {"anything": True},
+            "extra": {"x": 1},
+        }
+    )
     assert parsed.model_dump(exclude_none=True) == {"line_items": [{"item": {"id": "SKU-1"}, "quantity": 1}]}
 
 
@@ -92,10 +97,21 @@ def test_request_models_are_strict_about_types(body: dict[str, Any], where: tupl
 
 def _models() -> list[type[BaseModel]]:
     found: list[type[BaseModel]] = []
-    for module in (common, schemas.checkout, schemas.payment, schemas.fulfillment, schemas.discount, schemas.order,
-                   schemas.catalog, schemas.profile):
-        found += [v for v in vars(module).values()
-                  if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == module.__name__]
+    for module in (
+        common,
+        schemas.checkout,
+        schemas.payment,
+        schemas.fulfillment,
+        schemas.discount,
+        schemas.order,
+        schemas.catalog,
+        schemas.profile,
+    ):
+        found += [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, BaseModel) and v.__module__ == module.__name__
+        ]
     return found
 
 

@@ -27,16 +27,17 @@ BODY = b'{"line_items":[{"item":{"id":"SKU-CAFE-500G"},"quantity":2}]}'
 
 
 def request(body: bytes = BODY, **headers: str) -> HttpMessage:
-    base = {"Content-Type": "application/json", "BCP-Agent": 'profile="https://agente.example/perfil.json"',
-            "Content-Digest": content_digest(body)}
+    base = {
+        "Content-Type": "application/json",
+        "BCP-Agent": 'profile="https://agente.example/perfil.json"',
+        "Content-Digest": content_digest(body),
+    }
     base.update(headers)
-    return HttpMessage(method="POST", authority="loja.example.com.br", path="/bcp/v1/checkout-sessions",
-                       headers=base)
+    return HttpMessage(method="POST", authority="loja.example.com.br", path="/bcp/v1/checkout-sessions", headers=base)
 
 
 def signed(msg: HttpMessage, components: tuple[str, ...] | list[str], **kwargs: object) -> HttpMessage:
-    msg.headers = {**msg.headers, **sign_message(msg, components, key=KEY, keyid="plat-1", created=CREATED,
-                                                 **kwargs)}  # type: ignore[arg-type]
+    msg.headers = {**msg.headers, **sign_message(msg, components, key=KEY, keyid="plat-1", created=CREATED, **kwargs)}  # type: ignore[arg-type]
     return msg
 
 
@@ -87,8 +88,11 @@ def test_es256_signatures_are_raw_r_s_64_bytes_bcp_sig_01() -> None:
 
 def test_signature_base_follows_rfc9421() -> None:
     msg = request()
-    base = signature_base(msg, ["@method", "@authority", "@path", "content-type"],
-                          '("@method" "@authority" "@path" "content-type");created=1;keyid="k"')
+    base = signature_base(
+        msg,
+        ["@method", "@authority", "@path", "content-type"],
+        '("@method" "@authority" "@path" "content-type");created=1;keyid="k"',
+    )
     assert base.decode() == (
         '"@method": POST\n"@authority": loja.example.com.br\n"@path": /bcp/v1/checkout-sessions\n'
         '"content-type": application/json\n'
@@ -165,8 +169,16 @@ def test_missing_signature_headers_are_signature_missing_bcp_sig_04() -> None:
 
 
 def test_webhook_coverage_list_matches_bcp_section_8() -> None:
-    assert WEBHOOK_COMPONENTS == ("@method", "@authority", "@path", "content-digest", "content-type", "bcp-agent",
-                                  "webhook-id", "webhook-timestamp")
+    assert WEBHOOK_COMPONENTS == (
+        "@method",
+        "@authority",
+        "@path",
+        "content-digest",
+        "content-type",
+        "bcp-agent",
+        "webhook-id",
+        "webhook-timestamp",
+    )
 
 
 def test_public_jwk_is_a_p256_es256_signing_key_bcp_disc_05() -> None:
@@ -209,8 +221,10 @@ def test_the_received_signature_params_value_is_verified_rfc9421_3_2() -> None:
     """RFC 9421 §3.2: the base's `@signature-params` line is the received Signature-Input member value; a
     valid RFC 8941 spelling that re-serializes differently (two spaces between items) still verifies."""
     msg = request()
-    params = ('("@method"  "@authority" "@path" "content-digest" "content-type" "bcp-agent")'
-              ';created=1785254400;keyid="plat-1"')
+    params = (
+        '("@method"  "@authority" "@path" "content-digest" "content-type" "bcp-agent")'
+        ';created=1785254400;keyid="plat-1"'
+    )
     msg.headers = {**msg.headers, **_sign_raw(msg, REQUEST_COMPONENTS, params)}
     assert verify(msg, BODY, JWKS).components == REQUEST_COMPONENTS
 
@@ -220,8 +234,11 @@ def test_every_label_must_verify_rfc9421_3_2() -> None:
     msg = signed(request(), REQUEST_COMPONENTS)
     forged = "sig2=:" + base64.b64encode(bytes(64)).decode() + ":"
     second = msg.header("signature-input").replace("sig1=", "sig2=", 1)
-    msg.headers = {**msg.headers, "Signature-Input": f"{msg.header('signature-input')}, {second}",
-                   "Signature": f"{msg.header('signature')}, {forged}"}
+    msg.headers = {
+        **msg.headers,
+        "Signature-Input": f"{msg.header('signature-input')}, {second}",
+        "Signature": f"{msg.header('signature')}, {forged}",
+    }
     with pytest.raises(SignatureError) as err:
         verify(msg, BODY, JWKS)
     assert (err.value.code, err.value.message) == ("signature_invalid", "signature does not verify")

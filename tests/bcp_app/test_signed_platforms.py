@@ -20,8 +20,13 @@ from tests.bcp_app.bcp_fixtures import PLATFORM_KID, FakePlatform, agent
 from tests.bcp_app.rest_helpers import catalog, full_update
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
-CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+CARD = {
+    "id": "instr_card",
+    "handler_id": "gpay",
+    "type": "card",
+    "selected": True,
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
 
 
 class Signer:
@@ -51,14 +56,24 @@ class Signer:
 
 
 def _order_by_signed_platform(sign: Signer) -> dict[str, Any]:
-    created = sign("post", "/checkout-sessions", {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
-                                                  "buyer": {"email": "ana@example.com.br"}})
+    created = sign(
+        "post",
+        "/checkout-sessions",
+        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": "ana@example.com.br"}},
+    )
     addressed = sign("put", f"/checkout-sessions/{created['id']}", full_update(created, pix=False))
-    ready = sign("put", f"/checkout-sessions/{created['id']}",
-                 {**full_update(addressed, pix=False), "payment": {"instruments": [CARD]}})
+    ready = sign(
+        "put",
+        f"/checkout-sessions/{created['id']}",
+        {**full_update(addressed, pix=False), "payment": {"instruments": [CARD]}},
+    )
     assert ready["status"] == "ready_for_complete", ready.get("messages")
-    done = sign("post", f"/checkout-sessions/{created['id']}/complete", {"payment": {"instruments": [CARD]}},
-                key=str(uuid.uuid4()))
+    done = sign(
+        "post",
+        f"/checkout-sessions/{created['id']}/complete",
+        {"payment": {"instruments": [CARD]}},
+        key=str(uuid.uuid4()),
+    )
     assert done["status"] == "completed", done.get("messages")
     return done
 
@@ -89,10 +104,14 @@ def test_unsigned_or_other_profiles_still_get_unauthorized_bcp_ord_02(
     # an unsigned request naming the same profile is anonymous
     unsigned = client.get(path, headers=agent(url)).json()
     # another platform signing with the keys of its own profile is someone else (BCP-SIG-08)
-    other = FakePlatform(port=fake_platform.port, routes=fake_platform.routes, key=ec.generate_private_key(
-        ec.SECP256R1()))
-    other_url = fake_platform.serve_json("/outro.json", other.profile(handlers=fake_platform.with_card()),
-                                         headers={"Cache-Control": "public, max-age=300"})
+    other = FakePlatform(
+        port=fake_platform.port, routes=fake_platform.routes, key=ec.generate_private_key(ec.SECP256R1())
+    )
+    other_url = fake_platform.serve_json(
+        "/outro.json",
+        other.profile(handlers=fake_platform.with_card()),
+        headers={"Cache-Control": "public, max-age=300"},
+    )
     signed_by_other = Signer(client, other_url, other.key)("get", f"/orders/{done['order']['id']}")
     for body in (unsigned, signed_by_other):
         assert body["ucp"]["status"] == "error"

@@ -43,8 +43,9 @@ def sign(request: Any, key: ec.EllipticCurvePrivateKey) -> None:
     headers = {name.lower(): value for name, value in request.headers.items()}
     path = request.url.raw_path.decode().split("?", 1)[0]
     query = request.url.query.decode() if isinstance(request.url.query, bytes) else str(request.url.query)
-    message = HttpMessage(method=request.method, authority=request.url.netloc.decode(), path=path,
-                          query=query or None, headers=headers)
+    message = HttpMessage(
+        method=request.method, authority=request.url.netloc.decode(), path=path, query=query or None, headers=headers
+    )
     components = [c for c in COVERED if c.startswith("@") or c in headers]
     if query:
         components.append("@query")
@@ -53,8 +54,9 @@ def sign(request: Any, key: ec.EllipticCurvePrivateKey) -> None:
 
 def another_platform(fake_platform: FakePlatform) -> tuple[str, ec.EllipticCurvePrivateKey]:
     """Another platform's profile (URL) and its own signing key, served by the same loopback server."""
-    other = FakePlatform(port=fake_platform.port, routes=fake_platform.routes,
-                         key=ec.generate_private_key(ec.SECP256R1()))
+    other = FakePlatform(
+        port=fake_platform.port, routes=fake_platform.routes, key=ec.generate_private_key(ec.SECP256R1())
+    )
     url = fake_platform.serve_json("/outro.json", other.profile(), headers={"Cache-Control": "public, max-age=300"})
     return url, other.key
 
@@ -101,16 +103,21 @@ def test_a_signed_unregistered_platform_reads_its_own_order_over_mcp_bcp_ord_02_
 
     ready = test_mcp_checkout.ready_checkout(signed_shopper)
     sandbox.pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    done = signed_shopper.tool("complete_checkout", key=str(uuid.uuid4()), id=ready["id"],
-                               checkout={"payment": {"instruments": [test_mcp_checkout.PIX]}})
+    done = signed_shopper.tool(
+        "complete_checkout",
+        key=str(uuid.uuid4()),
+        id=ready["id"],
+        checkout={"payment": {"instruments": [test_mcp_checkout.PIX]}},
+    )
     assert done["status"] == "completed", done.get("messages")
 
     order = signed_shopper.tool("get_order", id=done["order"]["id"])
 
     assert (order["id"], order["checkout_id"]) == (done["order"]["id"], done["id"])
     # unsigned with the same profile: anonymous; signed by another profile's key: someone else
-    unsigned = test_mcp_helpers.call(signed_shopper.url, "get_order", {"meta": signed_shopper.meta(),
-                                                                       "id": order["id"]}).structured_content
+    unsigned = test_mcp_helpers.call(
+        signed_shopper.url, "get_order", {"meta": signed_shopper.meta(), "id": order["id"]}
+    ).structured_content
     other_url, other_key = another_platform(fake_platform)
     by_other = SignedShopper(signed_shopper.url, other_url, other_key).tool("get_order", id=order["id"])
     for body in (unsigned, by_other):
@@ -128,8 +135,14 @@ def live_a2a(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServ
     started.stop()
 
 
-def a2a_send(base_url: str, profile_url: str, key: ec.EllipticCurvePrivateKey | None, data: dict[str, Any],
-             *, context_id: str = "") -> dict[str, Any]:
+def a2a_send(
+    base_url: str,
+    profile_url: str,
+    key: ec.EllipticCurvePrivateKey | None,
+    data: dict[str, Any],
+    *,
+    context_id: str = "",
+) -> dict[str, Any]:
     """One SendMessage with the official a2a-sdk client, every HTTP request signed with `key` (if any)."""
     from a2a.client import ClientConfig, create_client
     from a2a.types import Message, Part, Role, SendMessageRequest
@@ -144,8 +157,9 @@ def a2a_send(base_url: str, profile_url: str, key: ec.EllipticCurvePrivateKey | 
         headers = {"BCP-Agent": f'profile="{profile_url}"', "A2A-Extensions": EXTENSION}
         async with httpx.AsyncClient(headers=headers, timeout=30, event_hooks={"request": [hook]}) as http:
             client = await create_client(base_url, client_config=ClientConfig(streaming=False, httpx_client=http))
-            message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()), context_id=context_id,
-                              extensions=[EXTENSION])
+            message = Message(
+                role=Role.ROLE_USER, message_id=str(uuid.uuid4()), context_id=context_id, extensions=[EXTENSION]
+            )
             message.parts.append(Part(data=ParseDict(data, struct_pb2.Value()), media_type="application/json"))
             async for event in client.send_message(SendMessageRequest(message=message)):
                 return MessageToDict(event.message)
@@ -173,20 +187,29 @@ def test_a_signed_unregistered_platform_reads_its_own_order_over_a2a_bcp_ord_02_
     settings.BCP_PUBLIC_URL = live_a2a.base_url
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
     url = fake_platform.publish()
-    added = a2a_send(live_a2a.base_url, url, fake_platform.key,
-                     {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
+    added = a2a_send(
+        live_a2a.base_url,
+        url,
+        fake_platform.key,
+        {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1},
+    )
     checkout = Checkout.objects.get(public_id=part(added, "a2a.bcp.checkout")["id"])
     assert checkout.platform_id  # the signing profile owns it (BCP §18), not an anonymous caller
     # the order placed from that checkout (seed 000's order, placed for the checkout's owner)
     order = place_seed_order(checkout.platform_id, checkout_id=checkout.public_id)
 
-    mine = part(a2a_send(live_a2a.base_url, url, fake_platform.key,
-                         {"action": "get_order", "order_id": order.public_id}), "a2a.bcp.order")
-    unsigned = part(a2a_send(live_a2a.base_url, url, None, {"action": "get_order", "order_id": order.public_id}),
-                    "a2a.bcp.order")
+    mine = part(
+        a2a_send(live_a2a.base_url, url, fake_platform.key, {"action": "get_order", "order_id": order.public_id}),
+        "a2a.bcp.order",
+    )
+    unsigned = part(
+        a2a_send(live_a2a.base_url, url, None, {"action": "get_order", "order_id": order.public_id}), "a2a.bcp.order"
+    )
     other_url, other_key = another_platform(fake_platform)
-    by_other = part(a2a_send(live_a2a.base_url, other_url, other_key,
-                             {"action": "get_order", "order_id": order.public_id}), "a2a.bcp.order")
+    by_other = part(
+        a2a_send(live_a2a.base_url, other_url, other_key, {"action": "get_order", "order_id": order.public_id}),
+        "a2a.bcp.order",
+    )
 
     assert (mine["id"], mine["checkout_id"]) == (order.public_id, checkout.public_id)
     for body in (unsigned, by_other):

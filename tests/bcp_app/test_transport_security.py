@@ -85,8 +85,11 @@ def test_plain_http_is_redirected_or_refused_in_production(server: LiveServer, p
         f"https://{host}/.well-known/agent-card.json",
     )
     message = "Invalid Request: use HTTPS."
-    refused = {"jsonrpc": "2.0", "id": None,
-               "error": {"code": -32600, "message": message, "data": {"code": "invalid_request", "content": message}}}
+    refused = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": message, "data": {"code": "invalid_request", "content": message}},
+    }
     for name in ("a2a", "mcp"):
         assert (responses[name].status_code, responses[name].json()) == (403, refused), name
         assert responses[name].headers["x-content-type-options"] == "nosniff"

@@ -42,14 +42,26 @@ REST = {
     "search_catalog": (trust.BROWSE, "post", "/catalog/search", {"query": "café"}),
     "lookup_catalog": (trust.BROWSE, "post", "/catalog/lookup", {"ids": ["SKU-NADA"]}),
     "get_product": (trust.BROWSE, "post", "/catalog/product", {"id": "prod_nada"}),
-    "create_checkout": (trust.CHECKOUT_CREATE, "post", "/checkout-sessions",
-                        {"line_items": [{"item": {"id": "SKU-NADA"}, "quantity": 1}]}),
+    "create_checkout": (
+        trust.CHECKOUT_CREATE,
+        "post",
+        "/checkout-sessions",
+        {"line_items": [{"item": {"id": "SKU-NADA"}, "quantity": 1}]},
+    ),
     "get_checkout": (trust.CHECKOUT_CREATE, "get", f"/checkout-sessions/{MISSING}", None),
-    "update_checkout": (trust.CHECKOUT_CREATE, "put", f"/checkout-sessions/{MISSING}",
-                        {"line_items": [{"item": {"id": "SKU-NADA"}, "quantity": 1}]}),
+    "update_checkout": (
+        trust.CHECKOUT_CREATE,
+        "put",
+        f"/checkout-sessions/{MISSING}",
+        {"line_items": [{"item": {"id": "SKU-NADA"}, "quantity": 1}]},
+    ),
     "cancel_checkout": (trust.CHECKOUT_CREATE, "post", f"/checkout-sessions/{MISSING}/cancel", {}),
-    "complete_checkout": (trust.CHECKOUT_COMPLETE, "post", f"/checkout-sessions/{MISSING}/complete",
-                          {"payment": {"instruments": [PIX]}}),
+    "complete_checkout": (
+        trust.CHECKOUT_COMPLETE,
+        "post",
+        f"/checkout-sessions/{MISSING}/complete",
+        {"payment": {"instruments": [PIX]}},
+    ),
     "get_order": (trust.ORDERS_READ, "get", "/orders/order_naoexiste0000", None),
 }
 CALLERS = ("anonymous", "registered", "signed")
@@ -68,8 +80,9 @@ class Caller:
     def __init__(self, client: Client, tier: str, platform: FakePlatform) -> None:
         self.client, self.tier, self.platform = client, tier, platform
         self.profile_url = platform.publish()
-        self.api_key = platform_create(name="Agente", profile_url=self.profile_url).api_key if tier == "registered" \
-            else ""
+        self.api_key = (
+            platform_create(name="Agente", profile_url=self.profile_url).api_key if tier == "registered" else ""
+        )
 
     def __call__(self, method: str, path: str, body: Any = None, *, prefix: str = "/bcp/v1") -> Any:
         raw = json.dumps(body).encode() if body is not None else b""
@@ -82,8 +95,12 @@ class Caller:
             components = ["@method", "@authority", "@path", "bcp-agent", "idempotency-key"]
             if body is not None:
                 components += ["content-digest", "content-type"]
-            message = HttpMessage(method=method.upper(), authority="testserver", path=f"{prefix}{path}",
-                                  headers={k.lower(): v for k, v in headers.items()})
+            message = HttpMessage(
+                method=method.upper(),
+                authority="testserver",
+                path=f"{prefix}{path}",
+                headers={k.lower(): v for k, v in headers.items()},
+            )
             headers.update(sign_message(message, components, key=self.platform.key, keyid=PLATFORM_KID))
         kwargs: dict[str, Any] = {"headers": headers}
         if body is not None:
@@ -107,30 +124,62 @@ def expected_refusal(required: str, caller: str) -> str | None:
 
 def test_every_transport_facing_operation_names_its_permission() -> None:
     """One table (bcp_app/service/operations/__init__.py) guards what REST, MCP, A2A and UCP call."""
-    guarded = {name: getattr(operations, name).permission for name in (
-        "search_catalog", "lookup_catalog", "get_product", "search_policies", "create_checkout", "get_checkout",
-        "update_checkout", "cancel_checkout", "create_cart", "get_cart", "update_cart", "cancel_cart",
-        "complete_checkout", "get_order")}
+    guarded = {
+        name: getattr(operations, name).permission
+        for name in (
+            "search_catalog",
+            "lookup_catalog",
+            "get_product",
+            "search_policies",
+            "create_checkout",
+            "get_checkout",
+            "update_checkout",
+            "cancel_checkout",
+            "create_cart",
+            "get_cart",
+            "update_cart",
+            "cancel_cart",
+            "complete_checkout",
+            "get_order",
+        )
+    }
     assert guarded == {
-        "search_catalog": "catalog.browse", "lookup_catalog": "catalog.browse", "get_product": "catalog.browse",
-        "search_policies": "catalog.browse", "create_checkout": "checkout.create", "get_checkout": "checkout.create",
-        "update_checkout": "checkout.create", "cancel_checkout": "checkout.create", "create_cart": "checkout.create",
-        "get_cart": "checkout.create", "update_cart": "checkout.create", "cancel_cart": "checkout.create",
-        "complete_checkout": "checkout.complete", "get_order": "orders.read",
+        "search_catalog": "catalog.browse",
+        "lookup_catalog": "catalog.browse",
+        "get_product": "catalog.browse",
+        "search_policies": "catalog.browse",
+        "create_checkout": "checkout.create",
+        "get_checkout": "checkout.create",
+        "update_checkout": "checkout.create",
+        "cancel_checkout": "checkout.create",
+        "create_cart": "checkout.create",
+        "get_cart": "checkout.create",
+        "update_cart": "checkout.create",
+        "cancel_cart": "checkout.create",
+        "complete_checkout": "checkout.complete",
+        "get_order": "orders.read",
     }
 
 
 def test_the_defaults_keep_what_the_shop_did_and_are_advertised(client: Client) -> None:
     """Defaults: anonymous agents browse, build and complete checkouts; orders need a platform (BCP §18 (4))."""
-    assert trust.policy() == {"catalog.browse": "anonymous", "checkout.create": "anonymous",
-                              "checkout.complete": "anonymous", "orders.read": "registered",
-                              "orders.act": "registered"}
+    assert trust.policy() == {
+        "catalog.browse": "anonymous",
+        "checkout.create": "anonymous",
+        "checkout.complete": "anonymous",
+        "orders.read": "registered",
+        "orders.act": "registered",
+    }
     services = client.get("/.well-known/bcp").json()["ucp"]["services"]["br.dev.bcp.shopping"]
-    assert {json.dumps(s["config"]["access"]) for s in services} == {json.dumps({
-        "anonymous": ["catalog.browse", "checkout.create", "checkout.complete"],
-        "registered": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read", "orders.act"],
-        "signed": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read", "orders.act"],
-    })}
+    assert {json.dumps(s["config"]["access"]) for s in services} == {
+        json.dumps(
+            {
+                "anonymous": ["catalog.browse", "checkout.create", "checkout.complete"],
+                "registered": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read", "orders.act"],
+                "signed": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read", "orders.act"],
+            }
+        )
+    }
 
 
 def test_the_advertised_access_validates_against_its_schema(client: Client) -> None:
@@ -155,9 +204,11 @@ def test_a_changed_policy_is_advertised_at_once(client: Client) -> None:
 
     access = client.get("/.well-known/bcp").json()["ucp"]["services"]["br.dev.bcp.shopping"][0]["config"]["access"]
 
-    assert access == {"anonymous": ["catalog.browse", "checkout.create"],
-                      "registered": ["catalog.browse", "checkout.create", "orders.read"],
-                      "signed": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read"]}
+    assert access == {
+        "anonymous": ["catalog.browse", "checkout.create"],
+        "registered": ["catalog.browse", "checkout.create", "orders.read"],
+        "signed": ["catalog.browse", "checkout.create", "checkout.complete", "orders.read"],
+    }
 
 
 @pytest.mark.parametrize("required", ["registered", "signed", "none"])
@@ -196,14 +247,21 @@ def test_order_refusals_speak_the_callers_language_bcp_ord_02(caller_of: Any) ->
     call = caller_of("registered")
     set_tier(trust.ORDERS_READ, "signed")
 
-    english = call.client.get("/bcp/v1/orders/order_naoexiste0000", headers={
-        "BCP-Agent": f'profile="{call.profile_url}"', "Authorization": f"Bearer {call.api_key}",
-        "Accept-Language": "en"}).json()
+    english = call.client.get(
+        "/bcp/v1/orders/order_naoexiste0000",
+        headers={
+            "BCP-Agent": f'profile="{call.profile_url}"',
+            "Authorization": f"Bearer {call.api_key}",
+            "Accept-Language": "en",
+        },
+    ).json()
     portuguese = call("get", "/orders/order_naoexiste0000").json()
 
     assert english["messages"][0]["content"] == "This store requires signed requests (RFC 9421) to read orders."
-    assert portuguese["messages"][0]["content"] == "Esta loja exige requisições assinadas (RFC 9421) para consultar " \
+    assert (
+        portuguese["messages"][0]["content"] == "Esta loja exige requisições assinadas (RFC 9421) para consultar "
         "pedidos."
+    )
 
 
 def test_an_allowed_anonymous_caller_still_never_reads_an_order_bcp_ord_02(caller_of: Any) -> None:

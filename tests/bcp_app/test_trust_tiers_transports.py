@@ -22,8 +22,12 @@ from tests.bcp_app.test_signed_platforms_transports import SignedShopper, a2a_se
 
 live_mcp = test_mcp_helpers.live_mcp
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bcp_settings")]
-FIELD = {trust.BROWSE: "agents_browse", trust.CHECKOUT_CREATE: "agents_checkout",
-         trust.CHECKOUT_COMPLETE: "agents_complete", trust.ORDERS_READ: "agents_orders_read"}
+FIELD = {
+    trust.BROWSE: "agents_browse",
+    trust.CHECKOUT_CREATE: "agents_checkout",
+    trust.CHECKOUT_COMPLETE: "agents_complete",
+    trust.ORDERS_READ: "agents_orders_read",
+}
 PIX = {"id": "instr_1", "handler_id": "pix_recebedor_001", "type": "pix", "selected": True}
 
 
@@ -36,11 +40,15 @@ def set_tier(permission: str, tier: str) -> None:
 # tool → (permission, arguments besides meta)
 MCP_TOOLS = {
     "search_catalog": (trust.BROWSE, {"catalog": {"query": "café"}}),
-    "create_checkout": (trust.CHECKOUT_CREATE,
-                        {"checkout": {"line_items": [{"item": {"id": "SKU-X"}, "quantity": 1}]}}),
+    "create_checkout": (
+        trust.CHECKOUT_CREATE,
+        {"checkout": {"line_items": [{"item": {"id": "SKU-X"}, "quantity": 1}]}},
+    ),
     "get_checkout": (trust.CHECKOUT_CREATE, {"id": "checkout_naoexiste"}),
-    "complete_checkout": (trust.CHECKOUT_COMPLETE, {"id": "checkout_naoexiste",
-                                                    "checkout": {"payment": {"instruments": [PIX]}}}),
+    "complete_checkout": (
+        trust.CHECKOUT_COMPLETE,
+        {"id": "checkout_naoexiste", "checkout": {"payment": {"instruments": [PIX]}}},
+    ),
 }
 
 
@@ -69,9 +77,12 @@ def test_mcp_registered_platform_refused_where_signatures_are_required_bcp_sig_0
     api_key = platform_create(name="Registrada", profile_url=profile_url).api_key
     meta = test_mcp_helpers.bcp_meta(key=str(uuid.uuid4()), profile=profile_url)
 
-    error = test_mcp_helpers.call_error(live_mcp.mcp_url, "complete_checkout",
-                                        {"meta": meta, **MCP_TOOLS["complete_checkout"][1]},
-                                        headers={"Authorization": f"Bearer {api_key}"})
+    error = test_mcp_helpers.call_error(
+        live_mcp.mcp_url,
+        "complete_checkout",
+        {"meta": meta, **MCP_TOOLS["complete_checkout"][1]},
+        headers={"Authorization": f"Bearer {api_key}"},
+    )
 
     assert (error.error.code, error.error.data["code"]) == (-32000, "signature_missing")
     assert "assinadas (RFC 9421)" in error.error.data["content"]
@@ -121,8 +132,12 @@ def test_a2a_anonymous_agent_refused_where_a_platform_is_required(
     set_tier(trust.CHECKOUT_CREATE, "registered")
 
     with pytest.raises(InvalidRequestError) as caught:
-        a2a_send(live_a2a.base_url, fake_platform.publish(), None,
-                 {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
+        a2a_send(
+            live_a2a.base_url,
+            fake_platform.publish(),
+            None,
+            {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1},
+        )
 
     assert "Autentique-se com uma chave de API" in str(caught.value)
     assert EXTENSION  # the BCP extension was requested (a2a_send's headers): the refusal is the tier's
@@ -135,8 +150,12 @@ def test_a2a_signed_agent_builds_a_checkout_where_signatures_are_required(
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
     set_tier(trust.CHECKOUT_CREATE, "signed")
 
-    added = a2a_send(live_a2a.base_url, fake_platform.publish(), fake_platform.key,
-                     {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})
+    added = a2a_send(
+        live_a2a.base_url,
+        fake_platform.publish(),
+        fake_platform.key,
+        {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1},
+    )
 
     assert part(added, "a2a.bcp.checkout")["line_items"][0]["item"]["id"] == "PIXEL-10-PRO"
 
@@ -165,8 +184,9 @@ def mcp_caller(tier: str, live_mcp: Any, fake_platform: FakePlatform) -> Any:
     def plain(tool: str, arguments: dict[str, Any]) -> Any:
         meta = test_mcp_helpers.bcp_meta(key=str(uuid.uuid4()), profile=profile_url)
         try:
-            return test_mcp_helpers.call(live_mcp.mcp_url, tool, {"meta": meta, **arguments},
-                                         headers=headers).structured_content
+            return test_mcp_helpers.call(
+                live_mcp.mcp_url, tool, {"meta": meta, **arguments}, headers=headers
+            ).structured_content
         except MCPError as exc:
             return exc
 
@@ -176,8 +196,9 @@ def mcp_caller(tier: str, live_mcp: Any, fake_platform: FakePlatform) -> Any:
 @pytest.mark.parametrize("required", ["registered", "signed"])
 @pytest.mark.parametrize("tier", ["anonymous", "registered", "signed"])
 @pytest.mark.parametrize("tool", ["get_checkout", "complete_checkout"])
-def test_mcp_tool_per_tier_bcp_err_04(live_mcp: Any, fake_platform: FakePlatform, transactional_db: None,
-                                      tool: str, tier: str, required: str) -> None:
+def test_mcp_tool_per_tier_bcp_err_04(
+    live_mcp: Any, fake_platform: FakePlatform, transactional_db: None, tool: str, tier: str, required: str
+) -> None:
     from mcp.shared.exceptions import MCPError
 
     permission, arguments = MCP_TOOLS[tool]
@@ -239,8 +260,9 @@ def test_the_seed_002_catalogue_tools_browse_under_the_same_tier(
     api_key = platform_create(name="Registrada", profile_url=fake_platform.publish()).api_key
 
     error = test_mcp_helpers.call_error(live_mcp.mcp_url, "catalogue.list", {"query": "café"})
-    allowed = test_mcp_helpers.call(live_mcp.mcp_url, "catalogue.list", {"query": "café"},
-                                    headers={"Authorization": f"Bearer {api_key}"})
+    allowed = test_mcp_helpers.call(
+        live_mcp.mcp_url, "catalogue.list", {"query": "café"}, headers={"Authorization": f"Bearer {api_key}"}
+    )
 
     assert (error.error.code, error.error.data["code"]) == (-32000, "unauthenticated")
     assert allowed.structured_content["status"] == "ok"

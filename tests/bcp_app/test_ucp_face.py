@@ -339,13 +339,26 @@ def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, 
     late = "2026-08-25"
 
     def cap(local: str, **extra: Any) -> list[dict[str, Any]]:
-        return [{"version": late, "spec": f"https://ucp.dev/specification/{local}",
-                 "schema": f"https://ucp.dev/schemas/shopping/{local}.json", **extra}]
+        return [
+            {
+                "version": late,
+                "spec": f"https://ucp.dev/specification/{local}",
+                "schema": f"https://ucp.dev/schemas/shopping/{local}.json",
+                **extra,
+            }
+        ]
 
-    profile = {"ucp": {"version": late, "services": {}, "payment_handlers": {}, "capabilities": {
-        "dev.ucp.shopping.checkout": cap("checkout"),
-        "dev.ucp.shopping.discount": cap("discount", extends="dev.ucp.shopping.checkout"),
-    }}}
+    profile = {
+        "ucp": {
+            "version": late,
+            "services": {},
+            "payment_handlers": {},
+            "capabilities": {
+                "dev.ucp.shopping.checkout": cap("checkout"),
+                "dev.ucp.shopping.discount": cap("discount", extends="dev.ucp.shopping.checkout"),
+            },
+        }
+    }
     headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late.json", profile)}"'}
     Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
     body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "discounts": {"codes": ["UCP10"]}}
@@ -364,8 +377,7 @@ def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, 
         {"type": "total", "amount": 7722},
     ]
     # the body is BCP's otherwise: the same checkout read over BCP REST has the same members
-    bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}",
-                     headers={"BCP-Agent": headers["UCP-Agent"]}).json()
+    bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}", headers={"BCP-Agent": headers["UCP-Agent"]}).json()
     assert {k: v for k, v in bcp.items() if k != "ucp"} == {k: v for k, v in answer.items() if k != "ucp"}
 
 
@@ -383,8 +395,10 @@ def test_a_ucp_platform_cancels_its_order_through_the_order_actions_extension(
         "schema": "https://bcp.dev.br/draft/schemas/shopping/order_actions.json", "extends": "dev.ucp.shopping.order",
     })  # fmt: skip
     url = fake_platform.serve_json("/ucp-actions.json", profile)
-    headers = {"UCP-Agent": f'profile="{url}"',
-               "Authorization": f"Bearer {platform_create(name='UCP', profile_url=url).api_key}"}
+    headers = {
+        "UCP-Agent": f'profile="{url}"',
+        "Authorization": f"Bearer {platform_create(name='UCP', profile_url=url).api_key}",
+    }
     # and its order, bought by card over /ucp/v1
     line = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
     buyer = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"}

@@ -116,7 +116,11 @@ def test_the_webhook_goes_out_from_the_placed_orders_one_task_bcp_wh_01(
     assert tasks_run == ["orders.tasks.process_outbox_message"]
     delivery = WebhookDelivery.objects.get()
     assert (delivery.order_id, delivery.event, delivery.status, delivery.attempts) == (
-        done["order"]["id"], "placed", "delivered", 1)
+        done["order"]["id"],
+        "placed",
+        "delivered",
+        1,
+    )
     assert list(WebhookAttempt.objects.filter(delivery=delivery).values_list("number", "status_code")) == [(1, 200)]
     assert [r.path for r in fake_platform.received if r.method == "POST"] == [WEBHOOK_PATH]
     assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]

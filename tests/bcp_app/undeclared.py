@@ -42,8 +42,11 @@ def _walk(value: Any, schema: dict[str, Any], defs: dict[str, Any], path: str) -
         if value is None:
             return []
         # The best-fitting branch: a union is declared when one of its members declares everything.
-        return min((_walk(value, branch, defs, path) for branch in branches if branch.get("type") != "null"),
-                   key=len, default=[path])
+        return min(
+            (_walk(value, branch, defs, path) for branch in branches if branch.get("type") != "null"),
+            key=len,
+            default=[path],
+        )
     if isinstance(value, dict):
         properties = schema.get("properties", {})
         extra = schema.get("additionalProperties")

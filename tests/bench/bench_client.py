@@ -27,8 +27,13 @@ from typing import Any
 import anyio
 import httpx
 
-CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True,
-        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}
+CARD = {
+    "id": "instr_card",
+    "handler_id": "gpay",
+    "type": "card",
+    "selected": True,
+    "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+}
 BUYER = {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br"}
 COMPLETE = {"payment": {"instruments": [CARD]}}
 
@@ -39,28 +44,38 @@ def create_body(sku: str) -> dict[str, Any]:
 
 
 def update_body(created: dict[str, Any], sku: str, address: dict[str, Any]) -> dict[str, Any]:
-    return {"line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
-            "buyer": BUYER,
-            "fulfillment": {"methods": [{"type": "shipping", "destinations": [address],
-                                         "groups": [{"selected_option_id": "pac"}]}]},
-            "payment": {"instruments": [CARD]}}
+    return {
+        "line_items": [{"id": created["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
+        "buyer": BUYER,
+        "fulfillment": {
+            "methods": [{"type": "shipping", "destinations": [address], "groups": [{"selected_option_id": "pac"}]}]
+        },
+        "payment": {"instruments": [CARD]},
+    }
 
 
 async def shop_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]) -> str:
     created = (await client.post("/bcp/v1/checkout-sessions", json=create_body(sku))).json()
-    updated = (await client.put(f"/bcp/v1/checkout-sessions/{created['id']}",
-                                json=update_body(created, sku, address))).json()
+    updated = (
+        await client.put(f"/bcp/v1/checkout-sessions/{created['id']}", json=update_body(created, sku, address))
+    ).json()
     assert updated["status"] == "ready_for_complete", updated.get("messages")
-    done = (await client.post(f"/bcp/v1/checkout-sessions/{created['id']}/complete", json=COMPLETE,
-                              headers={"Idempotency-Key": str(uuid.uuid4())})).json()
+    done = (
+        await client.post(
+            f"/bcp/v1/checkout-sessions/{created['id']}/complete",
+            json=COMPLETE,
+            headers={"Idempotency-Key": str(uuid.uuid4())},
+        )
+    ).json()
     assert done.get("status") == "completed", done
     return str(done["order"]["id"])
 
 
 async def bare_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]) -> str:
     created = (await client.post("/_bench/checkouts", json={"sku": sku, "quantity": 1})).json()
-    (await client.put(f"/_bench/checkouts/{created['id']}", json={"buyer": BUYER, "address": address})
-     ).raise_for_status()
+    (
+        await client.put(f"/_bench/checkouts/{created['id']}", json={"buyer": BUYER, "address": address})
+    ).raise_for_status()
     done = (await client.post(f"/_bench/checkouts/{created['id']}/complete", json={})).json()
     assert done["status"] == "completed", done
     return str(done["order"]["id"])
@@ -69,6 +84,7 @@ async def bare_flow(client: httpx.AsyncClient, sku: str, address: dict[str, Any]
 async def flow_calls(job: dict[str, Any], calls: int, kind: str) -> dict[str, Any]:
     flow = shop_flow if kind == "shop_flow" else bare_flow
     async with httpx.AsyncClient(base_url=job["base_url"], headers=job.get("headers", {}), timeout=120) as client:
+
         async def one() -> str:
             return await flow(client, job["skus"][job["index"]], job["address"])
 
@@ -83,6 +99,7 @@ async def mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
 
     http = httpx2.AsyncClient(headers=job["headers"], timeout=120)
     async with Client(streamable_http_client(job["url"], http_client=http), cache=None) as client:
+
         async def one() -> str:
             result = await client.call_tool(job["tool"], job["arguments"])
             assert not result.is_error, result
@@ -94,6 +111,7 @@ async def mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
 
 async def http_calls(job: dict[str, Any], calls: int, method: str) -> dict[str, Any]:
     async with httpx.AsyncClient(headers=job.get("headers", {}), timeout=120) as client:
+
         async def one() -> str:
             if method == "page":
                 response = await client.get(job["url"])
@@ -121,8 +139,12 @@ async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
         client = await create_client(job["base_url"], client_config=ClientConfig(streaming=False, httpx_client=http))
 
         async def one() -> str:
-            message = Message(role=Role.ROLE_USER, message_id=str(uuid.uuid4()),
-                              context_id=job["contexts"][job["index"]], extensions=job["extensions"])
+            message = Message(
+                role=Role.ROLE_USER,
+                message_id=str(uuid.uuid4()),
+                context_id=job["contexts"][job["index"]],
+                extensions=job["extensions"],
+            )
             message.parts.append(Part(data=ParseDict(job["data"], struct_pb2.Value()), media_type="application/json"))
             async for event in client.send_message(SendMessageRequest(message=message)):
                 for part in event.message.parts:

@@ -51,15 +51,25 @@ def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[s
     """The server's environment: production settings (DEBUG off: no per-query recording, compiled
     templates, the shared cache of `bench_cache_url`), plain http on loopback as behind a TLS-terminating
     proxy; the sandbox PSP forced, e-mails to the console; loopback platform profiles allowed."""
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site", "DATABASE_URL": database_url(),
-            "REDIS_URL": bench_cache_url(),
-            "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SECURE_SSL_REDIRECT": "false",
-            "BCP_PIX_SANDBOX_FORCE": "true", "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),
-            "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
-            "DJANGO_LOG_LEVEL": "WARNING", "BCP_PUBLIC_URL": base_url,
-            "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1", "BCP_SIGNING_KEY_FILE": signing_key_file,
-            "BCP_PIX_SANDBOX": "true", **extra}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.bcp_app.bench_site",
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": bench_cache_url(),
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_SSL_REDIRECT": "false",
+        "BCP_PIX_SANDBOX_FORCE": "true",
+        "PIX_SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(16),
+        "DJANGO_EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+        "DJANGO_LOG_LEVEL": "WARNING",
+        "BCP_PUBLIC_URL": base_url,
+        "BCP_OUTBOUND_ALLOWLIST": "127.0.0.1",
+        "BCP_SIGNING_KEY_FILE": signing_key_file,
+        "BCP_PIX_SANDBOX": "true",
+        **extra,
+    }
 
 
 def _server_log() -> Any:
@@ -75,12 +85,29 @@ class Uvicorn:
     def __init__(self, env: dict[str, str], port: int, *, workers: int = 1) -> None:
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", str(workers), "--log-level", "warning", "--no-access-log",
-             # a client holds its connection idle from its warm-up call until every client is ready, which on a
-             # loaded machine outlasted uvicorn's 5 s keep-alive: the server closed it as the first call went out
-             "--timeout-keep-alive", "300"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=_server_log(),
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+                # a client holds its connection idle from its warm-up call until every client is ready, which on a
+                # loaded machine outlasted uvicorn's 5 s keep-alive: the server closed it as the first call went out
+                "--timeout-keep-alive",
+                "300",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=_server_log(),
         )
 
     def wait_up(self) -> Uvicorn:
@@ -140,13 +167,22 @@ def machine_ticks() -> tuple[int, int]:
     return sum(fields) - fields[3] - fields[4], sum(fields)
 
 
-def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any],
-                before_go: Callable[[], None] | None = None) -> Clients:
+def run_clients(
+    kind: str, clients: int, calls: int, job: dict[str, Any], before_go: Callable[[], None] | None = None
+) -> Clients:
     """`clients` client processes (tests/bench/bench_client.py), each warmed up, then released together to
     make `calls` calls. `before_go` runs once every client is ready, just before the release (a bench reads
     its CPU counters there, so the clients' warm-up calls are not counted)."""
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.bench.bench_client", kind, str(calls)], cwd=ROOT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.bench.bench_client", kind, str(calls)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(clients)
+    ]
     try:
         for index, proc in enumerate(procs):
             assert proc.stdin is not None and proc.stdout is not None
@@ -170,8 +206,9 @@ def run_clients(kind: str, clients: int, calls: int, job: dict[str, Any],
                 proc.wait(timeout=10)
     started, ended = min(r["start"] for r in results), max(r["end"] for r in results)
     ids = [i for r in results for i in r["ids"]]
-    return Clients(len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total,
-                   ended - started)
+    return Clients(
+        len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total, ended - started
+    )
 
 
 def postgres_cpu() -> dict[int, float]:
@@ -221,8 +258,16 @@ class Window:
         return self.clients.busy * CORES * self.clients.seconds / len(self.clients.ids) * 1000
 
 
-def measure(server: Uvicorn, kind: str, clients: int, calls: int, job: dict[str, Any], *,
-            worker_pid: int | None = None, settle: Callable[[], None] | None = None) -> Window:
+def measure(
+    server: Uvicorn,
+    kind: str,
+    clients: int,
+    calls: int,
+    job: dict[str, Any],
+    *,
+    worker_pid: int | None = None,
+    settle: Callable[[], None] | None = None,
+) -> Window:
     """One window of `run_clients` on `server`, with the CPU per call of uvicorn, of the Celery worker
     `worker_pid` (if any) and of this database's Postgres backends, counted from the release (not the
     clients' warm-up calls). `settle` (a bench's wait for its worker to drain) runs before the counters are
@@ -232,8 +277,7 @@ def measure(server: Uvicorn, kind: str, clients: int, calls: int, job: dict[str,
     def release() -> None:
         if settle is not None:
             settle()
-        before.update(uvicorn=server.cpu(), worker=cpu_seconds(worker_pid) if worker_pid else 0.0,
-                      pg=postgres_cpu())
+        before.update(uvicorn=server.cpu(), worker=cpu_seconds(worker_pid) if worker_pid else 0.0, pg=postgres_cpu())
 
     measured = run_clients(kind, clients, calls, job, before_go=release)
     uvicorn = server.cpu() - before["uvicorn"]
@@ -245,19 +289,30 @@ def measure(server: Uvicorn, kind: str, clients: int, calls: int, job: dict[str,
     count = len(measured.ids)
     assert count == clients * calls  # 0 failed calls (a failed one ends its client without an answer)
     ours = (uvicorn + worker + postgres + measured.client_cpu * count) / (measured.seconds * CORES)
-    return Window(measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000,
-                  max(0.0, measured.busy - ours))
+    return Window(
+        measured, uvicorn / count * 1000, worker / count * 1000, postgres / count * 1000, max(0.0, measured.busy - ours)
+    )
 
 
 def noise(windows: list[Window]) -> str:
     """Median window length and the most of the machine's CPU that other processes took in a window."""
-    return (f"windows {statistics.median([w.clients.seconds for w in windows]):.1f} s,"
-            f" others ≤ {max(w.others for w in windows):3.0%} of the machine")
+    return (
+        f"windows {statistics.median([w.clients.seconds for w in windows]):.1f} s,"
+        f" others ≤ {max(w.others for w in windows):3.0%} of the machine"
+    )
 
 
 def windows_against_bare(
-    server: Uvicorn, kind: str, ours: tuple[str, dict[str, Any]], bare: tuple[str, dict[str, Any]], *,
-    clients: tuple[int, ...], pilot: dict[int, int], rounds: int, window_s: float, workers: int,
+    server: Uvicorn,
+    kind: str,
+    ours: tuple[str, dict[str, Any]],
+    bare: tuple[str, dict[str, Any]],
+    *,
+    clients: tuple[int, ...],
+    pilot: dict[int, int],
+    rounds: int,
+    window_s: float,
+    workers: int,
     expected_ids: Callable[[int, int], list[str]],
 ) -> tuple[dict[str, list[Window]], str]:
     """The MCP and A2A benches' measurement: every uvicorn worker warmed by both client kinds, then
@@ -282,8 +337,17 @@ def windows_against_bare(
     return interleaved(cases, window, rounds, window_s), before
 
 
-def print_against_bare(windows: dict[str, list[Window]], kind: str, clients: tuple[int, ...], *, unit: str,
-                       per: str, cpu_in_us: bool, cpu_digits: int, load_before: str) -> None:
+def print_against_bare(
+    windows: dict[str, list[Window]],
+    kind: str,
+    clients: tuple[int, ...],
+    *,
+    unit: str,
+    per: str,
+    cpu_in_us: bool,
+    cpu_digits: int,
+    load_before: str,
+) -> None:
     """The MCP and A2A benches' summary: `kind` against the bare view at each client count, then 8 clients
     against 1 (the issue's target); `windows` keyed "bare N" / "<kind> N", as `rounds.interleaved` gives."""
     from tests.bench.rounds import median, rate_ratio, ratios, spread
@@ -293,16 +357,20 @@ def print_against_bare(windows: dict[str, list[Window]], kind: str, clients: tup
         bare, ours = windows[f"bare {count}"], windows[f"{kind} {count}"]
         server = [w.server_cpu for w in ours]
         baseline = [w.server_cpu for w in bare]
-        print(f"  {count} client(s): bare {median([w.rate for w in bare]):6.1f} {unit} |"
-              f" {kind} {median([w.rate for w in ours]):6.1f} {unit} | {kind}/bare {rate_ratio(ours, bare)} |"
-              f" server CPU per {per} (uvicorn + Postgres): {kind} {median(server) * scale:{width}} {cpu_unit},"
-              f" bare {median(baseline) * scale:{width}} {cpu_unit},"
-              f" {kind}/bare ×{spread(ratios(server, baseline), cpu_digits)} |"
-              f" {kind} client CPU {median([w.clients.client_cpu for w in ours]) * 1000:3.1f} ms/{per} |"
-              f" machine {median([w.clients.busy for w in ours + bare]):3.0%} busy | {noise(ours + bare)}")
+        print(
+            f"  {count} client(s): bare {median([w.rate for w in bare]):6.1f} {unit} |"
+            f" {kind} {median([w.rate for w in ours]):6.1f} {unit} | {kind}/bare {rate_ratio(ours, bare)} |"
+            f" server CPU per {per} (uvicorn + Postgres): {kind} {median(server) * scale:{width}} {cpu_unit},"
+            f" bare {median(baseline) * scale:{width}} {cpu_unit},"
+            f" {kind}/bare ×{spread(ratios(server, baseline), cpu_digits)} |"
+            f" {kind} client CPU {median([w.clients.client_cpu for w in ours]) * 1000:3.1f} ms/{per} |"
+            f" machine {median([w.clients.busy for w in ours + bare]):3.0%} busy | {noise(ours + bare)}"
+        )
     low, high = min(clients), max(clients)
-    print(f"  {high} clients / {low} client: {kind} {rate_ratio(windows[f'{kind} {high}'], windows[f'{kind} {low}'])}"
-          f" | bare view {rate_ratio(windows[f'bare {high}'], windows[f'bare {low}'])} | {load_before} → {load()}")
+    print(
+        f"  {high} clients / {low} client: {kind} {rate_ratio(windows[f'{kind} {high}'], windows[f'{kind} {low}'])}"
+        f" | bare view {rate_ratio(windows[f'bare {high}'], windows[f'bare {low}'])} | {load_before} → {load()}"
+    )
 
 
 def load() -> str:

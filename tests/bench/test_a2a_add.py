@@ -46,9 +46,17 @@ ROUNDS = 5
 WINDOW_S = 1.5  # what a measured window should last
 WORKERS = 2  # uvicorn workers: one per core of the 2-core bench machine
 ADD = {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1}
-UNLIMITED = {name: "" for name in ("BCP_RATE_LIMIT_READ", "BCP_RATE_LIMIT_ANONYMOUS_READ", "BCP_RATE_LIMIT_WRITE",
-                                   "BCP_RATE_LIMIT_ANONYMOUS_WRITE", "BCP_RATE_LIMIT_CHECKOUT_CREATE",
-                                   "BCP_RATE_LIMIT_ANONYMOUS_CHECKOUT_CREATE")}  # the transport, not the limiter
+UNLIMITED = {
+    name: ""
+    for name in (
+        "BCP_RATE_LIMIT_READ",
+        "BCP_RATE_LIMIT_ANONYMOUS_READ",
+        "BCP_RATE_LIMIT_WRITE",
+        "BCP_RATE_LIMIT_ANONYMOUS_WRITE",
+        "BCP_RATE_LIMIT_CHECKOUT_CREATE",
+        "BCP_RATE_LIMIT_ANONYMOUS_CHECKOUT_CREATE",
+    )
+}  # the transport, not the limiter
 
 
 @pytest.mark.timeout(900)
@@ -65,25 +73,44 @@ def test_a2a_add_to_checkout_throughput(bcp_settings: Any) -> None:  # noqa: F81
         # one conversation (and checkout) per client: concurrent clients do not queue on one checkout's lock
         conversations: list[tuple[str, str]] = []
         for _ in range(max(CLIENTS)):
-            first = httpx.post(a2a_url, json=send_message([data({"action": "add_to_checkout",
-                                                                  "product_id": "PIXEL-10-PRO"})]),
-                               headers=SEED_HEADERS, timeout=60).json()
+            first = httpx.post(
+                a2a_url,
+                json=send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]),
+                headers=SEED_HEADERS,
+                timeout=60,
+            ).json()
             assert "result" in first, first
             conversations.append((first["result"]["message"]["contextId"], checkout_of(first)["id"]))
-        a2a_job = {"base_url": server.base_url, "data": ADD, "extensions": [EXTENSION],
-                   "headers": {"BCP-Agent": SEED_HEADERS["BCP-Agent"], "A2A-Extensions": EXTENSION},
-                   "contexts": [context for context, _ in conversations]}
-        bare_job = {"url": f"{server.base_url}/_bench/a2a-add", "headers": SEED_HEADERS,
-                    "bodies": [{**ADD, "checkout_id": checkout} for _, checkout in conversations]}
+        a2a_job = {
+            "base_url": server.base_url,
+            "data": ADD,
+            "extensions": [EXTENSION],
+            "headers": {"BCP-Agent": SEED_HEADERS["BCP-Agent"], "A2A-Extensions": EXTENSION},
+            "contexts": [context for context, _ in conversations],
+        }
+        bare_job = {
+            "url": f"{server.base_url}/_bench/a2a-add",
+            "headers": SEED_HEADERS,
+            "bodies": [{**ADD, "checkout_id": checkout} for _, checkout in conversations],
+        }
         # every message answered, about its own client's checkout
         windows, before = windows_against_bare(
-            server, "A2A", ("a2a", a2a_job), ("post", bare_job), clients=CLIENTS, pilot=PILOT, rounds=ROUNDS,
-            window_s=WINDOW_S, workers=WORKERS,
+            server,
+            "A2A",
+            ("a2a", a2a_job),
+            ("post", bare_job),
+            clients=CLIENTS,
+            pilot=PILOT,
+            rounds=ROUNDS,
+            window_s=WINDOW_S,
+            workers=WORKERS,
             expected_ids=lambda count, calls: [checkout for _, checkout in conversations[:count] for _ in range(calls)],
         )
     finally:
         server.stop()
-    print(f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
-          f" uvicorn {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds interleaving"
-          f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}")
+    print(
+        f"\nadd_to_checkout: A2A (a2a-sdk client, SendMessage) vs a bare Django view doing the same operation;"
+        f" uvicorn {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds interleaving"
+        f" bare/A2A × 1/8 clients, each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}"
+    )
     summary(windows, "A2A", CLIENTS, unit="msg/s", per="message", cpu_in_us=False, cpu_digits=2, load_before=before)

@@ -99,24 +99,38 @@ def test_get_order_over_mcp_vs_bare_view(fake_platform: Any, bcp_settings: Any, 
     small, large = place_order(created.platform.public_id, 1), place_order(created.platform.public_id, 20)
     arguments = {"meta": {"ucp-agent": {"profile": profile_url}}, "id": small}
     port = free_port()
-    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE),
-                         BCP_RATE_LIMIT_READ="")  # measure the transport, not the limiter
+    env = production_env(
+        f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), BCP_RATE_LIMIT_READ=""
+    )  # measure the transport, not the limiter
     server = Uvicorn(env, port, workers=WORKERS)
     try:
         server.wait_up()
-        mcp_job = {"url": f"{server.base_url}/bcp/mcp", "headers": {"authorization": f"Bearer {created.api_key}"},
-                   "tool": "get_order", "arguments": arguments}
+        mcp_job = {
+            "url": f"{server.base_url}/bcp/mcp",
+            "headers": {"authorization": f"Bearer {created.api_key}"},
+            "tool": "get_order",
+            "arguments": arguments,
+        }
         bare_job = {"url": f"{server.base_url}/_bench/bcp-orders/{small}"}
         windows, before = windows_against_bare(
-            server, "MCP", ("mcp", mcp_job), ("get", bare_job), clients=CLIENTS, pilot=PILOT, rounds=ROUNDS,
-            window_s=WINDOW_S, workers=WORKERS,
+            server,
+            "MCP",
+            ("mcp", mcp_job),
+            ("get", bare_job),
+            clients=CLIENTS,
+            pilot=PILOT,
+            rounds=ROUNDS,
+            window_s=WINDOW_S,
+            workers=WORKERS,
             expected_ids=lambda count, calls: [small] * count * calls,  # every call answered, with this order
         )
     finally:
         server.stop()
-    print(f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
-          f" production settings, one process per client; {ROUNDS} rounds interleaving bare/MCP × 1/8 clients,"
-          f" each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}")
+    print(
+        f"\nget_order: MCP tools/call (official client) vs bare Django JSON view; uvicorn {WORKERS} workers,"
+        f" production settings, one process per client; {ROUNDS} rounds interleaving bare/MCP × 1/8 clients,"
+        f" each window ≈ {WINDOW_S} s; medians (per-round min–max); {cache_in_use(env)}"
+    )
     summary(windows, "MCP", CLIENTS, unit="req/s", per="call", cpu_in_us=True, cpu_digits=1, load_before=before)
 
     # the query count of the whole tool (auth, negotiation from cache, selector) is constant in order size

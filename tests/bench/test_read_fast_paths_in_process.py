@@ -67,8 +67,10 @@ def _production(settings: Any) -> None:
 
 def _print(title: str, cpu: dict[str, list[float]]) -> None:
     fast, sdk = median(cpu["fast"]), median(cpu["sdk"])
-    print(f"\n{title}: fast {fast * 1e6:5.0f} µs | SDK {sdk * 1e6:5.0f} µs | fast/SDK ×{fast / sdk:.2f}"
-          f" ({CALLS} calls a block, {BLOCKS} blocks each, CPU of this process)")
+    print(
+        f"\n{title}: fast {fast * 1e6:5.0f} µs | SDK {sdk * 1e6:5.0f} µs | fast/SDK ×{fast / sdk:.2f}"
+        f" ({CALLS} calls a block, {BLOCKS} blocks each, CPU of this process)"
+    )
 
 
 def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
@@ -79,9 +81,14 @@ def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
     settings.BCP_MCP_ALLOWED_HOSTS = ["testserver"]
     order = place_seed_order(agent.platform_id)
     body = json.dumps(_body({"meta": agent.meta(), "id": order.public_id})).encode()
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_order",
-               **agent.headers}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "get_order",
+        **agent.headers,
+    }
 
     async def go() -> dict[str, list[float]]:
         apps = {"fast": McpAsgiApp(fast_tools=FAST_TOOLS), "sdk": McpAsgiApp()}
@@ -91,6 +98,7 @@ def test_mcp_get_order_cpu(agent: Any, settings: Any) -> None:  # noqa: F811
                 response = await client.post("/bcp/mcp", content=body, headers=headers)
                 assert "result" in response.json(), response.text[:400]
                 assert response.json()["result"]["structuredContent"]["id"] == order.public_id
+
             return one
 
         return await _run_apps(apps, "/bcp/mcp", call)
@@ -113,12 +121,17 @@ def test_a2a_get_order_cpu(caller: tuple[str, dict[str, str]], settings: Any) ->
 
         def call(client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
             async def one() -> None:
-                message = {"role": "ROLE_USER", "messageId": str(uuid.uuid4()), "contextId": context,
-                           "parts": [{"data": {"action": "get_order", "order_id": order.public_id}}]}
+                message = {
+                    "role": "ROLE_USER",
+                    "messageId": str(uuid.uuid4()),
+                    "contextId": context,
+                    "parts": [{"data": {"action": "get_order", "order_id": order.public_id}}],
+                }
                 sent = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
                 response = await client.post("/bcp/a2a", content=json.dumps(sent).encode(), headers=headers)
                 part = response.json()["result"]["message"]["parts"][0]
                 assert part["data"]["a2a.bcp.order"]["id"] == order.public_id, response.text
+
             return one
 
         return await _run_apps(apps, "/bcp/a2a", call)

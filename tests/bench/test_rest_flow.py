@@ -71,8 +71,10 @@ NO_LIMIT = "1000000/minute"
 def _drained(broker: str) -> bool:
     """The worker has run everything the flows enqueued: the broker's queue is empty and no outbox row of
     theirs is pending (a row is marked done at the end of its task)."""
-    return (redis.Redis.from_url(broker).llen("celery") == 0
-            and not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists())
+    return (
+        redis.Redis.from_url(broker).llen("celery") == 0
+        and not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()
+    )
 
 
 class Bench:
@@ -90,9 +92,15 @@ class Bench:
         # window once it has drained again
         return measure(self.server, kind, clients, calls, job, worker_pid=self.worker_pid, settle=self.drain)
 
-    def rounds(self, clients: int, pilot: int, jobs: dict[str, tuple[str, dict[str, Any]]],
-               check: Callable[[str, Window], None], rounds: int = ROUNDS,
-               seconds: float = WINDOW_S) -> dict[str, list[Window]]:
+    def rounds(
+        self,
+        clients: int,
+        pilot: int,
+        jobs: dict[str, tuple[str, dict[str, Any]]],
+        check: Callable[[str, Window], None],
+        rounds: int = ROUNDS,
+        seconds: float = WINDOW_S,
+    ) -> dict[str, list[Window]]:
         """`jobs`: label → (client kind, job), measured in interleaved rounds (tests/bench/rounds.py: a pilot
         of each, then rounds of one window of each label, the order reversed every other round, so a shop
         window and its bare one are neighbours in every round); `check` runs on every measured window."""
@@ -116,10 +124,12 @@ def _ceiling(shop: list[Window], bare: list[Window]) -> str:
     bare ones do and only those side effects were added."""
     bare_ms = median([w.machine for w in bare])
     ceiling = spread([b.machine / (b.machine + s.worker) for s, b in zip(shop, bare, strict=True)])
-    return (f"machine CPU per flow shop {median([w.machine for w in shop]):3.0f} ms | bare {bare_ms:3.0f} ms;"
-            f" 0.5× leaves the shop {bare_ms:3.0f} ms beside bare's, its side effects alone take"
-            f" {median([w.worker for w in shop]):3.0f} ms (worker) | shop/bare ceiling with requests as cheap as"
-            f" bare's: {ceiling}")
+    return (
+        f"machine CPU per flow shop {median([w.machine for w in shop]):3.0f} ms | bare {bare_ms:3.0f} ms;"
+        f" 0.5× leaves the shop {bare_ms:3.0f} ms beside bare's, its side effects alone take"
+        f" {median([w.worker for w in shop]):3.0f} ms (worker) | shop/bare ceiling with requests as cheap as"
+        f" bare's: {ceiling}"
+    )
 
 
 def _cpu_ratio(shop: list[Window], bare: list[Window]) -> str:
@@ -140,24 +150,45 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         make_variant(sku, price=4290, stock=1_000_000, title=f"Café de benchmark {sku}")
     make_shipping()
     platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
-    headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"',
-               "Authorization": f"Bearer {platform.api_key}"}
+    headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"', "Authorization": f"Bearer {platform.api_key}"}
     with connection.cursor() as cursor:
         for sql in BARE_TABLES_SQL:
             cursor.execute(sql)
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    env = production_env(base_url, str(bcp_settings.BCP_SIGNING_KEY_FILE), CELERY_BROKER_URL=broker,
-                         CELERY_TASK_ALWAYS_EAGER="false", DATABASE_POOL_MIN="2", DATABASE_POOL_MAX="4",
-                         BCP_RATE_LIMIT_READ=NO_LIMIT, BCP_RATE_LIMIT_WRITE=NO_LIMIT,
-                         BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT)
+    env = production_env(
+        base_url,
+        str(bcp_settings.BCP_SIGNING_KEY_FILE),
+        CELERY_BROKER_URL=broker,
+        CELERY_TASK_ALWAYS_EAGER="false",
+        DATABASE_POOL_MIN="2",
+        DATABASE_POOL_MAX="4",
+        BCP_RATE_LIMIT_READ=NO_LIMIT,
+        BCP_RATE_LIMIT_WRITE=NO_LIMIT,
+        BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT,
+    )
     # The worker gets the server's environment (same settings module, broker and database), solo pool as in
     # tests/e2e; it is a separate process, so its CPU is read on its own.
-    worker = CeleryWorker({k: env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_DEBUG", "DJANGO_SECRET_KEY",
-                                              "DJANGO_ALLOWED_HOSTS", "DJANGO_LOG_LEVEL", "BCP_PUBLIC_URL",
-                                              "BCP_PIX_SANDBOX", "BCP_PIX_SANDBOX_FORCE",
-                                              "PIX_SANDBOX_WEBHOOK_SECRET", "DJANGO_EMAIL_BACKEND",
-                                              "CELERY_BROKER_URL", "CELERY_TASK_ALWAYS_EAGER", "REDIS_URL")})
+    worker = CeleryWorker(
+        {
+            k: env[k]
+            for k in (
+                "DJANGO_SETTINGS_MODULE",
+                "DJANGO_DEBUG",
+                "DJANGO_SECRET_KEY",
+                "DJANGO_ALLOWED_HOSTS",
+                "DJANGO_LOG_LEVEL",
+                "BCP_PUBLIC_URL",
+                "BCP_PIX_SANDBOX",
+                "BCP_PIX_SANDBOX_FORCE",
+                "PIX_SANDBOX_WEBHOOK_SECRET",
+                "DJANGO_EMAIL_BACKEND",
+                "CELERY_BROKER_URL",
+                "CELERY_TASK_ALWAYS_EAGER",
+                "REDIS_URL",
+            )
+        }
+    )
     server: Uvicorn | None = None
     try:
         # the worker first: started beside the server's 4 processes importing the whole stack, a loaded 2-core
@@ -175,11 +206,13 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         # every uvicorn worker warm (8 connections spread over the 4): imports, profile cache, shipping cache
         for kind, job in flow_jobs("distinct").values():
             bench.window(kind, max(CLIENTS), 2, job)
-        print(f"\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL; uvicorn"
-              f" {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds"
-              f" per client count interleaving shop/bare × distinct/shared SKUs, each window ≈ {WINDOW_S} s;"
-              f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s;"
-              f" {cache_in_use(env)}")
+        print(
+            f"\nBCP REST flow create → update → complete (card) vs a bare view doing the minimal SQL; uvicorn"
+            f" {WORKERS} workers, production settings, one process per client; {ROUNDS} rounds"
+            f" per client count interleaving shop/bare × distinct/shared SKUs, each window ≈ {WINDOW_S} s;"
+            f" medians (per-round min–max); GET order in {READ_ROUNDS} rounds of ≈ {READ_WINDOW_S} s;"
+            f" {cache_in_use(env)}"
+        )
         orders: list[str] = []
         bare_orders: list[str] = []
 
@@ -191,31 +224,43 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
         for clients in CLIENTS:
             before = load()
             # both SKU modes in the same rounds: same SKU / distinct SKUs is a per-round ratio too
-            windows = bench.rounds(clients, PILOT["flow"][clients],
-                                   {label: job for mode in MODES for label, job in flow_jobs(mode).items()},
-                                   unique_orders)
+            windows = bench.rounds(
+                clients,
+                PILOT["flow"][clients],
+                {label: job for mode in MODES for label, job in flow_jobs(mode).items()},
+                unique_orders,
+            )
             for mode in MODES:
                 shop, bare = windows[f"shop {mode}"], windows[f"bare {mode}"]
-                print(f"  {clients} client(s), {mode:8} SKUs: shop {median([w.rate for w in shop]):6.1f} flows/s |"
-                      f" bare {median([w.rate for w in bare]):6.1f} flows/s | shop/bare {rate_ratio(shop, bare)} |"
-                      f" server CPU per flow shop/bare ×{_cpu_ratio(shop, bare)}")
-                print(f"      CPU per shop flow: uvicorn {median([w.uvicorn for w in shop]):4.0f} ms |"
-                      f" worker {median([w.worker for w in shop]):4.0f} ms |"
-                      f" Postgres {median([w.postgres for w in shop]):4.0f} ms"
-                      f" (bare: uvicorn {median([w.uvicorn for w in bare]):3.0f} ms,"
-                      f" Postgres {median([w.postgres for w in bare]):3.0f} ms) |"
-                      f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
-                      f" machine {median([w.clients.busy for w in shop]):3.0%} busy | {noise(shop + bare)}")
+                print(
+                    f"  {clients} client(s), {mode:8} SKUs: shop {median([w.rate for w in shop]):6.1f} flows/s |"
+                    f" bare {median([w.rate for w in bare]):6.1f} flows/s | shop/bare {rate_ratio(shop, bare)} |"
+                    f" server CPU per flow shop/bare ×{_cpu_ratio(shop, bare)}"
+                )
+                print(
+                    f"      CPU per shop flow: uvicorn {median([w.uvicorn for w in shop]):4.0f} ms |"
+                    f" worker {median([w.worker for w in shop]):4.0f} ms |"
+                    f" Postgres {median([w.postgres for w in shop]):4.0f} ms"
+                    f" (bare: uvicorn {median([w.uvicorn for w in bare]):3.0f} ms,"
+                    f" Postgres {median([w.postgres for w in bare]):3.0f} ms) |"
+                    f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.0f} ms |"
+                    f" machine {median([w.clients.busy for w in shop]):3.0%} busy | {noise(shop + bare)}"
+                )
                 if clients == max(CLIENTS):  # the machine is saturated: flows/s is CPU-bound
                     print(f"      {_ceiling(shop, bare)}")
-            print(f"  {clients} client(s): same SKU / distinct SKUs: shop"
-                  f" {rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
-                  f" {rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}")
+            print(
+                f"  {clients} client(s): same SKU / distinct SKUs: shop"
+                f" {rate_ratio(windows['shop shared'], windows['shop distinct'])} | bare"
+                f" {rate_ratio(windows['bare shared'], windows['bare distinct'])} | {before} → {load()}"
+            )
         # each client reads an order of its own, the shop's through BCP REST, the bare flow's by one SELECT
-        reads = {"bare": ("get", {"urls": [f"{base_url}/_bench/orders/{order}"
-                                           for order in bare_orders[:max(CLIENTS)]]}),
-                 "shop": ("get", {"urls": [f"{base_url}/bcp/v1/orders/{order}" for order in orders[:max(CLIENTS)]],
-                                  "headers": headers})}
+        reads = {
+            "bare": ("get", {"urls": [f"{base_url}/_bench/orders/{order}" for order in bare_orders[: max(CLIENTS)]]}),
+            "shop": (
+                "get",
+                {"urls": [f"{base_url}/bcp/v1/orders/{order}" for order in orders[: max(CLIENTS)]], "headers": headers},
+            ),
+        }
         for clients in CLIENTS:
 
             def answered_own_order(label: str, window: Window, clients: int = clients) -> None:
@@ -223,21 +268,26 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
                 calls = len(window.clients.ids) // clients
                 assert window.clients.ids == [order for order in read for _ in range(calls)]
 
-            windows = bench.rounds(clients, PILOT["read"][clients], reads, answered_own_order, READ_ROUNDS,
-                                   READ_WINDOW_S)
+            windows = bench.rounds(
+                clients, PILOT["read"][clients], reads, answered_own_order, READ_ROUNDS, READ_WINDOW_S
+            )
             shop, bare = windows["shop"], windows["bare"]
-            print(f"  GET order, {clients} client(s): shop {median([w.rate for w in shop]):6.1f} req/s |"
-                  f" bare SELECT {median([w.rate for w in bare]):6.1f} req/s | shop/bare {rate_ratio(shop, bare)} |"
-                  f" server CPU per req shop/bare ×{_cpu_ratio(shop, bare)} |"
-                  f" uvicorn CPU {median([w.uvicorn for w in shop]):4.1f} ms/req"
-                  f" (bare {median([w.uvicorn for w in bare]):3.1f}) |"
-                  f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
-                  f" {noise(shop + bare)}")
+            print(
+                f"  GET order, {clients} client(s): shop {median([w.rate for w in shop]):6.1f} req/s |"
+                f" bare SELECT {median([w.rate for w in bare]):6.1f} req/s | shop/bare {rate_ratio(shop, bare)} |"
+                f" server CPU per req shop/bare ×{_cpu_ratio(shop, bare)} |"
+                f" uvicorn CPU {median([w.uvicorn for w in shop]):4.1f} ms/req"
+                f" (bare {median([w.uvicorn for w in bare]):3.1f}) |"
+                f" clients {median([w.clients.client_cpu * 1000 for w in shop]):3.1f} ms/req |"
+                f" {noise(shop + bare)}"
+            )
         counts = _per_request_statements(headers)
         bench.drain()
         assert not OutboxMessage.objects.filter(status=OutboxMessage.Status.PENDING).exists()  # every task ran
-        print(f"  SQL statements per request (create / update / complete / GET order; the worker's task not"
-              f" counted): shop {' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1")
+        print(
+            f"  SQL statements per request (create / update / complete / GET order; the worker's task not"
+            f" counted): shop {' / '.join(map(str, counts))} | bare 3 / 1 / 4 / 1"
+        )
     finally:
         worker.stop()
         celery_app.control.purge()  # nothing this bench enqueued is left for the next worker
@@ -258,8 +308,9 @@ def _per_request_statements(headers: dict[str, str]) -> list[int]:
 
     def send(method: str, path: str, body: dict[str, Any], **extra: str) -> dict[str, Any]:
         with CaptureQueriesContext(connection) as queries:
-            response = getattr(client, method)(f"/bcp/v1{path}", data=json.dumps(body),
-                                               content_type="application/json", headers=extra)
+            response = getattr(client, method)(
+                f"/bcp/v1{path}", data=json.dumps(body), content_type="application/json", headers=extra
+            )
         counts.append(len(queries))
         return response.json()
 
@@ -267,8 +318,9 @@ def _per_request_statements(headers: dict[str, str]) -> list[int]:
         created = send("post", "/checkout-sessions", create_body("SKU-BENCH"))
         updated = send("put", f"/checkout-sessions/{created['id']}", update_body(created, "SKU-BENCH", SP))
         assert updated["status"] == "ready_for_complete", updated.get("messages")
-        done = send("post", f"/checkout-sessions/{created['id']}/complete", COMPLETE,
-                    **{"Idempotency-Key": str(uuid.uuid4())})
+        done = send(
+            "post", f"/checkout-sessions/{created['id']}/complete", COMPLETE, **{"Idempotency-Key": str(uuid.uuid4())}
+        )
         assert done["status"] == "completed", done.get("messages")
         return done
 

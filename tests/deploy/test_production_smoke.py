@@ -27,8 +27,13 @@ from tests.deploy.production import ProductionStack, build_venv
 # subprocesses: minutes on a 2-core machine whose other test workers run beside it, more than the suite's 300 s.
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.timeout(900)]
 
-CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321",
-           "tax_id": "529.982.247-25"}
+CONTACT = {
+    "email": "ana@example.com.br",
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "phone": "(11) 98765-4321",
+    "tax_id": "529.982.247-25",
+}
 ADDRESS = {
     "method": "shipping",
     "cep": "01310-100",

@@ -70,8 +70,8 @@ def ibs_cbs_rejection(body: dict[str, Any]) -> tuple[str, str] | None:
         if "ibs_cbs_base_calculo" not in item:
             continue  # a CST without gIBSCBS (410)
         base = item["ibs_cbs_base_calculo"]
-        operation = _cents(item["valor_bruto"]) + _cents(item.get("valor_frete", 0)) - _cents(
-            item.get("valor_desconto", 0)
+        operation = (
+            _cents(item["valor_bruto"]) + _cents(item.get("valor_frete", 0)) - _cents(item.get("valor_desconto", 0))
         )
         if _cents(base) != operation:  # UB16: vProd + vFrete + vSeg + vOutro − vDesc (no ICMS/PIS/COFINS values)
             return "1071", "Rejeição: Base de cálculo do IBS/CBS difere do valor da operação do item"

@@ -107,8 +107,9 @@ def test_the_fake_rejects_what_the_sefaz_rejects() -> None:
     freighted = focus_body(with_freight)
     assert freighted["items"][0]["valor_frete"] == "18.90"
     assert ibs_cbs_rejection(freighted)[0] == "1071"  # the group's base still says 99,80
-    with_freight["items"][0]["ibs_cbs"] = ibscbs.item_group(cst="000", class_code="000001", base=9980 + 1890,
-                                                            rates=RATES_2026)
+    with_freight["items"][0]["ibs_cbs"] = ibscbs.item_group(
+        cst="000", class_code="000001", base=9980 + 1890, rates=RATES_2026
+    )
     with_freight["ibs_cbs_totals"] = ibscbs.totals([with_freight["items"][0]["ibs_cbs"]])
     assert ibs_cbs_rejection(focus_body(with_freight)) is None
     assert ibs_cbs_rejection({**focus_body(with_freight), "valor_frete": "18.00"})[0] == "535"

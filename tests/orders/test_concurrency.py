@@ -79,9 +79,11 @@ def test_concurrent_return_requests_never_ask_more_than_was_delivered(transactio
     fulfillment_event_create(order_id=order.public_id, type="delivered")
     line = order.lines.get()
     results = _run_concurrently(
-        lambda i: return_request_create(
-            order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason_code="defective"
-        ).public_id
+        lambda i: (
+            return_request_create(
+                order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason_code="defective"
+            ).public_id
+        )
     )
     assert sum(1 for r in results if isinstance(r, str)) == 3  # 3 delivered units, one per request
     assert {getattr(r, "code", None) for r in results if not isinstance(r, str)} == {"quantity_exceeded"}

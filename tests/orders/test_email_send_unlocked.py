@@ -16,6 +16,7 @@ from orders.services import email_delivery_send
 
 pytestmark = pytest.mark.django_db(transaction=True)  # real transactions: `in_atomic_block` tells the truth
 
+
 @pytest.fixture
 def smtp_seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Django's test mail backend (the SMTP boundary) notes whether a transaction was open while it ran."""

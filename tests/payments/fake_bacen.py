@@ -556,6 +556,7 @@ class FakeBacenServer(LoopbackServer):
         Handler.server_cancel(rec, requester="USUARIO_PAGADOR", code="ACCL")
         return {"recs": [{key: rec[key] for key in ("idRec", "status", "atualizacao", "encerramento")}]}
 
+
 def med_notice(
     server: FakeBacenServer,
     *,

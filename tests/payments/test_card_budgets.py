@@ -29,8 +29,14 @@ def test_sandbox_gateway_authorizes_and_captures_in_one_statement_each(django_as
     """The sandbox stands in for a network call to the gateway, so it costs the web process little (issue 34):
     authorize is one INSERT (its unique Idempotency-Key decides), capture one conditional UPDATE."""
     gateway = SandboxCardGateway()
-    order = {"reference": "checkout_budget", "amount": 4290, "installments": 1, "token": "success_token",
-             "customer": None, "description": "Pedido checkout_budget"}
+    order = {
+        "reference": "checkout_budget",
+        "amount": 4290,
+        "installments": 1,
+        "token": "success_token",
+        "customer": None,
+        "description": "Pedido checkout_budget",
+    }
     with django_assert_max_num_queries(1):
         charge = gateway.create_order(idempotency_key="checkout_budget-1", **order)
     assert charge.authorized and not charge.paid
@@ -45,8 +51,15 @@ def test_sandbox_gateway_authorizes_and_captures_in_one_statement_each(django_as
 
 def test_sandbox_gateway_refuses_to_capture_a_declined_or_unknown_charge() -> None:
     gateway = SandboxCardGateway()
-    declined = gateway.create_order(reference="checkout_declined", amount=4290, installments=1, token="fail_token",
-                                    idempotency_key="checkout_declined-1", customer=None, description="")
+    declined = gateway.create_order(
+        reference="checkout_declined",
+        amount=4290,
+        installments=1,
+        token="fail_token",
+        idempotency_key="checkout_declined-1",
+        customer=None,
+        description="",
+    )
     assert not declined.authorized and declined.return_code == "51"
     with pytest.raises(GatewayRejected):
         gateway.capture(charge_id=declined.charge_id, amount=4290, idempotency_key="k")

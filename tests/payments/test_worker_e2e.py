@@ -53,8 +53,12 @@ def test_real_worker_settles_and_refunds_through_the_broker(real_worker: tuple[L
     assert response.status_code == 200
     e2e = response.json()["pix"][0]["endToEndId"]
     # then the worker delivers the webhook over HTTP, settles it, and refunds the rejected payment
-    wait_for(lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(), timeout=90,
-             interval=0.2, log=worker_log)
+    wait_for(
+        lambda: PixRefund.objects.filter(end_to_end_id=e2e, status="completed").exists(),
+        timeout=90,
+        interval=0.2,
+        log=worker_log,
+    )
     payment = PixPayment.objects.get(end_to_end_id=e2e)
     assert (payment.outcome, payment.amount, payment.source) == ("refunded_rejected", 4321, "webhook")
     assert PixWebhookEvent.objects.get(end_to_end_id=e2e, refund_state="").outcome == "refunded_rejected"

@@ -117,8 +117,13 @@ def full_input(*lines: LineInput, option: str | None = "pac", codes: tuple[str, 
 
 
 # The storefront checkout form's contact and SP address fields, as a buyer fills them.
-FORM_CONTACT = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza", "phone": "(11) 98765-4321",
-                "tax_id": "529.982.247-25"}  # the CPF the NF-e needs (FISCAL_ISSUE_ON is on by default)
+FORM_CONTACT = {
+    "email": "ana@example.com.br",
+    "first_name": "Ana",
+    "last_name": "Souza",
+    "phone": "(11) 98765-4321",
+    "tax_id": "529.982.247-25",
+}  # the CPF the NF-e needs (FISCAL_ISSUE_ON is on by default)
 FORM_ADDRESS = {
     "method": "shipping",
     "cep": "01310-100",

@@ -235,8 +235,9 @@ def test_a_file_that_is_not_an_image_gets_one_message(admin_client: Client, cate
     assert "Envie uma foto" not in html
 
 
-def test_a_product_saved_without_ncm_warns_that_its_nfe_will_be_blocked(admin_client: Client, category: Category,
-                                                                        settings) -> None:
+def test_a_product_saved_without_ncm_warns_that_its_nfe_will_be_blocked(
+    admin_client: Client, category: Category, settings
+) -> None:
     settings.FISCAL_ISSUE_ON = "paid"
     data = _product_post(category, [_variant(0, "CAJU-N", "10")], [])
     response = admin_client.post("/admin/shop/product/add/", data, follow=True)

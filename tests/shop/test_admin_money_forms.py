@@ -122,8 +122,10 @@ def _rate(**fields: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("rate", "message"),
     [
-        ({"uf": "SP", "cep_start": "01000-000", "cep_end": "05999-999"},
-         "Informe a UF ou a faixa de CEP, não as duas."),
+        (
+            {"uf": "SP", "cep_start": "01000-000", "cep_end": "05999-999"},
+            "Informe a UF ou a faixa de CEP, não as duas.",
+        ),
         ({"price": "12,00"}, "Informe a UF ou a faixa de CEP (inicial e final)."),
         ({"cep_start": "01000-000"}, "Informe o CEP inicial e o final da faixa."),
         ({"cep_start": "1000000", "cep_end": "05999-999"}, "CEP inválido: informe os 8 números, ex.: 01310-100."),
@@ -153,9 +155,18 @@ def test_shipping_rate_by_uf_or_by_cep_range_is_saved(admin_client: Client) -> N
     assert 'value="01000-000"' in html and 'value="05999-999"' in html
 
 
-PICKUP = {"name": "Loja Centro", "street": "Praça da Sé", "number": "100", "complement": "", "neighborhood": "Sé",
-          "city": "São Paulo", "opening_hours": "Seg a sex, 9h às 18h", "preparation_days": "1", "active": "on",
-          "position": "0"}
+PICKUP = {
+    "name": "Loja Centro",
+    "street": "Praça da Sé",
+    "number": "100",
+    "complement": "",
+    "neighborhood": "Sé",
+    "city": "São Paulo",
+    "opening_hours": "Seg a sex, 9h às 18h",
+    "preparation_days": "1",
+    "active": "on",
+    "position": "0",
+}
 
 
 @pytest.mark.parametrize(
@@ -166,12 +177,14 @@ PICKUP = {"name": "Loja Centro", "street": "Praça da Sé", "number": "100", "co
         ({"uf": "RJ", "cep": "01002-000"}, "cep", "Este CEP é de SP, não de RJ."),
     ],
 )
-def test_bad_pickup_address_is_refused_on_its_field(admin_client: Client, fields: dict[str, str], field: str,
-                                                     message: str) -> None:
+def test_bad_pickup_address_is_refused_on_its_field(
+    admin_client: Client, fields: dict[str, str], field: str, message: str
+) -> None:
     response = admin_client.post("/admin/shop/pickuplocation/add/", {**PICKUP, **fields})
     assert response.status_code == 200
-    block = re.search(rf'<div class="form-row[^"]*field-{field}[^"]*">(.*?)</div>\s*</div>', response.content.decode(),
-                      re.S)
+    block = re.search(
+        rf'<div class="form-row[^"]*field-{field}[^"]*">(.*?)</div>\s*</div>', response.content.decode(), re.S
+    )
     assert block is not None and message in block.group(1)
     assert not PickupLocation.objects.exists()
 

@@ -129,8 +129,9 @@ def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_rea
     checkout = _ready(card(1, "tok_declined_51"))
     assert _complete(checkout, card(1, "tok_declined_51")).checkout.status == "incomplete"
     data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
-    ready = checkout_update(checkout_id=checkout.public_id,
-                            data=replace(data, payment=PaymentInput(instruments=(card(1),))))
+    ready = checkout_update(
+        checkout_id=checkout.public_id, data=replace(data, payment=PaymentInput(instruments=(card(1),)))
+    )
     assert ready.checkout.status == "ready_for_complete"
     # when the buyer completes again with another card
     result = _complete(checkout, card(1))
@@ -144,8 +145,14 @@ def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_rea
 def test_a_card_payment_still_pending_for_the_checkout_is_never_charged_again(pagarme: FakePagarmeServer) -> None:
     # given a ready checkout whose reference still has a card payment waiting at the gateway
     checkout = _ready(card(1))
-    CardPayment.objects.create(payment_id="cardpay_waiting", reference=checkout.public_id, handler_id="gpay",
-                               amount=checkout.total_amount, status="pending", attempts=1)
+    CardPayment.objects.create(
+        payment_id="cardpay_waiting",
+        reference=checkout.public_id,
+        handler_id="gpay",
+        amount=checkout.total_amount,
+        status="pending",
+        attempts=1,
+    )
     # when it is completed by card
     result = _complete(checkout, card(1))
     # then it waits for that payment's outcome: no second charge at the gateway
@@ -223,8 +230,9 @@ def test_the_card_outcome_is_written_in_the_placement_commit_so_a_crash_before_i
     checkout = _ready(card(1))
     begun = _begin(checkout.public_id, CompleteInput(payment=PaymentInput((card(1),))), ANY_OWNER)
     assert isinstance(begun, Checkout)
-    charged = card_payment_charge(reference=checkout.public_id, amount=begun.total_amount, handler_id="gpay",
-                                  token="tok_approved")
+    charged = card_payment_charge(
+        reference=checkout.public_id, amount=begun.total_amount, handler_id="gpay", token="tok_approved"
+    )
     assert charged.answered is None and charged.charge is not None and charged.charge.paid
     # when the process dies before the one transaction that records it and places the order
     assert not CardPayment.objects.exists()  # the outcome is not committed on its own

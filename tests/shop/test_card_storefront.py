@@ -173,8 +173,10 @@ def test_a_total_changed_by_the_paying_submit_is_shown_before_anything_is_charge
     assert _shown(html, "shown_card_total") == 3990 + 3290 != shown_card
     assert "3x sem juros: 1ª de R$ 24,28 e 2x de R$ 24,26" in html  # the plans of the new total
     # and paying again from that page charges the total it showed
-    response = client.post(f"/checkout/{checkout_id}",
-                           {"action": "pay_card", "shown_card_total": _shown(html, "shown_card_total"), **sedex})
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "pay_card", "shown_card_total": _shown(html, "shown_card_total"), **sedex},
+    )
     order = Order.objects.get(checkout_id=checkout_id)
     assert response.status_code == 302 and order.total_amount == 7280
     # (Pix is held back the same way: its shown total was PAC's)
@@ -224,8 +226,9 @@ def test_the_storefront_asks_the_cpf_the_nfe_needs_before_charging(client, setti
     no_cpf = {**FORM, "tax_id": ""}
     page = client.get(f"/checkout/{checkout_id}").content.decode()
     # when they pay by card
-    response = client.post(f"/checkout/{checkout_id}",
-                           {"action": "pay_card", "installments": "1", "card_token": TOKEN, **no_cpf})
+    response = client.post(
+        f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "1", "card_token": TOKEN, **no_cpf}
+    )
     if issuing == "off":  # then without NF-e the CPF stays optional and the order is placed
         assert "CPF (opcional)" in page
         assert response.status_code == 302 and Order.objects.filter(checkout_id=checkout_id).exists()
@@ -236,7 +239,8 @@ def test_the_storefront_asks_the_cpf_the_nfe_needs_before_charging(client, setti
     assert response.status_code == 200 and not Order.objects.exists()
     assert re.search(r'data-testid="error-tax_id">Informe o CPF: ele vai na nota fiscal \(NF-e\) do pedido\.<', html)
     # and with the CPF the same submit pays
-    response = client.post(f"/checkout/{checkout_id}",
-                           {"action": "pay_card", "installments": "1", "card_token": TOKEN, **FORM})
+    response = client.post(
+        f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "1", "card_token": TOKEN, **FORM}
+    )
     assert response.status_code == 302
     assert Order.objects.get(checkout_id=checkout_id).buyer_tax_id == "52998224725"

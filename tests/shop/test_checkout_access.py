@@ -107,9 +107,20 @@ def test_a_storefront_checkout_opens_for_its_own_session_only(client: Client) ->
     make_shipping()
     client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
     checkout_id = client.get("/checkout/")["Location"].rsplit("/", 1)[1]
-    form = {"action": "update", "email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza",
-            "phone": "(11) 98765-4321", "method": "shipping", "cep": "01310-100", "street": "Rua das Flores",
-            "number": "123", "neighborhood": "Jardim Paulista", "city": "São Paulo", "uf": "SP"}
+    form = {
+        "action": "update",
+        "email": "ana@example.com.br",
+        "first_name": "Ana",
+        "last_name": "Souza",
+        "phone": "(11) 98765-4321",
+        "method": "shipping",
+        "cep": "01310-100",
+        "street": "Rua das Flores",
+        "number": "123",
+        "neighborhood": "Jardim Paulista",
+        "city": "São Paulo",
+        "uf": "SP",
+    }
     assert client.post(f"/checkout/{checkout_id}", form).status_code == 200
     # then the buyer's session sees it, another browser with the id does not
     assert client.get(f"/checkout/{checkout_id}").status_code == 200

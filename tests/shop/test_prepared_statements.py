@@ -24,8 +24,14 @@ OPTIONS = (
 
 
 def _options(**env: str) -> dict[str, object]:
-    out = subprocess.run([sys.executable, "-c", OPTIONS], cwd=ROOT, check=True, capture_output=True, text=True,
-                         env=subprocess_env(DJANGO_SETTINGS_MODULE="config.settings", **env))
+    out = subprocess.run(
+        [sys.executable, "-c", OPTIONS],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(DJANGO_SETTINGS_MODULE="config.settings", **env),
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -42,8 +48,10 @@ def test_a_statement_run_twice_is_prepared_on_its_connection() -> None:
 
     def prepared() -> int:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
-                           ['%FROM "shop_variant" WHERE "shop_variant"."sku" = $1%'])
+            cursor.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                ['%FROM "shop_variant" WHERE "shop_variant"."sku" = $1%'],
+            )
             return cursor.fetchone()[0]
 
     before = prepared()

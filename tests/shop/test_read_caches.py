@@ -122,7 +122,6 @@ def test_product_title_and_photo_changes_are_seen_by_the_next_checkout(db) -> No
     assert _line(updated)[:2] == ("Café especial torra média", "https://cdn.example.com.br/cafe.jpg")
 
 
-
 def test_a_title_changed_while_the_cache_was_flushed_is_not_served_from_the_process_copy(db) -> None:
     """Issue 34: each process keeps its own copy of the snapshots under the catalog version. A flushed (or
     evicted) version key must not come back as a number an older copy was kept under, or a change whose bump
@@ -135,6 +134,7 @@ def test_a_title_changed_while_the_cache_was_flushed_is_not_served_from_the_proc
     Product.objects.filter(pk=variant.product_id).update(title="Café de origem")
     cache.clear()
     assert _line(checkout_update(checkout_id=created.checkout.public_id, data=_input()))[0] == "Café de origem"
+
 
 def test_admin_bulk_deactivation_is_seen_by_the_next_checkout(db, rf) -> None:
     """The admin's "Desativar" action is a queryset UPDATE (no post_save): it bumps the catalog itself."""

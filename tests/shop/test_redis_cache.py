@@ -44,8 +44,11 @@ def test_with_redis_url_the_settings_choose_the_kept_client_backend() -> None:
         text=True, env=subprocess_env(REDIS_URL="redis://127.0.0.1:6379/5", DJANGO_SETTINGS_MODULE="config.settings"),
     )  # fmt: skip
     chosen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert chosen == {"BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache", "LOCATION": "redis://127.0.0.1:6379/5",
-                      "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
+    assert chosen == {
+        "BACKEND": "kernel.ops.redis_cache.KeptClientRedisCache",
+        "LOCATION": "redis://127.0.0.1:6379/5",
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+    }
 
 
 def test_one_client_serves_every_operation(redis_cache: KeptClientRedisCache) -> None:

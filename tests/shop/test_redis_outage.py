@@ -62,7 +62,10 @@ def _redis_down(settings: Any, port: int) -> None:
 
 @pytest.mark.usefixtures("bcp_settings")
 def test_with_redis_down_the_storefront_and_the_api_still_sell(
-    settings: Any, dead_port: int, fake_platform: FakePlatform, caplog: pytest.LogCaptureFixture,  # noqa: F811
+    settings: Any,
+    dead_port: int,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     catalog()

@@ -80,7 +80,10 @@ def test_a_prefetch_reads_its_keys_once_and_remembers_the_absent_ones(counted: C
 
 
 def test_a_rest_checkout_reads_each_entry_once_per_request(
-    client: Client, counted: Counter[str], bcp_settings: Any, fake_platform: Any  # noqa: F811
+    client: Client,
+    counted: Counter[str],
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: Any,  # noqa: F811
 ) -> None:
     catalog()
     headers = {"BCP-Agent": f'profile="{fake_platform.publish()}"'}
@@ -96,7 +99,8 @@ def test_a_rest_checkout_reads_each_entry_once_per_request(
 
 @pytest.mark.django_db(transaction=True)  # the ASGI handler's thread has a connection of its own
 def test_the_page_and_api_chains_over_asgi_both_keep_a_scope(
-    counted: Counter[str], bcp_settings: Any  # noqa: F811
+    counted: Counter[str],
+    bcp_settings: Any,  # noqa: F811
 ) -> None:
     """The storefront's async chain and the API's sync one (config/asgi.py): one read per request in each."""
     from config.asgi import application

@@ -66,11 +66,21 @@ def _hammer() -> dict[str, object]:
 def test_concurrent_buyers_on_the_embedded_sqlite_store_get_no_database_is_locked(tmp_path: Path) -> None:
     # given a SQLite file, as `make run` uses without DATABASE_URL
     env = {k: v for k, v in os.environ.items() if k not in {"CI", "DATABASE_URL"}}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'shop.sqlite3'}", SHOP_VAR_DIR=str(tmp_path / "var"),
-               DJANGO_SETTINGS_MODULE="config.settings")
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'shop.sqlite3'}",
+        SHOP_VAR_DIR=str(tmp_path / "var"),
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
     # when 8 buyers create and update checkouts at once
-    result = subprocess.run([sys.executable, "-m", "tests.shop.test_sqlite_concurrency"], cwd=settings.BASE_DIR,
-                            env=env, capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.shop.test_sqlite_concurrency"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     # then none of them is refused with "database is locked", and every checkout was written

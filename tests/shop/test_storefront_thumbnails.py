@@ -54,7 +54,7 @@ def test_list_detail_and_cart_use_the_thumbnails_with_srcset(client: Client, pho
     assert f'srcset="{one} 320w, {two} 640w"' in card
     assert 'loading="lazy"' in card and 'width="320" height="320"' in card and "sizes=" in card
     detail = _img(client.get("/produtos/camiseta-preta/").content.decode(), "camiseta preta dobrada")
-    assert f'{url(photographed.thumbnails["detail_2x"])} 1200w' in detail
+    assert f"{url(photographed.thumbnails['detail_2x'])} 1200w" in detail
     assert 'loading="lazy"' not in detail  # the first photo of the gallery is the page's main picture
     upload = photographed.image.url
     assert f'"{upload}"' not in detail and f"{upload} " not in detail  # never the full upload

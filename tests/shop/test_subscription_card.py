@@ -32,7 +32,6 @@ pytestmark = pytest.mark.django_db
 BUDGET_CARD_CYCLE = 26
 
 
-
 @pytest.fixture
 def pagarme(settings: Any) -> Iterator[FakePagarmeServer]:
     settings.BCP_PIX_SANDBOX = False  # no PSP at all: a card subscription must never call one

@@ -43,8 +43,10 @@ def test_the_nfe_provider_webhook_is_limited_too(settings) -> None:
     settings.WEBHOOK_RATE_LIMIT = "3/minute"
     junk = Client(REMOTE_ADDR="203.0.113.9")
     payload = json.dumps({"ref": "order_x", "status": "autorizado"})
-    answers = [junk.post("/fiscal/webhooks/provider/", data=payload, content_type="application/json").status_code
-               for _ in range(4)]
+    answers = [
+        junk.post("/fiscal/webhooks/provider/", data=payload, content_type="application/json").status_code
+        for _ in range(4)
+    ]
     assert answers[:3] != [429] * 3 and 429 not in answers[:3]
     assert answers[3] == 429
     other = Client(REMOTE_ADDR="198.51.100.7")

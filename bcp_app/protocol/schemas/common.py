@@ -183,11 +183,11 @@ class Link(ResponseModel):
 
 
 class PostalAddressIn(RequestModel):
-    street_address: ShortText = Field(default="", description="Logradouro e número, ex. \"Rua das Flores, 123\".")
-    extended_address: ShortText = Field(default="", description="Complemento e bairro, ex. \"Apto 45 - Jardim\".")
+    street_address: ShortText = Field(default="", description='Logradouro e número, ex. "Rua das Flores, 123".')
+    extended_address: ShortText = Field(default="", description='Complemento e bairro, ex. "Apto 45 - Jardim".')
     address_locality: ShortText = Field(default="", description="Cidade.")
-    address_region: ShortText = Field(default="", description="UF, ex. \"SP\".")
-    postal_code: ShortText = Field(default="", description="CEP, ex. \"01310-100\".")
+    address_region: ShortText = Field(default="", description='UF, ex. "SP".')
+    postal_code: ShortText = Field(default="", description='CEP, ex. "01310-100".')
     address_country: ShortText = Field(default="BR", description="País ISO 3166-1 alfa-2.")
     first_name: ShortText = Field(default="", description="Nome do destinatário.")
     last_name: ShortText = Field(default="", description="Sobrenome do destinatário.")

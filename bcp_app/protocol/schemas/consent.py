@@ -24,8 +24,13 @@ WIRE_PURPOSES = {
     f"{PURPOSE_PREFIX}preferences": "preferences",
     f"{PURPOSE_PREFIX}sale_or_sharing": "sale_of_data",
 }
-SHORT_PURPOSES = {"marketing": "marketing", "analytics": "analytics", "preferences": "preferences",
-                  "sale_of_data": "sale_of_data", "sale_or_sharing": "sale_of_data"}
+SHORT_PURPOSES = {
+    "marketing": "marketing",
+    "analytics": "analytics",
+    "preferences": "preferences",
+    "sale_of_data": "sale_of_data",
+    "sale_or_sharing": "sale_of_data",
+}
 DESCRIPTIONS = {
     "marketing": "Receber ofertas, novidades e promoções da loja por e-mail ou mensagem.",
     "analytics": "Permitir que a loja analise a navegação e as compras para melhorar o serviço.",
@@ -43,9 +48,12 @@ class ConsentDecisionIn(RequestModel):
 
 ConsentIn = Annotated[
     dict[Annotated[str, Field(max_length=100)], StrictBool | ConsentDecisionIn],
-    Field(max_length=20, description="Consentimento por finalidade (LGPD), na forma por finalidade do schema "
-                                     "(`br.dev.bcp.consent.marketing: {granted}`) ou booleana "
-                                     "(`marketing`, `analytics`, `preferences`, `sale_of_data`)."),
+    Field(
+        max_length=20,
+        description="Consentimento por finalidade (LGPD), na forma por finalidade do schema "
+        "(`br.dev.bcp.consent.marketing: {granted}`) ou booleana "
+        "(`marketing`, `analytics`, `preferences`, `sale_of_data`).",
+    ),
 ]
 
 

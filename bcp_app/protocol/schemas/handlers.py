@@ -31,7 +31,8 @@ class PixHandlerConfig(ResponseModel):
     environment: Literal["sandbox", "production"] = Field(description="Ambiente do PSP.")
     charge_kind: Literal["cob"] = Field(description="Cobrança imediata (API Pix `cob`).")
     key_type: Literal["cpf", "cnpj", "email", "phone", "evp"] | None = Field(
-        default=None, description="Tipo da chave recebedora (a chave não é publicada).")
+        default=None, description="Tipo da chave recebedora (a chave não é publicada)."
+    )
     expiration_seconds: int = Field(gt=0, description="Validade de cada cobrança, em segundos.")
     merchant_name: str | None = Field(default=None, max_length=25, description="Nome exibido no app do pagador.")
     merchant_city: str | None = Field(default=None, max_length=15, description="Cidade exibida no app do pagador.")

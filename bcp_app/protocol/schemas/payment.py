@@ -76,7 +76,7 @@ class Boleto(ResponseModel):
 
 
 class InstrumentDisplay(ResponseModel):
-    description: str = Field(description="\"Pix\", \"Cartão à vista\" ou o plano, ex. \"Cartão em 6x de R$ 17,20\".")
+    description: str = Field(description='"Pix", "Cartão à vista" ou o plano, ex. "Cartão em 6x de R$ 17,20".')
 
 
 class InstrumentOut(ResponseModel):

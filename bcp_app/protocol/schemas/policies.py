@@ -18,20 +18,22 @@ class ReturnWindow(ResponseModel):
 
 
 class PolicyOut(ResponseModel):
-    type: str = Field(description="Tipo (reverse-DNS): `br.dev.bcp.shopping.policy.return`, `….terms`, `….privacy`, "
-                                  "`….shipping`.")
+    type: str = Field(
+        description="Tipo (reverse-DNS): `br.dev.bcp.shopping.policy.return`, `….terms`, `….privacy`, `….shipping`."
+    )
     description: Description = Field(description="Texto da política (`plain`).")
     url: str | None = Field(default=None, description="Página completa da política.")
     title: str | None = Field(default=None, description="Título para exibição.")
     applies_to: list[str] | None = Field(default=None, description="JSONPaths alvo; ausente = a resposta inteira.")
     window: ReturnWindow | None = Field(default=None, description="Somente trocas: prazo para desistir.")
-    supported_resolutions: list[str] | None = Field(default=None, description="Somente trocas: o que o comprador "
-                                                                              "recebe.")
+    supported_resolutions: list[str] | None = Field(
+        default=None, description="Somente trocas: o que o comprador recebe."
+    )
 
 
 class PoliciesSearchRequest(RequestModel):
     query: Annotated[str, Field(min_length=1, max_length=500)] = Field(
-        description="A pergunta do comprador, ex. \"qual é a política de trocas?\"."
+        description='A pergunta do comprador, ex. "qual é a política de trocas?".'
     )
     language: Annotated[str, Field(max_length=35)] | None = Field(default=None, description="Idioma (BCP 47).")
 

@@ -162,8 +162,7 @@ class OrderIntentInput(StrictInput):
     )
     notes: Annotated[StrictStr, Field(max_length=1000)] | None = Field(
         default=None,
-        description="Observações do comprador (até 1000 caracteres), levadas como context.intent; não alteram "
-        "preços.",
+        description="Observações do comprador (até 1000 caracteres), levadas como context.intent; não alteram preços.",
     )
     idempotency_key: StrictStr | None = Field(
         default=None,

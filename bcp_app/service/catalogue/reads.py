@@ -83,8 +83,9 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
 
 def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
     lines = stock_check([(item.sku, item.quantity) for item in args.items])
-    unknown = {f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines)
-               if not line.known}
+    unknown = {
+        f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines) if not line.known
+    }
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
     return InventoryCheckOk(

@@ -54,11 +54,16 @@ def stock_check(items: Sequence[tuple[str, int]], *, together: bool = False) -> 
     for sku, quantity in items:
         variant = variants.get(sku)
         needed = wanted[sku] if together else quantity
-        lines.append(StockLine(
-            sku=sku, quantity=quantity, known=variant is not None,
-            availability=variant.availability if variant else "", in_stock=variant.stock if variant else 0,
-            can_fulfill=variant is not None and (variant.allow_backorder or variant.stock >= needed),
-        ))
+        lines.append(
+            StockLine(
+                sku=sku,
+                quantity=quantity,
+                known=variant is not None,
+                availability=variant.availability if variant else "",
+                in_stock=variant.stock if variant else 0,
+                can_fulfill=variant is not None and (variant.allow_backorder or variant.stock >= needed),
+            )
+        )
     return lines
 
 

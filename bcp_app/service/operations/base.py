@@ -20,16 +20,24 @@ from shop.checkout.selectors import checkout_view
 TEXTS = {
     "checkout_not_found": {"pt-br": "Checkout não encontrado.", "en": "Checkout not found."},
     "order_not_found": {"pt-br": "Pedido não encontrado.", "en": "Order not found."},
-    "order_unauthorized": {"pt-br": "Sem autorização para acessar este pedido.",
-                           "en": "Not authorized to access this order."},
+    "order_unauthorized": {
+        "pt-br": "Sem autorização para acessar este pedido.",
+        "en": "Not authorized to access this order.",
+    },
     "product_not_found": {"pt-br": "Produto não encontrado.", "en": "Product not found."},
-    "incompatible": {"pt-br": "A plataforma não negociou a capacidade necessária ({name}).",
-                     "en": "The platform did not negotiate the required capability ({name})."},
-    "nothing_created": {"pt-br": "Nenhum item pôde ser incluído no checkout.",
-                        "en": "None of the items could be added to a checkout."},
+    "incompatible": {
+        "pt-br": "A plataforma não negociou a capacidade necessária ({name}).",
+        "en": "The platform did not negotiate the required capability ({name}).",
+    },
+    "nothing_created": {
+        "pt-br": "Nenhum item pôde ser incluído no checkout.",
+        "en": "None of the items could be added to a checkout.",
+    },
     "unknown_id": {"pt-br": "Id não encontrado: {id}.", "en": "Unknown id: {id}."},
-    "search_empty": {"pt-br": "Informe {prefix}query (o texto da busca) ou {prefix}filters.",
-                     "en": "Provide {prefix}query (the search text) or {prefix}filters."},
+    "search_empty": {
+        "pt-br": "Informe {prefix}query (o texto da busca) ou {prefix}filters.",
+        "en": "Provide {prefix}query (the search text) or {prefix}filters.",
+    },
 }
 
 
@@ -40,8 +48,11 @@ def text(ctx: RequestContext, key: str, **kwargs: str) -> str:
 def incompatible(ctx: RequestContext, name: str, *capabilities: str) -> OperationResult:
     return OperationResult(
         200,
-        error_response("capabilities_incompatible", text(ctx, "incompatible", name=name),
-                       capabilities=ctx.ucp_capabilities(*capabilities) or None),
+        error_response(
+            "capabilities_incompatible",
+            text(ctx, "incompatible", name=name),
+            capabilities=ctx.ucp_capabilities(*capabilities) or None,
+        ),
     )
 
 
@@ -58,13 +69,15 @@ def signed(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def not_found_checkout(ctx: RequestContext) -> OperationResult:
-    return OperationResult(200, error_response("not_found", text(ctx, "checkout_not_found"),
-                                               capabilities=ctx.ucp_capabilities(CHECKOUT) or None))
-
+    return OperationResult(
+        200,
+        error_response(
+            "not_found", text(ctx, "checkout_not_found"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None
+        ),
+    )
 
 
 def owned(ctx: RequestContext, checkout: Any) -> bool:
     """A checkout is visible only to who created it: its platform, else the anonymous agent's profile or the
     permalink's session (BCP-CHK-13: others get the `not_found` of an unknown id, so nothing tells it exists)."""
     return ctx.checkout_owner.owns(checkout)
-

@@ -38,45 +38,65 @@ from shop.checkout import types as ct
 def _payment(payment: PaymentIn | None) -> ct.PaymentInput | None:
     if payment is None:
         return None
-    return ct.PaymentInput(instruments=tuple(
-        ct.InstrumentInput(
-            id=i.id, handler_id=i.handler_id, type=i.type, selected=i.selected,
-            credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
-            installments=i.installments or 1,
+    return ct.PaymentInput(
+        instruments=tuple(
+            ct.InstrumentInput(
+                id=i.id,
+                handler_id=i.handler_id,
+                type=i.type,
+                selected=i.selected,
+                credential=({"type": i.credential.type, "token": i.credential.token} if i.credential else None),
+                installments=i.installments or 1,
+            )
+            for i in payment.instruments
         )
-        for i in payment.instruments
-    ))
+    )
 
 
 def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -> ct.CheckoutInput:
     fulfillment = None
     if ctx.has(FULFILLMENT):  # BCP-NEG-08: inputs of inactive extensions are ignored
         methods = []
-        for m in (body.fulfillment.methods if body.fulfillment else []):
+        for m in body.fulfillment.methods if body.fulfillment else []:
             destinations = tuple(
                 ct.AddressInput(
-                    id=d.id, first_name=d.first_name, last_name=d.last_name, phone_number=d.phone_number,
-                    street_address=d.street_address, extended_address=d.extended_address,
-                    address_locality=d.address_locality, address_region=d.address_region,
-                    postal_code=d.postal_code, address_country=d.address_country or "BR",
+                    id=d.id,
+                    first_name=d.first_name,
+                    last_name=d.last_name,
+                    phone_number=d.phone_number,
+                    street_address=d.street_address,
+                    extended_address=d.extended_address,
+                    address_locality=d.address_locality,
+                    address_region=d.address_region,
+                    postal_code=d.postal_code,
+                    address_country=d.address_country or "BR",
                 )
                 for d in m.destinations
                 if d.type == "shipping_address"  # BCP-FUL-03: platform-written pickup destinations ignored
             )
-            methods.append(ct.FulfillmentMethodInput(
-                type=m.type,  # type: ignore[arg-type]  # the engine rejects unknown method types
-                id=m.id, line_item_ids=tuple(m.line_item_ids), destinations=destinations,
-                selected_destination_id=m.selected_destination_id,
-                groups=tuple(ct.GroupInput(id=g.id, selected_option_id=g.selected_option_id) for g in m.groups),
-            ))
+            methods.append(
+                ct.FulfillmentMethodInput(
+                    type=m.type,  # type: ignore[arg-type]  # the engine rejects unknown method types
+                    id=m.id,
+                    line_item_ids=tuple(m.line_item_ids),
+                    destinations=destinations,
+                    selected_destination_id=m.selected_destination_id,
+                    groups=tuple(ct.GroupInput(id=g.id, selected_option_id=g.selected_option_id) for g in m.groups),
+                )
+            )
         fulfillment = ct.FulfillmentInput(methods=tuple(methods))
     codes = None
     if ctx.has(DISCOUNT):
         codes = tuple(body.discounts.codes) if body.discounts else ()
     return ct.CheckoutInput(
-        lines=line_inputs(body, update=update), buyer=buyer_input(ctx, body.buyer), fulfillment=fulfillment,
-        discount_codes=codes, payment=_payment(body.payment), context=context_input(body.context),
-        signals=dict(body.signals or {}), offered_handler_ids=_offered(ctx),
+        lines=line_inputs(body, update=update),
+        buyer=buyer_input(ctx, body.buyer),
+        fulfillment=fulfillment,
+        discount_codes=codes,
+        payment=_payment(body.payment),
+        context=context_input(body.context),
+        signals=dict(body.signals or {}),
+        offered_handler_ids=_offered(ctx),
     )
 
 
@@ -95,8 +115,6 @@ def _input_error(exc: Exception) -> ProtocolError:
     path = getattr(exc, "path", "") or ""
     content = getattr(exc, "content", str(exc))
     return ProtocolError("invalid_request", f"{path}: {content}" if path else content)
-
-
 
 
 # --- checkout -------------------------------------------------------------------------------------------
@@ -129,14 +147,24 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         data = converted
     try:
         owner = ctx.checkout_owner  # anonymous: bound to its profile (or the permalink's session), issue 31
-        result = services.checkout_create(data=data, platform_id=owner.platform_id, language=_language(ctx, request),
-                                          session_key="" if owner.platform_id else owner.key,
-                                          mandate_required=ctx.has(AP2_MANDATE))  # PIX.md §7: locked to AP2
+        result = services.checkout_create(
+            data=data,
+            platform_id=owner.platform_id,
+            language=_language(ctx, request),
+            session_key="" if owner.platform_id else owner.key,
+            mandate_required=ctx.has(AP2_MANDATE),
+        )  # PIX.md §7: locked to AP2
     except services.CheckoutCreateImpossible as exc:
         reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
-        return OperationResult(200, error_response("item_unavailable", text(ctx, "nothing_created"),
-                                                   capabilities=ctx.ucp_capabilities(CHECKOUT) or None,
-                                                   messages=reasons or None))
+        return OperationResult(
+            200,
+            error_response(
+                "item_unavailable",
+                text(ctx, "nothing_created"),
+                capabilities=ctx.ucp_capabilities(CHECKOUT) or None,
+                messages=reasons or None,
+            ),
+        )
     except services.CheckoutInputError as exc:
         raise _input_error(exc) from exc
     if request.cart_id is not None and ctx.has(CART):
@@ -162,8 +190,12 @@ def update_checkout(
     request = validate(CheckoutUpdateRequest, body)
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
-    return _engine(ctx, lambda: services.checkout_update(checkout_id=str(checkout_id), owner=ctx.checkout_owner,
-                                                         data=_checkout_input(ctx, request, update=True)))
+    return _engine(
+        ctx,
+        lambda: services.checkout_update(
+            checkout_id=str(checkout_id), owner=ctx.checkout_owner, data=_checkout_input(ctx, request, update=True)
+        ),
+    )
 
 
 def complete_checkout(
@@ -182,8 +214,9 @@ def complete_checkout(
     payment = _payment(request.payment) or ct.PaymentInput()
     # BCP §11.2 / BCP-PAY-03: the instrument's handler must be one this checkout offers this platform.
     data = ct.CompleteInput(payment=payment, signals=dict(request.signals or {}), offered_handler_ids=_offered(ctx))
-    return _engine(ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.checkout_owner,
-                                                           data=data))
+    return _engine(
+        ctx, lambda: services.checkout_complete(checkout_id=str(checkout_id), owner=ctx.checkout_owner, data=data)
+    )
 
 
 def cancel_checkout(
@@ -193,5 +226,3 @@ def cancel_checkout(
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.checkout_owner))
-
-

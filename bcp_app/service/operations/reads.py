@@ -54,8 +54,9 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         return incompatible(ctx, CATALOG_SEARCH)
     filters = request.filters
     query = (request.query or "").strip()
-    has_filters = filters is not None and (filters.categories or (filters.price and (
-        filters.price.min is not None or filters.price.max is not None)))
+    has_filters = filters is not None and (
+        filters.categories or (filters.price and (filters.price.min is not None or filters.price.max is not None))
+    )
     if not query and not has_filters:
         # BCP-CAT-01; the field as the caller wrote it: REST's body is the search, MCP/A2A wrap it in `catalog`.
         prefix = "" if ctx.transport == "rest" else "catalog."
@@ -72,13 +73,22 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         )
     except ValueError as exc:
         if isinstance(exc, CatalogQueryError):
-            field = {"q": "query", "category": "filters.categories[0]", "price_min": "filters.price.min",
-                     "price_max": "filters.price.max", "page": "pagination.cursor",
-                     "per_page": "pagination.limit"}.get(exc.field, exc.field)
+            field = {
+                "q": "query",
+                "category": "filters.categories[0]",
+                "price_min": "filters.price.min",
+                "price_max": "filters.price.max",
+                "page": "pagination.cursor",
+                "per_page": "pagination.limit",
+            }.get(exc.field, exc.field)
             raise ProtocolError("invalid_request", f"Campo inválido {field}: {exc.message}") from exc
         raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
-    body_out = {"ucp": _catalog_ucp(ctx, CATALOG_SEARCH), "products": products, "pagination": page_info,
-                "policies": policies_json(ctx.language)}
+    body_out = {
+        "ucp": _catalog_ucp(ctx, CATALOG_SEARCH),
+        "products": products,
+        "pagination": page_info,
+        "policies": policies_json(ctx.language),
+    }
     return OperationResult(200, SearchResponse.produce(body_out))
 
 
@@ -89,11 +99,15 @@ def lookup_catalog(ctx: RequestContext, body: LookupRequest | Mapping[str, Any])
     if not ctx.has(CATALOG_LOOKUP):
         return incompatible(ctx, CATALOG_LOOKUP)
     products, missing = catalog.lookup(list(request.ids))
-    body_out: dict[str, Any] = {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "products": products,
-                                "policies": policies_json(ctx.language)}
+    body_out: dict[str, Any] = {
+        "ucp": _catalog_ucp(ctx, CATALOG_LOOKUP),
+        "products": products,
+        "policies": policies_json(ctx.language),
+    }
     if missing:
-        body_out["messages"] = [{"type": "info", "code": "not_found", "content": text(ctx, "unknown_id", id=i)}
-                                for i in missing]
+        body_out["messages"] = [
+            {"type": "info", "code": "not_found", "content": text(ctx, "unknown_id", id=i)} for i in missing
+        ]
     return OperationResult(200, LookupResponse.produce(body_out))
 
 
@@ -101,12 +115,17 @@ def get_product(ctx: RequestContext, body: GetProductRequest | Mapping[str, Any]
     request = validate(GetProductRequest, body)
     if not ctx.has(CATALOG_LOOKUP):
         return incompatible(ctx, CATALOG_LOOKUP)
-    product = catalog.get_product(request.id, [(s.name, s.label) for s in request.selected],
-                                  list(request.preferences))
+    product = catalog.get_product(request.id, [(s.name, s.label) for s in request.selected], list(request.preferences))
     if product is None:
-        return OperationResult(200, error_response("not_found", text(ctx, "product_not_found"),
-                                                   capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None))
-    return OperationResult(200, ProductResponse.produce({"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product,
-                                                         "policies": policies_json(ctx.language)}))
-
-
+        return OperationResult(
+            200,
+            error_response(
+                "not_found", text(ctx, "product_not_found"), capabilities=ctx.ucp_capabilities(CATALOG_LOOKUP) or None
+            ),
+        )
+    return OperationResult(
+        200,
+        ProductResponse.produce(
+            {"ucp": _catalog_ucp(ctx, CATALOG_LOOKUP), "product": product, "policies": policies_json(ctx.language)}
+        ),
+    )

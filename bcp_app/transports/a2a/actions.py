@@ -656,8 +656,9 @@ def _open_task(ctx: Any, row: A2AContext, checkout: dict[str, Any]) -> dict[str,
     """The Task answering a Pix complete (issue 35), pushed to the URL the platform named for it (`a2a_push`,
     set by the server from the message's `taskPushNotificationConfig`) or its registered one at settlement."""
     push_url, push_token = ctx.extra.get("a2a_push") or ("", "")
-    task = a2a_tasks.task_open(ctx, context_id=row.context_id, checkout=checkout, push_url=push_url,
-                               push_token=push_token)
+    task = a2a_tasks.task_open(
+        ctx, context_id=row.context_id, checkout=checkout, push_url=push_url, push_token=push_token
+    )
     row.task_id, row.task_state = task["id"], task["status"]["state"]
     row.save(update_fields=["task_id", "task_state", "updated_at"])
     return task

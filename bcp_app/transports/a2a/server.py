@@ -537,13 +537,21 @@ class BcpDispatcher(JsonRpcDispatcher):
             result = handler_result["result"]
             message = result.get("message") if isinstance(result, dict) else None
             stored = context.state.get(STATE_TASK)
-            if reply is not None and "task" in reply and isinstance(message, dict) \
-                    and message.get("messageId") == reply["task"]["id"]:
+            if (
+                reply is not None
+                and "task" in reply
+                and isinstance(message, dict)
+                and message.get("messageId") == reply["task"]["id"]
+            ):
                 result = {"task": reply["task"]}  # a Pix complete: the task we opened (issue 35)
             elif reply is not None and isinstance(message, dict) and message.get("messageId") == reply.get("messageId"):
                 result = {"message": reply}
-            elif isinstance(stored, dict) and isinstance(result, dict) and "status" in result \
-                    and result.get("id") == stored.get("id"):
+            elif (
+                isinstance(stored, dict)
+                and isinstance(result, dict)
+                and "status" in result
+                and result.get("id") == stored.get("id")
+            ):
                 result = stored  # GetTask: the stored task verbatim (integers and member order kept)
             handler_result = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": intify(result)}
         if isinstance(handler_result, dict):

@@ -63,8 +63,15 @@ def task_proto(task: dict[str, Any]) -> Task:
 
 
 class BcpTaskStore(VersionedTaskStore):
-    async def save(self, task: Task, *, event: Event | None, prev: Task | None, prev_version: TaskVersion,
-                   context: ServerCallContext) -> TaskVersion:
+    async def save(
+        self,
+        task: Task,
+        *,
+        event: Event | None,
+        prev: Task | None,
+        prev_version: TaskVersion,
+        context: ServerCallContext,
+    ) -> TaskVersion:
         if context.state.get(STATE_DIRECT):
             return TaskVersion.MISSING
         if await db_call(a2a_tasks.task_row, task.id) is not None:
@@ -98,13 +105,15 @@ class BcpTaskStore(VersionedTaskStore):
 class BcpPushConfigStore(PushNotificationConfigStore):
     """One push configuration per task: the URL (and token) kept on its row."""
 
-    async def set_info(self, task_id: str, notification_config: TaskPushNotificationConfig,
-                       context: ServerCallContext) -> TaskPushNotificationConfig | None:
+    async def set_info(
+        self, task_id: str, notification_config: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig | None:
         principal = _principal(context)
         if principal is None:
             return None
-        row = await db_call(a2a_tasks.task_set_push, task_id, principal, url=notification_config.url,
-                          token=notification_config.token)
+        row = await db_call(
+            a2a_tasks.task_set_push, task_id, principal, url=notification_config.url, token=notification_config.token
+        )
         return _config(row) if row is not None else None
 
     async def get_info(self, task_id: str, context: ServerCallContext) -> list[TaskPushNotificationConfig]:

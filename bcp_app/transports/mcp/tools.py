@@ -303,8 +303,16 @@ def typed_tools(resolve_caller: Callable[[CallInfo], Caller]) -> list[McpTool]:
 
 META_KEY_FIELD = 'meta["idempotency-key"]'
 READ_ONLY = frozenset(
-    {"get_checkout", "get_order", "search_catalog", "lookup_catalog", "get_product", "policies.search", "get_cart",
-     "get_subscription"}
+    {
+        "get_checkout",
+        "get_order",
+        "search_catalog",
+        "lookup_catalog",
+        "get_product",
+        "policies.search",
+        "get_cart",
+        "get_subscription",
+    }
 )
 ResourceId = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
@@ -379,6 +387,8 @@ class RequestReturnArgs(IdArgs):
     return_request: RequestReturnRequest = Field(
         description="Devolução (extensão order_actions): reason_code, reason e line_items [{id, quantity}]."
     )
+
+
 class CreateSubscriptionArgs(Args):
     subscription: SubscriptionCreateRequest = Field(description="Plano, assinante e entrega (extensão subscription).")
 
