@@ -51,6 +51,7 @@ def test_an_a2a_add_to_checkout_reads_the_cache_once_beside_its_catalog_line(
     counted_redis.clear()
     reply = add(context_id)
     assert reply["result"]["message"]["contextId"] == context_id
-    # identity (key failures per IP and per key prefix), the checkout's entries and the write counter at once;
-    # the line's catalog entry from this process's own copy (shop/checkout/stock.py `_kept`, issue 34)
-    assert counted_redis == ["EVALSHA:9"]
+    # identity (key failures per IP and per key prefix), the checkout's entries (version tokens, kernel/ops/kept.py)
+    # and the write counter at once; the line's catalog entry from this process's own copy (shop/checkout/stock.py
+    # `_kept`, issue 34)
+    assert counted_redis == ["EVALSHA:8"]
