@@ -106,7 +106,7 @@ def _inserted(original: models.Model, *, fast: bool) -> dict[str, Any]:
     """The row a copy of `original` is inserted as (kernel.rows, or `save()`), read and then rolled back, with
     the original row deleted first."""
     model, row = type(original), _copy(original)
-    sid = transaction.savepoint()
+    sid = transaction.savepoint_create()
     try:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -126,7 +126,7 @@ def _inserted(original: models.Model, *, fast: bool) -> dict[str, Any]:
 def _updated(model: type[models.Model], pk: Any, *, empty: bool, fast: bool) -> dict[str, Any]:
     """The row after an update of every column (kernel.rows, or `save()`), read and then rolled back."""
     names = [field.name for field in model._meta.concrete_fields if not field.primary_key]
-    sid = transaction.savepoint()
+    sid = transaction.savepoint_create()
     try:
         row = model._default_manager.get(pk=pk)
         if empty:
