@@ -99,9 +99,6 @@ class _ThreadConnection:
 
 
 _clients_lock = threading.Lock()
-# Values read by `get_many_unpickled_once`: made key → (the bytes Redis held, what they unpickled to).
-_unpickled: dict[str, tuple[bytes, Any]] = {}
-_MAX_UNPICKLED = 256
 _cache_clients: dict[tuple[tuple[str, ...], str], _KeptClient] = {}  # (servers, options) → the process's client
 
 
@@ -186,32 +183,6 @@ class KeptClientRedisCache(RedisCache):
             return found, int(count)
 
         return _or_miss("read_and_count", run, ({}, None))
-
-    def get_many_unpickled_once(self, keys: list[str]) -> dict[str, Any]:
-        """`get_many(keys)`, each value unpickled once per process for as long as Redis holds the same bytes for
-        its key: the value is then the one those bytes gave last time, the same object for every caller. For
-        read-mostly entries nobody changes in place (frozen dataclasses, strings): the store settings, the
-        shipping table and the page fragments a buyer's page reads, whose unpickling (model instances) was
-        most of that read's CPU (issue 34: 14 % of the checkout page). Comparing the bytes keeps it exact: a
-        changed or deleted entry is never answered from this process's copy."""
-        key_map = {self.make_and_validate_key(key): key for key in keys}
-
-        def run() -> dict[str, Any]:
-            raw_values = self._cache.get_client(None).mget(list(key_map))
-            loads = self._cache._serializer.loads
-            found: dict[str, Any] = {}
-            for made, raw in zip(key_map, raw_values, strict=True):
-                if raw is None:
-                    continue
-                kept = _unpickled.get(made)
-                if kept is None or kept[0] != raw:
-                    if len(_unpickled) >= _MAX_UNPICKLED:
-                        _unpickled.clear()
-                    kept = _unpickled[made] = (raw, loads(raw))
-                found[key_map[made]] = kept[1]
-            return found
-
-        return _or_miss("get_many", run, {})
 
     # --- Redis unreachable: a miss, logged (see the module docstring) --------------------------------------
 

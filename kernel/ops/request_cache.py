@@ -58,17 +58,6 @@ def prefetch(*keys: str, counter: tuple[str, int] | None = None) -> int | None:
     return counted
 
 
-def prefetch_unpickled_once(*keys: str) -> None:
-    """`prefetch(*keys)` for entries whose values nobody changes in place (frozen dataclasses, strings, numbers):
-    with Redis each value is unpickled once per process while its bytes stay the same
-    (kernel/ops/redis_cache.py `get_many_unpickled_once`), so every request of the process shares one object."""
-    memo = _scope.get()
-    wanted = [key for key in keys if key not in memo] if memo is not None else []
-    if wanted:
-        read = getattr(cache, "get_many_unpickled_once", cache.get_many)
-        _remember_read(memo, wanted, read(wanted))
-
-
 def count(key: str, timeout: int) -> int | None:
     """One more on the counter `key` (created to live `timeout` seconds); None when it could not be counted."""
     return _read_and_count([], key, timeout)[1]

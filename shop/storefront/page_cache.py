@@ -162,9 +162,9 @@ def prefetch_page_reads() -> None:
     """One cache round trip, at the start of a buyer's own page (cart, checkout), for what its render reads one by
     one otherwise: the version tokens of the store settings (with their policies) and of the shipping table, the
     catalog version and this page's shared header and footer. The values behind the tokens are kept by each
-    process (kernel/ops/kept.py); the fragments are unpickled once per process while their bytes stay the same."""
+    process (kernel/ops/kept.py)."""
     keys = checkout_read_keys(pricing=True)
-    request_cache.prefetch_unpickled_once(*keys, *(_fragment_key(name) for name in FRAGMENTS))
+    request_cache.prefetch(*keys, *(_fragment_key(name) for name in FRAGMENTS))
 
 
 def shared_fragment(name: str, context: Context, render: Callable[[Context], str]) -> str:

@@ -136,17 +136,3 @@ def test_requests_in_contexts_of_their_own_share_one_cache_client(redis_cache: K
     assert other._cache.get_client().connection_pool.connection_kwargs["socket_timeout"] == 5
     first, second = RedisCache(redis_cache._servers, {}), RedisCache(redis_cache._servers, {})
     assert first._cache is not second._cache  # Django's
-
-
-def test_values_unpickled_once_follow_the_bytes_redis_holds(redis_cache: KeptClientRedisCache) -> None:
-    """`get_many_unpickled_once` (the cart and checkout pages' read-mostly entries, issue 34): the same bytes give
-    the same object without unpickling again; a new value or a deleted entry is seen on the next read."""
-    redis_cache.set("a", ("v1", {"name": "Loja"}), 60)
-    redis_cache.set("n", 7, 60)
-    first = redis_cache.get_many_unpickled_once(["a", "n", "gone"])
-    assert first == {"a": ("v1", {"name": "Loja"}), "n": 7}
-    assert redis_cache.get_many_unpickled_once(["a"])["a"] is first["a"]  # kept: not unpickled again
-    redis_cache.set("a", ("v2", {"name": "Loja Nova"}), 60)
-    assert redis_cache.get_many_unpickled_once(["a"]) == {"a": ("v2", {"name": "Loja Nova"})}
-    redis_cache.delete("a")
-    assert redis_cache.get_many_unpickled_once(["a", "n"]) == {"n": 7}
