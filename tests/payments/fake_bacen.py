@@ -62,6 +62,9 @@ class FakeBacenState:
     # until the test opens the gate (a PSP call in flight for as long as the test needs, with no sleep);
     # `cob_die` drops the connection without an answer (a PSP dying mid-call).
     cob_entered: threading.Event = field(default_factory=threading.Event)
+    # Charge creations that passed the token check: a client holding a token another fake issued (a
+    # fake that earlier held this port) is answered 401 first and that PUT is not a charge creation.
+    cob_calls: int = 0
     cob_gate: threading.Event | None = None
     cob_die: bool = False
     # `cob_drip` (seconds): the answer to PUT /cob, status line to body, is sent one byte per interval (a PSP
@@ -130,6 +133,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         parts = [part for part in url.path.split("/") if part]
         if parts[:1] == ["cob"] and len(parts) == 2 and method == "PUT":
+            with state.lock:
+                state.cob_calls += 1
             state.cob_entered.set()
             if state.cob_gate is not None:
                 state.cob_gate.wait(timeout=120)
