@@ -9,17 +9,25 @@ from typing import Any
 import pytest
 from asgiref.sync import AsyncToSync, SyncToAsync
 
+import config.asgi
+
 
 @dataclass
 class Crossings:
-    into_a_thread: list[Any] = field(default_factory=list)  # each SyncToAsync call's function
+    into_a_thread: list[Any] = field(default_factory=list)  # each SyncToAsync or `in_thread` call's function
     back_to_the_loop: list[Any] = field(default_factory=list)  # each AsyncToSync call's awaitable
 
 
 def count_crossings(monkeypatch: pytest.MonkeyPatch) -> Crossings:
-    """From now until the test ends, record every `sync_to_async` and `async_to_sync` call."""
+    """From now until the test ends, record every `sync_to_async`, `config.asgi.in_thread` and `async_to_sync`
+    call."""
     crossings = Crossings()
     into_a_thread, out_of_it = SyncToAsync.__call__, AsyncToSync.__call__
+    in_thread = config.asgi.in_thread
+
+    async def executor_hop(function: Any, /, *args: Any) -> Any:
+        crossings.into_a_thread.append(function)
+        return await in_thread(function, *args)
 
     def hop(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
         crossings.into_a_thread.append(self.func)
@@ -30,5 +38,6 @@ def count_crossings(monkeypatch: pytest.MonkeyPatch) -> Crossings:
         return out_of_it(self, *args, **kwargs)
 
     monkeypatch.setattr(SyncToAsync, "__call__", hop)
+    monkeypatch.setattr(config.asgi, "in_thread", executor_hop)
     monkeypatch.setattr(AsyncToSync, "__call__", back)
     return crossings

@@ -8,6 +8,7 @@ BCP-ORD-01: the originating platform reads its order; BCP §5.3 errors keep thei
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -18,7 +19,7 @@ from django.db import connection
 from django.test import Client
 
 from bcp_app.service.platforms import NewPlatform
-from config.asgi import ApiHandler
+from config.asgi import ApiHandler, in_thread
 from tests.asgi_crossings import count_crossings
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer
@@ -56,6 +57,30 @@ def test_each_request_is_one_thread_hop_on_a_reused_thread(monkeypatch: pytest.M
     # starts another only when a request arrives before the last one's thread is back to idle, a race a loaded
     # machine can lose now and then (seen once in a suite run beside a profiler).
     assert threads_started <= 3
+
+
+def test_the_hop_runs_in_an_executor_thread_with_the_callers_context_and_keeps_what_it_sets() -> None:
+    """`in_thread`: the request's thread sees the caller's context variables (the access log's record); what it
+    sets stays in its copy (nothing is copied back, unlike `sync_to_async`); its result and errors come back."""
+    seen = contextvars.ContextVar("seen", default="unset")
+
+    def work(value: str) -> tuple[str, bool]:
+        before = seen.get()
+        seen.set(value)
+        return before, threading.current_thread() is threading.main_thread()
+
+    def fail() -> None:
+        raise LookupError("in the thread")
+
+    async def main() -> tuple[tuple[str, bool], str]:
+        seen.set("caller")
+        answer = await in_thread(work, "thread")
+        with pytest.raises(LookupError, match="in the thread"):
+            await in_thread(fail)
+        return answer, seen.get()
+
+    (before, on_main_thread), after = asyncio.run(main())
+    assert (before, on_main_thread, after) == ("caller", False, "caller")
 
 
 def test_every_request_hands_its_connection_back_to_the_pool(
