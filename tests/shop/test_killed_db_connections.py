@@ -7,6 +7,8 @@ answered 500 until the dead connections were used up. Now the pool checks each o
 
 from __future__ import annotations
 
+import select
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -14,7 +16,9 @@ import httpx
 import psycopg
 import pytest
 from django.db import connection, connections
+from psycopg_pool import ConnectionPool
 
+from config.db_pool import check_connection
 from tests.bcp_app.live import LiveServer, database_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
@@ -35,13 +39,68 @@ def test_requests_after_backends_are_terminated_answer_200(transactional_db: Any
         # when every backend of the test database is terminated
         url = database_url().replace("postgres://", "postgresql://", 1)
         with psycopg.connect(url, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            ).fetchone()
-        assert killed is not None and killed[0] >= 1
+            killed = [
+                pid
+                for pid, ended in admin.execute(
+                    "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                if ended
+            ]
+            assert killed
+            _wait_until_gone(admin, killed)
         # then the next requests all answer 200
         after = [httpx.get(f"{server.url}/", timeout=30).status_code for _ in range(10)]
     finally:
         server.stop()
     assert after == [200] * 10
+
+
+def _wait_until_gone(admin: psycopg.Connection[Any], pids: list[int]) -> None:
+    """`pg_terminate_backend` only signals: wait until those backends have exited (the restart has happened)."""
+    for _ in range(200):
+        row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids]).fetchone()
+        if row is not None and row[0] == 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the terminated backends are still there after 10 s")
+
+
+def _conninfo() -> str:
+    return database_url().replace("postgres://", "postgresql://", 1)
+
+
+def _readable(conn: psycopg.Connection[Any]) -> bool:
+    return bool(select.select([conn.fileno()], [], [], 5)[0])
+
+
+def test_the_pool_check_asks_postgres_only_when_the_connection_has_something_to_say(
+    transactional_db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config/db_pool.py: an idle connection with nothing on its socket is lent without a query; one whose backend
+    was terminated, or with a message waiting (a notification), gets psycopg_pool's round trip, which fails for
+    the dead one (and tests every idle connection of the pool) and passes for the live one."""
+    round_trips: list[object] = []
+    real_check = ConnectionPool.check_connection
+    monkeypatch.setattr(
+        ConnectionPool, "check_connection", staticmethod(lambda conn: (round_trips.append(conn), real_check(conn)))
+    )
+    with psycopg.connect(_conninfo(), autocommit=True) as quiet, psycopg.connect(_conninfo(), autocommit=True) as admin:
+        # a healthy idle connection: no round trip
+        check_connection(quiet)
+        assert round_trips == []
+        # a message waiting on the socket: the round trip, which reads it and passes
+        quiet.execute("LISTEN pool_check")
+        admin.execute("NOTIFY pool_check")
+        assert _readable(quiet)
+        check_connection(quiet)
+        assert round_trips == [quiet]
+        # a terminated backend: its socket is readable, the round trip fails
+        pid = quiet.info.backend_pid
+        admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        assert _readable(quiet)
+        with pytest.raises(psycopg.OperationalError):
+            check_connection(quiet)
+        # (then the pool's own idle connections were each tested: the recovery of config/db_pool.py)
+        assert round_trips[:2] == [quiet, quiet]
+        assert quiet not in round_trips[2:]
