@@ -135,9 +135,14 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | N
         return
     try:
         built = None
-        if event in _PAID_EVENTS and settings.FISCAL_ISSUE_ON == "paid" and _current(order, order_id):
-            built = build_invoice(order)  # type: ignore[arg-type]  # (_current: not None)
-            if built[1] and _blocked_at_once(order, *built):  # type: ignore[arg-type]
+        read = order if order is not None and order.public_id == order_id else None
+        if (
+            read is not None and read.payment_status == PaymentStatus.PAID
+            and event in _PAID_EVENTS and settings.FISCAL_ISSUE_ON == "paid"
+        ):  # fmt: skip
+            # The NF-e of the task's read (if that read is still current): data that blocks it is written at once.
+            built = build_invoice(read)
+            if built[1] and _blocked_at_once(read, *built):
                 return
         with transaction.atomic():
             locked = _lock(order_id, order)
@@ -160,16 +165,8 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | N
 
 
 _PAID_EVENTS = frozenset({"placed", "payment_confirmed"})
-_LOCK_COLUMNS = (
-    "status",
-    "payment_status",
-    "updated_at",
-)  # what every change of an order's lines, buyer or totals moves
-
-
-def _current(read: Order | None, order_id: str) -> bool:
-    """The outbox task's read of the order, paid: its NF-e is asked for (if that read is still current)."""
-    return read is not None and read.public_id == order_id and read.payment_status == PaymentStatus.PAID
+# What every change of an order's lines, buyer or totals moves (`_lock` compares the same three).
+_LOCK_COLUMNS = ("status", "payment_status", "updated_at")
 
 
 def _blocked_at_once(read: Order, invoice: dict[str, Any], problems: list[str]) -> bool:
