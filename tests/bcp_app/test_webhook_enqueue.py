@@ -168,9 +168,9 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     webhook_url: bool,
 ) -> None:
     """Issue 34: the order's one task (buyer e-mail, NF-e request, webhook) reads the order once, in the statement
-    that claims the outbox row, then its lines and adjustments, and passes it to every receiver; the NF-e's lock checks only what tells that read is
-    current, in the statement that writes the blocked NF-e (the store has no fiscal data). A platform without
-    `webhook_url` costs no write."""
+    that claims the outbox row, then its lines and adjustments, and passes it to every receiver; the NF-e's lock
+    checks only what tells that read is current, in the statement that writes the blocked NF-e (the store has no
+    fiscal data). A platform without `webhook_url` costs no write."""
     catalog()
     profile = fake_platform.profile(handlers=fake_platform.with_card())
     if not webhook_url:
