@@ -186,7 +186,7 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     assert claim.startswith("WITH claimed AS (UPDATE") and 'LEFT JOIN "orders_order"' in claim
     # the NF-e's lock (status, payment, updated_at) guards the blocked document's own statement
     (blocked,) = [q["sql"] for q in captured.captured_queries if 'INSERT INTO "fiscal_fiscaldocument"' in q["sql"]]
-    assert blocked.startswith("WITH guard AS (SELECT 1 FROM \"orders_order\"") and "FOR UPDATE" in blocked
+    assert blocked.startswith('WITH guard AS (SELECT 1 FROM "orders_order"') and "FOR UPDATE" in blocked
     assert WebhookDelivery.objects.filter(status="delivered").count() == int(webhook_url)
     assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
     with django_assert_max_num_queries(1):  # a duplicate task: the claim finds the row done
