@@ -16,6 +16,7 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from fiscal.access_key import is_valid
@@ -38,10 +39,11 @@ def _poll_delay(attempts: int) -> timedelta:
     return timedelta(seconds=min(20 * attempts, 600))
 
 
-def _changed(document: FiscalDocument, event: str, message: str, **data: Any) -> None:
+def _changed(document: FiscalDocument, event: str, message: str, rows: list[Model] | None = None, **data: Any) -> None:
+    extra = {} if rows is None else {"rows": rows}
     document_changed.send(
         sender=FiscalDocument, order_ref=document.order_ref, event=event, message=message,
-        data={"status": document.status, **data},
+        data={"status": document.status, **data}, **extra,
     )  # fmt: skip
 
 
@@ -62,19 +64,10 @@ def document_request_issue(
     `problems` (missing fiscal data, in Portuguese, naming product and field) block the issue: the
     document is "rejected" with them as the reason, no provider call, and the order is untouched.
     """
-    blocked_reason = (BLOCKED_PREFIX + "; ".join(problems))[:500] if problems else ""
-    environment = invoice.get("environment") or "homologacao"
+    blocked_reason = _blocked_reason(problems)
     # The first request writes the document as it will stay (one INSERT); a replay or a re-issue finds it.
-    defaults = {
-        "order_number": order_number,
-        "environment": environment,
-        "provider_ref": f"{order_ref}-1",
-        "status": Status.REJECTED if problems else Status.PENDING,
-        "sefaz_reason": blocked_reason,
-        "ibs_cbs_totals": invoice.get("ibs_cbs_totals") or {},
-    }
     # INSERT … ON CONFLICT DO NOTHING: the unique order_ref decides in one statement (no read and savepoint first).
-    document = FiscalDocument(order_ref=order_ref, **defaults)
+    document = _first_document(order_ref, order_number, invoice, problems)
     created = insert_once(document, ("order_ref",))
     if not created:
         document = FiscalDocument.objects.select_for_update().get(order_ref=order_ref)
@@ -89,7 +82,7 @@ def document_request_issue(
         document.ibs_cbs_totals = invoice.get("ibs_cbs_totals") or {}
         document.save()
     if problems:
-        _changed(document, "blocked", f"NF-e não emitida. {document.sefaz_reason}", problems=problems)
+        _changed(document, "blocked", _blocked_message(document), problems=problems)
         return document
     job_fields = {
         "document": document,
@@ -105,6 +98,55 @@ def document_request_issue(
     if job_created:
         _changed(document, "requested", "Emissão da NF-e solicitada.", attempt=document.attempt)
         _enqueue(job.pk)
+    return document
+
+
+def _blocked_reason(problems: list[str]) -> str:
+    return (BLOCKED_PREFIX + "; ".join(problems))[:500] if problems else ""
+
+
+def _blocked_message(document: FiscalDocument) -> str:
+    return f"NF-e não emitida. {document.sefaz_reason}"
+
+
+def _first_document(
+    order_ref: str, order_number: int | None, invoice: dict[str, Any], problems: list[str]
+) -> FiscalDocument:
+    """The document a first request writes, as it will stay (blocked by `problems`, or pending its job)."""
+    return FiscalDocument(
+        order_ref=order_ref,
+        order_number=order_number,
+        environment=invoice.get("environment") or "homologacao",
+        provider_ref=f"{order_ref}-1",
+        status=Status.REJECTED if problems else Status.PENDING,
+        sefaz_reason=_blocked_reason(problems),
+        ibs_cbs_totals=invoice.get("ibs_cbs_totals") or {},
+    )
+
+
+def document_block_once(
+    *,
+    order_ref: str,
+    order_number: int | None,
+    invoice: dict[str, Any],
+    problems: list[str],
+    guard: tuple[str, list[Any]],
+) -> FiscalDocument | None:
+    """A first request that `problems` block, written as one statement with no transaction of its own: the document
+    as `document_request_issue` writes it, and what the `document_changed` receivers record of it — they are asked
+    for their rows (`rows=`, see fiscal/signals.py) instead of writing them —, only while the caller's `guard`
+    (SQL: e.g. the order's row locked and unchanged) yields a row and the order has no document yet. None when
+    nothing was written: the caller goes through `document_request_issue` (a replay, a changed order).
+    Issue 34: the blocked request of a store without fiscal data was six statements, a transaction around them."""
+    if not problems:
+        raise ValueError("document_block_once: nothing blocks this request")
+    document = _first_document(order_ref, order_number, invoice, problems)
+    rows: list[Model] = []
+    _changed(document, "blocked", _blocked_message(document), problems=problems, rows=rows)
+    if len(rows) > 1:
+        raise ValueError("document_block_once: one row per blocked document is written with it")
+    if not insert_once(document, ("order_ref",), event=rows[0] if rows else None, guard=guard):
+        return None
     return document
 
 

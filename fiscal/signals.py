@@ -5,6 +5,9 @@ document_changed  send(sender=FiscalDocument, order_ref=str, event=str, message=
     the order timeline event in that same transaction (a failing receiver rolls the change back and the
     job is retried). events: requested, blocked, processing, authorized, rejected, cancel_requested,
     cancelled, cancel_refused, cancel_window_closed, retry.
+    `rows` (a list), only with `blocked` from `services.document_block_once`: the document is not written yet; a
+    receiver appends the row it would write (an unsaved model instance) instead of writing it, and the row is
+    written in the document's own statement, or not at all (the caller then goes the usual way).
 """
 
 from django.dispatch import Signal

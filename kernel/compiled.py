@@ -109,6 +109,29 @@ class Compiled:
         from_db = functools.partial(model.from_db, fetch_mode=queryset._fetch_mode)  # type: ignore[attr-defined]
         return attnames, [(index, *pair) for index, pair in converters.items()], from_db
 
+    def select_list(self) -> str:
+        """The columns this shape reads (`"table"."column", …`), for a statement of the caller's own that reads the
+        same row (e.g. joined to the row it writes) and hands its values to `instance`. Plain shapes only."""
+        head, _, _ = self.sql.partition(" FROM ")
+        if self.plain is None or not head.startswith("SELECT ") or head.startswith("SELECT DISTINCT"):
+            raise ValueError("select_list: only a plain shape of one model's columns")
+        return head.removeprefix("SELECT ")
+
+    def instance(self, values: Any) -> Any:
+        """The model instance `rows` makes of one row of `select_list`'s values (same converters, `from_db`); None
+        when every value is NULL (an outer join that found no row)."""
+        if self.plain is None:
+            raise ValueError("instance: only a plain shape of one model's columns")
+        if all(value is None for value in values):
+            return None
+        attnames, converters, from_db = self.plain
+        connection = connections[self.queryset.db]
+        row = list(values)
+        for index, functions, expression in converters:
+            for convert in functions:
+                row[index] = convert(row[index], expression, connection)
+        return from_db(self.queryset.db, attnames, row)
+
     def bound(self, values: tuple[Any, ...]) -> list[Any]:
         params = list(self.params)
         for position, index, wrap in self.slots:

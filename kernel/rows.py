@@ -294,25 +294,53 @@ def _write(
     return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
 
 
-def insert_once(instance: models.Model, conflict: Sequence[str], *, event: models.Model | None = None) -> bool:
+def insert_once(
+    instance: models.Model,
+    conflict: Sequence[str],
+    *,
+    event: models.Model | None = None,
+    guard: tuple[str, list[Any]] | None = None,
+) -> bool:
     """`INSERT … ON CONFLICT (conflict) DO NOTHING RETURNING pk`: one round trip and no savepoint.
 
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
-    `conflict` columns exists already (then nothing was written, `event` neither)."""
+    `conflict` columns exists already (then nothing was written, `event` neither). `guard`: a query (e.g.
+    `unchanged`) that must yield a row for anything to be written, run in the same statement (False: nothing
+    was written)."""
     meta, db = instance._meta, _db()
-    sql, params = _insert_sql(instance, db)
+    sql, params = _insert_sql(instance, db, source="guard" if guard is not None and _one_statement(db) else None)
     key = ("conflict", meta.label, db.vendor, tuple(conflict))
     tail = _SHAPES.get(key)
     if tail is None:
         target = ", ".join(_column(_field(meta, name)) for name in conflict)
         tail = _SHAPES[key] = f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
-    pk = _write(db, sql + tail, params, event=event)
+    pk = _write(db, sql + tail, params, event=event, guard=guard)
     if pk is None:
         return False
     instance.pk = pk
     instance._state.adding = False
     instance._state.db = db.alias
     return True
+
+
+def unchanged(instance: models.Model, names: Sequence[str]) -> tuple[str, list[Any]]:
+    """A guard (`insert_once`, `update_where`): the row of `instance` locked (`FOR UPDATE`, where the database has
+    it) and yielded only while its `names` columns still hold the instance's values, as read. Under a concurrent
+    change the lock waits for it, then compares the committed row (PostgreSQL re-reads a locked row): a write
+    guarded by it is made only if what the caller read is still what the row holds."""
+    meta, db = instance._meta, _db()
+    key = ("unchanged", meta.label, db.vendor, tuple(names))
+    shape = _SHAPES.get(key)
+    if shape is None:
+        fields = [_field(meta, name) for name in names]
+        conditions = " AND ".join(f"{_column(field)} = %s" for field in fields)
+        lock = " FOR UPDATE" if db.features.has_select_for_update else ""
+        text = f"SELECT 1 FROM {db.ops.quote_name(meta.db_table)} WHERE {_column(meta.pk)} = %s AND {conditions}{lock}"  # noqa: S608
+        shape = _SHAPES[key] = (text, fields)
+    text, fields = shape
+    params = [meta.pk.get_db_prep_value(instance.pk, db)]
+    params += [field.get_db_prep_value(getattr(instance, field.attname), db) for field in fields]
+    return text, params
 
 
 def update_where(

@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from email.contentmanager import _encode_text  # type: ignore[attr-defined]  # what set_content encodes a text with
 from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage as PyEmailMessage
 from email.policy import EmailPolicy, Policy
@@ -80,6 +81,14 @@ class _WirePolicy(EmailPolicy):
             return value  # as stored: reading a header back (Content-Type by the generator) parses nothing
         return super().header_fetch_parse(name, value)
 
+    def header_max_count(self, name: str) -> int | None:
+        # Asked at every header set (a duplicate Subject is refused); the registry builds a header class per ask.
+        key = name.lower()
+        count = _MAX_COUNTS.get(key, _UNKNOWN)
+        if count is _UNKNOWN:
+            count = _MAX_COUNTS[key] = super().header_max_count(name)
+        return count  # type: ignore[return-value]
+
     def _fold(self, name: str, value: Any, refold_binary: bool = False) -> str:
         if isinstance(value, BaseHeader):  # shared between e-mails (immutable): folded once
             folded = value.__dict__.get("_wire_folded")
@@ -90,6 +99,8 @@ class _WirePolicy(EmailPolicy):
 
 
 _WIRE = _WirePolicy(linesep="\r\n")  # = email.policy.SMTP
+_UNKNOWN = object()
+_MAX_COUNTS: dict[str, object] = {}  # header name (lower case) → how many a message may hold (the registry's)
 
 
 # How long this thread's SMTP connection may sit unused before it is closed rather than reused: servers drop an
@@ -166,14 +177,66 @@ class OrderEmail(EmailMultiAlternatives):
         # not (the same bytes on the wire); console/file/locmem get 8bit.
         if policy is email.policy.SMTP:
             built = super().message(policy=_WIRE)
+            if getattr(built, "_wire_bodies", False):  # `_add_bodies` put its own boundary already
+                return built
             for part in built.walk():
                 if part.is_multipart():
-                    # A boundary of its own, random (96 bits) and behind "=_", which no quoted-printable text holds:
-                    # the generator's default searches every body for it with a regex compiled per message, and
-                    # its longer value folds the Content-Type header (issue 34).
-                    part.set_boundary(f"=_{secrets.token_hex(12)}")
+                    part.set_boundary(_boundary())
             return built
         return super().message(policy=_READABLE if policy is email.policy.default else policy)
+
+    def _add_bodies(self, msg: PyEmailMessage) -> PyEmailMessage:
+        """For the wire (the SMTP backend's policy), a text body with one HTML alternative — every order e-mail —
+        is put together directly: the same headers, in the same order, and the same encoded bodies that
+        `set_content`, `make_alternative` and `add_alternative` leave (email.contentmanager's own encoder
+        chooses 7bit / 8bit / quoted-printable / base64), without their header parsing and re-setting (two thirds
+        of building the message, issue 34). Any other shape goes the standard way."""
+        alternatives = self.alternatives
+        if (
+            msg.policy is not _WIRE
+            or msg._headers  # type: ignore[attr-defined]
+            or not isinstance(self.body, str)
+            or not self.body
+            or self.attachments
+            or len(alternatives) != 1
+            or alternatives[0].mimetype != "text/html"
+            or not isinstance(alternatives[0].content, str)
+            or (self.encoding or settings.DEFAULT_CHARSET).lower() not in ("utf-8", "utf8")
+        ):
+            return super()._add_bodies(msg)
+        # What set_content leaves on the top message, moved by make_alternative into the first part (its Content-*
+        # headers; MIME-Version stays on top), and what add_alternative leaves on a part of its own (EmailMessage's
+        # set_content adds MIME-Version to it). Every value is plain ASCII: stored as the policy stores it.
+        msg._headers = [  # type: ignore[attr-defined]
+            ("MIME-Version", "1.0"),
+            ("Content-Type", f'multipart/alternative; boundary="{_boundary()}"'),
+        ]
+        msg._payload = [_text_part(self.body, "plain", ()), _text_part(alternatives[0].content, "html", _MIME_VERSION)]  # type: ignore[attr-defined]
+        msg._wire_bodies = True  # type: ignore[attr-defined]
+        return msg
+
+
+_MIME_VERSION = (("MIME-Version", "1.0"),)
+
+
+def _text_part(text: str, subtype: str, extra: tuple[tuple[str, str], ...]) -> PyEmailMessage:
+    """A text/`subtype` UTF-8 part as `set_content(text, subtype=…, charset="utf-8")` makes it under the wire policy."""
+    cte, payload = _encode_text(text, "utf-8", None, _WIRE)
+    part = PyEmailMessage(policy=_WIRE)
+    part._headers = [  # type: ignore[attr-defined]
+        ("Content-Type", f'text/{subtype}; charset="utf-8"'),
+        ("Content-Transfer-Encoding", cte),
+        *extra,
+    ]
+    part._payload = payload  # type: ignore[attr-defined]
+    return part
+
+
+def _boundary() -> str:
+    # A boundary of its own, random (96 bits) and behind "=_", which no quoted-printable text holds: the generator's
+    # default searches every body for it with a regex compiled per message, and its longer value folds the
+    # Content-Type header (issue 34).
+    return f"=_{secrets.token_hex(12)}"
 
 
 # Lazy: only the subject of the e-mail at hand is translated (each lookup walks the catalogs).

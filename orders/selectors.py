@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db.models import Model, Prefetch, Q, QuerySet
 
-from kernel.compiled import compiled
+from kernel.compiled import Compiled, compiled
 from orders.models import (
     Adjustment,
     FulfillmentEvent,
@@ -190,14 +190,32 @@ def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order |
     lines and adjustments as prefetched relations. 1 or 3 queries."""
     order = _order_by_public_id(order_id) if isinstance(order_id, str) and order_id else None
     if order is not None and with_lines:
-        # What prefetch_related would leave (ordered lists, each row's `order` set), through precompiled statements.
-        cache: dict[str, Any] = {}
-        for name, model in (("lines", OrderLine), ("adjustments", Adjustment)):
-            queryset = getattr(order, name).all()
-            queryset._result_cache = _rows_of_order(model, order)
-            queryset._prefetch_done = True
-            cache[name] = queryset
-        order._prefetched_objects_cache = cache  # type: ignore[attr-defined]
+        order_with_relations(order)
+    return order
+
+
+def order_with_relations(order: Order) -> Order:
+    """`order` (a row just read) with its lines and adjustments as prefetched relations. 2 queries."""
+    # What prefetch_related would leave (ordered lists, each row's `order` set), through precompiled statements.
+    cache: dict[str, Any] = {}
+    for name, model in (("lines", OrderLine), ("adjustments", Adjustment)):
+        queryset = getattr(order, name).all()
+        queryset._result_cache = _rows_of_order(model, order)
+        queryset._prefetch_done = True
+        cache[name] = queryset
+    order._prefetched_objects_cache = cache  # type: ignore[attr-defined]
+    return order
+
+
+def order_columns() -> str:
+    """The columns `order_from_row` reads an order from (`"orders_order"."id", …`), for a statement that reads
+    the order's row with a write of its own (the outbox claim)."""
+    return _order_read().select_list()
+
+
+def order_from_row(values: Any) -> Order | None:
+    """The order `order_columns`' values hold, as the order's own read makes it; None when they are all NULL."""
+    order: Order | None = _order_read().instance(values)
     return order
 
 
@@ -214,9 +232,12 @@ def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
 def _order_by_public_id(order_id: str) -> Order | None:
     """`Order.objects.filter(public_id=…)[:1]` compiled once per process: compiling the queryset was the largest
     part of a Get Order's CPU (issue 11); the statement is the same for every id, so only the parameter changes."""
-    read = compiled("orders.by_public_id", lambda ref: Order.objects.filter(public_id=ref).order_by()[:1])
-    rows = read.rows(order_id)
+    rows = _order_read().rows(order_id)
     return rows[0] if rows else None
+
+
+def _order_read() -> Compiled:
+    return compiled("orders.by_public_id", lambda ref: Order.objects.filter(public_id=ref).order_by()[:1])
 
 
 def order_bcp_payload(order: Order) -> dict[str, Any]:

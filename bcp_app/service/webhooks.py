@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -192,7 +193,11 @@ def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = N
 def _ucp_version(raw: bytes) -> str | None:
     """The UCP version of a delivery's body, None for a BCP one (decided when it was prepared)."""
     try:
-        version = json.loads(raw).get("ucp", {}).get("version")
+        try:
+            parsed = orjson.loads(raw)  # the body as body_bytes wrote it, read at a fraction of json's CPU
+        except orjson.JSONDecodeError:  # what orjson refuses (an integer past 64 bits) json still reads
+            parsed = json.loads(raw)
+        version = parsed.get("ucp", {}).get("version")
     except (ValueError, AttributeError):
         return None
     return version if version in ucp.UCP_VERSIONS else None

@@ -27,6 +27,7 @@ from orders.services.notes import (
     order_buyer_tax_id_set,
     order_email_resend,
     order_event_record,
+    order_event_row,
     order_link_email_send,
     order_note_add,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "order_draft_from_checkout",
     "order_email_resend",
     "order_event_record",
+    "order_event_row",
     "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",

@@ -58,6 +58,16 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     return order
 
 
+def order_event_row(
+    *, order: Order, kind: str, message: str, internal: bool = True, data: dict[str, object] | None = None
+) -> OrderEvent:
+    """The timeline event `order_event_record` writes for a plain event (no `notify`, `email` or `once`), checked
+    the same way and not written: for a caller that writes it in the statement of the change it tells of."""
+    kind = clean_type(kind, field="kind")
+    message = clean_text(message, field="message", max_length=4000, required=True)
+    return OrderEvent(order=order, kind=kind, message=message, internal=internal, data=data or {})
+
+
 def order_event_record(
     *,
     order_id: str,

@@ -25,12 +25,13 @@ from django.utils import timezone
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import blocked_order_refs
-from fiscal.services import CANCEL_WINDOW, document_request_cancel, document_request_issue
+from fiscal.services import CANCEL_WINDOW, document_block_once, document_request_cancel, document_request_issue
 from kernel.compiled import compiled
+from kernel.rows import unchanged
 from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus, PaymentStatus
-from orders.services import order_event_record
+from orders.services import order_event_record, order_event_row
 from shop.invoicing.invoice import build_invoice
 
 logger = logging.getLogger(__name__)
@@ -40,9 +41,12 @@ BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
 SWEEP_WINDOW = timedelta(days=2)
 
 
-def fiscal_request_issue(*, order: Order, reissue: bool = False) -> FiscalDocument:
-    """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e."""
-    invoice, problems = build_invoice(order)
+def fiscal_request_issue(
+    *, order: Order, reissue: bool = False, built: tuple[dict[str, Any], list[str]] | None = None
+) -> FiscalDocument:
+    """Inside the caller's transaction: build the invoice now (current fiscal data) and ask for the NF-e.
+    `built`: the invoice and problems `build_invoice(order)` just gave, not built again."""
+    invoice, problems = built if built is not None else build_invoice(order)
     return document_request_issue(
         order_ref=order.public_id, order_number=order.number, invoice=invoice, problems=problems, reissue=reissue
     )
@@ -130,6 +134,16 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | N
     if event not in wanted and event not in ("canceled", "returned"):
         return
     try:
+        built = None
+        read = order if order is not None and order.public_id == order_id else None
+        if (
+            read is not None and read.payment_status == PaymentStatus.PAID
+            and event in _PAID_EVENTS and settings.FISCAL_ISSUE_ON == "paid"
+        ):  # fmt: skip
+            # The NF-e of the task's read (if that read is still current): data that blocks it is written at once.
+            built = build_invoice(read)
+            if built[1] and _blocked_at_once(read, *built):
+                return
         with transaction.atomic():
             locked = _lock(order_id, order)
             if locked is None:
@@ -142,11 +156,34 @@ def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | N
                 elif event == "returned":
                     _note_return(locked)
                 elif locked.payment_status == PaymentStatus.PAID or settings.FISCAL_ISSUE_ON == "shipped":
-                    fiscal_request_issue(order=locked)
+                    # the invoice built from the task's read serves while the lock found that read current
+                    fiscal_request_issue(order=locked, built=built if locked is order else None)
             finally:
                 _LOCKED.reset(token)
     except Exception:  # never break the sender's other receivers; the beat sweep asks again
         logger.exception("fiscal request for %s after %s failed", order_id, event)
+
+
+_PAID_EVENTS = frozenset({"placed", "payment_confirmed"})
+# What every change of an order's lines, buyer or totals moves (`_lock` compares the same three).
+_LOCK_COLUMNS = ("status", "payment_status", "updated_at")
+
+
+def _blocked_at_once(read: Order, invoice: dict[str, Any], problems: list[str]) -> bool:
+    """An NF-e that the current data block (a store without fiscal data, a product without NCM, …), asked for from
+    the task's read of the order: the document and its timeline line written in one statement that also locks the
+    order's row and checks that the read is still current (`_lock`'s three columns), with no transaction around
+    it — two statements in all (the variants, this) instead of six (issue 34). False when nothing was written
+    (the order changed since the read, or has a document already): the usual locked path decides."""
+    token = _LOCKED.set(read)  # the order the statement locks: the timeline row is made for it
+    try:
+        document = document_block_once(
+            order_ref=read.public_id, order_number=read.number, invoice=invoice, problems=problems,
+            guard=unchanged(read, _LOCK_COLUMNS),
+        )  # fmt: skip
+    finally:
+        _LOCKED.reset(token)
+    return document is not None
 
 
 def _note_return(order: Order) -> None:
@@ -160,9 +197,18 @@ def _note_return(order: Order) -> None:
         )  # fmt: skip
 
 
-def on_document_changed(sender: Any, *, order_ref: str, event: str, message: str, data: dict, **_: Any) -> None:
+def on_document_changed(
+    sender: Any, *, order_ref: str, event: str, message: str, data: dict, rows: list[Any] | None = None, **_: Any
+) -> None:
     """Receiver of `fiscal.signals.document_changed`: inside the fiscal transaction, so the timeline event
-    commits with the fiscal change."""
+    commits with the fiscal change. `rows`: the document is written later in one statement with the event, which
+    is handed over instead (a blocked request, `_blocked_at_once`: a plain internal event of the order it locks)."""
+    if rows is not None:
+        order = _LOCKED.get()
+        if order is None or order.public_id != order_ref or event in BUYER_VISIBLE_EVENTS:
+            raise ValueError(f"fiscal event {event} of {order_ref} cannot be written with its document")
+        rows.append(order_event_row(order=order, kind=f"fiscal_{event}", message=message, internal=True, data=data))
+        return
     try:
         order_event_record(
             order_id=order_ref, kind=f"fiscal_{event}", message=message,

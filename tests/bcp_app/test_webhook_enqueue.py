@@ -167,9 +167,10 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     django_assert_max_num_queries: Any,
     webhook_url: bool,
 ) -> None:
-    """Issue 34: the order's one task (buyer e-mail, NF-e request, webhook) reads the order once, with its lines
-    and adjustments, and passes it to every receiver; the NF-e's lock reads only what tells that read is
-    current. A platform without `webhook_url` costs no write."""
+    """Issue 34: the order's one task (buyer e-mail, NF-e request, webhook) reads the order once, in the statement
+    that claims the outbox row, then its lines and adjustments, and passes it to every receiver; the NF-e's lock
+    checks only what tells that read is current, in the statement that writes the blocked NF-e (the store has no
+    fiscal data). A platform without `webhook_url` costs no write."""
     catalog()
     profile = fake_platform.profile(handlers=fake_platform.with_card())
     if not webhook_url:
@@ -177,12 +178,15 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     _place_by_card(client, _headers(fake_platform, profile), django_capture_on_commit_callbacks, execute=False)
     outbox = OutboxMessage.objects.get(kind="order_changed")
 
-    with django_assert_max_num_queries(18 if webhook_url else 16) as captured:  # 38 and 36 before
+    with django_assert_max_num_queries(13 if webhook_url else 11) as captured:  # 38 and 36, then 18 and 16 before
         assert outbox_process(message_id=outbox.pk) == "done"
 
-    reads = _order_reads(captured.captured_queries)
-    assert len(reads) == 2, reads  # the outbox task's read, and the NF-e's lock (status, payment, updated_at)
-    assert '"orders_order"."bcp_json"' not in reads[1] and reads[1].endswith("FOR UPDATE")
+    assert _order_reads(captured.captured_queries) == []  # no read of its own: the outbox row's claim reads it
+    claim = captured.captured_queries[0]["sql"]
+    assert claim.startswith("WITH claimed AS (UPDATE") and 'LEFT JOIN "orders_order"' in claim
+    # the NF-e's lock (status, payment, updated_at) guards the blocked document's own statement
+    (blocked,) = [q["sql"] for q in captured.captured_queries if 'INSERT INTO "fiscal_fiscaldocument"' in q["sql"]]
+    assert blocked.startswith('WITH guard AS (SELECT 1 FROM "orders_order"') and "FOR UPDATE" in blocked
     assert WebhookDelivery.objects.filter(status="delivered").count() == int(webhook_url)
     assert [m.to for m in mail.outbox] == [["ana@example.com.br"]]
     with django_assert_max_num_queries(1):  # a duplicate task: the claim finds the row done

@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from kernel.rows import Update, insert_together, update_then_insert, update_where
+from kernel.rows import Update, insert_once, insert_together, unchanged, update_then_insert, update_where
 from shop.models import Checkout, CheckoutEvent, CheckoutLine
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -103,3 +103,28 @@ def test_a_save_forgets_what_was_read() -> None:
     checkout.stock_reserved = False  # back to the value read: still a change for the row
     assert update_where(checkout, checkout.written_fields(), changed_only=True)
     assert Checkout.objects.get(pk=checkout.pk).stock_reserved is False
+
+
+def test_insert_once_with_a_guard_writes_only_while_the_guarded_row_is_as_read() -> None:
+    Checkout.objects.create(buyer_email="ana@example.com.br", status="incomplete")
+    read = Checkout.objects.get(buyer_email="ana@example.com.br")
+    line = _line(read, "SKU-A", 0)
+    noted = CheckoutEvent(checkout=read, kind="noted", from_status="incomplete", to_status="incomplete", detail={})
+    with CaptureQueriesContext(connection) as queries:
+        assert insert_once(line, ("public_id",), event=noted, guard=unchanged(read, ("status", "updated_at")))
+    assert len(queries) == 1 and "FOR UPDATE" in queries[0]["sql"]
+    assert CheckoutLine.objects.get(pk=line.pk).sku == "SKU-A"
+    assert CheckoutEvent.objects.filter(checkout_id=read.pk, kind="noted").count() == 1
+    # the same key again: nothing written, the event neither
+    again = _line(read, "SKU-B", 1)
+    again.public_id = line.public_id
+    guard = unchanged(read, ("status", "updated_at"))
+    assert not insert_once(again, ("public_id",), event=CheckoutEvent(checkout=read, kind="noted"), guard=guard)
+    # the row moved on since it was read: nothing written
+    Checkout.objects.filter(pk=read.pk).update(status="ready_for_complete")
+    moved = _line(read, "SKU-C", 2)
+    guard = unchanged(read, ("status", "updated_at"))
+    assert not insert_once(moved, ("public_id",), event=CheckoutEvent(checkout=read, kind="noted"), guard=guard)
+    assert moved.pk is None
+    assert CheckoutLine.objects.filter(checkout_id=read.pk).count() == 1
+    assert CheckoutEvent.objects.filter(checkout_id=read.pk, kind="noted").count() == 1

@@ -65,3 +65,56 @@ def test_the_message_reads_back_with_both_bodies() -> None:
     assert isinstance(parsed, EmailMessage)
     assert [part.get_content() for part in parsed.iter_parts()] == ["Olá, Ana!\r\n", "<p>Olá, Ana!</p>\r\n"]
     assert wire.count(f"--{parsed.get_boundary()}".encode()) == 3  # two parts, then the closing line
+
+
+# Bodies for every encoding the standard policy picks (7bit, 8bit, quoted-printable within and past its ten-line
+# sniff, base64) and the line ends it normalizes: the wire builds a text body with an HTML alternative itself.
+BODIES = (
+    "oi",
+    "Olá, Ana!\n",
+    "a\r\nb\rc\n\n",
+    "x" * 78 + "\n",
+    "x" * 79,
+    "ção " * 40,
+    "linha\n" * 12,
+    "é" * 300 + "\n" + "a\n" * 20,
+    "中文字符" * 50,
+    "trailing   \nspaces \t\n",
+    "From me\n.dot\n=3D=\n",
+    "\n\n\n",
+    "x" * 77 + "é\n",
+    "\x0bvt\x0cff\u2028sep\u2029\n",
+    "a\r\n" * 11 + "é" * 90,
+)
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_a_text_with_an_html_alternative_is_built_as_the_standard_policy_builds_it(body: str) -> None:
+    for html in BODIES:
+        message = OrderEmail(
+            subject="Café: Recebemos seu pedido #12",
+            body=body,
+            from_email='"Caju, Café" <pedidos@loja.example.com.br>',
+            to=["ana@example.com.br", "Ana <ana@example.com>"],
+            headers={"Message-ID": "<1@loja.example.com.br>", "Date": datetime(2026, 12, 6, 3, 0, tzinfo=UTC)},
+        )
+        message.attach_alternative(html, "text/html")
+        assert _wire(message, standard=False) == _wire(message, standard=True), (body, html)
+
+
+def test_other_shapes_go_the_standard_way() -> None:
+    for alternatives in ([], [("<p>a</p>", "text/html"), ("b", "text/plain")], [("{}", "application/json")]):
+        message = OrderEmail(
+            subject="Pedido #1",
+            body="Olá, Ana!\n",
+            from_email="a@b.com.br",
+            to=["c@d.com.br"],
+            alternatives=alternatives,
+            headers={"Message-ID": "<1@b.com.br>", "Date": datetime(2026, 12, 6, 3, 0, tzinfo=UTC)},
+        )
+        assert _wire(message, standard=False) == _wire(message, standard=True), alternatives
+    attached = OrderEmail(subject="Pedido #1", body="oi", from_email="a@b.com.br", to=["c@d.com.br"])
+    attached.attach_alternative("<p>oi</p>", "text/html")
+    attached.attach("nota.txt", "conteúdo", "text/plain")
+    attached.extra_headers = {"Message-ID": "<1@b.com.br>", "Date": datetime(2026, 12, 6, 3, 0, tzinfo=UTC)}
+    assert _wire(attached, standard=False) == _wire(attached, standard=True)

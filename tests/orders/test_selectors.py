@@ -7,8 +7,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from orders.models import Adjustment, FulfillmentEvent, Order
-from orders.selectors import order_bcp_render, order_for_bcp
+from orders.models import Adjustment, FulfillmentEvent, Order, OutboxMessage
+from orders.selectors import order_bcp_render, order_for_bcp, order_for_side_effects
+from orders.services import order_place_from_checkout
+from orders.services.dispatch import outbox_process
+from orders.services.outbox import ORDER_CHANGED, outbox_add
+from orders.signals import order_changed
+from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +66,41 @@ def test_order_for_bcp_query_count_is_fixed(place_order, size):
 def test_order_for_bcp_unknown_is_none():
     assert order_for_bcp("order_nope") is None
     assert order_for_bcp("") is None
+
+
+def _columns(order: Order) -> dict[str, object]:
+    return {field.attname: getattr(order, field.attname) for field in Order._meta.concrete_fields}
+
+
+@pytest.mark.postgres
+def test_the_outbox_claim_reads_the_order_as_its_own_read_does() -> None:
+    """Issue 34: an order_changed row's claim reads the order's row in its own statement; the order every
+    receiver gets is the one `order_for_side_effects` reads (same values, lines and adjustments prefetched)."""
+    order = order_place_from_checkout(checkout=make_checkout())
+    message = OutboxMessage.objects.get(payload__order_id=order.public_id)
+    given: list[Order | None] = []
+
+    def receiver(sender: object, order: Order | None = None, **_: object) -> None:
+        given.append(order)
+
+    order_changed.connect(receiver, dispatch_uid="test.claim_reads_the_order")
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            assert outbox_process(message_id=message.pk) == "done"
+        # an event of an order that is not there: the receivers get None, as from the order's own read
+        ghost = outbox_add(
+            kind=ORDER_CHANGED, key="ghost", payload={"order_id": "order_nao_existe", "event": "shipped"}
+        )
+        assert outbox_process(message_id=ghost.pk) == "done"
+    finally:
+        order_changed.disconnect(dispatch_uid="test.claim_reads_the_order")
+
+    assert queries[0]["sql"].startswith("WITH claimed AS (UPDATE") and 'LEFT JOIN "orders_order"' in queries[0]["sql"]
+    own_reads = [q for q in queries if q["sql"].startswith('SELECT "orders_order"."id"')]
+    assert own_reads == []  # the claim's read serves every receiver
+    expected = order_for_side_effects(order.public_id)
+    assert given[0] is not None and expected is not None
+    assert _columns(given[0]) == _columns(expected)
+    assert [line.pk for line in given[0].lines.all()] == [line.pk for line in expected.lines.all()]
+    assert list(given[0].adjustments.all()) == list(expected.adjustments.all())
+    assert given[1] is None

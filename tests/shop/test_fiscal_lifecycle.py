@@ -220,3 +220,64 @@ def test_the_nfe_uses_the_tasks_read_when_the_order_is_unchanged(fiscal_store, d
     assert sum('FROM "orders_orderline"' in q["sql"] for q in captured.captured_queries) == 0  # lines prefetched
     assert FiscalJob.objects.get(document__order_ref=read.public_id).payload["items"][0]["quantity"] == 2
     assert kinds(read) == ["fiscal_requested"]
+
+
+def _placed_and_read(*, ncm: str, tax_id: str) -> Order:
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm=ncm)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), buyer=replace(BUYER, tax_id=tax_id))
+    checkout = checkout_create(data=data).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    read = order_for_side_effects(Order.objects.get(checkout_id=checkout.public_id).public_id)
+    assert read is not None
+    return read
+
+
+def test_a_blocked_nfe_is_written_in_one_statement_from_the_tasks_read(fiscal_store, django_assert_num_queries) -> None:
+    """Issue 34: data that blocks the NF-e (here the product's NCM) needs no transaction: the document and its
+    timeline line go in one statement that locks the order's row and checks the task's read is still current."""
+    read = _placed_and_read(ncm="", tax_id="52998224725")
+
+    # store, variants, then the document with its timeline line (no savepoint, no separate lock)
+    with django_assert_num_queries(3) as captured:
+        on_order_changed(Order, order_id=read.public_id, event="placed", order=read)
+
+    written = captured.captured_queries[-1]["sql"]
+    assert "FOR UPDATE" in written and '"fiscal_fiscaldocument"' in written and '"orders_orderevent"' in written
+    document = FiscalDocument.objects.get(order_ref=read.public_id)
+    assert (document.status, document.provider_ref, document.order_number) == (
+        "rejected",
+        f"{read.public_id}-1",
+        read.number,
+    )
+    assert document.sefaz_reason == (
+        "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
+    )
+    event = OrderEvent.objects.get(order=read, kind="fiscal_blocked")
+    assert event.message == f"NF-e não emitida. {document.sefaz_reason}"
+    assert event.internal and event.data == {
+        "status": "rejected",
+        "problems": [document.sefaz_reason.split(": ", 1)[1]],
+    }
+    assert FiscalJob.objects.count() == 0
+
+    on_order_changed(Order, order_id=read.public_id, event="placed", order=read)  # the outbox row run again
+
+    assert FiscalDocument.objects.filter(order_ref=read.public_id).count() == 1
+    assert kinds(read) == ["fiscal_blocked"]
+
+
+def test_a_blocked_nfe_follows_a_change_made_after_the_tasks_read(fiscal_store) -> None:
+    """The task read the order without the buyer's CPF; staff filled it in before the NF-e receiver ran: the
+    one-statement write finds the row changed and writes nothing, and the locked path reads the order again."""
+    read = _placed_and_read(ncm="", tax_id="")
+    order_buyer_tax_id_set(order_id=read.public_id, tax_id="111.444.777-35")
+
+    on_order_changed(Order, order_id=read.public_id, event="placed", order=read)
+
+    document = FiscalDocument.objects.get(order_ref=read.public_id)
+    assert document.sefaz_reason == (
+        "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
+    )  # no "CPF/CNPJ do comprador não informado": the corrected order was read
+    assert kinds(read) == ["fiscal_blocked"]
+    assert read.buyer_tax_id == ""  # the shared read is left as it was
