@@ -197,7 +197,7 @@ def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
         connections.close_all()
 
 
-# Wrapped once: building the wrapper (its signature checks and `update_wrapper`) cost more per call than the hop.
+# Wrapped once: building the wrapper (its signature checks and `update_wrapper`) on every call cost CPU for nothing.
 _run_in_thread = sync_to_async(_run_in_django, thread_sensitive=False)
 
 
