@@ -114,10 +114,10 @@ class OneHopHandler(ASGIHandler):
     Issue 11: this halved a GET order's CPU.
 
     The hop is the executor's own call in a copy of the request's context, not asgiref's `sync_to_async`:
-    that one copies every context variable the thread set back into the request's task when it returns
-    (about 64 per request here: each `asgiref.local.Local` Django and the shop touched, each copied again,
-    ~5 % of a REST purchase's CPU, issue 34). Nothing on the loop side reads them: the answer is the return
-    value and the access log's record is an object the thread fills in, not a variable it sets.
+    that one builds its wrapper per call and, when the thread returns, copies every context variable of the
+    thread's context back into the request's task (each `asgiref.local.Local` storage re-made for the loop's
+    thread), a task that ends with the request (issue 34). Nothing on the loop side reads them: the answer is
+    the return value and the access log's record is an object the thread fills in, not a variable it sets.
     """
 
     def skipped_middleware(self) -> frozenset[str]:

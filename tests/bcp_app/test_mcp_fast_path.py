@@ -126,3 +126,87 @@ def test_the_official_client_reads_the_same_result_from_both(servers: tuple[str,
     assert fast.structured_content["id"] == order.public_id
     assert [block.text for block in fast.content] == [block.text for block in sdk.content]
     assert fast.is_error is sdk.is_error is False
+
+
+def _same_raw(fast_url: str, sdk_url: str, content: bytes, headers: dict[str, str]) -> httpx.Response:
+    """`_same` for a body sent as given, with exactly `headers` (so a request may lack any of them)."""
+    fast, sdk = (httpx.post(url, content=content, headers=headers, timeout=30) for url in (fast_url, sdk_url))
+    assert (fast.status_code, fast.headers.get("content-type"), fast.content) == (
+        sdk.status_code,
+        sdk.headers.get("content-type"),
+        sdk.content,
+    )
+    for name in ("retry-after", "www-authenticate", "allow"):
+        assert fast.headers.get(name) == sdk.headers.get(name)
+    return fast
+
+
+def _routing(agent: Agent) -> dict[str, str]:
+    return {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "get_order",
+        **agent.headers,
+    }
+
+
+def test_another_platforms_order_is_the_sdks_bytes(servers: tuple[str, str], agent: Agent) -> None:
+    # given an order placed by some other platform
+    other = place_seed_order("plat_someoneelse")
+    # when both servers answer our agent's get_order of it, then the bytes are equal (unauthorized, in the result)
+    reply = _same_raw(
+        *servers, json.dumps(_body({"meta": agent.meta(), "id": other.public_id})).encode(), _routing(agent)
+    )
+    assert reply.json()["result"]["structuredContent"]["messages"][0]["code"] == "unauthorized"
+
+
+def test_requests_at_the_edges_are_the_sdks_bytes(servers: tuple[str, str], agent: Agent) -> None:
+    # given an order of the platform, and requests around a valid get_order of it
+    order = place_seed_order(agent.platform_id)
+    valid = _body({"meta": agent.meta(), "id": order.public_id})
+    routing = _routing(agent)
+    without_version = {name: value for name, value in routing.items() if name != "mcp-protocol-version"}
+    raw_cases: list[tuple[bytes, dict[str, str]]] = [
+        # the protocol version header missing, unknown, or an older revision (left to the SDK)
+        (json.dumps(valid).encode(), without_version),
+        (json.dumps(valid).encode(), {**routing, "mcp-protocol-version": "1999-01-01"}),
+        (json.dumps(valid).encode(), {**routing, "mcp-protocol-version": "2025-06-18"}),
+        # a foreign Origin and a Host the server does not serve
+        (json.dumps(valid).encode(), {**routing, "origin": "https://evil.example"}),
+        (json.dumps(valid).encode(), {**routing, "host": "evil.example"}),
+        # not JSON, a batch, a notification (no id), a null id, a JSON-RPC version that is not 2.0
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"', routing),
+        (json.dumps([valid, {**valid, "id": 8}]).encode(), routing),
+        (json.dumps({key: value for key, value in valid.items() if key != "id"}).encode(), routing),
+        (json.dumps({**valid, "id": None}).encode(), routing),
+        (json.dumps({**valid, "jsonrpc": "1.0"}).encode(), routing),
+        # a member JSON-RPC does not define, and arguments that are not an object
+        (json.dumps({**valid, "extra": 1}).encode(), routing),
+        (json.dumps({**valid, "params": {**valid["params"], "arguments": [1]}}).encode(), routing),
+        # a tool the fast path does not serve, and one that does not exist
+        (json.dumps(_body({"meta": agent.meta(), "id": "checkout_x"}, name="get_checkout")).encode(), routing),
+        (json.dumps(_body({"meta": agent.meta()}, name="nao_existe")).encode(), {**routing, "mcp-name": "nao_existe"}),
+        # no API key: unauthorized inside the result (Get Order needs the platform's key)
+        (json.dumps(valid).encode(), {k: v for k, v in routing.items() if k != "Authorization"}),
+    ]
+    # when both servers answer each, then the bytes are equal
+    for content, headers in raw_cases:
+        _same_raw(*servers, content, headers)
+
+
+def test_only_a_schema_naming_x_mcp_header_has_its_param_headers_checked() -> None:
+    # given the fast tool as served, and the same tool with a property mirrored into an Mcp-Param-* header
+    from dataclasses import replace
+
+    from bcp_app.transports.mcp.tools import bcp_tools
+
+    (tool,) = bcp_tools({"get_order"})
+    schema = json.loads(json.dumps(tool.input_schema))
+    schema["properties"]["id"]["x-mcp-header"] = "Order-Id"
+    annotated = replace(tool, name="annotated", input_schema=schema)
+    # when the fast path reads which of them can disagree with their headers
+    checked = mcp_server._param_headers({tool.name: tool, annotated.name: annotated})
+    # then only the annotated one is checked (the SDK finds no annotated property in the other)
+    assert checked == frozenset({"annotated"})

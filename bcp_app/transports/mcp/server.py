@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_PROTOCOL_VERSION_HEADER,
+    X_MCP_HEADER_KEY,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -239,17 +240,25 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
 
 
 _JSON_KINDS = {float: "número decimal", dict: "objeto", list: "lista"}
+_UNPARSED = object()  # a body that is not JSON: the SDK answers the parse error itself
 
 
-def _bad_request_id(body: bytes) -> str | None:
+def _decoded(body: bytes) -> Any:
+    """The request body's JSON, parsed once for `_bad_request_id` and the fast path; `_UNPARSED` if it is not JSON
+    (the router's guard already refused one nested too deep)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return _UNPARSED
+
+
+def _bad_request_id(message: Any) -> str | None:
     """Why a request's `id` is unusable, or None. MCP: a request id is a string or an integer, never null.
 
     The SDK treats a message with an id of another type as a notification and answers an empty 202.
     """
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None  # the SDK answers the parse error itself
+    if message is _UNPARSED:
+        return None
     for item in message if isinstance(message, list) else [message]:
         if isinstance(item, dict) and "method" in item and "id" in item:
             request_id = item["id"]
@@ -265,6 +274,13 @@ class _Running:
     runner: asyncio.Task[None]
     stop: asyncio.Event
     fast: dict[str, McpTool]  # the tools `_fast_call` answers, by name
+    # the fast tools whose input schema names an `x-mcp-header` anywhere: only their Mcp-Param-* headers can
+    # disagree with the body (`validate_mcp_param_headers` finds no annotated property in the others)
+    param_headers: frozenset[str]
+
+
+def _param_headers(tools: dict[str, McpTool]) -> frozenset[str]:
+    return frozenset(name for name, tool in tools.items() if X_MCP_HEADER_KEY in json.dumps(tool.input_schema))
 
 
 # Issue 34: the read tools answered without the SDK's per-request machinery (see `_fast_call`).
@@ -274,7 +290,9 @@ FAST_MEMO_SIZE = 512  # distinct tool results remembered per process as the SDK'
 _wire_results: dict[bytes, bytes] = {}
 
 
-async def _fast_request(running: _Running, scope: Scope, body: bytes) -> tuple[dict[str, Any], str] | None:
+async def _fast_request(
+    running: _Running, scope: Scope, body: bytes, decoded: Any
+) -> tuple[dict[str, Any], str] | None:
     """(the JSON-RPC request, its protocol version) when it is a 2026-07-28 `tools/call` of a fast tool that every
     check of the SDK's own entry (`mcp/server/_streamable_http_modern.py`) passes, run in the same order with the
     SDK's own functions; None otherwise, and the SDK serves it (and answers any rejection itself)."""
@@ -297,10 +315,6 @@ async def _fast_request(running: _Running, scope: Scope, body: bytes) -> tuple[d
         return None
     if not check_accept_headers(request)[0] or not manager.json_response:
         return None
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
     if not isinstance(decoded, dict) or decoded.get("jsonrpc") != "2.0" or decoded.get("method") != "tools/call":
         return None
     request_id, params = decoded.get("id"), decoded.get("params")
@@ -317,7 +331,8 @@ async def _fast_request(running: _Running, scope: Scope, body: bytes) -> tuple[d
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         return None
-    if validate_mcp_param_headers(tool.input_schema, arguments or {}, headers) is not None:
+    checked = tool.name in running.param_headers
+    if checked and validate_mcp_param_headers(tool.input_schema, arguments or {}, headers) is not None:
         return None
     try:
         mcp_methods.validate_client_request("tools/call", verdict.protocol_version, params)
@@ -326,7 +341,7 @@ async def _fast_request(running: _Running, scope: Scope, body: bytes) -> tuple[d
     return decoded, verdict.protocol_version
 
 
-async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Send, body: bytes) -> bool:
+async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Send, body: bytes, decoded: Any) -> bool:
     """Answer a read tool's `tools/call` as the SDK would, byte for byte, without its per-request machinery;
     False (nothing sent) when the request is not one (`_fast_request`).
 
@@ -337,8 +352,11 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
     from them; the result is shaped once per distinct output by the SDK's own `ServerRunner._serialize` and
     `JSONRPCResponse` dump (remembered by content, as `output_validator` does), so the bytes are the SDK's
     (tests/bcp_app/test_mcp_fast_path.py compares them). Not run: the SDK's OpenTelemetry span for the call
-    (no tracer is configured in the shop) and a fresh `Connection` per call (nothing of it is read here)."""
-    found = await _fast_request(running, scope, body)
+    (no tracer is configured in the shop) and a fresh `Connection` per call (nothing of it is read here).
+
+    A result leaves as it is: `_StatusFromError` finds no top-level `error` in it (`error_status` is None), so
+    only an error is sent through it, for its BCP §5.4 status."""
+    found = await _fast_request(running, scope, body, decoded)
     if found is None:
         return False
     decoded, version = found
@@ -357,7 +375,7 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         error = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
         status = ERROR_CODE_HTTP_STATUS.get(error.error.code, 200)
         raw = json.dumps(error.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
-        await Response(raw, status_code=status, media_type="application/json")(scope, receive, send)
+        await Response(raw, status_code=status, media_type="application/json")(scope, receive, _StatusFromError(send))
         return True
     head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
     raw_body = head[:-1] + b',"result":' + wire + b"}"
@@ -435,7 +453,7 @@ class McpAsgiApp:
             started_task.cancel()
             runner.result()  # re-raise the start-up failure
         fast = {tool.name: tool for tool in all_tools() if tool.name in self._fast_tools} if self._fast_tools else {}
-        self._running[loop] = _Running(manager, runner, stop, fast)
+        self._running[loop] = _Running(manager, runner, stop, fast, _param_headers(fast))
 
     async def shutdown(self) -> None:
         running = self._running.pop(asyncio.get_running_loop(), None)
@@ -472,11 +490,12 @@ class McpAsgiApp:
             )
             return
         body, receive = await _buffered(receive)
-        bad_id = _bad_request_id(body)
+        decoded = _decoded(body)
+        bad_id = _bad_request_id(decoded)
         if bad_id is not None:
             await _send_json(send, 400, _error(None, -32600, bad_id), [])
             return
-        if running.fast and await _fast_call(running, scope, receive, _StatusFromError(send), body):
+        if running.fast and await _fast_call(running, scope, receive, send, body, decoded):
             return
         # One executor thread per request for the ORM work (as Django's own ASGI handler does).
         async with ThreadSensitiveContext():
