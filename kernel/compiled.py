@@ -124,12 +124,16 @@ class Compiled:
             raise ValueError("instance: only a plain shape of one model's columns")
         if all(value is None for value in values):
             return None
-        attnames, converters, from_db = self.plain
-        connection = connections[self.queryset.db]
-        row = list(values)
-        for index, functions, expression in converters:
-            for convert in functions:
-                row[index] = convert(row[index], expression, connection)
+        return self._plain_instance(self.plain, values, connections[self.queryset.db])
+
+    def _plain_instance(self, plain: Any, row: Any, connection: Any) -> Any:
+        """One row of a plain shape (`self.plain`) through the compiler's converters and the model's `from_db`."""
+        attnames, converters, from_db = plain
+        if converters:
+            row = list(row)
+            for index, functions, expression in converters:
+                for convert in functions:
+                    row[index] = convert(row[index], expression, connection)
         return from_db(self.queryset.db, attnames, row)
 
     def bound(self, values: tuple[Any, ...]) -> list[Any]:
@@ -143,19 +147,10 @@ class Compiled:
         bound = self.bound(values)
         connection = connections[self.queryset.db]
         if self.plain is not None:
-            attnames, converters, from_db = self.plain
             with connection.cursor() as cursor:
                 cursor.execute(self.sql, bound)
                 found = cursor.fetchall()
-            db, result = self.queryset.db, []
-            for row in found:
-                if converters:
-                    row = list(row)
-                    for index, functions, expression in converters:
-                        for convert in functions:
-                            row[index] = convert(row[index], expression, connection)
-                result.append(from_db(db, attnames, row))
-            return result
+            return [self._plain_instance(self.plain, row, connection) for row in found]
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
         compiler.connection = connection
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)

@@ -37,8 +37,7 @@ def test_requests_after_backends_are_terminated_answer_200(transactional_db: Any
         assert warm == [200] * 10
         connections.close_all()  # this thread's connection goes back to the pool too
         # when every backend of the test database is terminated
-        url = database_url().replace("postgres://", "postgresql://", 1)
-        with psycopg.connect(url, autocommit=True) as admin:
+        with psycopg.connect(_conninfo(), autocommit=True) as admin:
             killed = [
                 pid
                 for pid, ended in admin.execute(
