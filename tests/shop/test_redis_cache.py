@@ -78,13 +78,15 @@ def test_it_behaves_as_djangos_backend(redis_cache: KeptClientRedisCache) -> Non
 
 
 def test_every_thread_has_a_backend_of_its_own_that_works(redis_cache: KeptClientRedisCache) -> None:
-    seen: dict[int, tuple[int, Any]] = {}
+    # The backends themselves are kept, not their id(): a thread's backend is freed when its thread ends,
+    # and a later thread's backend may then be allocated at the same address.
+    seen: dict[int, tuple[Any, Any]] = {}
 
     def work(n: int) -> None:
         backend = caches["default"]
         for i in range(50):
             backend.set(f"thread-{n}", i, 60)
-        seen[n] = (id(backend), backend.get(f"thread-{n}"))
+        seen[n] = (backend, backend.get(f"thread-{n}"))
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
     for thread in threads:
@@ -92,7 +94,7 @@ def test_every_thread_has_a_backend_of_its_own_that_works(redis_cache: KeptClien
     for thread in threads:
         thread.join(30)
     assert sorted(value for _, value in seen.values()) == [49, 49, 49, 49]
-    assert len({backend for backend, _ in seen.values()} | {id(redis_cache)}) == 5
+    assert len({id(backend) for backend, _ in seen.values()} | {id(redis_cache)}) == 5
 
 
 def test_requests_in_contexts_of_their_own_share_one_connection(redis_cache: KeptClientRedisCache) -> None:
