@@ -11,8 +11,6 @@ get Django's body cap, a JSON depth/UTF-8 check and SecurityMiddleware's headers
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +36,7 @@ from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
 from config.scheduler import start_if_enabled  # noqa: E402
+from kernel import threads  # noqa: E402
 from kernel.ops.access_log import AccessLog  # noqa: E402
 from kernel.ops.asgi_guard import guarded  # noqa: E402
 
@@ -113,11 +112,9 @@ class OneHopHandler(ASGIHandler):
     is sent from the loop. The executor is the one MCP and A2A calls run on (`size_default_executor`).
     Issue 11: this halved a GET order's CPU.
 
-    The hop is the executor's own call in a copy of the request's context, not asgiref's `sync_to_async`:
-    that one builds its wrapper per call and, when the thread returns, copies every context variable of the
-    thread's context back into the request's task (each `asgiref.local.Local` storage re-made for the loop's
-    thread), a task that ends with the request (issue 34). Nothing on the loop side reads them: the answer is
-    the return value and the access log's record is an object the thread fills in, not a variable it sets.
+    The hop is `kernel.threads.in_thread`, not asgiref's `sync_to_async`: that one builds its wrapper per call
+    and copies the thread's context variables back into the request's task, which ends with the request
+    (issue 34).
     """
 
     def skipped_middleware(self) -> frozenset[str]:
@@ -139,10 +136,10 @@ class OneHopHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        response, closed = await in_thread(self._serve, scope, body_file)
+        response, closed = await threads.in_thread(self._serve, scope, body_file)
         await self.send_response(response, send)
         if not closed:  # an async stream, consumed above: close it now, in a thread
-            await in_thread(response.close)
+            await threads.in_thread(response.close)
 
     def _serve(self, scope: Scope, body_file: Any) -> tuple[HttpResponseBase, bool]:
         with closing(body_file):
@@ -161,13 +158,6 @@ class OneHopHandler(ASGIHandler):
                 response.streaming_content = _replay(chunks)
             response.close()  # request_finished: the connection goes back to the pool from this thread
             return response, True
-
-
-async def in_thread[R](function: Callable[..., R], /, *args: Any) -> R:
-    """`function(*args)` in a thread of the loop's default executor, in a copy of the caller's context; what it
-    sets in that context stays there (see `OneHopHandler`)."""
-    run = functools.partial(contextvars.copy_context().run, function, *args)
-    return await asyncio.get_running_loop().run_in_executor(None, run)
 
 
 async def _replay(chunks: list[bytes]) -> AsyncIterator[bytes]:

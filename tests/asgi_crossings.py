@@ -1,5 +1,5 @@
 """Counting a request's crossings between the event loop and threads (asgiref), for the one-hop handlers'
-tests (config/asgi.py `OneHopHandler`)."""
+tests (config/asgi.py `OneHopHandler`, MCP and A2A)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from asgiref.sync import AsyncToSync, SyncToAsync
 
-import config.asgi
+from kernel import threads
 
 
 @dataclass
@@ -19,15 +19,15 @@ class Crossings:
 
 
 def count_crossings(monkeypatch: pytest.MonkeyPatch) -> Crossings:
-    """From now until the test ends, record every `sync_to_async`, `config.asgi.in_thread` and `async_to_sync`
+    """From now until the test ends, record every `sync_to_async`, `kernel.threads.in_thread` and `async_to_sync`
     call."""
     crossings = Crossings()
     into_a_thread, out_of_it = SyncToAsync.__call__, AsyncToSync.__call__
-    in_thread = config.asgi.in_thread
+    in_thread = threads.in_thread
 
-    async def executor_hop(function: Any, /, *args: Any) -> Any:
+    async def executor_hop(function: Any, /, *args: Any, **kwargs: Any) -> Any:
         crossings.into_a_thread.append(function)
-        return await in_thread(function, *args)
+        return await in_thread(function, *args, **kwargs)
 
     def hop(self: SyncToAsync, *args: Any, **kwargs: Any) -> Any:
         crossings.into_a_thread.append(self.func)
@@ -38,6 +38,6 @@ def count_crossings(monkeypatch: pytest.MonkeyPatch) -> Crossings:
         return out_of_it(self, *args, **kwargs)
 
     monkeypatch.setattr(SyncToAsync, "__call__", hop)
-    monkeypatch.setattr(config.asgi, "in_thread", executor_hop)
+    monkeypatch.setattr(threads, "in_thread", executor_hop)
     monkeypatch.setattr(AsyncToSync, "__call__", back)
     return crossings

@@ -19,7 +19,8 @@ from django.db import connection
 from django.test import Client
 
 from bcp_app.service.platforms import NewPlatform
-from config.asgi import ApiHandler, in_thread
+from config.asgi import ApiHandler
+from kernel.threads import in_thread
 from tests.asgi_crossings import count_crossings
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.live import LiveServer
@@ -64,23 +65,23 @@ def test_the_hop_runs_in_an_executor_thread_with_the_callers_context_and_keeps_w
     sets stays in its copy (nothing is copied back, unlike `sync_to_async`); its result and errors come back."""
     seen = contextvars.ContextVar("seen", default="unset")
 
-    def work(value: str) -> tuple[str, bool]:
+    def work(value: str, *, suffix: str = "") -> tuple[str, bool]:
         before = seen.get()
-        seen.set(value)
-        return before, threading.current_thread() is threading.main_thread()
+        seen.set(value + suffix)
+        return before + suffix, threading.current_thread() is threading.main_thread()
 
     def fail() -> None:
         raise LookupError("in the thread")
 
     async def main() -> tuple[tuple[str, bool], str]:
         seen.set("caller")
-        answer = await in_thread(work, "thread")
+        answer = await in_thread(work, "thread", suffix="!")  # keyword arguments reach the function too
         with pytest.raises(LookupError, match="in the thread"):
             await in_thread(fail)
         return answer, seen.get()
 
     (before, on_main_thread), after = asyncio.run(main())
-    assert (before, on_main_thread, after) == ("caller", False, "caller")
+    assert (before, on_main_thread, after) == ("caller!", False, "caller")
 
 
 def test_every_request_hands_its_connection_back_to_the_pool(

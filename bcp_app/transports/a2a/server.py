@@ -62,7 +62,6 @@ from a2a.utils.errors import (
 from a2a.utils.input_mode_validator import validate_input_modes
 from a2a.utils.proto_utils import validate_proto_required_fields
 from a2a.utils.task import validate_history_length
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from google.protobuf.json_format import ParseDict
@@ -101,6 +100,7 @@ from bcp_app.transports.a2a.ucp_face import (
     requested_extensions,
     speaks_ucp,
 )
+from kernel import threads
 from kernel.ops.request_cache import request_scope
 
 A2A_PATH = "/bcp/a2a"
@@ -343,7 +343,7 @@ class BcpAgentExecutor(AgentExecutor):
 async def answer(state: dict[str, Any]) -> dict[str, Any]:
     """Run the message (`_reply`, off the loop); our reply dict, kept in `state` for the dispatcher (or the
     error for the handler)."""
-    return await sync_to_async(_reply, thread_sensitive=False)(state)  # type: ignore[no-any-return]
+    return await threads.in_thread(_reply, state)
 
 
 def _reply(state: dict[str, Any], read: bool = False) -> dict[str, Any]:
@@ -383,7 +383,7 @@ def intent_action(incoming: dict[str, Any]) -> Any:
 async def push_url_ok(url: str) -> bool:
     """A push URL passes the outbound rules of BCP §3 (https, no special-use addresses unless allow-listed)."""
     try:
-        await sync_to_async(outbound.check_url, thread_sensitive=False)(url, timeout=3.0)
+        await threads.in_thread(outbound.check_url, url, timeout=3.0)
     except outbound.OutboundError:
         return False
     return True
@@ -396,7 +396,7 @@ class BcpRequestHandler(DefaultRequestHandler):
         """BCP identity before any task method: tasks belong to the caller that created them."""
         with request_scope():
             try:
-                context.state["bcp_context"] = await sync_to_async(_resolve, thread_sensitive=False)(context.state)
+                context.state["bcp_context"] = await threads.in_thread(_resolve, context.state)
             except ProtocolError as exc:
                 raise a2a_error(exc) from exc
 
@@ -443,11 +443,9 @@ class BcpRequestHandler(DefaultRequestHandler):
         with request_scope():  # one for the message: identity's reads, then the executor's (`_handle`)
             if not params.message.task_id and isinstance(action, str) and action in self.direct_actions:
                 # identity, the SDK's checks and the read in one trip to a worker thread (issue 34)
-                result = await sync_to_async(self._direct, thread_sensitive=False)(params, context, push)
+                result = await threads.in_thread(self._direct, params, context, push)
             else:
-                context.state["bcp_context"] = await sync_to_async(_identity, thread_sensitive=False)(
-                    context.state, push
-                )
+                context.state["bcp_context"] = await threads.in_thread(_identity, context.state, push)
                 await self._open_task_only(params, context)
                 result = await super().on_message_send(params, context)
         error = context.state.get(STATE_ERROR)

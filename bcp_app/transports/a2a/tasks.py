@@ -27,11 +27,11 @@ from a2a.server.events.event_queue import Event
 from a2a.server.tasks.push_notification_config_store import PushNotificationConfigStore
 from a2a.types import ListTasksRequest, ListTasksResponse, Task, TaskPushNotificationConfig, TaskStatusUpdateEvent
 from a2a.utils.errors import UnsupportedOperationError
-from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from google.protobuf.json_format import ParseDict
 
 from bcp_app.service import a2a_tasks
+from kernel import threads
 
 POLL_SECONDS = 0.5
 STATE_TASK = "bcp_task"  # the stored task dict GetTask read, rendered verbatim by the dispatcher
@@ -55,7 +55,7 @@ def _db(function: Any, *args: Any, **kwargs: Any) -> Any:
 
 async def db_call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """`function` (ORM) in a worker thread, its connection closed after as a request's would be."""
-    return await sync_to_async(_db, thread_sensitive=False)(function, *args, **kwargs)
+    return await threads.in_thread(_db, function, *args, **kwargs)
 
 
 def task_proto(task: dict[str, Any]) -> Task:

@@ -2,8 +2,8 @@
 the pieces they share between HTTP (`server`) and stdio (`manage.py mcp_stdio`).
 
 A tool is a plain synchronous function `run(call) -> ToolOutcome` that runs on the event loop's bounded
-default executor (`sync_to_async(thread_sensitive=False)`: calls run side by side instead of queueing on
-one thread-sensitive thread, and no thread is started per call), with the database connection handed
+default executor (`kernel.threads.in_thread`: calls run side by side instead of queueing on one
+thread-sensitive thread, and no thread is started per call), with the database connection handed
 back to the pool afterwards so no connection outlives the call. Protocol failures are raised as
 `bcp_app.protocol.errors.ProtocolError` and rendered as JSON-RPC errors with `data{code, content}`; any
 other exception becomes a bare -32603 (no internals leaked).
@@ -29,7 +29,6 @@ from dataclasses import dataclass, field, replace
 from typing import Annotated, Any
 
 import mcp_types as types
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connections
 from jsonschema.validators import validator_for
@@ -66,6 +65,7 @@ from bcp_app.service.catalogue import TYPED_TOOLS, Caller, TypedTool
 from bcp_app.service.catalogue.contracts import describe_validation_error, error_result, input_schema, output_schema
 from bcp_app.service.context import SignedRequest, normalize_language, resolve_context
 from bcp_app.service.platforms import platform_authenticate
+from kernel import threads
 from kernel.ops import request_cache
 from kernel.ops.request_cache import request_scope
 
@@ -197,17 +197,13 @@ def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
         connections.close_all()
 
 
-# Wrapped once: building the wrapper (its signature checks and `update_wrapper`) on every call cost CPU for nothing.
-_run_in_thread = sync_to_async(_run_in_django, thread_sensitive=False)
-
-
 def protocol_error_to_mcp(exc: ProtocolError) -> MCPError:
     return MCPError(exc.jsonrpc_code, exc.content, exc.jsonrpc_data())
 
 
 async def run_tool(tool: McpTool, call: CallInfo) -> types.CallToolResult:
     try:
-        outcome = await _run_in_thread(tool, call)
+        outcome = await threads.in_thread(_run_in_django, tool, call)
     except ProtocolError as exc:
         raise protocol_error_to_mcp(exc) from None
     except MCPError:
