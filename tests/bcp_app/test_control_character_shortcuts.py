@@ -1,0 +1,83 @@
+"""The control-character check's shortcuts (a printable string, a container whose JSON text has no escape) answer
+exactly what the full walk answers, path and character included (issue 34)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from typing import Any
+
+from bcp_app.protocol.schemas.text import find_control_character, is_id_key
+from kernel.json_limits import control_in
+from kernel.json_limits import find_control_character as walk
+
+# Characters the check must tell apart: C0 controls (tab, line feed and carriage return are text), DEL, the
+# characters JSON escapes besides controls, non-ASCII letters and spaces that are not "printable" either.
+CHARACTERS = ["a", "Z", "0", " ", "ã", "ç", "€", '"', "\\", "/", "\x00", "\x01", "\t", "\n", "\r", "\x0b", "\x1f"]
+CHARACTERS += ["\x7f", "\u00a0", "\u2028", "\U0001f600"]
+KEYS = ["id", "name", "line_item_id", "codes", "sku", "buyerId", "text", "a\x00b", "tab\tkey", 'q"k', 7]
+
+
+def reference(value: Any, path: str) -> tuple[str, str] | None:
+    """The check as it was before the shortcuts: the walk for every container, the pattern for every string."""
+    if isinstance(value, str):
+        char = control_in(value, identifier=is_id_key(path.rsplit(".", 1)[-1]))
+        return (path, char) if char else None
+    if value is None or isinstance(value, int | float):
+        return None
+    return walk(value, path, identifier=is_id_key(path.rsplit(".", 1)[-1]), is_id_key=is_id_key)
+
+
+def _text(rng: random.Random) -> str:
+    # mostly clean text, as requests are; sometimes one character of the list above
+    base = "".join(rng.choice("abcdefghij ãç-_.0123456789") for _ in range(rng.randint(0, 12)))
+    if rng.random() < 0.4:
+        at = rng.randint(0, len(base))
+        base = base[:at] + rng.choice(CHARACTERS) + base[at:]
+    return base
+
+
+def _value(rng: random.Random, depth: int) -> Any:
+    kind = rng.random()
+    if depth > 3 or kind < 0.45:
+        return rng.choice([_text(rng), _text(rng), rng.randint(-5, 5), 1.5, None, True])
+    if kind < 0.75:
+        return {rng.choice(KEYS) if rng.random() < 0.3 else _text(rng): _value(rng, depth + 1) for _ in range(3)}
+    if kind < 0.95:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return rng.choice([(_text(rng), 1), datetime(2026, 1, 2, tzinfo=UTC), {(1, 2): "tuple key"}])
+
+
+def test_the_shortcuts_answer_what_the_walk_answers_for_generated_values() -> None:
+    rng = random.Random(34)
+    found = 0
+    for _ in range(20_000):
+        value, path = _value(rng, 0), rng.choice(["buyer", "line_items", "id", "context", "payment.token", "x_id"])
+        expected = reference(value, path)
+        assert find_control_character(value, path) == expected, (value, path)
+        found += expected is not None
+    assert 2_000 < found < 18_000  # both answers were exercised many times
+
+
+def test_the_shortcuts_answer_what_the_walk_answers_for_hand_picked_values() -> None:
+    deep: Any = "x\x00"
+    for _ in range(3000):  # deeper than json.dumps recurses: the walk (iterative) answers
+        deep = [deep]
+    cases: list[tuple[Any, str]] = [
+        ("São Paulo", "city"),
+        ("linha 1\nlinha 2", "notes"),
+        ("a\nb", "line_item_id"),
+        ("\u00a0", "name"),
+        ("\x7f", "sku"),
+        ({"nome": "Ana", "sobrenome": 'O"Brien'}, "buyer"),
+        ({"nome": "Ana\\"}, "buyer"),
+        ({"a\x00": "b"}, "context"),
+        ({"lista": ["ok", "no\x01k"]}, "signals"),
+        ({1: "int key", None: "none key"}, "context"),
+        ([{"id": "li\t1"}], "line_items"),
+        ([{"text": "ok\t"}], "line_items"),
+        (deep, "deep"),
+        ({"when": datetime(2026, 1, 2, tzinfo=UTC)}, "context"),
+    ]
+    for value, path in cases:
+        assert find_control_character(value, path) == reference(value, path), (value, path)
