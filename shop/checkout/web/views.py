@@ -40,7 +40,7 @@ from shop.cart import (
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
-from shop.checkout.pricing import coupons_evaluate, coupons_load, pix_discount_bp
+from shop.checkout.pricing import coupons_evaluate, coupons_load, installment_offer, pix_discount_bp
 from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
@@ -129,6 +129,7 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
         request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[],
         lines=[FreightLine(line.variant.sku, line.quantity) for line in lines],
     )  # fmt: skip
+    estimate = subtotal - evaluation.total
     return render(
         request,
         "shop/cart/cart.html",
@@ -136,7 +137,11 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "lines": lines,
             "subtotal": subtotal,
             "discount": evaluation.total,
-            "estimate": subtotal - evaluation.total,
+            "estimate": estimate,
+            # The summary below the coupons is kept per its inputs ({% memo %}): these two stand for the store's
+            # Pix rate and card terms that its `{% pix_price %}` and installments line read.
+            "pix_bp": pix_discount_bp(),
+            "installments": installment_offer(estimate),
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
             # the badge: the lines just read (cart_page dropped the unsellable ones), no second query
