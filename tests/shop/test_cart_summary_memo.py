@@ -1,6 +1,7 @@
 """Issue 34: the cart's summary below the coupons (totals, Pix price, card installments, the freight box) is kept
 per its inputs by `{% memo %}` in cart.html. What it shows must be what the same template without the memo renders,
-and it must follow what the store changes (the Pix rate, the card terms) at once: those are inputs of the memo."""
+and it must follow what the store changes (the Pix rate, the card being offered, the installment policy) at once:
+those are inputs of the memo."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from django.utils import translation
 
-from shop.checkout.pricing import installment_offer, pix_discount_bp
+from shop.checkout.pricing import card_offered, installment_policy, pix_discount_bp
 from shop.models import StoreSettings
 from shop.storefront.views import freight_context
 from tests.shop.checkout_factories import make_shipping, make_variant
@@ -39,7 +40,7 @@ def _context(*, cep: str, subtotal: int, discount: int, show_freight: bool) -> d
         "discount": discount,
         "estimate": estimate,
         "pix_bp": pix_discount_bp(),
-        "installments": installment_offer(estimate),
+        "card_policy": (card_offered(), installment_policy()),
         "show_freight": show_freight,
         **freight_context(request, subtotal=estimate, action="/carrinho/", hidden=[]),
     }
@@ -65,7 +66,7 @@ def test_the_kept_summary_is_what_the_template_renders(language: str) -> None:
             assert kept.render(Context(context)) == expected  # read back
 
 
-def test_the_cart_summary_follows_the_pix_rate_and_the_card_terms(client, settings) -> None:
+def test_the_cart_summary_follows_the_pix_rate_and_the_installments_offered(client, settings) -> None:
     settings.BCP_PIX_SANDBOX = True
     store = StoreSettings.objects.create()  # 12x without interest, at least R$ 5,00 each
     make_variant(price=12000, stock=5)
@@ -77,6 +78,10 @@ def test_the_cart_summary_follows_the_pix_rate_and_the_card_terms(client, settin
     store.pix_discount_percent = Decimal("5")
     store.save()
     assert '<strong data-role="pix-price">R$ 114,00</strong> no Pix' in client.get("/carrinho/").content.decode()
+    # and when the merchant offers at most 6 installments without interest, the line says 6x
+    store.card_interest_free_installments = 6
+    store.save()
+    assert "ou 6x de R$ 20,00 sem juros" in client.get("/carrinho/").content.decode()
     # and when the card is turned off, the installments line is hidden
     settings.BCP_CARD_ENABLED = False
     after = client.get("/carrinho/").content.decode()

@@ -40,7 +40,13 @@ from shop.cart import (
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
-from shop.checkout.pricing import coupons_evaluate, coupons_load, installment_offer, pix_discount_bp
+from shop.checkout.pricing import (
+    card_offered,
+    coupons_evaluate,
+    coupons_load,
+    installment_policy,
+    pix_discount_bp,
+)
 from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
@@ -138,10 +144,10 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "subtotal": subtotal,
             "discount": evaluation.total,
             "estimate": estimate,
-            # The summary below the coupons is kept per its inputs ({% memo %}): these two stand for the store's
-            # Pix rate and card terms that its `{% pix_price %}` and installments line read.
+            # The summary below the coupons is kept per its inputs ({% memo %}): these two stand for what its
+            # `{% pix_price %}` and installments line read of the store (cached row) and settings.
             "pix_bp": pix_discount_bp(),
-            "installments": installment_offer(estimate),
+            "card_policy": (card_offered(), installment_policy()),
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
             # the badge: the lines just read (cart_page dropped the unsellable ones), no second query
