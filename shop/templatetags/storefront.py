@@ -11,6 +11,7 @@ from django.dispatch import receiver
 from django.forms import BoundField
 from django.template.base import FilterExpression, TextNode, TokenType, Variable
 from django.template.defaulttags import CommentNode, LoadNode, URLNode
+from django.template.loader_tags import BlockNode
 from django.templatetags.i18n import BlockTranslateNode, TranslateNode
 from django.templatetags.static import StaticNode
 from django.urls import get_script_prefix, reverse
@@ -30,6 +31,10 @@ register = template.Library()
 
 
 class SharedNode(template.Node):
+    # Opaque to the search for `{% block %}`s that `{% extends %}` repeats over the parent on every render of a
+    # child page (base.html's header and footer were most of the nodes it walked): a shared fragment holds no block.
+    child_nodelists = ()
+
     def __init__(self, name: str, nodelist: template.NodeList) -> None:
         self.name = name
         self.nodelist = nodelist
@@ -47,6 +52,8 @@ def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNo
         raise template.TemplateSyntaxError("{% shared %} takes one quoted name")
     nodelist = parser.parse(("endshared",))
     parser.delete_first_token()
+    if nodelist.get_nodes_by_type(BlockNode):  # one HTML per language: no page could override the block
+        raise template.TemplateSyntaxError("{% shared %} cannot hold a {% block %}")
     return SharedNode(bits[1][1:-1], nodelist)
 
 
@@ -88,6 +95,8 @@ def _settings_changed(**_kwargs: object) -> None:
 
 
 class FixedNode(template.Node):
+    child_nodelists = ()  # text, translate, static and url only: nothing a search for blocks or tags looks for
+
     def __init__(self, nodelist: template.NodeList) -> None:
         self.nodelist = nodelist
         self.rendered: dict[tuple[object, ...], SafeString] = {}
