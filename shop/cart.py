@@ -262,9 +262,11 @@ def cart_sync_quantities(session: SessionBase, quantities: Iterable[tuple[str, i
         _update(session, lambda current: {sku: settled.get(sku, qty) for sku, qty in current.items()}, create=False)
 
 
-# The cart page's lines in one hand-written statement: each cart line with its sellable variant, the variant's
-# product and the product's main photo. Three ORM reads (cart_items, variants_by_sku, product_main_photos) cost
-# more CPU compiling their SQL than Postgres spent running it (issue 34); this SQL is built once per process.
+# The cart page's lines in one hand-written statement: the cart's coupon codes, each cart line with its sellable
+# variant, the variant's product and the product's main photo. Three ORM reads (cart_items, variants_by_sku,
+# product_main_photos) and the codes' own statement cost more CPU than Postgres spent running them (issue 34); this
+# SQL is built once per process. The cart comes first and its lines by an outer join: a cart without lines is one
+# row of NULL lines, which still carries its codes.
 _LINE_ROWS = RowReader(Variant, Product, ProductImage)
 
 
@@ -279,8 +281,8 @@ def _lines_sql() -> str:
         " ORDER BY f.is_main DESC, f.position, f.id LIMIT 1"
     )
     return (
-        f"SELECT l.sku, l.quantity, {_LINE_ROWS.columns('v', 'p', 'i')}"  # noqa: S608
-        f" FROM {line} l JOIN {cart} c ON c.id = l.cart_id"
+        f"SELECT c.discount_codes, l.sku, l.quantity, {_LINE_ROWS.columns('v', 'p', 'i')}"  # noqa: S608
+        f" FROM {cart} c LEFT JOIN {line} l ON l.cart_id = c.id"
         f" LEFT JOIN {variant} v ON v.sku = l.sku AND v.active"
         f" LEFT JOIN {product} p ON p.id = v.product_id AND p.active"
         f" LEFT JOIN {image} i ON i.id = ({first_photo})"
@@ -288,19 +290,30 @@ def _lines_sql() -> str:
     )
 
 
-def cart_lines(session: SessionBase) -> list[CartLine]:
-    """Lines with their sellable variants, products and main photos (1 query; none without a cart); unknown or
-    unsellable SKUs are dropped from the session's cart."""
+@dataclass(frozen=True)
+class CartPage:
+    """What the cart page reads of the session's cart: its sellable lines and its usable coupon codes."""
+
+    lines: list[CartLine]
+    coupons: list[str]
+
+
+def cart_page(session: SessionBase) -> CartPage:
+    """The lines with their sellable variants, products and main photos, and the cart's coupon codes (as
+    `cart_coupons` reads them), in 1 statement (none without a cart); unknown or unsellable SKUs are dropped from
+    the session's cart."""
     cart_id = session.get(CART_KEY) if session is not None else None
     if not isinstance(cart_id, str):
-        return []
+        return CartPage([], [])
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
         cursor.execute(_lines_sql(), [cart_id, Cart.STATUS_ACTIVE, now])
         rows = cursor.fetchall()
     items: dict[str, int] = {}
     found: dict[str, tuple[Variant, ProductImage | None]] = {}
-    for sku, quantity, *values in rows:
+    for _codes, sku, quantity, *values in rows:
+        if sku is None:  # a cart without lines
+            continue
         items[sku] = items.get(sku, 0) + quantity
         if sku not in found:
             variant, product, photo = _LINE_ROWS.instances(values)
@@ -316,7 +329,8 @@ def cart_lines(session: SessionBase) -> list[CartLine]:
             lambda current: {sku: qty for sku, qty in current.items() if sku in found or sku not in items},
             create=False,
         )
-    return [CartLine(found[sku][0], qty, found[sku][1]) for sku, qty in items.items() if sku in found]
+    lines = [CartLine(found[sku][0], qty, found[sku][1]) for sku, qty in items.items() if sku in found]
+    return CartPage(lines, _usable_codes(rows[0][0] if rows else []))
 
 
 def coupon_usable(code: str) -> bool:
@@ -330,7 +344,7 @@ def _codes_sql() -> str:
 
 
 def cart_coupons(session: SessionBase) -> list[str]:
-    """The codes of the session's active cart (1 hand-written statement, as `cart_items`: the cart page's)."""
+    """The codes of the session's active cart (1 hand-written statement, as `cart_items`)."""
     cart_id = session.get(CART_KEY)
     raw: object = []
     if isinstance(cart_id, str):
@@ -339,9 +353,14 @@ def cart_coupons(session: SessionBase) -> list[str]:
             cursor.execute(_codes_sql(), [cart_id, Cart.STATUS_ACTIVE, now])
             row = cursor.fetchone()
         raw = row[0] if row else []
-        if isinstance(raw, (str, bytes)):  # JSON text (Django reads the column as text and decodes it itself)
-            raw = json.loads(raw)
-    # Codes stored before the limits existed are dropped here too, so no cart can stay broken.
+    return _usable_codes(raw)
+
+
+def _usable_codes(raw: object) -> list[str]:
+    """The usable codes of a cart's `discount_codes` column value. Codes stored before the limits existed are
+    dropped here too, so no cart can stay broken."""
+    if isinstance(raw, (str, bytes)):  # JSON text (Django reads the column as text and decodes it itself)
+        raw = json.loads(raw)
     return [code for code in map(str, raw) if coupon_usable(code)][:MAX_COUPONS] if isinstance(raw, list) else []
 
 

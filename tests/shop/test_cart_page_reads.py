@@ -1,6 +1,6 @@
-"""Issue 34: the cart page's reads. Its lines (variant, product, main photo) are one hand-written statement, the
-session one more (shop/storefront/sessions.py, still in Postgres: a cart outlives a Redis flush), and what they
-return is what the ORM reads gave."""
+"""Issue 34: the cart page's reads. Its lines (variant, product, main photo) and coupon codes are one hand-written
+statement, the session one more (shop/storefront/sessions.py, still in Postgres: a cart outlives a Redis flush),
+and what they return is what the ORM reads gave."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from django.contrib.sessions.models import Session
 from django.core.cache import cache
 from django.utils import timezone
 
-from shop.cart import CART_KEY, cart_lines
-from shop.models import ProductImage, Variant
+from shop.cart import CART_KEY, CartPage, cart_coupons, cart_page
+from shop.models import Cart, ProductImage, Variant
 from shop.storefront.sessions import SessionStore
 from tests.shop.checkout_factories import make_variant
 
@@ -33,8 +33,11 @@ def test_the_lines_come_with_their_product_and_main_photo_in_one_statement(clien
         client.post("/carrinho/adicionar", {"sku": sku, "quantity": quantity})
     session = _cart_of(client)
     assert session.get(CART_KEY)  # the session read first
+    Cart.objects.filter(public_id=session[CART_KEY]).update(discount_codes=["BEMVINDO10", "x" * 41, "FRETE"])
     with django_assert_num_queries(1):
-        lines = cart_lines(session)
+        page = cart_page(session)
+    lines = page.lines
+    assert page.coupons == ["BEMVINDO10", "FRETE"] == cart_coupons(session)  # an unusable code dropped, as there
     assert [(line.variant.sku, line.quantity) for line in lines] == [("SKU-CHA", 2), ("SKU-CAFE", 1)]
     assert lines[0].variant.options == {"peso": "100 g"}  # JSON decoded as the ORM does
     assert lines[0].variant.product.title == "Chá" and lines[0].photo is None
@@ -50,15 +53,29 @@ def test_an_unsellable_line_is_dropped_from_the_cart(client):
     cafe.product.active = False
     cafe.product.save()
     session = _cart_of(client)
-    assert [line.variant.sku for line in cart_lines(session)] == ["SKU-CHA"]
-    assert [line.variant.sku for line in cart_lines(session)] == ["SKU-CHA"]  # and stays out
+    assert [line.variant.sku for line in cart_page(session).lines] == ["SKU-CHA"]
+    assert [line.variant.sku for line in cart_page(session).lines] == ["SKU-CHA"]  # and stays out
 
 
-def test_the_cart_page_reads_its_session_and_cart_in_three_statements(client, django_assert_max_num_queries):
+def test_a_cart_without_lines_still_reads_its_codes(client, django_assert_num_queries):
+    make_variant("SKU-CAFE", stock=5)
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE", "quantity": "1"})
+    session = _cart_of(client)
+    cart = Cart.objects.get(public_id=session[CART_KEY])
+    cart.lines.all().delete()
+    Cart.objects.filter(pk=cart.pk).update(discount_codes=["BEMVINDO10"])
+    with django_assert_num_queries(1):
+        assert cart_page(session) == CartPage(lines=[], coupons=["BEMVINDO10"])
+    Cart.objects.filter(pk=cart.pk).update(status=Cart.STATUS_CANCELED)
+    with django_assert_num_queries(1):
+        assert cart_page(session) == CartPage(lines=[], coupons=[])  # no active cart: nothing
+
+
+def test_the_cart_page_reads_its_session_and_cart_in_two_statements(client, django_assert_max_num_queries):
     make_variant("SKU-CAFE", stock=5)
     client.post("/carrinho/adicionar", {"sku": "SKU-CAFE", "quantity": "1"})
     client.get("/carrinho/")  # caches warm
-    with django_assert_max_num_queries(3):  # session, lines, coupon codes
+    with django_assert_max_num_queries(2):  # the session; the lines with the coupon codes
         assert client.get("/carrinho/").status_code == 200
 
 

@@ -67,3 +67,18 @@ def test_a_blocktranslate_of_its_own_quoted_values_is_fixed_and_one_reading_the_
     ):
         with pytest.raises(TemplateSyntaxError):
             Template("{% load i18n storefront %}{% fixed %}" + body + "{% endfixed %}")
+
+
+def test_a_shared_fragment_holds_no_block_and_a_child_page_still_fills_the_blocks_around_it() -> None:
+    # `{% shared %}` and `{% fixed %}` are opaque to the `{% extends %}` search for blocks (issue 34), so a block
+    # inside one could never be overridden: it is refused when compiled.
+    with pytest.raises(TemplateSyntaxError):
+        Template('{% load storefront %}{% shared "header" %}{% block nav %}{% endblock %}{% endshared %}')
+    with pytest.raises(TemplateSyntaxError):
+        Template("{% load storefront %}{% fixed %}{% block nav %}{% endblock %}{% endfixed %}")
+    parent = Template(
+        '{% load storefront %}{% shared "x" %}<h1>{% fixed %}Loja{% endfixed %}</h1>{% endshared %}'
+        "{% block content %}vazio{% endblock %}"
+    )
+    child = Template("{% extends parent %}{% block content %}<p>{{ text }}</p>{% endblock %}")
+    assert child.render(Context({"parent": parent, "text": "<b>"})) == "<h1>Loja</h1><p>&lt;b&gt;</p>"

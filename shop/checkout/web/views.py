@@ -24,11 +24,12 @@ from shop.account.selectors import checkout_defaults, signed_in_email
 from shop.cart import (
     CHECKOUT_KEY,
     CartError,
+    CartLine,
     cart_adopt,
     cart_bind_checkout,
     cart_clear,
     cart_coupons,
-    cart_lines,
+    cart_page,
     cart_set,
     cart_set_coupons,
     cart_sync_quantities,
@@ -39,7 +40,13 @@ from shop.cart import (
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
 from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
-from shop.checkout.pricing import coupons_evaluate, coupons_load, pix_discount_bp
+from shop.checkout.pricing import (
+    card_offered,
+    coupons_evaluate,
+    coupons_load,
+    installment_policy,
+    pix_discount_bp,
+)
 from shop.checkout.selectors import CheckoutView, checkout_view, require_access
 from shop.checkout.services import (
     CheckoutCreateImpossible,
@@ -106,9 +113,10 @@ def _local(url: str) -> str:
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
     prefetch_page_reads()
-    lines = cart_lines(request.session)
+    cart = cart_page(request.session)
+    lines = cart.lines
     subtotal = sum(line.amount for line in lines)
-    codes = tuple(cart_coupons(request.session))
+    codes = tuple(cart.coupons)
     evaluation = coupons_evaluate(
         codes=codes,
         subtotal=subtotal,
@@ -127,6 +135,7 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
         request, subtotal=subtotal - evaluation.total, action=request.path, hidden=[],
         lines=[FreightLine(line.variant.sku, line.quantity) for line in lines],
     )  # fmt: skip
+    estimate = subtotal - evaluation.total
     return render(
         request,
         "shop/cart/cart.html",
@@ -134,10 +143,14 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "lines": lines,
             "subtotal": subtotal,
             "discount": evaluation.total,
-            "estimate": subtotal - evaluation.total,
+            "estimate": estimate,
+            # The summary below the coupons is kept per its inputs ({% memo %}): these two stand for what its
+            # `{% pix_price %}` and installments line read of the store (cached row) and settings.
+            "pix_bp": pix_discount_bp(),
+            "card_policy": (card_offered(), installment_policy()),
             "coupons": coupons,
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
-            # the badge: the lines just read (cart_lines dropped the unsellable ones), no second query
+            # the badge: the lines just read (cart_page dropped the unsellable ones), no second query
             "cart_count": sum(line.quantity for line in lines),
             **freight,
         },
@@ -202,28 +215,28 @@ def cart_coupon(request: HttpRequest) -> HttpResponse:
 # --- checkout --------------------------------------------------------------------------------------------
 
 
-def _cart_input_lines(checkout: Checkout | None, session: object) -> tuple[LineInput, ...]:
+def _cart_input_lines(checkout: Checkout | None, lines: list[CartLine]) -> tuple[LineInput, ...]:
     by_sku = {line.sku: line.public_id for line in checkout.lines.all()} if checkout is not None else {}
     return tuple(
-        LineInput(sku=line.variant.sku, quantity=line.quantity, line_id=by_sku.get(line.variant.sku))
-        for line in cart_lines(session)
+        LineInput(sku=line.variant.sku, quantity=line.quantity, line_id=by_sku.get(line.variant.sku)) for line in lines
     )  # type: ignore[arg-type]
 
 
 @require_http_methods(["GET", "POST"])
 def checkout_start(request: HttpRequest) -> HttpResponse:
     """From the session cart to the engine: create the storefront checkout or refresh its lines."""
-    if not cart_lines(request.session):
+    cart = cart_page(request.session)  # its lines and codes in one statement
+    if not cart.lines:
         messages.info(request, _("Seu carrinho está vazio."))
         return redirect("checkout:cart")
-    codes = tuple(cart_coupons(request.session))
+    codes = tuple(cart.coupons)
     existing_id = request.session.get(CHECKOUT_KEY)
     checkout = Checkout.objects.filter(public_id=existing_id).prefetch_related("lines").first() if existing_id else None
     if checkout is not None and checkout.status == STATUS_IN_PROGRESS:
         return in_progress_redirect(checkout)
     if checkout is not None and checkout.status not in TERMINAL_STATUSES:
         state = input_from_checkout(checkout, list(checkout.lines.all()))
-        data = replace(state, lines=_cart_input_lines(checkout, request.session), discount_codes=codes)
+        data = replace(state, lines=_cart_input_lines(checkout, cart.lines), discount_codes=codes)
         result = checkout_update(checkout_id=checkout.public_id, data=data, language=_language(request))
         _sync_cart(request, result.checkout)
         return redirect("checkout:resume", checkout_id=checkout.public_id)
@@ -231,7 +244,7 @@ def checkout_start(request: HttpRequest) -> HttpResponse:
         request.session.save()
     try:
         result = checkout_create(
-            data=CheckoutInput(lines=_cart_input_lines(None, request.session), discount_codes=codes),
+            data=CheckoutInput(lines=_cart_input_lines(None, cart.lines), discount_codes=codes),
             session_key=request.session.session_key or "",
             language=_language(request),
         )
