@@ -10,7 +10,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.forms import BoundField
 from django.template.base import FilterExpression, TextNode, TokenType, Variable
-from django.template.defaulttags import CommentNode, LoadNode, URLNode
+from django.template.defaulttags import CommentNode, CsrfTokenNode, LoadNode, URLNode
 from django.template.loader_tags import BlockNode
 from django.templatetags.i18n import BlockTranslateNode, TranslateNode
 from django.templatetags.static import StaticNode
@@ -94,6 +94,17 @@ def _settings_changed(**_kwargs: object) -> None:
     _generation[0] += 1
 
 
+def _fixed_where(context: template.Context) -> tuple[object, ...]:
+    """What a fixed fragment depends on: the language, the URL prefix and the settings' generation. Read once per
+    render (a page holds a few dozen fixed parts; each lookup of the language is an asgiref Local read): no
+    template switches language or prefix midway ({% language %} is not used)."""
+    where = getattr(context.render_context, "fixed_where", None)
+    if where is None:
+        where = (get_language(), get_script_prefix(), _generation[0])
+        context.render_context.fixed_where = where  # type: ignore[attr-defined]
+    return where  # type: ignore[no-any-return]
+
+
 class FixedNode(template.Node):
     child_nodelists = ()  # text, translate, static and url only: nothing a search for blocks or tags looks for
 
@@ -102,13 +113,7 @@ class FixedNode(template.Node):
         self.rendered: dict[tuple[object, ...], SafeString] = {}
 
     def render(self, context: template.Context) -> str:
-        # the key once per render (a page holds a few dozen of these nodes; each lookup of the language is an
-        # asgiref Local read): no template switches language or prefix midway ({% language %} is not used)
-        where = getattr(context.render_context, "fixed_where", None)
-        if where is None:
-            where = (get_language(), get_script_prefix(), _generation[0])
-            context.render_context.fixed_where = where  # type: ignore[attr-defined]
-        key = (*where, context.autoescape)
+        key = (*_fixed_where(context), context.autoescape)
         html = self.rendered.get(key)
         if html is None:
             html = self.rendered[key] = mark_safe(self.nodelist.render(context))  # noqa: S308 (rendered escaped)
@@ -310,7 +315,7 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
     was a quarter of the cart page's CPU for a one-line cart (issue 34). The labels and the form's action are kept
     per language and URL prefix; every value is escaped as the template escaped it. Compared with the template
     in tests/shop/test_cart_line.py."""
-    labels = _cart_line_labels()
+    labels = _cart_line_labels(context)
     variant = line.variant
     sku, title = _escaped(variant.sku), _escaped(variant.display_title)
     photo = (
@@ -326,7 +331,7 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
         f"{_escaped(format_brl(variant.price))}</span></td>\n"
         '          <td class="cart-qty">\n'
         f'            <form method="post" action="{labels["action"]}" class="inline-form" novalidate>\n'
-        f"              {_csrf_input(context)}\n"
+        f"              {_CSRF_TOKEN.render(context)}\n"
         f'              <input type="hidden" name="sku" value="{sku}">\n'
         f'              <label class="visually-hidden" for="qty-{_number(number)}">{labels["quantity"]}</label>\n'
         f'              <input id="qty-{_number(number)}" class="qty-input" type="number" name="quantity" min="0"'
@@ -342,11 +347,12 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
 
 
 _CART_LINE_LABELS: dict[tuple[object, ...], dict[str, str]] = {}
+_CSRF_TOKEN = CsrfTokenNode()  # `{% csrf_token %}` itself (it holds no state)
 
 
-def _cart_line_labels() -> dict[str, str]:
-    """The row's translated labels and its form's action, escaped, per language, URL prefix and settings."""
-    key = (get_language(), get_script_prefix(), _generation[0])
+def _cart_line_labels(context: template.Context) -> dict[str, str]:
+    """The row's translated labels and its form's action, escaped, kept as a fixed fragment is (`_fixed_where`)."""
+    key = _fixed_where(context)
     labels = _CART_LINE_LABELS.get(key)
     if labels is None:
         labels = _CART_LINE_LABELS[key] = {
@@ -358,14 +364,6 @@ def _cart_line_labels() -> dict[str, str]:
             "action": _escaped(reverse("checkout:cart_change")),
         }
     return labels
-
-
-def _csrf_input(context: template.Context) -> str:
-    """What `{% csrf_token %}` renders."""
-    token = context.get("csrf_token")
-    if not token or token == "NOTPROVIDED":  # noqa: S105 (Django's marker of a missing token, not a secret)
-        return ""
-    return f'<input type="hidden" name="csrfmiddlewaretoken" value="{_escaped(token)}">'
 
 
 def _number(value: int) -> str:

@@ -1,7 +1,7 @@
 """Issue 34: a cart row is built by `{% cart_line %}` (shop/templatetags/storefront.py) instead of the template body
 the cart page's loop had. The tag must render byte for byte what that body rendered, for every kind of line: with
 an uploaded photo, a path or URL photo, no photo, text to escape, a variant title, big numbers, each language, with
-and without a CSRF token (Django 6's `{% csrf_token %}` raises on "NOTPROVIDED"; the tag renders nothing)."""
+and without a CSRF token (the tag renders Django's own `{% csrf_token %}` node)."""
 
 from __future__ import annotations
 
