@@ -108,7 +108,28 @@ def _summary(windows: dict[str, list[Window]], ours: str, bare: str) -> str:
         f"{ours:>6} {median([w.rate for w in mine]):6.1f} req/s | /{bare} {rate_ratio(mine, base)} |"
         f" server CPU {median(server) * 1000:5.0f} µs/req ({bare} {median(baseline) * 1000:5.0f}),"
         f" ×{spread(ratios(server, baseline), 1)} | uvicorn/gunicorn {median([w.uvicorn for w in mine]):4.2f} ms,"
-        f" Postgres {median([w.postgres for w in mine]):4.2f} ms"
+        f" Postgres {median([w.postgres for w in mine]):4.2f} ms\n"
+        f"           {_client_ceiling(mine, base)}"
+    )
+
+
+def _client_ceiling(mine: list[Window], base: list[Window]) -> str:
+    """Every client runs on the same 2 cores as the server: once the machine is saturated (8 clients) a call's rate
+    is the machine's CPU over what one call takes of it, the client's CPU included, and at 1 client the client's
+    CPU sits in every call's latency. MCP and A2A are called through their official clients, which cost more per
+    call than the bare view's plain HTTP client. The ceiling is the ratio this transport would reach, round by
+    round, if its server side cost exactly what the bare view's does and only its client's extra CPU remained."""
+    ceiling = spread(
+        [
+            b.machine / (b.machine + (m.clients.client_cpu - b.clients.client_cpu) * 1000)
+            for m, b in zip(mine, base, strict=True)
+        ]
+    )
+    return (
+        f"client CPU {median([w.clients.client_cpu for w in mine]) * 1000:4.2f} ms/call"
+        f" (bare's {median([w.clients.client_cpu for w in base]) * 1000:4.2f}) | machine CPU"
+        f" {median([w.machine for w in mine]):4.2f} ms/call (bare's {median([w.machine for w in base]):4.2f}) |"
+        f" ceiling with a server as cheap as bare's: {ceiling}"
     )
 
 
