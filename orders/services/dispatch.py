@@ -24,13 +24,17 @@ CLAIM_LEASE = timedelta(minutes=5)
 
 _UNREAD = object()  # the order was not read with the outbox row's claim
 
+# A handler gets the row's key and payload and what the claim read with it: the order of an `order_changed` row on
+# PostgreSQL (its row, or None when there is no such order), `_UNREAD` otherwise.
+Handler = Callable[[str, dict[str, Any], Order | object | None], None]
+
 
 # `send`, not `send_robust`: a receiver's failure must leave the row pending.
-def _send_refund_requested(key: str, payload: dict[str, Any]) -> None:
+def _send_refund_requested(key: str, payload: dict[str, Any], read: Order | object | None) -> None:
     refund_requested.send(sender=Order, **payload)
 
 
-def _send_order_changed(key: str, payload: dict[str, Any], read: Order | object | None = _UNREAD) -> None:
+def _send_order_changed(key: str, payload: dict[str, Any], read: Order | object | None) -> None:
     # Read once for every side effect of the event (issue 34: each receiver re-read it); a placement's e-mail
     # and NF-e also need its lines and adjustments. `read`: the order's row as the claim read it.
     placed = payload.get("event") == "placed"
@@ -43,11 +47,11 @@ def _send_order_changed(key: str, payload: dict[str, Any], read: Order | object 
     order_changed.send(sender=Order, outbox_key=key, order=order, **payload)
 
 
-def _send_label_purchase(key: str, payload: dict[str, Any]) -> None:
+def _send_label_purchase(key: str, payload: dict[str, Any], read: Order | object | None) -> None:
     label_purchase_requested.send(sender=Order, outbox_key=key, **payload)
 
 
-HANDLERS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+HANDLERS: dict[str, Handler] = {
     REFUND_REQUESTED: _send_refund_requested,
     ORDER_CHANGED: _send_order_changed,
     LABEL_PURCHASE: _send_label_purchase,
@@ -132,10 +136,7 @@ def outbox_process(*, message_id: int) -> str:
         return "skipped"
     kind, key, payload, read = claimed
     try:
-        if kind == ORDER_CHANGED:
-            _send_order_changed(key, payload, read)
-        else:
-            HANDLERS[kind](key, payload)
+        HANDLERS[kind](key, payload, read)
     except Exception as exc:  # any failure leaves the row pending for the sweep; it is recorded on the row
         logger.warning("outbox message %s failed; the sweep will retry it", message_id, exc_info=True)
         OutboxMessage.objects.filter(pk=message_id).update(
