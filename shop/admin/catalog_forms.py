@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.utils.translation import gettext_lazy as _
+from PIL import Image
 
 from kernel.money import MoneyField
 from shop.catalog.rules import price_problem, zero_price_warning
@@ -144,10 +145,39 @@ class PhotoInput(forms.ClearableFileInput):
         super().__init__({"accept": "image/jpeg,image/png,image/webp", **(attrs or {})})
 
 
+def _too_many_pixels() -> ValidationError:
+    megapixels = (Image.MAX_IMAGE_PIXELS or 0) // 1_000_000
+    return ValidationError(
+        _("A imagem tem pixels demais (mais de %(mp)d megapixels): reduza a resolução e envie de novo.")
+        % {"mp": megapixels},
+        code="too_many_pixels",
+    )
+
+
+class PhotoField(forms.ImageField):
+    """Django's ImageField, except that a photo Pillow refuses for its size in pixels (a decompression bomb to
+    Pillow, often just a huge scan) says so, instead of "not an image or corrupted"; one Pillow only warns about
+    (up to twice its limit) is refused the same way, since its thumbnails would take that memory too."""
+
+    def to_python(self, data: Any) -> Any:
+        try:
+            checked = super().to_python(data)
+        except ValidationError as exc:
+            # the warning is an error too where warnings are raised (tests, `-W error`)
+            if isinstance(exc.__cause__, (Image.DecompressionBombError, Image.DecompressionBombWarning)):
+                raise _too_many_pixels() from exc
+            raise
+        image = getattr(checked, "image", None)
+        if image is not None and Image.MAX_IMAGE_PIXELS and image.width * image.height > Image.MAX_IMAGE_PIXELS:
+            raise _too_many_pixels()
+        return checked
+
+
 class ProductImageForm(forms.ModelForm):
     class Meta:
         model = ProductImage
         fields = ("image", "source", "alt_text", "is_main", "position")
+        field_classes = {"image": PhotoField}
         widgets = {
             "image": PhotoInput,
             "alt_text": forms.TextInput(attrs={"class": "photo-alt"}),

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from shop.admin.br_fields import clean_cep, clean_uf
+from shop.admin.catalog_forms import PhotoField
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
 from shop.models import PackagingBox, StoreSettings
 from shop.store.services import cnpj_format, store_row
@@ -28,6 +29,7 @@ class StoreSettingsForm(forms.ModelForm):
     class Meta:
         model = StoreSettings
         exclude: tuple[str, ...] = ()
+        field_classes = {"logo": PhotoField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

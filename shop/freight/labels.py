@@ -65,7 +65,10 @@ def label_request(*, order_id: str, service_code: str = "", actor: str = "") -> 
     (a double click buys nothing twice). FreightError (Portuguese) when the order cannot have one."""
     carrier = carriers.configured()
     if carrier is None:
-        raise FreightError("Nenhuma transportadora configurada: defina CARRIER (melhorenvio ou correios).")
+        raise FreightError(
+            "Nenhuma transportadora configurada: a compra de etiquetas (Melhor Envio ou Correios) é ligada por quem"
+            " instala a loja (CARRIER, no README). Até lá, registre o envio com o código de rastreio."
+        )
     with transaction.atomic():
         order = Order.objects.select_for_update().filter(public_id=order_id).first()
         if order is None:

@@ -11,6 +11,8 @@ from django.test import Client
 from PIL import Image
 
 from kernel.money import format_brl, parse_brl
+from shop.admin.catalog_forms import PhotoField
+from shop.admin.store import StoreSettingsForm
 from shop.models import Category, Product, ProductImage, Variant
 
 pytestmark = pytest.mark.django_db
@@ -233,6 +235,35 @@ def test_a_file_that_is_not_an_image_gets_one_message(admin_client: Client, cate
     html = response.content.decode()
     assert "Faça upload de uma imagem válida." in html
     assert "Envie uma foto" not in html
+
+
+@pytest.mark.parametrize("size", [(1500, 1000), (3000, 1000)], ids=["over Pillow's limit", "over twice its limit"])
+def test_a_photo_with_too_many_pixels_says_so(
+    admin_client: Client, category: Category, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """QA walk: a 20000 × 20000 PNG was refused as "not an image or corrupted". Pillow's limit is lowered so the
+    test's photos stay small: 1.5 MP is over it (Pillow warns), 3 MP over twice it (Pillow refuses to open)."""
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1_000_000)
+    photos = [{"image": SimpleUploadedFile("big.jpg", _jpeg(size=size), "image/jpeg"), "position": 0}]
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [_variant(0, "X-1", "1")], photos))
+    html = response.content.decode()
+    assert "A imagem tem pixels demais (mais de 1 megapixels): reduza a resolução e envie de novo." in html
+    assert "Faça upload de uma imagem válida." not in html
+    assert not Product.objects.exists()
+
+
+def test_a_photo_within_the_pixel_limit_is_kept(
+    admin_client: Client, category: Category, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1_000_000)
+    photos = [{"image": SimpleUploadedFile("ok.jpg", _jpeg(size=(1000, 1000)), "image/jpeg"), "position": 0}]
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, [_variant(0, "X-1", "1")], photos))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert ProductImage.objects.count() == 1
+
+
+def test_the_store_logo_has_the_same_pixel_limit() -> None:
+    assert isinstance(StoreSettingsForm().fields["logo"], PhotoField)
 
 
 def test_a_product_saved_without_ncm_warns_that_its_nfe_will_be_blocked(

@@ -167,7 +167,9 @@ def test_what_cannot_have_a_label_is_refused_in_words(
 ) -> None:
     order = shirts_order(django_capture_on_commit_callbacks)
     settings.CARRIER = ""
-    with pytest.raises(FreightError, match="Nenhuma transportadora configurada"):
+    with pytest.raises(
+        FreightError, match=r"Nenhuma transportadora configurada: .*registre o envio com o código de rastreio"
+    ):
         label_request(order_id=order.public_id)
     settings.CARRIER = "melhorenvio"
     with pytest.raises(FreightError, match=r"Pedido não encontrado\."):
