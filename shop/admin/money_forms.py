@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import MoneyField, format_brl
 from shop.admin.br_fields import UF_INVALID
 from shop.checkout.fulfillment import UFS
+
+COUPON_CODE = re.compile(r"[A-Z0-9_-]+")
 
 CHECKOUT_STATUS_LABELS = {
     "incomplete": _("Incompleto"),
@@ -75,6 +78,11 @@ def coupon_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     if cleaned.get("code"):
         # Coupon.save() upper-cases the code: the unique check must see it so ("maria10" beside "MARIA10" was a 500).
         cleaned["code"] = cleaned["code"].strip().upper()
+        # A buyer types it: a space or a sign inside ("QA 5!") is a code nobody types back the same way.
+        if not COUPON_CODE.fullmatch(cleaned["code"]):
+            form.add_error(
+                "code", _("Use só letras sem acento, números, hífen ou sublinhado, sem espaços (ex.: BEMVINDO10).")
+            )
     starts, ends = cleaned.get("starts_at"), cleaned.get("ends_at")
     if starts is not None and ends is not None and ends <= starts:
         form.add_error("ends_at", _("O fim da validade deve ser depois do início."))

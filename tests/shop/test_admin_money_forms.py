@@ -50,6 +50,9 @@ def test_coupon_amounts_typed_in_reais(admin_client: Client) -> None:
         ({"kind": "percent", "amount": "", "percent": "150"}, "Informe um percentual de 1 a 100."),
         ({"kind": "percent", "percent": "10"}, "Cupom percentual não tem valor em reais: deixe vazio."),
         ({"min_subtotal": "-5"}, "O valor não pode ser negativo."),
+        # QA walk: "QA 5!" was accepted, a code no buyer types back the same way
+        ({"code": "QA 5!"}, "Use só letras sem acento, números, hífen ou sublinhado, sem espaços (ex.: BEMVINDO10)."),
+        ({"code": "NATAL É"}, "Use só letras sem acento, números, hífen ou sublinhado, sem espaços (ex.: BEMVINDO10)."),
     ],
 )
 def test_bad_coupon_is_refused_on_the_field(admin_client: Client, changes: dict[str, str], message: str) -> None:
@@ -69,6 +72,11 @@ def test_coupon_code_taken_in_other_letters_and_reversed_dates_are_refused(admin
     assert response.status_code == 200
     assert "O fim da validade deve ser depois do início." in response.content.decode()
     assert list(Coupon.objects.values_list("code", flat=True)) == ["CAJU10"]
+
+
+def test_coupon_code_with_hyphen_and_underscore_is_kept_in_capitals(admin_client: Client) -> None:
+    assert admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": " natal_2026-b "}).status_code == 302
+    assert list(Coupon.objects.values_list("code", flat=True)) == ["NATAL_2026-B"]
 
 
 def test_shipping_method_prices_in_reais_and_days_checked(admin_client: Client) -> None:
