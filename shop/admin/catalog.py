@@ -21,7 +21,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
-from shop.admin.catalog_forms import ProductImageForm, ProductImageFormSet, VariantForm
+from shop.admin.catalog_forms import CategoryForm, ProductImageForm, ProductImageFormSet, VariantForm, VariantFormSet
 from shop.catalog import spreadsheet
 from shop.catalog.images import product_image_thumbnail_make
 from shop.catalog.services import catalog_import_apply
@@ -76,6 +76,7 @@ class VariantStockStateFilter(admin.SimpleListFilter):
 class VariantInline(admin.StackedInline):
     model = Variant
     form = VariantForm
+    formset = VariantFormSet
     extra = 0
     fieldsets = (
         (None, {"fields": (("sku", "title"), "options", ("price", "compare_at_price", "confirm_free"))}),
@@ -109,6 +110,7 @@ class ProductImageInline(admin.TabularInline):
 
 @admin.register(Category)
 class CategoryAdmin(admin.ModelAdmin):
+    form = CategoryForm
     list_display = ("name", "slug", "parent", "position")
     list_editable = ("position",)
     list_select_related = ("parent",)

@@ -17,7 +17,7 @@ from PIL import Image
 
 from kernel.money import MoneyField
 from shop.catalog.rules import price_problem, zero_price_warning
-from shop.models import ProductImage, Variant
+from shop.models import Category, ProductImage, Variant
 
 OPTION_ROWS = 3  # name/value pairs offered per variant ("tamanho: M", "cor: Preta", …)
 
@@ -115,6 +115,19 @@ class VariantForm(forms.ModelForm):
         )
         help_texts = {"title": _("Vazio: os valores das opções, ex.: M / Preta.")}
 
+    def clean_sku(self) -> str:
+        sku = (self.cleaned_data.get("sku") or "").strip()
+        # Buyers, agents and spreadsheets type SKUs in any case: "qa-dup-1" beside "QA-DUP-1" would be two
+        # variants nobody can tell apart (the unique index only refuses the same letters).
+        taken = Variant.objects.filter(sku__iexact=sku).exclude(pk=self.instance.pk).values_list("sku", flat=True)
+        other = next(iter(taken), None)
+        if sku and other is not None and other != sku:
+            raise ValidationError(
+                _("Já existe o SKU “%(other)s”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem.")
+                % {"other": other}
+            )
+        return sku
+
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         price, compare_at = cleaned.get("price"), cleaned.get("compare_at_price")
@@ -132,6 +145,45 @@ class VariantForm(forms.ModelForm):
             # of one product would read the same there, so the option values ("300 ml", "M / Preta") become it.
             title_field = Variant._meta.get_field("title")
             cleaned["title"] = " / ".join(options.values())[: title_field.max_length]
+        return cleaned
+
+
+class VariantFormSet(BaseInlineFormSet):
+    """Two variants of one product whose SKUs differ only in letter case are refused together (each form's own
+    check sees only what is saved)."""
+
+    def clean(self) -> None:
+        super().clean()
+        seen: dict[str, str] = {}
+        for form in self.forms:
+            sku = (getattr(form, "cleaned_data", None) or {}).get("sku")
+            if not sku or form.cleaned_data.get("DELETE"):
+                continue
+            first = seen.setdefault(sku.lower(), sku)
+            if first != sku:
+                form.add_error(
+                    "sku",
+                    _("Já existe o SKU “%(other)s”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem.")
+                    % {"other": first},
+                )
+
+
+class CategoryForm(forms.ModelForm):
+    class Meta:
+        model = Category
+        fields = ("name", "slug", "parent", "description", "position")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        name = (cleaned.get("name") or "").strip()
+        twins = Category.objects.filter(name__iexact=name, parent=cleaned.get("parent")).exclude(pk=self.instance.pk)
+        if name and twins.exists():
+            # QA walk: two "Cafés" showed twice in the storefront's menu, indistinguishable.
+            self.add_error(
+                "name",
+                _("Já existe a categoria “%(name)s” neste nível: use outro nome ou edite a que existe.")
+                % {"name": name},
+            )
         return cleaned
 
 

@@ -279,3 +279,65 @@ def test_a_product_saved_without_ncm_warns_that_its_nfe_will_be_blocked(
     response = admin_client.post("/admin/shop/product/add/", data, follow=True)
     assert response.redirect_chain and Product.objects.filter(slug="caju-m").exists()  # saved
     assert "está sem NCM" not in response.content.decode()
+
+
+SKU_TWIN = "Já existe o SKU “QA-DUP-1”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem."
+
+
+def test_two_variants_whose_skus_differ_only_in_case_are_refused(admin_client: Client, category: Category) -> None:
+    """QA walk: "QA-DUP-1" and "qa-dup-1" were accepted in one product."""
+    variants = [_variant(0, "QA-DUP-1", "10"), _variant(1, "qa-dup-1", "10")]
+    response = admin_client.post("/admin/shop/product/add/", _product_post(category, variants, []))
+    assert response.status_code == 200
+    assert SKU_TWIN in response.content.decode()
+    assert not Variant.objects.exists()
+
+
+def test_a_sku_taken_in_other_letters_by_another_product_is_refused(admin_client: Client, category: Category) -> None:
+    other = Product.objects.create(title="Outro", slug="outro", category=category)
+    Variant.objects.create(product=other, sku="QA-DUP-1", title="Único", price=1000, stock=1)
+    response = admin_client.post(
+        "/admin/shop/product/add/", _product_post(category, [_variant(0, "qa-dup-1", "10")], [])
+    )
+    assert response.status_code == 200
+    assert SKU_TWIN in response.content.decode()
+    assert list(Variant.objects.values_list("sku", flat=True)) == ["QA-DUP-1"]
+
+
+def test_a_product_keeps_its_own_sku_when_saved_again(admin_client: Client, category: Category) -> None:
+    assert (
+        admin_client.post(
+            "/admin/shop/product/add/", _product_post(category, [_variant(0, "QA-DUP-1", "10")], [])
+        ).status_code
+        == 302
+    )
+    product, variant = Product.objects.get(), Variant.objects.get()
+    data = _product_post(category, [_variant(0, "QA-DUP-1", "12")], [])
+    data.update(
+        {"variants-INITIAL_FORMS": "1", "variants-0-id": str(variant.pk), "variants-0-product": str(product.pk)}
+    )
+    response = admin_client.post(f"/admin/shop/product/{product.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Variant.objects.get().price == 1200
+
+
+def test_a_category_named_like_another_at_the_same_level_is_refused(admin_client: Client, category: Category) -> None:
+    """QA walk: two "Cafés" showed twice in the storefront's menu."""
+    Category.objects.create(name="Cafés", slug="cafes")
+    response = admin_client.post("/admin/shop/category/add/", {"name": " cafés ", "slug": "cafes-2", "position": "0"})
+    assert response.status_code == 200
+    assert (
+        "Já existe a categoria “cafés” neste nível: use outro nome ou edite a que existe." in response.content.decode()
+    )
+    cafes = Category.objects.get(name="Cafés")
+    # the same name under another parent is another category ("Camisetas › Cafés")
+    response = admin_client.post(
+        "/admin/shop/category/add/",
+        {"name": "Cafés", "slug": "camisetas-cafes", "parent": str(category.pk), "position": "0"},
+    )
+    assert response.status_code == 302
+    # and a category saved again keeps its own name
+    response = admin_client.post(
+        f"/admin/shop/category/{cafes.pk}/change/", {"name": "Cafés", "slug": "cafes", "position": "1"}
+    )
+    assert response.status_code == 302
