@@ -73,7 +73,11 @@ def start_if_enabled() -> SchedulerThread | None:
     if not getattr(settings, "SHOP_INPROCESS_SCHEDULER", False):
         return None
     if settings.CELERY_BROKER_URL:
-        logger.warning("SHOP_INPROCESS_SCHEDULER ignored: a broker is configured, run Celery beat instead")
+        # QA walk: with a broker and no worker, a sandbox Pix waited forever on "Aguardando pagamento…"
+        logger.warning(
+            "SHOP_INPROCESS_SCHEDULER ignored: a broker is configured (CELERY_BROKER_URL). Start `make worker` and"
+            " `make beat` beside this server, or payments, e-mails, NF-e and webhooks wait in the queue."
+        )
         return None
     thread = SchedulerThread(InProcessScheduler(settings.CELERY_BEAT_SCHEDULE, timezone.now()))
     thread.start()

@@ -58,12 +58,14 @@ def test_a_tick_runs_what_is_due_and_an_abandoned_checkout_is_released() -> None
     assert scheduler.tick(started + timedelta(seconds=122)) == ["expire-checkouts"]
 
 
-def test_the_thread_starts_only_when_enabled_and_without_a_broker(settings) -> None:
+def test_the_thread_starts_only_when_enabled_and_without_a_broker(settings, caplog) -> None:
     settings.SHOP_INPROCESS_SCHEDULER = False
     assert start_if_enabled() is None
     settings.SHOP_INPROCESS_SCHEDULER = True
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:6379/2"
     assert start_if_enabled() is None
+    # `make run` with a broker: the developer is told what to start, or a sandbox Pix waits forever
+    assert "Start `make worker` and `make beat`" in caplog.text
     settings.CELERY_BROKER_URL = ""
     thread = start_if_enabled()
     assert thread is not None and thread.is_alive()
