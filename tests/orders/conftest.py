@@ -64,6 +64,8 @@ def make_checkout(
         for sku, price, quantity in lines
     ]
     subtotal = sum(price * quantity for _, price, quantity in lines)
+    digital = method == "digital"  # as the checkout places it: nothing to ship, no address, no freight
+    freight = 0 if digital else freight
     total = subtotal + freight
     return PlacedCheckout(
         checkout_id=checkout_id,
@@ -76,9 +78,9 @@ def make_checkout(
         lines=placed,
         totals=[("subtotal", subtotal, ""), ("fulfillment", freight, "Frete SEDEX"), ("total", total, "")],
         fulfillment_method=method,
-        fulfillment_title="SEDEX",
-        fulfillment_description="Chega em 3 a 5 dias úteis",
-        destination=DESTINATION,
+        fulfillment_title="Entrega digital" if digital else "SEDEX",
+        fulfillment_description="" if digital else "Chega em 3 a 5 dias úteis",
+        destination={} if digital else DESTINATION,
         platform_id=None,
         language=language,
         payment_handler_id="pix_recebedor_001",

@@ -203,3 +203,24 @@ def test_dates_read_with_the_month_in_lower_case(client, place_order):
     assert "Dezembro" not in html
     months = Template('{{ d|date:"F" }} {{ d|date:"E" }}').render(Context({"d": datetime(2026, 3, 9)}))
     assert months == "março março"
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        ("pt-br", "Produto digital: a loja envia o acesso para ana@example.com.br."),
+        ("en", "Digital product: the store sends access to ana@example.com.br."),
+    ],
+)
+def test_a_digital_order_says_how_it_arrives_without_an_empty_address(client, place_order, language, words):
+    """QA walk: an e-book's page showed an empty address block and "Entrega digital" twice."""
+    order = place_order(method="digital", language=language)
+    html = client.get(_path(order)).content.decode()
+    assert words in html
+    assert 'data-testid="order-address"' not in html
+    assert html.count("Entrega digital") <= 1
+
+
+def test_a_shipped_order_still_shows_its_address(client, place_order):
+    html = client.get(_path(place_order())).content.decode()
+    assert 'data-testid="order-address"' in html and 'data-testid="digital-delivery"' not in html
