@@ -53,12 +53,35 @@ def logo_thumbnail_url(logo: FieldFile) -> str:
         return logo.url
 
 
+# A product whose name says its colour is drawn in it (QA walk: the black T-shirt's photo was blue).
+NAMED_COLOURS = {
+    "pret": (38, 38, 40),
+    "branc": (244, 244, 240),
+    "amarel": (236, 190, 40),
+    "azul": (40, 80, 160),
+    "verde": (40, 120, 70),
+    "vermelh": (180, 40, 40),
+}
+
+
 def _palette(slug: str) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     # Stable colours per product: the same slug always draws the same photo.
     digest = hashlib.sha256(slug.encode()).digest()
     light = (200 + digest[0] % 56, 200 + digest[1] % 56, 180 + digest[2] % 76)
     dark = (digest[3] % 120, 60 + digest[4] % 100, 40 + digest[5] % 120)
+    named = next((colour for word, colour in NAMED_COLOURS.items() if word in slug), None)
+    if named is not None:
+        # a white shirt on a near-white background would vanish: that background is a shade darker
+        light = (200, 204, 210) if min(named) > 220 else light
+        dark = named
     return light, dark
+
+
+def _tshirt(size: int) -> list[tuple[float, float]]:
+    """A T-shirt's outline (sleeves, neck) in the photo's middle, as a polygon."""
+    points = [(0.38, 0.2), (0.45, 0.24), (0.55, 0.24), (0.62, 0.2), (0.8, 0.3), (0.74, 0.4), (0.67, 0.36),
+              (0.67, 0.7), (0.33, 0.7), (0.33, 0.36), (0.26, 0.4), (0.2, 0.3)]  # fmt: skip
+    return [(x * size, y * size) for x, y in points]
 
 
 # Pillow's scalable default (Aileron) has no accented letters: "Básica" came out "B□sica". DejaVu Sans ships
@@ -84,8 +107,11 @@ def demo_photo_render(*, slug: str, title: str, size: int = 800) -> bytes:
         shade = tuple(max(0, c - y * 40 // size) for c in light)
         draw.line([(0, y), (size, y)], fill=shade)
     draw.ellipse([size * 0.72, size * 0.06, size * 0.94, size * 0.28], fill=(255, 255, 255))
-    draw.rounded_rectangle([size * 0.3, size * 0.2, size * 0.7, size * 0.68], radius=size // 24, fill=dark)
-    draw.rectangle([size * 0.3, size * 0.2, size * 0.36, size * 0.68], fill=tuple(c // 2 for c in dark))
+    if "camiseta" in slug:
+        draw.polygon(_tshirt(size), fill=dark, outline=tuple(c // 2 for c in dark))
+    else:  # a box or a book: the demo's coffee, accessories and guides
+        draw.rounded_rectangle([size * 0.3, size * 0.2, size * 0.7, size * 0.68], radius=size // 24, fill=dark)
+        draw.rectangle([size * 0.3, size * 0.2, size * 0.36, size * 0.68], fill=tuple(c // 2 for c in dark))
     font = demo_font(size // 22)
     text_width = draw.textlength(title, font=font)
     draw.text(((size - text_width) / 2, size * 0.8), title, fill=(29, 37, 33), font=font)
