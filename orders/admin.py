@@ -22,6 +22,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.module_loading import import_string
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
@@ -293,7 +294,8 @@ class OrderAdmin(admin.ModelAdmin):
             except OrderError as error:
                 self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
         if done:
-            self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
+            delivered = ngettext("%(n)d pedido marcado como entregue.", "%(n)d pedidos marcados como entregues.", done)
+            self.message_user(request, delivered % {"n": done}, messages.SUCCESS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

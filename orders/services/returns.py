@@ -18,7 +18,10 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from kernel.money import apportion, format_brl
 from orders.errors import OrderError
@@ -113,6 +116,28 @@ def _clean_reason_code(value: object) -> str:
     return value
 
 
+def _too_many_to_return(quantity: int, left: int) -> Promise:
+    """The refusal of `quantity` units when `left` delivered ones are not in a request yet: two counts, so two
+    plural choices; none left (not delivered yet, or all asked already) says why instead of "só 0"."""
+    asked = ngettext_lazy(
+        "Não é possível devolver %(quantity)s unidade de %(sku)s: ",
+        "Não é possível devolver %(quantity)s unidades de %(sku)s: ",
+        quantity,
+    )
+    if not left:
+        return format_lazy(
+            "{}{}",
+            asked,
+            _("nenhuma unidade recebida está livre para devolução (ainda não foi entregue ou já foi pedida)."),
+        )
+    free = ngettext_lazy(
+        "só %(left)s unidade recebida ainda não foi pedida em devolução.",
+        "só %(left)s unidades recebidas ainda não foram pedidas em devolução.",
+        left,
+    )
+    return format_lazy("{}{}", asked, free)
+
+
 @transaction.atomic
 def return_request_create(
     *,
@@ -155,10 +180,7 @@ def return_request_create(
         if quantity > left:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _(
-                    "Não é possível devolver %(quantity)s unidade(s) de %(sku)s: só %(left)s recebida(s) e ainda "
-                    "não pedida(s) em devolução."
-                ),
+                _too_many_to_return(quantity, left),
                 code="quantity_exceeded",
                 quantity=quantity,
                 sku=line.sku,

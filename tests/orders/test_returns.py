@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from kernel.money import apportion
 from orders.errors import OrderError
@@ -124,8 +124,13 @@ def test_quantities_beyond_what_was_delivered_or_already_asked_are_refused(place
         return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 2)], reason_code="defective")
     assert (refused.value.field, refused.value.code) == ("lines[0].quantity", "quantity_exceeded")
     assert refused.value.message == (
-        "Não é possível devolver 2 unidade(s) de CAM: só 1 recebida(s) e ainda não pedida(s) em devolução."
+        "Não é possível devolver 2 unidades de CAM: só 1 unidade recebida ainda não foi pedida em devolução."
     )
+    with translation.override("en"):  # the refusal is translated when read, plurals included
+        assert (
+            refused.value.message
+            == "Cannot return 2 units of CAM: only 1 received unit is not in a return request yet."
+        )
     with pytest.raises(OrderError) as unknown:
         return_request_create(order_id=order.public_id, lines=[LineQuantity("li_nope", 1)], reason_code="defective")
     assert unknown.value.field == "lines[0].id"
@@ -144,6 +149,10 @@ def test_undelivered_items_cannot_be_returned(place_order) -> None:
         return_request_create(order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)],
                               reason_code="defective")  # fmt: skip
     assert refused.value.code == "quantity_exceeded"
+    assert refused.value.message == (
+        "Não é possível devolver 1 unidade de CAM: nenhuma unidade recebida está livre para devolução (ainda não foi "
+        "entregue ou já foi pedida)."
+    )
 
 
 def test_a_replayed_request_key_returns_the_first_request(place_order) -> None:
