@@ -31,6 +31,9 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+# The NF-e's split of freight and discount per item; kernel owns it so an order's refund splits its discount alike.
+from kernel.money import apportion as apportion
+
 # CST of IBS/CBS the shop computes (tabela CST do IBS/CBS, Informe Técnico 2025.002):
 # 000 tributação integral → gIBSCBS with the full rates; 410 imunidade e não incidência → no gIBSCBS.
 TAXED_CSTS = frozenset({"000"})
@@ -78,26 +81,6 @@ def applies(*, tax_regime: str, on: date, normal_from: date, simples_from: date)
     """Whether an NF-e issued `on` that day by a store in `tax_regime` carries the IBS/CBS groups."""
     start = simples_from if tax_regime in SIMPLES_REGIMES else normal_from
     return on >= start
-
-
-def apportion(amount_total: int, weights: list[int]) -> list[int]:
-    """`amount_total` centavos split across items in proportion to `weights` (their totals), the shares summing
-    exactly to it: each item gets the floor of its share and the centavos left go to the largest remainders
-    (ties to the first item). How a note-level freight or discount becomes each item's `vFrete`/`vDesc`."""
-    if amount_total == 0 or not weights:
-        return [0] * len(weights)
-    whole = sum(weights)
-    if whole <= 0:
-        shares = [0] * len(weights)
-        shares[0] = amount_total
-        return shares
-    exact = [amount_total * w for w in weights]
-    shares = [e // whole for e in exact]
-    left = amount_total - sum(shares)
-    by_remainder = sorted(range(len(weights)), key=lambda i: (-(exact[i] % whole), i))
-    for i in by_remainder[:left]:
-        shares[i] += 1
-    return shares
 
 
 def item_base(*, total: int, freight: int, discount: int) -> int:

@@ -23,6 +23,27 @@ def format_brl(cents: int | None) -> str:
     return f"{sign}R$ {reais:,}".replace(",", ".") + f",{centavos:02d}"
 
 
+def apportion(amount_total: int, weights: list[int]) -> list[int]:
+    """`amount_total` centavos split across items in proportion to `weights` (their totals), the shares summing
+    exactly to it: each item gets the floor of its share and the centavos left go to the largest remainders
+    (ties to the first item). How a note-level freight or discount becomes each NF-e item's `vFrete`/`vDesc`,
+    and an order's discount each line's share (orders.services.returns): one rule, so refund and note agree."""
+    if amount_total == 0 or not weights:
+        return [0] * len(weights)
+    whole = sum(weights)
+    if whole <= 0:
+        shares = [0] * len(weights)
+        shares[0] = amount_total
+        return shares
+    exact = [amount_total * w for w in weights]
+    shares = [e // whole for e in exact]
+    left = amount_total - sum(shares)
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-(exact[i] % whole), i))
+    for i in by_remainder[:left]:
+        shares[i] += 1
+    return shares
+
+
 def format_decimal_comma(cents: int) -> str:
     """12345 → "123,45" (spreadsheets in pt-BR: no currency sign, no thousands separator)."""
     sign = "-" if cents < 0 else ""

@@ -20,7 +20,9 @@ from django.urls import path, reverse
 from django.utils import formats, timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.module_loading import import_string
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
@@ -292,7 +294,8 @@ class OrderAdmin(admin.ModelAdmin):
             except OrderError as error:
                 self.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
         if done:
-            self.message_user(request, _("%(n)d pedido(s) marcados como entregues.") % {"n": done}, messages.SUCCESS)
+            delivered = ngettext("%(n)d pedido marcado como entregue.", "%(n)d pedidos marcados como entregues.", done)
+            self.message_user(request, delivered % {"n": done}, messages.SUCCESS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -350,7 +353,9 @@ class OrderAdmin(admin.ModelAdmin):
                 messages.ERROR,
             )
             return HttpResponseRedirect(change_url)
-        form = form_class(request.POST if request.method == "POST" else None, order=order)
+        # A link may preselect a choice (?request=… from the returns queue); only the form's own fields.
+        initial = {name: value for name, value in request.GET.items() if name in form_class.base_fields}
+        form = form_class(request.POST if request.method == "POST" else None, order=order, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 message = perform_action(slug, order, form, request.user.get_username())
@@ -407,7 +412,13 @@ class ReturnRequestAdmin(admin.ModelAdmin):
     list_filter = ["status", "reason_code", "requested_by"]
     search_fields = ["public_id", "order__public_id", "order__buyer_email"]
     list_select_related = ["order"]
-    readonly_fields = [f.name for f in ReturnRequest._meta.fields]
+    # Read-only: each field as staff read it (items by title, money in reais) rather than as stored.
+    fields = [
+        "public_id", "order", "status", "reason_code", "reason", "items", "requested_by", "platform_id",
+        "request_key", "staff_note", "refund", "return_adjustment_id", "refund_adjustment_id", "created_at",
+        "updated_at",
+    ]  # fmt: skip
+    readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -423,6 +434,19 @@ class ReturnRequestAdmin(admin.ModelAdmin):
         return format_html(
             '<a href="{}">#{}</a>', reverse("admin:orders_order_change", args=[obj.order_id]), obj.order.number
         )
+
+    @admin.display(description=_("itens"))
+    def items(self, obj: ReturnRequest) -> str:
+        lines = {line.public_id: line for line in obj.order.lines.all()}
+        rows = []
+        for item in obj.line_items:
+            line = lines.get(str(item["id"]))
+            rows.append((item["quantity"], f"{line.title} ({line.sku})" if line else item["id"]))
+        return format_html_join(mark_safe("<br>"), "{} × {}", rows)
+
+    @admin.display(description=_("valor reembolsado"))
+    def refund(self, obj: ReturnRequest) -> str:
+        return format_brl(obj.refund_amount)
 
     @admin.display(description=_("próximo passo"))
     def next_step(self, obj: ReturnRequest) -> str:

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.models import Order, OrderStatus, ReturnRequest
+from orders.selectors import return_request_status
 from orders.services import (
     adjustment_mark_refund_result,
     adjustment_settle_offline,
@@ -201,8 +202,22 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     return str(_("E-mail reenviado."))
 
 
+# A step the request has already passed: the service changes nothing (no event, no e-mail), so the page says so
+# instead of repeating the success message. Read before the call; a simultaneous double submit still gets the
+# success message twice, but the service's lock keeps it at one change.
+_ALREADY_DONE = {
+    "approve": ({"approved"}, _("Esta devolução já estava aprovada; nada mudou.")),
+    "reject": ({"rejected"}, _("Esta devolução já estava recusada; nada mudou.")),
+    "receive": ({"received", "refunded"}, _("Os itens desta devolução já estavam recebidos; nada mudou.")),
+    "refund": ({"refunded"}, _("Esta devolução já estava reembolsada; nada mudou.")),
+}
+
+
 def _return_request_step(data: dict, actor: str) -> str:
     return_id, step = data["request"], data["step"]
+    done_statuses, already = _ALREADY_DONE[step]
+    if return_request_status(return_id) in done_statuses:
+        return str(already)
     if step == "approve":
         return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
         return str(_("Devolução aprovada; o comprador e a plataforma foram avisados."))

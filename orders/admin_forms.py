@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -12,6 +13,7 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine, ReturnRequest
 from orders.services._common import refundable_amount
+from orders.services.returns import return_refund_suggestion
 from orders.summary import current_tracking
 from orders.types import LineQuantity
 
@@ -20,6 +22,10 @@ class OrderActionForm(forms.Form):
     """Base: knows its order; puts a service OrderError (its message is the staff's words) on the field it names."""
 
     line_limit_attr: str = ""  # "shipped" / "delivered": which quantity per line is still possible
+    # A form whose choice is the action itself names it on its buttons: `submit_field` is posted with the value of
+    # the pressed one of `submit_buttons` ((value, label)); empty: one button titled by the action.
+    submit_field: str = ""
+    submit_buttons: Sequence[tuple[str, str]] = ()
     required_css_class = "required"  # bold labels, like the rest of the admin
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
@@ -351,16 +357,19 @@ def _expectation_choices(order: Order) -> list[tuple[str, str]]:
 
 
 class ReturnRequestStepForm(OrderActionForm):
-    """The next step of a buyer's or agent's return request (orders.services.returns)."""
+    """The next step of a buyer's or agent's return request (orders.services.returns): one button per step the
+    chosen request can take, labelled by what it does."""
 
-    STEPS = (
-        ("approve", _("Aprovar (o comprador envia os itens de volta)")),
-        ("reject", _("Recusar (diga o motivo)")),
-        ("receive", _("Recebi os itens (registra a devolução)")),
-        ("refund", _("Reembolsar (valor da devolução)")),
-    )
+    BUTTONS = {
+        "approve": _("Aprovar devolução"),
+        "reject": _("Recusar devolução"),
+        "receive": _("Confirmar recebimento"),
+        "refund": _("Reembolsar"),
+    }
+    NEXT_STEPS = {"requested": ("approve", "reject"), "approved": ("receive", "reject"), "received": ("refund",)}
+    submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
-    step = forms.ChoiceField(label=_("Passo"), choices=STEPS, widget=forms.RadioSelect)
+    step = forms.ChoiceField(label=_("Passo"), choices=list(BUTTONS.items()))
     note = forms.CharField(
         label=_("Resposta ao comprador"),
         max_length=255,
@@ -371,17 +380,35 @@ class ReturnRequestStepForm(OrderActionForm):
     amount = MoneyField(
         label=_("Valor a reembolsar (R$)"),
         required=False,
-        help_text=_("Vazio: o valor dos itens (na desistência de tudo, também o frete)."),
+        help_text=_(
+            "Vazio: o valor pago pelos itens, descontos do pedido rateados (na desistência de tudo, também o frete)."
+        ),
     )
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        open_requests = ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received"))
+        open_requests = list(
+            ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received"))
+        )
         self.fields["request"].choices = [
             (r.public_id, f"{r.public_id} · {r.get_status_display()} · {r.get_reason_code_display()}")
             for r in open_requests
         ]
+        # The request staff came for (the queue's "Analisar" link passes ?request=), else the only open one.
+        wanted = self.data.get("request") if self.is_bound else self.initial.get("request")
+        chosen = next((r for r in open_requests if r.public_id == wanted), None)
+        if chosen is None and len(open_requests) == 1:
+            chosen = open_requests[0]
+        if chosen is not None:
+            self.fields["request"].initial = chosen.public_id
+        steps = self.NEXT_STEPS[chosen.status] if chosen is not None else tuple(self.BUTTONS)
+        self.submit_buttons = [(step, str(self.BUTTONS[step])) for step in steps]
+        hint = self.fields["amount"].help_text
+        if chosen is not None and chosen.status == "received":
+            hint = _("Vazio: %(amount)s, o valor pago pelos itens (descontos do pedido rateados).") % {
+                "amount": format_brl(return_refund_suggestion(chosen, order))
+            }
         self.fields["amount"].help_text = _("%(hint)s Reembolsável: %(amount)s") % {
-            "hint": self.fields["amount"].help_text,
+            "hint": hint,
             "amount": format_brl(refundable_amount(order)),
         }

@@ -111,3 +111,10 @@ class ReturnReason(models.TextChoices):
     DAMAGED = "damaged", _("Chegou avariado")
     WRONG_ITEM = "wrong_item", _("Produto diferente do pedido")
     OTHER = "other", _("Outro motivo")
+
+
+class ReturnRequester(models.TextChoices):
+    """Who asked for a return (orders.services.returns.BUYER / PLATFORM): the order page or an agent's platform."""
+
+    BUYER = "buyer", _("comprador")
+    PLATFORM = "platform", _("plataforma")

@@ -25,6 +25,7 @@ from orders.choices import (
     PaymentStatus,
     PaymentType,
     ReturnReason,
+    ReturnRequester,
     ReturnStatus,
 )
 from orders.labels import timeline_kind_label
@@ -368,7 +369,7 @@ class ReturnRequest(models.Model):
     receive (an `Adjustment` of type return through `order_return`) and refund (`order_refund`): the request
     only tracks the steps; money and quantities stay in the adjustments ledger."""
 
-    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="return_requests")
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="return_requests", verbose_name=_("pedido"))
     public_id = models.CharField(
         _("ID da devolução"), max_length=40, unique=True, default=new_return_id, editable=False
     )
@@ -379,10 +380,10 @@ class ReturnRequest(models.Model):
     reason = models.CharField(_("descrição do comprador"), max_length=500, blank=True)
     line_items = models.JSONField(_("itens"), default=list)  # [{"id": "li_…", "quantity": n ≥ 1}]
     # "buyer" (the order page) or "platform" (an agent); platform_id names which.
-    requested_by = models.CharField(_("pedida por"), max_length=16)
+    requested_by = models.CharField(_("pedida por"), max_length=16, choices=ReturnRequester.choices)
     platform_id = models.CharField(_("plataforma"), max_length=64, blank=True, default="")
     # A double submit of the order page's form (its nonce) finds the first request instead of adding one.
-    request_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    request_key = models.CharField(_("chave da solicitação"), max_length=64, blank=True, default="", editable=False)
     staff_note = models.CharField(_("resposta da loja"), max_length=255, blank=True)
     refund_amount = models.BigIntegerField(_("valor reembolsado"), default=0)
     return_adjustment_id = models.CharField(_("ajuste de devolução"), max_length=40, blank=True, editable=False)

@@ -41,6 +41,7 @@ from orders.services.placement import (
     order_place_from_checkout,
 )
 from orders.services.returns import (
+    lines_net_value,
     order_cancel_requested,
     return_refund_suggestion,
     return_request_approve,
@@ -63,6 +64,7 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
+    "lines_net_value",
     "order_buyer_tax_id_set",
     "order_cancel",
     "order_cancel_requested",

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from kernel.money import format_brl
 from orders.errors import OrderError
@@ -340,9 +342,20 @@ def order_return(
         if quantity > line.quantity_fulfilled:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _(
-                    "Não é possível devolver %(quantity)s unidade(s) de %(sku)s: só %(sent)s foram entregues "
-                    "ao comprador."
+                format_lazy(
+                    "{}{}",
+                    ngettext_lazy(
+                        "Não é possível devolver %(quantity)s unidade de %(sku)s: ",
+                        "Não é possível devolver %(quantity)s unidades de %(sku)s: ",
+                        quantity,
+                    ),
+                    ngettext_lazy(
+                        "só %(sent)s foi entregue ao comprador.",
+                        "só %(sent)s foram entregues ao comprador.",
+                        line.quantity_fulfilled,
+                    )
+                    if line.quantity_fulfilled
+                    else _("nenhuma foi entregue ao comprador ainda."),
                 ),
                 code="quantity_exceeded",
                 quantity=quantity,

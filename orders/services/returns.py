@@ -12,14 +12,18 @@ order's policy snapshot) runs from the last recorded delivery; while no delivery
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
-from kernel.money import format_brl
+from kernel.money import apportion, format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
@@ -112,6 +116,28 @@ def _clean_reason_code(value: object) -> str:
     return value
 
 
+def _too_many_to_return(quantity: int, left: int) -> Promise:
+    """The refusal of `quantity` units when `left` delivered ones are not in a request yet: two counts, so two
+    plural choices; none left (not delivered yet, or all asked already) says why instead of "só 0"."""
+    asked = ngettext_lazy(
+        "Não é possível devolver %(quantity)s unidade de %(sku)s: ",
+        "Não é possível devolver %(quantity)s unidades de %(sku)s: ",
+        quantity,
+    )
+    if not left:
+        return format_lazy(
+            "{}{}",
+            asked,
+            _("nenhuma unidade recebida está livre para devolução (ainda não foi entregue ou já foi pedida)."),
+        )
+    free = ngettext_lazy(
+        "só %(left)s unidade recebida ainda não foi pedida em devolução.",
+        "só %(left)s unidades recebidas ainda não foram pedidas em devolução.",
+        left,
+    )
+    return format_lazy("{}{}", asked, free)
+
+
 @transaction.atomic
 def return_request_create(
     *,
@@ -154,10 +180,7 @@ def return_request_create(
         if quantity > left:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _(
-                    "Não é possível devolver %(quantity)s unidade(s) de %(sku)s: só %(left)s recebida(s) e ainda "
-                    "não pedida(s) em devolução."
-                ),
+                _too_many_to_return(quantity, left),
                 code="quantity_exceeded",
                 quantity=quantity,
                 sku=line.sku,
@@ -270,11 +293,39 @@ def return_request_receive(*, return_id: str, restock: bool = True, actor: str =
     return request
 
 
+def item_discount(totals: Sequence[Mapping[str, Any]]) -> int:
+    """The order's discount on its items, in positive centavos: its `discount` totals (coupons, the Pix discount;
+    freight is never discounted per item), the same sum the NF-e apportions as the items' vDesc."""
+    return -sum(int(entry.get("amount", 0)) for entry in totals if entry.get("type") == "discount")
+
+
+def lines_net_value(lines: Sequence[tuple[str, int, int]], discount: int, quantities: Mapping[str, int]) -> int:
+    """What the buyer paid for `quantities` ({line id: units}) of the order's `lines` ((id, unit price, quantity
+    bought)): their list value less their share of the item `discount`. Each line's share is `apportion`'s (the
+    NF-e's vDesc rule, weighted by what was bought, so it sums to the discount); part of a line takes that share
+    pro rata, rounded half up, so returning every unit of a line gives exactly its share back."""
+    shares = apportion(max(discount, 0), [price * bought for _, price, bought in lines])
+    value = 0
+    for (line_id, price, bought), share in zip(lines, shares, strict=True):
+        quantity = quantities.get(line_id, 0)
+        if quantity and bought:
+            value += price * quantity - (2 * share * quantity + bought) // (2 * bought)
+    return value
+
+
 def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
-    """What a received return gives back by default: the items' value; a withdrawal (CDC art. 49) of every
-    item also gives back the freight, i.e. all that was paid. Never more than can still be refunded."""
-    prices = dict(OrderLine.objects.filter(order=order).values_list("public_id", "unit_price"))
-    value = sum(prices.get(item["id"], 0) * item["quantity"] for item in request.line_items)
+    """What a received return gives back by default: what the buyer paid for the items (list price less their
+    share of the order's discounts); a withdrawal (CDC art. 49) of every item also gives back the freight, i.e.
+    all that was paid. Never more than can still be refunded."""
+    lines = list(
+        OrderLine.objects.filter(order=order)
+        .order_by("position", "id")
+        .values_list("public_id", "unit_price", "quantity_original")
+    )
+    quantities: dict[str, int] = {}
+    for item in request.line_items:
+        quantities[item["id"]] = quantities.get(item["id"], 0) + int(item["quantity"])
+    value = lines_net_value(lines, item_discount(order.totals or []), quantities)
     available = refundable_amount(order)
     if request.reason_code == ReturnReason.CHANGED_MIND and order.status == OrderStatus.RETURNED:
         value = available

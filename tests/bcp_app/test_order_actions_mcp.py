@@ -74,7 +74,8 @@ def test_request_return_over_mcp_and_its_refusal(live_mcp, actions_agent) -> Non
     assert refused.structured_content["ucp"]["status"] == "error"
     assert refused.structured_content["messages"][0]["path"] == "$.line_items[0].quantity"
     assert refused.content[0].text == (
-        "Não é possível devolver 2 unidade(s) de CANECA: só 0 recebida(s) e ainda não pedida(s) em devolução."
+        "Não é possível devolver 2 unidades de CANECA: nenhuma unidade recebida está livre para devolução (ainda "
+        "não foi entregue ou já foi pedida)."
     )
     assert not refused.is_error  # a business outcome, not a tool failure
 

@@ -48,8 +48,10 @@ def make_checkout(
     paid: bool = True,
     email: str = "ana@example.com.br",
     method: str = "shipping",
+    discounts: list[tuple[int, str]] | None = None,
 ) -> PlacedCheckout:
-    """lines = [(sku, unit_price, quantity)]; totals follow BCP §6 (subtotal, fulfillment, total)."""
+    """lines = [(sku, unit_price, quantity)]; discounts = [(centavos off, label)], e.g. a coupon or the Pix
+    discount; totals follow BCP §6 (subtotal, discount…, fulfillment, total)."""
     lines = lines or [("CAM-P-AZUL", 3000, 1)]
     checkout_id = f"checkout_{secrets.token_hex(8)}"
     placed = [
@@ -66,7 +68,8 @@ def make_checkout(
     subtotal = sum(price * quantity for _, price, quantity in lines)
     digital = method == "digital"  # as the checkout places it: nothing to ship, no address, no freight
     freight = 0 if digital else freight
-    total = subtotal + freight
+    off = [("discount", -amount, label) for amount, label in discounts or []]
+    total = subtotal - sum(amount for amount, _ in discounts or []) + freight
     return PlacedCheckout(
         checkout_id=checkout_id,
         currency="BRL",
@@ -76,7 +79,7 @@ def make_checkout(
         buyer_phone="+5511987654321",
         buyer_tax_id="39053344705",
         lines=placed,
-        totals=[("subtotal", subtotal, ""), ("fulfillment", freight, "Frete SEDEX"), ("total", total, "")],
+        totals=[("subtotal", subtotal, ""), *off, ("fulfillment", freight, "Frete SEDEX"), ("total", total, "")],
         fulfillment_method=method,
         fulfillment_title="Entrega digital" if digital else "SEDEX",
         fulfillment_description="" if digital else "Chega em 3 a 5 dias úteis",

@@ -187,6 +187,20 @@ def test_bulk_mark_delivered_action_needs_ship_permission(admin_client, viewer_c
     assert order.status == "delivered"
 
 
+def test_bulk_mark_delivered_says_how_many_in_proper_plural(admin_client, place_order):
+    one = admin_client.post(
+        "/admin/orders/order/",
+        {"action": "mark_delivered_action", "_selected_action": [place_order(method="pickup").pk]},
+        follow=True,
+    ).content.decode()
+    assert "1 pedido marcado como entregue." in one and "(s)" not in one
+    both = [place_order(method="pickup").pk, place_order(method="pickup").pk]
+    two = admin_client.post(
+        "/admin/orders/order/", {"action": "mark_delivered_action", "_selected_action": both}, follow=True
+    ).content.decode()
+    assert "2 pedidos marcados como entregues." in two
+
+
 def test_orders_cannot_be_added_or_deleted(admin_client, place_order):
     order = place_order()
     assert admin_client.get("/admin/orders/order/add/").status_code == 403

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.utils import timezone
 
-from orders.models import Adjustment, Order, ReturnRequest
+from orders.models import Adjustment, Order, OrderEvent, ReturnRequest
 from orders.services import fulfillment_event_create, order_ship, return_request_create
 from orders.types import LineQuantity
 
@@ -80,3 +80,50 @@ def test_reject_needs_the_reason(place_order) -> None:
     assert "Devolução recusada" in _step(client, order, request, "reject", note="Fora da política")
     request.refresh_from_db()
     assert (request.status, request.staff_note) == ("rejected", "Fora da política")
+
+
+def test_a_repeated_step_says_nothing_changed_instead_of_succeeding_again(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    assert "Devolução aprovada; o comprador e a plataforma foram avisados." in _step(client, order, request, "approve")
+    emails, events = order.email_deliveries.count(), OrderEvent.objects.filter(order=order).count()
+    # when staff approve again (a second tab, a back button), the page says so and nothing is added
+    html = _step(client, order, request, "approve")
+    assert "Esta devolução já estava aprovada; nada mudou." in html and "Devolução aprovada;" not in html
+    assert (order.email_deliveries.count(), OrderEvent.objects.filter(order=order).count()) == (emails, events)
+    assert "Itens recebidos" in _step(client, order, request, "receive", restock="on")
+    assert "Os itens desta devolução já estavam recebidos; nada mudou." in _step(client, order, request, "receive")
+    assert Adjustment.objects.filter(order=order, type="return").count() == 1
+
+
+def test_the_change_page_reads_in_portuguese_with_items_and_money_formatted(place_order) -> None:
+    # given a refunded request of one R$ 30,00 shirt
+    order, request = _requested(place_order)
+    client = _refunder()
+    for step in ("approve", "receive", "refund"):
+        _step(client, order, request, step)
+    # when staff open it from the returns queue
+    response = client.get(f"/admin/orders/returnrequest/{request.pk}/change/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    # then labels, requester, items and money read as words, not as stored values
+    for label in ("Pedido:", "Chave da solicitação:", "Pedida por:", "Itens:", "Valor reembolsado:"):
+        assert label in html
+    assert "Order:" not in html and "Request key:" not in html
+    assert '<div class="readonly">comprador</div>' in html
+    assert "1 × Produto CAM (CAM)" in html and "&quot;quantity&quot;" not in html and '"quantity"' not in html
+    assert "R$ 30,00" in html
+
+
+def test_the_step_page_names_its_buttons_by_the_next_action(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    url = f"/admin/orders/order/{order.public_id}/action/return-request/?request={request.public_id}"
+    html = client.get(url).content.decode()
+    assert 'value="approve">Aprovar devolução</button>' in html and 'value="reject">Recusar devolução</button>' in html
+    assert "Confirmar recebimento" not in html and 'value="Devolução solicitada"' not in html
+    _step(client, order, request, "approve")
+    assert 'value="receive">Confirmar recebimento</button>' in client.get(url).content.decode()
+    _step(client, order, request, "receive")
+    html = client.get(url).content.decode()
+    assert 'value="refund">Reembolsar</button>' in html and "Vazio: R$ 30,00" in html

@@ -7,12 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
+from kernel.money import apportion
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent, OutboxMessage, ReturnRequest
 from orders.services import (
     fulfillment_event_create,
+    lines_net_value,
     order_cancel_requested,
     order_refund,
     order_ship,
@@ -27,8 +29,8 @@ from orders.types import LineQuantity
 pytestmark = pytest.mark.django_db
 
 
-def _delivered(place_order, *, lines=None, days_ago: int = 1, window: int | None = None) -> Order:
-    order = place_order(lines=lines or [("CAM", 3000, 2), ("MEIA", 1000, 1)], freight=800)
+def _delivered(place_order, *, lines=None, days_ago: int = 1, window: int | None = None, discounts=None) -> Order:
+    order = place_order(lines=lines or [("CAM", 3000, 2), ("MEIA", 1000, 1)], freight=800, discounts=discounts)
     if window is not None:
         Order.objects.filter(pk=order.pk).update(policies=[{"kind": "returns", "return_window_days": window}])
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
@@ -122,8 +124,13 @@ def test_quantities_beyond_what_was_delivered_or_already_asked_are_refused(place
         return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 2)], reason_code="defective")
     assert (refused.value.field, refused.value.code) == ("lines[0].quantity", "quantity_exceeded")
     assert refused.value.message == (
-        "Não é possível devolver 2 unidade(s) de CAM: só 1 recebida(s) e ainda não pedida(s) em devolução."
+        "Não é possível devolver 2 unidades de CAM: só 1 unidade recebida ainda não foi pedida em devolução."
     )
+    with translation.override("en"):  # the refusal is translated when read, plurals included
+        assert (
+            refused.value.message
+            == "Cannot return 2 units of CAM: only 1 received unit is not in a return request yet."
+        )
     with pytest.raises(OrderError) as unknown:
         return_request_create(order_id=order.public_id, lines=[LineQuantity("li_nope", 1)], reason_code="defective")
     assert unknown.value.field == "lines[0].id"
@@ -142,6 +149,10 @@ def test_undelivered_items_cannot_be_returned(place_order) -> None:
         return_request_create(order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)],
                               reason_code="defective")  # fmt: skip
     assert refused.value.code == "quantity_exceeded"
+    assert refused.value.message == (
+        "Não é possível devolver 1 unidade de CAM: nenhuma unidade recebida está livre para devolução (ainda não foi "
+        "entregue ou já foi pedida)."
+    )
 
 
 def test_a_replayed_request_key_returns_the_first_request(place_order) -> None:
@@ -260,3 +271,61 @@ def test_the_buyer_is_told_by_e_mail_when_staff_approve_or_reject(
     ]
     assert "aprovou a devolução" in returns[0].body and "Use a etiqueta enviada por e-mail" in returns[0].body
     assert "recusou a devolução" in returns[1].body and "Cor não é defeito" in returns[1].body
+
+
+def _refunded_by_default(order: Order, lines: list[LineQuantity], reason_code: str = "defective") -> ReturnRequest:
+    request = return_request_create(order_id=order.public_id, lines=lines, reason_code=reason_code)
+    return_request_approve(return_id=request.public_id)
+    return_request_receive(return_id=request.public_id)
+    return return_request_refund(return_id=request.public_id)
+
+
+def test_a_coupon_order_refunds_what_was_paid_for_the_item_not_its_list_price(place_order) -> None:
+    # given QA's order: one R$ 59,90 item and a R$ 20,00 one, BEMVINDO10 (10 %: R$ 7,99 off) and R$ 8,00 freight
+    order = _delivered(place_order, lines=[("BLUSA", 5990, 1), ("MEIA", 2000, 1)],
+                       discounts=[(799, "Cupom BEMVINDO10")])  # fmt: skip
+    # when the R$ 59,90 item comes back and staff refund the default
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "BLUSA"), 1)])
+    # then the buyer gets the R$ 53,91 paid for it (59,90 less its R$ 5,99 share of the coupon)
+    assert request.refund_amount == 5391
+    assert Adjustment.objects.get(order=order, type="refund").amount == -5391
+
+
+def test_a_pix_discount_order_refunds_the_item_net_of_its_share(place_order) -> None:
+    # given 2 × R$ 30,00 + R$ 10,00 paid by Pix with 5 % off (R$ 3,50) and R$ 8,00 freight
+    order = _delivered(place_order, discounts=[(350, "Desconto Pix (5%)")])
+    # when one shirt of two comes back: the shirts' share is R$ 3,00, so one shirt's R$ 1,50
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 1)])
+    assert request.refund_amount == 2850
+
+
+def test_an_order_without_discount_still_refunds_the_list_value(place_order) -> None:
+    order = _delivered(place_order)
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 2), LineQuantity(_line(order, "MEIA"), 1)])
+    assert request.refund_amount == 7000  # 2 × 30 + 10, no freight: not a withdrawal
+
+
+def test_returning_every_line_refunds_exactly_the_discounted_items_total(place_order) -> None:
+    # given three lines whose shares of a R$ 10,00 coupon do not divide evenly (largest remainders)
+    order = _delivered(place_order, lines=[("A", 3333, 1), ("B", 3333, 2), ("C", 1001, 3)],
+                       discounts=[(1000, "Cupom DEZ")])  # fmt: skip
+    request = _refunded_by_default(order, [LineQuantity(_line(order, sku), q) for sku, q in (("A", 1), ("B", 2),
+                                                                                           ("C", 3))])  # fmt: skip
+    assert request.refund_amount == 3333 + 6666 + 3003 - 1000  # the items as paid, not the freight
+
+
+def test_lines_net_value_apportions_by_largest_remainder_in_centavos() -> None:
+    lines = [("a", 3333, 1), ("b", 3333, 2), ("c", 1001, 3)]
+    everything = {"a": 1, "b": 2, "c": 3}
+    assert lines_net_value(lines, 1000, everything) == 13002 - 1000
+    # each line's share is the NF-e's vDesc of it, and the shares sum to the discount
+    assert apportion(1000, [3333, 6666, 3003]) == [256, 513, 231]
+    assert [lines_net_value(lines, 1000, {k: q}) for k, q in everything.items()] == [3077, 6153, 2772]
+    assert lines_net_value(lines, 1000, {"b": 1}) == 3333 - 257  # half of 513, rounded half up
+    assert lines_net_value(lines, 0, everything) == 13002
+
+
+def test_withdrawal_of_everything_with_a_coupon_still_gives_back_all_that_was_paid(place_order) -> None:
+    order = _delivered(place_order, lines=[("CAM", 3000, 1)], discounts=[(300, "Cupom BEMVINDO10")])
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 1)], reason_code="changed_mind")
+    assert request.refund_amount == 3500  # R$ 27,00 paid for the shirt + R$ 8,00 frete

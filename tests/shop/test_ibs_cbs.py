@@ -16,6 +16,8 @@ from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.providers.documents import danfe_lines
 from fiscal.services import job_run
 from orders.models import Order
+from orders.services import lines_net_value
+from orders.services.returns import item_discount
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.invoicing.invoice import build_invoice
@@ -133,6 +135,20 @@ def test_freight_and_discount_are_apportioned_to_the_items_and_their_bases(dates
     # and each item's IBS/CBS base is its operation's value: vProd + vFrete − vDesc (UB16)
     assert [i["ibs_cbs"]["base"] for i in invoice["items"]] == [3630, 3630, 3630]
     assert invoice["ibs_cbs_totals"]["base"] == 10000 + 1890 - 1000
+
+
+def test_a_returned_line_refunds_the_net_value_its_invoice_item_shows(dates) -> None:
+    # given the coupon order above, invoiced: each item's vProd − vDesc is what the buyer paid for it
+    _store("normal")
+    for sku, price in (("SKU-A", 3333), ("SKU-B", 3333), ("SKU-C", 3334)):
+        make_variant(sku, price=price, ncm="09012100")
+    make_coupon("DEZ")
+    order = _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), LineInput("SKU-C", 1), codes=("DEZ",))
+    invoice, _problems = build_invoice(order)
+    # then the returns' default refund of each line (orders.services.lines_net_value) is that same value
+    lines = [(line.public_id, line.unit_price, line.quantity_original) for line in order.lines.all()]
+    refunds = [lines_net_value(lines, item_discount(order.totals), {line_id: 1}) for line_id, _, _ in lines]
+    assert refunds == [item["total"] - item["discount_amount"] for item in invoice["items"]] == [3000, 3000, 3000]
 
 
 def test_a_class_of_another_cst_blocks_the_issue_naming_the_product(dates) -> None:
