@@ -10,10 +10,12 @@ import pytest
 from django.utils import timezone
 
 from payments.selectors import pix_charge_active_for_reference
+from shop.cart import cart_items
 from shop.checkout.selectors import checkout_continue_url
-from shop.checkout.services import checkout_create
-from shop.checkout.types import InstrumentInput, LineInput, PaymentInput
-from shop.models import Checkout, Variant
+from shop.checkout.services import checkout_create, checkout_update
+from shop.checkout.stock import catalog_cache_bump
+from shop.checkout.types import CheckoutInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, Product, Variant
 from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -66,3 +68,55 @@ def test_a_checkout_holding_stock_for_its_pix_shows_until_when(
     held = timezone.localtime(charge.expires_at).strftime("%d/%m %H:%M")
     assert re.search(r'data-testid="stock-held">Itens reservados até ' + re.escape(held) + "<", html), html
     assert "Os itens são reservados quando você gera o pagamento." not in html
+
+
+def test_a_product_taken_off_sale_is_named_at_checkout(client, shop_ready):
+    # given a ready checkout with the coffee, when the merchant unticks "Ativo" on the product
+    checkout_id = start_checkout(client)
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    Product.objects.filter(pk=shop_ready.product_id).update(active=False)
+    catalog_cache_bump()  # as the admin's save does
+    # and the buyer clicks "Pagar com Pix" on the open checkout
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    html = response.content.decode()
+    # then the refusal and the summary name the product, not its SKU
+    assert response.status_code == 200
+    assert "Café especial 500 g não está disponível." in html
+    assert "1 × Café especial 500 g" in html
+    assert "SKU-CAFE-500G" not in html and "Item indisponível" not in html
+
+
+def test_an_unknown_sku_is_still_named_by_its_sku(shop_ready):
+    # an agent's SKU the catalog never had: its SKU is all there is to name it by
+    created = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)))
+    line_id = created.checkout.lines.get().public_id
+    lines = (LineInput("SKU-CAFE-500G", 1, line_id=line_id), LineInput("NAO-EXISTE", 1))
+    result = checkout_update(checkout_id=created.checkout.public_id, data=CheckoutInput(lines=lines))
+    assert [m.content for m in result.messages if m.code == "item_unavailable"] == [
+        "O item NAO-EXISTE não está disponível."
+    ]
+
+
+def test_the_cart_says_which_items_left_because_they_are_off_sale(client, shop_ready):
+    # given the coffee and a tea in the cart, when the merchant takes the coffee off sale
+    make_variant("SKU-CHA-100G", price=1990, stock=5, title="Chá verde 100 g")
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    client.post("/carrinho/adicionar", {"sku": "SKU-CHA-100G", "quantity": "1"})
+    Product.objects.filter(pk=shop_ready.product_id).update(active=False)
+    # then the cart page says it left, by name, and keeps the tea
+    html = client.get("/carrinho/").content.decode()
+    assert "Café especial 500 g saiu de venda e não está mais no seu carrinho." in html
+    assert cart_items(client.session) == {"SKU-CHA-100G": 1}
+    # once: the next visit no longer mentions it
+    assert "saiu de venda" not in client.get("/carrinho/").content.decode()
+
+
+def test_the_cart_emptied_by_an_off_sale_product_says_why(client, shop_ready):
+    # given only the coffee in the cart, taken off sale, when the buyer goes to the checkout
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    Product.objects.filter(pk=shop_ready.product_id).update(active=False)
+    html = client.get("/checkout/", follow=True).content.decode()
+    # then the empty cart is explained
+    assert "Café especial 500 g saiu de venda e não está mais no seu carrinho." in html
+    assert "Seu carrinho está vazio." in html

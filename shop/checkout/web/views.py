@@ -25,6 +25,7 @@ from shop.cart import (
     CHECKOUT_KEY,
     CartError,
     CartLine,
+    CartPage,
     cart_adopt,
     cart_bind_checkout,
     cart_clear,
@@ -110,10 +111,17 @@ def _local(url: str) -> str:
 # --- cart ------------------------------------------------------------------------------------------------
 
 
+def _say_removed(request: HttpRequest, cart: CartPage) -> None:
+    """Lines taken off sale while in the cart leave it; the buyer is told which (once: they are gone now)."""
+    for title in cart.removed:
+        messages.warning(request, _("%(title)s saiu de venda e não está mais no seu carrinho.") % {"title": title})
+
+
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
     prefetch_page_reads()
     cart = cart_page(request.session)
+    _say_removed(request, cart)
     lines = cart.lines
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart.coupons)
@@ -226,6 +234,7 @@ def _cart_input_lines(checkout: Checkout | None, lines: list[CartLine]) -> tuple
 def checkout_start(request: HttpRequest) -> HttpResponse:
     """From the session cart to the engine: create the storefront checkout or refresh its lines."""
     cart = cart_page(request.session)  # its lines and codes in one statement
+    _say_removed(request, cart)
     if not cart.lines:
         messages.info(request, _("Seu carrinho está vazio."))
         return redirect("checkout:cart")
