@@ -15,8 +15,15 @@ from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.stock import catalog_cache_bump
 from shop.checkout.types import CheckoutInput, InstrumentInput, LineInput, PaymentInput
-from shop.models import Checkout, Product, Variant
-from tests.shop.checkout_factories import FORM_ADDRESS, FORM_CONTACT, full_input, make_shipping, make_variant
+from shop.models import Checkout, CouponRedemption, Product, Variant
+from tests.shop.checkout_factories import (
+    FORM_ADDRESS,
+    FORM_CONTACT,
+    full_input,
+    make_coupon,
+    make_shipping,
+    make_variant,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +127,31 @@ def test_the_cart_emptied_by_an_off_sale_product_says_why(client, shop_ready):
     # then the empty cart is explained
     assert "Café especial 500 g saiu de venda e não está mais no seu carrinho." in html
     assert "Seu carrinho está vazio." in html
+
+
+def test_a_coupon_dropped_by_a_new_email_says_why_before_the_new_total(client, shop_ready):
+    # given BEMVINDO10 (once per e-mail) already used by "usado@example.com.br" on another checkout
+    coupon = make_coupon("BEMVINDO10", percent=10, usage_limit_per_email=1)
+    other = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),))).checkout
+    CouponRedemption.objects.create(coupon=coupon, checkout=other, email="usado@example.com.br", amount=429)
+    # and a ready checkout with the coupon applied for a new e-mail
+    checkout_id = start_checkout(client, quantity="2")
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
+    applied = client.post(f"/checkout/{checkout_id}", {"action": "coupon", **form, "coupon": "BEMVINDO10"})
+    assert 'data-testid="applied-coupon">BEMVINDO10<' in applied.content.decode()
+    shown = re.search(r'name="shown_pix_total" value="(\d+)"', applied.content.decode())
+    assert shown is not None
+    # when the buyer changes the e-mail to the one that used it and clicks "Pagar com Pix"
+    paid = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "pay", **form, "email": "usado@example.com.br", "shown_pix_total": shown.group(1)},
+    )
+    # then nothing is charged and the page says why the coupon left, before the new total
+    assert paid.status_code == 200
+    html = paid.content.decode()
+    said = html.find("O cupom BEMVINDO10 já foi usado com este e-mail.")
+    total = html.find("O total mudou para")
+    assert 0 <= said < total, html
+    assert html.count("já foi usado com este e-mail") == 1  # in the box, not again beside the coupon field
+    assert 'data-testid="applied-coupon"' not in html
+    assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"

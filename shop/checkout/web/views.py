@@ -449,12 +449,22 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         cart_set_coupons(request.session, kept)
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
     # "Aplicar cupom" reports only what concerns the coupon.
+    first = _why_total_changed(result.messages, held)
     general = form.attach_messages(
-        [*result.messages, *held],
+        [m for m in [*result.messages, *held] if m not in first],
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
-    return _render_checkout(request, result.checkout, form, general, status=200)
+    return _render_checkout(request, result.checkout, form, [*first, *general], status=200)
+
+
+def _why_total_changed(said: list[CheckoutMessage], held: list[CheckoutMessage]) -> list[CheckoutMessage]:
+    """When paying is held back because the total changed, the coupons refused by this submit (e.g. once per
+    e-mail, and the e-mail changed): their reasons go before the new total in the box the buyer reads, not only
+    beside the coupon field at the end of the summary."""
+    if not any(m.code == "total_changed" for m in held):
+        return []
+    return [m for m in said if m.path.startswith("$.discounts.codes[") and m.type != "info"]
 
 
 def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
