@@ -155,3 +155,19 @@ def test_a_coupon_dropped_by_a_new_email_says_why_before_the_new_total(client, s
     assert html.count("já foi usado com este e-mail") == 1  # in the box, not again beside the coupon field
     assert 'data-testid="applied-coupon"' not in html
     assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
+
+
+@pytest.mark.parametrize("action", ["update", "shipping"])
+def test_a_cep_of_another_uf_is_said_where_the_rates_are(client, shop_ready, action):
+    # given the buyer saw the rates for a Rio CEP
+    checkout_id = start_checkout(client)
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "cep": "20040-002", "uf": "RJ", "city": "Rio de Janeiro"}
+    client.post(f"/checkout/{checkout_id}", {"action": "shipping", **form})
+    # when the UF is typed as "SP" (the CEP kept, so it is not refilled) and a rate chosen
+    rio = {**form, "uf": "SP", "shipping_option": "pac"}
+    html = client.post(f"/checkout/{checkout_id}", {"action": action, **rio}).content.decode()
+    # then no rate is offered, and the place of the rates says why (not "Informe o CEP" with a CEP filled)
+    options = html[html.index('data-testid="shipping-options"') :]
+    options = options[: options.index("</div>")]
+    assert "Informe o CEP para ver as opções de entrega." not in options
+    assert "A UF não corresponde ao CEP (o CEP é de RJ)." in options, options

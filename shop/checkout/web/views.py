@@ -40,7 +40,7 @@ from shop.cart import (
 )
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
-from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
+from shop.checkout.fulfillment import DEST0, SEL_OPT, shipping_config_load
 from shop.checkout.pricing import (
     card_offered,
     coupons_evaluate,
@@ -300,6 +300,7 @@ def _render_checkout(
             "general": general,
             "lines": lines,
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
+            "no_options_reason": _no_options_reason(view),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
             "card": card,
@@ -310,6 +311,13 @@ def _render_checkout(
         },
         status=status,
     )
+
+
+def _no_options_reason(view: CheckoutView) -> str:
+    """Why no shipping rate is offered although a CEP is filled (an unknown CEP, a UF of another state): said
+    where the rates would be, instead of asking for the CEP. Empty: the page asks for the CEP."""
+    where = (f"{DEST0}.postal_code", f"{DEST0}.address_region")
+    return next((m.content for m in view.messages if m.code == "field_invalid" and m.path in where), "")
 
 
 def _with_account_defaults(request: HttpRequest, initial: dict[str, str]) -> dict[str, str]:
