@@ -173,7 +173,7 @@ def _plan_lines(
         if not fresh.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
-                messages.append(_err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path))
+                messages.append(_err("out_of_stock", _("%(title)s está sem estoque.") % {"title": variant.title}, path))
                 unavailable.append(public_id)
             elif quantity > available:
                 quantity = available
