@@ -12,7 +12,7 @@ from django.utils import timezone
 from payments.selectors import pix_charge_active_for_reference
 from shop.cart import cart_items
 from shop.checkout.selectors import checkout_continue_url
-from shop.checkout.services import checkout_create, checkout_update
+from shop.checkout.services import CheckoutCreateImpossible, checkout_create, checkout_update
 from shop.checkout.stock import catalog_cache_bump
 from shop.checkout.types import CheckoutInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, CouponRedemption, Product, Variant
@@ -171,3 +171,50 @@ def test_a_cep_of_another_uf_is_said_where_the_rates_are(client, shop_ready, act
     options = options[: options.index("</div>")]
     assert "Informe o CEP para ver as opções de entrega." not in options
     assert "A UF não corresponde ao CEP (o CEP é de RJ)." in options, options
+
+
+def test_an_item_out_of_stock_is_said_in_a_gender_neutral_way(shop_ready):
+    shop_ready.stock = 0
+    shop_ready.save()
+    with pytest.raises(CheckoutCreateImpossible) as refused:
+        checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)))
+    assert [m.content for m in refused.value.messages] == ["Café especial 500 g está sem estoque."]
+
+
+def test_the_pix_page_says_the_change_of_method_would_cancel_it(client, shop_ready):
+    # given the buyer on the Pix page of a fresh charge
+    checkout_id = start_checkout(client)
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    assert client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})["Location"].endswith("/pix")
+    html = client.get(f"/checkout/{checkout_id}/pix").content.decode()
+    # then the note under "Mudar forma de pagamento" is conditional: nothing is canceled yet
+    assert "Se mudar, cancelaremos este Pix antes: ele não poderá mais ser pago." in html
+    assert "Cancelamos este Pix" not in html
+
+
+def test_a_cep_that_does_not_exist_is_named_as_on_the_product_page(client, shop_ready):
+    checkout_id = start_checkout(client)
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "cep": "00000-000"}
+    html = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **form}).content.decode()
+    assert 'data-testid="error-cep">CEP 00000-000 não existe.<' in html
+    assert "CEP inexistente" not in html
+
+
+def test_the_new_wordings_are_translated_for_an_english_checkout(shop_ready):
+    created = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)), language="en")
+    Product.objects.filter(pk=shop_ready.product_id).update(active=False)
+    catalog_cache_bump()
+    line_id = created.checkout.lines.get().public_id
+    lines = (LineInput("SKU-CAFE-500G", 1, line_id=line_id),)
+    result = checkout_update(checkout_id=created.checkout.public_id, data=CheckoutInput(lines=lines))
+    assert [m.content for m in result.messages if m.code == "item_unavailable"] == [
+        "Café especial 500 g is not available."
+    ]
+    shop_ready.stock = 0
+    shop_ready.save()
+    Product.objects.filter(pk=shop_ready.product_id).update(active=True)
+    catalog_cache_bump()
+    with pytest.raises(CheckoutCreateImpossible) as refused:
+        checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)), language="en")
+    assert [m.content for m in refused.value.messages] == ["Café especial 500 g is out of stock."]
