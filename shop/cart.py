@@ -38,7 +38,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from kernel.json_limits import control_in
-from shop.catalog.selectors import variants_by_sku
+from shop.catalog.selectors import variant_titles, variants_by_sku
 from shop.checkout.evaluate import CheckoutInputError, plan_lines
 from shop.checkout.pricing import coupons_evaluate, coupons_load
 from shop.checkout.selectors import RowReader
@@ -296,6 +296,9 @@ class CartPage:
 
     lines: list[CartLine]
     coupons: list[str]
+    # Titles of the lines this read took out of the cart (off sale or gone), for the buyer to be told once: the
+    # next read no longer finds them. The SKU when the catalog no longer knows it.
+    removed: tuple[str, ...] = ()
 
 
 def cart_page(session: SessionBase) -> CartPage:
@@ -322,6 +325,7 @@ def cart_page(session: SessionBase) -> CartPage:
                 if photo is not None:
                     photo._state.fields_cache["product"] = product
                 found[sku] = (variant, photo)  # type: ignore[assignment]
+    removed: tuple[str, ...] = ()
     if set(found) != set(items):
         # a SKU added meanwhile (not looked up here) stays
         _update(
@@ -329,8 +333,11 @@ def cart_page(session: SessionBase) -> CartPage:
             lambda current: {sku: qty for sku, qty in current.items() if sku in found or sku not in items},
             create=False,
         )
+        gone = [sku for sku in items if sku not in found]
+        titles = variant_titles(gone)  # a second statement only when a line was dropped
+        removed = tuple(titles.get(sku, sku) for sku in gone)
     lines = [CartLine(found[sku][0], qty, found[sku][1]) for sku, qty in items.items() if sku in found]
-    return CartPage(lines, _usable_codes(rows[0][0] if rows else []))
+    return CartPage(lines, _usable_codes(rows[0][0] if rows else []), removed)
 
 
 def coupon_usable(code: str) -> bool:

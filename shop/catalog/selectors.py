@@ -380,6 +380,18 @@ def variants_by_sku(skus: Iterable[str]) -> dict[str, Variant]:
     return {variant.sku: variant for variant in variants}
 
 
+def variant_titles(skus: Iterable[str]) -> dict[str, str]:
+    """The buyer-facing title ("Produto — Variante") of each known SKU, sellable or not; one query (none for no
+    SKUs). Unknown SKUs are absent."""
+    wanted = {sku for sku in skus if sku and "\x00" not in sku}
+    if not wanted:
+        return {}
+    return {
+        variant.sku: variant.display_title
+        for variant in Variant.objects.filter(sku__in=wanted).select_related("product")
+    }
+
+
 def feed_products() -> list[Product]:
     """Every sellable product with its active variants, photos and category, for the sitemap and the product
     feeds; three queries whatever the catalog's size."""

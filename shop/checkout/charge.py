@@ -234,7 +234,11 @@ def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> li
     except StockUnavailable as exc:
         failed = set(exc.variant_pks)
         return [
-            err("out_of_stock", f"{line.title} esgotou enquanto você finalizava.", f"$.line_items[{index}]")
+            err(
+                "out_of_stock",
+                _("%(title)s ficou sem estoque enquanto você finalizava.") % {"title": line.title},
+                f"$.line_items[{index}]",
+            )
             for index, line in enumerate(lines)
             if line.variant_id in failed
         ]

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 
 from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
@@ -52,6 +52,10 @@ def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> Checkou
         "offered": ", ".join(offered) or "-",
     }
     return _err("payment_failed", text, f"$.payment.instruments[{index}].handler_id")
+
+
+# The line title of an item whose name is not known (its SKU is gone from the catalog).
+UNAVAILABLE_TITLE = gettext_noop("Item indisponível")
 
 
 @dataclass
@@ -141,9 +145,20 @@ def _plan_lines(
         fresh = live.get(variant.pk) if variant is not None else None
         quantity = line.quantity
         if variant is None or fresh is None or not (fresh.active and variant.product_active):
-            messages.append(_err("item_unavailable", _("O item %(sku)s não está disponível.") % {"sku": sku}, path))
+            # The buyer knows the product by its name, not its SKU: the catalog's title, else the line's own.
+            stored = existing.get(line.line_id or "") if is_update else None
+            title = variant.title if variant is not None else (stored.title if stored is not None else "")
+            if title in (UNAVAILABLE_TITLE, _(UNAVAILABLE_TITLE)):  # the placeholder is no name
+                title = ""
+            said = (
+                _("%(title)s não está disponível.") % {"title": title}
+                if title
+                else _("O item %(sku)s não está disponível.") % {"sku": sku}
+            )
+            messages.append(_err("item_unavailable", said, path))
             unavailable.append(public_id)
-            planned.append(PlannedLine(public_id, None, sku, "Item indisponível", "", 0, quantity, False, False))
+            shown = title or _(UNAVAILABLE_TITLE)
+            planned.append(PlannedLine(public_id, None, sku, shown, "", 0, quantity, False, False))
             continue
         if quantity > MAX_LINE_QUANTITY:
             quantity = MAX_LINE_QUANTITY
@@ -158,7 +173,7 @@ def _plan_lines(
         if not fresh.allow_backorder:
             available = remaining[variant.pk]
             if available <= 0:
-                messages.append(_err("out_of_stock", _("%(title)s está esgotado.") % {"title": variant.title}, path))
+                messages.append(_err("out_of_stock", _("%(title)s está sem estoque.") % {"title": variant.title}, path))
                 unavailable.append(public_id)
             elif quantity > available:
                 quantity = available

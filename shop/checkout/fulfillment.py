@@ -573,7 +573,9 @@ def _validate_address(fields: dict[str, str]) -> tuple[list[CheckoutMessage], st
     elif digits is None:
         messages.append(_err("field_invalid", _("CEP inválido: use o formato 00000-000."), f"{DEST0}.postal_code"))
     elif cep_uf(digits) is None:
-        messages.append(_err("field_invalid", _("CEP inexistente."), f"{DEST0}.postal_code"))
+        # the product page's wording (`freight_quote`): the buyer sees which CEP was refused
+        missing = _("CEP %(cep)s não existe.") % {"cep": cep_format(digits)}
+        messages.append(_err("field_invalid", missing, f"{DEST0}.postal_code"))
     else:
         uf = cep_uf(digits) or ""
         if not fields["ship_uf"]:

@@ -74,6 +74,7 @@ from shop.catalog.schema_org import _absolute as absolute_url_of
 from shop.checkout.pricing import is_pix_instrument, pix_offer
 from shop.checkout.types import (
     STATUS_COMPLETED,
+    STATUS_READY,
     TERMINAL_STATUSES,
     AllocationView,
     AppliedDiscountView,
@@ -382,6 +383,19 @@ class CheckoutView:
         # a card's installment interest is not paid by Pix
         total = self.checkout.total_amount - self.card_interest
         return pix_offer(items_after_coupons=items, total=total, pix_selected=selected)[1]
+
+    @property
+    def stock_held_until(self) -> datetime | None:
+        """Until when this checkout's items are held for the buyer, or None when nothing is held.
+
+        Stock is taken only with a Pix charge (shop.checkout.charge.hold_for_charge) and given back when that
+        charge expires: its `expires_at` is the promise. The checkout's own `expires_at` holds nothing."""
+        charge = self.pix_charge
+        held = self.checkout.stock_reserved and self.checkout.paid_at is None and self.status == STATUS_READY
+        if not held or charge is None or getattr(charge, "status", "") != "active":
+            return None
+        expires_at: datetime = charge.expires_at  # type: ignore[attr-defined]
+        return expires_at
 
     @property
     def card_interest(self) -> int:

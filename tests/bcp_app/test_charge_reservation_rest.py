@@ -48,6 +48,6 @@ def test_pix_update_for_units_another_charge_holds_is_refused_before_charging(
     # then the second selecting Pix is refused in Portuguese, before any charge is issued for it
     refused = _select_pix(client, headers, second)
     assert refused["status"] == "incomplete"
-    assert any(m["code"] == "out_of_stock" and "esgot" in m["content"] for m in refused["messages"]), refused
+    assert any(m["code"] == "out_of_stock" and "sem estoque" in m["content"] for m in refused["messages"]), refused
     assert list(PixCharge.objects.values_list("reference", flat=True)) == [first["id"]]
     assert Variant.objects.get().stock == 0

@@ -68,7 +68,7 @@ def test_twenty_pix_buyers_for_five_units_five_charges_no_refund():
         if isinstance(refused, CheckoutResult):
             assert refused.checkout.status == "incomplete"
             assert pix_charge_active_for_reference(refused.checkout.public_id) is None
-        assert any(m.code == "out_of_stock" and "esgot" in m.content for m in messages), messages
+        assert any(m.code == "out_of_stock" and "sem estoque" in m.content for m in messages), messages
     # and every Pix paid makes an order: nothing refunded, the reservation taken once (stock still 0)
     _pay_every_charge()
     assert Order.objects.count() == 5
@@ -103,7 +103,7 @@ def test_expired_charge_releases_the_reservation_and_a_late_payment_still_sells(
     make_shipping()
     first = _pix_checkout().checkout.public_id
     assert _stock() == 0
-    with pytest.raises(CheckoutCreateImpossible, match="esgotado"):
+    with pytest.raises(CheckoutCreateImpossible, match="está sem estoque"):
         _pix_checkout()  # the last unit is reserved by the first charge: refused before any charge
     charge = pix_charge_active_for_reference(first)
     # when the charge expires unpaid, the sweep gives the unit back
@@ -177,7 +177,7 @@ def test_storefront_second_buyer_refused_before_any_charge(client):
     second = second_client.post(f"/checkout/{second_id}", PAY_FORM, follow=True)
     # then the second stays on the checkout page, told why, and no charge was issued for them
     assert second.redirect_chain in ([], [(f"/checkout/{second_id}", 302)])
-    assert "esgot" in second.content.decode()
+    assert "sem estoque" in second.content.decode()
     assert PixCharge.objects.count() == 1
     assert pix_charge_active_for_reference(second_id) is None
     assert _stock() == 0

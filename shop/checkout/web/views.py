@@ -25,6 +25,7 @@ from shop.cart import (
     CHECKOUT_KEY,
     CartError,
     CartLine,
+    CartPage,
     cart_adopt,
     cart_bind_checkout,
     cart_clear,
@@ -39,7 +40,7 @@ from shop.cart import (
 )
 from shop.checkout.core import input_from_checkout
 from shop.checkout.evaluate import CheckoutInputError, evaluate
-from shop.checkout.fulfillment import SEL_OPT, shipping_config_load
+from shop.checkout.fulfillment import DEST0, SEL_OPT, shipping_config_load
 from shop.checkout.pricing import (
     card_offered,
     coupons_evaluate,
@@ -110,10 +111,17 @@ def _local(url: str) -> str:
 # --- cart ------------------------------------------------------------------------------------------------
 
 
+def _say_removed(request: HttpRequest, cart: CartPage) -> None:
+    """Lines taken off sale while in the cart leave it; the buyer is told which (once: they are gone now)."""
+    for title in cart.removed:
+        messages.warning(request, _("%(title)s saiu de venda e não está mais no seu carrinho.") % {"title": title})
+
+
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
     prefetch_page_reads()
     cart = cart_page(request.session)
+    _say_removed(request, cart)
     lines = cart.lines
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart.coupons)
@@ -226,6 +234,7 @@ def _cart_input_lines(checkout: Checkout | None, lines: list[CartLine]) -> tuple
 def checkout_start(request: HttpRequest) -> HttpResponse:
     """From the session cart to the engine: create the storefront checkout or refresh its lines."""
     cart = cart_page(request.session)  # its lines and codes in one statement
+    _say_removed(request, cart)
     if not cart.lines:
         messages.info(request, _("Seu carrinho está vazio."))
         return redirect("checkout:cart")
@@ -291,6 +300,7 @@ def _render_checkout(
             "general": general,
             "lines": lines,
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
+            "no_options_reason": _no_options_reason(view),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
             "card": card,
@@ -301,6 +311,13 @@ def _render_checkout(
         },
         status=status,
     )
+
+
+def _no_options_reason(view: CheckoutView) -> str:
+    """Why no shipping rate is offered although a CEP is filled (an unknown CEP, a UF of another state): said
+    where the rates would be, instead of asking for the CEP. Empty: the page asks for the CEP."""
+    where = (f"{DEST0}.postal_code", f"{DEST0}.address_region")
+    return next((m.content for m in view.messages if m.code == "field_invalid" and m.path in where), "")
 
 
 def _with_account_defaults(request: HttpRequest, initial: dict[str, str]) -> dict[str, str]:
@@ -440,12 +457,22 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         cart_set_coupons(request.session, kept)
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
     # "Aplicar cupom" reports only what concerns the coupon.
+    first = _why_total_changed(result.messages, held)
     general = form.attach_messages(
-        [*result.messages, *held],
+        [m for m in [*result.messages, *held] if m not in first],
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
-    return _render_checkout(request, result.checkout, form, general, status=200)
+    return _render_checkout(request, result.checkout, form, [*first, *general], status=200)
+
+
+def _why_total_changed(said: list[CheckoutMessage], held: list[CheckoutMessage]) -> list[CheckoutMessage]:
+    """When paying is held back because the total changed, the coupons refused by this submit (e.g. once per
+    e-mail, and the e-mail changed): their reasons go before the new total in the box the buyer reads, not only
+    beside the coupon field at the end of the summary."""
+    if not any(m.code == "total_changed" for m in held):
+        return []
+    return [m for m in said if m.path.startswith("$.discounts.codes[") and m.type != "info"]
 
 
 def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
