@@ -345,7 +345,7 @@ def _begin_transaction(
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
-        if checkout.status != STATUS_READY:
+        if checkout.status != STATUS_READY and not _declined_only(checkout):
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
         problem = instrument_problem(data.payment, data.offered_handler_ids)
         if problem is None and data.payment.instruments[0].type == "boleto":
@@ -404,6 +404,17 @@ def _begin_transaction(
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
     return checkout, changed
+
+
+def _declined_only(checkout: Checkout) -> bool:
+    """An `incomplete` checkout whose only error is the last payment's decline: a complete brings another
+    instrument, so it is evaluated with it like a ready one (BCP-PAY-06: the decline is `recoverable`). An agent
+    that completed again with a good card after a decline got the old decline back until it sent an update
+    (QA walk); a card retried this way is a new attempt under its own gateway key."""
+    if checkout.status != STATUS_INCOMPLETE:
+        return False
+    errors = [m for m in stored_messages(checkout) if m.type == "error"]
+    return bool(errors) and all(m.code == "payment_failed" for m in errors)
 
 
 def _complete_paid(checkout: Checkout, chosen: InstrumentInput) -> CheckoutResult:

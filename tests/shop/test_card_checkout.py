@@ -22,7 +22,7 @@ from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
 from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due, checkout_update
-from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.checkout.types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, StoreSettings, Variant
 from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
@@ -140,6 +140,49 @@ def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_rea
     keys = [r[3].get("idempotency-key") for r in pagarme.state.requests if r[1] == "/core/v5/orders"]
     assert keys == [f"{checkout.public_id}-1", f"{checkout.public_id}-2"]
     assert (CardPayment.objects.get().attempts, CardPayment.objects.get().status) == (2, "approved")
+
+
+def test_a_complete_with_another_card_right_after_a_decline_charges_it_bcp_pay_06(pagarme: FakePagarmeServer) -> None:
+    """QA walk (an agent over REST): after a decline, completing again with a good card answered the old decline
+    until the agent sent an update first. The decline is recoverable: the new instrument is charged."""
+    # given a checkout whose card was just declined (incomplete, its only error the decline)
+    checkout = _ready(card(1, "tok_declined_51"))
+    assert _complete(checkout, card(1, "tok_declined_51")).checkout.status == "incomplete"
+    assert _stock() == 5
+    # when the platform completes again with another card, without an update in between
+    result = _complete(checkout, card(1))
+    # then that card is charged as attempt 2 under its own gateway key and the order is placed
+    assert result.checkout.status == "completed", [m.content for m in result.messages]
+    assert not [m for m in result.messages if m.code == "payment_failed"]
+    keys = [r[3].get("idempotency-key") for r in pagarme.state.requests if r[1] == "/core/v5/orders"]
+    assert keys == [f"{checkout.public_id}-1", f"{checkout.public_id}-2"]
+    assert (CardPayment.objects.get().attempts, CardPayment.objects.get().status) == (2, "approved")
+    assert _stock() == 4
+
+
+def test_a_complete_after_a_decline_with_the_same_bad_card_is_declined_again_as_a_new_attempt(
+    pagarme: FakePagarmeServer,
+) -> None:
+    checkout = _ready(card(1, "tok_declined_51"))
+    _complete(checkout, card(1, "tok_declined_51"))
+    result = _complete(checkout, card(1, "tok_declined_51"))
+    assert result.checkout.status == "incomplete"
+    assert [m.code for m in result.messages if m.type == "error"] == ["payment_failed"]
+    assert CardPayment.objects.get().attempts == 2
+    assert _stock() == 5
+
+
+def test_an_incomplete_checkout_missing_data_still_answers_its_errors_on_complete(pagarme: FakePagarmeServer) -> None:
+    # given a checkout that is incomplete for another reason than a decline (no buyer data)
+    make_variant(price=10000, stock=5)
+    checkout = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),))).checkout
+    assert checkout.status == "incomplete"
+    # when it is completed with a card: its blocking errors come back, nothing is charged (BCP §5, complete
+    # from incomplete)
+    result = _complete(checkout, card(1))
+    assert result.checkout.status == "incomplete"
+    assert {m.code for m in result.messages} == {"field_required"}
+    assert not pagarme.state.requests
 
 
 def test_a_card_payment_still_pending_for_the_checkout_is_never_charged_again(pagarme: FakePagarmeServer) -> None:
