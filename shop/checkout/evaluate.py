@@ -147,7 +147,8 @@ def _plan_lines(
         if variant is None or fresh is None or not (fresh.active and variant.product_active):
             # The buyer knows the product by its name, not its SKU: the catalog's title, else the line's own.
             stored = existing.get(line.line_id or "") if is_update else None
-            title = variant.title if variant is not None else (stored.title if stored is not None else "")
+            # a checkout's stored line has its title; a BCP cart's line (shop.models.CartLine) has only its SKU
+            title = variant.title if variant is not None else str(getattr(stored, "title", "") or "")
             if title in (UNAVAILABLE_TITLE, _(UNAVAILABLE_TITLE)):  # the placeholder is no name
                 title = ""
             said = (
