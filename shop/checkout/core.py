@@ -440,6 +440,9 @@ def revoke_quietly(reference: str, revoke: object) -> None:
         logger.warning("Pix charge revoke failed for %s", reference, exc_info=True)
 
 
+AWAITING_PAYMENT_CODES = frozenset({"pix_awaiting_payment", "card_payment_pending"})
+
+
 def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout cancelado antes da conclusão") -> None:
     previous = checkout.status
     release_holdings(checkout)
@@ -449,6 +452,11 @@ def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout canc
         refund_unplaced(reference=checkout.public_id, reason=refund_reason)
     checkout.status = STATUS_CANCELED
     checkout.canceled_at = timezone.now()
+    # A payment that was awaited is not any more: a canceled checkout said "Aguardando o pagamento do Pix."
+    # after its charge was revoked (QA walk over REST).
+    kept = [m for m in checkout.messages or [] if m.get("code") not in AWAITING_PAYMENT_CODES]
+    if kept != (checkout.messages or []):
+        checkout.messages = kept
     save_with_event(checkout, kind, previous)
 
 

@@ -179,6 +179,9 @@ def test_cancel_during_pix_releases_stock_and_late_payment_is_refunded(django_ca
     assert canceled.checkout.status == "canceled"
     assert stock() == 10
     assert PixCharge.objects.get(txid=charge.txid).status == "revoked"
+    # QA walk: the canceled checkout still said "Aguardando o pagamento do Pix."
+    assert "pix_awaiting_payment" not in [m.code for m in canceled.messages]
+    assert "pix_awaiting_payment" not in [m.code for m in checkout_get(checkout_id=checkout.public_id).messages]
 
 
 def test_settlement_of_a_canceled_checkout_is_rejected_and_refunded(django_capture_on_commit_callbacks):
