@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.utils import timezone
 
@@ -133,3 +134,11 @@ FORM_ADDRESS = {
     "city": "São Paulo",
     "uf": "SP",
 }
+
+
+def start_checkout(client: Any, quantity: str = "2") -> str:
+    """The storefront way in: the demo SKU into the session cart, then /checkout/; the new checkout's id."""
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": quantity})
+    response = client.get("/checkout/")
+    assert response.status_code == 302
+    return response["Location"].rsplit("/", 1)[1]

@@ -12,7 +12,7 @@ from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import ProductImage
-from tests.shop.checkout_factories import make_location, make_shipping, make_variant
+from tests.shop.checkout_factories import make_location, make_shipping, make_variant, start_checkout
 
 pytestmark = pytest.mark.django_db
 
@@ -38,13 +38,6 @@ def shop_ready():
 def errors(response) -> dict[str, str]:
     html = response.content.decode()
     return {m.group(1): m.group(2) for m in re.finditer(r'data-testid="error-(\w+)">([^<]*)<', html)}
-
-
-def start_checkout(client, quantity: str = "2") -> str:
-    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": quantity})
-    response = client.get("/checkout/")
-    assert response.status_code == 302
-    return response["Location"].rsplit("/", 1)[1]
 
 
 def test_line_image_url_is_absolute_bcp_chk_item_image(settings, shop_ready):

@@ -23,6 +23,7 @@ from tests.shop.checkout_factories import (
     make_coupon,
     make_shipping,
     make_variant,
+    start_checkout,
 )
 
 pytestmark = pytest.mark.django_db
@@ -37,16 +38,9 @@ def shop_ready() -> Variant:
     return variant
 
 
-def start_checkout(client, quantity: str = "1") -> str:
-    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": quantity})
-    response = client.get("/checkout/")
-    assert response.status_code == 302
-    return response["Location"].rsplit("/", 1)[1]
-
-
 def test_a_checkout_without_a_stock_hold_promises_no_reservation(client, shop_ready):
     # given a ready checkout: nothing is held until a payment is generated
-    checkout_id = start_checkout(client)
+    checkout_id = start_checkout(client, quantity="1")
     form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
     response = client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
     checkout = Checkout.objects.get(public_id=checkout_id)
@@ -79,7 +73,7 @@ def test_a_checkout_holding_stock_for_its_pix_shows_until_when(
 
 def test_a_product_taken_off_sale_is_named_at_checkout(client, shop_ready):
     # given a ready checkout with the coffee, when the merchant unticks "Ativo" on the product
-    checkout_id = start_checkout(client)
+    checkout_id = start_checkout(client, quantity="1")
     form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
     client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
     Product.objects.filter(pk=shop_ready.product_id).update(active=False)
@@ -160,7 +154,7 @@ def test_a_coupon_dropped_by_a_new_email_says_why_before_the_new_total(client, s
 @pytest.mark.parametrize("action", ["update", "shipping"])
 def test_a_cep_of_another_uf_is_said_where_the_rates_are(client, shop_ready, action):
     # given the buyer saw the rates for a Rio CEP
-    checkout_id = start_checkout(client)
+    checkout_id = start_checkout(client, quantity="1")
     form = {**FORM_CONTACT, **FORM_ADDRESS, "cep": "20040-002", "uf": "RJ", "city": "Rio de Janeiro"}
     client.post(f"/checkout/{checkout_id}", {"action": "shipping", **form})
     # when the UF is typed as "SP" (the CEP kept, so it is not refilled) and a rate chosen
@@ -183,7 +177,7 @@ def test_an_item_out_of_stock_is_said_in_a_gender_neutral_way(shop_ready):
 
 def test_the_pix_page_says_the_change_of_method_would_cancel_it(client, shop_ready):
     # given the buyer on the Pix page of a fresh charge
-    checkout_id = start_checkout(client)
+    checkout_id = start_checkout(client, quantity="1")
     form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
     client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
     assert client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})["Location"].endswith("/pix")
@@ -194,7 +188,7 @@ def test_the_pix_page_says_the_change_of_method_would_cancel_it(client, shop_rea
 
 
 def test_a_cep_that_does_not_exist_is_named_as_on_the_product_page(client, shop_ready):
-    checkout_id = start_checkout(client)
+    checkout_id = start_checkout(client, quantity="1")
     form = {**FORM_CONTACT, **FORM_ADDRESS, "cep": "00000-000"}
     html = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **form}).content.decode()
     assert 'data-testid="error-cep">CEP 00000-000 não existe.<' in html

@@ -117,13 +117,18 @@ def test_product_classification_overrides_the_store_and_410_has_no_amounts(dates
     }  # fmt: skip
 
 
-def test_freight_and_discount_are_apportioned_to_the_items_and_their_bases(dates) -> None:
-    # given three items of R$ 33,33 / 33,33 / 33,34, PAC freight R$ 18,90 and a 10 % coupon (R$ 10,00)
+def _three_items_with_a_coupon() -> Order:
+    """Three items of R$ 33,33 / 33,33 / 33,34, PAC freight R$ 18,90 and a 10 % coupon (R$ 10,00), paid."""
     _store("normal")
     for sku, price in (("SKU-A", 3333), ("SKU-B", 3333), ("SKU-C", 3334)):
         make_variant(sku, price=price, ncm="09012100")
     make_coupon("DEZ")
-    order = _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), LineInput("SKU-C", 1), codes=("DEZ",))
+    return _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), LineInput("SKU-C", 1), codes=("DEZ",))
+
+
+def test_freight_and_discount_are_apportioned_to_the_items_and_their_bases(dates) -> None:
+    # given three items, freight and a coupon
+    order = _three_items_with_a_coupon()
     # when the invoice is built
     invoice, problems = build_invoice(order)
     assert problems == []
@@ -139,11 +144,7 @@ def test_freight_and_discount_are_apportioned_to_the_items_and_their_bases(dates
 
 def test_a_returned_line_refunds_the_net_value_its_invoice_item_shows(dates) -> None:
     # given the coupon order above, invoiced: each item's vProd − vDesc is what the buyer paid for it
-    _store("normal")
-    for sku, price in (("SKU-A", 3333), ("SKU-B", 3333), ("SKU-C", 3334)):
-        make_variant(sku, price=price, ncm="09012100")
-    make_coupon("DEZ")
-    order = _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), LineInput("SKU-C", 1), codes=("DEZ",))
+    order = _three_items_with_a_coupon()
     invoice, _problems = build_invoice(order)
     # then the returns' default refund of each line (orders.services.lines_net_value) is that same value
     lines = [(line.public_id, line.unit_price, line.quantity_original) for line in order.lines.all()]
