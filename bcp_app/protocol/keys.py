@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+import tempfile
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
@@ -40,12 +41,21 @@ def b64url_decode(text: str) -> bytes:
 
 
 def _generate(path: Path) -> ec.EllipticCurvePrivateKey:
+    """A new key written whole, or FileExistsError when another process's key got there first.
+
+    Written to a private temporary file beside it, then linked into place: the name appears with the whole PEM
+    behind it. Created in place (O_EXCL, then write), the name came first, and a process that found it in that
+    instant read a partial PEM: the test workers of a fresh clone all failed at setup (CI, session 38)."""
     key = ec.generate_private_key(ec.SECP256R1())
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(pem)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(pem)
+        os.link(temporary, path)  # atomic, and never replaces a key that exists
+    finally:
+        os.unlink(temporary)
     return key
 
 

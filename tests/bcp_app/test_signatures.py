@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import multiprocessing
+import os
+import sys
+from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from bcp_app.protocol.keys import b64url_decode, es256_sign, es256_verify, public_jwk
@@ -205,6 +210,67 @@ def test_signing_key_is_generated_in_development_and_required_in_production(sett
     generated = keys.signing_key()
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"
     assert keys.public_jwk()["x"] == public_jwk(generated.public_key())["x"]
+
+
+def _load_when_released(path_text: str, barrier: Any, answers: Any) -> None:
+    from bcp_app.protocol import keys
+
+    barrier.wait()
+    try:
+        answers.put(public_jwk(keys._load(path_text, True).public_key(), kid="k")["x"])
+    except Exception as exc:  # the answer the test reads: any failure of any process
+        answers.put(f"error: {exc!r}")
+
+
+_WATCHED: list[str] = []  # the paths whose opening for writing the audit hook records, while a test watches
+_OPENED_FOR_WRITING: list[str] = []
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+
+
+def _record_writes(event: str, args: tuple[Any, ...]) -> None:
+    if _WATCHED and event == "open" and str(args[0]) in _WATCHED and (args[2] or 0) & _WRITE_FLAGS:
+        _OPENED_FOR_WRITING.append(str(args[0]))
+
+
+sys.addaudithook(_record_writes)  # an audit hook stays for the process: it records only while a test watches
+
+
+def test_a_generated_key_file_appears_whole(tmp_path: Any) -> None:
+    """CI of a fresh clone (session 38): test workers found the key file another one was still writing, read a
+    partial PEM and failed every test at setup. The file's name is never opened for writing: the PEM is written
+    under a temporary name and linked into place, so whoever sees the name reads the whole key."""
+    from bcp_app.protocol import keys
+
+    path = tmp_path / "chave.pem"
+    _WATCHED.append(str(path))
+    try:
+        key = keys._load(str(path), True)
+    finally:
+        _WATCHED.clear()
+    assert _OPENED_FOR_WRITING == []
+    stored = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    assert public_jwk(stored.public_key(), kid="k") == public_jwk(key.public_key(), kid="k")  # type: ignore[arg-type]
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    assert [item.name for item in tmp_path.iterdir()] == ["chave.pem"]  # no temporary file left
+
+
+def test_processes_that_start_together_all_read_the_one_key_generated(tmp_path: Any) -> None:
+    """Processes released together on a missing key file all get the one key that was written (the rest find it
+    and read it). This does not force the interleaving that failed in CI (a writer paused between creating the
+    name and writing it): the test above holds the file to never exist partly written."""
+    context = multiprocessing.get_context("fork")
+    for round_ in range(4):
+        path = tmp_path / f"chave-{round_}.pem"
+        barrier, answers = context.Barrier(12), context.Queue()
+        workers = [context.Process(target=_load_when_released, args=(str(path), barrier, answers)) for _ in range(12)]
+        for worker in workers:
+            worker.start()
+        got = [answers.get(timeout=30) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=30)
+        assert not [answer for answer in got if answer.startswith("error")]
+        assert len(set(got)) == 1
+        assert [item.name for item in tmp_path.iterdir() if item.name.startswith(".")] == []
 
 
 # --- RFC 9421 alignment with the UCP reference (issue 14) --------------------------------------------------
