@@ -260,6 +260,23 @@ def test_request_return_refusals_name_the_member_in_portuguese(
     assert not ReturnRequest.objects.exists()
 
 
+def test_a_return_of_an_order_not_delivered_says_nothing_to_return_as_its_order_actions_do(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA walk (an agent over REST): the refusal said `quantity_exceeded` on the first line while the order's
+    `order_actions.return` said `nothing_to_return`; an agent reads one vocabulary."""
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-undelivered"})
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    line = order.lines.get()
+    seen = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    offered = seen["order_actions"]["return"]
+    assert (offered["available"], offered["unavailable_reason"]) == (False, "nothing_to_return")
+    ask = {"reason_code": "changed_mind", "line_items": [{"id": line.public_id, "quantity": 1}]}
+    body = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()
+    assert [m["code"] for m in body["messages"]] == ["nothing_to_return"]
+    assert not ReturnRequest.objects.exists()
+
+
 def test_statement_budgets_of_cancel_and_return(
     client: Client,
     fake_platform: FakePlatform,
