@@ -31,9 +31,6 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-# The NF-e's split of freight and discount per item; kernel owns it so an order's refund splits its discount alike.
-from kernel.money import apportion as apportion
-
 # CST of IBS/CBS the shop computes (tabela CST do IBS/CBS, Informe Técnico 2025.002):
 # 000 tributação integral → gIBSCBS with the full rates; 410 imunidade e não incidência → no gIBSCBS.
 TAXED_CSTS = frozenset({"000"})

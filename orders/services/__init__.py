@@ -41,6 +41,7 @@ from orders.services.placement import (
     order_place_from_checkout,
 )
 from orders.services.returns import (
+    item_discount,
     lines_net_value,
     order_cancel_requested,
     return_refund_suggestion,
@@ -64,6 +65,7 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
+    "item_discount",
     "lines_net_value",
     "order_buyer_tax_id_set",
     "order_cancel",

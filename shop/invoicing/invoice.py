@@ -16,8 +16,10 @@ from django.utils import timezone
 from fiscal import ibscbs
 from kernel.br_validation import tax_id_normalize
 from kernel.compiled import compiled
+from kernel.money import apportion
 from kernel.ops import request_cache
 from orders.models import Order
+from orders.services import item_discount
 from shop.invoicing.validators import (
     ibs_cbs_pair_problem,
     icms_default,
@@ -153,10 +155,11 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         )  # fmt: skip
     # The note's freight and discount, apportioned to the items by their totals (each item's vFrete and vDesc);
     # an item's IBS/CBS base is its operation value with those shares.
-    shipping_amount, discount_amount = _amount(order, "fulfillment"), -_amount(order, "discount")
+    # The discount summed and split by the rule a return's refund uses (orders.services.returns), so they agree.
+    shipping_amount, discount_amount = _amount(order, "fulfillment"), item_discount(order.totals or [])
     weights = [int(item["total"]) for item in items]
     for item, freight, discount in zip(
-        items, ibscbs.apportion(shipping_amount, weights), ibscbs.apportion(discount_amount, weights), strict=True
+        items, apportion(shipping_amount, weights), apportion(discount_amount, weights), strict=True
     ):
         item["shipping_amount"], item["discount_amount"] = freight, discount
         if "ibs_cbs" in item:

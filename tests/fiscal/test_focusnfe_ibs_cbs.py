@@ -13,6 +13,7 @@ from fiscal import ibscbs
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.providers.focusnfe import FocusNFeProvider, focus_body
 from fiscal.services import job_run
+from kernel.money import apportion
 from tests.fiscal.fake_focus import TOKEN, FakeFocusState, fake_focus, ibs_cbs_rejection
 from tests.fiscal.helpers import invoice, request_issue
 
@@ -157,5 +158,5 @@ def test_rates_and_rounding() -> None:
     ],
 )
 def test_apportion_splits_exactly_by_the_items_totals(total: int, weights: list[int], shares: list[int]) -> None:
-    assert ibscbs.apportion(total, weights) == shares
+    assert apportion(total, weights) == shares
     assert sum(shares) == total
