@@ -63,6 +63,12 @@ class OptionsField(forms.MultiValueField):
         return options
 
 
+def _sku_twin(other: str) -> str:
+    return _("Já existe o SKU “%(other)s”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem.") % {
+        "other": other
+    }
+
+
 class VariantForm(forms.ModelForm):
     price = MoneyField(label=_("Preço (R$)"), help_text=_("Ex.: 35,90"))
     compare_at_price = MoneyField(
@@ -122,10 +128,7 @@ class VariantForm(forms.ModelForm):
         taken = Variant.objects.filter(sku__iexact=sku).exclude(pk=self.instance.pk).values_list("sku", flat=True)
         other = next(iter(taken), None)
         if sku and other is not None and other != sku:
-            raise ValidationError(
-                _("Já existe o SKU “%(other)s”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem.")
-                % {"other": other}
-            )
+            raise ValidationError(_sku_twin(other))
         return sku
 
     def clean(self) -> dict[str, Any]:
@@ -161,11 +164,7 @@ class VariantFormSet(BaseInlineFormSet):
                 continue
             first = seen.setdefault(sku.lower(), sku)
             if first != sku:
-                form.add_error(
-                    "sku",
-                    _("Já existe o SKU “%(other)s”: SKUs iguais a não ser por maiúsculas e minúsculas se confundem.")
-                    % {"other": first},
-                )
+                form.add_error("sku", _sku_twin(first))
 
 
 class CategoryForm(forms.ModelForm):

@@ -399,6 +399,11 @@ def free_shipping_methods(config: ShippingConfig, threshold: int | None) -> str:
     return ", ".join(m.title for m in config.shipping_methods if m.free_above == threshold)
 
 
+def cep_missing(digits: str) -> str:
+    """A well-formed CEP the table does not know, named so the buyer sees which one (product page and checkout)."""
+    return _("CEP %(cep)s não existe.") % {"cep": cep_format(digits)}
+
+
 def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
     """Options for `cep` (any format the buyer types). Raises ValueError with a buyer message for a bad CEP.
 
@@ -410,7 +415,7 @@ def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingCo
         raise ValueError(_("CEP inválido: use o formato 00000-000."))
     uf = cep_uf(digits)
     if uf is None:
-        raise ValueError(_("CEP %(cep)s não existe.") % {"cep": cep_format(digits)})
+        raise ValueError(cep_missing(digits))
     config = config or shipping_config_load()
     options = shipping_options(config=config, cep=digits, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
     serving = {option.id for option in options}
@@ -573,9 +578,7 @@ def _validate_address(fields: dict[str, str]) -> tuple[list[CheckoutMessage], st
     elif digits is None:
         messages.append(_err("field_invalid", _("CEP inválido: use o formato 00000-000."), f"{DEST0}.postal_code"))
     elif cep_uf(digits) is None:
-        # the product page's wording (`freight_quote`): the buyer sees which CEP was refused
-        missing = _("CEP %(cep)s não existe.") % {"cep": cep_format(digits)}
-        messages.append(_err("field_invalid", missing, f"{DEST0}.postal_code"))
+        messages.append(_err("field_invalid", cep_missing(digits), f"{DEST0}.postal_code"))
     else:
         uf = cep_uf(digits) or ""
         if not fields["ship_uf"]:
