@@ -41,8 +41,6 @@ from orders.services.placement import (
     order_place_from_checkout,
 )
 from orders.services.returns import (
-    item_discount,
-    lines_net_value,
     order_cancel_requested,
     return_refund_suggestion,
     return_request_approve,
@@ -65,8 +63,6 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
-    "item_discount",
-    "lines_net_value",
     "order_buyer_tax_id_set",
     "order_cancel",
     "order_cancel_requested",

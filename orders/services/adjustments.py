@@ -21,6 +21,7 @@ from orders.models import (
     OrderLine,
     OrderStatus,
 )
+from orders.net_value import item_discount, lines_net_value
 from orders.services._common import (
     MAX_QUANTITY,
     clean_line_quantities,
@@ -305,8 +306,14 @@ def cancel_locked(
         send_on_commit(stock_return_requested, order, items=[(line.sku, quantity) for line, quantity in removed])
     if refund and order.paid_amount > 0:
         available = refundable_amount(order)
-        # Nothing shipped: everything paid goes back (freight included); else the value of what was removed.
-        value = available if not anything_shipped else sum(line.unit_price * q for line, q in removed)
+        # Nothing shipped: everything paid goes back (freight included); else what the buyer paid for what was
+        # removed: list price less its share of the order's discount (orders.net_value, the NF-e's vDesc rule).
+        value = available
+        if anything_shipped:
+            in_order = sorted(known.values(), key=lambda line: (line.position, line.id))  # as the NF-e splits it
+            bought = [(line.public_id, line.unit_price, line.quantity_original) for line in in_order]
+            removed_units = {line.public_id: quantity for line, quantity in removed}
+            value = lines_net_value(bought, item_discount(order.totals or []), removed_units)
         amount = min(available, value)
         if amount > 0:
             _create_refund(order, amount=amount, reason=reason, pairs=removed, actor=actor)

@@ -12,9 +12,8 @@ order's policy snapshot) runs from the last recorded delivery; while no delivery
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -23,7 +22,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from kernel.money import apportion, format_brl
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
@@ -37,6 +36,7 @@ from orders.models import (
     ReturnRequest,
     ReturnStatus,
 )
+from orders.net_value import item_discount, lines_net_value
 from orders.selectors import OrderActions, order_actions, return_requests_of
 from orders.services._common import (
     clean_line_quantities,
@@ -295,26 +295,6 @@ def return_request_receive(*, return_id: str, restock: bool = True, actor: str =
     request.save(update_fields=["status", "return_adjustment_id", "updated_at"])
     # order_return announced "returned"; the request's own step is in the same order snapshot.
     return request
-
-
-def item_discount(totals: Sequence[Mapping[str, Any]]) -> int:
-    """The order's discount on its items, in positive centavos: its `discount` totals (coupons, the Pix discount;
-    freight is never discounted per item), the same sum the NF-e apportions as the items' vDesc."""
-    return -sum(int(entry.get("amount", 0)) for entry in totals if entry.get("type") == "discount")
-
-
-def lines_net_value(lines: Sequence[tuple[str, int, int]], discount: int, quantities: Mapping[str, int]) -> int:
-    """What the buyer paid for `quantities` ({line id: units}) of the order's `lines` ((id, unit price, quantity
-    bought)): their list value less their share of the item `discount`. Each line's share is `apportion`'s (the
-    NF-e's vDesc rule, weighted by what was bought, so it sums to the discount); part of a line takes that share
-    pro rata, rounded half up, so returning every unit of a line gives exactly its share back."""
-    shares = apportion(max(discount, 0), [price * bought for _, price, bought in lines])
-    value = 0
-    for (line_id, price, bought), share in zip(lines, shares, strict=True):
-        quantity = quantities.get(line_id, 0)
-        if quantity and bought:
-            value += price * quantity - (2 * share * quantity + bought) // (2 * bought)
-    return value
 
 
 def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:

@@ -202,6 +202,18 @@ def test_cancel_after_partial_shipment_keeps_shipped_part(place_order, stock_ret
     assert refund.amount == -6000  # the value of the 2 removed shirts, not the freight
 
 
+def test_cancel_after_partial_shipment_refunds_what_was_paid_for_the_rest_not_its_list_price(place_order):
+    # given two shirts at R$ 30,00 and a cap at R$ 20,00 with a R$ 8,00 coupon (R$ 6,00 / 2,00 by value bought)
+    order = place_order(lines=[("CAM", 3000, 2), ("BONE", 2000, 1)], freight=800, discounts=[(800, "Cupom OITO")])
+    shirt = order.lines.get(sku="CAM")
+    # when one shirt ships and the rest is cancelled
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 1)])
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    # then the refund is what the buyer paid for one shirt and the cap: R$ 50,00 less their R$ 5,00 of the coupon
+    refund = Adjustment.objects.get(order=order, type="refund")
+    assert refund.amount == -(3000 - 300 + 2000 - 200)
+
+
 def test_cancel_when_everything_shipped_is_refused(place_order):
     order = place_order()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")

@@ -12,9 +12,9 @@ from django.utils import timezone, translation
 from kernel.money import apportion
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent, OutboxMessage, ReturnRequest
+from orders.net_value import lines_net_value
 from orders.services import (
     fulfillment_event_create,
-    lines_net_value,
     order_cancel_requested,
     order_refund,
     order_ship,
