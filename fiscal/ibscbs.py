@@ -80,11 +80,11 @@ def applies(*, tax_regime: str, on: date, normal_from: date, simples_from: date)
     return on >= start
 
 
-def item_base(*, total: int, freight: int, discount: int) -> int:
-    """vBC (UB16) of an item: the operation's value, vProd + vFrete − vDesc with the item's shares of the note's
-    freight and discount (the shop's notes carry no vSeg, vOutro, vII, and no ICMS, PIS or COFINS amounts to
-    subtract: their CSTs are informed without values)."""
-    return max(total + freight - discount, 0)
+def item_base(*, total: int, freight: int, discount: int, other: int = 0) -> int:
+    """vBC (UB16) of an item: the operation's value, vProd + vFrete + vOutro − vDesc with the item's shares of the
+    note's freight, other charges (installment interest) and discount (the shop's notes carry no vSeg, vII, and no
+    ICMS, PIS or COFINS amounts to subtract: their CSTs are informed without values)."""
+    return max(total + freight + other - discount, 0)
 
 
 def item_group(*, cst: str, class_code: str, base: int, rates: Rates) -> dict[str, Any]:

@@ -113,7 +113,7 @@ def nfe_xml(
         ET.SubElement(prod, f"{{{NFE_NS}}}qCom").text = str(item.get("quantity", 0))
         ET.SubElement(prod, f"{{{NFE_NS}}}vUnCom").text = format_decimal_point(int(item.get("unit_price", 0)))
         ET.SubElement(prod, f"{{{NFE_NS}}}vProd").text = format_decimal_point(int(item.get("total", 0)))
-        for tag, key in (("vFrete", "shipping_amount"), ("vDesc", "discount_amount")):
+        for tag, key in (("vFrete", "shipping_amount"), ("vDesc", "discount_amount"), ("vOutro", "other_amount")):
             if item.get(key):
                 ET.SubElement(prod, f"{{{NFE_NS}}}{tag}").text = format_decimal_point(int(item[key]))
         if item.get("ibs_cbs"):
@@ -159,7 +159,15 @@ def danfe_lines(
             f"  {item.get('quantity', 0)} {item.get('unit', '')} x {format_brl(int(item.get('unit_price', 0)))}"
             f" = {format_brl(int(item.get('total', 0)))}"
         )
-    lines += ["", f"Valor total da nota: {format_brl(int(invoice.get('total_amount', 0)))}"]
+    lines.append("")
+    for label, key in (
+        ("Frete", "shipping_amount"),
+        ("Desconto", "discount_amount"),
+        ("Outras despesas", "other_amount"),
+    ):
+        if invoice.get(key):  # the DANFE's "cálculo do imposto" values that make up the note's total
+            lines.append(f"{label}: {format_brl(int(invoice[key]))}")
+    lines.append(f"Valor total da nota: {format_brl(int(invoice.get('total_amount', 0)))}")
     totals = invoice.get("ibs_cbs_totals")
     if totals:  # the totals of IBSCBSTot (NT 2025.002), beside the note's total
         lines += [

@@ -123,6 +123,7 @@ def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
         "modalidade_frete": 0 if invoice.get("shipping_amount") else 9,
         "valor_frete": _reais(int(invoice.get("shipping_amount", 0))),
         "valor_desconto": _reais(int(invoice.get("discount_amount", 0))),
+        **({"valor_outras_despesas": _reais(int(invoice["other_amount"]))} if invoice.get("other_amount") else {}),
         "valor_total": _reais(int(invoice.get("total_amount", 0))),
         "items": [],
     }
@@ -142,9 +143,11 @@ def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
                 "quantidade_tributavel": quantity,
                 "valor_unitario_tributavel": _reais(unit_price),
                 "valor_bruto": _reais(int(item["total"])),
-                # The item's shares of the note's freight and discount (vFrete, vDesc): their sums are the note's.
+                # The item's shares of the note's freight, discount and other charges (vFrete, vDesc, vOutro):
+                # their sums are the note's.
                 **({"valor_frete": _reais(int(item["shipping_amount"]))} if item.get("shipping_amount") else {}),
                 **({"valor_desconto": _reais(int(item["discount_amount"]))} if item.get("discount_amount") else {}),
+                **({"valor_outras_despesas": _reais(int(item["other_amount"]))} if item.get("other_amount") else {}),
                 "icms_origem": int(item["origin"]),
                 # The shop resolves the codes per item (product, else store); older queued jobs lack them.
                 "icms_situacao_tributaria": item.get("icms_cst") or ("102" if simples else "00"),

@@ -19,7 +19,7 @@ from kernel.compiled import compiled
 from kernel.money import apportion
 from kernel.ops import request_cache
 from orders.models import Order
-from orders.services import item_discount
+from orders.net_value import item_discount, line_discount_shares, prorated
 from shop.invoicing.validators import (
     ibs_cbs_pair_problem,
     icms_default,
@@ -107,7 +107,17 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
     store_ibs_class = normalize_code(store.ibs_cbs_class) or (
         ibscbs.DEFAULT_CLASS if store_ibs_cst == ibscbs.DEFAULT_CST else ""
     )
-    lines = [line for line in order.lines.all() if line.quantity_total > 0]
+    shipping_amount, other_amount = _amount(order, "fulfillment"), _amount(order, "fee")
+    discount_amount = item_discount(order.totals or [])
+    ordered = list(order.lines.all())
+    # Each line's share of the order's discount, split over what was bought (as the refunds split it), then pro
+    # rata to what is still on the order: a line cancelled or returned before the note takes its share away.
+    shares = line_discount_shares([(line.unit_price, line.quantity_original) for line in ordered], discount_amount)
+    discount_of = {
+        line.pk: prorated(share, line.quantity_total, line.quantity_original)
+        for line, share in zip(ordered, shares, strict=True)
+    }
+    lines = [line for line in ordered if line.quantity_total > 0]
     variants = {variant.sku: variant for variant in _variants([line.sku for line in lines])}
     items: list[dict[str, Any]] = []
     for line in lines:
@@ -148,26 +158,27 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
                 "sku": line.sku, "description": line.title, "ncm": ncm,
                 "cfop": interstate_cfop(cfop) if interstate else cfop, "origin": product.origin,
                 "unit": product.unit, "quantity": line.quantity_total, "unit_price": line.unit_price,
-                "total": line.unit_price * line.quantity_total,
+                "total": line.unit_price * line.quantity_total, "discount_amount": discount_of[line.pk],
                 "icms_cst": icms, "pis_cst": pis_cofins, "cofins_cst": pis_cofins,
                 **({"ibs_cbs": ibs_cbs} if ibs_cbs is not None else {}),
             }
         )  # fmt: skip
-    # The note's freight and discount, apportioned to the items by their totals (each item's vFrete and vDesc);
-    # an item's IBS/CBS base is its operation value with those shares.
-    # The discount summed and split by the rule a return's refund uses (orders.services.returns), so they agree.
-    shipping_amount, discount_amount = _amount(order, "fulfillment"), item_discount(order.totals or [])
+    # The note's freight and installment interest (vOutro: charged by the shop, part of the operation's value),
+    # apportioned to the items by their totals; an item's IBS/CBS base is its operation's value with those shares.
     weights = [int(item["total"]) for item in items]
-    for item, freight, discount in zip(
-        items, apportion(shipping_amount, weights), apportion(discount_amount, weights), strict=True
+    for item, freight, other in zip(
+        items, apportion(shipping_amount, weights), apportion(other_amount, weights), strict=True
     ):
-        item["shipping_amount"], item["discount_amount"] = freight, discount
+        item["shipping_amount"], item["other_amount"] = freight, other
         if "ibs_cbs" in item:
-            base = ibscbs.item_base(total=int(item["total"]), freight=freight, discount=discount)
+            base = ibscbs.item_base(
+                total=int(item["total"]), freight=freight, other=other, discount=int(item["discount_amount"])
+            )
             chosen = item["ibs_cbs"]
             item["ibs_cbs"] = ibscbs.item_group(
                 cst=chosen["cst"], class_code=chosen["class_code"], base=base, rates=rates
             )
+    discount_amount = sum(int(item["discount_amount"]) for item in items)
     if not items and not problems:
         problems.append("o pedido não tem itens a faturar")
     tax_id = tax_id_normalize(order.buyer_tax_id)
@@ -194,8 +205,10 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         },
         "items": items,
         "shipping_amount": shipping_amount,
+        "other_amount": other_amount,
         "discount_amount": discount_amount,
-        "total_amount": order.total_amount,
+        # vNF: what the note's items add up to; the order's total unless units left the order before the note.
+        "total_amount": sum(weights) + shipping_amount + other_amount - discount_amount,
     }  # fmt: skip
     groups = [item["ibs_cbs"] for item in items if "ibs_cbs" in item]
     if groups:  # W34: the totals group goes with the items' groups

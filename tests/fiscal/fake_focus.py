@@ -6,8 +6,10 @@ and https://focusnfe.com.br/guides/reforma-tributaria/): a normal-regime note (C
 the item group is rejection 1115 (UB12-10); an item value that is not vBC × rate (1041 vIBSUF, 1069 vCBS), a vIBS that
 is not vIBSUF + vIBSMun (1150), totals without item groups (1118) or item groups without totals (1119), and a total
 that is not the sum of the items (1076, 1080, 1084, 1085, 1091) are rejected when the note is next read; so are item
-freights or discounts that do not add up to the note's (535, 537) and an item vBC that is not its operation's value
-(UB16: vProd + vFrete − vDesc here; the code 1071 is this fake's choice, the NT's table was not at hand).
+freights or discounts that do not add up to the note's (535, 537), a note total that is not its items' vProd + vFrete
++ vOutro − vDesc (610, "Total da NF difere do somatório dos Valores compõe o valor Total da NF") and an item vBC
+that is not its operation's value (UB16: vProd + vFrete + vOutro − vDesc here; the codes 1071, and 1072 for item
+vOutro that do not add up to the note's, are this fake's choice, the tables were not at hand).
 `mode` decides what a new POST leads to: "authorize" (authorized on the first GET), "reject" (erro_autorizacao
 with a SEFAZ reason), "slow" (processing until the test calls `finish(ref)`), "down" (503 on every request).
 """
@@ -61,17 +63,28 @@ def ibs_cbs_rejection(body: dict[str, Any]) -> tuple[str, str] | None:
         return "1118", "Rejeição: Grupo de totais do IBS/CBS informado sem item com IBS/CBS"
     if grouped and not has_totals:
         return "1119", "Rejeição: Item com IBS/CBS sem o grupo de totais do IBS/CBS"
-    for root, code, what in (("valor_frete", "535", "Frete"), ("valor_desconto", "537", "Desconto")):
+    for root, code, what in (
+        ("valor_frete", "535", "Frete"),
+        ("valor_desconto", "537", "Desconto"),
+        ("valor_outras_despesas", "1072", "Outras Despesas Acessórias"),
+    ):
         if any(root in item for item in items) and _cents(body.get(root, 0)) != sum(
             _cents(item.get(root, 0)) for item in items
         ):
             return code, f"Rejeição: Total do {what} difere do somatório dos itens"
+    bruto = sum(_cents(item.get("valor_bruto", 0)) for item in items)
+    summed = bruto + sum(_cents(body.get(root, 0)) for root in ("valor_frete", "valor_outras_despesas"))
+    if items and _cents(body.get("valor_total", 0)) != summed - _cents(body.get("valor_desconto", 0)):
+        return "610", "Rejeição: Total da NF difere do somatório dos Valores compõe o valor Total da NF"
     for item in grouped:
         if "ibs_cbs_base_calculo" not in item:
             continue  # a CST without gIBSCBS (410)
         base = item["ibs_cbs_base_calculo"]
         operation = (
-            _cents(item["valor_bruto"]) + _cents(item.get("valor_frete", 0)) - _cents(item.get("valor_desconto", 0))
+            _cents(item["valor_bruto"])
+            + _cents(item.get("valor_frete", 0))
+            + _cents(item.get("valor_outras_despesas", 0))
+            - _cents(item.get("valor_desconto", 0))
         )
         if _cents(base) != operation:  # UB16: vProd + vFrete + vSeg + vOutro − vDesc (no ICMS/PIS/COFINS values)
             return "1071", "Rejeição: Base de cálculo do IBS/CBS difere do valor da operação do item"

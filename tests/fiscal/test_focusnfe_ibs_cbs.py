@@ -104,7 +104,7 @@ def test_the_fake_rejects_what_the_sefaz_rejects() -> None:
     # an item's freight share that does not add up to the note's (535), a base that is not vProd + vFrete − vDesc
     with_freight = _normal_invoice()
     with_freight["items"][0] = {**with_freight["items"][0], "shipping_amount": 1890}
-    with_freight["shipping_amount"] = 1890
+    with_freight["shipping_amount"], with_freight["total_amount"] = 1890, 9980 + 1890
     freighted = focus_body(with_freight)
     assert freighted["items"][0]["valor_frete"] == "18.90"
     assert ibs_cbs_rejection(freighted)[0] == "1071"  # the group's base still says 99,80
@@ -114,6 +114,18 @@ def test_the_fake_rejects_what_the_sefaz_rejects() -> None:
     with_freight["ibs_cbs_totals"] = ibscbs.totals([with_freight["items"][0]["ibs_cbs"]])
     assert ibs_cbs_rejection(focus_body(with_freight)) is None
     assert ibs_cbs_rejection({**focus_body(with_freight), "valor_frete": "18.00"})[0] == "535"
+    # a note total that is not vProd + vFrete + vOutro − vDesc (610): the order's total after units left the order
+    assert ibs_cbs_rejection({**focus_body(with_freight), "valor_total": "128.70"})[0] == "610"
+    # installment interest as vOutro: in the note's total and in the item's operation value (UB16)
+    with_interest = {**with_freight, "other_amount": 500, "total_amount": 9980 + 1890 + 500}
+    with_interest["items"] = [{**with_freight["items"][0], "other_amount": 500}]
+    assert ibs_cbs_rejection(focus_body(with_interest))[0] == "1071"  # the base still leaves the interest out
+    with_interest["items"][0]["ibs_cbs"] = ibscbs.item_group(
+        cst="000", class_code="000001", base=9980 + 1890 + 500, rates=RATES_2026
+    )
+    with_interest["ibs_cbs_totals"] = ibscbs.totals([with_interest["items"][0]["ibs_cbs"]])
+    assert ibs_cbs_rejection(focus_body(with_interest)) is None
+    assert ibs_cbs_rejection({**focus_body(with_interest), "valor_outras_despesas": "4.00"})[0] == "1072"
     before = focus_body({**_normal_invoice(with_group=False), "issued_at": "2026-01-04T10:00:00-03:00"})
     assert ibs_cbs_rejection(before) is None  # 4 January 2026: the group was not required yet
 

@@ -67,7 +67,8 @@ def test_paid_order_gets_an_authorized_nfe_with_no_staff_action(fiscal_store) ->
     assert job.payload["items"] == [
         {"sku": "SKU-CAFE-500G", "description": "Café Especial 500 g", "ncm": "09012100", "cfop": "5102",
          "origin": "0", "unit": "UN", "quantity": 2, "unit_price": 4290, "total": 8580,
-         "icms_cst": "102", "pis_cst": "07", "cofins_cst": "07", "shipping_amount": 1890, "discount_amount": 0}
+         "icms_cst": "102", "pis_cst": "07", "cofins_cst": "07", "shipping_amount": 1890, "discount_amount": 0,
+         "other_amount": 0}
     ]  # fmt: skip
     assert job.payload["recipient"]["tax_id"] == "52998224725"
     assert job.payload["issuer"]["cnpj"] == "11222333000181"

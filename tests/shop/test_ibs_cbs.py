@@ -14,15 +14,18 @@ from django.utils import timezone
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.providers.documents import danfe_lines
+from fiscal.providers.focusnfe import focus_body
 from fiscal.services import job_run
-from orders.models import Order
-from orders.services import lines_net_value
-from orders.services.returns import item_discount
+from orders.models import Adjustment, Order
+from orders.net_value import item_discount, lines_net_value
+from orders.services import order_cancel, order_ship
+from orders.types import LineQuantity
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.invoicing.invoice import build_invoice
 from shop.invoicing.selectors import fiscal_documents_bcp
 from shop.models import StoreSettings
+from tests.fiscal.fake_focus import ibs_cbs_rejection
 from tests.shop.checkout_factories import BUYER, full_input, make_coupon, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
 from tests.shop.test_fiscal_lifecycle import run_placed_outbox
@@ -48,13 +51,14 @@ def _store(regime: str, **fields: object) -> StoreSettings:
     )
 
 
-def _paid_order(*lines: LineInput, codes: tuple[str, ...] | None = None) -> Order:
+def _paid_order(*lines: LineInput, codes: tuple[str, ...] | None = None, installments: int = 1) -> Order:
     make_shipping()
-    data = replace(full_input(*lines, option="pac", codes=codes), buyer=replace(BUYER, tax_id="52998224725"))
-    checkout = checkout_create(data=data).checkout
-    result = checkout_complete(
-        checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,)))
+    payment = PaymentInput(instruments=(replace(CARD_OK, installments=installments),))
+    data = replace(
+        full_input(*lines, option="pac", codes=codes), buyer=replace(BUYER, tax_id="52998224725"), payment=payment
     )
+    checkout = checkout_create(data=data).checkout
+    result = checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=payment))
     assert result.checkout.status == "completed", result.messages
     return Order.objects.get(checkout_id=checkout.public_id)
 
@@ -150,6 +154,47 @@ def test_a_returned_line_refunds_the_net_value_its_invoice_item_shows(dates) -> 
     lines = [(line.public_id, line.unit_price, line.quantity_original) for line in order.lines.all()]
     refunds = [lines_net_value(lines, item_discount(order.totals), {line_id: 1}) for line_id, _, _ in lines]
     assert refunds == [item["total"] - item["discount_amount"] for item in invoice["items"]] == [3000, 3000, 3000]
+
+
+def test_units_cancelled_before_the_note_take_their_share_of_the_discount_with_them(dates) -> None:
+    # given the coupon order above, of which SKU-A shipped and the rest was cancelled before any NF-e
+    order = _three_items_with_a_coupon()
+    first = order.lines.get(sku="SKU-A")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(first.public_id, 1)])
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    order.refresh_from_db()
+    # when the note is built
+    invoice, problems = build_invoice(order)
+    assert problems == []
+    # then it bills SKU-A at what was paid for it: its own R$ 3,33 of the coupon, not the whole R$ 10,00
+    assert [(i["sku"], i["total"], i["discount_amount"]) for i in invoice["items"]] == [("SKU-A", 3333, 333)]
+    assert invoice["discount_amount"] == 333
+    # and vNF is what the buyer kept paying: paid less the cancellation's refund (R$ 33,33 − 3,33 + frete 18,90)
+    refunded = -sum(Adjustment.objects.filter(order=order, type="refund").values_list("amount", flat=True))
+    assert invoice["total_amount"] == order.paid_amount - refunded == 3333 - 333 + 1890
+    # which the SEFAZ's sums accept (610: vNF = vProd + vFrete + vOutro − vDesc; 537: the items' vDesc)
+    assert ibs_cbs_rejection(focus_body(invoice)) is None
+
+
+def test_installment_interest_is_the_notes_other_charges_and_part_of_the_items_base(dates) -> None:
+    # given a card in 6 installments with interest (3 free, 1,99 % a month after)
+    _store("normal", card_interest_free_installments=3, card_monthly_interest_bp=199)
+    make_variant("SKU-A", price=10000, ncm="09012100")
+    make_variant("SKU-B", price=5000, ncm="09012100")
+    order = _paid_order(LineInput("SKU-A", 1), LineInput("SKU-B", 1), installments=6)
+    interest = next(entry["amount"] for entry in order.totals if entry["type"] == "fee")
+    # when the note is built
+    invoice, problems = build_invoice(order)
+    assert problems == []
+    # then the interest is vOutro, split 2:1 by the items' totals, inside each item's IBS/CBS base (UB16)
+    assert invoice["other_amount"] == interest > 0
+    assert sum(item["other_amount"] for item in invoice["items"]) == interest
+    assert [i["ibs_cbs"]["base"] for i in invoice["items"]] == [
+        i["total"] + i["shipping_amount"] + i["other_amount"] for i in invoice["items"]
+    ]
+    # and vNF is the order's total, which the SEFAZ's sums accept
+    assert invoice["total_amount"] == order.total_amount
+    assert ibs_cbs_rejection(focus_body(invoice)) is None
 
 
 def test_a_class_of_another_cst_blocks_the_issue_naming_the_product(dates) -> None:
