@@ -41,6 +41,7 @@ from orders.services.placement import (
     order_place_from_checkout,
 )
 from orders.services.returns import (
+    ReturnStep,
     item_discount,
     lines_net_value,
     order_cancel_requested,
@@ -56,6 +57,7 @@ __all__ = [
     "OrderDraft",
     "OrderError",
     "OrderNotFound",
+    "ReturnStep",
     "adjustment_mark_refund_result",
     "adjustment_settle_offline",
     "correios_code_valid",
