@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from bcp_app.models import A2ATask, Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
 from bcp_app.service.platforms import platform_revoke
@@ -39,7 +40,9 @@ class PlatformAdmin(admin.ModelAdmin):
     def revoke(self, request: HttpRequest, queryset: QuerySet[Platform]) -> None:
         for platform in queryset:
             platform_revoke(public_id=platform.public_id)
-        self.message_user(request, _("%d plataforma(s) revogada(s).") % queryset.count(), messages.SUCCESS)
+        n = queryset.count()
+        revoked = ngettext("%(n)d plataforma revogada.", "%(n)d plataformas revogadas.", n) % {"n": n}
+        self.message_user(request, revoked, messages.SUCCESS)
 
 
 class WebhookAttemptInline(admin.TabularInline):
@@ -79,7 +82,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         )
         for delivery_id in ids:
             transaction.on_commit(lambda pk=delivery_id: deliver_order_webhook.delay(pk))
-        self.message_user(request, _("%d entrega(s) reagendada(s).") % len(ids), messages.SUCCESS)
+        n = len(ids)
+        retried = ngettext("%(n)d entrega reagendada.", "%(n)d entregas reagendadas.", n) % {"n": n}
+        self.message_user(request, retried, messages.SUCCESS)
 
 
 @admin.register(IdempotencyRecord)

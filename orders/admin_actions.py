@@ -7,7 +7,6 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.models import Order, OrderStatus, ReturnRequest
-from orders.selectors import return_request_status
 from orders.services import (
     adjustment_mark_refund_result,
     adjustment_settle_offline,
@@ -202,30 +201,30 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     return str(_("E-mail reenviado."))
 
 
-# A step the request has already passed: the service changes nothing (no event, no e-mail), so the page says so
-# instead of repeating the success message. Read before the call; a simultaneous double submit still gets the
-# success message twice, but the service's lock keeps it at one change.
-_ALREADY_DONE = {
-    "approve": ({"approved"}, _("Esta devolução já estava aprovada; nada mudou.")),
-    "reject": ({"rejected"}, _("Esta devolução já estava recusada; nada mudou.")),
-    "receive": ({"received", "refunded"}, _("Os itens desta devolução já estavam recebidos; nada mudou.")),
-    "refund": ({"refunded"}, _("Esta devolução já estava reembolsada; nada mudou.")),
+# A step the request had already passed when the service locked it: nothing changed (no event, no e-mail), so the
+# page says so instead of repeating the success message — also for two clicks at the same instant.
+_NOTHING_CHANGED = {
+    "approve": _("Esta devolução já estava aprovada; nada mudou."),
+    "reject": _("Esta devolução já estava recusada; nada mudou."),
+    "receive": _("Os itens desta devolução já estavam recebidos; nada mudou."),
+    "refund": _("Esta devolução já estava reembolsada; nada mudou."),
 }
 
 
 def _return_request_step(data: dict, actor: str) -> str:
     return_id, step = data["request"], data["step"]
-    done_statuses, already = _ALREADY_DONE[step]
-    if return_request_status(return_id) in done_statuses:
-        return str(already)
     if step == "approve":
-        return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
-        return str(_("Devolução aprovada; o comprador e a plataforma foram avisados."))
-    if step == "reject":
-        return_request_reject(return_id=return_id, note=data.get("note", ""), actor=actor)
-        return str(_("Devolução recusada."))
-    if step == "receive":
-        return_request_receive(return_id=return_id, restock=data.get("restock", False), actor=actor)
-        return str(_("Itens recebidos; devolução registrada. Falta reembolsar."))
-    request = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
-    return str(_("Reembolso de %(amount)s da devolução solicitado.")) % {"amount": format_brl(request.refund_amount)}
+        done = return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
+        success = str(_("Devolução aprovada; o comprador e a plataforma foram avisados."))
+    elif step == "reject":
+        done = return_request_reject(return_id=return_id, note=data.get("note", ""), actor=actor)
+        success = str(_("Devolução recusada."))
+    elif step == "receive":
+        done = return_request_receive(return_id=return_id, restock=data.get("restock", False), actor=actor)
+        success = str(_("Itens recebidos; devolução registrada. Falta reembolsar."))
+    else:
+        done = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
+        success = str(_("Reembolso de %(amount)s da devolução solicitado.")) % {
+            "amount": format_brl(done.request.refund_amount)
+        }
+    return success if done.changed else str(_NOTHING_CHANGED[step])

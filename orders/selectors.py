@@ -404,11 +404,6 @@ def return_requests_of(order: Order) -> list[ReturnRequest]:
     return list(ReturnRequest.objects.filter(order=order).order_by("created_at", "id"))
 
 
-def return_request_status(return_id: str) -> str | None:
-    """The request's status now (None: no such request), read before a staff step to tell a repeat apart."""
-    return ReturnRequest.objects.filter(public_id=return_id).values_list("status", flat=True).first()
-
-
 def return_request_payload(request: ReturnRequest) -> dict[str, Any]:
     """A return request as the order_actions extension shows it (bcp_app/jsonschemas/shopping/order_actions.json)."""
     payload: dict[str, Any] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import ngettext_lazy
 from pydantic import ValidationError
 
 _FIXED = {
@@ -42,12 +43,25 @@ _BOUNDED = {
     "greater_than": ("gt", "deve ser maior que {}"),
     "less_than_equal": ("le", "deve ser no máximo {}"),
     "less_than": ("lt", "deve ser menor que {}"),
-    "too_short": ("min_length", "precisa de pelo menos {} item(ns)"),
-    "too_long": ("max_length", "aceita no máximo {} item(ns)"),
-    "string_too_short": ("min_length", "precisa de pelo menos {} caractere(s)"),
-    "string_too_long": ("max_length", "aceita no máximo {} caracteres"),
     "literal_error": ("expected", "deve ser um de: {}"),
     "enum": ("expected", "deve ser um de: {}"),
+}
+
+# Types whose text counts the constraint (a length): singular or plural by that number.
+_COUNTED = {
+    "too_short": (
+        "min_length",
+        ngettext_lazy("precisa de pelo menos %(n)d item", "precisa de pelo menos %(n)d itens", "n"),
+    ),
+    "too_long": ("max_length", ngettext_lazy("aceita no máximo %(n)d item", "aceita no máximo %(n)d itens", "n")),
+    "string_too_short": (
+        "min_length",
+        ngettext_lazy("precisa de pelo menos %(n)d caractere", "precisa de pelo menos %(n)d caracteres", "n"),
+    ),
+    "string_too_long": (
+        "max_length",
+        ngettext_lazy("aceita no máximo %(n)d caractere", "aceita no máximo %(n)d caracteres", "n"),
+    ),
 }
 
 
@@ -61,6 +75,10 @@ def error_text(error: Mapping[str, Any]) -> str:
         key, template = _BOUNDED[kind]
         if key in ctx:
             return template.format(ctx[key])
+    if kind in _COUNTED:
+        key, counted = _COUNTED[kind]
+        if isinstance(ctx.get(key), int):
+            return str(counted % {"n": ctx[key]})
     cause = ctx.get("error")
     if isinstance(cause, ValueError) and str(cause):
         return str(cause)  # our own validators already speak Portuguese

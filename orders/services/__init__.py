@@ -41,6 +41,7 @@ from orders.services.placement import (
     order_place_from_checkout,
 )
 from orders.services.returns import (
+    ReturnStep,
     order_cancel_requested,
     return_refund_suggestion,
     return_request_approve,
@@ -54,6 +55,7 @@ __all__ = [
     "OrderDraft",
     "OrderError",
     "OrderNotFound",
+    "ReturnStep",
     "adjustment_mark_refund_result",
     "adjustment_settle_offline",
     "correios_code_valid",

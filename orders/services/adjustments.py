@@ -155,7 +155,11 @@ def order_refund(
         if quantity > line.quantity_original:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _("Só %(ordered)s unidade(s) de %(sku)s foram compradas."),
+                ngettext_lazy(
+                    "Só %(ordered)s unidade de %(sku)s foi comprada.",
+                    "Só %(ordered)s unidades de %(sku)s foram compradas.",
+                    line.quantity_original,
+                ),
                 code="quantity_exceeded",
                 ordered=line.quantity_original,
                 sku=line.sku,

@@ -9,7 +9,10 @@ from urllib.parse import quote, urlsplit
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from orders.errors import OrderError
 from orders.models import (
@@ -57,14 +60,6 @@ _ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]
 # What hands goods over, refused while the payer disputes the Pix (MED); a delivery is a handover unless a
 # carrier already took the goods (then it only confirms what left before the dispute).
 HELD_WHILE_DISPUTED = (FulfillmentEventType.SHIPPED, FulfillmentEventType.READY_FOR_PICKUP)
-_TOO_MANY_SHIPPED = _("Não é possível enviar %(quantity)s unidade(s) de %(sku)s: no máximo %(allowed)s.")
-_TOO_MANY_DELIVERED = _(
-    "Não é possível marcar como entregue %(quantity)s unidade(s) de %(sku)s: só %(allowed)s foram enviadas e "
-    "ainda não entregues."
-)
-_TOO_MANY_OTHER = _(
-    "Não é possível registrar “%(kind)s” para %(quantity)s unidade(s) de %(sku)s: no máximo %(allowed)s."
-)
 
 
 def correios_code_valid(code: str) -> bool:
@@ -90,12 +85,35 @@ def _limit(kind: str, method: str, *, tracked: bool = False):
     return _LIMITS.get(kind, lambda line: line.quantity_total)
 
 
-def _too_many(kind: str, method: str):
+def _too_many(kind: str, method: str, quantity: int, allowed: int) -> Promise:
+    """The refusal of `quantity` units when `allowed` may be named: each count takes its own plural."""
     if kind == FulfillmentEventType.SHIPPED:
-        return _TOO_MANY_SHIPPED
+        return ngettext_lazy(
+            "Não é possível enviar %(quantity)s unidade de %(sku)s: no máximo %(allowed)s.",
+            "Não é possível enviar %(quantity)s unidades de %(sku)s: no máximo %(allowed)s.",
+            quantity,
+        )
     if kind == FulfillmentEventType.DELIVERED and method == "shipping":
-        return _TOO_MANY_DELIVERED
-    return _TOO_MANY_OTHER
+        asked = ngettext_lazy(
+            "Não é possível marcar como entregue %(quantity)s unidade de %(sku)s: ",
+            "Não é possível marcar como entregue %(quantity)s unidades de %(sku)s: ",
+            quantity,
+        )
+        on_its_way = (
+            ngettext_lazy(
+                "só %(allowed)s foi enviada e ainda não entregue.",
+                "só %(allowed)s foram enviadas e ainda não entregues.",
+                allowed,
+            )
+            if allowed > 0
+            else _("nenhuma unidade enviada está à espera de entrega.")
+        )
+        return format_lazy("{}{}", asked, on_its_way)
+    return ngettext_lazy(
+        "Não é possível registrar “%(kind)s” para %(quantity)s unidade de %(sku)s: no máximo %(allowed)s.",
+        "Não é possível registrar “%(kind)s” para %(quantity)s unidades de %(sku)s: no máximo %(allowed)s.",
+        quantity,
+    )
 
 
 def _default_lines(kind: str, lines: dict[str, OrderLine], method: str, *, tracked: bool) -> list[LineQuantity]:
@@ -174,16 +192,16 @@ def fulfillment_event_create(
     pairs = clean_line_quantities(requested, known)
     limit = _limit(kind, order.fulfillment_method, tracked=tracked)
     for index, (line, quantity) in enumerate(pairs):
-        allowed = limit(line)
+        allowed = max(limit(line), 0)
         if quantity > allowed:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _too_many(kind, order.fulfillment_method),
+                _too_many(kind, order.fulfillment_method, quantity, allowed),
                 code="quantity_exceeded",
                 kind=FulfillmentEventType(kind).label if kind in FulfillmentEventType.values else kind,
                 quantity=quantity,
                 sku=line.sku,
-                allowed=max(allowed, 0),
+                allowed=allowed,
             )
     if kind == FulfillmentEventType.SHIPPED and order.fulfillment_method == "shipping" and not number:
         raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")

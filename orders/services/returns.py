@@ -13,6 +13,7 @@ order's policy snapshot) runs from the last recorded delivery; while no delivery
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -211,6 +212,16 @@ def return_request_create(
     return request
 
 
+@dataclass(frozen=True)
+class ReturnStep:
+    """A staff step's outcome: the request after it, and whether this call moved it. `changed=False`: the locked
+    row was already past the step (a second click, a second tab), so nothing was written — the caller says so
+    instead of repeating the success (a status read before the call cannot tell two simultaneous clicks apart)."""
+
+    request: ReturnRequest
+    changed: bool
+
+
 def _lock_request(return_id: str) -> tuple[Order, ReturnRequest]:
     found = ReturnRequest.objects.filter(public_id=return_id).values_list("order__public_id", flat=True).first()
     if not isinstance(return_id, str) or found is None:
@@ -236,12 +247,12 @@ def _items_text(request: ReturnRequest, order: Order) -> str:
 
 
 @transaction.atomic
-def return_request_approve(*, return_id: str, note: str = "", actor: str = "") -> ReturnRequest:
+def return_request_approve(*, return_id: str, note: str = "", actor: str = "") -> ReturnStep:
     """Staff accept the request: the buyer sends the items back. A second approval changes nothing."""
     note = clean_text(note, field="note", max_length=255)
     order, request = _lock_request(return_id)
     if request.status == ReturnStatus.APPROVED:
-        return request
+        return ReturnStep(request, changed=False)
     if request.status != ReturnStatus.REQUESTED:
         raise _wrong_step(request, ReturnStatus.REQUESTED)
     request.status = ReturnStatus.APPROVED
@@ -251,16 +262,17 @@ def return_request_approve(*, return_id: str, note: str = "", actor: str = "") -
         f": {note}" if note else "."), actor=actor, data={"return_id": request.public_id})  # fmt: skip
     schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:approved")  # send the items back
     notify_changed(order, "return_approved")
-    return request
+    return ReturnStep(request, changed=True)
 
 
 @transaction.atomic
-def return_request_reject(*, return_id: str, note: str, actor: str = "") -> ReturnRequest:
-    """Staff refuse the request, saying why (the buyer and the platform read it)."""
+def return_request_reject(*, return_id: str, note: str, actor: str = "") -> ReturnStep:
+    """Staff refuse the request, saying why (the buyer and the platform read it). A second refusal changes
+    nothing."""
     note = clean_text(note, field="note", max_length=255, required=True)
     order, request = _lock_request(return_id)
     if request.status == ReturnStatus.REJECTED:
-        return request
+        return ReturnStep(request, changed=False)
     if request.status not in (ReturnStatus.REQUESTED, ReturnStatus.APPROVED):
         raise _wrong_step(request, ReturnStatus.REQUESTED)
     request.status = ReturnStatus.REJECTED
@@ -270,16 +282,16 @@ def return_request_reject(*, return_id: str, note: str, actor: str = "") -> Retu
              data={"return_id": request.public_id})  # fmt: skip
     schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:rejected")
     notify_changed(order, "return_rejected")
-    return request
+    return ReturnStep(request, changed=True)
 
 
 @transaction.atomic
-def return_request_receive(*, return_id: str, restock: bool = True, actor: str = "") -> ReturnRequest:
+def return_request_receive(*, return_id: str, restock: bool = True, actor: str = "") -> ReturnStep:
     """The items came back: the return is recorded in the ledger by `order_return` (lines shrink, stock
     optionally returns); the money is the next step. A second receipt changes nothing."""
     order, request = _lock_request(return_id)
     if request.status in (ReturnStatus.RECEIVED, ReturnStatus.REFUNDED):
-        return request
+        return ReturnStep(request, changed=False)
     if request.status != ReturnStatus.APPROVED:
         raise _wrong_step(request, ReturnStatus.APPROVED)
     reason = f"{ReturnReason(request.reason_code).label}" + (f": {request.reason}" if request.reason else "")
@@ -294,7 +306,7 @@ def return_request_receive(*, return_id: str, restock: bool = True, actor: str =
     request.return_adjustment_id = adjustment.public_id
     request.save(update_fields=["status", "return_adjustment_id", "updated_at"])
     # order_return announced "returned"; the request's own step is in the same order snapshot.
-    return request
+    return ReturnStep(request, changed=True)
 
 
 def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
@@ -317,12 +329,12 @@ def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
 
 
 @transaction.atomic
-def return_request_refund(*, return_id: str, amount: int | None = None, actor: str = "") -> ReturnRequest:
+def return_request_refund(*, return_id: str, amount: int | None = None, actor: str = "") -> ReturnStep:
     """Money back for a received return through `order_refund` (the outbox; at most what was paid and not
     refunded yet: `refund_exceeds_paid` otherwise). A second refund of the same request changes nothing."""
     order, request = _lock_request(return_id)
     if request.status == ReturnStatus.REFUNDED:
-        return request
+        return ReturnStep(request, changed=False)
     if request.status != ReturnStatus.RECEIVED:
         raise _wrong_step(request, ReturnStatus.RECEIVED)
     if amount is None:
@@ -343,4 +355,4 @@ def return_request_refund(*, return_id: str, amount: int | None = None, actor: s
              actor=actor, data={"return_id": request.public_id, "amount": amount})  # fmt: skip
     if not amount:
         notify_changed(order, "return_refunded")  # order_refund announced the refund otherwise
-    return request
+    return ReturnStep(request, changed=True)

@@ -17,14 +17,14 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
 from shop.admin.catalog_forms import CategoryForm, ProductImageForm, ProductImageFormSet, VariantForm, VariantFormSet
 from shop.catalog import spreadsheet
 from shop.catalog.images import product_image_thumbnail_make
-from shop.catalog.services import catalog_import_apply
+from shop.catalog.services import ImportResult, catalog_import_apply
 from shop.checkout.stock import catalog_cache_bump
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
 from shop.models import Category, Product, ProductImage, SearchSynonym, Variant
@@ -129,6 +129,22 @@ class CatalogImportForm(forms.Form):
     )
 
 
+def _import_summary(result: ImportResult) -> str:
+    """What an import did: five counts, each with its own plural (one sentence cannot agree with all five)."""
+    pc, pu, vc, vu, ph = (result.products_created, result.products_updated, result.variants_created,
+                          result.variants_updated, result.photos_added)  # fmt: skip
+    return gettext(
+        "Importação concluída: %(products_created)s, %(products_updated)s; %(variants_created)s, "
+        "%(variants_updated)s; %(photos_added)s."
+    ) % {
+        "products_created": ngettext("%(n)d produto criado", "%(n)d produtos criados", pc) % {"n": pc},
+        "products_updated": ngettext("%(n)d atualizado", "%(n)d atualizados", pu) % {"n": pu},
+        "variants_created": ngettext("%(n)d variante criada", "%(n)d variantes criadas", vc) % {"n": vc},
+        "variants_updated": ngettext("%(n)d atualizada", "%(n)d atualizadas", vu) % {"n": vu},
+        "photos_added": ngettext("%(n)d foto adicionada", "%(n)d fotos adicionadas", ph) % {"n": ph},
+    }
+
+
 IMPORT_CACHE_KEY = "shop:catalog-import:%s"
 IMPORT_SECONDS = 1800  # the preview's file waits this long for the confirmation
 
@@ -210,20 +226,7 @@ class ProductAdmin(admin.ModelAdmin):
             if not plan.errors:  # checked again: the catalog may have changed since the preview
                 result = catalog_import_apply(plan=plan)
                 cache.delete(IMPORT_CACHE_KEY % request.POST["token"])
-                messages.success(
-                    request,
-                    gettext(
-                        "Importação concluída: %(pc)d produto(s) criado(s), %(pu)d atualizado(s); %(vc)d variante(s) "
-                        "criada(s), %(vu)d atualizada(s); %(ph)d foto(s) adicionada(s)."
-                    )
-                    % {
-                        "pc": result.products_created,
-                        "pu": result.products_updated,
-                        "vc": result.variants_created,
-                        "vu": result.variants_updated,
-                        "ph": result.photos_added,
-                    },
-                )
+                messages.success(request, _import_summary(result))
                 return HttpResponseRedirect(reverse("admin:shop_product_changelist"))
             context.update(plan=plan, file_name=stored["name"])
         elif request.method == "POST":

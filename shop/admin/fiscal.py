@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from fiscal.admin import FiscalDocumentAdmin
 from fiscal.models import FiscalDocument
@@ -60,7 +61,12 @@ class ShopFiscalDocumentAdmin(FiscalDocumentAdmin):
         if skipped:
             self.message_user(
                 request,
-                _("%(n)d NF-e já autorizada(s), cancelada(s) ou em emissão: nada a fazer.") % {"n": skipped},
+                ngettext(
+                    "%(n)d NF-e já autorizada, cancelada ou em emissão: nada a fazer.",
+                    "%(n)d NF-e já autorizadas, canceladas ou em emissão: nada a fazer.",
+                    skipped,
+                )
+                % {"n": skipped},
                 messages.INFO,
             )
 

@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from orders.models import Order
@@ -112,7 +113,9 @@ class SubscriptionAdmin(admin.ModelAdmin):
                 done += 1
             except (SubscriptionStateError, PSPUnavailable) as exc:
                 self.message_user(request, f"{public_id}: {exc}", level=messages.WARNING)
-        self.message_user(request, _("%(n)d assinatura(s) cancelada(s).") % {"n": done})
+        self.message_user(
+            request, ngettext("%(n)d assinatura cancelada.", "%(n)d assinaturas canceladas.", done) % {"n": done}
+        )
 
 
 @admin.register(SubscriptionCycle)

@@ -32,6 +32,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast, Concat
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from kernel.ops import request_cache
 from shop.catalog import search
@@ -330,9 +331,12 @@ def product_search(
     qs = searched
     num_pages = max(1, math.ceil(total / per_page))
     if page > num_pages:
-        raise CatalogQueryError(
-            "page", _("A página %(page)d não existe; há %(n)d página(s).") % {"page": page, "n": num_pages}
+        missing = ngettext(
+            "A página %(page)d não existe; há %(n)d página.",
+            "A página %(page)d não existe; há %(n)d páginas.",
+            num_pages,
         )
+        raise CatalogQueryError("page", missing % {"page": page, "n": num_pages})
     offset = (page - 1) * per_page
     products = list(_prefetched(qs)[offset : offset + per_page])
     return ProductPage(products=products, total=total, page=page, per_page=per_page, num_pages=num_pages)

@@ -399,9 +399,26 @@ def free_shipping_methods(config: ShippingConfig, threshold: int | None) -> str:
     return ", ".join(m.title for m in config.shipping_methods if m.free_above == threshold)
 
 
+def cep_invalid() -> str:
+    """A CEP that is not 8 digits (product page, checkout, the address autofill): one sentence everywhere."""
+    return _("CEP inválido: use o formato 00000-000.")
+
+
 def cep_missing(digits: str) -> str:
     """A well-formed CEP the table does not know, named so the buyer sees which one (product page and checkout)."""
     return _("CEP %(cep)s não existe.") % {"cep": cep_format(digits)}
+
+
+def cep_checked(cep: str) -> tuple[str, str]:
+    """(8 digits, UF) of a CEP the buyer typed in any format, for a freight quote. Raises ValueError with the
+    buyer's message, in the active language, for a malformed CEP or one the table does not know."""
+    digits = cep_digits(cep)
+    if digits is None:
+        raise ValueError(cep_invalid())
+    uf = cep_uf(digits)
+    if uf is None:
+        raise ValueError(cep_missing(digits))
+    return digits, uf
 
 
 def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingConfig | None = None) -> FreightQuote:
@@ -410,12 +427,7 @@ def freight_quote(*, cep: str, subtotal_after_discounts: int, config: ShippingCo
     The UF comes from the offline CEP table exactly as in the checkout (so the prices are the ones the checkout
     will charge); the city, when the CEP provider answers, is only shown.
     """
-    digits = cep_digits(cep)
-    if digits is None:
-        raise ValueError(_("CEP inválido: use o formato 00000-000."))
-    uf = cep_uf(digits)
-    if uf is None:
-        raise ValueError(cep_missing(digits))
+    digits, uf = cep_checked(cep)
     config = config or shipping_config_load()
     options = shipping_options(config=config, cep=digits, uf=uf, subtotal_after_discounts=subtotal_after_discounts)
     serving = {option.id for option in options}
@@ -576,7 +588,7 @@ def _validate_address(fields: dict[str, str]) -> tuple[list[CheckoutMessage], st
     if not fields["ship_cep"]:
         messages.append(_err("field_required", _("Informe o CEP."), f"{DEST0}.postal_code"))
     elif digits is None:
-        messages.append(_err("field_invalid", _("CEP inválido: use o formato 00000-000."), f"{DEST0}.postal_code"))
+        messages.append(_err("field_invalid", cep_invalid(), f"{DEST0}.postal_code"))
     elif cep_uf(digits) is None:
         messages.append(_err("field_invalid", cep_missing(digits), f"{DEST0}.postal_code"))
     else:

@@ -14,7 +14,8 @@ from dataclasses import asdict
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, ngettext
 
 import carriers
 from carriers import (
@@ -108,11 +109,14 @@ def label_request(*, order_id: str, service_code: str = "", actor: str = "") -> 
             key=f"label_purchase:{label.public_id}",
             payload={"order_id": order.public_id, "label_id": label.public_id},
         )
+        with translation.override(settings.LANGUAGE_CODE):  # the timeline is stored text, in the shop's language
+            requested = ngettext(
+                "Etiqueta pedida (%(n)d volume) por %(actor)s.", "Etiqueta pedida (%(n)d volumes) por %(actor)s.",
+                len(parcels),
+            ) % {"n": len(parcels), "actor": actor or gettext("sistema")}  # fmt: skip
         order_event_record(
-            order_id=order.public_id, kind="label_requested",
-            message=f"Etiqueta pedida ({len(parcels)} volume(s)) por {actor or 'sistema'}.",
-            data={"label_id": label.public_id},
-        )  # fmt: skip
+            order_id=order.public_id, kind="label_requested", message=requested, data={"label_id": label.public_id}
+        )
     return label
 
 

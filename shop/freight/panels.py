@@ -14,7 +14,7 @@ from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
@@ -124,9 +124,10 @@ def buy_labels_action(modeladmin: admin.ModelAdmin, request: HttpRequest, querys
         except FreightError as error:
             modeladmin.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
     if asked:
-        modeladmin.message_user(
-            request, _("Etiqueta solicitada para %(n)d pedido(s).") % {"n": asked}, messages.SUCCESS
+        asked_text = ngettext(
+            "Etiqueta solicitada para %(n)d pedido.", "Etiqueta solicitada para %(n)d pedidos.", asked
         )
+        modeladmin.message_user(request, asked_text % {"n": asked}, messages.SUCCESS)
 
 
 @csrf_exempt

@@ -26,8 +26,7 @@ from carriers import CarrierRejected, CarrierUnavailable, Parcel, ServiceQuote
 from kernel.http import Deadline
 from shop.checkout.fulfillment import (
     ShippingConfig,
-    cep_digits,
-    cep_uf,
+    cep_checked,
     days_text,
     shipping_config_load,
     shipping_options,
@@ -158,16 +157,12 @@ def _from_services(services: list[ServiceQuote], subtotal: int) -> tuple[Freight
 def quote_for(
     *, lines: Sequence[FreightLine], destination_cep: str, subtotal_after_discounts: int, network: bool = True
 ) -> FreightOptions:
-    """Delivery options for `lines` to `destination_cep` (any format). Raises ValueError (a buyer message in
-    Portuguese) for a CEP that is malformed or does not exist. Outside any transaction: it may call the carrier
-    (at most `CARRIER_QUOTE_DEADLINE_MS`), and answers with the table when the carrier cannot. `network=False`
+    """Delivery options for `lines` to `destination_cep` (any format). Raises ValueError (`cep_checked`'s buyer
+    message, the same as the table's quote) for a CEP that is malformed or does not exist. Outside any
+    transaction: it may call the carrier (at most `CARRIER_QUOTE_DEADLINE_MS`), and answers with the table when
+    the carrier cannot. `network=False`
     (under a lock): the carrier's cached answer or the table, never a call."""
-    digits = cep_digits(destination_cep)
-    if digits is None:
-        raise ValueError("CEP inválido: use o formato 00000-000.")
-    uf = cep_uf(digits)
-    if uf is None:
-        raise ValueError(f"CEP {digits[:5]}-{digits[5:]} não existe.")
+    digits, uf = cep_checked(destination_cep)
     parcels = parcels_for(lines)
     carrier = carriers.configured()
     origin = store_get().postal_code

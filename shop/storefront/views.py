@@ -28,6 +28,7 @@ from shop.catalog.selectors import (
     query_shortened,
 )
 from shop.checkout.fulfillment import (
+    cep_invalid,
     cep_lookup,
     free_shipping_methods,
     free_shipping_threshold,
@@ -410,8 +411,7 @@ def cep_address(request: HttpRequest, cep: str) -> JsonResponse:
     """`/cep/<cep>`: the address of a CEP as JSON for the checkout's autofill (never a 500, offline fallback)."""
     address = cep_lookup(cep)
     if address is None:
-        message = _("CEP inválido: use o formato 00000-000.")
-        return JsonResponse({"error": "cep_invalid", "message": message}, status=400)
+        return JsonResponse({"error": "cep_invalid", "message": cep_invalid()}, status=400)
     # An unknown CEP is an answer (`"found": false`), not a missing resource: a 404 logged a console error in
     # the buyer's browser for every mistyped CEP.
     response = JsonResponse(address.as_dict())

@@ -36,7 +36,7 @@ SUBJECTS = {
 # A subscription paid by card: the same events, said of the card.
 CARD_SUBJECTS = {
     **SUBJECTS,
-    "cycle_retrying": "O cartão da sua assinatura foi recusado; vamos tentar de novo",
+    "cycle_retrying": gettext_noop("O cartão da sua assinatura foi recusado; vamos tentar de novo"),
 }
 
 

@@ -3,16 +3,19 @@ and the "Devolução solicitada" action page takes each step through orders.serv
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
 from orders.models import Adjustment, Order, OrderEvent, ReturnRequest
-from orders.services import fulfillment_event_create, order_ship, return_request_create
+from orders.services import fulfillment_event_create, order_ship, return_request_approve, return_request_create
 from orders.types import LineQuantity
+from tests.shop.test_checkout_lock import _until_someone_waits
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +97,34 @@ def test_a_repeated_step_says_nothing_changed_instead_of_succeeding_again(place_
     assert "Itens recebidos" in _step(client, order, request, "receive", restock="on")
     assert "Os itens desta devolução já estavam recebidos; nada mudou." in _step(client, order, request, "receive")
     assert Adjustment.objects.filter(order=order, type="return").count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_approvals_at_the_same_instant_show_one_success(place_order) -> None:
+    # given a request, and a first approval (another tab) that holds the order's lock
+    order, request = _requested(place_order)
+    client = _refunder()
+    second: dict[str, str] = {}
+
+    def second_click() -> None:
+        try:
+            second["html"] = _step(client, order, request, "approve")
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        Order.objects.select_for_update().get(pk=order.pk)
+        thread = threading.Thread(target=second_click)
+        # when the second click reads the request as still "requested", then waits for the lock
+        thread.start()
+        _until_someone_waits()
+        return_request_approve(return_id=request.public_id, actor="maria")
+    thread.join(30)
+    # then it finds the request approved under the lock and says that nothing changed (before: a second success)
+    assert "Esta devolução já estava aprovada; nada mudou." in second["html"]
+    assert "Devolução aprovada;" not in second["html"]
+    assert OrderEvent.objects.filter(order=order, kind="return_approved").count() == 1
 
 
 def test_the_change_page_reads_in_portuguese_with_items_and_money_formatted(place_order) -> None:

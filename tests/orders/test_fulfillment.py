@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core import mail
+from django.utils import translation
 
 from orders.errors import OrderError
 from orders.models import AppendOnlyError, FulfillmentEvent, derive_line_status
@@ -88,10 +89,15 @@ def test_shipping_more_than_ordered_is_refused(place_order):
         order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 3)])
     assert error.value.field == "lines[0].quantity"
     assert error.value.code == "quantity_exceeded"
-    assert error.value.message.startswith("Não é possível enviar 3 unidade(s)")
+    assert error.value.message == "Não é possível enviar 3 unidades de CAM: no máximo 2."
     assert FulfillmentEvent.objects.filter(order=order).count() == 0
     line.refresh_from_db()
     assert line.quantity_shipped == 0
+    # one unit more than is left: the singular (no "unidade(s)")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
+    with pytest.raises(OrderError) as error:
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    assert error.value.message == "Não é possível enviar 1 unidade de CAM: no máximo 0."
 
 
 def test_shipping_twice_the_same_items_is_refused(place_order):
@@ -261,8 +267,12 @@ def test_delivered_needs_a_shipment_on_a_shipping_order(place_order):
         order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)])
     assert (error.value.field, error.value.code) == ("lines[0].quantity", "quantity_exceeded")
     assert error.value.message == (
-        "Não é possível marcar como entregue 2 unidade(s) de CAM: só 1 foram enviadas e ainda não entregues."
+        "Não é possível marcar como entregue 2 unidades de CAM: só 1 foi enviada e ainda não entregue."
     )
+    with translation.override("en"):  # each count takes its own plural in English too
+        assert (
+            error.value.message == "Cannot mark 2 units of CAM as delivered: only 1 was shipped and not delivered yet."
+        )
     order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)])
     line.refresh_from_db()
     assert (line.quantity_shipped, line.quantity_delivered) == (1, 1)

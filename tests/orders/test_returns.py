@@ -170,13 +170,18 @@ def test_staff_steps_approve_receive_refund_reuse_the_ledger(place_order) -> Non
     with pytest.raises(OrderError) as early:
         return_request_receive(return_id=request.public_id)
     assert early.value.code == "invalid_return_status"
-    # when staff approve, receive and refund it (each twice: a double click changes nothing)
-    for _ in range(2):
-        return_request_approve(return_id=request.public_id, actor="maria")
-    for _ in range(2):
-        return_request_receive(return_id=request.public_id, actor="maria")
-    for _ in range(2):
-        request = return_request_refund(return_id=request.public_id, actor="maria")
+    # when staff approve, receive and refund it, each twice (a double click): the second call of each step says,
+    # from the row it locked, that it changed nothing
+    steps = [
+        (return_request_approve(return_id=request.public_id, actor="maria").changed,
+         return_request_approve(return_id=request.public_id, actor="maria").changed),
+        (return_request_receive(return_id=request.public_id, actor="maria").changed,
+         return_request_receive(return_id=request.public_id, actor="maria").changed),
+        (return_request_refund(return_id=request.public_id, actor="maria").changed,
+         (repeat := return_request_refund(return_id=request.public_id, actor="maria")).changed),
+    ]  # fmt: skip
+    assert steps == [(True, False), (True, False), (True, False)]
+    request = repeat.request
     # then one return adjustment, one pending refund of the item's value, one line unit less
     assert (request.status, request.refund_amount) == ("refunded", 3000)
     assert Adjustment.objects.filter(order=order, type="return").count() == 1
@@ -193,7 +198,7 @@ def test_withdrawal_of_everything_gives_back_the_freight_too(place_order) -> Non
                                     reason_code="changed_mind")  # fmt: skip
     return_request_approve(return_id=request.public_id)
     return_request_receive(return_id=request.public_id)
-    request = return_request_refund(return_id=request.public_id)
+    request = return_request_refund(return_id=request.public_id).request
     assert request.refund_amount == 3800  # R$ 30,00 + R$ 8,00 frete: all that was paid
 
 
@@ -209,7 +214,7 @@ def test_refund_never_exceeds_what_was_paid(place_order) -> None:
     with pytest.raises(OrderError) as refused:
         return_request_refund(return_id=request.public_id, amount=3000)
     assert refused.value.code == "refund_exceeds_paid"
-    request = return_request_refund(return_id=request.public_id)
+    request = return_request_refund(return_id=request.public_id).request
     assert request.refund_amount == 800
     assert sum(-a.amount for a in Adjustment.objects.filter(order=order, type="refund")) == 3800
 
@@ -221,7 +226,8 @@ def test_reject_needs_a_reason_and_frees_the_quantities(place_order) -> None:
     with pytest.raises(OrderError) as missing:
         return_request_reject(return_id=request.public_id, note="")
     assert missing.value.field == "note"
-    return_request_reject(return_id=request.public_id, note="Fora das condições da política")
+    assert return_request_reject(return_id=request.public_id, note="Fora das condições da política").changed
+    assert not return_request_reject(return_id=request.public_id, note="Outra vez").changed  # a second click
     again = return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 2)], reason_code="defective")
     assert again.status == "requested"
 
@@ -275,7 +281,7 @@ def _refunded_by_default(order: Order, lines: list[LineQuantity], reason_code: s
     request = return_request_create(order_id=order.public_id, lines=lines, reason_code=reason_code)
     return_request_approve(return_id=request.public_id)
     return_request_receive(return_id=request.public_id)
-    return return_request_refund(return_id=request.public_id)
+    return return_request_refund(return_id=request.public_id).request
 
 
 def test_a_coupon_order_refunds_what_was_paid_for_the_item_not_its_list_price(place_order) -> None:

@@ -79,7 +79,7 @@ def test_an_exported_file_edited_and_imported_back_updates_prices_and_stock(admi
     assert ";64,90;;12;" in text
     # when it is uploaded, the preview says what changes and nothing is written yet
     html = _upload(admin_client, "produtos.csv", text.encode("utf-8-sig"))
-    assert "Serão criados 0 produto(s) e 0 variante(s); 0 produto(s) e 1 variante(s) serão atualizados." in html
+    assert "A importação vai criar 0 produto e 0 variante e atualizar 0 produto e 1 variante." in html
     assert "Preço: R$ 64,90; Estoque: 12" in html
     assert Variant.objects.get(sku="CAM-BAS-PRETA-M").price == 5990
     # when the merchant confirms
@@ -142,10 +142,15 @@ def test_an_xlsx_from_another_platform_creates_products_variants_and_photos(admi
     buffer = io.BytesIO()
     book.save(buffer)
     html = _upload(admin_client, "outra-loja.xlsx", buffer.getvalue())
-    assert "Serão criados 1 produto(s) e 2 variante(s)" in html, re.findall(r"<li>(Linha[^<]+)</li>", html)
+    summary = "A importação vai criar 1 produto e 2 variantes e atualizar 0 produto e 0 variante."
+    assert summary in html, re.findall(r"<li>(Linha[^<]+)</li>", html)
     token = re.search(r'name="token" value="([^"]+)"', html)
     assert token is not None
-    admin_client.post("/admin/shop/product/importar/", {"token": token.group(1)})
+    done = admin_client.post("/admin/shop/product/importar/", {"token": token.group(1)}, follow=True)
+    assert (
+        "Importação concluída: 1 produto criado, 0 atualizado; 2 variantes criadas, 0 atualizada; 2 fotos adicionadas."
+        in done.content.decode()
+    )
     product = Product.objects.get(slug="caneca-lua")
     assert product.category.slug == "casa-cozinha"
     assert list(product.variants.order_by("sku").values_list("sku", "title", "price", "stock")) == [

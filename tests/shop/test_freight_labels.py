@@ -42,6 +42,8 @@ def test_comprar_etiqueta_buys_once_records_the_cost_and_prints_the_pdf(
     )  # fmt: skip
     assert label.remote_id == remote["id"] and label.tracking_code == ""  # Melhor Envio tells it on posting
     assert melhorenvio.checkouts == [remote["id"]]
+    requested = OrderEvent.objects.get(order=order, kind="label_requested")
+    assert requested.message == "Etiqueta pedida (1 volume) por admin."  # the singular, not "volume(s)"
     event = OrderEvent.objects.get(order=order, kind="label_purchased")
     assert event.message == "Etiqueta comprada: SEDEX (Correios), custo R$ 22,00."
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
@@ -140,7 +142,7 @@ def test_comprar_etiqueta_for_a_selection(
             follow=True,
         )
     page = response.content.decode()
-    assert "Etiqueta solicitada para 2 pedido(s)." in page
+    assert "Etiqueta solicitada para 2 pedidos." in page
     assert f"#{pickup.number}: O pedido #{pickup.number} não é para entrega: não precisa de etiqueta." in page
     costs = dict(ShippingLabel.objects.values_list("order_id", "cost"))
     assert costs == {first.pk: 2200, second.pk: 2200 + 2 * 700}  # ten shirts: 2.916 kg cubic

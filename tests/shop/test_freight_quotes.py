@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.utils import translation
 
 from carriers import Parcel
 from kernel.ops import request_cache
@@ -55,6 +56,17 @@ def test_the_embedded_table_prices_ten_shirts_above_one(freight_shop) -> None:
 def test_a_bad_cep_is_a_portuguese_error(freight_shop) -> None:
     with pytest.raises(ValueError, match=r"CEP inválido: use o formato 00000-000\."):
         quote_for(lines=ONE, destination_cep="0131", subtotal_after_discounts=0)
+
+
+def test_a_bad_or_unknown_cep_reads_as_the_checkout_says_it_in_the_buyers_language(freight_shop) -> None:
+    # The product page's quote (carrier or table) and the checkout share one sentence per refusal, translated.
+    with pytest.raises(ValueError, match=r"^CEP 00000-000 não existe\.$"):
+        quote_for(lines=ONE, destination_cep="00000000", subtotal_after_discounts=0)
+    with translation.override("en"):
+        with pytest.raises(ValueError, match=r"^Invalid CEP: use the format 00000-000\.$"):
+            quote_for(lines=ONE, destination_cep="0131", subtotal_after_discounts=0)
+        with pytest.raises(ValueError, match=r"^CEP 00000-000 does not exist\.$"):
+            quote_for(lines=ONE, destination_cep="00000-000", subtotal_after_discounts=0)
 
 
 def test_melhor_envio_services_are_quoted_and_cached_per_parcels_and_cep(
