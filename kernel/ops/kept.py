@@ -13,8 +13,9 @@ BCP context). Each process keeps the values it built under the token it read *be
   its copy is never read again;
 - a token starts at a random number, so a flushed cache (or an evicted key) can never give back a token an
   older copy was kept under;
-- the token lives `seconds`, the bound for a cache that cannot hear other processes (local memory), as the
-  pickled entries' timeout was.
+- the token lives `seconds` in a shared cache (Redis), where a save reaches every process; in a cache that cannot
+  hear other processes (local memory, no `REDIS_URL`) at most `LOCAL_SECONDS` (`timeout`), so a Celery worker
+  sees the merchant's change of the store's fiscal data within a minute, not an hour.
 
 What is kept is shared by the process's requests and threads: read it, never change it.
 """
@@ -25,11 +26,20 @@ import secrets
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.cache import cache
 
 from kernel.ops import request_cache
 
 T = TypeVar("T")
+
+LOCAL_SECONDS = 60  # how stale a process-local cache may be: it never hears another process's save
+
+
+def timeout(seconds: int) -> int:
+    """The life of an entry dropped on save: `seconds` where the cache is shared, at most `LOCAL_SECONDS` in a
+    process-local one (no `REDIS_URL`), where only the TTL can end another process's copy."""
+    return seconds if settings.REDIS_URL else min(seconds, LOCAL_SECONDS)
 
 
 class KeptByToken:
@@ -57,7 +67,7 @@ class KeptByToken:
         if isinstance(token, int) and not isinstance(token, bool):
             return token
         token = secrets.randbits(52)
-        if not cache.add(self.token_key, token, self.seconds):  # another process started one first: it holds
+        if not cache.add(self.token_key, token, timeout(self.seconds)):  # another process started one first: it holds
             found = cache.get(self.token_key)
             if isinstance(found, int) and not isinstance(found, bool):
                 token = found

@@ -17,7 +17,7 @@ from fiscal import ibscbs
 from kernel.br_validation import tax_id_normalize
 from kernel.compiled import compiled
 from kernel.money import apportion
-from kernel.ops import request_cache
+from kernel.ops import kept, request_cache
 from orders.models import Order
 from orders.net_value import item_discount, line_discount_shares, prorated
 from shop.invoicing.validators import (
@@ -37,7 +37,7 @@ ISSUER_FIELDS = (
     "ibs_cbs_cst", "ibs_cbs_class", "fiscal_environment", "nfe_series", "legal_name", "trade_name", "cnae",
     "street", "number", "neighborhood", "city", "postal_code",
 )  # fmt: skip
-ISSUER_SECONDS = 3600  # saving the row invalidates; the TTL only bounds a missed invalidation
+ISSUER_SECONDS = 3600  # saving the row drops it; the TTL bounds a missed drop (a minute without Redis: kept.timeout)
 
 
 def _store() -> SimpleNamespace:
@@ -47,7 +47,7 @@ def _store() -> SimpleNamespace:
         if values is None:  # no row saved yet: the defaults the shop shows
             default = StoreSettings(trade_name=settings.SHOP_NAME)
             values = {name: getattr(default, name) for name in ISSUER_FIELDS}
-        request_cache.set(FISCAL_KEY, values, ISSUER_SECONDS)
+        request_cache.set(FISCAL_KEY, values, kept.timeout(ISSUER_SECONDS))
     return SimpleNamespace(**values)
 
 

@@ -8,6 +8,9 @@ stock and flags decide the sale and are never cached: they come with the stock r
 
 from __future__ import annotations
 
+import time
+from unittest.mock import patch
+
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -16,8 +19,12 @@ from shop.checkout.fulfillment import shipping_config_load
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import CheckoutInput, CheckoutResult, LineInput
-from shop.models import Product, ProductImage, ShippingRate, Variant
+from shop.invoicing.invoice import build_invoice
+from shop.models import Product, ProductImage, ShippingRate, StoreSettings, Variant
+from shop.models.store import STORE_ROW_ID
+from shop.store.services import store_get
 from tests.shop.checkout_factories import BUYER, make_location, make_shipping, make_variant, shipping
+from tests.shop.test_ibs_cbs import _paid_order
 
 
 def _options(result: CheckoutResult) -> list[tuple[str, int]]:
@@ -159,3 +166,22 @@ def test_a_sku_unknown_at_first_is_sold_once_created(db) -> None:
     again = checkout_create(data=data)
     assert not any(m.code == "item_unavailable" for m in again.messages)
     assert sorted(line.unit_price for line in again.checkout.lines.all()) == [1500, 4290]
+
+
+def test_without_redis_a_worker_sees_the_stores_fiscal_data_saved_elsewhere_within_a_minute(db, settings) -> None:
+    """The QA walk's `make run` + `make worker` without REDIS_URL: the admin's save drops only the web process's
+    local-memory copy, so the worker's copy must end by its TTL: a minute, not the hour a shared cache allows."""
+    settings.REDIS_URL = ""  # the default: each process has its own local-memory cache (config/settings/base.py)
+    StoreSettings.objects.create(cnpj="11.222.333/0001-81", state="SP", tax_regime="simples")
+    make_variant(price=1000, ncm="09012100")
+    order = _paid_order(LineInput("SKU-CAFE-500G", 1))
+    assert store_get().trade_name != "Café Bom"
+    assert build_invoice(order)[0]["issuer"]["tax_regime"] == "simples"  # this "worker" now keeps the issuer
+    # when another process saves the regime (its save cannot reach this process's cache)
+    StoreSettings.objects.filter(pk=STORE_ROW_ID).update(tax_regime="normal", trade_name="Café Bom")
+    assert build_invoice(order)[0]["issuer"]["tax_regime"] == "simples"  # kept, as designed
+    # then 61 seconds later this process builds the note with the saved regime
+    later = time.time() + 61
+    with patch.object(time, "time", lambda: later):
+        assert build_invoice(order)[0]["issuer"]["tax_regime"] == "normal"
+        assert store_get().trade_name == "Café Bom"  # the rest of the store settings the worker reads, too
