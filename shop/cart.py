@@ -40,7 +40,7 @@ from django.utils.translation import ngettext
 from kernel.json_limits import control_in
 from shop.catalog.selectors import variant_titles, variants_by_sku
 from shop.checkout.evaluate import CheckoutInputError, plan_lines
-from shop.checkout.pricing import coupons_evaluate, coupons_load
+from shop.checkout.pricing import coupon_total_text, coupons_evaluate, coupons_load
 from shop.checkout.selectors import RowReader
 from shop.checkout.types import (
     AppliedDiscountView,
@@ -540,7 +540,7 @@ def _estimate(cart: Cart, lines: list[CartLineRow], *, now: datetime) -> CartVie
         loaded=coupons_load(codes, email=email, exclude_checkout_pk=None),
     )
     totals = [Total("subtotal", subtotal)]
-    totals += [Total("discount", -applied.amount, f"Cupom {applied.code}") for applied in coupons.applied]
+    totals += [Total("discount", -applied.amount, coupon_total_text(applied.code)) for applied in coupons.applied]
     totals.append(Total("total", subtotal - coupons.total))
     return CartView(
         cart=cart,

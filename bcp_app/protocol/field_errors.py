@@ -7,7 +7,8 @@ language: pydantic's own messages are English ("Input should be greater than or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.utils.translation import ngettext_lazy
@@ -86,10 +87,30 @@ def error_text(error: Mapping[str, Any]) -> str:
     return str(error.get("msg") or "valor inválido")
 
 
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def field_path(loc: Sequence[Any]) -> str:
+    """pydantic `loc` → the RFC 9535 JSONPath of the member in what the agent sent (BCP §5.1's path form):
+    `("line_items", 0, "quantity")` → `$.line_items[0].quantity`, `("meta", "idempotency-key")` →
+    `$.meta['idempotency-key']`, `()` → `$` (the whole body). One form on REST, MCP and A2A."""
+    out = "$"
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _NAME.match(str(part)):
+            out += f".{part}"
+        else:
+            quoted = str(part).replace("\\", "\\\\").replace("'", "\\'")
+            out += f"['{quoted}']"
+    return out
+
+
 def describe(exc: ValidationError) -> tuple[str, dict[str, str]]:
-    """("campo: problema; …", {campo: problema}) for MCP's `invalid_params`, every offending key named."""
+    """("campo: problema; …", {campo: problema}) for MCP's `invalid_params`, every offending key named by its
+    JSONPath in the tool's arguments (`$.checkout.line_items[0].quantity`)."""
     problems: dict[str, str] = {}
     for error in exc.errors(include_url=False):
-        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        field = field_path(error["loc"])
         problems.setdefault(field, error_text(error))
     return "; ".join(f"{field}: {text}" for field, text in problems.items()), problems

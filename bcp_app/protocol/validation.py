@@ -1,7 +1,7 @@
 """A request body (a pydantic model, a mapping or nothing) → the request model, or a ProtocolError naming the field.
 
 Every transport's body and every operation's arguments go through `validate`; `field_path` writes pydantic's
-error location as the member path an agent reads (`line_items[0].quantity`).
+error location as the member's JSONPath an agent reads (`$.line_items[0].quantity`).
 """
 
 from __future__ import annotations
@@ -12,28 +12,21 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.field_errors import error_text, field_path
+
+__all__ = ["field_path", "validate"]
 
 
-def field_path(loc: tuple[Any, ...]) -> str:
-    """pydantic `loc` → `line_items[0].quantity`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(corpo)"
-
-
-def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None, *, prefix: str = "") -> M:
+def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -> M:
     if isinstance(body, model):
         return body
     if body is None:
         body = {}
     if not isinstance(body, Mapping):
-        raise ProtocolError("invalid_request", f"{prefix or 'O corpo'} deve ser um objeto JSON.")
+        raise ProtocolError("invalid_request", "O corpo deve ser um objeto JSON.")
     try:
         return model.model_validate(dict(body))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = field_path(tuple(first["loc"]))
-        where = f"{prefix}.{where}" if prefix else where
+        where = field_path(first["loc"])
         raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc

@@ -97,6 +97,17 @@ def capability_registry() -> dict[str, list[dict[str, Any]]]:
     return registry
 
 
+# What no A2A message serves: the catalog's search and lookup are REST endpoints and MCP tools (an A2A intent finds
+# its product inside the conversation), and the feed and the permalinks are plain GETs outside every binding.
+NOT_ON_A2A = frozenset({CATALOG_SEARCH, CATALOG_LOOKUP, CATALOG_FEED, PERMALINK})
+
+
+def a2a_capability_registry() -> dict[str, list[dict[str, Any]]]:
+    """The profile's capabilities that the A2A binding serves (its Agent Card lists these): the profile's own
+    registry minus `NOT_ON_A2A`, so a capability added to the profile reaches the card too."""
+    return {name: entries for name, entries in capability_registry().items() if name not in NOT_ON_A2A}
+
+
 def _pix_key_type(key: str) -> str:
     digits = "".join(ch for ch in key if ch.isdigit())
     if "@" in key:

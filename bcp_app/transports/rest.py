@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
-from ninja import Header, NinjaAPI, Path
+from ninja import Body, Header, NinjaAPI, Path
 from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
@@ -38,6 +38,7 @@ from bcp_app.protocol.schemas import (
     SearchResponse,
 )
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
+from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
 from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
@@ -80,6 +81,7 @@ ERRORS: dict[int, Any] = {
 }
 AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
 KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
+OptionalBody = Body(None, description="Opcional: sem corpo é um cancelamento sem motivo.")
 # A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
 # OpenAPI without replacing that message with pydantic's.
 _PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
@@ -219,11 +221,18 @@ def _sign_response(response: HttpResponse) -> None:
 # --- error handlers: never a 500 for bad input, never internals -------------------------------------------
 
 
+_ORDER_ACTIONS = {"cancel": "cancel_order", "returns": "request_return"}  # the last path segment → operation
+
+
 def _header_problem(request: HttpRequest) -> ProtocolError | None:
     """BCP §3 / BCP-IDEM-02: the header errors `_run` answers for a valid body come before a body error too
     (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count."""
     parts = request.path.rstrip("/").split("/")
-    operation = f"{parts[-1]}_checkout" if request.method == "POST" and "checkout-sessions" in parts else ""
+    operation = ""
+    if request.method == "POST" and "checkout-sessions" in parts:
+        operation = f"{parts[-1]}_checkout"
+    elif request.method == "POST" and "orders" in parts:
+        operation = _ORDER_ACTIONS.get(parts[-1], "")
     try:
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
@@ -410,16 +419,6 @@ def get_order(request: HttpRequest, order_id: PathId, bcp_agent: str | None = Ag
 # --- order actions (extension br.dev.bcp.shopping.order_actions, issue 35) ---------------------------------
 
 
-def _body(request: HttpRequest) -> Any:
-    """An optional JSON body (Cancel Order may have none); a malformed one is `invalid_request`."""
-    if not request.body:
-        return {}
-    try:
-        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-    except JsonLimitError as exc:
-        raise ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8).") from exc
-
-
 @api.post(
     "/orders/{order_id}/cancel",
     response={200: OrderResponse | ErrorResponse, **ERRORS},
@@ -427,9 +426,13 @@ def _body(request: HttpRequest) -> Any:
     tags=["order"],
 )
 def cancel_order(
-    request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+    request: HttpRequest,
+    order_id: PathId,
+    payload: CancelOrderRequest | None = OptionalBody,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
-    return _run(request, "cancel_order", lambda ctx: operations.cancel_order(ctx, order_id, _body(request)),
+    return _run(request, "cancel_order", lambda ctx: operations.cancel_order(ctx, order_id, payload),
                 path_ids={"order_id": order_id})  # fmt: skip
 
 
@@ -440,9 +443,13 @@ def cancel_order(
     tags=["order"],
 )
 def request_return(
-    request: HttpRequest, order_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
+    request: HttpRequest,
+    order_id: PathId,
+    payload: RequestReturnRequest,
+    bcp_agent: str | None = AgentHeader,
+    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
-    return _run(request, "request_return", lambda ctx: operations.request_return(ctx, order_id, _body(request)),
+    return _run(request, "request_return", lambda ctx: operations.request_return(ctx, order_id, payload),
                 path_ids={"order_id": order_id})  # fmt: skip
 
 

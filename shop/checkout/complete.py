@@ -353,6 +353,9 @@ def _begin_transaction(
         if problem is not None:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
         chosen = data.payment.instruments[0]
+        # What the events record as the status left: the stored one (`incomplete` after a decline, BCP-PAY-06),
+        # not the `ready_for_complete` the evaluation below sets before the move is written.
+        stored = checkout.status
         if checkout.paid_at is not None:
             return _complete_paid(checkout, chosen)
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
@@ -376,7 +379,7 @@ def _begin_transaction(
             # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
             # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
             hold_for_charge(checkout, ev, held)  # the reservation follows the charge
-            save_with_event(checkout, "complete_refused", STATUS_READY, {"total": ev.total_amount})
+            save_with_event(checkout, "complete_refused", stored, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
             changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
             if not issue:
@@ -388,6 +391,7 @@ def _begin_transaction(
                 checkout.save()
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
             lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+            checkout.status = stored  # each move below records `checkout.status` as its start (save_status)
             if chosen.type == "card":
                 attached, checkout.payment_txid = checkout.payment_txid, ""  # "no payment attached yet"
                 if reserve_and_save_status(checkout, lines, ev, STATUS_IN_PROGRESS, "payment_pending"):
@@ -398,7 +402,7 @@ def _begin_transaction(
                 save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
                 return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
             if chosen.type == "pix" and (charge := usable_charge(checkout)) is not None:
-                _await_pix(checkout, charge, previous=STATUS_READY)  # the usual case: no PSP call at all
+                _await_pix(checkout, charge, previous=stored)  # the usual case: no PSP call at all
                 return CheckoutResult(checkout=current(checkout), messages=stored_messages(checkout))
             checkout.payment_txid = ""  # "no payment attached yet": what step 3 and the pending sweep look for
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")

@@ -21,7 +21,14 @@ from django.utils.translation import gettext_noop, ngettext
 from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.checkout.fulfillment import evaluate_fulfillment, shipping_config_load
-from shop.checkout.pricing import CouponEvaluation, card_terms, coupons_evaluate, coupons_load, pix_discount_applied
+from shop.checkout.pricing import (
+    CouponEvaluation,
+    card_terms,
+    coupon_total_text,
+    coupons_evaluate,
+    coupons_load,
+    pix_discount_applied,
+)
 from shop.checkout.selectors import consent_state
 from shop.checkout.stock import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.types import (
@@ -329,7 +336,7 @@ def evaluate(
             messages.append(_unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
     totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
     for applied in coupon_eval.applied:
-        totals.append({"type": "discount", "amount": -applied.amount, "display_text": f"Cupom {applied.code}"})
+        totals.append({"type": "discount", "amount": -applied.amount, "display_text": coupon_total_text(applied.code)})
     pix_off = pix_discount_applied(payment_instrument, subtotal - coupon_eval.total)
     if pix_off is not None:
         totals.append({"type": "discount", "amount": -pix_off["amount"], "display_text": pix_off["title"]})

@@ -91,7 +91,13 @@ def pix_price(amount: int, bp: int | None = None) -> int:
 
 
 def pix_discount_title(bp: int) -> str:
-    return f"Desconto Pix ({percent_label(bp)})"
+    """The automatic Pix discount's title and totals line, in the request's language like its messages."""
+    return _("Desconto Pix (%(rate)s)") % {"rate": percent_label(bp)}
+
+
+def coupon_total_text(code: str) -> str:
+    """A coupon's `discount` line in the totals (checkout and cart), in the request's language."""
+    return _("Cupom %(code)s") % {"code": code}
 
 
 def pix_discount_applied(instrument: dict[str, object] | None, base: int) -> dict[str, object] | None:

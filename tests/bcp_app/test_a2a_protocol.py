@@ -89,6 +89,14 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                                     "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.cart"],
                                 }
                             ],
+                            # Get Order (fiscal documents) and the order actions are A2A intents too
+                            "br.dev.bcp.shopping.order": [{"version": "2026-07-28"}],
+                            "br.dev.bcp.shopping.fiscal_document": [
+                                {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.order"}
+                            ],
+                            "br.dev.bcp.shopping.order_actions": [
+                                {"version": "2026-07-28", "extends": "br.dev.bcp.shopping.order"}
+                            ],
                             "br.dev.bcp.shopping.subscription": [
                                 {
                                     "version": "2026-07-28",
@@ -119,6 +127,17 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                                 "name": "dev.ucp.shopping.buyer_consent",
                                 "version": "2026-01-11",
                                 "extends": "dev.ucp.shopping.checkout",
+                            },
+                            {"name": "dev.ucp.shopping.order", "version": "2026-01-11"},
+                            {
+                                "name": "br.dev.bcp.shopping.fiscal_document",
+                                "version": "2026-07-28",
+                                "extends": "dev.ucp.shopping.order",
+                            },
+                            {
+                                "name": "br.dev.bcp.shopping.order_actions",
+                                "version": "2026-07-28",
+                                "extends": "dev.ucp.shopping.order",
                             },
                             {
                                 "name": "br.dev.bcp.shopping.subscription",
@@ -169,6 +188,30 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
             },
         ],
     }
+
+
+def test_agent_card_lists_what_the_profile_offers_over_a2a_bcp_a2a_01(server: LiveServer):
+    """QA walk: the card's BCP extension listed checkout and cart only, while A2A also serves Get Order (with
+    its fiscal documents), cancel_order and request_return. It comes from the profile's registry: every
+    capability of `/.well-known/bcp` except those no A2A message serves (catalog search and lookup are REST/MCP
+    operations; the feed and permalinks are plain GETs)."""
+    not_on_a2a = {
+        "br.dev.bcp.shopping.catalog.search",
+        "br.dev.bcp.shopping.catalog.lookup",
+        "br.dev.bcp.shopping.catalog.feed",
+        "br.dev.bcp.shopping.permalink",
+    }
+    profile = httpx.get(f"{server.base_url}/.well-known/bcp", timeout=10).json()["ucp"]["capabilities"]
+    card = httpx.get(f"{server.base_url}/.well-known/agent-card.json", timeout=10).json()
+    [bcp] = [e for e in card["capabilities"]["extensions"] if e["uri"] == EXTENSION]
+
+    assert not_on_a2a <= set(profile)  # the names above are the profile's (a rename would fail here)
+    assert bcp["params"]["capabilities"] == {
+        name: [{k: v for k, v in entry.items() if k in ("version", "extends")} for entry in entries]
+        for name, entries in profile.items()
+        if name not in not_on_a2a
+    }
+    assert {"br.dev.bcp.shopping.order", "br.dev.bcp.shopping.order_actions"} <= set(bcp["params"]["capabilities"])
 
 
 def test_sdk_card_resolver_reads_the_card(server: LiveServer):

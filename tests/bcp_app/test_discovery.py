@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -204,3 +206,24 @@ def test_the_pix_handler_names_the_merchant_as_the_payers_app_shows_it(client: C
 
 def test_post_is_not_allowed(client: Client) -> None:
     assert client.post("/.well-known/bcp").status_code == 405
+
+
+def test_the_example_agent_profile_names_handlers_and_capabilities_as_we_serve_them(client: Client) -> None:
+    """QA walk: `examples/agent-profile.json` (the README's platform profile) named the Pix handler's spec and
+    schema `payment-handlers/pix` and `payment_handlers/pix.json` while `/.well-known/bcp` serves PIX.md §10 D2's
+    `payment/pix` and `payment/pix.json`. Every entry the example shares with our profile names the same URLs."""
+    example = json.loads((Path(__file__).resolve().parents[2] / "examples" / "agent-profile.json").read_text())
+    served = profile(client)["ucp"]
+
+    def urls(registry: dict[str, list[dict[str, Any]]]) -> dict[str, set[tuple[str, str]]]:
+        return {name: {(e["spec"], e["schema"]) for e in entries} for name, entries in registry.items()}
+
+    ours = {**urls(served["capabilities"]), **urls(served["payment_handlers"])}
+    theirs = {**urls(example["ucp"]["capabilities"]), **urls(example["ucp"]["payment_handlers"])}
+    assert "br.dev.bcp.pix" in theirs
+    assert {name: entries for name, entries in theirs.items() if name in ours} == {
+        name: ours[name] for name in theirs if name in ours
+    }
+    assert theirs["br.dev.bcp.pix"] == {
+        ("https://bcp.dev.br/draft/specification/payment/pix", "https://bcp.dev.br/draft/schemas/payment/pix.json")
+    }

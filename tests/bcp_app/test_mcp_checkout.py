@@ -204,9 +204,9 @@ def test_create_checkout_is_replayed_by_key_and_strict_on_arguments_bcp_mcp_05(s
     assert again == first
     assert Checkout.objects.count() == 1
     assert typo.code == -32602
-    assert set(typo.data["fields"]) == {"chekout", "checkout"}
+    assert set(typo.data["fields"]) == {"$.chekout", "$.checkout"}
     assert wrong.code == -32602
-    assert list(wrong.data["fields"]) == ["checkout.line_items.0.quantity"]
+    assert list(wrong.data["fields"]) == ["$.checkout.line_items[0].quantity"]
 
 
 def test_update_checkout_ignores_an_id_inside_checkout_bcp_mcp_04(shopper: Shopper) -> None:

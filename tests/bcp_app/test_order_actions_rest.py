@@ -19,6 +19,7 @@ from referencing import Registry, Resource
 
 from bcp_app.models import WebhookDelivery
 from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
 from bcp_app.service.platforms import NewPlatform, platform_create
 from orders.models import Adjustment, Order, ReturnRequest
@@ -317,3 +318,50 @@ def test_refusals_follow_accept_language(
         f"Order #{order.number} has already shipped and can no longer be canceled: once you receive it, ask for a "
         "return."
     )
+
+
+def test_the_openapi_documents_the_bodies_of_cancel_and_return(client: Client) -> None:
+    """QA walk: both views read their body themselves, so the OpenAPI had no `requestBody` for them. They take
+    the request models the MCP tools and the A2A intents validate with (one schema set for every transport)."""
+    document = client.get("/bcp/v1/openapi.json").json()
+    cancel = document["paths"]["/bcp/v1/orders/{order_id}/cancel"]["post"]["requestBody"]
+    ret = document["paths"]["/bcp/v1/orders/{order_id}/returns"]["post"]["requestBody"]
+
+    assert cancel["required"] is False  # no body is a cancel without a reason
+    assert {"$ref": "#/components/schemas/CancelOrderRequest"} in cancel["content"]["application/json"]["schema"][
+        "anyOf"
+    ]
+    assert ret["required"] is True
+    assert ret["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/RequestReturnRequest"}
+    schemas = document["components"]["schemas"]
+    assert list(schemas["CancelOrderRequest"]["properties"]) == list(CancelOrderRequest.model_fields)
+    assert list(schemas["RequestReturnRequest"]["properties"]) == list(RequestReturnRequest.model_fields)
+    assert schemas["RequestReturnRequest"]["required"] == ["reason_code", "line_items"]
+
+
+def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The bodies are now validated before the view runs: the answers stay BCP-ERR-05's `invalid_request` naming
+    the member, and a missing Idempotency-Key is still said first (BCP-IDEM-02)."""
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "bad-bodies"})
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    cancel, returns = f"/orders/{order.public_id}/cancel", f"/orders/{order.public_id}/returns"
+    no_key = {k: v for k, v in headers.items() if k != "Idempotency-Key"}
+    before = order.status
+
+    answers = [
+        call(client, "post", cancel, headers, "{"),
+        call(client, "post", cancel, headers, {"reason": 7}),
+        call(client, "post", returns, headers, {"reason_code": "defective", "line_items": []}),
+        call(client, "post", returns, no_key, {"reason_code": 1}),
+    ]
+
+    assert [(a.status_code, a.json()) for a in answers] == [
+        (400, {"code": "invalid_request", "content": "O corpo não é JSON válido (UTF-8)."}),
+        (400, {"code": "invalid_request", "content": "Campo inválido $.reason: deve ser um texto"}),
+        (400, {"code": "invalid_request", "content": "Campo inválido $.line_items: precisa de pelo menos 1 item(ns)"}),
+        (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em request_return."}),
+    ]
+    order.refresh_from_db()
+    assert order.status == before and not ReturnRequest.objects.exists()

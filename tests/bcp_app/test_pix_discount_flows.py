@@ -194,3 +194,36 @@ def test_a2a_pix_discount_with_the_official_sdk_has_exact_totals(server: LiveSer
     )
     done = checkout(completed)
     assert (done["status"], done["totals"][-1]) == ("completed", {"type": "total", "amount": 9481})
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("bcp_settings")
+def test_rest_discount_titles_follow_accept_language(client: Client, headers: dict[str, str]) -> None:
+    """QA walk: with `Accept-Language: en` the coupon's messages were English but its line in the totals
+    ("Cupom BEMVINDO10") and the automatic Pix discount's title ("Desconto Pix (5%)") stayed Portuguese."""
+    from tests.shop.checkout_factories import make_coupon
+
+    # given a 10 % coupon; the merchant's own title is the merchant's words, shown as typed
+    make_coupon("BEMVINDO10", title="10% de boas-vindas")
+    english = {**headers, "Accept-Language": "en"}
+    created = create(client, english).json()
+    body = full_update(created)  # Pix selected
+    body["discounts"] = {"codes": ["BEMVINDO10"]}
+    addressed = call(client, "put", f"/checkout-sessions/{created['id']}", english, body).json()
+    body = full_update(addressed)
+    body["discounts"] = {"codes": ["BEMVINDO10"]}
+    # when the agent reads it in English
+    checkout = call(client, "put", f"/checkout-sessions/{created['id']}", english, body).json()
+    # then the engine's own words are English (the coupon's applied message already was)
+    assert checkout["status"] == "ready_for_complete", checkout["messages"]
+    assert [t.get("display_text") for t in checkout["totals"] if t["type"] == "discount"] == [
+        "Coupon BEMVINDO10",
+        "Pix discount (5%)",
+    ]
+    assert [(d["title"], d.get("code")) for d in checkout["discounts"]["applied"]] == [
+        ("10% de boas-vindas", "BEMVINDO10"),
+        ("Pix discount (5%)", None),
+    ]
+    assert [m["content"] for m in checkout["messages"] if m.get("code") == "discount_code_applied"] == [
+        "Coupon BEMVINDO10 applied: -R$ 8,58."
+    ]

@@ -185,7 +185,7 @@ def test_readme_mcp_walk_buys_with_pix_and_gets_the_webhook_bcp_chk_01(walk: Wal
     assert seen["order"]["totals"][-1] == seen["ready"]["totals"][-1]
     # a bad argument names the field and says why in Portuguese
     assert seen["bad"]["code"] == "invalid_request"
-    assert seen["bad"]["fields"] == {"checkout.line_items.0.quantity": "deve ser maior ou igual a 1"}
+    assert seen["bad"]["fields"] == {"$.checkout.line_items[0].quantity": "deve ser maior ou igual a 1"}
     _assert_signed_order_webhook(fake_platform, seen["order"]["id"])
 
 
@@ -228,7 +228,7 @@ def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: Fa
     bad = rest.post("/checkout-sessions", json={"line_items": [{"item": {"id": sku}, "quantity": "dois"}]})
     assert (bad.status_code, bad.json()) == (
         400,
-        {"code": "invalid_request", "content": "Campo inválido line_items[0].quantity: deve ser um número inteiro"},
+        {"code": "invalid_request", "content": "Campo inválido $.line_items[0].quantity: deve ser um número inteiro"},
     )
 
 

@@ -39,14 +39,14 @@ def assert_invalid(response: Any, field: str) -> None:
     [
         ('{"line_items": [', "JSON"),
         (b"\xff\xfe{}", "JSON"),
-        ("[1, 2]", "(corpo)"),
-        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": "2"}]}', "line_items[0].quantity"),
+        ("[1, 2]", "Campo inválido $: "),
+        ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": "2"}]}', "$.line_items[0].quantity"),
         ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2.5}]}', "line_items[0].quantity"),
         ('{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 9007199254740992}]}', "line_items[0].quantity"),
         ('{"line_items": [{"item": "SKU-CAFE-500G", "quantity": 1}]}', "line_items[0].item"),
         (
             '{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"email": ["a"]}}',
-            "buyer.email",
+            "$.buyer.email",
         ),
         (
             '{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "payment": {"instruments": {}}}',

@@ -12,7 +12,7 @@ from django.test import Client
 from orders.models import Order
 from payments.installments import InstallmentPolicy, plan_for
 from payments.models import CardPayment
-from shop.models import StoreSettings
+from shop.models import CheckoutEvent, StoreSettings
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, create, full_update
 
@@ -98,3 +98,30 @@ def test_installments_above_24_are_refused_as_invalid_input(client: Client, head
     response = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body)
 
     assert response.status_code == 400
+
+
+def test_a_complete_retried_after_a_decline_records_the_move_from_incomplete_bcp_pay_06(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: the retried complete's event said `ready_for_complete → complete_in_progress`, a status the
+    checkout never had after the decline; the timeline records the stored one."""
+    # given a card checkout whose first complete was declined (stored `incomplete`)
+    checkout = _with_card(client, headers, 1)
+    declined = {"payment": {"instruments": [{**CARD, "installments": 1,
+                                             "credential": {**TOKEN, "token": "fail_token"}}]}}  # fmt: skip
+    first = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                 {**headers, "Idempotency-Key": "k-declined"}, declined).json()  # fmt: skip
+    assert first["status"] == "incomplete"
+    # when the agent completes again with a good card (BCP-PAY-06: the decline is recoverable)
+    good = {"payment": {"instruments": [{**CARD, "installments": 1, "credential": TOKEN}]}}
+    done = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                {**headers, "Idempotency-Key": "k-retried"}, good).json()  # fmt: skip
+    # then the retry's move starts from `incomplete`
+    assert done["status"] == "completed", done["messages"]
+    moves = [(e.kind, e.from_status, e.to_status)
+             for e in CheckoutEvent.objects.filter(checkout__public_id=checkout["id"]).order_by("id")
+             if e.kind == "payment_pending"]  # fmt: skip
+    assert moves == [
+        ("payment_pending", "ready_for_complete", "complete_in_progress"),
+        ("payment_pending", "incomplete", "complete_in_progress"),
+    ]

@@ -43,4 +43,4 @@ def test_an_agent_query_over_200_characters_is_refused_naming_the_field(
     response = call(client, "post", "/catalog/search", headers, {"query": "caneca " * 50})
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_request"
-    assert response.json()["content"] == "Campo inválido query: aceita no máximo 200 caracteres"
+    assert response.json()["content"] == "Campo inválido $.query: aceita no máximo 200 caracteres"

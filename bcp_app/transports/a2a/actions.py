@@ -31,6 +31,7 @@ from django.db import IntegrityError, transaction
 
 from bcp_app.models import A2AContext
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.field_errors import field_path
 from bcp_app.protocol.results import OperationResult
 from bcp_app.service import a2a_tasks, idempotency, operations
 from bcp_app.transports.a2a import messages as intents
@@ -518,7 +519,8 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
     if value is None and default is not None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**53 - 1:
-        raise ProtocolError("invalid_request", f"{name} deve ser um inteiro ≥ 1.")
+        # The member's JSONPath in the intent's data part, in the form every transport's validation error uses
+        raise ProtocolError("invalid_request", f"Campo inválido {field_path((name,))}: deve ser um número inteiro ≥ 1")
     return value
 
 

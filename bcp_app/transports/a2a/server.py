@@ -71,13 +71,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.names import A2A_EXTENSION_URI, CART, CHECKOUT
+from bcp_app.protocol.names import A2A_EXTENSION_URI
 from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas.text import control_character_message, find_control_character
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import a2a_tasks, outbound, ratelimit
 from bcp_app.service.context import SignedRequest, resolve_context
-from bcp_app.service.discovery import capability_registry, public_url
+from bcp_app.service.discovery import a2a_capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
@@ -110,22 +110,14 @@ AGENT_VERSION = "1.0.0"
 
 
 def card_capabilities() -> dict[str, list[dict[str, Any]]]:
-    """Checkout and cart (the roots A2A intents serve) and their extensions, as the seed shows them
-    (version, extends)."""
+    """What the A2A binding serves, from the profile's registry (`a2a_capability_registry`), as the seed shows
+    them (version, extends)."""
     capabilities: dict[str, list[dict[str, Any]]] = {}
-    for name, entries in capability_registry().items():
-        shown = []
-        for entry in entries:
-            extends = entry.get("extends")
-            parents = extends if isinstance(extends, list) else [extends]
-            if name not in (CHECKOUT, CART) and CHECKOUT not in parents and CART not in parents:
-                continue
-            item: dict[str, Any] = {"version": entry["version"]}
-            if extends:
-                item["extends"] = extends
-            shown.append(item)
-        if shown:
-            capabilities[name] = shown
+    for name, entries in a2a_capability_registry().items():
+        capabilities[name] = [
+            {"version": entry["version"], **({"extends": entry["extends"]} if entry.get("extends") else {})}
+            for entry in entries
+        ]
     return capabilities
 
 
