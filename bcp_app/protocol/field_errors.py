@@ -7,6 +7,7 @@ language: pydantic's own messages are English ("Input should be greater than or 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +47,15 @@ _BOUNDED = {
     "too_long": ("max_length", "aceita no máximo {} item(ns)"),
     "string_too_short": ("min_length", "precisa de pelo menos {} caractere(s)"),
     "string_too_long": ("max_length", "aceita no máximo {} caracteres"),
-    "literal_error": ("expected", "deve ser um de: {}"),
-    "enum": ("expected", "deve ser um de: {}"),
 }
+# pydantic lists a Literal's or an Enum's values in English ("'a', 'b' or 'c'"): the values, said in Portuguese.
+_CHOICES = ("literal_error", "enum")
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def _choices(expected: str) -> str:
+    values = _QUOTED.findall(expected) or [expected]
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} ou {values[-1]}"
 
 
 def error_text(error: Mapping[str, Any]) -> str:
@@ -57,6 +64,8 @@ def error_text(error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     if kind in _FIXED:
         return _FIXED[kind]
+    if kind in _CHOICES and "expected" in ctx:
+        return f"deve ser um destes: {_choices(str(ctx['expected']))}"
     if kind in _BOUNDED:
         key, template = _BOUNDED[kind]
         if key in ctx:
