@@ -44,9 +44,16 @@ _BOUNDED = {
     "greater_than": ("gt", "deve ser maior que {}"),
     "less_than_equal": ("le", "deve ser no máximo {}"),
     "less_than": ("lt", "deve ser menor que {}"),
-    "literal_error": ("expected", "deve ser um de: {}"),
-    "enum": ("expected", "deve ser um de: {}"),
 }
+# pydantic lists a Literal's or an Enum's values in English ("'a', 'b' or 'c'"): the values, said in Portuguese.
+_CHOICES = ("literal_error", "enum")
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def _choices(expected: str) -> str:
+    values = _QUOTED.findall(expected) or [expected]
+    return values[0] if len(values) == 1 else f"{', '.join(values[:-1])} ou {values[-1]}"
+
 
 # Types whose text counts the constraint (a length): singular or plural by that number.
 _COUNTED = {
@@ -72,6 +79,8 @@ def error_text(error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     if kind in _FIXED:
         return _FIXED[kind]
+    if kind in _CHOICES and "expected" in ctx:
+        return f"deve ser um destes: {_choices(str(ctx['expected']))}"
     if kind in _BOUNDED:
         key, template = _BOUNDED[kind]
         if key in ctx:

@@ -150,6 +150,49 @@ def platform_profile_to_bcp(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _nth_index(items: list[Any], name: str, n: int, key: str = "name", rename: Any = to_bcp_name) -> int | None:
+    """Index in `items` of the `n`-th entry whose (renamed) `key` is `name`."""
+    seen = -1
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get(key), str) and rename(item[key]) == name:
+            seen += 1
+            if seen == n:
+                return index
+    return None
+
+
+def profile_path_to_ucp(document: dict[str, Any], path: list[Any]) -> list[Any]:
+    """A member path of `platform_profile_to_bcp(document)` (where validation found a fault) as the path of the same
+    member in the platform's own UCP `document`: its names (`dev.ucp.shopping.order`), and for 2026-01-11 its lists
+    (`ucp.capabilities[2]`, `payment.handlers[0].config_schema`). A path it cannot follow is returned as it is."""
+    ucp: dict[str, Any] = document["ucp"] if isinstance(document.get("ucp"), dict) else {}
+    if len(path) >= 3 and path[:2] == ["ucp", "capabilities"] and isinstance(path[2], str):
+        name, rest = path[2], path[3:]
+        raw = ucp.get("capabilities")
+        if isinstance(raw, dict):
+            key = next((k for k in raw if to_bcp_name(k) == name), name)
+            return ["ucp", "capabilities", key, *rest]
+        if isinstance(raw, list) and rest and isinstance(rest[0], int):
+            index = _nth_index(raw, name, rest[0])
+            if index is not None:
+                return ["ucp", "capabilities", index, *rest[1:]]
+    if len(path) >= 3 and path[:2] == ["ucp", "services"] and isinstance(path[2], str):
+        raw = ucp.get("services")
+        key = next((k for k in raw if to_bcp_name(k) == path[2]), path[2]) if isinstance(raw, dict) else path[2]
+        return ["ucp", "services", key, *path[3:]]
+    if len(path) >= 4 and path[:2] == ["ucp", "payment_handlers"] and isinstance(path[3], int):
+        payment = document.get("payment")
+        handlers = payment.get("handlers") if isinstance(payment, dict) else None
+        if not isinstance(ucp.get("payment_handlers"), dict) and isinstance(handlers, list):
+            index = _nth_index(handlers, str(path[2]), path[3], rename=lambda n: n)
+            if index is not None:
+                rest = ["config_schema" if path[4:5] == ["schema"] else p for p in path[4:5]] + path[5:]
+                return ["payment", "handlers", index, *rest]
+    if path[:1] == ["keys"] and "keys" not in document and "signing_keys" in document:
+        return ["signing_keys", *path[1:]]
+    return path
+
+
 def version_newer_than_ours(version: str) -> bool:
     """overview "Version Negotiation": a platform version above ours is `version_unsupported`."""
     return version > UCP_VERSIONS[-1]
@@ -276,11 +319,71 @@ def _buyer_to_bcp(buyer: Any) -> Any:
     return out
 
 
+_INSTRUMENT_FIELDS = ("id", "handler_id", "type", "billing_address", "credential", "installments")
+# Our extension members of a 2026-01-11 `payment` (`payment["br.dev.bcp.pix"]`, see `checkout_to_ucp`).
+_EXTENSION_PREFIX = "br.dev.bcp."
+
+
+def _instrument_to_bcp(data: Any, *, selected: bool | None = None) -> Any:
+    """One UCP instrument as BCP's `InstrumentIn`: display members (`brand`, `last_digits`, the echoed `pix`
+    charge…) are not BCP's input and are dropped; what is left BCP validates."""
+    if not isinstance(data, dict):
+        return data
+    out = {k: data[k] for k in _INSTRUMENT_FIELDS if k in data}
+    if selected is not None:
+        out["selected"] = selected
+    elif "selected" in data:
+        out["selected"] = data["selected"]
+    return out
+
+
+def payment_request_to_bcp(payment: Any) -> Any:
+    """The `payment` of a UCP Create/Update → BCP's `{instruments: [...]}`, so the engine prices the choice at
+    update (the Pix discount, card interest) as for a BCP platform, and complete needs no second call.
+
+    * 2026-01-11 (`payment_update_req.json` at the tag: `selected_instrument_id` — "The id of the currently
+      selected payment instrument from the instruments array" — and `instruments[]`): the instrument the id names
+      is the selected one. An agent that writes back our answer, whose non-card instrument is the extension
+      member `payment["br.dev.bcp.pix"]` (cards are the only 2026-01-11 instrument), keeps that choice.
+    * 2026-08-25 (BCP's shapes, `instruments[]` each with `selected`): passed through as BCP reads it.
+
+    A `selected_instrument_id` that names no instrument chooses none (the engine would take the first listed
+    otherwise); `request_warnings` says so. Handlers (2026-01-11 lists the platform's) are not BCP's input."""
+    if not isinstance(payment, dict):
+        return payment  # BCP's validation says `payment` must be an object
+    instruments = payment.get("instruments")
+    if instruments is not None and not isinstance(instruments, list):
+        return {"instruments": instruments}
+    chosen = payment.get("selected_instrument_id")
+    if chosen is None:
+        return {"instruments": [_instrument_to_bcp(i) for i in instruments or []]}
+    listed = _with_chosen(payment)
+    if listed is None:
+        return {"instruments": []}
+    return {
+        "instruments": [_instrument_to_bcp(i, selected=isinstance(i, dict) and i.get("id") == chosen) for i in listed]
+    }
+
+
+def _with_chosen(payment: dict[str, Any]) -> list[Any] | None:
+    """`payment.instruments` with the one `selected_instrument_id` names (from our extension member when the agent
+    wrote our answer back), or None when it names none."""
+    chosen = payment.get("selected_instrument_id")
+    listed = list(payment.get("instruments") or [])
+    if not any(isinstance(i, dict) and i.get("id") == chosen for i in listed):
+        listed += [
+            value
+            for key, value in payment.items()
+            if key.startswith(_EXTENSION_PREFIX) and isinstance(value, dict) and value.get("id") == chosen
+        ][:1]
+    return listed if any(isinstance(i, dict) and i.get("id") == chosen for i in listed) else None
+
+
 def checkout_request_to_bcp(body: Any) -> Any:
-    """Create/Update body of UCP 2026-01-11 → BCP. Members BCP does not read are dropped: the request's
-    `id` (the business assigns ids), `currency` (always BRL here; a checkout answers in BRL), `payment` (in
-    2026-01-11 it lists the platform's handlers and instruments; BCP reads the chosen instrument at Complete),
-    `platform`; an item's `title` (the catalog's title wins, as in UCP)."""
+    """Create/Update body of UCP (2026-01-11 or 2026-08-25) → BCP. Members BCP does not read are dropped: the
+    request's `id` (the business assigns ids), `currency` (BRL only: another one gets a warning, `request_warnings`),
+    `platform`; an item's `title` (the catalog's title wins, as in UCP). `payment` is the chosen instrument
+    (`payment_request_to_bcp`)."""
     if not isinstance(body, dict):
         return body
     out: dict[str, Any] = {}
@@ -303,6 +406,8 @@ def checkout_request_to_bcp(body: Any) -> Any:
     for name in ("context", "signals", "attribution", "discounts", "fulfillment", "cart_id"):
         if body.get(name) is not None:
             out[name] = body[name]
+    if body.get("payment") is not None:
+        out["payment"] = payment_request_to_bcp(body["payment"])
     risk = body.get("risk_signals")
     if isinstance(risk, dict) and risk and "signals" not in out:
         out["signals"] = risk
@@ -314,15 +419,7 @@ def complete_request_to_bcp(body: Any) -> Any:
     (`{payment: {instruments: [one instrument]}}`). A body already in BCP's shape passes through."""
     if not isinstance(body, dict) or "payment_data" not in body:
         return body
-    data = body.get("payment_data")
-    if not isinstance(data, dict):
-        return {"payment": {"instruments": [data]}}
-    instrument: dict[str, Any] = {
-        k: data[k] for k in ("id", "handler_id", "type", "billing_address", "credential", "installments") if k in data
-    }
-    instrument["selected"] = True
-    out: dict[str, Any] = {"payment": {"instruments": [instrument]}}
-    return out
+    return {"payment": {"instruments": [_instrument_to_bcp(body.get("payment_data"), selected=True)]}}
 
 
 # --- responses (BCP → UCP 2026-01-11) -------------------------------------------------------------------------
@@ -515,9 +612,21 @@ def _order_line(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def _adjustment(adjustment: dict[str, Any]) -> dict[str, Any]:
-    """An adjustment's lines carry the quantity affected (`types/adjustment.json`: minimum 1); BCP signs it
-    (−1 for a unit taken off the order)."""
-    out = {**adjustment, "totals": _totals(adjustment.get("totals"))}
+    """2026-01-11's `types/adjustment.json`: `{id, type, occurred_at, status, line_items?, amount?, description?}`,
+    no `totals`. `amount` ("Amount in minor units (cents) for refunds, credits, price adjustments") is the size of
+    BCP's signed `total` (money back is negative there); an adjustment BCP gives no total (a cancellation before
+    anything was paid) has none. Its lines carry the quantity affected ("minimum": 1); BCP signs it (−1 for a
+    unit taken off the order)."""
+    out = {k: v for k, v in adjustment.items() if k != "totals"}
+    totals = adjustment.get("totals")
+    total = next(
+        (t.get("amount") for t in totals if isinstance(t, dict) and t.get("type") == "total")
+        if isinstance(totals, list)
+        else iter(()),
+        None,
+    )
+    if isinstance(total, int):
+        out["amount"] = abs(total)
     lines = adjustment.get("line_items")
     if isinstance(lines, list):
         out["line_items"] = [
@@ -525,7 +634,83 @@ def _adjustment(adjustment: dict[str, Any]) -> dict[str, Any]:
             if isinstance(li, dict) and isinstance(li.get("quantity"), int)
             else li
             for li in lines
+            if not (isinstance(li, dict) and li.get("quantity") == 0)
         ]
+    return out
+
+
+# --- paths and envelopes of errors on the UCP face ------------------------------------------------------------
+
+# UCP 2026-01-11's Complete body (`payment_data.json`) is one instrument, BCP's `payment.instruments[0]`.
+COMPLETE_RENAMES = (("payment.instruments[0]", "payment_data"), ("payment.instruments", "payment_data"))
+
+
+def renamed_text(text: str, renames: tuple[tuple[str, str], ...]) -> str:
+    """BCP's member paths in a message (`$.payment.instruments[0].credential`, "Campo inválido payment…") as the
+    UCP request's names (`$.payment_data.credential`)."""
+    for bcp_name, ucp_name in renames:
+        text = text.replace(bcp_name, ucp_name)
+    return text
+
+
+def renamed_messages(body: dict[str, Any], renames: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """A response whose `messages[].path` and `content` use the UCP request's names (see `renamed_text`)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return body
+    out = []
+    for message in messages:
+        if isinstance(message, dict):
+            message = {
+                k: renamed_text(v, renames) if k in ("path", "content") and isinstance(v, str) else v
+                for k, v in message.items()
+            }
+        out.append(message)
+    return {**body, "messages": out}
+
+
+def protocol_error_envelope(version: str) -> dict[str, Any]:
+    """The `ucp` member of a protocol error on the UCP face (overview.md, "Negotiation": "Businesses MUST include
+    the `ucp` field in every response containing: `version` … `capabilities`: Array of active capabilities for this
+    response"): none is active when the request was refused. 2026-08-25's registries are maps."""
+    return {"version": version, "capabilities": {} if version == UCP_2026_08_25 else []}
+
+
+def request_warnings(body: Any) -> list[dict[str, Any]]:
+    """Warnings for a Create/Update that asked for something the shop does not do, naming the member, rather than
+    answering otherwise in silence: a currency other than BRL (the checkout is priced in BRL, the shop's only
+    currency: 2026-01-11's response `currency` is the business's), a `payment.selected_instrument_id` that names
+    no instrument (none is chosen). Warnings, not errors: the conformance suite's every Create sends `USD` and
+    `selected_instrument_id` with no instruments, and a checkout in BRL is still one the agent can complete."""
+    if not isinstance(body, dict):
+        return []
+    out = []
+    currency = body.get("currency")
+    if currency is not None and not (isinstance(currency, str) and currency.upper() == "BRL"):
+        out.append(
+            {
+                "type": "warning",
+                "code": "currency_unsupported",
+                "path": "$.currency",
+                "content": f"Moeda {str(currency)[:20]!r} não aceita em currency: esta loja vende só em reais (BRL); "
+                "os valores estão em centavos de real.",
+            }
+        )
+    payment = body.get("payment")
+    if (
+        isinstance(payment, dict)
+        and payment.get("selected_instrument_id") is not None
+        and _with_chosen(payment) is None
+    ):
+        out.append(
+            {
+                "type": "warning",
+                "code": "instrument_not_found",
+                "path": "$.payment.selected_instrument_id",
+                "content": f"{str(payment['selected_instrument_id'])[:100]!r} não é o id de nenhum instrumento de "
+                "payment.instruments: nenhum instrumento foi escolhido.",
+            }
+        )
     return out
 
 

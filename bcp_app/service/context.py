@@ -128,13 +128,15 @@ def resolve_context(
     client_ip: str | None = None,
     operation: str | None = None,
     counted: ratelimit.Window | None = None,
+    agent_header: str = negotiation.AGENT_HEADER,
 ) -> RequestContext:
     """Run BCP §3 and identify the caller. `profile_url` is the already-extracted URL (or None).
 
     `client_ip`: the caller's address when the transport knows it better than the request context does.
     `operation`: what the caller asks for (`create_checkout`…), so that what it reads from the cache comes in
     identity's round trip. `counted`: the rate-limit window this call counts in (`ratelimit.call_window`),
-    counted in that same round trip and refused before anything else when over.
+    counted in that same round trip and refused before anything else when over. `agent_header`: where the
+    caller named its profile (`UCP-Agent` on UCP's face), for the refusals that name it.
     """
     url = negotiation.validate_profile_url(profile_url)
     # What identity and negotiation read from the cache, in one round trip with the call's rate-limit counter:
@@ -158,7 +160,9 @@ def resolve_context(
     if api_key is not None:
         platform = platform_authenticate(api_key, client_ip=client_ip)
         if platform.profile_url and platform.profile_url != url:
-            raise ProtocolError("profile_not_trusted", "Esta credencial não pode usar o perfil informado em BCP-Agent.")
+            raise ProtocolError(
+                "profile_not_trusted", f"Esta credencial não pode usar o perfil informado em {agent_header}."
+            )
     profile, capabilities = negotiation.negotiated(url)
     negotiation.check_version(profile)
     keyid = None

@@ -28,7 +28,7 @@ from bcp_app.models import ProfileCacheEntry
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.names import PROTOCOL_VERSION
 from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
-from bcp_app.protocol.ucp import is_ucp_profile, platform_profile_to_bcp
+from bcp_app.protocol.ucp import is_ucp_profile, platform_profile_to_bcp, profile_path_to_ucp
 from bcp_app.service import outbound
 from bcp_app.service.discovery import capability_registry
 from bcp_app.service.flight import single_flight
@@ -45,31 +45,43 @@ CACHE_MAX_ENTRIES = 10_000
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?", re.IGNORECASE)
 
 
-def parse_agent_header(value: str | None) -> str:
-    """Profile URL from `BCP-Agent`; `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
-    return validate_profile_url(_profile_member(value))
+AGENT_HEADER = "BCP-Agent"  # the header a platform names itself with on the BCP face; UCP's face reads `UCP-Agent`
+
+
+def parse_agent_header(value: str | None, header: str = AGENT_HEADER) -> str:
+    """Profile URL from the agent header (`BCP-Agent`, or `UCP-Agent` on UCP's face: `header` names the one the
+    request arrived with, so a refusal names it); `invalid_profile_url` when missing or malformed (BCP-NEG-01)."""
+    return validate_profile_url(_profile_member(value, header))
 
 
 @lru_cache(maxsize=256)
-def _profile_member(value: str | None) -> str:
+def _profile_member(value: str | None, header: str) -> str:
     # A platform sends the same header on every call: parsed once per process (refusals are not remembered).
     if not value or not value.strip():
-        raise ProtocolError("invalid_profile_url", 'O cabeçalho BCP-Agent com profile="https://…" é obrigatório.')
+        raise ProtocolError("invalid_profile_url", f'O cabeçalho {header} com profile="https://…" é obrigatório.')
     try:
         parsed = parse_dictionary(value.strip())
     except SFVError as exc:
         raise ProtocolError(
-            "invalid_profile_url", 'BCP-Agent não é um dicionário RFC 8941 válido: use profile="https://…".'
+            "invalid_profile_url", f'{header} não é um dicionário RFC 8941 válido: use profile="https://…".'
         ) from exc
     member = parsed.get("profile")
     if not isinstance(member, Item) or not isinstance(member.value, str):
-        raise ProtocolError("invalid_profile_url", "BCP-Agent precisa do membro profile com uma URL entre aspas.")
+        raise ProtocolError("invalid_profile_url", f"{header} precisa do membro profile com uma URL entre aspas.")
     return member.value
 
 
+PROFILE_URL_MAX = 2048
+
+
 def validate_profile_url(url: Any) -> str:
-    if not isinstance(url, str) or not url or len(url) > 2048:
+    if not isinstance(url, str) or not url:
         raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
+    if len(url) > PROFILE_URL_MAX:
+        raise ProtocolError(
+            "invalid_profile_url",
+            f"A URL do perfil da plataforma é longa demais: {len(url)} caracteres, o máximo é {PROFILE_URL_MAX}.",
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a bad port
@@ -98,13 +110,17 @@ def _platform_validator() -> Any:
     return Draft202012Validator(schema, registry=registry)
 
 
-def validate_platform_profile(document: Any) -> None:
-    """Raise `profile_malformed` naming the first offending member."""
+def validate_platform_profile(document: Any, *, ucp_original: dict[str, Any] | None = None) -> None:
+    """Raise `profile_malformed` naming the first offending member; `ucp_original`: the UCP profile `document` was
+    read from (`platform_profile_to_bcp`), whose own names and paths the message then uses."""
     # The first error found, not all of them sorted: a profile with thousands of bad members is refused
     # as fast as one with a single bad member.
     error = next(iter(_platform_validator().iter_errors(document)), None)
     if error is not None:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "(raiz)"
+        path = list(error.absolute_path)
+        if ucp_original is not None:
+            path = profile_path_to_ucp(ucp_original, path)
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) or "(raiz)"
         raise ProtocolError("profile_malformed", f"Perfil da plataforma inválido em ${where}: {_schema_reason(error)}.")
 
 
@@ -185,9 +201,10 @@ def _fetch(url: str) -> tuple[dict[str, Any], int]:
     except JsonLimitError as exc:
         reason = "aninhado demais" if exc.kind == "too_deep" else "não é JSON"
         raise ProtocolError("profile_malformed", f"O perfil da plataforma {reason}.") from exc
+    original = None
     if is_ucp_profile(document):
-        document = platform_profile_to_bcp(document)  # a plain UCP platform: read through the name map
-    validate_platform_profile(document)
+        original, document = document, platform_profile_to_bcp(document)  # a plain UCP platform: the name map
+    validate_platform_profile(document, ucp_original=original)
     return document, _ttl(response.headers.get("cache-control", ""))
 
 

@@ -45,7 +45,7 @@ from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, conten
 from bcp_app.protocol.validation import field_path
 from bcp_app.service import idempotency, operations, ratelimit
 from bcp_app.service.context import RequestContext, SignedRequest, resolve_context
-from bcp_app.service.negotiation import parse_agent_header
+from bcp_app.service.negotiation import AGENT_HEADER, parse_agent_header
 from kernel.json_limits import JsonLimitError, loads_bounded
 from kernel.ops.access_log import annotate
 
@@ -106,6 +106,29 @@ def _protocol_error(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
     return _json(exc.body(), exc.http_status, request, exc.http_headers())
 
 
+INVALID_JSON = "O corpo não é JSON válido (UTF-8)."
+
+
+def request_too_large() -> ProtocolError:
+    """A body over `DATA_UPLOAD_MAX_MEMORY_SIZE` (Django's `RequestDataTooBig`), on every REST face."""
+    return ProtocolError("request_too_large", "O corpo da requisição é grande demais.")
+
+
+def json_body(request: HttpRequest) -> Any:
+    """An optional JSON body (`{}` when empty), read for a view that parses its own: too large is
+    `request_too_large`, malformed or nested too deep `invalid_request` (never Django's HTML 400 page)."""
+    try:
+        raw = request.body
+    except RequestDataTooBig as exc:
+        raise request_too_large() from exc
+    if not raw:
+        return {}
+    try:
+        return loads_bounded(raw, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    except JsonLimitError as exc:
+        raise ProtocolError("invalid_request", INVALID_JSON) from exc
+
+
 def _signed(request: HttpRequest) -> SignedRequest | None:
     if "Signature-Input" not in request.headers and "Signature" not in request.headers:
         return None
@@ -133,18 +156,23 @@ def _api_key(request: HttpRequest) -> str | None:
     return request.headers.get("X-API-Key")
 
 
-def agent_header(request: HttpRequest) -> str | None:
-    """`BCP-Agent`, else UCP's `UCP-Agent` (same RFC 8941 Dictionary with `profile`): a plain UCP platform is
-    read the same way (issue 35)."""
-    return request.headers.get("BCP-Agent") or request.headers.get("UCP-Agent")
+def agent_header(request: HttpRequest, name: str = AGENT_HEADER) -> str | None:
+    """The face's agent header (`BCP-Agent`; `UCP-Agent` on UCP's face), else the other one (the same RFC 8941
+    Dictionary with `profile`): a plain UCP platform is read the same way (issue 35)."""
+    other = "UCP-Agent" if name == AGENT_HEADER else AGENT_HEADER
+    return request.headers.get(name) or request.headers.get(other)
 
 
 def context_from_request(
-    request: HttpRequest, operation: str | None = None, counted: ratelimit.Window | None = None
+    request: HttpRequest,
+    operation: str | None = None,
+    counted: ratelimit.Window | None = None,
+    *,
+    agent: str = AGENT_HEADER,
 ) -> RequestContext:
     return resolve_context(
         transport="rest",
-        profile_url=parse_agent_header(agent_header(request)),
+        profile_url=parse_agent_header(agent_header(request, agent), agent),
         api_key=_api_key(request),
         signed=_signed(request),
         idempotency_key=request.headers.get("Idempotency-Key"),
@@ -153,6 +181,7 @@ def context_from_request(
         client_ip=request.META.get("REMOTE_ADDR"),
         operation=operation,
         counted=counted,
+        agent_header=agent,
     )
 
 
@@ -163,7 +192,11 @@ def _run(
     *,
     sign: bool = False,
     path_ids: dict[str, str] | None = None,
+    agent: str = AGENT_HEADER,
+    on_error: Callable[[HttpRequest, ProtocolError], HttpResponse] | None = None,
 ) -> HttpResponse:
+    """`agent`: the header the face reads the platform's profile from (`UCP-Agent` on UCP's face); `on_error`:
+    how the face renders a protocol error (UCP's adds its `ucp` member), BCP's `{code, content}` by default."""
     annotate(transport="rest", operation=operation)
     try:
         for name, value in (path_ids or {}).items():
@@ -179,7 +212,7 @@ def _run(
         counted = ratelimit.call_window(
             op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated
         )
-        ctx = context_from_request(request, operation, counted)
+        ctx = context_from_request(request, operation, counted, agent=agent)
         ctx.extra.setdefault("client_ip", request.META.get("REMOTE_ADDR"))
         if operation in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
@@ -192,7 +225,7 @@ def _run(
         else:
             result = call(ctx)
     except ProtocolError as exc:
-        return _protocol_error(request, exc)
+        return (on_error or _protocol_error)(request, exc)
     response = _json(result.encoded, result.status_code, request, result.headers)
     if sign:
         _sign_response(response)
@@ -265,7 +298,7 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return _protocol_error(request, ProtocolError("request_too_large", "O corpo da requisição é grande demais."))
+    return _protocol_error(request, request_too_large())
 
 
 @api.exception_handler(ProtocolError)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -28,17 +29,19 @@ from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
 from bcp_app.service import operations
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import ucp_business_profile, ucp_default_version
-from bcp_app.transports.rest import _json, _protocol_error, _run
+from bcp_app.transports.rest import _json, _run, json_body
 from bcp_app.transports.well_known import profile_response
-from kernel.json_limits import JsonLimitError, loads_bounded
 from orders.errors import OrderError
 from orders.services import order_ship
 
 logger = logging.getLogger("bcp_app.transports.ucp_rest")
 
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
+Renames = tuple[tuple[str, str], ...]
+UCP_AGENT = "UCP-Agent"  # how a UCP platform names its profile (checkout-rest.md "Specific Header Requirements")
 
 
+@csrf_exempt  # a POST is refused by require_safe with 405, not by the CSRF check with its HTML 403 page
 @require_safe
 def well_known_ucp(request: HttpRequest, version: str | None = None) -> HttpResponse:
     """`/.well-known/ucp` (the version `UCP_DISCOVERY_VERSION` names) and `/.well-known/ucp/{version}`."""
@@ -67,29 +70,72 @@ def _version_problem(request: HttpRequest) -> ProtocolError | None:
     return None
 
 
-def _body(request: HttpRequest) -> Any:
-    if not request.body:
-        return {}
-    return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-
-
 def _mapped(result: OperationResult, translate: Translate) -> OperationResult:
-    return OperationResult(result.status_code, translate(result.body), result.headers, result.replayed)
+    """The operation's result in UCP's shape. An unknown (or another platform's) checkout or order is BCP's
+    `not_found` Error Response with 200; checkout-rest.md "Status Codes" at v2026-01-11 has `404 Not Found`: "The
+    requested resource could not be found"."""
+    status = result.status_code
+    messages = result.body.get("messages") if result.is_error_response else None
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        status = 404 if messages[0].get("code") == "not_found" else status
+    return OperationResult(status, translate(result.body), result.headers, result.replayed)
+
+
+def _face_version(request: HttpRequest) -> str:
+    """The UCP version a refused request is answered in: the `version` the platform put on `UCP-Agent` when it is
+    one we serve, else 2026-01-11 (the face's default, as `_for_version`)."""
+    try:
+        member = parse_dictionary((request.headers.get("UCP-Agent") or "").strip()).get("profile")
+    except SFVError:
+        return ucp.UCP_2026_01_11
+    version = member.params.get("version") if isinstance(member, Item) else None
+    return version if version in ucp.UCP_VERSIONS else ucp.UCP_2026_01_11
+
+
+def _error(request: HttpRequest, exc: ProtocolError) -> HttpResponse:
+    """A protocol error on the UCP face: BCP's `{code, content}` with the `ucp` member every UCP response carries
+    (`ucp.protocol_error_envelope`), and 2026-01-11's status table (`_status_2026_01_11`)."""
+    body = {"ucp": ucp.protocol_error_envelope(_face_version(request)), **exc.body()}
+    return _status_2026_01_11(_json(body, exc.http_status, request, exc.http_headers()))
+
+
+def _unknown_resource(request: HttpRequest) -> HttpResponse:
+    body = {"ucp": ucp.protocol_error_envelope(_face_version(request)), "code": "not_found"}
+    return _json({**body, "content": "Recurso UCP desconhecido."}, 404, request)
 
 
 def _ucp(
     request: HttpRequest,
     operation: str,
-    call: Callable[[RequestContext], OperationResult],
+    call: Callable[[RequestContext, Any], OperationResult],
     translate: Translate,
     *,
     path_ids: dict[str, str] | None = None,
+    read_body: bool = True,
+    renames: Callable[[Any], Renames] | None = None,
 ) -> HttpResponse:
+    """Read the body (too large, not JSON: refused here, with BCP REST's `json_body`), run the operation through
+    BCP REST's `_run` with `UCP-Agent` as the agent header, and answer in UCP's shape. `renames(body)`: BCP member
+    paths the UCP request names otherwise (`ucp.COMPLETE_RENAMES`), for the messages and errors that name one."""
+    try:
+        body = json_body(request) if read_body else {}
+    except ProtocolError as exc:
+        return _error(request, exc)
     if (problem := _version_problem(request)) is not None:
-        return _status_2026_01_11(_protocol_error(request, problem))
-    return _status_2026_01_11(
-        _run(request, operation, lambda ctx: _mapped(call(ctx), _for_version(ctx, translate)), path_ids=path_ids)
-    )
+        return _error(request, problem)
+    names = renames(body) if renames is not None else ()
+
+    def run(ctx: RequestContext) -> OperationResult:
+        try:
+            result = call(ctx, body)
+        except ProtocolError as exc:
+            if not names:
+                raise
+            raise replace(exc, content=ucp.renamed_text(exc.content, names)) from exc
+        to_ucp = _for_version(ctx, translate)
+        return _mapped(result, (lambda b: ucp.renamed_messages(to_ucp(b), names)) if names else to_ucp)
+
+    return _status_2026_01_11(_run(request, operation, run, path_ids=path_ids, agent=UCP_AGENT, on_error=_error))
 
 
 def _for_version(ctx: RequestContext, translate: Translate) -> Translate:
@@ -105,18 +151,24 @@ def _status_2026_01_11(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def _invalid_json(request: HttpRequest) -> HttpResponse:
-    return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
+def _checkout_write(operation: Callable[..., OperationResult], *ids: str) -> Callable[..., OperationResult]:
+    """Create/Update: the UCP body renamed into BCP's, with `ucp.request_warnings` (a non-BRL `currency`…)."""
+
+    def call(ctx: RequestContext, body: Any) -> OperationResult:
+        result = operation(ctx, *ids, ucp.checkout_request_to_bcp(body))
+        warnings = ucp.request_warnings(body)
+        if not warnings or result.is_error_response:
+            return result
+        out = {**result.body, "messages": [*(result.body.get("messages") or []), *warnings]}
+        return OperationResult(result.status_code, out, result.headers, result.replayed)
+
+    return call
 
 
 @csrf_exempt
 @require_http_methods(["POST"])
 def checkout_sessions(request: HttpRequest) -> HttpResponse:
-    try:
-        body = ucp.checkout_request_to_bcp(_body(request))
-    except JsonLimitError:
-        return _invalid_json(request)
-    return _ucp(request, "create_checkout", lambda ctx: operations.create_checkout(ctx, body), ucp.checkout_to_ucp)
+    return _ucp(request, "create_checkout", _checkout_write(operations.create_checkout), ucp.checkout_to_ucp)
 
 
 @csrf_exempt
@@ -127,50 +179,45 @@ def checkout_session(request: HttpRequest, checkout_id: str) -> HttpResponse:
         return _ucp(
             request,
             "get_checkout",
-            lambda ctx: operations.get_checkout(ctx, checkout_id),
+            lambda ctx, _: operations.get_checkout(ctx, checkout_id),
             ucp.checkout_to_ucp,
             path_ids=ids,
+            read_body=False,
         )
-    try:
-        body = ucp.checkout_request_to_bcp(_body(request))
-    except JsonLimitError:
-        return _invalid_json(request)
     return _ucp(
         request,
         "update_checkout",
-        lambda ctx: operations.update_checkout(ctx, checkout_id, body),
+        _checkout_write(operations.update_checkout, checkout_id),
         ucp.checkout_to_ucp,
         path_ids=ids,
     )
 
 
+def _complete_renames(body: Any) -> Renames:
+    """A 2026-01-11 Complete names its instrument `payment_data`; BCP's errors name `payment.instruments[0]`."""
+    return ucp.COMPLETE_RENAMES if isinstance(body, dict) and "payment_data" in body else ()
+
+
 @csrf_exempt
 @require_http_methods(["POST"])
 def complete_checkout(request: HttpRequest, checkout_id: str) -> HttpResponse:
-    try:
-        body = ucp.complete_request_to_bcp(_body(request))
-    except JsonLimitError:
-        return _invalid_json(request)
     return _ucp(
         request,
         "complete_checkout",
-        lambda ctx: operations.complete_checkout(ctx, checkout_id, body),
+        lambda ctx, body: operations.complete_checkout(ctx, checkout_id, ucp.complete_request_to_bcp(body)),
         ucp.checkout_to_ucp,
         path_ids={"checkout_id": checkout_id},
+        renames=_complete_renames,
     )
 
 
 @csrf_exempt
 @require_http_methods(["POST"])
 def cancel_checkout(request: HttpRequest, checkout_id: str) -> HttpResponse:
-    try:
-        body = _body(request)
-    except JsonLimitError:
-        return _invalid_json(request)
     return _ucp(
         request,
         "cancel_checkout",
-        lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+        lambda ctx, body: operations.cancel_checkout(ctx, checkout_id, body),
         ucp.checkout_to_ucp,
         path_ids={"checkout_id": checkout_id},
     )
@@ -183,22 +230,23 @@ def get_order(request: HttpRequest, order_id: str) -> HttpResponse:
     return _ucp(
         request,
         "get_order",
-        lambda ctx: operations.get_order(ctx, order_id),
+        lambda ctx, _: operations.get_order(ctx, order_id),
         ucp.order_to_ucp,
         path_ids={"order_id": order_id},
+        read_body=False,
     )
 
 
 def _order_action(request: HttpRequest, operation: str, order_id: str) -> HttpResponse:
     """Cancel Order and Request Return of our extension `br.dev.bcp.shopping.order_actions` (it keeps its BCP name on
     the UCP face), the same operations as BCP REST, answered with the order in UCP's shape."""
-    try:
-        body = _body(request)
-    except JsonLimitError:
-        return _invalid_json(request)
-    call = operations.cancel_order if operation == "cancel_order" else operations.request_return
+    action = operations.cancel_order if operation == "cancel_order" else operations.request_return
     return _ucp(
-        request, operation, lambda ctx: call(ctx, order_id, body), ucp.order_to_ucp, path_ids={"order_id": order_id}
+        request,
+        operation,
+        lambda ctx, body: action(ctx, order_id, body),
+        ucp.order_to_ucp,
+        path_ids={"order_id": order_id},
     )
 
 
@@ -217,7 +265,7 @@ def request_return(request: HttpRequest, order_id: str) -> HttpResponse:
 @csrf_exempt
 @require_http_methods(["GET", "POST", "PUT", "PATCH", "DELETE"])
 def unknown(request: HttpRequest, path: str) -> HttpResponse:
-    return _json({"code": "not_found", "content": "Recurso UCP desconhecido."}, 404, request)
+    return _unknown_resource(request)
 
 
 @csrf_exempt

@@ -282,7 +282,9 @@ def test_the_ucp_rest_face_refuses_alike(caller_of: Any, settings: Any, tier: st
 
     refusal = expected_refusal("signed", tier)
     if refusal is None:
-        assert response.status_code == 200, response.content
+        # past the guard: the unknown checkout, 404 on UCP's face (checkout-rest.md "Status Codes", v2026-01-11)
+        assert response.status_code == 404, response.content
+        assert [m["code"] for m in response.json()["messages"]] == ["not_found"]
     else:
         assert response.status_code == 401
         assert refusal in response.content.decode()
