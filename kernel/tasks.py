@@ -21,18 +21,24 @@ _loading = threading.Lock()
 
 
 @cache
-def _registry() -> dict[str, Task]:
+def _import_tasks() -> None:
     # A web process imports no tasks module by itself: load them all (Celery's autodiscovery), once. Under a
     # lock: autodiscovery hands its pending packages to the first caller, so a second thread arriving while the
     # first still imports them would find nothing left to import and a registry without them (NotRegistered,
     # a 500 on the first concurrent completes of a fresh process; seen by `make bench`).
     with _loading:
         current_app.loader.import_default_modules()
-        return current_app.tasks
 
 
 def task_named(name: str) -> Task:
-    return _registry()[name]
+    tasks = current_app.tasks
+    if name not in tasks:
+        # Only where the task is not registered yet (a web process): a worker imported every task at start, and
+        # importing again there runs Celery's Django fixup, whose `django.setup()` re-applies LOGGING while
+        # sys.stderr is the worker's LoggingProxy, so every later log line and console e-mail of that worker
+        # process was swallowed (QA walk: e-mails stopped after the first NF-e was asked for).
+        _import_tasks()
+    return tasks[name]
 
 
 def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:
