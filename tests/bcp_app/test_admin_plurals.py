@@ -38,11 +38,11 @@ def test_length_errors_count_in_the_singular_or_the_plural() -> None:
         _Limits(code="", name="abc", tags=[], lines=[1])
     _, problems = describe(error.value)
     assert problems == {
-        "code": "precisa de pelo menos 1 caractere",
-        "name": "aceita no máximo 1 caractere",
-        "tags": "precisa de pelo menos 1 item",
-        "lines": "precisa de pelo menos 2 itens",
+        "$.code": "precisa de pelo menos 1 caractere",
+        "$.name": "aceita no máximo 1 caractere",
+        "$.tags": "precisa de pelo menos 1 item",
+        "$.lines": "precisa de pelo menos 2 itens",
     }
     with pytest.raises(ValidationError) as error:
         _Limits(code="x", name="a", tags=["a"], lines=[1, 2])
-    assert describe(error.value)[1] == {"name": "precisa de pelo menos 2 caracteres"}
+    assert describe(error.value)[1] == {"$.name": "precisa de pelo menos 2 caracteres"}

@@ -360,7 +360,7 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
     assert [(a.status_code, a.json()) for a in answers] == [
         (400, {"code": "invalid_request", "content": "O corpo não é JSON válido (UTF-8)."}),
         (400, {"code": "invalid_request", "content": "Campo inválido $.reason: deve ser um texto"}),
-        (400, {"code": "invalid_request", "content": "Campo inválido $.line_items: precisa de pelo menos 1 item(ns)"}),
+        (400, {"code": "invalid_request", "content": "Campo inválido $.line_items: precisa de pelo menos 1 item"}),
         (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em request_return."}),
     ]
     order.refresh_from_db()

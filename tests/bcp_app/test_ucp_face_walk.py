@@ -330,7 +330,7 @@ def test_complete_errors_name_payment_data(client: Client, ucp_headers: dict[str
     put(client, f"/checkout-sessions/{checkout_id}", ucp_headers, state)
     wrong = post(client, f"/checkout-sessions/{checkout_id}/complete", ucp_headers, {"payment_data": "x"}, key="w-x")
     assert wrong.status_code == 400
-    assert wrong.json()["content"].startswith("Campo inválido payment_data: ")
+    assert wrong.json()["content"].startswith("Campo inválido $.payment_data: ")
     declined = {**CARD_INSTRUMENT, "credential": {"type": "PAYMENT_GATEWAY", "token": "fail_token"}}
     answer = post(client, f"/checkout-sessions/{checkout_id}/complete", ucp_headers, {"payment_data": declined},
                   key="w-declined").json()  # fmt: skip
@@ -389,5 +389,5 @@ def test_a_return_reason_code_outside_the_list_is_refused_in_portuguese() -> Non
     with pytest.raises(ProtocolError) as refused:
         validate(RequestReturnRequest, {"reason_code": "broken", "line_items": [{"id": "li_1", "quantity": 1}]})
     assert refused.value.content == (
-        "Campo inválido reason_code: deve ser um destes: changed_mind, defective, damaged, wrong_item ou other"
+        "Campo inválido $.reason_code: deve ser um destes: changed_mind, defective, damaged, wrong_item ou other"
     )
