@@ -92,20 +92,37 @@ def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
     cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("number"))
     if any(c.status in OPEN for c in cycles):
         return None
-    number = (cycles[-1].number if cycles else 0) + 1
+    # Counted from the last cycle that ran (paid, failed, skipped): a cycle a pause cancelled before it was charged
+    # is not one — resumed before its date, it is planned again, not lost.
+    ran = [c.number for c in cycles if c.status != Cycle.CANCELLED]
+    number = (ran[-1] if ran else 0) + 1
     due = due_date_of(subscription, number)
     # Pix Automático: a charge goes out at least 2 days before its due date; a card is charged on the day.
     card = subscription.payment_method == CARD
     earliest = timezone.localdate() + timedelta(days=0 if card else 2)
-    while due < earliest:  # authorized late or resumed after a pause: the cycles whose date passed are not charged
+    cancelled = {c.number: c for c in cycles if c.status == Cycle.CANCELLED}
+    # Authorized late or resumed after a pause: the cycles whose date passed are not charged; nor is a period whose
+    # cancelled cycle was already sent for charging (its id and txid belong to that withdrawn charge).
+    while due < earliest or (number in cancelled and not _never_charged(cancelled[number])):
         number += 1
         due = due_date_of(subscription, number)
-    cycle = cycle_create(subscription, number=number, due=due)
+    if number in cancelled:
+        cycle = cancelled[number]
+        cycle.status, cycle.stock_short, cycle.retries, cycle.retry_on = Cycle.SCHEDULED, False, 0, None
+        cycle.save(update_fields=["status", "stock_short", "retries", "retry_on", "updated_at"])
+        _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
+    else:
+        cycle = cycle_create(subscription, number=number, due=due)
     if (due - timezone.localdate()).days <= (0 if card else CHARGE_LEAD_DAYS_MAX):
         # Already inside the charging window (a first cycle right after the authorization): charge after commit
         # instead of waiting for the sweep, which still re-drives it if this task is lost.
         enqueue_on_commit("shop.tasks.charge_subscription_cycle", cycle.public_id)
     return cycle
+
+
+def _never_charged(cycle: SubscriptionCycle) -> bool:
+    """Cancelled while only scheduled: no card attempt and no charge at the PSP under its id."""
+    return cycle.charge_attempts == 0 and pix_recurring_charge_brief(cycle.public_id) is None
 
 
 def cycle_create(subscription: Subscription, *, number: int, due: date) -> SubscriptionCycle:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from kernel.br_validation import tax_id_normalize, tax_id_valid
 from kernel.rows import update_where
 from payments.automatic.services import pix_recurrence_request
 from payments.card.gateway import GatewayError, GatewayRejected, StoredCard
@@ -60,9 +61,11 @@ def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_o
     name = buyer_name.strip()
     if not name:
         raise SubscriptionInputError("buyer_name", _("Informe o nome de quem assina."))
-    digits = "".join(ch for ch in buyer_tax_id if ch.isdigit())
+    digits = tax_id_normalize(buyer_tax_id)
     if len(digits) not in (11, 14):
         raise SubscriptionInputError("buyer_tax_id", _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador."))
+    if not tax_id_valid(digits):  # check digits, as the checkout does: each cycle's order and NF-e carry it
+        raise SubscriptionInputError("buyer_tax_id", _("CPF/CNPJ inválido."))
     email = buyer_email.strip()
     try:
         validate_email(email)
