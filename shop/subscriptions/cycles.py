@@ -54,6 +54,7 @@ from payments.card.service import (
 from payments.card.settle import card_payment_record_unclaimed
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable
 from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX, MAX_RETRIES, RETRY_WINDOW_DAYS
+from shop.checkout.fulfillment import cep_format
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
 from shop.models import Subscription, SubscriptionCycle
 from shop.subscriptions.emails import subscription_event
@@ -210,6 +211,15 @@ def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
     return "charged"
 
 
+def _destination(subscription: Subscription) -> dict[str, str]:
+    """Where the cycle ships, the CEP as "01310-100" like a checkout order's (subscriptions made before kept digits)."""
+    destination = dict(subscription.destination)
+    digits = "".join(ch for ch in str(destination.get("postal_code", "")) if ch.isdigit())
+    if len(digits) == 8:
+        destination["postal_code"] = cep_format(digits)
+    return destination
+
+
 def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int, card: bool = False) -> PlacedCheckout:
     subscription = cycle.subscription
     plan = subscription.plan
@@ -237,7 +247,7 @@ def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int, card: bool = Fa
         fulfillment_method="shipping" if ships else "digital",
         fulfillment_title="Entrega da assinatura" if ships else "Entrega digital",
         fulfillment_description="",
-        destination=dict(subscription.destination) if ships else {},
+        destination=_destination(subscription) if ships else {},
         platform_id=subscription.platform_id or None,
         language="pt-br",
         payment_handler_id=settings.BCP_CARD_HANDLER_ID if card else settings.PIX_HANDLER_ID,

@@ -24,6 +24,7 @@ from payments.card.service import card_wallet_delete, card_wallet_store
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
+from shop.checkout.fulfillment import cep_format
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
 from shop.subscriptions.cycles import (
     card_delete_at_gateway,
@@ -483,6 +484,7 @@ def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
         sized = {"postal_code": 8, "state": 2}.get(key)
         if not clean[key] or (sized is not None and len(clean[key]) != sized):
             raise SubscriptionInputError(key, str(message))
+    clean["postal_code"] = cep_format(clean["postal_code"])  # "01310-100", as checkout orders keep it
     first, _, last = buyer_name.partition(" ")
     return {"first_name": first, "last_name": last, **clean, "country": "BR"}
 

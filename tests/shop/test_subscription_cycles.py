@@ -148,7 +148,7 @@ def test_three_cycles_become_three_orders_once_under_a_crash_a_lost_record_and_r
     ]
     assert [c.amount for c in cycles] == [3490, 3990, 3990]  # the first cycle's discount, then the plan price
     assert [c.order_id for c in cycles] == [o.public_id for o in orders]
-    assert orders[0].destination["postal_code"] == "01310100" and orders[0].destination["city"] == "São Paulo"
+    assert orders[0].destination["postal_code"] == "01310-100" and orders[0].destination["city"] == "São Paulo"
     assert all(o.payment_status == "paid" for o in orders)
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before - 3
     # Like any order: the confirmation e-mail of each, once.
