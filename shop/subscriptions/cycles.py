@@ -368,6 +368,12 @@ def cycle_card_settled(*, reference: str, payment_id: str, status: str, amount: 
     return "accepted"
 
 
+def card_only(reason: str) -> str:
+    """The gateway's decline words for a card subscription: it is paid by card only (its page offers another card,
+    no Pix), so "Use outro cartão ou pague com Pix." says "Use outro cartão."."""
+    return reason.replace(" ou pague com Pix.", ".")
+
+
 def cycle_card_declined(*, reference: str, reason: str, today: date | None = None) -> None:
     """A card cycle's attempt was declined (inside the caller's transaction). The first charge of a subscription
     (the buyer is on the page) gives the unit back and waits for another card. A later cycle follows the retry
@@ -384,7 +390,7 @@ def cycle_card_declined(*, reference: str, reason: str, today: date | None = Non
     if cycle is None or cycle.status != Cycle.CHARGED:
         return  # told already (a replayed outcome), or the cycle moved on
     subscription = cycle.subscription
-    reason = reason or "recusado pelo emissor do cartão"
+    reason = card_only(reason) or "recusado pelo emissor do cartão"
     if subscription.status == Subscription.Status.PENDING_AUTHORIZATION:
         if cycle.stock_reserved:
             stock_release(items=_variant_items(subscription))

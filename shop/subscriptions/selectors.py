@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from orders.models import Order
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan
+from shop.subscriptions.cycles import card_only
 from shop.subscriptions.offers import plan_offer
 
 
@@ -44,7 +45,9 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     if subscription.payment_method == "card" and subscription.status == "pending_authorization":
         # The first charge's last word: a decline is said until another card is given (one more query).
         last = subscription.events.filter(kind__in=["card_stored", "card_declined"]).order_by("-id").first()
-        declined = str(last.detail.get("reason", "")) if last is not None and last.kind == "card_declined" else ""
+        declined = (
+            card_only(str(last.detail.get("reason", ""))) if last is not None and last.kind == "card_declined" else ""
+        )
     return {
         "card_declined": declined,
         "subscription": subscription,
