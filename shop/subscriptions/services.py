@@ -18,6 +18,9 @@ from django.utils.translation import gettext_lazy
 
 from kernel.br_validation import tax_id_normalize, tax_id_valid
 from kernel.rows import update_where
+from orders.errors import OrderError
+from orders.models import Order
+from orders.services import order_cancel_requested
 from payments.automatic.services import pix_recurrence_request
 from payments.card.gateway import GatewayError, GatewayRejected, StoredCard
 from payments.card.service import card_wallet_delete, card_wallet_store
@@ -36,6 +39,7 @@ from shop.subscriptions.cycles import (
     recurrence_cancel_at_psp,
 )
 from shop.subscriptions.emails import subscription_event
+from shop.subscriptions.selectors import withdrawal_until
 
 logger = logging.getLogger(__name__)
 STATUS_WORDS = dict(Subscription.Status.choices)
@@ -462,7 +466,38 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
             cycle_withdraw(txid=txid)
         except PSPUnavailable:  # the sweep withdraws it later
             continue
+    if by == "buyer":
+        _withdraw_first_order(subscription)
     return subscription
+
+
+def _withdraw_first_order(subscription: Subscription) -> None:
+    """The buyer cancelled within the withdrawal period: the first cycle's order, not shipped yet, is cancelled
+    and refunded in full (`order_cancel_requested`); already shipped, the buyer is told to ask for a return. The
+    outcome is the subscription's event the page reads."""
+    first = (
+        SubscriptionCycle.objects.filter(subscription=subscription, status="paid")
+        .exclude(order_id="")
+        .order_by("number")
+        .values_list("order_id", flat=True)
+        .first()
+    )
+    if first is None:
+        return
+    placed = Order.objects.filter(public_id=first).values_list("placed_at", flat=True).first()
+    if placed is None or timezone.localdate() > withdrawal_until(subscription, timezone.localtime(placed).date()):
+        return
+    try:
+        order_cancel_requested(
+            order_id=first, reason="Direito de arrependimento (CDC art. 49): assinatura cancelada em até 7 dias"
+        )
+    except OrderError as exc:
+        outcome = "shipped" if exc.code == "already_shipped" else "refused"
+    else:
+        outcome = "refunded"
+    SubscriptionEvent.objects.create(
+        subscription=subscription, kind="withdrawal", detail={"order": first, "outcome": outcome}
+    )
 
 
 ADDRESS_FIELDS = {

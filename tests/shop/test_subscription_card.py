@@ -321,6 +321,10 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
 ) -> None:
     capture = django_capture_on_commit_callbacks
     subscription, cycle = _declined_once(client, plan, capture, pagarme)
+    # The second cycle's due date is a month on: the withdrawal period of the first order is over by then.
+    month_ago = timezone.now() - timedelta(days=31)
+    Subscription.objects.filter(pk=subscription.pk).update(created_at=month_ago)
+    Order.objects.update(placed_at=month_ago)
     stock_held = Variant.objects.get(pk=plan.variant_id).stock
     mail.outbox.clear()
 

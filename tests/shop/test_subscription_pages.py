@@ -259,3 +259,25 @@ def test_a_refused_action_shows_only_its_error_not_a_success_notice(
         assert refused.status_code == 409
         assert "Só dá para pular um ciclo de uma assinatura ativa." in html
         assert "o próximo ciclo foi pulado" not in html
+
+
+def test_cancelling_within_the_withdrawal_period_cancels_and_refunds_the_first_order(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: "Até … você pode desistir sem nenhum custo (CDC art. 49)", yet cancelling the same day left the first
+    cycle's paid order to ship, unrefunded. Withdrawing now cancels it and refunds it in full, and says so."""
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    subscription_cycles_sweep()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
+    order = Order.objects.get()
+    assert "o primeiro pedido também é cancelado e o valor devolvido" in client.get(page).content.decode()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(page, {"action": "cancel"})
+
+    order.refresh_from_db()
+    assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)
+    html = client.get(page).content.decode()
+    assert f"Direito de arrependimento: o pedido #{order.number} foi cancelado e o valor pago será devolvido." in html
