@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from payments.boleto.service import boleto_refund_mark_transferred
 from payments.exceptions import PaymentInputError
+from payments.med.selectors import infraction_money
 from payments.med.services import infraction_answer
 from payments.models import (
     BoletoPayment,
@@ -390,9 +391,30 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     search_fields = ("public_id", "psp_id", "end_to_end_id", "reference")
     readonly_fields = (
         "public_id", "psp_id", "end_to_end_id", "reference", "amount", "situation", "details", "psp_status",
-        "status", "outcome", "returned_amount", "analysis_details", "opened_at", "closed_at", "answer_link",
+        "status", "outcome", "returned_amount", "refund_check", "analysis_details", "opened_at", "closed_at",
+        "answer_link",
     )  # fmt: skip
     inlines = [PixInfractionAnswerInline]
+
+    @admin.display(description=_("reembolsos antes da disputa"))
+    def refund_check(self, obj: PixInfraction) -> str:
+        money = infraction_money(obj)
+        if money.excess:
+            return format_html(
+                '<strong class="errornote">{}</strong>',
+                _(
+                    "O MED devolveu %(returned)s, mas %(refunded)s deste Pix já tinham sido reembolsados: "
+                    "%(excess)s saíram duas vezes. Confira com o PSP e peça de volta ao pagador."
+                )
+                % {
+                    "returned": format_brl(obj.returned_amount),
+                    "refunded": format_brl(money.refunded),
+                    "excess": format_brl(money.excess),
+                },
+            )
+        if money.refunded:
+            return _("%(refunded)s deste Pix já reembolsados pela loja.") % {"refunded": format_brl(money.refunded)}
+        return "—"
 
     @admin.display(description=_("responder"))
     def answer_link(self, obj: PixInfraction) -> str:
@@ -427,11 +449,16 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
             else:
                 messages.success(request, _("Resposta registrada; será enviada ao PSP."))
                 return HttpResponseRedirect(reverse("admin:payments_pixinfraction_change", args=[pk]))
+        refunded = infraction_money(infraction).refunded
+        paid = infraction.payment.amount if infraction.payment else infraction.amount
+        overlap = max(0, infraction.amount - max(0, paid - refunded))  # would leave twice if the PSP returns it all
         context = {
             **self.admin_site.each_context(request),
             "title": _("Responder a disputa Pix (MED)"),
             "infraction": infraction,
             "amount": format_brl(infraction.amount),
+            "refunded": format_brl(refunded) if refunded else "",
+            "overlap": format_brl(overlap) if overlap else "",
             "form": form,
             "opts": self.model._meta,
         }

@@ -4,7 +4,8 @@
     opened    → payment_dispute "open": the fulfillment actions refuse to ship until staff decide
     answered  → staff contested (the hold is lifted: they vouch for the sale) or agreed to return (still held)
     agreed    → the PSP sided with the payer; the money goes back by a refund request
-    closed    → "returned": a refund adjustment, completed at once (the PSP already moved the money), once;
+    closed    → "returned": a refund adjustment of what the PSP debited, completed at once (the PSP already moved
+                the money), once; beyond what was left to refund, the excess is flagged ("returned_twice");
                 "kept": the payment stays and the hold is lifted
 
 Each step moves the order's dispute state forward only, with the order row locked: a replayed step changes nothing.
@@ -19,7 +20,13 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, PaymentDispute
-from orders.services._common import lock_order, notify_changed, refresh_payment_status, timeline
+from orders.services._common import (
+    lock_order,
+    notify_changed,
+    refresh_payment_status,
+    refundable_amount,
+    timeline,
+)
 
 FINAL = (PaymentDispute.RETURNED, PaymentDispute.KEPT)
 _SITUATIONS = {
@@ -112,34 +119,7 @@ def order_dispute_record(
     if event != "closed":
         return "unchanged"
     if outcome == "returned" and returned_amount > 0:
-        returned = min(returned_amount, order.paid_amount - order.refunded_amount)
-        if returned <= 0:  # already refunded by staff: the money left twice; nothing more to record as a refund
-            order.payment_dispute = PaymentDispute.RETURNED
-            order.save(update_fields=["payment_dispute", "updated_at"])
-            timeline(
-                order, "dispute_returned",
-                f"O MED devolveu {format_brl(returned_amount)} ao pagador, mas o pedido já estava reembolsado: "
-                "confira com o PSP (o valor saiu duas vezes).",
-                data={"infraction_id": infraction_id, "amount": returned_amount},
-            )  # fmt: skip
-            notify_changed(order, "payment_dispute_closed")
-            return "returned_twice"
-        adjustment = Adjustment.objects.create(
-            order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.COMPLETED,
-            totals=[{"type": "total", "amount": -returned}], amount=-returned,
-            description=f"Devolução pelo MED (disputa {infraction_id})"[:255], occurred_at=timezone.now(),
-        )  # fmt: skip
-        order.refunded_amount += returned
-        order.payment_dispute = PaymentDispute.RETURNED
-        refresh_payment_status(order)
-        order.save(update_fields=["refunded_amount", "payment_status", "payment_dispute", "updated_at"])
-        timeline(
-            order, "dispute_returned",
-            f"{format_brl(returned)} devolvidos ao pagador pelo MED (o PSP debitou a conta da loja).",
-            data={"infraction_id": infraction_id, "adjustment_id": adjustment.public_id, "amount": returned},
-        )  # fmt: skip
-        notify_changed(order, "refunded")
-        return "refunded"
+        return _record_returned(order, infraction_id=infraction_id, debited=returned_amount)
     order.payment_dispute = PaymentDispute.KEPT
     order.save(update_fields=["payment_dispute", "updated_at"])
     timeline(
@@ -148,3 +128,35 @@ def order_dispute_record(
     )  # fmt: skip
     notify_changed(order, "payment_dispute_closed")
     return "kept"
+
+
+def _record_returned(order: Order, *, infraction_id: str, debited: int) -> str:
+    """The PSP debited `debited` from the shop's account to return it to the payer. The refund adjustment records
+    that amount as it happened (money that left); the order's refunded amount counts only what was still left to
+    refund (it never exceeds what was paid), and the rest — money already refunded before, now gone a second
+    time — is the excess, said to staff with its exact amount so they can claim it back."""
+    left = refundable_amount(order)  # pending refunds count as gone: that money is on its way back already
+    excess = debited - min(debited, left)
+    adjustment = Adjustment.objects.create(
+        order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.COMPLETED,
+        totals=[{"type": "total", "amount": -debited}], amount=-debited,
+        description=f"Devolução pelo MED (disputa {infraction_id})"[:255], occurred_at=timezone.now(),
+    )  # fmt: skip
+    order.refunded_amount = min(order.paid_amount, order.refunded_amount + debited)
+    order.payment_dispute = PaymentDispute.RETURNED
+    refresh_payment_status(order)
+    order.save(update_fields=["refunded_amount", "payment_status", "payment_dispute", "updated_at"])
+    message = f"{format_brl(debited)} devolvidos ao pagador pelo MED (o PSP debitou a conta da loja)."
+    if excess:
+        already = order.paid_amount - left
+        message += (
+            f" O pedido já tinha {format_brl(already)} reembolsados e só restavam {format_brl(left)} a reembolsar: "
+            f"{format_brl(excess)} saíram duas vezes. Confira com o PSP e peça de volta ao pagador."
+        )
+    timeline(
+        order, "dispute_returned", message,
+        data={"infraction_id": infraction_id, "adjustment_id": adjustment.public_id, "amount": debited,
+              "excess": excess},
+    )  # fmt: skip
+    notify_changed(order, "refunded")
+    return "returned_twice" if excess else "refunded"

@@ -21,7 +21,7 @@ from kernel.tasks import enqueue_on_commit
 from payments.exceptions import PaymentInputError
 from payments.med.models import PixInfraction, PixInfractionAnswer, PixInfractionEvent
 from payments.med.notifications import MedNotification, parse_notification
-from payments.models import PixPayment
+from payments.models import PixPayment, PixRecurringCharge
 from payments.psp import PixPSP, PSPError, PSPRejected, get_psp
 from payments.signals import pix_infraction_changed
 from payments.timeline import record_event
@@ -58,13 +58,28 @@ def infraction_event_store(
     return row
 
 
+def _payment_reference(payment: PixPayment) -> str:
+    """Whose Pix it is: the checkout's charge (`cob`), or the subscription cycle whose Pix Automático charge
+    (`cobr`) was paid with this endToEndId — its order carries the cycle's id, so the dispute holds that order."""
+    if payment.charge:
+        return payment.charge.reference
+    if not payment.txid:
+        return ""
+    cycle = (
+        PixRecurringCharge.objects.filter(txid=payment.txid, end_to_end_id=payment.end_to_end_id)
+        .values_list("reference", flat=True)
+        .first()
+    )
+    return cycle or ""
+
+
 def _open(notification: MedNotification) -> tuple[PixInfraction | None, str]:
     payment = PixPayment.objects.select_related("charge").filter(end_to_end_id=notification.end_to_end_id).first()
     if payment is None:
         return None, "unknown_payment"
     infraction = PixInfraction.objects.create(
         psp_id=notification.psp_id, end_to_end_id=notification.end_to_end_id, payment=payment,
-        reference=payment.charge.reference if payment.charge else "",
+        reference=_payment_reference(payment),
         amount=min(notification.requested_amount, payment.amount) if notification.requested_amount else payment.amount,
         situation=notification.situation, details=notification.details[:2000], psp_status=notification.status,
         opened_at=notification.at,

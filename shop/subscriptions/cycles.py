@@ -54,6 +54,7 @@ from payments.card.service import (
 from payments.card.settle import card_payment_record_unclaimed
 from payments.psp import PSPNotFound, PSPRejected, PSPUnavailable
 from payments.psp.recurring import CHARGE_LEAD_DAYS_MAX, MAX_RETRIES, RETRY_WINDOW_DAYS
+from shop.checkout.fulfillment import cep_format
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
 from shop.models import Subscription, SubscriptionCycle
 from shop.subscriptions.emails import subscription_event
@@ -92,20 +93,37 @@ def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
     cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).order_by("number"))
     if any(c.status in OPEN for c in cycles):
         return None
-    number = (cycles[-1].number if cycles else 0) + 1
+    # Counted from the last cycle that ran (paid, failed, skipped): a cycle a pause cancelled before it was charged
+    # is not one — resumed before its date, it is planned again, not lost.
+    ran = [c.number for c in cycles if c.status != Cycle.CANCELLED]
+    number = (ran[-1] if ran else 0) + 1
     due = due_date_of(subscription, number)
     # Pix Automático: a charge goes out at least 2 days before its due date; a card is charged on the day.
     card = subscription.payment_method == CARD
     earliest = timezone.localdate() + timedelta(days=0 if card else 2)
-    while due < earliest:  # authorized late or resumed after a pause: the cycles whose date passed are not charged
+    cancelled = {c.number: c for c in cycles if c.status == Cycle.CANCELLED}
+    # Authorized late or resumed after a pause: the cycles whose date passed are not charged; nor is a period whose
+    # cancelled cycle was already sent for charging (its id and txid belong to that withdrawn charge).
+    while due < earliest or (number in cancelled and not _never_charged(cancelled[number])):
         number += 1
         due = due_date_of(subscription, number)
-    cycle = cycle_create(subscription, number=number, due=due)
+    if number in cancelled:
+        cycle = cancelled[number]
+        cycle.status, cycle.stock_short, cycle.retries, cycle.retry_on = Cycle.SCHEDULED, False, 0, None
+        cycle.save(update_fields=["status", "stock_short", "retries", "retry_on", "updated_at"])
+        _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
+    else:
+        cycle = cycle_create(subscription, number=number, due=due)
     if (due - timezone.localdate()).days <= (0 if card else CHARGE_LEAD_DAYS_MAX):
         # Already inside the charging window (a first cycle right after the authorization): charge after commit
         # instead of waiting for the sweep, which still re-drives it if this task is lost.
         enqueue_on_commit("shop.tasks.charge_subscription_cycle", cycle.public_id)
     return cycle
+
+
+def _never_charged(cycle: SubscriptionCycle) -> bool:
+    """Cancelled while only scheduled: no card attempt and no charge at the PSP under its id."""
+    return cycle.charge_attempts == 0 and pix_recurring_charge_brief(cycle.public_id) is None
 
 
 def cycle_create(subscription: Subscription, *, number: int, due: date) -> SubscriptionCycle:
@@ -193,6 +211,15 @@ def cycle_charge(*, cycle_id: str, today: date | None = None) -> str:
     return "charged"
 
 
+def _destination(subscription: Subscription) -> dict[str, str]:
+    """Where the cycle ships, the CEP as "01310-100" like a checkout order's (subscriptions made before kept digits)."""
+    destination = dict(subscription.destination)
+    digits = "".join(ch for ch in str(destination.get("postal_code", "")) if ch.isdigit())
+    if len(digits) == 8:
+        destination["postal_code"] = cep_format(digits)
+    return destination
+
+
 def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int, card: bool = False) -> PlacedCheckout:
     subscription = cycle.subscription
     plan = subscription.plan
@@ -220,7 +247,7 @@ def _placed(cycle: SubscriptionCycle, *, txid: str, amount: int, card: bool = Fa
         fulfillment_method="shipping" if ships else "digital",
         fulfillment_title="Entrega da assinatura" if ships else "Entrega digital",
         fulfillment_description="",
-        destination=dict(subscription.destination) if ships else {},
+        destination=_destination(subscription) if ships else {},
         platform_id=subscription.platform_id or None,
         language="pt-br",
         payment_handler_id=settings.BCP_CARD_HANDLER_ID if card else settings.PIX_HANDLER_ID,
@@ -341,6 +368,12 @@ def cycle_card_settled(*, reference: str, payment_id: str, status: str, amount: 
     return "accepted"
 
 
+def card_only(reason: str) -> str:
+    """The gateway's decline words for a card subscription: it is paid by card only (its page offers another card,
+    no Pix), so "Use outro cartão ou pague com Pix." says "Use outro cartão."."""
+    return reason.replace(" ou pague com Pix.", ".")
+
+
 def cycle_card_declined(*, reference: str, reason: str, today: date | None = None) -> None:
     """A card cycle's attempt was declined (inside the caller's transaction). The first charge of a subscription
     (the buyer is on the page) gives the unit back and waits for another card. A later cycle follows the retry
@@ -357,7 +390,7 @@ def cycle_card_declined(*, reference: str, reason: str, today: date | None = Non
     if cycle is None or cycle.status != Cycle.CHARGED:
         return  # told already (a replayed outcome), or the cycle moved on
     subscription = cycle.subscription
-    reason = reason or "recusado pelo emissor do cartão"
+    reason = card_only(reason) or "recusado pelo emissor do cartão"
     if subscription.status == Subscription.Status.PENDING_AUTHORIZATION:
         if cycle.stock_reserved:
             stock_release(items=_variant_items(subscription))

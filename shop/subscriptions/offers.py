@@ -18,15 +18,14 @@ def plan_offer(plan: SubscriptionPlan) -> str:
 
 
 def plan_terms(plan: SubscriptionPlan) -> list[str]:
-    """The plan's conditions, one short sentence each (first-cycle price, commitment, shipping)."""
+    """The plan's conditions, one short sentence each (first-cycle price, cancelling, shipping)."""
     terms: list[str] = []
     if plan.first_cycle_discount:
         first = _("primeira semana") if plan.cycle == SubscriptionPlan.Cycle.WEEKLY else _("primeiro mês")
         terms.append(
             _("%(first)s por %(price)s") % {"first": first.capitalize(), "price": format_brl(plan.first_cycle_price)}
         )
-    if plan.min_cycles > 1:
-        unit = _("semanas") if plan.cycle == SubscriptionPlan.Cycle.WEEKLY else _("meses")
-        terms.append(_("Compromisso mínimo de %(count)d %(unit)s") % {"count": plan.min_cycles, "unit": unit})
+    # No commitment is said: cancelling is free at any time (nothing enforces `min_cycles`), so none is promised.
+    terms.append(_("Cancele quando quiser, sem multa"))
     terms.append(_("Entrega a cada ciclo") if plan.ships_each_cycle else _("Sem entrega"))
     return terms

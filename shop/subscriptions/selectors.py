@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from orders.models import Order
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan
+from shop.subscriptions.cycles import card_only
 from shop.subscriptions.offers import plan_offer
 
 
@@ -27,6 +28,15 @@ def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[
     return plans
 
 
+WITHDRAWAL_DAYS = 7  # CDC art. 49: the right to withdraw from a purchase made away from a shop
+
+
+def withdrawal_until(subscription: Subscription, first_paid_on: date | None) -> date:
+    """The last day of the right of withdrawal: 7 days from subscribing, or from the first charge when later."""
+    start = max(timezone.localtime(subscription.created_at).date(), first_paid_on or date.min)
+    return start + timedelta(days=WITHDRAWAL_DAYS)
+
+
 def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     """What the subscriber's page shows: the plan, the next open cycle, past cycles with their orders; 3 queries
     (4 for a card subscription waiting for its first charge: its last decline)."""
@@ -35,7 +45,7 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     orders = {
         order.public_id: order
         for order in Order.objects.filter(public_id__in=[c.order_id for c in cycles if c.order_id]).only(
-            "public_id", "number", "permalink_token"
+            "public_id", "number", "permalink_token", "placed_at"
         )
     }
     upcoming = next((c for c in reversed(cycles) if c.status in ("scheduled", "charged", "retrying")), None)
@@ -44,17 +54,28 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     if subscription.payment_method == "card" and subscription.status == "pending_authorization":
         # The first charge's last word: a decline is said until another card is given (one more query).
         last = subscription.events.filter(kind__in=["card_stored", "card_declined"]).order_by("-id").first()
-        declined = str(last.detail.get("reason", "")) if last is not None and last.kind == "card_declined" else ""
+        declined = (
+            card_only(str(last.detail.get("reason", ""))) if last is not None and last.kind == "card_declined" else ""
+        )
+    paid = [orders[c.order_id] for c in reversed(cycles) if c.status == "paid" and c.order_id in orders]
+    until = withdrawal_until(subscription, timezone.localtime(paid[0].placed_at).date() if paid else None)
+    withdrawal = None
+    if subscription.status == "cancelled":  # what the cancellation did to the first order (one more query)
+        event = subscription.events.filter(kind="withdrawal").order_by("-id").first()
+        if event is not None:
+            order = Order.objects.filter(public_id=event.detail.get("order", "")).only("number", "permalink_token")
+            withdrawal = {"outcome": event.detail.get("outcome", ""), "order": order.first()}
     return {
         "card_declined": declined,
+        "withdrawal": withdrawal,
         "subscription": subscription,
         "product": subscription.plan.variant.product,
         "offer": plan_offer(subscription.plan),
         "next_cycle": upcoming,
         "cycles": [(cycle, orders.get(cycle.order_id)) for cycle in cycles],
-        # CDC art. 49: within 7 days of subscribing online, cancelling costs nothing even with a commitment.
-        "withdrawal_until": subscription.created_at.date() + timedelta(days=7),
-        "in_withdrawal_period": today <= subscription.created_at.date() + timedelta(days=7),
+        # CDC art. 49: within 7 days of subscribing (or of the first charge), cancelling also undoes the first order.
+        "withdrawal_until": until,
+        "in_withdrawal_period": today <= until,
     }
 
 

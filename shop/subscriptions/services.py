@@ -16,13 +16,18 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from kernel.br_validation import tax_id_normalize, tax_id_valid
 from kernel.rows import update_where
+from orders.errors import OrderError
+from orders.models import Order
+from orders.services import order_cancel_requested
 from payments.automatic.services import pix_recurrence_request
 from payments.card.gateway import GatewayError, GatewayRejected, StoredCard
 from payments.card.service import card_wallet_delete, card_wallet_store
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPUnavailable
 from payments.psp.recurring import PayerAccount
+from shop.checkout.fulfillment import cep_format
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
 from shop.subscriptions.cycles import (
     card_delete_at_gateway,
@@ -34,6 +39,7 @@ from shop.subscriptions.cycles import (
     recurrence_cancel_at_psp,
 )
 from shop.subscriptions.emails import subscription_event
+from shop.subscriptions.selectors import withdrawal_until
 
 logger = logging.getLogger(__name__)
 STATUS_WORDS = dict(Subscription.Status.choices)
@@ -60,9 +66,11 @@ def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_o
     name = buyer_name.strip()
     if not name:
         raise SubscriptionInputError("buyer_name", _("Informe o nome de quem assina."))
-    digits = "".join(ch for ch in buyer_tax_id if ch.isdigit())
+    digits = tax_id_normalize(buyer_tax_id)
     if len(digits) not in (11, 14):
         raise SubscriptionInputError("buyer_tax_id", _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador."))
+    if not tax_id_valid(digits):  # check digits, as the checkout does: each cycle's order and NF-e carry it
+        raise SubscriptionInputError("buyer_tax_id", _("CPF/CNPJ inválido."))
     email = buyer_email.strip()
     try:
         validate_email(email)
@@ -458,7 +466,38 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
             cycle_withdraw(txid=txid)
         except PSPUnavailable:  # the sweep withdraws it later
             continue
+    if by == "buyer":
+        _withdraw_first_order(subscription)
     return subscription
+
+
+def _withdraw_first_order(subscription: Subscription) -> None:
+    """The buyer cancelled within the withdrawal period: the first cycle's order, not shipped yet, is cancelled
+    and refunded in full (`order_cancel_requested`); already shipped, the buyer is told to ask for a return. The
+    outcome is the subscription's event the page reads."""
+    first = (
+        SubscriptionCycle.objects.filter(subscription=subscription, status="paid")
+        .exclude(order_id="")
+        .order_by("number")
+        .values_list("order_id", flat=True)
+        .first()
+    )
+    if first is None:
+        return
+    placed = Order.objects.filter(public_id=first).values_list("placed_at", flat=True).first()
+    if placed is None or timezone.localdate() > withdrawal_until(subscription, timezone.localtime(placed).date()):
+        return
+    try:
+        order_cancel_requested(
+            order_id=first, reason="Direito de arrependimento (CDC art. 49): assinatura cancelada em até 7 dias"
+        )
+    except OrderError as exc:
+        outcome = "shipped" if exc.code == "already_shipped" else "refused"
+    else:
+        outcome = "refunded"
+    SubscriptionEvent.objects.create(
+        subscription=subscription, kind="withdrawal", detail={"order": first, "outcome": outcome}
+    )
 
 
 ADDRESS_FIELDS = {
@@ -480,6 +519,7 @@ def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
         sized = {"postal_code": 8, "state": 2}.get(key)
         if not clean[key] or (sized is not None and len(clean[key]) != sized):
             raise SubscriptionInputError(key, str(message))
+    clean["postal_code"] = cep_format(clean["postal_code"])  # "01310-100", as checkout orders keep it
     first, _, last = buyer_name.partition(" ")
     return {"first_name": first, "last_name": last, **clean, "country": "BR"}
 

@@ -143,14 +143,12 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
         try:
             if action == "address":
                 subscription_address_change(public_id=subscription.public_id, address=_address(request.POST))
-                notice = ADDRESS_SAVED
             elif action == "pay_card":  # another card for a first charge that was declined
                 subscription_card_start(public_id=subscription.public_id, card_token=_card_token(request.POST))
             elif action == "change_card":  # another card for the next charges
                 subscription_card_change(public_id=subscription.public_id, card_token=_card_token(request.POST))
             elif action in ACTIONS:
-                service, notice = ACTIONS[action]
-                service(public_id=subscription.public_id)
+                ACTIONS[action][0](public_id=subscription.public_id)
             else:
                 error, status = _("Ação desconhecida."), 400
         except SubscriptionInputError as exc:
@@ -163,11 +161,11 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
             error, status = CARD_DOWN, 503
         if not error:
             return redirect(f"{request.path}?ok={action}")
-    if request.GET.get("ok") in ACTIONS or request.GET.get("ok") == "address":
-        done = request.GET["ok"]
-        notice = ADDRESS_SAVED if done == "address" else ACTIONS[done][1]
-    elif request.GET.get("ok") == "change_card":
-        notice = CARD_CHANGED
+    else:  # the success notice only after the redirect of an action that succeeded (a refused POST says its error)
+        done = request.GET.get("ok", "")
+        notice = ADDRESS_SAVED if done == "address" else CARD_CHANGED if done == "change_card" else ""
+        if done in ACTIONS:
+            notice = ACTIONS[done][1]
     context = {
         **subscription_overview(subscription),
         "notice": notice,

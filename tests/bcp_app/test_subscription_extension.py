@@ -93,7 +93,7 @@ def test_an_agent_creates_a_subscription_its_cycle_becomes_an_order_with_a_webho
         "pending_authorization", "pending", None
     )  # fmt: skip
     assert body["plan"]["price"] == 3990 and body["plan"]["first_cycle_price"] == 3490
-    assert body["destination"]["postal_code"] == "01310100"
+    assert body["destination"]["postal_code"] == "01310-100"  # formatted like a checkout order's CEP
     assert _schema_errors({k: v for k, v in body.items() if k != "ucp"}) == []
 
     # The buyer authorizes in the bank app (sandbox); the beat charges the first cycle; the bank pays it.

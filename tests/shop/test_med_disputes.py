@@ -287,8 +287,67 @@ def test_money_returned_by_the_med_after_a_staff_refund_is_flagged_not_counted_t
     assert order_dispute_record(event="closed", returned_amount=10470, outcome="returned", **ref) == "unchanged"
     paid_order.refresh_from_db()
     assert (paid_order.refunded_amount, paid_order.payment_dispute) == (10470, "returned")
-    assert Adjustment.objects.filter(order=paid_order).count() == 1  # the staff's refund only
+    # the staff's refund and the MED's debit, each as it happened; the order never counts above what was paid
+    assert list(Adjustment.objects.filter(order=paid_order).values_list("amount", flat=True)) == [-10470, -10470]
     assert OrderEvent.objects.get(order=paid_order, kind="dispute_returned").message == (
-        "O MED devolveu R$ 104,70 ao pagador, mas o pedido já estava reembolsado: confira com o PSP "
-        "(o valor saiu duas vezes)."
+        "R$ 104,70 devolvidos ao pagador pelo MED (o PSP debitou a conta da loja). O pedido já tinha R$ 104,70 "
+        "reembolsados e só restavam R$ 0,00 a reembolsar: R$ 104,70 saíram duas vezes. Confira com o PSP e peça de "
+        "volta ao pagador."
     )
+
+
+@pytest.fixture
+def partly_refunded(paid_order: Order, django_capture_on_commit_callbacks: Any) -> Order:
+    """The order of R$ 104,70 with R$ 40,75 already refunded (a return), before any dispute."""
+    with django_capture_on_commit_callbacks(execute=True):
+        order_refund(order_id=paid_order.public_id, amount=4075, reason="Devolução de um item")
+    paid_order.refresh_from_db()
+    assert (paid_order.refunded_amount, paid_order.payment_status) == (4075, "partially_refunded")
+    return paid_order
+
+
+def test_a_med_return_after_a_partial_refund_records_what_the_psp_debited_and_flags_the_excess(
+    admin_client: Client, client: Client, partly_refunded: Order, psp: FakeBacenServer,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """QA: R$ 40,75 refunded by a return, then the MED returned the whole Pix: the PSP debited all of it, so the
+    order records that, counts the order as refunded (never above what was paid) and says R$ 40,75 left twice."""
+    order = partly_refunded
+    _open(client, psp, order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    answer_url = f"/admin/payments/pixinfraction/{infraction.pk}/responder/"
+    # the answer form tells staff what was refunded already and what would leave twice
+    form = admin_client.get(answer_url).content.decode()
+    assert (
+        "Este Pix já teve R$ 40,75 reembolsados pela loja. Se o PSP devolver o valor contestado inteiro, "
+        "R$ 40,75 sairão da conta duas vezes: diga isso na justificativa."
+    ) in form
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(answer_url, {"decision": "accept", "justification": "Não reconhecemos o comprador."})
+    e2e = infraction.end_to_end_id
+    notices = [
+        med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="closed",
+                   event_key="evt-2", analysis_result="agreed"),
+        med_notice(psp, kind="refund_request", infraction_key="ir-1", e2eid=e2e, status="closed", event_key="evt-3",
+                   requested="104.70", refunded="104.70", analysis_result="totally_accepted"),
+    ]  # fmt: skip
+    for notice in notices:
+        assert _deliver(client, notice, django_capture_on_commit_callbacks).status_code == 200
+    assert PixInfractionEvent.objects.get(event_key="evt-3").outcome == "closed_returned"
+    order.refresh_from_db()
+    # what the PSP debited is the refund recorded; the order counts up to what was paid
+    med = Adjustment.objects.get(order=order, description__startswith="Devolução pelo MED")
+    assert (med.type, med.status, med.amount) == ("refund", "completed", -10470)
+    assert (order.refunded_amount, order.payment_status, order.payment_dispute) == (10470, "refunded", "returned")
+    event = OrderEvent.objects.get(order=order, kind="dispute_returned")
+    assert event.message == (
+        "R$ 104,70 devolvidos ao pagador pelo MED (o PSP debitou a conta da loja). O pedido já tinha R$ 40,75 "
+        "reembolsados e só restavam R$ 63,95 a reembolsar: R$ 40,75 saíram duas vezes. Confira com o PSP e peça de "
+        "volta ao pagador."
+    )
+    assert (event.data["amount"], event.data["excess"]) == (10470, 4075)
+    # the dispute page says it too, with the exact excess
+    page = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/change/").content.decode()
+    assert (
+        "O MED devolveu R$ 104,70, mas R$ 40,75 deste Pix já tinham sido reembolsados: R$ 40,75 saíram duas vezes."
+    ) in page

@@ -247,6 +247,12 @@ def test_a_declined_first_charge_waits_for_another_card_on_the_subscription_page
     assert subscription.status == "pending_authorization" and Order.objects.count() == 0
     assert "Saldo ou limite insuficiente" in html and 'data-testid="card-retry-form"' in html
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
+    # QA: the page said "Pago com o cartão … final 0002" above the decline, and offered Pix it does not have
+    assert 'data-testid="subscription-card-on-file"' not in html and "Pago com o cartão" not in html
+    declined = html.split('data-testid="card-declined">')[1].split("</div>")[0]
+    assert declined.startswith("A primeira cobrança no cartão ")
+    assert declined.endswith("foi recusada: Saldo ou limite insuficiente. Use outro cartão.")
+    assert "pague com Pix" not in html
 
     bad = client.post(page, {"action": "pay_card", "card_token": ""})
     assert bad.status_code == 400 and "Informe os dados do cartão." in bad.content.decode()
@@ -315,6 +321,10 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
 ) -> None:
     capture = django_capture_on_commit_callbacks
     subscription, cycle = _declined_once(client, plan, capture, pagarme)
+    # The second cycle's due date is a month on: the withdrawal period of the first order is over by then.
+    month_ago = timezone.now() - timedelta(days=31)
+    Subscription.objects.filter(pk=subscription.pk).update(created_at=month_ago)
+    Order.objects.update(placed_at=month_ago)
     stock_held = Variant.objects.get(pk=plan.variant_id).stock
     mail.outbox.clear()
 

@@ -14,15 +14,18 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
+from orders.errors import OrderError
 from orders.models import EmailDelivery, Order
+from orders.services import order_ship
 from payments.automatic.services import pix_recurring_charge_event_process, pix_recurring_charges_reconcile
+from payments.med.models import PixInfraction
 from payments.models import PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.signals import recurring_charge_settled
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.services import subscription_address_change, subscription_cancel, subscription_create
-from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer
+from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, med_notice
 
 pytestmark = pytest.mark.django_db
 # Measured: charging is 11 statements, settling into an order 19 (the order placement itself is most of it; +1: the
@@ -145,7 +148,7 @@ def test_three_cycles_become_three_orders_once_under_a_crash_a_lost_record_and_r
     ]
     assert [c.amount for c in cycles] == [3490, 3990, 3990]  # the first cycle's discount, then the plan price
     assert [c.order_id for c in cycles] == [o.public_id for o in orders]
-    assert orders[0].destination["postal_code"] == "01310100" and orders[0].destination["city"] == "São Paulo"
+    assert orders[0].destination["postal_code"] == "01310-100" and orders[0].destination["city"] == "São Paulo"
     assert all(o.payment_status == "paid" for o in orders)
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before - 3
     # Like any order: the confirmation e-mail of each, once.
@@ -384,3 +387,29 @@ def test_a_cycles_order_is_refunded_as_a_devolucao_of_the_pix_that_paid_it_and_n
     # and nothing more than was paid can be refunded
     with pytest.raises(OrderError):
         order_refund(order_id=order.public_id, amount=1, reason="De novo")
+
+
+def test_a_med_dispute_of_a_cycles_pix_automatico_holds_its_order_like_a_checkout_pix(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, admin_client: Client,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """QA: the dispute of a recurring (`cobr`) Pix had no reference, so its order was not held and shipped."""
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    cycle = _open_cycle(subscription)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=True))
+    order = Order.objects.get()
+    e2e = PixRecurringCharge.objects.get(txid=cycle.txid).end_to_end_id
+    notice = med_notice(bacen, kind="infraction_report", infraction_key="ir-c1", e2eid=e2e, status="open",
+                        event_key="evt-c1")  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _deliver(client, "med", notice) == {"received": 1, "duplicates": 0}
+    infraction = PixInfraction.objects.get()
+    assert infraction.reference == cycle.public_id == order.checkout_id
+    order.refresh_from_db()
+    assert (order.payment_dispute, order.payment_dispute_id) == ("open", infraction.public_id)
+    with pytest.raises(OrderError) as refused:
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    assert refused.value.code == "payment_disputed"
+    listed = admin_client.get("/admin/orders/order/", {"payment_dispute__exact": "open"})
+    assert listed.context["cl"].result_count == 1

@@ -211,3 +211,73 @@ def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_t
     subjects = {message.to[0]: message.subject for message in mail.outbox}
     assert subjects["fulana@example.com.br"].endswith("Your subscription has been cancelled")
     assert subjects["outra@example.com.br"].endswith("Sua assinatura foi cancelada")
+
+
+def test_an_invalid_cpf_is_refused_on_the_subscribe_page_with_the_checkouts_message(
+    sandbox: None, plan: SubscriptionPlan, client: Client
+) -> None:
+    """QA: `111.111.111-11` was accepted (only its digits were counted) and every cycle's order and NF-e carried it."""
+    response = client.post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_tax_id": "111.111.111-11"})
+
+    assert response.status_code == 400
+    assert 'data-testid="error-buyer_tax_id">CPF/CNPJ inválido.' in response.content.decode()
+    assert Subscription.objects.count() == 0
+
+
+def test_pause_and_resume_after_a_skip_keep_the_next_cycle_whose_date_has_not_passed(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: skip, pause, resume in the same minute cancelled the planned cycle and charged the one after it."""
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(page, {"action": "skip"})
+    planned = SubscriptionCycle.objects.get(subscription=subscription, status="scheduled")
+    assert planned.number == 2
+
+    client.post(page, {"action": "pause"})
+    client.post(page, {"action": "resume"})
+
+    cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).values_list("number", "status"))
+    assert cycles == [(1, "skipped"), (2, "scheduled")]
+    assert SubscriptionCycle.objects.get(subscription=subscription, number=2).due_date == planned.due_date
+    next_charge = client.get(page).content.decode().split('data-testid="next-charge">')[1].split("</p>")[0]
+    assert next_charge.startswith(f"R$ 39,90 em {planned.due_date:%d/%m/%Y}")
+
+
+def test_a_refused_action_shows_only_its_error_not_a_success_notice(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: "Pronto: o próximo ciclo foi pulado." showed above the 409 refusal of that same skip."""
+    _subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        skipped = client.post(page, {"action": "skip"})
+    client.post(page, {"action": "pause"})
+
+    for url in (page, skipped["Location"]):  # the page's forms post back to the URL they were shown at
+        refused = client.post(url, {"action": "skip"})
+        html = refused.content.decode()
+        assert refused.status_code == 409
+        assert "Só dá para pular um ciclo de uma assinatura ativa." in html
+        assert "o próximo ciclo foi pulado" not in html
+
+
+def test_cancelling_within_the_withdrawal_period_cancels_and_refunds_the_first_order(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: "Até … você pode desistir sem nenhum custo (CDC art. 49)", yet cancelling the same day left the first
+    cycle's paid order to ship, unrefunded. Withdrawing now cancels it and refunds it in full, and says so."""
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    subscription_cycles_sweep()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
+    order = Order.objects.get()
+    assert "o primeiro pedido também é cancelado e o valor devolvido" in client.get(page).content.decode()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(page, {"action": "cancel"})
+
+    order.refresh_from_db()
+    assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)
+    html = client.get(page).content.decode()
+    assert f"Direito de arrependimento: o pedido #{order.number} foi cancelado e o valor pago será devolvido." in html

@@ -53,7 +53,7 @@ def test_admin_creates_a_plan_typed_in_reais_and_lists_it_in_words(admin_client:
     assert plan.public_id.startswith("plan_") and plan.ships_each_cycle and plan.first_cycle_price == 7990
     listing = admin_client.get("/admin/shop/subscriptionplan/").content.decode()
     assert "Assinar por R$ 89,90 por mês" in listing
-    assert "Primeiro mês por R$ 79,90; Compromisso mínimo de 3 meses; Entrega a cada ciclo" in listing
+    assert "Primeiro mês por R$ 79,90; Cancele quando quiser, sem multa; Entrega a cada ciclo" in listing
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_words_of_a_weekly_plan_without_discount() -> None:
     plan = SubscriptionPlan(cycle="weekly", price=2990, first_cycle_discount=0, min_cycles=1, ships_each_cycle=False)
 
     assert plan_offer(plan) == "Assinar por R$ 29,90 por semana"
-    assert plan_terms(plan) == ["Sem entrega"]
+    assert plan_terms(plan) == ["Cancele quando quiser, sem multa", "Sem entrega"]
 
 
 def test_product_page_shows_the_subscription_beside_the_one_off_price(client: Client, coffee: Variant) -> None:
@@ -107,7 +107,7 @@ def test_product_page_shows_the_subscription_beside_the_one_off_price(client: Cl
     offers = re.search(r'data-testid="subscription-offers">(.*?)</div>', html, re.S)
     assert offers is not None
     assert re.findall(r"<strong>(.*?)</strong>", offers.group(1)) == ["Assinar por R$ 39,90 por mês"]
-    assert "Primeiro mês por R$ 34,90 · Entrega a cada ciclo" in offers.group(1)
+    assert "Primeiro mês por R$ 34,90 · Cancele quando quiser, sem multa · Entrega a cada ciclo" in offers.group(1)
     data = json.loads(
         re.search(r'<script id="variant-data" type="application/json">(.*?)</script>', html, re.S).group(1)
     )
