@@ -10,7 +10,6 @@ from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect, JsonResponse
-from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -46,7 +45,6 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "buy_url": reverse("shop_label_buy", args=[order.public_id]),
             "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
             "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",
-            "csrf_token": get_token(request),
         },
     )
 
