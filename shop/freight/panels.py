@@ -43,7 +43,11 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "live": live,
             "configured": bool(settings.CARRIER),
             "can_buy": can and live is None and order.status != "canceled" and bool(settings.CARRIER),
-            "can_cancel": can and live is not None and live.status == ShippingLabel.Status.PURCHASED,
+            # A label whose tracking ended (delivered) is past cancelling; a returned one is not live any more.
+            "can_cancel": can
+            and live is not None
+            and live.status == ShippingLabel.Status.PURCHASED
+            and live.finished_at is None,
             "buy_url": reverse("shop_label_buy", args=[order.public_id]),
             "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
             "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",
