@@ -302,6 +302,11 @@ class OrderAdmin(admin.ModelAdmin):
         # Bulk actions other apps add (`settings.ORDERS_ADMIN_ACTIONS`, dotted paths of admin action functions)
         # without orders importing them: the shop's "Comprar etiqueta" for a selection.
         self.actions = [*self.actions, *(import_string(p) for p in getattr(settings, "ORDERS_ADMIN_ACTIONS", ()))]
+        # and list filters (`settings.ORDERS_ADMIN_LIST_FILTERS`): the shop's "Etiqueta não comprada".
+        self.list_filter = [
+            *self.list_filter,
+            *(import_string(p) for p in getattr(settings, "ORDERS_ADMIN_LIST_FILTERS", ())),
+        ]
 
     def has_ship_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("orders.ship_order")

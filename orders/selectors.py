@@ -370,7 +370,8 @@ def order_actions(
         if request.status in OPEN_RETURN_STATUSES:
             for item in request.line_items:
                 asked[item["id"]] = asked.get(item["id"], 0) + int(item["quantity"])
-    returnable = {line.public_id: max(0, line.quantity_fulfilled - asked.get(line.public_id, 0)) for line in lines}
+    # Only what the buyer received can come back (README): shipped units still on the road are not returnable.
+    returnable = {line.public_id: max(0, line.quantity_delivered - asked.get(line.public_id, 0)) for line in lines}
     canceled = order.status == "canceled"
     anything_out = any(line.quantity_fulfilled > 0 for line in lines)
     nothing_left = not any(line.quantity_total > 0 for line in lines)

@@ -93,18 +93,34 @@ def ready_for_pickup(order: Order, events: list[FulfillmentEvent]) -> bool:
     )
 
 
-def order_words(order: Order, *, ready: bool) -> str:
-    """The order's state for the buyer: its status, or "Pronto para retirada" once the store said so."""
+def came_back_lines(order: Order, adjustments: list[Adjustment], events: list[FulfillmentEvent]) -> set[str]:
+    """Ids of the lines whose parcel the carrier brought back and the store has not settled yet (sent again or
+    cancelled: `returned_to_sender_close`); empty when nothing is waiting in the shop."""
+    waiting = order.status != OrderStatus.CANCELED and any(
+        a.type == AdjustmentType.RETURN and a.status == AdjustmentStatus.PENDING for a in adjustments
+    )
+    if not waiting:
+        return set()
+    return {i["id"] for e in events if e.type == FulfillmentEventType.RETURNED_TO_SENDER for i in e.line_items}
+
+
+def order_words(order: Order, *, ready: bool, came_back: bool = False) -> str:
+    """The order's state for the buyer: its status, "Pronto para retirada" once the store said so, or "Voltou
+    para a loja" while a parcel the carrier brought back waits (the status alone said "Pedido recebido")."""
+    if came_back:
+        return _("Voltou para a loja")
     return _("Pronto para retirada") if ready else order_status_label(order.status)
 
 
-def line_words(line: OrderLine, order: Order, *, ready: bool = False) -> str:
-    """A line's state for the buyer, one step past the BCP line status: delivered, ready to be picked up, or
-    cancelled with its order."""
+def line_words(line: OrderLine, order: Order, *, ready: bool = False, came_back: bool = False) -> str:
+    """A line's state for the buyer, one step past the BCP line status: delivered, ready to be picked up, back at
+    the store with the carrier's returned parcel, or cancelled with its order."""
     if line.quantity_total == 0 and order.status == OrderStatus.CANCELED and line.quantity_shipped == 0:
         return _("Cancelado")
     if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
         return _("Entregue")
+    if came_back and line.quantity_fulfilled < line.quantity_total:
+        return _("Voltou para a loja")
     if ready and line.quantity_total and line.quantity_fulfilled < line.quantity_total:
         return _("Pronto para retirada")
     return line_status_label(line.status, order.fulfillment_method)

@@ -24,6 +24,7 @@ from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
+    came_back_lines,
     current_tracking,
     installments_text,
     is_closed,
@@ -109,9 +110,11 @@ def _page(
     adjustments = list(order.adjustments.all())
     events = list(order.fulfillment_events.all())
     ready = ready_for_pickup(order, events)
+    came_back = came_back_lines(order, adjustments, events)  # the carrier brought the parcel back to the store
     with translation.override(language):
         for line in lines:
-            line.buyer_status = line_words(line, order, ready=ready)  # type: ignore[attr-defined]
+            back = line.public_id in came_back
+            line.buyer_status = line_words(line, order, ready=ready, came_back=back)  # type: ignore[attr-defined]
         expectations = []
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
         for exp in [] if closed or ready else order.expectations.all():
@@ -123,7 +126,8 @@ def _page(
         shown = [event for event in events if event.type != FulfillmentEventType.TRACKING_CORRECTED]
         context = {
             "order": order,
-            "order_words": order_words(order, ready=ready),
+            "order_words": order_words(order, ready=ready, came_back=bool(came_back)),
+            "came_back": bool(came_back),
             "lines": lines,
             "closed": closed,
             "money_rows": money_rows(order, adjustments),

@@ -32,6 +32,8 @@ ORDERS_PERMALINK_LEAD_PANELS = ["shop.subscriptions.panels.permalink_panel"]
 PAYMENTS_ADMIN_LINKS = {"id_rec": "admin:shop_subscription_changelist", "reference": "admin:orders_order_changelist"}
 # Bulk actions the shop adds to the order list: "Comprar etiqueta de envio" for a selection (issue 36).
 ORDERS_ADMIN_ACTIONS = ["shop.freight.panels.buy_labels_action"]
+# Filters the shop adds to the order list: orders whose label the carrier refused (QA walk, label failures).
+ORDERS_ADMIN_LIST_FILTERS = ["shop.freight.panels.LabelFailedFilter"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)

@@ -15,6 +15,7 @@ from orders.services.adjustments import (
 from orders.services.disputes import order_dispute_record
 from orders.services.expectations import expectation_merge, expectation_split, expectation_update
 from orders.services.fulfillment import (
+    clean_tracking,
     correios_code_valid,
     correios_tracking_url,
     fulfillment_event_create,
@@ -58,6 +59,7 @@ __all__ = [
     "ReturnStep",
     "adjustment_mark_refund_result",
     "adjustment_settle_offline",
+    "clean_tracking",
     "correios_code_valid",
     "correios_tracking_url",
     "email_delivery_send",

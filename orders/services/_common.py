@@ -157,6 +157,21 @@ def refundable_amount(order: Order) -> int:
     return max(0, order.paid_amount + promised)  # refund amounts are stored negative
 
 
+def returned_to_sender_close(order: Order, *, why: str, actor: str) -> None:
+    """The carrier's bring-back (a pending return adjustment: only `order_returned_to_sender_open` leaves a return
+    pending) is settled once the parcel goes again or the order is cancelled: pending → completed, the one in-place
+    change BCP §7 allows. Without it the buyer read "Devolução — pendente" forever."""
+    pending = Adjustment.objects.select_for_update().filter(
+        order=order, type=AdjustmentType.RETURN, status=AdjustmentStatus.PENDING
+    )
+    for adjustment in pending:
+        adjustment.status = AdjustmentStatus.COMPLETED
+        adjustment._allow_update = True  # type: ignore[attr-defined]
+        adjustment.save(update_fields=["status", "updated_at"])
+        timeline(order, "returned_to_sender_closed", f"Devolução ao remetente encerrada: {why}.", actor=actor,
+                 data={"adjustment_id": adjustment.public_id})  # fmt: skip
+
+
 def staff_words(label: object) -> str:
     """A choice label in the shop's language: timeline messages are stored text, whatever the caller's language."""
     with translation.override(settings.LANGUAGE_CODE):

@@ -35,6 +35,7 @@ from orders.services._common import (
     refresh_payment_status,
     refundable_amount,
     refuse_if_canceled,
+    returned_to_sender_close,
     schedule_email,
     send_on_commit,
     timeline,
@@ -299,6 +300,8 @@ def cancel_locked(
     order.canceled_at = timezone.now()
     refresh_order_status(order, known.values(), empty_status=OrderStatus.CANCELED)
     order.save(update_fields=["status", "canceled_at", "updated_at"])
+    # What came back with the carrier was not shipped again, so it is among the units just cancelled.
+    returned_to_sender_close(order, why="itens cancelados", actor=actor)
     timeline(
         order,
         "canceled",

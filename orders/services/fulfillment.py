@@ -33,6 +33,7 @@ from orders.services._common import (
     refresh_line,
     refresh_order_status,
     refuse_if_canceled,
+    returned_to_sender_close,
     schedule_email,
     staff_words,
     timeline,
@@ -245,6 +246,7 @@ def fulfillment_event_create(
         data={"event_id": event.public_id, "tracking_number": number},
     )
     if kind == FulfillmentEventType.SHIPPED:
+        returned_to_sender_close(order, why=f"pedido enviado de novo ({summary})", actor=actor)
         schedule_email(order, EmailKind.SHIPPED, ref=event.public_id)
     elif kind == FulfillmentEventType.DELIVERED:
         schedule_email(order, EmailKind.DELIVERED, ref=event.public_id)

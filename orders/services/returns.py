@@ -176,9 +176,10 @@ def return_request_create(
         )
     if actions.return_refusal == "order_canceled":
         raise _refuse("order_canceled", order)
-    if not any(line.quantity_fulfilled for line in known.values()):
-        # Nothing delivered yet: the code the order's `order_actions` gives (`return.unavailable_reason`), not a
-        # quantity error on the first line (QA walk). Units delivered but already asked keep the line's message.
+    if not any(line.quantity_delivered for line in known.values()):
+        # Nothing delivered yet (shipped and on the road counts as nothing): the code the order's `order_actions`
+        # gives (`return.unavailable_reason`), not a quantity error on the first line (QA walk). Units delivered
+        # but already asked keep the line's message.
         raise _refuse("nothing_to_return", order)
     for index, (line, quantity) in enumerate(pairs):
         left = actions.returnable.get(line.public_id, 0)

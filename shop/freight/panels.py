@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect, JsonResponse
-from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.csrf import csrf_exempt
@@ -42,11 +43,14 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "live": live,
             "configured": bool(settings.CARRIER),
             "can_buy": can and live is None and order.status != "canceled" and bool(settings.CARRIER),
-            "can_cancel": can and live is not None and live.status == ShippingLabel.Status.PURCHASED,
+            # A label whose tracking ended (delivered) is past cancelling; a returned one is not live any more.
+            "can_cancel": can
+            and live is not None
+            and live.status == ShippingLabel.Status.PURCHASED
+            and live.finished_at is None,
             "buy_url": reverse("shop_label_buy", args=[order.public_id]),
             "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
             "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",
-            "csrf_token": get_token(request),
         },
     )
 
@@ -116,18 +120,58 @@ def pdf_view(request: HttpRequest, label_id: str) -> HttpResponse:
 
 @admin.action(description=gettext_lazy("Comprar etiqueta de envio"), permissions=["ship"])
 def buy_labels_action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Order]) -> None:
-    asked = 0
+    """Per order: refused here, refused by the carrier (with its reason, at error level), bought, or still being
+    bought by a worker (then a refusal shows on the order page and under the "Etiqueta: não comprada" filter)."""
+    bought = asked = 0
     for order in queryset.order_by("pk"):
         try:
-            label_request(order_id=order.public_id, actor=request.user.get_username())
-            asked += 1
+            label = label_request(order_id=order.public_id, actor=request.user.get_username())
         except FreightError as error:
-            modeladmin.message_user(request, f"#{order.number}: {error.message}", messages.WARNING)
+            modeladmin.message_user(request, f"#{order.number}: {error.message}", messages.ERROR)
+            continue
+        label.refresh_from_db()  # with no broker the purchase already ran after label_request's commit
+        if label.status == ShippingLabel.Status.FAILED:
+            refused = _("#%(number)s: etiqueta não comprada: %(reason)s")
+            modeladmin.message_user(request, refused % {"number": order.number, "reason": label.last_error},
+                                    messages.ERROR)  # fmt: skip
+        elif label.status == ShippingLabel.Status.PURCHASED:
+            bought += 1
+        else:
+            asked += 1
+    if bought:
+        bought_text = ngettext("Etiqueta comprada para %(n)d pedido.", "Etiqueta comprada para %(n)d pedidos.", bought)
+        modeladmin.message_user(request, bought_text % {"n": bought}, messages.SUCCESS)
     if asked:
+        # Bought by a worker after this answer: where to look if the carrier refuses (not a green "done").
         asked_text = ngettext(
-            "Etiqueta solicitada para %(n)d pedido.", "Etiqueta solicitada para %(n)d pedidos.", asked
+            "Etiqueta solicitada para %(n)d pedido: a compra segue na transportadora.",
+            "Etiqueta solicitada para %(n)d pedidos: a compra segue na transportadora.",
+            asked,
+        ) % {"n": asked}
+        failed_url = reverse("admin:orders_order_changelist") + "?label=failed"
+        asked_html = format_html('{} <a href="{}">{}</a>', asked_text, failed_url, _("Ver etiquetas não compradas"))
+        modeladmin.message_user(request, asked_html, messages.INFO)
+
+
+class LabelFailedFilter(admin.SimpleListFilter):
+    """Orders whose latest label the carrier refused (no balance, service gone, …) and that still need one: a
+    purchase run by a worker fails after the action's answer, so it is found here (`ORDERS_ADMIN_LIST_FILTERS`)."""
+
+    title = gettext_lazy("etiqueta")
+    parameter_name = "label"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("failed", _("Etiqueta não comprada"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
+        if self.value() != "failed":
+            return queryset
+        latest = ShippingLabel.objects.filter(order=OuterRef("pk")).order_by("-created_at", "-id").values("status")
+        return (
+            queryset.annotate(_label_status=Subquery(latest[:1]))
+            .filter(_label_status=ShippingLabel.Status.FAILED)
+            .exclude(status="canceled")
         )
-        modeladmin.message_user(request, asked_text % {"n": asked}, messages.SUCCESS)
 
 
 @csrf_exempt

@@ -23,7 +23,7 @@ import carriers
 from carriers import CarrierRejected, CarrierUnavailable, TrackingEvent
 from kernel.http import Deadline
 from orders.errors import OrderError
-from orders.services import fulfillment_event_create, order_returned_to_sender_open
+from orders.services import clean_tracking, fulfillment_event_create, order_returned_to_sender_open
 from shop.freight.labels import ACTOR, _state
 from shop.models import LabelTrackingEvent, ShippingLabel
 
@@ -41,6 +41,55 @@ POLL_EVERY = timedelta(minutes=30)
 POLL_BATCH = 50
 
 
+# Carrier events that mean the parcel left the shop: when the posting itself moved nothing (its code refused),
+# the first of these that carries a good code ships the order before it applies.
+AFTER_POSTING = {"in_transit", "out_for_delivery", "failed_attempt", "returned"}
+
+
+def _valid_code(label: ShippingLabel, code: str) -> str:
+    """The code as the order would store it, or "" when the order's rules refuse it (Correios check digit…)."""
+    if not code:
+        return ""
+    try:
+        return clean_tracking(code, "", label.carrier_name)[0]
+    except OrderError:
+        return ""
+
+
+def _code_for(label: ShippingLabel, event: TrackingEvent) -> str:
+    """The label's code, taken from the first event that brings a valid one. A bad code is refused for that event
+    only (WARNING) and never kept on the label: kept, it made every later event of the label move nothing."""
+    if _valid_code(label, label.tracking_code):
+        return label.tracking_code
+    code = _valid_code(label, event.tracking_code)
+    if event.tracking_code and not code:
+        logger.warning(
+            "tracking code %r of carrier event %s on label %s refused (invalid); the event is applied without it",
+            event.tracking_code, event.event_id, label.public_id,
+        )  # fmt: skip
+    if code:
+        ShippingLabel.objects.filter(pk=label.pk).update(tracking_code=code)
+        label.tracking_code = code
+    return code
+
+
+def _ship_first(label: ShippingLabel, event: TrackingEvent, code: str) -> None:
+    """The parcel is on its way but the order was never shipped from this label (its posting came with a bad
+    code): ship it now, as posted when this event happened. Nothing when shipped already (by hand, or before)."""
+    order = label.order
+    if not code or order.fulfillment_events.filter(type="shipped", tracking_number=code).exists():
+        return
+    try:
+        with transaction.atomic():
+            fulfillment_event_create(
+                order_id=order.public_id, type="shipped", tracking_number=code, carrier=label.carrier_name or "",
+                occurred_at=event.occurred_at, actor=ACTOR,
+            )  # fmt: skip
+    except OrderError as error:
+        logger.info("label %s: shipping before event %s moved nothing: %s", label.public_id, event.event_id,
+                    error.message)  # fmt: skip
+
+
 def _apply_one(label: ShippingLabel, event: TrackingEvent) -> str:
     """Inside the caller's transaction. The fulfillment event's id, "" when it moved nothing, None if seen."""
     try:
@@ -54,10 +103,9 @@ def _apply_one(label: ShippingLabel, event: TrackingEvent) -> str:
     kind = EVENT_TYPES.get(event.kind)
     if kind is None:
         return ""
-    code = label.tracking_code or event.tracking_code
-    if code and not label.tracking_code:
-        ShippingLabel.objects.filter(pk=label.pk).update(tracking_code=code)
-        label.tracking_code = code
+    code = _code_for(label, event)
+    if event.kind in AFTER_POSTING:
+        _ship_first(label, event, code)
     try:
         with transaction.atomic():
             created = fulfillment_event_create(
@@ -70,9 +118,13 @@ def _apply_one(label: ShippingLabel, event: TrackingEvent) -> str:
         return ""
     seen.fulfillment_event_id = created.public_id
     seen.save(update_fields=["fulfillment_event_id"])
-    if event.kind in ("delivered", "returned"):
+    if event.kind == "delivered":
         ShippingLabel.objects.filter(pk=label.pk).update(finished_at=timezone.now())
     if event.kind == "returned":
+        # Spent: no print, no cancel, and the order may have a new label to go again.
+        ShippingLabel.objects.filter(pk=label.pk).update(
+            status=ShippingLabel.Status.RETURNED, finished_at=timezone.now()
+        )
         order_returned_to_sender_open(
             order_id=label.order.public_id,
             description=f"Objeto {code} devolvido ao remetente"

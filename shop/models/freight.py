@@ -51,6 +51,8 @@ class ShippingLabel(models.Model):
         PURCHASED = "purchased", _("comprada")
         FAILED = "failed", _("não comprada")
         CANCELED = "canceled", _("cancelada")
+        # The carrier brought the parcel back: the label is spent, the order may have a new one to go again.
+        RETURNED = "returned", _("devolvida ao remetente")
 
     LIVE = (Status.REQUESTED, Status.PURCHASED)
 

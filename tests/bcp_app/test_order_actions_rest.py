@@ -288,7 +288,7 @@ def test_statement_budgets_of_cancel_and_return(
     headers = _auth(fake_platform, platform, **{"Idempotency-Key": "budget-cancel"})
     placed = _paid_order(client, headers, django_capture_on_commit_callbacks)
     call(client, "get", f"/orders/{placed.public_id}", headers)  # the profile is cached, as in steady use
-    with django_assert_max_num_queries(41):
+    with django_assert_max_num_queries(42):  # one read of a carrier bring-back the cancel settles
         body = call(client, "post", f"/orders/{placed.public_id}/cancel", headers, {}).json()
     assert body["order_actions"]["cancel"]["available"] is False
     headers["Idempotency-Key"] = "budget-return"

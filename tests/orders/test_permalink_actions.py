@@ -10,7 +10,9 @@ from django.test import Client
 from django.utils import timezone
 
 from orders.models import Adjustment, Order, ReturnRequest
+from orders.selectors import order_actions_bcp
 from orders.services import fulfillment_event_create, order_ship
+from orders.types import LineQuantity
 
 pytestmark = pytest.mark.django_db
 
@@ -74,6 +76,33 @@ def test_return_refusals_show_beside_the_form(client: Client, place_order) -> No
     no_reason = client.post(f"/orders/{order.permalink_token}/devolver", {"qty_" + line.public_id: "1"})
     assert "Escolha o motivo da devolução" in no_reason.content.decode()
     assert not ReturnRequest.objects.exists()
+
+
+def test_a_parcel_on_the_road_cannot_be_returned_yet(client: Client, place_order) -> None:
+    """QA walk: "Enviado / Em trânsito" offered "Solicitar devolução" and accepted it. Only delivered units can
+    come back (README); the page, the agents' order_actions (BCP-ORDER-ACTIONS) and the service agree."""
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="in_transit")
+    line = order.lines.get()
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert 'data-testid="return-form"' not in page and 'data-testid="cancel-form"' not in page
+    assert order_actions_bcp(order, now=timezone.now())["order_actions"]["return"] == {
+        "available": False, "unavailable_reason": "nothing_to_return", "window_days": 7, "line_items": [],
+    }  # fmt: skip
+    asked = client.post(f"/orders/{order.permalink_token}/devolver",
+                        {"qty_" + line.public_id: "1", "reason_code": "defective", "nonce": "n-1"})  # fmt: skip
+    assert asked.status_code == 400
+    assert f"O pedido #{order.number} não tem itens entregues que possam ser devolvidos." in asked.content.decode()
+    assert not ReturnRequest.objects.exists()
+    # one of the two delivered: that one may come back, not the one still travelling
+    fulfillment_event_create(order_id=order.public_id, type="delivered", lines=[LineQuantity(line.public_id, 1)])
+    fresh = Order.objects.get(pk=order.pk)
+    assert order_actions_bcp(fresh, now=timezone.now())["order_actions"]["return"]["line_items"] == [
+        {"id": line.public_id, "quantity": 1}
+    ]
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert f'name="qty_{line.public_id}" min="0" max="1"' in page
 
 
 def test_after_the_window_the_page_offers_no_return(client: Client, place_order) -> None:

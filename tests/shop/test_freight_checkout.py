@@ -81,3 +81,19 @@ def test_calcular_frete_on_the_product_page_and_the_cart_shows_the_same_carrier_
     html = client.get("/carrinho/", {"cep": "20040-002"}).content.decode()
     # Ten shirts: R$ 599,00, past PAC's free shipping; the others priced by 2.916 kg cubic.
     assert _box(html) == [("melhorenvio:1", "Grátis"), ("melhorenvio:3", "R$ 28,00"), ("melhorenvio:2", "R$ 36,00")]
+
+
+def test_the_checkout_page_names_a_carrier_service_without_double_parentheses(
+    client, melhorenvio: FakeMelhorEnvio
+) -> None:
+    """QA walk: "Frete (PAC (Correios))": the page wrapped the option's title, which names its carrier in
+    parentheses, in parentheses of its own."""
+    client.post("/carrinho/adicionar", {"sku": SHIRT, "quantity": "1"})
+    checkout_id = client.get("/checkout/")["Location"].rsplit("/", 1)[1]
+    form = {"action": "update", "email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza",
+            "phone": "(21) 98765-4321", "tax_id": "529.982.247-25", "method": "shipping", "cep": "20040-002",
+            "street": "Rua da Assembleia", "number": "10", "neighborhood": "Centro", "city": "Rio de Janeiro",
+            "uf": "RJ", "shipping_option": "melhorenvio:1"}  # fmt: skip
+    html = client.post(f"/checkout/{checkout_id}", form, follow=True).content.decode()
+    assert "<dt>Frete — PAC (Correios)</dt>" in html
+    assert "(PAC (Correios))" not in html

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.messages import get_messages
 from django.utils import timezone
 
 from orders.models import OrderEvent, OutboxMessage
@@ -142,10 +143,60 @@ def test_comprar_etiqueta_for_a_selection(
             follow=True,
         )
     page = response.content.decode()
-    assert "Etiqueta solicitada para 2 pedidos." in page
-    assert f"#{pickup.number}: O pedido #{pickup.number} não é para entrega: não precisa de etiqueta." in page
+    assert "Etiqueta solicitada para 2 pedidos: a compra segue na transportadora." in page
+    assert (
+        f'<li class="error">#{pickup.number}: O pedido #{pickup.number} não é para entrega: não precisa de etiqueta.'
+        in page
+    )
     costs = dict(ShippingLabel.objects.values_list("order_id", "cost"))
     assert costs == {first.pk: 2200, second.pk: 2200 + 2 * 700}  # ten shirts: 2.916 kg cubic
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: with no broker the purchase runs before the answer
+def test_a_selection_with_too_little_balance_says_which_order_failed_and_why(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """QA walk: with the wallet short, the action said "Etiqueta solicitada para 1 pedido." in green and the
+    refusal only showed on the order page."""
+    first = shirts_order(django_capture_on_commit_callbacks)
+    second = shirts_order(django_capture_on_commit_callbacks)
+    melhorenvio.balance = 2200  # enough for the first SEDEX label only
+    response = admin_client.post(
+        "/admin/orders/order/", {"action": "buy_labels_action", "_selected_action": [first.pk, second.pk]}, follow=True
+    )
+    page = response.content.decode()
+    assert '<li class="success">Etiqueta comprada para 1 pedido.</li>' in page
+    assert (
+        f'<li class="error">#{second.number}: etiqueta não comprada: Melhor Envio recusou: Saldo insuficiente para a'
+        " compra das etiquetas.</li>"
+    ) in page
+    assert "Etiqueta solicitada" not in page
+
+
+def test_a_label_a_worker_fails_after_the_answer_is_under_the_label_filter(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    first = shirts_order(django_capture_on_commit_callbacks)
+    second = shirts_order(django_capture_on_commit_callbacks)
+    melhorenvio.balance = 2200
+    with django_capture_on_commit_callbacks(execute=True):  # the purchases run after the answer, as a worker's
+        response = admin_client.post(
+            "/admin/orders/order/", {"action": "buy_labels_action", "_selected_action": [first.pk, second.pk]}
+        )
+    shown = [str(m) for m in get_messages(response.wsgi_request)]
+    assert shown == [
+        "Etiqueta solicitada para 2 pedidos: a compra segue na transportadora."
+        ' <a href="/admin/orders/order/?label=failed">Ver etiquetas não compradas</a>'
+    ]
+    listed = admin_client.get("/admin/orders/order/", {"label": "failed"}).context["cl"].result_list
+    assert [o.pk for o in listed] == [second.pk]
+    melhorenvio.balance = 10_000  # topped up: bought again, nothing left under the filter
+    _buy(admin_client, second, django_capture_on_commit_callbacks)
+    assert list(admin_client.get("/admin/orders/order/", {"label": "failed"}).context["cl"].result_list) == []
 
 
 def test_correios_label_cost_is_the_quote_and_the_code_comes_at_once(

@@ -3,12 +3,14 @@ into the order's fulfillment events, so the buyer's page, the e-mails and the or
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from orders.models import Adjustment, EmailDelivery, FulfillmentEvent, OutboxMessage
+from orders.models import Adjustment, EmailDelivery, FulfillmentEvent, OrderEvent, OutboxMessage
+from orders.services import order_cancel
 from shop.freight.labels import label_request
 from shop.freight.tracking import tracking_poll_due
 from shop.models import LabelTrackingEvent, ShippingLabel
@@ -136,3 +138,100 @@ def test_returned_to_sender_opens_a_pending_adjustment_for_staff(
     assert adjustment.description == f"Objeto {code} devolvido ao remetente: Objeto devolvido ao remetente"
     line = order.lines.get()
     assert line.quantity_shipped == 0  # back in the shop: may be shipped again
+
+
+def _came_back(client, melhorenvio: FakeMelhorEnvio, captured):  # type: ignore[no-untyped-def]
+    """A label bought, posted, then brought back by the carrier (Melhor Envio's `order.undelivered`)."""
+    order, label = _bought(captured)
+    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    _post(client, melhorenvio, posted, captured)
+    back = melhorenvio.webhook(label.remote_id, "order.undelivered", status="undelivered",
+                               updated_at="2026-12-12 10:00:00")  # fmt: skip
+    _post(client, melhorenvio, back, captured)
+    return order, label
+
+
+def test_a_parcel_back_at_the_store_is_said_so_and_staff_send_it_again_with_a_new_label(
+    client,
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """QA walk: after `order.undelivered` the buyer read "Nada foi enviado ainda", "Pedido recebido" and "Em
+    preparação"; the label box still offered print and cancel and no new label; the "Devolução" stayed pending."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _came_back(client, melhorenvio, captured)
+    label.refresh_from_db()
+    assert label.status == "returned" and label.finished_at is not None
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert "Seu pacote voltou para a loja." in page and "Nada foi enviado ainda" not in page
+    assert "<strong>Voltou para a loja</strong>" in page and "Em preparação" not in page
+    assert 'data-testid="line-status">Voltou para a loja<' in page
+    assert "O pacote está de volta na loja: se cancelar, o valor pago volta" in page
+    assert "Pacote devolvido à loja pela transportadora" in page
+    admin = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-pdf"' not in admin and 'data-testid="label-cancel"' not in admin
+    assert 'data-testid="label-last-status">devolvida ao remetente<' in admin
+    assert 'data-testid="label-returned"' in admin and 'data-testid="label-buy"' in admin
+    # staff send it again: a new label, posted; the bring-back is settled
+    with captured(execute=True):
+        admin_client.post(f"/admin/frete/{order.public_id}/comprar/")
+    again = ShippingLabel.objects.get(order=order, status="purchased")
+    assert again.public_id != label.public_id
+    posted = melhorenvio.webhook(again.remote_id, "order.posted", status="posted", posted_at="2026-12-13 09:00:00")
+    _post(client, melhorenvio, posted, captured)
+    order.refresh_from_db()
+    assert order.status == "shipped"
+    assert Adjustment.objects.get(order=order, type="return").status == "completed"
+    assert OrderEvent.objects.filter(order=order, kind="returned_to_sender_closed").count() == 1
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert "Seu pacote voltou para a loja." not in page and "<strong>Enviado</strong>" in page
+
+
+def test_cancelling_an_order_whose_parcel_came_back_settles_the_bring_back(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    captured = django_capture_on_commit_callbacks
+    order, _label = _came_back(client, melhorenvio, captured)
+    with captured(execute=True):
+        order_cancel(order_id=order.public_id, reason="Comprador desistiu depois da devolução", actor="ana")
+    back = Adjustment.objects.get(order=order, type="return")
+    assert back.status == "completed"  # was "pending" forever on the buyer's page
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    adjustments = page.split('data-testid="order-adjustments"')[1]
+    assert "Seu pacote voltou para a loja." not in page and "em andamento" not in adjustments
+    assert re.search(r"Pacote devolvido à loja pela transportadora\s+— concluído", adjustments)
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 1
+
+
+def test_a_bad_tracking_code_is_refused_for_its_event_and_later_events_still_move_the_order(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+    caplog,
+) -> None:
+    """QA walk: one event with a bad code stuck it on the label, and every later event was dropped (INFO)."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    good = melhorenvio.orders[label.remote_id]["tracking"]
+    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", tracking="BR000000000XX",
+                                 posted_at="2026-12-05 10:00:00")  # fmt: skip
+    with caplog.at_level("INFO", logger="shop.freight.tracking"):
+        _post(client, melhorenvio, posted, captured)
+    assert [r.levelname for r in caplog.records if "BR000000000XX" in r.getMessage()] == ["WARNING"]
+    label.refresh_from_db()
+    assert label.tracking_code == ""  # not kept
+    received = melhorenvio.webhook(label.remote_id, "order.received", status="posted", updated_at="2026-12-06 08:00:00")
+    _post(client, melhorenvio, received, captured)
+    assert list(FulfillmentEvent.objects.filter(order=order).values_list("type", "tracking_number")) == [
+        ("shipped", good), ("in_transit", good),
+    ]  # fmt: skip
+    label.refresh_from_db()
+    assert label.tracking_code == good
+    delivered = melhorenvio.webhook(label.remote_id, "order.delivered", status="delivered",
+                                    delivered_at="2026-12-07 15:30:00")  # fmt: skip
+    _post(client, melhorenvio, delivered, captured)
+    order.refresh_from_db()
+    assert order.status == "delivered"

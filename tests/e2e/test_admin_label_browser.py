@@ -1,0 +1,45 @@
+"""A real browser on the label box of the admin order page (QA walk, high 1): "Comprar etiqueta" and "Cancelar
+etiqueta" really post. They used to point at forms of their own (`form="label-buy-form"`) written inside the
+admin's order form; the browser drops nested forms, so the buttons sent nothing. The carrier is the fake Melhor
+Envio; the purchase runs after the request's commit (eager tasks in tests)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from shop.models import ShippingLabel
+from tests.carriers.fake_melhorenvio import FakeMelhorEnvio
+from tests.e2e.admin_browser import STAFF, launch, needs_chromium, staff_login
+from tests.shop.freight_helpers import freight_shop, melhorenvio, shirts_order  # noqa: F401 (fixtures)
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_staff_buy_and_cancel_a_label_from_the_order_page(
+    live_server,
+    transactional_db,
+    melhorenvio: FakeMelhorEnvio,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    order = shirts_order(django_capture_on_commit_callbacks)
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR")
+            staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
+            page.get_by_test_id("label-buy").click()
+            expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta")
+            expect(page.get_by_test_id("label-status")).to_have_text("comprada")
+            expect(page.get_by_test_id("label-cost")).to_have_text("R$ 22,00")
+            page.get_by_test_id("label-cancel").click()
+            expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta cancelada.")
+            expect(page.get_by_test_id("label-buy")).to_be_visible()
+        finally:
+            browser.close()
+    label = ShippingLabel.objects.get(order=order)
+    assert label.status == "canceled" and melhorenvio.checkouts == [label.remote_id]
+    assert melhorenvio.orders[label.remote_id]["status"] == "canceled"
