@@ -226,12 +226,30 @@ class BoletoPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
         return gateway_words(obj.gateway_status)
 
 
+class BoletoRefundForm(forms.ModelForm):
+    """The transfer's description is checked here, on its field: a refused save stays on the page with its error
+    (the service's own check came after the admin had said "saved" and gone back to the list)."""
+
+    class Meta:
+        model = BoletoRefund
+        fields = ("transfer_note",)
+
+    def clean_transfer_note(self) -> str:
+        note = (self.cleaned_data.get("transfer_note") or "").strip()
+        if not 4 <= len(note) <= 200:
+            raise forms.ValidationError(
+                _("Descreva a transferência (banco, data, id do Pix) em 4 a 200 caracteres."), code="transfer_note"
+            )
+        return note
+
+
 @admin.register(BoletoRefund)
 class BoletoRefundAdmin(MoneyColumns, admin.ModelAdmin):
     """A boleto is refunded by bank transfer to the buyer (no card to reverse): staff make the transfer, then
     fill "comprovante da transferência" and save; that completes the refund once, through the service
     (`boleto_refund_mark_transferred`), and the order's adjustment with it."""
 
+    form = BoletoRefundForm
     list_display = ("refund_id", "reference", "amount_brl", "status", "kind", "created_at", "finished_at")
     list_filter = ("status", "kind")
     search_fields = ("refund_id", "reference")
