@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
 
@@ -23,7 +24,7 @@ class FiscalDocumentAdmin(_ReadOnly):
     list_display = (
         "order_number",
         "order_ref",
-        "status",
+        "status_words",
         "sefaz_reason",
         "number",
         "series",
@@ -32,6 +33,10 @@ class FiscalDocumentAdmin(_ReadOnly):
     )  # the reason: what to fix before re-issuing ("NCM não informado")
     list_filter = ("status", "environment")
     search_fields = ("order_ref", "access_key")
+
+    @admin.display(description=_("situação"), ordering="status")
+    def status_words(self, document: FiscalDocument) -> str:
+        return document.status_text()
 
 
 @admin.register(FiscalJob)

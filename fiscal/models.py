@@ -70,7 +70,20 @@ class FiscalDocument(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"NF-e {self.number or '—'} ({self.order_ref}, {self.status})"
+        return f"NF-e {self.number or '—'} ({self.order_ref}, {self.status_text()})"
+
+    @property
+    def blocked(self) -> bool:
+        """Refused before any provider call for missing data (stored as rejected, but the SEFAZ never saw it)."""
+        return (
+            self.status == self.Status.REJECTED
+            and not self.sefaz_status
+            and self.sefaz_reason.startswith(BLOCKED_PREFIX)
+        )
+
+    def status_text(self) -> str:
+        """The status in staff words: a note blocked for missing data is not "rejeitada" by the SEFAZ."""
+        return str(_("bloqueada (dados faltando)")) if self.blocked else str(self.get_status_display())
 
 
 class FiscalJob(models.Model):

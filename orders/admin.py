@@ -35,6 +35,7 @@ from orders.admin_inlines import (
     ReturnRequestInline,
     TimelineInline,
 )
+from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
     tax_id_text,
@@ -408,13 +409,25 @@ class OrderAdmin(admin.ModelAdmin):
         return response
 
 
+class RequestedByFilter(admin.SimpleListFilter):
+    # The field's own name ("pedida por") made Django's filter title read "Por pedida por".
+    title = _("quem pediu")
+    parameter_name = "requested_by"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(value, str(label)) for value, label in ReturnRequester.choices]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ReturnRequest]) -> QuerySet[ReturnRequest]:
+        return queryset.filter(requested_by=self.value()) if self.value() else queryset
+
+
 @admin.register(ReturnRequest)
 class ReturnRequestAdmin(admin.ModelAdmin):
     """The queue of returns buyers and platforms asked for (issue 35). Read-only: each step is the order's
     "Devolução solicitada" action (approve, reject, receive, refund), which calls orders.services.returns."""
 
     list_display = ["public_id", "order_link", "status", "reason_code", "requested_by", "created_at", "next_step"]
-    list_filter = ["status", "reason_code", "requested_by"]
+    list_filter = ["status", "reason_code", RequestedByFilter]
     search_fields = ["public_id", "order__public_id", "order__buyer_email"]
     list_select_related = ["order"]
     # Read-only: each field as staff read it (items by title, money in reais) rather than as stored.

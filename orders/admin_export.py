@@ -80,7 +80,10 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             street = f"{street} — {d['complement']}"
         events = list(order.fulfillment_events.all())
         replaced = superseded_tracking(events)  # a corrected code is left out: only the right one is useful
-        tracking = " ".join(e.tracking_number for e in events if e.tracking_number and e.pk not in replaced)
+        # Each step of a shipment (shipped, in transit, delivered) carries its code: one code once, in order.
+        tracking = " ".join(
+            dict.fromkeys(e.tracking_number for e in events if e.tracking_number and e.pk not in replaced)
+        )
         head = [
             order.number,
             timezone.localtime(order.placed_at).replace(tzinfo=None),

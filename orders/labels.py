@@ -137,6 +137,18 @@ TIMELINE_KINDS = {
     "buyer_updated": gettext_lazy("Dados do comprador"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
+    "tracking_corrected": gettext_lazy("Rastreio corrigido"),
+    "credit_note": gettext_lazy("Vale-troca emitido"),
+    "returned_to_sender": gettext_lazy("Devolvido ao remetente"),
+    "return_requested": gettext_lazy("Devolução solicitada"),
+    "return_approved": gettext_lazy("Devolução aprovada"),
+    "return_rejected": gettext_lazy("Devolução recusada"),
+    "return_refunded": gettext_lazy("Devolução encerrada (valor a devolver)"),
+    # shop.freight.labels: the carrier label's steps
+    "label_requested": gettext_lazy("Etiqueta solicitada"),
+    "label_purchased": gettext_lazy("Etiqueta comprada"),
+    "label_failed": gettext_lazy("Etiqueta não comprada"),
+    "label_canceled": gettext_lazy("Etiqueta cancelada"),
     "webhook_none": gettext_lazy("Sem webhook"),  # bcp_app.service.webhooks: the platform's profile has no webhook_url
     # shop.invoicing.lifecycle: `fiscal_<event>` of fiscal.services and the return note
     "dispute_opened": gettext_lazy("Pix contestado (MED)"),

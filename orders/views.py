@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
-from orders.models import AdjustmentType, FulfillmentEventType, Order, ReturnReason
+from orders.models import AdjustmentType, FulfillmentEventType, Order, PaymentType, ReturnReason
 from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
@@ -203,7 +203,14 @@ def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
         except OrderError as exc:
             if exc.code != "order_canceled":  # a second click after it went through: the page says it all
                 return _page(request, order, status=400, action_error=exc)
-        messages.success(request, _("Pedido cancelado. O valor pago será devolvido pelo mesmo meio de pagamento."))
+        if order.payment_type == PaymentType.BOLETO and order.paid_amount:
+            # A boleto has no automatic refund: staff transfer the money back (payments' boleto refunds).
+            messages.success(
+                request,
+                _("Pedido cancelado. A loja entrará em contato para devolver o valor pago por Pix ou transferência."),
+            )
+        else:
+            messages.success(request, _("Pedido cancelado. O valor pago será devolvido pelo mesmo meio de pagamento."))
     return _private(HttpResponseRedirect(order.permalink_path))
 
 

@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import format_brl
 from payments.boleto.service import boleto_refund_mark_transferred
 from payments.exceptions import PaymentInputError
+from payments.med.models import psp_status_words, situation_words
 from payments.med.selectors import infraction_money
 from payments.med.services import infraction_answer
 from payments.models import (
@@ -217,9 +218,30 @@ class BoletoPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
     """Boletos issued through the card gateway (issue 37); due date from the store setting
     `boleto_due_business_days`, given up after BOLETO_EXPIRY_GRACE_DAYS (the `payments.tasks.sweep_boletos` beat)."""
 
-    list_display = ("payment_id", "reference", "amount_brl", "status", "due_date", "paid_at", "gateway_status")
+    list_display = ("payment_id", "reference", "amount_brl", "status", "due_date", "paid_at", "gateway_status_words")
     list_filter = ("status", "gateway")
     search_fields = ("payment_id", "reference", "gateway_charge_id", "line", "nosso_numero")
+
+    @admin.display(description=_("situação no gateway"), ordering="gateway_status")
+    def gateway_status_words(self, obj: BoletoPayment) -> str:
+        return gateway_words(obj.gateway_status)
+
+
+class BoletoRefundForm(forms.ModelForm):
+    """The transfer's description is checked here, on its field: a refused save stays on the page with its error
+    (the service's own check came after the admin had said "saved" and gone back to the list)."""
+
+    class Meta:
+        model = BoletoRefund
+        fields = ("transfer_note",)
+
+    def clean_transfer_note(self) -> str:
+        note = (self.cleaned_data.get("transfer_note") or "").strip()
+        if not 4 <= len(note) <= 200:
+            raise forms.ValidationError(
+                _("Descreva a transferência (banco, data, id do Pix) em 4 a 200 caracteres."), code="transfer_note"
+            )
+        return note
 
 
 @admin.register(BoletoRefund)
@@ -228,6 +250,7 @@ class BoletoRefundAdmin(MoneyColumns, admin.ModelAdmin):
     fill "comprovante da transferência" and save; that completes the refund once, through the service
     (`boleto_refund_mark_transferred`), and the order's adjustment with it."""
 
+    form = BoletoRefundForm
     list_display = ("refund_id", "reference", "amount_brl", "status", "kind", "created_at", "finished_at")
     list_filter = ("status", "kind")
     search_fields = ("refund_id", "reference")
@@ -386,14 +409,16 @@ class PixInfractionAnswerInline(admin.StackedInline):
 class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     """MED disputes: read-only rows (the PSP's notifications write them) and the staff's answer form."""
 
-    list_display = ("public_id", "status", "amount_brl", "situation", "reference", "opened_at", "outcome")
+    list_display = ("public_id", "status", "amount_brl", "situation_text", "reference", "opened_at", "outcome")
     list_filter = ("status", "outcome")
     search_fields = ("public_id", "psp_id", "end_to_end_id", "reference")
-    readonly_fields = (
-        "public_id", "psp_id", "end_to_end_id", "reference", "amount", "situation", "details", "psp_status",
-        "status", "outcome", "returned_amount", "refund_check", "analysis_details", "opened_at", "closed_at",
+    fields = (
+        "public_id", "psp_id", "end_to_end_id", "payment", "reference", "disputed_brl", "situation_text", "details",
+        "psp_status_text", "status", "outcome", "returned_brl", "refund_check", "analysis_details", "opened_at",
+        "closed_at",
         "answer_link",
     )  # fmt: skip
+    readonly_fields = fields
     inlines = [PixInfractionAnswerInline]
 
     @admin.display(description=_("reembolsos antes da disputa"))
@@ -415,6 +440,22 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
         if money.refunded:
             return _("%(refunded)s deste Pix já reembolsados pela loja.") % {"refunded": format_brl(money.refunded)}
         return "—"
+
+    @admin.display(description=_("valor contestado"), ordering="amount")
+    def disputed_brl(self, obj: PixInfraction) -> str:
+        return format_brl(obj.amount)
+
+    @admin.display(description=_("valor devolvido"), ordering="returned_amount")
+    def returned_brl(self, obj: PixInfraction) -> str:
+        return format_brl(obj.returned_amount)
+
+    @admin.display(description=_("tipo de fraude"), ordering="situation")
+    def situation_text(self, obj: PixInfraction) -> str:
+        return situation_words(obj.situation)
+
+    @admin.display(description=_("situação no PSP"), ordering="psp_status")
+    def psp_status_text(self, obj: PixInfraction) -> str:
+        return psp_status_words(obj.psp_status)
 
     @admin.display(description=_("responder"))
     def answer_link(self, obj: PixInfraction) -> str:

@@ -101,7 +101,7 @@ class PixCharge(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.txid} ({self.status})"
+        return f"{self.txid} ({self.get_status_display()})"
 
     @property
     def terms(self):  # -> payments.due.DueTerms | None
@@ -147,7 +147,7 @@ class PixPayment(models.Model):
         constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_pixpayment_amount_positive")]
 
     def __str__(self) -> str:
-        return f"{self.end_to_end_id} ({self.outcome})"
+        return f"{self.end_to_end_id} ({self.get_outcome_display()})"
 
 
 class PixWebhookEvent(models.Model):
@@ -231,7 +231,7 @@ class PixRefund(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.refund_id} ({self.status})"
+        return f"{self.refund_id} ({self.get_status_display()})"
 
 
 class PaymentEvent(models.Model):

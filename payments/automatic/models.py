@@ -71,7 +71,7 @@ class PixRecurringCharge(models.Model):
         constraints = [models.CheckConstraint(condition=models.Q(amount__gt=0), name="payments_cobr_amount_positive")]
 
     def __str__(self) -> str:
-        return f"{self.txid} {self.status}"
+        return f"{self.txid} ({self.get_status_display()})"
 
 
 class PixRecurringChargeWebhookEvent(models.Model):

@@ -64,7 +64,7 @@ class BoletoPayment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.payment_id} ({self.status})"
+        return f"{self.payment_id} ({self.get_status_display()})"
 
 
 class BoletoRefund(models.Model):
@@ -110,4 +110,4 @@ class BoletoRefund(models.Model):
         constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_boletorefund_amount_positive")]
 
     def __str__(self) -> str:
-        return f"{self.refund_id} ({self.status})"
+        return f"{self.refund_id} ({self.get_status_display()})"

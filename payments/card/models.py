@@ -63,7 +63,7 @@ class CardPayment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.payment_id} ({self.status})"
+        return f"{self.payment_id} ({self.get_status_display()})"
 
 
 class CardWebhookEvent(models.Model):
@@ -127,7 +127,7 @@ class CardRefund(models.Model):
         constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payments_cardrefund_amount_positive")]
 
     def __str__(self) -> str:
-        return f"{self.refund_id} ({self.status})"
+        return f"{self.refund_id} ({self.get_status_display()})"
 
 
 class SandboxCardCharge(models.Model):

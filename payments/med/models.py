@@ -19,6 +19,31 @@ def new_infraction_id() -> str:
     return new_public_id("med")
 
 
+# The DICT's words as the PSP forwards them (lower case), in staff words; a value not listed shows as it came.
+SITUATION_WORDS = {
+    "scam": _("golpe"),
+    "account_takeover": _("invasão de conta"),
+    "coercion": _("coação"),
+    "fraudulent_access": _("acesso fraudulento"),
+    "other": _("outro motivo"),
+    "unknown": _("motivo não informado"),
+}
+PSP_STATUS_WORDS = {
+    "open": _("aberta"),
+    "acknowledged": _("recebida pelo PSP"),
+    "closed": _("encerrada"),
+    "cancelled": _("cancelada"),
+}
+
+
+def situation_words(value: str) -> str:
+    return str(SITUATION_WORDS.get(value, value)) if value else "—"
+
+
+def psp_status_words(value: str) -> str:
+    return str(PSP_STATUS_WORDS.get(value, value)) if value else "—"
+
+
 class PixInfraction(models.Model):
     """One MED dispute of one received Pix (unique by the PSP's infraction report key)."""
 
@@ -67,7 +92,7 @@ class PixInfraction(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} ({self.status})"
+        return f"{self.public_id} — {self.get_status_display()}"
 
 
 class PixInfractionEvent(models.Model):
@@ -120,4 +145,4 @@ class PixInfractionAnswer(models.Model):
         indexes = [models.Index(fields=["status", "next_run_at"], name="payments_med_answer_due_idx")]
 
     def __str__(self) -> str:
-        return f"{self.infraction_id} ({self.status})"
+        return str(self.get_status_display())

@@ -9,6 +9,7 @@ import shop.admin.checkout  # noqa: F401  (registers checkout, shipping and coup
 from shop.admin import (
     catalog,  # noqa: F401  (registers the catalog admin)
     fiscal,  # noqa: F401  (the NF-e list with the re-issue action)
+    payments,  # noqa: F401  (the boleto refunds with the order and the buyer to contact)
     reminders,  # noqa: F401  (registers the checkout reminders list)
     store,  # noqa: F401  (registers the store settings admin)
     subscriptions,  # noqa: F401  (registers the subscription plans admin)

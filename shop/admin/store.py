@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
+from django.utils import formats
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
+from kernel.money import MoneyField, format_brl
 from shop.admin.br_fields import clean_cep, clean_uf
 from shop.admin.catalog_forms import PhotoField
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
@@ -25,6 +29,61 @@ PACKAGE_DEFAULTS = ("default_weight_grams", "default_length_cm", "default_width_
 AGENT_DEFAULTS = ("agents_browse", "agents_checkout", "agents_complete", "agents_orders_read", "agents_orders_act")
 
 
+INTEREST_MAX_BP = 1000  # the model's cap: 10 % a month
+
+
+class InterestPercentField(forms.Field):
+    """A monthly interest typed as a percent ("1,99", "1.99", "1,99 %"); cleans to basis points (199)."""
+
+    widget = forms.TextInput
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.widget.attrs.update({"inputmode": "decimal", "placeholder": "0,00", "size": 8, "maxlength": 12})
+
+    def prepare_value(self, value: Any) -> Any:
+        # Stored basis points come back as "1,99"; a re-shown bad input stays as typed.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{value // 100},{value % 100:02d}"
+        return value
+
+    def to_python(self, value: Any) -> int | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        text = str(value or "").strip().removesuffix("%").strip().replace(",", ".")
+        if not text:
+            return None
+        try:
+            percent = Decimal(text)
+        except InvalidOperation:
+            raise forms.ValidationError(
+                _("Informe o percentual com até duas casas, ex.: 1,99."), code="invalid"
+            ) from None
+        if not percent.is_finite() or percent != percent.quantize(Decimal("0.01")) or len(text) > 8:
+            raise forms.ValidationError(_("Informe o percentual com até duas casas, ex.: 1,99."), code="invalid")
+        if percent < 0:
+            raise forms.ValidationError(_("O percentual não pode ser negativo."), code="min_value")
+        bp = int(percent * 100)
+        if bp > INTEREST_MAX_BP:
+            raise forms.ValidationError(_("No máximo 10 %% ao mês.") % {}, code="max_value")  # the model's cap
+        return bp
+
+
+def _grace_days_text() -> str:
+    days = settings.BOLETO_EXPIRY_GRACE_DAYS
+    return ngettext("%(n)d dia", "%(n)d dias", days) % {"n": days}
+
+
+def _card_gateway_text() -> str:
+    """The card gateway in words, as the person who installed the store set it."""
+    path = settings.PAYMENTS_CARD_GATEWAY
+    if "pagarme" in path.lower():
+        return "Pagar.me"
+    if path:
+        return path.rsplit(".", 1)[-1]
+    return gettext("nenhum (modo de testes)") if settings.BCP_PIX_SANDBOX else gettext("nenhum")
+
+
 class StoreSettingsForm(forms.ModelForm):
     class Meta:
         model = StoreSettings
@@ -33,6 +92,32 @@ class StoreSettingsForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Money typed in reais and interest as a percent (stored as centavos and basis points); help texts with the
+        # values in force, never the names of the server's settings.
+        if "card_min_installment" in self.fields:
+            self.fields["card_min_installment"] = MoneyField(
+                label=_("Parcela mínima (R$)"), required=False, help_text=_("Nenhuma parcela fica abaixo disto.")
+            )
+        if "card_monthly_interest_bp" in self.fields:
+            self.fields["card_monthly_interest_bp"] = InterestPercentField(
+                label=_("Juros ao mês (%)"), required=False,
+                help_text=_("Percentual ao mês, ex.: 1,99 (juros compostos, tabela Price)."),
+            )  # fmt: skip
+        if "boleto_due_business_days" in self.fields:
+            self.fields["boleto_due_business_days"].help_text = _(
+                "Ex.: 3 = vence 3 dias úteis depois do pedido. 0 = não oferecer boleto. Sem pagamento até o "
+                "vencimento mais %(grace)s (definido pelo técnico que instalou a loja), o boleto é cancelado e o "
+                "estoque liberado."
+            ) % {"grace": _grace_days_text()}
+        if "ibs_cbs_cst" in self.fields:
+            self.fields["ibs_cbs_cst"].help_text = _(
+                "Vazio: 000 (tributação integral). O grupo IBS/CBS vai na NF-e do regime normal desde %(normal)s e "
+                "na do Simples Nacional e do MEI a partir de %(simples)s (datas definidas pelo técnico que instalou "
+                "a loja); alíquotas de teste de 2026: CBS 0,9 %%, IBS 0,1 %%."
+            ) % {
+                "normal": formats.date_format(settings.FISCAL_IBSCBS_NORMAL_FROM, "SHORT_DATE_FORMAT"),
+                "simples": formats.date_format(settings.FISCAL_IBSCBS_SIMPLES_FROM, "SHORT_DATE_FORMAT"),
+            }
         if "nfe_series" in self.fields:
             self.fields["nfe_series"].required = False  # empty = série 1
         for name in PACKAGE_DEFAULTS:
@@ -67,6 +152,14 @@ class StoreSettingsForm(forms.ModelForm):
             if name in self.fields and not cleaned.get(name):
                 cleaned[name] = StoreSettings._meta.get_field(name).get_default()
         return cleaned
+
+    def clean_card_min_installment(self) -> int:
+        value = self.cleaned_data.get("card_min_installment")
+        return int(StoreSettings._meta.get_field("card_min_installment").get_default()) if value is None else value
+
+    def clean_card_monthly_interest_bp(self) -> int:
+        value = self.cleaned_data.get("card_monthly_interest_bp")
+        return 0 if value is None else value  # empty = no interest
 
     def clean_nfe_series(self) -> int:
         value = self.cleaned_data.get("nfe_series")
@@ -145,17 +238,7 @@ class StoreSettingsAdmin(admin.ModelAdmin):
                 ),
             },
         ),
-        (
-            _("Boleto"),
-            {
-                "fields": ("boleto_due_business_days",),
-                "description": _(
-                    "O boleto é emitido pelo gateway do cartão (PAYMENTS_CARD_GATEWAY, Pagar.me). Sem pagamento até o "
-                    "vencimento mais BOLETO_EXPIRY_GRACE_DAYS dias, ele é cancelado e o estoque volta à venda. "
-                    "Valor mínimo: BOLETO_MIN_AMOUNT; texto impresso: BOLETO_INSTRUCTIONS."
-                ),
-            },
-        ),
+        (_("Boleto"), {"fields": ("boleto_due_business_days",)}),  # its description: get_fieldsets
         (
             _("Agentes de compra (BCP): quem pode o quê"),
             {
@@ -189,6 +272,26 @@ class StoreSettingsAdmin(admin.ModelAdmin):
             },
         ),
     )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        """The boleto's section says the values in force (set by whoever installed the store), read per request."""
+        boleto = {
+            "fields": ("boleto_due_business_days",),
+            "description": _(
+                "O boleto é emitido pelo gateway do cartão (%(gateway)s). Sem pagamento até o vencimento mais "
+                "%(grace)s, ele é cancelado e o estoque volta à venda. Valor mínimo do pedido para boleto: "
+                "%(minimum)s. O gateway, os dias de tolerância e o valor mínimo são definidos pelo técnico que "
+                "instalou a loja."
+            )
+            % {
+                "gateway": _card_gateway_text(),
+                "grace": _grace_days_text(),
+                "minimum": format_brl(settings.BOLETO_MIN_AMOUNT),
+            },
+        }
+        return [
+            (name, boleto if options["fields"] == boleto["fields"] else options) for name, options in self.fieldsets
+        ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -2,23 +2,93 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from django.contrib import admin, messages
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils import formats
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.money import format_brl
+from orders.labels import tax_id_text
 from orders.models import Order
 from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
+from shop.models.subscriptions import subscription_event_words
 from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 SubscriptionPlanForm = money_model_form(SubscriptionPlan, "price", "first_cycle_discount")
+
+# The keys of an event's `detail` as the services write them, in staff words (an unknown key shows as written).
+DETAIL_WORDS = {
+    "plan": _("plano"),
+    "id_rec": _("idRec"),
+    "id_solic_rec": _("idSolicRec"),
+    "from": _("antes"),
+    "reason": _("motivo"),
+    "recurrence": _("situação no PSP"),
+    "psp_status": _("situação no PSP"),
+    "cancelled_by": _("cancelada por"),
+    "by": _("por"),
+    "cycle": _("ciclo"),
+    "number": _("ciclo nº"),
+    "due_date": _("vencimento"),
+    "retry_on": _("nova tentativa em"),
+    "txid": _("txid"),
+    "amount": _("valor"),
+    "order_id": _("pedido"),
+    "payment_id": _("pagamento"),
+    "e2e": _("endToEndId"),
+    "brand": _("bandeira"),
+    "last4": _("final do cartão"),
+    "card_last4": _("final do cartão"),
+}
+BY_WORDS = {"shop": _("loja"), "buyer": _("assinante")}
+
+
+def _detail_value(key: str, value: object) -> str:
+    if key == "from" and isinstance(value, str):
+        return str(Subscription.Status(value).label) if value in Subscription.Status.values else value
+    if key == "by" and isinstance(value, str):
+        return str(BY_WORDS.get(value, value))
+    if key == "amount" and isinstance(value, int):
+        return format_brl(value)
+    if key in ("due_date", "retry_on") and isinstance(value, str):
+        try:
+            return formats.date_format(date.fromisoformat(value), "SHORT_DATE_FORMAT")
+        except ValueError:
+            return value
+    return str(value)
+
+
+def event_detail_text(detail: dict[str, object]) -> str:
+    """{"cycle": "cyc_…", "due_date": "2026-12-10"} → "ciclo: cyc_…; vencimento: 10/12/2026"; empty values left out."""
+    return "; ".join(
+        f"{DETAIL_WORDS.get(key, key)}: {_detail_value(key, value)}"
+        for key, value in detail.items()
+        if value not in ("", None)
+    )
+
+
+def address_lines(destination: dict[str, str]) -> list[str]:
+    """The subscription's shipping address as an envelope reads: name, street and number, district, city/UF, CEP."""
+    d = destination
+    cep = d.get("postal_code", "")
+    lines = [
+        f"{d.get('first_name', '')} {d.get('last_name', '')}".strip(),
+        ", ".join(part for part in (d.get("street", ""), d.get("number", ""), d.get("complement", "")) if part),
+        d.get("neighborhood", ""),
+        "/".join(part for part in (d.get("city", ""), d.get("state", "")) if part),
+        f"CEP {cep[:5]}-{cep[5:]}" if len(cep) == 8 and cep.isdigit() else cep,
+    ]
+    return [line for line in lines if line]
 
 
 class CycleOrderLink:
@@ -78,10 +148,18 @@ class SubscriptionEventInline(admin.TabularInline):
     model = SubscriptionEvent
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("created_at", "kind", "detail")
+    fields = readonly_fields = ("created_at", "kind_words", "detail_text")
 
     def has_add_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
         return False  # append-only timeline, written by the services
+
+    @admin.display(description=_("tipo"))
+    def kind_words(self, event: SubscriptionEvent) -> str:
+        return subscription_event_words(event.kind)
+
+    @admin.display(description=_("detalhe"))
+    def detail_text(self, event: SubscriptionEvent) -> str:
+        return event_detail_text(event.detail) or "—"
 
 
 @admin.register(Subscription)
@@ -97,6 +175,23 @@ class SubscriptionAdmin(admin.ModelAdmin):
     inlines = (SubscriptionCycleInline, SubscriptionEventInline)
     actions = ("cancel_selected",)
     price_display = brl_column("price", _("preço por ciclo"))
+    fields = (
+        "public_id", "plan", "status", "payment_method", "buyer_name", "buyer_tax_id_text", "buyer_email", "cycle",
+        "price_display", "first_cycle_price_display", "min_cycles", "starts_on", "address", "pix_id_rec",
+        "pix_id_solic_rec", "pix_authorization_location", "card_brand", "card_last4", "card_customer_id", "card_id",
+        "language", "platform_id", "cancelled_at", "created_at",
+    )  # fmt: skip
+    readonly_fields = fields
+    first_cycle_price_display = brl_column("first_cycle_price", _("preço do primeiro ciclo"))
+
+    @admin.display(description=_("CPF/CNPJ do assinante"))
+    def buyer_tax_id_text(self, obj: Subscription) -> str:
+        return tax_id_text(obj.buyer_tax_id) or "—"
+
+    @admin.display(description=_("endereço de entrega"))
+    def address(self, obj: Subscription) -> str:
+        lines = address_lines(obj.destination or {})
+        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) if lines else "—"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

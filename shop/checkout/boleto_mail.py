@@ -30,7 +30,7 @@ from kernel.money import format_brl
 from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
 from payments.boleto.codes import line_display
-from payments.boleto.service import brasilia_today
+from payments.boleto.service import brasilia_today, expiry_grace_days
 from payments.models import BoletoPayment
 from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.types import STATUS_IN_PROGRESS
@@ -139,6 +139,8 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
         "lines": [(line, line.unit_price * line.quantity) for line in checkout.lines.all()],
         "boleto_url": checkout_continue_url(checkout, page="checkout:boleto"),
         "shop_name": settings.SHOP_NAME,
+        # The day the items are released: the due date plus the grace days the expiry sweep waits for the bank.
+        "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
     }
     due = boleto.due_date.strftime("%d/%m/%Y")
     values = {"shop": settings.SHOP_NAME, "amount": format_brl(boleto.amount), "due": due}

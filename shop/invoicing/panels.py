@@ -13,11 +13,21 @@ from django.views.decorators.http import require_POST
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import document_for_order, file_path
+from kernel.money import format_brl
 from orders.errors import OrderNotFound
 from orders.models import Order
 from shop.invoicing.lifecycle import fiscal_reissue
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
+
+
+def _ibs_cbs_brl(document: FiscalDocument | None) -> dict[str, str] | None:
+    """The note's IBS/CBS totals in R$ (base, IBS, CBS); None when it carries no IBS/CBS group."""
+    totals = (document.ibs_cbs_totals if document else None) or {}
+    if not totals:
+        return None
+    return {key: format_brl(int(totals[field])) for key, field in (("base", "base"), ("ibs", "ibs_amount"),
+                                                                   ("cbs", "cbs_amount"))}  # fmt: skip
 
 
 def admin_panel(request: HttpRequest, order: Order) -> str:
@@ -33,6 +43,7 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "danfe_url": file_path(document, "danfe") if document else "",
             "xml_url": file_path(document, "xml") if document else "",
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
+            "ibs_cbs": _ibs_cbs_brl(document),
             "can_issue": status in REISSUABLE and request.user.has_perm("orders.change_order"),
             "reissue_url": reverse("shop_fiscal_reissue", args=[order.public_id]),
         },

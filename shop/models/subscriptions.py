@@ -198,7 +198,7 @@ class Subscription(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} ({self.status})"
+        return f"{self.public_id} — {self.get_status_display()}"
 
 
 def new_cycle_id() -> str:
@@ -257,7 +257,36 @@ class SubscriptionCycle(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.subscription_id} #{self.number} {self.status}"
+        # No subscription read here: an inline lists many cycles of one subscription.
+        return str(_("Ciclo %(number)d — %(status)s") % {"number": self.number, "status": self.get_status_display()})
+
+
+# Staff words for the event kinds the subscription services write; an unknown kind reads as words.
+SUBSCRIPTION_EVENT_WORDS = {
+    "created": _("Assinatura criada"),
+    "authorization_requested": _("Autorização do Pix Automático pedida ao banco do assinante"),
+    "status_pending_authorization": _("Aguardando autorização"),
+    "status_active": _("Assinatura ativa"),
+    "status_paused": _("Assinatura pausada"),
+    "status_cancelled": _("Assinatura cancelada"),
+    "recurrence_cancelled": _("Pix Automático encerrado no PSP"),
+    "address_changed": _("Endereço de entrega alterado"),
+    "card_stored": _("Cartão guardado no gateway"),
+    "card_changed": _("Cartão trocado"),
+    "card_declined": _("Cartão recusado"),
+    "card_deleted": _("Cartão removido do gateway"),
+    "cycle_planned": _("Ciclo agendado"),
+    "cycle_stock_short": _("Ciclo sem estoque"),
+    "cycle_charged": _("Cobrança do ciclo enviada"),
+    "cycle_paid": _("Ciclo pago"),
+    "cycle_retrying": _("Ciclo em nova tentativa"),
+    "cycle_failed": _("Ciclo não pago"),
+    "cycle_skipped": _("Ciclo pulado"),
+}
+
+
+def subscription_event_words(kind: str) -> str:
+    return str(SUBSCRIPTION_EVENT_WORDS.get(kind, kind.replace("_", " ")))
 
 
 class SubscriptionEvent(models.Model):
@@ -281,4 +310,4 @@ class SubscriptionEvent(models.Model):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.subscription_id} {self.kind}"
+        return subscription_event_words(self.kind)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from shop.models import Checkout, CheckoutEvent
 from tests.bcp_app import test_mcp_helpers
@@ -246,7 +248,9 @@ def test_storefront_asks_unchecked_and_records_the_answer_shown_in_the_admin(
     admin_page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "Consentimento do comprador (LGPD)" in admin_page
     assert "na página de checkout da loja" in admin_page
-    assert checkout.buyer_consent["marketing"]["at"] in admin_page
+    stamp = checkout.buyer_consent["marketing"]["at"]  # stored RFC 3339; staff read it local, as Brazilians write
+    local = timezone.localtime(datetime.fromisoformat(stamp.replace("Z", "+00:00")))
+    assert local.strftime("%d/%m/%Y %H:%M") in admin_page and stamp not in admin_page
 
 
 def _complete_input() -> Any:

@@ -52,7 +52,7 @@ def test_staff_press_emitir_novamente_and_the_nfe_is_issued(live_server, transac
         try:
             page = browser.new_page(locale="pt-BR")
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
-            expect(page.get_by_test_id("fiscal-status")).to_have_text("rejeitada")
+            expect(page.get_by_test_id("fiscal-status")).to_have_text("bloqueada (dados faltando)")
             # pressed before the fix: the shop answers that the data is still missing
             page.get_by_test_id("fiscal-reissue").click()
             expect(page.locator("ul.messagelist")).to_contain_text(f"NF-e não emitida. {REASON}")

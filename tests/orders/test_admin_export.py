@@ -98,3 +98,14 @@ def test_refunds_pending_and_done_are_both_in_the_export(admin_client: Client, p
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
     assert rows[1][7] == "012.345.678-90"
     assert rows[1][20:24] == ["50,00", "50,00", "10,00", "5,00"]
+
+
+def test_the_tracking_column_names_each_code_once(admin_client: Client, two_line_order: Order) -> None:
+    """QA walk: each step of a shipment carries its code, and the column read "BR123456785BR BR123456785BR …"."""
+    from orders.services import fulfillment_event_create
+
+    for step in ("in_transit", "out_for_delivery"):
+        fulfillment_event_create(order_id=two_line_order.public_id, type=step, tracking_number="BR123456785BR")
+    response = admin_client.get("/admin/orders/order/export.csv")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    assert [row[24] for row in rows[1:]] == ["BR123456785BR", "BR123456785BR"]

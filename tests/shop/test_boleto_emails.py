@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.test import Client
 
@@ -57,6 +58,10 @@ def test_issuing_a_boleto_emails_its_line_pdf_and_due_date_once(
     assert f"/checkout/{checkout.public_id}/boleto?" in sent.body  # the signed way back to the boleto page
     html = sent.alternatives[0][0]
     assert line_display(boleto.line) in html and "Ver o boleto" in html
+    # the day the reservation ends, as the expiry sweep keeps it (due date + grace days), not "até o vencimento"
+    held = (boleto.due_date + timedelta(days=settings.BOLETO_EXPIRY_GRACE_DAYS)).strftime("%d/%m/%Y")
+    for body in (sent.body, html):
+        assert f"Os produtos ficam reservados até {held}." in body and "até o vencimento" not in body
 
     notice = BoletoNotice.objects.get()
     assert (notice.kind, notice.payment_id, notice.sent_at is not None) == ("issued", boleto.payment_id, True)

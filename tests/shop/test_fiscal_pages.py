@@ -17,7 +17,7 @@ def test_admin_shows_the_blocking_reason_and_reissues_after_the_fix(admin_client
     order = paid_order(ncm="")
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "Nota fiscal (NF-e)" in page
-    assert 'data-testid="fiscal-status">rejeitada<' in page
+    assert 'data-testid="fiscal-status">bloqueada (dados faltando)<' in page  # the SEFAZ never saw it
     reason = "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
     assert f'data-testid="fiscal-reason">{reason}<' in page
     assert 'data-testid="fiscal-reissue"' in page
@@ -83,3 +83,16 @@ def test_the_reissue_button_posts_the_order_form_not_a_nested_one(admin_client, 
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert page.count("<form") == page.count("</form>") == 1 + page.count('id="logout-form"')  # none nested
     assert f'formaction="/admin/fiscal/{order.public_id}/reissue/" formmethod="post"' in page
+
+
+def test_admin_shows_the_ibs_cbs_totals_in_reais_and_names_the_filter(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: the NF-e box left out the IBS/CBS the note carries; shown as base, IBS and CBS in R$."""
+    order = paid_order()
+    FiscalDocument.objects.update(
+        ibs_cbs_totals={"base": 12345, "ibs_uf_amount": 12, "ibs_mun_amount": 0, "ibs_amount": 12, "cbs_amount": 111}
+    )
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    box = page.split('data-testid="fiscal-ibs-cbs"')[1].split("</div>")[0]
+    assert "base R$ 123,45 · IBS R$ 0,12 · CBS R$ 1,11" in box
+    returns = admin_client.get("/admin/orders/returnrequest/").content.decode()
+    assert "Por pedida por" not in returns and "Por quem pediu" in returns

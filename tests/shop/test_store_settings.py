@@ -49,8 +49,8 @@ FORM = {
     "shipping_text": "",
     "card_max_installments": "12",
     "card_interest_free_installments": "10",
-    "card_monthly_interest_bp": "199",
-    "card_min_installment": "500",
+    "card_monthly_interest_bp": "1,99",  # a percent, stored as basis points
+    "card_min_installment": "5,00",  # reais, stored as centavos
     "boleto_due_business_days": "3",
 }
 
@@ -76,6 +76,7 @@ def test_admin_edits_the_one_row_and_every_surface_follows(admin_client: Client,
     assert response.status_code == 302
     row = StoreSettings.objects.get()
     assert (row.pk, row.cnpj, row.postal_code, row.state) == (1, "12.ABC.345/01DE-35", "01310-100", "SP")
+    assert (row.card_monthly_interest_bp, row.card_min_installment) == (199, 500)
     # the cached copy was dropped on save: the footer shows the new identity at once
     home = client.get("/").content.decode()
     assert "Caju Comércio de Cafés Ltda · CNPJ 12.ABC.345/01DE-35" in home
@@ -136,7 +137,9 @@ def test_buyer_emails_come_from_the_store_name_at_the_configured_address(
         ("state", "XX", "UF inválida: use a sigla de 2 letras, ex.: SP."),  # two letters, but no such UF
         ("pix_discount_percent", "150", "Desconto no Pix de no máximo 50%."),  # not Django's "dígitos" sentence
         ("pix_discount_percent", "60", "Desconto no Pix de no máximo 50%."),
-        ("card_monthly_interest_bp", "1500", "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
+        ("card_monthly_interest_bp", "15", "No máximo 10 % ao mês."),  # was "10 {'limit_value': 1000…}o mês."
+        ("card_monthly_interest_bp", "1,999", "Informe o percentual com até duas casas, ex.: 1,99."),
+        ("card_min_installment", "5,001", "Use no máximo duas casas decimais, por exemplo 35,90."),
         ("whatsapp", "98765", "Telefone inválido: informe DDD e número, ex.: (11) 98765-4321."),
         ("contact_email", "oi@", "Insira um endereço de email válido."),
         ("trade_name", "", "Este campo é obrigatório."),
@@ -200,3 +203,25 @@ def test_store_settings_cannot_be_added_or_deleted(admin_client: Client) -> None
     assert admin_client.get("/admin/shop/storesettings/add/").status_code == 403
     assert admin_client.post("/admin/shop/storesettings/1/delete/", {"post": "yes"}).status_code == 403
     assert StoreSettings.objects.count() == 1
+
+
+def test_installment_money_and_interest_are_typed_as_the_merchant_reads_them(admin_client: Client) -> None:
+    """QA walk: "Parcela mínima (centavos)" and "Juros ao mês (centésimos de %)" asked for 500 and 199; the page asks
+    for reais and a percent, shows the stored values that way, and its help texts name no server setting."""
+    url = admin_client.get("/admin/shop/storesettings/")["Location"]
+    html = admin_client.get(url).content.decode()
+    assert "Parcela mínima (R$)" in html and "Juros ao mês (%)" in html
+    assert "(centavos)" not in html and "centésimos" not in html
+    assert 'name="card_min_installment" value="5,00"' in html and 'name="card_monthly_interest_bp" value="1,99"' in html
+    for setting in (
+        "BOLETO_EXPIRY_GRACE_DAYS",
+        "PAYMENTS_CARD_GATEWAY",
+        "FISCAL_IBSCBS_NORMAL_FROM",
+        "BOLETO_MIN_AMOUNT",
+    ):
+        assert setting not in html
+    assert "vencimento mais 3 dias (definido pelo técnico que instalou a loja)" in html
+    assert "desde 05/01/2026" in html and "Valor mínimo do pedido para boleto: R$ 5,00" in html
+    assert _save(admin_client, card_monthly_interest_bp="2,5 %", card_min_installment="R$ 7,50").status_code == 302
+    row = StoreSettings.objects.get()
+    assert (row.card_monthly_interest_bp, row.card_min_installment) == (250, 750)

@@ -3,6 +3,8 @@ in the sandbox the "Pagar boleto no sandbox" button. Thin: the boleto is read fr
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -10,6 +12,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
 from payments.boleto.codes import barcode_from_line, itf_svg, line_display
+from payments.boleto.service import expiry_grace_days
 from payments.models import BoletoPayment
 from payments.selectors import boleto_for_payment_id
 from shop.cart import cart_clear
@@ -47,5 +50,12 @@ def boleto_page(request: HttpRequest, checkout_id: str) -> HttpResponse:
     boleto = boleto_for_payment_id(checkout.payment_txid) if checkout.payment_txid else None
     if checkout.status != STATUS_IN_PROGRESS or not is_boleto(checkout.payment_instrument) or boleto is None:
         return redirect("checkout:resume", checkout_id=checkout_id)
-    context = {"checkout": checkout, "sandbox_pay_url": _sandbox_pay_url(boleto), **boleto_slip_context(boleto)}
+    context = {
+        "checkout": checkout,
+        "sandbox_pay_url": _sandbox_pay_url(boleto),
+        # The items stay held past the due date for the bank's late report (payments' expiry sweep): the page says
+        # the day they are released, not "o vencimento".
+        "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
+        **boleto_slip_context(boleto),
+    }
     return render(request, "shop/checkout/boleto.html", context)

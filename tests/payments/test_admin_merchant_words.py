@@ -1,0 +1,64 @@
+"""QA walk (a Brazilian merchant in the admin): MED disputes and boletos read in Portuguese and reais, not in the
+PSP's or the gateway's codes ("scam", "open", "(settled)", "paid/paid") nor in centavos ("14526")."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from payments.models import BoletoPayment, PixInfraction, PixInfractionAnswer, PixPayment
+from tests.payments.helpers import e2eid
+
+pytestmark = pytest.mark.django_db
+
+
+def _dispute(*, situation: str = "scam", answer: str = "sent") -> PixInfraction:
+    e2e = e2eid()
+    payment = PixPayment.objects.create(end_to_end_id=e2e, amount=14526, paid_at=timezone.now(), outcome="settled")
+    infraction = PixInfraction.objects.create(
+        psp_id="ir-1", end_to_end_id=e2e, payment=payment, reference="checkout_med", amount=14526, situation=situation,
+        psp_status="open", opened_at=timezone.now(),
+    )  # fmt: skip
+    PixInfractionAnswer.objects.create(
+        infraction=infraction, accept=False, justification="Entregue com rastreio.", status=answer,
+        next_run_at=timezone.now(),
+    )  # fmt: skip
+    return infraction
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_dispute_page_reads_in_portuguese_and_reais(admin_client: Client) -> None:
+    infraction = _dispute()
+    html = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/change/").content.decode()
+    text = _text(html)
+    assert "R$ 145,26" in text and "R$ 0,00" in text
+    assert "14526" not in text
+    assert "golpe" in text and "scam" not in text
+    assert re.search(r"Situação no PSP:? aberta", text)
+    assert f"{infraction.public_id} — aberta (aguardando resposta)" in text
+    assert "(open)" not in text and "(settled)" not in text
+    assert "(liquidado)" in text  # the Pix received, as its link reads
+    assert "enviada ao PSP" in text and "(sent)" not in text
+
+
+def test_the_disputes_list_shows_the_fraud_type_in_words(admin_client: Client) -> None:
+    _dispute(situation="account_takeover")
+    text = _text(admin_client.get("/admin/payments/pixinfraction/").content.decode())
+    assert "invasão de conta" in text and "account_takeover" not in text
+    assert "R$ 145,26" in text
+
+
+def test_the_boletos_list_shows_the_gateway_status_in_words(admin_client: Client) -> None:
+    BoletoPayment.objects.create(
+        payment_id="bol_1", reference="checkout_b", handler_id="boleto", amount=3990, status="paid",
+        due_date=date(2026, 12, 10), gateway="sandbox", gateway_charge_id="ch_1", gateway_status="paid/paid",
+    )  # fmt: skip
+    text = _text(admin_client.get("/admin/payments/boletopayment/").content.decode())
+    assert "paga / paga" in text and "paid/paid" not in text
