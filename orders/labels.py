@@ -70,6 +70,12 @@ def fulfillable_on_label(value: str) -> str:
     """An expectation's "now" or ISO timestamp, in words and in the active time zone."""
     if not value or value == "now":
         return _("Agora")
+    return local_time_label(value)
+
+
+def local_time_label(value: str) -> str:
+    """A stored RFC 3339 time ("2026-12-06T16:45:19Z") as staff read it: local, "06/12/2026 13:45"; a value that
+    is not one, as it is."""
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

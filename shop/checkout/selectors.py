@@ -64,10 +64,11 @@ from django.db import connection, models
 from django.http import Http404, HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import formats, timezone
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
+from orders.labels import local_time_label
 from orders.models import Order
 from payments.selectors import boleto_for_payment_id, pix_charge_latest_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
@@ -248,21 +249,10 @@ def consent_rows(stored: dict | None) -> list[dict[str, object]]:
                 "decided": decided,
                 "granted": bool(entry.get("granted")) if decided else False,
                 "captured_by": entry.get("captured_by", "") if decided else "",
-                "at": _consent_time(str(entry.get("at", ""))) if decided else "",
+                "at": local_time_label(str(entry.get("at", ""))) if decided else "",
             }
         )
     return rows
-
-
-def _consent_time(value: str) -> str:
-    """The stored RFC 3339 time ("2026-12-06T16:45:19Z") as staff read it: local, "06/12/2026 13:45"."""
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    if timezone.is_naive(when):
-        return value
-    return formats.date_format(timezone.localtime(when), "SHORT_DATETIME_FORMAT")
 
 
 if TYPE_CHECKING:
