@@ -146,6 +146,7 @@ TIMELINE_KINDS = {
     "tracking_corrected": gettext_lazy("Rastreio corrigido"),
     "credit_note": gettext_lazy("Vale-troca emitido"),
     "returned_to_sender": gettext_lazy("Devolvido ao remetente"),
+    "returned_to_sender_closed": gettext_lazy("Volta à loja resolvida"),
     "return_requested": gettext_lazy("Devolução solicitada"),
     "return_approved": gettext_lazy("Devolução aprovada"),
     "return_rejected": gettext_lazy("Devolução recusada"),
