@@ -80,7 +80,9 @@ def event_detail_text(detail: dict[str, object]) -> str:
 def address_lines(destination: dict[str, str]) -> list[str]:
     """The subscription's shipping address as an envelope reads: name, street and number, district, city/UF, CEP."""
     d = destination
-    cep = d.get("postal_code", "")
+    cep = "".join(ch for ch in d.get("postal_code", "") if ch.isdigit()) or d.get(
+        "postal_code", ""
+    )  # kept "01310-100" or digits
     lines = [
         f"{d.get('first_name', '')} {d.get('last_name', '')}".strip(),
         ", ".join(part for part in (d.get("street", ""), d.get("number", ""), d.get("complement", "")) if part),
