@@ -80,15 +80,14 @@ def event_detail_text(detail: dict[str, object]) -> str:
 def address_lines(destination: dict[str, str]) -> list[str]:
     """The subscription's shipping address as an envelope reads: name, street and number, district, city/UF, CEP."""
     d = destination
-    cep = "".join(ch for ch in d.get("postal_code", "") if ch.isdigit()) or d.get(
-        "postal_code", ""
-    )  # kept "01310-100" or digits
+    kept = d.get("postal_code", "")  # "01310-100" (as orders keep it) or, on older rows, the 8 digits
+    cep = "".join(ch for ch in kept if ch.isdigit())
     lines = [
         f"{d.get('first_name', '')} {d.get('last_name', '')}".strip(),
         ", ".join(part for part in (d.get("street", ""), d.get("number", ""), d.get("complement", "")) if part),
         d.get("neighborhood", ""),
         "/".join(part for part in (d.get("city", ""), d.get("state", "")) if part),
-        f"CEP {cep[:5]}-{cep[5:]}" if len(cep) == 8 and cep.isdigit() else cep,
+        f"CEP {cep[:5]}-{cep[5:]}" if len(cep) == 8 else kept,
     ]
     return [line for line in lines if line]
 
