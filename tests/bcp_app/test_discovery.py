@@ -227,3 +227,11 @@ def test_the_example_agent_profile_names_handlers_and_capabilities_as_we_serve_t
     assert theirs["br.dev.bcp.pix"] == {
         ("https://bcp.dev.br/draft/specification/payment/pix", "https://bcp.dev.br/draft/schemas/payment/pix.json")
     }
+
+
+def test_posting_to_the_discovery_document_is_405_not_a_csrf_page() -> None:
+    # BCP §2: discovery is a GET; an agent that POSTs is told the method, not shown the CSRF page meant for people
+    answer = Client(enforce_csrf_checks=True).post("/.well-known/bcp", data="{}", content_type="application/json")
+    assert answer.status_code == 405
+    assert answer["Allow"] == "GET, HEAD"
+    assert b"CSRF" not in answer.content
