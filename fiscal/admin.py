@@ -2,10 +2,40 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from fiscal.models import FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
+
+# A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
+_BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
+BLOCKED = "blocked"
+
+
+class DocumentSituationFilter(admin.SimpleListFilter):
+    """The status as staff read it (`FiscalDocument.status_text`): a blocked note has its own choice, apart from
+    the notes the SEFAZ rejected."""
+
+    title = _("situação")
+    parameter_name = "situacao"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        situations: list[tuple[str, Any]] = list(FiscalDocument.Status.choices)
+        return [*situations, (BLOCKED, _("bloqueada (dados faltando)"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[FiscalDocument]) -> QuerySet[FiscalDocument]:
+        value = self.value()
+        if value == BLOCKED:
+            return queryset.filter(_BLOCKED)
+        if value == FiscalDocument.Status.REJECTED:
+            return queryset.filter(status=value).exclude(_BLOCKED)
+        if value:
+            return queryset.filter(status=value)
+        return queryset
 
 
 class _ReadOnly(admin.ModelAdmin):
@@ -31,7 +61,7 @@ class FiscalDocumentAdmin(_ReadOnly):
         "access_key",
         "issued_at",
     )  # the reason: what to fix before re-issuing ("NCM não informado")
-    list_filter = ("status", "environment")
+    list_filter = (DocumentSituationFilter, "environment")
     search_fields = ("order_ref", "access_key")
 
     @admin.display(description=_("situação"), ordering="status")

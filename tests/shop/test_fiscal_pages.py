@@ -96,3 +96,22 @@ def test_admin_shows_the_ibs_cbs_totals_in_reais_and_names_the_filter(admin_clie
     assert "base R$ 123,45 · IBS R$ 0,12 · CBS R$ 1,11" in box
     returns = admin_client.get("/admin/orders/returnrequest/").content.decode()
     assert "Por pedida por" not in returns and "Por quem pediu" in returns
+
+
+def test_the_nfe_list_filters_blocked_notes_apart_from_the_ones_the_sefaz_rejected(admin_client, fiscal_store) -> None:  # noqa: F811
+    # given one note blocked for missing data and one the SEFAZ rejected
+    blocked = paid_order(ncm="").public_id
+    rejected = "order_rejeitado_pela_sefaz"
+    FiscalDocument.objects.create(
+        order_ref=rejected, status="rejected", sefaz_status="778", sefaz_reason="Rejeição: NCM inexistente"
+    )
+
+    # when staff filter the NF-e list by its situation
+    def listed(situation: str) -> set[str]:
+        response = admin_client.get(f"/admin/fiscal/fiscaldocument/?situacao={situation}")
+        return {document.order_ref for document in response.context["cl"].result_list}
+
+    # then "bloqueada" lists only the blocked note and "rejeitada" only the SEFAZ's rejection
+    assert listed("blocked") == {blocked}
+    assert listed("rejected") == {rejected}
+    assert "bloqueada (dados faltando)" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
