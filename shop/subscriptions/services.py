@@ -457,6 +457,8 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
         subscription.save(update_fields=["status", "cancelled_at", "updated_at"])
         subscription_event(subscription, "status_cancelled", **{"from": current, "reason": reason, "by": by})
         charged = cycles_close(subscription)
+        if by == "buyer":  # in the same transaction: a crash after the cancel cannot lose the first order's refund
+            _withdraw_first_order(subscription)
     if subscription.pix_id_rec:
         recurrence_cancel_at_psp(subscription)
     if subscription.payment_method == CARD and subscription.card_id:
@@ -466,15 +468,14 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
             cycle_withdraw(txid=txid)
         except PSPUnavailable:  # the sweep withdraws it later
             continue
-    if by == "buyer":
-        _withdraw_first_order(subscription)
     return subscription
 
 
 def _withdraw_first_order(subscription: Subscription) -> None:
     """The buyer cancelled within the withdrawal period: the first cycle's order, not shipped yet, is cancelled
-    and refunded in full (`order_cancel_requested`); already shipped, the buyer is told to ask for a return. The
-    outcome is the subscription's event the page reads."""
+    and refunded in full (`order_cancel_requested`, whose refund is an outbox row); already shipped, the buyer is
+    told to ask for a return. The outcome is the subscription's event the page reads. Inside the cancel's
+    transaction, with the subscription locked (the order's lock is taken after it, no network call)."""
     first = (
         SubscriptionCycle.objects.filter(subscription=subscription, status="paid")
         .exclude(order_id="")

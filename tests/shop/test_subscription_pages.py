@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from django.core import mail
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from orders.models import Order
@@ -281,3 +283,23 @@ def test_cancelling_within_the_withdrawal_period_cancels_and_refunds_the_first_o
     assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)
     html = client.get(page).content.decode()
     assert f"Direito de arrependimento: o pedido #{order.number} foi cancelado e o valor pago será devolvido." in html
+
+
+def test_the_withdrawal_cancels_the_first_order_in_the_cancels_own_transaction(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A crash after the subscription's cancel committed must not leave the first order to ship unrefunded: the
+    order's cancel and its refund's outbox row are written before the cancel's transaction ends."""
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    subscription_cycles_sweep()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
+    with CaptureQueriesContext(connection) as queries:
+        subscription_cancel(public_id=subscription.public_id, by="buyer")
+    sql = [query["sql"] for query in queries.captured_queries]
+    # the test's own transaction turns the cancel's into the first savepoint: its release ends the cancel's work
+    release = next(i for i, text in enumerate(sql) if text.startswith("RELEASE SAVEPOINT"))
+    cancelled = next(i for i, text in enumerate(sql) if text.startswith('UPDATE "orders_order"') and "canceled" in text)
+    refund = next(i for i, text in enumerate(sql) if 'INSERT INTO "orders_outboxmessage"' in text and "refund" in text)
+    assert cancelled < release and refund < release
