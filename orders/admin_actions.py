@@ -82,8 +82,8 @@ def available_actions(order: Order) -> list[str]:
             offered.append("split")
         if len(expectations) >= 2:
             offered.append("merge")
-    if not canceled and any(ln.quantity_fulfilled > 0 for ln in lines):
-        offered.append("return")
+    if not canceled and any(ln.quantity_delivered > 0 for ln in lines):
+        offered.append("return")  # only what reached the buyer can come back (a parcel on the road cannot)
     if refundable_amount(order) > 0:
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():

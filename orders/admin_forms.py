@@ -35,7 +35,7 @@ class OrderActionForm(forms.Form):
         in_transit = any(line.quantity_shipped > line.quantity_delivered for line in self.lines)
         for line in self.lines:
             if self.line_limit_attr == "returnable":
-                remaining = line.quantity_fulfilled  # only what reached the buyer can come back
+                remaining = line.quantity_delivered  # only what reached the buyer can come back
             elif self.line_limit_attr == "split":
                 remaining = line.quantity_total
             else:

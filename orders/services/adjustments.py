@@ -341,7 +341,8 @@ def order_return(
     actor: str = "",
 ) -> Adjustment:
     """The buyer sent items back: lines shrink, stock optionally returns, optionally money goes back
-    (a Pix refund) or a store credit note (vale-troca) is issued."""
+    (a Pix refund) or a store credit note (vale-troca) is issued. Only delivered units can come back: a parcel
+    still on the road is not the buyer's yet (a parcel the carrier brought back is `order_returned_to_sender_open`)."""
     reason = clean_text(reason, field="reason", max_length=255, required=True)
     if refund_amount:
         _clean_amount(refund_amount, field="refund_amount")
@@ -353,7 +354,7 @@ def order_return(
         raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
     pairs = clean_line_quantities(lines, known)
     for index, (line, quantity) in enumerate(pairs):
-        if quantity > line.quantity_fulfilled:
+        if quantity > line.quantity_delivered:
             raise OrderError(
                 f"lines[{index}].quantity",
                 format_lazy(
@@ -366,15 +367,15 @@ def order_return(
                     ngettext_lazy(
                         "só %(sent)s foi entregue ao comprador.",
                         "só %(sent)s foram entregues ao comprador.",
-                        line.quantity_fulfilled,
+                        line.quantity_delivered,
                     )
-                    if line.quantity_fulfilled
+                    if line.quantity_delivered
                     else _("nenhuma foi entregue ao comprador ainda."),
                 ),
                 code="quantity_exceeded",
                 quantity=quantity,
                 sku=line.sku,
-                sent=line.quantity_fulfilled,
+                sent=line.quantity_delivered,
             )
     for line, quantity in pairs:
         line.quantity_total -= quantity

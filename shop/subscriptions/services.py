@@ -300,6 +300,10 @@ def subscription_transition(*, public_id: str, to: str, reason: str = "") -> Sub
     return subscription
 
 
+# `encerramento.cancelamento.solicitante` when the payer revoked the authorization in their bank app (PSP_PAGADOR
+# is the payer's bank ending it, e.g. a closed account: not the buyer's choice to withdraw).
+PAYER_IN_BANK_APP = "USUARIO_PAGADOR"
+
 # The PSP's recurrence state → the subscription state it leads to (from the states it may leave).
 _FROM_RECURRENCE = {
     "APPROVED": ("active", {"pending_authorization"}),
@@ -333,6 +337,11 @@ def subscription_apply_recurrence(*, id_rec: str, status: str, cancelled_by: str
         if status == "CANCELLED":
             # Cancelled at the PSP already (by the payer or by us): nothing to PATCH.
             SubscriptionEvent.objects.create(subscription=subscription, kind="recurrence_cancelled", detail={})
+        if status == "CANCELLED" and cancelled_by == PAYER_IN_BANK_APP:
+            # Revoking in the bank app is the buyer cancelling (CDC art. 49 as on the shop's page): within the
+            # withdrawal period the first order is cancelled and refunded in this same transaction. A replay finds
+            # the subscription cancelled above and returns before, so it happens once.
+            _withdraw_first_order(subscription)
     return subscription.status
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from orders.models import Adjustment, Order
-from orders.services import order_ship
+from orders.services import order_mark_delivered, order_ship
 from payments.models import PixRefund
 from shop.models import Variant
 from tests.e2e.admin_browser import STAFF, launch, needs_chromium, staff_login
@@ -26,13 +26,14 @@ def test_return_with_restock_and_pix_refund_in_the_browser(live_server, transact
     from payments.selectors import pix_charge_latest_for_reference
     from tests.shop.test_completion import PIX, complete, ready_checkout
 
-    # given a Pix order for 2 coffees, paid and shipped (stock 10 → 8)
+    # given a Pix order for 2 coffees, paid, shipped and delivered (stock 10 → 8)
     settings.BCP_PIX_SANDBOX = True
     checkout = ready_checkout(quantity=2)
     complete(checkout, PIX)
     pay(txid=pix_charge_latest_for_reference(checkout.public_id).txid, options=PayOptions())
     order = Order.objects.get(checkout_id=checkout.public_id)
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     line = order.lines.get()
     stock_before = Variant.objects.get(sku=line.sku).stock
     User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])

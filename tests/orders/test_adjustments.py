@@ -13,6 +13,7 @@ from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import (
     adjustment_mark_refund_result,
     order_cancel,
+    order_mark_delivered,
     order_refund,
     order_return,
     order_ship,
@@ -228,6 +229,7 @@ def test_return_with_restock_and_refund(place_order, stock_returns):
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     adjustment = order_return(
         order_id=order.public_id,
         lines=[LineQuantity(line.public_id, 1)],

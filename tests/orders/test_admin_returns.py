@@ -12,8 +12,16 @@ from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
+from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent, ReturnRequest
-from orders.services import fulfillment_event_create, order_ship, return_request_approve, return_request_create
+from orders.services import (
+    fulfillment_event_create,
+    order_mark_delivered,
+    order_return,
+    order_ship,
+    return_request_approve,
+    return_request_create,
+)
 from orders.types import LineQuantity
 from tests.shop.test_checkout_lock import _until_someone_waits
 
@@ -158,3 +166,38 @@ def test_the_step_page_names_its_buttons_by_the_next_action(place_order) -> None
     _step(client, order, request, "receive")
     html = client.get(url).content.decode()
     assert 'value="refund">Reembolsar</button>' in html and "Vazio: R$ 30,00" in html
+
+
+def test_staff_return_is_offered_only_for_delivered_units_and_a_crafted_post_is_refused_in_words(
+    place_order,
+) -> None:
+    """QA: "Registrar devolução" was offered (and worked) on an order shipped but still on the road; a return is
+    of what reached the buyer. Offered once delivered, for the delivered units only; the service says why."""
+    client = _refunder()
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Registrar devolução" not in page
+
+    crafted = client.post(
+        f"/admin/orders/order/{order.public_id}/action/return/",
+        {f"qty_{line.public_id}": "1", "reason": "Tamanho errado", "condition": "novo"},
+        follow=True,
+    )
+    assert "“Registrar devolução” não se aplica ao pedido" in crafted.content.decode()
+    with pytest.raises(OrderError) as refused:  # any other way in (the staff API) meets the service's refusal
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Tamanho errado")
+    assert (
+        str(refused.value.message)
+        == "Não é possível devolver 1 unidade de CAM: nenhuma foi entregue ao comprador ainda."
+    )
+    assert not Adjustment.objects.filter(order=order, type="return").exists()
+
+    order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)])
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    form = client.get(f"/admin/orders/order/{order.public_id}/action/return/").content.decode()
+    assert "Registrar devolução" in page and "até 1" in form
+    with pytest.raises(OrderError) as beyond:
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)], reason="Tamanho errado")
+    assert str(beyond.value.message) == "Não é possível devolver 2 unidades de CAM: só 1 foi entregue ao comprador."

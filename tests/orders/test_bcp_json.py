@@ -78,6 +78,7 @@ def test_money_services_keep_it_in_step(place_order: Callable[..., Order]) -> No
     adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
     _assert_in_step(oid)
     order_ship(order_id=oid, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    order_mark_delivered(order_id=oid, lines=[LineQuantity(line.public_id, 1)])
     order_return(order_id=oid, lines=[LineQuantity(line.public_id, 1)], reason="Tamanho errado", refund_amount=500)
     _assert_in_step(oid)
     order_cancel(order_id=oid, reason="Cliente desistiu")

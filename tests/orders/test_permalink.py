@@ -107,6 +107,7 @@ def test_line_statuses_in_buyer_words(client, place_order, language, method, exp
     lines = [LineQuantity(a.public_id, 1), LineQuantity(b.public_id, 1), LineQuantity(d.public_id, 1)]
     if method == "shipping":
         order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=lines)
+        order_mark_delivered(order_id=order.public_id, lines=[LineQuantity(d.public_id, 1)])  # returned once delivered
     else:
         order_mark_delivered(order_id=order.public_id, lines=lines)
     order_return(order_id=order.public_id, lines=[LineQuantity(d.public_id, 1)], reason="Arrependimento")

@@ -15,8 +15,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from orders.models import Order
+from orders.outbox_models import OutboxMessage
+from payments import webhook_auth
+from payments.automatic.services import pix_recurrence_refresh
+from payments.models import PixRecurrenceWebhookEvent
 from shop.demo.seed import seed_catalog
-from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan, Variant
+from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
 from shop.subscriptions.services import subscription_cancel
@@ -303,3 +307,70 @@ def test_the_withdrawal_cancels_the_first_order_in_the_cancels_own_transaction(
     cancelled = next(i for i, text in enumerate(sql) if text.startswith('UPDATE "orders_order"') and "canceled" in text)
     refund = next(i for i, text in enumerate(sql) if 'INSERT INTO "orders_outboxmessage"' in text and "refund" in text)
     assert cancelled < release and refund < release
+
+
+def _first_order_paid(client: Client, plan: SubscriptionPlan, capture: Any) -> tuple[Subscription, str, Order]:
+    subscription, page = _subscribe(client, plan, capture)
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    subscription_cycles_sweep()
+    with capture(execute=True):
+        client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
+    return subscription, page, Order.objects.get()
+
+
+def _payer_revokes_in_the_bank_app(client: Client, subscription: Subscription, page: str, capture: Any) -> None:
+    """The sandbox bank app: the payer cancels the authorization; the PSP's signed `/rec` notice reaches us."""
+    with capture(execute=True):
+        client.post(f"/_sandbox/psp/rec/{subscription.pix_id_rec}/payer-cancel", {"next": page})
+
+
+def test_revoking_in_the_bank_app_within_the_withdrawal_period_cancels_and_refunds_the_first_order_once(
+    sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: revoking the Pix Automático in the bank app the day after subscribing cancelled the subscription but
+    left its first order to ship, unrefunded, unlike cancelling on the shop's page (CDC art. 49). Now the same
+    withdrawal runs, in the notice's transaction, and a replayed notice (or a re-read of the recurrence) does
+    not refund twice."""
+    subscription, page, order = _first_order_paid(client, plan, django_capture_on_commit_callbacks)
+
+    _payer_revokes_in_the_bank_app(client, subscription, page, django_capture_on_commit_callbacks)
+
+    subscription.refresh_from_db()
+    order.refresh_from_db()
+    assert subscription.status == "cancelled"
+    assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)
+    html = client.get(page).content.decode()
+    assert f"Direito de arrependimento: o pedido #{order.number} foi cancelado e o valor pago será devolvido." in html
+
+    notice = PixRecurrenceWebhookEvent.objects.get(id_rec=subscription.pix_id_rec, status="CANCELADA")
+    signature = webhook_auth.sign(settings.PIX_SANDBOX_WEBHOOK_SECRET, bytes(notice.raw_body))
+    with django_capture_on_commit_callbacks(execute=True):
+        replay = client.post(
+            "/payments/pix/webhook/rec", data=bytes(notice.raw_body), content_type="application/json",
+            headers={webhook_auth.HEADER: signature},
+        )  # fmt: skip
+        pix_recurrence_refresh(id_rec=subscription.pix_id_rec)  # the recurrence re-read: announced again
+    assert replay.json() == {"received": 0, "duplicates": 1}
+    assert SubscriptionEvent.objects.filter(subscription=subscription, kind="withdrawal").count() == 1
+    assert OutboxMessage.objects.filter(kind__contains="refund").count() == 1
+    order.refresh_from_db()
+    assert order.refunded_amount == 3990
+
+
+def test_revoking_in_the_bank_app_after_the_withdrawal_period_only_stops_the_charges(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    subscription, page, order = _first_order_paid(client, plan, django_capture_on_commit_callbacks)
+    long_ago = timezone.now() - timedelta(days=10)  # subscribed and first paid 10 days ago: past the 7 days
+    Subscription.objects.filter(pk=subscription.pk).update(created_at=long_ago)
+    Order.objects.filter(pk=order.pk).update(placed_at=long_ago)
+
+    _payer_revokes_in_the_bank_app(client, subscription, page, django_capture_on_commit_callbacks)
+
+    subscription.refresh_from_db()
+    order.refresh_from_db()
+    assert subscription.status == "cancelled"
+    assert (order.status, order.refunded_amount) != ("canceled", 3990)
+    assert order.refunded_amount == 0
+    assert not SubscriptionEvent.objects.filter(subscription=subscription, kind="withdrawal").exists()
+    assert not SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").exists()
