@@ -44,7 +44,10 @@ class SubscriptionPlan(models.Model):
     min_cycles = models.PositiveSmallIntegerField(
         _("compromisso mínimo (ciclos)"),
         default=1,
-        help_text=_("Quantos ciclos o assinante se compromete a pagar antes de poder cancelar sem custo."),
+        help_text=_(
+            "Informativo: os agentes leem este número como o compromisso sugerido do plano. A loja não impede o "
+            "cancelamento, porque o assinante pode revogar o Pix Automático no app do banco a qualquer momento."
+        ),
     )
     ships_each_cycle = models.BooleanField(_("entrega a cada ciclo"), default=True)
     active = models.BooleanField(_("ativo"), default=True)
