@@ -253,6 +253,32 @@ def test_bad_quantity_names_the_field(server: LiveServer, pixel: Any):
     assert "quantity" in body["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"buyer": "ana@example.com.br"}, "$.buyer"),
+        ({"buyer": ["Ana"]}, "$.buyer"),
+        ({"address": "Avenida Paulista, 1000"}, "$.fulfillment.methods[0].destinations[0]"),
+        ({"shipping_address": 1000}, "$.fulfillment.methods[0].destinations[0]"),
+    ],
+)
+def test_update_with_a_non_object_buyer_or_address_is_refused_bcp_err_05(
+    server: LiveServer, pixel: Any, change: dict[str, Any], path: str
+):
+    """BCP-ERR-05, BCP §18 (3): a buyer or address that is not an object was dropped without a word (the agent
+    believed it set); REST and MCP refuse the same input naming the field, and so does A2A now."""
+    rpc(server.a2a_url, SEED_STRUCTURED)
+
+    body = rpc(server.a2a_url, send_message([data({"action": "update_checkout", **change})], context_id=SEED_CONTEXT))
+
+    assert body["error"]["code"] == -32602, body
+    assert body["error"]["message"] == f"Campo inválido {path}: deve ser um objeto JSON"
+    fetched = checkout_of(
+        rpc(server.a2a_url, send_message([data({"action": "get_checkout"})], context_id=SEED_CONTEXT))
+    )
+    assert "buyer" not in fetched and fetched["fulfillment"]["methods"] == []  # nothing changed
+
+
 def pix_ready_checkout(server: LiveServer) -> tuple[str, dict[str, Any]]:
     """Seed add, then buyer + Pix selected through update_checkout (PIX.md §2.1, A2A binding)."""
     rpc(server.a2a_url, SEED_STRUCTURED)

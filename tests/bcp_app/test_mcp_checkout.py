@@ -243,6 +243,7 @@ def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
     missing = shopper.tool("get_product", catalog={"id": "nope"})
     too_many = shopper.error("lookup_catalog", catalog={"ids": [f"id-{i}" for i in range(51)]})
     empty = shopper.error("search_catalog", catalog={})
+    bad_cursor = shopper.error("search_catalog", catalog={"query": "café", "pagination": {"cursor": "zzz"}})
     # then
     assert [v["id"] for p in lookup["products"] for v in p["variants"]] == ["SKU-CAFE-500G"]
     assert product["product"]["variants"][0]["id"] == "SKU-CAFE-500G"
@@ -250,3 +251,8 @@ def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
     assert (too_many.code, too_many.data["code"]) == (-32602, "request_too_large")
     assert (empty.code, empty.data["code"]) == (-32602, "invalid_request")
     assert "catalog.query" in empty.message and "BCP-" not in empty.message  # the field, no spec id (BCP-CAT-01)
+    # The field as a JSONPath in the tool's arguments, like every other invalid_request (README "Language").
+    assert (bad_cursor.code, bad_cursor.message) == (
+        -32602,
+        "Campo inválido $.catalog.pagination.cursor: cursor desconhecido.",
+    )

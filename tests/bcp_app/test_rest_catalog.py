@@ -128,6 +128,8 @@ def test_search_paginates_with_a_cursor_default_limit_10_bcp_cat_07(client: Clie
         {"filters": {"categories": ["cafes"]}, "pagination": {"cursor": "zzz"}},
     )
     assert (bad.status_code, bad.json()["code"]) == (400, "invalid_request")
+    # The field as a JSONPath in the body sent, like every other invalid_request (README "Language").
+    assert bad.json()["content"] == "Campo inválido $.pagination.cursor: cursor desconhecido."
 
 
 def test_lookup_deduplicates_and_correlates_inputs_bcp_cat_02_03(client: Client, headers: dict[str, str]) -> None:

@@ -62,6 +62,8 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
         prefix = "" if ctx.transport == "rest" else "catalog."
         raise ProtocolError("invalid_request", text(ctx, "search_empty", prefix=prefix))
     pagination = request.pagination
+    # The field as a JSONPath in what the caller sent (README "Language"): MCP/A2A wrap the search in `catalog`.
+    root = "$." if ctx.transport == "rest" else "$.catalog."
     try:
         products, page_info = catalog.search(
             query=query,
@@ -81,8 +83,8 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
                 "page": "pagination.cursor",
                 "per_page": "pagination.limit",
             }.get(exc.field, exc.field)
-            raise ProtocolError("invalid_request", f"Campo inválido {field}: {exc.message}") from exc
-        raise ProtocolError("invalid_request", "Campo inválido pagination.cursor: cursor desconhecido.") from exc
+            raise ProtocolError("invalid_request", f"Campo inválido {root}{field}: {exc.message}") from exc
+        raise ProtocolError("invalid_request", f"Campo inválido {root}pagination.cursor: cursor desconhecido.") from exc
     body_out = {
         "ucp": _catalog_ucp(ctx, CATALOG_SEARCH),
         "products": products,

@@ -248,8 +248,11 @@ def update(ctx: Any, current: dict[str, Any], changes: dict[str, Any]) -> dict[s
     for key in ("line_items", "context", "payment", "fulfillment", "signals"):
         if key in changes:
             state[key] = changes[key]
-    if isinstance(changes.get("buyer"), dict):
-        state["buyer"] = {**state.get("buyer", {}), **changes["buyer"]}
+    buyer = changes.get("buyer")
+    if isinstance(buyer, dict):
+        state["buyer"] = {**state.get("buyer", {}), **buyer}
+    elif buyer is not None:
+        state["buyer"] = buyer  # not an object: the operation's validation names it, as on REST and MCP
     _apply_fulfillment_choice(state, changes)
     codes = changes.get("discount_codes", changes.get("codes"))
     if "coupon" in changes:
@@ -273,9 +276,13 @@ def _apply_fulfillment_choice(state: dict[str, Any], changes: dict[str, Any]) ->
     if method_type is not None and method_type != method.get("type"):
         method.clear()
         method["type"] = method_type
-    if isinstance(address, dict):
+    if address is not None:
         method["type"] = "shipping"
-        method["destinations"] = [{key: value for key, value in address.items() if key != "id"}]
+        # Not an object: passed on as it came, so the operation's validation names it instead of dropping it.
+        written = address
+        if isinstance(address, dict):
+            written = {key: value for key, value in address.items() if key != "id"}
+        method["destinations"] = [written]
         method.pop("selected_destination_id", None)
         method.pop("groups", None)
     if destination_id is not None:
