@@ -76,7 +76,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"))
     def retry_now(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        ids = list(queryset.exclude(status=WebhookDelivery.Status.DELIVERED).values_list("pk", flat=True))
+        # A delivered one was received; a superseded one would show the platform an older order than it has.
+        done = (WebhookDelivery.Status.DELIVERED, WebhookDelivery.Status.SUPERSEDED)
+        ids = list(queryset.exclude(status__in=done).values_list("pk", flat=True))
         WebhookDelivery.objects.filter(pk__in=ids).update(
             status=WebhookDelivery.Status.PENDING, next_attempt_at=timezone.now()
         )

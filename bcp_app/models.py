@@ -130,6 +130,9 @@ class WebhookDelivery(models.Model):
         PENDING = "pending", _("pendente")
         DELIVERED = "delivered", _("entregue")
         FAILED = "failed", _("desistido")
+        # A later webhook of the same order to the same URL carries the whole newer order (BCP-WH-02): retrying
+        # this one could land after it and show the platform an older order.
+        SUPERSEDED = "superseded", _("substituído por um mais novo")
 
     webhook_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     order_id = models.CharField(_("pedido"), max_length=64, db_index=True)

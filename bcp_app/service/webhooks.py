@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import orjson
 from django.db import connection, transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from bcp_app.models import Platform, WebhookAttempt, WebhookDelivery
@@ -40,6 +41,7 @@ from bcp_app.service.platforms import platform_get, platform_get_kept
 from kernel import rows
 from kernel.tasks import enqueue
 from orders.models import Order
+from orders.outbox_models import OutboxMessage
 from orders.selectors import order_presented
 
 logger = logging.getLogger("bcp_app.service.webhooks")
@@ -203,7 +205,25 @@ def _ucp_version(raw: bytes) -> str | None:
     return version if version in ucp.UCP_VERSIONS else None
 
 
+def _superseded(delivery: WebhookDelivery) -> bool:
+    """Whether a later delivery of the same order (or A2A task) to the same URL exists: its body is the whole
+    newer state (BCP-WH-02), so this older one must not be sent after it. "Later" is the order of the events
+    (their orders-outbox rows) where both came from that outbox, else the order the deliveries were made in."""
+    others = WebhookDelivery.objects.filter(
+        order_id=delivery.order_id, platform_id=delivery.platform_id, url=delivery.url
+    ).exclude(pk=delivery.pk)
+    event_row = OutboxMessage.objects.filter(key=OuterRef("source_key")).values("pk")[:1]
+    mine = OutboxMessage.objects.filter(key=delivery.source_key).values_list("pk", flat=True).first()
+    if mine is None:
+        return others.filter(pk__gt=delivery.pk).exists()
+    ranked = others.annotate(event_row=Subquery(event_row))
+    return ranked.filter(Q(event_row__gt=mine) | Q(event_row__isnull=True, pk__gt=delivery.pk)).exists()
+
+
 def _claim(delivery_id: int) -> WebhookDelivery | None:
+    """The delivery, leased to this run for one attempt, when it is pending and due; None otherwise. A delivery
+    that a later one of the same order supersedes is marked so instead (retries only: a first attempt is made
+    by `_prepare`'s caller without this check, on the hot path)."""
     now = timezone.now()
     with transaction.atomic():
         delivery = (
@@ -212,6 +232,14 @@ def _claim(delivery_id: int) -> WebhookDelivery | None:
             .first()
         )
         if delivery is None:
+            return None
+        if _superseded(delivery):
+            delivery.status = WebhookDelivery.Status.SUPERSEDED
+            delivery.next_attempt_at = None
+            delivery.save(update_fields=["status", "next_attempt_at"])
+            logger.info(
+                "order webhook %s superseded by a later one of order %s", delivery.webhook_id, delivery.order_id
+            )
             return None
         delivery.attempts += 1
         delivery.next_attempt_at = now + LEASE

@@ -300,3 +300,41 @@ def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
         order_body._memo[("filler", number)] = b"{}"
     assert call(client, "get", f"/orders/{order.public_id}", headers).content == fresh()
     assert len(order_body._memo) <= order_body.MEMO_SIZE
+
+
+def test_a_retry_is_not_sent_after_a_later_webhook_of_the_same_order_bcp_wh_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The placed webhook fails; the shipped one (the whole newer order) is delivered before the placed retry is due.
+    fake_platform.post_statuses = [500]
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    placed, shipped = WebhookDelivery.objects.order_by("id")
+    assert [(d.event, d.status) for d in (placed, shipped)] == [("placed", "pending"), ("shipped", "delivered")]
+    WebhookDelivery.objects.filter(pk=placed.pk).update(next_attempt_at=timezone.now())
+
+    assert retry_order_webhooks() == 1
+
+    placed.refresh_from_db()
+    assert (placed.status, placed.attempts, placed.next_attempt_at) == ("superseded", 1, None)
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert [r.headers["webhook-id"] for r in hooks] == [str(placed.webhook_id), str(shipped.webhook_id)]
+    assert json.loads(hooks[-1].body)["fulfillment"]["events"][0]["type"] == "shipped"  # the platform's last word
+
+
+def test_the_latest_webhook_of_an_order_is_retried_whatever_came_before_bcp_wh_05(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    fake_platform.post_statuses = [500]
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    shipped = WebhookDelivery.objects.get(event="shipped")
+    assert shipped.status == "pending"
+    WebhookDelivery.objects.filter(pk=shipped.pk).update(next_attempt_at=timezone.now())
+
+    assert retry_order_webhooks() == 1
+
+    shipped.refresh_from_db()
+    assert (shipped.status, shipped.attempts) == ("delivered", 2)
