@@ -714,6 +714,16 @@ def request_warnings(body: Any) -> list[dict[str, Any]]:
     return out
 
 
+def with_request_warnings(body: dict[str, Any], request: Any) -> dict[str, Any]:
+    """`body`, BCP's answer to a UCP Create/Update whose UCP body (or MCP `checkout` argument, or A2A intent part)
+    was `request`, with `request_warnings(request)` after its messages: the one place the REST, MCP and A2A faces
+    add them, so the same input gets the same messages on each. An Error Response is left as it is."""
+    warnings = request_warnings(request)
+    if not warnings or (body.get("ucp") or {}).get("status") == "error":
+        return body
+    return {**body, "messages": [*(body.get("messages") or []), *warnings]}
+
+
 def order_event_to_ucp(body: dict[str, Any], *, event_id: str, created_time: str) -> dict[str, Any]:
     """A BCP order as UCP 2026-01-11's order event webhook body (`openapi.json` `webhooks.orderEvent`: the full
     `order` plus `event_id` and `created_time`, RFC 3339)."""
