@@ -587,7 +587,9 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
 def _card_2026_01_11(instrument: dict[str, Any]) -> dict[str, Any] | None:
     """A BCP card instrument as 2026-01-11's `card_payment_instrument.json`, or None while its brand and last
     digits are unknown (both required there)."""
-    display = instrument.get("display") if isinstance(instrument.get("display"), dict) else {}
+    display = instrument.get("display")
+    if not isinstance(display, dict):
+        return None
     brand, last_digits = display.get("brand"), display.get("last_digits")
     if not brand or not last_digits:
         return None
