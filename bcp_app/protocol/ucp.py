@@ -565,11 +565,15 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
         if instruments:
             chosen = next((i for i in instruments if i.get("selected")), instruments[0])
             payment["selected_instrument_id"] = chosen.get("id")
-            # 2026-01-11's `payment_instrument.json` is one of a single schema, the card instrument, which requires
-            # `brand` and `last_digits` we never keep (only the gateway token passes through): no instrument is
-            # echoed in `instruments`, `selected_instrument_id` names the choice. A Pix (or other Brazilian)
-            # instrument, with the charge the buyer pays, is an extension member of `payment` named after our
-            # handler: `payment["br.dev.bcp.pix"]` (payment.json allows additional members).
+            # 2026-01-11's `payment_instrument.json` is one of a single schema, the card instrument
+            # (`types/card_payment_instrument.json`: `id`, `handler_id`, `type: card`, `brand`, `last_digits`
+            # required). A card is listed once it was charged: BCP's `display` then names the brand and last four
+            # digits the gateway gave. Before that only `selected_instrument_id` names the choice. A Pix (or other
+            # Brazilian) instrument, with the charge the buyer pays, is an extension member of `payment` named
+            # after our handler: `payment["br.dev.bcp.pix"]` (payment.json allows additional members).
+            cards = [_card_2026_01_11(i) for i in instruments if i.get("type") == "card"]
+            if any(cards):
+                payment["instruments"] = [card for card in cards if card]
             for instrument in instruments:
                 if instrument.get("type") != "card":
                     payment[f"br.dev.bcp.{instrument.get('type')}"] = instrument
@@ -578,6 +582,24 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
                 payment[name] = value  # e.g. the Pix charge (br.dev.bcp.pix), an extension member
     out["payment"] = payment
     return out
+
+
+def _card_2026_01_11(instrument: dict[str, Any]) -> dict[str, Any] | None:
+    """A BCP card instrument as 2026-01-11's `card_payment_instrument.json`, or None while its brand and last
+    digits are unknown (both required there)."""
+    display = instrument.get("display")
+    if not isinstance(display, dict):
+        return None
+    brand, last_digits = display.get("brand"), display.get("last_digits")
+    if not brand or not last_digits:
+        return None
+    return {
+        "id": instrument.get("id"),
+        "handler_id": instrument.get("handler_id"),
+        "type": "card",
+        "brand": brand,
+        "last_digits": last_digits,
+    }
 
 
 def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
@@ -712,6 +734,16 @@ def request_warnings(body: Any) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def with_request_warnings(body: dict[str, Any], request: Any) -> dict[str, Any]:
+    """`body`, BCP's answer to a UCP Create/Update whose UCP body (or MCP `checkout` argument, or A2A intent part)
+    was `request`, with `request_warnings(request)` after its messages: the one place the REST, MCP and A2A faces
+    add them, so the same input gets the same messages on each. An Error Response is left as it is."""
+    warnings = request_warnings(request)
+    if not warnings or (body.get("ucp") or {}).get("status") == "error":
+        return body
+    return {**body, "messages": [*(body.get("messages") or []), *warnings]}
 
 
 def order_event_to_ucp(body: dict[str, Any], *, event_id: str, created_time: str) -> dict[str, Any]:

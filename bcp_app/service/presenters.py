@@ -279,6 +279,8 @@ def payment(view: CheckoutView) -> dict[str, Any]:
         }
         if i.type == "card":
             entry["installments"] = i.installments
+            if i.brand and i.last_digits:  # the card charged (shopping/types/card_payment_instrument.json)
+                entry["display"] = {**entry["display"], "brand": i.brand, "last_digits": i.last_digits}
         if i.type == "pix" and view.pix_charge is not None:
             entry["pix"] = pix_charge(view.pix_charge)
         if i.type == "boleto" and view.boleto is not None:

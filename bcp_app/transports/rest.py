@@ -23,6 +23,7 @@ from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.field_errors import error_text
 from bcp_app.protocol.results import OperationResult, body_bytes
 from bcp_app.protocol.schemas import (
+    CheckoutCancelRequest,
     CheckoutCompleteRequest,
     CheckoutCreateRequest,
     CheckoutResponse,
@@ -82,6 +83,8 @@ ERRORS: dict[int, Any] = {
 AgentHeader = Header(None, alias="BCP-Agent", description='Perfil da plataforma: profile="https://…" (RFC 8941).')
 KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
 OptionalBody = Body(None, description="Opcional: sem corpo é um cancelamento sem motivo.")
+# The checkout's cancel: the model `operations.cancel_checkout` validates for MCP and A2A too (members ignored).
+CancelCheckoutBody = Body(None, description="Opcional: sem corpo ou `{}`.")
 # A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
 # OpenAPI without replacing that message with pydantic's.
 _PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
@@ -381,20 +384,14 @@ def complete_checkout(
 def cancel_checkout(
     request: HttpRequest,
     checkout_id: PathId,
+    payload: CheckoutCancelRequest | None = CancelCheckoutBody,
     bcp_agent: str | None = AgentHeader,
     idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
-    if request.body:
-        try:
-            body = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-        except JsonLimitError:
-            return _protocol_error(request, ProtocolError("invalid_request", "O corpo não é JSON válido (UTF-8)."))
-    else:
-        body = {}
     return _run(
         request,
         "cancel_checkout",
-        lambda ctx: operations.cancel_checkout(ctx, checkout_id, body),
+        lambda ctx: operations.cancel_checkout(ctx, checkout_id, payload),
         path_ids={"checkout_id": checkout_id},
     )
 

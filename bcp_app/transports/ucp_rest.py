@@ -152,14 +152,11 @@ def _status_2026_01_11(response: HttpResponse) -> HttpResponse:
 
 
 def _checkout_write(operation: Callable[..., OperationResult], *ids: str) -> Callable[..., OperationResult]:
-    """Create/Update: the UCP body renamed into BCP's, with `ucp.request_warnings` (a non-BRL `currency`…)."""
+    """Create/Update: the UCP body renamed into BCP's, with `ucp.with_request_warnings` (a non-BRL `currency`…)."""
 
     def call(ctx: RequestContext, body: Any) -> OperationResult:
         result = operation(ctx, *ids, ucp.checkout_request_to_bcp(body))
-        warnings = ucp.request_warnings(body)
-        if not warnings or result.is_error_response:
-            return result
-        out = {**result.body, "messages": [*(result.body.get("messages") or []), *warnings]}
+        out = ucp.with_request_warnings(result.body, body)
         return OperationResult(result.status_code, out, result.headers, result.replayed)
 
     return call

@@ -49,6 +49,8 @@ class CardPaymentResult:
     message: str
     payment_id: str
     pending: bool = False  # sent, outcome not known yet: the webhook or the reconcile sweep decides
+    brand: str = ""  # the card charged, as the gateway told it (never the number)
+    last_digits: str = ""
 
 
 def card_gateway_configured() -> bool:
@@ -72,6 +74,8 @@ def result_of(payment: CardPayment) -> CardPaymentResult:
         message=payment.message,
         payment_id=payment.payment_id,
         pending=payment.status == Status.PENDING,
+        brand=payment.card_brand,
+        last_digits=payment.card_last_digits,
     )
 
 

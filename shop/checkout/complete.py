@@ -256,7 +256,15 @@ def place_order(
     # The checkout's UPDATE (and its event) and the order are one statement: the order is written only when
     # the UPDATE matched, i.e. the checkout still waited for this payment.
     waits = {"status": STATUS_IN_PROGRESS, "stock_reserved": True, "payment_txid": ""}  # …for this payment
-    fields = ("status", "order_id", "order_permalink_url", "completed_at", "messages", "payment_txid")
+    fields = (
+        "status",
+        "order_id",
+        "order_permalink_url",
+        "completed_at",
+        "messages",
+        "payment_txid",
+        "payment_instrument",
+    )
     completed = Update(checkout, fields, where=waits, event=event_of(checkout, "completed", previous, detail))
     if order_place_draft(draft, only_if=completed) is None:
         raise CheckoutMoved(checkout.public_id)
@@ -485,6 +493,9 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
             result = card_payment_record(charged) if charged is not None else None
             if result is not None and result.approved:
                 begun.payment_txid = result.payment_id
+                if result.last_digits:  # the card charged, kept with the instrument in the completing UPDATE
+                    card = {"brand": result.brand, "last_digits": result.last_digits}
+                    begun.payment_instrument = {**(begun.payment_instrument or {}), **card}
                 place_order(
                     begun,
                     payment_type="card",

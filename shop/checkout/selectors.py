@@ -70,11 +70,13 @@ from django.utils.translation import gettext_lazy as _
 
 from orders.labels import local_time_label
 from orders.models import Order
-from payments.selectors import boleto_for_payment_id, pix_charge_latest_for_reference
+from payments.models import CardPayment
+from payments.selectors import boleto_for_payment_id, card_payment_for_reference, pix_charge_latest_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
 from shop.checkout.pricing import is_pix_instrument, pix_offer
 from shop.checkout.types import (
     STATUS_COMPLETED,
+    STATUS_IN_PROGRESS,
     STATUS_READY,
     TERMINAL_STATUSES,
     AllocationView,
@@ -336,6 +338,9 @@ class InstrumentView:
     installments: int = 1  # card: the chosen plan (shop/checkout/pricing.py)
     installment_amount: int = 0
     first_installment: int = 0
+    # card: brand and last four digits of the card charged, as the gateway told them (never the number)
+    brand: str = ""
+    last_digits: str = ""
 
 
 @dataclass(frozen=True)
@@ -573,6 +578,26 @@ def _boleto(checkout: Checkout) -> object | None:
     return boleto_for_payment_id(checkout.payment_txid)
 
 
+CHARGED_STATUSES = (STATUS_IN_PROGRESS, STATUS_COMPLETED)
+CARD_IN_USE = (CardPayment.Status.APPROVED, CardPayment.Status.PENDING)
+
+
+def _card_used(checkout: Checkout) -> dict[str, str]:
+    """Brand and last four digits of the card charged for a card checkout: kept with the instrument when complete
+    placed the order (`complete._finish_card`), else (settled later by the webhook or the sweep, or still pending)
+    read from the card payment the gateway's answer wrote, a query only once it was charged. A declined attempt's
+    card is not the one in use: only an approved or pending payment's card is named."""
+    instrument = checkout.payment_instrument or {}
+    if instrument.get("type") != "card" or checkout.status not in CHARGED_STATUSES:
+        return {}
+    if instrument.get("last_digits"):
+        return {"brand": str(instrument.get("brand") or ""), "last_digits": str(instrument["last_digits"])}
+    payment = card_payment_for_reference(checkout.public_id)
+    if payment is None or payment.status not in CARD_IN_USE or not payment.card_last_digits:
+        return {}
+    return {"brand": payment.card_brand, "last_digits": payment.card_last_digits}
+
+
 def _pix_charge(checkout: Checkout) -> object | None:
     if (checkout.payment_instrument or {}).get("type") != "pix":
         return None
@@ -632,6 +657,7 @@ def checkout_view(
                 installments=int(instrument.get("installments") or 1),
                 installment_amount=int(instrument.get("installment_amount") or 0),
                 first_installment=int(instrument.get("first_installment") or 0),
+                **_card_used(checkout),
             ),
         )
         if instrument

@@ -122,3 +122,28 @@ def test_the_agent_card_lists_ucps_extension_and_bcp_a2a_is_unchanged(
     added = bcp.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})["message"]
     assert added["extensions"] == [EXTENSION]
     assert "a2a.bcp.checkout" in data_of(added)
+
+
+def test_update_reads_payment_and_gives_ucp_rests_warnings(shop: LiveServer, fake_platform: FakePlatform) -> None:
+    """The A2A face passed the intent's 2026-01-11 `payment` to BCP as it came and said nothing of a currency other
+    than BRL: it reads `payment` with UCP REST's map and answers the same input with UCP REST's warnings
+    (test_ucp_face_walk.py), from the one `ucp.with_request_warnings`."""
+    from tests.bcp_app.test_ucp_mcp import CURRENCY_WARNING, INSTRUMENT_WARNING
+
+    platform = UcpPlatform(shop, fake_platform)
+    added = platform.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})["message"]
+    context_id = added["contextId"]
+    card = {key: value for key, value in CARD.items() if key != "credential"}
+    wrong = {"selected_instrument_id": "instr_nope", "instruments": [card]}
+    right = {"selected_instrument_id": "instr_1", "instruments": [card]}
+    nope = platform.send({"action": "update_checkout", "buyer": BUYER, "currency": "USD", "payment": wrong},
+                         context_id=context_id)["message"]  # fmt: skip
+    chosen = platform.send({"action": "update_checkout", "currency": "BRL", "payment": right},
+                           context_id=context_id)["message"]  # fmt: skip
+
+    body = data_of(nope)["a2a.ucp.checkout"]
+    assert [m for m in body["messages"] if m["type"] == "warning"] == [CURRENCY_WARNING, INSTRUMENT_WARNING]
+    assert fulfillment_resp.Checkout(**body).payment.selected_instrument_id is None  # not the card listed
+    after = data_of(chosen)["a2a.ucp.checkout"]
+    assert not [m for m in after.get("messages") or [] if m["type"] == "warning"]
+    assert after["payment"]["selected_instrument_id"] == "instr_1"

@@ -83,3 +83,21 @@ def test_a2a_names_the_member_as_a_jsonpath_in_the_data_part(server: LiveServer)
         -32602,
         "Campo inválido $.quantity: deve ser um número inteiro ≥ 1",
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_mcp_catalogue_tools_name_the_member_as_a_jsonpath_too(live_mcp: Any, transactional_db: None) -> None:
+    """The typed catalogue tools (seed 002) named fields `items.0.quantity`, `price_min`: the one JSONPath form of
+    every other error now, in `invalid_params` and in the domain error envelope alike (official `mcp` client)."""
+    url = live_mcp.mcp_url
+    wrong = test_mcp_helpers.call_error(url, "inventory.check", {"items": [{"sku": "SKU-A", "quantity": 0}]})
+    typo = test_mcp_helpers.call_error(url, "catalogue.list", {"query": "café", "categria": "x"})
+    both = test_mcp_helpers.call_error(url, "product.detail", {"sku": "X", "slug": "y"})
+    unknown = test_mcp_helpers.call(url, "inventory.check", {"items": [{"sku": "NOPE", "quantity": 1}]})
+
+    assert wrong.data["fields"] == {"$.items[0].quantity": TOO_FEW}
+    assert wrong.data["content"] == f"Argumentos inválidos para inventory.check: $.items[0].quantity: {TOO_FEW}"
+    assert list(typo.data["fields"]) == ["$.categria"]
+    assert list(both.data["fields"]) == ["$.product_id", "$.slug", "$.sku"]
+    assert unknown.structured_content["error"]["fields"] == {"$.items[0].sku": "SKU desconhecido: NOPE."}

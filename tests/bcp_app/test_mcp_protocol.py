@@ -137,7 +137,7 @@ def test_wrong_types_and_extra_keys_are_invalid_params_400(
     assert body["id"] == 7
     assert body["error"]["code"] == -32602
     assert body["error"]["data"]["code"] == "invalid_request"
-    assert list(body["error"]["data"]["fields"]) == [field]
+    assert list(body["error"]["data"]["fields"]) == [f"$.{field}"]
 
 
 def test_unknown_tool_and_unknown_method_never_500(live_mcp, transactional_db) -> None:
@@ -187,7 +187,7 @@ def test_modern_revision_request_without_handshake(live_mcp, transactional_db) -
     # then it is served directly, with the same error and status
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32602
-    assert response.json()["error"]["data"]["fields"] == {"per_page": "deve ser maior ou igual a 1"}
+    assert response.json()["error"]["data"]["fields"] == {"$.per_page": "deve ser maior ou igual a 1"}
 
 
 def test_host_and_origin_are_checked(live_mcp, settings) -> None:

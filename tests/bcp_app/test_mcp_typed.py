@@ -52,7 +52,7 @@ def test_catalogue_list_rejects_a_misspelled_key_naming_it(live_mcp, transaction
     assert error.code == -32602
     assert "categria" in error.message
     assert error.data["code"] == "invalid_request"
-    assert error.data["fields"] == {"categria": "chave desconhecida (não faz parte do contrato)"}
+    assert error.data["fields"] == {"$.categria": "chave desconhecida (não faz parte do contrato)"}
 
 
 def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_db) -> None:
@@ -62,12 +62,12 @@ def test_catalogue_list_enforces_price_range_and_bounds(live_mcp, transactional_
     short = call_error(live_mcp.mcp_url, "catalogue.list", {"query": "a"})
     # then each names its fields
     assert price.code == -32602
-    assert set(price.data["fields"]) == {"price_min", "price_max"}
-    assert set(per_page.data["fields"]) == {"per_page"}
-    assert set(short.data["fields"]) == {"query"}
+    assert set(price.data["fields"]) == {"$.price_min", "$.price_max"}
+    assert set(per_page.data["fields"]) == {"$.per_page"}
+    assert set(short.data["fields"]) == {"$.query"}
     # in Portuguese, as on every BCP transport (house rule: clear Portuguese errors), not pydantic's English
-    assert per_page.data["fields"] == {"per_page": "deve ser no máximo 50"}
-    assert "per_page: deve ser no máximo 50" in per_page.message
+    assert per_page.data["fields"] == {"$.per_page": "deve ser no máximo 50"}
+    assert "$.per_page: deve ser no máximo 50" in per_page.message
 
 
 def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, transactional_db) -> None:
@@ -77,7 +77,7 @@ def test_catalogue_list_unknown_category_is_a_domain_error_envelope(live_mcp, tr
     assert result.is_error is False
     assert result.structured_content["status"] == "error"
     assert result.structured_content["error"]["code"] == "not_found"
-    assert list(result.structured_content["error"]["fields"]) == ["category"]
+    assert list(result.structured_content["error"]["fields"]) == ["$.category"]
 
 
 def test_product_detail_and_catalogue_list_give_one_offer_with_a_numeric_price_seed_002(
@@ -130,13 +130,13 @@ def test_product_detail_needs_exactly_one_identifier_and_reports_unknown(
     missing = call(live_mcp.mcp_url, "product.detail", {"slug": "nao-existe"})
     # then
     assert both.code == -32602
-    assert set(both.data["fields"]) == {"product_id", "slug", "sku"}
+    assert set(both.data["fields"]) == {"$.product_id", "$.slug", "$.sku"}
     assert missing.structured_content == {
         "status": "error",
         "error": {
             "code": "not_found",
             "message": "Produto não encontrado: nao-existe.",
-            "fields": {"slug": "Produto não encontrado: nao-existe."},
+            "fields": {"$.slug": "Produto não encontrado: nao-existe."},
         },
     }
 
@@ -161,7 +161,7 @@ def test_inventory_check_reports_each_item(live_mcp, transactional_db) -> None:
         ],
     }
     assert unknown.structured_content["error"]["code"] == "not_found"
-    assert unknown.structured_content["error"]["fields"] == {"items.0.sku": "SKU desconhecido: NOPE."}
+    assert unknown.structured_content["error"]["fields"] == {"$.items[0].sku": "SKU desconhecido: NOPE."}
 
 
 def test_inventory_check_rejects_wrong_types(live_mcp, transactional_db) -> None:
@@ -170,8 +170,8 @@ def test_inventory_check_rejects_wrong_types(live_mcp, transactional_db) -> None
     empty = call_error(live_mcp.mcp_url, "inventory.check", {"items": []})
     # then
     assert wrong.code == -32602
-    assert list(wrong.data["fields"]) == ["items.0.quantity"]
-    assert list(empty.data["fields"]) == ["items"]
+    assert list(wrong.data["fields"]) == ["$.items[0].quantity"]
+    assert list(empty.data["fields"]) == ["$.items"]
 
 
 KEY = "5b0c8f7e-2a4d-4c1e-9f3a-7d6b5e4c3b2a"
@@ -226,11 +226,11 @@ def test_order_intent_out_of_stock_and_unknown_sku_are_domain_errors(live_mcp, t
         "error": {
             "code": "out_of_stock",
             "message": "Há itens sem estoque suficiente.",
-            "fields": {"items.0.quantity": "Disponível agora: 1."},
+            "fields": {"$.items[0].quantity": "Disponível agora: 1."},
         },
     }
     assert unknown.structured_content["error"]["code"] == "not_found"
-    assert unknown.structured_content["error"]["fields"] == {"items.0.sku": "SKU desconhecido: NOPE."}
+    assert unknown.structured_content["error"]["fields"] == {"$.items[0].sku": "SKU desconhecido: NOPE."}
     assert Checkout.objects.count() == 0
 
 
@@ -247,7 +247,7 @@ def test_order_intent_rejects_bad_key_and_nested_extra_keys(live_mcp, transactio
     )
     # then both problems are named
     assert error.code == -32602
-    assert set(error.data["fields"]) == {"customer.phone", "idempotency_key"}
+    assert set(error.data["fields"]) == {"$.customer.phone", "$.idempotency_key"}
 
 
 def test_order_status_follows_a_draft(live_mcp, transactional_db) -> None:
@@ -299,7 +299,7 @@ def test_order_intent_accepts_notes_up_to_1000_characters_seed_002(live_mcp, tra
     refused = call_error(live_mcp.mcp_url, "order.intent", {**base, "notes": "n" * 1001})
     assert accepted.structured_content["status"] == "ok"
     assert refused.code == -32602
-    assert list(refused.data["fields"]) == ["notes"]
+    assert list(refused.data["fields"]) == ["$.notes"]
 
 
 def test_order_intent_with_pickup_preference(live_mcp, transactional_db) -> None:

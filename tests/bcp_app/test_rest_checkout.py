@@ -352,3 +352,34 @@ def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers:
         "display": {"description": "Cartão à vista"},
     }
     assert "tok_segredo_123" not in str(Checkout.objects.values().get())
+
+
+def test_the_openapi_documents_the_body_of_cancel_checkout(client: Client, headers: dict[str, str]) -> None:
+    """The view read its body itself, so the OpenAPI had no `requestBody` for it (as the order actions' cancel and
+    returns before). It takes the request model `operations.cancel_checkout` validates for MCP and A2A too; bad
+    bodies stay BCP-ERR-05's Portuguese `invalid_request`, and a missing Idempotency-Key is said first."""
+    document = client.get("/bcp/v1/openapi.json").json()
+    body = document["paths"]["/bcp/v1/checkout-sessions/{checkout_id}/cancel"]["post"]["requestBody"]
+    assert body["required"] is False  # no body is a cancel
+    assert {"$ref": "#/components/schemas/CheckoutCancelRequest"} in body["content"]["application/json"]["schema"][
+        "anyOf"
+    ]
+    assert document["components"]["schemas"]["CheckoutCancelRequest"]["type"] == "object"
+
+    checkout = ready_checkout(client, headers)
+    path = f"/checkout-sessions/{checkout['id']}/cancel"
+    answers = [
+        call(client, "post", path, {**headers, "Idempotency-Key": "k-bad-1"}, "{"),
+        call(client, "post", path, headers, "{"),
+        call(client, "post", path, {**headers, "Idempotency-Key": "k-bad-2"}, [1]),
+    ]
+    assert [(a.status_code, a.json()["code"]) for a in answers] == [
+        (400, "invalid_request"),
+        (400, "idempotency_key_required"),
+        (400, "invalid_request"),
+    ]
+    assert answers[0].json()["content"] == "O corpo não é JSON válido (UTF-8)."
+    assert answers[2].json()["content"] == "Campo inválido $: deve ser um objeto JSON"
+    assert Checkout.objects.get(public_id=checkout["id"]).status != "canceled"
+    canceled = call(client, "post", path, {**headers, "Idempotency-Key": "k-ok"}, {"reason": "ignorado"})
+    assert canceled.json()["status"] == "canceled"

@@ -391,3 +391,39 @@ def test_a_return_reason_code_outside_the_list_is_refused_in_portuguese() -> Non
     assert refused.value.content == (
         "Campo inválido $.reason_code: deve ser um destes: changed_mind, defective, damaged, wrong_item ou other"
     )
+
+
+# --- the card used, listed in 2026-01-11's payment.instruments -------------------------------------------------
+
+
+def test_a_charged_card_is_listed_with_the_gateways_brand_and_last_digits(
+    client: Client, ucp_headers: dict[str, str]
+) -> None:
+    """2026-01-11's only instrument schema is the card (`types/card_payment_instrument.json`: `brand` and
+    `last_digits` required); a card checkout listed none. Once charged, the card used is listed with the brand and
+    last four digits the gateway gave (the sandbox: visa, 1111 for success_token), not what the agent claimed
+    (Visa, 1234), never the number; BCP's own answer names them in the card instrument's `display`."""
+    checkout_id, state = addressed(client, ucp_headers)
+    chosen = {"selected_instrument_id": "instr_card", "instruments": [CARD_INSTRUMENT]}
+    ready = put(client, f"/checkout-sessions/{checkout_id}", ucp_headers, {**state, "payment": chosen})
+    assert "instruments" not in ready.json()["payment"]  # not charged yet: no brand nor digits to show
+    assert ready.json()["payment"]["selected_instrument_id"] == "instr_card"
+    card = {**CARD_INSTRUMENT, "credential": TOKEN}
+    done = post(client, f"/checkout-sessions/{checkout_id}/complete", ucp_headers, {"payment_data": card}, key="w-k")
+    read = client.get(f"/ucp/v1/checkout-sessions/{checkout_id}", headers=ucp_headers)
+    bcp = client.get(f"/bcp/v1/checkout-sessions/{checkout_id}", headers=ucp_headers).json()
+
+    listed = {"id": "instr_card", "handler_id": "gpay", "type": "card", "brand": "visa", "last_digits": "1111"}
+    for answer in (done, read):
+        body = answer.json()
+        assert body["status"] == "completed"
+        assert body["payment"]["instruments"] == [listed]
+        assert body["payment"]["selected_instrument_id"] == "instr_card"
+        instrument = fulfillment_resp.Checkout(**body).payment.instruments[0].root
+        assert (instrument.brand, instrument.last_digits) == ("visa", "1111")
+        assert "4111" not in answer.content.decode() and "success_token" not in answer.content.decode()
+    assert bcp["payment"]["instruments"][0]["display"] == {
+        "description": "Cartão à vista",
+        "brand": "visa",
+        "last_digits": "1111",
+    }

@@ -193,3 +193,84 @@ def test_discovery_names_the_mcp_endpoint(platform: UcpPlatform) -> None:
         "schema": "https://ucp.dev/services/shopping/openrpc.json",
         "endpoint": "https://loja.example.com.br/ucp/mcp",
     }
+
+
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "brand": "Visa", "last_digits": "1234"}
+# UCP REST's warnings for this input (test_ucp_face_walk.py): the same words on every UCP transport
+CURRENCY_WARNING = {
+    "type": "warning",
+    "code": "currency_unsupported",
+    "path": "$.currency",
+    "content": "Moeda 'USD' não aceita em currency: esta loja vende só em reais (BRL); os valores estão em centavos "
+    "de real.",
+}
+INSTRUMENT_WARNING = {
+    "type": "warning",
+    "code": "instrument_not_found",
+    "path": "$.payment.selected_instrument_id",
+    "content": "'instr_nope' não é o id de nenhum instrumento de payment.instruments: nenhum instrumento foi "
+    "escolhido.",
+}
+
+
+def _ready(platform: UcpPlatform) -> tuple[str, dict[str, Any]]:
+    """A checkout with buyer, address and PAC chosen: ready for complete."""
+    line = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
+    created = platform.tool("create_checkout", checkout={"line_items": [line]})
+    buyer = {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"}
+    state: dict[str, Any] = {
+        "line_items": [{"id": created["line_items"][0]["id"], **line}],
+        "buyer": buyer,
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+    }
+    method = platform.tool("update_checkout", id=created["id"], checkout=state)["fulfillment"]["methods"][0]
+    state["fulfillment"]["methods"][0] = pac_chosen(method, SP)
+    return created["id"], state
+
+
+def test_create_and_update_give_ucp_rests_warnings(platform: UcpPlatform) -> None:
+    """The MCP face mapped `payment` as UCP REST does but said nothing of a currency other than BRL or of a
+    `selected_instrument_id` naming no instrument: the same input now gets UCP REST's warnings."""
+    line = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
+    payment = {"selected_instrument_id": "instr_nope", "instruments": [CARD]}
+    created = platform.tool("create_checkout", checkout={"line_items": [line], "currency": "USD", "payment": payment})
+    checkout_id, state = _ready(platform)
+    updated = platform.tool(
+        "update_checkout", id=checkout_id, checkout={**state, "currency": "USD", "payment": payment}
+    )
+    plain = platform.tool("update_checkout", id=checkout_id, checkout={**state, "currency": "BRL"})
+
+    for body in (created, updated):
+        assert [m for m in body["messages"] if m["type"] == "warning"] == [CURRENCY_WARNING, INSTRUMENT_WARNING]
+        assert body["currency"] == "BRL"
+        assert fulfillment_resp.Checkout(**body).payment.selected_instrument_id is None  # not the card listed
+    assert updated["status"] == "ready_for_complete"
+    assert not [m for m in plain.get("messages") or [] if m["type"] == "warning"]
+
+
+def test_complete_errors_name_the_instrument_where_the_agent_put_it(platform: UcpPlatform) -> None:
+    """The UCP complete takes 2026-01-11's `payment` (`instruments[]` + `selected_instrument_id`); its errors named
+    the BCP tool's `$.checkout.payment.instruments[0]`, a member the agent never sent. They name the chosen
+    instrument in the agent's `payment` now, as UCP REST names its `payment_data`."""
+    checkout_id, state = _ready(platform)
+    platform.tool("update_checkout", id=checkout_id, checkout=state)
+    pix = {"id": "instr_pix", "handler_id": "pix_recebedor_001", "type": "pix"}
+    untyped = {"selected_instrument_id": "instr_card", "instruments": [pix, {"id": "instr_card", "handler_id": "gpay"}]}
+    wrong = platform.error("complete_checkout", id=checkout_id, payment=untyped, idempotency_key=str(uuid.uuid4()))
+    declined_card = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "fail_token"}}
+    declined = platform.tool(
+        "complete_checkout",
+        id=checkout_id,
+        payment={"selected_instrument_id": "instr_card", "instruments": [pix, declined_card]},
+        idempotency_key=str(uuid.uuid4()),
+    )
+
+    assert wrong.code == -32602
+    assert wrong.data["fields"] == {"$.payment.instruments[1].type": "campo obrigatório"}
+    assert (
+        wrong.message == "Argumentos inválidos para complete_checkout: $.payment.instruments[1].type: campo obrigatório"
+    )
+    assert wrong.data["content"] == wrong.message
+    errors = [m for m in declined["messages"] if m["type"] == "error"]
+    assert errors and {m["path"] for m in errors} == {"$.payment.instruments[1]"}, errors
+    assert not any("checkout" in m["content"] for m in errors)

@@ -77,6 +77,9 @@ class Boleto(ResponseModel):
 
 class InstrumentDisplay(ResponseModel):
     description: str = Field(description='"Pix", "Cartão à vista" ou o plano, ex. "Cartão em 6x de R$ 17,20".')
+    # shopping/types/card_payment_instrument.json `display`: named once the card was charged (the gateway's answer)
+    brand: str | None = Field(default=None, description="Cartão cobrado: bandeira (ex. visa), como o gateway disse.")
+    last_digits: str | None = Field(default=None, description="Cartão cobrado: os 4 últimos dígitos (nunca o número).")
 
 
 class InstrumentOut(ResponseModel):

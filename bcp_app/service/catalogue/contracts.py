@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.field_errors import error_text, field_path
 from bcp_app.protocol.schemas.text import NoControlCharacters
 
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
@@ -343,14 +343,16 @@ def output_schema(adapter: TypeAdapter[Any]) -> dict[str, Any]:
 
 
 def describe_validation_error(exc: ValidationError) -> tuple[str, dict[str, str]]:
-    """("campo: problema; …", {campo: problema}) naming every offending key, e.g. a misspelled `categria`."""
+    """("campo: problema; …", {campo: problema}) naming every offending key, e.g. a misspelled `categria`, by its
+    JSONPath in the tool's arguments (`$.categria`, `$.items[0].quantity`): the one form of every other error."""
     problems: dict[str, str] = {}
     lines: list[str] = []
     for error in exc.errors(include_url=False):
         cause = (error.get("ctx") or {}).get("error")
         # Else the texts every BCP transport uses: Portuguese, not pydantic's English.
         message = str(cause).split(": ", 1)[-1] if isinstance(cause, CrossFieldError) else error_text(error)
-        fields = getattr(cause, "fields", ()) or (".".join(str(part) for part in error["loc"]) or "arguments",)
+        named = getattr(cause, "fields", ())
+        fields = tuple(field_path((name,)) for name in named) if named else (field_path(error["loc"]),)
         for field in fields:
             problems.setdefault(field, message)
         lines.append(f"{', '.join(fields)}: {message}")

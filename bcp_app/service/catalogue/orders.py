@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bcp_app.protocol.field_errors import field_path
 from bcp_app.protocol.names import AP2_MANDATE
 from bcp_app.protocol.results import OperationResult
 from bcp_app.service import idempotency, operations
@@ -53,11 +54,15 @@ def _total(body: dict[str, Any]) -> int:
 def _stock_problems(args: OrderIntentInput) -> ErrorResult | None:
     """Pre-flight so a draft is never created for items that cannot be sold (the engine re-checks)."""
     lines = operations.stock_check([(item.sku, item.quantity) for item in args.items], together=True)
-    unknown = {f"items.{i}.sku": f"SKU desconhecido: {line.sku}." for i, line in enumerate(lines) if not line.known}
+    unknown = {
+        field_path(("items", i, "sku")): f"SKU desconhecido: {line.sku}."
+        for i, line in enumerate(lines)
+        if not line.known
+    }
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
     short = {
-        f"items.{i}.quantity": f"Disponível agora: {line.in_stock}."
+        field_path(("items", i, "quantity")): f"Disponível agora: {line.in_stock}."
         for i, line in enumerate(lines)
         if not line.can_fulfill
     }
@@ -75,7 +80,7 @@ def _blocking(body: dict[str, Any]) -> ErrorResult | None:
             continue
         codes.add(message["code"])
         match = _LINE_PATH.match(message.get("path") or "")
-        fields[f"items.{match.group(1)}" if match else "items"] = message.get("content", "")
+        fields[field_path(("items", int(match.group(1))) if match else ("items",))] = message.get("content", "")
     if body.get("ucp", {}).get("status") == "error" and not codes:
         message = (body.get("messages") or [{}])[0]
         return error_result("not_found", message.get("content") or "Nada pôde ser incluído no pedido.")
@@ -156,7 +161,7 @@ def _refused(body: dict[str, Any]) -> ErrorResult | None:
         return None
     message = (body.get("messages") or [{}])[0]
     code = "forbidden" if message.get("code") == "unauthorized" else "not_found"
-    return error_result(code, message.get("content", ""), fields={"id": message.get("content", "")})
+    return error_result(code, message.get("content", ""), fields={field_path(("id",)): message.get("content", "")})
 
 
 def order_status(args: OrderStatusInput, caller: Caller, *, language: str = "pt-br") -> OrderStatusOk | ErrorResult:

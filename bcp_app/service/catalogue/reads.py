@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from bcp_app.protocol.field_errors import field_path
 from bcp_app.service.catalogue.contracts import (
     CatalogueListInput,
     CatalogueListOk,
@@ -52,7 +53,7 @@ def catalogue_list(args: CatalogueListInput) -> CatalogueListOk | ErrorResult:
     except selectors.CatalogQueryError as exc:
         # Input that is well-formed but names nothing here (unknown category, page past the end).
         field = {"q": "query"}.get(exc.field, exc.field)
-        return error_result("not_found", exc.message, fields={field: exc.message})
+        return error_result("not_found", exc.message, fields={field_path((field,)): exc.message})
     base_url = _base_url()
     return CatalogueListOk(
         status="ok",
@@ -77,14 +78,16 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
         field, value = "product_id", args.product_id or ""
     if product is None:
         message = f"Produto não encontrado: {value}."
-        return error_result("not_found", message, fields={field: message})
+        return error_result("not_found", message, fields={field_path((field,)): message})
     return ProductDetailOk(status="ok", product=_product(product, base_url=_base_url(), variant=variant))
 
 
 def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
     lines = stock_check([(item.sku, item.quantity) for item in args.items])
     unknown = {
-        f"items.{index}.sku": f"SKU desconhecido: {line.sku}." for index, line in enumerate(lines) if not line.known
+        field_path(("items", index, "sku")): f"SKU desconhecido: {line.sku}."
+        for index, line in enumerate(lines)
+        if not line.known
     }
     if unknown:
         return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)

@@ -95,6 +95,7 @@ from bcp_app.transports.a2a.ucp_face import (
     UCP_EXTENSION_URI,
     agent_header,
     card_extension,
+    checkout_request,
     incoming_to_bcp,
     reply_to_ucp,
     requested_extensions,
@@ -197,6 +198,7 @@ logger = logging.getLogger(__name__)
 STATE_INCOMING = "bcp_incoming"  # the message as the platform sent it (before the SDK fills ids in)
 STATE_REPLY = "bcp_reply"  # our reply dict, rendered verbatim
 STATE_ERROR = "bcp_error"  # a ProtocolError raised by the business layer
+STATE_UCP_REQUEST = "bcp_ucp_request"  # a UCP platform's Create/Update intent part, as sent (`checkout_request`)
 
 
 def a2a_error(error: ProtocolError) -> A2AError:
@@ -353,7 +355,7 @@ def _reply(state: dict[str, Any], read: bool = False) -> dict[str, Any]:
         state[STATE_ERROR] = exc
         reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
     if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
-        reply = reply_to_ucp(reply)
+        reply = reply_to_ucp(reply, state.get(STATE_UCP_REQUEST))
     state[STATE_REPLY] = reply
     return reply
 
@@ -428,6 +430,7 @@ class BcpRequestHandler(DefaultRequestHandler):
                 ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
             )
         if speaks_ucp(context.state["headers"]):
+            context.state[STATE_UCP_REQUEST] = checkout_request(context.state[STATE_INCOMING])
             context.state[STATE_INCOMING] = incoming_to_bcp(context.state[STATE_INCOMING])
         push = await self._push_config(params)
         action = intent_action(context.state[STATE_INCOMING])

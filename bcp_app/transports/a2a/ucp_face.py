@@ -40,10 +40,17 @@ def agent_header(headers: Mapping[str, str]) -> str | None:
     return headers.get("bcp-agent") or headers.get("ucp-agent")
 
 
+# The intents that create or update a checkout: their part carries what a UCP REST Create/Update body would
+# (`payment`, `currency`), read with the same map and answered with the same warnings.
+CHECKOUT_WRITES = frozenset({"add_to_checkout", "update_checkout"})
+
+
 def _data_in(data: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
-        if key == UCP_PAYMENT_DATA_KEY:
+        if key == "payment" and data.get("action") in CHECKOUT_WRITES and value is not None:
+            out[key] = ucp.payment_request_to_bcp(value)  # 2026-01-11's selected_instrument_id, as UCP REST
+        elif key == UCP_PAYMENT_DATA_KEY:
             out[PAYMENT_KEY] = ucp.complete_request_to_bcp({"payment_data": value}).get("payment", value)
         elif key == UCP_RISK_SIGNALS_KEY:
             out[SIGNALS_KEY] = value
@@ -72,11 +79,21 @@ def incoming_to_bcp(message: dict[str, Any]) -> dict[str, Any]:
     return _with_data(message, _data_in)
 
 
-def _data_out(data: dict[str, Any]) -> dict[str, Any]:
+def checkout_request(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The intent part of a UCP platform's message that creates or updates a checkout (`CHECKOUT_WRITES`), as sent:
+    what `ucp.with_request_warnings` reads for the reply. None for any other message."""
+    for part in message.get("parts") or []:
+        data = part.get("data") if isinstance(part, dict) else None
+        if isinstance(data, dict) and "action" in data:  # the intent's part, as `actions.message_parts` picks it
+            return data if data["action"] in CHECKOUT_WRITES else None
+    return None
+
+
+def _data_out(data: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key == CHECKOUT_KEY and isinstance(value, dict):
-            out[UCP_CHECKOUT_KEY] = ucp.checkout_to_ucp(value)
+            out[UCP_CHECKOUT_KEY] = ucp.checkout_to_ucp(ucp.with_request_warnings(value, request))
         elif key == ORDER_KEY and isinstance(value, dict):
             out[UCP_ORDER_KEY] = ucp.order_to_ucp(value)
         else:
@@ -84,22 +101,23 @@ def _data_out(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _message_out(message: dict[str, Any]) -> dict[str, Any]:
-    out = _with_data(message, _data_out)
+def _message_out(message: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
+    out = _with_data(message, lambda data: _data_out(data, request))
     if isinstance(message.get("extensions"), list):
         out["extensions"] = [UCP_EXTENSION_URI if uri == A2A_EXTENSION_URI else uri for uri in message["extensions"]]
     return out
 
 
-def reply_to_ucp(reply: dict[str, Any]) -> dict[str, Any]:
-    """Our reply (a direct message, or `{"task": …}` of a Pix complete) with UCP's names and shapes."""
+def reply_to_ucp(reply: dict[str, Any], request: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Our reply (a direct message, or `{"task": …}` of a Pix complete) with UCP's names and shapes; `request`: the
+    Create/Update intent part it answers (`checkout_request`), whose warnings the checkout then carries."""
     task = reply.get("task")
     if isinstance(task, dict):
         status = task.get("status")
         if isinstance(status, dict) and isinstance(status.get("message"), dict):
-            task = {**task, "status": {**status, "message": _message_out(status["message"])}}
+            task = {**task, "status": {**status, "message": _message_out(status["message"], request)}}
         return {**reply, "task": task}
-    return _message_out(reply)
+    return _message_out(reply, request)
 
 
 def card_extension(capabilities: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, bcp_too
 UUID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "description": "UUID para repetir com segurança."}
 ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 100, "description": "Id do checkout ou do pedido."}
 OBJECT = {"type": "object"}
+Renames = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class UcpToolSpec:
     to_bcp: Callable[[dict[str, Any]], dict[str, Any]]  # UCP arguments (minus ids and keys) → BCP tool arguments
     from_bcp: Callable[[dict[str, Any]], dict[str, Any]]
     read_only: bool = False
+    warns: bool = False  # Create/Update: `ucp.with_request_warnings` on the `checkout` argument, as UCP REST
+    renames: Callable[[dict[str, Any]], Renames] | None = None  # BCP paths the UCP arguments name otherwise
 
 
 def _checkout_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +55,23 @@ def _checkout_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     return {"checkout": ucp.checkout_request_to_bcp(checkout)}
 
 
+def _listed(payment: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(index in the agent's `payment.instruments`, instrument) of each instrument that is an object."""
+    instruments = payment.get("instruments")
+    return [(k, i) for k, i in enumerate(instruments if isinstance(instruments, list) else []) if isinstance(i, dict)]
+
+
+def _chosen(payment: dict[str, Any]) -> int | None:
+    """Index in `payment.instruments` of the chosen instrument: the one `selected_instrument_id` names, else the one
+    marked `selected`, else the only one; None when none is chosen."""
+    listed = _listed(payment)
+    chosen_id = payment.get("selected_instrument_id")
+    named = [k for k, i in listed if chosen_id is not None and i.get("id") == chosen_id]
+    marked = [k for k, i in listed if i.get("selected")]
+    alone = [k for k, _ in listed] if len(listed) == 1 else []
+    return next(iter(named + marked + alone), None)
+
+
 def _complete_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """`payment` is 2026-01-11's `payment.json` (`instruments[]` with `selected_instrument_id`, or the instrument
     marked `selected`); the BCP complete reads exactly one chosen instrument."""
@@ -60,15 +80,38 @@ def _complete_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         return {"checkout": {}}
     if not isinstance(payment, dict):
         raise invalid_params("Argumentos inválidos: `payment` deve ser um objeto.", {"payment": "objeto esperado"})
-    instruments = [i for i in payment.get("instruments") or [] if isinstance(i, dict)]
-    chosen_id = payment.get("selected_instrument_id")
-    chosen = next((i for i in instruments if chosen_id is not None and i.get("id") == chosen_id), None)
-    chosen = chosen or next((i for i in instruments if i.get("selected")), None)
-    if chosen is None and len(instruments) == 1:
-        chosen = instruments[0]
-    if chosen is None:
-        return {"checkout": {"payment": {"instruments": instruments}}}  # BCP's validation names what is wrong
-    return {"checkout": ucp.complete_request_to_bcp({"payment_data": chosen})}
+    chosen = _chosen(payment)
+    if chosen is None:  # BCP's validation names what is wrong
+        return {"checkout": {"payment": {"instruments": [i for _, i in _listed(payment)]}}}
+    return {"checkout": ucp.complete_request_to_bcp({"payment_data": payment["instruments"][chosen]})}
+
+
+def _complete_renames(arguments: dict[str, Any]) -> Renames:
+    """BCP's paths of what `_complete_arguments` passed on (the BCP tool's `checkout.payment.instruments[0]`, the
+    engine's `payment.instruments[0]`) as where the agent put it: `payment.instruments[k]` of its `payment`
+    argument, as UCP REST names its `payment_data` (`ucp.COMPLETE_RENAMES`)."""
+    payment = arguments.get("payment")
+    if not isinstance(payment, dict):
+        return ()
+    chosen = _chosen(payment)
+    if chosen is not None:
+        where = f"payment.instruments[{chosen}]"
+        return (("checkout.payment.instruments[0]", where), ("payment.instruments[0]", where), ("$.checkout.", "$."))
+    passed = tuple((f"checkout.payment.instruments[{j}]", f"payment.instruments[{k}]")
+                   for j, (k, _) in enumerate(_listed(payment)))  # fmt: skip
+    return (*passed, ("$.checkout.", "$."))
+
+
+def _renamed_error(exc: MCPError, renames: Renames) -> MCPError:
+    """An `invalid_params` of the BCP tool with its message, `content` and `fields` in the UCP tool's names."""
+    data = exc.data
+    if isinstance(data, dict):
+        data = {**data}
+        if isinstance(data.get("content"), str):
+            data["content"] = ucp.renamed_text(data["content"], renames)
+        if isinstance(data.get("fields"), dict):
+            data["fields"] = {ucp.renamed_text(str(k), renames): v for k, v in data["fields"].items()}
+    return MCPError(exc.code, ucp.renamed_text(exc.message, renames), data)
 
 
 def _nothing(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +127,7 @@ def _specs() -> list[UcpToolSpec]:
             ("checkout",),
             _checkout_arguments,
             ucp.checkout_to_ucp,
+            warns=True,
         ),
         UcpToolSpec(
             "get_checkout",
@@ -101,6 +145,7 @@ def _specs() -> list[UcpToolSpec]:
             ("id", "checkout"),
             _checkout_arguments,
             ucp.checkout_to_ucp,
+            warns=True,
         ),
         UcpToolSpec(
             "complete_checkout",
@@ -109,6 +154,7 @@ def _specs() -> list[UcpToolSpec]:
             ("id", "idempotency_key"),
             _complete_arguments,
             ucp.checkout_to_ucp,
+            renames=_complete_renames,
         ),
         UcpToolSpec(
             "cancel_checkout",
@@ -162,6 +208,7 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
         if unknown or missing:
             fields = {name: "argumento desconhecido" for name in unknown} | {name: "obrigatório" for name in missing}
             raise invalid_params(f"Argumentos inválidos para {spec.name}: {', '.join(fields)}.", fields)
+        names = spec.renames(arguments) if spec.renames is not None else ()
         try:
             meta: dict[str, Any] = {"ucp-agent": {"profile": _profile(call)}}
             if "idempotency_key" in arguments:
@@ -171,9 +218,15 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
                 bcp_arguments["id"] = arguments["id"]
             outcome = bcp_tool.run(replace(call, arguments=bcp_arguments))
         except ProtocolError as exc:
-            raise ucp_error(exc) from None
-        body = spec.from_bcp(outcome.structured)
-        text = outcome.text if body.get("ucp", {}).get("status") == "error" else compact_json(body)
+            raise ucp_error(replace(exc, content=ucp.renamed_text(exc.content, names))) from None
+        except MCPError as exc:
+            raise _renamed_error(exc, names) from None
+        structured = outcome.structured
+        if spec.warns:
+            structured = ucp.with_request_warnings(structured, arguments.get("checkout"))
+        body = ucp.renamed_messages(spec.from_bcp(structured), names)
+        error = body.get("ucp", {}).get("status") == "error"
+        text = ucp.renamed_text(outcome.text or "", names) if error else compact_json(body)
         return ToolOutcome(structured=body, text=text)
 
     return run
