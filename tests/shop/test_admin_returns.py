@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from orders.models import Adjustment, Order
-from orders.services import order_place_from_checkout, order_ship
+from orders.services import order_mark_delivered, order_place_from_checkout, order_ship
 from orders.types import LineQuantity
 from shop.models import Category, Product, Variant
 from tests.orders.conftest import make_checkout
@@ -44,6 +44,9 @@ def test_return_with_restock_and_pix_refund(
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert _action(order, "return") not in html  # nothing reached the buyer yet
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
+    order_mark_delivered(
+        order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)]
+    )  # a return is of what reached the buyer
     assert _action(order, "return") in admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     form = {
         f"qty_{line.public_id}": "1",
@@ -84,6 +87,7 @@ def test_bad_return_is_refused_and_changes_nothing(
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     form = {
         f"qty_{line.public_id}": changes.get("qty", "1"),
         "reason": changes.get("reason", "Defeito"),
@@ -136,6 +140,7 @@ def test_return_refund_is_a_pix_devolucao_settled_by_the_psp(
     line = order.lines.get()
     with django_capture_on_commit_callbacks(execute=True):
         order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     form = {
         f"qty_{line.public_id}": "1",
         "reason": "Defeito",
@@ -156,6 +161,7 @@ def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, va
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     form = {f"qty_{line.public_id}": "1", "reason": "Troca de tamanho", "condition": "novo", "restock": "on"}
     both = admin_client.post(_action(order, "return"), {**form, "refund_amount": "10", "credit_amount": "10"})
     assert "Escolha reembolso por Pix ou vale-troca, não os dois." in both.content.decode()
