@@ -161,7 +161,13 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         )
         return str(_("Entrega registrada."))
     if slug == "refund":
-        adjustment = order_refund(order_id=order.public_id, amount=data["amount"], reason=data["reason"], actor=actor)
+        adjustment = order_refund(
+            order_id=order.public_id,
+            amount=data["amount"],
+            reason=data["reason"],
+            actor=actor,
+            known_refunds=data.get("known_refunds"),
+        )
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
     if slug == "expectation":
         when = data.get("fulfillable_on")
@@ -174,7 +180,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         )
         return str(_("Previsão alterada."))
     if slug == "refund-result":
-        adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"])
+        adjustment_mark_refund_result(adjustment_id=data["adjustment"], status=data["status"], actor=actor)
         return str(_("Resultado do reembolso registrado."))
     if slug == "refund-offline":
         adjustment = adjustment_settle_offline(

@@ -12,7 +12,7 @@ from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine, ReturnRequest
-from orders.services._common import refundable_amount
+from orders.services._common import refund_count, refundable_amount
 from orders.services.returns import return_refund_suggestion
 from orders.summary import current_tracking
 from orders.types import LineQuantity
@@ -137,12 +137,29 @@ class DeliveredForm(OrderActionForm):
 class RefundForm(OrderActionForm):
     amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
+    # How many refunds the order had when the page was drawn: a refund a colleague registers meanwhile refuses this
+    # one (order_refund compares it with the order locked) instead of sending the money twice.
+    known_refunds = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
+        self.fields["known_refunds"].initial = refund_count(order)
+        self._refundable_help()
+
+    def _refundable_help(self) -> None:
         self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
-            "amount": format_brl(refundable_amount(order))
+            "amount": format_brl(refundable_amount(self.order))
         }
+
+    def add_service_error(self, error: OrderError) -> None:
+        if error.code != "refund_changed":
+            super().add_service_error(error)
+            return
+        # The page is drawn again with the order as it is now: a second press is a decision taken knowingly.
+        self.data = self.data.copy()
+        self.data["known_refunds"] = str(refund_count(self.order))
+        self._refundable_help()
+        self.add_error(None, error.message)
 
 
 class CancelForm(OrderActionForm):

@@ -421,6 +421,12 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     readonly_fields = fields
     inlines = [PixInfractionAnswerInline]
 
+    def get_fields(self, request: HttpRequest, obj: object | None = None) -> Any:
+        # The answer button only for who may answer (the answer page refuses the others anyway).
+        if request.user.has_perm("payments.change_pixinfraction"):
+            return self.fields
+        return tuple(field for field in self.fields if field != "answer_link")
+
     @admin.display(description=_("reembolsos antes da disputa"))
     def refund_check(self, obj: PixInfraction) -> str:
         money = infraction_money(obj)

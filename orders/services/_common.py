@@ -157,6 +157,12 @@ def refundable_amount(order: Order) -> int:
     return max(0, order.paid_amount + promised)  # refund amounts are stored negative
 
 
+def refund_count(order: Order) -> int:
+    """How many refunds the order has, whatever their state: the admin's refund page keeps the number it showed,
+    so a refund someone else registered meanwhile is noticed before a second one goes out."""
+    return Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND).count()
+
+
 def returned_to_sender_close(order: Order, *, why: str, actor: str) -> None:
     """The carrier's bring-back (a pending return adjustment: only `order_returned_to_sender_open` leaves a return
     pending) is settled once the parcel goes again or the order is cancelled: pending → completed, the one in-place

@@ -18,6 +18,7 @@ from orders.models import (
     AdjustmentType,
     EmailKind,
     Order,
+    OrderEvent,
     OrderLine,
     OrderStatus,
 )
@@ -33,6 +34,7 @@ from orders.services._common import (
     refresh_line,
     refresh_order_status,
     refresh_payment_status,
+    refund_count,
     refundable_amount,
     refuse_if_canceled,
     returned_to_sender_close,
@@ -142,14 +144,56 @@ def _create_refund(
     return adjustment
 
 
+def _refund_changed(order: Order) -> OrderError:
+    """Another refund was registered after the staff member opened the page (two people on one complaint): say
+    which one, and by whom, instead of sending the money a second time."""
+    latest = Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND).order_by("-occurred_at", "-id").first()
+    amount = format_brl(-latest.amount) if latest else ""
+    event = (
+        OrderEvent.objects.filter(order=order, data__adjustment_id=latest.public_id).exclude(actor="").first()
+        if latest
+        else None
+    )
+    if event is not None:
+        return OrderError(
+            "known_refunds",
+            _(
+                "Enquanto esta página estava aberta, %(who)s registrou um reembolso de %(amount)s neste pedido. Nada "
+                "foi reembolsado agora: confira os reembolsos do pedido e, se ainda quiser reembolsar, envie de novo."
+            ),
+            code="refund_changed",
+            who=event.actor,
+            amount=amount,
+        )
+    return OrderError(
+        "known_refunds",
+        _(
+            "Enquanto esta página estava aberta, um reembolso de %(amount)s foi registrado neste pedido. Nada foi "
+            "reembolsado agora: confira os reembolsos do pedido e, se ainda quiser reembolsar, envie de novo."
+        ),
+        code="refund_changed",
+        amount=amount,
+    )
+
+
 @transaction.atomic
 def order_refund(
-    *, order_id: str, amount: int, reason: str, lines: Sequence[LineQuantity] = (), actor: str = ""
+    *,
+    order_id: str,
+    amount: int,
+    reason: str,
+    lines: Sequence[LineQuantity] = (),
+    actor: str = "",
+    known_refunds: int | None = None,
 ) -> Adjustment:
-    """Refund money (pending until the PSP answers). `lines` only say what the money is for."""
+    """Refund money (pending until the PSP answers). `lines` only say what the money is for. `known_refunds`: how
+    many refunds the order had when the staff member saw it (the admin page); any other number now — checked with
+    the order locked, so two people pressing at the same instant are told apart — refuses, nothing changes."""
     amount = _clean_amount(amount)
     reason = clean_text(reason, field="reason", max_length=255, required=True)
     order = lock_order(order_id)
+    if known_refunds is not None and refund_count(order) != known_refunds:
+        raise _refund_changed(order)
     known = lock_lines(order)
     pairs = clean_line_quantities(lines, known)
     for index, (line, quantity) in enumerate(pairs):
@@ -176,8 +220,9 @@ def order_refund(
 
 
 @transaction.atomic
-def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustment:
-    """Final result of a refund ("completed" | "failed"). Replays of the same result change nothing."""
+def adjustment_mark_refund_result(*, adjustment_id: str, status: str, actor: str = "") -> Adjustment:
+    """Final result of a refund ("completed" | "failed"). Replays of the same result change nothing. `actor`: the
+    staff member who recorded it in the admin (empty when the PSP's answer did)."""
     if status not in REFUND_RESULTS:
         raise OrderError("status", _("Use “completed” ou “failed”."), code="bad_status")
     found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
@@ -196,12 +241,13 @@ def adjustment_mark_refund_result(*, adjustment_id: str, status: str) -> Adjustm
     adjustment.save(update_fields=["status", "updated_at"])
     amount = -adjustment.amount
     if status == AdjustmentStatus.COMPLETED:
-        _refund_completed(order, adjustment, f"Reembolso de {format_brl(amount)} concluído.")
+        _refund_completed(order, adjustment, f"Reembolso de {format_brl(amount)} concluído.", actor=actor)
     else:
         timeline(
             order,
             "refund_failed",
             f"Reembolso de {format_brl(amount)} falhou; verifique com o PSP.",
+            actor=actor,
             data={"adjustment_id": adjustment.public_id},
         )
         notify_changed(order, "refund_failed")

@@ -35,11 +35,14 @@ class ShopFiscalDocumentAdmin(FiscalDocumentAdmin):
             return label
         return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), label)
 
-    @admin.action(description=_("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)"))
+    def has_reissue_permission(self, request: HttpRequest) -> bool:
+        # The same permission as the order page's "Emitir NF-e" button (shop.invoicing.panels).
+        return request.user.has_perm("orders.change_order")
+
+    @admin.action(
+        description=_("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)"), permissions=["reissue"]
+    )
     def reissue_action(self, request: HttpRequest, queryset: QuerySet[FiscalDocument]) -> None:
-        if not request.user.has_perm("orders.change_order"):
-            self.message_user(request, _("Sem permissão para emitir notas fiscais."), messages.ERROR)
-            return
         requested, skipped = 0, 0
         for order_ref, number in queryset.order_by("id").values_list("order_ref", "order_number"):
             try:

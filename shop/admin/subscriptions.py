@@ -37,6 +37,7 @@ DETAIL_WORDS = {
     "psp_status": _("situação no PSP"),
     "cancelled_by": _("cancelada por"),
     "by": _("por"),
+    "staff": _("pessoa da equipe"),
     "cycle": _("ciclo"),
     "number": _("ciclo nº"),
     "due_date": _("vencimento"),
@@ -200,12 +201,18 @@ class SubscriptionAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
         return False
 
-    @admin.action(description=_("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)"), permissions=["view"])
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        # Rows stay read-only (no change form), but stopping a buyer's recurrence at the PSP is a change: a staff
+        # member who may only look at subscriptions is neither offered the action nor allowed to post it.
+        return request.user.has_perm("shop.change_subscription")
+
+    @admin.action(description=_("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)"), permissions=["cancel"])
     def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
         done = 0
+        actor = request.user.get_username()
         for public_id in queryset.exclude(status="cancelled").values_list("public_id", flat=True):
             try:
-                subscription_cancel(public_id=public_id, by="shop")
+                subscription_cancel(public_id=public_id, by="shop", actor=actor)
                 done += 1
             except (SubscriptionStateError, PSPUnavailable) as exc:
                 self.message_user(request, f"{public_id}: {exc}", level=messages.WARNING)

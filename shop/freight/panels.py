@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
@@ -104,6 +105,8 @@ def cancel_view(request: HttpRequest, label_id: str) -> HttpResponse:
 @staff_member_required
 @require_GET
 def pdf_view(request: HttpRequest, label_id: str) -> HttpResponse:
+    if not request.user.has_perm("orders.view_order"):
+        raise PermissionDenied  # the label carries the buyer's name and address: for who may see the order
     label = ShippingLabel.objects.select_related("order").filter(public_id=label_id).first()
     if label is None:
         messages.error(request, _("Etiqueta não encontrada."))

@@ -447,12 +447,13 @@ def subscriptions_abandoned_close(*, now: datetime | None = None, limit: int = 2
     return closed
 
 
-def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
+def subscription_cancel(*, public_id: str, by: str = "buyer", actor: str = "") -> Subscription:
     """Cancel (the buyer, any time, as easily as they subscribed — CDC art. 49 and Decreto 11.034/2022; the
     shop, staff): no further cycle is charged. The recurrence is cancelled at the PSP after commit
     (`PATCH /rec/{idRec}` CANCELADA), and charges already sent are withdrawn; both re-driven by the sweep.
     A card subscription has nothing at the PSP: its cycle waiting for a retry is closed, and its card is removed
-    from the gateway's wallet (`DELETE /customers/{id}/cards/{card_id}`, re-driven by the sweep)."""
+    from the gateway's wallet (`DELETE /customers/{id}/cards/{card_id}`, re-driven by the sweep).
+    `actor`: the staff member's username when the shop cancels from the admin (kept on the event)."""
     with transaction.atomic():
         subscription = _locked(public_id)
         if subscription.status == Subscription.Status.CANCELLED:
@@ -464,7 +465,8 @@ def subscription_cancel(*, public_id: str, by: str = "buyer") -> Subscription:
         subscription.status = Subscription.Status.CANCELLED
         subscription.cancelled_at = timezone.now()
         subscription.save(update_fields=["status", "cancelled_at", "updated_at"])
-        subscription_event(subscription, "status_cancelled", **{"from": current, "reason": reason, "by": by})
+        detail = {"from": current, "reason": reason, "by": by, **({"staff": actor[:150]} if actor else {})}
+        subscription_event(subscription, "status_cancelled", **detail)
         charged = cycles_close(subscription)
         if by == "buyer":  # in the same transaction: a crash after the cancel cannot lose the first order's refund
             _withdraw_first_order(subscription)
