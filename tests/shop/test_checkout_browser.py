@@ -129,6 +129,15 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
             # then the summary drops the freight at once
             expect(page.get_by_test_id("total")).to_have_text("R$ 85,80")
             expect(page.locator("input[name=pickup_location]").first).to_be_checked()
+            # and back to delivery, the typed address is still there and its options come back by themselves
+            page.check("input[name=method][value=shipping]")
+            expect(page.locator("input[name=shipping_option][value=sedex]")).to_be_visible()
+            expect(page.locator("#id_street")).to_have_value("Rua das Flores")
+            page.check("input[name=shipping_option][value=sedex]")
+            expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
+            page.check("input[name=method][value=pickup]")
+            page.locator("input[name=pickup_location]").first.check()
+            expect(page.get_by_test_id("total")).to_have_text("R$ 85,80")
             # and paying goes straight to the Pix page for that total, without an "O total mudou" bounce
             page.click("[data-testid=pay-pix]")
             expect(page).to_have_url(re.compile(r"/checkout/checkout_[0-9a-f]+/pix$"))
