@@ -233,4 +233,6 @@ def _return_request_step(data: dict, actor: str) -> str:
         success = str(_("Reembolso de %(amount)s da devolução solicitado.")) % {
             "amount": format_brl(done.request.refund_amount)
         }
+        if not done.request.refund_amount:  # the service asked for no refund at all: say that, not "R$ 0,00 asked"
+            success = str(_("Devolução encerrada sem reembolso."))
     return success if done.changed else str(_NOTHING_CHANGED[step])

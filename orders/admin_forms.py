@@ -384,6 +384,7 @@ class ReturnRequestStepForm(OrderActionForm):
         "refund": _("Reembolsar"),
     }
     NEXT_STEPS = {"requested": ("approve", "reject"), "approved": ("receive", "reject"), "received": ("refund",)}
+    STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount"}}
     submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
     step = forms.ChoiceField(label=_("Passo"), choices=list(BUTTONS.items()))
@@ -420,6 +421,14 @@ class ReturnRequestStepForm(OrderActionForm):
             self.fields["request"].initial = chosen.public_id
         steps = self.NEXT_STEPS[chosen.status] if chosen is not None else tuple(self.BUTTONS)
         self.submit_buttons = [(step, str(self.BUTTONS[step])) for step in steps]
+        # Only the fields the offered steps read: an amount typed before "Reembolsar" would be dropped unseen (QA).
+        # A value posted anyway (from a page that offered every step) stays, for clean() to refuse it.
+        used: set[str] = set().union(*(self.STEP_FIELDS[step] for step in steps))
+        for name in ("note", "restock", "amount"):
+            if name not in used and not (self.is_bound and self.data.get(name)):
+                del self.fields[name]
+        if "amount" not in self.fields:
+            return
         hint = self.fields["amount"].help_text
         if chosen is not None and chosen.status == "received":
             hint = _("Vazio: %(amount)s, o valor pago pelos itens (descontos do pedido rateados).") % {
@@ -429,3 +438,13 @@ class ReturnRequestStepForm(OrderActionForm):
             "hint": hint,
             "amount": format_brl(refundable_amount(order)),
         }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        # Every step is offered when no request is chosen: a typed amount must not vanish behind another step.
+        if data.get("step") not in (None, "refund") and data.get("amount") is not None:
+            self.add_error(
+                "amount",
+                _("O valor só vale no passo “Reembolsar”, depois de confirmar o recebimento; deixe vazio agora."),
+            )
+        return data

@@ -112,10 +112,13 @@ def order_words(order: Order, *, ready: bool, came_back: bool = False) -> str:
     return _("Pronto para retirada") if ready else order_status_label(order.status)
 
 
-def line_words(line: OrderLine, order: Order, *, ready: bool = False, came_back: bool = False) -> str:
+def line_words(
+    line: OrderLine, order: Order, *, ready: bool = False, came_back: bool = False, canceled: bool = False
+) -> str:
     """A line's state for the buyer, one step past the BCP line status: delivered, ready to be picked up, back at
-    the store with the carrier's returned parcel, or cancelled with its order."""
-    if line.quantity_total == 0 and order.status == OrderStatus.CANCELED and line.quantity_shipped == 0:
+    the store with the carrier's returned parcel, or cancelled (`canceled`: every unit it lost was cancelled,
+    none returned: the store's partial cancel reads as the buyer's own, not "Removido")."""
+    if line.quantity_total == 0 and line.quantity_shipped == 0 and (order.status == OrderStatus.CANCELED or canceled):
         return _("Cancelado")
     if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
         return _("Entregue")

@@ -111,10 +111,11 @@ def _page(
     events = list(order.fulfillment_events.all())
     ready = ready_for_pickup(order, events)
     came_back = came_back_lines(order, adjustments, events)  # the carrier brought the parcel back to the store
+    canceled = _line_ids(adjustments, AdjustmentType.CANCELLATION) - _line_ids(adjustments, AdjustmentType.RETURN)
     with translation.override(language):
         for line in lines:
-            back = line.public_id in came_back
-            line.buyer_status = line_words(line, order, ready=ready, came_back=back)  # type: ignore[attr-defined]
+            back, gone = line.public_id in came_back, line.public_id in canceled
+            line.buyer_status = line_words(line, order, ready=ready, came_back=back, canceled=gone)  # type: ignore[attr-defined]
         expectations = []
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
         for exp in [] if closed or ready else order.expectations.all():
@@ -157,6 +158,10 @@ def _page(
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----
+
+
+def _line_ids(adjustments: list[Any], kind: str) -> set[str]:
+    return {item["id"] for a in adjustments if a.type == kind for item in a.line_items or ()}
 
 
 def _actions_context(

@@ -20,6 +20,19 @@
   document.querySelectorAll("input[name=shipping_option]").forEach(function (option) {
     option.addEventListener("change", function () { if (recalc) recalc.click(); });
   });
+  // So does a pickup store (free) instead of the freight, and going back to one already chosen or to a delivery
+  // whose CEP is typed: otherwise the summary kept the old freight and "Pagar" bounced with "O total mudou".
+  document.querySelectorAll("input[name=pickup_location]").forEach(function (location) {
+    location.addEventListener("change", function () { if (recalc) recalc.click(); });
+  });
+  radios.forEach(function (r) {
+    r.addEventListener("change", function () {
+      var chosen = r.value === "pickup"
+        ? document.querySelector("input[name=pickup_location]:checked")
+        : (document.querySelector("input[name=cep]") || {}).value;
+      if (recalc && chosen) recalc.click();
+    });
+  });
 
   // CEP → address: street, bairro, city and UF appear once the 8 digits are typed (without JS, "Calcular
   // frete" fills them on the server). What the buyer typed is never overwritten; the UF always follows the CEP.

@@ -201,3 +201,50 @@ def test_staff_return_is_offered_only_for_delivered_units_and_a_crafted_post_is_
     with pytest.raises(OrderError) as beyond:
         order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)], reason="Tamanho errado")
     assert str(beyond.value.message) == "Não é possível devolver 2 unidades de CAM: só 1 foi entregue ao comprador."
+
+
+def test_each_step_page_shows_only_the_fields_that_step_reads(place_order) -> None:
+    # given a request just made (QA walk: an amount typed at "Aprovar" was dropped without a word)
+    order, request = _requested(place_order)
+    client = _refunder()
+    url = f"/admin/orders/order/{order.public_id}/action/return-request/?request={request.public_id}"
+    # then approving asks for the answer to the buyer only, receiving for the restock only, refunding for the amount
+    html = client.get(url).content.decode()
+    assert 'name="note"' in html and 'name="amount"' not in html and 'name="restock"' not in html
+    _step(client, order, request, "approve")
+    html = client.get(url).content.decode()
+    assert 'name="restock"' in html and 'name="amount"' not in html
+    _step(client, order, request, "receive")
+    html = client.get(url).content.decode()
+    assert 'name="amount"' in html and 'name="restock"' not in html and 'name="note"' not in html
+
+
+def test_an_amount_sent_with_another_step_is_refused_not_dropped(place_order) -> None:
+    # given two open requests on one order, so the page offers every step and every field
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now() - timedelta(1))
+    line = order.lines.get()
+    one_unit = [LineQuantity(line.public_id, 1)]
+    first, _second = (
+        return_request_create(order_id=order.public_id, lines=one_unit, reason_code="defective") for _ in range(2)
+    )
+    client = _refunder()
+    page = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
+    assert 'name="amount"' in page
+    # when staff type an amount and press "Aprovar devolução"
+    html = _step(client, order, first, "approve", amount="50,00")
+    # then the page says where the amount belongs, and nothing was approved
+    assert "O valor só vale no passo “Reembolsar”" in html
+    first.refresh_from_db()
+    assert first.status == "requested"
+
+
+def test_a_refund_of_zero_reads_as_closed_without_refund(place_order) -> None:
+    order, request = _requested(place_order)
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive")
+    html = _step(client, order, request, "refund", amount="0")
+    assert "Devolução encerrada sem reembolso." in html and "Reembolso de R$ 0,00" not in html
+    assert not Adjustment.objects.filter(order=order, type="refund").exists()

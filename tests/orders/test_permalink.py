@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.template import Context, Template
 
-from orders.services import order_mark_delivered, order_refund, order_return, order_ship
+from orders.services import order_cancel, order_mark_delivered, order_refund, order_return, order_ship
 from orders.types import LineQuantity
 
 pytestmark = pytest.mark.django_db
@@ -117,6 +117,18 @@ def test_line_statuses_in_buyer_words(client, place_order, language, method, exp
     statuses = re.findall(r'data-testid="line-status">([^<]*)<', html)
     assert statuses == expected
     assert "Atendido" not in html and "Fulfilled" not in html
+
+
+@pytest.mark.parametrize(("language", "words"), [("pt-br", ["Enviado", "Cancelado"]), ("en", ["Shipped", "Canceled"])])
+def test_a_line_the_store_cancelled_after_a_partial_shipment_reads_cancelled(client, place_order, language, words):
+    # given an order whose first line shipped and whose second the store then cancelled (QA walk: "Removido")
+    order = place_order(lines=[("A", 1000, 1), ("B", 1000, 2)], language=language)
+    a, _b = order.lines.order_by("position")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(a.public_id, 1)])
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    # when the buyer opens the page, then the cancelled line says so, in the buyer's words
+    html = client.get(_path(order)).content.decode()
+    assert re.findall(r'data-testid="line-status">([^<]*)<', html) == words
 
 
 @pytest.mark.parametrize(("language", "words"), [("pt-br", "Pronto para retirada"), ("en", "Ready for pickup")])

@@ -75,6 +75,11 @@ def test_return_refusals_show_beside_the_form(client: Client, place_order) -> No
     assert "Informe a quantidade de pelo menos um item." in nothing.content.decode()
     no_reason = client.post(f"/orders/{order.permalink_token}/devolver", {"qty_" + line.public_id: "1"})
     assert "Escolha o motivo da devolução" in no_reason.content.decode()
+    # "Outro motivo" without saying what: the error names the description (QA walk: only "Campo obrigatório.")
+    untold = client.post(f"/orders/{order.permalink_token}/devolver",
+                         {"qty_" + line.public_id: "1", "reason_code": "other", "reason": "  "})  # fmt: skip
+    assert untold.status_code == 400
+    assert "Conte o que aconteceu: com “Outro motivo” a descrição é obrigatória." in untold.content.decode()
     assert not ReturnRequest.objects.exists()
 
 

@@ -53,6 +53,15 @@ def test_paid_order_is_being_prepared_with_its_estimate(client, place_order):
     assert 'data-testid="order-closed"' not in html
 
 
+def test_free_freight_reads_free_not_zero(client, place_order, mailoutbox):
+    # given an order with no freight to pay (free PAC above the threshold, store pickup; QA walk: "PAC R$ 0,00")
+    order = place_order(lines=[("CAM", 3000, 2)], freight=0)
+    # then its page and its e-mail say "Grátis" where the freight goes, as the checkout did
+    assert totals(page(client, order)) == [("Subtotal", "R$ 60,00"), ("Frete SEDEX", "Grátis"), ("Total", "R$ 60,00")]
+    assert "Frete SEDEX: Grátis" in mailoutbox[0].body and "R$ 0,00" not in mailoutbox[0].body
+    assert "Grátis" in mailoutbox[0].alternatives[0][0]
+
+
 def test_partially_shipped_keeps_the_estimate_only_for_what_is_still_here(client, place_order):
     order, shirt, _cap = two_items(place_order)
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)])

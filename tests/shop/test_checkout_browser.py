@@ -102,3 +102,45 @@ def test_buyer_pays_with_pix_and_the_page_moves_to_the_order(live_server, transa
         finally:
             browser.close()
     assert Checkout.objects.get(pk=checkout.pk).status == "completed"
+
+
+def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, transactional_db, settings) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    # given 2 units of R$ 42,90 on a filled checkout with SEDEX (R$ 118,70), on a phone
+    make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    make_location()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
+            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
+            page.fill("#qty", "2")
+            page.click("[data-role=add-button]")
+            page.click("[data-testid=go-checkout]")
+            fill_contact_and_address(page)
+            page.click("[data-testid=calc-shipping]")
+            page.check("input[name=shipping_option][value=sedex]")
+            expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
+            # when the buyer picks up in the store instead (QA walk: the summary kept SEDEX's R$ 32,90)
+            page.check("input[name=method][value=pickup]")
+            page.locator("input[name=pickup_location]").first.check()
+            # then the summary drops the freight at once
+            expect(page.get_by_test_id("total")).to_have_text("R$ 85,80")
+            expect(page.locator("input[name=pickup_location]").first).to_be_checked()
+            # and back to delivery, the typed address is still there and its options come back by themselves
+            page.check("input[name=method][value=shipping]")
+            expect(page.locator("input[name=shipping_option][value=sedex]")).to_be_visible()
+            expect(page.locator("#id_street")).to_have_value("Rua das Flores")
+            page.check("input[name=shipping_option][value=sedex]")
+            expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
+            page.check("input[name=method][value=pickup]")
+            page.locator("input[name=pickup_location]").first.check()
+            expect(page.get_by_test_id("total")).to_have_text("R$ 85,80")
+            # and paying goes straight to the Pix page for that total, without an "O total mudou" bounce
+            page.click("[data-testid=pay-pix]")
+            expect(page).to_have_url(re.compile(r"/checkout/checkout_[0-9a-f]+/pix$"))
+            expect(page.get_by_test_id("pix-amount")).to_have_text("R$ 85,80")
+        finally:
+            browser.close()

@@ -229,6 +229,23 @@ def test_pickup_flow_is_ready(client, shop_ready):
     assert 'data-testid="total">R$ 85,80<' in response.content.decode()
 
 
+def test_trying_pickup_keeps_the_typed_address_for_going_back_to_delivery(client, shop_ready):
+    # given a checkout with the address typed and SEDEX chosen
+    _, location = shop_ready
+    checkout_id = start_checkout(client)
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "sedex"})
+    # when the buyer switches to store pickup (the address inputs are still in the posted form, hidden)
+    pickup = {**CONTACT, **ADDRESS, "method": "pickup", "pickup_location": location.public_id}
+    response = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **pickup})
+    # then pickup is what is priced, and the delivery panel still holds the address (QA walk: all of it was emptied)
+    html = response.content.decode()
+    assert 'data-testid="total">R$ 85,80<' in html
+    assert Checkout.objects.get(public_id=checkout_id).fulfillment_type == "pickup"
+    for value in ("Rua das Flores", "Apto 45", "Jardim Paulista", 'value="123"'):
+        assert value in html
+    assert re.search(r'name="cep"[^>]*value="01310-?100"|value="01310-?100"[^>]*name="cep"', html)
+
+
 def test_changing_cep_drops_an_option_the_new_cep_lacks(client, shop_ready):
     checkout_id = start_checkout(client)
     client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "motoboy"})

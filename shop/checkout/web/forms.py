@@ -126,6 +126,10 @@ def _checkout_fields(fields: dict[str, forms.Field], with_cpf: object) -> None:
         fields["tax_id"].label = _("CPF (para a nota fiscal)")
 
 
+# The delivery address inputs of the form (kept on the page while the buyer tries store pickup).
+ADDRESS_FIELDS = ("cep", "street", "number", "complement", "neighborhood", "city", "uf")
+
+
 class CheckoutForm(forms.Form):
     email = forms.CharField(label=_("E-mail"), max_length=254, required=False)
     first_name = forms.CharField(label=_("Nome"), max_length=100, required=False)

@@ -76,7 +76,14 @@ from shop.checkout.types import (
 from shop.checkout.web.boleto_choice import boleto_context, boleto_instrument
 from shop.checkout.web.card_page import card_context, card_instrument, in_progress_redirect, is_card, with_token
 from shop.checkout.web.confirm import before_charging
-from shop.checkout.web.forms import CheckoutForm, cpf_needed, field_for_path, initial_from_view, standing_codes
+from shop.checkout.web.forms import (
+    ADDRESS_FIELDS,
+    CheckoutForm,
+    cpf_needed,
+    field_for_path,
+    initial_from_view,
+    standing_codes,
+)
 from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout
@@ -446,7 +453,12 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             return done
     if len(result.messages) == len(result.checkout.messages):
         # Accepted: show the state as the engine normalized it (UF from the CEP, E.164 phone, …).
-        form = CheckoutForm(data=initial_from_view(checkout_view(result.checkout, page=True)))
+        shown = initial_from_view(checkout_view(result.checkout, page=True))
+        if shown["method"] == "pickup":
+            # A pickup stores no address: the one typed stays in the (hidden) delivery panel, so a buyer who goes
+            # back to delivery does not type it all again (QA walk).
+            shown.update({name: form.cleaned_data.get(name, "") for name in ADDRESS_FIELDS})
+        form = CheckoutForm(data=shown)
         form.is_valid()
     kept = list(standing_codes(codes, result.messages))
     # The field empties: kept codes are listed as applied, a refused one is reported now and then dropped
