@@ -154,7 +154,12 @@ def return_request_create(
     """Ask to return delivered units within the window. `request_key`: a replay (the order page's nonce, an
     agent's idempotency key) returns the first request and adds nothing."""
     reason_code = _clean_reason_code(reason_code)
-    reason = clean_text(reason, field="reason", max_length=500, required=reason_code == ReturnReason.OTHER)
+    reason = clean_text(reason, field="reason", max_length=500)
+    if reason_code == ReturnReason.OTHER and not reason:
+        # Not the bare "Campo obrigatório.": the order page and agents both read which field and why.
+        raise OrderError(
+            "reason", _("Conte o que aconteceu: o motivo é obrigatório em “Outro motivo”."), code="required"
+        )
     request_key = clean_text(request_key, field="request_key", max_length=64)
     order = lock_order(order_id)
     requests = return_requests_of(order)  # one read: the replay check and the quantities already asked
