@@ -80,7 +80,9 @@ def test_mcp_complete_without_the_installments_shown_is_refused_and_charges_noth
     assert refused["status"] == "ready_for_complete"
     [changed] = [m for m in refused["messages"] if m["type"] == "error"]
     assert (changed["code"], changed["severity"], changed["path"]) == (
-        "checkout_changed", "recoverable", "$.payment.instruments[0].installments"
+        "checkout_changed",
+        "recoverable",
+        "$.payment.instruments[0].installments",
     )
     assert changed["content"].startswith("O parcelamento pedido na conclusão (1x) não é o que o checkout mostra (3x)")
     now = shopper.tool("get_checkout", id=checkout["id"])

@@ -149,7 +149,7 @@ def test_a_complete_in_other_installments_with_the_same_total_is_refused_and_cha
                    "com as parcelas desejadas e confira o total antes de concluir.",
     }]  # fmt: skip
     now = call(client, "get", url, headers).json()
-    assert (now["payment"], now["totals"], now["status"]) == (checkout["payment"], checkout["totals"], checkout["status"])
+    assert [now[k] for k in ("payment", "totals", "status")] == [checkout[k] for k in ("payment", "totals", "status")]
     assert not CardPayment.objects.exists() and not Order.objects.exists()
     # and completing in the installments shown charges those
     done = call(client, "post", f"{url}/complete", {**headers, "Idempotency-Key": "k-same-terms"},
