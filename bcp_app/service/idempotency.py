@@ -110,7 +110,15 @@ def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: A
     return record
 
 
-def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> IdempotencyRecord | OperationResult:
+# What a reused key is called where it came from: an A2A agent sends no idempotency key, only its messageId
+# (BCP-A2A-07), so "esta chave de idempotência" named nothing it had sent (QA walk).
+_CONFLICT = {"messageId": "Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId."}
+_IN_PROGRESS = {"messageId": "A mensagem original com este messageId ainda está em andamento."}
+
+
+def begin(
+    *, principal: str, operation: str, key: str, fingerprint: str, field_name: str = "Idempotency-Key"
+) -> IdempotencyRecord | OperationResult:
     """Claim `key` (returns the record) or answer from the store (returns the stored result)."""
     now = timezone.now()
     try:
@@ -139,12 +147,13 @@ def begin(*, principal: str, operation: str, key: str, fingerprint: str) -> Idem
                 return record
             if record.fingerprint != fingerprint:
                 raise ProtocolError(
-                    "idempotency_conflict", "Esta chave de idempotência já foi usada com outra requisição."
+                    "idempotency_conflict",
+                    _CONFLICT.get(field_name, "Esta chave de idempotência já foi usada com outra requisição."),
                 )
             if record.state == IdempotencyRecord.State.IN_PROGRESS:
                 raise ProtocolError(
                     "idempotency_in_progress",
-                    "A requisição original com esta chave ainda está em andamento.",
+                    _IN_PROGRESS.get(field_name, "A requisição original com esta chave ainda está em andamento."),
                     retry_after=1,
                 )
             return _stored(record)
@@ -196,7 +205,7 @@ def run(
     key = check_key(key, operation=operation, field_name=field_name)
     if key is None:
         return execute()
-    claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint)
+    claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint, field_name=field_name)
     if isinstance(claimed, OperationResult):
         return claimed
     try:

@@ -366,6 +366,9 @@ def _begin_transaction(
         stored = checkout.status
         if checkout.paid_at is not None:
             return _complete_paid(checkout, chosen)
+        other_terms = _installments_changed(checkout, chosen)
+        if other_terms is not None:  # refused before anything is evaluated or written: the checkout stays as shown
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), other_terms])
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         state = input_from_checkout(checkout, existing)
@@ -416,6 +419,24 @@ def _begin_transaction(
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
     return checkout, changed
+
+
+def _installments_changed(checkout: Checkout, chosen: InstrumentInput) -> CheckoutMessage | None:
+    """A card complete must pay in the installments the checkout shows (README "checkout_changed"; BCP §4.3: the
+    order is built from the checkout at that moment; BCP-CHK-20: no unrequested change). Other installments with
+    the same total (interest-free plans) were charged in the new count the buyer never saw (QA walk). A checkout
+    without a card shows no plan: only à vista (1x) matches it."""
+    if chosen.type != "card":
+        return None
+    shown = checkout.payment_instrument or {}
+    selected = int(shown.get("installments") or 1) if shown.get("type") == "card" else 1
+    if chosen.installments == selected:
+        return None
+    content = _(
+        "O parcelamento pedido na conclusão (%(asked)sx) não é o que o checkout mostra (%(selected)sx): "
+        "atualize o checkout com as parcelas desejadas e confira o total antes de concluir."
+    ) % {"selected": selected, "asked": chosen.installments}
+    return err("checkout_changed", content, f"{INSTRUMENT_PATH}.installments")
 
 
 def _declined_only(checkout: Checkout) -> bool:

@@ -363,11 +363,15 @@ def test_repeated_message_id_returns_the_original_reply_bcp_a2a_07(server: LiveS
 
 
 def test_same_message_id_with_another_message_is_a_conflict_bcp_idem_05(server: LiveServer):
+    """BCP-A2A-07: the messageId is the A2A agent's only key; the conflict names it, not an "idempotency key" the
+    agent never sent (QA walk)."""
     rpc(server.a2a_url, send_message([{"text": "olá"}], message_id="m-1"))
 
-    code, _message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="m-1")))
+    code, message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="m-1")))
 
     assert (code, metadata["code"]) == (-32602, "idempotency_conflict")
+    said = "Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId."
+    assert (message, metadata["content"]) == (said, said)
 
 
 def test_message_ids_are_scoped_per_caller(server: LiveServer):

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from orders.models import Order
+from payments.models import CardPayment
 from tests.bcp_app import test_mcp_checkout, test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import CARD_HANDLERS, FakePlatform
 from tests.bcp_app.test_a2a_checkout import BUYER, SEED_CONTEXT, SEED_STRUCTURED
@@ -41,7 +42,57 @@ def test_mcp_card_purchase_in_3x(shopper: Shopper, fake_platform: FakePlatform) 
     # The platform lists the card handler, or the checkout offers none to complete with (BCP-PAY-03).
     fake_platform.publish(handlers=fake_platform.with_card())
     checkout = ready_checkout(shopper)
-    state = {
+    state = _card_state(checkout, 3)
+    updated = shopper.tool("update_checkout", id=checkout["id"], checkout=state)
+    assert updated["status"] == "ready_for_complete", updated["messages"]
+    assert updated["payment"]["instruments"][0]["installments"] == 3
+    assert updated["totals"][-1]["amount"] == sum(t["amount"] for t in updated["totals"][:-1])
+
+    done = shopper.tool(
+        "complete_checkout",
+        key=str(uuid.uuid4()),
+        id=checkout["id"],
+        checkout={"payment": {"instruments": [{**CARD, "installments": 3, "credential": TOKEN}]}},
+    )
+
+    assert done["status"] == "completed", done["messages"]
+    order = Order.objects.get(checkout_id=checkout["id"])
+    assert (order.installments, order.paid_amount) == (3, updated["totals"][-1]["amount"])
+
+
+def test_mcp_complete_without_the_installments_shown_is_refused_and_charges_nothing(
+    shopper: Shopper, fake_platform: FakePlatform
+) -> None:
+    """QA walk: the checkout showed 3x (interest-free, the same total as 1x) and a complete that did not repeat the
+    installments was charged à vista. README "checkout_changed"; BCP §4.3, BCP-CHK-20."""
+    fake_platform.publish(handlers=fake_platform.with_card())
+    checkout = ready_checkout(shopper)
+    shown = shopper.tool("update_checkout", id=checkout["id"], checkout=_card_state(checkout, 3))
+    assert shown["status"] == "ready_for_complete", shown["messages"]
+
+    refused = shopper.tool(
+        "complete_checkout",
+        key=str(uuid.uuid4()),
+        id=checkout["id"],
+        checkout={"payment": {"instruments": [{**CARD, "credential": TOKEN}]}},  # installments omitted: 1
+    )
+
+    assert refused["status"] == "ready_for_complete"
+    [changed] = [m for m in refused["messages"] if m["type"] == "error"]
+    assert (changed["code"], changed["severity"], changed["path"]) == (
+        "checkout_changed",
+        "recoverable",
+        "$.payment.instruments[0].installments",
+    )
+    assert changed["content"].startswith("O parcelamento pedido na conclusão (1x) não é o que o checkout mostra (3x)")
+    now = shopper.tool("get_checkout", id=checkout["id"])
+    assert (now["payment"], now["totals"]) == (shown["payment"], shown["totals"])
+    assert not CardPayment.objects.exists() and not Order.objects.exists()
+
+
+def _card_state(checkout: dict[str, Any], installments: int) -> dict[str, Any]:
+    """The full writable state of a ready MCP checkout, paid by card in `installments`."""
+    return {
         "line_items": [
             {"id": li["id"], "item": {"id": li["item"]["id"]}, "quantity": li["quantity"]}
             for li in checkout["line_items"]
@@ -59,23 +110,8 @@ def test_mcp_card_purchase_in_3x(shopper: Shopper, fake_platform: FakePlatform) 
                 for m in checkout["fulfillment"]["methods"]
             ]
         },
-        "payment": {"instruments": [{**CARD, "installments": 3}]},
+        "payment": {"instruments": [{**CARD, "installments": installments}]},
     }
-    updated = shopper.tool("update_checkout", id=checkout["id"], checkout=state)
-    assert updated["status"] == "ready_for_complete", updated["messages"]
-    assert updated["payment"]["instruments"][0]["installments"] == 3
-    assert updated["totals"][-1]["amount"] == sum(t["amount"] for t in updated["totals"][:-1])
-
-    done = shopper.tool(
-        "complete_checkout",
-        key=str(uuid.uuid4()),
-        id=checkout["id"],
-        checkout={"payment": {"instruments": [{**CARD, "installments": 3, "credential": TOKEN}]}},
-    )
-
-    assert done["status"] == "completed", done["messages"]
-    order = Order.objects.get(checkout_id=checkout["id"])
-    assert (order.installments, order.paid_amount) == (3, updated["totals"][-1]["amount"])
 
 
 @pytest.fixture
@@ -126,3 +162,32 @@ def test_a2a_card_purchase_in_10x(server: LiveServer, pixel: Any, settings: Any)
     assert completed["status"] == "completed", completed["messages"]
     order = Order.objects.get(checkout_id=completed["id"])
     assert (order.installments, order.installment_amount, order.paid_amount) == (10, 59990, 599900)
+
+
+def test_a2a_complete_in_other_installments_with_the_same_total_is_refused(
+    server: LiveServer, pixel: Any, settings: Any
+) -> None:
+    """QA walk: 10x shown, 12x asked at complete (both interest-free, the same total) was charged in 12x. README
+    "checkout_changed"; BCP §4.3, BCP-CHK-20, BCP-A2A-06."""
+    settings.BCP_PIX_SANDBOX = True
+    cache_profile(SEED_PROFILE, platform_profile(handlers={**PIX_HANDLERS, **CARD_HANDLERS}))
+    rpc(server.a2a_url, SEED_STRUCTURED)
+    update = [
+        data({"action": "update_checkout", "buyer": BUYER}),
+        data({"a2a.bcp.checkout.payment": {"instruments": [{**CARD, "installments": 10}]}}),
+    ]
+    shown = checkout_of(rpc(server.a2a_url, send_message(update, context_id=SEED_CONTEXT)))
+    assert shown["status"] == "ready_for_complete", shown["messages"]
+
+    complete = [
+        data({"action": "complete_checkout"}),
+        data({"a2a.bcp.checkout.payment": {"instruments": [{**CARD, "installments": 12, "credential": TOKEN}]}}),
+    ]
+    refused = checkout_of(rpc(server.a2a_url, send_message(complete, context_id=SEED_CONTEXT)))
+
+    assert refused["status"] == "ready_for_complete"
+    [changed] = [m for m in refused["messages"] if m["type"] == "error"]
+    assert (changed["code"], changed["path"]) == ("checkout_changed", "$.payment.instruments[0].installments")
+    assert "(12x)" in changed["content"] and "(10x)" in changed["content"]
+    assert (refused["payment"], refused["totals"]) == (shown["payment"], shown["totals"])
+    assert not CardPayment.objects.exists() and not Order.objects.exists()

@@ -77,3 +77,18 @@ def test_request_return_over_a2a_and_a_refusal(server) -> None:
     assert body["messages"][0]["code"] == "already_shipped"
     assert text == (f"O pedido #{order.number} já foi enviado e não pode mais ser cancelado: depois de recebê-lo, "
                     "solicite a devolução.")  # fmt: skip
+
+
+def test_request_return_for_another_reason_without_the_reason_is_field_required(server) -> None:
+    """QA walk: code `required` and "Campo obrigatório."; now the usual `field_required` naming $.reason."""
+    from orders.models import ReturnRequest
+
+    platform_id, headers = _agent("https://agente.example/acoes3/bcp.json")
+    order = place_paid_order(platform_id, delivered=True)
+    parts = [{"data": {"action": "request_return", "order_id": order.public_id, "reason_code": "other",
+                       "line_items": [{"id": order.lines.get().public_id, "quantity": 1}]}}]  # fmt: skip
+    text, body = _parts(sdk_send(server.base_url, parts, headers=headers, message_id="msg-ret-other"))
+    [message] = body["messages"]
+    assert (message["code"], message["severity"], message["path"]) == ("field_required", "recoverable", "$.reason")
+    assert text == "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other."
+    assert not ReturnRequest.objects.exists()

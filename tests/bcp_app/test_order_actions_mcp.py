@@ -89,3 +89,18 @@ def test_tools_list_describes_both_tools(live_mcp, actions_agent) -> None:
     assert "order_actions" in tools["cancel_order"].description
     schema = tools["request_return"].input_schema
     assert set(schema["required"]) == {"meta", "id", "return_request"}
+
+
+def test_request_return_for_another_reason_without_the_reason_is_field_required(live_mcp, actions_agent) -> None:
+    """QA walk: code `required` and "Campo obrigatório."; now the usual `field_required` naming $.reason."""
+    from orders.models import ReturnRequest
+
+    order = place_paid_order(actions_agent.platform_id, delivered=True)
+    ask = {"reason_code": "other", "line_items": [{"id": order.lines.get().public_id, "quantity": 1}]}
+    refused = call(live_mcp.mcp_url, "request_return",
+                   {"meta": actions_agent.meta("c0ffee00-0000-4000-8000-000000000009"), "id": order.public_id,
+                    "return_request": ask}, headers=actions_agent.headers)  # fmt: skip
+    [message] = refused.structured_content["messages"]
+    assert (message["code"], message["severity"], message["path"]) == ("field_required", "recoverable", "$.reason")
+    assert message["content"] == "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other."
+    assert not refused.is_error and not ReturnRequest.objects.exists()

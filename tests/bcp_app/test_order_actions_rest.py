@@ -261,6 +261,27 @@ def test_request_return_refusals_name_the_member_in_portuguese(
     assert not ReturnRequest.objects.exists()
 
 
+def test_a_return_for_another_reason_without_the_reason_is_field_required_naming_it(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA walk: `reason_code: "other"` without `reason` answered code `required` and "Campo obrigatório."; a missing
+    field is `field_required` with a text naming it, as on checkout (BCP §5.1, BCP-CHK-18)."""
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-other-1"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    ask = {"reason_code": "other", "line_items": [{"id": line.public_id, "quantity": 1}]}
+
+    body = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()
+
+    assert body["ucp"]["status"] == "error"
+    assert body["messages"] == [{
+        "type": "error", "code": "field_required", "severity": "recoverable", "path": "$.reason",
+        "content": "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other.",
+    }]  # fmt: skip
+    assert not ReturnRequest.objects.exists()
+
+
 def test_a_return_of_an_order_not_delivered_says_nothing_to_return_as_its_order_actions_do(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:

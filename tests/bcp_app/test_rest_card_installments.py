@@ -125,3 +125,52 @@ def test_a_complete_retried_after_a_decline_records_the_move_from_incomplete_bcp
         ("payment_pending", "ready_for_complete", "complete_in_progress"),
         ("payment_pending", "incomplete", "complete_in_progress"),
     ]
+
+
+def test_a_complete_in_other_installments_with_the_same_total_is_refused_and_charges_nothing(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: 3x is interest-free like 1x, so the total did not change and the card was charged in 3x while the
+    checkout showed 1x. README "checkout_changed": other installments than the checkout shows are refused (BCP §4.3:
+    the order is built from the checkout at that moment; BCP-CHK-20: no unrequested change)."""
+    # given a checkout the buyer saw paid by card in 1x
+    checkout = _with_card(client, headers, 1)
+    assert checkout["status"] == "ready_for_complete", checkout["messages"]
+    url = f"/checkout-sessions/{checkout['id']}"
+    # when the platform completes in 3x (interest-free: the same total)
+    refused = call(client, "post", f"{url}/complete", {**headers, "Idempotency-Key": "k-other-terms"},
+                   {"payment": {"instruments": [{**CARD, "installments": 3, "credential": TOKEN}]}}).json()  # fmt: skip
+    # then the complete is refused, the checkout stays as shown and nothing is charged
+    assert refused["status"] == "ready_for_complete"
+    assert [m for m in refused["messages"] if m["code"] == "checkout_changed"] == [{
+        "type": "error", "code": "checkout_changed", "severity": "recoverable",
+        "path": "$.payment.instruments[0].installments",
+        "content": "O parcelamento pedido na conclusão (3x) não é o que o checkout mostra (1x): atualize o checkout "
+                   "com as parcelas desejadas e confira o total antes de concluir.",
+    }]  # fmt: skip
+    now = call(client, "get", url, headers).json()
+    assert [now[k] for k in ("payment", "totals", "status")] == [checkout[k] for k in ("payment", "totals", "status")]
+    assert not CardPayment.objects.exists() and not Order.objects.exists()
+    # and completing in the installments shown charges those
+    done = call(client, "post", f"{url}/complete", {**headers, "Idempotency-Key": "k-same-terms"},
+                {"payment": {"instruments": [{**CARD, "installments": 1, "credential": TOKEN}]}}).json()  # fmt: skip
+    assert done["status"] == "completed", done["messages"]
+    assert Order.objects.get(checkout_id=checkout["id"]).installments == 1
+
+
+def test_a_card_complete_in_installments_on_a_checkout_showing_pix_is_refused(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """A checkout showing Pix shows no plan: a card complete in 2x (interest-free) is not what the buyer saw."""
+    checkout = create(client, headers).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    assert checkout["status"] == "ready_for_complete", checkout["messages"]
+
+    refused = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                   {**headers, "Idempotency-Key": "k-pix-then-2x"},
+                   {"payment": {"instruments": [{**CARD, "installments": 2, "credential": TOKEN}]}}).json()  # fmt: skip
+
+    assert [m["code"] for m in refused["messages"] if m["type"] == "error"] == ["checkout_changed"]
+    assert refused["payment"]["instruments"][0]["type"] == "pix"
+    assert not CardPayment.objects.exists() and not Order.objects.exists()

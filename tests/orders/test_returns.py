@@ -140,6 +140,7 @@ def test_quantities_beyond_what_was_delivered_or_already_asked_are_refused(place
     with pytest.raises(OrderError) as other:
         return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 1)], reason_code="other")
     assert (other.value.field, other.value.code) == ("reason", "required")
+    assert other.value.message == "Conte o que aconteceu: com “Outro motivo” a descrição é obrigatória."  # not "Campo…"
     assert ReturnRequest.objects.count() == 1
 
 

@@ -31,6 +31,13 @@ from orders.types import LineQuantity
 _FINAL = frozenset(
     {"order_canceled", "already_shipped", "nothing_to_cancel", "nothing_to_return", "return_window_closed", "not_found"}
 )
+# What a request must carry that its schema cannot say (`reason` only with `reason_code: other`), by service field.
+_REQUIRED = {
+    "reason": {
+        "pt-br": "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other.",
+        "en": "Give the reason for the return in $.reason: it is required when reason_code is other.",
+    },
+}
 _LINES = re.compile(r"^lines(\[\d+\])\.(id|quantity)$")
 
 
@@ -49,12 +56,16 @@ def _member(field: str) -> str | None:
 def _refused(ctx: RequestContext, exc: OrderError) -> OperationResult:
     with translation.override("en" if ctx.language == "en" else "pt-br"):
         content = exc.message
-    severity = "unrecoverable" if exc.code in _FINAL else "recoverable"
-    message = error_message(exc.code, content, severity=severity, path=_member(exc.field))
+    code, path = exc.code, _member(exc.field)
+    if code == "required":
+        # A missing member is `field_required` (BCP §5.1), as on checkout; the text names it as the agent sent it.
+        code, content = "field_required", _REQUIRED.get(exc.field, {}).get(ctx.language, content)
+    severity = "unrecoverable" if code in _FINAL else "recoverable"
+    message = error_message(code, content, severity=severity, path=path)
     return OperationResult(
         200,
         error_response(
-            exc.code, content, messages=[message], capabilities=ctx.ucp_capabilities(ORDER, ORDER_ACTIONS) or None
+            code, content, messages=[message], capabilities=ctx.ucp_capabilities(ORDER, ORDER_ACTIONS) or None
         ),
     )
 
