@@ -24,6 +24,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from kernel.admin_actions import RefusedActionMessage
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_export import csv_rows, xlsx_bytes
@@ -75,7 +76,7 @@ class PendingRefundFilter(admin.SimpleListFilter):
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
     list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]

@@ -30,6 +30,7 @@ from orders.models import (
     OrderLine,
     ReturnRequest,
 )
+from orders.selectors import with_actor_labels
 
 
 def _short(value: datetime | None) -> str:
@@ -161,12 +162,12 @@ class AdjustmentInline(ReadOnlyInline):
 class TimelineInline(ReadOnlyInline):
     model = OrderEvent
     verbose_name_plural = _("linha do tempo (notas internas incluídas)")
-    fields = ["when", "what", "message", "actor", "internal"]
+    fields = ["when", "what", "message", "actor_label", "internal"]
     readonly_fields = fields
     ordering = ["created_at", "id"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return admin.TabularInline.get_queryset(self, request)
+        return with_actor_labels(admin.TabularInline.get_queryset(self, request))
 
     @admin.display(description=_("quando"))
     def when(self, event: OrderEvent) -> str:
@@ -175,6 +176,10 @@ class TimelineInline(ReadOnlyInline):
     @admin.display(description=_("evento"))
     def what(self, event: OrderEvent) -> str:
         return timeline_kind_label(event.kind)
+
+    @admin.display(description=_("autor"))
+    def actor_label(self, event: OrderEvent) -> str:
+        return getattr(event, "actor_label", event.actor)
 
 
 class ReturnRequestInline(ReadOnlyInline):

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Model, Prefetch, Q, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import CharField, F, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Concat, Trim
 
 from kernel.compiled import Compiled, compiled
 from orders.models import (
@@ -60,6 +62,22 @@ def order_for_admin(order_id: str) -> Order | None:
         Prefetch("timeline", queryset=OrderEvent.objects.order_by("created_at", "id"))
     )
     return queryset.first()
+
+
+def with_actor_labels(events: QuerySet[OrderEvent]) -> QuerySet[OrderEvent]:
+    """Each event with `actor_label`, how the timeline names who did it: the staff member's full name (first and
+    last name) when their user has one, else the stored actor as it is (a username, "comprador", "transportadora",
+    …). The stored actor stays the username (it does not change when a person edits their name); one subquery,
+    no query per row."""
+    user_model = get_user_model()
+    full_name = Trim(Concat("first_name", Value(" "), "last_name", output_field=CharField()))
+    named = (
+        user_model._default_manager.filter(**{user_model.USERNAME_FIELD: OuterRef("actor")})
+        .annotate(full_name=full_name)
+        .exclude(full_name="")
+        .values("full_name")[:1]
+    )
+    return events.annotate(actor_label=Coalesce(Subquery(named), F("actor"), output_field=CharField()))
 
 
 def order_search(*, query: str = "") -> QuerySet[Order]:

@@ -23,6 +23,7 @@ from orders.models import (
     OrderStatus,
 )
 from orders.net_value import item_discount, lines_net_value
+from orders.selectors import with_actor_labels
 from orders.services._common import (
     MAX_QUANTITY,
     clean_line_quantities,
@@ -150,7 +151,9 @@ def _refund_changed(order: Order) -> OrderError:
     latest = Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND).order_by("-occurred_at", "-id").first()
     amount = format_brl(-latest.amount) if latest else ""
     event = (
-        OrderEvent.objects.filter(order=order, data__adjustment_id=latest.public_id).exclude(actor="").first()
+        with_actor_labels(OrderEvent.objects.filter(order=order, data__adjustment_id=latest.public_id))
+        .exclude(actor="")
+        .first()
         if latest
         else None
     )
@@ -162,7 +165,7 @@ def _refund_changed(order: Order) -> OrderError:
                 "foi reembolsado agora: confira os reembolsos do pedido e, se ainda quiser reembolsar, envie de novo."
             ),
             code="refund_changed",
-            who=event.actor,
+            who=event.actor_label,  # the person's name, as the timeline shows it
             amount=amount,
         )
     return OrderError(

@@ -80,13 +80,14 @@ def order_event_record(
     email_ref: str = "",
     once: bool = False,
     locked: Order | None = None,
+    actor: str = "",
 ) -> OrderEvent:
     """A timeline event told by another part of the shop (e.g. NF-e steps), in the caller's transaction.
     `notify`: also send `order_changed` (after commit) with `kind` as the event, e.g. for order webhooks.
     `email`: also e-mail the buyer (an `EmailKind`), once per (`email`, `email_ref`).
     `once`: an order has at most one event of this kind (a task run again adds nothing); checked under
     the order's lock, so two runs at once still write one. `locked`: the order, already row-locked by the caller
-    in this transaction (it is not locked and read again)."""
+    in this transaction (it is not locked and read again). `actor`: the staff member who asked for it (a username)."""
     kind = clean_type(kind, field="kind")
     message = clean_text(message, field="message", max_length=4000, required=True)
     if email and email not in EmailKind.values:
@@ -97,14 +98,14 @@ def order_event_record(
     ):  # fmt: skip
         # Just the event, one INSERT in the caller's transaction that holds the order (an NF-e step): no savepoint
         # around it (issue 34) — nothing here can fail and be caught, a failed INSERT fails the caller's transaction.
-        event = OrderEvent(order=locked, kind=kind, message=message, internal=internal, data=data or {})
+        event = OrderEvent(order=locked, kind=kind, message=message, actor=actor, internal=internal, data=data or {})
         insert_together(event)  # as timeline() writes it, without compiling the ORM's INSERT
         return event
     with transaction.atomic():
         order = locked if locked is not None and locked.public_id == order_id else lock_order(order_id)
         if once and (earlier := order.timeline.filter(kind=kind).first()) is not None:
             return earlier
-        event = timeline(order, kind, message, internal=internal, data=data or {})
+        event = timeline(order, kind, message, actor=actor, internal=internal, data=data or {})
         if email:
             schedule_email(order, email, ref=email_ref[:64])
         if notify:

@@ -13,12 +13,13 @@ from django.utils.translation import ngettext
 
 from fiscal.admin import FiscalDocumentAdmin
 from fiscal.models import FiscalDocument
+from kernel.admin_actions import RefusedActionMessage
 from orders.errors import OrderNotFound
 from orders.models import Order
 from shop.invoicing.lifecycle import fiscal_reissue
 
 
-class ShopFiscalDocumentAdmin(FiscalDocumentAdmin):
+class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
     list_display = ("order_link", *FiscalDocumentAdmin.list_display[1:])
     actions = ["reissue_action"]
 
@@ -44,9 +45,10 @@ class ShopFiscalDocumentAdmin(FiscalDocumentAdmin):
     )
     def reissue_action(self, request: HttpRequest, queryset: QuerySet[FiscalDocument]) -> None:
         requested, skipped = 0, 0
+        actor = request.user.get_username()
         for order_ref, number in queryset.order_by("id").values_list("order_ref", "order_number"):
             try:
-                document = fiscal_reissue(order_id=order_ref)
+                document = fiscal_reissue(order_id=order_ref, actor=actor)
             except OrderNotFound:
                 skipped += 1
                 continue

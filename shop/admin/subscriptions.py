@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from kernel.admin_actions import RefusedActionMessage
 from kernel.money import format_brl
 from orders.labels import tax_id_text
 from orders.models import Order
@@ -165,7 +166,7 @@ class SubscriptionEventInline(admin.TabularInline):
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin):
+class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
     """Read-only for now: subscriptions change through their services (buyer, PSP notices), not by hand."""
 
     list_display = (

@@ -37,6 +37,9 @@ from shop.invoicing.invoice import build_invoice
 logger = logging.getLogger(__name__)
 # The order `on_order_changed` holds locked in its transaction while fiscal runs (and sends document_changed).
 _LOCKED: ContextVar[Order | None] = ContextVar("invoicing_locked_order", default=None)
+# The staff member whose re-issue the fiscal step runs for: its timeline event (written by on_document_changed,
+# behind fiscal's signal, which knows no people) names them like every other staff action.
+_ACTOR: ContextVar[str] = ContextVar("invoicing_actor", default="")
 BUYER_VISIBLE_EVENTS = {"authorized", "cancelled"}
 SWEEP_WINDOW = timedelta(days=2)
 
@@ -53,12 +56,17 @@ def fiscal_request_issue(
 
 
 @transaction.atomic
-def fiscal_reissue(*, order_id: str) -> FiscalDocument:
-    """Admin: issue again after a rejection (the merchant fixed the data). Raises OrderNotFound."""
+def fiscal_reissue(*, order_id: str, actor: str = "") -> FiscalDocument:
+    """Admin: issue again after a rejection (the merchant fixed the data). `actor`: the staff member's username,
+    kept on the timeline event of the request. Raises OrderNotFound."""
     order = Order.objects.select_for_update().filter(public_id=order_id).first()
     if order is None:
         raise OrderNotFound("order_id")
-    return fiscal_request_issue(order=order, reissue=True)
+    token = _ACTOR.set(actor[:150])
+    try:
+        return fiscal_request_issue(order=order, reissue=True)
+    finally:
+        _ACTOR.reset(token)
 
 
 def fiscal_retry_blocked(*, order_refs: list[str] | None = None, limit: int = 200) -> int:
@@ -218,6 +226,7 @@ def on_document_changed(
             email="invoice" if event == "authorized" else "",
             email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",
             locked=_LOCKED.get(),  # set while on_order_changed holds the order's lock; else locked here
+            actor=_ACTOR.get(),  # set while a staff member's re-issue runs
         )  # fmt: skip
     except OrderNotFound:
         logger.warning("fiscal document for unknown order %s", order_ref)

@@ -74,7 +74,7 @@ def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
         return HttpResponseForbidden(_("Sem permissão para emitir notas fiscais."))
     back = HttpResponseRedirect(reverse("admin:orders_order_changelist"))
     try:
-        document = fiscal_reissue(order_id=order_id)
+        document = fiscal_reissue(order_id=order_id, actor=request.user.get_username())
     except OrderNotFound:
         messages.error(request, _("Pedido não encontrado."))
         return back

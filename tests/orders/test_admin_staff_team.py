@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
 from django.test import Client
 
 from orders.errors import OrderError
@@ -104,3 +105,77 @@ def test_a_view_only_staff_member_is_refused_in_portuguese_and_nothing_changes(p
     assert not Adjustment.objects.filter(order=order).exists()
     order.refresh_from_db()
     assert (order.status, order.refunded_amount) == ("placed", 0)
+
+
+def _named(username: str, first_name: str, last_name: str, *codenames: str) -> Client:
+    client = _staff(username, *codenames)
+    User.objects.filter(username=username).update(first_name=first_name, last_name=last_name)
+    return client
+
+
+def _timeline_actors(html: str) -> list[str]:
+    return re.findall(r'<td class="field-actor_label"><p>(.*?)</p></td>', html)
+
+
+def test_the_timeline_names_staff_by_their_full_name_else_the_username_and_the_buyer_page_never(place_order):
+    order = place_order()
+    line = order.lines.get()
+    ana = _named("carla", "Carla", "Mendes", "view_order", "change_order", "ship_order")
+    bia = _staff("bia", "view_order", "change_order")  # no name on her account: her username
+    assert ana.post(_action(order, "note"), {"text": "Cliente pediu embrulho"}).status_code == 302
+    assert bia.post(_action(order, "note"), {"text": "Embrulho feito"}).status_code == 302
+    shipment = {"tracking_number": "BR123456785BR", f"qty_{line.public_id}": str(line.quantity_total)}
+    assert ana.post(_action(order, "ship"), shipment).status_code == 302
+
+    page = bia.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    actors = [actor for actor in _timeline_actors(page) if actor]
+    assert actors == ["Carla Mendes", "bia", "Carla Mendes"]
+    # what is stored stays the username (a renamed person is still the same account)
+    assert set(OrderEvent.objects.filter(order=order).exclude(actor="").values_list("actor", flat=True)) == {
+        "carla",
+        "bia",
+    }
+    buyer_page = Client().get(order.permalink_url).content.decode()
+    assert "BR123456785BR" in buyer_page  # the shipment is there, who registered it is not
+    assert "Mendes" not in buyer_page and "carla" not in buyer_page and "Embrulho" not in buyer_page
+
+
+def _queries(client: Client, url: str) -> tuple[int, str]:
+    count = 0
+
+    def counter(execute, sql, params, many, context):
+        nonlocal count
+        count += 1
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(counter):
+        html = client.get(url).content.decode()
+    return count, html
+
+
+def test_the_timeline_of_many_named_staff_costs_no_query_per_person(place_order, django_assert_max_num_queries):
+    order = place_order()
+    url = f"/admin/orders/order/{order.pk}/change/"
+    viewer = _staff("viewer", "view_order")
+    _named("staff0", "Pessoa", "Número 0", "view_order", "change_order").post(_action(order, "note"), {"text": "N"})
+    one, _html = _queries(viewer, url)
+    for index in range(1, 5):
+        _named(f"staff{index}", "Pessoa", f"Número {index}", "view_order", "change_order").post(
+            _action(order, "note"), {"text": f"Nota {index}"}
+        )
+    five, page = _queries(viewer, url)
+    assert five == one  # the names come with the timeline's own query
+    assert [actor for actor in _timeline_actors(page) if actor] == [f"Pessoa Número {i}" for i in range(5)]
+    with django_assert_max_num_queries(one):
+        viewer.get(url)
+
+
+def test_the_colleague_who_refunded_first_is_named_by_their_full_name(place_order):
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    ana = _named("ana", "Ana", "Souza", "view_order", "refund_order")
+    bia = _staff("bia", "view_order", "refund_order")
+    bia_page = bia.get(_action(order, "refund")).content.decode()
+    sent = {"amount": "10,00", "reason": "Frete atrasou", "known_refunds": _known_refunds(bia_page)}
+    assert ana.post(_action(order, "refund"), sent).status_code == 302
+    html = bia.post(_action(order, "refund"), sent).content.decode()
+    assert "Enquanto esta página estava aberta, Ana Souza registrou um reembolso de R$ 10,00 neste pedido." in html

@@ -13,12 +13,14 @@ from django.test import Client
 from django.urls import reverse
 
 from fiscal.models import FiscalDocument
-from orders.models import Adjustment, Order
+from orders.models import Adjustment, Order, OrderEvent
 from payments.med.models import PixInfraction, PixInfractionAnswer
 from shop.admin.subscriptions import event_detail_text
-from shop.models import Subscription, SubscriptionEvent
+from shop.models import Product, Subscription, SubscriptionEvent
 from shop.subscriptions.services import subscription_create
 from tests.shop.test_admin_subscription_words import ADDRESS, cancelled  # noqa: F401  (the fixture: a plan and a subscription)
+from tests.shop.test_fiscal_lifecycle import fiscal_store  # noqa: F401  (the fixture: a store that issues NF-e)
+from tests.shop.test_fiscal_lifecycle import paid_order as fiscal_paid_order
 from tests.shop.test_med_disputes import _open, paid_order, psp  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +122,62 @@ def test_create_staff_groups_gives_a_small_shop_its_roles_idempotently(
     ship = f"/admin/orders/order/{paid_order.public_id}/action/ship/"
     assert people["Expedição"].get(ship).status_code == 200
     assert people["Financeiro"].get(ship).status_code == 403
+
+
+def test_an_nfe_reissue_names_the_staff_member_on_the_timeline(fiscal_store: None) -> None:  # noqa: F811
+    order = fiscal_paid_order(ncm="")  # blocked: the product has no NCM
+    clerk = _staff("nfe", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    User.objects.filter(username="nfe").update(first_name="Nara", last_name="Fonseca")
+    document = FiscalDocument.objects.get(order_ref=order.public_id)
+    # the NF-e list's bulk action, before the fix: blocked again, and who asked is on the timeline
+    clerk.post("/admin/fiscal/fiscaldocument/", {"action": "reissue_action", "_selected_action": [document.pk]})
+    Product.objects.update(ncm="09012100")
+    # the order page's "Emitir novamente", after the fix
+    assert clerk.post(f"/admin/fiscal/{order.public_id}/reissue/").status_code == 302
+    events = OrderEvent.objects.filter(order=order, kind__startswith="fiscal_").order_by("id")
+    assert list(events.values_list("kind", "actor")) == [
+        ("fiscal_blocked", ""),  # the placement's own request: nobody's
+        ("fiscal_blocked", "nfe"),
+        ("fiscal_requested", "nfe"),
+    ]
+    page = clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert page.count('<td class="field-actor_label"><p>Nara Fonseca</p></td>') == 2
+
+
+REFUSED = "Você não tem permissão para a ação “{}”. Nada foi alterado."
+
+
+def test_a_crafted_subscription_action_without_the_permission_says_so(cancelled: Subscription) -> None:  # noqa: F811
+    active = subscription_create(
+        plan_id=cancelled.plan.public_id, buyer_name="Bia Lima", buyer_tax_id="390.533.447-05",
+        buyer_email="bia@example.com.br", starts_on=cancelled.starts_on, destination=ADDRESS,
+    )  # fmt: skip
+    viewer = _staff("subviewer", "shop.view_subscription")
+    crafted = viewer.post(
+        "/admin/shop/subscription/",
+        {"action": "cancel_selected", "_selected_action": [active.pk], "index": "0"},
+        follow=True,
+    )
+    assert _messages(crafted) == [REFUSED.format("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)")]
+    active.refresh_from_db()
+    assert active.status == "pending_authorization"
+    # an action the list does not have at all is still Django's own answer
+    unknown = viewer.post("/admin/shop/subscription/", {"action": "nada", "_selected_action": [active.pk]}, follow=True)
+    assert not any("permissão" in message for message in _messages(unknown))
+
+
+def test_a_crafted_order_or_nfe_action_without_the_permission_says_so(paid_order: Order) -> None:  # noqa: F811
+    viewer = _staff("looker", "orders.view_order", "fiscal.view_fiscaldocument")
+    crafted = viewer.post(
+        "/admin/orders/order/",
+        {"action": "mark_delivered_action", "_selected_action": [paid_order.pk], "index": "0"},
+        follow=True,
+    )
+    assert _messages(crafted) == [REFUSED.format("Marcar como entregue (tudo o que foi enviado)")]
+    document = FiscalDocument.objects.get()
+    crafted = viewer.post(
+        "/admin/fiscal/fiscaldocument/", {"action": "reissue_action", "_selected_action": [document.pk]}, follow=True
+    )
+    assert _messages(crafted) == [REFUSED.format("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)")]
+    assert FiscalDocument.objects.get().attempt == document.attempt
+    assert not OrderEvent.objects.filter(order=paid_order).exclude(actor="").exists()
