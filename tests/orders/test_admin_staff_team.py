@@ -148,6 +148,7 @@ def _queries(client: Client, url: str) -> tuple[int, str]:
         count += 1
         return execute(sql, params, many, context)
 
+    client.get(url)  # warm: process caches (store settings, content types) filled on a first load are not counted
     with connection.execute_wrapper(counter):
         html = client.get(url).content.decode()
     return count, html
@@ -164,7 +165,7 @@ def test_the_timeline_of_many_named_staff_costs_no_query_per_person(place_order,
             _action(order, "note"), {"text": f"Nota {index}"}
         )
     five, page = _queries(viewer, url)
-    assert five == one  # the names come with the timeline's own query
+    assert five <= one  # the names come with the timeline's own query
     assert [actor for actor in _timeline_actors(page) if actor] == [f"Pessoa Número {i}" for i in range(5)]
     with django_assert_max_num_queries(one):
         viewer.get(url)
