@@ -68,16 +68,20 @@ def control_in(text: str, *, identifier: bool = False) -> str | None:
     return _char(found) if found else None
 
 
-def find_control_character(
-    value: Any, path: str, *, identifier: bool = False, is_id_key: Callable[[str], bool] = lambda key: False
-) -> tuple[str, str] | None:
-    """(path of the first offending string, `U+00XX`) inside decoded JSON `value`, or None when clean.
+type Location = tuple[str | int, ...]
 
-    `path` names `value` (`buyer.first_name`); dict members and list items extend it the way error
-    messages name fields (`signals.ip`, `codes[0]`); members whose key `is_id_key` are identifiers.
-    Iterative, so a deeply nested value cannot exhaust the stack.
+
+def find_control_location(
+    value: Any, loc: Location = (), *, identifier: bool = False, is_id_key: Callable[[str], bool] = lambda key: False
+) -> tuple[Location, str] | None:
+    """(location of the first offending string, `U+00XX`) inside decoded JSON `value`, or None when clean.
+
+    `loc` locates `value` (`("buyer", "first_name")`); dict members and list items extend it by their key or index
+    (a pydantic-style `loc`, which each caller writes in its own form); a key holding a control character is the
+    location itself. Members whose key `is_id_key` are identifiers. Iterative, so a deeply nested value cannot
+    exhaust the stack.
     """
-    stack: list[tuple[Any, str, bool]] = [(value, path, identifier)]
+    stack: list[tuple[Any, Location, bool]] = [(value, loc, identifier)]
     while stack:
         item, where, strict = stack.pop()
         if isinstance(item, str):
@@ -89,11 +93,27 @@ def find_control_character(
                 key_text = str(key)
                 char = control_in(key_text, identifier=True)
                 if char:
-                    return f"{where}.{key_text!r}", char
-                stack.append((member, f"{where}.{key_text}" if where else key_text, is_id_key(key_text)))
+                    return (*where, key_text), char
+                stack.append((member, (*where, key_text), is_id_key(key_text)))
         elif isinstance(item, list | tuple):
-            stack.extend((member, f"{where}[{index}]", strict) for index, member in reversed(list(enumerate(item))))
+            stack.extend((member, (*where, index), strict) for index, member in reversed(list(enumerate(item))))
     return None
+
+
+def find_control_character(value: Any, path: str) -> tuple[str, str] | None:
+    """(dotted path of the first offending string, `U+00XX`) inside decoded JSON `value`, or None when clean:
+    `pix[0].infoPagador` below `path`, a key with a control character written as its `repr`."""
+    found = find_control_location(value)
+    if found is None:
+        return None
+    where = path
+    for part in found[0]:
+        if isinstance(part, int):
+            where += f"[{part}]"
+        else:
+            name = repr(part) if control_in(part, identifier=True) else part
+            where = f"{where}.{name}" if where else name
+    return where, found[1]
 
 
 def loads_notice(raw: bytes | str, *, max_bytes: int) -> Any:

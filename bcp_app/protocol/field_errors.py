@@ -97,6 +97,13 @@ def error_text(error: Mapping[str, Any]) -> str:
 
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def error_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The location of what one pydantic error is about: its `loc`, and for a control character (found by the
+    field's own check, which pydantic locates at the field) the string's place inside that field."""
+    return (*error.get("loc", ()), *((error.get("ctx") or {}).get("below") or ()))
 
 
 def field_path(loc: Sequence[Any]) -> str:
@@ -111,6 +118,8 @@ def field_path(loc: Sequence[Any]) -> str:
             out += f".{part}"
         else:
             quoted = str(part).replace("\\", "\\\\").replace("'", "\\'")
+            # RFC 9535 string literals escape controls (a key holding one is the member refused for it)
+            quoted = _CONTROL.sub(lambda found: f"\\u{ord(found.group()):04x}", quoted)
             out += f"['{quoted}']"
     return out
 
@@ -120,6 +129,6 @@ def describe(exc: ValidationError) -> tuple[str, dict[str, str]]:
     JSONPath in the tool's arguments (`$.checkout.line_items[0].quantity`)."""
     problems: dict[str, str] = {}
     for error in exc.errors(include_url=False):
-        field = field_path(error["loc"])
+        field = field_path(error_loc(error))
         problems.setdefault(field, error_text(error))
     return "; ".join(f"{field}: {text}" for field, text in problems.items()), problems

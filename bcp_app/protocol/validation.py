@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_text, field_path
+from bcp_app.protocol.field_errors import error_loc, error_text, field_path
 
 __all__ = ["field_path", "validate"]
 
@@ -28,5 +28,5 @@ def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -
         return model.model_validate(dict(body))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = field_path(first["loc"])
+        where = field_path(error_loc(first))
         raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc

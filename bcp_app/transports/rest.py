@@ -20,7 +20,7 @@ from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_text
+from bcp_app.protocol.field_errors import error_loc, error_text
 from bcp_app.protocol.results import OperationResult, body_bytes
 from bcp_app.protocol.schemas import (
     CheckoutCancelRequest,
@@ -283,7 +283,7 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     if (problem := _header_problem(request)) is not None:
         return _protocol_error(request, problem)
     first = exc.errors[0] if exc.errors else {"loc": (), "msg": "inválido"}
-    loc = tuple(first.get("loc", ()))
+    loc = error_loc(first)
     if loc and loc[0] in ("body", "path", "query", "header"):
         loc = loc[2:] if loc[0] == "body" and len(loc) > 1 else loc[1:]
     message = f"Campo inválido {field_path(loc)}: {error_text(first)}"

@@ -43,7 +43,7 @@ def assert_refused(response: Any, field: str) -> None:
     assert response.status_code == 400, response.content
     body = response.json()
     assert body["code"] == "invalid_request"
-    assert f"caractere de controle U+0000 não é permitido em {field}" in body["content"], body["content"]
+    assert body["content"] == f"Campo inválido {field}: caractere de controle U+0000 não é permitido", body["content"]
     assert Checkout.objects.count() == 0
 
 
@@ -51,22 +51,22 @@ def assert_refused(response: Any, field: str) -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"line_items": [LINE], "buyer": {"first_name": "Ana\x00"}}, "buyer.first_name"),
-        ({"line_items": [{"item": {"id": "SKU\x00"}, "quantity": 1}]}, "line_items[0].item.id"),
-        ({"line_items": [LINE], "discounts": {"codes": ["BEMVINDO\x00"]}}, "discounts.codes[0]"),
-        ({"line_items": [LINE], "context": {"intent": "presente\x00"}}, "context.intent"),
-        ({"line_items": [LINE], "signals": {"dev.ucp.buyer_ip": "1.2.3.4\x00"}}, "signals.dev.ucp.buyer_ip"),
-        ({"line_items": [LINE], "attribution": {"utm": [{"source": "x\x00"}]}}, "attribution.utm[0].source"),
+        ({"line_items": [LINE], "buyer": {"first_name": "Ana\x00"}}, "$.buyer.first_name"),
+        ({"line_items": [{"item": {"id": "SKU\x00"}, "quantity": 1}]}, "$.line_items[0].item.id"),
+        ({"line_items": [LINE], "discounts": {"codes": ["BEMVINDO\x00"]}}, "$.discounts.codes[0]"),
+        ({"line_items": [LINE], "context": {"intent": "presente\x00"}}, "$.context.intent"),
+        ({"line_items": [LINE], "signals": {"dev.ucp.buyer_ip": "1.2.3.4\x00"}}, "$.signals['dev.ucp.buyer_ip']"),
+        ({"line_items": [LINE], "attribution": {"utm": [{"source": "x\x00"}]}}, "$.attribution.utm[0].source"),
         (
             {
                 "line_items": [LINE],
                 "fulfillment": {"methods": [{"type": "shipping", "destinations": [{"street_address": "Rua A\x00"}]}]},
             },
-            "fulfillment.methods[0].destinations[0].street_address",
+            "$.fulfillment.methods[0].destinations[0].street_address",
         ),
         (
             {"line_items": [LINE], "payment": {"instruments": [{"id": "i\x00", "handler_id": "pix", "type": "pix"}]}},
-            "payment.instruments[0].id",
+            "$.payment.instruments[0].id",
         ),
     ],
 )
@@ -91,8 +91,9 @@ def test_other_controls_are_refused_but_text_keeps_tab_and_newline(client: Clien
         headers,
         {"line_items": [LINE], "context": {"intent": "presente\npara\tmãe"}},
     )
-    assert bell.status_code == 400 and "U+0007 não é permitido em buyer.first_name" in bell.json()["content"]
-    assert tab_id.status_code == 400 and "U+0009 não é permitido em line_items[0].item.id" in tab_id.json()["content"]
+    assert bell.status_code == 400 and "$.buyer.first_name: caractere de controle U+0007" in bell.json()["content"]
+    assert tab_id.status_code == 400
+    assert "$.line_items[0].item.id: caractere de controle U+0009" in tab_id.json()["content"]
     assert text.status_code == 201, text.content
 
 
@@ -100,11 +101,11 @@ def test_other_controls_are_refused_but_text_keeps_tab_and_newline(client: Clien
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
-        ("/catalog/search", {"query": "café\x00"}, "query"),
-        ("/catalog/search", {"query": "café", "context": {"x": {"y": "\x00"}}}, "context.x.y"),
-        ("/catalog/search", {"query": "café", "signals": {"k\x00": "v"}}, "signals.'k\\x00'"),
-        ("/catalog/lookup", {"ids": ["prod_\x00"]}, "ids[0]"),
-        ("/catalog/product", {"id": "SKU-CAFE-500G\x00"}, "id"),
+        ("/catalog/search", {"query": "café\x00"}, "$.query"),
+        ("/catalog/search", {"query": "café", "context": {"x": {"y": "\x00"}}}, "$.context.x.y"),
+        ("/catalog/search", {"query": "café", "signals": {"k\x00": "v"}}, "$.signals['k\\u0000']"),
+        ("/catalog/lookup", {"ids": ["prod_\x00"]}, "$.ids[0]"),
+        ("/catalog/product", {"id": "SKU-CAFE-500G\x00"}, "$.id"),
     ],
 )
 def test_nul_in_catalog_requests_is_a_400(
@@ -143,10 +144,10 @@ def test_nul_in_a_path_id_is_a_400(client: Client, headers: dict[str, str], meth
         (
             "create_checkout",
             {"checkout": {"line_items": [LINE], "buyer": {"last_name": "S\x00"}}},
-            "checkout.buyer.last_name",
+            "$.checkout.buyer.last_name",
         ),
-        ("get_checkout", {"id": "chk_\x00"}, "id"),
-        ("search_catalog", {"catalog": {"query": "café", "signals": {"a": ["\x00"]}}}, "catalog.signals.a[0]"),
+        ("get_checkout", {"id": "chk_\x00"}, "$.id"),
+        ("search_catalog", {"catalog": {"query": "café", "signals": {"a": ["\x00"]}}}, "$.catalog.signals.a[0]"),
     ],
 )
 def test_nul_over_mcp_is_invalid_params(
@@ -166,7 +167,8 @@ def test_nul_over_mcp_is_invalid_params(
     error = response.json()["error"]
     assert response.status_code == 400
     assert error["code"] == -32602
-    assert f"caractere de controle U+0000 não é permitido em {field}" in error["message"], error
+    assert f"{field}: caractere de controle U+0000 não é permitido" in error["message"], error
+    assert error["data"]["fields"] == {field: "caractere de controle U+0000 não é permitido"}
     assert Checkout.objects.count() == 0
 
 
@@ -177,7 +179,7 @@ def test_nul_in_a_typed_tool_argument_is_invalid_params(live_mcp: Any, transacti
     response = test_mcp_helpers.raw_post(live_mcp.mcp_url, test_mcp_helpers.tools_call("inventory.check", arguments))
     error = response.json()["error"]
     assert (response.status_code, error["code"]) == (400, -32602)
-    assert "caractere de controle U+0000 não é permitido em items[0].sku" in error["message"], error
+    assert "$.items[0].sku: caractere de controle U+0000 não é permitido" in error["message"], error
 
 
 # --- A2A ----------------------------------------------------------------------------------------------------
@@ -188,9 +190,9 @@ def test_nul_in_a_typed_tool_argument_is_invalid_params(live_mcp: Any, transacti
 @pytest.mark.parametrize(
     ("message", "field"),
     [
-        ({"parts": [{"text": "quero café\x00"}]}, "message.parts[0].text"),
-        ({"parts": [{"text": "oi"}], "messageId": "m\x00"}, "message.messageId"),
-        ({"parts": [{"text": "oi"}], "contextId": "c\x00"}, "message.contextId"),
+        ({"parts": [{"text": "quero café\x00"}]}, "$.message.parts[0].text"),
+        ({"parts": [{"text": "oi"}], "messageId": "m\x00"}, "$.message.messageId"),
+        ({"parts": [{"text": "oi"}], "contextId": "c\x00"}, "$.message.contextId"),
         (
             {
                 "parts": [
@@ -200,7 +202,7 @@ def test_nul_in_a_typed_tool_argument_is_invalid_params(live_mcp: Any, transacti
                     }
                 ]
             },
-            "message.parts[0].data.product_id",
+            "$.product_id",
         ),
     ],
 )
@@ -216,5 +218,5 @@ def test_nul_over_a2a_is_invalid_params(server: LiveServer, message: dict[str, A
     response = httpx.post(server.a2a_url, content=json.dumps(body).encode(), headers=SEED_HEADERS, timeout=30)
     error = response.json()["error"]
     assert error["code"] == -32602, error
-    assert f"caractere de controle U+0000 não é permitido em {field}" in error["message"], error
+    assert error["message"] == f"Campo inválido {field}: caractere de controle U+0000 não é permitido", error
     assert A2AContext.objects.count() == 0

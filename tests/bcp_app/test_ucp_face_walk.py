@@ -17,11 +17,13 @@ Responses are parsed with the official UCP SDK's 2026-01-11 models where they ha
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from ucp_sdk.models.schemas.shopping import fulfillment_resp
 from ucp_sdk.models.schemas.shopping.order import Order
 from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
@@ -35,12 +37,15 @@ from bcp_app.service.platforms import platform_create
 from orders.models import Order as OrderRow
 from orders.services import order_cancel
 from payments.installments import InstallmentPolicy, plan_for
+from payments.models import CardPayment
 from payments.sandbox import services as sandbox
+from payments.tasks import reconcile_card_payments
 from shop.models import StoreSettings
 from tests.bcp_app import test_ucp_face
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.rest_helpers import SP, catalog
 from tests.bcp_app.test_ucp_face import V, pac_chosen, post, put, ucp_profile
+from tests.payments.fake_pagarme import FakePagarmeServer, webhook_authorization
 
 ucp_headers = test_ucp_face.ucp_headers  # the fixture: a registered UCP 2026-01-11 platform with Google Pay
 
@@ -427,3 +432,49 @@ def test_a_charged_card_is_listed_with_the_gateways_brand_and_last_digits(
         "brand": "visa",
         "last_digits": "1111",
     }
+
+
+@pytest.mark.parametrize("approval", ["webhook", "sweep"])
+def test_a_card_approved_after_complete_is_listed_with_the_gateways_brand_and_last_digits(
+    client: Client,
+    ucp_headers: dict[str, str],
+    pagarme: FakePagarmeServer,
+    django_capture_on_commit_callbacks: Any,
+    approval: str,
+) -> None:
+    """The same listing when complete could not hear the gateway (Pagar.me's adapter against its fake on loopback:
+    the capture happens, every answer is lost) and the card is approved later, by the gateway's `charge.paid`
+    webhook or by the pending sweep asking the gateway: the order is placed outside complete, so the brand and last
+    digits come from the card payment the gateway's answer wrote, not from complete's instrument."""
+    checkout_id, state = addressed(client, ucp_headers)
+    chosen = {"selected_instrument_id": "instr_card", "instruments": [CARD_INSTRUMENT]}
+    put(client, f"/checkout-sessions/{checkout_id}", ucp_headers, {**state, "payment": chosen})
+    pagarme.state.die_after_capture = 3
+    card = {**CARD_INSTRUMENT, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_approved"}}
+    pending = post(client, f"/checkout-sessions/{checkout_id}/complete", ucp_headers, {"payment_data": card}, key="p")
+    assert pending.json()["status"] == "complete_in_progress", pending.content
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if approval == "webhook":
+            charge_id = CardPayment.objects.get(reference=checkout_id).gateway_reference
+            hook = client.post(
+                "/payments/card/webhook",
+                data=json.dumps(pagarme.webhook("charge.paid", charge_id)),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=webhook_authorization(),
+            )
+            assert hook.status_code == 200, hook.content
+        else:
+            earlier = timezone.now() - timedelta(minutes=10)
+            CardPayment.objects.filter(reference=checkout_id).update(updated_at=earlier)
+            assert reconcile_card_payments() == 1  # the sweep asks the gateway by order code
+    read = client.get(f"/ucp/v1/checkout-sessions/{checkout_id}", headers=ucp_headers)
+
+    body = read.json()
+    assert body["status"] == "completed", body
+    assert body["payment"]["instruments"] == [
+        {"id": "instr_card", "handler_id": "gpay", "type": "card", "brand": "Visa", "last_digits": "1111"}
+    ]
+    instrument = fulfillment_resp.Checkout(**body).payment.instruments[0].root
+    assert (instrument.brand, instrument.last_digits) == ("Visa", "1111")
+    assert "411111" not in read.content.decode() and "tok_approved" not in read.content.decode()

@@ -185,6 +185,30 @@ def test_the_profile_travels_in_meta_and_errors_carry_ucps_error_object(platform
     assert canceled["status"] == "canceled"
 
 
+def test_errors_name_the_idempotency_key_and_profile_as_the_ucp_agent_sent_them(platform: UcpPlatform) -> None:
+    """The UCP face passes `idempotency_key` and `_meta.ucp.profile` to the BCP tool as its `meta`; a key or profile
+    the BCP tool refused was named `meta["idempotency-key"]` / `$.meta['idempotency-key']` /
+    `$.meta['ucp-agent'].profile`, arguments a UCP agent never sends (checkout-mcp.md's `idempotency_key`)."""
+    line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    created = platform.tool("create_checkout", checkout=line)
+    spaced = platform.error("cancel_checkout", id=created["id"], idempotency_key="chave com espaço")
+    bell = platform.error("create_checkout", checkout=line, idempotency_key="k\x07")
+    profile = platform.error("create_checkout", meta={"ucp": {"profile": "https://p\x07"}}, checkout=line)
+
+    assert (spaced.data["code"], spaced.message) == (
+        "invalid_request",
+        "idempotency_key deve ter de 1 a 255 caracteres ASCII visíveis.",
+    )
+    assert spaced.data["errors"][0]["message"] == spaced.message
+    assert bell.data["fields"] == {"$.idempotency_key": "caractere de controle U+0007 não é permitido"}
+    assert bell.message == (
+        "Argumentos inválidos para create_checkout: $.idempotency_key: caractere de controle U+0007 não é permitido"
+    )
+    assert profile.data["fields"] == {"_meta.ucp.profile": "caractere de controle U+0007 não é permitido"}
+    for error in (spaced, bell, profile):
+        assert "meta[" not in str(error.data) and "meta[" not in error.message, error.data
+
+
 def test_discovery_names_the_mcp_endpoint(platform: UcpPlatform) -> None:
     import httpx
 

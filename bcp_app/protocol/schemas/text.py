@@ -18,8 +18,7 @@ from pydantic import BaseModel, GetJsonSchemaHandler, ValidationInfo, field_vali
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from kernel.json_limits import control_in
-from kernel.json_limits import find_control_character as _find
+from kernel.json_limits import Location, control_in, find_control_location
 
 _ID_KEYS = frozenset({"id", "codes", "sku", "txid"})
 
@@ -49,20 +48,23 @@ def is_id_key(key: str) -> bool:
     return key in _ID_KEYS or key.endswith(("_id", "_ids", "Id", "Ids"))  # snake_case BCP, camelCase A2A
 
 
-def find_control_character(value: Any, path: str) -> tuple[str, str] | None:
-    """(path, `U+00XX`) of the first control character in `value`, named from `path`; None when clean."""
+def find_control_character(value: Any, loc: Location) -> tuple[Location, str] | None:
+    """(location, `U+00XX`) of the first control character in `value`, which `loc` locates; None when clean.
+    The location is pydantic's `loc` form (`("buyer", "first_name")`), so it becomes the JSONPath every other
+    field error names (`field_errors.field_path`)."""
+    strict = bool(loc) and isinstance(loc[-1], str) and is_id_key(loc[-1])
     # Most calls are one member of a model (every field of every nested model runs this): a string or a number
     # is answered here, without the walk's stack of containers (issue 34: a few per cent of a request).
     if isinstance(value, str):
         if value.isprintable():  # no control character at all (str.isprintable is False for every Cc): clean
             return None
-        char = control_in(value, identifier=is_id_key(path.rsplit(".", 1)[-1]))
-        return (path, char) if char else None
+        char = control_in(value, identifier=strict)
+        return (loc, char) if char else None
     if value is None or isinstance(value, int | float):
         return None
     if isinstance(value, dict | list) and _escape_free(value):
         return None
-    return _find(value, path, identifier=is_id_key(path.rsplit(".", 1)[-1]), is_id_key=is_id_key)
+    return find_control_location(value, loc, identifier=strict, is_id_key=is_id_key)
 
 
 def _escape_free(value: dict[Any, Any] | list[Any]) -> bool:
@@ -81,6 +83,11 @@ def control_character_message(path: str, char: str) -> str:
     return f"caractere de controle {char} não é permitido em {path}"
 
 
+# The text of a control character in a request member; the transport names the member before it, as the
+# JSONPath of every other field error (`Campo inválido $.buyer.first_name: …`).
+CONTROL_CHARACTER = "caractere de controle {char} não é permitido"
+
+
 class NoControlCharacters(BaseModel):
     """Base of every model a platform sends: a string with a control character is invalid, naming its member.
 
@@ -93,14 +100,12 @@ class NoControlCharacters(BaseModel):
     def _reject_control_characters(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, float) and value.is_integer() and info.field_name in _integer_fields(cls):
             value = int(value)  # JSON Schema's `integer` includes 2.0 (the OpenAPI says integer; accept what it says)
-        found = find_control_character(value, info.field_name or "")
+        found = find_control_character(value, (info.field_name or "",))
         if found is not None:
             where, char = found
-            raise PydanticCustomError(
-                "control_character",
-                "caractere de controle {char} não é permitido em {path}",
-                {"char": char, "path": where},
-            )
+            # pydantic's `loc` stops at this field (by its alias); `below` locates the string inside it, so that
+            # `field_errors.error_loc` names the string itself
+            raise PydanticCustomError("control_character", CONTROL_CHARACTER, {"char": char, "below": where[1:]})
         return value
 
     @classmethod

@@ -31,7 +31,7 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from bcp_app.protocol.field_errors import error_text, field_path
+from bcp_app.protocol.field_errors import error_loc, error_text, field_path
 from bcp_app.protocol.schemas.text import NoControlCharacters
 
 AVAILABILITY_URLS = ("https://schema.org/InStock", "https://schema.org/OutOfStock", "https://schema.org/PreOrder")
@@ -352,7 +352,7 @@ def describe_validation_error(exc: ValidationError) -> tuple[str, dict[str, str]
         # Else the texts every BCP transport uses: Portuguese, not pydantic's English.
         message = str(cause).split(": ", 1)[-1] if isinstance(cause, CrossFieldError) else error_text(error)
         named = getattr(cause, "fields", ())
-        fields = tuple(field_path((name,)) for name in named) if named else (field_path(error["loc"]),)
+        fields = tuple(field_path((name,)) for name in named) if named else (field_path(error_loc(error)),)
         for field in fields:
             problems.setdefault(field, message)
         lines.append(f"{', '.join(fields)}: {message}")

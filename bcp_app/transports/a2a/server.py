@@ -71,9 +71,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.field_errors import field_path
 from bcp_app.protocol.names import A2A_EXTENSION_URI
 from bcp_app.protocol.results import body_bytes
-from bcp_app.protocol.schemas.text import control_character_message, find_control_character
+from bcp_app.protocol.schemas.text import CONTROL_CHARACTER, find_control_character
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import a2a_tasks, outbound, ratelimit
 from bcp_app.service.context import SignedRequest, resolve_context
@@ -199,6 +200,15 @@ STATE_INCOMING = "bcp_incoming"  # the message as the platform sent it (before t
 STATE_REPLY = "bcp_reply"  # our reply dict, rendered verbatim
 STATE_ERROR = "bcp_error"  # a ProtocolError raised by the business layer
 STATE_UCP_REQUEST = "bcp_ucp_request"  # a UCP platform's Create/Update intent part, as sent (`checkout_request`)
+
+
+def _message_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A place in the message as the other field errors name it: inside a data part, relative to the data (the
+    checkout's `$.buyer.first_name`, as `$.line_items[0].quantity`); elsewhere, in the request's params
+    (`$.message.messageId`, `$.message.parts[0].text`)."""
+    if len(loc) > 2 and loc[0] == "parts" and loc[2] == "data":
+        return loc[3:]
+    return ("message", *loc)
 
 
 def a2a_error(error: ProtocolError) -> A2AError:
@@ -424,10 +434,14 @@ class BcpRequestHandler(DefaultRequestHandler):
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:  # type: ignore[override]
         # Keep the message exactly as sent: the SDK fills in contextId/taskId when they are missing.
         context.state[STATE_INCOMING] = message_to_dict(params.message)
-        found = find_control_character(context.state[STATE_INCOMING], "message")
+        found = find_control_character(context.state[STATE_INCOMING], ())
         if found is not None:  # Postgres refuses U+0000: never let one reach the contexts or the engine
+            where, char = found
             raise a2a_error(
-                ProtocolError("invalid_request", f"Campo inválido {found[0]}: {control_character_message(*found)}")
+                ProtocolError(
+                    "invalid_request",
+                    f"Campo inválido {field_path(_message_loc(where))}: {CONTROL_CHARACTER.format(char=char)}",
+                )
             )
         if speaks_ucp(context.state["headers"]):
             context.state[STATE_UCP_REQUEST] = checkout_request(context.state[STATE_INCOMING])

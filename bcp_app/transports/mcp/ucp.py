@@ -30,6 +30,14 @@ UUID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "description"
 ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 100, "description": "Id do checkout ou do pedido."}
 OBJECT = {"type": "object"}
 Renames = tuple[tuple[str, str], ...]
+# The BCP tool's `meta`, which this face builds from what the UCP agent sent (`idempotency_key`, `_meta.ucp.profile`):
+# its errors name those, not members the agent never saw (`tools.META_KEY_FIELD`, the JSONPaths of `describe`).
+META_RENAMES: Renames = (
+    ('meta["idempotency-key"]', "idempotency_key"),
+    ("$.meta['idempotency-key']", "$.idempotency_key"),
+    ('meta["ucp-agent"].profile', "_meta.ucp.profile"),
+    ("$.meta['ucp-agent'].profile", "_meta.ucp.profile"),
+)
 
 
 @dataclass(frozen=True)
@@ -208,7 +216,7 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
         if unknown or missing:
             fields = {name: "argumento desconhecido" for name in unknown} | {name: "obrigatório" for name in missing}
             raise invalid_params(f"Argumentos inválidos para {spec.name}: {', '.join(fields)}.", fields)
-        names = spec.renames(arguments) if spec.renames is not None else ()
+        names = (*META_RENAMES, *(spec.renames(arguments) if spec.renames is not None else ()))
         try:
             meta: dict[str, Any] = {"ucp-agent": {"profile": _profile(call)}}
             if "idempotency_key" in arguments:
