@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 from bcp_app.models import A2ATask, Ap2Mandate, IdempotencyRecord, Platform, WebhookAttempt, WebhookDelivery
 from bcp_app.service.platforms import platform_revoke
 from bcp_app.tasks import deliver_order_webhook
+from kernel.admin_actions import RefusedActionMessage
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -24,7 +25,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Platform)
-class PlatformAdmin(admin.ModelAdmin):
+class PlatformAdmin(RefusedActionMessage, admin.ModelAdmin):
     list_display = ["name", "public_id", "profile_url", "active", "created_at", "revoked_at"]
     list_filter = ["active"]
     search_fields = ["name", "public_id", "profile_url"]
@@ -36,7 +37,7 @@ class PlatformAdmin(admin.ModelAdmin):
         # New platforms need a key shown once: `manage.py bcp_platform add` does that.
         return False
 
-    @admin.action(description=_("Revogar a chave de API das plataformas selecionadas"))
+    @admin.action(description=_("Revogar a chave de API das plataformas selecionadas"), permissions=["change"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[Platform]) -> None:
         for platform in queryset:
             platform_revoke(public_id=platform.public_id)
@@ -56,7 +57,7 @@ class WebhookAttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
+class WebhookDeliveryAdmin(RefusedActionMessage, ReadOnlyAdmin):
     list_display = [
         "webhook_id",
         "order_id",
@@ -74,7 +75,11 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     inlines = [WebhookAttemptInline]
     actions = ["retry_now"]
 
-    @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"))
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        # The list is read-only (a delivery changes only by its attempts): retrying needs the change permission.
+        return request.user.has_perm("bcp_app.change_webhookdelivery")
+
+    @admin.action(description=_("Tentar entregar de novo agora (mesmo Webhook-Id)"), permissions=["retry"])
     def retry_now(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
         # A delivered one was received; a superseded one would show the platform an older order than it has.
         done = (WebhookDelivery.Status.DELIVERED, WebhookDelivery.Status.SUPERSEDED)

@@ -20,6 +20,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from kernel.admin_actions import RefusedActionMessage
 from kernel.money import format_brl
 from shop.admin.catalog_forms import CategoryForm, ProductImageForm, ProductImageFormSet, VariantForm, VariantFormSet
 from shop.catalog import spreadsheet
@@ -150,7 +151,7 @@ IMPORT_SECONDS = 1800  # the preview's file waits this long for the confirmation
 
 
 @admin.register(Product)
-class ProductAdmin(admin.ModelAdmin):
+class ProductAdmin(RefusedActionMessage, admin.ModelAdmin):
     class Media:
         css = {"all": ("shop/admin-catalog.css",)}  # classes instead of style="…" (no inline styles under the CSP)
 
@@ -319,12 +320,12 @@ class ProductAdmin(admin.ModelAdmin):
             return format_html('<span class="stock-badge stock-low">{}</span>', _("Estoque baixo"))
         return format_html('<span class="stock-badge stock-ok">{}</span>', _("Em estoque"))
 
-    @admin.action(description=_("Ativar produtos selecionados"))
+    @admin.action(description=_("Ativar produtos selecionados"), permissions=["change"])
     def make_active(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
         queryset.update(active=True)
         _catalog_changed()
 
-    @admin.action(description=_("Desativar produtos selecionados"))
+    @admin.action(description=_("Desativar produtos selecionados"), permissions=["change"])
     def make_inactive(self, request: HttpRequest, queryset: QuerySet[Product]) -> None:
         queryset.update(active=False)
         _catalog_changed()

@@ -12,6 +12,7 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from kernel.admin_actions import RefusedActionMessage
 from shop.admin.br_fields import CepNumberField, check_cep_in_uf, clean_cep, clean_uf
 from shop.admin.money_forms import (
     CHECKOUT_STATUS_LABELS,
@@ -187,7 +188,7 @@ class CheckoutFulfillmentFilter(admin.SimpleListFilter):
 
 
 @admin.register(Checkout)
-class CheckoutAdmin(admin.ModelAdmin):
+class CheckoutAdmin(RefusedActionMessage, admin.ModelAdmin):
     """Checkouts change only through the engine; the admin shows them and can cancel."""
 
     list_display = ["code", "status_label", "email", "total_brl", "origin", "expires", "created"]
@@ -252,7 +253,7 @@ class CheckoutAdmin(admin.ModelAdmin):
                 messages.WARNING,
             )
 
-    @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"))
+    @admin.action(description=_("Cancelar checkouts selecionados (libera estoque)"), permissions=["change"])
     def cancel_checkouts(self, request: HttpRequest, queryset: QuerySet[Checkout]) -> None:
         done = 0
         for public_id in queryset.values_list("public_id", flat=True):

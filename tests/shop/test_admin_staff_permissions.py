@@ -7,17 +7,21 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from bcp_app.models import WebhookDelivery
+from bcp_app.service.platforms import platform_create
 from fiscal.models import FiscalDocument
 from orders.models import Adjustment, Order, OrderEvent
 from payments.med.models import PixInfraction, PixInfractionAnswer
 from shop.admin.subscriptions import event_detail_text
-from shop.models import Product, Subscription, SubscriptionEvent
+from shop.models import Checkout, Product, Subscription, SubscriptionEvent
 from shop.subscriptions.services import subscription_create
+from tests.shop.checkout_factories import make_variant
 from tests.shop.test_admin_subscription_words import ADDRESS, cancelled  # noqa: F401  (the fixture: a plan and a subscription)
 from tests.shop.test_fiscal_lifecycle import fiscal_store  # noqa: F401  (the fixture: a store that issues NF-e)
 from tests.shop.test_fiscal_lifecycle import paid_order as fiscal_paid_order
@@ -181,3 +185,41 @@ def test_a_crafted_order_or_nfe_action_without_the_permission_says_so(paid_order
     assert _messages(crafted) == [REFUSED.format("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)")]
     assert FiscalDocument.objects.get().attempt == document.attempt
     assert not OrderEvent.objects.filter(order=paid_order).exclude(actor="").exists()
+
+
+def test_bulk_actions_that_change_catalogue_checkouts_or_platforms_need_more_than_viewing(
+    admin_client: Client,
+) -> None:
+    """QA (h40st2): activating products, cancelling checkouts, revoking a platform's API key and re-sending webhooks
+    were open to any staff member who could open the list."""
+    product = make_variant().product
+    Product.objects.filter(pk=product.pk).update(active=False)
+    platform = platform_create(name="Agente", profile_url="https://agente.example.com/perfil.json").platform
+    delivery = WebhookDelivery.objects.create(
+        order_id="ord_x", platform_id=platform.public_id, url="https://agente.example.com/h", event="placed",
+        body="{}", status="failed",
+    )  # fmt: skip
+    viewer = _staff(
+        "olhar", "shop.view_product", "shop.view_checkout", "bcp_app.view_platform", "bcp_app.view_webhookdelivery"
+    )
+    cases = [
+        ("/admin/shop/product/", "make_active", product.pk, "Ativar produtos selecionados"),
+        ("/admin/bcp_app/platform/", "revoke", platform.pk, "Revogar a chave de API das plataformas selecionadas"),
+        ("/admin/bcp_app/webhookdelivery/", "retry_now", delivery.pk, "Tentar entregar de novo agora"),
+    ]
+    for url, action, pk, description in cases:
+        assert f'value="{action}"' not in viewer.get(url).content.decode()  # not offered
+        crafted = viewer.post(url, {"action": action, "_selected_action": [pk]}, follow=True)
+        assert f"Você não tem permissão para a ação “{description}" in " ".join(_messages(crafted))
+        assert f'value="{action}"' in admin_client.get(url).content.decode()  # offered to who may
+    product.refresh_from_db()
+    platform.refresh_from_db()
+    delivery.refresh_from_db()
+    assert (product.active, platform.active, delivery.status) == (False, True, "failed")  # nothing changed
+    # The checkout list shows no action form while it is empty: ask its admin what each person is offered.
+    checkout_admin = admin.site._registry[Checkout]
+    request = RequestFactory().get("/admin/shop/checkout/")
+    request.user = User.objects.get(username="olhar")
+    assert "cancel_checkouts" not in checkout_admin.get_actions(request)
+    request.user = User.objects.filter(is_superuser=True).first()
+    assert "cancel_checkouts" in checkout_admin.get_actions(request)
