@@ -120,7 +120,10 @@ def test_success_token_is_approved() -> None:
     result = card_payment_authorize(reference="checkout_c", amount=5000, handler_id="gpay", token="success_token")
 
     payment = CardPayment.objects.get()
-    assert result == CardPaymentResult(True, "", "Pagamento aprovado", payment.payment_id)
+    # The card charged, as the sandbox gateway tells it (the test card's brand and last digits, never the number).
+    assert result == CardPaymentResult(
+        True, "", "Pagamento aprovado", payment.payment_id, brand="visa", last_digits="1111"
+    )
     assert payment.payment_id.startswith("cardpay_")
     assert (payment.status, payment.amount, payment.handler_id) == ("approved", 5000, "gpay")
     assert payment.token_fingerprint == hashlib.sha256(b"success_token").hexdigest()
