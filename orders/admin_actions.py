@@ -154,6 +154,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             lines=form.line_quantities(),
             actor=actor,
         )
+        if not event.tracking_number:
+            return str(_("Envio registrado (sem código de rastreio)."))
         return str(_("Envio registrado: %(code)s")) % {"code": event.tracking_number}
     if slug == "deliver":
         order_mark_delivered(

@@ -80,8 +80,13 @@ class OrderActionForm(forms.Form):
 
 class ShipmentForm(OrderActionForm):
     line_limit_attr = "shipped"
-    tracking_number = forms.CharField(label=_("Código de rastreio"), max_length=64)
-    carrier = forms.CharField(label=_("Transportadora"), max_length=80, initial="Correios", required=False)
+    tracking_number = forms.CharField(
+        label=_("Código de rastreio"),
+        max_length=64,
+        required=False,
+        help_text=_("Obrigatório nos Correios; vazio numa entrega sem rastreio (motoboy, entrega própria)."),
+    )
+    carrier = forms.CharField(label=_("Transportadora"), max_length=80, required=False)
     tracking_url = forms.URLField(
         label=_("Link de rastreio"),
         required=False,
@@ -89,6 +94,11 @@ class ShipmentForm(OrderActionForm):
         help_text=_("Vazio: para os Correios o link é montado a partir do código."),
     )
     description = forms.CharField(label=_("Descrição"), max_length=255, required=False)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        # The carrier of the method the buyer chose (empty: none named; a Correios-shaped code still names it).
+        self.fields["carrier"].initial = order.fulfillment_carrier
 
 
 class TrackingFixForm(OrderActionForm):

@@ -31,6 +31,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.selectors import with_actor_labels
+from orders.summary import expectation_items_now
 
 
 def _short(value: datetime | None) -> str:
@@ -105,9 +106,22 @@ class ExpectationInline(ReadOnlyInline):
     def available(self, expectation: FulfillmentExpectation) -> str:
         return fulfillable_on_label(expectation.fulfillable_on)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The order's expectations and adjustments, to show what is still planned: one query each for all rows.
+        return super().get_queryset(request).prefetch_related("order__expectations", "order__adjustments")
+
     @admin.display(description=_("itens"))
     def items(self, expectation: FulfillmentExpectation) -> str:
-        return _items(expectation)
+        order = expectation.order
+        now = expectation_items_now(list(order.expectations.all()), list(order.adjustments.all()))
+        kept, gone = now.get(expectation.public_id, (expectation.line_items, []))
+        lines = {line.public_id: line for line in order.lines.all()}
+        # What the buyer's page still lists, then (not the original plan) the units cancelled since.
+        text = line_items_text(kept, lines)
+        if gone:
+            cancelled = _("cancelado: %(items)s") % {"items": line_items_text(gone, lines)}
+            text = f"{text} · {cancelled}" if text else str(cancelled)
+        return text
 
 
 class FulfillmentEventInline(ReadOnlyInline):

@@ -116,5 +116,5 @@ class ReturnReason(models.TextChoices):
 class ReturnRequester(models.TextChoices):
     """Who asked for a return (orders.services.returns.BUYER / PLATFORM): the order page or an agent's platform."""
 
-    BUYER = "buyer", _("comprador")
-    PLATFORM = "platform", _("plataforma")
+    BUYER = "buyer", _("Comprador")
+    PLATFORM = "platform", _("Plataforma")

@@ -82,6 +82,9 @@ class Order(models.Model):
         _("forma de entrega"), max_length=20, blank=True, choices=FulfillmentMethod.choices
     )
     fulfillment_title = models.CharField(_("opção de entrega"), max_length=120, blank=True)
+    # The chosen method's carrier ("Correios", "Entrega local"…): the shipment form starts from it, and a
+    # Correios shipment needs its tracking code while the store's own courier has none.
+    fulfillment_carrier = models.CharField(_("transportadora da entrega"), max_length=80, blank=True, default="")
     fulfillment_description = models.CharField(_("prazo"), max_length=255, blank=True)
     # street, number, complement, neighborhood, city, state, postal_code, country (+ name for pickup).
     destination = models.JSONField(_("endereço"), default=dict, blank=True)

@@ -7,6 +7,7 @@ items, refunds done or under way — is added as rows after them, so the money s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -18,6 +19,7 @@ from orders.models import (
     AdjustmentType,
     FulfillmentEvent,
     FulfillmentEventType,
+    FulfillmentExpectation,
     FulfillmentMethod,
     Order,
     OrderLine,
@@ -142,3 +144,32 @@ def superseded_tracking(events: list[FulfillmentEvent]) -> set[int]:
     corrected = {event.corrects_id for event in events if event.corrects_id in by_pk}
     current = {current_tracking(by_pk[pk], events).pk for pk in corrected}
     return corrected | {event.pk for event in events if event.corrects_id in corrected and event.pk not in current}
+
+
+def expectation_items_now(
+    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment]
+) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Each expectation's items as the order is now, by its public id: (still in it, cancelled since).
+
+    Expectations keep the plan as placed (BCP §7 expectations are only split, merged or re-dated); the units a
+    cancellation took off are taken from the last expectation back, as what was planned later leaves the shop last.
+    """
+    cancelled: dict[str, int] = {}
+    for adjustment in adjustments:
+        if adjustment.type == AdjustmentType.CANCELLATION:
+            for item in adjustment.line_items or ():
+                cancelled[str(item["id"])] = cancelled.get(str(item["id"]), 0) + abs(int(item["quantity"]))
+    result: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for expectation in reversed(expectations):
+        kept: list[dict[str, Any]] = []
+        gone: list[dict[str, Any]] = []
+        for item in expectation.line_items:
+            line_id, quantity = str(item["id"]), int(item["quantity"])
+            taken = min(quantity, cancelled.get(line_id, 0))
+            cancelled[line_id] = cancelled.get(line_id, 0) - taken
+            if quantity - taken:
+                kept.append({"id": line_id, "quantity": quantity - taken})
+            if taken:
+                gone.append({"id": line_id, "quantity": taken})
+        result[expectation.public_id] = (kept, gone)
+    return result

@@ -43,6 +43,7 @@ class PlacedCheckout:
     first_installment: int = 0
     # The store policies in force at placement (`shop.store.policies.Policy` as dicts), kept with the order.
     policies: list[dict[str, Any]] = field(default_factory=list)
+    fulfillment_carrier: str = ""  # the chosen method's carrier, e.g. "Correios"; empty: none named
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,8 @@ def fulfillment_event_create(
     ):
         refuse_if_disputed(order)
     known = lock_lines(order)
+    if kind == FulfillmentEventType.SHIPPED and not carrier.strip() and not tracking_number.strip():
+        carrier = order.fulfillment_carrier  # no code, no carrier named: the one of the method the buyer chose
     number, url, carrier = clean_tracking(tracking_number, tracking_url, carrier)
     tracked = kind == FulfillmentEventType.DELIVERED and bool(number)
     requested = list(lines) if lines else _default_lines(kind, known, order.fulfillment_method, tracked=tracked)
@@ -204,8 +206,13 @@ def fulfillment_event_create(
                 sku=line.sku,
                 allowed=allowed,
             )
-    if kind == FulfillmentEventType.SHIPPED and order.fulfillment_method == "shipping" and not number:
-        raise OrderError("tracking_number", _("Informe o código de rastreio."), code="tracking_required")
+    # Correios always gives a tracking code; the store's own courier (motoboy, entrega local) has none.
+    if kind == FulfillmentEventType.SHIPPED and not number and carrier.lower() == CORREIOS.lower():
+        raise OrderError(
+            "tracking_number",
+            _("Informe o código de rastreio: todo envio pelos Correios tem um."),
+            code="tracking_required",
+        )
     if occurred_at is not None and timezone.is_naive(occurred_at):
         raise OrderError("occurred_at", _("Informe a data com fuso horário."), code="naive_datetime")
     event = FulfillmentEvent.objects.create(

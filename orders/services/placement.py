@@ -185,6 +185,7 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
         buyer_tax_id=_cut(checkout.buyer_tax_id, 14),
         fulfillment_method=checkout.fulfillment_method or "",
         fulfillment_title=_cut(checkout.fulfillment_title, 120),
+        fulfillment_carrier=_cut(checkout.fulfillment_carrier, 80),
         fulfillment_description=_cut(checkout.fulfillment_description, 255),
         destination={str(k): str(v) for k, v in (checkout.destination or {}).items() if v is not None},
         totals=totals,

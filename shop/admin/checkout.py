@@ -125,6 +125,7 @@ class CouponAdmin(admin.ModelAdmin):
     min_subtotal_brl = brl_column("min_subtotal", _("subtotal mínimo"))
     list_filter = ["kind", "active", "stackable"]
     search_fields = ["code", "title"]
+    empty_value_display = "—"  # as the R$ columns show an empty value (Django's default is "-")
 
 
 @admin.register(CouponRedemption)

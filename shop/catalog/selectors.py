@@ -266,8 +266,13 @@ def _ordered(qs: QuerySet[Product], *, sort: str, ranked: bool) -> QuerySet[Prod
     qs = qs.annotate(
         min_price=Subquery(_active_variants().filter(product=OuterRef("pk")).order_by("price").values("price")[:1])
     )
+    if sort == "relevance":
+        # The default listing (a category, a search) shows what can be bought first: a product none of whose
+        # variants has stock or takes backorders goes after the others, in the same order among themselves.
+        orderable = _active_variants().filter(product=OuterRef("pk")).filter(Q(stock__gt=0) | Q(allow_backorder=True))
+        qs = qs.annotate(orderable=Exists(orderable))
     ordering = {
-        "relevance": ["-rank", "title", "id"] if ranked else ["title", "id"],
+        "relevance": ["-orderable", "-rank", "title", "id"] if ranked else ["-orderable", "title", "id"],
         "price_asc": ["min_price", "title", "id"],
         "price_desc": ["-min_price", "title", "id"],
         "newest": ["-created_at", "-id"],

@@ -226,6 +226,7 @@ def place_order(
         fulfillment_method=checkout.fulfillment_type or "digital",
         fulfillment_title=str(option.get("title", "")) or ("Entrega digital" if not checkout.fulfillment_type else ""),
         fulfillment_description=str(option.get("description", "")),
+        fulfillment_carrier=str(option.get("carrier", "")),
         destination=_destination(checkout),
         platform_id=checkout.platform_id,
         language=checkout.language,

@@ -38,7 +38,7 @@ class ShippingMethod(models.Model):
 
     KIND_SHIPPING = "shipping"
     KIND_PICKUP = "pickup"
-    KIND_CHOICES = [(KIND_SHIPPING, _("entrega")), (KIND_PICKUP, _("retirada"))]
+    KIND_CHOICES = [(KIND_SHIPPING, _("Entrega")), (KIND_PICKUP, _("Retirada"))]  # labels as lists show them
 
     code = models.SlugField(_("código (id da opção)"), max_length=40, unique=True)
     title = models.CharField(_("título"), max_length=60)
@@ -142,10 +142,15 @@ class PickupLocation(models.Model):
 class Coupon(models.Model):
     KIND_PERCENT = "percent"
     KIND_FIXED = "fixed"
-    KIND_CHOICES = [(KIND_PERCENT, _("percentual")), (KIND_FIXED, _("valor fixo"))]
+    KIND_CHOICES = [(KIND_PERCENT, _("Percentual")), (KIND_FIXED, _("Valor fixo"))]  # labels as lists show them
 
     # Stored upper-case; matching is case-insensitive (BCP §10).
-    code = models.CharField(_("código"), max_length=40, unique=True)
+    code = models.CharField(
+        _("código"),
+        max_length=40,
+        unique=True,
+        error_messages={"unique": _("Já existe um cupom com este código.")},
+    )
     title = models.CharField(_("título"), max_length=120)
     kind = models.CharField(_("tipo"), max_length=10, choices=KIND_CHOICES)
     percent = models.PositiveSmallIntegerField(_("percentual"), null=True, blank=True)

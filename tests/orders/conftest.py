@@ -49,6 +49,7 @@ def make_checkout(
     email: str = "ana@example.com.br",
     method: str = "shipping",
     discounts: list[tuple[int, str]] | None = None,
+    carrier: str | None = None,
 ) -> PlacedCheckout:
     """lines = [(sku, unit_price, quantity)]; discounts = [(centavos off, label)], e.g. a coupon or the Pix
     discount; totals follow BCP §6 (subtotal, discount…, fulfillment, total)."""
@@ -91,6 +92,8 @@ def make_checkout(
         payment_reference=checkout_id,
         payment_txid=secrets.token_hex(16),
         paid_amount=total if paid else 0,
+        # a SEDEX order, as the checkout places it: the method's carrier
+        fulfillment_carrier=("Correios" if method == "shipping" else "") if carrier is None else carrier,
     )
 
 

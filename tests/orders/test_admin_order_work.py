@@ -4,13 +4,15 @@ check digit and a correction that re-notifies once, "entregue" only for what shi
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core import mail
 from django.test import Client
 
 from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
-from orders.services import correios_code_valid, order_cancel, order_ship
+from orders.services import correios_code_valid, expectation_split, order_cancel, order_ship
 from orders.types import LineQuantity
 from payments.models import PixPayment
 from payments.sandbox.services import PayOptions, pay
@@ -200,3 +202,30 @@ def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client:
     )
     response = admin_client.post(_action(whole, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
     assert "Pedido cancelado." in response.content.decode()
+
+
+def _expectation_items(html: str) -> list[str]:
+    """The "itens" cells of the expectations inline ("Expectativas de entrega"), in order."""
+    section = html.split('id="expectations-group"')[1].split("</fieldset>")[0]
+    return [
+        re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", cell)).strip()
+        for cell in re.findall(r'<td class="field-items">(.*?)</td>', section, re.S)
+    ]
+
+
+def test_expectations_in_the_admin_show_what_is_left_not_the_cancelled_units(admin_client: Client, place_order) -> None:
+    """QA F10: after a cancellation the admin's expectations listed the plan as placed (cancelled units included)."""
+    order = place_order(lines=[("CAM", 3000, 4)], freight=0)
+    line = order.lines.get()
+    first = order.expectations.get()
+    expectation_split(
+        order_id=order.public_id,
+        expectation_id=first.public_id,
+        lines=[LineQuantity(line.public_id, 2)],
+        description="Chega depois",
+    )
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    # the shipped units stay in the first expectation; the later one's units were cancelled
+    assert _expectation_items(html) == ["2× Produto CAM (CAM)", "cancelado: 2× Produto CAM (CAM)"]

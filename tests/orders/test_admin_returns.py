@@ -149,7 +149,7 @@ def test_the_change_page_reads_in_portuguese_with_items_and_money_formatted(plac
     for label in ("Pedido:", "Chave da solicitação:", "Pedida por:", "Itens:", "Valor reembolsado:"):
         assert label in html
     assert "Order:" not in html and "Request key:" not in html
-    assert '<div class="readonly">comprador</div>' in html
+    assert '<div class="readonly">Comprador</div>' in html
     assert "1 × Produto CAM (CAM)" in html and "&quot;quantity&quot;" not in html and '"quantity"' not in html
     assert "R$ 30,00" in html
 
@@ -248,3 +248,14 @@ def test_a_refund_of_zero_reads_as_closed_without_refund(place_order) -> None:
     html = _step(client, order, request, "refund", amount="0")
     assert "Devolução encerrada sem reembolso." in html and "Reembolso de R$ 0,00" not in html
     assert not Adjustment.objects.filter(order=order, type="refund").exists()
+
+
+def test_queue_filter_and_column_say_who_asked_capitalised(place_order) -> None:
+    """QA F9: the "quem pediu" filter read "comprador" / "plataforma" in lower case beside "Solicitada"."""
+    _order, request = _requested(place_order)
+    queue = _refunder().get("/admin/orders/returnrequest/").content.decode()
+    assert ">Comprador</a>" in queue
+    assert ">Plataforma</a>" in queue
+    assert '<td class="field-requested_by">Comprador</td>' in queue
+    assert ">comprador<" not in queue and ">plataforma<" not in queue
+    assert ReturnRequest.objects.get(pk=request.pk).requested_by == "buyer"  # the stored value stays

@@ -108,10 +108,10 @@ def test_shipping_twice_the_same_items_is_refused(place_order):
     assert error.value.field == "lines"
 
 
-def test_shipment_needs_a_tracking_code(place_order):
+def test_shipment_by_correios_needs_a_tracking_code(place_order):
     order = place_order()
     with pytest.raises(OrderError) as error:
-        order_ship(order_id=order.public_id, tracking_number="")
+        order_ship(order_id=order.public_id, tracking_number="", carrier="Correios")
     assert error.value.field == "tracking_number"
 
 

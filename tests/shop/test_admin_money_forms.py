@@ -66,12 +66,29 @@ def test_coupon_code_taken_in_other_letters_and_reversed_dates_are_refused(admin
     assert admin_client.post("/admin/shop/coupon/add/", COUPON).status_code == 302
     response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": " Caju10 "})
     assert response.status_code == 200
-    assert "Cupom com este Código já existe." in response.content.decode()
+    # QA F9: in the shop's words, on the code field (Django's default read "Cupom com este Código já existe.")
+    assert re.search(
+        r'<ul class="errorlist"[^>]*id="id_code_error"[^>]*><li>Já existe um cupom com este código.</li>',
+        response.content.decode(),
+    )
     dates = {"starts_at_0": "31/12/2026", "starts_at_1": "10:00", "ends_at_0": "01/12/2026", "ends_at_1": "10:00"}
     response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, "code": "NATAL", **dates})
     assert response.status_code == 200
     assert "O fim da validade deve ser depois do início." in response.content.decode()
     assert list(Coupon.objects.values_list("code", flat=True)) == ["CAJU10"]
+
+
+def test_coupon_list_writes_empty_cells_one_way_and_kinds_capitalised(admin_client: Client) -> None:
+    """QA F9: the list mixed "-" (empty percent, end date) with "—" (empty R$ columns), and read "percentual"."""
+    Coupon.objects.create(code="DEZ", title="Dez por cento", kind="percent", percent=10)
+    Coupon.objects.create(code="CAJU", title="Dez reais", kind="fixed", amount=1000)
+    html = admin_client.get("/admin/shop/coupon/").content.decode()
+    cells = [c.strip() for c in re.findall(r"<td class=\"field-[a-z_]+\"[^>]*>(.*?)</td>", html, re.S)]
+    assert "—" in cells and "-" not in cells
+    assert '<td class="field-kind">Percentual</td>' in html and '<td class="field-kind">Valor fixo</td>' in html
+    assert ">Percentual</a>" in html and ">Valor fixo</a>" in html  # the "tipo" filter
+    # stored values are unchanged
+    assert sorted(Coupon.objects.values_list("kind", flat=True)) == ["fixed", "percent"]
 
 
 def test_coupon_code_with_hyphen_and_underscore_is_kept_in_capitals(admin_client: Client) -> None:

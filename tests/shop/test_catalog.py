@@ -211,3 +211,22 @@ def test_variants_by_sku_one_query_skips_unknown_and_inactive(
     assert titles == {"CAFE-TORRADO-0": "Café Torrado Especial", "CANECA-AZUL-0": "Caneca Azul"}
     assert variants_by_sku([]) == {}
     assert variants_by_sku(["SKU\x00"]) == {}
+
+
+def test_default_listing_puts_sold_out_products_after_the_others(catalog: dict[str, Product], client) -> None:
+    """QA F8: "Bule de Ágata" (no stock, no backorder) was the first card of its category, by title."""
+    assert [p.slug for p in product_search(category_slug="casa").products] == ["caneca-azul", "bule-agata"]
+    # an explicit sort is the buyer's choice and stays as asked
+    assert [p.slug for p in product_search(category_slug="casa", sort="title").products] == [
+        "bule-agata",
+        "caneca-azul",
+    ]
+    # the storefront's category page (and its first card) says the same
+    html = client.get("/produtos/?category=casa").content.decode()
+    assert html.index("/produtos/caneca-azul/") < html.index("/produtos/bule-agata/")
+    # a search too: the sold-out exact match goes after the product that can be bought
+    _product("caneca", "Caneca", category=catalog["caneca"].category, prices=[3000], stock=0)
+    assert [p.slug for p in product_search(query="caneca").products] == ["caneca-azul", "caneca"]
+    # taking backorders counts as available: back in title order
+    Variant.objects.filter(product=catalog["bule"]).update(allow_backorder=True)
+    assert [p.slug for p in product_search(category_slug="casa").products] == ["bule-agata", "caneca-azul", "caneca"]
