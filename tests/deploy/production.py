@@ -114,12 +114,15 @@ def build_venv(folder: Path) -> Path:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k in {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"}
     }
-    subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
-        check=True,
-        env=env,
-        cwd=folder,
-    )
+    # uv (the project's installer, next to this interpreter after `make`) builds the same wheel with the same
+    # backend as the Dockerfile's pip, in a fifth of the time; pip where uv is absent.
+    uv = Path(sys.executable).parent / "uv"
+    if uv.exists():
+        command = [str(uv), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), str(source)]
+    else:
+        command = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        command.append(str(source))
+    subprocess.run(command, check=True, env=env, cwd=folder)
     return venv
 
 

@@ -1,10 +1,10 @@
 """Production smoke test: what the image does, without Docker (issue 12 item 3).
 
-A clean virtualenv with `pip install .`, the Dockerfile's collectstatic line, uvicorn as the Dockerfile's
-CMD with `DJANGO_DEBUG=false` and the `.env.example` variables (secrets replaced, sandbox PSP forced,
-loopback Postgres on a database of its own, Redis on the test broker). Every page a merchant's first
-customer, the merchant and an agent would touch answers 2xx/3xx, never 500. With the old Dockerfile
-(collectstatic under DEBUG, no manifest) every `{% static %}` page failed here.
+A clean virtualenv with the package installed from its wheel (as `pip install .`; uv builds it), the
+Dockerfile's collectstatic line, uvicorn as the Dockerfile's CMD with `DJANGO_DEBUG=false` and the `.env.example`
+variables (secrets replaced, sandbox PSP forced, loopback Postgres on a database of its own, Redis on the test
+broker). Every page a merchant's first customer, the merchant and an agent would touch answers 2xx/3xx, never 500.
+With the old Dockerfile (collectstatic under DEBUG, no manifest) every `{% static %}` page failed here.
 """
 
 from __future__ import annotations

@@ -132,6 +132,9 @@ class OutputContractError(Exception):
 
 
 VALIDATED_MEMO_SIZE = 1024  # distinct outputs remembered as valid per tool and process
+# Digests of output schemas already checked against their metaschema in this process: the check is most of an
+# application's start (each MCP face builds its tools), and a schema checked once stays valid.
+_CHECKED_SCHEMAS: set[bytes] = set()
 
 
 def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[..., None]:
@@ -145,7 +148,10 @@ def output_validator(name: str, schema: dict[str, Any] | None) -> Callable[..., 
         return lambda value, encoded=None: None
 
     validator_cls = validator_for(schema)
-    validator_cls.check_schema(schema)
+    schema_digest = hashlib.blake2b(compact_json(schema).encode(), digest_size=16).digest()
+    if schema_digest not in _CHECKED_SCHEMAS:
+        validator_cls.check_schema(schema)
+        _CHECKED_SCHEMAS.add(schema_digest)
     validator = validator_cls(schema)
     valid: set[bytes] = set()
 
