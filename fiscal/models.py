@@ -28,8 +28,8 @@ class FiscalDocument(models.Model):
         CANCELLED = "cancelled", _("cancelada")
 
     class Environment(models.TextChoices):
-        HOMOLOGATION = "homologacao", _("homologação")
-        PRODUCTION = "producao", _("produção")
+        HOMOLOGATION = "homologacao", _("Homologação")
+        PRODUCTION = "producao", _("Produção")
 
     order_ref = models.CharField(_("pedido"), max_length=64, unique=True)
     order_number = models.PositiveIntegerField(_("número do pedido"), null=True, blank=True)
