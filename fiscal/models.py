@@ -28,8 +28,8 @@ class FiscalDocument(models.Model):
         CANCELLED = "cancelled", _("cancelada")
 
     class Environment(models.TextChoices):
-        HOMOLOGATION = "homologacao", _("homologação")
-        PRODUCTION = "producao", _("produção")
+        HOMOLOGATION = "homologacao", _("Homologação")
+        PRODUCTION = "producao", _("Produção")
 
     order_ref = models.CharField(_("pedido"), max_length=64, unique=True)
     order_number = models.PositiveIntegerField(_("número do pedido"), null=True, blank=True)
@@ -62,6 +62,8 @@ class FiscalDocument(models.Model):
         verbose_name = _("nota fiscal")
         verbose_name_plural = _("notas fiscais")
         ordering = ["-created_at", "-id"]
+        # Issuing a note has fiscal effect (a number spent at the SEFAZ): its own permission, not the order's.
+        permissions = [("issue_fiscaldocument", _("Pode emitir e emitir novamente NF-e"))]
         constraints = [
             models.CheckConstraint(
                 condition=~models.Q(status="authorized") | models.Q(access_key__regex=r"^\d{44}$"),

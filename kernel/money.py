@@ -1,7 +1,8 @@
-"""The one money module: integer centavos ↔ "R$ 1.234,56" (display) and typed amounts (parsing).
+"""The one money module: integer centavos ↔ "R$ 1.234,56" / "R$1,234.56" (display, in the reader's language)
+and typed amounts (parsing, Brazilian first).
 
-It lives in `orders`, the leaf every other app may import (`orders` and `payments` import nothing of
-ours), so the storefront filter, the admin, e-mails, CSV, coupons and agent replies share one rule.
+It lives in `kernel`, which every app may import, so the storefront filter, the admin, e-mails, CSV, coupons and
+agent replies share one rule.
 Never floats: every conversion is integer arithmetic on the digits.
 """
 
@@ -10,17 +11,26 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 
-def format_brl(cents: int | None) -> str:
-    """12345678 → "R$ 123.456,78"; -500 → "-R$ 5,00"; None → ""."""
+def format_brl(cents: int | None, *, language: str | None = None) -> str:
+    """Reais as the reader writes them, in the active language unless `language` is given (CLDR's BRL format, as
+    Babel writes it): pt-BR 12345678 → "R$ 123.456,78", -500 → "-R$ 5,00"; English 12345678 → "R$123,456.78",
+    -500 → "-R$5.00"; None → "". Text that is Portuguese whatever the reader's language (a timeline entry stored
+    in Portuguese, the NF-e) passes `language="pt-br"`. Machine formats carry integer centavos, never this."""
     if cents is None:
         return ""
     sign = "-" if cents < 0 else ""
     reais, centavos = divmod(abs(int(cents)), 100)
+    if (language or get_language() or "").lower().startswith("en"):
+        return f"{sign}R${reais:,}.{centavos:02d}"
     # Thousands grouped with "." as Brazilians write them.
     return f"{sign}R$ {reais:,}".replace(",", ".") + f",{centavos:02d}"
+
+
+PT_BR = "pt-br"  # `format_brl(..., language=PT_BR)`: amounts inside a text that is always Portuguese
 
 
 def apportion(amount_total: int, weights: list[int]) -> list[int]:

@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 from orders import serializers as s
 from orders.errors import OrderError
 from orders.models import ApiIdempotencyRecord, Order, OrderStatus, PaymentStatus
-from orders.selectors import adjustment_payload, event_payload, order_for_bcp, order_search
+from orders.selectors import adjustment_payload, api_actor, event_payload, order_for_bcp, order_search
 from orders.services import fulfillment_event_create, order_cancel, order_note_add, order_refund, order_return
 
 
@@ -111,7 +111,7 @@ class _OrderWrite(APIView):
             raise NotFound("order not found")
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        actor = f"api:{request.user.get_username()}"
+        actor = api_actor(request.user.get_username())
         key = request.headers.get("Idempotency-Key", "").strip()
         if not key:
             return Response(self._perform(order_id, serializer.validated_data, actor), status=status.HTTP_201_CREATED)

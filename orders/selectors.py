@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import CharField, F, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce, Concat, Trim
+from django.db.models import Case, CharField, F, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce, Concat, Substr, Trim
 
 from kernel.compiled import Compiled, compiled
 from orders.models import (
@@ -25,6 +25,13 @@ from orders.models import (
 )
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
+
+# How the back-office API (orders/api.py) stores who wrote: `api:<username>`, told apart from a change in the admin.
+API_ACTOR_PREFIX = "api:"
+
+
+def api_actor(username: str) -> str:
+    return f"{API_ACTOR_PREFIX}{username}"
 
 
 def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
@@ -67,17 +74,31 @@ def order_for_admin(order_id: str) -> Order | None:
 def with_actor_labels(events: QuerySet[OrderEvent]) -> QuerySet[OrderEvent]:
     """Each event with `actor_label`, how the timeline names who did it: the staff member's full name (first and
     last name) when their user has one, else the stored actor as it is (a username, "comprador", "transportadora",
-    …). The stored actor stays the username (it does not change when a person edits their name); one subquery,
-    no query per row."""
+    …). A change made through the back-office API (stored `api:<username>`) names the same person followed by
+    " (API)": "Nara Fonseca (API)", or "erp (API)" for an account with no name. The stored actor stays the username
+    (it does not change when a person edits their name); one subquery, no query per row."""
     user_model = get_user_model()
     full_name = Trim(Concat("first_name", Value(" "), "last_name", output_field=CharField()))
+    through_api = Q(actor__startswith=API_ACTOR_PREFIX)
+    username = Case(
+        When(through_api, then=Substr("actor", len(API_ACTOR_PREFIX) + 1)),
+        default=F("actor"),
+        output_field=CharField(),
+    )
     named = (
-        user_model._default_manager.filter(**{user_model.USERNAME_FIELD: OuterRef("actor")})
+        user_model._default_manager.filter(**{user_model.USERNAME_FIELD: OuterRef("actor_username")})
         .annotate(full_name=full_name)
         .exclude(full_name="")
         .values("full_name")[:1]
     )
-    return events.annotate(actor_label=Coalesce(Subquery(named), F("actor"), output_field=CharField()))
+    person = Coalesce(Subquery(named), F("actor_username"), output_field=CharField())
+    return events.annotate(actor_username=username).annotate(
+        actor_label=Case(
+            When(through_api, then=Concat(person, Value(" (API)"), output_field=CharField())),
+            default=person,
+            output_field=CharField(),
+        )
+    )
 
 
 def order_search(*, query: str = "") -> QuerySet[Order]:

@@ -23,6 +23,7 @@ from typing import Any
 import rfc8785
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol.errors import ProtocolError
@@ -67,15 +68,23 @@ def mcp_fingerprint(name: str, arguments: dict[str, Any]) -> str:
 def check_key(key: str | None, *, operation: str, field_name: str = "Idempotency-Key") -> str | None:
     if key is None or key == "":
         if operation in KEY_REQUIRED:
-            raise ProtocolError("idempotency_key_required", f"{field_name} é obrigatório em {operation}.")
+            raise ProtocolError(
+                "idempotency_key_required",
+                gettext("%(field)s é obrigatório em %(operation)s.") % {"field": field_name, "operation": operation},
+            )
         return None
     if not isinstance(key, str) or not _KEY.match(key):
-        raise ProtocolError("invalid_request", f"{field_name} deve ter de 1 a 255 caracteres ASCII visíveis.")
+        raise ProtocolError(
+            "invalid_request",
+            gettext("%(field)s deve ter de 1 a 255 caracteres ASCII visíveis.") % {"field": field_name},
+        )
     return key
 
 
 def _unavailable(exc: Exception) -> ProtocolError:
-    return ProtocolError("unavailable", "Armazenamento de idempotência indisponível; tente novamente.", retry_after=5)
+    return ProtocolError(
+        "unavailable", gettext("Armazenamento de idempotência indisponível; tente novamente."), retry_after=5
+    )
 
 
 def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: Any) -> IdempotencyRecord | None:
@@ -111,9 +120,18 @@ def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: A
 
 
 # What a reused key is called where it came from: an A2A agent sends no idempotency key, only its messageId
-# (BCP-A2A-07), so "esta chave de idempotência" named nothing it had sent (QA walk).
-_CONFLICT = {"messageId": "Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId."}
-_IN_PROGRESS = {"messageId": "A mensagem original com este messageId ainda está em andamento."}
+# (BCP-A2A-07), so "esta chave de idempotência" named nothing it had sent (QA walk). In the active language (the
+# caller's Accept-Language on REST; pt-BR by default).
+def _conflict_text(field_name: str) -> str:
+    if field_name == "messageId":
+        return gettext("Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId.")
+    return gettext("Esta chave de idempotência já foi usada com outra requisição.")
+
+
+def _in_progress_text(field_name: str) -> str:
+    if field_name == "messageId":
+        return gettext("A mensagem original com este messageId ainda está em andamento.")
+    return gettext("A requisição original com esta chave ainda está em andamento.")
 
 
 def begin(
@@ -146,16 +164,9 @@ def begin(
                 record.refresh_from_db()
                 return record
             if record.fingerprint != fingerprint:
-                raise ProtocolError(
-                    "idempotency_conflict",
-                    _CONFLICT.get(field_name, "Esta chave de idempotência já foi usada com outra requisição."),
-                )
+                raise ProtocolError("idempotency_conflict", _conflict_text(field_name))
             if record.state == IdempotencyRecord.State.IN_PROGRESS:
-                raise ProtocolError(
-                    "idempotency_in_progress",
-                    _IN_PROGRESS.get(field_name, "A requisição original com esta chave ainda está em andamento."),
-                    retry_after=1,
-                )
+                raise ProtocolError("idempotency_in_progress", _in_progress_text(field_name), retry_after=1)
             return _stored(record)
     except DatabaseError as exc:
         raise _unavailable(exc) from exc

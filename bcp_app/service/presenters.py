@@ -31,7 +31,7 @@ from bcp_app.protocol.schemas.consent import consent_out
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import CARD_HANDLER, boleto_handler_entry, card_handler_entry, pix_handler_entry
 from bcp_app.service.policies import policies_json
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from orders.selectors import order_actions_bcp, order_bcp_payload
 from payments.boleto.codes import barcode_from_line, line_display
 from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
@@ -229,9 +229,9 @@ def card_description(instrument: Any) -> str:
         return "Cartão à vista"
     first = instrument.first_installment or instrument.installment_amount
     if first != instrument.installment_amount:
-        rest = format_brl(instrument.installment_amount)
-        return f"Cartão em {count}x: 1ª de {format_brl(first)} e {count - 1}x de {rest}"
-    return f"Cartão em {count}x de {format_brl(instrument.installment_amount)}"
+        rest = format_brl(instrument.installment_amount, language=PT_BR)
+        return f"Cartão em {count}x: 1ª de {format_brl(first, language=PT_BR)} e {count - 1}x de {rest}"
+    return f"Cartão em {count}x de {format_brl(instrument.installment_amount, language=PT_BR)}"
 
 
 def _instrument_description(instrument: Any) -> str:

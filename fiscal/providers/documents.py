@@ -12,7 +12,13 @@ from typing import Any
 from xml.etree import ElementTree as ET
 from zoneinfo import ZoneInfo
 
-from kernel.money import format_brl, format_decimal_point
+from kernel.money import PT_BR, format_brl, format_decimal_point
+
+
+def _brl(cents: int) -> str:
+    """The DANFE is Portuguese whatever language issued it. (kernel.money follows the reader's language.)"""
+    return format_brl(cents, language=PT_BR)
+
 
 NFE_NS = "http://www.portalfiscal.inf.br/nfe"
 # NF-e times are Brasília's (dhEmi with its offset, the DANFE's "Emissão"); stored times are UTC.
@@ -156,8 +162,8 @@ def danfe_lines(
         lines.append(
             f"{item.get('sku', '')}  {item.get('description', '')}"
             f"  NCM {item.get('ncm', '')}  CFOP {item.get('cfop', '')}"
-            f"  {item.get('quantity', 0)} {item.get('unit', '')} x {format_brl(int(item.get('unit_price', 0)))}"
-            f" = {format_brl(int(item.get('total', 0)))}"
+            f"  {item.get('quantity', 0)} {item.get('unit', '')} x {_brl(int(item.get('unit_price', 0)))}"
+            f" = {_brl(int(item.get('total', 0)))}"
         )
     lines.append("")
     for label, key in (
@@ -166,16 +172,16 @@ def danfe_lines(
         ("Outras despesas", "other_amount"),
     ):
         if invoice.get(key):  # the DANFE's "cálculo do imposto" values that make up the note's total
-            lines.append(f"{label}: {format_brl(int(invoice[key]))}")
-    lines.append(f"Valor total da nota: {format_brl(int(invoice.get('total_amount', 0)))}")
+            lines.append(f"{label}: {_brl(int(invoice[key]))}")
+    lines.append(f"Valor total da nota: {_brl(int(invoice.get('total_amount', 0)))}")
     totals = invoice.get("ibs_cbs_totals")
     if totals:  # the totals of IBSCBSTot (NT 2025.002), beside the note's total
         lines += [
             "IBS/CBS (Reforma Tributária):",
-            f"Base de cálculo do IBS/CBS: {format_brl(int(totals['base']))}",
-            f"IBS UF: {format_brl(int(totals['ibs_uf_amount']))}  IBS Município: "
-            f"{format_brl(int(totals['ibs_mun_amount']))}  IBS total: {format_brl(int(totals['ibs_amount']))}",
-            f"CBS: {format_brl(int(totals['cbs_amount']))}",
+            f"Base de cálculo do IBS/CBS: {_brl(int(totals['base']))}",
+            f"IBS UF: {_brl(int(totals['ibs_uf_amount']))}  IBS Município: "
+            f"{_brl(int(totals['ibs_mun_amount']))}  IBS total: {_brl(int(totals['ibs_amount']))}",
+            f"CBS: {_brl(int(totals['cbs_amount']))}",
         ]
     return lines
 

@@ -10,7 +10,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
@@ -97,7 +97,7 @@ def _create_credit_note(order: Order, *, amount: int, reason: str, actor: str) -
     timeline(
         order,
         "credit_note",
-        f"Vale-troca de {format_brl(amount)} emitido: {reason}",
+        f"Vale-troca de {format_brl(amount, language=PT_BR)} emitido: {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount},
     )
@@ -122,7 +122,7 @@ def _create_refund(
     timeline(
         order,
         "refund_requested",
-        f"Reembolso de {format_brl(amount)} solicitado: {reason}",
+        f"Reembolso de {format_brl(amount, language=PT_BR)} solicitado: {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount},
     )
@@ -244,12 +244,14 @@ def adjustment_mark_refund_result(*, adjustment_id: str, status: str, actor: str
     adjustment.save(update_fields=["status", "updated_at"])
     amount = -adjustment.amount
     if status == AdjustmentStatus.COMPLETED:
-        _refund_completed(order, adjustment, f"Reembolso de {format_brl(amount)} concluído.", actor=actor)
+        _refund_completed(
+            order, adjustment, f"Reembolso de {format_brl(amount, language=PT_BR)} concluído.", actor=actor
+        )
     else:
         timeline(
             order,
             "refund_failed",
-            f"Reembolso de {format_brl(amount)} falhou; verifique com o PSP.",
+            f"Reembolso de {format_brl(amount, language=PT_BR)} falhou; verifique com o PSP.",
             actor=actor,
             data={"adjustment_id": adjustment.public_id},
         )
@@ -299,7 +301,7 @@ def adjustment_settle_offline(*, adjustment_id: str, means: str, note: str = "",
     adjustment.status = AdjustmentStatus.COMPLETED
     adjustment._allow_update = True  # pending → completed, as for a PSP's answer
     adjustment.save(update_fields=["status", "updated_at"])
-    amount = format_brl(-adjustment.amount)
+    amount = format_brl(-adjustment.amount, language=PT_BR)
     _refund_completed(
         order, adjustment, f"Reembolso de {amount} feito pela loja ({OFFLINE_REFUND_MEANS[means]}).", actor=actor,
         data={"means": means},

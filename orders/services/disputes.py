@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
 from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, PaymentDispute
 from orders.services._common import (
@@ -27,6 +27,12 @@ from orders.services._common import (
     refundable_amount,
     timeline,
 )
+
+
+def _brl(cents: int) -> str:
+    """The timeline entries are stored in Portuguese. (kernel.money follows the reader's language.)"""
+    return format_brl(cents, language=PT_BR)
+
 
 FINAL = (PaymentDispute.RETURNED, PaymentDispute.KEPT)
 _SITUATIONS = {
@@ -77,7 +83,7 @@ def order_dispute_record(
         return "another_dispute_open"  # one dispute at a time per order (one Pix per order)
     if order.payment_dispute in FINAL and order.payment_dispute_id == infraction_id:
         return "unchanged"
-    brl = format_brl(amount)
+    brl = _brl(amount)
     if event == "opened":
         if order.payment_dispute_id == infraction_id:
             return "unchanged"
@@ -146,12 +152,12 @@ def _record_returned(order: Order, *, infraction_id: str, debited: int) -> str:
     order.payment_dispute = PaymentDispute.RETURNED
     refresh_payment_status(order)
     order.save(update_fields=["refunded_amount", "payment_status", "payment_dispute", "updated_at"])
-    message = f"{format_brl(debited)} devolvidos ao pagador pelo MED (o PSP debitou a conta da loja)."
+    message = f"{_brl(debited)} devolvidos ao pagador pelo MED (o PSP debitou a conta da loja)."
     if excess:
         already = order.paid_amount - left
         message += (
-            f" O pedido já tinha {format_brl(already)} reembolsados e só restavam {format_brl(left)} a reembolsar: "
-            f"{format_brl(excess)} saíram duas vezes. Confira com o PSP e peça de volta ao pagador."
+            f" O pedido já tinha {_brl(already)} reembolsados e só restavam {_brl(left)} a reembolsar: "
+            f"{_brl(excess)} saíram duas vezes. Confira com o PSP e peça de volta ao pagador."
         )
     timeline(
         order, "dispute_returned", message,

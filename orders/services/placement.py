@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext_lazy as _
 
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from kernel.rows import Update, insert_together, update_then_insert
 from orders.errors import OrderError
 from orders.models import (
@@ -246,7 +246,7 @@ def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
             OrderEvent(
                 order=order,
                 kind="payment_confirmed",
-                message=f"Pagamento no cartão aprovado: {format_brl(order.paid_amount)}"
+                message=f"Pagamento no cartão aprovado: {format_brl(order.paid_amount, language=PT_BR)}"
                 f" (pagamento {order.payment_txid or order.payment_reference}).",
                 data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
             )
@@ -257,7 +257,7 @@ def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
             OrderEvent(
                 order=order,
                 kind="payment_confirmed",
-                message=f"Pagamento do boleto confirmado: {format_brl(order.paid_amount)}"
+                message=f"Pagamento do boleto confirmado: {format_brl(order.paid_amount, language=PT_BR)}"
                 f" (boleto {order.payment_txid or order.payment_reference}).",
                 data={"paid_amount": order.paid_amount, "payment_id": order.payment_txid},
             )
@@ -315,7 +315,7 @@ def order_payment_record(*, checkout_id: str, amount: int, txid: str, end_to_end
     timeline(
         order,
         "payment_confirmed",
-        f"Pagamento Pix confirmado: {format_brl(amount)} (endToEndId {e2e}).",
+        f"Pagamento Pix confirmado: {format_brl(amount, language=PT_BR)} (endToEndId {e2e}).",
         data={"paid_amount": amount, "txid": txid, "end_to_end_id": e2e},
     )
     return True
@@ -338,7 +338,7 @@ def order_payment_record_manual(*, order_id: str, method: str, reason: str, acto
     timeline(
         order,
         "payment_confirmed",
-        f"Pagamento registrado pela loja ({label}): {format_brl(order.paid_amount)} — {reason}",
+        f"Pagamento registrado pela loja ({label}): {format_brl(order.paid_amount, language=PT_BR)} — {reason}",
         actor=actor,
         data={"paid_amount": order.paid_amount, "manual_method": method, "reason": reason},
     )

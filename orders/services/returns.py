@@ -23,7 +23,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
 from orders.models import (
     Adjustment,
@@ -356,7 +356,8 @@ def return_request_refund(*, return_id: str, amount: int | None = None, actor: s
     request.status = ReturnStatus.REFUNDED
     request.refund_amount = amount
     request.save(update_fields=["status", "refund_amount", "refund_adjustment_id", "updated_at"])
-    timeline(order, "return_refunded", f"Devolução {request.public_id} encerrada: {format_brl(amount)} a devolver.",
+    brl = format_brl(amount, language=PT_BR)  # stored in Portuguese
+    timeline(order, "return_refunded", f"Devolução {request.public_id} encerrada: {brl} a devolver.",
              actor=actor, data={"return_id": request.public_id, "amount": amount})  # fmt: skip
     if not amount:
         notify_changed(order, "return_refunded")  # order_refund announced the refund otherwise

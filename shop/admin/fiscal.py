@@ -17,6 +17,7 @@ from kernel.admin_actions import RefusedActionMessage
 from orders.errors import OrderNotFound
 from orders.models import Order
 from shop.invoicing.lifecycle import fiscal_reissue
+from shop.invoicing.panels import ISSUE_PERMISSION
 
 
 class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
@@ -38,7 +39,7 @@ class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
 
     def has_reissue_permission(self, request: HttpRequest) -> bool:
         # The same permission as the order page's "Emitir NF-e" button (shop.invoicing.panels).
-        return request.user.has_perm("orders.change_order")
+        return request.user.has_perm(ISSUE_PERMISSION)
 
     @admin.action(
         description=_("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)"), permissions=["reissue"]

@@ -143,8 +143,8 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
         "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
     }
     due = boleto.due_date.strftime("%d/%m/%Y")
-    values = {"shop": settings.SHOP_NAME, "amount": format_brl(boleto.amount), "due": due}
     with translation.override(checkout.language or settings.LANGUAGE_CODE):
+        values = {"shop": settings.SHOP_NAME, "amount": format_brl(boleto.amount), "due": due}  # the reader's way
         if notice.kind == BoletoNotice.Kind.DUE_SOON:
             subject = _("%(shop)s: seu boleto de %(amount)s vence amanhã (%(due)s)") % values
         else:

@@ -28,7 +28,7 @@ from carriers import (
     Parcel,
 )
 from kernel.http import Deadline
-from kernel.money import format_brl
+from kernel.money import PT_BR, format_brl
 from orders.models import Order
 from orders.services import order_event_record
 from orders.services.outbox import LABEL_PURCHASE, outbox_add
@@ -227,7 +227,7 @@ def label_purchase_run(*, label_id: str) -> str:
             order_event_record(
                 order_id=order.public_id, kind="label_purchased",
                 message=f"Etiqueta comprada: {label.service_name} ({label.carrier_name or label.carrier}), "
-                f"custo {format_brl(cost)}{tracking}.",
+                f"custo {format_brl(cost, language=PT_BR)}{tracking}.",
                 data={"label_id": label.public_id, "cost": cost},
             )  # fmt: skip
     return "done"

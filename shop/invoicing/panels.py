@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -19,6 +20,8 @@ from orders.models import Order
 from shop.invoicing.lifecycle import fiscal_reissue
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
+# Issuing or re-issuing an NF-e, from the order page's button or the NF-e list's bulk action.
+ISSUE_PERMISSION = "fiscal.issue_fiscaldocument"
 
 
 def _ibs_cbs_brl(document: FiscalDocument | None) -> dict[str, str] | None:
@@ -44,7 +47,7 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "xml_url": file_path(document, "xml") if document else "",
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "ibs_cbs": _ibs_cbs_brl(document),
-            "can_issue": status in REISSUABLE and request.user.has_perm("orders.change_order"),
+            "can_issue": status in REISSUABLE and request.user.has_perm(ISSUE_PERMISSION),
             "reissue_url": reverse("shop_fiscal_reissue", args=[order.public_id]),
         },
     )
@@ -70,8 +73,8 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
 @staff_member_required
 @require_POST
 def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
-    if not request.user.has_perm("orders.change_order"):
-        return HttpResponseForbidden(_("Sem permissão para emitir notas fiscais."))
+    if not request.user.has_perm(ISSUE_PERMISSION):
+        raise PermissionDenied  # the shop's "Sem permissão … nada foi alterado" page (templates/403.html)
     back = HttpResponseRedirect(reverse("admin:orders_order_changelist"))
     try:
         document = fiscal_reissue(order_id=order_id, actor=request.user.get_username())

@@ -31,7 +31,7 @@ class Cart(models.Model):
         _("situação"),
         max_length=10,
         default=STATUS_ACTIVE,
-        choices=[(STATUS_ACTIVE, _("ativo")), (STATUS_CANCELED, _("cancelado"))],
+        choices=[(STATUS_ACTIVE, _("Ativo")), (STATUS_CANCELED, _("Cancelado"))],
     )
     # Owner: a bcp_app Platform public id (agents), None for the storefront and anonymous agents (as checkouts).
     platform_id = models.CharField(max_length=80, null=True, blank=True, db_index=True)  # noqa: DJ001

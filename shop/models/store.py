@@ -167,7 +167,7 @@ class StoreSettings(models.Model):
         _("ambiente da NF-e"),
         max_length=12,
         blank=True,  # empty = homologação
-        choices=[("homologacao", _("homologação (testes, sem valor fiscal)")), ("producao", _("produção"))],
+        choices=[("homologacao", _("Homologação (testes, sem valor fiscal)")), ("producao", _("Produção"))],
         default="homologacao",
     )
     # Parcelamento no cartão (payments/installments.py has the arithmetic and its rounding rules).

@@ -3,9 +3,12 @@
 // and reveal more lines on demand. Without this script every field is shown and the server checks everything.
 (function () {
   "use strict";
+  // As kernel.money.format_brl writes reais in the page's language: "R$ 1.234,56", in English "R$1,234.56".
+  var english = /^en\b/i.test(document.documentElement.lang || "");
   function money(cents) {
-    var reais = Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ".");
-    return "R$ " + reais + "," + String(cents % 100).padStart(2, "0");
+    var reais = Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, english ? "," : ".");
+    var centavos = String(cents % 100).padStart(2, "0");
+    return english ? "R$" + reais + "." + centavos : "R$ " + reais + "," + centavos;
   }
   function init() {
     var form = document.querySelector("[data-testid=manual-order-form]");

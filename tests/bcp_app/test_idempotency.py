@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol.errors import ProtocolError
@@ -53,6 +53,58 @@ def test_same_key_other_body_is_a_conflict_bcp_idem_05(client: Client, headers: 
         "content": "Esta chave de idempotência já foi usada com outra requisição.",
     }
     assert Checkout.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_conflict_and_in_progress_texts_follow_the_callers_language_bcp_idem_05_06(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """The texts are in the catalog (gettext): an agent asking for English reads English, pt-BR stays the default."""
+    english = {**headers, "Accept-Language": "en"}
+    call(client, "post", "/checkout-sessions", english, BODY)
+    response = call(client, "post", "/checkout-sessions", english, BODY.replace("2", "3"))
+    assert response.status_code == 409
+    assert response.json() == {
+        "code": "idempotency_conflict",
+        "content": "This idempotency key was already used with a different request.",
+    }
+    idempotency.begin(principal="p", operation="complete_checkout", key="k", fingerprint="f")
+    idempotency.begin(principal="a2a", operation="message", key="m", fingerprint="f", field_name="messageId")
+    said = {}
+    for language in ("en", "pt-br"):
+        with translation.override(language):
+            for key, field_name, fingerprint in (("k", "Idempotency-Key", "f"), ("m", "messageId", "other")):
+                operation = "message" if key == "m" else "complete_checkout"
+                principal = "a2a" if key == "m" else "p"
+                with pytest.raises(ProtocolError) as refused:
+                    idempotency.begin(
+                        principal=principal, operation=operation, key=key, fingerprint=fingerprint,
+                        field_name=field_name,
+                    )  # fmt: skip
+                said[language, field_name] = (refused.value.code, refused.value.content)
+            with pytest.raises(ProtocolError) as missing:
+                idempotency.check_key(None, operation="complete_checkout")
+            said[language, "required"] = (missing.value.code, missing.value.content)
+    assert said == {
+        ("en", "Idempotency-Key"): (
+            "idempotency_in_progress",
+            "The original request with this key is still in progress.",
+        ),
+        ("en", "messageId"): (
+            "idempotency_conflict",
+            "This messageId was already used with another message; send the new message with another messageId.",
+        ),
+        ("en", "required"): ("idempotency_key_required", "Idempotency-Key is required for complete_checkout."),
+        ("pt-br", "Idempotency-Key"): (
+            "idempotency_in_progress",
+            "A requisição original com esta chave ainda está em andamento.",
+        ),
+        ("pt-br", "messageId"): (
+            "idempotency_conflict",
+            "Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId.",
+        ),
+        ("pt-br", "required"): ("idempotency_key_required", "Idempotency-Key é obrigatório em complete_checkout."),
+    }
 
 
 @pytest.mark.django_db

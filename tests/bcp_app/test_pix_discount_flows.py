@@ -225,5 +225,5 @@ def test_rest_discount_titles_follow_accept_language(client: Client, headers: di
         ("Pix discount (5%)", None),
     ]
     assert [m["content"] for m in checkout["messages"] if m.get("code") == "discount_code_applied"] == [
-        "Coupon BEMVINDO10 applied: -R$ 8,58."
+        "Coupon BEMVINDO10 applied: -R$8.58."  # the English way of writing reais (CLDR); amounts stay centavos
     ]

@@ -132,6 +132,15 @@ def test_nova_venda_shows_what_the_choice_needs_totals_lines_and_all_errors_at_o
             expect(page.get_by_test_id("items-total")).to_have_text("R$ 245,80")
             expect(page.locator("#group-delivery-shipping")).to_be_visible()
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            if width == 1280:
+                # in English the amounts are written the English way (CLDR), as the server writes them
+                page.context.add_cookies([{"name": "django_language", "value": "en", "url": live_server.url}])
+                page.goto(f"{live_server.url}/admin/venda-manual/")
+                expect(page.get_by_test_id("items-total")).to_have_text("R$0.00")
+                page.fill("#id_sku_0", "CANECA-4")
+                page.fill("#id_qty_0", "40")
+                expect(page.get_by_test_id("line-total-0")).to_have_text("R$34.00 × 40 = R$1,360.00")
+                expect(page.get_by_test_id("items-total")).to_have_text("R$1,360.00")
         finally:
             browser.close()
     assert Order.objects.count() == 0

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from django.core import mail
+from django.utils import translation
 
 from orders.errors import OrderError
-from orders.models import Adjustment, EmailDelivery
+from orders.models import Adjustment, EmailDelivery, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import (
     adjustment_mark_refund_result,
@@ -270,3 +271,19 @@ def test_every_outbox_kind_a_row_may_carry_has_its_handler() -> None:
     from orders.services.outbox import KINDS
 
     assert set(HANDLERS) == KINDS
+
+
+def test_a_refund_made_in_english_keeps_the_stored_timeline_portuguese_and_tells_the_reader_in_english(place_order):
+    """The timeline entry is stored in Portuguese (every later reader sees it as written): its amount stays
+    "R$ 10,00" whatever the staff member's language; a refusal is read now, by them: "R$50.00" in English."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)  # R$ 38,00 paid
+    with translation.override("en"):
+        order_refund(order_id=order.public_id, amount=1000, reason="Avaria")
+        with pytest.raises(OrderError) as refused:
+            order_refund(order_id=order.public_id, amount=5000, reason="Frete")
+        said = refused.value.message
+    assert (
+        OrderEvent.objects.get(order=order, kind="refund_requested").message
+        == "Reembolso de R$ 10,00 solicitado: Avaria"
+    )
+    assert "R$50.00" in said and "R$28.00" in said and "R$ " not in said

@@ -9,6 +9,8 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent
@@ -169,6 +171,39 @@ def test_the_timeline_of_many_named_staff_costs_no_query_per_person(place_order,
     assert [actor for actor in _timeline_actors(page) if actor] == [f"Pessoa Número {i}" for i in range(5)]
     with django_assert_max_num_queries(one):
         viewer.get(url)
+
+
+def _api(username: str, first_name: str = "", last_name: str = "") -> APIClient:
+    """A staff account working through the back-office API (`/api/v1/`, token auth)."""
+    user = User.objects.create_user(username, is_staff=True, first_name=first_name, last_name=last_name)
+    user.user_permissions.add(
+        *Permission.objects.filter(content_type__app_label="orders", codename__in=["view_order", "change_order"])
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def test_a_change_made_through_the_api_names_the_person_followed_by_api_without_a_query_each(place_order):
+    order = place_order()
+    url = f"/admin/orders/order/{order.pk}/change/"
+    viewer = _staff("viewer", "view_order")
+    note = f"/api/v1/orders/{order.public_id}/notes/"
+    assert _api("nara", "Nara", "Fonseca").post(note, {"text": "Separado"}, format="json").status_code == 201
+    one, _html = _queries(viewer, url)
+    assert _api("erp").post(note, {"text": "Faturado no ERP"}, format="json").status_code == 201
+    _named("nara2", "Nara", "Fonseca", "view_order", "change_order").post(_action(order, "note"), {"text": "Admin"})
+    three, page = _queries(viewer, url)
+
+    assert [actor for actor in _timeline_actors(page) if actor] == ["Nara Fonseca (API)", "erp (API)", "Nara Fonseca"]
+    assert "api:" not in page
+    assert three <= one
+    # what is stored still tells the API apart, by username
+    assert list(OrderEvent.objects.filter(order=order, kind="note").order_by("id").values_list("actor", flat=True)) == [
+        "api:nara",
+        "api:erp",
+        "nara2",
+    ]
 
 
 def test_the_colleague_who_refunded_first_is_named_by_their_full_name(place_order):

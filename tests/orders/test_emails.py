@@ -76,7 +76,7 @@ def test_every_email_kind_in_both_languages(place_order, django_capture_on_commi
     shipped = mail.outbox[2]
     assert "BR123456785BR" in shipped.body
     assert "https://rastreamento.correios.com.br/app/index.php?objeto=BR123456785BR" in shipped.alternatives[0][0]
-    assert "R$ 5,00" in mail.outbox[4].body
+    assert ("R$5.00" if language == "en" else "R$ 5,00") in mail.outbox[4].body  # as the reader writes amounts
 
 
 def test_replayed_event_does_not_send_twice(place_order, django_capture_on_commit_callbacks):

@@ -9,8 +9,9 @@ from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext
 
+from fiscal.models import FiscalDocument
 from orders.services import order_place_from_checkout
-from shop.models import Category, Product
+from shop.models import Cart, Category, Product, StoreSettings
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +48,30 @@ def test_english_admin_uses_locale_en(admin_client: Client) -> None:
     home = admin_client.get("/admin/", headers={"accept-language": "en"}).content.decode()
     assert "Loja Exemplo — administration" in home
     assert "Orders to ship" in home
+
+
+def _labels(choices) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(label) for _value, label in choices]
+
+
+def test_cart_status_and_nfe_environment_choices_are_capitalized_in_both_languages(admin_client: Client) -> None:
+    """Walk-through: the NF-e list's filter offered "homologação" / "produção" and a cart's status read "ativo" /
+    "cancelado", where every other choice in the admin starts with a capital."""
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert ">Homologação</a>" in page and ">Produção</a>" in page
+    assert ">homologação</a>" not in page and ">produção</a>" not in page
+    store = admin_client.get("/admin/shop/storesettings/", follow=True).content.decode()
+    assert ">Homologação (testes, sem valor fiscal)</option>" in store and ">Produção</option>" in store
+    with translation.override("pt-br"):
+        assert _labels(Cart._meta.get_field("status").choices) == ["Ativo", "Cancelado"]
+        assert _labels(FiscalDocument.Environment.choices) == ["Homologação", "Produção"]
+    with translation.override("en"):
+        assert _labels(Cart._meta.get_field("status").choices) == ["Active", "Canceled"]
+        assert _labels(FiscalDocument.Environment.choices) == ["Test environment (homologação)", "Production"]
+        assert _labels(StoreSettings._meta.get_field("fiscal_environment").choices) == [
+            "Homologação (tests, no fiscal value)",
+            "Production",
+        ]
 
 
 def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_client: Client) -> None:

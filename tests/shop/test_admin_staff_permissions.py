@@ -93,8 +93,34 @@ def test_nfe_reissue_action_is_offered_only_with_the_permission(paid_order: Orde
     assert FiscalDocument.objects.exists()  # the list shows its actions only above rows
     viewer = _staff("fiscalviewer", "fiscal.view_fiscaldocument")
     assert "reissue_action" not in viewer.get("/admin/fiscal/fiscaldocument/").content.decode()
-    clerk = _staff("nfe", "fiscal.view_fiscaldocument", "orders.change_order")
+    clerk = _staff("nfe", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
     assert "reissue_action" in clerk.get("/admin/fiscal/fiscaldocument/").content.decode()
+
+
+def test_issuing_an_nfe_needs_the_nfe_permission_not_the_order_one(fiscal_store: None) -> None:  # noqa: F811
+    """Changing an order (notes, e-mails, the CPF) does not issue an NF-e: the button is not shown, its POST gets
+    the Portuguese "Sem permissão" page and the bulk action is refused in words; nothing is requested."""
+    order = fiscal_paid_order(ncm="")  # blocked: the product has no NCM
+    Product.objects.update(ncm="09012100")  # fixed: a re-issue would now go out
+    document = FiscalDocument.objects.get(order_ref=order.public_id)
+    clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    page = clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="admin-fiscal"' in page and 'data-testid="fiscal-reissue"' not in page
+    refused = clerk.post(f"/admin/fiscal/{order.public_id}/reissue/")
+    assert refused.status_code == 403
+    assert "Sem permissão" in refused.content.decode() and "nada foi alterado" in refused.content.decode()
+    crafted = clerk.post(
+        "/admin/fiscal/fiscaldocument/", {"action": "reissue_action", "_selected_action": [document.pk]}, follow=True
+    )
+    assert _messages(crafted) == [REFUSED.format("Emitir novamente as NF-e selecionadas (rejeitadas ou bloqueadas)")]
+    assert FiscalDocument.objects.get(pk=document.pk).attempt == document.attempt  # nothing requested
+    assert not OrderEvent.objects.filter(order=order).exclude(actor="").exists()
+
+    fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
+    assert 'data-testid="fiscal-reissue"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert fiscal.post(f"/admin/fiscal/{order.public_id}/reissue/").status_code == 302
+    assert OrderEvent.objects.filter(order=order, kind="fiscal_requested", actor="fiscal").exists()
+    assert str(Permission.objects.get(codename="issue_fiscaldocument").name) == "Pode emitir e emitir novamente NF-e"
 
 
 def test_a_label_pdf_needs_the_permission_to_see_orders() -> None:
@@ -126,11 +152,16 @@ def test_create_staff_groups_gives_a_small_shop_its_roles_idempotently(
     ship = f"/admin/orders/order/{paid_order.public_id}/action/ship/"
     assert people["Expedição"].get(ship).status_code == 200
     assert people["Financeiro"].get(ship).status_code == 403
+    # issuing an NF-e by hand is Financeiro's, not Atendimento's (which changes orders: notes, e-mails, the CPF)
+    reissue = f"/admin/fiscal/{paid_order.public_id}/reissue/"
+    assert people["Atendimento"].post(reissue).status_code == 403
+    assert people["Expedição"].post(reissue).status_code == 403
+    assert people["Financeiro"].post(reissue).status_code == 302
 
 
 def test_an_nfe_reissue_names_the_staff_member_on_the_timeline(fiscal_store: None) -> None:  # noqa: F811
     order = fiscal_paid_order(ncm="")  # blocked: the product has no NCM
-    clerk = _staff("nfe", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    clerk = _staff("nfe", "orders.view_order", "fiscal.issue_fiscaldocument", "fiscal.view_fiscaldocument")
     User.objects.filter(username="nfe").update(first_name="Nara", last_name="Fonseca")
     document = FiscalDocument.objects.get(order_ref=order.public_id)
     # the NF-e list's bulk action, before the fix: blocked again, and who asked is on the timeline

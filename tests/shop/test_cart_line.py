@@ -5,6 +5,7 @@ and without a CSRF token (the tag renders Django's own `{% csrf_token %}` node).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,9 @@ def test_a_cart_row_is_what_the_template_rendered(language: str, token: str | No
     assert fast.count("<tr ") == len(LINES)
     assert "&quot;&lt;b&gt;grande&lt;/b&gt;&quot;" in fast and 'value="1234"' in fast
     assert ('name="csrfmiddlewaretoken" value="Tok3n&lt;&amp;&gt;"' in fast) is (token == "Tok3n<&>")
+    # amounts as the reader writes them (CLDR): "R$42.90" in English, "R$ 42,90" in Portuguese
+    money = re.findall(r'data-role="money">(.*?)</span>', fast)
+    if language == "en":
+        assert money[:3] == ["R$42.90", "R$85.80", "R$1,234,567.89"]
+    else:
+        assert money[:3] == ["R$ 42,90", "R$ 85,80", "R$ 1.234.567,89"]

@@ -89,9 +89,9 @@ def test_cep_nobody_serves_says_so(client, shop_ready) -> None:
 def test_in_english(client, shop_ready) -> None:
     client.cookies["django_language"] = "en"
     html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310-100"}).content.decode()
-    assert box(html)[0] == ("pac", "Arrives in 3 to 5 business days", "R$ 18,90")
-    assert "Free shipping by PAC over R$ 200,00" in html
-    assert "R$ 157,10 more for free shipping by PAC." in html
+    assert box(html)[0] == ("pac", "Arrives in 3 to 5 business days", "R$18.90")
+    assert "Free shipping by PAC over R$200.00" in html
+    assert "R$157.10 more for free shipping by PAC." in html
 
 
 def test_no_freight_box_for_what_is_not_shipped(client, shop_ready) -> None:

@@ -6,8 +6,9 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import translation
 
-from kernel.money import parse_brl
+from kernel.money import PT_BR, format_brl, parse_brl
 from shop.demo.seed import seed_catalog
 from shop.templatetags.money import brl
 
@@ -217,3 +218,30 @@ def test_the_price_filter_parser_rejects_garbage(raw: str) -> None:
 )
 def test_brl_filter(value: object, text: str) -> None:
     assert brl(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "english", "portuguese"),
+    [
+        (123456, "R$1,234.56", "R$ 1.234,56"),
+        (0, "R$0.00", "R$ 0,00"),
+        (100_000_000, "R$1,000,000.00", "R$ 1.000.000,00"),
+        (-150, "-R$1.50", "-R$ 1,50"),
+        ("4290", "R$42.90", "R$ 42,90"),
+    ],
+)
+def test_amounts_in_english_are_written_the_english_way(value: object, english: str, portuguese: str) -> None:
+    """CLDR's BRL format, as Babel writes it: "R$1,234.56" in English; a text that is always Portuguese (a stored
+    timeline entry, the NF-e) asks for pt-BR and keeps "R$ 1.234,56" whatever the reader's language."""
+    with translation.override("en"):
+        assert brl(value) == english
+        assert format_brl(int(str(value)), language=PT_BR) == portuguese
+    with translation.override("pt-br"):
+        assert brl(value) == portuguese
+
+
+def test_cards_show_english_prices_to_an_english_reader(client: Client, demo: None) -> None:
+    client.cookies["django_language"] = "en"
+    html = _get(client, "/produtos/?q=Pixel")
+    assert "R$6,999.00" in html and "R$7,999.00" in html
+    assert "R$ 6.999,00" not in html

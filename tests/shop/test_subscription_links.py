@@ -216,7 +216,7 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
 
     html = client.get(page).content.decode()
     text = _visible(html, "subscription-page")
-    assert "Your subscription: Café especial 500 g" in text and "Subscribe for R$ 39,90 per month · active" in text
+    assert "Your subscription: Café especial 500 g" in text and "Subscribe for R$39.90 per month · active" in text
     assert "Next charge" in text and "Skip the next cycle" in text and "Cancel subscription" in text
     assert "Cycle 1 · " in text and f"order #{order.number}" in text and "Postal code" in text
     # The buyer's data and the product's name are Portuguese; everything else on the page is English.

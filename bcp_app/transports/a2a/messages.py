@@ -619,7 +619,7 @@ def reply_text(key: str, language: str, *, checkout: dict[str, Any] | None = Non
         ][:3]
     total = _total(checkout)
     if total is not None:
-        extra.append(f"Total: {brl(total)}.")
+        extra.append(f"Total: {brl(total, language=lang)}.")
     order = checkout.get("order")
     if isinstance(order, dict) and order.get("permalink_url"):
         extra.append(("Order page: " if lang == "en" else "Acompanhe o pedido: ") + str(order["permalink_url"]))

@@ -9,21 +9,23 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 # group → "app_label.codename" it holds. Money and fiscal steps sit only where named:
-# refund, cancel, returns → orders.refund_order; NF-e issue/re-issue → orders.change_order (with notes and e-mails);
+# refund, cancel, returns → orders.refund_order; NF-e issue/re-issue → fiscal.issue_fiscaldocument;
 # the MED answer → payments.change_pixinfraction; a boleto refund's transfer → payments.change_boletorefund;
 # shipping, labels and deliveries → orders.ship_order; cancelling a subscription → shop.change_subscription.
 _VIEW_ORDERS = ["orders.view_order", "orders.view_returnrequest", "fiscal.view_fiscaldocument"]
 STAFF_GROUPS: dict[str, list[str]] = {
-    # Answers buyers: sees everything of an order, adds notes, re-sends e-mails, fixes the CPF, re-issues an NF-e,
-    # cancels a subscription the buyer asked to stop. No money out.
+    # Answers buyers: sees everything of an order, adds notes, re-sends e-mails, fixes the CPF, cancels a
+    # subscription the buyer asked to stop. No money out, no NF-e issued by hand.
     "Atendimento": [*_VIEW_ORDERS, "orders.change_order", "shop.view_subscription", "shop.change_subscription"],
     # Packs and ships: registers shipments, deliveries and pickups, buys and cancels labels.
     "Expedição": [*_VIEW_ORDERS, "orders.ship_order", "shop.view_shippinglabel"],
-    # Money: refunds, cancellations and returns, refunds paid outside the shop, boleto transfers, MED disputes.
+    # Money and NF-e: refunds, cancellations and returns, refunds paid outside the shop, boleto transfers, MED
+    # disputes; issues and re-issues an NF-e.
     "Financeiro": [
         *_VIEW_ORDERS,
         "orders.refund_order",
         "orders.change_order",
+        "fiscal.issue_fiscaldocument",
         "payments.view_pixcharge",
         "payments.view_pixpayment",
         "payments.view_pixrefund",
