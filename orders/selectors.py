@@ -23,6 +23,7 @@ from orders.models import (
     OrderLine,
     ReturnRequest,
 )
+from orders.summary import expectation_items_now
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
 
@@ -170,10 +171,11 @@ def line_payload(line: OrderLine) -> dict[str, Any]:
     }
 
 
-def expectation_payload(expectation: FulfillmentExpectation) -> dict[str, Any]:
+def expectation_payload(expectation: FulfillmentExpectation, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """`items`: what is still in it (`expectation_items_now`), not the plan as placed."""
     payload: dict[str, Any] = {
         "id": expectation.public_id,
-        "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in expectation.line_items],
+        "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in items],
         "method_type": expectation.method_type,
         "destination": postal_address(expectation.destination),
     }
@@ -330,6 +332,11 @@ def _render(
     events: Iterable[FulfillmentEvent],
     adjustments: Iterable[Adjustment],
 ) -> dict[str, Any]:
+    planned, adjusted = list(expectations), list(adjustments)
+    # BCP §7 (BCP-ORD-07): an expectation promises what is still to come, each line at least 1 unit: the units a
+    # cancellation took off leave it (as on the admin's order page), and an expectation left empty is dropped.
+    left = expectation_items_now(planned, adjusted)
+    kept = [(exp, left[exp.public_id][0]) for exp in planned]
     return {
         "id": order.public_id,
         "label": f"#{order.number}",
@@ -338,10 +345,10 @@ def _render(
         "currency": order.currency,
         "line_items": [line_payload(line) for line in lines],
         "fulfillment": {
-            "expectations": [expectation_payload(exp) for exp in expectations],
+            "expectations": [expectation_payload(exp, items) for exp, items in kept if items],
             "events": [event_payload(event) for event in events],
         },
-        "adjustments": [adjustment_payload(adj) for adj in adjustments],
+        "adjustments": [adjustment_payload(adj) for adj in adjusted],
         "totals": list(order.totals),
         **_dispute_messages(order),
     }

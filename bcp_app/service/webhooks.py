@@ -95,6 +95,8 @@ def order_webhook_send(
     )
     if delivery is None:
         return "none"
+    if fresh and delivery.status == WebhookDelivery.Status.SUPERSEDED:
+        return delivery.status  # written superseded: a newer event's webhook went first (never sent)
     return _attempt(delivery) if fresh else webhook_deliver(delivery_id=delivery.pk)
 
 
@@ -154,12 +156,42 @@ def _prepare(
     }
     if source_key:
         # The unique key decides, in one statement: a re-run of the same outbox row (or a concurrent one) finds
-        # the delivery the first run wrote, and goes through its claim (this run's body is dropped).
+        # the delivery the first run wrote, and goes through its claim (this run's body is dropped). The same
+        # statement writes it only while no newer event's delivery exists (`_superseded` on a first attempt).
         delivery = WebhookDelivery(source_key=source_key, **fields)
-        if rows.insert_once(delivery, ["source_key"]):
+        if rows.insert_once(delivery, ["source_key"], guard=_none_newer(delivery)):
             return delivery, True
-        return WebhookDelivery.objects.get(source_key=source_key), False
+        existing = WebhookDelivery.objects.filter(source_key=source_key).first()
+        if existing is not None:
+            return existing, False
+        return _written_superseded(delivery)
     return WebhookDelivery.objects.create(**fields), True
+
+
+def _none_newer(delivery: WebhookDelivery) -> tuple[str, list[Any]]:
+    """A guard (`rows.insert_once`): one row while no delivery of a newer event (a later orders-outbox row) of the
+    same order exists to the same platform and URL, else none. Such a delivery was made claimed for its first
+    attempt, so the platform has (or is getting) the whole newer order: this older one must never follow it
+    (BCP-WH-02). Without an outbox row of its own the delivery is the newest made (as `_superseded` ranks it)."""
+    table, outbox = WebhookDelivery._meta.db_table, OutboxMessage._meta.db_table
+    sql = (
+        f'SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM "{table}" d JOIN "{outbox}" o ON o."key" = d."source_key" '  # noqa: S608
+        f'WHERE d."order_id" = %s AND d."platform_id" = %s AND d."url" = %s '
+        f'AND o."id" > (SELECT m."id" FROM "{outbox}" m WHERE m."key" = %s))'
+    )
+    return sql, [delivery.order_id, delivery.platform_id, delivery.url, delivery.source_key]
+
+
+def _written_superseded(delivery: WebhookDelivery) -> tuple[WebhookDelivery, bool]:
+    """The delivery a newer one supersedes before its first attempt, kept (never sent) so a re-run of its outbox
+    row finds it and the admin shows why the platform did not get it. Off the hot path: only after the guard."""
+    delivery.status = WebhookDelivery.Status.SUPERSEDED
+    delivery.attempts, delivery.next_attempt_at = 0, None
+    if not rows.insert_once(delivery, ["source_key"]):
+        # A concurrent run of the same outbox row wrote it first: that run attempts it (or it is superseded).
+        return WebhookDelivery.objects.get(source_key=delivery.source_key), False
+    logger.info("order webhook %s superseded by a later one of order %s", delivery.webhook_id, delivery.order_id)
+    return delivery, True
 
 
 def signed_headers(delivery: WebhookDelivery, raw: bytes, *, now: int | None = None) -> dict[str, str]:
@@ -222,8 +254,8 @@ def _superseded(delivery: WebhookDelivery) -> bool:
 
 def _claim(delivery_id: int) -> WebhookDelivery | None:
     """The delivery, leased to this run for one attempt, when it is pending and due; None otherwise. A delivery
-    that a later one of the same order supersedes is marked so instead (retries only: a first attempt is made
-    by `_prepare`'s caller without this check, on the hot path)."""
+    that a later one of the same order supersedes is marked so instead (a first attempt is checked by the
+    statement that writes the delivery: `_none_newer`)."""
     now = timezone.now()
     with transaction.atomic():
         delivery = (

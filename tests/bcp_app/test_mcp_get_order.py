@@ -23,10 +23,11 @@ pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
 SEED_ORDER_CAPABILITIES = {"br.dev.bcp.shopping.order": [{"version": "2026-07-28"}]}
 
 
-def place_seed_order(platform_id: str | None, *, checkout_id: str = "checkout_xyz789") -> Any:
-    """The order of seed 000: one pair of running shoes, delivered with a Correios tracking code."""
+def place_seed_order(platform_id: str | None, *, checkout_id: str = "checkout_xyz789", quantity: int = 1) -> Any:
+    """The order of seed 000: one pair of running shoes, delivered with a Correios tracking code (`quantity`: pairs
+    bought, one of them delivered)."""
     from orders.services import fulfillment_event_create, order_place_from_checkout
-    from orders.types import PlacedCheckout, PlacedLine
+    from orders.types import LineQuantity, PlacedCheckout, PlacedLine
 
     order = order_place_from_checkout(
         checkout=PlacedCheckout(
@@ -38,7 +39,9 @@ def place_seed_order(platform_id: str | None, *, checkout_id: str = "checkout_xy
             buyer_phone="",
             buyer_tax_id="",
             lines=[
-                PlacedLine(line_id="li_shoes", sku="prod_shoes", title="Running Shoes", unit_price=3000, quantity=1)
+                PlacedLine(
+                    line_id="li_shoes", sku="prod_shoes", title="Running Shoes", unit_price=3000, quantity=quantity
+                )
             ],
             totals=[("subtotal", 3000, ""), ("fulfillment", 800, ""), ("tax", 304, ""), ("total", 4104, "")],
             fulfillment_method="shipping",
@@ -64,6 +67,7 @@ def place_seed_order(platform_id: str | None, *, checkout_id: str = "checkout_xy
     fulfillment_event_create(
         order_id=order.public_id,
         type="delivered",
+        lines=[LineQuantity("li_shoes", 1)],
         tracking_number="BR123456785BR",
         tracking_url="https://rastreamento.correios.com.br/app/index.php?objetos=BR123456785BR",
         description="Entregue na portaria",
@@ -141,6 +145,24 @@ def test_get_order_reproduces_the_seed_response_field_by_field_bcp_ord_04(live_m
     assert len(result.content) == 1
     assert result.content[0].type == "text"
     assert json.loads(result.content[0].text) == body
+
+
+def test_get_order_after_a_partial_cancel_promises_only_what_is_left_bcp_ord_06_07(live_mcp, agent) -> None:
+    """BCP §7: the expectation lists what is still to be fulfilled (quantities >= 1), not the plan as placed; the
+    line says original, total and fulfilled (BCP-ORD-06, BCP-ORD-07)."""
+    from orders.services import order_cancel
+
+    # given three pairs bought, one delivered and the other two cancelled
+    order = place_seed_order(agent.platform_id, quantity=3)
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    # when the platform reads the order over MCP
+    result = call(live_mcp.mcp_url, "get_order", {"meta": agent.meta(), "id": order.public_id}, headers=agent.headers)
+    # then the expectation holds the delivered pair only
+    body = result.structured_content
+    assert [e["line_items"] for e in body["fulfillment"]["expectations"]] == [[{"id": "li_shoes", "quantity": 1}]]
+    assert [(i["quantity"], i["status"]) for i in body["line_items"]] == [
+        ({"original": 3, "total": 1, "fulfilled": 1}, "fulfilled")
+    ]
 
 
 def test_get_order_not_found_is_the_seed_error_example_bcp_ord_03(live_mcp, agent) -> None:

@@ -18,7 +18,10 @@ from bcp_app.service.platforms import NewPlatform, platform_create
 from bcp_app.service.policies import policies_json
 from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
+from orders.services.adjustments import order_cancel
+from orders.services.expectations import expectation_split
 from orders.services.fulfillment import order_ship
+from orders.types import LineQuantity
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
@@ -338,3 +341,37 @@ def test_the_latest_webhook_of_an_order_is_retried_whatever_came_before_bcp_wh_0
 
     shipped.refresh_from_db()
     assert (shipped.status, shipped.attempts) == ("delivered", 2)
+
+
+def test_expectations_after_a_partial_cancel_promise_only_what_is_left_bcp_ord_06_07_wh_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP §7: an expectation lists what is still to be fulfilled (BCP-ORD-07, quantities >= 1), so a cancel takes
+    its units off (an expectation left empty is gone); the line keeps original/total/fulfilled (BCP-ORD-06); the
+    webhook after the cancel carries the same snapshot (BCP-WH-02). They listed the plan as placed."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    line = order.lines.get()
+    first = order.expectations.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        later = expectation_split(
+            order_id=order.public_id, expectation_id=first.public_id, lines=[LineQuantity(line.public_id, 1)]
+        )
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+        order_cancel(order_id=order.public_id, reason="Sem estoque")
+
+    body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    assert [(e["id"], e["line_items"]) for e in body["fulfillment"]["expectations"]] == [
+        (first.public_id, [{"id": line.public_id, "quantity": 1}])
+    ]
+    assert later.public_id not in json.dumps(body["fulfillment"])
+    assert [(i["quantity"], i["status"]) for i in body["line_items"]] == [
+        ({"original": 2, "total": 1, "fulfilled": 1}, "fulfilled")
+    ]
+    assert body["adjustments"][0]["line_items"] == [{"id": line.public_id, "quantity": -1}]
+    assert errors(body, "shopping/order.json") == []
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    last = json.loads(hooks[-1].body)
+    assert last["fulfillment"]["expectations"] == body["fulfillment"]["expectations"]
+    assert last["line_items"] == body["line_items"]

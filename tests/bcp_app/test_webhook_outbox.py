@@ -18,9 +18,10 @@ from django.utils import timezone
 
 from bcp_app.models import WebhookDelivery
 from bcp_app.service.platforms import NewPlatform
+from bcp_app.tasks import retry_order_webhooks
 from config.celery import app as celery_app
 from orders.models import OutboxMessage
-from orders.services.fulfillment import order_ship
+from orders.services.fulfillment import order_mark_delivered, order_ship
 from orders.tasks import sweep_outbox
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_rest_order import WEBHOOK_PATH, auth, place_order, platform  # noqa: F401 (fixture)
@@ -91,4 +92,50 @@ def test_a_webhook_whose_enqueue_failed_is_sent_by_the_sweep_once(
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep_outbox() == 0
     assert len(shipped_hooks(fake_platform)) == 1
+    assert WebhookDelivery.objects.filter(event="shipped").count() == 1
+
+
+def test_an_older_event_run_after_a_newer_ones_webhook_is_superseded_not_sent_bcp_wh_02(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The shipped event's outbox row runs (the sweep) after the delivered event's webhook went out: its first
+    attempt was made without the check retries get, so the platform's last word was the older order (shipped,
+    not delivered). BCP-WH-02: each webhook is the full order, so the older one is marked superseded, not sent."""
+    order = place_order(client, auth(fake_platform, platform), django_capture_on_commit_callbacks)
+    # given the shipment's webhook lost with the broker (its outbox row pending)…
+    request.getfixturevalue("dead_broker")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    shipped_row = OutboxMessage.objects.get(kind="order_changed", status="pending")
+    # …and the delivery's webhook sent when the broker was back
+    celery_app.conf.task_always_eager = True
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    assert [(d.event, d.status) for d in WebhookDelivery.objects.order_by("id")] == [
+        ("placed", "delivered"), ("delivered", "delivered")
+    ]  # fmt: skip
+    # when the sweep runs the shipment's row
+    OutboxMessage.objects.filter(pk=shipped_row.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_outbox() == 1
+    # then its delivery is kept superseded, never attempted, and the platform's last word is the delivered order
+    shipped = WebhookDelivery.objects.get(event="shipped")
+    assert (shipped.source_key, shipped.status, shipped.attempts, shipped.next_attempt_at) == (
+        shipped_row.key, "superseded", 0, None
+    )  # fmt: skip
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert [r.headers["webhook-id"] for r in hooks] == [
+        str(d.webhook_id) for d in WebhookDelivery.objects.exclude(event="shipped").order_by("id")
+    ]
+    # and a re-run of the row (or the retry sweep) sends nothing either
+    OutboxMessage.objects.filter(pk=shipped_row.pk).update(status="pending")
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep_outbox()
+    assert retry_order_webhooks() == 0
+    sent = [r.headers["webhook-id"] for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert str(shipped.webhook_id) not in sent and len(sent) == 2
     assert WebhookDelivery.objects.filter(event="shipped").count() == 1

@@ -22,7 +22,15 @@ from payments.med.models import PixInfraction
 from payments.models import PixRecurringCharge, PixRecurringChargeWebhookEvent
 from payments.signals import recurring_charge_settled
 from shop.demo.seed import seed_catalog
-from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
+from shop.models import (
+    ShippingMethod,
+    ShippingRate,
+    Subscription,
+    SubscriptionCycle,
+    SubscriptionEvent,
+    SubscriptionPlan,
+    Variant,
+)
 from shop.subscriptions.cycles import cycle_charge, subscription_cycles_sweep
 from shop.subscriptions.services import subscription_address_change, subscription_cancel, subscription_create
 from tests.payments.fake_bacen import PROXY_VERIFIED, FakeBacenServer, med_notice
@@ -413,3 +421,36 @@ def test_a_med_dispute_of_a_cycles_pix_automatico_holds_its_order_like_a_checkou
     assert refused.value.code == "payment_disputed"
     listed = admin_client.get("/admin/orders/order/", {"payment_dispute__exact": "open"})
     assert listed.context["cl"].result_count == 1
+
+
+def test_a_cycles_order_carries_the_stores_carrier_to_its_address_as_a_checkouts_order_does(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A cycle's order had no `fulfillment_carrier` (a checkout's order keeps its option's): shipped by the store's
+    own courier it named no carrier, and by Correios it did not ask for the code. Now the store's cheapest method
+    to the subscription's CEP names it (BCP-ORD-08 events carry `carrier`)."""
+    pac = ShippingMethod.objects.create(code="pac", title="PAC", carrier="Correios", free_above=1000, position=1)
+    ShippingRate.objects.create(method=pac, uf="SP", price=1890)
+    ShippingRate.objects.create(method=pac, uf="RJ", price=2490)
+    own = ShippingMethod.objects.create(code="motoboy", title="Motoboy", carrier="Motoboy da loja", position=2)
+    ShippingRate.objects.create(method=own, cep_start=1_000_000, cep_end=5_999_999, price=1500)  # São Paulo city
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    first = _open_cycle(subscription)
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(first.txid, paid=True))
+    order = Order.objects.get(checkout_id=first.public_id)
+    assert order.fulfillment_carrier == "Motoboy da loja"  # cheaper than PAC (free only from its R$ 10 floor)
+    shipped = order_ship(order_id=order.public_id, tracking_number="")
+    assert (shipped.carrier, shipped.tracking_number) == ("Motoboy da loja", "")
+
+    rio = {**ADDRESS, "postal_code": "20040-020", "city": "Rio de Janeiro", "state": "rj", "neighborhood": "Centro"}
+    subscription_address_change(public_id=subscription.public_id, address=rio)
+    second = _open_cycle(subscription)
+    assert subscription_cycles_sweep(today=second.due_date - timedelta(days=5))["charged"] == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(second.txid, paid=True))
+    order = Order.objects.get(checkout_id=second.public_id)
+    assert order.fulfillment_carrier == "Correios"
+    with pytest.raises(OrderError) as refused:
+        order_ship(order_id=order.public_id, tracking_number="")
+    assert refused.value.code == "tracking_required"
