@@ -50,6 +50,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.money import format_brl
 from kernel.rows import Update
 from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
 from orders.types import PlacedCheckout, PlacedLine
@@ -158,6 +159,89 @@ def _selected_option(checkout: Checkout) -> dict[str, object]:
                 if option["id"] == checkout.selected_option_id:
                     return option
     return {}
+
+
+def _located_option(checkout: Checkout) -> tuple[str, dict[str, object]]:
+    """The selected delivery option as the checkout shows it, with its JSONPath in the response."""
+    for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
+        for g, group in enumerate(method["groups"]):
+            for o, option in enumerate(group["options"]):
+                if option["id"] == checkout.selected_option_id:
+                    return f"$.fulfillment.methods[{m}].groups[{g}].options[{o}]", option
+    return "", {}
+
+
+def _located_destination(checkout: Checkout) -> tuple[str, dict[str, object]]:
+    """The selected destination (a pickup point's name, address and hours) as shown, with its JSONPath."""
+    for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
+        for d, destination in enumerate(method.get("destinations", [])):
+            if destination.get("id") and destination.get("id") == method.get("selected_destination_id"):
+                return f"$.fulfillment.methods[{m}].destinations[{d}]", destination
+    return "", {}
+
+
+Shown = tuple[dict[str, tuple[str, int]], dict[str, object], dict[str, object]]
+
+
+def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
+    """What the platform last saw of the goods and their delivery: each line's title and price, the selected
+    option (title, description, carrier, price) and destination. Read before a complete re-evaluates them."""
+    return (
+        {line.public_id: (line.title, line.unit_price) for line in lines},
+        _located_option(checkout)[1],
+        _located_destination(checkout)[1],
+    )
+
+
+def _option_text(option: dict[str, object]) -> str:
+    description = str(option.get("description") or "")
+    return f"{option.get('title', '')} ({description})" if description else str(option.get("title", ""))
+
+
+def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[CheckoutLine]) -> list[CheckoutMessage]:
+    """BCP §4.3 "the order is built from the checkout at that moment", BCP-CHK-20 "unrequested changes are
+    reported with a path": what the merchant changed since the platform last looked (a product renamed, a
+    price, the delivery option's name, carrier or promised time, a pickup point's address or hours), one
+    `checkout_changed` warning at each changed node. A complete that finds any places no order: the buyer
+    confirmed what the platform showed, and the order would say something else (QA walk: an order placed as
+    "PAC Mini" and "Café comum" after the platform showed "PAC" and "Café especial", same total)."""
+    lines_before, option_before, destination_before = before
+    changes: list[CheckoutMessage] = []
+    for index, line in enumerate(lines):
+        title, price = lines_before.get(line.public_id, (line.title, line.unit_price))
+        if title != line.title:
+            content = _("O produto %(old)s agora se chama %(new)s; confira antes de concluir.") % {
+                "old": title,
+                "new": line.title,
+            }
+            changes.append(
+                CheckoutMessage("warning", "checkout_changed", content, path=f"$.line_items[{index}].item.title")
+            )
+        if price != line.unit_price:
+            content = _("O preço de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+                "title": line.title,
+                "old": format_brl(price),
+                "new": format_brl(line.unit_price),
+            }
+            changes.append(
+                CheckoutMessage("warning", "checkout_changed", content, path=f"$.line_items[{index}].item.price")
+            )
+    path, option = _located_option(checkout)
+    if option_before and option and option != option_before:
+        content = _("A entrega escolhida mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+            "old": _option_text(option_before),
+            "new": _option_text(option),
+        }
+        changes.append(CheckoutMessage("warning", "checkout_changed", content, path=path))
+    path, destination = _located_destination(checkout)
+    if destination_before and destination and destination != destination_before:
+        content = _(
+            "O local de entrega ou retirada %(name)s mudou (endereço ou horário); confira antes de concluir."
+        ) % {
+            "name": destination.get("name") or destination_before.get("name") or "",
+        }
+        changes.append(CheckoutMessage("warning", "checkout_changed", content, path=path))
+    return changes
 
 
 def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
@@ -337,14 +421,14 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/charge.py).
     checkout, changed = begun
     pix_charge_issue(checkout)
-    return _refresh(checkout_id, changed)
+    return _refresh(checkout_id, *changed)
 
 
 @retried_on_deadlock
 def _begin_transaction(
     checkout_id: str, data: CompleteInput, owner: object
-) -> Checkout | CheckoutResult | tuple[Checkout, CheckoutMessage]:
-    """Step 1's transaction; the checkout and the message to answer with when a new Pix charge must follow.
+) -> Checkout | CheckoutResult | tuple[Checkout, list[CheckoutMessage]]:
+    """Step 1's transaction; the checkout and the messages to answer with when a new Pix charge must follow.
 
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
@@ -372,6 +456,7 @@ def _begin_transaction(
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), other_terms])
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
+        shown = _shown(checkout, existing)  # before `evaluate`, which refreshes the lines in place
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
@@ -387,15 +472,20 @@ def _begin_transaction(
         status, messages = with_status(ev, ev.rejections)
         checkout.status = status
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
-        if status != STATUS_READY or ev.total_amount != previous_total:
-            # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
-            # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
+        moved = _unrequested_changes(shown, checkout, list(checkout.lines.all())) if status == STATUS_READY else []
+        total_moved = ev.total_amount != previous_total
+        if status != STATUS_READY or total_moved or moved:
+            # Something changed since the platform last looked (stock, prices, coupon, a product's or the
+            # delivery's name or promise): no payment. A Pix charge follows the new total (PIX.md §3 step 4:
+            # replaced, the platform completes again); an unchanged total keeps its charge and reservation.
             hold_for_charge(checkout, ev, held)  # the reservation follows the charge
             save_with_event(checkout, "complete_refused", stored, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
-            changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
+            changed = [*moved]
+            if total_moved or not moved:
+                changed.append(_changed_message(chosen.type == "pix" and checkout.status == STATUS_READY))
             if not issue:
-                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *changed])
         else:
             if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
                 # The handler is not offered for this total (PIX.md §1.3): nothing to charge.

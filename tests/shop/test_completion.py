@@ -387,3 +387,56 @@ def test_stock_taken_with_the_checkout_write_is_all_or_nothing() -> None:
     stored = Checkout.objects.get(pk=checkout.pk)
     assert (stored.status, stored.stock_reserved, stock()) == ("complete_in_progress", True, 8)
     assert CheckoutEvent.objects.filter(checkout=checkout).latest("id").kind == "payment_pending"
+
+
+def test_a_product_renamed_before_complete_places_no_order_and_says_where_bcp_chk_20():
+    """BCP §4.3 (the order is built from the checkout at that moment), BCP-CHK-20: the merchant renamed the
+    product between the platform's last look and its complete, same price and total. The order would have
+    carried a title the buyer never saw: the card is not charged, the warning names the line's title, and a
+    second complete (the platform has now seen it) places the order under the new name."""
+    from shop.models import Product
+
+    checkout = ready_checkout()
+    product = Product.objects.get(variants__sku="SKU-CAFE-500G")
+    product.title = "Café comum 500 g"
+    product.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.type, m.code, m.path) for m in refused.messages] == [
+        ("warning", "checkout_changed", "$.line_items[0].item.title")
+    ]
+    assert refused.messages[0].content == (
+        "O produto Produto SKU-CAFE-500G agora se chama Café comum 500 g; confira antes de concluir."
+    )
+    assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
+    placed = complete(checkout, CARD_OK)
+    assert placed.checkout.status == "completed"
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert list(order.lines.values_list("title", flat=True)) == ["Café comum 500 g"]
+
+
+def test_a_delivery_promise_changed_before_a_pix_complete_keeps_the_charge_and_says_where_bcp_chk_20():
+    """The merchant made PAC slower (same price): the option the buyer chose now promises another time. The
+    Pix complete is refused with a warning at that option; the total did not move, so the charge and the units
+    it holds stay as they were (no new Pix), and the next complete waits for that same charge."""
+    from shop.models import ShippingMethod, ShippingRate
+
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    rate = ShippingRate.objects.get(method__code="pac", uf="SP")
+    rate.days_min, rate.days_max = 10, 15
+    rate.save()
+    ShippingMethod.objects.get(code="pac").save()  # as the admin saves the method with its rates inline
+    refused = complete(checkout, PIX)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path) for m in refused.messages] == [
+        ("checkout_changed", "$.fulfillment.methods[0].groups[0].options[0]")
+    ]
+    assert refused.messages[0].content == (
+        "A entrega escolhida mudou de PAC (Chega em 3 a 5 dias úteis) para PAC (Chega em 10 a 15 dias úteis); "
+        "confira antes de concluir."
+    )
+    assert pix_charge_active_for_reference(checkout.public_id).txid == charge.txid
+    assert stock() == 8
+    assert complete(checkout, PIX).checkout.status == "complete_in_progress"
+    assert (pix_charge_active_for_reference(checkout.public_id).txid, stock()) == (charge.txid, 8)
