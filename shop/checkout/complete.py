@@ -482,7 +482,7 @@ def _begin_transaction(
             save_with_event(checkout, "complete_refused", stored, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
             changed = [*moved]
-            if total_moved or not moved:
+            if total_moved:  # else the errors (out of stock, an option gone) or `moved` say what changed
                 changed.append(_changed_message(chosen.type == "pix" and checkout.status == STATUS_READY))
             if not issue:
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *changed])

@@ -440,3 +440,15 @@ def test_a_delivery_promise_changed_before_a_pix_complete_keeps_the_charge_and_s
     assert stock() == 8
     assert complete(checkout, PIX).checkout.status == "complete_in_progress"
     assert (pix_charge_active_for_reference(checkout.public_id).txid, stock()) == (charge.txid, 8)
+
+
+def test_sold_out_between_update_and_a_card_complete_says_only_what_changed_bcp_chk_18():
+    """QA walk: a human bought the last units between the agent's update and its card complete. The answer
+    said `out_of_stock` at the line and also "O checkout mudou; revise o total" at `$.totals`, though the total
+    had not moved: a warning pointing at the wrong node. Now only the line's error; nothing is charged."""
+    checkout = ready_checkout()
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=0)
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "incomplete"
+    assert [(m.type, m.code, m.path) for m in refused.messages] == [("error", "out_of_stock", "$.line_items[0]")]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
