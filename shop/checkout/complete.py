@@ -41,6 +41,7 @@ Sales staff enter in the back office (WhatsApp, the counter, B2B):
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import date
 from typing import Any
@@ -101,7 +102,7 @@ from shop.checkout.core import (
     with_lines,
     with_status,
 )
-from shop.checkout.evaluate import evaluate
+from shop.checkout.evaluate import PlannedLine, evaluate
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -180,17 +181,53 @@ def _located_destination(checkout: Checkout) -> tuple[str, dict[str, object]]:
     return "", {}
 
 
-Shown = tuple[dict[str, tuple[str, int]], dict[str, object], dict[str, object]]
+def _changed_at(path: str, content: str) -> CheckoutMessage:
+    return CheckoutMessage("warning", "checkout_changed", content, path=path)
+
+
+LinesShown = dict[str, tuple[str, str, int]]  # line public id → (SKU, title, unit price)
+
+
+def lines_shown(lines: Sequence[CheckoutLine]) -> LinesShown:
+    """Each line's SKU, title and price as the platform (or buyer) last saw them. Read before `evaluate`, which
+    refreshes the lines in place."""
+    return {line.public_id: (line.sku, line.title, line.unit_price) for line in lines}
+
+
+def line_changes(before: LinesShown, lines: Sequence[CheckoutLine | PlannedLine]) -> list[CheckoutMessage]:
+    """BCP-CHK-20 ("unrequested changes are reported with a path"), BCP §4.3 "no silent changes": a kept line
+    (same id, same SKU) whose title or price the merchant changed since `before`, one `checkout_changed` warning
+    at that node. A line now unavailable says so with its own error (its price shows 0), not here."""
+    changes: list[CheckoutMessage] = []
+    for index, line in enumerate(lines):
+        if line.variant_id is None or line.public_id not in before:
+            continue
+        sku, title, price = before[line.public_id]
+        if sku != line.sku:
+            continue  # the platform put another item on the line: a requested change
+        if title != line.title:
+            content = _("O produto %(old)s agora se chama %(new)s; confira antes de concluir.") % {
+                "old": title,
+                "new": line.title,
+            }
+            changes.append(_changed_at(f"$.line_items[{index}].item.title", content))
+        if price != line.unit_price:
+            content = _("O preço de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+                "title": line.title,
+                "old": format_brl(price),
+                "new": format_brl(line.unit_price),
+            }
+            changes.append(_changed_at(f"$.line_items[{index}].item.price", content))
+    return changes
+
+
+Shown = tuple[LinesShown, dict[str, object], dict[str, object]]
 
 
 def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
     """What the platform last saw of the goods and their delivery: each line's title and price, the selected
     option (title, description, carrier, price) and destination. Read before a complete re-evaluates them."""
-    return (
-        {line.public_id: (line.title, line.unit_price) for line in lines},
-        _located_option(checkout)[1],
-        _located_destination(checkout)[1],
-    )
+    return (lines_shown(lines), _located_option(checkout)[1], _located_destination(checkout)[1])
 
 
 def _option_text(option: dict[str, object]) -> str:
@@ -206,33 +243,14 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
     confirmed what the platform showed, and the order would say something else (QA walk: an order placed as
     "PAC Mini" and "Café comum" after the platform showed "PAC" and "Café especial", same total)."""
     lines_before, option_before, destination_before = before
-    changes: list[CheckoutMessage] = []
-    for index, line in enumerate(lines):
-        title, price = lines_before.get(line.public_id, (line.title, line.unit_price))
-        if title != line.title:
-            content = _("O produto %(old)s agora se chama %(new)s; confira antes de concluir.") % {
-                "old": title,
-                "new": line.title,
-            }
-            changes.append(
-                CheckoutMessage("warning", "checkout_changed", content, path=f"$.line_items[{index}].item.title")
-            )
-        if price != line.unit_price:
-            content = _("O preço de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
-                "title": line.title,
-                "old": format_brl(price),
-                "new": format_brl(line.unit_price),
-            }
-            changes.append(
-                CheckoutMessage("warning", "checkout_changed", content, path=f"$.line_items[{index}].item.price")
-            )
+    changes = line_changes(lines_before, lines)
     path, option = _located_option(checkout)
     if option_before and option and option != option_before:
         content = _("A entrega escolhida mudou de %(old)s para %(new)s; confira antes de concluir.") % {
             "old": _option_text(option_before),
             "new": _option_text(option),
         }
-        changes.append(CheckoutMessage("warning", "checkout_changed", content, path=path))
+        changes.append(_changed_at(path, content))
     path, destination = _located_destination(checkout)
     if destination_before and destination and destination != destination_before:
         content = _(
@@ -240,7 +258,7 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
         ) % {
             "name": destination.get("name") or destination_before.get("name") or "",
         }
-        changes.append(CheckoutMessage("warning", "checkout_changed", content, path=path))
+        changes.append(_changed_at(path, content))
     return changes
 
 
