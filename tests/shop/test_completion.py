@@ -16,7 +16,7 @@ from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
 from shop.checkout.types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+from tests.shop.checkout_factories import BUYER, full_input, make_location, make_shipping, make_variant, pickup
 
 pytestmark = pytest.mark.django_db
 
@@ -452,3 +452,28 @@ def test_sold_out_between_update_and_a_card_complete_says_only_what_changed_bcp_
     assert refused.checkout.status == "incomplete"
     assert [(m.type, m.code, m.path) for m in refused.messages] == [("error", "out_of_stock", "$.line_items[0]")]
     assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_pickup_point_closed_before_complete_is_said_by_name_not_unknown_bcp_ful_05():
+    """QA walk: the store deactivated the pickup point the agent had chosen, between its update and its complete.
+    The complete answered "Loja de retirada desconhecida." (unknown), about a point the shop itself offered.
+    Now it names the point and says it closed; nothing is charged or reserved, no order."""
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    location = make_location()
+    make_location("Loja Pinheiros")  # still open: pickup stays offered
+    data = CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=BUYER, fulfillment=pickup(location.public_id))
+    checkout = checkout_create(data=data).checkout
+    assert checkout.status == "ready_for_complete"
+    location.active = False
+    location.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "incomplete"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "error"] == [
+        (
+            "field_invalid",
+            "$.fulfillment.methods[0].selected_destination_id",
+            "A loja de retirada Loja Paulista não está mais disponível; escolha outra.",
+        )
+    ]
+    assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
