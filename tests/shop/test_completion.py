@@ -477,3 +477,30 @@ def test_a_pickup_point_closed_before_complete_is_said_by_name_not_unknown_bcp_f
         )
     ]
     assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
+
+
+def test_a_coupon_disabled_before_a_pix_complete_is_said_as_disabled_not_unknown_bcp_dsc_03():
+    """QA walk: the store deactivated the coupon the agent had applied, between its update and its Pix complete.
+    The complete rightly refused (the total moved, a new Pix) but said "Cupom 'BEMVINDO10' não encontrado."
+    about a code it had applied a moment before. Now it says the coupon is no longer available; no order."""
+    from tests.shop.checkout_factories import make_coupon
+
+    coupon = make_coupon("BEMVINDO10", percent=10)
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), codes=("bemvindo10",)), payment=PaymentInput((PIX,)))
+    checkout = checkout_create(data=data).checkout
+    assert (checkout.status, checkout.total_amount) == ("ready_for_complete", 4290 - 429 + 1890)
+    coupon.active = False
+    coupon.save()
+    refused = complete(checkout, PIX)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "warning"] == [
+        ("discount_code_invalid", "$.discounts.codes[0]", "O cupom BEMVINDO10 não está mais disponível."),
+        (
+            "pix_charge_replaced",
+            "$.payment.instruments[0]",
+            "O total mudou; um novo Pix foi gerado, confira antes de concluir.",
+        ),
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
