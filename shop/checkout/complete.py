@@ -231,8 +231,9 @@ def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
 
 
 def _option_text(option: dict[str, object]) -> str:
-    description = str(option.get("description") or "")
-    return f"{option.get('title', '')} ({description})" if description else str(option.get("title", ""))
+    """ "PAC (Chega em 3 a 5 dias úteis, Correios)": what an option promises, without its price."""
+    details = ", ".join(str(option.get(key) or "") for key in ("description", "carrier") if option.get(key))
+    return f"{option.get('title', '')} ({details})" if details else str(option.get("title", ""))
 
 
 def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[CheckoutLine]) -> list[CheckoutMessage]:
@@ -245,10 +246,18 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
     lines_before, option_before, destination_before = before
     changes = line_changes(lines_before, lines)
     path, option = _located_option(checkout)
-    if option_before and option and option != option_before:
+    if option_before and option and _option_text(option) != _option_text(option_before):
         content = _("A entrega escolhida mudou de %(old)s para %(new)s; confira antes de concluir.") % {
             "old": _option_text(option_before),
             "new": _option_text(option),
+        }
+        changes.append(_changed_at(path, content))
+    elif option_before and option and option.get("amount") != option_before.get("amount"):
+        # only its price: e.g. free above a subtotal the new prices cross, or the rate the merchant changed
+        content = _("O frete de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+            "title": option.get("title", ""),
+            "old": format_brl(int(option_before.get("amount") or 0)),
+            "new": format_brl(int(option.get("amount") or 0)),
         }
         changes.append(_changed_at(path, content))
     path, destination = _located_destination(checkout)

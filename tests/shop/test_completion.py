@@ -433,8 +433,8 @@ def test_a_delivery_promise_changed_before_a_pix_complete_keeps_the_charge_and_s
         ("checkout_changed", "$.fulfillment.methods[0].groups[0].options[0]")
     ]
     assert refused.messages[0].content == (
-        "A entrega escolhida mudou de PAC (Chega em 3 a 5 dias úteis) para PAC (Chega em 10 a 15 dias úteis); "
-        "confira antes de concluir."
+        "A entrega escolhida mudou de PAC (Chega em 3 a 5 dias úteis, Correios) para PAC (Chega em 10 a 15 dias "
+        "úteis, Correios); confira antes de concluir."
     )
     assert pix_charge_active_for_reference(checkout.public_id).txid == charge.txid
     assert stock() == 8
@@ -502,5 +502,21 @@ def test_a_coupon_disabled_before_a_pix_complete_is_said_as_disabled_not_unknown
             "$.payment.instruments[0]",
             "O total mudou; um novo Pix foi gerado, confira antes de concluir.",
         ),
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_freight_that_only_changed_its_price_is_said_as_such_bcp_chk_20():
+    """QA walk: the merchant's price change crossed PAC's free-shipping threshold; the refused complete said
+    "A entrega escolhida mudou de PAC (…) para PAC (…)", the same words twice. Now it names the freight's price."""
+    checkout = ready_checkout(quantity=2)  # 2 × 42,90 + PAC 18,90; PAC is free from R$ 200
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=10000)
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.path, m.content) for m in refused.messages if m.code == "checkout_changed" and "frete" in m.content] == [
+        (
+            "$.fulfillment.methods[0].groups[0].options[0]",
+            "O frete de PAC mudou de R$ 18,90 para R$ 0,00; confira antes de concluir.",
+        )
     ]
     assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
