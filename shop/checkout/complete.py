@@ -221,13 +221,19 @@ def line_changes(before: LinesShown, lines: Sequence[CheckoutLine | PlannedLine]
     return changes
 
 
-Shown = tuple[LinesShown, dict[str, object], dict[str, object]]
+Shown = tuple[LinesShown, dict[str, object], dict[str, object], dict[str, str]]
 
 
 def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
-    """What the platform last saw of the goods and their delivery: each line's title and price, the selected
-    option (title, description, carrier, price) and destination. Read before a complete re-evaluates them."""
-    return (lines_shown(lines), _located_option(checkout)[1], _located_destination(checkout)[1])
+    """What the platform last saw of the goods, their delivery and the terms: each line's title and price, the
+    selected option (title, description, carrier, price) and destination, the store policies' digests. Read
+    before a complete re-evaluates them."""
+    return (
+        lines_shown(lines),
+        _located_option(checkout)[1],
+        _located_destination(checkout)[1],
+        dict(checkout.policies_shown or {}),
+    )
 
 
 def _option_text(option: dict[str, object]) -> str:
@@ -243,7 +249,7 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
     `checkout_changed` warning at each changed node. A complete that finds any places no order: the buyer
     confirmed what the platform showed, and the order would say something else (QA walk: an order placed as
     "PAC Mini" and "Café comum" after the platform showed "PAC" and "Café especial", same total)."""
-    lines_before, option_before, destination_before = before
+    lines_before, option_before, destination_before, policies_before = before
     changes = line_changes(lines_before, lines)
     path, option = _located_option(checkout)
     if option_before and option and _option_text(option) != _option_text(option_before):
@@ -268,6 +274,12 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
             "name": destination.get("name") or destination_before.get("name") or "",
         }
         changes.append(_changed_at(path, content))
+    if policies_before:  # {}: written before the shop kept them
+        now_shown = checkout.policies_shown or {}
+        for index, policy in enumerate(store_policies(checkout.language)):
+            if policy.type in policies_before and policies_before[policy.type] != now_shown.get(policy.type):
+                content = _("A loja mudou a política “%(title)s”; confira antes de concluir.") % {"title": policy.title}
+                changes.append(_changed_at(f"$.policies[{index}]", content))
     return changes
 
 

@@ -520,3 +520,29 @@ def test_a_freight_that_only_changed_its_price_is_said_as_such_bcp_chk_20():
         )
     ]
     assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_return_policy_changed_before_complete_is_said_and_the_order_keeps_the_one_confirmed_bcp_chk_20():
+    """QA walk: the checkout showed "window": {"days": 30}; the merchant cut the window to 7 days before the
+    agent's complete, and the order was placed under 7 days with no word (orders keep the policies in force when
+    placed, and a return after day 7 is refused). Now the complete is refused with a warning at that policy; the
+    next complete (the platform has seen it) places the order under the policy it now shows."""
+    from shop.models import StoreSettings
+
+    store = StoreSettings.objects.create(returns_window_days=30)
+    checkout = ready_checkout()
+    store.returns_window_days = 7
+    store.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path, m.content) for m in refused.messages] == [
+        (
+            "checkout_changed",
+            "$.policies[2]",
+            "A loja mudou a política “Trocas e devoluções”; confira antes de concluir.",
+        )
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert complete(checkout, CARD_OK).checkout.status == "completed"
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert [p.get("return_window_days") for p in order.policies if p["kind"] == "returns"] == [7]
