@@ -41,6 +41,7 @@ Sales staff enter in the back office (WhatsApp, the counter, B2B):
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import date
 from typing import Any
@@ -101,7 +102,7 @@ from shop.checkout.core import (
     with_lines,
     with_status,
 )
-from shop.checkout.evaluate import evaluate
+from shop.checkout.evaluate import PlannedLine, evaluate
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -159,6 +160,127 @@ def _selected_option(checkout: Checkout) -> dict[str, object]:
                 if option["id"] == checkout.selected_option_id:
                     return option
     return {}
+
+
+def _located_option(checkout: Checkout) -> tuple[str, dict[str, object]]:
+    """The selected delivery option as the checkout shows it, with its JSONPath in the response."""
+    for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
+        for g, group in enumerate(method["groups"]):
+            for o, option in enumerate(group["options"]):
+                if option["id"] == checkout.selected_option_id:
+                    return f"$.fulfillment.methods[{m}].groups[{g}].options[{o}]", option
+    return "", {}
+
+
+def _located_destination(checkout: Checkout) -> tuple[str, dict[str, object]]:
+    """The selected destination (a pickup point's name, address and hours) as shown, with its JSONPath."""
+    for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
+        for d, destination in enumerate(method.get("destinations", [])):
+            if destination.get("id") and destination.get("id") == method.get("selected_destination_id"):
+                return f"$.fulfillment.methods[{m}].destinations[{d}]", destination
+    return "", {}
+
+
+def _changed_at(path: str, content: str) -> CheckoutMessage:
+    return CheckoutMessage("warning", "checkout_changed", content, path=path)
+
+
+LinesShown = dict[str, tuple[str, str, int]]  # line public id → (SKU, title, unit price)
+
+
+def lines_shown(lines: Sequence[CheckoutLine]) -> LinesShown:
+    """Each line's SKU, title and price as the platform (or buyer) last saw them. Read before `evaluate`, which
+    refreshes the lines in place."""
+    return {line.public_id: (line.sku, line.title, line.unit_price) for line in lines}
+
+
+def line_changes(before: LinesShown, lines: Sequence[CheckoutLine | PlannedLine]) -> list[CheckoutMessage]:
+    """BCP-CHK-20 ("unrequested changes are reported with a path"), BCP §4.3 "no silent changes": a kept line
+    (same id, same SKU) whose title or price the merchant changed since `before`, one `checkout_changed` warning
+    at that node. A line now unavailable says so with its own error (its price shows 0), not here."""
+    changes: list[CheckoutMessage] = []
+    for index, line in enumerate(lines):
+        if line.variant_id is None or line.public_id not in before:
+            continue
+        sku, title, price = before[line.public_id]
+        if sku != line.sku:
+            continue  # the platform put another item on the line: a requested change
+        if title != line.title:
+            content = _("O produto %(old)s agora se chama %(new)s; confira antes de concluir.") % {
+                "old": title,
+                "new": line.title,
+            }
+            changes.append(_changed_at(f"$.line_items[{index}].item.title", content))
+        if price != line.unit_price:
+            content = _("O preço de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+                "title": line.title,
+                "old": format_brl(price),
+                "new": format_brl(line.unit_price),
+            }
+            changes.append(_changed_at(f"$.line_items[{index}].item.price", content))
+    return changes
+
+
+Shown = tuple[LinesShown, dict[str, object], dict[str, object], dict[str, str]]
+
+
+def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
+    """What the platform last saw of the goods, their delivery and the terms: each line's title and price, the
+    selected option (title, description, carrier, price) and destination, the store policies' digests. Read
+    before a complete re-evaluates them."""
+    return (
+        lines_shown(lines),
+        _located_option(checkout)[1],
+        _located_destination(checkout)[1],
+        dict(checkout.policies_shown or {}),
+    )
+
+
+def _option_text(option: dict[str, object]) -> str:
+    """ "PAC (Chega em 3 a 5 dias úteis, Correios)": what an option promises, without its price."""
+    details = ", ".join(str(option.get(key) or "") for key in ("description", "carrier") if option.get(key))
+    return f"{option.get('title', '')} ({details})" if details else str(option.get("title", ""))
+
+
+def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[CheckoutLine]) -> list[CheckoutMessage]:
+    """BCP §4.3 "the order is built from the checkout at that moment", BCP-CHK-20 "unrequested changes are
+    reported with a path": what the merchant changed since the platform last looked (a product renamed, a
+    price, the delivery option's name, carrier or promised time, a pickup point's address or hours), one
+    `checkout_changed` warning at each changed node. A complete that finds any places no order: the buyer
+    confirmed what the platform showed, and the order would say something else (QA walk: an order placed as
+    "PAC Mini" and "Café comum" after the platform showed "PAC" and "Café especial", same total)."""
+    lines_before, option_before, destination_before, policies_before = before
+    changes = line_changes(lines_before, lines)
+    path, option = _located_option(checkout)
+    if option_before and option and _option_text(option) != _option_text(option_before):
+        content = _("A entrega escolhida mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+            "old": _option_text(option_before),
+            "new": _option_text(option),
+        }
+        changes.append(_changed_at(path, content))
+    elif option_before and option and option.get("amount") != option_before.get("amount"):
+        # only its price: e.g. free above a subtotal the new prices cross, or the rate the merchant changed
+        content = _("O frete de %(title)s mudou de %(old)s para %(new)s; confira antes de concluir.") % {
+            "title": option.get("title", ""),
+            "old": format_brl(int(option_before.get("amount") or 0)),
+            "new": format_brl(int(option.get("amount") or 0)),
+        }
+        changes.append(_changed_at(path, content))
+    path, destination = _located_destination(checkout)
+    if destination_before and destination and destination != destination_before:
+        content = _(
+            "O local de entrega ou retirada %(name)s mudou (endereço ou horário); confira antes de concluir."
+        ) % {
+            "name": destination.get("name") or destination_before.get("name") or "",
+        }
+        changes.append(_changed_at(path, content))
+    if policies_before:  # {}: written before the shop kept them
+        now_shown = checkout.policies_shown or {}
+        for index, policy in enumerate(store_policies(checkout.language)):
+            if policy.type in policies_before and policies_before[policy.type] != now_shown.get(policy.type):
+                content = _("A loja mudou a política “%(title)s”; confira antes de concluir.") % {"title": policy.title}
+                changes.append(_changed_at(f"$.policies[{index}]", content))
+    return changes
 
 
 def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
@@ -338,14 +460,14 @@ def _begin(checkout_id: str, data: CompleteInput, owner: object) -> Checkout | C
     # The new total needs a new Pix charge: issued after commit, like on update (shop/checkout/charge.py).
     checkout, changed = begun
     pix_charge_issue(checkout)
-    return _refresh(checkout_id, changed)
+    return _refresh(checkout_id, *changed)
 
 
 @retried_on_deadlock
 def _begin_transaction(
     checkout_id: str, data: CompleteInput, owner: object
-) -> Checkout | CheckoutResult | tuple[Checkout, CheckoutMessage]:
-    """Step 1's transaction; the checkout and the message to answer with when a new Pix charge must follow.
+) -> Checkout | CheckoutResult | tuple[Checkout, list[CheckoutMessage]]:
+    """Step 1's transaction; the checkout and the messages to answer with when a new Pix charge must follow.
 
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
@@ -373,6 +495,7 @@ def _begin_transaction(
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), other_terms])
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
+        shown = _shown(checkout, existing)  # before `evaluate`, which refreshes the lines in place
         state = input_from_checkout(checkout, existing)
         state = replace(
             state,
@@ -393,15 +516,20 @@ def _begin_transaction(
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
         checkout.status = status
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
-        if status != STATUS_READY or ev.total_amount != previous_total:
-            # Something changed since the platform last looked (stock, prices, coupon): no payment. A Pix
-            # charge follows the new total (PIX.md §3 step 4: replaced, the platform completes again).
+        moved = _unrequested_changes(shown, checkout, list(checkout.lines.all())) if status == STATUS_READY else []
+        total_moved = ev.total_amount != previous_total
+        if status != STATUS_READY or total_moved or moved:
+            # Something changed since the platform last looked (stock, prices, coupon, a product's or the
+            # delivery's name or promise): no payment. A Pix charge follows the new total (PIX.md §3 step 4:
+            # replaced, the platform completes again); an unchanged total keeps its charge and reservation.
             hold_for_charge(checkout, ev, held)  # the reservation follows the charge
             save_with_event(checkout, "complete_refused", stored, {"total": ev.total_amount})
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
-            changed = _changed_message(chosen.type == "pix" and checkout.status == STATUS_READY)
+            changed = [*moved]
+            if total_moved:  # else the errors (out of stock, an option gone) or `moved` say what changed
+                changed.append(_changed_message(chosen.type == "pix" and checkout.status == STATUS_READY))
             if not issue:
-                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
+                return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *changed])
         else:
             if chosen.type == "pix" and not settings.PIX_MIN_AMOUNT <= checkout.total_amount <= settings.PIX_MAX_AMOUNT:
                 # The handler is not offered for this total (PIX.md §1.3): nothing to charge.

@@ -54,6 +54,7 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.models import Checkout, CheckoutEvent, CheckoutLine, CouponRedemption
+from shop.store.policies import policy_digests
 
 logger = logging.getLogger(__name__)
 
@@ -301,6 +302,7 @@ def apply(
     for name, value in ev.fields.items():
         setattr(checkout, name, value)
     checkout.messages = [m.as_dict() for m in messages]
+    checkout.policies_shown = policy_digests(checkout.language)  # what this response shows (complete compares)
     adding = checkout.pk is None
     events: list[CheckoutEvent] = []
     if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only

@@ -775,7 +775,14 @@ def _pickup_destination(
     location = next((loc for loc in config.pickup_locations if loc.public_id == wanted_dest), None)
     selected: str | None = None
     if wanted_dest is not None and location is None:
-        result.rejections.append(_err("field_invalid", _("Loja de retirada desconhecida."), SEL_DEST))
+        # A point the store closed since the platform chose it is not "unknown" to it (QA walk): say it closed.
+        closed = PickupLocation.objects.filter(public_id=wanted_dest).values_list("name", flat=True).first()
+        said = (
+            _("A loja de retirada %(name)s não está mais disponível; escolha outra.") % {"name": closed}
+            if closed
+            else _("Loja de retirada desconhecida.")
+        )
+        result.rejections.append(_err("field_invalid", said, SEL_DEST))
     elif location is not None:
         selected = location.public_id
     else:

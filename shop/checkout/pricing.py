@@ -180,10 +180,15 @@ def coupons_evaluate(
             continue
         seen.add(code)
         row = loaded.get(code)
-        if row is None or not row[0].active:
+        if row is None:
             messages.append(
                 _warning(index, "discount_code_invalid", _("Cupom %(code)r não encontrado.") % {"code": code or raw})
             )
+            continue
+        if not row[0].active:
+            # Deactivated by the store, maybe after it was applied: not "not found" (QA walk).
+            said = _("O cupom %(code)s não está mais disponível.") % {"code": code}
+            messages.append(_warning(index, "discount_code_invalid", said))
             continue
         coupon, used, used_by_email = row
         if (coupon.starts_at and now < coupon.starts_at) or (coupon.ends_at and now >= coupon.ends_at):

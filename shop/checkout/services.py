@@ -89,6 +89,8 @@ from shop.checkout.complete import (
     checkout_complete,
     checkout_complete_paid_elsewhere,
     checkout_complete_pix_due,
+    line_changes,
+    lines_shown,
 )
 from shop.checkout.core import (
     ANY_OWNER,
@@ -292,12 +294,14 @@ def _update(
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
+        shown = lines_shown(existing)  # before `evaluate` refreshes them: a merchant's change is said (BCP-CHK-20)
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
         ev.fields["language"] = language
         if ev.rejections:
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *ev.rejections])
         previous_status, previous_instrument = checkout.status, checkout.payment_instrument
         checkout.status, messages = with_status(ev, [])
+        messages = [*messages, *line_changes(shown, ev.lines)]
         apply(checkout, ev, messages, existing, save=False)
         save_holding(checkout, ev, held, previous_status)  # the stock a Pix charge needs, and the checkout
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)

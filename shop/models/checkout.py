@@ -240,6 +240,9 @@ class Checkout(RemembersLoaded, models.Model):
     total_amount = models.BigIntegerField(default=0)
     messages = models.JSONField(default=list, blank=True)
     fulfillment_snapshot = models.JSONField(default=dict, blank=True)
+    # The store policies as the last write showed them: policy type → digest (shop/store/policies.py). A
+    # complete compares them with those in force, which the order keeps; {} for checkouts written before.
+    policies_shown = models.JSONField(default=dict, blank=True)
     discounts_applied = models.JSONField(default=list, blank=True)
     # Stock is held when a payment can start (see shop/checkout/stock.py) and released on cancel/expiry.
     stock_reserved = models.BooleanField(default=False)

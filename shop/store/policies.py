@@ -11,9 +11,11 @@ merchant may point a policy at an external page instead (`…_url` in the store 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.template.loader import render_to_string
@@ -135,6 +137,16 @@ def store_policies(language: str | None = None) -> tuple[Policy, ...]:
             return _build(store_get())
 
     return STORE_KEPT.get(f"policies:{language}", build)
+
+
+def policy_digests(language: str | None = None) -> dict[str, str]:
+    """Each policy's type → a short digest of what a checkout response shows of it now (text, URL, window). A
+    checkout keeps the digests of its last write (`Checkout.policies_shown`), so a complete can tell a policy
+    the merchant changed since: the order is placed under the policies in force at that moment."""
+    return {
+        policy.type: hashlib.sha256(json.dumps(asdict(policy), sort_keys=True).encode()).hexdigest()[:16]
+        for policy in store_policies(language)
+    }
 
 
 # --- search ("qual é a política de trocas?") ----------------------------------------------------------------

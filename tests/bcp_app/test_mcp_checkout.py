@@ -151,6 +151,40 @@ def test_complete_checkout_replay_returns_the_stored_response_bcp_idem_04(shoppe
     assert PixCharge.objects.filter(reference=checkout["id"]).count() == 1
 
 
+def test_a_product_renamed_by_the_merchant_before_complete_is_reported_not_ordered_bcp_chk_20(
+    shopper: Shopper,
+) -> None:
+    """QA walk: the merchant renamed the product and the delivery option between the agent's last update and
+    its complete, price and total unchanged; the order was placed as "PAC Mini" / "Café comum", names the
+    buyer never saw. Now the complete answers the checkout with a `checkout_changed` warning at each changed
+    node and no order; completing again (the agent has seen it) waits for the same Pix charge."""
+    from orders.models import Order
+    from payments.selectors import pix_charge_active_for_reference
+    from shop.models import Product, ShippingMethod
+
+    checkout = ready_checkout(shopper)
+    charge = pix_charge_active_for_reference(checkout["id"])
+    product = Product.objects.get(variants__sku="SKU-CAFE-500G")
+    product.title = "Café comum 500 g"
+    product.save()
+    pac = ShippingMethod.objects.get(code="pac")
+    pac.title = "PAC Mini"
+    pac.save()
+    arguments = {"id": checkout["id"], "checkout": {"payment": {"instruments": [PIX]}}}
+    refused = shopper.tool("complete_checkout", key=str(uuid.uuid4()), **arguments)
+    assert refused["status"] == "ready_for_complete"
+    assert [(m["code"], m["path"]) for m in refused["messages"]] == [
+        ("checkout_changed", "$.line_items[0].item.title"),
+        ("checkout_changed", "$.fulfillment.methods[0].groups[0].options[0]"),
+    ]
+    assert refused["line_items"][0]["item"]["title"] == "Café comum 500 g"
+    assert refused["fulfillment"]["methods"][0]["groups"][0]["options"][0]["title"] == "PAC Mini"
+    assert not Order.objects.filter(checkout_id=checkout["id"]).exists()
+    again = shopper.tool("complete_checkout", key=str(uuid.uuid4()), **arguments)
+    assert again["status"] == "complete_in_progress"
+    assert pix_charge_active_for_reference(checkout["id"]).txid == charge.txid
+
+
 def test_complete_checkout_key_rules_bcp_idem_02_05(shopper: Shopper) -> None:
     # given
     checkout = ready_checkout(shopper)

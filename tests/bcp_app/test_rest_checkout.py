@@ -191,6 +191,34 @@ def test_update_is_full_replacement_bcp_chk_06(client: Client, headers: dict[str
     assert updated["totals"] == [{"type": "subtotal", "amount": 12870}, {"type": "total", "amount": 12870}]
 
 
+def test_a_price_the_merchant_changed_since_create_is_said_on_update_bcp_chk_20(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: the merchant raised the price between the agent's create and its update; the update answered the
+    new price with no message (BCP §4.3 "no silent changes"). Now a warning at the line's price, in Portuguese,
+    with both amounts; a second update with nothing new says nothing."""
+    from shop.models import Variant
+
+    created = create(client, headers).json()
+    variant = Variant.objects.get(sku="SKU-CAFE-500G")
+    variant.price = 4590
+    variant.save()
+    line = created["line_items"][0]
+    body = {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "buyer": BUYER}
+    updated = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    assert updated["line_items"][0]["item"]["price"] == 4590
+    assert [m for m in updated["messages"] if m["type"] == "warning"] == [
+        {
+            "type": "warning",
+            "code": "checkout_changed",
+            "path": "$.line_items[0].item.price",
+            "content": "O preço de Café especial 500 g mudou de R$ 42,90 para R$ 45,90; confira antes de concluir.",
+        }
+    ]
+    again = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    assert [m for m in again["messages"] if m["type"] == "warning"] == []
+
+
 def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Client, headers: dict[str, str]) -> None:
     checkout = ready_checkout(client, headers)
     instrument = checkout["payment"]["instruments"][0]

@@ -71,3 +71,28 @@ def test_an_approval_after_the_sweep_released_the_checkout_is_refunded(pagarme: 
     assert Variant.objects.get().stock == 2
     charge = pagarme.charge_of(checkout_id)
     assert charge["canceled_amount"] == charge["amount"]  # the money no order took went back
+
+
+def test_the_agent_canceling_while_its_card_complete_is_out_gets_no_order_and_the_money_back(
+    pagarme: FakePagarmeServer,
+) -> None:
+    """BCP-CHK-14 (cancel from `complete_in_progress`), BCP-PAY-05: the agent cancels the checkout while its own
+    complete waits for the gateway's approval. One outcome: canceled, no order, the unit back on sale once, and
+    the approved charge given back."""
+    from shop.checkout.services import checkout_cancel
+
+    checkout_id = _ready()
+
+    def cancel_meanwhile() -> None:
+        try:
+            assert checkout_cancel(checkout_id=checkout_id).checkout.status == "canceled"
+        finally:
+            connection.close()
+
+    pagarme.state.after_create = cancel_meanwhile
+    done = _complete(checkout_id)
+    assert done.status == "canceled"
+    assert not Order.objects.filter(checkout_id=checkout_id).exists()
+    assert Variant.objects.get().stock == 2
+    charge = pagarme.charge_of(checkout_id)
+    assert charge["canceled_amount"] == charge["amount"]

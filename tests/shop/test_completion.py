@@ -16,7 +16,7 @@ from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_cancel, checkout_complete, checkout_create, checkout_get, checkout_update
 from shop.checkout.types import CheckoutInput, CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
-from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+from tests.shop.checkout_factories import BUYER, full_input, make_location, make_shipping, make_variant, pickup
 
 pytestmark = pytest.mark.django_db
 
@@ -387,3 +387,162 @@ def test_stock_taken_with_the_checkout_write_is_all_or_nothing() -> None:
     stored = Checkout.objects.get(pk=checkout.pk)
     assert (stored.status, stored.stock_reserved, stock()) == ("complete_in_progress", True, 8)
     assert CheckoutEvent.objects.filter(checkout=checkout).latest("id").kind == "payment_pending"
+
+
+def test_a_product_renamed_before_complete_places_no_order_and_says_where_bcp_chk_20():
+    """BCP §4.3 (the order is built from the checkout at that moment), BCP-CHK-20: the merchant renamed the
+    product between the platform's last look and its complete, same price and total. The order would have
+    carried a title the buyer never saw: the card is not charged, the warning names the line's title, and a
+    second complete (the platform has now seen it) places the order under the new name."""
+    from shop.models import Product
+
+    checkout = ready_checkout()
+    product = Product.objects.get(variants__sku="SKU-CAFE-500G")
+    product.title = "Café comum 500 g"
+    product.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.type, m.code, m.path) for m in refused.messages] == [
+        ("warning", "checkout_changed", "$.line_items[0].item.title")
+    ]
+    assert refused.messages[0].content == (
+        "O produto Produto SKU-CAFE-500G agora se chama Café comum 500 g; confira antes de concluir."
+    )
+    assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
+    placed = complete(checkout, CARD_OK)
+    assert placed.checkout.status == "completed"
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert list(order.lines.values_list("title", flat=True)) == ["Café comum 500 g"]
+
+
+def test_a_delivery_promise_changed_before_a_pix_complete_keeps_the_charge_and_says_where_bcp_chk_20():
+    """The merchant made PAC slower (same price): the option the buyer chose now promises another time. The
+    Pix complete is refused with a warning at that option; the total did not move, so the charge and the units
+    it holds stay as they were (no new Pix), and the next complete waits for that same charge."""
+    from shop.models import ShippingMethod, ShippingRate
+
+    checkout = ready_checkout(payment=PaymentInput(instruments=(PIX,)))
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    rate = ShippingRate.objects.get(method__code="pac", uf="SP")
+    rate.days_min, rate.days_max = 10, 15
+    rate.save()
+    ShippingMethod.objects.get(code="pac").save()  # as the admin saves the method with its rates inline
+    refused = complete(checkout, PIX)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path) for m in refused.messages] == [
+        ("checkout_changed", "$.fulfillment.methods[0].groups[0].options[0]")
+    ]
+    assert refused.messages[0].content == (
+        "A entrega escolhida mudou de PAC (Chega em 3 a 5 dias úteis, Correios) para PAC (Chega em 10 a 15 dias "
+        "úteis, Correios); confira antes de concluir."
+    )
+    assert pix_charge_active_for_reference(checkout.public_id).txid == charge.txid
+    assert stock() == 8
+    assert complete(checkout, PIX).checkout.status == "complete_in_progress"
+    assert (pix_charge_active_for_reference(checkout.public_id).txid, stock()) == (charge.txid, 8)
+
+
+def test_sold_out_between_update_and_a_card_complete_says_only_what_changed_bcp_chk_18():
+    """QA walk: a human bought the last units between the agent's update and its card complete. The answer
+    said `out_of_stock` at the line and also "O checkout mudou; revise o total" at `$.totals`, though the total
+    had not moved: a warning pointing at the wrong node. Now only the line's error; nothing is charged."""
+    checkout = ready_checkout()
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(stock=0)
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "incomplete"
+    assert [(m.type, m.code, m.path) for m in refused.messages] == [("error", "out_of_stock", "$.line_items[0]")]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_pickup_point_closed_before_complete_is_said_by_name_not_unknown_bcp_ful_05():
+    """QA walk: the store deactivated the pickup point the agent had chosen, between its update and its complete.
+    The complete answered "Loja de retirada desconhecida." (unknown), about a point the shop itself offered.
+    Now it names the point and says it closed; nothing is charged or reserved, no order."""
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    location = make_location()
+    make_location("Loja Pinheiros")  # still open: pickup stays offered
+    data = CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=BUYER, fulfillment=pickup(location.public_id))
+    checkout = checkout_create(data=data).checkout
+    assert checkout.status == "ready_for_complete"
+    location.active = False
+    location.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "incomplete"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "error"] == [
+        (
+            "field_invalid",
+            "$.fulfillment.methods[0].selected_destination_id",
+            "A loja de retirada Loja Paulista não está mais disponível; escolha outra.",
+        )
+    ]
+    assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
+
+
+def test_a_coupon_disabled_before_a_pix_complete_is_said_as_disabled_not_unknown_bcp_dsc_03():
+    """QA walk: the store deactivated the coupon the agent had applied, between its update and its Pix complete.
+    The complete rightly refused (the total moved, a new Pix) but said "Cupom 'BEMVINDO10' não encontrado."
+    about a code it had applied a moment before. Now it says the coupon is no longer available; no order."""
+    from tests.shop.checkout_factories import make_coupon
+
+    coupon = make_coupon("BEMVINDO10", percent=10)
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), codes=("bemvindo10",)), payment=PaymentInput((PIX,)))
+    checkout = checkout_create(data=data).checkout
+    assert (checkout.status, checkout.total_amount) == ("ready_for_complete", 4290 - 429 + 1890)
+    coupon.active = False
+    coupon.save()
+    refused = complete(checkout, PIX)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "warning"] == [
+        ("discount_code_invalid", "$.discounts.codes[0]", "O cupom BEMVINDO10 não está mais disponível."),
+        (
+            "pix_charge_replaced",
+            "$.payment.instruments[0]",
+            "O total mudou; um novo Pix foi gerado, confira antes de concluir.",
+        ),
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_freight_that_only_changed_its_price_is_said_as_such_bcp_chk_20():
+    """QA walk: the merchant's price change crossed PAC's free-shipping threshold; the refused complete said
+    "A entrega escolhida mudou de PAC (…) para PAC (…)", the same words twice. Now it names the freight's price."""
+    checkout = ready_checkout(quantity=2)  # 2 × 42,90 + PAC 18,90; PAC is free from R$ 200
+    Variant.objects.filter(sku="SKU-CAFE-500G").update(price=10000)
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.path, m.content) for m in refused.messages if m.code == "checkout_changed" and "frete" in m.content] == [
+        (
+            "$.fulfillment.methods[0].groups[0].options[0]",
+            "O frete de PAC mudou de R$ 18,90 para R$ 0,00; confira antes de concluir.",
+        )
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+
+
+def test_a_return_policy_changed_before_complete_is_said_and_the_order_keeps_the_one_confirmed_bcp_chk_20():
+    """QA walk: the checkout showed "window": {"days": 30}; the merchant cut the window to 7 days before the
+    agent's complete, and the order was placed under 7 days with no word (orders keep the policies in force when
+    placed, and a return after day 7 is refused). Now the complete is refused with a warning at that policy; the
+    next complete (the platform has seen it) places the order under the policy it now shows."""
+    from shop.models import StoreSettings
+
+    store = StoreSettings.objects.create(returns_window_days=30)
+    checkout = ready_checkout()
+    store.returns_window_days = 7
+    store.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.code, m.path, m.content) for m in refused.messages] == [
+        (
+            "checkout_changed",
+            "$.policies[2]",
+            "A loja mudou a política “Trocas e devoluções”; confira antes de concluir.",
+        )
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert complete(checkout, CARD_OK).checkout.status == "completed"
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert [p.get("return_window_days") for p in order.policies if p["kind"] == "returns"] == [7]
