@@ -51,7 +51,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from kernel.money import format_brl
 from kernel.rows import Update
 from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
 from orders.types import PlacedCheckout, PlacedLine
@@ -509,11 +508,6 @@ def _begin_transaction(
         ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
         previous_total, previous_instrument = checkout.total_amount, checkout.payment_instrument
         status, messages = with_status(ev, ev.rejections)
-        if chosen.type == "card" and (status != STATUS_READY or ev.total_amount != previous_total):
-            # A card has no charge to follow the new total (a Pix one does, below): refused before anything is
-            # written, the checkout stays as shown — its instrument, totals and status (README "checkout_changed").
-            changed = _card_changed(previous_total, ev.total_amount, status == STATUS_READY)
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), changed])
         checkout.status = status
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
         moved = _unrequested_changes(shown, checkout, list(checkout.lines.all())) if status == STATUS_READY else []
@@ -554,22 +548,6 @@ def _begin_transaction(
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
     return checkout, changed
-
-
-def _card_changed(shown: int, now: int, ready: bool) -> CheckoutMessage:
-    """A card complete whose evaluation differs from the checkout as shown: the new total (the card has no Pix
-    discount, a price changed, …) or, with the total unchanged, something else (stock, an item, a coupon)."""
-    if ready and now != shown:
-        content = _(
-            "Com este cartão o total seria %(now)s, não os %(shown)s que o checkout mostra: atualize o checkout "
-            "com o cartão e confira o total antes de concluir. Nada foi cobrado."
-        ) % {"now": format_brl(now), "shown": format_brl(shown)}
-    else:
-        content = _(
-            "O checkout mudou desde que foi mostrado (estoque, preços ou cupom): atualize o checkout e confira-o "
-            "antes de concluir. Nada foi cobrado."
-        )
-    return err("checkout_changed", content, "$.totals")
 
 
 def _installments_changed(checkout: Checkout, chosen: InstrumentInput) -> CheckoutMessage | None:
