@@ -51,6 +51,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.money import format_brl
 from kernel.rows import Update
 from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
 from orders.types import PlacedCheckout, PlacedLine

@@ -47,7 +47,6 @@ from django.db.models import Count, Q, Value
 from django.utils.translation import gettext as _
 
 from kernel.money import format_brl
-from kernel.money import format_brl as brl
 from payments.card.service import card_gateway_configured
 from payments.installments import Installment, InstallmentPolicy, best_interest_free, plan_for
 from payments.money import half_even
@@ -204,7 +203,7 @@ def coupons_evaluate(
                     index,
                     "discount_code_invalid",
                     _("O cupom %(code)s exige compras a partir de %(amount)s.")
-                    % {"code": code, "amount": brl(coupon.min_subtotal)},
+                    % {"code": code, "amount": format_brl(coupon.min_subtotal)},
                 )
             )
             continue
@@ -247,7 +246,7 @@ def coupons_evaluate(
             CheckoutMessage(
                 type="info",
                 code="discount_code_applied",
-                content=_("Cupom %(code)s aplicado: %(amount)s.") % {"code": coupon.code, "amount": brl(-value)},
+                content=_("Cupom %(code)s aplicado: %(amount)s.") % {"code": coupon.code, "amount": format_brl(-value)},
                 path=f"$.discounts.codes[{index}]",
             )
         )
