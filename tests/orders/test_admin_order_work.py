@@ -72,9 +72,9 @@ def test_pickup_order_goes_through_ready_then_picked_up(
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(_action(order, "pickup-ready"), {})
     assert len(mail.outbox) == 1
-    # picking up needs the confirmation box
+    # picking up needs the confirmation box, and the refusal names it (QA walk: "Este campo é obrigatório.")
     refused = admin_client.post(_action(order, "pickup-done"), {})
-    assert "Este campo é obrigatório." in refused.content.decode()
+    assert "Marque “Confirmo que o comprador retirou o pedido” para continuar." in refused.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         assert admin_client.post(_action(order, "pickup-done"), {"confirm": "on"}).status_code == 302
     order.refresh_from_db()
@@ -188,6 +188,12 @@ def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client:
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     form = admin_client.get(_action(order, "cancel")).content.decode()
     assert "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)" in form
+    # the box left unticked is named by the label shown (QA walk: "Este campo é obrigatório.")
+    unticked = admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque"}).content.decode()
+    assert (
+        "Marque “Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)” para continuar."
+        in unticked
+    )
     response = admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque", "confirm": "on"}, follow=True)
     html = response.content.decode()
     assert "Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido." in html
