@@ -354,7 +354,7 @@ def cancel_locked(
     timeline(
         order,
         "canceled",
-        f"Pedido cancelado ({', '.join(f'{q}× {line.sku}' for line, q in removed)}): {reason}",
+        f"Pedido cancelado ({', '.join(f'{q}× {line.title}' for line, q in removed)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id},
     )
@@ -447,7 +447,7 @@ def order_return(
     timeline(
         order,
         "returned",
-        f"Devolução ({', '.join(f'{q}× {line.sku}' for line, q in pairs)}): {reason}",
+        f"Devolução ({', '.join(f'{q}× {line.title}' for line, q in pairs)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "restock": restock},
     )
