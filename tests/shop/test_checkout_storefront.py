@@ -12,7 +12,7 @@ from shop.cart import cart_items
 from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
-from shop.models import Checkout, PickupLocation, Variant
+from shop.models import Checkout, PickupLocation, ShippingMethod, Variant
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -245,6 +245,28 @@ def test_the_only_pickup_store_is_chosen_and_shown_with_its_complement(client, s
     make_location("Loja Centro")
     html = client.get(f"/checkout/{checkout_id}").content.decode()
     assert not re.search(r'<input type="radio" name="pickup_location"[^>]*checked', html)
+
+
+def test_pickup_with_the_merchants_own_method_code_on_the_first_submit(client, shop_ready):
+    """QA walk (a new merchant named her pickup method "retirada-atelie", not the demo's "retirada"): the buyer's
+    first submit with "Retirar na loja" and the store answered "Opção de entrega indisponível para este destino",
+    and nothing typed (name, phone, CPF) was kept."""
+    _, location = shop_ready
+    ShippingMethod.objects.filter(kind="pickup").update(code="retirada-atelie", title="Retirar no ateliê")
+    checkout_id = start_checkout(client)
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "shipping", **CONTACT, "method": "pickup", "pickup_location": location.public_id},
+    )
+    assert errors(response) == {}
+    assert "Opção de entrega indisponível" not in response.content.decode()
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.status, checkout.fulfillment_type, checkout.selected_option_id) == (
+        "ready_for_complete",
+        "pickup",
+        "retirada-atelie",
+    )
+    assert checkout.buyer_first_name == "Ana"
 
 
 def test_trying_pickup_keeps_the_typed_address_for_going_back_to_delivery(client, shop_ready):
