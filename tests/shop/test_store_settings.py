@@ -210,7 +210,8 @@ def test_the_page_says_where_pix_goes_and_what_the_nfe_still_needs(admin_client:
     html = admin_client.get(url).content.decode()
     assert "os pagamentos vão para a chave ana@atelie.com.br" in html and "“ANA ME — BH”" in html
     assert "chave de demonstração" not in html
-    assert "Para emitir NF-e faltam: CNPJ (em Identificação), inscrição estadual (ou ISENTO), regime tributário." in html
+    missing = "Para emitir NF-e faltam: CNPJ (em Identificação), inscrição estadual (ou ISENTO), regime tributário."
+    assert missing in html
     # the fiscal data typed in, nothing is missing any more; the demo key is called out
     settings.PIX_KEY = "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"
     assert _save(admin_client, state_registration="ISENTO", tax_regime="mei").status_code == 302
