@@ -259,7 +259,10 @@ def test_pickup_with_the_merchants_own_method_code_on_the_first_submit(client, s
         {"action": "shipping", **CONTACT, "method": "pickup", "pickup_location": location.public_id},
     )
     assert errors(response) == {}
-    assert "Opção de entrega indisponível" not in response.content.decode()
+    html = response.content.decode()
+    assert "Opção de entrega indisponível" not in html
+    # and the summary names the pickup, not a "Frete" (QA walk: "Frete — Retirar no ateliê: Grátis")
+    assert "<dt>Retirar no ateliê</dt>" in html and "Frete — Retirar no ateliê" not in html
     checkout = Checkout.objects.get(public_id=checkout_id)
     assert (checkout.status, checkout.fulfillment_type, checkout.selected_option_id) == (
         "ready_for_complete",
