@@ -71,6 +71,8 @@ def test_a_new_clothes_shop_home_names_its_own_categories_and_hides_empty_ones(c
     assert "Cafés, camisetas" not in html
     tiles = re.findall(r'class="category-name">([^<]*)</span>\s*<span class="category-count">([^<]*)<', html)
     assert tiles == [("Roupas", "3 produtos")]
+    menu = html.split('class="category-nav"')[1].split("</nav>")[0]
+    assert re.findall(r'<a href="[^"]*">([^<]*)</a>', menu) == ["Todos os produtos", "Roupas"]
 
 
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:
