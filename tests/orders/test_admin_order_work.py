@@ -12,7 +12,14 @@ from django.test import Client
 
 from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
-from orders.services import correios_code_valid, expectation_split, order_cancel, order_ship
+from orders.services import (
+    correios_code_valid,
+    expectation_split,
+    order_cancel,
+    order_mark_delivered,
+    order_return,
+    order_ship,
+)
 from orders.types import LineQuantity
 from payments.models import PixPayment
 from payments.sandbox.services import PayOptions, pay
@@ -235,3 +242,16 @@ def test_expectations_in_the_admin_show_what_is_left_not_the_cancelled_units(adm
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # the shipped units stay in the first expectation; the later one's units were cancelled
     assert _expectation_items(html) == ["2× Produto CAM (CAM)", "cancelado: 2× Produto CAM (CAM)"]
+
+
+def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client: Client, place_order) -> None:
+    """QA walk: after "Registrar devolução" of the only dress, the order's items said "Removido"."""
+    order = place_order(lines=[("VEST", 18990, 1), ("BRINCO", 2990, 1)], freight=0)
+    dress, _earring = order.lines.order_by("position")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    order_return(order_id=order.public_id, lines=[LineQuantity(dress.public_id, 1)], reason="Ficou grande")
+    html = _page(admin_client, order)
+    section = html.split('id="lines-group"')[1].split("</fieldset>")[0]
+    statuses = re.findall(r'<td class="field-status"><p>([^<]*)</p></td>', section)
+    assert statuses == ["Devolvido", "Enviado"]
