@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/frete/<str:order_id>/comprar/", freight_panels.buy_view, name="shop_label_buy"),
     path("admin/frete/etiqueta/<str:label_id>/cancelar/", freight_panels.cancel_view, name="shop_label_cancel"),
     path("admin/frete/etiqueta/<str:label_id>/pdf/", freight_panels.pdf_view, name="shop_label_pdf"),
+    path("admin/frete/<str:order_id>/endereco/", freight_panels.address_label_view, name="shop_address_label"),
     path("admin/", admin.site.urls),
     path("frete/webhooks/melhorenvio/", freight_panels.melhorenvio_webhook, name="shop_melhorenvio_webhook"),
     path("", include("payments.urls")),

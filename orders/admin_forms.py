@@ -54,6 +54,26 @@ class OrderActionForm(forms.Form):
                 help_text=_("até %(n)s") % {"n": remaining},
             )
 
+    def full_clean(self) -> None:
+        self._name_required_fields()  # here, not in __init__: a subclass may relabel a field after it
+        super().full_clean()
+
+    def _name_required_fields(self) -> None:
+        """A required field left empty says which one and what to do: Django's "Este campo é obrigatório." under
+        an unticked "Confirmo que o comprador retirou o pedido" read as if something else were missing (QA walk)."""
+        default = str(forms.Field.default_error_messages["required"])
+        for field in self.fields.values():
+            if not field.required or str(field.error_messages.get("required", "")) != default:
+                continue
+            label = str(field.label or "")
+            if isinstance(field, forms.BooleanField):
+                message = _("Marque “%(label)s” para continuar.") % {"label": label}
+            elif isinstance(field, forms.ChoiceField):
+                message = _("Escolha “%(label)s”.") % {"label": label}
+            else:
+                message = _("Preencha “%(label)s”.") % {"label": label}
+            field.error_messages["required"] = message
+
     def line_quantities(self) -> list[LineQuantity]:
         result = []
         for line in self.lines:

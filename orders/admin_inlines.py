@@ -24,6 +24,8 @@ from orders.labels import (
 )
 from orders.models import (
     Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
     FulfillmentEvent,
     FulfillmentExpectation,
     OrderEvent,
@@ -82,7 +84,11 @@ class OrderLineInline(ReadOnlyInline):
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return admin.TabularInline.get_queryset(self, request).select_related("order")
+        return (
+            admin.TabularInline.get_queryset(self, request)
+            .select_related("order")
+            .prefetch_related("order__adjustments")
+        )
 
     @admin.display(description=_("preço"))
     def price(self, line: OrderLine) -> str:
@@ -90,6 +96,14 @@ class OrderLineInline(ReadOnlyInline):
 
     @admin.display(description=_("situação"))
     def status(self, line: OrderLine) -> str:
+        # A line whose every unit came back in a registered return says so (the buyer's page too), not "Removido".
+        if line.quantity_total == 0 and any(
+            adjustment.type == AdjustmentType.RETURN
+            and adjustment.status == AdjustmentStatus.COMPLETED
+            and any(item.get("id") == line.public_id for item in adjustment.line_items or ())
+            for adjustment in line.order.adjustments.all()
+        ):
+            return str(_("Devolvido"))
         return line_status_label(line.status, line.order.fulfillment_method)
 
 

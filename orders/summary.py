@@ -115,13 +115,22 @@ def order_words(order: Order, *, ready: bool, came_back: bool = False) -> str:
 
 
 def line_words(
-    line: OrderLine, order: Order, *, ready: bool = False, came_back: bool = False, canceled: bool = False
+    line: OrderLine,
+    order: Order,
+    *,
+    ready: bool = False,
+    came_back: bool = False,
+    canceled: bool = False,
+    returned: bool = False,
 ) -> str:
     """A line's state for the buyer, one step past the BCP line status: delivered, ready to be picked up, back at
-    the store with the carrier's returned parcel, or cancelled (`canceled`: every unit it lost was cancelled,
-    none returned: the store's partial cancel reads as the buyer's own, not "Removido")."""
+    the store with the carrier's returned parcel, cancelled (`canceled`: every unit it lost was cancelled, none
+    returned: the store's partial cancel reads as the buyer's own, not "Removido") or returned (`returned`: units
+    of it came back in a registered return; QA walk: the buyer's returned dress read "Removido")."""
     if line.quantity_total == 0 and line.quantity_shipped == 0 and (order.status == OrderStatus.CANCELED or canceled):
         return _("Cancelado")
+    if line.quantity_total == 0 and returned:
+        return _("Devolvido")
     if order.fulfillment_method != "pickup" and line.quantity_total and line.quantity_delivered >= line.quantity_total:
         return _("Entregue")
     if came_back and line.quantity_fulfilled < line.quantity_total:

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
-from orders.models import AdjustmentType, FulfillmentEventType, Order, PaymentType, ReturnReason
+from orders.models import AdjustmentStatus, AdjustmentType, FulfillmentEventType, Order, PaymentType, ReturnReason
 from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
@@ -111,11 +111,14 @@ def _page(
     events = list(order.fulfillment_events.all())
     ready = ready_for_pickup(order, events)
     came_back = came_back_lines(order, adjustments, events)  # the carrier brought the parcel back to the store
+    returned = _line_ids([a for a in adjustments if a.status == AdjustmentStatus.COMPLETED], AdjustmentType.RETURN)
     canceled = _line_ids(adjustments, AdjustmentType.CANCELLATION) - _line_ids(adjustments, AdjustmentType.RETURN)
     with translation.override(language):
         for line in lines:
             back, gone = line.public_id in came_back, line.public_id in canceled
-            line.buyer_status = line_words(line, order, ready=ready, came_back=back, canceled=gone)  # type: ignore[attr-defined]
+            line.buyer_status = line_words(  # type: ignore[attr-defined]
+                line, order, ready=ready, came_back=back, canceled=gone, returned=line.public_id in returned
+            )
         expectations = []
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
         for exp in [] if closed or ready else order.expectations.all():

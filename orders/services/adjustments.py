@@ -356,7 +356,7 @@ def cancel_locked(
     timeline(
         order,
         "canceled",
-        f"Pedido cancelado ({', '.join(f'{q}× {line.sku}' for line, q in removed)}): {reason}",
+        f"Pedido cancelado ({', '.join(f'{q}× {line.title}' for line, q in removed)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id},
     )
@@ -449,7 +449,7 @@ def order_return(
     timeline(
         order,
         "returned",
-        f"Devolução ({', '.join(f'{q}× {line.sku}' for line, q in pairs)}): {reason}",
+        f"Devolução ({', '.join(f'{q}× {line.title}' for line, q in pairs)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "restock": restock},
     )

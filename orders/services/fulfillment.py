@@ -243,7 +243,7 @@ def fulfillment_event_create(
         OrderLine.objects.bulk_update(touched, ["quantity_shipped", "quantity_delivered", "quantity_fulfilled"])
     refresh_order_status(order, known.values())
     order.save(update_fields=["status", "updated_at"])
-    summary = ", ".join(f"{quantity}× {line.sku}" for line, quantity in pairs)
+    summary = ", ".join(f"{quantity}× {line.title}" for line, quantity in pairs)  # names staff read, not SKUs
     timeline(
         order,
         f"fulfillment_{kind}",

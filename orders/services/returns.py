@@ -205,7 +205,7 @@ def return_request_create(
         platform_id=platform_id,
         request_key=request_key,
     )
-    items = ", ".join(f"{q}× {line.sku}" for line, q in pairs)
+    items = ", ".join(f"{q}× {line.title}" for line, q in pairs)
     timeline(
         order,
         "return_requested",

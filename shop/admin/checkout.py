@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.admin_actions import RefusedActionMessage
+from kernel.money import format_brl
 from shop.admin.br_fields import CepNumberField, check_cep_in_uf, clean_cep, clean_uf
 from shop.admin.money_forms import (
     CHECKOUT_STATUS_LABELS,
@@ -51,16 +52,55 @@ class ShippingRateInline(admin.TabularInline):
     fields = ["uf", "cep_start", "cep_end", "price", "days_min", "days_max"]
 
 
+class ShippingMethodForm(
+    money_model_form(ShippingMethod, "flat_price", "free_above", "price_per_extra_kg", rules=shipping_rules)
+):
+    """Prices typed and shown in reais (the model keeps centavos); the code and the flat price explained.
+
+    QA walk (new merchant): "Motoboy BH" as the code answered Django's 'Informe um “slug” válido…', and a motoboy
+    with a flat price beside its CEP ranges was offered in São Paulo and Manaus: nothing said that the flat price
+    is charged wherever no rate of the table applies."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        code = self.fields["code"]
+        code.help_text = _(
+            "Identifica a opção no checkout e para os agentes de compra: só letras sem acento, números, hífen ou "
+            "sublinhado, sem espaços (ex.: motoboy-bh, correios-pac)."
+        )
+        code.error_messages["invalid"] = _(
+            "Código inválido: use só letras sem acento, números, hífen ou sublinhado, sem espaços (ex.: motoboy-bh)."
+        )
+        self.fields["flat_price"].help_text = _(
+            "Cobrado em todo o Brasil onde nenhuma tarifa da tabela abaixo vale. Vazio: o método só aparece para "
+            "as UFs e faixas de CEP da tabela (ex.: motoboy só na sua cidade)."
+        )
+
+
 @admin.register(ShippingMethod)
 class ShippingMethodAdmin(admin.ModelAdmin):
-    # Prices typed and shown in reais (the model keeps centavos).
-    form = money_model_form(ShippingMethod, "flat_price", "free_above", "price_per_extra_kg", rules=shipping_rules)
+    form = ShippingMethodForm
     list_display = ["title", "code", "kind", "carrier", "flat_brl", "free_above_brl", "days_min", "days_max", "active"]
     flat_brl = brl_column("flat_price", _("preço fixo"))
     free_above_brl = brl_column("free_above", _("frete grátis a partir de"))
     list_editable = ["active"]
     list_filter = ["kind", "active"]
     inlines = [ShippingRateInline]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        method: ShippingMethod = form.instance
+        if method.kind == ShippingMethod.KIND_SHIPPING and method.flat_price is not None and method.rates.exists():
+            # A table with a flat price beside it serves every CEP: said once saved, while it can still be undone.
+            messages.warning(
+                request,
+                _(
+                    "“%(title)s” tem preço fixo (%(price)s): ele vale para qualquer CEP do Brasil fora das tarifas da "
+                    "tabela, e o método aparece para todos os compradores. Para atender só as UFs e faixas de CEP "
+                    "da tabela, deixe o preço fixo vazio."
+                )
+                % {"title": method.title, "price": format_brl(method.flat_price)},
+            )
 
 
 class PickupLocationForm(forms.ModelForm):

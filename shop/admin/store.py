@@ -192,6 +192,40 @@ class StoreSettingsForm(forms.ModelForm):
         return self._phone("whatsapp")
 
 
+DEMO_PIX_KEY = "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"  # config/settings/commerce.py's default
+
+
+def _pix_text() -> str:
+    """Where the Pix money goes and what the payer's bank app shows: set by whoever installed the store, so the
+    merchant, who looked for a "chave Pix" field here (QA walk), at least sees it and whom to ask."""
+    text = gettext(
+        "Pix: os pagamentos vão para a chave %(key)s, e o app do banco de quem paga mostra “%(name)s — %(city)s”. "
+        "A chave, o nome e a cidade são definidos pelo técnico que instalou a loja, com o banco ou intermediário "
+        "do Pix; para mudá-los, fale com ele."
+    ) % {"key": settings.PIX_KEY, "name": settings.PIX_MERCHANT_NAME, "city": settings.PIX_MERCHANT_CITY}
+    if settings.BCP_PIX_SANDBOX:
+        text += " " + gettext("Ambiente de testes: os Pix são simulados e nenhum dinheiro é recebido.")
+    elif settings.PIX_KEY == DEMO_PIX_KEY:
+        text += " " + gettext("Atenção: esta é a chave de demonstração, não a sua: nenhum Pix chega à sua conta.")
+    return text
+
+
+def _fiscal_missing_text(store: StoreSettings | None) -> str:
+    """What the NF-e still needs from these settings, said before the first sale (QA walk: the first order's
+    NF-e was blocked for a missing inscrição estadual that nothing on this page asked for)."""
+    missing = []
+    if store is not None and not tax_id_normalize(store.cnpj):
+        missing.append(gettext("CNPJ (em Identificação)"))
+    if store is not None and not store.state_registration:
+        missing.append(gettext("inscrição estadual (ou ISENTO)"))
+    if store is not None and not store.tax_regime:
+        missing.append(gettext("regime tributário"))
+    text = gettext("Cada produto precisa também do NCM (8 dígitos), na página do produto.")
+    if missing:
+        return gettext("Para emitir NF-e faltam: %(fields)s.") % {"fields": ", ".join(missing)} + " " + text
+    return text
+
+
 @admin.register(StoreSettings)
 class StoreSettingsAdmin(admin.ModelAdmin):
     form = StoreSettingsForm
@@ -289,9 +323,11 @@ class StoreSettingsAdmin(admin.ModelAdmin):
                 "minimum": format_brl(settings.BOLETO_MIN_AMOUNT),
             },
         }
-        return [
-            (name, boleto if options["fields"] == boleto["fields"] else options) for name, options in self.fieldsets
-        ]
+        payment = {"fields": ("pix_discount_percent",), "description": _pix_text()}
+        fiscal_fields = next(options["fields"] for name, options in self.fieldsets if name == _("Dados fiscais (NF-e)"))
+        fiscal = {"fields": fiscal_fields, "description": _fiscal_missing_text(obj)}
+        by_fields = {boleto["fields"]: boleto, payment["fields"]: payment, fiscal_fields: fiscal}
+        return [(name, by_fields.get(options["fields"], options)) for name, options in self.fieldsets]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -442,7 +442,14 @@ def categories_for_nav() -> list[NavCategory]:
     entry = request_cache.get(NAV_KEY)
     if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == version:
         return list(entry[1])
-    rows = Category.objects.filter(parent__isnull=True).order_by("position", "name")
+    # Only categories with something on sale, directly or in a subcategory (QA walk: a new shop's empty
+    # "Acessórios" led every visitor to "Nenhum produto encontrado").
+    rows = (
+        Category.objects.filter(parent__isnull=True)
+        .filter(Q(products__active=True) | Q(children__products__active=True))
+        .distinct()
+        .order_by("position", "name")
+    )
     items = tuple(NavCategory(category.name, category.get_absolute_url()) for category in rows)
     # local memory: another process cannot hear the bump, so as long as a catalog snapshot
     request_cache.set(NAV_KEY, (version, items), NAV_SECONDS if settings.REDIS_URL else CATALOG_SECONDS)

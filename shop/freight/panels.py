@@ -12,6 +12,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
@@ -22,10 +23,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from carriers import WebhookRejected
 from carriers.melhorenvio import parse_webhook
+from kernel.br_validation import phone_display
 from orders.models import Order
 from shop.freight.labels import FreightError, label_cancel, label_pdf, label_request
 from shop.freight.tracking import tracking_from_webhook
 from shop.models import ShippingLabel
+from shop.store.services import store_row
 
 logger = logging.getLogger(__name__)
 MAX_WEBHOOK_BYTES = 64 * 1024
@@ -52,6 +55,33 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "buy_url": reverse("shop_label_buy", args=[order.public_id]),
             "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
             "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",
+            "address_url": reverse("shop_address_label", args=[order.public_id]),
+        },
+    )
+
+
+@staff_member_required
+@require_GET
+def address_label_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    """A page to print and tape on the parcel: recipient and sender, for an order sent without a bought label
+    (the store's own courier, a motoboy, the Correios counter). QA walk: a new merchant with no carrier found
+    nothing to print."""
+    if not request.user.has_perm("orders.view_order"):
+        raise PermissionDenied  # the buyer's name and address: for who may see the order
+    order = Order.objects.filter(public_id=order_id, fulfillment_method="shipping").first()
+    if order is None:
+        messages.error(request, _("Pedido não encontrado."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    lines = [line for line in order.lines.all() if line.quantity_total > 0]
+    return render(
+        request,
+        "shop/freight/address_label.html",
+        {
+            "order": order,
+            "to": order.destination or {},
+            "phone": phone_display(order.buyer_phone),
+            "sender": store_row(),
+            "lines": lines,
         },
     )
 

@@ -182,9 +182,14 @@ def _product_cards(products: list[Product]) -> list[dict[str, object]]:
 
 
 def _nav_categories() -> list[Category]:
+    # A top-level category counts the products of its subcategories too, as its listing shows them
+    # (`product_search`: category or parent): "Roupas" over "Vestidos" read "0 produto" on the home.
     return list(
         Category.objects.filter(parent__isnull=True)
-        .annotate(product_count=Count("products", filter=Q(products__active=True)))
+        .annotate(
+            product_count=Count("products", filter=Q(products__active=True), distinct=True)
+            + Count("children__products", filter=Q(children__products__active=True), distinct=True)
+        )
         .order_by("position", "name")
     )
 
@@ -207,11 +212,15 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _home(request: HttpRequest, *, key: str | None) -> HttpResponse:
+    # Only categories with something to buy, and the tab title names them (QA walk, a clothes shop: the title read
+    # the demo's "Cafés, camisetas, casa e mais" and the home listed an empty "Acessórios — 0 produto").
+    categories = [category for category in _nav_categories() if category.product_count]
     context = {  # `featured` is called by the template, only when its fragment is not cached
         "featured": _featured_cards,
         "featured_key": catalog_version(),
         "featured_seconds": HOME_FEATURED_SECONDS,
-        "categories": _nav_categories(),
+        "categories": categories,
+        "title_categories": ", ".join(category.name for category in categories[:4]),
     }
     if key is not None:
         return render_shared(request, key, "shop/home.html", context, timeout=HOME_FEATURED_SECONDS)

@@ -76,5 +76,24 @@
     window.history.replaceState(null, "", url);
   }
 
-  picker.addEventListener("change", function () { render(findVariant(chosenOptions())); });
+  // A choice with no variant beside the others (Rosa exists only in M, and P was chosen): the other options follow
+  // the clicked one to a variant that has it, in stock first, instead of "Combinação indisponível" under the old
+  // SKU and price (QA walk, a clothes shop with sizes and colours).
+  function followClicked(clicked) {
+    var having = variants.filter(function (v) { return v.options[clicked.name] === clicked.value; });
+    var best = having.find(function (v) { return v.availability !== "OutOfStock"; }) || having[0];
+    if (!best) return undefined;
+    Object.keys(best.options).forEach(function (name) {
+      picker.querySelectorAll("input[type=radio]").forEach(function (input) {
+        if (input.name === name && input.value === best.options[name]) input.checked = true;
+      });
+    });
+    return best;
+  }
+
+  picker.addEventListener("change", function (event) {
+    var variant = findVariant(chosenOptions());
+    if (!variant && event.target && event.target.type === "radio") variant = followClicked(event.target);
+    render(variant);
+  });
 })();

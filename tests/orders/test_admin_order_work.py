@@ -12,7 +12,14 @@ from django.test import Client
 
 from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
-from orders.services import correios_code_valid, expectation_split, order_cancel, order_ship
+from orders.services import (
+    correios_code_valid,
+    expectation_split,
+    order_cancel,
+    order_mark_delivered,
+    order_return,
+    order_ship,
+)
 from orders.types import LineQuantity
 from payments.models import PixPayment
 from payments.sandbox.services import PayOptions, pay
@@ -72,9 +79,9 @@ def test_pickup_order_goes_through_ready_then_picked_up(
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(_action(order, "pickup-ready"), {})
     assert len(mail.outbox) == 1
-    # picking up needs the confirmation box
+    # picking up needs the confirmation box, and the refusal names it (QA walk: "Este campo é obrigatório.")
     refused = admin_client.post(_action(order, "pickup-done"), {})
-    assert "Este campo é obrigatório." in refused.content.decode()
+    assert "Marque “Confirmo que o comprador retirou o pedido” para continuar." in refused.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         assert admin_client.post(_action(order, "pickup-done"), {"confirm": "on"}).status_code == 302
     order.refresh_from_db()
@@ -188,6 +195,12 @@ def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client:
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
     form = admin_client.get(_action(order, "cancel")).content.decode()
     assert "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)" in form
+    # the box left unticked is named by the label shown (QA walk: "Este campo é obrigatório.")
+    unticked = admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque"}).content.decode()
+    assert (
+        "Marque “Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)” para continuar."
+        in unticked
+    )
     response = admin_client.post(_action(order, "cancel"), {"reason": "Sem estoque", "confirm": "on"}, follow=True)
     html = response.content.decode()
     assert "Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido." in html
@@ -229,3 +242,16 @@ def test_expectations_in_the_admin_show_what_is_left_not_the_cancelled_units(adm
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # the shipped units stay in the first expectation; the later one's units were cancelled
     assert _expectation_items(html) == ["2× Produto CAM (CAM)", "cancelado: 2× Produto CAM (CAM)"]
+
+
+def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client: Client, place_order) -> None:
+    """QA walk: after "Registrar devolução" of the only dress, the order's items said "Removido"."""
+    order = place_order(lines=[("VEST", 18990, 1), ("BRINCO", 2990, 1)], freight=0)
+    dress, _earring = order.lines.order_by("position")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    order_return(order_id=order.public_id, lines=[LineQuantity(dress.public_id, 1)], reason="Ficou grande")
+    html = _page(admin_client, order)
+    section = html.split('id="lines-group"')[1].split("</fieldset>")[0]
+    statuses = re.findall(r'<td class="field-status"><p>([^<]*)</p></td>', section)
+    assert statuses == ["Devolvido", "Enviado"]

@@ -13,8 +13,9 @@ import orders.services
 import shop.freight.labels
 import shop.invoicing.lifecycle
 from orders.labels import TIMELINE_KINDS, timeline_kind_label
-from orders.models import OrderEvent
-from orders.services import order_place_from_checkout
+from orders.models import OrderEvent, OrderLine
+from orders.services import order_mark_delivered, order_place_from_checkout, order_return, order_ship
+from orders.types import LineQuantity
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +70,19 @@ def test_the_order_page_shows_the_event_in_portuguese(admin_client: Client, kind
     assert f'<td class="field-what"><p>{words}</p></td>' in html
     assert kind.replace("_", " ") not in html
     assert timeline_kind_label(kind) == words
+
+
+def test_timeline_names_the_items_by_their_titles_not_skus(place_order) -> None:
+    """QA walk (a new merchant): the timeline read "Enviado: 1× VEST-FLOR-P-AZ" and "Devolução (1× VEST-FLOR-P-AZ)"
+    where the rest of the page names the dress; the steps now name the items as the buyer and staff know them."""
+    order = place_order(lines=[("VEST-FLOR-P-AZ", 18990, 2)], freight=1000)
+    line = order.lines.get()
+    OrderLine.objects.filter(pk=line.pk).update(title="Vestido Midi Floral — P / Azul")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Ficou grande")
+    messages = list(order.timeline.order_by("id").values_list("message", flat=True))
+    assert "Enviado: 2× Vestido Midi Floral — P / Azul — BR123456785BR" in messages
+    assert "Entregue: 2× Vestido Midi Floral — P / Azul" in messages
+    assert "Devolução (1× Vestido Midi Floral — P / Azul): Ficou grande" in messages
+    assert not [message for message in messages if "× VEST-FLOR-P-AZ" in message]

@@ -92,14 +92,15 @@ def test_one_language_switch_only_the_sites_footer(client, place_order):
 @pytest.mark.parametrize(
     ("language", "method", "expected"),
     [
-        ("pt-br", "shipping", ["Enviado", "Parcialmente enviado", "Em preparação", "Removido"]),
-        ("pt-br", "pickup", ["Retirado", "Parcialmente retirado", "Em preparação", "Removido"]),
-        ("en", "shipping", ["Shipped", "Partially shipped", "Preparing", "Removed"]),
-        ("en", "pickup", ["Picked up", "Partially picked up", "Preparing", "Removed"]),
+        ("pt-br", "shipping", ["Enviado", "Parcialmente enviado", "Em preparação", "Devolvido"]),
+        ("pt-br", "pickup", ["Retirado", "Parcialmente retirado", "Em preparação", "Devolvido"]),
+        ("en", "shipping", ["Shipped", "Partially shipped", "Preparing", "Returned"]),
+        ("en", "pickup", ["Picked up", "Partially picked up", "Preparing", "Returned"]),
     ],
 )
 def test_line_statuses_in_buyer_words(client, place_order, language, method, expected):
-    # given four lines: fulfilled, partly fulfilled, untouched, and one sent back in full (removed)
+    # given four lines: fulfilled, partly fulfilled, untouched, and one sent back in full (returned; QA walk: the
+    # buyer's returned dress read "Removido")
     order = place_order(
         lines=[("A", 1000, 1), ("B", 1000, 2), ("C", 1000, 1), ("D", 1000, 1)], language=language, method=method
     )

@@ -180,6 +180,28 @@ def test_shipping_rate_by_uf_or_by_cep_range_is_saved(admin_client: Client) -> N
     assert 'value="01000-000"' in html and 'value="05999-999"' in html
 
 
+def test_shipping_code_and_flat_price_explained_to_a_new_merchant(admin_client: Client) -> None:
+    """QA walk (new merchant, empty shop): the code "Motoboy BH" answered Django's 'Informe um “slug” válido…', and
+    a motoboy with CEP ranges and a flat price was offered for São Paulo and Manaus (the flat price serves every CEP
+    outside the table) with nothing on the page saying so."""
+    page = admin_client.get("/admin/shop/shippingmethod/add/").content.decode()
+    assert "ex.: motoboy-bh, correios-pac" in page
+    assert "Vazio: o método só aparece para as UFs e faixas de CEP da tabela" in page
+
+    refused = admin_client.post("/admin/shop/shippingmethod/add/", {**METHOD, "code": "Motoboy BH", **_rate(uf="MG")})
+    html = refused.content.decode()
+    assert "Código inválido: use só letras sem acento, números, hífen ou sublinhado, sem espaços" in html
+    assert "“slug” válido" not in html
+    assert ShippingMethod.objects.count() == 0
+
+    table_and_flat = {**METHOD, "code": "motoboy-bh", **_rate(cep_start="30000-000", cep_end="31999-999")}
+    saved = admin_client.post("/admin/shop/shippingmethod/add/", table_and_flat, follow=True)
+    assert "tem preço fixo (R$ 15,00): ele vale para qualquer CEP do Brasil fora das tarifas" in saved.content.decode()
+    only_table = {**table_and_flat, "code": "motoboy-2", "flat_price": ""}
+    quiet = admin_client.post("/admin/shop/shippingmethod/add/", only_table, follow=True)
+    assert "vale para qualquer CEP do Brasil" not in quiet.content.decode()
+
+
 PICKUP = {
     "name": "Loja Centro",
     "street": "Praça da Sé",

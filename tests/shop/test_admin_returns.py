@@ -75,7 +75,7 @@ def test_return_with_restock_and_pix_refund(
     ("changes", "message"),
     [
         ({"qty": "3"}, "Certifique-se que este valor seja menor ou igual a 2."),
-        ({"reason": ""}, "Este campo é obrigatório."),
+        ({"reason": ""}, "Preencha “Motivo”."),
         ({"refund_amount": "99,00"}, "Só R$ 68,00 do valor pago pode ser reembolsado."),
         ({"refund_amount": "-1"}, "O valor não pode ser negativo."),
         ({"qty": "0"}, "Informe a quantidade de pelo menos um item."),

@@ -143,6 +143,20 @@ def applied(response) -> list[str]:
     return re.findall(r'data-testid="applied-coupon">([^<]*)<', response.content.decode())
 
 
+def test_a_code_typed_in_lower_case_shows_as_the_coupon_is_named(client, shop_ready) -> None:
+    """QA walk: "primeira10" typed in the cart read "primeira10 Cupom PRIMEIRA10 aplicado" in the cart and
+    "primeira10 remover" beside "Cupom PRIMEIRA10" at checkout."""
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "2"})
+    cart = client.post("/carrinho/cupom", {"code": "bemvindo10"}, follow=True).content.decode()
+    assert re.findall(r'data-testid="cart-coupon">([^<]*)<', cart) == ["BEMVINDO10"]
+    checkout_id = start_checkout(client)
+    assert applied(client.get(f"/checkout/{checkout_id}")) == ["BEMVINDO10"]
+    removed = client.post(
+        f"/checkout/{checkout_id}", {"method": "shipping", "coupon": "", "remove_coupon": "bemvindo10"}
+    )
+    assert applied(removed) == []
+
+
 def test_a_second_wrong_code_keeps_the_applied_one(client, shop_ready) -> None:
     # given BEMVINDO10 applied at checkout
     checkout_id = start_checkout(client)

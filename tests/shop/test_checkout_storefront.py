@@ -12,7 +12,7 @@ from shop.cart import cart_items
 from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
-from shop.models import Checkout, Variant
+from shop.models import Checkout, PickupLocation, ShippingMethod, Variant
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -227,6 +227,49 @@ def test_pickup_flow_is_ready(client, shop_ready):
         "retirada",
     )
     assert 'data-testid="total">R$ 85,80<' in response.content.decode()
+
+
+def test_the_only_pickup_store_is_chosen_and_shown_with_its_complement(client, shop_ready):
+    """QA walk (new merchant, one store): "Retirar na loja" then "Pagar com Pix" answered "Escolha a loja para
+    retirada" (the only store was not chosen), and the store's room ("sala 804") and preparation time were missing
+    from the option, though the order page shows them."""
+    _, location = shop_ready
+    PickupLocation.objects.filter(pk=location.pk).update(complement="sala 804", preparation_days=2)
+    checkout_id = start_checkout(client)
+    html = client.get(f"/checkout/{checkout_id}").content.decode()
+    radio = re.search(r'<input type="radio" name="pickup_location"[^>]*>', html)
+    assert radio is not None and "checked" in radio.group(0)
+    assert "Avenida Paulista, 1000 — sala 804 — Bela Vista, São Paulo/SP" in html
+    assert "pronto em 2 dias úteis" in html
+    # with a second store the buyer chooses (nothing is pre-checked)
+    make_location("Loja Centro")
+    html = client.get(f"/checkout/{checkout_id}").content.decode()
+    assert not re.search(r'<input type="radio" name="pickup_location"[^>]*checked', html)
+
+
+def test_pickup_with_the_merchants_own_method_code_on_the_first_submit(client, shop_ready):
+    """QA walk (a new merchant named her pickup method "retirada-atelie", not the demo's "retirada"): the buyer's
+    first submit with "Retirar na loja" and the store answered "Opção de entrega indisponível para este destino",
+    and nothing typed (name, phone, CPF) was kept."""
+    _, location = shop_ready
+    ShippingMethod.objects.filter(kind="pickup").update(code="retirada-atelie", title="Retirar no ateliê")
+    checkout_id = start_checkout(client)
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "shipping", **CONTACT, "method": "pickup", "pickup_location": location.public_id},
+    )
+    assert errors(response) == {}
+    html = response.content.decode()
+    assert "Opção de entrega indisponível" not in html
+    # and the summary names the pickup, not a "Frete" (QA walk: "Frete — Retirar no ateliê: Grátis")
+    assert "<dt>Retirar no ateliê</dt>" in html and "Frete — Retirar no ateliê" not in html
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.status, checkout.fulfillment_type, checkout.selected_option_id) == (
+        "ready_for_complete",
+        "pickup",
+        "retirada-atelie",
+    )
+    assert checkout.buyer_first_name == "Ana"
 
 
 def test_trying_pickup_keeps_the_typed_address_for_going_back_to_delivery(client, shop_ready):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from orders.models import OrderEvent, OutboxMessage
 from orders.tasks import sweep_outbox
 from shop.freight.labels import FreightError, label_request
-from shop.models import ShippingLabel
+from shop.models import ShippingLabel, StoreSettings
 from tests.carriers.fake_correios import FakeCorreios
 from tests.carriers.fake_melhorenvio import PDF, FakeMelhorEnvio
 from tests.shop.freight_helpers import shirts_order
@@ -228,6 +228,35 @@ def test_what_cannot_have_a_label_is_refused_in_words(
     with pytest.raises(FreightError, match=r"Pedido não encontrado\."):
         label_request(order_id="order_nao_existe")
     assert ShippingLabel.objects.count() == 0
+
+
+def test_without_a_carrier_the_order_page_offers_an_address_label_to_print(
+    admin_client, client, settings, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk (a new merchant, own courier, no carrier): the label box said "Nenhuma transportadora configurada
+    (CARRIER)" and there was nothing to print for the parcel."""
+    settings.CARRIER = ""
+    StoreSettings.objects.update_or_create(
+        pk=1,
+        defaults={"legal_name": "Ana Souza Confecções ME", "street": "Rua da Bahia", "number": "1200",
+                  "complement": "sala 804", "neighborhood": "Centro", "city": "Belo Horizonte", "state": "MG",
+                  "postal_code": "30130-010"},
+    )  # fmt: skip
+    order = shirts_order(django_capture_on_commit_callbacks, quantity=2)
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "(CARRIER)" not in page and "numa entrega própria (motoboy)" in page
+    url = f"/admin/frete/{order.public_id}/endereco/"
+    assert f'href="{url}"' in page
+    label = admin_client.get(url)
+    assert label.status_code == 200
+    html = label.content.decode()
+    to = html.split('data-testid="label-to"')[1].split("</section>")[0]
+    assert "Rua da Assembleia, 10" in to and "Rio de Janeiro/RJ" in to and "CEP 20040-002" in to
+    sender = html.split('data-testid="label-from"')[1].split("</section>")[0]
+    assert "Ana Souza Confecções ME" in sender and "Rua da Bahia, 1200 — sala 804" in sender and "30130-010" in sender
+    assert f"Pedido #{order.number}: 2×" in html
+    # the buyer's address is for staff only
+    assert client.get(url).status_code == 302  # to the admin login
 
 
 def test_label_request_statement_budget(

@@ -32,6 +32,6 @@ def test_every_storefront_title_names_the_page_then_the_shop_with_one_separator(
         page = client.get(path, follow=True).content.decode()
         titles[path] = html.unescape(re.search(r"<title>([^<]*)</title>", page).group(1)).strip()
     assert {path: title for path, title in titles.items() if "—" in title or not title.endswith(" · Loja Exemplo")} == {
-        "/": "Loja Exemplo · Cafés, camisetas, casa e mais",  # the home: the shop first
+        "/": "Loja Exemplo · Cafés",  # the home: the shop first, then its categories (not the demo's words)
     }
     assert titles["/produtos/sku-cafe-500g/"] == "Café especial 500 g · Loja Exemplo"

@@ -198,6 +198,28 @@ def test_warm_cache_costs_no_query(django_assert_num_queries) -> None:
         assert store_get().legal_name == "Loja Exemplo Ltda"
 
 
+def test_the_page_says_where_pix_goes_and_what_the_nfe_still_needs(admin_client: Client, settings) -> None:
+    """QA walk (a new merchant from an empty shop): no "chave Pix" anywhere in "Dados da loja" (it is set by whoever
+    installed the store), and the first order's NF-e was blocked for a missing inscrição estadual that this page
+    never asked for."""
+    settings.PIX_KEY, settings.PIX_MERCHANT_NAME, settings.PIX_MERCHANT_CITY = "ana@atelie.com.br", "ANA ME", "BH"
+    settings.BCP_PIX_SANDBOX = False
+    store_row()
+    StoreSettings.objects.update(cnpj="", state_registration="", tax_regime="")
+    url = admin_client.get("/admin/shop/storesettings/")["Location"]
+    html = admin_client.get(url).content.decode()
+    assert "os pagamentos vão para a chave ana@atelie.com.br" in html and "“ANA ME — BH”" in html
+    assert "chave de demonstração" not in html
+    missing = "Para emitir NF-e faltam: CNPJ (em Identificação), inscrição estadual (ou ISENTO), regime tributário."
+    assert missing in html
+    # the fiscal data typed in, nothing is missing any more; the demo key is called out
+    settings.PIX_KEY = "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"
+    assert _save(admin_client, state_registration="ISENTO", tax_regime="mei").status_code == 302
+    html = admin_client.get(url).content.decode()
+    assert "Para emitir NF-e faltam" not in html and "Cada produto precisa também do NCM" in html
+    assert "esta é a chave de demonstração, não a sua" in html
+
+
 def test_store_settings_cannot_be_added_or_deleted(admin_client: Client) -> None:
     _save(admin_client)
     assert admin_client.get("/admin/shop/storesettings/add/").status_code == 403

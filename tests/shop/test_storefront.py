@@ -10,6 +10,7 @@ from django.utils import translation
 
 from kernel.money import PT_BR, format_brl, parse_brl
 from shop.demo.seed import seed_catalog
+from shop.models import Category, Product, Variant
 from shop.templatetags.money import brl
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +52,28 @@ def test_empty_shop_pages_still_render(client: Client) -> None:
     assert "Nenhum produto disponível no momento." in _get(client, "/")
     assert 'data-testid="result-count">Nenhum produto encontrado</p>' in _get(client, "/produtos/")
     assert list(_errors(_get(client, "/produtos/?page=2"))) == ["page"]
+
+
+def test_a_new_clothes_shop_home_names_its_own_categories_and_hides_empty_ones(client: Client) -> None:
+    """QA walk (a new merchant selling clothes, no demo seed): the tab title read the demo's "Cafés, camisetas,
+    casa e mais", an empty "Acessórios" showed as "0 produto", and a parent category counted none of the products
+    of its subcategories (its listing shows them)."""
+    html = _get(client, "/")
+    assert re.search(r"<title>\s*Loja Exemplo\s*</title>", html)  # no catalog: the shop's name alone
+    assert 'id="cat-title"' not in html  # no empty "Categorias" heading
+    clothes = Category.objects.create(name="Roupas", slug="roupas")
+    dresses = Category.objects.create(name="Vestidos", slug="vestidos", parent=clothes)
+    Category.objects.create(name="Acessórios", slug="acessorios")
+    for slug, category in (("vestido-midi", dresses), ("vestido-longo", dresses), ("saia", clothes)):
+        product = Product.objects.create(title=slug.replace("-", " ").title(), slug=slug, category=category)
+        Variant.objects.create(product=product, sku=slug.upper(), price=18990, stock=3)
+    html = _get(client, "/")
+    assert re.search(r"<title>\s*Loja Exemplo · Roupas\s*</title>", html)
+    assert "Cafés, camisetas" not in html
+    tiles = re.findall(r'class="category-name">([^<]*)</span>\s*<span class="category-count">([^<]*)<', html)
+    assert tiles == [("Roupas", "3 produtos")]
+    menu = html.split('class="category-nav"')[1].split("</nav>")[0]
+    assert re.findall(r'<a href="[^"]*">([^<]*)</a>', menu) == ["Todos os produtos", "Roupas"]
 
 
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from shop.demo.seed import seed_catalog
+from shop.models import Category, Product, Variant
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -52,6 +53,35 @@ def test_variant_picker_updates_price_stock_and_sku_then_english(live_server, tr
             page.click(".lang-switch button")
             expect(page.locator("[data-role=add-button]")).to_have_text("Add to cart")
             expect(page.locator("html")).to_have_attribute("lang", "en")
+        finally:
+            browser.close()
+
+
+def test_a_colour_missing_in_the_chosen_size_moves_the_size_to_one_it_has(live_server, transactional_db) -> None:
+    """QA walk (a clothes shop): with P chosen, clicking "Rosa" (made only in M) showed "Combinação indisponível"
+    beside the previous variant's price and SKU; the size now follows the colour to a variant that exists."""
+    from playwright.sync_api import expect, sync_playwright
+
+    category = Category.objects.create(name="Vestidos", slug="vestidos")
+    product = Product.objects.create(title="Vestido Midi", slug="vestido-midi", category=category)
+    for sku, size, colour, price in (("V-P-AZ", "P", "Azul", 18990), ("V-G-AZ", "G", "Azul", 19990),
+                                     ("V-M-RS", "M", "Rosa", 17990)):  # fmt: skip
+        Variant.objects.create(product=product, sku=sku, price=price, stock=2, options={"tamanho": size, "cor": colour})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
+            page.goto(f"{live_server.url}/produtos/vestido-midi/?sku=V-P-AZ")
+            expect(page.locator("input[name=sku]")).to_have_value("V-P-AZ")
+            page.click("label.option-chip:has(input[value=Rosa])")
+            expect(page.locator("input[name=sku]")).to_have_value("V-M-RS")
+            expect(page.locator("label.option-chip input[value=M]")).to_be_checked()
+            expect(page.locator("[data-role=price]")).to_have_text("R$ 179,90")
+            expect(page.get_by_test_id("availability")).to_have_text("Em estoque")
+            expect(page.locator("[data-role=add-button]")).to_be_enabled()
+            # and back to Azul, the size moves to one Azul has
+            page.click("label.option-chip:has(input[value=Azul])")
+            expect(page.locator("input[name=sku]")).to_have_value("V-P-AZ")
         finally:
             browser.close()
 

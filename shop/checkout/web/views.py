@@ -347,6 +347,17 @@ def _posted_method(request: HttpRequest) -> str:
     return str(request.POST.get("payment_method", ""))[:16]
 
 
+def _pickup_option_id(checkout: Checkout) -> str:
+    """The pickup option the form asks for: the one the checkout already offered, else the shop's (first) pickup
+    method. QA walk: a merchant's method coded "retirada-atelie" (not the demo's "retirada") answered a buyer's
+    first "Retirar na loja" with "Opção de entrega indisponível para este destino" and dropped what was typed."""
+    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
+        if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
+            return str(method["groups"][0]["options"][0]["id"])
+    methods = shipping_config_load().pickup_methods
+    return methods[0].code if methods else "retirada"
+
+
 def _pickup_locations() -> list[object]:
     # The shipping table's (cached with it, dropped on any save of a location): the same rows, no statement.
     return list(shipping_config_load().pickup_locations)
@@ -402,10 +413,7 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         general = form.attach_messages(_other_errors(checkout, form))
         return _render_checkout(request, checkout, form, general, status=400)
     lines = list(checkout.lines.all())
-    pickup_option = "retirada"
-    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
-        if method["type"] == "pickup" and method["groups"] and method["groups"][0]["options"]:
-            pickup_option = method["groups"][0]["options"][0]["id"]
+    pickup_option = _pickup_option_id(checkout)
     state = input_from_checkout(checkout, lines)
     remove = request.POST.get("remove_coupon", "")
     action = "coupon" if remove else request.POST.get("action", "")  # "Remover" next to an applied code
@@ -502,7 +510,7 @@ def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessag
     attempt = replace(
         state,
         buyer=accepted.buyer(previous=state.buyer),
-        fulfillment=accepted.fulfillment(pickup_option_id="retirada", previous_cep=checkout.ship_cep),
+        fulfillment=accepted.fulfillment(pickup_option_id=_pickup_option_id(checkout), previous_cep=checkout.ship_cep),
     )
     try:
         ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
