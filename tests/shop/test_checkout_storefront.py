@@ -289,6 +289,36 @@ def test_trying_pickup_keeps_the_typed_address_for_going_back_to_delivery(client
     assert re.search(r'name="cep"[^>]*value="01310-?100"|value="01310-?100"[^>]*name="cep"', html)
 
 
+def test_a_refused_choice_keeps_everything_typed_and_says_why_next_to_it(client, shop_ready):
+    """QA walk (BCP-CHK-20 rejection of a selection): one thing the engine refused (here the pickup store, closed
+    while the buyer typed) refused the whole update; the page came back with "Informe o nome" beside "Ana" (the
+    stored, empty state's messages), the refusal itself was not shown, and a reload had lost name, phone, CPF."""
+    other = make_location("Loja Centro")
+    checkout_id = start_checkout(client)
+    other.active = False
+    other.save()  # closed by the merchant after the page showed it
+    posted = {**CONTACT, **ADDRESS, "method": "pickup", "pickup_location": other.public_id}
+    for action in ("shipping", "update"):
+        response = client.post(f"/checkout/{checkout_id}", {"action": action, **posted})
+        # then the refusal is next to the store choice, and nothing else is reported as missing
+        assert response.status_code == 200
+        assert errors(response) == {
+            "pickup_location": "A loja de retirada Loja Centro não está mais disponível; escolha outra."
+        }
+        # and every typed field is in the form again
+        html = response.content.decode()
+        for value in ("Ana", "Souza", "(11) 98765-4321", "529.982.247-25", "Rua das Flores", "Apto 45", "Jardim"):
+            assert f'value="{value}' in html, value
+    # and the contact was saved: a reload (or an abandoned-cart reminder) still has it
+    checkout = Checkout.objects.get(public_id=checkout_id)
+    assert (checkout.buyer_first_name, checkout.buyer_last_name, checkout.buyer_email) == (
+        "Ana",
+        "Souza",
+        "ana@example.com.br",
+    )
+    assert 'value="Ana"' in client.get(f"/checkout/{checkout_id}").content.decode()
+
+
 def test_changing_cep_drops_an_option_the_new_cep_lacks(client, shop_ready):
     checkout_id = start_checkout(client)
     client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "motoboy"})

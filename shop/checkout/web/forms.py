@@ -294,6 +294,8 @@ class CheckoutForm(forms.Form):
                 message = replace(message, content=str(PHONE_HINT))
             if field == "street" and message.code == "field_required" and self._filled("street"):
                 field = "number"  # "Informe o número": BCP has one street line; the storefront a number field
+            if field == "shipping_option" and self.data.get(self.add_prefix("method")) == "pickup":
+                field = "pickup_location"  # a pickup's option is the store's: the buyer chose a store, not a rate
             if field is None or field not in self.fields:
                 general.append(message)
                 continue

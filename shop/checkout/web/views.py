@@ -444,8 +444,16 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     if any(m.path == SEL_OPT and m.code == "field_invalid" for m in result.messages):
         # A new CEP changes the options: the old choice is dropped instead of rejecting the whole form.
         result = update(with_option=False)
+    rejected = result.messages[len(result.checkout.messages) :]
+    if rejected:
+        # One thing refused (a delivery option or pickup store not offered here) refuses the whole update: the
+        # contact is saved all the same, with the delivery stored before (QA walk: what was typed was lost).
+        contact = replace(state, buyer=form.buyer(previous=state.buyer), discount_codes=codes)
+        saved = checkout_update(checkout_id=checkout_id, data=contact, language=_language(request))
+        if len(saved.messages) == len(saved.checkout.messages):
+            result = replace(saved, messages=[*saved.messages, *rejected])
     _sync_cart(request, result.checkout)
-    ready = result.checkout.status == STATUS_READY
+    ready = result.checkout.status == STATUS_READY and not rejected  # never paid with what was refused
     held = before_charging(request.POST, action, result.checkout) if paying and ready else []
     if paying and ready and not held:
         # A card completes with the token the browser made (card_page.py); Pix with its instrument.
@@ -478,8 +486,14 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
     # "Calcular frete" is a step, not the final submit: it does not report what the buyer has not filled yet;
     # "Aplicar cupom" reports only what concerns the coupon.
     first = _why_total_changed(result.messages, held)
+    said = [*result.messages, *held]
+    if rejected:
+        # The form keeps what was typed: the refusal goes next to its field whatever the button, and the other
+        # messages are those of what was typed, not of the stored state ("Informe o nome" beside "Ana").
+        said = [m for m in _posted_messages(result.checkout, form) if m.path not in {r.path for r in rejected}]
+        first = form.attach_messages(rejected)
     general = form.attach_messages(
-        [m for m in [*result.messages, *held] if m not in first],
+        [m for m in said if m not in first],
         filled_only=action == "shipping",
         only_fields=("coupon",) if action == "coupon" else None,
     )
@@ -493,6 +507,22 @@ def _why_total_changed(said: list[CheckoutMessage], held: list[CheckoutMessage])
     if not any(m.code == "total_changed" for m in held):
         return []
     return [m for m in said if m.path.startswith("$.discounts.codes[") and m.type != "info"]
+
+
+def _posted_messages(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
+    """What the engine says of the posted (valid) form, evaluated only: nothing saved."""
+    lines = list(checkout.lines.all())
+    state = input_from_checkout(checkout, lines)
+    attempt = replace(
+        state,
+        buyer=form.buyer(previous=state.buyer),
+        fulfillment=form.fulfillment(pickup_option_id=_pickup_option_id(checkout), previous_cep=checkout.ship_cep),
+    )
+    try:
+        ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
+    except CheckoutInputError:
+        return []
+    return [*ev.messages, *ev.rejections]
 
 
 def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
