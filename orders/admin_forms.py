@@ -13,7 +13,7 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
-from orders.services.returns import return_refund_suggestion
+from orders.services.returns import return_refund_suggestion, return_units_net_values
 from orders.summary import current_tracking
 from orders.types import LineQuantity
 
@@ -327,9 +327,32 @@ class ReturnForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        self.fields["refund_amount"].help_text = _("Reembolsável: %(amount)s. Vazio: sem reembolso (troca).") % {
-            "amount": format_brl(refundable_amount(order))
+        # The suggestion (filled in as the units are marked, static/orders/return_refund.js): what was paid for
+        # them, never more than is left after earlier refunds (QA walk: the field came empty, no hint of the value).
+        refundable = refundable_amount(order)
+        values = return_units_net_values(order, {line.public_id: line.quantity_delivered for line in self.lines})
+        chosen = {line.public_id: self._initial_units(line) for line in self.lines}
+        for line in self.lines:
+            self.fields[f"qty_{line.public_id}"].widget.attrs["data-net-values"] = ",".join(
+                str(value) for value in values[line.public_id]
+            )
+        refund = self.fields["refund_amount"]
+        refund.widget.attrs.update({"data-refundable": str(refundable), "data-suggested-refund": ""})
+        suggested = min(sum(values[key][units] for key, units in chosen.items()), refundable)
+        if suggested:
+            refund.initial = suggested
+        refund.help_text = _(
+            "Sugestão: o valor pago pelas unidades devolvidas (preço menos a parte dos descontos do pedido), até "
+            "%(refundable)s (pago %(paid)s − já reembolsado %(refunded)s). Vazio: sem reembolso (troca)."
+        ) % {
+            "refundable": format_brl(refundable),
+            "paid": format_brl(order.paid_amount),
+            "refunded": format_brl(max(0, order.paid_amount - refundable)),
         }
+
+    def _initial_units(self, line: OrderLine) -> int:
+        value = self.fields[f"qty_{line.public_id}"].initial or 0
+        return min(int(value), line.quantity_delivered)
 
     credit_amount = MoneyField(
         label=_("Vale-troca (R$)"),

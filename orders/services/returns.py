@@ -314,6 +314,21 @@ def return_request_receive(*, return_id: str, restock: bool = True, actor: str =
     return ReturnStep(request, changed=True)
 
 
+def return_units_net_values(order: Order, returnable: dict[str, int]) -> dict[str, list[int]]:
+    """What the buyer paid for 0, 1, … `returnable[line id]` units of each line (list price less their share of
+    the order's discounts, `orders.net_value`): the staff return form suggests the refund of the units marked."""
+    lines = list(
+        OrderLine.objects.filter(order=order)
+        .order_by("position", "id")
+        .values_list("public_id", "unit_price", "quantity_original")
+    )
+    discount = item_discount(order.totals or [])
+    return {
+        line_id: [lines_net_value(lines, discount, {line_id: units}) for units in range(count + 1)]
+        for line_id, count in returnable.items()
+    }
+
+
 def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
     """What a received return gives back by default: what the buyer paid for the items (list price less their
     share of the order's discounts); a withdrawal (CDC art. 49) of every item also gives back the freight, i.e.

@@ -3,6 +3,7 @@ and the "Devolução solicitada" action page takes each step through orders.serv
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from orders.models import Adjustment, Order, OrderEvent, ReturnRequest
 from orders.services import (
     fulfillment_event_create,
     order_mark_delivered,
+    order_refund,
     order_return,
     order_ship,
     return_request_approve,
@@ -259,3 +261,25 @@ def test_queue_filter_and_column_say_who_asked_capitalised(place_order) -> None:
     assert '<td class="field-requested_by">Comprador</td>' in queue
     assert ">comprador<" not in queue and ">plataforma<" not in queue
     assert ReturnRequest.objects.get(pk=request.pk).requested_by == "buyer"  # the stored value stays
+
+
+def test_the_return_form_suggests_what_was_paid_for_the_units_less_earlier_refunds(place_order) -> None:
+    """QA walk: "Registrar devolução" left the refund empty with only "Reembolsável: R$ …": staff worked out the
+    value of the units by hand, the coupon's share and an earlier partial refund included. Each quantity field now
+    carries what the buyer paid for 0, 1, … units (orders.net_value: the coupon shared by value, R$ 7,00 →
+    R$ 6,00 + R$ 1,00), the refund field is capped by what is left after the R$ 20,00 already given back, and one
+    line of help says how it is computed."""
+    order = place_order(lines=[("CAM", 3000, 2), ("CAN", 1000, 1)], freight=800, discounts=[(700, "PRIMEIRA10")])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    order_refund(order_id=order.public_id, amount=2000, reason="Atraso na entrega")
+    shirt, mug = order.lines.order_by("position", "id")
+    form = _refunder().get(f"/admin/orders/order/{order.public_id}/action/return/").content.decode()
+    assert re.search(rf'name="qty_{shirt.public_id}"[^>]*data-net-values="0,2700,5400"', form)
+    assert re.search(rf'name="qty_{mug.public_id}"[^>]*data-net-values="0,900"', form)
+    assert re.search(r'name="refund_amount"[^>]*data-refundable="5100"', form)
+    assert (
+        "Sugestão: o valor pago pelas unidades devolvidas (preço menos a parte dos descontos do pedido), até "
+        "R$ 51,00 (pago R$ 71,00 − já reembolsado R$ 20,00). Vazio: sem reembolso (troca)."
+    ) in form
+    assert "orders/return_refund.js" in form
