@@ -61,15 +61,19 @@ def _lines_to_ship(order: Order) -> list[FreightLine]:
     ]
 
 
+# Said to the merchant: what to do and whom to ask, never a setting's name or the README (QA walk).
+NO_CARRIER = (
+    "Nenhuma transportadora está configurada; peça a quem instalou a loja para configurar a integração com os"
+    " Correios ou Melhor Envio. Até lá, registre o envio com o código de rastreio."
+)
+
+
 def label_request(*, order_id: str, service_code: str = "", actor: str = "") -> ShippingLabel:
     """Ask for a label: the row and its outbox row in one transaction. The order's live label when there is one
     (a double click buys nothing twice). FreightError (Portuguese) when the order cannot have one."""
     carrier = carriers.configured()
     if carrier is None:
-        raise FreightError(
-            "Nenhuma transportadora configurada: a compra de etiquetas (Melhor Envio ou Correios) é ligada por quem"
-            " instala a loja (CARRIER, no README). Até lá, registre o envio com o código de rastreio."
-        )
+        raise FreightError(NO_CARRIER)
     with transaction.atomic():
         order = Order.objects.select_for_update().filter(public_id=order_id).first()
         if order is None:

@@ -21,11 +21,12 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+import carriers
 from carriers import WebhookRejected
 from carriers.melhorenvio import parse_webhook
 from kernel.br_validation import phone_display
 from orders.models import Order
-from shop.freight.labels import FreightError, label_cancel, label_pdf, label_request
+from shop.freight.labels import NO_CARRIER, FreightError, label_cancel, label_pdf, label_request
 from shop.freight.tracking import tracking_from_webhook
 from shop.models import ShippingLabel
 from shop.store.services import store_row
@@ -155,6 +156,9 @@ def pdf_view(request: HttpRequest, label_id: str) -> HttpResponse:
 def buy_labels_action(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Order]) -> None:
     """Per order: refused here, refused by the carrier (with its reason, at error level), bought, or still being
     bought by a worker (then a refusal shows on the order page and under the "Etiqueta: não comprada" filter)."""
+    if carriers.configured() is None:
+        modeladmin.message_user(request, NO_CARRIER, messages.ERROR)  # once, not once per order selected
+        return
     bought = asked = 0
     for order in queryset.order_by("pk"):
         try:

@@ -175,6 +175,28 @@ def test_a_selection_with_too_little_balance_says_which_order_failed_and_why(
     assert "Etiqueta solicitada" not in page
 
 
+def test_a_selection_without_a_carrier_is_refused_once_in_the_merchants_words(
+    admin_client, settings, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk (a new merchant, no carrier): "Comprar etiqueta de envio" on a selection answered, once per order,
+    "… é ligada por quem instala a loja (CARRIER, no README)": a setting's name and a file she has never seen."""
+    settings.CARRIER = ""
+    first = shirts_order(django_capture_on_commit_callbacks)
+    second = shirts_order(django_capture_on_commit_callbacks)
+    response = admin_client.post(
+        "/admin/orders/order/", {"action": "buy_labels_action", "_selected_action": [first.pk, second.pk]}
+    )
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        "Nenhuma transportadora está configurada; peça a quem instalou a loja para configurar a integração com os"
+        " Correios ou Melhor Envio. Até lá, registre o envio com o código de rastreio."
+    ]
+    # and the order page's own "Comprar etiqueta" says the same, without a setting's name
+    order_page = admin_client.post(f"/admin/frete/{first.public_id}/comprar/", follow=True).content.decode()
+    assert "Nenhuma transportadora está configurada; peça a quem instalou a loja" in order_page
+    assert "CARRIER" not in order_page and "README" not in order_page
+    assert ShippingLabel.objects.count() == 0
+
+
 def test_a_label_a_worker_fails_after_the_answer_is_under_the_label_filter(
     admin_client,
     melhorenvio: FakeMelhorEnvio,
@@ -221,7 +243,7 @@ def test_what_cannot_have_a_label_is_refused_in_words(
     order = shirts_order(django_capture_on_commit_callbacks)
     settings.CARRIER = ""
     with pytest.raises(
-        FreightError, match=r"Nenhuma transportadora configurada: .*registre o envio com o código de rastreio"
+        FreightError, match=r"Nenhuma transportadora está configurada; .*registre o envio com o código de rastreio"
     ):
         label_request(order_id=order.public_id)
     settings.CARRIER = "melhorenvio"
