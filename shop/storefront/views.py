@@ -279,12 +279,23 @@ def _option_groups(variants: list[Variant], selected: Variant | None) -> list[di
             values = groups.setdefault(name, [])
             if str(value) not in values:
                 values.append(str(value))
-    chosen = selected.options if selected else {}
+    chosen = {name: str(value) for name, value in (selected.options if selected else {}).items()}
+    combinations = [{name: str(value) for name, value in v.options.items()} for v in variants]
+
+    def missing(name: str, value: str) -> bool:
+        # No variant has this value beside the other options chosen now (Rosa only in M, P chosen): shown greyed,
+        # still clickable (shop.js then moves the other options to a variant that has it).
+        wanted = {**chosen, name: value}
+        return not any(all(c.get(k) == v for k, v in wanted.items()) for c in combinations)
+
     return [
         {
             "name": name,
             "label": OPTION_LABELS.get(name, name.capitalize()),
-            "values": [{"value": v, "checked": str(chosen.get(name)) == v} for v in values],
+            "values": [
+                {"value": v, "checked": chosen.get(name) == v, "missing": bool(chosen) and missing(name, v)}
+                for v in values
+            ],
         }
         for name, values in groups.items()
     ]

@@ -91,9 +91,24 @@
     return best;
   }
 
+  // Values with no variant beside the other options chosen now look unavailable (greyed, aria-disabled) but stay
+  // clickable: a click moves the other options to a variant that has the value (followClicked).
+  function markMissing() {
+    var chosen = chosenOptions();
+    picker.querySelectorAll("input[type=radio]").forEach(function (input) {
+      var wanted = Object.assign({}, chosen);
+      wanted[input.name] = input.value;
+      var missing = !findVariant(wanted);
+      if (missing) input.setAttribute("aria-disabled", "true"); else input.removeAttribute("aria-disabled");
+      var chip = input.closest(".option-chip");
+      if (chip) chip.classList.toggle("option-missing", missing);
+    });
+  }
+
   picker.addEventListener("change", function (event) {
     var variant = findVariant(chosenOptions());
     if (!variant && event.target && event.target.type === "radio") variant = followClicked(event.target);
     render(variant);
+    markMissing();
   });
 })();

@@ -59,7 +59,8 @@ def test_variant_picker_updates_price_stock_and_sku_then_english(live_server, tr
 
 def test_a_colour_missing_in_the_chosen_size_moves_the_size_to_one_it_has(live_server, transactional_db) -> None:
     """QA walk (a clothes shop): with P chosen, clicking "Rosa" (made only in M) showed "Combinação indisponível"
-    beside the previous variant's price and SKU; the size now follows the colour to a variant that exists."""
+    beside the previous variant's price and SKU; the size now follows the colour to a variant that exists. And the
+    values with no variant beside the chosen ones looked as clickable as the rest: now greyed and aria-disabled."""
     from playwright.sync_api import expect, sync_playwright
 
     category = Category.objects.create(name="Vestidos", slug="vestidos")
@@ -73,14 +74,36 @@ def test_a_colour_missing_in_the_chosen_size_moves_the_size_to_one_it_has(live_s
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
             page.goto(f"{live_server.url}/produtos/vestido-midi/?sku=V-P-AZ")
             expect(page.locator("input[name=sku]")).to_have_value("V-P-AZ")
-            page.click("label.option-chip:has(input[value=Rosa])")
+            # the values with no variant beside P + Azul (Rosa, M) look unavailable, the others do not (QA walk: all
+            # looked clickable alike)
+            chip = "label.option-chip:has(input[value={}])"
+            greyed = page.locator(chip.format("Rosa") + " span").evaluate("e => getComputedStyle(e).textDecorationLine")
+            assert greyed == "line-through"
+            for value, missing in (("Rosa", True), ("M", True), ("P", False), ("G", False), ("Azul", False)):
+                radio = page.locator(f"label.option-chip input[value={value}]")
+                if missing:
+                    expect(radio).to_have_attribute("aria-disabled", "true")
+                    expect(page.locator(chip.format(value))).to_have_class("option-chip option-missing")
+                else:
+                    expect(radio).not_to_have_attribute("aria-disabled", "true")
+            # a greyed value still answers a click (Playwright's actionability check takes aria-disabled for disabled)
+            page.click("label.option-chip:has(input[value=Rosa])", force=True)
             expect(page.locator("input[name=sku]")).to_have_value("V-M-RS")
             expect(page.locator("label.option-chip input[value=M]")).to_be_checked()
+            # and the marks follow the new choice (M + Rosa: P, G and Azul have no such variant)
+            for value in ("P", "G", "Azul"):
+                expect(page.locator(f"label.option-chip input[value={value}]")).to_have_attribute(
+                    "aria-disabled", "true"
+                )
+            for value in ("M", "Rosa"):
+                expect(page.locator(f"label.option-chip input[value={value}]")).not_to_have_attribute(
+                    "aria-disabled", "true"
+                )
             expect(page.locator("[data-role=price]")).to_have_text("R$ 179,90")
             expect(page.get_by_test_id("availability")).to_have_text("Em estoque")
             expect(page.locator("[data-role=add-button]")).to_be_enabled()
             # and back to Azul, the size moves to one Azul has
-            page.click("label.option-chip:has(input[value=Azul])")
+            page.click("label.option-chip:has(input[value=Azul])", force=True)
             expect(page.locator("input[name=sku]")).to_have_value("V-P-AZ")
         finally:
             browser.close()
