@@ -88,7 +88,7 @@ class StoreSettingsForm(forms.ModelForm):
     class Meta:
         model = StoreSettings
         exclude: tuple[str, ...] = ()
-        field_classes = {"logo": PhotoField}
+        field_classes = {"logo": PhotoField, "home_image": PhotoField}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -231,6 +231,7 @@ class StoreSettingsAdmin(admin.ModelAdmin):
     form = StoreSettingsForm
     fieldsets = (
         (_("Identificação"), {"fields": ("trade_name", "legal_name", "cnpj", "logo")}),
+        (_("Página inicial"), {"fields": ("home_tagline", "home_image")}),
         (
             _("Endereço"),
             {"fields": ("postal_code", ("street", "number"), "complement", "neighborhood", ("city", "state"))},

@@ -15,6 +15,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models.fields.files import FieldFile
+from easy_thumbnails.engine import NoSourceGenerator
 from easy_thumbnails.exceptions import InvalidImageFormatError
 from easy_thumbnails.files import get_thumbnailer
 from PIL import Image, ImageDraw, ImageFont
@@ -51,6 +52,19 @@ def logo_thumbnail_url(logo: FieldFile) -> str:
         return get_thumbnailer(logo).get_thumbnail(LOGO_THUMBNAIL, save=True).url
     except (InvalidImageFormatError, OSError):
         return logo.url
+
+
+# The home's hero picture shows at most 420 × 280 px: twice that covers 2× screens. No crop, no upscale.
+HERO_THUMBNAIL = {"size": (840, 560), "quality": 85}
+
+
+def hero_thumbnail_url(image: FieldFile) -> str:
+    """URL of the home-sized copy of the store's hero picture; the upload itself if it cannot be read (an SVG,
+    like the demo's): the home never fails for it."""
+    try:
+        return get_thumbnailer(image).get_thumbnail(HERO_THUMBNAIL, save=True).url
+    except (InvalidImageFormatError, NoSourceGenerator, OSError):
+        return image.url
 
 
 # A product whose name says its colour is drawn in it (QA walk: the black T-shirt's photo was blue).

@@ -9,9 +9,14 @@ as seeded on an empty database.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.core.files.base import ContentFile
 from django.db import models, transaction
+from django.utils.translation import gettext_noop
 
 from shop.catalog.images import demo_photo_ensure, product_image_thumbnail_make
 from shop.demo.catalog import CATEGORIES, DEMO_NCM, DEMO_PACKAGE_CM, DEMO_STORE_FISCAL, DEMO_SYNONYMS, PRODUCTS
@@ -90,6 +95,31 @@ def seed_catalog() -> dict[str, int]:
     for words in DEMO_SYNONYMS:
         written["synonyms"] += _create_missing(SearchSynonym, {"words": words}, {})[1]
     return written
+
+
+# Marked for the catalog: the home translates this line (the demo's English home reads it in English).
+DEMO_HOME_TAGLINE = gettext_noop(
+    "Boas-vindas! Produtos brasileiros escolhidos com carinho. Pague com Pix e receba em todo o Brasil."
+)
+DEMO_HOME_IMAGE = "shop/hero.svg"  # a static file: the coffee bag, T-shirt and mug
+
+
+def seed_store_home() -> bool:
+    """The demo's home hero (its line and its picture of the demo products) where the merchant set none: a shop
+    without the demo has neither (QA walk: a new shop's home showed the demo's coffee, T-shirt and mug)."""
+    store = StoreSettings.objects.filter(pk=STORE_ROW_ID).first() or StoreSettings(trade_name=settings.SHOP_NAME)
+    changed = False
+    if not store.home_tagline:
+        store.home_tagline = DEMO_HOME_TAGLINE
+        changed = True
+    if not store.home_image:
+        found = finders.find(DEMO_HOME_IMAGE)
+        content = Path(found if isinstance(found, str) else found[0]).read_bytes()
+        store.home_image.save("hero-demo.svg", ContentFile(content), save=False)
+        changed = True
+    if changed:
+        store.save()
+    return changed
 
 
 def seed_store_fiscal() -> bool:

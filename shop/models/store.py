@@ -83,6 +83,26 @@ class StoreSettings(models.Model):
         _("horário de atendimento"), max_length=200, blank=True, help_text=_("Ex.: seg. a sex., 9h às 18h")
     )
     logo = models.ImageField(_("logotipo"), upload_to="loja/", blank=True)
+    # The home page's hero (QA walk: a new shop's home showed the demo's coffee bag, T-shirt and mug and "Produtos
+    # brasileiros escolhidos com carinho"); the demo seed fills both.
+    home_tagline = models.CharField(
+        _("frase da página inicial"),
+        max_length=200,
+        blank=True,
+        help_text=_(
+            "Aparece abaixo do nome da loja, no topo da página inicial (ex.: “Moda feminina feita em Minas, do P ao"
+            " GG”). Vazio: “Boas-vindas! Confira os produtos da loja” e o nome da loja."
+        ),
+    )
+    home_image = models.ImageField(
+        _("imagem da página inicial"),
+        upload_to="loja/",
+        blank=True,
+        help_text=_(
+            "Ao lado da frase, no topo da página inicial (JPG ou PNG, de preferência mais larga que alta)."
+            " Vazio: nenhuma imagem."
+        ),
+    )
     # Policies: empty = the shop's standard text. Plain text; blank lines separate paragraphs.
     terms_text = models.TextField(_("termos de uso"), blank=True)
     privacy_text = models.TextField(_("política de privacidade (LGPD)"), blank=True)

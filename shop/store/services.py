@@ -15,7 +15,7 @@ from django.conf import settings
 
 from kernel.br_validation import phone_display, phone_normalize, tax_id_normalize
 from payments.installments import InstallmentPolicy
-from shop.catalog.images import logo_thumbnail_url
+from shop.catalog.images import hero_thumbnail_url, logo_thumbnail_url
 from shop.models.store import CACHE_KEY, STORE_KEPT, STORE_ROW_ID, StoreSettings
 
 
@@ -35,6 +35,8 @@ class Store:
     whatsapp_url: str
     business_hours: str
     logo_url: str
+    home_tagline: str  # "": the home says a neutral line with the trade name
+    home_image_url: str  # "": no picture beside it
     terms_text: str
     privacy_text: str
     privacy_controller: str
@@ -100,6 +102,8 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         whatsapp_url=f"https://wa.me/{whatsapp.lstrip('+')}" if whatsapp.startswith("+") else "",
         business_hours=row.business_hours,
         logo_url=logo_url,
+        home_tagline=row.home_tagline,
+        home_image_url=hero_thumbnail_url(row.home_image) if row.home_image else "",
         terms_text=row.terms_text,
         privacy_text=row.privacy_text,
         privacy_controller=row.privacy_controller or row.legal_name,

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
+from django.core.files.base import ContentFile
 from django.test import Client
 from django.utils import translation
+from PIL import Image
 
 from kernel.money import PT_BR, format_brl, parse_brl
-from shop.demo.seed import seed_catalog
+from shop.demo.seed import seed_catalog, seed_store_home
 from shop.models import Category, Product, Variant
+from shop.models.store import STORE_ROW_ID, StoreSettings
 from shop.templatetags.money import brl
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +78,41 @@ def test_a_new_clothes_shop_home_names_its_own_categories_and_hides_empty_ones(c
     assert tiles == [("Roupas", "3 produtos")]
     menu = html.split('class="category-nav"')[1].split("</nav>")[0]
     assert re.findall(r'<a href="[^"]*">([^<]*)</a>', menu) == ["Todos os produtos", "Roupas"]
+
+
+def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
+    """QA walk (a new merchant, no demo seed): the home's hero showed the demo's coffee bag, T-shirt and mug and
+    said "Produtos brasileiros escolhidos com carinho", fixed in the template. Now the line is the store settings'
+    "Frase da página inicial" (empty: a neutral one with the shop's name) and the picture is the one uploaded there
+    (none: no picture); the demo seed sets both, so the demo keeps its look."""
+    StoreSettings.objects.update_or_create(pk=STORE_ROW_ID, defaults={"trade_name": "Ateliê Ana"})
+    html = _get(client, "/")
+    hero = html.split('class="hero"')[1].split("</section>")[0]
+    assert "Boas-vindas! Confira os produtos da loja Ateliê Ana." in hero
+    assert "escolhidos com carinho" not in html
+    assert "<img" not in hero
+    # when the merchant writes her line and uploads a picture
+    buffer = io.BytesIO()
+    Image.new("RGB", (1600, 1000), "pink").save(buffer, format="JPEG")
+    store = StoreSettings.objects.get(pk=STORE_ROW_ID)
+    store.home_tagline = "Moda feminina feita em Minas, do P ao GG."
+    store.home_image.save("vitrine.jpg", ContentFile(buffer.getvalue()), save=False)
+    store.save()
+    hero = _get(client, "/").split('class="hero"')[1].split("</section>")[0]
+    assert 'data-testid="home-tagline">Moda feminina feita em Minas, do P ao GG.</p>' in hero
+    image = re.search(r'<img class="hero-art" src="([^"]+)"', hero)
+    assert image and "vitrine" in image.group(1) and image.group(1).endswith(".jpg")  # the home-sized copy
+    # and the demo seed gives the demo shop its own line and picture back, where none was set
+    store.home_tagline = ""
+    store.home_image = ""
+    store.save()
+    assert seed_store_home() is True
+    hero = _get(client, "/").split('class="hero"')[1].split("</section>")[0]
+    assert "Produtos brasileiros escolhidos com carinho" in hero
+    assert re.search(r'<img class="hero-art" src="[^"]*hero-demo[^"]*\.svg"', hero)
+    assert seed_store_home() is False  # a second run changes nothing
+    client.cookies["django_language"] = "en"  # the demo's line is in the catalog: its English home reads English
+    assert "Welcome! Brazilian products chosen with care." in _get(client, "/")
 
 
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:

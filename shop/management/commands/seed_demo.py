@@ -4,7 +4,7 @@ coupon demo data (shop.demo.checkout) is created; rows that exist, edited by the
 from django.core.management.base import BaseCommand
 
 from shop.demo.checkout import seed_checkout_demo
-from shop.demo.seed import seed_catalog, seed_store_fiscal
+from shop.demo.seed import seed_catalog, seed_store_fiscal, seed_store_home
 
 
 class Command(BaseCommand):
@@ -14,5 +14,6 @@ class Command(BaseCommand):
         written = seed_catalog()
         written.update(seed_checkout_demo())
         seed_store_fiscal()  # the demo's paid orders get an NF-e from the sandbox provider
+        seed_store_home()  # the home's hero line and picture of the demo products
         summary = ", ".join(f"{kind}: {count}" for kind, count in written.items())
         self.stdout.write(self.style.SUCCESS(f"Demo shop ready (rows written — {summary})."))
