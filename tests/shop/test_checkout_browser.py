@@ -15,7 +15,7 @@ from django.db import connections
 from orders.models import Order
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_latest_for_reference
-from shop.models import Checkout
+from shop.models import Checkout, PickupLocation
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -111,6 +111,13 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
     make_variant(price=4290, stock=10, title="Café especial 500 g")
     make_shipping()
     make_location()
+    make_location("Loja Vila Madalena")
+
+    def close_vila_madalena() -> None:
+        closed = PickupLocation.objects.get(name="Loja Vila Madalena")
+        closed.active = False
+        closed.save()
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
@@ -120,7 +127,18 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
             page.click("[data-role=add-button]")
             page.click("[data-testid=go-checkout]")
             fill_contact_and_address(page)
-            page.click("[data-testid=calc-shipping]")
+            # when her first choice is a store closed meanwhile (QA walk: the page came back with "Informe o nome"
+            # beside her name and no word of the store), she reads why beside the stores and nothing typed is lost
+            off_loop(close_vila_madalena)
+            page.check("input[name=method][value=pickup]")
+            page.locator("label.option-row:has-text('Loja Vila Madalena') input").check()
+            expect(page.get_by_test_id("error-pickup_location")).to_have_text(
+                "A loja de retirada Loja Vila Madalena não está mais disponível; escolha outra."
+            )
+            for field, value in (("first_name", "Ana"), ("tax_id", "529.982.247-25"), ("street", "Rua das Flores")):
+                expect(page.locator(f"#id_{field}")).to_have_value(value)
+            expect(page.locator("[data-testid=error-first_name]")).to_have_count(0)
+            page.check("input[name=method][value=shipping]")
             page.check("input[name=shipping_option][value=sedex]")
             expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
             # when the buyer picks up in the store instead (QA walk: the summary kept SEDEX's R$ 32,90)
