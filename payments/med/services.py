@@ -28,6 +28,13 @@ from payments.timeline import record_event
 
 logger = logging.getLogger(__name__)
 Status = PixInfraction.Status
+# A status inside a sentence ("Esta disputa já está respondida"): lower-case words, not the choice labels.
+STATUS_WORDS = {
+    Status.OPEN: "aberta",
+    Status.ANSWERED: "respondida",
+    Status.CLOSED: "encerrada",
+    Status.CANCELLED: "cancelada pelo pagador",
+}
 MIN_JUSTIFICATION = 20  # characters: the PSP's analyst needs more than a word
 MAX_JUSTIFICATION = 2000  # DICT's analysis details limit
 
@@ -165,7 +172,7 @@ def infraction_answer(*, infraction_id: str, accept: bool, justification: str, a
             raise PaymentInputError("infraction_id", "Disputa não encontrada.")
         if infraction.status != Status.OPEN:
             raise PaymentInputError(
-                "infraction_id", f"Esta disputa já está {infraction.get_status_display()}: não aceita outra resposta."
+                "infraction_id", f"Esta disputa já está {STATUS_WORDS[infraction.status]}: não aceita outra resposta."
             )
         answer = PixInfractionAnswer.objects.create(
             infraction=infraction, accept=accept, justification=text, actor=actor[:150], next_run_at=timezone.now()
