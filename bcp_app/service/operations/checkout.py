@@ -102,7 +102,7 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
 
 def _offered(ctx: RequestContext) -> tuple[str, ...]:
     """BCP §11.2 / BCP-PAY-03: the handler ids this checkout offers this platform (those its profile lists)."""
-    return tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
+    return presenters.payment_handler_ids(ctx)
 
 
 def _language(ctx: RequestContext, body: CheckoutWrite) -> str:
