@@ -197,7 +197,8 @@ def lines_shown(lines: Sequence[CheckoutLine]) -> LinesShown:
 def line_changes(before: LinesShown, lines: Sequence[CheckoutLine | PlannedLine]) -> list[CheckoutMessage]:
     """BCP-CHK-20 ("unrequested changes are reported with a path"), BCP §4.3 "no silent changes": a kept line
     (same id, same SKU) whose title or price the merchant changed since `before`, one `checkout_changed` warning
-    at that node. A line now unavailable says so with its own error (its price shows 0), not here."""
+    at that node. A line now unavailable says so with its own error (it keeps its last price, out of the
+    totals), not here."""
     changes: list[CheckoutMessage] = []
     for index, line in enumerate(lines):
         if line.variant_id is None or line.public_id not in before:

@@ -79,7 +79,9 @@ class PlannedLine:
 
     @property
     def amount(self) -> int:
-        return self.unit_price * self.quantity
+        """What the line adds to the checkout's subtotal: nothing while its item is unavailable (it cannot be
+        bought), though `unit_price` keeps its last known price so nobody reads the item as free."""
+        return 0 if self.variant_id is None else self.unit_price * self.quantity
 
 
 @dataclass
@@ -166,7 +168,9 @@ def _plan_lines(
             messages.append(_err("item_unavailable", said, path))
             unavailable.append(public_id)
             shown = title or _(UNAVAILABLE_TITLE)
-            planned.append(PlannedLine(public_id, None, sku, shown, "", 0, quantity, False, False))
+            # The last known price, not 0 (an agent read 0 as free): the stored line's, else the catalog's.
+            price = int(getattr(stored, "unit_price", 0) or 0) or (fresh.price if fresh is not None else 0)
+            planned.append(PlannedLine(public_id, None, sku, shown, "", price, quantity, False, False))
             continue
         if quantity > MAX_LINE_QUANTITY:
             quantity = MAX_LINE_QUANTITY
