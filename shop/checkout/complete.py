@@ -484,7 +484,10 @@ def _begin_transaction(
         if problem is None and data.payment.instruments[0].type == "boleto":
             problem = boleto_problem(checkout)  # the payer's CPF/CNPJ, the store offering it: before reserving
         if problem is not None:
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
+            # The refusal replaces a stored message at the same node (an update with the same instrument said it
+            # already): one `payment_failed`, not two (QA walk).
+            kept = [m for m in stored_messages(checkout) if (m.code, m.path) != (problem.code, problem.path)]
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*kept, problem])
         chosen = data.payment.instruments[0]
         # What the events record as the status left: the stored one (`incomplete` after a decline, BCP-PAY-06),
         # not the `ready_for_complete` the evaluation below sets before the move is written.

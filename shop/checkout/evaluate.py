@@ -53,7 +53,9 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
     return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
 
 
-def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
+def unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
+    """BCP-PAY-03: the instrument's handler is not one the platform's profile lists; names those it may use.
+    Said at update (below) and by complete (shop/checkout/charge.py), in the same words."""
     text = _("O perfil da plataforma não lista o meio de pagamento %(handler)s; use um destes: %(offered)s.") % {
         "handler": handler_id or "''",
         "offered": ", ".join(offered) or "-",
@@ -337,7 +339,7 @@ def evaluate(
         payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
         if data.offered_handler_ids is not None and chosen.handler_id not in data.offered_handler_ids:
             # BCP-PAY-03: said at update, so the checkout is not ready_for_complete only for complete to refuse.
-            messages.append(_unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
+            messages.append(unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
     totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
     for applied in coupon_eval.applied:
         totals.append({"type": "discount", "amount": -applied.amount, "display_text": coupon_total_text(applied.code)})
