@@ -32,6 +32,7 @@ from shop.checkout.pricing import (
 from shop.checkout.selectors import consent_state
 from shop.checkout.stock import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.types import (
+    AGENT_COMPLETE_FORBIDDEN,
     STATUS_INCOMPLETE,
     STATUS_READY,
     STATUS_REQUIRES_ESCALATION,
@@ -330,6 +331,11 @@ def evaluate(
     messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]
     if not planned:
         messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
+    if not data.caller_may_complete:
+        # Said before any charge (the agent's complete would be refused, so a Pix paid for it could only be
+        # refunded): the buyer finishes on the shop's page, `continue_url` (BCP §4 `requires_escalation`).
+        forbidden = _("Esta loja não permite que agentes finalizem compras: o comprador conclui pelo continue_url.")
+        messages.append(CheckoutMessage("error", AGENT_COMPLETE_FORBIDDEN, forbidden, "requires_buyer_review"))
 
     payment_instrument = None
     chosen = None

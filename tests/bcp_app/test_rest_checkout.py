@@ -14,6 +14,7 @@ from payments.sandbox import services as sandbox
 from shop.checkout.selectors import continue_token
 from shop.checkout.stock import catalog_cache_bump
 from shop.models import Checkout, Product
+from shop.store.services import store_row
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
 from tests.shop.checkout_factories import make_variant
@@ -171,6 +172,29 @@ def test_a_line_taken_off_sale_keeps_its_price_out_of_the_totals_bcp_chk_16_bcp_
         "$.line_items[0]",
     )
     assert data["totals"] == [{"type": "subtotal", "amount": 1990}, {"type": "total", "amount": 1990}]
+
+
+def test_a_store_letting_no_agent_complete_hands_the_checkout_to_the_buyer_before_any_charge_bcp_chk_08(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: with "agentes podem finalizar: nenhum agente" an agent still brought a Pix checkout to
+    `ready_for_complete` with a QR; its complete was then refused (403) after the buyer could have paid. Now it
+    is said before any charge: `requires_escalation` with `continue_url` and a `requires_buyer_review` error
+    (BCP-CHK-08), so the buyer finishes on the shop's page; no Pix charge exists."""
+    from payments.models import PixCharge
+
+    row = store_row()
+    row.agents_complete = "none"
+    row.save()
+    checkout = create(client, headers).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    assert checkout["status"] == "requires_escalation"
+    assert checkout["continue_url"].startswith(f"https://loja.example.com.br/checkout/{checkout['id']}?t=")
+    assert [(m["code"], m["severity"]) for m in checkout["messages"] if m["type"] == "error"] == [
+        ("agent_complete_forbidden", "requires_buyer_review")
+    ]
+    assert not PixCharge.objects.filter(reference=checkout["id"]).exists()
 
 
 def test_impossible_create_is_an_error_response_and_stores_nothing_bcp_chk_05(
