@@ -71,8 +71,8 @@ class IdempotencyRecord(models.Model):
     """One idempotent request (BCP §12), scoped by principal and operation."""
 
     class State(models.TextChoices):
-        IN_PROGRESS = "in_progress", _("em andamento")
-        DONE = "done", _("concluída")
+        IN_PROGRESS = "in_progress", _("Em andamento")
+        DONE = "done", _("Concluída")
 
     principal = models.CharField(max_length=128)
     operation = models.CharField(max_length=64)
@@ -127,12 +127,12 @@ class WebhookDelivery(models.Model):
     """One order webhook (BCP §8); `webhook_id` and the body bytes stay the same across retries."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", _("pendente")
-        DELIVERED = "delivered", _("entregue")
-        FAILED = "failed", _("desistido")
+        PENDING = "pending", _("Pendente")
+        DELIVERED = "delivered", _("Entregue")
+        FAILED = "failed", _("Desistido")
         # A later webhook of the same order to the same URL carries the whole newer order (BCP-WH-02): retrying
         # this one could land after it and show the platform an older order.
-        SUPERSEDED = "superseded", _("substituído por um mais novo")
+        SUPERSEDED = "superseded", _("Substituído por um mais novo")
 
     webhook_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     order_id = models.CharField(_("pedido"), max_length=64, db_index=True)
@@ -223,10 +223,10 @@ class A2ATask(models.Model):
     """
 
     class State(models.TextChoices):
-        WORKING = "TASK_STATE_WORKING", _("em andamento")
-        COMPLETED = "TASK_STATE_COMPLETED", _("concluída")
-        FAILED = "TASK_STATE_FAILED", _("falhou")
-        CANCELED = "TASK_STATE_CANCELED", _("cancelada")
+        WORKING = "TASK_STATE_WORKING", _("Em andamento")
+        COMPLETED = "TASK_STATE_COMPLETED", _("Concluída")
+        FAILED = "TASK_STATE_FAILED", _("Falhou")
+        CANCELED = "TASK_STATE_CANCELED", _("Cancelada")
 
     task_id = models.CharField(max_length=64, unique=True)
     context_id = models.CharField(max_length=64)

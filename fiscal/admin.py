@@ -25,7 +25,7 @@ class DocumentSituationFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
         situations: list[tuple[str, Any]] = list(FiscalDocument.Status.choices)
-        return [*situations, (BLOCKED, _("bloqueada (dados faltando)"))]
+        return [*situations, (BLOCKED, _("Bloqueada (dados faltando)"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[FiscalDocument]) -> QuerySet[FiscalDocument]:
         value = self.value()

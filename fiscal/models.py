@@ -21,11 +21,11 @@ def _download_token() -> str:
 
 class FiscalDocument(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending", _("pendente")
-        PROCESSING = "processing", _("em processamento")
-        AUTHORIZED = "authorized", _("autorizada")
-        REJECTED = "rejected", _("rejeitada")
-        CANCELLED = "cancelled", _("cancelada")
+        PENDING = "pending", _("Pendente")
+        PROCESSING = "processing", _("Em processamento")
+        AUTHORIZED = "authorized", _("Autorizada")
+        REJECTED = "rejected", _("Rejeitada")
+        CANCELLED = "cancelled", _("Cancelada")
 
     class Environment(models.TextChoices):
         HOMOLOGATION = "homologacao", _("Homologação")
@@ -85,20 +85,20 @@ class FiscalDocument(models.Model):
 
     def status_text(self) -> str:
         """The status in staff words: a note blocked for missing data is not "rejeitada" by the SEFAZ."""
-        return str(_("bloqueada (dados faltando)")) if self.blocked else str(self.get_status_display())
+        return str(_("Bloqueada (dados faltando)")) if self.blocked else str(self.get_status_display())
 
 
 class FiscalJob(models.Model):
     """Outbox row: one provider call to make. `key` = "<order_ref>:<action>:<attempt>", unique."""
 
     class Action(models.TextChoices):
-        ISSUE = "issue", _("emitir")
-        CANCEL = "cancel", _("cancelar")
+        ISSUE = "issue", _("Emitir")
+        CANCEL = "cancel", _("Cancelar")
 
     class Status(models.TextChoices):
-        PENDING = "pending", _("pendente")  # to call (again) at `next_run_at`
-        WAITING = "waiting", _("aguardando emissor")  # accepted by the provider: poll or webhook
-        DONE = "done", _("concluída")
+        PENDING = "pending", _("Pendente")  # to call (again) at `next_run_at`
+        WAITING = "waiting", _("Aguardando emissor")  # accepted by the provider: poll or webhook
+        DONE = "done", _("Concluída")
 
     document = models.ForeignKey(
         FiscalDocument, on_delete=models.CASCADE, related_name="jobs", verbose_name=_("nota fiscal")

@@ -75,10 +75,10 @@ def available_actions(order: Order) -> list[str]:
     undelivered = any(ln.quantity_total > ln.quantity_delivered for ln in lines)
     if not canceled and method == "pickup" and paid and undelivered:
         offered.append("pickup-done" if READY_FOR_PICKUP in events else "pickup-ready")
-    expectations = list(order.expectations.all())
+    expectations = forms.expectations_left(order)  # what each still has to fulfil (cancelled units are off)
     if not canceled and order.status not in ("delivered", "returned") and expectations:
         offered.append("expectation")
-        if any(sum(int(i["quantity"]) for i in e.line_items) >= 2 for e in expectations):
+        if any(sum(int(i["quantity"]) for i in items) >= 2 for _e, items in expectations):
             offered.append("split")
         if len(expectations) >= 2:
             offered.append("merge")

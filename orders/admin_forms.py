@@ -11,10 +11,10 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
-from orders.models import EmailKind, Order, OrderLine, ReturnRequest
+from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
 from orders.services.returns import return_refund_suggestion, return_units_net_values
-from orders.summary import current_tracking
+from orders.summary import current_tracking, expectation_items_now
 from orders.types import LineQuantity
 
 
@@ -292,17 +292,11 @@ class ExpectationForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        expectations = list(order.expectations.order_by("position", "id"))
-        lines = {line.public_id: line for line in order.lines.all()}
-        self.fields["expectation"].choices = [
-            (
-                e.public_id,
-                f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(e.line_items, lines)})",
-            )
-            for e in expectations
-        ]
-        if expectations:
-            self.fields["description"].initial = expectations[0].description
+        choices = _expectation_choices(order)
+        self.fields["expectation"].choices = choices
+        if choices:
+            first = next(e for e in order.expectations.all() if e.public_id == choices[0][0])
+            self.fields["description"].initial = first.description
 
 
 RETURN_CONDITIONS = [
@@ -415,14 +409,19 @@ class MergeForm(OrderActionForm):
         return chosen
 
 
+def expectations_left(order: Order) -> list[tuple[FulfillmentExpectation, list[dict[str, Any]]]]:
+    """The order's expectations with what each still has to fulfil (the plan minus cancelled units, as the order
+    page shows them); one left with nothing is not listed (nothing to change, split or merge)."""
+    expectations = sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
+    now = expectation_items_now(expectations, list(order.adjustments.all()))
+    return [(e, now[e.public_id][0]) for e in expectations if now[e.public_id][0]]
+
+
 def _expectation_choices(order: Order) -> list[tuple[str, str]]:
     lines = {line.public_id: line for line in order.lines.all()}
     return [
-        (
-            e.public_id,
-            f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(e.line_items, lines)})",
-        )
-        for e in order.expectations.order_by("position", "id")
+        (e.public_id, f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(items, lines)})")
+        for e, items in expectations_left(order)
     ]
 
 

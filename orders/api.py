@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 from rest_framework import generics, permissions, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -51,7 +52,14 @@ def _parse_when(value: str | None, field: str) -> datetime | None:
         return None
     parsed = parse_datetime(value)
     if parsed is None:
-        raise ValidationError({field: ["use an ISO 8601 date-time, e.g. 2026-07-28T12:00:00-03:00"]})
+        raise ValidationError(
+            {
+                field: [
+                    _("%(field)s não é uma data e hora ISO 8601: use, por exemplo, 2026-07-28T12:00:00-03:00.")
+                    % {"field": field}
+                ]
+            }
+        )
     return parsed
 
 
@@ -79,7 +87,14 @@ class OrderList(generics.ListAPIView):
             value = params.get(name)
             if value:
                 if value not in allowed:
-                    raise ValidationError({name: [f"must be one of {', '.join(allowed)}"]})
+                    raise ValidationError(
+                        {
+                            name: [
+                                _("%(field)s “%(value)s” não existe: use um destes valores: %(allowed)s.")
+                                % {"field": name, "value": value, "allowed": ", ".join(allowed)}
+                            ]
+                        }
+                    )
                 queryset = queryset.filter(**{name: value})
         if params.get("fulfillment_method"):
             queryset = queryset.filter(fulfillment_method=params["fulfillment_method"])
@@ -99,7 +114,7 @@ class OrderDetail(APIView):
     def get(self, request: Request, order_id: str) -> Response:
         order = order_for_bcp(order_id)
         if order is None:
-            raise NotFound("order not found")
+            raise NotFound(_("Pedido %(order_id)s não encontrado.") % {"order_id": order_id})
         return Response(s.OrderDetailSerializer().to_representation(order))
 
 
@@ -108,7 +123,7 @@ class _OrderWrite(APIView):
 
     def post(self, request: Request, order_id: str) -> Response:
         if not Order.objects.filter(public_id=order_id).exists():
-            raise NotFound("order not found")
+            raise NotFound(_("Pedido %(order_id)s não encontrado.") % {"order_id": order_id})
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         actor = api_actor(request.user.get_username())
@@ -116,7 +131,14 @@ class _OrderWrite(APIView):
         if not key:
             return Response(self._perform(order_id, serializer.validated_data, actor), status=status.HTTP_201_CREATED)
         if len(key) > 255:
-            raise ValidationError({"Idempotency-Key": ["must have at most 255 characters"]})
+            raise ValidationError(
+                {
+                    "Idempotency-Key": [
+                        _("O cabeçalho Idempotency-Key pode ter no máximo 255 caracteres; este tem %(length)s.")
+                        % {"length": len(key)}
+                    ]
+                }
+            )
         body = json.dumps(request.data, sort_keys=True, separators=(",", ":"), default=str)
         fingerprint = hashlib.sha256(f"POST {request.path}\n{body}".encode()).hexdigest()
         stored = self._replay(request, key, fingerprint)
@@ -141,9 +163,11 @@ class _OrderWrite(APIView):
         if record is None:
             return None
         if record.fingerprint != fingerprint:
-            return Response(
-                {"Idempotency-Key": ["already used for a different request"]}, status=status.HTTP_409_CONFLICT
-            )
+            conflict = _(
+                "O Idempotency-Key “%(key)s” já foi usado com outra requisição (outro endereço ou outro corpo): "
+                "use uma chave nova para uma requisição nova."
+            ) % {"key": key}
+            return Response({"Idempotency-Key": [conflict]}, status=status.HTTP_409_CONFLICT)
         return Response(record.response, status=record.status_code, headers={"Idempotent-Replayed": "true"})
 
     def _perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from django.utils.translation import gettext_lazy as _
 
 class OutboxMessage(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending", _("pendente")
-        DONE = "done", _("concluída")
+        PENDING = "pending", _("Pendente")
+        DONE = "done", _("Concluída")
 
     kind = models.CharField(_("tipo"), max_length=40)
     key = models.CharField(_("chave"), max_length=120, unique=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from orders.extras import order_extras
@@ -65,7 +67,9 @@ class OrderDetailSerializer(serializers.Serializer):
 
 class FulfillmentEventCreateSerializer(serializers.Serializer):
     type = serializers.RegexField(r"^[a-z][a-z0-9_]{0,39}$", help_text="shipped, delivered, in_transit, …")
-    line_items = LineQuantitySerializer(many=True, required=False, help_text="omit: everything still possible")
+    line_items = LineQuantitySerializer(
+        many=True, required=False, help_text=gettext_lazy("Sem line_items: tudo o que ainda for possível.")
+    )
     tracking_number = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     tracking_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
     carrier = serializers.CharField(max_length=80, required=False, allow_blank=True, default="")
@@ -76,7 +80,9 @@ class FulfillmentEventCreateSerializer(serializers.Serializer):
 class AdjustmentCreateSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["refund", "cancellation", "return"])
     amount = serializers.IntegerField(
-        min_value=1, required=False, help_text="centavos: required for refund; optional refund on return"
+        min_value=1,
+        required=False,
+        help_text=gettext_lazy("Em centavos: obrigatório num reembolso (refund); opcional numa devolução (return)."),
     )
     reason = serializers.CharField(max_length=255)
     line_items = LineQuantitySerializer(many=True, required=False)
@@ -84,9 +90,13 @@ class AdjustmentCreateSerializer(serializers.Serializer):
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if data["type"] == "refund" and "amount" not in data:
-            raise serializers.ValidationError({"amount": ["required for a refund"]})
+            raise serializers.ValidationError(
+                {"amount": [_("Informe amount, o valor a reembolsar em centavos: obrigatório num reembolso (refund).")]}
+            )
         if data["type"] == "return" and not data.get("line_items"):
-            raise serializers.ValidationError({"line_items": ["required for a return"]})
+            raise serializers.ValidationError(
+                {"line_items": [_("Informe line_items, os itens devolvidos: obrigatório numa devolução (return).")]}
+            )
         return data
 
 

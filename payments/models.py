@@ -46,15 +46,15 @@ class PixCharge(models.Model):
     """A Pix charge issued at the PSP for one checkout (`reference`): immediate (`cob`) or with a due date (`cobv`)."""
 
     class Kind(models.TextChoices):
-        COB = "cob", "imediata (cob)"
-        COBV = "cobv", "com vencimento (cobv)"
+        COB = "cob", _("Imediata (cob)")
+        COBV = "cobv", _("Com vencimento (cobv)")
 
     class Status(models.TextChoices):
-        ACTIVE = "active", "ativa"
-        PAID = "paid", "paga"
-        REVOKED = "revoked", "revogada"
-        EXPIRED = "expired", "expirada"
-        REFUNDED = "refunded", "devolvida"
+        ACTIVE = "active", _("Ativa")
+        PAID = "paid", _("Paga")
+        REVOKED = "revoked", _("Revogada")
+        EXPIRED = "expired", _("Expirada")
+        REFUNDED = "refunded", _("Devolvida")
 
     txid = models.CharField(max_length=35, unique=True, verbose_name=_("txid"))
     reference = models.CharField(max_length=64, db_index=True, verbose_name=_("referência"))
@@ -121,12 +121,12 @@ class PixPayment(models.Model):
     """A Pix received at the PSP (unique by endToEndId) and what we did with it."""
 
     class Outcome(models.TextChoices):
-        SETTLED = "settled", "liquidado"
-        REFUNDED_MISMATCH = "refunded_amount_mismatch", "devolvido: valor divergente"
-        REFUNDED_LATE = "refunded_late", "devolvido: pagamento tardio"
-        REFUNDED_REJECTED = "refunded_rejected", "devolvido: checkout recusou"
-        REFUNDED_DUPLICATE = "refunded_duplicate", "devolvido: pagamento em duplicidade"
-        UNKNOWN_CHARGE = "unknown_charge", "cobrança desconhecida"
+        SETTLED = "settled", _("Liquidado")
+        REFUNDED_MISMATCH = "refunded_amount_mismatch", _("Devolvido: valor divergente")
+        REFUNDED_LATE = "refunded_late", _("Devolvido: pagamento tardio")
+        REFUNDED_REJECTED = "refunded_rejected", _("Devolvido: checkout recusou")
+        REFUNDED_DUPLICATE = "refunded_duplicate", _("Devolvido: pagamento em duplicidade")
+        UNKNOWN_CHARGE = "unknown_charge", _("Cobrança desconhecida")
 
     end_to_end_id = models.CharField(max_length=32, unique=True, verbose_name=_("endToEndId"))
     charge = models.ForeignKey(
@@ -158,8 +158,8 @@ class PixWebhookEvent(models.Model):
     """
 
     class Source(models.TextChoices):
-        WEBHOOK = "webhook", "webhook"
-        POLL = "poll", "consulta"
+        WEBHOOK = "webhook", _("Webhook")
+        POLL = "poll", _("Consulta")
 
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.WEBHOOK, verbose_name=_("origem"))
     end_to_end_id = models.CharField(max_length=32, verbose_name=_("endToEndId"))
@@ -191,13 +191,13 @@ class PixRefund(models.Model):
     """A devolução of (part of) a received Pix; `refund_id` is the caller's idempotency key."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "pendente"
-        COMPLETED = "completed", "concluída"
-        FAILED = "failed", "falhou"
+        PENDING = "pending", _("Pendente")
+        COMPLETED = "completed", _("Concluída")
+        FAILED = "failed", _("Falhou")
 
     class Kind(models.TextChoices):
-        REQUESTED = "requested", "solicitada"
-        AUTOMATIC = "automatic", "automática"
+        REQUESTED = "requested", _("Solicitada")
+        AUTOMATIC = "automatic", _("Automática")
 
     refund_id = models.CharField(max_length=64, unique=True, verbose_name=_("ID do reembolso"))
     # Our id at the PSP, `[a-zA-Z0-9]{1,35}`, generated and stored before calling it (PIX.md §4.5).

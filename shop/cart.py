@@ -529,7 +529,7 @@ def _estimate(cart: Cart, lines: list[CartLineRow], *, now: datetime) -> CartVie
     planned, messages, _rejections, _unavailable = plan_lines(
         data, {line.public_id: line for line in lines}, is_update=True
     )
-    subtotal = sum(line.unit_price * line.quantity for line in planned)
+    subtotal = sum(line.amount for line in planned)  # an unavailable line shows its price, counts nothing
     codes = tuple(cart.discount_codes or ())
     email = str((cart.buyer or {}).get("email", ""))
     coupons = coupons_evaluate(

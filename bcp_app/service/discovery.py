@@ -5,6 +5,7 @@ The same registries feed negotiation (what we offer) and every response's `ucp` 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -108,6 +109,7 @@ def a2a_capability_registry() -> dict[str, list[dict[str, Any]]]:
     return {name: entries for name, entries in capability_registry().items() if name not in NOT_ON_A2A}
 
 
+@lru_cache(maxsize=64)  # a function of the key alone, asked on every checkout answer (issue 34)
 def _pix_key_type(key: str) -> str:
     digits = "".join(ch for ch in key if ch.isdigit())
     if "@" in key:
@@ -131,6 +133,7 @@ def pix_discount_config() -> dict[str, Any] | None:
     return {"type": "percentage", "basis_points": bp, "applies_to": "items_after_discounts", "rounding": "half_even"}
 
 
+@lru_cache(maxsize=64)  # a function of its arguments alone, asked twice on every checkout answer (issue 34)
 def _as_the_payer_sees_it(text: str, limit: int) -> str:
     """PIX.md §1.1: what the payer's bank app shows, i.e. the BR Code's field (ASCII, upper case, cut to the EMV
     limit), not the store settings' spelling ("São Paulo" → "SAO PAULO")."""
@@ -140,11 +143,23 @@ def _as_the_payer_sees_it(text: str, limit: int) -> str:
         return text[:limit]
 
 
+def pix_handler_id() -> str:
+    return settings.PIX_HANDLER_ID
+
+
+def card_handler_id() -> str:
+    return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
+
+
+def boleto_handler_id() -> str:
+    return getattr(settings, "BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto")
+
+
 def pix_handler_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
     merchant_name, merchant_city = pix_merchant()
     entry = {
-        "id": settings.PIX_HANDLER_ID,
+        "id": pix_handler_id(),
         "version": PROTOCOL_VERSION,
         "spec": PIX_SPEC,
         "schema": PIX_SCHEMA,
@@ -169,7 +184,7 @@ def pix_handler_entry() -> dict[str, Any]:
 def card_handler_entry() -> dict[str, Any]:
     """A Google Pay style card handler (seed 004): the platform sends a gateway token at complete."""
     return {
-        "id": getattr(settings, "BCP_CARD_HANDLER_ID", "gpay"),
+        "id": card_handler_id(),
         "version": "2026-01-11",
         "spec": "https://pay.google.com/gp/p/ucp/2026-01-11/",
         "schema": "https://pay.google.com/gp/p/ucp/2026-01-11/schemas/gpay_config.json",
@@ -219,7 +234,7 @@ def boleto_handler_entry() -> dict[str, Any]:
     `boleto` (line, barcode, PDF, due date); the order is placed when the bank's payment is confirmed."""
     store = store_get()
     return {
-        "id": getattr(settings, "BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto"),
+        "id": boleto_handler_id(),
         "version": PROTOCOL_VERSION,
         "spec": BOLETO_SPEC,
         "schema": BOLETO_SCHEMA,

@@ -74,7 +74,18 @@ def _profile_member(value: str | None, header: str) -> str:
 PROFILE_URL_MAX = 2048
 
 
+# Profile URLs that passed `validate_profile_url`, asked twice per request (the agent header, then identity) with the
+# same few URLs (issue 34): an https one for good (its answer depends on nothing else), an http one while the
+# outbound allow-list that let it pass is the one in the settings (development and tests).
+_HTTPS = object()
+_VALID: dict[str, object] = {}
+_VALID_MAX = 1024
+
+
 def validate_profile_url(url: Any) -> str:
+    passed = _VALID.get(url) if isinstance(url, str) else None
+    if passed is not None and (passed is _HTTPS or passed is getattr(settings, "BCP_OUTBOUND_ALLOWLIST", None)):
+        return url
     if not isinstance(url, str) or not url:
         raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
     if len(url) > PROFILE_URL_MAX:
@@ -90,10 +101,14 @@ def validate_profile_url(url: Any) -> str:
     host = (parts.hostname or "").lower()
     if not host or parts.username or parts.password or parts.fragment:
         raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é inválida.")
+    if len(_VALID) >= _VALID_MAX:
+        _VALID.clear()
     if parts.scheme == "https":
+        _VALID[url] = _HTTPS
         return url
-    allowed = {h.strip().lower() for h in getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])}
-    if parts.scheme == "http" and host in allowed:
+    allowlist = getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])
+    if parts.scheme == "http" and host in {h.strip().lower() for h in allowlist}:
+        _VALID[url] = allowlist
         return url  # development and tests only (allow-listed host)
     raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma precisa usar https.")
 

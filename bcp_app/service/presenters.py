@@ -29,7 +29,15 @@ from bcp_app.protocol.names import (
 )
 from bcp_app.protocol.schemas.consent import consent_out
 from bcp_app.service.context import RequestContext
-from bcp_app.service.discovery import CARD_HANDLER, boleto_handler_entry, card_handler_entry, pix_handler_entry
+from bcp_app.service.discovery import (
+    CARD_HANDLER,
+    boleto_handler_entry,
+    boleto_handler_id,
+    card_handler_entry,
+    card_handler_id,
+    pix_handler_entry,
+    pix_handler_id,
+)
 from bcp_app.service.policies import policies_json
 from kernel.money import PT_BR, format_brl
 from orders.selectors import order_actions_bcp, order_bcp_payload
@@ -96,23 +104,42 @@ def _extension_message(m: CheckoutMessage, ctx: RequestContext) -> bool:
     return not (m.path.startswith("$.fulfillment") and not ctx.has(FULFILLMENT) and m.type != "error")
 
 
+def _usable_handlers(view: CheckoutView | None, ctx: RequestContext) -> list[str]:
+    """The names of the handlers usable for this checkout and platform (BCP-PAY-02, PIX.md §1.3), in answer order."""
+    theirs = ctx.platform_payment_handlers()
+    usable = []
+    if PIX_HANDLER in theirs and (view is None or (view.pix_available and view.currency == "BRL")):
+        usable.append(PIX_HANDLER)
+    if CARD_HANDLER in theirs and getattr(settings, "BCP_CARD_ENABLED", True):
+        usable.append(CARD_HANDLER)
+    if BOLETO_HANDLER in theirs and boleto_offered():
+        usable.append(BOLETO_HANDLER)
+    return usable
+
+
 def payment_handlers(view: CheckoutView | None, ctx: RequestContext) -> dict[str, list[dict[str, Any]]]:
     """Handlers usable for this checkout and platform (BCP-PAY-02, PIX.md §1.3)."""
-    theirs = ctx.platform_payment_handlers()
     handlers: dict[str, list[dict[str, Any]]] = {}
-    pix_ok = view is None or (view.pix_available and view.currency == "BRL")
-    if PIX_HANDLER in theirs and pix_ok:
-        entry = pix_handler_entry()
-        discount = entry["config"].get("discount")
-        if view is not None and discount is not None:
-            # Resolved for this checkout (PIX.md §1.3): what Pix takes off and the total paid by Pix.
-            entry["config"]["discount"] = {**discount, "total_with_pix": view.pix_total}
-        handlers[PIX_HANDLER] = [entry]
-    if CARD_HANDLER in theirs and getattr(settings, "BCP_CARD_ENABLED", True):
-        handlers[CARD_HANDLER] = [card_handler_entry()]
-    if BOLETO_HANDLER in theirs and boleto_offered():
-        handlers[BOLETO_HANDLER] = [boleto_handler_entry()]
+    for name in _usable_handlers(view, ctx):
+        if name == PIX_HANDLER:
+            entry = pix_handler_entry()
+            discount = entry["config"].get("discount")
+            if view is not None and discount is not None:
+                # Resolved for this checkout (PIX.md §1.3): what Pix takes off and the total paid by Pix.
+                entry["config"]["discount"] = {**discount, "total_with_pix": view.pix_total}
+            handlers[PIX_HANDLER] = [entry]
+        elif name == CARD_HANDLER:
+            handlers[CARD_HANDLER] = [card_handler_entry()]
+        else:
+            handlers[BOLETO_HANDLER] = [boleto_handler_entry()]
     return handlers
+
+
+def payment_handler_ids(ctx: RequestContext) -> tuple[str, ...]:
+    """The ids of `payment_handlers(None, ctx)`'s entries, without building them (BCP §11.2 / BCP-PAY-03: the
+    handler of a platform's instrument must be one of these; asked on every create, update and complete)."""
+    ids = {PIX_HANDLER: pix_handler_id, CARD_HANDLER: card_handler_id, BOLETO_HANDLER: boleto_handler_id}
+    return tuple(ids[name]() for name in _usable_handlers(None, ctx))
 
 
 def _destination(d: DestinationView) -> dict[str, Any]:

@@ -61,10 +61,10 @@ MIDDLEWARE = [
     "kernel.ops.request_cache.RequestCacheMiddleware",  # read-mostly cache entries once per request
     "django.middleware.security.SecurityMiddleware",
     "kernel.ops.webhook_limits.WebhookRateLimitMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "kernel.ops.csp.ContentSecurityPolicyMiddleware",  # the policy without a nonce built once
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    "kernel.ops.locale.LocaleMiddleware",  # Django's, without the URL-prefix work (no i18n_patterns)
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

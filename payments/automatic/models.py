@@ -43,11 +43,11 @@ class PixRecurringCharge(models.Model):
     `recurring_charge_settled`, so a replayed notice or a re-run task never settles it twice."""
 
     class Status(models.TextChoices):
-        SCHEDULED = "scheduled", _("agendada")
-        PAID = "paid", _("paga")
-        RETRYING = "retrying", _("em nova tentativa")
-        FAILED = "failed", _("não paga")
-        CANCELLED = "cancelled", _("cancelada")
+        SCHEDULED = "scheduled", _("Agendada")
+        PAID = "paid", _("Paga")
+        RETRYING = "retrying", _("Em nova tentativa")
+        FAILED = "failed", _("Não paga")
+        CANCELLED = "cancelled", _("Cancelada")
 
     txid = models.CharField(max_length=35, unique=True)
     id_rec = models.CharField(max_length=29, verbose_name=_("idRec"))

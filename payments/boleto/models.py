@@ -19,9 +19,9 @@ class BoletoPayment(models.Model):
     """
 
     class Status(models.TextChoices):
-        ISSUED = "issued", _("aguardando pagamento")
-        PAID = "paid", _("pago")
-        EXPIRED = "expired", _("vencido sem pagamento")
+        ISSUED = "issued", _("Aguardando pagamento")
+        PAID = "paid", _("Pago")
+        EXPIRED = "expired", _("Vencido sem pagamento")
 
     payment_id = models.CharField(max_length=40, unique=True, verbose_name=_("ID do boleto"))
     reference = models.CharField(max_length=64, verbose_name=_("referência"))
@@ -75,13 +75,13 @@ class BoletoRefund(models.Model):
     transfer (`boleto_refund_mark_transferred`); `refund_id` is the caller's idempotency key."""
 
     class Status(models.TextChoices):
-        AWAITING_TRANSFER = "awaiting_transfer", _("aguardando transferência")
-        COMPLETED = "completed", _("transferido")
-        FAILED = "failed", _("falhou")
+        AWAITING_TRANSFER = "awaiting_transfer", _("Aguardando transferência")
+        COMPLETED = "completed", _("Transferido")
+        FAILED = "failed", _("Falhou")
 
     class Kind(models.TextChoices):
-        REQUESTED = "requested", _("solicitado")
-        AUTOMATIC = "automatic", _("automático")
+        REQUESTED = "requested", _("Solicitado")
+        AUTOMATIC = "automatic", _("Automático")
 
     refund_id = models.CharField(max_length=64, unique=True, verbose_name=_("ID da devolução"))
     payment = models.ForeignKey(

@@ -19,9 +19,9 @@ class CardPayment(models.Model):
     """
 
     class Status(models.TextChoices):
-        PENDING = "pending", "em análise"
-        APPROVED = "approved", "aprovado"
-        DECLINED = "declined", "recusado"
+        PENDING = "pending", _("Em análise")
+        APPROVED = "approved", _("Aprovado")
+        DECLINED = "declined", _("Recusado")
 
     payment_id = models.CharField(max_length=40, unique=True, verbose_name=_("ID do pagamento"))
     reference = models.CharField(max_length=64, unique=True, verbose_name=_("referência"))
@@ -95,13 +95,13 @@ class CardRefund(models.Model):
     also sent to the gateway as its Idempotency-Key, so a retried DELETE never refunds twice."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "pendente"
-        COMPLETED = "completed", "concluído"
-        FAILED = "failed", "falhou"
+        PENDING = "pending", _("Pendente")
+        COMPLETED = "completed", _("Concluído")
+        FAILED = "failed", _("Falhou")
 
     class Kind(models.TextChoices):
-        REQUESTED = "requested", "solicitado"
-        AUTOMATIC = "automatic", "automático"
+        REQUESTED = "requested", _("Solicitado")
+        AUTOMATIC = "automatic", _("Automático")
 
     refund_id = models.CharField(max_length=64, unique=True, verbose_name=_("ID do estorno"))
     payment = models.ForeignKey(

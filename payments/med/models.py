@@ -48,15 +48,15 @@ class PixInfraction(models.Model):
     """One MED dispute of one received Pix (unique by the PSP's infraction report key)."""
 
     class Status(models.TextChoices):
-        OPEN = "open", _("aberta (aguardando resposta)")
-        ANSWERED = "answered", _("respondida")
-        CLOSED = "closed", _("encerrada")
-        CANCELLED = "cancelled", _("cancelada pelo pagador")
+        OPEN = "open", _("Aberta (aguardando resposta)")
+        ANSWERED = "answered", _("Respondida")
+        CLOSED = "closed", _("Encerrada")
+        CANCELLED = "cancelled", _("Cancelada pelo pagador")
 
     class Outcome(models.TextChoices):
         NONE = "", _("—")
-        RETURNED = "returned", _("valor devolvido ao pagador")
-        KEPT = "kept", _("pagamento mantido")
+        RETURNED = "returned", _("Valor devolvido ao pagador")
+        KEPT = "kept", _("Pagamento mantido")
 
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_infraction_id, editable=False)
     psp_id = models.CharField(_("ID da infração no PSP"), max_length=64, unique=True)
@@ -122,9 +122,9 @@ class PixInfractionAnswer(models.Model):
     """Outbox: the staff's answer to a dispute, sent to the PSP once (one answer per dispute)."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", _("a enviar")
-        SENT = "sent", _("enviada ao PSP")
-        FAILED = "failed", _("recusada pelo PSP")
+        PENDING = "pending", _("A enviar")
+        SENT = "sent", _("Enviada ao PSP")
+        FAILED = "failed", _("Recusada pelo PSP")
 
     infraction = models.OneToOneField(
         PixInfraction, on_delete=models.PROTECT, related_name="answer", verbose_name=_("disputa")

@@ -16,6 +16,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from kernel.tasks import enqueue_on_commit
 from payments.exceptions import PaymentInputError
@@ -28,6 +30,13 @@ from payments.timeline import record_event
 
 logger = logging.getLogger(__name__)
 Status = PixInfraction.Status
+# A status inside a sentence ("Esta disputa já está respondida"): lower-case words, not the choice labels.
+STATUS_WORDS = {
+    Status.OPEN: gettext_lazy("aberta"),
+    Status.ANSWERED: gettext_lazy("respondida"),
+    Status.CLOSED: gettext_lazy("encerrada"),
+    Status.CANCELLED: gettext_lazy("cancelada pelo pagador"),
+}
 MIN_JUSTIFICATION = 20  # characters: the PSP's analyst needs more than a word
 MAX_JUSTIFICATION = 2000  # DICT's analysis details limit
 
@@ -154,18 +163,26 @@ def infraction_answer(*, infraction_id: str, accept: bool, justification: str, a
     if len(text) < MIN_JUSTIFICATION:
         raise PaymentInputError(
             "justification",
-            f"Escreva a justificativa com as evidências (pelo menos {MIN_JUSTIFICATION} caracteres): "
-            "código de rastreio, data da entrega, conversa com o comprador, nota fiscal.",
+            _(
+                "Escreva a justificativa com as evidências (pelo menos %(count)d caracteres): "
+                "código de rastreio, data da entrega, conversa com o comprador, nota fiscal."
+            )
+            % {"count": MIN_JUSTIFICATION},
         )
     if len(text) > MAX_JUSTIFICATION:
-        raise PaymentInputError("justification", f"A justificativa pode ter no máximo {MAX_JUSTIFICATION} caracteres.")
+        raise PaymentInputError(
+            "justification",
+            _("A justificativa pode ter no máximo %(count)d caracteres.") % {"count": MAX_JUSTIFICATION},
+        )
     with transaction.atomic():
         infraction = PixInfraction.objects.select_for_update().filter(public_id=infraction_id).first()
         if infraction is None:
-            raise PaymentInputError("infraction_id", "Disputa não encontrada.")
+            raise PaymentInputError("infraction_id", _("Disputa não encontrada."))
         if infraction.status != Status.OPEN:
             raise PaymentInputError(
-                "infraction_id", f"Esta disputa já está {infraction.get_status_display()}: não aceita outra resposta."
+                "infraction_id",
+                _("Esta disputa já está %(status)s: não aceita outra resposta.")
+                % {"status": STATUS_WORDS[infraction.status]},
             )
         answer = PixInfractionAnswer.objects.create(
             infraction=infraction, accept=accept, justification=text, actor=actor[:150], next_run_at=timezone.now()

@@ -13,17 +13,11 @@ from django.utils.translation import gettext_lazy as _
 from kernel.money import MoneyField, format_brl
 from shop.admin.br_fields import UF_INVALID
 from shop.checkout.fulfillment import UFS
+from shop.models import Checkout
 
 COUPON_CODE = re.compile(r"[A-Z0-9_-]+")
 
-CHECKOUT_STATUS_LABELS = {
-    "incomplete": _("Incompleto"),
-    "requires_escalation": _("Precisa do comprador"),
-    "ready_for_complete": _("Pronto para finalizar"),
-    "complete_in_progress": _("Aguardando pagamento"),
-    "completed": _("Concluído"),
-    "canceled": _("Cancelado"),
-}
+CHECKOUT_STATUS_LABELS = dict(Checkout.STATUS_CHOICES)  # BCP's status codes in the merchant's words
 
 
 def money_model_form(

@@ -22,8 +22,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from kernel.money import format_decimal_comma, parse_brl
+from kernel.money import format_brl, format_decimal_comma, parse_brl
 from orders.admin_export import BOM, XLSX_MONEY_FORMAT, formula_safe
 from shop.catalog.identifiers import validate_gtin
 from shop.catalog.rules import price_problem
@@ -534,15 +535,16 @@ def _plan_variant(
                 values["active"] = active
 
 
+# The preview's words for what changes, in the staff's language (the file's column names stay as they are).
 _LABELS = {
-    "title": "Variante",
-    "options": "Opções",
-    "price": "Preço",
-    "compare_at_price": "Preço de",
-    "stock": "Estoque",
-    "weight_grams": "Peso (g)",
+    "title": gettext_lazy("Variante"),
+    "options": gettext_lazy("Opções"),
+    "price": gettext_lazy("Preço"),
+    "compare_at_price": gettext_lazy("Preço de"),
+    "stock": gettext_lazy("Estoque"),
+    "weight_grams": gettext_lazy("Peso (g)"),
     "gtin": "GTIN",
-    "active": "Ativa",
+    "active": gettext_lazy("Ativa"),
 }
 
 
@@ -550,7 +552,7 @@ def _describe(values: dict[str, Any]) -> str:
     parts = []
     for key, value in values.items():
         if key in MONEY_KEYS:
-            shown = f"R$ {format_decimal_comma(value)}"
+            shown = format_brl(value)  # as the reader writes amounts: R$ 1.234,56 / R$1,234.56
         elif key == "options":
             shown = _options_text(value)
         elif isinstance(value, bool):

@@ -49,7 +49,7 @@ from payments.psp import PSPRejected, PSPUnavailable
 from payments.selectors import pix_charge_active_for_reference
 from payments.services import pix_charge_ensure, pix_charge_revoke_for_reference
 from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, release_reserved, retried_on_deadlock, save_with_event
-from shop.checkout.evaluate import Evaluation
+from shop.checkout.evaluate import Evaluation, unoffered
 from shop.checkout.pricing import coupon_redemptions_record
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, PaymentInput
@@ -181,8 +181,7 @@ def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = 
         return err("payment_failed", _("Informe exatamente um meio de pagamento."), "$.payment.instruments")
     instrument = payment.instruments[0]
     if offered is not None and instrument.handler_id not in offered:
-        text = _("Meio de pagamento não oferecido neste checkout.")
-        return err("payment_failed", text, f"{INSTRUMENT_PATH}.handler_id")
+        return unoffered(instrument.handler_id, offered, 0)
     if instrument.handler_id == settings.PIX_HANDLER_ID:
         if instrument.type != "pix":
             return err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")

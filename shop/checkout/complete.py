@@ -197,7 +197,8 @@ def lines_shown(lines: Sequence[CheckoutLine]) -> LinesShown:
 def line_changes(before: LinesShown, lines: Sequence[CheckoutLine | PlannedLine]) -> list[CheckoutMessage]:
     """BCP-CHK-20 ("unrequested changes are reported with a path"), BCP §4.3 "no silent changes": a kept line
     (same id, same SKU) whose title or price the merchant changed since `before`, one `checkout_changed` warning
-    at that node. A line now unavailable says so with its own error (its price shows 0), not here."""
+    at that node. A line now unavailable says so with its own error (it keeps its last price, out of the
+    totals), not here."""
     changes: list[CheckoutMessage] = []
     for index, line in enumerate(lines):
         if line.variant_id is None or line.public_id not in before:
@@ -483,7 +484,10 @@ def _begin_transaction(
         if problem is None and data.payment.instruments[0].type == "boleto":
             problem = boleto_problem(checkout)  # the payer's CPF/CNPJ, the store offering it: before reserving
         if problem is not None:
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), problem])
+            # The refusal replaces a stored message at the same node (an update with the same instrument said it
+            # already): one `payment_failed`, not two (QA walk).
+            kept = [m for m in stored_messages(checkout) if (m.code, m.path) != (problem.code, problem.path)]
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*kept, problem])
         chosen = data.payment.instruments[0]
         # What the events record as the status left: the stored one (`incomplete` after a decline, BCP-PAY-06),
         # not the `ready_for_complete` the evaluation below sets before the move is written.

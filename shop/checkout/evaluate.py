@@ -32,6 +32,7 @@ from shop.checkout.pricing import (
 from shop.checkout.selectors import consent_state
 from shop.checkout.stock import Live, VariantSnapshot, catalog_snapshots, live_annotated, live_of
 from shop.checkout.types import (
+    AGENT_COMPLETE_FORBIDDEN,
     STATUS_INCOMPLETE,
     STATUS_READY,
     STATUS_REQUIRES_ESCALATION,
@@ -53,7 +54,9 @@ def _err(code: str, content: str, path: str) -> CheckoutMessage:
     return CheckoutMessage(type="error", code=code, content=content, severity="recoverable", path=path)
 
 
-def _unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
+def unoffered(handler_id: str, offered: tuple[str, ...], index: int) -> CheckoutMessage:
+    """BCP-PAY-03: the instrument's handler is not one the platform's profile lists; names those it may use.
+    Said at update (below) and by complete (shop/checkout/charge.py), in the same words."""
     text = _("O perfil da plataforma não lista o meio de pagamento %(handler)s; use um destes: %(offered)s.") % {
         "handler": handler_id or "''",
         "offered": ", ".join(offered) or "-",
@@ -79,7 +82,9 @@ class PlannedLine:
 
     @property
     def amount(self) -> int:
-        return self.unit_price * self.quantity
+        """What the line adds to the checkout's subtotal: nothing while its item is unavailable (it cannot be
+        bought), though `unit_price` keeps its last known price so nobody reads the item as free."""
+        return 0 if self.variant_id is None else self.unit_price * self.quantity
 
 
 @dataclass
@@ -166,7 +171,9 @@ def _plan_lines(
             messages.append(_err("item_unavailable", said, path))
             unavailable.append(public_id)
             shown = title or _(UNAVAILABLE_TITLE)
-            planned.append(PlannedLine(public_id, None, sku, shown, "", 0, quantity, False, False))
+            # The last known price, not 0 (an agent read 0 as free): the stored line's, else the catalog's.
+            price = int(getattr(stored, "unit_price", 0) or 0) or (fresh.price if fresh is not None else 0)
+            planned.append(PlannedLine(public_id, None, sku, shown, "", price, quantity, False, False))
             continue
         if quantity > MAX_LINE_QUANTITY:
             quantity = MAX_LINE_QUANTITY
@@ -324,6 +331,11 @@ def evaluate(
     messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]
     if not planned:
         messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
+    if not data.caller_may_complete:
+        # Said before any charge (the agent's complete would be refused, so a Pix paid for it could only be
+        # refunded): the buyer finishes on the shop's page, `continue_url` (BCP §4 `requires_escalation`).
+        forbidden = _("Esta loja não permite que agentes finalizem compras: o comprador conclui pelo continue_url.")
+        messages.append(CheckoutMessage("error", AGENT_COMPLETE_FORBIDDEN, forbidden, "requires_buyer_review"))
 
     payment_instrument = None
     chosen = None
@@ -333,7 +345,7 @@ def evaluate(
         payment_instrument = {"id": chosen.id, "handler_id": chosen.handler_id, "type": chosen.type, "selected": True}
         if data.offered_handler_ids is not None and chosen.handler_id not in data.offered_handler_ids:
             # BCP-PAY-03: said at update, so the checkout is not ready_for_complete only for complete to refuse.
-            messages.append(_unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
+            messages.append(unoffered(chosen.handler_id, data.offered_handler_ids, instruments.index(chosen)))
     totals: list[dict[str, object]] = [{"type": "subtotal", "amount": subtotal}]
     for applied in coupon_eval.applied:
         totals.append({"type": "discount", "amount": -applied.amount, "display_text": coupon_total_text(applied.code)})

@@ -54,6 +54,7 @@ The buyer consent box on the admin order page (`ORDERS_ADMIN_PANELS`): what the 
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -63,7 +64,7 @@ from django.core import signing
 from django.db import connection, models
 from django.http import Http404, HttpRequest
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
@@ -515,8 +516,28 @@ def absolute_url(path: str) -> str:
 
 def checkout_continue_url(checkout: Checkout, *, page: str = "checkout:resume") -> str:
     """The buyer's link to the checkout (or its Pix page), with the signed token that opens it (access.py)."""
-    path = reverse(page, kwargs={"checkout_id": checkout.public_id})
-    return absolute_url(f"{path}?{TOKEN_PARAM}={continue_token(checkout)}")
+    return absolute_url(f"{_checkout_path(page, checkout.public_id)}?{TOKEN_PARAM}={continue_token(checkout)}")
+
+
+def _checkout_path(page: str, checkout_id: str) -> str:
+    """`reverse(page, kwargs={"checkout_id": …})`, reversed once per page, URLconf and script prefix with a stand-in id
+    that the id replaces (issue 34: every BCP checkout answer reversed its continue URL). An id with a character
+    the URL would quote (none of ours) is reversed as before."""
+    if not _URL_SAFE_ID.fullmatch(checkout_id):
+        return reverse(page, kwargs={"checkout_id": checkout_id})
+    key = (page, get_urlconf(), get_script_prefix())
+    kept = _PATHS.get(key)
+    if kept is None:
+        if len(_PATHS) >= 64:
+            _PATHS.clear()
+        kept = _PATHS[key] = reverse(page, kwargs={"checkout_id": _STAND_IN}).partition(_STAND_IN)
+    head, _found, tail = kept
+    return f"{head}{checkout_id}{tail}"
+
+
+_URL_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
+_STAND_IN = "checkout_0STANDIN0"
+_PATHS: dict[tuple[str, str | None, str], tuple[str, str, str]] = {}
 
 
 def checkout_links(language: str = "pt-br") -> tuple[LinkView, ...]:

@@ -25,7 +25,8 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - A charge issued at the PSP but never recorded here holds nothing: it expires at the PSP unpaid.
 - `ready_for_complete` with `paid_at` (an agent checkout paid before complete, PIX.md §3.1) →
   `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed, or, for a
-  checkout locked to AP2 mandates, cancels it and refunds the Pix in full (PIX.md §10 D1).
+  checkout locked to AP2 mandates, or an agent's one while the store lets no agent complete
+  (`agents_complete` = none), cancels it and refunds the Pix in full (PIX.md §10 D1, §3.2).
 
 ## Lazy expiry
 
@@ -85,6 +86,7 @@ from shop.checkout.types import (
     CheckoutMessage,
 )
 from shop.models import Checkout
+from shop.store.services import agents_may_complete
 
 # Longer than any PSP or gateway call of checkout_complete can take (the Bacen client: 3 tries × 10 s).
 PAYMENT_PENDING_GRACE = timedelta(minutes=2)
@@ -167,7 +169,8 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
     """Agent checkouts paid before complete whose platform never completed within the grace (PIX.md §10 D1):
     without AP2 the shop completes them (the Pix itself is the buyer's authorisation); a checkout locked to
     AP2 mandates (`mandate_required`) has no verified mandate, so it is canceled and the Pix refunded in full
-    through the refund outbox (§3.1 "with AP2: a mandate is mandatory, so refund in full")."""
+    through the refund outbox (§3.1 "with AP2: a mandate is mandatory, so refund in full"); so is an agent's
+    checkout while the store lets no agent complete (its complete was refused, so no order may be made for it)."""
     now = now or timezone.now()
     candidates = list(
         Checkout.objects.filter(status=STATUS_READY, paid_at__lte=now - completion_grace())
@@ -181,8 +184,21 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
             if checkout is None or checkout.status != STATUS_READY or checkout.paid_at is None:
                 continue
             speak(checkout.language)
-            event(checkout, "completion_grace_elapsed", checkout.status, {"paid_at": checkout.paid_at.isoformat()})
-            if checkout.mandate_required:
+            detail = {"paid_at": checkout.paid_at.isoformat()}
+            # The merchant lets no agent complete: an agent's checkout must not become an order behind the
+            # refused complete, so the Pix goes back in full (PIX.md §3.2 "money must never be kept without
+            # an order"), as under AP2.
+            forbidden = not agents_may_complete() and not made_on_the_shop(checkout)
+            if forbidden:
+                detail["reason"] = "A loja não permite que agentes finalizem compras: o Pix foi devolvido."
+            event(checkout, "completion_grace_elapsed", checkout.status, detail)
+            if forbidden:
+                cancel(
+                    checkout,
+                    kind="agent_complete_forbidden_refunded",
+                    refund_reason="Loja não permite compras finalizadas por agentes",
+                )
+            elif checkout.mandate_required:
                 cancel(checkout, kind="mandate_missing_refunded", refund_reason="Sem mandato AP2 válido no prazo")
             else:
                 place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)

@@ -42,6 +42,9 @@ TERMINAL_STATUSES = (STATUS_COMPLETED, STATUS_CANCELED)
 MessageType = Literal["error", "warning", "info"]
 Severity = Literal["recoverable", "requires_buyer_input", "requires_buyer_review", "unrecoverable", ""]
 MethodType = Literal["shipping", "pickup"]
+# The `requires_buyer_review` error of a checkout an agent may not complete (CheckoutInput.caller_may_complete);
+# the buyer's own page does not show it (it speaks to the agent).
+AGENT_COMPLETE_FORBIDDEN = "agent_complete_forbidden"
 
 
 # --- inputs ----------------------------------------------------------------------------------------
@@ -185,6 +188,9 @@ class CheckoutInput:
     # Handler ids offered to the caller (BCP-PAY-03: only those its platform lists); None = every configured
     # handler (the storefront, and a stored state re-evaluated).
     offered_handler_ids: tuple[str, ...] | None = None
+    # False: an agent the store does not let complete (bcp_app/service/trust.py) writes it, so the checkout is
+    # handed to the buyer (`requires_escalation`, BCP §4) and no Pix charge is issued that no order could follow.
+    caller_may_complete: bool = True
 
 
 @dataclass(frozen=True)

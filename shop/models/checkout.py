@@ -187,13 +187,14 @@ class Coupon(models.Model):
 class Checkout(RemembersLoaded, models.Model):
     """A BCP checkout session (BCP.md §4), for agents and for the storefront alike."""
 
+    # The engine's status codes (BCP's, in English) in the merchant's words.
     STATUS_CHOICES = [
-        ("incomplete", "incomplete"),
-        ("requires_escalation", "requires_escalation"),
-        ("ready_for_complete", "ready_for_complete"),
-        ("complete_in_progress", "complete_in_progress"),
-        ("completed", "completed"),
-        ("canceled", "canceled"),
+        ("incomplete", _("Incompleto")),
+        ("requires_escalation", _("Precisa do comprador")),
+        ("ready_for_complete", _("Pronto para finalizar")),
+        ("complete_in_progress", _("Aguardando pagamento")),
+        ("completed", _("Concluído")),
+        ("canceled", _("Cancelado")),
     ]
 
     public_id = models.CharField(max_length=60, unique=True, default=new_checkout_id, editable=False)

@@ -47,12 +47,12 @@ class PackagingBox(models.Model):
 
 class ShippingLabel(models.Model):
     class Status(models.TextChoices):
-        REQUESTED = "requested", _("comprando")
-        PURCHASED = "purchased", _("comprada")
-        FAILED = "failed", _("não comprada")
-        CANCELED = "canceled", _("cancelada")
+        REQUESTED = "requested", _("Comprando")
+        PURCHASED = "purchased", _("Comprada")
+        FAILED = "failed", _("Não comprada")
+        CANCELED = "canceled", _("Cancelada")
         # The carrier brought the parcel back: the label is spent, the order may have a new one to go again.
-        RETURNED = "returned", _("devolvida ao remetente")
+        RETURNED = "returned", _("Devolvida ao remetente")
 
     LIVE = (Status.REQUESTED, Status.PURCHASED)
 

@@ -43,8 +43,8 @@ class BoletoNotice(models.Model):
     """A boleto e-mail to the buyer (outbox row, once per boleto and kind); `sent_at` once it went out."""
 
     class Kind(models.TextChoices):
-        ISSUED = "issued", _("boleto emitido")
-        DUE_SOON = "due_soon", _("vence amanhã")
+        ISSUED = "issued", _("Boleto emitido")
+        DUE_SOON = "due_soon", _("Vence amanhã")
 
     checkout = models.ForeignKey(Checkout, on_delete=models.CASCADE, related_name="boleto_notices")
     payment_id = models.CharField(_("ID do boleto"), max_length=40)

@@ -48,10 +48,10 @@ def _validate_cnpj(value: str) -> None:
 
 # Who may do what over BCP (bcp_app/service/trust.py): the least trusted caller allowed, or nobody.
 AGENT_TIERS = [
-    ("anonymous", _("qualquer agente (anônimo)")),
-    ("registered", _("plataformas registradas (chave de API) ou que assinam")),
-    ("signed", _("somente plataformas que assinam as requisições (RFC 9421)")),
-    ("none", _("nenhum agente")),
+    ("anonymous", _("Qualquer agente (anônimo)")),
+    ("registered", _("Plataformas registradas (chave de API) ou que assinam")),
+    ("signed", _("Somente plataformas que assinam as requisições (RFC 9421)")),
+    ("none", _("Nenhum agente")),
 ]
 
 

@@ -22,13 +22,17 @@ def new_plan_id() -> str:
     return new_public_id("plan")
 
 
+# A cycle inside a sentence ("um plano mensal ativo"): lower-case words, not the capitalized choice labels.
+CYCLE_WORDS = {"weekly": _("semanal"), "monthly": _("mensal")}
+
+
 class SubscriptionPlan(models.Model):
     """A variant sold by subscription: price per cycle in centavos, an optional first-cycle discount, a minimum
     commitment in cycles and whether each cycle ships."""
 
     class Cycle(models.TextChoices):
-        WEEKLY = "weekly", _("semanal")
-        MONTHLY = "monthly", _("mensal")
+        WEEKLY = "weekly", _("Semanal")
+        MONTHLY = "monthly", _("Mensal")
 
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_plan_id, editable=False)
     variant = models.ForeignKey(
@@ -96,7 +100,7 @@ class SubscriptionPlan(models.Model):
             clash = SubscriptionPlan.objects.filter(variant_id=self.variant_id, cycle=self.cycle, active=True)
             if clash.exclude(pk=self.pk).exists():
                 errors["cycle"] = _("Esta variante já tem um plano %(cycle)s ativo; desative-o antes.") % {
-                    "cycle": self.get_cycle_display()
+                    "cycle": CYCLE_WORDS.get(self.cycle, self.cycle)  # inside the sentence: lower-case
                 }
         if errors:
             raise ValidationError(errors)
@@ -117,13 +121,13 @@ class Subscription(models.Model):
 
     class Method(models.TextChoices):
         PIX_AUTOMATICO = "pix_automatico", _("Pix Automático")
-        CARD = "card", _("cartão de crédito")
+        CARD = "card", _("Cartão de crédito")
 
     class Status(models.TextChoices):
-        PENDING_AUTHORIZATION = "pending_authorization", _("aguardando autorização")
-        ACTIVE = "active", _("ativa")
-        PAUSED = "paused", _("pausada")
-        CANCELLED = "cancelled", _("cancelada")
+        PENDING_AUTHORIZATION = "pending_authorization", _("Aguardando autorização")
+        ACTIVE = "active", _("Ativa")
+        PAUSED = "paused", _("Pausada")
+        CANCELLED = "cancelled", _("Cancelada")
 
     # Allowed moves of the state machine (services refuse any other).
     TRANSITIONS: dict[str, frozenset[str]] = {
@@ -222,13 +226,13 @@ class SubscriptionCycle(models.Model):
     missing when the charge was due to go out; the buyer was told and nothing was charged yet."""
 
     class Status(models.TextChoices):
-        SCHEDULED = "scheduled", _("agendado")
-        CHARGED = "charged", _("cobrança enviada")
-        RETRYING = "retrying", _("nova tentativa")
-        PAID = "paid", _("pago")
-        FAILED = "failed", _("não pago")
-        SKIPPED = "skipped", _("pulado")
-        CANCELLED = "cancelled", _("cancelado")
+        SCHEDULED = "scheduled", _("Agendado")
+        CHARGED = "charged", _("Cobrança enviada")
+        RETRYING = "retrying", _("Nova tentativa")
+        PAID = "paid", _("Pago")
+        FAILED = "failed", _("Não pago")
+        SKIPPED = "skipped", _("Pulado")
+        CANCELLED = "cancelled", _("Cancelado")
 
     public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_cycle_id, editable=False)
     subscription = models.ForeignKey(

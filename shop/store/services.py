@@ -163,6 +163,12 @@ def store_get() -> Store:
     return STORE_KEPT.get("store", _store_read)
 
 
+def agents_may_complete() -> bool:
+    """False when the merchant lets no agent complete a checkout (`StoreSettings.agents_complete` = "none"): the
+    shop then makes no order out of an agent's checkout (bcp_app/service/trust.py refuses the complete itself)."""
+    return dict(store_get().agent_access).get("checkout.complete") != "none"
+
+
 def _store_read() -> Store:
     row = StoreSettings.objects.filter(pk=STORE_ROW_ID).first()
     saved = row is not None

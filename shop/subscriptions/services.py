@@ -42,7 +42,13 @@ from shop.subscriptions.emails import subscription_event
 from shop.subscriptions.selectors import withdrawal_until
 
 logger = logging.getLogger(__name__)
-STATUS_WORDS = dict(Subscription.Status.choices)
+# A status inside a sentence ("Uma assinatura ativa não pode…"): lower-case words, not the capitalized labels.
+STATUS_WORDS = {
+    Subscription.Status.PENDING_AUTHORIZATION: gettext_lazy("aguardando autorização"),
+    Subscription.Status.ACTIVE: gettext_lazy("ativa"),
+    Subscription.Status.PAUSED: gettext_lazy("pausada"),
+    Subscription.Status.CANCELLED: gettext_lazy("cancelada"),
+}
 
 
 class SubscriptionInputError(ValueError):

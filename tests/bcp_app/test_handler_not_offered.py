@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from bcp_app.service import presenters
+from bcp_app.service.context import resolve_context
 from orders.models import Order
 from tests.bcp_app import test_mcp_checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, ready_checkout
+from tests.bcp_app.test_rest_boleto import BOLETO_HANDLERS
 
 live_mcp = test_mcp_checkout.live_mcp
 shopper = test_mcp_checkout.shopper
@@ -102,3 +105,28 @@ def test_rest_update_with_a_handler_not_offered_is_flagged_at_once_bcp_pay_03(
     assert body["status"] == "incomplete"
     assert [(m["type"], m["code"], m["severity"]) for m in flagged] == [("error", "payment_failed", "recoverable")]
     assert "perfil da plataforma não lista" in flagged[0]["content"] and "gpay" in flagged[0]["content"]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("rest_shop")
+@pytest.mark.parametrize("card_enabled", [True, False])
+@pytest.mark.parametrize("boleto_enabled", [True, False])
+def test_the_handler_ids_a_complete_accepts_are_those_of_the_handlers_answered_bcp_pay_03(
+    fake_platform: FakePlatform, settings: Any, card_enabled: bool, boleto_enabled: bool
+) -> None:
+    """BCP §11.2 / BCP-PAY-03: create, update and complete check an instrument's handler against the ids of the
+    handlers this checkout offers the platform; those ids are read without building the handlers' entries
+    (issue 34), and they are the ids of the entries every answer lists, whatever the shop enables."""
+    settings.BCP_CARD_ENABLED = card_enabled
+    settings.BCP_BOLETO_ENABLED = boleto_enabled
+    settings.BCP_PIX_SANDBOX = True  # the sandbox gateway issues boletos
+    handlers = {**fake_platform.with_card(), **BOLETO_HANDLERS}
+    ctx = resolve_context(transport="rest", profile_url=fake_platform.publish(handlers=handlers))
+    answered = [entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries]
+    assert presenters.payment_handler_ids(ctx) == tuple(answered)
+    expected = [
+        settings.PIX_HANDLER_ID,
+        *(["gpay"] if card_enabled else []),
+        *(["br.dev.bcp.boleto"] if boleto_enabled else []),
+    ]
+    assert answered == expected

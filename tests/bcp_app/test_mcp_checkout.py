@@ -68,6 +68,32 @@ def shopper(live_mcp, fake_platform, bcp_settings, transactional_db) -> Iterator
     celery_app.conf.task_always_eager = saved
 
 
+def ready_state(checkout: dict[str, Any]) -> dict[str, Any]:
+    """The writable state of a ready checkout as `ready_checkout` sent it (line items, buyer, fulfillment)."""
+    method = checkout["fulfillment"]["methods"][0]
+    destination = {k: v for k, v in method["destinations"][0].items() if k in (*SP, "id")}
+    return {
+        "line_items": [
+            {"id": li["id"], "item": {"id": li["item"]["id"]}, "quantity": li["quantity"]}
+            for li in checkout["line_items"]
+        ],
+        "buyer": {k: checkout["buyer"][k] for k in ("first_name", "last_name", "email")},
+        "fulfillment": {
+            "methods": [
+                {
+                    "id": method["id"],
+                    "type": "shipping",
+                    "destinations": [destination],
+                    "selected_destination_id": method["selected_destination_id"],
+                    "groups": [
+                        {"id": g["id"], "selected_option_id": g["selected_option_id"]} for g in method["groups"]
+                    ],
+                }
+            ]
+        },
+    }
+
+
 def ready_checkout(shopper: Shopper) -> dict[str, Any]:
     """create → update (buyer, address) → update (destination, option, Pix): `ready_for_complete`."""
     created = shopper.tool(
@@ -183,6 +209,32 @@ def test_a_product_renamed_by_the_merchant_before_complete_is_reported_not_order
     again = shopper.tool("complete_checkout", key=str(uuid.uuid4()), **arguments)
     assert again["status"] == "complete_in_progress"
     assert pix_charge_active_for_reference(checkout["id"]).txid == charge.txid
+
+
+def test_complete_with_a_handler_the_profile_does_not_list_says_it_once_bcp_pay_03(shopper: Shopper) -> None:
+    """QA walk: update and then complete with the card handler a Pix-only platform profile does not list
+    answered two `payment_failed` messages at the same node ("não lista o meio de pagamento" and "não
+    oferecido"). BCP-PAY-03 refuses it; now with one message, the one that names the handlers to use."""
+    from orders.models import Order
+
+    checkout = ready_checkout(shopper)
+    card = {"id": "instr_c", "handler_id": "gpay", "type": "card", "credential": {"type": "PAYMENT_GATEWAY",
+            "token": "success_token"}}  # fmt: skip
+    state = ready_state(checkout)
+    updated = shopper.tool("update_checkout", id=checkout["id"], checkout={**state, "payment": {"instruments": [card]}})
+    assert [m["code"] for m in updated["messages"] if m["type"] == "error"].count("payment_failed") == 1
+    refused = shopper.tool(
+        "complete_checkout", key=str(uuid.uuid4()), id=checkout["id"], checkout={"payment": {"instruments": [card]}}
+    )
+    failed = [(m["path"], m["content"]) for m in refused["messages"] if m["code"] == "payment_failed"]
+    assert failed == [
+        (
+            "$.payment.instruments[0].handler_id",
+            "O perfil da plataforma não lista o meio de pagamento gpay; use um destes: pix_recebedor_001.",
+        )
+    ]
+    assert refused["status"] == "incomplete"
+    assert not Order.objects.filter(checkout_id=checkout["id"]).exists()
 
 
 def test_complete_checkout_key_rules_bcp_idem_02_05(shopper: Shopper) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -13,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from bcp_app.models import ProfileCacheEntry
+from bcp_app.protocol.errors import ProtocolError
 from bcp_app.service import negotiation
 from bcp_app.service.negotiation import negotiate
 from shop.models import Checkout
@@ -54,6 +56,31 @@ def assert_protocol_error(response: Any, status: int, code: str) -> None:
 def test_missing_malformed_or_non_https_profile_url_bcp_neg_01(client: Client, header: str | None) -> None:
     headers = {} if header is None else {"BCP-Agent": header}
     assert_protocol_error(create(client, headers), 400, "invalid_profile_url")
+
+
+def test_a_good_profile_url_is_checked_once_per_process_bad_ones_every_time_bcp_neg_01(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Issue 34: each request validated its profile URL twice (agent header, then identity); an https URL that
+    passed depends on nothing else, so it passes again without being parsed, and an allow-listed http one while
+    the allow-list is the same. A refused one is refused each time."""
+    split: list[str] = []
+    monkeypatch.setattr(negotiation, "urlsplit", lambda url: split.append(url) or urlsplit(url))
+    good, bad = "https://agente.example/perfil-validado-uma-vez.json", "http://agente.example/p.json"
+    local = "http://127.0.0.1:8123/perfil-validado.json"
+    settings.BCP_OUTBOUND_ALLOWLIST = ["127.0.0.1"]
+    for url in (good, good, local, local):
+        assert negotiation.validate_profile_url(url) == url
+    for _ in range(2):
+        with pytest.raises(ProtocolError) as refused:
+            negotiation.validate_profile_url(bad)
+        assert refused.value.code == "invalid_profile_url"
+    assert split == [good, local, bad, bad]
+    settings.BCP_OUTBOUND_ALLOWLIST = ["agente.example"]  # other settings: the http URL is asked again, refused
+    with pytest.raises(ProtocolError):
+        negotiation.validate_profile_url(local)
+    assert negotiation.validate_profile_url(good) == good
+    assert split == [good, local, bad, bad, local]
 
 
 def test_a_header_that_is_not_a_dictionary_is_said_in_portuguese_bcp_neg_01(client: Client) -> None:

@@ -72,7 +72,8 @@ def test_request_return_over_mcp_and_its_refusal(live_mcp, actions_agent) -> Non
                    {"meta": actions_agent.meta("c0ffee00-0000-4000-8000-000000000003"), "id": order.public_id,
                     "return_request": ask}, headers=actions_agent.headers)  # fmt: skip
     assert refused.structured_content["ucp"]["status"] == "error"
-    assert refused.structured_content["messages"][0]["path"] == "$.line_items[0].quantity"
+    # BCP §5.1 path form, named in the tool's arguments as invalid_params names them (QA walk: `$.line_items[0]…`)
+    assert refused.structured_content["messages"][0]["path"] == "$.return_request.line_items[0].quantity"
     assert refused.content[0].text == (
         "Não é possível devolver 2 unidades de CANECA: nenhuma unidade recebida está livre para devolução (ainda "
         "não foi entregue ou já foi pedida)."
@@ -92,7 +93,8 @@ def test_tools_list_describes_both_tools(live_mcp, actions_agent) -> None:
 
 
 def test_request_return_for_another_reason_without_the_reason_is_field_required(live_mcp, actions_agent) -> None:
-    """QA walk: code `required` and "Campo obrigatório."; now the usual `field_required` naming $.reason."""
+    """QA walk: code `required` and "Campo obrigatório."; now the usual `field_required` naming the member in the
+    tool's arguments, `$.return_request.reason` (BCP §5.1; a later QA walk found the REST body's `$.reason`)."""
     from orders.models import ReturnRequest
 
     order = place_paid_order(actions_agent.platform_id, delivered=True)
@@ -101,6 +103,12 @@ def test_request_return_for_another_reason_without_the_reason_is_field_required(
                    {"meta": actions_agent.meta("c0ffee00-0000-4000-8000-000000000009"), "id": order.public_id,
                     "return_request": ask}, headers=actions_agent.headers)  # fmt: skip
     [message] = refused.structured_content["messages"]
-    assert (message["code"], message["severity"], message["path"]) == ("field_required", "recoverable", "$.reason")
-    assert message["content"] == "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other."
+    assert (message["code"], message["severity"], message["path"]) == (
+        "field_required",
+        "recoverable",
+        "$.return_request.reason",
+    )
+    assert message["content"] == (
+        "Informe o motivo da devolução em $.return_request.reason: é obrigatório quando reason_code é other."
+    )
     assert not refused.is_error and not ReturnRequest.objects.exists()

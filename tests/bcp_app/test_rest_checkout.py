@@ -12,9 +12,12 @@ from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, verify
 from bcp_app.service.policies import policies_json
 from payments.sandbox import services as sandbox
 from shop.checkout.selectors import continue_token
-from shop.models import Checkout
+from shop.checkout.stock import catalog_cache_bump
+from shop.models import Checkout, Product
+from shop.store.services import store_row
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
+from tests.shop.checkout_factories import make_variant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 CHECKOUT_CAPS = {
@@ -146,6 +149,52 @@ def test_response_only_input_is_ignored_bcp_chk_04_sec_03(client: Client, header
     assert data["line_items"][0]["id"] != "li_x"
     assert data["line_items"][0]["item"] == {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290}
     assert data["totals"] == [{"type": "subtotal", "amount": 4290}, {"type": "total", "amount": 4290}]
+
+
+def test_a_line_taken_off_sale_keeps_its_price_out_of_the_totals_bcp_chk_16_bcp_chk_19(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: a product deactivated under an open checkout showed `item.price: 0` (an agent could read it as
+    free). The line keeps its last known price with its `item_unavailable` error (BCP-CHK-19); its own totals
+    are price × quantity (BCP-CHK-16) and the checkout's totals leave it out: it cannot be bought (§6)."""
+    make_variant("SKU-CHA-100G", price=1990, stock=5, title="Chá verde 100 g")
+    lines = [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}, {"item": {"id": "SKU-CHA-100G"}, "quantity": 1}]
+    checkout = create(client, headers, {"line_items": lines}).json()
+    Product.objects.filter(variants__sku="SKU-CAFE-500G").update(active=False)
+    catalog_cache_bump()  # as the admin's save does
+    body = {"line_items": [{"id": li["id"], **line} for li, line in zip(checkout["line_items"], lines, strict=True)]}
+    data = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
+    coffee = data["line_items"][0]
+    assert coffee["item"] == {"id": "SKU-CAFE-500G", "title": "Café especial 500 g", "price": 4290}
+    assert coffee["totals"] == [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}]
+    assert next((m["code"], m["path"]) for m in data["messages"] if m["type"] == "error") == (
+        "item_unavailable",
+        "$.line_items[0]",
+    )
+    assert data["totals"] == [{"type": "subtotal", "amount": 1990}, {"type": "total", "amount": 1990}]
+
+
+def test_a_store_letting_no_agent_complete_hands_the_checkout_to_the_buyer_before_any_charge_bcp_chk_08(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """QA walk: with "agentes podem finalizar: nenhum agente" an agent still brought a Pix checkout to
+    `ready_for_complete` with a QR; its complete was then refused (403) after the buyer could have paid. Now it
+    is said before any charge: `requires_escalation` with `continue_url` and a `requires_buyer_review` error
+    (BCP-CHK-08), so the buyer finishes on the shop's page; no Pix charge exists."""
+    from payments.models import PixCharge
+
+    row = store_row()
+    row.agents_complete = "none"
+    row.save()
+    checkout = create(client, headers).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    assert checkout["status"] == "requires_escalation"
+    assert checkout["continue_url"].startswith(f"https://loja.example.com.br/checkout/{checkout['id']}?t=")
+    assert [(m["code"], m["severity"]) for m in checkout["messages"] if m["type"] == "error"] == [
+        ("agent_complete_forbidden", "requires_buyer_review")
+    ]
+    assert not PixCharge.objects.filter(reference=checkout["id"]).exists()
 
 
 def test_impossible_create_is_an_error_response_and_stores_nothing_bcp_chk_05(

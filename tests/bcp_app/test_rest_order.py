@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.test import Client
 from django.utils import timezone
 
@@ -26,6 +28,8 @@ from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
 from tests.bcp_app.schema_check import errors
+
+FORGET_STALE_BODIES = importlib.import_module("orders.migrations.0025_forget_bodies_of_cancelled_orders")
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 ORDER_CAPS = {"br.dev.bcp.shopping.order": [{"version": VERSION}]}
@@ -375,3 +379,9 @@ def test_expectations_after_a_partial_cancel_promise_only_what_is_left_bcp_ord_0
     last = json.loads(hooks[-1].body)
     assert last["fulfillment"]["expectations"] == body["fulfillment"]["expectations"]
     assert last["line_items"] == body["line_items"]
+    # an order cancelled before this rule kept the body it stored then: the data migration has it rendered again
+    stored = json.loads(Order.objects.get(pk=order.pk).bcp_json)
+    Order.objects.filter(pk=order.pk).update(bcp_json=json.dumps({**stored, "stale": 1}))
+    FORGET_STALE_BODIES.forget_stale_bodies(django_apps, None)
+    again = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert "stale" not in again and again["fulfillment"] == body["fulfillment"]

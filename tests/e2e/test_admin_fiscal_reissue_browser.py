@@ -52,7 +52,7 @@ def test_staff_press_emitir_novamente_and_the_nfe_is_issued(live_server, transac
         try:
             page = browser.new_page(locale="pt-BR")
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
-            expect(page.get_by_test_id("fiscal-status")).to_have_text("bloqueada (dados faltando)")
+            expect(page.get_by_test_id("fiscal-status")).to_have_text("Bloqueada (dados faltando)")
             # pressed before the fix: the shop answers that the data is still missing
             page.get_by_test_id("fiscal-reissue").click()
             expect(page.locator("ul.messagelist")).to_contain_text(f"NF-e não emitida. {REASON}")
@@ -61,7 +61,7 @@ def test_staff_press_emitir_novamente_and_the_nfe_is_issued(live_server, transac
                 pool.submit(Product.objects.update, ncm="09012100").result()
             page.get_by_test_id("fiscal-reissue").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Emissão da NF-e solicitada.")
-            expect(page.get_by_test_id("fiscal-status")).to_have_text("autorizada")
+            expect(page.get_by_test_id("fiscal-status")).to_have_text("Autorizada")
             expect(page.get_by_test_id("fiscal-reissue")).to_have_count(0)
         finally:
             browser.close()
@@ -87,7 +87,7 @@ def test_saving_the_product_with_its_ncm_issues_the_blocked_nfe(live_server, tra
             page.click("input[name=_save]")
             expect(page.locator("ul.messagelist")).to_contain_text("Alterações salvas: produto “Café Especial 500 g”.")
             page.goto(f"{live_server.url}/admin/orders/order/{order.pk}/change/")
-            expect(page.get_by_test_id("fiscal-status")).to_have_text("autorizada")
+            expect(page.get_by_test_id("fiscal-status")).to_have_text("Autorizada")
         finally:
             browser.close()
     assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]

@@ -33,7 +33,7 @@ def test_staff_buy_and_cancel_a_label_from_the_order_page(
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
             page.get_by_test_id("label-buy").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta")
-            expect(page.get_by_test_id("label-status")).to_have_text("comprada")
+            expect(page.get_by_test_id("label-status")).to_have_text("Comprada")
             expect(page.get_by_test_id("label-cost")).to_have_text("R$ 22,00")
             page.get_by_test_id("label-cancel").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta cancelada.")

@@ -49,10 +49,10 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             }.items():  # fmt: skip
                 page.fill(f"#sub-{name}", value)
             page.get_by_test_id("subscribe-submit").click()
-            expect(page.get_by_test_id("subscription-status")).to_have_text("aguardando autorização")
+            expect(page.get_by_test_id("subscription-status")).to_have_text("Aguardando autorização")
             no_sideways_scroll(page)
             page.get_by_test_id("sandbox-authorize").click()
-            expect(page.get_by_test_id("subscription-status")).to_have_text("ativa")
+            expect(page.get_by_test_id("subscription-status")).to_have_text("Ativa")
             expect(page.get_by_test_id("next-charge")).to_contain_text("R$ 39,90")
             no_sideways_scroll(page)
             page.get_by_test_id("sandbox-cobr-pay").click()
@@ -100,7 +100,7 @@ def test_a_newcomer_subscribes_by_card_in_the_sandbox_and_the_first_cycle_is_an_
             page.get_by_test_id("card-cvv").fill("123")
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
             page.get_by_test_id("subscribe-card").click()
-            expect(page.get_by_test_id("subscription-status")).to_have_text("ativa")
+            expect(page.get_by_test_id("subscription-status")).to_have_text("Ativa")
             order = off_loop(lambda: Order.objects.get())
             expect(page.get_by_test_id("cycles")).to_contain_text(f"pedido #{order.number}")
             expect(page.get_by_test_id("subscription-card-on-file")).to_contain_text("final 1111")

@@ -13,7 +13,10 @@ preparation where it decided once per column that the result is the value itself
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
+import enum
+import json
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -24,8 +27,9 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
+from psycopg.types.json import Jsonb
 
-from kernel.rows import _columns, _db_values, insert_together, update_where
+from kernel.rows import _columns, _db_values, dumps_json, insert_together, update_where
 from orders.models import AppendOnlyModel
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bench.test_flow_profile import _flow, flow_client
@@ -70,8 +74,51 @@ def _same(fast: Any, orm: Any) -> bool:
     if type(fast) is not type(orm):
         return False
     if hasattr(orm, "obj"):  # a psycopg wrapper (Jsonb, Binary): its value and encoder
-        return bool(fast.obj == orm.obj and getattr(fast, "dumps", None) == getattr(orm, "dumps", None))
+        fast_dumps, orm_dumps = getattr(fast, "dumps", None), getattr(orm, "dumps", None)
+        if fast_dumps is dumps_json and isinstance(orm, Jsonb):  # the same document once Postgres parses it
+            return bool(fast.obj == orm.obj and json.loads(fast_dumps(fast.obj)) == json.loads(orm_dumps(orm.obj)))
+        return bool(fast.obj == orm.obj and fast_dumps == orm_dumps)
     return bool(fast == orm)
+
+
+class _Kind(enum.StrEnum):
+    PIX = "pix"
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"amount": 4290, "itens": ["Café", None, True, 1.5], "aninhado": {"a": [{}]}},
+        [2**70, -(2**63)],  # past 64 bits: orjson refuses, json.dumps writes it
+        {1: "um", "2": "dois"},  # a key that is not a str
+        {"tipo": _Kind.PIX, "texto": _Text("subclasse")},
+        {"controle": "\u0000\n\t\u2028", "emoji": "🎉"},
+    ],
+)
+def test_a_json_column_is_the_document_json_dumps_gives(value: Any) -> None:
+    """kernel.rows dumps a JSON column with orjson (issue 34): Postgres stores jsonb parsed, so what counts is that
+    the text parses to what `json.dumps`'s text parses to, for what orjson treats otherwise too."""
+    assert json.loads(dumps_json(value)) == json.loads(json.dumps(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [datetime.datetime(2026, 12, 6, tzinfo=datetime.UTC), datetime.date(2026, 12, 6), _Point(1), object()],
+)
+def test_a_json_column_refuses_what_json_dumps_refuses(value: Any) -> None:
+    with pytest.raises(TypeError):
+        json.dumps({"v": value})
+    with pytest.raises(TypeError):
+        dumps_json({"v": value})
 
 
 # a date in a DateTimeField is a naive datetime to Django: it warns, and both sides must still agree

@@ -10,10 +10,12 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from orders.models import EmailDelivery, FulfillmentEvent, Order, OrderEvent
+from orders.errors import OrderError
+from orders.models import EmailDelivery, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import (
     correios_code_valid,
+    expectation_merge,
     expectation_split,
     order_cancel,
     order_mark_delivered,
@@ -255,3 +257,75 @@ def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client:
     section = html.split('id="lines-group"')[1].split("</fieldset>")[0]
     statuses = re.findall(r'<td class="field-status"><p>([^<]*)</p></td>', section)
     assert statuses == ["Devolvido", "Enviado"]
+
+
+def test_split_and_merge_after_a_cancel_move_only_what_is_left(admin_client: Client, place_order) -> None:
+    """Gap: "Dividir previsão" and "Juntar previsões" worked on the plan as placed after a cancel: they offered and
+    moved cancelled units (a split could move them, or vanish under them). They count what is left (BCP-ORD-07)."""
+    order = place_order(lines=[("CAM", 3000, 4), ("BONE", 2000, 1)], freight=0)
+    shirt, cap = order.lines.all()
+    first = order.expectations.get()
+    later = expectation_split(
+        order_id=order.public_id,
+        expectation_id=first.public_id,
+        lines=[LineQuantity(shirt.public_id, 2), LineQuantity(cap.public_id, 1)],
+        description="Chega depois",
+    )
+    order_ship(
+        order_id=order.public_id,
+        tracking_number="BR123456785BR",
+        lines=[LineQuantity(shirt.public_id, 3), LineQuantity(cap.public_id, 1)],
+    )
+    order_cancel(order_id=order.public_id, reason="Sem estoque")  # the 4th shirt, planned in "Chega depois"
+    form = admin_client.get(_action(order, "split")).content.decode()
+    assert "Chega depois (1× Produto CAM (CAM), 1× Produto BONE (BONE))" in form
+    assert "Chega depois (2× Produto CAM" not in form
+    # more shirts than "Chega depois" still has: refused, naming the expectation and the line
+    html = admin_client.post(
+        _action(order, "split"), {"expectation": later.public_id, f"qty_{shirt.public_id}": "2"}
+    ).content.decode()
+    assert "A previsão “Chega depois” tem só 1× Produto CAM (CAM) a cumprir: informe de 1 a 1." in html
+    assert FulfillmentExpectation.objects.filter(order=order).count() == 2
+    # a split of what is left: each part keeps its units, the cancelled shirt stays cancelled
+    admin_client.post(
+        _action(order, "split"),
+        {"expectation": first.public_id, f"qty_{shirt.public_id}": "1", "description": "Segunda caixa"},
+    )
+    expectations = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
+    assert [(e["description"], [i["quantity"] for i in e["line_items"]]) for e in expectations] == [
+        (first.description, [1]),
+        ("Chega depois", [1, 1]),
+        ("Segunda caixa", [1]),
+    ]
+    # merging "Chega depois" into the first: 1 + 1 shirts, not the cancelled one
+    admin_client.post(_action(order, "merge"), {"expectations": [first.public_id, later.public_id]})
+    expectations = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
+    assert [(e["description"], e["line_items"]) for e in expectations] == [
+        (first.description, [{"id": shirt.public_id, "quantity": 2}, {"id": cap.public_id, "quantity": 1}]),
+        ("Segunda caixa", [{"id": shirt.public_id, "quantity": 1}]),
+    ]
+    assert sum(e["line_items"][0]["quantity"] for e in expectations) == shirt.quantity_total - 1  # 3 of 4
+
+
+def test_an_expectation_emptied_by_a_cancel_is_not_offered_to_split_or_merge(admin_client: Client, place_order) -> None:
+    """Order of 4, 2 back-ordered then cancelled: "Juntar previsões" is not offered for the emptied expectation, and
+    "Dividir previsão" lists only what is left (2×, not the 4 placed)."""
+    order = place_order(lines=[("CAM", 3000, 4)], freight=0)
+    line = order.lines.get()
+    first = order.expectations.get()
+    later = expectation_split(
+        order_id=order.public_id,
+        expectation_id=first.public_id,
+        lines=[LineQuantity(line.public_id, 2)],
+        description="Chega depois",
+    )
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
+    order_cancel(order_id=order.public_id, reason="Sem estoque")
+    html = _page(admin_client, order)
+    assert _action(order, "split") in html and _action(order, "merge") not in html
+    form = admin_client.get(_action(order, "split")).content.decode()
+    assert "(2× Produto CAM (CAM))" in form and "Chega depois" not in form
+    with pytest.raises(OrderError) as error:
+        expectation_merge(order_id=order.public_id, expectation_ids=[first.public_id, later.public_id])
+    assert error.value.field == "expectation_ids[1]"
+    assert error.value.message == "A previsão “Chega depois” não tem mais nada a cumprir: seus itens foram cancelados."

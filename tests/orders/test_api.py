@@ -189,3 +189,63 @@ def test_staff_tokens_are_managed_in_the_admin(admin_client):
 
 def test_api_root_lists_orders_endpoint(erp):
     assert erp.get("/api/v1/").json() == {"orders": "http://testserver/api/v1/orders/"}
+
+
+def test_api_refusals_are_portuguese_and_specific_with_english_entries(erp, place_order):
+    """Gap: the API's own refusals were English-only words with no subject ("already used for a different
+    request", "must have at most 255 characters", "order not found", "required for a refund"). They are pt-BR
+    source strings that say which field and why, in English under Accept-Language: en."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    url = f"/api/v1/orders/{order.public_id}/adjustments/"
+    body = {"type": "refund", "amount": 100, "reason": "Avaria"}
+
+    def errors(response, status_code):  # type: ignore[no-untyped-def]
+        assert response.status_code == status_code
+        return response.json()
+
+    assert errors(erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k" * 256), 400) == {
+        "Idempotency-Key": ["O cabeçalho Idempotency-Key pode ter no máximo 255 caracteres; este tem 256."]
+    }
+    assert erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="erp-7").status_code == 201
+    assert errors(erp.post(url, {**body, "amount": 99}, format="json", HTTP_IDEMPOTENCY_KEY="erp-7"), 409) == {
+        "Idempotency-Key": [
+            "O Idempotency-Key “erp-7” já foi usado com outra requisição (outro endereço ou outro corpo): "
+            "use uma chave nova para uma requisição nova."
+        ]
+    }
+    assert errors(erp.post(url, {"type": "refund", "reason": "x"}, format="json"), 400) == {
+        "amount": ["Informe amount, o valor a reembolsar em centavos: obrigatório num reembolso (refund)."]
+    }
+    assert errors(erp.post(url, {"type": "return", "reason": "x"}, format="json"), 400) == {
+        "line_items": ["Informe line_items, os itens devolvidos: obrigatório numa devolução (return)."]
+    }
+    assert errors(erp.get("/api/v1/orders/order_nope/"), 404) == {"detail": "Pedido order_nope não encontrado."}
+    assert errors(erp.get("/api/v1/orders/", {"status": "sent"}), 400) == {
+        "status": [
+            "status “sent” não existe: use um destes valores: placed, partially_shipped, shipped, delivered, "
+            "canceled, returned."
+        ]
+    }
+    bad_date = errors(erp.get("/api/v1/orders/", {"placed_after": "ontem"}), 400)
+    assert bad_date == {
+        "placed_after": ["placed_after não é uma data e hora ISO 8601: use, por exemplo, 2026-07-28T12:00:00-03:00."]
+    }
+
+    english = {"HTTP_ACCEPT_LANGUAGE": "en"}
+    assert errors(erp.post(url, {**body, "amount": 98}, format="json", HTTP_IDEMPOTENCY_KEY="erp-7", **english), 409)[
+        "Idempotency-Key"
+    ] == [
+        "The Idempotency-Key “erp-7” was already used with a different request (another address or another body): "
+        "use a new key for a new request."
+    ]
+    assert errors(erp.post(url, {"type": "refund", "reason": "x"}, format="json", **english), 400) == {
+        "amount": ["Give amount, the value to refund in centavos: required for a refund."]
+    }
+    assert errors(erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k" * 300, **english), 400) == {
+        "Idempotency-Key": ["The Idempotency-Key header may have at most 255 characters; this one has 300."]
+    }
+    assert errors(erp.get("/api/v1/orders/order_nope/", **english), 404) == {"detail": "Order order_nope not found."}
+    assert errors(erp.get("/api/v1/orders/", {"placed_before": "x"}, **english), 400) == {
+        "placed_before": ["placed_before is not an ISO 8601 date-time: use, for example, 2026-07-28T12:00:00-03:00."]
+    }
+    assert Adjustment.objects.filter(order=order).count() == 1

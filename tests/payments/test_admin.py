@@ -69,5 +69,5 @@ def test_pix_charges_list_money_in_reais_and_statuses_in_portuguese(admin_client
     pix_charge_ensure(reference="checkout_brl", amount=699900)
     html = admin_client.get("/admin/payments/pixcharge/").content.decode()
     assert '<td class="field-amount_brl">R$ 6.999,00</td>' in html
-    assert '<td class="field-status">ativa</td>' in html
+    assert '<td class="field-status">Ativa</td>' in html
     assert "699900" not in html

@@ -42,10 +42,10 @@ def test_the_dispute_page_reads_in_portuguese_and_reais(admin_client: Client) ->
     assert "14526" not in text
     assert "golpe" in text and "scam" not in text
     assert re.search(r"Situação no PSP:? aberta", text)
-    assert f"{infraction.public_id} — aberta (aguardando resposta)" in text
+    assert f"{infraction.public_id} — Aberta (aguardando resposta)" in text
     assert "(open)" not in text and "(settled)" not in text
-    assert "(liquidado)" in text  # the Pix received, as its link reads
-    assert "enviada ao PSP" in text and "(sent)" not in text
+    assert "(Liquidado)" in text  # the Pix received, as its link reads
+    assert "Enviada ao PSP" in text and "(sent)" not in text
 
 
 def test_the_disputes_list_shows_the_fraud_type_in_words(admin_client: Client) -> None:

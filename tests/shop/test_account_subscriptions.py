@@ -62,7 +62,7 @@ def test_a_subscriber_without_orders_signs_in_and_finds_the_link_that_manages_it
 
     assert 'data-testid="account-subscriptions"' in page
     assert f"/assinaturas/{subscription.access_token}/" in page
-    assert "Café especial 500 g" in page and "aguardando autorização" in page
+    assert "Café especial 500 g" in page and "Aguardando autorização" in page
     managed = client.get(f"/assinaturas/{subscription.access_token}/")
     assert managed.status_code == 200
 

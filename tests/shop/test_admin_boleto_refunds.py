@@ -40,7 +40,7 @@ def test_the_refund_page_names_the_order_and_the_buyer_to_contact(admin_client: 
     text = _text(html)
     assert f'<a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a>' in html
     assert "Ana Souza" in text and "ana@example.com.br" in text and "(11) 98765-4321" in text
-    assert "adj_abc123 (aguardando transferência)" in text and "awaiting_transfer" not in text
+    assert "adj_abc123 (Aguardando transferência)" in text and "awaiting_transfer" not in text
     assert refund.reference not in text  # the checkout's id says nothing to staff
     listing = admin_client.get("/admin/payments/boletorefund/").content.decode()
     assert f"#{order.number}" in listing and "Ana Souza" in listing and refund.reference not in _text(listing)

@@ -4,6 +4,7 @@ labels of every model; English still comes from locale/en."""
 from __future__ import annotations
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.utils import translation
 from django.utils.html import strip_tags
@@ -11,6 +12,7 @@ from django.utils.translation import gettext
 
 from fiscal.models import FiscalDocument
 from orders.services import order_place_from_checkout
+from payments.card.models import CardPayment
 from shop.models import Cart, Category, Product, StoreSettings
 from tests.orders.conftest import make_checkout
 
@@ -72,6 +74,30 @@ def test_cart_status_and_nfe_environment_choices_are_capitalized_in_both_languag
             "Homologação (tests, no fiscal value)",
             "Production",
         ]
+
+
+OUR_APPS = ("bcp_app", "carriers", "fiscal", "kernel", "orders", "payments", "shop")
+
+
+@pytest.mark.parametrize("language", ["pt-br", "en"])
+def test_every_choice_label_of_our_models_starts_with_a_capital(language: str) -> None:
+    """Walk-through: NF-e "pendente" / "autorizada", NF-e jobs "emitir", boletos "pago", subscriptions "ativa",
+    shipping labels "comprada", … where every other choice in the admin starts with a capital (and some card and
+    Pix labels were Portuguese even in English). A label read inside a sentence uses its own lower-case words."""
+    lower = []
+    with translation.override(language):
+        for model in apps.get_models():
+            if model._meta.app_label not in OUR_APPS:
+                continue
+            for field in model._meta.concrete_fields:
+                for value, label in field.flatchoices:
+                    text = str(label)
+                    if text[:1].islower():
+                        lower.append(f"{model._meta.label}.{field.name} {value!r}: {text}")
+    assert lower == []
+    with translation.override(language):
+        assert FiscalDocument.Status.AUTHORIZED.label == {"pt-br": "Autorizada", "en": "Authorized"}[language]
+        assert str(CardPayment.Status.PENDING.label) == {"pt-br": "Em análise", "en": "Under review"}[language]
 
 
 def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_client: Client) -> None:

@@ -51,8 +51,8 @@ def _text(html: str) -> str:
 def test_the_subscription_page_reads_in_portuguese_and_reais(admin_client: Client, cancelled: Subscription) -> None:
     html = admin_client.get(f"/admin/shop/subscription/{cancelled.pk}/change/").content.decode()
     text = _text(html)
-    assert f"{cancelled.public_id} — cancelada" in text and "(cancelled)" not in text
-    assert "Ciclo 4 — cancelado" in text and "#4 cancelled" not in text
+    assert f"{cancelled.public_id} — Cancelada" in text and "(cancelled)" not in text
+    assert "Ciclo 4 — Cancelado" in text and "#4 cancelled" not in text
     # prices in reais, never the centavos
     assert re.search(r"Preço por ciclo:? R\$ 39,90", text) and re.search(r"Preço do primeiro ciclo:? R\$ 34,90", text)
     assert "(centavos)" not in text and "3990" not in text
@@ -60,7 +60,7 @@ def test_the_subscription_page_reads_in_portuguese_and_reais(admin_client: Clien
     assert "Assinatura criada" in text and "Ciclo agendado" in text and "Assinatura cancelada" in text
     assert not re.search(r">\s*(created|cycle_planned|status_cancelled)\s*<", html)
     assert "ciclo nº: 4; vencimento: 10/12/2026" in text
-    assert "antes: aguardando autorização" in text and "por: loja" in text
+    assert "antes: Aguardando autorização" in text and "por: loja" in text
     assert '{"' not in text and "&quot;" not in html.split('id="subscriptionevent')[-1].split("</fieldset>")[0]
     # the address as an envelope reads it, one line each
     assert "Ana Souza<br>Avenida Paulista, 1000, Apto 45<br>Bela Vista<br>São Paulo/SP<br>CEP 01310-100" in html
@@ -69,5 +69,5 @@ def test_the_subscription_page_reads_in_portuguese_and_reais(admin_client: Clien
 
 def test_the_cycles_list_names_the_subscription_in_portuguese(admin_client: Client, cancelled: Subscription) -> None:
     text = _text(admin_client.get("/admin/shop/subscriptioncycle/").content.decode())
-    assert f"{cancelled.public_id} — cancelada" in text and "(cancelled)" not in text
+    assert f"{cancelled.public_id} — Cancelada" in text and "(cancelled)" not in text
     assert "R$ 39,90" in text

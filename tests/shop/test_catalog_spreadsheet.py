@@ -8,6 +8,7 @@ import io
 import re
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from openpyxl import Workbook, load_workbook
@@ -90,6 +91,18 @@ def test_an_exported_file_edited_and_imported_back_updates_prices_and_stock(admi
     variant = Variant.objects.get(sku="CAM-BAS-PRETA-M")
     assert (variant.price, variant.stock) == (6490, 12)
     assert Variant.objects.get(sku="CAM-BAS-PRETA-P").price == 5990  # untouched rows stay as they were
+
+
+def test_the_import_preview_writes_amounts_as_the_reader_does(admin_client: Client, demo: None) -> None:
+    """Gap: the preview wrote "Preço: R$ 1234,56" whatever the language (no thousands separator, Brazilian
+    format in English). Portuguese reads R$ 1.234,56 and English R$1,234.56, as every other amount."""
+    data = _csv(_row(sku="CAM-BAS-PRETA-M", price="1234,56", stock="12"))
+    html = _upload(admin_client, "produtos.csv", data)
+    assert "Preço: R$ 1.234,56; Estoque: 12" in html
+    admin_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    html = _upload(admin_client, "produtos.csv", data)
+    assert "Price: R$1,234.56; Stock: 12" in html
+    assert "R$ 1234,56" not in html and "Preço: " not in html  # the file's column names stay Portuguese
 
 
 def test_a_file_with_errors_lists_each_row_in_portuguese_and_changes_nothing(admin_client: Client, demo: None) -> None:

@@ -13,8 +13,10 @@ from urllib.parse import urlsplit
 import pytest
 from django.core import signing
 from django.test import Client
+from django.urls import reverse, set_script_prefix
 from django.utils import timezone
 
+from shop.checkout import selectors
 from shop.checkout.selectors import _SALT, checkout_continue_url, continue_token
 from shop.checkout.services import checkout_create
 from shop.checkout.types import LineInput
@@ -141,3 +143,28 @@ def test_a_signed_token_kept_by_the_process_is_the_signers_and_follows_the_secre
     rotated = continue_token(agent_checkout)
     assert rotated != first
     assert Client().get(f"/checkout/{agent_checkout.public_id}", {"t": rotated}).status_code == 200
+
+
+@pytest.mark.parametrize("page", ["checkout:resume", "checkout:pix", "checkout:card_pending", "checkout:boleto"])
+def test_a_continue_url_path_is_the_reversed_one_and_reversed_once_per_page(
+    page: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: every BCP checkout answer reversed its continue URL; the path is reversed once per page (and
+    URLconf and script prefix) with a stand-in id. Whatever the id, the script prefix, the path is Django's."""
+    reversed_ids: list[str] = []
+    monkeypatch.setattr(selectors, "_PATHS", {})
+    monkeypatch.setattr(
+        selectors,
+        "reverse",
+        lambda name, kwargs: reversed_ids.append(kwargs["checkout_id"]) or reverse(name, kwargs=kwargs),
+    )
+    ids = ("checkout_AbC-12_x", "checkout_other9", "checkout_ç x")  # the last one is quoted by reverse
+    for prefix in ("/", "/loja/"):
+        set_script_prefix(prefix)
+        try:
+            for checkout_id in ids:
+                assert selectors._checkout_path(page, checkout_id) == reverse(page, kwargs={"checkout_id": checkout_id})
+        finally:
+            set_script_prefix("/")
+    # the stand-in once per script prefix, and the id the URL quotes each time
+    assert reversed_ids == [selectors._STAND_IN, ids[2], selectors._STAND_IN, ids[2]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -13,7 +14,7 @@ from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, PickupLocation, ShippingMethod, Variant
-from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
+from tests.shop.checkout_factories import full_input, make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
 
@@ -342,6 +343,20 @@ def test_continue_url_resumes_an_agent_checkout(client, shop_ready, settings):
         f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac"}
     )
     assert Checkout.objects.get(public_id=checkout_id).status == "ready_for_complete"
+
+
+def test_a_checkout_escalated_because_agents_may_not_complete_is_paid_by_the_buyer(client, shop_ready, settings):
+    """The agent's checkout was handed to the buyer (`requires_escalation`, BCP-CHK-08) because the store lets no
+    agent complete: the buyer's page does not repeat the agents' message, and "Pagar com Pix" charges it."""
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1)), caller_may_complete=False)  # buyer and address given
+    result = checkout_create(data=data, platform_id="plat_x")
+    assert result.checkout.status == "requires_escalation"
+    checkout_id = result.checkout.public_id
+    html = client.get(checkout_continue_url(result.checkout).removeprefix(settings.BCP_PUBLIC_URL)).content.decode()
+    assert "1 × Café especial 500 g" in html and "agentes" not in html
+    client.post(f"/checkout/{checkout_id}", {"action": "pay", **CONTACT, **ADDRESS, "shipping_option": "pac"})
+    assert Checkout.objects.get(public_id=checkout_id).status == "complete_in_progress"
+    assert pix_charge_latest_for_reference(checkout_id) is not None
 
 
 def test_unknown_and_closed_checkouts(client, shop_ready):

@@ -479,6 +479,30 @@ def test_a_pickup_point_closed_before_complete_is_said_by_name_not_unknown_bcp_f
     assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
 
 
+def test_the_only_pickup_point_closed_before_complete_is_one_clear_message_bcp_ful_05():
+    """QA walk: with the store's only pickup point closed, the complete answered "Método 'pickup' não
+    disponível." (a Python repr) plus a `field_required` asking to "escolha retirada na loja", the very option
+    just refused. Now one message naming the option by its title and what is left (BCP §5.1: content in pt-BR)."""
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    location = make_location()
+    data = CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),), buyer=BUYER, fulfillment=pickup(location.public_id))
+    checkout = checkout_create(data=data).checkout
+    assert checkout.status == "ready_for_complete"
+    location.active = False
+    location.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "incomplete"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "error"] == [
+        (
+            "fulfillment_method_unsupported",
+            "$.fulfillment.methods[0].type",
+            "Retirada na loja não está disponível no momento; informe um endereço de entrega.",
+        )
+    ]
+    assert (Order.objects.filter(checkout_id=checkout.public_id).count(), stock()) == (0, 10)
+
+
 def test_a_coupon_disabled_before_a_pix_complete_is_said_as_disabled_not_unknown_bcp_dsc_03():
     """QA walk: the store deactivated the coupon the agent had applied, between its update and its Pix complete.
     The complete rightly refused (the total moved, a new Pix) but said "Cupom 'BEMVINDO10' não encontrado."

@@ -17,7 +17,7 @@ def test_admin_shows_the_blocking_reason_and_reissues_after_the_fix(admin_client
     order = paid_order(ncm="")
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "Nota fiscal (NF-e)" in page
-    assert 'data-testid="fiscal-status">bloqueada (dados faltando)<' in page  # the SEFAZ never saw it
+    assert 'data-testid="fiscal-status">Bloqueada (dados faltando)<' in page  # the SEFAZ never saw it
     reason = "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
     assert f'data-testid="fiscal-reason">{reason}<' in page
     assert 'data-testid="fiscal-reissue"' in page
@@ -114,4 +114,4 @@ def test_the_nfe_list_filters_blocked_notes_apart_from_the_ones_the_sefaz_reject
     # then "bloqueada" lists only the blocked note and "rejeitada" only the SEFAZ's rejection
     assert listed("blocked") == {blocked}
     assert listed("rejected") == {rejected}
-    assert "bloqueada (dados faltando)" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert "Bloqueada (dados faltando)" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()

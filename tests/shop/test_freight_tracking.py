@@ -171,7 +171,7 @@ def test_a_parcel_back_at_the_store_is_said_so_and_staff_send_it_again_with_a_ne
     assert "Pacote devolvido à loja pela transportadora" in page
     admin = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert 'data-testid="label-pdf"' not in admin and 'data-testid="label-cancel"' not in admin
-    assert 'data-testid="label-last-status">devolvida ao remetente<' in admin
+    assert 'data-testid="label-last-status">Devolvida ao remetente<' in admin
     assert 'data-testid="label-returned"' in admin and 'data-testid="label-buy"' in admin
     # staff send it again: a new label, posted; the bring-back is settled
     with captured(execute=True):

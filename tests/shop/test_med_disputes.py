@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from orders.errors import OrderError
 from orders.models import Adjustment, Order, OrderEvent
@@ -257,6 +257,9 @@ def test_the_answer_survives_a_psp_outage_and_is_sent_once_by_the_sweep(
     with pytest.raises(PaymentInputError) as refused:
         infraction_answer(infraction_id=infraction.public_id, accept=True, justification="Mudamos de ideia, devolver.")
     assert refused.value.message == "Esta disputa já está respondida: não aceita outra resposta."
+    with translation.override("en"), pytest.raises(PaymentInputError) as in_english:  # staff reading English
+        infraction_answer(infraction_id=infraction.public_id, accept=True, justification="Mudamos de ideia, devolver.")
+    assert in_english.value.message == "This dispute is already answered: it takes no other answer."
 
 
 def test_an_answer_the_psp_refuses_is_marked_failed_for_staff(

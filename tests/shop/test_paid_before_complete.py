@@ -27,6 +27,7 @@ from shop.checkout.services import (
 )
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import Checkout, Variant
+from shop.store.services import store_row
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -145,6 +146,32 @@ def test_an_ap2_checkout_is_refunded_not_completed_after_the_grace_pix_10_d1(
         "completion_grace_elapsed",
         "mandate_missing_refunded",
     ]
+
+
+def test_agent_checkout_is_refunded_not_completed_when_agents_may_not_complete_pix_3_1(
+    django_capture_on_commit_callbacks, settings
+):
+    """Store setting "agentes podem finalizar: nenhum agente": the agent's complete is refused (403), so the
+    shop's own completion after the grace (PIX.md §3.1, §10 D1) must not place the order behind it either
+    (QA walk: it did). The Pix goes back in full through the refund outbox, once (§3.2 "money must never be
+    kept without an order"), and the checkout's events say why."""
+    settings.PIX_COMPLETION_GRACE_SECONDS = 900
+    checkout = paid_checkout(django_capture_on_commit_callbacks)
+    row = store_row()
+    row.agents_complete = "none"
+    row.save()
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
+    assert done.status == "canceled"
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert stock() == 10
+    refund = PixRefund.objects.get(reference=checkout.public_id)
+    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
+    events = list(done.events.order_by("id"))
+    assert [e.kind for e in events][-2:] == ["completion_grace_elapsed", "agent_complete_forbidden_refunded"]
+    assert "não permite que agentes finalizem" in events[-2].detail["reason"]
+    with django_capture_on_commit_callbacks(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(days=1))
+    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
 
 
 def test_cancel_after_payment_refunds_the_pix_in_full_pix_3_2(django_capture_on_commit_callbacks):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
+from shop.checkout import fulfillment
 from shop.checkout.fulfillment import days_text
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create
@@ -28,6 +29,23 @@ def test_days_text_in_both_languages(days, pickup_, pt, en) -> None:
         assert days_text(*days, pickup=pickup_) == pt
     with translation.override("en"):
         assert days_text(*days, pickup=pickup_) == en
+
+
+def test_an_estimate_is_worded_once_per_language_and_days(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: every evaluation of a checkout with an address words its options' estimates; the words are kept
+    per language and days, so `ngettext` runs once for each, and each language still gets its own."""
+    worded: list[int] = []
+    original = fulfillment.ngettext
+    monkeypatch.setattr(fulfillment, "ngettext", lambda *args: worded.append(args[2]) or original(*args))
+    answers = []
+    for language in ("pt-br", "en", "pt-br", "en"):
+        with translation.override(language):
+            answers.append((days_text(4, 9), days_text(4, 9), days_text(6, 6, pickup=True)))
+    assert answers[0] == answers[2] == ("Chega em 4 a 9 dias úteis",) * 2 + ("Pronto para retirada em 6 dias úteis",)
+    assert (
+        answers[1] == answers[3] == ("Arrives in 4 to 9 business days",) * 2 + ("Ready for pickup in 6 business days",)
+    )
+    assert worded == [9, 6, 9, 6]  # pt-br, then en: once each
 
 
 @pytest.mark.django_db

@@ -204,7 +204,7 @@ def test_a_declined_card_cycle_tells_the_buyer_and_is_retried_the_next_day_until
     ]
     assert "Saldo ou limite insuficiente" in mail.outbox[0].body and retry_on.isoformat() in mail.outbox[0].body
     html = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
-    assert "nova tentativa · no cartão em " + retry_on.strftime("%d/%m/%Y") in html
+    assert "Nova tentativa · no cartão em " + retry_on.strftime("%d/%m/%Y") in html
 
     pagarme.card_outcome(subscription.card_id, "00")
     with capture(execute=True):

@@ -216,7 +216,7 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
 
     html = client.get(page).content.decode()
     text = _visible(html, "subscription-page")
-    assert "Your subscription: Café especial 500 g" in text and "Subscribe for R$39.90 per month · active" in text
+    assert "Your subscription: Café especial 500 g" in text and "Subscribe for R$39.90 per month · Active" in text
     assert "Next charge" in text and "Skip the next cycle" in text and "Cancel subscription" in text
     assert "Cycle 1 · " in text and f"order #{order.number}" in text and "Postal code" in text
     # The buyer's data and the product's name are Portuguese; everything else on the page is English.
@@ -282,13 +282,13 @@ def test_the_dashboard_panel_shows_subscriptions_next_charges_failures_and_churn
     charges = re.findall(r'data-testid="subs-next-charge"><a href="([^"]+)">([^<]+)</a> · ([^<]+)</small>', panel)
     assert charges == [
         (f"/admin/shop/subscription/{paused.pk}/change/", f"{timezone.localdate():%d/%m} · R$ 39,90 · Beltrano",
-         "nova tentativa"),
+         "Nova tentativa"),
         (f"/admin/shop/subscription/{subscription.pk}/change/",
-         f"{upcoming.due_date:%d/%m} · R$ 39,90 · Fulana de Tal", "agendado · sem estoque"),
+         f"{upcoming.due_date:%d/%m} · R$ 39,90 · Fulana de Tal", "Agendado · sem estoque"),
     ]  # fmt: skip
 
     admin_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     home = admin_client.get("/admin/").content.decode()
     assert "active subscriptions" in home and "1 paused · 0 awaiting authorization" in home
     assert "unpaid cycles (30 days)" in home and "1 subscription cancelled" in home and "Next charges" in home
-    assert "scheduled · out of stock" in home
+    assert "Scheduled · out of stock" in home

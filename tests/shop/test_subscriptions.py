@@ -240,7 +240,7 @@ def test_staff_see_a_subscription_and_its_timeline_read_only(
     listing = admin_client.get("/admin/shop/subscription/").content.decode()
     page = admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/")
 
-    assert subscription.public_id in listing and "aguardando autorização" in listing and "R$ 39,90" in listing
+    assert subscription.public_id in listing and "Aguardando autorização" in listing and "R$ 39,90" in listing
     assert page.status_code == 200
     assert "Autorização do Pix Automático pedida ao banco do assinante" in page.content.decode()  # not the kind
     assert admin_client.get("/admin/shop/subscription/add/").status_code == 403

@@ -24,7 +24,7 @@ from bcp_app.protocol.schemas.checkout import (
 )
 from bcp_app.protocol.schemas.payment import PaymentIn
 from bcp_app.protocol.validation import validate
-from bcp_app.service import mandates, presenters, ratelimit
+from bcp_app.service import mandates, presenters, ratelimit, trust
 from bcp_app.service.carts import checkout_from_cart, link_cart
 from bcp_app.service.context import RequestContext
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
@@ -97,12 +97,13 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
         context=context_input(body.context),
         signals=dict(body.signals or {}),
         offered_handler_ids=_offered(ctx),
+        caller_may_complete=trust.refusal(ctx, trust.CHECKOUT_COMPLETE) is None,
     )
 
 
 def _offered(ctx: RequestContext) -> tuple[str, ...]:
     """BCP §11.2 / BCP-PAY-03: the handler ids this checkout offers this platform (those its profile lists)."""
-    return tuple(entry["id"] for entries in presenters.payment_handlers(None, ctx).values() for entry in entries)
+    return presenters.payment_handler_ids(ctx)
 
 
 def _language(ctx: RequestContext, body: CheckoutWrite) -> str:

@@ -4,6 +4,10 @@ platform acts on it through the orders services the buyer's page and the admin u
 Success is the order (§7) with the extension's `order_actions` and `return_requests`. A rule that refuses
 (shipped, window closed, quantity beyond what was delivered) is an Error Response (§5.3) whose message names the
 request member in `path` and says why in Portuguese; nothing changed. A malformed body is `invalid_request`.
+
+`body_path` is where the transport carries the request body: `$` for REST and A2A, the tool argument over MCP
+(`$.return_request`, `$.cancel`), so a refusal names the member as the agent sent it on every transport, as the
+protocol errors do (`$.return_request.line_items[0].quantity` over MCP).
 """
 
 from __future__ import annotations
@@ -31,35 +35,38 @@ from orders.types import LineQuantity
 _FINAL = frozenset(
     {"order_canceled", "already_shipped", "nothing_to_cancel", "nothing_to_return", "return_window_closed", "not_found"}
 )
-# What a request must carry that its schema cannot say (`reason` only with `reason_code: other`), by service field.
+# What a request must carry that its schema cannot say (`reason` only with `reason_code: other`), by service field;
+# `{path}` is the member as the agent sent it.
 _REQUIRED = {
     "reason": {
-        "pt-br": "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other.",
-        "en": "Give the reason for the return in $.reason: it is required when reason_code is other.",
+        "pt-br": "Informe o motivo da devolução em {path}: é obrigatório quando reason_code é other.",
+        "en": "Give the reason for the return in {path}: it is required when reason_code is other.",
     },
 }
 _LINES = re.compile(r"^lines(\[\d+\])\.(id|quantity)$")
 
 
-def _member(field: str) -> str | None:
-    """The service's field → the request member as a JSONPath (`lines[0].quantity` → `$.line_items[0].quantity`)."""
+def _member(field: str, body_path: str = "$") -> str | None:
+    """The service's field → the request member as a JSONPath under `body_path` (`lines[0].quantity` →
+    `$.line_items[0].quantity`, over MCP `$.return_request.line_items[0].quantity`)."""
     if field == "order_id":
         return None
     match = _LINES.match(field)
     if match:
-        return f"$.line_items{match.group(1)}.{match.group(2)}"
+        return f"{body_path}.line_items{match.group(1)}.{match.group(2)}"
     if field == "lines":
-        return "$.line_items"
-    return f"$.{field}"
+        return f"{body_path}.line_items"
+    return f"{body_path}.{field}"
 
 
-def _refused(ctx: RequestContext, exc: OrderError) -> OperationResult:
+def _refused(ctx: RequestContext, exc: OrderError, body_path: str = "$") -> OperationResult:
     with translation.override("en" if ctx.language == "en" else "pt-br"):
         content = exc.message
-    code, path = exc.code, _member(exc.field)
+    code, path = exc.code, _member(exc.field, body_path)
     if code == "required":
         # A missing member is `field_required` (BCP §5.1), as on checkout; the text names it as the agent sent it.
-        code, content = "field_required", _REQUIRED.get(exc.field, {}).get(ctx.language, content)
+        required = _REQUIRED.get(exc.field, {}).get(ctx.language)
+        code, content = "field_required", required.format(path=path) if required else content
     severity = "unrecoverable" if code in _FINAL else "recoverable"
     message = error_message(code, content, severity=severity, path=path)
     return OperationResult(
@@ -92,7 +99,11 @@ def _order_now(ctx: RequestContext, order_id: str) -> OperationResult:
 
 
 def cancel_order(
-    ctx: RequestContext, order_id: str, body: CancelOrderRequest | Mapping[str, Any] | None = None
+    ctx: RequestContext,
+    order_id: str,
+    body: CancelOrderRequest | Mapping[str, Any] | None = None,
+    *,
+    body_path: str = "$",
 ) -> OperationResult:
     """Cancel before anything shipped: stock back, everything paid refunded through the outbox."""
     request = validate(CancelOrderRequest, body)
@@ -103,12 +114,16 @@ def cancel_order(
         order_cancel_requested(order_id=found.public_id, reason=request.reason or "", requested_by="platform",
                                platform_id=ctx.platform_id or "")  # fmt: skip
     except OrderError as exc:
-        return _refused(ctx, exc)
+        return _refused(ctx, exc, body_path)
     return _order_now(ctx, found.public_id)
 
 
 def request_return(
-    ctx: RequestContext, order_id: str, body: RequestReturnRequest | Mapping[str, Any] | None
+    ctx: RequestContext,
+    order_id: str,
+    body: RequestReturnRequest | Mapping[str, Any] | None,
+    *,
+    body_path: str = "$",
 ) -> OperationResult:
     """Ask to return delivered units within the window; staff approve, receive and refund (webhooks each step)."""
     request = validate(RequestReturnRequest, body)
@@ -127,5 +142,5 @@ def request_return(
             request_key=(ctx.idempotency_key or "")[:64],
         )
     except OrderError as exc:
-        return _refused(ctx, exc)
+        return _refused(ctx, exc, body_path)
     return _order_now(ctx, found.public_id)

@@ -477,7 +477,8 @@ def _specs() -> list[BcpToolSpec]:
             "(extensão br.dev.bcp.shopping.order_actions).",
             CancelOrderArgs,
             OrderResult,
-            lambda ctx, a: _ops().cancel_order(ctx, a.id, a.cancel),
+            # a refusal names the member in the tool's arguments, as invalid_params does (README)
+            lambda ctx, a: _ops().cancel_order(ctx, a.id, a.cancel, body_path="$.cancel"),
             key_required=True,
         ),
         BcpToolSpec(
@@ -486,7 +487,7 @@ def _specs() -> list[BcpToolSpec]:
             "aprova, recebe e reembolsa. Exige meta['idempotency-key'] (extensão br.dev.bcp.shopping.order_actions).",
             RequestReturnArgs,
             OrderResult,
-            lambda ctx, a: _ops().request_return(ctx, a.id, a.return_request),
+            lambda ctx, a: _ops().request_return(ctx, a.id, a.return_request, body_path="$.return_request"),
             key_required=True,
         ),
         BcpToolSpec(

@@ -60,6 +60,7 @@ from shop.checkout.services import (
     checkout_update,
 )
 from shop.checkout.types import (
+    AGENT_COMPLETE_FORBIDDEN,
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_INCOMPLETE,
@@ -399,7 +400,8 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         if _buyer_submitted(checkout):
             form = CheckoutForm(data=initial_from_view(view))
             form.is_valid()
-            general = form.attach_messages(view.messages)
+            # The buyer finishing an agent's checkout is not told that agents may not (it speaks to the agent).
+            general = form.attach_messages([m for m in view.messages if m.code != AGENT_COMPLETE_FORBIDDEN])
         else:
             form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
             general = []

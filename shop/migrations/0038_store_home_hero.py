@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('shop', '0036_checkout_policies_shown'),
+        ('shop', '0037_capitalized_status_labels'),
     ]
 
     operations = [
