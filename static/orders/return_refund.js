@@ -32,4 +32,5 @@
     refund.setAttribute("data-suggested-refund", last);
   }
   quantities.forEach(function (input) { input.addEventListener("input", update); });
+  if (!refund.value) update();  // units marked before this script ran (a slow page)
 })();
