@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from celery import Task, current_app
+from django.apps import apps as django_apps
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,13 @@ def _import_tasks() -> None:
     # first still imports them would find nothing left to import and a registry without them (NotRegistered,
     # a 500 on the first concurrent completes of a fresh process; seen by `make bench`).
     with _loading:
-        current_app.loader.import_default_modules()
+        # Each installed app's `tasks` module, as Celery's autodiscovery finds them, but not through
+        # `import_default_modules`: its import signal also runs the Django fixup's `validate_models`, every system
+        # check again (~1 s of CPU, paid by the first buyer of each web process after a deploy; issue 34).
+        loader = current_app.loader
+        loader.autodiscover_tasks([app.name for app in django_apps.get_app_configs()])
+        for module in loader.default_modules:
+            loader.import_task_module(module)
 
 
 def task_named(name: str) -> Task:

@@ -41,3 +41,36 @@ def test_the_first_enqueue_in_a_worker_process_keeps_its_log_lines() -> None:
     assert done.returncode == 0, done.stderr
     assert "still logging after the enqueue" in done.stderr
     assert "a console e-mail after the enqueue" in done.stderr  # stdout → LoggingProxy → the root's console
+
+
+WEB_PROCESS = """
+import django
+django.setup()
+from django.core import checks
+ran = []
+
+@checks.register()
+def counted(app_configs, **kwargs):
+    ran.append(1)
+    return []
+
+from kernel.tasks import task_named
+import config.celery  # noqa: F401
+from celery import current_app
+task_named("fiscal.tasks.run_fiscal_job")  # the first enqueue of a web process
+task_named("bcp_app.tasks.deliver_order_webhook")
+print("checks", len(ran), "tasks", sum(1 for name in current_app.tasks if not name.startswith("celery.")))
+"""
+
+
+def test_the_first_enqueue_in_a_web_process_loads_the_tasks_without_running_the_system_checks() -> None:
+    """Issue 34: the first enqueue of each web process ran every Django system check again (Celery's Django fixup,
+    through `import_default_modules`): about a second of CPU for the first buyer after a deploy."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_LOG_FORMAT": "plain"}
+    done = subprocess.run(
+        [sys.executable, "-c", WEB_PROCESS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    checks, tasks = done.stdout.split()[1], int(done.stdout.split()[3])
+    assert checks == "0"
+    assert tasks > 20  # every app's tasks module was loaded, not only the two named
