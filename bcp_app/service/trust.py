@@ -36,7 +36,16 @@ from typing import Any, Protocol, TypeVar
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import ORDER
 from bcp_app.protocol.results import OperationResult
-from shop.store.services import store_get
+from shop.store.services import (
+    AGENT_ACCESS_DEFAULTS,
+    AGENT_ANONYMOUS,
+    AGENT_NOBODY,
+    AGENT_REGISTERED,
+    AGENT_SIGNED,
+    AGENT_TIERS,
+    agent_access,
+    agent_tier_may,
+)
 
 
 class Caller(Protocol):
@@ -51,12 +60,13 @@ class Caller(Protocol):
     def ucp_capabilities(self, *names: str) -> Any: ...
 
 
-ANONYMOUS = "anonymous"
-REGISTERED = "registered"
-SIGNED = "signed"
-NOBODY = "none"
-TIERS = (ANONYMOUS, REGISTERED, SIGNED)
-_RANK = {ANONYMOUS: 0, REGISTERED: 1, SIGNED: 2}
+# The tiers and the rule itself live in the shop (shop/store/services.py), which also applies it to the
+# creator of an agent's checkout it completes on its own (shop/checkout/settle.py).
+ANONYMOUS = AGENT_ANONYMOUS
+REGISTERED = AGENT_REGISTERED
+SIGNED = AGENT_SIGNED
+NOBODY = AGENT_NOBODY
+TIERS = AGENT_TIERS
 
 BROWSE = "catalog.browse"
 CHECKOUT_CREATE = "checkout.create"
@@ -65,13 +75,7 @@ ORDERS_READ = "orders.read"
 ORDERS_ACT = "orders.act"
 PERMISSIONS = (BROWSE, CHECKOUT_CREATE, CHECKOUT_COMPLETE, ORDERS_READ, ORDERS_ACT)
 ORDER_PERMISSIONS = frozenset({ORDERS_READ, ORDERS_ACT})
-DEFAULTS = {
-    BROWSE: ANONYMOUS,
-    CHECKOUT_CREATE: ANONYMOUS,
-    CHECKOUT_COMPLETE: ANONYMOUS,
-    ORDERS_READ: REGISTERED,
-    ORDERS_ACT: REGISTERED,
-}
+DEFAULTS = AGENT_ACCESS_DEFAULTS
 # What the refusal says the caller tried (the content of the error is read by the platform's developer).
 _WHAT = {
     BROWSE: "consultar o catálogo",
@@ -96,13 +100,17 @@ def tier_of(ctx: Caller) -> str:
 
 def policy() -> dict[str, str]:
     """Permission → minimum tier (or `none`), from the cached store settings."""
-    access = dict(getattr(store_get(), "agent_access", ()) or ())
-    return {permission: access.get(permission, DEFAULTS[permission]) for permission in PERMISSIONS}
+    return agent_access()
 
 
 def allowed(ctx: Caller, permission: str) -> bool:
-    needed = policy()[permission]
-    return needed != NOBODY and _RANK[tier_of(ctx)] >= _RANK.get(needed, _RANK[SIGNED])
+    return agent_tier_may(tier_of(ctx), permission)
+
+
+def agent_tier(ctx: Caller) -> str:
+    """The tier a checkout this caller creates records (`Checkout.creator_tier`): "" for the buyer's own
+    browser (the permalink's session), which is not an agent."""
+    return tier_of(ctx) if ctx.transport in _AGENT_TRANSPORTS else ""
 
 
 def refusal(ctx: Caller, permission: str) -> ProtocolError | None:
@@ -114,9 +122,9 @@ def refusal(ctx: Caller, permission: str) -> ProtocolError | None:
 
 def tier_refusal(tier: str, permission: str) -> ProtocolError | None:
     """The §5.4 protocol error refusing `permission` to a caller of `tier`, None when that tier may."""
-    needed = policy()[permission]
-    if needed != NOBODY and _RANK[tier] >= _RANK.get(needed, _RANK[SIGNED]):
+    if agent_tier_may(tier, permission):
         return None
+    needed = policy()[permission]
     what = _WHAT[permission]
     if needed == NOBODY:
         return ProtocolError("forbidden", f"Esta loja não permite que agentes possam {what}.")
@@ -187,8 +195,4 @@ def guarded(permission: str) -> Callable[[F], F]:
 def access_config() -> dict[str, list[str]]:
     """The policy as advertised in `/.well-known/bcp` (`config.access` of each service entry): per tier, the
     permissions it holds."""
-    current = policy()
-    return {
-        tier: [p for p in PERMISSIONS if current[p] != NOBODY and _RANK[tier] >= _RANK.get(current[p], 2)]
-        for tier in TIERS
-    }
+    return {tier: [p for p in PERMISSIONS if agent_tier_may(tier, p)] for tier in TIERS}

@@ -114,6 +114,25 @@ def made_on_the_shop(checkout: Checkout) -> bool:
     return bool(checkout.session_key) and not checkout.session_key.startswith(AGENT_KEY_PREFIX)
 
 
+SIGNED_PLATFORM_PREFIX = "sig_"  # `platform_id` of a platform that signs but never registered (bcp_app context)
+
+
+def creator_tier(checkout: Checkout) -> str | None:
+    """The trust tier (issue 35) of the agent that created `checkout`, None when no agent did (made on the shop).
+
+    As recorded at creation (`Checkout.creator_tier`); for a checkout created before it was recorded, the least
+    trusted tier its row allows: a signing platform's `sig_…` id is signed, another platform registered (it may
+    also have signed), no platform anonymous. Erring low refunds a paid checkout rather than placing an order
+    the store's setting forbids (shop/checkout/settle.py)."""
+    if made_on_the_shop(checkout):
+        return None
+    if checkout.creator_tier:
+        return checkout.creator_tier
+    if not checkout.platform_id:
+        return "anonymous"
+    return "signed" if checkout.platform_id.startswith(SIGNED_PLATFORM_PREFIX) else "registered"
+
+
 @dataclass(frozen=True)
 class CheckoutOwner:
     """A BCP caller as an owner: its platform id (None: anonymous) and the key an anonymous caller's checkouts

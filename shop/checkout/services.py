@@ -3,7 +3,8 @@
 API (all keyword-only; every call is one transaction; ids are public ids, never primary keys)::
 
     checkout_create(*, data: CheckoutInput, platform_id: str | None = None, session_key: str = "",
-                    language: str = "pt-br", mandate_required: bool = False) -> CheckoutResult
+                    language: str = "pt-br", mandate_required: bool = False,
+                    creator_tier: str = "") -> CheckoutResult
         # raises CheckoutCreateImpossible(messages) when nothing can be created (BCP §4.3: every item
         # unavailable, no lines) → BCP Error Response; CheckoutInputError(path, content) for bad input.
     checkout_update(*, checkout_id: str, data: CheckoutInput, language: str | None = None,
@@ -197,8 +198,11 @@ def checkout_create(
     session_key: str = "",
     language: str = "pt-br",
     mandate_required: bool = False,
+    creator_tier: str = "",
 ) -> CheckoutResult:
-    """`mandate_required`: the platform negotiated AP2 mandates, so the session is locked to them (PIX.md §7)."""
+    """`mandate_required`: the platform negotiated AP2 mandates, so the session is locked to them (PIX.md §7).
+    `creator_tier`: the trust tier of the BCP agent creating it ("" for none), kept for the shop's own
+    completion of a checkout paid before complete (shop/checkout/settle.py); written in the same INSERT."""
     language = checkout_language(data, language)
     speak(language)
     if not data.lines:
@@ -229,6 +233,7 @@ def checkout_create(
         language=language,
         expires_at=now + timedelta(seconds=settings.SHOP_CHECKOUT_TTL_SECONDS),
         mandate_required=mandate_required,
+        creator_tier=creator_tier,
     )
     # Without Pix a new checkout holds nothing: its row, lines and events are one INSERT (`apply`), atomic by
     # itself, so it runs with no BEGIN/COMMIT around it (issue 34). With Pix, stock may be held and a charge

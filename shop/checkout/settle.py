@@ -25,8 +25,9 @@ Which task finishes which state (`shop.tasks.expire_checkouts`, beat every minut
 - A charge issued at the PSP but never recorded here holds nothing: it expires at the PSP unpaid.
 - `ready_for_complete` with `paid_at` (an agent checkout paid before complete, PIX.md §3.1) →
   `checkout_paid_complete_due` places the order once `PIX_COMPLETION_GRACE_SECONDS` has passed, or, for a
-  checkout locked to AP2 mandates, or an agent's one while the store lets no agent complete
-  (`agents_complete` = none), cancels it and refunds the Pix in full (PIX.md §10 D1, §3.2).
+  checkout locked to AP2 mandates, or an agent's one whose creator's trust tier (`Checkout.creator_tier`)
+  the store no longer lets complete (`agents_complete`: none, or a higher tier), cancels it and refunds the
+  Pix in full (PIX.md §10 D1, §3.2).
 
 ## Lazy expiry
 
@@ -51,7 +52,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from payments.selectors import pix_charge_latest_for_reference
@@ -77,7 +78,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import evaluate
-from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, made_on_the_shop
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, creator_tier, made_on_the_shop
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -86,7 +87,9 @@ from shop.checkout.types import (
     CheckoutMessage,
 )
 from shop.models import Checkout
-from shop.store.services import agents_may_complete
+from shop.models.checkout import CREATOR_TIER_CHOICES
+from shop.models.store import AGENT_TIERS
+from shop.store.services import AGENT_COMPLETE, AGENT_NOBODY, agent_access, agents_may_complete
 
 # Longer than any PSP or gateway call of checkout_complete can take (the Bacen client: 3 tries × 10 s).
 PAYMENT_PENDING_GRACE = timedelta(minutes=2)
@@ -170,7 +173,8 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
     without AP2 the shop completes them (the Pix itself is the buyer's authorisation); a checkout locked to
     AP2 mandates (`mandate_required`) has no verified mandate, so it is canceled and the Pix refunded in full
     through the refund outbox (§3.1 "with AP2: a mandate is mandatory, so refund in full"); so is an agent's
-    checkout while the store lets no agent complete (its complete was refused, so no order may be made for it)."""
+    checkout whose creator's tier the store does not let complete (that agent's complete would be refused, so
+    no order may be made for it)."""
     now = now or timezone.now()
     candidates = list(
         Checkout.objects.filter(status=STATUS_READY, paid_at__lte=now - completion_grace())
@@ -185,12 +189,15 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
                 continue
             speak(checkout.language)
             detail = {"paid_at": checkout.paid_at.isoformat()}
-            # The merchant lets no agent complete: an agent's checkout must not become an order behind the
-            # refused complete, so the Pix goes back in full (PIX.md §3.2 "money must never be kept without
-            # an order"), as under AP2.
-            forbidden = not agents_may_complete() and not made_on_the_shop(checkout)
+            # The store does not let the agent that created it complete (`agents_complete`: nobody, or a tier
+            # above the creator's, maybe set after its Pix was charged): it must not become an order behind the
+            # complete that agent would be refused, so the Pix goes back in full (PIX.md §3.2 "money must never
+            # be kept without an order"), as under AP2. The rule is the one the complete itself is refused by.
+            tier = creator_tier(checkout)
+            forbidden = tier is not None and not agents_may_complete(tier)
             if forbidden:
-                detail["reason"] = "A loja não permite que agentes finalizem compras: o Pix foi devolvido."
+                detail["creator_tier"] = tier
+                detail["reason"] = _forbidden_reason(tier)
             event(checkout, "completion_grace_elapsed", checkout.status, detail)
             if forbidden:
                 cancel(
@@ -204,6 +211,20 @@ def checkout_paid_complete_due(*, now: datetime | None = None, limit: int = 200)
                 place_order(checkout, payment_type="pix", paid_amount=checkout.total_amount)
             finished += 1
     return finished
+
+
+def _forbidden_reason(tier: str) -> str:
+    """Why the sweep refunded an agent's paid checkout, for the merchant's event timeline (in Portuguese, like
+    the other reasons there, whatever the checkout's language)."""
+    needed = agent_access()[AGENT_COMPLETE]
+    if needed == AGENT_NOBODY:
+        return "A loja não permite que agentes finalizem compras: o Pix foi devolvido."
+    with translation.override("pt-br"):
+        allowed = str(dict(AGENT_TIERS).get(needed, needed))
+        creator = str(dict(CREATOR_TIER_CHOICES).get(tier, tier))
+    return (
+        f"Agentes que podem finalizar compras: {allowed}; este checkout foi criado por: {creator}. O Pix foi devolvido."
+    )
 
 
 @in_checkout_language

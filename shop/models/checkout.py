@@ -184,6 +184,14 @@ class Coupon(models.Model):
         super().save(*args, **kwargs)
 
 
+# `Checkout.creator_tier`: the tiers of bcp_app/service/trust.py (shop/store/services.py AGENT_TIERS).
+CREATOR_TIER_CHOICES = [
+    ("anonymous", _("Agente anônimo")),
+    ("registered", _("Plataforma com chave de API")),
+    ("signed", _("Plataforma que assina as requisições (RFC 9421)")),
+]
+
+
 class Checkout(RemembersLoaded, models.Model):
     """A BCP checkout session (BCP.md §4), for agents and for the storefront alike."""
 
@@ -262,6 +270,12 @@ class Checkout(RemembersLoaded, models.Model):
     # verified checkout mandate completes it, so a Pix paid before complete is refunded, never auto-completed
     # by the shop, when the completion grace passes without one (PIX.md §10 D1).
     mandate_required = models.BooleanField(default=False)
+    # The trust tier (issue 35) of the BCP agent that created it, "" when no agent did (storefront, permalink,
+    # admin) or for a checkout created before it was recorded. The shop's own completion of a paid checkout
+    # (shop/checkout/settle.py) applies the store's "agentes: finalizar compras" to it.
+    creator_tier = models.CharField(
+        _("criado por"), max_length=12, blank=True, default="", choices=CREATOR_TIER_CHOICES, editable=False
+    )
     canceled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -163,10 +163,45 @@ def store_get() -> Store:
     return STORE_KEPT.get("store", _store_read)
 
 
-def agents_may_complete() -> bool:
-    """False when the merchant lets no agent complete a checkout (`StoreSettings.agents_complete` = "none"): the
-    shop then makes no order out of an agent's checkout (bcp_app/service/trust.py refuses the complete itself)."""
-    return dict(store_get().agent_access).get("checkout.complete") != "none"
+# Agent trust tiers (issue 35), ordered; what each permission needs is a tier or `none` (StoreSettings.agents_*).
+# The one rule: bcp_app/service/trust.py refuses an operation with it, and the shop's own completion of an
+# agent's checkout (shop/checkout/settle.py) asks it for the tier of the caller that created the checkout.
+AGENT_ANONYMOUS = "anonymous"
+AGENT_REGISTERED = "registered"
+AGENT_SIGNED = "signed"
+AGENT_NOBODY = "none"
+AGENT_TIERS = (AGENT_ANONYMOUS, AGENT_REGISTERED, AGENT_SIGNED)
+AGENT_TIER_RANK = {AGENT_ANONYMOUS: 0, AGENT_REGISTERED: 1, AGENT_SIGNED: 2}
+AGENT_COMPLETE = "checkout.complete"
+AGENT_ACCESS_DEFAULTS = {
+    "catalog.browse": AGENT_ANONYMOUS,
+    "checkout.create": AGENT_ANONYMOUS,
+    AGENT_COMPLETE: AGENT_ANONYMOUS,
+    "orders.read": AGENT_REGISTERED,
+    "orders.act": AGENT_REGISTERED,
+}
+
+
+def agent_access() -> dict[str, str]:
+    """Permission → least trusted tier allowed (or `none`), from the cached store settings (no query)."""
+    access = dict(getattr(store_get(), "agent_access", ()) or ())
+    return {permission: access.get(permission, default) for permission, default in AGENT_ACCESS_DEFAULTS.items()}
+
+
+def agent_tier_may(tier: str, permission: str) -> bool:
+    """Whether an agent of `tier` holds `permission` under the store's settings. An unknown tier or setting
+    counts as the most demanding one (nothing is granted by a typo)."""
+    needed = agent_access()[permission]
+    if needed == AGENT_NOBODY:
+        return False
+    return AGENT_TIER_RANK.get(tier, -1) >= AGENT_TIER_RANK.get(needed, AGENT_TIER_RANK[AGENT_SIGNED])
+
+
+def agents_may_complete(tier: str) -> bool:
+    """Whether an agent of `tier` may complete a checkout (`StoreSettings.agents_complete`): False for every
+    tier when the store lets no agent complete, and for the tiers below the one it asks for. The shop then
+    makes no order out of such an agent's checkout (bcp_app/service/trust.py refuses the complete itself)."""
+    return agent_tier_may(tier, AGENT_COMPLETE)
 
 
 def _store_read() -> Store:

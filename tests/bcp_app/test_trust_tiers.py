@@ -21,10 +21,10 @@ from django.test import Client
 from bcp_app.protocol.signatures import HttpMessage, content_digest, sign_message
 from bcp_app.service import operations, trust
 from bcp_app.service.platforms import platform_create
-from shop.models import StoreSettings
+from shop.models import Checkout, StoreSettings
 from shop.store.services import store_row
 from tests.bcp_app.bcp_fixtures import PLATFORM_KID, FakePlatform
-from tests.bcp_app.rest_helpers import PIX
+from tests.bcp_app.rest_helpers import PIX, catalog
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 
@@ -302,6 +302,35 @@ def test_the_buyer_permalink_is_not_an_agent(client: Client, settings: Any) -> N
 
     assert response.status_code == 303
     assert "/checkout" in response["Location"] or "checkout" in response["Location"]
+    assert Checkout.objects.get().creator_tier == ""  # no agent created it: the store's agent settings skip it
+
+
+CREATOR_LABELS = {
+    "anonymous": "Agente anônimo",
+    "registered": "Plataforma com chave de API",
+    "signed": "Plataforma que assina as requisições (RFC 9421)",
+}
+
+
+@pytest.mark.parametrize("tier", CALLERS)
+def test_a_checkout_records_the_tier_of_the_agent_that_created_it(caller_of: Any, admin_client: Client, tier: str):
+    """The shop completes an agent's checkout paid before complete on its own (PIX.md §3.1, §10 D1), by the
+    rule the complete is refused by (BCP-SIG-04) applied to the agent that created it: so creation records
+    that agent's tier, in its INSERT, and the admin's checkout page shows it, read-only."""
+    catalog()
+
+    response = caller_of(tier)(
+        "post", "/checkout-sessions", {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    )
+
+    assert response.status_code == 201, response.content
+    checkout = Checkout.objects.get(public_id=response.json()["id"])
+    assert checkout.creator_tier == tier
+    page = admin_client.get(f"/admin/shop/checkout/{checkout.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Criado por" in html and CREATOR_LABELS[tier] in html
+    assert 'name="creator_tier"' not in html  # shown, not editable
 
 
 def test_the_store_admin_saves_the_tiers(admin_client: Client) -> None:

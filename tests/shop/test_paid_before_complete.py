@@ -18,6 +18,7 @@ from orders.models import Order
 from payments.models import PixCharge, PixRefund
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
+from shop.checkout.selectors import creator_tier
 from shop.checkout.services import (
     checkout_cancel,
     checkout_complete,
@@ -38,12 +39,16 @@ CARD = InstrumentInput(
 )
 
 
-def paid_checkout(capture, *, session_key: str = "", mandate_required: bool = False) -> Checkout:
+def paid_checkout(
+    capture, *, session_key: str = "", mandate_required: bool = False, creator_tier: str = ""
+) -> Checkout:
     """A ready Pix checkout (agent unless `session_key`) whose buyer paid before anyone called complete."""
     make_variant(price=4290, stock=10)
     make_shipping()
     data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), payment=PaymentInput(instruments=(PIX,)))
-    checkout = checkout_create(data=data, session_key=session_key, mandate_required=mandate_required).checkout
+    checkout = checkout_create(
+        data=data, session_key=session_key, mandate_required=mandate_required, creator_tier=creator_tier
+    ).checkout
     assert checkout.status == "ready_for_complete"
     with capture(execute=True):
         pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
@@ -174,6 +179,63 @@ def test_agent_checkout_is_refunded_not_completed_when_agents_may_not_complete_p
     assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
 
 
+def test_a_checkout_whose_creator_may_no_longer_complete_is_refunded_not_completed_pix_3_1(
+    django_capture_on_commit_callbacks, settings
+):
+    """An anonymous agent's checkout got its Pix charge; the merchant then set "agentes: finalizar compras" to
+    signing platforms only, and the buyer paid. That agent's complete is now refused (401), so the shop's own
+    completion after the grace (PIX.md §3.1, §10 D1) must not place the order either (it did: the sweep only
+    knew "nenhum agente"). Refunded in full, once (§3.2), the events naming the setting and the creator."""
+    settings.PIX_COMPLETION_GRACE_SECONDS = 900
+    checkout = paid_checkout(django_capture_on_commit_callbacks, session_key="profile:abc", creator_tier="anonymous")
+    assert (checkout.status, checkout.creator_tier) == ("ready_for_complete", "anonymous")
+    row = store_row()
+    row.agents_complete = "signed"
+    row.save()
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
+    assert done.status == "canceled"
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert stock() == 10
+    refund = PixRefund.objects.get(reference=checkout.public_id)
+    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
+    events = list(done.events.order_by("id"))
+    assert [e.kind for e in events][-2:] == ["completion_grace_elapsed", "agent_complete_forbidden_refunded"]
+    assert events[-2].detail["creator_tier"] == "anonymous"
+    assert "Somente plataformas que assinam" in events[-2].detail["reason"]
+    assert "Agente anônimo" in events[-2].detail["reason"]
+    with django_capture_on_commit_callbacks(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(days=1))
+    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
+
+
+def test_a_checkout_whose_creator_still_may_complete_is_completed_pix_10_d1(
+    django_capture_on_commit_callbacks, settings
+):
+    """The same setting leaves a signing platform's checkout to the ordinary completion after the grace."""
+    settings.PIX_COMPLETION_GRACE_SECONDS = 900
+    checkout = paid_checkout(django_capture_on_commit_callbacks, creator_tier="signed")
+    row = store_row()
+    row.agents_complete = "signed"
+    row.save()
+    done = after_the_grace(django_capture_on_commit_callbacks, checkout)
+    assert done.status == "completed"
+    assert not PixRefund.objects.filter(reference=checkout.public_id).exists()
+
+
+def test_a_checkout_from_before_the_tier_was_recorded_counts_as_the_least_trusted_tier_its_row_allows():
+    """No recorded tier: no platform → anonymous; a signing platform's `sig_…` id → signed; another platform
+    → registered; a buyer's or staff's checkout is no agent's (None)."""
+    rows = [
+        Checkout(session_key="profile:abc"),
+        Checkout(platform_id="sig_0123"),
+        Checkout(platform_id="plat_0123"),
+        Checkout(platform_id="plat_0123", creator_tier="signed"),
+        Checkout(session_key="sess-1"),
+        Checkout(session_key="admin:1"),
+    ]
+    assert [creator_tier(row) for row in rows] == ["anonymous", "signed", "registered", "signed", None, None]
+
+
 def test_cancel_after_payment_refunds_the_pix_in_full_pix_3_2(django_capture_on_commit_callbacks):
     """PIX.md §3.2: "Money must never be kept without an order"."""
     checkout = paid_checkout(django_capture_on_commit_callbacks)
@@ -186,7 +248,11 @@ def test_cancel_after_payment_refunds_the_pix_in_full_pix_3_2(django_capture_on_
 
 
 def test_storefront_checkout_still_completes_on_payment(django_capture_on_commit_callbacks):
-    """A human buyer's payment on the storefront's Pix page is the completion (no platform calls complete)."""
+    """A human buyer's payment on the storefront's Pix page is the completion (no platform calls complete),
+    whatever the store lets agents do."""
+    row = store_row()
+    row.agents_complete = "signed"
+    row.save()
     checkout = paid_checkout(django_capture_on_commit_callbacks, session_key="sess-1")
     assert checkout.status == "completed"
     assert Order.objects.filter(checkout_id=checkout.public_id).count() == 1

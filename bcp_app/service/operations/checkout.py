@@ -153,8 +153,9 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
             platform_id=owner.platform_id,
             language=_language(ctx, request),
             session_key="" if owner.platform_id else owner.key,
-            mandate_required=ctx.has(AP2_MANDATE),
-        )  # PIX.md §7: locked to AP2
+            mandate_required=ctx.has(AP2_MANDATE),  # PIX.md §7: locked to AP2
+            creator_tier=trust.agent_tier(ctx),  # what the shop's own completion of it checks (settle.py)
+        )
     except services.CheckoutCreateImpossible as exc:
         reasons = [{**message, "severity": "unrecoverable"} for message in presenters.messages(exc.messages)]
         return OperationResult(
