@@ -39,7 +39,7 @@ from shop.cart import (
     cart_add as cart_add_item,
 )
 from shop.checkout.core import input_from_checkout
-from shop.checkout.evaluate import CheckoutInputError, evaluate
+from shop.checkout.evaluate import CheckoutInputError, Evaluation, evaluate
 from shop.checkout.fulfillment import DEST0, SEL_OPT, shipping_config_load
 from shop.checkout.pricing import (
     card_offered,
@@ -511,8 +511,9 @@ def _why_total_changed(said: list[CheckoutMessage], held: list[CheckoutMessage])
     return [m for m in said if m.path.startswith("$.discounts.codes[") and m.type != "info"]
 
 
-def _posted_messages(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
-    """What the engine says of the posted (valid) form, evaluated only: nothing saved."""
+def _evaluated(checkout: Checkout, form: CheckoutForm) -> Evaluation | None:
+    """The engine's evaluation of the checkout with a valid form's buyer and delivery: nothing saved. None when
+    the engine refuses the input outright."""
     lines = list(checkout.lines.all())
     state = input_from_checkout(checkout, lines)
     attempt = replace(
@@ -521,10 +522,15 @@ def _posted_messages(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMes
         fulfillment=form.fulfillment(pickup_option_id=_pickup_option_id(checkout), previous_cep=checkout.ship_cep),
     )
     try:
-        ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
+        return evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
     except CheckoutInputError:
-        return []
-    return [*ev.messages, *ev.rejections]
+        return None
+
+
+def _posted_messages(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
+    """What the engine says of the posted (valid) form, evaluated only: nothing saved."""
+    ev = _evaluated(checkout, form)
+    return [] if ev is None else [*ev.messages, *ev.rejections]
 
 
 def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessage]:
@@ -537,18 +543,8 @@ def _other_errors(checkout: Checkout, form: CheckoutForm) -> list[CheckoutMessag
     accepted = CheckoutForm(data)
     if not accepted.is_valid():
         return []
-    lines = list(checkout.lines.all())
-    state = input_from_checkout(checkout, lines)
-    attempt = replace(
-        state,
-        buyer=accepted.buyer(previous=state.buyer),
-        fulfillment=accepted.fulfillment(pickup_option_id=_pickup_option_id(checkout), previous_cep=checkout.ship_cep),
-    )
-    try:
-        ev = evaluate(checkout=checkout, existing_lines=lines, data=attempt, now=timezone.now())
-    except CheckoutInputError:
-        return []
-    return [m for m in ev.messages if field_for_path(m.path) not in form.errors]
+    ev = _evaluated(checkout, accepted)
+    return [] if ev is None else [m for m in ev.messages if field_for_path(m.path) not in form.errors]
 
 
 def _buyer_submitted(checkout: Checkout) -> bool:
