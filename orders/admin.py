@@ -27,7 +27,7 @@ from django.utils.translation import ngettext
 from kernel.admin_actions import RefusedActionMessage
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
-from orders.admin_export import csv_rows, xlsx_bytes
+from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
     ExpectationInline,
@@ -47,6 +47,7 @@ from orders.models import (
     FulfillmentEvent,
     FulfillmentEventType,
     Order,
+    OrderEvent,
     OrderLine,
     OrderStatus,
     ReturnRequest,
@@ -319,6 +320,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         custom = [
             path("export.csv", wrap(self.export_csv_view), name="orders_order_export_csv"),
             path("export.xlsx", wrap(self.export_xlsx_view), name="orders_order_export_xlsx"),
+            path("export-financeiro.csv", wrap(self.export_finance_view), name="orders_order_export_finance_csv"),
             path("<str:public_id>/action/<slug:slug>/", wrap(self.action_view), name="orders_order_action"),
         ]
         return custom + super().get_urls()
@@ -382,11 +384,14 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         }
         return TemplateResponse(request, "orders/admin/action_form.html", context)
 
-    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+    def _filtered_queryset(self, request: HttpRequest) -> QuerySet[Order]:
         if not self.has_view_permission(request):
             raise PermissionDenied
         changelist = self.get_changelist_instance(request)  # the export follows the list's filters
-        return changelist.get_queryset(request).prefetch_related(
+        return changelist.get_queryset(request)
+
+    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+        return self._filtered_queryset(request).prefetch_related(
             Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
             Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
             Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
@@ -398,6 +403,19 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
             csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
+        return response
+
+    def export_finance_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        """One row per order with the money the accountant closes the month with, and the order's NF-e."""
+        queryset = self._filtered_queryset(request).prefetch_related(
+            Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
+            Prefetch("timeline", queryset=OrderEvent.objects.filter(kind="payment_confirmed").order_by("id")),
+        )
+        response = StreamingHttpResponse(
+            finance_csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
+        )
+        name = f"pedidos-financeiro-{timezone.localdate():%Y%m%d}.csv"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 
     def export_xlsx_view(self, request: HttpRequest) -> HttpResponse:

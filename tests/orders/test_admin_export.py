@@ -109,3 +109,100 @@ def test_the_tracking_column_names_each_code_once(admin_client: Client, two_line
     response = admin_client.get("/admin/orders/order/export.csv")
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
     assert [row[24] for row in rows[1:]] == ["BR123456785BR", "BR123456785BR"]
+
+
+@pytest.fixture
+def finance_client(client: Client) -> Client:
+    """A member of the Financeiro staff group (not a superuser), as the shop's bookkeeper logs in."""
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    call_command("create_staff_groups", stdout=io.StringIO())
+    user = User.objects.create_user("financeiro", password="x", is_staff=True)
+    user.groups.add(Group.objects.get(name="Financeiro"))
+    client.force_login(user)
+    return client
+
+
+def _finance_csv(client: Client, query: str = "") -> list[list[str]]:
+    response = client.get(f"/admin/orders/order/export-financeiro.csv{query}")
+    assert response.status_code == 200
+    raw = b"".join(response.streaming_content)
+    assert raw.startswith(b"\xef\xbb\xbf")
+    return list(csv.reader(io.StringIO(raw.decode("utf-8-sig")), delimiter=";"))
+
+
+def test_the_finance_export_has_one_row_per_order_with_the_money_and_the_nfe(
+    finance_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk (closing the month with the accountant): the line export repeats an order's total on each of its
+    lines (a sum over it counts an order twice) and had no method, installments, discount, freight, interest, net
+    or NF-e. The finance export has one row per order with them, and its columns add up across."""
+    from dataclasses import replace
+
+    from django.contrib.auth.models import Group
+
+    from fiscal.models import FiscalDocument
+    from orders.services import adjustment_mark_refund_result, order_place_from_checkout, order_refund
+    from tests.orders.conftest import make_checkout
+
+    # given a Pix order with a coupon and the Pix discount, two lines, part refunded
+    pix = place_order(lines=[("CAM", 10000, 2), ("CAF", 5000, 1)], freight=2000, discounts=[(2500, "Cupom BEMVINDO")])
+    refund = order_refund(order_id=pix.public_id, amount=3000, reason="Avaria")
+    adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    failed = order_refund(order_id=pix.public_id, amount=1000, reason="Frete")
+    adjustment_mark_refund_result(adjustment_id=failed.public_id, status="failed")
+    # and a card order in 10x with interest (a `fee` total, as the checkout prices it)
+    card = make_checkout(payment_type="card", lines=[("TEN", 30000, 1)], freight=1500)
+    totals = [*card.totals[:-1], ("fee", 2345, "Juros do parcelamento (10x)"), ("total", 33845, "")]
+    with django_capture_on_commit_callbacks(execute=True):
+        card_order = order_place_from_checkout(
+            checkout=replace(card, totals=totals, paid_amount=33845, installments=10)
+        )
+    # with an authorized NF-e on the Pix order
+    FiscalDocument.objects.create(
+        order_ref=pix.public_id, status="authorized", number=123, series=1, access_key="35" + "1" * 42
+    )
+    assert "orders.view_order" in {
+        f"{p.content_type.app_label}.{p.codename}" for p in Group.objects.get(name="Financeiro").permissions.all()
+    }
+
+    # when the Financeiro member exports the orders
+    rows = _finance_csv(finance_client)
+
+    # then each order is one row with what the accountant asks for
+    assert rows[0] == [
+        "Pedido", "Data do pedido", "Data do pagamento", "Situação", "Pagamento", "Comprador", "CPF/CNPJ",
+        "Forma de pagamento", "Parcelas", "Subtotal", "Desconto", "Frete", "Juros do parcelamento",
+        "Total do pedido", "Pago", "Reembolsado", "Reembolso pendente", "Reembolso com falha", "Líquido recebido",
+        "Disputa Pix (MED)", "NF-e número", "NF-e chave de acesso", "NF-e situação",
+    ]  # fmt: skip
+    by_number = {row[0]: row for row in rows[1:]}
+    assert len(rows) == 3
+    placed = timezone.localtime(pix.placed_at).strftime("%d/%m/%Y %H:%M")
+    assert by_number[str(pix.number)] == [
+        str(pix.number), placed, placed, "Pedido recebido", "Reembolsado em parte", "Ana Souza", "390.533.447-05",
+        "Pix", "", "250,00", "25,00", "20,00", "0,00", "245,00", "245,00", "30,00", "0,00", "10,00", "215,00", "",
+        "123", "35" + "1" * 42, "Autorizada",
+    ]  # fmt: skip
+    assert by_number[str(card_order.number)][7:19] == [
+        "Cartão", "10", "300,00", "0,00", "15,00", "23,45", "338,45", "338,45", "0,00", "0,00", "0,00", "338,45",
+    ]  # fmt: skip
+    assert by_number[str(card_order.number)][20:] == ["", "", ""]  # no NF-e yet
+
+
+def test_the_finance_export_counts_an_order_paid_at_23h30_on_the_last_day_in_that_month(
+    finance_client: Client, place_order
+) -> None:
+    """A month filter in America/Sao_Paulo: 30/11 23:30 in Brasília is 01/12 02:30 UTC, and stays in November."""
+    from zoneinfo import ZoneInfo
+
+    late = place_order(lines=[("CAM", 10000, 1)], freight=0)
+    december = place_order(lines=[("CAF", 5000, 1)], freight=0)
+    brt = ZoneInfo("America/Sao_Paulo")
+    Order.objects.filter(pk=late.pk).update(placed_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt))
+    Order.objects.filter(pk=december.pk).update(placed_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt))
+
+    november = _finance_csv(finance_client, "?placed_at__year=2026&placed_at__month=11")
+
+    assert [row[:2] for row in november[1:]] == [[str(late.number), "30/11/2026 23:30"]]
