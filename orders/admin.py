@@ -61,19 +61,20 @@ from orders.summary import installments_text
 
 
 class PendingRefundFilter(admin.SimpleListFilter):
-    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes")."""
+    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes"), or with a
+    refund the payment provider refused (QA walk: the bookkeeper could not find the failed ones)."""
 
     title = _("reembolso")
     parameter_name = "refund"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("pending", _("Reembolso pendente"))]
+        return [("pending", _("Reembolso pendente")), ("failed", _("Reembolso com falha"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
-        if self.value() != "pending":
+        if self.value() not in ("pending", "failed"):
             return queryset
-        pending = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending")
-        return queryset.filter(Exists(pending))
+        refunds = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status=self.value())
+        return queryset.filter(Exists(refunds))
 
 
 @admin.register(Order)
