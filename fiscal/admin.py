@@ -60,8 +60,12 @@ class FiscalDocumentAdmin(_ReadOnly):
         "series",
         "access_key",
         "issued_at",
+        "cancelled_at",
+        "attempt",
     )  # the reason: what to fix before re-issuing ("NCM não informado")
-    list_filter = (DocumentSituationFilter, "environment")
+    # The month's notes for the accountant (QA walk): authorized or cancelled in a month, Brasília time.
+    list_filter = (DocumentSituationFilter, "environment", "issued_at", "cancelled_at")
+    date_hierarchy = "issued_at"
     search_fields = ("order_ref", "access_key")
 
     @admin.display(description=_("situação"), ordering="status")

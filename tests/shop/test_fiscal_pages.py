@@ -115,3 +115,30 @@ def test_the_nfe_list_filters_blocked_notes_apart_from_the_ones_the_sefaz_reject
     assert listed("blocked") == {blocked}
     assert listed("rejected") == {rejected}
     assert "Bloqueada (dados faltando)" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+
+
+def test_the_nfe_list_shows_a_month_in_brasilia_time_with_cancellations_and_reissues(admin_client) -> None:
+    """QA walk (closing the month): "which NF-e were authorized, cancelled, re-issued in November?" — the list
+    had no date filter, no cancellation date and no attempt count. A note authorized at 23:30 of 30/11 in
+    Brasília (02:30 UTC of 01/12) is November's."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    late = FiscalDocument.objects.create(
+        order_ref="order_nov_late", status="authorized", number=10, series=1, access_key="35" + "1" * 42,
+        issued_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt), attempt=2,
+    )  # fmt: skip
+    FiscalDocument.objects.create(
+        order_ref="order_dez", status="cancelled", number=11, series=1, access_key="35" + "2" * 42,
+        issued_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt), cancelled_at=datetime(2026, 12, 2, 9, 0, tzinfo=brt),
+    )  # fmt: skip
+
+    november = admin_client.get("/admin/fiscal/fiscaldocument/?issued_at__year=2026&issued_at__month=11")
+    assert [d.order_ref for d in november.context["cl"].result_list] == [late.order_ref]
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert "cancelada em" in page.lower() and "tentativa" in page.lower()
+    cancelled = admin_client.get(
+        "/admin/fiscal/fiscaldocument/?cancelled_at__gte=2026-12-01+00:00:00-03:00&cancelled_at__lt=2027-01-01+00:00:00-03:00"
+    )
+    assert [d.order_ref for d in cancelled.context["cl"].result_list] == ["order_dez"]
