@@ -8,6 +8,7 @@ Pix charges live in `payments` (which orders may not import): the order shows it
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -53,7 +54,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.panels import render_panels
-from orders.selectors import order_search
+from orders.selectors import order_search, orders_paid_between
 from orders.services import (
     order_mark_delivered,
 )
@@ -77,6 +78,37 @@ class PendingRefundFilter(admin.SimpleListFilter):
         return queryset.filter(Exists(refunds))
 
 
+def _month_start(year: int, month: int) -> datetime:
+    return timezone.make_aware(datetime(year, month, 1))  # midnight in the shop's zone (America/Sao_Paulo)
+
+
+class PaidMonthFilter(admin.SimpleListFilter):
+    """The month the money came in, Brasília time (QA walk, closing the month): the date filter counts a boleto
+    issued on 28/11 and paid on 02/12 in November, when the accountant books it in December."""
+
+    title = _("mês do pagamento")
+    parameter_name = "pago_em"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        today = timezone.localdate()
+        months = []
+        year, month = today.year, today.month
+        for _step in range(13):
+            months.append((f"{year:04d}-{month:02d}", f"{month:02d}/{year:04d}"))
+            year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+        return months
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
+        value = self.value() or ""
+        try:
+            year, month = (int(part) for part in value.split("-"))
+            start = _month_start(year, month)
+        except ValueError:
+            return queryset
+        end = _month_start(year + 1, 1) if month == 12 else _month_start(year, month + 1)
+        return orders_paid_between(queryset, start, end)
+
+
 @admin.register(Order)
 class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
@@ -90,6 +122,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         "fulfillment_method",
         "payment_type",
         "placed_at",
+        PaidMonthFilter,
     ]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)

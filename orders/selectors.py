@@ -10,7 +10,20 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Case, CharField, F, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    DateTimeField,
+    F,
+    Model,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Concat, Substr, Trim
 
 from kernel.compiled import Compiled, compiled
@@ -495,3 +508,18 @@ def order_actions_bcp(order: Order, *, now: datetime) -> dict[str, Any]:
         "order_actions": order_actions_payload(actions),
         "return_requests": [return_request_payload(r) for r in requests],
     }
+
+
+def orders_paid_between(queryset: QuerySet[Order], start: datetime, end: datetime) -> QuerySet[Order]:
+    """The orders whose payment was confirmed in [start, end): the first "payment_confirmed" on the timeline (a
+    boleto or a Pix com vencimento paid days after the order), else the placement of an order placed paid (a Pix
+    settled before the order exists). The same date as the finance export's "Data do pagamento"."""
+    confirmed = (
+        OrderEvent.objects.filter(order=OuterRef("pk"), kind="payment_confirmed")
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )
+    placed_paid = Case(When(paid_amount__gt=0, then=F("placed_at")), output_field=DateTimeField())
+    return queryset.annotate(_paid_at=Coalesce(Subquery(confirmed), placed_paid)).filter(
+        _paid_at__gte=start, _paid_at__lt=end
+    )

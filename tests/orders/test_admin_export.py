@@ -206,3 +206,32 @@ def test_the_finance_export_counts_an_order_paid_at_23h30_on_the_last_day_in_tha
     november = _finance_csv(finance_client, "?placed_at__year=2026&placed_at__month=11")
 
     assert [row[:2] for row in november[1:]] == [[str(late.number), "30/11/2026 23:30"]]
+
+
+def test_the_paid_month_filter_books_a_boleto_in_the_month_it_was_paid(finance_client: Client, place_order) -> None:
+    """QA walk (closing the month): the only date filter is the order's date, so a boleto issued on 28/11 and paid
+    on 01/12 00:10 (Brasília) counted in November. "Mês do pagamento" books it in December, and a Pix paid at
+    23:30 of 30/11 (02:30 UTC of 01/12) in November."""
+    from zoneinfo import ZoneInfo
+
+    from orders.models import OrderEvent
+    from orders.services import order_payment_confirm
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    boleto = place_order(payment_type="boleto", paid=False, lines=[("CAF", 5000, 1)], freight=0)
+    order_payment_confirm(order_id=boleto.public_id, paid_amount=5000, txid="bol_1")
+    Order.objects.filter(pk=boleto.pk).update(placed_at=datetime(2026, 11, 28, 10, 0, tzinfo=brt))
+    OrderEvent.objects.filter(order=boleto, kind="payment_confirmed").update(
+        created_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt)
+    )
+    pix = place_order(lines=[("CAM", 10000, 1)], freight=0)
+    Order.objects.filter(pk=pix.pk).update(placed_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt))
+    unpaid = place_order(payment_type="boleto", paid=False, lines=[("CAF", 5000, 1)], freight=0)
+    Order.objects.filter(pk=unpaid.pk).update(placed_at=datetime(2026, 11, 29, 9, 0, tzinfo=brt))
+
+    november = _finance_csv(finance_client, "?pago_em=2026-11")
+    december = _finance_csv(finance_client, "?pago_em=2026-12")
+
+    assert [row[:3] for row in november[1:]] == [[str(pix.number), "30/11/2026 23:30", "30/11/2026 23:30"]]
+    assert [row[:3] for row in december[1:]] == [[str(boleto.number), "28/11/2026 10:00", "01/12/2026 00:10"]]
+    assert _finance_csv(finance_client, "?pago_em=2026-13")[1:] != []  # a bad month filters nothing, no 500
