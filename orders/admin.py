@@ -40,6 +40,7 @@ from orders.admin_inlines import (
 from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
+    payment_type_label,
     tax_id_text,
     total_label,
 )
@@ -54,7 +55,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.panels import render_panels
-from orders.selectors import order_search, orders_paid_between
+from orders.selectors import order_search, orders_money_summary, orders_paid_between
 from orders.services import (
     order_mark_delivered,
 )
@@ -76,6 +77,19 @@ class PendingRefundFilter(admin.SimpleListFilter):
             return queryset
         refunds = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status=self.value())
         return queryset.filter(Exists(refunds))
+
+
+MONEY_SUMMARY_ROWS = [
+    ("count", _("Pedidos")),
+    ("gross", _("Total dos pedidos (bruto)")),
+    ("discount", _("Descontos (cupons, Pix)")),
+    ("freight", _("Frete")),
+    ("interest", _("Juros do parcelamento")),
+    ("paid", _("Pago")),
+    ("refunded", _("Reembolsado")),
+    ("refund_pending", _("Reembolso pendente")),
+    ("net", _("Líquido recebido (pago − reembolsado)")),
+]
 
 
 def _month_start(year: int, month: int) -> datetime:
@@ -344,6 +358,33 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
             *self.list_filter,
             *(import_string(p) for p in getattr(settings, "ORDERS_ADMIN_LIST_FILTERS", ())),
         ]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # Under the list, the money of what the filters select, per payment method (QA walk, closing the month:
+        # "how much did we sell, discount, charge in interest, refund, receive net?" had no answer on screen).
+        response = super().changelist_view(request, extra_context)
+        changelist = getattr(response, "context_data", None) and response.context_data.get("cl")
+        if changelist is not None:
+            columns = orders_money_summary(changelist.queryset, method_label=payment_type_label)
+            # One row per measure, one column per payment method and the total: fits beside the filters.
+            response.context_data["money_summary"] = (
+                {
+                    "methods": [column.label for column in columns],
+                    "rows": [
+                        (
+                            label,
+                            [
+                                str(getattr(c, field)) if field == "count" else format_brl(getattr(c, field))
+                                for c in columns
+                            ],
+                        )
+                        for field, label in MONEY_SUMMARY_ROWS
+                    ],
+                }
+                if columns
+                else None
+            )
+        return response
 
     def has_ship_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("orders.ship_order")

@@ -210,7 +210,7 @@ def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
         fiscal = _fiscal_columns([order.public_id for order in chunk])
         for order in chunk:
             refunds = [a for a in order.adjustments.all() if a.type == AdjustmentType.REFUND]
-            done = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.COMPLETED)
+            done = order.refunded_amount  # what the order page shows as "Reembolsado"
             pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
             failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED)
             confirmed = [e.created_at for e in order.timeline.all() if e.kind == "payment_confirmed"]

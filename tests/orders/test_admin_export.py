@@ -235,3 +235,52 @@ def test_the_paid_month_filter_books_a_boleto_in_the_month_it_was_paid(finance_c
     assert [row[:3] for row in november[1:]] == [[str(pix.number), "30/11/2026 23:30", "30/11/2026 23:30"]]
     assert [row[:3] for row in december[1:]] == [[str(boleto.number), "28/11/2026 10:00", "01/12/2026 00:10"]]
     assert _finance_csv(finance_client, "?pago_em=2026-13")[1:] != []  # a bad month filters nothing, no 500
+
+
+def test_the_order_list_sums_the_filtered_orders_per_method_as_the_finance_export_adds_up(
+    finance_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk (closing the month): "gross, discounts, freight, interest, refunds, net, per method?" had no answer
+    on screen. Under the list, one column per method and the total; each equals the finance export's column sum."""
+    from dataclasses import replace
+
+    from orders.services import adjustment_mark_refund_result, order_place_from_checkout, order_refund
+    from tests.orders.conftest import make_checkout
+
+    pix = place_order(lines=[("CAM", 10000, 2)], freight=2000, discounts=[(1000, "Desconto Pix")])
+    done = order_refund(order_id=pix.public_id, amount=3000, reason="Avaria")
+    adjustment_mark_refund_result(adjustment_id=done.public_id, status="completed")
+    manual = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    order_refund(order_id=manual.public_id, amount=500, reason="Troca")  # pending: paid outside the shop
+    card = make_checkout(payment_type="card", lines=[("TEN", 30000, 1)], freight=1500)
+    totals = [*card.totals[:-1], ("fee", 2345, "Juros do parcelamento (10x)"), ("total", 33845, "")]
+    with django_capture_on_commit_callbacks(execute=True):
+        order_place_from_checkout(checkout=replace(card, totals=totals, paid_amount=33845, installments=10))
+
+    summary = finance_client.get("/admin/orders/order/").context["money_summary"]
+
+    assert summary["methods"] == ["Cartão", "Pago fora da loja", "Pix", "Total"]
+    assert dict(summary["rows"]) == {
+        "Pedidos": ["1", "1", "1", "3"],
+        "Total dos pedidos (bruto)": ["R$ 338,45", "R$ 50,00", "R$ 210,00", "R$ 598,45"],
+        "Descontos (cupons, Pix)": ["R$ 0,00", "R$ 0,00", "R$ 10,00", "R$ 10,00"],
+        "Frete": ["R$ 15,00", "R$ 0,00", "R$ 20,00", "R$ 35,00"],
+        "Juros do parcelamento": ["R$ 23,45", "R$ 0,00", "R$ 0,00", "R$ 23,45"],
+        "Pago": ["R$ 338,45", "R$ 50,00", "R$ 210,00", "R$ 598,45"],
+        "Reembolsado": ["R$ 0,00", "R$ 0,00", "R$ 30,00", "R$ 30,00"],
+        "Reembolso pendente": ["R$ 0,00", "R$ 5,00", "R$ 0,00", "R$ 5,00"],
+        "Líquido recebido (pago − reembolsado)": ["R$ 338,45", "R$ 50,00", "R$ 180,00", "R$ 568,45"],
+    }
+    rows = _finance_csv(finance_client)
+
+    def column_sum(name: str) -> str:
+        index = rows[0].index(name)
+        cents = sum(int(row[index].replace(",", "")) for row in rows[1:])
+        return f"R$ {cents // 100},{cents % 100:02d}"
+
+    total = {label: values[-1] for label, values in summary["rows"]}
+    assert column_sum("Total do pedido") == total["Total dos pedidos (bruto)"]
+    assert column_sum("Desconto") == total["Descontos (cupons, Pix)"]
+    assert column_sum("Juros do parcelamento") == total["Juros do parcelamento"]
+    assert column_sum("Reembolsado") == total["Reembolsado"]
+    assert column_sum("Líquido recebido") == total["Líquido recebido (pago − reembolsado)"]
