@@ -142,3 +142,38 @@ def test_the_nfe_list_shows_a_month_in_brasilia_time_with_cancellations_and_reis
         "/admin/fiscal/fiscaldocument/?cancelled_at__gte=2026-12-01+00:00:00-03:00&cancelled_at__lt=2027-01-01+00:00:00-03:00"
     )
     assert [d.order_ref for d in cancelled.context["cl"].result_list] == ["order_dez"]
+
+
+def test_the_nfe_list_exports_the_filtered_month_for_the_accountant(admin_client) -> None:
+    """QA walk (closing the month): the NF-e of a month (numbers, keys, authorized or cancelled) had a list but no
+    export. The CSV follows the list's filters and opens in Excel pt-BR (BOM, `;`, Brasília time, key as text)."""
+    import csv
+    import io
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    FiscalDocument.objects.create(
+        order_ref="order_nov", order_number=1001, status="cancelled", number=10, series=1,
+        access_key="3526" + "1" * 40, protocol="135260000000001", issued_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt),
+        cancelled_at=datetime(2026, 11, 30, 23, 50, tzinfo=brt), attempt=2,
+    )  # fmt: skip
+    FiscalDocument.objects.create(
+        order_ref="order_dez", order_number=1002, status="authorized", number=11, series=1,
+        access_key="3526" + "2" * 40, issued_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt),
+    )  # fmt: skip
+
+    response = admin_client.get("/admin/fiscal/fiscaldocument/export.csv?issued_at__year=2026&issued_at__month=11")
+    raw = b"".join(response.streaming_content)
+
+    assert raw.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig")), delimiter=";"))
+    assert rows == [
+        ["Pedido", "Número", "Série", "Chave de acesso", "Situação", "Ambiente", "Autorizada em", "Cancelada em",
+         "Tentativa", "Protocolo", "Motivo SEFAZ"],
+        ["1001", "10", "1", "3526 " + " ".join(["1111"] * 10), "Cancelada", "Homologação", "30/11/2026 23:30",
+         "30/11/2026 23:50", "2", "135260000000001", ""],
+    ]  # fmt: skip
+    assert (
+        "/admin/fiscal/fiscaldocument/export.csv" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    )
