@@ -192,6 +192,10 @@ def _fiscal_columns(order_refs: list[str]) -> dict[str, tuple[object, str, str]]
     return import_string(path)(order_refs) if path else {}
 
 
+def _key_groups(key: str) -> str:
+    return " ".join(key[i : i + 4] for i in range(0, len(key), 4))
+
+
 def _chunks(orders: Iterable[Order], size: int = 500) -> Iterator[list[Order]]:
     chunk: list[Order] = []
     for order in orders:
@@ -238,7 +242,7 @@ def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
                 order.paid_amount - done,
                 order.get_payment_dispute_display() if order.payment_dispute else "",
                 "" if number is None else number,
-                key,
+                _key_groups(key),  # a bare 44-digit number reads 3,5E+43 in a spreadsheet: grouped as the DANFE
                 situation,
             ]
 
