@@ -79,6 +79,7 @@ class PendingRefundFilter(admin.SimpleListFilter):
         return queryset.filter(Exists(refunds))
 
 
+MONEY_SUMMARY_MAX_ORDERS = 5000  # about a year of a small shop; more: the list asks for a month filter
 MONEY_SUMMARY_ROWS = [
     ("count", _("Pedidos")),
     ("gross", _("Total dos pedidos (bruto)")),
@@ -364,7 +365,12 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         # "how much did we sell, discount, charge in interest, refund, receive net?" had no answer on screen).
         response = super().changelist_view(request, extra_context)
         changelist = getattr(response, "context_data", None) and response.context_data.get("cl")
-        if changelist is not None:
+        if changelist is not None and changelist.result_count > MONEY_SUMMARY_MAX_ORDERS:
+            # Summing every order of the shop's life on each list view costs too much: ask for a month instead.
+            response.context_data["money_summary_hint"] = _(
+                "Filtre por mês (data do pedido ou mês do pagamento) para ver os valores dos pedidos filtrados."
+            )
+        elif changelist is not None:
             columns = orders_money_summary(changelist.queryset, method_label=payment_type_label)
             # One row per measure, one column per payment method and the total: fits beside the filters.
             response.context_data["money_summary"] = (

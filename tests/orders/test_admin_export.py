@@ -284,3 +284,18 @@ def test_the_order_list_sums_the_filtered_orders_per_method_as_the_finance_expor
     assert column_sum("Juros do parcelamento") == total["Juros do parcelamento"]
     assert column_sum("Reembolsado") == total["Reembolsado"]
     assert column_sum("Líquido recebido") == total["Líquido recebido (pago − reembolsado)"]
+
+
+def test_the_order_list_asks_for_a_month_before_summing_too_many_orders(
+    finance_client: Client, place_order, monkeypatch
+) -> None:
+    """The sum reads every filtered order: past the cap (a year of a small shop) the list asks for a month."""
+    monkeypatch.setattr("orders.admin.MONEY_SUMMARY_MAX_ORDERS", 1)
+    first, _second = place_order(), place_order()
+
+    everything = finance_client.get("/admin/orders/order/")
+    one = finance_client.get(f"/admin/orders/order/?q={first.number}")
+
+    assert "money_summary" not in everything.context
+    assert "Filtre por mês (data do pedido ou mês do pagamento)" in everything.content.decode()
+    assert one.context["money_summary"]["methods"] == ["Pix", "Total"]
