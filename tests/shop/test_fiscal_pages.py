@@ -177,3 +177,23 @@ def test_the_nfe_list_exports_the_filtered_month_for_the_accountant(admin_client
     assert (
         "/admin/fiscal/fiscaldocument/export.csv" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
     )
+
+
+def test_an_order_without_nfe_offers_to_issue_without_the_reissue_advice(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: an order with no NF-e read "Nenhuma nota fiscal solicitada" and, under "Emitir NF-e", "Corrija os
+    dados fiscais … antes de emitir novamente" — advice for a note that was never refused."""
+    order = paid_order(ncm="")
+    FiscalDocument.objects.all().delete()
+
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+    assert "Nenhuma nota fiscal solicitada para este pedido." in page
+    assert 'data-testid="fiscal-reissue">Emitir NF-e<' in page
+    assert "antes de emitir novamente" not in page
+
+    # and a note whose provider sent no protocol does not read "10 / 1 — protocolo " with nothing after it
+    FiscalDocument.objects.create(
+        order_ref=order.public_id, status="authorized", number=10, series=1, access_key="35" + "1" * 42
+    )
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "10 / 1</div>" in page and "protocolo" not in page
