@@ -8,6 +8,7 @@ Pix charges live in `payments` (which orders may not import): the order shows it
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from django.utils.translation import ngettext
 from kernel.admin_actions import RefusedActionMessage
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
-from orders.admin_export import csv_rows, xlsx_bytes
+from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
     ExpectationInline,
@@ -39,6 +40,7 @@ from orders.admin_inlines import (
 from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
+    payment_type_label,
     tax_id_text,
     total_label,
 )
@@ -47,12 +49,13 @@ from orders.models import (
     FulfillmentEvent,
     FulfillmentEventType,
     Order,
+    OrderEvent,
     OrderLine,
     OrderStatus,
     ReturnRequest,
 )
 from orders.panels import render_panels
-from orders.selectors import order_search
+from orders.selectors import order_search, orders_money_summary, orders_paid_between
 from orders.services import (
     order_mark_delivered,
 )
@@ -60,19 +63,65 @@ from orders.summary import installments_text
 
 
 class PendingRefundFilter(admin.SimpleListFilter):
-    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes")."""
+    """Orders with money promised back and not settled yet (the dashboard's "Reembolsos pendentes"), or with a
+    refund the payment provider refused (QA walk: the bookkeeper could not find the failed ones)."""
 
     title = _("reembolso")
     parameter_name = "refund"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("pending", _("Reembolso pendente"))]
+        return [("pending", _("Reembolso pendente")), ("failed", _("Reembolso com falha"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
-        if self.value() != "pending":
+        if self.value() not in ("pending", "failed"):
             return queryset
-        pending = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending")
-        return queryset.filter(Exists(pending))
+        refunds = Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status=self.value())
+        return queryset.filter(Exists(refunds))
+
+
+MONEY_SUMMARY_MAX_ORDERS = 5000  # about a year of a small shop; more: the list asks for a month filter
+MONEY_SUMMARY_ROWS = [
+    ("count", _("Pedidos")),
+    ("gross", _("Total dos pedidos (bruto)")),
+    ("discount", _("Descontos (cupons, Pix)")),
+    ("freight", _("Frete")),
+    ("interest", _("Juros do parcelamento")),
+    ("paid", _("Pago")),
+    ("refunded", _("Reembolsado")),
+    ("refund_pending", _("Reembolso pendente")),
+    ("net", _("Líquido recebido (pago − reembolsado)")),
+]
+
+
+def _month_start(year: int, month: int) -> datetime:
+    return timezone.make_aware(datetime(year, month, 1))  # midnight in the shop's zone (America/Sao_Paulo)
+
+
+class PaidMonthFilter(admin.SimpleListFilter):
+    """The month the money came in, Brasília time (QA walk, closing the month): the date filter counts a boleto
+    issued on 28/11 and paid on 02/12 in November, when the accountant books it in December."""
+
+    title = _("mês do pagamento")
+    parameter_name = "pago_em"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        today = timezone.localdate()
+        months = []
+        year, month = today.year, today.month
+        for _step in range(13):
+            months.append((f"{year:04d}-{month:02d}", f"{month:02d}/{year:04d}"))
+            year, month = (year, month - 1) if month > 1 else (year - 1, 12)
+        return months
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Order]) -> QuerySet[Order]:
+        value = self.value() or ""
+        try:
+            year, month = (int(part) for part in value.split("-"))
+            start = _month_start(year, month)
+        except ValueError:
+            return queryset
+        end = _month_start(year + 1, 1) if month == 12 else _month_start(year, month + 1)
+        return orders_paid_between(queryset, start, end)
 
 
 @admin.register(Order)
@@ -88,6 +137,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         "fulfillment_method",
         "payment_type",
         "placed_at",
+        PaidMonthFilter,
     ]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
@@ -310,6 +360,38 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
             *(import_string(p) for p in getattr(settings, "ORDERS_ADMIN_LIST_FILTERS", ())),
         ]
 
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # Under the list, the money of what the filters select, per payment method (QA walk, closing the month:
+        # "how much did we sell, discount, charge in interest, refund, receive net?" had no answer on screen).
+        response = super().changelist_view(request, extra_context)
+        changelist = getattr(response, "context_data", None) and response.context_data.get("cl")
+        if changelist is not None and changelist.result_count > MONEY_SUMMARY_MAX_ORDERS:
+            # Summing every order of the shop's life on each list view costs too much: ask for a month instead.
+            response.context_data["money_summary_hint"] = _(
+                "Filtre por mês (data do pedido ou mês do pagamento) para ver os valores dos pedidos filtrados."
+            )
+        elif changelist is not None:
+            columns = orders_money_summary(changelist.queryset, method_label=payment_type_label)
+            # One row per measure, one column per payment method and the total: fits beside the filters.
+            response.context_data["money_summary"] = (
+                {
+                    "methods": [column.label for column in columns],
+                    "rows": [
+                        (
+                            label,
+                            [
+                                str(getattr(c, field)) if field == "count" else format_brl(getattr(c, field))
+                                for c in columns
+                            ],
+                        )
+                        for field, label in MONEY_SUMMARY_ROWS
+                    ],
+                }
+                if columns
+                else None
+            )
+        return response
+
     def has_ship_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("orders.ship_order")
 
@@ -319,6 +401,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         custom = [
             path("export.csv", wrap(self.export_csv_view), name="orders_order_export_csv"),
             path("export.xlsx", wrap(self.export_xlsx_view), name="orders_order_export_xlsx"),
+            path("export-financeiro.csv", wrap(self.export_finance_view), name="orders_order_export_finance_csv"),
             path("<str:public_id>/action/<slug:slug>/", wrap(self.action_view), name="orders_order_action"),
         ]
         return custom + super().get_urls()
@@ -382,11 +465,14 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         }
         return TemplateResponse(request, "orders/admin/action_form.html", context)
 
-    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+    def _filtered_queryset(self, request: HttpRequest) -> QuerySet[Order]:
         if not self.has_view_permission(request):
             raise PermissionDenied
         changelist = self.get_changelist_instance(request)  # the export follows the list's filters
-        return changelist.get_queryset(request).prefetch_related(
+        return changelist.get_queryset(request)
+
+    def _export_queryset(self, request: HttpRequest) -> QuerySet[Order]:
+        return self._filtered_queryset(request).prefetch_related(
             Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
             Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
             Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
@@ -398,6 +484,19 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
             csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="pedidos-{timezone.localdate():%Y%m%d}.csv"'
+        return response
+
+    def export_finance_view(self, request: HttpRequest) -> StreamingHttpResponse:
+        """One row per order with the money the accountant closes the month with, and the order's NF-e."""
+        queryset = self._filtered_queryset(request).prefetch_related(
+            Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
+            Prefetch("timeline", queryset=OrderEvent.objects.filter(kind="payment_confirmed").order_by("id")),
+        )
+        response = StreamingHttpResponse(
+            finance_csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"
+        )
+        name = f"pedidos-financeiro-{timezone.localdate():%Y%m%d}.csv"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 
     def export_xlsx_view(self, request: HttpRequest) -> HttpResponse:

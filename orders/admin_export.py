@@ -16,7 +16,9 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from kernel.br_validation import phone_display
@@ -26,6 +28,7 @@ from orders.labels import (
     line_status_label,
     order_status_label,
     payment_status_label,
+    payment_type_label,
     tax_id_text,
 )
 from orders.models import AdjustmentStatus, AdjustmentType, Order
@@ -141,6 +144,121 @@ def csv_rows(orders: Iterable[Order]) -> Iterator[str]:
                 cells.append(value.strftime("%d/%m/%Y %H:%M"))
             else:
                 cells.append(formula_safe("" if value is None else value))
+        yield writer.writerow(cells)
+
+
+# --- The accountant's export: one row per order, the money of the month and its NF-e ----------------------------
+
+
+def finance_header() -> list[str]:
+    return [
+        _("Pedido"),
+        _("Data do pedido"),
+        _("Data do pagamento"),
+        _("Situação"),
+        _("Pagamento"),
+        _("Comprador"),
+        _("CPF/CNPJ"),
+        _("Forma de pagamento"),
+        _("Parcelas"),
+        _("Subtotal"),
+        _("Desconto"),
+        _("Frete"),
+        _("Juros do parcelamento"),
+        _("Total do pedido"),
+        _("Pago"),
+        _("Reembolsado"),
+        _("Reembolso pendente"),
+        _("Reembolso com falha"),
+        _("Líquido recebido"),
+        _("Disputa Pix (MED)"),
+        _("NF-e número"),
+        _("NF-e chave de acesso"),
+        _("NF-e situação"),
+    ]
+
+
+FINANCE_MONEY_COLUMNS = set(range(9, 19))  # Subtotal … Líquido recebido
+
+
+def _totals_sum(order: Order, *kinds: str) -> int:
+    return sum(int(entry.get("amount", 0)) for entry in order.totals or [] if entry.get("type") in kinds)
+
+
+def _fiscal_columns(order_refs: list[str]) -> dict[str, tuple[object, str, str]]:
+    """`settings.ORDERS_EXPORT_FISCAL` (dotted path; orders imports nothing of ours): {order public id: (NF-e
+    number, access key, status in words)} for one chunk of orders, in one query."""
+    path = getattr(settings, "ORDERS_EXPORT_FISCAL", "")
+    return import_string(path)(order_refs) if path else {}
+
+
+def _key_groups(key: str) -> str:
+    return " ".join(key[i : i + 4] for i in range(0, len(key), 4))
+
+
+def _chunks(orders: Iterable[Order], size: int = 500) -> Iterator[list[Order]]:
+    chunk: list[Order] = []
+    for order in orders:
+        chunk.append(order)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
+    """Typed rows, one per order, so a column's sum is the month's sum (the line export repeats the order's
+    money on each of its lines). Adjustments and payment timeline events are prefetched."""
+    for chunk in _chunks(orders):
+        fiscal = _fiscal_columns([order.public_id for order in chunk])
+        for order in chunk:
+            refunds = [a for a in order.adjustments.all() if a.type == AdjustmentType.REFUND]
+            done = order.refunded_amount  # what the order page shows as "Reembolsado"
+            pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
+            failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED)
+            confirmed = [e.created_at for e in order.timeline.all() if e.kind == "payment_confirmed"]
+            paid_at = min(confirmed) if confirmed else (order.placed_at if order.paid_amount else None)
+            number, key, situation = fiscal.get(order.public_id, ("", "", ""))
+            yield [
+                order.number,
+                timezone.localtime(order.placed_at).replace(tzinfo=None),
+                timezone.localtime(paid_at).replace(tzinfo=None) if paid_at else "",
+                order_status_label(order.status),
+                payment_status_label(order.payment_status),
+                order.buyer_name,
+                tax_id_text(order.buyer_tax_id),
+                payment_type_label(order.payment_type),
+                order.installments if order.payment_type == "card" else "",
+                _totals_sum(order, "subtotal"),
+                -_totals_sum(order, "discount", "items_discount"),
+                _totals_sum(order, "fulfillment"),
+                _totals_sum(order, "fee"),
+                order.total_amount,
+                order.paid_amount,
+                done,
+                pending,
+                failed,
+                order.paid_amount - done,
+                order.get_payment_dispute_display() if order.payment_dispute else "",
+                "" if number is None else number,
+                _key_groups(key),  # a bare 44-digit number reads 3,5E+43 in a spreadsheet: grouped as the DANFE
+                situation,
+            ]
+
+
+def finance_csv_rows(orders: Iterable[Order]) -> Iterator[str]:
+    writer = csv.writer(_Echo(), delimiter=";")
+    yield BOM + writer.writerow(finance_header())
+    for row in finance_rows(orders):
+        cells: list[object] = []
+        for index, value in enumerate(row):
+            if index in FINANCE_MONEY_COLUMNS:
+                cells.append(format_decimal_comma(int(value)))  # type: ignore[call-overload]
+            elif isinstance(value, datetime):
+                cells.append(value.strftime("%d/%m/%Y %H:%M"))
+            else:
+                cells.append(formula_safe(value))
         yield writer.writerow(cells)
 
 

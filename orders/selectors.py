@@ -10,12 +10,28 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Case, CharField, F, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    DateTimeField,
+    F,
+    Model,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Concat, Substr, Trim
+from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
 from orders.models import (
     Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
     FulfillmentEvent,
     FulfillmentExpectation,
     Order,
@@ -495,3 +511,77 @@ def order_actions_bcp(order: Order, *, now: datetime) -> dict[str, Any]:
         "order_actions": order_actions_payload(actions),
         "return_requests": [return_request_payload(r) for r in requests],
     }
+
+
+def orders_paid_between(queryset: QuerySet[Order], start: datetime, end: datetime) -> QuerySet[Order]:
+    """The orders whose payment was confirmed in [start, end): the first "payment_confirmed" on the timeline (a
+    boleto or a Pix com vencimento paid days after the order), else the placement of an order placed paid (a Pix
+    settled before the order exists). The same date as the finance export's "Data do pagamento"."""
+    confirmed = (
+        OrderEvent.objects.filter(order=OuterRef("pk"), kind="payment_confirmed")
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )
+    placed_paid = Case(When(paid_amount__gt=0, then=F("placed_at")), output_field=DateTimeField())
+    return queryset.annotate(_paid_at=Coalesce(Subquery(confirmed), placed_paid)).filter(
+        _paid_at__gte=start, _paid_at__lt=end
+    )
+
+
+@dataclass(frozen=True)
+class MoneySummary:
+    """The money of a set of orders, in centavos, as the finance export's columns add up."""
+
+    label: str
+    count: int = 0
+    gross: int = 0  # total of the orders (items − discounts + freight + interest)
+    discount: int = 0
+    freight: int = 0
+    interest: int = 0  # installment interest (`fee` totals)
+    paid: int = 0
+    refunded: int = 0
+    refund_pending: int = 0
+    net: int = 0  # paid − refunded
+
+
+def _totals_part(totals: list[dict[str, Any]] | None, *kinds: str) -> int:
+    return sum(int(entry.get("amount", 0)) for entry in totals or [] if entry.get("type") in kinds)
+
+
+def orders_money_summary(queryset: QuerySet[Order], *, method_label: Any) -> list[MoneySummary]:
+    """One row per payment method, then the whole: what the order list's filters select. Two queries."""
+    orders = list(
+        queryset.order_by().values_list(
+            "pk", "payment_type", "totals", "total_amount", "paid_amount", "refunded_amount"
+        )
+    )
+    pending_by_order: dict[int, int] = {}
+    for order_id, amount in Adjustment.objects.filter(
+        order__in=queryset.order_by().values("pk"), type=AdjustmentType.REFUND, status=AdjustmentStatus.PENDING
+    ).values_list("order_id", "amount"):
+        pending_by_order[order_id] = pending_by_order.get(order_id, 0) - amount
+    sums: dict[str | None, dict[str, int]] = {}  # by payment type; None: all the orders
+    for pk, method, totals, total, paid, refunded in orders:
+        for key in (method, None):
+            row = sums.setdefault(
+                key,
+                dict.fromkeys(
+                    ("count", "gross", "discount", "freight", "interest", "paid", "refunded", "refund_pending"), 0
+                ),
+            )
+            row["count"] += 1
+            row["gross"] += total
+            row["discount"] += -_totals_part(totals, "discount", "items_discount")
+            row["freight"] += _totals_part(totals, "fulfillment")
+            row["interest"] += _totals_part(totals, "fee")
+            row["paid"] += paid
+            row["refunded"] += refunded
+            row["refund_pending"] += pending_by_order.get(pk, 0)
+    rows = [
+        MoneySummary(label=str(method_label(method)), net=values["paid"] - values["refunded"], **values)
+        for method, values in sorted((m, v) for m, v in sums.items() if m is not None)
+    ]
+    if orders:
+        whole = sums[None]
+        rows.append(MoneySummary(label=_("Total"), net=whole["paid"] - whole["refunded"], **whole))
+    return rows

@@ -15,12 +15,13 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from payments.boleto.service import boleto_refund_mark_transferred
 from payments.exceptions import PaymentInputError
 from payments.med.models import psp_status_words, situation_words
-from payments.med.selectors import infraction_money
+from payments.med.selectors import disputes_in_progress, infraction_money
 from payments.med.services import infraction_answer
 from payments.models import (
     BoletoPayment,
@@ -420,6 +421,17 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     )  # fmt: skip
     readonly_fields = fields
     inlines = [PixInfractionAnswerInline]
+    change_list_template = "admin/payments/pixinfraction/change_list.html"
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        # "Which disputes are open and how much is blocked?" (QA walk, closing the month): said above the list.
+        held = disputes_in_progress()
+        summary = ngettext(
+            "%(count)d disputa em andamento (aberta ou respondida): %(amount)s bloqueados pelo PSP.",
+            "%(count)d disputas em andamento (abertas ou respondidas): %(amount)s bloqueados pelo PSP.",
+            held.count,
+        ) % {"count": held.count, "amount": format_brl(held.amount)}
+        return super().changelist_view(request, {**(extra_context or {}), "disputes_summary": summary})
 
     def get_fields(self, request: HttpRequest, obj: object | None = None) -> Any:
         # The answer button only for who may answer (the answer page refuses the others anyway).

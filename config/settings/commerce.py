@@ -36,6 +36,8 @@ ORDERS_ADMIN_ACTIONS = ["shop.freight.panels.buy_labels_action"]
 ORDERS_ADMIN_LIST_FILTERS = ["shop.freight.panels.LabelFailedFilter"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
+# The NF-e columns (number, key, status) of the accountant's order export (QA walk, closing the month).
+ORDERS_EXPORT_FISCAL = "shop.invoicing.selectors.fiscal_export_columns"
 SHOP_CHECKOUT_TTL_SECONDS = env_int("SHOP_CHECKOUT_TTL_SECONDS", 6 * 3600, minimum=60)
 # How long a checkout's signed continue_url (agent hand-off, reminder e-mail) opens it, from its creation.
 SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS = env_int("SHOP_CHECKOUT_LINK_MAX_AGE_SECONDS", 7 * 24 * 3600, minimum=60)

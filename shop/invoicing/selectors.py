@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from fiscal.models import FiscalDocument
-from fiscal.selectors import document_for_order, file_path
+from fiscal.selectors import document_for_order, documents_for_orders, file_path
 from orders.models import Order
 
 
@@ -67,3 +67,12 @@ def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:
             "environment": document.environment,
         }
     ]
+
+
+def fiscal_export_columns(order_refs: list[str]) -> dict[str, tuple[int | None, str, str]]:
+    """`ORDERS_EXPORT_FISCAL`: each order's NF-e for the accountant's export — (number, access key, status in
+    staff words: "Autorizada", "Cancelada", "Bloqueada (dados faltando)"…). One query per chunk of orders."""
+    return {
+        ref: (document.number, document.access_key, document.status_text())
+        for ref, document in documents_for_orders(order_refs).items()
+    }

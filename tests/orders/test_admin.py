@@ -310,3 +310,22 @@ def test_order_page_shows_phone_and_tax_id_as_people_write_them(admin_client, pl
     order.save(update_fields=["buyer_phone", "buyer_tax_id"])
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "12.ABC.345/01DE-35" in html and "wa.me" not in html
+
+
+def test_the_order_list_filters_orders_with_a_failed_refund(admin_client, place_order):
+    """QA walk (closing the month): "which refunds failed?" — the list filtered only the pending ones, and a
+    refund the PSP refused was found nowhere but on its order's page."""
+    from orders.services import adjustment_mark_refund_result, order_refund
+
+    failed_order, pending_order, _ = (place_order(lines=[("CAF", 5000, 1)]) for _ in range(3))
+    failed = order_refund(order_id=failed_order.public_id, amount=1000, reason="Avaria")
+    adjustment_mark_refund_result(adjustment_id=failed.public_id, status="failed")
+    order_refund(order_id=pending_order.public_id, amount=500, reason="Frete")
+
+    def listed(value: str) -> set[int]:
+        response = admin_client.get(f"/admin/orders/order/?refund={value}")
+        return {order.number for order in response.context["cl"].result_list}
+
+    assert listed("failed") == {failed_order.number}
+    assert listed("pending") == {pending_order.number}
+    assert "Reembolso com falha" in admin_client.get("/admin/orders/order/").content.decode()

@@ -55,6 +55,26 @@ def test_the_disputes_list_shows_the_fraud_type_in_words(admin_client: Client) -
     assert "R$ 145,26" in text
 
 
+def test_the_disputes_list_says_how_much_the_disputes_in_progress_hold(admin_client: Client) -> None:
+    """QA walk (closing the month): "which MED disputes are open and how much is blocked?" — the list had the
+    rows but no total. Open and answered disputes hold their amount; closed ones hold nothing."""
+    _dispute()  # open: R$ 145,26
+    answered = PixInfraction.objects.create(
+        psp_id="ir-2", end_to_end_id=e2eid(), reference="checkout_med2", amount=5000, status="answered",
+        opened_at=timezone.now(),
+    )  # fmt: skip
+    PixInfraction.objects.create(
+        psp_id="ir-3", end_to_end_id=e2eid(), reference="checkout_med3", amount=9900, status="closed",
+        outcome="kept", opened_at=timezone.now(), closed_at=timezone.now(),
+    )  # fmt: skip
+    text = _text(admin_client.get("/admin/payments/pixinfraction/").content.decode())
+    assert "2 disputas em andamento (abertas ou respondidas): R$ 195,26 bloqueados pelo PSP." in text
+    # the total does not follow the list's filter: it is what the account holds now
+    answered.delete()
+    text = _text(admin_client.get("/admin/payments/pixinfraction/?status__exact=closed").content.decode())
+    assert "1 disputa em andamento (aberta ou respondida): R$ 145,26 bloqueados pelo PSP." in text
+
+
 def test_the_boletos_list_shows_the_gateway_status_in_words(admin_client: Client) -> None:
     BoletoPayment.objects.create(
         payment_id="bol_1", reference="checkout_b", handler_id="boleto", amount=3990, status="paid",

@@ -115,3 +115,85 @@ def test_the_nfe_list_filters_blocked_notes_apart_from_the_ones_the_sefaz_reject
     assert listed("blocked") == {blocked}
     assert listed("rejected") == {rejected}
     assert "Bloqueada (dados faltando)" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+
+
+def test_the_nfe_list_shows_a_month_in_brasilia_time_with_cancellations_and_reissues(admin_client) -> None:
+    """QA walk (closing the month): "which NF-e were authorized, cancelled, re-issued in November?" — the list
+    had no date filter, no cancellation date and no attempt count. A note authorized at 23:30 of 30/11 in
+    Brasília (02:30 UTC of 01/12) is November's."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    late = FiscalDocument.objects.create(
+        order_ref="order_nov_late", status="authorized", number=10, series=1, access_key="35" + "1" * 42,
+        issued_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt), attempt=2,
+    )  # fmt: skip
+    FiscalDocument.objects.create(
+        order_ref="order_dez", status="cancelled", number=11, series=1, access_key="35" + "2" * 42,
+        issued_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt), cancelled_at=datetime(2026, 12, 2, 9, 0, tzinfo=brt),
+    )  # fmt: skip
+
+    november = admin_client.get("/admin/fiscal/fiscaldocument/?issued_at__year=2026&issued_at__month=11")
+    assert [d.order_ref for d in november.context["cl"].result_list] == [late.order_ref]
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert "cancelada em" in page.lower() and "tentativa" in page.lower()
+    cancelled = admin_client.get(
+        "/admin/fiscal/fiscaldocument/?cancelled_at__gte=2026-12-01+00:00:00-03:00&cancelled_at__lt=2027-01-01+00:00:00-03:00"
+    )
+    assert [d.order_ref for d in cancelled.context["cl"].result_list] == ["order_dez"]
+
+
+def test_the_nfe_list_exports_the_filtered_month_for_the_accountant(admin_client) -> None:
+    """QA walk (closing the month): the NF-e of a month (numbers, keys, authorized or cancelled) had a list but no
+    export. The CSV follows the list's filters and opens in Excel pt-BR (BOM, `;`, Brasília time, key as text)."""
+    import csv
+    import io
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    FiscalDocument.objects.create(
+        order_ref="order_nov", order_number=1001, status="cancelled", number=10, series=1,
+        access_key="3526" + "1" * 40, protocol="135260000000001", issued_at=datetime(2026, 11, 30, 23, 30, tzinfo=brt),
+        cancelled_at=datetime(2026, 11, 30, 23, 50, tzinfo=brt), attempt=2,
+    )  # fmt: skip
+    FiscalDocument.objects.create(
+        order_ref="order_dez", order_number=1002, status="authorized", number=11, series=1,
+        access_key="3526" + "2" * 40, issued_at=datetime(2026, 12, 1, 0, 10, tzinfo=brt),
+    )  # fmt: skip
+
+    response = admin_client.get("/admin/fiscal/fiscaldocument/export.csv?issued_at__year=2026&issued_at__month=11")
+    raw = b"".join(response.streaming_content)
+
+    assert raw.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig")), delimiter=";"))
+    assert rows == [
+        ["Pedido", "Número", "Série", "Chave de acesso", "Situação", "Ambiente", "Autorizada em", "Cancelada em",
+         "Tentativa", "Protocolo", "Motivo SEFAZ"],
+        ["1001", "10", "1", "3526 " + " ".join(["1111"] * 10), "Cancelada", "Homologação", "30/11/2026 23:30",
+         "30/11/2026 23:50", "2", "135260000000001", ""],
+    ]  # fmt: skip
+    assert (
+        "/admin/fiscal/fiscaldocument/export.csv" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    )
+
+
+def test_an_order_without_nfe_offers_to_issue_without_the_reissue_advice(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: an order with no NF-e read "Nenhuma nota fiscal solicitada" and, under "Emitir NF-e", "Corrija os
+    dados fiscais … antes de emitir novamente" — advice for a note that was never refused."""
+    order = paid_order(ncm="")
+    FiscalDocument.objects.all().delete()
+
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+    assert "Nenhuma nota fiscal solicitada para este pedido." in page
+    assert 'data-testid="fiscal-reissue">Emitir NF-e<' in page
+    assert "antes de emitir novamente" not in page
+
+    # and a note whose provider sent no protocol does not read "10 / 1 — protocolo " with nothing after it
+    FiscalDocument.objects.create(
+        order_ref=order.public_id, status="authorized", number=10, series=1, access_key="35" + "1" * 42
+    )
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "10 / 1</div>" in page and "protocolo" not in page
