@@ -120,6 +120,22 @@ def after_the_grace(capture, checkout: Checkout) -> Checkout:
     return Checkout.objects.get(pk=checkout.pk)
 
 
+def refunded_in_full_without_an_order(done: Checkout, checkout: Checkout) -> list:
+    """Canceled, no order, the stock back and the whole Pix in the refund outbox (PIX.md §3.2); its events."""
+    assert done.status == "canceled"
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert stock() == 10
+    refund = PixRefund.objects.get(reference=checkout.public_id)
+    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
+    return list(done.events.order_by("id"))
+
+
+def refunded_once_after_a_later_sweep(capture, checkout: Checkout) -> None:
+    with capture(execute=True):
+        checkout_expire_due(now=timezone.now() + timedelta(days=1))
+    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
+
+
 def test_the_shop_completes_only_after_the_grace_period_pix_10_d1(django_capture_on_commit_callbacks, settings):
     """PIX.md §10 D1: no complete within `completion_grace_seconds` → the shop completes it (no AP2)."""
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
@@ -142,12 +158,8 @@ def test_an_ap2_checkout_is_refunded_not_completed_after_the_grace_pix_10_d1(
     settings.PIX_COMPLETION_GRACE_SECONDS = 900
     checkout = paid_checkout(django_capture_on_commit_callbacks, mandate_required=True)
     done = after_the_grace(django_capture_on_commit_callbacks, checkout)
-    assert done.status == "canceled"
-    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
-    assert stock() == 10
-    refund = PixRefund.objects.get(reference=checkout.public_id)
-    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
-    assert list(done.events.values_list("kind", flat=True).order_by("id"))[-2:] == [
+    events = refunded_in_full_without_an_order(done, checkout)
+    assert [e.kind for e in events][-2:] == [
         "completion_grace_elapsed",
         "mandate_missing_refunded",
     ]
@@ -166,17 +178,10 @@ def test_agent_checkout_is_refunded_not_completed_when_agents_may_not_complete_p
     row.agents_complete = "none"
     row.save()
     done = after_the_grace(django_capture_on_commit_callbacks, checkout)
-    assert done.status == "canceled"
-    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
-    assert stock() == 10
-    refund = PixRefund.objects.get(reference=checkout.public_id)
-    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
-    events = list(done.events.order_by("id"))
+    events = refunded_in_full_without_an_order(done, checkout)
     assert [e.kind for e in events][-2:] == ["completion_grace_elapsed", "agent_complete_forbidden_refunded"]
     assert "não permite que agentes finalizem" in events[-2].detail["reason"]
-    with django_capture_on_commit_callbacks(execute=True):
-        checkout_expire_due(now=timezone.now() + timedelta(days=1))
-    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
+    refunded_once_after_a_later_sweep(django_capture_on_commit_callbacks, checkout)
 
 
 def test_a_checkout_whose_creator_may_no_longer_complete_is_refunded_not_completed_pix_3_1(
@@ -193,19 +198,12 @@ def test_a_checkout_whose_creator_may_no_longer_complete_is_refunded_not_complet
     row.agents_complete = "signed"
     row.save()
     done = after_the_grace(django_capture_on_commit_callbacks, checkout)
-    assert done.status == "canceled"
-    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
-    assert stock() == 10
-    refund = PixRefund.objects.get(reference=checkout.public_id)
-    assert (refund.kind, refund.amount) == ("automatic", checkout.total_amount)
-    events = list(done.events.order_by("id"))
+    events = refunded_in_full_without_an_order(done, checkout)
     assert [e.kind for e in events][-2:] == ["completion_grace_elapsed", "agent_complete_forbidden_refunded"]
     assert events[-2].detail["creator_tier"] == "anonymous"
     assert "Somente plataformas que assinam" in events[-2].detail["reason"]
     assert "Agente anônimo" in events[-2].detail["reason"]
-    with django_capture_on_commit_callbacks(execute=True):
-        checkout_expire_due(now=timezone.now() + timedelta(days=1))
-    assert PixRefund.objects.filter(reference=checkout.public_id).count() == 1
+    refunded_once_after_a_later_sweep(django_capture_on_commit_callbacks, checkout)
 
 
 def test_a_checkout_whose_creator_still_may_complete_is_completed_pix_10_d1(
