@@ -136,8 +136,11 @@ def checkout_settle_pix(
             save_status(checkout, STATUS_INCOMPLETE, "payment_rejected", blocking)
             return "rejected"
         checkout.payment_txid = txid
-        if made_on_the_shop(checkout):
-            # A storefront buyer paid on the Pix page: no platform will call complete, so complete now.
+        if made_on_the_shop(checkout) or reopened:
+            # A storefront buyer paid on the Pix page: no platform will call complete, so complete now. Or this
+            # is the charge of a complete already accepted (it lapsed, was paid on time, reported late): "settle
+            # normally" (PIX.md §3.2), as the complete would have, not wait for a second complete that the
+            # buyer on the shop's page, or an agent the store no longer lets complete, would never send.
             place_order(checkout, payment_type="pix", paid_amount=amount, lines=lines)
         else:
             _hold_payment(checkout)

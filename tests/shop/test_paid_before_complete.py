@@ -24,6 +24,7 @@ from shop.checkout.services import (
     checkout_complete,
     checkout_create,
     checkout_expire_due,
+    checkout_pix_lapse_due,
     checkout_update,
 )
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
@@ -232,6 +233,34 @@ def test_a_checkout_from_before_the_tier_was_recorded_counts_as_the_least_truste
         Checkout(session_key="admin:1"),
     ]
     assert [creator_tier(row) for row in rows] == ["anonymous", "signed", "registered", "signed", None, None]
+
+
+def test_an_accepted_completes_charge_paid_on_time_but_reported_after_its_lapse_places_the_order_pix_3_2(
+    django_capture_on_commit_callbacks,
+):
+    """PIX.md §3.2: a payment made in time and reported after the charge lapsed "settles normally (re-open the
+    checkout flow if it was moved to incomplete)". Its complete had been accepted, so the order is placed now.
+    It used to wait as "paid before complete" for a second complete, and the sweep then refunded it when the
+    checkout's agent may no longer complete: also when the buyer had completed it on the shop's page."""
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 2), option="pac"), payment=PaymentInput(instruments=(PIX,)))
+    checkout = checkout_create(data=data, session_key="profile:abc", creator_tier="anonymous").checkout
+    assert complete(checkout).checkout.status == "complete_in_progress"
+    charge = pix_charge_active_for_reference(checkout.public_id)
+    assert checkout_pix_lapse_due(now=charge.expires_at + timedelta(minutes=5)) == 1
+    assert Checkout.objects.get(pk=checkout.pk).status == "incomplete"
+    row = store_row()
+    row.agents_complete = "signed"  # the merchant changed the setting meanwhile
+    row.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=charge.txid, options=PayOptions())  # paid before the charge's expiry, reported after the lapse
+    done = Checkout.objects.get(pk=checkout.pk)
+    assert done.status == "completed"
+    assert Order.objects.get(checkout_id=checkout.public_id).public_id == done.order_id
+    checkout_expire_due(now=timezone.now() + timedelta(days=1))
+    assert not PixRefund.objects.filter(reference=checkout.public_id).exists()
+    assert stock() == 8
 
 
 def test_cancel_after_payment_refunds_the_pix_in_full_pix_3_2(django_capture_on_commit_callbacks):
