@@ -153,15 +153,6 @@ def _destination(checkout: Checkout) -> dict[str, str]:
     return {}
 
 
-def _selected_option(checkout: Checkout) -> dict[str, object]:
-    for method in (checkout.fulfillment_snapshot or {}).get("methods", []):
-        for group in method["groups"]:
-            for option in group["options"]:
-                if option["id"] == checkout.selected_option_id:
-                    return option
-    return {}
-
-
 def _located_option(checkout: Checkout) -> tuple[str, dict[str, object]]:
     """The selected delivery option as the checkout shows it, with its JSONPath in the response."""
     for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
@@ -326,7 +317,7 @@ def place_order(
     if lines is None:
         lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
     with_lines(checkout, lines)
-    option = _selected_option(checkout)
+    option = _located_option(checkout)[1]
     placed = PlacedCheckout(
         checkout_id=checkout.public_id,
         currency=checkout.currency,
