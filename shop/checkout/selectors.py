@@ -91,6 +91,7 @@ from shop.checkout.types import (
 )
 from shop.models import Cart, Checkout, CheckoutLine
 from shop.store.policies import store_policies
+from shop.store.services import AGENT_ANONYMOUS, AGENT_REGISTERED, AGENT_SIGNED
 
 TOKEN_PARAM = "t"  # noqa: S105 (a query parameter name, not a secret)
 _SALT = "shop.checkout.continue"
@@ -129,8 +130,8 @@ def creator_tier(checkout: Checkout) -> str | None:
     if checkout.creator_tier:
         return checkout.creator_tier
     if not checkout.platform_id:
-        return "anonymous"
-    return "signed" if checkout.platform_id.startswith(SIGNED_PLATFORM_PREFIX) else "registered"
+        return AGENT_ANONYMOUS
+    return AGENT_SIGNED if checkout.platform_id.startswith(SIGNED_PLATFORM_PREFIX) else AGENT_REGISTERED
 
 
 @dataclass(frozen=True)
