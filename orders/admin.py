@@ -49,13 +49,12 @@ from orders.models import (
     FulfillmentEvent,
     FulfillmentEventType,
     Order,
-    OrderEvent,
     OrderLine,
     OrderStatus,
     ReturnRequest,
 )
 from orders.panels import render_panels
-from orders.selectors import order_search, orders_money_summary, orders_paid_between
+from orders.selectors import order_search, orders_money_summary, orders_paid_between, orders_with_payment_date
 from orders.services import (
     order_mark_delivered,
 )
@@ -488,9 +487,8 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
 
     def export_finance_view(self, request: HttpRequest) -> StreamingHttpResponse:
         """One row per order with the money the accountant closes the month with, and the order's NF-e."""
-        queryset = self._filtered_queryset(request).prefetch_related(
+        queryset = orders_with_payment_date(self._filtered_queryset(request)).prefetch_related(
             Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
-            Prefetch("timeline", queryset=OrderEvent.objects.filter(kind="payment_confirmed").order_by("id")),
         )
         response = StreamingHttpResponse(
             finance_csv_rows(queryset.iterator(chunk_size=500)), content_type="text/csv; charset=utf-8"

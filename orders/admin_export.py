@@ -209,7 +209,7 @@ def _chunks(orders: Iterable[Order], size: int = 500) -> Iterator[list[Order]]:
 
 def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
     """Typed rows, one per order, so a column's sum is the month's sum (the line export repeats the order's
-    money on each of its lines). Adjustments and payment timeline events are prefetched."""
+    money on each of its lines). Adjustments are prefetched; the payment date is `orders_with_payment_date`'s."""
     for chunk in _chunks(orders):
         fiscal = _fiscal_columns([order.public_id for order in chunk])
         for order in chunk:
@@ -217,8 +217,7 @@ def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             done = order.refunded_amount  # what the order page shows as "Reembolsado"
             pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
             failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED)
-            confirmed = [e.created_at for e in order.timeline.all() if e.kind == "payment_confirmed"]
-            paid_at = min(confirmed) if confirmed else (order.placed_at if order.paid_amount else None)
+            paid_at = order.payment_confirmed_at  # annotated by orders_with_payment_date
             number, key, situation = fiscal.get(order.public_id, ("", "", ""))
             yield [
                 order.number,

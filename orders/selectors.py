@@ -513,19 +513,25 @@ def order_actions_bcp(order: Order, *, now: datetime) -> dict[str, Any]:
     }
 
 
-def orders_paid_between(queryset: QuerySet[Order], start: datetime, end: datetime) -> QuerySet[Order]:
-    """The orders whose payment was confirmed in [start, end): the first "payment_confirmed" on the timeline (a
-    boleto or a Pix com vencimento paid days after the order), else the placement of an order placed paid (a Pix
-    settled before the order exists). The same date as the finance export's "Data do pagamento"."""
+def orders_with_payment_date(queryset: QuerySet[Order]) -> QuerySet[Order]:
+    """Each order with `payment_confirmed_at`, when its payment was confirmed: the first "payment_confirmed" on
+    the timeline (a boleto or a Pix com vencimento paid days after the order), else the placement of an order
+    placed paid (a Pix settled before the order exists), else None. One subquery; annotated once."""
+    if "payment_confirmed_at" in queryset.query.annotations:
+        return queryset
     confirmed = (
         OrderEvent.objects.filter(order=OuterRef("pk"), kind="payment_confirmed")
         .order_by("created_at")
         .values("created_at")[:1]
     )
     placed_paid = Case(When(paid_amount__gt=0, then=F("placed_at")), output_field=DateTimeField())
-    return queryset.annotate(_paid_at=Coalesce(Subquery(confirmed), placed_paid)).filter(
-        _paid_at__gte=start, _paid_at__lt=end
-    )
+    return queryset.annotate(payment_confirmed_at=Coalesce(Subquery(confirmed), placed_paid))
+
+
+def orders_paid_between(queryset: QuerySet[Order], start: datetime, end: datetime) -> QuerySet[Order]:
+    """The orders whose payment was confirmed in [start, end) (`orders_with_payment_date`): the finance export's
+    "Data do pagamento"."""
+    return orders_with_payment_date(queryset).filter(payment_confirmed_at__gte=start, payment_confirmed_at__lt=end)
 
 
 @dataclass(frozen=True)
