@@ -131,7 +131,8 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
             # beside her name and no word of the store), she reads why beside the stores and nothing typed is lost
             off_loop(close_vila_madalena)
             page.check("input[name=method][value=pickup]")
-            page.locator("label.option-row:has-text('Loja Vila Madalena') input").check()
+            # click, not check(): the page re-renders the refused store unchecked, which check() would retry on
+            page.locator("label.option-row:has-text('Loja Vila Madalena') input").click()
             expect(page.get_by_test_id("error-pickup_location")).to_have_text(
                 "A loja de retirada Loja Vila Madalena não está mais disponível; escolha outra."
             )
