@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.config_names import readme_names, settings_names
+from tests.deploy.config_names import (
+    as_written,
+    config_names,
+    readme_defaults,
+    readme_names,
+    settings_defaults,
+    settings_names,
+)
 from tests.deploy.dockerfile import ROOT, parse
 from tests.deploy.production import env_example
 
@@ -93,8 +100,58 @@ def test_every_env_name_used_is_known(compose: dict[str, Any]) -> None:
         if "command" in service:
             used.update(re.findall(r"\$\$\{([A-Z0-9_]+)", command_text(service)))
     assert used - known == set()
-    # and the README documents every variable the settings read
-    assert settings_names() - readme_names() == set()
+    # and the README documents every variable config/ reads (the settings and config/asgi.py's direct read)
+    assert config_names() - readme_names() == set()
+
+
+def test_every_readme_variable_is_read_by_something(compose: dict[str, Any]) -> None:
+    """The other way: a name in the README's table that nothing reads is a setting that was removed."""
+    makefile = (ROOT / "Makefile").read_text()
+    read = (
+        config_names()
+        | set(re.findall(r"^([A-Z][A-Z0-9_]*) \?=", makefile, re.MULTILINE))  # HOST, PORT
+        | set(re.findall(r"\$\$\{([A-Z0-9_]+)", (ROOT / "docker-compose.yml").read_text()))  # the services' commands
+        | {"POSTGRES_PASSWORD"}  # read by the official Postgres image of the compose `db` service (with USER and DB)
+    )
+    assert readme_names() - read == set()
+
+
+# Rows whose Default cell says in words what an empty or opaque code default means.
+DEFAULTS_IN_WORDS = {
+    "DATABASE_URL": "empty: the SQLite file var/shop.sqlite3",
+    "DJANGO_SECRET_KEY": "empty: a development key, refused with DEBUG off",
+    "DJANGO_EMAIL_BACKEND": "Django's console backend (DEBUG) / its SMTP backend",
+    "BOLETO_INSTRUCTIONS": "empty: the built-in text",
+    "PIX_SANDBOX_WEBHOOK_URL": "empty: built from BCP_PUBLIC_URL",
+    "PIX_KEY": "a demo EVP key",
+}
+
+
+def written_values(cell: str) -> list[str]:
+    """The values a Default cell names, in order: `…` as written (`./var` is `var`), and the words empty/none."""
+    return [
+        quoted.removeprefix("./") if quoted else "empty"
+        for quoted, _ in re.findall(r"`([^`]*)`|\b(empty|none)\b", cell)
+    ]
+
+
+def test_readme_defaults_are_the_settings_defaults() -> None:
+    """Each variable's Default in the README's table is what config/settings/ falls back to; one that depends on
+    DEBUG says so and names both values."""
+    documented = readme_defaults()
+    with_debug, without_debug = settings_defaults(debug=True), settings_defaults(debug=False)
+    wrong = {}
+    for name in sorted(with_debug.keys() - DEFAULTS_IN_WORDS.keys()):
+        cell, on, off = documented[name], as_written(with_debug[name]), as_written(without_debug[name])
+        if on == off:
+            ok = written_values(cell)[:1] == [on] and cell.startswith(("`", "empty", "none"))
+        elif isinstance(with_debug[name], bool):
+            ok = "DEBUG" in cell
+        else:
+            ok = "DEBUG" in cell and {on, off} <= set(written_values(cell))
+        if not ok:
+            wrong[name] = (cell, on if on == off else f"{on} (DEBUG) / {off}")
+    assert wrong == {}
 
 
 def test_uvicorn_trusts_proxy_headers_only_from_the_compose_network(compose: dict[str, Any]) -> None:
