@@ -1,12 +1,12 @@
 # syntax=docker/dockerfile:1
 # Production image. Stage 1 builds wheels (the shop's own, carrying templates/static/locale as package
-# data, and every dependency); stage 2 installs only those wheels into a slim runtime, with no source
-# tree, compiler or pip cache, and runs as a non-root user.
+# data, and every dependency at the version uv.lock pins: requirements.txt, hash-checked); stage 2 installs
+# only those wheels into a slim runtime, with no source tree, compiler or pip cache, and runs as a non-root user.
 
 FROM python:3.13-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py README.md requirements.txt ./
 COPY config config
 COPY kernel kernel
 COPY shop shop
@@ -18,7 +18,9 @@ COPY carriers carriers
 COPY templates templates
 COPY static static
 COPY locale locale
-RUN pip wheel --wheel-dir /wheels .
+# The dependencies CI tested (requirements.txt = `make requirements.txt`, exported from uv.lock), then the shop
+# alone: the runtime's install finds only these wheels, so it cannot pick a newer release than CI ran.
+RUN pip wheel --require-hashes --wheel-dir /wheels -r requirements.txt && pip wheel --no-deps --wheel-dir /wheels .
 
 FROM python:3.13-slim AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
