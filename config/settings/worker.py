@@ -30,6 +30,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# What a task prints (the console e-mail backend of development prints each e-mail) is logged at INFO, not as the
+# WARNING Celery defaults to: a warning line per e-mail hid the real warnings of `make worker`.
+CELERY_WORKER_REDIRECT_STDOUTS_LEVEL = "INFO"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import pytest
 from django.conf import settings
 
+from config.celery import app as celery_app
+
 
 @pytest.fixture
 def restored_logging() -> Iterator[None]:
@@ -37,3 +39,9 @@ def test_uvicorns_access_log_stays_off_after_djangos_logging_setup() -> None:
     logging.config.dictConfig(settings.LOGGING)  # what django.setup() does next, in the worker
     assert not access.hasHandlers()
     assert logging.getLogger("uvicorn.error").hasHandlers()  # uvicorn's other lines still go to the console
+
+
+def test_what_a_task_prints_is_logged_as_info_not_as_a_warning() -> None:
+    """Celery logs a task's stdout at WARNING by default: under `make worker` every development e-mail (the console
+    backend prints it) became a warning line, burying the real ones."""
+    assert celery_app.conf.worker_redirect_stdouts_level == "INFO"
