@@ -115,6 +115,22 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert "Welcome! Brazilian products chosen with care." in _get(client, "/")
 
 
+def test_a_product_without_a_photo_shows_its_initial_not_a_grey_box(client: Client) -> None:
+    """Closing note: a product card without a photo was an empty grey box (a shop starts with products whose photos
+    come later). Home, category, search and product page show a tile with the title's initial, named for a screen
+    reader, where the photo would be."""
+    category = Category.objects.create(name="Vestidos", slug="vestidos")
+    product = Product.objects.create(title="vestido midi", slug="vestido-midi", category=category)
+    Variant.objects.create(product=product, sku="VEST-MIDI", price=18990, stock=3)
+    for url in ("/", "/produtos/?category=vestidos", "/produtos/?q=vestido", "/produtos/vestido-midi/"):
+        html = _get(client, url)
+        tile = re.search(r'<svg class="photo-placeholder"[^>]*role="img" aria-label="([^"]+)"(.*?)</svg>', html, re.S)
+        assert tile, url
+        assert tile.group(1) == "vestido midi (sem foto)"
+        assert ">V</text>" in tile.group(2), url
+        assert 'class="gallery-placeholder" aria-hidden="true"></div>' not in html
+
+
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:
     html = _get(client, "/produtos/")
     assert "29 produtos encontrados" in html
