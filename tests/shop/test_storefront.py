@@ -52,8 +52,12 @@ def test_home_shows_categories_featured_products_and_site_chrome(client: Client,
 
 
 def test_empty_shop_pages_still_render(client: Client) -> None:
-    # given no catalog at all (a fresh install before seed_demo)
-    assert "Nenhum produto disponível no momento." in _get(client, "/")
+    # given no catalog at all (a fresh install before seed_demo, no store settings saved)
+    home = _get(client, "/")
+    assert "Nenhum produto disponível no momento." in home
+    hero = home.split('class="hero"')[1].split("</section>")[0]
+    assert "<h1>Loja Exemplo</h1>" in hero and "Boas-vindas! Confira os produtos da loja Loja Exemplo." in hero
+    assert 'data-testid="home-art-default"' in hero  # the hero has its neutral picture, not an empty half
     assert 'data-testid="result-count">Nenhum produto encontrado</p>' in _get(client, "/produtos/")
     assert list(_errors(_get(client, "/produtos/?page=2"))) == ["page"]
 
@@ -91,6 +95,9 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert "Boas-vindas! Confira os produtos da loja Ateliê Ana." in hero
     assert "escolhidos com carinho" not in html
     assert "<img" not in hero
+    # closing note: without a picture the hero's other half was empty; a neutral bag with the shop's initial
+    art = re.search(r'<svg class="hero-art hero-art-default"[^>]*aria-hidden="true"[^>]*>(.*?)</svg>', hero, re.S)
+    assert art and ">A</text>" in art.group(1)
     # when the merchant writes her line and uploads a picture
     buffer = io.BytesIO()
     Image.new("RGB", (1600, 1000), "pink").save(buffer, format="JPEG")
@@ -102,6 +109,7 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert 'data-testid="home-tagline">Moda feminina feita em Minas, do P ao GG.</p>' in hero
     image = re.search(r'<img class="hero-art" src="([^"]+)"', hero)
     assert image and "vitrine" in image.group(1) and image.group(1).endswith(".jpg")  # the home-sized copy
+    assert "hero-art-default" not in hero
     # and the demo seed gives the demo shop its own line and picture back, where none was set
     store.home_tagline = ""
     store.home_image = ""
