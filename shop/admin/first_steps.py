@@ -15,10 +15,10 @@ is listed only to staff who may do it; the list goes away once every step is don
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.db import connection
 from django.db.models import QuerySet
 from django.urls import reverse
@@ -40,10 +40,11 @@ class Step:
     done: bool
 
 
-def _found(querysets: dict[str, QuerySet]) -> dict[str, bool]:
+def _found(querysets: dict[str, QuerySet[Any]]) -> dict[str, bool]:
     """Whether each queryset has a row, in one statement (`SELECT EXISTS(…), EXISTS(…)`): the admin home already
     runs a fixed number of queries (tests/shop/test_admin_dashboard.py)."""
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     for queryset in querysets.values():
         sql, part_params = queryset.order_by().values("pk")[:1].query.sql_with_params()
         parts.append(f"EXISTS({sql})")
@@ -54,7 +55,7 @@ def _found(querysets: dict[str, QuerySet]) -> dict[str, bool]:
     return {key: bool(value) for key, value in zip(querysets, row, strict=True)}
 
 
-def first_steps(user: AbstractBaseUser | AnonymousUser) -> list[Step]:
+def first_steps(user: AbstractUser | AnonymousUser) -> list[Step]:
     """The steps `user` may do, or [] once every step is done (or when they may do none)."""
     if not any(user.has_perm(permission) for permission in PERMISSIONS):
         return []
