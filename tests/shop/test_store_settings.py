@@ -233,6 +233,10 @@ def test_the_ie_is_checked_by_the_stores_uf(admin_client: Client) -> None:
             "verificadores no cadastro da SEFAZ (ou informe ISENTO)."
         ]
     assert StoreSettings.objects.get().state_registration == "110.042.490.114"
+    # a row saved before this check: the page says so before the first NF-e is refused
+    StoreSettings.objects.update(state_registration="123")
+    html = admin_client.get(admin_client.get("/admin/shop/storesettings/")["Location"]).content.decode()
+    assert "Para emitir NF-e faltam: inscrição estadual válida para SP." in html
     # the Minas Gerais number with the store in MG; ISENTO anywhere
     assert _save(admin_client, state_registration="062.307.904/0081", state="mg").status_code == 302
     assert _save(admin_client, state_registration="isento", state="RJ").status_code == 302
