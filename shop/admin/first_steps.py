@@ -3,7 +3,7 @@
 Each step is ticked from the database (or, for the Pix key, the server's setting), links to where it is done, and
 is listed only to staff who may do it; the list goes away once every step is done (for everyone).
 
-- store data: the CNPJ, street and CEP of "Dados da loja";
+- store data: the razão social (not the example's), CNPJ, street and CEP of "Dados da loja";
 - Pix key: a key other than the demonstration one (set by whoever installed the store; the store page says whom to
   ask);
 - delivery: an active shipping method or an active pickup point;
@@ -29,6 +29,8 @@ from shop.admin.store import DEMO_PIX_KEY
 from shop.models import PickupLocation, Product, ShippingMethod, StoreSettings
 from shop.models.store import STORE_ROW_ID
 
+# The razão social a new row has ("Loja Exemplo Ltda"): still it, the Pix and the NF-e would name the example shop.
+DEFAULT_LEGAL_NAME = StoreSettings._meta.get_field("legal_name").get_default()
 PERMISSIONS = ("shop.change_storesettings", "shop.change_shippingmethod", "shop.change_product", "orders.change_order")
 
 
@@ -62,7 +64,10 @@ def first_steps(user: AbstractUser | AnonymousUser) -> list[Step]:
     store = StoreSettings.objects.filter(pk=STORE_ROW_ID)
     found = _found(
         {
-            "store": store.exclude(cnpj="").exclude(street="").exclude(postal_code=""),
+            "store": store.exclude(cnpj="")
+            .exclude(street="")
+            .exclude(postal_code="")
+            .exclude(legal_name=DEFAULT_LEGAL_NAME),
             "shipping": ShippingMethod.objects.filter(active=True, kind=ShippingMethod.KIND_SHIPPING),
             "pickup": PickupLocation.objects.filter(active=True),
             "product": Product.objects.filter(

@@ -178,6 +178,8 @@ def test_a_new_store_gets_first_steps_ticked_from_the_database(admin_client: Cli
     StoreSettings.objects.update_or_create(
         pk=1, defaults={"cnpj": "11.222.333/0001-81", "street": "Rua A", "postal_code": "01310-100"}
     )  # (opening the store page above made the row)
+    assert _steps(admin_client)["store"] == "false"  # still the example's razão social: the Pix would name it
+    StoreSettings.objects.update(legal_name="Ateliê Ana Ltda")
     method = ShippingMethod.objects.create(code="pac", title="PAC", active=False)
     PickupLocation.objects.create(
         name="Loja", street="Rua A", number="1", neighborhood="Centro", city="São Paulo", uf="SP", cep="01310-100",
