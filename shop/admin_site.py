@@ -89,6 +89,7 @@ class ShopAdminSite(admin.AdminSite):
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
         from shop.admin.dashboard import chart_svg_bars, dashboard_get  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
+        from shop.admin.first_steps import first_steps  # noqa: PLC0415 (same reason)
         from shop.subscriptions.selectors import subscription_stats  # noqa: PLC0415 (same reason)
 
         dashboard = dashboard_get()
@@ -100,6 +101,7 @@ class ShopAdminSite(admin.AdminSite):
             "chart_bars": bars,
             "chart_total": format_brl(sum(bar.revenue for bar in dashboard.chart)),
             "subscriptions": subscription_stats(),  # issue 38: subscriptions, next charges, failures, churn
+            "first_steps": first_steps(request.user),  # a new store: what it still lacks before it sells
             **(extra_context or {}),
         }
         return super().index(request, context)

@@ -19,6 +19,7 @@ from kernel.money import MoneyField, format_brl
 from shop.admin.br_fields import clean_cep, clean_uf
 from shop.admin.catalog_forms import PhotoField
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
+from shop.invoicing.validators import state_registration_problem
 from shop.models import PackagingBox, StoreSettings
 from shop.store.services import cnpj_format, store_row
 
@@ -218,6 +219,9 @@ def _fiscal_missing_text(store: StoreSettings | None) -> str:
         missing.append(gettext("CNPJ (em Identificação)"))
     if store is not None and not store.state_registration:
         missing.append(gettext("inscrição estadual (ou ISENTO)"))
+    elif store is not None and state_registration_problem(store.state_registration, store.state):
+        # saved before the IE was checked by the UF: the SEFAZ would refuse it
+        missing.append(gettext("inscrição estadual válida para %(uf)s") % {"uf": store.state or "a UF"})
     if store is not None and not store.tax_regime:
         missing.append(gettext("regime tributário"))
     text = gettext("Cada produto precisa também do NCM (8 dígitos), na página do produto.")

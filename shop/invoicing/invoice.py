@@ -26,6 +26,7 @@ from shop.invoicing.validators import (
     icms_fits_regime,
     interstate_cfop,
     normalize_code,
+    state_registration_problem,
 )
 from shop.models import Variant
 from shop.models.store import FISCAL_KEY, STORE_ROW_ID, StoreSettings
@@ -85,6 +86,8 @@ def build_invoice(order: Order) -> tuple[dict[str, Any], list[str]]:
         problems.append("dados da loja: CNPJ não informado")
     if not store.state_registration:
         problems.append("dados da loja: inscrição estadual não informada")
+    elif state_registration_problem(store.state_registration, store.state):  # a row saved before the UF check
+        problems.append(f"dados da loja: inscrição estadual inválida para {store.state or 'a UF da loja'}")
     if not store.tax_regime:
         problems.append("dados da loja: regime tributário não informado")
     regime = store.tax_regime or "simples"

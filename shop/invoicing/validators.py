@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from fiscal.ibscbs import SUPPORTED_CSTS
+from kernel.state_registration import state_registration_lengths, state_registration_valid
 
 ORIGINS = [
     ("0", _("0 – Nacional")),
@@ -48,9 +49,38 @@ def validate_cnae(value: str) -> None:
 
 
 def validate_state_registration(value: str) -> None:
+    """The form alone (numbers, ISENTO, SP's rural "P…"); the length and check digits by the store's UF are
+    `state_registration_problem`, which needs the UF."""
     cleaned = _digits(value)
-    if value and cleaned.upper() != "ISENTO" and not re.fullmatch(r"\d{2,14}", cleaned):
+    if value and cleaned.upper() != "ISENTO" and not re.fullmatch(r"[Pp]?\d{2,14}", cleaned):
         raise ValidationError(_("Inscrição estadual inválida: use só números (até 14) ou ISENTO."))
+
+
+def _digits_in_words(lengths: tuple[int, ...]) -> str:
+    if len(lengths) == 1:
+        return str(lengths[0])
+    return str(_("%(first)s ou %(second)s") % {"first": lengths[0], "second": lengths[1]})
+
+
+def state_registration_problem(value: str, uf: str) -> str:
+    """Why `value` is no inscrição estadual of the UF `uf` (its length and check digits, SEFAZ rules:
+    kernel/state_registration.py), a sentence for the field; "" when it is one, is ISENTO, is empty, or is not even
+    numbers (`validate_state_registration` says that)."""
+    cleaned = _digits(value)
+    if not value or cleaned.upper() == "ISENTO" or not re.fullmatch(r"[Pp]?\d{2,14}", cleaned):
+        return ""
+    lengths = state_registration_lengths(uf)
+    if not lengths:
+        return str(_("Inscrição estadual: informe a UF da loja (em Endereço) para conferir o número."))
+    if state_registration_valid(cleaned, uf):
+        return ""
+    return str(
+        _(
+            "Inscrição estadual inválida para %(uf)s: a de %(uf)s tem %(digits)s dígitos; confira os números e os "
+            "dígitos verificadores no cadastro da SEFAZ (ou informe ISENTO)."
+        )
+        % {"uf": uf.upper(), "digits": _digits_in_words(lengths)}
+    )
 
 
 # ICMS: CST for the normal regime, CSOSN for Simples Nacional (and MEI); PIS/COFINS: CST (2 digits).

@@ -15,6 +15,7 @@ from kernel.ops.kept import KeptByToken
 from shop.invoicing.validators import (
     TAX_REGIMES,
     ibs_cbs_pair_problem,
+    state_registration_problem,
     validate_cfop,
     validate_cnae,
     validate_ibs_cbs_class,
@@ -291,6 +292,13 @@ class StoreSettings(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        errors = {}
+        # The IE by the store's UF (QA: "123" was taken and the NF-e refused by the SEFAZ at the first sale).
+        problem_ie = state_registration_problem(self.state_registration, self.state)
+        if problem_ie:
+            errors["state_registration"] = problem_ie
         problem = ibs_cbs_pair_problem(self.ibs_cbs_cst or "000", self.ibs_cbs_class or "000001")
         if problem:
-            raise ValidationError({"ibs_cbs_class": problem[0].upper() + problem[1:] + "."})
+            errors["ibs_cbs_class"] = problem[0].upper() + problem[1:] + "."
+        if errors:
+            raise ValidationError(errors)

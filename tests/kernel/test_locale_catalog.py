@@ -3,6 +3,7 @@ locale/en (a new message, or one reworded) reaches an English reader in Portugue
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -40,3 +41,13 @@ def test_every_translatable_text_has_an_english_entry(tmp_path: Path) -> None:
     missing = _entries(catalog, "--untranslated") + _entries(catalog, "--only-fuzzy")
 
     assert missing == [], "msgids without an English translation in locale/en/LC_MESSAGES/django.po"
+
+
+def test_the_english_catalog_spells_canceled_one_way() -> None:
+    """Closing note: the English pages mixed "Canceled" and "Cancelled". One spelling, the American one Django's own
+    catalogs use ("Canceled", "canceling"; "cancellation" is the same in both)."""
+    catalog = (ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
+    translations = [line for line in catalog.splitlines() if not line.startswith(("msgid", "#"))]
+    british = [line for line in translations if re.search(r"cancell(ed|ing)", line, re.IGNORECASE)]
+    assert british == [], "use the American spelling (canceled, canceling) in locale/en"
+    assert any("Canceled" in line for line in translations)

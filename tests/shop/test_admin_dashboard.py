@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
@@ -13,7 +14,17 @@ from orders.models import Order
 from orders.services import order_place_from_checkout
 from payments.services import pix_charge_ensure
 from shop.admin.dashboard import dashboard_get
-from shop.models import Category, Checkout, CheckoutReminder, Product, StoreSettings, Variant
+from shop.models import (
+    Category,
+    Checkout,
+    CheckoutReminder,
+    PickupLocation,
+    Product,
+    ProductImage,
+    ShippingMethod,
+    StoreSettings,
+    Variant,
+)
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -92,7 +103,7 @@ def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, dj
     three_orders()
     reminded = Checkout.objects.create(status="completed", buyer_email="ana@example.com.br", order_id="order_x")
     CheckoutReminder.objects.create(checkout=reminded, email="ana@example.com.br", sent_at=timezone.now())
-    with django_assert_max_num_queries(15):  # 14 + the MED disputes counter (issue 37)
+    with django_assert_max_num_queries(16):  # 14 + the MED disputes counter (issue 37) + the first steps' one
         assert admin_client.get("/admin/").status_code == 200
 
 
@@ -143,3 +154,62 @@ def test_refunds_of_orders_paid_outside_the_shop_count_until_settled(admin_clien
     dashboard = dashboard_get()
     assert [(s.count, s.revenue) for s in dashboard.sales] == [(1, 5000)] * 3  # net of what went back
     assert {c.key: c.value for c in dashboard.counters}["refunds_pending"] == 1
+
+
+def _steps(client: Client) -> dict[str, str] | None:
+    """The first-steps list of the admin home: step → "true"/"false" (done), or None when not shown."""
+    html = client.get("/admin/").content.decode()
+    if 'data-testid="first-steps"' not in html:
+        return None
+    block = html.split('data-testid="first-steps"')[1].split("</section>")[0]
+    return dict(re.findall(r'data-step="([a-z]+)" data-done="(true|false)"', block))
+
+
+def test_a_new_store_gets_first_steps_ticked_from_the_database(admin_client: Client, settings) -> None:
+    """Closing note: a new merchant had no list of what the store still lacks before it sells. The admin home lists
+    the first steps, each a link to where it is done and ticked from the data; once all are done the list goes."""
+    html = admin_client.get("/admin/").content.decode()
+    assert "Primeiros passos" in html
+    assert _steps(admin_client) == dict.fromkeys(("store", "pix", "delivery", "product", "fiscal", "order"), "false")
+    block = html.split('data-testid="first-steps"')[1].split("</section>")[0]
+    for href in re.findall(r'<a href="([^"]+)"', block):
+        assert admin_client.get(href).status_code in (200, 302), href  # every link opens where the step is done
+
+    StoreSettings.objects.update_or_create(
+        pk=1, defaults={"cnpj": "11.222.333/0001-81", "street": "Rua A", "postal_code": "01310-100"}
+    )  # (opening the store page above made the row)
+    assert _steps(admin_client)["store"] == "false"  # still the example's razão social: the Pix would name it
+    StoreSettings.objects.update(legal_name="Ateliê Ana Ltda")
+    method = ShippingMethod.objects.create(code="pac", title="PAC", active=False)
+    PickupLocation.objects.create(
+        name="Loja", street="Rua A", number="1", neighborhood="Centro", city="São Paulo", uf="SP", cep="01310-100",
+        opening_hours="9h às 18h",
+    )  # fmt: skip
+    product = Product.objects.create(title="Vestido", slug="vestido", category=Category.objects.create(name="R"))
+    Variant.objects.create(product=product, sku="VEST", price=18990, stock=2)  # in stock, no photo yet
+    steps = _steps(admin_client)
+    assert steps is not None
+    assert (steps["store"], steps["delivery"], steps["product"], steps["fiscal"]) == ("true", "true", "false", "false")
+
+    ProductImage.objects.create(product=product, source="shop/demo/vestido.jpg")
+    StoreSettings.objects.update(state_registration="110042490114", tax_regime="simples")
+    PickupLocation.objects.update(active=False)
+    method.save()  # an inactive shipping method does not count
+    steps = _steps(admin_client)
+    assert steps is not None
+    assert (steps["delivery"], steps["product"], steps["fiscal"]) == ("false", "true", "true")
+
+    ShippingMethod.objects.update(active=True)
+    order_place_from_checkout(checkout=make_checkout(lines=[("CAM-A", 3000, 1)], freight=0))
+    settings.PIX_KEY = "ana@atelie.com.br"
+    assert _steps(admin_client) is None  # all done: the list goes
+
+
+def test_first_steps_list_only_what_the_staff_member_may_do(client: Client, django_user_model) -> None:
+    catalog = django_user_model.objects.create_user("catalogo", password="x", is_staff=True)
+    catalog.user_permissions.add(Permission.objects.get(codename="change_product"))
+    client.force_login(catalog)
+    assert _steps(client) == {"product": "false"}
+    nobody = django_user_model.objects.create_user("leitura", password="x", is_staff=True)
+    client.force_login(nobody)
+    assert _steps(client) is None

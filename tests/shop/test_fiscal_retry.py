@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.models import FiscalDocument, FiscalJob, SandboxNote
 from fiscal.services import job_run
 from orders.models import OrderEvent
 from shop.invoicing.lifecycle import fiscal_retry_blocked
-from shop.models import Product
+from shop.models import Product, StoreSettings
 from shop.tasks import sweep_fiscal_requests
 from tests.shop.test_fiscal_lifecycle import fiscal_store, kinds, paid_order  # noqa: F401
+from tests.shop.test_store_settings import FORM
 
 pytestmark = pytest.mark.django_db
 
@@ -70,4 +71,37 @@ def test_staff_type_the_missing_cpf_and_the_nfe_goes(
     assert document.status == "authorized"  # the outbox row, the retry and the job ran (eager tasks)
     job = FiscalJob.objects.get()
     assert job.payload["recipient"]["tax_id"] == "52998224725"
+    assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]
+
+
+def test_saving_the_store_queues_the_retry_after_commit_and_calls_no_provider(
+    fiscal_store,  # noqa: F811
+    admin_client,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Closing note: an IE like "123" (a row saved before the UF check) went to the SEFAZ and was refused; now the
+    NF-e is blocked naming it. The merchant corrects it in "Dados da loja": the save only queues the retry for after
+    its commit (no NF-e job, no call to the fiscal provider inside the request's transaction); the task issues it."""
+    StoreSettings.objects.update(state_registration="123")
+    order = paid_order()
+    document = FiscalDocument.objects.get()
+    assert (document.status, document.sefaz_reason) == (
+        "rejected",
+        "Dados fiscais incompletos: dados da loja: inscrição estadual inválida para SP",
+    )
+    url = admin_client.get("/admin/shop/storesettings/")["Location"]
+
+    with django_capture_on_commit_callbacks(execute=False) as after_commit:
+        response = admin_client.post(url, {**FORM, "state_registration": "110.042.490.114"})
+    assert response.status_code == 302
+    assert (FiscalJob.objects.count(), SandboxNote.objects.count()) == (0, 0)  # nothing issued in the request
+    assert FiscalDocument.objects.get().status == "rejected"
+    assert after_commit  # the retry task, sent once the save committed
+
+    with django_capture_on_commit_callbacks(execute=True):
+        for callback in after_commit:
+            callback()
+    document.refresh_from_db()
+    assert document.status == "authorized"  # the retry task, then the job's task (eager tasks)
+    assert SandboxNote.objects.count() == 1
     assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]

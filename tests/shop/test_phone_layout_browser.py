@@ -21,6 +21,7 @@ from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_latest_for_reference
 from shop.demo.checkout import seed_checkout_demo
 from shop.demo.seed import seed_catalog
+from shop.models import Category, Product, Variant
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -138,6 +139,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
     settings.DEBUG = False
     # given the demo shop, a cart with a filled checkout and a second checkout waiting for its Pix payment
     seed_demo()
+    no_photo = _product_without_photo()
     shopper = Client()
     cart_checkout = _ready_checkout(shopper)
     payer = Client()
@@ -173,7 +175,13 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "returns-policy": "/trocas-e-devolucoes",
         "shipping-policy": "/entrega",
         "not-found": "/nao-existe/",
+        # a product whose photo is still to come: its tile on the home, its category, a search and its own page
+        "category-no-photo": f"/produtos/?category={no_photo.category.slug}",
+        "search-no-photo": "/produtos/?q=vela+maracuja",
+        "product-no-photo": no_photo.get_absolute_url(),
     }
+    tiles = {"home", "category-no-photo", "search-no-photo", "product-no-photo"}
+    no_tile: dict[str, object] = {}  # pages where the photo-less product shows no square, named tile
     too_wide: dict[str, tuple[int, int, str]] = {}
     cut: dict[str, list[str]] = {}  # inputs whose example (placeholder) does not fit them
     misaligned: dict[str, float] = {}  # the card's side-by-side inputs at different heights
@@ -191,6 +199,11 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
                     _shot(page, name, width)
                     if scroll_width > inner_width:
                         too_wide[f"{name}@{width}"] = (scroll_width, inner_width, culprits)
+                    if name in tiles:
+                        tile = page.get_by_role("img", name=f"{no_photo.title} (sem foto)").first
+                        box = tile.bounding_box() if tile.count() else None
+                        if not box or box["width"] < 100 or abs(box["width"] - box["height"]) > 2:
+                            no_tile[f"{name}@{width}"] = box
                     if name == "checkout":
                         # the card's fields show once the card is chosen (Pix comes first): measured open too
                         page.get_by_test_id("choose-card").check()
@@ -208,9 +221,19 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
             browser.close()
     # then no page scrolls sideways, every example fits its input and the card's expiry and CVV line up
     assert too_wide == {}
+    assert no_tile == {}
     assert cut == {}
     assert misaligned == {}
     assert charge is not None
+
+
+def _product_without_photo() -> Product:
+    """The newest product (first on the home) has no photo yet, and a long title."""
+    product = Product.objects.create(
+        title="Vela aromática de maracujá com pavio de madeira", slug="vela-maracuja", category=Category.objects.first()
+    )
+    Variant.objects.create(product=product, sku="VELA-MARACUJA", price=5990, stock=4)
+    return product
 
 
 def test_pix_page_on_a_phone_puts_amount_copy_and_countdown_above_the_qr(live_server, transactional_db) -> None:

@@ -220,6 +220,28 @@ def test_the_page_says_where_pix_goes_and_what_the_nfe_still_needs(admin_client:
     assert "esta é a chave de demonstração, não a sua" in html
 
 
+def test_the_ie_is_checked_by_the_stores_uf(admin_client: Client) -> None:
+    """Closing note: "123" was saved as the inscrição estadual and the NF-e refused at the first sale. The IE is
+    checked by the store's UF (length and check digits, SEFAZ rules), ISENTO is taken, and a refused save says which
+    field and why, and changes nothing."""
+    assert _save(admin_client, state_registration="110.042.490.114").status_code == 302
+    for typed, state in (("123", "SP"), ("110.042.490.115", "SP"), ("062.307.904/0081", "SP")):
+        response = _save(admin_client, state_registration=typed, state=state)
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors["state_registration"] == [
+            "Inscrição estadual inválida para SP: a de SP tem 12 dígitos; confira os números e os dígitos "
+            "verificadores no cadastro da SEFAZ (ou informe ISENTO)."
+        ]
+    assert StoreSettings.objects.get().state_registration == "110.042.490.114"
+    # a row saved before this check: the page says so before the first NF-e is refused
+    StoreSettings.objects.update(state_registration="123")
+    html = admin_client.get(admin_client.get("/admin/shop/storesettings/")["Location"]).content.decode()
+    assert "Para emitir NF-e faltam: inscrição estadual válida para SP." in html
+    # the Minas Gerais number with the store in MG; ISENTO anywhere
+    assert _save(admin_client, state_registration="062.307.904/0081", state="mg").status_code == 302
+    assert _save(admin_client, state_registration="isento", state="RJ").status_code == 302
+
+
 def test_store_settings_cannot_be_added_or_deleted(admin_client: Client) -> None:
     _save(admin_client)
     assert admin_client.get("/admin/shop/storesettings/add/").status_code == 403

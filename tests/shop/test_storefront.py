@@ -52,8 +52,12 @@ def test_home_shows_categories_featured_products_and_site_chrome(client: Client,
 
 
 def test_empty_shop_pages_still_render(client: Client) -> None:
-    # given no catalog at all (a fresh install before seed_demo)
-    assert "Nenhum produto disponível no momento." in _get(client, "/")
+    # given no catalog at all (a fresh install before seed_demo, no store settings saved)
+    home = _get(client, "/")
+    assert "Nenhum produto disponível no momento." in home
+    hero = home.split('class="hero"')[1].split("</section>")[0]
+    assert "<h1>Loja Exemplo</h1>" in hero and "Boas-vindas! Confira os produtos da loja Loja Exemplo." in hero
+    assert 'data-testid="home-art-default"' in hero  # the hero has its neutral picture, not an empty half
     assert 'data-testid="result-count">Nenhum produto encontrado</p>' in _get(client, "/produtos/")
     assert list(_errors(_get(client, "/produtos/?page=2"))) == ["page"]
 
@@ -91,6 +95,9 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert "Boas-vindas! Confira os produtos da loja Ateliê Ana." in hero
     assert "escolhidos com carinho" not in html
     assert "<img" not in hero
+    # closing note: without a picture the hero's other half was empty; a neutral bag with the shop's initial
+    art = re.search(r'<svg class="hero-art hero-art-default"[^>]*aria-hidden="true"[^>]*>(.*?)</svg>', hero, re.S)
+    assert art and ">A</text>" in art.group(1)
     # when the merchant writes her line and uploads a picture
     buffer = io.BytesIO()
     Image.new("RGB", (1600, 1000), "pink").save(buffer, format="JPEG")
@@ -102,6 +109,7 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert 'data-testid="home-tagline">Moda feminina feita em Minas, do P ao GG.</p>' in hero
     image = re.search(r'<img class="hero-art" src="([^"]+)"', hero)
     assert image and "vitrine" in image.group(1) and image.group(1).endswith(".jpg")  # the home-sized copy
+    assert "hero-art-default" not in hero
     # and the demo seed gives the demo shop its own line and picture back, where none was set
     store.home_tagline = ""
     store.home_image = ""
@@ -113,6 +121,22 @@ def test_the_home_hero_is_the_merchants_not_the_demos(client: Client) -> None:
     assert seed_store_home() is False  # a second run changes nothing
     client.cookies["django_language"] = "en"  # the demo's line is in the catalog: its English home reads English
     assert "Welcome! Brazilian products chosen with care." in _get(client, "/")
+
+
+def test_a_product_without_a_photo_shows_its_initial_not_a_grey_box(client: Client) -> None:
+    """Closing note: a product card without a photo was an empty grey box (a shop starts with products whose photos
+    come later). Home, category, search and product page show a tile with the title's initial, named for a screen
+    reader, where the photo would be."""
+    category = Category.objects.create(name="Vestidos", slug="vestidos")
+    product = Product.objects.create(title="vestido midi", slug="vestido-midi", category=category)
+    Variant.objects.create(product=product, sku="VEST-MIDI", price=18990, stock=3)
+    for url in ("/", "/produtos/?category=vestidos", "/produtos/?q=vestido", "/produtos/vestido-midi/"):
+        html = _get(client, url)
+        tile = re.search(r'<svg class="photo-placeholder"[^>]*role="img" aria-label="([^"]+)"(.*?)</svg>', html, re.S)
+        assert tile, url
+        assert tile.group(1) == "vestido midi (sem foto)"
+        assert ">V</text>" in tile.group(2), url
+        assert 'class="gallery-placeholder" aria-hidden="true"></div>' not in html
 
 
 def test_product_list_first_page_has_24_of_29(client: Client, demo: None) -> None:

@@ -245,8 +245,8 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
     event = SubscriptionEvent.objects.create(subscription=subscription, kind="status_cancelled", detail={})
     with translation.override("pt-br"):
         subject, body = emails._body(SubscriptionEvent.objects.get(pk=event.pk))
-    assert subject.endswith("Your subscription has been cancelled")
-    assert "Your Café especial 500 g subscription has been cancelled." in body and "Manage your subscription" in body
+    assert subject.endswith("Your subscription has been canceled")
+    assert "Your Café especial 500 g subscription has been canceled." in body and "Manage your subscription" in body
 
 
 def test_the_dashboard_panel_shows_subscriptions_next_charges_failures_and_churn(
@@ -290,5 +290,5 @@ def test_the_dashboard_panel_shows_subscriptions_next_charges_failures_and_churn
     admin_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     home = admin_client.get("/admin/").content.decode()
     assert "active subscriptions" in home and "1 paused · 0 awaiting authorization" in home
-    assert "unpaid cycles (30 days)" in home and "1 subscription cancelled" in home and "Next charges" in home
+    assert "unpaid cycles (30 days)" in home and "1 subscription canceled" in home and "Next charges" in home
     assert "Scheduled · out of stock" in home

@@ -215,7 +215,7 @@ def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_t
         subscription_cancel(public_id=Subscription.objects.exclude(pk=english.pk).get().public_id)
 
     subjects = {message.to[0]: message.subject for message in mail.outbox}
-    assert subjects["fulana@example.com.br"].endswith("Your subscription has been cancelled")
+    assert subjects["fulana@example.com.br"].endswith("Your subscription has been canceled")
     assert subjects["outra@example.com.br"].endswith("Sua assinatura foi cancelada")
 
 
