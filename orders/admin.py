@@ -58,7 +58,7 @@ from orders.selectors import order_search, orders_money_summary, orders_paid_bet
 from orders.services import (
     order_mark_delivered,
 )
-from orders.summary import installments_text
+from orders.summary import installments_text, money_rows
 
 
 class PendingRefundFilter(admin.SimpleListFilter):
@@ -176,7 +176,16 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
         (
             _("Valores"),
-            {"fields": ["totals_display", "paid_display", "refunded_display", "payment_status", "payment_dispute"]},
+            {
+                "fields": [
+                    "totals_display",
+                    "paid_display",
+                    "refunded_display",
+                    "refunds_display",
+                    "payment_status",
+                    "payment_dispute",
+                ]
+            },
         ),
         (
             _("Pagamento (cobrança Pix ou cartão no app de pagamentos)"),
@@ -296,6 +305,19 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     @admin.display(description=_("reembolsado"))
     def refunded_display(self, order: Order) -> str:
         return format_brl(order.refunded_amount)
+
+    @admin.display(description=_("reembolsos"))
+    def refunds_display(self, order: Order) -> str:
+        """Paid, refunded, under way, refused by the provider and what the order comes to: the rows the buyer's page
+        shows after the totals (a refund in progress counted), plus the failed ones staff must redo."""
+        rows = money_rows(order, list(order.adjustments.all()), staff=True)[len(order.totals) :]
+        if not rows:
+            return "—"
+        return format_html_join(
+            "",
+            '<div class="money-{}">{}: {}</div>',
+            ((row.kind, row.label, format_brl(row.amount)) for row in rows),
+        )
 
     @admin.display(description=_("totais"))
     def totals_display(self, order: Order) -> str:
