@@ -189,3 +189,26 @@ def expectation_items_now(
                 gone.append({"id": line_id, "quantity": taken})
         result[expectation.public_id] = (kept, gone)
     return result
+
+
+def expectation_units_to_send(
+    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment], lines: list[OrderLine]
+) -> dict[str, dict[str, int]]:
+    """What each expectation still has to send (or hand over at pickup), by its public id: {line id: units}.
+
+    `expectation_items_now` keeps the plan less the cancelled units; a unit shipped or picked up is in it still, yet
+    it is not left to send. Each line's units still in the shop (`quantity_total − quantity_fulfilled`) are what was
+    planned last (the earlier plans left first), so they are given to the expectations from the last one back."""
+    now = expectation_items_now(expectations, adjustments)
+    waiting = {line.public_id: max(0, line.quantity_total - line.quantity_fulfilled) for line in lines}
+    result: dict[str, dict[str, int]] = {}
+    for expectation in reversed(expectations):
+        units: dict[str, int] = {}
+        for item in now[expectation.public_id][0]:
+            line_id = str(item["id"])
+            take = min(int(item["quantity"]), waiting.get(line_id, 0))
+            if take:
+                units[line_id] = take
+                waiting[line_id] -= take
+        result[expectation.public_id] = units
+    return result

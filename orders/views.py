@@ -26,6 +26,7 @@ from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
     came_back_lines,
     current_tracking,
+    expectation_units_to_send,
     installments_text,
     is_closed,
     line_words,
@@ -105,7 +106,6 @@ def _page(
     titles = {line.public_id: line.title for line in lines}
     # Only what is still to be sent has an estimate: cancelled lines and a cancelled order have none.
     # "Still to come" = not handed over yet: shipped, delivered or picked up (a pickup never "ships").
-    pending = {line.public_id for line in lines if line.quantity_fulfilled < line.quantity_total}
     closed = is_closed(order)
     adjustments = list(order.adjustments.all())
     events = list(order.fulfillment_events.all())
@@ -121,8 +121,11 @@ def _page(
             )
         expectations = []
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
-        for exp in [] if closed or ready else order.expectations.all():
-            items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
+        # Each estimate lists what it still has to bring: not the cancelled units, nor those already shipped.
+        planned = [] if closed or ready else sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
+        to_send = expectation_units_to_send(planned, adjustments, lines)
+        for exp in planned:
+            items = [(titles.get(line_id, line_id), units) for line_id, units in to_send[exp.public_id].items()]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
