@@ -437,15 +437,17 @@ def order_actions(
     # Only what the buyer received can come back (README): shipped units still on the road are not returnable.
     returnable = {line.public_id: max(0, line.quantity_delivered - asked.get(line.public_id, 0)) for line in lines}
     canceled = order.status == "canceled"
-    anything_out = any(line.quantity_fulfilled > 0 for line in lines)
+    # What has not left the shop may be cancelled, also when part of the order already shipped (that part stays:
+    # once received, it comes back as a return); refused once everything still in the order has been sent.
     nothing_left = not any(line.quantity_total > 0 for line in lines)
+    all_out = all(line.quantity_fulfilled >= line.quantity_total for line in lines)
     cancel_refusal = (
         "order_canceled"
         if canceled
-        else "already_shipped"
-        if anything_out
         else "nothing_to_cancel"
         if nothing_left
+        else "already_shipped"
+        if all_out
         else "payment_disputed"
         if order.payment_dispute == "open"
         else ""
