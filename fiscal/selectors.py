@@ -6,13 +6,27 @@ from collections.abc import Iterable
 
 from django.urls import reverse
 
-from fiscal.models import BLOCKED_PREFIX, FiscalDocument
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob
 from kernel.compiled import compiled
 
 
 def documents_for_orders(order_refs: Iterable[str]) -> dict[str, FiscalDocument]:
     """One query: the document of each order that has one."""
     return {d.order_ref: d for d in FiscalDocument.objects.filter(order_ref__in=list(order_refs))}
+
+
+def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
+    """One query: the total (vNF, centavos) of each order's note as it was last asked of the provider, the issue
+    of the document's current attempt (a re-issue after a rejection may carry other values); none while the
+    order's note was never sent (blocked for missing data, or not asked yet)."""
+    jobs = FiscalJob.objects.filter(document__order_ref__in=list(order_refs), action=FiscalJob.Action.ISSUE)
+    totals: dict[str, int] = {}
+    for ref, attempt, key, total in jobs.values_list(
+        "document__order_ref", "document__attempt", "key", "payload__total_amount"
+    ):
+        if key == f"{ref}:issue:{attempt}" and total is not None:
+            totals[ref] = int(total)
+    return totals
 
 
 def document_for_order(order_ref: str) -> FiscalDocument | None:

@@ -175,19 +175,20 @@ def finance_header() -> list[str]:
         _("NF-e número"),
         _("NF-e chave de acesso"),
         _("NF-e situação"),
+        _("NF-e valor total"),
     ]
 
 
-FINANCE_MONEY_COLUMNS = set(range(9, 19))  # Subtotal … Líquido recebido
+FINANCE_MONEY_COLUMNS = {*range(9, 19), 23}  # Subtotal … Líquido recebido, NF-e valor total
 
 
 def _totals_sum(order: Order, *kinds: str) -> int:
     return sum(int(entry.get("amount", 0)) for entry in order.totals or [] if entry.get("type") in kinds)
 
 
-def _fiscal_columns(order_refs: list[str]) -> dict[str, tuple[object, str, str]]:
+def _fiscal_columns(order_refs: list[str]) -> dict[str, tuple[object, str, str, int | None]]:
     """`settings.ORDERS_EXPORT_FISCAL` (dotted path; orders imports nothing of ours): {order public id: (NF-e
-    number, access key, status in words)} for one chunk of orders, in one query."""
+    number, access key, status in words, the note's total in centavos or None)} for one chunk of orders."""
     path = getattr(settings, "ORDERS_EXPORT_FISCAL", "")
     return import_string(path)(order_refs) if path else {}
 
@@ -218,7 +219,7 @@ def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
             failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED)
             paid_at = order.payment_confirmed_at  # annotated by orders_with_payment_date
-            number, key, situation = fiscal.get(order.public_id, ("", "", ""))
+            number, key, situation, note_total = fiscal.get(order.public_id, ("", "", "", None))
             yield [
                 order.number,
                 timezone.localtime(order.placed_at).replace(tzinfo=None),
@@ -243,6 +244,7 @@ def finance_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
                 "" if number is None else number,
                 _key_groups(key),  # a bare 44-digit number reads 3,5E+43 in a spreadsheet: grouped as the DANFE
                 situation,
+                "" if note_total is None else note_total,  # vNF: what the note says the sale was worth
             ]
 
 
@@ -252,7 +254,7 @@ def finance_csv_rows(orders: Iterable[Order]) -> Iterator[str]:
     for row in finance_rows(orders):
         cells: list[object] = []
         for index, value in enumerate(row):
-            if index in FINANCE_MONEY_COLUMNS:
+            if index in FINANCE_MONEY_COLUMNS and value != "":
                 cells.append(format_decimal_comma(int(value)))  # type: ignore[call-overload]
             elif isinstance(value, datetime):
                 cells.append(value.strftime("%d/%m/%Y %H:%M"))

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField, format_brl
@@ -14,7 +15,7 @@ from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
 from orders.services.returns import return_refund_suggestion, return_units_net_values
-from orders.summary import current_tracking, expectation_items_now
+from orders.summary import current_tracking, expectation_units_to_send
 from orders.types import LineQuantity
 
 
@@ -390,7 +391,44 @@ class SplitForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        self.fields["expectation"].choices = _expectation_choices(order)
+        left = expectations_left(order)
+        self.fields["expectation"].choices = _expectation_choices(order, left)
+        # At most what an expectation still has to send of the line (not the line's remainder: the rest may be in
+        # another expectation, or shipped); with two or more holding it, the help names each one's units.
+        for line in self.lines:
+            held = [
+                (_expectation_label(e), int(item["quantity"]))
+                for e, items in left
+                for item in items
+                if item["id"] == line.public_id
+            ]
+            field = self.fields[f"qty_{line.public_id}"]
+            most = max((units for _name, units in held), default=0)
+            field.max_value = most
+            field.validators = [v for v in field.validators if not isinstance(v, MaxValueValidator)]
+            field.validators.append(MaxValueValidator(most))
+            field.widget.attrs["max"] = str(most)
+            title = f"{line.title} ({line.sku})"
+            if len(held) > 1:
+                field.help_text = _("até %(n)s por previsão (a enviar: %(where)s)") % {
+                    "n": most,
+                    "where": ", ".join(
+                        _("%(units)s em “%(expectation)s”") % {"units": units, "expectation": name}
+                        for name, units in held
+                    ),
+                }
+                too_many = _("Nenhuma previsão tem mais de %(n)s× %(line)s a enviar: informe até %(n)s.")
+            elif held:
+                field.help_text = _("até %(n)s") % {"n": most}
+                too_many = _("A previsão “%(expectation)s” tem só %(n)s× %(line)s a enviar: informe até %(n)s.")
+            else:
+                field.help_text = _("nada a enviar")
+                too_many = _("Nada de %(line)s falta enviar (já enviado ou cancelado): deixe 0.")
+            field.error_messages["max_value"] = too_many % {
+                "n": most,
+                "line": title,
+                "expectation": held[0][0] if held else "",
+            }
 
 
 class MergeForm(OrderActionForm):
@@ -410,18 +448,29 @@ class MergeForm(OrderActionForm):
 
 
 def expectations_left(order: Order) -> list[tuple[FulfillmentExpectation, list[dict[str, Any]]]]:
-    """The order's expectations with what each still has to fulfil (the plan minus cancelled units, as the order
-    page shows them); one left with nothing is not listed (nothing to change, split or merge)."""
+    """The order's expectations with what each still has to send (the plan minus cancelled units and minus what
+    was shipped or picked up: `expectation_units_to_send`); one with nothing left to send is not listed (nothing to
+    change, split or merge)."""
     expectations = sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
-    now = expectation_items_now(expectations, list(order.adjustments.all()))
-    return [(e, now[e.public_id][0]) for e in expectations if now[e.public_id][0]]
+    to_send = expectation_units_to_send(expectations, list(order.adjustments.all()), list(order.lines.all()))
+    return [
+        (e, [{"id": line_id, "quantity": units} for line_id, units in to_send[e.public_id].items()])
+        for e in expectations
+        if to_send[e.public_id]
+    ]
 
 
-def _expectation_choices(order: Order) -> list[tuple[str, str]]:
+def _expectation_label(expectation: FulfillmentExpectation) -> str:
+    return expectation.description or str(fulfillment_method_label(expectation.method_type))
+
+
+def _expectation_choices(
+    order: Order, left: list[tuple[FulfillmentExpectation, list[dict[str, Any]]]] | None = None
+) -> list[tuple[str, str]]:
     lines = {line.public_id: line for line in order.lines.all()}
     return [
-        (e.public_id, f"{e.description or fulfillment_method_label(e.method_type)} ({line_items_text(items, lines)})")
-        for e, items in expectations_left(order)
+        (e.public_id, f"{_expectation_label(e)} ({line_items_text(items, lines)})")
+        for e, items in (expectations_left(order) if left is None else left)
     ]
 
 

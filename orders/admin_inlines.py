@@ -33,7 +33,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.selectors import with_actor_labels
-from orders.summary import expectation_items_now
+from orders.summary import expectation_items_now, expectation_units_to_send
 
 
 def _short(value: datetime | None) -> str:
@@ -121,21 +121,34 @@ class ExpectationInline(ReadOnlyInline):
         return fulfillable_on_label(expectation.fulfillable_on)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        # The order's expectations and adjustments, to show what is still planned: one query each for all rows.
-        return super().get_queryset(request).prefetch_related("order__expectations", "order__adjustments")
+        # The order's expectations, adjustments and lines, to show what is still to send: one query each for all rows.
+        return (
+            super().get_queryset(request).prefetch_related("order__expectations", "order__adjustments", "order__lines")
+        )
 
     @admin.display(description=_("itens"))
     def items(self, expectation: FulfillmentExpectation) -> str:
         order = expectation.order
-        now = expectation_items_now(list(order.expectations.all()), list(order.adjustments.all()))
+        planned = sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
+        adjustments, order_lines = list(order.adjustments.all()), list(order.lines.all())
+        now = expectation_items_now(planned, adjustments)
         kept, gone = now.get(expectation.public_id, (expectation.line_items, []))
-        lines = {line.public_id: line for line in order.lines.all()}
-        # What the buyer's page still lists, then (not the original plan) the units cancelled since.
-        text = line_items_text(kept, lines)
+        to_send = expectation_units_to_send(planned, adjustments, order_lines).get(expectation.public_id, {})
+        lines = {line.public_id: line for line in order_lines}
+        # What is still to send (a shipped unit is not), then what already left and the units cancelled since.
+        left = [{"id": line_id, "quantity": units} for line_id, units in to_send.items()]
+        out = [
+            {"id": item["id"], "quantity": int(item["quantity"]) - to_send.get(str(item["id"]), 0)}
+            for item in kept
+            if int(item["quantity"]) > to_send.get(str(item["id"]), 0)
+        ]
+        parts = [line_items_text(left, lines)] if left else []
+        if out:
+            words = _("retirado: %(items)s") if order.fulfillment_method == "pickup" else _("enviado: %(items)s")
+            parts.append(str(words % {"items": line_items_text(out, lines)}))
         if gone:
-            cancelled = _("cancelado: %(items)s") % {"items": line_items_text(gone, lines)}
-            text = f"{text} · {cancelled}" if text else str(cancelled)
-        return text
+            parts.append(str(_("cancelado: %(items)s") % {"items": line_items_text(gone, lines)}))
+        return " · ".join(parts)
 
 
 class FulfillmentEventInline(ReadOnlyInline):

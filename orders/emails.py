@@ -261,6 +261,8 @@ def _subject(kind: str, number: int, shop: str, *, partial: bool = False, correc
         subject = _("Parte do seu pedido #%(number)s foi enviada")
     elif partial and kind == "delivered":
         subject = _("Parte do seu pedido #%(number)s foi entregue")
+    elif partial and kind == "canceled":
+        subject = _("Parte do seu pedido #%(number)s foi cancelada")
     else:
         subject = str(_SUBJECTS[kind])
     return f"{shop}: " + subject % {"number": number}
@@ -305,7 +307,19 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     elif kind == "delivered":
         partial = not all_delivered(lines)
     else:
-        partial = False
+        # "canceled" of one cancellation (ref adj_…) while the order goes on: the rest of a partly shipped order
+        partial = kind == "canceled" and adjustment is not None and order.status != "canceled"
+    cancelled_items = [
+        (by_id[i["id"]].title, by_id[i["id"]].sku, abs(int(i["quantity"])))
+        for i in (adjustment.line_items if partial and adjustment is not None else [])
+        if i["id"] in by_id
+    ]
+    # The money of that cancellation: the refund written with it (the next refund of the order after it).
+    cancel_refund = (
+        next((a for a in adjustments if a.type == "refund" and a.pk > adjustment.pk), None)
+        if partial and adjustment is not None
+        else None
+    )
     if kind in ("shipped", "delivered"):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
     else:
@@ -318,6 +332,8 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "event": event,
         "items": items,
         "partial": partial,
+        "cancelled_items": ", ".join(f"{quantity}× {title}" for title, _sku, quantity in cancelled_items),
+        "cancel_refund_amount": -cancel_refund.amount if cancel_refund is not None else 0,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,

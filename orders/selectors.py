@@ -14,6 +14,7 @@ from django.db.models import (
     Case,
     CharField,
     DateTimeField,
+    Exists,
     F,
     Model,
     OuterRef,
@@ -37,6 +38,7 @@ from orders.models import (
     Order,
     OrderEvent,
     OrderLine,
+    OrderStatus,
     ReturnRequest,
 )
 from orders.summary import expectation_items_now
@@ -435,15 +437,17 @@ def order_actions(
     # Only what the buyer received can come back (README): shipped units still on the road are not returnable.
     returnable = {line.public_id: max(0, line.quantity_delivered - asked.get(line.public_id, 0)) for line in lines}
     canceled = order.status == "canceled"
-    anything_out = any(line.quantity_fulfilled > 0 for line in lines)
+    # What has not left the shop may be cancelled, also when part of the order already shipped (that part stays:
+    # once received, it comes back as a return); refused once everything still in the order has been sent.
     nothing_left = not any(line.quantity_total > 0 for line in lines)
+    all_out = all(line.quantity_fulfilled >= line.quantity_total for line in lines)
     cancel_refusal = (
         "order_canceled"
         if canceled
-        else "already_shipped"
-        if anything_out
         else "nothing_to_cancel"
         if nothing_left
+        else "already_shipped"
+        if all_out
         else "payment_disputed"
         if order.payment_dispute == "open"
         else ""
@@ -511,6 +515,16 @@ def order_actions_bcp(order: Order, *, now: datetime) -> dict[str, Any]:
         "order_actions": order_actions_payload(actions),
         "return_requests": [return_request_payload(r) for r in requests],
     }
+
+
+def orders_cancelled_with_nothing_kept() -> QuerySet[Order]:
+    """The orders cancelled in full before the buyer got anything: status cancelled (every unit cancelled) and no
+    registered return (units that reached the buyer and came back: the buyer had them; a parcel the carrier brought
+    back before delivery is a return with no items, which does not count). What such an order used — a coupon
+    limited per buyer, say — is the buyer's again, as if the order had never been placed."""
+    kept = Adjustment.objects.filter(order=OuterRef("pk"), type=AdjustmentType.RETURN).exclude(line_items=[])
+    credit = Adjustment.objects.filter(order=OuterRef("pk"), type=AdjustmentType.CREDIT)
+    return Order.objects.filter(status=OrderStatus.CANCELED).exclude(Exists(kept)).exclude(Exists(credit))
 
 
 def orders_with_payment_date(queryset: QuerySet[Order]) -> QuerySet[Order]:

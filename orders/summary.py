@@ -29,24 +29,31 @@ from orders.models import (
 
 @dataclass(frozen=True)
 class MoneyRow:
-    kind: str  # subtotal, discount, fulfillment, total, …, then paid, refunded, refund_pending, net
+    kind: str  # subtotal, discount, fulfillment, total, …, then paid, refunded, refund_pending, refund_failed, net
     label: str
     amount: int  # centavos, signed as shown (money back is negative)
 
 
-def money_rows(order: Order, adjustments: list[Adjustment]) -> list[MoneyRow]:
-    """The order's totals lines, then what was paid, refunded (done / under way) and what it comes to."""
+def money_rows(order: Order, adjustments: list[Adjustment], *, staff: bool = False) -> list[MoneyRow]:
+    """The order's totals lines, then what was paid, refunded (done / under way) and what it comes to.
+
+    `staff`: the admin's "Valores" also names the refunds the provider refused (`refund_failed`, money that did not
+    go back: redo it or record one made outside), shown without a sign and left out of the final value, which is
+    what the buyer's page says too."""
     rows = [MoneyRow(str(entry["type"]), total_label(entry), int(entry["amount"])) for entry in order.totals]
     refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
     done = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.COMPLETED)
     pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
-    if order.paid_amount and (done or pending):
+    failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED) if staff else 0
+    if order.paid_amount and (done or pending or failed):
         rows.append(MoneyRow("paid", _("Pago"), order.paid_amount))
     if done:
         rows.append(MoneyRow("refunded", _("Reembolsado"), -done))
     if pending:
         rows.append(MoneyRow("refund_pending", _("Reembolso em andamento"), -pending))
-    if order.paid_amount and (done or pending):
+    if failed:
+        rows.append(MoneyRow("refund_failed", _("Reembolso com falha (não devolvido)"), failed))
+    if order.paid_amount and (done or pending or failed):
         rows.append(MoneyRow("net", _("Valor final do pedido"), order.paid_amount - done - pending))
     return rows
 
@@ -181,4 +188,27 @@ def expectation_items_now(
             if taken:
                 gone.append({"id": line_id, "quantity": taken})
         result[expectation.public_id] = (kept, gone)
+    return result
+
+
+def expectation_units_to_send(
+    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment], lines: list[OrderLine]
+) -> dict[str, dict[str, int]]:
+    """What each expectation still has to send (or hand over at pickup), by its public id: {line id: units}.
+
+    `expectation_items_now` keeps the plan less the cancelled units; a unit shipped or picked up is in it still, yet
+    it is not left to send. Each line's units still in the shop (`quantity_total − quantity_fulfilled`) are what was
+    planned last (the earlier plans left first), so they are given to the expectations from the last one back."""
+    now = expectation_items_now(expectations, adjustments)
+    waiting = {line.public_id: max(0, line.quantity_total - line.quantity_fulfilled) for line in lines}
+    result: dict[str, dict[str, int]] = {}
+    for expectation in reversed(expectations):
+        units: dict[str, int] = {}
+        for item in now[expectation.public_id][0]:
+            line_id = str(item["id"])
+            take = min(int(item["quantity"]), waiting.get(line_id, 0))
+            if take:
+                units[line_id] = take
+                waiting[line_id] -= take
+        result[expectation.public_id] = units
     return result

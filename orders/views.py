@@ -19,13 +19,22 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
-from orders.models import AdjustmentStatus, AdjustmentType, FulfillmentEventType, Order, PaymentType, ReturnReason
+from orders.models import (
+    AdjustmentStatus,
+    AdjustmentType,
+    FulfillmentEventType,
+    Order,
+    OrderStatus,
+    PaymentType,
+    ReturnReason,
+)
 from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
     came_back_lines,
     current_tracking,
+    expectation_units_to_send,
     installments_text,
     is_closed,
     line_words,
@@ -105,7 +114,6 @@ def _page(
     titles = {line.public_id: line.title for line in lines}
     # Only what is still to be sent has an estimate: cancelled lines and a cancelled order have none.
     # "Still to come" = not handed over yet: shipped, delivered or picked up (a pickup never "ships").
-    pending = {line.public_id for line in lines if line.quantity_fulfilled < line.quantity_total}
     closed = is_closed(order)
     adjustments = list(order.adjustments.all())
     events = list(order.fulfillment_events.all())
@@ -121,8 +129,11 @@ def _page(
             )
         expectations = []
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
-        for exp in [] if closed or ready else order.expectations.all():
-            items = [(titles.get(i["id"], i["id"]), i["quantity"]) for i in exp.line_items if i["id"] in pending]
+        # Each estimate lists what it still has to bring: not the cancelled units, nor those already shipped.
+        planned = [] if closed or ready else sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
+        to_send = expectation_units_to_send(planned, adjustments, lines)
+        for exp in planned:
+            items = [(titles.get(line_id, line_id), units) for line_id, units in to_send[exp.public_id].items()]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
@@ -178,8 +189,17 @@ def _actions_context(
          "value": asked.get(f"qty_{line.public_id}", "")}
         for line in lines if actions.returnable.get(line.public_id, 0) > 0
     ]  # fmt: skip
+    # Part of the order already left: the cancel takes only what is still in the shop, and says so by name.
+    shipped = [(line.quantity_fulfilled, line.title) for line in lines if line.quantity_fulfilled > 0]
+    cancellable = [
+        (line.quantity_total - line.quantity_fulfilled, line.title)
+        for line in lines
+        if line.quantity_total > line.quantity_fulfilled
+    ]
     return {
         "actions": actions,
+        "cancel_shipped": _units_text(shipped) if actions.cancel_available and shipped else "",
+        "cancel_rest": _units_text(cancellable),
         "returnable": returnable,
         "return_requests": [
             {"request": r, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in r.line_items]}
@@ -192,13 +212,18 @@ def _actions_context(
     }
 
 
+def _units_text(units: list[tuple[int, str]]) -> str:
+    return ", ".join(f"{quantity}× {title}" for quantity, title in units)
+
+
 def _buyer_order(token: str) -> Order | None:
     return order_for_permalink(token)
 
 
 @require_POST
 def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
-    """POST from the order page: cancel while nothing shipped (all paid comes back through the refund outbox)."""
+    """POST from the order page: cancel what has not shipped (all paid comes back through the refund outbox while
+    nothing shipped; once part shipped, what was paid for the rest)."""
     order = _buyer_order(token)
     if order is None:
         return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
@@ -207,11 +232,29 @@ def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
             error = OrderError("confirm", _("Marque a confirmação para cancelar o pedido."), code="required")
             return _page(request, order, status=400, action_error=error)
         try:
-            order_cancel_requested(order_id=order.public_id, reason=request.POST.get("reason", ""))
+            cancellation = order_cancel_requested(order_id=order.public_id, reason=request.POST.get("reason", ""))
         except OrderError as exc:
             if exc.code != "order_canceled":  # a second click after it went through: the page says it all
                 return _page(request, order, status=400, action_error=exc)
-        if order.payment_type == PaymentType.BOLETO and order.paid_amount:
+            cancellation = None
+        order.refresh_from_db(fields=["status"])
+        if cancellation is not None and order.status != OrderStatus.CANCELED:
+            # Part had shipped: only the rest was cancelled; name it, and the money that comes back is for it.
+            titles = {line.public_id: line.title for line in order.lines.all()}
+            items = cancellation.line_items
+            rest = _units_text([(abs(int(i["quantity"])), titles.get(i["id"], i["id"])) for i in items])
+            if order.payment_type == PaymentType.BOLETO and order.paid_amount:
+                text = _(
+                    "Cancelado o que ainda não tinha sido enviado (%(items)s). A loja entrará em contato para "
+                    "devolver o valor desses itens por Pix ou transferência."
+                )
+            else:
+                text = _(
+                    "Cancelado o que ainda não tinha sido enviado (%(items)s). O valor desses itens será devolvido "
+                    "pelo mesmo meio de pagamento."
+                )
+            messages.success(request, text % {"items": rest})
+        elif order.payment_type == PaymentType.BOLETO and order.paid_amount:
             # A boleto has no automatic refund: staff transfer the money back (payments' boleto refunds).
             messages.success(
                 request,

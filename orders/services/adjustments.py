@@ -375,7 +375,10 @@ def cancel_locked(
         amount = min(available, value)
         if amount > 0:
             _create_refund(order, amount=amount, reason=reason, pairs=removed, actor=actor)
-    schedule_email(order, EmailKind.CANCELED)
+    # The whole order: its one "cancelado" e-mail. Part of it (the rest of a partly shipped order): an e-mail of
+    # this cancellation, naming what was cancelled (a later cancel of the rest still gets its own).
+    whole = order.status == OrderStatus.CANCELED
+    schedule_email(order, EmailKind.CANCELED, ref="" if whole else adjustment.public_id)
     notify_changed(order, "canceled")
     return adjustment
 

@@ -13,7 +13,7 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label
 from orders.models import Adjustment, AdjustmentType, FulfillmentExpectation, Order, OrderLine
 from orders.services._common import clean_text, lock_order, notify_changed, refuse_if_canceled, timeline
-from orders.summary import expectation_items_now
+from orders.summary import expectation_items_now, expectation_units_to_send
 from orders.types import LineQuantity
 
 
@@ -87,10 +87,14 @@ def _lock_plans(order: Order) -> list[FulfillmentExpectation]:
     return list(FulfillmentExpectation.objects.select_for_update().filter(order=order).order_by("position", "id"))
 
 
-def _left_now(order: Order, expectations: list[FulfillmentExpectation]) -> dict[str, dict[str, int]]:
+def _left_now(
+    order: Order, expectations: list[FulfillmentExpectation], adjustments: list[Adjustment] | None = None
+) -> dict[str, dict[str, int]]:
     """What each expectation still has to fulfil ({expectation id: {line id: units}}): the plan minus the units a
     cancellation took off, as the admin's order page and the BCP order show it (`expectation_items_now`)."""
-    now = expectation_items_now(expectations, list(Adjustment.objects.filter(order=order)))
+    if adjustments is None:
+        adjustments = list(Adjustment.objects.filter(order=order))
+    now = expectation_items_now(expectations, adjustments)
     return {
         exp.public_id: {str(item["id"]): int(item["quantity"]) for item in now[exp.public_id][0]}
         for exp in expectations
@@ -139,15 +143,19 @@ def expectation_split(
 ) -> FulfillmentExpectation:
     """Move the given quantities out of an expectation into a new one (e.g. a back-ordered item).
 
-    Only what is left to fulfil moves: units a cancellation took off are no longer in the expectation.
+    Only what is left to send moves: units a cancellation took off are no longer in the expectation, and units
+    already shipped (or picked up) have left with it (`expectation_units_to_send`).
     """
     order, source = _lock_expectation(order_id, expectation_id)
     expectations = _lock_plans(order)
-    left = _left_now(order, expectations)
+    adjustments = list(Adjustment.objects.filter(order=order))
+    left = _left_now(order, expectations, adjustments)
     held = dict(left[source.public_id])
+    order_lines = list(OrderLine.objects.filter(order=order))
+    sendable = dict(expectation_units_to_send(expectations, adjustments, order_lines)[source.public_id])
     if not lines:
         raise OrderError("lines", _("Informe a quantidade de pelo menos um item."), code="lines_required")
-    titles = {line.public_id: f"{line.title} ({line.sku})" for line in OrderLine.objects.filter(order=order)}
+    titles = {line.public_id: f"{line.title} ({line.sku})" for line in order_lines}
     moved: dict[str, int] = {}
     for index, item in enumerate(lines):
         quantity = item.quantity
@@ -163,22 +171,30 @@ def expectation_split(
             raise OrderError(
                 f"lines[{index}].id", _("Este item não está na previsão escolhida."), code="not_in_expectation"
             )
-        if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity < 1:
+        to_send = sendable.get(item.line_id, 0)
+        if not to_send:
             raise OrderError(
-                f"lines[{index}].quantity", _("Informe de 1 a %(max)s."), code="bad_quantity", max=held[item.line_id]
+                f"lines[{index}].id",
+                _("Nada de %(line)s falta enviar na previsão “%(expectation)s”: já foi enviado."),
+                code="nothing_left",
+                line=titles[item.line_id],
+                expectation=_expectation_name(source),
             )
-        if quantity > held[item.line_id]:
+        if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity < 1:
+            raise OrderError(f"lines[{index}].quantity", _("Informe de 1 a %(max)s."), code="bad_quantity", max=to_send)
+        if quantity > to_send:
             raise OrderError(
                 f"lines[{index}].quantity",
-                _("A previsão “%(expectation)s” tem só %(left)s× %(line)s a cumprir: informe de 1 a %(left)s."),
+                _("A previsão “%(expectation)s” tem só %(left)s× %(line)s a enviar: informe de 1 a %(left)s."),
                 code="more_than_left",
                 expectation=_expectation_name(source),
                 line=titles.get(item.line_id, item.line_id),
-                left=held[item.line_id],
+                left=to_send,
             )
+        sendable[item.line_id] = to_send - quantity
         held[item.line_id] -= quantity
         moved[item.line_id] = moved.get(item.line_id, 0) + quantity
-    if not any(held.values()):
+    if not any(sendable.values()):
         raise OrderError("lines", _("A divisão precisa deixar algo na previsão original."), code="split_leaves_nothing")
     split = FulfillmentExpectation.objects.create(
         order=order,

@@ -91,8 +91,10 @@ def _actions_locked(
 def order_cancel_requested(
     *, order_id: str, reason: str = "", requested_by: str = BUYER, platform_id: str = ""
 ) -> Adjustment:
-    """The buyer or the order's platform cancels before anything left the shop: everything paid goes back
-    (freight included) and the stock returns, through `order_cancel`. Once something shipped, a return."""
+    """The buyer or the order's platform cancels what has not left the shop, through `cancel_locked`: before
+    anything shipped, everything paid goes back (freight included); once part shipped, the units still in the shop
+    are cancelled and what was paid for them goes back (the shipped part stays: a return once received). Refused
+    when everything still in the order has been sent."""
     reason = clean_text(reason, field="reason", max_length=255) or (
         "Cancelado pelo comprador" if requested_by == BUYER else "Cancelado pela plataforma de compra"
     )
@@ -100,10 +102,10 @@ def order_cancel_requested(
     known = lock_lines(order)
     if order.status == OrderStatus.CANCELED:
         raise _refuse("order_canceled", order)
-    if any(line.quantity_fulfilled > 0 for line in known.values()):
-        raise _refuse("already_shipped", order)
     if not any(line.quantity_total > 0 for line in known.values()):
         raise _refuse("nothing_to_cancel", order)
+    if all(line.quantity_fulfilled >= line.quantity_total for line in known.values()):
+        raise _refuse("already_shipped", order)
     if order.payment_dispute == PaymentDispute.OPEN:
         raise _refuse("payment_disputed", order)
     actor = _actor(requested_by, platform_id)

@@ -1,10 +1,11 @@
 """The admin home's numbers (a selector: reads only, a fixed number of queries).
 
 Definitions, so every number means one thing and its link opens exactly the rows it counts:
-- sales: orders placed in the period (local days, America/Sao_Paulo) whose payment was received
-  and kept (payment "pago" or "reembolsado em parte") and that were not cancelled (a cancelled order's
-  refund may still be pending: the money is promised back); revenue = Σ (order total − refunded);
-  average ticket = revenue ÷ count, rounded down to the centavo;
+- sales: orders whose payment was confirmed in the period (local days, America/Sao_Paulo; the payment date of
+  the finance export, `orders_with_payment_date`: a boleto or Pix com vencimento paid today for last week's order
+  is today's money) that was received and kept (payment "pago" or "reembolsado em parte") and that were not
+  cancelled (a cancelled order's refund may still be pending: the money is promised back); revenue = Σ (order
+  total − refunded); average ticket = revenue ÷ count, rounded down to the centavo; the chart by the same date;
 - to ship: paid delivery orders with something still to send ("pedido recebido" / "enviado em parte");
 - pickups waiting: the same for store pickup;
 - Pix awaiting payment: active Pix charges; refunds pending: orders with a refund promised and not settled yet,
@@ -30,6 +31,7 @@ from django.utils.translation import gettext as _
 
 from fiscal.models import FiscalDocument
 from orders.models import Adjustment, Order
+from orders.selectors import orders_with_payment_date
 from payments.models import PixCharge, PixInfraction
 from shop.checkout.reminders import reminder_stats
 from shop.models import Checkout, Variant
@@ -84,11 +86,11 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
     now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
     today = now.date()
     since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
-    sold = Order.objects.filter(payment_status__in=PAID_KEPT).exclude(status="canceled")
+    sold = orders_with_payment_date(Order.objects.filter(payment_status__in=PAID_KEPT).exclude(status="canceled"))
     net = F("total_amount") - F("refunded_amount")
     aggregates = sold.aggregate(
-        **{f"n{days}": Count("pk", filter=Q(placed_at__gte=start)) for days, start in since.items()},
-        **{f"r{days}": Sum(net, filter=Q(placed_at__gte=start)) for days, start in since.items()},
+        **{f"n{days}": Count("pk", filter=Q(payment_confirmed_at__gte=start)) for days, start in since.items()},
+        **{f"r{days}": Sum(net, filter=Q(payment_confirmed_at__gte=start)) for days, start in since.items()},
     )
     labels = {1: _("Hoje"), 7: _("Últimos 7 dias"), 30: _("Últimos 30 dias")}
     sales = []
@@ -98,13 +100,13 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             "admin:orders_order_changelist",
             payment_status__in=",".join(PAID_KEPT),
             status__in=",".join(NOT_CANCELED),
-            placed_at__gte=start.isoformat(),
+            pago_desde=start.date().isoformat(),  # orders.admin.PaidSinceFilter: the same payment date
         )
         sales.append(SalesFigure(labels[days], days, count, revenue, revenue // count if count else 0, url))
 
     per_day = dict(
-        sold.filter(placed_at__gte=_start_of(today - timedelta(days=CHART_DAYS - 1)))
-        .annotate(day=TruncDate("placed_at", tzinfo=ZoneInfo(settings.TIME_ZONE)))
+        sold.filter(payment_confirmed_at__gte=_start_of(today - timedelta(days=CHART_DAYS - 1)))
+        .annotate(day=TruncDate("payment_confirmed_at", tzinfo=ZoneInfo(settings.TIME_ZONE)))
         .values("day")
         .annotate(revenue=Sum(net))
         .values_list("day", "revenue")

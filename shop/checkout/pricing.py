@@ -43,10 +43,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, Q, Value
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
 from kernel.money import format_brl
+from orders.selectors import orders_cancelled_with_nothing_kept
 from payments.card.service import card_gateway_configured
 from payments.installments import Installment, InstallmentPolicy, best_interest_free, plan_for
 from payments.money import half_even
@@ -139,6 +140,14 @@ def _warning(index: int, code: str, content: str) -> CheckoutMessage:
     return CheckoutMessage(type="warning", code=code, content=content, path=f"$.discounts.codes[{index}]")
 
 
+def _uses_that_count() -> QuerySet[CouponRedemption]:
+    """Every recorded use of a coupon except those of an order cancelled in full before anything reached the buyer
+    (`orders_cancelled_with_nothing_kept`): the buyer may use a first-purchase coupon again, as the big shops
+    give it back; an order cancelled in part, or after units were delivered and returned, keeps its use."""
+    gone = orders_cancelled_with_nothing_kept().filter(checkout_id=OuterRef("checkout__public_id"))
+    return CouponRedemption.objects.exclude(Exists(gone))
+
+
 def coupons_load(
     codes: tuple[str, ...], *, email: str, exclude_checkout_pk: int | None
 ) -> dict[str, tuple[Coupon, int, int]]:
@@ -149,7 +158,7 @@ def coupons_load(
     coupons = {c.pk: c for c in Coupon.objects.filter(code__in=wanted)}
     if not coupons:
         return {}
-    uses = CouponRedemption.objects.filter(coupon_id__in=list(coupons))
+    uses = _uses_that_count().filter(coupon_id__in=list(coupons))
     if exclude_checkout_pk is not None:
         uses = uses.exclude(checkout_id=exclude_checkout_pk)
     by_email = Count("id", filter=Q(email__iexact=email)) if email else Value(0)
@@ -261,7 +270,7 @@ def coupon_redemptions_record(*, checkout_pk: int, email: str, evaluation: Coupo
     list(Coupon.objects.select_for_update().filter(pk__in=ids).order_by("pk"))  # serialize uses per coupon
     exhausted: list[str] = []
     for coupon, applied in zip(evaluation.coupons, evaluation.applied, strict=True):
-        others = CouponRedemption.objects.filter(coupon=coupon).exclude(checkout_id=checkout_pk)
+        others = _uses_that_count().filter(coupon=coupon).exclude(checkout_id=checkout_pk)
         if coupon.usage_limit is not None and others.count() >= coupon.usage_limit:
             exhausted.append(coupon.code)
             continue

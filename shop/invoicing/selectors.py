@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from fiscal.models import FiscalDocument
-from fiscal.selectors import document_for_order, documents_for_orders, file_path
+from fiscal.selectors import document_for_order, documents_for_orders, file_path, note_totals_for_orders
 from orders.models import Order
 
 
@@ -69,10 +69,12 @@ def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:
     ]
 
 
-def fiscal_export_columns(order_refs: list[str]) -> dict[str, tuple[int | None, str, str]]:
+def fiscal_export_columns(order_refs: list[str]) -> dict[str, tuple[int | None, str, str, int | None]]:
     """`ORDERS_EXPORT_FISCAL`: each order's NF-e for the accountant's export — (number, access key, status in
-    staff words: "Autorizada", "Cancelada", "Bloqueada (dados faltando)"…). One query per chunk of orders."""
+    staff words: "Autorizada", "Cancelada", "Bloqueada (dados faltando)"…, the note's total vNF in centavos or
+    None when it was never sent). Two queries per chunk of orders."""
+    totals = note_totals_for_orders(order_refs)
     return {
-        ref: (document.number, document.access_key, document.status_text())
+        ref: (document.number, document.access_key, document.status_text(), totals.get(ref))
         for ref, document in documents_for_orders(order_refs).items()
     }

@@ -329,3 +329,38 @@ def test_the_order_list_filters_orders_with_a_failed_refund(admin_client, place_
     assert listed("failed") == {failed_order.number}
     assert listed("pending") == {pending_order.number}
     assert "Reembolso com falha" in admin_client.get("/admin/orders/order/").content.decode()
+
+
+def test_order_page_values_count_a_refund_in_progress_and_name_a_failed_one(admin_client, client, place_order):
+    """The admin's "Valores" said "reembolsado R$ 10,00" and nothing else while R$ 5,00 was still on its way back
+    and R$ 7,00 had been refused by the provider: it now says what the buyer's page says (paid, refunded, in
+    progress, final value) plus the failed refund staff must redo, which does not lower the final value."""
+    import re
+
+    from orders.services import adjustment_mark_refund_result, order_refund
+
+    order = place_order(lines=[("CAF", 5000, 1)], freight=0)
+    done = order_refund(order_id=order.public_id, amount=1000, reason="Avaria")
+    adjustment_mark_refund_result(adjustment_id=done.public_id, status="completed")
+    order_refund(order_id=order.public_id, amount=500, reason="Frete")
+    failed = order_refund(order_id=order.public_id, amount=700, reason="Brinde")
+    adjustment_mark_refund_result(adjustment_id=failed.public_id, status="failed")
+
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    shown = html.split('class="form-row field-refunds_display')[1].split("</fieldset>")[0]
+    assert re.findall(r'<div class="money-[a-z_]+">([^<]*)</div>', shown) == [
+        "Pago: R$ 50,00",
+        "Reembolsado: -R$ 10,00",
+        "Reembolso em andamento: -R$ 5,00",
+        "Reembolso com falha (não devolvido): R$ 7,00",
+        "Valor final do pedido: R$ 35,00",
+    ]
+    # the buyer's page counts the same money: the refund in progress is there, the failed one is not taken off
+    buyer = client.get(f"/orders/{order.permalink_token}").content.decode()
+    table = buyer.split('data-testid="order-totals">')[1].split("</table>")[0]
+    assert re.findall(r'<th scope="row">([^<]*)</th><td>([^<]*)</td>', table)[-4:] == [
+        ("Pago", "R$ 50,00"),
+        ("Reembolsado", "-R$ 10,00"),
+        ("Reembolso em andamento", "-R$ 5,00"),
+        ("Valor final do pedido", "R$ 35,00"),
+    ]

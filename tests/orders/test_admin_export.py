@@ -142,7 +142,7 @@ def test_the_finance_export_has_one_row_per_order_with_the_money_and_the_nfe(
 
     from django.contrib.auth.models import Group
 
-    from fiscal.models import FiscalDocument
+    from fiscal.models import FiscalDocument, FiscalJob
     from orders.services import adjustment_mark_refund_result, order_place_from_checkout, order_refund
     from tests.orders.conftest import make_checkout
 
@@ -160,9 +160,19 @@ def test_the_finance_export_has_one_row_per_order_with_the_money_and_the_nfe(
             checkout=replace(card, totals=totals, paid_amount=33845, installments=10)
         )
     # with an authorized NF-e on the Pix order
-    FiscalDocument.objects.create(
+    note = FiscalDocument.objects.create(
         order_ref=pix.public_id, status="authorized", number=123, series=1, access_key="35" + "1" * 42
     )
+    # issued for the R$ 245,00 sold (the invoice as asked of the provider: its vNF); another attempt's
+    # values (a rejected try) are not the note's: only the current attempt counts
+    FiscalJob.objects.create(
+        document=note, action="issue", key=f"{pix.public_id}:issue:1", payload={"total_amount": 24500},
+        next_run_at=timezone.now(),
+    )  # fmt: skip
+    FiscalJob.objects.create(
+        document=note, action="issue", key=f"{pix.public_id}:issue:0", payload={"total_amount": 99999},
+        next_run_at=timezone.now(),
+    )  # fmt: skip
     assert "orders.view_order" in {
         f"{p.content_type.app_label}.{p.codename}" for p in Group.objects.get(name="Financeiro").permissions.all()
     }
@@ -175,7 +185,7 @@ def test_the_finance_export_has_one_row_per_order_with_the_money_and_the_nfe(
         "Pedido", "Data do pedido", "Data do pagamento", "Situação", "Pagamento", "Comprador", "CPF/CNPJ",
         "Forma de pagamento", "Parcelas", "Subtotal", "Desconto", "Frete", "Juros do parcelamento",
         "Total do pedido", "Pago", "Reembolsado", "Reembolso pendente", "Reembolso com falha", "Líquido recebido",
-        "Disputa Pix (MED)", "NF-e número", "NF-e chave de acesso", "NF-e situação",
+        "Disputa Pix (MED)", "NF-e número", "NF-e chave de acesso", "NF-e situação", "NF-e valor total",
     ]  # fmt: skip
     by_number = {row[0]: row for row in rows[1:]}
     assert len(rows) == 3
@@ -183,12 +193,12 @@ def test_the_finance_export_has_one_row_per_order_with_the_money_and_the_nfe(
     assert by_number[str(pix.number)] == [
         str(pix.number), placed, placed, "Pedido recebido", "Reembolsado em parte", "Ana Souza", "390.533.447-05",
         "Pix", "", "250,00", "25,00", "20,00", "0,00", "245,00", "245,00", "30,00", "0,00", "10,00", "215,00", "",
-        "123", "3511 " + " ".join(["1111"] * 10), "Autorizada",  # grouped: a spreadsheet keeps it text
+        "123", "3511 " + " ".join(["1111"] * 10), "Autorizada", "245,00",  # key grouped: a spreadsheet keeps it text
     ]  # fmt: skip
     assert by_number[str(card_order.number)][7:19] == [
         "Cartão", "10", "300,00", "0,00", "15,00", "23,45", "338,45", "338,45", "0,00", "0,00", "0,00", "338,45",
     ]  # fmt: skip
-    assert by_number[str(card_order.number)][20:] == ["", "", ""]  # no NF-e yet
+    assert by_number[str(card_order.number)][20:] == ["", "", "", ""]  # no NF-e yet
 
 
 def test_the_finance_export_counts_an_order_paid_at_23h30_on_the_last_day_in_that_month(

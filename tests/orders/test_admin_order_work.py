@@ -242,8 +242,28 @@ def test_expectations_in_the_admin_show_what_is_left_not_the_cancelled_units(adm
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
     order_cancel(order_id=order.public_id, reason="Sem estoque")
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    # the shipped units stay in the first expectation; the later one's units were cancelled
-    assert _expectation_items(html) == ["2× Produto CAM (CAM)", "cancelado: 2× Produto CAM (CAM)"]
+    # the shipped units left with the first expectation (nothing of it is still to send); the later one's units
+    # were cancelled
+    assert _expectation_items(html) == ["enviado: 2× Produto CAM (CAM)", "cancelado: 2× Produto CAM (CAM)"]
+
+
+def test_an_expectations_remainder_is_what_is_left_to_ship_not_what_shipped(admin_client: Client, place_order) -> None:
+    """Gap: a shipped unit was counted as left in its expectation (the admin listed it as still planned, the buyer's
+    page gave it an estimate, "Dividir" offered to move it). What is left to send is each line's units still in the
+    shop, the last planned first (BCP-ORD-07: expectations only say what is still expected)."""
+    order = place_order(lines=[("CAM", 3000, 3)], freight=0)
+    line = order.lines.get()
+    first = order.expectations.get()
+    expectation_split(
+        order_id=order.public_id, expectation_id=first.public_id, lines=[LineQuantity(line.public_id, 1)],
+        description="Chega depois",
+    )  # fmt: skip
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert _expectation_items(html) == ["1× Produto CAM (CAM) · enviado: 1× Produto CAM (CAM)", "1× Produto CAM (CAM)"]
+    buyer = admin_client.get(f"/orders/{order.permalink_token}").content.decode()
+    estimates = buyer.split('data-testid="order-expectations">')[1].split("</ul>")[0]
+    assert re.findall(r"(\d)× Produto CAM", re.sub(r"<[^>]+>", "", estimates)) == ["1", "1"]
 
 
 def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client: Client, place_order) -> None:
@@ -259,9 +279,10 @@ def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client:
     assert statuses == ["Devolvido", "Enviado"]
 
 
-def test_split_and_merge_after_a_cancel_move_only_what_is_left(admin_client: Client, place_order) -> None:
-    """Gap: "Dividir previsão" and "Juntar previsões" worked on the plan as placed after a cancel: they offered and
-    moved cancelled units (a split could move them, or vanish under them). They count what is left (BCP-ORD-07)."""
+def test_split_and_merge_move_only_what_is_left_to_send(admin_client: Client, place_order) -> None:
+    """Gap: "Dividir previsão" offered the line's remainder as its maximum (4 shirts) when the chosen expectation
+    had 1 left to send, and counted shipped units as movable; "Juntar previsões" listed an expectation whose units
+    all shipped. They count what is left to send (BCP-ORD-07); the field's maximum and its message say so."""
     order = place_order(lines=[("CAM", 3000, 4), ("BONE", 2000, 1)], freight=0)
     shirt, cap = order.lines.all()
     first = order.expectations.get()
@@ -271,40 +292,40 @@ def test_split_and_merge_after_a_cancel_move_only_what_is_left(admin_client: Cli
         lines=[LineQuantity(shirt.public_id, 2), LineQuantity(cap.public_id, 1)],
         description="Chega depois",
     )
-    order_ship(
-        order_id=order.public_id,
-        tracking_number="BR123456785BR",
-        lines=[LineQuantity(shirt.public_id, 3), LineQuantity(cap.public_id, 1)],
-    )
-    order_cancel(order_id=order.public_id, reason="Sem estoque")  # the 4th shirt, planned in "Chega depois"
-    form = admin_client.get(_action(order, "split")).content.decode()
+    # the first box's 2 shirts and one of the later ones went: 1 shirt and the cap are left, both in "Chega depois"
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 3)])
+    page = admin_client.get(_action(order, "split"))
+    form = page.content.decode()
     assert "Chega depois (1× Produto CAM (CAM), 1× Produto BONE (BONE))" in form
-    assert "Chega depois (2× Produto CAM" not in form
-    # more shirts than "Chega depois" still has: refused, naming the expectation and the line
+    assert f'<option value="{first.public_id}"' not in form  # everything of it shipped: nothing to split
+    field = page.context["form"].fields[f"qty_{shirt.public_id}"]
+    assert (field.max_value, str(field.help_text)) == (1, "até 1")
+    # more shirts than "Chega depois" still has to send: refused on the field, naming the expectation and the line
     html = admin_client.post(
         _action(order, "split"), {"expectation": later.public_id, f"qty_{shirt.public_id}": "2"}
     ).content.decode()
-    assert "A previsão “Chega depois” tem só 1× Produto CAM (CAM) a cumprir: informe de 1 a 1." in html
+    assert "A previsão “Chega depois” tem só 1× Produto CAM (CAM) a enviar: informe até 1." in html
     assert FulfillmentExpectation.objects.filter(order=order).count() == 2
-    # a split of what is left: each part keeps its units, the cancelled shirt stays cancelled
+    # the service says the same to a caller past the form (the API), and never moves a shipped unit
+    with pytest.raises(OrderError) as error:
+        expectation_split(
+            order_id=order.public_id, expectation_id=first.public_id, lines=[LineQuantity(shirt.public_id, 1)]
+        )
+    assert error.value.code == "nothing_left" and "já foi enviado" in str(error.value.message)
+    # a split of what is left to send: the cap goes to its own box, the shirt stays
     admin_client.post(
         _action(order, "split"),
-        {"expectation": first.public_id, f"qty_{shirt.public_id}": "1", "description": "Segunda caixa"},
+        {"expectation": later.public_id, f"qty_{cap.public_id}": "1", "description": "Segunda caixa"},
     )
     expectations = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
     assert [(e["description"], [i["quantity"] for i in e["line_items"]]) for e in expectations] == [
-        (first.description, [1]),
-        ("Chega depois", [1, 1]),
+        (first.description, [2]),
+        ("Chega depois", [2]),
         ("Segunda caixa", [1]),
     ]
-    # merging "Chega depois" into the first: 1 + 1 shirts, not the cancelled one
-    admin_client.post(_action(order, "merge"), {"expectations": [first.public_id, later.public_id]})
-    expectations = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
-    assert [(e["description"], e["line_items"]) for e in expectations] == [
-        (first.description, [{"id": shirt.public_id, "quantity": 2}, {"id": cap.public_id, "quantity": 1}]),
-        ("Segunda caixa", [{"id": shirt.public_id, "quantity": 1}]),
-    ]
-    assert sum(e["line_items"][0]["quantity"] for e in expectations) == shirt.quantity_total - 1  # 3 of 4
+    # "Juntar previsões" lists only the two with something to send
+    merge = admin_client.get(_action(order, "merge")).content.decode()
+    assert f'value="{first.public_id}"' not in merge and f'value="{later.public_id}"' in merge
 
 
 def test_an_expectation_emptied_by_a_cancel_is_not_offered_to_split_or_merge(admin_client: Client, place_order) -> None:
@@ -322,9 +343,8 @@ def test_an_expectation_emptied_by_a_cancel_is_not_offered_to_split_or_merge(adm
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 2)])
     order_cancel(order_id=order.public_id, reason="Sem estoque")
     html = _page(admin_client, order)
-    assert _action(order, "split") in html and _action(order, "merge") not in html
-    form = admin_client.get(_action(order, "split")).content.decode()
-    assert "(2× Produto CAM (CAM))" in form and "Chega depois" not in form
+    # everything left was shipped or cancelled: nothing to re-date, split or merge
+    assert _action(order, "split") not in html and _action(order, "merge") not in html
     with pytest.raises(OrderError) as error:
         expectation_merge(order_id=order.public_id, expectation_ids=[first.public_id, later.public_id])
     assert error.value.field == "expectation_ids[1]"

@@ -33,7 +33,7 @@ SUBJECTS = {
         "Parte do seu pedido #{n} foi enviada",  # 1 of the 2 shirts
         "Parte do seu pedido #{n} foi entregue",  # the other one never shipped
         "Reembolso do pedido #{n}",
-        "Pedido #{n} cancelado",
+        "Parte do seu pedido #{n} foi cancelada",  # the shirt that never shipped
     ],
     "en": [
         "We received your order #{n}",
@@ -41,7 +41,7 @@ SUBJECTS = {
         "Part of your order #{n} has shipped",
         "Part of your order #{n} was delivered",
         "Refund for order #{n}",
-        "Order #{n} canceled",
+        "Part of your order #{n} was canceled",
     ],
 }
 

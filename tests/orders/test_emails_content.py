@@ -152,3 +152,23 @@ def test_console_output_is_readable_utf8_8bit(django_capture_on_commit_callbacks
     assert output.count("Content-Transfer-Encoding: 8bit") == 2  # text and HTML
     assert "Olá, Ana!" in output and "Jardim Paulista · São Paulo/SP" in output
     assert order.permalink_url in output  # a long line, still whole
+
+
+def test_cancelling_the_rest_of_a_partly_shipped_order_e_mails_what_was_cancelled(django_capture_on_commit_callbacks):
+    """Gap: cancelling what had not shipped sent "Seu pedido foi cancelado. Você pagou R$ 80,00: o reembolso
+    volta…" while the shirts were on their way and only the cap's money came back; a later full cancel could not
+    e-mail again. The e-mail names what was cancelled and the money of those items, and says the rest is coming."""
+    order = _place(django_capture_on_commit_callbacks)
+    shirt = order.lines.get(sku="CAM")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)])
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Sem estoque")
+    canceled = mail.outbox[-1]
+    assert canceled.subject == f"Loja Exemplo: Parte do seu pedido #{order.number} foi cancelada"
+    assert (
+        f"Do seu pedido #{order.number}, foi cancelado o que ainda não tinha sido enviado: 1× Produto BONE. O que já "
+        "foi enviado segue para você. O reembolso de R$ 18,00 desses itens volta pela mesma conta usada no Pix."
+    ) in canceled.body
+    assert "Você pagou R$ 80,00" not in canceled.body
+    assert "O reembolso de R$ 18,00 desses itens" in canceled.alternatives[0][0]

@@ -121,3 +121,39 @@ def test_after_the_window_the_page_offers_no_return(client: Client, place_order)
 
 def test_unknown_token_is_404(client: Client) -> None:
     assert client.post("/orders/naoexiste-naoexiste-naoexiste/cancelar", {"confirm": "on"}).status_code == 404
+
+
+def test_part_shipped_the_buyer_cancels_the_rest_and_is_told_what_shipped(client: Client, place_order) -> None:
+    """Gap: with the shirts shipped and the cap still in the shop, "Cancelar" was gone and an agent's cancel said
+    "O pedido já foi enviado e não pode mais ser cancelado", as if nothing could be. The page names what shipped
+    and what may still be cancelled; the cancel takes only the cap and gives back what was paid for it (not the
+    freight: the shirts travelled) (BCP-ORDER-ACTIONS)."""
+    order = place_order(lines=[("CAM", 3000, 2), ("BONE", 2000, 1)], freight=800)
+    shirt, cap = order.lines.get(sku="CAM"), order.lines.get(sku="BONE")
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)])
+    fresh = Order.objects.get(pk=order.pk)
+    assert order_actions_bcp(fresh, now=timezone.now())["order_actions"]["cancel"] == {"available": True}
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    note = page.split('data-testid="cancel-refund-note">')[1].split("</p>")[0]
+    assert note == (
+        "Já enviado: 2× Produto CAM; isso segue para você (depois de receber, você pode pedir a devolução). Ainda não "
+        "enviado: 1× Produto BONE; você pode cancelar esses itens. O valor pago por eles volta pelo mesmo meio de "
+        "pagamento."
+    )
+    assert "Confirmo o cancelamento de 1× Produto BONE" in page
+
+    response = client.post(f"/orders/{order.permalink_token}/cancelar", {"confirm": "on"}, follow=True)
+
+    assert "Cancelado o que ainda não tinha sido enviado (1× Produto BONE). O valor desses itens será devolvido" in (
+        response.content.decode()
+    )
+    order.refresh_from_db()
+    shirt.refresh_from_db()
+    cap.refresh_from_db()
+    assert (order.status, shirt.quantity_total, cap.quantity_total) == ("shipped", 2, 0)
+    assert Adjustment.objects.get(order=order, type="refund").amount == -2000  # the cap, not the freight
+    # everything left has shipped now: a second cancel is refused in words, the page offers none
+    assert order_actions_bcp(order, now=timezone.now())["order_actions"]["cancel"] == {
+        "available": False, "unavailable_reason": "already_shipped",
+    }  # fmt: skip
+    assert 'data-testid="cancel-form"' not in client.get(f"/orders/{order.permalink_token}").content.decode()

@@ -173,3 +173,15 @@ def test_a_pickup_order_ready_reads_ready_not_its_old_estimate(client, admin_cli
 def test_awaiting_payment(client, place_order):
     order = place_order(paid=False)
     assert progress(page(client, order)) == "Aguardando a confirmação do pagamento."
+
+
+def test_a_refund_the_provider_refused_is_explained_and_not_taken_off(client, place_order):
+    """A refund the PSP refused read "Reembolso de R$ 15,00 — Falhou" and nothing more: the buyer did not know if
+    the money was lost. It says what happens next, and the money still counts as paid (nothing came back)."""
+    order, _, _ = two_items(place_order)
+    refund = order_refund(order_id=order.public_id, amount=1500, reason="Desconto combinado")
+    adjustment_mark_refund_result(adjustment_id=refund.public_id, status="failed")
+    html = page(client, order)
+    listed = re.sub(r"\s+", " ", html.split('data-testid="order-adjustments">')[1].split("</ul>")[0])
+    assert "Reembolso de R$ 15,00 — não concluído: a loja refaz o reembolso ou combina outro meio com você" in listed
+    assert totals(html) == [("Subtotal", "R$ 80,00"), ("Frete SEDEX", "R$ 8,00"), ("Total", "R$ 88,00")]

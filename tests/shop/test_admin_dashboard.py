@@ -99,6 +99,41 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
     assert f"#{orders[2].number}<" not in listing
 
 
+def test_sales_count_the_day_the_money_came_in_and_open_exactly_those_orders(admin_client: Client) -> None:
+    """A boleto issued 8 days ago and paid today is today's money (the finance export's payment date,
+    orders_with_payment_date): "Hoje" counted it 8 days ago, where no money had come in, and its link listed by
+    order date. Now each figure counts by payment date and its link opens a list of exactly those orders."""
+    from orders.services import order_payment_confirm
+
+    today = order_place_from_checkout(checkout=make_checkout(lines=[("CAM-A", 3000, 1)], freight=0))
+    boleto = order_place_from_checkout(
+        checkout=make_checkout(lines=[("CAF-B", 5000, 1)], freight=0, payment_type="boleto", paid=False)
+    )
+    unpaid_old = order_place_from_checkout(checkout=make_checkout(lines=[("CAF-C", 1000, 1)], freight=0, paid=False))
+    eight_days_ago = timezone.now() - timedelta(days=8)
+    Order.objects.filter(pk__in=[boleto.pk, unpaid_old.pk]).update(placed_at=eight_days_ago)
+    order_payment_confirm(order_id=boleto.public_id, paid_amount=5000)
+
+    dashboard = dashboard_get()
+    assert [(s.days, s.count, s.revenue) for s in dashboard.sales] == [(1, 2, 8000), (7, 2, 8000), (30, 2, 8000)]
+    assert dashboard.chart[-1].revenue == 8000
+    html = admin_client.get("/admin/").content.decode()
+    for figure in dashboard.sales:
+        href = re.search(rf'href="([^"]+)" data-testid="sales-{figure.days}"', html).group(1).replace("&amp;", "&")
+        listing = admin_client.get(href)
+        assert {o.number for o in listing.context["cl"].result_list} == {boleto.number, today.number}
+        assert _rows(listing.content.decode()) == figure.count
+        assert "pago desde" in listing.content.decode().lower()
+
+
+def test_a_hand_edited_paid_since_link_lists_every_order_and_says_why(admin_client: Client) -> None:
+    order_place_from_checkout(checkout=make_checkout(lines=[("CAM-A", 3000, 1)], freight=0))
+    response = admin_client.get("/admin/orders/order/", {"pago_desde": "ontem"}, follow=True)
+    assert response.status_code == 200
+    assert _rows(response.content.decode()) == 1
+    assert "“Pago desde” precisa de uma data AAAA-MM-DD" in response.content.decode()
+
+
 def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, django_assert_max_num_queries) -> None:
     three_orders()
     reminded = Checkout.objects.create(status="completed", buyer_email="ana@example.com.br", order_id="order_x")

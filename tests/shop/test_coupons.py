@@ -1,14 +1,19 @@
 """Discount codes (BCP §10, BCP-DSC-*): percent, fixed, stacking, minimum, validity, usage limits."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from orders.services import order_cancel, order_mark_delivered, order_place_from_checkout, order_return, order_ship
+from orders.types import LineQuantity
+from shop.checkout.pricing import CouponEvaluation, coupon_redemptions_record
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create, checkout_update
 from shop.checkout.types import BuyerInput, CheckoutInput, LineInput
 from shop.models import Checkout, CouponRedemption, Variant
+from tests.orders.conftest import make_checkout
 from tests.shop.checkout_factories import BUYER, expired_window, make_coupon, make_shipping, make_variant, shipping
 
 pytestmark = pytest.mark.django_db
@@ -149,3 +154,47 @@ def test_discount_applies_before_free_shipping_threshold():
         ("fulfillment", 1890, "PAC"),
         ("total", 19890, ""),
     ]
+
+
+def _first_purchase_order(coupon, *, lines=(("CAF", 5000, 2),)):
+    """A placed order whose checkout used the coupon (the use recorded at complete), as the shop places it."""
+    checkout = Checkout.objects.create(buyer_email=BUYER.email)
+    CouponRedemption.objects.create(coupon=coupon, checkout=checkout, email=BUYER.email, amount=1000)
+    placed = replace(make_checkout(lines=list(lines), freight=0, email=BUYER.email), checkout_id=checkout.public_id)
+    return order_place_from_checkout(checkout=placed)
+
+
+def test_a_first_purchase_coupon_is_the_buyers_again_after_the_whole_order_is_cancelled():
+    """Bought with BEMVINDO10 (one per e-mail), cancelled before anything shipped: the coupon stayed "used" and the
+    buyer could never have the first-purchase discount. As the big shops do, an order cancelled in full with
+    nothing kept gives the use back; the new checkout gets the discount, and completing it records the use."""
+    coupon = make_coupon("BEMVINDO10", percent=10, usage_limit_per_email=1)
+    order = _first_purchase_order(coupon)
+    assert warnings(create(("BEMVINDO10",))) == [("discount_code_user_ineligible", "$.discounts.codes[0]")]
+
+    order_cancel(order_id=order.public_id, reason="Desisti")
+
+    again = create(("BEMVINDO10",))
+    assert warnings(again) == []
+    assert ("discount", -1000, "Cupom BEMVINDO10") in totals(again)
+    applied = checkout_view(again.checkout).discounts_applied
+    evaluation = CouponEvaluation(applied=applied, messages=(), coupons=(coupon,))
+    assert coupon_redemptions_record(checkout_pk=again.checkout.pk, email=BUYER.email, evaluation=evaluation) == []
+
+
+@pytest.mark.parametrize("returned_first", [False, True])
+def test_a_coupon_stays_used_when_the_buyer_kept_part_of_the_order(returned_first):
+    """Cancelled in part (one unit shipped, the other cancelled), or in full after the unit that reached the buyer
+    came back as a return: the buyer had the discount on goods they received, so the one-per-buyer coupon stays
+    used."""
+    coupon = make_coupon("BEMVINDO10", percent=10, usage_limit_per_email=1)
+    order = _first_purchase_order(coupon)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(line.public_id, 1)])
+    if returned_first:
+        order_mark_delivered(order_id=order.public_id)
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Não serviu")
+    order_cancel(order_id=order.public_id, reason="Falta um")
+    order.refresh_from_db()
+    assert order.status == ("canceled" if returned_first else "shipped")
+    assert warnings(create(("BEMVINDO10",))) == [("discount_code_user_ineligible", "$.discounts.codes[0]")]

@@ -91,7 +91,7 @@ class FiscalDocumentOut(ResponseModel):
 
 
 class CancelActionOut(ResponseModel):
-    """Extension br.dev.bcp.shopping.order_actions: may the order still be canceled (nothing shipped yet)."""
+    """Extension br.dev.bcp.shopping.order_actions: may the order still be canceled (something not shipped yet)."""
 
     available: bool = Field(description="true enquanto nada do pedido saiu da loja.")
     unavailable_reason: str | None = Field(

@@ -105,7 +105,8 @@ def cancel_order(
     *,
     body_path: str = "$",
 ) -> OperationResult:
-    """Cancel before anything shipped: stock back, everything paid refunded through the outbox."""
+    """Cancel what has not shipped: stock back, what was paid for it refunded through the outbox (everything, freight
+    included, while nothing shipped)."""
     request = validate(CancelOrderRequest, body)
     found = _own_order(ctx, order_id)
     if isinstance(found, OperationResult):

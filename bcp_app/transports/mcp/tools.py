@@ -473,7 +473,8 @@ def _specs() -> list[BcpToolSpec]:
         ),
         BcpToolSpec(
             "cancel_order",
-            "Cancela um pedido antes do envio (estoque e valor pago voltam); exige meta['idempotency-key'] "
+            "Cancela o que ainda não foi enviado de um pedido (estoque e valor pago por isso voltam); exige "
+            "meta['idempotency-key'] "
             "(extensão br.dev.bcp.shopping.order_actions).",
             CancelOrderArgs,
             OrderResult,
