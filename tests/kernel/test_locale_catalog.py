@@ -46,8 +46,14 @@ def test_every_translatable_text_has_an_english_entry(tmp_path: Path) -> None:
 def test_the_english_catalog_spells_canceled_one_way() -> None:
     """Closing note: the English pages mixed "Canceled" and "Cancelled". One spelling, the American one Django's own
     catalogs use ("Canceled", "canceling"; "cancellation" is the same in both)."""
-    catalog = (ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po").read_text(encoding="utf-8")
-    translations = [line for line in catalog.splitlines() if not line.startswith(("msgid", "#"))]
+    catalogs = [path for path in ROOT.glob("**/locale/en/LC_MESSAGES/django.po") if ".venv" not in path.parts]
+    assert ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po" in catalogs and len(catalogs) > 1  # the apps' too
+    translations = [
+        line
+        for catalog in catalogs
+        for line in catalog.read_text(encoding="utf-8").splitlines()
+        if not line.startswith(("msgid", "#"))
+    ]
     british = [line for line in translations if re.search(r"cancell(ed|ing)", line, re.IGNORECASE)]
-    assert british == [], "use the American spelling (canceled, canceling) in locale/en"
+    assert british == [], "use the American spelling (canceled, canceling) in every English catalog"
     assert any("Canceled" in line for line in translations)
