@@ -34,7 +34,7 @@ from django.utils.translation import gettext_lazy
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
-from orders.summary import all_delivered, installments_text, money_rows, pickup_hours
+from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
 
 logger = logging.getLogger(__name__)
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
@@ -306,8 +306,17 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         partial = not all_delivered(lines)
     else:
         partial = False
+    closed = is_closed(order)
     if kind in ("shipped", "delivered"):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
+    elif closed:
+        # Cancelled, every line is at 0: the buyer reads what was cancelled, as the subtotal still counts it
+        # (the QA walk's cancellation and refund e-mails said "Itens:" over an empty list).
+        items = [
+            (line.title, line.sku, line.quantity_original, line.unit_price * line.quantity_original)
+            for line in lines
+            if line.quantity_original
+        ]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
     contact = _address(settings.DEFAULT_FROM_EMAIL)
@@ -317,6 +326,10 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "lines": lines,
         "event": event,
         "items": items,
+        "closed": closed,
+        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
+        # not all delivered), as the order page shows its estimates.
+        "arrival_estimate": "" if closed or all_delivered(lines) else order.fulfillment_description,
         "partial": partial,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
