@@ -15,7 +15,7 @@ import smtplib
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.contentmanager import _encode_text  # type: ignore[attr-defined]  # what set_content encodes a text with
 from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage as PyEmailMessage
@@ -34,6 +34,7 @@ from django.utils.translation import gettext_lazy
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
+from orders.selectors import return_window_days
 from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
 
 logger = logging.getLogger(__name__)
@@ -331,6 +332,12 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         # not all delivered), as the order page shows its estimates.
         "arrival_estimate": "" if closed or all_delivered(lines) else order.fulfillment_description,
         "partial": partial,
+        # A delivery starts the returns window: the e-mail says until when and where to ask (the order page), as
+        # the page does (QA walk: the buyer learnt of it only by opening the page).
+        "return_days": return_window_days(order),
+        "return_deadline": event.occurred_at + timedelta(days=return_window_days(order))
+        if kind == "delivered" and event is not None and event.type == FulfillmentEventType.DELIVERED
+        else None,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from django.core import mail
 from django.core.mail.backends.console import EmailBackend as ConsoleBackend
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 
 from orders.emails import build_order_email
 from orders.services import (
@@ -163,6 +166,11 @@ def test_delivered_e_mail_promises_no_arrival_any_more(django_capture_on_commit_
     assert delivered.subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
     assert "Entrega: SEDEX\n" in delivered.body and "Chega em" not in delivered.body
     assert "Chega em" not in delivered.alternatives[0][0]
+    # and it says until when a return may be asked, and where (the page said it; the e-mail did not)
+    arrived = order.fulfillment_events.get(type="delivered").occurred_at
+    until = date_format(localtime(arrived + timedelta(days=7)), "SHORT_DATE_FORMAT")
+    sentence = f"Se precisar devolver algum item, peça pela página do pedido até {until} (7 dias após a entrega)."
+    assert sentence in delivered.body and sentence in delivered.alternatives[0][0]
 
 
 def test_english_e_mail(django_capture_on_commit_callbacks):
