@@ -51,6 +51,8 @@ def test_the_reason_the_shop_wrote_reads_in_the_buyers_language(
     assert Adjustment.objects.get(order=order, type="refund").description == "Cancelado pelo comprador"
     page = client.get(f"/orders/{order.permalink_token}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "(Canceled by the buyer)" in page and "Cancelado pelo comprador" not in page
+    # and the date ending in "p.m." / "a.m." is not followed by a second full stop ("11:18 p.m..")
+    assert "Order canceled on " in page and ".m..<" not in page
     refund = Adjustment.objects.get(order=order, type="refund")
     with django_capture_on_commit_callbacks(execute=True):
         adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
