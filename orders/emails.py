@@ -15,7 +15,7 @@ import smtplib
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.contentmanager import _encode_text  # type: ignore[attr-defined]  # what set_content encodes a text with
 from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage as PyEmailMessage
@@ -34,7 +34,8 @@ from django.utils.translation import gettext_lazy
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
-from orders.summary import all_delivered, installments_text, money_rows, pickup_hours
+from orders.selectors import return_window_days
+from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
 
 logger = logging.getLogger(__name__)
 # SMTP's own line limit (RFC 5322): lines up to 998 bytes stay 8bit instead of turning quoted-printable.
@@ -320,8 +321,17 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         if partial and adjustment is not None
         else None
     )
+    closed = is_closed(order)
     if kind in ("shipped", "delivered"):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
+    elif closed:
+        # Cancelled, every line is at 0: the buyer reads what was cancelled, as the subtotal still counts it
+        # (the QA walk's cancellation and refund e-mails said "Itens:" over an empty list).
+        items = [
+            (line.title, line.sku, line.quantity_original, line.unit_price * line.quantity_original)
+            for line in lines
+            if line.quantity_original
+        ]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
     contact = _address(settings.DEFAULT_FROM_EMAIL)
@@ -331,9 +341,19 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "lines": lines,
         "event": event,
         "items": items,
+        "closed": closed,
+        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
+        # not all delivered), as the order page shows its estimates.
+        "arrival_estimate": "" if closed or all_delivered(lines) else order.fulfillment_description,
         "partial": partial,
         "cancelled_items": ", ".join(f"{quantity}× {title}" for title, _sku, quantity in cancelled_items),
         "cancel_refund_amount": -cancel_refund.amount if cancel_refund is not None else 0,
+        # A delivery starts the returns window: the e-mail says until when and where to ask (the order page), as
+        # the page does (QA walk: the buyer learnt of it only by opening the page).
+        "return_days": return_window_days(order),
+        "return_deadline": event.occurred_at + timedelta(days=return_window_days(order))
+        if kind == "delivered" and event is not None and event.type == FulfillmentEventType.DELIVERED
+        else None,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "permalink_url": order.permalink_url,

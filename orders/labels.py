@@ -196,3 +196,15 @@ def tax_id_text(value: str) -> str:
     if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
         return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
     return value
+
+
+# Reasons the shop writes itself when the buyer or the platform gave none: stored in Portuguese (the merchant's
+# records and the admin), shown to a reader in their language (QA walk: an English order page and refund e-mail
+# said "(Cancelado pelo comprador)"). Any other reason is the person's own words, shown as written.
+CANCELED_BY_BUYER = gettext_noop("Cancelado pelo comprador")
+CANCELED_BY_PLATFORM = gettext_noop("Cancelado pela plataforma de compra")
+_STORED_REASONS = frozenset({CANCELED_BY_BUYER, CANCELED_BY_PLATFORM})
+
+
+def stored_reason_label(text: str) -> str:
+    return _(text) if text in _STORED_REASONS else text

@@ -292,8 +292,21 @@ def order_return_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
 
 
 class LookupForm(forms.Form):
-    email = forms.EmailField(label=_("E-mail usado na compra"), max_length=254)
-    number = forms.CharField(label=_("Número do pedido"), max_length=40)
+    # Each message names its field (QA walk: Django's "Este campo é obrigatório." and "Insira um endereço de email
+    # válido." named none).
+    email = forms.EmailField(
+        label=_("E-mail usado na compra"),
+        max_length=254,
+        error_messages={
+            "required": _("Informe o e-mail usado na compra."),
+            "invalid": _("E-mail inválido: confira o endereço usado na compra."),
+        },
+    )
+    number = forms.CharField(
+        label=_("Número do pedido"),
+        max_length=40,
+        error_messages={"required": _("Informe o número do pedido, como 1005 ou #1005.")},
+    )
 
     def clean_number(self) -> int:
         # As written in the e-mail subject ("#1005") or on the page ("Pedido nº 1005"), not only "1005".

@@ -25,6 +25,7 @@ from django.utils.translation import ngettext_lazy
 
 from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
+from orders.labels import CANCELED_BY_BUYER, CANCELED_BY_PLATFORM
 from orders.models import (
     Adjustment,
     EmailKind,
@@ -96,7 +97,7 @@ def order_cancel_requested(
     are cancelled and what was paid for them goes back (the shipped part stays: a return once received). Refused
     when everything still in the order has been sent."""
     reason = clean_text(reason, field="reason", max_length=255) or (
-        "Cancelado pelo comprador" if requested_by == BUYER else "Cancelado pela plataforma de compra"
+        CANCELED_BY_BUYER if requested_by == BUYER else CANCELED_BY_PLATFORM
     )
     order = lock_order(order_id)
     known = lock_lines(order)

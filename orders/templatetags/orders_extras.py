@@ -12,6 +12,7 @@ from orders.labels import (
     line_status_label,
     order_status_label,
     payment_status_label,
+    stored_reason_label,
 )
 
 register = template.Library()
@@ -29,3 +30,4 @@ register.filter("adjustment_status_label", adjustment_status_label)
 register.filter("line_status_label", line_status_label)
 register.filter("order_status_label", order_status_label)
 register.filter("payment_status_label", payment_status_label)
+register.filter("stored_reason", stored_reason_label)

@@ -85,6 +85,15 @@
     ["number", "holder", "expiry", "cvv"].forEach(function (name) { field(name).value = ""; });
   }
 
+  // The chosen plan in full under the select, whose closed box cuts the label on a phone.
+  var planSelect = box.querySelector("select[name=installments]");
+  var planChosen = box.querySelector("[data-role=plan-chosen]");
+  if (planSelect && planChosen) {
+    planSelect.addEventListener("change", function () {
+      planChosen.textContent = planSelect.options[planSelect.selectedIndex].text;
+    });
+  }
+
   field("number").addEventListener("input", function (event) {
     var d = digits(event.target.value).slice(0, 19);
     event.target.value = d.replace(/(\d{4})(?=\d)/g, "$1 ");

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from django.core import mail
 from django.core.mail.backends.console import EmailBackend as ConsoleBackend
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 
 from orders.emails import build_order_email
 from orders.services import (
@@ -132,6 +135,42 @@ def test_refund_and_cancellation_e_mails_carry_the_amounts(django_capture_on_com
     assert canceled.subject == f"Loja Exemplo: Pedido #{order.number} cancelado"
     assert f"Seu pedido #{order.number} foi cancelado. Você pagou R$ 80,00" in canceled.body
     assert "Reembolsado: -R$ 15,00" in canceled.body
+
+
+def test_cancellation_e_mail_lists_what_was_cancelled_and_promises_no_arrival(django_capture_on_commit_callbacks):
+    """QA walk (buyer cancels from the order page): the e-mail said "Itens:" over an empty list under a subtotal of
+    R$ 80,00, and still "Entrega: SEDEX (Chega em 3 a 5 dias úteis)" for an order that will not travel."""
+    order = _place(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Desisti")
+    canceled = mail.outbox[-1]
+    assert canceled.subject == f"Loja Exemplo: Pedido #{order.number} cancelado"
+    body = canceled.body
+    assert "Itens cancelados:\n- 2× Produto CAM (CAM) — R$ 60,00\n- 1× Produto BONE (BONE) — R$ 20,00\n" in body
+    assert "Subtotal: R$ 80,00" in body
+    assert "Entrega: SEDEX\n" in body and "Chega em" not in body
+    html = canceled.alternatives[0][0]
+    assert "Itens cancelados" in html and "2× Produto CAM" in html and "1× Produto BONE" in html
+    assert "Chega em" not in html
+
+
+def test_delivered_e_mail_promises_no_arrival_any_more(django_capture_on_commit_callbacks):
+    order = _place(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    shipped = mail.outbox[-1]
+    assert "Entrega: SEDEX (Chega em 3 a 5 dias úteis)" in shipped.body  # on its way: the estimate helps
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    delivered = mail.outbox[-1]
+    assert delivered.subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
+    assert "Entrega: SEDEX\n" in delivered.body and "Chega em" not in delivered.body
+    assert "Chega em" not in delivered.alternatives[0][0]
+    # and it says until when a return may be asked, and where (the page said it; the e-mail did not)
+    arrived = order.fulfillment_events.get(type="delivered").occurred_at
+    until = date_format(localtime(arrived + timedelta(days=7)), "SHORT_DATE_FORMAT")
+    sentence = f"Se precisar devolver algum item, peça pela página do pedido até {until} (7 dias após a entrega)."
+    assert sentence in delivered.body and sentence in delivered.alternatives[0][0]
 
 
 def test_english_e_mail(django_capture_on_commit_callbacks):

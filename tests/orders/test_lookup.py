@@ -100,6 +100,20 @@ def test_bad_input_is_named_and_changes_nothing(client):
     assert SENT not in html
 
 
+def test_each_error_names_its_field(client):
+    """QA walk: an empty form answered Django's "Este campo é obrigatório." twice and a bad e-mail "Insira um
+    endereço de email válido.", naming no field; what was typed stays."""
+    empty = client.post("/pedido", {"email": "", "number": ""}).content.decode()
+    assert 'data-testid="error-email">Informe o e-mail usado na compra.<' in empty.replace("\n", "")
+    assert "Informe o número do pedido, como 1005 ou #1005." in empty
+    assert "Este campo é obrigatório." not in empty
+    bad = client.post("/pedido", {"email": "ana@exemplo", "number": "1001"}).content.decode()
+    assert "E-mail inválido: confira o endereço usado na compra." in bad
+    assert 'value="ana@exemplo"' in bad and 'value="1001"' in bad
+    english = client.post("/pedido", {"email": "", "number": ""}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Enter the e-mail used for the purchase." in english
+
+
 def test_attempts_are_limited_per_client(client, place_order, django_capture_on_commit_callbacks):
     order = place_order()
     mail.outbox.clear()

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from orders.models import Adjustment, Order, ReturnRequest
 from orders.selectors import order_actions_bcp
-from orders.services import fulfillment_event_create, order_ship
+from orders.services import adjustment_mark_refund_result, fulfillment_event_create, order_ship
 from orders.types import LineQuantity
 
 pytestmark = pytest.mark.django_db
@@ -39,6 +39,29 @@ def test_the_page_offers_cancel_before_shipping_and_cancels(client: Client, plac
     assert Adjustment.objects.filter(order=order, type="refund").count() == 1
     page = client.get(f"/orders/{order.permalink_token}", follow=True).content.decode()
     assert "Pedido cancelado. O valor pago será devolvido" in page and 'data-testid="cancel-form"' not in page
+
+
+def test_the_reason_the_shop_wrote_reads_in_the_buyers_language(
+    client: Client, place_order, mailoutbox, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk in English: the order page and the refund e-mail said "(Cancelado pelo comprador)", the reason the
+    shop stores when the buyer gives none; it stays Portuguese in the records and reads in the reader's language."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800, language="en")
+    client.post(f"/orders/{order.permalink_token}/cancelar", {"confirm": "on"}, HTTP_ACCEPT_LANGUAGE="en")
+    assert Adjustment.objects.get(order=order, type="refund").description == "Cancelado pelo comprador"
+    page = client.get(f"/orders/{order.permalink_token}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "(Canceled by the buyer)" in page and "Cancelado pelo comprador" not in page
+    # and the date ending in "p.m." / "a.m." is not followed by a second full stop ("11:18 p.m..")
+    assert "Order canceled on " in page and ".m..<" not in page
+    refund = Adjustment.objects.get(order=order, type="refund")
+    with django_capture_on_commit_callbacks(execute=True):
+        adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    refunded = [m for m in mailoutbox if m.subject.startswith("Loja Exemplo: Refund")]
+    assert refunded and "Reason: Canceled by the buyer" in refunded[-1].body
+    # a reason the buyer typed is shown as typed
+    other = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    client.post(f"/orders/{other.permalink_token}/cancelar", {"confirm": "on", "reason": "Cancelado pelo comprador!"})
+    assert "(Cancelado pelo comprador!)" in client.get(f"/orders/{other.permalink_token}").content.decode()
 
 
 def test_cancel_without_confirming_is_refused_in_words(client: Client, place_order) -> None:

@@ -133,6 +133,24 @@ def test_a_declined_browser_token_shows_the_reason(client, phone) -> None:
     assert not Order.objects.exists()
 
 
+def test_the_chosen_plan_is_written_in_full_under_the_installments_select(client, phone) -> None:
+    """QA walk (360 px phone): the closed select cut "10x de R$ 14,10 com juros (total R$ 141,00)" before its total,
+    above a summary that still said the total without interest; the chosen plan is spelled out below it."""
+    StoreSettings.objects.update(card_interest_free_installments=3)
+    checkout_id = _checkout(client)
+    html = client.post(f"/checkout/{checkout_id}", {"action": "update", **FORM}).content.decode()
+    assert re.search(r'data-testid="plan-chosen"[^>]*>1x de R\$ 6\.999,00 \(à vista\)</p>', html), html
+    # when a 6x card is declined, the page comes back with 6x chosen and its label in full, interest and total
+    response = client.post(
+        f"/checkout/{checkout_id}",
+        {"action": "pay_card", "installments": "6", "card_token": "tok_sbx_51_0002_0123456789abcdef", **FORM},
+    )
+    html = response.content.decode()
+    chosen = re.search(r'<option value="6" selected>([^<]+)</option>', html).group(1)
+    assert chosen.startswith("6x de R$ ") and "com juros (total R$ " in chosen
+    assert f'data-testid="plan-chosen" aria-live="polite">{chosen}</p>' in html
+
+
 def test_the_admin_order_page_shows_the_plan(admin_client, client, phone) -> None:
     checkout_id = _checkout(client)
     client.post(f"/checkout/{checkout_id}", {"action": "pay_card", "installments": "12", "card_token": TOKEN, **FORM})

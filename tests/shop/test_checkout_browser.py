@@ -15,7 +15,7 @@ from django.db import connections
 from orders.models import Order
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_latest_for_reference
-from shop.models import Checkout, PickupLocation
+from shop.models import Checkout, PickupLocation, StoreSettings
 from tests.shop.checkout_factories import make_location, make_shipping, make_variant
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -161,5 +161,43 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
             page.click("[data-testid=pay-pix]")
             expect(page).to_have_url(re.compile(r"/checkout/checkout_[0-9a-f]+/pix$"))
             expect(page.get_by_test_id("pix-amount")).to_have_text("R$ 85,80")
+        finally:
+            browser.close()
+
+
+def test_the_chosen_card_plan_reads_in_full_on_a_phone(live_server, transactional_db, settings) -> None:
+    """QA walk at 360 px: the closed installments select cut "10x de R$ 14,10 com juros (total R$ 141,00)" before
+    its total, under a summary still showing the total without interest."""
+    from playwright.sync_api import expect, sync_playwright
+
+    # given 2 units of R$ 42,90 with SEDEX (R$ 118,70), 3x without interest, then 1,99 % a month
+    settings.BCP_PIX_SANDBOX = True  # the sandbox card gateway: the card is offered
+    StoreSettings.objects.create(card_interest_free_installments=3)
+    make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
+            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
+            page.fill("#qty", "2")
+            page.click("[data-role=add-button]")
+            page.click("[data-testid=go-checkout]")
+            fill_contact_and_address(page)
+            page.click("[data-testid=calc-shipping]")
+            page.check("input[name=shipping_option][value=sedex]")
+            expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")
+            # when the buyer pays by card in 10x
+            page.check("[data-testid=choose-card]")
+            expect(page.get_by_test_id("plan-chosen")).to_have_text("1x de R$ 118,70 (à vista)")
+            page.select_option("[data-testid=installments]", "10")
+            label = page.locator("[data-testid=installments] option[value='10']").inner_text()
+            assert label.startswith("10x de R$ ") and "com juros (total R$ " in label
+            # then the plan reads in full under the select, its total with interest inside the phone's width
+            chosen = page.get_by_test_id("plan-chosen")
+            expect(chosen).to_have_text(label)
+            box = chosen.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 360
+            assert chosen.evaluate("e => e.scrollWidth <= e.clientWidth")
         finally:
             browser.close()

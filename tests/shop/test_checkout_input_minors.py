@@ -62,6 +62,22 @@ def test_the_missing_number_is_shown_at_the_number_field(client, shop_ready):  #
     )
 
 
+def test_a_too_long_name_or_street_is_refused_naming_the_field_and_kept(client, shop_ready):  # noqa: F811
+    """QA walk: a very long name pasted on a phone came back with Django's "Certifique-se de que o valor tenha no
+    máximo 100 caracteres (ele possui 161).", which names no field."""
+    checkout_id = start_checkout(client)
+    name, street = "Maria" + " da Conceição" * 12, "Rua" + " Longa" * 50
+    form = {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac", "first_name": name, "street": street}
+    response = client.post(f"/checkout/{checkout_id}", form)
+    assert errors(response) == {
+        "first_name": f"Nome: no máximo 100 caracteres (você digitou {len(name)}).",
+        "street": f"Rua: no máximo 200 caracteres (você digitou {len(street)}).",
+    }
+    assert f'value="{name}"' in response.content.decode()  # what was typed stays, to be shortened
+    english = client.post(f"/checkout/{checkout_id}", form, HTTP_ACCEPT_LANGUAGE="en")
+    assert errors(english)["first_name"] == f"First name: at most 100 characters (you typed {len(name)})."
+
+
 def test_the_cpf_comes_back_formatted(client, shop_ready):  # noqa: F811
     checkout_id = start_checkout(client)
     form = {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac", "tax_id": "52998224725"}

@@ -124,6 +124,26 @@ def test_cart_change_of_a_sold_out_variant_removes_it(client, shop_ready):
     assert "Produto esgotado." in page.content.decode()
 
 
+def test_the_cart_says_a_line_sold_out_since_it_was_added(client, shop_ready):
+    """QA walk: the buyer back at the cart saw a sold-out item priced in the estimate without a word; only
+    "Pagar" on the checkout said "está sem estoque"."""
+    make_variant("SKU-CHA-100G", price=1990, stock=10, title="Chá mate 100 g")
+    client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
+    client.post("/carrinho/adicionar", {"sku": "SKU-CHA-100G", "quantity": "1"})
+    assert "sem estoque" not in client.get("/carrinho/").content.decode()
+    shop_ready.stock = 0
+    shop_ready.save()
+    html = client.get("/carrinho/").content.decode()
+    assert "Café especial 500 g está sem estoque: remova do carrinho para finalizar a compra." in html
+    assert "Chá mate" in html and "Chá mate 100 g está sem estoque" not in html
+    english = client.get("/carrinho/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Café especial 500 g is out of stock: remove it from the cart to check out." in english
+    # and a variant sold on order (backorder) is not said sold out
+    shop_ready.allow_backorder = True
+    shop_ready.save()
+    assert "sem estoque" not in client.get("/carrinho/").content.decode()
+
+
 def test_badge_follows_the_checkout_after_a_stock_adjustment(client, shop_ready):
     # given 5 in the cart while 5 were on sale, and a second product
     make_variant("SKU-CHA-100G", price=1990, stock=10)

@@ -175,6 +175,29 @@ def test_an_item_out_of_stock_is_said_in_a_gender_neutral_way(shop_ready):
     assert [m.content for m in refused.value.messages] == ["Café especial 500 g está sem estoque."]
 
 
+def test_an_item_sold_out_at_pay_time_links_to_the_cart_where_it_is_removed(client, shop_ready):
+    """QA walk (phone): a unit sold out while the buyer filled the form; "Pagar com Pix" answered "… está sem
+    estoque" beside the line, and nothing on the checkout page let the buyer take it out (only the header icon)."""
+    make_variant("SKU-BULE", price=8990, stock=5, title="Bule de ágata")
+    client.post("/carrinho/adicionar", {"sku": "SKU-BULE", "quantity": "1"})
+    checkout_id = start_checkout(client, quantity="1")
+    form = {**FORM_CONTACT, **FORM_ADDRESS, "shipping_option": "pac"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    shop_ready.stock = 0
+    shop_ready.save()
+    catalog_cache_bump()
+    html = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form}).content.decode()
+    line = re.search(r'data-testid="line-message">(.*?)</p>', html, re.S)
+    assert line is not None, html
+    link = '<a href="/carrinho/" data-testid="line-fix-in-cart">Remover do carrinho</a>'
+    assert line.group(1) == f"Café especial 500 g está sem estoque. {link}"
+    # and the cart's "Remover" then leaves the other item alone on the way back to the same checkout
+    client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "quantity": "1", "remove": "1"})
+    assert client.get("/checkout/")["Location"].endswith(checkout_id)
+    page = client.get(f"/checkout/{checkout_id}").content.decode()
+    assert 'data-testid="line-message"' not in page and "Bule de ágata" in page and "Café especial" not in page
+
+
 def test_the_pix_page_says_the_change_of_method_would_cancel_it(client, shop_ready):
     # given the buyer on the Pix page of a fresh charge
     checkout_id = start_checkout(client, quantity="1")

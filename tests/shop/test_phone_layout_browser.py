@@ -157,6 +157,9 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
     pay(txid=pix_charge_latest_for_reference(cancelled_checkout).txid, options=PayOptions())
     cancelled = Order.objects.get(checkout_id=cancelled_checkout)
     order_cancel(order_id=cancelled.public_id, reason="Sem estoque")
+    slip = Client()
+    boleto_checkout = _ready_checkout(slip)
+    assert slip.post(f"/checkout/{boleto_checkout}", {"action": "pay_boleto", **BUYER_FORM}).status_code == 302
     pages = {
         "home": "/",
         "list": "/produtos/",
@@ -167,6 +170,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
         "cart-freight": "/carrinho/?cep=20040-002",
         "checkout": f"/checkout/{cart_checkout}",
         "pix": _signed_path(pix_checkout, "checkout:pix"),  # another buyer's browser: its signed link
+        "boleto": _signed_path(boleto_checkout, "checkout:boleto"),
         "order": f"/orders/{order.permalink_token}",
         "order-cancelled": f"/orders/{cancelled.permalink_token}",
         "order-lookup": "/pedido",
@@ -185,6 +189,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
     too_wide: dict[str, tuple[int, int, str]] = {}
     cut: dict[str, list[str]] = {}  # inputs whose example (placeholder) does not fit them
     misaligned: dict[str, float] = {}  # the card's side-by-side inputs at different heights
+    small: dict[str, float] = {}  # a page's own action shorter than a thumb (QA walk: "Já paguei: atualizar", 19 px)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
@@ -204,6 +209,10 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
                         box = tile.bounding_box() if tile.count() else None
                         if not box or box["width"] < 100 or abs(box["width"] - box["height"]) > 2:
                             no_tile[f"{name}@{width}"] = box
+                    if name == "boleto":
+                        height = page.get_by_test_id("boleto-refresh").bounding_box()["height"]
+                        if height < 44:
+                            small[f"{name}@{width}"] = height
                     if name == "checkout":
                         # the card's fields show once the card is chosen (Pix comes first): measured open too
                         page.get_by_test_id("choose-card").check()
@@ -224,6 +233,7 @@ def test_every_storefront_page_fits_a_phone(live_server, transactional_db, setti
     assert no_tile == {}
     assert cut == {}
     assert misaligned == {}
+    assert small == {}
     assert charge is not None
 
 

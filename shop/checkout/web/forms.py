@@ -16,6 +16,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display
@@ -120,10 +121,18 @@ class _SharedFields(dict[str, forms.Field]):
         return dict(prepared)  # the form's own dict of the shared (never changed) fields
 
 
+# Too long, said with the field's name (Django's "Certifique-se de que o valor tenha no máximo 100 caracteres (ele
+# possui 161)." named none: QA walk, a very long name pasted on a phone).
+TOO_LONG = _("no máximo %(limit_value)d caracteres (você digitou %(show_value)d).")
+
+
 def _checkout_fields(fields: dict[str, forms.Field], with_cpf: object) -> None:
     _refuse_control_characters(fields)
     if with_cpf:
         fields["tax_id"].label = _("CPF (para a nota fiscal)")
+    for field in fields.values():
+        if isinstance(field, forms.CharField) and field.max_length is not None:
+            field.error_messages = {**field.error_messages, "max_length": format_lazy("{}: {}", field.label, TOO_LONG)}
 
 
 # The delivery address inputs of the form (kept on the page while the buyer tries store pickup).

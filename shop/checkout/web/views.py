@@ -125,12 +125,25 @@ def _say_removed(request: HttpRequest, cart: CartPage) -> None:
         messages.warning(request, _("%(title)s saiu de venda e não está mais no seu carrinho.") % {"title": title})
 
 
+def _say_sold_out(request: HttpRequest, lines: list[CartLine]) -> None:
+    """A line whose stock ran out while in the cart (QA walk: the cart listed it, priced, without a word, and only
+    the checkout said "está sem estoque" at "Pagar"): said at once, with what to do (the variants are read already)."""
+    for line in lines:
+        if line.variant.stock <= 0 and not line.variant.allow_backorder:
+            messages.warning(
+                request,
+                _("%(title)s está sem estoque: remova do carrinho para finalizar a compra.")
+                % {"title": line.variant.display_title},
+            )
+
+
 @require_GET
 def cart_detail(request: HttpRequest) -> HttpResponse:
     prefetch_page_reads()
     cart = cart_page(request.session)
     _say_removed(request, cart)
     lines = cart.lines
+    _say_sold_out(request, lines)
     subtotal = sum(line.amount for line in lines)
     codes = tuple(cart.coupons)
     evaluation = coupons_evaluate(
