@@ -211,6 +211,11 @@ class OrderLine(models.Model):
     def line_total(self) -> int:
         return self.unit_price * self.quantity_total
 
+    @property
+    def original_total(self) -> int:
+        """What the line came to when the order was placed (the order's subtotal still counts it)."""
+        return self.unit_price * self.quantity_original
+
 
 class FulfillmentExpectation(models.Model):
     """A promise to the buyer (BCP §7 expectation); may be split, merged or re-described."""

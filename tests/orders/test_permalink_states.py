@@ -103,6 +103,10 @@ def test_cancelled_order_says_so_without_preparing_or_estimate(client, place_ord
         ("Valor final do pedido", "R$ 0,00"),
     ]
     assert re.findall(r'data-testid="line-status">([^<]*)<', html) == ["Cancelado", "Cancelado"]
+    # each line says what was ordered (struck), adding up to the subtotal, not "R$ 0,00 · 0 ×" under R$ 80,00
+    assert re.findall(r'<span class="amount"><del>([^<]*)</del>', html) == ["R$ 60,00", "R$ 20,00"]
+    assert re.findall(r'<span class="qty"><del>([^<]*)</del>', html) == ["2 × R$ 30,00", "1 × R$ 20,00"]
+    assert "R$ 0,00</span>" not in html.split('data-testid="order-lines">')[1].split("</ul>")[0]
 
 
 def test_cancelled_and_refunded(client, place_order):
