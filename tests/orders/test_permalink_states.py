@@ -109,6 +109,15 @@ def test_cancelled_order_says_so_without_preparing_or_estimate(client, place_ord
     assert "R$ 0,00</span>" not in html.split('data-testid="order-lines">')[1].split("</ul>")[0]
 
 
+def test_a_line_without_a_photo_shows_the_storefronts_tile_not_a_grey_box(client, place_order):
+    order, cam, _ = two_items(place_order)
+    cam.image_url = ""
+    cam.save(update_fields=["image_url"])
+    lines = page(client, order).split('data-testid="order-lines">')[1].split("</ul>")[0]
+    assert lines.count('data-testid="photo-placeholder"') == 1  # the cap keeps its photo
+    assert f'aria-label="{cam.title} (sem foto)"' in lines
+
+
 def test_cancelled_and_refunded(client, place_order):
     order, _, _ = two_items(place_order)
     refund = order_cancel(order_id=order.public_id, reason="Sem estoque")
