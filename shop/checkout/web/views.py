@@ -89,6 +89,7 @@ from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout
 from shop.storefront.page_cache import prefetch_page_reads
+from shop.storefront.paths import path_with
 from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
@@ -316,6 +317,9 @@ def _render_checkout(
             "payment_methods": payment_methods(view, card, _posted_method(request), boleto=boleto),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
             "pix_bp": pix_discount_bp(),  # an input of the payment choice's {% memo %}: the store's Pix rate
+            # the form's own addresses ({% url %} with view.id reversed both on every view)
+            "resume_url": path_with("checkout:resume", "checkout_id", view.id),
+            "email_url": path_with("checkout:email", "checkout_id", view.id),
         },
         status=status,
     )
