@@ -319,8 +319,8 @@ def _render_checkout(
             "payment_methods": payment_methods(view, card, _posted_method(request), boleto=boleto),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
             "pix_bp": pix_discount_bp(),  # an input of the payment choice's {% memo %}: the store's Pix rate
-            # the form's own addresses ({% url %} with view.id reversed both on every view)
             "csrf_token": lazy_csrf_token(request),  # Django's token, its mask drawn at less cost
+            # the form's own addresses ({% url %} with view.id reversed both on every view)
             "resume_url": path_with("checkout:resume", "checkout_id", view.id),
             "email_url": path_with("checkout:email", "checkout_id", view.id),
         },
