@@ -31,7 +31,6 @@ from django.conf import settings
 from django.contrib.messages import get_messages
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.template import Context
 from django.template.loader import render_to_string
 from django.template.utils import get_app_template_dirs
@@ -44,6 +43,7 @@ from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.stock import CACHE_SECONDS as CATALOG_SECONDS
 from shop.checkout.stock import VERSION_KEY, catalog_version
 from shop.storefront.context_processors import cart_count
+from shop.storefront.csrf import csrf_token
 
 HOLE_CSRF = "<!--hole:csrf-->"
 HOLE_CART = "<!--hole:cart-count-->"
@@ -126,7 +126,7 @@ def render_shared(
 
 def filled(request: HttpRequest, html: str, *, status: int = 200) -> HttpResponse:
     """The shared page with this request's own token, cart count and messages."""
-    html = html.replace(HOLE_CSRF, get_token(request)).replace(HOLE_CART, str(cart_count(request)))
+    html = html.replace(HOLE_CSRF, csrf_token(request)).replace(HOLE_CART, str(cart_count(request)))
     if HOLE_FLASH in html:
         html = html.replace(HOLE_FLASH, _flash(request))
     return HttpResponse(html, status=status)

@@ -26,6 +26,7 @@ from shop.cart import CartLine
 from shop.catalog.selectors import NavCategory, categories_for_nav
 from shop.models import ProductImage
 from shop.storefront.page_cache import shared_fragment
+from shop.storefront.paths import path_with
 
 register = template.Library()
 
@@ -144,9 +145,22 @@ class Unfrozen(Exception):
     """A `{% memo %}` input that cannot be a key (the fragment is then rendered, not kept)."""
 
 
+_PLAIN = frozenset({type(None), bool, int, str})  # exactly these types (a safe string goes the long way)
+_DATACLASS_FIELDS: dict[type, tuple[str, ...]] = {}  # per dataclass: its fields' names (dataclasses.fields is slow)
+
+
 def _frozen(value: object) -> object:
     """`value` as a hashable key that tells apart every value rendering differently (a safe string from a plain
-    one, a lazy string by its text in the current language)."""
+    one, a lazy string by its text in the current language). The common types are tested by their exact type
+    first: a page's memo inputs are a few dozen values, each once per view (issue 34)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return (kind, value)
+    if kind is tuple or kind is list:
+        return (tuple, *[_frozen(item) for item in value])  # type: ignore[attr-defined]
+    names = _DATACLASS_FIELDS.get(kind)
+    if names is not None:
+        return (kind, *[_frozen(getattr(value, name)) for name in names])
     if value is None or isinstance(value, (bool, int, str)):
         return (type(value), value)
     if isinstance(value, Promise):
@@ -156,8 +170,9 @@ def _frozen(value: object) -> object:
     if isinstance(value, dict):
         return (dict, *sorted((str(k), _frozen(v)) for k, v in value.items()))
     if is_dataclass(value) and not isinstance(value, type):
-        return (type(value), *(_frozen(getattr(value, f.name)) for f in fields(value)))
-    raise Unfrozen(type(value).__name__)
+        names = _DATACLASS_FIELDS[kind] = tuple(f.name for f in fields(value))
+        return (kind, *[_frozen(getattr(value, name)) for name in names])
+    raise Unfrozen(kind.__name__)
 
 
 MEMO_SIZE = 512  # per {% memo %} node and process: distinct inputs kept, then all dropped at once
@@ -172,7 +187,8 @@ class MemoNode(template.Node):
     def render(self, context: template.Context) -> str:
         values = {name: expression.resolve(context) for name, expression in self.inputs.items()}
         try:
-            key = (get_language(), get_script_prefix(), context.autoescape, _generation[0], _frozen(values))
+            # the inputs in the tag's own order (the same names every time): no sort of their names
+            key = (*_fixed_where(context), context.autoescape, *[_frozen(value) for value in values.values()])
         except Unfrozen:
             key = None
         html = self.rendered.get(key) if key is not None else None
@@ -239,8 +255,9 @@ def product_photo(image: ProductImage, size: str, alt: str, *, lazy: bool = True
     )  # fmt: skip
 
 
-@register.simple_tag
+@register.simple_tag(takes_context=True)
 def checkout_field(
+    context: template.Context,
     field: BoundField,
     *,
     type: str = "",
@@ -258,7 +275,8 @@ def checkout_field(
     value_html = _escaped(localize("" if value is None else value))
     # The label and maxlength are the field object's (in this language): keyed by that object, which the entry
     # holds, so its id is not another field's while the entry lives.
-    shape = (id(field.field), get_language(), field.id_for_label, field.html_name, type, autocomplete, inputmode)
+    language = _fixed_where(context)[0]  # once per render, not once per field
+    shape = (id(field.field), language, field.id_for_label, field.html_name, type, autocomplete, inputmode)
     key = (*shape, placeholder, wide)
     entry = None if errors else _FIELD_PARTS.get(key)
     if entry is None or entry[0] is not field.field:
@@ -319,13 +337,15 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
     variant = line.variant
     sku, title = _escaped(variant.sku), _escaped(variant.display_title)
     photo = (
-        f'<span class="cart-photo">{product_photo(line.photo, "cart", variant.display_title)}</span>'
+        f'<span class="cart-photo">{_cart_photo(context, line.photo, variant.display_title)}</span>'
         if line.photo
         else ""
     )
+    # as Product.get_absolute_url, without a reverse() per line
+    href = path_with("shop:product_detail", "slug", variant.product.slug)
     return mark_safe(  # noqa: S308 (every value is escaped)
         f'        <tr data-sku="{sku}">\n'
-        f'          <td class="cart-product">{photo}<a href="{_escaped(variant.product.get_absolute_url())}">'
+        f'          <td class="cart-product">{photo}<a href="{_escaped(href)}">'
         f'{title}</a><br><small class="muted">SKU {sku}</small></td>\n'
         f'          <td class="cart-price" data-label="{labels["price"]}"><span class="money" data-role="money">'
         f"{_escaped(format_brl(variant.price))}</span></td>\n"
@@ -344,6 +364,27 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
         f"{_escaped(format_brl(line.amount))}</span></td>\n"
         "        </tr>"
     )
+
+
+_CART_PHOTOS: dict[tuple[object, ...], str] = {}
+
+
+def _cart_photo(context: template.Context, photo: ProductImage, alt: str) -> str:
+    """`{% product_photo photo "cart" alt %}`, kept per everything its `<img>` is made of (the files' names, the
+    old path or URL, the alt text) and, as a fixed fragment, the settings' generation: the storage and static URLs
+    it builds are a fixed function of those."""
+    thumbnails = photo.thumbnails if isinstance(photo.thumbnails, dict) else {}
+    one, two, _, _ = PHOTO_SIZES["cart"]
+    files = (photo.image.name, photo.source, thumbnails.get(one), thumbnails.get(two), alt)
+    if not all(part is None or isinstance(part, str) for part in files):
+        return product_photo(photo, "cart", alt)  # nothing a key can hold: as the template made it
+    key = (*_fixed_where(context), *files)
+    html = _CART_PHOTOS.get(key)
+    if html is None:
+        if len(_CART_PHOTOS) >= MEMO_SIZE:
+            _CART_PHOTOS.clear()
+        html = _CART_PHOTOS[key] = product_photo(photo, "cart", alt)
+    return html
 
 
 _CART_LINE_LABELS: dict[tuple[object, ...], dict[str, str]] = {}

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.template import Context, Template
+from django.urls import NoReverseMatch, reverse, set_script_prefix
 from django.utils import translation
 
 from shop.cart import CartLine
 from shop.models import Product, ProductImage, Variant
+from shop.storefront.paths import path_with
 
 # The loop body of templates/shop/cart/cart.html before the tag (the general path), as it was written there.
 TEMPLATE_ROW = """\
@@ -60,6 +62,7 @@ LINES = [
     _line("SKU-A&B", "Caneca \"<b>grande</b>\" & 'azul'", "", 123456789, 99, ProductImage(source="shop/caneca.jpg")),
     _line("SKU-URL", "Foto de fora", "P", 0, 1, ProductImage(source="https://cdn.example.com/a.jpg?x=1&y=2")),
     _line("SKU-SEM-FOTO", "Sem foto", "", 1, 1234, None),
+    _line("SKU-A_B-c", "Outro", "G", 5, 1, ProductImage(source="shop/cafe.jpg")),
 ]
 
 
@@ -86,3 +89,39 @@ def test_a_cart_row_is_what_the_template_rendered(language: str, token: str | No
         assert money[:3] == ["R$42.90", "R$85.80", "R$1,234,567.89"]
     else:
         assert money[:3] == ["R$ 42,90", "R$ 85,80", "R$ 1.234.567,89"]
+
+
+def test_a_changed_photo_shows_at_once() -> None:
+    """The row's `<img>` is kept per what it is made of: another thumbnail, path or alt text is a new row at once."""
+    photo = ProductImage(image="produtos/prod_y/a.jpg", thumbnails={"cart": "a_cart.jpg", "cart_2x": "a_cart_2x.jpg"})
+    line = _line("SKU-FOTO", "Foto", "", 100, 1, photo)
+    first = FAST.render(Context({"lines": [line]}))
+    assert FAST.render(Context({"lines": [line]})) == first and "a_cart_2x.jpg" in first
+    photo.thumbnails = {"cart": "b_cart.jpg", "cart_2x": "b_cart_2x.jpg"}
+    changed = FAST.render(Context({"lines": [line]}))
+    assert "b_cart.jpg" in changed and "a_cart.jpg" not in changed
+    assert changed == GENERAL.render(Context({"lines": [line]}))
+    line.variant.title = "Nova"  # the alt text is the variant's title
+    renamed = FAST.render(Context({"lines": [line]}))
+    assert renamed == GENERAL.render(Context({"lines": [line]})) and renamed.count("Nova") == 2  # alt and link
+
+
+@pytest.mark.parametrize("slug", ["café-moído", "a b", ""])
+def test_path_with_refuses_what_reverse_refuses(slug: str) -> None:
+    with pytest.raises(NoReverseMatch):
+        path_with("shop:product_detail", "slug", slug)
+
+
+@pytest.mark.parametrize("slug", ["cafe-500g", "Cafe_2", "-"])
+def test_path_with_is_reverse(slug: str) -> None:
+    """`path_with` (shop/storefront/paths.py) gives what `reverse()` gives, also under another URL prefix."""
+    assert path_with("shop:product_detail", "slug", slug) == reverse("shop:product_detail", kwargs={"slug": slug})
+    set_script_prefix("/loja/")
+    try:
+        assert path_with("shop:product_detail", "slug", slug) == reverse("shop:product_detail", kwargs={"slug": slug})
+        assert path_with("shop:product_detail", "slug", slug).startswith("/loja/")
+    finally:
+        set_script_prefix("/")
+    assert path_with("checkout:resume", "checkout_id", "checkout_ab12") == reverse(
+        "checkout:resume", args=["checkout_ab12"]
+    )

@@ -105,3 +105,26 @@ def test_every_buyer_sees_their_own_payment_prices_and_the_current_pix_rate() ->
     store.save()
     again = one.get(one_url).content.decode()
     assert '<strong data-role="pix-price">R$ 108,81</strong> no Pix' in again and "R$ 113,80" not in again
+
+
+@pytest.mark.django_db
+def test_every_buyer_sees_their_own_delivery_method_and_its_error() -> None:
+    """The delivery-method choice is kept by {% memo %} per its state: each buyer's own choice is checked, an
+    error shows to the buyer who made it only."""
+    make_variant(price=9990, stock=50)
+    make_shipping()
+    one, one_url = _checkout_page(1)
+    two, two_url = _checkout_page(1)
+    shipping = one.get(one_url).content.decode()
+    assert (
+        'value="shipping" data-role="method" checked>' in shipping and 'value="pickup" data-role="method">' in shipping
+    )
+    # a re-rendered form (the UF is too long) keeps the buyer's "Retirar na loja"
+    picked = two.post(two_url, {**FORM_CONTACT, **FORM_ADDRESS, "method": "pickup", "uf": "SPX"})
+    assert picked.status_code == 400
+    page = picked.content.decode()
+    assert 'value="pickup" data-role="method" checked>' in page and 'value="shipping" data-role="method">' in page
+    refused = two.post(two_url, {**FORM_CONTACT, **FORM_ADDRESS, "method": "voo"}).content.decode()
+    assert 'class="method-choice field-invalid"' in refused and 'data-testid="error-method"' in refused
+    again = one.get(one_url).content.decode()
+    assert 'value="shipping" data-role="method" checked>' in again and 'data-testid="error-method"' not in again

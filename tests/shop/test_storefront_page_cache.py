@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.db.models.fields.files import FieldFile
-from django.test import Client
+from django.middleware.csrf import CSRF_ALLOWED_CHARS, _unmask_cipher_token
+from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from shop.catalog.services import catalog_import_apply
@@ -31,6 +32,7 @@ from shop.models import (
     Variant,
 )
 from shop.store.services import store_row
+from shop.storefront.csrf import csrf_token
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -231,7 +233,7 @@ def test_statements_per_storefront_page(product: Product, django_assert_max_num_
     _html(buyer, "/carrinho/")
     with django_assert_max_num_queries(3):  # with a cart: the session, the page's live columns, the cart count
         _html(buyer)
-    with django_assert_max_num_queries(5):  # session, lines, their variants, coupons, photos
+    with django_assert_max_num_queries(2):  # the session; the lines with their variants, photos and the coupons
         _html(buyer, "/carrinho/")
     started = buyer.get("/checkout/")
     assert started.status_code == 302
@@ -311,3 +313,50 @@ def test_a_deploy_that_changes_a_template_renders_the_shared_pages_again(setting
         assert page_cache._build() != before
     finally:
         page_cache._build.cache_clear()
+
+
+# --- the CSRF token of the storefront pages (shop/storefront/csrf.py) ---------------------------------------------
+
+
+def test_the_token_is_djangos_masked_secret_drawn_anew_each_time() -> None:
+    """The mask is drawn from one random read, but the token is Django's: 64 allowed characters that unmask to the
+    cookie's secret, another on every call (BREACH), and the cookie renewed on the answer as get_token does."""
+    request = RequestFactory().get("/")
+    request.META["CSRF_COOKIE"] = secret = "a" * 16 + "Z9" * 8
+    tokens = {csrf_token(request) for _ in range(400)}
+    assert len(tokens) == 400 and request.META["CSRF_COOKIE_NEEDS_UPDATE"] is True
+    assert all(len(t) == 64 and set(t) <= set(CSRF_ALLOWED_CHARS) for t in tokens)
+    assert {_unmask_cipher_token(t) for t in tokens} == {secret}
+    masks = "".join(t[:32] for t in tokens)  # 12,800 draws over 62 characters: each about 206 times
+    assert set(masks) == set(CSRF_ALLOWED_CHARS) and max(masks.count(c) for c in CSRF_ALLOWED_CHARS) < 320
+
+
+def test_without_a_cookie_the_token_is_djangos_own() -> None:
+    request = RequestFactory().get("/")
+    token = csrf_token(request)
+    assert _unmask_cipher_token(token) == request.META["CSRF_COOKIE"]  # Django made the secret (and its cookie)
+    assert request.META["CSRF_COOKIE_NEEDS_UPDATE"] is True
+
+
+def test_the_cart_and_checkout_tokens_pass_djangos_check(product: Product) -> None:
+    buyer = Client(enforce_csrf_checks=True)
+    _html(buyer)  # the cookie
+    token = next(iter(_csrf(_html(buyer))))
+    assert buyer.post("/carrinho/adicionar", {"sku": "SKU-CAFE", "quantity": "1", "csrfmiddlewaretoken": token})[
+        "Location"
+    ].endswith("/carrinho/")
+    cart = _html(buyer, "/carrinho/")
+    cart_tokens = _csrf(cart)
+    assert len(cart_tokens) == 1 and cart.count(next(iter(cart_tokens))) >= 3  # every form of the view has it
+    assert _csrf(_html(buyer, "/carrinho/")).isdisjoint(cart_tokens)  # another view, another mask
+    secret = buyer.cookies["csrftoken"].value
+    assert {_unmask_cipher_token(t) for t in cart_tokens} == {secret}
+    change = {"sku": "SKU-CAFE", "quantity": "2", "csrfmiddlewaretoken": next(iter(cart_tokens))}
+    assert buyer.post("/carrinho/alterar", change).status_code == 302
+    assert 'data-testid="cart-count">2<' in _html(buyer, "/carrinho/")
+    forged = {**change, "csrfmiddlewaretoken": "x" * 64}
+    assert buyer.post("/carrinho/alterar", forged).status_code == 403
+    started = buyer.post("/checkout/", {"csrfmiddlewaretoken": next(iter(cart_tokens))})
+    assert started.status_code == 302
+    checkout = _html(buyer, started["Location"])
+    assert {_unmask_cipher_token(t) for t in _csrf(checkout)} == {secret}

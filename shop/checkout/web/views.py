@@ -88,7 +88,9 @@ from shop.checkout.web.forms import (
 from shop.checkout.web.payment_choice import payment_methods
 from shop.freight.parcels import FreightLine
 from shop.models import Cart, Checkout
+from shop.storefront.csrf import lazy_csrf_token
 from shop.storefront.page_cache import prefetch_page_reads
+from shop.storefront.paths import path_with
 from shop.storefront.views import freight_context
 
 STOREFRONT_INSTRUMENT_ID = "pix_storefront"
@@ -181,6 +183,7 @@ def cart_detail(request: HttpRequest) -> HttpResponse:
             "show_freight": any(line.variant.product.requires_shipping for line in lines),
             # the badge: the lines just read (cart_page dropped the unsellable ones), no second query
             "cart_count": sum(line.quantity for line in lines),
+            "csrf_token": lazy_csrf_token(request),  # Django's token, its mask drawn at less cost
             **freight,
         },
     )
@@ -329,6 +332,10 @@ def _render_checkout(
             "payment_methods": payment_methods(view, card, _posted_method(request), boleto=boleto),
             "applied_coupons": standing_codes(view.discount_codes, view.messages),
             "pix_bp": pix_discount_bp(),  # an input of the payment choice's {% memo %}: the store's Pix rate
+            "csrf_token": lazy_csrf_token(request),  # Django's token, its mask drawn at less cost
+            # the form's own addresses ({% url %} with view.id reversed both on every view)
+            "resume_url": path_with("checkout:resume", "checkout_id", view.id),
+            "email_url": path_with("checkout:email", "checkout_id", view.id),
         },
         status=status,
     )
