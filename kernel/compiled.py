@@ -121,7 +121,7 @@ class Compiled:
         The populators keep nothing of a row between calls (their peers list is used only when tracked)."""
         compiler, queryset = self.compiler, self.queryset
         info, fetch_mode = compiler.klass_info, queryset._fetch_mode  # type: ignore[attr-defined]
-        if info is None or fetch_mode.track_peers or queryset._known_related_objects:
+        if info is None or fetch_mode.track_peers or queryset._known_related_objects:  # type: ignore[attr-defined]
             return None
         select, select_fields = compiler.select, info["select_fields"]
         start, end = select_fields[0], select_fields[-1] + 1
@@ -135,10 +135,10 @@ class Compiled:
             [(index, *pair) for index, pair in (self.converters or {}).items()],
         )
 
-    def _joined_instance(self, row: Any, connection: Any) -> Any:
+    def _joined_instance(self, joined: Any, row: Any, connection: Any) -> Any:
         """One row of a joined shape, as `ModelIterable` makes it: converters, `from_db`, the related instances
         (each cached on both sides), the annotations and extra selects as attributes."""
-        start, end, init_list, from_db, populators, annotations, converters = self.joined
+        start, end, init_list, from_db, populators, annotations, converters = joined
         if converters:
             row = list(row)
             for index, functions, expression in converters:
@@ -197,7 +197,7 @@ class Compiled:
             with connection.cursor() as cursor:
                 cursor.execute(self.sql, bound)
                 found = cursor.fetchall()
-            return [self._joined_instance(row, connection) for row in found]
+            return [self._joined_instance(self.joined, row, connection) for row in found]
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
         compiler.connection = connection
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)
