@@ -5,8 +5,11 @@ parameters `stand_in(i, int)`), compiled, and later calls bind the real values i
 run the same SQL. A shape that reads one model's own columns (no select_related, annotation or extra select)
 is read straight from the cursor: the compiler's converters and `Model.from_db`, what the queryset's row
 reader does for it, without its per-call plumbing (issue 34: a read of orders or fiscal documents). Any
-other shape goes through Django's own row reader (`ModelIterable`: the same model instances, select_related,
-annotations and extra selects as `list(queryset)`).
+other shape (select_related, annotations, extra selects: the checkout's lock) is read from the cursor too, as
+Django's own row reader (`ModelIterable`) reads it (the same model instances as `list(queryset)`), with what that
+reader computes from the compiled statement on every call (the related populators, the row's columns) computed
+once (issue 34); a shape that reader treats specially (peers tracked by the fetch mode, known related objects),
+and any shape off PostgreSQL, goes through `ModelIterable` itself.
 
 A stand-in must pass the field's own preparation unchanged (a string for a text column, `stand_in(i, int)`
 for an integer one) and may be bound in several parameters (the checkout lock binds its id three times).
@@ -28,7 +31,7 @@ from typing import Any
 
 from django.db import connections
 from django.db.models import Model, QuerySet
-from django.db.models.query import ModelIterable
+from django.db.models.query import ModelIterable, get_related_populators
 
 # Integer stand-ins: in range for every integer column, positive or not (Django refuses out-of-range lookups at
 # compile time), and far from any identifier this shop reaches; the second build proves no constant equals one.
@@ -91,6 +94,7 @@ class Compiled:
         postgres = compiler.connection.vendor == "postgresql"
         self.converters = compiler.get_converters(fields) if postgres else None
         self.plain = self._plain_reader(fields) if postgres and not self.composite else None
+        self.joined = self._joined_reader() if postgres and not self.composite and self.plain is None else None
 
     def _plain_reader(self, fields: list[Any]) -> Any:
         """For a shape of one model's own columns: its attnames, converters and `from_db` (None otherwise)."""
@@ -108,6 +112,44 @@ class Compiled:
         attnames = [field.target.attname for field in fields]
         from_db = functools.partial(model.from_db, fetch_mode=queryset._fetch_mode)  # type: ignore[attr-defined]
         return attnames, [(index, *pair) for index, pair in converters.items()], from_db
+
+    def _joined_reader(self) -> Any:
+        """For any other shape of model instances (select_related, annotations, extra selects): what Django's row
+        reader (`ModelIterable`) computes from the compiled statement before reading its rows (the row's columns,
+        the related models' populators, the annotations' columns), computed once here instead of on every call;
+        None where that reader does more than this one (peers tracked by the fetch mode, known related objects).
+        The populators keep nothing of a row between calls (their peers list is used only when tracked)."""
+        compiler, queryset = self.compiler, self.queryset
+        info, fetch_mode = compiler.klass_info, queryset._fetch_mode  # type: ignore[attr-defined]
+        if info is None or fetch_mode.track_peers or queryset._known_related_objects:  # type: ignore[attr-defined]
+            return None
+        select, select_fields = compiler.select, info["select_fields"]
+        start, end = select_fields[0], select_fields[-1] + 1
+        return (
+            start,
+            end,
+            [column[0].target.attname for column in select[start:end]],
+            functools.partial(info["model"].from_db, fetch_mode=fetch_mode),
+            get_related_populators(info, select, queryset.db, fetch_mode),
+            tuple(compiler.annotation_col_map.items()),
+            [(index, *pair) for index, pair in (self.converters or {}).items()],
+        )
+
+    def _joined_instance(self, joined: Any, row: Any, connection: Any) -> Any:
+        """One row of a joined shape, as `ModelIterable` makes it: converters, `from_db`, the related instances
+        (each cached on both sides), the annotations and extra selects as attributes."""
+        start, end, init_list, from_db, populators, annotations, converters = joined
+        if converters:
+            row = list(row)
+            for index, functions, expression in converters:
+                for convert in functions:
+                    row[index] = convert(row[index], expression, connection)
+        instance = from_db(self.queryset.db, init_list, row[start:end])
+        for populator in populators:
+            populator.populate(row, instance)
+        for name, position in annotations:
+            setattr(instance, name, row[position])
+        return instance
 
     def select_list(self) -> str:
         """The columns this shape reads (`"table"."column", …`), for a statement of the caller's own that reads the
@@ -151,6 +193,11 @@ class Compiled:
                 cursor.execute(self.sql, bound)
                 found = cursor.fetchall()
             return [self._plain_instance(self.plain, row, connection) for row in found]
+        if self.joined is not None:
+            with connection.cursor() as cursor:
+                cursor.execute(self.sql, bound)
+                found = cursor.fetchall()
+            return [self._joined_instance(self.joined, row, connection) for row in found]
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
         compiler.connection = connection
         compiler.as_sql = lambda *args, **kwargs: (self.sql, bound)

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
@@ -116,7 +116,7 @@ from shop.checkout.types import (
     PaymentInput,
 )
 from shop.models import Checkout, CheckoutLine, PickupLocation
-from shop.store.policies import store_policies
+from shop.store.policies import policies_data, store_policies
 
 
 def _destination(checkout: Checkout) -> dict[str, str]:
@@ -290,7 +290,7 @@ def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
 
 def policies_in_force(language: str) -> list[dict[str, Any]]:
     """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
-    return [asdict(policy) for policy in store_policies(language)]
+    return policies_data(language)
 
 
 class CheckoutMoved(Exception):

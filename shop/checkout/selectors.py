@@ -90,7 +90,7 @@ from shop.checkout.types import (
     Total,
 )
 from shop.models import Cart, Checkout, CheckoutLine
-from shop.store.policies import store_policies
+from shop.store.policies import Policy, store_policies
 from shop.store.services import AGENT_ANONYMOUS, AGENT_REGISTERED, AGENT_SIGNED
 
 TOKEN_PARAM = "t"  # noqa: S105 (a query parameter name, not a secret)
@@ -562,8 +562,24 @@ _PATHS: dict[tuple[str, str | None, str], tuple[str, str, str]] = {}
 
 def checkout_links(language: str = "pt-br") -> tuple[LinkView, ...]:
     """BCP §4.3 links: terms and privacy (required), returns and shipping; a policy kept elsewhere links there.
-    Titles in `language`, the checkout's (BCP §5.1), like its `policies[]`."""
-    return tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in store_policies(language))
+    Titles in `language`, the checkout's (BCP §5.1), like its `policies[]`. Built once per set of policies (kept
+    by the process under the store token: `store_policies` gives back the same tuple until the settings change);
+    every BCP checkout answer carries them (issue 34)."""
+    policies = store_policies(language)
+    kept = _LINKS.get(id(policies))
+    if kept is None or kept[0] is not policies:
+        if len(_LINKS) >= 64:
+            _LINKS.clear()
+        kept = _LINKS[id(policies)] = (
+            policies,
+            tuple(LinkView(policy.link_type, policy.url, policy.title) for policy in policies),
+        )
+    return kept[1]
+
+
+# id of a `store_policies` tuple → (that tuple, its links): the tuple is kept with them, so an id reused by another
+# tuple after the first was dropped never matches.
+_LINKS: dict[int, tuple[tuple[Policy, ...], tuple[LinkView, ...]]] = {}
 
 
 def _totals(raw: list[dict[str, object]]) -> tuple[Total, ...]:

@@ -139,14 +139,35 @@ def store_policies(language: str | None = None) -> tuple[Policy, ...]:
     return STORE_KEPT.get(f"policies:{language}", build)
 
 
+def policies_data(language: str | None = None) -> list[dict[str, object]]:
+    """The four policies as plain data (`asdict`), as an order placed now keeps them. Built once per store token
+    and language, like `store_policies`; each call gets its own dicts (their values are immutable), since the
+    caller stores them on an order."""
+    language = _policy_language(language)
+
+    def build() -> tuple[dict[str, object], ...]:
+        return tuple(asdict(policy) for policy in store_policies(language))
+
+    return [dict(entry) for entry in STORE_KEPT.get(f"policies_data:{language}", build)]
+
+
 def policy_digests(language: str | None = None) -> dict[str, str]:
     """Each policy's type → a short digest of what a checkout response shows of it now (text, URL, window). A
     checkout keeps the digests of its last write (`Checkout.policies_shown`), so a complete can tell a policy
-    the merchant changed since: the order is placed under the policies in force at that moment."""
-    return {
-        policy.type: hashlib.sha256(json.dumps(asdict(policy), sort_keys=True).encode()).hexdigest()[:16]
-        for policy in store_policies(language)
-    }
+    the merchant changed since: the order is placed under the policies in force at that moment.
+
+    Kept beside the policies, under the same token (a save of the store settings rebuilds both): every create,
+    update and complete wrote the same four digests, each a JSON dump and a SHA-256 of texts that had not changed
+    (issue 34). A new dict per call: the caller stores it on its checkout."""
+    language = _policy_language(language)
+
+    def build() -> dict[str, str]:
+        return {
+            policy.type: hashlib.sha256(json.dumps(asdict(policy), sort_keys=True).encode()).hexdigest()[:16]
+            for policy in store_policies(language)
+        }
+
+    return dict(STORE_KEPT.get(f"policy_digests:{language}", build))
 
 
 # --- search ("qual é a política de trocas?") ----------------------------------------------------------------

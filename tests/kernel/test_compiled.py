@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.test.utils import CaptureQueriesContext
 
 from kernel.compiled import compiled, stand_in
@@ -31,6 +31,38 @@ def test_rows_are_the_querysets_rows_with_select_related() -> None:
         assert [(row.pk, row.sku, row.price) for row in rows] == [(row.pk, row.sku, row.price) for row in expected]
         assert titles == [row.product.title for row in expected]
         assert len(queries) == 1
+
+
+def _joined(sku: str) -> QuerySet[Variant]:
+    # the checkout lock's kind of shape: select_related, an annotation and an extra select
+    return (
+        Variant.objects.select_related("product")
+        .filter(Q(sku=sku) | Q(product__title=sku))
+        .annotate(doubled=F("price") * 2)
+        .extra(select={"halved": "price / 2"})
+        .order_by("sku")
+    )
+
+
+def test_a_joined_shape_reads_the_querysets_instances_from_the_cursor() -> None:
+    """select_related, annotations and extra selects: the queryset's own instances, the related one with them,
+    in one statement, by the reader computed once (issue 34), not Django's row reader on every call."""
+    make_variant("SKU-A", price=100, title="Café A")
+    make_variant("SKU-B", price=300, title="Café B")
+    read = compiled("test.joined", _joined)
+    assert read.plain is None and read.joined is not None
+    for value in ("SKU-A", "Café B", "SKU-X"):
+        expected = list(_joined(value))
+        with CaptureQueriesContext(connection) as queries:
+            rows = read.rows(value)
+            titles = [row.product.title for row in rows]  # fetched with the row, no further query
+        assert len(queries) == 1
+        assert [(r.pk, r.sku, r.price, r.doubled, r.halved, r.product_id) for r in rows] == [
+            (r.pk, r.sku, r.price, r.doubled, r.halved, r.product_id) for r in expected
+        ]
+        assert titles == [row.product.title for row in expected]
+        assert all(not row._state.adding and row._state.db == "default" for row in rows)
+        assert [row.get_deferred_fields() for row in rows] == [row.get_deferred_fields() for row in expected]
 
 
 def test_a_stand_in_left_out_of_the_parameters_is_refused() -> None:
