@@ -25,10 +25,15 @@
   document.querySelectorAll("input[name=pickup_location]").forEach(function (location) {
     location.addEventListener("change", function () { if (recalc) recalc.click(); });
   });
+  // Pickup before a store is chosen, on a page priced with a delivery option: the summary carried that freight
+  // ("Frete — SEDEX R$ 32,90" under "Retirar na loja", the buyer's walk), so it is computed again without it.
+  var renderedMethod = document.querySelector("[data-role=method]:checked");
+  var pricedDelivery = !!(renderedMethod && renderedMethod.value === "shipping" &&
+    document.querySelector("input[name=shipping_option]:checked"));
   radios.forEach(function (r) {
     r.addEventListener("change", function () {
       var chosen = r.value === "pickup"
-        ? document.querySelector("input[name=pickup_location]:checked")
+        ? document.querySelector("input[name=pickup_location]:checked") || pricedDelivery
         : (document.querySelector("input[name=cep]") || {}).value;
       if (recalc && chosen) recalc.click();
     });
