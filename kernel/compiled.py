@@ -178,6 +178,24 @@ class Compiled:
                     row[index] = convert(row[index], expression, connection)
         return from_db(self.queryset.db, attnames, row)
 
+    def values(self, *values: Any) -> list[tuple[Any, ...]] | None:
+        """The rows of a plain shape as the cursor gives them (no converter run, no model built), in `select_list`'s
+        column order (`column`), for a caller that reads a few columns and may build the model (`instance`) only
+        when it needs one; None for another shape (the caller reads `rows`)."""
+        if self.plain is None:
+            return None
+        with connections[self.queryset.db].cursor() as cursor:
+            cursor.execute(self.sql, self.bound(values))
+            return cursor.fetchall()
+
+    @functools.cached_property
+    def _columns(self) -> dict[str, int]:
+        return {attname: index for index, attname in enumerate(self.plain[0])} if self.plain is not None else {}
+
+    def column(self, attname: str) -> int:
+        """Where the field `attname` sits in a row of `values` (plain shapes only)."""
+        return self._columns[attname]
+
     def bound(self, values: tuple[Any, ...]) -> list[Any]:
         params = list(self.params)
         for position, index, wrap in self.slots:

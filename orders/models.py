@@ -143,7 +143,11 @@ class Order(models.Model):
 
     @property
     def permalink_url(self) -> str:
-        return f"{settings.BCP_PUBLIC_URL}/orders/{self.permalink_token}"
+        return self.permalink_url_of(self.permalink_token)
+
+    @staticmethod
+    def permalink_url_of(token: str) -> str:
+        return f"{settings.BCP_PUBLIC_URL}/orders/{token}"
 
     @property
     def permalink_path(self) -> str:

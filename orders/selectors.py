@@ -243,6 +243,69 @@ def order_presented(order_id: str) -> Order | None:
     return order_for_bcp(order_id)
 
 
+class OrderRow:
+    """An order's row as Get Order reads it (`order_row`): the columns its remembered body depends on, at hand without
+    building the model (issue 34: the converters and `Model.from_db` of every column were most of the read's CPU,
+    for a body usually remembered), and the model itself (`order`) built from the same values only when asked."""
+
+    __slots__ = ("_order", "_values")
+
+    def __init__(self, values: tuple[Any, ...] | None, order: Order | None = None) -> None:
+        self._values = values  # the plain read's raw row, else None and `order` is the model already built
+        self._order = order
+
+    def _value(self, attname: str) -> Any:
+        if self._values is None:
+            return getattr(self._order, attname)
+        return self._values[_order_read().column(attname)]
+
+    @property
+    def public_id(self) -> str:
+        return str(self._value("public_id"))
+
+    @property
+    def platform_id(self) -> str | None:
+        return self._value("platform_id")  # type: ignore[no-any-return]
+
+    @property
+    def bcp_json(self) -> str:
+        return str(self._value("bcp_json"))
+
+    @property
+    def language(self) -> str:
+        return str(self._value("language"))
+
+    @property
+    def permalink_url(self) -> str:
+        return Order.permalink_url_of(str(self._value("permalink_token")))
+
+    @property
+    def policies_text(self) -> str | None:
+        """The policy snapshot as the database writes its JSON (jsonb: one text per content), None when the row came
+        as a model (a database without the plain read)."""
+        return self._values[_order_read().column("policies")] if self._values is not None else None
+
+    def order(self) -> Order | None:
+        """The model `order_presented` gives for this row (with its relations when no presentation is stored)."""
+        if self._order is None:
+            self._order = _order_read().instance(self._values)
+        if self._order is None or self._order.bcp_json:
+            return self._order
+        return order_for_bcp(self._order.public_id)
+
+
+def order_row(order_id: str) -> OrderRow | None:
+    """Get Order's read: one query, as `order_presented`'s, with the model built only when `OrderRow.order` asks."""
+    if not isinstance(order_id, str) or not order_id:
+        return None
+    read = _order_read()
+    values = read.values(order_id)
+    if values is None:  # no plain read (not PostgreSQL): the model, as before
+        rows = read.rows(order_id)
+        return OrderRow(None, rows[0]) if rows else None
+    return OrderRow(values[0]) if values else None
+
+
 def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:
     """The order one outbox row's side effects share (buyer e-mail, NF-e request, webhook), read once after
     commit and passed down instead of each re-reading it: the row (precompiled), and with `with_lines` its

@@ -13,7 +13,6 @@ the webhook endpoints (`kernel/ops/webhook_limits.py`) count here.
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,17 +44,35 @@ def _budget(limit: str) -> tuple[int, int]:
     return item.amount, item.get_expiry()  # (calls allowed, window seconds)
 
 
+# The windows of this second, by limit and identifiers: a window is the same for every instant of one second (its
+# number and seconds left change only when the second does: the windows last whole seconds), and an agent call
+# asks for up to five of them (its own and its credential's failure windows, twice). Bounded; issue 34.
+_WINDOWS_MAX = 4096
+_windows: dict[tuple[str, tuple[str, ...]], tuple[int, Window]] = {}
+
+
 def window(limit: str, *identifiers: str) -> Window | None:
     """The window `limit` counts in now for `identifiers` (e.g. "bcp", "read", caller); None when unlimited."""
     if not limit:
         return None
+    second = int(time.time())
+    kept = _windows.get((limit, identifiers))
+    if kept is not None and kept[0] == second:
+        return kept[1]
+    made = _window(limit, identifiers, second)
+    if len(_windows) >= _WINDOWS_MAX:
+        _windows.clear()
+    _windows[(limit, identifiers)] = (second, made)
+    return made
+
+
+def _window(limit: str, identifiers: tuple[str, ...], second: int) -> Window:
+    """`window` at any instant of `second` (`seconds` is whole: the window's number is that of the second's start,
+    and the seconds left, rounded up, are the same from the second's start to its end)."""
     allowed, seconds = _budget(limit)
-    now = time.time()
-    current = int(now // seconds)
+    current = second // seconds
     who = hashlib.sha256(":".join(identifiers).encode()).hexdigest()[:32]  # any caller text, a short safe key
-    return Window(
-        f"rl:{seconds}:{current}:{who}", allowed, seconds + 1, max(1, math.ceil((current + 1) * seconds - now))
-    )
+    return Window(f"rl:{seconds}:{current}:{who}", allowed, seconds + 1, max(1, (current + 1) * seconds - second))
 
 
 def hit(limit: str, *identifiers: str) -> int | None:

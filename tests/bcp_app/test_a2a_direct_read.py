@@ -286,3 +286,41 @@ def test_a_read_message_costs_its_read_and_one_statement(
         assert read_message(ctx, sent) == known
     assert A2AContext.objects.filter(context_id=new["contextId"]).count() == 1
     assert known["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "ROLE_USER", "messageId": "m-1", "parts": [{"data": {"action": "get_order", "order_id": "o_1"}}]},
+        {"role": "ROLE_USER", "parts": [{"data": {"action": "get_order", "nested": {"a": [1, {"b": None}]}}}]},
+        {"messageId": "m-2", "parts": []},
+        {"role": "ROLE_USER", "messageId": "m-3", "parts": [{}, {"text": ""}, {"text": "oi"}]},
+        {"role": "ROLE_AGENT", "messageId": "", "contextId": "c", "parts": [{"data": {}}], "metadata": {"k": {"x": 1}}},
+        {},
+    ],
+)
+def test_the_required_field_check_gives_the_sdks_errors(message: dict[str, Any]) -> None:
+    """Issue 34: the direct read checks REQUIRED fields with the SDK's walk and its descriptors read once per type
+    (bcp_app/transports/a2a/required.py): the same errors, in the same order, as the SDK's own check."""
+    from a2a.types import SendMessageRequest
+    from a2a.utils.errors import InvalidParamsError
+    from a2a.utils.proto_utils import _validate_proto_required_fields_internal, validate_proto_required_fields
+    from google.protobuf.json_format import ParseDict
+
+    from bcp_app.transports.a2a.required import required_field_errors, validate_required_fields
+
+    for params in ({"message": message}, {"message": message, "configuration": {"historyLength": 2}}, {}):
+        request = ParseDict(params, SendMessageRequest())
+        assert required_field_errors(request) == _validate_proto_required_fields_internal(request)
+        raised = []
+        for check in (validate_proto_required_fields, validate_required_fields):
+            try:
+                check(request)
+                raised.append(None)
+            except InvalidParamsError as exc:
+                raised.append((exc.message, exc.data))
+        assert raised[0] == raised[1]
+    # the cases include refusals: no role, no parts, no messageId (and no message at all, `{}` above)
+    assert bool(required_field_errors(ParseDict({"message": message}, SendMessageRequest()))) == (
+        not message.get("role") or not message.get("parts") or not message.get("messageId")
+    )

@@ -181,3 +181,27 @@ def test_a2a_messages_and_checkout_creation_are_limited(server: LiveServer, sett
     headers = {**SEED_HEADERS, "X-API-Key": "chave-qualquer"}
     refused = httpx.post(server.a2a_url, content=json.dumps(send_message([add])), headers=headers, timeout=30)
     assert bcp_error(refused.json())["code"] == "unauthenticated"
+
+
+@pytest.mark.parametrize("limit", ["60/minute", "30/10minutes", "5/second", "100/hour"])
+def test_a_kept_window_is_the_one_of_that_instant(limit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the windows of one second are kept for that second; each is the window computed at that instant
+    (number, seconds left, key), also at a second's edges and across a window's end."""
+    import hashlib
+    import math
+
+    from kernel.ops import ratelimit as counters
+
+    allowed, seconds = counters._budget(limit)
+    who = hashlib.sha256(b"bcp:read:key:abc").hexdigest()[:32]
+    start = 1_800_000_000 // seconds * seconds + seconds  # a window's first second
+    instants = [start - 1.0, start - 0.5, start - 1e-6, start, start + 1e-6, start + 0.25, start + 0.999999]
+    instants += [start + seconds - 1 + fraction for fraction in (0.0, 0.5, 0.999)] + [start + seconds + 0.5]
+    for now in instants:
+        monkeypatch.setattr(counters.time, "time", lambda now=now: now)
+        current = int(now // seconds)
+        expected = counters.Window(
+            f"rl:{seconds}:{current}:{who}", allowed, seconds + 1, max(1, math.ceil((current + 1) * seconds - now))
+        )
+        assert counters.window(limit, "bcp", "read", "key:abc") == expected, now
+        assert counters.window(limit, "bcp", "read", "key:abc") == expected, now  # the kept one

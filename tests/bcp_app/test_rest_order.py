@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 from django.apps import apps as django_apps
+from django.db import connection
+from django.db.models.signals import post_init
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from bcp_app.models import WebhookAttempt, WebhookDelivery
@@ -307,6 +310,47 @@ def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
         order_body._memo[("filler", number)] = b"{}"
     assert call(client, "get", f"/orders/{order.public_id}", headers).content == fresh()
     assert len(order_body._memo) <= order_body.MEMO_SIZE
+
+
+def test_a_remembered_order_body_is_answered_without_building_the_order_bcp_ord_01(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 34: Get Order reads the order's row and answers its remembered body without building the model (one
+    statement, no `Order` instance); a change of the policy snapshot alone still gives a fresh body."""
+    from bcp_app.protocol.results import body_bytes
+    from bcp_app.protocol.schemas.order import OrderResponse
+    from bcp_app.service import presenters
+    from bcp_app.service.operations import order_body
+    from orders.selectors import order_presented
+
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    order_body._memo.clear()
+    built: list[Order] = []
+
+    def count(sender: Any, instance: Order, **kwargs: Any) -> None:
+        built.append(instance)
+
+    def fresh() -> bytes:
+        return body_bytes(OrderResponse.validated(presenters.order(order_presented(order.public_id), None)))
+
+    post_init.connect(count, sender=Order)
+    try:
+        first = call(client, "get", f"/orders/{order.public_id}", headers).content
+        assert len(built) == 1  # the first answer renders the body from the model
+        built.clear()
+        with CaptureQueriesContext(connection) as queries:
+            again = call(client, "get", f"/orders/{order.public_id}", headers).content
+        assert again == first and built == []
+        assert [q["sql"] for q in queries if "orders_order" in q["sql"]] == [queries[-1]["sql"]]
+        Order.objects.filter(pk=order.pk).update(policies=[*order.policies[:1], {**order.policies[0], "title": "X"}])
+        changed = call(client, "get", f"/orders/{order.public_id}", headers).content
+    finally:
+        post_init.disconnect(count, sender=Order)
+    assert changed != first and changed == fresh()
 
 
 def test_a_retry_is_not_sent_after_a_later_webhook_of_the_same_order_bcp_wh_02(

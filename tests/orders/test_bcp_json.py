@@ -6,6 +6,7 @@ the rendering from the order's relations.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from orders.models import Adjustment, Order
-from orders.selectors import order_bcp_payload, order_bcp_render, order_for_bcp, order_presented
+from orders.selectors import order_bcp_payload, order_bcp_render, order_for_bcp, order_presented, order_row
 from orders.services import (
     adjustment_mark_refund_result,
     expectation_merge,
@@ -108,3 +109,29 @@ def test_the_precompiled_order_read_builds_the_same_model_as_the_queryset(place_
         assert getattr(presented, field.attname) == getattr(expected, field.attname), field.name
         assert type(getattr(presented, field.attname)) is type(getattr(expected, field.attname)), field.name
     assert order_presented("order_does_not_exist") is None
+
+
+def test_get_orders_row_gives_the_columns_and_the_model_of_the_precompiled_read(
+    place_order: Callable[..., Order],
+) -> None:
+    """order_row (issue 34): one statement; its columns are the model's (the policy snapshot as jsonb's text of it),
+    and the model it builds on demand is order_presented's."""
+    order = place_order()
+    with CaptureQueriesContext(connection) as queries:
+        row = order_row(order.public_id)
+    assert len(queries) == 1 and row is not None
+    expected = order_presented(order.public_id)
+    assert expected is not None
+    assert (row.public_id, row.platform_id, row.bcp_json, row.language, row.permalink_url) == (
+        expected.public_id,
+        expected.platform_id,
+        expected.bcp_json,
+        expected.language,
+        expected.permalink_url,
+    )
+    assert row.policies_text is not None and json.loads(row.policies_text) == expected.policies
+    built = row.order()
+    assert built is not None
+    for field in Order._meta.concrete_fields:
+        assert getattr(built, field.attname) == getattr(expected, field.attname), field.name
+    assert order_row("order_does_not_exist") is None and order_row("") is None

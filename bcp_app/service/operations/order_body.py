@@ -20,13 +20,45 @@ from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.service import presenters
 from bcp_app.service.context import RequestContext
 from bcp_app.service.policies import kept_policies
+from orders.selectors import OrderRow
 
 MEMO_SIZE = 512  # orders remembered per process (a few KB each)
 _memo: dict[tuple[Any, ...], bytes] = {}
 
 
-def order_result(order: Any, ctx: RequestContext) -> OperationResult:
-    key = _key(order, ctx)
+def row_result(row: OrderRow, ctx: RequestContext) -> OperationResult:
+    """Get Order's body of the row `order_row` read: the remembered bytes when the row's parts are known, without
+    building the order's model (issue 34); else `order_result` of its model, remembered under the same parts."""
+    key = _row_key(row, ctx)
+    raw = _memo.get(key) if key is not None else None
+    if raw is not None:
+        return EncodedResult(raw)
+    order = row.order()
+    if order is None:  # a row always builds its model; kept for the type
+        raise ValueError("order_row: no order in the row")
+    return order_result(order, ctx, key=key)
+
+
+def _row_key(row: OrderRow, ctx: RequestContext) -> tuple[Any, ...] | None:
+    """`_key` of the row's model, with the policy snapshot as the database's JSON text (one text per content: jsonb)
+    instead of its canonical dump; a row that came as a model has no such text and gets `_key` itself."""
+    text = row.policies_text
+    if text is None:
+        order = row.order()
+        return _key(order, ctx) if order is not None else None
+    # `_key`'s conditions: a stored body, no live parts negotiated, a non-empty list (jsonb writes `[]` for none)
+    if not row.bcp_json or ctx.has(FISCAL_DOCUMENT) or ctx.has(ORDER_ACTIONS) or text[:1] != "[" or text == "[]":
+        return None
+    return (row.bcp_json, row.permalink_url, ctx.capabilities.get(ORDER, PROTOCOL_VERSION), text, row.language)
+
+
+_COMPUTED = object()  # `order_result` computes the key from the order
+
+
+def order_result(order: Any, ctx: RequestContext, *, key: Any = _COMPUTED) -> OperationResult:
+    """The order's Get Order body, remembered under `key` (`_key` of the order unless given: `row_result`'s)."""
+    if key is _COMPUTED:
+        key = _key(order, ctx)
     raw = _memo.get(key) if key is not None else None
     if raw is None:
         raw = body_bytes(OrderResponse.produce(presenters.order(order, ctx)))
@@ -55,6 +87,8 @@ def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
         order.bcp_json,
         order.permalink_url,
         ctx.capabilities.get(ORDER, PROTOCOL_VERSION),
-        orjson.dumps(kept, option=orjson.OPT_SORT_KEYS),  # the snapshot's content, in one canonical form
+        # the snapshot's content in one canonical form (bytes: never equal to `_row_key`'s text of the same content,
+        # so the two keys of one order hold the same body twice at worst)
+        orjson.dumps(kept, option=orjson.OPT_SORT_KEYS),
         getattr(order, "language", None),
     )

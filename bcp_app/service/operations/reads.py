@@ -18,9 +18,9 @@ from bcp_app.protocol.validation import validate
 from bcp_app.service import catalog
 from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible, text
-from bcp_app.service.operations.order_body import order_result
+from bcp_app.service.operations.order_body import row_result
 from bcp_app.service.policies import policies_json
-from orders.selectors import order_presented
+from orders.selectors import order_row
 from shop.catalog.selectors import CatalogQueryError
 
 # --- order ----------------------------------------------------------------------------------------------
@@ -33,12 +33,12 @@ def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
     caps = ctx.ucp_capabilities(ORDER)
     if not ctx.authenticated or ctx.platform_id is None:
         return OperationResult(200, error_response("unauthorized", text(ctx, "order_unauthorized"), capabilities=caps))
-    order = order_presented(str(order_id))
-    if order is None:
+    row = order_row(str(order_id))
+    if row is None:
         return OperationResult(200, error_response("not_found", text(ctx, "order_not_found"), capabilities=caps))
-    if order.platform_id != ctx.platform_id:
+    if row.platform_id != ctx.platform_id:
         return OperationResult(200, error_response("unauthorized", text(ctx, "order_unauthorized"), capabilities=caps))
-    return order_result(order, ctx)  # remembered per process while the stored order is unchanged
+    return row_result(row, ctx)  # remembered per process while the stored order is unchanged
 
 
 # --- catalog --------------------------------------------------------------------------------------------

@@ -60,7 +60,6 @@ from a2a.utils.errors import (
     VersionNotSupportedError,
 )
 from a2a.utils.input_mode_validator import validate_input_modes
-from a2a.utils.proto_utils import validate_proto_required_fields
 from a2a.utils.task import validate_history_length
 from django.conf import settings
 from django.db import close_old_connections
@@ -83,6 +82,7 @@ from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
 from bcp_app.transports.a2a.reads import read_message
+from bcp_app.transports.a2a.required import validate_required_fields
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
     STATE_TASK,
@@ -474,7 +474,7 @@ class BcpRequestHandler(DefaultRequestHandler):
         the dispatcher renders our reply dict from `state` either way (`BcpDispatcher`), so the bytes are the same.
         Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call."""
         context.state["bcp_context"] = _identity(context.state, push)
-        validate_proto_required_fields(params)
+        validate_required_fields(params)  # the SDK's check, its descriptors read once (`required.py`)
         validate_history_length(params.configuration)
         if self._validate_input_modes:
             validate_input_modes(params.message, self._agent_card)
