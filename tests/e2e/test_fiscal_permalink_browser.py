@@ -8,7 +8,7 @@ from django.db import transaction
 
 from fiscal.models import FiscalDocument
 from fiscal.services import document_request_issue
-from orders.services import order_place_from_checkout
+from orders.services import order_place_from_checkout, order_ship
 from tests.e2e.test_admin_shipment_browser import CHROMIUM, IN_CI, LAUNCH_ARGS
 from tests.fiscal.helpers import invoice
 from tests.orders.conftest import make_checkout
@@ -28,6 +28,7 @@ def test_buyer_downloads_the_danfe_from_the_permalink_at_360px(live_server, tran
         )  # fmt: skip
     document = FiscalDocument.objects.get(order_ref=order.public_id)
     assert document.status == "authorized"
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
     permalink = f"{live_server.url}/orders/{order.permalink_token}"
 
     with sync_playwright() as playwright:
@@ -44,6 +45,10 @@ def test_buyer_downloads_the_danfe_from_the_permalink_at_360px(live_server, tran
             expect(link).to_have_text("Baixar DANFE (PDF)")
             # then the page fits the screen and the link gives the PDF
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            # and the links a thumb must hit are 44 px tall (the buyer's walk measured 19 px)
+            for target in ("danfe-link", "xml-link", "tracking-link"):
+                box = page.get_by_test_id(target).bounding_box()
+                assert box is not None and box["height"] >= 44, (target, box)
             response = page.request.get(f"{live_server.url}{link.get_attribute('href')}")
             assert response.status == 200
             assert response.headers["content-type"] == "application/pdf"

@@ -8,6 +8,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connections
@@ -51,6 +52,17 @@ def fill_contact_and_address(page) -> None:
     page.fill("#id_street", "Rua das Flores")
     page.fill("#id_number", "123")
     page.fill("#id_city", "São Paulo")
+
+
+def phone_checkout_with_two_coffees(browser: Any, base_url: str) -> Any:
+    """A 360 px phone that put 2 coffees in the cart and filled the contact and the address on the checkout."""
+    page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
+    page.goto(f"{base_url}/produtos/sku-cafe-500g/")
+    page.fill("#qty", "2")
+    page.click("[data-role=add-button]")
+    page.click("[data-testid=go-checkout]")
+    fill_contact_and_address(page)
+    return page
 
 
 def test_buyer_pays_with_pix_and_the_page_moves_to_the_order(live_server, transactional_db, settings) -> None:
@@ -121,12 +133,7 @@ def test_choosing_store_pickup_recomputes_the_summary_at_once(live_server, trans
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
-            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
-            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
-            page.fill("#qty", "2")
-            page.click("[data-role=add-button]")
-            page.click("[data-testid=go-checkout]")
-            fill_contact_and_address(page)
+            page = phone_checkout_with_two_coffees(browser, live_server.url)
             # when her first choice is a store closed meanwhile (QA walk: the page came back with "Informe o nome"
             # beside her name and no word of the store), she reads why beside the stores and nothing typed is lost
             off_loop(close_vila_madalena)
@@ -185,12 +192,7 @@ def test_the_chosen_card_plan_reads_in_full_on_a_phone(live_server, transactiona
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
-            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740})
-            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
-            page.fill("#qty", "2")
-            page.click("[data-role=add-button]")
-            page.click("[data-testid=go-checkout]")
-            fill_contact_and_address(page)
+            page = phone_checkout_with_two_coffees(browser, live_server.url)
             page.click("[data-testid=calc-shipping]")
             page.check("input[name=shipping_option][value=sedex]")
             expect(page.get_by_test_id("total")).to_have_text("R$ 118,70")

@@ -54,7 +54,7 @@ def test_permalink_links_the_danfe_once_authorized(client, fiscal_store) -> None
     page = client.get(order.permalink_url).content.decode()
     key = document.access_key
     assert f'data-testid="fiscal-access-key">{" ".join(key[i : i + 4] for i in range(0, 44, 4))}<' in page
-    assert f'href="/fiscal/d/{document.download_token}/danfe" data-testid="danfe-link"' in page
+    assert f'href="/fiscal/d/{document.download_token}/danfe" class="tap-link" data-testid="danfe-link"' in page
 
 
 def test_permalink_hides_a_rejected_document(client, fiscal_store) -> None:  # noqa: F811
