@@ -67,7 +67,7 @@ def test_order_lookup_form_sends_the_link_from_a_real_browser(live_server, trans
         with page.expect_navigation() as empty:
             page.get_by_role("button", name="Enviar o link").click()
         assert empty.value.status == 400
-        expect(page.get_by_test_id("error-email")).to_have_text("Este campo é obrigatório.")
+        expect(page.get_by_test_id("error-email")).to_have_text("Informe o e-mail usado na compra.")
         # when the buyer types the order's e-mail and number
         page.get_by_label("E-mail usado na compra").fill(order.buyer_email)
         page.get_by_label("Número do pedido").fill(str(order.number))
