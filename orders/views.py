@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from orders.errors import OrderError
 from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import (
+    Adjustment,
     AdjustmentStatus,
     AdjustmentType,
     FulfillmentEventType,
@@ -116,6 +117,7 @@ def _page(
     # "Still to come" = not handed over yet: shipped, delivered or picked up (a pickup never "ships").
     closed = is_closed(order)
     adjustments = list(order.adjustments.all())
+    redone = redone_refunds(adjustments)
     events = list(order.fulfillment_events.all())
     ready = ready_for_pickup(order, events)
     came_back = came_back_lines(order, adjustments, events)  # the carrier brought the parcel back to the store
@@ -160,7 +162,12 @@ def _page(
                 for event in reversed(shown)
             ],
             "adjustments": [
-                {"adjustment": adj, "money": -adj.amount if adj.amount < 0 else adj.amount} for adj in adjustments
+                {
+                    "adjustment": adj,
+                    "money": -adj.amount if adj.amount < 0 else adj.amount,
+                    "redone": adj.pk in redone,
+                }
+                for adj in adjustments
             ],
         }
         context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
@@ -169,6 +176,25 @@ def _page(
         response = render(request, "orders/permalink.html", context, status=status)
     response["Content-Language"] = language
     return _private(response)
+
+
+def redone_refunds(adjustments: list[Adjustment]) -> set[int]:
+    """The failed refunds that later refunds (pending or done) made up for: the buyer's page no longer says "a loja
+    refaz" of them. Oldest first, each failed amount is covered by what the later refunds have left."""
+    refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
+    left = {a.pk: -a.amount for a in refunds if a.status != AdjustmentStatus.FAILED}
+    redone: set[int] = set()
+    for index, failed in enumerate(refunds):
+        if failed.status != AdjustmentStatus.FAILED:
+            continue
+        owed = -failed.amount
+        for later in refunds[index + 1 :]:
+            taken = min(owed, left.get(later.pk, 0))
+            left[later.pk] = left.get(later.pk, 0) - taken
+            owed -= taken
+        if owed <= 0:
+            redone.add(failed.pk)
+    return redone
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----

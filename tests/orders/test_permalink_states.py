@@ -198,3 +198,8 @@ def test_a_refund_the_provider_refused_is_explained_and_not_taken_off(client, pl
     listed = re.sub(r"\s+", " ", html.split('data-testid="order-adjustments">')[1].split("</ul>")[0])
     assert "Reembolso de R$ 15,00 — não concluído: a loja refaz o reembolso ou combina outro meio com você" in listed
     assert totals(html) == [("Subtotal", "R$ 80,00"), ("Frete SEDEX", "R$ 8,00"), ("Total", "R$ 88,00")]
+    # when the shop refunds it again, the failed one no longer says the shop will: it says it did (below)
+    order_refund(order_id=order.public_id, amount=1500, reason="Desconto combinado")
+    listed = re.sub(r"\s+", " ", page(client, order).split('data-testid="order-adjustments">')[1].split("</ul>")[0])
+    assert "Reembolso de R$ 15,00 — não concluído; a loja fez o reembolso de novo (abaixo)" in listed
+    assert "a loja refaz" not in listed
