@@ -362,10 +362,12 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "shop_contact": contact,
         "shop_tax_id": "",
         "pickup_hours": pickup_hours(order),
-        # The return request an approval or a refusal is about (ref "ret_…:<status>").
+        # The return request an acknowledgement, approval or refusal is about (ref "ret_…:<step>"), and that step:
+        # the e-mail says what happened then, even if staff moved the request on before it was sent.
         "return_request": ReturnRequest.objects.filter(order=order, public_id=ref.split(":")[0]).first()
         if kind == "return_update"
         else None,
+        "return_step": ref.partition(":")[2] if kind == "return_update" else "",
         "extras": order_extras(order),  # e.g. the authorized NF-e (DANFE link), from the shop
         **_shop_context(),
     }

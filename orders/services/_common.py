@@ -15,6 +15,7 @@ from django.dispatch import Signal
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
+from kernel import rows
 from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderError, OrderNotFound
 from orders.models import (
@@ -202,12 +203,13 @@ def schedule_email(order: Order, kind: str, *, ref: str = "") -> EmailDelivery |
     """Record the e-mail in this transaction; the Celery task sends it after commit, once."""
     if not order.buyer_email:
         return None
-    delivery, created = EmailDelivery.objects.get_or_create(
-        order=order, kind=kind, ref=ref, defaults={"to_email": order.buyer_email}
-    )
-    if created:
-        # A broker hiccup must not turn a committed change into an error page; the row stays unsent.
-        enqueue_on_commit("orders.tasks.send_order_email", delivery.pk)
+    # One INSERT … ON CONFLICT on (order, kind, ref), not get_or_create's SELECT, savepoint, INSERT and release:
+    # a replay finds the row and schedules nothing.
+    delivery = EmailDelivery(order=order, kind=kind, ref=ref, to_email=order.buyer_email)
+    if not rows.insert_once(delivery, ["order", "kind", "ref"]):
+        return EmailDelivery.objects.filter(order=order, kind=kind, ref=ref).first()
+    # A broker hiccup must not turn a committed change into an error page; the row stays unsent.
+    enqueue_on_commit("orders.tasks.send_order_email", delivery.pk)
     return delivery
 
 

@@ -216,6 +216,8 @@ def return_request_create(
         actor=_actor(requested_by, platform_id),
         data={"return_id": request.public_id},
     )
+    # The buyer hears that the request arrived and what comes next (whoever asked: the buyer or their agent).
+    schedule_email(order, EmailKind.RETURN_UPDATE, ref=f"{request.public_id}:requested")
     notify_changed(order, "return_requested")
     return request
 

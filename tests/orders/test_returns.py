@@ -236,10 +236,10 @@ def test_reject_needs_a_reason_and_frees_the_quantities(place_order) -> None:
 def test_statement_budgets_of_the_staff_steps(place_order, django_assert_max_num_queries) -> None:
     # Each step is one transaction with a fixed number of statements, whatever the order's size.
     order = _delivered(place_order)
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(17):  # with the buyer's e-mail row (the request arrived)
         request = return_request_create(order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)],
                                         reason_code="defective")  # fmt: skip
-    with django_assert_max_num_queries(19):  # with the buyer's e-mail row
+    with django_assert_max_num_queries(16):  # with the buyer's e-mail row
         return_request_approve(return_id=request.public_id)
     with django_assert_max_num_queries(21):
         return_request_receive(return_id=request.public_id)
@@ -276,6 +276,25 @@ def test_the_buyer_is_told_by_e_mail_when_staff_approve_or_reject(
     ]
     assert "aprovou a devolução" in returns[0].body and "Use a etiqueta enviada por e-mail" in returns[0].body
     assert "recusou a devolução" in returns[1].body and "Cor não é defeito" in returns[1].body
+
+
+def test_the_buyer_is_told_by_e_mail_that_the_return_request_arrived(
+    place_order, django_capture_on_commit_callbacks, mailoutbox
+) -> None:
+    """The buyer's walk: asking for a return sent nothing, so the buyer did not know it had arrived."""
+    order = _delivered(place_order)
+    mailoutbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        # the request, then its replay (the page's nonce again): one e-mail
+        for _ in range(2):
+            return_request_create(
+                order_id=order.public_id, lines=[LineQuantity(_line(order, "CAM"), 1)], reason_code="defective",
+                request_key="nonce-1",
+            )  # fmt: skip
+    returns = [m for m in mailoutbox if "devolução" in m.subject]
+    assert [m.subject for m in returns] == [f"Loja Exemplo: Sua devolução do pedido #{order.number}"]
+    assert f"Recebemos seu pedido de devolução no pedido #{order.number}." in returns[0].body
+    assert "aprovou" not in returns[0].body and "recusou" not in returns[0].body
 
 
 def _refunded_by_default(order: Order, lines: list[LineQuantity], reason_code: str = "defective") -> ReturnRequest:
