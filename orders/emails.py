@@ -32,7 +32,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from orders.extras import order_extras
-from orders.labels import payment_status_label, payment_type_label
+from orders.labels import payment_status_label, payment_type_label, units_text
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
 from orders.selectors import return_window_days
 from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
@@ -322,6 +322,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         else None
     )
     closed = is_closed(order)
+    return_days = return_window_days(order)
     if kind in ("shipped", "delivered"):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
     elif closed:
@@ -346,12 +347,12 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         # not all delivered), as the order page shows its estimates.
         "arrival_estimate": "" if closed or all_delivered(lines) else order.fulfillment_description,
         "partial": partial,
-        "cancelled_items": ", ".join(f"{quantity}× {title}" for title, _sku, quantity in cancelled_items),
+        "cancelled_items": units_text((quantity, title) for title, _sku, quantity in cancelled_items),
         "cancel_refund_amount": -cancel_refund.amount if cancel_refund is not None else 0,
         # A delivery starts the returns window: the e-mail says until when and where to ask (the order page), as
         # the page does (QA walk: the buyer learnt of it only by opening the page).
-        "return_days": return_window_days(order),
-        "return_deadline": event.occurred_at + timedelta(days=return_window_days(order))
+        "return_days": return_days,
+        "return_deadline": event.occurred_at + timedelta(days=return_days)
         if kind == "delivered" and event is not None and event.type == FulfillmentEventType.DELIVERED
         else None,
         "adjustment": adjustment,

@@ -85,6 +85,11 @@ def local_time_label(value: str) -> str:
     return formats.date_format(timezone.localtime(when), "SHORT_DATETIME_FORMAT")
 
 
+def units_text(units: Iterable[tuple[int, str]]) -> str:
+    """[(2, "Café especial 500 g"), (1, "Caneca")] → "2× Café especial 500 g, 1× Caneca" (buyer's and staff's words)."""
+    return ", ".join(f"{quantity}× {title}" for quantity, title in units)
+
+
 def line_items_text(line_items: Iterable[Mapping[str, object]], lines: Mapping[str, TitledLine]) -> str:
     """[{"id": "li_…", "quantity": 2}] → "2× Café especial 500 g (SKU-CAFE-500G)"; an unknown id stays as is."""
     parts = []

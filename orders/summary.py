@@ -58,6 +58,25 @@ def money_rows(order: Order, adjustments: list[Adjustment], *, staff: bool = Fal
     return rows
 
 
+def redone_refunds(adjustments: list[Adjustment]) -> set[int]:
+    """The failed refunds that later refunds (pending or done) made up for: the buyer's page no longer says "a loja
+    refaz" of them. Oldest first, each failed amount is covered by what the later refunds have left."""
+    refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
+    left = {a.pk: -a.amount for a in refunds if a.status != AdjustmentStatus.FAILED}
+    redone: set[int] = set()
+    for index, failed in enumerate(refunds):
+        if failed.status != AdjustmentStatus.FAILED:
+            continue
+        owed = -failed.amount
+        for later in refunds[index + 1 :]:
+            taken = min(owed, left.get(later.pk, 0))
+            left[later.pk] = left.get(later.pk, 0) - taken
+            owed -= taken
+        if owed <= 0:
+            redone.add(failed.pk)
+    return redone
+
+
 def installments_text(order: Order) -> str:
     """The card plan in words ("3x de R$ 33,33 no cartão", the first named when it carries remainder cents)."""
     if order.payment_type != "card":

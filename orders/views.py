@@ -18,9 +18,9 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from orders.errors import OrderError
+from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import (
-    Adjustment,
     AdjustmentStatus,
     AdjustmentType,
     FulfillmentEventType,
@@ -43,6 +43,7 @@ from orders.summary import (
     order_words,
     pickup_hours,
     ready_for_pickup,
+    redone_refunds,
 )
 from orders.types import LineQuantity
 
@@ -178,25 +179,6 @@ def _page(
     return _private(response)
 
 
-def redone_refunds(adjustments: list[Adjustment]) -> set[int]:
-    """The failed refunds that later refunds (pending or done) made up for: the buyer's page no longer says "a loja
-    refaz" of them. Oldest first, each failed amount is covered by what the later refunds have left."""
-    refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
-    left = {a.pk: -a.amount for a in refunds if a.status != AdjustmentStatus.FAILED}
-    redone: set[int] = set()
-    for index, failed in enumerate(refunds):
-        if failed.status != AdjustmentStatus.FAILED:
-            continue
-        owed = -failed.amount
-        for later in refunds[index + 1 :]:
-            taken = min(owed, left.get(later.pk, 0))
-            left[later.pk] = left.get(later.pk, 0) - taken
-            owed -= taken
-        if owed <= 0:
-            redone.add(failed.pk)
-    return redone
-
-
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----
 
 
@@ -224,8 +206,8 @@ def _actions_context(
     ]
     return {
         "actions": actions,
-        "cancel_shipped": _units_text(shipped) if actions.cancel_available and shipped else "",
-        "cancel_rest": _units_text(cancellable),
+        "cancel_shipped": units_text(shipped) if actions.cancel_available and shipped else "",
+        "cancel_rest": units_text(cancellable),
         "returnable": returnable,
         "return_requests": [
             {"request": r, "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in r.line_items]}
@@ -236,10 +218,6 @@ def _actions_context(
         "asked": asked,
         "nonce": secrets.token_urlsafe(16),  # a double submit of the return form finds the first request
     }
-
-
-def _units_text(units: list[tuple[int, str]]) -> str:
-    return ", ".join(f"{quantity}× {title}" for quantity, title in units)
 
 
 def _buyer_order(token: str) -> Order | None:
@@ -268,7 +246,7 @@ def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
             # Part had shipped: only the rest was cancelled; name it, and the money that comes back is for it.
             titles = {line.public_id: line.title for line in order.lines.all()}
             items = cancellation.line_items
-            rest = _units_text([(abs(int(i["quantity"])), titles.get(i["id"], i["id"])) for i in items])
+            rest = units_text([(abs(int(i["quantity"])), titles.get(i["id"], i["id"])) for i in items])
             if order.payment_type == PaymentType.BOLETO and order.paid_amount:
                 text = _(
                     "Cancelado o que ainda não tinha sido enviado (%(items)s). A loja entrará em contato para "

@@ -12,6 +12,7 @@ from django.utils.translation import ngettext_lazy
 
 from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
+from orders.labels import units_text
 from orders.models import (
     Adjustment,
     AdjustmentStatus,
@@ -356,7 +357,7 @@ def cancel_locked(
     timeline(
         order,
         "canceled",
-        f"Pedido cancelado ({', '.join(f'{q}× {line.title}' for line, q in removed)}): {reason}",
+        f"Pedido cancelado ({units_text((q, line.title) for line, q in removed)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id},
     )
@@ -452,7 +453,7 @@ def order_return(
     timeline(
         order,
         "returned",
-        f"Devolução ({', '.join(f'{q}× {line.title}' for line, q in pairs)}): {reason}",
+        f"Devolução ({units_text((q, line.title) for line, q in pairs)}): {reason}",
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "restock": restock},
     )

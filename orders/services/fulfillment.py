@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
 from orders.errors import OrderError
+from orders.labels import units_text
 from orders.models import (
     EmailKind,
     FulfillmentEvent,
@@ -243,7 +244,7 @@ def fulfillment_event_create(
         OrderLine.objects.bulk_update(touched, ["quantity_shipped", "quantity_delivered", "quantity_fulfilled"])
     refresh_order_status(order, known.values())
     order.save(update_fields=["status", "updated_at"])
-    summary = ", ".join(f"{quantity}× {line.title}" for line, quantity in pairs)  # names staff read, not SKUs
+    summary = units_text((quantity, line.title) for line, quantity in pairs)  # names staff read, not SKUs
     timeline(
         order,
         f"fulfillment_{kind}",

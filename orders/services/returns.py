@@ -25,7 +25,7 @@ from django.utils.translation import ngettext_lazy
 
 from kernel.money import PT_BR, format_brl
 from orders.errors import OrderError
-from orders.labels import CANCELED_BY_BUYER, CANCELED_BY_PLATFORM
+from orders.labels import CANCELED_BY_BUYER, CANCELED_BY_PLATFORM, units_text
 from orders.models import (
     Adjustment,
     EmailKind,
@@ -208,7 +208,7 @@ def return_request_create(
         platform_id=platform_id,
         request_key=request_key,
     )
-    items = ", ".join(f"{q}× {line.title}" for line, q in pairs)
+    items = units_text((q, line.title) for line, q in pairs)
     timeline(
         order,
         "return_requested",
