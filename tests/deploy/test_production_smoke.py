@@ -163,6 +163,13 @@ def test_buyer_merchant_and_agent_pages_answer_without_errors(stack: ProductionS
     pix = browser.get(f"{checkout_path}/pix")
     assert pix.status_code == 200
     assert "<svg" in pix.text
+    # an uploaded photo in the media volume (/app/var/media): .env.example has the app serve it
+    photo = stack.app_dir / "var" / "media" / "products" / "smoke-photo.jpg"
+    photo.parent.mkdir(parents=True, exist_ok=True)
+    photo.write_bytes(b"\xff\xd8\xff\xe0 smoke photo")
+    served = browser.get("/media/products/smoke-photo.jpg")
+    assert (served.content, served.headers["Content-Type"]) == (photo.read_bytes(), "image/jpeg")
+    assert "Last-Modified" in served.headers
     # merchant: admin login and the orders list
     admin = Browser(stack.url)
     assert admin.get("/admin/login/").status_code == 200
