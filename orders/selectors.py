@@ -472,8 +472,20 @@ def _render(
         },
         "adjustments": [adjustment_payload(adj) for adj in adjusted],
         "totals": list(order.totals),
+        **_snapshot_time(order),
         **_dispute_messages(order),
     }
+
+
+def _snapshot_time(order: Order) -> dict[str, str]:
+    """`updated_at`, when this snapshot was made (`bcp_json_at`, set with the change under the order's lock; an order
+    stored before it: its last save), in microseconds. BCP §8 gives webhooks no order of their own (a retry gets a
+    new `Webhook-Timestamp`), so a platform that gets two in flight keeps the later `updated_at` (an extra member:
+    BCP schemas are open, §1)."""
+    when = order.bcp_json_at or order.updated_at
+    if when is None:
+        return {}
+    return {"updated_at": when.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")}
 
 
 # MED 2.0 (orders.services.disputes): agents see a disputed Pix on the order as a warning (a freeform BCP code).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -114,6 +115,7 @@ def test_originating_platform_reads_the_full_order_bcp_ord_01_04_05(
             {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
             {"type": "total", "amount": 10470},
         ],
+        "updated_at": order.bcp_json_at.isoformat(timespec="microseconds").replace("+00:00", "Z"),  # when placed
         "policies": policies_json("pt-br"),
     }
     checkout = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
@@ -479,3 +481,30 @@ def test_expectations_say_what_left_once_units_shipped_like_seed_000_bcp_ord_06_
     Order.objects.filter(pk=order.pk).update(bcp_json=json.dumps({**stored, "stale": 1}))
     FORGET_SHIPPED_BODIES.forget_stale_bodies(django_apps, None)
     assert "stale" not in call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+
+def test_each_webhook_says_when_its_order_changed_so_a_late_one_can_be_dropped_bcp_wh_02_06(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP §8 gives webhooks no order (a retry gets a new `Webhook-Timestamp`) and a newer delivery supersedes an
+    older one only before its first attempt: two already in flight may arrive swapped. Each body (signed, the
+    Get Order snapshot of its change) carries `updated_at` in microseconds, later for every later change even
+    within one second, so the platform keeps the greatest. The body had nothing to order them by."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+        order_mark_delivered(order_id=order.public_id)
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    bodies = [_verify_webhook(received, fake_platform.port) for received in hooks]  # signed bytes (BCP-WH-04)
+    assert [d.event for d in WebhookDelivery.objects.order_by("id")] == ["placed", "shipped", "delivered"]
+    stamps = [body["updated_at"] for body in bodies]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp) for stamp in stamps), stamps
+    assert stamps == sorted(set(stamps))  # strictly later for each change, in the order they happened
+    for body in bodies:
+        assert errors(body, "shopping/order.json") == []  # an extra member: the schema is open (BCP §1)
+    # Get Order says the same moment as the last webhook, and the order row keeps it
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert got["updated_at"] == stamps[-1]
+    order.refresh_from_db()
+    assert order.bcp_json_at.isoformat(timespec="microseconds").replace("+00:00", "Z") == stamps[-1]
