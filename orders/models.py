@@ -116,6 +116,8 @@ class Order(models.Model):
     # key order; rewritten by every order service in its own transaction (services._common.notify_changed),
     # so Get Order is one read. Empty for orders written before it existed: they are rendered on read.
     bcp_json = models.TextField(blank=True, default="", editable=False)
+    # When `bcp_json` was rendered (its `updated_at`), set with it: `updated_at` is stamped again by every save.
+    bcp_json_at = models.DateTimeField(null=True, blank=True, editable=False)
     canceled_at = models.DateTimeField(_("cancelado em"), null=True, blank=True)
 
     class Meta:

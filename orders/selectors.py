@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce, Concat, Substr, Trim
 from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
+from orders.labels import units_text
 from orders.models import (
     Adjustment,
     AdjustmentStatus,
@@ -41,7 +42,7 @@ from orders.models import (
     OrderStatus,
     ReturnRequest,
 )
-from orders.summary import expectation_items_now
+from orders.summary import ExpectationProgress, expectation_items_now, expectation_progress
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
 
@@ -189,19 +190,50 @@ def line_payload(line: OrderLine) -> dict[str, Any]:
     }
 
 
-def expectation_payload(expectation: FulfillmentExpectation, items: list[dict[str, Any]]) -> dict[str, Any]:
-    """`items`: what is still in it (`expectation_items_now`), not the plan as placed."""
+def expectation_payload(
+    expectation: FulfillmentExpectation, items: list[dict[str, Any]], *, description: str
+) -> dict[str, Any]:
+    """`items`: what is still in it (`expectation_items_now`), not the plan as placed; `description`: what it says
+    (`expectation_description`: the stored promise, or where its units are once some left the shop)."""
     payload: dict[str, Any] = {
         "id": expectation.public_id,
         "line_items": [{"id": item["id"], "quantity": item["quantity"]} for item in items],
         "method_type": expectation.method_type,
         "destination": postal_address(expectation.destination),
     }
-    if expectation.description:
-        payload["description"] = expectation.description
+    if description:
+        payload["description"] = description
     if expectation.fulfillable_on:
         payload["fulfillable_on"] = expectation.fulfillable_on
     return payload
+
+
+def expectation_description(
+    expectation: FulfillmentExpectation, progress: ExpectationProgress, titles: dict[str, str]
+) -> str:
+    """The expectation's description once units of it left the shop; the stored promise while none did.
+
+    Seed 000 keeps a delivered expectation with the units it promised and says "Entregue" in its description:
+    shipped units stay in `line_items` (a quantity "still to send" would leave a delivered expectation empty, and
+    BCP-ORD-07 wants quantities ≥ 1), so the description tells where they are. pt-BR, as every BCP text here."""
+    planned = sum(progress.planned.values())
+    waiting = sum(progress.to_send.values())
+    delivered = sum(progress.delivered.values())
+    sent = planned - waiting
+    pickup = expectation.method_type == "pickup"
+    if sent <= 0:
+        return expectation.description
+    if not waiting:
+        if delivered >= planned:
+            return "Retirado" if pickup else "Entregue"
+        return f"Enviado; {delivered} de {planned} unidades entregues" if delivered else "Enviado"
+    rest = units_text((units, titles.get(line_id, line_id)) for line_id, units in progress.to_send.items())
+    text = (
+        f"{sent} de {planned} unidades retiradas; falta retirar {rest}"
+        if pickup
+        else f"{sent} de {planned} unidades enviadas; falta enviar {rest}"
+    )
+    return f"{text} ({expectation.description})" if expectation.description else text
 
 
 def event_payload(event: FulfillmentEvent) -> dict[str, Any]:
@@ -413,26 +445,47 @@ def _render(
     events: Iterable[FulfillmentEvent],
     adjustments: Iterable[Adjustment],
 ) -> dict[str, Any]:
-    planned, adjusted = list(expectations), list(adjustments)
+    planned, adjusted, rows = list(expectations), list(adjustments), list(lines)
     # BCP §7 (BCP-ORD-07): an expectation promises what is still to come, each line at least 1 unit: the units a
     # cancellation took off leave it (as on the admin's order page), and an expectation left empty is dropped.
+    # Shipped units stay (seed 000): the description says what left (`expectation_description`).
     left = expectation_items_now(planned, adjusted)
     kept = [(exp, left[exp.public_id][0]) for exp in planned]
+    progress = expectation_progress(planned, adjusted, rows)
+    titles = {line.public_id: line.title for line in rows}
     return {
         "id": order.public_id,
         "label": f"#{order.number}",
         "checkout_id": order.checkout_id,
         "permalink_url": order.permalink_url,
         "currency": order.currency,
-        "line_items": [line_payload(line) for line in lines],
+        "line_items": [line_payload(line) for line in rows],
         "fulfillment": {
-            "expectations": [expectation_payload(exp, items) for exp, items in kept if items],
+            "expectations": [
+                expectation_payload(
+                    exp, items, description=expectation_description(exp, progress[exp.public_id], titles)
+                )
+                for exp, items in kept
+                if items
+            ],
             "events": [event_payload(event) for event in events],
         },
         "adjustments": [adjustment_payload(adj) for adj in adjusted],
         "totals": list(order.totals),
+        **_snapshot_time(order),
         **_dispute_messages(order),
     }
+
+
+def _snapshot_time(order: Order) -> dict[str, str]:
+    """`updated_at`, when this snapshot was made (`bcp_json_at`, set with the change under the order's lock; an order
+    stored before it: its last save), in microseconds. BCP §8 gives webhooks no order of their own (a retry gets a
+    new `Webhook-Timestamp`), so a platform that gets two in flight keeps the later `updated_at` (an extra member:
+    BCP schemas are open, §1)."""
+    when = order.bcp_json_at or order.updated_at
+    if when is None:
+        return {}
+    return {"updated_at": when.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")}
 
 
 # MED 2.0 (orders.services.disputes): agents see a disputed Pix on the order as a warning (a freeform BCP code).

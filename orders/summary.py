@@ -231,3 +231,36 @@ def expectation_units_to_send(
                 waiting[line_id] -= take
         result[expectation.public_id] = units
     return result
+
+
+@dataclass(frozen=True)
+class ExpectationProgress:
+    """Where an expectation's units are, by line id: promised now (less cancelled units), still in the shop, and
+    handed to the buyer (delivered, picked up)."""
+
+    planned: dict[str, int]
+    to_send: dict[str, int]
+    delivered: dict[str, int]
+
+
+def expectation_progress(
+    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment], lines: list[OrderLine]
+) -> dict[str, ExpectationProgress]:
+    """Each expectation's progress by its public id. What still waits is given from the last expectation back
+    (`expectation_units_to_send`), so what left came from the earlier ones: the units delivered are given to them
+    from the first one on, each up to what left from it."""
+    now = expectation_items_now(expectations, adjustments)
+    to_send = expectation_units_to_send(expectations, adjustments, lines)
+    arrived = {line.public_id: line.quantity_delivered for line in lines}
+    result: dict[str, ExpectationProgress] = {}
+    for expectation in expectations:
+        planned = {str(item["id"]): int(item["quantity"]) for item in now[expectation.public_id][0]}
+        waiting = to_send[expectation.public_id]
+        delivered: dict[str, int] = {}
+        for line_id, units in planned.items():
+            take = min(units - waiting.get(line_id, 0), arrived.get(line_id, 0))
+            if take > 0:
+                delivered[line_id] = take
+                arrived[line_id] -= take
+        result[expectation.public_id] = ExpectationProgress(planned=planned, to_send=waiting, delivered=delivered)
+    return result

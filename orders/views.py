@@ -23,6 +23,7 @@ from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import (
     AdjustmentStatus,
     AdjustmentType,
+    FulfillmentEvent,
     FulfillmentEventType,
     Order,
     OrderStatus,
@@ -33,9 +34,10 @@ from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
 from orders.services import order_cancel_requested, return_request_create
 from orders.summary import (
+    ExpectationProgress,
     came_back_lines,
     current_tracking,
-    expectation_units_to_send,
+    expectation_progress,
     installments_text,
     is_closed,
     line_words,
@@ -134,11 +136,16 @@ def _page(
         # Ready for pickup: the estimate ("Pronto para retirada em 2 dias úteis") is past; the status says it all.
         # Each estimate lists what it still has to bring: not the cancelled units, nor those already shipped.
         planned = [] if closed or ready else sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
-        to_send = expectation_units_to_send(planned, adjustments, lines)
+        progress = expectation_progress(planned, adjustments, lines)
+        on_the_way = []
         for exp in planned:
-            items = [(titles.get(line_id, line_id), units) for line_id, units in to_send[exp.public_id].items()]
+            items = [
+                (titles.get(line_id, line_id), units) for line_id, units in progress[exp.public_id].to_send.items()
+            ]
             if items:
                 expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
+            if exp.method_type == "shipping":
+                on_the_way.extend(_on_the_way(exp, progress[exp.public_id], titles, events))
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
         # Corrections replace: the buyer sees each shipment once, with its latest code (and no correction rows).
         shown = [event for event in events if event.type != FulfillmentEventType.TRACKING_CORRECTED]
@@ -154,6 +161,7 @@ def _page(
             "refund_pending": sum(-a.amount for a in refunds if a.status == "pending"),
             "pickup_hours": pickup_hours(order),
             "expectations": expectations,
+            "on_the_way": on_the_way,
             "events": [
                 {
                     "event": event,
@@ -177,6 +185,28 @@ def _page(
         response = render(request, "orders/permalink.html", context, status=status)
     response["Content-Language"] = language
     return _private(response)
+
+
+def _on_the_way(
+    expectation: Any, progress: ExpectationProgress, titles: dict[str, str], events: list[FulfillmentEvent]
+) -> list[dict[str, Any]]:
+    """What of `expectation` left the shop and has not arrived, with its arrival estimate: the promise the order
+    holds (the carrier quote's days, worded at checkout: "Chega em 3 a 5 dias úteis") counted from the last
+    shipment of those lines. The order keeps no days as numbers, so no date is made up from the words."""
+    items = [
+        (titles.get(line_id, line_id), sent - progress.to_send.get(line_id, 0) - progress.delivered.get(line_id, 0))
+        for line_id, sent in progress.planned.items()
+    ]
+    items = [(title, units) for title, units in items if units > 0]
+    if not items:
+        return []
+    lines = set(progress.planned)
+    shipments = [
+        e.occurred_at
+        for e in events
+        if e.type == FulfillmentEventType.SHIPPED and any(i["id"] in lines for i in e.line_items)
+    ]
+    return [{"estimate": expectation.description, "since": max(shipments, default=None), "items": items}]
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----

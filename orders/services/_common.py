@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.dispatch import Signal
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from kernel import rows
@@ -247,8 +247,10 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
     nothing is re-read or rewritten."""
     fresh = None if rendered else order_for_bcp(order.public_id)
     if fresh is not None:
+        # The snapshot's `updated_at`: taken under the order's lock, so each change's is later than the last one's.
+        fresh.bcp_json_at = order.bcp_json_at = timezone.now()
         order.bcp_json = order_bcp_json(fresh)
-        Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json)
+        Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json, bcp_json_at=order.bcp_json_at)
     message = changed_outbox_row(order, event)
     message.save()
     outbox_enqueue(message)

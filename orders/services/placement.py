@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import PT_BR, format_brl
@@ -230,6 +231,7 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
         fulfillable_on="now",
         line_items=[{"id": line.line_id, "quantity": line.quantity} for line in checkout.lines],
     )
+    order.bcp_json_at = timezone.now()  # the snapshot's `updated_at`
     order.bcp_json = order_bcp_json_of(order, lines=lines, expectations=[expectation])
     return OrderDraft(order=order, lines=lines, expectation=expectation)
 

@@ -74,6 +74,7 @@ from shop.checkout.charge import (
     held_key,
     hold_for_charge,
     instrument_problem,
+    is_pix,
     lines_of,
     pix_charge_issue,
     pix_charge_plan,
@@ -491,15 +492,15 @@ def _begin_transaction(
         existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         shown = _shown(checkout, existing)  # before `evaluate`, which refreshes the lines in place
-        state = input_from_checkout(checkout, existing)
+        own = input_from_checkout(checkout, existing)
         state = replace(
-            state,
+            own,
             payment=PaymentInput(
                 instruments=(
                     InstrumentInput(chosen.id, chosen.handler_id, chosen.type, installments=chosen.installments),
                 )
             ),
-            signals={**state.signals, **data.signals},
+            signals={**own.signals, **data.signals},
         )
         ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
         previous_total, previous_instrument = checkout.total_amount, checkout.payment_instrument
@@ -508,7 +509,19 @@ def _begin_transaction(
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
         moved = _unrequested_changes(shown, checkout, list(checkout.lines.all())) if status == STATUS_READY else []
         total_moved = ev.total_amount != previous_total
-        if status != STATUS_READY or total_moved or moved:
+        card_total = None
+        if (status != STATUS_READY or total_moved or moved) and _card_not_shown(chosen, previous_instrument):
+            # A card complete that pays nothing leaves the checkout's payment as shown (its instrument, and a Pix
+            # charge the buyer may be paying, which recording the card would revoke): what is true now (stock,
+            # prices) is recorded with the stored payment, and the card's total is said (as `_installments_changed`
+            # does for a plan). A decline by the gateway keeps the card (`_finish_card`: its error names it).
+            card_total = ev.total_amount
+            ev = evaluate(checkout=checkout, existing_lines=existing, data=replace(own, signals=state.signals), now=now)
+            status, messages = with_status(ev, ev.rejections)
+            checkout.status = status
+            apply(checkout, ev, messages, existing, save=False)
+            total_moved = ev.total_amount != previous_total
+        if status != STATUS_READY or total_moved or moved or card_total is not None:
             # Something changed since the platform last looked (stock, prices, coupon, a product's or the
             # delivery's name or promise): no payment. A Pix charge follows the new total (PIX.md §3 step 4:
             # replaced, the platform completes again); an unchanged total keeps its charge and reservation.
@@ -517,7 +530,11 @@ def _begin_transaction(
             issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
             changed = [*moved]
             if total_moved:  # else the errors (out of stock, an option gone) or `moved` say what changed
-                changed.append(_changed_message(chosen.type == "pix" and checkout.status == STATUS_READY))
+                changed.append(
+                    _changed_message(is_pix(checkout.payment_instrument) and checkout.status == STATUS_READY)
+                )
+            if card_total is not None and card_total != ev.total_amount:
+                changed.append(_card_total_message(card_total, ev.total_amount))
             if not issue:
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), *changed])
         else:
@@ -544,6 +561,20 @@ def _begin_transaction(
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
     return checkout, changed
+
+
+def _card_not_shown(chosen: InstrumentInput, shown: dict[str, object] | None) -> bool:
+    """A card complete on a checkout that shows another instrument (Pix, boleto, none, another handler's card)."""
+    shown = shown or {}
+    return chosen.type == "card" and (shown.get("type") != "card" or shown.get("handler_id") != chosen.handler_id)
+
+
+def _card_total_message(card_total: int, total: int) -> CheckoutMessage:
+    content = _(
+        "Com o cartão, o total seria %(card)s, e o checkout mostra %(total)s: atualize o checkout com o cartão e "
+        "confira o total antes de concluir."
+    ) % {"card": format_brl(card_total), "total": format_brl(total)}
+    return err("checkout_changed", content, INSTRUMENT_PATH)
 
 
 def _installments_changed(checkout: Checkout, chosen: InstrumentInput) -> CheckoutMessage | None:

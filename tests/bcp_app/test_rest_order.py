@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -25,7 +26,7 @@ from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
 from orders.services.adjustments import order_cancel
 from orders.services.expectations import expectation_split
-from orders.services.fulfillment import order_ship
+from orders.services.fulfillment import order_mark_delivered, order_ship
 from orders.types import LineQuantity
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -33,6 +34,7 @@ from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
 from tests.bcp_app.schema_check import errors
 
 FORGET_STALE_BODIES = importlib.import_module("orders.migrations.0025_forget_bodies_of_cancelled_orders")
+FORGET_SHIPPED_BODIES = importlib.import_module("orders.migrations.0026_forget_bodies_of_shipped_orders")
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 ORDER_CAPS = {"br.dev.bcp.shopping.order": [{"version": VERSION}]}
@@ -113,6 +115,7 @@ def test_originating_platform_reads_the_full_order_bcp_ord_01_04_05(
             {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
             {"type": "total", "amount": 10470},
         ],
+        "updated_at": order.bcp_json_at.isoformat(timespec="microseconds").replace("+00:00", "Z"),  # when placed
         "policies": policies_json("pt-br"),
     }
     checkout = call(client, "get", f"/checkout-sessions/{order.checkout_id}", headers).json()
@@ -429,3 +432,79 @@ def test_expectations_after_a_partial_cancel_promise_only_what_is_left_bcp_ord_0
     FORGET_STALE_BODIES.forget_stale_bodies(django_apps, None)
     again = call(client, "get", f"/orders/{order.public_id}", headers).json()
     assert "stale" not in again and again["fulfillment"] == body["fulfillment"]
+
+
+def test_expectations_say_what_left_once_units_shipped_like_seed_000_bcp_ord_06_07_wh_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Seed 000: a delivered expectation still lists the units it promised and says "Entregue". Shipped units stay in
+    `line_items` (BCP-ORD-07: quantities >= 1) and the description says where they are, step by step; the line
+    counts them as fulfilled (BCP-ORD-06) and the webhook carries the same body (BCP-WH-02). The description was
+    the checkout's promise ("Chega em …") whatever had shipped or arrived."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    line = order.lines.get()
+    expectation = order.expectations.get()
+    promise = expectation.description
+    assert promise.startswith("Chega em")
+
+    def read() -> dict[str, Any]:
+        body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+        assert errors(body, "shopping/order.json") == []
+        hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+        assert json.loads(hooks[-1].body)["fulfillment"] == body["fulfillment"]
+        [shown] = body["fulfillment"]["expectations"]
+        assert (shown["id"], shown["line_items"]) == (expectation.public_id, [{"id": line.public_id, "quantity": 2}])
+        return {
+            "description": shown["description"],
+            "line": (body["line_items"][0]["quantity"], body["line_items"][0]["status"]),
+        }
+
+    one = [LineQuantity(line.public_id, 1)]
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios", lines=one)
+    assert read() == {
+        "description": f"1 de 2 unidades enviadas; falta enviar 1× Café especial 500 g ({promise})",
+        "line": ({"total": 2, "fulfilled": 1}, "partial"),
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456799BR", carrier="Correios")
+    assert read() == {"description": "Enviado", "line": ({"total": 2, "fulfilled": 2}, "fulfilled")}
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id, lines=one)
+    assert read()["description"] == "Enviado; 1 de 2 unidades entregues"
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    assert read()["description"] == "Entregue"
+    # an order shipped before this rule kept the promise it stored then: the data migration has it rendered again
+    stored = json.loads(Order.objects.get(pk=order.pk).bcp_json)
+    Order.objects.filter(pk=order.pk).update(bcp_json=json.dumps({**stored, "stale": 1}))
+    FORGET_SHIPPED_BODIES.forget_stale_bodies(django_apps, None)
+    assert "stale" not in call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+
+def test_each_webhook_says_when_its_order_changed_so_a_late_one_can_be_dropped_bcp_wh_02_06(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP §8 gives webhooks no order (a retry gets a new `Webhook-Timestamp`) and a newer delivery supersedes an
+    older one only before its first attempt: two already in flight may arrive swapped. Each body (signed, the
+    Get Order snapshot of its change) carries `updated_at` in microseconds, later for every later change even
+    within one second, so the platform keeps the greatest. The body had nothing to order them by."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+        order_mark_delivered(order_id=order.public_id)
+    hooks = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    bodies = [_verify_webhook(received, fake_platform.port) for received in hooks]  # signed bytes (BCP-WH-04)
+    assert [d.event for d in WebhookDelivery.objects.order_by("id")] == ["placed", "shipped", "delivered"]
+    stamps = [body["updated_at"] for body in bodies]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp) for stamp in stamps), stamps
+    assert stamps == sorted(set(stamps))  # strictly later for each change, in the order they happened
+    for body in bodies:
+        assert errors(body, "shopping/order.json") == []  # an extra member: the schema is open (BCP §1)
+    # Get Order says the same moment as the last webhook, and the order row keeps it
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert got["updated_at"] == stamps[-1]
+    order.refresh_from_db()
+    assert order.bcp_json_at.isoformat(timespec="microseconds").replace("+00:00", "Z") == stamps[-1]

@@ -30,6 +30,7 @@ from tests.orders.conftest import make_checkout
 pytestmark = [pytest.mark.e2e, needs_chromium]
 SCREENSHOT_DIR = os.environ.get("SCREENSHOT_DIR", "")
 TWO_ITEMS = [("CAM", 3000, 2), ("BONE", 2000, 1)]
+ARRIVAL = "Previsão de entrega: Chega em 3 a 5 dias úteis a partir do envio"  # after shipping, not only "SEDEX"
 
 
 def _place(**kwargs: object) -> Order:
@@ -100,9 +101,11 @@ def _awaiting_payment() -> Order:
 # state: (builder, status words, texts the page must show, test ids it must not have)
 STATES: dict[str, tuple[Callable[[], Order], str, list[str], list[str]]] = {
     "paid": (_paid, "Pedido recebido", ["Estamos preparando seu pedido.", "R$ 88,00"], ["order-closed"]),
-    "partially_shipped": (_partially_shipped, "Enviado em parte", ["BR123456785BR"], ["order-closed"]),
-    "shipped": (_shipped, "Enviado", ["BR123456785BR"], ["order-expectations", "order-closed"]),
-    "delivered": (_delivered, "Entregue", ["Entregue"], ["order-expectations", "order-closed"]),
+    "partially_shipped": (
+        _partially_shipped, "Enviado em parte", ["BR123456785BR", "A caminho", ARRIVAL], ["order-closed"],
+    ),
+    "shipped": (_shipped, "Enviado", ["BR123456785BR", ARRIVAL], ["order-expectations", "order-closed"]),
+    "delivered": (_delivered, "Entregue", ["Entregue"], ["order-expectations", "order-on-the-way", "order-closed"]),
     "ready_for_pickup": (_ready_for_pickup, "Pronto para retirada", ["Pronto para retirada"], ["order-closed"]),
     "picked_up": (_picked_up, "Entregue", ["Retirado na loja"], ["order-expectations", "order-closed"]),
     "cancelled": (

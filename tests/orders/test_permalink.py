@@ -238,3 +238,41 @@ def test_a_digital_order_says_how_it_arrives_without_an_empty_address(client, pl
 def test_a_shipped_order_still_shows_its_address(client, place_order):
     html = client.get(_path(place_order())).content.decode()
     assert 'data-testid="order-address"' in html and 'data-testid="digital-delivery"' not in html
+
+
+@pytest.mark.parametrize(
+    ("language", "promise", "words"),
+    [
+        ("pt-br", "Chega em 3 a 5 dias úteis", ("A caminho", "enviado em", "Previsão de entrega", "a partir do envio")),
+        ("en", "Arrives in 3 to 5 business days", ("On its way", "shipped on", "Estimated delivery", "from shipping")),
+    ],
+)
+def test_a_shipped_order_says_when_what_travels_should_arrive(client, place_order, language, promise, words):
+    """The gap closing note 43 named: after shipping the page showed only "SEDEX" and the tracking code. What left and
+    has not arrived is listed with the promise the order holds (the quote's days, worded at checkout in the order's
+    language), counted from the shipment; what is still in the shop keeps its own row; nothing once delivered."""
+    # given two shirts and a cap, one shirt shipped on 5 Dec
+    order = place_order(lines=[("CAM", 3000, 2), ("BONE", 2000, 1)], language=language)
+    order.expectations.update(description=promise)  # as a checkout in that language worded it
+    shirt = order.lines.get(sku="CAM")
+    shipment = order_ship(
+        order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 1)]
+    )
+    shipment.__class__.objects.filter(pk=shipment.pk).update(
+        occurred_at=datetime(2026, 12, 5, 15, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    )
+    # when the buyer opens the page
+    html = client.get(_path(order)).content.decode()
+    # then the shirt on its way has its estimate from the shipment; the rest is still to be sent
+    on_the_way = html.split('data-testid="order-on-the-way">')[1].split("</ul>")[0]
+    flat = " ".join(re.sub(r"<[^>]+>", " ", on_the_way).split())
+    arriving, since, estimate, counted = words
+    when = "05/12/2026" if language == "pt-br" else "12/05/2026"
+    assert flat == f"{arriving} · {since} {when} {estimate}: {promise} {counted} 1× Produto CAM"
+    waiting = html.split('data-testid="order-expectations">')[1].split("</ul>")[0]
+    assert "1× Produto CAM, 1× Produto BONE" in " ".join(re.sub(r"<[^>]+>", " ", waiting).split())
+    # and once everything arrived, no estimate is left
+    order_ship(order_id=order.public_id, tracking_number="BR123456799BR")
+    order_mark_delivered(order_id=order.public_id)
+    html = client.get(_path(order)).content.decode()
+    assert 'data-testid="order-on-the-way"' not in html and 'data-testid="arrival-estimate"' not in html

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from orders.models import Order
-from payments.models import PixCharge
+from payments.models import CardPayment, PixCharge
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.pricing import discount_half_even, percent_label
@@ -161,6 +161,45 @@ def test_complete_with_pix_after_card_was_selected_replaces_the_total_first_pix_
     order = Order.objects.get(checkout_id=created.checkout.public_id)
     assert order.total_amount == 11380
     assert order.paid_amount == 11380
+
+
+@pytest.mark.django_db
+def test_a_card_complete_on_a_pix_checkout_that_pays_nothing_leaves_its_pix_as_shown_bcp_chk_20_pay_06() -> None:
+    """The gap closing note 41 left: a card complete refused before paying (here: by card the Pix discount goes, so
+    the total is not the one shown) recorded the card on the checkout and revoked the Pix charge the buyer may be
+    paying. It stays as shown now, Pix and charge, and the message says the card's total and what to do."""
+    # given a ready checkout showing Pix at the discounted total, with its charge
+    _five_percent()
+    make_variant(price=9990)
+    make_shipping()
+    created = checkout_create(data=replace(full_input(LineInput("SKU-CAFE-500G", 1)), payment=PaymentInput((PIX,))))
+    charge = pix_charge_active_for_reference(created.checkout.public_id)
+    assert (created.checkout.total_amount, charge.amount) == (11380, 11380)
+    # when the platform completes with a card instead
+    refused = checkout_complete(
+        checkout_id=created.checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD,)))
+    )
+    # then nothing is paid and the checkout's payment is what it showed: Pix, its total, the same live charge
+    checkout = refused.checkout
+    assert (checkout.status, checkout.total_amount) == ("ready_for_complete", 11380)
+    assert (checkout.payment_instrument or {}).get("type") == "pix"
+    assert pix_charge_active_for_reference(checkout.public_id).txid == charge.txid
+    assert PixCharge.objects.get(txid=charge.txid).status == "active"
+    assert [(m.code, m.path, m.content) for m in refused.messages if m.type == "error"] == [
+        (
+            "checkout_changed",
+            "$.payment.instruments[0]",
+            "Com o cartão, o total seria R$ 118,80, e o checkout mostra R$ 113,80: atualize o checkout com o cartão "
+            "e confira o total antes de concluir.",
+        )
+    ]
+    assert not CardPayment.objects.exists() and not Order.objects.exists()
+    # and once the platform updates to the card (and sees R$ 118,80), its complete pays that total
+    updated = _with(checkout, CARD).checkout
+    assert updated.total_amount == 11880
+    paid = checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput((CARD,))))
+    assert paid.checkout.status == "completed"
+    assert Order.objects.get(checkout_id=checkout.public_id).total_amount == 11880
 
 
 @pytest.mark.django_db

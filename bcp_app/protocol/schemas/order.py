@@ -145,6 +145,13 @@ class OrderResponse(ResponseModel):
     adjustments: list[Adjustment] | None = Field(default=None, description="Reembolsos, devoluções, …")
     currency: str = Field(description="BRL.")
     totals: list[Total] = Field(description="Totais do pedido.")
+    updated_at: str | None = Field(
+        default=None,
+        description=(
+            "Quando este estado do pedido foi registrado (RFC 3339, microssegundos); entre dois webhooks do mesmo "
+            "pedido, vale o de `updated_at` maior (membro extra: os esquemas BCP são abertos)."
+        ),
+    )
     messages: list[Message] | None = Field(default=None, description="Mensagens.")
     fiscal_documents: list[FiscalDocumentOut] | None = Field(
         default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
