@@ -211,12 +211,35 @@ def _method_state(method: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+# Set by `_dispatch` when the message itself says its language (its words, or the request's Accept-Language).
+SPOKEN = "a2a_language_spoken"
+EDITABLE = frozenset({"incomplete", "ready_for_complete", "requires_escalation"})
+
+
+def in_spoken_language(ctx: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with `context.language` set to the message's language when the message says one, so the checkout's
+    messages follow the buyer's language like the reply's sentence (a buyer who starts in English and goes on in
+    Portuguese is answered in Portuguese); a message of data parts alone keeps the checkout's language."""
+    if ctx.extra.get(SPOKEN):
+        context = state.get("context")
+        state["context"] = {**(context if isinstance(context, dict) else {}), "language": ctx.language}
+    return state
+
+
+def checkout_language(checkout: dict[str, Any]) -> str:
+    """The language a checkout speaks as its body shows it: its `context.language`, else the default pt-BR."""
+    context = checkout.get("context")
+    language = str(context.get("language") or "") if isinstance(context, dict) else ""
+    return "en" if language.lower().startswith("en") else "pt-br"
+
+
 def add_line(ctx: Any, current: dict[str, Any] | None, sku: str, quantity: int) -> dict[str, Any]:
     """Add `quantity` of `sku` (to its line when present); a missing or finished checkout starts a new one."""
     operations = _operations()
     if current is None or current.get("status") in TERMINAL:
-        return operations.create_checkout(ctx, {"line_items": [{"item": {"id": sku}, "quantity": quantity}]}).body
-    state = writable_state(current)
+        created = in_spoken_language(ctx, {"line_items": [{"item": {"id": sku}, "quantity": quantity}]})
+        return operations.create_checkout(ctx, created).body
+    state = in_spoken_language(ctx, writable_state(current))
     for line in state["line_items"]:
         if line["item"]["id"] == sku:
             line["quantity"] += quantity
@@ -228,7 +251,7 @@ def add_line(ctx: Any, current: dict[str, Any] | None, sku: str, quantity: int) 
 
 def remove_lines(ctx: Any, current: dict[str, Any], line_ids: list[str], quantity: int | None) -> dict[str, Any]:
     """Remove the lines (or `quantity` units of a single line); removing every line cancels the checkout."""
-    state = writable_state(current)
+    state = in_spoken_language(ctx, writable_state(current))
     kept = []
     for line in state["line_items"]:
         if line["id"] in line_ids:
@@ -243,8 +266,9 @@ def remove_lines(ctx: Any, current: dict[str, Any], line_ids: list[str], quantit
 
 
 def update(ctx: Any, current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """`update_checkout` intent: buyer, address, fulfillment choice, coupon, payment, context, lines."""
-    state = writable_state(current)
+    """`update_checkout` intent: buyer, address, fulfillment choice, coupon, payment, context, lines (a `context`
+    the message gives replaces the spoken language)."""
+    state = in_spoken_language(ctx, writable_state(current))
     for key in ("line_items", "context", "payment", "fulfillment", "signals"):
         if key in changes:
             state[key] = changes[key]
@@ -536,6 +560,8 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
 
 def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[str, Any]:
     structured, extra, text = message_parts(message)
+    # Words are read for their language only when no data part names the action (as the branches below do).
+    ctx.extra[SPOKEN] = language_given or (not structured and bool(text.strip()))
     intent: intents.Intent | None = None
     if structured:
         action = structured.get("action")
@@ -619,6 +645,8 @@ def _run(
     if current is None:
         return Reply(text=reply_text("empty", language))
     if action == intents.GET:
+        if ctx.extra.get(SPOKEN) and current.get("status") in EDITABLE and checkout_language(current) != language:
+            current = update(ctx, current, {})  # said again in the buyer's new language (the same state)
         return Reply(text=_summary("current", language, current, intent), checkout=current)
     if action == intents.CANCEL:
         body = cancel(ctx, current)
