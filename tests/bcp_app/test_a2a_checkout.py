@@ -615,3 +615,25 @@ def test_each_message_is_answered_in_its_own_language_checkout_messages_included
     assert text.startswith("Here is your checkout.")
     assert contents == ["Enter your email.", "Enter your last name."]
     assert "Informe" not in text
+
+
+def test_a_structured_add_of_a_product_with_variants_asks_in_the_checkouts_language(
+    server: LiveServer, pixel: Any, shirts: Any
+):
+    """A data part naming a product with several variants gets the candidates and a question; the question quoted
+    an empty query ('… opção para ""') and spoke pt-BR beside an English checkout. It names the product id and
+    speaks the checkout's language: data parts alone state none (BCP-CHK-18 `content` in the checkout's)."""
+    english = sdk_send(server.base_url, [{"text": "add a Pixel 10 Pro to my checkout"}])
+    asked = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "add_to_checkout", "product_id": shirts.public_id})], context_id=english.context_id
+        ),
+    )
+
+    parts = asked["result"]["message"]["parts"]
+    assert parts[0]["text"] == (
+        f'I found more than one option for "{shirts.public_id}". Which one do you want? Reply with the item id.'
+    )
+    assert [c["id"] for c in parts[1]["data"]["a2a.bcp.candidates"]] == ["CAM-PRETA-M", "CAM-PRETA-G", "CAM-BRANCA-M"]
+    assert lines(checkout_of(asked)) == [("PIXEL-10-PRO", 1)]

@@ -612,16 +612,19 @@ def _run(
     extra: dict[str, Any],
     intent: intents.Intent | None,
 ) -> Reply:
-    language = ctx.language
     if action == intents.GET_ORDER:  # the context's checkout is not part of the answer: not read
         return get_order_reply(ctx, structured, intent)
     current = current_checkout(ctx, row.checkout_id) if row.checkout_id else None
+    if current is not None and not ctx.extra.get(SPOKEN):
+        # Data parts alone state no language: a sentence (e.g. a question about candidates) speaks the checkout's.
+        ctx.language = checkout_language(current)
+    language = ctx.language
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
     if action == intents.ADD:
         if intent is not None:
             match = resolve_text(ctx, intent)
-            quantity = intent.quantity or 1
+            quantity, query = intent.quantity or 1, intent.query
         else:
             item_id = next(
                 (structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id") if structured.get(k)), None
@@ -630,13 +633,14 @@ def _run(
                 raise ProtocolError("invalid_request", "add_to_checkout precisa de product_id (ou variant_id).")
             quantity = _int(structured.get("quantity"), "quantity", default=1)
             match = resolve_item_id(ctx, item_id)
+            query = item_id  # a structured add names its product by id: a question quotes it (it quoted "")
         if isinstance(match, OperationResult):  # the checkout capability was not negotiated (BCP-NEG-06)
             return Reply(checkout=match.body)
         if match.outcome != "matched":
             candidates = [{"id": c.sku, "title": c.title, "price": c.price} for c in match.candidates]
             key = "ambiguous" if candidates else "not_found"
             return Reply(
-                text=reply_text(key, language, query=intent.query if intent else ""),
+                text=reply_text(key, language, query=query),
                 candidates=candidates or None,
                 checkout=current,
             )
