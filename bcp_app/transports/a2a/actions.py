@@ -493,10 +493,9 @@ def stored_reply(reply: dict[str, Any]) -> OperationResult:
 
 def _context(ctx: Any, context_id: str | None) -> A2AContext:
     """The caller's conversation: an existing `contextId` (bound to its caller) or a new one."""
+    data = {"principal": ctx.principal, **({"language": ctx.language} if ctx.extra.get(SPOKEN) else {})}
     if not context_id:
-        return A2AContext.objects.create(
-            context_id=str(uuid.uuid4()), platform_id=ctx.platform_id or "", data={"principal": ctx.principal}
-        )
+        return A2AContext.objects.create(context_id=str(uuid.uuid4()), platform_id=ctx.platform_id or "", data=data)
     if not CONTEXT_ID.match(context_id):
         raise ProtocolError("invalid_request", "contextId deve ter de 1 a 64 caracteres [A-Za-z0-9._:-].")
     row = A2AContext.objects.filter(context_id=context_id).first()
@@ -504,14 +503,23 @@ def _context(ctx: Any, context_id: str | None) -> A2AContext:
         # A contextId we never issued (e.g. created by another deployment): adopt it for this caller.
         try:
             with transaction.atomic():
-                row = A2AContext.objects.create(
-                    context_id=context_id, platform_id=ctx.platform_id or "", data={"principal": ctx.principal}
-                )
+                row = A2AContext.objects.create(context_id=context_id, platform_id=ctx.platform_id or "", data=data)
         except IntegrityError:
             row = A2AContext.objects.get(context_id=context_id)
     if row.data.get("principal") != ctx.principal:
         raise ProtocolError("forbidden", "Este contextId pertence a outra plataforma.")
     return row
+
+
+def _conversation_language(ctx: Any, row: A2AContext) -> None:
+    """A conversation speaks the language its buyer last used: a message with words (or an Accept-Language) sets
+    it; a message of data parts alone speaks it (an order action's sentence, a question about candidates), where it
+    spoke pt-BR in an English conversation."""
+    if not ctx.extra.get(SPOKEN):
+        ctx.language = row.data.get("language") or ctx.language
+    elif row.data.get("language") != ctx.language:
+        row.data = {**row.data, "language": ctx.language}
+        row.save(update_fields=["data", "updated_at"])
 
 
 def _remember(row: A2AContext, body: dict[str, Any]) -> None:
@@ -579,6 +587,7 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
             ctx.language = intent.language
     ctx.idempotency_key = message["messageId"]
     row = _context(ctx, message.get("contextId"))
+    _conversation_language(ctx, row)
     ctx.extra["a2a_context_id"] = row.context_id
     if action in MORE_ACTIONS:
         return handle(ctx, row, str(action), structured, text)
@@ -615,9 +624,6 @@ def _run(
     if action == intents.GET_ORDER:  # the context's checkout is not part of the answer: not read
         return get_order_reply(ctx, structured, intent)
     current = current_checkout(ctx, row.checkout_id) if row.checkout_id else None
-    if current is not None and not ctx.extra.get(SPOKEN):
-        # Data parts alone state no language: a sentence (e.g. a question about candidates) speaks the checkout's.
-        ctx.language = checkout_language(current)
     language = ctx.language
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
