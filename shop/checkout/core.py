@@ -443,6 +443,7 @@ def revoke_quietly(reference: str, revoke: object) -> None:
 
 
 AWAITING_PAYMENT_CODES = frozenset({"pix_awaiting_payment", "card_payment_pending"})
+ASKS_INPUT = frozenset({"recoverable", "requires_buyer_input", "requires_buyer_review"})
 
 
 def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout cancelado antes da conclusão") -> None:
@@ -455,8 +456,18 @@ def cancel(checkout: Checkout, *, kind: str, refund_reason: str = "Checkout canc
     checkout.status = STATUS_CANCELED
     checkout.canceled_at = timezone.now()
     # A payment that was awaited is not any more: a canceled checkout said "Aguardando o pagamento do Pix."
-    # after its charge was revoked (QA walk over REST).
-    kept = [m for m in checkout.messages or [] if m.get("code") not in AWAITING_PAYMENT_CODES]
+    # after its charge was revoked (QA walk over REST). Nor does a canceled checkout take input: its errors that
+    # asked for some ("Informe o e-mail.", recoverable) sent agents to fix a checkout that can no longer change.
+    kept = [
+        m
+        for m in checkout.messages or []
+        if m.get("code") not in AWAITING_PAYMENT_CODES
+        and not (m.get("type") == "error" and m.get("severity") in ASKS_INPUT)
+    ]
+    if kind == "expired":  # nobody asked for this cancel: say why (BCP-CHK-15)
+        with translation.override(checkout.language or "pt-br"):
+            said = _("O checkout expirou sem ser concluído; crie um novo para comprar.")
+        kept.append(CheckoutMessage(type="info", code="checkout_expired", content=said).as_dict())
     if kept != (checkout.messages or []):
         checkout.messages = kept
     save_with_event(checkout, kind, previous)

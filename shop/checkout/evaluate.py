@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop, ngettext
 
 from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
 from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
+from shop.catalog.selectors import product_get
 from shop.checkout.fulfillment import evaluate_fulfillment, shipping_config_load
 from shop.checkout.pricing import (
     CouponEvaluation,
@@ -116,6 +117,19 @@ def _live(
     return {**known, **live_of({s.pk for s in snapshots.values()} - known.keys())}
 
 
+def _unknown_item(sku: str) -> str:
+    """What an id naming no sellable variant gets. Agents often send the catalog's product id (`prod_…`, beside
+    `variants[].id` in search results): "not available" would read as sold out, so name the ids a line takes."""
+    product = product_get(public_id=sku) if sku.startswith("prod_") else None
+    skus = [variant.sku for variant in product.variants.all() if variant.active] if product is not None else []
+    if not skus:
+        return _("O item %(sku)s não está disponível.") % {"sku": sku}
+    return _("%(id)s é o id de um produto: em item.id use o id de uma variante (variants[].id): %(skus)s.") % {
+        "id": sku,
+        "skus": ", ".join(skus[:10]),
+    }
+
+
 def _plan_lines(
     data: CheckoutInput, existing: dict[str, CheckoutLine], *, is_update: bool, held: bool = False
 ) -> tuple[list[PlannedLine], list[CheckoutMessage], list[CheckoutMessage], list[str]]:
@@ -163,11 +177,7 @@ def _plan_lines(
             title = variant.title if variant is not None else str(getattr(stored, "title", "") or "")
             if title in (UNAVAILABLE_TITLE, _(UNAVAILABLE_TITLE)):  # the placeholder is no name
                 title = ""
-            said = (
-                _("%(title)s não está disponível.") % {"title": title}
-                if title
-                else _("O item %(sku)s não está disponível.") % {"sku": sku}
-            )
+            said = _("%(title)s não está disponível.") % {"title": title} if title else _unknown_item(sku)
             messages.append(_err("item_unavailable", said, path))
             unavailable.append(public_id)
             shown = title or _(UNAVAILABLE_TITLE)

@@ -574,3 +574,66 @@ def test_sdk_client_natural_language_add_and_pix_completion(server: LiveServer, 
     assert checkout["status"] == "completed"
     # Member order is lost in the SDK's protobuf Struct on the client side; the members are what count.
     assert sorted(checkout["order"]) == ["id", "permalink_url"]
+
+
+def test_each_message_is_answered_in_its_own_language_checkout_messages_included(
+    server: LiveServer, pixel: Any, shirts: Any
+):
+    """A buyer who starts in English and goes on in Portuguese is answered in Portuguese: the reply's sentence and
+    the checkout's messages (BCP §5.1 `content`, BCP-CHK-18) follow the language of each message with words; a
+    message of data parts alone keeps the checkout's language (the last one the buyer used), as REST's
+    `context.language` does. Before, the checkout kept its first language and one reply mixed both."""
+    from google.protobuf.json_format import MessageToDict
+
+    def said(message: Any) -> tuple[str, list[str]]:
+        checkout = next(
+            MessageToDict(part.data)["a2a.bcp.checkout"]
+            for part in message.parts
+            if part.HasField("data") and "a2a.bcp.checkout" in MessageToDict(part.data)
+        )
+        text = next((part.text for part in message.parts if part.text), "")
+        return text, [m["content"] for m in checkout["messages"]]
+
+    english = sdk_send(server.base_url, [{"text": "add a Pixel 10 Pro to my checkout"}])
+    context_id = english.context_id
+    portuguese = sdk_send(server.base_url, [{"text": "adicione 1 camiseta branca M"}], context_id=context_id)
+    data_only = sdk_send(
+        server.base_url, [data({"action": "update_checkout", "buyer": {"first_name": "Ana"}})], context_id=context_id
+    )
+    shown_again = sdk_send(server.base_url, [{"text": "show my cart"}], context_id=context_id)
+
+    text, contents = said(english)
+    assert text.startswith("Added 1 × Pixel 10 Pro to your checkout.")
+    assert "Enter your email." in contents and "Enter your email." in text
+    text, contents = said(portuguese)
+    assert text.startswith("Adicionei 1 × Camiseta Básica — Branca / M ao carrinho.")
+    assert "Informe o e-mail." in contents and "Informe o e-mail." in text
+    assert "Enter your email." not in text and "Enter your email." not in contents
+    _, contents = said(data_only)
+    assert contents == ["Informe o e-mail.", "Informe o sobrenome."]
+    text, contents = said(shown_again)
+    assert text.startswith("Here is your checkout.")
+    assert contents == ["Enter your email.", "Enter your last name."]
+    assert "Informe" not in text
+
+
+def test_a_structured_add_of_a_product_with_variants_asks_in_the_checkouts_language(
+    server: LiveServer, pixel: Any, shirts: Any
+):
+    """A data part naming a product with several variants gets the candidates and a question; the question quoted
+    an empty query ('… opção para ""') and spoke pt-BR beside an English checkout. It names the product id and
+    speaks the checkout's language: data parts alone state none (BCP-CHK-18 `content` in the checkout's)."""
+    english = sdk_send(server.base_url, [{"text": "add a Pixel 10 Pro to my checkout"}])
+    asked = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "add_to_checkout", "product_id": shirts.public_id})], context_id=english.context_id
+        ),
+    )
+
+    parts = asked["result"]["message"]["parts"]
+    assert parts[0]["text"] == (
+        f'I found more than one option for "{shirts.public_id}". Which one do you want? Reply with the item id.'
+    )
+    assert [c["id"] for c in parts[1]["data"]["a2a.bcp.candidates"]] == ["CAM-PRETA-M", "CAM-PRETA-G", "CAM-BRANCA-M"]
+    assert lines(checkout_of(asked)) == [("PIXEL-10-PRO", 1)]

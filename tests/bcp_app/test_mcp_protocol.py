@@ -97,6 +97,10 @@ def test_tools_list_publishes_strict_described_schemas_bcp_mcp_02(live_mcp) -> N
         keyed = name in ("complete_checkout", "cancel_checkout", "cancel_order", "request_return")
         expected = ["ucp-agent", "idempotency-key"] if keyed else ["ucp-agent"]
         assert meta["required"] == expected, name
+        # what an agent reads (QA walk): each tool that requires the key is named where the key is described
+        assert not keyed or name in meta["properties"]["idempotency-key"]["description"], name
+    # complete_checkout said "(Pix)" only, though the card (with parcelamento) and boleto complete through it too
+    assert "cartão" in by_name["complete_checkout"].description
     assert by_name["catalogue.list"].input_schema["properties"]["per_page"] == {
         "default": 12,
         "description": "Resultados por página, de 1 a 50 (padrão 12).",

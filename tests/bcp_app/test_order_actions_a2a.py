@@ -92,3 +92,17 @@ def test_request_return_for_another_reason_without_the_reason_is_field_required(
     assert (message["code"], message["severity"], message["path"]) == ("field_required", "recoverable", "$.reason")
     assert text == "Informe o motivo da devolução em $.reason: é obrigatório quando reason_code é other."
     assert not ReturnRequest.objects.exists()
+
+
+def test_an_order_action_in_an_english_conversation_answers_in_english(server) -> None:
+    """A data part alone states no language: the sentence of an order action sent in a conversation the buyer holds
+    in English spoke pt-BR ("Pedido cancelado; …") beside English replies. It speaks the conversation's language,
+    the one its last message with words used (BCP §5.1 content, pt-BR only by default)."""
+    platform_id, headers = _agent("https://agente.example/acoes4/bcp.json")
+    order = place_paid_order(platform_id)
+    hello = sdk_send(server.base_url, [{"text": "what can you do?"}], headers=headers)
+    cancel = [{"data": {"action": "cancel_order", "order_id": order.public_id}}]
+    text, body = _parts(sdk_send(server.base_url, cancel, headers=headers, context_id=hello.context_id))
+    assert MessageToDict(hello)["parts"][0]["text"].startswith("Sorry, I did not understand.")
+    assert text == "Order canceled; the amount paid will be refunded."
+    assert body["id"] == order.public_id

@@ -99,6 +99,36 @@ def test_wrong_types_on_update_and_complete(client: Client, headers: dict[str, s
     assert_invalid(cancel, "JSON")
 
 
+@pytest.mark.django_db
+def test_a_product_id_for_a_line_item_names_the_variant_ids_bcp_chk_05(client: Client, headers: dict[str, str]) -> None:
+    """Search results carry the product id (`prod_…`) beside `variants[].id`, and agents send the former for a line:
+    "not available" read as sold out, so the answer names the ids a line takes (nothing created, BCP-CHK-05)."""
+    from shop.models import Variant
+
+    product_id = Variant.objects.get(sku="SKU-CAFE-500G").product.public_id
+    body = {"line_items": [{"item": {"id": product_id}, "quantity": 1}]}
+
+    answer = call(client, "post", "/checkout-sessions", headers, body)
+    english = call(client, "post", "/checkout-sessions", {**headers, "Accept-Language": "en"}, body)
+    unknown = call(
+        client, "post", "/checkout-sessions", headers, {"line_items": [{"item": {"id": "prod_x"}, "quantity": 1}]}
+    )
+
+    assert answer.status_code == 200
+    assert answer.json()["messages"][0] == {
+        "type": "error",
+        "code": "item_unavailable",
+        "severity": "unrecoverable",
+        "content": f"{product_id} é o id de um produto: em item.id use o id de uma variante (variants[].id): "
+        "SKU-CAFE-500G.",
+    }
+    assert english.json()["messages"][0]["content"] == (
+        f"{product_id} is a product id: in item.id use the id of one of its variants (variants[].id): SKU-CAFE-500G."
+    )
+    assert unknown.json()["messages"][0]["content"] == "O item prod_x não está disponível."
+    assert Checkout.objects.count() == 0
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)  # real WSGI requests: each one commits and closes like production
 def test_schemathesis_finds_no_server_errors_bcp_err_06(fake_platform: FakePlatform) -> None:

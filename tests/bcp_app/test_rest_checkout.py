@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from bcp_app.protocol.keys import public_jwk
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
@@ -348,6 +350,45 @@ def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: C
             "invalid_checkout_status",
             "unrecoverable",
         )
+
+
+def test_an_expired_checkout_says_so_and_asks_for_nothing_bcp_chk_15(client: Client, headers: dict[str, str]) -> None:
+    """An expired checkout kept the errors of its last evaluation ("Informe o e-mail.", recoverable: BCP §5.1 "the
+    platform fixes input") and gave no reason for its `canceled`: an agent went on to fix fields it could no longer
+    change. It says it expired, in the checkout's language, and asks for no input; so does a canceled one."""
+    line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    pt = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": "k-pt"}, line).json()
+    en = call(
+        client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": "k-en", "Accept-Language": "en"}, line
+    )
+    assert pt["messages"][0]["code"] == "field_required"
+    Checkout.objects.filter(public_id__in=[pt["id"], en.json()["id"]]).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+    read = call(client, "get", f"/checkout-sessions/{pt['id']}", headers).json()
+    read_en = call(client, "get", f"/checkout-sessions/{en.json()['id']}", headers).json()
+    updated = call(client, "put", f"/checkout-sessions/{pt['id']}", headers, line).json()
+    other = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": "k-other"}, line).json()
+    canceled = call(
+        client, "post", f"/checkout-sessions/{other['id']}/cancel", {**headers, "Idempotency-Key": "k-cancel"}, {}
+    ).json()
+
+    assert read["status"] == "canceled"
+    assert read["messages"] == [
+        {
+            "type": "info",
+            "code": "checkout_expired",
+            "content": "O checkout expirou sem ser concluído; crie um novo para comprar.",
+        }
+    ]
+    assert read_en["messages"][0]["content"] == "The checkout expired before it was completed; create a new one to buy."
+    assert [(m["code"], m.get("severity")) for m in updated["messages"]] == [
+        ("checkout_expired", None),
+        ("invalid_checkout_status", "unrecoverable"),
+    ]
+    assert canceled["status"] == "canceled"
+    assert not [m for m in canceled.get("messages", []) if m.get("severity") == "recoverable"]
 
 
 def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(

@@ -211,12 +211,35 @@ def _method_state(method: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+# Set by `_dispatch` when the message itself says its language (its words, or the request's Accept-Language).
+SPOKEN = "a2a_language_spoken"
+EDITABLE = frozenset({"incomplete", "ready_for_complete", "requires_escalation"})
+
+
+def in_spoken_language(ctx: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with `context.language` set to the message's language when the message says one, so the checkout's
+    messages follow the buyer's language like the reply's sentence (a buyer who starts in English and goes on in
+    Portuguese is answered in Portuguese); a message of data parts alone keeps the checkout's language."""
+    if ctx.extra.get(SPOKEN):
+        context = state.get("context")
+        state["context"] = {**(context if isinstance(context, dict) else {}), "language": ctx.language}
+    return state
+
+
+def checkout_language(checkout: dict[str, Any]) -> str:
+    """The language a checkout speaks as its body shows it: its `context.language`, else the default pt-BR."""
+    context = checkout.get("context")
+    language = str(context.get("language") or "") if isinstance(context, dict) else ""
+    return "en" if language.lower().startswith("en") else "pt-br"
+
+
 def add_line(ctx: Any, current: dict[str, Any] | None, sku: str, quantity: int) -> dict[str, Any]:
     """Add `quantity` of `sku` (to its line when present); a missing or finished checkout starts a new one."""
     operations = _operations()
     if current is None or current.get("status") in TERMINAL:
-        return operations.create_checkout(ctx, {"line_items": [{"item": {"id": sku}, "quantity": quantity}]}).body
-    state = writable_state(current)
+        created = in_spoken_language(ctx, {"line_items": [{"item": {"id": sku}, "quantity": quantity}]})
+        return operations.create_checkout(ctx, created).body
+    state = in_spoken_language(ctx, writable_state(current))
     for line in state["line_items"]:
         if line["item"]["id"] == sku:
             line["quantity"] += quantity
@@ -228,7 +251,7 @@ def add_line(ctx: Any, current: dict[str, Any] | None, sku: str, quantity: int) 
 
 def remove_lines(ctx: Any, current: dict[str, Any], line_ids: list[str], quantity: int | None) -> dict[str, Any]:
     """Remove the lines (or `quantity` units of a single line); removing every line cancels the checkout."""
-    state = writable_state(current)
+    state = in_spoken_language(ctx, writable_state(current))
     kept = []
     for line in state["line_items"]:
         if line["id"] in line_ids:
@@ -243,8 +266,9 @@ def remove_lines(ctx: Any, current: dict[str, Any], line_ids: list[str], quantit
 
 
 def update(ctx: Any, current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """`update_checkout` intent: buyer, address, fulfillment choice, coupon, payment, context, lines."""
-    state = writable_state(current)
+    """`update_checkout` intent: buyer, address, fulfillment choice, coupon, payment, context, lines (a `context`
+    the message gives replaces the spoken language)."""
+    state = in_spoken_language(ctx, writable_state(current))
     for key in ("line_items", "context", "payment", "fulfillment", "signals"):
         if key in changes:
             state[key] = changes[key]
@@ -469,10 +493,9 @@ def stored_reply(reply: dict[str, Any]) -> OperationResult:
 
 def _context(ctx: Any, context_id: str | None) -> A2AContext:
     """The caller's conversation: an existing `contextId` (bound to its caller) or a new one."""
+    data = {"principal": ctx.principal, **({"language": ctx.language} if ctx.extra.get(SPOKEN) else {})}
     if not context_id:
-        return A2AContext.objects.create(
-            context_id=str(uuid.uuid4()), platform_id=ctx.platform_id or "", data={"principal": ctx.principal}
-        )
+        return A2AContext.objects.create(context_id=str(uuid.uuid4()), platform_id=ctx.platform_id or "", data=data)
     if not CONTEXT_ID.match(context_id):
         raise ProtocolError("invalid_request", "contextId deve ter de 1 a 64 caracteres [A-Za-z0-9._:-].")
     row = A2AContext.objects.filter(context_id=context_id).first()
@@ -480,14 +503,23 @@ def _context(ctx: Any, context_id: str | None) -> A2AContext:
         # A contextId we never issued (e.g. created by another deployment): adopt it for this caller.
         try:
             with transaction.atomic():
-                row = A2AContext.objects.create(
-                    context_id=context_id, platform_id=ctx.platform_id or "", data={"principal": ctx.principal}
-                )
+                row = A2AContext.objects.create(context_id=context_id, platform_id=ctx.platform_id or "", data=data)
         except IntegrityError:
             row = A2AContext.objects.get(context_id=context_id)
     if row.data.get("principal") != ctx.principal:
         raise ProtocolError("forbidden", "Este contextId pertence a outra plataforma.")
     return row
+
+
+def _conversation_language(ctx: Any, row: A2AContext) -> None:
+    """A conversation speaks the language its buyer last used: a message with words (or an Accept-Language) sets
+    it; a message of data parts alone speaks it (an order action's sentence, a question about candidates), where it
+    spoke pt-BR in an English conversation."""
+    if not ctx.extra.get(SPOKEN):
+        ctx.language = row.data.get("language") or ctx.language
+    elif row.data.get("language") != ctx.language:
+        row.data = {**row.data, "language": ctx.language}
+        row.save(update_fields=["data", "updated_at"])
 
 
 def _remember(row: A2AContext, body: dict[str, Any]) -> None:
@@ -536,6 +568,8 @@ def _int(value: Any, name: str, *, default: int | None = None) -> int:
 
 def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[str, Any]:
     structured, extra, text = message_parts(message)
+    # Words are read for their language only when no data part names the action (as the branches below do).
+    ctx.extra[SPOKEN] = language_given or (not structured and bool(text.strip()))
     intent: intents.Intent | None = None
     if structured:
         action = structured.get("action")
@@ -553,6 +587,7 @@ def _dispatch(ctx: Any, message: dict[str, Any], language_given: bool) -> dict[s
             ctx.language = intent.language
     ctx.idempotency_key = message["messageId"]
     row = _context(ctx, message.get("contextId"))
+    _conversation_language(ctx, row)
     ctx.extra["a2a_context_id"] = row.context_id
     if action in MORE_ACTIONS:
         return handle(ctx, row, str(action), structured, text)
@@ -586,16 +621,16 @@ def _run(
     extra: dict[str, Any],
     intent: intents.Intent | None,
 ) -> Reply:
-    language = ctx.language
     if action == intents.GET_ORDER:  # the context's checkout is not part of the answer: not read
         return get_order_reply(ctx, structured, intent)
     current = current_checkout(ctx, row.checkout_id) if row.checkout_id else None
+    language = ctx.language
     if action == intents.UNKNOWN:
         return Reply(text=reply_text("help", language), checkout=current)
     if action == intents.ADD:
         if intent is not None:
             match = resolve_text(ctx, intent)
-            quantity = intent.quantity or 1
+            quantity, query = intent.quantity or 1, intent.query
         else:
             item_id = next(
                 (structured.get(k) for k in ("variant_id", "item_id", "sku", "product_id") if structured.get(k)), None
@@ -604,13 +639,14 @@ def _run(
                 raise ProtocolError("invalid_request", "add_to_checkout precisa de product_id (ou variant_id).")
             quantity = _int(structured.get("quantity"), "quantity", default=1)
             match = resolve_item_id(ctx, item_id)
+            query = item_id  # a structured add names its product by id: a question quotes it (it quoted "")
         if isinstance(match, OperationResult):  # the checkout capability was not negotiated (BCP-NEG-06)
             return Reply(checkout=match.body)
         if match.outcome != "matched":
             candidates = [{"id": c.sku, "title": c.title, "price": c.price} for c in match.candidates]
             key = "ambiguous" if candidates else "not_found"
             return Reply(
-                text=reply_text(key, language, query=intent.query if intent else ""),
+                text=reply_text(key, language, query=query),
                 candidates=candidates or None,
                 checkout=current,
             )
@@ -619,6 +655,8 @@ def _run(
     if current is None:
         return Reply(text=reply_text("empty", language))
     if action == intents.GET:
+        if ctx.extra.get(SPOKEN) and current.get("status") in EDITABLE and checkout_language(current) != language:
+            current = update(ctx, current, {})  # said again in the buyer's new language (the same state)
         return Reply(text=_summary("current", language, current, intent), checkout=current)
     if action == intents.CANCEL:
         body = cancel(ctx, current)

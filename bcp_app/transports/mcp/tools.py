@@ -336,7 +336,10 @@ class Meta(NoControlCharacters):
     idempotency_key: StrictStr | None = Field(
         default=None,
         alias="idempotency-key",
-        description="UUID para repetir com segurança (BCP §12); obrigatório em complete_checkout e cancel_checkout.",
+        description=(
+            "UUID para repetir com segurança (BCP §12); obrigatório em complete_checkout, cancel_checkout, "
+            "cancel_order e request_return."
+        ),
     )
 
 
@@ -450,7 +453,8 @@ def _specs() -> list[BcpToolSpec]:
         ),
         BcpToolSpec(
             "complete_checkout",
-            "Conclui o checkout com um instrumento de pagamento (Pix); exige meta['idempotency-key'].",
+            "Conclui o checkout com um instrumento de um handler de ucp.payment_handlers do checkout (Pix, cartão "
+            "com parcelas, boleto); exige meta['idempotency-key'].",
             CompleteCheckoutArgs,
             CheckoutResult,
             lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout),
