@@ -350,15 +350,97 @@ def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order |
 
 def order_with_relations(order: Order) -> Order:
     """`order` (a row just read) with its lines and adjustments as prefetched relations. 2 queries."""
-    # What prefetch_related would leave (ordered lists, each row's `order` set), through precompiled statements.
+    return _with_rows(order, {name: _rows_of_order(model, order) for name, model in _SIDE_EFFECT_RELATIONS})
+
+
+def _with_rows(order: Order, found: dict[str, list[Any]]) -> Order:
+    """What prefetch_related would leave (ordered lists, each row's `order` set), from rows read already."""
     cache: dict[str, Any] = {}
-    for name, model in (("lines", OrderLine), ("adjustments", Adjustment)):
+    for name, model in _SIDE_EFFECT_RELATIONS:
+        rows = found.get(name, [])
+        field = model._meta.get_field("order")
+        for row in rows:
+            field.set_cached_value(row, order)  # type: ignore[union-attr]
         queryset = getattr(order, name).all()
-        queryset._result_cache = _rows_of_order(model, order)
+        queryset._result_cache = rows
         queryset._prefetch_done = True
         cache[name] = queryset
     order._prefetched_objects_cache = cache  # type: ignore[attr-defined]
     return order
+
+
+# The relations a placed order's side effects read with it (buyer e-mail, NF-e request), in this order.
+_SIDE_EFFECT_RELATIONS: tuple[tuple[str, type[Model]], ...] = (("lines", OrderLine), ("adjustments", Adjustment))
+
+
+@dataclass(frozen=True)
+class RelationColumns:
+    """One relation of `order_with_relations` as a part of a caller's statement (the outbox claim reads them with
+    the order): its table, its columns as its own read takes them, NULLs of the same types standing for them in
+    the statement's other parts, and its Meta ordering as (position in `columns`, descending)."""
+
+    name: str
+    table: str
+    order_column: str  # the column naming the order
+    columns: str
+    nulls: str
+    width: int
+    ordering: tuple[tuple[int, bool], ...]
+
+
+_RELATION_COLUMNS: dict[str, tuple[RelationColumns, ...]] = {}  # database vendor → the parts (made once per process)
+
+
+def order_relation_columns() -> tuple[RelationColumns, ...]:
+    """The lines' and the adjustments' parts, for a statement that reads an order with its relations; the values
+    of each part's rows go to `order_with_rows`."""
+    vendor = _relation_read(OrderLine).compiler.connection.vendor
+    kept = _RELATION_COLUMNS.get(vendor)
+    if kept is None:
+        kept = _RELATION_COLUMNS[vendor] = _relation_columns()
+    return kept
+
+
+def _relation_columns() -> tuple[RelationColumns, ...]:
+    parts = []
+    for name, model in _SIDE_EFFECT_RELATIONS:
+        read = _relation_read(model)
+        connection = read.compiler.connection
+        targets = [column[0].target for column in read.compiler.select[: read.compiler.col_count]]
+        ordering = []
+        for item in model._meta.ordering or ():
+            if not isinstance(item, str) or item.lstrip("-") in ("", "?") or "__" in item:
+                raise ValueError(f"{model.__name__}.Meta.ordering: only plain field names ({item!r})")
+            field = model._meta.get_field(item.lstrip("-"))
+            ordering.append((read.column(field.attname), item.startswith("-")))  # type: ignore[union-attr]
+        parts.append(
+            RelationColumns(
+                name=name,
+                table=connection.ops.quote_name(model._meta.db_table),
+                order_column=str(model._meta.get_field("order").column),  # type: ignore[union-attr]
+                columns=read.select_list(),
+                # typed: in a UNION, two untyped NULLs of the same column would be resolved as text
+                nulls=", ".join(f"NULL::{target.db_type(connection)}" for target in targets),
+                width=len(targets),
+                ordering=tuple(ordering),
+            )
+        )
+    return tuple(parts)
+
+
+def order_with_rows(order: Order, found: dict[str, list[Any]]) -> Order:
+    """`order` with its relations made from the values of `order_relation_columns`' parts (by name), as
+    `order_with_relations` reads them (the same instances, the same order)."""
+    made = {}
+    for name, model in _SIDE_EFFECT_RELATIONS:
+        read = _relation_read(model)
+        made[name] = [read.instance(values) for values in found.get(name, [])]
+    return _with_rows(order, made)
+
+
+def order_column_count() -> int:
+    """How many values `order_columns` reads."""
+    return len(_order_read().compiler.select[: _order_read().compiler.col_count])
 
 
 def order_columns() -> str:
@@ -373,14 +455,13 @@ def order_from_row(values: Any) -> Order | None:
     return order
 
 
-def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
+def _relation_read(model: type[Model]) -> Compiled:
     """`model.objects.filter(order_id=…)` in its Meta ordering, compiled once per process (as the order's own)."""
-    read = compiled(("orders.rows_of_order", model), lambda pk: model._default_manager.filter(order_id=pk), kind=int)
-    rows = read.rows(order.pk)
-    field = model._meta.get_field("order")
-    for row in rows:
-        field.set_cached_value(row, order)  # type: ignore[union-attr]
-    return rows
+    return compiled(("orders.rows_of_order", model), lambda pk: model._default_manager.filter(order_id=pk), kind=int)
+
+
+def _rows_of_order(model: type[Model], order: Order) -> list[Any]:
+    return _relation_read(model).rows(order.pk)
 
 
 def _order_by_public_id(order_id: str) -> Order | None:

@@ -215,7 +215,9 @@ def serialize_bare(value: Any) -> str:
     if isinstance(value, bytes):
         return ":" + base64.b64encode(value).decode() + ":"
     if isinstance(value, str):
-        if any(not (0x20 <= ord(c) <= 0x7E) for c in value):
+        # printable ASCII is 0x20–0x7E exactly; two C-level checks, not a Python step per character (every signed
+        # webhook serializes its signature parameters, issue 34)
+        if not (value.isascii() and value.isprintable()):
             raise SFVError("strings must be printable ASCII")
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     raise SFVError(f"cannot serialize {type(value).__name__}")

@@ -37,6 +37,9 @@ from orders.types import LineQuantity
 logger = logging.getLogger(__name__)
 MAX_QUANTITY = 2**31 - 1
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+# A control character other than line feed and tab (one search, not a Python step per character: every timeline
+# line a worker writes is checked, issue 34).
+CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f]")
 
 
 def lock_order(order_id: str, *, field: str = "order_id") -> Order:
@@ -71,7 +74,7 @@ def clean_text(value: object, *, field: str, max_length: int, required: bool = F
         raise OrderError(field, _("Campo obrigatório."), code="required")
     if len(value) > max_length:
         raise OrderError(field, _("Use no máximo %(max)s caracteres."), code="too_long", max=max_length)
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
+    if CONTROL_RE.search(value):
         raise OrderError(field, _("Não use caracteres de controle."), code="control_character")
     return value
 

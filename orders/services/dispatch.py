@@ -12,7 +12,14 @@ from django.db import connection
 from django.utils import timezone
 
 from orders.models import Order, OutboxMessage
-from orders.selectors import order_columns, order_for_side_effects, order_from_row, order_with_relations
+from orders.selectors import (
+    order_column_count,
+    order_columns,
+    order_for_side_effects,
+    order_from_row,
+    order_relation_columns,
+    order_with_rows,
+)
 from orders.services.notes import order_placed_email_send
 from orders.services.outbox import LABEL_PURCHASE, ORDER_CHANGED, REFUND_REQUESTED
 from orders.signals import label_purchase_requested, order_changed, refund_requested
@@ -20,6 +27,7 @@ from orders.signals import label_purchase_requested, order_changed, refund_reque
 logger = logging.getLogger(__name__)
 
 CLAIM_LEASE = timedelta(minutes=5)
+PLACED = "placed"  # the order_changed event of a placement (its e-mail and NF-e read the order's lines)
 
 
 _UNREAD = object()  # the order was not read with the outbox row's claim
@@ -37,13 +45,11 @@ def _send_refund_requested(key: str, payload: dict[str, Any], read: Order | obje
 def _send_order_changed(key: str, payload: dict[str, Any], read: Order | object | None) -> None:
     # Read once for every side effect of the event (issue 34: each receiver re-read it); a placement's e-mail
     # and NF-e also need its lines and adjustments. `read`: the order's row as the claim read it.
-    placed = payload.get("event") == "placed"
-    if read is _UNREAD:
-        order = order_for_side_effects(payload.get("order_id", ""), with_lines=placed)
-    else:
-        order = order_with_relations(read) if placed and isinstance(read, Order) else read  # type: ignore[assignment]
+    placed = payload.get("event") == PLACED
+    # A placement's claim read its lines and adjustments too (_claim).
+    order = order_for_side_effects(payload.get("order_id", ""), with_lines=placed) if read is _UNREAD else read
     if placed:
-        order_placed_email_send(order_id=payload["order_id"], order=order)  # the buyer's e-mail, then the receivers
+        order_placed_email_send(order_id=payload["order_id"], order=order)  # type: ignore[arg-type]  # e-mail first
     order_changed.send(sender=Order, outbox_key=key, order=order, **payload)
 
 
@@ -66,10 +72,18 @@ _CLAIM_SQL = (
 )
 # On PostgreSQL an order_changed row's order is read in the claim's statement too (issue 34: one round trip less
 # per order event): its columns as the order's own read takes them (orders.selectors.order_columns), NULL for
-# any other kind or a row without such an order.
+# any other kind or a row without such an order; for a placement, its lines and adjustments too (what
+# order_with_relations reads; issue 34: two statements less per placed order), as rows of their own below the
+# claimed row (part 1 and 2), each part padded with typed NULLs for the others' columns and in its Meta ordering.
 _CLAIM_WITH_ORDER_SQL = (
-    "WITH claimed AS ({claim}) SELECT claimed.kind, claimed.key, claimed.payload, {columns} FROM claimed"
-    " LEFT JOIN {orders} ON claimed.kind = %s AND {orders}.{public_id} = (claimed.payload ->> 'order_id')"
+    "WITH claimed AS ({claim}), found AS (SELECT claimed.kind, claimed.key, claimed.payload, {columns} FROM claimed"
+    " LEFT JOIN {orders} ON claimed.kind = %s AND {orders}.{public_id} = (claimed.payload ->> 'order_id'))"
+    " SELECT 0, found.*, {nulls} FROM found{relations} ORDER BY 1{ordering}"
+)
+# One relation's part: its rows when the claimed row is a placement whose order was found.
+_RELATION_SQL = (
+    " UNION ALL SELECT {part}, {before}, {columns}{after} FROM {table} WHERE {table}.{order_id} ="
+    " (SELECT found.{pk} FROM found WHERE found.payload ->> 'event' = %s)"
 )
 _claim_sql: dict[str, str] = {}  # vendor → the claim's text (built once per process)
 
@@ -80,9 +94,24 @@ def _claim_text() -> str:
         quote = connection.ops.quote_name
         text = _CLAIM_SQL.format(table=quote(OutboxMessage._meta.db_table))
         if connection.vendor == "postgresql":
+            parts = order_relation_columns()
+            nulls = ", ".join("NULL" for _ in range(3 + order_column_count()))  # typed by the first part
+            relations, ordering, offset = [], [], 2 + 3 + order_column_count()  # ORDER BY positions start at 1
+            for index, part in enumerate(parts, start=1):
+                before = [nulls, *(other.nulls for other in parts[: index - 1])]
+                after = "".join(f", {other.nulls}" for other in parts[index:])
+                relations.append(
+                    _RELATION_SQL.format(
+                        part=index, before=", ".join(before), columns=part.columns, after=after, table=part.table,
+                        order_id=quote(part.order_column), pk=quote(str(Order._meta.pk.column)),
+                    )
+                )  # fmt: skip
+                ordering += [f", {offset + at}{' DESC' if descending else ''}" for at, descending in part.ordering]
+                offset += part.width
             text = _CLAIM_WITH_ORDER_SQL.format(
                 claim=text, columns=order_columns(), orders=quote(Order._meta.db_table),
                 public_id=quote(Order._meta.get_field("public_id").column),
+                nulls=", ".join(part.nulls for part in parts), relations="".join(relations), ordering="".join(ordering),
             )  # fmt: skip
         _claim_sql[connection.vendor] = text
     return text
@@ -90,23 +119,37 @@ def _claim_text() -> str:
 
 def _claim(message_id: int, now: datetime) -> tuple[str, str, dict[str, Any], Order | object | None] | None:
     """(kind, key, payload, the order's row or _UNREAD) of a pending row nobody holds, now leased to this run;
-    None otherwise."""
+    None otherwise. On PostgreSQL a placement's order comes with its lines and adjustments (order_with_relations)."""
     adapt = connection.ops.adapt_datetimefield_value
     params: list[Any] = [adapt(now + CLAIM_LEASE), message_id, OutboxMessage.Status.PENDING, adapt(now)]
     joined = connection.vendor == "postgresql"
+    parts = order_relation_columns() if joined else ()
     if joined:
-        params.append(ORDER_CHANGED)
+        params += [ORDER_CHANGED, *([PLACED] * len(parts))]
     with connection.cursor() as cursor:
         cursor.execute(_claim_text(), params)
-        row = cursor.fetchone()
-    if row is None:
+        rows = cursor.fetchall() if joined else cursor.fetchmany(1)
+    if not rows:
         return None
-    kind, key, raw = row[:3]
+    row = rows[0]
+    if not joined:
+        kind, key, raw = row
+    else:
+        kind, key, raw = row[1:4]
     payload = raw if isinstance(raw, dict) else json.loads(raw)  # jsonb comes as text through Django
     read: Order | object | None = _UNREAD
     if joined and kind == ORDER_CHANGED:
         order_id = payload.get("order_id")
-        read = order_from_row(row[3:]) if isinstance(order_id, str) and order_id else None
+        width = order_column_count()
+        read = order_from_row(row[4 : 4 + width]) if isinstance(order_id, str) and order_id else None
+        if read is not None and payload.get("event") == PLACED:
+            # each part's values: after the claimed row's and the parts before it
+            found: dict[str, list[Any]] = {}
+            start = 4 + width
+            for index, part in enumerate(parts, start=1):
+                found[part.name] = [values[start : start + part.width] for values in rows if values[0] == index]
+                start += part.width
+            read = order_with_rows(read, found)
     return kind, key, payload, read
 
 

@@ -100,3 +100,18 @@ def test_where_we_refuse_what_http_sfv_reads(text: str) -> None:
     with pytest.raises(sfv.SFVError):
         sfv.parse_dictionary(text)
     assert _theirs(text)["a"][0] == "item"  # RFC 9651's Display String and Date; a lenient trailing "."
+
+
+@pytest.mark.parametrize("text", ["", "keyid ~ ok", 'a "q" \\', "tab\there", "del\x7f", "unit\x1f", "café", "\u2028"])
+def test_a_string_serializes_as_http_sfv_serializes_it_or_is_refused_as_it_refuses_it(text: str) -> None:
+    """RFC 8941 §4.1.6: a String is printable ASCII (0x20–0x7E) or cannot be serialized (the signature parameters
+    of every signed webhook, BCP-WH-04, are serialized so)."""
+    try:
+        expected: str | None = http_sfv.Item(text).__str__()
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(sfv.SFVError):
+            sfv.serialize_bare(text)
+    else:
+        assert sfv.serialize_bare(text) == expected

@@ -167,8 +167,8 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     django_assert_max_num_queries: Any,
     webhook_url: bool,
 ) -> None:
-    """Issue 34: the order's one task (buyer e-mail, NF-e request, webhook) reads the order once, in the statement
-    that claims the outbox row, then its lines and adjustments, and passes it to every receiver; the NF-e's lock
+    """Issue 34: the order's one task (buyer e-mail, NF-e request, webhook) reads the order once, with its lines
+    and adjustments, in the statement that claims the outbox row, and passes it to every receiver; the NF-e's lock
     checks only what tells that read is current, in the statement that writes the blocked NF-e (the store has no
     fiscal data). A platform without `webhook_url` costs no write."""
     catalog()
@@ -178,7 +178,8 @@ def test_the_placed_orders_task_reads_the_order_once_within_its_statement_budget
     _place_by_card(client, _headers(fake_platform, profile), django_capture_on_commit_callbacks, execute=False)
     outbox = OutboxMessage.objects.get(kind="order_changed")
 
-    with django_assert_max_num_queries(13 if webhook_url else 11) as captured:  # 38 and 36, then 18 and 16 before
+    # 38 and 36, then 18 and 16, then 13 and 11 before (the lines and adjustments now come with the claim)
+    with django_assert_max_num_queries(11 if webhook_url else 9) as captured:
         assert outbox_process(message_id=outbox.pk) == "done"
 
     assert _order_reads(captured.captured_queries) == []  # no read of its own: the outbox row's claim reads it

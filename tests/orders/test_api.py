@@ -149,6 +149,27 @@ def test_add_note(erp, place_order):
     assert response.status_code == 400 and "text" in response.json()
 
 
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("linha 1\nlinha 2\tcoluna", 201),
+        ("tab\x0bvertical", 400),
+        ("uni\x1fdade", 400),
+        ("nul\x00", 400),
+        ("del\x7f", 201),
+    ],
+)
+def test_a_note_refuses_control_characters_but_line_feed_and_tab(erp, place_order, text, status):
+    """A note keeps its line feeds and tabs; any other character below U+0020 is refused, naming the field."""
+    order = place_order()
+    response = erp.post(f"/api/v1/orders/{order.public_id}/notes/", {"text": text}, format="json")
+    assert response.status_code == status
+    if status == 400:
+        assert "text" in response.json()
+    else:
+        assert OrderEvent.objects.get(order=order, kind="note").message == text
+
+
 def test_api_is_browsable_for_staff_sessions(admin_client, place_order):
     place_order()
     response = admin_client.get("/api/v1/orders/", HTTP_ACCEPT="text/html")
