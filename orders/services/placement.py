@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import PT_BR, format_brl
-from kernel.rows import Update, insert_together, update_then_insert
+from kernel.rows import Update, insert_together, new_row, update_then_insert
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
@@ -177,7 +177,8 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
     split = checkout.installments > 1
-    order = Order(
+    order = new_row(
+        Order,
         number=_next_number(),
         checkout_id=checkout.checkout_id,
         platform_id=checkout.platform_id or None,
@@ -209,7 +210,8 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
     # Built before anything is written, so the presented BCP order goes into the order's own INSERT (no
     # UPDATE of `bcp_json` after it); the rows get the order's id when they are saved.
     lines = [
-        OrderLine(
+        new_row(
+            OrderLine,
             order=order,
             public_id=line.line_id,
             position=index,
@@ -222,7 +224,8 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
         )
         for index, line in enumerate(checkout.lines)
     ]
-    expectation = FulfillmentExpectation(
+    expectation = new_row(
+        FulfillmentExpectation,
         order=order,
         method_type=order.fulfillment_method or "shipping",
         destination=order.destination,
@@ -237,7 +240,8 @@ def _build(checkout: PlacedCheckout) -> OrderDraft:
 def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
     order, lines, expectation = draft.order, draft.lines, draft.expectation
     events = [
-        OrderEvent(
+        new_row(
+            OrderEvent,
             order=order,
             kind="placed",
             message=f"Pedido #{order.number} recebido.",
@@ -248,7 +252,8 @@ def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
         # A card order is placed once the gateway approved it: its payment is part of the placement (a Pix one
         # gets its "Pagamento Pix confirmado" from settlement), written in the same INSERT.
         events.append(
-            OrderEvent(
+            new_row(
+                OrderEvent,
                 order=order,
                 kind="payment_confirmed",
                 message=f"Pagamento no cartão aprovado: {format_brl(order.paid_amount, language=PT_BR)}"

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 from kernel.ids import new_public_id
-from kernel.rows import insert_once
+from kernel.rows import insert_once, new_row
 from payments.card.gateway import (
     NOT_PAID,
     CardCustomer,
@@ -129,7 +129,7 @@ def record(
         if payment is not None and status == Status.PENDING and payment.status == Status.DECLINED and attempt is None:
             return payment, False  # an old attempt still processing does not reopen a decline
         if payment is None:
-            payment = CardPayment(payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
+            payment = new_row(CardPayment, payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
             payment.handler_id = handler_id or getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
         was = payment.status
         if handler_id:
