@@ -318,10 +318,11 @@ def _write(
     *,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    then: Then | None = None,
 ) -> Any:
-    """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event`, one data-modifying CTE each:
-    `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
-    `guard`. Returns the pk written, or None."""
+    """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event` and `then`, one data-modifying CTE
+    each: `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
+    `guard`. Returns the pk written, or None; `then.value` is what `then` returned (PostgreSQL only)."""
     if not _one_statement(db):
         if guard is not None and _run(db, *guard) is None:
             return None
@@ -329,7 +330,7 @@ def _write(
         if pk is not None and event is not None:
             event.save()
         return pk
-    if guard is None and event is None:
+    if guard is None and event is None and then is None:
         return _run(db, main_sql, params)
     parts, values = [], []
     if guard is not None:
@@ -341,7 +342,25 @@ def _write(
         event_sql, event_params = _insert_sql(event, db, source="written")
         parts.append(f"logged AS ({event_sql})")
         values += event_params
-    return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
+    if then is None:
+        return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
+    parts.append(f"then_ AS ({then.sql})")
+    values += then.params
+    with db.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT * FROM written), (SELECT * FROM then_)", values)  # noqa: S608
+        pk, then.value = cursor.fetchone()
+    return pk
+
+
+class Then:
+    """A write that rides in `insert_once`'s statement and runs only when its row was inserted: `sql` is a
+    data-modifying statement selecting from the CTE `written` (the inserted row, e.g. `INSERT … SELECT … WHERE
+    EXISTS (SELECT 1 FROM written)`) and returning one value, `value` after the statement (None when it did not
+    run: the row was not inserted, or a database without data-modifying CTEs, where the caller does it itself)."""
+
+    def __init__(self, sql: str, params: Sequence[Any]) -> None:
+        self.sql, self.params = sql, list(params)
+        self.value: Any = None
 
 
 def insert_once(
@@ -350,13 +369,14 @@ def insert_once(
     *,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    then: Then | None = None,
 ) -> bool:
     """`INSERT … ON CONFLICT (conflict) DO NOTHING RETURNING pk`: one round trip and no savepoint.
 
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
     `conflict` columns exists already (then nothing was written, `event` neither). `guard`: a query (e.g.
     `unchanged`) that must yield a row for anything to be written, run in the same statement (False: nothing
-    was written)."""
+    was written). `then`: a write of another row made in the same statement only when this one was inserted."""
     meta, db = instance._meta, _db()
     sql, params = _insert_sql(instance, db, source="guard" if guard is not None and _one_statement(db) else None)
     key = ("conflict", meta.label, db.vendor, tuple(conflict))
@@ -364,7 +384,7 @@ def insert_once(
     if tail is None:
         target = ", ".join(_column(_field(meta, name)) for name in conflict)
         tail = _SHAPES[key] = f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
-    pk = _write(db, sql + tail, params, event=event, guard=guard)
+    pk = _write(db, sql + tail, params, event=event, guard=guard, then=then if _one_statement(db) else None)
     if pk is None:
         return False
     instance.pk = pk

@@ -64,6 +64,20 @@ def _next_number() -> int:
     return int(row[0])
 
 
+def order_number_draw(source: str) -> tuple[str, list[object]]:
+    """`_next_number`'s draw as a data-modifying statement for a caller's CTE (`kernel.rows.Then`): the next number,
+    drawn only when the CTE `source` has a row (a card payment inserted in the same statement), else nothing drawn.
+    Its value goes to `order_draft_from_checkout(number=…)` in the same transaction, so a rolled-back placement
+    gives it back as before (issue 33: no gaps); one statement fewer on every card sale (issue 34)."""
+    table = connection.ops.quote_name(OrderNumberCounter._meta.db_table)
+    orders = connection.ops.quote_name(Order._meta.db_table)
+    draw = (
+        f"INSERT INTO {table} (key, last) SELECT %s, (SELECT COALESCE(MAX(number), %s) FROM {orders}) + 1"  # noqa: S608
+        f" WHERE EXISTS (SELECT 1 FROM {source}) ON CONFLICT (key) DO UPDATE SET last = {table}.last + 1 RETURNING last"
+    )  # constant SQL, values bound
+    return draw, [COUNTER_KEY, FIRST_NUMBER - 1]
+
+
 def _validate(checkout: PlacedCheckout) -> None:
     if not isinstance(checkout, PlacedCheckout):
         raise OrderError("checkout", _("Dados de checkout inválidos."), code="bad_checkout")
@@ -120,10 +134,11 @@ class OrderDraft:
     expectation: FulfillmentExpectation
 
 
-def order_draft_from_checkout(*, checkout: PlacedCheckout) -> OrderDraft:
-    """Validate and build the order; nothing is written (a number is drawn if the checkout reserved none)."""
+def order_draft_from_checkout(*, checkout: PlacedCheckout, number: int | None = None) -> OrderDraft:
+    """Validate and build the order; nothing is written but its number, drawn now unless `number` is one the caller
+    drew in this transaction (`order_number_draw`)."""
     _validate(checkout)
-    return _build(checkout)
+    return _build(checkout, number)
 
 
 def order_place_draft(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:
@@ -173,13 +188,13 @@ def _create(checkout: PlacedCheckout) -> Order:
     )
 
 
-def _build(checkout: PlacedCheckout) -> OrderDraft:
+def _build(checkout: PlacedCheckout, number: int | None = None) -> OrderDraft:
     totals = _totals_json(checkout)
     total_amount = next(int(entry["amount"]) for entry in totals if entry["type"] == "total")
     split = checkout.installments > 1
     order = new_row(
         Order,
-        number=_next_number(),
+        number=_next_number() if number is None else number,
         checkout_id=checkout.checkout_id,
         platform_id=checkout.platform_id or None,
         language=LANGUAGES.get((checkout.language or "").lower(), "pt-br"),

@@ -12,7 +12,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
-from kernel.rows import Update, insert_once, insert_together, new_row, unchanged, update_then_insert, update_where
+from kernel.rows import Then, Update, insert_once, insert_together, new_row, unchanged, update_then_insert, update_where
 from orders.models import Order, OrderLine
 from shop.models import Checkout, CheckoutEvent, CheckoutLine
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
@@ -196,3 +196,21 @@ def test_a_purchase_placed_through_new_row_stores_its_rows(
     order = Order.objects.get(public_id=order_id)
     assert order.lines.get().sku == "SKU-BENCH" and order.expectations.count() == 1
     assert sorted(order.timeline.values_list("kind", flat=True)) == ["payment_confirmed", "placed"]
+
+
+def test_insert_once_makes_its_rider_only_when_the_row_is_inserted() -> None:
+    """issue 34: `Then` rides in the INSERT's own statement (a card payment's row draws the order number), made
+    only when the row was inserted: a conflict writes neither and says so."""
+    checkout = Checkout.objects.create()
+    rider = "UPDATE shop_checkout SET buyer_email = %s WHERE id = %s AND EXISTS (SELECT 1 FROM written) RETURNING 7"
+    then = Then(rider, ["ana@example.com.br", checkout.pk])
+    with CaptureQueriesContext(connection) as queries:
+        assert insert_once(_line(checkout, "SKU-A", 0), ("public_id",), then=then)
+    assert len(queries) == 1 and then.value == 7
+    assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"
+    again = _line(checkout, "SKU-B", 1)
+    again.public_id = CheckoutLine.objects.get().public_id
+    missed = Then(rider, ["bia@example.com.br", checkout.pk])
+    assert not insert_once(again, ("public_id",), then=missed)
+    assert missed.value is None
+    assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"
