@@ -328,7 +328,7 @@ def apply(
     to_create: list[CheckoutLine] = []
     kept: list[CheckoutLine] = []
     for position, planned in enumerate(ev.lines):
-        row = by_id.get(planned.public_id) or CheckoutLine(checkout=checkout, public_id=planned.public_id)
+        row = by_id.get(planned.public_id) or new_row(CheckoutLine, checkout=checkout, public_id=planned.public_id)
         values = {
             "position": position,
             "variant_id": planned.variant_id,

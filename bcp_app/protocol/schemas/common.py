@@ -137,6 +137,8 @@ def _shaped(shape: _Shape, value: Any) -> Any:
     if isinstance(shape, tuple):
         kind, inner = shape
         if kind == "list" and isinstance(value, list):
+            if isinstance(inner, type):  # a list of objects of one model (items, totals, messages): no hop per item
+                return [_ordered(inner, item) for item in value]
             return [_shaped(inner, item) for item in value]
         if kind == "dict" and isinstance(value, dict):
             return {key: _shaped(inner, item) for key, item in value.items()}
