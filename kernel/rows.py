@@ -18,9 +18,13 @@ from uuid import UUID
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.base import ModelState
+from django.db.models.fields.related import ForeignObjectRel
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.options import Options
 from django.db.models.query_utils import DeferredAttribute
+from django.db.models.signals import ModelSignal, post_init, pre_init
+from django.dispatch.dispatcher import NO_RECEIVERS
 from psycopg import _queries as psycopg_queries
 from psycopg.types.json import Jsonb
 
@@ -91,6 +95,13 @@ class _JsonColumn:
     `dumps_json` (what Django's `adapt_json_value` makes of it, with `json.dumps`)."""
 
 
+class _AwareColumn:
+    """`plain` of a `DateTimeField` on PostgreSQL: an aware `datetime` is its own database value (Django's
+    `get_prep_value` returns it as it is, and the backend's `adapt_datetimefield_value` too); a naive one, or
+    anything else, goes through Django (its warning and time zone included). A purchase writes about thirty
+    timestamps (issue 34)."""
+
+
 # orjson leaves to `default` what `json.dumps` would treat otherwise (a str/int/dict/list subclass, a dataclass, a
 # datetime): `default` refuses, so `dumps_json` hands those to `json.dumps`, which serializes or refuses them as before.
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -133,6 +144,8 @@ def _columns(fields: Sequence[models.Field[Any, Any]], db: BaseDatabaseWrapper) 
             plain = int  # a key to an integer primary key: Django passes the int itself (checked in the tests)
         elif type(field) is models.JSONField and field.encoder is None and db.vendor == "postgresql":
             plain = _JsonColumn
+        elif type(field) is models.DateTimeField and db.vendor == "postgresql":
+            plain = _AwareColumn
         # a descriptor of its own (a file, …): read through `getattr` and prepared by Django
         direct = isinstance(getattr(field.model, field.attname, None), _DIRECT)
         try:
@@ -158,6 +171,8 @@ def _db_values(instance: models.Model, columns: Sequence[_Column], db: BaseDatab
             append(None)
         elif plain is _JsonColumn and type(value) in _JSON_CONTAINERS:
             append(Jsonb(value, dumps=dumps_json))
+        elif plain is _AwareColumn and type(value) is datetime.datetime and value.utcoffset() is not None:
+            append(value)
         else:
             append(field.get_db_prep_save(value, db))
     return values
@@ -303,10 +318,11 @@ def _write(
     *,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    then: Then | None = None,
 ) -> Any:
-    """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event`, one data-modifying CTE each:
-    `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
-    `guard`. Returns the pk written, or None."""
+    """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event` and `then`, one data-modifying CTE
+    each: `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
+    `guard`. Returns the pk written, or None; `then.value` is what `then` returned (PostgreSQL only)."""
     if not _one_statement(db):
         if guard is not None and _run(db, *guard) is None:
             return None
@@ -314,7 +330,7 @@ def _write(
         if pk is not None and event is not None:
             event.save()
         return pk
-    if guard is None and event is None:
+    if guard is None and event is None and then is None:
         return _run(db, main_sql, params)
     parts, values = [], []
     if guard is not None:
@@ -326,7 +342,25 @@ def _write(
         event_sql, event_params = _insert_sql(event, db, source="written")
         parts.append(f"logged AS ({event_sql})")
         values += event_params
-    return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
+    if then is None:
+        return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
+    parts.append(f"then_ AS ({then.sql})")
+    values += then.params
+    with db.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT * FROM written), (SELECT * FROM then_)", values)  # noqa: S608
+        pk, then.value = cursor.fetchone()
+    return pk
+
+
+class Then:
+    """A write that rides in `insert_once`'s statement and runs only when its row was inserted: `sql` is a
+    data-modifying statement selecting from the CTE `written` (the inserted row, e.g. `INSERT … SELECT … WHERE
+    EXISTS (SELECT 1 FROM written)`) and returning one value, `value` after the statement (None when it did not
+    run: the row was not inserted, or a database without data-modifying CTEs, where the caller does it itself)."""
+
+    def __init__(self, sql: str, params: Sequence[Any]) -> None:
+        self.sql, self.params = sql, list(params)
+        self.value: Any = None
 
 
 def insert_once(
@@ -335,13 +369,14 @@ def insert_once(
     *,
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    then: Then | None = None,
 ) -> bool:
     """`INSERT … ON CONFLICT (conflict) DO NOTHING RETURNING pk`: one round trip and no savepoint.
 
     True when the row was inserted (`instance.pk` is set, as after `save()`); False when a row with the same
     `conflict` columns exists already (then nothing was written, `event` neither). `guard`: a query (e.g.
     `unchanged`) that must yield a row for anything to be written, run in the same statement (False: nothing
-    was written)."""
+    was written). `then`: a write of another row made in the same statement only when this one was inserted."""
     meta, db = instance._meta, _db()
     sql, params = _insert_sql(instance, db, source="guard" if guard is not None and _one_statement(db) else None)
     key = ("conflict", meta.label, db.vendor, tuple(conflict))
@@ -349,7 +384,7 @@ def insert_once(
     if tail is None:
         target = ", ".join(_column(_field(meta, name)) for name in conflict)
         tail = _SHAPES[key] = f" ON CONFLICT ({target}) DO NOTHING RETURNING {_column(meta.pk)}"
-    pk = _write(db, sql + tail, params, event=event, guard=guard)
+    pk = _write(db, sql + tail, params, event=event, guard=guard, then=then if _one_statement(db) else None)
     if pk is None:
         return False
     instance.pk = pk
@@ -638,3 +673,86 @@ def insert_each_once[M: models.Model](
         else:
             duplicates += 1
     return stored, duplicates
+
+
+# --- new rows -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """How `new_row` builds an instance of a model: the defaults that are plain values (one dict, copied in at
+    once), the fields whose default is a callable (attname, relation name or None, Django's `get_default`), the
+    attnames a value may be given by, and the relations (given as an instance, set through their descriptor)."""
+
+    plain: dict[str, Any]
+    called: tuple[tuple[str, str | None, Callable[[], Any]], ...]
+    attnames: frozenset[str]
+    relations: frozenset[str]
+
+
+_NEWS: dict[type[models.Model], _New | None] = {}
+
+
+def _new_plan(model: type[models.Model]) -> _New | None:
+    """None when the model needs Django's own `__init__`: one of its own, a field with a database default or a
+    descriptor that does more than keep the value (a file), or a value Django would refuse."""
+    if model.__init__ is not models.Model.__init__ or model._meta.abstract:
+        return None
+    plain: dict[str, Any] = {}
+    called: list[tuple[str, str | None, Callable[[], Any]]] = []
+    relations = set()
+    for field in model._meta.fields:  # what Model.__init__ walks
+        if field.column is None or field.generated:
+            continue
+        if field.has_db_default() or not isinstance(getattr(model, field.attname, None), _DIRECT):
+            return None
+        relation = field.name if isinstance(field.remote_field, ForeignObjectRel) else None
+        if relation is not None:
+            relations.add(relation)
+        if field.has_default() and callable(field.default):
+            called.append((field.attname, relation, field.get_default))
+        else:
+            plain[field.attname] = field.get_default()  # None, "" or the one default object, as Django gives it
+    return _New(plain, tuple(called), frozenset(plain) | {attname for attname, _, _ in called}, frozenset(relations))
+
+
+def _heard(signal: ModelSignal, model: type[models.Model]) -> bool:
+    """Whether `signal` may have a receiver for `model` (what its `send` checks first; a sender it has not sent for
+    yet is unknown, and counts as heard: Django's `__init__` then sends it, and the next call knows)."""
+    return bool(signal.receivers) and signal.sender_receivers_cache.get(model) is not NO_RECEIVERS
+
+
+def new_row[M: models.Model](model: type[M], **values: Any) -> M:
+    """`model(**values)` for a row about to be written: the same instance (defaults, callable defaults called only
+    for fields not given, a relation given as an instance set through its descriptor), built without walking
+    every field of the model in Python (issue 34: a purchase builds a score of rows, a checkout sixty columns
+    wide, and Django's `__init__` was about 6 % of its CPU). Anything else (a model with init signals, a property
+    or an unknown name among `values`, a field given by both its name and its attname) goes through Django."""
+    plan = _NEWS.get(model, _ABSENT)
+    if plan is _ABSENT:
+        plan = _NEWS[model] = _new_plan(model)
+    if plan is None or _heard(pre_init, model) or _heard(post_init, model):
+        return model(**values)
+    assert isinstance(plan, _New)
+    relations, attnames = plan.relations, plan.attnames
+    given = []
+    for name in values:
+        if name in relations:
+            given.append(name)
+        elif name not in attnames:
+            return model(**values)
+    instance = model.__new__(model)
+    state = instance.__dict__
+    state["_state"] = ModelState()
+    state.update(plan.plain)
+    for attname, relation, default in plan.called:
+        if attname not in values and (relation is None or relation not in values):
+            state[attname] = default()
+    for name, value in values.items():
+        if name not in relations:
+            state[name] = value
+    for name in given:
+        if _field(model._meta, name).attname in values:  # both the relation and its id: Django's own rules
+            return model(**values)
+        setattr(instance, name, values[name])
+    return instance

@@ -28,7 +28,7 @@ from django.utils.translation import gettext
 from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
-from kernel.rows import update_where
+from kernel.rows import new_row, update_where
 
 RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
 LEASE = timedelta(minutes=2)  # an in_progress row older than this belongs to a crashed worker
@@ -92,7 +92,8 @@ def _claim(*, principal: str, operation: str, key: str, fingerprint: str, now: A
 
     Outside a transaction it commits at once, so a concurrent duplicate sees the claim; None when the key
     is already taken (then `begin` reads the existing row under a lock)."""
-    record = IdempotencyRecord(
+    record = new_row(
+        IdempotencyRecord,
         principal=principal,
         operation=operation,
         key=key,

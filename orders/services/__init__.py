@@ -35,6 +35,7 @@ from orders.services.notes import (
 from orders.services.placement import (
     OrderDraft,
     order_draft_from_checkout,
+    order_number_draw,
     order_payment_confirm,
     order_payment_record,
     order_payment_record_manual,
@@ -78,6 +79,7 @@ __all__ = [
     "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",
+    "order_number_draw",
     "order_payment_confirm",
     "order_payment_record",
     "order_payment_record_manual",

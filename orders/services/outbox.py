@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.rows import new_row
 from kernel.tasks import enqueue_on_commit
 from orders.models import OutboxMessage
 
@@ -44,7 +45,7 @@ def outbox_row(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage
     construction (random): nothing is looked up."""
     if kind not in KINDS:
         raise ValueError(f"unknown outbox kind {kind!r}")
-    return OutboxMessage(key=key, kind=kind, payload=payload)
+    return new_row(OutboxMessage, key=key, kind=kind, payload=payload)
 
 
 def outbox_enqueue(message: OutboxMessage) -> None:

@@ -24,7 +24,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from kernel.rows import insert_once
+from kernel.rows import insert_once, new_row
 from payments.boleto.codes import barcode_build, line_from_barcode
 from payments.card.gateway import (
     AUTHORIZED,
@@ -177,7 +177,8 @@ class SandboxCardGateway:
         description: str,
     ) -> GatewayCharge:
         code, last4 = _outcome(token)
-        row = SandboxCardCharge(
+        row = new_row(
+            SandboxCardCharge,
             charge_id=f"ch_{secrets.token_hex(8)}",
             order_id=f"or_{secrets.token_hex(8)}",
             code=reference,

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 from kernel.ids import new_public_id
-from kernel.rows import insert_once
+from kernel.rows import Then, insert_once, new_row
 from payments.card.gateway import (
     NOT_PAID,
     CardCustomer,
@@ -109,13 +109,15 @@ def record(
     attempt: int | None = None,
     source: str,
     absent: bool = False,
+    then: Then | None = None,
 ) -> tuple[CardPayment, bool]:
     """Write what the gateway said about `reference`; returns (payment, became_final_now).
 
     An approved row is final: a later decline or an unknown outcome of another attempt never undoes it.
     `absent`: the caller saw no row for the reference before the gateway call; then the row is inserted
     with no read first, and the unique reference decides (a webhook that recorded it meanwhile wins, and
-    this answer is weighed against its row as usual).
+    this answer is weighed against its row as usual). `then`: a write that rides in that INSERT, made only when the
+    row was inserted (`kernel.rows.Then`; not made when a webhook's row was there first).
     """
     status = _status_of(charge)
     # No savepoint when nested: both callers (the shop's placement, `settle_recorded`) let a failure fail
@@ -129,7 +131,7 @@ def record(
         if payment is not None and status == Status.PENDING and payment.status == Status.DECLINED and attempt is None:
             return payment, False  # an old attempt still processing does not reopen a decline
         if payment is None:
-            payment = CardPayment(payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
+            payment = new_row(CardPayment, payment_id=new_public_id("cardpay"), reference=reference, attempts=0)
             payment.handler_id = handler_id or getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
         was = payment.status
         if handler_id:
@@ -165,7 +167,7 @@ def record(
         if not absent:
             payment.save()
             event.save()
-        elif not insert_once(payment, conflict=("reference",), event=event):  # the row and its event, or nothing
+        elif not insert_once(payment, conflict=("reference",), event=event, then=then):  # row and event, or nothing
             return record(
                 reference=reference,
                 charge=charge,
@@ -320,16 +322,17 @@ def card_payment_charge(
     )
 
 
-def card_payment_record(charged: CardCharge) -> CardPaymentResult:
+def card_payment_record(charged: CardCharge, *, then: Then | None = None) -> CardPaymentResult:
     """Write what `card_payment_charge` learned; inside the caller's transaction when one is open (no
-    savepoint: a failure here fails the caller's transaction, which then acts on nothing)."""
+    savepoint: a failure here fails the caller's transaction, which then acts on nothing). `then`: the caller's
+    write made in the payment row's INSERT when that row is new (`record`); `then.value` says whether it ran."""
     if charged.answered is not None:
         return charged.answered
-    payment, _ = record_charged(charged, absent=charged.absent)
+    payment, _ = record_charged(charged, absent=charged.absent, then=then)
     return result_of(payment)
 
 
-def record_charged(charged: CardCharge, *, absent: bool) -> tuple[CardPayment, bool]:
+def record_charged(charged: CardCharge, *, absent: bool, then: Then | None = None) -> tuple[CardPayment, bool]:
     """`record` of what `card_payment_charge` learned from the gateway (its authorize answer)."""
     return record(
         reference=charged.reference,
@@ -342,6 +345,7 @@ def record_charged(charged: CardCharge, *, absent: bool) -> tuple[CardPayment, b
         attempt=charged.attempt,
         source="authorize",
         absent=absent,
+        then=then,
     )
 
 

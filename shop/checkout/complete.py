@@ -52,8 +52,13 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from kernel.money import format_brl
-from kernel.rows import Update
-from orders.services import order_draft_from_checkout, order_payment_record_manual, order_place_draft
+from kernel.rows import Then, Update
+from orders.services import (
+    order_draft_from_checkout,
+    order_number_draw,
+    order_payment_record_manual,
+    order_place_draft,
+)
 from orders.types import PlacedCheckout, PlacedLine
 from payments.card.gateway import CardCustomer
 from payments.due import DueTerms
@@ -306,6 +311,7 @@ def place_order(
     paid_amount: int,
     lines: list[CheckoutLine] | None = None,
     locked: bool = True,
+    number: int | None = None,
 ) -> None:
     """Create the order from the checkout as it is now and mark the checkout completed (same transaction).
     `lines`: the checkout's stored lines when the caller has them (else read).
@@ -314,7 +320,8 @@ def place_order(
     the checkout as step 1 wrote it): the checkout is completed by an UPDATE that matches only while it still
     waits for this payment (`complete_in_progress`, stock reserved, no payment attached), in the statement
     that writes the order (nothing of it when the UPDATE matches no row); `CheckoutMoved` when it no longer
-    does. One statement instead of a lock, a full save and the order's own."""
+    does. One statement instead of a lock, a full save and the order's own. `number`: the order number the caller
+    drew in this transaction (`order_number_draw`), else drawn here."""
     if lines is None:
         lines = list(CheckoutLine.objects.filter(checkout=checkout).order_by("position", "id"))
     with_lines(checkout, lines)
@@ -357,7 +364,7 @@ def place_order(
     # The caller holds the checkout's row lock and saw it not completed (complete, settle, manual sale), or
     # the conditional UPDATE below proves it is still this payment's: no other placement can run.
     # The NF-e is asked for by the order's outbox task (shop.invoicing.lifecycle.on_order_changed, "placed").
-    draft = order_draft_from_checkout(checkout=placed)
+    draft = order_draft_from_checkout(checkout=placed, number=number)
     checkout.order_id = draft.order.public_id
     checkout.order_permalink_url = draft.order.permalink_url
     checkout.completed_at = timezone.now()
@@ -665,9 +672,14 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
     the checkout waiting with no payment attached: `checkout_pending_due` asks the gateway by order code
     (settle.py)."""
     checkout_id = begun.public_id
+    # An approval of a reference with no payment row yet (the usual sale) draws the order's number in the payment
+    # row's INSERT (issue 34: one statement fewer), still before the checkout is touched; nothing is drawn when the
+    # row is not inserted there (a webhook recorded it first) or the charge was not paid: placement draws then.
+    approved = charged is not None and charged.absent and charged.charge is not None and charged.charge.paid
+    drawn = Then(*order_number_draw("written")) if approved else None
     try:
         with transaction.atomic():
-            result = card_payment_record(charged) if charged is not None else None
+            result = card_payment_record(charged, then=drawn) if charged is not None else None
             if result is not None and result.approved:
                 begun.payment_txid = result.payment_id
                 if result.last_digits:  # the card charged, kept with the instrument in the completing UPDATE
@@ -679,6 +691,7 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                     paid_amount=begun.total_amount,
                     lines=list(begun.lines.all()),
                     locked=False,
+                    number=drawn.value if drawn is not None else None,
                 )
                 return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
             checkout = _pending(checkout_id)

@@ -28,7 +28,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from kernel.compiled import compiled
-from kernel.rows import insert_together, update_where
+from kernel.rows import insert_together, new_row, update_where
 from payments.locks import reference_lock_where
 from payments.services import card_payment_brief_sql, pix_charge_revoke_for_reference, refund_unplaced
 from shop.checkout.evaluate import Evaluation
@@ -253,8 +253,13 @@ def event(checkout: Checkout, kind: str, from_status: str, detail: dict[str, obj
 
 
 def event_of(checkout: Checkout, kind: str, from_status: str, detail: dict[str, object] | None) -> CheckoutEvent:
-    return CheckoutEvent(
-        checkout=checkout, kind=kind, from_status=from_status, to_status=checkout.status, detail=detail or {}
+    return new_row(
+        CheckoutEvent,
+        checkout=checkout,
+        kind=kind,
+        from_status=from_status,
+        to_status=checkout.status,
+        detail=detail or {},
     )
 
 
@@ -323,7 +328,7 @@ def apply(
     to_create: list[CheckoutLine] = []
     kept: list[CheckoutLine] = []
     for position, planned in enumerate(ev.lines):
-        row = by_id.get(planned.public_id) or CheckoutLine(checkout=checkout, public_id=planned.public_id)
+        row = by_id.get(planned.public_id) or new_row(CheckoutLine, checkout=checkout, public_id=planned.public_id)
         values = {
             "position": position,
             "variant_id": planned.variant_id,

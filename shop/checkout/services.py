@@ -82,6 +82,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.rows import new_row
 from payments.selectors import pix_charge_latest_for_reference
 from shop.checkout.boleto import boleto_handler_id, boleto_offered
 from shop.checkout.charge import held_key, hold_for_charge, is_pix, pix_charge_issue, pix_charge_plan, save_holding
@@ -226,7 +227,8 @@ def checkout_create(
             ]
         )
     status, messages = with_status(ev, ev.rejections)
-    checkout = Checkout(
+    checkout = new_row(
+        Checkout,
         status=status,
         platform_id=platform_id,
         session_key=session_key,

@@ -79,6 +79,11 @@ def test_the_shortcuts_answer_what_the_walk_answers_for_hand_picked_values() -> 
         ([{"text": "ok\t"}], ("line_items",)),
         (deep, ("deep",)),
         ({"when": datetime(2026, 1, 2, tzinfo=UTC)}, ("context",)),
+        # issue 34: the whole-member shortcut is orjson's text; what orjson refuses or says otherwise walks
+        ({"n": 2**70, "s": "a\x00"}, ("signals",)),
+        ({"n": 2**70, "s": "ok"}, ("signals",)),
+        ({"x": float("nan"), "y": "\u2028\u00e9"}, ("context",)),
+        ([("tupla", "b\x02")], ("signals",)),
     ]
     for value, loc in cases:
         assert find_control_character(value, loc) == reference(value, loc), (value, loc)

@@ -10,7 +10,7 @@ import pytest
 
 from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas import CheckoutResponse, ErrorResponse
-from bcp_app.protocol.schemas.common import OutputDrift
+from bcp_app.protocol.schemas.common import OutputDrift, _layouts
 
 
 def _error_built_out_of_order() -> dict[str, Any]:
@@ -67,3 +67,27 @@ def test_a_checkout_body_and_a_wrong_value_in_it(settings: Any) -> None:
     assert body_bytes(CheckoutResponse.produce(checkout)) == body_bytes(CheckoutResponse.validated(checkout))
     with pytest.raises(OutputDrift):
         CheckoutResponse.produce({**checkout, "id": 7})
+
+
+def test_objects_with_the_same_members_are_put_in_order_by_one_remembered_layout(settings: Any) -> None:
+    """issue 34: how an object with these members, as built, goes in wire order is worked out once per model and
+    member set, not by walking every declared field of every object of every answer; the body is still a new
+    dict each time (a caller's change to it never reaches the next answer) and in the models' order."""
+    settings.BCP_CHECK_OUTPUT = False
+    first = _error_built_out_of_order()
+    ErrorResponse.produce(first)
+    remembered = dict(_layouts)
+    assert (ErrorResponse, tuple(first)) in remembered
+    second = _error_built_out_of_order()
+    second["messages"][0]["content"] = "Outro texto."
+    produced = ErrorResponse.produce(second)
+    assert _layouts == remembered  # nothing worked out again
+    assert produced is not second and produced["ucp"] is not second["ucp"]
+    assert produced["messages"][0] is not second["messages"][0]
+    assert list(produced) == ["ucp", "messages"]
+    assert list(produced["ucp"]) == ["version", "status", "capabilities", "extra"]
+    assert produced["messages"][0]["content"] == "Outro texto."
+    # the same members in the models' order already: copied as they are; another order: the models' order
+    in_order = {"ucp": {"version": "2026-07-28", "status": "error"}, "messages": [{"type": "error", "content": "x"}]}
+    assert body_bytes(ErrorResponse.produce(in_order)) == body_bytes(ErrorResponse.validated(in_order))
+    assert ErrorResponse.produce(in_order)["ucp"] is not in_order["ucp"]

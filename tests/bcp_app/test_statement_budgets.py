@@ -84,13 +84,17 @@ PAGARME_CARD = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": "tok_
 # The idempotency claim stays its own committed statement: a concurrent duplicate must see it while the first
 # runs (a complete spans two transactions and the gateway call), and the stored response is known only after
 # the operation's last commit. complete_pix 9 → 8: measured (the budget had one to spare).
+# Issue 34, round 2, complete by card 11 → 10: an approval of a reference with no payment row yet draws the order
+# number in the payment row's INSERT (kernel.rows.Then: made only when that row is inserted, still before the
+# checkout is touched, given back with a rolled-back placement). Step 3 is BEGIN, card payment + event + number,
+# checkout + event + order + its rows, COMMIT.
 BUDGET = {
     "create": 4,
     "update": 6,
     "update_pix": 24,  # no order number reserved for the Pix description any more (issue 33: no gaps)
     # two transactions and the gateway call between them (see above); the order number is drawn from its
     # counter at placement (issue 33: only placed orders are numbered)
-    "complete_card": 11,
+    "complete_card": 10,
     "complete_pix": 8,
     "get_order": 1,
     "a2a_add_to_checkout": 9,

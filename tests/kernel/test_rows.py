@@ -3,12 +3,20 @@ that changed since the row was read. Real Postgres; the statements are counted a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from django.db import IntegrityError, connection, transaction
+from celery.app.task import Task
+from django.apps import apps
+from django.db import IntegrityError, connection, models, transaction
+from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
-from kernel.rows import Update, insert_once, insert_together, unchanged, update_then_insert, update_where
+from kernel.rows import Then, Update, insert_once, insert_together, new_row, unchanged, update_then_insert, update_where
+from orders.models import Order, OrderLine
 from shop.models import Checkout, CheckoutEvent, CheckoutLine
+from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
+from tests.bench.test_flow_profile import _flow, flow_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -128,3 +136,81 @@ def test_insert_once_with_a_guard_writes_only_while_the_guarded_row_is_as_read()
     assert moved.pk is None
     assert CheckoutLine.objects.filter(checkout_id=read.pk).count() == 1
     assert CheckoutEvent.objects.filter(checkout_id=read.pk, kind="noted").count() == 1
+
+
+def _fields(instance: models.Model) -> dict[str, Any]:
+    # the random defaults (public ids, tokens) are drawn again for each instance: compared by type
+    return {
+        field.attname: type(value) if field.has_default() and callable(field.default) else value
+        for field in instance._meta.concrete_fields
+        for value in [getattr(instance, field.attname)]
+    }
+
+
+def test_new_row_builds_what_the_model_builds_for_every_model_of_the_project() -> None:
+    """issue 34: `new_row(Model, **values)` (no walk of every field) is `Model(**values)`: defaults, callable
+    defaults only for fields not given, a relation given as an instance set through its descriptor."""
+    project = [m for m in apps.get_models() if m.__module__.split(".")[0] in {"shop", "orders", "payments", "bcp_app"}]
+    assert len(project) > 20
+    for model in project:
+        assert _fields(new_row(model)) == _fields(model()), model
+        assert new_row(model)._state.adding and new_row(model)._state.db is None
+    order = Order(number=7, buyer_email="ana@example.com.br")
+    built, expected = new_row(Order, number=7, buyer_email="ana@example.com.br"), order
+    assert _fields(built) == _fields(expected)
+    line = new_row(OrderLine, order=order, sku="SKU-A", title="Café", unit_price=4290)
+    assert line.order is order and line.order_id is None and line.sku == "SKU-A" and line.unit_price == 4290
+    assert _fields(line) == _fields(OrderLine(order=order, sku="SKU-A", title="Café", unit_price=4290))
+    given = new_row(Checkout, public_id="checkout_given", messages=[{"code": "x"}])
+    assert given.public_id == "checkout_given" and given.messages == [{"code": "x"}]
+    assert new_row(Checkout).messages is not new_row(Checkout).messages  # a callable default is called per row
+    with pytest.raises(TypeError):
+        new_row(Order, no_such_field=1)  # Django's own refusal
+
+
+def test_new_row_leaves_a_model_with_init_receivers_to_django() -> None:
+    seen: list[object] = []
+
+    def receiver(sender: type, instance: object, **_: Any) -> None:
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=OrderLine, weak=False)
+    try:
+        line = new_row(OrderLine, sku="SKU-A")
+        again = new_row(OrderLine, sku="SKU-B")
+    finally:
+        post_init.disconnect(receiver, sender=OrderLine)
+    assert seen == [line, again]
+
+
+def test_a_purchase_placed_through_new_row_stores_its_rows(
+    bcp_settings: Any,  # noqa: F811
+    fake_platform: FakePlatform,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The rows a REST purchase builds with `new_row` (checkout, events, order and its rows, payment) are written
+    and read back as the ORM reads them."""
+    monkeypatch.setattr(Task, "apply_async", lambda *args, **kwargs: None)
+    client = flow_client(fake_platform, stock=10)
+    order_id = _flow(client)
+    order = Order.objects.get(public_id=order_id)
+    assert order.lines.get().sku == "SKU-BENCH" and order.expectations.count() == 1
+    assert sorted(order.timeline.values_list("kind", flat=True)) == ["payment_confirmed", "placed"]
+
+
+def test_insert_once_makes_its_rider_only_when_the_row_is_inserted() -> None:
+    """issue 34: `Then` rides in the INSERT's own statement (a card payment's row draws the order number), made
+    only when the row was inserted: a conflict writes neither and says so."""
+    checkout = Checkout.objects.create()
+    rider = "UPDATE shop_checkout SET buyer_email = %s WHERE id = %s AND EXISTS (SELECT 1 FROM written) RETURNING 7"
+    then = Then(rider, ["ana@example.com.br", checkout.pk])
+    with CaptureQueriesContext(connection) as queries:
+        assert insert_once(_line(checkout, "SKU-A", 0), ("public_id",), then=then)
+    assert len(queries) == 1 and then.value == 7
+    assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"
+    again = _line(checkout, "SKU-B", 1)
+    again.public_id = CheckoutLine.objects.get().public_id
+    missed = Then(rider, ["bia@example.com.br", checkout.pk])
+    assert not insert_once(again, ("public_id",), then=missed)
+    assert missed.value is None
+    assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"

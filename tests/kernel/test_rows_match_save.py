@@ -27,9 +27,10 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
+from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from kernel.rows import _columns, _db_values, dumps_json, insert_together, update_where
+from kernel.rows import _AwareColumn, _columns, _db_values, dumps_json, insert_together, update_where
 from orders.models import AppendOnlyModel
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bench.test_flow_profile import _flow, flow_client
@@ -51,6 +52,7 @@ SAMPLES: tuple[object, ...] = (
     Decimal("42.90"),
     datetime.datetime(2026, 12, 6, 9, 30, 15, 123456, tzinfo=datetime.UTC),
     datetime.datetime(2026, 12, 6, 6, 30, tzinfo=SAO_PAULO),
+    datetime.datetime(2026, 12, 6, 6, 30),  # naive: Django warns and makes it aware, on both sides
     datetime.date(2026, 12, 6),
     {"amount": 4290, "itens": ["a", None], "ok": True},
     [1, "dois"],
@@ -143,6 +145,23 @@ def test_every_column_gets_the_value_django_prepares() -> None:
                 assert _same(fast, orm), (model._meta.label, field.name, sample, fast, orm)
                 checked += 1
     assert checked > 5000  # every column of the project, not a few
+
+
+def test_an_aware_timestamp_goes_to_psycopg_without_django_preparing_it() -> None:
+    """issue 34: a purchase writes about thirty timestamps; on PostgreSQL an aware one is its own database value
+    (what `get_db_prep_save` returns), so it is taken as it is, and a naive one still goes through Django."""
+    field = next(f for f in _project_models()[0]._meta.concrete_fields if type(f) is models.DateTimeField)
+    (column,) = _columns([field], connection)
+    assert column[2] is _AwareColumn
+    instance = field.model()
+    aware = datetime.datetime(2026, 12, 6, 6, 30, tzinfo=SAO_PAULO)
+    setattr(instance, field.attname, aware)
+    assert _db_values(instance, [column], connection)[0] is aware
+    naive = aware.replace(tzinfo=None)
+    setattr(instance, field.attname, naive)
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        prepared = _db_values(instance, [column], connection)[0]
+    assert prepared == timezone.make_aware(naive, timezone.get_default_timezone())
 
 
 def _stored(model: type[models.Model], pk: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from orders.models import Order
+from orders.models import Order, OrderNumberCounter
 from payments.card.models import CardPayment
 from shop.checkout.services import checkout_complete, checkout_create, checkout_expire_due
 from shop.checkout.settle import PAYMENT_PENDING_GRACE
@@ -71,6 +71,8 @@ def test_an_approval_after_the_sweep_released_the_checkout_is_refunded(pagarme: 
     assert Variant.objects.get().stock == 2
     charge = pagarme.charge_of(checkout_id)
     assert charge["canceled_amount"] == charge["amount"]  # the money no order took went back
+    # the order number drawn with the approval's payment row went back with the placement (issue 33: no gaps)
+    assert not OrderNumberCounter.objects.exists()
 
 
 def test_the_agent_canceling_while_its_card_complete_is_out_gets_no_order_and_the_money_back(
