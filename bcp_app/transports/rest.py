@@ -104,6 +104,12 @@ _PATH_ID.json_schema_extra = {"pattern": ID_PATTERN}  # ninja's Path() sets its 
 PathId = Annotated[str, _PATH_ID]
 
 
+def header(request: HttpRequest, name: str) -> str | None:
+    """The request header `name`, read from `META` as `request.headers` would give it: that mapping is built of
+    every header the first time it is read (issue 34: about 3 % of a Get Order, for the few headers read here)."""
+    return request.META.get("HTTP_" + name.upper().replace("-", "_"))
+
+
 def _json(
     body: dict[str, Any] | bytes, status: int, request: HttpRequest, headers: dict[str, str] | None = None
 ) -> HttpResponse:
@@ -111,7 +117,7 @@ def _json(
     response = HttpResponse(raw, status=status, content_type="application/json; charset=utf-8")
     for name, value in (headers or {}).items():
         response[name] = value
-    request_id = request.headers.get("Request-Id")
+    request_id = header(request, "Request-Id")
     if request_id and len(request_id) <= 200 and request_id.isprintable():
         response["Request-Id"] = request_id
     return response
@@ -145,7 +151,7 @@ def json_body(request: HttpRequest) -> Any:
 
 
 def _signed(request: HttpRequest) -> SignedRequest | None:
-    if "Signature-Input" not in request.headers and "Signature" not in request.headers:
+    if header(request, "Signature-Input") is None and header(request, "Signature") is None:
         return None
     scope = getattr(request, "scope", None) or {}
     raw_path = scope.get("raw_path")
@@ -162,20 +168,20 @@ def _signed(request: HttpRequest) -> SignedRequest | None:
 
 
 def _api_key(request: HttpRequest) -> str | None:
-    authorization = request.headers.get("Authorization")
+    authorization = header(request, "Authorization")
     if authorization is not None:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
         return token.strip()
-    return request.headers.get("X-API-Key")
+    return header(request, "X-API-Key")
 
 
 def agent_header(request: HttpRequest, name: str = AGENT_HEADER) -> str | None:
     """The face's agent header (`BCP-Agent`; `UCP-Agent` on UCP's face), else the other one (the same RFC 8941
     Dictionary with `profile`): a plain UCP platform is read the same way (issue 35)."""
     other = "UCP-Agent" if name == AGENT_HEADER else AGENT_HEADER
-    return request.headers.get(name) or request.headers.get(other)
+    return header(request, name) or header(request, other)
 
 
 def context_from_request(
@@ -190,9 +196,9 @@ def context_from_request(
         profile_url=parse_agent_header(agent_header(request, agent), agent),
         api_key=_api_key(request),
         signed=_signed(request),
-        idempotency_key=request.headers.get("Idempotency-Key"),
-        language=request.headers.get("Accept-Language"),
-        request_id=request.headers.get("Request-Id"),
+        idempotency_key=header(request, "Idempotency-Key"),
+        language=header(request, "Accept-Language"),
+        request_id=header(request, "Request-Id"),
         client_ip=request.META.get("REMOTE_ADDR"),
         operation=operation,
         counted=counted,
@@ -218,11 +224,12 @@ def _run(
             problem = identifier_problem(value, field=name)
             if problem is not None:
                 raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
+        credentials = {"authorization": header(request, "Authorization"), "x-api-key": header(request, "X-API-Key")}
         caller, authenticated = ratelimit.caller_from_headers(
-            {name.lower(): value for name, value in request.headers.items()}, request.META.get("REMOTE_ADDR")
+            {key: text for key, text in credentials.items() if text is not None}, request.META.get("REMOTE_ADDR")
         )
         if operation in idempotency.KEY_REQUIRED:
-            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+            idempotency.check_key(header(request, "Idempotency-Key"), operation=operation)
         # counted and refused when over in identity's cache round trip, before anything else is looked up
         counted = ratelimit.call_window(
             op_class=ratelimit.operation_class(operation), caller=caller, authenticated=authenticated
@@ -283,7 +290,7 @@ def _header_problem(request: HttpRequest) -> ProtocolError | None:
         operation = _ORDER_ACTIONS.get(parts[-1], "")
     try:
         if operation in idempotency.KEY_REQUIRED:
-            idempotency.check_key(request.headers.get("Idempotency-Key"), operation=operation)
+            idempotency.check_key(header(request, "Idempotency-Key"), operation=operation)
         parse_agent_header(agent_header(request))
     except ProtocolError as exc:
         return exc

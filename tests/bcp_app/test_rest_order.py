@@ -394,6 +394,22 @@ def test_the_read_views_document_bcp_agent_without_validating_a_header_model_bcp
         ]
 
 
+def test_get_order_reads_its_few_headers_without_building_the_request_headers_mapping_bcp_ord_01(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 34: `_run` reads BCP-Agent, the key and Request-Id from `META`; Django's `request.headers` (a mapping
+    of every header, built on first use) is never built for a Get Order, and the answer is the same."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    response = client.get(f"/bcp/v1/orders/{order.public_id}", headers={**headers, "Request-Id": "req-1"})
+    assert response.status_code == 200 and response.json()["id"] == order.public_id
+    assert response["Request-Id"] == "req-1"
+    assert "headers" not in response.wsgi_request.__dict__
+
+
 def test_a_retry_is_not_sent_after_a_later_webhook_of_the_same_order_bcp_wh_02(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:
