@@ -324,3 +324,18 @@ def test_the_required_field_check_gives_the_sdks_errors(message: dict[str, Any])
     assert bool(required_field_errors(ParseDict({"message": message}, SendMessageRequest()))) == (
         not message.get("role") or not message.get("parts") or not message.get("messageId")
     )
+
+
+def test_a_stored_reply_is_compact_utf8_json_that_reads_back_as_the_reply_bcp_a2a_07() -> None:
+    """Issue 34: a reply's record is written by orjson (compact, UTF-8); what orjson refuses (a lone surrogate) by
+    `json` as before; either reads back as the reply a replay answers (BCP-A2A-07)."""
+    from bcp_app.transports.a2a.actions import stored_reply
+
+    reply = {"contextId": "c-1", "parts": [{"text": "Pedido de café"}, {"data": {"total": 1990}}], "role": "ROLE_AGENT"}
+    odd = {**reply, "parts": [{"text": "x\ud800"}]}
+    stored, fallback = stored_reply(reply).body["message_json"], stored_reply(odd).body["message_json"]
+    assert stored == (
+        '{"contextId":"c-1","parts":[{"text":"Pedido de café"},{"data":{"total":1990}}],"role":"ROLE_AGENT"}'
+    )
+    assert json.loads(stored) == reply
+    assert json.loads(fallback) == odd and fallback == json.dumps(odd)

@@ -210,3 +210,19 @@ def test_only_a_schema_naming_x_mcp_header_has_its_param_headers_checked() -> No
     checked = mcp_server._param_headers({tool.name: tool, annotated.name: annotated})
     # then only the annotated one is checked (the SDK finds no annotated property in the other)
     assert checked == frozenset({"annotated"})
+
+
+def test_params_that_pass_the_sdks_surface_check_are_remembered_those_refused_are_not(agent: Agent) -> None:
+    # given a get_order's params as the official client sends them, the same with a name that is not text, and the
+    # same with a lone surrogate in an argument (valid, but not bytes a process can remember them by)
+    valid = _body({"meta": agent.meta(), "id": "order_abc"})["params"]
+    refused = {**valid, "name": 5}
+    surrogate = _body({"meta": agent.meta(), "id": "order_\ud800"})["params"]
+    mcp_server._valid_surfaces.clear()
+    # when the fast path checks each twice
+    outcomes = [mcp_server._surface_valid(MODERN, params) for params in (valid, valid, refused, refused)]
+    outcomes += [mcp_server._surface_valid(MODERN, surrogate) for _ in range(2)]
+    # then the valid params pass and are remembered once, the refused ones are refused both times and never
+    # remembered (the SDK answers them), and the surrogate's pass without being remembered
+    assert outcomes == [True, True, False, False, True, True]
+    assert len(mcp_server._valid_surfaces) == 1

@@ -356,6 +356,63 @@ def test_a_remembered_order_body_is_answered_without_building_the_order_bcp_ord_
     assert changed != first and changed == fresh()
 
 
+def test_the_read_views_document_bcp_agent_without_validating_a_header_model_bcp_rest_03(client: Client) -> None:
+    """Issue 34: the reads take `BCP-Agent` from the request in `_run` (BCP-REST-03); ninja validates no header model
+    on each call for it, and the OpenAPI still documents the header on each of them, as ninja wrote it."""
+    from bcp_app.transports.rest import api
+
+    document = client.get("/bcp/v1/openapi.json").json()
+    reads = {
+        ("get", "/orders/{order_id}"),
+        ("get", "/checkout-sessions/{checkout_id}"),
+        ("get", "/carts/{cart_id}"),
+        ("get", "/subscriptions/{subscription_id}"),
+        ("post", "/catalog/search"),
+        ("post", "/catalog/lookup"),
+        ("post", "/catalog/product"),
+    }
+    checked = set()
+    for router in api._get_bound_routers():
+        for path, path_view in router.path_operations.items():
+            for operation in path_view.operations:
+                for method in operation.methods:
+                    if (method.lower(), path) in reads:
+                        checked.add((method.lower(), path))
+                        assert [m for m in operation.models if m.__ninja_param_source__ == "header"] == [], path
+    assert checked == reads
+    for method, path in reads:
+        parameters = document["paths"][f"/bcp/v1{path}"][method]["parameters"]
+        assert [p for p in parameters if p["in"] == "header"] == [
+            {
+                "in": "header",
+                "name": "BCP-Agent",
+                "required": False,
+                "description": 'Perfil da plataforma: profile="https://…" (RFC 8941).',
+                "schema": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "description": 'Perfil da plataforma: profile="https://…" (RFC 8941).',
+                    "title": "Bcp-Agent",
+                },
+            }
+        ]
+
+
+def test_get_order_reads_its_few_headers_without_building_the_request_headers_mapping_bcp_ord_01(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 34: `_run` reads BCP-Agent, the key and Request-Id from `META`; Django's `request.headers` (a mapping
+    of every header, built on first use) is never built for a Get Order, and the answer is the same."""
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    response = client.get(f"/bcp/v1/orders/{order.public_id}", headers={**headers, "Request-Id": "req-1"})
+    assert response.status_code == 200 and response.json()["id"] == order.public_id
+    assert response["Request-Id"] == "req-1"
+    assert "headers" not in response.wsgi_request.__dict__
+
+
 def test_a_retry_is_not_sent_after_a_later_webhook_of_the_same_order_bcp_wh_02(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -27,6 +27,7 @@ import re
 import uuid
 from typing import Any
 
+import orjson
 from django.db import IntegrityError, transaction
 
 from bcp_app.models import A2AContext
@@ -484,8 +485,14 @@ def fingerprint(message: dict[str, Any]) -> str:
 
 def stored_reply(reply: dict[str, Any]) -> OperationResult:
     """A reply as its idempotency record keeps it: JSON text, since Postgres jsonb would reorder the members of a
-    replayed reply."""
-    return OperationResult(status_code=200, body={"message_json": json.dumps(reply)})
+    replayed reply. Encoded by orjson (issue 34: `json.dumps` of the reply, order body included, was about 6 % of an
+    A2A Get Order's CPU); what orjson refuses (a lone surrogate, an integer past 64 bits) by `json` as before. Either
+    text reads back as the same reply."""
+    try:
+        text = orjson.dumps(reply).decode()
+    except TypeError:  # orjson.JSONEncodeError is one
+        text = json.dumps(reply)
+    return OperationResult(status_code=200, body={"message_json": text})
 
 
 # --- context ---------------------------------------------------------------------------------------------

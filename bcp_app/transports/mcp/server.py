@@ -334,11 +334,35 @@ async def _fast_request(
     checked = tool.name in running.param_headers
     if checked and validate_mcp_param_headers(tool.input_schema, arguments or {}, headers) is not None:
         return None
-    try:
-        mcp_methods.validate_client_request("tools/call", verdict.protocol_version, params)
-    except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
+    if not _surface_valid(verdict.protocol_version, params):
         return None
     return decoded, verdict.protocol_version
+
+
+_valid_surfaces: set[tuple[str, bytes]] = set()
+
+
+def _surface_valid(version: str, params: dict[str, Any]) -> bool:
+    """The SDK's surface check of a `tools/call`'s params (`validate_client_request`), remembered per process by
+    the params' bytes: an agent reading its orders sends the same params again and again, and validation is a
+    pure function of them (issue 34: the params were validated twice per call, this full frame and then the
+    `CallToolRequestParams` `_fast_call` hands the tool, which is still built fresh for every call). Only a pass
+    is remembered: params the SDK refuses go to the SDK each time, which answers the refusal itself."""
+    try:
+        key = (version, orjson.dumps(params))
+    except orjson.JSONEncodeError:  # e.g. a lone surrogate: not remembered, checked as before
+        key = None
+    if key is not None and key in _valid_surfaces:
+        return True
+    try:
+        mcp_methods.validate_client_request("tools/call", version, params)
+    except (KeyError, ValueError):  # pydantic's ValidationError is a ValueError
+        return False
+    if key is not None:
+        if len(_valid_surfaces) >= FAST_MEMO_SIZE:
+            _valid_surfaces.clear()  # bounded; forgetting only costs a validation
+        _valid_surfaces.add(key)
+    return True
 
 
 async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Send, body: bytes, decoded: Any) -> bool:
