@@ -23,14 +23,14 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from fiscal.models import FiscalDocument
-from orders.models import Adjustment, Order
+from orders.models import Adjustment, Order, ReturnRequest
 from orders.selectors import orders_with_payment_date
 from payments.models import PixCharge, PixInfraction
 from shop.checkout.reminders import reminder_stats
@@ -40,6 +40,7 @@ PAID_KEPT = ("paid", "partially_refunded")
 OPEN_TO_FULFIL = ("placed", "partially_shipped")
 NOT_CANCELED = ("placed", "partially_shipped", "shipped", "delivered", "returned")
 CHART_DAYS = 30
+RETURNS_WAITING = ("requested", "received")  # the store answers, or refunds what came back
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,20 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         pickup=Count("pk", filter=Q(fulfillment_method="pickup")),
     )
     fulfil_params = {"payment_status__in": ",".join(PAID_KEPT), "status__in": ",".join(OPEN_TO_FULFIL)}
+    # One statement for both: the returns' count is an uncorrelated subquery, run once beside the orders' scan.
+    after_sale = Order.objects.aggregate(
+        refunds=Count(
+            "pk", filter=Exists(Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending"))
+        ),
+        returns=Max(
+            Subquery(
+                ReturnRequest.objects.filter(status__in=RETURNS_WAITING)
+                .order_by()
+                .values(n=Func(F("pk"), function="COUNT")),
+                output_field=IntegerField(),
+            )
+        ),
+    )
     abandoned = Checkout.objects.filter(created_at__gte=since[1]).exclude(status="completed")
     reminders = reminder_stats()
     counters = (
@@ -145,10 +160,16 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         Counter(
             "refunds_pending",
             _("Reembolsos pendentes"),
-            Order.objects.filter(
-                Exists(Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending"))
-            ).count(),
+            after_sale["refunds"],
             _url("admin:orders_order_changelist", refund="pending"),
+        ),
+        Counter(
+            # A buyer's return waits for the store to answer it, or (received) to refund it: only the order's
+            # inline showed it, so nobody saw a new request (QA walk). Approved ones wait for the parcel.
+            "returns_open",
+            _("Devoluções a responder ou reembolsar"),
+            after_sale["returns"] or 0,
+            _url("admin:orders_returnrequest_changelist", status__in=",".join(RETURNS_WAITING)),
         ),
         Counter(
             # MED 2.0: the payer's bank disputes a received Pix; the order's shipment is held until staff answer

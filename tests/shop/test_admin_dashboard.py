@@ -72,6 +72,7 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
         "pickups": 1,
         "pix_pending": 1,
         "refunds_pending": 0,
+        "returns_open": 0,
         "disputes_open": 0,
         "nfe_problems": 0,
         "low_stock": 1,
@@ -189,6 +190,44 @@ def test_refunds_of_orders_paid_outside_the_shop_count_until_settled(admin_clien
     dashboard = dashboard_get()
     assert [(s.count, s.revenue) for s in dashboard.sales] == [(1, 5000)] * 3  # net of what went back
     assert {c.key: c.value for c in dashboard.counters}["refunds_pending"] == 1
+
+
+def test_returns_waiting_for_the_store_are_counted_and_listed(admin_client: Client) -> None:
+    from orders.services import (
+        fulfillment_event_create,
+        order_ship,
+        return_request_approve,
+        return_request_create,
+        return_request_receive,
+    )
+    from orders.types import LineQuantity
+
+    # given three delivered orders, each with a buyer's return: one just asked, one approved (the parcel is on its
+    # way back), one received (to refund)
+    requests = []
+    for sku in ("R-1", "R-2", "R-3"):
+        order = order_place_from_checkout(checkout=make_checkout(lines=[(sku, 3000, 1)], freight=0))
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now())
+        line = order.lines.get()
+        requests.append(
+            return_request_create(
+                order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason_code="defective"
+            )
+        )
+    return_request_approve(return_id=requests[1].public_id)
+    return_request_approve(return_id=requests[2].public_id)
+    return_request_receive(return_id=requests[2].public_id)
+    # when staff open the admin home
+    counters = {c.key: c for c in dashboard_get().counters}
+    # then the asked and the received ones wait for the store (no number said so: only the order page did)
+    assert counters["returns_open"].value == 2
+    html = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="counter-returns_open"' in html and "Devoluções a responder ou reembolsar" in html
+    listing = admin_client.get(counters["returns_open"].url).content.decode()
+    assert _rows(listing) == 2
+    assert requests[0].public_id in listing and requests[2].public_id in listing
+    assert requests[1].public_id not in listing
 
 
 def _steps(client: Client) -> dict[str, str] | None:
