@@ -63,6 +63,16 @@ def test_canceled_order_offers_no_work_and_refuses_a_forced_action(admin_client:
     assert FulfillmentEvent.objects.filter(order=order).count() == 0
 
 
+def test_the_cancel_page_backs_out_with_voltar_not_a_second_cancelar(admin_client: Client, place_order) -> None:
+    # given a paid order
+    order = place_order()
+    # when staff open "Cancelar pedido"
+    html = admin_client.get(f"/admin/orders/order/{order.public_id}/action/cancel/").content.decode()
+    # then the way out says where it goes: beside "Cancelar pedido" a button "Cancelar" read as a second cancel
+    assert f'href="/admin/orders/order/{order.pk}/change/" class="closelink">Voltar ao pedido</a>' in html
+    assert ">Cancelar</a>" not in html
+
+
 def test_pickup_order_goes_through_ready_then_picked_up(
     admin_client: Client, place_order, django_capture_on_commit_callbacks
 ) -> None:
