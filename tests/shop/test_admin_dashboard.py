@@ -287,3 +287,32 @@ def test_first_steps_list_only_what_the_staff_member_may_do(client: Client, djan
     nobody = django_user_model.objects.create_user("leitura", password="x", is_staff=True)
     client.force_login(nobody)
     assert _steps(client) is None
+
+
+def test_the_home_links_only_to_what_each_team_member_may_open(
+    admin_client: Client, client: Client, django_user_model
+) -> None:
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given the shop's staff groups, Ana in Atendimento and Eva in all three
+    three_orders()
+    call_command("create_staff_groups", verbosity=0)
+    ana = django_user_model.objects.create_user("ana", password="x", is_staff=True)
+    ana.groups.add(Group.objects.get(name="Atendimento"))
+    eva = django_user_model.objects.create_user("eva", password="x", is_staff=True)
+    eva.groups.add(*Group.objects.filter(name__in=["Atendimento", "Expedição", "Financeiro"]))
+    for member, absent in ((ana, {"pix_pending", "low_stock", "abandoned"}), (eva, {"low_stock", "abandoned"})):
+        client.force_login(member)
+        # when each opens the admin home
+        html = client.get("/admin/").content.decode()
+        dashboard = html.split('data-testid="dashboard"')[1].split("</figure>")[0]
+        # then every link on it opens (the Pix, stock, cart counters and "Nova venda" answered 403 "Sem permissão")
+        for href in re.findall(r'href="([^"]+)"', dashboard):
+            assert client.get(href.replace("&amp;", "&")).status_code == 200, (member.username, href)
+        assert 'data-testid="new-manual-order"' not in dashboard
+        assert 'data-testid="counter-to_ship"' in dashboard
+        assert not any(f'data-testid="counter-{key}"' in dashboard for key in absent), member.username
+    # and the owner still sees every counter and the manual sale
+    html = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="new-manual-order"' in html and 'data-testid="counter-low_stock"' in html
