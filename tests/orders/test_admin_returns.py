@@ -76,6 +76,8 @@ def test_staff_approve_receive_and_refund_from_the_action_page(place_order) -> N
     request.refresh_from_db()
     assert (request.status, request.refund_amount, request.staff_note) == ("refunded", 3000, "Envie pelos Correios")
     assert [a.type for a in Adjustment.objects.filter(order=order)] == ["return", "refund"]
+    # the refund's reason (the buyer's refund e-mail "Motivo") says why, not "Devolução ret_6a8c…"
+    assert Adjustment.objects.get(order=order, type="refund").description == "Devolução: Produto com defeito"
 
 
 def test_a_wrong_step_is_refused_in_words_and_changes_nothing(place_order) -> None:
