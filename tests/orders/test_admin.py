@@ -124,6 +124,18 @@ def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, pla
     assert "Pedido #" in html or "placed" in html  # timeline inline
 
 
+def test_the_order_page_links_to_its_timeline_not_an_empty_django_history(admin_client, place_order):
+    # given an order
+    order = place_order()
+    # when staff open it
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    # then the last tool jumps to the timeline at the foot of the page ("Histórico" opened Django's change log,
+    # always "Este objeto não tem histórico de alterações": orders are not edited in that form)
+    assert '<a href="#timeline-group" class="historylink">Linha do tempo</a>' in html
+    assert 'id="timeline-group"' in html
+    assert f"/admin/orders/order/{order.pk}/history/" not in html
+
+
 def test_register_shipment_through_the_action_page(admin_client, place_order):
     order = place_order(lines=[("CAM", 3000, 2)])
     line = order.lines.get()
