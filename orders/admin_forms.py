@@ -206,6 +206,12 @@ class CancelForm(OrderActionForm):
             self.fields["confirm"].label = _(
                 "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)"
             )
+        elif (amount := refundable_amount(order)) > 0:
+            # Nothing left the shop: all that was paid goes back, freight included; staff confirm the sum they
+            # will tell the buyer (the page named no amount).
+            self.fields["confirm"].label = _("Confirmo o cancelamento e o reembolso de %(amount)s") % {
+                "amount": format_brl(amount)
+            }
 
 
 class NoteForm(OrderActionForm):

@@ -10,6 +10,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import EmailDelivery, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
@@ -71,6 +72,8 @@ def test_the_cancel_page_backs_out_with_voltar_not_a_second_cancelar(admin_clien
     # then the way out says where it goes: beside "Cancelar pedido" a button "Cancelar" read as a second cancel
     assert f'href="/admin/orders/order/{order.pk}/change/" class="closelink">Voltar ao pedido</a>' in html
     assert ">Cancelar</a>" not in html
+    # and the confirmation names what goes back: everything paid, freight included, as nothing shipped
+    assert f"Confirmo o cancelamento e o reembolso de {format_brl(order.paid_amount)}" in html
 
 
 def test_pickup_order_goes_through_ready_then_picked_up(
@@ -219,10 +222,10 @@ def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client:
     assert "Pedido cancelado." not in html
     order.refresh_from_db()
     assert order.status == "shipped"
-    # a whole cancellation keeps its short words
+    # a whole cancellation keeps its short words, with the sum that goes back
     whole = place_order(lines=[("CAF", 3590, 1)], freight=0)
     assert (
-        "Confirmo o cancelamento (o valor pago é reembolsado)"
+        "Confirmo o cancelamento e o reembolso de R$ 35,90"
         in admin_client.get(_action(whole, "cancel")).content.decode()
     )
     response = admin_client.post(_action(whole, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
