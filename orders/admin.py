@@ -180,7 +180,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     ]
     show_facets = admin.ShowFacets.ALWAYS
     search_fields = ["buyer_email"]  # the real search is order_search (see get_search_results)
-    search_help_text = _("Número, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")
+    search_help_text = _("Número, nome, e-mail, CPF/CNPJ, telefone, SKU ou código de rastreio")
     date_hierarchy = "placed_at"
     list_per_page = 50
     change_form_template = "orders/admin/change_form.html"

@@ -6,6 +6,8 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
 from orders import admin_forms as forms
+from orders.extras import order_extras
+from orders.labels import tax_id_text
 from orders.models import Order, OrderStatus, ReturnRequest
 from orders.services import (
     adjustment_mark_refund_result,
@@ -200,7 +202,22 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     if slug == "return-request":
         return _return_request_step(data, actor)
     if slug == "buyer-tax-id":
-        order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
+        previous = order.buyer_tax_id
+        saved = order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
+        issued = [
+            document
+            for document in order_extras(saved).get("fiscal_documents") or ()
+            if document.get("status") == "authorized"
+        ]
+        if previous and saved.buyer_tax_id != previous and issued:
+            # The NF-e is not re-issued: SEFAZ does not let a carta de correção change the recipient. "Salvo" alone
+            # read as if the note had been fixed too (QA walk).
+            return str(
+                _(
+                    "CPF/CNPJ do comprador salvo. A NF-e nº %(number)s, já autorizada, continua com o anterior "
+                    "(%(previous)s): o destinatário não se corrige por carta de correção; fale com o seu contador."
+                )
+            ) % {"number": issued[0].get("number"), "previous": tax_id_text(previous)}
         return str(_("CPF/CNPJ do comprador salvo."))
     if slug == "note":
         order_note_add(order_id=order.public_id, text=data["text"], actor=actor)

@@ -25,14 +25,13 @@ from kernel.br_validation import phone_display
 from kernel.money import format_decimal_comma
 from orders.labels import (
     fulfillment_method_label,
-    line_status_label,
     order_status_label,
     payment_status_label,
     payment_type_label,
     tax_id_text,
 )
 from orders.models import AdjustmentStatus, AdjustmentType, Order
-from orders.summary import superseded_tracking
+from orders.summary import line_words_for_staff, superseded_tracking
 
 BOM = "\ufeff"
 
@@ -109,6 +108,7 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
             if a.type == AdjustmentType.REFUND and a.status == AdjustmentStatus.PENDING
         )
         tail = [order.total_amount, order.paid_amount, order.refunded_amount, pending, tracking]
+        adjustments = list(order.adjustments.all())
         for line in order.lines.all():
             yield [
                 *head,
@@ -117,7 +117,7 @@ def export_rows(orders: Iterable[Order]) -> Iterator[list[object]]:
                 line.quantity_total,
                 line.unit_price,
                 line.unit_price * line.quantity_total,
-                str(line_status_label(line.status, order.fulfillment_method)),
+                str(line_words_for_staff(line, order, adjustments)),
                 *tail,
             ]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.core.validators import MaxValueValidator
+from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField, format_brl
@@ -205,6 +206,12 @@ class CancelForm(OrderActionForm):
             self.fields["confirm"].label = _(
                 "Confirmo o cancelamento do que não foi enviado (o valor desses itens é reembolsado)"
             )
+        elif (amount := refundable_amount(order)) > 0:
+            # Nothing left the shop: all that was paid goes back, freight included; staff confirm the sum they
+            # will tell the buyer (the page named no amount).
+            self.fields["confirm"].label = _("Confirmo o cancelamento e o reembolso de %(amount)s") % {
+                "amount": format_brl(amount)
+            }
 
 
 class NoteForm(OrderActionForm):
@@ -509,8 +516,14 @@ class ReturnRequestStepForm(OrderActionForm):
         open_requests = list(
             ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received"))
         )
+        lines = {line.public_id: line for line in order.lines.all()}
+        # What was asked, not the request's code: staff approved "ret_6a8c… · Solicitada" without the items or
+        # the buyer's words, which only the order page's inline showed (QA walk).
         self.fields["request"].choices = [
-            (r.public_id, f"{r.public_id} · {r.get_status_display()} · {r.get_reason_code_display()}")
+            (
+                r.public_id,
+                f"{line_items_text(r.line_items, lines)} · {r.get_reason_code_display()} · {r.get_status_display()}",
+            )
             for r in open_requests
         ]
         # The request staff came for (the queue's "Analisar" link passes ?request=), else the only open one.
@@ -520,6 +533,11 @@ class ReturnRequestStepForm(OrderActionForm):
             chosen = open_requests[0]
         if chosen is not None:
             self.fields["request"].initial = chosen.public_id
+            self.fields["request"].help_text = _("%(who)s, em %(when)s%(words)s") % {
+                "when": formats.date_format(timezone.localtime(chosen.created_at), "SHORT_DATETIME_FORMAT"),
+                "who": chosen.get_requested_by_display(),
+                "words": f": “{chosen.reason}”" if chosen.reason else "",
+            }
         steps = self.NEXT_STEPS[chosen.status] if chosen is not None else tuple(self.BUTTONS)
         self.submit_buttons = [(step, str(self.BUTTONS[step])) for step in steps]
         # Only the fields the offered steps read: an amount typed before "Reembolsar" would be dropped unseen (QA).

@@ -19,13 +19,10 @@ from orders.labels import (
     fulfillable_on_label,
     fulfillment_method_label,
     line_items_text,
-    line_status_label,
     timeline_kind_label,
 )
 from orders.models import (
     Adjustment,
-    AdjustmentStatus,
-    AdjustmentType,
     FulfillmentEvent,
     FulfillmentExpectation,
     OrderEvent,
@@ -33,7 +30,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.selectors import with_actor_labels
-from orders.summary import expectation_items_now, expectation_units_to_send
+from orders.summary import expectation_items_now, expectation_units_to_send, line_words_for_staff
 
 
 def _short(value: datetime | None) -> str:
@@ -96,15 +93,7 @@ class OrderLineInline(ReadOnlyInline):
 
     @admin.display(description=_("situação"))
     def status(self, line: OrderLine) -> str:
-        # A line whose every unit came back in a registered return says so (the buyer's page too), not "Removido".
-        if line.quantity_total == 0 and any(
-            adjustment.type == AdjustmentType.RETURN
-            and adjustment.status == AdjustmentStatus.COMPLETED
-            and any(item.get("id") == line.public_id for item in adjustment.line_items or ())
-            for adjustment in line.order.adjustments.all()
-        ):
-            return str(_("Devolvido"))
-        return line_status_label(line.status, line.order.fulfillment_method)
+        return str(line_words_for_staff(line, line.order, list(line.order.adjustments.all())))
 
 
 class ExpectationInline(ReadOnlyInline):

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import (
     Case,
     CharField,
@@ -121,14 +122,29 @@ def with_actor_labels(events: QuerySet[OrderEvent]) -> QuerySet[OrderEvent]:
     )
 
 
+# A query of digits and these marks is a number (order, CPF/CNPJ, phone): "#1001", "529.982.247-25", "(11) 98765-4321".
+NUMBER_QUERY = re.compile(r"[\d\s.()/#+-]+")
+# Fewer digits than a phone without its area code ("98765-4321") is an order number, not a piece of a phone.
+PHONE_MIN_DIGITS = 8
+
+
+def _name_matches(words: list[str]) -> Q:
+    """Every word in the buyer's first or last name, accents and case aside where the database can ("joão silva",
+    "Joao" find "João da Silva Santos")."""
+    lookup = "unaccent__icontains" if connection.vendor == "postgresql" else "icontains"
+    condition = Q()
+    for word in words:
+        condition &= Q(**{f"buyer_first_name__{lookup}": word}) | Q(**{f"buyer_last_name__{lookup}": word})
+    return condition
+
+
 def order_search(*, query: str = "") -> QuerySet[Order]:
-    """Staff search: number, e-mail, CPF/CNPJ, phone, SKU, tracking code, or the order's checkout id, payment
-    reference or txid (the payments admin links a charge to its order by these)."""
+    """Staff search: number, buyer's name, e-mail, CPF/CNPJ, phone, SKU, tracking code, or the order's checkout id,
+    payment reference or txid (the payments admin links a charge to its order by these)."""
     queryset = Order.objects.all()
     query = (query or "").strip()
     if not query:
         return queryset
-    digits = re.sub(r"\D", "", query)
     condition = (
         Q(buyer_email__iexact=query)
         | Q(buyer_email__icontains=query)
@@ -139,10 +155,16 @@ def order_search(*, query: str = "") -> QuerySet[Order]:
         | Q(payment_reference=query)
         | Q(payment_txid=query)
     )
-    if digits:
-        condition |= Q(buyer_tax_id=digits) | Q(buyer_phone__contains=digits)
+    digits = re.sub(r"\D", "", query)
+    if digits and NUMBER_QUERY.fullmatch(query):
+        # Only a query that is a number: the "1" of a SKU such as CAF-1KG matched every phone with a 1.
+        condition |= Q(buyer_tax_id=digits)
+        if len(digits) >= PHONE_MIN_DIGITS:
+            condition |= Q(buyer_phone__contains=digits)
         if digits == query.lstrip("#") and len(digits) < 18:
             condition |= Q(number=int(digits))
+    elif not digits and "@" not in query:
+        condition |= _name_matches(query.split())
     matching = Order.objects.filter(condition).values("pk")
     return queryset.filter(pk__in=matching)
 

@@ -140,6 +140,30 @@ def order_words(order: Order, *, ready: bool, came_back: bool = False) -> str:
     return _("Pronto para retirada") if ready else order_status_label(order.status)
 
 
+def lines_gone(adjustments: list[Adjustment]) -> tuple[set[str], set[str]]:
+    """Ids of the lines that (returned) had units come back in a registered return, and (canceled) lost units to a
+    cancellation and none to a return: what `line_words` says instead of "Removido"."""
+
+    def ids(kind: str, *, completed: bool = False) -> set[str]:
+        return {
+            str(item["id"])
+            for a in adjustments
+            if a.type == kind and (not completed or a.status == AdjustmentStatus.COMPLETED)
+            for item in a.line_items or ()
+        }
+
+    returned = ids(AdjustmentType.RETURN, completed=True)
+    return returned, ids(AdjustmentType.CANCELLATION) - ids(AdjustmentType.RETURN)
+
+
+def line_words_for_staff(line: OrderLine, order: Order, adjustments: list[Adjustment]) -> str:
+    """A line's state as the order page's items, the CSV export and the buyer's page all say it (the admin read
+    "Removido" for a line the buyer's page called "Cancelado", the export "Removido" for one the admin called
+    "Devolvido"; QA walk)."""
+    returned, canceled = lines_gone(adjustments)
+    return line_words(line, order, canceled=line.public_id in canceled, returned=line.public_id in returned)
+
+
 def line_words(
     line: OrderLine,
     order: Order,

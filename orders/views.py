@@ -21,7 +21,6 @@ from orders.errors import OrderError
 from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import (
-    AdjustmentStatus,
     AdjustmentType,
     FulfillmentEvent,
     FulfillmentEventType,
@@ -41,6 +40,7 @@ from orders.summary import (
     installments_text,
     is_closed,
     line_words,
+    lines_gone,
     money_rows,
     order_words,
     pickup_hours,
@@ -124,8 +124,7 @@ def _page(
     events = list(order.fulfillment_events.all())
     ready = ready_for_pickup(order, events)
     came_back = came_back_lines(order, adjustments, events)  # the carrier brought the parcel back to the store
-    returned = _line_ids([a for a in adjustments if a.status == AdjustmentStatus.COMPLETED], AdjustmentType.RETURN)
-    canceled = _line_ids(adjustments, AdjustmentType.CANCELLATION) - _line_ids(adjustments, AdjustmentType.RETURN)
+    returned, canceled = lines_gone(adjustments)
     with translation.override(language):
         for line in lines:
             back, gone = line.public_id in came_back, line.public_id in canceled
@@ -210,10 +209,6 @@ def _on_the_way(
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----
-
-
-def _line_ids(adjustments: list[Any], kind: str) -> set[str]:
-    return {item["id"] for a in adjustments if a.type == kind for item in a.line_items or ()}
 
 
 def _actions_context(

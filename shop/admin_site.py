@@ -96,8 +96,15 @@ class ShopAdminSite(admin.AdminSite):
         bars = chart_svg_bars(dashboard.chart)
         for bar in bars:
             bar["title"] = f"{bar['day']:%d/%m}: {format_brl(int(bar['revenue']))}"
+        user = request.user
         context = {
             "dashboard": dashboard,
+            # Django's admin opens a list to view_* or change_*: a counter is shown to who may open its list.
+            "counters": [
+                counter
+                for counter in dashboard.counters
+                if user.has_perm(counter.permission) or user.has_perm(counter.permission.replace(".view_", ".change_"))
+            ],
             "chart_bars": bars,
             "chart_total": format_brl(sum(bar.revenue for bar in dashboard.chart)),
             "subscriptions": subscription_stats(),  # issue 38: subscriptions, next charges, failures, churn

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
@@ -232,6 +232,11 @@ class ReturnStep:
     changed: bool
 
 
+def _pt(text: Promise | str) -> str:
+    with translation.override(PT_BR):
+        return str(text)
+
+
 def _lock_request(return_id: str) -> tuple[Order, ReturnRequest]:
     found = ReturnRequest.objects.filter(public_id=return_id).values_list("order__public_id", flat=True).first()
     if not isinstance(return_id, str) or found is None:
@@ -368,7 +373,9 @@ def return_request_refund(*, return_id: str, amount: int | None = None, actor: s
         refund = order_refund(
             order_id=order.public_id,
             amount=amount,
-            reason=f"Devolução {request.public_id}",
+            # The buyer reads it as the refund e-mail's "Motivo": the reason, not the request's code (QA walk);
+            # stored in Portuguese, as the shop's other stored reasons.
+            reason=f"Devolução: {_pt(ReturnReason(request.reason_code).label)}",
             lines=[LineQuantity(line_id=item["id"], quantity=item["quantity"]) for item in request.line_items],
             actor=actor,
         )

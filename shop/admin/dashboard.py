@@ -23,14 +23,14 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count, Exists, F, Func, IntegerField, Max, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import TruncDate
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from fiscal.models import FiscalDocument
-from orders.models import Adjustment, Order
+from orders.models import Adjustment, Order, ReturnRequest
 from orders.selectors import orders_with_payment_date
 from payments.models import PixCharge, PixInfraction
 from shop.checkout.reminders import reminder_stats
@@ -40,6 +40,7 @@ PAID_KEPT = ("paid", "partially_refunded")
 OPEN_TO_FULFIL = ("placed", "partially_shipped")
 NOT_CANCELED = ("placed", "partially_shipped", "shipped", "delivered", "returned")
 CHART_DAYS = 30
+RETURNS_WAITING = ("requested", "received")  # the store answers, or refunds what came back
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Counter:
     label: str
     value: int
     url: str
+    permission: str  # to open `url`: the home shows the counter only to who has it (a link that 403s is no help)
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,20 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         pickup=Count("pk", filter=Q(fulfillment_method="pickup")),
     )
     fulfil_params = {"payment_status__in": ",".join(PAID_KEPT), "status__in": ",".join(OPEN_TO_FULFIL)}
+    # One statement for both: the returns' count is an uncorrelated subquery, run once beside the orders' scan.
+    after_sale = Order.objects.aggregate(
+        refunds=Count(
+            "pk", filter=Exists(Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending"))
+        ),
+        returns=Max(
+            Subquery(
+                ReturnRequest.objects.filter(status__in=RETURNS_WAITING)
+                .order_by()
+                .values(n=Func(F("pk"), function="COUNT")),
+                output_field=IntegerField(),
+            )
+        ),
+    )
     abandoned = Checkout.objects.filter(created_at__gte=since[1]).exclude(status="completed")
     reminders = reminder_stats()
     counters = (
@@ -129,26 +145,37 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             _("Pedidos a enviar"),
             to_fulfil["ship"],
             _url("admin:orders_order_changelist", fulfillment_method__exact="shipping", **fulfil_params),
+            "orders.view_order",
         ),
         Counter(
             "pickups",
             _("Retiradas aguardando"),
             to_fulfil["pickup"],
             _url("admin:orders_order_changelist", fulfillment_method__exact="pickup", **fulfil_params),
+            "orders.view_order",
         ),
         Counter(
             "pix_pending",
             _("Pix aguardando pagamento"),
             PixCharge.objects.filter(status="active").count(),
             _url("admin:payments_pixcharge_changelist", status__exact="active"),
+            "payments.view_pixcharge",
         ),
         Counter(
             "refunds_pending",
             _("Reembolsos pendentes"),
-            Order.objects.filter(
-                Exists(Adjustment.objects.filter(order=OuterRef("pk"), type="refund", status="pending"))
-            ).count(),
+            after_sale["refunds"],
             _url("admin:orders_order_changelist", refund="pending"),
+            "orders.view_order",
+        ),
+        Counter(
+            # A buyer's return waits for the store to answer it, or (received) to refund it: only the order's
+            # inline showed it, so nobody saw a new request (QA walk). Approved ones wait for the parcel.
+            "returns_open",
+            _("Devoluções a responder ou reembolsar"),
+            after_sale["returns"] or 0,
+            _url("admin:orders_returnrequest_changelist", status__in=",".join(RETURNS_WAITING)),
+            "orders.view_returnrequest",
         ),
         Counter(
             # MED 2.0: the payer's bank disputes a received Pix; the order's shipment is held until staff answer
@@ -156,6 +183,7 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             _("Pix contestados (MED) a responder"),
             PixInfraction.objects.filter(status=PixInfraction.Status.OPEN).count(),
             _url("admin:payments_pixinfraction_changelist", status__exact="open"),
+            "payments.view_pixinfraction",
         ),
         Counter(
             # blocked (data missing: the buyer's CPF, a product's NCM) or refused by SEFAZ: the merchant fixes
@@ -164,12 +192,14 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             _("NF-e com problema"),
             FiscalDocument.objects.filter(status=FiscalDocument.Status.REJECTED).count(),
             _url("admin:fiscal_fiscaldocument_changelist", status__exact="rejected"),
+            "fiscal.view_fiscaldocument",
         ),
         Counter(
             "low_stock",
             _("Variantes com estoque baixo"),
             Variant.objects.filter(stock__gt=0, stock__lte=F("low_stock_threshold")).count(),
             _url("admin:shop_variant_changelist", stock_state="low"),
+            "shop.view_variant",
         ),
         Counter(
             "abandoned",
@@ -180,18 +210,21 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
                 created_at__gte=since[1].isoformat(),
                 status__in="incomplete,requires_escalation,ready_for_complete,complete_in_progress,canceled",
             ),
+            "shop.view_checkout",
         ),
         Counter(
             "reminders_sent",
             _("Lembretes de carrinho enviados"),
             reminders.sent,
             _url("admin:shop_checkoutreminder_changelist", sent="yes"),
+            "shop.view_checkoutreminder",
         ),
         Counter(
             "reminders_recovered",
             _("Carrinhos recuperados após o lembrete"),
             reminders.recovered,
             _url("admin:shop_checkoutreminder_changelist", sent="yes", recovered="yes"),
+            "shop.view_checkoutreminder",
         ),
     )
     return Dashboard(tuple(sales), counters, chart)

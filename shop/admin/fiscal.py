@@ -21,7 +21,8 @@ from shop.invoicing.panels import ISSUE_PERMISSION
 
 
 class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
-    list_display = ("order_link", *FiscalDocumentAdmin.list_display[1:])
+    # The order's number, linked: its public id beside it was a second "Pedido" column of code (QA walk).
+    list_display = ("order_link", *FiscalDocumentAdmin.list_display[2:])
     actions = ["reissue_action"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[FiscalDocument]:

@@ -69,6 +69,35 @@ def test_search_by_number_email_cpf_phone_sku_tracking(admin_client, place_order
     assert f"#{other.number}<" not in html
 
 
+@pytest.mark.parametrize("query", ["João", "joao", "SILVA", "joão santos", "Silva Santos"])
+def test_search_by_the_buyers_name_accents_and_case_aside(admin_client, place_order, query):
+    # given João da Silva Santos's order (his e-mail does not carry his name) and Maria Oliveira's
+    order = place_order(email="js@example.com.br")
+    Order.objects.filter(pk=order.pk).update(buyer_first_name="João", buyer_last_name="da Silva Santos")
+    other = place_order(email="mo@example.com.br")
+    Order.objects.filter(pk=other.pk).update(buyer_first_name="Maria", buyer_last_name="Oliveira")
+    # when staff search the buyer's name as the buyer said it on the phone
+    html = admin_client.get("/admin/orders/order/", {"q": query}).content.decode()
+    # then his order is listed, not hers (the name was not searched at all: nothing was listed)
+    assert f"#{order.number}<" in html
+    assert f"#{other.number}<" not in html
+    assert "Número, nome, e-mail" in html  # the search box says it
+
+
+@pytest.mark.parametrize("query", ["CAF-1KG", "#12"])
+def test_a_sku_or_short_number_with_digits_is_not_searched_in_every_phone(admin_client, place_order, query):
+    # given an order of the SKU CAF-1KG and another whose phone holds a 1 and a 12
+    order = place_order(lines=[("CAF-1KG", 3000, 1)])
+    Order.objects.filter(pk=order.pk).update(number=12, buyer_phone="")
+    other = place_order(lines=[("CAM-P", 3000, 1)], email="bruno@example.com.br")
+    Order.objects.filter(pk=other.pk).update(buyer_phone="+5511912345678")
+    # when staff search the SKU, or order #12
+    html = admin_client.get("/admin/orders/order/", {"q": query}).content.decode()
+    # then only that order is listed: the query's digits ("1", "12") were matched inside every phone
+    assert "#12<" in html
+    assert f"#{other.number}<" not in html
+
+
 def test_csv_export_follows_the_filter(admin_client, place_order):
     paid = place_order(lines=[("CAM", 3000, 1)], freight=800)
     place_order(paid=False)
@@ -93,6 +122,18 @@ def test_order_page_is_read_only_with_inlines_and_action_links(admin_client, pla
     for slug in ("deliver", "tracking-fix", "pickup-ready", "pickup-done", "refund-result"):
         assert _action(order, slug) not in html
     assert "Pedido #" in html or "placed" in html  # timeline inline
+
+
+def test_the_order_page_links_to_its_timeline_not_an_empty_django_history(admin_client, place_order):
+    # given an order
+    order = place_order()
+    # when staff open it
+    html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    # then the last tool jumps to the timeline at the foot of the page ("Histórico" opened Django's change log,
+    # always "Este objeto não tem histórico de alterações": orders are not edited in that form)
+    assert '<a href="#timeline-group" class="historylink">Linha do tempo</a>' in html
+    assert 'id="timeline-group"' in html
+    assert f"/admin/orders/order/{order.pk}/history/" not in html
 
 
 def test_register_shipment_through_the_action_page(admin_client, place_order):

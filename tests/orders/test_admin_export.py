@@ -309,3 +309,32 @@ def test_the_order_list_asks_for_a_month_before_summing_too_many_orders(
     assert "money_summary" not in everything.context
     assert "Filtre por mês (data do pedido ou mês do pagamento)" in everything.content.decode()
     assert one.context["money_summary"]["methods"] == ["Pix", "Total"]
+
+
+def test_a_cancelled_or_returned_item_reads_the_same_on_the_order_page_the_export_and_the_buyers_page(
+    admin_client: Client, place_order
+) -> None:
+    from orders.services import fulfillment_event_create, order_cancel, order_return
+
+    # given an order whose shirt was cancelled before shipping, and one whose delivered mug came back
+    cancelled = place_order(lines=[("CAM-P", 3590, 1)], freight=0)
+    order_cancel(order_id=cancelled.public_id, reason="Desistiu")
+    returned = place_order(lines=[("CANECA", 4000, 1)], freight=0, email="bruno@example.com.br")
+    order_ship(order_id=returned.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=returned.public_id, type="delivered", occurred_at=timezone.now())
+    order_return(
+        order_id=returned.public_id, lines=[LineQuantity(returned.lines.get().public_id, 1)], reason="Trincada"
+    )
+    # when staff export the orders and open each order's page
+    raw = b"".join(admin_client.get("/admin/orders/order/export.csv").streaming_content).decode("utf-8-sig")
+    item_status = {row[14]: row[19] for row in csv.reader(io.StringIO(raw), delimiter=";")}
+    pages = {
+        order.pk: admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+        for order in (cancelled, returned)
+    }
+    # then each says what the buyer's page says: "Cancelado", "Devolvido" (both read "Removido": the order page
+    # for the cancelled shirt, the export for both)
+    assert (item_status["CAM-P"], item_status["CANECA"]) == ("Cancelado", "Devolvido")
+    assert '<td class="field-status"><p>Cancelado</p></td>' in pages[cancelled.pk]
+    assert '<td class="field-status"><p>Devolvido</p></td>' in pages[returned.pk]
+    assert "Removido" not in pages[cancelled.pk] + pages[returned.pk]

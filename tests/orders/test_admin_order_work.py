@@ -10,6 +10,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import EmailDelivery, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent
 from orders.selectors import order_bcp_payload, order_for_bcp
@@ -61,6 +62,18 @@ def test_canceled_order_offers_no_work_and_refuses_a_forced_action(admin_client:
     assert "“Registrar envio” não se aplica ao pedido" in response.content.decode()
     assert "Cancelado" in response.content.decode()
     assert FulfillmentEvent.objects.filter(order=order).count() == 0
+
+
+def test_the_cancel_page_backs_out_with_voltar_not_a_second_cancelar(admin_client: Client, place_order) -> None:
+    # given a paid order
+    order = place_order()
+    # when staff open "Cancelar pedido"
+    html = admin_client.get(f"/admin/orders/order/{order.public_id}/action/cancel/").content.decode()
+    # then the way out says where it goes: beside "Cancelar pedido" a button "Cancelar" read as a second cancel
+    assert f'href="/admin/orders/order/{order.pk}/change/" class="closelink">Voltar ao pedido</a>' in html
+    assert ">Cancelar</a>" not in html
+    # and the confirmation names what goes back: everything paid, freight included, as nothing shipped
+    assert f"Confirmo o cancelamento e o reembolso de {format_brl(order.paid_amount)}" in html
 
 
 def test_pickup_order_goes_through_ready_then_picked_up(
@@ -209,10 +222,10 @@ def test_cancelling_a_partly_shipped_order_says_what_was_cancelled(admin_client:
     assert "Pedido cancelado." not in html
     order.refresh_from_db()
     assert order.status == "shipped"
-    # a whole cancellation keeps its short words
+    # a whole cancellation keeps its short words, with the sum that goes back
     whole = place_order(lines=[("CAF", 3590, 1)], freight=0)
     assert (
-        "Confirmo o cancelamento (o valor pago é reembolsado)"
+        "Confirmo o cancelamento e o reembolso de R$ 35,90"
         in admin_client.get(_action(whole, "cancel")).content.decode()
     )
     response = admin_client.post(_action(whole, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
@@ -276,7 +289,7 @@ def test_a_line_sent_back_in_a_return_reads_devolvido_in_the_items(admin_client:
     html = _page(admin_client, order)
     section = html.split('id="lines-group"')[1].split("</fieldset>")[0]
     statuses = re.findall(r'<td class="field-status"><p>([^<]*)</p></td>', section)
-    assert statuses == ["Devolvido", "Enviado"]
+    assert statuses == ["Devolvido", "Entregue"]  # the earring was delivered: the buyer's page says so too
 
 
 def test_split_and_merge_move_only_what_is_left_to_send(admin_client: Client, place_order) -> None:

@@ -76,6 +76,8 @@ def test_staff_approve_receive_and_refund_from_the_action_page(place_order) -> N
     request.refresh_from_db()
     assert (request.status, request.refund_amount, request.staff_note) == ("refunded", 3000, "Envie pelos Correios")
     assert [a.type for a in Adjustment.objects.filter(order=order)] == ["return", "refund"]
+    # the refund's reason (the buyer's refund e-mail "Motivo") says why, not "Devolução ret_6a8c…"
+    assert Adjustment.objects.get(order=order, type="refund").description == "Devolução: Produto com defeito"
 
 
 def test_a_wrong_step_is_refused_in_words_and_changes_nothing(place_order) -> None:
@@ -168,6 +170,19 @@ def test_the_step_page_names_its_buttons_by_the_next_action(place_order) -> None
     _step(client, order, request, "receive")
     html = client.get(url).content.decode()
     assert 'value="refund">Reembolsar</button>' in html and "Vazio: R$ 30,00" in html
+
+
+def test_the_step_page_shows_what_the_buyer_asked_not_the_requests_code(place_order) -> None:
+    # given a buyer's request to return 1 of the 2 shirts, in their words
+    order, request = _requested(place_order)
+    # when staff open "Devolução solicitada" to decide
+    html = _refunder().get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
+    # then the choice names the item and the reason, and the buyer's words are beside it (the page showed only
+    # "ret_… · Solicitada · Produto com defeito": what and why were on the order page's inline only)
+    line = order.lines.get()
+    label = f"1× {line.title} ({line.sku}) · Produto com defeito · Solicitada"
+    assert f'<option value="{request.public_id}" selected>{label}</option>' in html
+    assert "Comprador, em " in html and ": “Costura aberta”" in html
 
 
 def test_staff_return_is_offered_only_for_delivered_units_and_a_crafted_post_is_refused_in_words(

@@ -72,6 +72,7 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
         "pickups": 1,
         "pix_pending": 1,
         "refunds_pending": 0,
+        "returns_open": 0,
         "disputes_open": 0,
         "nfe_problems": 0,
         "low_stock": 1,
@@ -191,6 +192,44 @@ def test_refunds_of_orders_paid_outside_the_shop_count_until_settled(admin_clien
     assert {c.key: c.value for c in dashboard.counters}["refunds_pending"] == 1
 
 
+def test_returns_waiting_for_the_store_are_counted_and_listed(admin_client: Client) -> None:
+    from orders.services import (
+        fulfillment_event_create,
+        order_ship,
+        return_request_approve,
+        return_request_create,
+        return_request_receive,
+    )
+    from orders.types import LineQuantity
+
+    # given three delivered orders, each with a buyer's return: one just asked, one approved (the parcel is on its
+    # way back), one received (to refund)
+    requests = []
+    for sku in ("R-1", "R-2", "R-3"):
+        order = order_place_from_checkout(checkout=make_checkout(lines=[(sku, 3000, 1)], freight=0))
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now())
+        line = order.lines.get()
+        requests.append(
+            return_request_create(
+                order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason_code="defective"
+            )
+        )
+    return_request_approve(return_id=requests[1].public_id)
+    return_request_approve(return_id=requests[2].public_id)
+    return_request_receive(return_id=requests[2].public_id)
+    # when staff open the admin home
+    counters = {c.key: c for c in dashboard_get().counters}
+    # then the asked and the received ones wait for the store (no number said so: only the order page did)
+    assert counters["returns_open"].value == 2
+    html = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="counter-returns_open"' in html and "Devoluções a responder ou reembolsar" in html
+    listing = admin_client.get(counters["returns_open"].url).content.decode()
+    assert _rows(listing) == 2
+    assert requests[0].public_id in listing and requests[2].public_id in listing
+    assert requests[1].public_id not in listing
+
+
 def _steps(client: Client) -> dict[str, str] | None:
     """The first-steps list of the admin home: step → "true"/"false" (done), or None when not shown."""
     html = client.get("/admin/").content.decode()
@@ -248,3 +287,32 @@ def test_first_steps_list_only_what_the_staff_member_may_do(client: Client, djan
     nobody = django_user_model.objects.create_user("leitura", password="x", is_staff=True)
     client.force_login(nobody)
     assert _steps(client) is None
+
+
+def test_the_home_links_only_to_what_each_team_member_may_open(
+    admin_client: Client, client: Client, django_user_model
+) -> None:
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given the shop's staff groups, Ana in Atendimento and Eva in all three
+    three_orders()
+    call_command("create_staff_groups", verbosity=0)
+    ana = django_user_model.objects.create_user("ana", password="x", is_staff=True)
+    ana.groups.add(Group.objects.get(name="Atendimento"))
+    eva = django_user_model.objects.create_user("eva", password="x", is_staff=True)
+    eva.groups.add(*Group.objects.filter(name__in=["Atendimento", "Expedição", "Financeiro"]))
+    for member, absent in ((ana, {"pix_pending", "low_stock", "abandoned"}), (eva, {"low_stock", "abandoned"})):
+        client.force_login(member)
+        # when each opens the admin home
+        html = client.get("/admin/").content.decode()
+        dashboard = html.split('data-testid="dashboard"')[1].split("</figure>")[0]
+        # then every link on it opens (the Pix, stock, cart counters and "Nova venda" answered 403 "Sem permissão")
+        for href in re.findall(r'href="([^"]+)"', dashboard):
+            assert client.get(href.replace("&amp;", "&")).status_code == 200, (member.username, href)
+        assert 'data-testid="new-manual-order"' not in dashboard
+        assert 'data-testid="counter-to_ship"' in dashboard
+        assert not any(f'data-testid="counter-{key}"' in dashboard for key in absent), member.username
+    # and the owner still sees every counter and the manual sale
+    html = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="new-manual-order"' in html and 'data-testid="counter-low_stock"' in html

@@ -67,6 +67,9 @@ def test_the_nfe_list_reissues_the_selected_notes(admin_client, fiscal_store) ->
     document = FiscalDocument.objects.get()
     page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
     assert f'<a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a>' in page
+    # one "Pedido" column: the number, linked (the order's public id sat beside it under the same header)
+    assert page.count('<th scope="col" class="sortable column-order_link') == 1
+    assert "column-order_ref" not in page and f">{order.public_id}<" not in page
     Product.objects.update(ncm="09012100")
     response = admin_client.post(
         "/admin/fiscal/fiscaldocument/",

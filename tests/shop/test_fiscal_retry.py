@@ -74,6 +74,32 @@ def test_staff_type_the_missing_cpf_and_the_nfe_goes(
     assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]
 
 
+def test_correcting_the_cpf_after_the_nfe_was_authorized_says_the_note_keeps_the_old_one(
+    fiscal_store,  # noqa: F811
+    admin_client,
+) -> None:
+    # given a paid order whose NF-e is authorized with the buyer's CPF
+    order = paid_order()
+    document = FiscalDocument.objects.get()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document.refresh_from_db()
+    assert document.status == "authorized"
+    # when staff correct the CPF on the order
+    url = f"/admin/orders/order/{order.public_id}/action/buyer-tax-id/"
+    page = admin_client.post(url, {"tax_id": "390.533.447-05"}, follow=True).content.decode()
+    # then the order has the new one, and staff read that the authorized note does not ("salvo" alone read as if
+    # the NF-e had been corrected too)
+    order.refresh_from_db()
+    assert order.buyer_tax_id == "39053344705"
+    assert (
+        f"CPF/CNPJ do comprador salvo. A NF-e nº {document.number}, já autorizada, continua com o anterior "
+        "(529.982.247-25): o destinatário não se corrige por carta de correção; fale com o seu contador."
+    ) in page
+    # and the same CPF again changes nothing and warns of nothing
+    page = admin_client.post(url, {"tax_id": "39053344705"}, follow=True).content.decode()
+    assert "CPF/CNPJ do comprador salvo." in page and "já autorizada" not in page
+
+
 def test_saving_the_store_queues_the_retry_after_commit_and_calls_no_provider(
     fiscal_store,  # noqa: F811
     admin_client,
