@@ -53,14 +53,8 @@ def _next_number() -> int:
     statement at the end of a short transaction. One statement whatever the table holds: an upsert whose insert
     (an empty table: a new database, or one a test flushed) seeds the counter from the highest number already
     given (the unique index on the number answers MAX at once)."""
-    table = connection.ops.quote_name(OrderNumberCounter._meta.db_table)
-    orders = connection.ops.quote_name(Order._meta.db_table)
-    draw = (
-        f"INSERT INTO {table} (key, last) VALUES (%s, (SELECT COALESCE(MAX(number), %s) FROM {orders}) + 1) "  # noqa: S608
-        f"ON CONFLICT (key) DO UPDATE SET last = {table}.last + 1 RETURNING last"
-    )  # constant SQL, values bound
     with connection.cursor() as cursor:
-        cursor.execute(draw, [COUNTER_KEY, FIRST_NUMBER - 1])
+        cursor.execute(_draw_sql(), [COUNTER_KEY, FIRST_NUMBER - 1])
         row = cursor.fetchone()
     return int(row[0])
 
@@ -70,13 +64,18 @@ def order_number_draw(source: str) -> tuple[str, list[object]]:
     drawn only when the CTE `source` has a row (a card payment inserted in the same statement), else nothing drawn.
     Its value goes to `order_draft_from_checkout(number=…)` in the same transaction, so a rolled-back placement
     gives it back as before (issue 33: no gaps); one statement fewer on every card sale (issue 34)."""
+    return _draw_sql(f" WHERE EXISTS (SELECT 1 FROM {source})"), [COUNTER_KEY, FIRST_NUMBER - 1]  # noqa: S608
+
+
+def _draw_sql(condition: str = " WHERE TRUE") -> str:
+    """The counter's upsert (params: key, the number before the first); `condition` filters its one row (SQLite
+    needs a WHERE in an upsert's SELECT to parse ON CONFLICT as the upsert's)."""
     table = connection.ops.quote_name(OrderNumberCounter._meta.db_table)
     orders = connection.ops.quote_name(Order._meta.db_table)
-    draw = (
-        f"INSERT INTO {table} (key, last) SELECT %s, (SELECT COALESCE(MAX(number), %s) FROM {orders}) + 1"  # noqa: S608
-        f" WHERE EXISTS (SELECT 1 FROM {source}) ON CONFLICT (key) DO UPDATE SET last = {table}.last + 1 RETURNING last"
+    return (
+        f"INSERT INTO {table} (key, last) SELECT %s, (SELECT COALESCE(MAX(number), %s) FROM {orders}) + 1{condition}"  # noqa: S608
+        f" ON CONFLICT (key) DO UPDATE SET last = {table}.last + 1 RETURNING last"
     )  # constant SQL, values bound
-    return draw, [COUNTER_KEY, FIRST_NUMBER - 1]
 
 
 def _validate(checkout: PlacedCheckout) -> None:
