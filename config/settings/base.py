@@ -243,6 +243,9 @@ SHOP_SERVE_MEDIA = env_bool("SHOP_SERVE_MEDIA", default=DEBUG)
 # Product photos: one thumbnail per photo, made once when the photo is saved.
 SHOP_IMAGE_MAX_BYTES = env_int("SHOP_IMAGE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
 THUMBNAIL_DEFAULT_STORAGE_ALIAS = "default"
+# Pillow only: easy-thumbnails' SVG reader needs reportlab and svglib, which the shop does not install; without
+# them it warned on every SVG (the demo's hero), which is shown as uploaded anyway (shop.catalog.images).
+THUMBNAIL_SOURCE_GENERATORS = ("easy_thumbnails.source_generators.pil_image",)
 SHOP_THUMBNAIL_OPTIONS = {"size": (480, 480), "crop": "smart", "quality": 85}  # the admin's thumbnail
 # What the storefront shows (product cards, the product gallery, cart lines), each at 1× and 2× for srcset.
 # Made once when a photo is saved (shop.catalog.images); pages read the stored names, never render one.
