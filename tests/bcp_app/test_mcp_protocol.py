@@ -293,14 +293,15 @@ def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
     transactional_db,
     settings,
 ) -> None:
-    # given a limit of 2 calls per minute for a caller identified by its (fresh) API key
+    # given a limit of 2 calls per hour for a caller identified by its (fresh) API key (an hour, not a minute: the
+    # windows are fixed, and on a loaded CI machine four calls could straddle a minute's end)
     from bcp_app.service.platforms import platform_create
 
-    settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "read": ("2/minute", "2/minute")}
+    settings.BCP_RATE_LIMITS = {**settings.BCP_RATE_LIMITS, "read": ("2/hour", "2/hour")}
     headers = {"authorization": f"Bearer {platform_create(name='Apressada').api_key}"}
     typed = tools_call("catalogue.list", {"query": "café"})
     bcp = tools_call("get_order", {"meta": {"ucp-agent": {"profile": "https://agente.example/p"}}, "id": "order_x"})
-    # when a third and a fourth call arrive within the minute
+    # when a third and a fourth call arrive within the hour
     first = raw_post(live_mcp.mcp_url, typed, headers=headers)
     raw_post(live_mcp.mcp_url, typed, headers=headers)
     limited_typed = raw_post(live_mcp.mcp_url, typed, headers=headers)
@@ -310,7 +311,7 @@ def test_rate_limit_uses_the_envelope_for_typed_tools_and_429_for_bcp(
     envelope = limited_typed.json()["result"]["structuredContent"]
     assert envelope["status"] == "error"
     assert envelope["error"]["code"] == "rate_limited"
-    assert 1 <= envelope["error"]["retry_after_seconds"] <= 60
+    assert 1 <= envelope["error"]["retry_after_seconds"] <= 3600
     assert limited_bcp.status_code == 429
     assert limited_bcp.json()["error"]["code"] == -32000
     assert limited_bcp.json()["error"]["data"]["code"] == "rate_limited"

@@ -331,9 +331,10 @@ def test_split_and_merge_move_only_what_is_left_to_send(admin_client: Client, pl
         {"expectation": later.public_id, f"qty_{cap.public_id}": "1", "description": "Segunda caixa"},
     )
     expectations = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
+    # (BCP Get Order keeps each expectation's promised units and says in its description what already left)
     assert [(e["description"], [i["quantity"] for i in e["line_items"]]) for e in expectations] == [
-        (first.description, [2]),
-        ("Chega depois", [2]),
+        ("Enviado", [2]),
+        ("1 de 2 unidades enviadas; falta enviar 1× Produto CAM (Chega depois)", [2]),
         ("Segunda caixa", [1]),
     ]
     # "Juntar previsões" lists only the two with something to send

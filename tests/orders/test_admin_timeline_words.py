@@ -20,8 +20,8 @@ from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
 
-# The modules that write order timeline events: `timeline(order, "kind", …)`, `OrderEvent(…, kind="kind")` and
-# `order_event_record(…, kind="kind")`.
+# The modules that write order timeline events: `timeline(order, "kind", …)`, `OrderEvent(…, kind="kind")`,
+# `new_row(OrderEvent, …, kind="kind")` and `order_event_record(…, kind="kind")`.
 WRITERS = [
     *Path(orders.services.__file__).parent.glob("*.py"),
     Path(shop.freight.labels.__file__),
@@ -34,8 +34,8 @@ def _written_kinds() -> set[str]:
     for path in WRITERS:
         source = path.read_text()
         kinds |= set(re.findall(r'\btimeline\(\s*\w+,\s*"(\w+)"', source))
-        kinds |= set(re.findall(r'\b(?:OrderEvent|order_event_record|order_event_row)\([^)]*?\bkind="(\w+)"', source,
-                                re.S))  # fmt: skip
+        writers = r"\b(?:OrderEvent|order_event_record|order_event_row|new_row)\("
+        kinds |= set(re.findall(writers + r'[^)]*?\bkind="(\w+)"', source, re.S))
     return kinds
 
 
