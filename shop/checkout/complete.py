@@ -68,6 +68,7 @@ from payments.services import (
     card_payment_charge,
     card_payment_record,
     card_payment_record_unclaimed,
+    pix_charge_revoke_for_reference,
     pix_due_charge_ensure,
 )
 from shop.checkout.boleto import boleto_problem, complete_boleto
@@ -707,6 +708,10 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                 save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
                 return _refresh(checkout_id)
             unreserve(checkout, list(begun.lines.all()))
+            # A Pix charge the checkout showed before this card (step 1 detached it) must not stay payable with no
+            # link from the checkout, which now shows the card: revoked as an update away from Pix revokes it
+            # (rows now, the PSP cancel after commit); a Pix paid meanwhile is refunded by the settlement.
+            pix_charge_revoke_for_reference(reference=checkout_id)
             content = (result.message if result is not None else "") or _("Pagamento recusado.")
             failed = err("payment_failed", content, INSTRUMENT_PATH)
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
