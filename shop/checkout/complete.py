@@ -554,6 +554,12 @@ def _begin_transaction(
             lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
             checkout.status = stored  # each move below records `checkout.status` as its start (save_status)
             if chosen.type == "card":
+                if is_pix(previous_instrument):
+                    # The checkout leaves Pix for the card: its Pix charge must not stay payable with no link from
+                    # the checkout, whatever the gateway answers (declined, the checkout shows the card; approved,
+                    # a second payment). Revoked as an update away from Pix revokes it (shop/checkout/charge.py:
+                    # rows now, the PSP cancel after commit); a Pix paid before that is settled or refunded.
+                    pix_charge_revoke_for_reference(reference=checkout.public_id)
                 attached, checkout.payment_txid = checkout.payment_txid, ""  # "no payment attached yet"
                 if reserve_and_save_status(checkout, lines, ev, STATUS_IN_PROGRESS, "payment_pending"):
                     return checkout  # stock, checkout and event in one statement
@@ -708,10 +714,6 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                 save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
                 return _refresh(checkout_id)
             unreserve(checkout, list(begun.lines.all()))
-            # A Pix charge the checkout showed before this card (step 1 detached it) must not stay payable with no
-            # link from the checkout, which now shows the card: revoked as an update away from Pix revokes it
-            # (rows now, the PSP cancel after commit); a Pix paid meanwhile is refunded by the settlement.
-            pix_charge_revoke_for_reference(reference=checkout_id)
             content = (result.message if result is not None else "") or _("Pagamento recusado.")
             failed = err("payment_failed", content, INSTRUMENT_PATH)
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])

@@ -125,13 +125,14 @@ def test_declined_card_gives_the_stock_back_with_the_reason(pagarme: FakePagarme
     assert _stock() == 5
 
 
-def test_a_card_declined_on_a_checkout_with_a_pix_charge_revokes_that_charge_bcp_pay_05(
+def test_a_card_complete_on_a_checkout_with_a_pix_charge_revokes_that_charge_bcp_pay_05(
     pagarme: FakePagarmeServer,
 ) -> None:
     """BCP-PAY-05/06, PIX.md (QA walk): a card complete detaches the checkout's Pix charge in step 1; declined, the
     charge stayed active at the PSP with no link from the checkout, its QR still payable. Declined, the checkout
     shows the card and no Pix (shop/checkout/charge.py: only a ready Pix checkout carries an active charge), so the
-    charge is revoked (rows now, the PSP cancel after commit), as an update away from Pix revokes it."""
+    charge is revoked when the complete moves the checkout to the card (rows now, the PSP cancel after commit), as an
+    update away from Pix revokes it; approved, no second payment is left open either."""
     pix = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
     checkout = _ready(pix)
     charge = PixCharge.objects.get(reference=checkout.public_id)
@@ -146,6 +147,11 @@ def test_a_card_declined_on_a_checkout_with_a_pix_charge_revokes_that_charge_bcp
     assert (charge.status, charge.status_reason) == ("revoked", "canceled")
     assert pix_charge_active_for_reference(checkout.public_id) is None
     assert _stock() == 5
+    # and approved (another checkout), the order is placed by card and no Pix of it is left to pay twice
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    approved = checkout_create(data=replace(data, payment=PaymentInput(instruments=(pix,)))).checkout
+    assert _complete(approved, card(1)).checkout.status == "completed"
+    assert pix_charge_active_for_reference(approved.public_id) is None
 
 
 def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_read(pagarme: FakePagarmeServer) -> None:
