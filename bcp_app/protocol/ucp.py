@@ -447,7 +447,11 @@ def _totals(totals: Any) -> Any:
     return out
 
 
-def _messages(messages: Any) -> Any:
+def _messages(messages: Any, *, error_response: bool = False) -> Any:
+    """Messages in 2026-01-11's shapes. An Error Response (`ucp.status` "error": no resource, e.g. an order this
+    platform may not read) keeps BCP's `unrecoverable` (BCP §5.1, §7): 2026-01-11 defines no Error Response, and
+    UCP's, from 2026-04-08 on, comes with `unrecoverable` ("no valid resource exists to act on"); a
+    `requires_buyer_input` there told the agent to hand the buyer over, who cannot fix it either."""
     if not isinstance(messages, list):
         return messages
     out = []
@@ -455,8 +459,8 @@ def _messages(messages: Any) -> Any:
         if not isinstance(m, dict):
             continue
         item = {k: v for k, v in m.items() if k not in ("presentation", "image_url", "url")}
-        if item.get("type") == "error" and item.get("severity") not in _SEVERITIES:
-            # 2026-01-11 has no `unrecoverable`: its own version_unsupported example hands the buyer over.
+        if item.get("type") == "error" and item.get("severity") not in _SEVERITIES and not error_response:
+            # 2026-01-11's checkout has no `unrecoverable`: its own version_unsupported example hands the buyer over.
             item["severity"] = "requires_buyer_input"
         out.append(item)
     return out
@@ -530,7 +534,7 @@ def checkout_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
     ucp = body.get("ucp") or {}
     out: dict[str, Any] = {"ucp": _envelope(ucp)}
     if ucp.get("status") == "error":
-        out["messages"] = _messages(body.get("messages"))
+        out["messages"] = _messages(body.get("messages"), error_response=True)
         if "continue_url" in body:
             out["continue_url"] = body["continue_url"]
         return out
@@ -612,7 +616,7 @@ def order_to_ucp(body: dict[str, Any]) -> dict[str, Any]:
         if name == "totals":
             value = _totals(value)
         elif name == "messages":
-            value = _messages(value)
+            value = _messages(value, error_response=ucp.get("status") == "error")
         elif name == "line_items" and isinstance(value, list):
             value = [_order_line(li) if isinstance(li, dict) else li for li in value]
         elif name == "adjustments" and isinstance(value, list):

@@ -68,6 +68,7 @@ from payments.services import (
     card_payment_charge,
     card_payment_record,
     card_payment_record_unclaimed,
+    pix_charge_revoke_for_reference,
     pix_due_charge_ensure,
 )
 from shop.checkout.boleto import boleto_problem, complete_boleto
@@ -552,6 +553,12 @@ def _begin_transaction(
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
             lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
             checkout.status = stored  # each move below records `checkout.status` as its start (save_status)
+            if chosen.type != "pix" and is_pix(previous_instrument):
+                # The checkout leaves Pix for the card or a boleto: its Pix charge must not stay payable with no link
+                # from the checkout, whatever the gateway answers (declined, the checkout shows the card; approved or
+                # issued, a second payment). Revoked as an update away from Pix revokes it (shop/checkout/charge.py:
+                # rows now, the PSP cancel after commit); a Pix paid before that is settled or refunded.
+                pix_charge_revoke_for_reference(reference=checkout.public_id)
             if chosen.type == "card":
                 attached, checkout.payment_txid = checkout.payment_txid, ""  # "no payment attached yet"
                 if reserve_and_save_status(checkout, lines, ev, STATUS_IN_PROGRESS, "payment_pending"):

@@ -185,8 +185,13 @@ def _plan_lines(
             price = int(getattr(stored, "unit_price", 0) or 0) or (fresh.price if fresh is not None else 0)
             planned.append(PlannedLine(public_id, None, sku, shown, "", price, quantity, False, False))
             continue
-        if quantity > MAX_LINE_QUANTITY:
-            quantity = MAX_LINE_QUANTITY
+        capped = quantity > MAX_LINE_QUANTITY
+        quantity = min(quantity, MAX_LINE_QUANTITY)
+        available = None if fresh.allow_backorder else remaining[variant.pk]
+        short = available is not None and 0 < available < quantity
+        # One `quantity_adjusted` per path, the one naming the final quantity (BCP §4.3, BCP-CHK-20): when the
+        # stock lowers a capped quantity further, its warning alone says what the line holds.
+        if capped and not short:
             messages.append(
                 CheckoutMessage(
                     type="warning",
@@ -195,12 +200,11 @@ def _plan_lines(
                     path=f"{path}.quantity",
                 )
             )
-        if not fresh.allow_backorder:
-            available = remaining[variant.pk]
+        if available is not None:
             if available <= 0:
                 messages.append(_err("out_of_stock", _("%(title)s está sem estoque.") % {"title": variant.title}, path))
                 unavailable.append(public_id)
-            elif quantity > available:
+            elif short:
                 quantity = available
                 messages.append(
                     CheckoutMessage(

@@ -161,12 +161,12 @@ def test_the_same_message_id_with_another_message_is_a_conflict_on_either_path(
             message_id = str(uuid.uuid4())
             assert _post(first, send_message(read, message_id=message_id), headers).status_code == 200
             conflict = _post(second, send_message(other, message_id=message_id), headers)
-            assert _error_code(conflict) == (-32602, "idempotency_conflict")
+            assert _error_code(conflict) == (-32000, "idempotency_conflict")
             # and the other way round: the read is the message that comes second
             message_id = str(uuid.uuid4())
             assert "result" in _post(second, send_message(other, message_id=message_id), headers).json()
             conflict = _post(first, send_message(read, message_id=message_id), headers)
-            assert _error_code(conflict) == (-32602, "idempotency_conflict")
+            assert _error_code(conflict) == (-32000, "idempotency_conflict")
 
 
 def test_a_read_whose_message_id_is_still_running_elsewhere_is_in_progress_until_its_lease_ends(
@@ -195,7 +195,7 @@ def test_a_read_whose_message_id_is_still_running_elsewhere_is_in_progress_until
         expires_at=now + timedelta(hours=48),
     )
     for base in servers:
-        assert _error_code(_post(base, body, headers)) == (-32602, "idempotency_in_progress")
+        assert _error_code(_post(base, body, headers)) == (-32000, "idempotency_in_progress")
     IdempotencyRecord.objects.filter(key=message["messageId"]).update(created_at=now - timedelta(minutes=3))
     answered = _post(servers[0], body, headers)
     assert answered.json()["result"]["message"]["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id

@@ -364,12 +364,13 @@ def test_repeated_message_id_returns_the_original_reply_bcp_a2a_07(server: LiveS
 
 def test_same_message_id_with_another_message_is_a_conflict_bcp_idem_05(server: LiveServer):
     """BCP-A2A-07: the messageId is the A2A agent's only key; the conflict names it, not an "idempotency key" the
-    agent never sent (QA walk)."""
+    agent never sent (QA walk). BCP-IDEM-05 / §5.4: the conflict is JSON-RPC -32000 as on MCP, not -32602 (the
+    params are valid; the agent must send another messageId), since A2A defines no code of its own for it."""
     rpc(server.a2a_url, send_message([{"text": "olá"}], message_id="m-1"))
 
     code, message, metadata = error_of(rpc(server.a2a_url, send_message([{"text": "oi"}], message_id="m-1")))
 
-    assert (code, metadata["code"]) == (-32602, "idempotency_conflict")
+    assert (code, metadata["code"]) == (-32000, "idempotency_conflict")
     said = "Este messageId já foi usado com outra mensagem; envie a nova mensagem com outro messageId."
     assert (message, metadata["content"]) == (said, said)
 

@@ -16,7 +16,7 @@ from google.protobuf.json_format import MessageToDict
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.transports.a2a.actions import lines_matching, writable_state
 from bcp_app.transports.a2a.messages import agent_message, brl, data_part, intify, parse_intent, reply_text, to_proto
-from bcp_app.transports.a2a.server import a2a_error, check_headers
+from bcp_app.transports.a2a.server import ServerError, a2a_error, check_headers
 
 EXTENSION = "https://bcp.dev.br/draft/specification/reference"
 HEADERS = {"a2a-version": "1.0", "a2a-extensions": EXTENSION, "bcp-agent": 'profile="https://agent.example/p.json"'}
@@ -185,11 +185,13 @@ def test_protocol_errors_map_to_a2a_errors_with_the_bcp_code():
     unreachable = a2a_error(ProtocolError("profile_unreachable", "Fora do ar."))
     internal = a2a_error(ProtocolError("internal_error", "Erro."))
     limited = a2a_error(ProtocolError("rate_limited", "Devagar.", retry_after=7))
+    key_required = a2a_error(ProtocolError("idempotency_key_required", "Envie a chave."))
 
     assert (type(conflict), conflict.data) == (
-        InvalidParamsError,
+        ServerError,  # JSON-RPC -32000 (BCP-IDEM-05), as MCP answers it
         {"code": "idempotency_conflict", "content": "Já usada."},
     )
     assert (type(unreachable), unreachable.message) == (InvalidRequestError, "Fora do ar.")
     assert type(internal) is InternalError
     assert limited.data == {"code": "rate_limited", "content": "Devagar.", "retry_after": "7"}
+    assert type(key_required) is InvalidParamsError  # BCP-IDEM-02: -32602, as on MCP

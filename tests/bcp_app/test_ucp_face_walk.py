@@ -277,6 +277,22 @@ def test_an_unknown_checkout_or_order_is_404_in_ucps_shape(client: Client, ucp_h
         assert [m["code"] for m in body["messages"]] == ["not_found"]
 
 
+def test_an_order_read_refused_or_unknown_is_unrecoverable_as_on_bcp_bcp_ord_02_03(
+    client: Client, ucp_headers: dict[str, str]
+) -> None:
+    """BCP-ORD-02/03, BCP §7: `unauthorized` and `not_found` are `unrecoverable` (QA walk: the UCP face said
+    `requires_buyer_input`, a hand-off to a buyer who cannot fix it either). 2026-01-11 has no Error Response;
+    UCP's, from 2026-04-08 on, has `unrecoverable` for "no valid resource exists to act on"."""
+    anonymous = {"UCP-Agent": ucp_headers["UCP-Agent"]}  # no API key: no order may be read
+    refused = client.get("/ucp/v1/orders/order_x", headers=anonymous).json()
+    unknown = client.get("/ucp/v1/orders/order_unknown", headers=ucp_headers).json()
+    checkout = client.get("/ucp/v1/checkout-sessions/chk_unknown", headers=ucp_headers).json()
+    assert [(m["code"], m["severity"]) for m in refused["messages"]] == [("unauthorized", "unrecoverable")]
+    assert [(m["code"], m["severity"]) for m in unknown["messages"]] == [("not_found", "unrecoverable")]
+    assert [(m["code"], m["severity"]) for m in checkout["messages"]] == [("not_found", "unrecoverable")]
+    assert refused["ucp"]["status"] == "error"
+
+
 def test_a_protocol_error_carries_the_ucp_member(client: Client) -> None:
     answer = client.get("/ucp/v1/checkout-sessions/chk_x")
     assert answer.status_code == 400

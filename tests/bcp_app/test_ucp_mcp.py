@@ -95,7 +95,8 @@ def test_tools_are_the_openrpc_methods_of_ucp_2026_01_11(platform: UcpPlatform) 
         async with mcp_client(platform.url, headers=platform.headers) as client:
             return await client.list_tools()
 
-    listed = {tool.name: tool.input_schema for tool in run(go).tools}
+    tools = run(go).tools
+    listed = {tool.name: tool.input_schema for tool in tools}
     assert sorted(listed) == [
         "cancel_checkout",
         "complete_checkout",
@@ -106,6 +107,10 @@ def test_tools_are_the_openrpc_methods_of_ucp_2026_01_11(platform: UcpPlatform) 
     ]
     assert listed["complete_checkout"]["required"] == ["id", "idempotency_key"]
     assert listed["update_checkout"]["required"] == ["id", "checkout"]
+    # BCP-MCP-02 (QA walk): complete_checkout said "(Pix: br.dev.bcp.pix)" only, though the card (with parcelamento)
+    # and boleto complete through it too, as the BCP face's description says
+    described = {tool.name: tool.description for tool in tools}
+    assert "cartão" in described["complete_checkout"] and "boleto" in described["complete_checkout"]
 
 
 def test_a_ucp_platform_buys_with_pix_over_ucp_mcp(platform: UcpPlatform) -> None:

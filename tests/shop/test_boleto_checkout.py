@@ -19,7 +19,8 @@ from orders.services import order_refund
 from payments.boleto.codes import barcode_from_line
 from payments.boleto.service import boleto_expire_due, boleto_settle_confirmed, business_days_after
 from payments.card.pagarme import PagarmeGateway
-from payments.models import BoletoPayment, BoletoRefund, CardWebhookEvent
+from payments.models import BoletoPayment, BoletoRefund, CardWebhookEvent, PixCharge
+from payments.selectors import pix_charge_active_for_reference
 from payments.services import boleto_refund_mark_transferred
 from payments.signals import boleto_settled
 from payments.tasks import reconcile_card_payments, sweep_boletos
@@ -71,6 +72,27 @@ def _post_hook(pagarme: FakePagarmeServer, charge_id: str, *, hook_id: str = "ho
         "/payments/card/webhook", data=json.dumps(body), content_type="application/json",
         HTTP_AUTHORIZATION=webhook_authorization(),
     )  # fmt: skip
+
+
+def test_a_boleto_complete_on_a_checkout_with_a_pix_charge_revokes_that_charge_bcp_pay_05(
+    pagarme: FakePagarmeServer,
+) -> None:
+    """BCP-PAY-05 (QA walk, as for the card): a boleto complete moved the checkout off Pix and left its Pix charge
+    active at the PSP, its QR payable beside the boleto. Revoked when the complete leaves Pix."""
+    make_variant(price=10000, stock=5)
+    make_shipping()
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    data = replace(data, buyer=replace(data.buyer, tax_id="529.982.247-25") if data.buyer else None)
+    pix = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
+    checkout = checkout_create(data=replace(data, payment=PaymentInput(instruments=(pix,)))).checkout
+    assert PixCharge.objects.get(reference=checkout.public_id).status == "active"
+
+    result = _complete(checkout)
+
+    assert result.checkout.status == "complete_in_progress"
+    assert BoletoPayment.objects.get().reference == checkout.public_id
+    assert pix_charge_active_for_reference(checkout.public_id) is None
+    assert PixCharge.objects.get(reference=checkout.public_id).status == "revoked"
 
 
 def test_complete_with_boleto_issues_it_due_in_the_store_business_days_and_holds_the_stock(

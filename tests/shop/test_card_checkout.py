@@ -17,7 +17,8 @@ from orders.models import Adjustment, Order
 from orders.services import order_cancel, order_refund
 from payments.card.pagarme import PagarmeGateway
 from payments.installments import InstallmentPolicy, plan_for
-from payments.models import CardPayment, CardRefund
+from payments.models import CardPayment, CardRefund, PixCharge
+from payments.selectors import pix_charge_active_for_reference
 from payments.services import card_payment_charge
 from shop.checkout.complete import _begin
 from shop.checkout.core import ANY_OWNER
@@ -122,6 +123,35 @@ def test_declined_card_gives_the_stock_back_with_the_reason(pagarme: FakePagarme
         "Saldo ou limite insuficiente. Use outro cartão ou pague com Pix."
     ]
     assert _stock() == 5
+
+
+def test_a_card_complete_on_a_checkout_with_a_pix_charge_revokes_that_charge_bcp_pay_05(
+    pagarme: FakePagarmeServer,
+) -> None:
+    """BCP-PAY-05/06, PIX.md (QA walk): a card complete detaches the checkout's Pix charge in step 1; declined, the
+    charge stayed active at the PSP with no link from the checkout, its QR still payable. Declined, the checkout
+    shows the card and no Pix (shop/checkout/charge.py: only a ready Pix checkout carries an active charge), so the
+    charge is revoked when the complete moves the checkout to the card (rows now, the PSP cancel after commit), as an
+    update away from Pix revokes it; approved, no second payment is left open either."""
+    pix = InstrumentInput(id="instr_1", handler_id="pix_recebedor_001", type="pix")
+    checkout = _ready(pix)
+    charge = PixCharge.objects.get(reference=checkout.public_id)
+    assert (charge.status, Checkout.objects.get(pk=checkout.pk).payment_txid) == ("active", "")
+    assert _stock() == 4  # held for the Pix charge
+
+    result = _complete(checkout, card(1, "tok_declined_51"))
+
+    assert result.checkout.status == "incomplete"
+    assert [m.code for m in result.messages if m.type == "error"] == ["payment_failed"]
+    charge.refresh_from_db()
+    assert (charge.status, charge.status_reason) == ("revoked", "canceled")
+    assert pix_charge_active_for_reference(checkout.public_id) is None
+    assert _stock() == 5
+    # and approved (another checkout), the order is placed by card and no Pix of it is left to pay twice
+    data = full_input(LineInput("SKU-CAFE-500G", 1), option="pac")
+    approved = checkout_create(data=replace(data, payment=PaymentInput(instruments=(pix,)))).checkout
+    assert _complete(approved, card(1)).checkout.status == "completed"
+    assert pix_charge_active_for_reference(approved.public_id) is None
 
 
 def test_a_card_retried_after_a_decline_is_a_new_attempt_known_from_the_lock_read(pagarme: FakePagarmeServer) -> None:

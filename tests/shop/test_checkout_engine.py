@@ -136,6 +136,21 @@ def test_quantity_above_stock_is_capped_with_warning_bcp_chk_20():
     assert (warning.type, warning.path, warning.severity) == ("warning", "$.line_items[0].quantity", "")
 
 
+def test_quantity_above_the_cap_and_the_stock_has_one_warning_naming_the_final_quantity_bcp_chk_20():
+    """BCP §4.3 / BCP-CHK-20 (QA walk): 1000 units with 36 in stock said "limitada a 999" and then "só temos 36" at
+    the same path; one `quantity_adjusted` per path, the one that tells what the line now holds."""
+    make_variant(stock=36)
+    make_variant("SKU-FARTO", stock=5000)
+    lines = (LineInput("SKU-CAFE-500G", 1000), LineInput("SKU-FARTO", 1000))
+    result = checkout_create(data=CheckoutInput(lines=lines))
+    assert [line.quantity for line in result.checkout.lines.all()] == [36, 999]
+    adjusted = [(m.path, m.content) for m in result.messages if m.code == "quantity_adjusted"]
+    assert adjusted == [
+        ("$.line_items[0].quantity", "Só temos 36 unidades de Produto SKU-CAFE-500G; a quantidade foi ajustada."),
+        ("$.line_items[1].quantity", "Quantidade limitada a 999 por item."),
+    ]
+
+
 def test_two_lines_of_same_variant_share_the_stock():
     make_variant(stock=3)
     result = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 2), LineInput("SKU-CAFE-500G", 2))))

@@ -29,7 +29,9 @@ from typing import Any
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
+from a2a.server.jsonrpc_models import JSONRPCError
 from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers.response_helpers import EXCEPTION_MAP
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import (
@@ -49,6 +51,8 @@ from a2a.types import (
     TaskPushNotificationConfig,
 )
 from a2a.utils.errors import (
+    A2A_ERROR_REASONS,
+    JSON_RPC_ERROR_CODE_MAP,
     A2AError,
     ExtensionSupportRequiredError,
     InternalError,
@@ -211,12 +215,32 @@ def _message_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return ("message", *loc)
 
 
+class ServerError(A2AError):
+    """JSON-RPC -32000 (implementation-defined server error): BCP §5.4 / BCP-IDEM-05/06's code for
+    `idempotency_conflict` and `idempotency_in_progress`. A2A 1.0 defines no code for them, and the request is
+    valid (-32602 told the agent to fix its params, when it must use another messageId or wait)."""
+
+    message = "Server error"
+
+
+# The SDK renders an A2AError through these tables by its exact type (an unlisted one would be -32603
+# 'UNKNOWN_ERROR'): our one extra type is registered beside A2A's own.
+JSON_RPC_ERROR_CODE_MAP[ServerError] = -32000
+EXCEPTION_MAP[ServerError] = JSONRPCError
+A2A_ERROR_REASONS[ServerError] = "SERVER_ERROR"
+
+# The idempotency errors answered with -32000 as on MCP (BCP §5.4); `idempotency_key_required` stays -32602.
+_SERVER_ERRORS = frozenset({"idempotency_conflict", "idempotency_in_progress"})
+
+
 def a2a_error(error: ProtocolError) -> A2AError:
     """A BCP protocol error as an A2A JSON-RPC error (BCP.md §18 (3)); the BCP code travels in `data`."""
     data: dict[str, Any] = {"code": error.code, "content": error.content}
     if error.retry_after is not None:
         data["retry_after"] = str(error.retry_after)
-    if error.code.startswith("idempotency_") or error.jsonrpc_code == -32602:
+    if error.code in _SERVER_ERRORS:
+        return ServerError(message=error.content, data=data)
+    if error.jsonrpc_code == -32602:
         return InvalidParamsError(message=error.content, data=data)
     if error.jsonrpc_code == -32603:
         return InternalError(message=error.content, data=data)

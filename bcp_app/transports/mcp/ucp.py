@@ -157,7 +157,8 @@ def _specs() -> list[UcpToolSpec]:
         ),
         UcpToolSpec(
             "complete_checkout",
-            "Conclui o checkout com o instrumento escolhido em payment (Pix: br.dev.bcp.pix); exige idempotency_key.",
+            "Conclui o checkout com o instrumento escolhido em payment, de um handler de checkout.payment.handlers "
+            "(Pix, cartão com parcelas, boleto); exige idempotency_key.",
             {"id": ID_SCHEMA, "payment": OBJECT, "idempotency_key": UUID_SCHEMA},
             ("id", "idempotency_key"),
             _complete_arguments,
