@@ -125,6 +125,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             credit_amount=data.get("credit_amount") or 0,
             actor=actor,
         )
+        if data.get("refund_amount") and not refund_goes_through_psp(order):
+            return f"{_('Devolução registrada.')} {offline_refund_message(data['refund_amount'])}"
         return str(_("Devolução registrada."))
     if slug == "split":
         when = data.get("fulfillable_on")
@@ -172,6 +174,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             actor=actor,
             known_refunds=data.get("known_refunds"),
         )
+        if not refund_goes_through_psp(order):
+            return offline_refund_message(-adjustment.amount)
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
     if slug == "expectation":
         when = data.get("fulfillable_on")
@@ -200,7 +204,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
         return str(_("Pedido cancelado."))
     if slug == "return-request":
-        return _return_request_step(data, actor)
+        return _return_request_step(order, data, actor)
     if slug == "buyer-tax-id":
         previous = order.buyer_tax_id
         saved = order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
@@ -226,6 +230,19 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     return str(_("E-mail reenviado."))
 
 
+def offline_refund_message(amount: int) -> str:
+    """After a refund of an order paid outside the shop (manual sale, balcão): no payment provider will send the
+    money, so staff are told to pay it themselves and then record it (QA walk: "Reembolso de R$ 30,00 solicitado"
+    read as if the shop's system would pay it)."""
+    return str(
+        _(
+            "Reembolso de %(amount)s registrado, a pagar pela loja: este pedido foi pago fora da loja, então nenhum "
+            "sistema devolve o dinheiro. Devolva %(amount)s ao comprador (Pix, dinheiro ou transferência) e depois "
+            "use “Marcar como reembolsado (fora da loja)” neste pedido."
+        )
+    ) % {"amount": format_brl(amount)}
+
+
 # A step the request had already passed when the service locked it: nothing changed (no event, no e-mail), so the
 # page says so instead of repeating the success message — also for two clicks at the same instant.
 _NOTHING_CHANGED = {
@@ -236,7 +253,7 @@ _NOTHING_CHANGED = {
 }
 
 
-def _return_request_step(data: dict, actor: str) -> str:
+def _return_request_step(order: Order, data: dict, actor: str) -> str:
     return_id, step = data["request"], data["step"]
     if step == "approve":
         done = return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
@@ -254,4 +271,6 @@ def _return_request_step(data: dict, actor: str) -> str:
         }
         if not done.request.refund_amount:  # the service asked for no refund at all: say that, not "R$ 0,00 asked"
             success = str(_("Devolução encerrada sem reembolso."))
+        elif not refund_goes_through_psp(order):
+            success = offline_refund_message(done.request.refund_amount)
     return success if done.changed else str(_NOTHING_CHANGED[step])

@@ -176,11 +176,15 @@ def test_delivered_offers_only_shipped_quantities(admin_client: Client, place_or
 
 def test_refund_refusals_are_in_portuguese(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)], freight=800)
-    html = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"}).content.decode()
+    html = admin_client.post(
+        _action(order, "refund"), {"amount": "38,01", "reason": "x", "confirm": "on"}
+    ).content.decode()
     assert "Não é possível reembolsar R$ 38,01: só R$ 38,00 do valor pago pode ser reembolsado." in html
-    html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x"}).content.decode()
+    html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x", "confirm": "on"}).content.decode()
     assert "O valor deve ser maior que zero." in html
-    html = admin_client.post(_action(order, "refund"), {"amount": "dez", "reason": "x"}).content.decode()
+    html = admin_client.post(
+        _action(order, "refund"), {"amount": "dez", "reason": "x", "confirm": "on"}
+    ).content.decode()
     assert "Valor inválido: use reais e centavos, por exemplo 35,90." in html
     assert order.adjustments.count() == 0
 
@@ -362,3 +366,53 @@ def test_an_expectation_emptied_by_a_cancel_is_not_offered_to_split_or_merge(adm
         expectation_merge(order_id=order.public_id, expectation_ids=[first.public_id, later.public_id])
     assert error.value.field == "expectation_ids[1]"
     assert error.value.message == "A previsão “Chega depois” não tem mais nada a cumprir: seus itens foram cancelados."
+
+
+def test_refund_asks_for_a_tick_naming_the_amount_and_changes_nothing_without_it(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: "Reembolsar" sent the money on one click, while "Cancelar pedido" asks "Confirmo o cancelamento e o
+    reembolso de R$ …". Without the tick nothing is refunded, the page says which sum it is about and the tick
+    names it."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    assert (
+        "Confirmo o reembolso do valor informado acima" in admin_client.get(_action(order, "refund")).content.decode()
+    )
+    response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Marque “Confirmo o reembolso de R$ 10,00” para reembolsar; nada foi reembolsado." in html
+    assert '<label for="id_confirm">Confirmo o reembolso de R$ 10,00' in html
+    assert order.adjustments.count() == 0
+    response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria", "confirm": "on"})
+    assert response.status_code == 302
+    assert list(order.adjustments.values_list("type", "amount")) == [("refund", -1000)]
+
+
+def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themselves(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: on a counter sale ("pago fora da loja") the refund read "Reembolso de R$ 30,00 solicitado", as if a
+    payment provider would send it; nobody will. The message and the order's "Valores" say staff pay it and then
+    mark it paid."""
+    order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    response = admin_client.post(
+        _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Reembolso de R$ 30,00 registrado, a pagar pela loja: este pedido foi pago fora da loja, então nenhum sistema "
+        "devolve o dinheiro. Devolva R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois use “Marcar "
+        "como reembolsado (fora da loja)” neste pedido."
+    ]
+    assert "Reembolso em andamento: -R$ 30,00" in _page(admin_client, order)
+    assert (
+        "Pago fora da loja: a loja devolve R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois usa "
+        "“Marcar como reembolsado (fora da loja)”."
+    ) in _page(admin_client, order)
+    # a Pix order's refund goes through the PSP: no such words
+    pix = place_order(lines=[("CAF", 5000, 1)], freight=0)
+    response = admin_client.post(
+        _action(pix, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == ["Reembolso de R$ 30,00 solicitado."]
+    assert "Pago fora da loja" not in _page(admin_client, pix)
