@@ -522,11 +522,14 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         form = form_class(request.POST if request.method == "POST" else None, order=order, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
-                message = perform_action(slug, order, form, request.user.get_username())
+                warnings: list[str] = []
+                message = perform_action(slug, order, form, request.user.get_username(), warnings)
             except OrderError as error:
                 form.add_service_error(error)
             else:
                 self.message_user(request, message, messages.SUCCESS)
+                for warning in warnings:
+                    self.message_user(request, warning, messages.WARNING)
                 return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
         context = {
             **self.admin_site.each_context(request),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.extras import order_extras
 from orders.labels import tax_id_text
 from orders.models import Order, OrderStatus, ReturnRequest
+from orders.selectors import orders_sharing_tracking
 from orders.services import (
     adjustment_mark_refund_result,
     adjustment_settle_offline,
@@ -101,8 +103,13 @@ def available_actions(order: Order) -> list[str]:
     return offered
 
 
-def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
+def perform_action(
+    slug: str, order: Order, form: forms.OrderActionForm, actor: str, warnings: list[str] | None = None
+) -> str:
+    """Run the action's service; returns the success message. `warnings` gets what staff should check although
+    the action went through (a tracking code already on another order)."""
     data = form.cleaned_data
+    warnings = [] if warnings is None else warnings
     if slug == "tracking-fix":
         event = order_tracking_correct(
             order_id=order.public_id,
@@ -112,6 +119,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             tracking_url=data.get("tracking_url", ""),
             actor=actor,
         )
+        warnings.extend(_tracking_warnings(event.tracking_number, order))
         return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
             "code": event.tracking_number
         }
@@ -160,6 +168,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         )
         if not event.tracking_number:
             return str(_("Envio registrado (sem código de rastreio)."))
+        warnings.extend(_tracking_warnings(event.tracking_number, order))
         return str(_("Envio registrado: %(code)s")) % {"code": event.tracking_number}
     if slug == "deliver":
         order_mark_delivered(
@@ -228,6 +237,28 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         return str(_("Nota adicionada."))
     order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
     return str(_("E-mail reenviado."))
+
+
+def _tracking_warnings(code: str, order: Order) -> list[str]:
+    """A code already on another order is accepted but named (QA walk: the same code went on two orders without a
+    word; a typo or a label stuck on the wrong parcel, and the buyer follows someone else's delivery). Not refused:
+    a carrier may carry two orders of one buyer in one parcel."""
+    numbers = orders_sharing_tracking(code, order=order)
+    if not numbers:
+        return []
+    others = ", ".join(f"#{number}" for number in numbers)
+    return [
+        str(
+            ngettext(
+                "Atenção: o código de rastreio %(code)s também está no pedido %(orders)s. Confira se o código está "
+                "certo; se for outro, use “Corrigir rastreio”.",
+                "Atenção: o código de rastreio %(code)s também está nos pedidos %(orders)s. Confira se o código está "
+                "certo; se for outro, use “Corrigir rastreio”.",
+                len(numbers),
+            )
+        )
+        % {"code": code, "orders": others}
+    ]
 
 
 def offline_refund_message(amount: int) -> str:

@@ -416,3 +416,55 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     )
     assert [str(m) for m in response.context["messages"]] == ["Reembolso de R$ 30,00 solicitado."]
     assert "Pago fora da loja" not in _page(admin_client, pix)
+
+
+def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_naming_it(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: one code went on two orders without a word (a typo, or a label stuck on the wrong parcel: the buyer
+    follows someone else's delivery). Not refused — a carrier may carry two orders of one buyer in one parcel —
+    but the page warns, naming the other order; a code corrected away no longer counts."""
+    first = place_order(lines=[("CAM", 3000, 1)])
+    order_ship(order_id=first.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    second = place_order(lines=[("CAM", 3000, 1)])
+    line = second.lines.get()
+    response = admin_client.post(
+        _action(second, "ship"),
+        {"tracking_number": "br 123456785 br", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert [(m.level_tag, str(m)) for m in response.context["messages"]] == [
+        ("success", "Envio registrado: BR123456785BR"),
+        (
+            "warning",
+            f"Atenção: o código de rastreio BR123456785BR também está no pedido #{first.number}. Confira se o código "
+            "está certo; se for outro, use “Corrigir rastreio”.",
+        ),
+    ]
+    assert FulfillmentEvent.objects.filter(order=second, type="shipped", tracking_number="BR123456785BR").exists()
+    # the second order's code corrected to its own: no warning, and the first order's is no longer shared
+    shipment = FulfillmentEvent.objects.get(order=second, type="shipped")
+    response = admin_client.post(
+        _action(second, "tracking-fix"), {"event": shipment.public_id, "tracking_number": "AA473124829GB"}, follow=True
+    )
+    assert [m.level_tag for m in response.context["messages"]] == ["success"]
+    third = place_order(lines=[("CAM", 3000, 1)])
+    line = third.lines.get()
+    response = admin_client.post(
+        _action(third, "ship"),
+        {"tracking_number": "AA473124829GB", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert [str(m) for m in response.context["messages"]][1:] == [
+        f"Atenção: o código de rastreio AA473124829GB também está no pedido #{second.number}. Confira se o código "
+        "está certo; se for outro, use “Corrigir rastreio”."
+    ]
+    # and the second order's old code, corrected away, names only the first order now
+    fourth = place_order(lines=[("CAM", 3000, 1)])
+    line = fourth.lines.get()
+    response = admin_client.post(
+        _action(fourth, "ship"),
+        {"tracking_number": "BR123456785BR", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert f"também está no pedido #{first.number}." in [str(m) for m in response.context["messages"]][1]
