@@ -207,11 +207,18 @@ def perform_action(
             "amount": format_brl(-adjustment.amount)
         }
     if slug == "cancel":
-        order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
+        cancel = order_cancel(
+            order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor
+        )
         order.refresh_from_db(fields=["status"])
         if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
-            return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
-        return str(_("Pedido cancelado."))
+            done = str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
+        else:
+            done = str(_("Pedido cancelado."))
+        refund = order.adjustments.filter(type="refund", pk__gt=cancel.pk).first()  # the one the cancel wrote
+        if refund is not None and not refund_goes_through_psp(order):
+            return f"{done} {offline_refund_message(-refund.amount)}"
+        return done
     if slug == "return-request":
         return _return_request_step(order, data, actor)
     if slug == "buyer-tax-id":

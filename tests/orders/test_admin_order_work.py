@@ -409,6 +409,13 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
         "Pago fora da loja: a loja devolve R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois usa "
         "“Marcar como reembolsado (fora da loja)”."
     ) in _page(admin_client, order)
+    # cancelling such an order says it too, for the refund the cancel wrote (R$ 20,00 left)
+    response = admin_client.post(_action(order, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Pedido cancelado. Reembolso de R$ 20,00 registrado, a pagar pela loja: este pedido foi pago fora da loja, "
+        "então nenhum sistema devolve o dinheiro. Devolva R$ 20,00 ao comprador (Pix, dinheiro ou transferência) e "
+        "depois use “Marcar como reembolsado (fora da loja)” neste pedido."
+    ]
     # a Pix order's refund goes through the PSP: no such words
     pix = place_order(lines=[("CAF", 5000, 1)], freight=0)
     response = admin_client.post(
