@@ -176,12 +176,12 @@ def refund_confirm_missing(amount: int) -> str:
     }
 
 
-def _posted_amount(form: forms.Form) -> int | None:
+def _posted_amount(form: forms.Form, name: str = "amount") -> int | None:
     """The amount a bound form carries, if it reads as one (the field's own parsing); None otherwise."""
-    if not form.is_bound or "amount" not in form.fields:
+    if not form.is_bound or name not in form.fields:
         return None
     try:
-        value = form.fields["amount"].clean(form.data.get("amount"))
+        value = form.fields[name].clean(form.data.get(name))
     except forms.ValidationError:
         return None
     return int(value) if value else None
@@ -385,6 +385,8 @@ class ReturnForm(OrderActionForm):
             "paid": format_brl(order.paid_amount),
             "refunded": format_brl(max(0, order.paid_amount - refundable)),
         }
+        if posted := _posted_amount(self, "refund_amount"):  # the page drawn again: the tick names the sum typed
+            self.fields["confirm"].label = refund_confirm_label(posted)
 
     def _initial_units(self, line: OrderLine) -> int:
         value = self.fields[f"qty_{line.public_id}"].initial or 0
@@ -395,6 +397,8 @@ class ReturnForm(OrderActionForm):
         required=False,
         help_text=_("Crédito na loja em vez de dinheiro de volta; aparece na página do pedido."),
     )
+    # Money back moves money: the tick of "Reembolsar", asked only when a refund is filled in (a swap needs none).
+    confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def _within_paid(self, name: str) -> int:
         amount = self.cleaned_data.get(name) or 0
@@ -415,6 +419,8 @@ class ReturnForm(OrderActionForm):
         cleaned = super().clean()
         if cleaned.get("refund_amount") and cleaned.get("credit_amount"):
             self.add_error("credit_amount", _("Escolha reembolso por Pix ou vale-troca, não os dois."))
+        if (amount := cleaned.get("refund_amount")) and not cleaned.get("confirm"):
+            self.add_error("confirm", refund_confirm_missing(amount))
         return cleaned
 
     def reason_text(self) -> str:
