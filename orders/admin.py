@@ -58,6 +58,7 @@ from orders.selectors import order_search, orders_money_summary, orders_paid_bet
 from orders.services import (
     order_mark_delivered,
 )
+from orders.services.adjustments import refund_goes_through_psp
 from orders.summary import installments_text, money_rows
 
 
@@ -353,11 +354,23 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         rows = money_rows(order, list(order.adjustments.all()), staff=True)[len(order.totals) :]
         if not rows:
             return "—"
-        return format_html_join(
+        html = format_html_join(
             "",
             '<div class="money-{}">{}: {}</div>',
             ((row.kind, row.label, format_brl(row.amount)) for row in rows),
         )
+        pending = next((row for row in rows if row.kind == "refund_pending"), None)
+        if pending is not None and not refund_goes_through_psp(order):
+            # Paid outside the shop: nobody else pays this refund back (QA walk: staff waited for it).
+            html += format_html(
+                '<div class="money-offline-note help">{}</div>',
+                _(
+                    "Pago fora da loja: a loja devolve %(amount)s ao comprador (Pix, dinheiro ou transferência) e "
+                    "depois usa “Marcar como reembolsado (fora da loja)”."
+                )
+                % {"amount": format_brl(-pending.amount)},
+            )
+        return html
 
     @admin.display(description=_("totais"))
     def totals_display(self, order: Order) -> str:
@@ -509,11 +522,14 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         form = form_class(request.POST if request.method == "POST" else None, order=order, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
-                message = perform_action(slug, order, form, request.user.get_username())
+                warnings: list[str] = []
+                message = perform_action(slug, order, form, request.user.get_username(), warnings)
             except OrderError as error:
                 form.add_service_error(error)
             else:
                 self.message_user(request, message, messages.SUCCESS)
+                for warning in warnings:
+                    self.message_user(request, warning, messages.WARNING)
                 return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
         context = {
             **self.admin_site.each_context(request),

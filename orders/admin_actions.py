@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.extras import order_extras
 from orders.labels import tax_id_text
 from orders.models import Order, OrderStatus, ReturnRequest
+from orders.selectors import orders_sharing_tracking
 from orders.services import (
     adjustment_mark_refund_result,
     adjustment_settle_offline,
@@ -101,8 +103,13 @@ def available_actions(order: Order) -> list[str]:
     return offered
 
 
-def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: str) -> str:
+def perform_action(
+    slug: str, order: Order, form: forms.OrderActionForm, actor: str, warnings: list[str] | None = None
+) -> str:
+    """Run the action's service; returns the success message. `warnings` gets what staff should check although
+    the action went through (a tracking code already on another order)."""
     data = form.cleaned_data
+    warnings = [] if warnings is None else warnings
     if slug == "tracking-fix":
         event = order_tracking_correct(
             order_id=order.public_id,
@@ -112,6 +119,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             tracking_url=data.get("tracking_url", ""),
             actor=actor,
         )
+        warnings.extend(_tracking_warnings(event.tracking_number, order))
         return str(_("Código de rastreio corrigido: %(code)s. O comprador foi avisado.")) % {
             "code": event.tracking_number
         }
@@ -125,6 +133,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             credit_amount=data.get("credit_amount") or 0,
             actor=actor,
         )
+        if data.get("refund_amount") and not refund_goes_through_psp(order):
+            return f"{_('Devolução registrada.')} {offline_refund_message(data['refund_amount'])}"
         return str(_("Devolução registrada."))
     if slug == "split":
         when = data.get("fulfillable_on")
@@ -158,6 +168,7 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
         )
         if not event.tracking_number:
             return str(_("Envio registrado (sem código de rastreio)."))
+        warnings.extend(_tracking_warnings(event.tracking_number, order))
         return str(_("Envio registrado: %(code)s")) % {"code": event.tracking_number}
     if slug == "deliver":
         order_mark_delivered(
@@ -172,6 +183,8 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             actor=actor,
             known_refunds=data.get("known_refunds"),
         )
+        if not refund_goes_through_psp(order):
+            return offline_refund_message(-adjustment.amount)
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
     if slug == "expectation":
         when = data.get("fulfillable_on")
@@ -194,13 +207,20 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
             "amount": format_brl(-adjustment.amount)
         }
     if slug == "cancel":
-        order_cancel(order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor)
+        cancel = order_cancel(
+            order_id=order.public_id, reason=data["reason"], restock=data.get("restock", False), actor=actor
+        )
         order.refresh_from_db(fields=["status"])
         if order.status != OrderStatus.CANCELED:  # what had shipped stays: "Pedido cancelado." next to "Enviado"
-            return str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
-        return str(_("Pedido cancelado."))
+            done = str(_("Cancelado o que não tinha sido enviado; o que já foi enviado continua no pedido."))
+        else:
+            done = str(_("Pedido cancelado."))
+        refund = order.adjustments.filter(type="refund", pk__gt=cancel.pk).first()  # the one the cancel wrote
+        if refund is not None and not refund_goes_through_psp(order):
+            return f"{done} {offline_refund_message(-refund.amount)}"
+        return done
     if slug == "return-request":
-        return _return_request_step(data, actor)
+        return _return_request_step(order, data, actor)
     if slug == "buyer-tax-id":
         previous = order.buyer_tax_id
         saved = order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
@@ -226,6 +246,41 @@ def perform_action(slug: str, order: Order, form: forms.OrderActionForm, actor: 
     return str(_("E-mail reenviado."))
 
 
+def _tracking_warnings(code: str, order: Order) -> list[str]:
+    """A code already on another order is accepted but named (QA walk: the same code went on two orders without a
+    word; a typo or a label stuck on the wrong parcel, and the buyer follows someone else's delivery). Not refused:
+    a carrier may carry two orders of one buyer in one parcel."""
+    numbers = orders_sharing_tracking(code, order=order)
+    if not numbers:
+        return []
+    others = ", ".join(f"#{number}" for number in numbers)
+    return [
+        str(
+            ngettext(
+                "Atenção: o código de rastreio %(code)s também está no pedido %(orders)s. Confira se o código está "
+                "certo; se for outro, use “Corrigir rastreio”.",
+                "Atenção: o código de rastreio %(code)s também está nos pedidos %(orders)s. Confira se o código está "
+                "certo; se for outro, use “Corrigir rastreio”.",
+                len(numbers),
+            )
+        )
+        % {"code": code, "orders": others}
+    ]
+
+
+def offline_refund_message(amount: int) -> str:
+    """After a refund of an order paid outside the shop (manual sale, balcão): no payment provider will send the
+    money, so staff are told to pay it themselves and then record it (QA walk: "Reembolso de R$ 30,00 solicitado"
+    read as if the shop's system would pay it)."""
+    return str(
+        _(
+            "Reembolso de %(amount)s registrado, a pagar pela loja: este pedido foi pago fora da loja, então nenhum "
+            "sistema devolve o dinheiro. Devolva %(amount)s ao comprador (Pix, dinheiro ou transferência) e depois "
+            "use “Marcar como reembolsado (fora da loja)” neste pedido."
+        )
+    ) % {"amount": format_brl(amount)}
+
+
 # A step the request had already passed when the service locked it: nothing changed (no event, no e-mail), so the
 # page says so instead of repeating the success message — also for two clicks at the same instant.
 _NOTHING_CHANGED = {
@@ -236,7 +291,7 @@ _NOTHING_CHANGED = {
 }
 
 
-def _return_request_step(data: dict, actor: str) -> str:
+def _return_request_step(order: Order, data: dict, actor: str) -> str:
     return_id, step = data["request"], data["step"]
     if step == "approve":
         done = return_request_approve(return_id=return_id, note=data.get("note", ""), actor=actor)
@@ -254,4 +309,6 @@ def _return_request_step(data: dict, actor: str) -> str:
         }
         if not done.request.refund_amount:  # the service asked for no refund at all: say that, not "R$ 0,00 asked"
             success = str(_("Devolução encerrada sem reembolso."))
+        elif not refund_goes_through_psp(order):
+            success = offline_refund_message(done.request.refund_amount)
     return success if done.changed else str(_NOTHING_CHANGED[step])

@@ -166,17 +166,51 @@ class DeliveredForm(OrderActionForm):
     description = forms.CharField(label=_("Descrição"), max_length=255, required=False, initial="Entregue")
 
 
+def refund_confirm_label(amount: int) -> str:
+    return str(_("Confirmo o reembolso de %(amount)s")) % {"amount": format_brl(amount)}
+
+
+def refund_confirm_missing(amount: int) -> str:
+    return str(_("Marque “Confirmo o reembolso de %(amount)s” para reembolsar; nada foi reembolsado.")) % {
+        "amount": format_brl(amount)
+    }
+
+
+def _posted_amount(form: forms.Form, name: str = "amount") -> int | None:
+    """The amount a bound form carries, if it reads as one (the field's own parsing); None otherwise."""
+    if not form.is_bound or name not in form.fields:
+        return None
+    try:
+        value = form.fields[name].clean(form.data.get(name))
+    except forms.ValidationError:
+        return None
+    return int(value) if value else None
+
+
 class RefundForm(OrderActionForm):
     amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
     # How many refunds the order had when the page was drawn: a refund a colleague registers meanwhile refuses this
     # one (order_refund compares it with the order locked) instead of sending the money twice.
     known_refunds = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+    # Money leaves the shop: as "Cancelar pedido", a tick that names the sum (QA walk: one click refunded). Not
+    # required by the field, so that clean() can say which amount it is about.
+    confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
         self.fields["known_refunds"].initial = refund_count(order)
         self._refundable_help()
+        amount = _posted_amount(self)
+        if amount:  # the page drawn again (an error): the tick names the sum typed
+            self.fields["confirm"].label = refund_confirm_label(amount)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        amount = data.get("amount")
+        if amount and not data.get("confirm"):
+            self.add_error("confirm", refund_confirm_missing(amount))
+        return data
 
     def _refundable_help(self) -> None:
         self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
@@ -351,6 +385,8 @@ class ReturnForm(OrderActionForm):
             "paid": format_brl(order.paid_amount),
             "refunded": format_brl(max(0, order.paid_amount - refundable)),
         }
+        if posted := _posted_amount(self, "refund_amount"):  # the page drawn again: the tick names the sum typed
+            self.fields["confirm"].label = refund_confirm_label(posted)
 
     def _initial_units(self, line: OrderLine) -> int:
         value = self.fields[f"qty_{line.public_id}"].initial or 0
@@ -361,6 +397,8 @@ class ReturnForm(OrderActionForm):
         required=False,
         help_text=_("Crédito na loja em vez de dinheiro de volta; aparece na página do pedido."),
     )
+    # Money back moves money: the tick of "Reembolsar", asked only when a refund is filled in (a swap needs none).
+    confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def _within_paid(self, name: str) -> int:
         amount = self.cleaned_data.get(name) or 0
@@ -381,6 +419,8 @@ class ReturnForm(OrderActionForm):
         cleaned = super().clean()
         if cleaned.get("refund_amount") and cleaned.get("credit_amount"):
             self.add_error("credit_amount", _("Escolha reembolso por Pix ou vale-troca, não os dois."))
+        if (amount := cleaned.get("refund_amount")) and not cleaned.get("confirm"):
+            self.add_error("confirm", refund_confirm_missing(amount))
         return cleaned
 
     def reason_text(self) -> str:
@@ -492,7 +532,7 @@ class ReturnRequestStepForm(OrderActionForm):
         "refund": _("Reembolsar"),
     }
     NEXT_STEPS = {"requested": ("approve", "reject"), "approved": ("receive", "reject"), "received": ("refund",)}
-    STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount"}}
+    STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount", "confirm"}}
     submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
     step = forms.ChoiceField(label=_("Passo"), choices=list(BUTTONS.items()))
@@ -510,6 +550,8 @@ class ReturnRequestStepForm(OrderActionForm):
             "Vazio: o valor pago pelos itens, descontos do pedido rateados (na desistência de tudo, também o frete)."
         ),
     )
+    # "Reembolsar" moves money: the same tick as the order's refund, naming the sum (clean() refuses without it).
+    confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
@@ -538,16 +580,24 @@ class ReturnRequestStepForm(OrderActionForm):
                 "who": chosen.get_requested_by_display(),
                 "words": f": “{chosen.reason}”" if chosen.reason else "",
             }
+        self.chosen = chosen
         steps = self.NEXT_STEPS[chosen.status] if chosen is not None else tuple(self.BUTTONS)
         self.submit_buttons = [(step, str(self.BUTTONS[step])) for step in steps]
         # Only the fields the offered steps read: an amount typed before "Reembolsar" would be dropped unseen (QA).
         # A value posted anyway (from a page that offered every step) stays, for clean() to refuse it.
         used: set[str] = set().union(*(self.STEP_FIELDS[step] for step in steps))
-        for name in ("note", "restock", "amount"):
+        for name in ("note", "restock", "amount", "confirm"):
             if name not in used and not (self.is_bound and self.data.get(name)):
                 del self.fields[name]
         if "amount" not in self.fields:
             return
+        posted = _posted_amount(self)
+        if "confirm" in self.fields and (amount := self._refund_amount(posted)):
+            # The default named until staff type a sum (then the page drawn again names that one).
+            label = refund_confirm_label(amount)
+            self.fields["confirm"].label = (
+                label if posted else _("%(label)s (ou do valor informado acima)") % {"label": label}
+            )
         hint = self.fields["amount"].help_text
         if chosen is not None and chosen.status == "received":
             hint = _("Vazio: %(amount)s, o valor pago pelos itens (descontos do pedido rateados).") % {
@@ -566,4 +616,17 @@ class ReturnRequestStepForm(OrderActionForm):
                 "amount",
                 _("O valor só vale no passo “Reembolsar”, depois de confirmar o recebimento; deixe vazio agora."),
             )
+        if data.get("step") == "refund" and not data.get("confirm"):
+            amount = self._refund_amount(data.get("amount"))
+            if amount:  # nothing to confirm when no money moves ("Devolução encerrada sem reembolso")
+                self.add_error("confirm" if "confirm" in self.fields else None, refund_confirm_missing(amount))
         return data
+
+    def _refund_amount(self, typed: int | None) -> int:
+        """What "Reembolsar" would give back: the sum typed, else the default of the chosen received request."""
+        if typed is not None:
+            return typed
+        chosen = self.chosen
+        if chosen is None or chosen.status != "received":
+            return 0
+        return return_refund_suggestion(chosen, self.order)

@@ -33,7 +33,8 @@ from django.utils.translation import gettext_lazy
 
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label, units_text
-from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, ReturnRequest
+from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, OrderLine, ReturnRequest
+from orders.net_value import item_discount, lines_net_value
 from orders.selectors import return_window_days
 from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
 
@@ -295,6 +296,28 @@ def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[Fulfillmen
     return event, adjustment
 
 
+def _refunded_items(order: Order, lines: list[OrderLine], refund: Adjustment | None) -> list[tuple[str, int, int]]:
+    """What a refund was for, as (title, quantity, amount): the units it names at what the buyer paid for them (list
+    price less their share of the discount, `orders.net_value`, the rule a return's refund follows), then whatever
+    else the refund gave back or kept (the freight of a withdrawal, a sum staff chose) as one row, so the rows add
+    up to the refunded amount. Empty for a refund that names no items."""
+    if refund is None or not refund.line_items:
+        return []
+    by_id = {line.public_id: line for line in lines}
+    bought = [(line.public_id, line.unit_price, line.quantity_original) for line in lines]
+    discount = item_discount(order.totals or [])
+    rows: list[tuple[str, int, int]] = []
+    for item in refund.line_items:
+        line = by_id.get(item["id"])
+        quantity = abs(int(item["quantity"]))
+        if line is not None and quantity:
+            rows.append((line.title, quantity, lines_net_value(bought, discount, {line.public_id: quantity})))
+    rest = -refund.amount - sum(amount for _title, _quantity, amount in rows)
+    if rows and rest:
+        rows.append(("", 0, rest))  # the templates name it in the buyer's language
+    return rows
+
+
 def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
     event, adjustment = _event_and_adjustment(order, kind, ref)
     lines = list(order.lines.all())
@@ -333,8 +356,17 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
             for line in lines
             if line.quantity_original
         ]
+    elif kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines):
+        # Units returned or cancelled are at 0 in the order: the buyer reads the items as bought, which the subtotal
+        # still counts (the QA walk's refund after a return said "Itens:" over an empty list).
+        items = [
+            (line.title, line.sku, line.quantity_original, line.unit_price * line.quantity_original)
+            for line in lines
+            if line.quantity_original
+        ]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
+    refunded_items = _refunded_items(order, lines, adjustment) if kind == "refunded" else []
     contact = _address(settings.DEFAULT_FROM_EMAIL)
     context = {
         "order": order,
@@ -357,6 +389,8 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         else None,
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
+        "refunded_items": refunded_items,
+        "bought_items": kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines),
         "permalink_url": order.permalink_url,
         "tracking_corrected": event is not None and event.type == FulfillmentEventType.TRACKING_CORRECTED,
         "shop_name": settings.SHOP_NAME,

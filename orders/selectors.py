@@ -36,6 +36,7 @@ from orders.models import (
     AdjustmentStatus,
     AdjustmentType,
     FulfillmentEvent,
+    FulfillmentEventType,
     FulfillmentExpectation,
     Order,
     OrderEvent,
@@ -824,3 +825,33 @@ def orders_money_summary(queryset: QuerySet[Order], *, method_label: Any) -> lis
         whole = sums[None]
         rows.append(MoneySummary(label=_("Total"), net=whole["paid"] - whole["refunded"], **whole))
     return rows
+
+
+def orders_sharing_tracking(tracking_number: str, *, order: Order) -> list[int]:
+    """Numbers of the other orders whose shipment carries `tracking_number` now (as stored: upper case, no
+    spaces; a code later corrected away does not count), lowest first: staff entering a code already used are
+    warned, as one parcel per order is the rule (a carrier reusing a code across a split shipment is the
+    exception they can tell). Two statements: the candidates by the indexed code, then their corrections."""
+    if not tracking_number:
+        return []
+    candidates = list(
+        FulfillmentEvent.objects.filter(
+            tracking_number=tracking_number,
+            type__in=(FulfillmentEventType.SHIPPED, FulfillmentEventType.TRACKING_CORRECTED),
+        )
+        .exclude(order_id=order.pk)
+        .select_related("order")[:50]
+    )
+    if not candidates:
+        return []
+    shipment_ids = {event.corrects_id or event.pk for event in candidates}
+    corrections = list(FulfillmentEvent.objects.filter(corrects_id__in=shipment_ids))
+    numbers: set[int] = set()
+    for event in candidates:
+        shipment_pk = event.corrects_id or event.pk
+        latest = [c for c in corrections if c.corrects_id == shipment_pk]
+        # the code the shipment carries now (summary.current_tracking's rule, without loading the shipment)
+        now = max(latest, key=lambda e: (e.occurred_at, e.pk)) if latest else event
+        if now.pk == event.pk:
+            numbers.add(event.order.number)
+    return sorted(numbers)

@@ -40,6 +40,12 @@ def test_staff_cancel_an_offline_order_and_mark_its_refund_as_given_back(live_se
             expect(page.locator("[data-testid=counter-refunds_pending] [data-role=value]")).to_have_text("1")
             page.click("[data-testid=counter-refunds_pending]")
             page.click(f"text=#{order.number}")
+            # the order's Valores say who pays it back (QA walk: staff waited for a refund nobody would send),
+            # and the words fit a phone
+            expect(page.locator(".money-offline-note")).to_contain_text("Pago fora da loja: a loja devolve R$ 50,00")
+            page.set_viewport_size({"width": 360, "height": 800})
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.set_viewport_size({"width": 1280, "height": 800})
             page.click("a.orders-action:has-text('Marcar como reembolsado (fora da loja)')")
             page.check("input[name=means][value=dinheiro]")
             page.fill("#id_note", "Devolvido no balcão, recibo 17")

@@ -52,6 +52,7 @@ def test_return_with_restock_and_pix_refund_in_the_browser(live_server, transact
             page.select_option("#id_condition", "novo")
             page.check("#id_restock")
             page.fill("#id_refund_amount", "42,90")
+            page.check("#id_confirm")  # money back: the tick, as "Reembolsar" asks
             page.click("input[name=_submit]")
             expect(page.locator("ul.messagelist")).to_contain_text("Devolução registrada.")
             # and the buyer's page tells it

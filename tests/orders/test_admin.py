@@ -170,7 +170,8 @@ def test_mark_delivered_refund_cancel_note_resend(admin_client, place_order):
     shipment = {"tracking_number": "BR123456785BR", "carrier": "Correios", f"qty_{line.public_id}": "1"}
     assert admin_client.post(_action(order, "ship"), shipment).status_code == 302
     assert admin_client.post(_action(order, "deliver"), {f"qty_{line.public_id}": "1"}).status_code == 302
-    assert admin_client.post(_action(order, "refund"), {"amount": "10,50", "reason": "Avaria"}).status_code == 302
+    refund = {"amount": "10,50", "reason": "Avaria", "confirm": "on"}
+    assert admin_client.post(_action(order, "refund"), refund).status_code == 302
     assert Adjustment.objects.get(order=order, type="refund").amount == -1050
     assert admin_client.post(_action(order, "note"), {"text": "Ligar para a cliente"}).status_code == 302
     assert OrderEvent.objects.get(order=order, kind="note").internal is True
@@ -186,7 +187,7 @@ def test_mark_delivered_refund_cancel_note_resend(admin_client, place_order):
 
 def test_refund_more_than_paid_shows_the_error(admin_client, place_order):
     order = place_order(lines=[("CAM", 3000, 1)], freight=800)
-    response = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"})
+    response = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x", "confirm": "on"})
     assert response.status_code == 200
     assert "R$ 38,00" in response.content.decode()
     assert Adjustment.objects.count() == 0
@@ -210,7 +211,7 @@ def test_shipping_staff_cannot_refund_and_refunding_staff_cannot_ship(place_orde
     shipper = _staff_with("view_order", "ship_order")
     refunder = _staff_with("view_order", "refund_order")
     assert shipper.get(_action(order, "ship")).status_code == 200
-    assert shipper.post(_action(order, "refund"), {"amount": "1,00", "reason": "x"}).status_code == 403
+    assert shipper.post(_action(order, "refund"), {"amount": "1,00", "reason": "x", "confirm": "on"}).status_code == 403
     assert refunder.get(_action(order, "refund")).status_code == 200
     assert refunder.post(_action(order, "ship"), {"tracking_number": "BR123456785BR"}).status_code == 403
     assert Adjustment.objects.count() == 0 and FulfillmentEvent.objects.count() == 0
@@ -251,7 +252,7 @@ def test_orders_cannot_be_added_or_deleted(admin_client, place_order):
 
 def test_refund_result_page_records_a_manual_refund(admin_client, place_order):
     order = place_order(payment_type="card")
-    admin_client.post(_action(order, "refund"), {"amount": "5,00", "reason": "Cartão"})
+    admin_client.post(_action(order, "refund"), {"amount": "5,00", "reason": "Cartão", "confirm": "on"})
     refund = Adjustment.objects.get(order=order, type="refund")
     assert refund.status == "pending"
     response = admin_client.post(

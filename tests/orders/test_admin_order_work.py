@@ -176,11 +176,15 @@ def test_delivered_offers_only_shipped_quantities(admin_client: Client, place_or
 
 def test_refund_refusals_are_in_portuguese(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)], freight=800)
-    html = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"}).content.decode()
+    html = admin_client.post(
+        _action(order, "refund"), {"amount": "38,01", "reason": "x", "confirm": "on"}
+    ).content.decode()
     assert "Não é possível reembolsar R$ 38,01: só R$ 38,00 do valor pago pode ser reembolsado." in html
-    html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x"}).content.decode()
+    html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x", "confirm": "on"}).content.decode()
     assert "O valor deve ser maior que zero." in html
-    html = admin_client.post(_action(order, "refund"), {"amount": "dez", "reason": "x"}).content.decode()
+    html = admin_client.post(
+        _action(order, "refund"), {"amount": "dez", "reason": "x", "confirm": "on"}
+    ).content.decode()
     assert "Valor inválido: use reais e centavos, por exemplo 35,90." in html
     assert order.adjustments.count() == 0
 
@@ -363,3 +367,112 @@ def test_an_expectation_emptied_by_a_cancel_is_not_offered_to_split_or_merge(adm
         expectation_merge(order_id=order.public_id, expectation_ids=[first.public_id, later.public_id])
     assert error.value.field == "expectation_ids[1]"
     assert error.value.message == "A previsão “Chega depois” não tem mais nada a cumprir: seus itens foram cancelados."
+
+
+def test_refund_asks_for_a_tick_naming_the_amount_and_changes_nothing_without_it(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: "Reembolsar" sent the money on one click, while "Cancelar pedido" asks "Confirmo o cancelamento e o
+    reembolso de R$ …". Without the tick nothing is refunded, the page says which sum it is about and the tick
+    names it."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=800)
+    assert (
+        "Confirmo o reembolso do valor informado acima" in admin_client.get(_action(order, "refund")).content.decode()
+    )
+    response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Marque “Confirmo o reembolso de R$ 10,00” para reembolsar; nada foi reembolsado." in html
+    assert '<label for="id_confirm">Confirmo o reembolso de R$ 10,00' in html
+    assert order.adjustments.count() == 0
+    response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria", "confirm": "on"})
+    assert response.status_code == 302
+    assert list(order.adjustments.values_list("type", "amount")) == [("refund", -1000)]
+
+
+def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themselves(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: on a counter sale ("pago fora da loja") the refund read "Reembolso de R$ 30,00 solicitado", as if a
+    payment provider would send it; nobody will. The message and the order's "Valores" say staff pay it and then
+    mark it paid."""
+    order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    response = admin_client.post(
+        _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Reembolso de R$ 30,00 registrado, a pagar pela loja: este pedido foi pago fora da loja, então nenhum sistema "
+        "devolve o dinheiro. Devolva R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois use “Marcar "
+        "como reembolsado (fora da loja)” neste pedido."
+    ]
+    assert "Reembolso em andamento: -R$ 30,00" in _page(admin_client, order)
+    assert (
+        "Pago fora da loja: a loja devolve R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois usa "
+        "“Marcar como reembolsado (fora da loja)”."
+    ) in _page(admin_client, order)
+    # cancelling such an order says it too, for the refund the cancel wrote (R$ 20,00 left)
+    response = admin_client.post(_action(order, "cancel"), {"reason": "Desistiu", "confirm": "on"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Pedido cancelado. Reembolso de R$ 20,00 registrado, a pagar pela loja: este pedido foi pago fora da loja, "
+        "então nenhum sistema devolve o dinheiro. Devolva R$ 20,00 ao comprador (Pix, dinheiro ou transferência) e "
+        "depois use “Marcar como reembolsado (fora da loja)” neste pedido."
+    ]
+    # a Pix order's refund goes through the PSP: no such words
+    pix = place_order(lines=[("CAF", 5000, 1)], freight=0)
+    response = admin_client.post(
+        _action(pix, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == ["Reembolso de R$ 30,00 solicitado."]
+    assert "Pago fora da loja" not in _page(admin_client, pix)
+
+
+def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_naming_it(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: one code went on two orders without a word (a typo, or a label stuck on the wrong parcel: the buyer
+    follows someone else's delivery). Not refused — a carrier may carry two orders of one buyer in one parcel —
+    but the page warns, naming the other order; a code corrected away no longer counts."""
+    first = place_order(lines=[("CAM", 3000, 1)])
+    order_ship(order_id=first.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    second = place_order(lines=[("CAM", 3000, 1)])
+    line = second.lines.get()
+    response = admin_client.post(
+        _action(second, "ship"),
+        {"tracking_number": "br 123456785 br", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert [(m.level_tag, str(m)) for m in response.context["messages"]] == [
+        ("success", "Envio registrado: BR123456785BR"),
+        (
+            "warning",
+            f"Atenção: o código de rastreio BR123456785BR também está no pedido #{first.number}. Confira se o código "
+            "está certo; se for outro, use “Corrigir rastreio”.",
+        ),
+    ]
+    assert FulfillmentEvent.objects.filter(order=second, type="shipped", tracking_number="BR123456785BR").exists()
+    # the second order's code corrected to its own: no warning, and the first order's is no longer shared
+    shipment = FulfillmentEvent.objects.get(order=second, type="shipped")
+    response = admin_client.post(
+        _action(second, "tracking-fix"), {"event": shipment.public_id, "tracking_number": "AA473124829GB"}, follow=True
+    )
+    assert [m.level_tag for m in response.context["messages"]] == ["success"]
+    third = place_order(lines=[("CAM", 3000, 1)])
+    line = third.lines.get()
+    response = admin_client.post(
+        _action(third, "ship"),
+        {"tracking_number": "AA473124829GB", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert [str(m) for m in response.context["messages"]][1:] == [
+        f"Atenção: o código de rastreio AA473124829GB também está no pedido #{second.number}. Confira se o código "
+        "está certo; se for outro, use “Corrigir rastreio”."
+    ]
+    # and the second order's old code, corrected away, names only the first order now
+    fourth = place_order(lines=[("CAM", 3000, 1)])
+    line = fourth.lines.get()
+    response = admin_client.post(
+        _action(fourth, "ship"),
+        {"tracking_number": "BR123456785BR", "carrier": "Correios", f"qty_{line.public_id}": "1"},
+        follow=True,
+    )
+    assert f"também está no pedido #{first.number}." in [str(m) for m in response.context["messages"]][1]

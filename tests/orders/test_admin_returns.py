@@ -53,7 +53,9 @@ def _requested(place_order) -> tuple[Order, ReturnRequest]:
 
 def _step(client: Client, order: Order, request: ReturnRequest, step: str, **extra: str) -> str:
     response = client.post(f"/admin/orders/order/{order.public_id}/action/return-request/",
-                           {"request": request.public_id, "step": step, **extra}, follow=True)  # fmt: skip
+                           {"request": request.public_id, "step": step,
+                            # "Reembolsar" asks for the tick naming the sum (a test without it passes confirm="")
+                            **({"confirm": "on"} if step == "refund" else {}), **extra}, follow=True)  # fmt: skip
     assert response.status_code == 200
     return response.content.decode()
 
@@ -298,3 +300,39 @@ def test_the_return_form_suggests_what_was_paid_for_the_units_less_earlier_refun
         "R$ 51,00 (pago R$ 71,00 − já reembolsado R$ 20,00). Vazio: sem reembolso (troca)."
     ) in form
     assert "orders/return_refund.js" in form
+
+
+def test_the_return_refund_asks_for_a_tick_naming_the_amount(place_order) -> None:
+    """QA walk: the return's "Reembolsar" sent the money on one click (cancel asks for a tick naming the sum).
+    Without it nothing changes and the page names the sum: the default, or the one typed."""
+    order, request = _requested(place_order)
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive")
+    page = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
+    assert "Confirmo o reembolso de R$ 30,00 (ou do valor informado acima)" in page
+    html = _step(client, order, request, "refund", confirm="")
+    assert "Marque “Confirmo o reembolso de R$ 30,00” para reembolsar; nada foi reembolsado." in html
+    html = _step(client, order, request, "refund", confirm="", amount="25,00")
+    assert "Marque “Confirmo o reembolso de R$ 25,00” para reembolsar; nada foi reembolsado." in html
+    request.refresh_from_db()
+    assert request.status == "received"
+    assert not Adjustment.objects.filter(order=order, type="refund").exists()
+    assert "Reembolso de R$ 25,00 da devolução solicitado." in _step(client, order, request, "refund", amount="25,00")
+
+
+def test_a_return_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it(place_order) -> None:
+    order = place_order(payment_type="manual", lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now() - timedelta(1))
+    request = return_request_create(order_id=order.public_id, lines=[LineQuantity(order.lines.get().public_id, 1)],
+                                    reason_code="defective")  # fmt: skip
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive")
+    html = _step(client, order, request, "refund")
+    assert (
+        "Reembolso de R$ 30,00 registrado, a pagar pela loja: este pedido foi pago fora da loja, então nenhum sistema "
+        "devolve o dinheiro. Devolva R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois use “Marcar "
+        "como reembolsado (fora da loja)” neste pedido."
+    ) in html

@@ -48,7 +48,7 @@ def test_two_staff_refunding_the_same_complaint_send_the_money_once_and_the_seco
     assert _known_refunds(ana_page) == _known_refunds(bia_page) == "0"
     assert "Known refunds" not in bia_page and "known_refunds" not in re.sub(r"<input[^>]+>", "", bia_page)
 
-    sent = {"amount": "10,00", "reason": "Frete atrasou", "known_refunds": "0"}
+    sent = {"amount": "10,00", "reason": "Frete atrasou", "known_refunds": "0", "confirm": "on"}
     assert ana.post(_action(order, "refund"), sent).status_code == 302
     again = bia.post(_action(order, "refund"), sent)
 
@@ -86,7 +86,7 @@ def test_a_refund_at_the_same_instant_is_refused_under_the_order_lock(place_orde
 def test_the_refund_result_recorded_by_staff_names_them_on_the_timeline(place_order):
     order = place_order(payment_type="card")
     dani = _staff("dani", "view_order", "refund_order")
-    dani.post(_action(order, "refund"), {"amount": "5,00", "reason": "Cartão", "known_refunds": "0"})
+    dani.post(_action(order, "refund"), {"amount": "5,00", "reason": "Cartão", "known_refunds": "0", "confirm": "on"})
     refund = Adjustment.objects.get(order=order, type="refund")
     dani.post(_action(order, "refund-result"), {"adjustment": refund.public_id, "status": "completed"})
     event = OrderEvent.objects.get(order=order, kind="refund_completed")
@@ -211,7 +211,7 @@ def test_the_colleague_who_refunded_first_is_named_by_their_full_name(place_orde
     ana = _named("ana", "Ana", "Souza", "view_order", "refund_order")
     bia = _staff("bia", "view_order", "refund_order")
     bia_page = bia.get(_action(order, "refund")).content.decode()
-    sent = {"amount": "10,00", "reason": "Frete atrasou", "known_refunds": _known_refunds(bia_page)}
+    sent = {"amount": "10,00", "reason": "Frete atrasou", "known_refunds": _known_refunds(bia_page), "confirm": "on"}
     assert ana.post(_action(order, "refund"), sent).status_code == 302
     html = bia.post(_action(order, "refund"), sent).content.decode()
     assert "Enquanto esta página estava aberta, Ana Souza registrou um reembolso de R$ 10,00 neste pedido." in html

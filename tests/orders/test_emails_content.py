@@ -23,6 +23,10 @@ from orders.services import (
     order_place_from_checkout,
     order_refund,
     order_ship,
+    return_request_approve,
+    return_request_create,
+    return_request_receive,
+    return_request_refund,
 )
 from orders.types import LineQuantity
 from tests.orders.conftest import make_checkout
@@ -211,3 +215,52 @@ def test_cancelling_the_rest_of_a_partly_shipped_order_e_mails_what_was_cancelle
     ) in canceled.body
     assert "Você pagou R$ 80,00" not in canceled.body
     assert "O reembolso de R$ 18,00 desses itens" in canceled.alternatives[0][0]
+
+
+def test_refund_e_mail_after_a_return_lists_what_was_refunded_and_the_items_bought(django_capture_on_commit_callbacks):
+    """QA walk: the refund e-mail after a return said "Itens:" over an empty list (the returned line is at 0 units)
+    above "Subtotal R$ 59,90". It names what the money is for (quantity, item, amount, adding up to the refund) and
+    lists the items as bought, which the subtotal counts."""
+    placed = make_checkout(lines=[("BLUSA", 5990, 1)], freight=800)
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get(sku="BLUSA").public_id
+    with django_capture_on_commit_callbacks(execute=True):
+        request = return_request_create(
+            order_id=order.public_id, lines=[LineQuantity(line, 1)], reason_code="defective"
+        )
+        return_request_approve(return_id=request.public_id)
+        return_request_receive(return_id=request.public_id)
+        return_request_refund(return_id=request.public_id)
+    refund = order.adjustments.get(type="refund")
+    with django_capture_on_commit_callbacks(execute=True):
+        adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    refunded = mail.outbox[-1]
+    assert refunded.subject == f"Loja Exemplo: Reembolso do pedido #{order.number}"
+    body = refunded.body
+    assert "Reembolso referente a:\n- 1× Produto BLUSA — R$ 59,90\nTotal reembolsado: R$ 59,90\n" in body
+    assert "Itens comprados:\n- 1× Produto BLUSA (BLUSA) — R$ 59,90\n\nSubtotal: R$ 59,90" in body
+    assert "Itens:\n\n" not in body
+    html = refunded.alternatives[0][0]
+    assert "Reembolso referente a" in html and "1× Produto BLUSA" in html and "Total reembolsado" in html
+
+
+def test_refund_e_mail_names_the_freight_a_withdrawal_gives_back(django_capture_on_commit_callbacks):
+    """A withdrawal (CDC art. 49) of every item gives back the freight too: the rows still add up to the refund."""
+    placed = make_checkout(lines=[("BLUSA", 5990, 1)], freight=800)
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    line = order.lines.get(sku="BLUSA").public_id
+    with django_capture_on_commit_callbacks(execute=True):
+        refund = order_refund(order_id=order.public_id, amount=6790, reason="Arrependimento",
+                              lines=[LineQuantity(line, 1)])  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        adjustment_mark_refund_result(adjustment_id=refund.public_id, status="completed")
+    body = mail.outbox[-1].body
+    assert (
+        "Reembolso referente a:\n- 1× Produto BLUSA — R$ 59,90\n- Frete e outros valores — R$ 8,00\n"
+        "Total reembolsado: R$ 67,90\n"
+    ) in body

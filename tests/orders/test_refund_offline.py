@@ -22,7 +22,7 @@ def _action(order, slug: str) -> str:
 
 def test_staff_mark_a_manual_refund_as_given_back_once(admin_client, place_order, django_capture_on_commit_callbacks):
     order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
-    admin_client.post(_action(order, "refund"), {"amount": "20,00", "reason": "Produto com defeito"})
+    admin_client.post(_action(order, "refund"), {"amount": "20,00", "reason": "Produto com defeito", "confirm": "on"})
     refund = Adjustment.objects.get(order=order, type="refund")
     assert refund.status == "pending"
     assert "refund-offline" in available_actions(order) and "refund-result" not in available_actions(order)

@@ -55,6 +55,12 @@ def test_return_with_restock_and_pix_refund(
         "restock": "on",
         "refund_amount": "30,00",
     }
+    # money back asks for the tick naming the sum, as "Reembolsar" does: without it nothing changes
+    html = admin_client.post(_action(order, "return"), form).content.decode()
+    assert "Marque “Confirmo o reembolso de R$ 30,00” para reembolsar; nada foi reembolsado." in html
+    assert '<label for="id_confirm">Confirmo o reembolso de R$ 30,00' in html
+    assert not order.adjustments.exists()
+    form["confirm"] = "on"
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(_action(order, "return"), form)
     assert response.status_code == 302
@@ -93,6 +99,7 @@ def test_bad_return_is_refused_and_changes_nothing(
         "reason": changes.get("reason", "Defeito"),
         "condition": "avariado",
         "refund_amount": changes.get("refund_amount", ""),
+        "confirm": "on",
     }
     response = admin_client.post(_action(order, "return"), form)
     assert response.status_code == 200
@@ -146,6 +153,7 @@ def test_return_refund_is_a_pix_devolucao_settled_by_the_psp(
         "reason": "Defeito",
         "condition": "avariado",
         "refund_amount": "42,90",
+        "confirm": "on",
     }
     with django_capture_on_commit_callbacks(execute=True):
         assert admin_client.post(_action(order, "return"), form).status_code == 302

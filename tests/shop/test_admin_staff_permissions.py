@@ -143,7 +143,7 @@ def test_create_staff_groups_gives_a_small_shop_its_roles_idempotently(
         people[name] = Client()
         people[name].force_login(user)
     refund = f"/admin/orders/order/{paid_order.public_id}/action/refund/"
-    form = {"amount": "10,00", "reason": "Frete", "known_refunds": "0"}
+    form = {"amount": "10,00", "reason": "Frete", "known_refunds": "0", "confirm": "on"}
     assert people["Atendimento"].post(refund, form).status_code == 403
     assert people["Expedição"].post(refund, form).status_code == 403
     assert people["Atendimento"].get(f"/admin/orders/order/{paid_order.pk}/change/").status_code == 200
