@@ -65,10 +65,8 @@ LANDMARKS = (
     ("  SMTP backend send_messages", "mail/backends/smtp.py", "send_messages"),
     ("NF-e receiver (on_order_changed)", "shop/invoicing/lifecycle.py", "on_order_changed"),
     ("webhook receiver (on_order_changed)", "bcp_app/service/webhooks.py", "on_order_changed"),
-    ("  note_no_webhook_url", "bcp_app/service/webhooks.py", "note_no_webhook_url"),
     ("  signed_headers", "bcp_app/service/webhooks.py", "signed_headers"),
     ("  outbound.post", "bcp_app/service/outbound.py", "post"),
-    ("QuerySet.first", "django/db/models/query.py", "first"),
     ("SQL execute (CursorWrapper)", "django/db/backends/utils.py", "_execute"),
     ("SQL compile", "django/db/models/sql/compiler.py", "as_sql"),
 )
