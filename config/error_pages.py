@@ -1,4 +1,4 @@
-"""Styled error pages with the shop's header: 405 for a browser that opens a POST-only address, and 500.
+"""Styled error pages with the shop's header: 405 for a browser that opens a POST-only address, 403 and 500.
 
 404: Django's default handler renders `templates/404.html` with the request's context; with DEBUG on (`make run`)
 Django answers its English technical page listing every route instead, which `NotFoundPage` replaces.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
@@ -70,6 +71,14 @@ def _api_method_not_allowed(request: HttpRequest, response: HttpResponse) -> Htt
     if allowed:
         answer["Allow"] = allowed
     return answer
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler403: staff refused an admin page stay in the admin's layout (menu, their name, a way back to the
+    panel); elsewhere the shop's own page (templates/403.html), as Django's default handler would render it."""
+    if request.path.startswith("/admin/"):
+        return render(request, "admin/403.html", admin.site.each_context(request), status=403)
+    return render(request, "403.html", status=403)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

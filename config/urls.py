@@ -6,6 +6,7 @@ from django.urls import include, path
 from shop.freight import panels as freight_panels
 from shop.invoicing import panels as fiscal_panels
 
+handler403 = "config.error_pages.permission_denied"
 handler500 = "config.error_pages.server_error"
 
 urlpatterns = [

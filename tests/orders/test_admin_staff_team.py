@@ -104,6 +104,8 @@ def test_a_view_only_staff_member_is_refused_in_portuguese_and_nothing_changes(p
         html = response.content.decode()
         assert response.status_code == 403
         assert "Sem permissão" in html and "nada foi alterado" in html and "403 Forbidden" not in html
+        # in the admin's layout (its header and the way back to the panel), not the storefront's
+        assert 'id="site-name"' in html and "Voltar ao início do painel" in html and "Carrinho" not in html
     assert not Adjustment.objects.filter(order=order).exists()
     order.refresh_from_db()
     assert (order.status, order.refunded_amount) == ("placed", 0)
