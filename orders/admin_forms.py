@@ -15,7 +15,11 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
-from orders.services.returns import return_refund_suggestion, return_units_net_values
+from orders.services.returns import (
+    return_refund_includes_freight,
+    return_refund_suggestion,
+    return_units_net_values,
+)
 from orders.summary import current_tracking, expectation_units_to_send
 from orders.types import LineQuantity
 
@@ -600,9 +604,12 @@ class ReturnRequestStepForm(OrderActionForm):
             )
         hint = self.fields["amount"].help_text
         if chosen is not None and chosen.status == "received":
-            hint = _("Vazio: %(amount)s, o valor pago pelos itens (descontos do pedido rateados).") % {
-                "amount": format_brl(return_refund_suggestion(chosen, order))
-            }
+            suggestion = {"amount": format_brl(return_refund_suggestion(chosen, order))}
+            hint = (
+                _("Vazio: %(amount)s, tudo o que foi pago (itens e frete: todos os itens voltaram).")
+                if return_refund_includes_freight(chosen, order)
+                else _("Vazio: %(amount)s, o valor pago pelos itens (descontos do pedido rateados).")
+            ) % suggestion
         self.fields["amount"].help_text = _("%(hint)s Reembolsável: %(amount)s") % {
             "hint": hint,
             "amount": format_brl(refundable_amount(order)),

@@ -45,6 +45,7 @@ from orders.services.placement import (
 from orders.services.returns import (
     ReturnStep,
     order_cancel_requested,
+    return_refund_includes_freight,
     return_refund_suggestion,
     return_request_approve,
     return_request_create,
@@ -92,6 +93,7 @@ __all__ = [
     "order_returned_to_sender_open",
     "order_ship",
     "order_tracking_correct",
+    "return_refund_includes_freight",
     "return_refund_suggestion",
     "return_request_approve",
     "return_request_create",

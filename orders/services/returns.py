@@ -339,10 +339,24 @@ def return_units_net_values(order: Order, returnable: dict[str, int]) -> dict[st
     }
 
 
+# Returns the buyer is not to blame for: once every item is back, the freight paid to receive them goes back too
+# (CDC art. 18 §1 II: "restituição imediata da quantia paga"), as for a withdrawal (art. 49).
+_FREIGHT_BACK_REASONS = frozenset(
+    {ReturnReason.CHANGED_MIND, ReturnReason.DEFECTIVE, ReturnReason.DAMAGED, ReturnReason.WRONG_ITEM}
+)
+
+
+def return_refund_includes_freight(request: ReturnRequest, order: Order) -> bool:
+    """Whether the default refund of a received return is all that was paid: every item came back (the order is
+    `returned`) for a withdrawal or a fault of the shop's (defect, damage, wrong item). A partial return keeps
+    the freight (it carried what the buyer kept); "Outro motivo" leaves it to staff (the amount is editable)."""
+    return request.reason_code in _FREIGHT_BACK_REASONS and order.status == OrderStatus.RETURNED
+
+
 def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
     """What a received return gives back by default: what the buyer paid for the items (list price less their
-    share of the order's discounts); a withdrawal (CDC art. 49) of every item also gives back the freight, i.e.
-    all that was paid. Never more than can still be refunded."""
+    share of the order's discounts), or all that was paid when the freight goes back too
+    (`return_refund_includes_freight`). Never more than can still be refunded."""
     lines = list(
         OrderLine.objects.filter(order=order)
         .order_by("position", "id")
@@ -353,7 +367,7 @@ def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
         quantities[item["id"]] = quantities.get(item["id"], 0) + int(item["quantity"])
     value = lines_net_value(lines, item_discount(order.totals or []), quantities)
     available = refundable_amount(order)
-    if request.reason_code == ReturnReason.CHANGED_MIND and order.status == OrderStatus.RETURNED:
+    if return_refund_includes_freight(request, order):
         value = available
     return min(value, available)
 

@@ -174,6 +174,23 @@ def test_the_step_page_names_its_buttons_by_the_next_action(place_order) -> None
     assert 'value="refund">Reembolsar</button>' in html and "Vazio: R$ 30,00" in html
 
 
+def test_a_defective_order_all_back_suggests_all_that_was_paid_and_says_so(place_order) -> None:
+    # given both shirts back as defective (R$ 60,00 + R$ 8,00 freight)
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    fulfillment_event_create(order_id=order.public_id, type="delivered", occurred_at=timezone.now() - timedelta(1))
+    request = return_request_create(order_id=order.public_id, lines=[LineQuantity(order.lines.get().public_id, 2)],
+                                    reason_code="defective", reason="Costura aberta")  # fmt: skip
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive")
+    # then "Reembolsar" suggests the freight too (CDC art. 18 §1 II) and its hint says what the sum is made of
+    url = f"/admin/orders/order/{order.public_id}/action/return-request/?request={request.public_id}"
+    html = client.get(url).content.decode()
+    assert "Vazio: R$ 68,00, tudo o que foi pago (itens e frete: todos os itens voltaram)." in html
+    assert "Confirmo o reembolso de R$ 68,00" in html
+
+
 def test_the_step_page_shows_what_the_buyer_asked_not_the_requests_code(place_order) -> None:
     # given a buyer's request to return 1 of the 2 shirts, in their words
     order, request = _requested(place_order)

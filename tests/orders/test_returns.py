@@ -298,7 +298,8 @@ def test_the_buyer_is_told_by_e_mail_that_the_return_request_arrived(
 
 
 def _refunded_by_default(order: Order, lines: list[LineQuantity], reason_code: str = "defective") -> ReturnRequest:
-    request = return_request_create(order_id=order.public_id, lines=lines, reason_code=reason_code)
+    reason = "Não serviu no pé" if reason_code == "other" else ""  # "Outro motivo" needs the buyer's words
+    request = return_request_create(order_id=order.public_id, lines=lines, reason_code=reason_code, reason=reason)
     return_request_approve(return_id=request.public_id)
     return_request_receive(return_id=request.public_id)
     return return_request_refund(return_id=request.public_id).request
@@ -325,8 +326,24 @@ def test_a_pix_discount_order_refunds_the_item_net_of_its_share(place_order) -> 
 
 def test_an_order_without_discount_still_refunds_the_list_value(place_order) -> None:
     order = _delivered(place_order)
-    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 2), LineQuantity(_line(order, "MEIA"), 1)])
-    assert request.refund_amount == 7000  # 2 × 30 + 10, no freight: not a withdrawal
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 2), LineQuantity(_line(order, "MEIA"), 1)],
+                                   reason_code="other")  # fmt: skip
+    assert request.refund_amount == 7000  # 2 × 30 + 10, no freight: "Outro motivo" leaves the freight to staff
+
+
+@pytest.mark.parametrize("reason_code", ["defective", "damaged", "wrong_item"])
+def test_every_item_back_by_the_shops_fault_gives_back_the_freight_too(place_order, reason_code) -> None:
+    """CDC art. 18 §1 II: a defective (or damaged, or wrong) product is refunded as all that was paid."""
+    order = _delivered(place_order)
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 2), LineQuantity(_line(order, "MEIA"), 1)],
+                                   reason_code=reason_code)  # fmt: skip
+    assert request.refund_amount == 7800  # 2 × 30 + 10 + R$ 8,00 frete
+
+
+def test_part_of_the_order_back_by_the_shops_fault_keeps_the_freight(place_order) -> None:
+    order = _delivered(place_order)
+    request = _refunded_by_default(order, [LineQuantity(_line(order, "CAM"), 2)], reason_code="defective")
+    assert request.refund_amount == 6000  # the freight carried the socks the buyer kept
 
 
 def test_returning_every_line_refunds_exactly_the_discounted_items_total(place_order) -> None:
@@ -334,7 +351,8 @@ def test_returning_every_line_refunds_exactly_the_discounted_items_total(place_o
     order = _delivered(place_order, lines=[("A", 3333, 1), ("B", 3333, 2), ("C", 1001, 3)],
                        discounts=[(1000, "Cupom DEZ")])  # fmt: skip
     request = _refunded_by_default(order, [LineQuantity(_line(order, sku), q) for sku, q in (("A", 1), ("B", 2),
-                                                                                           ("C", 3))])  # fmt: skip
+                                                                                           ("C", 3))],
+                                   reason_code="other")  # fmt: skip
     assert request.refund_amount == 3333 + 6666 + 3003 - 1000  # the items as paid, not the freight
 
 
