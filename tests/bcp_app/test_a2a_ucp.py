@@ -22,7 +22,7 @@ from bcp_app.transports.a2a.messages import intify
 from bcp_app.transports.a2a.ucp_face import UCP_EXTENSION_URI
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_a2a_helpers import EXTENSION, LiveServer, make_product
-from tests.bcp_app.test_ucp_face import ucp_profile
+from tests.bcp_app.test_ucp_face import LATE, ucp_profile, ucp_profile_2026_08_25
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bcp_settings")]
 fulfillment_resp.Checkout.model_rebuild(_types_namespace={"PaymentResponse": PaymentResponse})
@@ -40,11 +40,14 @@ def live(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
 
 
 class UcpPlatform:
-    def __init__(self, live: LiveServer, fake: FakePlatform, *, extension: str = UCP_EXTENSION_URI) -> None:
+    def __init__(
+        self, live: LiveServer, fake: FakePlatform, *, extension: str = UCP_EXTENSION_URI, late: bool = False
+    ) -> None:
         from bcp_app.service.platforms import platform_create
 
         self.live, self.extension = live, extension
-        url = fake.serve_json("/ucp-a2a.json", ucp_profile(fake))
+        profile = ucp_profile_2026_08_25() if late else ucp_profile(fake)
+        url = fake.serve_json("/ucp-a2a-late.json" if late else "/ucp-a2a.json", profile)
         created = platform_create(name="Plataforma UCP (A2A)", profile_url=url)
         self.headers = {"UCP-Agent": f'profile="{url}"', "A2A-Extensions": extension,
                         "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
@@ -102,6 +105,21 @@ def test_a_ucp_platform_buys_by_card_over_ucp_a2a(shop: LiveServer, fake_platfor
     completed = fulfillment_resp.Checkout(**data_of(done)["a2a.ucp.checkout"])
     assert completed.status == "completed"
     assert completed.order is not None and completed.order.id.startswith("order_")
+
+
+def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes_over_a2a(
+    shop: LiveServer, fake_platform: FakePlatform
+) -> None:
+    """As on UCP REST and MCP: a profile written in UCP 2026-08-25 reads its version's envelope (maps)."""
+    platform = UcpPlatform(shop, fake_platform, late=True)
+    added = platform.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})["message"]
+    checkout = data_of(added)["a2a.ucp.checkout"]
+    assert checkout["ucp"]["version"] == LATE
+    assert checkout["ucp"]["capabilities"] == {
+        "dev.ucp.shopping.checkout": [{"version": LATE}],
+        "dev.ucp.shopping.discount": [{"version": LATE}],
+    }
+    assert checkout["totals"][-1] == {"type": "total", "amount": 599900}
 
 
 def test_the_agent_card_lists_ucps_extension_and_bcp_a2a_is_unchanged(

@@ -333,24 +333,25 @@ def test_name_map_both_ways() -> None:
     assert ucp.to_bcp_name("dev.ucp.shopping.unknown") == "dev.ucp.shopping.unknown"
 
 
-def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, fake_platform: FakePlatform) -> None:
-    # a platform profile written in UCP 2026-08-25: registries are maps, as in BCP, with UCP's names
-    catalog()
-    late = "2026-08-25"
+LATE = "2026-08-25"
+
+
+def ucp_profile_2026_08_25() -> dict[str, Any]:
+    """A platform profile written in UCP 2026-08-25: registries are maps, as in BCP, with UCP's names."""
 
     def cap(local: str, **extra: Any) -> list[dict[str, Any]]:
         return [
             {
-                "version": late,
+                "version": LATE,
                 "spec": f"https://ucp.dev/specification/{local}",
                 "schema": f"https://ucp.dev/schemas/shopping/{local}.json",
                 **extra,
             }
         ]
 
-    profile = {
+    return {
         "ucp": {
-            "version": late,
+            "version": LATE,
             "services": {},
             "payment_handlers": {},
             "capabilities": {
@@ -359,7 +360,12 @@ def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, 
             },
         }
     }
-    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late.json", profile)}"'}
+
+
+def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, fake_platform: FakePlatform) -> None:
+    catalog()
+    late = LATE
+    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late.json", ucp_profile_2026_08_25())}"'}
     Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
     body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "discounts": {"codes": ["UCP10"]}}
     created = post(client, "/checkout-sessions", headers, body)

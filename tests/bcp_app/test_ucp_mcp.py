@@ -18,7 +18,7 @@ from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_mcp_helpers import mcp_client, run
-from tests.bcp_app.test_ucp_face import pac_chosen, ucp_profile
+from tests.bcp_app.test_ucp_face import LATE, pac_chosen, ucp_profile, ucp_profile_2026_08_25
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 live_mcp = test_mcp_helpers.live_mcp
@@ -166,6 +166,31 @@ def test_a_ucp_platform_buys_with_pix_over_ucp_mcp(platform: UcpPlatform) -> Non
     order = Order(**platform.tool("get_order", id=completed.order.id))
     assert order.checkout_id == created.id
     assert [(li.item.id, li.quantity.total) for li in order.line_items] == [("SKU-CAFE-500G", 2)]
+
+
+def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes_over_mcp(
+    platform: UcpPlatform, fake_platform: FakePlatform
+) -> None:
+    """As on the REST face: a platform whose profile is written in UCP 2026-08-25 reads maps and signed totals."""
+    from bcp_app.service.platforms import platform_create
+    from shop.models import Coupon
+
+    profile_url = fake_platform.serve_json("/late-profile.json", ucp_profile_2026_08_25())
+    late = UcpPlatform(platform.url, profile_url, platform_create(name="UCP recente", profile_url=profile_url).api_key)
+    Coupon.objects.create(code="UCP10", title="10 %", kind="percent", percent=10)
+    checkout = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}], "discounts": {"codes": ["UCP10"]}}
+    answer = late.tool("create_checkout", checkout=checkout, idempotency_key=str(uuid.uuid4()))
+    assert answer["ucp"]["version"] == LATE
+    assert answer["ucp"]["capabilities"] == {
+        "dev.ucp.shopping.checkout": [{"version": LATE}],
+        "dev.ucp.shopping.discount": [{"version": LATE}],
+    }
+    assert answer["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "discount", "display_text": "Cupom UCP10", "amount": -858},
+        {"type": "total", "amount": 7722},
+    ]
+    assert late.tool("get_checkout", id=answer["id"])["ucp"]["version"] == LATE  # reads too, not only writes
 
 
 def test_the_profile_travels_in_meta_and_errors_carry_ucps_error_object(platform: UcpPlatform) -> None:

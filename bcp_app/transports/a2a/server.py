@@ -389,7 +389,8 @@ def _reply(state: dict[str, Any], read: bool = False) -> dict[str, Any]:
         state[STATE_ERROR] = exc
         reply = {"messageId": "error", "contextId": incoming.get("contextId", ""), "parts": [], "extensions": []}
     if speaks_ucp(state["headers"]) and STATE_ERROR not in state:
-        reply = reply_to_ucp(reply, state.get(STATE_UCP_REQUEST))
+        context = state.get("bcp_context")
+        reply = reply_to_ucp(reply, state.get(STATE_UCP_REQUEST), getattr(context, "profile", None))
     state[STATE_REPLY] = reply
     return reply
 

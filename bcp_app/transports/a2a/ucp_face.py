@@ -6,7 +6,8 @@ and names itself with `UCP-Agent`. Its data parts are renamed on the way in — 
 instrument, UCP's `payment_data`) becomes BCP's `a2a.bcp.checkout.payment` (`{instruments: [it]}`),
 `a2a.ucp.checkout.risk_signals` BCP's signals — and the reply's on the way out: the checkout under
 `a2a.ucp.checkout` and the order under `a2a.ucp.order`, in UCP 2026-01-11's shapes (`bcp_app/protocol/ucp.py`, the map
-the REST and MCP faces use). Idempotency stays the A2A `messageId`'s, as the binding asks.
+the REST and MCP faces use); a platform whose profile is written in UCP 2026-08-25 gets that version's shapes
+(`ucp.body_2026_08_25`), as on the other faces. Idempotency stays the A2A `messageId`'s, as the binding asks.
 """
 
 from __future__ import annotations
@@ -89,35 +90,38 @@ def checkout_request(message: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _data_out(data: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
+def _data_out(data: dict[str, Any], request: dict[str, Any] | None, late: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key == CHECKOUT_KEY and isinstance(value, dict):
-            out[UCP_CHECKOUT_KEY] = ucp.checkout_to_ucp(ucp.with_request_warnings(value, request))
+            checkout = ucp.with_request_warnings(value, request)
+            out[UCP_CHECKOUT_KEY] = ucp.body_2026_08_25(checkout) if late else ucp.checkout_to_ucp(checkout)
         elif key == ORDER_KEY and isinstance(value, dict):
-            out[UCP_ORDER_KEY] = ucp.order_to_ucp(value)
+            out[UCP_ORDER_KEY] = ucp.body_2026_08_25(value) if late else ucp.order_to_ucp(value)
         else:
             out[key] = value  # our own extensions' parts (cart, policies, subscription) keep their BCP names
     return out
 
 
-def _message_out(message: dict[str, Any], request: dict[str, Any] | None) -> dict[str, Any]:
-    out = _with_data(message, lambda data: _data_out(data, request))
+def _message_out(message: dict[str, Any], request: dict[str, Any] | None, late: bool) -> dict[str, Any]:
+    out = _with_data(message, lambda data: _data_out(data, request, late))
     if isinstance(message.get("extensions"), list):
         out["extensions"] = [UCP_EXTENSION_URI if uri == A2A_EXTENSION_URI else uri for uri in message["extensions"]]
     return out
 
 
-def reply_to_ucp(reply: dict[str, Any], request: dict[str, Any] | None = None) -> dict[str, Any]:
+def reply_to_ucp(reply: dict[str, Any], request: dict[str, Any] | None = None, profile: Any = None) -> dict[str, Any]:
     """Our reply (a direct message, or `{"task": …}` of a Pix complete) with UCP's names and shapes; `request`: the
-    Create/Update intent part it answers (`checkout_request`), whose warnings the checkout then carries."""
+    Create/Update intent part it answers (`checkout_request`), whose warnings the checkout then carries; `profile`:
+    the caller's resolved profile — one written in UCP 2026-08-25 gets that version's shapes, as on UCP REST."""
+    late = ucp.platform_ucp_version(profile) == ucp.UCP_2026_08_25
     task = reply.get("task")
     if isinstance(task, dict):
         status = task.get("status")
         if isinstance(status, dict) and isinstance(status.get("message"), dict):
-            task = {**task, "status": {**status, "message": _message_out(status["message"], request)}}
+            task = {**task, "status": {**status, "message": _message_out(status["message"], request, late)}}
         return {**reply, "task": task}
-    return _message_out(reply, request)
+    return _message_out(reply, request, late)
 
 
 def card_extension(capabilities: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

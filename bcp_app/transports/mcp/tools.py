@@ -98,6 +98,8 @@ class ToolOutcome:
 
     structured: dict[str, Any]
     text: str | None = None
+    # The calling platform's resolved profile (not sent): UCP's face answers in the UCP version it was written in.
+    profile: Any = None
 
     def as_result(self) -> types.CallToolResult:
         text = self.text if self.text is not None else compact_json(self.structured)
@@ -614,14 +616,14 @@ def _context(call: CallInfo, args: Args, operation: str) -> Any:
     )
 
 
-def _render(result: OperationResult, spec: BcpToolSpec, encoded: bytes) -> ToolOutcome:
+def _render(result: OperationResult, spec: BcpToolSpec, encoded: bytes, profile: Any) -> ToolOutcome:
     body = result.body
     if result.is_error_response and body.get("messages"):
         # Seed 000: an Error Response's text block carries the human message.
-        return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")))
+        return ToolOutcome(structured=body, text=str(body["messages"][0].get("content", "")), profile=profile)
     if spec.text is not None:
-        return ToolOutcome(structured=body, text=spec.text(body))
-    return ToolOutcome(structured=body, text=encoded.decode())  # a replay: the stored text verbatim
+        return ToolOutcome(structured=body, text=spec.text(body), profile=profile)
+    return ToolOutcome(structured=body, text=encoded.decode(), profile=profile)  # a replay: the stored text verbatim
 
 
 def _bcp_runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Callable[[CallInfo], ToolOutcome]:
@@ -650,7 +652,7 @@ def _bcp_runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Call
         encoded = result.encoded  # encoded once: the validation memo's key and the text block
         if settings.BCP_CHECK_OUTPUT:  # the body is an output model's (`Produced.produce`): checked in tests only
             validate_output(result.body, encoded)
-        return _render(result, spec, encoded)
+        return _render(result, spec, encoded, ctx.profile)
 
     return run
 

@@ -1,4 +1,6 @@
-"""UCP's MCP binding (2026-01-11) at `/ucp/mcp`, run by the BCP tools (issue 35 item 1: one engine, two faces).
+"""UCP's MCP binding (2026-01-11) at `/ucp/mcp`, run by the BCP tools (issue 35 item 1: one engine, two faces). A
+platform whose profile is written in UCP 2026-08-25 is answered in 2026-08-25's shapes (`ucp.body_2026_08_25`), as on
+the REST face; the binding itself (tools, `_meta.ucp.profile`) is the same in both versions.
 
 The binding is `docs/specification/checkout-mcp.md` and `spec/services/shopping/mcp.openrpc.json` at the UCP spec
 repository's tag v2026-01-11: five tools whose arguments are the OpenRPC's params —
@@ -233,7 +235,9 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
         structured = outcome.structured
         if spec.warns:
             structured = ucp.with_request_warnings(structured, arguments.get("checkout"))
-        body = ucp.renamed_messages(spec.from_bcp(structured), names)
+        # A platform whose profile is UCP 2026-08-25 gets 2026-08-25's shapes, as on the REST face (`_for_version`)
+        late = ucp.platform_ucp_version(outcome.profile) == ucp.UCP_2026_08_25
+        body = ucp.renamed_messages((ucp.body_2026_08_25 if late else spec.from_bcp)(structured), names)
         error = body.get("ucp", {}).get("status") == "error"
         text = ucp.renamed_text(outcome.text or "", names) if error else compact_json(body)
         return ToolOutcome(structured=body, text=text)
@@ -265,8 +269,9 @@ def ucp_tools() -> list[McpTool]:
 
 
 INSTRUCTIONS = (
-    "Loja brasileira, face UCP 2026-01-11 do mesmo motor BCP. Toda chamada leva _meta.ucp.profile (URL do perfil da "
-    "plataforma); complete_checkout e cancel_checkout exigem idempotency_key. Valores em centavos de real (BRL)."
+    "Loja brasileira, face UCP 2026-01-11 do mesmo motor BCP (um perfil escrito em UCP 2026-08-25 recebe as formas "
+    "dessa versão). Toda chamada leva _meta.ucp.profile (URL do perfil da plataforma); complete_checkout e "
+    "cancel_checkout exigem idempotency_key. Valores em centavos de real (BRL)."
 )
 
 asgi_app = McpAsgiApp(lambda: build_server(ucp_tools(), title="UCP", instructions=INSTRUCTIONS))
