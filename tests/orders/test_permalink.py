@@ -10,6 +10,8 @@ import pytest
 from django.conf import settings
 from django.template import Context, Template
 
+from orders.models import Order
+from orders.selectors import order_bcp_render, order_for_bcp
 from orders.services import (
     fulfillment_event_create,
     order_cancel,
@@ -310,3 +312,18 @@ def test_a_shipped_order_with_the_quotes_days_dates_the_arrival(client, place_or
     html = client.get(_path(order)).content.decode()
     on_the_way = html.split('data-testid="order-on-the-way">')[1].split("</ul>")[0]
     assert " ".join(re.sub(r"<[^>]+>", " ", on_the_way).split()) == words
+
+
+def test_days_that_count_from_the_payment_date_the_arrival_before_shipping(client, place_order):
+    """Days that count from the payment (the merchant's handling included) give dates while the order is still in
+    the shop: paid (placed) on Friday 4 Dec 2026 with 3 to 5 days, "Chega entre 09/12 e 11/12" on the page and in
+    Get Order's expectation description (BCP-ORD-07; the spec has no member for a dated window)."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    order.expectations.update(days_min=3, days_max=5, days_from="payment")
+    Order.objects.filter(pk=order.pk).update(
+        placed_at=datetime(2026, 12, 4, 9, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    )
+    waiting = client.get(_path(order)).content.decode().split('data-testid="order-expectations">')[1].split("</ul>")[0]
+    assert "<strong>Chega entre 09/12 e 11/12</strong>" in waiting
+    [expectation] = order_bcp_render(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
+    assert expectation["description"] == "Chega entre 09/12 e 11/12"
