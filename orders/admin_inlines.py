@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
+from orders.arrival import arrival_window, last_shipment, window_words
 from orders.labels import (
     adjustment_label,
     event_label,
@@ -30,7 +31,12 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.selectors import with_actor_labels
-from orders.summary import expectation_items_now, expectation_units_to_send, line_words_for_staff
+from orders.summary import (
+    expectation_items_now,
+    expectation_progress,
+    expectation_units_to_send,
+    line_words_for_staff,
+)
 
 
 def _short(value: datetime | None) -> str:
@@ -98,8 +104,23 @@ class OrderLineInline(ReadOnlyInline):
 
 class ExpectationInline(ReadOnlyInline):
     model = FulfillmentExpectation
-    fields = ["description", "method", "available", "items"]
+    fields = ["description", "method", "available", "arrival", "items"]
     readonly_fields = fields
+
+    @admin.display(description=_("previsão de entrega"))
+    def arrival(self, expectation: FulfillmentExpectation) -> str:
+        """The dates the buyer's page gives ("entre 09/12 e 11/12"), once the parcel left (or days that count from
+        the payment); empty while they cannot be said (nothing shipped, or an order without the quote's days)."""
+        order = expectation.order
+        planned = sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
+        progress = expectation_progress(planned, list(order.adjustments.all()), list(order.lines.all()))
+        mine = progress.get(expectation.public_id)
+        # dated from a shipment only once some of its own units left (a part split off waits in the shop)
+        sent = mine is not None and sum(mine.planned.values()) > sum(mine.to_send.values())
+        events = list(order.fulfillment_events.all())
+        shipped_at = last_shipment(mine.planned, events) if mine is not None and sent else None
+        window = arrival_window(expectation, order, shipped_at=shipped_at)
+        return window_words(window) if window else ""
 
     @admin.display(description=_("forma"))
     def method(self, expectation: FulfillmentExpectation) -> str:
@@ -112,7 +133,9 @@ class ExpectationInline(ReadOnlyInline):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The order's expectations, adjustments and lines, to show what is still to send: one query each for all rows.
         return (
-            super().get_queryset(request).prefetch_related("order__expectations", "order__adjustments", "order__lines")
+            super()
+            .get_queryset(request)
+            .prefetch_related("order__expectations", "order__adjustments", "order__lines", "order__fulfillment_events")
         )
 
     @admin.display(description=_("itens"))

@@ -36,6 +36,13 @@ class FulfillmentMethod(models.TextChoices):
     DIGITAL = "digital", _("Digital")
 
 
+class DeliveryDaysFrom(models.TextChoices):
+    """What an expectation's business days count from: the carriers' days count from posting."""
+
+    SHIPPING = "shipping", _("a partir do envio")
+    PAYMENT = "payment", _("a partir do pagamento")
+
+
 class PaymentType(models.TextChoices):
     PIX = "pix", _("Pix")
     CARD = "card", _("Cartão")

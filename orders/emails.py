@@ -31,6 +31,7 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from orders.arrival import arrival_window, window_words
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label, units_text
 from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, OrderLine, ReturnRequest
@@ -318,6 +319,19 @@ def _refunded_items(order: Order, lines: list[OrderLine], refund: Adjustment | N
     return rows
 
 
+def _arrival_estimate(order: Order, kind: str, event: FulfillmentEvent | None) -> str:
+    """The shipped e-mail dates the arrival as the order page does ("previsão de entrega entre 09/12 e 11/12") when
+    the order kept the quote's business days; else, and in the other e-mails, the words of the promise."""
+    if kind == "shipped" and event is not None and event.type == FulfillmentEventType.SHIPPED:
+        sent = {str(item["id"]) for item in event.line_items}
+        for expectation in order.expectations.all():
+            if expectation.method_type == "shipping" and any(str(i["id"]) in sent for i in expectation.line_items):
+                window = arrival_window(expectation, order, shipped_at=event.occurred_at)
+                if window:
+                    return _("previsão de entrega %(when)s") % {"when": window_words(window)}
+    return order.fulfillment_description
+
+
 def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
     event, adjustment = _event_and_adjustment(order, kind, ref)
     lines = list(order.lines.all())
@@ -377,7 +391,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "closed": closed,
         # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
         # not all delivered), as the order page shows its estimates.
-        "arrival_estimate": "" if closed or all_delivered(lines) else order.fulfillment_description,
+        "arrival_estimate": "" if closed or all_delivered(lines) else _arrival_estimate(order, kind, event),
         "partial": partial,
         "cancelled_items": units_text((quantity, title) for title, _sku, quantity in cancelled_items),
         "cancel_refund_amount": -cancel_refund.amount if cancel_refund is not None else 0,

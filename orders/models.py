@@ -16,6 +16,7 @@ from kernel.ids import new_permalink_token, new_public_id
 from orders.choices import (
     AdjustmentStatus,
     AdjustmentType,
+    DeliveryDaysFrom,
     EmailKind,
     FulfillmentEventType,
     FulfillmentMethod,
@@ -235,6 +236,14 @@ class FulfillmentExpectation(models.Model):
     destination = models.JSONField(_("destino"), default=dict, blank=True)
     description = models.CharField(_("descrição"), max_length=255, blank=True)
     fulfillable_on = models.CharField(_("disponível em"), max_length=40, blank=True, default="now")
+    # The business days the delivery option promised at checkout (carrier quote or table rate: "Chega em 3 a 5 dias
+    # úteis") and what they count from, so the buyer's page and Get Order can give dates (orders/arrival.py).
+    # Null for orders placed before they were kept, for pickup, and once staff re-word the promise.
+    days_min = models.PositiveSmallIntegerField(_("prazo mínimo (dias úteis)"), null=True, blank=True, editable=False)
+    days_max = models.PositiveSmallIntegerField(_("prazo máximo (dias úteis)"), null=True, blank=True, editable=False)
+    days_from = models.CharField(
+        _("prazo contado"), max_length=10, blank=True, default="", choices=DeliveryDaysFrom.choices, editable=False
+    )
     # [{"id": "li_…", "quantity": n ≥ 1}]
     line_items = models.JSONField(_("itens"), default=list)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce, Concat, Substr, Trim
 from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
+from orders.arrival import arrival_window, last_shipment, window_words_pt
 from orders.labels import units_text
 from orders.models import (
     Adjustment,
@@ -232,31 +233,48 @@ def expectation_payload(
 
 
 def expectation_description(
-    expectation: FulfillmentExpectation, progress: ExpectationProgress, titles: dict[str, str]
+    expectation: FulfillmentExpectation,
+    progress: ExpectationProgress,
+    titles: dict[str, str],
+    *,
+    window: tuple[date, date] | None = None,
 ) -> str:
     """The expectation's description once units of it left the shop; the stored promise while none did.
 
     Seed 000 keeps a delivered expectation with the units it promised and says "Entregue" in its description:
     shipped units stay in `line_items` (a quantity "still to send" would leave a delivered expectation empty, and
-    BCP-ORD-07 wants quantities ≥ 1), so the description tells where they are. pt-BR, as every BCP text here."""
+    BCP-ORD-07 wants quantities ≥ 1), so the description tells where they are. pt-BR, as every BCP text here.
+    `window`: the days the parcel should arrive (orders.arrival; BCP's expectation has no member for it, so the
+    description says it: "Enviado; previsão de entrega entre 09/12 e 11/12")."""
     planned = sum(progress.planned.values())
     waiting = sum(progress.to_send.values())
     delivered = sum(progress.delivered.values())
     sent = planned - waiting
     pickup = expectation.method_type == "pickup"
+    forecast = f"previsão de entrega {window_words_pt(window)}" if window and not pickup else ""
     if sent <= 0:
-        return expectation.description
+        return f"Chega {window_words_pt(window)}" if forecast and window else expectation.description
     if not waiting:
         if delivered >= planned:
             return "Retirado" if pickup else "Entregue"
-        return f"Enviado; {delivered} de {planned} unidades entregues" if delivered else "Enviado"
+        text = f"Enviado; {delivered} de {planned} unidades entregues" if delivered else "Enviado"
+        return f"{text}; {forecast}" if forecast else text
     rest = units_text((units, titles.get(line_id, line_id)) for line_id, units in progress.to_send.items())
     text = (
         f"{sent} de {planned} unidades retiradas; falta retirar {rest}"
         if pickup
-        else f"{sent} de {planned} unidades enviadas; falta enviar {rest}"
+        else f"{sent} de {planned} unidades enviadas{f' ({forecast})' if forecast else ''}; falta enviar {rest}"
     )
     return f"{text} ({expectation.description})" if expectation.description else text
+
+
+def _arrival(
+    expectation: FulfillmentExpectation, order: Order, progress: ExpectationProgress, events: list[FulfillmentEvent]
+) -> tuple[date, date] | None:
+    """The expectation's arrival window, from its lines' last shipment once some of its own units left (a part split
+    off and still in the shop does not take the date of the part that shipped)."""
+    sent = sum(progress.planned.values()) > sum(progress.to_send.values())
+    return arrival_window(expectation, order, shipped_at=last_shipment(progress.planned, events) if sent else None)
 
 
 def event_payload(event: FulfillmentEvent) -> dict[str, Any]:
@@ -557,6 +575,8 @@ def _render(
     kept = [(exp, left[exp.public_id][0]) for exp in planned]
     progress = expectation_progress(planned, adjusted, rows)
     titles = {line.public_id: line.title for line in rows}
+    shipped = list(events)
+    windows = {exp.public_id: _arrival(exp, order, progress[exp.public_id], shipped) for exp, _items in kept}
     return {
         "id": order.public_id,
         "label": f"#{order.number}",
@@ -567,12 +587,16 @@ def _render(
         "fulfillment": {
             "expectations": [
                 expectation_payload(
-                    exp, items, description=expectation_description(exp, progress[exp.public_id], titles)
+                    exp,
+                    items,
+                    description=expectation_description(
+                        exp, progress[exp.public_id], titles, window=windows[exp.public_id]
+                    ),
                 )
                 for exp, items in kept
                 if items
             ],
-            "events": [event_payload(event) for event in events],
+            "events": [event_payload(event) for event in shipped],
         },
         "adjustments": [adjustment_payload(adj) for adj in adjusted],
         "totals": list(order.totals),

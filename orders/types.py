@@ -44,6 +44,9 @@ class PlacedCheckout:
     # The store policies in force at placement (`shop.store.policies.Policy` as dicts), kept with the order.
     policies: list[dict[str, Any]] = field(default_factory=list)
     fulfillment_carrier: str = ""  # the chosen method's carrier, e.g. "Correios"; empty: none named
+    # The chosen option's business days (min, max) as quoted, counted from shipping; None: not known (pickup, or
+    # an option shown before the shop kept them): the order then keeps only the words.
+    fulfillment_days: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

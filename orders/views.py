@@ -17,6 +17,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from orders.arrival import arrival_window, last_shipment, window_words
 from orders.errors import OrderError
 from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
@@ -24,6 +25,7 @@ from orders.models import (
     AdjustmentType,
     FulfillmentEvent,
     FulfillmentEventType,
+    FulfillmentExpectation,
     Order,
     OrderStatus,
     PaymentType,
@@ -142,9 +144,10 @@ def _page(
                 (titles.get(line_id, line_id), units) for line_id, units in progress[exp.public_id].to_send.items()
             ]
             if items:
-                expectations.append({"expectation": exp, "when": _when(exp.fulfillable_on), "items": items})
+                when, promise = _when(exp.fulfillable_on), _promise(exp, order)
+                expectations.append({"expectation": exp, "when": when, "items": items, "promise": promise})
             if exp.method_type == "shipping":
-                on_the_way.extend(_on_the_way(exp, progress[exp.public_id], titles, events))
+                on_the_way.extend(_on_the_way(exp, order, progress[exp.public_id], titles, events))
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
         # Corrections replace: the buyer sees each shipment once, with its latest code (and no correction rows).
         shown = [event for event in events if event.type != FulfillmentEventType.TRACKING_CORRECTED]
@@ -186,12 +189,24 @@ def _page(
     return _private(response)
 
 
+def _promise(expectation: FulfillmentExpectation, order: Order) -> str:
+    """What an expectation still in the shop promises: "Chega entre 09/12 e 11/12" when its days count from the
+    payment, else its words ("Chega em 3 a 5 dias úteis": the carrier's days start at a posting not known yet)."""
+    window = arrival_window(expectation, order, shipped_at=None)
+    return _("Chega %(when)s") % {"when": window_words(window)} if window else expectation.description
+
+
 def _on_the_way(
-    expectation: Any, progress: ExpectationProgress, titles: dict[str, str], events: list[FulfillmentEvent]
+    expectation: FulfillmentExpectation,
+    order: Order,
+    progress: ExpectationProgress,
+    titles: dict[str, str],
+    events: list[FulfillmentEvent],
 ) -> list[dict[str, Any]]:
-    """What of `expectation` left the shop and has not arrived, with its arrival estimate: the promise the order
-    holds (the carrier quote's days, worded at checkout: "Chega em 3 a 5 dias úteis") counted from the last
-    shipment of those lines. The order keeps no days as numbers, so no date is made up from the words."""
+    """What of `expectation` left the shop and has not arrived, with its arrival estimate: the carrier quote's
+    business days kept at checkout counted from the last shipment of those lines ("entre 09/12 e 11/12"); an
+    order placed before the days were kept has only the words ("Chega em 3 a 5 dias úteis"), and no date is made
+    up from them."""
     items = [
         (titles.get(line_id, line_id), sent - progress.to_send.get(line_id, 0) - progress.delivered.get(line_id, 0))
         for line_id, sent in progress.planned.items()
@@ -199,13 +214,16 @@ def _on_the_way(
     items = [(title, units) for title, units in items if units > 0]
     if not items:
         return []
-    lines = set(progress.planned)
-    shipments = [
-        e.occurred_at
-        for e in events
-        if e.type == FulfillmentEventType.SHIPPED and any(i["id"] in lines for i in e.line_items)
+    since = last_shipment(progress.planned, events)
+    window = arrival_window(expectation, order, shipped_at=since)
+    return [
+        {
+            "estimate": expectation.description,
+            "window": window_words(window) if window else "",
+            "since": since,
+            "items": items,
+        }
     ]
-    return [{"estimate": expectation.description, "since": max(shipments, default=None), "items": items}]
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----

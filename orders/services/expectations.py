@@ -61,7 +61,12 @@ def expectation_update(
 ) -> FulfillmentExpectation:
     order, expectation = _lock_expectation(order_id, expectation_id)
     if description is not None:
-        expectation.description = clean_text(description, field="description", max_length=255)
+        worded = clean_text(description, field="description", max_length=255)
+        if worded != expectation.description:
+            # new words, new promise: the checkout's days would date an arrival the words no longer say
+            expectation.days_min = expectation.days_max = None
+            expectation.days_from = ""
+        expectation.description = worded
     cleaned = _clean_fulfillable_on(fulfillable_on)
     if cleaned is not None:
         expectation.fulfillable_on = cleaned
@@ -196,16 +201,19 @@ def expectation_split(
         moved[item.line_id] = moved.get(item.line_id, 0) + quantity
     if not any(sendable.values()):
         raise OrderError("lines", _("A divisão precisa deixar algo na previsão original."), code="split_leaves_nothing")
+    worded = source.description if description is None else clean_text(description, field="description", max_length=255)
+    same_promise = worded == source.description  # the part keeps the quote's days only with its words
     split = FulfillmentExpectation.objects.create(
         order=order,
         position=source.position + 1,
         method_type=source.method_type,
         destination=source.destination,
-        description=source.description
-        if description is None
-        else clean_text(description, field="description", max_length=255),
+        description=worded,
         fulfillable_on=_clean_fulfillable_on(fulfillable_on) or source.fulfillable_on,
         line_items=[{"id": line_id, "quantity": quantity} for line_id, quantity in moved.items()],
+        days_min=source.days_min if same_promise else None,
+        days_max=source.days_max if same_promise else None,
+        days_from=source.days_from if same_promise else "",
     )
     left[source.public_id] = held
     left[split.public_id] = moved

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -14,6 +15,7 @@ from kernel.rows import Update, insert_together, new_row, update_then_insert
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
+    DeliveryDaysFrom,
     EmailKind,
     FulfillmentExpectation,
     Order,
@@ -247,10 +249,21 @@ def _build(checkout: PlacedCheckout, number: int | None = None) -> OrderDraft:
         description=order.fulfillment_description or order.fulfillment_title,
         fulfillable_on="now",
         line_items=[{"id": line.line_id, "quantity": line.quantity} for line in checkout.lines],
+        **_delivery_days(checkout),
     )
     order.bcp_json_at = timezone.now()  # the snapshot's `updated_at`
     order.bcp_json = order_bcp_json_of(order, lines=lines, expectations=[expectation])
     return OrderDraft(order=order, lines=lines, expectation=expectation)
+
+
+def _delivery_days(checkout: PlacedCheckout) -> dict[str, Any]:
+    """The expectation's business days: only a shipping order's, with the words they were quoted with (a pickup's
+    "Pronto para retirada em 2 dias úteis" stays words)."""
+    days = checkout.fulfillment_days
+    if checkout.fulfillment_method != "shipping" or days is None or not checkout.fulfillment_description:
+        return {}
+    low, high = (max(0, int(d)) for d in days)
+    return {"days_min": min(low, high), "days_max": max(low, high), "days_from": DeliveryDaysFrom.SHIPPING}
 
 
 def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:

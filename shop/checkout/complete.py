@@ -295,6 +295,15 @@ def _installments(checkout: Checkout, payment_type: str) -> dict[str, int]:
     }
 
 
+def _option_days(option: dict[str, object]) -> tuple[int, int] | None:
+    """The selected option's business days as quoted (a checkout whose options were shown before they were kept
+    has none: the order keeps only the words)."""
+    low, high = option.get("days_min"), option.get("days_max")
+    if isinstance(low, int) and isinstance(high, int) and not isinstance(low, bool) and not isinstance(high, bool):
+        return low, high
+    return None
+
+
 def policies_in_force(language: str) -> list[dict[str, Any]]:
     """The store policies as they are now, to be kept with an order placed now (its BCP `policies[]`)."""
     return policies_data(language)
@@ -351,6 +360,7 @@ def place_order(
         fulfillment_title=str(option.get("title", "")) or ("Entrega digital" if not checkout.fulfillment_type else ""),
         fulfillment_description=str(option.get("description", "")),
         fulfillment_carrier=str(option.get("carrier", "")),
+        fulfillment_days=_option_days(option) if checkout.fulfillment_type == "shipping" else None,
         destination=_destination(checkout),
         platform_id=checkout.platform_id,
         language=checkout.language,

@@ -366,6 +366,8 @@ def shipping_options(
                 description=days_text(days_min, days_max),
                 amount=_price_after_threshold(method, price, subtotal_after_discounts),
                 carrier=method.carrier,
+                days_min=days_min,
+                days_max=days_max,
             )
         )
     return tuple(options)
@@ -538,13 +540,17 @@ def location_destination(location: PickupLocation) -> dict[str, object]:
 
 
 def _option_dict(option: OptionView) -> dict[str, object]:
-    return {
+    shown: dict[str, object] = {
         "id": option.id,
         "title": option.title,
         "description": option.description,
         "amount": option.amount,
         "carrier": option.carrier,
     }
+    if option.days_min is not None and option.days_max is not None:
+        # for the order (complete.place_order), not for the platform: the presenters read only the members above
+        shown["days_min"], shown["days_max"] = option.days_min, option.days_max
+    return shown
 
 
 def _address_fields(address: AddressInput, *, destination_id: str, buyer_first: str, buyer_last: str) -> dict[str, str]:

@@ -270,6 +270,10 @@ class OptionView:
     carrier: str = ""
     earliest_fulfillment_time: datetime | None = None
     latest_fulfillment_time: datetime | None = None
+    # The business days behind `description` (a carrier quote's or a table rate's), kept with the checkout's
+    # selected option so the order can date its arrival; never on the wire (the presenters name their members).
+    days_min: int | None = None
+    days_max: int | None = None
 
     @property
     def totals(self) -> tuple[Total, ...]:

@@ -69,9 +69,10 @@ class FreightOptions:
     def option_views(self) -> tuple[OptionView, ...]:
         """The options as the checkout engine and the freight box present them."""
         return tuple(
-            OptionView(id=o.id, title=o.title, description=o.description, amount=o.amount, carrier=o.carrier)
+            OptionView(id=o.id, title=o.title, description=o.description, amount=o.amount, carrier=o.carrier,
+                       days_min=o.days_min, days_max=o.days_max)
             for o in self.options
-        )
+        )  # fmt: skip
 
 
 def _cache_key(carrier: str, origin: str, destination: str, parcels: tuple[Parcel, ...]) -> str:
@@ -99,7 +100,8 @@ def _table(digits: str, uf: str, subtotal: int, parcels: tuple[Parcel, ...]) -> 
         options.append(
             FreightOption(
                 id=option.id, title=option.title, carrier=option.carrier, amount=amount,
-                description=option.description, free_above=method.free_above,
+                description=option.description, days_min=option.days_min, days_max=option.days_max,
+                free_above=method.free_above,
             )
         )  # fmt: skip
     return tuple(options)

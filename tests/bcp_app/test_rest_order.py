@@ -6,8 +6,9 @@ import importlib
 import json
 import re
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.apps import apps as django_apps
@@ -26,7 +27,7 @@ from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
 from orders.services.adjustments import order_cancel
 from orders.services.expectations import expectation_split
-from orders.services.fulfillment import order_mark_delivered, order_ship
+from orders.services.fulfillment import fulfillment_event_create, order_mark_delivered, order_ship
 from orders.types import LineQuantity
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -39,6 +40,7 @@ FORGET_SHIPPED_BODIES = importlib.import_module("orders.migrations.0026_forget_b
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 ORDER_CAPS = {"br.dev.bcp.shopping.order": [{"version": VERSION}]}
 WEBHOOK_PATH = "/webhooks/bcp/pedidos"
+SP_TZ = ZoneInfo("America/Sao_Paulo")
 
 
 @pytest.fixture
@@ -491,19 +493,29 @@ def test_expectations_after_a_partial_cancel_promise_only_what_is_left_bcp_ord_0
     assert "stale" not in again and again["fulfillment"] == body["fulfillment"]
 
 
+@pytest.mark.parametrize("kept_days", [True, False], ids=["quote-days", "placed-before-days-were-kept"])
 def test_expectations_say_what_left_once_units_shipped_like_seed_000_bcp_ord_06_07_wh_02(
-    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+    kept_days: bool,
 ) -> None:
     """Seed 000: a delivered expectation still lists the units it promised and says "Entregue". Shipped units stay in
     `line_items` (BCP-ORD-07: quantities >= 1) and the description says where they are, step by step; the line
     counts them as fulfilled (BCP-ORD-06) and the webhook carries the same body (BCP-WH-02). The description was
-    the checkout's promise ("Chega em …") whatever had shipped or arrived."""
+    the checkout's promise ("Chega em …") whatever had shipped or arrived. What travels has its arrival dated from
+    the quote's business days (PAC to SP: 3 to 5) counted from its shipment; an order placed before the shop kept
+    those days says what it said before (BCP §7 has no member for a dated window: the description says it)."""
     headers = auth(fake_platform, platform)
     order = place_order(client, headers, django_capture_on_commit_callbacks)
     line = order.lines.get()
     expectation = order.expectations.get()
     promise = expectation.description
-    assert promise.startswith("Chega em")
+    assert promise == "Chega em 3 a 5 dias úteis"
+    assert (expectation.days_min, expectation.days_max, expectation.days_from) == (3, 5, "shipping")
+    if not kept_days:
+        order.expectations.update(days_min=None, days_max=None, days_from="")
 
     def read() -> dict[str, Any]:
         body = call(client, "get", f"/orders/{order.public_id}", headers).json()
@@ -517,19 +529,24 @@ def test_expectations_say_what_left_once_units_shipped_like_seed_000_bcp_ord_06_
             "line": (body["line_items"][0]["quantity"], body["line_items"][0]["status"]),
         }
 
+    def ship(when: datetime, code: str, lines: list[LineQuantity] | None = None) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            fulfillment_event_create(order_id=order.public_id, type="shipped", tracking_number=code,
+                                     carrier="Correios", lines=lines, occurred_at=when)  # fmt: skip
+
     one = [LineQuantity(line.public_id, 1)]
-    with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios", lines=one)
+    ship(datetime(2026, 11, 13, 16, 0, tzinfo=SP_TZ), "BR123456785BR", one)  # a Friday; Fri 20 Nov is a holiday
+    first = " (previsão de entrega entre 18/11 e 23/11)" if kept_days else ""
     assert read() == {
-        "description": f"1 de 2 unidades enviadas; falta enviar 1× Café especial 500 g ({promise})",
+        "description": f"1 de 2 unidades enviadas{first}; falta enviar 1× Café especial 500 g ({promise})",
         "line": ({"total": 2, "fulfilled": 1}, "partial"),
     }
-    with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456799BR", carrier="Correios")
-    assert read() == {"description": "Enviado", "line": ({"total": 2, "fulfilled": 2}, "fulfilled")}
+    ship(datetime(2026, 12, 4, 10, 0, tzinfo=SP_TZ), "BR123456799BR")  # the rest, on Friday 4 Dec
+    then = "; previsão de entrega entre 09/12 e 11/12" if kept_days else ""
+    assert read() == {"description": f"Enviado{then}", "line": ({"total": 2, "fulfilled": 2}, "fulfilled")}
     with django_capture_on_commit_callbacks(execute=True):
         order_mark_delivered(order_id=order.public_id, lines=one)
-    assert read()["description"] == "Enviado; 1 de 2 unidades entregues"
+    assert read()["description"] == f"Enviado; 1 de 2 unidades entregues{then}"
     with django_capture_on_commit_callbacks(execute=True):
         order_mark_delivered(order_id=order.public_id)
     assert read()["description"] == "Entregue"

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from orders.models import Order
 from orders.services import (
     adjustment_mark_refund_result,
+    fulfillment_event_create,
     order_cancel,
     order_mark_delivered,
     order_pickup_done,
@@ -53,6 +57,17 @@ def _partially_shipped() -> Order:
 def _shipped() -> Order:
     order = _place()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    return order
+
+
+def _shipped_dated() -> Order:
+    # placed with the quote's business days (3 to 5 from shipping) and shipped on Friday 4 Dec 2026
+    checkout = replace(make_checkout(lines=TWO_ITEMS, payment_type="manual"), fulfillment_days=(3, 5))
+    order = order_place_from_checkout(checkout=checkout)
+    friday = datetime(2026, 12, 4, 15, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    fulfillment_event_create(
+        order_id=order.public_id, type="shipped", tracking_number="BR123456785BR", occurred_at=friday
+    )
     return order
 
 
@@ -105,6 +120,9 @@ STATES: dict[str, tuple[Callable[[], Order], str, list[str], list[str]]] = {
         _partially_shipped, "Enviado em parte", ["BR123456785BR", "A caminho", ARRIVAL], ["order-closed"],
     ),
     "shipped": (_shipped, "Enviado", ["BR123456785BR", ARRIVAL], ["order-expectations", "order-closed"]),
+    "shipped_dated": (
+        _shipped_dated, "Enviado", ["Previsão de entrega: entre 09/12 e 11/12"], ["order-expectations", "order-closed"],
+    ),
     "delivered": (_delivered, "Entregue", ["Entregue"], ["order-expectations", "order-on-the-way", "order-closed"]),
     "ready_for_pickup": (_ready_for_pickup, "Pronto para retirada", ["Pronto para retirada"], ["order-closed"]),
     "picked_up": (_picked_up, "Entregue", ["Retirado na loja"], ["order-expectations", "order-closed"]),

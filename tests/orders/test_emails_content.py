@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core import mail
@@ -18,6 +19,7 @@ from django.utils.timezone import localtime
 from orders.emails import build_order_email
 from orders.services import (
     adjustment_mark_refund_result,
+    fulfillment_event_create,
     order_cancel,
     order_mark_delivered,
     order_place_from_checkout,
@@ -175,6 +177,24 @@ def test_delivered_e_mail_promises_no_arrival_any_more(django_capture_on_commit_
     until = date_format(localtime(arrived + timedelta(days=7)), "SHORT_DATE_FORMAT")
     sentence = f"Se precisar devolver algum item, peça pela página do pedido até {until} (7 dias após a entrega)."
     assert sentence in delivered.body and sentence in delivered.alternatives[0][0]
+
+
+def test_shipped_e_mail_dates_the_arrival_from_the_quotes_days(django_capture_on_commit_callbacks):
+    """An order that kept the quote's business days (3 to 5, from shipping): the shipped e-mail gives the dates the
+    order page gives, counted from the shipment (Friday 4 Dec 2026: Wed 9 to Fri 11), not only the words."""
+    placed = replace(make_checkout(lines=[("CAM", 3000, 2)], freight=800), fulfillment_days=(3, 5))
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    with django_capture_on_commit_callbacks(execute=True):
+        fulfillment_event_create(
+            order_id=order.public_id,
+            type="shipped",
+            tracking_number="BR123456785BR",
+            occurred_at=datetime(2026, 12, 4, 11, 0, tzinfo=ZoneInfo("America/Sao_Paulo")),
+        )
+    shipped = mail.outbox[-1]
+    assert "Entrega: SEDEX (previsão de entrega entre 09/12 e 11/12)" in shipped.body
+    assert "(previsão de entrega entre 09/12 e 11/12)" in shipped.alternatives[0][0]
 
 
 def test_english_e_mail(django_capture_on_commit_callbacks):

@@ -196,6 +196,37 @@ def test_expectation_split_merge_update_bcp_ord_07(place_order):
     assert order.expectations.count() == 1
 
 
+def test_a_split_keeps_the_quotes_days_with_its_words_and_new_words_drop_them_bcp_ord_07(place_order):
+    """The quote's business days date the arrival only while the expectation says the quote's words: a part split
+    off with them keeps them; a part given new words ("Chega em 10 dias úteis") or an expectation re-worded by staff
+    no longer does, so no date contradicts what the buyer reads."""
+    order = place_order(lines=[("CAM", 3000, 2), ("BONE", 2000, 2)])
+    shirt, cap = order.lines.all()
+    original = order.expectations.get()
+    order.expectations.update(days_min=3, days_max=5, days_from="shipping")  # as a checkout with the quote's days
+    same = expectation_split(
+        order_id=order.public_id, expectation_id=original.public_id, lines=[LineQuantity(cap.public_id, 1)]
+    )
+    later = expectation_split(
+        order_id=order.public_id,
+        expectation_id=original.public_id,
+        lines=[LineQuantity(shirt.public_id, 1)],
+        description="Chega em 10 dias úteis",
+    )
+    assert (same.description, same.days_min, same.days_max, same.days_from) == (
+        original.description, 3, 5, "shipping"
+    )  # fmt: skip
+    assert (later.days_min, later.days_max, later.days_from) == (None, None, "")
+    expectation_update(order_id=order.public_id, expectation_id=original.public_id, fulfillable_on="now")
+    original.refresh_from_db()
+    assert (original.days_min, original.days_max) == (3, 5)  # a new date alone keeps the words and the days
+    expectation_update(order_id=order.public_id, expectation_id=original.public_id, description="Chega em 8 dias")
+    original.refresh_from_db()
+    assert (original.description, original.days_min, original.days_max, original.days_from) == (
+        "Chega em 8 dias", None, None, ""
+    )  # fmt: skip
+
+
 def test_split_cannot_empty_the_source(place_order):
     order = place_order(lines=[("CAM", 3000, 1)])
     line = order.lines.get()

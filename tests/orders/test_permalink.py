@@ -10,7 +10,16 @@ import pytest
 from django.conf import settings
 from django.template import Context, Template
 
-from orders.services import order_cancel, order_mark_delivered, order_refund, order_return, order_ship
+from orders.models import Order
+from orders.selectors import order_bcp_render, order_for_bcp
+from orders.services import (
+    fulfillment_event_create,
+    order_cancel,
+    order_mark_delivered,
+    order_refund,
+    order_return,
+    order_ship,
+)
 from orders.types import LineQuantity
 
 pytestmark = pytest.mark.django_db
@@ -276,3 +285,45 @@ def test_a_shipped_order_says_when_what_travels_should_arrive(client, place_orde
     order_mark_delivered(order_id=order.public_id)
     html = client.get(_path(order)).content.decode()
     assert 'data-testid="order-on-the-way"' not in html and 'data-testid="arrival-estimate"' not in html
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        ("pt-br", "A caminho · enviado em 04/12/2026 Previsão de entrega: entre 09/12 e 11/12 1× Produto CAM"),
+        ("en", "On its way · shipped on 12/04/2026 Estimated delivery: between 12/09 and 12/11 1× Produto CAM"),
+    ],
+)
+def test_a_shipped_order_with_the_quotes_days_dates_the_arrival(client, place_order, language, words):
+    """An order that kept the quote's business days (3 to 5, counted from shipping), shipped on Friday 4 Dec 2026:
+    the page gives the days (Wed 9 to Fri 11, the weekend skipped) instead of "Chega em 3 a 5 dias úteis a partir
+    do envio"; before shipping it keeps the words (the shop has no handling days to date the posting)."""
+    order = place_order(lines=[("CAM", 3000, 1)], language=language)
+    order.expectations.update(days_min=3, days_max=5, days_from="shipping")
+    promise = order.expectations.get().description
+    waiting = client.get(_path(order)).content.decode().split('data-testid="order-expectations">')[1].split("</ul>")[0]
+    assert f"<strong>{promise}</strong>" in waiting
+    fulfillment_event_create(
+        order_id=order.public_id,
+        type="shipped",
+        tracking_number="BR123456785BR",
+        occurred_at=datetime(2026, 12, 4, 20, 30, tzinfo=ZoneInfo("America/Sao_Paulo")),  # 23:30 UTC: still the 4th
+    )
+    html = client.get(_path(order)).content.decode()
+    on_the_way = html.split('data-testid="order-on-the-way">')[1].split("</ul>")[0]
+    assert " ".join(re.sub(r"<[^>]+>", " ", on_the_way).split()) == words
+
+
+def test_days_that_count_from_the_payment_date_the_arrival_before_shipping(client, place_order):
+    """Days that count from the payment (the merchant's handling included) give dates while the order is still in
+    the shop: paid (placed) on Friday 4 Dec 2026 with 3 to 5 days, "Chega entre 09/12 e 11/12" on the page and in
+    Get Order's expectation description (BCP-ORD-07; the spec has no member for a dated window)."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    order.expectations.update(days_min=3, days_max=5, days_from="payment")
+    Order.objects.filter(pk=order.pk).update(
+        placed_at=datetime(2026, 12, 4, 9, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    )
+    waiting = client.get(_path(order)).content.decode().split('data-testid="order-expectations">')[1].split("</ul>")[0]
+    assert "<strong>Chega entre 09/12 e 11/12</strong>" in waiting
+    [expectation] = order_bcp_render(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
+    assert expectation["description"] == "Chega entre 09/12 e 11/12"

@@ -4,18 +4,34 @@ from it, and only a Correios shipment needs a tracking code)."""
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import replace
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.apps import apps
+from django.test import Client
 
 from orders.models import Order
+from orders.selectors import order_bcp_payload
+from orders.services import fulfillment_event_create
 from payments.sandbox.services import PayOptions, pay
 from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.services import checkout_create
-from shop.checkout.types import InstrumentInput, LineInput, PaymentInput
+from shop.checkout.types import AddressInput, CheckoutInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import ShippingMethod
-from tests.shop.checkout_factories import full_input, make_shipping, make_variant
+from tests.shop.checkout_factories import (
+    BUYER,
+    full_input,
+    make_location,
+    make_shipping,
+    make_variant,
+    pickup,
+    shipping,
+)
+from tests.shop.freight_helpers import SHIRT
 
 pytestmark = pytest.mark.django_db
 
@@ -38,3 +54,77 @@ def test_paid_order_keeps_the_method_carrier(django_capture_on_commit_callbacks,
     BACKFILL.backfill(apps, None)
     order.refresh_from_db()
     assert order.fulfillment_carrier == carrier
+
+
+SP_TZ = ZoneInfo("America/Sao_Paulo")
+RJ = AddressInput(street="Av. Rio Branco", number="1", address_locality="Rio de Janeiro", postal_code="20040-002")
+
+
+@pytest.mark.parametrize(
+    ("carrier", "option", "days", "window"),
+    [
+        # .Package (Jadlog) quoted 3 to 5 business days: Mon 16, Tue 17, Wed 18 … Thu 19, (Fri 20 Consciência Negra,
+        # the weekend), Mon 23
+        ("melhorenvio", "melhorenvio:3", (3, 5), "entre 18/11 e 23/11"),
+        ("correios", "correios:03298", (6, 6), "em 24/11"),  # PAC, 6 business days
+    ],
+)
+def test_the_carrier_quotes_days_date_the_arrival_once_shipped_on_a_friday(
+    request: pytest.FixtureRequest,
+    client: Client,
+    admin_client: Client,
+    django_capture_on_commit_callbacks: Any,
+    carrier: str,
+    option: str,
+    days: tuple[int, int],
+    window: str,
+) -> None:
+    """The quote's business days go from the checkout's option onto the order's expectation; shipped on Friday 13
+    Nov 2026, the buyer's page and Get Order give the dates (weekend and national holiday skipped), not only
+    "Chega em 3 a 5 dias úteis a partir do envio" (BCP-ORD-07: the expectation's description)."""
+    request.getfixturevalue(carrier)
+    data = CheckoutInput(lines=(LineInput(SHIRT, 1),), buyer=BUYER, fulfillment=shipping(RJ, option=option),
+                         payment=PaymentInput(instruments=(PIX,)))  # fmt: skip
+    checkout = checkout_create(data=data, session_key="sess-1").checkout
+    assert checkout.selected_option_id == option
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    expectation = order.expectations.get()
+    assert (expectation.days_min, expectation.days_max, expectation.days_from) == (*days, "shipping")
+    promise = expectation.description
+    # before shipping: the shop keeps no handling days, so the words of the quote stay
+    html = client.get(order.permalink_path).content.decode()
+    assert f"<strong>{promise}</strong>" in html
+    assert order_bcp_payload(order)["fulfillment"]["expectations"][0]["description"] == promise
+    # shipped on Friday 13 Nov 2026
+    fulfillment_event_create(order_id=order.public_id, type="shipped", tracking_number="BR123456785BR",
+                             occurred_at=datetime(2026, 11, 13, 16, 0, tzinfo=SP_TZ))  # fmt: skip
+    html = client.get(order.permalink_path).content.decode()
+    on_the_way = html.split('data-testid="order-on-the-way">')[1].split("</ul>")[0]
+    assert " ".join(re.sub(r"<[^>]+>", " ", on_the_way).split()) == (
+        f"A caminho · enviado em 13/11/2026 Previsão de entrega: {window} 1× Camiseta básica preta — M"
+    )
+    body = order_bcp_payload(Order.objects.get(pk=order.pk))  # the stored body Get Order and webhooks send
+    assert body["fulfillment"]["expectations"][0]["description"] == f"Enviado; previsão de entrega {window}"
+    # the admin's order page says it too
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert window in page
+
+
+def test_a_pickup_order_keeps_no_delivery_days(django_capture_on_commit_callbacks: Any) -> None:
+    make_variant(price=4290, stock=10)
+    make_shipping()
+    location = make_location()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option=None), payment=PaymentInput(instruments=(PIX,)))
+    data = replace(data, fulfillment=pickup(location.public_id, option="retirada"))
+    checkout = checkout_create(data=data, session_key="sess-1").checkout
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
+    expectation = Order.objects.get(checkout_id=checkout.public_id).expectations.get()
+    assert (expectation.method_type, expectation.days_min, expectation.days_max, expectation.days_from) == (
+        "pickup",
+        None,
+        None,
+        "",
+    )

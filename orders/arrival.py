@@ -1,0 +1,73 @@
+"""An expectation's arrival as dates: its business days ("Chega em 3 a 5 dias úteis", kept at checkout) counted from
+the shipment (or, for days that count from payment, from the order: it is placed once paid), on the shop's
+calendar (kernel.business_days: no weekends, national holidays or Carnival).
+
+The buyer's page, the admin, the shipped e-mail and BCP Get Order (its expectation's `description`: the spec has
+no member for a dated window) read it here. An expectation without days (an order placed before they were kept,
+a pickup, a promise staff re-worded) has no dates: its words stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime
+
+from django.utils import formats, timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
+
+from kernel.business_days import add_business_days
+from orders.models import DeliveryDaysFrom, FulfillmentEvent, FulfillmentEventType, FulfillmentExpectation, Order
+
+
+def last_shipment(line_ids: Iterable[str], events: Iterable[FulfillmentEvent]) -> datetime | None:
+    """When the last shipment with any of these lines left (the estimate runs from the latest), or None."""
+    lines = set(line_ids)
+    return max(
+        (
+            e.occurred_at
+            for e in events
+            if e.type == FulfillmentEventType.SHIPPED and any(i["id"] in lines for i in e.line_items)
+        ),
+        default=None,
+    )
+
+
+def arrival_window(
+    expectation: FulfillmentExpectation, order: Order, *, shipped_at: datetime | None
+) -> tuple[date, date] | None:
+    """(first, last) day the expectation's parcel should arrive, or None when that cannot be said: no days kept, or
+    days that count from shipping and nothing shipped yet (the shop keeps no handling days to guess the posting)."""
+    if expectation.days_min is None or expectation.days_max is None:
+        return None
+    if expectation.days_from == DeliveryDaysFrom.PAYMENT:
+        start = order.placed_at or timezone.now()  # placement renders its BCP body before the INSERT stamps it
+    elif expectation.days_from == DeliveryDaysFrom.SHIPPING:
+        start = shipped_at
+    else:
+        return None
+    if start is None:
+        return None
+    day = timezone.localdate(start)  # the shop's day (America/Sao_Paulo), not UTC's
+    return add_business_days(day, expectation.days_min), add_business_days(day, expectation.days_max)
+
+
+def _day(day: date) -> str:
+    # Translators: a day and month without the year, as in "entre 09/12 e 11/12" (Django's date format letters).
+    return formats.date_format(day, pgettext("arrival day", "d/m"))
+
+
+def window_words(window: tuple[date, date]) -> str:
+    """ "entre 09/12 e 11/12" (or "em 09/12" for one day), in the active language: the page's "Previsão de entrega"."""
+    first, last = window
+    if first == last:
+        return _("em %(day)s") % {"day": _day(first)}
+    return _("entre %(first)s e %(last)s") % {"first": _day(first), "last": _day(last)}
+
+
+def window_words_pt(window: tuple[date, date]) -> str:
+    """The same in Portuguese whatever the language (BCP texts, the timeline)."""
+    first, last = window
+    if first == last:
+        return f"em {first:%d/%m}"
+    return f"entre {first:%d/%m} e {last:%d/%m}"
