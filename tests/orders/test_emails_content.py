@@ -261,7 +261,11 @@ def test_refund_e_mail_after_a_return_lists_what_was_refunded_and_the_items_boug
     refunded = mail.outbox[-1]
     assert refunded.subject == f"Loja Exemplo: Reembolso do pedido #{order.number}"
     body = refunded.body
-    assert "Reembolso referente a:\n- 1× Produto BLUSA — R$ 59,90\nTotal reembolsado: R$ 59,90\n" in body
+    # every item back as defective: the freight goes back too (CDC art. 18 §1 II), named on its own line
+    assert (
+        "Reembolso referente a:\n- 1× Produto BLUSA — R$ 59,90\n- Frete e outros valores — R$ 8,00\n"
+        "Total reembolsado: R$ 67,90\n"
+    ) in body
     assert "Itens comprados:\n- 1× Produto BLUSA (BLUSA) — R$ 59,90\n\nSubtotal: R$ 59,90" in body
     assert "Itens:\n\n" not in body
     html = refunded.alternatives[0][0]
