@@ -21,9 +21,8 @@ def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
     """One query: the total (vNF, centavos) of each order's note as it was last asked of the provider, the issue
     of the document's current attempt (a re-issue after a rejection may carry other values); none while the
     order's note was never sent (blocked for missing data, or not asked yet)."""
-    jobs = FiscalJob.objects.filter(
-        document__order_ref__in=list(order_refs), action=FiscalJob.Action.ISSUE
-    ).order_by("document__sequence", "id")  # the current note's last (a reissued order's old note comes first)
+    jobs = FiscalJob.objects.filter(document__order_ref__in=list(order_refs), action=FiscalJob.Action.ISSUE)
+    jobs = jobs.order_by("document__sequence", "id")  # the current note's last: a reissued order's old note first
     totals: dict[str, int] = {}
     for ref, attempt, key, total in jobs.values_list(
         "document__order_ref", "document__attempt", "key", "payload__total_amount"

@@ -233,9 +233,9 @@ def document_request_cancel_reissue(
     document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
     if document is None or document.status != Status.AUTHORIZED:
         raise CancelReissueRefused("Este pedido não tem NF-e autorizada: não há nota a cancelar e reemitir.")
-    in_flight = document.jobs.filter(action=FiscalJob.Action.CANCEL).exclude(status=FiscalJob.Status.DONE).exists()
-    if in_flight:
-        return document
+    cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL).values_list("status", flat=True))
+    if any(status != FiscalJob.Status.DONE for status in cancels):
+        return document  # asked already (a double click): the job runs once
     deadline = cancel_deadline(document)
     if deadline is None or timezone.now() > deadline:
         raise CancelReissueRefused(AFTER_WINDOW_ADVICE.format(key=document.access_key))
@@ -243,8 +243,8 @@ def document_request_cancel_reissue(
         raise CancelReissueRefused(
             "A nova NF-e não poderia ser emitida; a atual foi mantida. Corrija antes: " + "; ".join(problems)
         )
-    earlier = document.jobs.filter(action=FiscalJob.Action.CANCEL).count()  # cancels the provider refused
-    key = f"{order_ref}:cancel:{document.attempt}" + (f"-{earlier + 1}" if earlier else "")
+    # Earlier cancels of this note were refused by the provider (they are done, the note is still authorized).
+    key = f"{order_ref}:cancel:{document.attempt}" + (f"-{len(cancels) + 1}" if cancels else "")
     job = FiscalJob.objects.create(
         key=key, document=document, action=FiscalJob.Action.CANCEL, next_run_at=timezone.now(),
         payload={"justification": text, "reissue": invoice},

@@ -218,7 +218,10 @@ def test_cancel_and_reissue_cancels_at_focus_then_issues_the_corrected_note_once
     assert _ask_cancel_reissue("  CPF do destinatário\n informado errado ").pk == first.pk
     assert _ask_cancel_reissue().pk == first.pk  # a double click asks nothing more
     cancel = FiscalJob.objects.get(action="cancel")
-    assert (cancel.key, cancel.payload["justification"]) == ("order_test:cancel:1", "CPF do destinatário informado errado")
+    assert (cancel.key, cancel.payload["justification"]) == (
+        "order_test:cancel:1",
+        "CPF do destinatário informado errado",
+    )
 
     assert _run(provider) == "cancelled"
     assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
