@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from fiscal.access_key import is_valid
 from fiscal.models import BLOCKED_PREFIX, CANCEL_WINDOW, FiscalDocument, FiscalJob, FiscalWebhook
@@ -198,8 +199,11 @@ def justification_clean(text: str) -> str:
     cleaned = " ".join((text or "").split())
     if not JUSTIFICATION_MIN <= len(cleaned) <= JUSTIFICATION_MAX:
         raise CancelReissueRefused(
-            f"Justificativa do cancelamento: escreva de {JUSTIFICATION_MIN} a {JUSTIFICATION_MAX} caracteres "
-            f"(tem {len(cleaned)}), por exemplo “CPF do destinatário informado errado”."
+            gettext(
+                "Justificativa do cancelamento: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
+                "“CPF do destinatário informado errado”."
+            )
+            % {"min": JUSTIFICATION_MIN, "max": JUSTIFICATION_MAX, "length": len(cleaned)}
         )
     return cleaned
 
@@ -211,12 +215,14 @@ def cancel_deadline(document: FiscalDocument) -> datetime | None:
     return document.issued_at + CANCEL_WINDOW
 
 
-AFTER_WINDOW_ADVICE = (
-    "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
-    "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e de "
-    "entrada (devolução) referenciando a chave {key} e, em seguida, uma nova NF-e com os dados corretos. Esta loja "
-    "ainda não emite a NF-e de devolução por aqui."
-)
+def after_window_advice(access_key: str) -> str:
+    """What staff do when the note can no longer be cancelled (the project issues no devolução NF-e itself)."""
+    return gettext(
+        "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
+        "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
+        "de entrada (devolução) referenciando a chave %(key)s e, em seguida, uma nova NF-e com os dados corretos. "
+        "Esta loja ainda não emite a NF-e de devolução por aqui."
+    ) % {"key": access_key}
 
 
 def document_request_cancel_reissue(
@@ -232,16 +238,17 @@ def document_request_cancel_reissue(
     text = justification_clean(justification)
     document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
     if document is None or document.status != Status.AUTHORIZED:
-        raise CancelReissueRefused("Este pedido não tem NF-e autorizada: não há nota a cancelar e reemitir.")
+        raise CancelReissueRefused(gettext("Este pedido não tem NF-e autorizada: não há nota a cancelar e reemitir."))
     cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL).values_list("status", flat=True))
     if any(status != FiscalJob.Status.DONE for status in cancels):
         return document  # asked already (a double click): the job runs once
     deadline = cancel_deadline(document)
     if deadline is None or timezone.now() > deadline:
-        raise CancelReissueRefused(AFTER_WINDOW_ADVICE.format(key=document.access_key))
+        raise CancelReissueRefused(after_window_advice(document.access_key))
     if problems:  # the old note is cancelled only when the new one can be issued
         raise CancelReissueRefused(
-            "A nova NF-e não poderia ser emitida; a atual foi mantida. Corrija antes: " + "; ".join(problems)
+            gettext("A nova NF-e não poderia ser emitida; a atual foi mantida. Corrija antes: %(problems)s")
+            % {"problems": "; ".join(problems)}
         )
     # Earlier cancels of this note were refused by the provider (they are done, the note is still authorized).
     key = f"{order_ref}:cancel:{document.attempt}" + (f"-{len(cancels) + 1}" if cancels else "")

@@ -22,6 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from fiscal.models import CANCEL_WINDOW, FiscalDocument, FiscalJob
 from fiscal.selectors import blocked_order_refs
@@ -85,7 +86,7 @@ def fiscal_cancel_and_reissue(*, order_id: str, justification: str, actor: str =
     if order is None:
         raise OrderNotFound("order_id")
     if order.status == OrderStatus.CANCELED:
-        raise CancelReissueRefused("Pedido cancelado: a NF-e é cancelada com ele, não reemitida.")
+        raise CancelReissueRefused(gettext("Pedido cancelado: a NF-e é cancelada com ele, não reemitida."))
     invoice, problems = build_invoice(order)
     tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
     try:

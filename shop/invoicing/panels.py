@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import cancel_in_flight, document_for_order, documents_of_order, file_path
-from fiscal.services import AFTER_WINDOW_ADVICE, JUSTIFICATION_MAX, CancelReissueRefused, cancel_deadline
+from fiscal.services import JUSTIFICATION_MAX, CancelReissueRefused, after_window_advice, cancel_deadline
 from kernel.money import format_brl
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus
@@ -46,7 +46,7 @@ def _cancel_reissue_context(request: HttpRequest, order: Order, document: Fiscal
     if cancel_in_flight(document):
         return {"cancel_in_flight": True}
     if timezone.now() > deadline:
-        return {"after_window_advice": AFTER_WINDOW_ADVICE.format(key=document.access_key)}
+        return {"after_window_advice": after_window_advice(document.access_key)}
     return {
         "can_cancel_reissue": request.user.has_perm(ISSUE_PERMISSION),
         "cancel_deadline": timezone.localtime(deadline),

@@ -278,3 +278,69 @@ def test_after_24_hours_the_order_page_says_what_the_accountant_does_instead(adm
     )  # a page left open since yesterday
     assert [str(m) for m in response.context["messages"]] == [advice]
     assert not FiscalJob.objects.filter(action="cancel").exists()
+
+
+def test_the_nfe_list_asks_why_then_cancels_and_reissues_the_selected_note(admin_client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    chosen = {"action": "cancel_reissue_action", "_selected_action": [document.pk]}
+    page = admin_client.post("/admin/fiscal/fiscaldocument/", chosen).content.decode()
+    assert f'data-testid="cancel-reissue-note">Pedido #{order.number}: NF-e nº {document.number} (Autorizada)<' in page
+    assert 'name="nfe_justificativa"' in page
+    assert not FiscalJob.objects.filter(action="cancel").exists()  # asking why changes nothing
+
+    response = admin_client.post("/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": "curta"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        f"#{order.number}: Justificativa do cancelamento: escreva de 15 a 255 caracteres (tem 5), por exemplo “CPF "
+        "do destinatário informado errado”."
+    ]
+    response = admin_client.post(
+        "/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": JUSTIFICATION}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Cancelamento solicitado para 1 NF-e; a nova nota, com os dados atuais do pedido, é emitida assim que o "
+        "cancelamento for confirmado."
+    ]
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    assert job_run(job_id=FiscalJob.objects.get(key=f"{order.public_id}:issue:2").pk) == "authorized"
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert page.count(f'<a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a>') == 2  # both listed
+    # the cancelled one selected again: nothing to cancel, said so
+    response = admin_client.post(
+        "/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": JUSTIFICATION}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        f"#{order.number}: NF-e nº {document.number} cancelada, não autorizada: nada a cancelar."
+    ]
+    assert FiscalJob.objects.filter(action="cancel").count() == 1
+
+
+def test_a_cancel_the_sefaz_refuses_keeps_the_note_and_staff_read_why(admin_client, fiscal_store) -> None:  # noqa: F811
+    from datetime import timedelta
+
+    from django.db.models import F
+
+    from fiscal.models import SandboxNote
+    from orders.models import OrderEvent
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    # Our clock says just authorized, the SEFAZ's says more than 24 h: the sandbox refuses like it (rejection 501).
+    SandboxNote.objects.update(issued_at=F("issued_at") - timedelta(hours=25))
+    url = f"/admin/fiscal/{order.public_id}/cancel-reissue/"
+    admin_client.post(url, {"nfe_justificativa": JUSTIFICATION})
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancel_refused"
+
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="fiscal-status">Autorizada<' in page
+    reason = "Rejeição: Prazo de cancelamento superior ao previsto na Legislação"
+    assert f'data-testid="fiscal-reason">501 — {reason}<' in page
+    assert FiscalDocument.objects.count() == 1
+    refused = OrderEvent.objects.get(order=order, kind="fiscal_cancel_refused")
+    assert refused.message == (
+        f"Cancelamento da NF-e recusado: {reason} A NF-e continua autorizada; nenhuma nova nota foi emitida."
+    )
+    admin_client.post(url, {"nfe_justificativa": JUSTIFICATION})  # staff may ask again: a new job, a new key
+    keys = list(FiscalJob.objects.filter(action="cancel").values_list("key", flat=True))
+    assert keys == [f"{order.public_id}:cancel:1", f"{order.public_id}:cancel:1-2"]
