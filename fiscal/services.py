@@ -166,6 +166,14 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
         return "already"
     if document.status != Status.AUTHORIZED or document.issued_at is None:
         return "not_issued"
+    cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL))
+    in_flight = [job for job in cancels if job.status != FiscalJob.Status.DONE]
+    for job in in_flight:  # a cancel-and-reissue under way: the order is gone, so cancel without the new note
+        if job.payload.get("reissue"):
+            job.payload = {"justification": job.payload.get("justification", "")}
+            job.save(update_fields=["payload"])  # the record step reads the job again under its lock
+    if in_flight:
+        return "already"
     if timezone.now() - document.issued_at > CANCEL_WINDOW:
         _changed(
             document, "cancel_window_closed",
@@ -176,7 +184,7 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
     if len(text) < 15:  # SEFAZ asks 15 to 255 characters
         text = f"Pedido cancelado a pedido do cliente. {text}".strip()
     job, created = FiscalJob.objects.get_or_create(
-        key=f"{order_ref}:cancel:{document.attempt}",
+        key=_cancel_key(order_ref, document, len(cancels)),
         defaults={"document": document, "action": FiscalJob.Action.CANCEL, "payload": {"justification": text[:255]},
                   "next_run_at": timezone.now()},
     )  # fmt: skip
@@ -184,6 +192,11 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
         _changed(document, "cancel_requested", "Cancelamento da NF-e solicitado.")
         _enqueue(job.pk)
     return "requested" if created else "already"
+
+
+def _cancel_key(order_ref: str, document: FiscalDocument, earlier: int) -> str:
+    """`earlier`: the note's cancels the provider refused (done, the note still authorized); each try its own key."""
+    return f"{order_ref}:cancel:{document.attempt}" + (f"-{earlier + 1}" if earlier else "")
 
 
 class CancelReissueRefused(Exception):
@@ -250,11 +263,9 @@ def document_request_cancel_reissue(
             gettext("A nova NF-e não poderia ser emitida; a atual foi mantida. Corrija antes: %(problems)s")
             % {"problems": "; ".join(problems)}
         )
-    # Earlier cancels of this note were refused by the provider (they are done, the note is still authorized).
-    key = f"{order_ref}:cancel:{document.attempt}" + (f"-{len(cancels) + 1}" if cancels else "")
     job = FiscalJob.objects.create(
-        key=key, document=document, action=FiscalJob.Action.CANCEL, next_run_at=timezone.now(),
-        payload={"justification": text, "reissue": invoice},
+        key=_cancel_key(order_ref, document, len(cancels)), document=document, action=FiscalJob.Action.CANCEL,
+        next_run_at=timezone.now(), payload={"justification": text, "reissue": invoice},
     )  # fmt: skip
     _changed(
         document, "cancel_requested",

@@ -282,6 +282,33 @@ def test_a_cancel_the_sefaz_refuses_keeps_the_authorized_note_with_its_reason(fo
     assert FiscalDocument.objects.count() == 1
     assert FiscalJob.objects.get(action="cancel").status == "done"
     assert state.notes["order_test-1"]["status"] == "autorizado"
+    # The order is then cancelled: its cancel is a new try under its own key, not "already" asked.
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel
+
+    with transaction.atomic():
+        assert document_request_cancel(order_ref="order_test", justification="") == "requested"
+    assert list(FiscalJob.objects.filter(action="cancel").values_list("key", flat=True)) == [
+        "order_test:cancel:1",
+        "order_test:cancel:1-2",
+    ]
+
+
+def test_an_order_cancelled_during_a_cancel_and_reissue_gets_no_new_note(focus) -> None:
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel
+
+    provider, _state = focus
+    first = _authorized(provider)
+    _ask_cancel_reissue()
+    with transaction.atomic():  # the order is cancelled before the job ran
+        assert document_request_cancel(order_ref="order_test", justification="") == "already"
+    assert FiscalJob.objects.get(action="cancel").payload == {"justification": "CPF do destinatário informado errado"}
+    assert _run(provider) == "cancelled"
+    first.refresh_from_db()
+    assert first.status == "cancelled" and FiscalDocument.objects.count() == 1
 
 
 def test_cancel_and_reissue_is_refused_after_24_hours_and_for_a_bad_justification(focus) -> None:
