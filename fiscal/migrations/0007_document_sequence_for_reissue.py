@@ -4,24 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('fiscal', '0006_capitalized_choice_labels'),
+        ("fiscal", "0006_capitalized_choice_labels"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='fiscaldocument',
-            name='sequence',
-            field=models.PositiveSmallIntegerField(default=1, verbose_name='nota do pedido'),
+            model_name="fiscaldocument",
+            name="sequence",
+            field=models.PositiveSmallIntegerField(default=1, verbose_name="nota do pedido"),
         ),
         migrations.AlterField(
-            model_name='fiscaldocument',
-            name='order_ref',
-            field=models.CharField(db_index=True, max_length=64, verbose_name='pedido'),
+            model_name="fiscaldocument",
+            name="order_ref",
+            field=models.CharField(db_index=True, max_length=64, verbose_name="pedido"),
         ),
         migrations.AddConstraint(
-            model_name='fiscaldocument',
-            constraint=models.UniqueConstraint(fields=('order_ref', 'sequence'), name='fiscal_one_document_per_order_sequence'),
+            model_name="fiscaldocument",
+            constraint=models.UniqueConstraint(
+                fields=("order_ref", "sequence"), name="fiscal_one_document_per_order_sequence"
+            ),
         ),
     ]
