@@ -14,6 +14,11 @@ urlpatterns = [
     path("", include("bcp_app.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
+    path(
+        "admin/fiscal/<str:order_id>/cancel-reissue/",
+        fiscal_panels.cancel_reissue_view,
+        name="shop_fiscal_cancel_reissue",
+    ),
     path("admin/frete/<str:order_id>/comprar/", freight_panels.buy_view, name="shop_label_buy"),
     path("admin/frete/etiqueta/<str:label_id>/cancelar/", freight_panels.cancel_view, name="shop_label_cancel"),
     path("admin/frete/etiqueta/<str:label_id>/pdf/", freight_panels.pdf_view, name="shop_label_pdf"),

@@ -8,10 +8,14 @@ outside any transaction; the unique `key` makes issue and cancel happen once per
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+# SEFAZ: an authorized NF-e (model 55) is cancelled up to 24 h after its authorization (Ajuste SINIEF 07/05,
+# cláusula décima segunda); after that the operation is undone by a nota de entrada (devolução), never a cancel.
+CANCEL_WINDOW = timedelta(hours=24)
 BLOCKED_PREFIX = "Dados fiscais incompletos: "  # the reason of a document blocked before any provider call
 
 
@@ -31,7 +35,10 @@ class FiscalDocument(models.Model):
         HOMOLOGATION = "homologacao", _("Homologação")
         PRODUCTION = "producao", _("Produção")
 
-    order_ref = models.CharField(_("pedido"), max_length=64, unique=True)
+    order_ref = models.CharField(_("pedido"), max_length=64, db_index=True)
+    # 1 for the order's first note; a note issued after a cancel-and-reissue (the buyer's CPF or name was wrong) is
+    # the next one. The cancelled note stays beside it: the SEFAZ keeps both, and so does the accountant's list.
+    sequence = models.PositiveSmallIntegerField(_("nota do pedido"), default=1)
     order_number = models.PositiveIntegerField(_("número do pedido"), null=True, blank=True)
     doc_type = models.CharField(_("tipo"), max_length=8, default="nfe")
     status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -68,7 +75,10 @@ class FiscalDocument(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(status="authorized") | models.Q(access_key__regex=r"^\d{44}$"),
                 name="fiscal_authorized_has_key",
-            )
+            ),
+            # One first note per order, and one replacement per cancelled note: a replayed cancel job cannot issue
+            # a second one.
+            models.UniqueConstraint(fields=["order_ref", "sequence"], name="fiscal_one_document_per_order_sequence"),
         ]
 
     def __str__(self) -> str:

@@ -11,8 +11,10 @@ from kernel.compiled import compiled
 
 
 def documents_for_orders(order_refs: Iterable[str]) -> dict[str, FiscalDocument]:
-    """One query: the document of each order that has one."""
-    return {d.order_ref: d for d in FiscalDocument.objects.filter(order_ref__in=list(order_refs))}
+    """One query: the current document of each order that has one (its last: an earlier one was cancelled and
+    reissued)."""
+    documents = FiscalDocument.objects.filter(order_ref__in=list(order_refs)).order_by("order_ref", "sequence")
+    return {d.order_ref: d for d in documents}  # the last of each order wins
 
 
 def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
@@ -20,6 +22,7 @@ def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
     of the document's current attempt (a re-issue after a rejection may carry other values); none while the
     order's note was never sent (blocked for missing data, or not asked yet)."""
     jobs = FiscalJob.objects.filter(document__order_ref__in=list(order_refs), action=FiscalJob.Action.ISSUE)
+    jobs = jobs.order_by("document__sequence", "id")  # the current note's last: a reissued order's old note first
     totals: dict[str, int] = {}
     for ref, attempt, key, total in jobs.values_list(
         "document__order_ref", "document__attempt", "key", "payload__total_amount"
@@ -31,11 +34,23 @@ def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
 
 def document_for_order(order_ref: str) -> FiscalDocument | None:
     # Compiled once per process: read for every buyer e-mail (its DANFE link) and order webhook (issue 34).
+    """The order's current note: its last one (an earlier one was cancelled and reissued with corrected data)."""
     read = compiled(
-        "fiscal.document_for_order", lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("pk")[:1]
+        "fiscal.document_for_order",
+        lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("-sequence")[:1],
     )
     rows = read.rows(order_ref)
     return rows[0] if rows else None
+
+
+def documents_of_order(order_ref: str) -> list[FiscalDocument]:
+    """Every note of the order, the current one first (one query): a cancelled-and-reissued note stays listed."""
+    return list(FiscalDocument.objects.filter(order_ref=order_ref).order_by("-sequence"))
+
+
+def cancel_in_flight(document: FiscalDocument) -> bool:
+    """A cancel of the note was asked and the provider has not answered it yet."""
+    return document.jobs.filter(action=FiscalJob.Action.CANCEL).exclude(status=FiscalJob.Status.DONE).exists()
 
 
 def file_path(document: FiscalDocument, kind: str) -> str:

@@ -3,6 +3,7 @@ job runner calls the provider between two short transactions, never inside one.
 
     document_request_issue  (caller's txn)  document + issue job, or "blocked" with the missing data
     document_request_cancel (caller's txn)  cancel job when authorized less than 24 h ago
+    document_request_cancel_reissue (caller's txn)  cancel job that, once the provider cancels, issues the next note
     job_run                 (Celery)        lease the job → provider call → record the outcome
     webhook_store / webhook_process         inbox of provider notifications, applied once
 """
@@ -10,7 +11,7 @@ job runner calls the provider between two short transactions, never inside one.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.files.base import ContentFile
@@ -18,16 +19,16 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from fiscal.access_key import is_valid
-from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.models import BLOCKED_PREFIX, CANCEL_WINDOW, FiscalDocument, FiscalJob, FiscalWebhook
 from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
 from fiscal.signals import document_changed
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
-CANCEL_WINDOW = timedelta(hours=24)  # SEFAZ: cancelamento até 24 h após a autorização
 Status = FiscalDocument.Status
 
 
@@ -68,9 +69,9 @@ def document_request_issue(
     # The first request writes the document as it will stay (one INSERT); a replay or a re-issue finds it.
     # INSERT … ON CONFLICT DO NOTHING: the unique order_ref decides in one statement (no read and savepoint first).
     document = _first_document(order_ref, order_number, invoice, problems)
-    created = insert_once(document, ("order_ref",))
+    created = insert_once(document, ("order_ref", "sequence"))
     if not created:
-        document = FiscalDocument.objects.select_for_update().get(order_ref=order_ref)
+        document = _current_locked(order_ref)
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add
         if FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).exists():
@@ -99,6 +100,11 @@ def document_request_issue(
         _changed(document, "requested", "Emissão da NF-e solicitada.", attempt=document.attempt)
         _enqueue(job.pk)
     return document
+
+
+def _current_locked(order_ref: str) -> FiscalDocument:
+    """The order's current note (the last one: an earlier one was cancelled and reissued), row-locked."""
+    return FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence")[:1].get()
 
 
 def _blocked_reason(problems: list[str]) -> str:
@@ -145,14 +151,14 @@ def document_block_once(
     _changed(document, "blocked", _blocked_message(document), problems=problems, rows=rows)
     if len(rows) > 1:
         raise ValueError("document_block_once: one row per blocked document is written with it")
-    if not insert_once(document, ("order_ref",), event=rows[0] if rows else None, guard=guard):
+    if not insert_once(document, ("order_ref", "sequence"), event=rows[0] if rows else None, guard=guard):
         return None
     return document
 
 
 def document_request_cancel(*, order_ref: str, justification: str) -> str:
     """Inside the caller's transaction: "requested", "window_closed", "not_issued" or "already"."""
-    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).first()
+    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
     if document is None or document.status in (Status.REJECTED, Status.PENDING):
         # Not issued: a pending issue job still runs; the sweep of the shop is not told (see the report).
         return "not_issued"
@@ -160,6 +166,14 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
         return "already"
     if document.status != Status.AUTHORIZED or document.issued_at is None:
         return "not_issued"
+    cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL))
+    in_flight = [job for job in cancels if job.status != FiscalJob.Status.DONE]
+    for job in in_flight:  # a cancel-and-reissue under way: the order is gone, so cancel without the new note
+        if job.payload.get("reissue"):
+            job.payload = {"justification": job.payload.get("justification", "")}
+            job.save(update_fields=["payload"])  # the record step reads the job again under its lock
+    if in_flight:
+        return "already"
     if timezone.now() - document.issued_at > CANCEL_WINDOW:
         _changed(
             document, "cancel_window_closed",
@@ -170,7 +184,7 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
     if len(text) < 15:  # SEFAZ asks 15 to 255 characters
         text = f"Pedido cancelado a pedido do cliente. {text}".strip()
     job, created = FiscalJob.objects.get_or_create(
-        key=f"{order_ref}:cancel:{document.attempt}",
+        key=_cancel_key(order_ref, document, len(cancels)),
         defaults={"document": document, "action": FiscalJob.Action.CANCEL, "payload": {"justification": text[:255]},
                   "next_run_at": timezone.now()},
     )  # fmt: skip
@@ -178,6 +192,112 @@ def document_request_cancel(*, order_ref: str, justification: str) -> str:
         _changed(document, "cancel_requested", "Cancelamento da NF-e solicitado.")
         _enqueue(job.pk)
     return "requested" if created else "already"
+
+
+def _cancel_key(order_ref: str, document: FiscalDocument, earlier: int) -> str:
+    """`earlier`: the note's cancels the provider refused (done, the note still authorized); each try its own key."""
+    return f"{order_ref}:cancel:{document.attempt}" + (f"-{earlier + 1}" if earlier else "")
+
+
+class CancelReissueRefused(Exception):
+    """Why a cancel-and-reissue is not asked, in Portuguese for staff (nothing was written, nothing was sent)."""
+
+
+JUSTIFICATION_MIN, JUSTIFICATION_MAX = 15, 255  # SEFAZ's xJust of the cancel event (Focus NFe checks the same)
+
+
+def justification_clean(text: str) -> str:
+    """The justification as the SEFAZ takes it: no line breaks, tabs or spaces at the ends (rejected otherwise).
+    Raises CancelReissueRefused naming the field when it is not 15 to 255 characters."""
+    cleaned = " ".join((text or "").split())
+    if not JUSTIFICATION_MIN <= len(cleaned) <= JUSTIFICATION_MAX:
+        raise CancelReissueRefused(
+            gettext(
+                "Justificativa do cancelamento: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
+                "“CPF do destinatário informado errado”."
+            )
+            % {"min": JUSTIFICATION_MIN, "max": JUSTIFICATION_MAX, "length": len(cleaned)}
+        )
+    return cleaned
+
+
+def cancel_deadline(document: FiscalDocument) -> datetime | None:
+    """Until when the SEFAZ cancels an authorized note (24 h after its authorization); None when not authorized."""
+    if document.status != Status.AUTHORIZED or document.issued_at is None:
+        return None
+    return document.issued_at + CANCEL_WINDOW
+
+
+def after_window_advice(access_key: str) -> str:
+    """What staff do when the note can no longer be cancelled (the project issues no devolução NF-e itself)."""
+    return gettext(
+        "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
+        "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
+        "de entrada (devolução) referenciando a chave %(key)s e, em seguida, uma nova NF-e com os dados corretos. "
+        "Esta loja ainda não emite a NF-e de devolução por aqui."
+    ) % {"key": access_key}
+
+
+def document_request_cancel_reissue(
+    *, order_ref: str, justification: str, invoice: dict[str, Any], problems: list[str]
+) -> FiscalDocument:
+    """Inside the caller's transaction (the order locked): ask the provider to cancel the order's authorized note
+    and, once it is cancelled, to issue the next one from `invoice` (built now, with the corrected buyer).
+
+    The new note is written by the job that records the cancellation (`_apply`), in that same transaction: a
+    refused cancel issues nothing, a crash between the provider's answer and our record is re-polled, and a
+    replayed job finds itself done. Raises CancelReissueRefused (in Portuguese) when it cannot be asked; returns
+    the note whose cancel is asked (or already in flight: a double click adds nothing)."""
+    text = justification_clean(justification)
+    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
+    if document is None or document.status != Status.AUTHORIZED:
+        raise CancelReissueRefused(gettext("Este pedido não tem NF-e autorizada: não há nota a cancelar e reemitir."))
+    cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL).values_list("status", flat=True))
+    if any(status != FiscalJob.Status.DONE for status in cancels):
+        return document  # asked already (a double click): the job runs once
+    deadline = cancel_deadline(document)
+    if deadline is None or timezone.now() > deadline:
+        raise CancelReissueRefused(after_window_advice(document.access_key))
+    if problems:  # the old note is cancelled only when the new one can be issued
+        raise CancelReissueRefused(
+            gettext("A nova NF-e não poderia ser emitida; a atual foi mantida. Corrija antes: %(problems)s")
+            % {"problems": "; ".join(problems)}
+        )
+    job = FiscalJob.objects.create(
+        key=_cancel_key(order_ref, document, len(cancels)), document=document, action=FiscalJob.Action.CANCEL,
+        next_run_at=timezone.now(), payload={"justification": text, "reissue": invoice},
+    )  # fmt: skip
+    _changed(
+        document, "cancel_requested",
+        f"Cancelamento da NF-e nº {document.number} solicitado para emitir outra com os dados corrigidos. "
+        f"Justificativa: {text}",
+        reissue=True,
+    )  # fmt: skip
+    _enqueue(job.pk)
+    return document
+
+
+def _issue_replacement(cancelled: FiscalDocument, invoice: dict[str, Any]) -> FiscalDocument:
+    """Inside the record transaction of the cancel: the order's next note and its issue job, under a new reference
+    (the attempt counter goes on, so the provider's refs and our job keys never repeat)."""
+    attempt = cancelled.attempt + 1
+    document = FiscalDocument.objects.create(
+        order_ref=cancelled.order_ref, order_number=cancelled.order_number, sequence=cancelled.sequence + 1,
+        attempt=attempt, provider_ref=f"{cancelled.order_ref}-{attempt}",
+        environment=invoice.get("environment") or cancelled.environment,
+        ibs_cbs_totals=invoice.get("ibs_cbs_totals") or {},
+    )  # fmt: skip
+    job = FiscalJob.objects.create(
+        document=document, action=FiscalJob.Action.ISSUE, key=f"{cancelled.order_ref}:issue:{attempt}",
+        payload=invoice, next_run_at=timezone.now(),
+    )  # fmt: skip
+    _changed(
+        document, "requested",
+        f"Emissão da nova NF-e solicitada com os dados corrigidos (substitui a nº {cancelled.number}, cancelada).",
+        attempt=attempt, replaces=cancelled.access_key,
+    )  # fmt: skip
+    _enqueue(job.pk)
+    return document
 
 
 def _lease(job_id: int) -> tuple[FiscalJob, FiscalDocument, str] | None:
@@ -281,7 +401,8 @@ def _apply(document: FiscalDocument, job: FiscalJob | None, result: ProviderResu
     ):
         document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
         document.save(update_fields=["sefaz_status", "sefaz_reason", "updated_at"])
-        _changed(document, "cancel_refused", f"Cancelamento da NF-e recusado: {result.sefaz_reason}")
+        kept = " A NF-e continua autorizada; nenhuma nova nota foi emitida." if job.payload.get("reissue") else ""
+        _changed(document, "cancel_refused", f"Cancelamento da NF-e recusado: {result.sefaz_reason}{kept}")
         return "cancel_refused"
     if result.status == "rejected" and document.status in (Status.PENDING, Status.PROCESSING):
         document.status = Status.REJECTED
@@ -298,6 +419,8 @@ def _apply(document: FiscalDocument, job: FiscalJob | None, result: ProviderResu
         document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
         document.save()
         _changed(document, "cancelled", f"NF-e nº {document.number} cancelada.")
+        if job is not None and job.action == FiscalJob.Action.CANCEL and job.payload.get("reissue"):
+            _issue_replacement(document, job.payload["reissue"])
         return "cancelled"
     return "unchanged"  # a late or repeated answer about a state already recorded
 

@@ -230,12 +230,14 @@ def perform_action(
             if document.get("status") == "authorized"
         ]
         if previous and saved.buyer_tax_id != previous and issued:
-            # The NF-e is not re-issued: SEFAZ does not let a carta de correção change the recipient. "Salvo" alone
-            # read as if the note had been fixed too (QA walk).
+            # The NF-e is not re-issued by itself: SEFAZ does not let a carta de correção change the recipient; the
+            # NF-e box's "Cancelar e reemitir" does it within 24 h. "Salvo" alone read as if the note had been fixed.
             return str(
                 _(
                     "CPF/CNPJ do comprador salvo. A NF-e nº %(number)s, já autorizada, continua com o anterior "
-                    "(%(previous)s): o destinatário não se corrige por carta de correção; fale com o seu contador."
+                    "(%(previous)s): o destinatário não se corrige por carta de correção. Até 24 horas após a "
+                    "autorização, use “Cancelar e reemitir com os dados corrigidos” no quadro da NF-e deste pedido; "
+                    "depois disso, fale com o seu contador."
                 )
             ) % {"number": issued[0].get("number"), "previous": tax_id_text(previous)}
         return str(_("CPF/CNPJ do comprador salvo."))

@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from fiscal import access_key
-from fiscal.models import SandboxNote, SandboxSequence
+from fiscal.models import CANCEL_WINDOW, SandboxNote, SandboxSequence
 from fiscal.providers.base import ProviderResult, WebhookEvent, WebhookRejected
 from fiscal.providers.documents import danfe_pdf, nfe_xml
 
@@ -79,6 +79,14 @@ class SandboxProvider:
         return None if note is None else self._result(note, with_files=True)
 
     def cancel(self, *, ref: str, justification: str) -> ProviderResult:
+        note = SandboxNote.objects.get(ref=ref)
+        if note.cancelled_at is None and timezone.now() - note.issued_at > CANCEL_WINDOW:
+            # Like the SEFAZ: no cancel more than 24 h after the authorization (rejection 501); the note stays.
+            return ProviderResult(
+                status="authorized", access_key=note.access_key, number=note.number, series=note.series,
+                protocol=note.protocol, sefaz_status="501",
+                sefaz_reason="Rejeição: Prazo de cancelamento superior ao previsto na Legislação",
+            )  # fmt: skip
         SandboxNote.objects.filter(ref=ref, cancelled_at__isnull=True).update(cancelled_at=timezone.now())
         return self._result(SandboxNote.objects.get(ref=ref), with_files=False)
 

@@ -6,24 +6,26 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
 from fiscal.admin import FiscalDocumentAdmin
 from fiscal.models import FiscalDocument
+from fiscal.services import JUSTIFICATION_MAX, CancelReissueRefused
 from kernel.admin_actions import RefusedActionMessage
 from orders.errors import OrderNotFound
 from orders.models import Order
-from shop.invoicing.lifecycle import fiscal_reissue
+from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_reissue
 from shop.invoicing.panels import ISSUE_PERMISSION
 
 
 class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
     # The order's number, linked: its public id beside it was a second "Pedido" column of code (QA walk).
     list_display = ("order_link", *FiscalDocumentAdmin.list_display[2:])
-    actions = ["reissue_action"]
+    actions = ["reissue_action", "cancel_reissue_action"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[FiscalDocument]:
         # The order's admin key in the same query (no query per row).
@@ -76,6 +78,63 @@ class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
                 % {"n": skipped},
                 messages.INFO,
             )
+
+    def has_cancel_reissue_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(ISSUE_PERMISSION)  # the order page's "Cancelar e reemitir" asks the same
+
+    @admin.action(
+        description=_("Cancelar e reemitir com os dados corrigidos (até 24 h após a autorização)"),
+        permissions=["cancel_reissue"],
+    )
+    def cancel_reissue_action(
+        self, request: HttpRequest, queryset: QuerySet[FiscalDocument]
+    ) -> TemplateResponse | None:
+        """First the page that asks the justification (the SEFAZ's xJust, 15–255 characters), then, posted from it,
+        one cancel-and-reissue per selected authorized note (the order's corrected data go on the new one)."""
+        documents = list(queryset.order_by("id"))
+        if "nfe_justificativa" not in request.POST:
+            context = {
+                **self.admin_site.each_context(request),
+                "title": gettext("Cancelar e reemitir NF-e"),
+                "opts": self.model._meta,
+                "documents": documents,
+                "justification_max": JUSTIFICATION_MAX,
+            }
+            return TemplateResponse(request, "admin/fiscal/fiscaldocument/cancel_reissue.html", context)
+        requested = 0
+        for document in documents:
+            label = document.order_number or document.order_ref
+            if document.status != FiscalDocument.Status.AUTHORIZED:  # a cancelled, pending or rejected note
+                self.message_user(
+                    request, gettext("#%(n)s: NF-e nº %(number)s %(status)s, não autorizada: nada a cancelar.")
+                    % {"n": label, "number": document.number or "—", "status": document.status_text().lower()},
+                    messages.WARNING,
+                )  # fmt: skip
+                continue
+            try:
+                fiscal_cancel_and_reissue(
+                    order_id=document.order_ref, justification=request.POST["nfe_justificativa"],
+                    actor=request.user.get_username(),
+                )  # fmt: skip
+            except (CancelReissueRefused, OrderNotFound) as exc:
+                reason = str(exc) if isinstance(exc, CancelReissueRefused) else gettext("Pedido não encontrado.")
+                self.message_user(request, f"#{label}: {reason}", messages.ERROR)
+                continue
+            requested += 1
+        if requested:
+            self.message_user(
+                request,
+                ngettext(
+                    "Cancelamento solicitado para %(n)d NF-e; a nova nota, com os dados atuais do pedido, é emitida "
+                    "assim que o cancelamento for confirmado.",
+                    "Cancelamento solicitado para %(n)d NF-e; as novas notas, com os dados atuais dos pedidos, são "
+                    "emitidas assim que cada cancelamento for confirmado.",
+                    requested,
+                )
+                % {"n": requested},
+                messages.SUCCESS,
+            )
+        return None
 
 
 admin.site.unregister(FiscalDocument)

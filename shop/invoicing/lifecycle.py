@@ -22,10 +22,17 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from fiscal.models import FiscalDocument, FiscalJob
+from fiscal.models import CANCEL_WINDOW, FiscalDocument, FiscalJob
 from fiscal.selectors import blocked_order_refs
-from fiscal.services import CANCEL_WINDOW, document_block_once, document_request_cancel, document_request_issue
+from fiscal.services import (
+    CancelReissueRefused,
+    document_block_once,
+    document_request_cancel,
+    document_request_cancel_reissue,
+    document_request_issue,
+)
 from kernel.compiled import compiled
 from kernel.rows import unchanged
 from kernel.tasks import enqueue_on_commit
@@ -67,6 +74,28 @@ def fiscal_reissue(*, order_id: str, actor: str = "") -> FiscalDocument:
         return fiscal_request_issue(order=order, reissue=True)
     finally:
         _ACTOR.reset(token)
+
+
+@transaction.atomic
+def fiscal_cancel_and_reissue(*, order_id: str, justification: str, actor: str = "") -> FiscalDocument:
+    """Admin: the buyer's CPF/CNPJ, name or address was wrong on an authorized NF-e. Within the SEFAZ's 24 hours,
+    cancel it (with staff's `justification`) and issue the next note from the order as it is now (corrected);
+    the provider calls run later, in the fiscal job (`fiscal.services.document_request_cancel_reissue`).
+    Raises OrderNotFound, or CancelReissueRefused with the reason in Portuguese (nothing written)."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    if order.status == OrderStatus.CANCELED:
+        raise CancelReissueRefused(gettext("Pedido cancelado: a NF-e é cancelada com ele, não reemitida."))
+    invoice, problems = build_invoice(order)
+    tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
+    try:
+        return document_request_cancel_reissue(
+            order_ref=order.public_id, justification=justification, invoice=invoice, problems=problems
+        )
+    finally:
+        _ACTOR.reset(tokens[1])
+        _LOCKED.reset(tokens[0])
 
 
 def fiscal_retry_blocked(*, order_refs: list[str] | None = None, limit: int = 200) -> int:

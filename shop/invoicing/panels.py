@@ -1,7 +1,9 @@
 """The NF-e boxes on the order pages (`ORDERS_ADMIN_PANELS`, `ORDERS_PERMALINK_PANELS`) and the admin's
-re-issue action behind the button."""
+re-issue and cancel-and-reissue actions behind their buttons."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -9,15 +11,17 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from fiscal.models import FiscalDocument, FiscalJob
-from fiscal.selectors import document_for_order, file_path
+from fiscal.selectors import cancel_in_flight, document_for_order, documents_of_order, file_path
+from fiscal.services import JUSTIFICATION_MAX, CancelReissueRefused, after_window_advice, cancel_deadline
 from kernel.money import format_brl
 from orders.errors import OrderNotFound
-from orders.models import Order
-from shop.invoicing.lifecycle import fiscal_reissue
+from orders.models import Order, OrderStatus
+from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_reissue
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
 # Issuing or re-issuing an NF-e, from the order page's button or the NF-e list's bulk action.
@@ -33,8 +37,27 @@ def _ibs_cbs_brl(document: FiscalDocument | None) -> dict[str, str] | None:
                                                                    ("cbs", "cbs_amount"))}  # fmt: skip
 
 
+def _cancel_reissue_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
+    """What the panel offers for an authorized note: "Cancelar e reemitir" within the SEFAZ's 24 hours (to whom
+    may issue notes), the cancel under way, or — after the window — what the accountant does instead."""
+    deadline = cancel_deadline(document) if document is not None else None
+    if document is None or deadline is None or order.status == OrderStatus.CANCELED:
+        return {}
+    if cancel_in_flight(document):
+        return {"cancel_in_flight": True}
+    if timezone.now() > deadline:
+        return {"after_window_advice": after_window_advice(document.access_key)}
+    return {
+        "can_cancel_reissue": request.user.has_perm(ISSUE_PERMISSION),
+        "cancel_deadline": timezone.localtime(deadline),
+        "cancel_reissue_url": reverse("shop_fiscal_cancel_reissue", args=[order.public_id]),
+        "justification_max": JUSTIFICATION_MAX,
+    }
+
+
 def admin_panel(request: HttpRequest, order: Order) -> str:
-    document = document_for_order(order.public_id)
+    documents = documents_of_order(order.public_id)
+    document = documents[0] if documents else None
     job = (
         FiscalJob.objects.filter(document=document).exclude(last_error="").order_by("-id").first() if document else None
     )
@@ -43,6 +66,11 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
         "shop/fiscal/admin_panel.html",
         {
             "document": document,
+            "earlier": [
+                {"document": earlier, "danfe_url": file_path(earlier, "danfe"), "xml_url": file_path(earlier, "xml")}
+                for earlier in documents[1:]
+            ],  # cancelled and reissued: listed, with their files, for the accountant
+            **_cancel_reissue_context(request, order, document),
             "danfe_url": file_path(document, "danfe") if document else "",
             "xml_url": file_path(document, "xml") if document else "",
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
@@ -86,4 +114,36 @@ def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
         messages.error(request, _("NF-e não emitida. %(reason)s") % {"reason": document.sefaz_reason})
     else:
         messages.success(request, _("Emissão da NF-e solicitada."))
+    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+
+
+@staff_member_required
+@require_POST
+def cancel_reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    """The order page's "Cancelar e reemitir": the justification comes from the panel's field (posted with the
+    order's form, like the re-issue button)."""
+    if not request.user.has_perm(ISSUE_PERMISSION):
+        raise PermissionDenied  # the shop's "Sem permissão … nada foi alterado" page (templates/403.html)
+    order = Order.objects.filter(public_id=order_id).only("pk").first()
+    if order is None:
+        messages.error(request, _("Pedido não encontrado."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        document = fiscal_cancel_and_reissue(
+            order_id=order_id, justification=request.POST.get("nfe_justificativa", ""),
+            actor=request.user.get_username(),
+        )  # fmt: skip
+    except CancelReissueRefused as exc:
+        messages.error(request, str(exc))
+    except OrderNotFound:
+        messages.error(request, _("Pedido não encontrado."))
+    else:
+        messages.success(
+            request,
+            _(
+                "Cancelamento da NF-e nº %(number)s solicitado. A nova NF-e, com os dados atuais do pedido, é emitida "
+                "assim que o cancelamento for confirmado; as duas ficam listadas aqui."
+            )
+            % {"number": document.number},
+        )
     return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))

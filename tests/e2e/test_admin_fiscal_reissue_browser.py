@@ -91,3 +91,48 @@ def test_saving_the_product_with_its_ncm_issues_the_blocked_nfe(live_server, tra
         finally:
             browser.close()
     assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_on_a_phone_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf(
+    live_server,
+    transactional_db,
+    fiscal_store,  # noqa: F811
+) -> None:
+    """360 px wide: the justification field and the button fit (no sideways scroll), the button posts the order's
+    form, the cancel and the new note run in the fiscal jobs (eager here), and both notes are listed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from orders.services import order_buyer_tax_id_set
+
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    checkout = checkout_create(data=data).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    first = FiscalDocument.objects.get(order_ref=order.public_id)
+    assert first.status == "authorized"
+    order_buyer_tax_id_set(order_id=order.public_id, tax_id="390.533.447-05", actor="lojista")
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
+            page.get_by_test_id("fiscal-justification").fill("CPF do destinatário informado errado")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.get_by_test_id("fiscal-cancel-reissue-button").click()
+            expect(page.locator("ul.messagelist")).to_contain_text(
+                f"Cancelamento da NF-e nº {first.number} solicitado."
+            )
+            expect(page.get_by_test_id("fiscal-status")).to_have_text("Autorizada")
+            expect(page.get_by_test_id("fiscal-earlier")).to_contain_text(
+                f"Nota anterior: NF-e nº {first.number} (Cancelada)"
+            )
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        finally:
+            browser.close()
+    second = FiscalDocument.objects.get(order_ref=order.public_id, sequence=2)
+    assert second.status == "authorized" and second.number == first.number + 1

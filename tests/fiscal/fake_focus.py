@@ -12,6 +12,15 @@ that is not its operation's value (UB16: vProd + vFrete + vOutro − vDesc here;
 vOutro that do not add up to the note's, are this fake's choice, the tables were not at hand).
 `mode` decides what a new POST leads to: "authorize" (authorized on the first GET), "reject" (erro_autorizacao
 with a SEFAZ reason), "slow" (processing until the test calls `finish(ref)`), "down" (503 on every request).
+
+Cancellation, in the shape of Focus NFe's API v2 (https://focusnfe.com.br/doc/#nfe_cancelamento): `DELETE
+/v2/nfe/REF` with the body `{"justificativa": "…"}` (15 to 255 characters, else HTTP 400 `requisicao_invalida`)
+answers HTTP 200 with `status` "cancelado" (`status_sefaz` 135, `mensagem_sefaz`, `caminho_xml_cancelamento`) or
+"erro_cancelamento" with the SEFAZ's refusal, and the note stays "autorizado". The SEFAZ refuses a cancel more than
+24 hours after the authorization (rejection 501; Ajuste SINIEF 07/05 cláusula décima segunda, NT 2011/006 for the
+cancel as an event; https://flexdocs.net/guia-nfe/cancela-nfe): `authorized_at` holds each note's authorization
+time for that, and `cancel_refusals` makes the SEFAZ refuse a given ref (a note that already circulated, …). A
+DELETE of a note already cancelled answers the cancellation again (a replay cancels nothing twice).
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -33,6 +42,8 @@ from fiscal import access_key
 TOKEN = "token-homologacao-123"
 CNPJ = "11222333000181"
 REJECT_REASON = "Rejeição: NCM inexistente"
+LATE_CANCEL = ("501", "Rejeição: Prazo de cancelamento superior ao previsto na Legislação")
+CANCELLED = ("135", "Evento registrado e vinculado a NF-e")
 IBSCBS_FROM = date(2026, 1, 5)
 ITEM_TOTALS = (  # (root field, item field, rejection) of IBSCBSTot
     ("ibs_cbs_base_calculo", "ibs_cbs_base_calculo", "1076"),
@@ -107,11 +118,15 @@ class FakeFocusState:
     bodies: dict[str, dict[str, Any]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
     sefaz_rejections: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → IBS/CBS rejection
+    authorized_at: dict[str, datetime] = field(default_factory=dict)  # ref → when the SEFAZ authorized it
+    cancel_refusals: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → (status_sefaz, mensagem)
+    cancel_bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # ref → every DELETE body
     number: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def authorized_body(self, ref: str) -> dict[str, Any]:
         self.number += 1
+        self.authorized_at[ref] = datetime.now(UTC)
         key = access_key.build(
             access_key.KeyParts(
                 uf="SP", year_month="2612", cnpj=CNPJ, series=1, number=self.number, numeric_code=12345678
@@ -195,15 +210,37 @@ class Handler(BaseHTTPRequestHandler):
                     state.notes[ref] = state.authorized_body(ref) if authorize else state.rejected_body(ref)
                 return self._send(200, state.notes[ref])
             if method == "DELETE":
-                if note["status"] != "autorizado":
-                    return self._send(422, {"codigo": "nfe_nao_autorizada", "mensagem": "Nota não autorizada"})
-                note.update(
-                    status="cancelado", status_sefaz="135", mensagem_sefaz="Evento registrado e vinculado a NF-e"
-                )
-                return self._send(
-                    200, {"status": "cancelado", "status_sefaz": "135", "mensagem_sefaz": note["mensagem_sefaz"]}
-                )
+                return self._cancel(ref, note, body if isinstance(body, dict) else {})
         return self._send(405, {"codigo": "metodo_invalido"})
+
+    def _cancel(self, ref: str, note: dict[str, Any], body: dict[str, Any]) -> None:
+        state = self.state
+        justification = body.get("justificativa")
+        state.cancel_bodies.setdefault(ref, []).append(body)
+        if not isinstance(justification, str) or not 15 <= len(justification) <= 255:
+            return self._send(
+                400, {"codigo": "requisicao_invalida", "mensagem": "Justificativa deve ter de 15 a 255 caracteres"}
+            )
+        if note["status"] == "cancelado":
+            return self._send(200, self._cancelled(ref))
+        if note["status"] != "autorizado":
+            return self._send(422, {"codigo": "nfe_nao_autorizada", "mensagem": "Nota não autorizada"})
+        refusal = state.cancel_refusals.get(ref)
+        if refusal is None and datetime.now(UTC) - state.authorized_at[ref] > timedelta(hours=24):
+            refusal = LATE_CANCEL
+        if refusal is not None:  # the note stays authorized
+            return self._send(
+                200, {"status": "erro_cancelamento", "status_sefaz": refusal[0], "mensagem_sefaz": refusal[1]}
+            )
+        note.update(status="cancelado", status_sefaz=CANCELLED[0], mensagem_sefaz=CANCELLED[1])
+        return self._send(200, self._cancelled(ref))
+
+    def _cancelled(self, ref: str) -> dict[str, Any]:
+        key = str(self.state.notes[ref].get("chave_nfe", "")).removeprefix("NFe")
+        return {
+            "status": "cancelado", "status_sefaz": CANCELLED[0], "mensagem_sefaz": CANCELLED[1],
+            "caminho_xml_cancelamento": f"/arquivos/{CNPJ}/202612/XMLs/{key}-can.xml",
+        }  # fmt: skip
 
     def do_GET(self) -> None:
         self._handle("GET")

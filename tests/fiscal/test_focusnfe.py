@@ -178,3 +178,158 @@ def test_the_documents_environment_picks_focus_endpoint(settings) -> None:
 
     assert get_provider("producao").base_url == "https://api.focusnfe.com.br"
     assert get_provider("homologacao").base_url == "https://homologacao.focusnfe.com.br"
+
+
+# --- Cancel and reissue: a wrong buyer CPF/name on an authorized note (the carta de correção cannot change the
+# destinatário), fixed within the SEFAZ's 24 hours by cancelling at Focus and issuing the next note.
+
+CORRECTED = {
+    "name": "Maria Souza", "tax_id": "39053344705", "email": "maria@example.com",
+    "address": {"street": "Rua B", "number": "20", "neighborhood": "Centro", "city": "São Paulo", "state": "SP",
+                "postal_code": "01002-000"},
+}  # fmt: skip
+
+
+def _authorized(provider: FocusNFeProvider) -> FiscalDocument:
+    request_issue()
+    _run(provider)
+    assert _run(provider) == "authorized"
+    return FiscalDocument.objects.get()
+
+
+def _ask_cancel_reissue(justification: str = "CPF do destinatário informado errado") -> FiscalDocument:
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel_reissue
+    from tests.fiscal.helpers import invoice
+
+    with transaction.atomic():
+        return document_request_cancel_reissue(
+            order_ref="order_test", justification=justification, invoice=invoice(recipient=CORRECTED), problems=[]
+        )
+
+
+def test_cancel_and_reissue_cancels_at_focus_then_issues_the_corrected_note_once(focus) -> None:
+    from fiscal.selectors import document_for_order
+
+    provider, state = focus
+    first = _authorized(provider)
+    # Typed with a line break and spaces at the ends: the SEFAZ refuses those in xJust, so they are cleaned.
+    assert _ask_cancel_reissue("  CPF do destinatário\n informado errado ").pk == first.pk
+    assert _ask_cancel_reissue().pk == first.pk  # a double click asks nothing more
+    cancel = FiscalJob.objects.get(action="cancel")
+    assert (cancel.key, cancel.payload["justification"]) == (
+        "order_test:cancel:1",
+        "CPF do destinatário informado errado",
+    )
+
+    assert _run(provider) == "cancelled"
+    assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
+    assert state.cancel_bodies["order_test-1"] == [{"justificativa": "CPF do destinatário informado errado"}]
+    first.refresh_from_db()
+    assert (first.status, first.sefaz_status) == ("cancelled", "135")
+    second = document_for_order("order_test")
+    assert second is not None and second.pk != first.pk
+    assert (second.sequence, second.attempt, second.provider_ref, second.status) == (2, 2, "order_test-2", "pending")
+
+    assert _run(provider) == "processing"  # POST /v2/nfe?ref=order_test-2: a new reference, a new number
+    assert _run(provider) == "authorized"
+    second.refresh_from_db()
+    sent = state.bodies["order_test-2"]
+    assert (sent["cpf_destinatario"], sent["nome_destinatario"]) == ("39053344705", "Maria Souza")
+    assert (second.status, second.number) == ("authorized", 2) and second.access_key != first.access_key
+    # Replays: the cancel job's task again, and Focus's gatilho of the cancellation: no third note, no second DELETE.
+    assert job_run(job_id=cancel.pk, provider=provider) == "skipped"
+    body = {"ref": "order_test-1", "status": "cancelado", "status_sefaz": "135", "chave_nfe": f"NFe{first.access_key}"}
+    row = FiscalWebhook.objects.create(provider="focusnfe", event_id="e1", provider_ref="order_test-1", body=body)
+    assert webhook_process(webhook_id=row.pk, provider=provider) == "unchanged"
+    assert FiscalDocument.objects.count() == 2
+    assert [r for r in state.requests if r[0] == "DELETE"] == [("DELETE", "/v2/nfe/order_test-1")]
+
+
+def test_a_crash_after_focus_cancelled_loses_nothing_and_cancels_once(focus) -> None:
+    """The DELETE went through, then the worker died before recording it: the job's next run asks Focus first
+    (GET says cancelado), records the cancellation and issues the corrected note — with no second DELETE."""
+    provider, state = focus
+    first = _authorized(provider)
+    _ask_cancel_reissue()
+    cancel = FiscalJob.objects.get(action="cancel")
+    FiscalJob.objects.filter(pk=cancel.pk).update(attempts=1)  # what the lease wrote before the call
+    provider.cancel(ref="order_test-1", justification="CPF do destinatário informado errado")  # then the crash
+
+    assert job_run(job_id=cancel.pk, provider=provider) == "cancelled"
+    assert state.requests[-1] == ("GET", "/v2/nfe/order_test-1")
+    assert len(state.cancel_bodies["order_test-1"]) == 1
+    first.refresh_from_db()
+    assert first.status == "cancelled"
+    assert FiscalDocument.objects.filter(order_ref="order_test", sequence=2, status="pending").count() == 1
+
+
+def test_a_cancel_the_sefaz_refuses_keeps_the_authorized_note_with_its_reason(focus) -> None:
+    """Our clock says 23 h, the SEFAZ's says more than 24 h: Focus answers erro_cancelamento (501), the order
+    keeps its authorized note, staff read the SEFAZ's reason, and no second note is issued."""
+    from datetime import timedelta
+
+    from tests.fiscal.fake_focus import LATE_CANCEL
+
+    provider, state = focus
+    first = _authorized(provider)
+    state.authorized_at["order_test-1"] -= timedelta(hours=25)
+    _ask_cancel_reissue()
+    assert _run(provider) == "cancel_refused"
+    first.refresh_from_db()
+    assert (first.status, first.sefaz_status, first.sefaz_reason) == ("authorized", *LATE_CANCEL)
+    assert FiscalDocument.objects.count() == 1
+    assert FiscalJob.objects.get(action="cancel").status == "done"
+    assert state.notes["order_test-1"]["status"] == "autorizado"
+    # The order is then cancelled: its cancel is a new try under its own key, not "already" asked.
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel
+
+    with transaction.atomic():
+        assert document_request_cancel(order_ref="order_test", justification="") == "requested"
+    assert list(FiscalJob.objects.filter(action="cancel").values_list("key", flat=True)) == [
+        "order_test:cancel:1",
+        "order_test:cancel:1-2",
+    ]
+
+
+def test_an_order_cancelled_during_a_cancel_and_reissue_gets_no_new_note(focus) -> None:
+    from django.db import transaction
+
+    from fiscal.services import document_request_cancel
+
+    provider, _state = focus
+    first = _authorized(provider)
+    _ask_cancel_reissue()
+    with transaction.atomic():  # the order is cancelled before the job ran
+        assert document_request_cancel(order_ref="order_test", justification="") == "already"
+    assert FiscalJob.objects.get(action="cancel").payload == {"justification": "CPF do destinatário informado errado"}
+    assert _run(provider) == "cancelled"
+    first.refresh_from_db()
+    assert first.status == "cancelled" and FiscalDocument.objects.count() == 1
+
+
+def test_cancel_and_reissue_is_refused_after_24_hours_and_for_a_bad_justification(focus) -> None:
+    from datetime import timedelta
+
+    from fiscal.services import CancelReissueRefused
+
+    provider, state = focus
+    first = _authorized(provider)
+    for text, length in (("CPF errado", 10), ("x" * 256, 256), ("   \n  ", 0)):
+        with pytest.raises(CancelReissueRefused) as refused:
+            _ask_cancel_reissue(text)
+        assert str(refused.value) == (
+            f"Justificativa do cancelamento: escreva de 15 a 255 caracteres (tem {length}), por exemplo “CPF do "
+            "destinatário informado errado”."
+        )
+    FiscalDocument.objects.filter(pk=first.pk).update(issued_at=timezone.now() - timedelta(hours=24, minutes=1))
+    with pytest.raises(CancelReissueRefused) as refused:
+        _ask_cancel_reissue()
+    message = str(refused.value)
+    assert message.startswith("Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e")
+    assert f"NF-e de entrada (devolução) referenciando a chave {first.access_key}" in message
+    assert FiscalJob.objects.filter(action="cancel").count() == 0
+    assert [r for r in state.requests if r[0] == "DELETE"] == []

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from bcp_app.models import WebhookDelivery
 from bcp_app.service.platforms import platform_create
-from fiscal.models import FiscalDocument
+from fiscal.models import FiscalDocument, FiscalJob
 from orders.models import Adjustment, Order, OrderEvent
 from payments.med.models import PixInfraction, PixInfractionAnswer
 from shop.admin.subscriptions import event_detail_text
@@ -254,3 +254,27 @@ def test_bulk_actions_that_change_catalogue_checkouts_or_platforms_need_more_tha
     assert "cancel_checkouts" not in checkout_admin.get_actions(request)
     request.user = User.objects.filter(is_superuser=True).first()
     assert "cancel_checkouts" in checkout_admin.get_actions(request)
+
+
+def test_cancel_and_reissue_of_an_nfe_needs_the_nfe_permission(client: Client, fiscal_store: None) -> None:  # noqa: F811
+    """Cancelling an authorized note spends a number at the SEFAZ like issuing one: only staff with the NF-e
+    permission see the button, and a crafted POST of anyone else changes nothing."""
+    from fiscal.services import job_run
+
+    order = fiscal_paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    url = f"/admin/fiscal/{order.public_id}/cancel-reissue/"
+    form = {"nfe_justificativa": "CPF do destinatário informado errado"}
+    assert "/admin/login/" in client.post(url, form)["Location"]  # not staff: the login page
+    clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    page = clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="admin-fiscal"' in page and 'name="nfe_justificativa"' not in page
+    refused = clerk.post(url, form)
+    assert refused.status_code == 403 and "Sem permissão" in refused.content.decode()
+    assert not FiscalJob.objects.filter(action="cancel").exists()
+
+    fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
+    assert 'name="nfe_justificativa"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert fiscal.post(url, form).status_code == 302
+    assert FiscalJob.objects.filter(action="cancel").count() == 1
+    assert OrderEvent.objects.filter(order=order, kind="fiscal_cancel_requested", actor="fiscal").exists()

@@ -282,3 +282,50 @@ def test_a_blocked_nfe_follows_a_change_made_after_the_tasks_read(fiscal_store) 
     )  # no "CPF/CNPJ do comprador não informado": the corrected order was read
     assert kinds(read) == ["fiscal_blocked"]
     assert read.buyer_tax_id == ""  # the shared read is left as it was
+
+
+def test_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf_within_24h(
+    fiscal_store,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+) -> None:
+    """The buyer's CPF was wrong on the authorized NF-e (a carta de correção cannot change the destinatário): staff
+    correct it on the order, then cancel the note and issue a new one from the order as it is now. Both notes stay;
+    the timeline has both steps; the buyer's e-mail links the new DANFE."""
+    from django.core import mail
+
+    from fiscal.models import SandboxNote
+    from shop.invoicing.lifecycle import fiscal_cancel_and_reissue
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    first = FiscalDocument.objects.get()
+    order_buyer_tax_id_set(order_id=order.public_id, tax_id="390.533.447-05", actor="ana")
+    # One short transaction and no provider call: lock the order, its lines and variants for the invoice, lock the
+    # note, read its cancels, write the job and the timeline event (plus the test's savepoint and its release).
+    with django_assert_max_num_queries(9):
+        asked = fiscal_cancel_and_reissue(
+            order_id=order.public_id, justification="CPF do destinatário informado errado", actor="ana"
+        )
+    assert asked.pk == first.pk and asked.status == "authorized"  # nothing sent yet: the job calls the provider
+
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    second = FiscalDocument.objects.exclude(pk=first.pk).get()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert job_run(job_id=FiscalJob.objects.get(document=second).pk) == "authorized"
+    second.refresh_from_db()
+    first.refresh_from_db()
+    assert (first.status, second.status, second.number) == ("cancelled", "authorized", first.number + 1)
+    assert SandboxNote.objects.get(ref=second.provider_ref).invoice["recipient"]["tax_id"] == "39053344705"
+    assert kinds(order)[-4:] == ["fiscal_cancel_requested", "fiscal_cancelled", "fiscal_requested", "fiscal_authorized"]
+    requested = OrderEvent.objects.get(order=order, kind="fiscal_cancel_requested")
+    assert requested.actor == "ana"
+    assert requested.message == (
+        f"Cancelamento da NF-e nº {first.number} solicitado para emitir outra com os dados corrigidos. "
+        "Justificativa: CPF do destinatário informado errado"
+    )
+    invoice_mail = [m for m in mail.outbox if "Nota fiscal do pedido" in m.subject]
+    assert len(invoice_mail) == 1
+    assert f"/fiscal/d/{second.download_token}/danfe" in invoice_mail[0].body
+    assert first.download_token not in invoice_mail[0].body

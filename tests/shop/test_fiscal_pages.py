@@ -200,3 +200,147 @@ def test_an_order_without_nfe_offers_to_issue_without_the_reissue_advice(admin_c
     )
     page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "10 / 1</div>" in page and "protocolo" not in page
+
+
+JUSTIFICATION = "CPF do destinatário informado errado"
+
+
+def test_the_order_page_cancels_and_reissues_the_nfe_and_the_buyer_sees_the_new_danfe(
+    admin_client,
+    client,
+    fiscal_store,  # noqa: F811
+) -> None:
+    """Within 24 h of the authorization: staff correct the buyer's CPF, type why, and "Cancelar e reemitir"; the
+    provider calls run in the fiscal jobs; both notes are listed; the buyer's page links the new DANFE only."""
+    from orders.services import order_buyer_tax_id_set
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    first = FiscalDocument.objects.get()
+    change = f"/admin/orders/order/{order.pk}/change/"
+    url = f"/admin/fiscal/{order.public_id}/cancel-reissue/"
+    page = admin_client.get(change).content.decode()
+    assert f'formaction="{url}" formmethod="post"' in page  # posts the order's form: no nested <form>
+    assert page.count("<form") == page.count("</form>") == 1 + page.count('id="logout-form"')
+    assert 'name="nfe_justificativa"' in page and "A SEFAZ aceita o cancelamento até" in page
+
+    response = admin_client.post(url, {"nfe_justificativa": "CPF errado"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Justificativa do cancelamento: escreva de 15 a 255 caracteres (tem 10), por exemplo “CPF do destinatário "
+        "informado errado”."
+    ]
+    assert not FiscalJob.objects.filter(action="cancel").exists()
+
+    order_buyer_tax_id_set(order_id=order.public_id, tax_id="390.533.447-05", actor="admin")
+    response = admin_client.post(url, {"nfe_justificativa": JUSTIFICATION}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        f"Cancelamento da NF-e nº {first.number} solicitado. A nova NF-e, com os dados atuais do pedido, é emitida "
+        "assim que o cancelamento for confirmado; as duas ficam listadas aqui."
+    ]
+    page = response.content.decode()
+    assert 'data-testid="fiscal-cancel-in-flight"' in page and 'name="nfe_justificativa"' not in page
+
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    second = FiscalDocument.objects.exclude(pk=first.pk).get()
+    assert job_run(job_id=FiscalJob.objects.get(document=second).pk) == "authorized"
+    second.refresh_from_db()
+    page = admin_client.get(change).content.decode()
+    assert f'data-testid="fiscal-key">{second.access_key}<' in page
+    assert (
+        f'data-testid="fiscal-earlier">Nota anterior: NF-e nº {first.number} (Cancelada), chave {first.access_key} — '
+        f'<a href="/fiscal/d/{first.download_token}/danfe">'
+    ) in page
+    buyer = client.get(order.permalink_url).content.decode()
+    assert f'href="/fiscal/d/{second.download_token}/danfe" class="tap-link" data-testid="danfe-link"' in buyer
+    assert first.download_token not in buyer
+
+
+def test_after_24_hours_the_order_page_says_what_the_accountant_does_instead(admin_client, fiscal_store) -> None:  # noqa: F811
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    FiscalDocument.objects.update(issued_at=timezone.now() - timedelta(hours=25))
+    document = FiscalDocument.objects.get()
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'name="nfe_justificativa"' not in page
+    advice = (
+        "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
+        "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
+        f"de entrada (devolução) referenciando a chave {document.access_key} e, em seguida, uma nova NF-e com os "
+        "dados corretos. Esta loja ainda não emite a NF-e de devolução por aqui."
+    )
+    assert f'data-testid="fiscal-after-window">{advice}<' in page
+    response = admin_client.post(
+        f"/admin/fiscal/{order.public_id}/cancel-reissue/", {"nfe_justificativa": JUSTIFICATION}, follow=True
+    )  # a page left open since yesterday
+    assert [str(m) for m in response.context["messages"]] == [advice]
+    assert not FiscalJob.objects.filter(action="cancel").exists()
+
+
+def test_the_nfe_list_asks_why_then_cancels_and_reissues_the_selected_note(admin_client, fiscal_store) -> None:  # noqa: F811
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    chosen = {"action": "cancel_reissue_action", "_selected_action": [document.pk]}
+    page = admin_client.post("/admin/fiscal/fiscaldocument/", chosen).content.decode()
+    assert f'data-testid="cancel-reissue-note">Pedido #{order.number}: NF-e nº {document.number} (Autorizada)<' in page
+    assert 'name="nfe_justificativa"' in page
+    assert not FiscalJob.objects.filter(action="cancel").exists()  # asking why changes nothing
+
+    response = admin_client.post("/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": "curta"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        f"#{order.number}: Justificativa do cancelamento: escreva de 15 a 255 caracteres (tem 5), por exemplo “CPF "
+        "do destinatário informado errado”."
+    ]
+    response = admin_client.post(
+        "/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": JUSTIFICATION}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Cancelamento solicitado para 1 NF-e; a nova nota, com os dados atuais do pedido, é emitida assim que o "
+        "cancelamento for confirmado."
+    ]
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    assert job_run(job_id=FiscalJob.objects.get(key=f"{order.public_id}:issue:2").pk) == "authorized"
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    assert page.count(f'<a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a>') == 2  # both listed
+    # the cancelled one selected again: nothing to cancel, said so
+    response = admin_client.post(
+        "/admin/fiscal/fiscaldocument/", {**chosen, "nfe_justificativa": JUSTIFICATION}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        f"#{order.number}: NF-e nº {document.number} cancelada, não autorizada: nada a cancelar."
+    ]
+    assert FiscalJob.objects.filter(action="cancel").count() == 1
+
+
+def test_a_cancel_the_sefaz_refuses_keeps_the_note_and_staff_read_why(admin_client, fiscal_store) -> None:  # noqa: F811
+    from datetime import timedelta
+
+    from django.db.models import F
+
+    from fiscal.models import SandboxNote
+    from orders.models import OrderEvent
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    # Our clock says just authorized, the SEFAZ's says more than 24 h: the sandbox refuses like it (rejection 501).
+    SandboxNote.objects.update(issued_at=F("issued_at") - timedelta(hours=25))
+    url = f"/admin/fiscal/{order.public_id}/cancel-reissue/"
+    admin_client.post(url, {"nfe_justificativa": JUSTIFICATION})
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancel_refused"
+
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="fiscal-status">Autorizada<' in page
+    reason = "Rejeição: Prazo de cancelamento superior ao previsto na Legislação"
+    assert f'data-testid="fiscal-reason">501 — {reason}<' in page
+    assert FiscalDocument.objects.count() == 1
+    refused = OrderEvent.objects.get(order=order, kind="fiscal_cancel_refused")
+    assert refused.message == (
+        f"Cancelamento da NF-e recusado: {reason} A NF-e continua autorizada; nenhuma nova nota foi emitida."
+    )
+    admin_client.post(url, {"nfe_justificativa": JUSTIFICATION})  # staff may ask again: a new job, a new key
+    keys = list(FiscalJob.objects.filter(action="cancel").values_list("key", flat=True))
+    assert keys == [f"{order.public_id}:cancel:1", f"{order.public_id}:cancel:1-2"]

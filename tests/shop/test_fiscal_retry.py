@@ -93,7 +93,9 @@ def test_correcting_the_cpf_after_the_nfe_was_authorized_says_the_note_keeps_the
     assert order.buyer_tax_id == "39053344705"
     assert (
         f"CPF/CNPJ do comprador salvo. A NF-e nº {document.number}, já autorizada, continua com o anterior "
-        "(529.982.247-25): o destinatário não se corrige por carta de correção; fale com o seu contador."
+        "(529.982.247-25): o destinatário não se corrige por carta de correção. Até 24 horas após a autorização, "
+        "use “Cancelar e reemitir com os dados corrigidos” no quadro da NF-e deste pedido; depois disso, fale com o "
+        "seu contador."
     ) in page
     # and the same CPF again changes nothing and warns of nothing
     page = admin_client.post(url, {"tax_id": "39053344705"}, follow=True).content.decode()
