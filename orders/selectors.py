@@ -555,7 +555,7 @@ def _render(
     # Shipped units stay (seed 000): the description says what left (`expectation_description`).
     left = expectation_items_now(planned, adjusted)
     kept = [(exp, left[exp.public_id][0]) for exp in planned]
-    progress = expectation_progress(planned, adjusted, rows)
+    progress = expectation_progress(planned, adjusted, rows, now=left)
     titles = {line.public_id: line.title for line in rows}
     return {
         "id": order.public_id,
