@@ -105,10 +105,12 @@ class PaidMonthFilter(admin.SimpleListFilter):
     parameter_name = "pago_em"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        # A year's months, this one included (it listed 13: the oldest, a year back, mostly empty and one more row on
+        # a phone); an older month is still a `?pago_em=AAAA-MM` link away.
         today = timezone.localdate()
         months = []
         year, month = today.year, today.month
-        for _step in range(13):
+        for _step in range(12):
             months.append((f"{year:04d}-{month:02d}", f"{month:02d}/{year:04d}"))
             year, month = (year, month - 1) if month > 1 else (year - 1, 12)
         return months

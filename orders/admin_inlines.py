@@ -145,7 +145,7 @@ class ExpectationInline(ReadOnlyInline):
         adjustments, order_lines = list(order.adjustments.all()), list(order.lines.all())
         now = expectation_items_now(planned, adjustments)
         kept, gone = now.get(expectation.public_id, (expectation.line_items, []))
-        to_send = expectation_units_to_send(planned, adjustments, order_lines).get(expectation.public_id, {})
+        to_send = expectation_units_to_send(planned, adjustments, order_lines, now=now).get(expectation.public_id, {})
         lines = {line.public_id: line for line in order_lines}
         # What is still to send (a shipped unit is not), then what already left and the units cancelled since.
         left = [{"id": line_id, "quantity": units} for line_id, units in to_send.items()]

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from rest_framework import generics, permissions, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -26,8 +27,22 @@ from rest_framework.views import APIView
 
 from orders import serializers as s
 from orders.errors import OrderError
-from orders.models import ApiIdempotencyRecord, Order, OrderStatus, PaymentStatus
-from orders.selectors import adjustment_payload, api_actor, event_payload, order_for_bcp, order_search
+from orders.models import (
+    ApiIdempotencyRecord,
+    FulfillmentEvent,
+    FulfillmentEventType,
+    Order,
+    OrderStatus,
+    PaymentStatus,
+)
+from orders.selectors import (
+    adjustment_payload,
+    api_actor,
+    event_payload,
+    order_for_bcp,
+    order_search,
+    orders_sharing_tracking,
+)
 from orders.services import fulfillment_event_create, order_cancel, order_note_add, order_refund, order_return
 
 
@@ -197,7 +212,28 @@ class FulfillmentEventCreate(_OrderWrite):
             occurred_at=data["occurred_at"],
             actor=actor,
         )
-        return event_payload(event)
+        payload = event_payload(event)
+        warnings = _tracking_warnings(event)
+        if warnings:
+            payload["messages"] = warnings
+        return payload
+
+
+def _tracking_warnings(event: FulfillmentEvent) -> list[dict[str, str]]:
+    """A code already on another order is accepted but named, as the admin does (`admin_actions._tracking_warnings`):
+    an ERP posting shipments gets the same word, as a BCP §5 `warning` message, instead of nothing."""
+    if event.type not in (FulfillmentEventType.SHIPPED, FulfillmentEventType.TRACKING_CORRECTED):
+        return []
+    numbers = orders_sharing_tracking(event.tracking_number, order=event.order)
+    if not numbers:
+        return []
+    others = ", ".join(f"#{number}" for number in numbers)
+    content = ngettext(
+        "Atenção: o código de rastreio %(code)s também está no pedido %(orders)s. Confira se o código está certo.",
+        "Atenção: o código de rastreio %(code)s também está nos pedidos %(orders)s. Confira se o código está certo.",
+        len(numbers),
+    ) % {"code": event.tracking_number, "orders": others}
+    return [{"type": "warning", "code": "tracking_number_shared", "path": "$.tracking_number", "content": content}]
 
 
 class AdjustmentCreate(_OrderWrite):

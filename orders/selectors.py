@@ -10,7 +10,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import (
     Case,
     CharField,
@@ -131,12 +130,11 @@ PHONE_MIN_DIGITS = 8
 
 
 def _name_matches(words: list[str]) -> Q:
-    """Every word in the buyer's first or last name, accents and case aside where the database can ("joão silva",
-    "Joao" find "João da Silva Santos")."""
-    lookup = "unaccent__icontains" if connection.vendor == "postgresql" else "icontains"
+    """Every word in the buyer's first or last name, accents and case aside ("joão silva", "Joao" find "João da
+    Silva Santos"): PostgreSQL's unaccent(), SQLite's our own (`kernel.text.sqlite_unaccent`)."""
     condition = Q()
     for word in words:
-        condition &= Q(**{f"buyer_first_name__{lookup}": word}) | Q(**{f"buyer_last_name__{lookup}": word})
+        condition &= Q(buyer_first_name__unaccent__icontains=word) | Q(buyer_last_name__unaccent__icontains=word)
     return condition
 
 
@@ -573,7 +571,7 @@ def _render(
     # Shipped units stay (seed 000): the description says what left (`expectation_description`).
     left = expectation_items_now(planned, adjusted)
     kept = [(exp, left[exp.public_id][0]) for exp in planned]
-    progress = expectation_progress(planned, adjusted, rows)
+    progress = expectation_progress(planned, adjusted, rows, now=left)
     titles = {line.public_id: line.title for line in rows}
     shipped = list(events)
     windows = {exp.public_id: _arrival(exp, order, progress[exp.public_id], shipped) for exp, _items in kept}

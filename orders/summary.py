@@ -205,9 +205,11 @@ def superseded_tracking(events: list[FulfillmentEvent]) -> set[int]:
     return corrected | {event.pk for event in events if event.corrects_id in corrected and event.pk not in current}
 
 
-def expectation_items_now(
-    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment]
-) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+# By an expectation's public id: (its items still in it, its items cancelled since).
+ItemsNow = dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
+
+
+def expectation_items_now(expectations: list[FulfillmentExpectation], adjustments: list[Adjustment]) -> ItemsNow:
     """Each expectation's items as the order is now, by its public id: (still in it, cancelled since).
 
     Expectations keep the plan as placed (BCP §7 expectations are only split, merged or re-dated); the units a
@@ -218,7 +220,7 @@ def expectation_items_now(
         if adjustment.type == AdjustmentType.CANCELLATION:
             for item in adjustment.line_items or ():
                 cancelled[str(item["id"])] = cancelled.get(str(item["id"]), 0) + abs(int(item["quantity"]))
-    result: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    result: ItemsNow = {}
     for expectation in reversed(expectations):
         kept: list[dict[str, Any]] = []
         gone: list[dict[str, Any]] = []
@@ -235,14 +237,20 @@ def expectation_items_now(
 
 
 def expectation_units_to_send(
-    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment], lines: list[OrderLine]
+    expectations: list[FulfillmentExpectation],
+    adjustments: list[Adjustment],
+    lines: list[OrderLine],
+    *,
+    now: ItemsNow | None = None,
 ) -> dict[str, dict[str, int]]:
     """What each expectation still has to send (or hand over at pickup), by its public id: {line id: units}.
 
     `expectation_items_now` keeps the plan less the cancelled units; a unit shipped or picked up is in it still, yet
     it is not left to send. Each line's units still in the shop (`quantity_total − quantity_fulfilled`) are what was
-    planned last (the earlier plans left first), so they are given to the expectations from the last one back."""
-    now = expectation_items_now(expectations, adjustments)
+    planned last (the earlier plans left first), so they are given to the expectations from the last one back.
+    `now`: `expectation_items_now` of the same lists when the caller has it already (it walks every cancellation)."""
+    if now is None:
+        now = expectation_items_now(expectations, adjustments)
     waiting = {line.public_id: max(0, line.quantity_total - line.quantity_fulfilled) for line in lines}
     result: dict[str, dict[str, int]] = {}
     for expectation in reversed(expectations):
@@ -268,13 +276,18 @@ class ExpectationProgress:
 
 
 def expectation_progress(
-    expectations: list[FulfillmentExpectation], adjustments: list[Adjustment], lines: list[OrderLine]
+    expectations: list[FulfillmentExpectation],
+    adjustments: list[Adjustment],
+    lines: list[OrderLine],
+    *,
+    now: ItemsNow | None = None,
 ) -> dict[str, ExpectationProgress]:
     """Each expectation's progress by its public id. What still waits is given from the last expectation back
     (`expectation_units_to_send`), so what left came from the earlier ones: the units delivered are given to them
-    from the first one on, each up to what left from it."""
-    now = expectation_items_now(expectations, adjustments)
-    to_send = expectation_units_to_send(expectations, adjustments, lines)
+    from the first one on, each up to what left from it. `now`: as in `expectation_units_to_send`."""
+    if now is None:
+        now = expectation_items_now(expectations, adjustments)
+    to_send = expectation_units_to_send(expectations, adjustments, lines, now=now)
     arrived = {line.public_id: line.quantity_delivered for line in lines}
     result: dict[str, ExpectationProgress] = {}
     for expectation in expectations:

@@ -1,7 +1,8 @@
 """The admin home's "Primeiros passos": what a new store still lacks before it sells (a selector: one query).
 
 Each step is ticked from the database (or, for the Pix key, the server's setting), links to where it is done, and
-is listed only to staff who may do it; the list goes away once every step is done (for everyone).
+is listed only to staff who may do it; the list goes away once every step is done (for everyone), and is not shown
+to staff who may do none of the setup steps (Atendimento, Financeiro, Expedição).
 
 - store data: the razão social (not the example's), CNPJ, street and CEP of "Dados da loja";
 - Pix key: a key other than the demonstration one (set by whoever installed the store; the store page says whom to
@@ -31,7 +32,10 @@ from shop.models.store import STORE_ROW_ID
 
 # The razão social a new row has ("Loja Exemplo Ltda"): still it, the Pix and the NF-e would name the example shop.
 DEFAULT_LEGAL_NAME = StoreSettings._meta.get_field("legal_name").get_default()
-PERMISSIONS = ("shop.change_storesettings", "shop.change_shippingmethod", "shop.change_product", "orders.change_order")
+# The steps that set the store up. The test order's (`orders.change_order`) is listed beside them only: alone it was
+# all Atendimento and Financeiro saw ("Um pedido de teste na loja", done on the first day), a list of nothing for
+# staff who set up nothing.
+SETUP_PERMISSIONS = ("shop.change_storesettings", "shop.change_shippingmethod", "shop.change_product")
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ def _found(querysets: dict[str, QuerySet[Any]]) -> dict[str, bool]:
 
 
 def first_steps(user: AbstractUser | AnonymousUser) -> list[Step]:
-    """The steps `user` may do, or [] once every step is done (or when they may do none)."""
-    if not any(user.has_perm(permission) for permission in PERMISSIONS):
+    """The steps `user` may do, or [] once every step is done (or when they may set up nothing)."""
+    if not any(user.has_perm(permission) for permission in SETUP_PERMISSIONS):
         return []
     store = StoreSettings.objects.filter(pk=STORE_ROW_ID)
     found = _found(

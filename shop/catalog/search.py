@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
 
 from kernel.ops import request_cache
+from kernel.text import fold
 from shop.models import SearchSynonym
 from shop.models.catalog import synonym_terms
 
@@ -40,12 +40,6 @@ SynonymMap = dict[Alternative, tuple[Alternative, ...]]
 # Relevance weights of the SQLite matcher, in the spirit of the Postgres document's A/B/C weights.
 _WEIGHTS = {"title": 1.0, "brand": 0.4, "category": 0.4, "variants": 0.4, "description": 0.1}
 _FIELDS = tuple(_WEIGHTS)
-
-
-def fold(text: str | None) -> str:
-    """Strip accents and case ("Café" → "cafe"), as unaccent() and the text search's lower-casing do."""
-    decomposed = unicodedata.normalize("NFKD", text or "")
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
 def search_words(query: str) -> list[str]:

@@ -25,10 +25,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from kernel.money import format_brl, format_decimal_comma, parse_brl
+from kernel.text import fold
 from orders.admin_export import BOM, XLSX_MONEY_FORMAT, formula_safe
 from shop.catalog.identifiers import validate_gtin
 from shop.catalog.rules import price_problem
-from shop.catalog.search import fold
 from shop.invoicing.validators import validate_ncm
 from shop.models import Category, Product, ProductImage, Variant
 

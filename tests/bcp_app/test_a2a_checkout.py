@@ -617,6 +617,52 @@ def test_each_message_is_answered_in_its_own_language_checkout_messages_included
     assert "Informe" not in text
 
 
+def test_finalizar_compra_in_a_new_language_completes_in_it(server: LiveServer, pixel: Any):
+    """Closing note: a buyer who switched to Portuguese exactly at "finalizar compra" got the complete's checkout
+    messages (BCP-CHK-18 `content`) in the conversation's earlier English beside a Portuguese sentence, and the order
+    kept the earlier language. The complete answers in the language of the message that triggered it."""
+    from orders.models import Order
+    from payments.sandbox.services import PayOptions, pay
+
+    english = rpc(server.a2a_url, send_message([{"text": "add a Pixel 10 Pro to my checkout"}]))
+    context_id = english["result"]["message"]["contextId"]
+    paying = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "update_checkout", "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})],
+            context_id=context_id,
+        ),
+    )
+    unfinished = rpc(server.a2a_url, send_message([{"text": "finalizar compra"}], context_id=context_id))
+    ready = rpc(
+        server.a2a_url,
+        send_message([data({"action": "update_checkout", "buyer": BUYER})], context_id=context_id),
+    )
+    placing = rpc(server.a2a_url, send_message([{"text": "place my order"}], context_id=context_id))
+    pay(txid=checkout_of(placing)["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+
+    assert checkout_of(paying)["context"] == {"language": "en"}
+    assert [m["content"] for m in checkout_of(unfinished)["messages"]] == [
+        "Informe o e-mail.",
+        "Informe o nome.",
+        "Informe o sobrenome.",
+    ]
+    assert unfinished["result"]["message"]["parts"][0]["text"] == (
+        "Pedido enviado para finalização. Ainda faltam dados para finalizar. Informe o e-mail. Informe o nome. "
+        "Informe o sobrenome. Total: R$ 5.999,00."
+    )
+    # and back to English at the complete of the ready checkout: the order it places speaks it (its e-mails, page)
+    assert (checkout_of(ready)["status"], checkout_of(ready)["context"]) == (
+        "ready_for_complete",
+        {"language": "pt-br"},
+    )
+    assert (checkout_of(placing)["status"], checkout_of(placing)["context"]) == (
+        "complete_in_progress",
+        {"language": "en"},
+    )
+    assert Order.objects.get(checkout_id=checkout_of(placing)["id"]).language == "en"
+
+
 def test_a_structured_add_of_a_product_with_variants_asks_in_the_checkouts_language(
     server: LiveServer, pixel: Any, shirts: Any
 ):

@@ -402,7 +402,7 @@ def test_context_of_another_caller_is_refused(server: LiveServer):
         )
     )
 
-    assert (code, metadata["code"]) == (-32600, "forbidden")
+    assert (code, metadata["code"]) == (-32000, "forbidden")  # BCP §5.4, as on MCP
 
 
 def test_unknown_action_names_the_vocabulary(server: LiveServer):

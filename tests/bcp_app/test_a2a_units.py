@@ -195,3 +195,15 @@ def test_protocol_errors_map_to_a2a_errors_with_the_bcp_code():
     assert type(internal) is InternalError
     assert limited.data == {"code": "rate_limited", "content": "Devagar.", "retry_after": "7"}
     assert type(key_required) is InvalidParamsError  # BCP-IDEM-02: -32602, as on MCP
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["rate_limited", "unavailable", "forbidden", "unauthenticated", "profile_not_trusted", "signature_invalid"],
+)
+def test_a_valid_request_refused_is_a_server_error_not_an_invalid_request_bcp_err_04(code: str):
+    """BCP §5.4: MCP answers these -32000; A2A gave -32600 "Invalid Request", which tells the agent its JSON-RPC
+    was malformed when it must wait or authenticate."""
+    error = a2a_error(ProtocolError(code, "Recusado."))
+
+    assert (type(error), error.data) == (ServerError, {"code": code, "content": "Recusado."})

@@ -172,7 +172,7 @@ def test_a2a_messages_and_checkout_creation_are_limited(server: LiveServer, sett
     # then the second checkout creation is over its budget, the first context still grows,
     # and the fourth message is over the write budget
     assert "result" in first
-    assert (second["error"]["code"], bcp_error(second)["code"]) == (-32600, "rate_limited")
+    assert (second["error"]["code"], bcp_error(second)["code"]) == (-32000, "rate_limited")
     assert "result" in third
     assert bcp_error(fourth)["code"] == "rate_limited"
     assert 1 <= int(bcp_error(fourth)["retry_after"]) <= 60

@@ -125,13 +125,13 @@ def live_a2a(django_db_setup: None, django_db_blocker: Any) -> Any:
 def test_a2a_anonymous_agent_refused_where_a_platform_is_required(
     live_a2a: LiveServer, fake_platform: FakePlatform, transactional_db: None, settings: Any
 ) -> None:
-    from a2a.utils.errors import InvalidRequestError
+    from a2a.client.errors import A2AClientError
 
     settings.BCP_PUBLIC_URL = live_a2a.base_url
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
     set_tier(trust.CHECKOUT_CREATE, "registered")
 
-    with pytest.raises(InvalidRequestError) as caught:
+    with pytest.raises(A2AClientError) as caught:
         a2a_send(
             live_a2a.base_url,
             fake_platform.publish(),
@@ -139,6 +139,8 @@ def test_a2a_anonymous_agent_refused_where_a_platform_is_required(
             {"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1},
         )
 
+    # BCP §5.4 `unauthenticated`: -32000 as on MCP (the SDK client has no type for it), not -32600
+    assert str(caught.value).startswith("JSON-RPC Error -32000: ")
     assert "Autentique-se com uma chave de API" in str(caught.value)
     assert EXTENSION  # the BCP extension was requested (a2a_send's headers): the refusal is the tier's
 
@@ -228,7 +230,7 @@ A2A_INTENTS = {
 def test_a2a_intent_per_tier_where_signatures_are_required(
     live_a2a: LiveServer, fake_platform: FakePlatform, transactional_db: None, settings: Any, intent: str, tier: str
 ) -> None:
-    from a2a.utils.errors import InvalidRequestError
+    from a2a.client.errors import A2AClientError
 
     settings.BCP_PUBLIC_URL = live_a2a.base_url
     make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
@@ -245,8 +247,9 @@ def test_a2a_intent_per_tier_where_signatures_are_required(
         reply = a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
         assert [m["code"] for m in part(reply, "a2a.bcp.order")["messages"]] == ["unauthorized"]
     else:
-        with pytest.raises(InvalidRequestError) as caught:
+        with pytest.raises(A2AClientError) as caught:
             a2a_send(live_a2a.base_url, fake_platform.publish(), key, payload)
+        assert str(caught.value).startswith("JSON-RPC Error -32000: ")  # BCP-SIG-04, as on MCP
         assert "assine as requisições (RFC 9421)" in str(caught.value)
 
 

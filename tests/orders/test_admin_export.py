@@ -247,6 +247,20 @@ def test_the_paid_month_filter_books_a_boleto_in_the_month_it_was_paid(finance_c
     assert _finance_csv(finance_client, "?pago_em=2026-13")[1:] != []  # a bad month filters nothing, no 500
 
 
+def test_the_paid_month_filter_lists_the_last_twelve_months_this_one_included(finance_client: Client) -> None:
+    """Closing note: "Por mês do pagamento" listed 13 months, the oldest a year back (the same month as this one)."""
+    import re
+
+    today = timezone.localdate()
+    expected = [
+        f"{today.year - (today.month <= back):04d}-{(today.month - back - 1) % 12 + 1:02d}" for back in range(12)
+    ]
+
+    html = finance_client.get("/admin/orders/order/").content.decode()
+
+    assert list(dict.fromkeys(re.findall(r"pago_em=(\d{4}-\d{2})", html))) == expected
+
+
 def test_the_order_list_sums_the_filtered_orders_per_method_as_the_finance_export_adds_up(
     finance_client: Client, place_order, django_capture_on_commit_callbacks
 ) -> None:

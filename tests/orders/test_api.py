@@ -88,6 +88,33 @@ def test_create_fulfillment_event(erp, place_order):
     assert FulfillmentEvent.objects.get(order=order).public_id == body["id"]
 
 
+def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_naming_it(erp, place_order):
+    """Closing note: tracking-code reuse warned in the admin only; an ERP posting the same code on two orders got no
+    word. Not refused (one parcel may carry two orders of a buyer); the response carries a BCP §5 `warning`."""
+    first, second = place_order(lines=[("CAM", 3000, 1)]), place_order(lines=[("CAM", 3000, 1)])
+    shipped = [
+        erp.post(
+            f"/api/v1/orders/{order.public_id}/fulfillment-events/",
+            {"type": "shipped", "tracking_number": code, "carrier": "Correios"},
+            format="json",
+        )
+        for order, code in ((first, "BR123456785BR"), (second, "br 123456785 br"))
+    ]
+
+    assert [response.status_code for response in shipped] == [201, 201]
+    assert "messages" not in shipped[0].json()
+    assert shipped[1].json()["messages"] == [
+        {
+            "type": "warning",
+            "code": "tracking_number_shared",
+            "path": "$.tracking_number",
+            "content": f"Atenção: o código de rastreio BR123456785BR também está no pedido #{first.number}. "
+            "Confira se o código está certo.",
+        }
+    ]
+    assert FulfillmentEvent.objects.filter(order=second, type="shipped", tracking_number="BR123456785BR").exists()
+
+
 def test_fulfillment_event_validation_errors_name_the_field(erp, place_order):
     order = place_order(lines=[("CAM", 3000, 1)])
     line = order.lines.get()

@@ -289,6 +289,27 @@ def test_first_steps_list_only_what_the_staff_member_may_do(client: Client, djan
     assert _steps(client) is None
 
 
+def test_first_steps_are_not_shown_to_teams_that_set_nothing_up(
+    admin_client: Client, client: Client, django_user_model
+) -> None:
+    """Closing note: Atendimento's "Primeiros passos" was one step, the test order ("feito" from the first day): a
+    list of nothing for staff who set up no store data, delivery or product. Not shown to them; the owner keeps it."""
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given a new store with an order already, and its staff groups
+    three_orders()
+    call_command("create_staff_groups", verbosity=0)
+    for name in ("Atendimento", "Financeiro", "Expedição"):
+        member = django_user_model.objects.create_user(f"m-{name}", password="x", is_staff=True)
+        member.groups.add(Group.objects.get(name=name))
+        client.force_login(member)
+        # when each opens the admin home, then no first steps
+        assert _steps(client) is None, name
+    steps = _steps(admin_client)
+    assert steps is not None and steps["order"] == "true" and steps["store"] == "false"
+
+
 def test_the_home_links_only_to_what_each_team_member_may_open(
     admin_client: Client, client: Client, django_user_model
 ) -> None:

@@ -662,8 +662,7 @@ def _run(
     if current is None:
         return Reply(text=reply_text("empty", language))
     if action == intents.GET:
-        if ctx.extra.get(SPOKEN) and current.get("status") in EDITABLE and checkout_language(current) != language:
-            current = update(ctx, current, {})  # said again in the buyer's new language (the same state)
+        current = _in_spoken_language(ctx, current)
         return Reply(text=_summary("current", language, current, intent), checkout=current)
     if action == intents.CANCEL:
         body = cancel(ctx, current)
@@ -678,7 +677,9 @@ def _run(
             changes["payment"] = extra[PAYMENT_KEY]
         body = update(ctx, current, changes)
         return Reply(text=_summary("updated", language, body, intent), checkout=body)
-    # complete_checkout
+    # complete_checkout: its messages (and the order it places) in the language of the message asking for it, also
+    # when the buyer switches language exactly at "finalizar compra".
+    current = _in_spoken_language(ctx, current)
     complete_body: dict[str, Any] = {}
     if PAYMENT_KEY in extra:
         complete_body["payment"] = extra[PAYMENT_KEY]
@@ -696,6 +697,17 @@ def _run(
         complete_body["ap2"] = extra["ap2"]
     body = complete(ctx, current, complete_body)
     return Reply(text=_summary("completed", language, body, intent), checkout=body, task=_awaits_pix(body))
+
+
+def _in_spoken_language(ctx: Any, current: dict[str, Any]) -> dict[str, Any]:
+    """The checkout said again in the buyer's new language (the same state) when this message's words switched it;
+    else as it is. A checkout whose Pix is paid already takes no change (PIX.md §3.1), its language neither: not
+    asked (the update would only be refused)."""
+    if not ctx.extra.get(SPOKEN) or current.get("status") not in EDITABLE or checkout_language(current) == ctx.language:
+        return current
+    if any(isinstance(m, dict) and m.get("code") == "pix_payment_received" for m in current.get("messages") or []):
+        return current
+    return update(ctx, current, {})
 
 
 def _awaits_pix(checkout: dict[str, Any]) -> bool:

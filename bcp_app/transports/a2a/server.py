@@ -216,9 +216,11 @@ def _message_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
 
 
 class ServerError(A2AError):
-    """JSON-RPC -32000 (implementation-defined server error): BCP §5.4 / BCP-IDEM-05/06's code for
-    `idempotency_conflict` and `idempotency_in_progress`. A2A 1.0 defines no code for them, and the request is
-    valid (-32602 told the agent to fix its params, when it must use another messageId or wait)."""
+    """JSON-RPC -32000 (implementation-defined server error): BCP §5.4's code, as on MCP, for a valid request the
+    shop refuses or cannot serve now — `idempotency_conflict`/`_in_progress` (BCP-IDEM-05/06), `rate_limited`,
+    `unavailable`, `unauthenticated`, `forbidden`, `profile_not_trusted` and the signature failures (BCP-SIG-04).
+    A2A 1.0 defines no code for them; -32600 "Invalid Request" (or -32602) would tell the agent its JSON-RPC was
+    malformed, when it must wait, authenticate or use another messageId."""
 
     message = "Server error"
 
@@ -229,21 +231,20 @@ JSON_RPC_ERROR_CODE_MAP[ServerError] = -32000
 EXCEPTION_MAP[ServerError] = JSONRPCError
 A2A_ERROR_REASONS[ServerError] = "SERVER_ERROR"
 
-# The idempotency errors answered with -32000 as on MCP (BCP §5.4); `idempotency_key_required` stays -32602.
-_SERVER_ERRORS = frozenset({"idempotency_conflict", "idempotency_in_progress"})
-
 
 def a2a_error(error: ProtocolError) -> A2AError:
     """A BCP protocol error as an A2A JSON-RPC error (BCP.md §18 (3)); the BCP code travels in `data`."""
     data: dict[str, Any] = {"code": error.code, "content": error.content}
     if error.retry_after is not None:
         data["retry_after"] = str(error.retry_after)
-    if error.code in _SERVER_ERRORS:
+    if error.jsonrpc_code == -32000:
         return ServerError(message=error.content, data=data)
     if error.jsonrpc_code == -32602:
         return InvalidParamsError(message=error.content, data=data)
     if error.jsonrpc_code == -32603:
         return InternalError(message=error.content, data=data)
+    # The rest: -32600 as on MCP (`digest_mismatch`, `algorithm_unsupported`), and the profile errors MCP gives
+    # -32001, which in A2A is TaskNotFoundError.
     return InvalidRequestError(message=error.content, data=data)
 
 
