@@ -56,6 +56,9 @@ class FiscalDocument(models.Model):
     sefaz_reason = models.CharField(_("motivo SEFAZ"), max_length=500, blank=True)
     xml = models.FileField(_("XML"), upload_to="fiscal/xml/", blank=True)
     danfe = models.FileField(_("DANFE"), upload_to="fiscal/danfe/", blank=True)
+    # The cancellation event (procEventoNFe 110111) of a cancelled note: kept with the note's XML, as the law asks
+    # of the issuer and the accountant asks of the shop.
+    cancel_xml = models.FileField(_("XML do cancelamento"), upload_to="fiscal/xml/", blank=True)
     download_token = models.CharField(max_length=40, unique=True, default=_download_token, editable=False)
     # IBSCBSTot of the note as requested (fiscal/ibscbs.py: base, ibs_uf_amount, ibs_mun_amount, ibs_amount,
     # cbs_amount, centavos); {} when the note carries no IBS/CBS group.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models.fields.files import FieldFile
 from django.urls import reverse
 
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob
@@ -53,9 +54,15 @@ def cancel_in_flight(document: FiscalDocument) -> bool:
     return document.jobs.filter(action=FiscalJob.Action.CANCEL).exclude(status=FiscalJob.Status.DONE).exists()
 
 
+def document_file_field(document: FiscalDocument, kind: str) -> FieldFile:
+    """The DANFE ("danfe"), the note's XML ("xml") or its cancellation event's XML ("cancelamento")."""
+    return {"danfe": document.danfe, "cancelamento": document.cancel_xml}.get(kind, document.xml)
+
+
 def file_path(document: FiscalDocument, kind: str) -> str:
-    """Relative URL of the DANFE ("danfe") or XML ("xml"), "" while there is none."""
-    field = document.danfe if kind == "danfe" else document.xml
+    """Relative URL of the DANFE ("danfe"), XML ("xml") or cancellation XML ("cancelamento"), "" while there is
+    none."""
+    field = document_file_field(document, kind)
     if not field or document.status not in (FiscalDocument.Status.AUTHORIZED, FiscalDocument.Status.CANCELLED):
         return ""
     return reverse("fiscal:file", kwargs={"token": document.download_token, "kind": kind})

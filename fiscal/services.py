@@ -332,7 +332,17 @@ def _call(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mo
 
 
 def _store_files(provider: FiscalProvider, document: FiscalDocument, result: ProviderResult) -> dict[str, str]:
-    """Outside any transaction: fetch (when needed) and store the XML and the DANFE; names to record."""
+    """Outside any transaction: fetch (when needed) and store the XML and the DANFE, or a cancellation's event
+    XML; names to record."""
+    if result.status == "cancelled" and document.status == Status.AUTHORIZED and document.access_key:
+        event = (
+            result.xml
+            if result.xml is not None
+            else (provider.download(path=result.xml_path) if result.xml_path else None)
+        )
+        if not event:
+            return {}
+        return {"cancel_xml": default_storage.save(f"fiscal/xml/{document.access_key}-can.xml", ContentFile(event))}
     if result.status != "authorized" or not result.access_key or document.status == Status.AUTHORIZED:
         return {}  # nothing to store, or a repeated answer about a note already stored
     xml = (
@@ -417,6 +427,7 @@ def _apply(document: FiscalDocument, job: FiscalJob | None, result: ProviderResu
         document.status = Status.CANCELLED
         document.cancelled_at = now
         document.sefaz_status, document.sefaz_reason = result.sefaz_status, result.sefaz_reason
+        document.cancel_xml.name = files.get("cancel_xml", document.cancel_xml.name)
         document.save()
         _changed(document, "cancelled", f"NF-e nº {document.number} cancelada.")
         if job is not None and job.action == FiscalJob.Action.CANCEL and job.payload.get("reissue"):

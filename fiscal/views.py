@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from fiscal.models import FiscalDocument
 from fiscal.providers import WebhookRejected, get_provider
+from fiscal.selectors import document_file_field
 from fiscal.services import webhook_store
 
 MAX_BODY = 256 * 1024
@@ -32,11 +33,11 @@ def provider_webhook(request: HttpRequest) -> HttpResponse:
 @require_GET
 def document_file(request: HttpRequest, token: str, kind: str) -> FileResponse:
     document = FiscalDocument.objects.filter(download_token=token, status__in=["authorized", "cancelled"]).first()
-    field = None if document is None else (document.danfe if kind == "danfe" else document.xml)
+    field = None if document is None else document_file_field(document, kind)
     if document is None or not field:
         raise Http404("documento fiscal não encontrado")
     extension, content_type = ("pdf", "application/pdf") if kind == "danfe" else ("xml", "application/xml")
+    name = f"nfe-{document.access_key}-cancelamento" if kind == "cancelamento" else f"nfe-{document.access_key}"
     return FileResponse(
-        field.open("rb"), as_attachment=kind != "danfe", filename=f"nfe-{document.access_key}.{extension}",
-        content_type=content_type,
-    )  # fmt: skip
+        field.open("rb"), as_attachment=kind != "danfe", filename=f"{name}.{extension}", content_type=content_type
+    )

@@ -136,6 +136,33 @@ def nfe_xml(
     return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
 
 
+def cancel_event_xml(*, access_key: str, protocol: str, justification: str, at: datetime, production: bool) -> bytes:
+    """The cancellation event as the SEFAZ registers it (procEventoNFe, tpEvento 110111, MOC 7.0 "Eventos"): what
+    the issuer keeps with the note's XML (the accountant asks for both)."""
+    at = local_time(at)
+    ET.register_namespace("", NFE_NS)
+    proc = ET.Element(f"{{{NFE_NS}}}procEventoNFe", versao="1.00")
+    event = ET.SubElement(proc, f"{{{NFE_NS}}}evento", versao="1.00")
+    inf = ET.SubElement(event, f"{{{NFE_NS}}}infEvento", Id=f"ID110111{access_key}01")
+    for tag, value in (
+        ("tpAmb", "1" if production else "2"),
+        ("CNPJ", access_key[6:20]),
+        ("chNFe", access_key),
+        ("dhEvento", at.isoformat()),
+        ("tpEvento", "110111"),
+        ("nSeqEvento", "1"),
+    ):
+        _sub(inf, tag, value)
+    detail = ET.SubElement(inf, f"{{{NFE_NS}}}detEvento", versao="1.00")
+    for tag, value in (("descEvento", "Cancelamento"), ("nProt", protocol), ("xJust", justification)):
+        _sub(detail, tag, value)
+    answer = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}retEvento", versao="1.00"), f"{{{NFE_NS}}}infEvento")
+    for tag, value in (("chNFe", access_key), ("tpEvento", "110111"), ("cStat", "135")):
+        _sub(answer, tag, value)
+    _sub(answer, "xMotivo", "Evento registrado e vinculado a NF-e")
+    return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
+
+
 def _latin(text: object) -> str:
     # The core PDF fonts speak WinAnsi (cp1252): Portuguese, dashes and curly quotes fit; anything else (an
     # emoji in a product title) is replaced rather than failing the note.

@@ -234,7 +234,10 @@ class FocusNFeProvider:
             sefaz_status=str(body.get("status_sefaz", ""))[:8],
             sefaz_reason=str(body.get("mensagem_sefaz", "") or body.get("mensagem", ""))[:500],
             issued_at=issued_at,
-            xml_path=str(body.get("caminho_xml_nota_fiscal", "")),
+            # A cancelled note's answer names the cancellation event's XML (what `_store_files` keeps then).
+            xml_path=str(
+                body.get("caminho_xml_cancelamento" if status == "cancelled" else "caminho_xml_nota_fiscal", "")
+            ),
             danfe_path=str(body.get("caminho_danfe", "")),
         )
 
@@ -265,6 +268,7 @@ class FocusNFeProvider:
             return ProviderResult(
                 status="cancelled", sefaz_status=str(data.get("status_sefaz", ""))[:8],
                 sefaz_reason=str(data.get("mensagem_sefaz", ""))[:500],
+                xml_path=str(data.get("caminho_xml_cancelamento", "")),  # the event's XML, kept for the accountant
             )  # fmt: skip
         # Refused (e.g. outside the window): the note stays authorized and the reason is shown to staff.
         return ProviderResult(

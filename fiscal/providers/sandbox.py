@@ -16,7 +16,7 @@ from django.utils import timezone
 from fiscal import access_key
 from fiscal.models import CANCEL_WINDOW, SandboxNote, SandboxSequence
 from fiscal.providers.base import ProviderResult, WebhookEvent, WebhookRejected
-from fiscal.providers.documents import danfe_pdf, nfe_xml
+from fiscal.providers.documents import cancel_event_xml, danfe_pdf, nfe_xml
 
 DEMO_CNPJ = "11222333000181"  # used when the store's CNPJ is empty or alphanumeric (the key holds digits)
 
@@ -88,7 +88,13 @@ class SandboxProvider:
                 sefaz_reason="Rejeição: Prazo de cancelamento superior ao previsto na Legislação",
             )  # fmt: skip
         SandboxNote.objects.filter(ref=ref, cancelled_at__isnull=True).update(cancelled_at=timezone.now())
-        return self._result(SandboxNote.objects.get(ref=ref), with_files=False)
+        note = SandboxNote.objects.get(ref=ref)
+        result = self._result(note, with_files=False)
+        result.xml = cancel_event_xml(
+            access_key=note.access_key, protocol=note.protocol, justification=justification,
+            at=note.cancelled_at or timezone.now(), production=note.invoice.get("environment") == "producao",
+        )  # fmt: skip
+        return result
 
     def download(self, *, path: str) -> bytes:
         raise NotImplementedError("the sandbox returns its files inline")

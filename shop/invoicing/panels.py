@@ -67,12 +67,18 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
         {
             "document": document,
             "earlier": [
-                {"document": earlier, "danfe_url": file_path(earlier, "danfe"), "xml_url": file_path(earlier, "xml")}
+                {
+                    "document": earlier,
+                    "danfe_url": file_path(earlier, "danfe"),
+                    "xml_url": file_path(earlier, "xml"),
+                    "cancel_xml_url": file_path(earlier, "cancelamento"),
+                }
                 for earlier in documents[1:]
             ],  # cancelled and reissued: listed, with their files, for the accountant
             **_cancel_reissue_context(request, order, document),
             "danfe_url": file_path(document, "danfe") if document else "",
             "xml_url": file_path(document, "xml") if document else "",
+            "cancel_xml_url": file_path(document, "cancelamento") if document else "",
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "ibs_cbs": _ibs_cbs_brl(document),
             "can_issue": status in REISSUABLE and request.user.has_perm(ISSUE_PERMISSION),

@@ -189,6 +189,9 @@ class Handler(BaseHTTPRequestHandler):
             if url.path.startswith("/arquivos/"):
                 if url.path.endswith(".pdf"):
                     return self._send(200, b"%PDF-1.4 fake danfe", "application/pdf")
+                if url.path.endswith("-can.xml"):  # the cancellation event (procEventoNFe, tpEvento 110111)
+                    return self._send(200, b"<procEventoNFe versao='1.00'><tpEvento>110111</tpEvento></procEventoNFe>",
+                                      "application/xml")  # fmt: skip
                 return self._send(200, b"<nfeProc versao='4.00'/>", "application/xml")
             if method == "POST" and url.path == "/v2/nfe":
                 ref = parse_qs(url.query).get("ref", [""])[0]
@@ -232,7 +235,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(
                 200, {"status": "erro_cancelamento", "status_sefaz": refusal[0], "mensagem_sefaz": refusal[1]}
             )
-        note.update(status="cancelado", status_sefaz=CANCELLED[0], mensagem_sefaz=CANCELLED[1])
+        # GET of a cancelled note names the event's XML too (the crash-recovery poll reads it there)
+        note.update(self._cancelled(ref))
         return self._send(200, self._cancelled(ref))
 
     def _cancelled(self, ref: str) -> dict[str, Any]:

@@ -167,8 +167,13 @@ def test_cancel_through_delete(focus) -> None:
             document_request_cancel(order_ref="order_test", justification="Cliente desistiu da compra") == "requested"
         )
     assert _run(provider) == "cancelled"
-    assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
-    assert FiscalDocument.objects.get().status == "cancelled"
+    assert state.requests[-2] == ("DELETE", "/v2/nfe/order_test-1")
+    document = FiscalDocument.objects.get()
+    assert document.status == "cancelled"
+    # the cancellation event's XML, fetched from where Focus named it, is kept for the accountant
+    assert state.requests[-1][1].endswith(f"{document.access_key}-can.xml")
+    with document.cancel_xml.open("rb") as stored:
+        assert b"110111" in stored.read()
 
 
 def test_the_documents_environment_picks_focus_endpoint(settings) -> None:
@@ -224,7 +229,7 @@ def test_cancel_and_reissue_cancels_at_focus_then_issues_the_corrected_note_once
     )
 
     assert _run(provider) == "cancelled"
-    assert state.requests[-1] == ("DELETE", "/v2/nfe/order_test-1")
+    assert state.requests[-2] == ("DELETE", "/v2/nfe/order_test-1")  # then the event's XML is fetched
     assert state.cancel_bodies["order_test-1"] == [{"justificativa": "CPF do destinatário informado errado"}]
     first.refresh_from_db()
     assert (first.status, first.sefaz_status) == ("cancelled", "135")
@@ -258,10 +263,11 @@ def test_a_crash_after_focus_cancelled_loses_nothing_and_cancels_once(focus) -> 
     provider.cancel(ref="order_test-1", justification="CPF do destinatário informado errado")  # then the crash
 
     assert job_run(job_id=cancel.pk, provider=provider) == "cancelled"
-    assert state.requests[-1] == ("GET", "/v2/nfe/order_test-1")
+    assert state.requests[-2] == ("GET", "/v2/nfe/order_test-1")
     assert len(state.cancel_bodies["order_test-1"]) == 1
     first.refresh_from_db()
     assert first.status == "cancelled"
+    assert first.cancel_xml.name.endswith("-can.xml")  # the poll's answer named the event's XML: kept all the same
     assert FiscalDocument.objects.filter(order_ref="order_test", sequence=2, status="pending").count() == 1
 
 

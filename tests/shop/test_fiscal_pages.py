@@ -250,6 +250,13 @@ def test_the_order_page_cancels_and_reissues_the_nfe_and_the_buyer_sees_the_new_
         f'data-testid="fiscal-earlier">Nota anterior: NF-e nº {first.number} (Cancelada), chave {first.access_key} — '
         f'<a href="/fiscal/d/{first.download_token}/danfe">'
     ) in page
+    # the cancellation event's XML beside the note's, for the accountant: the justification staff typed, 110111
+    cancel_xml = f"/fiscal/d/{first.download_token}/cancelamento"
+    assert f'<a href="{cancel_xml}" data-testid="fiscal-cancel-xml">XML do cancelamento</a>' in page
+    download = admin_client.get(cancel_xml)
+    assert download["Content-Disposition"] == f'attachment; filename="nfe-{first.access_key}-cancelamento.xml"'
+    event = b"".join(download.streaming_content).decode()
+    assert "<tpEvento>110111</tpEvento>" in event and f"<xJust>{JUSTIFICATION}</xJust>" in event
     buyer = client.get(order.permalink_url).content.decode()
     assert f'href="/fiscal/d/{second.download_token}/danfe" class="tap-link" data-testid="danfe-link"' in buyer
     assert first.download_token not in buyer
