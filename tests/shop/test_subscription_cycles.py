@@ -185,7 +185,10 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
         "O Pix Automático da sua assinatura não passou; vamos tentar de novo"
     ]
-    assert "Vamos tentar de novo em " + tomorrow in mail.outbox[0].body
+    # The day as the buyer reads it, never the ISO string the event keeps.
+    retry_day = (cycle.due_date + timedelta(days=1)).strftime("%d/%m/%Y")
+    assert "Vamos tentar de novo em " + retry_day + " (" in mail.outbox[0].body
+    assert tomorrow not in mail.outbox[0].body
     assert f"/assinaturas/{subscription.access_token}/" in mail.outbox[0].body
 
     with django_capture_on_commit_callbacks(execute=True):
