@@ -46,6 +46,8 @@ DETAIL_WORDS = {
     "txid": _("txid"),
     "amount": _("valor"),
     "order_id": _("pedido"),
+    "order": _("pedido"),
+    "outcome": _("resultado"),
     "payment_id": _("pagamento"),
     "e2e": _("endToEndId"),
     "brand": _("bandeira"),
@@ -53,6 +55,22 @@ DETAIL_WORDS = {
     "card_last4": _("final do cartão"),
 }
 BY_WORDS = {"shop": _("loja"), "buyer": _("assinante")}
+# The withdrawal's outcome (`_withdraw_first_order`) and the recurrence's status at the PSP (payments/psp/recurring.py).
+VALUE_WORDS = {
+    "outcome": {
+        "refunded": _("pedido cancelado e valor devolvido"),
+        "shipped": _("pedido já enviado: o assinante pede a devolução"),
+        "refused": _("pedido não cancelado"),
+    },
+    "recurrence": {
+        "CREATED": _("criada"),
+        "APPROVED": _("aprovada"),
+        "REJECTED": _("rejeitada"),
+        "EXPIRED": _("expirada"),
+        "CANCELLED": _("cancelada"),
+    },
+}
+VALUE_WORDS["psp_status"] = VALUE_WORDS["recurrence"]
 
 
 def _detail_value(key: str, value: object) -> str:
@@ -60,6 +78,8 @@ def _detail_value(key: str, value: object) -> str:
         return str(Subscription.Status(value).label) if value in Subscription.Status.values else value
     if key == "by" and isinstance(value, str):
         return str(BY_WORDS.get(value, value))
+    if key in VALUE_WORDS and isinstance(value, str):
+        return str(VALUE_WORDS[key].get(value, value))
     if key == "amount" and isinstance(value, int):
         return format_brl(value)
     if key in ("due_date", "retry_on") and isinstance(value, str):

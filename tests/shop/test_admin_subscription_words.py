@@ -98,3 +98,25 @@ def test_a_paid_cycle_names_its_order_by_number_and_a_subscription_cannot_be_del
     )
     assert Subscription.objects.filter(pk=cancelled.pk).exists()
     assert SubscriptionEvent.objects.filter(subscription=cancelled).count() == timeline
+
+
+def test_the_withdrawal_and_the_psp_status_read_in_words(admin_client: Client, cancelled: Subscription) -> None:
+    """Walk h44: a buyer who cancelled within 7 days left "withdrawal — order: order_…; outcome: refunded" on the
+    timeline, and the PSP's recurrence status read "APPROVED"/"CANCELLED". (Rows as the services write them.)"""
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="withdrawal", detail={"order": "order_abc", "outcome": "refunded"}
+    )
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="recurrence_cancelled", detail={"psp_status": "CANCELLED"}
+    )
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="status_active", detail={"from": "pending_authorization", "recurrence": "APPROVED"}
+    )
+
+    text = _text(admin_client.get(f"/admin/shop/subscription/{cancelled.pk}/change/").content.decode())
+
+    assert "Direito de arrependimento: primeiro pedido" in text
+    assert "pedido: order_abc; resultado: pedido cancelado e valor devolvido" in text
+    assert "situação no PSP: cancelada" in text and "situação no PSP: aprovada" in text
+    for english in ("withdrawal", "outcome", "refunded", "CANCELLED", "APPROVED"):
+        assert english not in text, english
