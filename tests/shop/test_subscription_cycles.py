@@ -292,6 +292,32 @@ def test_the_shop_cancels_with_patch_rec_and_withdraws_the_charge_already_sent(
     assert kinds.count("status_cancelled") == 1 and kinds.count("recurrence_cancelled") == 1
 
 
+def test_the_shop_cancelling_during_a_pix_retry_withdraws_the_charge_and_closes_the_cycle(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Walk h44: cancelled while its cycle waited for the PSP's retry, the charge was cancelled at the PSP but the
+    cycle stayed "Nova tentativa" on the buyer's page and in the admin, holding its unit of stock forever."""
+    stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    cycle = _open_cycle(subscription)
+    subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=False))
+    cycle.refresh_from_db()
+    assert (cycle.status, cycle.stock_reserved) == ("retrying", True)
+
+    subscription_cancel(public_id=subscription.public_id, by="shop")
+
+    assert (f"/cobr/{cycle.txid}", {"status": "CANCELADA"}) in [
+        (path, body) for method, path, body in bacen.state.requests if method == "PATCH"
+    ]
+    cycle.refresh_from_db()
+    assert (cycle.status, cycle.stock_reserved) == ("cancelled", False)
+    assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
+    page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
+    assert "Nova tentativa" not in page
+
+
 def test_a_lost_authorization_notice_is_recovered_with_get_rec(
     bacen: FakeBacenServer, plan: SubscriptionPlan, django_capture_on_commit_callbacks: Any
 ) -> None:
