@@ -258,6 +258,9 @@ def test_cancel_in_the_bank_app_ends_the_subscription_and_its_scheduled_cycle_an
     subscription.refresh_from_db()
     assert subscription.status == "cancelled" and subscription.cancelled_at is not None
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
+    # nothing left to manage on a cancelled subscription (walk h44: it offered to skip, pause or cancel it)
+    assert "pausar ou cancelar" not in mail.outbox[0].body and "feito pela loja" not in mail.outbox[0].body
+    assert "Veja a assinatura e os ciclos já pagos:\nhttp" in mail.outbox[0].body
     # The charge already sent is withdrawn by the sweep (PATCH /cobr); the recurrence itself was cancelled at the
     # PSP by the payer, so the shop sends no PATCH /rec; nothing more is charged.
     SubscriptionCycle.objects.filter(pk=cycle.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
@@ -305,8 +308,10 @@ def test_the_shop_cancelling_during_a_pix_retry_withdraws_the_charge_and_closes_
         _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=False))
     cycle.refresh_from_db()
     assert (cycle.status, cycle.stock_reserved) == ("retrying", True)
+    mail.outbox.clear()
 
-    subscription_cancel(public_id=subscription.public_id, by="shop")
+    with django_capture_on_commit_callbacks(execute=True):
+        subscription_cancel(public_id=subscription.public_id, by="shop", actor="rita")
 
     assert (f"/cobr/{cycle.txid}", {"status": "CANCELADA"}) in [
         (path, body) for method, path, body in bacen.state.requests if method == "PATCH"
@@ -316,6 +321,12 @@ def test_the_shop_cancelling_during_a_pix_retry_withdraws_the_charge_and_closes_
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
     page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
     assert "Nova tentativa" not in page
+    # the buyer is told the shop did it, and is not offered to manage what has ended
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
+    assert (
+        "O cancelamento foi feito pela loja; se não foi você quem pediu, responda este e-mail." in mail.outbox[0].body
+    )
+    assert "pausar ou cancelar" not in mail.outbox[0].body
 
 
 def test_a_lost_authorization_notice_is_recovered_with_get_rec(
