@@ -250,6 +250,13 @@ class CancelForm(OrderActionForm):
             self.fields["confirm"].label = _("Confirmo o cancelamento e o reembolso de %(amount)s") % {
                 "amount": format_brl(amount)
             }
+        elif order.paid_amount > 0:
+            # Paid, and all of it already went back (a refund, or the MED returned the Pix): no money moves now.
+            self.fields["confirm"].label = _(
+                "Confirmo o cancelamento (nada a reembolsar: o valor pago já foi devolvido)"
+            )
+        else:
+            self.fields["confirm"].label = _("Confirmo o cancelamento (nada foi pago, nada a reembolsar)")
 
 
 class NoteForm(OrderActionForm):

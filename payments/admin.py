@@ -393,6 +393,25 @@ class InfractionAnswerForm(forms.Form):
             "comprador, dados do cadastro. De 20 a 2000 caracteres; enviado ao PSP uma única vez."
         ),
     )
+    # Accepting returns the money and is sent to the PSP once, with no way back: confirmed like an order's refund.
+    confirm_return = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, amount: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.amount = amount
+        self.fields["confirm_return"].label = _("Confirmo devolver %(amount)s ao pagador (não dá para desfazer)") % {
+            "amount": format_brl(amount)
+        }
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("decision") == "accept" and not cleaned.get("confirm_return"):
+            self.add_error(
+                "confirm_return",
+                _("Para aceitar, confirme que %(amount)s serão devolvidos ao pagador.")
+                % {"amount": format_brl(self.amount)},
+            )
+        return cleaned
 
 
 class PixInfractionAnswerInline(admin.StackedInline):
@@ -410,11 +429,11 @@ class PixInfractionAnswerInline(admin.StackedInline):
 class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     """MED disputes: read-only rows (the PSP's notifications write them) and the staff's answer form."""
 
-    list_display = ("public_id", "status", "amount_brl", "situation_text", "reference", "opened_at", "outcome")
+    list_display = ("public_id", "status", "amount_brl", "situation_text", "order_link", "opened_at", "outcome")
     list_filter = ("status", "outcome")
     search_fields = ("public_id", "psp_id", "end_to_end_id", "reference")
     fields = (
-        "public_id", "psp_id", "end_to_end_id", "payment", "reference", "disputed_brl", "situation_text", "details",
+        "public_id", "psp_id", "end_to_end_id", "payment", "order_link", "disputed_brl", "situation_text", "details",
         "psp_status_text", "status", "outcome", "returned_brl", "refund_check", "analysis_details", "opened_at",
         "closed_at",
         "answer_link",
@@ -459,6 +478,11 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
             return _("%(refunded)s deste Pix já reembolsados pela loja.") % {"refunded": format_brl(money.refunded)}
         return "—"
 
+    @admin.display(description=_("pedido"), ordering="reference")
+    def order_link(self, obj: PixInfraction) -> str:
+        # The disputed sale as staff find it (the order list searched for its checkout), not a bare checkout_… id.
+        return linked("reference", obj.reference, str(_("ver o pedido")))
+
     @admin.display(description=_("valor contestado"), ordering="amount")
     def disputed_brl(self, obj: PixInfraction) -> str:
         return format_brl(obj.amount)
@@ -496,7 +520,7 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
         infraction = get_object_or_404(PixInfraction, pk=pk)
         if not request.user.has_perm("payments.change_pixinfraction"):
             raise PermissionDenied
-        form = InfractionAnswerForm(request.POST or None)
+        form = InfractionAnswerForm(request.POST or None, amount=infraction.amount)
         if request.method == "POST" and form.is_valid():
             try:
                 infraction_answer(
@@ -515,6 +539,7 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
             **self.admin_site.each_context(request),
             "title": _("Responder a disputa Pix (MED)"),
             "infraction": infraction,
+            "order_link": linked("reference", infraction.reference, str(_("ver o pedido"))),
             "amount": format_brl(infraction.amount),
             "refunded": format_brl(refunded) if refunded else "",
             "overlap": format_brl(overlap) if overlap else "",

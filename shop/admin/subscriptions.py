@@ -46,6 +46,8 @@ DETAIL_WORDS = {
     "txid": _("txid"),
     "amount": _("valor"),
     "order_id": _("pedido"),
+    "order": _("pedido"),
+    "outcome": _("resultado"),
     "payment_id": _("pagamento"),
     "e2e": _("endToEndId"),
     "brand": _("bandeira"),
@@ -53,6 +55,22 @@ DETAIL_WORDS = {
     "card_last4": _("final do cartão"),
 }
 BY_WORDS = {"shop": _("loja"), "buyer": _("assinante")}
+# The withdrawal's outcome (`_withdraw_first_order`) and the recurrence's status at the PSP (payments/psp/recurring.py).
+VALUE_WORDS = {
+    "outcome": {
+        "refunded": _("pedido cancelado e valor devolvido"),
+        "shipped": _("pedido já enviado: o assinante pede a devolução"),
+        "refused": _("pedido não cancelado"),
+    },
+    "recurrence": {
+        "CREATED": _("criada"),
+        "APPROVED": _("aprovada"),
+        "REJECTED": _("rejeitada"),
+        "EXPIRED": _("expirada"),
+        "CANCELLED": _("cancelada"),
+    },
+}
+VALUE_WORDS["psp_status"] = VALUE_WORDS["recurrence"]
 
 
 def _detail_value(key: str, value: object) -> str:
@@ -60,6 +78,8 @@ def _detail_value(key: str, value: object) -> str:
         return str(Subscription.Status(value).label) if value in Subscription.Status.values else value
     if key == "by" and isinstance(value, str):
         return str(BY_WORDS.get(value, value))
+    if key in VALUE_WORDS and isinstance(value, str):
+        return str(VALUE_WORDS[key].get(value, value))
     if key == "amount" and isinstance(value, int):
         return format_brl(value)
     if key in ("due_date", "retry_on") and isinstance(value, str):
@@ -100,8 +120,9 @@ class CycleOrderLink:
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[SubscriptionCycle]:
         queryset: QuerySet[SubscriptionCycle] = super().get_queryset(request)  # type: ignore[misc]
+        order = Order.objects.filter(public_id=OuterRef("order_id"))
         return queryset.annotate(
-            order_pk=Subquery(Order.objects.filter(public_id=OuterRef("order_id")).values("pk")[:1])
+            order_pk=Subquery(order.values("pk")[:1]), order_number=Subquery(order.values("number")[:1])
         )
 
     @admin.display(description=_("pedido"), ordering="order_id")
@@ -109,7 +130,9 @@ class CycleOrderLink:
         pk = getattr(cycle, "order_pk", None)
         if pk is None:
             return cycle.order_id or "—"
-        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), cycle.order_id)
+        # Staff know an order by its number (as on the order list and the buyer's e-mails), not by its public id.
+        label = _("Pedido #%(number)s") % {"number": getattr(cycle, "order_number", "")}
+        return format_html('<a href="{}">{}</a>', reverse("admin:orders_order_change", args=[pk]), label)
 
 
 @admin.register(SubscriptionPlan)
@@ -202,12 +225,17 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
+        # Deleting would take the cycles and the timeline with it and leave the buyer's Pix Automático authorized
+        # at the PSP (or the card in the gateway's wallet): a subscription ends by being cancelled, never erased.
+        return False
+
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         # Rows stay read-only (no change form), but stopping a buyer's recurrence at the PSP is a change: a staff
         # member who may only look at subscriptions is neither offered the action nor allowed to post it.
         return request.user.has_perm("shop.change_subscription")
 
-    @admin.action(description=_("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)"), permissions=["cancel"])
+    @admin.action(description=_("Cancelar as assinaturas selecionadas"), permissions=["cancel"])
     def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
         done = 0
         actor = request.user.get_username()

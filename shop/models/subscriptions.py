@@ -289,6 +289,7 @@ SUBSCRIPTION_EVENT_WORDS = {
     "cycle_retrying": _("Ciclo em nova tentativa"),
     "cycle_failed": _("Ciclo não pago"),
     "cycle_skipped": _("Ciclo pulado"),
+    "withdrawal": _("Direito de arrependimento: primeiro pedido"),
 }
 
 

@@ -471,7 +471,9 @@ def cycle_withdraw(*, txid: str) -> bool:
             .select_related("subscription__plan")
             .get(txid=txid)
         )
-        if cycle.status != Cycle.CHARGED:
+        # A refused cycle waiting for its retry at the PSP (`retrying`) is withdrawn like one not attempted yet:
+        # its charge is cancelled at the PSP above, so it must not stay open here holding its unit.
+        if cycle.status not in (Cycle.CHARGED, Cycle.RETRYING):
             return cycle.status in (Cycle.CANCELLED, Cycle.SKIPPED)
         if cycle.stock_reserved:
             stock_release(items=_variant_items(cycle.subscription))
@@ -518,7 +520,10 @@ def subscription_cycles_sweep(*, today: date | None = None, limit: int = 200) ->
             continue
         counts[outcome] = counts.get(outcome, 0) + 1
     for cycle in SubscriptionCycle.objects.filter(
-        pix, status=Cycle.CHARGED, subscription__status=Subscription.Status.CANCELLED, updated_at__lte=stale
+        pix,
+        status__in=(Cycle.CHARGED, Cycle.RETRYING),
+        subscription__status=Subscription.Status.CANCELLED,
+        updated_at__lte=stale,
     ).values_list("txid", flat=True)[:limit]:
         try:
             cycle_withdraw(txid=cycle)

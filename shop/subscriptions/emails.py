@@ -7,7 +7,7 @@ The `SubscriptionEvent` written with the change is the outbox row: `subscription
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import date, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -52,6 +52,15 @@ def subscription_page_url(subscription: Subscription) -> str:
     return absolute_url(reverse("shop:subscription_page", kwargs={"token": subscription.access_token}))
 
 
+def _day(value: object) -> date | None:
+    """An event's ISO day ("2026-12-11", as the services write it) as a date, for the template to write as the
+    buyer reads it (11/12/2026)."""
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) and value else None
+    except ValueError:
+        return None
+
+
 def _body(event: SubscriptionEvent) -> tuple[str, str]:
     subscription = event.subscription
     with translation.override(subscription.language or settings.LANGUAGE_CODE):
@@ -65,6 +74,8 @@ def _rendered(event: SubscriptionEvent, subscription: Subscription) -> tuple[str
         "product": subscription.plan.variant.product.title,
         "event": event,
         "cycle": cycle,
+        "retry_on": _day(event.detail.get("retry_on")),
+        "due_date": _day(event.detail.get("due_date")),
         "amount": format_brl(cycle.amount) if cycle else format_brl(subscription.price),
         "page_url": subscription_page_url(subscription),
         "shop_name": settings.SHOP_NAME,

@@ -19,6 +19,7 @@ from orders.services import (
     expectation_merge,
     expectation_split,
     order_cancel,
+    order_dispute_record,
     order_mark_delivered,
     order_return,
     order_ship,
@@ -74,6 +75,25 @@ def test_the_cancel_page_backs_out_with_voltar_not_a_second_cancelar(admin_clien
     assert ">Cancelar</a>" not in html
     # and the confirmation names what goes back: everything paid, freight included, as nothing shipped
     assert f"Confirmo o cancelamento e o reembolso de {format_brl(order.paid_amount)}" in html
+
+
+def test_the_cancel_page_says_nothing_is_refunded_when_the_med_already_returned_the_pix(
+    admin_client: Client, place_order
+) -> None:
+    """Walk h44: after the MED returned the whole Pix, "Cancelar pedido" still asked to confirm "o valor pago é
+    reembolsado" (nothing was left to refund); an unpaid order read the same."""
+    order = place_order()
+    dispute = {"checkout_id": order.checkout_id, "infraction_id": "med_1", "amount": order.paid_amount}
+    order_dispute_record(**dispute, event="opened", situation="scam")
+    order_dispute_record(**dispute, event="closed", outcome="returned", returned_amount=order.paid_amount)
+
+    html = admin_client.get(f"/admin/orders/order/{order.public_id}/action/cancel/").content.decode()
+    assert "Confirmo o cancelamento (nada a reembolsar: o valor pago já foi devolvido)" in html
+    assert "o valor pago é reembolsado" not in html and "reembolso de" not in html
+
+    unpaid = place_order(paid=False)
+    html = admin_client.get(f"/admin/orders/order/{unpaid.public_id}/action/cancel/").content.decode()
+    assert "Confirmo o cancelamento (nada foi pago, nada a reembolsar)" in html
 
 
 def test_pickup_order_goes_through_ready_then_picked_up(

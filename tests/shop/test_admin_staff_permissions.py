@@ -193,7 +193,7 @@ def test_a_crafted_subscription_action_without_the_permission_says_so(cancelled:
         {"action": "cancel_selected", "_selected_action": [active.pk], "index": "0"},
         follow=True,
     )
-    assert _messages(crafted) == [REFUSED.format("Cancelar as assinaturas selecionadas (PATCH /rec no PSP)")]
+    assert _messages(crafted) == [REFUSED.format("Cancelar as assinaturas selecionadas")]
     active.refresh_from_db()
     assert active.status == "pending_authorization"
     # an action the list does not have at all is still Django's own answer

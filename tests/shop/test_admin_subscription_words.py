@@ -10,9 +10,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from orders.services import order_place_from_checkout
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.services import subscription_cancel, subscription_create
+from tests.orders.conftest import make_checkout
 from tests.payments.fake_bacen import FakeBacenServer
 
 pytestmark = pytest.mark.django_db
@@ -71,3 +73,50 @@ def test_the_cycles_list_names_the_subscription_in_portuguese(admin_client: Clie
     text = _text(admin_client.get("/admin/shop/subscriptioncycle/").content.decode())
     assert f"{cancelled.public_id} — Cancelada" in text and "(cancelled)" not in text
     assert "R$ 39,90" in text
+
+
+def test_a_paid_cycle_names_its_order_by_number_and_a_subscription_cannot_be_deleted(
+    admin_client: Client, cancelled: Subscription
+) -> None:
+    """Walk h44: the cycles named their order by its public id (order_…) and the superuser could delete a
+    subscription — its cycles and timeline gone, its Pix Automático left authorized at the PSP."""
+    order = order_place_from_checkout(checkout=make_checkout())
+    SubscriptionCycle.objects.filter(subscription=cancelled, number=4).update(status="paid", order_id=order.public_id)
+    admin_url = f"/admin/orders/order/{order.pk}/change/"
+
+    for page in (f"/admin/shop/subscription/{cancelled.pk}/change/", "/admin/shop/subscriptioncycle/"):
+        html = admin_client.get(page).content.decode()
+        assert f'<a href="{admin_url}">Pedido #{order.number}</a>' in html, page
+        assert order.public_id not in _text(html), page
+
+    listing = admin_client.get("/admin/shop/subscription/").content.decode()
+    assert 'value="delete_selected"' not in listing
+    assert admin_client.get(f"/admin/shop/subscription/{cancelled.pk}/delete/").status_code == 403
+    timeline = SubscriptionEvent.objects.filter(subscription=cancelled).count()
+    admin_client.post(
+        "/admin/shop/subscription/", {"action": "delete_selected", "_selected_action": [cancelled.pk], "post": "yes"}
+    )
+    assert Subscription.objects.filter(pk=cancelled.pk).exists()
+    assert SubscriptionEvent.objects.filter(subscription=cancelled).count() == timeline
+
+
+def test_the_withdrawal_and_the_psp_status_read_in_words(admin_client: Client, cancelled: Subscription) -> None:
+    """Walk h44: a buyer who cancelled within 7 days left "withdrawal — order: order_…; outcome: refunded" on the
+    timeline, and the PSP's recurrence status read "APPROVED"/"CANCELLED". (Rows as the services write them.)"""
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="withdrawal", detail={"order": "order_abc", "outcome": "refunded"}
+    )
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="recurrence_cancelled", detail={"psp_status": "CANCELLED"}
+    )
+    SubscriptionEvent.objects.create(
+        subscription=cancelled, kind="status_active", detail={"from": "pending_authorization", "recurrence": "APPROVED"}
+    )
+
+    text = _text(admin_client.get(f"/admin/shop/subscription/{cancelled.pk}/change/").content.decode())
+
+    assert "Direito de arrependimento: primeiro pedido" in text
+    assert "pedido: order_abc; resultado: pedido cancelado e valor devolvido" in text
+    assert "situação no PSP: cancelada" in text and "situação no PSP: aprovada" in text
+    for english in ("withdrawal", "outcome", "refunded", "CANCELLED", "APPROVED"):
+        assert english not in text, english

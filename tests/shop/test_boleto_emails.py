@@ -55,6 +55,9 @@ def test_issuing_a_boleto_emails_its_line_pdf_and_due_date_once(
     assert sent.subject.replace("\xa0", " ").endswith(f"seu boleto de R$ 118,90, vencimento {due}")
     assert line_display(boleto.line) in sent.body
     assert boleto.pdf_url in sent.body
+    # Walk h44: the items summed R$ 100,00 and the boleto R$ 118,90, with nothing in between: the freight is said
+    assert "Subtotal: R$ 100,00\nFrete — PAC: R$ 18,90\nTotal: R$ 118,90\n" in sent.body.replace("\xa0", " ")
+    assert "Frete — PAC" in sent.alternatives[0][0] and "R$ 118,90" in sent.alternatives[0][0].replace("\xa0", " ")
     assert f"/checkout/{checkout.public_id}/boleto?" in sent.body  # the signed way back to the boleto page
     html = sent.alternatives[0][0]
     assert line_display(boleto.line) in html and "Ver o boleto" in html

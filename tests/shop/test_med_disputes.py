@@ -159,11 +159,18 @@ def test_an_accepted_dispute_returns_the_money_as_one_completed_refund(
 ) -> None:  # fmt: skip
     _open(client, psp, paid_order, django_capture_on_commit_callbacks)
     infraction = PixInfraction.objects.get()
+    answer_url = f"/admin/payments/pixinfraction/{infraction.pk}/responder/"
+    accept = {"decision": "accept", "justification": "Não reconhecemos o comprador; o pedido não foi enviado."}
+    # Walk h44: the form names the order it is about, and the money leaves only once staff confirm it (no way back)
+    form = admin_client.get(answer_url).content.decode()
+    assert f'<a href="/admin/orders/order/?q={infraction.reference}">ver o pedido</a>' in form
+    assert "Confirmo devolver R$ 104,70 ao pagador (não dá para desfazer)" in form
+    unconfirmed = admin_client.post(answer_url, accept)
+    assert unconfirmed.status_code == 200
+    assert "Para aceitar, confirme que R$ 104,70 serão devolvidos ao pagador." in unconfirmed.content.decode()
+    assert (PixInfractionAnswer.objects.count(), psp.state.defenses) == (0, {})
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(
-            f"/admin/payments/pixinfraction/{infraction.pk}/responder/",
-            {"decision": "accept", "justification": "Não reconhecemos o comprador; o pedido não foi enviado."},
-        )
+        admin_client.post(answer_url, {**accept, "confirm_return": "on"})
     assert psp.state.defenses["ir-1"]["analise"] == "aceito"
     paid_order.refresh_from_db()
     assert paid_order.payment_dispute == "open"  # agreeing to return keeps the goods in the shop
@@ -326,7 +333,9 @@ def test_a_med_return_after_a_partial_refund_records_what_the_psp_debited_and_fl
         "R$ 40,75 sairão da conta duas vezes: diga isso na justificativa."
     ) in form
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(answer_url, {"decision": "accept", "justification": "Não reconhecemos o comprador."})
+        admin_client.post(
+            answer_url, {"decision": "accept", "justification": "Não reconhecemos o comprador.", "confirm_return": "on"}
+        )
     e2e = infraction.end_to_end_id
     notices = [
         med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=e2e, status="closed",

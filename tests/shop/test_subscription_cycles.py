@@ -185,7 +185,10 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
         "O Pix Automático da sua assinatura não passou; vamos tentar de novo"
     ]
-    assert "Vamos tentar de novo em " + tomorrow in mail.outbox[0].body
+    # The day as the buyer reads it, never the ISO string the event keeps.
+    retry_day = (cycle.due_date + timedelta(days=1)).strftime("%d/%m/%Y")
+    assert "Vamos tentar de novo em " + retry_day + " (" in mail.outbox[0].body
+    assert tomorrow not in mail.outbox[0].body
     assert f"/assinaturas/{subscription.access_token}/" in mail.outbox[0].body
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -255,6 +258,9 @@ def test_cancel_in_the_bank_app_ends_the_subscription_and_its_scheduled_cycle_an
     subscription.refresh_from_db()
     assert subscription.status == "cancelled" and subscription.cancelled_at is not None
     assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
+    # nothing left to manage on a cancelled subscription (walk h44: it offered to skip, pause or cancel it)
+    assert "pausar ou cancelar" not in mail.outbox[0].body and "feito pela loja" not in mail.outbox[0].body
+    assert "Veja a assinatura e os ciclos já pagos:\nhttp" in mail.outbox[0].body
     # The charge already sent is withdrawn by the sweep (PATCH /cobr); the recurrence itself was cancelled at the
     # PSP by the payer, so the shop sends no PATCH /rec; nothing more is charged.
     SubscriptionCycle.objects.filter(pk=cycle.pk).update(updated_at=timezone.now() - timedelta(minutes=5))
@@ -287,6 +293,40 @@ def test_the_shop_cancels_with_patch_rec_and_withdraws_the_charge_already_sent(
     assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
     kinds = list(SubscriptionEvent.objects.filter(subscription=subscription).values_list("kind", flat=True))
     assert kinds.count("status_cancelled") == 1 and kinds.count("recurrence_cancelled") == 1
+
+
+def test_the_shop_cancelling_during_a_pix_retry_withdraws_the_charge_and_closes_the_cycle(
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Walk h44: cancelled while its cycle waited for the PSP's retry, the charge was cancelled at the PSP but the
+    cycle stayed "Nova tentativa" on the buyer's page and in the admin, holding its unit of stock forever."""
+    stock_before = Variant.objects.get(pk=plan.variant_id).stock
+    subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
+    cycle = _open_cycle(subscription)
+    subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=False))
+    cycle.refresh_from_db()
+    assert (cycle.status, cycle.stock_reserved) == ("retrying", True)
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        subscription_cancel(public_id=subscription.public_id, by="shop", actor="rita")
+
+    assert (f"/cobr/{cycle.txid}", {"status": "CANCELADA"}) in [
+        (path, body) for method, path, body in bacen.state.requests if method == "PATCH"
+    ]
+    cycle.refresh_from_db()
+    assert (cycle.status, cycle.stock_reserved) == ("cancelled", False)
+    assert Variant.objects.get(pk=plan.variant_id).stock == stock_before
+    page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
+    assert "Nova tentativa" not in page
+    # the buyer is told the shop did it, and is not offered to manage what has ended
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == ["Sua assinatura foi cancelada"]
+    assert (
+        "O cancelamento foi feito pela loja; se não foi você quem pediu, responda este e-mail." in mail.outbox[0].body
+    )
+    assert "pausar ou cancelar" not in mail.outbox[0].body
 
 
 def test_a_lost_authorization_notice_is_recovered_with_get_rec(

@@ -122,6 +122,8 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     first.refresh_from_db()
     second = SubscriptionCycle.objects.get(subscription=subscription, number=2)
     assert (first.status, second.status) == ("skipped", "scheduled")
+    skip_mail = [m.body for m in mail.outbox if m.subject.endswith("Ciclo da sua assinatura pulado")]
+    assert len(skip_mail) == 1 and f"Pulamos o ciclo de {first.due_date:%d/%m/%Y} " in skip_mail[0]
 
     refused = client.post(page, {"action": "address", **FORM, "state": "São Paulo"})
     assert refused.status_code == 400 and "Informe a UF (duas letras)." in refused.content.decode()
