@@ -13,7 +13,10 @@ one run:
   (tests/bcp_app/bench_urls.py), and per request of one more purchase. Python runs about 50× slower under
   callgrind, hence few flows; the rounds show how well the counts repeat (within a few percent: uvicorn's
   0.1 s tick, per-second rate-limit windows and the garbage collector's timing are not caused by one
-  request alone). Most of the test's time is the server starting under valgrind (about 50 s of CPU).
+  request alone). Some of that work grows with wall-clock time, so a run on a machine loaded by others (each
+  request lasting longer under valgrind) read about 1 M instructions a purchase more than a quieter one:
+  compare a change against its parent measured in the same sitting. Most of the test's time is the server
+  starting under valgrind (about 50 s of CPU, minutes on a loaded machine).
 - `test_python_calls_per_flow`: Python and builtin calls per purchase (cProfile's count) through Django's
   test client in this process, the shop's flow (the API's middleware chain, as config.asgi's ApiHandler
   serves /bcp/v1) against the bare views' (the site's chain); no valgrind needed.
