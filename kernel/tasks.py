@@ -37,7 +37,28 @@ def _import_tasks() -> None:
             loader.import_task_module(module)
 
 
+# Read by Celery on every publish (routing, the task message, the producer pool) and set neither in the app's own
+# changes nor in Django's settings: each read looked for CELERY_<NAME> and <name> in both before the defaults, each
+# miss in Django's settings an AttributeError caught twice (about a quarter of a publish's CPU, one publish per
+# purchase; issue 34). Nothing changes them while a process runs: resolved once into the app's own changes, where
+# a read finds them at its second try. `task_always_eager` is left alone: it is set in Django's settings, found there
+# at once, and tests switch it there.
+PINNED_PUBLISH_SETTINGS = (
+    "task_default_queue",
+    "task_send_sent_event",
+    "task_repr_maxlevels",
+    "broker_pool_acquire_timeout",
+)
+
+
+@cache
+def _pin_publish_settings() -> None:
+    conf = current_app.conf
+    conf.update({name: conf[name] for name in PINNED_PUBLISH_SETTINGS})
+
+
 def task_named(name: str) -> Task:
+    _pin_publish_settings()
     tasks = current_app.tasks
     if name not in tasks:
         # Only where the task is not registered yet (a web process): a worker imported every task at start, and

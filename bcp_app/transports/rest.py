@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
-from ninja import Body, Header, NinjaAPI, Path
+from ninja import Body, NinjaAPI, Path
 from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
@@ -81,19 +81,29 @@ ERRORS: dict[int, Any] = {
     503: ProtocolErrorBody,
 }
 AGENT_DESCRIPTION = 'Perfil da plataforma: profile="https://…" (RFC 8941).'
-AgentHeader = Header(None, alias="BCP-Agent", description=AGENT_DESCRIPTION)
+KEY_DESCRIPTION = "Chave de idempotência (UUID)."
+
+
+def _documented_header(name: str, title: str, description: str) -> dict[str, Any]:
+    """The OpenAPI parameter ninja writes for an optional `Header(None, alias=name, description=…)`."""
+    schema = {"anyOf": [{"type": "string"}, {"type": "null"}], "description": description, "title": title}
+    return {"in": "header", "name": name, "schema": schema, "required": False, "description": description}
 
 
 def agent_documented() -> dict[str, Any]:
     """`openapi_extra` of a view that reads `BCP-Agent` only through `_run`: the same OpenAPI parameter ninja writes
-    for `AgentHeader`, without declaring it. A declared header is a pydantic model ninja builds and validates on
-    every call for a value `_run` reads from the request itself (issue 34: about 5 % of a Get Order's CPU)."""
-    schema = {"anyOf": [{"type": "string"}, {"type": "null"}], "description": AGENT_DESCRIPTION, "title": "Bcp-Agent"}
-    parameter = {"in": "header", "name": AGENT_HEADER, "schema": schema, "required": False}
-    return {"parameters": [{**parameter, "description": AGENT_DESCRIPTION}]}
+    for a declared header, without declaring it. A declared header is a pydantic model ninja builds and validates
+    on every call for a value `_run` reads from the request itself (issue 34: about 5 % of a Get Order's CPU)."""
+    return {"parameters": [_documented_header(AGENT_HEADER, "Bcp-Agent", AGENT_DESCRIPTION)]}
 
 
-KeyHeader = Header(None, alias="Idempotency-Key", description="Chave de idempotência (UUID).")
+def writes_documented() -> dict[str, Any]:
+    """`agent_documented` for the writes, whose `Idempotency-Key` `_run` reads too (issue 34: ninja built Django's
+    mapping of every request header and validated a model of these two on each create, update and complete)."""
+    key = _documented_header("Idempotency-Key", "Idempotency-Key", KEY_DESCRIPTION)
+    return {"parameters": [*agent_documented()["parameters"], key]}
+
+
 OptionalBody = Body(None, description="Opcional: sem corpo é um cancelamento sem motivo.")
 # The checkout's cancel: the model `operations.cancel_checkout` validates for MCP and A2A too (members ignored).
 CancelCheckoutBody = Body(None, description="Opcional: sem corpo ou `{}`.")
@@ -339,12 +349,16 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
 CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutResponse, **ERRORS}
 
 
-@api.post("/checkout-sessions", response=CHECKOUT_RESPONSES, summary="Create checkout", tags=["checkout"])
+@api.post(
+    "/checkout-sessions",
+    response=CHECKOUT_RESPONSES,
+    summary="Create checkout",
+    tags=["checkout"],
+    openapi_extra=writes_documented(),
+)
 def create_checkout(
     request: HttpRequest,
     payload: CheckoutCreateRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(request, "create_checkout", lambda ctx: operations.create_checkout(ctx, payload))
 
@@ -365,13 +379,17 @@ def get_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
     )
 
 
-@api.put("/checkout-sessions/{checkout_id}", response=CHECKOUT_RESPONSES, summary="Update checkout", tags=["checkout"])
+@api.put(
+    "/checkout-sessions/{checkout_id}",
+    response=CHECKOUT_RESPONSES,
+    summary="Update checkout",
+    tags=["checkout"],
+    openapi_extra=writes_documented(),
+)
 def update_checkout(
     request: HttpRequest,
     checkout_id: PathId,
     payload: CheckoutUpdateRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(
         request,
@@ -386,13 +404,12 @@ def update_checkout(
     response=CHECKOUT_RESPONSES,
     summary="Complete checkout",
     tags=["checkout"],
+    openapi_extra=writes_documented(),
 )
 def complete_checkout(
     request: HttpRequest,
     checkout_id: PathId,
     payload: CheckoutCompleteRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(
         request,
@@ -404,14 +421,16 @@ def complete_checkout(
 
 
 @api.post(
-    "/checkout-sessions/{checkout_id}/cancel", response=CHECKOUT_RESPONSES, summary="Cancel checkout", tags=["checkout"]
+    "/checkout-sessions/{checkout_id}/cancel",
+    response=CHECKOUT_RESPONSES,
+    summary="Cancel checkout",
+    tags=["checkout"],
+    openapi_extra=writes_documented(),
 )
 def cancel_checkout(
     request: HttpRequest,
     checkout_id: PathId,
     payload: CheckoutCancelRequest | None = CancelCheckoutBody,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(
         request,
@@ -426,12 +445,10 @@ def cancel_checkout(
 CART_RESPONSES = {200: CartResponse | ErrorResponse, 201: CartResponse, **ERRORS}
 
 
-@api.post("/carts", response=CART_RESPONSES, summary="Create cart", tags=["cart"])
+@api.post("/carts", response=CART_RESPONSES, summary="Create cart", tags=["cart"], openapi_extra=writes_documented())
 def create_cart(
     request: HttpRequest,
     payload: CartCreateRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(request, "create_cart", lambda ctx: operations.create_cart(ctx, payload))
 
@@ -443,23 +460,27 @@ def get_cart(request: HttpRequest, cart_id: PathId) -> HttpResponse:
     return _run(request, "get_cart", lambda ctx: operations.get_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
 
 
-@api.put("/carts/{cart_id}", response=CART_RESPONSES, summary="Update cart", tags=["cart"])
+@api.put(
+    "/carts/{cart_id}", response=CART_RESPONSES, summary="Update cart", tags=["cart"], openapi_extra=writes_documented()
+)
 def update_cart(
     request: HttpRequest,
     cart_id: PathId,
     payload: CartUpdateRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(
         request, "update_cart", lambda ctx: operations.update_cart(ctx, cart_id, payload), path_ids={"cart_id": cart_id}
     )
 
 
-@api.post("/carts/{cart_id}/cancel", response=CART_RESPONSES, summary="Cancel cart", tags=["cart"])
-def cancel_cart(
-    request: HttpRequest, cart_id: PathId, bcp_agent: str | None = AgentHeader, idempotency_key: str | None = KeyHeader
-) -> HttpResponse:
+@api.post(
+    "/carts/{cart_id}/cancel",
+    response=CART_RESPONSES,
+    summary="Cancel cart",
+    tags=["cart"],
+    openapi_extra=writes_documented(),
+)
+def cancel_cart(request: HttpRequest, cart_id: PathId) -> HttpResponse:
     return _run(request, "cancel_cart", lambda ctx: operations.cancel_cart(ctx, cart_id), path_ids={"cart_id": cart_id})
 
 
@@ -485,13 +506,12 @@ def get_order(request: HttpRequest, order_id: PathId) -> HttpResponse:
     response={200: OrderResponse | ErrorResponse, **ERRORS},
     summary="Cancel order (extension order_actions)",
     tags=["order"],
+    openapi_extra=writes_documented(),
 )
 def cancel_order(
     request: HttpRequest,
     order_id: PathId,
     payload: CancelOrderRequest | None = OptionalBody,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(request, "cancel_order", lambda ctx: operations.cancel_order(ctx, order_id, payload),
                 path_ids={"order_id": order_id})  # fmt: skip
@@ -502,13 +522,12 @@ def cancel_order(
     response={200: OrderResponse | ErrorResponse, **ERRORS},
     summary="Request a return (extension order_actions)",
     tags=["order"],
+    openapi_extra=writes_documented(),
 )
 def request_return(
     request: HttpRequest,
     order_id: PathId,
     payload: RequestReturnRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(request, "request_return", lambda ctx: operations.request_return(ctx, order_id, payload),
                 path_ids={"order_id": order_id})  # fmt: skip
@@ -552,12 +571,16 @@ def get_product(request: HttpRequest, payload: GetProductRequest) -> HttpRespons
 SUBSCRIPTION_RESPONSES = {200: SubscriptionResponse | ErrorResponse, 201: SubscriptionResponse, **ERRORS}
 
 
-@api.post("/subscriptions", response=SUBSCRIPTION_RESPONSES, summary="Create subscription", tags=["subscription"])
+@api.post(
+    "/subscriptions",
+    response=SUBSCRIPTION_RESPONSES,
+    summary="Create subscription",
+    tags=["subscription"],
+    openapi_extra=writes_documented(),
+)
 def create_subscription(
     request: HttpRequest,
     payload: SubscriptionCreateRequest,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(request, "create_subscription", lambda ctx: operations.create_subscription(ctx, payload))
 
@@ -576,12 +599,11 @@ def get_subscription(request: HttpRequest, subscription_id: PathId) -> HttpRespo
 @api.post(
     "/subscriptions/{subscription_id}/cancel", response=SUBSCRIPTION_RESPONSES, summary="Cancel subscription",
     tags=["subscription"],
+    openapi_extra=writes_documented(),
 )  # fmt: skip
 def cancel_subscription(
     request: HttpRequest,
     subscription_id: PathId,
-    bcp_agent: str | None = AgentHeader,
-    idempotency_key: str | None = KeyHeader,
 ) -> HttpResponse:
     return _run(
         request, "cancel_subscription", lambda ctx: operations.cancel_subscription(ctx, subscription_id),

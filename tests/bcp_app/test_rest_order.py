@@ -415,6 +415,48 @@ def test_get_order_reads_its_few_headers_without_building_the_request_headers_ma
     assert "headers" not in response.wsgi_request.__dict__
 
 
+def test_the_write_views_document_their_headers_without_validating_a_header_model_bcp_rest_03(client: Client) -> None:
+    """Issue 34: the writes take `BCP-Agent` and `Idempotency-Key` from the request in `_run` (BCP-REST-03,
+    BCP-IDEM-01); ninja builds no mapping of every header and validates no header model on each call for them,
+    and the OpenAPI still documents both headers on each of them, as ninja wrote them."""
+    from bcp_app.transports.rest import api
+
+    document = client.get("/bcp/v1/openapi.json").json()
+    writes = {
+        ("post", "/checkout-sessions"),
+        ("put", "/checkout-sessions/{checkout_id}"),
+        ("post", "/checkout-sessions/{checkout_id}/complete"),
+        ("post", "/checkout-sessions/{checkout_id}/cancel"),
+        ("post", "/carts"),
+        ("put", "/carts/{cart_id}"),
+        ("post", "/carts/{cart_id}/cancel"),
+        ("post", "/orders/{order_id}/cancel"),
+        ("post", "/orders/{order_id}/returns"),
+        ("post", "/subscriptions"),
+        ("post", "/subscriptions/{subscription_id}/cancel"),
+    }
+    checked = set()
+    for router in api._get_bound_routers():
+        for path, path_view in router.path_operations.items():
+            for operation in path_view.operations:
+                for method in operation.methods:
+                    if (method.lower(), path) in writes:
+                        checked.add((method.lower(), path))
+                        assert [m for m in operation.models if m.__ninja_param_source__ == "header"] == [], path
+    assert checked == writes
+
+    def documented(name: str, description: str) -> dict[str, Any]:
+        schema = {"anyOf": [{"type": "string"}, {"type": "null"}], "description": description, "title": name}
+        return {"in": "header", "name": name, "schema": schema, "required": False, "description": description}
+
+    agent = documented("BCP-Agent", 'Perfil da plataforma: profile="https://…" (RFC 8941).')
+    agent["schema"]["title"] = "Bcp-Agent"
+    key = documented("Idempotency-Key", "Chave de idempotência (UUID).")
+    for method, path in writes:
+        parameters = document["paths"][f"/bcp/v1{path}"][method]["parameters"]
+        assert [p for p in parameters if p["in"] == "header"] == [agent, key], path
+
+
 def test_a_retry_is_not_sent_after_a_later_webhook_of_the_same_order_bcp_wh_02(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -82,10 +82,12 @@ def _server_log() -> Any:
 class Uvicorn:
     """`uvicorn config.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
 
-    def __init__(self, env: dict[str, str], port: int, *, workers: int = 1) -> None:
+    def __init__(self, env: dict[str, str], port: int, *, workers: int = 1, wrapper: tuple[str, ...] = ()) -> None:
+        """`wrapper`: a command the server runs under (tests/bench/test_instructions.py: valgrind)."""
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
             [
+                *wrapper,
                 sys.executable,
                 "-m",
                 "uvicorn",

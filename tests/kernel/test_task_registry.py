@@ -74,3 +74,34 @@ def test_the_first_enqueue_in_a_web_process_loads_the_tasks_without_running_the_
     checks, tasks = done.stdout.split()[1], int(done.stdout.split()[3])
     assert checks == "0"
     assert tasks > 20  # every app's tasks module was loaded, not only the two named
+
+
+PUBLISH_SETTINGS = """
+import sys
+import django
+django.setup()
+import config.celery  # noqa: F401
+from celery import current_app
+from kernel.tasks import task_named
+task_named("fiscal.tasks.run_fiscal_job")  # the first enqueue of a process
+misses = []
+monitoring = sys.monitoring
+monitoring.use_tool_id(3, "misses")
+monitoring.register_callback(3, monitoring.events.RAISE, lambda code, offset, exc: misses.append(type(exc).__name__))
+monitoring.set_events(3, monitoring.events.RAISE)
+names = ("task_default_queue", "task_send_sent_event", "task_repr_maxlevels", "broker_pool_acquire_timeout")
+values = [getattr(current_app.conf, name) for name in names]
+monitoring.set_events(3, 0)
+print(repr(values), sorted(set(misses)))
+"""
+
+
+def test_the_settings_read_by_every_publish_are_resolved_once() -> None:
+    """Issue 34: Celery read each of these on every publish through Django's settings, where none is set: every
+    read raised and caught an AttributeError there before reaching Celery's defaults. Same values, no such miss."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_LOG_FORMAT": "plain"}
+    done = subprocess.run(
+        [sys.executable, "-c", PUBLISH_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['celery', False, 3, None] ['KeyError']"
