@@ -39,8 +39,8 @@ class FulfillmentMethod(models.TextChoices):
 class DeliveryDaysFrom(models.TextChoices):
     """What an expectation's business days count from: the carriers' days count from posting."""
 
-    SHIPPING = "shipping", _("a partir do envio")
-    PAYMENT = "payment", _("a partir do pagamento")
+    SHIPPING = "shipping", _("A partir do envio")
+    PAYMENT = "payment", _("A partir do pagamento")
 
 
 class PaymentType(models.TextChoices):

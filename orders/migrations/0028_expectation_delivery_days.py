@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='fulfillmentexpectation',
             name='days_from',
-            field=models.CharField(blank=True, choices=[('shipping', 'a partir do envio'), ('payment', 'a partir do pagamento')], default='', editable=False, max_length=10, verbose_name='prazo contado'),
+            field=models.CharField(blank=True, choices=[('shipping', 'A partir do envio'), ('payment', 'A partir do pagamento')], default='', editable=False, max_length=10, verbose_name='prazo contado'),
         ),
         migrations.AddField(
             model_name='fulfillmentexpectation',
