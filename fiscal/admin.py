@@ -7,16 +7,20 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import path
-from django.utils import timezone
+from django.utils import formats, timezone
+from django.utils.html import format_html_join
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from fiscal.ibscbs import SIMPLES_REGIMES, totals_brl
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.selectors import file_path
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
 _BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
@@ -43,6 +47,24 @@ class DocumentSituationFilter(admin.SimpleListFilter):
         if value:
             return queryset.filter(status=value)
         return queryset
+
+
+DOC_TYPES = {"nfe": _("NF-e (modelo 55)")}
+
+
+def ibs_cbs_absent_text(document: FiscalDocument) -> str:
+    """Why a note carries no IBS/CBS group, in staff words (fiscal/ibscbs.py `applies`): the regime comes from the
+    issuer the note was requested with (its issue job), the start dates from the settings."""
+    job = FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).order_by("-id").first()
+    issuer = job.payload.get("issuer") if job is not None and isinstance(job.payload, dict) else None
+    regime = issuer.get("tax_regime") if isinstance(issuer, dict) else None
+    if regime in SIMPLES_REGIMES:
+        return gettext(
+            "Sem grupo IBS/CBS: no Simples Nacional e no MEI o grupo IBS/CBS só vai na NF-e a partir de %(date)s."
+        ) % {"date": formats.date_format(settings.FISCAL_IBSCBS_SIMPLES_FROM, "SHORT_DATE_FORMAT")}
+    return gettext("Sem grupo IBS/CBS nesta NF-e (no regime normal, o grupo vai na NF-e a partir de %(date)s).") % {
+        "date": formats.date_format(settings.FISCAL_IBSCBS_NORMAL_FROM, "SHORT_DATE_FORMAT")
+    }
 
 
 class _Echo:
@@ -95,28 +117,71 @@ class _ReadOnly(admin.ModelAdmin):
 
 @admin.register(FiscalDocument)
 class FiscalDocumentAdmin(_ReadOnly):
+    # The first column opens the NF-e itself (QA walk: the order's link sat inside the row's link, so a click on
+    # the row went to the order and the NF-e page could not be opened); the order is its own column.
     list_display = (
-        "order_number",
-        "order_ref",
+        "document_label",
+        "order_label",
         "status_words",
         "sefaz_reason",
-        "number",
         "series",
         "access_key",
         "issued_at",
         "cancelled_at",
         "attempt",
     )  # the reason: what to fix before re-issuing ("NCM não informado")
+    list_display_links = ("document_label",)
     # The month's notes for the accountant (QA walk): authorized or cancelled in a month, Brasília time.
     list_filter = (DocumentSituationFilter, "environment", "issued_at", "cancelled_at")
     date_hierarchy = "issued_at"
     search_fields = ("order_ref", "access_key")
+    # The NF-e page in words (QA walk): the order by its number, the files as links, the IBS/CBS in R$; the
+    # technical fields (download token, stored file paths, raw totals, the reference in the emitter, which is
+    # the order's technical id) are not for staff.
+    fields = (
+        "order_label", "status_words", "doc_type_words", "environment", "number", "series", "access_key", "protocol",
+        "sefaz_status", "sefaz_reason", "files", "ibs_cbs_words", "issued_at", "cancelled_at", "attempt", "provider",
+    )  # fmt: skip
+    readonly_fields = fields
 
     change_list_template = "admin/fiscal/fiscaldocument/change_list.html"
 
     @admin.display(description=_("situação"), ordering="status")
     def status_words(self, document: FiscalDocument) -> str:
         return document.status_text()
+
+    @admin.display(description=_("NF-e"), ordering="number")
+    def document_label(self, document: FiscalDocument) -> str:
+        return gettext("NF-e nº %(number)s") % {"number": document.number or "—"}
+
+    @admin.display(description=_("pedido"), ordering="order_number")
+    def order_label(self, document: FiscalDocument) -> str:
+        return f"#{document.order_number}" if document.order_number else document.order_ref
+
+    @admin.display(description=_("tipo"))
+    def doc_type_words(self, document: FiscalDocument) -> str:
+        return str(DOC_TYPES.get(document.doc_type, document.doc_type))
+
+    @admin.display(description=_("arquivos"))
+    def files(self, document: FiscalDocument) -> str:
+        # Through the token download URL the order page and the buyer use (only once authorized or cancelled).
+        links = [
+            (url, label)
+            for url, label in (
+                (file_path(document, "danfe"), gettext("DANFE (PDF)")),
+                (file_path(document, "xml"), gettext("XML da NF-e")),
+                (file_path(document, "cancelamento"), gettext("XML do cancelamento")),
+            )
+            if url
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links) if links else "—"
+
+    @admin.display(description=_("totais do IBS/CBS"))
+    def ibs_cbs_words(self, document: FiscalDocument) -> str:
+        amounts = totals_brl(document.ibs_cbs_totals)
+        if amounts is not None:
+            return gettext("base %(base)s · IBS %(ibs)s · CBS %(cbs)s") % amounts
+        return ibs_cbs_absent_text(document)
 
     def get_urls(self) -> list:
         export = path(

@@ -31,6 +31,8 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from kernel.money import format_brl
+
 # CST of IBS/CBS the shop computes (tabela CST do IBS/CBS, Informe Técnico 2025.002):
 # 000 tributação integral → gIBSCBS with the full rates; 410 imunidade e não incidência → no gIBSCBS.
 TAXED_CSTS = frozenset({"000"})
@@ -112,3 +114,12 @@ TOTAL_KEYS = ("base", "ibs_uf_amount", "ibs_mun_amount", "ibs_amount", "cbs_amou
 def totals(groups: list[dict[str, Any]]) -> dict[str, int]:
     """`IBSCBSTot`: the sums of the items' rounded values (an item with CST 410 adds nothing)."""
     return {key: sum(int(group.get(key, 0)) for group in groups) for key in TOTAL_KEYS}
+
+
+def totals_brl(totals: dict[str, Any] | None) -> dict[str, str] | None:
+    """A note's stored totals as staff read them, in R$: base, IBS and CBS; None when it carries no IBS/CBS group
+    (the order page's NF-e box and the NF-e's own admin page say the same)."""
+    if not totals:
+        return None
+    return {key: format_brl(int(totals.get(field) or 0)) for key, field in (("base", "base"), ("ibs", "ibs_amount"),
+                                                                            ("cbs", "cbs_amount"))}  # fmt: skip

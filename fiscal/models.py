@@ -85,7 +85,11 @@ class FiscalDocument(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"NF-e {self.number or '—'} ({self.order_ref}, {self.status_text()})"
+        # The page title and breadcrumb staff read: the order as they know it (#1001), not its technical id.
+        order = f"#{self.order_number}" if self.order_number else self.order_ref
+        return str(_("NF-e nº %(number)s — pedido %(order)s (%(status)s)")) % {
+            "number": self.number or "—", "order": order, "status": self.status_text(),
+        }  # fmt: skip
 
     @property
     def blocked(self) -> bool:

@@ -23,8 +23,11 @@ from shop.invoicing.panels import ISSUE_PERMISSION
 
 
 class ShopFiscalDocumentAdmin(RefusedActionMessage, FiscalDocumentAdmin):
-    # The order's number, linked: its public id beside it was a second "Pedido" column of code (QA walk).
-    list_display = ("order_link", *FiscalDocumentAdmin.list_display[2:])
+    # The order's number, linked: its public id beside it was a second "Pedido" column of code (QA walk). Not the
+    # first column: Django wraps that one in the NF-e's own link, and a link inside a link opens neither.
+    list_display = ("document_label", "order_link", *FiscalDocumentAdmin.list_display[2:])
+    fields = tuple("order_link" if name == "order_label" else name for name in FiscalDocumentAdmin.fields)
+    readonly_fields = fields
     actions = ["reissue_action", "cancel_reissue_action"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[FiscalDocument]:

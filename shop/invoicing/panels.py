@@ -15,10 +15,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from fiscal.ibscbs import totals_brl
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.selectors import cancel_in_flight, document_for_order, documents_of_order, file_path
 from fiscal.services import JUSTIFICATION_MAX, CancelReissueRefused, after_window_advice, cancel_deadline
-from kernel.money import format_brl
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus
 from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_reissue
@@ -26,15 +26,6 @@ from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_reissue
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
 # Issuing or re-issuing an NF-e, from the order page's button or the NF-e list's bulk action.
 ISSUE_PERMISSION = "fiscal.issue_fiscaldocument"
-
-
-def _ibs_cbs_brl(document: FiscalDocument | None) -> dict[str, str] | None:
-    """The note's IBS/CBS totals in R$ (base, IBS, CBS); None when it carries no IBS/CBS group."""
-    totals = (document.ibs_cbs_totals if document else None) or {}
-    if not totals:
-        return None
-    return {key: format_brl(int(totals[field])) for key, field in (("base", "base"), ("ibs", "ibs_amount"),
-                                                                   ("cbs", "cbs_amount"))}  # fmt: skip
 
 
 def _cancel_reissue_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
@@ -80,7 +71,7 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "xml_url": file_path(document, "xml") if document else "",
             "cancel_xml_url": file_path(document, "cancelamento") if document else "",
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
-            "ibs_cbs": _ibs_cbs_brl(document),
+            "ibs_cbs": totals_brl(document.ibs_cbs_totals) if document else None,
             "can_issue": status in REISSUABLE and request.user.has_perm(ISSUE_PERMISSION),
             "reissue_url": reverse("shop_fiscal_reissue", args=[order.public_id]),
         },

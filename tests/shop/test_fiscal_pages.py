@@ -3,6 +3,8 @@ and the buyer permalink (DANFE link)."""
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
 
 from fiscal.models import FiscalDocument, FiscalJob
@@ -79,6 +81,86 @@ def test_the_nfe_list_reissues_the_selected_notes(admin_client, fiscal_store) ->
     assert [str(m) for m in response.context["messages"]] == ["Emissão solicitada para 1 NF-e."]
     assert FiscalDocument.objects.get().status == "pending"
     assert FiscalJob.objects.get().key == f"{order.public_id}:issue:1"
+
+
+class _Links(HTMLParser):
+    """The page's links as (href, text), and whether any link sits inside another (the browser then opens neither
+    as written: the inner one ends the outer one and leaves it empty)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[list[str]] = []
+        self.links: list[tuple[str, str]] = []
+        self.nested = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.nested = self.nested or bool(self.open)
+            self.open.append([dict(attrs).get("href") or "", ""])
+
+    def handle_data(self, data: str) -> None:
+        for link in self.open:
+            link[1] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self.open:
+            href, text = self.open.pop()
+            self.links.append((href, text.strip()))
+
+
+def _links(page: str) -> _Links:
+    parser = _Links()
+    parser.feed(page)
+    return parser
+
+
+def test_the_nfe_list_opens_the_note_and_links_its_order_apart(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: the "#N" order link sat inside the row's change link (a link inside a link), so staff could not
+    open the NF-e from its list. The first column opens the NF-e; the order is a separate, valid link."""
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    page = admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
+    links = _links(page)
+    assert not links.nested
+    assert (f"/admin/fiscal/fiscaldocument/{document.pk}/change/", f"NF-e nº {document.number}") in links.links
+    assert (f"/admin/orders/order/{order.pk}/change/", f"#{order.number}") in links.links
+    assert admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").status_code == 200
+
+
+def test_the_nfe_page_reads_as_words_with_its_order_files_and_ibs_cbs_in_reais(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: the NF-e's own page showed the order's technical id unlinked, "nfe", storage paths, the IBS/CBS
+    totals as raw JSON in centavos and the download token. Now: words, links, R$."""
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    FiscalDocument.objects.update(
+        ibs_cbs_totals={"base": 6180, "ibs_uf_amount": 6, "ibs_mun_amount": 0, "ibs_amount": 6, "cbs_amount": 56}
+    )
+    document = FiscalDocument.objects.get()
+    page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
+    assert f"NF-e nº {document.number} — pedido #{order.number} (Autorizada)" in page
+    assert order.public_id not in page
+    links = _links(page).links
+    assert (f"/admin/orders/order/{order.pk}/change/", f"#{order.number}") in links
+    assert "NF-e (modelo 55)" in page and ">nfe<" not in page
+    token = document.download_token
+    assert (f"/fiscal/d/{token}/danfe", "DANFE (PDF)") in links
+    assert (f"/fiscal/d/{token}/xml", "XML da NF-e") in links
+    assert document.danfe.name not in page and document.xml.name not in page  # no storage paths
+    assert "base R$ 61,80 · IBS R$ 0,06 · CBS R$ 0,56" in page
+    assert "cbs_amount" not in page and "6180" not in page
+    assert "Download token" not in page and "download_token" not in page
+
+
+def test_the_nfe_page_says_why_a_simples_note_has_no_ibs_cbs_group(admin_client, fiscal_store) -> None:  # noqa: F811
+    """QA walk: a Simples Nacional note showed "-" for its IBS/CBS totals; the page says when the group starts
+    (fiscal/ibscbs.py `applies`: the Simples from FISCAL_IBSCBS_SIMPLES_FROM, 01/01/2999 in this fixture)."""
+    paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    assert document.ibs_cbs_totals == {}
+    page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
+    assert "no Simples Nacional e no MEI o grupo IBS/CBS só vai na NF-e a partir de 01/01/2999" in page
 
 
 def test_the_reissue_button_posts_the_order_form_not_a_nested_one(admin_client, fiscal_store) -> None:  # noqa: F811
