@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -425,17 +426,30 @@ class PixInfractionAnswerInline(admin.StackedInline):
         return False
 
 
+def answer_deadline_html(infraction: PixInfraction) -> str:
+    """ "dd/mm/aaaa HH:MM" in Brasília time while the dispute waits for staff, marked once past (MED's window,
+    `payments.med.models.ANSWER_WINDOW`); "—" once answered, closed or cancelled."""
+    if infraction.status != PixInfraction.Status.OPEN:
+        return "—"
+    when = timezone.localtime(infraction.answer_deadline).strftime("%d/%m/%Y %H:%M")
+    if infraction.answer_overdue(timezone.now()):
+        return format_html('<strong class="med-overdue">{} — {}</strong>', when, _("prazo vencido"))
+    return when
+
+
 @admin.register(PixInfraction)
 class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
     """MED disputes: read-only rows (the PSP's notifications write them) and the staff's answer form."""
 
-    list_display = ("public_id", "status", "amount_brl", "situation_text", "order_link", "opened_at", "outcome")
+    list_display = (
+        "public_id", "status", "answer_by", "amount_brl", "situation_text", "order_link", "opened_at", "outcome"
+    )  # fmt: skip
     list_filter = ("status", "outcome")
     search_fields = ("public_id", "psp_id", "end_to_end_id", "reference")
     fields = (
         "public_id", "psp_id", "end_to_end_id", "payment", "order_link", "disputed_brl", "situation_text", "details",
-        "psp_status_text", "status", "outcome", "returned_brl", "refund_check", "analysis_details", "opened_at",
-        "closed_at",
+        "psp_status_text", "status", "answer_by", "outcome", "returned_brl", "refund_check", "analysis_details",
+        "opened_at", "closed_at",
         "answer_link",
     )  # fmt: skip
     readonly_fields = fields
@@ -477,6 +491,11 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
         if money.refunded:
             return _("%(refunded)s deste Pix já reembolsados pela loja.") % {"refunded": format_brl(money.refunded)}
         return "—"
+
+    # The deadline follows the opening time (a fixed window), so sorting by it is sorting by `opened_at`.
+    @admin.display(description=_("responder até"), ordering="opened_at")
+    def answer_by(self, obj: PixInfraction) -> str:
+        return answer_deadline_html(obj)
 
     @admin.display(description=_("pedido"), ordering="reference")
     def order_link(self, obj: PixInfraction) -> str:
@@ -540,6 +559,7 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
             "title": _("Responder a disputa Pix (MED)"),
             "infraction": infraction,
             "order_link": linked("reference", infraction.reference, str(_("ver o pedido"))),
+            "answer_by": answer_deadline_html(infraction),
             "amount": format_brl(infraction.amount),
             "refunded": format_brl(refunded) if refunded else "",
             "overlap": format_brl(overlap) if overlap else "",

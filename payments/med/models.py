@@ -8,6 +8,8 @@ status, analysis TOTALLY_ACCEPTED/PARTIALLY_ACCEPTED/REJECTED), as a PSP forward
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -34,6 +36,15 @@ PSP_STATUS_WORDS = {
     "closed": _("encerrada"),
     "cancelled": _("cancelada"),
 }
+
+
+# How long the receiving side has to analyse a dispute: the Regulamento Pix's MED (Resolução BCB nº 1/2020, anexo,
+# and the DICT's Manual Operacional) gives the receiver's institution 7 days from the infraction report to close
+# it; past that the PSP closes it agreed on the client's behalf (QI Tech: "within a period of 7 days from the
+# receipt of the Infraction Report … the Report must be closed", docs.qitech.com.br … /webhooks_relato_infracao).
+# The PSPs' MED webhooks (payments/med/notifications.py) carry no deadline, so it is counted from `opened_at`, the
+# time the PSP reported the dispute; a PSP that closes earlier still wins, by its own notification.
+ANSWER_WINDOW = timedelta(days=7)
 
 
 def situation_words(value: str) -> str:
@@ -93,6 +104,14 @@ class PixInfraction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.public_id} — {self.get_status_display()}"
+
+    @property
+    def answer_deadline(self) -> datetime:
+        """Until when staff can answer before the MED closes the dispute for the payer (`ANSWER_WINDOW`)."""
+        return self.opened_at + ANSWER_WINDOW
+
+    def answer_overdue(self, now: datetime) -> bool:
+        return self.status == self.Status.OPEN and now > self.answer_deadline
 
 
 class PixInfractionEvent(models.Model):

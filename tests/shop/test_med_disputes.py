@@ -118,6 +118,47 @@ def test_a_dispute_holds_the_order_shows_on_the_timeline_and_the_admin_home(
     )  # fmt: skip
 
 
+def test_the_dispute_pages_show_the_reply_deadline_and_mark_the_overdue_ones(
+    admin_client: Client, client: Client, paid_order: Order, psp: FakeBacenServer,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    """QA walk: the MED pages showed no reply deadline. The receiver has 7 days from the infraction report to
+    close it (Regulamento Pix, MED; payments/med/models.py ANSWER_WINDOW), and the PSP's notification carries no
+    deadline: "Responder até" = opened + 7 days, in Brasília time, on the list (sortable, overdue marked), the
+    dispute's page and the answer page. Dates far from today keep the test independent of the clock."""
+    from datetime import UTC, datetime
+
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    assert infraction.opened_at == datetime(2026, 12, 1, 15, 0, tzinfo=UTC)  # the PSP's event time
+    late = PixInfraction.objects.create(
+        psp_id="ir-old", end_to_end_id="E0000000020200302150000000000001", amount=1000,
+        opened_at=datetime(2020, 3, 2, 15, 0, tzinfo=UTC),
+    )  # fmt: skip
+    PixInfraction.objects.filter(pk=infraction.pk).update(opened_at=datetime(2999, 1, 1, 15, 0, tzinfo=UTC))
+
+    listing = admin_client.get("/admin/payments/pixinfraction/").content.decode()
+    assert 'class="sortable column-answer_by' in listing and "Responder até" in listing
+    assert '<td class="field-answer_by">08/01/2999 12:00</td>' in listing  # 15:00 UTC is 12:00 in Brasília
+    assert '<strong class="med-overdue">09/03/2020 12:00 — prazo vencido</strong>' in listing
+    assert listing.count("prazo vencido") == 1
+    # sorted by the deadline: the overdue one first when ascending
+    column = 1 + ["public_id", "status", "answer_by"].index("answer_by")  # 1 +: the action checkbox comes first
+    ordered = admin_client.get(f"/admin/payments/pixinfraction/?o={column}")
+    assert [row.pk for row in ordered.context["cl"].result_list] == [late.pk, infraction.pk]
+
+    detail = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/change/").content.decode()
+    assert "Responder até" in detail and "08/01/2999 12:00" in detail
+    answer = admin_client.get(f"/admin/payments/pixinfraction/{late.pk}/responder/").content.decode()
+    deadline = answer.split('data-testid="med-deadline"')[1].split("</p>")[0]
+    assert "Responder até" in deadline and "09/03/2020 12:00 — prazo vencido" in deadline
+
+    # answered: nothing left to meet
+    PixInfraction.objects.filter(pk=late.pk).update(status=PixInfraction.Status.ANSWERED)
+    listing = admin_client.get("/admin/payments/pixinfraction/").content.decode()
+    assert "prazo vencido" not in listing and "09/03/2020 12:00" not in listing
+
+
 def test_staff_contest_with_evidence_releases_the_hold_and_the_payment_is_kept(
     admin_client: Client, client: Client, paid_order: Order, psp: FakeBacenServer,
     django_capture_on_commit_callbacks: Any,
