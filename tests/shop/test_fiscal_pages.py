@@ -150,6 +150,11 @@ def test_the_nfe_page_reads_as_words_with_its_order_files_and_ibs_cbs_in_reais(a
     assert "base R$ 61,80 · IBS R$ 0,06 · CBS R$ 0,56" in page
     assert "cbs_amount" not in page and "6180" not in page
     assert "Download token" not in page and "download_token" not in page
+    # once cancelled, the cancellation event's XML is linked too (the title says "Cancelada")
+    FiscalDocument.objects.update(status="cancelled", cancel_xml="fiscal/xml/evento-can.xml")
+    page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
+    assert (f"/fiscal/d/{token}/cancelamento", "XML do cancelamento") in _links(page).links
+    assert f"NF-e nº {document.number} — pedido #{order.number} (Cancelada)" in page
 
 
 def test_the_nfe_page_says_why_a_simples_note_has_no_ibs_cbs_group(admin_client, fiscal_store) -> None:  # noqa: F811
