@@ -34,6 +34,40 @@ from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
 from tests.bcp_app.schema_check import errors
 
+
+def test_get_order_is_routed_past_ninja_and_answers_as_it_did_bcp_ord_01_03(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Issue 34: `GET /bcp/v1/orders/{id}` resolves to its view directly, not through ninja's operation (a throwaway
+    response and a path model per call); every answer is the one ninja's route gave: the order, `not_found`, a bad
+    credential's 401, a control character in the id, ninja's 405 for another method, the unknown-path 404 for a
+    trailing slash."""
+    from django.urls import resolve
+
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    path = f"/bcp/v1/orders/{order.public_id}"
+    assert resolve(path).func.__name__ == "get_order_direct"
+    assert resolve(f"{path}/cancel").func.__name__ != "get_order_direct"
+    response = client.get(path, headers=headers)
+    assert response.status_code == 200 and response.json()["id"] == order.public_id
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    missing = client.get("/bcp/v1/orders/ord_nao_existe", headers=headers)
+    assert missing.status_code == 200 and [m["code"] for m in missing.json()["messages"]] == ["not_found"]
+    wrong = client.get(path, headers={**headers, "Authorization": "Basic abc"})
+    assert (wrong.status_code, wrong.json()["code"]) == (401, "unauthenticated")
+    control = client.get("/bcp/v1/orders/ord%01x", headers=headers)
+    assert (control.status_code, control.json()["code"]) == (400, "invalid_request")
+    for method in (client.post, client.put, client.delete):
+        refused = method(path, headers=headers)
+        assert (refused.status_code, refused["Allow"], refused.json()["code"]) == (405, "GET", "method_not_allowed")
+    slash = client.get(f"{path}/", headers=headers)
+    assert (slash.status_code, slash.json()["code"]) == (404, "not_found")
+
+
 FORGET_STALE_BODIES = importlib.import_module("orders.migrations.0025_forget_bodies_of_cancelled_orders")
 FORGET_SHIPPED_BODIES = importlib.import_module("orders.migrations.0026_forget_bodies_of_shipped_orders")
 

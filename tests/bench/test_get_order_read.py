@@ -42,6 +42,7 @@ from tests.bench.live_proc import (
     measure,
     noise,
     production_env,
+    run_clients,
 )
 from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 from tests.bench.test_mcp_get_order import place_order
@@ -300,3 +301,144 @@ def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform
         f" REST/bare CPU ×{spread(ratios(cpu['REST'], cpu['bare']))} | cache"
         f" {'Redis' if settings.CACHES['default'].get('LOCATION') else 'local memory'}"
     )
+
+
+CALLGRIND_CALLS = (10, 60)  # two windows per case: the difference divided by 50 leaves out each window's fixed cost
+
+
+class CallgrindUvicorn(Uvicorn):
+    """uvicorn (one process, no worker supervisor) under valgrind's callgrind: instructions are counted, not timed,
+    so the per-call figures do not move with the load of this shared machine. Counters are zeroed and dumped
+    around each window with `callgrind_control` (valgrind's gdbserver)."""
+
+    def __init__(self, env: dict[str, str], port: int, out: str) -> None:
+        self.base_url = f"http://127.0.0.1:{port}"
+        self.out = out
+        self.proc = subprocess.Popen(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                "--dump-instr=no",
+                "--instr-atstart=no",  # the start (imports, Django's setup) runs uninstrumented, several times faster
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+                "--timeout-keep-alive",
+                "300",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.dumps = 0
+
+    def instrument(self) -> None:
+        subprocess.run(["callgrind_control", "-i", "on", str(self.proc.pid)], check=True, capture_output=True)
+
+    def zero(self) -> None:
+        subprocess.run(["callgrind_control", "-z", str(self.proc.pid)], check=True, capture_output=True)
+
+    def instructions(self) -> int:
+        """Instructions since the last zero (every thread), from a dump taken now."""
+        subprocess.run(["callgrind_control", "-d", str(self.proc.pid)], check=True, capture_output=True)
+        self.dumps += 1
+        with open(f"{self.out}.{self.dumps}") as dump:
+            for line in dump:
+                if line.startswith(("summary:", "totals:")):
+                    return int(line.split()[1])
+        raise AssertionError(f"no totals in {self.out}.{self.dumps}")
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.django_db(transaction=True)
+def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, tmp_path: Any) -> None:  # noqa: F811
+    """Server instructions per Get Order on each transport against the bare SELECT view, counted by callgrind in
+    one uvicorn process with production settings (load-independent, unlike the rates above). Each case runs two
+    windows of one client; the difference of their counts over the difference of their calls is the per-call
+    cost (connection set-up, a session's opening and closing cancel out). Printed, never asserted."""
+    import shutil
+
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        pytest.skip("valgrind (callgrind) not installed")
+    from bcp_app.service.platforms import platform_create
+
+    # A day's max-age: under callgrind a run lasts minutes, and a profile refetched (every 5 minutes at the
+    # default max-age) would land its fetch and validation in some window's count
+    profile_url = fake_platform.serve_json(
+        "/perfil.json", fake_platform.profile(), headers={"Cache-Control": "public, max-age=86400"}
+    )
+    created = platform_create(name="Bench", profile_url=profile_url)
+    order = place_order(created.platform.public_id, 1)
+    bare_id = _bare_order()
+    headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
+    port = free_port()
+    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
+    server = CallgrindUvicorn(env, port, str(tmp_path / "callgrind.out"))
+    try:
+        server.wait_up()
+        server.instrument()
+        base = server.base_url
+        a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
+        reply = httpx.post(
+            f"{base}/bcp/a2a",
+            json=send_message([{"data": {"action": "get_order", "order_id": order}}]),
+            headers=a2a_headers,
+            timeout=120,
+        ).json()
+        context = reply["result"]["message"]["contextId"]
+        kinds = {
+            "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
+            "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
+            "MCP": (
+                "mcp",
+                {
+                    "url": f"{base}/bcp/mcp",
+                    "headers": {"authorization": headers["Authorization"]},
+                    "tool": "get_order",
+                    "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
+                },
+                order,
+            ),
+            "A2A": (
+                "a2a",
+                {
+                    "base_url": base,
+                    "data": {"action": "get_order", "order_id": order},
+                    "extensions": [EXTENSION],
+                    "headers": a2a_headers,
+                    "contexts": [context],
+                    "key": "a2a.bcp.order",
+                },
+                order,
+            ),
+        }
+        for kind, job, _ in kinds.values():  # warm: imports, profile and platform caches, remembered bodies
+            run_clients(kind, 1, 20, job)
+        counts: dict[str, list[int]] = {}
+        for name, (kind, job, expected) in kinds.items():
+            for calls in CALLGRIND_CALLS:
+                measured = run_clients(kind, 1, calls, job, before_go=server.zero)
+                counts.setdefault(name, []).append(server.instructions())
+                assert measured.ids == [expected] * calls
+        low, high = CALLGRIND_CALLS
+        per_call = {name: (big - small) / (high - low) for name, (small, big) in counts.items()}
+        print(
+            f"\nGet Order, server instructions per call (callgrind, one uvicorn process, production settings,"
+            f" {cache_in_use(env)}; ({high} − {low} calls) of one client):"
+        )
+        for name, value in per_call.items():
+            ratio = "" if name == "bare" else f" | ×{value / per_call['bare']:.2f} of bare's"
+            windows = ", ".join(f"{count / 1e6:.1f}" for count in counts[name])
+            print(f"  {name:>4} {value / 1e6:5.2f} M{ratio} (windows {windows} M)")
+    finally:
+        server.stop()
