@@ -249,7 +249,14 @@ class CheckedTarget:
     allow_listed: bool
 
 
-def _allowlist(allow: Iterable[str]) -> tuple[set[str], list[Network]]:
+def _allowlist(allow: Iterable[str]) -> tuple[frozenset[str], tuple[Network, ...]]:
+    return _parsed_allowlist(tuple(allow))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_allowlist(allow: tuple[str, ...]) -> tuple[frozenset[str], tuple[Network, ...]]:
+    """The allow-list's host names and networks, parsed once per distinct list (issue 34: `ip_network` tried on
+    every entry of every call)."""
     hosts: set[str] = set()
     networks: list[Network] = []
     for entry in allow:
@@ -260,9 +267,10 @@ def _allowlist(allow: Iterable[str]) -> tuple[set[str], list[Network]]:
             networks.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
             hosts.add(entry)
-    return hosts, networks
+    return frozenset(hosts), tuple(networks)
 
 
+@functools.lru_cache(maxsize=1024)  # an address's class never changes; `is_global` walks the special ranges
 def _is_public(ip: IPAddress) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
@@ -370,13 +378,13 @@ def request(
         client = kept.client
     else:
         client = _client(_DeadlineTransport(_Clock(total), context))
-    timeout = httpx.Timeout(None, connect=connect_timeout)  # every phase is bounded by the deadline anyway
     try:
         if keep and json is None and data is None and params is None and auth is None:
             status, reason, resp_headers, chunks, close = _pooled(
                 kept, method, pinned, send_headers, content, extensions, connect_timeout
             )
         else:
+            timeout = httpx.Timeout(None, connect=connect_timeout)  # every phase is bounded by the deadline anyway
             req = client.build_request(method, pinned, content=content, json=json, data=data, params=params,
                                        headers=send_headers, extensions=extensions, timeout=timeout)  # fmt: skip
             resp = client.send(req, auth=auth, stream=True)

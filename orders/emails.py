@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.contentmanager import _encode_text  # type: ignore[attr-defined]  # what set_content encodes a text with
+from email.generator import NLCRE as _NLCRE  # type: ignore[attr-defined]  # the generator's line-end pattern
 from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage as PyEmailMessage
 from email.policy import EmailPolicy, Policy
@@ -210,13 +211,59 @@ class OrderEmail(EmailMultiAlternatives):
         # What set_content leaves on the top message, moved by make_alternative into the first part (its Content-*
         # headers; MIME-Version stays on top), and what add_alternative leaves on a part of its own (EmailMessage's
         # set_content adds MIME-Version to it). Every value is plain ASCII: stored as the policy stores it.
-        msg._headers = [  # type: ignore[attr-defined]
-            ("MIME-Version", "1.0"),
-            ("Content-Type", f'multipart/alternative; boundary="{_boundary()}"'),
-        ]
+        boundary = _boundary()
+        msg._headers = [("MIME-Version", "1.0"), ("Content-Type", _multipart(boundary))]  # type: ignore[attr-defined]
         msg._payload = [_text_part(self.body, "plain", ()), _text_part(alternatives[0].content, "html", _MIME_VERSION)]  # type: ignore[attr-defined]
         msg._wire_bodies = True  # type: ignore[attr-defined]
+        msg.__class__ = _WireMessage  # written without the generator (as_bytes)
+        msg._wire_boundary = boundary  # type: ignore[attr-defined]
         return msg
+
+
+def _multipart(boundary: str) -> str:
+    return f'multipart/alternative; boundary="{boundary}"'
+
+
+class _WireMessage(PyEmailMessage):
+    """The message `_add_bodies` puts together, written as `BytesGenerator` writes it (`as_bytes`, what Django's SMTP
+    backend sends): each header folded by the policy, a blank line, then each part — its headers, a blank line, its
+    encoded body with its line ends made CRLF — between the boundary lines. The generator reached the same bytes
+    by parsing the Content-Type back for the type and the boundary, per part, in a generator of its own (a third of
+    sending an e-mail, issue 34). Anything else (another policy, a From_ line, a message changed since) goes the
+    standard way."""
+
+    _wire_boundary: str
+
+    def as_bytes(self, unixfrom: bool = False, policy: Policy | None = None) -> bytes:
+        parts = self._payload  # type: ignore[attr-defined]
+        if (
+            unixfrom
+            or (policy is not None and policy is not self.policy)
+            or self.policy is not _WIRE
+            or self.preamble is not None
+            or self.epilogue is not None
+            or not isinstance(parts, list)
+            or not parts
+            or not all(type(part) is PyEmailMessage and isinstance(part._payload, str) for part in parts)
+            or self._headers[:2] != [("MIME-Version", "1.0"), ("Content-Type", _multipart(self._wire_boundary))]  # type: ignore[attr-defined]
+        ):
+            return super().as_bytes(unixfrom=unixfrom, policy=policy)
+        fold, crlf = _WIRE.fold_binary, b"\r\n"
+        out = [fold(name, value) for name, value in self._headers]  # type: ignore[attr-defined]
+        out.append(crlf)
+        boundary = self._wire_boundary.encode("ascii")
+        for index, part in enumerate(parts):
+            out.append((b"--" if index == 0 else b"\r\n--") + boundary + crlf)
+            out += [fold(name, value) for name, value in part._headers]
+            out.append(crlf)
+            # _write_lines: the payload split at any line end (NLCRE), joined with CRLF — for a payload with no CR
+            # (what `_text_part` encodes: "\n" after each line) the same as a replace; 8bit text is kept in str
+            # as surrogate escapes of its bytes.
+            payload = part._payload
+            lines = payload.replace("\n", "\r\n") if "\r" not in payload else "\r\n".join(_NLCRE.split(payload))
+            out.append(lines.encode("ascii", "surrogateescape"))
+        out.append(b"\r\n--" + boundary + b"--" + crlf)
+        return b"".join(out)
 
 
 _MIME_VERSION = (("MIME-Version", "1.0"),)

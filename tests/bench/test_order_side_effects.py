@@ -12,8 +12,10 @@ store has no fiscal data: the request is recorded blocked).
 Two platforms: one whose profile names a `webhook_url` (as the REST flow bench), one without. Baseline, same
 rounds, same orders: a bare task doing the least a worker could do per order (claim the outbox row, read the
 order with its lines, insert one timeline row, mark the row done). Rounds interleave the cases; medians of
-per-round values (min–max). Also printed: statements per order by kind (SELECT / INSERT / UPDATE / other) and
-the inclusive share of a few landmarks under cProfile.
+per-round values (min–max). Also printed: statements per order by kind (SELECT / INSERT / UPDATE / other), the
+inclusive share of a few landmarks under cProfile, and two measures the shared machine's load does not move, each
+against the bare task on the same orders: Python function calls per order (cProfile's count), and, when run under
+callgrind (tests/bench/callgrind.py says how), instructions per order.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import logging
 import os
 import pstats
 import statistics
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -41,11 +44,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from bcp_app.service.platforms import platform_create
+from kernel import http
 from kernel.tasks import task_named
+from orders import emails
 from orders.models import Order, OrderEvent, OutboxMessage
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, create_body, update_body
+from tests.bench.callgrind import counter
 from tests.bench.rounds import spread
 from tests.orders.fake_smtp import FakeSMTP, fake_smtp
 from tests.shop.checkout_factories import make_shipping, make_variant
@@ -146,6 +152,24 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.thread_time() - started, result
 
 
+def _calls(fn: Callable[[], Any]) -> int:
+    """The function calls (Python and C) made in this thread while fn runs: the same for the same work, whatever the
+    load. (A profile hook of this thread's own: cProfile's counts take in every thread, the fake servers' too.)"""
+    count = 0
+
+    def tally(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event == "call" or event == "c_call":
+            count += 1
+
+    sys.setprofile(tally)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
 def _kinds(queries: list[dict[str, Any]]) -> dict[str, int]:
     counts = {"SELECT": 0, "INSERT": 0, "UPDATE": 0, "other": 0}
     for query in queries:
@@ -177,6 +201,10 @@ def test_worker_cpu_per_placed_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(logging.getLogger("httpx"), "level", logging.WARNING)  # a line per webhook POST
+    # A busy worker's SMTP and platform connections stay open between orders; placing the next orders (slow under
+    # callgrind) must not let them lapse, or a drain's counts would take in a reconnection now and then.
+    monkeypatch.setattr(emails, "SMTP_IDLE_SECONDS", 3600.0)
+    monkeypatch.setattr(http, "KEEP_SECONDS", 3600.0)
     bcp_settings.BCP_RATE_LIMITS = {name: ("1000000/minute", "1000000/minute") for name in bcp_settings.BCP_RATE_LIMITS}
     bcp_settings.BCP_CHECK_OUTPUT = False  # as in production (the suite checks every built body against its model)
     broker = Broker()
@@ -230,6 +258,18 @@ def test_worker_cpu_per_placed_order(
             f"  platform with {label:<15} worker CPU {spread(cpu[label], 2)} ms/order | ×bare {spread(ratio, 1)}"
             f" | tasks per order {statistics.median(tasks[label]) / ORDERS:.1f}"
         )
+    # Load-independent: counts per order, against the bare task on the same orders. Instructions first: counting
+    # calls puts a profile hook in, and its removal re-instruments each function on its next call, at a cost.
+    lines = {label: f"  platform with {label:<15}" for label in clients}
+    instructions = counter(os.environ.get("BENCH_CALLGRIND_OUT"))
+    for label in clients if instructions is not None else ():
+        orders = place(label, COUNTED)
+        ours, base = (instructions.count(fn)[0] / COUNTED for fn in (broker.drain, partial(_bare, orders)))
+        lines[label] += f" instructions {ours / 1e6:6.2f} M/order | ×bare {ours / base:.2f} (bare {base / 1e6:.2f} M) |"
+    for label in clients:
+        orders = place(label, COUNTED)
+        ours, base = _calls(broker.drain) / COUNTED, _calls(partial(_bare, orders)) / COUNTED
+        print(f"{lines[label]} function calls {ours:6.0f}/order | ×bare {ours / base:.2f} (bare {base:.0f})")
     for label in clients:
         place(label, COUNTED)
         with CaptureQueriesContext(connection) as queries:

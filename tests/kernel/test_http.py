@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import ipaddress
 import socket
 import threading
 import time
@@ -85,6 +86,28 @@ def test_the_guard_wants_https_for_public_hosts() -> None:
     with pytest.raises(OutboundError) as caught:
         request("GET", "http://93.184.216.34/x", guard=True)
     assert caught.value.kind == "scheme"
+
+
+def test_the_allow_list_is_parsed_once_and_still_decides_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: every call parsed every allow-list entry as a network (and walked the special ranges for the
+    address); the parse is kept per distinct list, each call still checks its own list."""
+    parsed: list[str] = []
+    parse = ipaddress.ip_network
+
+    def counted(entry: str, strict: bool = True) -> Any:
+        parsed.append(entry)
+        return parse(entry, strict=strict)
+
+    monkeypatch.setattr(ipaddress, "ip_network", counted)
+    with DripServer(interval=0, answer=OK) as peer:
+        url = f"http://127.0.0.1:{peer.port}/x"
+        allow = ["127.0.0.2/32", "127.0.0.1/32", "example.test"]
+        for _ in range(3):
+            assert request("GET", url, allow=list(allow)).status_code == 200
+        with pytest.raises(OutboundError) as caught:
+            request("GET", url, allow=["127.0.0.2/32"])
+    assert caught.value.kind == "blocked"
+    assert parsed.count("127.0.0.1/32") <= 1  # (none when an earlier call of this process parsed the same list)
 
 
 # --- kept connections (`keep=True`: the platforms' calls, issue 34) -------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import email.policy
 import re
 from datetime import UTC, datetime
+from email.generator import BytesGenerator
 from email.headerregistry import Address
 from email.message import EmailMessage
 
@@ -118,3 +119,20 @@ def test_other_shapes_go_the_standard_way() -> None:
     attached.attach("nota.txt", "conteúdo", "text/plain")
     attached.extra_headers = {"Message-ID": "<1@b.com.br>", "Date": datetime(2026, 12, 6, 3, 0, tzinfo=UTC)}
     assert _wire(attached, standard=False) == _wire(attached, standard=True)
+
+
+def test_an_order_e_mail_is_written_for_the_wire_without_the_email_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the generator parsed the Content-Type back (type, boundary) per part; the message the wire policy
+    puts together is written directly, to the same bytes (the tests above compare them)."""
+    message = OrderEmail(subject="Pedido #1", body="Olá, Ana!\n", from_email="a@b.com.br", to=["c@d.com.br"])
+    message.attach_alternative("<p>Olá, Ana!</p>\n", "text/html")
+    message.extra_headers = {"Message-ID": "<1@b.com.br>", "Date": datetime(2026, 12, 6, 3, 0, tzinfo=UTC)}
+    expected = _wire(message, standard=True)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the e-mail went through email.generator")
+
+    monkeypatch.setattr(BytesGenerator, "flatten", refuse)
+    wire = _wire(message, standard=False)
+    assert wire == expected
+    assert b"Content-Transfer-Encoding: 8bit\r\n\r\nOl\xc3\xa1, Ana!\r\n" in wire

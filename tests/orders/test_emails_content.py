@@ -8,11 +8,16 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.core import mail
 from django.core.mail.backends.console import EmailBackend as ConsoleBackend
+from django.template import Context, engines
+from django.template.loader import get_template
+from django.templatetags.i18n import TranslateNode
+from django.utils import translation
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
 
@@ -30,6 +35,7 @@ from orders.services import (
     return_request_receive,
     return_request_refund,
 )
+from orders.templatetags.orders_i18n import LiteralTranslateNode
 from orders.types import LineQuantity
 from tests.orders.conftest import make_checkout
 
@@ -288,3 +294,32 @@ def test_refund_e_mail_names_the_freight_a_withdrawal_gives_back(django_capture_
         "Reembolso referente a:\n- 1× Produto BLUSA — R$ 59,90\n- Frete e outros valores — R$ 8,00\n"
         "Total reembolsado: R$ 67,90\n"
     ) in body
+
+
+@pytest.mark.parametrize("language", ["pt-br", "en"])
+def test_the_e_mails_translate_tag_writes_what_djangos_writes(language):
+    """orders_i18n's `{% translate %}` (issue 34: a literal translated directly, not through a lazy round trip)."""
+    engine = engines["django"].engine
+    uses = [
+        '"Itens"', '"Pagamento"', '"Frete 100%% grátis"', '"100% off"', '"a < b & c"', '""', '"Itens" as x',
+        '"Itens" noop', '"Itens"|upper', '"Itens" context "email"', "kind", '"Itens"|default:"x"',
+    ]  # fmt: skip
+    for use in uses:
+        for escape in ("on", "off"):
+            body = f"{{% autoescape {escape} %}}[{{% translate {use} %}}]{{{{ x }}}}{{% endautoescape %}}"
+            django = engine.from_string("{% load i18n %}" + body)
+            ours = engine.from_string("{% load i18n orders_i18n %}" + body)
+            with translation.override(language):
+                expected = django.render(Context({"kind": "<b>", "x": ""}))
+                assert ours.render(Context({"kind": "<b>", "x": ""})) == expected, (use, escape)
+    with translation.override("en"):
+        assert engine.from_string('{% load i18n orders_i18n %}{% translate "Itens" %}').render(Context()) == "Items"
+
+
+def test_the_e_mail_templates_translate_their_literals_directly():
+    found = 0
+    for path in sorted((Path(__file__).resolve().parents[2] / "templates" / "orders" / "email").iterdir()):
+        nodes = get_template(f"orders/email/{path.name}").template.nodelist.get_nodes_by_type(TranslateNode)
+        assert all(isinstance(node, LiteralTranslateNode) for node in nodes), path.name
+        found += len(nodes)
+    assert found > 40
