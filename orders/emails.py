@@ -35,7 +35,15 @@ from django.utils.translation import gettext_lazy
 from orders.arrival import arrival_window, window_words
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label, units_text
-from orders.models import Adjustment, FulfillmentEvent, FulfillmentEventType, Order, OrderLine, ReturnRequest
+from orders.models import (
+    Adjustment,
+    AdjustmentStatus,
+    FulfillmentEvent,
+    FulfillmentEventType,
+    Order,
+    OrderLine,
+    ReturnRequest,
+)
 from orders.net_value import item_discount, lines_net_value
 from orders.selectors import return_window_days
 from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
@@ -476,6 +484,9 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         )
         if order.payment_type == "card":
             context["payment_text"] += f" — {installments_text(order)}"  # the parcelamento chosen
+        if any(a.type == "refund" and a.status == AdjustmentStatus.PENDING for a in adjustments):
+            # "Pago" alone under "Reembolso em andamento" read as if nothing would come back (QA walk)
+            context["payment_text"] += str(_("; reembolso em andamento"))
         subject = _subject(
             kind, order.number, context["shop_name"], partial=partial, correction=context["tracking_corrected"]
         )

@@ -161,6 +161,9 @@ def test_cancellation_e_mail_lists_what_was_cancelled_and_promises_no_arrival(dj
     assert "Itens cancelados:\n- 2× Produto CAM (CAM) — R$ 60,00\n- 1× Produto BONE (BONE) — R$ 20,00\n" in body
     assert "Subtotal: R$ 80,00" in body
     assert "Entrega: SEDEX\n" in body and "Chega em" not in body
+    # QA walk: "Pagamento: Pix — Pago" alone on a cancellation whose refund is on its way
+    assert "Reembolso em andamento: -R$ 80,00\n" in body
+    assert "Pagamento: Pix — Pago; reembolso em andamento\n" in body
     html = canceled.alternatives[0][0]
     assert "Itens cancelados" in html and "2× Produto CAM" in html and "1× Produto BONE" in html
     assert "Chega em" not in html

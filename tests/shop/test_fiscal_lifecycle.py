@@ -112,6 +112,11 @@ def test_full_cancellation_within_24h_cancels_the_nfe(fiscal_store, django_captu
     assert job_run(job_id=cancel.pk) == "skipped"  # a duplicate task run changes nothing
     assert FiscalDocument.objects.get().status == "cancelled"
     assert kinds(order) == ["fiscal_requested", "fiscal_authorized", "fiscal_cancel_requested", "fiscal_cancelled"]
+    # the cancellation e-mail does not hand the buyer the DANFE of a note being cancelled (QA walk)
+    from django.core import mail
+
+    canceled = next(m for m in reversed(mail.outbox) if m.subject.endswith("cancelado"))
+    assert "DANFE" not in canceled.body and "DANFE" not in canceled.alternatives[0][0]
 
 
 def test_the_sweep_requests_what_a_lost_receiver_never_did(fiscal_store, settings) -> None:
