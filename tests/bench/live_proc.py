@@ -47,6 +47,29 @@ def cache_in_use(env: dict[str, str]) -> str:
     return "cache Redis (shared)" if env.get("REDIS_URL") else "cache local memory (per process; BENCH_REDIS_URL unset)"
 
 
+NO_LIMIT = "1000000/minute"  # the limiter runs on every call but never refuses one
+
+
+def flow_server_env(signing_key_file: str, broker: str, *, pool: tuple[int, int]) -> tuple[int, str, dict[str, str]]:
+    """A free loopback port, its base URL and the purchase benches' server environment: `production_env`, the
+    placed order's task published to `broker` (not run eagerly), a connection pool of `pool` (min, max), no rate
+    limit ever hit."""
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    env = production_env(
+        base_url,
+        signing_key_file,
+        CELERY_BROKER_URL=broker,
+        CELERY_TASK_ALWAYS_EAGER="false",
+        DATABASE_POOL_MIN=str(pool[0]),
+        DATABASE_POOL_MAX=str(pool[1]),
+        BCP_RATE_LIMIT_READ=NO_LIMIT,
+        BCP_RATE_LIMIT_WRITE=NO_LIMIT,
+        BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT,
+    )
+    return port, base_url, env
+
+
 def production_env(base_url: str, signing_key_file: str, **extra: str) -> dict[str, str]:
     """The server's environment: production settings (DEBUG off: no per-query recording, compiled
     templates, the shared cache of `bench_cache_url`), plain http on loopback as behind a TLS-terminating

@@ -53,7 +53,7 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, bare_flow, create_body, shop_flow, update_body
-from tests.bench.live_proc import Uvicorn, free_port, production_env
+from tests.bench.live_proc import NO_LIMIT, Uvicorn, flow_server_env
 from tests.bench.test_flow_profile import _flow
 from tests.shop.checkout_factories import make_shipping, make_variant
 
@@ -64,7 +64,6 @@ WARM = 3  # purchases of each kind before counting: imports, profile, shipping t
 FLOWS = 4  # purchases per counted window
 ROUNDS = 2  # windows of each kind, alternating
 CALLS_FLOWS = 20  # purchases of each kind under cProfile
-NO_LIMIT = "1000000/minute"
 
 
 @pytest.fixture
@@ -138,19 +137,7 @@ def test_web_process_instructions_per_flow(
     folder = Path(os.environ.get("BENCH_CALLGRIND_DIR") or tempfile.mkdtemp(dir=tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"callgrind.{uuid.uuid4().hex[:8]}.out"
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    env = production_env(
-        base_url,
-        str(bcp_settings.BCP_SIGNING_KEY_FILE),
-        CELERY_BROKER_URL=broker,
-        CELERY_TASK_ALWAYS_EAGER="false",
-        DATABASE_POOL_MIN="1",
-        DATABASE_POOL_MAX="2",
-        BCP_RATE_LIMIT_READ=NO_LIMIT,
-        BCP_RATE_LIMIT_WRITE=NO_LIMIT,
-        BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT,
-    )
+    port, base_url, env = flow_server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE), broker, pool=(1, 2))
     # nothing counted until the flows are warm: Python starts about 5× slower uninstrumented under valgrind
     wrapper = ("valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", "--quiet")
     server = Uvicorn(env, port, wrapper=wrapper)

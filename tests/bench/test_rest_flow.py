@@ -45,11 +45,10 @@ from tests.bench.live_proc import (
     Uvicorn,
     Window,
     cache_in_use,
-    free_port,
+    flow_server_env,
     load,
     measure,
     noise,
-    production_env,
 )
 from tests.bench.rounds import Case, interleaved, median, rate_ratio, ratios, spread
 from tests.shop.checkout_factories import make_shipping, make_variant
@@ -65,7 +64,6 @@ READ_ROUNDS, READ_WINDOW_S = 4, 1.0  # an even count: each order of the pair run
 PILOT = {"flow": {1: 10, 8: 3}, "read": {1: 40, 8: 10}}  # calls per client of a case's (discarded) pilot
 # Limits far above what 2 cores can reach: the limiter still runs on every call, but never refuses one (the
 # defaults, 60 checkouts a minute per platform, would stop the bench in its first seconds).
-NO_LIMIT = "1000000/minute"
 
 
 def _drained(broker: str) -> bool:
@@ -154,19 +152,7 @@ def test_rest_flow_rate_vs_bare_flow(bcp_settings: Any, fake_platform: FakePlatf
     with connection.cursor() as cursor:
         for sql in BARE_TABLES_SQL:
             cursor.execute(sql)
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    env = production_env(
-        base_url,
-        str(bcp_settings.BCP_SIGNING_KEY_FILE),
-        CELERY_BROKER_URL=broker,
-        CELERY_TASK_ALWAYS_EAGER="false",
-        DATABASE_POOL_MIN="2",
-        DATABASE_POOL_MAX="4",
-        BCP_RATE_LIMIT_READ=NO_LIMIT,
-        BCP_RATE_LIMIT_WRITE=NO_LIMIT,
-        BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT,
-    )
+    port, base_url, env = flow_server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE), broker, pool=(2, 4))
     # The worker gets the server's environment (same settings module, broker and database), solo pool as in
     # tests/e2e; it is a separate process, so its CPU is read on its own.
     worker = CeleryWorker(

@@ -26,7 +26,7 @@ from config.celery import app as celery_app
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.live import database_url
 from tests.bcp_app.rest_helpers import SP
-from tests.bench.live_proc import Uvicorn, Window, free_port, measure, production_env
+from tests.bench.live_proc import Uvicorn, Window, flow_server_env, measure
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -35,7 +35,6 @@ CLIENTS = 8
 CALLS = 8  # purchases per client and window
 ROUNDS = 2
 WORKERS = 4  # uvicorn workers, as the flow bench
-NO_LIMIT = "1000000/minute"
 ACTIVE = (
     "SELECT coalesce(wait_event_type, 'cpu'), coalesce(wait_event, '') FROM pg_stat_activity"
     " WHERE datname = %s AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND state = 'active'"
@@ -83,19 +82,7 @@ def test_what_backends_wait_on_shared_and_distinct_skus(
     make_shipping()
     platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
     headers = {"BCP-Agent": f'profile="{platform.platform.profile_url}"', "Authorization": f"Bearer {platform.api_key}"}
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    env = production_env(
-        base_url,
-        str(bcp_settings.BCP_SIGNING_KEY_FILE),
-        CELERY_BROKER_URL=broker,
-        CELERY_TASK_ALWAYS_EAGER="false",
-        DATABASE_POOL_MIN="2",
-        DATABASE_POOL_MAX="4",
-        BCP_RATE_LIMIT_READ=NO_LIMIT,
-        BCP_RATE_LIMIT_WRITE=NO_LIMIT,
-        BCP_RATE_LIMIT_CHECKOUT_CREATE=NO_LIMIT,
-    )
+    port, base_url, env = flow_server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE), broker, pool=(2, 4))
 
     def job(mode: str) -> dict[str, Any]:
         skus = ["SKU-BENCH" if mode == "shared" else f"SKU-BENCH-{i}" for i in range(CLIENTS)]
