@@ -174,32 +174,7 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
             ).json()
             assert "result" in reply, reply
             contexts.append(reply["result"]["message"]["contextId"])
-        kinds = {
-            "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
-            "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
-            "MCP": (
-                "mcp",
-                {
-                    "url": f"{base}/bcp/mcp",
-                    "headers": {"authorization": headers["Authorization"]},
-                    "tool": "get_order",
-                    "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
-                },
-                order,
-            ),
-            "A2A": (
-                "a2a",
-                {
-                    "base_url": base,
-                    "data": {"action": "get_order", "order_id": order},
-                    "extensions": [EXTENSION],
-                    "headers": a2a_headers,
-                    "contexts": contexts,
-                    "key": "a2a.bcp.order",
-                },
-                order,
-            ),
-        }
+        kinds = _read_kinds(base, bare_id, order, headers, a2a_headers, profile_url, contexts)
         for kind, job, _ in kinds.values():  # every worker warm: imports, profile and platform caches
             measure(server, kind, WORKERS * 2, 2, job)
         before = load()
@@ -396,32 +371,7 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
             timeout=120,
         ).json()
         context = reply["result"]["message"]["contextId"]
-        kinds = {
-            "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
-            "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
-            "MCP": (
-                "mcp",
-                {
-                    "url": f"{base}/bcp/mcp",
-                    "headers": {"authorization": headers["Authorization"]},
-                    "tool": "get_order",
-                    "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
-                },
-                order,
-            ),
-            "A2A": (
-                "a2a",
-                {
-                    "base_url": base,
-                    "data": {"action": "get_order", "order_id": order},
-                    "extensions": [EXTENSION],
-                    "headers": a2a_headers,
-                    "contexts": [context],
-                    "key": "a2a.bcp.order",
-                },
-                order,
-            ),
-        }
+        kinds = _read_kinds(base, bare_id, order, headers, a2a_headers, profile_url, [context])
         for kind, job, _ in kinds.values():  # warm: imports, profile and platform caches, remembered bodies
             run_clients(kind, 1, 20, job)
         counts: dict[str, list[int]] = {}
@@ -442,3 +392,41 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
             print(f"  {name:>4} {value / 1e6:5.2f} M{ratio} (windows {windows} M)")
     finally:
         server.stop()
+
+
+def _read_kinds(
+    base: str,
+    bare_id: int,
+    order: str,
+    headers: dict[str, str],
+    a2a_headers: dict[str, str],
+    profile_url: str,
+    contexts: list[str],
+) -> dict[str, tuple[str, dict[str, Any], str]]:
+    """The four reads compared, as (client kind, its arguments, the id the answer must name)."""
+    return {
+        "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
+        "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
+        "MCP": (
+            "mcp",
+            {
+                "url": f"{base}/bcp/mcp",
+                "headers": {"authorization": headers["Authorization"]},
+                "tool": "get_order",
+                "arguments": {"meta": {"ucp-agent": {"profile": profile_url}}, "id": order},
+            },
+            order,
+        ),
+        "A2A": (
+            "a2a",
+            {
+                "base_url": base,
+                "data": {"action": "get_order", "order_id": order},
+                "extensions": [EXTENSION],
+                "headers": a2a_headers,
+                "contexts": contexts,
+                "key": "a2a.bcp.order",
+            },
+            order,
+        ),
+    }
