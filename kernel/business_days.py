@@ -9,6 +9,7 @@ Boletos follow the banks' calendar (payments/boleto/service.py), which differs (
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import date, timedelta
 
 import holidays
@@ -42,16 +43,20 @@ def delivery_holidays(year: int) -> frozenset[date]:
     return frozenset(holidays.country_holidays("BR", years=year)) | frozenset(carnival)
 
 
-def is_business_day(day: date) -> bool:
-    return day.weekday() < 5 and day not in delivery_holidays(day.year)
+Calendar = Callable[[int], frozenset[date]]  # a year → its days off besides weekends
 
 
-def add_business_days(start: date, days: int) -> date:
-    """The `days`-th business day after `start` (0: `start` itself). Day 1 is the first business day after `start`
-    whatever `start` is, as a carrier counts from the day after posting (posted on a Saturday: day 1 is Monday)."""
+def is_business_day(day: date, calendar: Calendar = delivery_holidays) -> bool:
+    return day.weekday() < 5 and day not in calendar(day.year)
+
+
+def add_business_days(start: date, days: int, calendar: Calendar = delivery_holidays) -> date:
+    """The `days`-th business day after `start` (0: `start` itself) in `calendar` (deliveries by default; the
+    boleto's due date passes the banks'). Day 1 is the first business day after `start` whatever `start` is, as a
+    carrier counts from the day after posting (posted on a Saturday: day 1 is Monday)."""
     day, left = start, max(0, days)
     while left:
         day += timedelta(days=1)
-        if is_business_day(day):
+        if is_business_day(day, calendar):
             left -= 1
     return day

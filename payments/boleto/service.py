@@ -35,6 +35,7 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from kernel.business_days import add_business_days
 from kernel.ids import new_public_id
 from kernel.rows import insert_once
 from payments.boleto.codes import barcode_from_line, digits
@@ -83,19 +84,10 @@ def _banking_holidays(year: int) -> frozenset[date]:
     return frozenset(holidays.financial_holidays("BVMF", years=year))
 
 
-def is_business_day(day: date) -> bool:
-    return day.weekday() < 5 and day not in _banking_holidays(day.year)
-
-
 def business_days_after(start: date, days: int) -> date:
     """`days` business days after `start`: weekends and banking holidays skipped, so the buyer has the days the
     store promises to pay at a bank (a boleto due on a holiday is payable the next business day anyway)."""
-    day, left = start, max(0, days)
-    while left:
-        day += timedelta(days=1)
-        if is_business_day(day):
-            left -= 1
-    return day
+    return add_business_days(start, days, _banking_holidays)
 
 
 def min_amount() -> int:
