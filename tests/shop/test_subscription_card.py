@@ -331,8 +331,10 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
     stock_held = Variant.objects.get(pk=plan.variant_id).stock
     mail.outbox.clear()
 
+    asked = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel"})  # asks first
+    assert "O que já foi pago não é devolvido" in asked.content.decode()  # past the withdrawal period
     with capture(execute=True):
-        response = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel"})
+        response = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel", "confirm": "1"})
     assert response.status_code == 302
     subscription.refresh_from_db()
     cycle.refresh_from_db()

@@ -76,6 +76,12 @@ def test_a_newcomer_subscribes_in_the_sandbox_and_the_first_cycle_becomes_an_ord
     subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
     cycle = SubscriptionCycle.objects.get(subscription=subscription)
     assert cycle.due_date == timezone.localdate() + timedelta(days=3)
+    # QA: the heading of an existing subscription read "Assinar por R$ 39,90 por mês · Ativa", the plan's offer.
+    html = client.get(page).content.decode()
+    heading = html.split('data-testid="subscription-heading">')[1].split("</h1>")[0]
+    title = plan.variant.product.title
+    assert heading == f'{title} — R$ 39,90 por mês · <span data-testid="subscription-status">Ativa</span>'
+    assert "Assinar por" not in html
 
     subscription_cycles_sweep()  # the beat: 3 days ahead is inside the 10-to-2 days window
     html = client.get(page).content.decode()
@@ -143,8 +149,16 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     assert subscription.status == "active"
     assert SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").count() == 1
 
+    # QA: one press cancelled. The first press asks on the same page, saying what happens to the money (nothing
+    # was paid: the only cycle was skipped); "Sim, cancelar assinatura" cancels.
+    asked = client.post(page, {"action": "cancel"})
+    html = asked.content.decode()
+    subscription.refresh_from_db()
+    assert (asked.status_code, subscription.status) == (200, "active")
+    assert 'data-testid="cancel-consequence">Nada foi cobrado até agora: não há valor a devolver.<' in html
+    assert 'name="confirm" value="1"' in html and "Sim, cancelar assinatura" in html
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(page, {"action": "cancel"})
+        client.post(page, {"action": "cancel", "confirm": "1"})
     subscription.refresh_from_db()
     assert subscription.status == "cancelled"
     html = client.get(page).content.decode()
@@ -208,6 +222,9 @@ def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_t
     assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
     english = Subscription.objects.get()
     assert english.language == "en"
+    asked = client.post(f"/assinaturas/{english.access_token}/", {"action": "cancel"}).content.decode()
+    assert "R$39.90 per month" in asked and "Yes, cancel the subscription" in asked
+    assert 'data-testid="cancel-consequence">Nothing has been charged so far: there is nothing to refund.<' in asked
     portuguese = Client().post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_email": "outra@example.com.br"})
     assert portuguese.status_code == 302
     mail.outbox.clear()
@@ -281,9 +298,12 @@ def test_cancelling_within_the_withdrawal_period_cancels_and_refunds_the_first_o
         client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
     order = Order.objects.get()
     assert "o primeiro pedido também é cancelado e o valor devolvido" in client.get(page).content.decode()
+    asked = client.post(page, {"action": "cancel"}).content.decode()  # the confirm step names the refund
+    assert f"Você recebe de volta R$ 39,90 do primeiro pedido (#{order.number})" in asked
+    assert Subscription.objects.get(pk=subscription.pk).status == "active"
 
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(page, {"action": "cancel"})
+        client.post(page, {"action": "cancel", "confirm": "1"})
 
     order.refresh_from_db()
     assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)
