@@ -147,7 +147,8 @@ def subscription_create(
             payment_method=CARD if stored else Subscription.Method.PIX_AUTOMATICO,
             language="en" if language.lower().startswith("en") else "pt-br",
         )
-        SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
+        # Its e-mail (the link to the subscription's page) goes out once, after commit; the event is its outbox row.
+        subscription_event(subscription, "created", plan=plan.public_id)
         if stored is not None:
             first = _card_keep(subscription, stored)
     if stored is not None:

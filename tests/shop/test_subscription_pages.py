@@ -22,6 +22,7 @@ from payments.models import PixRecurrenceWebhookEvent
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
 from shop.subscriptions.services import subscription_cancel
 
@@ -98,6 +99,45 @@ def test_a_newcomer_subscribes_in_the_sandbox_and_the_first_cycle_becomes_an_ord
     html = client.get(page).content.decode()
     assert f"pedido #{order.number}" in html and order.permalink_url in html
     assert SubscriptionCycle.objects.get(subscription=subscription, number=2).status == "scheduled"
+
+
+def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed_and_what_is_left_to_do(
+    sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: nothing was e-mailed on subscribing, so until cycle 1 was paid (days later) the open tab was the buyer's
+    only way back to `/assinaturas/<token>/`. The "created" event is the e-mail's outbox row: sent once after
+    commit, not again by a replayed task or the sweep; a lost task is sent by the sweep."""
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/assinar/{plan.public_id}/", FORM)
+    subscription = Subscription.objects.get()
+    page_url = subscription_page_url(subscription)
+    title = plan.variant.product.title
+    assert page_url.endswith(response["Location"])
+    assert [(m.to, m.subject) for m in mail.outbox] == [
+        (["fulana@example.com.br"], f"Sua assinatura de {title} na {settings.SHOP_NAME}")
+    ]
+    message = mail.outbox[0]
+    assert f"Você assinou {title}: R$ 39,90 por mês." in message.body
+    assert f"autorize o Pix Automático de {settings.SHOP_NAME} no app do seu banco" in message.body
+    assert f"A primeira cobrança, de R$ 39,90, vence em {subscription.starts_on:%d/%m/%Y}" in message.body
+    assert f"\n{page_url}\n" in message.body
+    html, mimetype = message.alternatives[0]
+    assert mimetype == "text/html" and f'href="{page_url}"' in html and f"Você assinou {title}" in html
+
+    created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
+    assert subscription_event_mail(event_id=created.pk) == "done"  # a replayed task
+    assert created.pk not in subscription_emails_pending(older_than=timedelta(0))  # the sweep
+    assert len(mail.outbox) == 1
+
+    # A task lost after commit: the sweep sends it; a subscription made before this e-mail existed is not greeted.
+    lost = Client().post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_email": "outra@example.com.br"})
+    assert lost.status_code == 302
+    pending = subscription_emails_pending(older_than=timedelta(0))
+    assert pending == [
+        SubscriptionEvent.objects.get(kind="created", subscription__buyer_email="outra@example.com.br").pk
+    ]
+    SubscriptionEvent.objects.filter(pk__in=pending).update(created_at=timezone.now() - timedelta(days=3))
+    assert subscription_emails_pending(older_than=timedelta(0)) == []
 
 
 def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
@@ -219,9 +259,14 @@ def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_t
     sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-    assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
     english = Subscription.objects.get()
     assert english.language == "en"
+    title = plan.variant.product.title
+    assert [m.subject for m in mail.outbox] == [f"Your {title} subscription at {settings.SHOP_NAME}"]
+    assert f"You subscribed to {title}: R$39.90 per month." in mail.outbox[0].body
+    assert "authorize the Pix Automático" in mail.outbox[0].body
     asked = client.post(f"/assinaturas/{english.access_token}/", {"action": "cancel"}).content.decode()
     assert "R$39.90 per month" in asked and "Yes, cancel the subscription" in asked
     assert 'data-testid="cancel-consequence">Nothing has been charged so far: there is nothing to refund.<' in asked
