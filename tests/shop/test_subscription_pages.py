@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.core import mail
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -24,7 +24,8 @@ from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, Subs
 from shop.subscriptions.cycles import subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
-from shop.subscriptions.services import subscription_cancel
+from shop.subscriptions.services import address_clean, subscription_cancel
+from tests.shop.test_checkout_lock import Threads, _until_someone_waits
 
 pytestmark = pytest.mark.django_db
 
@@ -124,6 +125,9 @@ def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed
     html, mimetype = message.alternatives[0]
     assert mimetype == "text/html" and f'href="{page_url}"' in html and f"Você assinou {title}" in html
 
+    with django_capture_on_commit_callbacks(execute=True):  # a double click: the same subscription, no new e-mail
+        again = client.post(f"/assinar/{plan.public_id}/", FORM)
+    assert again["Location"] == response["Location"] and Subscription.objects.count() == 1
     created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
     assert subscription_event_mail(event_id=created.pk) == "done"  # a replayed task
     assert created.pk not in subscription_emails_pending(older_than=timedelta(0))  # the sweep
@@ -138,6 +142,30 @@ def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed
     ]
     SubscriptionEvent.objects.filter(pk__in=pending).update(created_at=timezone.now() - timedelta(days=3))
     assert subscription_emails_pending(older_than=timedelta(0)) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_click_arriving_while_the_first_is_written_finds_its_subscription(
+    sandbox: None, plan: SubscriptionPlan
+) -> None:
+    """A double click whose second request comes while the first one's transaction is still open: it waits for the
+    plan's lock, then answers the first subscription (one recurrence at the PSP, one e-mail), not a second one."""
+    address = address_clean(
+        {key: value for key, value in FORM.items() if not key.startswith("buyer_")}, FORM["buyer_name"]
+    )
+    threads = Threads()
+    with transaction.atomic():  # the first click, inside its create transaction
+        SubscriptionPlan.objects.select_for_update().get(pk=plan.pk)
+        first = Subscription.objects.create(
+            plan=plan, buyer_name=FORM["buyer_name"], buyer_tax_id="52998224725", buyer_email=FORM["buyer_email"],
+            cycle=plan.cycle, price=plan.price, first_cycle_price=plan.first_cycle_price, min_cycles=plan.min_cycles,
+            starts_on=timezone.localdate() + timedelta(days=3), destination=address,
+        )  # fmt: skip
+        threads.start("second", lambda: Client().post(f"/assinar/{plan.public_id}/", FORM)["Location"])
+        _until_someone_waits()
+
+    assert threads.join()["second"] == ("done", f"/assinaturas/{first.access_token}/")
+    assert Subscription.objects.count() == 1
 
 
 def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
