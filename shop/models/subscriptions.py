@@ -302,7 +302,9 @@ class SubscriptionEvent(models.Model):
 
     Some kinds are also an e-mail to the buyer (`MAILED`): the event is the outbox row, `mailed_at` set once sent."""
 
-    MAILED = frozenset({"cycle_failed", "cycle_retrying", "cycle_stock_short", "status_cancelled", "cycle_skipped"})
+    MAILED = frozenset(
+        {"created", "cycle_failed", "cycle_retrying", "cycle_stock_short", "status_cancelled", "cycle_skipped"}
+    )
 
     subscription = models.ForeignKey(
         Subscription, verbose_name=_("assinatura"), on_delete=models.CASCADE, related_name="events"

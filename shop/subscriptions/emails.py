@@ -1,4 +1,5 @@
-"""E-mails to the subscriber (a failed cycle, its retry, a cycle without stock, a skip, the cancellation).
+"""E-mails to the subscriber (the subscription made, a failed cycle, its retry, a cycle without stock, a skip, the
+cancellation).
 
 The `SubscriptionEvent` written with the change is the outbox row: `subscription_event_mail` sends it once
 (claimed with `mailed_at` under the row lock, sent with no lock held), and the sweep sends what a lost task left.
@@ -21,7 +22,8 @@ from kernel.money import format_brl
 from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
 from shop.checkout.selectors import absolute_url
-from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent
+from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
+from shop.subscriptions.offers import price_per_cycle
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +35,12 @@ SUBJECTS = {
     "cycle_skipped": gettext_noop("Ciclo da sua assinatura pulado"),
     "status_cancelled": gettext_noop("Sua assinatura foi cancelada"),
 }
+# The subscription just made (its own subject, no "<loja>: " prefix: the shop is in it) with the link to its page,
+# the buyer's only way back there until cycle 1 is paid.
+CREATED_SUBJECT = gettext_noop("Sua assinatura de %(product)s na %(shop)s")
+# A "created" event still unsent after this long is not mailed by the sweep: a welcome that late says nothing the
+# cycle e-mails do not, and subscriptions made before this e-mail existed are not greeted on deploy.
+CREATED_MAIL_WITHIN = timedelta(days=2)
 # A subscription paid by card: the same events, said of the card.
 CARD_SUBJECTS = {
     **SUBJECTS,
@@ -61,10 +69,34 @@ def _day(value: object) -> date | None:
         return None
 
 
-def _body(event: SubscriptionEvent) -> tuple[str, str]:
+def _body(event: SubscriptionEvent) -> tuple[str, str, str]:
+    """(subject, text, HTML or "") in the subscriber's language."""
     subscription = event.subscription
     with translation.override(subscription.language or settings.LANGUAGE_CODE):
-        return _rendered(event, subscription)
+        if event.kind == "created":
+            return _created(subscription)
+        return (*_rendered(event, subscription), "")
+
+
+def _created(subscription: Subscription) -> tuple[str, str, str]:
+    """What was subscribed (plan, price per period, first charge and its date) and what is left to do (authorize
+    the Pix Automático in the bank app, unless done already), linking the subscription's page."""
+    product = subscription.plan.variant.product.title
+    context = {
+        "subscription": subscription,
+        "product": product,
+        "price_words": price_per_cycle(subscription.price, subscription.cycle),
+        "first_amount": format_brl(subscription.first_cycle_price),
+        "first_differs": subscription.first_cycle_price != subscription.price,
+        "weekly": subscription.cycle == SubscriptionPlan.Cycle.WEEKLY,
+        "card": subscription.payment_method == Subscription.Method.CARD,
+        "to_authorize": subscription.status == Subscription.Status.PENDING_AUTHORIZATION,
+        "page_url": subscription_page_url(subscription),
+        "shop_name": settings.SHOP_NAME,
+    }
+    subject = _(CREATED_SUBJECT) % {"product": product, "shop": settings.SHOP_NAME}
+    text = render_to_string("shop/subscriptions/email_created.txt", context)
+    return subject, text, render_to_string("shop/subscriptions/email_created.html", context)
 
 
 def _rendered(event: SubscriptionEvent, subscription: Subscription) -> tuple[str, str]:
@@ -100,10 +132,13 @@ def subscription_event_mail(*, event_id: int) -> str:
             return "done"
         event.mailed_at = timezone.now()  # claimed: a concurrent run sees it sent
         event.save(update_fields=["mailed_at"])
-        subject, text = _body(event)
+        subject, text, html = _body(event)
         to = event.subscription.buyer_email
+    message = OrderEmail(subject=subject, body=text, to=[to])
+    if html:
+        message.attach_alternative(html, "text/html")
     try:
-        OrderEmail(subject=subject, body=text, to=[to]).send()
+        message.send()
     except Exception:
         SubscriptionEvent.objects.filter(pk=event_id).update(mailed_at=None)  # the sweep retries
         logger.exception("subscription e-mail %s not sent", event_id)
@@ -112,8 +147,11 @@ def subscription_event_mail(*, event_id: int) -> str:
 
 
 def subscription_emails_pending(*, older_than: timedelta = timedelta(minutes=5)) -> list[int]:
+    now = timezone.now()
     return list(
         SubscriptionEvent.objects.filter(
-            kind__in=SubscriptionEvent.MAILED, mailed_at__isnull=True, created_at__lte=timezone.now() - older_than
-        ).values_list("pk", flat=True)[:200]
+            kind__in=SubscriptionEvent.MAILED, mailed_at__isnull=True, created_at__lte=now - older_than
+        )
+        .exclude(kind="created", created_at__lt=now - CREATED_MAIL_WITHIN)
+        .values_list("pk", flat=True)[:200]
     )

@@ -12,6 +12,11 @@ def per_cycle(cycle: str) -> str:
     return _("por semana") if cycle == SubscriptionPlan.Cycle.WEEKLY else _("por mês")
 
 
+def price_per_cycle(price: int, cycle: str) -> str:
+    """A price and its period, e.g. "R$ 39,90 por mês" (a subscription's own price: the plan's may change later)."""
+    return _("%(price)s %(per)s") % {"price": format_brl(price), "per": per_cycle(cycle)}
+
+
 def plan_offer(plan: SubscriptionPlan) -> str:
     """The plan's price in words, e.g. "Assinar por R$ 89,90 por mês"."""
     return _("Assinar por %(price)s %(per)s") % {"price": format_brl(plan.price), "per": per_cycle(plan.cycle)}

@@ -14,7 +14,7 @@ from django.utils import timezone
 from orders.models import Order
 from shop.models import Subscription, SubscriptionCycle, SubscriptionPlan
 from shop.subscriptions.cycles import card_only
-from shop.subscriptions.offers import plan_offer
+from shop.subscriptions.offers import price_per_cycle
 
 
 def subscription_plans_by_variant(variant_ids: Iterable[int]) -> dict[int, list[SubscriptionPlan]]:
@@ -45,7 +45,7 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
     orders = {
         order.public_id: order
         for order in Order.objects.filter(public_id__in=[c.order_id for c in cycles if c.order_id]).only(
-            "public_id", "number", "permalink_token", "placed_at"
+            "public_id", "number", "permalink_token", "placed_at", "status", "paid_amount", "refunded_amount"
         )
     }
     upcoming = next((c for c in reversed(cycles) if c.status in ("scheduled", "charged", "retrying")), None)
@@ -59,6 +59,7 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
         )
     paid = [orders[c.order_id] for c in reversed(cycles) if c.status == "paid" and c.order_id in orders]
     until = withdrawal_until(subscription, timezone.localtime(paid[0].placed_at).date() if paid else None)
+    in_period = today <= until
     withdrawal = None
     if subscription.status == "cancelled":  # what the cancellation did to the first order (one more query)
         event = subscription.events.filter(kind="withdrawal").order_by("-id").first()
@@ -70,13 +71,36 @@ def subscription_overview(subscription: Subscription) -> dict[str, Any]:
         "withdrawal": withdrawal,
         "subscription": subscription,
         "product": subscription.plan.variant.product,
-        "offer": plan_offer(subscription.plan),
+        # "R$ 39,90 por mês" of this subscription ("Assinar por …" is the subscribe page's offer, not a state).
+        "price_words": price_per_cycle(subscription.price, subscription.cycle),
         "next_cycle": upcoming,
         "cycles": [(cycle, orders.get(cycle.order_id)) for cycle in cycles],
         # CDC art. 49: within 7 days of subscribing (or of the first charge), cancelling also undoes the first order.
         "withdrawal_until": until,
-        "in_withdrawal_period": today <= until,
+        "in_withdrawal_period": in_period,
+        "cancel_outcome": _cancel_outcome(paid[0] if paid else None, in_period),
     }
+
+
+@dataclass(frozen=True)
+class CancelOutcome:
+    """What cancelling now does to the money, said before the buyer confirms (as `_withdraw_first_order` does it):
+    `refund` (the first order is cancelled and `amount` goes back), `shipped` (it left the shop: a return),
+    `kept` (past the withdrawal period: paid cycles stay paid), `nothing` (nothing was paid yet)."""
+
+    kind: str
+    order: Order | None = None
+    amount: int = 0
+
+
+def _cancel_outcome(first: Order | None, in_period: bool) -> CancelOutcome:
+    if first is None:
+        return CancelOutcome("nothing")
+    if not in_period or first.status == "canceled":
+        return CancelOutcome("kept", first)
+    if first.status != "placed":  # something of it was sent: the order's cancel is refused, a return is asked
+        return CancelOutcome("shipped", first)
+    return CancelOutcome("refund", first, first.paid_amount - first.refunded_amount)
 
 
 @dataclass(frozen=True)

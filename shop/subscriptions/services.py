@@ -132,6 +132,12 @@ def subscription_create(
         if (existing := Subscription.objects.filter(card_id=stored.card_id).first()) is not None:
             return existing
     with transaction.atomic():
+        if (
+            stored is None
+            and not platform_id
+            and (repeated := _repeated_pix_subscribe(plan, email, tax_id, shipping_to))
+        ):
+            return repeated
         subscription = Subscription.objects.create(
             plan=plan,
             buyer_name=name,
@@ -147,13 +153,44 @@ def subscription_create(
             payment_method=CARD if stored else Subscription.Method.PIX_AUTOMATICO,
             language="en" if language.lower().startswith("en") else "pt-br",
         )
-        SubscriptionEvent.objects.create(subscription=subscription, kind="created", detail={"plan": plan.public_id})
+        # Its e-mail (the link to the subscription's page) goes out once, after commit; the event is its outbox row.
+        subscription_event(subscription, "created", plan=plan.public_id)
         if stored is not None:
             first = _card_keep(subscription, stored)
     if stored is not None:
         cycle_charge(cycle_id=first.public_id)  # the first cycle, on the card just stored
         return Subscription.objects.get(pk=subscription.pk)
     return subscription_request_authorization(subscription=subscription, payer_account=payer_account)
+
+
+# A storefront subscribe form sent again this soon with the same buyer, plan and address is the same subscription
+# (a double click, a resubmitted page), not a second one: no second recurrence at the PSP, no second e-mail.
+REPEATED_SUBSCRIBE_WINDOW = timedelta(minutes=10)
+
+
+def _repeated_pix_subscribe(
+    plan: SubscriptionPlan, email: str, tax_id: str, destination: dict[str, str]
+) -> Subscription | None:
+    """The storefront's Pix subscription this request repeats, if any (inside the create's transaction). The plan's
+    row is locked first, so two clicks arriving together are serialized: the second one finds the first. Agents
+    are not matched here: their requests carry an idempotency key (BCP), and a card token dedupes by the card."""
+    # Its own statement before the lookup: a click that waited for this lock reads the first one's row (READ
+    # COMMITTED takes a new snapshot per statement; a subquery of the locking statement would not see it).
+    SubscriptionPlan.objects.select_for_update().filter(pk=plan.pk).values_list("pk", flat=True).first()
+    return (
+        Subscription.objects.filter(
+            plan=plan,
+            buyer_email=email,
+            buyer_tax_id=tax_id,
+            destination=destination,
+            platform_id="",
+            payment_method=Subscription.Method.PIX_AUTOMATICO,
+            status=Subscription.Status.PENDING_AUTHORIZATION,
+            created_at__gte=timezone.now() - REPEATED_SUBSCRIBE_WINDOW,
+        )
+        .order_by("-id")
+        .first()
+    )
 
 
 def _card_store(*, name: str, email: str, tax_id: str, token: str, key: str) -> StoredCard:

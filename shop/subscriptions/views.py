@@ -138,10 +138,15 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
     notice: object = ""
     error: object = ""
     status = 200
+    confirm_cancel = False
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
-            if action == "address":
+            if action == "cancel" and request.POST.get("confirm") != "1":
+                # The first press only asks (same page, no JavaScript): cancelling says what happens to the money
+                # before it is done, one more press and no retention steps (Decreto 7.962/2013).
+                confirm_cancel = True
+            elif action == "address":
                 subscription_address_change(public_id=subscription.public_id, address=_address(request.POST))
             elif action == "pay_card":  # another card for a first charge that was declined
                 subscription_card_start(public_id=subscription.public_id, card_token=_card_token(request.POST))
@@ -159,7 +164,7 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
             error, status = _("O banco não respondeu agora; tente de novo em instantes."), 503
         except GatewayError:
             error, status = CARD_DOWN, 503
-        if not error:
+        if not error and not confirm_cancel:
             return redirect(f"{request.path}?ok={action}")
     else:  # the success notice only after the redirect of an action that succeeded (a refused POST says its error)
         done = request.GET.get("ok", "")
@@ -170,6 +175,7 @@ def subscription_page(request: HttpRequest, token: str) -> HttpResponse:
         **subscription_overview(subscription),
         "notice": notice,
         "error": error,
+        "confirm_cancel": confirm_cancel,
         "sandbox": settings.BCP_PIX_SANDBOX,
         "address_rows": _address_rows(subscription.destination),
         "card": _card_form(),

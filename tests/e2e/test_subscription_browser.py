@@ -58,6 +58,25 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             page.get_by_test_id("sandbox-cobr-pay").click()
             order = off_loop(lambda: Order.objects.get())
             expect(page.get_by_test_id("cycles")).to_contain_text(f"pedido #{order.number}")
+            heading = page.get_by_test_id("subscription-heading")
+            expect(heading).to_have_text(f"{variant.product.title} — R$ 39,90 por mês · Ativa")
+            no_sideways_scroll(page)
+            # Cancelling asks once, on the same page and without JavaScript, naming the refund (CDC art. 49); the
+            # answer opens at the question.
+            subscription_url = page.url.split("?")[0]
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800}, java_script_enabled=False)
+            page.goto(subscription_url)
+            page.get_by_test_id("cancel").click()
+            assert page.url.endswith("#cancelar")
+            expect(page.get_by_test_id("cancel-confirm")).to_be_in_viewport()
+            expect(page.get_by_test_id("cancel-consequence")).to_contain_text(
+                f"Você recebe de volta R$ 39,90 do primeiro pedido (#{order.number})"
+            )
+            expect(page.get_by_test_id("subscription-status")).to_have_text("Ativa")
+            no_sideways_scroll(page)
+            page.get_by_test_id("cancel-confirm").click()
+            expect(page.get_by_test_id("subscription-status")).to_have_text("Cancelada")
+            expect(page.get_by_test_id("subscription-withdrawal")).to_contain_text(f"pedido #{order.number}")
             no_sideways_scroll(page)
         finally:
             browser.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -187,6 +188,10 @@ def test_storefront_flow_to_paid_order(client, shop_ready, django_capture_on_com
     assert "<svg" in html and charge.br_code in html
     assert 'data-testid="pix-amount">R$ 110,12<' in html
     assert f'action="/_sandbox/psp/cob/{charge.txid}/pay"' in html
+    # The README's demo path names the button as the page shows it (QA: it said "Pagar no sandbox").
+    button = re.search(r'data-testid="sandbox-pay-form">.*?<button[^>]*>([^<]+)</button>', html, re.S)
+    assert button is not None and button.group(1) == "Pagar (sandbox)"
+    assert f'**"{button.group(1)}"**' in (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     assert client.get(f"/checkout/{checkout_id}/status").json() == {
         "status": "complete_in_progress",
         "order_url": "",

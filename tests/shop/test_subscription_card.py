@@ -126,6 +126,15 @@ def test_a_buyer_subscribes_by_card_the_card_is_stored_at_the_gateway_and_the_fi
     assert "final 4242" in html and "Autorizar no sandbox" not in html
     assert _open(subscription).number == 2  # planned for next month, charged on its day
 
+    # The subscription's e-mail, once: by card there is no Pix Automático to authorize. A double submit (the same
+    # token) answers the same subscription and sends nothing more.
+    assert _subscribe(client, plan, django_capture_on_commit_callbacks) == subscription
+    welcome = [m for m in mail.outbox if m.subject.startswith("Sua assinatura de ")]
+    assert len(welcome) == 1 and "Você assinou Café especial 500 g: R$ 39,90 por mês." in welcome[0].body
+    assert "O primeiro ciclo sai por R$ 34,90." in welcome[0].body
+    assert "A primeira cobrança, de R$ 34,90, é feita no cartão ao assinar" in welcome[0].body
+    assert "Pix Automático" not in welcome[0].body and subscription.access_token in welcome[0].body
+
 
 def test_three_card_cycles_become_three_orders_under_replayed_webhooks_a_rerun_sweep_and_a_lost_answer(
     pagarme: FakePagarmeServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
@@ -331,8 +340,10 @@ def test_the_buyer_cancels_a_card_subscription_without_any_psp_and_its_card_is_r
     stock_held = Variant.objects.get(pk=plan.variant_id).stock
     mail.outbox.clear()
 
+    asked = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel"})  # asks first
+    assert "O que já foi pago não é devolvido" in asked.content.decode()  # past the withdrawal period
     with capture(execute=True):
-        response = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel"})
+        response = client.post(f"/assinaturas/{subscription.access_token}/", {"action": "cancel", "confirm": "1"})
     assert response.status_code == 302
     subscription.refresh_from_db()
     cycle.refresh_from_db()

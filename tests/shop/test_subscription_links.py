@@ -125,9 +125,10 @@ def test_staff_see_the_cycle_on_the_admin_order_page_with_a_link_to_the_subscrip
 
     # The subscription's admin page links each paid cycle to its order's admin page (no query per cycle).
     page = admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/").content.decode()
-    assert f'<a href="/admin/orders/order/{order.pk}/change/">{order.public_id}</a>' in page
+    link = f'<a href="/admin/orders/order/{order.pk}/change/">Pedido #{order.number}</a>'  # by number (c4f3d708)
+    assert link in page
     cycles = admin_client.get("/admin/shop/subscriptioncycle/").content.decode()
-    assert f'<a href="/admin/orders/order/{order.pk}/change/">{order.public_id}</a>' in cycles
+    assert link in cycles
     assert cycle.public_id in cycles
 
 
@@ -216,7 +217,7 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
 
     html = client.get(page).content.decode()
     text = _visible(html, "subscription-page")
-    assert "Your subscription: Café especial 500 g" in text and "Subscribe for R$39.90 per month · Active" in text
+    assert "Your subscription Café especial 500 g — R$39.90 per month · Active" in text and "Subscribe" not in text
     assert "Next charge" in text and "Skip the next cycle" in text and "Cancel subscription" in text
     assert "Cycle 1 · " in text and f"order #{order.number}" in text and "Postal code" in text
     # The buyer's data and the product's name are Portuguese; everything else on the page is English.
@@ -234,6 +235,10 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
     assert bad_cep.status_code == 400 and "Enter the postal code (CEP) with 8 digits." in bad_cep.content.decode()
     skipped = client.post(page, {"action": "skip"})
     assert "Only an active subscription&#x27;s cycle can be skipped." in skipped.content.decode()
+    # The cancel's confirm step, past nothing: what was paid (the first order, inside the 7 days) comes back.
+    asked = _visible(client.post(page, {"action": "cancel"}).content.decode(), "subscription-page")
+    assert f"You get R$39.90 back from the first order (#{order.number})" in asked
+    assert "Yes, cancel the subscription" in asked and "No, keep the subscription" in asked
 
     subscribe = client.get(f"/assinar/{subscription.plan.public_id}/").content.decode()
     text = _visible(subscribe, "subscribe-page").replace("Café especial 500 g", "")
@@ -243,10 +248,19 @@ def test_in_english_the_subscription_pages_and_e_mails_have_no_portuguese_left(
     # The e-mails: subject and body through the same catalog, in the subscriber's language (whatever the worker's).
     Subscription.objects.filter(pk=subscription.pk).update(language="en")
     event = SubscriptionEvent.objects.create(subscription=subscription, kind="status_cancelled", detail={})
+    created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
     with translation.override("pt-br"):
-        subject, body = emails._body(SubscriptionEvent.objects.get(pk=event.pk))
+        subject, body, _html = emails._body(SubscriptionEvent.objects.get(pk=event.pk))
+        welcome = emails._body(created)
     assert subject.endswith("Your subscription has been canceled")
-    assert "Your Café especial 500 g subscription has been canceled." in body and "Manage your subscription" in body
+    assert "Your Café especial 500 g subscription has been canceled." in body
+    assert "See the subscription and the cycles already paid:" in body  # ended: nothing left to manage (922dc759)
+    # The e-mail of the subscription made (text and HTML): English but for the product's and the shop's names.
+    assert welcome[0] == f"Your Café especial 500 g subscription at {settings.SHOP_NAME}"
+    for part in welcome[1:]:
+        words = re.sub(r"<[^>]+>", " ", part).replace("Café especial 500 g", "").replace("Pix Automático", "")
+        assert "You subscribed to" in words and "Keep this e-mail" in words
+        assert not re.findall(r"\w*[ãõçáéíóúâêôà]\w*", words.replace(settings.SHOP_NAME, ""), flags=re.IGNORECASE)
 
 
 def test_the_dashboard_panel_shows_subscriptions_next_charges_failures_and_churn(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.core import mail
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -22,8 +22,10 @@ from payments.models import PixRecurrenceWebhookEvent
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
-from shop.subscriptions.services import subscription_cancel
+from shop.subscriptions.services import address_clean, subscription_cancel
+from tests.shop.test_checkout_lock import Threads, _until_someone_waits
 
 pytestmark = pytest.mark.django_db
 
@@ -76,6 +78,12 @@ def test_a_newcomer_subscribes_in_the_sandbox_and_the_first_cycle_becomes_an_ord
     subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
     cycle = SubscriptionCycle.objects.get(subscription=subscription)
     assert cycle.due_date == timezone.localdate() + timedelta(days=3)
+    # QA: the heading of an existing subscription read "Assinar por R$ 39,90 por mês · Ativa", the plan's offer.
+    html = client.get(page).content.decode()
+    heading = html.split('data-testid="subscription-heading">')[1].split("</h1>")[0]
+    title = plan.variant.product.title
+    assert heading == f'{title} — R$ 39,90 por mês · <span data-testid="subscription-status">Ativa</span>'
+    assert "Assinar por" not in html
 
     subscription_cycles_sweep()  # the beat: 3 days ahead is inside the 10-to-2 days window
     html = client.get(page).content.decode()
@@ -92,6 +100,72 @@ def test_a_newcomer_subscribes_in_the_sandbox_and_the_first_cycle_becomes_an_ord
     html = client.get(page).content.decode()
     assert f"pedido #{order.number}" in html and order.permalink_url in html
     assert SubscriptionCycle.objects.get(subscription=subscription, number=2).status == "scheduled"
+
+
+def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed_and_what_is_left_to_do(
+    sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: nothing was e-mailed on subscribing, so until cycle 1 was paid (days later) the open tab was the buyer's
+    only way back to `/assinaturas/<token>/`. The "created" event is the e-mail's outbox row: sent once after
+    commit, not again by a replayed task or the sweep; a lost task is sent by the sweep."""
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/assinar/{plan.public_id}/", FORM)
+    subscription = Subscription.objects.get()
+    page_url = subscription_page_url(subscription)
+    title = plan.variant.product.title
+    assert page_url.endswith(response["Location"])
+    assert [(m.to, m.subject) for m in mail.outbox] == [
+        (["fulana@example.com.br"], f"Sua assinatura de {title} na {settings.SHOP_NAME}")
+    ]
+    message = mail.outbox[0]
+    assert f"Você assinou {title}: R$ 39,90 por mês." in message.body
+    assert f"autorize o Pix Automático de {settings.SHOP_NAME} no app do seu banco" in message.body
+    assert f"A primeira cobrança, de R$ 39,90, vence em {subscription.starts_on:%d/%m/%Y}" in message.body
+    assert f"\n{page_url}\n" in message.body
+    html, mimetype = message.alternatives[0]
+    assert mimetype == "text/html" and f'href="{page_url}"' in html and f"Você assinou {title}" in html
+
+    with django_capture_on_commit_callbacks(execute=True):  # a double click: the same subscription, no new e-mail
+        again = client.post(f"/assinar/{plan.public_id}/", FORM)
+    assert again["Location"] == response["Location"] and Subscription.objects.count() == 1
+    created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
+    assert subscription_event_mail(event_id=created.pk) == "done"  # a replayed task
+    assert created.pk not in subscription_emails_pending(older_than=timedelta(0))  # the sweep
+    assert len(mail.outbox) == 1
+
+    # A task lost after commit: the sweep sends it; a subscription made before this e-mail existed is not greeted.
+    lost = Client().post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_email": "outra@example.com.br"})
+    assert lost.status_code == 302
+    pending = subscription_emails_pending(older_than=timedelta(0))
+    assert pending == [
+        SubscriptionEvent.objects.get(kind="created", subscription__buyer_email="outra@example.com.br").pk
+    ]
+    SubscriptionEvent.objects.filter(pk__in=pending).update(created_at=timezone.now() - timedelta(days=3))
+    assert subscription_emails_pending(older_than=timedelta(0)) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_click_arriving_while_the_first_is_written_finds_its_subscription(
+    sandbox: None, plan: SubscriptionPlan
+) -> None:
+    """A double click whose second request comes while the first one's transaction is still open: it waits for the
+    plan's lock, then answers the first subscription (one recurrence at the PSP, one e-mail), not a second one."""
+    address = address_clean(
+        {key: value for key, value in FORM.items() if not key.startswith("buyer_")}, FORM["buyer_name"]
+    )
+    threads = Threads()
+    with transaction.atomic():  # the first click, inside its create transaction
+        SubscriptionPlan.objects.select_for_update().get(pk=plan.pk)
+        first = Subscription.objects.create(
+            plan=plan, buyer_name=FORM["buyer_name"], buyer_tax_id="52998224725", buyer_email=FORM["buyer_email"],
+            cycle=plan.cycle, price=plan.price, first_cycle_price=plan.first_cycle_price, min_cycles=plan.min_cycles,
+            starts_on=timezone.localdate() + timedelta(days=3), destination=address,
+        )  # fmt: skip
+        threads.start("second", lambda: Client().post(f"/assinar/{plan.public_id}/", FORM)["Location"])
+        _until_someone_waits()
+
+    assert threads.join()["second"] == ("done", f"/assinaturas/{first.access_token}/")
+    assert Subscription.objects.count() == 1
 
 
 def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
@@ -143,8 +217,16 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     assert subscription.status == "active"
     assert SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").count() == 1
 
+    # QA: one press cancelled. The first press asks on the same page, saying what happens to the money (nothing
+    # was paid: the only cycle was skipped); "Sim, cancelar assinatura" cancels.
+    asked = client.post(page, {"action": "cancel"})
+    html = asked.content.decode()
+    subscription.refresh_from_db()
+    assert (asked.status_code, subscription.status) == (200, "active")
+    assert 'data-testid="cancel-consequence">Nada foi cobrado até agora: não há valor a devolver.<' in html
+    assert 'name="confirm" value="1"' in html and "Sim, cancelar assinatura" in html
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(page, {"action": "cancel"})
+        client.post(page, {"action": "cancel", "confirm": "1"})
     subscription.refresh_from_db()
     assert subscription.status == "cancelled"
     html = client.get(page).content.decode()
@@ -205,9 +287,17 @@ def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_t
     sandbox: None, plan: SubscriptionPlan, client: Client, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
-    assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(f"/assinar/{plan.public_id}/", FORM).status_code == 302
     english = Subscription.objects.get()
     assert english.language == "en"
+    title = plan.variant.product.title
+    assert [m.subject for m in mail.outbox] == [f"Your {title} subscription at {settings.SHOP_NAME}"]
+    assert f"You subscribed to {title}: R$39.90 per month." in mail.outbox[0].body
+    assert "authorize the Pix Automático" in mail.outbox[0].body
+    asked = client.post(f"/assinaturas/{english.access_token}/", {"action": "cancel"}).content.decode()
+    assert "R$39.90 per month" in asked and "Yes, cancel the subscription" in asked
+    assert 'data-testid="cancel-consequence">Nothing has been charged so far: there is nothing to refund.<' in asked
     portuguese = Client().post(f"/assinar/{plan.public_id}/", {**FORM, "buyer_email": "outra@example.com.br"})
     assert portuguese.status_code == 302
     mail.outbox.clear()
@@ -281,9 +371,12 @@ def test_cancelling_within_the_withdrawal_period_cancels_and_refunds_the_first_o
         client.post(f"/_sandbox/psp/cobr/{cycle.txid}/settle", {"paid": "1", "next": page})
     order = Order.objects.get()
     assert "o primeiro pedido também é cancelado e o valor devolvido" in client.get(page).content.decode()
+    asked = client.post(page, {"action": "cancel"}).content.decode()  # the confirm step names the refund
+    assert f"Você recebe de volta R$ 39,90 do primeiro pedido (#{order.number})" in asked
+    assert Subscription.objects.get(pk=subscription.pk).status == "active"
 
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(page, {"action": "cancel"})
+        client.post(page, {"action": "cancel", "confirm": "1"})
 
     order.refresh_from_db()
     assert (order.status, order.payment_status, order.refunded_amount) == ("canceled", "refunded", 3990)

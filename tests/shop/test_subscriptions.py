@@ -56,8 +56,9 @@ def test_subscription_from_a_plan_creates_the_recurrence_and_asks_the_payers_ban
 ) -> None:
     account = PayerAccount(tax_id="12345678909", ispb="91193552", branch="2569", account="550689")
 
-    # plan read, subscription + event inserts inside one transaction, the recurrence recorded with its event
-    with django_assert_max_num_queries(6):
+    # plan read, then in one transaction the plan's lock and the look-up of a repeated storefront subscribe,
+    # subscription + event inserts; the recurrence recorded with its event
+    with django_assert_max_num_queries(8):
         subscription = _create(plan, payer_account=account)
 
     subscription.refresh_from_db()
