@@ -23,6 +23,7 @@ from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
 from shop.checkout.selectors import absolute_url
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
+from shop.store.services import store_get
 from shop.subscriptions.offers import price_per_cycle
 
 logger = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ def _created(subscription: Subscription) -> tuple[str, str, str]:
     """What was subscribed (plan, price per period, first charge and its date) and what is left to do (authorize
     the Pix Automático in the bank app, unless done already), linking the subscription's page."""
     product = subscription.plan.variant.product.title
+    shop_name = store_get().trade_name  # the name the merchant set in the admin, as the order e-mails say it
     context = {
         "subscription": subscription,
         "product": product,
@@ -92,15 +94,16 @@ def _created(subscription: Subscription) -> tuple[str, str, str]:
         "card": subscription.payment_method == Subscription.Method.CARD,
         "to_authorize": subscription.status == Subscription.Status.PENDING_AUTHORIZATION,
         "page_url": subscription_page_url(subscription),
-        "shop_name": settings.SHOP_NAME,
+        "shop_name": shop_name,
     }
-    subject = _(CREATED_SUBJECT) % {"product": product, "shop": settings.SHOP_NAME}
+    subject = _(CREATED_SUBJECT) % {"product": product, "shop": shop_name}
     text = render_to_string("shop/subscriptions/email_created.txt", context)
     return subject, text, render_to_string("shop/subscriptions/email_created.html", context)
 
 
 def _rendered(event: SubscriptionEvent, subscription: Subscription) -> tuple[str, str]:
     cycle = SubscriptionCycle.objects.filter(public_id=event.detail.get("cycle", "")).first()
+    shop_name = store_get().trade_name
     context = {
         "subscription": subscription,
         "product": subscription.plan.variant.product.title,
@@ -110,11 +113,11 @@ def _rendered(event: SubscriptionEvent, subscription: Subscription) -> tuple[str
         "due_date": _day(event.detail.get("due_date")),
         "amount": format_brl(cycle.amount) if cycle else format_brl(subscription.price),
         "page_url": subscription_page_url(subscription),
-        "shop_name": settings.SHOP_NAME,
+        "shop_name": shop_name,
         "card": subscription.payment_method == Subscription.Method.CARD,
     }
     subjects = CARD_SUBJECTS if context["card"] else SUBJECTS
-    subject = f"{settings.SHOP_NAME}: {_(subjects[event.kind])}"
+    subject = f"{shop_name}: {_(subjects[event.kind])}"
     return subject, render_to_string("shop/subscriptions/email_notice.txt", context)
 
 

@@ -21,6 +21,7 @@ from payments.automatic.services import pix_recurrence_refresh
 from payments.models import PixRecurrenceWebhookEvent
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
+from shop.store.services import store_row
 from shop.subscriptions.cycles import subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
@@ -107,7 +108,11 @@ def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed
 ) -> None:
     """QA: nothing was e-mailed on subscribing, so until cycle 1 was paid (days later) the open tab was the buyer's
     only way back to `/assinaturas/<token>/`. The "created" event is the e-mail's outbox row: sent once after
-    commit, not again by a replayed task or the sweep; a lost task is sent by the sweep."""
+    commit, not again by a replayed task or the sweep; a lost task is sent by the sweep. The shop is named as the
+    merchant renamed it in the admin (as the order e-mails name it), not by the project's SHOP_NAME setting."""
+    row = store_row()
+    row.trade_name = "Torrefação da Serra"
+    row.save()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/assinar/{plan.public_id}/", FORM)
     subscription = Subscription.objects.get()
@@ -115,11 +120,11 @@ def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed
     title = plan.variant.product.title
     assert page_url.endswith(response["Location"])
     assert [(m.to, m.subject) for m in mail.outbox] == [
-        (["fulana@example.com.br"], f"Sua assinatura de {title} na {settings.SHOP_NAME}")
+        (["fulana@example.com.br"], f"Sua assinatura de {title} na Torrefação da Serra")
     ]
     message = mail.outbox[0]
     assert f"Você assinou {title}: R$ 39,90 por mês." in message.body
-    assert f"autorize o Pix Automático de {settings.SHOP_NAME} no app do seu banco" in message.body
+    assert "autorize o Pix Automático de Torrefação da Serra no app do seu banco" in message.body
     assert f"A primeira cobrança, de R$ 39,90, vence em {subscription.starts_on:%d/%m/%Y}" in message.body
     assert f"\n{page_url}\n" in message.body
     html, mimetype = message.alternatives[0]
