@@ -73,7 +73,7 @@ class FiscalDocument(models.Model):
         verbose_name_plural = _("notas fiscais")
         ordering = ["-created_at", "-id"]
         # Issuing a note has fiscal effect (a number spent at the SEFAZ): its own permission, not the order's.
-        permissions = [("issue_fiscaldocument", _("Pode emitir e emitir novamente NF-e"))]
+        permissions = [("issue_fiscaldocument", _("Pode emitir, cancelar e reemitir NF-e"))]
         constraints = [
             models.CheckConstraint(
                 condition=~models.Q(status="authorized") | models.Q(access_key__regex=r"^\d{44}$"),

@@ -120,7 +120,22 @@ def test_issuing_an_nfe_needs_the_nfe_permission_not_the_order_one(fiscal_store:
     assert 'data-testid="fiscal-reissue"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert fiscal.post(f"/admin/fiscal/{order.public_id}/reissue/").status_code == 302
     assert OrderEvent.objects.filter(order=order, kind="fiscal_requested", actor="fiscal").exists()
-    assert str(Permission.objects.get(codename="issue_fiscaldocument").name) == "Pode emitir e emitir novamente NF-e"
+    assert str(Permission.objects.get(codename="issue_fiscaldocument").name) == NFE_PERMISSION
+
+
+NFE_PERMISSION = "Pode emitir, cancelar e reemitir NF-e"
+
+
+def test_an_existing_nfe_permission_row_is_renamed_for_cancel_and_reissue() -> None:
+    """Django names a permission once, when it creates the row: a shop migrated before cancel-and-reissue kept
+    "Pode emitir e emitir novamente NF-e" on its groups' page until fiscal 0009 renames it."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    Permission.objects.filter(codename="issue_fiscaldocument").update(name="Pode emitir e emitir novamente NF-e")
+    import_module("fiscal.migrations.0009_nfe_permission_names_cancel").rename_permission(apps, None)
+    assert Permission.objects.get(codename="issue_fiscaldocument").name == NFE_PERMISSION
 
 
 def test_a_label_pdf_needs_the_permission_to_see_orders() -> None:
