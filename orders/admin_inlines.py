@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import format_brl
-from orders.arrival import arrival_window, last_shipment, window_words
+from orders.arrival import expectation_arrival, window_words
 from orders.labels import (
     adjustment_label,
     event_label,
@@ -114,12 +114,8 @@ class ExpectationInline(ReadOnlyInline):
         order = expectation.order
         planned = sorted(order.expectations.all(), key=lambda e: (e.position, e.pk))
         progress = expectation_progress(planned, list(order.adjustments.all()), list(order.lines.all()))
-        mine = progress.get(expectation.public_id)
-        # dated from a shipment only once some of its own units left (a part split off waits in the shop)
-        sent = mine is not None and sum(mine.planned.values()) > sum(mine.to_send.values())
         events = list(order.fulfillment_events.all())
-        shipped_at = last_shipment(mine.planned, events) if mine is not None and sent else None
-        window = arrival_window(expectation, order, shipped_at=shipped_at)
+        window = expectation_arrival(expectation, order, progress[expectation.public_id], events)
         return window_words(window) if window else ""
 
     @admin.display(description=_("forma"))

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime
 
-from django.utils import formats, timezone
+from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from kernel.business_days import add_business_days
+from kernel.money import PT_BR
 from orders.models import DeliveryDaysFrom, FulfillmentEvent, FulfillmentEventType, FulfillmentExpectation, Order
+from orders.summary import ExpectationProgress
 
 
 def last_shipment(line_ids: Iterable[str], events: Iterable[FulfillmentEvent]) -> datetime | None:
@@ -52,6 +54,18 @@ def arrival_window(
     return add_business_days(day, expectation.days_min), add_business_days(day, expectation.days_max)
 
 
+def expectation_arrival(
+    expectation: FulfillmentExpectation,
+    order: Order,
+    progress: ExpectationProgress,
+    events: Iterable[FulfillmentEvent],
+) -> tuple[date, date] | None:
+    """The expectation's arrival window, from its lines' last shipment once some of its own units left (a part split
+    off and still in the shop does not take the date of the part that shipped)."""
+    sent = sum(progress.planned.values()) > sum(progress.to_send.values())
+    return arrival_window(expectation, order, shipped_at=last_shipment(progress.planned, events) if sent else None)
+
+
 def _day(day: date) -> str:
     # Translators: a day and month without the year, as in "entre 09/12 e 11/12" (Django's date format letters).
     return formats.date_format(day, pgettext("arrival day", "d/m"))
@@ -67,7 +81,5 @@ def window_words(window: tuple[date, date]) -> str:
 
 def window_words_pt(window: tuple[date, date]) -> str:
     """The same in Portuguese whatever the language (BCP texts, the timeline)."""
-    first, last = window
-    if first == last:
-        return f"em {first:%d/%m}"
-    return f"entre {first:%d/%m} e {last:%d/%m}"
+    with translation.override(PT_BR):
+        return window_words(window)

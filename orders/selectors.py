@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce, Concat, Substr, Trim
 from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
-from orders.arrival import arrival_window, last_shipment, window_words_pt
+from orders.arrival import expectation_arrival, window_words_pt
 from orders.labels import units_text
 from orders.models import (
     Adjustment,
@@ -264,15 +264,6 @@ def expectation_description(
         else f"{sent} de {planned} unidades enviadas{f' ({forecast})' if forecast else ''}; falta enviar {rest}"
     )
     return f"{text} ({expectation.description})" if expectation.description else text
-
-
-def _arrival(
-    expectation: FulfillmentExpectation, order: Order, progress: ExpectationProgress, events: list[FulfillmentEvent]
-) -> tuple[date, date] | None:
-    """The expectation's arrival window, from its lines' last shipment once some of its own units left (a part split
-    off and still in the shop does not take the date of the part that shipped)."""
-    sent = sum(progress.planned.values()) > sum(progress.to_send.values())
-    return arrival_window(expectation, order, shipped_at=last_shipment(progress.planned, events) if sent else None)
 
 
 def event_payload(event: FulfillmentEvent) -> dict[str, Any]:
@@ -574,7 +565,7 @@ def _render(
     progress = expectation_progress(planned, adjusted, rows, now=left)
     titles = {line.public_id: line.title for line in rows}
     shipped = list(events)
-    windows = {exp.public_id: _arrival(exp, order, progress[exp.public_id], shipped) for exp, _items in kept}
+    windows = {exp.public_id: expectation_arrival(exp, order, progress[exp.public_id], shipped) for exp, _items in kept}
     return {
         "id": order.public_id,
         "label": f"#{order.number}",
