@@ -34,8 +34,8 @@ def note_totals_for_orders(order_refs: Iterable[str]) -> dict[str, int]:
 
 
 def document_for_order(order_ref: str) -> FiscalDocument | None:
-    # Compiled once per process: read for every buyer e-mail (its DANFE link) and order webhook (issue 34).
     """The order's current note: its last one (an earlier one was cancelled and reissued with corrected data)."""
+    # Compiled once per process: read for every buyer e-mail (its DANFE link) and order webhook (issue 34).
     read = compiled(
         "fiscal.document_for_order",
         lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("-sequence")[:1],

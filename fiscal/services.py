@@ -72,6 +72,8 @@ def document_request_issue(
     created = insert_once(document, ("order_ref", "sequence"))
     if not created:
         document = _current_locked(order_ref)
+        if document is None:  # the INSERT met its row: only a concurrent delete could get here
+            raise FiscalDocument.DoesNotExist(order_ref)
         if document.status != Status.REJECTED or not reissue:
             return document  # already asked (a replay), in flight, authorized or cancelled: nothing to add
         if FiscalJob.objects.filter(document=document, action=FiscalJob.Action.ISSUE).exists():
@@ -102,9 +104,10 @@ def document_request_issue(
     return document
 
 
-def _current_locked(order_ref: str) -> FiscalDocument:
-    """The order's current note (the last one: an earlier one was cancelled and reissued), row-locked."""
-    return FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence")[:1].get()
+def _current_locked(order_ref: str) -> FiscalDocument | None:
+    """The order's current note (the last one: an earlier one was cancelled and reissued), row-locked; None when
+    the order has none."""
+    return FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
 
 
 def _blocked_reason(problems: list[str]) -> str:
@@ -158,7 +161,7 @@ def document_block_once(
 
 def document_request_cancel(*, order_ref: str, justification: str) -> str:
     """Inside the caller's transaction: "requested", "window_closed", "not_issued" or "already"."""
-    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
+    document = _current_locked(order_ref)
     if document is None or document.status in (Status.REJECTED, Status.PENDING):
         # Not issued: a pending issue job still runs; the sweep of the shop is not told (see the report).
         return "not_issued"
@@ -249,7 +252,7 @@ def document_request_cancel_reissue(
     replayed job finds itself done. Raises CancelReissueRefused (in Portuguese) when it cannot be asked; returns
     the note whose cancel is asked (or already in flight: a double click adds nothing)."""
     text = justification_clean(justification)
-    document = FiscalDocument.objects.select_for_update().filter(order_ref=order_ref).order_by("-sequence").first()
+    document = _current_locked(order_ref)
     if document is None or document.status != Status.AUTHORIZED:
         raise CancelReissueRefused(gettext("Este pedido não tem NF-e autorizada: não há nota a cancelar e reemitir."))
     cancels = list(document.jobs.filter(action=FiscalJob.Action.CANCEL).values_list("status", flat=True))
@@ -331,28 +334,25 @@ def _call(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mo
     return provider.cancel(ref=ref, justification=str(job.payload.get("justification", "")))
 
 
+def _file(provider: FiscalProvider, inline: bytes | None, path: str) -> bytes | None:
+    """A file the provider answered with: inline (the sandbox), else fetched from the path it named (Focus NFe)."""
+    if inline is not None:
+        return inline
+    return provider.download(path=path) if path else None
+
+
 def _store_files(provider: FiscalProvider, document: FiscalDocument, result: ProviderResult) -> dict[str, str]:
     """Outside any transaction: fetch (when needed) and store the XML and the DANFE, or a cancellation's event
     XML; names to record."""
     if result.status == "cancelled" and document.status == Status.AUTHORIZED and document.access_key:
-        event = (
-            result.xml
-            if result.xml is not None
-            else (provider.download(path=result.xml_path) if result.xml_path else None)
-        )
+        event = _file(provider, result.xml, result.xml_path)
         if not event:
             return {}
         return {"cancel_xml": default_storage.save(f"fiscal/xml/{document.access_key}-can.xml", ContentFile(event))}
     if result.status != "authorized" or not result.access_key or document.status == Status.AUTHORIZED:
         return {}  # nothing to store, or a repeated answer about a note already stored
-    xml = (
-        result.xml if result.xml is not None else (provider.download(path=result.xml_path) if result.xml_path else None)
-    )
-    danfe = (
-        result.danfe
-        if result.danfe is not None
-        else (provider.download(path=result.danfe_path) if result.danfe_path else None)
-    )
+    xml = _file(provider, result.xml, result.xml_path)
+    danfe = _file(provider, result.danfe, result.danfe_path)
     names: dict[str, str] = {}
     if xml:
         names["xml"] = default_storage.save(f"fiscal/xml/{result.access_key}-nfe.xml", ContentFile(xml))

@@ -46,6 +46,15 @@ def _cancel_reissue_context(request: HttpRequest, order: Order, document: Fiscal
     }
 
 
+def _file_urls(document: FiscalDocument) -> dict[str, str]:
+    """The note's DANFE, XML and cancellation XML download URLs ("" while it has none)."""
+    return {
+        "danfe_url": file_path(document, "danfe"),
+        "xml_url": file_path(document, "xml"),
+        "cancel_xml_url": file_path(document, "cancelamento"),
+    }
+
+
 def admin_panel(request: HttpRequest, order: Order) -> str:
     documents = documents_of_order(order.public_id)
     document = documents[0] if documents else None
@@ -57,19 +66,10 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
         "shop/fiscal/admin_panel.html",
         {
             "document": document,
-            "earlier": [
-                {
-                    "document": earlier,
-                    "danfe_url": file_path(earlier, "danfe"),
-                    "xml_url": file_path(earlier, "xml"),
-                    "cancel_xml_url": file_path(earlier, "cancelamento"),
-                }
-                for earlier in documents[1:]
-            ],  # cancelled and reissued: listed, with their files, for the accountant
+            # cancelled and reissued: listed, with their files, for the accountant
+            "earlier": [{"document": earlier, **_file_urls(earlier)} for earlier in documents[1:]],
             **_cancel_reissue_context(request, order, document),
-            "danfe_url": file_path(document, "danfe") if document else "",
-            "xml_url": file_path(document, "xml") if document else "",
-            "cancel_xml_url": file_path(document, "cancelamento") if document else "",
+            **(_file_urls(document) if document else {}),
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "ibs_cbs": totals_brl(document.ibs_cbs_totals) if document else None,
             "can_issue": status in REISSUABLE and request.user.has_perm(ISSUE_PERMISSION),
