@@ -415,19 +415,13 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     )
     closed = is_closed(order)
     return_days = return_window_days(order)
+    bought_items = kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines)
     if kind in ("shipped", "delivered"):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
-    elif closed:
-        # Cancelled, every line is at 0: the buyer reads what was cancelled, as the subtotal still counts it
-        # (the QA walk's cancellation and refund e-mails said "Itens:" over an empty list).
-        items = [
-            (line.title, line.sku, line.quantity_original, line.unit_price * line.quantity_original)
-            for line in lines
-            if line.quantity_original
-        ]
-    elif kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines):
-        # Units returned or cancelled are at 0 in the order: the buyer reads the items as bought, which the subtotal
-        # still counts (the QA walk's refund after a return said "Itens:" over an empty list).
+    elif closed or bought_items:
+        # Cancelled (every line at 0), or a refund after units were returned or cancelled: the buyer reads the items
+        # as bought, which the subtotal still counts (the QA walk's cancellation and refund e-mails said "Itens:"
+        # over an empty list).
         items = [
             (line.title, line.sku, line.quantity_original, line.unit_price * line.quantity_original)
             for line in lines
@@ -459,7 +453,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "adjustment": adjustment,
         "refund_amount": -adjustment.amount if adjustment is not None else 0,
         "refunded_items": refunded_items,
-        "bought_items": kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines),
+        "bought_items": bought_items,
         "permalink_url": order.permalink_url,
         "tracking_corrected": event is not None and event.type == FulfillmentEventType.TRACKING_CORRECTED,
         "shop_name": settings.SHOP_NAME,
