@@ -172,13 +172,17 @@ def verify_message(
     """
     sig_input_header, sig_header = msg.header("signature-input"), msg.header("signature")
     if not sig_input_header or not sig_header:
-        raise SignatureError("signature_missing", "Signature and Signature-Input are required")
+        raise SignatureError("signature_missing", "Os cabeçalhos Signature e Signature-Input são obrigatórios.")
     try:
         inputs, signatures = parse_dictionary(sig_input_header), parse_dictionary(sig_header)
     except SFVError as exc:
-        raise SignatureError("signature_invalid", f"malformed signature header: {exc}") from exc
+        raise SignatureError(
+            "signature_invalid", "Signature ou Signature-Input malformado: não é um dicionário RFC 8941."
+        ) from exc
     if not inputs or set(inputs) != set(signatures):
-        raise SignatureError("signature_invalid", "every Signature-Input label needs its Signature and vice versa")
+        raise SignatureError(
+            "signature_invalid", "Cada rótulo de Signature-Input precisa do seu Signature, e vice-versa."
+        )
     needed = set(required if required is not None else required_request_components(msg))
     keys = list(jwks)
     clock = now if now is not None else time.time()
@@ -192,24 +196,30 @@ def _covered(inner: InnerList) -> list[str]:
     components: list[str] = []
     for item in inner.items:
         if not isinstance(item.value, str) or item.params or item.value != item.value.lower():
-            raise SignatureError("signature_invalid", "covered components must be plain lowercase names")
+            raise SignatureError(
+                "signature_invalid", "Signature-Input: os componentes cobertos são nomes simples, em minúsculas."
+            )
         components.append(item.value)
     if len(set(components)) != len(components):
-        raise SignatureError("signature_invalid", "duplicate covered component")
+        raise SignatureError("signature_invalid", "Signature-Input: um componente coberto aparece duas vezes.")
     return components
 
 
 def _check_times(params: Mapping[str, object], now: float) -> int:
     created = params.get("created")
     if not isinstance(created, int) or isinstance(created, bool):
-        raise SignatureError("signature_invalid", "created parameter is required")
+        raise SignatureError("signature_invalid", "Signature-Input precisa do parâmetro created.")
     if created < now - MAX_AGE_SECONDS:
-        raise SignatureError("signature_invalid", f"signature created more than {MAX_AGE_SECONDS} s ago")
+        raise SignatureError(
+            "signature_invalid", f"A assinatura foi criada há mais de {MAX_AGE_SECONDS} s: assine a requisição de novo."
+        )
     if created > now + CLOCK_SKEW_SECONDS:
-        raise SignatureError("signature_invalid", "signature created in the future")
+        raise SignatureError(
+            "signature_invalid", "O parâmetro created da assinatura está no futuro: confira o relógio."
+        )
     expires = params.get("expires")
     if isinstance(expires, int) and expires < now:
-        raise SignatureError("signature_invalid", "signature expired")
+        raise SignatureError("signature_invalid", "A assinatura expirou (parâmetro expires).")
     return created
 
 
@@ -224,31 +234,43 @@ def _verify_label(
     now: float,
 ) -> VerifiedSignature:
     if not isinstance(inner, InnerList) or not isinstance(sig_item, Item) or not isinstance(sig_item.value, bytes):
-        raise SignatureError("signature_invalid", f"malformed signature entry {label}")
+        raise SignatureError("signature_invalid", f"A entrada {label} de Signature ou Signature-Input está malformada.")
     components = _covered(inner)
     missing = sorted(needed - set(components))
     if missing:
-        raise SignatureError("signature_invalid", f"signature does not cover {', '.join(missing)}")
+        raise SignatureError("signature_invalid", f"A assinatura precisa cobrir {', '.join(missing)} (BCP §14).")
     alg = inner.params.get("alg")
     if alg is not None and alg != ES256_ALG:
-        raise SignatureError("algorithm_unsupported", f"algorithm {alg!r} is not supported")
+        raise SignatureError("algorithm_unsupported", f"Algoritmo {alg!r} não suportado: use {ES256_ALG} (ES256).")
     created = _check_times(inner.params, now)
     keyid = inner.params.get("keyid")
     if not isinstance(keyid, str):
-        raise SignatureError("signature_invalid", "keyid parameter is required")
+        raise SignatureError("signature_invalid", "Signature-Input precisa do parâmetro keyid.")
     jwk = next((k for k in jwks if k.get("kid") == keyid and k.get("use") != "enc"), None)
     if jwk is None:
-        raise SignatureError("key_not_found", f"no signing key with kid {keyid!r} in the signer's profile")
+        raise SignatureError(
+            "key_not_found", f"Nenhuma chave de assinatura com kid {keyid!r} em keys[] do perfil da plataforma."
+        )
     try:
         public = shop_keys.public_key_from_jwk(dict(jwk))
     except ValueError as exc:
-        raise SignatureError("algorithm_unsupported", str(exc)) from exc
+        raise SignatureError(
+            "algorithm_unsupported", f"A chave {keyid!r} do perfil não é uma chave EC P-256 (ES256) válida."
+        ) from exc
     digest_header = msg.header("content-digest")
     body_unbound = digest_header is None and bool(body)
-    if body_unbound or (digest_header is not None and not digest_matches(digest_header, body)):
-        raise SignatureError("digest_mismatch", "Content-Digest does not match the body (sha-256)")
+    if body_unbound:
+        raise SignatureError(
+            "digest_mismatch", "Content-Digest (sha-256) é obrigatório numa requisição assinada com corpo."
+        )
+    if digest_header is not None and not digest_matches(digest_header, body):
+        raise SignatureError(
+            "digest_mismatch", "Content-Digest não corresponde ao corpo: envie o sha-256 do corpo exato."
+        )
     # RFC 9421 §3.2: the base ends with the `@signature-params` value exactly as received.
     base = signature_base(msg, components, inner.raw or serialize_inner_list(inner))
     if not shop_keys.es256_verify(public, sig_item.value, base):
-        raise SignatureError("signature_invalid", "signature does not verify")
+        raise SignatureError(
+            "signature_invalid", f"A assinatura não confere com a chave {keyid!r} do perfil da plataforma."
+        )
     return VerifiedSignature(label, keyid, tuple(components), created)

@@ -141,6 +141,50 @@ def test_bad_signature_is_401_and_tampered_body_400_bcp_sig_03_04(client: Client
     assert Checkout.objects.count() == 0
 
 
+def test_signature_refusals_say_in_portuguese_which_header_and_why_bcp_sig_03_04(
+    client: Client, fake_platform: FakePlatform
+) -> None:
+    """Agent walk: every signature refusal reached the platform in English ("signature does not verify",
+    "Content-Digest does not match the body (sha-256)") while every other protocol error is Portuguese and names
+    the field (BCP §5.1: content in pt-BR). Now each names the header or key at fault, in Portuguese."""
+    url = fake_platform.publish()
+    headers = _signed_headers(fake_platform, url)
+
+    def refused(body: bytes, sent: dict[str, str]) -> tuple[int, str, str]:
+        response = client.post("/bcp/v1/checkout-sessions", data=body, content_type="application/json", headers=sent)
+        return response.status_code, response.json()["code"], response.json()["content"]
+
+    forged = dict(headers, **{"Signature": "sig1=:" + "A" * 86 + "==:"})
+    rsa = dict(headers, **{"Signature-Input": headers["Signature-Input"] + ';alg="rsa-pss-sha512"'})
+    unsigned_digest = {k: v for k, v in headers.items() if k != "Content-Digest"}
+    assert refused(BODY.replace(b"1}", b"9}"), headers) == (
+        400,
+        "digest_mismatch",
+        "Content-Digest não corresponde ao corpo: envie o sha-256 do corpo exato.",
+    )
+    assert refused(BODY, unsigned_digest) == (
+        400,
+        "digest_mismatch",
+        "Content-Digest (sha-256) é obrigatório numa requisição assinada com corpo.",
+    )
+    assert refused(BODY, forged) == (
+        401,
+        "signature_invalid",
+        f"A assinatura não confere com a chave '{PLATFORM_KID}' do perfil da plataforma.",
+    )
+    assert refused(BODY, _signed_headers(fake_platform, url, kid="outra")) == (
+        401,
+        "key_not_found",
+        "Nenhuma chave de assinatura com kid 'outra' em keys[] do perfil da plataforma.",
+    )
+    assert refused(BODY, rsa) == (
+        400,
+        "algorithm_unsupported",
+        "Algoritmo 'rsa-pss-sha512' não suportado: use ecdsa-p256-sha256 (ES256).",
+    )
+    assert Checkout.objects.count() == 0
+
+
 def test_unknown_kid_refreshes_the_profile_at_most_once_a_minute_bcp_sig_05(
     client: Client, fake_platform: FakePlatform
 ) -> None:

@@ -120,6 +120,7 @@ def test_tampered_body_is_a_digest_mismatch_bcp_sig_03() -> None:
     with pytest.raises(SignatureError) as err:
         verify(msg, BODY.replace(b"2", b"3"), JWKS)
     assert err.value.code == "digest_mismatch"
+    assert err.value.message == "Content-Digest não corresponde ao corpo: envie o sha-256 do corpo exato."
 
 
 def test_signature_without_required_coverage_does_not_count_bcp_sig_02() -> None:
@@ -127,7 +128,7 @@ def test_signature_without_required_coverage_does_not_count_bcp_sig_02() -> None
     with pytest.raises(SignatureError) as err:
         verify(msg, BODY, JWKS)
     assert err.value.code == "signature_invalid"
-    assert err.value.message == "signature does not cover bcp-agent, content-type"
+    assert err.value.message == "A assinatura precisa cobrir bcp-agent, content-type (BCP §14)."
 
 
 def test_idempotency_key_must_be_covered_when_present_bcp_sig_02() -> None:
@@ -307,7 +308,10 @@ def test_every_label_must_verify_rfc9421_3_2() -> None:
     }
     with pytest.raises(SignatureError) as err:
         verify(msg, BODY, JWKS)
-    assert (err.value.code, err.value.message) == ("signature_invalid", "signature does not verify")
+    assert (err.value.code, err.value.message) == (
+        "signature_invalid",
+        "A assinatura não confere com a chave 'plat-1' do perfil da plataforma.",
+    )
 
 
 def test_a_label_without_its_signature_is_invalid_rfc9421_3_2() -> None:
@@ -348,4 +352,4 @@ def test_created_is_required() -> None:
     msg.headers = {**msg.headers, **_sign_raw(msg, REQUEST_COMPONENTS, params)}
     with pytest.raises(SignatureError) as err:
         verify(msg, BODY, JWKS)
-    assert (err.value.code, err.value.message) == ("signature_invalid", "created parameter is required")
+    assert (err.value.code, err.value.message) == ("signature_invalid", "Signature-Input precisa do parâmetro created.")
