@@ -731,6 +731,18 @@ def _choose_method(
 
 def _method_refused(method: str, config: ShippingConfig, can_ship: bool, can_pickup: bool) -> str:
     """The method asked for is not offered (now): named by its title, with what the buyer can do instead."""
+    if method not in ("shipping", "pickup"):
+        # A platform's own type (BCP §9 allows custom ones, e.g. `curbside`) is no shipping that is "unavailable
+        # at the moment": say the type is not served here and which types are.
+        if can_ship and can_pickup:
+            text = _("O tipo de entrega “%(type)s” não é atendido por esta loja; use shipping ou pickup.")
+        elif can_ship:
+            text = _("O tipo de entrega “%(type)s” não é atendido por esta loja; use shipping.")
+        elif can_pickup:
+            text = _("O tipo de entrega “%(type)s” não é atendido por esta loja; use pickup.")
+        else:
+            text = _("O tipo de entrega “%(type)s” não é atendido por esta loja.")
+        return text % {"type": method}
     if method == "pickup":
         title = config.pickup_methods[0].title if config.pickup_methods else _("Retirada na loja")
         if can_ship:

@@ -189,6 +189,32 @@ def test_unknown_destination_or_option_on_update_leaves_checkout_unchanged_bcp_f
         assert (last.type, last.severity, last.path) == ("error", "recoverable", path)
 
 
+def test_an_unknown_method_type_is_named_not_called_unavailable_shipping_bcp_ful_05():
+    """Agent walk: `{"type": "curbside"}` on update was answered "Entrega no endereço não está disponível no momento;
+    escolha a retirada na loja." while shipping was on offer: the agent was told to stop shipping. Now the message
+    names the type it sent and the types this store serves; the checkout stays as it was (BCP-FUL-05)."""
+    from shop.checkout.types import FulfillmentInput, FulfillmentMethodInput
+
+    make_variant()
+    make_shipping()
+    make_location()
+    created = create(fulfillment=shipping(option="pac"))
+    lines = (LineInput("SKU-CAFE-500G", 1, created.checkout.lines.all()[0].public_id),)
+    curbside = FulfillmentInput(methods=(FulfillmentMethodInput(type="curbside"),))  # type: ignore[arg-type]
+    result = checkout_update(
+        checkout_id=created.checkout.public_id, data=CheckoutInput(lines=lines, buyer=BUYER, fulfillment=curbside)
+    )
+    assert (result.checkout.fulfillment_type, result.checkout.selected_option_id) == ("shipping", "pac")
+    assert [(m.code, m.severity, m.path, m.content) for m in result.messages if m.type == "error"] == [
+        (
+            "fulfillment_method_unsupported",
+            "recoverable",
+            "$.fulfillment.methods[0].type",
+            "O tipo de entrega “curbside” não é atendido por esta loja; use shipping ou pickup.",
+        )
+    ]
+
+
 def test_destination_id_is_kept_across_updates_and_can_be_referenced_bcp_ful_04():
     make_variant()
     make_shipping()
