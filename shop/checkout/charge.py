@@ -52,7 +52,7 @@ from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, release_reserved, ret
 from shop.checkout.evaluate import Evaluation, unoffered
 from shop.checkout.pricing import coupon_redemptions_record
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
-from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, PaymentInput
+from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, InstrumentInput, PaymentInput
 from shop.models import Checkout, CheckoutLine, CouponRedemption
 from shop.store.services import store_get
 
@@ -174,6 +174,16 @@ def card_handler_id() -> str:
     return getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
 
 
+def _wrong_type(instrument: InstrumentInput, expected: str) -> str:
+    """Which handler, the one type it takes and the type sent: "Instrumento incompatível com o Pix." left the agent to
+    guess which member was wrong and what to send instead (BCP §5.1)."""
+    return _("O meio de pagamento %(handler)s aceita type “%(expected)s”, não “%(sent)s”.") % {
+        "handler": instrument.handler_id,
+        "expected": expected,
+        "sent": instrument.type,
+    }
+
+
 def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = None) -> CheckoutMessage | None:
     """BCP §11.3 / PIX.md §3 step 2: exactly one instrument of a handler this checkout offers (`offered`,
     BCP §11.2: "a handler `id` of this checkout") and of a matching type."""
@@ -184,17 +194,17 @@ def instrument_problem(payment: PaymentInput, offered: tuple[str, ...] | None = 
         return unoffered(instrument.handler_id, offered, 0)
     if instrument.handler_id == settings.PIX_HANDLER_ID:
         if instrument.type != "pix":
-            return err("pix_instrument_mismatch", _("Instrumento incompatível com o Pix."), f"{INSTRUMENT_PATH}.type")
+            return err("pix_instrument_mismatch", _wrong_type(instrument, "pix"), f"{INSTRUMENT_PATH}.type")
         return None
     if instrument.handler_id == card_handler_id() and getattr(settings, "BCP_CARD_ENABLED", True):
         if instrument.type != "card":
-            return err("payment_failed", _("Instrumento incompatível com o cartão."), f"{INSTRUMENT_PATH}.type")
+            return err("payment_failed", _wrong_type(instrument, "card"), f"{INSTRUMENT_PATH}.type")
         if not (instrument.credential or {}).get("token"):
             return err("payment_failed", _("Informe o token do cartão."), f"{INSTRUMENT_PATH}.credential")
         return None
     if instrument.handler_id == getattr(settings, "BCP_BOLETO_HANDLER_ID", "br.dev.bcp.boleto"):
         if instrument.type != "boleto":  # issue 37: the boleto handler (shop/checkout/boleto.py)
-            return err("payment_failed", _("Instrumento incompatível com o boleto."), f"{INSTRUMENT_PATH}.type")
+            return err("payment_failed", _wrong_type(instrument, "boleto"), f"{INSTRUMENT_PATH}.type")
         return None
     return err("payment_failed", _("Meio de pagamento desconhecido."), f"{INSTRUMENT_PATH}.handler_id")
 

@@ -85,6 +85,29 @@ def test_complete_needs_exactly_one_known_instrument_bcp_chk_10_pay_03():
     assert stock() == 10
 
 
+def test_an_instrument_of_the_wrong_type_names_the_handler_and_the_type_it_takes_bcp_pay_03():
+    """Agent walk: `{"handler_id": "pix_recebedor_001", "type": "card"}` was answered "Instrumento incompatível com o
+    Pix.", naming neither what was wrong nor what to send (BCP §5.1). Now the handler, the type it takes and the one
+    sent; nothing charged, no order."""
+    checkout = ready_checkout()
+    cases = [
+        (replace(PIX, type="card"), "pix_instrument_mismatch", "pix_recebedor_001", "pix", "card"),
+        (replace(CARD_OK, type="pix"), "payment_failed", "gpay", "card", "pix"),
+    ]
+    for instrument, code, handler, expected, sent in cases:
+        result = complete(checkout, instrument)
+        assert result.checkout.status == "ready_for_complete"
+        assert [(m.code, m.path, m.content) for m in result.messages if m.type == "error"] == [
+            (
+                code,
+                "$.payment.instruments[0].type",
+                f"O meio de pagamento {handler} aceita type “{expected}”, não “{sent}”.",
+            )
+        ]
+    assert not Order.objects.exists()
+    assert stock() == 10
+
+
 def test_complete_from_incomplete_returns_blocking_errors():
     make_variant()
     created = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),)))
