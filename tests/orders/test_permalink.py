@@ -287,6 +287,24 @@ def test_a_shipped_order_says_when_what_travels_should_arrive(client, place_orde
     assert 'data-testid="order-on-the-way"' not in html and 'data-testid="arrival-estimate"' not in html
 
 
+def test_units_delivered_then_returned_are_not_on_their_way_again(client, place_order):
+    """QA walk: after the buyer sent back what was delivered (a registered return), the page said "A caminho ·
+    enviado em …, Previsão de entrega: …" again: the returned units had left the line's delivered count, so the
+    expectation read them as shipped and not arrived. A return takes back delivered units only; they stay arrived."""
+    # given two shirts, both shipped and delivered, one sent back by the buyer, then the other
+    order = place_order(lines=[("CAM", 3000, 2)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    shirt = order.lines.get(sku="CAM")
+    order_return(order_id=order.public_id, lines=[LineQuantity(shirt.public_id, 1)], reason="Desistência")
+    # then nothing is on its way on the buyer's page, nor after the second return
+    html = client.get(_path(order)).content.decode()
+    assert 'data-testid="order-on-the-way"' not in html and "A caminho" not in html
+    order_return(order_id=order.public_id, lines=[LineQuantity(shirt.public_id, 1)], reason="Desistência")
+    html = client.get(_path(order)).content.decode()
+    assert 'data-testid="order-on-the-way"' not in html and "A caminho" not in html
+
+
 @pytest.mark.parametrize(
     ("language", "words"),
     [
