@@ -86,8 +86,12 @@ def available_actions(order: Order) -> list[str]:
             offered.append("split")
         if len(expectations) >= 2:
             offered.append("merge")
-    if not canceled and any(ln.quantity_delivered > 0 for ln in lines):
-        offered.append("return")  # only what reached the buyer can come back (a parcel on the road cannot)
+    waiting_request = ReturnRequest.objects.filter(order=order, status__in=("requested", "approved")).exists()
+    if not canceled and any(ln.quantity_delivered > 0 for ln in lines) and not waiting_request:
+        # Only what reached the buyer can come back (a parcel on the road cannot). While the buyer's request waits,
+        # its "Itens recebidos" records the return: "Registrar devolução" left the request "Aprovada" for good and
+        # its refund without the freight the request gives back (QA walk).
+        offered.append("return")
     if refundable_amount(order) > 0:
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():
