@@ -86,8 +86,12 @@ def available_actions(order: Order) -> list[str]:
             offered.append("split")
         if len(expectations) >= 2:
             offered.append("merge")
-    if not canceled and any(ln.quantity_delivered > 0 for ln in lines):
-        offered.append("return")  # only what reached the buyer can come back (a parcel on the road cannot)
+    waiting_request = ReturnRequest.objects.filter(order=order, status__in=("requested", "approved")).exists()
+    if not canceled and any(ln.quantity_delivered > 0 for ln in lines) and not waiting_request:
+        # Only what reached the buyer can come back (a parcel on the road cannot). While the buyer's request waits,
+        # its "Itens recebidos" records the return: "Registrar devolução" left the request "Aprovada" for good and
+        # its refund without the freight the request gives back (QA walk).
+        offered.append("return")
     if refundable_amount(order) > 0:
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():
@@ -133,8 +137,8 @@ def perform_action(
             credit_amount=data.get("credit_amount") or 0,
             actor=actor,
         )
-        if data.get("refund_amount") and not refund_goes_through_psp(order):
-            return f"{_('Devolução registrada.')} {offline_refund_message(data['refund_amount'])}"
+        if data.get("refund_amount") and (note := by_hand_refund_message(order, data["refund_amount"])):
+            return f"{_('Devolução registrada.')} {note}"
         return str(_("Devolução registrada."))
     if slug == "split":
         when = data.get("fulfillable_on")
@@ -183,8 +187,8 @@ def perform_action(
             actor=actor,
             known_refunds=data.get("known_refunds"),
         )
-        if not refund_goes_through_psp(order):
-            return offline_refund_message(-adjustment.amount)
+        if note := by_hand_refund_message(order, -adjustment.amount):
+            return note
         return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
     if slug == "expectation":
         when = data.get("fulfillable_on")
@@ -216,8 +220,8 @@ def perform_action(
         else:
             done = str(_("Pedido cancelado."))
         refund = order.adjustments.filter(type="refund", pk__gt=cancel.pk).first()  # the one the cancel wrote
-        if refund is not None and not refund_goes_through_psp(order):
-            return f"{done} {offline_refund_message(-refund.amount)}"
+        if refund is not None and (note := by_hand_refund_message(order, -refund.amount)):
+            return f"{done} {note}"
         return done
     if slug == "return-request":
         return _return_request_step(order, data, actor)
@@ -283,6 +287,24 @@ def offline_refund_message(amount: int) -> str:
     ) % {"amount": format_brl(amount)}
 
 
+def by_hand_refund_message(order: Order, amount: int) -> str:
+    """What staff must do themselves for a refund no system pays: an order paid outside the shop, or a boleto (no
+    estorno: the shop transfers the money and records it under "Devoluções de boleto"; QA walk: "Reembolso de
+    R$ 50,00 solicitado" read as if the gateway would pay it, and nothing on the order said where to go). Empty
+    when the Pix PSP or the card gateway sends the money back."""
+    if not refund_goes_through_psp(order):
+        return offline_refund_message(amount)
+    if order.payment_type == "boleto":
+        return str(
+            _(
+                "Reembolso de %(amount)s registrado, a transferir pela loja: boleto não tem estorno automático. "
+                "Combine com o comprador uma chave Pix ou conta, transfira %(amount)s e registre a transferência "
+                "em Pagamentos → Devoluções de boleto."
+            )
+        ) % {"amount": format_brl(amount)}
+    return ""
+
+
 # A step the request had already passed when the service locked it: nothing changed (no event, no e-mail), so the
 # page says so instead of repeating the success message — also for two clicks at the same instant.
 _NOTHING_CHANGED = {
@@ -311,6 +333,6 @@ def _return_request_step(order: Order, data: dict, actor: str) -> str:
         }
         if not done.request.refund_amount:  # the service asked for no refund at all: say that, not "R$ 0,00 asked"
             success = str(_("Devolução encerrada sem reembolso."))
-        elif not refund_goes_through_psp(order):
-            success = offline_refund_message(done.request.refund_amount)
+        elif note := by_hand_refund_message(order, done.request.refund_amount):
+            success = note
     return success if done.changed else str(_NOTHING_CHANGED[step])

@@ -208,7 +208,11 @@ def tax_id_text(value: str) -> str:
 # said "(Cancelado pelo comprador)"). Any other reason is the person's own words, shown as written.
 CANCELED_BY_BUYER = gettext_noop("Cancelado pelo comprador")
 CANCELED_BY_PLATFORM = gettext_noop("Cancelado pela plataforma de compra")
-_STORED_REASONS = frozenset({CANCELED_BY_BUYER, CANCELED_BY_PLATFORM})
+# The notes a pickup's events get when staff leave theirs empty (an English page read "Ready for pickup — Pronto
+# para retirada"; QA walk).
+READY_FOR_PICKUP_NOTE = gettext_noop("Pronto para retirada")
+PICKED_UP_NOTE = gettext_noop("Retirado na loja")
+_STORED_REASONS = frozenset({CANCELED_BY_BUYER, CANCELED_BY_PLATFORM, READY_FOR_PICKUP_NOTE, PICKED_UP_NOTE})
 
 
 def stored_reason_label(text: str) -> str:

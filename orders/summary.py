@@ -289,6 +289,13 @@ def expectation_progress(
         now = expectation_items_now(expectations, adjustments)
     to_send = expectation_units_to_send(expectations, adjustments, lines, now=now)
     arrived = {line.public_id: line.quantity_delivered for line in lines}
+    # A registered return takes delivered units off the line (`order_return` accepts only those): they arrived once,
+    # and counted as still travelling they would read "A caminho" again on the buyer's page (QA walk).
+    for adjustment in adjustments:
+        if adjustment.type == AdjustmentType.RETURN and adjustment.status == AdjustmentStatus.COMPLETED:
+            for item in adjustment.line_items or ():
+                line_id = str(item["id"])
+                arrived[line_id] = arrived.get(line_id, 0) + abs(int(item["quantity"]))
     result: dict[str, ExpectationProgress] = {}
     for expectation in expectations:
         planned = {str(item["id"]): int(item["quantity"]) for item in now[expectation.public_id][0]}

@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from orders.errors import OrderError
+from orders.labels import PICKED_UP_NOTE, READY_FOR_PICKUP_NOTE
 from orders.models import EmailKind, FulfillmentEvent, FulfillmentEventType, Order, OrderStatus
 from orders.services._common import (
     lock_order,
@@ -54,7 +55,7 @@ def order_pickup_ready(*, order_id: str, description: str = "", actor: str = "")
             "order_id", _("O pedido #%(number)s já foi retirado."), code="already_delivered", number=order.number
         )
     event = fulfillment_event_create(
-        order_id=order_id, type=READY_FOR_PICKUP, description=description or "Pronto para retirada", actor=actor
+        order_id=order_id, type=READY_FOR_PICKUP, description=description or READY_FOR_PICKUP_NOTE, actor=actor
     )
     schedule_email(order, EmailKind.READY_FOR_PICKUP, ref=event.public_id)
     return event
@@ -70,7 +71,7 @@ def order_pickup_done(*, order_id: str, description: str = "", actor: str = "") 
         raise OrderError(
             "order_id", _("O pedido #%(number)s ainda não está pronto."), code="not_ready", number=order.number
         )
-    return order_mark_delivered(order_id=order_id, description=description or "Retirado na loja", actor=actor)
+    return order_mark_delivered(order_id=order_id, description=description or PICKED_UP_NOTE, actor=actor)
 
 
 @transaction.atomic

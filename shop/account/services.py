@@ -41,6 +41,7 @@ from orders.models import EmailDelivery, Order
 from shop.checkout.selectors import absolute_url
 from shop.checkout.types import STATUS_COMPLETED
 from shop.models import AccountLoginLink, Checkout, CheckoutReminder, Subscription
+from shop.store.services import email_sender
 from shop.subscriptions.services import SubscriptionStateError, subscription_cancel
 
 logger = logging.getLogger(__name__)
@@ -114,12 +115,13 @@ def account_link_send(*, link_id: int) -> str:
             return "expired"
         link.sent_at = timezone.now()
         link.save(update_fields=["sent_at"])
-    context = {"url": link_url(link), "minutes": link_minutes(), "shop_name": settings.SHOP_NAME}
+    shop_name, sender = email_sender()
+    context = {"url": link_url(link), "minutes": link_minutes(), "shop_name": shop_name}
     with translation.override(settings.LANGUAGE_CODE):
-        subject = _("%(shop)s: seu link para entrar em Minha conta") % {"shop": settings.SHOP_NAME}
+        subject = _("%(shop)s: seu link para entrar em Minha conta") % {"shop": shop_name}
         text = render_to_string("shop/account/email_link.txt", context)
     try:
-        OrderEmail(subject=subject, body=text, to=[link.email]).send()
+        OrderEmail(subject=subject, body=text, from_email=sender, to=[link.email]).send()
     except Exception:
         AccountLoginLink.objects.filter(pk=link_id).update(sent_at=None)  # the sweep retries
         logger.exception("account link %s not sent", link_id)

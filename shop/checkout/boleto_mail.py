@@ -35,6 +35,7 @@ from payments.models import BoletoPayment
 from shop.checkout.selectors import checkout_continue_url
 from shop.checkout.types import STATUS_IN_PROGRESS
 from shop.models import BoletoNotice, Checkout
+from shop.store.services import email_sender
 
 logger = logging.getLogger(__name__)
 SEND_TASK = "shop.tasks.send_boleto_notice"
@@ -131,6 +132,7 @@ def boleto_notice_send(*, notice_id: int) -> str:
 
 
 def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) -> EmailMultiAlternatives:
+    shop_name, sender = email_sender()
     context = {
         "checkout": checkout,
         "boleto": boleto,
@@ -138,19 +140,19 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
         "due_soon": notice.kind == BoletoNotice.Kind.DUE_SOON,
         "lines": [(line, line.unit_price * line.quantity) for line in checkout.lines.all()],
         "boleto_url": checkout_continue_url(checkout, page="checkout:boleto"),
-        "shop_name": settings.SHOP_NAME,
+        "shop_name": shop_name,
         # The day the items are released: the due date plus the grace days the expiry sweep waits for the bank.
         "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
     }
     due = boleto.due_date.strftime("%d/%m/%Y")
     with translation.override(checkout.language or settings.LANGUAGE_CODE):
-        values = {"shop": settings.SHOP_NAME, "amount": format_brl(boleto.amount), "due": due}  # the reader's way
+        values = {"shop": shop_name, "amount": format_brl(boleto.amount), "due": due}  # the reader's way
         if notice.kind == BoletoNotice.Kind.DUE_SOON:
             subject = _("%(shop)s: seu boleto de %(amount)s vence amanhã (%(due)s)") % values
         else:
             subject = _("%(shop)s: seu boleto de %(amount)s, vencimento %(due)s") % values
         text = render_to_string("shop/email/boleto_notice.txt", context)
         html = render_to_string("shop/email/boleto_notice.html", context)
-    message: EmailMultiAlternatives = OrderEmail(subject=subject, body=text, to=[notice.email])
+    message: EmailMultiAlternatives = OrderEmail(subject=subject, body=text, from_email=sender, to=[notice.email])
     message.attach_alternative(html, "text/html")
     return message

@@ -49,6 +49,7 @@ from orders.emails import OrderEmail
 from shop.checkout.selectors import STAFF_KEY_PREFIX, absolute_url, checkout_continue_url
 from shop.checkout.types import STATUS_COMPLETED, STATUS_INCOMPLETE, STATUS_READY
 from shop.models import Checkout, CheckoutLine, CheckoutReminder, ReminderOptOut
+from shop.store.services import email_sender
 
 logger = logging.getLogger(__name__)
 _SALT = "shop.checkout.reminders.optout"  # the signing salt of links already sent: kept when the module moved
@@ -126,6 +127,7 @@ def reminders_queue_due(*, now: object | None = None) -> int:
 
 
 def _message(checkout: Checkout, email: str) -> EmailMultiAlternatives:
+    shop_name, sender = email_sender()
     context = {
         "checkout": checkout,
         # What the buyer left, at the prices and total of the checkout (issue 33: items, prices and total).
@@ -134,14 +136,14 @@ def _message(checkout: Checkout, email: str) -> EmailMultiAlternatives:
         "total": checkout.total_amount,
         "continue_url": checkout_continue_url(checkout),
         "optout_url": absolute_url(reverse("shop:reminder_optout", kwargs={"token": optout_token(email)})),
-        "shop_name": settings.SHOP_NAME,
+        "shop_name": shop_name,
     }
     with translation.override(checkout.language or settings.LANGUAGE_CODE):
-        subject = _("%(shop)s: seu carrinho está esperando por você") % {"shop": settings.SHOP_NAME}
+        subject = _("%(shop)s: seu carrinho está esperando por você") % {"shop": shop_name}
         text = render_to_string("shop/email/checkout_reminder.txt", context)
         html = render_to_string("shop/email/checkout_reminder.html", context)
 
-    message: EmailMultiAlternatives = OrderEmail(subject=subject, body=text, to=[email])
+    message: EmailMultiAlternatives = OrderEmail(subject=subject, body=text, from_email=sender, to=[email])
     message.attach_alternative(html, "text/html")
     return message
 

@@ -8,6 +8,7 @@ drops the cached copy (`StoreSettings.save`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from email.headerregistry import Address
 from email.utils import parseaddr
 from typing import Any
 
@@ -218,6 +219,13 @@ def pix_merchant() -> tuple[str, str]:
     """
     store = store_get()
     return store.pix_name, store.pix_city
+
+
+def email_sender() -> tuple[str, str]:
+    """The shop's name as the merchant set it in the admin, and the From of its e-mails: that name with the
+    configured address (DEFAULT_FROM_EMAIL), as the order e-mails send them; not the project's SHOP_NAME."""
+    name = store_get().trade_name
+    return name, str(Address(display_name=name, addr_spec=parseaddr(settings.DEFAULT_FROM_EMAIL)[1]))
 
 
 def email_context() -> dict[str, Any]:

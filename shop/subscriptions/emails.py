@@ -23,7 +23,7 @@ from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
 from shop.checkout.selectors import absolute_url
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
-from shop.store.services import store_get
+from shop.store.services import email_sender, store_get
 from shop.subscriptions.offers import price_per_cycle
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ def subscription_event_mail(*, event_id: int) -> str:
         event.save(update_fields=["mailed_at"])
         subject, text, html = _body(event)
         to = event.subscription.buyer_email
-    message = OrderEmail(subject=subject, body=text, to=[to])
+    message = OrderEmail(subject=subject, body=text, from_email=email_sender()[1], to=[to])
     if html:
         message.attach_alternative(html, "text/html")
     try:

@@ -446,6 +446,23 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     assert "Pago fora da loja" not in _page(admin_client, pix)
 
 
+def test_a_refund_of_a_boleto_order_tells_staff_to_transfer_it_and_where_to_record_it(
+    admin_client: Client, place_order
+) -> None:
+    """QA walk: on a boleto order the refund read "Reembolso de R$ 50,00 solicitado", as if the gateway would send
+    it; a boleto has no estorno, the shop transfers the money and records it under "Devoluções de boleto"."""
+    order = place_order(payment_type="boleto", lines=[("CAF", 5000, 1)], freight=0)
+    assert order.payment_reference  # the refund is handed to payments (a boleto refund awaiting the transfer)
+    response = admin_client.post(
+        _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
+    )
+    assert [str(m) for m in response.context["messages"]] == [
+        "Reembolso de R$ 30,00 registrado, a transferir pela loja: boleto não tem estorno automático. Combine com o "
+        "comprador uma chave Pix ou conta, transfira R$ 30,00 e registre a transferência em Pagamentos → Devoluções "
+        "de boleto."
+    ]
+
+
 def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_naming_it(
     admin_client: Client, place_order
 ) -> None:

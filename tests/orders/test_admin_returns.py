@@ -297,6 +297,31 @@ def test_queue_filter_and_column_say_who_asked_capitalised(place_order) -> None:
     assert ReturnRequest.objects.get(pk=request.pk).requested_by == "buyer"  # the stored value stays
 
 
+def test_while_the_buyer_s_request_is_open_the_return_goes_through_it_not_registrar_devolucao(place_order) -> None:
+    """QA walk: with the buyer's request approved, staff used the visible "Registrar devolução": the order read
+    "Devolvido" while the request stayed "Aprovada" for good (on the buyer's page too), and the refund it suggested
+    left out the freight the request's own refund gives back (CDC art. 49). While a request waits (asked or
+    approved) its items come back through "Devolução solicitada" → "Itens recebidos"; once received, the generic
+    action is offered again for anything else delivered."""
+    order, request = _requested(place_order)
+    client = _refunder()
+    return_request_approve(return_id=request.public_id)
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Devolução solicitada" in page and "Registrar devolução" not in page
+    line = order.lines.get()
+    crafted = client.post(
+        f"/admin/orders/order/{order.public_id}/action/return/",
+        {f"qty_{line.public_id}": "1", "reason": "Costura aberta", "condition": "novo"},
+        follow=True,
+    )
+    assert "“Registrar devolução” não se aplica ao pedido" in crafted.content.decode()
+    assert not Adjustment.objects.filter(order=order, type="return").exists()
+    _step(client, order, request, "receive")
+    request.refresh_from_db()
+    assert request.status == "received"
+    assert "Registrar devolução" in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+
+
 def test_the_return_form_suggests_what_was_paid_for_the_units_less_earlier_refunds(place_order) -> None:
     """QA walk: "Registrar devolução" left the refund empty with only "Reembolsável: R$ …": staff worked out the
     value of the units by hand, the coupon's share and an earlier partial refund included. Each quantity field now

@@ -154,13 +154,19 @@ def test_a_pickup_order_the_store_made_ready_says_so(client, place_order, langua
     status = re.search(r'data-testid="order-status">\s*<strong>([^<]*)</strong>', html)
     assert status is not None and status.group(1) == words
     assert re.findall(r'data-testid="line-status">([^<]*)<', html) == [words, words]
-    if language == "pt-br":  # the store's note is the step's own words: not "X — X" (staff notes are not translated)
-        assert re.search(r"<strong>Pronto para retirada</strong>\s*— Pronto para retirada", html) is None
-    # and once picked up, it is delivered like any order
+    # the store's default note is the step's own words: not "X — X", nor (QA walk) "Ready for pickup — Pronto para
+    # retirada" on an English page: the notes the shop writes itself are shown in the reader's language
+    events = html[html.index('data-testid="order-events"') :]
+    assert re.search(rf"<strong>{words}</strong>\s*—", events) is None
+    assert language == "pt-br" or "Pronto para retirada" not in events
+    # and once picked up, it is delivered like any order, the shop's note in the reader's language too
     order_pickup_done(order_id=order.public_id)
     html = client.get(_path(order)).content.decode()
     status = re.search(r'data-testid="order-status">\s*<strong>([^<]*)</strong>', html)
     assert status is not None and status.group(1) != words
+    events = html[html.index('data-testid="order-events"') :]
+    assert ("Retirado na loja" in events) == (language == "pt-br")
+    assert ("Picked up at the store" in events) == (language == "en")
 
 
 @pytest.mark.parametrize("token", ["x" * 32, "abc", "order_123", "%2e%2e"])
@@ -285,6 +291,24 @@ def test_a_shipped_order_says_when_what_travels_should_arrive(client, place_orde
     order_mark_delivered(order_id=order.public_id)
     html = client.get(_path(order)).content.decode()
     assert 'data-testid="order-on-the-way"' not in html and 'data-testid="arrival-estimate"' not in html
+
+
+def test_units_delivered_then_returned_are_not_on_their_way_again(client, place_order):
+    """QA walk: after the buyer sent back what was delivered (a registered return), the page said "A caminho ·
+    enviado em …, Previsão de entrega: …" again: the returned units had left the line's delivered count, so the
+    expectation read them as shipped and not arrived. A return takes back delivered units only; they stay arrived."""
+    # given two shirts, both shipped and delivered, one sent back by the buyer, then the other
+    order = place_order(lines=[("CAM", 3000, 2)])
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    shirt = order.lines.get(sku="CAM")
+    order_return(order_id=order.public_id, lines=[LineQuantity(shirt.public_id, 1)], reason="Desistência")
+    # then nothing is on its way on the buyer's page, nor after the second return
+    html = client.get(_path(order)).content.decode()
+    assert 'data-testid="order-on-the-way"' not in html and "A caminho" not in html
+    order_return(order_id=order.public_id, lines=[LineQuantity(shirt.public_id, 1)], reason="Desistência")
+    html = client.get(_path(order)).content.decode()
+    assert 'data-testid="order-on-the-way"' not in html and "A caminho" not in html
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from orders.models import Order
 from orders.services import order_place_from_checkout
 from shop.account.services import account_link_use
 from shop.models import AccountLoginLink, Checkout
+from shop.store.services import store_row
 from tests.orders.conftest import make_checkout
 from tests.shop.checkout_factories import make_shipping, make_variant
 
@@ -75,6 +76,19 @@ def test_the_link_goes_only_to_a_buyer_and_the_answer_is_the_same(client, order,
     assert mail.outbox == []
     # no account enumeration: the page reads the same (but for the typed address)
     assert _page(known, EMAIL.upper()) == _page(unknown, "nunca-comprou@example.com.br")
+
+
+def test_the_link_e_mail_names_the_shop_as_the_merchant_renamed_it(
+    client, order, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk: subject and sender said the project's SHOP_NAME, not the name set in the admin (as order e-mails)."""
+    row = store_row()
+    row.trade_name = "Ateliê Ipê"
+    row.save()
+    ask_link(client, EMAIL, django_capture_on_commit_callbacks)
+    (message,) = mail.outbox
+    assert message.subject == "Ateliê Ipê: seu link para entrar em Minha conta"
+    assert message.from_email.startswith("Ateliê Ipê <") and "na Ateliê Ipê" in message.body
 
 
 def test_requests_are_rate_limited_per_e_mail(client, order, django_capture_on_commit_callbacks) -> None:

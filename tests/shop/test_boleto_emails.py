@@ -22,6 +22,7 @@ from shop.checkout.boleto_mail import boleto_notice_send, boleto_notices_queue_d
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import BoletoNotice, Checkout
+from shop.store.services import store_row
 from tests.payments.fake_pagarme import FakePagarmeServer
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
@@ -73,6 +74,21 @@ def test_issuing_a_boleto_emails_its_line_pdf_and_due_date_once(
         assert boleto_notices_queue_due() == 0
     assert boleto_notice_send(notice_id=notice.pk) == "done"
     assert len(mail.outbox) == 1
+
+
+def test_the_boleto_e_mail_names_the_shop_as_the_merchant_renamed_it(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk: the order e-mails said "Ateliê Ipê" (Dados da loja), the boleto e-mail "Loja Exemplo" (SHOP_NAME)
+    in its subject, sender, heading and signature."""
+    row = store_row()
+    row.trade_name = "Ateliê Ipê"
+    row.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        _complete_by_boleto()
+    (sent,) = mail.outbox
+    assert sent.subject.startswith("Ateliê Ipê: seu boleto de ") and sent.from_email.startswith("Ateliê Ipê <")
+    assert sent.body.rstrip().endswith("Ateliê Ipê") and "Loja Exemplo" not in sent.body + sent.alternatives[0][0]
 
 
 def test_the_e_mail_link_opens_the_boleto_page_for_a_buyer_without_the_session(

@@ -16,6 +16,7 @@ from shop.checkout.reminders import reminder_send, reminder_stats, reminders_que
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
 from shop.models import Checkout, CheckoutReminder, ReminderOptOut
+from shop.store.services import store_row
 from tests.shop.checkout_factories import BUYER, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +76,20 @@ def test_one_reminder_with_the_continue_url_and_an_opt_out(product, django_captu
     abandoned(email="ANA@example.com.br")
     assert sweep(django_capture_on_commit_callbacks) == 0
     assert len(mail.outbox) == 1
+
+
+def test_the_reminder_names_the_shop_as_the_merchant_renamed_it(product, django_capture_on_commit_callbacks):
+    """QA walk: the order e-mails said "Ateliê Ipê" (the name set in the admin's Dados da loja), the reminder, the
+    boleto and the sign-in link e-mails the project's SHOP_NAME ("Loja Exemplo"), in the subject and the sender."""
+    row = store_row()
+    row.trade_name = "Ateliê Ipê"
+    row.save()
+    abandoned()
+    mail.outbox.clear()
+    assert sweep(django_capture_on_commit_callbacks) == 1
+    (message,) = mail.outbox
+    assert message.subject == "Ateliê Ipê: seu carrinho está esperando por você"
+    assert message.from_email.startswith("Ateliê Ipê <") and "Loja Exemplo" not in message.body
 
 
 def test_too_recent_bought_or_cancelled_checkouts_are_not_reminded(product, django_capture_on_commit_callbacks):

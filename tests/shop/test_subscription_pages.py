@@ -123,6 +123,7 @@ def test_subscribing_e_mails_the_subscription_page_once_with_what_was_subscribed
         (["fulana@example.com.br"], f"Sua assinatura de {title} na Torrefação da Serra")
     ]
     message = mail.outbox[0]
+    assert message.from_email.startswith("Torrefação da Serra <")  # the sender too (QA walk: it was SHOP_NAME)
     assert f"Você assinou {title}: R$ 39,90 por mês." in message.body
     assert "autorize o Pix Automático de Torrefação da Serra no app do seu banco" in message.body
     assert f"A primeira cobrança, de R$ 39,90, vence em {subscription.starts_on:%d/%m/%Y}" in message.body
