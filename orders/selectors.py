@@ -85,6 +85,13 @@ def order_for_permalink(token: str) -> Order | None:
     return _with_relations(Order.objects.filter(permalink_token=token)).first()
 
 
+def order_id_for_permalink(token: str) -> str | None:
+    """The public id of the order whose buyer's page is at `token` (one column of one row), None when none is."""
+    if not isinstance(token, str) or not TOKEN_RE.match(token):
+        return None
+    return Order.objects.filter(permalink_token=token).values_list("public_id", flat=True).first()
+
+
 def order_for_admin(order_id: str) -> Order | None:
     """Order with relations and its full timeline (internal notes included): staff only."""
     queryset = _with_relations(Order.objects.filter(public_id=order_id)).prefetch_related(
