@@ -135,7 +135,7 @@ def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
 ) -> None:
     """BCP-ORD-01 with the fiscal_document extension: staff cancelled the NF-e (wrong CPF) and issued the next one
     within the SEFAZ's 24 h. The agent sees both — the current (authorized) note first, then the cancelled one with
-    its status and its files — read in the one query Get Order had for the single note."""
+    its status and its files — read in the one query Get Order had for the single note. The UCP face too."""
     _platform, headers = _setup(fake_platform, settings, fiscal=True)
     order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     with transaction.atomic():
@@ -164,3 +164,7 @@ def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
     ]  # fmt: skip
     assert second.number == first.number + 1
     assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    # the UCP face answers the same operation: the same two notes
+    ucp = {"UCP-Agent": headers["BCP-Agent"], "Authorization": headers["Authorization"]}
+    over_ucp = client.get(f"/ucp/v1/orders/{order.public_id}", headers=ucp)
+    assert (over_ucp.status_code, over_ucp.json()["fiscal_documents"]) == (200, body["fiscal_documents"])
