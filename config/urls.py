@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from shop.freight import panels as freight_panels
 from shop.invoicing import panels as fiscal_panels
+from shop.storefront import language as storefront_language
 
 handler403 = "config.error_pages.permission_denied"
 handler500 = "config.error_pages.server_error"
@@ -12,7 +13,8 @@ handler500 = "config.error_pages.server_error"
 urlpatterns = [
     # First: the agents' API (/bcp/v1) is the most called path, and Django tries the patterns in order.
     path("", include("bcp_app.urls")),
-    path("i18n/", include("django.conf.urls.i18n")),
+    # The footer's language switch (Django's `set_language`); on an order's or a checkout's page the order follows.
+    path("i18n/setlang/", storefront_language.set_language, name="set_language"),
     path("admin/fiscal/<str:order_id>/reissue/", fiscal_panels.reissue_view, name="shop_fiscal_reissue"),
     path(
         "admin/fiscal/<str:order_id>/cancel-reissue/",

@@ -46,7 +46,11 @@ def document_for_order(order_ref: str) -> FiscalDocument | None:
 
 def documents_of_order(order_ref: str) -> list[FiscalDocument]:
     """Every note of the order, the current one first (one query): a cancelled-and-reissued note stays listed."""
-    return list(FiscalDocument.objects.filter(order_ref=order_ref).order_by("-sequence"))
+    # Compiled like `document_for_order`: agents' Get Order and order webhooks read it on every call.
+    read = compiled(
+        "fiscal.documents_of_order", lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("-sequence")
+    )
+    return list(read.rows(order_ref))
 
 
 def cancel_in_flight(document: FiscalDocument) -> bool:

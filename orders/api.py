@@ -3,7 +3,7 @@
 Writes accept an `Idempotency-Key` header: a replay (same key, same request) returns the stored response
 without running again; the same key with another request is a 409.
 Permissions mirror the admin: staff with `orders.view_order` read; `orders.ship_order` posts fulfillment
-events; `orders.refund_order` posts adjustments; `orders.change_order` adds notes.
+events and tracking corrections; `orders.refund_order` posts adjustments; `orders.change_order` adds notes.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
+from django.urls import reverse as django_reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -35,6 +36,7 @@ from orders.models import (
     OrderStatus,
     PaymentStatus,
 )
+from orders.openapi import OPENAPI
 from orders.selectors import (
     adjustment_payload,
     api_actor,
@@ -42,8 +44,16 @@ from orders.selectors import (
     order_for_bcp,
     order_search,
     orders_sharing_tracking,
+    shipment_tracking_now,
 )
-from orders.services import fulfillment_event_create, order_cancel, order_note_add, order_refund, order_return
+from orders.services import (
+    fulfillment_event_create,
+    order_cancel,
+    order_note_add,
+    order_refund,
+    order_return,
+    order_tracking_correct,
+)
 
 
 class StaffWithPermission(permissions.BasePermission):
@@ -85,7 +95,22 @@ class ApiRoot(APIView):
     permission_classes = [StaffWithPermission]
 
     def get(self, request: Request) -> Response:
-        return Response({"orders": reverse("orders:api-orders", request=request)})
+        return Response(
+            {
+                "orders": reverse("orders:api-orders", request=request),
+                "openapi": reverse("orders:api-openapi", request=request),
+            }
+        )
+
+
+class ApiSchema(APIView):
+    """This API's OpenAPI 3.1 description (`orders/openapi.py`)."""
+
+    required_perm = "orders.view_order"
+    permission_classes = [StaffWithPermission]
+
+    def get(self, request: Request) -> Response:
+        return Response(OPENAPI)
 
 
 class OrderList(generics.ListAPIView):
@@ -144,7 +169,8 @@ class _OrderWrite(APIView):
         actor = api_actor(request.user.get_username())
         key = request.headers.get("Idempotency-Key", "").strip()
         if not key:
-            return Response(self._perform(order_id, serializer.validated_data, actor), status=status.HTTP_201_CREATED)
+            payload, code = self._perform(order_id, serializer.validated_data, actor)
+            return Response(payload, status=code)
         if len(key) > 255:
             raise ValidationError(
                 {
@@ -161,9 +187,9 @@ class _OrderWrite(APIView):
             return stored
         try:
             with transaction.atomic():
-                payload = self._perform(order_id, serializer.validated_data, actor)
+                payload, code = self._perform(order_id, serializer.validated_data, actor)
                 ApiIdempotencyRecord.objects.create(
-                    user=request.user, key=key, fingerprint=fingerprint, status_code=201, response=payload
+                    user=request.user, key=key, fingerprint=fingerprint, status_code=code, response=payload
                 )
         except IntegrityError:
             # A concurrent request with the same key committed first: its change stands, ours rolled back.
@@ -171,7 +197,7 @@ class _OrderWrite(APIView):
             if stored is None:
                 raise
             return stored
-        return Response(payload, status=status.HTTP_201_CREATED)
+        return Response(payload, status=code)
 
     def _replay(self, request: Request, key: str, fingerprint: str) -> Response | None:
         record = ApiIdempotencyRecord.objects.filter(user=request.user, key=key).first()
@@ -185,11 +211,15 @@ class _OrderWrite(APIView):
             return Response({"Idempotency-Key": [conflict]}, status=status.HTTP_409_CONFLICT)
         return Response(record.response, status=record.status_code, headers={"Idempotent-Replayed": "true"})
 
-    def _perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
+    def _perform(self, order_id: str, data: dict[str, Any], actor: str) -> tuple[dict[str, Any], int]:
         try:
-            return self.perform(order_id, data, actor)
+            return self.perform_with_status(order_id, data, actor)
         except OrderError as error:
             raise _service_error(error) from None
+
+    def perform_with_status(self, order_id: str, data: dict[str, Any], actor: str) -> tuple[dict[str, Any], int]:
+        """(payload, HTTP status): 201, unless the write finds itself done already (a 200 answering the same)."""
+        return self.perform(order_id, data, actor), status.HTTP_201_CREATED
 
     def perform(self, order_id: str, data: dict[str, Any], actor: str) -> dict[str, Any]:
         raise NotImplementedError
@@ -221,19 +251,64 @@ class FulfillmentEventCreate(_OrderWrite):
 
 def _tracking_warnings(event: FulfillmentEvent) -> list[dict[str, str]]:
     """A code already on another order is accepted but named, as the admin does (`admin_actions._tracking_warnings`):
-    an ERP posting shipments gets the same word, as a BCP §5 `warning` message, instead of nothing."""
+    an ERP posting shipments gets the same word, as a BCP §5 `warning` message, instead of nothing. Like the admin's
+    (“use Corrigir rastreio”), it says how to correct a wrong code: the tracking-corrections endpoint and the
+    shipment's id to send it."""
     if event.type not in (FulfillmentEventType.SHIPPED, FulfillmentEventType.TRACKING_CORRECTED):
         return []
     numbers = orders_sharing_tracking(event.tracking_number, order=event.order)
     if not numbers:
         return []
     others = ", ".join(f"#{number}" for number in numbers)
+    shipment = event.corrects.public_id if event.corrects_id and event.corrects else event.public_id
     content = ngettext(
-        "Atenção: o código de rastreio %(code)s também está no pedido %(orders)s. Confira se o código está certo.",
-        "Atenção: o código de rastreio %(code)s também está nos pedidos %(orders)s. Confira se o código está certo.",
+        "Atenção: o código de rastreio %(code)s também está no pedido %(orders)s. Confira se o código está certo; "
+        "se for outro, corrija-o com POST %(url)s e event_id %(shipment)s.",
+        "Atenção: o código de rastreio %(code)s também está nos pedidos %(orders)s. Confira se o código está "
+        "certo; se for outro, corrija-o com POST %(url)s e event_id %(shipment)s.",
         len(numbers),
-    ) % {"code": event.tracking_number, "orders": others}
+    ) % {
+        "code": event.tracking_number,
+        "orders": others,
+        "url": django_reverse("orders:api-order-tracking-corrections", args=[event.order.public_id]),
+        "shipment": shipment,
+    }
     return [{"type": "warning", "code": "tracking_number_shared", "path": "$.tracking_number", "content": content}]
+
+
+class TrackingCorrectionCreate(_OrderWrite):
+    """Correct a shipment's tracking code posted wrong, as the admin's “Corrigir rastreio” does (same service):
+    a `tracking_corrected` event naming the shipment (`corrects`), the timeline entry, the buyer's e-mail saying
+    it is a correction and the order webhook. Idempotent: sent again once applied (a retry, with or without an
+    `Idempotency-Key`), it answers 200 with the correction in force and changes nothing, e-mails no one."""
+
+    required_perm = "orders.ship_order"
+    permission_classes = [StaffWithPermission]
+    input_serializer = s.TrackingCorrectionCreateSerializer
+
+    def perform_with_status(self, order_id: str, data: dict[str, Any], actor: str) -> tuple[dict[str, Any], int]:
+        code = status.HTTP_201_CREATED
+        try:
+            event = order_tracking_correct(
+                order_id=order_id,
+                event_id=data["event_id"],
+                tracking_number=data["tracking_number"],
+                carrier=data["carrier"],
+                tracking_url=data["tracking_url"],
+                actor=actor,
+            )
+        except OrderError as error:
+            # "unchanged": the shipment carries this code (and carrier, link) now; when a correction put it there,
+            # this request is that correction again.
+            now = shipment_tracking_now(order_id=order_id, shipment_id=data["event_id"])
+            if error.code != "unchanged" or now is None or now.type != FulfillmentEventType.TRACKING_CORRECTED:
+                raise
+            event, code = now, status.HTTP_200_OK
+        payload = {**event_payload(event), "corrects": data["event_id"]}
+        warnings = _tracking_warnings(event)
+        if warnings:
+            payload["messages"] = warnings
+        return payload, code
 
 
 class AdjustmentCreate(_OrderWrite):

@@ -44,7 +44,7 @@ from orders.models import (
     OrderStatus,
     ReturnRequest,
 )
-from orders.summary import ExpectationProgress, expectation_items_now, expectation_progress
+from orders.summary import ExpectationProgress, current_tracking, expectation_items_now, expectation_progress
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
 
@@ -83,6 +83,13 @@ def order_for_permalink(token: str) -> Order | None:
     if not isinstance(token, str) or not TOKEN_RE.match(token):
         return None
     return _with_relations(Order.objects.filter(permalink_token=token)).first()
+
+
+def order_id_for_permalink(token: str) -> str | None:
+    """The public id of the order whose buyer's page is at `token` (one column of one row), None when none is."""
+    if not isinstance(token, str) or not TOKEN_RE.match(token):
+        return None
+    return Order.objects.filter(permalink_token=token).values_list("public_id", flat=True).first()
 
 
 def order_for_admin(order_id: str) -> Order | None:
@@ -838,6 +845,18 @@ def orders_money_summary(queryset: QuerySet[Order], *, method_label: Any) -> lis
         whole = sums[None]
         rows.append(MoneySummary(label=_("Total"), net=whole["paid"] - whole["refunded"], **whole))
     return rows
+
+
+def shipment_tracking_now(*, order_id: str, shipment_id: str) -> FulfillmentEvent | None:
+    """The event holding the tracking code of the order's shipment `shipment_id` now: its latest correction, or the
+    shipment itself (`summary.current_tracking`); None when the order has no such shipment. One query."""
+    events = list(
+        FulfillmentEvent.objects.filter(order__public_id=order_id).filter(
+            Q(public_id=shipment_id, type=FulfillmentEventType.SHIPPED) | Q(corrects__public_id=shipment_id)
+        )
+    )
+    shipment = next((event for event in events if event.public_id == shipment_id and not event.corrects_id), None)
+    return current_tracking(shipment, events) if shipment is not None else None
 
 
 def orders_sharing_tracking(tracking_number: str, *, order: Order) -> list[int]:

@@ -77,6 +77,21 @@ class FulfillmentEventCreateSerializer(serializers.Serializer):
     occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
+class TrackingCorrectionCreateSerializer(serializers.Serializer):
+    event_id = serializers.RegexField(
+        r"^evt_[A-Za-z0-9]{1,60}$", help_text=gettext_lazy("O envio (evento shipped, `evt_…`) cujo código está errado.")
+    )
+    tracking_number = serializers.CharField(max_length=64, help_text=gettext_lazy("O código de rastreio correto."))
+    tracking_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    carrier = serializers.CharField(
+        max_length=80,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=gettext_lazy("Vazio: a transportadora do envio continua a mesma."),
+    )
+
+
 class AdjustmentCreateSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["refund", "cancellation", "return"])
     amount = serializers.IntegerField(

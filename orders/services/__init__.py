@@ -29,6 +29,7 @@ from orders.services.notes import (
     order_email_resend,
     order_event_record,
     order_event_row,
+    order_language_set,
     order_link_email_send,
     order_note_add,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "order_email_resend",
     "order_event_record",
     "order_event_row",
+    "order_language_set",
     "order_link_email_send",
     "order_mark_delivered",
     "order_note_add",

@@ -58,6 +58,33 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     return order
 
 
+# The languages the buyer's e-mails and page are written in, as the site's switch names them.
+BUYER_LANGUAGES = {"pt-br": "português", "en": "inglês"}
+
+
+@transaction.atomic
+def order_language_set(*, order_id: str, language: str) -> bool:
+    """The buyer switched the site's language on the order's page (or the checkout's): the order's next e-mails
+    are written in it. Whether it changed; an unknown language or the same one changes nothing. The timeline
+    says it to staff (internal), who would otherwise wonder why the e-mails went out in English."""
+    language = (language or "").lower()
+    if language not in BUYER_LANGUAGES:
+        return False
+    order = lock_order(order_id)
+    if order.language == language:
+        return False
+    order.language = language
+    order.save(update_fields=["language", "updated_at"])
+    timeline(
+        order,
+        "buyer_updated",
+        f"O comprador trocou o idioma do site para {BUYER_LANGUAGES[language]}: os próximos e-mails saem nele.",
+        internal=True,
+        data={"field": "language", "language": language},
+    )
+    return True
+
+
 def order_event_row(
     *, order: Order, kind: str, message: str, internal: bool = True, data: dict[str, object] | None = None
 ) -> OrderEvent:

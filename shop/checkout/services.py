@@ -15,6 +15,8 @@ API (all keyword-only; every call is one transaction; ids are public ids, never 
     checkout_email_save(*, checkout_id: str, email: str, language: str | None = None) -> CheckoutResult
         # the storefront's e-mail field alone, saved as soon as it is typed (abandoned-checkout reminders)
     checkout_get(*, checkout_id: str) -> CheckoutResult           # expires the checkout first if due
+    checkout_language_set(*, checkout_id: str, language: str) -> str
+        # the buyer's language switch on a checkout page: the open checkout speaks it; "" or the order's id
     checkout_pix_withdraw(*, checkout_id: str) -> str
         # the buyer leaves a pending Pix for another payment method: "withdrawn" | "settled" | "unavailable" |
         # "not_pending" (the charge is removed at the PSP before the checkout is reopened)
@@ -155,6 +157,7 @@ __all__ = [
     "checkout_email_save",
     "checkout_expire_due",
     "checkout_get",
+    "checkout_language_set",
     "checkout_pix_refresh",
     "checkout_pix_regenerate",
     "checkout_pix_withdraw",
@@ -333,6 +336,24 @@ def checkout_get(*, checkout_id: str) -> CheckoutResult:
             expire_if_due(locked, timezone.now())
         checkout = checkout_by_public_id(checkout_id)
     return CheckoutResult(checkout=checkout, messages=stored_messages(checkout))
+
+
+@retried_on_deadlock
+def checkout_language_set(*, checkout_id: str, language: str) -> str:
+    """The buyer switched the storefront's language on one of the checkout's pages: an open checkout speaks it from
+    now on (its e-mails, and the order it becomes: a Pix paid later places the order in it). Under the checkout's
+    lock, so a settlement at the same moment places its order before (then the order's public id is returned, for
+    the caller to switch the order) or after (in the new language). Returns "" when there is no order yet; a
+    cancelled checkout changes nothing."""
+    language = "en" if (language or "").lower().startswith("en") else "pt-br"
+    with transaction.atomic():
+        checkout = lock(checkout_id)
+        if checkout.order_id or checkout.status in TERMINAL_STATUSES:
+            return checkout.order_id
+        if checkout.language != language:
+            checkout.language = language
+            checkout.save(update_fields=["language", "updated_at"])
+    return ""
 
 
 # --- cancel / expiry ----------------------------------------------------------------------------------

@@ -8,7 +8,13 @@ from typing import Any
 from django.conf import settings
 
 from fiscal.models import FiscalDocument
-from fiscal.selectors import document_for_order, documents_for_orders, file_path, note_totals_for_orders
+from fiscal.selectors import (
+    document_for_order,
+    documents_for_orders,
+    documents_of_order,
+    file_path,
+    note_totals_for_orders,
+)
 from orders.models import Order
 
 
@@ -45,11 +51,13 @@ def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
 
 
 def fiscal_documents_bcp(order_ref: str) -> list[dict[str, Any]]:
-    """One query. Absent values are omitted (the schema's style: optional members are left out)."""
-    document = document_for_order(order_ref)
-    if document is None:
-        return []
-    return [{key: value for key, value in fiscal_document_view(document).items() if value is not None}]
+    """Every note of the order, the current one first, then those cancelled and reissued (`status: "cancelled"`,
+    their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them). One query. Absent values are
+    omitted (the schema's style: optional members are left out)."""
+    return [
+        {key: value for key, value in fiscal_document_view(document).items() if value is not None}
+        for document in documents_of_order(order_ref)
+    ]
 
 
 def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:

@@ -25,7 +25,6 @@ payment and announced with `card_payment_settled` (also by the card webhook or a
 
 from __future__ import annotations
 
-import calendar
 import logging
 from datetime import date, timedelta
 
@@ -58,6 +57,7 @@ from shop.checkout.fulfillment import cep_checked, cep_format, shipping_config_l
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve
 from shop.models import Subscription, SubscriptionCycle
 from shop.subscriptions.emails import subscription_event
+from shop.subscriptions.schedule import chargeable_from, cycle_amount
 
 logger = logging.getLogger(__name__)
 Cycle = SubscriptionCycle.Status
@@ -67,19 +67,6 @@ OPEN = (Cycle.SCHEDULED, Cycle.CHARGED, Cycle.RETRYING)
 CHARGE_GRACE = timedelta(minutes=2)
 # A subscription waiting for the bank app this long is asked at the PSP (`GET /rec`): a lost `/rec` notice.
 AUTHORIZATION_LOOKUP_AFTER = timedelta(minutes=10)
-
-
-def _add_months(day: date, months: int) -> date:
-    month = day.month - 1 + months
-    year, month = day.year + month // 12, month % 12 + 1
-    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
-
-
-def due_date_of(subscription: Subscription, number: int) -> date:
-    """The due date of cycle `number` (1 = `starts_on`), weekly or monthly from the first."""
-    if subscription.cycle == "weekly":
-        return subscription.starts_on + timedelta(weeks=number - 1)
-    return _add_months(subscription.starts_on, number - 1)
 
 
 _event = subscription_event
@@ -96,17 +83,14 @@ def cycle_plan(subscription: Subscription) -> SubscriptionCycle | None:
     # Counted from the last cycle that ran (paid, failed, skipped): a cycle a pause cancelled before it was charged
     # is not one — resumed before its date, it is planned again, not lost.
     ran = [c.number for c in cycles if c.status != Cycle.CANCELLED]
-    number = (ran[-1] if ran else 0) + 1
-    due = due_date_of(subscription, number)
-    # Pix Automático: a charge goes out at least 2 days before its due date; a card is charged on the day.
     card = subscription.payment_method == CARD
-    earliest = timezone.localdate() + timedelta(days=0 if card else 2)
     cancelled = {c.number: c for c in cycles if c.status == Cycle.CANCELLED}
-    # Authorized late or resumed after a pause: the cycles whose date passed are not charged; nor is a period whose
-    # cancelled cycle was already sent for charging (its id and txid belong to that withdrawn charge).
-    while due < earliest or (number in cancelled and not _never_charged(cancelled[number])):
-        number += 1
-        due = due_date_of(subscription, number)
+    # Authorized late or resumed after a pause: the cycles whose date passed are not charged (`chargeable_from`,
+    # which the subscriber's e-mails follow too); nor is a period whose cancelled cycle was already sent for
+    # charging (its id and txid belong to that withdrawn charge).
+    number, due = chargeable_from(subscription, (ran[-1] if ran else 0) + 1, today=timezone.localdate())
+    while number in cancelled and not _never_charged(cancelled[number]):
+        number, due = chargeable_from(subscription, number + 1, today=timezone.localdate())
     if number in cancelled:
         cycle = cancelled[number]
         cycle.status, cycle.stock_short, cycle.retries, cycle.retry_on = Cycle.SCHEDULED, False, 0, None
@@ -128,7 +112,7 @@ def _never_charged(cycle: SubscriptionCycle) -> bool:
 
 def cycle_create(subscription: Subscription, *, number: int, due: date) -> SubscriptionCycle:
     """Write cycle `number` (unique per subscription) with its event, inside the caller's transaction."""
-    amount = subscription.first_cycle_price if number == 1 else subscription.price
+    amount = cycle_amount(subscription, number)
     cycle = SubscriptionCycle.objects.create(subscription=subscription, number=number, due_date=due, amount=amount)
     _event(subscription, "cycle_planned", cycle=cycle.public_id, number=number, due_date=due.isoformat())
     return cycle

@@ -25,6 +25,7 @@ from shop.checkout.selectors import absolute_url
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
 from shop.store.services import email_sender, store_get
 from shop.subscriptions.offers import price_per_cycle
+from shop.subscriptions.schedule import first_charge
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +85,16 @@ def _created(subscription: Subscription) -> tuple[str, str, str]:
     the Pix Automático in the bank app, unless done already), linking the subscription's page."""
     product = subscription.plan.variant.product.title
     shop_name = store_get().trade_name  # the name the merchant set in the admin, as the order e-mails say it
+    # The first charge as the page shows it, not `starts_on`: authorized late (or less than 2 days before it), the
+    # Pix Automático charges from the next period on, at the period's price.
+    first_day, first_amount = first_charge(subscription)
     context = {
         "subscription": subscription,
         "product": product,
         "price_words": price_per_cycle(subscription.price, subscription.cycle),
-        "first_amount": format_brl(subscription.first_cycle_price),
-        "first_differs": subscription.first_cycle_price != subscription.price,
+        "first_day": first_day,
+        "first_amount": format_brl(first_amount),
+        "first_differs": first_amount != subscription.price,
         "weekly": subscription.cycle == SubscriptionPlan.Cycle.WEEKLY,
         "card": subscription.payment_method == Subscription.Method.CARD,
         "to_authorize": subscription.status == Subscription.Status.PENDING_AUTHORIZATION,

@@ -15,7 +15,7 @@ from referencing import Registry, Resource
 
 from bcp_app.service.platforms import NewPlatform, platform_create
 from fiscal.models import FiscalDocument, FiscalJob
-from fiscal.services import document_request_issue, job_run
+from fiscal.services import document_request_cancel_reissue, document_request_issue, job_run
 from orders.models import Order
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -124,3 +124,47 @@ def test_ibs_cbs_totals_reach_agents_and_fit_the_schema(
     assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
     broken = {**body, "fiscal_documents": [{**body["fiscal_documents"][0], "ibs_cbs": {"base": -1}}]}
     assert schema_errors(broken, f"shopping/fiscal_document.json#/{ORDER}") != []
+
+
+def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
+    client: Client,
+    fake_platform: FakePlatform,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    """BCP-ORD-01 with the fiscal_document extension: staff cancelled the NF-e (wrong CPF) and issued the next one
+    within the SEFAZ's 24 h. The agent sees both — the current (authorized) note first, then the cancelled one with
+    its status and its files — read in the one query Get Order had for the single note. The UCP face too."""
+    _platform, headers = _setup(fake_platform, settings, fiscal=True)
+    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
+    with transaction.atomic():
+        document_request_cancel_reissue(
+            order_ref=order.public_id, justification="CPF do destinatário informado errado",
+            invoice=invoice(order_ref=order.public_id), problems=[],
+        )  # fmt: skip
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    first, second = FiscalDocument.objects.order_by("sequence")
+    assert job_run(job_id=FiscalJob.objects.get(document=second).pk) == "authorized"
+    first.refresh_from_db()
+    second.refresh_from_db()
+
+    with django_assert_max_num_queries(2):  # as with one note: the order's read and one read of all its notes
+        body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+    assert body["fiscal_documents"] == [
+        authorized_view(second, settings.BCP_PUBLIC_URL),
+        {
+            "type": "nfe", "status": "cancelled", "access_key": first.access_key, "number": first.number,
+            "series": 1, "issued_at": first.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{first.download_token}/danfe",
+            "xml_url": f"{base}/fiscal/d/{first.download_token}/xml",
+        },
+    ]  # fmt: skip
+    assert second.number == first.number + 1
+    assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    # the UCP face answers the same operation: the same two notes
+    ucp = {"UCP-Agent": headers["BCP-Agent"], "Authorization": headers["Authorization"]}
+    over_ucp = client.get(f"/ucp/v1/orders/{order.public_id}", headers=ucp)
+    assert (over_ucp.status_code, over_ucp.json()["fiscal_documents"]) == (200, body["fiscal_documents"])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.core import mail
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from orders.models import Adjustment, FulfillmentEvent, OrderEvent
+from orders.selectors import api_actor
 
 pytestmark = pytest.mark.django_db
 
@@ -109,10 +111,89 @@ def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_nam
             "code": "tracking_number_shared",
             "path": "$.tracking_number",
             "content": f"Atenção: o código de rastreio BR123456785BR também está no pedido #{first.number}. "
-            "Confira se o código está certo.",
+            "Confira se o código está certo; se for outro, corrija-o com "
+            f"POST /api/v1/orders/{second.public_id}/tracking-corrections/ e event_id {shipped[1].json()['id']}.",
         }
     ]
     assert FulfillmentEvent.objects.filter(order=second, type="shipped", tracking_number="BR123456785BR").exists()
+
+
+def test_a_wrong_tracking_code_is_corrected_through_the_api_once_as_the_admin_does(
+    erp, place_order, django_capture_on_commit_callbacks
+):
+    """Closing note: the API had no way to correct a code posted wrong (its own warning said "confira" and nothing
+    more). Following the warning: one `tracking_corrected` event naming the shipment, the timeline entry, the
+    buyer's correction e-mail (the admin's “Corrigir rastreio” sends it); sent again — a retry without a key, or
+    with the same key — it changes nothing and e-mails no one."""
+    first, second = place_order(lines=[("CAM", 3000, 1)]), place_order(lines=[("CAM", 3000, 1)])
+    for order in (first, second):
+        with django_capture_on_commit_callbacks(execute=True):
+            shipped = erp.post(
+                f"/api/v1/orders/{order.public_id}/fulfillment-events/",
+                {"type": "shipped", "tracking_number": "BR123456785BR", "carrier": "Correios"},
+                format="json",
+            )
+    warning = shipped.json()["messages"][0]["content"]
+    url = f"/api/v1/orders/{second.public_id}/tracking-corrections/"
+    shipment_id = shipped.json()["id"]
+    assert f"POST {url} e event_id {shipment_id}." in warning
+    mail.outbox.clear()
+
+    body = {"event_id": shipment_id, "tracking_number": "AA473124829GB"}
+    with django_capture_on_commit_callbacks(execute=True):
+        created = erp.post(url, body, format="json")
+    with django_capture_on_commit_callbacks(execute=True):
+        again = erp.post(url, body, format="json")  # a retry without an Idempotency-Key
+    with django_capture_on_commit_callbacks(execute=True):
+        keyed = [erp.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="fix-1") for _ in range(2)]
+
+    correction = FulfillmentEvent.objects.get(order=second, type="tracking_corrected")
+    assert created.status_code == 201
+    assert created.json() == {
+        "id": correction.public_id,
+        "occurred_at": created.json()["occurred_at"],
+        "type": "tracking_corrected",
+        "line_items": [{"id": second.lines.get().public_id, "quantity": 1}],
+        "tracking_number": "AA473124829GB",
+        "tracking_url": "https://rastreamento.correios.com.br/app/index.php?objeto=AA473124829GB",
+        "carrier": "Correios",
+        "description": "Código de rastreio corrigido (era BR123456785BR)",
+        "corrects": shipment_id,
+    }
+    assert (again.status_code, again.json()) == (200, created.json())
+    assert [(r.status_code, r.json()) for r in keyed] == [(200, created.json())] * 2
+    assert keyed[1]["Idempotent-Replayed"] == "true"
+    assert correction.corrects.public_id == shipment_id
+    timeline = OrderEvent.objects.filter(order=second, kind="tracking_corrected")
+    assert [e.message for e in timeline] == ["Código de rastreio corrigido: BR123456785BR → AA473124829GB (Correios)"]
+    assert timeline.get().actor == api_actor(User.objects.get(username__startswith="erp-").get_username())
+    assert [m.subject for m in mail.outbox] == [f"Loja Exemplo: Código de rastreio corrigido: pedido #{second.number}"]
+    # the first order's code is now its own: no warning on the second any more
+    assert "messages" not in created.json()
+
+
+def test_tracking_correction_errors_name_the_field_in_portuguese(erp, place_order):
+    order = place_order(lines=[("CAM", 3000, 1)])
+    shipment = erp.post(
+        f"/api/v1/orders/{order.public_id}/fulfillment-events/",
+        {"type": "shipped", "tracking_number": "BR123456785BR", "carrier": "Correios"},
+        format="json",
+    ).json()
+    url = f"/api/v1/orders/{order.public_id}/tracking-corrections/"
+    missing = erp.post(url, {"event_id": shipment["id"]}, format="json")
+    bad_code = erp.post(url, {"event_id": shipment["id"], "tracking_number": "BR1"}, format="json")
+    unknown = erp.post(url, {"event_id": "evt_nope", "tracking_number": "AA473124829GB"}, format="json")
+    same = erp.post(url, {"event_id": shipment["id"], "tracking_number": "BR123456785BR"}, format="json")
+    assert (missing.status_code, list(missing.json())) == (400, ["tracking_number"])
+    assert bad_code.status_code == 400 and "Código dos Correios inválido" in bad_code.json()["tracking_number"][0]
+    assert (unknown.status_code, unknown.json()) == (400, {"event_id": ["Envio não encontrado neste pedido."]})
+    assert (same.status_code, same.json()) == (
+        400,
+        {"tracking_number": ["Este já é o código do envio, com a mesma transportadora."]},
+    )
+    assert _client_for("view_order").post(url, {}, format="json").status_code == 403
+    assert erp.post("/api/v1/orders/order_nope/tracking-corrections/", {}, format="json").status_code == 404
+    assert FulfillmentEvent.objects.filter(type="tracking_corrected").count() == 0
 
 
 def test_fulfillment_event_validation_errors_name_the_field(erp, place_order):
@@ -236,7 +317,10 @@ def test_staff_tokens_are_managed_in_the_admin(admin_client):
 
 
 def test_api_root_lists_orders_endpoint(erp):
-    assert erp.get("/api/v1/").json() == {"orders": "http://testserver/api/v1/orders/"}
+    assert erp.get("/api/v1/").json() == {
+        "orders": "http://testserver/api/v1/orders/",
+        "openapi": "http://testserver/api/v1/openapi.json",
+    }
 
 
 def test_api_refusals_are_portuguese_and_specific_with_english_entries(erp, place_order):
@@ -297,3 +381,30 @@ def test_api_refusals_are_portuguese_and_specific_with_english_entries(erp, plac
         "placed_before": ["placed_before is not an ISO 8601 date-time: use, for example, 2026-07-28T12:00:00-03:00."]
     }
     assert Adjustment.objects.filter(order=order).count() == 1
+
+
+def test_the_openapi_describes_every_route_and_the_serializers_fields(erp):
+    """The merchant API's OpenAPI (`/api/v1/openapi.json`) names each route of `orders/api_urls.py`, no other, and
+    each write's body names its serializer's fields (the tracking correction included)."""
+    from orders import api_urls
+    from orders import serializers as s
+
+    document = erp.get("/api/v1/openapi.json").json()
+    routes = {
+        "/api/v1/" + str(p.pattern).replace("<str:order_id>", "{order_id}")
+        for p in api_urls.urlpatterns
+        if str(p.pattern) not in ("", "openapi.json")
+    }
+    assert (document["openapi"], set(document["paths"])) == ("3.1.0", routes)
+    bodies = {
+        "fulfillment-events": s.FulfillmentEventCreateSerializer,
+        "tracking-corrections": s.TrackingCorrectionCreateSerializer,
+        "adjustments": s.AdjustmentCreateSerializer,
+        "notes": s.NoteCreateSerializer,
+    }
+    for name, serializer in bodies.items():
+        schema = document["paths"][f"/api/v1/orders/{{order_id}}/{name}/"]["post"]["requestBody"]["content"]
+        fields = serializer().fields
+        assert set(schema["application/json"]["schema"]["properties"]) == set(fields), name
+        assert set(schema["application/json"]["schema"]["required"]) == {n for n, f in fields.items() if f.required}
+    assert _client_for().get("/api/v1/openapi.json").status_code == 403

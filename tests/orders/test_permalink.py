@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.conf import settings
+from django.core import mail
 from django.template import Context, Template
 
 from orders.models import Order
@@ -351,3 +352,38 @@ def test_days_that_count_from_the_payment_date_the_arrival_before_shipping(clien
     assert "<strong>Chega entre 09/12 e 11/12</strong>" in waiting
     [expectation] = order_bcp_render(order_for_bcp(order.public_id))["fulfillment"]["expectations"]
     assert expectation["description"] == "Chega entre 09/12 e 11/12"
+
+
+def test_switching_the_language_on_the_order_page_makes_the_next_e_mails_follow_it(
+    client, place_order, django_capture_on_commit_callbacks
+):
+    """Closing note: a buyer who paid in Portuguese and then chose English with the site's switch on the order's
+    page still got the next e-mails in Portuguese (the order kept the checkout's language). The explicit switch
+    there is the buyer saying which language they read: the order's next e-mails follow it, and back again."""
+    order = place_order(lines=[("CAM", 3000, 1)], language="pt-br")
+    # a switch elsewhere, with a token of no order, by a GET (not the form) or to no language of the site: nothing
+    client.post("/i18n/setlang/", {"language": "en", "next": "/produtos/"})
+    client.post("/i18n/setlang/", {"language": "en", "next": "/orders/not-a-token"})
+    client.get("/i18n/setlang/", {"language": "en", "next": _path(order)})
+    client.post("/i18n/setlang/", {"language": "xx", "next": _path(order)})
+    order.refresh_from_db()
+    assert order.language == "pt-br" and not order.timeline.filter(kind="buyer_updated").exists()
+
+    switched = client.post("/i18n/setlang/", {"language": "en", "next": _path(order)})
+    assert (switched.status_code, switched["Location"]) == (302, _path(order))
+    order.refresh_from_db()
+    assert order.language == "en"
+    assert "Order received" in client.get(_path(order)).content.decode()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    assert [m.subject for m in mail.outbox] == [f"Loja Exemplo: Your order #{order.number} has shipped"]
+    assert order.timeline.filter(kind="buyer_updated", internal=True).get().message == (
+        "O comprador trocou o idioma do site para inglês: os próximos e-mails saem nele."
+    )
+
+    client.post("/i18n/setlang/", {"language": "pt-br", "next": _path(order)})
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_mark_delivered(order_id=order.public_id)
+    assert [m.subject for m in mail.outbox] == [f"Loja Exemplo: Seu pedido #{order.number} foi entregue"]

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from orders.models import Order
 from payments.selectors import pix_charge_latest_for_reference
@@ -467,3 +468,45 @@ def test_from_product_page_to_ready_checkout(client, shop_ready):
     html = response.content.decode()
     assert 'data-testid="total">R$ 104,70<' in html  # 85,80 + 18,90 PAC
     assert 'name="uf" type="text" value="SP"' in html  # normalized state shown back
+
+
+def _to_pix(client) -> tuple[str, str]:
+    checkout_id = start_checkout(client)
+    form = {**CONTACT, **ADDRESS, "shipping_option": "sedex"}
+    client.post(f"/checkout/{checkout_id}", {"action": "update", **form})
+    response = client.post(f"/checkout/{checkout_id}", {"action": "pay", **form})
+    assert response["Location"] == f"/checkout/{checkout_id}/pix"
+    return checkout_id, pix_charge_latest_for_reference(checkout_id).txid
+
+
+def test_switching_to_english_on_the_pix_page_writes_the_order_and_its_e_mails_in_english(
+    client, shop_ready, django_capture_on_commit_callbacks, settings, mailoutbox
+):
+    """Closing note: the order kept the language the checkout was filled in. A buyer who chose English with the
+    site's switch while the Pix QR code was on screen — before paying, or after (the tab still open) — reads
+    English: the order, and its e-mails from then on, follow the switch."""
+    settings.DEBUG = True
+    checkout_id, txid = _to_pix(client)
+    switched = client.post("/i18n/setlang/", {"language": "en", "next": f"/checkout/{checkout_id}/pix"})
+    assert switched["Location"] == f"/checkout/{checkout_id}/pix"
+    assert Checkout.objects.get(public_id=checkout_id).language == "en"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cob/{txid}/pay", {"next": f"/checkout/{checkout_id}/pix"})
+    order = Order.objects.get(checkout_id=checkout_id)
+    assert order.language == "en"
+    assert [m.subject for m in mailoutbox] == [f"Loja Exemplo: We received your order #{order.number}"]
+
+
+def test_switching_after_the_pix_was_paid_switches_the_order(
+    client, shop_ready, django_capture_on_commit_callbacks, settings
+):
+    settings.DEBUG = True
+    checkout_id, txid = _to_pix(client)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/cob/{txid}/pay", {"next": f"/checkout/{checkout_id}/pix"})
+    assert Order.objects.get(checkout_id=checkout_id).language == "pt-br"
+    client.post("/i18n/setlang/", {"language": "en", "next": f"/checkout/{checkout_id}/pix"})  # the tab still open
+    assert Order.objects.get(checkout_id=checkout_id).language == "en"
+    # another browser holding only the checkout id switches nothing
+    Client().post("/i18n/setlang/", {"language": "pt-br", "next": f"/checkout/{checkout_id}/pix"})
+    assert Order.objects.get(checkout_id=checkout_id).language == "en"

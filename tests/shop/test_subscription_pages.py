@@ -24,6 +24,7 @@ from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, Subs
 from shop.store.services import store_row
 from shop.subscriptions.cycles import subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
+from shop.subscriptions.schedule import due_date_of
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
 from shop.subscriptions.services import address_clean, subscription_cancel
 from tests.shop.test_checkout_lock import Threads, _until_someone_waits
@@ -475,3 +476,48 @@ def test_revoking_in_the_bank_app_after_the_withdrawal_period_only_stops_the_cha
     assert order.refunded_amount == 0
     assert not SubscriptionEvent.objects.filter(subscription=subscription, kind="withdrawal").exists()
     assert not SubscriptionCycle.objects.filter(subscription=subscription, status="scheduled").exists()
+
+
+def test_the_subscribed_e_mail_states_the_first_charge_the_page_shows_when_authorized_after_the_start_date(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA: the "created" e-mail said the first charge was due on `starts_on` although the buyer authorized the Pix
+    Automático after it (its task lost, the sweep sent it later): that period is not charged, the next one is, and
+    the page said so. The e-mail now says what the page says: the open cycle's date and amount."""
+    plan.first_cycle_discount = 2000  # the first cycle's price applies to cycle 1 only: not charged here
+    plan.save()
+    response = client.post(f"/assinar/{plan.public_id}/", FORM)  # its e-mail task lost (callbacks not run)
+    subscription = Subscription.objects.get()
+    today = timezone.localdate()
+    Subscription.objects.filter(pk=subscription.pk).update(starts_on=today - timedelta(days=1))  # authorized late
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/_sandbox/psp/rec/{subscription.pix_id_rec}/authorize", {"next": response["Location"]})
+    cycle = SubscriptionCycle.objects.get(subscription=subscription)
+    assert cycle.number == 2 and cycle.amount == 3990 and cycle.due_date > today
+
+    created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
+    assert subscription_event_mail(event_id=created.pk) == "sent"  # as the sweep sends it
+    body, html = mail.outbox[-1].body, mail.outbox[-1].alternatives[0][0]
+    page = client.get(response["Location"]).content.decode()
+    assert f"R$ 39,90 em {cycle.due_date:%d/%m/%Y}" in page  # "Próxima cobrança" on the page
+    assert f"A primeira cobrança, de R$ 39,90, vence em {cycle.due_date:%d/%m/%Y}" in body
+    assert f"vence em {cycle.due_date:%d/%m/%Y}" in html
+    assert f"{today - timedelta(days=1):%d/%m/%Y}" not in body
+    assert "O primeiro ciclo sai por" not in body  # R$ 19,90 is not charged: cycle 1 was skipped
+
+
+def test_an_unauthorized_subscription_e_mails_the_first_charge_an_authorization_today_would_plan(
+    sandbox: None, plan: SubscriptionPlan, client: Client
+) -> None:
+    """Starting tomorrow, a Pix Automático charge cannot reach the PSP 2 days ahead: the first charge is the next
+    period's. The e-mail, sent before the authorization, says that date (the one `cycle_plan` will pick)."""
+    client.post(f"/assinar/{plan.public_id}/", FORM)
+    subscription = Subscription.objects.get()
+    tomorrow = timezone.localdate() + timedelta(days=1)
+    Subscription.objects.filter(pk=subscription.pk).update(starts_on=tomorrow)
+    created = SubscriptionEvent.objects.get(subscription=subscription, kind="created")
+    assert subscription_event_mail(event_id=created.pk) == "sent"
+    body = mail.outbox[-1].body
+    subscription.refresh_from_db()
+    assert f"A primeira cobrança, de R$ 39,90, vence em {due_date_of(subscription, 2):%d/%m/%Y}" in body
+    assert f"vence em {tomorrow:%d/%m/%Y}" not in body

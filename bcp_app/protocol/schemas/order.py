@@ -154,7 +154,11 @@ class OrderResponse(ResponseModel):
     )
     messages: list[Message] | None = Field(default=None, description="Mensagens.")
     fiscal_documents: list[FiscalDocumentOut] | None = Field(
-        default=None, description="Notas fiscais do pedido (extensão br.dev.bcp.shopping.fiscal_document)."
+        default=None,
+        description=(
+            "Notas fiscais do pedido, a atual primeiro; uma nota cancelada e reemitida segue com status cancelled "
+            "(extensão br.dev.bcp.shopping.fiscal_document)."
+        ),
     )
     policies: list[PolicyOut] = Field(description="Políticas em vigor quando o pedido foi feito (UCP #572).")
     order_actions: OrderActionsOut | None = Field(
