@@ -328,10 +328,10 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     def origin_display(self, order: Order) -> str:
         """Where the order came from, in words; the checkout's code (checkout_…) stays in the API and the search."""
         if order.platform_id:
-            return str(_("agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
+            return str(_("Agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
         if order.payment_type == "manual" or order.payment_handler_id == "manual":
-            return str(_("venda registrada pela loja (Nova venda)"))
-        return str(_("loja (site)"))
+            return str(_("Venda registrada pela loja (Nova venda)"))
+        return str(_("Loja (site)"))
 
     @admin.display(description=_("identificador do pagamento"))
     def payment_id_display(self, order: Order) -> str:

@@ -190,7 +190,7 @@ def coupons_evaluate(
         row = loaded.get(code)
         if row is None:
             messages.append(
-                _warning(index, "discount_code_invalid", _("Cupom %(code)r não encontrado.") % {"code": code or raw})
+                _warning(index, "discount_code_invalid", _("O cupom %(code)s não foi encontrado.") % {"code": code or raw})
             )
             continue
         if not row[0].active:
