@@ -26,6 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.admin_actions import RefusedActionMessage
+from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
@@ -41,7 +42,6 @@ from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
     payment_type_label,
-    tax_id_text,
     total_label,
 )
 from orders.models import (
