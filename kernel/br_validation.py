@@ -50,6 +50,16 @@ def tax_id_normalize(raw: str) -> str:
     return re.sub(r"[^0-9A-Z]", "", (raw or "").upper())
 
 
+def tax_id_text(value: str) -> str:
+    """CPF "39053344705" → "390.533.447-05", CNPJ (numeric or alphanumeric) → "12.ABC.345/01DE-35"; other values
+    as stored. People read it masked, and a spreadsheet keeps the mask as text (no leading zero lost)."""
+    if len(value) == 11 and value.isdigit():
+        return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
+    if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
+        return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
+    return value
+
+
 def tax_id_valid(value: str) -> bool:
     """CPF (11 digits) or CNPJ (14 characters, numeric or alphanumeric) with valid check digits."""
     return cpf_valid(value) if len(value) == 11 else cnpj_valid(value)

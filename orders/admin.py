@@ -26,6 +26,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.admin_actions import RefusedActionMessage
+from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
@@ -41,7 +42,6 @@ from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
     payment_type_label,
-    tax_id_text,
     total_label,
 )
 from orders.models import (
@@ -328,10 +328,10 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     def origin_display(self, order: Order) -> str:
         """Where the order came from, in words; the checkout's code (checkout_…) stays in the API and the search."""
         if order.platform_id:
-            return str(_("agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
+            return str(_("Agente de compras (BCP): %(platform)s")) % {"platform": order.platform_id}
         if order.payment_type == "manual" or order.payment_handler_id == "manual":
-            return str(_("venda registrada pela loja (Nova venda)"))
-        return str(_("loja (site)"))
+            return str(_("Venda registrada pela loja (Nova venda)"))
+        return str(_("Loja (site)"))
 
     @admin.display(description=_("identificador do pagamento"))
     def payment_id_display(self, order: Order) -> str:

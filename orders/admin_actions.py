@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.extras import order_extras
-from orders.labels import tax_id_text
 from orders.models import Order, OrderStatus, ReturnRequest
 from orders.selectors import orders_sharing_tracking
 from orders.services import (

@@ -21,14 +21,13 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
-from kernel.br_validation import phone_display
+from kernel.br_validation import phone_display, tax_id_text
 from kernel.money import format_decimal_comma
 from orders.labels import (
     fulfillment_method_label,
     order_status_label,
     payment_status_label,
     payment_type_label,
-    tax_id_text,
 )
 from orders.models import AdjustmentStatus, AdjustmentType, Order
 from orders.summary import line_words_for_staff, superseded_tracking

@@ -10,6 +10,7 @@ from django.core.validators import MaxValueValidator
 from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 
+from kernel.br_validation import tax_id_text
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
@@ -331,7 +332,7 @@ class BuyerTaxIdForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        self.fields["tax_id"].initial = order.buyer_tax_id
+        self.fields["tax_id"].initial = tax_id_text(order.buyer_tax_id)  # as staff type it, not bare digits
 
 
 class ExpectationForm(OrderActionForm):

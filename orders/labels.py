@@ -193,16 +193,6 @@ def timeline_kind_label(kind: str) -> str:
     return kind.replace("_", " ")
 
 
-def tax_id_text(value: str) -> str:
-    """CPF "39053344705" → "390.533.447-05", CNPJ (numeric or alphanumeric) → "12.ABC.345/01DE-35"; other values
-    as stored. Staff read it masked, and a spreadsheet keeps the mask as text (no leading zero lost)."""
-    if len(value) == 11 and value.isdigit():
-        return f"{value[:3]}.{value[3:6]}.{value[6:9]}-{value[9:]}"
-    if len(value) == 14 and value.isalnum():  # the alphanumeric CNPJ (2026) keeps the same mask
-        return f"{value[:2]}.{value[2:5]}.{value[5:8]}/{value[8:12]}-{value[12:]}"
-    return value
-
-
 # Reasons the shop writes itself when the buyer or the platform gave none: stored in Portuguese (the merchant's
 # records and the admin), shown to a reader in their language (QA walk: an English order page and refund e-mail
 # said "(Cancelado pelo comprador)"). Any other reason is the person's own words, shown as written.

@@ -57,7 +57,15 @@ def fingerprint_bytes(raw: bytes) -> str:
 
 
 def fingerprint_jcs(value: Any) -> str:
-    return hashlib.sha256(rfc8785.dumps(value)).hexdigest()
+    """SHA-256 of the JCS form; JCS has no form for numbers outside I-JSON's exact range (2^53, 1e999, NaN),
+    which a JSON-RPC body may still carry in a member the operation ignores or refuses by field: those get a
+    sorted compact `json.dumps` instead (as deterministic, and never equal to a JCS output, which such numbers
+    cannot appear in), so the operation answers as over REST rather than failing on the fingerprint."""
+    try:
+        canonical = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def mcp_fingerprint(name: str, arguments: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Prefetch
 from django.http import HttpRequest
 
-from kernel.br_validation import phone_display
+from kernel.br_validation import phone_display, tax_id_text
 from orders.models import Order, OrderLine
 from shop.models import Checkout, CheckoutEvent, ReminderOptOut, Subscription
 
@@ -81,8 +81,7 @@ def checkout_defaults(email: str) -> dict[str, str]:
     order = Order.objects.filter(buyer_email__iexact=email).order_by("-placed_at", "-id").first()
     if order is None:
         return {"email": email}
-    digits = order.buyer_tax_id
-    tax_id = f"{digits[:3]}.{digits[3:6]}.{digits[6:9]}-{digits[9:]}" if len(digits) == 11 else digits
+    tax_id = tax_id_text(order.buyer_tax_id)
     defaults = {
         "email": email,
         "first_name": order.buyer_first_name,

@@ -245,7 +245,7 @@ class CheckoutAdmin(RefusedActionMessage, admin.ModelAdmin):
 
     @admin.display(description=_("origem"), ordering="platform_id")
     def origin(self, obj: Checkout) -> str:
-        return obj.platform_id or str(_("loja (site)"))
+        return obj.platform_id or str(_("Loja (site)"))
 
     @admin.display(description=_("expira em"), ordering="expires_at")
     def expires(self, obj: Checkout) -> str:

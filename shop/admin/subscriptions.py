@@ -15,8 +15,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.admin_actions import RefusedActionMessage
+from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
-from orders.labels import tax_id_text
 from orders.models import Order
 from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form

@@ -189,9 +189,8 @@ def coupons_evaluate(
         seen.add(code)
         row = loaded.get(code)
         if row is None:
-            messages.append(
-                _warning(index, "discount_code_invalid", _("Cupom %(code)r não encontrado.") % {"code": code or raw})
-            )
+            said = _("O cupom %(code)s não foi encontrado.") % {"code": code or raw}
+            messages.append(_warning(index, "discount_code_invalid", said))
             continue
         if not row[0].active:
             # Deactivated by the store, maybe after it was applied: not "not found" (QA walk).

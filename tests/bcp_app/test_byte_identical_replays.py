@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 
+import httpx
 import pytest
 from django.test import Client
 
@@ -74,3 +75,27 @@ def test_mcp_replays_are_byte_identical_bcp_idem_04(shopper: test_mcp_checkout.S
         result["content"][0]["text"].encode()
         == json.dumps(result["structuredContent"], ensure_ascii=False, separators=(",", ":")).encode()
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_mcp_numbers_outside_json_exact_range_are_fingerprinted_not_a_500_bcp_idem_04(
+    shopper: test_mcp_checkout.Shopper,
+) -> None:
+    """An integer past 2^53 in a member create_checkout ignores: before, JCS refused it inside the fingerprint
+    and the call died with -32603 / HTTP 500; now it answers as REST does, and its replay is byte-identical."""
+    key = str(uuid.uuid4())
+    checkout = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "x": 9223372036854775808}
+
+    def create(body: dict[str, object]) -> httpx.Response:
+        request = tools_call("create_checkout", {"meta": shopper.meta(key), "checkout": body}, request_id=3)
+        return raw_post(shopper.url, request, headers=shopper.headers)
+
+    first = create(checkout)
+    again = create(checkout)
+    other = create({**checkout, "x": 9223372036854775809})
+    assert first.status_code == again.status_code == 200
+    assert json.loads(first.content)["result"]["structuredContent"]["status"] in {"incomplete", "ready_for_complete"}
+    assert again.content == first.content
+    # a different out-of-range number is a different body under the same key
+    assert json.loads(other.content)["error"]["data"]["code"] == "idempotency_conflict"

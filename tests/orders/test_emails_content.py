@@ -85,7 +85,7 @@ def test_confirmation_has_every_totals_line_the_address_and_the_payment(django_c
         "Cupom BEMVINDO10: -R$ 8,00",
         "Frete SEDEX: R$ 8,00",
         "Total: R$ 80,00",
-        "Entrega: SEDEX (Chega em 3 a 5 dias úteis)",
+        "Entrega: SEDEX · Chega em 3 a 5 dias úteis",
         "Rua das Flores, 123 — Apto 45",
         "Jardim Paulista · São Paulo/SP · CEP 01310-100",
         "Pagamento: Pix — Pago",
@@ -151,7 +151,7 @@ def test_refund_and_cancellation_e_mails_carry_the_amounts(django_capture_on_com
 
 def test_cancellation_e_mail_lists_what_was_cancelled_and_promises_no_arrival(django_capture_on_commit_callbacks):
     """QA walk (buyer cancels from the order page): the e-mail said "Itens:" over an empty list under a subtotal of
-    R$ 80,00, and still "Entrega: SEDEX (Chega em 3 a 5 dias úteis)" for an order that will not travel."""
+    R$ 80,00, and still "Entrega: SEDEX · Chega em 3 a 5 dias úteis" for an order that will not travel."""
     order = _place(django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order_id=order.public_id, reason="Desisti")
@@ -174,7 +174,7 @@ def test_delivered_e_mail_promises_no_arrival_any_more(django_capture_on_commit_
     with django_capture_on_commit_callbacks(execute=True):
         order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     shipped = mail.outbox[-1]
-    assert "Entrega: SEDEX (Chega em 3 a 5 dias úteis)" in shipped.body  # on its way: the estimate helps
+    assert "Entrega: SEDEX · Chega em 3 a 5 dias úteis" in shipped.body  # on its way: the estimate helps
     with django_capture_on_commit_callbacks(execute=True):
         order_mark_delivered(order_id=order.public_id)
     delivered = mail.outbox[-1]
@@ -202,8 +202,8 @@ def test_shipped_e_mail_dates_the_arrival_from_the_quotes_days(django_capture_on
             occurred_at=datetime(2026, 12, 4, 11, 0, tzinfo=ZoneInfo("America/Sao_Paulo")),
         )
     shipped = mail.outbox[-1]
-    assert "Entrega: SEDEX (previsão de entrega entre 09/12 e 11/12)" in shipped.body
-    assert "(previsão de entrega entre 09/12 e 11/12)" in shipped.alternatives[0][0]
+    assert "Entrega: SEDEX · Previsão de entrega entre 09/12 e 11/12" in shipped.body
+    assert "SEDEX · Previsão de entrega entre 09/12 e 11/12" in shipped.alternatives[0][0]
 
 
 def test_english_e_mail(django_capture_on_commit_callbacks):

@@ -52,6 +52,7 @@ def test_checkouts_list_speaks_portuguese(admin_client: Client) -> None:
     assert _headers(html)[1:] == ["Código", "Situação", "E-mail do comprador", "Total", "Origem", "Expira em",
                                   "Criado em"]  # fmt: skip
     assert "Precisa do comprador" in html and "Retirada na loja" in html
+    assert '<td class="field-origin">Loja (site)</td>' in html  # a value starts with a capital, like the others
     assert not re.search(r">\s*(requires_escalation|ready_for_complete|pickup|shipping)\s*<", html)
     filtered = admin_client.get("/admin/shop/checkout/?status__exact=incomplete").content.decode()
     assert "bia@example.com.br" in filtered
@@ -66,6 +67,6 @@ def test_fiscal_jobs_headers_in_portuguese(admin_client: Client) -> None:
 def test_the_order_page_shows_no_internal_codes(admin_client: Client) -> None:
     order = order_place_from_checkout(checkout=make_checkout(payment_type="manual"))
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    assert "venda registrada pela loja (Nova venda)" in html
+    assert "Venda registrada pela loja (Nova venda)" in html
     assert order.checkout_id not in html
     assert not re.search(r">li_[0-9a-f]+<", html)

@@ -151,7 +151,7 @@ def test_a_second_wrong_coupon_keeps_the_applied_one_on_a_phone(live_server, tra
         expect(page.locator("#id_coupon")).to_have_value("")
         page.fill("#id_coupon", "FAKE")
         page.get_by_test_id("apply-coupon").click()
-        expect(page.get_by_test_id("error-coupon")).to_have_text("Cupom 'FAKE' não encontrado.")
+        expect(page.get_by_test_id("error-coupon")).to_have_text("O cupom FAKE não foi encontrado.")
         expect(page.get_by_test_id("applied-coupon")).to_have_text(["BEMVINDO10"])
         scroll_width, inner_width, culprits = _overflow(page)
         assert scroll_width <= inner_width, culprits

@@ -64,7 +64,7 @@ def test_a_refused_coupon_is_reported_once_then_dropped(client, shop_ready) -> N
     # when the buyer applies a code that does not exist
     response = client.post(f"/checkout/{checkout_id}", {"action": "coupon", "method": "shipping", "coupon": "NADA"})
     # then only the coupon message shows, and the field no longer carries the code
-    assert errors(response) == {"coupon": "Cupom &#x27;NADA&#x27; não encontrado."}
+    assert errors(response) == {"coupon": "O cupom NADA não foi encontrado."}
     assert re.search(r'name="coupon"[^>]*value=""', response.content.decode())
     assert cart_coupons(client.session) == []
     # when the buyer then fills the form and submits, the refused code does not come back
@@ -79,7 +79,7 @@ def test_the_cart_drops_a_refused_coupon_after_showing_why(client, shop_ready) -
     client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "1"})
     client.post("/carrinho/cupom", {"code": "NADA"})
     first = client.get("/carrinho/").content.decode()
-    assert "Cupom &#x27;NADA&#x27; não encontrado." in first
+    assert "O cupom NADA não foi encontrado." in first
     # the next visit (or action) is clean
     second = client.get("/carrinho/").content.decode()
     assert "NADA" not in second
@@ -167,7 +167,7 @@ def test_a_second_wrong_code_keeps_the_applied_one(client, shop_ready) -> None:
     # when the buyer types a second, unknown code
     second = client.post(url, {"action": "coupon", "method": "shipping", "coupon": "FAKE"})
     # then the error concerns FAKE only, and BEMVINDO10 still discounts
-    assert errors(second) == {"coupon": "Cupom &#x27;FAKE&#x27; não encontrado."}
+    assert errors(second) == {"coupon": "O cupom FAKE não foi encontrado."}
     assert applied(second) == ["BEMVINDO10"]
     assert 'data-testid="total">R$ 77,22<' in second.content.decode()
     assert Checkout.objects.get(public_id=checkout_id).discount_codes == ["BEMVINDO10", "FAKE"]  # reported once

@@ -97,7 +97,7 @@ def test_cart_change_remove_and_coupon(client, shop_ready):
     html = client.get("/carrinho/").content.decode()
     assert "Cupom BEMVINDO10 aplicado: -R$ 17,16." in html
     client.post("/carrinho/cupom", {"code": "NADA"})
-    assert "Cupom &#x27;NADA&#x27; não encontrado." in client.get("/carrinho/").content.decode()
+    assert "O cupom NADA não foi encontrado." in client.get("/carrinho/").content.decode()
     client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "remove": "1"})
     assert cart_items(client.session) == {}
 
@@ -156,7 +156,7 @@ def test_checkout_form_shows_every_error_next_to_its_field(client, shop_ready):
         f"/checkout/{checkout_id}",
         {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "pac", "coupon": "NADA"},
     )
-    assert errors(response) == {"coupon": "Cupom &#x27;NADA&#x27; não encontrado."}
+    assert errors(response) == {"coupon": "O cupom NADA não foi encontrado."}
 
 
 def test_pay_too_early_stays_on_the_form(client, shop_ready):

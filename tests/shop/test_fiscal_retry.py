@@ -84,8 +84,10 @@ def test_correcting_the_cpf_after_the_nfe_was_authorized_says_the_note_keeps_the
     job_run(job_id=FiscalJob.objects.get().pk)
     document.refresh_from_db()
     assert document.status == "authorized"
-    # when staff correct the CPF on the order
+    # when staff open "Corrigir CPF/CNPJ", the stored one is shown as people write it (QA walk: "52998224725")
     url = f"/admin/orders/order/{order.public_id}/action/buyer-tax-id/"
+    assert 'value="529.982.247-25"' in admin_client.get(url).content.decode()
+    # and correct the CPF on the order
     page = admin_client.post(url, {"tax_id": "390.533.447-05"}, follow=True).content.decode()
     # then the order has the new one, and staff read that the authorized note does not ("salvo" alone read as if
     # the NF-e had been corrected too)

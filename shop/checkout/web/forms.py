@@ -19,7 +19,7 @@ from django.core.validators import ProhibitNullCharactersValidator
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from kernel.br_validation import phone_display
+from kernel.br_validation import phone_display, tax_id_text
 from kernel.json_limits import control_in
 from shop.checkout.fulfillment import DEST0, M0, SEL_DEST, SEL_OPT, CepAddress, cep_digits, cep_lookup
 from shop.checkout.selectors import CheckoutView
@@ -329,15 +329,6 @@ def standing_codes(codes: Iterable[str], messages: Iterable[CheckoutMessage]) ->
     return tuple(code for i, code in enumerate(codes) if f"$.discounts.codes[{i}]" not in refused)
 
 
-def tax_id_display(digits: str) -> str:
-    """A stored CPF or CNPJ with its usual punctuation (000.000.000-00, 00.000.000/0000-00); else as stored."""
-    if len(digits) == 11 and digits.isdigit():
-        return f"{digits[:3]}.{digits[3:6]}.{digits[6:9]}-{digits[9:]}"
-    if len(digits) == 14:
-        return f"{digits[:2]}.{digits[2:5]}.{digits[5:8]}/{digits[8:12]}-{digits[12:]}"
-    return digits
-
-
 def initial_from_view(view: CheckoutView) -> dict[str, str]:
     checkout = view.checkout
     return {
@@ -345,7 +336,7 @@ def initial_from_view(view: CheckoutView) -> dict[str, str]:
         "first_name": checkout.buyer_first_name,
         "last_name": checkout.buyer_last_name,
         "phone": phone_display(checkout.buyer_phone),  # stored E.164, shown as a Brazilian buyer types it
-        "tax_id": tax_id_display(checkout.buyer_tax_id),  # stored as digits, shown as typed: 529.982.247-25
+        "tax_id": tax_id_text(checkout.buyer_tax_id),  # stored as digits, shown as typed: 529.982.247-25
         "method": checkout.fulfillment_type or "shipping",
         "cep": checkout.ship_cep,
         "street": checkout.ship_street,
