@@ -65,7 +65,8 @@ _COUNT_AND_READ_SHA = hashlib.sha1(COUNT_AND_READ.encode()).hexdigest().encode()
 
 def _packed(*parts: bytes) -> bytes:
     """One RESP command (an array of bulk strings)."""
-    return b"".join([b"*%d\r\n" % len(parts), *(b"$%d\r\n%s\r\n" % (len(part), part) for part in parts)])
+    # a list comprehension, inlined by Python 3.12+, not a generator resumed once per part
+    return b"".join([b"*%d\r\n" % len(parts), *[b"$%d\r\n%s\r\n" % (len(part), part) for part in parts]])
 
 
 class _ThreadConnection:
@@ -89,7 +90,8 @@ class _ThreadConnection:
         if kept is None or kept[0] != pid:
             kept = self._local.kept = (pid, self._pool.connection_class(**self._pool.connection_kwargs))
         connection = kept[1]
-        connection.connect()  # nothing when connected
+        if getattr(connection, "_sock", None) is None:  # redis-py's connect() is a no-op then, through its retry
+            connection.connect()  # wrapper (half a dozen Python calls a request, issue 34)
         try:
             ready = not connection.can_read()
         except (*OUTAGE, OSError):
