@@ -39,6 +39,7 @@ from config.scheduler import start_if_enabled  # noqa: E402
 from kernel import threads  # noqa: E402
 from kernel.ops.access_log import AccessLog  # noqa: E402
 from kernel.ops.asgi_guard import guarded  # noqa: E402
+from kernel.ops.redis_cache import share_backends_per_process  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -173,6 +174,7 @@ class ApiHandler(OneHopHandler):
 
 
 def build_application() -> ASGIApp:
+    share_backends_per_process()  # not one cache backend built per request (each runs in a context of its own)
     start_if_enabled()  # `make run` only: the periodic sweeps without a broker or beat
     mounts = {prefix: import_string(target) for prefix, target in settings.ASGI_MOUNTS.items()}
     api = ApiHandler()

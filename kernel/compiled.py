@@ -189,12 +189,13 @@ class Compiled:
             return cursor.fetchall()
 
     @functools.cached_property
-    def _columns(self) -> dict[str, int]:
+    def columns(self) -> dict[str, int]:
+        """Where each field sits in a row of `values` (plain shapes only), by attname."""
         return {attname: index for index, attname in enumerate(self.plain[0])} if self.plain is not None else {}
 
     def column(self, attname: str) -> int:
         """Where the field `attname` sits in a row of `values` (plain shapes only)."""
-        return self._columns[attname]
+        return self.columns[attname]
 
     def bound(self, values: tuple[Any, ...]) -> list[Any]:
         params = list(self.params)

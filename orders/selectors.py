@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -317,16 +317,20 @@ class OrderRow:
     building the model (issue 34: the converters and `Model.from_db` of every column were most of the read's CPU,
     for a body usually remembered), and the model itself (`order`) built from the same values only when asked."""
 
-    __slots__ = ("_order", "_values")
+    __slots__ = ("_columns", "_order", "_values")
 
-    def __init__(self, values: tuple[Any, ...] | None, order: Order | None = None) -> None:
+    def __init__(
+        self, values: tuple[Any, ...] | None, order: Order | None = None, columns: Mapping[str, int] | None = None
+    ) -> None:
         self._values = values  # the plain read's raw row, else None and `order` is the model already built
         self._order = order
+        # where each field sits in `values` (the read's, looked up once per row: a Get Order reads five fields)
+        self._columns = columns if columns is not None else (_order_read().columns if values is not None else {})
 
     def _value(self, attname: str) -> Any:
         if self._values is None:
             return getattr(self._order, attname)
-        return self._values[_order_read().column(attname)]
+        return self._values[self._columns[attname]]
 
     @property
     def public_id(self) -> str:
@@ -352,7 +356,7 @@ class OrderRow:
     def policies_text(self) -> str | None:
         """The policy snapshot as the database writes its JSON (jsonb: one text per content), None when the row came
         as a model (a database without the plain read)."""
-        return self._values[_order_read().column("policies")] if self._values is not None else None
+        return self._values[self._columns["policies"]] if self._values is not None else None
 
     def order(self) -> Order | None:
         """The model `order_presented` gives for this row (with its relations when no presentation is stored)."""
@@ -372,7 +376,7 @@ def order_row(order_id: str) -> OrderRow | None:
     if values is None:  # no plain read (not PostgreSQL): the model, as before
         rows = read.rows(order_id)
         return OrderRow(None, rows[0]) if rows else None
-    return OrderRow(values[0]) if values else None
+    return OrderRow(values[0], columns=read.columns) if values else None
 
 
 def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:

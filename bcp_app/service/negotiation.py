@@ -196,6 +196,7 @@ def _ttl(cache_control: str) -> int:
     return max(TTL_FLOOR, min(max_age, TTL_CEILING))
 
 
+@lru_cache(maxsize=1024)  # a platform names the same profile on every call, hashed several times per call
 def url_hash(url: str) -> str:
     return hashlib.sha256(url.encode()).hexdigest()
 

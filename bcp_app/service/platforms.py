@@ -7,6 +7,7 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.db import transaction
 from django.utils import timezone
@@ -25,9 +26,23 @@ class NewPlatform:
     api_key: str  # shown once; only its hash is stored
 
 
+# A platform presents the same key on every call, and each call hashes it and matches its form more than once
+# (cache key, platform lookup, failure windows): remembered per process, a few hundred keys at most (issue 34).
+KEYS_REMEMBERED = 512
+
+
+@lru_cache(maxsize=KEYS_REMEMBERED)
 def _hash_key(api_key: str) -> str:
     # The key carries 256 bits of entropy, so a plain SHA-256 is enough (no slow KDF needed).
     return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+@lru_cache(maxsize=KEYS_REMEMBERED)
+def _key_parts(api_key: str) -> tuple[str, str] | None:
+    """(prefix, hash) of a well-formed key (stripped), None for a malformed one."""
+    stripped = api_key.strip()
+    match = _KEY_RE.match(stripped)
+    return (match.group(1), _hash_key(stripped)) if match else None
 
 
 def platform_create(*, name: str, profile_url: str = "") -> NewPlatform:
@@ -69,13 +84,14 @@ def _platform_key(key_hash: str) -> str:
 
 def key_prefix(api_key: str) -> str | None:
     """The public prefix of a well-formed key (which platform it claims to be), None for a malformed one."""
-    match = _KEY_RE.match(api_key.strip())
-    return match.group(1) if match else None
+    parts = _key_parts(api_key)
+    return parts[0] if parts else None
 
 
 def platform_cache_key(api_key: str) -> str | None:
     """The cache key `platform_for_api_key` reads for this key (to prefetch it), None for a malformed key."""
-    return _platform_key(_hash_key(api_key.strip())) if _KEY_RE.match(api_key.strip()) else None
+    parts = _key_parts(api_key)
+    return _platform_key(parts[1]) if parts else None
 
 
 def platform_cache_drop(platform: Platform) -> None:
@@ -86,15 +102,15 @@ def platform_cache_drop(platform: Platform) -> None:
 
 def platform_for_api_key(api_key: str) -> Platform | None:
     """The active platform owning `api_key`, or None (unknown, malformed or revoked)."""
-    match = _KEY_RE.match(api_key.strip())
-    if not match:
+    parts = _key_parts(api_key)
+    if parts is None:
         return None
-    key_hash = _hash_key(api_key.strip())
+    prefix, key_hash = parts
     version = request_cache.get(_platform_key(key_hash))
     kept = _kept.get(key_hash)
     if kept is not None and isinstance(version, str) and kept[0] == version:
         return kept[1]  # shared by this process's requests: read it, never change it
-    platform = Platform.objects.filter(key_prefix=match.group(1)).first()
+    platform = Platform.objects.filter(key_prefix=prefix).first()
     if platform is None or not platform.active:
         return None
     if not hmac.compare_digest(platform.key_hash, key_hash):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Literal
 
 from django.conf import settings
@@ -65,9 +66,14 @@ def caller_from_headers(headers: Mapping[str, str], client_ip: str | None) -> tu
     """(caller key, authenticated) from lower-case headers; (None, False) when nothing identifies it."""
     credential = headers.get("authorization") or headers.get("x-api-key")
     if credential:
-        return "key:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:32], True
+        return _credential_caller(credential), True
     ip = current_client_ip() or client_ip
     return (f"ip:{ip}", False) if ip else (None, False)
+
+
+@lru_cache(maxsize=512)  # a platform sends the same credential on every call: hashed once per process
+def _credential_caller(credential: str) -> str:
+    return "key:" + hashlib.sha256(credential.strip().encode()).hexdigest()[:32]
 
 
 def call_window(*, op_class: OperationClass, caller: str | None, authenticated: bool) -> Window | None:

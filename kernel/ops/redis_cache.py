@@ -32,8 +32,10 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cached_property
+from types import SimpleNamespace
 from typing import Any
 
+from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -63,7 +65,8 @@ _COUNT_AND_READ_SHA = hashlib.sha1(COUNT_AND_READ.encode()).hexdigest().encode()
 
 def _packed(*parts: bytes) -> bytes:
     """One RESP command (an array of bulk strings)."""
-    return b"".join([b"*%d\r\n" % len(parts), *(b"$%d\r\n%s\r\n" % (len(part), part) for part in parts)])
+    # a list comprehension, inlined by Python 3.12+, not a generator resumed once per part
+    return b"".join([b"*%d\r\n" % len(parts), *[b"$%d\r\n%s\r\n" % (len(part), part) for part in parts]])
 
 
 class _ThreadConnection:
@@ -87,7 +90,8 @@ class _ThreadConnection:
         if kept is None or kept[0] != pid:
             kept = self._local.kept = (pid, self._pool.connection_class(**self._pool.connection_kwargs))
         connection = kept[1]
-        connection.connect()  # nothing when connected
+        if getattr(connection, "_sock", None) is None:  # redis-py's connect() is a no-op then, through its retry
+            connection.connect()  # wrapper (half a dozen Python calls a request, issue 34)
         try:
             ready = not connection.can_read()
         except (*OUTAGE, OSError):
@@ -152,10 +156,11 @@ class KeptClientRedisCache(RedisCache):
     def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = _KeptClient
+        self._kept_as = (tuple(self._servers), repr(sorted(self._options.items())))
 
-    @property
-    def _cache(self) -> _KeptClient:  # Django's is a cached_property of this (per request) instance
-        kept = (tuple(self._servers), repr(sorted(self._options.items())))
+    @cached_property
+    def _cache(self) -> _KeptClient:  # Django's builds a client per instance; this one is the process's
+        kept = self._kept_as
         client = _cache_clients.get(kept)
         if client is None:
             with _clients_lock:
@@ -223,6 +228,19 @@ class KeptClientRedisCache(RedisCache):
             _outage("incr", exc)
             # What Django raises for a counter that is not there, and what every caller already handles.
             raise ValueError(f"Key {key!r} not found (cache unreachable).") from exc
+
+
+def share_backends_per_process() -> None:
+    """Django's cache backends, one instance per process instead of one per context (issue 34).
+
+    `caches` keeps its instances in an asgiref `Local`: per thread and per context. The ASGI server runs each request
+    in a copy of its context in an executor thread (`kernel.threads.in_thread`), so every request that touched the
+    cache built its backend again: `import_string` of the backend, the settings copied and parsed, and its client
+    looked up (about 30 µs of a Get Order's CPU; the bare view, which never reads the cache, paid none of it). The
+    backends this shop configures are safe to share between threads: this one keeps no per-request state (its
+    client is the process's already) and `LocMemCache` locks its shared storage. Called by the ASGI entry point; a
+    test that overrides `CACHES` gets Django's per-context instances back (`django.test.signals`)."""
+    caches._connections = SimpleNamespace()
 
 
 def _or_miss(operation: str, call: Callable[[], Any], miss: Any) -> Any:

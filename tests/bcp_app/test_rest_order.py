@@ -345,10 +345,12 @@ def test_a_remembered_order_body_follows_every_change_of_the_stored_order(
     moved = call(client, "get", f"/orders/{order.public_id}", headers).json()
     assert moved["permalink_url"].startswith("https://outra.example.com.br/")
     order_body._memo.clear()
+    order_body._by_order.clear()
     for number in range(order_body.MEMO_SIZE):  # a full memo is emptied, never grown
         order_body._memo[("filler", number)] = b"{}"
+        order_body._by_order[(f"order_{number}", "v")] = (("filler", number), b"{}")
     assert call(client, "get", f"/orders/{order.public_id}", headers).content == fresh()
-    assert len(order_body._memo) <= order_body.MEMO_SIZE
+    assert len(order_body._memo) <= order_body.MEMO_SIZE and len(order_body._by_order) <= order_body.MEMO_SIZE
 
 
 def test_a_remembered_order_body_is_answered_without_building_the_order_bcp_ord_01(
@@ -390,6 +392,38 @@ def test_a_remembered_order_body_is_answered_without_building_the_order_bcp_ord_
     finally:
         post_init.disconnect(count, sender=Order)
     assert changed != first and changed == fresh()
+
+
+def test_a_platforms_key_and_profile_are_hashed_once_per_process_bcp_ord_02(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 34: a platform sends the same key and profile on every call; each Get Order hashed them five times
+    (rate-limit caller, platform cache key, platform lookup, profile tokens). Remembered per process, a repeated
+    call hashes neither, and still answers only the originating platform (BCP-ORD-02)."""
+    import hashlib
+
+    headers = auth(fake_platform, platform)
+    order = place_order(client, headers, django_capture_on_commit_callbacks)
+    assert call(client, "get", f"/orders/{order.public_id}", headers).status_code == 200
+    hashed: list[bytes] = []
+    original = hashlib.sha256
+
+    def spy(data: bytes = b"", **kwargs: Any) -> Any:
+        hashed.append(data)
+        return original(data, **kwargs)
+
+    monkeypatch.setattr(hashlib, "sha256", spy)
+    again = call(client, "get", f"/orders/{order.public_id}", headers)
+    secrets = (platform.api_key.encode(), fake_platform.url("/perfil.json").encode())
+    assert again.json()["id"] == order.public_id
+    assert [data for data in hashed if any(secret in data for secret in secrets)] == []
+    other = platform_create(name="Outra", profile_url="")
+    refused = call(client, "get", f"/orders/{order.public_id}", {**headers, "Authorization": f"Bearer {other.api_key}"})
+    assert refused.json()["messages"][0]["code"] == "unauthorized"
 
 
 def test_the_read_views_document_bcp_agent_without_validating_a_header_model_bcp_rest_03(client: Client) -> None:

@@ -12,6 +12,7 @@ from django.middleware.locale import LocaleMiddleware as DjangoLocale
 from django.test import RequestFactory
 from django.utils import translation
 from django.utils.csp import CSP
+from django.utils.translation import trans_real
 
 from kernel.ops import csp
 from kernel.ops.csp import ContentSecurityPolicyMiddleware
@@ -42,6 +43,15 @@ def _answer(middleware: type, request: HttpRequest, *, use_nonce: bool = False) 
         ("/produto/cafe/", {"Accept-Language": "pt-BR"}, {}),
         ("/en/produto/cafe/", {"Accept-Language": "fr"}, {"django_language": "en"}),
         ("/carrinho/", {"Accept-Language": "xx"}, {}),
+        # an agent's call: no cookie, its Accept-Language read as Django reads it (remembered per value)
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "fr, en;q=0.8"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "en-GB"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "pt"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "*, en"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "de-DE,de;q=0.9"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "en;q=0.1, pt-BR;q=0.9"}, {}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "en"}, {"django_language": "pt-br"}),
+        ("/bcp/v1/orders/order_x", {"Accept-Language": "pt-BR"}, {"outro": "1"}),
     ],
 )
 def test_the_locale_middleware_answers_as_djangos(path: str, headers: dict[str, str], cookies: dict[str, str]) -> None:
@@ -68,6 +78,22 @@ def test_the_locale_middleware_reads_no_language_from_the_path(monkeypatch: pyte
     monkeypatch.setattr(translation, "get_language_from_path", spy)
     response, language = _answer(LocaleMiddleware, RequestFactory(headers={"Accept-Language": "en"}).get("/en/x"))
     assert (language, response["Content-Language"], searched) == ("en", "en", [])
+
+
+def test_an_agents_repeated_accept_language_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call without cookies (an agent's) answers from its Accept-Language, which an agent sends the same on every
+    call: its tags are walked once per process, not on each call (issue 34); the answer stays Django's."""
+    walked: list[str] = []
+    original = trans_real.parse_accept_lang_header
+
+    def spy(header: str) -> Any:
+        walked.append(header)
+        return original(header)
+
+    monkeypatch.setattr(trans_real, "parse_accept_lang_header", spy)
+    factory = RequestFactory(headers={"Accept-Language": "en-AU,en;q=0.7,pt;q=0.2"})
+    answers = [_answer(LocaleMiddleware, factory.get("/bcp/v1/orders/order_x"))[1] for _ in range(3)]
+    assert (answers, walked) == (["en", "en", "en"], ["en-AU,en;q=0.7,pt;q=0.2"])
 
 
 @pytest.mark.parametrize("use_nonce", [False, True])

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from asgiref.local import Local
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 
@@ -138,3 +139,30 @@ def test_requests_in_contexts_of_their_own_share_one_cache_client(redis_cache: K
     assert other._cache.get_client().connection_pool.connection_kwargs["socket_timeout"] == 5
     first, second = RedisCache(redis_cache._servers, {}), RedisCache(redis_cache._servers, {})
     assert first._cache is not second._cache  # Django's
+
+
+def test_served_by_the_asgi_entry_point_requests_share_one_backend(redis_cache: KeptClientRedisCache) -> None:
+    """Issue 34: the ASGI server runs each request in a copy of its context in an executor thread, where Django
+    built a backend instance per request (`import_string`, settings parsed: ~30 µs of a Get Order); the entry point
+    (config/asgi.py) keeps one per process instead, shared by every thread and context, and it works from all."""
+    from config.asgi import build_application
+
+    build_application()
+    try:
+        shared = caches["default"]
+        seen: list[tuple[Any, Any]] = []
+
+        def one_request(n: int) -> None:
+            backend = caches["default"]
+            backend.set(f"thread-{n % 4}", n, 60)
+            seen.append((backend, backend.get(f"thread-{n % 4}")))
+
+        for n in range(8):  # requests in contexts of their own, in threads of their own
+            thread = threading.Thread(target=contextvars.Context().run, args=(one_request, n))
+            thread.start()
+            thread.join(30)
+        assert [value for _, value in seen] == list(range(8))
+        assert {id(backend) for backend, _ in seen} == {id(shared)}
+        assert isinstance(shared, KeptClientRedisCache) and shared._cache is redis_cache._cache
+    finally:
+        caches._connections = Local()  # Django's per-context instances again, as the settings fixture expects
