@@ -363,6 +363,12 @@ def cancel_locked(
     )
     if restock:
         send_on_commit(stock_return_requested, order, items=[(line.sku, quantity) for line, quantity in removed])
+    # The whole order: its one "cancelado" e-mail. Part of it (the rest of a partly shipped order): an e-mail of
+    # this cancellation, naming what was cancelled (a later cancel of the rest still gets its own). Scheduled
+    # before the refund: after commit, callbacks run in this order, and an estorno answered at once sends its
+    # "Reembolso" e-mail from within the outbox's callback (QA walk: it reached the buyer first).
+    whole = order.status == OrderStatus.CANCELED
+    schedule_email(order, EmailKind.CANCELED, ref="" if whole else adjustment.public_id)
     if refund and order.paid_amount > 0:
         available = refundable_amount(order)
         # Nothing shipped: everything paid goes back (freight included); else what the buyer paid for what was
@@ -376,10 +382,6 @@ def cancel_locked(
         amount = min(available, value)
         if amount > 0:
             _create_refund(order, amount=amount, reason=reason, pairs=removed, actor=actor)
-    # The whole order: its one "cancelado" e-mail. Part of it (the rest of a partly shipped order): an e-mail of
-    # this cancellation, naming what was cancelled (a later cancel of the rest still gets its own).
-    whole = order.status == OrderStatus.CANCELED
-    schedule_email(order, EmailKind.CANCELED, ref="" if whole else adjustment.public_id)
     notify_changed(order, "canceled")
     return adjustment
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
@@ -341,6 +342,22 @@ def use_fake_pagarme_again(stopped: FakePagarmeServer) -> FakePagarmeServer:
     server = FakePagarmeServer().start()
     settings.PAGARME_BASE_URL = server.base_url
     return server
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_card_order_e_mails_the_cancellation_before_its_refund(pagarme: FakePagarmeServer) -> None:
+    """QA walk: "Reembolso do pedido" reached the buyer before "Pedido cancelado". After the cancel commits, the
+    outbox's estorno ran first (its callback was registered first), committed its own refund and sent that
+    e-mail at once; the cancellation's e-mail callback came after it."""
+    checkout = _ready(card(1))
+    _complete(checkout, card(1))
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    mail.outbox.clear()
+
+    order_cancel(order_id=order.public_id, reason="Desistiu", restock=True)  # real commits, eager tasks
+
+    subjects = [message.subject.split(": ", 1)[1] for message in mail.outbox]
+    assert subjects == [f"Pedido #{order.number} cancelado", f"Reembolso do pedido #{order.number}"]
 
 
 def test_card_refunds_go_through_the_gateway_partial_then_full_on_cancel(
