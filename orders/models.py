@@ -128,6 +128,9 @@ class Order(models.Model):
         permissions = [
             ("ship_order", _("Pode registrar envios e entregas")),
             ("refund_order", _("Pode reembolsar e cancelar pedidos")),
+            # The shop's revenue (admin home's sales, ticket médio and chart, the list's money summary, the
+            # finance export): the owner's and Financeiro's, not every staff member who answers or ships orders.
+            ("view_revenue", _("Pode ver faturamento")),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(paid_amount__gte=0), name="order_paid_amount_nonnegative"),
