@@ -247,6 +247,11 @@ class FulfillmentExpectation(models.Model):
     days_from = models.CharField(
         _("prazo contado"), max_length=10, blank=True, default="", choices=DeliveryDaysFrom.choices, editable=False
     )
+    # Days from payment (`days_from` payment): the shop's handling days (payment → posting) included in days_min/max;
+    # once shipped the carrier's part (days − handling) counts from the shipment.
+    handling_days = models.PositiveSmallIntegerField(
+        _("prazo de postagem (dias úteis)"), null=True, blank=True, editable=False
+    )
     # [{"id": "li_…", "quantity": n ≥ 1}]
     line_items = models.JSONField(_("itens"), default=list)
     created_at = models.DateTimeField(auto_now_add=True)
