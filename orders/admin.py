@@ -441,12 +441,14 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         # "how much did we sell, discount, charge in interest, refund, receive net?" had no answer on screen).
         response = super().changelist_view(request, extra_context)
         changelist = getattr(response, "context_data", None) and response.context_data.get("cl")
-        if changelist is not None and changelist.result_count > MONEY_SUMMARY_MAX_ORDERS:
+        if changelist is None or not self.has_revenue_permission(request):
+            return response  # the sums of a month are the shop's revenue: Atendimento and Expedição list without them
+        if changelist.result_count > MONEY_SUMMARY_MAX_ORDERS:
             # Summing every order of the shop's life on each list view costs too much: ask for a month instead.
             response.context_data["money_summary_hint"] = _(
                 "Filtre por mês (data do pedido ou mês do pagamento) para ver os valores dos pedidos filtrados."
             )
-        elif changelist is not None:
+        else:
             columns = orders_money_summary(changelist.queryset, method_label=payment_type_label)
             # One row per measure, one column per payment method and the total: fits beside the filters.
             response.context_data["money_summary"] = (
@@ -470,6 +472,9 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
 
     def has_ship_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("orders.ship_order")
+
+    def has_revenue_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("orders.view_revenue")
 
     # --- URLs: action pages and CSV export ----------------------------------------------------------------
     def get_urls(self) -> list:
@@ -566,7 +571,10 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         return response
 
     def export_finance_view(self, request: HttpRequest) -> StreamingHttpResponse:
-        """One row per order with the money the accountant closes the month with, and the order's NF-e."""
+        """One row per order with the money the accountant closes the month with, and the order's NF-e: the
+        revenue, for who may see it (`orders.view_revenue`)."""
+        if not self.has_revenue_permission(request):
+            raise PermissionDenied
         queryset = orders_with_payment_date(self._filtered_queryset(request)).prefetch_related(
             Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
         )

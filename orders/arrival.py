@@ -1,5 +1,6 @@
 """An expectation's arrival as dates: its business days ("Chega em 3 a 5 dias úteis", kept at checkout) counted from
-the shipment (or, for days that count from payment, from the order: it is placed once paid), on the shop's
+the shipment, or, when the shop set handling days ("prazo de postagem"), its handling + the carrier's days from the
+payment (the order: it is placed once paid) until it ships, then the carrier's from the shipment; on the shop's
 calendar (kernel.business_days: no weekends, national holidays or Carnival).
 
 The buyer's page, the admin, the shipped e-mail and BCP Get Order (its expectation's `description`: the spec has
@@ -39,11 +40,18 @@ def arrival_window(
     expectation: FulfillmentExpectation, order: Order, *, shipped_at: datetime | None
 ) -> tuple[date, date] | None:
     """(first, last) day the expectation's parcel should arrive, or None when that cannot be said: no days kept, or
-    days that count from shipping and nothing shipped yet (the shop keeps no handling days to guess the posting)."""
-    if expectation.days_min is None or expectation.days_max is None:
+    days that count from shipping and nothing shipped yet (the shop set no handling days to date the posting).
+
+    Days that count from the payment (the shop's handling days + the carrier's) date the window from the payment
+    until the parcel ships; from then on the carrier's part alone counts from the shipment, as the carrier does."""
+    low, high = expectation.days_min, expectation.days_max
+    if low is None or high is None:
         return None
-    if expectation.days_from == DeliveryDaysFrom.PAYMENT:
-        start = order.placed_at or timezone.now()  # placement renders its BCP body before the INSERT stamps it
+    if expectation.days_from == DeliveryDaysFrom.PAYMENT and shipped_at is None:
+        start: datetime | None = order.placed_at or timezone.now()  # placement renders its BCP body before the INSERT
+    elif expectation.days_from == DeliveryDaysFrom.PAYMENT:
+        start, handling = shipped_at, expectation.handling_days or 0
+        low, high = max(0, low - handling), max(0, high - handling)
     elif expectation.days_from == DeliveryDaysFrom.SHIPPING:
         start = shipped_at
     else:
@@ -51,7 +59,7 @@ def arrival_window(
     if start is None:
         return None
     day = timezone.localdate(start)  # the shop's day (America/Sao_Paulo), not UTC's
-    return add_business_days(day, expectation.days_min), add_business_days(day, expectation.days_max)
+    return add_business_days(day, low), add_business_days(day, high)
 
 
 def expectation_arrival(

@@ -375,8 +375,9 @@ def _refunded_items(order: Order, lines: list[OrderLine], refund: Adjustment | N
 
 
 def _arrival_estimate(order: Order, kind: str, event: FulfillmentEvent | None) -> str:
-    """The shipped e-mail dates the arrival as the order page does ("previsão de entrega entre 09/12 e 11/12") when
-    the order kept the quote's business days; else, and in the other e-mails, the words of the promise."""
+    """The e-mails date the arrival as the order page does ("previsão de entrega entre 09/12 e 11/12") when the order
+    kept the quote's business days: the shipped one from the shipment; the others, while nothing shipped, from the
+    payment when the shop set handling days (its "prazo de postagem"). Else the words of the promise."""
     if kind == "shipped" and event is not None and event.type == FulfillmentEventType.SHIPPED:
         sent = {str(item["id"]) for item in event.line_items}
         for expectation in order.expectations.all():
@@ -384,6 +385,13 @@ def _arrival_estimate(order: Order, kind: str, event: FulfillmentEvent | None) -
                 window = arrival_window(expectation, order, shipped_at=event.occurred_at)
                 if window:
                     return _("previsão de entrega %(when)s") % {"when": window_words(window)}
+    elif order.status == "placed":
+        for expectation in order.expectations.all():
+            window = (
+                arrival_window(expectation, order, shipped_at=None) if expectation.method_type == "shipping" else None
+            )
+            if window:
+                return _("previsão de entrega %(when)s") % {"when": window_words(window)}
     return order.fulfillment_description
 
 

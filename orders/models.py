@@ -128,6 +128,9 @@ class Order(models.Model):
         permissions = [
             ("ship_order", _("Pode registrar envios e entregas")),
             ("refund_order", _("Pode reembolsar e cancelar pedidos")),
+            # The shop's revenue (admin home's sales, ticket médio and chart, the list's money summary, the
+            # finance export): the owner's and Financeiro's, not every staff member who answers or ships orders.
+            ("view_revenue", _("Pode ver faturamento")),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(paid_amount__gte=0), name="order_paid_amount_nonnegative"),
@@ -243,6 +246,11 @@ class FulfillmentExpectation(models.Model):
     days_max = models.PositiveSmallIntegerField(_("prazo máximo (dias úteis)"), null=True, blank=True, editable=False)
     days_from = models.CharField(
         _("prazo contado"), max_length=10, blank=True, default="", choices=DeliveryDaysFrom.choices, editable=False
+    )
+    # Days from payment (`days_from` payment): the shop's handling days (payment → posting) included in days_min/max;
+    # once shipped the carrier's part (days − handling) counts from the shipment.
+    handling_days = models.PositiveSmallIntegerField(
+        _("prazo de postagem (dias úteis)"), null=True, blank=True, editable=False
     )
     # [{"id": "li_…", "quantity": n ≥ 1}]
     line_items = models.JSONField(_("itens"), default=list)

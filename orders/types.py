@@ -47,6 +47,9 @@ class PlacedCheckout:
     # The chosen option's business days (min, max) as quoted, counted from shipping; None: not known (pickup, or
     # an option shown before the shop kept them): the order then keeps only the words.
     fulfillment_days: tuple[int, int] | None = None
+    # The shop's business days from payment to posting (its "prazo de postagem"); > 0: the expectation counts
+    # these plus `fulfillment_days` from the payment until it ships, then `fulfillment_days` from the shipment.
+    handling_days: int = 0
 
 
 @dataclass(frozen=True)

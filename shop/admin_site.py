@@ -92,11 +92,13 @@ class ShopAdminSite(admin.AdminSite):
         from shop.admin.first_steps import first_steps  # noqa: PLC0415 (same reason)
         from shop.subscriptions.selectors import subscription_stats  # noqa: PLC0415 (same reason)
 
-        dashboard = dashboard_get()
-        bars = chart_svg_bars(dashboard.chart)
+        user = request.user
+        # The revenue (sales, ticket médio, the chart) only to who may see it: Atendimento and Expedição work the
+        # orders one by one and need not know what the shop makes.
+        dashboard = dashboard_get(revenue=user.has_perm("orders.view_revenue"))
+        bars = chart_svg_bars(dashboard.chart) if dashboard.chart else []
         for bar in bars:
             bar["title"] = f"{bar['day']:%d/%m}: {format_brl(int(bar['revenue']))}"
-        user = request.user
         context = {
             "dashboard": dashboard,
             # Django's admin opens a list to view_* or change_*: a counter is shown to who may open its list.

@@ -64,7 +64,7 @@ def expectation_update(
         worded = clean_text(description, field="description", max_length=255)
         if worded != expectation.description:
             # new words, new promise: the checkout's days would date an arrival the words no longer say
-            expectation.days_min = expectation.days_max = None
+            expectation.days_min = expectation.days_max = expectation.handling_days = None
             expectation.days_from = ""
         expectation.description = worded
     cleaned = _clean_fulfillable_on(fulfillable_on)
@@ -214,6 +214,7 @@ def expectation_split(
         days_min=source.days_min if same_promise else None,
         days_max=source.days_max if same_promise else None,
         days_from=source.days_from if same_promise else "",
+        handling_days=source.handling_days if same_promise else None,
     )
     left[source.public_id] = held
     left[split.public_id] = moved

@@ -258,12 +258,23 @@ def _build(checkout: PlacedCheckout, number: int | None = None) -> OrderDraft:
 
 def _delivery_days(checkout: PlacedCheckout) -> dict[str, Any]:
     """The expectation's business days: only a shipping order's, with the words they were quoted with (a pickup's
-    "Pronto para retirada em 2 dias úteis" stays words)."""
+    "Pronto para retirada em 2 dias úteis" stays words). With the shop's handling days they count from the payment
+    (handling + carrier), else from the shipment (the carrier's)."""
     days = checkout.fulfillment_days
     if checkout.fulfillment_method != "shipping" or days is None or not checkout.fulfillment_description:
         return {}
     low, high = (max(0, int(d)) for d in days)
-    return {"days_min": min(low, high), "days_max": max(low, high), "days_from": DeliveryDaysFrom.SHIPPING}
+    low, high = min(low, high), max(low, high)
+    handling = max(0, checkout.handling_days)
+    if handling:
+        # the shop posts within `handling` business days of the payment: until then the window counts from it
+        return {
+            "days_min": handling + low,
+            "days_max": handling + high,
+            "days_from": DeliveryDaysFrom.PAYMENT,
+            "handling_days": handling,
+        }
+    return {"days_min": low, "days_max": high, "days_from": DeliveryDaysFrom.SHIPPING}
 
 
 def _write(draft: OrderDraft, *, only_if: Update | None = None) -> Order | None:

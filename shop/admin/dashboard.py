@@ -83,11 +83,8 @@ def _url(name: str, **params: str) -> str:
     return f"{reverse(name)}?{urlencode(params)}" if params else reverse(name)
 
 
-def dashboard_get(*, now: datetime | None = None) -> Dashboard:
-    """All numbers of the admin home. Queries: 1 sales + 1 chart + 8 counters."""
-    now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
-    today = now.date()
-    since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
+def _sales(today: date, since: dict[int, datetime]) -> tuple[tuple[SalesFigure, ...], tuple[DayBar, ...]]:
+    """The sales figures ("Hoje", 7 and 30 days) and the 30 days' chart: the shop's revenue."""
     sold = orders_with_payment_date(Order.objects.filter(payment_status__in=PAID_KEPT).exclude(status="canceled"))
     net = F("total_amount") - F("refunded_amount")
     aggregates = sold.aggregate(
@@ -117,7 +114,18 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
         DayBar(day, per_day.get(day, 0) or 0)
         for day in (today - timedelta(days=offset) for offset in range(CHART_DAYS - 1, -1, -1))
     )
+    return tuple(sales), chart
 
+
+def dashboard_get(*, now: datetime | None = None, revenue: bool = True) -> Dashboard:
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 8 counters.
+
+    `revenue=False` (a staff member without `orders.view_revenue`): no sales figures and no chart, and their two
+    queries are not run."""
+    now = timezone.localtime(now or timezone.now(), ZoneInfo(settings.TIME_ZONE))
+    today = now.date()
+    since = {days: _start_of(today - timedelta(days=days - 1)) for days in (1, 7, 30)}
+    sales, chart = _sales(today, since) if revenue else ((), ())
     to_fulfil = Order.objects.filter(payment_status__in=PAID_KEPT, status__in=OPEN_TO_FULFIL).aggregate(
         ship=Count("pk", filter=Q(fulfillment_method="shipping")),
         pickup=Count("pk", filter=Q(fulfillment_method="pickup")),
@@ -227,7 +235,7 @@ def dashboard_get(*, now: datetime | None = None) -> Dashboard:
             "shop.view_checkoutreminder",
         ),
     )
-    return Dashboard(tuple(sales), counters, chart)
+    return Dashboard(sales, counters, chart)
 
 
 def chart_svg_bars(chart: tuple[DayBar, ...], *, width: int = 600, height: int = 120) -> list[dict[str, object]]:

@@ -121,6 +121,8 @@ class StoreSettingsForm(forms.ModelForm):
             }
         if "nfe_series" in self.fields:
             self.fields["nfe_series"].required = False  # empty = série 1
+        if "handling_days" in self.fields:
+            self.fields["handling_days"].required = False  # empty = 0: the estimate counts from the shipment
         for name in PACKAGE_DEFAULTS:
             if name in self.fields:
                 self.fields[name].required = False  # empty = the shop's default measure
@@ -165,6 +167,10 @@ class StoreSettingsForm(forms.ModelForm):
     def clean_nfe_series(self) -> int:
         value = self.cleaned_data.get("nfe_series")
         return 1 if value is None else value
+
+    def clean_handling_days(self) -> int:
+        value = self.cleaned_data.get("handling_days")
+        return 0 if value is None else value
 
     def clean_pix_discount_percent(self) -> Decimal:
         value = self.cleaned_data.get("pix_discount_percent")
@@ -245,7 +251,10 @@ class StoreSettingsAdmin(admin.ModelAdmin):
         (
             _("Frete: medidas padrão de um item"),
             {
-                "fields": (("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm"),),
+                "fields": (
+                    ("default_weight_grams", "default_length_cm", "default_width_cm", "default_height_cm"),
+                    "handling_days",
+                ),
                 "description": _(
                     "Usadas quando nem a variante nem o produto informam peso e medidas. As caixas de embalagem "
                     "ficam em “Caixas de embalagem”."

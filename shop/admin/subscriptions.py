@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import date
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import formats
 from django.utils.html import format_html, format_html_join
@@ -236,18 +238,105 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
         return request.user.has_perm("shop.change_subscription")
 
     @admin.action(description=_("Cancelar as assinaturas selecionadas"), permissions=["cancel"])
-    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
-        done = 0
+    def cancel_selected(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> TemplateResponse | None:
+        """First a confirmation page (what will be cancelled and what that does, like Django's delete), then, on
+        "Sim, cancelar", the cancel. A second submit of the page (a double click, the back button) cancels nothing
+        twice: `subscription_cancel` locks the row and leaves a cancelled one alone, and the message says so."""
+        subscriptions = list(queryset.select_related("plan").order_by("pk"))
+        if request.POST.get("post") != "yes":
+            return self._cancel_confirmation(request, subscriptions)
+        done, already = 0, []
         actor = request.user.get_username()
-        for public_id in queryset.exclude(status="cancelled").values_list("public_id", flat=True):
+        for subscription in subscriptions:
+            if subscription.status == Subscription.Status.CANCELLED:
+                already.append(subscription.public_id)
+                continue
             try:
-                subscription_cancel(public_id=public_id, by="shop", actor=actor)
-                done += 1
+                subscription_cancel(public_id=subscription.public_id, by="shop", actor=actor)
             except (SubscriptionStateError, PSPUnavailable) as exc:
-                self.message_user(request, f"{public_id}: {exc}", level=messages.WARNING)
-        self.message_user(
-            request, ngettext("%(n)d assinatura cancelada.", "%(n)d assinaturas canceladas.", done) % {"n": done}
-        )
+                self.message_user(request, f"{subscription.public_id}: {exc}", level=messages.WARNING)
+                continue
+            done += 1
+        if done or not already:
+            self.message_user(
+                request, ngettext("%(n)d assinatura cancelada.", "%(n)d assinaturas canceladas.", done) % {"n": done}
+            )
+        if already:
+            self.message_user(
+                request,
+                ngettext(
+                    "Já estava cancelada (nada mudou): %(ids)s.",
+                    "Já estavam canceladas (nada mudou): %(ids)s.",
+                    len(already),
+                )
+                % {"ids": ", ".join(already)},
+                level=messages.WARNING,
+            )
+        return None
+
+    def _cancel_confirmation(self, request: HttpRequest, subscriptions: list[Subscription]) -> TemplateResponse:
+        live = [s for s in subscriptions if s.status != Subscription.Status.CANCELLED]
+        cycles: dict[int, list[SubscriptionCycle]] = {s.pk: [] for s in live}
+        for cycle in SubscriptionCycle.objects.filter(subscription__in=live, status__in=OPEN_CYCLES).order_by(
+            "due_date", "number"
+        ):
+            cycles[cycle.subscription_id].append(cycle)
+        opts = self.model._meta
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Cancelar assinaturas"),
+            "subtitle": None,
+            "opts": opts,
+            "to_cancel": [{"subscription": s, "effects": cancel_effects(s, cycles[s.pk])} for s in live],
+            "already": [s for s in subscriptions if s.status == Subscription.Status.CANCELLED],
+            "to_cancel_or_already": subscriptions,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "back_url": reverse("admin:shop_subscription_changelist") + _preserved_query(request),
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, "admin/shop/subscription/cancel_selected_confirmation.html", context)
+
+
+OPEN_CYCLES = (
+    SubscriptionCycle.Status.SCHEDULED,
+    SubscriptionCycle.Status.CHARGED,
+    SubscriptionCycle.Status.RETRYING,
+)
+
+
+def _preserved_query(request: HttpRequest) -> str:
+    # the list's filters, as Django's admin keeps them in `_changelist_filters`
+    filters = request.GET.urlencode()
+    return f"?{filters}" if filters else ""
+
+
+CYCLE_CANCELLED = _("O ciclo de %(day)s (%(amount)s) é cancelado.")
+CARD_CHARGE_IN_FLIGHT = _(
+    "A cobrança no cartão do ciclo de %(day)s (%(amount)s) já está em andamento e termina como estiver."
+)
+PIX_CHARGE_WITHDRAWN = _(
+    "A cobrança do ciclo de %(day)s (%(amount)s), já enviada ao banco, é retirada (se o banco ainda aceitar)."
+)
+
+
+def cancel_effects(subscription: Subscription, open_cycles: list[SubscriptionCycle]) -> list[str]:
+    """What cancelling `subscription` does, in the staff's words (the confirmation page)."""
+    if subscription.payment_method == Subscription.Method.CARD:
+        effects = [str(_("Nenhum ciclo novo é cobrado, e o cartão guardado sai da carteira da operadora."))]
+    elif subscription.pix_id_rec:
+        effects = [str(_("Nenhum ciclo novo é cobrado, e o Pix Automático é cancelado no banco do assinante."))]
+    else:
+        effects = [str(_("O pedido de autorização do Pix Automático deixa de valer: nada é cobrado."))]
+    for cycle in open_cycles:
+        words = {"day": formats.date_format(cycle.due_date, "SHORT_DATE_FORMAT"), "amount": format_brl(cycle.amount)}
+        if cycle.status == SubscriptionCycle.Status.SCHEDULED:
+            effects.append(str(CYCLE_CANCELLED) % words)
+        elif subscription.payment_method == Subscription.Method.CARD:
+            effects.append(str(CARD_CHARGE_IN_FLIGHT) % words)
+        else:
+            effects.append(str(PIX_CHARGE_WITHDRAWN) % words)
+    effects.append(str(_("Pedidos já pagos não mudam: nada é reembolsado.")))
+    return effects
 
 
 @admin.register(SubscriptionCycle)

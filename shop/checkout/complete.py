@@ -124,6 +124,7 @@ from shop.checkout.types import (
 )
 from shop.models import Checkout, CheckoutLine, PickupLocation
 from shop.store.policies import policies_data, store_policies
+from shop.store.services import store_get
 
 
 def _destination(checkout: Checkout) -> dict[str, str]:
@@ -361,6 +362,7 @@ def place_order(
         fulfillment_description=str(option.get("description", "")),
         fulfillment_carrier=str(option.get("carrier", "")),
         fulfillment_days=_option_days(option) if checkout.fulfillment_type == "shipping" else None,
+        handling_days=store_get().handling_days if checkout.fulfillment_type == "shipping" else 0,
         destination=_destination(checkout),
         platform_id=checkout.platform_id,
         language=checkout.language,

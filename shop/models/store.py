@@ -239,6 +239,19 @@ class StoreSettings(models.Model):
             "estoque liberado."
         ),
     )
+    # Business days between the payment and handing the parcel to the carrier: the buyer's estimate before shipping
+    # is these plus the carrier's days, counted from the payment (orders/arrival.py).
+    handling_days = models.PositiveSmallIntegerField(
+        _("prazo de postagem (dias úteis)"),
+        default=0,
+        validators=[MaxValueValidator(30, _("No máximo 30 dias úteis."))],
+        help_text=_(
+            "Dias úteis entre o pagamento e a entrega do pacote à transportadora. Ex.: 2 = um pedido pago na "
+            "segunda é postado até quarta, e a previsão de entrega mostrada ao comprador soma esses dias aos da "
+            "transportadora, a partir do pagamento. 0 = a previsão conta só os dias da transportadora, a partir "
+            "do envio."
+        ),
+    )
     # Freight: one unit's package when neither the variant nor the product says (issue 36).
     default_weight_grams = models.PositiveIntegerField(
         _("peso padrão de um item (g)"), default=300, help_text=_("Usado quando o produto não informa o peso.")

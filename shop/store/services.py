@@ -64,6 +64,8 @@ class Store:
     # variant nor product says: (grams, length, width, height cm).
     postal_code: str = ""
     default_package: tuple[int, int, int, int] = (300, 20, 15, 5)
+    # Business days from payment to posting (StoreSettings.handling_days); 0: the estimate counts from the shipment.
+    handling_days: int = 0
     # Agent trust tiers (issue 35): (permission, least trusted tier allowed or "none"), read by bcp_app's trust module.
     agent_access: tuple[tuple[str, str], ...] = ()
 
@@ -124,6 +126,7 @@ def _store_of(row: StoreSettings, *, saved: bool) -> Store:
         boleto_due_business_days=row.boleto_due_business_days,
         postal_code="".join(c for c in row.postal_code if c.isdigit()),
         default_package=(row.default_weight_grams, row.default_length_cm, row.default_width_cm, row.default_height_cm),
+        handling_days=row.handling_days,
         agent_access=(
             ("catalog.browse", row.agents_browse),
             ("checkout.create", row.agents_checkout),

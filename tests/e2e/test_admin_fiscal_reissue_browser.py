@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
 from fiscal.models import FiscalDocument
 from orders.models import Order
+from payments.med.models import PixInfraction
 from shop.checkout.services import checkout_complete, checkout_create
 from shop.checkout.types import CompleteInput, LineInput, PaymentInput
 from shop.models import Product
@@ -20,6 +22,7 @@ from tests.e2e.admin_browser import STAFF, launch, needs_chromium, staff_login
 from tests.shop.checkout_factories import BUYER, full_input, make_shipping, make_variant
 from tests.shop.test_completion import CARD_OK
 from tests.shop.test_fiscal_lifecycle import fiscal_store, kinds  # noqa: F401
+from tests.shop.test_med_disputes import _open, paid_order, psp  # noqa: F401  (a Pix order, the fake PSP)
 
 
 def blocked_order() -> Order:
@@ -136,3 +139,86 @@ def test_on_a_phone_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf(
             browser.close()
     second = FiscalDocument.objects.get(order_ref=order.public_id, sequence=2)
     assert second.status == "authorized" and second.number == first.number + 1
+
+
+# The elements that stick out of a phone's screen (what makes the page scroll sideways), for the failure message.
+WIDER_THAN_SCREEN = """() => [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5 && e.closest('.results') === null)
+    .slice(0, 8)
+    .map(e => `${e.tagName.toLowerCase()}.${e.className}#${e.id}: ${Math.round(e.getBoundingClientRect().right)}`)"""
+
+
+def fits_a_phone(page: Any) -> tuple[bool, list[str]]:
+    """(no sideways scroll, what sticks out); a list's table scrolls inside its own box, as Django's admin does."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), page.evaluate(WIDER_THAN_SCREEN)
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_the_nfe_list_and_page_fit_a_360px_phone(live_server, transactional_db, fiscal_store) -> None:  # noqa: F811
+    """Staff on a phone: the NF-e list (a blocked note with its long reason, filters, search) and a note's page open
+    without sideways scroll, and the list's columns that matter (number, status, order) are readable."""
+    from playwright.sync_api import sync_playwright
+
+    order = blocked_order()
+    document = FiscalDocument.objects.get(order_ref=order.public_id)
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, "/admin/fiscal/fiscaldocument/")
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+            assert page.locator("#result_list tbody tr").count() == 1
+            # the list itself fits its box (Django's admin scrolls a wider table inside it, cutting columns off)
+            table, box = (page.locator(selector).bounding_box() or {} for selector in ("#result_list", ".results"))
+            assert table["x"] + table["width"] <= box["x"] + box["width"], (table, box)
+            for column in ("document_label", "order_link", "status_words", "sefaz_reason"):
+                assert page.locator(f"#result_list tbody .field-{column}").is_visible(), column
+            page.goto(f"{live_server.url}/admin/fiscal/fiscaldocument/{document.pk}/change/")
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+        finally:
+            browser.close()
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_the_med_dispute_pages_fit_a_360px_phone(
+    live_server,
+    transactional_db,
+    paid_order: Order,  # noqa: F811
+    psp: Any,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A disputed Pix (MED) answered from a phone: the disputes list, the dispute's page and the answer form open
+    without sideways scroll, and the list's columns to act on (the dispute, its status, the deadline, the amount)
+    fit the screen; the order is a link on the dispute's page."""
+    from django.test import Client
+    from playwright.sync_api import expect, sync_playwright
+
+    _open(Client(), psp, paid_order, django_capture_on_commit_callbacks)
+    infraction = PixInfraction.objects.get()
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, "/admin/payments/pixinfraction/")
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+            # the list itself fits its box (Django's admin scrolls a wider table inside it, cutting columns off)
+            table, box = (page.locator(selector).bounding_box() or {} for selector in ("#result_list", ".results"))
+            assert table["x"] + table["width"] <= box["x"] + box["width"], (table, box)
+            for column in ("public_id", "status", "answer_by", "amount_brl"):
+                assert page.locator(f"#result_list tbody .field-{column}").is_visible(), column
+            page.goto(f"{live_server.url}/admin/payments/pixinfraction/{infraction.pk}/change/")
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+            page.get_by_role("link", name="Responder a disputa").click()
+            expect(page.get_by_test_id("med-answer-form")).to_be_visible()
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+        finally:
+            browser.close()

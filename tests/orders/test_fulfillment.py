@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.core import mail
 from django.utils import translation
 
+from orders.arrival import arrival_window
 from orders.errors import OrderError
 from orders.models import AppendOnlyError, FulfillmentEvent, derive_line_status
 from orders.selectors import order_bcp_payload, order_for_bcp
@@ -225,6 +230,41 @@ def test_a_split_keeps_the_quotes_days_with_its_words_and_new_words_drop_them_bc
     assert (original.description, original.days_min, original.days_max, original.days_from) == (
         "Chega em 8 dias", None, None, ""
     )  # fmt: skip
+
+
+def test_the_shops_handling_days_count_from_the_payment_and_a_split_keeps_them_bcp_ord_07(
+    django_capture_on_commit_callbacks,
+):
+    """A shop that posts within 2 business days and a quote of 3 to 5: the expectation counts 5 to 7 from the
+    payment; shipped, the carrier's 3 to 5 from the shipment. A part split off with the same words keeps the handling
+    days; new words drop them with the rest of the days."""
+    from orders.services import order_place_from_checkout
+    from tests.orders.conftest import make_checkout
+
+    placed = replace(
+        make_checkout(lines=[("CAM", 3000, 2), ("BONE", 2000, 2)]), fulfillment_days=(3, 5), handling_days=2
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    original = order.expectations.get()
+    assert (original.days_min, original.days_max, original.days_from, original.handling_days) == (5, 7, "payment", 2)
+    # paid on Friday 13 Nov 2026: Mon 23 to Wed 25 (Fri 20 Consciência Negra); shipped Monday 16: Thu 19 to Tue 24
+    order.placed_at = datetime(2026, 11, 13, 10, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    monday = datetime(2026, 11, 16, 16, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    assert arrival_window(original, order, shipped_at=None) == (date(2026, 11, 23), date(2026, 11, 25))
+    assert arrival_window(original, order, shipped_at=monday) == (date(2026, 11, 19), date(2026, 11, 24))
+    shirt, cap = order.lines.all()
+    same = expectation_split(
+        order_id=order.public_id, expectation_id=original.public_id, lines=[LineQuantity(cap.public_id, 1)]
+    )
+    later = expectation_split(
+        order_id=order.public_id,
+        expectation_id=original.public_id,
+        lines=[LineQuantity(shirt.public_id, 1)],
+        description="Chega em 10 dias úteis",
+    )
+    assert (same.days_min, same.days_max, same.days_from, same.handling_days) == (5, 7, "payment", 2)
+    assert (later.days_min, later.days_max, later.days_from, later.handling_days) == (None, None, "", None)
 
 
 def test_split_cannot_empty_the_source(place_order):

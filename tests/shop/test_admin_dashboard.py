@@ -337,3 +337,65 @@ def test_the_home_links_only_to_what_each_team_member_may_open(
     # and the owner still sees every counter and the manual sale
     html = admin_client.get("/admin/").content.decode()
     assert 'data-testid="new-manual-order"' in html and 'data-testid="counter-low_stock"' in html
+
+
+def test_revenue_is_shown_only_to_who_may_see_it(admin_client: Client, client: Client, django_user_model) -> None:
+    """Atendimento and Expedição saw the shop's revenue, ticket médio and daily chart on the admin home, the money
+    summary under the orders list and the finance export: `orders.view_revenue` ("Pode ver faturamento") now
+    decides, Financeiro has it, the superuser sees all."""
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given three orders (R$ 95,90 today) and the shop's staff groups, one member in each
+    three_orders()
+    call_command("create_staff_groups", verbosity=0)
+    month = f"/admin/orders/order/?pago_em={timezone.localdate():%Y-%m}"
+    finance = "/admin/orders/order/export-financeiro.csv"
+    for name, sees in (("Atendimento", False), ("Expedição", False), ("Financeiro", True)):
+        member = django_user_model.objects.create_user(f"m-{name}", password="x", is_staff=True)
+        member.groups.add(Group.objects.get(name=name))
+        client.force_login(member)
+        # when each opens the admin home, the orders of this month and the finance export
+        home = client.get("/admin/").content.decode()
+        listed = client.get(month).content.decode()
+        exported = client.get(finance)
+        # then only Financeiro sees the money the shop made
+        shown = {
+            "sales": 'data-testid="sales-1"' in home,
+            "ticket": "ticket médio" in home,
+            "chart": 'data-testid="sales-chart"' in home,
+            "revenue": "R$ 95,90" in home,
+            "summary": "Valores dos pedidos filtrados" in listed,
+            "export link": "export-financeiro.csv" in listed,
+            "export": exported.status_code == 200,
+        }
+        assert shown == dict.fromkeys(shown, sees), name
+        # and everyone still works the orders: the counters and the list are there
+        assert 'data-testid="counter-to_ship"' in home and "result_list" in listed, name
+    # and the superuser sees all of it
+    home = admin_client.get("/admin/").content.decode()
+    assert 'data-testid="sales-1"' in home and 'data-testid="sales-chart"' in home and "R$ 95,90" in home
+    assert "Valores dos pedidos filtrados" in admin_client.get(month).content.decode()
+    assert admin_client.get(finance).status_code == 200
+
+
+def test_the_revenue_permission_goes_to_the_groups_that_hold_the_money() -> None:
+    """orders 0029 makes "Pode ver faturamento" and grants it to the groups that refund (Financeiro, an owner's
+    group), so nobody who saw the revenue loses it on upgrade; Atendimento and Expedição do not get it."""
+    from importlib import import_module
+
+    from django.apps import apps
+    from django.contrib.auth.models import Group
+
+    # given a shop upgraded from before the permission: an owner's group that refunds, and Atendimento
+    Permission.objects.filter(codename="view_revenue").delete()
+    owner = Group.objects.create(name="Dono")
+    owner.permissions.add(Permission.objects.get(content_type__app_label="orders", codename="refund_order"))
+    desk = Group.objects.create(name="Atendimento")
+    desk.permissions.add(Permission.objects.get(content_type__app_label="orders", codename="change_order"))
+    # when the data migration runs
+    import_module("orders.migrations.0029_revenue_permission").grant_revenue(apps, None)
+    # then the permission exists with its Portuguese name and only the money group holds it
+    revenue = Permission.objects.get(content_type__app_label="orders", codename="view_revenue")
+    assert revenue.name == "Pode ver faturamento"
+    assert list(revenue.group_set.values_list("name", flat=True)) == ["Dono"]

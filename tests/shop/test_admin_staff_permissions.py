@@ -60,7 +60,9 @@ def test_cancelling_a_subscription_needs_more_than_viewing_it_and_names_who(canc
 
     clerk = _staff("rita", "shop.view_subscription", "shop.change_subscription")
     assert "cancel_selected" in clerk.get("/admin/shop/subscription/").content.decode()
-    clerk.post("/admin/shop/subscription/", {"action": "cancel_selected", "_selected_action": [active.pk]})
+    clerk.post(
+        "/admin/shop/subscription/", {"action": "cancel_selected", "_selected_action": [active.pk], "post": "yes"}
+    )
     active.refresh_from_db()
     assert active.status == "cancelled"
     event = SubscriptionEvent.objects.get(subscription=active, kind="status_cancelled")

@@ -12,8 +12,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.apps import apps
+from django.core import mail
 from django.test import Client
+from django.utils.timezone import localdate
 
+from kernel.business_days import add_business_days
+from orders.arrival import window_words_pt
 from orders.models import Order
 from orders.selectors import order_bcp_payload
 from orders.services import fulfillment_event_create
@@ -22,6 +26,7 @@ from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.services import checkout_create
 from shop.checkout.types import AddressInput, CheckoutInput, InstrumentInput, LineInput, PaymentInput
 from shop.models import ShippingMethod
+from shop.store.services import store_row
 from tests.shop.checkout_factories import (
     BUYER,
     full_input,
@@ -128,3 +133,53 @@ def test_a_pickup_order_keeps_no_delivery_days(django_capture_on_commit_callback
         None,
         "",
     )
+
+
+def test_the_shops_handling_days_date_the_arrival_from_the_payment_until_it_ships(
+    melhorenvio: Any, client: Client, admin_client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The merchant's "prazo de postagem" (2 business days from payment to the carrier) and the quote's 3 to 5 days:
+    until it ships the buyer's page, Get Order (BCP-ORD-07: the expectation's description) and the order e-mail
+    count 2 + 3 to 2 + 5 business days from the payment; once shipped, the carrier's 3 to 5 from the shipment."""
+    # given a shop that posts within 2 business days, as set on its settings page
+    row = store_row()
+    row.handling_days = 2
+    row.save()
+    assert 'name="handling_days"' in admin_client.get(f"/admin/shop/storesettings/{row.pk}/change/").content.decode()
+    # when a buyer pays a .Package (Jadlog, 3 to 5 business days) order
+    data = CheckoutInput(lines=(LineInput(SHIRT, 1),), buyer=BUYER, fulfillment=shipping(RJ, option="melhorenvio:3"),
+                         payment=PaymentInput(instruments=(PIX,)))  # fmt: skip
+    checkout = checkout_create(data=data, session_key="sess-1").checkout
+    with django_capture_on_commit_callbacks(execute=True):
+        pay(txid=pix_charge_active_for_reference(checkout.public_id).txid, options=PayOptions())
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    expectation = order.expectations.get()
+    # then the expectation counts handling + carrier from the payment
+    assert (expectation.days_min, expectation.days_max, expectation.days_from, expectation.handling_days) == (
+        5,
+        7,
+        "payment",
+        2,
+    )
+    paid_on = localdate(order.placed_at)
+    window = window_words_pt((add_business_days(paid_on, 5), add_business_days(paid_on, 7)))
+    assert order_bcp_payload(order)["fulfillment"]["expectations"][0]["description"] == f"Chega {window}"
+    confirmation = next(m for m in mail.outbox if m.to == [order.buyer_email])
+    assert f"(previsão de entrega {window})" in confirmation.body
+    # and, paid on Friday 13 Nov 2026, the page says Mon 23 to Wed 25 (Fri 20 Consciência Negra, the weekend)
+    Order.objects.filter(pk=order.pk).update(placed_at=datetime(2026, 11, 13, 10, 0, tzinfo=SP_TZ))
+    html = client.get(order.permalink_path).content.decode()
+    assert "<strong>Chega entre 23/11 e 25/11</strong>" in html
+    # when it ships early, on Monday 16: the carrier's 3 to 5 days from then (Thu 19 to Tue 24)
+    with django_capture_on_commit_callbacks(execute=True):
+        fulfillment_event_create(order_id=order.public_id, type="shipped", tracking_number="BR123456785BR",
+                                 occurred_at=datetime(2026, 11, 16, 16, 0, tzinfo=SP_TZ))  # fmt: skip
+    html = client.get(order.permalink_path).content.decode()
+    on_the_way = html.split('data-testid="order-on-the-way">')[1].split("</ul>")[0]
+    assert " ".join(re.sub(r"<[^>]+>", " ", on_the_way).split()) == (
+        "A caminho · enviado em 16/11/2026 Previsão de entrega: entre 19/11 e 24/11 1× Camiseta básica preta — M"
+    )
+    body = order_bcp_payload(Order.objects.get(pk=order.pk))
+    assert body["fulfillment"]["expectations"][0]["description"] == "Enviado; previsão de entrega entre 19/11 e 24/11"
+    assert "(previsão de entrega entre 19/11 e 24/11)" in mail.outbox[-1].body
+    assert "entre 19/11 e 24/11" in admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()

@@ -4,6 +4,7 @@ resume and cancel from `/assinaturas/<token>/`, with Portuguese refusals."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -261,14 +262,41 @@ def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     assert admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/").status_code == 200
     assert admin_client.get("/admin/shop/subscriptioncycle/?status__exact=failed").status_code == 200
 
-    with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post(
-            "/admin/shop/subscription/", {"action": "cancel_selected", "_selected_action": [subscription.pk]}
-        )
+    # The bulk "Cancelar" first asks, like Django's delete: what will be cancelled and what that does, Sim/Não.
+    chosen = {"action": "cancel_selected", "_selected_action": [subscription.pk]}
+    asked = admin_client.post("/admin/shop/subscription/?status__exact=active", chosen)
+    page = asked.content.decode()
+    subscription.refresh_from_db()
+    assert (asked.status_code, subscription.status) == (200, "active")
+    listed = re.findall(r"<li data-testid=\"to-cancel\">(.*?</ul>)", page, re.S)
+    assert len(listed) == 1 and subscription.public_id in listed[0] and "Fulana de Tal" in listed[0]
+    effects = re.findall(r"<li>([^<]*)</li>", listed[0])
+    cycle = SubscriptionCycle.objects.get(subscription=subscription, status="charged")  # sent to the bank already
+    assert effects == [
+        "Nenhum ciclo novo é cobrado, e o Pix Automático é cancelado no banco do assinante.",
+        f"A cobrança do ciclo de {cycle.due_date:%d/%m/%Y} (R$ 39,90), já enviada ao banco, é retirada"
+        " (se o banco ainda aceitar).",
+        "Pedidos já pagos não mudam: nada é reembolsado.",
+    ]
+    assert 'value="Sim, cancelar"' in page and 'name="post" value="yes"' in page
+    assert 'href="/admin/shop/subscription/?status__exact=active" class="button cancel-link">Não, voltar<' in page
 
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmed = admin_client.post("/admin/shop/subscription/", {**chosen, "post": "yes"}, follow=True)
     subscription.refresh_from_db()
     assert subscription.status == "cancelled"
+    assert "1 assinatura cancelada." in confirmed.content.decode()
     assert subscription_stats().churn_30d_percent == 100.0
+    # A second submit of the same page (double click, back button) cancels nothing twice, and says so.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = admin_client.post("/admin/shop/subscription/", {**chosen, "post": "yes"}, follow=True)
+    html = again.content.decode()
+    assert f"Já estava cancelada (nada mudou): {subscription.public_id}." in html
+    assert "assinatura cancelada." not in html
+    assert SubscriptionEvent.objects.filter(subscription=subscription, kind="status_cancelled").count() == 1
+    # and asking again shows it as already cancelled, with no "Sim, cancelar" to press
+    page = admin_client.post("/admin/shop/subscription/", chosen).content.decode()
+    assert 'data-testid="already-cancelled"' in page and 'value="Sim, cancelar"' not in page
 
 
 def test_minha_conta_can_list_a_buyers_subscriptions_by_email_in_one_query(

@@ -11,7 +11,8 @@ from django.db import transaction
 # group → "app_label.codename" it holds. Money and fiscal steps sit only where named:
 # refund, cancel, returns → orders.refund_order; NF-e issue/re-issue → fiscal.issue_fiscaldocument;
 # the MED answer → payments.change_pixinfraction; a boleto refund's transfer → payments.change_boletorefund;
-# shipping, labels and deliveries → orders.ship_order; cancelling a subscription → shop.change_subscription.
+# shipping, labels and deliveries → orders.ship_order; cancelling a subscription → shop.change_subscription;
+# the revenue (admin home's sales and chart, the list's money summary, the finance export) → orders.view_revenue.
 _VIEW_ORDERS = ["orders.view_order", "orders.view_returnrequest", "fiscal.view_fiscaldocument"]
 STAFF_GROUPS: dict[str, list[str]] = {
     # Answers buyers: sees everything of an order, adds notes, re-sends e-mails, fixes the CPF, cancels a
@@ -20,10 +21,11 @@ STAFF_GROUPS: dict[str, list[str]] = {
     # Packs and ships: registers shipments, deliveries and pickups, buys and cancels labels.
     "Expedição": [*_VIEW_ORDERS, "orders.ship_order", "shop.view_shippinglabel"],
     # Money and NF-e: refunds, cancellations and returns, refunds paid outside the shop, boleto transfers, MED
-    # disputes; issues and re-issues an NF-e.
+    # disputes; issues and re-issues an NF-e; sees the revenue.
     "Financeiro": [
         *_VIEW_ORDERS,
         "orders.refund_order",
+        "orders.view_revenue",
         "orders.change_order",
         "fiscal.issue_fiscaldocument",
         "payments.view_pixcharge",
