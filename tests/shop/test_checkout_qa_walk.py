@@ -160,11 +160,13 @@ def test_a_cep_of_another_uf_is_said_where_the_rates_are(client, shop_ready, act
     # when the UF is typed as "SP" (the CEP kept, so it is not refilled) and a rate chosen
     rio = {**form, "uf": "SP", "shipping_option": "pac"}
     html = client.post(f"/checkout/{checkout_id}", {"action": action, **rio}).content.decode()
-    # then no rate is offered, and the place of the rates says why (not "Informe o CEP" with a CEP filled)
+    # then no rate is offered, and the place of the rates says what to fix (not "Informe o CEP" with a CEP filled)
     options = html[html.index('data-testid="shipping-options"') :]
     options = options[: options.index("</div>")]
     assert "Informe o CEP para ver as opções de entrega." not in options
-    assert "A UF não corresponde ao CEP (o CEP é de RJ)." in options, options
+    # the reason itself stands under the UF it concerns, once; the rates point up to it
+    assert "Corrija o CEP ou a UF acima para ver as opções de entrega." in options, options
+    assert html.count("A UF não corresponde ao CEP (o CEP é de RJ).") == 1
 
 
 def test_an_item_out_of_stock_is_said_in_a_gender_neutral_way(shop_ready):
@@ -216,6 +218,9 @@ def test_a_cep_that_does_not_exist_is_named_as_on_the_product_page(client, shop_
     html = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **form}).content.decode()
     assert 'data-testid="error-cep">CEP 00000-000 não existe.<' in html
     assert "CEP inexistente" not in html
+    # said once, under the CEP: the delivery options point up to it (QA walk: the same sentence twice)
+    assert html.count("CEP 00000-000 não existe.") == 1
+    assert 'data-testid="no-options-reason">Corrija o CEP ou a UF acima para ver as opções de entrega.<' in html
 
 
 def test_the_new_wordings_are_translated_for_an_english_checkout(shop_ready):

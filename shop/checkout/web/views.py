@@ -324,7 +324,7 @@ def _render_checkout(
             "general": general,
             "lines": lines,
             "shipping_options": method.groups[0].options if method and method.type == "shipping" else (),
-            "no_options_reason": _no_options_reason(view),
+            "no_options_reason": _no_options_reason(view, form),
             "pickup_locations": _pickup_locations(),
             "ready": view.status == STATUS_READY,
             "card": card,
@@ -341,11 +341,15 @@ def _render_checkout(
     )
 
 
-def _no_options_reason(view: CheckoutView) -> str:
+def _no_options_reason(view: CheckoutView, form: CheckoutForm) -> str:
     """Why no shipping rate is offered although a CEP is filled (an unknown CEP, a UF of another state): said
-    where the rates would be, instead of asking for the CEP. Empty: the page asks for the CEP."""
+    where the rates would be, instead of asking for the CEP. Empty: the page asks for the CEP. When the form
+    already shows that sentence under the CEP or UF, the options point up to it instead of saying it twice."""
     where = (f"{DEST0}.postal_code", f"{DEST0}.address_region")
-    return next((m.content for m in view.messages if m.code == "field_invalid" and m.path in where), "")
+    reason = next((m.content for m in view.messages if m.code == "field_invalid" and m.path in where), "")
+    if reason and form.is_bound and reason in (*form.errors.get("cep", []), *form.errors.get("uf", [])):
+        return str(_("Corrija o CEP ou a UF acima para ver as opções de entrega."))
+    return reason
 
 
 def _with_account_defaults(request: HttpRequest, initial: dict[str, str]) -> dict[str, str]:
