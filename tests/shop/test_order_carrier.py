@@ -165,7 +165,7 @@ def test_the_shops_handling_days_date_the_arrival_from_the_payment_until_it_ship
     window = window_words_pt((add_business_days(paid_on, 5), add_business_days(paid_on, 7)))
     assert order_bcp_payload(order)["fulfillment"]["expectations"][0]["description"] == f"Chega {window}"
     confirmation = next(m for m in mail.outbox if m.to == [order.buyer_email])
-    assert f"(previsão de entrega {window})" in confirmation.body
+    assert f" · Previsão de entrega {window}" in confirmation.body
     # and, paid on Friday 13 Nov 2026, the page says Mon 23 to Wed 25 (Fri 20 Consciência Negra, the weekend)
     Order.objects.filter(pk=order.pk).update(placed_at=datetime(2026, 11, 13, 10, 0, tzinfo=SP_TZ))
     html = client.get(order.permalink_path).content.decode()
@@ -181,5 +181,5 @@ def test_the_shops_handling_days_date_the_arrival_from_the_payment_until_it_ship
     )
     body = order_bcp_payload(Order.objects.get(pk=order.pk))
     assert body["fulfillment"]["expectations"][0]["description"] == "Enviado; previsão de entrega entre 19/11 e 24/11"
-    assert "(previsão de entrega entre 19/11 e 24/11)" in mail.outbox[-1].body
+    assert " · Previsão de entrega entre 19/11 e 24/11" in mail.outbox[-1].body
     assert "entre 19/11 e 24/11" in admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
