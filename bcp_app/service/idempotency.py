@@ -2,9 +2,15 @@
 
 Flow: `begin` inserts an `in_progress` row (committed at once so a concurrent duplicate sees it),
 the operation runs, `finish` stores status + body + headers (`done`); a protocol error or crash
-`release`s the row so the caller may retry. Replays with the same fingerprint get the stored
-response verbatim; another fingerprint is `idempotency_conflict`; a duplicate while the first
-still runs is `idempotency_in_progress`; a store failure fails closed with 503.
+`release`s the row so the caller may retry. An operation whose engine knows its last transaction stores the
+response inside it (`awaiting` + `kernel.joined`, issue 34; a card complete's placement): the change and its
+answer commit together, so no duplicate, crash or restart meets the change committed with its key still
+`in_progress` (a duplicate then waits on the record's row lock and replays), and no commit of its own
+follows; everywhere else `finish` writes it after the operation's commit.
+
+Replays with the same fingerprint get the stored response verbatim; another fingerprint is
+`idempotency_conflict`; a duplicate while the first still runs is `idempotency_in_progress`; a store failure
+fails closed with 503.
 
 Fingerprints: REST = SHA-256 of the raw body bytes; MCP = SHA-256 of JCS({"name", "arguments"});
 A2A = the caller's `messageId` as the key with a JCS fingerprint of the message parts.
@@ -13,6 +19,7 @@ A2A = the caller's `messageId` as the key with a JCS fingerprint of the message 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import re
@@ -204,6 +211,20 @@ def release(record: IdempotencyRecord) -> None:
         IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
 
 
+_awaiting: contextvars.ContextVar[IdempotencyRecord | None] = contextvars.ContextVar("idempotency", default=None)
+
+
+def awaiting() -> IdempotencyRecord | None:
+    """The claimed record of the idempotent operation running now, whose response is not stored yet."""
+    return _awaiting.get()
+
+
+def finish_joined(record: IdempotencyRecord, result: OperationResult) -> None:
+    """`finish` inside the operation's last transaction (before its commit): `run` writes nothing after."""
+    finish(record, result)
+    record.joined = result  # type: ignore[attr-defined]
+
+
 def run(
     *,
     principal: str,
@@ -220,12 +241,16 @@ def run(
     claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint, field_name=field_name)
     if isinstance(claimed, OperationResult):
         return claimed
+    token = _awaiting.set(claimed)
     try:
         result = execute()
     except BaseException:
         release(claimed)
         raise
-    finish(claimed, result)
+    finally:
+        _awaiting.reset(token)
+    if getattr(claimed, "joined", None) is not result:
+        finish(claimed, result)
     return result
 
 
