@@ -15,6 +15,8 @@ from celery import Task, current_app
 from django.apps import apps as django_apps
 from django.db import transaction
 
+from kernel.task_publish import publish
+
 logger = logging.getLogger(__name__)
 
 
@@ -85,7 +87,9 @@ def enqueue_on_commit(name: str, *args: Any, countdown: float | None = None) -> 
 
     def send() -> None:
         try:
-            task.apply_async(args=args, countdown=countdown)
+            # one LPUSH where that is all Celery's publish would write (kernel/task_publish.py; issue 34)
+            if countdown is not None or not publish(current_app, task, args):
+                task.apply_async(args=args, countdown=countdown)
         except Exception:  # broker down: the row stays pending and its sweep sends it
             logger.warning("task %s%r not enqueued; its sweep will run it", name, args, exc_info=True)
 

@@ -2,9 +2,16 @@
 
 Flow: `begin` inserts an `in_progress` row (committed at once so a concurrent duplicate sees it),
 the operation runs, `finish` stores status + body + headers (`done`); a protocol error or crash
-`release`s the row so the caller may retry. Replays with the same fingerprint get the stored
-response verbatim; another fingerprint is `idempotency_conflict`; a duplicate while the first
-still runs is `idempotency_in_progress`; a store failure fails closed with 503.
+`release`s the row so the caller may retry. An operation whose engine knows its last transaction stores the
+response inside it (`awaiting` + `kernel.joined`, issue 34; BCP REST's card complete, whose transport sends the
+operation's result as it is: `run(joinable=True)`): the change and its answer commit together, so no duplicate,
+crash or restart meets the change committed with its key still `in_progress` (a duplicate then waits on the
+record's row lock and replays), and no commit of its own follows; everywhere else `finish` writes it after the
+operation's commit.
+
+Replays with the same fingerprint get the stored response verbatim; another fingerprint is
+`idempotency_conflict`; a duplicate while the first still runs is `idempotency_in_progress`; a store failure
+fails closed with 503.
 
 Fingerprints: REST = SHA-256 of the raw body bytes; MCP = SHA-256 of JCS({"name", "arguments"});
 A2A = the caller's `messageId` as the key with a JCS fingerprint of the message parts.
@@ -13,6 +20,7 @@ A2A = the caller's `messageId` as the key with a JCS fingerprint of the message 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import re
@@ -212,6 +220,20 @@ def release(record: IdempotencyRecord) -> None:
         IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
 
 
+_awaiting: contextvars.ContextVar[IdempotencyRecord | None] = contextvars.ContextVar("idempotency", default=None)
+
+
+def awaiting() -> IdempotencyRecord | None:
+    """The claimed record of the idempotent operation running now, whose response is not stored yet."""
+    return _awaiting.get()
+
+
+def finish_joined(record: IdempotencyRecord, result: OperationResult) -> None:
+    """`finish` inside the operation's last transaction (before its commit): `run` writes nothing after."""
+    finish(record, result)
+    record.joined = result  # type: ignore[attr-defined]
+
+
 def run(
     *,
     principal: str,
@@ -220,20 +242,29 @@ def run(
     fingerprint: str,
     execute: Callable[[], OperationResult],
     field_name: str = "Idempotency-Key",
+    joinable: bool = False,
 ) -> OperationResult:
-    """Execute `execute()` at most once per (principal, operation, key); enforce required keys."""
+    """Execute `execute()` at most once per (principal, operation, key); enforce required keys.
+
+    `joinable`: `execute` returns the operation's own result unchanged (BCP REST), so the operation may store it
+    in its last transaction (`awaiting`). A transport that reshapes it (UCP's face, A2A's reply) must not: the
+    record would hold the operation's body until the reshaped one replaced it after commit."""
     key = check_key(key, operation=operation, field_name=field_name)
     if key is None:
         return execute()
     claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint, field_name=field_name)
     if isinstance(claimed, OperationResult):
         return claimed
+    token = _awaiting.set(claimed if joinable else None)
     try:
         result = execute()
     except BaseException:
         release(claimed)
         raise
-    finish(claimed, result)
+    finally:
+        _awaiting.reset(token)
+    if getattr(claimed, "joined", None) is not result:
+        finish(claimed, result)
     return result
 
 

@@ -232,9 +232,12 @@ def _run(
     path_ids: dict[str, str] | None = None,
     agent: str = AGENT_HEADER,
     on_error: Callable[[HttpRequest, ProtocolError], HttpResponse] | None = None,
+    joinable: bool = False,
 ) -> HttpResponse:
     """`agent`: the header the face reads the platform's profile from (`UCP-Agent` on UCP's face); `on_error`:
-    how the face renders a protocol error (UCP's adds its `ucp` member), BCP's `{code, content}` by default."""
+    how the face renders a protocol error (UCP's adds its `ucp` member), BCP's `{code, content}` by default.
+    `joinable`: `call` returns the operation's result unchanged, so its idempotency record may be written in
+    the operation's last transaction (`idempotency.run`)."""
     annotate(transport="rest", operation=operation)
     try:
         for name, value in (path_ids or {}).items():
@@ -260,6 +263,7 @@ def _run(
                 key=ctx.idempotency_key,
                 fingerprint=idempotency.fingerprint_bytes(request.body),
                 execute=lambda: call(ctx),
+                joinable=joinable,
             )
         else:
             result = call(ctx)
@@ -424,6 +428,7 @@ def complete_checkout(
         lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
         sign=True,
         path_ids={"checkout_id": checkout_id},
+        joinable=True,
     )
 
 

@@ -51,6 +51,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.joined import join
 from kernel.money import format_brl
 from kernel.rows import Then, Update
 from orders.services import (
@@ -712,7 +713,9 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                     locked=False,
                     number=drawn.value if drawn is not None else None,
                 )
-                return CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
+                placed = CheckoutResult(checkout=current(begun), messages=stored_messages(begun))
+                join(placed)  # the caller's answer (its idempotency record) commits with the order
+                return placed
             checkout = _pending(checkout_id)
             if checkout is None:
                 return _refresh(checkout_id)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from celery.signals import task_prerun
 from django.db import connection
 from django.test import Client
 from django.utils import timezone, translation
@@ -17,9 +18,10 @@ from bcp_app.protocol.results import OperationResult
 from bcp_app.service import idempotency
 from bcp_app.service.platforms import platform_create
 from bcp_app.tasks import purge_idempotency_records
+from orders.models import Order
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
-from tests.bcp_app.rest_helpers import call, catalog
+from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 
 pytestmark = [pytest.mark.usefixtures("bcp_settings")]
 BODY = '{"line_items":[{"item":{"id":"SKU-CAFE-500G"},"quantity":2}]}'
@@ -260,3 +262,52 @@ def test_key_store_down_fails_closed_with_503_bcp_idem_07(client: Client, header
     assert response["Retry-After"] == "5"
     assert response.json()["code"] == "unavailable"
     assert Checkout.objects.count() == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_card_complete_commits_its_stored_answer_with_the_order_bcp_idem_04(
+    client: Client, fake_platform: FakePlatform
+) -> None:
+    """Issue 34: the stored response is written in the transaction that places the order, so the moment the order
+    is committed (its outbox task runs right after that commit) a duplicate already gets the stored answer and a
+    crash there loses nothing. Before, the key stayed `in_progress` until a statement after the commit, and a
+    process dying between the two left a placed order whose retry met `complete_in_progress`/`completed` instead
+    of its answer (BCP-IDEM-04)."""
+    catalog()
+    platform = platform_create(name="Agente", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
+    headers = agent(fake_platform.url("/perfil.json"), Authorization=f"Bearer {platform.api_key}")
+    created = call(client, "post", "/checkout-sessions", headers, BODY).json()
+    ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, full_update(created, pix=False)).json()
+    body = {**full_update(ready, pix=False), "payment": {"instruments": [CARD]}}
+    ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    assert ready["status"] == "ready_for_complete", ready.get("messages")
+    key = "k-card-complete-joined"
+    seen_at_commit: list[tuple[str, str | None]] = []
+
+    def at_commit(**_: Any) -> None:  # the placed order's outbox task, run eagerly on the order's commit
+        if not seen_at_commit:
+            seen_at_commit.extend(IdempotencyRecord.objects.filter(key=key).values_list("state", "response_text"))
+
+    task_prerun.connect(at_commit, weak=False)
+    try:
+        done = call(
+            client,
+            "post",
+            f"/checkout-sessions/{created['id']}/complete",
+            {**headers, "Idempotency-Key": key},
+            {"payment": {"instruments": [CARD]}},
+        )
+    finally:
+        task_prerun.disconnect(at_commit)
+    assert done.json()["status"] == "completed"
+    assert seen_at_commit == [(IdempotencyRecord.State.DONE, done.content.decode())]
+    replay = call(
+        client,
+        "post",
+        f"/checkout-sessions/{created['id']}/complete",
+        {**headers, "Idempotency-Key": key},
+        {"payment": {"instruments": [CARD]}},
+    )
+    assert replay.content == done.content
+    assert Order.objects.filter(checkout_id=created["id"]).count() == 1

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from celery.signals import task_prerun
 from django.test import Client
 from joserfc import jws
 from joserfc.errors import BadSignatureError
@@ -21,6 +22,7 @@ from ucp_sdk.models.schemas.shopping.discount_resp import Checkout as DiscountCh
 from ucp_sdk.models.schemas.shopping.order import Order
 from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
 
+from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol import ucp
 from bcp_app.service.platforms import platform_create
 from bcp_app.service.webhooks import order_webhook_send
@@ -435,3 +437,53 @@ def test_a_ucp_platform_cancels_its_order_through_the_order_actions_extension(
                    key="return-1").json()  # fmt: skip
     assert refused["ucp"]["status"] == "error"
     assert refused["messages"][0]["content"]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_ucp_card_complete_keeps_its_key_for_the_ucp_answer(client: Client, ucp_headers: dict[str, str]) -> None:
+    """Issue 34: BCP REST's complete stores its answer in the order's transaction; UCP's face reshapes the answer
+    after the operation, so its key must not hold the BCP body meanwhile (a duplicate then would get BCP's shape).
+    Read when the order's commit runs its outbox task: still in progress, never another body than the one sent."""
+    created = post(
+        client,
+        "/checkout-sessions",
+        ucp_headers,
+        {
+            "currency": "BRL",
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "buyer": {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"},
+        },
+    ).json()
+    line = {"id": created["line_items"][0]["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
+    state: dict[str, Any] = {
+        "line_items": [line],
+        "buyer": {"email": "ana@example.com.br", "first_name": "Ana", "last_name": "Souza"},
+        "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+    }
+    body = put(client, f"/checkout-sessions/{created['id']}", ucp_headers, state).json()
+    state["fulfillment"]["methods"][0] = pac_chosen(body["fulfillment"]["methods"][0], SP)
+    ready = put(client, f"/checkout-sessions/{created['id']}", ucp_headers, state).json()
+    assert ready["status"] == "ready_for_complete", ready.get("messages")
+    seen: list[tuple[str, str | None]] = []
+
+    def at_commit(**_: Any) -> None:  # the placed order's outbox task, run eagerly on the order's commit
+        if not seen:
+            seen.extend(IdempotencyRecord.objects.filter(key="k-ucp-card").values_list("state", "response_text"))
+
+    task_prerun.connect(at_commit, weak=False)
+    try:
+        card = {"id": "i1", "handler_id": "gpay", "type": "card", "brand": "Visa", "last_digits": "1234",
+                "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}  # fmt: skip
+        done = post(
+            client, f"/checkout-sessions/{created['id']}/complete", ucp_headers, {"payment_data": card}, "k-ucp-card"
+        )
+    finally:
+        task_prerun.disconnect(at_commit)
+    assert done.status_code == 200 and done.json()["status"] == "completed", done.content
+    ((state_then, text_then),) = seen
+    assert state_then == IdempotencyRecord.State.IN_PROGRESS or text_then == done.content.decode()
+    replay = post(
+        client, f"/checkout-sessions/{created['id']}/complete", ucp_headers, {"payment_data": card}, "k-ucp-card"
+    )
+    assert replay.content == done.content

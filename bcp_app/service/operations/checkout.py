@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.utils import translation
+
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import (
     AP2_MANDATE,
@@ -24,11 +26,12 @@ from bcp_app.protocol.schemas.checkout import (
 )
 from bcp_app.protocol.schemas.payment import PaymentIn
 from bcp_app.protocol.validation import validate
-from bcp_app.service import mandates, presenters, ratelimit, trust
+from bcp_app.service import idempotency, mandates, presenters, ratelimit, trust
 from bcp_app.service.carts import checkout_from_cart, link_cart
 from bcp_app.service.context import RequestContext
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text
+from kernel.joined import joined_result, joining
 from shop.checkout import services
 from shop.checkout import types as ct
 
@@ -122,9 +125,31 @@ def _input_error(exc: Exception) -> ProtocolError:
 
 
 def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
-    """An engine write on an existing checkout: its result, `not_found`, or the engine's input error."""
+    """An engine write on an existing checkout: its result, `not_found`, or the engine's input error.
+
+    Under an idempotency key, the engine's last transaction stores the answer it is about to return
+    (`kernel.joined`; the engine calls `join` where it knows that transaction, e.g. a card approval): presented
+    in the caller's language, as it is after the engine returns."""
+    record = idempotency.awaiting()
     try:
-        result = call()
+        if record is None:
+            result = call()
+        else:
+            language = translation.get_language()
+            presented: list[OperationResult] = []
+
+            def store(engine_result: ct.CheckoutResult) -> None:
+                if translation.get_language() == language:  # the engine speaks the checkout's language
+                    presented[:] = [checkout_result(ctx, engine_result)]
+                else:
+                    with translation.override(language):
+                        presented[:] = [checkout_result(ctx, engine_result)]
+                idempotency.finish_joined(record, presented[0])
+
+            with joining(store):
+                result = call()
+                if presented and joined_result() is result:
+                    return presented[0]
     except services.CheckoutNotFound:
         return not_found_checkout(ctx)
     except services.CheckoutInputError as exc:
