@@ -252,6 +252,9 @@ class StoreSettings(models.Model):
             "do envio."
         ),
     )
+    # When `seed_demo` first loaded the demo: later runs (every `make run`) write nothing, so a demo row the
+    # merchant deleted stays deleted (QA walk: a deleted coupon, pickup point and product came back).
+    demo_loaded_at = models.DateTimeField(_("demonstração carregada em"), null=True, blank=True, editable=False)
     # Freight: one unit's package when neither the variant nor the product says (issue 36).
     default_weight_grams = models.PositiveIntegerField(
         _("peso padrão de um item (g)"), default=300, help_text=_("Usado quando o produto não informa o peso.")

@@ -78,6 +78,22 @@ def test_one_reminder_with_the_continue_url_and_an_opt_out(product, django_captu
     assert len(mail.outbox) == 1
 
 
+def test_the_continue_link_opens_the_form_without_errors_for_what_is_still_empty(
+    product, django_capture_on_commit_callbacks, client
+):
+    """QA walk: the reminder's "Continue de onde parou" opened the checkout already saying "Informe a rua",
+    "Informe a cidade": the buyer had done nothing yet on this visit."""
+    checkout = abandoned()  # contact given, no address yet
+    Checkout.objects.filter(pk=checkout.pk).update(fulfillment_type="shipping", ship_cep="01310-100")
+    mail.outbox.clear()
+    sweep(django_capture_on_commit_callbacks)
+    (message,) = mail.outbox
+    path = re.search(r"http://127\.0\.0\.1:8000(/checkout/\S+)", message.body).group(1)
+    html = client.get(path).content.decode()
+    assert 'name="first_name"' in html and "Ana" in html  # the form, filled with what was given
+    assert 'data-testid="error-' not in html
+
+
 def test_the_reminder_names_the_shop_as_the_merchant_renamed_it(product, django_capture_on_commit_callbacks):
     """QA walk: the order e-mails said "Ateliê Ipê" (the name set in the admin's Dados da loja), the reminder, the
     boleto and the sign-in link e-mails the project's SHOP_NAME ("Loja Exemplo"), in the subject and the sender."""

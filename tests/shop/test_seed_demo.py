@@ -9,7 +9,7 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from PIL import Image
 
-from shop.models import Category, Product, ProductImage, Variant
+from shop.models import Category, Coupon, PickupLocation, Product, ProductImage, Variant
 
 pytestmark = pytest.mark.django_db
 
@@ -37,10 +37,32 @@ def test_seed_demo_twice_changes_nothing() -> None:
     call_command("seed_demo", stdout=out)
     # then the same rows exist, none was saved again, and the command says it wrote nothing
     assert _snapshot() == first
+    assert "nothing written" in out.getvalue()
+    # and even asked to re-create what is missing, nothing is missing
+    out = StringIO()
+    call_command("seed_demo", again=True, stdout=out)
+    assert _snapshot() == first
     assert (
         "categories: 0, products: 0, variants: 0, images: 0, synonyms: 0, shipping_methods: 0, shipping_rates: 0, "
         "packaging_boxes: 0, pickup_locations: 0, coupons: 0" in out.getvalue()
     )
+
+
+def test_demo_rows_the_merchant_deleted_stay_deleted() -> None:
+    """QA walk: the Loja Pinheiros pickup point, the FRETE5 coupon and a demo product, deleted in the admin, came
+    back on the next `make run` (which runs seed_demo)."""
+    call_command("seed_demo", stdout=StringIO())
+    PickupLocation.objects.all().delete()
+    Coupon.objects.filter(code="FRETE5").delete()
+    Product.objects.filter(slug="caneca-ceramica-esmaltada").delete()
+    call_command("seed_demo", stdout=StringIO())
+    assert not PickupLocation.objects.exists()
+    assert not Coupon.objects.filter(code="FRETE5").exists()
+    assert not Product.objects.filter(slug="caneca-ceramica-esmaltada").exists()
+    # `--again` is the way back
+    call_command("seed_demo", again=True, stdout=StringIO())
+    assert PickupLocation.objects.exists() and Coupon.objects.filter(code="FRETE5").exists()
+    assert Product.objects.filter(slug="caneca-ceramica-esmaltada").exists()
 
 
 def test_seed_demo_keeps_stock_moved_by_sales() -> None:

@@ -425,7 +425,10 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
             form = CheckoutForm(data=initial_from_view(view))
             form.is_valid()
             # The buyer finishing an agent's checkout is not told that agents may not (it speaks to the agent).
-            general = form.attach_messages([m for m in view.messages if m.code != AGENT_COMPLETE_FORBIDDEN])
+            # Opening the page is not a submit: what is filled and wrong is marked, what is still missing waits for
+            # the buyer's next submit (QA walk: a reminder's link opened on "Informe o sobrenome/a rua/a cidade").
+            shown = [m for m in view.messages if m.code not in (AGENT_COMPLETE_FORBIDDEN, "field_required")]
+            general = form.attach_messages(shown)
         else:
             form = CheckoutForm(initial=_with_account_defaults(request, initial_from_view(view)))
             general = []
