@@ -19,7 +19,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 import carriers
 from carriers import WebhookRejected
@@ -116,14 +116,24 @@ def buy_view(request: HttpRequest, order_id: str) -> HttpResponse:
 
 
 @staff_member_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def cancel_view(request: HttpRequest, label_id: str) -> HttpResponse:
+    """GET asks first, like Django's delete (QA walk: one click cancelled a bought label); the confirmation's POST
+    cancels. A POST without it (the order page's button of an older page) asks too."""
     if not request.user.has_perm("orders.ship_order"):
         return HttpResponseForbidden(_("Sem permissão para cancelar etiquetas."))
     label = ShippingLabel.objects.select_related("order").filter(public_id=label_id).first()
     if label is None:
         messages.error(request, _("Etiqueta não encontrada."))
         return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    if request.method == "GET" or request.POST.get("post") != "yes":
+        context = {
+            **admin.site.each_context(request),
+            "title": _("Cancelar etiqueta"),
+            "label": label,
+            "back_url": reverse("admin:orders_order_change", args=[label.order.pk]),
+        }
+        return render(request, "shop/freight/label_cancel_confirmation.html", context)
     try:
         label_cancel(label_id=label_id, actor=request.user.get_username())
     except FreightError as error:

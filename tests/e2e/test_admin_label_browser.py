@@ -35,7 +35,14 @@ def test_staff_buy_and_cancel_a_label_from_the_order_page(
             expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta")
             expect(page.get_by_test_id("label-status")).to_have_text("Comprada")
             expect(page.get_by_test_id("label-cost")).to_have_text("R$ 22,00")
+            # "Cancelar etiqueta" asks first (QA walk: one click cancelled a bought label); "Não, voltar" keeps it
             page.get_by_test_id("label-cancel").click()
+            expect(page.get_by_test_id("label-cancel-confirmation")).to_contain_text("R$ 22,00")
+            assert melhorenvio.checkouts and not any(o["status"] == "canceled" for o in melhorenvio.orders.values())
+            page.get_by_role("button", name="Não, voltar").click()
+            expect(page.get_by_test_id("label-status")).to_have_text("Comprada")
+            page.get_by_test_id("label-cancel").click()
+            page.get_by_test_id("confirm-label-cancel").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Etiqueta cancelada.")
             expect(page.get_by_test_id("label-buy")).to_be_visible()
         finally:

@@ -115,14 +115,23 @@ def test_cancel_within_the_window_and_refused_after_posting(
     order = shirts_order(django_capture_on_commit_callbacks)
     _buy(admin_client, order, django_capture_on_commit_callbacks)
     label = ShippingLabel.objects.get(order=order)
-    page = admin_client.post(f"/admin/frete/etiqueta/{label.public_id}/cancelar/", follow=True).content.decode()
+    url = f"/admin/frete/etiqueta/{label.public_id}/cancelar/"
+    # the button asks first: neither opening it nor a POST without the confirmation cancels
+    asked = admin_client.get(url).content.decode()
+    assert "Cancelar a etiqueta" in asked and 'data-testid="confirm-label-cancel"' in asked
+    assert 'data-testid="confirm-label-cancel"' in admin_client.post(url).content.decode()
+    label.refresh_from_db()
+    assert label.status == "purchased"
+    page = admin_client.post(url, {"post": "yes"}, follow=True).content.decode()
     assert "Etiqueta cancelada." in page
     label.refresh_from_db()
     assert label.status == "canceled" and melhorenvio.orders[label.remote_id]["status"] == "canceled"
     _buy(admin_client, order, django_capture_on_commit_callbacks)
     second = ShippingLabel.objects.get(order=order, status="purchased")
     melhorenvio.orders[second.remote_id]["status"] = "posted"
-    page = admin_client.post(f"/admin/frete/etiqueta/{second.public_id}/cancelar/", follow=True).content.decode()
+    page = admin_client.post(
+        f"/admin/frete/etiqueta/{second.public_id}/cancelar/", {"post": "yes"}, follow=True
+    ).content.decode()
     assert "O Melhor Envio não permite mais cancelar esta etiqueta" in page
     second.refresh_from_db()
     assert second.status == "purchased"
