@@ -98,3 +98,17 @@ def test_no_page_breaks_the_content_security_policy(live_server, transactional_d
     assert "unsafe-inline" not in policy and "style-src-attr" not in policy, policy
     assert set(statuses.values()) == {200}, statuses
     assert violations == [], "\n".join(violations)
+
+
+def test_no_page_template_writes_a_style_attribute() -> None:
+    """The policy blocks `style="…"` on pages (QA walk: the NF-e justification box on the order page lost its width,
+    the browser logging a violation); the browser test above opens only some pages, so every page template is read.
+    E-mail templates keep inline styles: mail clients need them, and no CSP applies there."""
+    project = Path(__file__).resolve().parents[2]
+    offenders = [
+        str(path.relative_to(project))
+        for root in (project / "templates", project / "shop" / "templates")
+        for path in sorted(root.rglob("*.html"))
+        if "email" not in path.relative_to(root).as_posix() and ' style="' in path.read_text()
+    ]
+    assert offenders == []
