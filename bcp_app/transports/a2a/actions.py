@@ -508,11 +508,18 @@ def stored_reply(reply: dict[str, Any]) -> OperationResult:
     replayed reply. Encoded by orjson (issue 34: `json.dumps` of the reply, order body included, was about 6 % of an
     A2A Get Order's CPU); what orjson refuses (a lone surrogate, an integer past 64 bits) by `json` as before. Either
     text reads back as the same reply."""
+    return stored_reply_and_json(reply)[0]
+
+
+def stored_reply_and_json(reply: dict[str, Any]) -> tuple[OperationResult, bytes | None]:
+    """`stored_reply`, and the reply's compact JSON when orjson wrote it (the wire form of the reply itself, which
+    the dispatcher then sends without encoding it again: `server.BcpDispatcher`); None when `json` did."""
     try:
-        text = orjson.dumps(reply).decode()
+        raw: bytes | None = orjson.dumps(reply)
     except TypeError:  # orjson.JSONEncodeError is one
-        text = json.dumps(reply)
-    return OperationResult(status_code=200, body={"message_json": text})
+        raw = None
+    text = raw.decode() if raw is not None else json.dumps(reply)
+    return OperationResult(status_code=200, body={"message_json": text}), raw
 
 
 # --- context ---------------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ from bcp_app.service.discovery import a2a_capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
-from bcp_app.transports.a2a.reads import read_message
+from bcp_app.transports.a2a.reads import REPLY_JSON, read_message
 from bcp_app.transports.a2a.required import validate_required_fields
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
@@ -594,8 +594,7 @@ class BcpDispatcher(JsonRpcDispatcher):
             elif reply is not None and isinstance(message, dict) and message.get("messageId") == reply.get("messageId"):
                 result = {"message": reply}
                 if context.state.get(STATE_READ):  # built from the order body (or its stored text): no float in it
-                    result_json = {"jsonrpc": "2.0", "id": handler_result.get("id"), "result": result}
-                    return Response(body_bytes(result_json), media_type="application/json")
+                    return Response(_read_body(context, handler_result.get("id"), reply), media_type="application/json")
             elif (
                 isinstance(stored, dict)
                 and isinstance(result, dict)
@@ -608,6 +607,17 @@ class BcpDispatcher(JsonRpcDispatcher):
             # The SDK's JSONResponse (json.dumps, compact) as the same bytes by orjson, for less CPU (issue 34).
             return Response(body_bytes(handler_result), media_type="application/json")
         return super()._create_response(context, handler_result)
+
+
+def _read_body(context: ServerCallContext, request_id: Any, reply: dict[str, Any]) -> bytes:
+    """The JSON-RPC response to a read (`_direct`): what `body_bytes` writes for it, with the reply's JSON written
+    once for its record and the response (`reads.REPLY_JSON`, kept only when orjson wrote it: then every member
+    name is a string, and orjson writes the same bytes with or without `body_bytes`' OPT_NON_STR_KEYS)."""
+    extra = getattr(context.state.get("bcp_context"), "extra", None) or {}
+    recorded = extra.get(REPLY_JSON)
+    if recorded is not None and recorded[0] is reply:  # not a UCP reply made of it, nor a replayed one
+        return b'{"jsonrpc":"2.0","id":' + body_bytes(request_id) + b',"result":{"message":' + recorded[1] + b"}}"
+    return body_bytes({"jsonrpc": "2.0", "id": request_id, "result": {"message": reply}})
 
 
 async def agent_card_endpoint(request: Request) -> Response:
