@@ -1,6 +1,6 @@
-"""Settings for the REST benchmark's server process: the shop plus bare baseline views.
+"""Settings for the benchmarks' server process: the shop plus bare baseline views and bare MCP/A2A servers.
 
-Used as `DJANGO_SETTINGS_MODULE=tests.bcp_app.bench_site` by tests/bench/test_rest_flow.py only.
+Used as `DJANGO_SETTINGS_MODULE=tests.bcp_app.bench_site` by the benches' servers (tests/bench/live_proc.py).
 """
 
 from config.settings import *  # noqa: F403
@@ -21,3 +21,9 @@ BARE_TABLES_SQL = (
 BARE_TABLES = (BASELINE_TABLE, BARE_CHECKOUT, BARE_LINE, BARE_ORDER)
 # The storefront bench renders pages: plain static URLs (no collectstatic manifest in a test run).
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+# The Get Order bench's per-protocol floors (tests/bcp_app/bench_protocols.py), beside the shop's own transports.
+ASGI_MOUNTS = {
+    **ASGI_MOUNTS,  # noqa: F405
+    "/_bench/mcp": "tests.bcp_app.bench_protocols.bare_mcp",
+    "/_bench/a2a": "tests.bcp_app.bench_protocols.bare_a2a",
+}

@@ -207,3 +207,42 @@ def test_a_valid_request_refused_is_a_server_error_not_an_invalid_request_bcp_er
     error = a2a_error(ProtocolError(code, "Recusado."))
 
     assert (type(error), error.data) == (ServerError, {"code": code, "content": "Recusado."})
+
+
+def test_a_message_fingerprint_is_its_jcs_encoded_once_per_content_bcp_a2a_07(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: an agent reading an order again sends the same conversation and parts under a new messageId; the
+    fingerprint (JCS of everything but the messageId) is the same, and is encoded once per process. Any other
+    content, even one whose JCS would be the same, is fingerprinted by JCS as before."""
+    import uuid
+
+    import rfc8785
+
+    from bcp_app.service.idempotency import fingerprint_jcs
+    from bcp_app.transports.a2a import actions
+
+    encoded: list[object] = []
+    real = rfc8785.dumps
+
+    def counting(value: object) -> bytes:
+        encoded.append(value)
+        return real(value)
+
+    monkeypatch.setattr(rfc8785, "dumps", counting)
+    context = str(uuid.uuid4())  # content this process has not fingerprinted yet
+    parts = [{"data": {"action": "get_order", "order_id": "ord_f1ngerprint"}, "mediaType": "application/json"}]
+    first = {"messageId": "m-1", "contextId": context, "parts": parts}
+    again = {"messageId": "m-2", "contextId": context, "parts": parts}
+    expected = fingerprint_jcs(
+        {"contextId": context, "taskId": None, "parts": parts, "metadata": None, "referenceTaskIds": None}
+    )
+    encoded.clear()
+    assert actions.fingerprint(first) == actions.fingerprint(again) == expected
+    assert len(encoded) == 1
+    # other member order: the same JCS, computed again (a miss, never a wrong fingerprint)
+    reordered = [{"mediaType": "application/json", "data": {"order_id": "ord_f1ngerprint", "action": "get_order"}}]
+    assert actions.fingerprint({**first, "parts": reordered}) == expected
+    assert len(encoded) == 2
+    # 1 and 1.0, true and 1: told apart
+    numbers = [actions.fingerprint({**first, "metadata": {"n": value}}) for value in (1, 1.0, True)]
+    assert len(encoded) == 5
+    assert numbers[0] == numbers[1] != numbers[2]  # JCS writes 1.0 as 1; true is not 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import statistics
@@ -106,7 +107,7 @@ class Uvicorn:
     """`uvicorn config.asgi:application` (Django, MCP and A2A, lifespan on) as a subprocess on a free port."""
 
     def __init__(self, env: dict[str, str], port: int, *, workers: int = 1, wrapper: tuple[str, ...] = ()) -> None:
-        """`wrapper`: a command the server runs under (tests/bench/test_instructions.py: valgrind)."""
+        """`wrapper`: a command the server runs under (`callgrind_wrapper`: one process, `workers` 1)."""
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
             [
@@ -157,6 +158,35 @@ class Uvicorn:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+
+def callgrind_wrapper(out: Path) -> tuple[str, ...]:
+    """`Uvicorn`'s `wrapper` for a server under valgrind's callgrind, writing its dumps to `out`.N: nothing is
+    counted until `Callgrind.control("-i", "on")` (Python starts about 5× slower instrumented)."""
+    return ("valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", "--quiet")
+
+
+class Callgrind:
+    """A `Uvicorn` started with `callgrind_wrapper(out)`, driven by `callgrind_control` (valgrind's gdbserver):
+    instructions are counted, not timed, so the figures do not move with the load of this shared machine."""
+
+    def __init__(self, server: Uvicorn, out: Path) -> None:
+        self.pid, self.out = server.proc.pid, out
+
+    def control(self, *args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(self.pid)], check=True, capture_output=True, timeout=120)
+
+    def zero(self) -> None:
+        self.control("-z")
+
+    def dump(self) -> int:
+        """Instructions (every thread) since the previous dump or zeroing, from the dump this writes."""
+        before = set(self.out.parent.glob(f"{self.out.name}.*"))
+        self.control("-d")
+        (written,) = set(self.out.parent.glob(f"{self.out.name}.*")) - before
+        match = re.search(r"^(?:summary|totals): (\d+)", written.read_text(errors="replace"), re.MULTILINE)
+        assert match is not None, written
+        return int(match[1])
 
 
 def cpu_seconds(pid: int) -> float:

@@ -3,7 +3,11 @@
 The same order of the same platform is read through BCP REST (`GET /bcp/v1/orders/{id}`), MCP (`tools/call
 get_order`, official `mcp` client) and A2A (`SendMessage` of `{"action": "get_order"}`, official a2a-sdk client,
 one conversation per client), and a bare Django view reads one row by one SELECT and answers JSON
-(tests/bcp_app/bench_urls.py), all on the same uvicorn (2 workers, production settings, the shared Redis cache,
+(tests/bcp_app/bench_urls.py). The floor of each protocol is measured too: a bare MCP server and a bare A2A server
+on the official SDKs (`bMCP`, `bA2A`: tests/bcp_app/bench_protocols.py) do the bare view's one SELECT and are
+read by the same official clients as the shop's, so MCP/bMCP and A2A/bA2A say what the shop adds to what its
+protocol costs (MCP and A2A against the bare view also count the clients' own CPU, which shares the 2 cores). All
+on the same uvicorn (2 workers, production settings, the shared Redis cache,
 the rate limiter running with limits far above what 2 cores reach). Cases run in interleaved rounds
 (tests/bench/rounds.py) at 1 and 8 clients, every client a process of its own; the printed ratios are medians of
 per-round ratios (min–max), beside the server CPU per call (uvicorn + Postgres, from /proc). A2A's Get Order is a
@@ -23,6 +27,7 @@ import importlib.util
 import subprocess
 import sys
 import time
+import uuid
 from typing import Any
 
 import httpx
@@ -30,13 +35,16 @@ import pytest
 from django.db import connection
 
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
+from tests.bcp_app.bench_protocols import A2A_KEY, A2A_PATH, MCP_PATH
 from tests.bcp_app.bench_site import BARE_ORDER, BARE_TABLES_SQL
 from tests.bcp_app.test_a2a_helpers import EXTENSION, send_message
 from tests.bench.live_proc import (
     ROOT,
+    Callgrind,
     Uvicorn,
     Window,
     cache_in_use,
+    callgrind_wrapper,
     free_port,
     load,
     measure,
@@ -55,6 +63,9 @@ ROUNDS = 4  # an even count: each order of a pair of neighbours runs as often
 WINDOW_S = 1.0
 PILOT = {1: 30, 8: 8}  # calls per client of a case's discarded pilot window
 NO_LIMIT = "1000000/minute"  # the limiter runs on every call but never refuses one
+BARE_MCP, BARE_A2A = "bMCP", "bA2A"  # the bare MCP and A2A servers' labels
+# each transport of the shop against the floor of its own protocol, beside the bare view
+PROTOCOL_FLOORS = {"MCP": BARE_MCP, "A2A": BARE_A2A}
 LIMITS = {name: NO_LIMIT for name in ("BCP_RATE_LIMIT_READ", "BCP_RATE_LIMIT_WRITE", "BCP_RATE_LIMIT_CHECKOUT_CREATE")}
 
 
@@ -111,6 +122,17 @@ def _summary(windows: dict[str, list[Window]], ours: str, bare: str) -> str:
         f" ×{spread(ratios(server, baseline), 1)} | uvicorn/gunicorn {median([w.uvicorn for w in mine]):4.2f} ms,"
         f" Postgres {median([w.postgres for w in mine]):4.2f} ms\n"
         f"           {_client_ceiling(mine, base)}"
+    )
+
+
+def _against_floor(windows: dict[str, list[Window]], ours: str, floor: str) -> str:
+    """A transport of the shop against the bare server of its own protocol, read by the same client: what the
+    shop adds to what the protocol and its SDK cost (the clients' CPU is the same on both sides)."""
+    mine, base = windows[ours], windows[floor]
+    server, baseline = [w.server_cpu for w in mine], [w.server_cpu for w in base]
+    return (
+        f"{ours:>6} /{floor} {rate_ratio(mine, base)} | server CPU {median(server) * 1000:5.0f} µs/req"
+        f" ({floor} {median(baseline) * 1000:5.0f}), ×{spread(ratios(server, baseline), 1)}"
     )
 
 
@@ -179,8 +201,9 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
             measure(server, kind, WORKERS * 2, 2, job)
         before = load()
         print(
-            f"\nGet Order: REST, MCP and A2A vs a bare SELECT view; uvicorn {WORKERS} workers, production settings,"
-            f" one process per client; {ROUNDS} rounds interleaving the 4 cases, each window ≈ {WINDOW_S} s;"
+            f"\nGet Order: REST, MCP and A2A vs a bare SELECT view (MCP and A2A also vs bare servers of their"
+            f" protocol); uvicorn {WORKERS} workers, production settings,"
+            f" one process per client; {ROUNDS} rounds interleaving the {len(kinds)} cases, each window ≈ {WINDOW_S} s;"
             f" medians (per-round min–max); {cache_in_use(env)}"
         )
         for clients in CLIENTS:
@@ -191,8 +214,10 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
                 f"  {clients} client(s): bare SELECT {median([w.rate for w in windows['bare']]):6.1f} req/s |"
                 f" {noise([w for ws in windows.values() for w in ws])}"
             )
-            for name in ("REST", "MCP", "A2A"):
+            for name in ("REST", "MCP", "A2A", BARE_MCP, BARE_A2A):
                 print(f"    {_summary(windows, name, 'bare')}")
+            for name, floor in PROTOCOL_FLOORS.items():
+                print(f"    {_against_floor(windows, name, floor)}")
         print(f"  {before} → {load()}")
     finally:
         server.stop()
@@ -281,59 +306,6 @@ def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform
 CALLGRIND_CALLS = (10, 60)  # two windows per case: the difference divided by 50 leaves out each window's fixed cost
 
 
-class CallgrindUvicorn(Uvicorn):
-    """uvicorn (one process, no worker supervisor) under valgrind's callgrind: instructions are counted, not timed,
-    so the per-call figures do not move with the load of this shared machine. Counters are zeroed and dumped
-    around each window with `callgrind_control` (valgrind's gdbserver)."""
-
-    def __init__(self, env: dict[str, str], port: int, out: str) -> None:
-        self.base_url = f"http://127.0.0.1:{port}"
-        self.out = out
-        self.proc = subprocess.Popen(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={out}",
-                "--dump-instr=no",
-                "--instr-atstart=no",  # the start (imports, Django's setup) runs uninstrumented, several times faster
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "config.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-                "--timeout-keep-alive",
-                "300",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.dumps = 0
-
-    def instrument(self) -> None:
-        subprocess.run(["callgrind_control", "-i", "on", str(self.proc.pid)], check=True, capture_output=True)
-
-    def zero(self) -> None:
-        subprocess.run(["callgrind_control", "-z", str(self.proc.pid)], check=True, capture_output=True)
-
-    def instructions(self) -> int:
-        """Instructions since the last zero (every thread), from a dump taken now."""
-        subprocess.run(["callgrind_control", "-d", str(self.proc.pid)], check=True, capture_output=True)
-        self.dumps += 1
-        with open(f"{self.out}.{self.dumps}") as dump:
-            for line in dump:
-                if line.startswith(("summary:", "totals:")):
-                    return int(line.split()[1])
-        raise AssertionError(f"no totals in {self.out}.{self.dumps}")
-
-
 @pytest.mark.timeout(1800)
 @pytest.mark.django_db(transaction=True)
 def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, tmp_path: Any) -> None:  # noqa: F811
@@ -358,10 +330,12 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
     headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
     port = free_port()
     env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
-    server = CallgrindUvicorn(env, port, str(tmp_path / "callgrind.out"))
+    out = tmp_path / "callgrind.out"
+    server = Uvicorn(env, port, wrapper=callgrind_wrapper(out))
     try:
         server.wait_up()
-        server.instrument()
+        grind = Callgrind(server, out)
+        grind.control("-i", "on")
         base = server.base_url
         a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
         reply = httpx.post(
@@ -377,8 +351,8 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
         counts: dict[str, list[int]] = {}
         for name, (kind, job, expected) in kinds.items():
             for calls in CALLGRIND_CALLS:
-                measured = run_clients(kind, 1, calls, job, before_go=server.zero)
-                counts.setdefault(name, []).append(server.instructions())
+                measured = run_clients(kind, 1, calls, job, before_go=grind.zero)
+                counts.setdefault(name, []).append(grind.dump())
                 assert measured.ids == [expected] * calls
         low, high = CALLGRIND_CALLS
         per_call = {name: (big - small) / (high - low) for name, (small, big) in counts.items()}
@@ -388,6 +362,9 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
         )
         for name, value in per_call.items():
             ratio = "" if name == "bare" else f" | ×{value / per_call['bare']:.2f} of bare's"
+            floor = PROTOCOL_FLOORS.get(name)
+            if floor is not None:
+                ratio += f" | ×{value / per_call[floor]:.2f} of {floor}'s"
             windows = ", ".join(f"{count / 1e6:.1f}" for count in counts[name])
             print(f"  {name:>4} {value / 1e6:5.2f} M{ratio} (windows {windows} M)")
     finally:
@@ -403,7 +380,9 @@ def _read_kinds(
     profile_url: str,
     contexts: list[str],
 ) -> dict[str, tuple[str, dict[str, Any], str]]:
-    """The four reads compared, as (client kind, its arguments, the id the answer must name)."""
+    """The reads compared, as (client kind, its arguments, the id the answer must name): the bare view, the shop's
+    three transports, and the bare MCP and A2A servers (tests/bcp_app/bench_protocols.py) reading the bare view's
+    row through the same official clients as the shop's."""
     return {
         "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
         "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
@@ -428,5 +407,22 @@ def _read_kinds(
                 "key": "a2a.bcp.order",
             },
             order,
+        ),
+        BARE_MCP: (
+            "mcp",
+            {"url": f"{base}{MCP_PATH}", "headers": {}, "tool": "get_order", "arguments": {"id": bare_id}},
+            str(bare_id),
+        ),
+        BARE_A2A: (
+            "a2a",
+            {
+                "base_url": f"{base}{A2A_PATH}",
+                "data": {"action": "get_order", "order_id": bare_id},
+                "extensions": [],
+                "headers": {},
+                "contexts": [str(uuid.uuid4()) for _ in contexts],
+                "key": A2A_KEY,
+            },
+            str(bare_id),
         ),
     }

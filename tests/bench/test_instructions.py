@@ -33,10 +33,8 @@ import asyncio
 import cProfile
 import os
 import pstats
-import re
 import shutil
 import statistics
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -54,7 +52,7 @@ from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform
 from tests.bcp_app.bench_site import BARE_TABLES, BARE_TABLES_SQL
 from tests.bcp_app.rest_helpers import SP
 from tests.bench.bench_client import COMPLETE, bare_flow, create_body, shop_flow, update_body
-from tests.bench.live_proc import NO_LIMIT, Uvicorn, flow_server_env
+from tests.bench.live_proc import NO_LIMIT, Callgrind, Uvicorn, callgrind_wrapper, flow_server_env
 from tests.bench.test_flow_profile import _flow
 from tests.shop.checkout_factories import make_shipping, make_variant
 
@@ -88,25 +86,6 @@ def _shop_headers(fake_platform: FakePlatform) -> dict[str, str]:  # noqa: F811
     make_shipping()
     platform = platform_create(name="Bench", profile_url=fake_platform.publish(handlers=fake_platform.with_card()))
     return {"BCP-Agent": f'profile="{platform.platform.profile_url}"', "Authorization": f"Bearer {platform.api_key}"}
-
-
-class Callgrind:
-    """The uvicorn process under callgrind, driven by `callgrind_control` (valgrind's gdbserver)."""
-
-    def __init__(self, server: Uvicorn, out: Path) -> None:
-        self.pid, self.out = server.proc.pid, out
-
-    def control(self, *args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(self.pid)], check=True, capture_output=True, timeout=120)
-
-    def dump(self) -> int:
-        """Instructions since the previous dump (or the zeroing), from the dump this writes."""
-        before = set(self.out.parent.glob(f"{self.out.name}.*"))
-        self.control("-d")
-        (written,) = set(self.out.parent.glob(f"{self.out.name}.*")) - before
-        match = re.search(r"^summary: (\d+)", written.read_text(errors="replace"), re.MULTILINE)
-        assert match is not None, written
-        return int(match[1])
 
 
 Flow = Callable[[httpx.AsyncClient], Awaitable[str]]
@@ -144,8 +123,7 @@ def test_web_process_instructions_per_flow(
     out = folder / f"callgrind.{uuid.uuid4().hex[:8]}.out"
     port, base_url, env = flow_server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE), broker, pool=(1, 2))
     # nothing counted until the flows are warm: Python starts about 5× slower uninstrumented under valgrind
-    wrapper = ("valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", "--quiet")
-    server = Uvicorn(env, port, wrapper=wrapper)
+    server = Uvicorn(env, port, wrapper=callgrind_wrapper(out))
 
     def shop(client: httpx.AsyncClient) -> Awaitable[str]:
         return shop_flow(client, SKU, SP)

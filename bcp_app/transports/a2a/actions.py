@@ -476,11 +476,31 @@ def handle_message(ctx: Any, message: dict[str, Any], *, language_given: bool = 
     return json.loads(result.body["message_json"])
 
 
+FINGERPRINT_MEMO_SIZE = 1024  # distinct fingerprinted contents remembered per process
+_fingerprints: dict[bytes, str] = {}
+
+
 def fingerprint(message: dict[str, Any]) -> str:
-    """A message's idempotency fingerprint (same messageId + another fingerprint → `idempotency_conflict`)."""
-    return idempotency.fingerprint_jcs(
-        {key: message.get(key) for key in ("contextId", "taskId", "parts", "metadata", "referenceTaskIds")}
-    )
+    """A message's idempotency fingerprint (same messageId + another fingerprint → `idempotency_conflict`).
+
+    Remembered per process by the fingerprinted members' orjson bytes (issue 34): the JCS encoding (`rfc8785`, pure
+    Python) cost a few hundred microseconds per message, and an agent reading an order again sends the same
+    conversation and parts under a new messageId, which the fingerprint leaves out. The bytes tell apart every two
+    values whose JCS could differ: orjson keeps member order (another order is only a miss), 1 and 1.0, true and 1
+    apart. Its one merge, NaN and infinities written as null, cannot happen here: a message is ProtoJSON
+    (`message_to_dict`), and protobuf refuses to write those. What orjson refuses is fingerprinted as before."""
+    fingerprinted = {key: message.get(key) for key in ("contextId", "taskId", "parts", "metadata", "referenceTaskIds")}
+    try:
+        key = orjson.dumps(fingerprinted)
+    except TypeError:  # orjson.JSONEncodeError is one (a lone surrogate, an integer past 64 bits)
+        return idempotency.fingerprint_jcs(fingerprinted)
+    found = _fingerprints.get(key)
+    if found is None:
+        found = idempotency.fingerprint_jcs(fingerprinted)
+        if len(_fingerprints) >= FINGERPRINT_MEMO_SIZE:
+            _fingerprints.clear()  # bounded; forgetting only costs an encoding
+        _fingerprints[key] = found
+    return found
 
 
 def stored_reply(reply: dict[str, Any]) -> OperationResult:
@@ -488,11 +508,18 @@ def stored_reply(reply: dict[str, Any]) -> OperationResult:
     replayed reply. Encoded by orjson (issue 34: `json.dumps` of the reply, order body included, was about 6 % of an
     A2A Get Order's CPU); what orjson refuses (a lone surrogate, an integer past 64 bits) by `json` as before. Either
     text reads back as the same reply."""
+    return stored_reply_and_json(reply)[0]
+
+
+def stored_reply_and_json(reply: dict[str, Any]) -> tuple[OperationResult, bytes | None]:
+    """`stored_reply`, and the reply's compact JSON when orjson wrote it (the wire form of the reply itself, which
+    the dispatcher then sends without encoding it again: `server.BcpDispatcher`); None when `json` did."""
     try:
-        text = orjson.dumps(reply).decode()
+        raw: bytes | None = orjson.dumps(reply)
     except TypeError:  # orjson.JSONEncodeError is one
-        text = json.dumps(reply)
-    return OperationResult(status_code=200, body={"message_json": text})
+        raw = None
+    text = raw.decode() if raw is not None else json.dumps(reply)
+    return OperationResult(status_code=200, body={"message_json": text}), raw
 
 
 # --- context ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from bcp_app.transports.a2a import actions
 from bcp_app.transports.a2a.messages import GET_ORDER
 
 _DONE = IdempotencyRecord.State.DONE
+REPLY_JSON = "a2a_reply_json"  # ctx.extra: (the reply recorded, its compact JSON by orjson)
 
 
 def read_message(ctx: Any, message: dict[str, Any], *, language_given: bool = False) -> dict[str, Any]:
@@ -81,7 +82,8 @@ def _record(
     ctx: Any, key: str, fingerprint: str, conversation: str, new: bool, reply: dict[str, Any]
 ) -> dict[str, Any] | None:
     now = timezone.now()
-    text = actions.stored_reply(reply).encoded.decode()
+    stored, raw = actions.stored_reply_and_json(reply)
+    text = stored.encoded.decode()
     values = {
         "principal": ctx.principal,
         "operation": actions.OPERATION,
@@ -98,6 +100,8 @@ def _record(
         cursor.execute(_NEW_CONTEXT if new else _KNOWN_CONTEXT, values)
         inserted, owner, state, stored_fingerprint, stored_text, expires_at = cursor.fetchone()
     if inserted:
+        if raw is not None:  # the reply's own JSON, for the response (`server.BcpDispatcher`)
+            ctx.extra[REPLY_JSON] = (reply, raw)
         return reply
     if not new and owner != ctx.principal:
         return None  # unknown or another caller's conversation: adopted or refused by `handle_message`

@@ -46,6 +46,7 @@ from a2a.types import (
     ListTasksResponse,
     Message,
     SendMessageRequest,
+    SendMessageResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
@@ -67,10 +68,11 @@ from a2a.utils.input_mode_validator import validate_input_modes
 from a2a.utils.task import validate_history_length
 from django.conf import settings
 from django.db import close_old_connections
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bcp_app.protocol.errors import ProtocolError
@@ -85,7 +87,7 @@ from bcp_app.service.discovery import a2a_capability_registry, public_url
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
-from bcp_app.transports.a2a.reads import read_message
+from bcp_app.transports.a2a.reads import REPLY_JSON, read_message
 from bcp_app.transports.a2a.required import validate_required_fields
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
@@ -204,6 +206,7 @@ STATE_INCOMING = "bcp_incoming"  # the message as the platform sent it (before t
 STATE_REPLY = "bcp_reply"  # our reply dict, rendered verbatim
 STATE_ERROR = "bcp_error"  # a ProtocolError raised by the business layer
 STATE_UCP_REQUEST = "bcp_ucp_request"  # a UCP platform's Create/Update intent part, as sent (`checkout_request`)
+STATE_READ = "bcp_read"  # the reply is a read's (`_direct`): our own dict, integers already integers
 
 
 def _message_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
@@ -505,6 +508,7 @@ class BcpRequestHandler(DefaultRequestHandler):
         if self._validate_input_modes:
             validate_input_modes(params.message, self._agent_card)
         reply = _reply(context.state, read=True)
+        context.state[STATE_READ] = True
         # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
         # whole reply is not converted to protobuf and back.
         return to_proto({"messageId": reply.get("messageId", ""), "contextId": reply.get("contextId", ""), "parts": []})
@@ -564,6 +568,16 @@ class BcpRequestHandler(DefaultRequestHandler):
 
 
 class BcpDispatcher(JsonRpcDispatcher):
+    async def _handle_send_message(self, request_obj: SendMessageRequest, context: ServerCallContext) -> dict[str, Any]:
+        """The SDK's, except for a read's reply (`_direct`): `_create_response` sends our reply dict in its place and
+        reads only its messageId, so the placeholder is not converted to ProtoJSON (issue 34)."""
+        task_or_message = await self.request_handler.on_message_send(request_obj, context)
+        if isinstance(task_or_message, Task):
+            return MessageToDict(SendMessageResponse(task=task_or_message))
+        if context.state.get(STATE_READ):
+            return {"message": {"messageId": task_or_message.message_id}}
+        return MessageToDict(SendMessageResponse(message=task_or_message))
+
     def _create_response(self, context: ServerCallContext, handler_result: Any) -> Response:
         if isinstance(handler_result, dict) and "result" in handler_result:
             reply = context.state.get(STATE_REPLY)
@@ -579,6 +593,8 @@ class BcpDispatcher(JsonRpcDispatcher):
                 result = {"task": reply["task"]}  # a Pix complete: the task we opened (issue 35)
             elif reply is not None and isinstance(message, dict) and message.get("messageId") == reply.get("messageId"):
                 result = {"message": reply}
+                if context.state.get(STATE_READ):  # built from the order body (or its stored text): no float in it
+                    return Response(_read_body(context, handler_result.get("id"), reply), media_type="application/json")
             elif (
                 isinstance(stored, dict)
                 and isinstance(result, dict)
@@ -593,9 +609,36 @@ class BcpDispatcher(JsonRpcDispatcher):
         return super()._create_response(context, handler_result)
 
 
+def _read_body(context: ServerCallContext, request_id: Any, reply: dict[str, Any]) -> bytes:
+    """The JSON-RPC response to a read (`_direct`): what `body_bytes` writes for it, with the reply's JSON written
+    once for its record and the response (`reads.REPLY_JSON`, kept only when orjson wrote it: then every member
+    name is a string, and orjson writes the same bytes with or without `body_bytes`' OPT_NON_STR_KEYS)."""
+    extra = getattr(context.state.get("bcp_context"), "extra", None) or {}
+    recorded = extra.get(REPLY_JSON)
+    if recorded is not None and recorded[0] is reply:  # not a UCP reply made of it, nor a replayed one
+        return b'{"jsonrpc":"2.0","id":' + body_bytes(request_id) + b',"result":{"message":' + recorded[1] + b"}}"
+    return body_bytes({"jsonrpc": "2.0", "id": request_id, "result": {"message": reply}})
+
+
 async def agent_card_endpoint(request: Request) -> Response:
     """BCP-A2A-01: the Agent Card, public and cacheable."""
     return JSONResponse(agent_card_dict(), headers={"Cache-Control": "public, max-age=300"})
+
+
+async def _rpc(dispatcher: BcpDispatcher, scope: Any, receive: Any, send: Any) -> None:
+    """A JSON-RPC call (POST `A2A_PATH`) as Starlette's route serves it, without its middleware and router, which
+    only find this one route again (issue 34). `handle_requests` answers every exception as a JSON-RPC error but
+    an `HTTPException`, which is answered here as Starlette's `ExceptionMiddleware` does; anything else (a
+    `BaseException`) ends the call as it would through Starlette."""
+    request = Request(scope, receive, send)
+    try:
+        response = await dispatcher.handle_requests(request)
+    except HTTPException as exc:
+        if exc.status_code in {204, 304}:
+            response = Response(status_code=exc.status_code, headers=exc.headers)
+        else:
+            response = PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+    await response(scope, receive, send)
 
 
 class A2AApplication:
@@ -604,6 +647,7 @@ class A2AApplication:
     def __init__(self, direct_actions: frozenset[str] = DIRECT_ACTIONS) -> None:
         self._app: Starlette | None = None
         self._handler: BcpRequestHandler | None = None
+        self._dispatcher: BcpDispatcher | None = None
         self._direct_actions = direct_actions
 
     def _build(self) -> Starlette:
@@ -617,7 +661,9 @@ class A2AApplication:
                 event_stream=BcpTaskEventStream(),
             )
             self._handler.direct_actions = self._direct_actions
-            dispatcher = BcpDispatcher(request_handler=self._handler, context_builder=BcpCallContextBuilder())
+            self._dispatcher = dispatcher = BcpDispatcher(
+                request_handler=self._handler, context_builder=BcpCallContextBuilder()
+            )
             self._app = Starlette(
                 routes=[
                     Route(A2A_PATH, dispatcher.handle_requests, methods=["POST"]),
@@ -627,14 +673,24 @@ class A2AApplication:
         return self._app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self._build()(scope, receive, send)
+        app = self._build()
+        if (
+            self._dispatcher is not None
+            and scope["type"] == "http"
+            and scope.get("method") == "POST"
+            and scope.get("path") == A2A_PATH
+            and not scope.get("root_path")
+        ):
+            await _rpc(self._dispatcher, scope, receive, send)
+            return
+        await app(scope, receive, send)
 
     async def startup(self) -> None:
         self._build()
 
     async def shutdown(self) -> None:
         # Forget the closed handler: a later server in the same process (tests) builds a fresh one.
-        handler, self._handler, self._app = self._handler, None, None
+        handler, self._handler, self._app, self._dispatcher = self._handler, None, None, None
         if handler is not None:
             await handler.aclose()
 
