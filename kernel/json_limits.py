@@ -38,6 +38,12 @@ def nesting_depth(raw: bytes) -> int:
     return max(accumulate(step - 1 for step in brackets), default=0)
 
 
+def _no_constant(name: str) -> Any:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's json reads by default, are not JSON (RFC 8259 §6): a body
+    holding one is refused like any other bad JSON (BCP-ERR-05), not read as a float no schema expects."""
+    raise JsonLimitError("not_json", f"{name} is not a JSON value")
+
+
 def loads_bounded(raw: bytes | str, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
     """`json.loads(raw)` after refusing bodies larger than `max_bytes` or nested deeper than `max_depth`."""
     data = raw.encode() if isinstance(raw, str) else bytes(raw)
@@ -46,9 +52,11 @@ def loads_bounded(raw: bytes | str, *, max_bytes: int, max_depth: int = MAX_DEPT
     if nesting_depth(data) > max_depth:
         raise JsonLimitError("too_deep", f"JSON nested deeper than {max_depth} levels")
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:  # says where the syntax breaks, nothing about the parser itself
         raise JsonLimitError("not_json", str(exc)) from exc
+    except JsonLimitError:
+        raise
     except (ValueError, RecursionError) as exc:  # codec errors and the like: no internals in the message
         raise JsonLimitError("not_json", "not valid UTF-8 JSON") from exc
 

@@ -70,6 +70,18 @@ def test_deeply_nested_rest_bodies_are_400(client: Client, headers: dict[str, st
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_and_infinity_are_not_json_bcp_err_05(client: Client, headers: dict[str, str], constant: bytes) -> None:
+    """Python's json reads them by default; RFC 8259 has no such values, so the body is bad JSON (agent QA walk:
+    REST answered 201 to a body holding one)."""
+    body = b'{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "x": ' + constant + b"}"
+    response = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": str(uuid.uuid4())}, body)
+    assert response.status_code == 400, response.content
+    assert response.json() == {"code": "invalid_request", "content": "O corpo não é JSON válido (UTF-8)."}
+    assert Checkout.objects.count() == 0
+
+
+@pytest.mark.django_db
 def test_deeply_nested_profile_is_profile_malformed(
     client: Client, fake_platform: FakePlatform, bcp_settings: Any
 ) -> None:
