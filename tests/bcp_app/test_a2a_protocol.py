@@ -424,6 +424,25 @@ def test_task_id_of_unknown_task_is_rejected_bcp_a2a_08(server: LiveServer):
     assert body["error"]["code"] == -32001
 
 
+def test_sdk_refusals_are_said_in_portuguese_naming_what_is_wrong_bcp_a2a_02(server: LiveServer):
+    """Agent QA walk: a message as ROLE_AGENT was taken as the user's; an unknown task id and empty `parts` were
+    answered in the SDK's English ("Task not found", "Validation failed")."""
+    as_agent = send_message([{"text": "carrinho"}])
+    as_agent["params"]["message"]["role"] = "ROLE_AGENT"
+    empty = send_message([])
+    get_task = {"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": {"id": "task-que-nao-existe"}}
+
+    refused, missing, unknown = (rpc(server.a2a_url, body)["error"] for body in (as_agent, empty, get_task))
+
+    assert refused["code"] == -32602
+    assert refused["message"].startswith("message.role inválido: uma mensagem enviada ao agente da loja usa ROLE_USER")
+    assert (missing["code"], missing["message"]) == (
+        -32602,
+        "Mensagem incompleta: message.parts: informe ao menos um item.",
+    )
+    assert (unknown["code"], unknown["message"]) == (-32001, "Tarefa task-que-nao-existe não encontrada.")
+
+
 def test_bad_json_and_unknown_method_are_json_rpc_errors(server: LiveServer):
     bad = httpx.post(server.a2a_url, content=b"{not json", headers=SEED_HEADERS, timeout=10).json()
     unknown = rpc(server.a2a_url, {"jsonrpc": "2.0", "id": 3, "method": "tasks/teleport", "params": {}})

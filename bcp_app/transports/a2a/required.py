@@ -19,8 +19,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtobufMessage
 
 _SCALAR, _SINGLE, _MAP, _LIST = range(4)  # how a field is recursed into, as the SDK's `_recurse_validation`
-_MISSING_ELEMENT = "Field must contain at least one element."
-_MISSING = "Field is required."
+MISSING_ELEMENT = "Field must contain at least one element."  # the SDK's words, which A2A clients may match
+MISSING = "Field is required."
 
 
 def validate_required_fields(message: ProtobufMessage) -> None:
@@ -41,12 +41,12 @@ def required_field_errors(message: ProtobufMessage) -> list[dict[str, str]]:
         if required:
             if repeated:
                 if not value:
-                    errors.append({"field": name, "message": _MISSING_ELEMENT})
+                    errors.append({"field": name, "message": MISSING_ELEMENT})
             elif presence:
                 if not message.HasField(name):
-                    errors.append({"field": name, "message": _MISSING})
+                    errors.append({"field": name, "message": MISSING})
             elif value == default:
-                errors.append({"field": name, "message": _MISSING})
+                errors.append({"field": name, "message": MISSING})
         if kind == _SCALAR:
             continue
         if kind == _SINGLE:

@@ -45,6 +45,7 @@ from a2a.types import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
+    Role,
     SendMessageRequest,
     SendMessageResponse,
     SubscribeToTaskRequest,
@@ -88,7 +89,7 @@ from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
 from bcp_app.transports.a2a.reads import REPLY_JSON, read_message
-from bcp_app.transports.a2a.required import validate_required_fields
+from bcp_app.transports.a2a.required import MISSING, MISSING_ELEMENT, validate_required_fields
 from bcp_app.transports.a2a.tasks import (
     STATE_DIRECT,
     STATE_TASK,
@@ -422,6 +423,25 @@ async def push_url_ok(url: str) -> bool:
     return True
 
 
+def _task_not_found(task_id: str) -> TaskNotFoundError:
+    """The SDK's "Task not found", in the shop's language and naming the id (agent QA walk)."""
+    return TaskNotFoundError(message=f"Tarefa {task_id} não encontrada.")
+
+
+_REQUIRED_WORDS = {MISSING: "obrigatório", MISSING_ELEMENT: "informe ao menos um item"}
+
+
+def _required_in_portuguese(exc: InvalidParamsError) -> InvalidParamsError:
+    """The SDK's REQUIRED-field refusal ("Validation failed", `data.errors` of "Field is required.") said in
+    Portuguese, each field named, the same on the direct read path and the SDK's (agent QA walk: empty `parts`
+    answered in English). Other invalid-params errors are ours already and pass unchanged."""
+    errors = (exc.data or {}).get("errors") if exc.message == "Validation failed" else None
+    if not errors:
+        return exc
+    named = "; ".join(f"{e['field']}: {_REQUIRED_WORDS.get(e['message'], e['message'])}" for e in errors)
+    return InvalidParamsError(message=f"Mensagem incompleta: {named}.", data=exc.data)
+
+
 class BcpRequestHandler(DefaultRequestHandler):
     direct_actions: frozenset[str] = frozenset()  # answered by `_direct` (an application sets DIRECT_ACTIONS)
 
@@ -461,6 +481,16 @@ class BcpRequestHandler(DefaultRequestHandler):
         params.message.task_id = ""
 
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:  # type: ignore[override]
+        try:
+            return await self._message_send(params, context)
+        except InvalidParamsError as exc:
+            raise _required_in_portuguese(exc) from None
+
+    async def _message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Message:
+        if params.message.role == Role.ROLE_AGENT:  # BCP-A2A-02: the platform speaks as the user
+            raise InvalidParamsError(
+                message="message.role inválido: uma mensagem enviada ao agente da loja usa ROLE_USER, não ROLE_AGENT."
+            )
         # Keep the message exactly as sent: the SDK fills in contextId/taskId when they are missing.
         context.state[STATE_INCOMING] = message_to_dict(params.message)
         found = find_control_character(context.state[STATE_INCOMING], ())
@@ -524,7 +554,10 @@ class BcpRequestHandler(DefaultRequestHandler):
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:  # type: ignore[override]
         await self._identify(context)
-        return await super().on_get_task(params, context)
+        try:
+            return await super().on_get_task(params, context)
+        except TaskNotFoundError:
+            raise _task_not_found(params.id) from None
 
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:  # type: ignore[override]
         await self._identify(context)
@@ -539,8 +572,11 @@ class BcpRequestHandler(DefaultRequestHandler):
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any, None]:
         await self._identify(context)
-        async for event in super().on_subscribe_to_task(params, context):
-            yield event
+        try:
+            async for event in super().on_subscribe_to_task(params, context):
+                yield event
+        except TaskNotFoundError:
+            raise _task_not_found(params.id) from None
 
     async def on_create_task_push_notification_config(  # type: ignore[override]
         self, params: TaskPushNotificationConfig, context: ServerCallContext
