@@ -49,3 +49,29 @@ def test_string_and_integer_ids_still_work(live_mcp: Any, request_id: Any) -> No
     response = raw_post(live_mcp.mcp_url, {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
     assert response.status_code == 200
     assert response.json()["id"] == request_id
+
+
+def test_malformed_requests_are_json_rpc_errors_in_portuguese_naming_the_member(live_mcp: Any) -> None:
+    """Agent QA walk: the SDK answered a wrong Content-Type with a plain-text "Invalid Content-Type header", a batch
+    or list `params` with a pydantic dump, and `arguments` not an object with "Invalid request parameters"
+    (BCP-ERR-05: bad JSON/schema → -32600/-32602, a specific message)."""
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "get_order", "arguments": {}}}
+    cases = [
+        (raw_post(live_mcp.mcp_url, call, headers={"content-type": "text/plain"}), None, -32600, "Content-Type"),
+        (raw_post(live_mcp.mcp_url, [call, {**call, "id": 10}]), None, -32600, "lotes"),
+        (raw_post(live_mcp.mcp_url, {**call, "params": [1]}), 9, -32602, "params deve ser um objeto"),
+        (raw_post(live_mcp.mcp_url, {**call, "params": {"name": 5}}), 9, -32602, "params.name"),
+        (
+            raw_post(live_mcp.mcp_url, {**call, "params": {"name": "get_order", "arguments": [1]}}),
+            9,
+            -32602,
+            "params.arguments deve ser um objeto",
+        ),
+    ]
+    for response, request_id, code, words in cases:
+        assert response.status_code == 400
+        body = response.json()
+        assert (body["id"], body["error"]["code"]) == (request_id, code)
+        assert words in body["error"]["message"], body
+    # a well-formed call still reaches the tool (its own refusal: no meta)
+    assert raw_post(live_mcp.mcp_url, call).json()["id"] == 9

@@ -267,6 +267,32 @@ def _bad_request_id(message: Any) -> str | None:
     return None
 
 
+def _malformed(scope: Scope, message: Any) -> tuple[Any, int, str] | None:
+    """(id, JSON-RPC code, Portuguese message) for what the SDK would refuse in English or as plain text, or None.
+
+    Agent QA walk: a wrong Content-Type got a plain-text 400 "Invalid Content-Type header"; a batch, or `params` as
+    a list, a pydantic dump ("4 validation errors for union[JSONRPCRequest, …]"); `tools/call` with `arguments` not an
+    object or `name` not a string, "Invalid request parameters". Each now names the member and why."""
+    content_type = next((v for k, v in scope.get("headers") or () if k == b"content-type"), b"")
+    if content_type.split(b";", 1)[0].strip().lower() != b"application/json":
+        return None, -32600, "Invalid Request: o Content-Type de uma requisição MCP é application/json."
+    if message is _UNPARSED:
+        return None  # the SDK's parse error (-32700) already says where the JSON breaks
+    if isinstance(message, list):
+        return None, -32600, "Invalid Request: envie uma mensagem JSON-RPC por POST (o MCP não aceita lotes)."
+    if not isinstance(message, dict):
+        return None, -32600, "Invalid Request: a mensagem JSON-RPC é um objeto."
+    request_id, params = message.get("id"), message.get("params")
+    if "params" in message and not isinstance(params, dict):
+        return request_id, -32602, "Invalid params: params deve ser um objeto."
+    if message.get("method") == "tools/call" and isinstance(params, dict):
+        if not isinstance(params.get("name"), str):
+            return request_id, -32602, "Invalid params: params.name deve ser o nome da ferramenta (texto)."
+        if "arguments" in params and not isinstance(params["arguments"], dict):
+            return request_id, -32602, "Invalid params: params.arguments deve ser um objeto."
+    return None
+
+
 @dataclass
 class _Running:
     manager: StreamableHTTPSessionManager
@@ -517,6 +543,11 @@ class McpAsgiApp:
         bad_id = _bad_request_id(decoded)
         if bad_id is not None:
             await _send_json(send, 400, _error(None, -32600, bad_id), [])
+            return
+        malformed = _malformed(scope, decoded)
+        if malformed is not None:
+            request_id, code, why = malformed
+            await _send_json(send, 400, _error(request_id, code, why), [])
             return
         if running.fast and await _fast_call(running, scope, receive, send, body, decoded):
             return
