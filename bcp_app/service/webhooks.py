@@ -29,7 +29,7 @@ from bcp_app.protocol import ucp
 from bcp_app.protocol.ap2 import sign_detached_unencoded
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.keys import signing_key, signing_key_id
-from bcp_app.protocol.names import ORDER
+from bcp_app.protocol.names import FISCAL_DOCUMENT, ORDER
 from bcp_app.protocol.results import body_bytes
 from bcp_app.protocol.schemas.order import OrderResponse
 from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, content_digest, sign_message
@@ -132,6 +132,10 @@ def _prepare(
     profile, active = negotiated
     url = _webhook_url(profile, active)
     if url is None:  # orders not negotiated, or no webhook wanted (BCP §8): nothing to write
+        return None, False
+    if event.startswith("fiscal_") and FISCAL_DOCUMENT not in active:
+        # An NF-e step changes only `fiscal_documents`, which this platform does not see: its webhook would repeat
+        # the last one with a new updated_at (agent QA walk).
         return None, False
     ctx = RequestContext(transport="webhook", profile_url=platform.profile_url, profile=profile, capabilities=active)
     presented = OrderResponse.produce(presenters.order(order, ctx))  # the get_order output model

@@ -13,6 +13,7 @@ from django.test import Client
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from bcp_app.models import WebhookDelivery
 from bcp_app.service.platforms import NewPlatform, platform_create
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import document_request_cancel_reissue, document_request_issue, job_run
@@ -102,6 +103,31 @@ def test_without_negotiation_there_is_no_fiscal_member(
     body = call(client, "get", f"/orders/{order.public_id}", headers).json()
     assert "fiscal_documents" not in body
     assert body["ucp"]["capabilities"] == {ORDER: [{"version": VERSION}]}
+
+
+@pytest.mark.parametrize("fiscal", [True, False])
+def test_an_nfe_step_is_a_webhook_only_for_platforms_that_see_fiscal_documents(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any, fiscal: bool
+) -> None:
+    """Agent QA walk: a platform without the extension got, when the NF-e was authorized, a second webhook equal to
+    the order's last one but for `updated_at`."""
+    _platform, headers = _setup(fake_platform, settings, fiscal=fiscal)
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    order = Order.objects.get(checkout_id=checkout["id"])
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        document_request_issue(
+            order_ref=order.public_id, order_number=order.number, invoice=invoice(order_ref=order.public_id),
+            problems=[], reissue=True,
+        )  # fmt: skip
+    assert FiscalDocument.objects.get().status == "authorized"  # the job ran after the request's commit
+    events = list(
+        WebhookDelivery.objects.filter(order_id=order.public_id).order_by("id").values_list("event", flat=True)
+    )
+    assert events[0] == "placed"  # the placement's webhook goes to both
+    assert ("fiscal_authorized" in events) is fiscal, events
 
 
 def test_bad_document_token_is_404(client: Client) -> None:
