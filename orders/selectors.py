@@ -382,7 +382,7 @@ def order_row(order_id: str) -> OrderRow | None:
 def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:
     """The order one outbox row's side effects share (buyer e-mail, NF-e request, webhook), read once after
     commit and passed down instead of each re-reading it: the row (precompiled), and with `with_lines` its
-    lines and adjustments as prefetched relations. 1 or 3 queries."""
+    lines, adjustments and expectations as prefetched relations. 1 or 4 queries."""
     order = _order_by_public_id(order_id) if isinstance(order_id, str) and order_id else None
     if order is not None and with_lines:
         order_with_relations(order)
@@ -390,7 +390,7 @@ def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order |
 
 
 def order_with_relations(order: Order) -> Order:
-    """`order` (a row just read) with its lines and adjustments as prefetched relations. 2 queries."""
+    """`order` (a row just read) with its lines, adjustments and expectations as prefetched relations. 3 queries."""
     return _with_rows(order, {name: _rows_of_order(model, order) for name, model in _SIDE_EFFECT_RELATIONS})
 
 
@@ -410,8 +410,13 @@ def _with_rows(order: Order, found: dict[str, list[Any]]) -> Order:
     return order
 
 
-# The relations a placed order's side effects read with it (buyer e-mail, NF-e request), in this order.
-_SIDE_EFFECT_RELATIONS: tuple[tuple[str, type[Model]], ...] = (("lines", OrderLine), ("adjustments", Adjustment))
+# The relations a placed order's side effects read with it (buyer e-mail, NF-e request), in this order; the
+# expectations date the e-mail's arrival estimate from the payment (the shop's prazo de postagem).
+_SIDE_EFFECT_RELATIONS: tuple[tuple[str, type[Model]], ...] = (
+    ("lines", OrderLine),
+    ("adjustments", Adjustment),
+    ("expectations", FulfillmentExpectation),
+)
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,15 @@ def test_search_paginates_with_a_cursor_default_limit_10_bcp_cat_07(client: Clie
     assert (bad.status_code, bad.json()["code"]) == (400, "invalid_request")
     # The field as a JSONPath in the body sent, like every other invalid_request (README "Language").
     assert bad.json()["content"] == "Campo inválido $.pagination.cursor: cursor desconhecido."
+    # a cursor past the last page: the storefront's sentence continues the field's, in lower case after the colon
+    past = call(
+        client,
+        "post",
+        "/catalog/search",
+        headers,
+        {"filters": {"categories": ["cafes"]}, "pagination": {"cursor": "p9"}},
+    )
+    assert past.json()["content"] == "Campo inválido $.pagination.cursor: a página 9 não existe; há 2 páginas."
 
 
 def test_lookup_deduplicates_and_correlates_inputs_bcp_cat_02_03(client: Client, headers: dict[str, str]) -> None:

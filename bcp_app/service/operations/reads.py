@@ -83,7 +83,9 @@ def search_catalog(ctx: RequestContext, body: SearchRequest | Mapping[str, Any])
                 "page": "pagination.cursor",
                 "per_page": "pagination.limit",
             }.get(exc.field, exc.field)
-            raise ProtocolError("invalid_request", f"Campo inválido {root}{field}: {exc.message}") from exc
+            why = exc.message  # a sentence of the storefront's ("A página 2 não existe"), continued after the colon
+            why = why[:1].lower() + why[1:] if why[1:2].islower() or why[1:2] == " " else why
+            raise ProtocolError("invalid_request", f"Campo inválido {root}{field}: {why}") from exc
         raise ProtocolError("invalid_request", f"Campo inválido {root}pagination.cursor: cursor desconhecido.") from exc
     body_out = {
         "ucp": _catalog_ucp(ctx, CATALOG_SEARCH),
