@@ -16,6 +16,7 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
+from orders.services.notes import email_kinds_sent
 from orders.services.returns import (
     return_refund_includes_freight,
     return_refund_suggestion,
@@ -269,7 +270,9 @@ class ResendEmailForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        self.fields["kind"].choices = [c for c in EmailKind.choices if c[0] != EmailKind.ORDER_LINK]
+        # Only what the buyer already got: "Pedido entregue" offered for an order never shipped told them it arrived.
+        sent = email_kinds_sent(order) - {EmailKind.ORDER_LINK}
+        self.fields["kind"].choices = [c for c in EmailKind.choices if c[0] in sent]
 
 
 class RefundResultForm(OrderActionForm):

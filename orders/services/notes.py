@@ -140,6 +140,12 @@ def order_event_record(
         return event
 
 
+def email_kinds_sent(order: Order) -> set[str]:
+    """The buyer e-mails this order has had (re-sends aside): only these may be sent again."""
+    sent = EmailDelivery.objects.filter(order=order).exclude(ref__startswith="resend:")
+    return set(sent.values_list("kind", flat=True).distinct())
+
+
 @transaction.atomic
 def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDelivery:
     """Send a buyer e-mail again on request (a new delivery row: the once-rule guards replays, not staff)."""
@@ -149,6 +155,14 @@ def order_email_resend(*, order_id: str, kind: str, actor: str = "") -> EmailDel
     if not order.buyer_email:
         raise OrderError(
             "kind", _("O pedido #%(number)s não tem e-mail do comprador."), code="no_buyer_email", number=order.number
+        )
+    if kind not in email_kinds_sent(order):
+        # QA walk: "Pedido entregue" re-sent for an order never shipped told the buyer it had arrived
+        raise OrderError(
+            "kind",
+            _("Este pedido nunca recebeu o e-mail “%(email)s”: só é possível reenviar um e-mail já enviado."),
+            code="email_never_sent",
+            email=EmailKind(kind).label,
         )
     count = EmailDelivery.objects.filter(order=order, kind=kind, ref__startswith="resend:").count()
     delivery = schedule_email(order, kind, ref=f"resend:{count + 1}")

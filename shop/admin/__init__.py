@@ -11,6 +11,7 @@ from shop.admin import (
     fiscal,  # noqa: F401  (the NF-e list with the re-issue action)
     payments,  # noqa: F401  (the boleto refunds with the order and the buyer to contact)
     reminders,  # noqa: F401  (registers the checkout reminders list)
+    staff,  # noqa: F401  (groups and users: permission names in the admin's language)
     store,  # noqa: F401  (registers the store settings admin)
     subscriptions,  # noqa: F401  (registers the subscription plans admin)
 )

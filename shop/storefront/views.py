@@ -41,6 +41,7 @@ from shop.checkout.stock import catalog_version
 from shop.freight.parcels import FreightLine
 from shop.freight.quotes import quote_for, weight_matters
 from shop.models import Category, Product, Variant
+from shop.store.services import store_get
 from shop.storefront.page_cache import cacheable, render_shared, shared_or_render
 from shop.subscriptions.offers import plan_offer, plan_terms
 from shop.subscriptions.selectors import subscription_plans_by_variant
@@ -411,6 +412,8 @@ def freight_context(
         "freight_cep": "",
         "freight": None,
         "freight_error": "",
+        # the options' days are the carrier's: the box says the store posts first (Dados da loja → Frete)
+        "handling_days": store_get().handling_days,
     }
     cep = request.GET.get("cep", "").strip()[:12]
     if cep:

@@ -102,6 +102,26 @@ def test_resend_sends_again_on_request(place_order, django_capture_on_commit_cal
     assert mail.outbox[0].subject == mail.outbox[1].subject
 
 
+def test_only_an_email_the_order_had_is_sent_again(place_order, admin_client):
+    """QA walk: Atendimento re-sent "Pedido entregue" for an order never shipped (and "Pronto para retirada" for a
+    delivery): the buyer read that it had arrived. The form offers what the order had; the service refuses the rest."""
+    from orders.errors import OrderError
+
+    order = place_order()
+    page = admin_client.get(f"/admin/orders/order/{order.public_id}/action/resend-email/").content.decode()
+    assert 'value="placed"' in page
+    assert 'value="delivered"' not in page and 'value="ready_for_pickup"' not in page and 'value="refunded"' not in page
+    response = admin_client.post(f"/admin/orders/order/{order.public_id}/action/resend-email/", {"kind": "delivered"})
+    assert response.status_code == 200 and "errorlist" in response.content.decode()
+    with pytest.raises(OrderError) as refused:
+        order_email_resend(order_id=order.public_id, kind="delivered", actor="staff")
+    assert refused.value.code == "email_never_sent"
+    assert refused.value.message == (
+        "Este pedido nunca recebeu o e-mail “Pedido entregue”: só é possível reenviar um e-mail já enviado."
+    )
+    assert EmailDelivery.objects.filter(order=order, kind="delivered").count() == 0
+
+
 def test_orders_without_email_send_nothing(place_order):
     order = place_order(email="")
     assert len(mail.outbox) == 0

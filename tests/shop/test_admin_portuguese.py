@@ -154,3 +154,26 @@ def test_inline_add_links_without_outro_a(admin_client: Client) -> None:
     page = admin_client.get("/admin/shop/product/add/").content.decode()
     assert "Adicionar Variante" in page and "Adicionar Foto" in page
     assert "Adicionar outro(a)" not in page
+
+
+def test_group_and_user_pages_name_permissions_in_the_admins_language(admin_client: Client) -> None:
+    """QA walk of a new shop: the group page listed Django's stored English ("Can change pedido") beside
+    "Pode reembolsar e cancelar pedidos"; the English admin reads English, our own permissions included."""
+    from django.contrib.auth.models import Group, User
+
+    from shop.management.commands.create_staff_groups import Command
+
+    Command().handle()
+    financeiro = Group.objects.get(name="Financeiro")
+    page = admin_client.get(f"/admin/auth/group/{financeiro.pk}/change/").content.decode()
+    assert "Pedidos | pedido | Pode modificar pedido" in page
+    assert "Pedidos | pedido | Pode ver faturamento" in page
+    assert "Loja | produto | Pode remover produto" in page  # the list to choose from, too
+    assert "Can change" not in page and "Can view" not in page and "Can add" not in page
+    staff = User.objects.create_user("fabi", password="x", is_staff=True)
+    assert "Pode adicionar cupom" in admin_client.get(f"/admin/auth/user/{staff.pk}/change/").content.decode()
+    admin_client.cookies["django_language"] = "en"
+    english = admin_client.get(
+        f"/admin/auth/group/{financeiro.pk}/change/", headers={"accept-language": "en"}
+    ).content.decode()
+    assert "Can change order" in english and "Can see revenue" in english

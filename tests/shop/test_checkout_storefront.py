@@ -381,6 +381,26 @@ def test_policy_pages(client):
     assert "LGPD" in client.get("/privacidade").content.decode()
 
 
+def test_the_default_shipping_policy_counts_the_days_as_the_checkout_does(client):
+    """QA walk of a new shop: /entrega and /termos said the days count "a partir da confirmação do pagamento"
+    while the checkout's days are the carrier's, counted from the posting (the store's prazo de postagem first)
+    or, with none, from the shipment."""
+    from shop.store.services import store_row
+
+    for path in ("/entrega", "/termos"):
+        html = client.get(path).content.decode()
+        assert "Os prazos de entrega mostrados na compra contam a partir do envio do pedido, em dias úteis." in html
+        assert "a partir da confirmação do pagamento, em dias úteis" not in html
+    row = store_row()
+    row.handling_days = 2
+    row.save()
+    for path in ("/entrega", "/termos"):
+        assert (
+            "contam a partir da postagem, em dias úteis; a loja posta em até 2 dias úteis após a confirmação do "
+            "pagamento. Na retirada, apresente o número do pedido"
+        ) in client.get(path).content.decode()
+
+
 @pytest.mark.parametrize(
     ("issuing", "said"),
     [("paid", "CPF (exigido para emitir a nota fiscal)"), ("off", "CPF (opcional)")],

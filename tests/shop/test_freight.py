@@ -12,7 +12,16 @@ from shop.checkout.fulfillment import freight_quote
 from shop.checkout.selectors import checkout_view
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
-from tests.shop.checkout_factories import BUYER, make_shipping, make_variant, shipping
+from shop.store.services import store_row
+from tests.shop.checkout_factories import (
+    BUYER,
+    FORM_ADDRESS,
+    FORM_CONTACT,
+    make_shipping,
+    make_variant,
+    shipping,
+    start_checkout,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -98,3 +107,26 @@ def test_no_freight_box_for_what_is_not_shipped(client, shop_ready) -> None:
     assert 'data-testid="freight-box"' not in client.get("/produtos/ebook-1/").content.decode()
     client.post("/carrinho/adicionar", {"sku": "EBOOK-1", "quantity": "1"})
     assert 'data-testid="freight-box"' not in client.get("/carrinho/").content.decode()
+
+
+def test_the_stores_prazo_de_postagem_is_said_beside_the_carriers_days(client, shop_ready) -> None:
+    """QA walk of a new shop: with a prazo de postagem of 2 days the checkout offered the motoboy "Chega em 1 dia
+    útil" and the order page then said "Chega entre 09/12 e 10/12"; the options now say their days count from
+    the posting, and when it comes, on the product page, the cart and the checkout alike."""
+    note = "Os prazos contam a partir da postagem: a loja posta em até 2 dias úteis após o pagamento."
+    html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310100"}).content.decode()
+    assert "Os prazos contam" not in html  # 0, the default: the days are the whole story
+    row = store_row()
+    row.handling_days = 2
+    row.save()
+    html = client.get("/produtos/sku-cafe-500g/", {"cep": "01310100"}).content.decode()
+    assert box(html)[0] == ("pac", "Chega em 3 a 5 dias úteis", "R$ 18,90")
+    assert f'data-testid="handling-note">{note}<' in html
+    checkout_id = start_checkout(client, quantity="1")
+    assert note in client.get("/carrinho/", {"cep": "01310-100"}).content.decode()
+    page = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **FORM_CONTACT, **FORM_ADDRESS})
+    options = page.content.decode().split('data-testid="shipping-options"')[1].split("</div>")[0]
+    assert "Chega em 3 a 5 dias úteis" in options and note in options
+    client.cookies["django_language"] = "en"
+    english = client.get("/produtos/sku-cafe-500g/", {"cep": "01310100"}).content.decode()
+    assert "Delivery times count from posting: the shop posts within 2 business days of payment." in english

@@ -269,3 +269,13 @@ def test_installment_money_and_interest_are_typed_as_the_merchant_reads_them(adm
     assert _save(admin_client, card_monthly_interest_bp="2,5 %", card_min_installment="R$ 7,50").status_code == 302
     row = StoreSettings.objects.get()
     assert (row.card_monthly_interest_bp, row.card_min_installment) == (250, 750)
+
+
+def test_the_prazo_de_postagem_has_its_own_heading(admin_client: Client) -> None:
+    """QA walk of a new shop: the README says "under Frete, the prazo de postagem", and the page had it inside
+    "Frete: medidas padrão de um item", whose text speaks only of weights and sizes."""
+    store_row()
+    html = admin_client.get(admin_client.get("/admin/shop/storesettings/")["Location"]).content.decode()
+    fieldset = next(part for part in html.split("<fieldset")[1:] if 'name="handling_days"' in part)
+    assert "Frete: prazo de postagem" in fieldset
+    assert 'name="default_weight_grams"' not in fieldset and "medidas padrão" not in fieldset
