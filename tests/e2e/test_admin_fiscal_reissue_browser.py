@@ -168,19 +168,24 @@ def test_the_nfe_list_and_page_fit_a_360px_phone(live_server, transactional_db, 
         try:
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
             staff_login(page, live_server.url, "/admin/fiscal/fiscaldocument/")
-            fits, wide = fits_a_phone(page)
-            assert fits, wide
             assert page.locator("#result_list tbody tr").count() == 1
-            # the list itself fits its box (Django's admin scrolls a wider table inside it, cutting columns off)
-            table, box = (page.locator(selector).bounding_box() or {} for selector in ("#result_list", ".results"))
-            assert table["x"] + table["width"] <= box["x"] + box["width"], (table, box)
-            for column in ("document_label", "order_link", "status_words", "sefaz_reason"):
-                assert page.locator(f"#result_list tbody .field-{column}").is_visible(), column
+            assert_the_list_fits(page, ("document_label", "order_link", "status_words", "sefaz_reason"))
             page.goto(f"{live_server.url}/admin/fiscal/fiscaldocument/{document.pk}/change/")
             fits, wide = fits_a_phone(page)
             assert fits, wide
         finally:
             browser.close()
+
+
+def assert_the_list_fits(page: Any, columns: tuple[str, ...]) -> None:
+    """An admin change list at 360 px: no sideways page scroll, the table inside its box (Django's admin scrolls a
+    wider table there, cutting columns off), and the columns staff act on visible."""
+    fits, wide = fits_a_phone(page)
+    assert fits, wide
+    table, box = (page.locator(selector).bounding_box() or {} for selector in ("#result_list", ".results"))
+    assert table["x"] + table["width"] <= box["x"] + box["width"], (table, box)
+    for column in columns:
+        assert page.locator(f"#result_list tbody .field-{column}").is_visible(), column
 
 
 @pytest.mark.e2e
@@ -206,13 +211,7 @@ def test_the_med_dispute_pages_fit_a_360px_phone(
         try:
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
             staff_login(page, live_server.url, "/admin/payments/pixinfraction/")
-            fits, wide = fits_a_phone(page)
-            assert fits, wide
-            # the list itself fits its box (Django's admin scrolls a wider table inside it, cutting columns off)
-            table, box = (page.locator(selector).bounding_box() or {} for selector in ("#result_list", ".results"))
-            assert table["x"] + table["width"] <= box["x"] + box["width"], (table, box)
-            for column in ("public_id", "status", "answer_by", "amount_brl"):
-                assert page.locator(f"#result_list tbody .field-{column}").is_visible(), column
+            assert_the_list_fits(page, ("public_id", "status", "answer_by", "amount_brl"))
             page.goto(f"{live_server.url}/admin/payments/pixinfraction/{infraction.pk}/change/")
             fits, wide = fits_a_phone(page)
             assert fits, wide
