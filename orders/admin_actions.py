@@ -17,6 +17,7 @@ from orders.services import (
     expectation_merge,
     expectation_split,
     expectation_update,
+    order_buyer_contact_set,
     order_buyer_tax_id_set,
     order_cancel,
     order_email_resend,
@@ -55,6 +56,7 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # A return the buyer (order page) or the platform (BCP order_actions) asked for: approve, receive, refund.
     "return-request": ("orders.refund_order", _("Devolução solicitada"), forms.ReturnRequestStepForm),
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
+    "buyer-contact": ("orders.change_order", _("Corrigir dados do comprador"), forms.BuyerContactForm),
     "buyer-tax-id": ("orders.change_order", _("Corrigir CPF/CNPJ"), forms.BuyerTaxIdForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
 }
@@ -103,7 +105,7 @@ def available_actions(order: Order) -> list[str]:
         offered.append("return-request")
     offered += ["note", "resend-email"]
     if not canceled:
-        offered.append("buyer-tax-id")
+        offered += ["buyer-contact", "buyer-tax-id"]
     return offered
 
 
@@ -225,6 +227,15 @@ def perform_action(
         return done
     if slug == "return-request":
         return _return_request_step(order, data, actor)
+    if slug == "buyer-contact":
+        changed = order_buyer_contact_set(
+            order_id=order.public_id, first_name=data["first_name"], last_name=data["last_name"],
+            email=data["email"], phone=data["phone"], actor=actor,
+        )  # fmt: skip
+        if not changed:
+            return str(_("Nada mudou: os dados do comprador já eram esses."))
+        labels = ", ".join(str(form.fields[field].label).lower() for field in changed)
+        return str(_("Dados do comprador salvos (%(fields)s).")) % {"fields": labels}
     if slug == "buyer-tax-id":
         previous = order.buyer_tax_id
         saved = order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)

@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator
 from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 
-from kernel.br_validation import tax_id_text
+from kernel.br_validation import phone_display, tax_id_text
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
@@ -322,6 +322,24 @@ class RefundOfflineForm(OrderActionForm):
         if cleaned.get("means") == "outro" and not (cleaned.get("note") or "").strip():
             self.add_error("note", _("Conte como o valor foi devolvido."))
         return cleaned
+
+
+class BuyerContactForm(OrderActionForm):
+    """The buyer's name, e-mail and phone as the order has them, for staff to correct a typo."""
+
+    first_name = forms.CharField(label=_("Nome"), max_length=120)
+    last_name = forms.CharField(label=_("Sobrenome"), max_length=120)
+    email = forms.CharField(
+        label=_("E-mail"), max_length=254, help_text=_("Os próximos e-mails do pedido vão para este endereço.")
+    )
+    phone = forms.CharField(label=_("Celular"), max_length=32, required=False)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["first_name"].initial = order.buyer_first_name
+        self.fields["last_name"].initial = order.buyer_last_name
+        self.fields["email"].initial = order.buyer_email
+        self.fields["phone"].initial = phone_display(order.buyer_phone)  # as staff type it
 
 
 class BuyerTaxIdForm(OrderActionForm):

@@ -25,6 +25,7 @@ from orders.services.fulfillment import (
 from orders.services.handover import order_pickup_done, order_pickup_ready, order_tracking_correct
 from orders.services.notes import (
     email_delivery_send,
+    order_buyer_contact_set,
     order_buyer_tax_id_set,
     order_email_resend,
     order_event_record,
@@ -70,6 +71,7 @@ __all__ = [
     "expectation_split",
     "expectation_update",
     "fulfillment_event_create",
+    "order_buyer_contact_set",
     "order_buyer_tax_id_set",
     "order_cancel",
     "order_cancel_requested",

@@ -9,7 +9,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from kernel.br_validation import tax_id_normalize, tax_id_valid
+from kernel.br_validation import (
+    email_valid,
+    phone_display,
+    phone_normalize,
+    phone_valid,
+    tax_id_normalize,
+    tax_id_valid,
+)
 from kernel.rows import insert_once, insert_together, update_where
 from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
@@ -33,6 +40,54 @@ def order_note_add(*, order_id: str, text: str, actor: str = "", internal: bool 
     text = clean_text(text, field="text", max_length=4000, required=True)
     order = lock_order(order_id)
     return timeline(order, "note", text, actor=actor, internal=internal)
+
+
+# The timeline is the merchant's record, kept in Portuguese like its other events.
+_STAFF_WORDS = {
+    "buyer_first_name": "nome",
+    "buyer_last_name": "sobrenome",
+    "buyer_email": "e-mail",
+    "buyer_phone": "celular",
+}
+
+
+@transaction.atomic
+def order_buyer_contact_set(
+    *, order_id: str, first_name: str, last_name: str, email: str, phone: str = "", actor: str = ""
+) -> list[str]:
+    """Staff correct the buyer's name, e-mail or phone (a typo at checkout: the e-mails went nowhere, the courier
+    could not call). Returns the fields that changed (`first_name`, `last_name`, `email`, `phone`); none changes
+    nothing. A change is on the timeline (internal, with the values before: staff may need the old address) and
+    announced as `buyer_updated` (the platform's order webhook); the next e-mails go to the new address. Each bad
+    field is named, and nothing is saved."""
+    wanted = {
+        "buyer_first_name": clean_text(first_name, field="first_name", max_length=120, required=True),
+        "buyer_last_name": clean_text(last_name, field="last_name", max_length=120, required=True),
+        "buyer_email": clean_text(email, field="email", max_length=254, required=True).lower(),
+        "buyer_phone": phone_normalize(clean_text(phone, field="phone", max_length=32)),
+    }
+    if not email_valid(wanted["buyer_email"]):
+        raise OrderError("email", _("E-mail inválido: confira o endereço (nome@dominio.com.br)."), code="bad_email")
+    if wanted["buyer_phone"] and not phone_valid(wanted["buyer_phone"]):
+        raise OrderError("phone", _("Celular inválido: informe DDD e número, como (11) 98765-4321."), code="bad_phone")
+    order = lock_order(order_id)
+    changed = [field for field, value in wanted.items() if getattr(order, field) != value]
+    if not changed:
+        return []
+    before = {
+        field: phone_display(getattr(order, field)) if field == "buyer_phone" else getattr(order, field)
+        for field in changed
+    }
+    for field in changed:
+        setattr(order, field, wanted[field])
+    order.save(update_fields=[*changed, "updated_at"])
+    said = "; ".join(f"{_STAFF_WORDS[field]} (antes: {before[field] or '—'})" for field in changed)
+    timeline(
+        order, "buyer_updated", f"Dados do comprador corrigidos: {said}.", actor=actor, internal=True,
+        data={"fields": [field.removeprefix("buyer_") for field in changed]},
+    )  # fmt: skip
+    notify_changed(order, "buyer_updated")
+    return [field.removeprefix("buyer_") for field in changed]
 
 
 @transaction.atomic

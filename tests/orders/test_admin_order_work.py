@@ -513,3 +513,35 @@ def test_a_tracking_code_already_on_another_order_is_accepted_with_a_warning_nam
         follow=True,
     )
     assert f"também está no pedido #{first.number}." in [str(m) for m in response.context["messages"]][1]
+
+
+def test_staff_correct_the_buyers_e_mail_and_phone_and_the_next_e_mail_goes_there(
+    admin_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """Own-shop walk: Atendimento could fix only the CPF; a buyer who mistyped the e-mail never got a thing."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    assert _action(order, "buyer-contact") in _page(admin_client, order)
+    opened = admin_client.get(_action(order, "buyer-contact")).content.decode()
+    assert 'value="ana@example.com.br"' in opened
+    form = {"first_name": "Ana", "last_name": "Souza", "email": "ana@exemplo", "phone": "(11) 9876"}
+    bad = admin_client.post(_action(order, "buyer-contact"), form).content.decode()
+    assert "E-mail inválido: confira o endereço (nome@dominio.com.br)." in bad
+    order.refresh_from_db()
+    assert order.buyer_email == "ana@example.com.br"  # nothing saved
+    form.update(email="Ana.Souza@Example.com.br", phone="(21) 99876-5432")
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = admin_client.post(_action(order, "buyer-contact"), form, follow=True).content.decode()
+    assert "Dados do comprador salvos (e-mail, celular)." in saved
+    order.refresh_from_db()
+    assert (order.buyer_email, order.buyer_phone) == ("ana.souza@example.com.br", "+5521998765432")
+    event = OrderEvent.objects.filter(order=order, kind="buyer_updated").latest("id")
+    assert event.internal and event.message.startswith(
+        "Dados do comprador corrigidos: e-mail (antes: ana@example.com.br)"
+    )
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    assert [m.to for m in mail.outbox] == [["ana.souza@example.com.br"]]
+    # the same data again changes nothing
+    again = admin_client.post(_action(order, "buyer-contact"), form, follow=True).content.decode()
+    assert "Nada mudou: os dados do comprador já eram esses." in again
