@@ -243,7 +243,7 @@ def profile_memo_key(url: str) -> str:
 
 
 def profile_version_key(url: str) -> str:
-    """A short random token written beside the profile's cache entry, for as long (resolve_context prefetches
+    """A random integer token written beside the profile's cache entry, for as long (resolve_context prefetches
     it): while it is the one a process negotiated under, that process reuses its own copy of the profile and
     of the negotiated capabilities (`negotiated`), with no profile to unpickle and nothing to negotiate."""
     return f"bcp:profile:{url_hash(url)}:v"
@@ -254,7 +254,9 @@ def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
     seconds = int((expires_at - now).total_seconds())
     if seconds > 0:
         request_cache.set(profile_memo_key(url), body, seconds)
-        request_cache.set(profile_version_key(url), secrets.token_hex(8), seconds)
+        # an integer: Django's Redis serializer reads it back with `int()` (a string was a failed `int()`, then a
+        # pickle, on every request)
+        request_cache.set(profile_version_key(url), secrets.randbits(52), seconds)
 
 
 def forget_profile(url: str) -> None:
@@ -264,7 +266,7 @@ def forget_profile(url: str) -> None:
 
 # Per process: profile URL → (version token, profile, negotiated capabilities). Bounded: a flood of profile URLs
 # empties it rather than growing it.
-_NEGOTIATED: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {}
+_NEGOTIATED: dict[str, tuple[object, dict[str, Any], dict[str, str]]] = {}
 _NEGOTIATED_MAX = 1024
 
 
