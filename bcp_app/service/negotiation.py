@@ -34,7 +34,7 @@ from bcp_app.service.discovery import capability_registry
 from bcp_app.service.flight import single_flight
 from kernel.db_connections import release_db_connection
 from kernel.json_limits import JsonLimitError, loads_bounded
-from kernel.ops import request_cache
+from kernel.ops import request_cache, setting
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "jsonschemas"  # bcp_app/jsonschemas
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
@@ -84,7 +84,7 @@ _VALID_MAX = 1024
 
 def validate_profile_url(url: Any) -> str:
     passed = _VALID.get(url) if isinstance(url, str) else None
-    if passed is not None and (passed is _HTTPS or passed is getattr(settings, "BCP_OUTBOUND_ALLOWLIST", None)):
+    if passed is not None and (passed is _HTTPS or passed is setting.value("BCP_OUTBOUND_ALLOWLIST")):
         return url
     if not isinstance(url, str) or not url:
         raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
@@ -106,8 +106,8 @@ def validate_profile_url(url: Any) -> str:
     if parts.scheme == "https":
         _VALID[url] = _HTTPS
         return url
-    allowlist = getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])
-    if parts.scheme == "http" and host in {h.strip().lower() for h in allowlist}:
+    allowlist = setting.value("BCP_OUTBOUND_ALLOWLIST")  # the object the next call's identity check compares
+    if parts.scheme == "http" and host in {h.strip().lower() for h in allowlist or ()}:
         _VALID[url] = allowlist
         return url  # development and tests only (allow-listed host)
     raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma precisa usar https.")
