@@ -11,14 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
-
 from bcp_app.models import Platform
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.signatures import HttpMessage, SignatureError, verify_message
 from bcp_app.service import negotiation, ratelimit
 from bcp_app.service.platforms import key_prefix, platform_authenticate, platform_cache_key, platform_for_profile
-from kernel.ops import request_cache
+from kernel.ops import request_cache, setting
 from kernel.ops.access_log import annotate
 from shop.catalog.selectors import checkout_read_keys
 from shop.checkout.selectors import CheckoutOwner, agent_key
@@ -145,8 +143,10 @@ def resolve_context(
     # (store settings, shipping table, catalog version). A token this process has seen means its own copy is
     # current (plain values, no model unpickled, nothing negotiated again).
     wanted = [negotiation.profile_version_key(url)]
+    failures: list[ratelimit.Window] = []
     if api_key is not None:
-        wanted += [*ratelimit.auth_failures_keys(client_ip, key_prefix(api_key)), platform_cache_key(api_key)]
+        failures = ratelimit.failure_windows(client_ip, key_prefix(api_key))
+        wanted += [*[window.key for window in failures], platform_cache_key(api_key)]
     if operation in _CHECKOUT_OPERATIONS:
         wanted += checkout_read_keys(pricing=operation in _PRICING_OPERATIONS)
     elif operation is not None:  # the agent trust tiers (bcp_app/service/trust.py) read the store settings
@@ -158,7 +158,7 @@ def resolve_context(
     ratelimit.refuse_if_over(counted, count)
     platform: Platform | None = None
     if api_key is not None:
-        platform = platform_authenticate(api_key, client_ip=client_ip)
+        platform = platform_authenticate(api_key, client_ip=client_ip, failure_windows=failures)
         if platform.profile_url and platform.profile_url != url:
             raise ProtocolError(
                 "profile_not_trusted", f"Esta credencial não pode usar o perfil informado em {agent_header}."
@@ -170,9 +170,9 @@ def resolve_context(
         keyid = _verify_signature(url, profile, signed)
         if platform is None:
             platform = platform_for_profile(url)
-    elif getattr(settings, "BCP_REQUIRE_SIGNATURES", False) and platform is None:
+    elif platform is None and setting.value("BCP_REQUIRE_SIGNATURES", False):
         raise ProtocolError("signature_missing", "Esta loja exige requisições assinadas (RFC 9421).")
-    if platform is None and keyid is None and not getattr(settings, "BCP_ALLOW_ANONYMOUS", True):
+    if platform is None and keyid is None and not setting.value("BCP_ALLOW_ANONYMOUS", True):
         raise ProtocolError("unauthenticated", "Autentique-se com uma chave de API ou uma assinatura HTTP.")
     ctx = RequestContext(
         transport=transport,

@@ -34,7 +34,7 @@ from bcp_app.service.discovery import capability_registry
 from bcp_app.service.flight import single_flight
 from kernel.db_connections import release_db_connection
 from kernel.json_limits import JsonLimitError, loads_bounded
-from kernel.ops import request_cache
+from kernel.ops import request_cache, setting
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "jsonschemas"  # bcp_app/jsonschemas
 PROFILE_MAX_BYTES = 256 * 1024  # BCP §3: cap ≥ 128 KiB
@@ -84,7 +84,7 @@ _VALID_MAX = 1024
 
 def validate_profile_url(url: Any) -> str:
     passed = _VALID.get(url) if isinstance(url, str) else None
-    if passed is not None and (passed is _HTTPS or passed is getattr(settings, "BCP_OUTBOUND_ALLOWLIST", None)):
+    if passed is not None and (passed is _HTTPS or passed is setting.value("BCP_OUTBOUND_ALLOWLIST")):
         return url
     if not isinstance(url, str) or not url:
         raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma é obrigatória.")
@@ -106,8 +106,8 @@ def validate_profile_url(url: Any) -> str:
     if parts.scheme == "https":
         _VALID[url] = _HTTPS
         return url
-    allowlist = getattr(settings, "BCP_OUTBOUND_ALLOWLIST", [])
-    if parts.scheme == "http" and host in {h.strip().lower() for h in allowlist}:
+    allowlist = setting.value("BCP_OUTBOUND_ALLOWLIST")  # the object the next call's identity check compares
+    if parts.scheme == "http" and host in {h.strip().lower() for h in allowlist or ()}:
         _VALID[url] = allowlist
         return url  # development and tests only (allow-listed host)
     raise ProtocolError("invalid_profile_url", "A URL do perfil da plataforma precisa usar https.")
@@ -243,7 +243,7 @@ def profile_memo_key(url: str) -> str:
 
 
 def profile_version_key(url: str) -> str:
-    """A short random token written beside the profile's cache entry, for as long (resolve_context prefetches
+    """A random integer token written beside the profile's cache entry, for as long (resolve_context prefetches
     it): while it is the one a process negotiated under, that process reuses its own copy of the profile and
     of the negotiated capabilities (`negotiated`), with no profile to unpickle and nothing to negotiate."""
     return f"bcp:profile:{url_hash(url)}:v"
@@ -254,7 +254,9 @@ def _memo(url: str, body: dict[str, Any], expires_at: Any, now: Any) -> None:
     seconds = int((expires_at - now).total_seconds())
     if seconds > 0:
         request_cache.set(profile_memo_key(url), body, seconds)
-        request_cache.set(profile_version_key(url), secrets.token_hex(8), seconds)
+        # an integer: Django's Redis serializer reads it back with `int()` (a string was a failed `int()`, then a
+        # pickle, on every request)
+        request_cache.set(profile_version_key(url), secrets.randbits(52), seconds)
 
 
 def forget_profile(url: str) -> None:
@@ -264,7 +266,7 @@ def forget_profile(url: str) -> None:
 
 # Per process: profile URL → (version token, profile, negotiated capabilities). Bounded: a flood of profile URLs
 # empties it rather than growing it.
-_NEGOTIATED: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {}
+_NEGOTIATED: dict[str, tuple[object, dict[str, Any], dict[str, str]]] = {}
 _NEGOTIATED_MAX = 1024
 
 

@@ -69,13 +69,14 @@ def platform_revoke(*, public_id: str) -> Platform:
 
 
 # Platforms by API-key hash, cached briefly: every agent request authenticates. The cache holds a version
-# token for the key (a short string, read in resolve_context's one round trip); each process keeps the platform
+# token for the key (a random integer, read in resolve_context's one round trip: Django's Redis serializer reads an
+# integer back with `int()`, where a string token was a pickle behind a failed `int()`); each process keeps the platform
 # it read under that token, so a request whose token it knows unpickles no model and runs no query. A save
 # (revoke) drops the token at once (`platform_cache_drop`, on post_save), and every process reads the row again;
 # a cache that cannot hear other processes (local memory) keeps a revoked key usable there for at most this long.
 PLATFORM_CACHE_SECONDS = 30
 _KEPT_MAX = 1024
-_kept: dict[str, tuple[str, Platform]] = {}  # key hash → (version token, platform), this process's
+_kept: dict[str, tuple[int, Platform]] = {}  # key hash → (version token, platform), this process's
 
 
 def _platform_key(key_hash: str) -> str:
@@ -108,7 +109,7 @@ def platform_for_api_key(api_key: str) -> Platform | None:
     prefix, key_hash = parts
     version = request_cache.get(_platform_key(key_hash))
     kept = _kept.get(key_hash)
-    if kept is not None and isinstance(version, str) and kept[0] == version:
+    if kept is not None and kept[0] == version and _is_token(version):
         return kept[1]  # shared by this process's requests: read it, never change it
     platform = Platform.objects.filter(key_prefix=prefix).first()
     if platform is None or not platform.active:
@@ -118,13 +119,17 @@ def platform_for_api_key(api_key: str) -> Platform | None:
     return _keep(_kept, key_hash, platform, version, _platform_key(key_hash))
 
 
+def _is_token(version: object) -> bool:
+    return type(version) is int  # not a bool, nor an older release's string token or pickled platform
+
+
 def _keep(
-    kept: dict[str, tuple[str, Platform]], key: str, platform: Platform, version: object, token_key: str
+    kept: dict[str, tuple[int, Platform]], key: str, platform: Platform, version: object, token_key: str
 ) -> Platform:
     """Keep `platform` in this process behind the shared version token, starting one when there is none yet (or
-    an older release's pickled platform sits there)."""
-    if not isinstance(version, str):
-        version = secrets.token_hex(8)
+    an older release's string token or pickled platform sits there)."""
+    if not _is_token(version):
+        version = secrets.randbits(52)
         request_cache.set(token_key, version, PLATFORM_CACHE_SECONDS)
     if len(kept) >= _KEPT_MAX:
         kept.clear()
@@ -132,12 +137,14 @@ def _keep(
     return platform
 
 
-def platform_authenticate(api_key: str, *, client_ip: str | None = None) -> Platform:
+def platform_authenticate(
+    api_key: str, *, client_ip: str | None = None, failure_windows: list[ratelimit.Window] | None = None
+) -> Platform:
     """The platform owning `api_key`, for every transport: `unauthenticated` when the key is unknown or
     revoked (counted against the client IP and the key's prefix), `rate_limited` while either has failed
-    too often."""
+    too often. `failure_windows`: `ratelimit.failure_windows` of this attempt, when the caller made them."""
     prefix = key_prefix(api_key)
-    ratelimit.enforce_auth_attempts(client_ip, prefix)
+    ratelimit.enforce_auth_attempts(client_ip, prefix, failure_windows)
     platform = platform_for_api_key(api_key)
     if platform is None:
         ratelimit.count_auth_failure(client_ip, prefix)
@@ -156,7 +163,7 @@ def platform_get(public_id: str) -> Platform | None:
 
 # The same scheme by public id, for the worker: every order event of an agent's order reads its platform
 # (issue 34: a query per order's task). A save drops the token as above.
-_kept_by_id: dict[str, tuple[str, Platform]] = {}  # public id → (version token, platform), this process's
+_kept_by_id: dict[str, tuple[int, Platform]] = {}  # public id → (version token, platform), this process's
 
 
 def _platform_id_key(public_id: str) -> str:
@@ -169,7 +176,7 @@ def platform_get_kept(public_id: str) -> Platform | None:
     never change it."""
     version = request_cache.get(_platform_id_key(public_id))
     kept = _kept_by_id.get(public_id)
-    if kept is not None and isinstance(version, str) and kept[0] == version:
+    if kept is not None and kept[0] == version and _is_token(version):
         return kept[1]
     platform = platform_get(public_id)
     if platform is None:

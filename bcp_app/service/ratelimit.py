@@ -31,11 +31,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from django.conf import settings
-
 from bcp_app.protocol.errors import ProtocolError
 from kernel.ops import ratelimit as counters
-from kernel.ops import request_cache
+from kernel.ops import request_cache, setting
 from kernel.ops.access_log import current_client_ip
 from kernel.ops.ratelimit import Window
 
@@ -80,7 +78,7 @@ def call_window(*, op_class: OperationClass, caller: str | None, authenticated: 
     """The window one call of `op_class` by `caller` counts in; None when nothing is counted."""
     if caller is None:
         return None  # no network caller (MCP over stdio, in-process calls): nothing to protect against
-    platform_limit, anonymous_limit = settings.BCP_RATE_LIMITS.get(op_class, ("", ""))
+    platform_limit, anonymous_limit = setting.value("BCP_RATE_LIMITS").get(op_class, ("", ""))
     return counters.window(platform_limit if authenticated else anonymous_limit, "bcp", op_class, caller)
 
 
@@ -106,10 +104,16 @@ def enforce(*, op_class: OperationClass, caller: str | None, authenticated: bool
         refuse_if_over(window, request_cache.count(window.key, window.timeout))
 
 
+def failure_windows(client_ip: str | None = None, key_prefix: str | None = None) -> list[Window]:
+    """The windows of this API-key attempt's failure counts (`auth_failures_keys`), to hand to
+    `enforce_auth_attempts` when the caller already made them (identity reads their keys first)."""
+    return _failure_windows(current_client_ip() or client_ip, key_prefix)
+
+
 def _failure_windows(ip: str | None, key_prefix: str | None) -> list[Window]:
     """The windows a failed API-key attempt counts in: its client IP's and its key prefix's (none when unlimited
     or without a network caller)."""
-    limit = settings.BCP_RATE_LIMIT_AUTH_FAILURES
+    limit = setting.value("BCP_RATE_LIMIT_AUTH_FAILURES")
     callers = [f"ip:{ip}" if ip else None, f"key:{key_prefix}" if ip and key_prefix else None]
     windows = [counters.window(limit, "bcp-auth-failures", caller) for caller in callers if caller]
     return [window for window in windows if window is not None]
@@ -120,10 +124,14 @@ def auth_failures_keys(client_ip: str | None = None, key_prefix: str | None = No
     return [window.key for window in _failure_windows(current_client_ip() or client_ip, key_prefix)]
 
 
-def enforce_auth_attempts(client_ip: str | None = None, key_prefix: str | None = None) -> None:
+def enforce_auth_attempts(
+    client_ip: str | None = None, key_prefix: str | None = None, windows: list[Window] | None = None
+) -> None:
     """Refuse an API-key attempt from an IP, or for a key prefix, that failed too often (`rate_limited`, 429 +
-    Retry-After)."""
-    for window in _failure_windows(current_client_ip() or client_ip, key_prefix):
+    Retry-After). `windows`: theirs, when already made (`failure_windows`)."""
+    if windows is None:
+        windows = _failure_windows(current_client_ip() or client_ip, key_prefix)
+    for window in windows:
         # Read, not counted: only a failure counts. An unreachable Redis reads as no failures: the attempt goes on.
         failures = request_cache.get(window.key) or 0
         if failures >= window.allowed:

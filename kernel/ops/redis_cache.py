@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -65,8 +66,41 @@ _COUNT_AND_READ_SHA = hashlib.sha1(COUNT_AND_READ.encode()).hexdigest().encode()
 
 def _packed(*parts: bytes) -> bytes:
     """One RESP command (an array of bulk strings)."""
-    # a list comprehension, inlined by Python 3.12+, not a generator resumed once per part
-    return b"".join([b"*%d\r\n" % len(parts), *[b"$%d\r\n%s\r\n" % (len(part), part) for part in parts]])
+    # a list comprehension, inlined by Python 3.12+, not a generator resumed once per part; each part's bulk
+    # string remembered (the same command, key count, keys and timeout on every agent request: formatting them
+    # was some 13 k instructions a request, issue 34)
+    bulks = _BULKS
+    return b"".join([b"*%d\r\n" % len(parts), *[bulks.get(part) or _bulk(part) for part in parts]])
+
+
+_BULKS: dict[bytes, bytes] = {}
+_BULKS_MAX = 4096
+
+
+def _bulk(part: bytes) -> bytes:
+    if len(_BULKS) >= _BULKS_MAX:
+        _BULKS.clear()
+    bulk = _BULKS[part] = b"$%d\r\n%s\r\n" % (len(part), part)
+    return bulk
+
+
+# Bumped in a forked child (uvicorn's workers, Celery's prefork): its threads' kept connections are its
+# parent's sockets, so it opens its own. A counter, not `os.getpid()` per request: glibc no longer caches the
+# pid, so that was a syscall on every call.
+_fork_generation = 0
+
+
+def _forked() -> None:
+    global _fork_generation
+    _fork_generation += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
+# What makes a kept socket unusable before a command is sent on it: bytes waiting (nothing of ours is unread
+# after a complete reply, so they can only be the server's goodbye) or the peer's close (POLLRDHUP: a FIN;
+# POLLHUP and POLLERR are always reported).
+_NOT_READY = select.POLLIN | getattr(select, "POLLRDHUP", 0)
 
 
 class _ThreadConnection:
@@ -84,24 +118,43 @@ class _ThreadConnection:
 
     def get(self) -> Any:
         """This thread's connection, ready to send: as the pool checks one it hands out, a socket with
-        something to read (Redis closed it: a restart, an idle timeout, CLIENT KILL) is opened again."""
-        pid = os.getpid()
+        something to read (Redis closed it: a restart, an idle timeout, CLIENT KILL) is opened again.
+
+        The check is one `poll(0)` on a poller registered once per socket (issue 34): redis-py's `can_read`
+        built and registered a new poller and walked its parser's checks, some 40 Python calls a request. A TLS
+        socket may hold decrypted bytes above the kernel's, so it keeps redis-py's check."""
         kept = getattr(self._local, "kept", None)
-        if kept is None or kept[0] != pid:
-            kept = self._local.kept = (pid, self._pool.connection_class(**self._pool.connection_kwargs))
+        if kept is None or kept[0] != _fork_generation:
+            connection = self._pool.connection_class(**self._pool.connection_kwargs)
+            kept = self._local.kept = [_fork_generation, connection, None, None]
         connection = kept[1]
-        if getattr(connection, "_sock", None) is None:  # redis-py's connect() is a no-op then, through its retry
-            connection.connect()  # wrapper (half a dozen Python calls a request, issue 34)
+        sock = connection._sock
+        if sock is None:  # redis-py's connect() is a no-op then, through its retry wrapper (half a dozen Python
+            connection.connect()  # calls a request, issue 34)
+            sock = connection._sock
+        if sock is not kept[2]:
+            kept[2], kept[3] = sock, self._poller(sock)
         try:
-            ready = not connection.can_read()
+            ready = not (kept[3].poll(0) if kept[3] is not None else connection.can_read())
         except (*OUTAGE, OSError):
             ready = False
         if not ready:
             connection.disconnect()
             connection.connect()
+            kept[2], kept[3] = connection._sock, self._poller(connection._sock)
         return connection
 
+    @staticmethod
+    def _poller(sock: Any) -> Any:
+        """A poller for the plain socket `sock`; None for a TLS one (redis-py's `can_read` then)."""
+        if hasattr(sock, "pending"):
+            return None
+        poller = select.poll()
+        poller.register(sock, _NOT_READY)
+        return poller
 
+
+_MADE_MAX = 4096
 _clients_lock = threading.Lock()
 _cache_clients: dict[tuple[tuple[str, ...], str], _KeptClient] = {}  # (servers, options) → the process's client
 
@@ -116,19 +169,18 @@ class _KeptClient(RedisCacheClient):
     def _get_connection_pool(self, write: bool) -> Any:
         return self.get_client(write=write).connection_pool
 
-    def count_and_read(self, keys: list[str], timeout: int) -> list[Any]:
+    def count_and_read(self, keys: list[bytes], timeout: int) -> list[Any]:
         """`COUNT_AND_READ` on the primary over this thread's own connection (`_ThreadConnection`), loaded
         again when Redis has forgotten it (a restart); redis-py's retry policy of the pool's connections."""
         connection = self._thread_connections.get()  # connects: an unreachable Redis raises OUTAGE here
-        command = _packed(b"EVALSHA", _COUNT_AND_READ_SHA, b"%d" % len(keys), *map(str.encode, keys), b"%d" % timeout)
+        command = _packed(b"EVALSHA", _COUNT_AND_READ_SHA, b"%d" % len(keys), *keys, b"%d" % timeout)
 
         def run() -> list[Any]:
             try:
                 connection.send_packed_command([command], check_health=False)
                 return connection.read_response()
             except NoScriptError:
-                load = _packed(b"EVAL", COUNT_AND_READ.encode(), b"%d" % len(keys), *map(str.encode, keys),
-                               b"%d" % timeout)  # fmt: skip
+                load = _packed(b"EVAL", COUNT_AND_READ.encode(), b"%d" % len(keys), *keys, b"%d" % timeout)
                 connection.send_packed_command([load], check_health=False)
                 return connection.read_response()
 
@@ -157,6 +209,7 @@ class KeptClientRedisCache(RedisCache):
         super().__init__(server, params)
         self._class = _KeptClient
         self._kept_as = (tuple(self._servers), repr(sorted(self._options.items())))
+        self._made: dict[str, bytes] = {}  # key → its Redis key (`_made_key`)
 
     @cached_property
     def _cache(self) -> _KeptClient:  # Django's builds a client per instance; this one is the process's
@@ -174,20 +227,30 @@ class KeptClientRedisCache(RedisCache):
         one command: `COUNT_AND_READ`, a Lua script run by EVALSHA (cheaper for redis-py than a pipeline of
         MGET, SET NX and INCR, and atomic). The counter is a plain integer, which Django's serializer reads
         back as one. Unreachable: ({}, None), nothing counted. It goes to the primary (a counter is a write)."""
-        # make_key, not make_and_validate_key: the memcached-compatibility warnings walk every character of
-        # every key on each request (a quarter of this call's Python); each key was validated when it was set
-        key_map = {self.make_key(key): key for key in keys}
-        counter_key = self.make_and_validate_key(counter)
+        made = self._made
+        key_map = {made.get(key) or self._made_key(key): key for key in keys}
+        counter_key = made.get(counter) or self._made_key(counter)
 
         def run() -> tuple[dict[str, Any], int | None]:
             count, *values = self._cache.count_and_read([counter_key, *key_map], timeout)
             loads = self._cache._serializer.loads
             found = {
-                key_map[made]: loads(value) for made, value in zip(key_map, values, strict=True) if value is not None
+                key_map[raw]: loads(value) for raw, value in zip(key_map, values, strict=True) if value is not None
             }
             return found, int(count)
 
         return _or_miss("read_and_count", run, ({}, None))
+
+    def _made_key(self, key: str) -> bytes:
+        """`key` as Redis stores it (prefix, version), encoded, remembered by this backend: the same few keys come
+        on every agent request (version tokens, this minute's counter, this window's failure counts), and Django's
+        `make_key` plus the memcached-compatibility warnings (which walk every character) cost some 2 µs a key
+        (issue 34). Validated once, when first made. Bounded: a flood of keys empties it rather than growing it."""
+        made = self.make_and_validate_key(key).encode()
+        if len(self._made) >= _MADE_MAX:
+            self._made.clear()
+        self._made[key] = made
+        return made
 
     # --- Redis unreachable: a miss, logged (see the module docstring) --------------------------------------
 

@@ -23,7 +23,7 @@ from contextvars import ContextVar, Token
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.http import HttpRequest, HttpResponse
 
 _scope: ContextVar[dict[str, Any] | None] = ContextVar("shop_request_cache", default=None)
@@ -70,7 +70,9 @@ def _remember_read(memo: dict[str, Any] | None, wanted: list[str], found: dict[s
 
 
 def _read_and_count(keys: list[str], counter: str, timeout: int) -> tuple[dict[str, Any], int | None]:
-    together = getattr(cache, "read_and_count", None)  # Redis: one round trip (kernel/ops/redis_cache.py)
+    # Redis: one round trip (kernel/ops/redis_cache.py); the backend itself, not through the `cache` proxy's
+    # __getattr__ (a Python call less on every agent request)
+    together = getattr(caches[DEFAULT_CACHE_ALIAS], "read_and_count", None)
     if together is not None:
         return together(keys, counter, timeout)
     found = cache.get_many(keys) if keys else {}

@@ -23,8 +23,8 @@ import redis
 from django.core.cache import caches
 from django.test import Client
 
-from bcp_app.service import ratelimit
-from bcp_app.service.platforms import platform_create
+from bcp_app.service import negotiation, ratelimit
+from bcp_app.service.platforms import platform_cache_key, platform_create, platform_revoke
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import CARD, call, catalog, full_update
 from tests.bcp_app.test_rest_order import place_order
@@ -114,6 +114,32 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
     assert 1 <= int(limited.headers["retry-after"]) <= 600
     assert call(client, "get", f"/orders/{order.public_id}", headers).status_code == 200  # another address
     assert ratelimit.auth_failures_keys("203.0.113.9") != ratelimit.auth_failures_keys("198.51.100.7")
+
+
+def test_the_platform_and_profile_tokens_in_the_round_trip_are_plain_integers(
+    counted_redis: list[str], fake_platform: FakePlatform
+) -> None:
+    """Issue 34: the version tokens identity reads on every call (the API key's platform, the profile's negotiated
+    copy) are random integers, which Django's serializer stores as digits and reads back with `int()`: string
+    tokens were pickles, read after a failed `int()` on every request. A revocation still drops the token, and the
+    next call is refused (BCP §7)."""
+    platform = platform_create(name="Agente", profile_url=fake_platform.publish())
+    headers = agent(platform.platform.profile_url, Authorization=f"Bearer {platform.api_key}")
+    client = Client(REMOTE_ADDR="198.51.100.7")
+    for _ in range(2):  # written by the first call, read by the second
+        missing = call(client, "get", "/orders/ord_nenhum", headers)
+        assert [message["code"] for message in missing.json()["messages"]] == ["not_found"]
+    cache = caches["default"]
+    stored = redis.Redis.from_url(_redis_url())
+    tokens = [platform_cache_key(platform.api_key), negotiation.profile_version_key(platform.platform.profile_url)]
+    for key in tokens:
+        raw = stored.get(cache.make_key(key))
+        assert raw is not None and raw.isdigit(), (key, raw)
+    assert counted_redis.count("EVALSHA:6") == 2  # every token of both calls in their one round trip each
+
+    platform_revoke(public_id=platform.platform.public_id)
+    assert stored.get(cache.make_key(tokens[0])) is None
+    assert call(client, "get", "/orders/ord_nenhum", headers).json()["code"] == "unauthenticated"
 
 
 def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lines(
